@@ -1,0 +1,452 @@
+"""The schedule driver that generated gradient code calls: ``rt.CheckpointedLoop``.
+
+    loop = CheckpointedLoop(range(n), snapshots=10, name="loop3")
+    h = loop.forward(primal_step, h, W, b)          # all n steps, snapshots stored
+    bstate = loop.reverse(adjoint_step, bstate, W, b)  # steps n-1 .. 0 reversed
+
+Contract for the callbacks:
+
+* ``step(index, state, *args) -> new_state`` must not mutate `state` in place (the
+  driver keeps a reference to the state before the last step instead of copying
+  it).  Restored states are fresh copies, so a step may do whatever it likes with
+  arrays it creates itself.
+* ``adjoint_step(index, state_before_step, bstate, *args) -> bstate`` re-records
+  step `index` from `state_before_step` and reverses it.  It is called exactly once
+  per step, for k = n-1 down to 0.  `bstate` is an opaque pytree.
+* ``index`` is ``steps[k]`` (for ``steps`` given as an int or None: k itself).
+
+Counting: forward() runs n plain steps (the schedule's forward sweep advances to
+position n-1, then the last step runs once more, plainly, to produce the loop's
+result, keeping the state before it for FIRST_TURN).  reverse() runs the
+schedule's remaining advances and the n adjoint steps.  So for Revolve,
+forward_steps = A + 1 and recorded_steps = n, with A from ``revolve_cost``.
+"""
+
+import hashlib
+import re
+import tracemalloc
+
+import numpy as np
+
+from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
+from tangent_ckpt.runtime import profiler as _profiler
+from tangent_ckpt.runtime.schedules import (
+    ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, OnlineSchedule, default_snapshots,
+    revolve, uniform, uniform_cost,
+)
+from tangent_ckpt.runtime.snapshots import TwoLevelStore, tree_copy, tree_flatten, tree_nbytes
+
+__all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
+
+#: snapshots of an online (while) loop when neither `snapshots` nor `memory_budget` is given
+DEFAULT_ONLINE_SNAPSHOTS = 16
+
+_UNITS = {"": 1, "b": 1,
+          "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+          "t": 10**12, "tb": 10**12,
+          "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30,
+          "ti": 2**40, "tib": 2**40}
+_MEM_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+def parse_memory(value):
+    """Bytes from an int/float or a string such as "64MB", "1.5GiB", "512kB", "100".
+
+    SI units (kB, MB, GB, TB: powers of 1000) and IEC units (KiB, MiB, GiB, TiB:
+    powers of 1024); case-insensitive; a missing unit means bytes.
+    """
+    if isinstance(value, bool):
+        raise CheckpointError(f"memory_budget must be bytes or a string like '64MB', got {value!r}")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        nbytes = float(value)
+    elif isinstance(value, str):
+        m = _MEM_RE.match(value)
+        unit = m.group(2).lower() if m else None
+        if m is None or unit not in _UNITS:
+            raise CheckpointError(f"cannot read memory_budget {value!r}; write e.g. '64MB', "
+                                  "'1.5GiB', '512kB' or a number of bytes")
+        nbytes = float(m.group(1)) * _UNITS[unit]
+    else:
+        raise CheckpointError(f"memory_budget must be bytes or a string like '64MB', got {value!r}")
+    if not nbytes > 0:
+        raise CheckpointError(f"memory_budget must be positive, got {value!r}")
+    return int(nbytes)
+
+
+def _digest(tree):
+    h = hashlib.blake2b(digest_size=20)
+    leaves, treedef = tree_flatten(tree)
+    h.update(repr(treedef).encode())
+    for x in leaves:
+        if isinstance(x, np.ndarray):
+            h.update(f"{x.dtype.str}{x.shape}".encode())
+            h.update(np.ascontiguousarray(x).tobytes())
+        else:
+            h.update(repr((type(x).__name__, x)).encode())
+    return h.digest()
+
+
+def _fmt_bytes(n):
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit} ({n} bytes)"
+    return f"{n} bytes"
+
+
+def _as_count(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise CheckpointError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        what = "at least 1 (the snapshot of the loop's input)" if minimum == 1 else f">= {minimum}"
+        raise CheckpointError(f"{name} must be {what}, got {value}")
+    return value
+
+
+class CheckpointedLoop:
+    """One checkpointed loop: forward() then reverse(), executing a schedule.
+
+    steps: an int n, a range / sequence (callbacks get steps[k]), or None for a
+    while loop run with forward_while.  schedule: "revolve" | "uniform" | "online".
+    snapshots: RAM snapshot slots (int >= 1); None -> default_snapshots(n), or as many
+    states as fit in `memory_budget`, or DEFAULT_ONLINE_SNAPSHOTS for an unknown n.
+    For "uniform", `snapshots` bounds the peak including the segment tape, and the
+    segment length is the shortest that fits.  disk_snapshots: extra slots kept as
+    .npy files (the outermost, longest-lived snapshots go to disk) in a private
+    folder made with tempfile.mkdtemp inside `disk_dir` (default: system temp dir).
+    verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
+    """
+
+    SCHEDULES = ("revolve", "uniform", "online")
+
+    def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
+                 disk_snapshots=0, disk_dir=None, name=None, verify=False):
+        if schedule not in self.SCHEDULES:
+            raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
+        self.schedule = schedule
+        if steps is None:
+            self.steps, self.n = None, None
+        elif isinstance(steps, (int, np.integer)) and not isinstance(steps, bool):
+            if steps < 0:
+                raise CheckpointError(f"a loop cannot run {steps} steps")
+            self.steps, self.n = None, int(steps)
+        else:
+            self.steps, self.n = steps, len(steps)
+        self.snapshots = None if snapshots is None else _as_count("snapshots", snapshots, 1)
+        self.memory_budget = None if memory_budget is None else parse_memory(memory_budget)
+        self.disk_snapshots = _as_count("disk_snapshots", disk_snapshots, 0)
+        self.disk_dir = disk_dir
+        if self.disk_snapshots:
+            TwoLevelStore(self.disk_snapshots, disk_dir)  # checks disk_dir now, before any step
+        self.name = name if name is not None else "loop"
+        self.verify = bool(verify)
+        self._store = None
+        self._it = None
+        self._prev = None
+        self.last_stats = {}
+
+    # ------------------------------------------------------------------ helpers
+    def _index(self, k):
+        return k if self.steps is None else self.steps[k]
+
+    def _resolve_snapshots(self, state, n):
+        """RAM snapshot slots for this run (checks the budget before any step runs)."""
+        sbytes = tree_nbytes(state)
+        self._state_bytes = sbytes
+        s = self.snapshots
+        if self.memory_budget is not None:
+            if sbytes > self.memory_budget:
+                raise CheckpointError(
+                    f"{self.name}: memory_budget {_fmt_bytes(self.memory_budget)} cannot hold one "
+                    f"snapshot of the loop state ({_fmt_bytes(sbytes)}); raise the budget")
+            # as many states as fit (all of them if they all fit: T = 2n - 1)
+            fit = self.memory_budget // sbytes if sbytes else max(n or DEFAULT_ONLINE_SNAPSHOTS, 1)
+            s = fit if s is None else min(s, fit)
+            if n is not None:
+                s = max(1, min(s, n))
+        if s is None:
+            s = default_snapshots(n) if n is not None else DEFAULT_ONLINE_SNAPSHOTS
+        return s
+
+    def _begin(self, step, args, state, n):
+        s_ram = self._resolve_snapshots(state, n)
+        total = s_ram + self.disk_snapshots
+        self.used_snapshots = total
+        self._step, self._args = step, args
+        self._store = TwoLevelStore(self.disk_snapshots, self.disk_dir)
+        self._slot_info = {}      # slot -> (pos, digest or None)
+        self._pending = {}        # verify: position -> digest of a freed snapshot
+        self._measured_tape = None
+        self._c = dict(forward_steps=0, recorded_steps=0, verify_steps=0, snapshots_stored=0,
+                       disk_bytes_written=0)
+        self._peak_snaps = 0
+        self._peak_bytes = 0
+        return total
+
+    def _uniform_every(self, n, s):
+        if n <= 1:
+            return 1
+        k = max(1, -(-n // s))
+        while k <= n:
+            if uniform_cost(n, k)[2] <= s:
+                return k
+            if k - 2 > s:
+                break
+            k += 1
+        best = min(range(1, n + 1), key=lambda k: uniform_cost(n, k)[2]) if n <= 4096 else None
+        need = uniform_cost(n, best)[2] if best else "more"
+        raise CheckpointError(f"{self.name}: the uniform schedule needs {need} snapshots for {n} steps "
+                              f"(it holds a whole segment's tape), only {s} allowed; "
+                              "use schedule='revolve'")
+
+    def _exec(self, a, work, pos):
+        """Execute one non-reversal action; returns (work, pos)."""
+        kind = a.kind
+        if kind is ADVANCE:
+            step, args, idx = self._step, self._args, self._index
+            for _ in range(a.n):
+                work = step(idx(pos), work, *args)
+                pos += 1
+            self._c["forward_steps"] += a.n
+        elif kind is STORE:
+            store = self._store
+            self._c["disk_bytes_written"] += store.store(a.slot, work)
+            self._c["snapshots_stored"] += 1
+            self._slot_info[a.slot] = (a.pos, _digest(work) if self.verify else None)
+            self._peak_snaps = max(self._peak_snaps, len(store))
+            self._peak_bytes = max(self._peak_bytes, store.nbytes)
+        elif kind is RESTORE:
+            work = self._store.restore(a.slot)
+            pos = a.pos
+        elif kind is FREE:
+            self._store.free(a.slot)
+            info = self._slot_info.pop(a.slot, None)
+            if self.verify and info is not None:
+                self._pending[info[0]] = info[1]
+        else:
+            raise AssertionError(f"unexpected action {a}")
+        return work, pos
+
+    def _verify_at(self, q, work):
+        """verify=True: before reversing step q, if a snapshot of position q+1 was stored
+        earlier (and since freed), re-run step q from the (restored or recomputed)
+        state q and require the exact same state (all bytes, shapes, dtypes)."""
+        digest = self._pending.pop(q + 1, None)
+        if digest is None:
+            return
+        nxt = self._step(self._index(q), work, *self._args)
+        self._c["verify_steps"] += 1
+        if _digest(nxt) != digest:
+            raise NondeterministicStepError(
+                f"{self.name}: recomputing step {self._index(q)!r} did not reproduce the state "
+                f"stored at position {q + 1}; the loop body is not deterministic (random numbers, "
+                "global state, in-place mutation of its input?) so checkpointing would give a wrong "
+                "gradient")
+
+    def _reverse_one(self, adjoint_step, q, work, bstate, args):
+        if self.verify:
+            self._verify_at(q, work)
+        if self._c["recorded_steps"] == 0 and _profiler.active_profilers() and not tracemalloc.is_tracing():
+            tracemalloc.start()
+            try:
+                bstate = adjoint_step(self._index(q), work, bstate, *args)
+            finally:
+                self._measured_tape = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+        else:
+            bstate = adjoint_step(self._index(q), work, bstate, *args)
+        self._c["recorded_steps"] += 1
+        return bstate
+
+    def _flush(self, final=False):
+        counts = dict(self._c)
+        for k in self._c:
+            self._c[k] = 0
+        counts.update(peak_snapshots=self._peak_snaps, peak_snapshot_bytes=self._peak_bytes,
+                      state_bytes=self._state_bytes)
+        if final:
+            tape = self._measured_tape
+            counts["tape_bytes_per_step"] = tape
+            unit = tape if tape is not None else self._state_bytes
+            n = self.n or 0
+            counts["memory_saved_bytes"] = max(0, n * unit - (self._peak_bytes + unit)) if n else 0
+        else:
+            counts.update(runs=1, steps=self.n or 0)
+        for k, v in counts.items():
+            if k in self.last_stats and k in ("forward_steps", "recorded_steps", "verify_steps",
+                                              "snapshots_stored", "disk_bytes_written"):
+                self.last_stats[k] += v
+            else:
+                self.last_stats[k] = v
+        _profiler.record(self.name, **counts)
+
+    def close(self):
+        """Free all snapshots and remove the temporary folder (idempotent)."""
+        self._it = None
+        self._prev = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def disk_path(self):
+        """The private snapshot folder while it exists, else None."""
+        return self._store.path if self._store is not None else None
+
+    # ------------------------------------------------------------------ API
+    def forward(self, step, state, *args):
+        """Run all n steps storing snapshots; return the final state (n == 0: `state`)."""
+        if self.n is None:
+            raise CheckpointError(f"{self.name}: forward() needs a known number of steps; "
+                                  "use forward_while() for a while loop")
+        if self.schedule == "online":
+            return self._forward_online(lambda k, st, *a: True, step, state, args, limit=self.n)
+        self.close()
+        n = self.n
+        self.last_stats = {}
+        s = self._begin(step, args, state, n)
+        if self.schedule == "uniform":
+            if self.disk_snapshots:
+                raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
+            actions = uniform(n, self._uniform_every(n, s))
+        else:
+            actions = revolve(n, s)
+        it = iter(actions)
+        self._prev_is_input = False
+        try:
+            work, pos = state, 0
+            for a in it:
+                if a.kind is FIRST_TURN:
+                    break
+                work, pos = self._exec(a, work, pos)
+            if n == 0:
+                self._flush()
+                self.close()
+                return state
+            prev = work
+            out = step(self._index(n - 1), prev, *args)
+            self._c["forward_steps"] += 1
+            if prev is state:
+                prev = tree_copy(state)  # n == 1: never hold the caller's own arrays
+            self._prev, self._it = prev, it
+            self._flush()
+            return out
+        except BaseException:
+            self.close()
+            raise
+
+    def forward_while(self, cond, step, state, *args):
+        """Run steps while ``cond(index, state, *args)`` holds (checked before each step),
+        with the online schedule; return the final state.  n is known afterwards (self.n).
+        If ``steps`` was given, at most len(steps) steps run (a for loop with break)."""
+        limit = len(self.steps) if self.steps is not None else self.n
+        return self._forward_online(cond, step, state, args, limit)
+
+    def _forward_online(self, cond, step, state, args, limit):
+        self.close()
+        self.last_stats = {}
+        s = self._begin(step, args, state, limit)
+        sched = OnlineSchedule(s)
+        idx = self._index
+        try:
+            work, prev, p = state, None, 0
+            while (limit is None or p < limit) and cond(idx(p), work, *args):
+                for a in sched.before_step(p):
+                    work, _ = self._exec(a, work, p)
+                prev = work
+                work = step(idx(p), work, *args)
+                p += 1
+                self._c["forward_steps"] += 1
+            self.n = p
+            it = iter(sched.reverse(p))
+            if p == 0:
+                for a in it:
+                    self._exec(a, work, 0)
+                self._flush()
+                self.close()
+                return state
+            first = next(it)
+            assert first.kind is FIRST_TURN
+            if prev is state:
+                prev = tree_copy(state)
+            self._prev, self._it = prev, it
+            self._flush()
+            return work
+        except BaseException:
+            self.close()
+            raise
+
+    def reverse(self, adjoint_step, bstate, *args):
+        """Reverse steps n-1 .. 0 (restores / advances as scheduled); return bstate.
+
+        Snapshots and the temporary folder are released at the end and on any exception.
+        """
+        if self._it is None:
+            if self.n == 0:
+                return bstate
+            raise CheckpointError(f"{self.name}: reverse() needs a forward() (or forward_while()) "
+                                  "first, and can run only once per forward()")
+        it, work = self._it, self._prev
+        self._prev = None
+        try:
+            bstate = self._reverse_one(adjoint_step, self.n - 1, work, bstate, args)
+            work, pos = None, None
+            for a in it:
+                kind = a.kind
+                if kind is REVERSE:
+                    bstate = self._reverse_one(adjoint_step, a.pos, work, bstate, args)
+                    work = None
+                else:
+                    work, pos = self._exec(a, work, pos)
+            self._flush(final=True)
+            return bstate
+        finally:
+            self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def run_schedule(actions, step, adjoint_step, state, bstate, n, store=None):
+    """Execute any action stream directly (for experiments and tests).
+
+    ``step(k, state)`` and ``adjoint_step(k, state, bstate)``; returns
+    (final_state, bstate, counts) where counts has forward_steps and recorded_steps.
+    The final state is the result of the last plain step (one extra plain step).
+    """
+    from tangent_ckpt.runtime.snapshots import RamStore
+    store = store if store is not None else RamStore()
+    counts = {"forward_steps": 0, "recorded_steps": 0}
+    work, pos, final = state, 0, state
+    try:
+        for a in actions:
+            if a.kind is ADVANCE:
+                for _ in range(a.n):
+                    work = step(pos, work)
+                    pos += 1
+                counts["forward_steps"] += a.n
+            elif a.kind is STORE:
+                store.store(a.slot, work)
+            elif a.kind is RESTORE:
+                work, pos = store.restore(a.slot), a.pos
+            elif a.kind is FREE:
+                store.free(a.slot)
+            else:
+                if a.kind is FIRST_TURN:
+                    final = step(a.pos, work)
+                    counts["forward_steps"] += 1
+                bstate = adjoint_step(a.pos, work, bstate)
+                counts["recorded_steps"] += 1
+    finally:
+        store.close()
+    return final, bstate, counts

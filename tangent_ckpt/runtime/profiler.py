@@ -1,0 +1,124 @@
+"""Exact counters of checkpointed loops: ``with tangent_ckpt.profile() as prof: ...``.
+
+Profilers form a thread-local stack: a loop run in a thread reports to every
+profiler active *in that thread* (nested profilers all see it), never to
+profilers of other threads.  Loops report through :func:`record`, which is also
+the hook for any other scope that wants to add counts later.
+
+Fields (per loop in ``prof.loops[name]`` and totals on ``prof`` itself):
+
+``forward_steps``        plain (untaped) primal steps, including the forward sweep
+``recorded_steps``       adjoint steps (each re-records and reverses one step)
+``verify_steps``         extra plain steps run by ``verify=True`` checks
+``snapshots_stored``     STORE actions executed
+``peak_snapshots``       most snapshots held at once
+``peak_snapshot_bytes``  most snapshot bytes held at once (RAM + disk)
+``disk_bytes_written``   bytes written to ``.npy`` snapshot files
+``state_bytes``          size of one loop state (tree_nbytes)
+``tape_bytes_per_step``  tracemalloc peak of the first adjoint step of the loop, measured
+                         only if tracemalloc was not already tracing; else None
+``memory_saved_bytes``   steps * tape - (peak_snapshot_bytes + tape), with tape =
+                         tape_bytes_per_step, or state_bytes when that is None
+``runs``                 how many times the loop ran
+
+Totals: counts are summed over loops; peaks, sizes are maxima over loops.
+"""
+
+import threading
+
+__all__ = ["profile", "Profiler", "LoopStats", "record", "active_profilers"]
+
+_SUM_FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored",
+               "disk_bytes_written", "memory_saved_bytes", "steps", "runs")
+_MAX_FIELDS = ("peak_snapshots", "peak_snapshot_bytes", "state_bytes", "tape_bytes_per_step")
+FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored", "peak_snapshots",
+          "peak_snapshot_bytes", "disk_bytes_written", "state_bytes", "tape_bytes_per_step",
+          "memory_saved_bytes", "steps", "runs")
+
+_local = threading.local()
+
+
+def active_profilers():
+    """The profilers active in the current thread, outermost first."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+class LoopStats:
+    """Counters of one loop (or of all loops, for the totals)."""
+
+    def __init__(self):
+        for f in FIELDS:
+            setattr(self, f, 0)
+        self.tape_bytes_per_step = None
+
+    def add(self, **counts):
+        for k, v in counts.items():
+            if v is None:
+                continue
+            if k in _SUM_FIELDS:
+                setattr(self, k, getattr(self, k) + v)
+            elif k in _MAX_FIELDS:
+                old = getattr(self, k)
+                setattr(self, k, v if old is None else max(old, v))
+            else:
+                raise TypeError(f"unknown profiler field {k!r}")
+
+    def as_dict(self):
+        return {f: getattr(self, f) for f in FIELDS}
+
+    def __repr__(self):
+        return "LoopStats(" + ", ".join(f"{k}={v}" for k, v in self.as_dict().items()) + ")"
+
+
+class Profiler(LoopStats):
+    """Totals as attributes, per-loop :class:`LoopStats` in ``loops``."""
+
+    def __init__(self):
+        super().__init__()
+        self.loops = {}
+
+    def record(self, name, **counts):
+        """Add counts for the loop/scope `name` (sums for counts, max for peaks)."""
+        self.loops.setdefault(name, LoopStats()).add(**counts)
+        self.add(**counts)
+
+    def __enter__(self):
+        active_profilers().append(self)
+        return self
+
+    def __exit__(self, *exc):
+        stack = active_profilers()
+        if self in stack:
+            stack.remove(self)
+        return False
+
+    def report(self):
+        """A readable table: one row per loop and a total row."""
+        cols = ("forward_steps", "recorded_steps", "snapshots_stored", "peak_snapshots",
+                "peak_snapshot_bytes", "disk_bytes_written", "tape_bytes_per_step",
+                "memory_saved_bytes")
+        heads = ("loop", "forward", "recorded", "stored", "peak snaps", "peak snap B",
+                 "disk B", "tape B/step", "saved B")
+        rows = [(name,) + tuple(getattr(st, c) for c in cols) for name, st in self.loops.items()]
+        rows.append(("TOTAL",) + tuple(getattr(self, c) for c in cols))
+        text = [[("-" if v is None else str(v)) for v in row] for row in rows]
+        widths = [max(len(h), *(len(r[i]) for r in text)) for i, h in enumerate(heads)]
+        fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                  for i, (c, w) in enumerate(zip(r, widths)))
+        lines = [fmt(heads), "  ".join("-" * w for w in widths)]
+        lines += [fmt(r) for r in text]
+        return "\n".join(lines)
+
+
+def profile():
+    """A new :class:`Profiler`; use it as a context manager."""
+    return Profiler()
+
+
+def record(name, **counts):
+    """Report counts for `name` to every profiler active in this thread."""
+    for p in active_profilers():
+        p.record(name, **counts)

@@ -1,0 +1,291 @@
+"""Snapshot stores: copies of loop states (pytrees) in RAM, on disk, or both.
+
+A pytree is a tuple (including namedtuples), list or dict of pytrees, or a leaf.
+Array leaves (``np.ndarray``) are copied on store and copied again on restore, so
+neither the caller's arrays nor a restored state ever alias a stored snapshot.
+Other leaves (NumPy scalars, Python numbers, None, strings) are immutable and kept
+as they are.
+"""
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from tangent_ckpt.errors import CheckpointError
+
+__all__ = [
+    "tree_flatten", "tree_unflatten", "tree_copy", "tree_nbytes", "tree_equal",
+    "RamStore", "DiskStore", "TwoLevelStore",
+]
+
+_PY_SCALAR_BYTES = 8
+
+
+def tree_flatten(tree):
+    """(leaves, treedef).  treedef is a nested description rebuilt by tree_unflatten."""
+    leaves = []
+
+    def walk(x):
+        if isinstance(x, tuple):
+            kids = tuple(walk(c) for c in x)
+            return ("tuple", type(x), kids)
+        if isinstance(x, list):
+            return ("list", type(x), tuple(walk(c) for c in x))
+        if isinstance(x, dict):
+            keys = tuple(x.keys())
+            return ("dict", type(x), keys, tuple(walk(x[k]) for k in keys))
+        leaves.append(x)
+        return None
+
+    treedef = walk(tree)
+    return leaves, treedef
+
+
+def tree_unflatten(treedef, leaves):
+    it = iter(leaves)
+
+    def build(d):
+        if d is None:
+            return next(it)
+        kind, typ = d[0], d[1]
+        if kind == "tuple":
+            kids = [build(c) for c in d[2]]
+            if typ is tuple:
+                return tuple(kids)
+            if hasattr(typ, "_fields"):
+                return typ(*kids)
+            return typ(kids)
+        if kind == "list":
+            kids = [build(c) for c in d[2]]
+            return kids if typ is list else typ(kids)
+        keys, kids = d[2], d[3]
+        out = {k: build(c) for k, c in zip(keys, kids)}
+        return out if typ is dict else typ(out)
+
+    return build(treedef)
+
+
+def _copy_leaf(x):
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    return x
+
+
+def tree_copy(tree):
+    """A deep copy of every array leaf; immutable leaves shared."""
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [_copy_leaf(x) for x in leaves])
+
+
+def _leaf_nbytes(x):
+    if isinstance(x, np.ndarray):
+        return int(x.nbytes)
+    if isinstance(x, np.generic):
+        return int(x.itemsize)
+    if x is None:
+        return 0
+    if isinstance(x, (bool, int, float)):
+        return _PY_SCALAR_BYTES
+    if isinstance(x, complex):
+        return 2 * _PY_SCALAR_BYTES
+    return 0
+
+
+def tree_nbytes(tree):
+    """Bytes of data in a pytree: arrays' nbytes, NumPy scalars' itemsize, 8 per Python
+    number (16 per complex), 0 for None and other objects."""
+    leaves, _ = tree_flatten(tree)
+    return sum(_leaf_nbytes(x) for x in leaves)
+
+
+def _leaf_equal(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype == b.dtype and bool(
+            np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return type(a) is type(b) and a == b
+
+
+def tree_equal(a, b):
+    """Exact equality of two pytrees (same structure, shapes, dtypes and values; NaN == NaN)."""
+    la, da = tree_flatten(a)
+    lb, db = tree_flatten(b)
+    return da == db and len(la) == len(lb) and all(_leaf_equal(x, y) for x, y in zip(la, lb))
+
+
+class RamStore:
+    """Snapshots in memory, keyed by slot."""
+
+    def __init__(self):
+        self._snaps = {}
+        self._bytes = {}
+
+    def store(self, slot, tree):
+        self._snaps[slot] = tree_copy(tree)
+        self._bytes[slot] = tree_nbytes(tree)
+        return 0  # disk bytes written
+
+    def restore(self, slot):
+        return tree_copy(self._snaps[slot])
+
+    def free(self, slot):
+        self._snaps.pop(slot, None)
+        self._bytes.pop(slot, None)
+
+    def __contains__(self, slot):
+        return slot in self._snaps
+
+    def __len__(self):
+        return len(self._snaps)
+
+    @property
+    def nbytes(self):
+        return sum(self._bytes.values())
+
+    def close(self):
+        self._snaps.clear()
+        self._bytes.clear()
+
+
+def _check_dir(path):
+    if not os.path.isdir(path):
+        raise CheckpointError(f"disk_dir {path!r} does not exist or is not a directory; "
+                              "create it or pass disk_dir=None for a private temporary folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CheckpointError(f"disk_dir {path!r} is not writable; pass a writable folder "
+                              "or disk_dir=None for a private temporary folder")
+
+
+class DiskStore:
+    """Snapshots as ``.npy`` files (one per array leaf) in a private temporary folder.
+
+    The folder is created with ``tempfile.mkdtemp`` inside `disk_dir` (or the system
+    temporary directory) on first use and removed by ``close()``.  The tree
+    structure and non-array leaves stay in memory.
+    """
+
+    def __init__(self, disk_dir=None, prefix="tangent_ckpt_"):
+        if disk_dir is not None:
+            disk_dir = os.fspath(disk_dir)
+            _check_dir(disk_dir)
+        self.disk_dir = disk_dir
+        self.prefix = prefix
+        self.path = None
+        self._meta = {}  # slot -> (treedef, leaves with None for arrays on disk, files)
+        self._bytes = {}
+        self.bytes_written = 0
+
+    def _folder(self):
+        if self.path is None:
+            try:
+                self.path = tempfile.mkdtemp(prefix=self.prefix, dir=self.disk_dir)
+            except OSError as e:
+                raise CheckpointError(f"cannot create a snapshot folder in "
+                                      f"{self.disk_dir or tempfile.gettempdir()!r}: {e}") from None
+        return self.path
+
+    def store(self, slot, tree):
+        folder = self._folder()
+        self.free(slot)
+        leaves, treedef = tree_flatten(tree)
+        kept, files, written = [], [], 0
+        for i, x in enumerate(leaves):
+            if isinstance(x, np.ndarray):
+                if x.dtype.hasobject:
+                    raise CheckpointError("cannot write an object array to a disk snapshot")
+                fn = os.path.join(folder, f"slot{slot}_leaf{i}.npy")
+                np.save(fn, x, allow_pickle=False)
+                files.append(fn)
+                kept.append(None)
+                written += os.path.getsize(fn)
+            else:
+                kept.append(x)
+        self._meta[slot] = (treedef, kept, files)
+        self._bytes[slot] = tree_nbytes(tree)
+        self.bytes_written += written
+        return written
+
+    def restore(self, slot):
+        treedef, kept, files = self._meta[slot]
+        it = iter(files)
+        leaves = [np.load(next(it), allow_pickle=False) if x is None else x for x in kept]
+        return tree_unflatten(treedef, leaves)
+
+    def free(self, slot):
+        meta = self._meta.pop(slot, None)
+        self._bytes.pop(slot, None)
+        if meta is not None:
+            for fn in meta[2]:
+                try:
+                    os.remove(fn)
+                except OSError:
+                    pass
+
+    def __contains__(self, slot):
+        return slot in self._meta
+
+    def __len__(self):
+        return len(self._meta)
+
+    @property
+    def nbytes(self):
+        return sum(self._bytes.values())
+
+    def close(self):
+        self._meta.clear()
+        self._bytes.clear()
+        if self.path is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path = None
+
+
+class TwoLevelStore:
+    """Slots ``< disk_slots`` on disk, the others in RAM.
+
+    Schedules hand out low slots to the outermost, longest-lived snapshots (slot 0 is
+    position 0), which are restored least often, so those are the ones put on disk.
+    """
+
+    def __init__(self, disk_slots=0, disk_dir=None):
+        self.disk_slots = int(disk_slots)
+        self.ram = RamStore()
+        self.disk = DiskStore(disk_dir) if self.disk_slots > 0 else None
+
+    def _pick(self, slot):
+        return self.disk if (self.disk is not None and slot < self.disk_slots) else self.ram
+
+    def store(self, slot, tree):
+        return self._pick(slot).store(slot, tree)
+
+    def restore(self, slot):
+        return self._pick(slot).restore(slot)
+
+    def free(self, slot):
+        self._pick(slot).free(slot)
+
+    def __contains__(self, slot):
+        return slot in self._pick(slot)
+
+    def __len__(self):
+        return len(self.ram) + (len(self.disk) if self.disk is not None else 0)
+
+    @property
+    def nbytes(self):
+        return self.ram.nbytes + (self.disk.nbytes if self.disk is not None else 0)
+
+    @property
+    def ram_nbytes(self):
+        return self.ram.nbytes
+
+    @property
+    def path(self):
+        return self.disk.path if self.disk is not None else None
+
+    def close(self):
+        self.ram.close()
+        if self.disk is not None:
+            self.disk.close()

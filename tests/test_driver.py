@@ -1,0 +1,311 @@
+import os
+import stat
+
+import numpy as np
+import pytest
+
+import tangent_ckpt.runtime.driver as drv
+from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
+from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule
+from tangent_ckpt.runtime.profiler import profile
+from tangent_ckpt.runtime.schedules import online_cost, revolve, revolve_cost, uniform_cost
+
+RNG = np.random.default_rng(0)
+D = 4
+W = RNG.normal(size=(D, D)) * 0.5
+B = RNG.normal(size=(D,)) * 0.1
+H0 = RNG.normal(size=(3, D))
+
+
+def step(t, h, W, b):
+    return np.tanh(h @ W + b)
+
+
+def adjoint_step(t, h, bstate, W, b):
+    bh, bW, bb = bstate
+    hn = np.tanh(h @ W + b)
+    bpre = bh * (1.0 - hn * hn)
+    return (bpre @ W.T, bW + h.T @ bpre, bb + bpre.sum(axis=0))
+
+
+def bptt(h0, W, b, n):
+    """Fully taped reference gradient of sum(h_n) w.r.t. (h0, W, b)."""
+    hs = [h0]
+    for t in range(n):
+        hs.append(np.tanh(hs[-1] @ W + b))
+    bh, bW, bb = np.ones_like(hs[-1]), np.zeros_like(W), np.zeros_like(b)
+    for t in range(n - 1, -1, -1):
+        bpre = bh * (1.0 - hs[t + 1] ** 2)
+        bW = bW + hs[t].T @ bpre
+        bb = bb + bpre.sum(axis=0)
+        bh = bpre @ W.T
+    return hs[-1], (bh, bW, bb)
+
+
+def run(loop, n, h0=H0):
+    out = loop.forward(step, h0, W, B)
+    b0 = (np.ones_like(out), np.zeros_like(W), np.zeros_like(B))
+    return out, loop.reverse(adjoint_step, b0, W, B)
+
+
+def close(a, b):
+    return all(np.allclose(x, y, rtol=1e-12, atol=1e-12) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
+@pytest.mark.parametrize("n,s", [(1, 1), (2, 1), (7, 2), (30, 3), (50, 5), (25, 40)])
+def test_gradient_matches_bptt(schedule, n, s):
+    if schedule == "uniform":
+        s = max(s, 2 * int(np.ceil(np.sqrt(n))))  # uniform needs about 2 sqrt(n)
+    ref_out, ref = bptt(H0, W, B, n)
+    with profile() as prof:
+        out, got = run(CheckpointedLoop(n, schedule=schedule, snapshots=s, name="L"), n)
+    assert np.array_equal(out, ref_out)
+    assert close(got, ref)
+    st = prof.loops["L"]
+    assert st.recorded_steps == n
+    assert st.peak_snapshots <= s
+    if schedule == "revolve":
+        assert st.forward_steps == revolve_cost(n, s)[1] + 1
+    elif schedule == "online":
+        assert st.forward_steps == online_cost(n, s)[0] + 1
+
+
+def test_counts_equal_closed_form_and_range_indices():
+    n, s = 100, 4
+    seen = []
+
+    def step_r(t, h, W, b):
+        seen.append(t)
+        return step(t, h, W, b)
+
+    loop = CheckpointedLoop(range(10, 10 + 2 * n, 2), snapshots=s, name="r")
+    with profile() as prof:
+        out = loop.forward(step_r, H0, W, B)
+        rev = []
+
+        def adj(t, h, bs, W, b):
+            rev.append(t)
+            return adjoint_step(t, h, bs, W, b)
+        got = loop.reverse(adj, (np.ones_like(out), np.zeros_like(W), np.zeros_like(B)), W, B)
+    assert rev == list(range(10, 10 + 2 * n, 2))[::-1]
+    assert set(seen) <= set(range(10, 10 + 2 * n, 2))
+    r, a, t = revolve_cost(n, s)
+    assert prof.forward_steps == a + 1 == len(seen)
+    assert prof.recorded_steps == n
+    assert close(got, bptt(H0, W, B, n)[1])
+
+
+def test_input_state_not_mutated_and_no_alias():
+    h0 = H0.copy()
+    state = (h0, {"c": np.zeros(3)}, 1.5)
+
+    def st(t, s, W, b):
+        h, d, x = s
+        return (np.tanh(h @ W + b), {"c": d["c"] + 1}, x * 1.0)
+
+    def adj(t, s, bs, W, b):
+        s[0][...] = 99.0  # a badly behaved adjoint mutating its restored input
+        return bs
+
+    loop = CheckpointedLoop(20, snapshots=3)
+    loop.forward(st, state, W, B)
+    loop.reverse(adj, 0.0, W, B)
+    assert np.array_equal(h0, H0)
+    assert np.array_equal(state[1]["c"], np.zeros(3))
+
+
+def test_n_zero():
+    loop = CheckpointedLoop(0, snapshots=2)
+    assert loop.forward(step, H0, W, B) is H0
+    assert loop.reverse(adjoint_step, "b") == "b"
+
+
+@pytest.mark.parametrize("schedule", ["revolve", "online"])
+def test_disk_snapshots(tmp_path, schedule):
+    n = 40
+    loop = CheckpointedLoop(n, schedule=schedule, snapshots=2, disk_snapshots=2, disk_dir=tmp_path, name="d")
+    with profile() as prof:
+        out = loop.forward(step, H0, W, B)
+        assert loop.disk_path is not None and os.path.isdir(loop.disk_path)
+        assert os.listdir(loop.disk_path)
+        got = loop.reverse(adjoint_step, (np.ones_like(out), np.zeros_like(W), np.zeros_like(B)), W, B)
+    assert close(got, bptt(H0, W, B, n)[1])
+    assert prof.disk_bytes_written > 0
+    assert prof.peak_snapshots <= 4
+    if schedule == "revolve":
+        assert prof.forward_steps == revolve_cost(n, 4)[1] + 1
+    assert os.listdir(tmp_path) == []
+
+
+def test_temp_files_removed_after_exception(tmp_path):
+    calls = []
+
+    def bad_adj(t, h, bs, W, b):
+        calls.append(t)
+        if len(calls) == 3:
+            raise RuntimeError("boom")
+        return bs
+
+    loop = CheckpointedLoop(30, snapshots=1, disk_snapshots=3, disk_dir=tmp_path)
+    loop.forward(step, H0, W, B)
+    assert os.listdir(tmp_path)
+    with pytest.raises(RuntimeError, match="boom"):
+        loop.reverse(bad_adj, 0.0, W, B)
+    assert os.listdir(tmp_path) == []
+
+    # an exception in the primal step during recomputation
+    count = [0]
+
+    def flaky(t, h, W, b):
+        count[0] += 1
+        if count[0] > 35:
+            raise KeyboardInterrupt
+        return step(t, h, W, b)
+
+    loop = CheckpointedLoop(30, snapshots=1, disk_snapshots=3, disk_dir=tmp_path)
+    loop.forward(flaky, H0, W, B)
+    with pytest.raises(KeyboardInterrupt):
+        loop.reverse(lambda t, h, bs, W, b: bs, 0.0, W, B)
+    assert os.listdir(tmp_path) == []
+
+    # and in the forward sweep itself
+    count[0] = 0
+    loop = CheckpointedLoop(60, snapshots=1, disk_snapshots=3, disk_dir=tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        loop.forward(flaky, H0, W, B)
+    assert os.listdir(tmp_path) == []
+
+
+def test_default_temp_folder_removed():
+    loop = CheckpointedLoop(20, snapshots=1, disk_snapshots=2)
+    out = loop.forward(step, H0, W, B)
+    path = loop.disk_path
+    assert os.path.isdir(path)
+    loop.reverse(adjoint_step, (np.ones_like(out), np.zeros_like(W), np.zeros_like(B)), W, B)
+    assert not os.path.exists(path)
+
+
+def test_bad_disk_dir(tmp_path):
+    with pytest.raises(CheckpointError, match="does not exist"):
+        CheckpointedLoop(10, disk_snapshots=1, disk_dir=tmp_path / "nope")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as root: cannot make a read-only folder")
+        with pytest.raises(CheckpointError, match="not writable"):
+            CheckpointedLoop(10, disk_snapshots=1, disk_dir=ro)
+    finally:
+        ro.chmod(stat.S_IRWXU)
+
+
+@pytest.mark.parametrize("bad", [0, -3])
+def test_bad_snapshots(bad):
+    with pytest.raises(CheckpointError, match="snapshots must be at least 1"):
+        CheckpointedLoop(10, snapshots=bad)
+
+
+def test_budget_too_small_before_any_step():
+    ran = []
+
+    def st(t, h, W, b):
+        ran.append(t)
+        return step(t, h, W, b)
+
+    loop = CheckpointedLoop(10, memory_budget="64B")
+    with pytest.raises(CheckpointError) as e:
+        loop.forward(st, H0, W, B)
+    assert ran == []
+    assert "96 bytes" in str(e.value) and "64 bytes" in str(e.value)
+
+
+def test_memory_budget_chooses_snapshots():
+    n = 50
+    nb = H0.nbytes
+    with profile() as prof:
+        run(CheckpointedLoop(n, memory_budget=3 * nb + 5, name="b"), n)
+    assert prof.loops["b"].peak_snapshots <= 3
+    assert prof.forward_steps == revolve_cost(n, 3)[1] + 1
+    with profile() as prof:
+        run(CheckpointedLoop(n, memory_budget="1MiB", name="all"), n)
+    # every state fits: T = 2n - 1, i.e. A = n - 1 plain steps (+1 for the output)
+    assert prof.forward_steps == n
+    assert prof.forward_steps - 1 + prof.recorded_steps == 2 * n - 1
+
+
+def test_parse_memory():
+    assert parse_memory("64MB") == 64 * 10**6
+    assert parse_memory("1.5GiB") == int(1.5 * 2**30)
+    assert parse_memory("512kB") == 512000
+    assert parse_memory("2 KiB") == 2048
+    assert parse_memory(100) == 100
+    for bad in ("lots", "5 parsecs", "-1MB", 0, True):
+        with pytest.raises(CheckpointError):
+            parse_memory(bad)
+
+
+def test_forward_while_online():
+    n_true = 37
+    for s in (1, 2, 5):
+        loop = CheckpointedLoop(None, schedule="online", snapshots=s, name="w")
+        with profile() as prof:
+            out = loop.forward_while(lambda k, h, W, b: k < n_true, step, H0, W, B)
+            got = loop.reverse(adjoint_step, (np.ones_like(out), np.zeros_like(W), np.zeros_like(B)), W, B)
+        ref_out, ref = bptt(H0, W, B, n_true)
+        assert loop.n == n_true
+        assert np.array_equal(out, ref_out) and close(got, ref)
+        assert prof.forward_steps == online_cost(n_true, s)[0] + 1
+        assert prof.peak_snapshots <= s
+
+
+def test_forward_while_with_steps_limit_and_zero():
+    loop = CheckpointedLoop(range(5), schedule="online", snapshots=2)
+    out = loop.forward_while(lambda k, h, W, b: True, step, H0, W, B)
+    assert loop.n == 5
+    assert np.array_equal(out, bptt(H0, W, B, 5)[0])
+    loop.reverse(adjoint_step, (np.ones_like(out), np.zeros_like(W), np.zeros_like(B)), W, B)
+    loop = CheckpointedLoop(None, snapshots=2)
+    assert loop.forward_while(lambda k, h, W, b: False, step, H0, W, B) is H0
+    assert loop.reverse(adjoint_step, 1.0, W, B) == 1.0
+
+
+def test_verify_detects_nondeterminism():
+    rng = np.random.default_rng(1)
+
+    def noisy(t, h, W, b):
+        return np.tanh(h @ W + b) + 1e-3 * rng.normal(size=h.shape)
+
+    loop = CheckpointedLoop(30, snapshots=3, verify=True, name="noisy")
+    loop.forward(noisy, H0, W, B)
+    with pytest.raises(NondeterministicStepError, match="noisy"):
+        loop.reverse(lambda t, h, bs, W, b: bs, 0.0, W, B)
+
+
+def test_verify_passes_deterministic_and_counts_apart():
+    n, s = 30, 3
+    with profile() as prof:
+        run(CheckpointedLoop(n, snapshots=s, verify=True, name="v"), n)
+    assert prof.forward_steps == revolve_cost(n, s)[1] + 1
+    assert prof.verify_steps > 0
+
+
+def test_reverse_without_forward():
+    with pytest.raises(CheckpointError, match="forward"):
+        CheckpointedLoop(3).reverse(adjoint_step, 0.0)
+
+
+def test_uniform_too_few_snapshots():
+    with pytest.raises(CheckpointError, match="uniform"):
+        CheckpointedLoop(100, schedule="uniform", snapshots=3).forward(step, H0, W, B)
+
+
+def test_run_schedule():
+    n, s = 25, 3
+    final, got, counts = run_schedule(
+        revolve(n, s), lambda k, h: step(k, h, W, B), lambda k, h, bs: adjoint_step(k, h, bs, W, B),
+        H0, (np.ones((3, D)), np.zeros_like(W), np.zeros_like(B)), n)
+    ref_out, ref = bptt(H0, W, B, n)
+    assert np.array_equal(final, ref_out) and close(got, ref)
+    assert counts == {"forward_steps": revolve_cost(n, s)[1] + 1, "recorded_steps": n}
