@@ -29,6 +29,7 @@ Users add rules for their own functions and black boxes with
 returns one adjoint per positional argument (``None`` where there is none).
 """
 
+import ast
 import builtins
 import inspect
 
@@ -47,7 +48,7 @@ class AdjointRule:
     """
 
     def __init__(self, fn, name, params, templates=None, sequence_params=(),
-                 vjp=None, constant=False):
+                 vjp=None, constant=False, positional_only=()):
         self.fn = fn
         self.name = name
         self.params = params  # list of (name, default or REQUIRED, kind)
@@ -55,6 +56,7 @@ class AdjointRule:
         self.sequence_params = frozenset(sequence_params)
         self.vjp = vjp
         self.constant = constant
+        self.positional_only = frozenset(positional_only)  # names not passable by keyword
 
     @property
     def param_names(self):
@@ -67,7 +69,7 @@ class AdjointRule:
                     if kind in ("positional", "varargs")]
         return [name for name in self.param_names if name in self.templates]
 
-    def bind(self, args, kwargs):
+    def bind(self, args, kwargs=None):
         """Map the call's arguments (any objects: AST nodes or values) to parameters.
 
         Returns ``{param_name: argument}`` with defaults filled in; raises
@@ -76,25 +78,31 @@ class AdjointRule:
         """
         bound = {}
         args = list(args)
+        kwargs = dict(kwargs or {})
+        names = self.param_names
         for name, default, kind in self.params:
             if kind == "varargs":
                 bound[name] = tuple(args)
                 args = []
-            elif args and kind != "keyword":
+            elif kind == "varkeywords":
+                bound[name] = {k: kwargs.pop(k) for k in list(kwargs) if k not in names}
+            elif args and kind == "positional":
+                if name in kwargs and name not in self.positional_only:
+                    raise TypeError(f"{self.name}() got multiple values for argument '{name}'")
                 bound[name] = args.pop(0)
-            elif name in kwargs:
-                bound[name] = kwargs[name]
+            elif name in kwargs and name not in self.positional_only:
+                bound[name] = kwargs.pop(name)
             elif default is not REQUIRED:
                 bound[name] = default
             else:
                 raise TypeError(f"{self.name}() missing argument '{name}'")
         if args:
-            raise TypeError(f"{self.name}() takes {len(self.params)} arguments, "
-                            f"got {len(self.params) + len(args)}")
-        unknown = set(kwargs) - set(self.param_names)
-        if unknown:
+            npos = sum(kind == "positional" for _, _, kind in self.params)
+            raise TypeError(f"{self.name}() takes at most {npos} positional arguments, "
+                            f"got {npos + len(args)}")
+        if kwargs:
             raise TypeError(f"{self.name}() got unexpected keyword(s) "
-                            f"{', '.join(sorted(unknown))}")
+                            f"{', '.join(sorted(kwargs))}")
         return bound
 
     def __repr__(self):
@@ -105,26 +113,49 @@ _RULES = {}
 
 
 def _parse_signature(signature):
-    """Parse ``"a, axis=None, *, keepdims=False"`` into (name, default, kind)."""
+    """Parse ``"a, /, axis=None, *, keepdims=False"`` into (name, default, kind).
+
+    The text is parsed as a Python parameter list, so defaults may contain
+    commas (``axes=(0, 1)``) and read ``np``.  Kinds: ``"positional"`` (also
+    positional-only, see :func:`_positional_only`), ``"keyword"`` (after ``*``),
+    ``"varargs"`` (``*name``) and ``"varkeywords"`` (``**name``).
+    """
+    args = _signature_args(signature)
     params = []
-    keyword_only = False
-    for piece in (p.strip() for p in signature.split(",")):
-        if not piece:
-            continue
-        if piece == "*":
-            keyword_only = True
-            continue
-        if piece.startswith("*"):
-            params.append((piece[1:], REQUIRED, "varargs"))
-            keyword_only = True
-            continue
-        kind = "keyword" if keyword_only else "positional"
-        if "=" in piece:
-            name, default = (s.strip() for s in piece.split("=", 1))
-            params.append((name, eval(default, {"np": __import__("numpy")}), kind))
-        else:
-            params.append((piece, REQUIRED, kind))
+    positional = args.posonlyargs + args.args
+    defaults = [REQUIRED] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for arg, default in zip(positional, defaults):
+        params.append((arg.arg, _eval_default(default), "positional"))
+    if args.vararg is not None:
+        params.append((args.vararg.arg, REQUIRED, "varargs"))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        params.append((arg.arg, REQUIRED if default is None else _eval_default(default),
+                       "keyword"))
+    if args.kwarg is not None:
+        params.append((args.kwarg.arg, REQUIRED, "varkeywords"))
+    names = [p[0] for p in params]
+    if len(set(names)) != len(names):
+        raise ValueError(f"bad signature {signature!r}: duplicate parameter name")
     return params
+
+
+def _signature_args(signature):
+    try:
+        tree = ast.parse(f"def _f({signature}): pass")
+    except SyntaxError as err:
+        raise ValueError(f"bad signature {signature!r}: {err.msg}") from None
+    return tree.body[0].args
+
+
+def _positional_only(signature):
+    return frozenset(arg.arg for arg in _signature_args(signature).posonlyargs)
+
+
+def _eval_default(node):
+    if node is REQUIRED:
+        return REQUIRED
+    return eval(compile(ast.Expression(node), "<signature>", "eval"),
+                {"np": __import__("numpy")})
 
 
 def template_free_names(expression):
@@ -149,18 +180,24 @@ def defadjoint(fn, signature, *, name=None, sequence=(), **templates):
     """Register the inlined adjoint expressions of a NumPy primitive."""
     name = name or _default_name(fn)
     params = _parse_signature(signature)
+    for param in sequence:
+        if param not in {p[0] for p in params}:
+            raise ValueError(f"{name}: sequence parameter '{param}' is not in signature "
+                             f"'{signature}'")
     for param, expression in templates.items():
         if param not in {p[0] for p in params}:
             raise ValueError(f"{name}: '{param}' is not in signature '{signature}'")
         _check_template(name, params, param, expression, param in sequence)
-    _RULES[_key(fn)] = AdjointRule(fn, name, params, templates, sequence)
+    _RULES[_key(fn)] = AdjointRule(fn, name, params, templates, sequence,
+                                   positional_only=_positional_only(signature))
     return fn
 
 
 def defconstant(fn, signature="*args", name=None):
     """Register a function whose output has no derivative (shapes, constructors, indices)."""
     name = name or _default_name(fn)
-    _RULES[_key(fn)] = AdjointRule(fn, name, _parse_signature(signature), constant=True)
+    _RULES[_key(fn)] = AdjointRule(fn, name, _parse_signature(signature), constant=True,
+                                   positional_only=_positional_only(signature))
     return fn
 
 
@@ -180,6 +217,7 @@ def register_adjoint(fn, rule):
     if not callable(rule):
         raise TypeError("register_adjoint(fn, rule): rule must be callable")
     params = []
+    positional_only = []
     try:
         for p in inspect.signature(fn).parameters.values():
             default = REQUIRED if p.default is inspect.Parameter.empty else p.default
@@ -188,12 +226,15 @@ def register_adjoint(fn, rule):
             elif p.kind == p.KEYWORD_ONLY:
                 params.append((p.name, default, "keyword"))
             elif p.kind == p.VAR_KEYWORD:
-                continue
+                params.append((p.name, REQUIRED, "varkeywords"))
             else:
                 params.append((p.name, default, "positional"))
+                if p.kind == p.POSITIONAL_ONLY:
+                    positional_only.append(p.name)
     except (TypeError, ValueError):
-        params = [("args", REQUIRED, "varargs")]
-    _RULES[_key(fn)] = AdjointRule(fn, _default_name(fn), params, vjp=rule)
+        params = [("args", REQUIRED, "varargs"), ("kwargs", REQUIRED, "varkeywords")]
+    _RULES[_key(fn)] = AdjointRule(fn, _default_name(fn), params, vjp=rule,
+                                   positional_only=positional_only)
     return rule
 
 
@@ -238,11 +279,16 @@ def evaluate(fn, param, g, ans, args, kwargs=None, index=None):
         raise KeyError(f"no adjoint rule for {fn!r}")
     bound = rule.bind(args, kwargs or {})
     if rule.vjp is not None:
-        names = rule.param_names
         result = rule.vjp(g, ans, *args, **(kwargs or {}))
         if not isinstance(result, tuple):
             result = (result,)
-        return result[names.index(param)]
+        position = 0  # the adjoints come one per positional argument, in order
+        for name, _, kind in rule.params:
+            if name == param:
+                return result[position + (index or 0) if kind == "varargs" else position]
+            if kind == "positional":
+                position += 1
+        raise KeyError(f"{rule.name} has no parameter '{param}'")
     expression = rule.templates[param]
     namespace = {name: getattr(runtime, name) for name in dir(runtime)
                  if not name.startswith("_")}

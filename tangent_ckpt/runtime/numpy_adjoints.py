@@ -2,17 +2,56 @@
 
 Each is a small NumPy function with no knowledge of the compiler.  They accept
 the "symbolic zero" ``0.0`` that generated code uses for an adjoint that has
-received no contribution yet.
+received no contribution yet (a Python ``0.0`` stands for zeros of any shape).
+
+Conventions the generated code relies on:
+
+- A helper never mutates its arguments, except ``accumulate_at``, which adds
+  into the buffer ``acc`` that it is given (and returns).
+- A returned adjoint may be ``g`` itself, a view of ``g`` or a read-only
+  broadcast view (``repeat_to_match``): treat adjoint contributions as
+  immutable.  ``as_gradient`` turns whatever reaches the user into a fresh,
+  writeable array.
+- The dtype follows NumPy: float32 in, float32 out.  Python float constants are
+  "weak" under NEP 50, so ``g * 2.0`` keeps float32.
 """
 
 import numpy as np
+
+__all__ = [
+    # broadcasting and buffers
+    "is_zero", "unbroadcast", "as_gradient", "zeros_like", "reshape_like",
+    # arithmetic and elementwise
+    "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
+    "clip_adjoint", "clip_adjoint_bound",
+    # linear algebra
+    "matmul_adjoint_x1", "matmul_adjoint_x2", "dot_adjoint_a", "dot_adjoint_b",
+    "outer_adjoint_a", "outer_adjoint_b", "norm_adjoint",
+    # reductions
+    "repeat_to_match", "mean_adjoint", "prod_adjoint", "extremum_adjoint",
+    "cumsum_adjoint",
+    # shape and joining
+    "transpose_adjoint", "concatenate_adjoint", "stack_adjoint",
+    "hstack_adjoint", "vstack_adjoint",
+    # indexing and subscript assignment
+    "is_basic_index", "getitem_adjoint", "accumulate_at",
+    "setitem_adjoint_value", "setitem_adjoint_array",
+]
+
+
+# --- broadcasting and buffers -------------------------------------------------
+
+def is_zero(g):
+    """True for the symbolic zero: a plain Python ``0.0`` (or ``0``), not an array."""
+    return type(g) in (float, int) and g == 0
 
 
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``: the adjoint of broadcasting ``x``.
 
     ``x`` may be an array, a NumPy scalar or a Python number.  A scalar ``g``
-    (the symbolic zero) is returned unchanged.
+    (the symbolic zero) is returned unchanged, and so is a ``g`` that already
+    has ``x``'s shape (no copy).
     """
     shape = np.shape(x)
     gshape = np.shape(g)
@@ -30,7 +69,9 @@ def unbroadcast(g, x):
 def as_gradient(g, x):
     """The adjoint ``g`` as a gradient for ``x``: same shape and a float dtype.
 
-    Turns the symbolic zero into ``zeros_like(x)`` and broadcasts scalars.
+    Turns the symbolic zero into ``zeros_like(x)``, broadcasts scalars and
+    copies read-only views, so the user always receives a fresh writeable array
+    (a Python float for a Python-number ``x``).
     """
     if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
         return float(np.sum(g)) if np.ndim(g) else float(g)
@@ -38,6 +79,8 @@ def as_gradient(g, x):
     g = np.asarray(g, dtype=dtype)
     if g.shape != np.shape(x):
         g = np.broadcast_to(unbroadcast(g, x), np.shape(x)).copy()
+    elif not g.flags.writeable:
+        g = g.copy()
     return g
 
 
@@ -53,43 +96,412 @@ def zeros_like(x):
     return 0.0
 
 
+def reshape_like(g, x, order="C"):
+    """``g`` reshaped to ``x``'s shape: the adjoint of every reshape-like primitive
+    (``reshape``, ``ravel``, ``expand_dims``, ``squeeze``, ``np.array(ndmin=)``).
+
+    Returns ``g`` itself when the shapes already agree or ``g`` is the symbolic zero.
+    """
+    shape = np.shape(x)
+    if is_zero(g) or np.shape(g) == shape:
+        return g
+    return np.reshape(g, shape, order="C" if order in ("K", None) else order)
+
+
+def _weak_like(g, x):
+    """A Python-number ``g`` as a 0-d array of ``x``'s float dtype (so a seed
+    ``1.0`` does not turn a float32 adjoint into float64)."""
+    if isinstance(g, (int, float)) and isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return np.asarray(g, dtype=x.dtype)
+    return g
+
+
+def _axes(axis, ndim):
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if np.ndim(axis) == 0:
+        axis = (axis,)
+    return tuple(sorted(int(a) % ndim for a in axis)) if ndim else ()
+
+
+def _keep(g, x, axis, keepdims):
+    """``g`` of a reduction of ``x`` over ``axis``, with the reduced axes restored as 1s."""
+    if keepdims or is_zero(g):
+        return g
+    axes = _axes(axis, np.ndim(x))
+    return np.expand_dims(g, axes) if axes else g
+
+
+# --- arithmetic and elementwise ------------------------------------------------
+
+def power_adjoint_base(g, x1, x2):
+    """Adjoint of the base in ``x1 ** x2``: ``g * x2 * x1 ** (x2 - 1)``.
+
+    Exact for negative and zero bases with an integer-valued exponent (``x**2``
+    at ``x = -3`` or ``0``), and never ``0 * inf = nan`` where ``x2 == 0``
+    (the derivative of ``x ** 0`` is 0).  Cheap paths for constant exponents 1 and 2.
+    """
+    if is_zero(g):
+        return g
+    if np.ndim(x2) == 0 and not isinstance(x2, np.ndarray):
+        if x2 == 0:
+            return 0 * g
+        if x2 == 1:
+            return g
+        if x2 == 2:
+            return g * (2 * x1)
+        return g * x2 * x1 ** (x2 - 1)
+    return g * x2 * x1 ** np.where(x2 != 0, x2 - 1, 1)
+
+
+def power_adjoint_exponent(g, ans, x1):
+    """Adjoint of the exponent in ``x1 ** x2``: ``g * ans * log(x1)``, taking the
+    log only where ``x1 > 0`` (0 elsewhere: at ``x1 = 0`` the one-sided derivative
+    is 0, and a negative base has no real derivative in the exponent)."""
+    if is_zero(g):
+        return g
+    return g * ans * np.log(np.where(x1 > 0, x1, 1))
+
+
+def select_adjoint(g, x, ans, other):
+    """Adjoint of ``x`` in ``maximum(x, other)`` / ``minimum(x, other)``.
+
+    ``g`` flows to the argument that was selected (``x == ans``); on a tie
+    (``x == other``) it is split evenly, half to each argument (as autograd does).
+    """
+    if is_zero(g):
+        return g
+    won = x == ans
+    tie = won & (x == other)
+    if np.any(tie):
+        return np.where(tie, 0.5 * g, g * won)
+    return g * won
+
+
+def _clip_bounds(a_min, a_max, min, max):
+    lo = a_min if a_min is not None else min
+    hi = a_max if a_max is not None else max
+    return lo, hi
+
+
+def clip_adjoint(g, a, a_min=None, a_max=None, min=None, max=None):
+    """Adjoint of ``a`` in ``np.clip(a, a_min, a_max)`` (or ``min=``/``max=``).
+
+    ``g`` passes where ``lo <= a <= hi`` (inclusive: at the bounds themselves
+    the gradient goes to ``a``) and is 0 where a bound is active.  Assumes
+    ``lo <= hi`` as NumPy's documentation does.
+    """
+    if is_zero(g):
+        return g
+    lo, hi = _clip_bounds(a_min, a_max, min, max)
+    inside = True
+    if lo is not None:
+        inside = a >= lo
+    if hi is not None:
+        inside = inside & (a <= hi)
+    return unbroadcast(g * inside, a)
+
+
+def clip_adjoint_bound(g, a, bound, upper):
+    """Adjoint of a bound of ``np.clip``: ``g`` where the bound is active
+    (``a < bound`` for the lower, ``a > bound`` for the upper one)."""
+    if is_zero(g) or bound is None:
+        return 0.0
+    active = (a > bound) if upper else (a < bound)
+    return unbroadcast(g * active, bound)
+
+
+# --- linear algebra ------------------------------------------------------------
+
 def matmul_adjoint_x1(g, x1, x2):
-    """Adjoint of ``x1`` in ``x1 @ x2`` (1-D operands promoted as NumPy does)."""
-    x1, x2 = np.asarray(x1), np.asarray(x2)
+    """Adjoint of ``x1`` in ``x1 @ x2``: ``g @ x2.T``, with NumPy's 1-D promotion
+    and broadcasting of batch dimensions (summed back with ``unbroadcast``)."""
+    if is_zero(g):
+        return g
+    x2 = np.asarray(x2)
     if x2.ndim == 1:
-        g = np.expand_dims(g, -1)
-        x2 = x2[np.newaxis, :]  # (1, k): g (..., n, 1) @ x2 (1, k)
-        result = g @ x2
-    else:
-        result = g @ np.swapaxes(x2, -1, -2)
-    return unbroadcast(result, x1)
+        if np.ndim(x1) == 1:
+            return g * x2                            # inner product: g is a scalar
+        return unbroadcast(np.expand_dims(g, -1) * x2, x1)   # (..., n, 1) * (k,)
+    if np.ndim(x1) == 1:                             # g: (..., m) -> (..., k)
+        return unbroadcast((x2 @ np.expand_dims(g, -1))[..., 0], x1)
+    return unbroadcast(g @ np.swapaxes(x2, -1, -2), x1)
 
 
 def matmul_adjoint_x2(g, x1, x2):
-    """Adjoint of ``x2`` in ``x1 @ x2``."""
-    x1, x2 = np.asarray(x1), np.asarray(x2)
+    """Adjoint of ``x2`` in ``x1 @ x2``: ``x1.T @ g``, as ``matmul_adjoint_x1``."""
+    if is_zero(g):
+        return g
+    x1 = np.asarray(x1)
     if x1.ndim == 1:
-        result = np.multiply.outer(x1, g) if x2.ndim == 2 else x1[:, None] * np.expand_dims(g, -2)
-    elif x2.ndim == 1:
-        result = np.swapaxes(x1, -1, -2) @ np.expand_dims(g, -1)
-        result = result[..., 0]
-    else:
-        result = np.swapaxes(x1, -1, -2) @ g
-    return unbroadcast(result, x2)
+        if np.ndim(x2) == 1:
+            return g * x1
+        return unbroadcast(x1[:, None] * np.expand_dims(g, -2), x2)   # (k, 1) * (..., 1, m)
+    if np.ndim(x2) == 1:                             # g: (..., n) -> (..., k)
+        return unbroadcast((np.expand_dims(g, -2) @ x1)[..., 0, :], x2)
+    return unbroadcast(np.swapaxes(x1, -1, -2) @ g, x2)
 
+
+def dot_adjoint_a(g, a, b):
+    """Adjoint of ``a`` in ``np.dot(a, b)`` for every case NumPy defines:
+    scalars (a product), 1-D and 2-D (as matmul) and N-D ``dot(a, b)[I, J, m] =
+    sum_k a[I, k] * b[J, k, m]``."""
+    if is_zero(g):
+        return g
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 0 or nb == 0:
+        return unbroadcast(g * b, a)
+    if nb == 1:
+        return np.expand_dims(g, -1) * b if na > 1 else g * b
+    if na == 2 and nb == 2:
+        return g @ np.swapaxes(b, -1, -2)
+    return np.tensordot(g, np.swapaxes(b, -1, -2), nb - 1)
+
+
+def dot_adjoint_b(g, a, b):
+    """Adjoint of ``b`` in ``np.dot(a, b)`` (see ``dot_adjoint_a``)."""
+    if is_zero(g):
+        return g
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 0 or nb == 0:
+        return unbroadcast(g * a, b)
+    if nb == 1:
+        return g * a if na == 1 else np.tensordot(g, a, na - 1)
+    if na == 2 and nb == 2:
+        return np.swapaxes(a, -1, -2) @ g
+    lead = list(range(na - 1))
+    return np.moveaxis(np.tensordot(a, g, axes=(lead, lead)), 0, -2)
+
+
+def outer_adjoint_a(g, a, b):
+    """Adjoint of ``a`` in ``np.outer(a, b)`` (inputs are flattened, as NumPy does)."""
+    if is_zero(g):
+        return g
+    return np.reshape(g @ np.ravel(b), np.shape(a))
+
+
+def outer_adjoint_b(g, a, b):
+    """Adjoint of ``b`` in ``np.outer(a, b)``."""
+    if is_zero(g):
+        return g
+    return np.reshape(np.ravel(a) @ g, np.shape(b))
+
+
+def norm_adjoint(g, x, ans, ord=None, axis=None, keepdims=False):
+    """Adjoint of ``np.linalg.norm`` for the 2-norm of vectors and the Frobenius
+    norm (``ord`` None, 2 on a vector axis, or ``'fro'``): ``g * x / ans``,
+    with 0 where the norm is 0 (a subgradient).  Other orders raise."""
+    if is_zero(g):
+        return g
+    x = np.asarray(x)
+    vector = (axis is None and x.ndim == 1) or (axis is not None and np.ndim(axis) == 0) \
+        or (axis is not None and len(axis) == 1)
+    if not (ord is None or ord == "fro" or (ord == 2 and vector)):
+        raise NotImplementedError(f"adjoint of np.linalg.norm with ord={ord!r}")
+    g = _keep(_weak_like(g, x), x, axis, keepdims)
+    ans = _keep(ans, x, axis, keepdims)
+    return x * (g / np.where(ans == 0, 1, ans))
+
+
+# --- reductions ----------------------------------------------------------------
 
 def repeat_to_match(g, x, axis=None, keepdims=False):
-    """Adjoint of a sum-like reduction of ``x`` over ``axis``: spread ``g`` back."""
+    """Adjoint of a sum-like reduction of ``x`` over ``axis``: spread ``g`` back.
+
+    Returns a read-only broadcast view (no copy).  ``axis`` may be a tuple.
+    """
+    g = _keep(_weak_like(g, x), x, axis, keepdims)
+    return np.broadcast_to(g, np.shape(x))
+
+
+def mean_adjoint(g, x, axis=None, keepdims=False):
+    """Adjoint of ``np.mean(x, axis)``: ``g`` divided by the count, spread back."""
     shape = np.shape(x)
-    if axis is not None and not keepdims:
-        axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
-        axes = tuple(a % len(shape) for a in axes)
-        g = np.expand_dims(g, axes)
-    return np.broadcast_to(g, shape)
+    count = 1
+    for a in _axes(axis, len(shape)):
+        count *= shape[a]
+    return repeat_to_match(g / count, x, axis, keepdims)
+
+
+def prod_adjoint(g, x, ans, axis=None, keepdims=False):
+    """Adjoint of ``np.prod(x, axis)``: ``g * ans / x``, correct with zeros.
+
+    For a reduced slice with exactly one zero, the zero's entry receives ``g``
+    times the product of the others and the rest 0; with two or more zeros all
+    entries are 0.
+    """
+    if is_zero(g):
+        return g
+    x = np.asarray(x)
+    g = _keep(_weak_like(g, x), x, axis, keepdims)
+    zero = x == 0
+    if not zero.any():
+        return g * (_keep(ans, x, axis, keepdims) / x)
+    axes = _axes(axis, x.ndim)
+    nonzero = np.where(zero, 1, x)
+    others = np.prod(nonzero, axis=axes, keepdims=True)     # product of the non-zeros
+    nzeros = np.sum(zero, axis=axes, keepdims=True)
+    return np.where(nzeros == 0, g * others / nonzero,
+                    np.where(zero & (nzeros == 1), g * others, 0 * g))
+
+
+def extremum_adjoint(g, x, ans, axis=None, keepdims=False):
+    """Adjoint of ``np.max`` / ``np.min``: ``g`` goes to the entries equal to the
+    result; ties share it equally (as autograd does)."""
+    if is_zero(g):
+        return g
+    x = np.asarray(x)
+    g = _keep(_weak_like(g, x), x, axis, keepdims)
+    hit = x == _keep(ans, x, axis, keepdims)
+    dtype = np.result_type(g, x) if np.result_type(g, x).kind == "f" else np.float64
+    count = np.sum(hit, axis=_axes(axis, x.ndim), keepdims=True, dtype=dtype)
+    return hit * (g / count)
+
+
+def cumsum_adjoint(g, x, axis=None):
+    """Adjoint of ``np.cumsum(x, axis)``: the reversed cumulative sum of ``g``
+    (over the flattened array when ``axis`` is None)."""
+    if is_zero(g):
+        return g
+    if axis is None:
+        return np.reshape(np.cumsum(g[::-1])[::-1], np.shape(x))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+# --- shape and joining -----------------------------------------------------------
+
+def transpose_adjoint(g, axes=None):
+    """Adjoint of ``np.transpose(x, axes)``: transpose back with the inverse permutation."""
+    if axes is None or is_zero(g):
+        return np.transpose(g)
+    n = np.ndim(g)
+    return np.transpose(g, np.argsort([a % n for a in axes]))
+
+
+def _split(g, shapes, axis, i):
+    """The slice of ``g`` along ``axis`` that came from the ``i``-th joined piece."""
+    start = sum(s[axis] for s in shapes[:i])
+    index = [slice(None)] * np.ndim(g)
+    index[axis] = slice(start, start + shapes[i][axis])
+    return g[tuple(index)]
+
+
+def concatenate_adjoint(g, arrays, axis, i):
+    """Adjoint of element ``i`` of ``np.concatenate(arrays, axis)``: its slice of
+    ``g`` (a view).  ``axis=None`` joins the flattened arrays."""
+    if is_zero(g):
+        return g
+    if axis is None:
+        sizes = [(int(np.size(a)),) for a in arrays]
+        return np.reshape(_split(g, sizes, 0, i), np.shape(arrays[i]))
+    shapes = [np.shape(a) for a in arrays]
+    return _split(g, shapes, axis % np.ndim(g), i)
+
+
+def stack_adjoint(g, axis, i):
+    """Adjoint of element ``i`` of ``np.stack(arrays, axis)``: ``g``'s ``i``-th
+    slice along the new axis (a view)."""
+    if is_zero(g):
+        return g
+    return np.moveaxis(g, axis, 0)[i]
+
+
+def hstack_adjoint(g, tup, i):
+    """Adjoint of element ``i`` of ``np.hstack(tup)``: concatenation along axis 1
+    (axis 0 for 1-D pieces) of the ``atleast_1d`` pieces."""
+    if is_zero(g):
+        return g
+    shapes = [np.shape(np.atleast_1d(t)) for t in tup]
+    axis = 0 if len(shapes[0]) == 1 else 1
+    return reshape_like(_split(g, shapes, axis, i), tup[i])
+
+
+def vstack_adjoint(g, tup, i):
+    """Adjoint of element ``i`` of ``np.vstack(tup)``: concatenation along axis 0
+    of the ``atleast_2d`` pieces (a 1-D piece is one row)."""
+    if is_zero(g):
+        return g
+    shapes = [np.shape(np.atleast_2d(t)) for t in tup]
+    return reshape_like(_split(g, shapes, 0, i), tup[i])
+
+
+# --- indexing and subscript assignment -------------------------------------------
+
+_BASIC = (int, np.integer, slice, type(Ellipsis), type(None))
+
+
+def is_basic_index(index):
+    """True when ``x[index]`` is basic indexing (ints, slices, ``...``, ``None``):
+    a view with no repeated element, so ``out[index] += g`` accumulates exactly."""
+    if isinstance(index, tuple):
+        return all(isinstance(k, _BASIC) and not isinstance(k, bool) for k in index)
+    return isinstance(index, _BASIC) and not isinstance(index, bool)
+
+
+def _is_mask(index):
+    """A boolean-array index: advanced, but it selects each element at most once."""
+    return isinstance(index, np.ndarray) and index.dtype == bool
 
 
 def getitem_adjoint(g, x, index):
-    """Adjoint of ``x[index]``: ``g`` scattered into zeros shaped like ``x``."""
-    out = zeros_like(np.asarray(x))
-    np.add.at(out, index, g)
+    """Adjoint of ``x[index]``: ``g`` scattered into zeros shaped like ``x``.
+
+    Repeated integer indices accumulate (``np.add.at``).  ``x`` may also be a
+    tuple or list indexed by an int (the other elements get the symbolic zero).
+    """
+    if is_zero(g):
+        return g
+    if isinstance(x, (tuple, list)) and isinstance(index, (int, np.integer)):
+        n = len(x)
+        return type(x)(g if j == index % n else 0.0 for j in range(n))
+    return accumulate_at(0.0, x, index, g)
+
+
+def accumulate_at(acc, x, index, g):
+    """Add ``g`` into ``acc[index]`` in place and return ``acc``: the adjoint of
+    reading ``x[index]``, accumulated into ``x``'s adjoint buffer ``acc``.
+
+    O(size of ``g``) per call, so reads such as ``price[t]`` inside a long loop
+    cost O(1) per step.  When ``acc`` is the symbolic zero a fresh buffer
+    ``zeros_like(x)`` is allocated; a read-only ``acc`` (a broadcast view) is
+    copied first.  Otherwise ``acc`` itself is mutated: the caller must own it
+    (not share it with another adjoint variable).  ``g`` equal to the symbolic
+    zero leaves ``acc`` unchanged.  Basic and boolean-mask indices use
+    ``acc[index] += g``; integer-array indices use ``np.add.at`` so repeated
+    indices accumulate.
+    """
+    if is_zero(g):
+        return acc
+    if is_zero(acc):
+        acc = zeros_like(np.asarray(x))
+    elif not acc.flags.writeable:
+        acc = acc.copy()
+    if is_basic_index(index) or _is_mask(index):
+        acc[index] += g
+    else:
+        np.add.at(acc, index, g)
+    return acc
+
+
+def setitem_adjoint_value(g, index, value):
+    """Adjoint of ``value`` in ``x[index] = value``: ``g[index]`` summed down to
+    ``value``'s shape (``value`` may be broadcast, e.g. a scalar).
+
+    May return a view of ``g``.  Call it *before* ``setitem_adjoint_array`` (which
+    zeroes those entries).  With repeated integer indices NumPy does not specify
+    which write wins; each duplicate receives ``g`` at its position.
+    """
+    if is_zero(g):
+        return g
+    return unbroadcast(g[index], value)
+
+
+def setitem_adjoint_array(g, index):
+    """Adjoint of ``x`` (before the write) in ``x[index] = value``: ``g`` with
+    zeros at ``index``, as a new array (``g`` is not mutated)."""
+    if is_zero(g):
+        return g
+    out = np.array(g, copy=True)
+    out[index] = 0
     return out
