@@ -200,6 +200,8 @@ def main(argv=None):
     except CliError as e:
         print(str(e), file=sys.stderr)
         return 2
+    except SystemExit as e:  # --version / --help
+        return e.code if isinstance(e.code, int) else 0
     except (ValueError, OSError) as e:
         print(f"tangent-ckpt: error: {e}", file=sys.stderr)
         return 2

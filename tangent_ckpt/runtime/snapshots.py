@@ -21,6 +21,7 @@ __all__ = [
 ]
 
 _PY_SCALAR_BYTES = 8
+_ON_DISK = object()  # placeholder for an array leaf stored in a file
 
 
 def tree_flatten(tree):
@@ -200,7 +201,7 @@ class DiskStore:
                 fn = os.path.join(folder, f"slot{slot}_leaf{i}.npy")
                 np.save(fn, x, allow_pickle=False)
                 files.append(fn)
-                kept.append(None)
+                kept.append(_ON_DISK)
                 written += os.path.getsize(fn)
             else:
                 kept.append(x)
@@ -212,7 +213,7 @@ class DiskStore:
     def restore(self, slot):
         treedef, kept, files = self._meta[slot]
         it = iter(files)
-        leaves = [np.load(next(it), allow_pickle=False) if x is None else x for x in kept]
+        leaves = [np.load(next(it), allow_pickle=False) if x is _ON_DISK else x for x in kept]
         return tree_unflatten(treedef, leaves)
 
     def free(self, slot):

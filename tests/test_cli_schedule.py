@@ -1,0 +1,67 @@
+import builtins
+import json
+
+import pytest
+
+import tangent_ckpt
+from tangent_ckpt.cli import SUBCOMMANDS, main
+from tangent_ckpt.runtime.schedules import revolve_cost, uniform_cost
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert tangent_ckpt.__version__ in capsys.readouterr().out
+
+
+def test_schedule_text(capsys):
+    assert main(["schedule", "1000", "10"]) == 0
+    out = capsys.readouterr().out
+    r, a, t = revolve_cost(1000, 10)
+    assert f"r      {r}" in out and str(a) in out and str(t) in out
+    assert "sqrt(n)" in out
+
+
+def test_schedule_json(capsys):
+    assert main(["schedule", "1000", "70", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    r, a, t = revolve_cost(1000, 70)
+    assert (d["repetition_number"], d["plain_forward_steps"], d["total_forward_steps"]) == (r, a, t)
+    assert d["recomputation_factor"] == pytest.approx(t / 1000)
+    assert d["peak_memory_states"] == 71
+    u = d["uniform"]
+    assert u["fits"] and u["peak_snapshots"] <= 70
+    assert u["total_forward_steps"] == uniform_cost(1000, u["segment_length"])[1]
+
+
+@pytest.mark.parametrize("argv", [["schedule", "0", "3"], ["schedule", "x", "3"],
+                                  ["schedule", "10", "-1"], ["schedule"], ["nope"]])
+def test_bad_arguments_one_line_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err and "\n" not in err and "Traceback" not in err
+
+
+def test_plot_without_matplotlib(monkeypatch, capsys, tmp_path):
+    real_import = builtins.__import__
+
+    def fake(name, *a, **k):
+        if name.startswith("matplotlib"):
+            raise ImportError("no matplotlib")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    assert main(["schedule", "10", "3", "--plot", str(tmp_path / "s.png")]) == 2
+    assert "pip install tangent-ckpt[plot]" in capsys.readouterr().err
+
+
+def test_plot_with_matplotlib(tmp_path):
+    pytest.importorskip("matplotlib")
+    f = tmp_path / "s.png"
+    assert main(["schedule", "30", "3", "--plot", str(f)]) == 0
+    assert f.stat().st_size > 0
+
+
+def test_subcommand_registry_is_extensible():
+    assert "schedule" in SUBCOMMANDS
+    add, run, help = SUBCOMMANDS["schedule"]
+    assert callable(add) and callable(run) and help
