@@ -7,3 +7,8 @@ from tangent_ckpt.errors import (  # noqa: F401
     SourceUnavailableError, WrtError, CheckpointError, NondeterministicStepError,
 )
 from tangent_ckpt.adjoints.registry import register_adjoint  # noqa: F401
+from tangent_ckpt.runtime.profiler import profile  # noqa: F401,E402
+from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
+    checkpointed_loop, compute_checkpoint_positions, get_memory_savings,
+    estimate_checkpoint_savings, should_checkpoint,
+)

@@ -6,3 +6,6 @@ shipped with the runtime alone.
 
 from tangent_ckpt.runtime.numpy_adjoints import *  # noqa: F401,F403
 
+from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule  # noqa: F401,E402
+from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes  # noqa: F401,E402
+from tangent_ckpt.runtime import schedules, profiler  # noqa: F401,E402
