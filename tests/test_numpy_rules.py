@@ -199,6 +199,11 @@ UNARY = [
 ]
 
 
+def test_float_of_size_one_array():
+    for x in (np.array(1.5), np.float32(1.5), 1.5):
+        check(float, [x], param="x")
+
+
 @pytest.mark.parametrize("fn, domain", UNARY, ids=lambda v: getattr(v, "__name__", str(v)))
 @SETTINGS
 @given(shape=array_shapes(min_dims=0, max_dims=3, max_side=4), seed=seeds)

@@ -136,6 +136,7 @@ with section("Shape"):
     defadjoint(np.copy, "a, order='K', subok=False", a="g")
     defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None",
                a="g")
+    defadjoint(builtins.float, "x=0.0, /", name="float", x="reshape_like(g, x)")
     defadjoint(np.array, "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, "
                          "ndmax=0, like=None",
                object="reshape_like(g, object)")
@@ -164,7 +165,8 @@ with section("Constants (no derivative)"):
                 np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc,
                 np.floor_divide, np.isnan, np.isinf, np.isfinite,
                 np.equal, np.not_equal, np.less, np.less_equal, np.greater,
-                np.greater_equal, np.logical_and, np.logical_or, np.logical_not):
+                np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
+                np.any, np.all, np.count_nonzero):
         defconstant(_fn, "*args, **kwargs")
 
 # What the table cannot say: subgradients, tie-breaking, limits.
@@ -200,6 +202,8 @@ NOTES = {
     np.hstack: "sequence parameter `tup`",
     np.vstack: "sequence parameter `tup`",
     np.asarray: "identity (dtype conversions are not differentiated)",
+    np.array: "identity up to `ndmin`; for a list of arrays use np.stack",
+    builtins.float: "of a number or 0-d array",
     operator.getitem: "repeated integer indices accumulate (np.add.at); "
                       "in loops prefer `accumulate_at`",
 }
