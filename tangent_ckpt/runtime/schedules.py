@@ -333,7 +333,9 @@ class OnlineSchedule:
     Position 0 is always kept.  Once the loop has stopped after n steps, ``reverse(n)``
     yields FIRST_TURN for step n-1 (the driver holds the state before the last step),
     then reverses each range between retained snapshots, last first, with revolve,
-    using the slots freed by the later ranges.  Exact cost: ``online_cost(n, s)``.
+    using the slots freed by the later ranges (a small DP first drops retained
+    snapshots whose ranges would be reversed with too few slots; see _online_plan).
+    Exact cost: ``online_cost(n, s)``.
     """
 
     def __init__(self, snapshots):
@@ -375,13 +377,15 @@ class OnlineSchedule:
             self.kept = []
             return
         yield Action(FIRST_TURN, 0, -1, n - 1)
-        kept = [(q, slot) for q, slot in self.kept]
         free = self.free
-        # snapshots at or beyond n-1 are not needed
-        while kept and kept[-1][0] >= n - 1:
-            q, slot = kept.pop()
-            free.append(slot)
-            yield Action(FREE, 0, slot, q)
+        chosen = set(_online_plan([q for q, _ in self.kept], n, self.snapshots))
+        kept = []
+        for q, slot in self.kept:  # free what the plan drops before reversing
+            if q in chosen:
+                kept.append((q, slot))
+            else:
+                free.append(slot)
+                yield Action(FREE, 0, slot, q)
         end = n - 1
         while kept:
             q, slot = kept.pop()
@@ -394,6 +398,49 @@ class OnlineSchedule:
         self.kept = []
         if end != 0:  # pragma: no cover - position 0 is always kept when n >= 2
             raise AssertionError("online schedule lost position 0")
+
+
+_PLAN_MAX = 24
+
+
+def _online_plan(positions, n, s):
+    """Which retained positions to keep for the reversal of an n-step loop.
+
+    Range t (from the t-th kept snapshot, 0-based) is reversed while t earlier
+    snapshots are still held, so with s - t snapshots.  A small DP over the retained
+    positions picks the subset (always containing 0) minimising
+    sum_t A(range_t, s - t); with more than _PLAN_MAX candidates, every other one is
+    dropped first.
+    """
+    pos = [q for q in positions if q < n - 1]
+    if not pos:
+        return []
+    while len(pos) > _PLAN_MAX:
+        pos = pos[::2]
+    k = len(pos)
+    INF = float("inf")
+    # f[t][i]: least cost of reversing [pos[i], n-1) when pos[i] is the t-th kept snapshot
+    f = [[INF] * k for _ in range(k + 1)]
+    nxt = [[None] * k for _ in range(k + 1)]
+    for t in range(k - 1, -1, -1):
+        for i in range(t, k):
+            avail = s - t
+            if avail < 1:
+                continue
+            best, arg = revolve_cost(n - 1 - pos[i], avail)[1], None
+            for j in range(i + 1, k):
+                if s - t - 1 < 1 or f[t + 1][j] == INF:
+                    continue
+                c = revolve_cost(pos[j] - pos[i], avail)[1] + f[t + 1][j]
+                if c < best:
+                    best, arg = c, j
+            f[t][i], nxt[t][i] = best, arg
+    out, t, i = [], 0, 0
+    while i is not None:
+        out.append(pos[i])
+        i = nxt[t][i]
+        t += 1
+    return out
 
 
 def online(snapshots):
@@ -417,9 +464,8 @@ def online_actions(n, snapshots):
 def online_cost(n, snapshots):
     """(A, T, peak) of the online schedule for a loop of n steps, computed without running it.
 
-    A = (n - 1) + sum over retained ranges [q_j, q_{j+1}) of revolve A(len, slots free then).
-    Bound: with s >= 2 the retained snapshots are spaced d <= max(1, 2(n-1)/s) apart... so
-    each range is short and reversed with at least one slot; see docs/schedules.md.
+    A = (n - 1) + sum over the kept ranges t of revolve A(len_t, s - t).  It is never below
+    the offline optimum A(n, s); measured ratios are in docs/schedules.md.
     """
     s = _check_int("snapshots", snapshots, 1)
     n = _check_int("n", n, 0)
@@ -434,17 +480,13 @@ def online_cost(n, snapshots):
             pass
         peak = max(peak, len(sched.kept))
         p += sched.stride - (p % sched.stride) if p % sched.stride else sched.stride
-    kept = [q for q, _ in sched.kept if q < n - 1]
-    nfree = s - len(kept)
+    kept = _online_plan([q for q, _ in sched.kept], n, s)
     a = n - 1
     end = n - 1
-    for q in reversed(kept):
-        length = end - q
-        if length >= 1:
-            avail = 1 + nfree
-            a += revolve_cost(length, avail)[1]
-            peak = max(peak, len(kept) - 1 + revolve_peak(length, avail)) if length >= 2 else peak
-        nfree += 1
-        kept.pop()
-        end = q
+    for t in range(len(kept) - 1, -1, -1):
+        length = end - kept[t]
+        if length >= 2:
+            peak = max(peak, t + revolve_peak(length, s - t))
+        a += revolve_cost(length, s - t)[1]
+        end = kept[t]
     return (a, a + n, peak)
