@@ -12,3 +12,4 @@ from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
     checkpointed_loop, compute_checkpoint_positions, get_memory_savings,
     estimate_checkpoint_savings, should_checkpoint,
 )
+from tangent_ckpt.api import grad, value_and_grad, grad_with_checkpointing, source  # noqa: F401,E402

@@ -1,0 +1,162 @@
+"""Analyze: which variables are active, and the facts about each loop.
+
+Activity is computed per name over the whole function (flow-insensitive, so it
+may keep an adjoint that is always zero, never drop one that is not):
+a variable is *varied* when it depends on a ``wrt`` input, *useful* when the
+result depends on it, and *active* when both.
+"""
+
+from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler import ir
+
+
+def _diff_operands(expr):
+    """Names whose adjoints the expression's rule propagates to."""
+    if isinstance(expr, ir.Copy):
+        return ir.operand_names(expr.value)
+    if isinstance(expr, ir.Prim):
+        rule = registry.lookup(expr.fn)
+        if rule is None:
+            # no rule: every operand would need one; the reverse pass reports it
+            return tuple(n for a in list(expr.args) + list(expr.kwargs.values())
+                         for n in ir.operand_names(a) if not isinstance(a, ir.Index))
+        if rule.constant:
+            return ()
+        try:
+            bound = rule.bind(expr.args, expr.kwargs)
+        except TypeError:
+            return ()
+        names = []
+        for param in rule.differentiable_params():
+            op = bound.get(param)
+            if isinstance(op, (ir.Name, ir.Seq)):
+                names.extend(ir.operand_names(op))
+            elif isinstance(op, tuple):  # varargs
+                for item in op:
+                    names.extend(ir.operand_names(item) if isinstance(item, (ir.Name, ir.Seq))
+                                 else ())
+        return tuple(names)
+    return ()
+
+
+def activity(function, wrt_names):
+    """The set of active variable names of ``function`` for inputs ``wrt_names``."""
+    edges = []  # (source name, target name): target depends differentiably on source
+    for stmt in ir.walk(function.body):
+        if isinstance(stmt, ir.Assign):
+            for src in _diff_operands(stmt.expr):
+                edges.append((src, stmt.target))
+        elif isinstance(stmt, ir.SetItem):
+            for src in ir.operand_names(stmt.value):
+                edges.append((src, stmt.target))
+            edges.append((stmt.target, stmt.target))
+    varied = set(wrt_names)
+    changed = True
+    while changed:
+        changed = False
+        for src, dst in edges:
+            if src in varied and dst not in varied:
+                varied.add(dst)
+                changed = True
+    useful = {function.result}
+    useful.update(getattr(function, "extra_results", ()))
+    changed = True
+    while changed:
+        changed = False
+        for src, dst in edges:
+            if dst in useful and src not in useful:
+                useful.add(src)
+                changed = True
+    return varied & useful
+
+
+def assignment_counts(body, params=()):
+    """How many places assign each name (parameters count once)."""
+    counts = {p: 1 for p in params}
+    for stmt in ir.walk(body):
+        if isinstance(stmt, (ir.Assign, ir.SetItem)):
+            counts[stmt.target] = counts.get(stmt.target, 0) + 1
+        elif isinstance(stmt, ir.For):
+            counts[stmt.target] = counts.get(stmt.target, 0) + 1
+    return counts
+
+
+class LoopFacts:
+    """What a checkpointed loop needs: carried state, invariants, index.
+
+    ``carried``: variables assigned in the body and live at the loop head (read
+    in the body before being assigned, or read after the loop).
+    ``invariants``: variables read in the body and never assigned there.
+    """
+
+    def __init__(self, loop, carried, invariants, locals_):
+        self.loop = loop
+        self.carried = carried
+        self.invariants = invariants
+        self.locals = locals_
+
+    def __repr__(self):
+        return f"LoopFacts(carried={self.carried}, invariants={self.invariants})"
+
+
+def upward_exposed(body):
+    """Names read in ``body`` before any assignment that surely precedes the read."""
+    exposed = []
+    defined = set()
+
+    def visit(stmts, defined):
+        for stmt in stmts:
+            reads = []
+            if isinstance(stmt, ir.Assign):
+                reads = ir.expr_reads(stmt.expr)
+            elif isinstance(stmt, ir.SetItem):
+                reads = (stmt.target,) + stmt.index.names + ir.operand_names(stmt.value)
+            elif isinstance(stmt, ir.If):
+                reads = (stmt.test,)
+            elif isinstance(stmt, ir.For):
+                reads = tuple(n for b in stmt.bounds for n in ir.operand_names(b))
+            elif isinstance(stmt, ir.While):
+                reads = stmt.test.names
+            elif isinstance(stmt, ir.Break):
+                reads = (stmt.flag,)
+            for r in reads:
+                if r not in defined and r not in exposed:
+                    exposed.append(r)
+            if isinstance(stmt, (ir.Assign, ir.SetItem)):
+                defined.add(stmt.target)
+            elif isinstance(stmt, ir.If):
+                d1, d2 = set(defined), set(defined)
+                visit(stmt.body, d1)
+                visit(stmt.orelse, d2)
+                defined |= (d1 & d2)
+            elif isinstance(stmt, (ir.For, ir.While)):
+                inner = set(defined)
+                if isinstance(stmt, ir.For):
+                    inner.add(stmt.target)
+                visit(stmt.body, inner)  # the body may run zero times: defines nothing sure
+
+    visit(body, defined)
+    return exposed
+
+
+def loop_facts(loop, after_reads, defined_before):
+    """Carried state and invariants of ``loop``.
+
+    ``after_reads``: names read anywhere after the loop (in program order, or
+    anywhere in an enclosing loop's body).  ``defined_before``: names that hold
+    a value when the loop starts.
+    """
+    assigned = list(dict.fromkeys(ir.assigned_names(loop.body)))
+    exposed = upward_exposed(loop.body)
+    index = loop.target if isinstance(loop, ir.For) else None
+    carried = [n for n in assigned
+               if n != index and (n in exposed or n in after_reads)]
+    if loop.break_flag and loop.break_flag not in carried:
+        carried.append(loop.break_flag)
+    reads = list(dict.fromkeys(ir.read_names(loop.body)))
+    if isinstance(loop, ir.While):
+        reads = list(dict.fromkeys(list(loop.test.names) + reads))
+    invariants = [n for n in reads if n not in assigned and n != index
+                  and n in defined_before]
+    locals_ = [n for n in assigned if n not in carried and n != index]
+    return LoopFacts(loop, carried, invariants, locals_)
