@@ -1,7 +1,260 @@
-"""Checkpointed loops (filled in below)."""
+"""Checkpointed loops: each loop becomes a primal step, an adjoint step and
+calls to the runtime driver (``rt.CheckpointedLoop``) that runs the schedule.
+
+- the primal step runs one iteration with no tape;
+- the adjoint step re-records one iteration and reverses it; it is produced by
+  the same :class:`~tangent_ckpt.compiler.reverse.Reverser` that differentiates
+  function bodies, applied to the loop body;
+- ``loopN.forward(...)`` runs all steps and stores snapshots,
+  ``loopN.reverse(...)`` restores, advances and reverses on the schedule.
+
+Loops whose trip count is known when they start use the chosen schedule
+(Revolve by default); ``while`` loops and loops with ``break`` use the online
+schedule.  Loops nested in a checkpointed loop are taped inside its adjoint
+step, or checkpointed themselves with ``nested=True``.
+"""
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.analyze import loop_facts
+from tangent_ckpt.compiler.code import Block, Comment, Line, Restore, names_read, resolve_saves
+from tangent_ckpt.compiler.normalize import render_operand
 
 
 def mark_loops(function, options):
+    """Mark the loops to checkpoint; returns the handler the reverse pass calls."""
     if not options.checkpoint:
         return None
-    raise NotImplementedError
+    _mark(function.body, options.nested, inside_loop=False)
+    return LoopHandler(function, options)
+
+
+def _mark(body, nested, inside_loop):
+    for stmt in body:
+        if isinstance(stmt, ir.If):
+            _mark(stmt.body, nested, inside_loop)
+            _mark(stmt.orelse, nested, inside_loop)
+        elif isinstance(stmt, (ir.For, ir.While)):
+            stmt.checkpoint = nested or not inside_loop
+            _mark(stmt.body, nested, inside_loop=True)
+
+
+def _reads_outside(function, loop):
+    """Names read anywhere in the function outside ``loop``'s body (conservative
+    stand-in for "read after the loop")."""
+    inside = {id(s) for s in ir.walk(loop.body)}
+    names = set()
+    for stmt in ir.walk(function.body):
+        if id(stmt) in inside or stmt is loop:
+            continue
+        names.update(ir.read_names([_shallow(stmt)]))
+    names.add(function.result)
+    return names
+
+
+def _shallow(stmt):
+    """A compound statement without its body (its header's reads only)."""
+    if isinstance(stmt, ir.If):
+        return ir.If(stmt.test, [], [], stmt.line)
+    if isinstance(stmt, ir.For):
+        return ir.For(stmt.target, stmt.bounds, [], stmt.line)
+    if isinstance(stmt, ir.While):
+        return ir.While(stmt.test, [], stmt.line)
+    return stmt
+
+
+def _pack(names):
+    return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
+
+
+def _unpack(names):
+    return names[0] if len(names) == 1 else ", ".join(names)
+
+
+class LoopHandler:
+    """Called by the Reverser for every loop marked ``checkpoint``."""
+
+    def __init__(self, function, options):
+        self.function = function
+        self.options = options
+        self.definitions = []  # the step functions, printed before the gradient
+        self.extra_needed = set()
+
+    # --- the parts of one loop -----------------------------------------------------
+    def _facts(self, rev, loop, defined):
+        before = set(defined) - set(rev.bindings)
+        facts = loop_facts(loop, _reads_outside(self.function, loop), before)
+        return facts
+
+    def _sub_reverser(self, rev, handler):
+        from tangent_ckpt.compiler.reverse import Reverser
+        sub = Reverser(rev.function, rev.active, rev.namer, rev.adj, rev.bindings, rev.error,
+                       loop_handler=handler)
+        sub.counts = rev.counts
+        sub._primal_names = rev._primal_names
+        return sub
+
+    def primal(self, rev, loop, defined, possibly, in_loop):
+        facts = self._facts(rev, loop, defined)
+        active_carried = [c for c in facts.carried if c in rev.active]
+        active_invariants = [v for v in facts.invariants if v in rev.active]
+        loop.facts = facts
+        if not active_carried and not active_invariants:
+            loop.checkpoint_plain = True  # nothing to differentiate: an ordinary loop
+            return rev._primal_loop(loop, defined, possibly, in_loop)
+        loop.checkpoint_plain = False
+        name = rev.namer.fresh(f"loop{loop.line}")
+        loop.loop_name = name
+        index = loop.target if isinstance(loop, ir.For) else rev.namer.fresh("k")
+        body = [s for s in loop.body if not isinstance(s, ir.Break)]
+        carried = facts.carried
+        args = facts.invariants
+        out = [Comment(f"loop at line {loop.line}: `{loop.header}` is checkpointed"),
+               Comment(f"carried: {', '.join(carried) or '-'}; "
+                       f"invariant: {', '.join(args) or '-'}; {self._schedule_text(loop)}")]
+        for c in carried:
+            if c not in defined:
+                rev._predeclare(c)
+        # the values the loop overwrites are kept for the code before it (reverse order)
+        loop.carried_saves = []
+        for c in carried:
+            fake = ir.Assign(c, ir.Copy(ir.Const(None)), loop.line)
+            rev._save(out, fake, c, defined, possibly, in_loop)
+            loop.carried_saves.append(fake)
+        step = self._primal_step(rev, loop, name, index, body, carried, args)
+        adjoint = self._adjoint_step(rev, loop, name, index, body, carried, args,
+                                     active_carried, active_invariants)
+        self.definitions.extend([step, adjoint])
+        ctor = self._constructor(loop, name)
+        out.append(Line(f"{name} = {ctor}", loop.line))
+        state = _pack(carried)
+        extra = "".join(f", {a}" for a in args)
+        if isinstance(loop, ir.While) or loop.break_flag:
+            cond = self._condition(rev, loop, name, index, carried, args)
+            self.definitions.append(cond)
+            call = f"{name}.forward_while({name}_cond, {name}_step, {state}{extra})"
+        else:
+            call = f"{name}.forward({name}_step, {state}{extra})"
+        out.append(Line(f"{_unpack(carried)} = {call}", loop.line))
+        defined.update(carried)
+        possibly.update(carried)
+        loop.adjoint_names = [rev.adj(c) for c in active_carried] + \
+            [rev.adj(v) for v in active_invariants]
+        loop.reverse_args = args
+        return out
+
+    def _schedule_text(self, loop):
+        o = self.options
+        schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
+        label = {"revolve": "Revolve", "uniform": "uniform sqrt(n)", "online": "online"}[schedule]
+        if o.snapshots:
+            size = f"{o.snapshots} snapshots"
+        elif o.memory_budget:
+            size = f"snapshots fitted to a {o.memory_budget}-byte budget at run time"
+        else:
+            size = "snapshots chosen from the trip count at run time"
+        return f"{label} schedule, {size}"
+
+    def _constructor(self, loop, name):
+        o = self.options
+        if isinstance(loop, ir.For):
+            steps = loop.range_text if hasattr(loop, "range_text") else \
+                f"range({', '.join(render_operand(b) for b in loop.bounds)})"
+        else:
+            steps = "None"
+        parts = [steps]
+        schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
+        if schedule != "revolve":
+            parts.append(f"schedule={schedule!r}")
+        if o.snapshots:
+            parts.append(f"snapshots={o.snapshots}")
+        if o.memory_budget:
+            parts.append(f"memory_budget={o.memory_budget}")
+        if o.disk_snapshots:
+            parts.append(f"disk_snapshots={o.disk_snapshots}")
+        if o.min_steps:
+            parts.append(f"min_steps={o.min_steps}")
+        if o.verify:
+            parts.append("verify=True")
+        parts.append(f"name={name!r}")
+        return f"rt.CheckpointedLoop({', '.join(parts)})"
+
+    def _signature(self, index, carried, first_extra, args):
+        params = [index]
+        params.append(carried[0] if len(carried) == 1 else "state")
+        params += first_extra
+        params += list(args)
+        return ", ".join(params)
+
+    def _unpack_state(self, carried, line):
+        if len(carried) == 1:
+            return []
+        return [Line(f"{', '.join(carried)} = state", line)]
+
+    def _primal_step(self, rev, loop, name, index, body, carried, args):
+        sub = self._sub_reverser(rev, None)
+        defined = set(carried) | set(args) | {index} | set(rev.bindings)
+        code = sub.primal(body, set(defined), set(defined))
+        code = resolve_saves(code, set())
+        lines = [Comment(f"one iteration of the loop at line {loop.line}, no tape")]
+        lines += self._unpack_state(carried, loop.line)
+        lines += code
+        lines.append(Line(f"return {_pack(carried)}"))
+        return [Block(f"def {name}_step({self._signature(index, carried, [], args)}):", lines,
+                      loop.line)]
+
+    def _condition(self, rev, loop, name, index, carried, args):
+        tests = []
+        if isinstance(loop, ir.While):
+            tests.append(f"({loop.test.source})" if loop.break_flag else loop.test.source)
+        if loop.break_flag:
+            tests.append(f"not {loop.break_flag}")
+        lines = self._unpack_state(carried, loop.line)
+        lines.append(Line(f"return {' and '.join(tests)}", loop.line))
+        return [Block(f"def {name}_cond({self._signature(index, carried, [], args)}):", lines,
+                      loop.line)]
+
+    def _adjoint_step(self, rev, loop, name, index, body, carried, args, active_carried,
+                      active_invariants):
+        handler = self if self.options.nested else None
+        sub = self._sub_reverser(rev, handler)
+        defined = set(carried) | set(args) | {index} | set(rev.bindings)
+        primal = sub.primal(body, set(defined), set(defined))
+        seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
+        adjoint, nonzero = sub.adjoint(body, set(seeds))
+        results = []
+        for c in active_carried + active_invariants:
+            b = rev.adj(c)
+            results.append(b if b in nonzero else f"rt.zeros_like({c})")
+        ret = Line(f"return {_pack(results) if len(results) > 1 else results[0]}")
+        needed = names_read(adjoint + [ret])
+        primal = resolve_saves(primal, needed)
+        adjoint = resolve_saves(adjoint, needed)
+        lines = [Comment(f"re-record one iteration of the loop at line {loop.line}, "
+                         "then reverse it")]
+        lines += self._unpack_state(carried, loop.line)
+        lines.append(Line(f"{_unpack(seeds)} = bstate", loop.line))
+        for var in sub.predeclare:
+            lines.append(Line(f"{var} = None"))
+        if sub.tape is not None:
+            lines.append(Line(f"{sub.tape} = []"))
+        lines += primal
+        lines += adjoint
+        lines.append(ret)
+        return [Block(f"def {name}_adjoint({self._signature(index, carried, ['bstate'], args)}):",
+                      lines, loop.line)]
+
+    def adjoint(self, rev, loop, nonzero):
+        if getattr(loop, "checkpoint_plain", False):
+            return rev._adjoint_loop(loop, nonzero)
+        nonzero = set(nonzero)
+        out = []
+        names = loop.adjoint_names
+        out += rev.materialize([b for b in names if b not in nonzero], loop.line)
+        extra = "".join(f", {a}" for a in loop.reverse_args)
+        out.append(Line(f"{_unpack(names)} = {loop.loop_name}.reverse({loop.loop_name}_adjoint, "
+                        f"{_pack(names)}{extra})", loop.line, True))
+        nonzero.update(names)
+        for fake in reversed(loop.carried_saves):
+            rev._restore(fake, out)
+        # adjoints of carried variables that are not active stay as they were
+        return out, nonzero

@@ -115,12 +115,14 @@ class CheckpointedLoop:
     .npy files (the outermost, longest-lived snapshots go to disk) in a private
     folder made with tempfile.mkdtemp inside `disk_dir` (default: system temp dir).
     verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
+    min_steps: a loop of fewer steps keeps every state (no replays beyond the
+    one re-recording of each step).
     """
 
     SCHEDULES = ("revolve", "uniform", "online")
 
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
-                 disk_snapshots=0, disk_dir=None, name=None, verify=False):
+                 disk_snapshots=0, disk_dir=None, name=None, verify=False, min_steps=0):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -140,6 +142,7 @@ class CheckpointedLoop:
             TwoLevelStore(self.disk_snapshots, disk_dir)  # checks disk_dir now, before any step
         self.name = name if name is not None else "loop"
         self.verify = bool(verify)
+        self.min_steps = _as_count("min_steps", min_steps, 0)
         self._store = None
         self._it = None
         self._prev = None
@@ -166,6 +169,8 @@ class CheckpointedLoop:
                 s = max(1, min(s, n))
         if s is None:
             s = default_snapshots(n) if n is not None else DEFAULT_ONLINE_SNAPSHOTS
+        if n is not None and n < self.min_steps:
+            s = max(1, n)  # a short loop keeps every state: each step is recomputed once
         return s
 
     def _begin(self, step, args, state, n):
