@@ -128,6 +128,8 @@ class Scope:
         self.rename = {}
         self.functions = {}
         self.tuples = {}
+        self.shared_arrays = set()  # parameters still bound to the caller's array
+        self.top_block = None  # the statement list of the function body itself
 
 
 def _local_names(fnode):
@@ -209,6 +211,7 @@ class Normalizer:
         self.ctx = {"result": result, "loop": None, "result_items": None}
         out = []
         self.out = out
+        scope.top_block = out
         self.block(stmts)
         if top and not _always_exits(stmts):
             raise self.error(TransformError, "the function can end without returning a value",
@@ -336,13 +339,16 @@ class Normalizer:
         result = self.ctx["result"]
         if isinstance(value, TupleValue):
             items = self.ctx["result_items"]
+            if items == "single":
+                raise self.error(UnsupportedSyntaxError,
+                                 "returns of different kinds (tuple and value)", s)
             if items is None:
                 items = [self.namer.fresh(f"{result}_{k}") for k in range(len(value.items))]
                 self.ctx["result_items"] = items
             for name, item in zip(items, value.items):
                 self.emit(ir.Assign(name, ir.Copy(item), s.lineno))
             return
-        if self.ctx["result_items"] is not None:
+        if self.ctx["result_items"] not in (None, "single"):
             raise self.error(UnsupportedSyntaxError, "returns of different kinds (tuple and value)",
                              s)
         self.ctx["result_items"] = "single"
@@ -437,6 +443,8 @@ class Normalizer:
 
     def store_name(self, user_name):
         scope = self.current_scope
+        if self.out is scope.top_block:  # surely rebound: no longer the caller's array
+            scope.shared_arrays.discard(user_name)
         if user_name in scope.functions:
             del scope.functions[user_name]
         if scope.identity:
@@ -457,6 +465,15 @@ class Normalizer:
         if not isinstance(base, ir.Name):
             raise self.error(UnsupportedSyntaxError, "assignment into a global array", s,
                              hint="copy the array into a local variable first")
+        user = target.value.id
+        scope = self.current_scope
+        if user in scope.shared_arrays or (user not in scope.rename and user not in scope.locals
+                                            and not scope.identity):
+            raise self.error(UnsupportedSyntaxError,
+                             f"assignment into '{user}', an array the caller also sees "
+                             f"({user}[...] = ... would change the caller's array)", s,
+                             construct="subscript assignment into a caller's array",
+                             hint=f"copy it first: {user} = {user}.copy()")
         index = self.index(target.slice, target.value.id)
         value = self.atomize(self.value(value_node, target.value.id), target.value.id + "_value")
         name = self.store_name(target.value.id)
@@ -934,12 +951,14 @@ class Normalizer:
         scope = Scope(parsed, _local_names(fnode), parent=parent_scope)
         scope.aliases = set()
         assigned_in_body = set()
+        subscripted_in_body = set()
         for n in gast.walk(fnode):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 assigned_in_body.add(n.id)
             elif isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
                     isinstance(getattr(n, "ctx", None), gast.Store):
                 assigned_in_body.add(n.value.id)
+                subscripted_in_body.add(n.value.id)
         for p in params:
             if p in values:
                 v = values[p]
@@ -954,6 +973,8 @@ class Normalizer:
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.atomize(v, p)
+            if p in subscripted_in_body and isinstance(v, ir.Name):
+                scope.shared_arrays.add(p)
             if p in assigned_in_body:
                 name = self.namer.fresh(p)
                 self.emit(ir.Assign(name, ir.Copy(v), call.lineno))
