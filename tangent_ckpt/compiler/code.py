@@ -75,12 +75,47 @@ def _loads(text):
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def resolve_saves(items, needed):
-    """Replace Save/Restore by real statements for needed variables, drop the rest."""
+def _flatten(items):
+    for item in items:
+        if isinstance(item, Block):
+            yield ("reads", _loads(item.header + "\n    pass")
+                   if not item.header.startswith(("def ", "else")) else set())
+            yield from _flatten(item.body)
+        elif isinstance(item, Line):
+            yield ("reads", _loads(item.text))
+        elif isinstance(item, Restore):
+            yield ("restore", item)
+
+
+def live_restores(items):
+    """Slots of local (non-tape) restores whose value is read before the variable
+    is restored again, in the order the reverse sweep runs (textual order; a
+    restore inside one branch counts reads in the other: conservative)."""
+    flat = list(_flatten(items))
+    live = set()
+    for k, (kind, payload) in enumerate(flat):
+        if kind != "restore" or payload.tape:
+            continue
+        for kind2, later in flat[k + 1:]:
+            if kind2 == "restore" and later.var == payload.var:
+                break
+            if kind2 == "reads" and payload.var in later:
+                live.add(payload.slot)
+                break
+    return live
+
+
+def resolve_saves(items, needed, live_slots=None):
+    """Replace Save/Restore by real statements for needed variables, drop the rest.
+
+    A tape push/pop is kept when the reverse sweep reads the variable anywhere
+    (``needed``); a local save when its restore is read (``live_slots``)."""
     out = []
     for item in items:
         if isinstance(item, (Save, Restore)):
             if item.var not in needed:
+                continue
+            if live_slots is not None and not item.tape and item.slot not in live_slots:
                 continue
             if isinstance(item, Save):
                 text = f"{item.slot}.append({item.var})" if item.tape else f"{item.slot} = {item.var}"
@@ -88,8 +123,8 @@ def resolve_saves(items, needed):
                 text = f"{item.var} = {item.slot}.pop()" if item.tape else f"{item.var} = {item.slot}"
             out.append(Line(text, item.line, isinstance(item, Restore)))
         elif isinstance(item, Block):
-            out.append(Block(item.header, resolve_saves(item.body, needed), item.line,
-                             item.adjoint))
+            out.append(Block(item.header, resolve_saves(item.body, needed, live_slots),
+                             item.line, item.adjoint))
         else:
             out.append(item)
     return out

@@ -16,7 +16,7 @@ step, or checkpointed themselves with ``nested=True``.
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import loop_facts
-from tangent_ckpt.compiler.code import Block, Comment, Line, Restore, names_read, resolve_saves
+from tangent_ckpt.compiler.code import Block, Comment, Line, live_restores, names_read, resolve_saves
 from tangent_ckpt.compiler.normalize import render_operand
 
 
@@ -188,7 +188,7 @@ class LoopHandler:
     def _unpack_state(self, carried, line):
         if len(carried) == 1:
             return []
-        return [Line(f"{', '.join(carried)} = state", line)]
+        return [Line(f"{', '.join(carried)} = state")]
 
     def _primal_step(self, rev, loop, name, index, body, carried, args):
         sub = self._sub_reverser(rev, None)
@@ -199,8 +199,7 @@ class LoopHandler:
         lines += self._unpack_state(carried, loop.line)
         lines += code
         lines.append(Line(f"return {_pack(carried)}"))
-        return [Block(f"def {name}_step({self._signature(index, carried, [], args)}):", lines,
-                      loop.line)]
+        return [Block(f"def {name}_step({self._signature(index, carried, [], args)}):", lines)]
 
     def _condition(self, rev, loop, name, index, carried, args):
         tests = []
@@ -210,8 +209,7 @@ class LoopHandler:
             tests.append(f"not {loop.break_flag}")
         lines = self._unpack_state(carried, loop.line)
         lines.append(Line(f"return {' and '.join(tests)}", loop.line))
-        return [Block(f"def {name}_cond({self._signature(index, carried, [], args)}):", lines,
-                      loop.line)]
+        return [Block(f"def {name}_cond({self._signature(index, carried, [], args)}):", lines)]
 
     def _adjoint_step(self, rev, loop, name, index, body, carried, args, active_carried,
                       active_invariants):
@@ -225,14 +223,15 @@ class LoopHandler:
         for c in active_carried + active_invariants:
             b = rev.adj(c)
             results.append(b if b in nonzero else f"rt.zeros_like({c})")
-        ret = Line(f"return {_pack(results) if len(results) > 1 else results[0]}")
+        ret = Line(f"return {', '.join(results)}")
         needed = names_read(adjoint + [ret])
-        primal = resolve_saves(primal, needed)
-        adjoint = resolve_saves(adjoint, needed)
+        live = live_restores(adjoint + [ret])
+        primal = resolve_saves(primal, needed, live)
+        adjoint = resolve_saves(adjoint, needed, live)
         lines = [Comment(f"re-record one iteration of the loop at line {loop.line}, "
                          "then reverse it")]
         lines += self._unpack_state(carried, loop.line)
-        lines.append(Line(f"{_unpack(seeds)} = bstate", loop.line))
+        lines.append(Line(f"{_unpack(seeds)} = bstate"))
         for var in sub.predeclare:
             lines.append(Line(f"{var} = None"))
         if sub.tape is not None:
@@ -241,7 +240,7 @@ class LoopHandler:
         lines += adjoint
         lines.append(ret)
         return [Block(f"def {name}_adjoint({self._signature(index, carried, ['bstate'], args)}):",
-                      lines, loop.line)]
+                      lines)]
 
     def adjoint(self, rev, loop, nonzero):
         if getattr(loop, "checkpoint_plain", False):

@@ -8,7 +8,8 @@ import numpy as np
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import activity, assignment_counts
-from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, names_read, render, resolve_saves
+from tangent_ckpt.compiler.code import (Blank, Block, Comment, Line, live_restores, names_read,
+                                        render, resolve_saves)
 from tangent_ckpt.compiler.frontend import parse_function
 from tangent_ckpt.compiler.normalize import normalize
 from tangent_ckpt.compiler.reverse import AdjointNames, Reverser
@@ -91,8 +92,9 @@ def compile_gradient(fn, wrt, options, return_value=False):
         returned = grad_text
     ret = Line(f"return {returned}")
     needed = names_read(adjoint_code + [ret]) | set(handler.extra_needed if handler else ())
-    primal = resolve_saves(primal, needed)
-    adjoint_code = resolve_saves(adjoint_code, needed)
+    live = live_restores(adjoint_code + [ret])
+    primal = resolve_saves(primal, needed, live)
+    adjoint_code = resolve_saves(adjoint_code, needed, live)
 
     name = namer.fresh("d" + function.name)
     params = []
