@@ -27,45 +27,44 @@ _ON_DISK = object()  # placeholder for an array leaf stored in a file
 def tree_flatten(tree):
     """(leaves, treedef).  treedef is a nested description rebuilt by tree_unflatten."""
     leaves = []
+    return leaves, _describe(tree, leaves)
 
-    def walk(x):
-        if isinstance(x, tuple):
-            kids = tuple(walk(c) for c in x)
-            return ("tuple", type(x), kids)
-        if isinstance(x, list):
-            return ("list", type(x), tuple(walk(c) for c in x))
-        if isinstance(x, dict):
-            keys = tuple(x.keys())
-            return ("dict", type(x), keys, tuple(walk(x[k]) for k in keys))
-        leaves.append(x)
-        return None
 
-    treedef = walk(tree)
-    return leaves, treedef
+def _describe(x, leaves):
+    # module-level recursion: a recursive closure would form a reference cycle that
+    # keeps every leaf (the loop state's arrays) alive until the garbage collector runs
+    if isinstance(x, tuple):
+        return ("tuple", type(x), tuple(_describe(c, leaves) for c in x))
+    if isinstance(x, list):
+        return ("list", type(x), tuple(_describe(c, leaves) for c in x))
+    if isinstance(x, dict):
+        keys = tuple(x.keys())
+        return ("dict", type(x), keys, tuple(_describe(x[k], leaves) for k in keys))
+    leaves.append(x)
+    return None
 
 
 def tree_unflatten(treedef, leaves):
-    it = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def build(d):
-        if d is None:
-            return next(it)
-        kind, typ = d[0], d[1]
-        if kind == "tuple":
-            kids = [build(c) for c in d[2]]
-            if typ is tuple:
-                return tuple(kids)
-            if hasattr(typ, "_fields"):
-                return typ(*kids)
-            return typ(kids)
-        if kind == "list":
-            kids = [build(c) for c in d[2]]
-            return kids if typ is list else typ(kids)
-        keys, kids = d[2], d[3]
-        out = {k: build(c) for k, c in zip(keys, kids)}
-        return out if typ is dict else typ(out)
 
-    return build(treedef)
+def _build(d, it):
+    if d is None:
+        return next(it)
+    kind, typ = d[0], d[1]
+    if kind == "tuple":
+        kids = [_build(c, it) for c in d[2]]
+        if typ is tuple:
+            return tuple(kids)
+        if hasattr(typ, "_fields"):
+            return typ(*kids)
+        return typ(kids)
+    if kind == "list":
+        kids = [_build(c, it) for c in d[2]]
+        return kids if typ is list else typ(kids)
+    keys, kids = d[2], d[3]
+    out = {k: _build(c, it) for k, c in zip(keys, kids)}
+    return out if typ is dict else typ(out)
 
 
 def _copy_leaf(x):
