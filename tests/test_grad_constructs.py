@@ -396,3 +396,50 @@ def test_float32_inputs():
     assert dx.shape == x.shape and dW.shape == W.shape
     np.testing.assert_allclose(dx, ex, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(dW, eW, rtol=1e-4, atol=1e-5)
+
+
+# --- tuples carried through loops and branches; zero adjoints in loops -------------
+def f_tuple_state(x, w, n):
+    state = (x, x * 0.5)
+    for t in range(n):
+        a, b = state
+        state = (np.tanh(a * w + b), a)
+    state = (state[1], state[0])  # a swap reads elements it overwrites
+    a, b = state
+    return np.sum(a * b)
+
+
+def f_tuple_branch(x, c):
+    if c > 0:
+        pair = (x * 2.0, x)
+    else:
+        pair = (x, np.sin(x))
+    p, q = pair
+    return np.sum(p * q)
+
+
+def f_zero_on_some_iterations(x, n):
+    s = 0.0
+    for t in range(n):
+        y = x * 1.0
+        y = np.swapaxes(y, 0, 1)  # y changes shape between its assignments
+        v = np.flip(np.moveaxis(y, 0, 1), 0)
+        v = np.reshape(np.roll(v, 1, 0), (-1,))
+        m = np.mean(x, axis=1)
+        if t == n - 1:
+            s = s + np.sum(v * v) + np.sum(m)
+    return s
+
+
+def test_tuple_carried_through_loop():
+    check_grad(f_tuple_state, (vec(3), vec(3), 3), wrt=(0, 1))
+
+
+@pytest.mark.parametrize("c", [-1.0, 1.0])
+def test_tuple_assigned_in_branches(c):
+    check_grad(f_tuple_branch, (vec(3), c))
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_adjoint_zero_on_some_iterations(n):
+    check_grad(f_zero_on_some_iterations, (vec(2, 3), n))

@@ -18,14 +18,13 @@ def _diff_operands(expr):
         rule = registry.lookup(expr.fn)
         if rule is None:
             # no rule: every operand would need one; the reverse pass reports it
-            return tuple(n for a in list(expr.args) + list(expr.kwargs.values())
-                         for n in ir.operand_names(a) if not isinstance(a, ir.Index))
+            return _all_operands(expr)
         if rule.constant:
             return ()
         try:
             bound = rule.bind(expr.args, expr.kwargs)
-        except TypeError:
-            return ()
+        except TypeError:  # the call does not fit the rule: the reverse pass reports it
+            return _all_operands(expr)
         names = []
         for param in rule.differentiable_params():
             op = bound.get(param)
@@ -37,6 +36,11 @@ def _diff_operands(expr):
                                  else ())
         return tuple(names)
     return ()
+
+
+def _all_operands(prim):
+    return tuple(n for a in list(prim.args) + list(prim.kwargs.values())
+                 for n in ir.operand_names(a) if not isinstance(a, ir.Index))
 
 
 def activity(function, wrt_names):

@@ -46,6 +46,10 @@ VARARGS_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) == np.reshape(x, (
 IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
                     "setfield", "byteswap", "setflags", "__iadd__"}
 NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+# calls kept as written, without a derivative; other types (np.float64, ...) go
+# through the registry like any function, so an active argument without a rule
+# is an error rather than a silently dropped gradient
+NONDIFF_CALLS = (range, int, bool, isinstance, str, type)
 CHECKPOINT_MARKERS = set()  # functions treated specially by later passes
 
 
@@ -311,6 +315,8 @@ class Normalizer:
         if isinstance(value, (gast.Yield, gast.YieldFrom, gast.Await)):
             raise self.error(UnsupportedSyntaxError, "generators (yield) cannot be differentiated",
                              s, construct="yield", hint="return a value instead")
+        if isinstance(value, gast.Call):
+            self.reject_out_argument(value)
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
             if value.func.attr in IN_PLACE_METHODS or value.func.attr in ("append", "extend"):
                 raise self.error(UnsupportedSyntaxError,
@@ -418,15 +424,44 @@ class Normalizer:
             raise self.error(UnsupportedSyntaxError, "nested assignment target", s)
 
     def bind_tuple(self, user_name, value, line):
-        names = []
-        for k, item in enumerate(value.items):
-            element = self.namer.fresh(f"{user_name}_{k}")
-            if isinstance(item, TupleValue):
-                raise self.error(UnsupportedSyntaxError, "nested tuples", None)
-            self.emit(ir.Assign(element, ir.Copy(item) if not isinstance(item, (ir.Prim, ir.NonDiff))
-                                else item, line))
-            names.append(ir.Name(element))
+        """One variable per element.  Rebinding a tuple of the same length reuses its
+        element variables, so a tuple updated in a loop or in a branch is carried
+        like any variable."""
+        if any(isinstance(item, TupleValue) for item in value.items):
+            raise self.error(UnsupportedSyntaxError, "nested tuples", None)
+        old = self.current_scope.tuples.get(user_name)
+        if old is not None and len(old) == len(value.items):
+            names = list(old)
+            items = self._unclobbered(value.items, [n.id for n in names])
+        else:
+            names = [ir.Name(self.namer.fresh(f"{user_name}_{k}"))
+                     for k in range(len(value.items))]
+            items = value.items
+        for element, item in zip(names, items):
+            self.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
+                item, (ir.Prim, ir.NonDiff)) else item, line))
         self.current_scope.tuples[user_name] = names
+
+    def _unclobbered(self, items, targets):
+        """``items`` assigned to ``targets`` in order: an item reading a target
+        that is written before it (or by itself) is first copied to a temporary."""
+        safe = []
+        for k, item in enumerate(items):
+            reads = ir.expr_reads(item) if isinstance(item, (ir.Prim, ir.NonDiff)) \
+                else ir.operand_names(item)
+            if isinstance(item, ir.Name) and item.id == targets[k]:
+                safe.append(item)  # state_0 = state_0: nothing to protect
+            elif any(r in targets[:k + 1] for r in reads):
+                safe.append(self.atomize(item, targets[k] + "_new")
+                            if not isinstance(item, ir.Name) else self._copy(item))
+            else:
+                safe.append(item)
+        return safe
+
+    def _copy(self, name):
+        tmp = self.namer.fresh(name.id + "_old")
+        self.emit(ir.Assign(tmp, ir.Copy(name), self._line))
+        return ir.Name(tmp)
 
     def getitem_value(self, source, k, line):
         return ir.Prim(operator.getitem, [source, ir.Index(str(k), str(k), ())], {}, "getitem")
@@ -714,7 +749,12 @@ class Normalizer:
         key = id(obj)
         if key in self.binding_names:
             return ir.Name(self.binding_names[key])
-        name = self.namer.fresh(hint)
+        if hint not in self.bindings and hint not in ("np", "rt") and \
+                self.parsed.resolve(hint) is obj and \
+                hint not in _local_names(self.parsed.node):
+            name = hint  # the user's own global name (reserved: no generated name uses it)
+        else:
+            name = self.namer.fresh(hint)
         self.bindings[name] = obj
         self.binding_names[key] = name
         return ir.Name(name)
@@ -858,8 +898,7 @@ class Normalizer:
         if fn in (len,):
             arg = self.atomize(self.value(node.args[0], hint), hint)
             return ir.NonDiff(f"len({_render_operand(arg)})", operand_names_tuple(arg))
-        if fn in (range, int, bool, isinstance, str, type) or (
-                isinstance(fn, type) and fn is not float):
+        if fn in NONDIFF_CALLS:
             return self.nondiff(node)
         rule = registry.lookup(fn)
         if rule is None and isinstance(fn, types.FunctionType) and not _is_library(fn):
@@ -871,7 +910,24 @@ class Normalizer:
                 return self.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
 
+    def reject_out_argument(self, node, fn=None):
+        """``out=`` writes into an existing array: the adjoint would be wrong."""
+        named = any(k.arg == "out" for k in node.keywords)
+        rule = registry.lookup(fn) if fn is not None else None
+        if not named and rule is not None and "out" in rule.param_names:
+            try:
+                bound = rule.bind(list(node.args), {k.arg: k.value for k in node.keywords})
+            except TypeError:
+                bound = {}
+            named = bound.get("out") is not None
+        if named:
+            raise self.error(UnsupportedSyntaxError,
+                             f"{to_source(node.func)}(..., out=...) writes into an array "
+                             "in place", node, construct="out= argument",
+                             hint="assign the result instead: y = f(...)")
+
     def primitive(self, fn, arg_nodes, keywords, hint, node, leading=()):
+        self.reject_out_argument(node, fn)
         args = list(leading)
         base_hint = hint
         for a in arg_nodes:

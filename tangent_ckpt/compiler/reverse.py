@@ -254,9 +254,13 @@ class Reverser:
         return code
 
     def zero_of(self, adjoint_name):
-        """How to write a zero adjoint: shaped like the variable when it never changes."""
+        """How to write a zero adjoint: shaped like the variable's value at this point.
+
+        The reverse sweep has restored the variable there, so the zero has the
+        right shape even when the variable changes shape across assignments; a
+        scalar ``0.0`` would break adjoints such as ``np.swapaxes(g, 0, 1)``."""
         var = self.primal_of(adjoint_name)
-        if self.counts.get(var, 0) <= 1 and var is not None:
+        if var is not None:
             return f"rt.zeros_like({var})"
         self.maybe_scalar_zero.add(adjoint_name)
         return "0.0"
@@ -333,7 +337,16 @@ class Reverser:
             return
         if rule.constant:
             return
-        bound = rule.bind(prim.args, prim.kwargs)
+        try:
+            bound = rule.bind(prim.args, prim.kwargs)
+        except TypeError as exc:
+            if not active_args:
+                return
+            raise self.error(UnsupportedFunctionError,
+                             f"the call does not fit the adjoint rule of {rule.name}: {exc}",
+                             stmt.line, construct=rule.name,
+                             hint="pass the arguments the rule's signature names, or register "
+                                  "your own adjoint with tangent_ckpt.register_adjoint") from None
         if rule.vjp is not None:
             self._adjoint_callable(stmt, prim, rule, bound, g, out, nonzero)
             return
