@@ -58,7 +58,7 @@ def _normalize_wrt(wrt):
         return (int(wrt),), True
     try:
         wrt = tuple(int(k) for k in wrt)
-    except TypeError:
+    except (TypeError, ValueError):
         raise WrtError(f"wrt must be an int or a tuple of ints, not {wrt!r}") from None
     if not wrt:
         raise WrtError("wrt must name at least one argument")

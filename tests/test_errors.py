@@ -1,0 +1,207 @@
+"""Honest errors: each names the file, the line and the construct, and says what to do."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from tangent_ckpt.errors import (SourceUnavailableError, TransformError, UnsupportedFunctionError,
+                                 UnsupportedSyntaxError, WrtError)
+
+HERE = os.path.basename(__file__)
+COUNTER = 0
+
+
+def line_of(fn, text):
+    """The file line of the first line of ``fn`` containing ``text``."""
+    lines, first = inspect.getsourcelines(fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return first + k
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+def expect_error(fn, marker, construct, cls=TransformError, wrt=(0,), args=None, where=None):
+    with pytest.raises(cls) as info:
+        df = tc.grad(fn, wrt=wrt)
+        df.compile() if args is None else df(*args)
+    err = info.value
+    message = str(err)
+    assert HERE in message, message
+    assert f":{line_of(where or fn, marker)}:" in message, message
+    assert construct in message, message
+    return err
+
+
+def f_try(x):
+    try:
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def f_with(x):
+    with open(__file__):
+        y = x * 2.0
+    return np.sum(y)
+
+
+def f_yield(x):
+    yield np.sum(x)
+
+
+def f_global_write(x):
+    global COUNTER
+    COUNTER = 1
+    return np.sum(x)
+
+
+def f_lambda(x):
+    sq = lambda v: v * v  # noqa: E731
+    return np.sum(sq(x))
+
+
+def f_listcomp(x):
+    ys = [x * k for k in range(3)]
+    return np.sum(ys[0])
+
+
+def f_sort(x):
+    y = x * 1.0
+    y.sort()
+    return np.sum(y)
+
+
+def f_solve(A, b):
+    y = np.linalg.solve(A, b)
+    return np.sum(y)
+
+
+def f_fft(x):
+    y = np.fft.fft(x)
+    return np.sum(np.abs(y))
+
+
+def f_out(x):
+    y = np.zeros_like(x)
+    y = np.add(x, x, out=y)
+    return np.sum(y)
+
+
+def f_float64(x):
+    y = np.float64(np.sum(x))
+    return y * 2.0
+
+
+def f_bad_call(x):
+    y = np.sum(x, where=x > 0)
+    return y
+
+
+def mutating_helper(a):
+    a[0] = 1.0
+    return a * 2.0
+
+
+def f_mutates_caller(x):
+    y = x * 1.0
+    z = mutating_helper(y)
+    return np.sum(z + y)
+
+
+def f_no_return(x):
+    if np.sum(x) > 0:
+        return np.sum(x)
+
+
+def f_plain(x, n):
+    return np.sum(x) * n
+
+
+@pytest.mark.parametrize("fn, marker, construct", [
+    (f_try, "try:", "try"),
+    (f_with, "with open", "with"),
+    (f_yield, "yield np", "yield"),
+    (f_global_write, "global COUNTER", "global"),
+    (f_lambda, "lambda v", "lambda"),
+    (f_listcomp, "for k in range(3)]", "list comprehension"),
+    (f_sort, "y.sort()", ".sort()"),
+    (f_out, "out=y", "out="),
+])
+def test_unsupported_construct(fn, marker, construct):
+    err = expect_error(fn, marker, construct, UnsupportedSyntaxError)
+    assert err.hint
+
+
+def test_helper_assigning_into_callers_array():
+    # Python would change the caller's y too; the error points into the helper
+    err = expect_error(f_mutates_caller, "a[0] = 1.0", "caller", UnsupportedSyntaxError,
+                       where=mutating_helper)
+    assert err.hint
+
+
+@pytest.mark.parametrize("fn, marker, name, args", [
+    (f_solve, "np.linalg.solve", "solve", None),
+    (f_fft, "np.fft.fft", "fft", None),
+    (f_float64, "np.float64", "float64", None),
+    (f_bad_call, "where=", "np.sum", None),
+])
+def test_unsupported_function_suggests_register_adjoint(fn, marker, name, args):
+    err = expect_error(fn, marker, name, UnsupportedFunctionError)
+    assert "register_adjoint" in str(err)
+
+
+def test_missing_return():
+    expect_error(f_no_return, "def f_no_return", "return")
+
+
+def test_builtin_without_source():
+    with pytest.raises(SourceUnavailableError, match="register_adjoint"):
+        tc.grad(np.sin).compile()
+
+
+def test_eval_lambda_without_source():
+    fn = eval("lambda x: x * 2.0")
+    with pytest.raises(SourceUnavailableError) as info:
+        tc.grad(fn).compile()
+    assert "source" in str(info.value)
+
+
+def test_exec_function_without_source():
+    namespace = {}
+    exec("def g(x):\n    return x * 2.0\n", namespace)
+    with pytest.raises(SourceUnavailableError) as info:
+        tc.grad(namespace["g"]).compile()
+    assert "g" in str(info.value)
+
+
+@pytest.mark.parametrize("value, words", [
+    (3, "integer"),
+    (np.arange(3), "int64"),
+    ([1.0, 2.0], "list"),
+    (True, "bool"),
+])
+def test_wrt_bad_argument_value(value, words):
+    with pytest.raises(WrtError, match=words) as info:
+        tc.grad(f_plain, wrt=(0,))(value, 2)
+    assert "'x'" in str(info.value)
+
+
+def test_wrt_integer_argument():
+    with pytest.raises(WrtError, match="integer"):
+        tc.grad(f_plain, wrt=(1,))(np.ones(2), 2)
+
+
+@pytest.mark.parametrize("wrt", [(2,), (-3,), 5])
+def test_wrt_out_of_range(wrt):
+    with pytest.raises(WrtError, match="out of range"):
+        tc.grad(f_plain, wrt=wrt)(np.ones(2), 2.0)
+
+
+@pytest.mark.parametrize("wrt", [(), (0, 0), "x"])
+def test_wrt_malformed(wrt):
+    with pytest.raises(WrtError):
+        tc.grad(f_plain, wrt=wrt)
