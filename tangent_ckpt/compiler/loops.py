@@ -218,6 +218,7 @@ class LoopHandler:
         defined = set(carried) | set(args) | {index} | set(rev.bindings)
         primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
+        sub.owned = {rev.adj(v) for v in active_invariants}  # private: the driver threads them
         adjoint, nonzero = sub.adjoint(body, set(seeds))
         results = []
         for c in active_carried + active_invariants:
@@ -248,7 +249,10 @@ class LoopHandler:
         nonzero = set(nonzero)
         out = []
         names = loop.adjoint_names
-        out += rev.materialize([b for b in names if b not in nonzero], loop.line)
+        invariants = {rev.adj(v) for v in loop.reverse_args if v in rev.active}
+        out += rev.make_private(invariants, nonzero, loop.line)
+        out += rev.materialize([b for b in names if b not in nonzero and b not in invariants],
+                               loop.line)
         extra = "".join(f", {a}" for a in loop.reverse_args)
         out.append(Line(f"{_unpack(names)} = {loop.loop_name}.reverse({loop.loop_name}_adjoint, "
                         f"{_pack(names)}{extra})", loop.line, True))

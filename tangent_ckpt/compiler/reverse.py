@@ -119,6 +119,7 @@ class Reverser:
         self.tape = None
         self.maybe_scalar_zero = set()
         self.counts = {}
+        self.owned = set()  # adjoints that are private accumulators: updated in place
 
     # --- primal -----------------------------------------------------------------
     def primal(self, body, defined, possibly, in_loop=False):
@@ -268,17 +269,43 @@ class Reverser:
     def primal_of(self, adjoint_name):
         return self._primal_names.get(adjoint_name)
 
+    def accumulators(self, loop):
+        """Adjoints of active variables the loop body reads and never assigns: they
+        only accumulate across iterations, so they can be private and in place."""
+        assigned = set(ir.assigned_names(loop.body))
+        if isinstance(loop, ir.For):
+            assigned.add(loop.target)
+        return {self.adj(n) for n in ir.read_names(loop.body)
+                if n in self.active and n not in assigned}
+
+    def make_private(self, names, nonzero, line):
+        """Before a loop accumulates in place: fresh zeros, or a private copy."""
+        code = []
+        for b in sorted(names):
+            var = self.primal_of(b)
+            if b in nonzero:
+                code.append(Line(f"{b} = rt.private_adjoint({b}, {var})", line, True))
+            else:
+                code.append(Line(f"{b} = rt.zeros_like({var})", line, True))
+        return code
+
     def _adjoint_loop(self, loop, nonzero):
         n0 = set(nonzero)
-        head = set(n0)
-        while True:
-            code, n_start = self.adjoint(loop.body, head)
-            new_head = head | n_start
-            if new_head == head:
-                break
-            head = new_head
-        out = []
-        out += self.materialize(head - n0, loop.line)
+        accumulators = self.accumulators(loop)
+        outer_owned = self.owned
+        self.owned = outer_owned | accumulators
+        head = set(n0) | accumulators
+        try:
+            while True:
+                code, n_start = self.adjoint(loop.body, head)
+                new_head = head | n_start
+                if new_head == head:
+                    break
+                head = new_head
+        finally:
+            self.owned = outer_owned
+        out = self.make_private(accumulators, n0, loop.line)
+        out += self.materialize(head - n0 - accumulators, loop.line)
         code += self.materialize(head - n_start, loop.line)
         if isinstance(loop, ir.For):
             rng = loop.range_text
@@ -301,7 +328,9 @@ class Reverser:
 
     def _accumulate(self, name, contribution, out, nonzero, line):
         b = self.adj(name)
-        if b in nonzero:
+        if b in nonzero and b in self.owned:
+            out.append(Line(f"{b} += {_strip_parens(contribution)}", line, True))
+        elif b in nonzero:
             out.append(Line(f"{b} = {b} + {contribution}", line, True))
         else:
             out.append(Line(f"{b} = {_strip_parens(contribution)}", line, True))

@@ -20,7 +20,7 @@ import numpy as np
 
 __all__ = [
     # broadcasting and buffers
-    "is_zero", "unbroadcast", "as_gradient", "zeros_like", "reshape_like",
+    "is_zero", "unbroadcast", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
     "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
     "clip_adjoint", "clip_adjoint_bound",
@@ -94,6 +94,20 @@ def zeros_like(x):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         return np.zeros(x.shape, dtype=dtype)
     return 0.0
+
+
+def private_adjoint(g, x):
+    """A private, writable copy of the adjoint ``g``, shaped like ``x``.
+
+    Generated code calls this before a loop whose body accumulates into ``g`` in
+    place (``bW += ...``), so that no other adjoint sharing ``g``'s array sees
+    the updates.  A scalar ``x`` gives a Python float (immutable: ``+=`` rebinds).
+    """
+    if not isinstance(x, np.ndarray):
+        return float(np.sum(g)) if np.ndim(g) else float(g)
+    out = zeros_like(x)
+    out += unbroadcast(g, x)
+    return out
 
 
 def reshape_like(g, x, order="C"):
