@@ -179,3 +179,78 @@ def render(items, indent="    ", level=0, line_texts=None):
 
     walk(items, level)
     return "\n".join(lines)
+
+
+def drop_dead_adjoints(items, live):
+    """Drop adjoint assignments ``b = ...`` whose value is never read.
+
+    ``live``: names read after ``items``.  Only single-name adjoint lines without
+    side effects (no tape ``pop``/``append``) are dropped; a loop's body sees
+    every name the loop reads as live (the next iteration may read it), and a
+    branch sees the reads of its sibling branch (conservative).  Returns the
+    kept items; Save/Restore markers stay for :func:`resolve_saves`.
+    """
+    kept = []
+    live = set(live)
+    for item in reversed(items):
+        if isinstance(item, Line):
+            target = _single_target(item.text)
+            if item.adjoint and target is not None and target not in live and \
+                    ".pop()" not in item.text and ".append(" not in item.text:
+                continue
+            if target is not None:
+                live.discard(target)
+            live |= _loads(item.text)
+        elif isinstance(item, Block):
+            inner = set(live)
+            if item.header.startswith(("for ", "while ")):
+                inner |= names_read([item])
+            body = drop_dead_adjoints(item.body, inner)
+            item = Block(item.header, body, item.line, item.adjoint)
+            live |= names_read([item])
+        elif isinstance(item, Restore):
+            live.discard(item.var)
+        kept.append(item)
+    kept.reverse()
+    return kept
+
+
+def drop_empty_branches(items):
+    """``if c: <nothing>`` (and an empty ``else:``) disappear; an empty ``if``
+    with a non-empty ``else`` becomes ``if not c:``.  Run after resolve_saves."""
+    out = []
+    k = 0
+    items = [Block(i.header, drop_empty_branches(i.body), i.line, i.adjoint)
+             if isinstance(i, Block) else i for i in items]
+    while k < len(items):
+        item = items[k]
+        nxt = items[k + 1] if k + 1 < len(items) else None
+        if isinstance(item, Block) and item.header.startswith("if ") and _empty(item.body):
+            has_else = isinstance(nxt, Block) and nxt.header == "else:"
+            if has_else and not _empty(nxt.body):
+                cond = item.header[3:-1]
+                out.append(Block(f"if not ({cond}):", nxt.body, item.line, item.adjoint))
+            k += 2 if has_else else 1
+            continue
+        if isinstance(item, Block) and item.header == "else:" and _empty(item.body):
+            k += 1
+            continue
+        out.append(item)
+        k += 1
+    return out
+
+
+def _empty(body):
+    return all(isinstance(i, (Comment, Blank)) for i in body)
+
+
+def _single_target(text):
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assign):
+        targets = tree.body[0].targets
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            return targets[0].id
+    return None

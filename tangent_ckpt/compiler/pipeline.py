@@ -8,7 +8,8 @@ import numpy as np
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import activity, assignment_counts
-from tangent_ckpt.compiler.code import (Blank, Block, Comment, Line, live_restores, names_read,
+from tangent_ckpt.compiler.code import (Blank, Block, Comment, Line, drop_dead_adjoints,
+                                        drop_empty_branches, live_restores, names_read,
                                         render, resolve_saves)
 from tangent_ckpt.compiler.frontend import parse_function
 from tangent_ckpt.compiler.normalize import normalize
@@ -91,10 +92,18 @@ def compile_gradient(fn, wrt, options, return_value=False):
     else:
         returned = grad_text
     ret = Line(f"return {returned}")
-    needed = names_read(adjoint_code + [ret]) | set(handler.extra_needed if handler else ())
+    adjoint_code = drop_dead_adjoints(adjoint_code, names_read([ret]))
+    extra_needed = set(handler.extra_needed if handler else ())
+    needed = names_read(adjoint_code + [ret]) | extra_needed
     live = live_restores(adjoint_code + [ret])
+    while True:  # a branch left empty no longer reads its condition: fewer saves
+        resolved = drop_empty_branches(resolve_saves(adjoint_code, needed, live))
+        still_needed = names_read(resolved + [ret]) | extra_needed
+        if still_needed >= needed:
+            break
+        needed = still_needed & needed
     primal = resolve_saves(primal, needed, live)
-    adjoint_code = resolve_saves(adjoint_code, needed, live)
+    adjoint_code = resolved
 
     name = namer.fresh("d" + function.name)
     params = []
