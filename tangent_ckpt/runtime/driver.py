@@ -152,18 +152,27 @@ class CheckpointedLoop:
     def _index(self, k):
         return k if self.steps is None else self.steps[k]
 
-    def _resolve_snapshots(self, state, n):
-        """RAM snapshot slots for this run (checks the budget before any step runs)."""
+    def _resolve_snapshots(self, state, n, args=()):
+        """RAM snapshot slots for this run (checks the budget before any step runs).
+
+        A memory budget pays for the snapshots and for what the sweep holds beside
+        them: the working state, the state kept before the last step, one step's
+        re-recording (estimated as two states) and the adjoint buffers of the
+        loop's arguments (as large as the arguments).  The rest buys snapshots.
+        """
         sbytes = tree_nbytes(state)
         self._state_bytes = sbytes
         s = self.snapshots
         if self.memory_budget is not None:
-            if sbytes > self.memory_budget:
+            overhead = 4 * sbytes + tree_nbytes(args)
+            if sbytes + overhead > self.memory_budget:
                 raise CheckpointError(
                     f"{self.name}: memory_budget {_fmt_bytes(self.memory_budget)} cannot hold one "
-                    f"snapshot of the loop state ({_fmt_bytes(sbytes)}); raise the budget")
+                    f"snapshot of the loop state ({_fmt_bytes(sbytes)}) beside the working "
+                    f"memory of the sweep ({_fmt_bytes(overhead)}); raise the budget")
             # as many states as fit (all of them if they all fit: T = 2n - 1)
-            fit = self.memory_budget // sbytes if sbytes else max(n or DEFAULT_ONLINE_SNAPSHOTS, 1)
+            room = self.memory_budget - overhead
+            fit = room // sbytes if sbytes else max(n or DEFAULT_ONLINE_SNAPSHOTS, 1)
             s = fit if s is None else min(s, fit)
             if n is not None:
                 s = max(1, min(s, n))
@@ -174,7 +183,7 @@ class CheckpointedLoop:
         return s
 
     def _begin(self, step, args, state, n):
-        s_ram = self._resolve_snapshots(state, n)
+        s_ram = self._resolve_snapshots(state, n, args)
         total = s_ram + self.disk_snapshots
         self.used_snapshots = total
         self._step, self._args = step, args
