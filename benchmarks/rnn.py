@@ -1,0 +1,176 @@
+"""Benchmark: gradient of a vanilla RNN loop, h = tanh(h @ W + b), w.r.t. W and b.
+
+    python benchmarks/rnn.py            # T = 1000 steps, h (32, 256), float64 (~1 minute)
+    python benchmarks/rnn.py --long     # also T = 100 000 steps, checkpointed, 20 snapshots (~4 minutes)
+
+One table, all rows measured in the same process:
+
+* forward: the plain NumPy loop (no gradient), the baseline of every ratio;
+* grad time: median of ``--repeat`` (>= 5) calls after one warm-up call;
+* peak memory: tracemalloc peak of ONE gradient call, in a separate run from the
+  timings (tracemalloc slows allocation down); it counts everything the call
+  allocates (tapes, snapshots, temporaries), not the inputs;
+* rel diff: max |g - g_ref| / max |g_ref| against the hand-written BPTT;
+* fwd evals / n: forward steps per loop step, from ``tc.profile()`` (taped = 1).
+
+BLAS runs on one thread (set in benchmarks/common.py before NumPy is imported).
+autograd rows appear only when autograd is installed (``pip install -e '.[peers]'``).
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (pins BLAS threads before NumPy loads)
+
+import numpy as np  # noqa: E402
+
+import tangent_ckpt as tc  # noqa: E402
+from tangent_ckpt.runtime.schedules import revolve_cost  # noqa: E402
+
+try:  # optional peer, never needed by the tests
+    import autograd  # noqa: E402
+    import autograd.numpy as anp  # noqa: E402
+except ImportError:  # pragma: no cover
+    autograd = anp = None
+
+BATCH, HIDDEN = 32, 256
+
+
+def loss(h, W, b, n):
+    for t in range(n):
+        h = np.tanh(h @ W + b)
+    return np.sum(h)
+
+
+def make_inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    h0 = rng.standard_normal((BATCH, HIDDEN))
+    W = 0.5 * rng.standard_normal((HIDDEN, HIDDEN)) / np.sqrt(HIDDEN)
+    b = 0.1 * rng.standard_normal(HIDDEN)
+    return h0, W, b
+
+
+def bptt(h, W, b, n):
+    """Hand-written backpropagation through time: keeps every h, then one reverse sweep."""
+    hs = [h]
+    for t in range(n):
+        h = np.tanh(h @ W + b)
+        hs.append(h)
+    bh = np.ones_like(h)
+    bW = np.zeros_like(W)
+    bb = np.zeros_like(b)
+    for t in range(n - 1, -1, -1):
+        hn = hs[t + 1]
+        bpre = bh * (1.0 - hn * hn)
+        bW += hs[t].T @ bpre
+        bb += bpre.sum(axis=0)
+        bh = bpre @ W.T
+        hs[t + 1] = None  # release as we go, as a careful hand-written version would
+    return bW, bb
+
+
+def autograd_grad():
+    def loss_ag(params, h, n):
+        W, b = params
+        for t in range(n):
+            h = anp.tanh(anp.dot(h, W) + b)
+        return anp.sum(h)
+    g = autograd.grad(loss_ag)
+    return lambda h, W, b, n: tuple(g((W, b), h, n))
+
+
+def rel_diff(got, ref):
+    return max(float(np.max(np.abs(g - r))) / max(float(np.max(np.abs(r))), 1e-300)
+               for g, r in zip(got, ref))
+
+
+def methods():
+    out = [
+        ("tangent_ckpt taped (tc.grad)", tc.grad(loss, wrt=(1, 2)), True),
+        ("hand-written NumPy BPTT", bptt, False),
+        ("tangent_ckpt checkpointed, snapshots=10",
+         tc.grad_with_checkpointing(loss, wrt=(1, 2), snapshots=10), True),
+        ('tangent_ckpt checkpointed, memory_budget="10MB"',
+         tc.grad_with_checkpointing(loss, wrt=(1, 2), memory_budget="10MB"), True),
+    ]
+    if autograd is not None:
+        from importlib.metadata import version
+        out.append((f"autograd {version('autograd')}", autograd_grad(), False))
+    return out
+
+
+def run_default(steps, repeat):
+    h0, W, b = make_inputs()
+    n = steps
+    print(f"RNN h = tanh(h @ W + b): h ({BATCH}, {HIDDEN}), W ({HIDDEN}, {HIDDEN}), float64, "
+          f"T = {n}, loss = sum(h), gradient w.r.t. W and b")
+    print(f"numpy {np.__version__}, BLAS threads = {os.environ['OPENBLAS_NUM_THREADS']}, "
+          f"median of {repeat} runs; peak memory in a separate tracemalloc run\n")
+
+    t_fwd = common.time_median(loss, h0, W, b, n, repeat=repeat)
+    m_fwd, _ = common.peak_memory(loss, h0, W, b, n)
+    ref = bptt(h0, W, b, n)
+    rows = [("forward only (plain NumPy loop)", common.fmt_seconds(t_fwd), "1.00",
+             common.fmt_bytes(m_fwd), "-", "-")]
+    for name, fn, profiled in methods():
+        t = common.time_median(fn, h0, W, b, n, repeat=repeat)
+        peak, g = common.peak_memory(fn, h0, W, b, n)
+        evals = "1.00" if not profiled else None
+        if profiled:
+            with tc.profile() as prof:
+                fn(h0, W, b, n)
+            evals = f"{(prof.forward_steps + prof.recorded_steps) / n:.2f}" if prof.runs else "1.00"
+        rows.append((name, common.fmt_seconds(t), f"{t / t_fwd:.2f}", common.fmt_bytes(peak),
+                     f"{rel_diff(g, ref):.1e}", evals))
+    if autograd is None:
+        rows.append(("autograd (not installed: pip install -e '.[peers]')", "-", "-", "-", "-", "-"))
+    print(common.table(("method", "grad time", "grad/fwd", "peak memory", "rel diff", "fwd evals/n"),
+                       rows))
+    r, A, T = revolve_cost(n, 10)
+    print(f"\nRevolve optimum for n = {n}, s = 10: r = {r}, A = {A} plain steps; the driver runs "
+          f"A + 1 plain + n recorded = {(A + 1 + n) / n:.2f} n forward evaluations.")
+
+
+def run_long(steps, snapshots):
+    h0, W, b = make_inputs()
+    n, s = steps, snapshots
+    print(f"\n--long: T = {n} steps, checkpointed with snapshots = {s} (each figure from one run)")
+    df = tc.grad_with_checkpointing(loss, wrt=(1, 2), snapshots=s)
+    t_fwd, _ = common.time_once(loss, h0, W, b, n)
+    with tc.profile() as prof:
+        t_grad, _ = common.time_once(df, h0, W, b, n)
+    peak, _ = common.peak_memory(df, h0, W, b, n)
+    r, A, T = revolve_cost(n, s)
+    rows = [
+        ("forward only (plain NumPy loop)", common.fmt_seconds(t_fwd), "1.00", "-"),
+        (f"tangent_ckpt checkpointed, snapshots={s}", common.fmt_seconds(t_grad),
+         f"{t_grad / t_fwd:.2f}", common.fmt_bytes(peak)),
+    ]
+    print(common.table(("method", "time", "grad/fwd", "peak memory"), rows))
+    print(f"profiler: forward steps {prof.forward_steps} (Revolve optimum A + 1 = {A + 1}), "
+          f"recorded steps {prof.recorded_steps} (n = {n}), peak snapshots {prof.peak_snapshots}, "
+          f"peak snapshot bytes {common.fmt_bytes(prof.peak_snapshot_bytes)}")
+    state = h0.nbytes
+    print(f"(not run) taping all {n} steps would keep at least {n} copies of h = "
+          f"{common.fmt_bytes(n * state)} (tc.grad's tape holds two arrays per step)")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=1000, help="T for the table (default 1000)")
+    p.add_argument("--repeat", type=int, default=5, help="timed runs per method (default 5)")
+    p.add_argument("--long", action="store_true",
+                   help="also run T = 100 000 steps, checkpointed with 20 snapshots")
+    p.add_argument("--long-steps", type=int, default=100_000, help=argparse.SUPPRESS)
+    p.add_argument("--long-snapshots", type=int, default=20, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    run_default(args.steps, max(1, args.repeat))
+    if args.long:
+        run_long(args.long_steps, args.long_snapshots)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
