@@ -124,7 +124,12 @@ class LoopHandler:
         adjoint = self._adjoint_step(rev, loop, name, index, body, carried, args,
                                      active_carried, active_invariants)
         self.definitions.extend([step, adjoint])
-        ctor = self._constructor(loop, name)
+        segmented = self.options.memory_budget is not None and isinstance(loop, ir.For) \
+            and not loop.break_flag and self.options.schedule == "revolve"
+        if segmented:
+            self.definitions.append(self._taped_segment(rev, loop, name, index, body, carried,
+                                                        args, active_carried, active_invariants))
+        ctor = self._constructor(loop, name, segmented)
         out.append(Line(f"{name} = {ctor}", loop.line))
         state = _pack(carried)
         extra = "".join(f", {a}" for a in args)
@@ -154,7 +159,7 @@ class LoopHandler:
             size = "snapshots chosen from the trip count at run time"
         return f"{label} schedule, {size}"
 
-    def _constructor(self, loop, name):
+    def _constructor(self, loop, name, segmented=False):
         o = self.options
         if isinstance(loop, ir.For):
             steps = loop.range_text if hasattr(loop, "range_text") else \
@@ -175,6 +180,8 @@ class LoopHandler:
             parts.append(f"min_steps={o.min_steps}")
         if o.verify:
             parts.append("verify=True")
+        if segmented:
+            parts.append(f"taped_segment={name}_segment")
         parts.append(f"name={name!r}")
         return f"rt.CheckpointedLoop({', '.join(parts)})"
 
@@ -242,6 +249,38 @@ class LoopHandler:
         lines.append(ret)
         return [Block(f"def {name}_adjoint({self._signature(index, carried, ['bstate'], args)}):",
                       lines)]
+
+    def _taped_segment(self, rev, loop, name, index, body, carried, args, active_carried,
+                       active_invariants):
+        """Record a run of steps with a tape, then reverse them: what a memory budget
+        buys when it cannot hold every state (see CheckpointedLoop.taped_segment)."""
+        sub = self._sub_reverser(rev, None)
+        segment = ir.For(index, [], body, loop.line, header=loop.header)
+        segment.iter_text = "steps"
+        defined = set(carried) | set(args) | set(rev.bindings)
+        primal = sub.primal([segment], set(defined), set(defined))
+        seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
+        sub.owned = {rev.adj(v) for v in active_invariants}
+        adjoint, nonzero = sub.adjoint([segment], set(seeds))
+        results = [rev.adj(c) if rev.adj(c) in nonzero else f"rt.zeros_like({c})"
+                   for c in active_carried + active_invariants]
+        ret = Line(f"return {', '.join(results)}")
+        needed = names_read(adjoint + [ret])
+        live = live_restores(adjoint + [ret])
+        primal = resolve_saves(primal, needed, live)
+        adjoint = resolve_saves(adjoint, needed, live)
+        lines = [Comment(f"record the given steps of the loop at line {loop.line} on a tape, "
+                         "then reverse them")]
+        lines += self._unpack_state(carried, loop.line)
+        lines.append(Line(f"{_unpack(seeds)} = bstate"))
+        for var in sub.predeclare:
+            lines.append(Line(f"{var} = None"))
+        if sub.tape is not None:
+            lines.append(Line(f"{sub.tape} = []"))
+        lines += primal + adjoint
+        lines.append(ret)
+        params = ["steps", carried[0] if len(carried) == 1 else "state", "bstate"] + list(args)
+        return [Block(f"def {name}_segment({', '.join(params)}):", lines)]
 
     def adjoint(self, rev, loop, nonzero):
         if getattr(loop, "checkpoint_plain", False):

@@ -200,7 +200,10 @@ class Reverser:
         body = self.primal(loop.body, inner_defined, inner_possibly, in_loop=True)
         if counter:
             body.insert(0, Line(f"{counter} = {counter} + 1", loop.line))
-        if isinstance(loop, ir.For):
+        if isinstance(loop, ir.For) and getattr(loop, "iter_text", None):
+            loop.range_text = loop.iter_text  # a taped segment: `for t in steps`
+            header = f"for {loop.target} in {loop.range_text}:"
+        elif isinstance(loop, ir.For):
             bounds = ", ".join(render_operand(b) for b in loop.bounds)
             assigned = set(ir.assigned_names(loop.body))
             if any(n in assigned for b in loop.bounds for n in ir.operand_names(b)):
@@ -304,7 +307,7 @@ class Reverser:
                 head = new_head
         finally:
             self.owned = outer_owned
-        out = self.make_private(accumulators, n0, loop.line)
+        out = self.make_private(accumulators - outer_owned, n0, loop.line)
         out += self.materialize(head - n0 - accumulators, loop.line)
         code += self.materialize(head - n_start, loop.line)
         if isinstance(loop, ir.For):

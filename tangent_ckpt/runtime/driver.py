@@ -31,7 +31,7 @@ import numpy as np
 from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime.schedules import (
-    ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, OnlineSchedule, default_snapshots,
+    Action, ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, OnlineSchedule, default_snapshots,
     revolve, uniform, uniform_cost,
 )
 from tangent_ckpt.runtime.snapshots import TwoLevelStore, tree_copy, tree_flatten, tree_nbytes
@@ -117,12 +117,21 @@ class CheckpointedLoop:
     verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
     min_steps: a loop of fewer steps keeps every state (no replays beyond the
     one re-recording of each step).
+    taped_segment: ``segment(indices, state, bstate, *args) -> bstate`` records the
+    steps ``indices`` with a tape and reverses them.  With a memory budget that
+    cannot hold every state, the loop then keeps a snapshot every k steps and
+    reverses segment by segment: 2n forward steps in all (each step run once in
+    the sweep, once on the tape), fewer than Revolve needs in the same memory.
+    The tape of one step is estimated at two states (``TAPE_STATES``).
     """
+
+    TAPE_STATES = 2
 
     SCHEDULES = ("revolve", "uniform", "online")
 
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
-                 disk_snapshots=0, disk_dir=None, name=None, verify=False, min_steps=0):
+                 disk_snapshots=0, disk_dir=None, name=None, verify=False, min_steps=0,
+                 taped_segment=None):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -143,6 +152,8 @@ class CheckpointedLoop:
         self.name = name if name is not None else "loop"
         self.verify = bool(verify)
         self.min_steps = _as_count("min_steps", min_steps, 0)
+        self.taped_segment = taped_segment
+        self._segments = None
         self._store = None
         self._it = None
         self._prev = None
@@ -325,6 +336,9 @@ class CheckpointedLoop:
         n = self.n
         self.last_stats = {}
         s = self._begin(step, args, state, n)
+        k = self._segment_length(n, s)
+        if k:
+            return self._forward_segments(step, state, args, n, k)
         if self.schedule == "uniform":
             if self.disk_snapshots:
                 raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
@@ -354,6 +368,56 @@ class CheckpointedLoop:
         except BaseException:
             self.close()
             raise
+
+    def _segment_length(self, n, s):
+        """Steps per taped segment when a budget calls for segments, else None."""
+        if (self.taped_segment is None or self.memory_budget is None or self.schedule != "revolve"
+                or self.disk_snapshots or s >= n or n < 2):
+            return None
+        k = max(1, int(round((n / self.TAPE_STATES) ** 0.5)))
+        if -(-n // k) + self.TAPE_STATES * k > s:
+            return None  # not even the best segment length fits: Revolve in s snapshots
+        return k
+
+    def _forward_segments(self, step, state, args, n, k):
+        """The sweep for taped segments: a snapshot before every k-th step."""
+        idx = self._index
+        try:
+            work = state
+            for pos in range(n):
+                if pos % k == 0:
+                    self._exec(Action(STORE, 0, pos // k, pos), work, pos)
+                work = step(idx(pos), work, *args)
+            self._c["forward_steps"] += n
+            self._segments = k
+            self._flush()
+            return work
+        except BaseException:
+            self.close()
+            raise
+
+    def _reverse_segments(self, bstate, args):
+        k, n = self._segments, self.n
+        self._segments = None
+        segment = self.taped_segment
+        for slot in reversed(range(-(-n // k))):
+            a, b = slot * k, min(n, slot * k + k)
+            work = self._store.restore(slot)
+            indices = range(a, b) if self.steps is None else self.steps[a:b]
+            if self._c["recorded_steps"] == 0 and _profiler.active_profilers() \
+                    and not tracemalloc.is_tracing():
+                tracemalloc.start()
+                try:
+                    bstate = segment(indices, work, bstate, *args)
+                finally:
+                    self._measured_tape = tracemalloc.get_traced_memory()[1] // max(1, b - a)
+                    tracemalloc.stop()
+            else:
+                bstate = segment(indices, work, bstate, *args)
+            self._store.free(slot)
+            self._c["recorded_steps"] += b - a
+        self._flush(final=True)
+        return bstate
 
     def forward_while(self, cond, step, state, *args):
         """Run steps while ``cond(index, state, *args)`` holds (checked before each step),
@@ -401,6 +465,11 @@ class CheckpointedLoop:
 
         Snapshots and the temporary folder are released at the end and on any exception.
         """
+        if self._segments:
+            try:
+                return self._reverse_segments(bstate, args)
+            finally:
+                self.close()
         if self._it is None:
             if self.n == 0:
                 return bstate
