@@ -105,7 +105,40 @@ def live_restores(items):
     return live
 
 
-def resolve_saves(items, needed, live_slots=None):
+def shape_only(items):
+    """Variables the code reads only as the second argument of ``rt.unbroadcast``:
+    their saves keep the shape (``rt.shape_of(x)``), not the array."""
+    ok, other = set(), set()
+
+    def visit(text):
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return
+        shape_args = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr == "unbroadcast" and len(node.args) == 2 and \
+                    isinstance(node.args[1], ast.Name):
+                shape_args.add(id(node.args[1]))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                (ok if id(node) in shape_args else other).add(node.id)
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, Line):
+                visit(item.text)
+            elif isinstance(item, Block):
+                if not item.header.startswith(("def ", "else")):
+                    visit(item.header + "\n    pass")
+                walk(item.body)
+
+    walk(items)
+    return ok - other
+
+
+def resolve_saves(items, needed, live_slots=None, shapes=frozenset()):
     """Replace Save/Restore by real statements for needed variables, drop the rest.
 
     A tape push/pop is kept when the reverse sweep reads the variable anywhere
@@ -118,12 +151,13 @@ def resolve_saves(items, needed, live_slots=None):
             if live_slots is not None and not item.tape and item.slot not in live_slots:
                 continue
             if isinstance(item, Save):
-                text = f"{item.slot}.append({item.var})" if item.tape else f"{item.slot} = {item.var}"
+                value = f"rt.shape_of({item.var})" if item.var in shapes else item.var
+                text = f"{item.slot}.append({value})" if item.tape else f"{item.slot} = {value}"
             else:
                 text = f"{item.var} = {item.slot}.pop()" if item.tape else f"{item.var} = {item.slot}"
             out.append(Line(text, item.line, isinstance(item, Restore)))
         elif isinstance(item, Block):
-            out.append(Block(item.header, resolve_saves(item.body, needed, live_slots),
+            out.append(Block(item.header, resolve_saves(item.body, needed, live_slots, shapes),
                              item.line, item.adjoint))
         else:
             out.append(item)
@@ -254,3 +288,22 @@ def _single_target(text):
         if len(targets) == 1 and isinstance(targets[0], ast.Name):
             return targets[0].id
     return None
+
+
+def finish_saves(primal, adjoint, ret, extra_needed=()):
+    """Settle the saves of one generated function: drop adjoint statements nobody
+    reads, keep the saves the reverse sweep reads (shapes only where that is all
+    it reads), and drop branches left empty.  Returns (primal, adjoint, needed):
+    ``needed`` are the variables whose overwritten values are kept."""
+    extra_needed = set(extra_needed)
+    adjoint = drop_dead_adjoints(adjoint, names_read([ret]))
+    needed = names_read(adjoint + [ret]) | extra_needed
+    live = live_restores(adjoint + [ret])
+    shapes = shape_only(adjoint + [ret])
+    while True:  # a branch left empty no longer reads its condition: fewer saves
+        resolved = drop_empty_branches(resolve_saves(adjoint, needed, live, shapes))
+        still_needed = names_read(resolved + [ret]) | extra_needed
+        if still_needed >= needed:
+            break
+        needed = still_needed & needed
+    return resolve_saves(primal, needed, live, shapes), resolved, needed

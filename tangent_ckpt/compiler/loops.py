@@ -16,7 +16,7 @@ step, or checkpointed themselves with ``nested=True``.
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import loop_facts
-from tangent_ckpt.compiler.code import Block, Comment, Line, live_restores, names_read, resolve_saves
+from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
 from tangent_ckpt.compiler.normalize import render_operand
 
 
@@ -112,8 +112,10 @@ class LoopHandler:
                Comment(f"carried: {', '.join(carried) or '-'}; "
                        f"invariant: {', '.join(args) or '-'}; {self._schedule_text(loop)}")]
         for c in carried:
-            if c not in defined:
-                rev._predeclare(c)
+            if c not in possibly:  # first assigned inside the loop: the state starts empty
+                out.append(Line(f"{c} = None", loop.line))
+                defined.add(c)
+                possibly.add(c)
         # the values the loop overwrites are kept for the code before it (reverse order)
         loop.carried_saves = []
         for c in carried:
@@ -232,16 +234,12 @@ class LoopHandler:
             b = rev.adj(c)
             results.append(b if b in nonzero else f"rt.zeros_like({c})")
         ret = Line(f"return {', '.join(results)}")
-        needed = names_read(adjoint + [ret])
-        live = live_restores(adjoint + [ret])
-        primal = resolve_saves(primal, needed, live)
-        adjoint = resolve_saves(adjoint, needed, live)
+        primal, adjoint, needed = finish_saves(primal, adjoint, ret)
         lines = [Comment(f"re-record one iteration of the loop at line {loop.line}, "
                          "then reverse it")]
         lines += self._unpack_state(carried, loop.line)
         lines.append(Line(f"{_unpack(seeds)} = bstate"))
-        for var in sub.predeclare:
-            lines.append(Line(f"{var} = None"))
+        lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
         if sub.tape is not None:
             lines.append(Line(f"{sub.tape} = []"))
         lines += primal
@@ -265,16 +263,12 @@ class LoopHandler:
         results = [rev.adj(c) if rev.adj(c) in nonzero else f"rt.zeros_like({c})"
                    for c in active_carried + active_invariants]
         ret = Line(f"return {', '.join(results)}")
-        needed = names_read(adjoint + [ret])
-        live = live_restores(adjoint + [ret])
-        primal = resolve_saves(primal, needed, live)
-        adjoint = resolve_saves(adjoint, needed, live)
+        primal, adjoint, needed = finish_saves(primal, adjoint, ret)
         lines = [Comment(f"record the given steps of the loop at line {loop.line} on a tape, "
                          "then reverse them")]
         lines += self._unpack_state(carried, loop.line)
         lines.append(Line(f"{_unpack(seeds)} = bstate"))
-        for var in sub.predeclare:
-            lines.append(Line(f"{var} = None"))
+        lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
         if sub.tape is not None:
             lines.append(Line(f"{sub.tape} = []"))
         lines += primal + adjoint

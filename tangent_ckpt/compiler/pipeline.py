@@ -6,11 +6,8 @@ import itertools
 import numpy as np
 
 from tangent_ckpt import runtime
-from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import activity, assignment_counts
-from tangent_ckpt.compiler.code import (Blank, Block, Comment, Line, drop_dead_adjoints,
-                                        drop_empty_branches, live_restores, names_read,
-                                        render, resolve_saves)
+from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, finish_saves, render
 from tangent_ckpt.compiler.frontend import parse_function
 from tangent_ckpt.compiler.normalize import normalize
 from tangent_ckpt.compiler.reverse import AdjointNames, Reverser
@@ -92,18 +89,8 @@ def compile_gradient(fn, wrt, options, return_value=False):
     else:
         returned = grad_text
     ret = Line(f"return {returned}")
-    adjoint_code = drop_dead_adjoints(adjoint_code, names_read([ret]))
-    extra_needed = set(handler.extra_needed if handler else ())
-    needed = names_read(adjoint_code + [ret]) | extra_needed
-    live = live_restores(adjoint_code + [ret])
-    while True:  # a branch left empty no longer reads its condition: fewer saves
-        resolved = drop_empty_branches(resolve_saves(adjoint_code, needed, live))
-        still_needed = names_read(resolved + [ret]) | extra_needed
-        if still_needed >= needed:
-            break
-        needed = still_needed & needed
-    primal = resolve_saves(primal, needed, live)
-    adjoint_code = resolved
+    primal, adjoint_code, needed = finish_saves(primal, adjoint_code, ret,
+                                        handler.extra_needed if handler else ())
 
     name = namer.fresh("d" + function.name)
     params = []
@@ -117,8 +104,9 @@ def compile_gradient(fn, wrt, options, return_value=False):
     body.append(Comment(f"gradient of {function.name}() ({_short(function.filename)}:"
                         f"{function.line}) with respect to {', '.join(wrt_names)}"))
     for var in rev.predeclare:
-        body.append(Line(f"{var} = None"))
-    if rev.tape is not None and rev.tape in needed | _slot_names(primal):
+        if var in needed:  # a variable saved before its first assignment
+            body.append(Line(f"{var} = None"))
+    if rev.tape is not None and rev.tape in _slot_names(primal):
         body.append(Line(f"{rev.tape} = []"))
     body.extend(primal)
     body.append(Blank())

@@ -20,7 +20,7 @@ import numpy as np
 
 __all__ = [
     # broadcasting and buffers
-    "is_zero", "unbroadcast", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
+    "is_zero", "unbroadcast", "ShapeOf", "shape_of", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
     "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
     "clip_adjoint", "clip_adjoint_bound",
@@ -46,14 +46,31 @@ def is_zero(g):
     return type(g) in (float, int) and g == 0
 
 
+class ShapeOf:
+    """What a tape keeps of an array the reverse sweep needs only the shape of."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __repr__(self):
+        return f"ShapeOf({self.shape})"
+
+
+def shape_of(x):
+    """A tape entry for ``x`` when only its shape is read back (``unbroadcast``)."""
+    return ShapeOf(np.shape(x))
+
+
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``: the adjoint of broadcasting ``x``.
 
-    ``x`` may be an array, a NumPy scalar or a Python number.  A scalar ``g``
-    (the symbolic zero) is returned unchanged, and so is a ``g`` that already
-    has ``x``'s shape (no copy).
+    ``x`` may be an array, a NumPy scalar, a Python number or a :class:`ShapeOf`.
+    A scalar ``g`` (the symbolic zero) is returned unchanged, and so is a ``g``
+    that already has ``x``'s shape (no copy).
     """
-    shape = np.shape(x)
+    shape = x.shape if type(x) is ShapeOf else np.shape(x)
     gshape = np.shape(g)
     if gshape == shape or not gshape:
         return g
