@@ -141,14 +141,16 @@ def _rel(a, b):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-@pytest.mark.parametrize("schedule,snapshots", [("revolve", 2), ("revolve", 5),
-                                                ("uniform", 6), ("online", 3)])
-def test_checkpointed_gradient_equals_taped(name, schedule, snapshots):
+@pytest.mark.parametrize("schedule,snapshots,nested", [
+    ("revolve", 2, False), ("revolve", 5, False), ("uniform", 6, False), ("online", 3, False),
+    ("revolve", 2, True)])
+def test_checkpointed_gradient_equals_taped(name, schedule, snapshots, nested):
     f, make, wrt = CASES[name]
     args = make()
     before = copy.deepcopy(list(args))
     taped = tc.grad(f, wrt=wrt)(*args)
-    ckpt = tc.grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots, schedule=schedule)
+    ckpt = tc.grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots, schedule=schedule,
+                   nested=nested)
     got = ckpt(*args)
     assert_unchanged(before, list(args))
     for g, t in zip(got, taped):
@@ -291,3 +293,13 @@ def test_memory_budget_below_all_states_uses_taped_segments():
     # every step runs once in the sweep and once on a segment's tape: 2n in all
     assert prof.forward_steps == n and prof.recorded_steps == n
     assert prof.peak_snapshots < n // 2
+
+
+def test_nested_loops_checkpoint_the_inner_loop_inside_the_adjoint_step():
+    df = tc.grad(nested, wrt=(0, 1), checkpoint=True, snapshots=2, nested=True)
+    src = df.source
+    outer_adjoint = [part for part in src.split("\ndef ") if "rt.CheckpointedLoop(range(m)" in part]
+    assert len(outer_adjoint) == 1 and outer_adjoint[0].startswith("loop")
+    inner = outer_adjoint[0]
+    assert "_adjoint(t, x, bstate, m, w):" in inner and ".reverse(" in inner
+    assert "private_adjoint" not in inner  # already private inside an adjoint step

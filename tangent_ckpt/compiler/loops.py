@@ -98,8 +98,10 @@ class LoopHandler:
         active_carried = [c for c in facts.carried if c in rev.active]
         active_invariants = [v for v in facts.invariants if v in rev.active]
         loop.facts = facts
-        if not active_carried and not active_invariants:
-            loop.checkpoint_plain = True  # nothing to differentiate: an ordinary loop
+        if not facts.carried or (not active_carried and not active_invariants):
+            # nothing to differentiate, or nothing the loop computes is read after
+            # it (no state to checkpoint): an ordinary loop
+            loop.checkpoint_plain = True
             return rev._primal_loop(loop, defined, possibly, in_loop)
         loop.checkpoint_plain = False
         name = rev.namer.fresh(f"loop{loop.line}")
@@ -283,7 +285,7 @@ class LoopHandler:
         out = []
         names = loop.adjoint_names
         invariants = {rev.adj(v) for v in loop.reverse_args if v in rev.active}
-        out += rev.make_private(invariants, nonzero, loop.line)
+        out += rev.make_private(invariants - rev.owned, nonzero, loop.line)
         out += rev.materialize([b for b in names if b not in nonzero and b not in invariants],
                                loop.line)
         extra = "".join(f", {a}" for a in loop.reverse_args)
