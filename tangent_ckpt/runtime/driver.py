@@ -131,7 +131,7 @@ class CheckpointedLoop:
 
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
                  disk_snapshots=0, disk_dir=None, name=None, verify=False, min_steps=0,
-                 taped_segment=None):
+                 taped_segment=None, plan=None):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -153,6 +153,7 @@ class CheckpointedLoop:
         self.verify = bool(verify)
         self.min_steps = _as_count("min_steps", min_steps, 0)
         self.taped_segment = taped_segment
+        self.plan = plan  # rt.MemoryPlan (auto mode): the budget is this loop's share of it
         self._segments = None
         self._store = None
         self._it = None
@@ -173,6 +174,8 @@ class CheckpointedLoop:
         """
         sbytes = tree_nbytes(state)
         self._state_bytes = sbytes
+        if self.plan is not None:
+            self.memory_budget = self.plan.share(self)
         s = self.snapshots
         if self.memory_budget is not None:
             overhead = 4 * sbytes + tree_nbytes(args)
@@ -290,11 +293,10 @@ class CheckpointedLoop:
         counts.update(peak_snapshots=self._peak_snaps, peak_snapshot_bytes=self._peak_bytes,
                       state_bytes=self._state_bytes)
         if final:
-            tape = self._measured_tape
-            counts["tape_bytes_per_step"] = tape
-            unit = tape if tape is not None else self._state_bytes
+            counts["tape_bytes_per_step"] = self._measured_tape
+            # exact: the states a tape of every step would keep, less the snapshots held
             n = self.n or 0
-            counts["memory_saved_bytes"] = max(0, n * unit - (self._peak_bytes + unit)) if n else 0
+            counts["memory_saved_bytes"] = max(0, n * self._state_bytes - self._peak_bytes)
         else:
             counts.update(runs=1, steps=self.n or 0)
         for k, v in counts.items():
@@ -303,12 +305,20 @@ class CheckpointedLoop:
                 self.last_stats[k] += v
             else:
                 self.last_stats[k] = v
+        # the summary every loop and segment reports (see profiler)
+        counts.update(checkpoints=counts.get("snapshots_stored", 0), bytes_held=self._peak_bytes,
+                      bytes_saved=counts.get("memory_saved_bytes"),
+                      steps_recomputed=counts.get("forward_steps", 0))
         _profiler.record(self.name, **counts)
+        if not final and self.plan is not None:
+            self.plan.hold(self)  # the auto mode: what this loop holds until its reverse
 
     def close(self):
         """Free all snapshots and remove the temporary folder (idempotent)."""
         self._it = None
         self._prev = None
+        if self.plan is not None:
+            self.plan.release(self)
         if self._store is not None:
             self._store.close()
             self._store = None

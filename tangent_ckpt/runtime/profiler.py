@@ -15,11 +15,28 @@ Fields (per loop in ``prof.loops[name]`` and totals on ``prof`` itself):
 ``peak_snapshot_bytes``  most snapshot bytes held at once (RAM + disk)
 ``disk_bytes_written``   bytes written to ``.npy`` snapshot files
 ``state_bytes``          size of one loop state (tree_nbytes)
-``tape_bytes_per_step``  tracemalloc peak of the first adjoint step of the loop, measured
-                         only if tracemalloc was not already tracing; else None
-``memory_saved_bytes``   steps * tape - (peak_snapshot_bytes + tape), with tape =
-                         tape_bytes_per_step, or state_bytes when that is None
+``tape_bytes_per_step``  tracemalloc peak of the first adjoint step of the loop (its
+                         re-recording and its temporaries: an upper bound of one
+                         step's tape), measured only if tracemalloc was not already
+                         tracing; else None
+``memory_saved_bytes``   steps * state_bytes - peak_snapshot_bytes: the states a tape of
+                         every step would keep (a tape holds at least the values the
+                         reverse sweep reads; for most loops that includes the state),
+                         less the snapshots held.  Exact, not an estimate.
 ``runs``                 how many times the loop ran
+
+Per loop and per checkpointed segment / scope (``tc.checkpoint``,
+``tc.checkpoint_scope``, reported under the scope's name):
+
+``checkpoints``          snapshots stored (loops) / executions checkpointed (segments)
+``bytes_held``           most bytes held between the sweeps (loop snapshots; the record
+                         of a segment that was not checkpointed)
+``bytes_saved``          bytes not kept versus taping (loops: memory_saved_bytes;
+                         segments: the re-recorded intermediates, measured when profiling)
+``steps_recomputed``     extra primal evaluations versus taping (loops: plain forward
+                         steps; segments: re-runs)
+
+``prof.notes``: the auto mode's decisions, one line per loop/segment.
 
 Totals: counts are summed over loops; peaks, sizes are maxima over loops.
 """
@@ -29,11 +46,14 @@ import threading
 __all__ = ["profile", "Profiler", "LoopStats", "record", "active_profilers"]
 
 _SUM_FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored",
-               "disk_bytes_written", "memory_saved_bytes", "steps", "runs")
-_MAX_FIELDS = ("peak_snapshots", "peak_snapshot_bytes", "state_bytes", "tape_bytes_per_step")
+               "disk_bytes_written", "memory_saved_bytes", "steps", "runs",
+               "checkpoints", "bytes_saved", "steps_recomputed")
+_MAX_FIELDS = ("peak_snapshots", "peak_snapshot_bytes", "state_bytes", "tape_bytes_per_step",
+               "bytes_held")
 FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored", "peak_snapshots",
           "peak_snapshot_bytes", "disk_bytes_written", "state_bytes", "tape_bytes_per_step",
-          "memory_saved_bytes", "steps", "runs")
+          "memory_saved_bytes", "steps", "runs",
+          "checkpoints", "bytes_held", "bytes_saved", "steps_recomputed")
 
 _local = threading.local()
 
@@ -79,6 +99,7 @@ class Profiler(LoopStats):
     def __init__(self):
         super().__init__()
         self.loops = {}
+        self.notes = []  # decisions of the auto mode (rt.MemoryPlan)
 
     def record(self, name, **counts):
         """Add counts for the loop/scope `name` (sums for counts, max for peaks)."""
@@ -99,9 +120,11 @@ class Profiler(LoopStats):
         """A readable table: one row per loop and a total row."""
         cols = ("forward_steps", "recorded_steps", "snapshots_stored", "peak_snapshots",
                 "peak_snapshot_bytes", "disk_bytes_written", "tape_bytes_per_step",
-                "memory_saved_bytes")
+                "memory_saved_bytes", "checkpoints", "bytes_held", "bytes_saved",
+                "steps_recomputed")
         heads = ("loop", "forward", "recorded", "stored", "peak snaps", "peak snap B",
-                 "disk B", "tape B/step", "saved B")
+                 "disk B", "tape B/step", "saved B", "ckpts", "held B", "not kept B",
+                 "recomputed")
         rows = [(name,) + tuple(getattr(st, c) for c in cols) for name, st in self.loops.items()]
         rows.append(("TOTAL",) + tuple(getattr(self, c) for c in cols))
         text = [[("-" if v is None else str(v)) for v in row] for row in rows]
@@ -110,6 +133,7 @@ class Profiler(LoopStats):
                                   for i, (c, w) in enumerate(zip(r, widths)))
         lines = [fmt(heads), "  ".join("-" * w for w in widths)]
         lines += [fmt(r) for r in text]
+        lines += [f"auto: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
