@@ -173,6 +173,7 @@ class Normalizer:
         self.binding_names = {}  # id(obj) -> generated name
         self.out = None
         self.inline_stack = []
+        self.inlined_lines = {}  # source lines of helpers from the same file
 
     # --- entry ---------------------------------------------------------------
     def run(self):
@@ -200,7 +201,7 @@ class Normalizer:
         body = self.function_body(fnode.body, scope, result, top=True)
         return ir.Function(name=fnode.name, params=params, defaults=defaults, body=body,
                            result=result, line=fnode.lineno, filename=self.parsed.filename,
-                           line_texts=dict(self.parsed.source_lines))
+                           line_texts={**self.inlined_lines, **self.parsed.source_lines})
 
     def error(self, cls, what, node, hint=None, construct=None, parsed=None):
         parsed = parsed or (self.current_scope.parsed if getattr(self, "current_scope", None)
@@ -289,6 +290,9 @@ class Normalizer:
             self.expression_statement(s)
         elif isinstance(s, gast.Assert):
             pass  # a check, not a computation
+        elif isinstance(s, gast.With):  # only `with tc.checkpoint_scope(...)`
+            from tangent_ckpt.compiler.segment_lowering import lower_with
+            lower_with(self, s)
         else:
             self.unsupported_statement(s)
 
@@ -372,7 +376,9 @@ class Normalizer:
             self.emit_value(name, value, line)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if any(isinstance(e, gast.Starred) for e in target.elts):
-                raise self.error(UnsupportedSyntaxError, "starred assignment", s)
+                raise self.error(UnsupportedSyntaxError, "starred assignment", s,
+                                 construct="starred assignment",
+                                 hint="index the array instead: a, rest = x[0], x[1:]")
             value = self.value(value_node, "_".join(
                 e.id for e in target.elts if isinstance(e, gast.Name)) or "item")
             if isinstance(value, TupleValue):
@@ -660,7 +666,9 @@ class Normalizer:
             items = []
             for k, e in enumerate(node.elts):
                 if isinstance(e, gast.Starred):
-                    raise self.error(UnsupportedSyntaxError, "starred expression", node)
+                    raise self.error(UnsupportedSyntaxError, "starred expression", node,
+                                     construct="starred expression",
+                                     hint="build the tuple from explicit items")
                 v = self.value(e, f"{hint}_{k}")
                 items.append(v if isinstance(v, TupleValue) else self.atomize(v, f"{hint}_{k}"))
             return TupleValue(items)
@@ -838,6 +846,11 @@ class Normalizer:
 
     def nondiff(self, node):
         """Keep ``node`` as written, with local names renamed and globals bound."""
+        for sub in gast.walk(node):  # `if (y := f(x)) > 0:` would bind y behind our back
+            if isinstance(sub, gast.NamedExpr):
+                raise self.error(UnsupportedSyntaxError, "unsupported expression: assignment "
+                                 "expression (:=)", sub, construct="assignment expression",
+                                 hint="assign the value on its own line first")
         names = []
         node = _clone(node)
 
@@ -895,6 +908,10 @@ class Normalizer:
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
             return self.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
+        from tangent_ckpt.compiler.segment_lowering import lower_call
+        lowered = lower_call(self, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
+        if lowered is not None:
+            return lowered
         if fn in (len,):
             arg = self.atomize(self.value(node.args[0], hint), hint)
             return ir.NonDiff(f"len({_render_operand(arg)})", operand_names_tuple(arg))
@@ -1039,6 +1056,8 @@ class Normalizer:
                 scope.rename[p] = v
                 if isinstance(v, ir.Name):
                     scope.aliases.add(v.id)
+        if parsed.filename == self.parsed.filename:  # comments quote the helper's lines too
+            self.inlined_lines.update(parsed.source_lines)
         result = self.namer.fresh(f"{label}_result")
         self.inline_stack.append(label)
         try:
