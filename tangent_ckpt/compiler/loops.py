@@ -22,8 +22,9 @@ from tangent_ckpt.compiler.normalize import render_operand
 
 def mark_loops(function, options):
     """Mark the loops to checkpoint; returns the handler the reverse pass calls."""
-    if not options.checkpoint:
-        return None
+    if not options.checkpoint:  # only loops the user marked (tc.checkpointed_loop)
+        marked = any(getattr(s, "checkpoint", False) for s in ir.walk(function.body))
+        return LoopHandler(function, options) if marked else None
     _mark(function.body, options.nested, inside_loop=False)
     return LoopHandler(function, options)
 
@@ -152,7 +153,7 @@ class LoopHandler:
         return out
 
     def _schedule_text(self, loop):
-        o = self.options
+        o = getattr(loop, "options", None) or self.options  # tc.checkpointed_loop: its own
         schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
         label = {"revolve": "Revolve", "uniform": "uniform sqrt(n)", "online": "online"}[schedule]
         if o.snapshots:
@@ -164,7 +165,7 @@ class LoopHandler:
         return f"{label} schedule, {size}"
 
     def _constructor(self, loop, name, segmented=False):
-        o = self.options
+        o = getattr(loop, "options", None) or self.options
         if isinstance(loop, ir.For):
             steps = loop.range_text if hasattr(loop, "range_text") else \
                 f"range({', '.join(render_operand(b) for b in loop.bounds)})"
@@ -224,59 +225,49 @@ class LoopHandler:
 
     def _adjoint_step(self, rev, loop, name, index, body, carried, args, active_carried,
                       active_invariants):
+        """Re-record one iteration, then reverse it (what the schedule calls per step)."""
         handler = self if self.options.nested else None
-        sub = self._sub_reverser(rev, handler)
         defined = set(carried) | set(args) | {index} | set(rev.bindings)
-        primal = sub.primal(body, set(defined), set(defined))
-        seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
-        sub.owned = {rev.adj(v) for v in active_invariants}  # private: the driver threads them
-        adjoint, nonzero = sub.adjoint(body, set(seeds))
-        results = []
-        for c in active_carried + active_invariants:
-            b = rev.adj(c)
-            results.append(b if b in nonzero else f"rt.zeros_like({c})")
-        ret = Line(f"return {', '.join(results)}")
-        primal, adjoint, needed = finish_saves(primal, adjoint, ret)
-        lines = [Comment(f"re-record one iteration of the loop at line {loop.line}, "
-                         "then reverse it")]
-        lines += self._unpack_state(carried, loop.line)
-        lines.append(Line(f"{_unpack(seeds)} = bstate"))
-        lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
-        if sub.tape is not None:
-            lines.append(Line(f"{sub.tape} = []"))
-        lines += primal
-        lines += adjoint
-        lines.append(ret)
-        return [Block(f"def {name}_adjoint({self._signature(index, carried, ['bstate'], args)}):",
-                      lines)]
+        return self._reverse_function(
+            rev, handler, body, defined, carried, active_carried, active_invariants,
+            f"def {name}_adjoint({self._signature(index, carried, ['bstate'], args)}):",
+            f"re-record one iteration of the loop at line {loop.line}, then reverse it")
 
     def _taped_segment(self, rev, loop, name, index, body, carried, args, active_carried,
                        active_invariants):
         """Record a run of steps with a tape, then reverse them: what a memory budget
         buys when it cannot hold every state (see CheckpointedLoop.taped_segment)."""
-        sub = self._sub_reverser(rev, None)
         segment = ir.For(index, [], body, loop.line, header=loop.header)
         segment.iter_text = "steps"
         defined = set(carried) | set(args) | set(rev.bindings)
-        primal = sub.primal([segment], set(defined), set(defined))
+        return self._reverse_function(
+            rev, None, [segment], defined, carried, active_carried, active_invariants,
+            f"def {name}_segment({self._signature('steps', carried, ['bstate'], args)}):",
+            f"record the given steps of the loop at line {loop.line} on a tape, "
+            "then reverse them")
+
+    def _reverse_function(self, rev, handler, body, defined, carried, active_carried,
+                          active_invariants, header, comment):
+        """A function that runs ``body`` forward, then its adjoint, threading the
+        adjoints of the carried state and of the invariants through ``bstate``."""
+        sub = self._sub_reverser(rev, handler)
+        primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
-        sub.owned = {rev.adj(v) for v in active_invariants}
-        adjoint, nonzero = sub.adjoint([segment], set(seeds))
+        sub.owned = {rev.adj(v) for v in active_invariants}  # private: the driver threads them
+        adjoint, nonzero = sub.adjoint(body, set(seeds))
         results = [rev.adj(c) if rev.adj(c) in nonzero else f"rt.zeros_like({c})"
                    for c in active_carried + active_invariants]
         ret = Line(f"return {', '.join(results)}")
         primal, adjoint, needed = finish_saves(primal, adjoint, ret)
-        lines = [Comment(f"record the given steps of the loop at line {loop.line} on a tape, "
-                         "then reverse them")]
-        lines += self._unpack_state(carried, loop.line)
+        lines = [Comment(comment)]
+        lines += self._unpack_state(carried, None)
         lines.append(Line(f"{_unpack(seeds)} = bstate"))
         lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
         if sub.tape is not None:
             lines.append(Line(f"{sub.tape} = []"))
         lines += primal + adjoint
         lines.append(ret)
-        params = ["steps", carried[0] if len(carried) == 1 else "state", "bstate"] + list(args)
-        return [Block(f"def {name}_segment({', '.join(params)}):", lines)]
+        return [Block(header, lines)]
 
     def adjoint(self, rev, loop, nonzero):
         if getattr(loop, "checkpoint_plain", False):
