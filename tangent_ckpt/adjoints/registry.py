@@ -201,7 +201,7 @@ def defconstant(fn, signature="*args", name=None):
     return fn
 
 
-def register_adjoint(fn, rule):
+def register_adjoint(fn, rule=None):
     """Register ``rule`` as the adjoint of ``fn`` (a user function or a black box).
 
     ``rule(g, ans, *args, **kwargs)`` receives the adjoint of ``fn``'s output,

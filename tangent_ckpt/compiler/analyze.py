@@ -123,6 +123,8 @@ def upward_exposed(body):
                 reads = stmt.test.names
             elif isinstance(stmt, ir.Break):
                 reads = (stmt.flag,)
+            elif isinstance(stmt, ir.Segment):
+                reads = ir.operand_names(stmt.min_bytes) + ir.operand_names(stmt.enabled)
             for r in reads:
                 if r not in defined and r not in exposed:
                     exposed.append(r)
@@ -138,6 +140,8 @@ def upward_exposed(body):
                 if isinstance(stmt, ir.For):
                     inner.add(stmt.target)
                 visit(stmt.body, inner)  # the body may run zero times: defines nothing sure
+            elif isinstance(stmt, ir.Segment):
+                visit(stmt.body, defined)  # a segment always runs
 
     visit(body, defined)
     return exposed

@@ -120,6 +120,21 @@ class Break:
 
 
 @dataclass
+class Segment:
+    """A block recomputed in the reverse sweep instead of kept: a
+    ``tc.checkpoint(fn, ...)`` call (kind "checkpoint") or a
+    ``with tc.checkpoint_scope(name):`` block (kind "scope").  ``min_bytes`` and
+    ``enabled`` are operands (or None) decided at run time."""
+    kind: str
+    name: str
+    body: list
+    line: int
+    label: str = ""  # the user's text, for comments
+    min_bytes: Any = None
+    enabled: Any = None
+
+
+@dataclass
 class Function:
     name: str
     params: List[str]
@@ -162,7 +177,7 @@ def walk(body):
         if isinstance(stmt, If):
             yield from walk(stmt.body)
             yield from walk(stmt.orelse)
-        elif isinstance(stmt, (For, While)):
+        elif isinstance(stmt, (For, While, Segment)):
             yield from walk(stmt.body)
 
 
@@ -194,4 +209,7 @@ def read_names(body):
             names.extend(stmt.test.names)
         elif isinstance(stmt, Break):
             names.append(stmt.flag)
+        elif isinstance(stmt, Segment):
+            names.extend(operand_names(stmt.min_bytes))
+            names.extend(operand_names(stmt.enabled))
     return names

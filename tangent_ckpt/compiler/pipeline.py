@@ -50,7 +50,7 @@ def _render_default(value, bindings, namer, name):
 
 def compile_gradient(fn, wrt, options, return_value=False):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``."""
-    from tangent_ckpt.compiler import loops  # the loop transform builds on this module
+    from tangent_ckpt.compiler import loops, segments  # these transforms build on this module
 
     parsed = parse_function(fn)
     function, bindings, namer = normalize(parsed)
@@ -61,10 +61,12 @@ def compile_gradient(fn, wrt, options, return_value=False):
                            f"{len(function.params)} parameters")
     wrt_names = [function.params[k] for k in wrt]
     handler = loops.mark_loops(function, options)
+    function.segment_handler = segments.SegmentHandler(function, options)
     active = activity(function, wrt_names)
     adj = AdjointNames(namer.used)
     error = _error_factory(function)
     rev = Reverser(function, active, namer, adj, bindings, error, loop_handler=handler)
+    rev.is_top = True
     rev.counts = assignment_counts(function.body, function.params)
     rev._primal_names = {adj(n): n for n in list(namer.used)}
     defined = set(function.params) | set(bindings)
@@ -113,7 +115,7 @@ def compile_gradient(fn, wrt, options, return_value=False):
     body.append(Comment("reverse sweep"))
     body.extend(adjoint_code)
     body.append(ret)
-    helpers = handler.definitions if handler else []
+    helpers = function.segment_handler.definitions + (handler.definitions if handler else [])
     text = render([Block(f"def {name}({', '.join(params)}):", body)],
                   line_texts=function.line_texts)
     if helpers:

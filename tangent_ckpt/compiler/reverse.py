@@ -149,6 +149,9 @@ class Reverser:
                     out.extend(self._primal_loop(stmt, defined, possibly, in_loop))
             elif isinstance(stmt, ir.Break):
                 out.append(Block(f"if {stmt.flag}:", [Line("break", stmt.line)], stmt.line))
+            elif isinstance(stmt, ir.Segment):  # checkpointed segments (compiler.segments)
+                out.extend(self.function.segment_handler.primal(self, stmt, defined, possibly,
+                                                                in_loop))
         return out
 
     def _save(self, out, stmt, target, defined, possibly, in_loop):
@@ -248,6 +251,9 @@ class Reverser:
                     code, nonzero = self.loop_handler.adjoint(self, stmt, nonzero)
                 else:
                     code, nonzero = self._adjoint_loop(stmt, nonzero)
+                out.extend(code)
+            elif isinstance(stmt, ir.Segment):
+                code, nonzero = self.function.segment_handler.adjoint(self, stmt, nonzero)
                 out.extend(code)
         return out, nonzero
 

@@ -1,0 +1,261 @@
+"""Checkpointed segments: ``tc.checkpoint(fn, ...)`` calls and
+``with tc.checkpoint_scope(name):`` blocks (``ir.Segment``).
+
+A segment becomes two generated functions, both produced by the same
+:class:`~tangent_ckpt.compiler.reverse.Reverser` that differentiates function
+bodies (as :mod:`loops` does for loop bodies):
+
+- ``segment12_primal(inputs...)``: the block without any record, returns its outputs;
+- ``segment12_adjoint(inputs...)``: a generator that re-records the block,
+  ``yield``\\ s its outputs, receives their adjoints and returns the inputs'
+  adjoints.
+
+and two calls to the runtime (``rt.Segment``) in the code that contains it::
+
+    segment12 = rt.Segment('segment12', segment12_primal, segment12_adjoint)
+    h2 = segment12.forward(h1, W)            # outputs only: no intermediates kept
+    ...
+    bh1, bW = segment12.reverse(bh2, h1, W)  # re-run the block, then reverse it
+
+Only the segment's inputs and outputs stay alive between the sweeps.  With
+``min_bytes`` (or ``enabled`` known only at run time, or the auto mode's memory
+plan) ``forward`` records the block and keeps the record when the segment is
+not to be checkpointed: the suspended generator *is* the record.
+
+Where a function only runs forward (the primal step of a checkpointed loop),
+the segment is a plain call ``h2 = segment12_primal(h1, W)``: the call line is
+written when the reverse pass visits the segment.
+"""
+
+import re
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.analyze import upward_exposed
+from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
+from tangent_ckpt.compiler.normalize import render_operand
+
+
+def _pack(names):
+    if not names:
+        return "None"
+    return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
+
+
+def _unpack(names):
+    return names[0] if len(names) == 1 else ", ".join(names)
+
+
+def _stmt_reads(stmt):
+    """Names a statement reads itself (a compound statement: its header only)."""
+    if isinstance(stmt, ir.If):
+        return [stmt.test]
+    if isinstance(stmt, ir.For):
+        return [n for b in stmt.bounds for n in ir.operand_names(b)]
+    if isinstance(stmt, ir.While):
+        return list(stmt.test.names)
+    if isinstance(stmt, ir.Segment):
+        return list(ir.operand_names(stmt.min_bytes)) + list(ir.operand_names(stmt.enabled))
+    return ir.read_names([stmt])
+
+
+def _surely_assigned(body):
+    names = set()
+    for stmt in body:
+        if isinstance(stmt, (ir.Assign, ir.SetItem)):
+            names.add(stmt.target)
+        elif isinstance(stmt, ir.If):
+            names |= _surely_assigned(stmt.body) & _surely_assigned(stmt.orelse)
+        elif isinstance(stmt, ir.Segment):
+            names |= _surely_assigned(stmt.body)
+    return names
+
+
+def identifier(text):
+    text = re.sub(r"\W+", "_", str(text)).strip("_")
+    return text if text and not text[0].isdigit() else f"s_{text}"
+
+
+class SegmentInfo:
+    def __init__(self, base, inputs, outputs, active_inputs, active_outputs, primal, adjoint):
+        self.base = base
+        self.inputs = inputs
+        self.outputs = outputs
+        self.active_inputs = active_inputs
+        self.active_outputs = active_outputs
+        self.primal = primal
+        self.adjoint = adjoint
+        self.object_named = False
+
+    @property
+    def plain(self):
+        return not self.active_outputs or not self.active_inputs
+
+
+class SegmentHandler:
+    """Called by every Reverser (through ``function.segment_handler``) for ``ir.Segment``."""
+
+    def __init__(self, function, options=None, plan=None):
+        self.function = function
+        self.options = options
+        self.plan = plan  # auto mode: the name of the gradient's rt.MemoryPlan
+        self.definitions = []
+        self.extra_needed = set()
+        self._info = {}
+
+    # --- analysis -------------------------------------------------------------------
+    def _reads_outside(self, seg):
+        inside = {id(s) for s in ir.walk(seg.body)}
+        names = {self.function.result}
+        names.update(getattr(self.function, "extra_results", ()))
+        for stmt in ir.walk(self.function.body):
+            if id(stmt) not in inside and stmt is not seg:
+                names.update(_stmt_reads(stmt))
+        return names
+
+    def info(self, rev, seg):
+        info = self._info.get(id(seg))
+        if info is not None:
+            return info
+        assigned = list(dict.fromkeys(ir.assigned_names(seg.body)))
+        after = self._reads_outside(seg)
+        outputs = [n for n in assigned if n in after]
+        sure = _surely_assigned(seg.body)
+        inputs = [n for n in upward_exposed(seg.body) if n not in rev.bindings]
+        inputs += [n for n in outputs if n not in sure and n not in inputs]
+        active_inputs = [n for n in inputs if n in rev.active]
+        active_outputs = [n for n in outputs if n in rev.active]
+        base = rev.namer.fresh(f"segment{seg.line}" if seg.kind == "checkpoint"
+                               else f"scope_{identifier(seg.name)}")
+        info = SegmentInfo(base, inputs, outputs, active_inputs, active_outputs,
+                           rev.namer.fresh(f"{base}_primal"), rev.namer.fresh(f"{base}_adjoint"))
+        self._info[id(seg)] = info
+        if not info.plain:
+            self.definitions.append(self._primal_function(rev, seg, info))
+            self.definitions.append(self._adjoint_function(rev, seg, info))
+        return info
+
+    def _describe(self, seg, info):
+        what = f"`{seg.label}`" if seg.label else seg.name
+        kind = "checkpointed segment" if seg.kind == "checkpoint" else \
+            f"checkpoint scope '{seg.name}'"
+        return [f"{kind} at line {seg.line}: {what}",
+                f"inputs: {', '.join(info.inputs) or '-'}; outputs: {', '.join(info.outputs) or '-'}"]
+
+    def _sub_reverser(self, rev):
+        from tangent_ckpt.compiler.reverse import Reverser
+        sub = Reverser(rev.function, rev.active, rev.namer, rev.adj, rev.bindings, rev.error,
+                       loop_handler=None)
+        sub.counts = rev.counts
+        sub._primal_names = rev._primal_names
+        return sub
+
+    # --- the two generated functions ----------------------------------------------
+    def _primal_function(self, rev, seg, info):
+        sub = self._sub_reverser(rev)
+        defined = set(info.inputs) | set(rev.bindings)
+        code = resolve_saves(sub.primal(seg.body, set(defined), set(defined)), set())
+        lines = [Comment(t) for t in self._describe(seg, info)]
+        lines.append(Comment("run without keeping intermediates"))
+        lines += code
+        lines.append(Line(f"return {_pack(info.outputs)}"))
+        return [Block(f"def {info.primal}({', '.join(info.inputs)}):", lines)]
+
+    def _adjoint_function(self, rev, seg, info):
+        sub = self._sub_reverser(rev)
+        defined = set(info.inputs) | set(rev.bindings)
+        primal = sub.primal(seg.body, set(defined), set(defined))
+        seeds = [rev.adj(o) for o in info.active_outputs]
+        adjoint, nonzero = sub.adjoint(seg.body, set(seeds))
+        results = [rev.adj(x) if rev.adj(x) in nonzero else f"rt.zeros_like({x})"
+                   for x in info.active_inputs]
+        ret = Line(f"return {', '.join(results)}")
+        primal, adjoint, needed = finish_saves(primal, adjoint, ret)
+        lines = [Comment(t) for t in self._describe(seg, info)]
+        lines.append(Comment("re-record it, hand back its outputs, then reverse it with their "
+                             "adjoints"))
+        lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
+        if sub.tape is not None:
+            lines.append(Line(f"{sub.tape} = []"))
+        lines += primal
+        lines.append(Line(f"{_unpack(seeds)} = yield {_pack(info.outputs)}"))
+        lines += adjoint
+        lines.append(ret)
+        return [Block(f"def {info.adjoint}({', '.join(info.inputs)}):", lines)]
+
+    # --- the calls in the enclosing code -------------------------------------------
+    def _options_text(self, seg):
+        parts = []
+        if seg.min_bytes is not None:
+            parts.append(f"min_bytes={render_operand(seg.min_bytes)}")
+        if seg.enabled is not None:
+            parts.append(f"enabled={render_operand(seg.enabled)}")
+        return parts
+
+    def primal(self, rev, seg, defined, possibly, in_loop):
+        info = self.info(rev, seg)
+        if info.plain:  # nothing to differentiate through it: ordinary code
+            return rev.primal(seg.body, defined, possibly, in_loop)
+        out = [Comment(t) for t in self._describe(seg, info)]
+        for x in info.inputs:
+            if x not in possibly:  # first assigned inside the segment (on some path)
+                out.append(Line(f"{x} = None", seg.line))
+                defined.add(x)
+                possibly.add(x)
+        obj = info.base if not info.object_named else rev.namer.fresh(info.base)
+        info.object_named = True
+        obj_fake = ir.Assign(obj, ir.Copy(ir.Const(None)), seg.line)
+        rev._save(out, obj_fake, obj, defined, possibly, in_loop)
+        fakes = []
+        for o in info.outputs:
+            fake = ir.Assign(o, ir.Copy(ir.Const(None)), seg.line)
+            rev._save(out, fake, o, defined, possibly, in_loop)
+            fakes.append(fake)
+        lhs = f"{_unpack(info.outputs)} = " if info.outputs else ""
+        ctor = Line("# (no reverse sweep here: the segment only runs forward)", seg.line)
+        call = Line(f"{lhs}{info.primal}({', '.join(info.inputs)})", seg.line)
+        out += [ctor, call]
+        for name in [obj] + info.outputs:
+            defined.add(name)
+            possibly.add(name)
+        states = rev.__dict__.setdefault("_segment_calls", {})
+        states[id(seg)] = (obj, ctor, call, obj_fake, fakes, lhs)
+        return out
+
+    def adjoint(self, rev, seg, nonzero):
+        info = self.info(rev, seg)
+        if info.plain:
+            return rev.adjoint(seg.body, nonzero)
+        obj, ctor, call, obj_fake, fakes, lhs = rev._segment_calls[id(seg)]
+        label = seg.name if seg.kind == "scope" else info.base  # the profiler's name
+        args = [repr(label), info.primal, info.adjoint] + self._options_text(seg)
+        if self.plan and getattr(rev, "is_top", False):  # the auto mode's plan lives there
+            args.append(f"plan={self.plan}")
+        ctor.text = f"{obj} = rt.Segment({', '.join(args)})"
+        call.text = f"{lhs}{obj}.forward({', '.join(info.inputs)})"
+        nonzero = set(nonzero)
+        out = []
+        bouts = [rev.adj(o) for o in info.active_outputs]
+        flowing = any(b in nonzero for b in bouts)
+        if flowing:
+            out += rev.materialize([b for b in bouts if b not in nonzero], seg.line)
+        for fake in reversed(fakes):  # the inputs hold their values from before the segment
+            rev._restore(fake, out)
+        for b in bouts:
+            nonzero.discard(b)
+        if flowing:
+            targets, accumulate = [], []
+            for x in info.active_inputs:
+                b = rev.adj(x)
+                if b in nonzero:
+                    tmp = rev.namer.fresh(f"{b}_{info.base}")
+                    targets.append(tmp)
+                    accumulate.append((x, tmp))
+                else:
+                    targets.append(b)
+                    nonzero.add(b)
+            out.append(Line(f"{_unpack(targets)} = {obj}.reverse({_pack(bouts)}"
+                            f"{''.join(', ' + x for x in info.inputs)})", seg.line, True))
+            for x, tmp in accumulate:
+                rev._accumulate(x, tmp, out, nonzero, seg.line)
+        rev._restore(obj_fake, out)
+        return out, nonzero
