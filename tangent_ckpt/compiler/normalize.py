@@ -50,7 +50,6 @@ NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 # through the registry like any function, so an active argument without a rule
 # is an error rather than a silently dropped gradient
 NONDIFF_CALLS = (range, int, bool, isinstance, str, type)
-CHECKPOINT_MARKERS = set()  # functions treated specially by later passes
 
 
 class TupleValue:
@@ -588,6 +587,12 @@ class Normalizer:
                                  hint="loop over range(...), an array, enumerate or zip")
         else:
             seq = self.atomize(self.value(it, "rows"), "rows")
+            if isinstance(it, gast.Name) and _rebinds(s.body, it.id):
+                # Python iterates over the array bound at loop entry, even if the
+                # body rebinds the name: pin it (found by tests/test_fuzz.py)
+                pinned = self.namer.fresh(f"{it.id}_rows")
+                self.emit(ir.Assign(pinned, ir.Copy(seq), s.lineno))
+                seq = ir.Name(pinned)
             bounds = [self.length(seq, s.lineno)]
             prologue.append((s.target, seq))
         if index_target is None:
@@ -1130,11 +1135,10 @@ def _is_library(fn):
     return module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt")
 
 
-def _contains_exit(stmts, loop_depth=0):
-    for s in stmts:
-        for n in _walk_no_defs(s):
-            pass
-    return False
+def _rebinds(stmts, name):
+    """Does any statement in ``stmts`` bind ``name`` (assignment, loop target, ...)?"""
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+               for s in stmts for n in gast.walk(s))
 
 
 def _walk_no_defs(node, in_loop=False):

@@ -16,11 +16,10 @@ import functools
 
 import astor
 import gast
-import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.code import Block, Comment, Line, Restore, Save
+from tangent_ckpt.compiler.code import Block, Line, Restore, Save
 from tangent_ckpt.compiler.normalize import render_operand
 from tangent_ckpt.errors import UnsupportedFunctionError
 
