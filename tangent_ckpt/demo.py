@@ -211,3 +211,65 @@ def run(args, loss_fn=None):
           "recomputation == Revolve optimum)")
     return 0
 
+
+
+def check_example(f, args, wrt, names, taped, checkpointed, fd_checks=4, rtol=1e-6, eps=1e-6,
+                  seed=1, snapshots=None, label="check"):
+    """The checks every script in ``examples/`` prints; returns the exit status.
+
+    ``f(*args)`` is the plain NumPy function, ``taped`` and ``checkpointed`` its
+    gradient functions w.r.t. the float array arguments at positions ``wrt``
+    (named ``names``).  Prints the checkpointed vs taped difference, ``fd_checks``
+    central finite differences at random entries, and the tracemalloc peak of
+    both gradient calls, then one ``check: OK`` / ``check: FAILED`` line.
+    """
+    failures = []
+    g_tape = taped(*args)
+    with tc.profile() as prof:
+        g_ckpt = checkpointed(*args)
+    if len(wrt) == 1:
+        g_tape, g_ckpt = (g_tape,), (g_ckpt,)
+    agree = max(max_rel_diff(np.asarray(a), np.asarray(b)) for a, b in zip(g_ckpt, g_tape))
+    print(f"checkpointed vs taped gradient: max relative difference {agree:.2e}")
+    if not agree <= 1e-12:
+        failures.append(f"checkpointed and taped gradients differ by {agree:.2e} (> 1e-12)")
+
+    rng = np.random.default_rng(seed)
+    work = list(args)
+    for k in wrt:
+        work[k] = np.array(args[k], dtype=float, copy=True)
+    print(f"finite differences (central, eps = {eps:g}) at {fd_checks} random entries:")
+    worst = 0.0
+    for c in range(fd_checks):
+        j = c % len(wrt)
+        x, g = work[wrt[j]], np.asarray(g_ckpt[j])
+        idx = tuple(int(i) for i in rng.integers(0, x.shape)) if x.ndim else ()
+        if not x.ndim:
+            raise TypeError("check_example: finite differences need array arguments")
+        fd = central_difference(lambda: f(*work), x, idx, eps)
+        ad = float(g[idx])
+        err = abs(ad - fd) / max(abs(fd), 1e-8)
+        worst = max(worst, err)
+        entry = f"d{names[j]}[{', '.join(map(str, idx))}]"
+        print(f"  {entry:<14} checkpointed {ad: .10e}   finite diff {fd: .10e}   rel err {err:.1e}")
+    if not worst <= rtol:
+        failures.append(f"finite-difference relative error {worst:.1e} > {rtol:g}")
+
+    peak_tape, _ = measure_peak(taped, *args)
+    peak_ckpt, _ = measure_peak(checkpointed, *args)
+    print("peak memory of the gradient call (tracemalloc):")
+    print(f"  taped          {mb(peak_tape):>12}")
+    print(f"  checkpointed   {mb(peak_ckpt):>12}   (forward steps {prof.forward_steps}, "
+          f"recorded steps {prof.recorded_steps}, peak snapshots {prof.peak_snapshots})")
+    ratio = peak_tape / peak_ckpt if peak_ckpt else float("inf")
+    print(f"  memory saved   {mb(peak_tape - peak_ckpt):>12}   ({ratio:.1f}x less)")
+    if snapshots is not None and prof.peak_snapshots > snapshots:
+        failures.append(f"{prof.peak_snapshots} snapshots held > {snapshots}")
+    print()
+    if failures:
+        print(f"{label}: FAILED")
+        for msg in failures:
+            print(f"  - {msg}")
+        return 1
+    print(f"{label}: OK (checkpointed == taped, matches finite differences)")
+    return 0

@@ -64,3 +64,62 @@ def test_rnn_example_bad_arguments():
     proc = run_example("rnn.py", "--steps", "0")
     assert proc.returncode == 2
     assert "--steps" in proc.stderr
+
+
+# ------------------------------------------------------------------ the other examples
+
+SMALL = {
+    "lstm.py": ["--steps", "12", "--batch", "2", "--inputs", "3", "--hidden", "4",
+                "--snapshots", "3"],
+    "heat_equation.py": ["--cells", "12", "--steps", "40", "--snapshots", "4"],
+    "lorenz96.py": ["--dim", "6", "--steps", "30", "--snapshots", "4"],
+    "building_energy.py": ["--hours", "30", "--zones", "2", "--snapshots", "4"],
+    "optimize.py": ["--hours", "12", "--zones", "2", "--snapshots", "3", "--maxiter", "50"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_example_runs_small(name):
+    proc = run_example(name, *SMALL[name])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = check_line(proc.stdout)
+    assert line.startswith("check: OK"), proc.stdout
+    assert "finite differences" in proc.stdout
+    assert "peak memory of the gradient call" in proc.stdout
+    assert "max relative difference 0.00e+00" in proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_example_main_in_process(name, capsys):
+    """Each example has main(argv=None) returning the exit status."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"example_{name[:-3]}", EXAMPLES / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(SMALL[name] + ["--fd-checks", "2"]) == 0
+    assert "check: OK" in capsys.readouterr().out
+
+
+def test_heat_equation_does_not_mutate_its_input():
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import heat_equation
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    u0, k, target, n = heat_equation.make_inputs(10, 5)
+    before = u0.copy()
+    heat_equation.misfit(u0, k, target, n)
+    import tangent_ckpt as tc
+    tc.grad_with_checkpointing(heat_equation.misfit, wrt=(0, 1), snapshots=2)(u0, k, target, n)
+    assert (u0 == before).all()
+
+
+def test_optimize_without_scipy_skips():
+    code = ("import sys, runpy; sys.modules['scipy'] = None; sys.modules['scipy.optimize'] = None; "
+            f"sys.argv = ['optimize.py']; runpy.run_path({str(EXAMPLES / 'optimize.py')!r}, "
+            "run_name='__main__')")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert "check: SKIPPED" in proc.stdout
