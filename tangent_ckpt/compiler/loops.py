@@ -158,6 +158,8 @@ class LoopHandler:
         label = {"revolve": "Revolve", "uniform": "uniform sqrt(n)", "online": "online"}[schedule]
         if o.snapshots:
             size = f"{o.snapshots} snapshots"
+        elif getattr(self, "plan", None) and o is self.options:
+            size = "snapshots from this loop's share of the auto plan's budget"
         elif o.memory_budget:
             size = f"snapshots fitted to a {o.memory_budget}-byte budget at run time"
         else:
@@ -177,7 +179,9 @@ class LoopHandler:
             parts.append(f"schedule={schedule!r}")
         if o.snapshots:
             parts.append(f"snapshots={o.snapshots}")
-        if o.memory_budget:
+        if getattr(self, "plan", None) and o is self.options:  # checkpoint="auto"
+            parts.append(f"plan={self.plan}")
+        elif o.memory_budget:
             parts.append(f"memory_budget={o.memory_budget}")
         if o.disk_snapshots:
             parts.append(f"disk_snapshots={o.disk_snapshots}")

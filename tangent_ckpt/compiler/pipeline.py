@@ -6,6 +6,7 @@ import itertools
 import numpy as np
 
 from tangent_ckpt import runtime
+from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import activity, assignment_counts
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, finish_saves, render
 from tangent_ckpt.compiler.frontend import parse_function
@@ -61,7 +62,8 @@ def compile_gradient(fn, wrt, options, return_value=False):
                            f"{len(function.params)} parameters")
     wrt_names = [function.params[k] for k in wrt]
     handler = loops.mark_loops(function, options)
-    function.segment_handler = segments.SegmentHandler(function, options)
+    plan = _auto_plan(function, options, handler, namer)
+    function.segment_handler = segments.SegmentHandler(function, options, plan=plan)
     active = activity(function, wrt_names)
     adj = AdjointNames(namer.used)
     error = _error_factory(function)
@@ -105,6 +107,8 @@ def compile_gradient(fn, wrt, options, return_value=False):
     body = []
     body.append(Comment(f"gradient of {function.name}() ({_short(function.filename)}:"
                         f"{function.line}) with respect to {', '.join(wrt_names)}"))
+    if plan:
+        body.extend(_auto_comment(function, options, plan))
     for var in rev.predeclare:
         if var in needed:  # a variable saved before its first assignment
             body.append(Line(f"{var} = None"))
@@ -133,6 +137,41 @@ def compile_gradient(fn, wrt, options, return_value=False):
     exec(code, namespace)
     return CompiledGradient(source, namespace[name], namespace, name, function.params,
                             wrt_names, function.result, seed)
+
+
+def _auto_plan(function, options, handler, namer):
+    """checkpoint="auto": the name of the gradient's rt.MemoryPlan, or None."""
+    if options.checkpoint != "auto":
+        return None
+    from tangent_ckpt.errors import CheckpointError
+    if options.memory_budget is None:
+        raise CheckpointError('checkpoint="auto" needs memory_budget= (e.g. "1GB"): the '
+                              "choice of what to checkpoint is made to fit it")
+    if options.nested:
+        raise CheckpointError('checkpoint="auto" does not combine with nested=True: inner '
+                              "loops are taped inside their loop's adjoint step")
+    plan = namer.fresh("plan")
+    if handler is not None:
+        handler.plan = plan
+    return plan
+
+
+def _auto_comment(function, options, plan):
+    loops = [s for s in ir.walk(function.body)
+             if isinstance(s, (ir.For, ir.While)) and s.checkpoint]
+    segs = [s for s in function.body if isinstance(s, ir.Segment)]
+    where = ", ".join(str(s.line) for s in loops) or "-"
+    text = [f"auto: memory_budget {options.memory_budget} bytes shared at run time by the "
+            f"checkpointed loops (lines {where})",
+            "and the segments of this function: each loop gets an equal share of what is left "
+            "when it starts",
+            "(every state kept when they fit, else taped segments or Revolve in that share); "
+            "a segment keeps",
+            "its record when it fits in a loop's share, else it is recomputed"
+            + (f" (lines {', '.join(str(s.line) for s in segs)})" if segs else "")]
+    return [Comment(t) for t in text] + [
+        Line(f"{plan} = rt.MemoryPlan({options.memory_budget}, loops={len(loops)})",
+             None)]
 
 
 def _slot_names(items):

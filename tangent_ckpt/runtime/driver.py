@@ -175,7 +175,7 @@ class CheckpointedLoop:
         sbytes = tree_nbytes(state)
         self._state_bytes = sbytes
         if self.plan is not None:
-            self.memory_budget = self.plan.share(self)
+            self.memory_budget = self.plan.share(self, args)
         s = self.snapshots
         if self.memory_budget is not None:
             overhead = 4 * sbytes + tree_nbytes(args)

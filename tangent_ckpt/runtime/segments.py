@@ -126,15 +126,19 @@ class Segment:
 class MemoryPlan:
     """One memory budget shared by the checkpointed loops and segments of a gradient.
 
-    Policy (greedy, in the order things run): a loop that starts gets an equal
-    share of what is left for the loops that have not started yet,
-    ``(budget - held) // loops_left``; its ``CheckpointedLoop`` turns that share
+    Policy (greedy, in the order things run): the working memory of a sweep
+    (a few states, the arguments' adjoints, ``RESERVE_STATES`` states for the
+    adjoint temporaries around a step) is needed by one loop at a time; what is
+    left is split evenly among the loops that have not started yet.  A loop's
+    ``CheckpointedLoop`` turns that share
     into snapshots (all states when they fit: no replays; taped segments or
     Revolve otherwise).  What it holds after its forward sweep (snapshots) is
     counted as held until its reverse sweep ends.  A segment keeps its record
     (no recomputation) when the record fits in the share a new loop would get,
     ``(budget - held) // (loops_left + 1)``; otherwise it is recomputed.
     """
+
+    RESERVE_STATES = 8
 
     def __init__(self, budget, loops=0, name="auto"):
         from tangent_ckpt.runtime.driver import parse_memory
@@ -153,15 +157,34 @@ class MemoryPlan:
             if notes is not None:
                 notes.append(text)
 
-    def share(self, loop):
+    def share(self, loop, args=()):
+        """The memory budget of ``loop`` (a CheckpointedLoop about to start; its
+        state size is known).  Raises CheckpointError before the loop runs a step
+        when the budget cannot give it and the loops still to come (taken to be of
+        the same size) one snapshot each."""
         free = self.budget - self.held
-        if free <= 0:
+        sb = getattr(loop, "_state_bytes", 0)
+        loops = max(1, self.loops_left)
+        # the sweep's working memory is needed by one loop at a time: the working
+        # state, two states of tape, the arguments' adjoints and RESERVE_STATES
+        # states for the adjoint temporaries around a step
+        working = (self.RESERVE_STATES + 3) * sb + tree_nbytes(args)
+        # what stays held until the reverse sweep is split among the loops:
+        # snapshots and the state before the last step
+        holdable = free - working
+        if holdable < 2 * sb * loops:
+            need = self.held + working + 2 * sb * loops
             raise CheckpointError(
-                f"{getattr(loop, 'name', loop)}: memory_budget {_fmt(self.budget)} is used up "
-                f"by what earlier loops and segments hold ({_fmt(self.held)}); raise the budget")
-        share = free // max(1, self.loops_left)
+                f"{getattr(loop, 'name', loop)}: memory_budget {_fmt(self.budget)} cannot hold "
+                f"one snapshot of a {_fmt(sb)} state for each of the {loops} checkpointed "
+                f"loop(s) still to run beside a sweep's working memory ({_fmt(working)})"
+                + (f" and what earlier loops hold ({_fmt(self.held)})" if self.held else "")
+                + f"; raise the budget to at least {_fmt(need)}")
+        per_loop = holdable // loops
         self.loops_left = max(0, self.loops_left - 1)
-        return share
+        # CheckpointedLoop reserves its own working memory (4 states + arguments,
+        # the state before the last step included): hand it that plus its part
+        return per_loop + working - self.RESERVE_STATES * sb
 
     def hold(self, loop):
         store = getattr(loop, "_store", None)
