@@ -2,13 +2,18 @@
 
 import functools
 import inspect
+import linecache
 import threading
+import weakref
 
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError, WrtError
 
-_CACHE = {}
+# fn -> {(wrt, options, return_value): CompiledGradient}.  Weak in fn: a function
+# that is garbage (a closure made in a loop, a fuzzed module) takes its compiled
+# gradients -- and their linecache entries -- with it.
+_CACHE = weakref.WeakKeyDictionary()
 _LOCK = threading.RLock()
 
 _SCHEDULES = ("revolve", "uniform", "online")
@@ -69,13 +74,35 @@ def _normalize_wrt(wrt):
 
 def _compiled(fn, wrt, options, return_value):
     from tangent_ckpt.compiler.pipeline import compile_gradient
-    key = (fn, wrt, options.key(), return_value)
+    key = (wrt, options.key(), return_value)
     with _LOCK:
-        compiled = _CACHE.get(key)
+        try:
+            per_fn = _CACHE.setdefault(fn, {})
+        except TypeError:  # not weak-referenceable (a callable object): compile each time
+            per_fn = {}
+        compiled = per_fn.get(key)
         if compiled is None:
             compiled = compile_gradient(fn, wrt, options, return_value=return_value)
-            _CACHE[key] = compiled
+            filename = getattr(getattr(compiled.function, "__code__", None), "co_filename", None)
+            if filename is not None and filename.startswith("<tangent_ckpt"):
+                weakref.finalize(compiled, linecache.cache.pop, filename, None)
+            per_fn[key] = compiled
     return compiled
+
+
+def _release_loops(tb):
+    """After an exception (KeyboardInterrupt included) escaped a generated gradient:
+    close every checkpointed loop its frames still hold, so RAM snapshots and disk
+    snapshot folders are freed now, not when the traceback is garbage collected
+    (an exception between a loop's forward() and reverse() left them alive)."""
+    from tangent_ckpt.runtime.driver import CheckpointedLoop
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.startswith("<tangent_ckpt"):
+            for value in list(frame.f_locals.values()):
+                if isinstance(value, CheckpointedLoop):
+                    value.close()
+        tb = tb.tb_next
 
 
 class GradientFunction:
@@ -122,7 +149,11 @@ class GradientFunction:
             _check_wrt_value(self.fn, compiled.params[k], k, values[k])
         if seed is None:
             seed = 1.0
-        result = compiled.function(*values, seed)
+        try:
+            result = compiled.function(*values, seed)
+        except BaseException as exc:
+            _release_loops(exc.__traceback__)
+            raise
         if self.return_value or self._single:
             return result
         return result

@@ -72,7 +72,12 @@ def _loads(text):
         tree = ast.parse(text)
     except SyntaxError:
         return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    # `b += g` reads b too (its ctx is Store): without this, the zeros that
+    # initialize an in-place loop accumulator were dropped as dead
+    names |= {n.target.id for n in ast.walk(tree)
+              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+    return names
 
 
 def _flatten(items):

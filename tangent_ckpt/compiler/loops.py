@@ -101,8 +101,13 @@ class LoopHandler:
         loop.facts = facts
         if not facts.carried or (not active_carried and not active_invariants):
             # nothing to differentiate, or nothing the loop computes is read after
-            # it (no state to checkpoint): an ordinary loop
+            # it (no state to checkpoint): an ordinary loop, and so are the loops
+            # inside it (a checkpointed loop inside a taped one would be reversed
+            # once per outer iteration from the last forward only)
             loop.checkpoint_plain = True
+            for inner in ir.walk(loop.body):
+                if isinstance(inner, (ir.For, ir.While)):
+                    inner.checkpoint = False
             return rev._primal_loop(loop, defined, possibly, in_loop)
         loop.checkpoint_plain = False
         name = rev.namer.fresh(f"loop{loop.line}")

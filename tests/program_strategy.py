@@ -1,0 +1,429 @@
+"""A hypothesis strategy that writes random NumPy programs as Python source.
+
+    from program_strategy import programs, load_program, make_inputs
+    @given(programs())
+    def test(prog): ...
+
+Each program is ``def f(a, B, c, s, M, n): ... return <scalar>`` over the
+supported subset: straight-line code, ``for`` loops (``range`` with run-time or
+literal bounds, iteration over an array's rows, ``while``) carrying one to three
+variables, ``if``/``else`` in loop bodies, nested loops, augmented assignment
+and subscript assignment into local arrays, reductions, ``@`` and broadcasting
+between the shapes ``()``, ``(3,)``, ``(1, 3)`` and ``(2, 3)``.
+
+Values stay well conditioned: every expression carries a bound on its absolute
+value, and anything that could exceed it is squashed with ``np.tanh``;
+division is by ``2 + cos(.)``, ``log`` and ``sqrt`` see ``1.5 + sin(.)`` and
+``1 + x**2``, ``exp`` only sees bounded arguments.  Non-smooth functions are not
+generated (an ``if`` on a data-dependent condition is the only kink).
+
+Arrays assigned into (``v[0] = ...``, ``v += ...``) are always fresh local arrays,
+never a parameter or a view of one, so the program never mutates its inputs
+(Python semantics would) — the harness checks that the gradient does not either.
+"""
+
+import importlib.util
+import linecache
+import os
+import shutil
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+
+PARAMS = ("a", "B", "c", "s", "M", "n")
+FLOAT_PARAMS = (0, 1, 2, 3, 4)
+SHAPES = {"a": (3,), "B": (2, 3), "c": (1, 3), "s": (), "M": (3, 3)}
+FAMILY = [(), (3,), (1, 3), (2, 3)]
+MAX_BOUND = 6.0
+
+
+@dataclass
+class Var:
+    shape: tuple
+    bound: float
+    fresh: bool = False   # a local array nobody else views: safe to assign into
+    index: bool = False   # a loop variable: read, never rebound
+
+
+@dataclass
+class Program:
+    source: str
+    seed: int
+    n: int
+    wrt: tuple
+    features: set = field(default_factory=set)
+
+    def __repr__(self):  # hypothesis prints this for a failing example
+        return (f"Program(seed={self.seed}, n={self.n}, wrt={self.wrt})\n"
+                f"--- source ---\n{self.source}")
+
+
+def make_inputs(seed, n):
+    """(a, B, c, s, M, n) drawn from the seed: uniform in [-1, 1], M in [-0.5, 0.5]."""
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1, 1, (3,)), rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (1, 3)),
+            float(rng.uniform(-1, 1)), rng.uniform(-0.5, 0.5, (3, 3)), int(n)]
+
+
+def broadcast(s1, s2):
+    return tuple(np.broadcast_shapes(s1, s2))
+
+
+def _size(shape):
+    return int(np.prod(shape)) if shape else 1
+
+
+class _Gen:
+    def __init__(self, draw):
+        self.draw = draw
+        self.lines = []
+        self.counter = 0
+        self.features = set()
+
+    def fresh_name(self, prefix="v"):
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def emit(self, indent, text):
+        self.lines.append("    " * indent + text)
+
+    def pick(self, options):
+        return self.draw(st.sampled_from(options))
+
+    # ------------------------------------------------------------ expressions
+    def leaf(self, env):
+        names = [k for k, v in env.items() if v.shape in FAMILY]
+        choice = self.draw(st.integers(0, 9))
+        if choice == 0:
+            return repr(self.pick([0.5, 1.5, -0.7, 2.0])), (), 2.0
+        if choice == 1:
+            subs = [(k, v) for k, v in env.items() if v.shape in ((3,), (2, 3), (1, 3))]
+            if subs:
+                k, v = self.pick(subs)
+                if v.shape == (3,):
+                    return f"{k}[{self.pick([0, 1, -1])}]", (), v.bound
+                if v.shape == (2, 3):
+                    return f"{k}[{self.pick([0, 1])}]", (3,), v.bound
+                return f"{k}[0]", (3,), v.bound
+        k = self.pick(sorted(names))
+        return k, env[k].shape, env[k].bound
+
+    def expr(self, env, depth):
+        """(text, shape, bound) of a compound expression (never a bare name)."""
+        if depth <= 0:
+            return self.leaf(env)
+        kind = self.draw(st.integers(0, 11))
+        if kind <= 3:
+            op = self.pick(["+", "-", "*"])
+            lt, ls, lb = self.expr(env, depth - 1)
+            rt, rs, rb = self.expr(env, depth - 1)
+            bound = lb * rb if op == "*" else lb + rb
+            text, shape = f"({lt} {op} {rt})", broadcast(ls, rs)
+        elif kind <= 6:
+            t, shape, b = self.expr(env, depth - 1)
+            fn = self.pick(["tanh", "sin", "cos", "exp", "log", "sqrt", "square", "neg", "div"])
+            if fn in ("tanh", "sin", "cos"):
+                text, bound = f"np.{fn}({t})", 1.0
+            elif fn == "exp":
+                if b > 2.0:
+                    t, b = f"np.tanh({t})", 1.0
+                text, bound = f"np.exp({t})", float(np.exp(b))
+            elif fn == "log":
+                text, bound = f"np.log(1.5 + np.sin({t}))", 1.0
+            elif fn == "sqrt":
+                text, bound = f"np.sqrt(1.0 + ({t}) ** 2)", 1.0 + b
+                self.features.add("pow")
+            elif fn == "square":
+                text, bound = f"np.square({t})", b * b
+            elif fn == "neg":
+                text, bound = f"(-{t})", b
+            else:
+                ut, us, ub = self.expr(env, depth - 1)
+                text, shape, bound = f"({t} / (2.0 + np.cos({ut})))", broadcast(shape, us), b
+                self.features.add("div")
+        elif kind <= 8:
+            t, shape, b = self.expr(env, depth - 1)
+            if shape == ():
+                text, bound = f"({t} * s)", b
+            else:
+                text, bound = f"({t} @ M)", 1.5 * b
+                self.features.add("matmul")
+        else:
+            t, shape, b = self.expr(env, depth - 1)
+            if shape == (2, 3):
+                form = self.pick(["sum0", "mean0k", "mean", "method"])
+                if form == "sum0":
+                    text, shape, bound = f"np.sum({t}, axis=0)", (3,), 2 * b
+                elif form == "mean0k":
+                    text, shape, bound = f"np.mean({t}, axis=0, keepdims=True)", (1, 3), b
+                elif form == "mean":
+                    text, shape, bound = f"np.mean({t})", (), b
+                else:
+                    text, shape, bound = f"{t}.sum(axis=0)", (3,), 2 * b
+                    self.features.add("method")
+            elif shape in ((3,), (1, 3)):
+                text, shape, bound = f"np.sum({t})", (), 3 * b
+            else:
+                text, bound = f"({t} * {self.pick(['0.5', '1.5', 'c[0, 1]', 'a[2]'])})", 1.5 * b
+        if bound > MAX_BOUND:
+            text, bound = f"np.tanh({text})", 1.0
+        return text, shape, bound
+
+    def coerce(self, text, shape, bound, target):
+        """An expression of shape ``target`` from one of shape ``shape``."""
+        if shape == target:
+            return text, bound
+        if target == ():
+            return (f"np.sum({text})", bound * _size(shape)) if _size(shape) <= 3 \
+                else (f"np.mean({text})", bound)
+        if shape == ():
+            return f"({text} * np.ones({target}))", bound
+        if target == (3,):
+            return (f"np.sum({text}, axis=0)", bound * shape[0])
+        if target == (1, 3):
+            if shape == (3,):
+                return f"np.reshape({text}, (1, 3))", bound
+            return f"np.mean({text}, axis=0, keepdims=True)", bound
+        return f"({text} * np.ones((2, 3)))", bound  # target (2, 3)
+
+    def expr_of(self, env, shape, depth):
+        t, s, b = self.expr(env, depth)
+        t, b = self.coerce(t, s, b, shape)
+        if b > MAX_BOUND:
+            t, b = f"np.tanh({t})", 1.0
+        return t, b
+
+    # ------------------------------------------------------------ statements
+    def assign(self, env, indent):
+        name = self.fresh_name()
+        depth = self.draw(st.integers(1, 3))
+        t, s, b = self.expr(env, depth)
+        if s not in FAMILY:  # pragma: no cover - all generated shapes are in the family
+            t, b = self.coerce(t, s, b, ())
+            s = ()
+        self.emit(indent, f"{name} = {t}")
+        env[name] = Var(s, b, fresh=True)
+        return name
+
+    def mutate(self, env, indent, in_loop=False):
+        """``v += e`` or ``v[i] = e`` on a fresh local array; False if none."""
+        cands = sorted(k for k, v in env.items() if v.fresh)
+        if not cands:
+            return False
+        k = self.pick(cands)
+        v = env[k]
+        if v.shape != () and self.draw(st.booleans()):
+            if v.shape == (3,):
+                idx, sub = self.pick(["0", "1", "-1"]), ()
+            elif v.shape == (2, 3):
+                idx, sub = self.pick(["0", "1"]), (3,)
+            else:
+                idx, sub = "0", (3,)
+            t, b = self.expr_of(env, sub, self.draw(st.integers(1, 2)))
+            self.emit(indent, f"{k}[{idx}] = np.tanh({t})")
+            v.bound = max(v.bound, 1.0)
+            self.features.add("setitem")
+        else:
+            op = self.pick(["+=", "-=", "*="])
+            t, b = self.expr_of(env, v.shape, self.draw(st.integers(1, 2)))
+            if op == "*=":
+                t = f"np.tanh({t})"
+                b = 1.0
+            elif in_loop or v.bound + b > MAX_BOUND:
+                t = f"0.1 * np.tanh({t})"
+                b = 0.1
+            self.emit(indent, f"{k} {op} {t}")
+            v.bound = v.bound * b if op == "*=" else v.bound + b
+            self.features.add("augassign")
+        return True
+
+    def update(self, env, name, indent):
+        """Rebind carried variable ``name`` keeping its shape and bound."""
+        v = env[name]
+        form = self.draw(st.integers(0, 3))
+        t, b = self.expr_of(env, v.shape, self.draw(st.integers(1, 3)))
+        if form == 0:
+            self.emit(indent, f"{name} = np.tanh({t})")
+        elif form == 1:
+            self.emit(indent, f"{name} = 0.5 * {name} + 0.5 * np.sin({t})")
+        elif form == 2:
+            self.emit(indent, f"{name} = {name} + 0.1 * np.tanh({t})")
+        else:
+            self.emit(indent, f"{name} = {name} * np.cos({t})")
+        # keep the bound the loop-invariant one chosen at loop entry
+        v.fresh = True
+
+    def condition(self, env, index):
+        choice = self.draw(st.integers(0, 2))
+        if choice == 0 and index is not None:
+            return f"{index} % 2 == {self.pick([0, 1])}"
+        if choice == 1:
+            return f"s > {self.pick(['0.0', '0.3', '-0.4'])}"
+        t, _, _ = self.expr(env, 1)
+        return f"np.sum({t}) > {self.pick(['0.0', '0.2', '-0.1'])}"
+
+    def loop(self, env, indent, level):
+        """A loop carrying one to three variables; returns nothing, updates env."""
+        candidates = sorted(k for k, v in env.items()
+                            if not v.index and ((k in SHAPES and k != "M") or
+                                                   (k not in PARAMS and v.shape in FAMILY)))
+        carried = self.draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=3,
+                                     unique=True))
+        for k in carried:  # bound valid at every iteration (each update grows it <= 0.1)
+            env[k].bound = max(env[k].bound, 1.0) + 2.0
+        kind = self.pick(["range_n", "range_lit", "range3", "rows", "while"] if level == 0
+                         else ["range_lit", "range_n", "rows"])
+        index = f"t{level}" if level else "t"
+        rows_of = None
+        if kind == "range_n":
+            self.emit(indent, f"for {index} in range(n):")
+        elif kind == "range_lit":
+            self.emit(indent, f"for {index} in range({self.draw(st.integers(0, 3))}):")
+        elif kind == "range3":
+            start, step = self.draw(st.integers(0, 1)), self.draw(st.integers(1, 2))
+            self.emit(indent, f"for {index} in range({start}, n + 1, {step}):")
+            self.features.add("range3")
+        elif kind == "rows":
+            two_d = sorted(k for k, v in env.items() if v.shape == (2, 3) and k not in carried)
+            if not two_d:
+                self.emit(indent, f"for {index} in range(n):")
+                kind = "range_n"
+            else:
+                rows_of = self.pick(two_d)
+                index = f"row{level}"
+                self.emit(indent, f"for {index} in {rows_of}:")
+                self.features.add("rows")
+        else:
+            counter = f"k{level}"
+            self.emit(indent, f"{counter} = 0")
+            self.emit(indent, f"while {counter} < n:")
+            index = counter
+            self.features.add("while")
+        self.features.add("loop")
+        if level:
+            self.features.add("nested")
+        body_env = {k: Var(v.shape, v.bound, v.fresh, v.index) for k, v in env.items()}
+        for k in carried:
+            body_env[k].fresh = False  # may alias a parameter on the first trip
+        if rows_of is not None:
+            body_env[index] = Var((3,), env[rows_of].bound, index=True)
+        inner = indent + 1
+        # temporaries, then the carried updates, optionally under an if
+        for _ in range(self.draw(st.integers(0, 2))):
+            self.assign(body_env, inner)
+        if rows_of is None and kind != "while" and self.draw(st.booleans()):
+            name = self.fresh_name()
+            self.emit(inner, f"{name} = 0.1 * {index} + s")
+            body_env[name] = Var((), 1.0 + 0.1 * 12, fresh=False)
+        for k in carried:
+            if self.draw(st.integers(0, 3)) == 0:
+                self.emit(inner, f"if {self.condition(body_env, index if kind != 'rows' else None)}:")
+                was_fresh = body_env[k].fresh
+                self.update(body_env, k, inner + 1)
+                if self.draw(st.booleans()):
+                    self.emit(inner, "else:")
+                    self.update(body_env, k, inner + 1)
+                else:
+                    body_env[k].fresh = was_fresh
+                self.features.add("if")
+            else:
+                self.update(body_env, k, inner)
+        if level == 0 and self.draw(st.integers(0, 3)) == 0:
+            self.loop(body_env, inner, level + 1)
+        if self.draw(st.integers(0, 4)) == 0:
+            self.mutate({k: v for k, v in body_env.items() if k in carried and v.fresh}, inner, in_loop=True)
+        if kind == "while":
+            self.emit(inner, f"{index} = {index} + 1")
+        for k in carried:  # the bound chosen at entry holds after the loop
+            env[k].fresh = env[k].fresh and body_env[k].fresh
+
+
+@st.composite
+def programs(draw, max_statements=6):
+    """A :class:`Program`: source text of ``def f(a, B, c, s, M, n)``, a seed, n and wrt."""
+    g = _Gen(draw)
+    env = {k: Var(SHAPES[k], 1.0) for k in SHAPES}
+    g.emit(0, "import numpy as np")
+    g.emit(0, "")
+    g.emit(0, "")
+    g.emit(0, f"def f({', '.join(PARAMS)}):")
+    for _ in range(draw(st.integers(1, max_statements))):
+        kind = draw(st.integers(0, 5))
+        if kind <= 1:
+            g.assign(env, 1)
+        elif kind == 2:
+            if not g.mutate(env, 1):
+                g.assign(env, 1)
+        else:
+            g.loop(env, 1, 0)
+    # the result reads the most recent variables (and maybe one more)
+    local = [k for k in env if k not in PARAMS]
+    picks = local[-2:] if local else []
+    extra = draw(st.sampled_from(sorted(k for k in env if k != "n" and k != "M")))
+    terms = []
+    for k in picks + [extra]:
+        terms.append(f"np.sum({k})" if env[k].shape != () else k)
+    g.emit(1, f"return {' + '.join(terms)}")
+    source = "\n".join(g.lines) + "\n"
+    wrt = tuple(draw(st.lists(st.sampled_from(FLOAT_PARAMS), min_size=1, max_size=3,
+                              unique=True)))
+    return Program(source, draw(st.integers(0, 2**16)), draw(st.integers(0, 5)), wrt,
+                   g.features)
+
+
+@st.composite
+def checkpoint_options(draw):
+    """Random keyword options for tc.grad(..., checkpoint=True)."""
+    opts = {"schedule": draw(st.sampled_from(["revolve", "uniform", "online"]))}
+    how = draw(st.integers(0, 3))
+    if how == 1:
+        opts["snapshots"] = draw(st.integers(1, 6))
+    elif how == 2:
+        opts["memory_budget"] = draw(st.sampled_from([600, 1200, 4000, "64kB", "1MB"]))
+    if draw(st.integers(0, 3)) == 0:
+        opts["disk_snapshots"] = draw(st.integers(1, 2))
+    if draw(st.booleans()):
+        opts["verify"] = True
+    if draw(st.integers(0, 3)) == 0:
+        opts["min_steps"] = draw(st.integers(1, 4))
+    if draw(st.booleans()):
+        opts["nested"] = True
+    return opts
+
+
+class LoadedProgram:
+    """``with load_program(source) as f:`` imports ``f`` from a temporary module file;
+    the file, its folder, the module and its linecache entry are removed on exit."""
+
+    def __init__(self, source, name="f"):
+        self.source, self.name = source, name
+
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="tc_fuzz_")
+        self.modname = "tc_fuzz_" + uuid.uuid4().hex
+        self.path = os.path.join(self.dir, self.modname + ".py")
+        with open(self.path, "w") as fh:
+            fh.write(self.source)
+        spec = importlib.util.spec_from_file_location(self.modname, self.path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[self.modname] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            self.__exit__()
+            raise
+        return getattr(module, self.name)
+
+    def __exit__(self, *exc):
+        sys.modules.pop(self.modname, None)
+        linecache.cache.pop(self.path, None)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+
+def load_program(source, name="f"):
+    return LoadedProgram(source, name)

@@ -1,0 +1,467 @@
+"""Bad inputs: each gets a clear error or a documented, tested behaviour.
+
+Extends tests/test_errors.py (which covers try, with, yield, global, lambda,
+list comprehensions, .sort(), out=, unsupported NumPy functions and bad wrt
+values) without repeating it.  docs/reliability.md lists the behaviours.
+"""
+
+import inspect
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import tangent_ckpt as tc  # noqa: E402
+from tangent_ckpt.errors import (CheckpointError, NondeterministicStepError,  # noqa: E402
+                                 SourceUnavailableError, UnsupportedFunctionError,
+                                 UnsupportedSyntaxError, WrtError)
+from gradcheck import check_grad, numeric_grad  # noqa: E402
+
+HERE = os.path.basename(__file__)
+
+
+def line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return first + k
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+def expect(fn, marker, words, cls, **options):
+    """Compiling ``fn`` raises ``cls`` naming this file, the marker's line and ``words``."""
+    with pytest.raises(cls) as info:
+        tc.grad(fn, **options).compile()
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, marker)}:" in message, message
+    assert words in message, message
+    assert info.value.hint, message
+    return info.value
+
+
+# ---------------------------------------------------------------- unsupported constructs
+
+def f_kwargs(x, **kw):
+    return np.sum(x)
+
+
+def f_varargs(x, *rest):
+    return np.sum(x)
+
+
+def f_genexp(x):
+    return sum(v for v in x)
+
+
+def f_dictcomp(x):
+    d = {k: x for k in range(2)}
+    return np.sum(d[0])
+
+
+def f_fill(x):
+    y = x * 1.0
+    y.fill(0.0)
+    return np.sum(y)
+
+
+def f_list_append(x):
+    ys = []
+    ys.append(x)
+    return np.sum(ys[0])
+
+
+def f_ufunc_out(x):
+    y = x * 1.0
+    np.exp(y, out=y)
+    return np.sum(y)
+
+
+def f_del(x):
+    y = x * 2.0
+    del y
+    return np.sum(x)
+
+
+def f_raise(x):
+    if np.sum(x) > 100:
+        raise ValueError("big")
+    return np.sum(x)
+
+
+def f_import(x):
+    import math
+    return np.sum(x) * math.pi
+
+
+def f_class(x):
+    class A:
+        pass
+    return np.sum(x)
+
+
+def f_starred(x):
+    a, *rest = x
+    return a
+
+
+def f_walrus(x):
+    if (y := np.sum(x)) > 0:
+        return y
+    return y * 2.0
+
+
+def f_match(x):
+    match 1:
+        case 1:
+            y = x
+    return np.sum(y)
+
+
+def f_setattr(x):
+    y = x * 1.0
+    y.shape = (3, 1)
+    return np.sum(y)
+
+
+def f_inner_generator(x):
+    def g():
+        yield x
+    return np.sum(next(g()))
+
+
+def f_with_lock(x):
+    import threading  # noqa: F401  (never reached: the with is refused first)
+    with open(__file__):
+        y = x
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("fn, marker, words", [
+    (f_kwargs, "def f_kwargs", "**kwargs"),
+    (f_varargs, "def f_varargs", "*args"),
+    (f_genexp, "for v in x", "generator expression"),
+    (f_dictcomp, "for k in range(2)}", "dict comprehension"),
+    (f_fill, "y.fill", ".fill()"),
+    (f_list_append, "ys.append", ".append()"),
+    (f_ufunc_out, "out=y", "out="),
+    (f_del, "del y", "del"),
+    (f_raise, "raise ValueError", "raise"),
+    (f_import, "import math", "import"),
+    (f_class, "class A", "class"),
+    (f_starred, "a, *rest", "starred"),
+    (f_walrus, "(y := ", "assignment expression"),
+    (f_match, "match 1", "Match"),
+    (f_setattr, "y.shape =", "attribute"),
+    (f_inner_generator, "yield x", "yield"),
+])
+def test_unsupported_construct_is_a_clear_error(fn, marker, words):
+    expect(fn, marker, words, UnsupportedSyntaxError)
+
+
+def test_walrus_was_a_silent_wrong_gradient():
+    # regression: `if (y := ...)` kept the condition as written, so the gradient
+    # through y was silently zero; now it is refused (see test above)
+    with pytest.raises(UnsupportedSyntaxError):
+        tc.grad(f_walrus)(np.ones(3))
+
+
+def test_lambda_without_source_through_checkpointing():
+    fn = eval("lambda x, n: x * n")
+    with pytest.raises(SourceUnavailableError):
+        tc.grad_with_checkpointing(fn, snapshots=2).compile()
+
+
+# ---------------------------------------------------------------- unsupported functions
+
+def f_sort_fn(x):
+    return np.sum(np.sort(x))
+
+
+def f_random_active(x):
+    return np.sum(np.random.normal(x, 1.0))
+
+
+def f_unique(x):
+    return np.sum(np.unique(x))
+
+
+@pytest.mark.parametrize("fn, marker, name", [
+    (f_sort_fn, "np.sort", "np.sort"),
+    (f_random_active, "np.random.normal", "normal"),
+    (f_unique, "np.unique", "unique"),
+])
+def test_unsupported_function_names_it(fn, marker, name):
+    err = expect(fn, marker, name, UnsupportedFunctionError)
+    assert "register_adjoint" in str(err)
+
+
+# ---------------------------------------------------------------- wrt values
+
+def f_plain(x, y):
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("value, words", [
+    (np.array([1, 2, 3], dtype=object), "object"),
+    (np.array([1.0, 2.0, 3.0], dtype=complex), "complex"),
+    (np.array([1, 0, 1], dtype=bool), "bool"),
+    (np.array([1, 2, 3], dtype=np.uint8), "uint8"),
+    (1.0 + 2.0j, "complex"),
+    (None, "NoneType"),
+])
+def test_wrt_value_that_is_not_float(value, words):
+    with pytest.raises(WrtError, match=words):
+        tc.grad(f_plain, wrt=(0,))(value, np.ones(3))
+
+
+def test_integer_array_not_in_wrt_is_fine():
+    x = np.array([1, 2, 3])
+    g = tc.grad(f_plain, wrt=(1,))(x, np.ones(3))
+    np.testing.assert_array_equal(g, [1.0, 2.0, 3.0])
+
+
+def test_float16_and_float32_wrt_keep_their_dtype():
+    for dtype in (np.float16, np.float32):
+        g = tc.grad(f_plain, wrt=(0,))(np.ones(3, dtype=dtype), np.full(3, 2.0, dtype=dtype))
+        assert g.dtype == dtype
+        np.testing.assert_allclose(g, 2.0)
+
+
+# ---------------------------------------------------------------- NaN / inf
+
+def rnn(h, W, n):
+    for t in range(n):
+        h = np.tanh(h @ W)
+    return np.sum(h)
+
+
+def elementwise(x, n):
+    for t in range(n):
+        x = np.sin(x) * 0.9 + x * 0.1
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("options", [{}, dict(checkpoint=True, snapshots=2),
+                                     dict(checkpoint=True, snapshots=2, verify=True),
+                                     dict(checkpoint=True, schedule="online", disk_snapshots=1)])
+def test_nan_and_inf_propagate_like_numpy(options):
+    """NaN/inf inputs are not checked: they propagate through the gradient exactly as
+    NumPy propagates them (no exception; verify=True does not mistake NaN for
+    non-determinism), and the checkpointed gradient equals the taped one."""
+    x = np.array([np.nan, 0.5, np.inf, -np.inf])
+    with np.errstate(all="ignore"):
+        want = tc.grad(elementwise)(x, 4)
+        got = tc.grad(elementwise, **options)(x, 4)
+    np.testing.assert_array_equal(got, want)  # NaN == NaN here
+    assert np.isnan(got[0]) and np.isfinite(got[1])
+    assert np.isnan(got[2]) and np.isnan(got[3])  # sin(inf) is NaN
+    W = np.eye(4) * 0.5
+    with np.errstate(all="ignore"):
+        g = tc.grad(rnn, wrt=(0, 1), **options)(x, W, 3)
+    assert all(np.isnan(gk).any() for gk in g)
+
+
+# ---------------------------------------------------------------- loops: trip counts
+
+@pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_zero_one_and_two_step_loops(schedule, n):
+    h, W = np.array([0.1, -0.2, 0.3]), np.eye(3) * 0.5 + 0.1
+    taped = tc.grad(rnn, wrt=(0, 1))(h, W, n)
+    for snapshots in (None, 1, 3):
+        got = tc.grad(rnn, wrt=(0, 1), checkpoint=True, schedule=schedule,
+                      snapshots=snapshots)(h, W, n)
+        for a, b in zip(got, taped):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+    if n == 0:  # zero trips: the identity, and zero for W (an array, not a scalar)
+        np.testing.assert_array_equal(taped[0], np.ones(3))
+        assert taped[1].shape == (3, 3) and not taped[1].any()
+
+
+def rnn_range(h, W, start, stop, step):
+    for t in range(start, stop, step):
+        h = np.tanh(h @ W)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("bounds", [(5, 2, 1), (0, 0, 1), (3, -3, -2), (0, 1, 5)])
+def test_empty_and_one_step_ranges(bounds):
+    h, W = np.array([0.1, -0.2, 0.3]), np.eye(3) * 0.5
+    taped = tc.grad(rnn_range, wrt=(0, 1))(h, W, *bounds)
+    got = tc.grad(rnn_range, wrt=(0, 1), checkpoint=True, snapshots=2)(h, W, *bounds)
+    for a, b in zip(got, taped):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- checkpoint options
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(snapshots=0), "at least 1"),
+    (dict(snapshots=-3), "at least 1"),
+    (dict(snapshots=2.5), "positive integer"),
+    (dict(snapshots=True), "positive integer"),
+    (dict(snapshots=2, memory_budget="1MB"), "not both"),
+    (dict(memory_budget=0), "positive"),
+    (dict(memory_budget=-1), "positive"),
+    (dict(memory_budget="lots"), "cannot read"),
+    (dict(schedule="binomial"), "schedule must be"),
+    (dict(disk_snapshots=-1), "disk_snapshots"),
+    (dict(min_steps=-1), "min_steps"),
+])
+def test_bad_checkpoint_options_fail_at_grad_time(kwargs, words):
+    with pytest.raises(CheckpointError, match=words):
+        tc.grad_with_checkpointing(rnn, **kwargs)
+
+
+@pytest.mark.parametrize("budget", [1, 100, "0.1kB"])
+def test_memory_budget_below_one_state(budget):
+    df = tc.grad_with_checkpointing(rnn, memory_budget=budget)
+    with pytest.raises(CheckpointError, match="cannot hold one snapshot") as info:
+        df(np.zeros(100), np.eye(100) * 0.1, 5)
+    assert "raise the budget" in str(info.value)
+    assert "800 bytes" in str(info.value)  # the measured state size
+
+
+def test_uniform_schedule_with_too_few_snapshots_says_so():
+    df = tc.grad_with_checkpointing(rnn, snapshots=1, schedule="uniform")
+    with pytest.raises(CheckpointError, match="use schedule='revolve'"):
+        df(np.ones(3), np.eye(3), 50)
+
+
+# ---------------------------------------------------------------- state changing shape / dtype
+
+def shrinking(x, n):
+    for t in range(n):
+        x = np.tanh(x[1:] * 2.0 + 0.1)   # one element shorter every step
+    return np.sum(x)
+
+
+def growing(x, n):
+    for t in range(n):
+        x = np.tanh(np.concatenate([x, x[:1] * 0.5]))
+    return np.sum(x)
+
+
+def int_then_float(x, n):
+    h = 0                     # an int, then a float array after the first step
+    for t in range(n):
+        h = np.tanh(h + x)
+    return np.sum(h)
+
+
+def scalar_then_array(x, n):
+    h = 1.0
+    for t in range(n):
+        h = np.tanh(h * x + 0.1)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("fn, n", [(shrinking, 3), (growing, 4), (int_then_float, 4),
+                                   (scalar_then_array, 3), (int_then_float, 0)])
+@pytest.mark.parametrize("options", [dict(snapshots=1), dict(snapshots=2, verify=True),
+                                     dict(schedule="online", snapshots=2),
+                                     dict(schedule="uniform", snapshots=3),
+                                     dict(memory_budget="4kB"),
+                                     dict(snapshots=1, disk_snapshots=1)])
+def test_state_changing_shape_or_dtype_mid_loop_is_correct(fn, n, options):
+    """Decision: a loop state whose shape or dtype changes from step to step is
+    supported — snapshots store whatever the state is — and the gradient is
+    correct.  (A memory budget is checked against the state at loop entry.)"""
+    x = np.array([0.3, -0.2, 0.5, 0.1])
+    taped = tc.grad(fn)(x, n)
+    got = tc.grad(fn, checkpoint=True, **options)(x, n)
+    assert got.shape == x.shape and got.dtype == np.float64
+    np.testing.assert_allclose(got, taped, rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_grad(fn, (x, n))[0], rtol=1e-6, atol=1e-8)
+
+
+# ---------------------------------------------------------------- non-deterministic steps
+
+def random_in_loop(x, n):
+    for t in range(n):
+        x = np.tanh(x * np.random.rand(3) + 0.1)
+    return np.sum(x)
+
+
+def noisy(x):
+    """A black box that returns random numbers: its adjoint is registered below."""
+    return x + 0.1 * np.random.rand(*np.shape(x))
+
+
+tc.register_adjoint(noisy, lambda g, ans, x: (g,))
+
+
+def black_box_in_loop(x, n):
+    for t in range(n):
+        x = np.tanh(noisy(x) * 0.9)
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [random_in_loop, black_box_in_loop])
+@pytest.mark.parametrize("options", [dict(snapshots=2), dict(schedule="online", snapshots=2),
+                                     dict(snapshots=1, disk_snapshots=1)])
+def test_random_numbers_in_a_checkpointed_loop_are_caught_by_verify(fn, options):
+    """np.random.* called on inactive arguments is run as-is (no adjoint needed), and a
+    black box with a registered adjoint is trusted: recomputation then draws new
+    numbers, so checkpointing would be silently inconsistent.  verify=True re-runs
+    the steps whose stored state it can compare and raises."""
+    x = np.array([0.1, 0.2, 0.3])
+    with pytest.raises(NondeterministicStepError, match="not deterministic"):
+        tc.grad(fn, checkpoint=True, verify=True, **options)(x, 8)
+
+
+def test_random_numbers_with_a_fixed_seed_inside_are_deterministic():
+    def seeded(x, n):
+        return random_in_loop(x, n)
+    x = np.array([0.1, 0.2, 0.3])
+    np.random.seed(0)
+    taped = tc.grad(random_in_loop)(x, 6)
+    np.random.seed(0)
+    value = random_in_loop(x, 6)
+    assert np.isfinite(value) and taped.shape == (3,)
+
+
+def test_verify_passes_deterministic_loops():
+    h, W = np.array([0.1, -0.2, 0.3]), np.eye(3) * 0.5 + 0.1
+    want = tc.grad(rnn, wrt=(0, 1))(h, W, 9)
+    with tc.profile() as prof:
+        got = tc.grad(rnn, wrt=(0, 1), checkpoint=True, snapshots=2, verify=True)(h, W, 9)
+    assert prof.verify_steps > 0
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- inputs are not mutated
+
+def writes_into_parameter(x, n):
+    for t in range(n):
+        x[0] = np.tanh(x[1] * 2.0)
+        x = x * 0.9
+    return np.sum(x)
+
+
+def iadd_parameter(x):
+    x += 1.0
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("options", [{}, dict(checkpoint=True, snapshots=1)])
+def test_gradient_never_mutates_inputs_even_when_the_function_would(options):
+    """Python would change the caller's array; the gradient works on copies, so the
+    caller's array is untouched, and the gradient is that of the function's value."""
+    x = np.array([0.1, 0.2, 0.3])
+    before = x.copy()
+    g = tc.grad(writes_into_parameter, **options)(x, 3)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_allclose(g, numeric_grad(writes_into_parameter, (x, 3))[0],
+                               rtol=1e-6, atol=1e-8)
+    g = tc.grad(iadd_parameter, **options)(x)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_allclose(g, 2 * (before + 1.0))
+
+
+def test_check_grad_helper_on_nan_free_inputs_still_works():
+    check_grad(elementwise, (np.array([0.1, 0.2]), 3))
