@@ -55,7 +55,20 @@ def lower_checkpoint(nz, node, hint):
         if isinstance(min_bytes, ir.Const) and min_bytes.value is None:
             min_bytes = None
     _borrow_lines(nz, nz.static_value(node.args[0]))
-    call = gast.Call(func=node.args[0], args=list(node.args[1:]), keywords=[])
+    # the arguments are evaluated by the caller (`Ws[l]` is an input, not `Ws`):
+    # each becomes a private name bound to its operand
+    args = []
+    names = _param_names(nz, nz.static_value(node.args[0]))
+    for k, a in enumerate(node.args[1:]):
+        pname = names[k] if k < len(names) else f"{hint}_arg"
+        v = nz.value(a, pname)
+        tmp = nz.namer.fresh(f"checkpoint_arg{k}")
+        if isinstance(v, TupleValue):
+            nz.current_scope.tuples[tmp] = v.items
+        else:
+            nz.current_scope.rename[tmp] = nz.atomize(v, pname)
+        args.append(gast.Name(id=tmp, ctx=gast.Load(), annotation=None, type_comment=None))
+    call = gast.Call(func=node.args[0], args=args, keywords=[])
     gast.copy_location(call, node)
     saved = nz.out
     nz.out = []
@@ -73,6 +86,18 @@ def lower_checkpoint(nz, node, hint):
     nz.emit(ir.Segment("checkpoint", name, body, node.lineno, label=to_source(node),
                        min_bytes=min_bytes))
     return value
+
+
+def _param_names(nz, fn):
+    """Parameter names of the checkpointed function (to name its computed arguments)."""
+    node = getattr(fn, "node", None)  # a nested def (LocalFunction)
+    if node is None:
+        import inspect
+        try:
+            return list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            return []
+    return [a.id for a in node.args.posonlyargs + node.args.args]
 
 
 def _borrow_lines(nz, fn):
