@@ -303,3 +303,19 @@ def test_nested_loops_checkpoint_the_inner_loop_inside_the_adjoint_step():
     inner = outer_adjoint[0]
     assert "_adjoint(t, x, bstate, m, w):" in inner and ".reverse(" in inner
     assert "private_adjoint" not in inner  # already private inside an adjoint step
+
+
+def test_reads_of_an_invariant_array_accumulate_in_place():
+    def seq(xs, w):
+        h = np.zeros(4)
+        for x in xs:
+            h = np.tanh(h * w + x)
+        return np.sum(h)
+
+    for df in (tc.grad(seq, wrt=(0, 1)), tc.grad_with_checkpointing(seq, wrt=(0, 1), snapshots=3)):
+        assert "rt.accumulate_at(bxs, xs, i, bx)" in df.source
+        xs = rng.random((9, 4))
+        got = df(xs, 0.5)
+        expected = numeric_grad(seq, (xs, 0.5), (0, 1))
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-9)

@@ -13,6 +13,7 @@ is written out (``bW = 0.0``) only where control flow needs a value.
 
 import builtins
 import functools
+import operator
 
 import astor
 import gast
@@ -387,6 +388,8 @@ class Reverser:
         if rule.vjp is not None:
             self._adjoint_callable(stmt, prim, rule, bound, g, out, nonzero)
             return
+        if prim.fn is operator.getitem and self._accumulate_read(stmt, bound, g, out, nonzero):
+            return
         mapping = {"g": g, "ans": stmt.target}
         for param, op in bound.items():
             mapping[param] = self._render_bound(op)
@@ -405,6 +408,20 @@ class Reverser:
                     raise self.error(UnsupportedFunctionError,
                                      f"{rule.name}: a sequence argument '{param}' with "
                                      "active entries", stmt.line, construct=rule.name)
+
+    def _accumulate_read(self, stmt, bound, g, out, nonzero):
+        """``x[i]`` read in a loop whose adjoint ``bx`` is a private accumulator: add
+        ``g`` into ``bx[i]`` in place, O(size of x[i]) instead of a full-size array
+        per step (``price[t]``, ``for row in data``)."""
+        base = bound.get("a")
+        if not isinstance(base, ir.Name) or base.id not in self.active:
+            return False
+        b = self.adj(base.id)
+        if b not in self.owned or b not in nonzero:
+            return False
+        index = self._render_bound(bound["index"])
+        out.append(Line(f"{b} = rt.accumulate_at({b}, {base.id}, {index}, {g})", stmt.line, True))
+        return True
 
     def _render_bound(self, op):
         if isinstance(op, (ir.Name, ir.Const, ir.Seq, ir.Index)):
