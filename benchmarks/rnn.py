@@ -154,7 +154,7 @@ def run_long(steps, snapshots):
           f"peak snapshot bytes {common.fmt_bytes(prof.peak_snapshot_bytes)}")
     state = h0.nbytes
     print(f"(not run) taping all {n} steps would keep at least {n} copies of h = "
-          f"{common.fmt_bytes(n * state)} (tc.grad's tape holds two arrays per step)")
+          f"{common.fmt_bytes(n * state)} (tc.grad's tape holds one per step, as BPTT does)")
 
 
 def main(argv=None):
