@@ -14,3 +14,16 @@ from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
 )
 from tangent_ckpt.api import grad, value_and_grad, grad_with_checkpointing, source  # noqa: F401,E402
 from tangent_ckpt.segments import checkpoint, checkpoint_scope, custom_adjoint  # noqa: F401,E402
+
+__all__ = [
+    # differentiation
+    "grad", "value_and_grad", "grad_with_checkpointing", "source",
+    # checkpointing inside a differentiated function
+    "checkpoint", "checkpoint_scope", "custom_adjoint", "register_adjoint",
+    # profiling and the checkpointing helpers
+    "profile", "checkpointed_loop", "compute_checkpoint_positions", "get_memory_savings",
+    "estimate_checkpoint_savings", "should_checkpoint",
+    # errors
+    "TangentCkptError", "TransformError", "UnsupportedSyntaxError", "UnsupportedFunctionError",
+    "SourceUnavailableError", "WrtError", "CheckpointError", "NondeterministicStepError",
+]

@@ -319,3 +319,11 @@ def test_reads_of_an_invariant_array_accumulate_in_place():
         expected = numeric_grad(seq, (xs, 0.5), (0, 1))
         for g, e in zip(got, expected):
             np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 9, 100])
+def test_uniform_schedule_sizes_itself_without_snapshots(n):
+    h, W, b = rng.standard_normal((2, 3)), 0.4 * rng.standard_normal((3, 3)), rng.random(3)
+    got = tc.grad(rnn, wrt=(1, 2), checkpoint=True, schedule="uniform")(h, W, b, n)
+    for g, t in zip(got, tc.grad(rnn, wrt=(1, 2))(h, W, b, n)):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-15)

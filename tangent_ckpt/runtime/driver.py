@@ -190,6 +190,9 @@ class CheckpointedLoop:
             s = fit if s is None else min(s, fit)
             if n is not None:
                 s = max(1, min(s, n))
+        if s is None and self.schedule == "uniform" and n:
+            # the sqrt(n) scheme's own size: segments of about sqrt(n) steps
+            s = uniform_cost(n, max(1, round(n ** 0.5)))[2]
         if s is None:
             s = default_snapshots(n) if n is not None else DEFAULT_ONLINE_SNAPSHOTS
         if n is not None and n < self.min_steps:
