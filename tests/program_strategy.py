@@ -6,8 +6,8 @@
 
 Each program is ``def f(a, B, c, s, M, n): ... return <scalar>`` over the
 supported subset: straight-line code, ``for`` loops (``range`` with run-time or
-literal bounds, iteration over an array's rows, ``while``) carrying one to three
-variables, ``if``/``else`` in loop bodies, nested loops, augmented assignment
+literal bounds, iteration over an array's rows, ``while``, ``break``) carrying
+one to three variables, ``if``/``else`` in loop bodies, nested loops, augmented assignment
 and subscript assignment into local arrays, reductions, ``@`` and broadcasting
 between the shapes ``()``, ``(3,)``, ``(1, 3)`` and ``(2, 3)``.
 
@@ -338,6 +338,10 @@ class _Gen:
             self.mutate({k: v for k, v in body_env.items() if k in carried and v.fresh}, inner, in_loop=True)
         if kind == "while":
             self.emit(inner, f"{index} = {index} + 1")
+        if kind in ("range_n", "range3", "while") and self.draw(st.integers(0, 4)) == 0:
+            self.emit(inner, f"if {index} == {self.draw(st.integers(1, 3))}:")
+            self.emit(inner + 1, "break")
+            self.features.add("break")
         for k in carried:  # the bound chosen at entry holds after the loop
             env[k].fresh = env[k].fresh and body_env[k].fresh
 
@@ -358,6 +362,19 @@ def programs(draw, max_statements=6):
         elif kind == 2:
             if not g.mutate(env, 1):
                 g.assign(env, 1)
+        elif kind == 3 and draw(st.booleans()):  # a branch rebinding variables
+            names = sorted(k for k, v in env.items()
+                           if not v.index and k not in ("M", "n") and v.shape in FAMILY)
+            k = draw(st.sampled_from(names))
+            g.emit(1, f"if {g.condition(env, None)}:")
+            was_fresh = env[k].fresh
+            g.update(env, k, 2)
+            if draw(st.booleans()):
+                g.emit(1, "else:")
+                g.update(env, k, 2)
+            else:
+                env[k].fresh = was_fresh
+            g.features.add("if")
         else:
             g.loop(env, 1, 0)
     # the result reads the most recent variables (and maybe one more)

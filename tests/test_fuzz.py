@@ -213,6 +213,54 @@ def f(a, B, c, s, M, n):
 """, seed=1134, n=3, wrt=(3, 1, 2), verify=True, nested=True)
 
 
+# `(-0.7) ** 2` was generated as `-0.7 ** 2` (-0.49): silently wrong value and
+# gradient.  Fixed in compiler/reverse.py (render_prim parenthesizes negative
+# constants).
+regression("negative_constant_base_of_power", """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    v = np.sin(s * (-0.7) ** 2) + (-2.0) ** 2 * s + s ** (-1.0) + (-1) * s - (-s)
+    return v + np.sum(B * (-0.5) ** 3)
+""", seed=3, wrt=(3, 1))
+
+# A restore inside an `if` (or a loop) of the reverse sweep was taken to always
+# run, so the unconditional restore before it was dropped as dead: when the
+# branch did not run, the adjoint read the wrong value.  Silently wrong
+# gradients, taped and checkpointed (found via a nested checkpointed loop).
+# Fixed in compiler/code.py (live_restores).
+regression("restore_before_a_conditional_restore", """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    v = a * s
+    w = np.sin(v)
+    if s > 0.3:
+        v = v * 0.5
+    v = a * 2.0
+    return np.sum(w) + np.sum(v)
+""", seed=3, wrt=(0, 3))
+
+regression("restore_before_a_conditional_restore_nested_loops", """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    v1 = np.sum(a)
+    for t in range(2):
+        v3 = 0.1 * t + s
+        B = np.tanh(v1 * s * np.ones((2, 3)))
+        if t % 2 == 0:
+            v1 = v1 * 0.5
+        for t1 in range(3):
+            a = a * np.mean(v3 + B)
+            v1 = v1 + np.sum(a)
+    return v1 + np.sum(B)
+""", seed=1589, n=5, wrt=(3, 1, 2), nested=True)
+
+
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 @pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
 def test_regression(name, schedule):

@@ -80,29 +80,35 @@ def _loads(text):
     return names
 
 
-def _flatten(items):
+def _flatten(items, path=()):
+    """(kind, payload, path): ``path`` is the chain of enclosing blocks."""
     for item in items:
         if isinstance(item, Block):
             yield ("reads", _loads(item.header + "\n    pass")
-                   if not item.header.startswith(("def ", "else")) else set())
-            yield from _flatten(item.body)
+                   if not item.header.startswith(("def ", "else")) else set(), path)
+            yield from _flatten(item.body, path + (id(item),))
         elif isinstance(item, Line):
-            yield ("reads", _loads(item.text))
+            yield ("reads", _loads(item.text), path)
         elif isinstance(item, Restore):
-            yield ("restore", item)
+            yield ("restore", item, path)
 
 
 def live_restores(items):
     """Slots of local (non-tape) restores whose value is read before the variable
-    is restored again, in the order the reverse sweep runs (textual order; a
-    restore inside one branch counts reads in the other: conservative)."""
+    is surely restored again, in the order the reverse sweep runs (textual order;
+    a restore inside one branch counts reads in the other: conservative).
+
+    Only a later restore that runs whenever this one ran (in the same block or an
+    enclosing one) ends the search: one inside an ``if`` or a loop may not run,
+    and the value restored here is then the one read (found by tests/test_fuzz.py:
+    dropping it gave silently wrong gradients)."""
     flat = list(_flatten(items))
     live = set()
-    for k, (kind, payload) in enumerate(flat):
+    for k, (kind, payload, path) in enumerate(flat):
         if kind != "restore" or payload.tape:
             continue
-        for kind2, later in flat[k + 1:]:
-            if kind2 == "restore" and later.var == payload.var:
+        for kind2, later, path2 in flat[k + 1:]:
+            if kind2 == "restore" and later.var == payload.var and path[:len(path2)] == path2:
                 break
             if kind2 == "reads" and payload.var in later:
                 live.add(payload.slot)

@@ -64,9 +64,18 @@ def _strip_parens(text):
     return text
 
 
+def _operand_text(op):
+    """``render_operand``, with a negative constant in parentheses: ``(-0.7) ** 2``
+    rendered as ``-0.7 ** 2`` is -0.49 (found by tests/test_fuzz.py)."""
+    text = render_operand(op)
+    if isinstance(op, ir.Const) and text.startswith("-"):
+        return f"({text})"
+    return text
+
+
 def render_prim(prim):
     """The primal right-hand side of a primitive application."""
-    args = [render_operand(a) for a in prim.args]
+    args = [_operand_text(a) for a in prim.args]
     if prim.render in SYMBOLS:
         return f"{args[0]} {SYMBOLS[prim.render]} {args[1]}"
     if prim.render == "unary:-":
