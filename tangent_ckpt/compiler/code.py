@@ -317,4 +317,65 @@ def finish_saves(primal, adjoint, ret, extra_needed=()):
         if still_needed >= needed:
             break
         needed = still_needed & needed
-    return resolve_saves(primal, needed, live, shapes), resolved, needed
+    primal = resolve_saves(primal, needed, live, shapes)
+    renames = _short_slot_names(primal, resolved, ret)
+    if renames:
+        primal, resolved = _rename(primal, renames), _rename(resolved, renames)
+    return primal, resolved, needed
+
+
+def _short_slot_names(primal, adjoint, ret):
+    """``h_old_3`` -> ``h_old`` where this function uses no ``h_old``: save slots
+    are named from one compile-wide namer, but each generated function is its
+    own scope.  Returns {old: new}."""
+    used = _all_names(primal + adjoint + [ret])
+    renames = {}
+    for item in _flat_lines(primal):
+        target, _, value = item.text.partition(" = ")
+        base = f"{value.strip()}_old"
+        if target.startswith(base + "_") and target[len(base) + 1:].isdigit() \
+                and base not in used and base not in renames.values():
+            renames[target] = base
+    return renames
+
+
+def _flat_lines(items):
+    for item in items:
+        if isinstance(item, Line):
+            yield item
+        elif isinstance(item, Block):
+            yield from _flat_lines(item.body)
+
+
+def _all_names(items):
+    names = set()
+    for item in items:
+        texts = [item.text] if isinstance(item, Line) else \
+            [item.header + "\n    pass"] if isinstance(item, Block) else []
+        for text in texts:
+            try:
+                names |= {n.id for n in ast.walk(ast.parse(text.strip()))
+                          if isinstance(n, ast.Name)}
+            except SyntaxError:
+                pass
+        if isinstance(item, Block):
+            names |= _all_names(item.body)
+    return names
+
+
+def _rename(items, renames):
+    out = []
+    for item in items:
+        if isinstance(item, Line):
+            out.append(Line(_rename_text(item.text, renames), item.line, item.adjoint))
+        elif isinstance(item, Block):
+            out.append(Block(item.header, _rename(item.body, renames), item.line, item.adjoint))
+        else:
+            out.append(item)
+    return out
+
+
+def _rename_text(text, renames):
+    import re
+    return re.sub(r"\b[A-Za-z_][A-Za-z0-9_]*\b",
+                  lambda m: renames.get(m.group(0), m.group(0)), text)
