@@ -261,6 +261,24 @@ def f(a, B, c, s, M, n):
 """, seed=1589, n=5, wrt=(3, 1, 2), nested=True)
 
 
+# A zero-trip loop reading a NumPy scalar (v1 = a[0] * 1.5): its adjoint buffer
+# was rt.zeros_like(np.float64) == the symbolic zero 0.0, which flowed back
+# through getitem_adjoint unchanged: the gradient of the array `a` was 0.0, a
+# float.  Fixed in runtime/numpy_adjoints.py (zeros_like of a NumPy scalar is a
+# 0-d buffer).
+regression("zero_trip_loop_gradient_of_array_through_numpy_scalar", """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    v1 = a[0] * 1.5
+    v2 = 2.0
+    for t in range(n):
+        v2 = 0.5 * v2 + np.sin(v1)
+    return v2
+""", seed=0, n=0, wrt=(0, 3))
+
+
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 @pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
 def test_regression(name, schedule):

@@ -107,9 +107,12 @@ def zeros_like(x):
         return type(x)(zeros_like(v) for v in x)
     if isinstance(x, dict):
         return {k: zeros_like(v) for k, v in x.items()}
-    if isinstance(x, np.ndarray):
+    if isinstance(x, (np.ndarray, np.generic)):
+        # a NumPy scalar (np.sum(a), a[0]) gets a 0-d buffer, not the symbolic zero:
+        # that zero flowed back unchanged (e.g. through getitem_adjoint) and a
+        # zero-trip loop returned 0.0 as the gradient of an array (tests/test_fuzz.py)
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
-        return np.zeros(x.shape, dtype=dtype)
+        return np.zeros(np.shape(x), dtype=dtype)
     return 0.0
 
 
