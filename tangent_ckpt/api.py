@@ -154,12 +154,29 @@ class GradientFunction:
         except BaseException as exc:
             _release_loops(exc.__traceback__)
             raise
-        if self.return_value or self._single:
-            return result
-        return result
+        if self.return_value:
+            value, grads = result
+            return value, self._shaped(grads, values)
+        return self._shaped(result, values)
+
+    def _shaped(self, grads, values):
+        """Every array argument's gradient is an array of its shape.  The symbolic
+        zero of the generated code is a Python 0.0, and so is a real zero computed
+        from Python floats (``(s - s) * a[0]``): such a value flowing back to an
+        array argument is widened here (found by tests/test_fuzz.py)."""
+        from tangent_ckpt.runtime import as_gradient
+        if self._single:
+            return _shaped_one(grads, values[self.wrt[0]], as_gradient)
+        return tuple(_shaped_one(g, values[k], as_gradient) for g, k in zip(grads, self.wrt))
 
     def __repr__(self):
         return f"<gradient of {self.fn.__qualname__} wrt {self.wrt}>"
+
+
+def _shaped_one(g, x, as_gradient):
+    if isinstance(x, np.ndarray) and not (isinstance(g, np.ndarray) and g.shape == x.shape):
+        return as_gradient(g, x)
+    return g
 
 
 def _check_wrt_value(fn, name, position, value):

@@ -279,6 +279,20 @@ def f(a, B, c, s, M, n):
 """, seed=0, n=0, wrt=(0, 3))
 
 
+# (s - s) is a real zero computed from Python floats, indistinguishable from the
+# generated code's symbolic zero 0.0; it flowed back through getitem_adjoint and
+# the gradient of the array `a` was the float 0.0.  Fixed in api.py: array
+# arguments always get an array gradient of their shape.
+regression("python_float_zero_gradient_of_an_array", """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    v1 = ((s - s) * (a[0] * s))
+    return v1 + np.sum(B)
+""", seed=0, n=0, wrt=(0, 3, 1))
+
+
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 @pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
 def test_regression(name, schedule):
