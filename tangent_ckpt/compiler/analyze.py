@@ -54,24 +54,24 @@ def activity(function, wrt_names):
             for src in ir.operand_names(stmt.value):
                 edges.append((src, stmt.target))
             edges.append((stmt.target, stmt.target))
-    varied = set(wrt_names)
-    changed = True
-    while changed:
-        changed = False
-        for src, dst in edges:
-            if src in varied and dst not in varied:
-                varied.add(dst)
-                changed = True
-    useful = {function.result}
-    useful.update(getattr(function, "extra_results", ()))
-    changed = True
-    while changed:
-        changed = False
-        for src, dst in edges:
-            if dst in useful and src not in useful:
-                useful.add(src)
-                changed = True
+    varied = _reachable(set(wrt_names), edges)
+    results = {function.result, *getattr(function, "extra_results", ())}
+    useful = _reachable(results, [(dst, src) for src, dst in edges])
     return varied & useful
+
+
+def _reachable(start, edges):
+    """Every name reachable from ``start`` along ``edges`` (source, target)."""
+    successors = {}
+    for src, dst in edges:
+        successors.setdefault(src, []).append(dst)
+    seen, todo = set(start), list(start)
+    while todo:
+        for nxt in successors.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
 
 
 def assignment_counts(body, params=()):
