@@ -332,7 +332,10 @@ def _short_slot_names(primal, adjoint, ret):
     renames = {}
     for item in _flat_lines(primal):
         target, _, value = item.text.partition(" = ")
-        base = f"{value.strip()}_old"
+        value = value.strip()
+        if value.startswith("rt.shape_of(") and value.endswith(")"):
+            value = value[len("rt.shape_of("):-1]
+        base = f"{value}_old"
         if target.startswith(base + "_") and target[len(base) + 1:].isdigit() \
                 and base not in used and base not in renames.values():
             renames[target] = base
