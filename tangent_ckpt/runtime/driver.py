@@ -126,6 +126,10 @@ class CheckpointedLoop:
     """
 
     TAPE_STATES = 2
+    #: a memory budget first pays for the working state, the state before the last
+    #: step, one step's re-recording and its temporaries (in states), and twice the
+    #: arguments (their adjoint buffers and one contribution's temporary)
+    RESERVED_STATES = 10
 
     SCHEDULES = ("revolve", "uniform", "online")
 
@@ -164,13 +168,19 @@ class CheckpointedLoop:
     def _index(self, k):
         return k if self.steps is None else self.steps[k]
 
+    @classmethod
+    def working_bytes(cls, state_bytes, args=()):
+        """What a sweep holds beside its snapshots, paid from a memory budget first."""
+        return cls.RESERVED_STATES * state_bytes + 2 * tree_nbytes(args)
+
     def _resolve_snapshots(self, state, n, args=()):
         """RAM snapshot slots for this run (checks the budget before any step runs).
 
         A memory budget pays for the snapshots and for what the sweep holds beside
         them: the working state, the state kept before the last step, one step's
-        re-recording (estimated as two states) and the adjoint buffers of the
-        loop's arguments (as large as the arguments).  The rest buys snapshots.
+        re-recording and its temporaries (``RESERVED_STATES`` states in all), and
+        the adjoint buffers of the loop's arguments plus one contribution's
+        temporary (twice the arguments).  The rest buys snapshots.
         """
         sbytes = tree_nbytes(state)
         self._state_bytes = sbytes
@@ -178,7 +188,7 @@ class CheckpointedLoop:
             self.memory_budget = self.plan.share(self, args)
         s = self.snapshots
         if self.memory_budget is not None:
-            overhead = 4 * sbytes + tree_nbytes(args)
+            overhead = self.working_bytes(sbytes, args)
             if sbytes + overhead > self.memory_budget:
                 raise CheckpointError(
                     f"{self.name}: memory_budget {_fmt_bytes(self.memory_budget)} cannot hold one "

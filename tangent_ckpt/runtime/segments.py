@@ -21,6 +21,7 @@ import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime import profiler as _profiler
+from tangent_ckpt.runtime.driver import CheckpointedLoop
 from tangent_ckpt.runtime.snapshots import tree_nbytes
 
 __all__ = ["Segment", "MemoryPlan", "frame_nbytes"]
@@ -127,8 +128,8 @@ class MemoryPlan:
     """One memory budget shared by the checkpointed loops and segments of a gradient.
 
     Policy (greedy, in the order things run): the working memory of a sweep
-    (a few states, the arguments' adjoints, ``RESERVE_STATES`` states for the
-    adjoint temporaries around a step) is needed by one loop at a time; what is
+    (``CheckpointedLoop.working_bytes``: working states, one step's re-recording
+    and its temporaries, the arguments' adjoints) is needed by one loop at a time; what is
     left is split evenly among the loops that have not started yet.  A loop's
     ``CheckpointedLoop`` turns that share
     into snapshots (all states when they fit: no replays; taped segments or
@@ -137,8 +138,6 @@ class MemoryPlan:
     (no recomputation) when the record fits in the share a new loop would get,
     ``(budget - held) // (loops_left + 1)``; otherwise it is recomputed.
     """
-
-    RESERVE_STATES = 8
 
     def __init__(self, budget, loops=0, name="auto"):
         from tangent_ckpt.runtime.driver import parse_memory
@@ -165,10 +164,10 @@ class MemoryPlan:
         free = self.budget - self.held
         sb = getattr(loop, "_state_bytes", 0)
         loops = max(1, self.loops_left)
-        # the sweep's working memory is needed by one loop at a time: the working
-        # state, two states of tape, the arguments' adjoints and RESERVE_STATES
-        # states for the adjoint temporaries around a step
-        working = (self.RESERVE_STATES + 3) * sb + tree_nbytes(args)
+        # the sweep's working memory is needed by one loop at a time (the driver's
+        # own reserve: working states, one step's re-recording and temporaries, the
+        # arguments' adjoints)
+        working = CheckpointedLoop.working_bytes(sb, args)
         # what stays held until the reverse sweep is split among the loops:
         # snapshots and the state before the last step
         holdable = free - working
@@ -182,9 +181,9 @@ class MemoryPlan:
                 + f"; raise the budget to at least {_fmt(need)}")
         per_loop = holdable // loops
         self.loops_left = max(0, self.loops_left - 1)
-        # CheckpointedLoop reserves its own working memory (4 states + arguments,
-        # the state before the last step included): hand it that plus its part
-        return per_loop + working - self.RESERVE_STATES * sb
+        # CheckpointedLoop pays its working memory from its budget first: hand it
+        # that plus its part
+        return per_loop + working
 
     def hold(self, loop):
         store = getattr(loop, "_store", None)
