@@ -213,3 +213,19 @@ def read_names(body):
             names.extend(operand_names(stmt.min_bytes))
             names.extend(operand_names(stmt.enabled))
     return names
+
+
+def render_operand(op):
+    """Python source of an operand: ``h``, ``0.5``, ``(a, b)``, ``np.s_[1:-1]``."""
+    if isinstance(op, Name):
+        return op.id
+    if isinstance(op, Const):
+        return repr(op.value)
+    if isinstance(op, Seq):
+        inner = ", ".join(render_operand(x) for x in op.items)
+        if op.kind == "list":
+            return f"[{inner}]"
+        return f"({inner},)" if len(op.items) == 1 else f"({inner})"
+    if isinstance(op, Index):
+        return op.value_source
+    raise TypeError(op)

@@ -17,7 +17,7 @@ step, or checkpointed themselves with ``nested=True``.
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import loop_facts
 from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
-from tangent_ckpt.compiler.normalize import render_operand
+from tangent_ckpt.compiler.ir import render_operand
 
 
 def mark_loops(function, options):

@@ -24,6 +24,7 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.frontend import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.naming import Namer, numpy_path
 from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
                                  UnsupportedFunctionError, UnsupportedSyntaxError)
 
@@ -63,61 +64,6 @@ class LocalFunction:
     def __init__(self, node, scope):
         self.node = node
         self.scope = scope
-
-
-def _numpy_paths():
-    paths = {}
-    for modname, module in (("np.linalg", np.linalg), ("np.fft", np.fft), ("np", np)):
-        for attr in dir(module):
-            try:
-                obj = getattr(module, attr)
-            except Exception:  # pragma: no cover - deprecated attributes
-                continue
-            if callable(obj) and not isinstance(obj, type):
-                try:
-                    paths[id(obj)] = f"{modname}.{attr}"
-                except TypeError:
-                    pass
-    return paths
-
-
-_NUMPY_PATHS = None
-
-
-def numpy_path(obj):
-    """``'np.tanh'`` for ``np.tanh``; ``None`` for objects outside NumPy."""
-    global _NUMPY_PATHS
-    if _NUMPY_PATHS is None:
-        _NUMPY_PATHS = _numpy_paths()
-    path = _NUMPY_PATHS.get(id(obj))
-    if path is not None:
-        head, _, attr = path.rpartition(".")
-        module = {"np": np, "np.linalg": np.linalg, "np.fft": np.fft}[head]
-        if getattr(module, attr, None) is obj:
-            return path
-    return None
-
-
-class Namer:
-    """Hands out names no user variable and no other generated name uses."""
-
-    def __init__(self, reserved=()):
-        self.used = set(reserved)
-
-    def reserve(self, names):
-        self.used.update(names)
-
-    def fresh(self, base):
-        base = base.strip("_") or "v"
-        if base not in self.used:
-            self.used.add(base)
-            return base
-        k = 2
-        while f"{base}_{k}" in self.used:
-            k += 1
-        name = f"{base}_{k}"
-        self.used.add(name)
-        return name
 
 
 class Scope:
@@ -577,7 +523,7 @@ class Normalizer:
                 else:
                     n = self.namer.fresh("n")
                     self.emit(ir.Assign(n, ir.NonDiff(
-                        "min(" + ", ".join(_render_operand(x) for x in lengths) + ")",
+                        "min(" + ", ".join(ir.render_operand(x) for x in lengths) + ")",
                         tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
                     bounds = [ir.Name(n)]
                 prologue.extend(zip(s.target.elts, seqs))
@@ -617,8 +563,8 @@ class Normalizer:
 
     def length(self, seq, line):
         n = self.namer.fresh("n")
-        self.emit(ir.Assign(n, ir.NonDiff(f"len({_render_operand(seq)})",
-                                          operand_names_tuple(seq)), line))
+        self.emit(ir.Assign(n, ir.NonDiff(f"len({ir.render_operand(seq)})",
+                                          ir.operand_names(seq)), line))
         return ir.Name(n)
 
     def while_(self, s):
@@ -798,7 +744,7 @@ class Normalizer:
         if node.attr == "T":
             return ir.Prim(np.transpose, [base], {}, "attr:T")
         if node.attr in NONDIFF_ATTRIBUTES:
-            return ir.NonDiff(f"{_render_operand(base)}.{node.attr}", operand_names_tuple(base))
+            return ir.NonDiff(f"{ir.render_operand(base)}.{node.attr}", ir.operand_names(base))
         raise self.error(UnsupportedSyntaxError, f"unsupported attribute .{node.attr}", node,
                          construct=f".{node.attr}",
                          hint="use the NumPy function form instead")
@@ -839,7 +785,7 @@ class Normalizer:
             v = self.atomize(self.value(n, f"{hint}_index"), f"{hint}_index")
             if isinstance(v, ir.Name):
                 names.append(v.id)
-            return _render_operand(v)
+            return ir.render_operand(v)
 
         text = part(node)
         if isinstance(node, gast.Tuple) and not node.elts:
@@ -865,7 +811,7 @@ class Normalizer:
                     return n
                 v = self.load_name(n.id, n)
                 if isinstance(v, TupleValue):
-                    tup = gast.Tuple(elts=[gast.Name(id=_render_operand(x), ctx=gast.Load(),
+                    tup = gast.Tuple(elts=[gast.Name(id=ir.render_operand(x), ctx=gast.Load(),
                                                      annotation=None, type_comment=None)
                                            for x in v.items], ctx=gast.Load())
                     names.extend(x.id for x in v.items if isinstance(x, ir.Name))
@@ -876,7 +822,7 @@ class Normalizer:
                 if isinstance(v, ir.Name):
                     names.append(v.id)
                     return gast.Name(id=v.id, ctx=gast.Load(), annotation=None, type_comment=None)
-                return gast.parse(_render_operand(v), mode="eval").body
+                return gast.parse(ir.render_operand(v), mode="eval").body
 
             def visit_Attribute(inner, n):  # noqa: N805
                 obj = self.static_value(n)
@@ -885,7 +831,7 @@ class Normalizer:
                     if path:
                         return gast.parse(path, mode="eval").body
                     v = self.constant(obj, n.attr)
-                    return gast.parse(_render_operand(v), mode="eval").body
+                    return gast.parse(ir.render_operand(v), mode="eval").body
                 inner.generic_visit(n)
                 return n
 
@@ -919,7 +865,7 @@ class Normalizer:
             return lowered
         if fn in (len,):
             arg = self.atomize(self.value(node.args[0], hint), hint)
-            return ir.NonDiff(f"len({_render_operand(arg)})", operand_names_tuple(arg))
+            return ir.NonDiff(f"len({ir.render_operand(arg)})", ir.operand_names(arg))
         if fn in NONDIFF_CALLS:
             return self.nondiff(node)
         rule = registry.lookup(fn)
@@ -1093,28 +1039,6 @@ def _prim_suffix(prim):
     if prim.render == "attr:T":
         return "T"
     return getattr(prim.fn, "__name__", "call")
-
-
-def _render_operand(op):
-    if isinstance(op, ir.Name):
-        return op.id
-    if isinstance(op, ir.Const):
-        return repr(op.value)
-    if isinstance(op, ir.Seq):
-        inner = ", ".join(_render_operand(x) for x in op.items)
-        if op.kind == "list":
-            return f"[{inner}]"
-        return f"({inner},)" if len(op.items) == 1 else f"({inner})"
-    if isinstance(op, ir.Index):
-        return op.value_source
-    raise TypeError(op)
-
-
-render_operand = _render_operand
-
-
-def operand_names_tuple(op):
-    return ir.operand_names(op)
 
 
 def _load(target):

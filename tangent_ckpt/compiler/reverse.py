@@ -21,7 +21,7 @@ import gast
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
-from tangent_ckpt.compiler.normalize import render_operand
+from tangent_ckpt.compiler.ir import render_operand
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",

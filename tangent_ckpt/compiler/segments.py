@@ -32,7 +32,7 @@ import re
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import upward_exposed
 from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
-from tangent_ckpt.compiler.normalize import render_operand
+from tangent_ckpt.compiler.ir import render_operand
 
 
 def _pack(names):
