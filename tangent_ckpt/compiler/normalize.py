@@ -7,26 +7,26 @@
 - ``for`` over ``range``, array rows, ``enumerate`` and ``zip`` become ``For``
   over a range; early ``return``, ``break`` and ``continue`` become branches
   and flags;
-- calls to the user's own Python functions (module level, closures, nested
-  ``def``) are inlined with their locals renamed.
+- calls (:mod:`calls`): NumPy primitives, array methods, and the user's own
+  Python functions (module level, closures, nested ``def``), inlined with their
+  locals renamed; the variables of each function live in :mod:`scopes`.
 
 Free names are resolved to objects; NumPy functions are written ``np.<name>``.
 """
 
-import builtins
 import operator
-import types
 
-import astor
 import gast
 import numpy as np
 
-from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.frontend import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.frontend import _UNRESOLVED
+from tangent_ckpt.compiler.calls import IN_PLACE_METHODS, CallNormalizer
 from tangent_ckpt.compiler.naming import Namer, numpy_path
-from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
-                                 UnsupportedFunctionError, UnsupportedSyntaxError)
+from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, all_names,
+                                          always_exits, clone, load_context, local_names,
+                                          may_exit, rebinds, to_source)
+from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 BINOPS = {
     gast.Add: (np.add, "+", "add"), gast.Sub: (np.subtract, "-", "sub"),
@@ -34,83 +34,10 @@ BINOPS = {
     gast.Pow: (np.power, "**", "pow"), gast.MatMult: (np.matmul, "@", "matmul"),
 }
 NONDIFF_BINOPS = {gast.FloorDiv: "//", gast.Mod: "%"}
-
-# array methods and the NumPy function each one means
-METHODS = {
-    "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
-    "dot": np.dot, "reshape": np.reshape, "transpose": np.transpose,
-    "swapaxes": np.swapaxes, "squeeze": np.squeeze, "cumsum": np.cumsum,
-    "clip": np.clip, "copy": np.copy, "ravel": np.ravel, "flatten": np.ravel,
-    "argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all,
-}
-VARARGS_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) == np.reshape(x, (2, 3))
-IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
-                    "setfield", "byteswap", "setflags", "__iadd__"}
 NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
-# calls kept as written, without a derivative; other types (np.float64, ...) go
-# through the registry like any function, so an active argument without a rule
-# is an error rather than a silently dropped gradient
-NONDIFF_CALLS = (range, int, bool, isinstance, str, type)
 
 
-class TupleValue:
-    """A tuple whose elements are known operands (scalar replacement of tuples)."""
-
-    def __init__(self, items):
-        self.items = list(items)
-
-
-class LocalFunction:
-    def __init__(self, node, scope):
-        self.node = node
-        self.scope = scope
-
-
-class Scope:
-    """The variables of one (possibly inlined) user function."""
-
-    def __init__(self, parsed, local_names, parent=None, identity=False):
-        self.parsed = parsed
-        self.locals = set(local_names)
-        self.parent = parent
-        self.identity = identity  # top level: user names are kept as they are
-        self.rename = {}
-        self.functions = {}
-        self.tuples = {}
-        self.shared_arrays = set()  # parameters still bound to the caller's array
-        self.top_block = None  # the statement list of the function body itself
-
-
-def _local_names(fnode):
-    names = {a.id for a in fnode.args.args + fnode.args.kwonlyargs + fnode.args.posonlyargs}
-    for node in gast.walk(fnode):
-        if node is fnode:
-            continue
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            names.add(node.id)
-        elif isinstance(node, gast.FunctionDef):
-            names.add(node.name)
-    # names inside nested defs belong to them, but over-approximating is harmless
-    return names
-
-
-def _all_names(fnode):
-    names = set()
-    for node in gast.walk(fnode):
-        if isinstance(node, gast.Name):
-            names.add(node.id)
-        elif isinstance(node, gast.FunctionDef):
-            names.add(node.name)
-            names.update(a.id for a in node.args.args)
-    return names
-
-
-def to_source(node):
-    """Python source of a gast expression node."""
-    return astor.to_source(gast.gast_to_ast(node)).strip()
-
-
-class Normalizer:
+class Normalizer(CallNormalizer):
     def __init__(self, parsed, namer=None, inline_depth=0):
         self.parsed = parsed
         self.namer = namer or Namer()
@@ -123,7 +50,7 @@ class Normalizer:
     # --- entry ---------------------------------------------------------------
     def run(self):
         fnode = self.parsed.node
-        self.namer.reserve(_all_names(fnode))
+        self.namer.reserve(all_names(fnode))
         self.namer.reserve({"np", "rt"})
         args = fnode.args
         if args.vararg or args.kwarg:
@@ -138,7 +65,7 @@ class Normalizer:
                 defaults[name] = value
         if self.parsed.fn.__kwdefaults__:
             defaults.update(self.parsed.fn.__kwdefaults__)
-        scope = Scope(self.parsed, _local_names(fnode), identity=True)
+        scope = Scope(self.parsed, local_names(fnode), identity=True)
         for p in params:
             scope.rename[p] = ir.Name(p)
         result = fnode.name if fnode.name not in scope.locals else self.namer.fresh("result")
@@ -163,7 +90,7 @@ class Normalizer:
         self.out = out
         scope.top_block = out
         self.block(stmts)
-        if top and not _always_exits(stmts):
+        if top and not always_exits(stmts):
             raise self.error(TransformError, "the function can end without returning a value",
                              self.parsed.node, construct="missing return",
                              hint="end every path with a return statement")
@@ -190,7 +117,7 @@ class Normalizer:
                 if self.ctx["loop"] is None:
                     raise self.error(UnsupportedSyntaxError, "continue outside a loop", stmt)
                 return
-            if isinstance(stmt, gast.If) and _may_exit(stmt):
+            if isinstance(stmt, gast.If) and may_exit(stmt):
                 rest = list(stmts[i + 1:])
                 self.if_(stmt, extra=rest)
                 return
@@ -218,7 +145,7 @@ class Normalizer:
             if s.value is not None:
                 self.assign(s.target, s.value, s)
         elif isinstance(s, gast.AugAssign):
-            op_value = gast.BinOp(left=_load(s.target), op=s.op, right=s.value)
+            op_value = gast.BinOp(left=load_context(s.target), op=s.op, right=s.value)
             gast.copy_location(op_value, s)
             self.assign(s.target, op_value, s)
         elif isinstance(s, gast.If):
@@ -533,7 +460,7 @@ class Normalizer:
                                  hint="loop over range(...), an array, enumerate or zip")
         else:
             seq = self.atomize(self.value(it, "rows"), "rows")
-            if isinstance(it, gast.Name) and _rebinds(s.body, it.id):
+            if isinstance(it, gast.Name) and rebinds(s.body, it.id):
                 # Python iterates over the array bound at loop entry, even if the
                 # body rebinds the name: pin it (found by tests/test_fuzz.py)
                 pinned = self.namer.fresh(f"{it.id}_rows")
@@ -710,7 +637,7 @@ class Normalizer:
             return ir.Name(self.binding_names[key])
         if hint not in self.bindings and hint not in ("np", "rt") and \
                 self.parsed.resolve(hint) is obj and \
-                hint not in _local_names(self.parsed.node):
+                hint not in local_names(self.parsed.node):
             name = hint  # the user's own global name (reserved: no generated name uses it)
         else:
             name = self.namer.fresh(hint)
@@ -803,7 +730,7 @@ class Normalizer:
                                  "expression (:=)", sub, construct="assignment expression",
                                  hint="assign the value on its own line first")
         names = []
-        node = _clone(node)
+        node = clone(node)
 
         class Renamer(gast.NodeTransformer):
             def visit_Name(inner, n):  # noqa: N805
@@ -842,188 +769,6 @@ class Normalizer:
         node = Renamer().visit(node)
         return ir.NonDiff(to_source(node), tuple(dict.fromkeys(names)))
 
-    # --- calls -----------------------------------------------------------------
-    def call(self, node, hint):
-        if any(isinstance(a, gast.Starred) for a in node.args) or \
-                any(k.arg is None for k in node.keywords):
-            raise self.error(UnsupportedSyntaxError, "*args/**kwargs in a call", node,
-                             construct="**kwargs" if any(k.arg is None for k in node.keywords)
-                             else "*args", hint="pass arguments explicitly")
-        func = node.func
-        fn = self.static_value(func)
-        if fn is _UNRESOLVED and isinstance(func, gast.Attribute):
-            return self.method_call(node, hint)
-        if fn is _UNRESOLVED:
-            raise self.error(UnsupportedFunctionError, f"cannot resolve the function "
-                             f"{to_source(func)}", node, construct=to_source(func),
-                             hint="call a function defined at module level or in this function")
-        if isinstance(fn, LocalFunction):
-            return self.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
-        from tangent_ckpt.compiler.segment_lowering import lower_call
-        lowered = lower_call(self, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
-        if lowered is not None:
-            return lowered
-        if fn in (len,):
-            arg = self.atomize(self.value(node.args[0], hint), hint)
-            return ir.NonDiff(f"len({ir.render_operand(arg)})", ir.operand_names(arg))
-        if fn in NONDIFF_CALLS:
-            return self.nondiff(node)
-        rule = registry.lookup(fn)
-        if rule is None and isinstance(fn, types.FunctionType) and not _is_library(fn):
-            try:
-                parsed = parse_function(fn)
-            except SourceUnavailableError:
-                parsed = None
-            if parsed is not None:
-                return self.inline(parsed.node, None, node, hint, parsed)
-        return self.primitive(fn, node.args, node.keywords, hint, node)
-
-    def reject_out_argument(self, node, fn=None):
-        """``out=`` writes into an existing array: the adjoint would be wrong."""
-        named = any(k.arg == "out" for k in node.keywords)
-        rule = registry.lookup(fn) if fn is not None else None
-        if not named and rule is not None and "out" in rule.param_names:
-            try:
-                bound = rule.bind(list(node.args), {k.arg: k.value for k in node.keywords})
-            except TypeError:
-                bound = {}
-            named = bound.get("out") is not None
-        if named:
-            raise self.error(UnsupportedSyntaxError,
-                             f"{to_source(node.func)}(..., out=...) writes into an array "
-                             "in place", node, construct="out= argument",
-                             hint="assign the result instead: y = f(...)")
-
-    def primitive(self, fn, arg_nodes, keywords, hint, node, leading=()):
-        self.reject_out_argument(node, fn)
-        args = list(leading)
-        base_hint = hint
-        for a in arg_nodes:
-            if isinstance(a, (gast.Tuple, gast.List)):
-                items = [self.atomize(self.value(e, base_hint), base_hint) for e in a.elts]
-                args.append(ir.Seq(tuple(items), "list" if isinstance(a, gast.List) else "tuple"))
-            else:
-                args.append(self.atomize(self.value(a, base_hint), base_hint))
-        kwargs = {}
-        for k in keywords:
-            v = k.value
-            if isinstance(v, (gast.Tuple, gast.List)):
-                items = [self.atomize(self.value(e, base_hint), base_hint) for e in v.elts]
-                kwargs[k.arg] = ir.Seq(tuple(items))
-            else:
-                kwargs[k.arg] = self.atomize(self.value(v, base_hint), base_hint)
-        ref = numpy_path(fn)
-        if ref is None:
-            if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
-                ref = fn.__name__
-            else:
-                ref = self.bind(fn, getattr(fn, "__name__", "fn")).id
-        return ir.Prim(fn, args, kwargs, "call", ref=ref)
-
-    def method_call(self, node, hint):
-        func = node.func
-        method = func.attr
-        if method in IN_PLACE_METHODS:
-            raise self.error(UnsupportedSyntaxError,
-                             f"in-place method .{method}() changes an array", node,
-                             construct=f"in-place .{method}()",
-                             hint=f"use the functional form, e.g. x = np.{method}(x)")
-        if method not in METHODS:
-            raise self.error(UnsupportedFunctionError, f"unsupported method .{method}()", node,
-                             construct=f".{method}()",
-                             hint="call the NumPy function form, or register an adjoint")
-        base = self.atomize(self.value(func.value, hint), hint)
-        fn = METHODS[method]
-        args = node.args
-        if method in VARARGS_METHODS and len(args) > 1:
-            args = [gast.Tuple(elts=list(args), ctx=gast.Load())]
-        return self.primitive(fn, args, node.keywords, hint, node, leading=(base,))
-
-    def inline(self, fnode, parent_scope, call, hint, parsed):
-        """Inline a user function at this call site; returns its result operand."""
-        label = fnode.name
-        if label in self.inline_stack:
-            raise self.error(UnsupportedSyntaxError, f"recursive call to {label}()", call,
-                             construct="recursion", hint="write the recursion as a loop")
-        args = fnode.args
-        if args.vararg or args.kwarg:
-            raise self.error(UnsupportedSyntaxError, f"{label}() takes *args/**kwargs", call,
-                             hint="give it named parameters")
-        params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-        defaults = {}
-        fn_obj = parsed.fn if parent_scope is None else None
-        if fn_obj is not None:
-            if fn_obj.__defaults__:
-                positional = [a.id for a in args.posonlyargs + args.args]
-                defaults.update(zip(positional[-len(fn_obj.__defaults__):], fn_obj.__defaults__))
-            defaults.update(fn_obj.__kwdefaults__ or {})
-        else:
-            positional = [a.id for a in args.posonlyargs + args.args]
-            for name, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-                defaults[name] = ("node", d)
-        values = {}
-        for p, a in zip(params, call.args):
-            values[p] = self.value(a, p)
-        for k in call.keywords:
-            if k.arg not in params:
-                raise self.error(TransformError, f"{label}() got an unexpected keyword "
-                                 f"'{k.arg}'", call)
-            values[k.arg] = self.value(k.value, k.arg)
-        if len(call.args) > len(params):
-            raise self.error(TransformError, f"{label}() takes {len(params)} arguments", call)
-        self.namer.reserve(set())
-        scope = Scope(parsed, _local_names(fnode), parent=parent_scope)
-        scope.aliases = set()
-        assigned_in_body = set()
-        subscripted_in_body = set()
-        for n in gast.walk(fnode):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                assigned_in_body.add(n.id)
-            elif isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
-                    isinstance(getattr(n, "ctx", None), gast.Store):
-                assigned_in_body.add(n.value.id)
-                subscripted_in_body.add(n.value.id)
-        for p in params:
-            if p in values:
-                v = values[p]
-            elif p in defaults:
-                d = defaults[p]
-                v = self.value(d[1], p) if isinstance(d, tuple) and d and d[0] == "node" \
-                    else self.constant(d, p)
-            else:
-                raise self.error(TransformError, f"{label}() missing argument '{p}'", call)
-            if isinstance(v, TupleValue):
-                scope.tuples[p] = v.items
-                continue
-            if isinstance(v, (ir.Prim, ir.NonDiff)):
-                v = self.atomize(v, p)
-            if p in subscripted_in_body and isinstance(v, ir.Name):
-                scope.shared_arrays.add(p)
-            if p in assigned_in_body:
-                name = self.namer.fresh(p)
-                self.emit(ir.Assign(name, ir.Copy(v), call.lineno))
-                scope.rename[p] = ir.Name(name)
-            else:
-                scope.rename[p] = v
-                if isinstance(v, ir.Name):
-                    scope.aliases.add(v.id)
-        if parsed.filename == self.parsed.filename:  # comments quote the helper's lines too
-            self.inlined_lines.update(parsed.source_lines)
-        result = self.namer.fresh(f"{label}_result")
-        self.inline_stack.append(label)
-        try:
-            out, value = self.function_body(fnode.body, scope, result)
-        finally:
-            self.inline_stack.pop()
-        if not _always_exits(fnode.body):
-            raise self.error(TransformError, f"{label}() can end without returning a value",
-                             fnode, parsed=parsed, construct="missing return",
-                             hint="end every path with a return statement")
-        self.out.extend(out)
-        if isinstance(value, list):
-            return TupleValue([ir.Name(n) for n in value])
-        return ir.Name(result)
-
     _line = 0
 
 
@@ -1039,59 +784,6 @@ def _prim_suffix(prim):
     if prim.render == "attr:T":
         return "T"
     return getattr(prim.fn, "__name__", "call")
-
-
-def _load(target):
-    node = _clone(target)
-    for n in gast.walk(node):
-        if hasattr(n, "ctx"):
-            n.ctx = gast.Load()
-    return node
-
-
-def _clone(node):
-    import copy
-    return copy.deepcopy(node)
-
-
-def _is_library(fn):
-    module = getattr(fn, "__module__", "") or ""
-    return module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt")
-
-
-def _rebinds(stmts, name):
-    """Does any statement in ``stmts`` bind ``name`` (assignment, loop target, ...)?"""
-    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-               for s in stmts for n in gast.walk(s))
-
-
-def _walk_no_defs(node, in_loop=False):
-    yield node, in_loop
-    for child in gast.iter_child_nodes(node):
-        if isinstance(child, (gast.FunctionDef, gast.Lambda)):
-            continue
-        yield from _walk_no_defs(child, in_loop or isinstance(node, (gast.For, gast.While)))
-
-
-def _may_exit(stmt):
-    """Does ``stmt`` (an If) contain a return, or a break/continue of the enclosing loop?"""
-    for n, in_loop in _walk_no_defs(stmt):
-        if isinstance(n, gast.Return):
-            return True
-        if isinstance(n, (gast.Break, gast.Continue)) and not in_loop:
-            return True
-    return False
-
-
-def _always_exits(stmts):
-    """Does every path through ``stmts`` end in a return?"""
-    for s in stmts:
-        if isinstance(s, gast.Return):
-            return True
-        if isinstance(s, gast.If) and s.orelse and _always_exits(s.body) and \
-                _always_exits(s.orelse):
-            return True
-    return False
 
 
 def normalize(parsed):

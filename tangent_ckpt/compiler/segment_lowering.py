@@ -41,7 +41,7 @@ def lower_call(nz, fn, node, hint):
 
 
 def lower_checkpoint(nz, node, hint):
-    from tangent_ckpt.compiler.normalize import TupleValue, to_source
+    from tangent_ckpt.compiler.scopes import TupleValue, to_source
     if not node.args:
         raise nz.error(UnsupportedSyntaxError, "checkpoint() needs the function to run", node,
                        construct="checkpoint", hint="write tangent_ckpt.checkpoint(fn, *args)")
@@ -118,9 +118,9 @@ def _borrow_lines(nz, fn):
 
 
 def _exits(stmts):
-    from tangent_ckpt.compiler.normalize import _walk_no_defs
+    from tangent_ckpt.compiler.scopes import walk_no_defs
     for stmt in stmts:
-        for n, in_loop in _walk_no_defs(stmt):
+        for n, in_loop in walk_no_defs(stmt):
             if isinstance(n, gast.Return):
                 return n, "return"
             if isinstance(n, (gast.Break, gast.Continue)) and not in_loop and \
@@ -131,7 +131,7 @@ def _exits(stmts):
 
 def lower_with(nz, s):
     """``with tc.checkpoint_scope(name, enabled=...):`` (the only ``with`` supported)."""
-    from tangent_ckpt.compiler.normalize import to_source
+    from tangent_ckpt.compiler.scopes import to_source
     _, checkpoint_scope, _ = _markers()
     item = s.items[0] if len(s.items) == 1 else None
     ctx = item.context_expr if item is not None else None
@@ -180,7 +180,7 @@ def lower_checkpointed_loop(nz, node, hint):
     Returns ``(final_state, None)``: the dict of checkpoints that the function
     returns outside a gradient is not available inside one."""
     from tangent_ckpt.api import CheckpointOptions
-    from tangent_ckpt.compiler.normalize import TupleValue, to_source
+    from tangent_ckpt.compiler.scopes import TupleValue, to_source
     names = ("func", "initial_state", "seq_length", "num_checkpoints")
     bound = dict(zip(names, node.args))
     for k in node.keywords:

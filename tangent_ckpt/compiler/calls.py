@@ -1,0 +1,226 @@
+"""Calls in the normalize pass: NumPy primitives (with adjoint rules), array
+methods (``x.sum(axis=0)`` is ``np.sum``), and the user's own functions, which
+are inlined at the call site with their locals renamed."""
+
+import builtins
+import types
+
+import gast
+import numpy as np
+
+from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.frontend import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.naming import numpy_path
+from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, always_exits,
+                                          local_names, to_source)
+from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
+                                 UnsupportedFunctionError, UnsupportedSyntaxError)
+
+# array methods and the NumPy function each one means
+METHODS = {
+    "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
+    "dot": np.dot, "reshape": np.reshape, "transpose": np.transpose,
+    "swapaxes": np.swapaxes, "squeeze": np.squeeze, "cumsum": np.cumsum,
+    "clip": np.clip, "copy": np.copy, "ravel": np.ravel, "flatten": np.ravel,
+    "argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all,
+}
+VARARGS_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) == np.reshape(x, (2, 3))
+IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
+                    "setfield", "byteswap", "setflags", "__iadd__"}
+
+# calls kept as written, without a derivative; other types (np.float64, ...) go
+# through the registry like any function, so an active argument without a rule
+# is an error rather than a silently dropped gradient
+NONDIFF_CALLS = (range, int, bool, isinstance, str, type)
+
+
+def is_library(fn):
+    module = getattr(fn, "__module__", "") or ""
+    return module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt")
+
+
+class CallNormalizer:
+    """The call-handling half of :class:`~tangent_ckpt.compiler.normalize.Normalizer`."""
+
+    # --- calls -----------------------------------------------------------------
+    def call(self, node, hint):
+        if any(isinstance(a, gast.Starred) for a in node.args) or \
+                any(k.arg is None for k in node.keywords):
+            raise self.error(UnsupportedSyntaxError, "*args/**kwargs in a call", node,
+                             construct="**kwargs" if any(k.arg is None for k in node.keywords)
+                             else "*args", hint="pass arguments explicitly")
+        func = node.func
+        fn = self.static_value(func)
+        if fn is _UNRESOLVED and isinstance(func, gast.Attribute):
+            return self.method_call(node, hint)
+        if fn is _UNRESOLVED:
+            raise self.error(UnsupportedFunctionError, f"cannot resolve the function "
+                             f"{to_source(func)}", node, construct=to_source(func),
+                             hint="call a function defined at module level or in this function")
+        if isinstance(fn, LocalFunction):
+            return self.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
+        from tangent_ckpt.compiler.segment_lowering import lower_call
+        lowered = lower_call(self, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
+        if lowered is not None:
+            return lowered
+        if fn in (len,):
+            arg = self.atomize(self.value(node.args[0], hint), hint)
+            return ir.NonDiff(f"len({ir.render_operand(arg)})", ir.operand_names(arg))
+        if fn in NONDIFF_CALLS:
+            return self.nondiff(node)
+        rule = registry.lookup(fn)
+        if rule is None and isinstance(fn, types.FunctionType) and not is_library(fn):
+            try:
+                parsed = parse_function(fn)
+            except SourceUnavailableError:
+                parsed = None
+            if parsed is not None:
+                return self.inline(parsed.node, None, node, hint, parsed)
+        return self.primitive(fn, node.args, node.keywords, hint, node)
+
+    def reject_out_argument(self, node, fn=None):
+        """``out=`` writes into an existing array: the adjoint would be wrong."""
+        named = any(k.arg == "out" for k in node.keywords)
+        rule = registry.lookup(fn) if fn is not None else None
+        if not named and rule is not None and "out" in rule.param_names:
+            try:
+                bound = rule.bind(list(node.args), {k.arg: k.value for k in node.keywords})
+            except TypeError:
+                bound = {}
+            named = bound.get("out") is not None
+        if named:
+            raise self.error(UnsupportedSyntaxError,
+                             f"{to_source(node.func)}(..., out=...) writes into an array "
+                             "in place", node, construct="out= argument",
+                             hint="assign the result instead: y = f(...)")
+
+    def primitive(self, fn, arg_nodes, keywords, hint, node, leading=()):
+        self.reject_out_argument(node, fn)
+        args = list(leading)
+        base_hint = hint
+        for a in arg_nodes:
+            if isinstance(a, (gast.Tuple, gast.List)):
+                items = [self.atomize(self.value(e, base_hint), base_hint) for e in a.elts]
+                args.append(ir.Seq(tuple(items), "list" if isinstance(a, gast.List) else "tuple"))
+            else:
+                args.append(self.atomize(self.value(a, base_hint), base_hint))
+        kwargs = {}
+        for k in keywords:
+            v = k.value
+            if isinstance(v, (gast.Tuple, gast.List)):
+                items = [self.atomize(self.value(e, base_hint), base_hint) for e in v.elts]
+                kwargs[k.arg] = ir.Seq(tuple(items))
+            else:
+                kwargs[k.arg] = self.atomize(self.value(v, base_hint), base_hint)
+        ref = numpy_path(fn)
+        if ref is None:
+            if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
+                ref = fn.__name__
+            else:
+                ref = self.bind(fn, getattr(fn, "__name__", "fn")).id
+        return ir.Prim(fn, args, kwargs, "call", ref=ref)
+
+    def method_call(self, node, hint):
+        func = node.func
+        method = func.attr
+        if method in IN_PLACE_METHODS:
+            raise self.error(UnsupportedSyntaxError,
+                             f"in-place method .{method}() changes an array", node,
+                             construct=f"in-place .{method}()",
+                             hint=f"use the functional form, e.g. x = np.{method}(x)")
+        if method not in METHODS:
+            raise self.error(UnsupportedFunctionError, f"unsupported method .{method}()", node,
+                             construct=f".{method}()",
+                             hint="call the NumPy function form, or register an adjoint")
+        base = self.atomize(self.value(func.value, hint), hint)
+        fn = METHODS[method]
+        args = node.args
+        if method in VARARGS_METHODS and len(args) > 1:
+            args = [gast.Tuple(elts=list(args), ctx=gast.Load())]
+        return self.primitive(fn, args, node.keywords, hint, node, leading=(base,))
+
+    def inline(self, fnode, parent_scope, call, hint, parsed):
+        """Inline a user function at this call site; returns its result operand."""
+        label = fnode.name
+        if label in self.inline_stack:
+            raise self.error(UnsupportedSyntaxError, f"recursive call to {label}()", call,
+                             construct="recursion", hint="write the recursion as a loop")
+        args = fnode.args
+        if args.vararg or args.kwarg:
+            raise self.error(UnsupportedSyntaxError, f"{label}() takes *args/**kwargs", call,
+                             hint="give it named parameters")
+        params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+        defaults = {}
+        fn_obj = parsed.fn if parent_scope is None else None
+        if fn_obj is not None:
+            if fn_obj.__defaults__:
+                positional = [a.id for a in args.posonlyargs + args.args]
+                defaults.update(zip(positional[-len(fn_obj.__defaults__):], fn_obj.__defaults__))
+            defaults.update(fn_obj.__kwdefaults__ or {})
+        else:
+            positional = [a.id for a in args.posonlyargs + args.args]
+            for name, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+                defaults[name] = ("node", d)
+        values = {}
+        for p, a in zip(params, call.args):
+            values[p] = self.value(a, p)
+        for k in call.keywords:
+            if k.arg not in params:
+                raise self.error(TransformError, f"{label}() got an unexpected keyword "
+                                 f"'{k.arg}'", call)
+            values[k.arg] = self.value(k.value, k.arg)
+        if len(call.args) > len(params):
+            raise self.error(TransformError, f"{label}() takes {len(params)} arguments", call)
+        self.namer.reserve(set())
+        scope = Scope(parsed, local_names(fnode), parent=parent_scope)
+        scope.aliases = set()
+        assigned_in_body = set()
+        subscripted_in_body = set()
+        for n in gast.walk(fnode):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                assigned_in_body.add(n.id)
+            elif isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
+                    isinstance(getattr(n, "ctx", None), gast.Store):
+                assigned_in_body.add(n.value.id)
+                subscripted_in_body.add(n.value.id)
+        for p in params:
+            if p in values:
+                v = values[p]
+            elif p in defaults:
+                d = defaults[p]
+                v = self.value(d[1], p) if isinstance(d, tuple) and d and d[0] == "node" \
+                    else self.constant(d, p)
+            else:
+                raise self.error(TransformError, f"{label}() missing argument '{p}'", call)
+            if isinstance(v, TupleValue):
+                scope.tuples[p] = v.items
+                continue
+            if isinstance(v, (ir.Prim, ir.NonDiff)):
+                v = self.atomize(v, p)
+            if p in subscripted_in_body and isinstance(v, ir.Name):
+                scope.shared_arrays.add(p)
+            if p in assigned_in_body:
+                name = self.namer.fresh(p)
+                self.emit(ir.Assign(name, ir.Copy(v), call.lineno))
+                scope.rename[p] = ir.Name(name)
+            else:
+                scope.rename[p] = v
+                if isinstance(v, ir.Name):
+                    scope.aliases.add(v.id)
+        if parsed.filename == self.parsed.filename:  # comments quote the helper's lines too
+            self.inlined_lines.update(parsed.source_lines)
+        result = self.namer.fresh(f"{label}_result")
+        self.inline_stack.append(label)
+        try:
+            out, value = self.function_body(fnode.body, scope, result)
+        finally:
+            self.inline_stack.pop()
+        if not always_exits(fnode.body):
+            raise self.error(TransformError, f"{label}() can end without returning a value",
+                             fnode, parsed=parsed, construct="missing return",
+                             hint="end every path with a return statement")
+        self.out.extend(out)
+        if isinstance(value, list):
+            return TupleValue([ir.Name(n) for n in value])
+        return ir.Name(result)

@@ -1,0 +1,112 @@
+"""The normalizer's view of user code: the variables of one (possibly inlined)
+function, tuples held as one variable per element, nested ``def``s, and facts
+about the syntax tree (which names a function binds, whether a block returns)."""
+
+import copy
+
+import astor
+import gast
+
+
+class TupleValue:
+    """A tuple whose elements are known operands (scalar replacement of tuples)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+
+class LocalFunction:
+    def __init__(self, node, scope):
+        self.node = node
+        self.scope = scope
+
+
+class Scope:
+    """The variables of one (possibly inlined) user function."""
+
+    def __init__(self, parsed, local_names, parent=None, identity=False):
+        self.parsed = parsed
+        self.locals = set(local_names)
+        self.parent = parent
+        self.identity = identity  # top level: user names are kept as they are
+        self.rename = {}
+        self.functions = {}
+        self.tuples = {}
+        self.shared_arrays = set()  # parameters still bound to the caller's array
+        self.top_block = None  # the statement list of the function body itself
+
+
+def local_names(fnode):
+    names = {a.id for a in fnode.args.args + fnode.args.kwonlyargs + fnode.args.posonlyargs}
+    for node in gast.walk(fnode):
+        if node is fnode:
+            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            names.add(node.id)
+        elif isinstance(node, gast.FunctionDef):
+            names.add(node.name)
+    # names inside nested defs belong to them, but over-approximating is harmless
+    return names
+
+
+def all_names(fnode):
+    names = set()
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Name):
+            names.add(node.id)
+        elif isinstance(node, gast.FunctionDef):
+            names.add(node.name)
+            names.update(a.id for a in node.args.args)
+    return names
+
+
+def to_source(node):
+    """Python source of a gast expression node."""
+    return astor.to_source(gast.gast_to_ast(node)).strip()
+
+
+def load_context(target):
+    node = clone(target)
+    for n in gast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return node
+
+
+def clone(node):
+    return copy.deepcopy(node)
+
+
+def rebinds(stmts, name):
+    """Does any statement in ``stmts`` bind ``name`` (assignment, loop target, ...)?"""
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+               for s in stmts for n in gast.walk(s))
+
+
+def walk_no_defs(node, in_loop=False):
+    yield node, in_loop
+    for child in gast.iter_child_nodes(node):
+        if isinstance(child, (gast.FunctionDef, gast.Lambda)):
+            continue
+        yield from walk_no_defs(child, in_loop or isinstance(node, (gast.For, gast.While)))
+
+
+def may_exit(stmt):
+    """Does ``stmt`` (an If) contain a return, or a break/continue of the enclosing loop?"""
+    for n, in_loop in walk_no_defs(stmt):
+        if isinstance(n, gast.Return):
+            return True
+        if isinstance(n, (gast.Break, gast.Continue)) and not in_loop:
+            return True
+    return False
+
+
+def always_exits(stmts):
+    """Does every path through ``stmts`` end in a return?"""
+    for s in stmts:
+        if isinstance(s, gast.Return):
+            return True
+        if isinstance(s, gast.If) and s.orelse and always_exits(s.body) and \
+                always_exits(s.orelse):
+            return True
+    return False
