@@ -70,8 +70,10 @@ def unbroadcast(g, x):
     A scalar ``g`` (the symbolic zero) is returned unchanged, and so is a ``g``
     that already has ``x``'s shape (no copy).
     """
-    shape = x.shape if type(x) is ShapeOf else np.shape(x)
-    gshape = np.shape(g)
+    # attribute access first: np.shape's Python wrapper costs a microsecond per
+    # call, and this runs several times per step of every loop
+    shape = x.shape if type(x) is ShapeOf or type(x) is np.ndarray else np.shape(x)
+    gshape = g.shape if type(g) is np.ndarray else np.shape(g)
     if gshape == shape or not gshape:
         return g
     extra = len(gshape) - len(shape)
@@ -253,6 +255,8 @@ def matmul_adjoint_x1(g, x1, x2):
     and broadcasting of batch dimensions (summed back with ``unbroadcast``)."""
     if is_zero(g):
         return g
+    if type(x1) is np.ndarray and type(x2) is np.ndarray and x1.ndim == x2.ndim == 2:
+        return g @ x2.T                              # the common case, no promotion
     x2 = np.asarray(x2)
     if x2.ndim == 1:
         if np.ndim(x1) == 1:
@@ -267,6 +271,8 @@ def matmul_adjoint_x2(g, x1, x2):
     """Adjoint of ``x2`` in ``x1 @ x2``: ``x1.T @ g``, as ``matmul_adjoint_x1``."""
     if is_zero(g):
         return g
+    if type(x1) is np.ndarray and type(x2) is np.ndarray and x1.ndim == x2.ndim == 2:
+        return x1.T @ g
     x1 = np.asarray(x1)
     if x1.ndim == 1:
         if np.ndim(x2) == 1:
