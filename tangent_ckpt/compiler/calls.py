@@ -172,7 +172,6 @@ class CallNormalizer:
             values[k.arg] = self.value(k.value, k.arg)
         if len(call.args) > len(params):
             raise self.error(TransformError, f"{label}() takes {len(params)} arguments", call)
-        self.namer.reserve(set())
         scope = Scope(parsed, local_names(fnode), parent=parent_scope)
         scope.aliases = set()
         assigned_in_body = set()

@@ -38,7 +38,7 @@ NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 
 class Normalizer(CallNormalizer):
-    def __init__(self, parsed, namer=None, inline_depth=0):
+    def __init__(self, parsed, namer=None):
         self.parsed = parsed
         self.namer = namer or Namer()
         self.bindings = {}  # generated global name -> object
@@ -591,11 +591,8 @@ class Normalizer(CallNormalizer):
                                     else hint)
         else:
             name = self.namer.fresh(f"{hint}_value" if not hint.endswith("_value") else hint)
-        self.emit(ir.Assign(name, value, self.line_of_last()))
+        self.emit(ir.Assign(name, value, self._line))
         return ir.Name(name)
-
-    def line_of_last(self):
-        return self._line
 
     def load_name(self, user_name, node):
         scope = self.current_scope

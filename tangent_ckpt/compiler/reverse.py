@@ -439,14 +439,11 @@ class Reverser:
             return "(" + ", ".join(self._render_bound(o) for o in op) + ("," if len(op) == 1 else "") + ")"
         if op is None or isinstance(op, (bool, int, float, str)):
             return repr(op)
-        if isinstance(op, tuple):
-            return repr(op)
         name = self.namer.fresh("default")
         self.bindings[name] = op
         return name
 
     def _adjoint_callable(self, stmt, prim, rule, bound, g, out, nonzero):
-        fn_ref = prim.ref
         rule_name = self.namer.fresh(f"{getattr(prim.fn, '__name__', 'fn')}_adjoint")
         self.bindings[rule_name] = rule.vjp
         args = ", ".join([render_operand(a) for a in prim.args] +
@@ -454,7 +451,6 @@ class Reverser:
         parts = self.namer.fresh(f"{self.adj(stmt.target)}_parts")
         out.append(Line(f"{parts} = rt.adjoint_parts({rule_name}({g}, {stmt.target}, {args}), "
                         f"{len(prim.args)})", stmt.line, True))
-        del fn_ref
         for k, a in enumerate(prim.args):
             for name in ir.operand_names(a):
                 if name in self.active:
