@@ -212,7 +212,7 @@ class CallNormalizer:
         result = self.namer.fresh(f"{label}_result")
         self.inline_stack.append(label)
         try:
-            out, value = self.function_body(fnode.body, scope, result)
+            out, value = self.function_body(fnode.body, scope, result, hint=hint)
         finally:
             self.inline_stack.pop()
         if not always_exits(fnode.body):

@@ -82,10 +82,13 @@ class Normalizer(CallNormalizer):
                    construct=construct or what, hint=hint)
 
     # --- blocks --------------------------------------------------------------
-    def function_body(self, stmts, scope, result, top=False):
+    def function_body(self, stmts, scope, result, top=False, hint=None):
         saved = (self.out, getattr(self, "current_scope", None), getattr(self, "ctx", None))
         self.current_scope = scope
-        self.ctx = {"result": result, "loop": None, "result_items": None}
+        # temporaries of a return expression are named after `hint`: the caller's
+        # variable for an inlined helper (k1 = rhs(x) gives k1_roll, not rhs_result_roll)
+        self.ctx = {"result": result, "loop": None, "result_items": None,
+                    "hint": hint or result}
         out = []
         self.out = out
         scope.top_block = out
@@ -217,7 +220,7 @@ class Normalizer(CallNormalizer):
         if s.value is None:
             raise self.error(TransformError, "return without a value", s,
                              construct="return", hint="return the value to differentiate")
-        value = self.value(s.value, self.ctx["result"])
+        value = self.value(s.value, self.ctx["hint"])
         result = self.ctx["result"]
         if isinstance(value, TupleValue):
             items = self.ctx["result_items"]

@@ -75,6 +75,10 @@ def _operand_text(op):
 
 def render_prim(prim):
     """The primal right-hand side of a primitive application."""
+    if prim.render == "call":  # call arguments need no parentheses: np.roll(x, -1)
+        parts = [render_operand(a) for a in prim.args] + \
+            [f"{k}={render_operand(v)}" for k, v in prim.kwargs.items()]
+        return f"{prim.ref}({', '.join(parts)})"
     args = [_operand_text(a) for a in prim.args]
     if prim.render in SYMBOLS:
         return f"{args[0]} {SYMBOLS[prim.render]} {args[1]}"
@@ -84,8 +88,7 @@ def render_prim(prim):
         return f"{args[0]}[{prim.args[1].source}]"
     if prim.render == "attr:T":
         return f"{args[0]}.T"
-    parts = args + [f"{k}={render_operand(v)}" for k, v in prim.kwargs.items()]
-    return f"{prim.ref}({', '.join(parts)})"
+    raise ValueError(f"unknown primitive rendering {prim.render!r}")
 
 
 def render_expr(expr):
