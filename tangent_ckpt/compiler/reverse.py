@@ -118,7 +118,7 @@ class Reverser:
     """Builds the primal and adjoint code of one generated function body."""
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
-                 loop_handler=None, in_step=False):
+                 loop_handler=None):
         self.function = function
         self.active = active
         self.namer = namer

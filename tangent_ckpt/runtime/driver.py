@@ -287,17 +287,23 @@ class CheckpointedLoop:
     def _reverse_one(self, adjoint_step, q, work, bstate, args):
         if self.verify:
             self._verify_at(q, work)
-        if self._c["recorded_steps"] == 0 and _profiler.active_profilers() and not tracemalloc.is_tracing():
-            tracemalloc.start()
-            try:
-                bstate = adjoint_step(self._index(q), work, bstate, *args)
-            finally:
-                self._measured_tape = tracemalloc.get_traced_memory()[1]
-                tracemalloc.stop()
-        else:
-            bstate = adjoint_step(self._index(q), work, bstate, *args)
+        bstate = self._recorded(1, adjoint_step, self._index(q), work, bstate, *args)
         self._c["recorded_steps"] += 1
         return bstate
+
+    def _recorded(self, steps, fn, *call):
+        """Call ``fn(*call)``, which re-records ``steps`` steps and reverses them; the
+        first such call under a profiler measures the tape per step (tracemalloc peak,
+        only when tracemalloc is not already tracing)."""
+        if self._c["recorded_steps"] or not _profiler.active_profilers() \
+                or tracemalloc.is_tracing():
+            return fn(*call)
+        tracemalloc.start()
+        try:
+            return fn(*call)
+        finally:
+            self._measured_tape = tracemalloc.get_traced_memory()[1] // max(1, steps)
+            tracemalloc.stop()
 
     def _flush(self, final=False):
         counts = dict(self._c)
@@ -427,16 +433,7 @@ class CheckpointedLoop:
             a, b = slot * k, min(n, slot * k + k)
             work = self._store.restore(slot)
             indices = range(a, b) if self.steps is None else self.steps[a:b]
-            if self._c["recorded_steps"] == 0 and _profiler.active_profilers() \
-                    and not tracemalloc.is_tracing():
-                tracemalloc.start()
-                try:
-                    bstate = segment(indices, work, bstate, *args)
-                finally:
-                    self._measured_tape = tracemalloc.get_traced_memory()[1] // max(1, b - a)
-                    tracemalloc.stop()
-            else:
-                bstate = segment(indices, work, bstate, *args)
+            bstate = self._recorded(b - a, segment, indices, work, bstate, *args)
             self._store.free(slot)
             self._c["recorded_steps"] += b - a
         self._flush(final=True)
