@@ -212,7 +212,8 @@ def test_generated_source_shows_the_checkpointing():
     df = tc.grad_with_checkpointing(rnn, wrt=(1, 2), snapshots=10)
     src = df.source
     assert "def loop" in src and "_step(t, h, W, b):" in src
-    assert "_adjoint(t, h, bstate, W, b):" in src
+    assert "_adjoint(t, h, h_next, bstate, W, b):" in src
+    assert "next_state=True" in src
     assert "rt.CheckpointedLoop(range(n), snapshots=10" in src
     assert ".forward(" in src and ".reverse(" in src
     assert "carried: h; invariant: W, b; Revolve schedule, 10 snapshots" in src
@@ -277,22 +278,51 @@ def test_checkpointed_memory_stays_bounded():
     assert peak(taped) > n * state  # the tape holds every step
 
 
+def rnn_in_branch(h, W, b, n):
+    for t in range(n):
+        if t >= 0:  # h is last assigned in a branch: the adjoint step re-records
+            h = np.tanh(h @ W + b)
+    return np.sum(h)
+
+
 def test_memory_budget_below_all_states_uses_taped_segments():
     h = rng.standard_normal((4, 8))
     W = rng.standard_normal((8, 8)) / 4
     b = np.zeros(8)
     n = 100
     budget = 40 * h.nbytes + 2 * W.nbytes  # room for ~35 states, not for 100
-    df = tc.grad_with_checkpointing(rnn, wrt=(1, 2), memory_budget=budget)
+    df = tc.grad_with_checkpointing(rnn_in_branch, wrt=(1, 2), memory_budget=budget)
     assert "def loop" in df.source and "_segment(steps, h, bstate, W, b):" in df.source
+    assert "next_state" not in df.source
     with tc.profile() as prof:
         got = df(h, W, b, n)
-    taped = tc.grad(rnn, wrt=(1, 2))(h, W, b, n)
+    taped = tc.grad(rnn_in_branch, wrt=(1, 2))(h, W, b, n)
     for g, t in zip(got, taped):
         np.testing.assert_allclose(g, t, rtol=1e-12)
     # every step runs once in the sweep and once on a segment's tape: 2n in all
     assert prof.forward_steps == n and prof.recorded_steps == n
     assert prof.peak_snapshots < n // 2
+
+
+def test_memory_budget_prefers_revolve_when_the_adjoint_step_reads_the_next_state():
+    h = rng.standard_normal((4, 8))
+    W = rng.standard_normal((8, 8)) / 4
+    b = np.zeros(8)
+    n = 100
+    budget = 40 * h.nbytes + 2 * W.nbytes
+    df = tc.grad_with_checkpointing(rnn, wrt=(1, 2), memory_budget=budget)
+    assert "next_state=True" in df.source
+    with tc.profile() as prof:
+        got = df(h, W, b, n)
+    taped = tc.grad(rnn, wrt=(1, 2))(h, W, b, n)
+    for g, t in zip(got, taped):
+        np.testing.assert_allclose(g, t, rtol=1e-12)
+    s = prof.peak_snapshots
+    r, A, T = revolve_cost(n, s)
+    # Revolve in the snapshots the budget buys runs A + 1 <= 2n plain steps (the
+    # segments' count), and each adjoint step starts from both sides of its step
+    assert prof.forward_steps == A + 1 < 2 * n
+    assert prof.recorded_steps == n
 
 
 def test_nested_loops_checkpoint_the_inner_loop_inside_the_adjoint_step():

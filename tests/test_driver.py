@@ -311,3 +311,87 @@ def test_run_schedule():
     ref_out, ref = bptt(H0, W, B, n)
     assert np.array_equal(final, ref_out) and close(got, ref)
     assert counts == {"forward_steps": revolve_cost(n, s)[1] + 1, "recorded_steps": n}
+
+
+def next_state_adjoint(t, h, h_next, bstate, W, b):
+    """The adjoint step that starts from both sides of its step: no re-run."""
+    bh, bW, bb = bstate
+    bpre = bh * (1.0 - h_next * h_next)
+    return (bpre @ W.T, bW + h.T @ bpre, bb + bpre.sum(axis=0))
+
+
+@pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
+@pytest.mark.parametrize("n,s", [(1, 1), (2, 1), (7, 2), (30, 3), (25, 40)])
+@pytest.mark.parametrize("copy", [True, False])
+def test_next_state_adjoint_gets_the_state_after_each_step(schedule, n, s, copy):
+    if schedule == "uniform":
+        s = max(s, 2 * int(np.ceil(np.sqrt(n))))
+    ref_out, ref = bptt(H0, W, B, n)
+    h0 = H0.copy()
+    loop = CheckpointedLoop(n, schedule=schedule, snapshots=s, next_state=True,
+                            copy_snapshots=copy, name="L")
+    with profile() as prof:
+        out = loop.forward(step, h0, W, B)
+        got = loop.reverse(next_state_adjoint, (np.ones_like(out), np.zeros_like(W),
+                                                np.zeros_like(B)), W, B)
+    assert np.array_equal(out, ref_out) and close(got, ref)
+    assert np.array_equal(h0, H0)
+    st = prof.loops["L"]
+    assert st.recorded_steps == n and st.peak_snapshots <= s
+    if schedule == "revolve":
+        assert st.forward_steps == revolve_cost(n, s)[1] + 1
+
+
+def test_next_state_is_exactly_the_state_the_step_produced():
+    n, pairs = 12, []
+
+    def adjoint(t, h, h_next, bstate, W, b):
+        pairs.append((t, h, h_next))
+        return bstate
+
+    loop = CheckpointedLoop(range(n), snapshots=3, next_state=True, name="L")
+    loop.forward(step, H0, W, B)
+    loop.reverse(adjoint, (), W, B)
+    assert [t for t, _, _ in pairs] == list(range(n - 1, -1, -1))
+    for t, h, h_next in pairs:
+        assert np.array_equal(h_next, step(t, h, W, B))
+
+
+def test_snapshots_without_copies_hold_the_states_themselves():
+    seen = []
+
+    def adjoint(t, h, bstate, W, b):
+        seen.append(h)
+        return bstate
+
+    loop = CheckpointedLoop(5, snapshots=5, copy_snapshots=False, name="L")
+    loop.forward(step, H0, W, B)
+    loop.reverse(adjoint, (), W, B)
+    assert seen[-1] is H0  # position 0: the input itself, never copied (nor changed)
+    loop = CheckpointedLoop(5, snapshots=5, name="L")
+    loop.forward(step, H0, W, B)
+    seen.clear()
+    loop.reverse(adjoint, (), W, B)
+    assert seen[-1] is not H0 and np.array_equal(seen[-1], H0)
+
+
+def test_memory_budget_with_next_state_runs_revolve_when_it_is_cheaper():
+    n = 100
+    budget = 40 * H0.nbytes + CheckpointedLoop.working_bytes(H0.nbytes, (W, B))
+    calls = []
+
+    def segment(steps, h, bstate, W, b):
+        calls.append(len(steps))
+        for t in reversed(steps):
+            bstate = adjoint_step(t, h, bstate, W, b)  # (wrong order: never reached)
+        return bstate
+
+    loop = CheckpointedLoop(n, memory_budget=budget, taped_segment=segment, next_state=True,
+                            name="L")
+    with profile() as prof:
+        out = loop.forward(step, H0, W, B)
+        got = loop.reverse(next_state_adjoint, (np.ones_like(out), np.zeros_like(W),
+                                                np.zeros_like(B)), W, B)
+    assert not calls and close(got, bptt(H0, W, B, n)[1])
+    st = prof.loops["L"]
+    assert st.forward_steps == revolve_cost(n, st.peak_snapshots)[1] + 1 <= 2 * n

@@ -594,3 +594,43 @@ def test_every_numpy_rule_is_in_a_docs_section():
     assert len(listed) == len(set(map(id, listed)))
     for fn in REQUIRED:
         assert any(fn is f for f in listed), fn
+
+
+@settings(max_examples=60, deadline=None)
+@given(mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3))
+def test_unbroadcast_sums_to_every_broadcastable_shape(shapes):
+    a_shape, b_shape = shapes.input_shapes
+    g = np.arange(np.prod(shapes.result_shape), dtype=float).reshape(shapes.result_shape) + 1
+    for shape in (a_shape, b_shape):
+        x = np.zeros(shape)
+        expected = np.sum(g, axis=tuple(range(g.ndim - len(shape)))) if g.ndim > len(shape) else g
+        axes = tuple(i for i, n in enumerate(shape) if n == 1 and expected.shape[i] != 1)
+        expected = np.sum(expected, axis=axes, keepdims=True) if axes else expected
+        for target in (x, rt.shape_of(x)):
+            got = rt.unbroadcast(g, target)
+            assert got.shape == shape if shape else np.ndim(got) == 0
+            np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3))
+def test_broadcast_shape_is_the_shape_of_an_elementwise_result(shapes):
+    a, b = (np.zeros(s) for s in shapes.input_shapes)
+    assert rt.broadcast_shape(a, b).shape == (a + b).shape
+    assert rt.broadcast_shape(rt.shape_of(a), 2.0).shape == a.shape
+    assert rt.broadcast_shape(a).shape == np.tanh(a).shape
+
+
+@pytest.mark.parametrize("a,b", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+                                 ((5, 2, 3), (3, 4)), ((1, 2, 3), (5, 3, 4)), ((3,), (5, 3, 4))])
+def test_matmul_shape_agrees_with_matmul(a, b):
+    x, y = np.ones(a), np.ones(b)
+    assert rt.matmul_shape(x, y).shape == np.shape(x @ y)
+    assert rt.matmul_shape(rt.shape_of(x), rt.shape_of(y)).shape == np.shape(x @ y)
+
+
+def test_matmul_shape_rejects_what_matmul_rejects():
+    with pytest.raises(ValueError, match="core dimension"):
+        rt.matmul_shape(np.ones((2, 3)), np.ones((4, 5)))
+    with pytest.raises(ValueError, match="dimensions"):
+        rt.matmul_shape(np.ones(()), np.ones(3))

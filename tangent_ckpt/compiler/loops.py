@@ -18,6 +18,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import loop_facts
 from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
 from tangent_ckpt.compiler.ir import render_operand
+from tangent_ckpt.compiler.next_state import use_next_state
 
 
 def mark_loops(function, options):
@@ -196,6 +197,9 @@ class LoopHandler:
             parts.append("verify=True")
         if segmented:
             parts.append(f"taped_segment={name}_segment")
+        parts.append("copy_snapshots=False")  # the steps never write into their input
+        if getattr(loop, "next_state", False):
+            parts.append("next_state=True")
         parts.append(f"name={name!r}")
         return f"rt.CheckpointedLoop({', '.join(parts)})"
 
@@ -234,13 +238,34 @@ class LoopHandler:
 
     def _adjoint_step(self, rev, loop, name, index, body, carried, args, active_carried,
                       active_invariants):
-        """Re-record one iteration, then reverse it (what the schedule calls per step)."""
+        """Reverse one iteration (what the schedule calls per step).  It starts
+        from the states before and after the iteration when the last assignment
+        of a carried variable can take the state after it (see next_state.py),
+        re-running only what the reverse sweep reads; otherwise it re-records
+        the whole iteration."""
         handler = self if self.options.nested else None
         defined = set(carried) | set(args) | {index} | set(rev.bindings)
-        return self._reverse_function(
+        line = loop.line
+
+        def header(after):
+            if not after:
+                return f"def {name}_adjoint({self._signature(index, carried, ['bstate'], args)}):"
+            extra = [after[carried[0]] if len(carried) == 1 else "next_state", "bstate"]
+            return f"def {name}_adjoint({self._signature(index, carried, extra, args)}):"
+
+        def comment(after):
+            if not after:
+                return f"re-record one iteration of the loop at line {line}, then reverse it"
+            return (f"reverse one iteration of the loop at line {line} from the states before "
+                    f"and after it\n({', '.join(after.values())}); only what the reverse sweep "
+                    "reads is recomputed")
+
+        reserved = {index, "state", "next_state", "bstate"} | set(carried) | set(args)
+        blocks, after = self._reverse_function(
             rev, handler, body, defined, carried, active_carried, active_invariants,
-            f"def {name}_adjoint({self._signature(index, carried, ['bstate'], args)}):",
-            f"re-record one iteration of the loop at line {loop.line}, then reverse it")
+            header, comment, next_state=reserved)
+        loop.next_state = bool(after)
+        return blocks
 
     def _taped_segment(self, rev, loop, name, index, body, carried, args, active_carried,
                        active_invariants):
@@ -251,14 +276,20 @@ class LoopHandler:
         defined = set(carried) | set(args) | set(rev.bindings)
         return self._reverse_function(
             rev, None, [segment], defined, carried, active_carried, active_invariants,
-            f"def {name}_segment({self._signature('steps', carried, ['bstate'], args)}):",
-            f"record the given steps of the loop at line {loop.line} on a tape, "
-            "then reverse them")
+            lambda _: f"def {name}_segment({self._signature('steps', carried, ['bstate'], args)}):",
+            lambda _: f"record the given steps of the loop at line {loop.line} on a tape, "
+            "then reverse them")[0]
 
     def _reverse_function(self, rev, handler, body, defined, carried, active_carried,
-                          active_invariants, header, comment):
+                          active_invariants, header, comment, next_state=None):
         """A function that runs ``body`` forward, then its adjoint, threading the
-        adjoints of the carried state and of the invariants through ``bstate``."""
+        adjoints of the carried state and of the invariants through ``bstate``.
+
+        ``next_state`` (the parameter names of the function, or None): try to
+        start from the state after ``body`` too.  Returns ``(blocks, after)``:
+        ``after`` maps the carried variables taken from that state to their
+        parameters (empty: the function re-records ``body`` whole).
+        ``header`` and ``comment`` are called with ``after``."""
         sub = self._sub_reverser(rev, handler)
         primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
@@ -268,15 +299,24 @@ class LoopHandler:
                    for c in active_carried + active_invariants]
         ret = Line(f"return {', '.join(results)}")
         primal, adjoint, needed = finish_saves(primal, adjoint, ret)
-        lines = [Comment(comment)]
+        after = {}
+        if next_state is not None:
+            primal, after = use_next_state(primal, adjoint, ret, carried, reserved=next_state)
+        lines = [Comment(text) for text in comment(after).split("\n")]
         lines += self._unpack_state(carried, None)
+        if after and len(carried) > 1:
+            if len(after) == len(carried):
+                lines.append(Line(f"{', '.join(after[c] for c in carried)} = next_state"))
+            else:
+                lines += [Line(f"{after[c]} = next_state[{carried.index(c)}]")
+                          for c in carried if c in after]
         lines.append(Line(f"{_unpack(seeds)} = bstate"))
         lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
         if sub.tape is not None:
             lines.append(Line(f"{sub.tape} = []"))
         lines += primal + adjoint
         lines.append(ret)
-        return [Block(header, lines)]
+        return [Block(header(after), lines)], after
 
     def adjoint(self, rev, loop, nonzero):
         if getattr(loop, "checkpoint_plain", False):

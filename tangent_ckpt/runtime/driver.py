@@ -32,7 +32,7 @@ from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime.schedules import (
     Action, ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, OnlineSchedule, default_snapshots,
-    revolve, uniform, uniform_cost,
+    revolve, revolve_cost, uniform, uniform_cost,
 )
 from tangent_ckpt.runtime.snapshots import TwoLevelStore, tree_copy, tree_flatten, tree_nbytes
 
@@ -123,6 +123,16 @@ class CheckpointedLoop:
     reverses segment by segment: 2n forward steps in all (each step run once in
     the sweep, once on the tape), fewer than Revolve needs in the same memory.
     The tape of one step is estimated at two states (``TAPE_STATES``).
+    next_state: the adjoint step also takes the state after its step,
+    ``adjoint_step(index, state, next_state, bstate, *args)``, so it need not
+    re-run the step to get there.  The driver holds that state anyway (the
+    reversal of step k + 1 started from it; for the last step it is the loop's
+    result, which must not be changed in place before ``reverse``).  With a
+    memory budget, taped segments are then used only when they run fewer plain
+    steps than Revolve in the same memory (2n against A(n, s) + 1).
+    copy_snapshots: False keeps the states themselves as RAM snapshots instead
+    of copies; only for steps that never write into their input state (the
+    compiler's steps copy an array before assigning into it).
     """
 
     TAPE_STATES = 2
@@ -135,7 +145,7 @@ class CheckpointedLoop:
 
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
                  disk_snapshots=0, disk_dir=None, name=None, verify=False, min_steps=0,
-                 taped_segment=None, plan=None):
+                 taped_segment=None, plan=None, next_state=False, copy_snapshots=True):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -157,11 +167,14 @@ class CheckpointedLoop:
         self.verify = bool(verify)
         self.min_steps = _as_count("min_steps", min_steps, 0)
         self.taped_segment = taped_segment
+        self.next_state = bool(next_state)
+        self.copy_snapshots = bool(copy_snapshots)
         self.plan = plan  # rt.MemoryPlan (auto mode): the budget is this loop's share of it
         self._segments = None
         self._store = None
         self._it = None
         self._prev = None
+        self._last = None
         self.last_stats = {}
 
     # ------------------------------------------------------------------ helpers
@@ -214,7 +227,7 @@ class CheckpointedLoop:
         total = s_ram + self.disk_snapshots
         self.used_snapshots = total
         self._step, self._args = step, args
-        self._store = TwoLevelStore(self.disk_snapshots, self.disk_dir)
+        self._store = TwoLevelStore(self.disk_snapshots, self.disk_dir, self.copy_snapshots)
         self._slot_info = {}      # slot -> (pos, digest or None)
         self._pending = {}        # verify: position -> digest of a freed snapshot
         self._measured_tape = None
@@ -284,10 +297,15 @@ class CheckpointedLoop:
                 "global state, in-place mutation of its input?) so checkpointing would give a wrong "
                 "gradient")
 
-    def _reverse_one(self, adjoint_step, q, work, bstate, args):
+    def _reverse_one(self, adjoint_step, q, work, after, bstate, args):
+        """Reverse step q from its state ``work`` (and, with next_state, the state
+        ``after`` it)."""
         if self.verify:
             self._verify_at(q, work)
-        bstate = self._recorded(1, adjoint_step, self._index(q), work, bstate, *args)
+        if self.next_state:
+            bstate = self._recorded(1, adjoint_step, self._index(q), work, after, bstate, *args)
+        else:
+            bstate = self._recorded(1, adjoint_step, self._index(q), work, bstate, *args)
         self._c["recorded_steps"] += 1
         return bstate
 
@@ -336,6 +354,7 @@ class CheckpointedLoop:
         """Free all snapshots and remove the temporary folder (idempotent)."""
         self._it = None
         self._prev = None
+        self._last = None
         if self.plan is not None:
             self.plan.release(self)
         if self._store is not None:
@@ -392,6 +411,7 @@ class CheckpointedLoop:
             if prev is state:
                 prev = tree_copy(state)  # n == 1: never hold the caller's own arrays
             self._prev, self._it = prev, it
+            self._last = out if self.next_state else None
             self._flush()
             return out
         except BaseException:
@@ -406,6 +426,10 @@ class CheckpointedLoop:
         k = max(1, int(round((n / self.TAPE_STATES) ** 0.5)))
         if -(-n // k) + self.TAPE_STATES * k > s:
             return None  # not even the best segment length fits: Revolve in s snapshots
+        if self.next_state and revolve_cost(n, s)[1] + 1 <= 2 * n:
+            # Revolve reverses from the states on both sides of each step and, in
+            # these s snapshots, runs no more plain steps than the segments' 2n
+            return None
         return k
 
     def _forward_segments(self, step, state, args, n, k):
@@ -474,6 +498,7 @@ class CheckpointedLoop:
             if prev is state:
                 prev = tree_copy(state)
             self._prev, self._it = prev, it
+            self._last = work if self.next_state else None
             self._flush()
             return work
         except BaseException:
@@ -495,15 +520,18 @@ class CheckpointedLoop:
                 return bstate
             raise CheckpointError(f"{self.name}: reverse() needs a forward() (or forward_while()) "
                                   "first, and can run only once per forward()")
-        it, work = self._it, self._prev
-        self._prev = None
+        it, work, after = self._it, self._prev, self._last
+        self._prev = self._last = None
+        keep = self.next_state
         try:
-            bstate = self._reverse_one(adjoint_step, self.n - 1, work, bstate, args)
+            bstate = self._reverse_one(adjoint_step, self.n - 1, work, after, bstate, args)
+            after = work if keep else None
             work, pos = None, None
             for a in it:
                 kind = a.kind
                 if kind is REVERSE:
-                    bstate = self._reverse_one(adjoint_step, a.pos, work, bstate, args)
+                    bstate = self._reverse_one(adjoint_step, a.pos, work, after, bstate, args)
+                    after = work if keep else None
                     work = None
                 else:
                     work, pos = self._exec(a, work, pos)

@@ -20,7 +20,7 @@ import numpy as np
 
 __all__ = [
     # broadcasting and buffers
-    "is_zero", "unbroadcast", "ShapeOf", "shape_of", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
+    "is_zero", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
     "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
     "clip_adjoint", "clip_adjoint_bound",
@@ -63,6 +63,34 @@ def shape_of(x):
     return ShapeOf(np.shape(x))
 
 
+def _shape(x):
+    return x.shape if type(x) is ShapeOf or type(x) is np.ndarray else np.shape(x)
+
+
+def broadcast_shape(*operands):
+    """The shape of an elementwise operation on ``operands`` (arrays, numbers or
+    :class:`ShapeOf`), without computing it: what an adjoint step keeps of a
+    value its reverse sweep reads only for the shape."""
+    return ShapeOf(np.broadcast_shapes(*(_shape(x) for x in operands)))
+
+
+def matmul_shape(a, b):
+    """The shape of ``a @ b`` from the shapes of ``a`` and ``b`` (see broadcast_shape)."""
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]:
+        return ShapeOf((sa[0], sb[1]))             # the common case, without broadcasting
+    if not sa or not sb:
+        raise ValueError("matmul: input operand does not have enough dimensions")
+    inner_a = sa[-1]
+    inner_b = sb[-2] if len(sb) > 1 else sb[0]
+    if inner_a != inner_b:
+        raise ValueError(f"matmul: mismatch in its core dimension ({sa} @ {sb})")
+    rows = sa[-2:-1]   # () for a vector
+    cols = sb[-1:] if len(sb) > 1 else ()
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    return ShapeOf(tuple(batch) + tuple(rows) + tuple(cols))
+
+
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``: the adjoint of broadcasting ``x``.
 
@@ -78,10 +106,14 @@ def unbroadcast(g, x):
         return g
     extra = len(gshape) - len(shape)
     if extra > 0:
-        g = np.sum(g, axis=tuple(range(extra)))
-    axes = tuple(i for i, (n, m) in enumerate(zip(shape, np.shape(g))) if n == 1 and m != 1)
-    if axes:
-        g = np.sum(g, axis=axes, keepdims=True)
+        axis = 0 if extra == 1 else tuple(range(extra))
+        # the method, not np.sum: its Python wrapper costs microseconds per step
+        g = g.sum(axis=axis) if type(g) is np.ndarray else np.sum(g, axis=axis)
+        gshape = gshape[extra:]
+    if 1 in shape:
+        axes = tuple(i for i, (n, m) in enumerate(zip(shape, gshape)) if n == 1 and m != 1)
+        if axes:
+            g = np.sum(g, axis=axes, keepdims=True)
     return g
 
 

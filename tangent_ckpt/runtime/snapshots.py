@@ -118,19 +118,28 @@ def tree_equal(a, b):
 
 
 class RamStore:
-    """Snapshots in memory, keyed by slot."""
+    """Snapshots in memory, keyed by slot.
 
-    def __init__(self):
+    copy: store and restore copies of the arrays (the default).  With
+    ``copy=False`` a snapshot is the state itself, which is safe, and saves two
+    copies per snapshot, only when no step ever writes into its input state (the
+    steps the compiler generates never do: they copy an array before assigning
+    into it).
+    """
+
+    def __init__(self, copy=True):
+        self.copy = copy
         self._snaps = {}
         self._bytes = {}
 
     def store(self, slot, tree):
-        self._snaps[slot] = tree_copy(tree)
+        self._snaps[slot] = tree_copy(tree) if self.copy else tree
         self._bytes[slot] = tree_nbytes(tree)
         return 0  # disk bytes written
 
     def restore(self, slot):
-        return tree_copy(self._snaps[slot])
+        tree = self._snaps[slot]
+        return tree_copy(tree) if self.copy else tree
 
     def free(self, slot):
         self._snaps.pop(slot, None)
@@ -250,9 +259,9 @@ class TwoLevelStore:
     position 0), which are restored least often, so those are the ones put on disk.
     """
 
-    def __init__(self, disk_slots=0, disk_dir=None):
+    def __init__(self, disk_slots=0, disk_dir=None, copy=True):
         self.disk_slots = int(disk_slots)
-        self.ram = RamStore()
+        self.ram = RamStore(copy)
         self.disk = DiskStore(disk_dir) if self.disk_slots > 0 else None
 
     def _pick(self, slot):

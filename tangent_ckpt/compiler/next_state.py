@@ -1,0 +1,230 @@
+"""Reverse a loop step from the states before *and after* it.
+
+When the schedule reverses step i, the driver still holds the state after it
+(the state the reversal of step i + 1 started from, or the loop's result).
+An adjoint step that takes that state need not re-run the whole iteration:
+
+- the last unconditional assignment of each carried variable in the recorded
+  iteration is replaced by the state after the step (``h = h_next``);
+- the statements of the recorded iteration whose values the reverse sweep then
+  no longer reads are dropped;
+- a value the reverse sweep reads only for its shape (the second argument of
+  ``rt.unbroadcast``) is replaced by its shape, computed from the shapes of its
+  operands (``rt.matmul_shape(h, W)``) when a shape rule covers the operation.
+
+For ``h = np.tanh(h @ W + b)`` nothing of the iteration is recomputed: the
+adjoint of ``tanh`` reads its result, which is the state after the step.
+
+This pass works on the generated lines of one adjoint step (after
+:func:`~tangent_ckpt.compiler.code.finish_saves`), the last stage before
+printing, and only removes statements it knows to be free of side effects.
+"""
+
+import ast
+
+import numpy as np
+
+from tangent_ckpt.compiler.code import Block, Line, _all_names, _loads, names_read, shape_only
+
+#: array methods that read their object and return a new value
+_PURE_METHODS = frozenset({
+    "reshape", "transpose", "sum", "mean", "prod", "max", "min", "dot", "copy", "astype",
+    "ravel", "flatten", "squeeze", "conj", "clip", "cumsum", "std", "var", "all", "any",
+    "argmax", "argmin", "round", "trace", "diagonal", "swapaxes", "item",
+})
+
+_ELEMENTWISE_BINARY = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
+
+
+def use_next_state(primal, adjoint, ret, carried, reserved=()):
+    """Rewrite the recorded iteration ``primal`` of an adjoint step to start from
+    the state after the step.  Returns ``(primal, next_names)``: ``next_names``
+    maps each carried variable that is replaced to the parameter holding its
+    value after the step; it is empty when no carried variable could be (the
+    caller then keeps the re-recording adjoint step).  ``reserved``: names the
+    new parameters must not take (the function's other parameters)."""
+    taken = _all_names(primal + adjoint + [ret]) | set(reserved)
+    replaced = {}
+    primal = list(primal)
+    for var in carried:
+        at = _last_plain_assignment(primal, var)
+        if at is None:
+            continue
+        name = _fresh(f"{var}_next", taken)
+        replaced[var] = name
+        primal[at] = Line(f"{var} = {name}", primal[at].line, primal[at].adjoint)
+    if not replaced:
+        return primal, {}
+    return prune_recording(primal, adjoint + [ret]), replaced
+
+
+def _fresh(base, taken):
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def _last_plain_assignment(items, var):
+    """Index of the top-level ``var = <expr>`` after which nothing writes ``var``,
+    where evaluating ``<expr>`` has no side effect (a nested checkpointed loop's
+    ``forward`` must still run: its ``reverse`` follows)."""
+    for k in range(len(items) - 1, -1, -1):
+        item = items[k]
+        if isinstance(item, Line) and _target(item.text) == var:
+            return k if _pure(_parse(item.text).value) else None
+        if var in _written([item]):
+            return None  # a later write in a branch, a loop or through a subscript
+    return None
+
+
+def _target(text):
+    """``x`` for a plain ``x = <expr>``, else None."""
+    node = _parse(text)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+            isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return None
+
+
+def _parse(text):
+    try:
+        body = ast.parse(text.strip()).body
+    except SyntaxError:
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _written(items):
+    """Every name the code assigns, binds or mutates through a subscript."""
+    names = set()
+    for item in items:
+        texts = [item.text] if isinstance(item, Line) else \
+            [item.header + "\n    pass"] if isinstance(item, Block) else []
+        for text in texts:
+            try:
+                tree = ast.parse(text.strip())
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+                elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
+                        isinstance(node.ctx, ast.Store):
+                    base = node.value
+                    while isinstance(base, (ast.Subscript, ast.Attribute)):
+                        base = base.value
+                    if isinstance(base, ast.Name):
+                        names.add(base.id)
+        if isinstance(item, Block):
+            names |= _written(item.body)
+    return names
+
+
+def prune_recording(primal, after):
+    """Drop the statements of ``primal`` whose values neither the rest of
+    ``primal`` nor ``after`` reads; compute only the shape of a value ``after``
+    reads only for its shape, where a shape rule allows."""
+    shape_wanted = shape_only(after)
+    value_wanted = names_read(after) - shape_wanted
+    kept = []
+    for item in reversed(primal):
+        if isinstance(item, Line):
+            node = _parse(item.text)
+            target = _target(item.text)
+            if target is not None and _pure(node.value):
+                if target in value_wanted:
+                    value_wanted.discard(target)
+                    shape_wanted.discard(target)
+                    value_wanted |= _loads(item.text)
+                elif target in shape_wanted:
+                    shape_wanted.discard(target)
+                    rule = _shape_rule(node.value)
+                    if rule is None:
+                        value_wanted |= _loads(item.text)
+                    else:
+                        text, operands = rule
+                        item = Line(f"{target} = {text}", item.line, item.adjoint)
+                        shape_wanted |= operands - value_wanted
+                else:
+                    continue  # nobody reads it
+                kept.append(item)
+                continue
+        # anything else stays, and so does everything it reads
+        value_wanted |= names_read([item])
+        shape_wanted -= value_wanted
+        kept.append(item)
+    kept.reverse()
+    return kept
+
+
+def _pure(expr):
+    """True when evaluating ``expr`` has no effect beyond its value: names,
+    constants, operators, subscripts, and calls of NumPy functions (not
+    ``np.random``) or of array methods that return new values."""
+    for node in ast.walk(expr):
+        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Call):
+            path = _dotted(node.func)
+            if path is None:
+                return False
+            if path[0] == "np" and "random" not in path:
+                continue
+            if len(path) == 2 and path[1] in _PURE_METHODS and path[0] not in ("np", "rt"):
+                continue
+            return False
+    return True
+
+
+def _dotted(func):
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    parts.append(func.id)
+    return tuple(reversed(parts))
+
+
+def _shape_rule(expr):
+    """``(code, operands)``: code computing the shape of ``expr`` (an
+    ``rt.ShapeOf``) from its operands' shapes, or None when no rule covers it."""
+    if isinstance(expr, ast.BinOp):
+        operands = [expr.left, expr.right]
+        if not all(_simple(o) for o in operands):
+            return None
+        fn = "rt.matmul_shape" if isinstance(expr.op, ast.MatMult) else \
+            "rt.broadcast_shape" if isinstance(expr.op, _ELEMENTWISE_BINARY) else None
+    elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        operands, fn = [expr.operand], "rt.broadcast_shape"
+    elif isinstance(expr, ast.Call) and not expr.keywords and \
+            all(not isinstance(a, ast.Starred) for a in expr.args):
+        operands = list(expr.args)
+        fn = _call_shape_rule(expr.func, len(operands))
+    else:
+        return None
+    if fn is None or not all(_simple(o) for o in operands):
+        return None
+    args = ", ".join(ast.unparse(o) for o in operands)
+    return f"{fn}({args})", {o.id for o in operands if isinstance(o, ast.Name)}
+
+
+def _call_shape_rule(func, nargs):
+    path = _dotted(func)
+    if path is None or len(path) != 2 or path[0] != "np":
+        return None
+    fn = getattr(np, path[1], None)
+    if fn is np.matmul and nargs == 2:
+        return "rt.matmul_shape"
+    if isinstance(fn, np.ufunc) and fn.nout == 1 and fn.nin == nargs:
+        return "rt.broadcast_shape"
+    return None
+
+
+def _simple(node):
+    return isinstance(node, ast.Name) or \
+        (isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex))
+         and not isinstance(node.value, bool))

@@ -1,0 +1,117 @@
+"""compiler/next_state.py: adjoint steps that start from the states before and after
+their step re-run only what the reverse sweep reads."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from tangent_ckpt.compiler.code import Block, Line
+from tangent_ckpt.compiler.next_state import prune_recording, use_next_state
+
+from gradcheck import check_grad
+
+
+def lines(*texts):
+    return [Line(t) for t in texts]
+
+
+def texts(items):
+    return [i.text for i in items]
+
+
+def test_last_assignment_of_the_state_takes_the_next_state_and_the_rest_is_dropped():
+    primal = lines("h_matmul = h @ W", "h_add = h_matmul + b", "h_old = h", "h = np.tanh(h_add)")
+    adjoint = lines("bh_add = bh * (1.0 - h * h)", "h = h_old",
+                    "bh_matmul = rt.unbroadcast(bh_add, h_matmul)",
+                    "bb += rt.unbroadcast(bh_add, b)",
+                    "bh = rt.matmul_adjoint_x1(bh_matmul, h, W)",
+                    "bW += rt.matmul_adjoint_x2(bh_matmul, h, W)")
+    out, after = use_next_state(primal, adjoint, Line("return bh, bW, bb"), ["h"])
+    assert after == {"h": "h_next"}
+    assert texts(out) == ["h_matmul = rt.matmul_shape(h, W)", "h_old = h", "h = h_next"]
+
+
+def test_a_later_write_through_a_subscript_or_a_branch_keeps_the_recording():
+    ret = Line("return bu")
+    primal = lines("u = u * 2", "u = u.copy()", "u[0] = 1.0")
+    assert use_next_state(primal, lines("bu = bu * 2"), ret, ["u"]) == (primal, {})
+    primal = [Line("u = u * 2"), Block("if c:", lines("u = u + 1"))]
+    assert use_next_state(primal, lines("bu = bu * 2"), ret, ["u"]) == (primal, {})
+
+
+def test_a_call_with_effects_is_never_replaced_or_dropped():
+    primal = lines("loop4 = rt.CheckpointedLoop(range(m), name='loop4')",
+                   "x = loop4.forward(loop4_step, x, w)")
+    out, after = use_next_state(primal, lines("bx = loop4.reverse(a, bx, w)"),
+                                Line("return bx"), ["x"])
+    assert after == {} and texts(out) == texts(primal)
+    kept = prune_recording(lines("r = np.random.normal(size=3)", "y = x.sum()",
+                                 "tape.append(y)"), lines("return 0"))
+    assert texts(kept) == ["r = np.random.normal(size=3)", "y = x.sum()", "tape.append(y)"]
+
+
+def test_values_read_for_their_shape_get_a_shape_rule_where_one_exists():
+    primal = lines("a = x * w", "s = np.sin(a)", "t = np.sum(a)", "m = -a", "c = a @ w")
+    after = lines("g1 = rt.unbroadcast(g, s)", "g2 = rt.unbroadcast(g, t)",
+                  "g3 = rt.unbroadcast(g, m)", "g4 = rt.unbroadcast(g, c)")
+    assert texts(prune_recording(primal, after)) == [
+        "a = x * w",                       # np.sum needs the value of a
+        "s = rt.broadcast_shape(a)",
+        "t = np.sum(a)",                   # no shape rule for a reduction: kept
+        "m = rt.broadcast_shape(a)",
+        "c = rt.matmul_shape(a, w)"]
+
+
+def test_new_parameter_names_avoid_every_name_in_use():
+    primal = lines("h_next = h + 1", "h = h_next * 2")
+    out, after = use_next_state(primal, lines("bh = bh * 2"), Line("return bh"), ["h"],
+                                reserved={"h_next_2"})
+    assert after == {"h": "h_next_3"}
+
+
+# --- end to end: gradients with and without the next state ------------------------------
+
+def lstm_like(h, c, W, n):
+    for t in range(n):
+        f = 1 / (1 + np.exp(-(h @ W)))
+        c = f * c + (1 - f) * np.tanh(h)
+        h = np.tanh(c) * f
+    return np.sum(h) + np.sum(c * c)
+
+
+def running_sum(x, w, n):
+    cost = 0.0
+    for t in range(n):
+        x = np.sin(x * w) + 0.5 * x
+        cost = cost + np.sum(x ** 2)
+    return cost
+
+
+def state_read_after_update(x, w, n):
+    for t in range(n):
+        x = np.tanh(x * w)
+        y = x * x  # reads the new state: the next state must stand in for it
+        x = x + 0.1 * y
+    return np.sum(x)
+
+
+CASES = [
+    (lstm_like, lambda r: (r.normal(size=(3, 4)), r.normal(size=(3, 4)),
+                           0.5 * r.normal(size=(4, 4)), 7), (0, 1, 2)),
+    (running_sum, lambda r: (r.normal(size=5), 0.5 * r.normal(size=5), 9), (0, 1)),
+    (state_read_after_update, lambda r: (r.normal(size=5), r.normal(size=5), 6), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("fn,make,wrt", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
+def test_next_state_gradient_equals_taped_and_finite_differences(fn, make, wrt, schedule):
+    args = make(np.random.default_rng(3))
+    df = tc.grad(fn, wrt=wrt, checkpoint=True, snapshots=3 if schedule != "uniform" else 6,
+                 schedule=schedule)
+    assert "next_state=True" in df.source
+    got = df(*args)
+    taped = tc.grad(fn, wrt=wrt)(*args)
+    for g, t in zip(got, taped):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+    check_grad(fn, args, wrt, df=df)  # central differences; inputs never changed
