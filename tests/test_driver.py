@@ -224,8 +224,10 @@ def test_budget_too_small_before_any_step():
 def test_memory_budget_chooses_snapshots():
     n = 50
     nb = H0.nbytes
-    # working states, one step's recording, the adjoint buffers and one contribution's temporary
-    overhead = CheckpointedLoop.RESERVED_STATES * nb + 2 * (W.nbytes + B.nbytes)
+    # working states, one step's recording, the adjoint buffers, one contribution's
+    # temporary and gathered rows
+    overhead = CheckpointedLoop.RESERVED_STATES * nb + \
+        CheckpointedLoop.RESERVED_ARGUMENTS * (W.nbytes + B.nbytes)
     with profile() as prof:
         run(CheckpointedLoop(n, memory_budget=3 * nb + overhead + 5, name="b"), n)
     assert prof.loops["b"].peak_snapshots <= 3

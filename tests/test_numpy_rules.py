@@ -634,3 +634,39 @@ def test_matmul_shape_rejects_what_matmul_rejects():
         rt.matmul_shape(np.ones((2, 3)), np.ones((4, 5)))
     with pytest.raises(ValueError, match="dimensions"):
         rt.matmul_shape(np.ones(()), np.ones(3))
+
+
+def test_product_sum_equals_the_sum_of_products():
+    r = np.random.default_rng(5)
+    dense = r.normal(size=(64, 48))
+    expected = dense.copy()
+    acc = dense.copy()
+    for m in (8, 8, 3, 8, 40, 8, 8, 8, 8, 8, 1):  # 40 rows: more than the buffers hold
+        a, g, w = r.normal(size=(m, 64)), r.normal(size=(m, 48)), r.normal(size=(64, 48))
+        expected += a.T @ g
+        acc = rt.accumulate_matmul_adjoint_x2(acc, g, a, w)
+        assert type(acc) is rt.ProductSum
+    acc += np.ones(48)  # another contribution to the same adjoint
+    expected += np.ones(48)
+    acc = rt.accumulate_at(acc, w, 3, np.full(48, 2.0))  # and a read of one row
+    expected[3] += 2.0
+    out = rt.settled((acc, [acc], 1.0))
+    np.testing.assert_allclose(out[0], expected, rtol=1e-13, atol=1e-12)
+    assert out[1][0] is out[0] and out[2] == 1.0
+
+
+def test_product_sum_only_where_gathering_pays():
+    r = np.random.default_rng(6)
+    w = r.normal(size=(4, 4))
+    for a, g, acc in [(r.normal(size=(3, 4)), r.normal(size=(3, 4)), np.zeros((4, 4))),  # tiny W
+                      (r.normal(size=(200, 4)), r.normal(size=(200, 4)), np.zeros((4, 4))),
+                      (r.normal(size=(3, 4)), r.normal(size=(3, 4)), 0.0)]:
+        out = rt.accumulate_matmul_adjoint_x2(acc, g, a, w)
+        assert type(out) is not rt.ProductSum
+        np.testing.assert_allclose(out, a.T @ g)
+    assert rt.accumulate_matmul_adjoint_x2(np.ones((4, 4)), 0.0, a, w) is not None
+    # buffers never hold more bytes than the accumulator
+    big = rt.accumulate_matmul_adjoint_x2(np.zeros((16, 1024)), r.normal(size=(2, 1024)),
+                                          r.normal(size=(2, 16)), np.zeros((16, 1024)))
+    if type(big) is rt.ProductSum:
+        assert big._a.nbytes + big._g.nbytes <= big.dense.nbytes

@@ -52,6 +52,20 @@ def instantiate(expression, mapping, runtime_alias="rt"):
     return astor.to_source(gast.gast_to_ast(gast.Expression(body=tree))).strip()
 
 
+def _call_arguments(text, fn):
+    """``"g, x1, x2"`` when ``text`` is exactly one call ``fn(g, x1, x2)``, else None."""
+    if not (text.startswith(fn + "(") and text.endswith(")")):
+        return None
+    inner = text[len(fn) + 1:-1]
+    depth = 0
+    for ch in inner:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0:
+            return None
+    return inner if depth == 0 else None
+
+
 def _strip_parens(text):
     if text.startswith("(") and text.endswith(")"):
         depth = 0
@@ -132,6 +146,7 @@ class Reverser:
         self.maybe_scalar_zero = set()
         self.counts = {}
         self.owned = set()  # adjoints that are private accumulators: updated in place
+        self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
 
     # --- primal -----------------------------------------------------------------
     def primal(self, body, defined, possibly, in_loop=False):
@@ -337,6 +352,9 @@ class Reverser:
             header = f"for _ in range({loop.counter}):"
         if code:
             out.append(Block(header, code, loop.line, True))
+        for b in sorted(self.batched & (accumulators - outer_owned)):
+            out.append(Line(f"{b} = rt.settled({b})", loop.line, True))
+            self.batched.discard(b)
         if getattr(loop, "counter_save", None):
             slot, tape = loop.counter_save
             out.append(Restore(loop.counter, slot, tape, loop.line))
@@ -350,6 +368,11 @@ class Reverser:
     def _accumulate(self, name, contribution, out, nonzero, line):
         b = self.adj(name)
         if b in nonzero and b in self.owned:
+            inner = _call_arguments(contribution, "rt.matmul_adjoint_x2")
+            if inner is not None:  # gathered a few steps at a time (rt.ProductSum)
+                out.append(Line(f"{b} = rt.accumulate_matmul_adjoint_x2({b}, {inner})", line, True))
+                self.batched.add(b)
+                return
             out.append(Line(f"{b} += {_strip_parens(contribution)}", line, True))
         elif b in nonzero:
             out.append(Line(f"{b} = {b} + {contribution}", line, True))

@@ -34,6 +34,7 @@ from tangent_ckpt.runtime.schedules import (
     Action, ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, OnlineSchedule, default_snapshots,
     revolve, revolve_cost, uniform, uniform_cost,
 )
+from tangent_ckpt.runtime.numpy_adjoints import settled
 from tangent_ckpt.runtime.snapshots import TwoLevelStore, tree_copy, tree_flatten, tree_nbytes
 
 __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
@@ -137,9 +138,11 @@ class CheckpointedLoop:
 
     TAPE_STATES = 2
     #: a memory budget first pays for the working state, the state before the last
-    #: step, one step's re-recording and its temporaries (in states), and twice the
-    #: arguments (their adjoint buffers and one contribution's temporary)
+    #: step, one step's re-recording and its temporaries (in states), and three
+    #: times the arguments (their adjoint buffers, one contribution's temporary and
+    #: the rows an rt.ProductSum gathers, at most one adjoint buffer's size)
     RESERVED_STATES = 10
+    RESERVED_ARGUMENTS = 3
 
     SCHEDULES = ("revolve", "uniform", "online")
 
@@ -184,7 +187,7 @@ class CheckpointedLoop:
     @classmethod
     def working_bytes(cls, state_bytes, args=()):
         """What a sweep holds beside its snapshots, paid from a memory budget first."""
-        return cls.RESERVED_STATES * state_bytes + 2 * tree_nbytes(args)
+        return cls.RESERVED_STATES * state_bytes + cls.RESERVED_ARGUMENTS * tree_nbytes(args)
 
     def _resolve_snapshots(self, state, n, args=()):
         """RAM snapshot slots for this run (checks the budget before any step runs).
@@ -192,8 +195,9 @@ class CheckpointedLoop:
         A memory budget pays for the snapshots and for what the sweep holds beside
         them: the working state, the state kept before the last step, one step's
         re-recording and its temporaries (``RESERVED_STATES`` states in all), and
-        the adjoint buffers of the loop's arguments plus one contribution's
-        temporary (twice the arguments).  The rest buys snapshots.
+        the adjoint buffers of the loop's arguments, one contribution's temporary
+        and the rows an ``rt.ProductSum`` gathers (three times the arguments).  The
+        rest buys snapshots.
         """
         sbytes = tree_nbytes(state)
         self._state_bytes = sbytes
@@ -512,7 +516,7 @@ class CheckpointedLoop:
         """
         if self._segments:
             try:
-                return self._reverse_segments(bstate, args)
+                return settled(self._reverse_segments(bstate, args))
             finally:
                 self.close()
         if self._it is None:
@@ -536,7 +540,7 @@ class CheckpointedLoop:
                 else:
                     work, pos = self._exec(a, work, pos)
             self._flush(final=True)
-            return bstate
+            return settled(bstate)  # the steps may gather products (rt.ProductSum)
         finally:
             self.close()
 
