@@ -212,7 +212,7 @@ def test_generated_source_shows_the_checkpointing():
     df = tc.grad_with_checkpointing(rnn, wrt=(1, 2), snapshots=10)
     src = df.source
     assert "def loop" in src and "_step(t, h, W, b):" in src
-    assert "_adjoint(t, h, h_next, bstate, W, b):" in src
+    assert "_adjoint(t, h, h_next, bstate, W, b, W_T):" in src
     assert "next_state=True" in src
     assert "rt.CheckpointedLoop(range(n), snapshots=10" in src
     assert ".forward(" in src and ".reverse(" in src
@@ -292,7 +292,7 @@ def test_memory_budget_below_all_states_uses_taped_segments():
     n = 100
     budget = 50 * h.nbytes + 3 * W.nbytes  # room for ~40 states, not for 100
     df = tc.grad_with_checkpointing(rnn_in_branch, wrt=(1, 2), memory_budget=budget)
-    assert "def loop" in df.source and "_segment(steps, h, bstate, W, b):" in df.source
+    assert "def loop" in df.source and "_segment(steps, h, bstate, W, b, W_T):" in df.source
     assert "next_state" not in df.source
     with tc.profile() as prof:
         got = df(h, W, b, n)

@@ -94,7 +94,9 @@ def test_example_runs_small(name):
     assert line.startswith("check: OK"), proc.stdout
     assert "finite differences" in proc.stdout
     assert "peak memory of the gradient call" in proc.stdout
-    assert "max relative difference 0.00e+00" in proc.stdout
+    # equal up to the order of floating-point sums (rt.ProductSum gathers steps)
+    diff = float(proc.stdout.split("max relative difference ")[1].split()[0])
+    assert diff <= 1e-12, proc.stdout
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))

@@ -17,6 +17,7 @@ step, or checkpointed themselves with ``nested=True``.
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import loop_facts
 from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
+from tangent_ckpt.compiler.hoist import transpose_invariants
 from tangent_ckpt.compiler.ir import render_operand
 from tangent_ckpt.compiler.next_state import use_next_state
 
@@ -132,6 +133,7 @@ class LoopHandler:
             rev._save(out, fake, c, defined, possibly, in_loop)
             loop.carried_saves.append(fake)
         step = self._primal_step(rev, loop, name, index, body, carried, args)
+        loop.transposes = {}  # {W: W_T}: made once before the reverse sweep (hoist.py)
         adjoint = self._adjoint_step(rev, loop, name, index, body, carried, args,
                                      active_carried, active_invariants)
         self.definitions.extend([step, adjoint])
@@ -248,10 +250,10 @@ class LoopHandler:
         line = loop.line
 
         def header(after):
-            if not after:
-                return f"def {name}_adjoint({self._signature(index, carried, ['bstate'], args)}):"
-            extra = [after[carried[0]] if len(carried) == 1 else "next_state", "bstate"]
-            return f"def {name}_adjoint({self._signature(index, carried, extra, args)}):"
+            extra = ["bstate"] if not after else \
+                [after[carried[0]] if len(carried) == 1 else "next_state", "bstate"]
+            params = self._signature(index, carried, extra, self._reverse_args(loop, args))
+            return f"def {name}_adjoint({params}):"
 
         def comment(after):
             if not after:
@@ -263,9 +265,14 @@ class LoopHandler:
         reserved = {index, "state", "next_state", "bstate"} | set(carried) | set(args)
         blocks, after = self._reverse_function(
             rev, handler, body, defined, carried, active_carried, active_invariants,
-            header, comment, next_state=reserved)
+            header, comment, next_state=reserved, transposes=(args, loop.transposes, True))
         loop.next_state = bool(after)
         return blocks
+
+    @staticmethod
+    def _reverse_args(loop, args):
+        """The invariants, then the transposed copies the reverse sweep reads."""
+        return list(args) + [loop.transposes[a] for a in args if a in loop.transposes]
 
     def _taped_segment(self, rev, loop, name, index, body, carried, args, active_carried,
                        active_invariants):
@@ -274,14 +281,15 @@ class LoopHandler:
         segment = ir.For(index, [], body, loop.line, header=loop.header)
         segment.iter_text = "steps"
         defined = set(carried) | set(args) | set(rev.bindings)
+        params = self._signature('steps', carried, ['bstate'], self._reverse_args(loop, args))
         return self._reverse_function(
             rev, None, [segment], defined, carried, active_carried, active_invariants,
-            lambda _: f"def {name}_segment({self._signature('steps', carried, ['bstate'], args)}):",
+            lambda _: f"def {name}_segment({params}):",
             lambda _: f"record the given steps of the loop at line {loop.line} on a tape, "
-            "then reverse them")[0]
+            "then reverse them", transposes=(args, loop.transposes, False))[0]
 
     def _reverse_function(self, rev, handler, body, defined, carried, active_carried,
-                          active_invariants, header, comment, next_state=None):
+                          active_invariants, header, comment, next_state=None, transposes=None):
         """A function that runs ``body`` forward, then its adjoint, threading the
         adjoints of the carried state and of the invariants through ``bstate``.
 
@@ -289,7 +297,8 @@ class LoopHandler:
         start from the state after ``body`` too.  Returns ``(blocks, after)``:
         ``after`` maps the carried variables taken from that state to their
         parameters (empty: the function re-records ``body`` whole).
-        ``header`` and ``comment`` are called with ``after``."""
+        ``header`` and ``comment`` are called with ``after``.
+        ``transposes``: ``(invariants, {W: W_T}, grow)`` for hoist.py."""
         sub = self._sub_reverser(rev, handler)
         primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
@@ -299,6 +308,9 @@ class LoopHandler:
                    for c in active_carried + active_invariants]
         ret = Line(f"return {', '.join(results)}")
         primal, adjoint, needed = finish_saves(primal, adjoint, ret)
+        if transposes is not None:
+            invariants, names, grow = transposes
+            adjoint = transpose_invariants(adjoint, invariants, names, rev.namer.fresh, grow)
         after = {}
         if next_state is not None:
             primal, after = use_next_state(primal, adjoint, ret, carried, reserved=next_state)
@@ -328,7 +340,12 @@ class LoopHandler:
         out += rev.make_private(invariants - rev.owned, nonzero, loop.line)
         out += rev.materialize([b for b in names if b not in nonzero and b not in invariants],
                                loop.line)
-        extra = "".join(f", {a}" for a in loop.reverse_args)
+        transposes = getattr(loop, "transposes", {})
+        for a in loop.reverse_args:
+            if a in transposes:
+                out.append(Line(f"{transposes[a]} = rt.transposed({a})  # {a}.T in row order, "
+                                "made once for every step's adjoint", loop.line, True))
+        extra = "".join(f", {a}" for a in self._reverse_args(loop, loop.reverse_args))
         out.append(Line(f"{_unpack(names)} = {loop.loop_name}.reverse({loop.loop_name}_adjoint, "
                         f"{_pack(names)}{extra})", loop.line, True))
         nonzero.update(names)

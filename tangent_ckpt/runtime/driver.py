@@ -138,11 +138,12 @@ class CheckpointedLoop:
 
     TAPE_STATES = 2
     #: a memory budget first pays for the working state, the state before the last
-    #: step, one step's re-recording and its temporaries (in states), and three
-    #: times the arguments (their adjoint buffers, one contribution's temporary and
-    #: the rows an rt.ProductSum gathers, at most one adjoint buffer's size)
+    #: step, one step's re-recording and its temporaries (in states), and four
+    #: times the arguments (their adjoint buffers, one contribution's temporary,
+    #: the rows an rt.ProductSum gathers, at most one adjoint buffer's size, and
+    #: the transposed copies the reverse sweep multiplies by: rt.transposed)
     RESERVED_STATES = 10
-    RESERVED_ARGUMENTS = 3
+    RESERVED_ARGUMENTS = 4
 
     SCHEDULES = ("revolve", "uniform", "online")
 
@@ -195,9 +196,9 @@ class CheckpointedLoop:
         A memory budget pays for the snapshots and for what the sweep holds beside
         them: the working state, the state kept before the last step, one step's
         re-recording and its temporaries (``RESERVED_STATES`` states in all), and
-        the adjoint buffers of the loop's arguments, one contribution's temporary
-        and the rows an ``rt.ProductSum`` gathers (three times the arguments).  The
-        rest buys snapshots.
+        the adjoint buffers of the loop's arguments, one contribution's temporary,
+        the rows an ``rt.ProductSum`` gathers and the arguments' transposed copies
+        (``RESERVED_ARGUMENTS`` times the arguments).  The rest buys snapshots.
         """
         sbytes = tree_nbytes(state)
         self._state_bytes = sbytes
@@ -527,6 +528,9 @@ class CheckpointedLoop:
         it, work, after = self._it, self._prev, self._last
         self._prev = self._last = None
         keep = self.next_state
+        step, step_args = self._step, self._args
+        indices = self.steps if self.steps is not None else range(self.n)
+        counts = self._c
         try:
             bstate = self._reverse_one(adjoint_step, self.n - 1, work, after, bstate, args)
             after = work if keep else None
@@ -537,6 +541,11 @@ class CheckpointedLoop:
                     bstate = self._reverse_one(adjoint_step, a.pos, work, after, bstate, args)
                     after = work if keep else None
                     work = None
+                elif kind is ADVANCE:  # the hot path, inline
+                    for k in range(pos, pos + a.n):
+                        work = step(indices[k], work, *step_args)
+                    pos += a.n
+                    counts["forward_steps"] += a.n
                 else:
                     work, pos = self._exec(a, work, pos)
             self._flush(final=True)

@@ -26,7 +26,7 @@ __all__ = [
     "clip_adjoint", "clip_adjoint_bound",
     # linear algebra
     "matmul_adjoint_x1", "matmul_adjoint_x2", "dot_adjoint_a", "dot_adjoint_b",
-    "ProductSum", "accumulate_matmul_adjoint_x2", "settled",
+    "ProductSum", "accumulate_matmul_adjoint_x2", "settled", "transposed",
     "outer_adjoint_a", "outer_adjoint_b", "norm_adjoint",
     # reductions
     "repeat_to_match", "mean_adjoint", "prod_adjoint", "extremum_adjoint",
@@ -283,13 +283,22 @@ def clip_adjoint_bound(g, a, bound, upper):
 
 # --- linear algebra ------------------------------------------------------------
 
-def matmul_adjoint_x1(g, x1, x2):
+def transposed(x):
+    """``x.T`` as a row-ordered copy for a 2-D array (None otherwise): made once
+    before a loop whose steps all multiply by ``x.T`` (see matmul_adjoint_x1)."""
+    if type(x) is np.ndarray and x.ndim == 2:
+        return np.ascontiguousarray(x.T)
+    return None
+
+
+def matmul_adjoint_x1(g, x1, x2, x2_t=None):
     """Adjoint of ``x1`` in ``x1 @ x2``: ``g @ x2.T``, with NumPy's 1-D promotion
-    and broadcasting of batch dimensions (summed back with ``unbroadcast``)."""
+    and broadcasting of batch dimensions (summed back with ``unbroadcast``).
+    ``x2_t``: ``transposed(x2)`` when the caller has it (faster than the view)."""
     if is_zero(g):
         return g
     if type(x1) is np.ndarray and type(x2) is np.ndarray and x1.ndim == x2.ndim == 2:
-        return g @ x2.T                              # the common case, no promotion
+        return g @ (x2.T if x2_t is None else x2_t)  # the common case, no promotion
     x2 = np.asarray(x2)
     if x2.ndim == 1:
         if np.ndim(x1) == 1:
