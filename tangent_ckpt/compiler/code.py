@@ -350,20 +350,24 @@ def _flat_lines(items):
             yield from _flat_lines(item.body)
 
 
-def _all_names(items):
-    names = set()
+def parsed_trees(items):
+    """The syntax tree of every line and block header in ``items``, nested
+    blocks included (text that does not parse is skipped)."""
     for item in items:
         texts = [item.text] if isinstance(item, Line) else \
             [item.header + "\n    pass"] if isinstance(item, Block) else []
         for text in texts:
             try:
-                names |= {n.id for n in ast.walk(ast.parse(text.strip()))
-                          if isinstance(n, ast.Name)}
+                yield ast.parse(text.strip())
             except SyntaxError:
                 pass
         if isinstance(item, Block):
-            names |= _all_names(item.body)
-    return names
+            yield from parsed_trees(item.body)
+
+
+def _all_names(items):
+    return {n.id for tree in parsed_trees(items) for n in ast.walk(tree)
+            if isinstance(n, ast.Name)}
 
 
 def _rename(items, renames):

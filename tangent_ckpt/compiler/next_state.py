@@ -24,7 +24,9 @@ import ast
 
 import numpy as np
 
-from tangent_ckpt.compiler.code import Block, Line, _all_names, _loads, names_read, shape_only
+from tangent_ckpt.compiler.code import (
+    Line, _all_names, _loads, names_read, parsed_trees, shape_only,
+)
 
 #: array methods that read their object and return a new value
 _PURE_METHODS = frozenset({
@@ -99,26 +101,17 @@ def _parse(text):
 def _written(items):
     """Every name the code assigns, binds or mutates through a subscript."""
     names = set()
-    for item in items:
-        texts = [item.text] if isinstance(item, Line) else \
-            [item.header + "\n    pass"] if isinstance(item, Block) else []
-        for text in texts:
-            try:
-                tree = ast.parse(text.strip())
-            except SyntaxError:
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                    names.add(node.id)
-                elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
-                        isinstance(node.ctx, ast.Store):
-                    base = node.value
-                    while isinstance(base, (ast.Subscript, ast.Attribute)):
-                        base = base.value
-                    if isinstance(base, ast.Name):
-                        names.add(base.id)
-        if isinstance(item, Block):
-            names |= _written(item.body)
+    for tree in parsed_trees(items):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
+                    isinstance(node.ctx, ast.Store):
+                base = node.value
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    names.add(base.id)
     return names
 
 

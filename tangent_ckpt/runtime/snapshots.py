@@ -131,10 +131,13 @@ class RamStore:
         self.copy = copy
         self._snaps = {}
         self._bytes = {}
+        self._total = 0  # sum of _bytes, kept as we go: read after every store
 
     def store(self, slot, tree):
+        self.free(slot)
         self._snaps[slot] = tree_copy(tree) if self.copy else tree
-        self._bytes[slot] = tree_nbytes(tree)
+        self._bytes[slot] = size = tree_nbytes(tree)
+        self._total += size
         return 0  # disk bytes written
 
     def restore(self, slot):
@@ -143,7 +146,7 @@ class RamStore:
 
     def free(self, slot):
         self._snaps.pop(slot, None)
-        self._bytes.pop(slot, None)
+        self._total -= self._bytes.pop(slot, 0)
 
     def __contains__(self, slot):
         return slot in self._snaps
@@ -153,11 +156,12 @@ class RamStore:
 
     @property
     def nbytes(self):
-        return sum(self._bytes.values())
+        return self._total
 
     def close(self):
         self._snaps.clear()
         self._bytes.clear()
+        self._total = 0
 
 
 def _check_dir(path):
