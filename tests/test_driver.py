@@ -397,3 +397,54 @@ def test_memory_budget_with_next_state_runs_revolve_when_it_is_cheaper():
     assert not calls and close(got, bptt(H0, W, B, n)[1])
     st = prof.loops["L"]
     assert st.forward_steps == revolve_cost(n, st.peak_snapshots)[1] + 1 <= 2 * n
+
+
+def test_next_state_with_verify_and_disk_snapshots(tmp_path):
+    n, s = 30, 3
+    ref = bptt(H0, W, B, n)[1]
+    loop = CheckpointedLoop(n, snapshots=s, disk_snapshots=2, disk_dir=str(tmp_path),
+                            verify=True, next_state=True, copy_snapshots=False, name="L")
+    with profile() as prof:
+        out = loop.forward(step, H0, W, B)
+        got = loop.reverse(next_state_adjoint, (np.ones_like(out), np.zeros_like(W),
+                                                np.zeros_like(B)), W, B)
+    assert close(got, ref) and prof.verify_steps > 0
+    assert os.listdir(tmp_path) == []  # the disk snapshots are gone
+    rng = np.random.default_rng(1)
+
+    def noisy(t, h, W, b):
+        return np.tanh(h @ W + b) + 1e-3 * rng.normal(size=h.shape)
+
+    loop = CheckpointedLoop(n, snapshots=s, verify=True, next_state=True, name="noisy")
+    loop.forward(noisy, H0, W, B)
+    with pytest.raises(NondeterministicStepError, match="noisy"):
+        loop.reverse(lambda t, h, h_next, bs, W, b: bs, 0.0, W, B)
+
+
+def test_driver_returns_settled_adjoints():
+    """An adjoint step may hand back an rt.ProductSum; reverse() returns arrays."""
+    from tangent_ckpt import runtime as rt
+
+    def gathering(t, h, h_next, bstate, W, b):
+        bh, bW, bb = bstate
+        bpre = bh * (1.0 - h_next * h_next)
+        bW = rt.accumulate_matmul_adjoint_x2(bW, bpre, h, W)
+        return bpre @ W.T, bW, bb + bpre.sum(axis=0)
+
+    h0 = np.random.default_rng(3).normal(size=(2, 16))
+    w = 0.3 * np.random.default_rng(4).normal(size=(16, 16))
+    b = np.zeros(16)
+    n = 9
+    hs = [h0]
+    for t in range(n):
+        hs.append(np.tanh(hs[-1] @ w + b))
+    bh, bW = np.ones_like(hs[-1]), np.zeros_like(w)
+    for t in range(n - 1, -1, -1):
+        bpre = bh * (1.0 - hs[t + 1] ** 2)
+        bW += hs[t].T @ bpre
+        bh = bpre @ w.T
+    loop = CheckpointedLoop(n, snapshots=3, next_state=True, name="L")
+    out = loop.forward(step, h0, w, b)
+    got = loop.reverse(gathering, (np.ones_like(out), np.zeros_like(w), np.zeros_like(b)), w, b)
+    assert type(got[1]) is np.ndarray
+    np.testing.assert_allclose(got[1], bW, rtol=1e-12, atol=1e-14)

@@ -115,3 +115,23 @@ def test_next_state_gradient_equals_taped_and_finite_differences(fn, make, wrt, 
     for g, t in zip(got, taped):
         np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
     check_grad(fn, args, wrt, df=df)  # central differences; inputs never changed
+
+
+def while_with_break(x, w):
+    k = 0
+    while k < 40:
+        x = np.tanh(x * w) + 0.5 * x
+        if np.sum(x * x) > 30.0:
+            break
+        k = k + 1
+    return np.sum(x * x)
+
+
+def test_while_loop_with_break_reverses_from_both_sides():
+    x, w = np.array([0.3, -0.2, 0.9]), np.array([1.5, 0.7, 1.1])
+    df = tc.grad(while_with_break, wrt=(0, 1), checkpoint=True, snapshots=2)
+    assert "next_state=True" in df.source and "forward_while" in df.source
+    got = df(x, w)
+    for g, t in zip(got, tc.grad(while_with_break, wrt=(0, 1))(x, w)):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+    check_grad(while_with_break, (x, w), (0, 1), df=df)
