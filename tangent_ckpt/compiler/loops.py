@@ -19,7 +19,7 @@ from tangent_ckpt.compiler.analyze import loop_facts
 from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
 from tangent_ckpt.compiler.hoist import transpose_invariants
 from tangent_ckpt.compiler.ir import render_operand
-from tangent_ckpt.compiler.next_state import use_next_state
+from tangent_ckpt.compiler.next_state import drop_idle_saves, use_next_state
 
 
 def mark_loops(function, options):
@@ -314,6 +314,7 @@ class LoopHandler:
         after = {}
         if next_state is not None:
             primal, after = use_next_state(primal, adjoint, ret, carried, reserved=next_state)
+            primal, adjoint = drop_idle_saves(primal, adjoint)
         lines = [Comment(text) for text in comment(after).split("\n")]
         lines += self._unpack_state(carried, None)
         if after and len(carried) > 1:

@@ -25,7 +25,7 @@ import ast
 import numpy as np
 
 from tangent_ckpt.compiler.code import (
-    Line, _all_names, _loads, names_read, parsed_trees, shape_only,
+    Block, Line, _all_names, _loads, names_read, parsed_trees, shape_only,
 )
 
 #: array methods that read their object and return a new value
@@ -42,9 +42,11 @@ def use_next_state(primal, adjoint, ret, carried, reserved=()):
     """Rewrite the recorded iteration ``primal`` of an adjoint step to start from
     the state after the step.  Returns ``(primal, next_names)``: ``next_names``
     maps each carried variable that is replaced to the parameter holding its
-    value after the step; it is empty when no carried variable could be (the
-    caller then keeps the re-recording adjoint step).  ``reserved``: names the
-    new parameters must not take (the function's other parameters)."""
+    value after the step; it is empty when no carried variable could be, or
+    when the reverse sweep never reads the values that would take it (the
+    caller then needs no state after the step).  Either way, statements whose
+    values nobody reads are dropped.  ``reserved``: names the new parameters
+    must not take (the function's other parameters)."""
     taken = _all_names(primal + adjoint + [ret]) | set(reserved)
     replaced = {}
     primal = list(primal)
@@ -55,9 +57,38 @@ def use_next_state(primal, adjoint, ret, carried, reserved=()):
         name = _fresh(f"{var}_next", taken)
         replaced[var] = name
         primal[at] = Line(f"{var} = {name}", primal[at].line, primal[at].adjoint)
-    if not replaced:
-        return primal, {}
-    return prune_recording(primal, adjoint + [ret]), replaced
+    primal = prune_recording(primal, adjoint + [ret])
+    read = _all_names(primal)
+    return primal, {var: name for var, name in replaced.items() if name in read}
+
+
+def drop_idle_saves(primal, adjoint):
+    """``x_old = x`` in the recording and ``x = x_old`` in the reverse sweep go
+    when nothing between them writes ``x`` any more (its assignment was
+    dropped): both are no-ops then.  Returns ``(primal, adjoint)``."""
+    primal, adjoint = list(primal), list(adjoint)
+    for i in range(len(primal) - 1, -1, -1):
+        pair = _name_copy(primal[i])
+        if pair is None or pair[1] in _written(primal[i + 1:]):
+            continue
+        slot, var = pair
+        for j, item in enumerate(adjoint):
+            if var in _written([item]):
+                if _name_copy(item) == (var, slot) and \
+                        slot not in names_read(adjoint[:j] + adjoint[j + 1:]):
+                    del adjoint[j]
+                    del primal[i]
+                break
+    return primal, adjoint
+
+
+def _name_copy(item):
+    """``(a, b)`` for a top-level line ``a = b`` between two names."""
+    node = _parse(item.text) if isinstance(item, Line) else None
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+            isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Name):
+        return node.targets[0].id, node.value.id
+    return None
 
 
 def _fresh(base, taken):
@@ -117,12 +148,15 @@ def _written(items):
 
 def prune_recording(primal, after):
     """Drop the statements of ``primal`` whose values neither the rest of
-    ``primal`` nor ``after`` reads; compute only the shape of a value ``after``
-    reads only for its shape, where a shape rule allows."""
-    shape_wanted = shape_only(after)
-    value_wanted = names_read(after) - shape_wanted
+    ``primal`` nor ``after`` reads (an ``if``/``else`` whose branches only assign
+    such values goes whole); compute only the shape of a value ``after`` reads
+    only for its shape, where a shape rule allows."""
+    live = _live_in(after)
+    shape_wanted = shape_only(after) & live
+    value_wanted = live - shape_wanted
     kept = []
-    for item in reversed(primal):
+    for unit in reversed(_units(primal)):
+        item = unit[0]
         if isinstance(item, Line):
             node = _parse(item.text)
             target = _target(item.text)
@@ -144,12 +178,62 @@ def prune_recording(primal, after):
                     continue  # nobody reads it
                 kept.append(item)
                 continue
+        elif isinstance(item, Block) and _dead_branches(unit, value_wanted | shape_wanted):
+            continue
         # anything else stays, and so does everything it reads
-        value_wanted |= names_read([item])
+        value_wanted |= names_read(list(unit))
         shape_wanted -= value_wanted
-        kept.append(item)
+        kept.extend(reversed(unit))
     kept.reverse()
     return kept
+
+
+def _live_in(items):
+    """Names ``items`` read before assigning them (a plain ``x = ...`` at the top
+    level ends ``x``'s liveness; anything in a block counts as read)."""
+    live = set()
+    for item in reversed(items):
+        if isinstance(item, Line):
+            target = _target(item.text)
+            if target is not None:
+                live.discard(target)
+            live |= _loads(item.text)
+        else:
+            live |= names_read([item])
+    return live
+
+
+def _units(items):
+    """``items`` grouped so that an ``if`` block and its ``else`` are one unit."""
+    units = []
+    for item in items:
+        if isinstance(item, Block) and item.header == "else:" and units and \
+                isinstance(units[-1][0], Block) and units[-1][0].header.startswith("if "):
+            units[-1] = units[-1] + (item,)
+        else:
+            units.append((item,))
+    return units
+
+
+def _dead_branches(unit, wanted):
+    """True when the ``if``/``else`` ``unit`` only assigns, without effects, names
+    nobody reads (its condition is then not needed either)."""
+    if not unit[0].header.startswith("if "):
+        return False
+
+    def dead(items):
+        for item in items:
+            if isinstance(item, Line):
+                target = _target(item.text)
+                if target is None or target in wanted or not _pure(_parse(item.text).value):
+                    return False
+            elif isinstance(item, Block):
+                if not (item.header.startswith("if ") or item.header == "else:") or \
+                        not dead(item.body):
+                    return False
+        return True
+
+    return all(dead(block.body) for block in unit)
 
 
 def _pure(expr):
