@@ -10,6 +10,7 @@ from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.hoist import transpose_invariants
 
 from gradcheck import check_grad
+from test_checkpointing import rnn  # h = tanh(h @ W + b), summed
 
 
 def test_adjoints_of_x1_take_the_transposed_invariant():
@@ -34,12 +35,6 @@ def test_transposed_is_a_row_ordered_copy_of_2d_arrays_only():
     assert rt.transposed(np.ones(3)) is None and rt.transposed(2.0) is None
     g = np.ones((4, 3))
     np.testing.assert_array_equal(rt.matmul_adjoint_x1(g, np.ones((4, 2)), w, t), g @ w.T)
-
-
-def rnn(h, W, b, n):
-    for t in range(n):
-        h = np.tanh(h @ W + b)
-    return np.sum(h)
 
 
 def readout(h, v, n):
