@@ -240,11 +240,11 @@ class LoopHandler:
 
     def _adjoint_step(self, rev, loop, name, index, body, carried, args, active_carried,
                       active_invariants):
-        """Reverse one iteration (what the schedule calls per step).  It starts
-        from the states before and after the iteration when the last assignment
-        of a carried variable can take the state after it (see next_state.py),
-        re-running only what the reverse sweep reads; otherwise it re-records
-        the whole iteration."""
+        """Reverse one iteration (what the schedule calls per step).  It re-runs
+        only what the reverse sweep reads of the iteration, and starts from the
+        states before and after it when a carried variable's value after the
+        step is read and its last assignment can take that state (see
+        next_state.py)."""
         handler = self if self.options.nested else None
         defined = set(carried) | set(args) | {index} | set(rev.bindings)
         line = loop.line
