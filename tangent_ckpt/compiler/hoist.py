@@ -10,7 +10,7 @@ the transposed view.  The copy is made once before the loop
 
 import ast
 
-from tangent_ckpt.compiler.code import Block, Line
+from tangent_ckpt.compiler.code import Block, Line, _flat_lines
 
 _ADJOINT_X1 = "rt.matmul_adjoint_x1"
 
@@ -22,19 +22,11 @@ def transpose_invariants(items, invariants, names, fresh, grow=True):
     else only the names already there are used.  Returns the new items; the
     caller defines each ``W_T = rt.transposed(W)`` before the loop."""
     invariants = set(invariants)
-    for text in _texts(items):
-        for name in _operands(text, invariants):
+    for line in _flat_lines(items):
+        for name in _operands(line.text, invariants):
             if name not in names and grow:
                 names[name] = fresh(f"{name}_T")
     return _rewrite(items, names) if names else items
-
-
-def _texts(items):
-    for item in items:
-        if isinstance(item, Line):
-            yield item.text
-        elif isinstance(item, Block):
-            yield from _texts(item.body)
 
 
 def _calls(text):

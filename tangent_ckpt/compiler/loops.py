@@ -341,10 +341,9 @@ class LoopHandler:
         out += rev.make_private(invariants - rev.owned, nonzero, loop.line)
         out += rev.materialize([b for b in names if b not in nonzero and b not in invariants],
                                loop.line)
-        transposes = getattr(loop, "transposes", {})
         for a in loop.reverse_args:
-            if a in transposes:
-                out.append(Line(f"{transposes[a]} = rt.transposed({a})  # {a}.T in row order, "
+            if a in loop.transposes:
+                out.append(Line(f"{loop.transposes[a]} = rt.transposed({a})  # {a}.T in row order, "
                                 "made once for every step's adjoint", loop.line, True))
         extra = "".join(f", {a}" for a in self._reverse_args(loop, loop.reverse_args))
         out.append(Line(f"{_unpack(names)} = {loop.loop_name}.reverse({loop.loop_name}_adjoint, "

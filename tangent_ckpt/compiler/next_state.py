@@ -25,8 +25,10 @@ import ast
 import numpy as np
 
 from tangent_ckpt.compiler.code import (
-    Block, Line, _all_names, _loads, names_read, parsed_trees, shape_only,
+    Block, Line, _all_names, _loads, _single_target as _target, names_read, parsed_trees,
+    shape_only,
 )
+from tangent_ckpt.compiler.naming import Namer
 
 #: array methods that read their object and return a new value
 _PURE_METHODS = frozenset({
@@ -47,14 +49,14 @@ def use_next_state(primal, adjoint, ret, carried, reserved=()):
     caller then needs no state after the step).  Either way, statements whose
     values nobody reads are dropped.  ``reserved``: names the new parameters
     must not take (the function's other parameters)."""
-    taken = _all_names(primal + adjoint + [ret]) | set(reserved)
+    namer = Namer(_all_names(primal + adjoint + [ret]) | set(reserved))
     replaced = {}
     primal = list(primal)
     for var in carried:
         at = _last_plain_assignment(primal, var)
         if at is None:
             continue
-        name = _fresh(f"{var}_next", taken)
+        name = namer.fresh(f"{var}_next")
         replaced[var] = name
         primal[at] = Line(f"{var} = {name}", primal[at].line, primal[at].adjoint)
     primal = prune_recording(primal, adjoint + [ret])
@@ -91,14 +93,6 @@ def _name_copy(item):
     return None
 
 
-def _fresh(base, taken):
-    name, k = base, 2
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name
-
-
 def _last_plain_assignment(items, var):
     """Index of the top-level ``var = <expr>`` after which nothing writes ``var``,
     where evaluating ``<expr>`` has no side effect (a nested checkpointed loop's
@@ -109,15 +103,6 @@ def _last_plain_assignment(items, var):
             return k if _pure(_parse(item.text).value) else None
         if var in _written([item]):
             return None  # a later write in a branch, a loop or through a subscript
-    return None
-
-
-def _target(text):
-    """``x`` for a plain ``x = <expr>``, else None."""
-    node = _parse(text)
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-            isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id
     return None
 
 

@@ -307,10 +307,8 @@ class CheckpointedLoop:
         ``after`` it)."""
         if self.verify:
             self._verify_at(q, work)
-        if self.next_state:
-            bstate = self._recorded(1, adjoint_step, self._index(q), work, after, bstate, *args)
-        else:
-            bstate = self._recorded(1, adjoint_step, self._index(q), work, bstate, *args)
+        states = (work, after) if self.next_state else (work,)
+        bstate = self._recorded(1, adjoint_step, self._index(q), *states, bstate, *args)
         self._c["recorded_steps"] += 1
         return bstate
 
@@ -528,9 +526,6 @@ class CheckpointedLoop:
         it, work, after = self._it, self._prev, self._last
         self._prev = self._last = None
         keep = self.next_state
-        step, step_args = self._step, self._args
-        indices = self.steps if self.steps is not None else range(self.n)
-        counts = self._c
         try:
             bstate = self._reverse_one(adjoint_step, self.n - 1, work, after, bstate, args)
             after = work if keep else None
@@ -541,11 +536,6 @@ class CheckpointedLoop:
                     bstate = self._reverse_one(adjoint_step, a.pos, work, after, bstate, args)
                     after = work if keep else None
                     work = None
-                elif kind is ADVANCE:  # the hot path, inline
-                    for k in range(pos, pos + a.n):
-                        work = step(indices[k], work, *step_args)
-                    pos += a.n
-                    counts["forward_steps"] += a.n
                 else:
                     work, pos = self._exec(a, work, pos)
             self._flush(final=True)
