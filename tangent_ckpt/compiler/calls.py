@@ -10,6 +10,7 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.frontend import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, always_exits,
@@ -76,6 +77,7 @@ class CallNormalizer:
             except SourceUnavailableError:
                 parsed = None
             if parsed is not None:
+                check_writes(parsed)
                 return self.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
 

@@ -9,6 +9,7 @@ from tangent_ckpt import runtime
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import activity, assignment_counts
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, finish_saves, render
+from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.frontend import parse_function
 from tangent_ckpt.compiler.normalize import normalize
 from tangent_ckpt.compiler.reverse import AdjointNames, Reverser
@@ -54,6 +55,7 @@ def compile_gradient(fn, wrt, options, return_value=False):
     from tangent_ckpt.compiler import loops, segments  # these transforms build on this module
 
     parsed = parse_function(fn)
+    check_writes(parsed)
     function, bindings, namer = normalize(parsed)
     for k in wrt:
         if not -len(function.params) <= k < len(function.params):

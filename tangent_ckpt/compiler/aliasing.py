@@ -1,0 +1,581 @@
+"""Aliasing fence: refuse writes through names that may share memory.
+
+NumPy arrays are references.  After ``v = V[1:3]`` a write ``v += x`` changes
+``V`` too; after ``b = a`` a write ``b[0] = 1`` changes ``a``.  The compiler
+lowers user code with value semantics (every assignment makes a new value), so
+such a write would be differentiated as if the two names were independent: a
+silently wrong gradient.  Until the compiler follows writes through views, this
+analysis refuses them: a write to a name whose memory may be shared with
+another name that is read later raises a :class:`TransformError` naming both
+names and the line.
+
+The analysis works on the user's syntax tree, one function at a time (the
+differentiated function and every helper the compiler inlines):
+
+- a forward pass tracks, for each name, the memory *origins* it may be (``is``)
+  and the origins it may hold references to (``holds``, for containers).  An
+  origin is an allocation site (versioned, so that a site executed again in a
+  loop is a different array from the one kept from the previous iteration), a
+  parameter, or a global;
+- a backward pass computes which names are live (may be read again) after each
+  statement;
+- at each write (``n += ...``, ``n[...] = ...``, ``n.attr = ...``, in-place
+  methods, ``out=``), the written origins are compared with those of every other
+  live name.
+
+It is deliberately conservative: what it cannot prove separate is assumed
+shared.  Writes to a name that shares memory only with names never read again
+are allowed: value semantics compute the same numbers there.
+"""
+
+import builtins
+
+import gast
+import numpy as np
+
+from tangent_ckpt.errors import UnsupportedSyntaxError
+
+# NumPy functions whose result may share memory with an argument (views, or the
+# argument itself); every other NumPy function returns a new array
+_VIEW_FUNCTION_PATHS = (
+    "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite",
+    "require", "asmatrix", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to",
+    "broadcast_arrays", "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis",
+    "squeeze", "expand_dims", "diagonal", "diag", "real", "imag", "real_if_close", "flip",
+    "fliplr", "flipud", "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit",
+    "unstack", "matrix_transpose", "permute_dims", "trim_zeros", "meshgrid", "nan_to_num",
+    "lib.stride_tricks.as_strided", "lib.stride_tricks.sliding_window_view",
+    "linalg.matrix_transpose", "array",
+)
+# functions that return a new array unless told not to copy
+_COPY_FLAG_FUNCTIONS = ("array", "nan_to_num", "meshgrid")
+
+
+def _numpy_objects(paths):
+    found = []
+    for path in paths:
+        obj = np
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                break
+        if obj is not None:
+            found.append(obj)
+    return found
+
+
+VIEW_FUNCTIONS = _numpy_objects(_VIEW_FUNCTION_PATHS)
+COPY_FLAG_FUNCTIONS = _numpy_objects(_COPY_FLAG_FUNCTIONS)
+
+# array methods whose result may share memory with the array (or dict/list
+# methods that hand out its elements); other methods return new objects
+VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal",
+                "get", "values", "items", "keys", "__array__", "setdefault", "pop",
+                "newbyteorder"}
+FRESH_METHODS = {"standard_normal", "normal", "uniform", "integers", "random", "randn",
+                 "rand", "randint", "choice", "permutation", "exponential", "poisson",
+                 "binomial", "beta", "gamma", "lognormal", "multivariate_normal",
+                 "sum", "mean", "prod", "max", "min", "dot", "copy", "cumsum", "cumprod",
+                 "clip", "flatten", "argmax", "argmin", "any", "all", "std", "var",
+                 "trace", "round", "conj", "conjugate", "tolist", "item", "nonzero",
+                 "argsort", "searchsorted", "repeat", "take", "compress", "ptp", "count",
+                 "index", "astype"}
+# methods that write into the object they are called on
+WRITING_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition", "setfield",
+                   "byteswap", "setflags", "append", "extend", "insert", "remove", "clear",
+                   "reverse", "update", "popitem", "__iadd__", "__isub__", "__imul__",
+                   "__itruediv__", "add", "discard"}
+# functions that write into their first argument
+_WRITING_FUNCTION_PATHS = ("copyto", "put", "place", "putmask", "fill_diagonal",
+                           "put_along_axis", "random.shuffle")
+WRITING_FUNCTIONS = _numpy_objects(_WRITING_FUNCTION_PATHS)
+# builtins whose result is a new object holding no references to the arguments
+FRESH_BUILTINS = {len, float, int, bool, abs, round, range, isinstance, str, print, sum,
+                  type, complex, repr, hash, id, divmod, pow}
+
+_NOTHING = frozenset()
+
+
+class _Info:
+    """What a value may be (``is``) and what it may hold references to (``holds``)."""
+
+    __slots__ = ("is_", "holds")
+
+    def __init__(self, is_=_NOTHING, holds=_NOTHING):
+        self.is_ = frozenset(is_)
+        self.holds = frozenset(holds)
+
+    def everything(self):
+        return self.is_ | self.holds
+
+    def join(self, other):
+        return _Info(self.is_ | other.is_, self.holds | other.holds)
+
+    def __eq__(self, other):
+        return self.is_ == other.is_ and self.holds == other.holds
+
+    def __hash__(self):  # pragma: no cover - not used as a key
+        return hash((self.is_, self.holds))
+
+
+def _names_read(node):
+    return {n.id for n in gast.walk(node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _base_name(target):
+    """The name a subscript/attribute target writes into (``a`` in ``a[0].x[1]``)."""
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else None
+
+
+def _bound_names(target):
+    return {n.id for n in gast.walk(target)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+class _Liveness:
+    """Backward pass for one name: the statements after which it may be read."""
+
+    def __init__(self, fnode, name, reads):
+        self.name = name
+        self.reads = reads  # statement or expression -> names it reads (memoised)
+        self.after = set()  # ids of the statements after which ``name`` is live
+        self.block(fnode.body, False, False)
+
+    def read(self, node):
+        return self.name in self.reads(node)
+
+    def block(self, stmts, live, loop_live):
+        for s in reversed(stmts):
+            live = self.statement(s, live, loop_live)
+        return live
+
+    def statement(self, s, live, loop_live):
+        """Whether the name is live before ``s``, given whether it is live after."""
+        if live:
+            self.after.add(id(s))
+        if isinstance(s, gast.Return):
+            return s.value is not None and self.read(s)
+        if isinstance(s, (gast.Break, gast.Continue)):
+            return loop_live
+        if isinstance(s, (gast.For, gast.While)):
+            # a name read anywhere in the loop may be read again by a later iteration
+            inside = live or self.read(s)
+            self.block(s.body, inside, inside)
+            self.block(s.orelse, live, loop_live)
+            return inside
+        if isinstance(s, gast.If):
+            return (self.read(s.test) | self.block(s.body, live, loop_live)
+                    | self.block(s.orelse, live, loop_live))
+        if isinstance(s, gast.With):
+            reads = any(self.read(item.context_expr) for item in s.items)
+            return reads | self.block(s.body, live, loop_live)
+        if isinstance(s, gast.Try):
+            inner = live
+            for part in (s.finalbody, s.orelse):
+                inner |= self.block(part, live, loop_live)
+            for handler in s.handlers:
+                inner |= self.block(handler.body, live, loop_live)
+            return inner | self.block(s.body, inner, loop_live)
+        if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+            return live  # free names of nested functions are always live
+        if isinstance(s, (gast.Assign, gast.AnnAssign)):
+            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+            for t in targets:
+                if isinstance(t, (gast.Name, gast.Tuple, gast.List, gast.Starred)) and \
+                        self.name in _bound_names(t):
+                    live = False
+        return live or self.read(s)
+
+
+class AliasFence:
+    """Forward pass over one function: origins of each name, checked at writes."""
+
+    def __init__(self, parsed, fnode):
+        self.parsed = parsed
+        self.fnode = fnode
+        self.locals = self._local_names(fnode)
+        self.always_live = set()
+        for child in gast.walk(fnode):
+            if child is not fnode and isinstance(child, (gast.FunctionDef, gast.Lambda)):
+                self.always_live |= _names_read(child)
+        self.liveness = {}  # name -> ids of the statements after which it is live
+        self.read_cache = {}
+        self.loop_depth = 0
+        # origin (and site id) -> names ever bound to it: an over-estimate, for lookups
+        self.holders = {}
+
+    @staticmethod
+    def _local_names(fnode):
+        names = set()
+        args = fnode.args
+        for a in args.posonlyargs + args.args + args.kwonlyargs:
+            names.add(a.id)
+        for a in (args.vararg, args.kwarg):
+            if a is not None:
+                names.add(a.id)
+        for child in gast.walk(fnode):
+            if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+                names.add(child.id)
+        return names
+
+    # --- the forward pass -------------------------------------------------------
+    def run(self):
+        env = {}
+        args = self.fnode.args
+        for a in args.posonlyargs + args.args + args.kwonlyargs + \
+                [x for x in (args.vararg, args.kwarg) if x is not None]:
+            self.set(env, a.id, _Info({("param", a.id)}, {("param*", a.id)}))
+        self.block(self.fnode.body, env)
+
+    def block(self, stmts, env):
+        for s in stmts:
+            env = self.statement(s, env)
+        return env
+
+    def statement(self, s, env):
+        """The origins after ``s``; ``env`` is updated in place where it can be."""
+        if self.loop_depth:
+            self.age(env, s)
+        self.check_calls(s, env)
+        if isinstance(s, gast.Assign):
+            value = self.info(s.value, env)
+            for t in s.targets:
+                self.bind(t, s.value, value, env, s)
+            return env
+        if isinstance(s, gast.AnnAssign):
+            if s.value is not None:
+                self.bind(s.target, s.value, self.info(s.value, env), env, s)
+            return env
+        if isinstance(s, gast.AugAssign):
+            self.aug_assign(s, env)
+            return env
+        if isinstance(s, gast.If):
+            return _join(self.block(s.body, dict(env)), self.block(s.orelse, dict(env)))
+        if isinstance(s, (gast.For, gast.While)):
+            return self.loop(s, env)
+        if isinstance(s, gast.With):
+            return self.block(s.body, env)
+        if isinstance(s, gast.Try):
+            env = self.block(s.body, env)
+            for part in [h.body for h in s.handlers] + [s.orelse, s.finalbody]:
+                env = _join(env, self.block(part, dict(env)))
+            return env
+        return env
+
+    def set(self, env, name, info):
+        env[name] = info
+        for origin in info.is_ | info.holds:
+            self.holders.setdefault(origin, set()).add(name)
+            if origin[0] == "site":
+                self.holders.setdefault(origin[1], set()).add(name)
+
+    def age(self, env, s):
+        """A site executed again makes a new object: what names kept from its
+        earlier runs becomes the site's "older" origin, distinct from the new one."""
+        for node in _own_nodes(s):
+            for name in self.holders.get(id(node), ()):
+                info = env.get(name)
+                if info is not None:
+                    self.set(env, name, _Info({_older(o, id(node)) for o in info.is_},
+                                              {_older(o, id(node)) for o in info.holds}))
+
+    def loop(self, s, env):
+        self.loop_depth += 1
+        head = dict(env)
+        for _ in range(50):  # origins are finite; this reaches a fixpoint in a few rounds
+            inner = dict(head)
+            if isinstance(s, gast.For):
+                self.bind_loop_target(s, inner)
+            after = self.block(s.body, inner)
+            new_head = _join(head, after)
+            if new_head == head:
+                break
+            head = new_head
+        self.loop_depth -= 1
+        return _join(head, self.block(s.orelse, dict(head)))
+
+    def bind_loop_target(self, s, env):
+        it = s.iter
+        if isinstance(it, gast.Call) and self.resolve(it.func) is range:
+            element = _Info()
+        else:
+            source = self.info(it, env)
+            element = _Info(source.everything(), source.holds)
+        for name in _bound_names(s.target):
+            self.set(env, name, element)
+
+    def bind(self, target, value_node, value, env, s):
+        if isinstance(target, gast.Name):
+            self.set(env, target.id, value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value_node, (gast.Tuple, gast.List)) and \
+                    len(value_node.elts) == len(target.elts) and \
+                    not any(isinstance(e, gast.Starred) for e in target.elts + value_node.elts):
+                parts = [self.info(e, env) for e in value_node.elts]
+                for t, e, p in zip(target.elts, value_node.elts, parts):
+                    self.bind(t, e, p, env, s)
+                return
+            element = _Info(value.everything(), value.holds)
+            for t in target.elts:
+                self.bind(t, None, element, env, s)
+        elif isinstance(target, gast.Starred):
+            self.bind(target.value, None, _Info(value.everything(), value.holds), env, s)
+        elif isinstance(target, (gast.Subscript, gast.Attribute)):
+            base = _base_name(target)
+            if base is None:
+                return
+            nested = isinstance(target.value, (gast.Subscript, gast.Attribute))
+            written = env.get(base, self.free_info(base))
+            self.check_write(base, written.everything() if nested else written.is_,
+                             env, s, target)
+            self.set(env, base, _Info(written.is_, written.holds | value.everything()))
+
+    def aug_assign(self, s, env):
+        target = s.target
+        if isinstance(target, gast.Name):
+            current = env.get(target.id, self.free_info(target.id))
+            self.check_write(target.id, current.is_, env, s, target)
+            # in place for arrays and lists, a new object for numbers and tuples
+            self.set(env, target.id,
+                     _Info(current.is_ | {("site", id(s), 0)},
+                           current.holds | self.info(s.value, env).everything()))
+            return
+        base = _base_name(target)
+        if base is not None:
+            current = env.get(base, self.free_info(base))
+            # x[i] += v adds in place into x's memory, or into the element x[i] holds
+            self.check_write(base, current.everything(), env, s, target)
+
+    def check_calls(self, s, env):
+        """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
+        for node in _own_nodes(s):
+            if not isinstance(node, gast.Call):
+                continue
+            for k in node.keywords:
+                if k.arg == "out":
+                    for name in _names_read(k.value):
+                        info = env.get(name, self.free_info(name))
+                        self.check_write(name, info.everything(), env, s, node)
+            func = node.func
+            if isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS and \
+                    self.resolve(func) is None:
+                base = _base_name(func.value)
+                if base is not None:
+                    info = env.get(base, self.free_info(base))
+                    self.check_write(base, info.everything(), env, s, node)
+            elif _is_in(self.resolve(func), WRITING_FUNCTIONS) and node.args:
+                base = _base_name(node.args[0])
+                if base is not None:
+                    info = env.get(base, self.free_info(base))
+                    self.check_write(base, info.everything(), env, s, node)
+
+    def check_write(self, name, written, env, s, node):
+        if not written:
+            return
+        for origin in sorted(o for o in written if o[0] in ("global", "global*")):
+            raise self.parsed.error(
+                UnsupportedSyntaxError,
+                f"a write into '{name}' may change the module-level object '{origin[1]}' "
+                f"(the two may share memory), which outlives this call",
+                node, construct=f"write into the global '{origin[1]}'",
+                hint=f"copy it into a local array first ({name} = np.array({origin[1]}))")
+        candidates = set()
+        for origin in written:
+            candidates |= self.holders.get(origin, set())
+        for other in sorted(candidates - {name}):
+            if other not in self.always_live and id(s) not in self.live_after(other):
+                continue
+            info = env.get(other)
+            if info is None:
+                continue
+            if written & info.everything():
+                raise self.parsed.error(
+                    UnsupportedSyntaxError,
+                    f"a write into '{name}' may also change '{other}': the two names may "
+                    f"share memory (a view, a slice, .T, reshape, or a plain alias such as "
+                    f"{name} = {other}), and '{other}' is read afterwards",
+                    node, construct=f"write through an alias of '{other}'",
+                    hint=f"make an independent array first ({name} = {name}.copy() or "
+                         f"np.array(...)), or write into '{other}' directly")
+
+    def live_after(self, name):
+        if name not in self.liveness:
+            self.liveness[name] = _Liveness(self.fnode, name, self.names_read).after
+        return self.liveness[name]
+
+    def names_read(self, node):
+        cached = self.read_cache.get(id(node))
+        if cached is None or cached[0] is not node:
+            cached = (node, _names_read(node))
+            self.read_cache[id(node)] = cached
+        return cached[1]
+
+    # --- values -----------------------------------------------------------------
+    def free_info(self, name):
+        if name in self.locals:
+            return _Info()
+        return _Info({("global", name)}, {("global*", name)})
+
+    def resolve(self, func):
+        """The object a (dotted) name outside the function denotes, or None."""
+        parts = []
+        node = func
+        while isinstance(node, gast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name) or node.id in self.locals:
+            return None
+        obj = self.parsed.resolve(node.id)
+        for part in reversed(parts):
+            try:
+                obj = getattr(obj, part)
+            except Exception:  # noqa: BLE001 - any failure means "not known"
+                return None
+        return obj if callable(obj) else None
+
+    def info(self, node, env):
+        if node is None or isinstance(node, gast.Constant):
+            return _Info()
+        if isinstance(node, gast.Name):
+            return env.get(node.id, self.free_info(node.id))
+        if isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+            operands = [node.left, node.right] if isinstance(node, gast.BinOp) else \
+                [node.operand] if isinstance(node, gast.UnaryOp) else \
+                [node.left] + list(node.comparators)
+            holds = set()
+            for o in operands:  # list + list holds the elements of both
+                holds |= self.info(o, env).holds
+                if isinstance(o, (gast.List, gast.Tuple)):
+                    holds |= self.info(o, env).holds
+            return _Info({("site", id(node), 0)}, holds)
+        if isinstance(node, (gast.Subscript, gast.Attribute)):
+            base = self.info(node.value, env)
+            if isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size",
+                                                                   "dtype", "itemsize",
+                                                                   "nbytes"):
+                return _Info()
+            return _Info(base.everything(), base.holds)
+        if isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
+            elements = node.elts if not isinstance(node, gast.Dict) else \
+                [k for k in node.keys if k is not None] + node.values
+            holds = set()
+            for e in elements:
+                holds |= self.info(e, env).everything()
+            return _Info({("site", id(node), 0)}, holds)
+        if isinstance(node, (gast.IfExp, gast.BoolOp)):
+            parts = [node.body, node.orelse] if isinstance(node, gast.IfExp) else node.values
+            out = _Info()
+            for p in parts:
+                out = out.join(self.info(p, env))
+            return out
+        if isinstance(node, gast.Call):
+            return self.call_info(node, env)
+        if isinstance(node, gast.Starred):
+            return self.info(node.value, env)
+        # comprehensions, lambdas, f-strings, ...: a new object that may hold
+        # anything it reads
+        holds = set()
+        for name in _names_read(node):
+            holds |= env.get(name, self.free_info(name)).everything()
+        return _Info({("site", id(node), 0)}, holds)
+
+    def call_info(self, node, env):
+        fn = self.resolve(node.func)
+        args = list(node.args) + [k.value for k in node.keywords]
+        fresh = _Info({("site", id(node), 0)})
+        if fn is not None:
+            copies = not any(k.arg == "copy" and not (isinstance(k.value, gast.Constant)
+                                                      and k.value.value is True)
+                             for k in node.keywords)
+            if _is_in(fn, COPY_FLAG_FUNCTIONS) and copies:
+                return fresh
+            if _is_in(fn, VIEW_FUNCTIONS):
+                return self._union(args, env)
+            if getattr(fn, "__module__", None) and \
+                    str(fn.__module__).split(".")[0] == "numpy":
+                return fresh
+            if isinstance(fn, np.ufunc):
+                return fresh
+            if any(fn is b for b in FRESH_BUILTINS):
+                return fresh
+            if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
+                return self._union(args, env)  # max, min, list, zip, sorted, ...
+        elif isinstance(node.func, gast.Attribute):
+            method = node.func.attr
+            receiver = self.info(node.func.value, env)
+            if method == "astype" and any(k.arg == "copy" for k in node.keywords):
+                return _Info(receiver.everything(), receiver.holds)
+            if method in FRESH_METHODS:
+                return fresh
+            if method in VIEW_METHODS:
+                return _Info(receiver.everything(), receiver.holds)
+            return self._union([node.func.value] + args, env)
+        # a user function, a local function or anything unknown: it may return its
+        # arguments or what they hold
+        return self._union(args, env)
+
+    def _union(self, nodes, env):
+        everything = set()
+        holds = set()
+        for n in nodes:
+            i = self.info(n, env)
+            everything |= i.everything()
+            holds |= i.holds
+        return _Info(everything, holds)
+
+
+def _is_in(obj, objects):
+    return obj is not None and any(obj is o for o in objects)
+
+
+_OWN_NODES = {}
+
+
+def _own_nodes(s):
+    """The nodes of statement ``s`` itself, not of the statements it contains."""
+    cached = _OWN_NODES.get(id(s))
+    if cached is not None and cached[0] is s:
+        return cached[1]
+    nodes = _collect_own_nodes(s)
+    _OWN_NODES[id(s)] = (s, nodes)
+    return nodes
+
+
+def _collect_own_nodes(s):
+    if isinstance(s, (gast.If, gast.While)):
+        return list(gast.walk(s.test))
+    if isinstance(s, gast.For):
+        return list(gast.walk(s.iter))
+    if isinstance(s, gast.With):
+        return [n for item in s.items for n in gast.walk(item.context_expr)]
+    if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try)):
+        return []
+    return list(gast.walk(s))
+
+
+def _older(origin, site):
+    if origin[0] == "site" and origin[1] == site:
+        return ("site", site, 1)
+    return origin
+
+
+def _join(a, b):
+    out = dict(a)
+    for name, info in b.items():
+        out[name] = out[name].join(info) if name in out else info
+    return out
+
+
+def check_writes(parsed, fnode=None):
+    """Refuse every write in ``fnode`` (default: the parsed function) that may
+    change another live name through shared memory."""
+    fnode = fnode if fnode is not None else parsed.node
+    try:
+        for child in gast.walk(fnode):
+            if isinstance(child, gast.FunctionDef):
+                AliasFence(parsed, child).run()
+    finally:
+        _OWN_NODES.clear()

@@ -1,0 +1,234 @@
+"""The aliasing fence (compiler/aliasing.py): a write through a name that may share
+memory with another name read later is refused with file:line and both names,
+taped and checkpointed; writes that cannot change another live name still work
+and agree with finite differences."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from tangent_ckpt.errors import TransformError
+
+HERE = os.path.basename(__file__)
+
+
+def line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return first + k
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+# --- the silently wrong gradients of the issue, now refused ----------------------
+def slice_view_augmented(x):
+    V = np.zeros(4)
+    v = V[1:3]
+    v += x  # WRITE
+    return np.sum(V ** 2)
+
+
+def slice_view_assigned(x):
+    V = np.ones(5)
+    v = V[1:4]
+    v[:] = x * 2.0  # WRITE
+    return np.sum(np.sin(V))
+
+
+def plain_name_alias(x, y):
+    a = x * 1.0
+    b = a
+    b += y  # WRITE
+    return np.sum(a * a)
+
+
+def reshape_view(x):
+    A = np.zeros(6)
+    B = A.reshape(2, 3)
+    B[0] = x  # WRITE
+    return np.sum(A ** 3)
+
+
+def transpose_view(x, M):
+    A = M * 1.0
+    At = A.T
+    At[0] += x  # WRITE
+    return np.sum(A ** 2)
+
+
+def view_written_in_loop(x, k):
+    S = np.zeros((3, 4))
+    row = S[1]
+    for t in range(k):
+        row += np.tanh(x * t)  # WRITE
+    return np.sum(S ** 2)
+
+
+def gray_scott_views(U0, V0, k):
+    U = U0.copy()
+    V = V0.copy()
+    u, v = U[1:-1], V[1:-1]
+    for t in range(k):
+        Lu = U[:-2] - 2.0 * u + U[2:]
+        uvv = u * v * v
+        u += 0.1 * Lu - uvv  # WRITE
+        v += uvv - 0.05 * v
+    return np.sum(U ** 2) + np.sum(V)
+
+
+def base_written_view_read(x):
+    V = x * 1.0
+    v = V[1:3]
+    V[1] = 5.0  # WRITE
+    return np.sum(v ** 2)
+
+
+def view_in_container(x):
+    U = x * 1.0
+    parts = [U[1:3]]
+    parts[0] += 1.0  # WRITE
+    return np.sum(U ** 2)
+
+
+def loop_over_rows(X):
+    Y = X * 1.0
+    for row in Y:
+        row += 1.0  # WRITE
+    return np.sum(Y ** 2)
+
+
+def view_of_argument(x):
+    v = x[1:3]
+    v *= 2.0  # WRITE
+    return np.sum(x ** 2) + np.sum(v)
+
+
+def asarray_alias(x):
+    a = x * 1.0
+    b = np.asarray(a)
+    b[0] = 0.0  # WRITE
+    return np.sum(a ** 2)
+
+
+def _interior(U):
+    return U[1:-1]
+
+
+def helper_returns_view(x):
+    U = x * 1.0
+    u = _interior(U)
+    u += 1.0  # WRITE
+    return np.sum(U ** 2)
+
+
+def helper_with_internal_view(x):
+    return _bump_interior(x * 1.0)
+
+
+def _bump_interior(U):
+    u = U[1:-1]
+    u += 1.0  # WRITE
+    return np.sum(U ** 2)
+
+
+REFUSED = [
+    (slice_view_augmented, (np.array([0.3, -0.2]),), "v", "V"),
+    (slice_view_assigned, (np.array([0.3, -0.2, 0.5]),), "v", "V"),
+    (plain_name_alias, (np.array([0.3, -0.2]), np.array([1.0, 2.0])), "b", "a"),
+    (reshape_view, (np.array([0.3, -0.2, 0.1]),), "B", "A"),
+    (transpose_view, (np.array([0.3, -0.2]), np.ones((2, 2))), "At", "A"),
+    (view_written_in_loop, (np.array([0.3, -0.2, 0.1, 0.4]), 3), "row", "S"),
+    (gray_scott_views, (np.linspace(0.1, 1.0, 6), np.linspace(1.0, 0.5, 6), 3), "u", "U"),
+    (base_written_view_read, (np.array([0.3, -0.2, 0.1, 0.4]),), "V", "v"),
+    (view_in_container, (np.array([0.3, -0.2, 0.1, 0.4]),), "parts", "U"),
+    (loop_over_rows, (np.ones((2, 3)),), "row", "Y"),
+    (view_of_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "v", "x"),
+    (asarray_alias, (np.array([0.3, -0.2]),), "b", "a"),
+    (helper_returns_view, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "U"),
+]
+
+
+@pytest.mark.parametrize("fn, args, written, other", REFUSED, ids=[r[0].__name__ for r in REFUSED])
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_write_through_alias_is_refused(fn, args, written, other, checkpoint):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,), checkpoint=checkpoint)(*args)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert f"'{written}'" in message and f"'{other}'" in message, message
+
+
+def test_write_through_alias_in_an_inlined_helper_names_the_helper_line():
+    with pytest.raises(TransformError) as info:
+        tc.grad(helper_with_internal_view)(np.array([0.3, -0.2, 0.1, 0.4]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(_bump_interior, '# WRITE')}:" in message, message
+    assert "'u'" in message and "'U'" in message
+
+
+# --- writes that cannot change another live name stay differentiable ---------------
+def fresh_array_written(x, y):
+    a = x * 1.0
+    a += y
+    a[0] = a[0] * 3.0
+    return np.sum(a * a)
+
+
+def alias_never_read_again(x, y):
+    a = x * 1.0
+    b = a
+    b += y
+    return np.sum(b * b)
+
+
+def loop_keeps_previous_state(h, W, b, n):
+    loss = 0.0
+    for t in range(n):
+        h_prev = h
+        h = np.tanh(h @ W)
+        h += b
+        loss = loss + np.sum(h * h_prev)
+    return loss
+
+
+def copy_breaks_the_alias(x):
+    V = np.ones(5)
+    v = V[1:4].copy()
+    v += x
+    return np.sum(np.sin(V)) + np.sum(v ** 2)
+
+
+def rebinding_is_not_a_write(x):
+    V = x * 1.0
+    v = V[1:3]
+    v = v + 1.0
+    return np.sum(V ** 2) + np.sum(v ** 2)
+
+
+def test_write_into_a_fresh_array():
+    check_grad(fresh_array_written, (np.array([0.3, -0.2]), np.array([1.0, 2.0])), wrt=(0, 1))
+
+
+def test_write_through_an_alias_that_is_never_read_again():
+    check_grad(alias_never_read_again, (np.array([0.3, -0.2]), np.array([1.0, 2.0])),
+               wrt=(0, 1))
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_loop_state_written_in_place_beside_its_previous_value(checkpoint):
+    rng = np.random.default_rng(0)
+    h, W, b = rng.normal(size=(2, 3)), rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)
+    df = tc.grad(loop_keeps_previous_state, wrt=(0, 1, 2), checkpoint=checkpoint)
+    check_grad(loop_keeps_previous_state, (h, W, b, 5), wrt=(0, 1, 2), df=df)
+
+
+def test_copy_breaks_the_alias():
+    check_grad(copy_breaks_the_alias, (np.array([0.3, -0.2, 0.1]),))
+
+
+def test_rebinding_a_view_is_not_a_write():
+    check_grad(rebinding_is_not_a_write, (np.array([0.3, -0.2, 0.1, 0.4]),))
