@@ -15,6 +15,7 @@ from tangent_ckpt.compiler.frontend import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, always_exits,
                                           local_names, to_source)
+from tangent_ckpt.runtime import random_state
 from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
                                  UnsupportedFunctionError, UnsupportedSyntaxError)
 
@@ -131,6 +132,10 @@ class CallNormalizer:
                              f"in-place method .{method}() changes an array", node,
                              construct=f"in-place .{method}()",
                              hint=f"use the functional form, e.g. x = np.{method}(x)")
+        if method in random_state.DRAWS:  # rng.standard_normal(n): a draw, no derivative
+            base = self.atomize(self.value(func.value, hint), hint)
+            return self.primitive(random_state.DRAWS[method], node.args, node.keywords, hint,
+                                  node, leading=(base,))
         if method not in METHODS:
             raise self.error(UnsupportedFunctionError, f"unsupported method .{method}()", node,
                              construct=f".{method}()",

@@ -20,6 +20,7 @@ from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resol
 from tangent_ckpt.compiler.hoist import transpose_invariants
 from tangent_ckpt.compiler.ir import render_operand
 from tangent_ckpt.compiler.next_state import drop_idle_saves, use_next_state
+from tangent_ckpt.runtime import random_state
 
 
 def mark_loops(function, options):
@@ -39,6 +40,15 @@ def _mark(body, nested, inside_loop):
         elif isinstance(stmt, (ir.For, ir.While)):
             stmt.checkpoint = nested or not inside_loop
             _mark(stmt.body, nested, inside_loop=True)
+
+
+def _draws_from_global_state(loop):
+    """Whether ``loop``'s body calls NumPy's legacy global random functions."""
+    for stmt in ir.walk(loop.body):
+        expr = getattr(stmt, "expr", None)
+        if isinstance(expr, ir.Prim) and random_state.uses_global_state(expr.fn):
+            return True
+    return False
 
 
 def _reads_outside(function, loop):
@@ -202,6 +212,8 @@ class LoopHandler:
         parts.append("copy_snapshots=False")  # the steps never write into their input
         if getattr(loop, "next_state", False):
             parts.append("next_state=True")
+        if _draws_from_global_state(loop):
+            parts.append("random_state=True")
         parts.append(f"name={name!r}")
         return f"rt.CheckpointedLoop({', '.join(parts)})"
 

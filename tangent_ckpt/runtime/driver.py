@@ -35,6 +35,7 @@ from tangent_ckpt.runtime.schedules import (
     revolve, revolve_cost, uniform, uniform_cost,
 )
 from tangent_ckpt.runtime.numpy_adjoints import settled
+from tangent_ckpt.runtime.random_state import RandomStates
 from tangent_ckpt.runtime.snapshots import TwoLevelStore, tree_copy, tree_flatten, tree_nbytes
 
 __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
@@ -134,6 +135,11 @@ class CheckpointedLoop:
     copy_snapshots: False keeps the states themselves as RAM snapshots instead
     of copies; only for steps that never write into their input state (the
     compiler's steps copy an array before assigning into it).
+    random_state: the steps draw from NumPy's legacy global random state.  Its
+    state (and that of every np.random.Generator / RandomState among the
+    arguments, always) is kept with each snapshot and restored with it, so a
+    recomputed step draws the numbers it drew the first time; the reverse
+    sweep leaves the generators as it found them.
     """
 
     TAPE_STATES = 2
@@ -149,7 +155,8 @@ class CheckpointedLoop:
 
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
                  disk_snapshots=0, disk_dir=None, name=None, verify=False, min_steps=0,
-                 taped_segment=None, plan=None, next_state=False, copy_snapshots=True):
+                 taped_segment=None, plan=None, next_state=False, copy_snapshots=True,
+                 random_state=False):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -173,6 +180,8 @@ class CheckpointedLoop:
         self.taped_segment = taped_segment
         self.next_state = bool(next_state)
         self.copy_snapshots = bool(copy_snapshots)
+        self.random_state = bool(random_state)
+        self._random = None
         self.plan = plan  # rt.MemoryPlan (auto mode): the budget is this loop's share of it
         self._segments = None
         self._store = None
@@ -232,6 +241,9 @@ class CheckpointedLoop:
         total = s_ram + self.disk_snapshots
         self.used_snapshots = total
         self._step, self._args = step, args
+        self._random = RandomStates(args, self.random_state) or None
+        self._random_at = {}      # slot -> generator states captured with its snapshot
+        self._random_bytes = 0
         self._store = TwoLevelStore(self.disk_snapshots, self.disk_dir, self.copy_snapshots)
         self._slot_info = {}      # slot -> (pos, digest or None)
         self._pending = {}        # verify: position -> digest of a freed snapshot
@@ -272,19 +284,33 @@ class CheckpointedLoop:
             self._c["disk_bytes_written"] += store.store(a.slot, work)
             self._c["snapshots_stored"] += 1
             self._slot_info[a.slot] = (a.pos, _digest(work) if self.verify else None)
+            if self._random is not None:
+                self._keep_random(a.slot)
             self._peak_snaps = max(self._peak_snaps, len(store))
-            self._peak_bytes = max(self._peak_bytes, store.nbytes)
+            self._peak_bytes = max(self._peak_bytes, store.nbytes + self._random_bytes)
         elif kind is RESTORE:
             work = self._store.restore(a.slot)
             pos = a.pos
+            if self._random is not None:
+                self._random.restore(self._random_at[a.slot])
         elif kind is FREE:
             self._store.free(a.slot)
+            if self._random is not None:
+                self._random_bytes -= RandomStates.nbytes(self._random_at.pop(a.slot))
             info = self._slot_info.pop(a.slot, None)
             if self.verify and info is not None:
                 self._pending[info[0]] = info[1]
         else:
             raise AssertionError(f"unexpected action {a}")
         return work, pos
+
+    def _keep_random(self, slot):
+        states = self._random.capture()
+        old = self._random_at.get(slot)
+        if old is not None:
+            self._random_bytes -= RandomStates.nbytes(old)
+        self._random_at[slot] = states
+        self._random_bytes += RandomStates.nbytes(states)
 
     def _verify_at(self, q, work):
         """verify=True: before reversing step q, if a snapshot of position q+1 was stored
@@ -293,7 +319,10 @@ class CheckpointedLoop:
         digest = self._pending.pop(q + 1, None)
         if digest is None:
             return
+        before = self._random.capture() if self._random is not None else None
         nxt = self._step(self._index(q), work, *self._args)
+        if before is not None:
+            self._random.restore(before)  # the adjoint step draws step q's numbers again
         self._c["verify_steps"] += 1
         if _digest(nxt) != digest:
             raise NondeterministicStepError(
@@ -409,6 +438,7 @@ class CheckpointedLoop:
                 self.close()
                 return state
             prev = work
+            self._random_prev = self._random.capture() if self._random is not None else None
             out = step(self._index(n - 1), prev, *args)
             self._c["forward_steps"] += 1
             if prev is state:
@@ -459,6 +489,8 @@ class CheckpointedLoop:
         for slot in reversed(range(-(-n // k))):
             a, b = slot * k, min(n, slot * k + k)
             work = self._store.restore(slot)
+            if self._random is not None:
+                self._random.restore(self._random_at[slot])
             indices = range(a, b) if self.steps is None else self.steps[a:b]
             bstate = self._recorded(b - a, segment, indices, work, bstate, *args)
             self._store.free(slot)
@@ -485,6 +517,8 @@ class CheckpointedLoop:
                 for a in sched.before_step(p):
                     work, _ = self._exec(a, work, p)
                 prev = work
+                if self._random is not None:
+                    self._random_prev = self._random.capture()
                 work = step(idx(p), work, *args)
                 p += 1
                 self._c["forward_steps"] += 1
@@ -513,6 +547,14 @@ class CheckpointedLoop:
 
         Snapshots and the temporary folder are released at the end and on any exception.
         """
+        entry = self._random.capture() if self._random is not None else None
+        try:
+            return self._reverse(adjoint_step, bstate, args)
+        finally:
+            if entry is not None:
+                self._random.restore(entry)  # as the forward sweep left them
+
+    def _reverse(self, adjoint_step, bstate, args):
         if self._segments:
             try:
                 return settled(self._reverse_segments(bstate, args))
@@ -527,6 +569,8 @@ class CheckpointedLoop:
         self._prev = self._last = None
         keep = self.next_state
         try:
+            if self._random is not None:
+                self._random.restore(self._random_prev)
             bstate = self._reverse_one(adjoint_step, self.n - 1, work, after, bstate, args)
             after = work if keep else None
             work, pos = None, None

@@ -1,0 +1,108 @@
+"""Random draws under recomputation.
+
+A checkpointed loop runs some of its steps more than once: after a snapshot
+is restored, and again when each step is reversed. A step that draws random
+numbers must draw the same numbers every time, or the reverse sweep
+differentiates a different trajectory from the one the forward sweep computed.
+
+:class:`RandomStates` captures and restores the states of the random number
+generators a loop's steps use:
+
+- NumPy's legacy global state (``np.random.randn`` and friends), when the
+  compiler saw such a call in the loop;
+- every ``np.random.Generator`` or ``np.random.RandomState`` passed to the steps.
+
+The driver captures those states with every snapshot, restores them with it,
+and puts them back as they were once the reverse sweep is over. So
+checkpointed = taped = the user's own function, with the same seed.
+
+The draw functions below (``standard_normal(rng, 3)`` for ``rng.standard_normal(3)``)
+are how generated code spells a draw from a generator object. Each one is
+an ordinary call, with no derivative.
+"""
+
+import sys
+
+import numpy as np
+
+#: methods of np.random.Generator / RandomState that draw numbers
+DRAW_METHODS = (
+    "standard_normal", "normal", "uniform", "integers", "random", "choice", "permutation",
+    "exponential", "standard_exponential", "poisson", "binomial", "negative_binomial",
+    "beta", "gamma", "standard_gamma", "lognormal", "laplace", "logistic", "rayleigh",
+    "standard_t", "standard_cauchy", "chisquare", "triangular", "weibull", "vonmises",
+    "geometric", "hypergeometric", "multinomial", "dirichlet", "multivariate_normal",
+    "pareto", "power", "gumbel", "wald", "zipf", "logseries", "f", "noncentral_chisquare",
+    "noncentral_f", "bytes",
+    # the legacy RandomState spellings
+    "randn", "rand", "randint", "random_sample", "ranf", "sample", "random_integers",
+    "tomaxint",
+)
+
+_GLOBAL = np.random.mtrand._rand
+
+
+def _draw_function(method):
+    def draw(generator, *args, **kwargs):
+        return getattr(generator, method)(*args, **kwargs)
+    draw.__name__ = draw.__qualname__ = method
+    draw.__module__ = __name__
+    draw.__doc__ = f"``generator.{method}(*args, **kwargs)``: a random draw, no derivative."
+    return draw
+
+
+DRAWS = {method: _draw_function(method) for method in DRAW_METHODS}
+_module = sys.modules[__name__]
+for _method, _fn in DRAWS.items():
+    setattr(_module, _method, _fn)
+
+
+def uses_global_state(fn):
+    """Whether calling ``fn`` draws from (or reseeds) NumPy's legacy global state."""
+    return getattr(fn, "__self__", None) is _GLOBAL
+
+
+def is_generator(value):
+    return isinstance(value, (np.random.Generator, np.random.RandomState))
+
+
+class RandomStates:
+    """The generators one loop's steps draw from, to capture and restore together."""
+
+    def __init__(self, args, global_state):
+        self.generators = [a for a in args if is_generator(a)]
+        self.global_state = bool(global_state)
+
+    def __bool__(self):
+        return self.global_state or bool(self.generators)
+
+    def capture(self):
+        states = [np.random.get_state() if self.global_state else None]
+        for g in self.generators:
+            states.append(g.bit_generator.state if isinstance(g, np.random.Generator)
+                          else g.get_state())
+        return states
+
+    def restore(self, states):
+        if self.global_state:
+            np.random.set_state(states[0])
+        for g, state in zip(self.generators, states[1:]):
+            if isinstance(g, np.random.Generator):
+                g.bit_generator.state = state
+            else:
+                g.set_state(state)
+
+    @staticmethod
+    def nbytes(states):
+        """Bytes of one capture (the arrays in it plus a small fixed cost per state)."""
+        total = 0
+        for s in states:
+            if s is None:
+                continue
+            parts = s.values() if isinstance(s, dict) else s
+            for p in parts:
+                if isinstance(p, dict):
+                    total += sum(np.asarray(v).nbytes for v in p.values())
+                else:
+                    total += np.asarray(p).nbytes
+        return total

@@ -1,0 +1,137 @@
+"""Random draws in checkpointed loops (runtime/random_state.py and the driver):
+recomputed steps draw the numbers they drew the first time, so checkpointed =
+taped = finite differences with the same seed, and the generators are left as
+the forward sweep left them."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import numeric_grad
+from tangent_ckpt.errors import TransformError
+
+
+def legacy_noise(x, n):
+    for t in range(n):
+        x = np.tanh(x * 0.9 + 0.1 * np.random.randn(3))
+    return np.sum(x ** 2)
+
+
+def generator_noise(x, rng, n):
+    for t in range(n):
+        noise = rng.standard_normal(3)
+        x = np.sin(x * noise) + x * 0.5
+    return np.sum(x ** 2)
+
+
+def generator_made_inside(x, seed, n):
+    rng = np.random.default_rng(seed)
+    for t in range(n):
+        x = np.tanh(x + rng.normal(0.0, 0.3, size=3) * x)
+    return np.sum(x ** 2)
+
+
+def uniform_and_integers(x, rng, n):
+    for t in range(n):
+        k = rng.integers(0, 3)
+        x = x * rng.uniform(0.5, 1.5, size=3) + np.sin(x[k])
+    return np.sum(x ** 2)
+
+
+def while_with_noise(x, n):
+    t = 0
+    while t < n:
+        x = np.tanh(x + 0.2 * np.random.standard_normal(3))
+        t += 1
+    return np.sum(x ** 2)
+
+
+def _seeded(fn, seed, *args):
+    np.random.seed(seed)
+    return fn(*args)
+
+
+OPTIONS = [dict(checkpoint=True, snapshots=2), dict(checkpoint=True, snapshots=3, verify=True),
+           dict(checkpoint=True, memory_budget="40kB"), dict(checkpoint=False)]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_legacy_global_draws_are_replayed(options):
+    x = np.array([0.3, -0.5, 0.8])
+    df = tc.grad(legacy_noise, **options)
+    got = _seeded(df, 7, x, 12)
+    expected = numeric_grad(lambda x, n: _seeded(legacy_noise, 7, x, n), (x, 12))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_checkpointed_equals_taped_with_the_same_seed():
+    x = np.array([0.3, -0.5, 0.8])
+    taped = _seeded(tc.grad(legacy_noise), 3, x, 20)
+    checkpointed = _seeded(tc.grad(legacy_noise, checkpoint=True, snapshots=3), 3, x, 20)
+    np.testing.assert_allclose(checkpointed, taped, rtol=1e-12, atol=1e-14)
+
+
+def test_global_state_after_the_gradient_is_the_functions():
+    x = np.array([0.3, -0.5, 0.8])
+    _seeded(legacy_noise, 5, x, 10)
+    after_function = np.random.random()
+    _seeded(tc.grad(legacy_noise, checkpoint=True, snapshots=2), 5, x, 10)
+    assert np.random.random() == after_function
+
+
+@pytest.mark.parametrize("fn", [generator_noise, uniform_and_integers])
+@pytest.mark.parametrize("checkpoint", [True, False])
+def test_generator_passed_in_is_replayed(fn, checkpoint):
+    x = np.array([0.3, -0.5, 0.8])
+    df = tc.grad(fn, checkpoint=checkpoint, snapshots=2)
+    got = df(x, np.random.default_rng(11), 9)
+    expected = numeric_grad(lambda x, n: fn(x, np.random.default_rng(11), n), (x, 9))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_generator_made_inside_the_function():
+    x = np.array([0.3, -0.5, 0.8])
+    got = tc.grad(generator_made_inside, checkpoint=True, snapshots=2)(x, 4, 10)
+    expected = numeric_grad(generator_made_inside, (x, 4, 10))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_generator_left_as_the_forward_left_it():
+    x = np.array([0.3, -0.5, 0.8])
+    rng = np.random.default_rng(2)
+    generator_noise(x, rng, 8)
+    after_function = rng.random()
+    rng = np.random.default_rng(2)
+    tc.grad(generator_noise, checkpoint=True, snapshots=2)(x, rng, 8)
+    assert rng.random() == after_function
+
+
+def test_while_loop_online_schedule_replays_draws():
+    x = np.array([0.3, -0.5, 0.8])
+    got = _seeded(tc.grad(while_with_noise, checkpoint=True, snapshots=2), 9, x, 15)
+    expected = numeric_grad(lambda x, n: _seeded(while_with_noise, 9, x, n), (x, 15))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def active_draw_parameter(mu, rng):
+    return np.sum(rng.normal(mu, 1.0) ** 2)
+
+
+def test_draw_with_an_active_parameter_is_refused():
+    with pytest.raises(TransformError, match="normal"):
+        tc.grad(active_draw_parameter)(np.ones(3), np.random.default_rng(0))
+
+
+def test_generated_loop_keeps_the_global_state_with_its_snapshots():
+    source = tc.grad(legacy_noise, checkpoint=True).source
+    assert "random_state=True" in source
+    assert "random_state=True" not in tc.grad(generator_noise, checkpoint=True).source
+
+
+def test_profiler_counts_generator_state_bytes():
+    x = np.array([0.3, -0.5, 0.8])
+    with tc.profile() as prof:
+        tc.grad(generator_noise, checkpoint=True, snapshots=3)(x, np.random.default_rng(1), 30)
+    generator_bytes = sum(np.asarray(v).nbytes for v in
+                          np.random.default_rng(1).bit_generator.state["state"].values())
+    assert prof.peak_snapshot_bytes >= 3 * (x.nbytes + generator_bytes)
