@@ -142,43 +142,52 @@ class _Liveness:
         self.name = name
         self.reads = reads  # statement or expression -> names it reads (memoised)
         self.after = set()  # ids of the statements after which ``name`` is live
-        self.block(fnode.body, False, False)
+        self.block(fnode.body, False, (False, False))
 
     def read(self, node):
         return self.name in self.reads(node)
 
-    def block(self, stmts, live, loop_live):
+    def block(self, stmts, live, jumps):
+        """``jumps``: whether the name is live where ``break`` and ``continue`` go."""
         for s in reversed(stmts):
-            live = self.statement(s, live, loop_live)
+            live = self.statement(s, live, jumps)
         return live
 
-    def statement(self, s, live, loop_live):
+    def statement(self, s, live, jumps):
         """Whether the name is live before ``s``, given whether it is live after."""
         if live:
             self.after.add(id(s))
         if isinstance(s, gast.Return):
             return s.value is not None and self.read(s)
-        if isinstance(s, (gast.Break, gast.Continue)):
-            return loop_live
+        if isinstance(s, gast.Break):
+            return jumps[0]
+        if isinstance(s, gast.Continue):
+            return jumps[1]
         if isinstance(s, (gast.For, gast.While)):
-            # a name read anywhere in the loop may be read again by a later iteration
-            inside = live or self.read(s)
-            self.block(s.body, inside, inside)
-            self.block(s.orelse, live, loop_live)
-            return inside
+            exit_live = self.block(s.orelse, live, jumps)
+            rebound = isinstance(s, gast.For) and self.name in _bound_names(s.target)
+            test = isinstance(s, gast.While) and self.read(s.test)
+            head = exit_live or test
+            while True:  # a fixpoint over one boolean: two rounds at most
+                body_live = self.block(s.body, head, (live, head))
+                new_head = exit_live or test or (body_live and not rebound)
+                if new_head == head:
+                    break
+                head = new_head
+            return head or (isinstance(s, gast.For) and self.read(s.iter))
         if isinstance(s, gast.If):
-            return (self.read(s.test) | self.block(s.body, live, loop_live)
-                    | self.block(s.orelse, live, loop_live))
+            return (self.read(s.test) | self.block(s.body, live, jumps)
+                    | self.block(s.orelse, live, jumps))
         if isinstance(s, gast.With):
             reads = any(self.read(item.context_expr) for item in s.items)
-            return reads | self.block(s.body, live, loop_live)
+            return reads | self.block(s.body, live, jumps)
         if isinstance(s, gast.Try):
             inner = live
             for part in (s.finalbody, s.orelse):
-                inner |= self.block(part, live, loop_live)
+                inner |= self.block(part, live, jumps)
             for handler in s.handlers:
-                inner |= self.block(handler.body, live, loop_live)
-            return inner | self.block(s.body, inner, loop_live)
+                inner |= self.block(handler.body, live, jumps)
+            return inner | self.block(s.body, inner, jumps)
         if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
             return live  # free names of nested functions are always live
         if isinstance(s, (gast.Assign, gast.AnnAssign)):
@@ -395,8 +404,8 @@ class AliasFence:
                 raise self.parsed.error(
                     UnsupportedSyntaxError,
                     f"a write into '{name}' may also change '{other}': the two names may "
-                    f"share memory (a view, a slice, .T, reshape, or a plain alias such as "
-                    f"{name} = {other}), and '{other}' is read afterwards",
+                    f"share memory (one may be a view or an alias of the other: a slice, "
+                    f".T, reshape, or a plain b = a), and '{other}' is read afterwards",
                     node, construct=f"write through an alias of '{other}'",
                     hint=f"make an independent array first ({name} = {name}.copy() or "
                          f"np.array(...)), or write into '{other}' directly")

@@ -30,6 +30,7 @@ import numpy as np
 
 from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime import profiler as _profiler
+from tangent_ckpt.runtime import progress
 from tangent_ckpt.runtime.schedules import (
     Action, ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, OnlineSchedule, default_snapshots,
     revolve, revolve_cost, uniform, uniform_cost,
@@ -182,6 +183,7 @@ class CheckpointedLoop:
         self.copy_snapshots = bool(copy_snapshots)
         self.random_state = bool(random_state)
         self._random = None
+        self._progress = None
         self.plan = plan  # rt.MemoryPlan (auto mode): the budget is this loop's share of it
         self._segments = None
         self._store = None
@@ -279,6 +281,8 @@ class CheckpointedLoop:
                 work = step(idx(pos), work, *args)
                 pos += 1
             self._c["forward_steps"] += a.n
+            if self._progress is not None:
+                self._progress.ran(a.n)
         elif kind is STORE:
             store = self._store
             self._c["disk_bytes_written"] += store.store(a.slot, work)
@@ -288,6 +292,8 @@ class CheckpointedLoop:
                 self._keep_random(a.slot)
             self._peak_snaps = max(self._peak_snaps, len(store))
             self._peak_bytes = max(self._peak_bytes, store.nbytes + self._random_bytes)
+            if self._progress is not None:
+                self._progress.snapshots(len(store))
         elif kind is RESTORE:
             work = self._store.restore(a.slot)
             pos = a.pos
@@ -295,6 +301,8 @@ class CheckpointedLoop:
                 self._random.restore(self._random_at[a.slot])
         elif kind is FREE:
             self._store.free(a.slot)
+            if self._progress is not None:
+                self._progress.snapshots(len(self._store))
             if self._random is not None:
                 self._random_bytes -= RandomStates.nbytes(self._random_at.pop(a.slot))
             info = self._slot_info.pop(a.slot, None)
@@ -339,6 +347,8 @@ class CheckpointedLoop:
         states = (work, after) if self.next_state else (work,)
         bstate = self._recorded(1, adjoint_step, self._index(q), *states, bstate, *args)
         self._c["recorded_steps"] += 1
+        if self._progress is not None:
+            self._progress.advance()
         return bstate
 
     def _recorded(self, steps, fn, *call):
@@ -382,8 +392,17 @@ class CheckpointedLoop:
         if not final and self.plan is not None:
             self.plan.hold(self)  # the auto mode: what this loop holds until its reverse
 
+    def _show_progress(self, sweep, total):
+        """Close the current bar; open one for ``sweep`` if progress is on."""
+        if self._progress is not None:
+            self._progress.close()
+        self._progress = None if sweep is None else progress.start(self.name, sweep, total)
+        if self._progress is not None and self._store is not None:
+            self._progress.snapshots(len(self._store))
+
     def close(self):
         """Free all snapshots and remove the temporary folder (idempotent)."""
+        self._show_progress(None, None)
         self._it = None
         self._prev = None
         self._last = None
@@ -416,6 +435,7 @@ class CheckpointedLoop:
         n = self.n
         self.last_stats = {}
         s = self._begin(step, args, state, n)
+        self._show_progress("forward", n)
         k = self._segment_length(n, s)
         if k:
             return self._forward_segments(step, state, args, n, k)
@@ -441,11 +461,14 @@ class CheckpointedLoop:
             self._random_prev = self._random.capture() if self._random is not None else None
             out = step(self._index(n - 1), prev, *args)
             self._c["forward_steps"] += 1
+            if self._progress is not None:
+                self._progress.advance()
             if prev is state:
                 prev = tree_copy(state)  # n == 1: never hold the caller's own arrays
             self._prev, self._it = prev, it
             self._last = out if self.next_state else None
             self._flush()
+            self._show_progress(None, None)
             return out
         except BaseException:
             self.close()
@@ -474,9 +497,12 @@ class CheckpointedLoop:
                 if pos % k == 0:
                     self._exec(Action(STORE, 0, pos // k, pos), work, pos)
                 work = step(idx(pos), work, *args)
+                if self._progress is not None:
+                    self._progress.advance()
             self._c["forward_steps"] += n
             self._segments = k
             self._flush()
+            self._show_progress(None, None)
             return work
         except BaseException:
             self.close()
@@ -495,6 +521,8 @@ class CheckpointedLoop:
             bstate = self._recorded(b - a, segment, indices, work, bstate, *args)
             self._store.free(slot)
             self._c["recorded_steps"] += b - a
+            if self._progress is not None:
+                self._progress.advance(b - a)
         self._flush(final=True)
         return bstate
 
@@ -509,6 +537,7 @@ class CheckpointedLoop:
         self.close()
         self.last_stats = {}
         s = self._begin(step, args, state, limit)
+        self._show_progress("forward", limit)
         sched = OnlineSchedule(s)
         idx = self._index
         try:
@@ -522,6 +551,8 @@ class CheckpointedLoop:
                 work = step(idx(p), work, *args)
                 p += 1
                 self._c["forward_steps"] += 1
+                if self._progress is not None:
+                    self._progress.advance()
             self.n = p
             it = iter(sched.reverse(p))
             if p == 0:
@@ -537,6 +568,7 @@ class CheckpointedLoop:
             self._prev, self._it = prev, it
             self._last = work if self.next_state else None
             self._flush()
+            self._show_progress(None, None)
             return work
         except BaseException:
             self.close()
@@ -548,6 +580,7 @@ class CheckpointedLoop:
         Snapshots and the temporary folder are released at the end and on any exception.
         """
         entry = self._random.capture() if self._random is not None else None
+        self._show_progress("reverse", self.n)
         try:
             return self._reverse(adjoint_step, bstate, args)
         finally:

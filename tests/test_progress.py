@@ -1,0 +1,84 @@
+"""Progress of checkpointed loops (runtime/progress.py): off by default and then
+silent; on through reporting() or TANGENT_CKPT_PROGRESS=1, with one line per
+sweep giving steps done, steps recomputed and snapshots held."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from tangent_ckpt.runtime import progress
+
+
+def rnn(h, W, n):
+    for t in range(n):
+        h = np.tanh(h @ W)
+    return np.sum(h)
+
+
+def run_while(x, n):
+    t = 0
+    while t < n:
+        x = np.sin(x) * 1.01
+        t += 1
+    return np.sum(x)
+
+
+ARGS = (np.array([0.1, -0.2, 0.3]), np.eye(3) * 0.5, 40)
+
+
+@pytest.fixture
+def plain_counter(monkeypatch):
+    monkeypatch.setattr(progress, "_tqdm", lambda: None)
+    monkeypatch.setattr(progress, "REFRESH", 0.0)
+    monkeypatch.delenv("TANGENT_CKPT_PROGRESS", raising=False)
+
+
+def test_silent_when_off(plain_counter, capsys):
+    tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
+
+
+def test_reporting_shows_both_sweeps(plain_counter, capsys):
+    df = tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)
+    with progress.reporting():
+        with tc.profile() as prof:
+            df(*ARGS)
+    err = capsys.readouterr().err
+    forward = [line for line in err.replace("\r", "\n").splitlines() if "forward" in line]
+    reverse = [line for line in err.replace("\r", "\n").splitlines() if "reverse" in line]
+    assert forward[-1].endswith("40/40 steps, 0 recomputed, 3 snapshots"), forward[-1]
+    recomputed = prof.forward_steps - 40
+    assert f"reverse: 40/40 steps, {recomputed} recomputed, " in reverse[-1], reverse[-1]
+    assert recomputed > 0
+
+
+def test_environment_variable_turns_it_on(plain_counter, monkeypatch, capsys):
+    monkeypatch.setenv("TANGENT_CKPT_PROGRESS", "1")
+    tc.grad(run_while, checkpoint=True, snapshots=2)(np.array([0.3, 0.1]), 12)
+    err = capsys.readouterr().err
+    assert "forward: 12/? steps" in err.replace("\r", "\n") or "forward: 12/" in err
+    assert "reverse: 12/12 steps" in err
+
+
+def test_reporting_off_overrides_the_environment(plain_counter, monkeypatch, capsys):
+    monkeypatch.setenv("TANGENT_CKPT_PROGRESS", "1")
+    with progress.reporting(False):
+        tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_does_not_change_the_gradient(plain_counter, capsys):
+    df = tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)
+    quiet = df(*ARGS)
+    with progress.reporting():
+        loud = df(*ARGS)
+    np.testing.assert_array_equal(quiet, loud)
+
+
+def test_tqdm_bar_when_installed(monkeypatch, capsys):
+    pytest.importorskip("tqdm")
+    monkeypatch.delenv("TANGENT_CKPT_PROGRESS", raising=False)
+    with progress.reporting():
+        tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)
+    assert "step" in capsys.readouterr().err
