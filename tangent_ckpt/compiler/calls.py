@@ -10,6 +10,7 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.frontend import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, always_exits,
@@ -66,7 +67,7 @@ class CallNormalizer:
             return lowered
         if fn in (len,):
             arg = self.atomize(self.value(node.args[0], hint), hint)
-            return ir.NonDiff(f"len({ir.render_operand(arg)})", ir.operand_names(arg))
+            return ir.NonDiff(sx.call("len", ir.operand_node(arg)), ir.operand_names(arg))
         if fn in NONDIFF_CALLS:
             return self.nondiff(node)
         rule = registry.lookup(fn)

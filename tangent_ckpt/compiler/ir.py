@@ -6,8 +6,11 @@ or constants.  Control flow is ``If``, ``For`` over a range, and ``While``; earl
 Every statement keeps the user's line number.
 """
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
+
+from tangent_ckpt.compiler import syntax as sx
 
 
 # --- operands ---------------------------------------------------------------
@@ -28,14 +31,20 @@ class Seq:
     kind: str = "tuple"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Index:
-    """A subscript index: ``source`` renders it (``t``, ``1:-1``, ``..., None``),
-    ``value_source`` renders it as a value (``np.s_[1:-1]``), ``names`` are the
-    variables it reads."""
-    source: str
-    value_source: str
+    """A subscript index: ``node`` is its syntax tree with operands atomized
+    (``t``, ``1:-1``, ``..., None``), ``names`` the variables it reads; ``plain``
+    when it is a value as written (a name or a constant), else it is passed as
+    ``np.s_[...]``."""
+    node: ast.expr
     names: tuple
+    plain: bool = False
+
+    def value(self):
+        """The index as a value: ``t``, ``np.s_[1:-1]``."""
+        node = sx.copy_tree(self.node)
+        return node if self.plain else sx.subscript("np.s_", node)
 
 
 # --- expressions (right-hand sides) ------------------------------------------
@@ -59,8 +68,9 @@ class Copy:
 @dataclass
 class NonDiff:
     """An expression with no derivative (comparisons, shapes, user conditions),
-    evaluated exactly as written.  ``names`` are the local variables it reads."""
-    source: str
+    evaluated exactly as written (``node``, a syntax tree with local names renamed
+    and globals bound).  ``names`` are the local variables it reads."""
+    node: ast.expr
     names: tuple
 
 
@@ -215,17 +225,17 @@ def read_names(body):
     return names
 
 
-def render_operand(op):
-    """Python source of an operand: ``h``, ``0.5``, ``(a, b)``, ``np.s_[1:-1]``."""
+def operand_node(op):
+    """The expression of an operand: ``h``, ``0.5``, ``(a, b)``, ``np.s_[1:-1]``."""
     if isinstance(op, Name):
-        return op.id
+        return sx.name(op.id)
     if isinstance(op, Const):
-        return repr(op.value)
+        return sx.const(op.value)
     if isinstance(op, Seq):
-        inner = ", ".join(render_operand(x) for x in op.items)
+        items = [operand_node(x) for x in op.items]
         if op.kind == "list":
-            return f"[{inner}]"
-        return f"({inner},)" if len(op.items) == 1 else f"({inner})"
+            return ast.List(elts=items, ctx=ast.Load())
+        return ast.Tuple(elts=items, ctx=ast.Load())
     if isinstance(op, Index):
-        return op.value_source
+        return op.value()
     raise TypeError(op)

@@ -14,11 +14,14 @@ schedule.  Loops nested in a checkpointed loop are taped inside its adjoint
 step, or checkpointed themselves with ``nested=True``.
 """
 
+import ast
+
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import loop_facts
 from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
 from tangent_ckpt.compiler.hoist import transpose_invariants
-from tangent_ckpt.compiler.ir import render_operand
+from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.next_state import drop_idle_saves, use_next_state
 
 
@@ -63,14 +66,6 @@ def _shallow(stmt):
     if isinstance(stmt, ir.While):
         return ir.While(stmt.test, [], stmt.line)
     return stmt
-
-
-def _pack(names):
-    return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
-
-
-def _unpack(names):
-    return names[0] if len(names) == 1 else ", ".join(names)
 
 
 class LoopHandler:
@@ -123,7 +118,7 @@ class LoopHandler:
                        f"invariant: {', '.join(args) or '-'}; {self._schedule_text(loop)}")]
         for c in carried:
             if c not in possibly:  # first assigned inside the loop: the state starts empty
-                out.append(Line(f"{c} = None", loop.line))
+                out.append(Line(sx.assign(c, sx.const(None)), loop.line))
                 defined.add(c)
                 possibly.add(c)
         # the values the loop overwrites are kept for the code before it (reverse order)
@@ -143,16 +138,15 @@ class LoopHandler:
             self.definitions.append(self._taped_segment(rev, loop, name, index, body, carried,
                                                         args, active_carried, active_invariants))
         ctor = self._constructor(loop, name, segmented)
-        out.append(Line(f"{name} = {ctor}", loop.line))
-        state = _pack(carried)
-        extra = "".join(f", {a}" for a in args)
+        out.append(Line(sx.assign(name, ctor), loop.line))
+        state = sx.pack(carried)
         if isinstance(loop, ir.While) or loop.break_flag:
             cond = self._condition(rev, loop, name, index, carried, args)
             self.definitions.append(cond)
-            call = f"{name}.forward_while({name}_cond, {name}_step, {state}{extra})"
+            call = sx.method(name, "forward_while", f"{name}_cond", f"{name}_step", state, *args)
         else:
-            call = f"{name}.forward({name}_step, {state}{extra})"
-        out.append(Line(f"{_unpack(carried)} = {call}", loop.line))
+            call = sx.method(name, "forward", f"{name}_step", state, *args)
+        out.append(Line(sx.assign(list(carried), call), loop.line))
         defined.update(carried)
         possibly.update(carried)
         loop.adjoint_names = [rev.adj(c) for c in active_carried] + \
@@ -177,45 +171,45 @@ class LoopHandler:
     def _constructor(self, loop, name, segmented=False):
         o = getattr(loop, "options", None) or self.options
         if isinstance(loop, ir.For):
-            steps = loop.range_text if hasattr(loop, "range_text") else \
-                f"range({', '.join(render_operand(b) for b in loop.bounds)})"
+            steps = sx.copy_tree(loop.range_node) if hasattr(loop, "range_node") else \
+                sx.call("range", *[operand_node(b) for b in loop.bounds])
         else:
-            steps = "None"
-        parts = [steps]
+            steps = sx.const(None)
+        kwargs = {}
         schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
         if schedule != "revolve":
-            parts.append(f"schedule={schedule!r}")
+            kwargs["schedule"] = sx.const(schedule)
         if o.snapshots:
-            parts.append(f"snapshots={o.snapshots}")
+            kwargs["snapshots"] = sx.const(o.snapshots)
         if getattr(self, "plan", None) and o is self.options:  # checkpoint="auto"
-            parts.append(f"plan={self.plan}")
+            kwargs["plan"] = sx.name(self.plan)
         elif o.memory_budget:
-            parts.append(f"memory_budget={o.memory_budget}")
+            kwargs["memory_budget"] = sx.const(o.memory_budget)
         if o.disk_snapshots:
-            parts.append(f"disk_snapshots={o.disk_snapshots}")
+            kwargs["disk_snapshots"] = sx.const(o.disk_snapshots)
         if o.min_steps:
-            parts.append(f"min_steps={o.min_steps}")
+            kwargs["min_steps"] = sx.const(o.min_steps)
         if o.verify:
-            parts.append("verify=True")
+            kwargs["verify"] = sx.const(True)
         if segmented:
-            parts.append(f"taped_segment={name}_segment")
-        parts.append("copy_snapshots=False")  # the steps never write into their input
+            kwargs["taped_segment"] = sx.name(f"{name}_segment")
+        kwargs["copy_snapshots"] = sx.const(False)  # the steps never write into their input
         if getattr(loop, "next_state", False):
-            parts.append("next_state=True")
-        parts.append(f"name={name!r}")
-        return f"rt.CheckpointedLoop({', '.join(parts)})"
+            kwargs["next_state"] = sx.const(True)
+        kwargs["name"] = sx.const(name)
+        return sx.rt("CheckpointedLoop", steps, **kwargs)
 
     def _signature(self, index, carried, first_extra, args):
         params = [index]
         params.append(carried[0] if len(carried) == 1 else "state")
         params += first_extra
         params += list(args)
-        return ", ".join(params)
+        return params
 
     def _unpack_state(self, carried, line):
         if len(carried) == 1:
             return []
-        return [Line(f"{', '.join(carried)} = state")]
+        return [Line(sx.assign(list(carried), "state"))]
 
     def _primal_step(self, rev, loop, name, index, body, carried, args):
         sub = self._sub_reverser(rev, None)
@@ -225,18 +219,18 @@ class LoopHandler:
         lines = [Comment(f"one iteration of the loop at line {loop.line}, no tape")]
         lines += self._unpack_state(carried, loop.line)
         lines += code
-        lines.append(Line(f"return {_pack(carried)}"))
-        return [Block(f"def {name}_step({self._signature(index, carried, [], args)}):", lines)]
+        lines.append(Line(sx.return_([sx.pack(carried)])))
+        return [Block(sx.def_(f"{name}_step", self._signature(index, carried, [], args)), lines)]
 
     def _condition(self, rev, loop, name, index, carried, args):
         tests = []
         if isinstance(loop, ir.While):
-            tests.append(f"({loop.test.source})" if loop.break_flag else loop.test.source)
+            tests.append(sx.copy_tree(loop.test.node))
         if loop.break_flag:
-            tests.append(f"not {loop.break_flag}")
+            tests.append(sx.not_(loop.break_flag))
         lines = self._unpack_state(carried, loop.line)
-        lines.append(Line(f"return {' and '.join(tests)}", loop.line))
-        return [Block(f"def {name}_cond({self._signature(index, carried, [], args)}):", lines)]
+        lines.append(Line(sx.return_([sx.and_(tests)]), loop.line))
+        return [Block(sx.def_(f"{name}_cond", self._signature(index, carried, [], args)), lines)]
 
     def _adjoint_step(self, rev, loop, name, index, body, carried, args, active_carried,
                       active_invariants):
@@ -253,7 +247,7 @@ class LoopHandler:
             extra = ["bstate"] if not after else \
                 [after[carried[0]] if len(carried) == 1 else "next_state", "bstate"]
             params = self._signature(index, carried, extra, self._reverse_args(loop, args))
-            return f"def {name}_adjoint({params}):"
+            return sx.def_(f"{name}_adjoint", params)
 
         def comment(after):
             if not after:
@@ -279,12 +273,12 @@ class LoopHandler:
         """Record a run of steps with a tape, then reverse them: what a memory budget
         buys when it cannot hold every state (see CheckpointedLoop.taped_segment)."""
         segment = ir.For(index, [], body, loop.line, header=loop.header)
-        segment.iter_text = "steps"
+        segment.iter_name = "steps"
         defined = set(carried) | set(args) | set(rev.bindings)
         params = self._signature('steps', carried, ['bstate'], self._reverse_args(loop, args))
         return self._reverse_function(
             rev, None, [segment], defined, carried, active_carried, active_invariants,
-            lambda _: f"def {name}_segment({params}):",
+            lambda _: sx.def_(f"{name}_segment", params),
             lambda _: f"record the given steps of the loop at line {loop.line} on a tape, "
             "then reverse them", transposes=(args, loop.transposes, False))[0]
 
@@ -304,9 +298,9 @@ class LoopHandler:
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
         sub.owned = {rev.adj(v) for v in active_invariants}  # private: the driver threads them
         adjoint, nonzero = sub.adjoint(body, set(seeds))
-        results = [rev.adj(c) if rev.adj(c) in nonzero else f"rt.zeros_like({c})"
+        results = [sx.name(rev.adj(c)) if rev.adj(c) in nonzero else sx.rt("zeros_like", c)
                    for c in active_carried + active_invariants]
-        ret = Line(f"return {', '.join(results)}")
+        ret = Line(sx.return_(results))
         primal, adjoint, needed = finish_saves(primal, adjoint, ret)
         if transposes is not None:
             invariants, names, grow = transposes
@@ -319,14 +313,15 @@ class LoopHandler:
         lines += self._unpack_state(carried, None)
         if after and len(carried) > 1:
             if len(after) == len(carried):
-                lines.append(Line(f"{', '.join(after[c] for c in carried)} = next_state"))
+                lines.append(Line(sx.assign([after[c] for c in carried], "next_state")))
             else:
-                lines += [Line(f"{after[c]} = next_state[{carried.index(c)}]")
+                lines += [Line(sx.assign(after[c], sx.subscript("next_state",
+                                                                sx.const(carried.index(c)))))
                           for c in carried if c in after]
-        lines.append(Line(f"{_unpack(seeds)} = bstate"))
-        lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
+        lines.append(Line(sx.assign(list(seeds), "bstate")))
+        lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
         if sub.tape is not None:
-            lines.append(Line(f"{sub.tape} = []"))
+            lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal + adjoint
         lines.append(ret)
         return [Block(header(after), lines)], after
@@ -343,11 +338,12 @@ class LoopHandler:
                                loop.line)
         for a in loop.reverse_args:
             if a in loop.transposes:
-                out.append(Line(f"{loop.transposes[a]} = rt.transposed({a})  # {a}.T in row order, "
-                                "made once for every step's adjoint", loop.line, True))
-        extra = "".join(f", {a}" for a in self._reverse_args(loop, loop.reverse_args))
-        out.append(Line(f"{_unpack(names)} = {loop.loop_name}.reverse({loop.loop_name}_adjoint, "
-                        f"{_pack(names)}{extra})", loop.line, True))
+                out.append(Line(sx.assign(loop.transposes[a], sx.rt("transposed", a)), loop.line,
+                                True, comment=f"{a}.T in row order, made once for every step's "
+                                "adjoint"))
+        call = sx.method(loop.loop_name, "reverse", f"{loop.loop_name}_adjoint", sx.pack(names),
+                         *self._reverse_args(loop, loop.reverse_args))
+        out.append(Line(sx.assign(list(names), call), loop.line, True))
         nonzero.update(names)
         for fake in reversed(loop.carried_saves):
             rev._restore(fake, out)

@@ -6,9 +6,13 @@ import itertools
 import numpy as np
 
 from tangent_ckpt import runtime
+import ast
+
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import activity, assignment_counts
-from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, finish_saves, render
+from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, finish_saves
+from tangent_ckpt.compiler.render import render
 from tangent_ckpt.compiler.frontend import parse_function
 from tangent_ckpt.compiler.normalize import normalize
 from tangent_ckpt.compiler.reverse import AdjointNames, Reverser
@@ -39,14 +43,14 @@ def _error_factory(function):
     return make
 
 
-def _render_default(value, bindings, namer, name):
+def _default_node(value, bindings, namer, name):
     if value is None or isinstance(value, (bool, int, float, str)):
-        return repr(value)
+        return sx.const(value)
     if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
-        return repr(value)
+        return sx.const(value)
     gname = namer.fresh(f"{name}_default")
     bindings[gname] = value
-    return gname
+    return sx.name(gname)
 
 
 def compile_gradient(fn, wrt, options, return_value=False):
@@ -81,29 +85,23 @@ def compile_gradient(fn, wrt, options, return_value=False):
     for p in wrt_names:
         b = adj(p)
         if b not in nonzero:
-            grads.append(f"rt.zeros_like({p})")
+            grads.append(sx.rt("zeros_like", p))
         elif b in rev.maybe_scalar_zero or rev.counts.get(p, 0) > 1:
-            grads.append(f"rt.as_gradient({b}, {p})")
+            grads.append(sx.rt("as_gradient", b, p))
         else:
-            grads.append(b)
-    grad_text = grads[0] if len(grads) == 1 else ", ".join(grads)
+            grads.append(sx.name(b))
     if return_value:
-        returned = f"{function.result}, ({grad_text}{',' if len(grads) == 1 else ''})" \
-            if len(grads) > 1 else f"{function.result}, {grad_text}"
+        returned = [function.result, sx.tuple_(grads) if len(grads) > 1 else grads[0]]
     else:
-        returned = grad_text
-    ret = Line(f"return {returned}")
+        returned = grads
+    ret = Line(sx.return_(returned))
     primal, adjoint_code, needed = finish_saves(primal, adjoint_code, ret,
                                         handler.extra_needed if handler else ())
 
     name = namer.fresh("d" + function.name)
-    params = []
-    for p in function.params:
-        if p in function.defaults:
-            params.append(f"{p}={_render_default(function.defaults[p], bindings, namer, p)}")
-        else:
-            params.append(p)
-    params.append(f"{seed}=1.0")
+    params = list(function.params) + [seed]
+    defaults = [_default_node(function.defaults[p], bindings, namer, p)
+                for p in function.params if p in function.defaults] + [sx.const(1.0)]
     body = []
     body.append(Comment(f"gradient of {function.name}() ({_short(function.filename)}:"
                         f"{function.line}) with respect to {', '.join(wrt_names)}"))
@@ -111,16 +109,16 @@ def compile_gradient(fn, wrt, options, return_value=False):
         body.extend(_auto_comment(function, options, plan))
     for var in rev.predeclare:
         if var in needed:  # a variable saved before its first assignment
-            body.append(Line(f"{var} = None"))
+            body.append(Line(sx.assign(var, sx.const(None))))
     if rev.tape is not None and rev.tape in _slot_names(primal):
-        body.append(Line(f"{rev.tape} = []"))
+        body.append(Line(sx.assign(rev.tape, ast.List(elts=[], ctx=ast.Load()))))
     body.extend(primal)
     body.append(Blank())
     body.append(Comment("reverse sweep"))
     body.extend(adjoint_code)
     body.append(ret)
     helpers = function.segment_handler.definitions + (handler.definitions if handler else [])
-    text = render([Block(f"def {name}({', '.join(params)}):", body)],
+    text = render([Block(sx.def_(name, params, defaults), body)],
                   line_texts=function.line_texts)
     if helpers:
         text = "\n\n\n".join([render(h, line_texts=function.line_texts) for h in helpers] +
@@ -170,8 +168,8 @@ def _auto_comment(function, options, plan):
             "its record when it fits in a loop's share, else it is recomputed"
             + (f" (lines {', '.join(str(s.line) for s in segs)})" if segs else "")]
     return [Comment(t) for t in text] + [
-        Line(f"{plan} = rt.MemoryPlan({options.memory_budget}, loops={len(loops)})",
-             None)]
+        Line(sx.assign(plan, sx.rt("MemoryPlan", sx.const(options.memory_budget),
+                                   loops=sx.const(len(loops)))))]
 
 
 def _slot_names(items):

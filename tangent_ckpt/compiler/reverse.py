@@ -11,17 +11,17 @@ assignment (``bW = ...``) and later ones accumulate (``bW = bW + ...``); a zero
 is written out (``bW = 0.0``) only where control flow needs a value.
 """
 
+import ast
 import builtins
 import functools
 import operator
 
-import astor
-import gast
-
+from tangent_ckpt import runtime
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
-from tangent_ckpt.compiler.ir import render_operand
+from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",
@@ -30,88 +30,71 @@ SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",
 
 @functools.lru_cache(maxsize=None)
 def _parse_template(expression):
-    return gast.parse(expression, mode="eval").body
+    """The syntax tree of an adjoint rule's expression, as the registry declares it."""
+    return ast.parse(expression, mode="eval").body
 
 
-def instantiate(expression, mapping, runtime_alias="rt"):
-    """Substitute names in an adjoint expression; unknown free names are runtime helpers."""
-    import copy
-    tree = copy.deepcopy(_parse_template(expression))
+class _Instantiate(ast.NodeTransformer):
+    """Names of a rule expression -> the operands bound to them; other free names
+    are NumPy (``np``), builtins, or runtime helpers (``rt.unbroadcast``)."""
 
-    class Subst(gast.NodeTransformer):
-        def visit_Name(self, node):  # noqa: N802
-            if node.id in mapping:
-                return gast.parse(mapping[node.id], mode="eval").body
-            if node.id == "np" or hasattr(builtins, node.id):
-                return node
-            return gast.Attribute(value=gast.Name(id=runtime_alias, ctx=gast.Load(),
-                                                  annotation=None, type_comment=None),
-                                  attr=node.id, ctx=gast.Load())
+    def __init__(self, mapping):
+        self.mapping = mapping
 
-    tree = Subst().visit(tree)
-    return astor.to_source(gast.gast_to_ast(gast.Expression(body=tree))).strip()
+    def _free(self, identifier):
+        return identifier not in self.mapping and identifier != "np" and \
+            not hasattr(builtins, identifier)
 
+    def visit_Call(self, node):  # noqa: N802
+        self.generic_visit_children(node)
+        if isinstance(node.func, ast.Name) and self._free(node.func.id):
+            return sx.rt(node.func.id, *node.args,
+                         **{k.arg: k.value for k in node.keywords})
+        node.func = self.visit(node.func)
+        return node
 
-def _call_arguments(text, fn):
-    """``"g, x1, x2"`` when ``text`` is exactly one call ``fn(g, x1, x2)``, else None."""
-    if not (text.startswith(fn + "(") and text.endswith(")")):
-        return None
-    inner = text[len(fn) + 1:-1]
-    depth = 0
-    for ch in inner:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if depth < 0:
-            return None
-    return inner if depth == 0 else None
+    def generic_visit_children(self, node):
+        node.args = [self.visit(a) for a in node.args]
+        for k in node.keywords:
+            k.value = self.visit(k.value)
 
-
-def _strip_parens(text):
-    if text.startswith("(") and text.endswith(")"):
-        depth = 0
-        for k, ch in enumerate(text):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0 and k < len(text) - 1:
-                return text
-        return text[1:-1]
-    return text
+    def visit_Name(self, node):  # noqa: N802
+        if node.id in self.mapping:
+            return sx.copy_tree(self.mapping[node.id])
+        if self._free(node.id):
+            return sx.attr("rt", node.id)
+        return node
 
 
-def _operand_text(op):
-    """``render_operand``, with a negative constant in parentheses: ``(-0.7) ** 2``
-    rendered as ``-0.7 ** 2`` is -0.49 (found by tests/test_fuzz.py)."""
-    text = render_operand(op)
-    if isinstance(op, ir.Const) and text.startswith("-"):
-        return f"({text})"
-    return text
+def instantiate(expression, mapping):
+    """An adjoint rule's expression with its names bound: ``mapping`` maps names
+    (``g``, ``ans``, parameters) to expression nodes.  Returns a new tree."""
+    return _Instantiate(mapping).visit(sx.copy_tree(_parse_template(expression)))
 
 
-def render_prim(prim):
+def prim_node(prim):
     """The primal right-hand side of a primitive application."""
-    if prim.render == "call":  # call arguments need no parentheses: np.roll(x, -1)
-        parts = [render_operand(a) for a in prim.args] + \
-            [f"{k}={render_operand(v)}" for k, v in prim.kwargs.items()]
-        return f"{prim.ref}({', '.join(parts)})"
-    args = [_operand_text(a) for a in prim.args]
+    args = [operand_node(a) for a in prim.args]
+    if prim.render == "call":
+        return sx.call(prim.ref, *args, **{k: operand_node(v) for k, v in prim.kwargs.items()})
     if prim.render in SYMBOLS:
-        return f"{args[0]} {SYMBOLS[prim.render]} {args[1]}"
+        return sx.binop(args[0], SYMBOLS[prim.render], args[1])
     if prim.render == "unary:-":
-        return f"-{args[0]}"
+        return sx.neg(args[0])
     if prim.render == "getitem":
-        return f"{args[0]}[{prim.args[1].source}]"
+        return sx.subscript(args[0], sx.copy_tree(prim.args[1].node))
     if prim.render == "attr:T":
-        return f"{args[0]}.T"
+        return sx.attr(args[0], "T")
     raise ValueError(f"unknown primitive rendering {prim.render!r}")
 
 
-def render_expr(expr):
+def expr_node(expr):
     if isinstance(expr, ir.Prim):
-        return render_prim(expr)
+        return prim_node(expr)
     if isinstance(expr, ir.Copy):
-        return render_operand(expr.value)
+        return operand_node(expr.value)
     if isinstance(expr, ir.NonDiff):
-        return expr.source
+        return sx.copy_tree(expr.node)
     raise TypeError(expr)
 
 
@@ -164,9 +147,9 @@ class Reverser:
                 p1, p2 = set(possibly), set(possibly)
                 body1 = self.primal(stmt.body, d1, p1, in_loop)
                 body2 = self.primal(stmt.orelse, d2, p2, in_loop)
-                out.append(Block(f"if {stmt.test}:", body1, stmt.line))
+                out.append(Block(sx.if_(stmt.test), body1, stmt.line))
                 if body2:
-                    out.append(Block("else:", body2, stmt.line))
+                    out.append(Block(None, body2, stmt.line))
                 defined |= d1 & d2
                 possibly |= p1 | p2
             elif isinstance(stmt, (ir.For, ir.While)):
@@ -175,7 +158,7 @@ class Reverser:
                 else:
                     out.extend(self._primal_loop(stmt, defined, possibly, in_loop))
             elif isinstance(stmt, ir.Break):
-                out.append(Block(f"if {stmt.flag}:", [Line("break", stmt.line)], stmt.line))
+                out.append(Block(sx.if_(stmt.flag), [Line(sx.break_(), stmt.line)], stmt.line))
             elif isinstance(stmt, ir.Segment):  # checkpointed segments (compiler.segments)
                 out.extend(self.function.segment_handler.primal(self, stmt, defined, possibly,
                                                                 in_loop))
@@ -205,10 +188,10 @@ class Reverser:
 
     def _primal_statement(self, stmt):
         if isinstance(stmt, ir.SetItem):
-            value = render_operand(stmt.value)
-            return [Line(f"{stmt.target} = {stmt.target}.copy()", stmt.line),
-                    Line(f"{stmt.target}[{stmt.index.source}] = {value}", stmt.line)]
-        return [Line(f"{stmt.target} = {render_expr(stmt.expr)}", stmt.line)]
+            write = sx.subscript(stmt.target, sx.copy_tree(stmt.index.node))
+            return [Line(sx.assign(stmt.target, sx.method(stmt.target, "copy")), stmt.line),
+                    Line(sx.assign(write, operand_node(stmt.value)), stmt.line)]
+        return [Line(sx.assign(stmt.target, expr_node(stmt.expr)), stmt.line)]
 
     def _primal_loop(self, loop, defined, possibly, in_loop):
         out = []
@@ -219,7 +202,7 @@ class Reverser:
             fake = ir.Assign(counter, ir.Copy(ir.Const(0)), loop.line)
             self._save(out, fake, counter, defined, possibly, in_loop)
             loop.counter_save = self.slots.get(id(fake))
-            out.append(Line(f"{counter} = 0", loop.line))
+            out.append(Line(sx.assign(counter, sx.const(0)), loop.line))
             defined.add(counter)
             possibly.add(counter)
         inner_defined = set(defined)
@@ -229,22 +212,23 @@ class Reverser:
             inner_possibly.add(loop.target)
         body = self.primal(loop.body, inner_defined, inner_possibly, in_loop=True)
         if counter:
-            body.insert(0, Line(f"{counter} = {counter} + 1", loop.line))
-        if isinstance(loop, ir.For) and getattr(loop, "iter_text", None):
-            loop.range_text = loop.iter_text  # a taped segment: `for t in steps`
-            header = f"for {loop.target} in {loop.range_text}:"
+            body.insert(0, Line(sx.assign(counter, sx.binop(counter, "+", sx.const(1))),
+                                loop.line))
+        if isinstance(loop, ir.For) and getattr(loop, "iter_name", None):
+            loop.range_node = sx.name(loop.iter_name)  # a taped segment: `for t in steps`
+            header = sx.for_(loop.target, loop.range_node)
         elif isinstance(loop, ir.For):
-            bounds = ", ".join(render_operand(b) for b in loop.bounds)
+            bounds = sx.call("range", *[operand_node(b) for b in loop.bounds])
             assigned = set(ir.assigned_names(loop.body))
             if any(n in assigned for b in loop.bounds for n in ir.operand_names(b)):
                 rng = self.namer.fresh("loop_range")
-                out.append(Line(f"{rng} = range({bounds})", loop.line))
-                loop.range_text = rng
+                out.append(Line(sx.assign(rng, bounds), loop.line))
+                loop.range_node = sx.name(rng)
             else:
-                loop.range_text = f"range({bounds})"
-            header = f"for {loop.target} in {loop.range_text}:"
+                loop.range_node = bounds
+            header = sx.for_(loop.target, sx.copy_tree(loop.range_node))
         else:
-            header = f"while {loop.test.source}:"
+            header = sx.while_(sx.copy_tree(loop.test.node))
         out.append(Block(header, body, loop.line))
         possibly |= inner_possibly
         return out
@@ -269,9 +253,9 @@ class Reverser:
                 code1 += self.materialize(merged - n1, stmt.line)
                 code2 += self.materialize(merged - n2, stmt.line)
                 if code1 or code2:
-                    out.append(Block(f"if {stmt.test}:", code1, stmt.line, True))
+                    out.append(Block(sx.if_(stmt.test), code1, stmt.line, True))
                     if code2:
-                        out.append(Block("else:", code2, stmt.line, True))
+                        out.append(Block(None, code2, stmt.line, True))
                 nonzero = merged
             elif isinstance(stmt, (ir.For, ir.While)):
                 if stmt.checkpoint and self.loop_handler is not None:
@@ -287,7 +271,7 @@ class Reverser:
     def materialize(self, names, line):
         code = []
         for b in sorted(names):
-            code.append(Line(f"{b} = {self.zero_of(b)}", line, True))
+            code.append(Line(sx.assign(b, self.zero_of(b)), line, True))
         return code
 
     def zero_of(self, adjoint_name):
@@ -298,9 +282,9 @@ class Reverser:
         scalar ``0.0`` would break adjoints such as ``np.swapaxes(g, 0, 1)``."""
         var = self.primal_of(adjoint_name)
         if var is not None:
-            return f"rt.zeros_like({var})"
+            return sx.rt("zeros_like", var)
         self.maybe_scalar_zero.add(adjoint_name)
-        return "0.0"
+        return sx.const(0.0)
 
     def primal_of(self, adjoint_name):
         return self._primal_names.get(adjoint_name)
@@ -320,9 +304,9 @@ class Reverser:
         for b in sorted(names):
             var = self.primal_of(b)
             if b in nonzero:
-                code.append(Line(f"{b} = rt.private_adjoint({b}, {var})", line, True))
+                code.append(Line(sx.assign(b, sx.rt("private_adjoint", b, var)), line, True))
             else:
-                code.append(Line(f"{b} = rt.zeros_like({var})", line, True))
+                code.append(Line(sx.assign(b, sx.rt("zeros_like", var)), line, True))
         return code
 
     def _adjoint_loop(self, loop, nonzero):
@@ -344,16 +328,17 @@ class Reverser:
         out += self.materialize(head - n0 - accumulators, loop.line)
         code += self.materialize(head - n_start, loop.line)
         if isinstance(loop, ir.For):
-            rng = loop.range_text
+            rng = sx.copy_tree(loop.range_node)
             if loop.break_flag:
-                rng = f"{rng}[:{loop.counter}]"
-            header = f"for {loop.target} in reversed({rng}):"
+                rng = sx.subscript(rng, ast.Slice(lower=None, upper=sx.name(loop.counter),
+                                                  step=None))
+            header = sx.for_(loop.target, sx.call("reversed", rng))
         else:
-            header = f"for _ in range({loop.counter}):"
+            header = sx.for_("_", sx.call("range", loop.counter))
         if code:
             out.append(Block(header, code, loop.line, True))
         for b in sorted(self.batched & (accumulators - outer_owned)):
-            out.append(Line(f"{b} = rt.settled({b})", loop.line, True))
+            out.append(Line(sx.assign(b, sx.rt("settled", b)), loop.line, True))
             self.batched.discard(b)
         if getattr(loop, "counter_save", None):
             slot, tape = loop.counter_save
@@ -366,18 +351,22 @@ class Reverser:
             out.append(Restore(stmt.target, slot[0], slot[1], stmt.line))
 
     def _accumulate(self, name, contribution, out, nonzero, line):
+        """Add ``contribution`` (an expression node, or a name) to the adjoint of ``name``."""
         b = self.adj(name)
+        contribution = sx.expr(contribution)
         if b in nonzero and b in self.owned:
-            inner = _call_arguments(contribution, "rt.matmul_adjoint_x2")
-            if inner is not None:  # gathered a few steps at a time (rt.ProductSum)
-                out.append(Line(f"{b} = rt.accumulate_matmul_adjoint_x2({b}, {inner})", line, True))
+            if sx.calls_helper(contribution, runtime.matmul_adjoint_x2):
+                # gathered a few steps at a time (rt.ProductSum)
+                call = sx.rt("accumulate_matmul_adjoint_x2", b, *contribution.args,
+                             **{k.arg: k.value for k in contribution.keywords})
+                out.append(Line(sx.assign(b, call), line, True))
                 self.batched.add(b)
                 return
-            out.append(Line(f"{b} += {_strip_parens(contribution)}", line, True))
+            out.append(Line(sx.add_to(b, contribution), line, True))
         elif b in nonzero:
-            out.append(Line(f"{b} = {b} + {contribution}", line, True))
+            out.append(Line(sx.assign(b, sx.binop(b, "+", contribution)), line, True))
         else:
-            out.append(Line(f"{b} = {_strip_parens(contribution)}", line, True))
+            out.append(Line(sx.assign(b, contribution), line, True))
             nonzero.add(b)
 
     def _adjoint_assign(self, stmt, out, nonzero):
@@ -425,15 +414,15 @@ class Reverser:
             return
         if prim.fn is operator.getitem and self._accumulate_read(stmt, bound, g, out, nonzero):
             return
-        mapping = {"g": g, "ans": stmt.target}
+        mapping = {"g": sx.name(g), "ans": sx.name(stmt.target)}
         for param, op in bound.items():
-            mapping[param] = self._render_bound(op)
+            mapping[param] = self._bound_node(op)
         for param, expression in rule.templates.items():
             op = bound.get(param)
             if param in rule.sequence_params and isinstance(op, ir.Seq):
                 for k, item in enumerate(op.items):
                     if isinstance(item, ir.Name) and item.id in self.active:
-                        m = dict(mapping, i=str(k))
+                        m = dict(mapping, i=sx.const(k))
                         self._accumulate(item.id, instantiate(expression, m), out, nonzero,
                                          stmt.line)
             elif isinstance(op, ir.Name) and op.id in self.active:
@@ -454,43 +443,47 @@ class Reverser:
         b = self.adj(base.id)
         if b not in self.owned or b not in nonzero:
             return False
-        index = self._render_bound(bound["index"])
-        out.append(Line(f"{b} = rt.accumulate_at({b}, {base.id}, {index}, {g})", stmt.line, True))
+        index = self._bound_node(bound["index"])
+        out.append(Line(sx.assign(b, sx.rt("accumulate_at", b, base.id, index, g)), stmt.line,
+                        True))
         return True
 
-    def _render_bound(self, op):
+    def _bound_node(self, op):
+        """The expression of a rule's argument: an operand, a tuple of them, or a
+        default value (bound in the namespace when it is not a literal)."""
         if isinstance(op, (ir.Name, ir.Const, ir.Seq, ir.Index)):
-            return render_operand(op)
+            return operand_node(op)
         if isinstance(op, tuple):
-            return "(" + ", ".join(self._render_bound(o) for o in op) + ("," if len(op) == 1 else "") + ")"
+            return sx.tuple_([self._bound_node(o) for o in op])
         if op is None or isinstance(op, (bool, int, float, str)):
-            return repr(op)
+            return sx.const(op)
         name = self.namer.fresh("default")
         self.bindings[name] = op
-        return name
+        return sx.name(name)
 
     def _adjoint_callable(self, stmt, prim, rule, bound, g, out, nonzero):
         rule_name = self.namer.fresh(f"{getattr(prim.fn, '__name__', 'fn')}_adjoint")
         self.bindings[rule_name] = rule.vjp
-        args = ", ".join([render_operand(a) for a in prim.args] +
-                         [f"{k}={render_operand(v)}" for k, v in prim.kwargs.items()])
+        user_call = sx.call(rule_name, g, stmt.target, *[operand_node(a) for a in prim.args],
+                            **{k: operand_node(v) for k, v in prim.kwargs.items()})
         parts = self.namer.fresh(f"{self.adj(stmt.target)}_parts")
-        out.append(Line(f"{parts} = rt.adjoint_parts({rule_name}({g}, {stmt.target}, {args}), "
-                        f"{len(prim.args)})", stmt.line, True))
+        out.append(Line(sx.assign(parts, sx.rt("adjoint_parts", user_call,
+                                               sx.const(len(prim.args)))), stmt.line, True))
         for k, a in enumerate(prim.args):
             for name in ir.operand_names(a):
                 if name in self.active:
-                    self._accumulate(name, f"{parts}[{k}]", out, nonzero, stmt.line)
+                    self._accumulate(name, sx.subscript(parts, sx.const(k)), out, nonzero,
+                                     stmt.line)
 
     def _adjoint_setitem(self, stmt, out, nonzero):
         g = self.adj(stmt.target)
         if stmt.target in self.active and g in nonzero:
-            index = stmt.index.value_source
             value = stmt.value
             if isinstance(value, ir.Name) and value.id in self.active:
-                self._accumulate(value.id, f"rt.setitem_adjoint_value({g}, {index}, {value.id})",
-                                 out, nonzero, stmt.line)
-            out.append(Line(f"{g} = rt.setitem_adjoint_array({g}, {index})", stmt.line, True))
+                self._accumulate(value.id, sx.rt("setitem_adjoint_value", g, stmt.index.value(),
+                                                 value.id), out, nonzero, stmt.line)
+            out.append(Line(sx.assign(g, sx.rt("setitem_adjoint_array", g, stmt.index.value())),
+                            stmt.line, True))
         self._restore(stmt, out)
 
     _primal_names = {}
