@@ -6,7 +6,7 @@ import pytest
 
 import tangent_ckpt as tc
 from tangent_ckpt import runtime as rt
-from tangent_ckpt.compiler.hoist import transpose_invariants
+from tangent_ckpt.compiler.package.hoist import transpose_invariants
 
 from code_items import block, line, text
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from tangent_ckpt.compiler.next_state import prune_recording, use_next_state
+from tangent_ckpt.compiler.package.next_state import prune_recording, use_next_state
 
 from code_items import block as Block, line as Line, lines, texts
 from gradcheck import check_grad

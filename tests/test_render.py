@@ -8,7 +8,7 @@ import numpy as np
 import tangent_ckpt as tc
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.render import render, unparse
+from tangent_ckpt.compiler.emit import render, unparse
 
 from gradcheck import check_grad
 

@@ -100,6 +100,22 @@ class If:
 
 
 @dataclass
+class LoopRecord:
+    """What the transform and package stages record about one loop while they
+    generate its code (each field names the stage that sets it)."""
+    counter: Optional[str] = None  # transform: the trip count of a while/break loop
+    counter_save: Any = None  # transform: (slot, is tape) keeping the counter's old value
+    range_node: Any = None  # transform: the iterable the primal loop runs over (a tree)
+    plain: bool = False  # package: marked but nothing to checkpoint: an ordinary loop
+    name: Optional[str] = None  # package: ``loopN``, the driver object
+    carried_saves: list = field(default_factory=list)  # package: saves of the carried values
+    transposes: dict = field(default_factory=dict)  # package: {W: W_T} made once (hoist.py)
+    adjoint_names: list = field(default_factory=list)  # package: adjoints through loopN.reverse
+    reverse_args: list = field(default_factory=list)  # package: invariants loopN.reverse takes
+    next_state: bool = False  # package: the adjoint step also takes the state after the step
+
+
+@dataclass
 class For:
     """``for target in range(*bounds)``; ``break_flag`` names the flag set by a
     ``break`` in the body (the body ends by testing it)."""
@@ -109,7 +125,10 @@ class For:
     line: int
     header: str = ""  # the user's loop header, for comments
     break_flag: Optional[str] = None
-    checkpoint: bool = False
+    checkpoint: bool = False  # lower (tc.checkpointed_loop) or package (checkpoint=True)
+    options: Any = None  # lower: tc.checkpointed_loop's own CheckpointOptions
+    steps_name: Optional[str] = None  # package: a taped run iterates ``for t in steps``
+    record: LoopRecord = field(default_factory=LoopRecord)
 
 
 @dataclass
@@ -120,6 +139,8 @@ class While:
     header: str = ""
     break_flag: Optional[str] = None
     checkpoint: bool = False
+    options: Any = None
+    record: LoopRecord = field(default_factory=LoopRecord)
 
 
 @dataclass
@@ -239,3 +260,33 @@ def operand_node(op):
     if isinstance(op, Index):
         return op.value()
     raise TypeError(op)
+
+
+SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",
+           "binop:**": "**", "binop:@": "@"}
+
+
+def prim_node(prim):
+    """The primal right-hand side of a primitive application."""
+    args = [operand_node(a) for a in prim.args]
+    if prim.render == "call":
+        return sx.call(prim.ref, *args, **{k: operand_node(v) for k, v in prim.kwargs.items()})
+    if prim.render in SYMBOLS:
+        return sx.binop(args[0], SYMBOLS[prim.render], args[1])
+    if prim.render == "unary:-":
+        return sx.neg(args[0])
+    if prim.render == "getitem":
+        return sx.subscript(args[0], sx.copy_tree(prim.args[1].node))
+    if prim.render == "attr:T":
+        return sx.attr(args[0], "T")
+    raise ValueError(f"unknown primitive rendering {prim.render!r}")
+
+
+def expr_node(expr):
+    if isinstance(expr, Prim):
+        return prim_node(expr)
+    if isinstance(expr, Copy):
+        return operand_node(expr.value)
+    if isinstance(expr, NonDiff):
+        return sx.copy_tree(expr.node)
+    raise TypeError(expr)

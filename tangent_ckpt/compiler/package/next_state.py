@@ -26,9 +26,10 @@ import numpy as np
 
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import (
-    Block, Line, all_names, line_reads, line_target as _target, names_read, shape_only, trees,
+    Block, Line, all_names, line_reads, line_target as _target, names_read, trees,
 )
 from tangent_ckpt.compiler.naming import Namer
+from tangent_ckpt.compiler.package.saves import shape_only
 
 #: array methods that read their object and return a new value
 _PURE_METHODS = frozenset({

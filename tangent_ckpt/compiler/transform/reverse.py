@@ -12,90 +12,52 @@ is written out (``bW = 0.0``) only where control flow needs a value.
 """
 
 import ast
-import builtins
-import functools
-import operator
+from dataclasses import dataclass
 
 from tangent_ckpt import runtime
-from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.analyze import assignment_counts
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
-from tangent_ckpt.compiler.ir import operand_node
-from tangent_ckpt.errors import UnsupportedFunctionError
-
-SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",
-           "binop:**": "**", "binop:@": "@"}
+from tangent_ckpt.compiler.ir import expr_node, operand_node
+from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive
 
 
-@functools.lru_cache(maxsize=None)
-def _parse_template(expression):
-    """The syntax tree of an adjoint rule's expression, as the registry declares it."""
-    return ast.parse(expression, mode="eval").body
+@dataclass
+class Sweeps:
+    """The reverse transform of one function: its primal sweep, its adjoint sweep
+    (code items, saves still marked), and what packaging needs to finish it."""
+    primal: list
+    adjoint: list
+    nonzero: set  # adjoints that hold a value at the start of the function
+    seed: str  # the adjoint of the result: the gradient function's last parameter
+    adj: "AdjointNames"
+    reverser: "Reverser"  # predeclare, tape, maybe_scalar_zero, counts
 
 
-class _Instantiate(ast.NodeTransformer):
-    """Names of a rule expression -> the operands bound to them; other free names
-    are NumPy (``np``), builtins, or runtime helpers (``rt.unbroadcast``)."""
-
-    def __init__(self, mapping):
-        self.mapping = mapping
-
-    def _free(self, identifier):
-        return identifier not in self.mapping and identifier != "np" and \
-            not hasattr(builtins, identifier)
-
-    def visit_Call(self, node):  # noqa: N802
-        self.generic_visit_children(node)
-        if isinstance(node.func, ast.Name) and self._free(node.func.id):
-            return sx.rt(node.func.id, *node.args,
-                         **{k.arg: k.value for k in node.keywords})
-        node.func = self.visit(node.func)
-        return node
-
-    def generic_visit_children(self, node):
-        node.args = [self.visit(a) for a in node.args]
-        for k in node.keywords:
-            k.value = self.visit(k.value)
-
-    def visit_Name(self, node):  # noqa: N802
-        if node.id in self.mapping:
-            return sx.copy_tree(self.mapping[node.id])
-        if self._free(node.id):
-            return sx.attr("rt", node.id)
-        return node
+def reverse_function(function, active, namer, bindings, loops=None, segments=None):
+    """Transform (reverse mode).  Takes the lowered ``ir.Function``, its active
+    names, the compile's namer and global bindings, and the packaging stages'
+    handlers for checkpointed loops and segments; gives its :class:`Sweeps`."""
+    adj = AdjointNames(namer.used)
+    rev = Reverser(function, active, namer, adj, bindings, error_factory(function),
+                   loops=loops, segments=segments,
+                   counts=assignment_counts(function.body, function.params),
+                   primal_names={adj(n): n for n in list(namer.used)}, top=True)
+    defined = set(function.params) | set(bindings)
+    primal = rev.primal(function.body, set(defined), set(defined))
+    seed = adj(function.result)
+    namer.reserve({seed})
+    adjoint, nonzero = rev.adjoint(function.body, {seed})
+    return Sweeps(primal, adjoint, nonzero, seed, adj, rev)
 
 
-def instantiate(expression, mapping):
-    """An adjoint rule's expression with its names bound: ``mapping`` maps names
-    (``g``, ``ans``, parameters) to expression nodes.  Returns a new tree."""
-    return _Instantiate(mapping).visit(sx.copy_tree(_parse_template(expression)))
-
-
-def prim_node(prim):
-    """The primal right-hand side of a primitive application."""
-    args = [operand_node(a) for a in prim.args]
-    if prim.render == "call":
-        return sx.call(prim.ref, *args, **{k: operand_node(v) for k, v in prim.kwargs.items()})
-    if prim.render in SYMBOLS:
-        return sx.binop(args[0], SYMBOLS[prim.render], args[1])
-    if prim.render == "unary:-":
-        return sx.neg(args[0])
-    if prim.render == "getitem":
-        return sx.subscript(args[0], sx.copy_tree(prim.args[1].node))
-    if prim.render == "attr:T":
-        return sx.attr(args[0], "T")
-    raise ValueError(f"unknown primitive rendering {prim.render!r}")
-
-
-def expr_node(expr):
-    if isinstance(expr, ir.Prim):
-        return prim_node(expr)
-    if isinstance(expr, ir.Copy):
-        return operand_node(expr.value)
-    if isinstance(expr, ir.NonDiff):
-        return sx.copy_tree(expr.node)
-    raise TypeError(expr)
+def error_factory(function):
+    """``make(cls, message, line, construct, hint)``: an error naming the user's file:line."""
+    def make(cls, message, line, construct=None, hint=None):
+        return cls(message, filename=function.filename, lineno=line, construct=construct,
+                   hint=hint)
+    return make
 
 
 class AdjointNames:
@@ -112,24 +74,56 @@ class AdjointNames:
 
 
 class Reverser:
-    """Builds the primal and adjoint code of one generated function body."""
+    """Builds the primal and adjoint code of one generated function body.
+
+    Its public methods are the interface the packaging stages use
+    (:mod:`~tangent_ckpt.compiler.package.checkpointed_loops` for checkpointed loops,
+    :mod:`~tangent_ckpt.compiler.package.checkpointed_segments` for segments), and the one a forward
+    transform is to offer too:
+
+    - ``primal(body, defined, possibly, in_loop)`` / ``adjoint(body, nonzero)``:
+      the code of a body, forward and in reverse;
+    - ``primal_loop`` / ``adjoint_loop``: an ordinary (taped) loop;
+    - ``save(out, stmt, target, defined, possibly, in_loop)`` / ``restore(stmt, out)``:
+      keep the value a write overwrites, and put it back in the reverse sweep;
+    - ``accumulate(name, contribution, out, nonzero, line)``: add to an adjoint;
+      ``materialize``, ``make_private``, ``accumulators``, ``zero_of``: zeros and
+      private accumulators;
+    - ``nested(loops)``: a Reverser for a generated function of its own (a loop
+      step, a segment) that shares this one's names, activity and bindings;
+      after it ran, ``tape`` and ``predeclare`` say what that function sets up.
+
+    ``loops`` and ``segments`` are the packaging stages' handlers: objects with
+    ``primal(rev, stmt, defined, possibly, in_loop)`` and ``adjoint(rev, stmt,
+    nonzero)``, called for checkpointed loops and for ``ir.Segment``.
+    ``top``: this Reverser builds the gradient function itself.
+    """
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
-                 loop_handler=None):
+                 loops=None, segments=None, counts=None, primal_names=None, top=False):
         self.function = function
         self.active = active
         self.namer = namer
         self.adj = adj
         self.bindings = bindings
         self.error = parsed_error
-        self.loop_handler = loop_handler  # checkpointed loops (compiler.loops)
+        self.loops = loops  # checkpointed loops (compiler.loops), or None
+        self.segments = segments  # checkpointed segments (compiler.segments)
+        self.counts = counts if counts is not None else {}  # name -> places assigning it
+        self.primal_names = primal_names if primal_names is not None else {}  # bx -> x
+        self.top = top
         self.slots = {}  # id(stmt) -> (slot name, is tape)
         self.predeclare = []
         self.tape = None
         self.maybe_scalar_zero = set()
-        self.counts = {}
         self.owned = set()  # adjoints that are private accumulators: updated in place
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
+
+    def nested(self, loops=None):
+        """A Reverser for another generated function (a loop step, a segment)."""
+        return Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
+                        self.error, loops=loops, segments=self.segments, counts=self.counts,
+                        primal_names=self.primal_names)
 
     # --- primal -----------------------------------------------------------------
     def primal(self, body, defined, possibly, in_loop=False):
@@ -138,7 +132,7 @@ class Reverser:
         out = []
         for stmt in body:
             if isinstance(stmt, (ir.Assign, ir.SetItem)):
-                self._save(out, stmt, stmt.target, defined, possibly, in_loop)
+                self.save(out, stmt, stmt.target, defined, possibly, in_loop)
                 out.extend(self._primal_statement(stmt))
                 defined.add(stmt.target)
                 possibly.add(stmt.target)
@@ -153,18 +147,17 @@ class Reverser:
                 defined |= d1 & d2
                 possibly |= p1 | p2
             elif isinstance(stmt, (ir.For, ir.While)):
-                if stmt.checkpoint and self.loop_handler is not None:
-                    out.extend(self.loop_handler.primal(self, stmt, defined, possibly, in_loop))
+                if stmt.checkpoint and self.loops is not None:
+                    out.extend(self.loops.primal(self, stmt, defined, possibly, in_loop))
                 else:
-                    out.extend(self._primal_loop(stmt, defined, possibly, in_loop))
+                    out.extend(self.primal_loop(stmt, defined, possibly, in_loop))
             elif isinstance(stmt, ir.Break):
                 out.append(Block(sx.if_(stmt.flag), [Line(sx.break_(), stmt.line)], stmt.line))
             elif isinstance(stmt, ir.Segment):  # checkpointed segments (compiler.segments)
-                out.extend(self.function.segment_handler.primal(self, stmt, defined, possibly,
-                                                                in_loop))
+                out.extend(self.segments.primal(self, stmt, defined, possibly, in_loop))
         return out
 
-    def _save(self, out, stmt, target, defined, possibly, in_loop):
+    def save(self, out, stmt, target, defined, possibly, in_loop):
         if in_loop:
             if target not in defined:
                 self._predeclare(target)
@@ -193,15 +186,15 @@ class Reverser:
                     Line(sx.assign(write, operand_node(stmt.value)), stmt.line)]
         return [Line(sx.assign(stmt.target, expr_node(stmt.expr)), stmt.line)]
 
-    def _primal_loop(self, loop, defined, possibly, in_loop):
+    def primal_loop(self, loop, defined, possibly, in_loop):
         out = []
         counter = None
         if isinstance(loop, ir.While) or loop.break_flag:
             counter = self.namer.fresh("steps")
-            loop.counter = counter
+            loop.record.counter = counter
             fake = ir.Assign(counter, ir.Copy(ir.Const(0)), loop.line)
-            self._save(out, fake, counter, defined, possibly, in_loop)
-            loop.counter_save = self.slots.get(id(fake))
+            self.save(out, fake, counter, defined, possibly, in_loop)
+            loop.record.counter_save = self.slots.get(id(fake))
             out.append(Line(sx.assign(counter, sx.const(0)), loop.line))
             defined.add(counter)
             possibly.add(counter)
@@ -214,19 +207,19 @@ class Reverser:
         if counter:
             body.insert(0, Line(sx.assign(counter, sx.binop(counter, "+", sx.const(1))),
                                 loop.line))
-        if isinstance(loop, ir.For) and getattr(loop, "iter_name", None):
-            loop.range_node = sx.name(loop.iter_name)  # a taped segment: `for t in steps`
-            header = sx.for_(loop.target, loop.range_node)
+        if isinstance(loop, ir.For) and loop.steps_name:
+            loop.record.range_node = sx.name(loop.steps_name)  # a taped run: `for t in steps`
+            header = sx.for_(loop.target, sx.name(loop.steps_name))
         elif isinstance(loop, ir.For):
             bounds = sx.call("range", *[operand_node(b) for b in loop.bounds])
             assigned = set(ir.assigned_names(loop.body))
             if any(n in assigned for b in loop.bounds for n in ir.operand_names(b)):
                 rng = self.namer.fresh("loop_range")
                 out.append(Line(sx.assign(rng, bounds), loop.line))
-                loop.range_node = sx.name(rng)
+                loop.record.range_node = sx.name(rng)
             else:
-                loop.range_node = bounds
-            header = sx.for_(loop.target, sx.copy_tree(loop.range_node))
+                loop.record.range_node = bounds
+            header = sx.for_(loop.target, sx.copy_tree(loop.record.range_node))
         else:
             header = sx.while_(sx.copy_tree(loop.test.node))
         out.append(Block(header, body, loop.line))
@@ -258,13 +251,13 @@ class Reverser:
                         out.append(Block(None, code2, stmt.line, True))
                 nonzero = merged
             elif isinstance(stmt, (ir.For, ir.While)):
-                if stmt.checkpoint and self.loop_handler is not None:
-                    code, nonzero = self.loop_handler.adjoint(self, stmt, nonzero)
+                if stmt.checkpoint and self.loops is not None:
+                    code, nonzero = self.loops.adjoint(self, stmt, nonzero)
                 else:
-                    code, nonzero = self._adjoint_loop(stmt, nonzero)
+                    code, nonzero = self.adjoint_loop(stmt, nonzero)
                 out.extend(code)
             elif isinstance(stmt, ir.Segment):
-                code, nonzero = self.function.segment_handler.adjoint(self, stmt, nonzero)
+                code, nonzero = self.segments.adjoint(self, stmt, nonzero)
                 out.extend(code)
         return out, nonzero
 
@@ -287,7 +280,7 @@ class Reverser:
         return sx.const(0.0)
 
     def primal_of(self, adjoint_name):
-        return self._primal_names.get(adjoint_name)
+        return self.primal_names.get(adjoint_name)
 
     def accumulators(self, loop):
         """Adjoints of active variables the loop body reads and never assigns: they
@@ -309,7 +302,7 @@ class Reverser:
                 code.append(Line(sx.assign(b, sx.rt("zeros_like", var)), line, True))
         return code
 
-    def _adjoint_loop(self, loop, nonzero):
+    def adjoint_loop(self, loop, nonzero):
         n0 = set(nonzero)
         accumulators = self.accumulators(loop)
         outer_owned = self.owned
@@ -328,29 +321,29 @@ class Reverser:
         out += self.materialize(head - n0 - accumulators, loop.line)
         code += self.materialize(head - n_start, loop.line)
         if isinstance(loop, ir.For):
-            rng = sx.copy_tree(loop.range_node)
+            rng = sx.copy_tree(loop.record.range_node)
             if loop.break_flag:
-                rng = sx.subscript(rng, ast.Slice(lower=None, upper=sx.name(loop.counter),
+                rng = sx.subscript(rng, ast.Slice(lower=None, upper=sx.name(loop.record.counter),
                                                   step=None))
             header = sx.for_(loop.target, sx.call("reversed", rng))
         else:
-            header = sx.for_("_", sx.call("range", loop.counter))
+            header = sx.for_("_", sx.call("range", loop.record.counter))
         if code:
             out.append(Block(header, code, loop.line, True))
         for b in sorted(self.batched & (accumulators - outer_owned)):
             out.append(Line(sx.assign(b, sx.rt("settled", b)), loop.line, True))
             self.batched.discard(b)
-        if getattr(loop, "counter_save", None):
-            slot, tape = loop.counter_save
-            out.append(Restore(loop.counter, slot, tape, loop.line))
+        if loop.record.counter_save:
+            slot, tape = loop.record.counter_save
+            out.append(Restore(loop.record.counter, slot, tape, loop.line))
         return out, head
 
-    def _restore(self, stmt, out):
+    def restore(self, stmt, out):
         slot = self.slots.get(id(stmt))
         if slot is not None:
             out.append(Restore(stmt.target, slot[0], slot[1], stmt.line))
 
-    def _accumulate(self, name, contribution, out, nonzero, line):
+    def accumulate(self, name, contribution, out, nonzero, line):
         """Add ``contribution`` (an expression node, or a name) to the adjoint of ``name``."""
         b = self.adj(name)
         contribution = sx.expr(contribution)
@@ -377,113 +370,20 @@ class Reverser:
             if isinstance(expr, ir.Copy):
                 for name in ir.operand_names(expr.value):
                     if name in self.active:
-                        self._accumulate(name, g, out, nonzero, stmt.line)
+                        self.accumulate(name, g, out, nonzero, stmt.line)
             elif isinstance(expr, ir.Prim):
-                self._adjoint_prim(stmt, expr, g, out, nonzero)
+                adjoint_of_primitive(self, stmt, expr, g, out, nonzero)
         nonzero.discard(g)
-        self._restore(stmt, out)
-
-    def _adjoint_prim(self, stmt, prim, g, out, nonzero):
-        rule = registry.lookup(prim.fn)
-        active_args = [n for a in list(prim.args) + list(prim.kwargs.values())
-                       if not isinstance(a, ir.Index)
-                       for n in ir.operand_names(a) if n in self.active]
-        if rule is None:
-            if active_args:
-                name = prim.ref or getattr(prim.fn, "__name__", repr(prim.fn))
-                raise self.error(UnsupportedFunctionError,
-                                 f"no adjoint rule for {name}", stmt.line,
-                                 construct=name,
-                                 hint=f"register one with tangent_ckpt.register_adjoint({name}, "
-                                      "rule), or compute it outside the differentiated path")
-            return
-        if rule.constant:
-            return
-        try:
-            bound = rule.bind(prim.args, prim.kwargs)
-        except TypeError as exc:
-            if not active_args:
-                return
-            raise self.error(UnsupportedFunctionError,
-                             f"the call does not fit the adjoint rule of {rule.name}: {exc}",
-                             stmt.line, construct=rule.name,
-                             hint="pass the arguments the rule's signature names, or register "
-                                  "your own adjoint with tangent_ckpt.register_adjoint") from None
-        if rule.vjp is not None:
-            self._adjoint_callable(stmt, prim, rule, bound, g, out, nonzero)
-            return
-        if prim.fn is operator.getitem and self._accumulate_read(stmt, bound, g, out, nonzero):
-            return
-        mapping = {"g": sx.name(g), "ans": sx.name(stmt.target)}
-        for param, op in bound.items():
-            mapping[param] = self._bound_node(op)
-        for param, expression in rule.templates.items():
-            op = bound.get(param)
-            if param in rule.sequence_params and isinstance(op, ir.Seq):
-                for k, item in enumerate(op.items):
-                    if isinstance(item, ir.Name) and item.id in self.active:
-                        m = dict(mapping, i=sx.const(k))
-                        self._accumulate(item.id, instantiate(expression, m), out, nonzero,
-                                         stmt.line)
-            elif isinstance(op, ir.Name) and op.id in self.active:
-                self._accumulate(op.id, instantiate(expression, mapping), out, nonzero, stmt.line)
-            elif isinstance(op, ir.Seq):
-                if any(n in self.active for n in ir.operand_names(op)):
-                    raise self.error(UnsupportedFunctionError,
-                                     f"{rule.name}: a sequence argument '{param}' with "
-                                     "active entries", stmt.line, construct=rule.name)
-
-    def _accumulate_read(self, stmt, bound, g, out, nonzero):
-        """``x[i]`` read in a loop whose adjoint ``bx`` is a private accumulator: add
-        ``g`` into ``bx[i]`` in place, O(size of x[i]) instead of a full-size array
-        per step (``price[t]``, ``for row in data``)."""
-        base = bound.get("a")
-        if not isinstance(base, ir.Name) or base.id not in self.active:
-            return False
-        b = self.adj(base.id)
-        if b not in self.owned or b not in nonzero:
-            return False
-        index = self._bound_node(bound["index"])
-        out.append(Line(sx.assign(b, sx.rt("accumulate_at", b, base.id, index, g)), stmt.line,
-                        True))
-        return True
-
-    def _bound_node(self, op):
-        """The expression of a rule's argument: an operand, a tuple of them, or a
-        default value (bound in the namespace when it is not a literal)."""
-        if isinstance(op, (ir.Name, ir.Const, ir.Seq, ir.Index)):
-            return operand_node(op)
-        if isinstance(op, tuple):
-            return sx.tuple_([self._bound_node(o) for o in op])
-        if op is None or isinstance(op, (bool, int, float, str)):
-            return sx.const(op)
-        name = self.namer.fresh("default")
-        self.bindings[name] = op
-        return sx.name(name)
-
-    def _adjoint_callable(self, stmt, prim, rule, bound, g, out, nonzero):
-        rule_name = self.namer.fresh(f"{getattr(prim.fn, '__name__', 'fn')}_adjoint")
-        self.bindings[rule_name] = rule.vjp
-        user_call = sx.call(rule_name, g, stmt.target, *[operand_node(a) for a in prim.args],
-                            **{k: operand_node(v) for k, v in prim.kwargs.items()})
-        parts = self.namer.fresh(f"{self.adj(stmt.target)}_parts")
-        out.append(Line(sx.assign(parts, sx.rt("adjoint_parts", user_call,
-                                               sx.const(len(prim.args)))), stmt.line, True))
-        for k, a in enumerate(prim.args):
-            for name in ir.operand_names(a):
-                if name in self.active:
-                    self._accumulate(name, sx.subscript(parts, sx.const(k)), out, nonzero,
-                                     stmt.line)
+        self.restore(stmt, out)
 
     def _adjoint_setitem(self, stmt, out, nonzero):
         g = self.adj(stmt.target)
         if stmt.target in self.active and g in nonzero:
             value = stmt.value
             if isinstance(value, ir.Name) and value.id in self.active:
-                self._accumulate(value.id, sx.rt("setitem_adjoint_value", g, stmt.index.value(),
+                self.accumulate(value.id, sx.rt("setitem_adjoint_value", g, stmt.index.value(),
                                                  value.id), out, nonzero, stmt.line)
             out.append(Line(sx.assign(g, sx.rt("setitem_adjoint_array", g, stmt.index.value())),
                             stmt.line, True))
-        self._restore(stmt, out)
+        self.restore(stmt, out)
 
-    _primal_names = {}

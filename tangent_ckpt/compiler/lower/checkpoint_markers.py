@@ -10,7 +10,7 @@ Recognized by object identity (any alias, ``tc.checkpoint`` or
 - ``tc.checkpointed_loop(step, x0, n, num_checkpoints=None)`` -> ``for k in range(n):
   state = step(state)`` marked for checkpointing with ``num_checkpoints`` snapshots.
 
-The functions here take the :class:`~tangent_ckpt.compiler.normalize.Normalizer`
+The functions here take the :class:`~tangent_ckpt.compiler.lower.normalize.Normalizer`
 and use its public-ish helpers (``value``, ``atomize``, ``sub_block``, ...).
 """
 
@@ -22,7 +22,7 @@ from tangent_ckpt.errors import UnsupportedSyntaxError
 
 def _markers():
     from tangent_ckpt.runtime.savings import checkpointed_loop
-    from tangent_ckpt.segments import checkpoint, checkpoint_scope
+    from tangent_ckpt.markers import checkpoint, checkpoint_scope
     return checkpoint, checkpoint_scope, checkpointed_loop
 
 
@@ -41,7 +41,7 @@ def lower_call(nz, fn, node, hint):
 
 
 def lower_checkpoint(nz, node, hint):
-    from tangent_ckpt.compiler.scopes import TupleValue, to_source
+    from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
     if not node.args:
         raise nz.error(UnsupportedSyntaxError, "checkpoint() needs the function to run", node,
                        construct="checkpoint", hint="write tangent_ckpt.checkpoint(fn, *args)")
@@ -118,7 +118,7 @@ def _borrow_lines(nz, fn):
 
 
 def _exits(stmts):
-    from tangent_ckpt.compiler.scopes import walk_no_defs
+    from tangent_ckpt.compiler.lower.scopes import walk_no_defs
     for stmt in stmts:
         for n, in_loop in walk_no_defs(stmt):
             if isinstance(n, gast.Return):
@@ -131,7 +131,7 @@ def _exits(stmts):
 
 def lower_with(nz, s):
     """``with tc.checkpoint_scope(name, enabled=...):`` (the only ``with`` supported)."""
-    from tangent_ckpt.compiler.scopes import to_source
+    from tangent_ckpt.compiler.lower.scopes import to_source
     _, checkpoint_scope, _ = _markers()
     item = s.items[0] if len(s.items) == 1 else None
     ctx = item.context_expr if item is not None else None
@@ -162,7 +162,7 @@ def lower_with(nz, s):
     if "enabled" in args:
         e = args["enabled"]
         static = e.value if isinstance(e, gast.Constant) else nz.static_value(e)
-        from tangent_ckpt.compiler.frontend import _UNRESOLVED
+        from tangent_ckpt.compiler.parse import _UNRESOLVED
         if static is not _UNRESOLVED and isinstance(static, (bool, int, type(None))):
             if not static:
                 nz.block(s.body)  # switched off: the plain block
@@ -180,7 +180,7 @@ def lower_checkpointed_loop(nz, node, hint):
     Returns ``(final_state, None)``: the dict of checkpoints that the function
     returns outside a gradient is not available inside one."""
     from tangent_ckpt.api import CheckpointOptions
-    from tangent_ckpt.compiler.scopes import TupleValue, to_source
+    from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
     names = ("func", "initial_state", "seq_length", "num_checkpoints")
     bound = dict(zip(names, node.args))
     for k in node.keywords:

@@ -11,9 +11,9 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.frontend import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.naming import numpy_path
-from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, always_exits,
+from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, always_exits,
                                           local_names, to_source)
 from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
                                  UnsupportedFunctionError, UnsupportedSyntaxError)
@@ -42,7 +42,7 @@ def is_library(fn):
 
 
 class CallNormalizer:
-    """The call-handling half of :class:`~tangent_ckpt.compiler.normalize.Normalizer`."""
+    """The call-handling half of :class:`~tangent_ckpt.compiler.lower.normalize.Normalizer`."""
 
     # --- calls -----------------------------------------------------------------
     def call(self, node, hint):
@@ -61,7 +61,7 @@ class CallNormalizer:
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
             return self.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
-        from tangent_ckpt.compiler.segment_lowering import lower_call
+        from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
         lowered = lower_call(self, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
         if lowered is not None:
             return lowered

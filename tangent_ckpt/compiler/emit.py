@@ -1,15 +1,57 @@
-"""Emit: the one place generated code becomes text.
+"""Emit: the one place generated code becomes text, and the text a function.
 
 Statements are stdlib ``ast`` trees printed with :func:`ast.unparse` (standard
 library, one line per statement, never wrapped); blocks, comments and the
 ``# line N: ...`` notes that tie generated code to the user's lines are laid
-out here.
+out here.  The source is compiled once and run in ``{np, rt, bindings}``.
 """
 
 import ast
+import itertools
+import linecache
 
+import numpy as np
+
+from tangent_ckpt import runtime
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line
 from tangent_ckpt.compiler.syntax import HelperCall, copy_tree
+from tangent_ckpt.errors import TransformError
+
+_counter = itertools.count(1)
+
+
+class CompiledGradient:
+    """The result of compiling: source text, the function, and what it needs."""
+
+    def __init__(self, source, function, namespace, name, params, wrt_names, result,
+                 seed_name):
+        self.source = source
+        self.function = function
+        self.namespace = namespace
+        self.name = name
+        self.params = params
+        self.wrt_names = wrt_names
+        self.result = result
+        self.seed_name = seed_name
+
+
+def emit(code, function, bindings, wrt_names):
+    """Emit.  Takes the packaged :class:`GradientCode` of ``function`` and the
+    global bindings its code reads; gives a :class:`CompiledGradient`: the source,
+    printed once, and the function it defines."""
+    source = "\n\n\n".join(render(d, line_texts=function.line_texts)
+                            for d in code.definitions) + "\n"
+    namespace = {"np": np, "rt": runtime}
+    namespace.update(bindings)
+    filename = f"<tangent_ckpt {code.name} #{next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        compiled = compile(source, filename, "exec")
+    except SyntaxError as exc:  # pragma: no cover - a compiler bug, reported with the text
+        raise TransformError(f"internal error: generated code does not compile: {exc}\n{source}")
+    exec(compiled, namespace)
+    return CompiledGradient(source, namespace[code.name], namespace, code.name, code.params,
+                            wrt_names, function.result, code.seed)
 
 
 class _Plain(ast.NodeTransformer):

@@ -22,10 +22,10 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.frontend import _UNRESOLVED
-from tangent_ckpt.compiler.calls import IN_PLACE_METHODS, CallNormalizer
+from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS, CallNormalizer
 from tangent_ckpt.compiler.naming import Namer, numpy_path
-from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, all_names,
+from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, all_names,
                                           always_exits, clone, load_context, local_names,
                                           may_exit, rebinds, to_source)
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -168,7 +168,7 @@ class Normalizer(CallNormalizer):
         elif isinstance(s, gast.Assert):
             pass  # a check, not a computation
         elif isinstance(s, gast.With):  # only `with tc.checkpoint_scope(...)`
-            from tangent_ckpt.compiler.segment_lowering import lower_with
+            from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
             lower_with(self, s)
         else:
             self.unsupported_statement(s)
