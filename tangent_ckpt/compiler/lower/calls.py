@@ -10,6 +10,7 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.naming import numpy_path
@@ -61,7 +62,6 @@ class CallNormalizer:
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
             return self.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
-        from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
         lowered = lower_call(self, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
         if lowered is not None:
             return lowered

@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS, CallNormalizer
@@ -168,7 +169,6 @@ class Normalizer(CallNormalizer):
         elif isinstance(s, gast.Assert):
             pass  # a check, not a computation
         elif isinstance(s, gast.With):  # only `with tc.checkpoint_scope(...)`
-            from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
             lower_with(self, s)
         else:
             self.unsupported_statement(s)
