@@ -80,6 +80,9 @@ class Assign:
     target: str
     expr: Any
     line: int
+    # analyze (shapes.py): operands of an elementwise primitive known to have the
+    # result's shape (their adjoints need no rt.unbroadcast)
+    same_shape: tuple = ()
 
 
 @dataclass

@@ -11,6 +11,7 @@ from tangent_ckpt.compiler.package.checkpointed_loops import mark_loops
 from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler
 from tangent_ckpt.compiler.package.gradient import auto_plan, package_gradient
 from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.shapes import shape_facts
 from tangent_ckpt.compiler.transform.reverse import reverse_function
 
 
@@ -21,6 +22,7 @@ def compile_gradient(fn, wrt, options, return_value=False):
     function, bindings, namer = normalize(parsed)                   # lower
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
+    shape_facts(function)
     plan = auto_plan(options, namer)
     loops = mark_loops(function, options, plan)
     segments = SegmentHandler(function, options, plan)

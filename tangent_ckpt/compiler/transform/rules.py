@@ -12,6 +12,7 @@ import builtins
 import functools
 import operator
 
+from tangent_ckpt import runtime
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
@@ -109,7 +110,8 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
                     rev.accumulate(item.id, instantiate(expression, m), out, nonzero,
                                      stmt.line)
         elif isinstance(op, ir.Name) and op.id in rev.active:
-            rev.accumulate(op.id, instantiate(expression, mapping), out, nonzero, stmt.line)
+            contribution = _without_unbroadcast(instantiate(expression, mapping), op.id, stmt)
+            rev.accumulate(op.id, contribution, out, nonzero, stmt.line)
         elif isinstance(op, ir.Seq):
             if any(n in rev.active for n in ir.operand_names(op)):
                 raise rev.error(UnsupportedFunctionError,
@@ -157,3 +159,13 @@ def _adjoint_callable(rev, stmt, prim, rule, bound, g, out, nonzero):
             if name in rev.active:
                 rev.accumulate(name, sx.subscript(parts, sx.const(k)), out, nonzero,
                                  stmt.line)
+
+
+def _without_unbroadcast(contribution, name, stmt):
+    """``rt.unbroadcast(e, x)`` -> ``e`` where the analysis proved that ``x`` has the
+    shape of the result (``stmt.same_shape``), so ``e`` has ``x``'s shape already."""
+    if sx.calls_helper(contribution, runtime.unbroadcast) and len(contribution.args) == 2 \
+            and isinstance(contribution.args[1], ast.Name) \
+            and contribution.args[1].id == name and name in stmt.same_shape:
+        return contribution.args[0]
+    return contribution
