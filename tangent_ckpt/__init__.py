@@ -13,7 +13,7 @@ from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
     estimate_checkpoint_savings, should_checkpoint,
 )
 from tangent_ckpt.api import grad, value_and_grad, grad_with_checkpointing, source  # noqa: F401,E402
-from tangent_ckpt.segments import checkpoint, checkpoint_scope, custom_adjoint  # noqa: F401,E402
+from tangent_ckpt.markers import checkpoint, checkpoint_scope, custom_adjoint  # noqa: F401,E402
 
 __all__ = [
     # differentiation

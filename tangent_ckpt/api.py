@@ -8,55 +8,16 @@ import weakref
 
 import numpy as np
 
-from tangent_ckpt.errors import CheckpointError, WrtError
+from tangent_ckpt.errors import WrtError
+from tangent_ckpt.options import CheckpointOptions
+from tangent_ckpt.runtime import as_gradient
+from tangent_ckpt.runtime.driver import CheckpointedLoop
 
 # fn -> {(wrt, options, return_value): CompiledGradient}.  Weak in fn: a function
 # that is garbage (a closure made in a loop, a fuzzed module) takes its compiled
 # gradients -- and their linecache entries -- with it.
 _CACHE = weakref.WeakKeyDictionary()
 _LOCK = threading.RLock()
-
-_SCHEDULES = ("revolve", "uniform", "online")
-
-
-class CheckpointOptions:
-    """Normalized checkpointing options (hashable, part of the compile cache key)."""
-
-    def __init__(self, checkpoint=False, snapshots=None, memory_budget=None,
-                 schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
-                 nested=False):
-        if checkpoint not in (True, False, "auto"):
-            raise CheckpointError(f"checkpoint must be True, False or 'auto', not {checkpoint!r}")
-        if snapshots is not None:
-            if isinstance(snapshots, bool) or not isinstance(snapshots, (int, np.integer)):
-                raise CheckpointError(f"snapshots must be a positive integer, not {snapshots!r}")
-            if snapshots < 1:
-                raise CheckpointError(f"snapshots must be at least 1, got {snapshots}")
-        if memory_budget is not None and snapshots is not None:
-            raise CheckpointError("give either snapshots= or memory_budget=, not both")
-        if memory_budget is not None:
-            from tangent_ckpt.runtime.driver import parse_memory
-            memory_budget = parse_memory(memory_budget)
-        if schedule not in _SCHEDULES:
-            raise CheckpointError(f"schedule must be one of {', '.join(_SCHEDULES)}, "
-                                  f"not {schedule!r}")
-        if min_steps is None or min_steps < 0:
-            raise CheckpointError(f"min_steps must be >= 0, got {min_steps!r}")
-        if disk_snapshots < 0:
-            raise CheckpointError(f"disk_snapshots must be >= 0, got {disk_snapshots}")
-        self.checkpoint = checkpoint
-        self.snapshots = None if snapshots is None else int(snapshots)
-        self.memory_budget = memory_budget
-        self.schedule = schedule
-        self.min_steps = int(min_steps)
-        self.disk_snapshots = int(disk_snapshots)
-        self.verify = bool(verify)
-        self.nested = bool(nested)
-
-    def key(self):
-        return (self.checkpoint, self.snapshots, self.memory_budget, self.schedule,
-                self.min_steps, self.disk_snapshots, self.verify, self.nested)
-
 
 def _normalize_wrt(wrt):
     if isinstance(wrt, (int, np.integer)) and not isinstance(wrt, bool):
@@ -73,6 +34,8 @@ def _normalize_wrt(wrt):
 
 
 def _compiled(fn, wrt, options, return_value):
+    # imported here, not at the top: `import tangent_ckpt.runtime` (all a dumped
+    # gradient module needs) runs this package's __init__, and must not load the compiler
     from tangent_ckpt.compiler.pipeline import compile_gradient
     key = (wrt, options.key(), return_value)
     with _LOCK:
@@ -95,7 +58,6 @@ def _release_loops(tb):
     close every checkpointed loop its frames still hold, so RAM snapshots and disk
     snapshot folders are freed now, not when the traceback is garbage collected
     (an exception between a loop's forward() and reverse() left them alive)."""
-    from tangent_ckpt.runtime.driver import CheckpointedLoop
     while tb is not None:
         frame = tb.tb_frame
         if frame.f_code.co_filename.startswith("<tangent_ckpt"):
@@ -164,7 +126,6 @@ class GradientFunction:
         zero of the generated code is a Python 0.0, and so is a real zero computed
         from Python floats (``(s - s) * a[0]``): such a value flowing back to an
         array argument is widened here (found by tests/test_fuzz.py)."""
-        from tangent_ckpt.runtime import as_gradient
         if self._single:
             return _shaped_one(grads, values[self.wrt[0]], as_gradient)
         return tuple(_shaped_one(g, values[k], as_gradient) for g, k in zip(grads, self.wrt))

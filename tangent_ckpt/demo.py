@@ -116,8 +116,7 @@ def main(argv=None, loss_fn=None, prog=None):
 def run(args, loss_fn=None):
     """Run the demo with parsed options; returns the exit status (0 = every check passed)."""
     if args.steps < 1 or args.snapshots < 1:
-        from tangent_ckpt.cli import CliError
-        raise CliError("tangent-ckpt demo: --steps and --snapshots must be at least 1")
+        raise ValueError("--steps and --snapshots must be at least 1")
     loss = globals()["loss"] if loss_fn is None else loss_fn
     T, S = args.steps, args.snapshots
     h0, W, b = make_inputs(args.batch, args.hidden, args.seed)

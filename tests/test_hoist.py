@@ -6,26 +6,27 @@ import pytest
 
 import tangent_ckpt as tc
 from tangent_ckpt import runtime as rt
-from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.hoist import transpose_invariants
+from tangent_ckpt.compiler.package.hoist import transpose_invariants
+
+from code_items import block, line, text
 
 from gradcheck import check_grad
 from test_checkpointing import rnn  # h = tanh(h @ W + b), summed
 
 
 def test_adjoints_of_x1_take_the_transposed_invariant():
-    items = [Line("bh = rt.matmul_adjoint_x1(bh_matmul, h, W)"),
-             Block("if c:", [Line("bx = bx + rt.matmul_adjoint_x1(g, x, W)")]),
-             Line("bu = rt.matmul_adjoint_x1(g, u, V)")]
+    items = [line("bh = rt.matmul_adjoint_x1(bh_matmul, h, W)"),
+             block("if c:", [line("bx = bx + rt.matmul_adjoint_x1(g, x, W)")]),
+             line("bu = rt.matmul_adjoint_x1(g, u, V)")]
     names = {}
     out = transpose_invariants(items, ["W", "b"], names, lambda base: base)
     assert names == {"W": "W_T"}
-    assert out[0].text == "bh = rt.matmul_adjoint_x1(bh_matmul, h, W, W_T)"
-    assert out[1].body[0].text == "bx = bx + rt.matmul_adjoint_x1(g, x, W, W_T)"
-    assert out[2].text == "bu = rt.matmul_adjoint_x1(g, u, V)"  # V is not invariant
-    fixed = transpose_invariants([Line("a = rt.matmul_adjoint_x1(g, x, V)")], ["V"], names,
+    assert text(out[0]) == "bh = rt.matmul_adjoint_x1(bh_matmul, h, W, W_T)"
+    assert text(out[1].body[0]) == "bx = bx + rt.matmul_adjoint_x1(g, x, W, W_T)"
+    assert text(out[2]) == "bu = rt.matmul_adjoint_x1(g, u, V)"  # V is not invariant
+    fixed = transpose_invariants([line("a = rt.matmul_adjoint_x1(g, x, V)")], ["V"], names,
                                  lambda base: base, grow=False)
-    assert fixed[0].text == "a = rt.matmul_adjoint_x1(g, x, V)" and "V" not in names
+    assert text(fixed[0]) == "a = rt.matmul_adjoint_x1(g, x, V)" and "V" not in names
 
 
 def test_transposed_is_a_row_ordered_copy_of_2d_arrays_only():

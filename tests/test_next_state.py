@@ -5,18 +5,10 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.next_state import prune_recording, use_next_state
+from tangent_ckpt.compiler.package.next_state import prune_recording, use_next_state
 
+from code_items import block as Block, line as Line, lines, texts
 from gradcheck import check_grad
-
-
-def lines(*texts):
-    return [Line(t) for t in texts]
-
-
-def texts(items):
-    return [i.text for i in items]
 
 
 def test_last_assignment_of_the_state_takes_the_next_state_and_the_rest_is_dropped():

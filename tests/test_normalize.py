@@ -3,8 +3,8 @@
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.frontend import parse_function
-from tangent_ckpt.compiler.normalize import normalize
+from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.lower.normalize import normalize
 
 
 def step(h, W, b):

@@ -8,6 +8,7 @@ result depends on it, and *active* when both.
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.errors import WrtError
 
 
 def _diff_operands(expr):
@@ -43,6 +44,15 @@ def _all_operands(prim):
                  for n in ir.operand_names(a) if not isinstance(a, ir.Index))
 
 
+def wrt_parameters(function, wrt):
+    """The names of the parameters at positions ``wrt`` (checked)."""
+    for k in wrt:
+        if not -len(function.params) <= k < len(function.params):
+            raise WrtError(f"wrt index {k} is out of range: {function.name}() has "
+                           f"{len(function.params)} parameters")
+    return [function.params[k] for k in wrt]
+
+
 def activity(function, wrt_names):
     """The set of active variable names of ``function`` for inputs ``wrt_names``."""
     edges = []  # (source name, target name): target depends differentiably on source
@@ -55,8 +65,7 @@ def activity(function, wrt_names):
                 edges.append((src, stmt.target))
             edges.append((stmt.target, stmt.target))
     varied = _reachable(set(wrt_names), edges)
-    results = {function.result, *getattr(function, "extra_results", ())}
-    useful = _reachable(results, [(dst, src) for src, dst in edges])
+    useful = _reachable({function.result}, [(dst, src) for src, dst in edges])
     return varied & useful
 
 

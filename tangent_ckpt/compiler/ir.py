@@ -6,8 +6,11 @@ or constants.  Control flow is ``If``, ``For`` over a range, and ``While``; earl
 Every statement keeps the user's line number.
 """
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
+
+from tangent_ckpt.compiler import syntax as sx
 
 
 # --- operands ---------------------------------------------------------------
@@ -28,14 +31,20 @@ class Seq:
     kind: str = "tuple"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Index:
-    """A subscript index: ``source`` renders it (``t``, ``1:-1``, ``..., None``),
-    ``value_source`` renders it as a value (``np.s_[1:-1]``), ``names`` are the
-    variables it reads."""
-    source: str
-    value_source: str
+    """A subscript index: ``node`` is its syntax tree with operands atomized
+    (``t``, ``1:-1``, ``..., None``), ``names`` the variables it reads; ``plain``
+    when it is a value as written (a name or a constant), else it is passed as
+    ``np.s_[...]``."""
+    node: ast.expr
     names: tuple
+    plain: bool = False
+
+    def value(self):
+        """The index as a value: ``t``, ``np.s_[1:-1]``."""
+        node = sx.copy_tree(self.node)
+        return node if self.plain else sx.subscript("np.s_", node)
 
 
 # --- expressions (right-hand sides) ------------------------------------------
@@ -59,8 +68,9 @@ class Copy:
 @dataclass
 class NonDiff:
     """An expression with no derivative (comparisons, shapes, user conditions),
-    evaluated exactly as written.  ``names`` are the local variables it reads."""
-    source: str
+    evaluated exactly as written (``node``, a syntax tree with local names renamed
+    and globals bound).  ``names`` are the local variables it reads."""
+    node: ast.expr
     names: tuple
 
 
@@ -70,6 +80,9 @@ class Assign:
     target: str
     expr: Any
     line: int
+    # analyze (shapes.py): operands of an elementwise primitive known to have the
+    # result's shape (their adjoints need no rt.unbroadcast)
+    same_shape: tuple = ()
 
 
 @dataclass
@@ -90,6 +103,22 @@ class If:
 
 
 @dataclass
+class LoopRecord:
+    """What the transform and package stages record about one loop while they
+    generate its code (each field names the stage that sets it)."""
+    counter: Optional[str] = None  # transform: the trip count of a while/break loop
+    counter_save: Any = None  # transform: (slot, is tape) keeping the counter's old value
+    range_node: Any = None  # transform: the iterable the primal loop runs over (a tree)
+    plain: bool = False  # package: marked but nothing to checkpoint: an ordinary loop
+    name: Optional[str] = None  # package: ``loopN``, the driver object
+    carried_saves: list = field(default_factory=list)  # package: saves of the carried values
+    transposes: dict = field(default_factory=dict)  # package: {W: W_T} made once (hoist.py)
+    adjoint_names: list = field(default_factory=list)  # package: adjoints through loopN.reverse
+    reverse_args: list = field(default_factory=list)  # package: invariants loopN.reverse takes
+    next_state: bool = False  # package: the adjoint step also takes the state after the step
+
+
+@dataclass
 class For:
     """``for target in range(*bounds)``; ``break_flag`` names the flag set by a
     ``break`` in the body (the body ends by testing it)."""
@@ -99,7 +128,10 @@ class For:
     line: int
     header: str = ""  # the user's loop header, for comments
     break_flag: Optional[str] = None
-    checkpoint: bool = False
+    checkpoint: bool = False  # lower (tc.checkpointed_loop) or package (checkpoint=True)
+    options: Any = None  # lower: tc.checkpointed_loop's own CheckpointOptions
+    steps_name: Optional[str] = None  # package: a taped run iterates ``for t in steps``
+    record: LoopRecord = field(default_factory=LoopRecord)
 
 
 @dataclass
@@ -110,6 +142,8 @@ class While:
     header: str = ""
     break_flag: Optional[str] = None
     checkpoint: bool = False
+    options: Any = None
+    record: LoopRecord = field(default_factory=LoopRecord)
 
 
 @dataclass
@@ -215,17 +249,47 @@ def read_names(body):
     return names
 
 
-def render_operand(op):
-    """Python source of an operand: ``h``, ``0.5``, ``(a, b)``, ``np.s_[1:-1]``."""
+def operand_node(op):
+    """The expression of an operand: ``h``, ``0.5``, ``(a, b)``, ``np.s_[1:-1]``."""
     if isinstance(op, Name):
-        return op.id
+        return sx.name(op.id)
     if isinstance(op, Const):
-        return repr(op.value)
+        return sx.const(op.value)
     if isinstance(op, Seq):
-        inner = ", ".join(render_operand(x) for x in op.items)
+        items = [operand_node(x) for x in op.items]
         if op.kind == "list":
-            return f"[{inner}]"
-        return f"({inner},)" if len(op.items) == 1 else f"({inner})"
+            return ast.List(elts=items, ctx=ast.Load())
+        return ast.Tuple(elts=items, ctx=ast.Load())
     if isinstance(op, Index):
-        return op.value_source
+        return op.value()
     raise TypeError(op)
+
+
+SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",
+           "binop:**": "**", "binop:@": "@"}
+
+
+def prim_node(prim):
+    """The primal right-hand side of a primitive application."""
+    args = [operand_node(a) for a in prim.args]
+    if prim.render == "call":
+        return sx.call(prim.ref, *args, **{k: operand_node(v) for k, v in prim.kwargs.items()})
+    if prim.render in SYMBOLS:
+        return sx.binop(args[0], SYMBOLS[prim.render], args[1])
+    if prim.render == "unary:-":
+        return sx.neg(args[0])
+    if prim.render == "getitem":
+        return sx.subscript(args[0], sx.copy_tree(prim.args[1].node))
+    if prim.render == "attr:T":
+        return sx.attr(args[0], "T")
+    raise ValueError(f"unknown primitive rendering {prim.render!r}")
+
+
+def expr_node(expr):
+    if isinstance(expr, Prim):
+        return prim_node(expr)
+    if isinstance(expr, Copy):
+        return operand_node(expr.value)
+    if isinstance(expr, NonDiff):
+        return sx.copy_tree(expr.node)
+    raise TypeError(expr)

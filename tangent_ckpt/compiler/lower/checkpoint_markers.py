@@ -10,25 +10,26 @@ Recognized by object identity (any alias, ``tc.checkpoint`` or
 - ``tc.checkpointed_loop(step, x0, n, num_checkpoints=None)`` -> ``for k in range(n):
   state = step(state)`` marked for checkpointing with ``num_checkpoints`` snapshots.
 
-The functions here take the :class:`~tangent_ckpt.compiler.normalize.Normalizer`
+The functions here take the :class:`~tangent_ckpt.compiler.lower.normalize.Normalizer`
 and use its public-ish helpers (``value``, ``atomize``, ``sub_block``, ...).
 """
+
+import inspect
+import types
 
 import gast
 
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source, walk_no_defs
+from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.errors import UnsupportedSyntaxError
-
-
-def _markers():
-    from tangent_ckpt.runtime.savings import checkpointed_loop
-    from tangent_ckpt.segments import checkpoint, checkpoint_scope
-    return checkpoint, checkpoint_scope, checkpointed_loop
+from tangent_ckpt.markers import checkpoint, checkpoint_scope
+from tangent_ckpt.options import CheckpointOptions
+from tangent_ckpt.runtime.savings import checkpointed_loop
 
 
 def lower_call(nz, fn, node, hint):
     """The normalized value of a marker call, or None when ``fn`` is no marker."""
-    checkpoint, checkpoint_scope, checkpointed_loop = _markers()
     if fn is checkpoint:
         return lower_checkpoint(nz, node, hint)
     if fn is checkpointed_loop:
@@ -41,7 +42,6 @@ def lower_call(nz, fn, node, hint):
 
 
 def lower_checkpoint(nz, node, hint):
-    from tangent_ckpt.compiler.scopes import TupleValue, to_source
     if not node.args:
         raise nz.error(UnsupportedSyntaxError, "checkpoint() needs the function to run", node,
                        construct="checkpoint", hint="write tangent_ckpt.checkpoint(fn, *args)")
@@ -92,7 +92,6 @@ def _param_names(nz, fn):
     """Parameter names of the checkpointed function (to name its computed arguments)."""
     node = getattr(fn, "node", None)  # a nested def (LocalFunction)
     if node is None:
-        import inspect
         try:
             return list(inspect.signature(fn).parameters)
         except (TypeError, ValueError):
@@ -103,12 +102,10 @@ def _param_names(nz, fn):
 def _borrow_lines(nz, fn):
     """Comments in the generated segment functions quote ``fn``'s lines when it
     is defined in the same file as the differentiated function."""
-    import types
     code = getattr(fn, "__code__", None)
     if not isinstance(fn, types.FunctionType) or code is None or \
             code.co_filename != nz.parsed.filename:
         return
-    import inspect
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError):
@@ -118,7 +115,6 @@ def _borrow_lines(nz, fn):
 
 
 def _exits(stmts):
-    from tangent_ckpt.compiler.scopes import walk_no_defs
     for stmt in stmts:
         for n, in_loop in walk_no_defs(stmt):
             if isinstance(n, gast.Return):
@@ -131,8 +127,6 @@ def _exits(stmts):
 
 def lower_with(nz, s):
     """``with tc.checkpoint_scope(name, enabled=...):`` (the only ``with`` supported)."""
-    from tangent_ckpt.compiler.scopes import to_source
-    _, checkpoint_scope, _ = _markers()
     item = s.items[0] if len(s.items) == 1 else None
     ctx = item.context_expr if item is not None else None
     if item is None or item.optional_vars is not None or not isinstance(ctx, gast.Call) or \
@@ -162,7 +156,6 @@ def lower_with(nz, s):
     if "enabled" in args:
         e = args["enabled"]
         static = e.value if isinstance(e, gast.Constant) else nz.static_value(e)
-        from tangent_ckpt.compiler.frontend import _UNRESOLVED
         if static is not _UNRESOLVED and isinstance(static, (bool, int, type(None))):
             if not static:
                 nz.block(s.body)  # switched off: the plain block
@@ -179,8 +172,6 @@ def lower_checkpointed_loop(nz, node, hint):
 
     Returns ``(final_state, None)``: the dict of checkpoints that the function
     returns outside a gradient is not available inside one."""
-    from tangent_ckpt.api import CheckpointOptions
-    from tangent_ckpt.compiler.scopes import TupleValue, to_source
     names = ("func", "initial_state", "seq_length", "num_checkpoints")
     bound = dict(zip(names, node.args))
     for k in node.keywords:

@@ -24,11 +24,12 @@ import ast
 
 import numpy as np
 
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import (
-    Block, Line, _all_names, _loads, _single_target as _target, names_read, parsed_trees,
-    shape_only,
+    Block, Line, all_names, line_reads, line_target as _target, names_read, trees,
 )
 from tangent_ckpt.compiler.naming import Namer
+from tangent_ckpt.compiler.package.saves import shape_only
 
 #: array methods that read their object and return a new value
 _PURE_METHODS = frozenset({
@@ -49,7 +50,7 @@ def use_next_state(primal, adjoint, ret, carried, reserved=()):
     caller then needs no state after the step).  Either way, statements whose
     values nobody reads are dropped.  ``reserved``: names the new parameters
     must not take (the function's other parameters)."""
-    namer = Namer(_all_names(primal + adjoint + [ret]) | set(reserved))
+    namer = Namer(all_names(primal + adjoint + [ret]) | set(reserved))
     replaced = {}
     primal = list(primal)
     for var in carried:
@@ -58,9 +59,9 @@ def use_next_state(primal, adjoint, ret, carried, reserved=()):
             continue
         name = namer.fresh(f"{var}_next")
         replaced[var] = name
-        primal[at] = Line(f"{var} = {name}", primal[at].line, primal[at].adjoint)
+        primal[at] = Line(sx.assign(var, name), primal[at].line, primal[at].adjoint)
     primal = prune_recording(primal, adjoint + [ret])
-    read = _all_names(primal)
+    read = all_names(primal)
     return primal, {var: name for var, name in replaced.items() if name in read}
 
 
@@ -86,7 +87,7 @@ def drop_idle_saves(primal, adjoint):
 
 def _name_copy(item):
     """``(a, b)`` for a top-level line ``a = b`` between two names."""
-    node = _parse(item.text) if isinstance(item, Line) else None
+    node = item.stmt if isinstance(item, Line) else None
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
             isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Name):
         return node.targets[0].id, node.value.id
@@ -99,25 +100,17 @@ def _last_plain_assignment(items, var):
     ``forward`` must still run: its ``reverse`` follows)."""
     for k in range(len(items) - 1, -1, -1):
         item = items[k]
-        if isinstance(item, Line) and _target(item.text) == var:
-            return k if _pure(_parse(item.text).value) else None
+        if isinstance(item, Line) and _target(item) == var:
+            return k if _pure(item.stmt.value) else None
         if var in _written([item]):
             return None  # a later write in a branch, a loop or through a subscript
     return None
 
 
-def _parse(text):
-    try:
-        body = ast.parse(text.strip()).body
-    except SyntaxError:
-        return None
-    return body[0] if len(body) == 1 else None
-
-
 def _written(items):
     """Every name the code assigns, binds or mutates through a subscript."""
     names = set()
-    for tree in parsed_trees(items):
+    for tree in trees(items):
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
@@ -143,21 +136,21 @@ def prune_recording(primal, after):
     for unit in reversed(_units(primal)):
         item = unit[0]
         if isinstance(item, Line):
-            node = _parse(item.text)
-            target = _target(item.text)
+            node = item.stmt
+            target = _target(item)
             if target is not None and _pure(node.value):
                 if target in value_wanted:
                     value_wanted.discard(target)
                     shape_wanted.discard(target)
-                    value_wanted |= _loads(item.text)
+                    value_wanted |= line_reads(item)
                 elif target in shape_wanted:
                     shape_wanted.discard(target)
                     rule = _shape_rule(node.value)
                     if rule is None:
-                        value_wanted |= _loads(item.text)
+                        value_wanted |= line_reads(item)
                     else:
-                        text, operands = rule
-                        item = Line(f"{target} = {text}", item.line, item.adjoint)
+                        shape, operands = rule
+                        item = Line(sx.assign(target, shape), item.line, item.adjoint)
                         shape_wanted |= operands - value_wanted
                 else:
                     continue  # nobody reads it
@@ -179,10 +172,10 @@ def _live_in(items):
     live = set()
     for item in reversed(items):
         if isinstance(item, Line):
-            target = _target(item.text)
+            target = _target(item)
             if target is not None:
                 live.discard(target)
-            live |= _loads(item.text)
+            live |= line_reads(item)
         else:
             live |= names_read([item])
     return live
@@ -192,8 +185,8 @@ def _units(items):
     """``items`` grouped so that an ``if`` block and its ``else`` are one unit."""
     units = []
     for item in items:
-        if isinstance(item, Block) and item.header == "else:" and units and \
-                isinstance(units[-1][0], Block) and units[-1][0].header.startswith("if "):
+        if isinstance(item, Block) and item.is_else and units and \
+                isinstance(units[-1][0], Block) and units[-1][0].is_if:
             units[-1] = units[-1] + (item,)
         else:
             units.append((item,))
@@ -203,17 +196,17 @@ def _units(items):
 def _dead_branches(unit, wanted):
     """True when the ``if``/``else`` ``unit`` only assigns, without effects, names
     nobody reads (its condition is then not needed either)."""
-    if not unit[0].header.startswith("if "):
+    if not unit[0].is_if:
         return False
 
     def dead(items):
         for item in items:
             if isinstance(item, Line):
-                target = _target(item.text)
-                if target is None or target in wanted or not _pure(_parse(item.text).value):
+                target = _target(item)
+                if target is None or target in wanted or not _pure(item.stmt.value):
                     return False
             elif isinstance(item, Block):
-                if not (item.header.startswith("if ") or item.header == "else:") or \
+                if not (item.is_if or item.is_else) or \
                         not dead(item.body):
                     return False
         return True
@@ -252,16 +245,16 @@ def _dotted(func):
 
 
 def _shape_rule(expr):
-    """``(code, operands)``: code computing the shape of ``expr`` (an
+    """``(call, operands)``: a call computing the shape of ``expr`` (an
     ``rt.ShapeOf``) from its operands' shapes, or None when no rule covers it."""
     if isinstance(expr, ast.BinOp):
         operands = [expr.left, expr.right]
         if not all(_simple(o) for o in operands):
             return None
-        fn = "rt.matmul_shape" if isinstance(expr.op, ast.MatMult) else \
-            "rt.broadcast_shape" if isinstance(expr.op, _ELEMENTWISE_BINARY) else None
+        fn = "matmul_shape" if isinstance(expr.op, ast.MatMult) else \
+            "broadcast_shape" if isinstance(expr.op, _ELEMENTWISE_BINARY) else None
     elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        operands, fn = [expr.operand], "rt.broadcast_shape"
+        operands, fn = [expr.operand], "broadcast_shape"
     elif isinstance(expr, ast.Call) and not expr.keywords and \
             all(not isinstance(a, ast.Starred) for a in expr.args):
         operands = list(expr.args)
@@ -270,8 +263,8 @@ def _shape_rule(expr):
         return None
     if fn is None or not all(_simple(o) for o in operands):
         return None
-    args = ", ".join(ast.unparse(o) for o in operands)
-    return f"{fn}({args})", {o.id for o in operands if isinstance(o, ast.Name)}
+    return sx.rt(fn, *[sx.copy_tree(o) for o in operands]), \
+        {o.id for o in operands if isinstance(o, ast.Name)}
 
 
 def _call_shape_rule(func, nargs):
@@ -280,9 +273,9 @@ def _call_shape_rule(func, nargs):
         return None
     fn = getattr(np, path[1], None)
     if fn is np.matmul and nargs == 2:
-        return "rt.matmul_shape"
+        return "matmul_shape"
     if isinstance(fn, np.ufunc) and fn.nout == 1 and fn.nin == nargs:
-        return "rt.broadcast_shape"
+        return "broadcast_shape"
     return None
 
 

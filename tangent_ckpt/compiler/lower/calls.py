@@ -10,10 +10,12 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
-from tangent_ckpt.compiler.frontend import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.naming import numpy_path
-from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, always_exits,
+from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, always_exits,
                                           local_names, to_source)
 from tangent_ckpt.runtime import random_state
 from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
@@ -43,7 +45,7 @@ def is_library(fn):
 
 
 class CallNormalizer:
-    """The call-handling half of :class:`~tangent_ckpt.compiler.normalize.Normalizer`."""
+    """The call-handling half of :class:`~tangent_ckpt.compiler.lower.normalize.Normalizer`."""
 
     # --- calls -----------------------------------------------------------------
     def call(self, node, hint):
@@ -62,13 +64,12 @@ class CallNormalizer:
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
             return self.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
-        from tangent_ckpt.compiler.segment_lowering import lower_call
         lowered = lower_call(self, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
         if lowered is not None:
             return lowered
         if fn in (len,):
             arg = self.atomize(self.value(node.args[0], hint), hint)
-            return ir.NonDiff(f"len({ir.render_operand(arg)})", ir.operand_names(arg))
+            return ir.NonDiff(sx.call("len", ir.operand_node(arg)), ir.operand_names(arg))
         if fn in NONDIFF_CALLS:
             return self.nondiff(node)
         rule = registry.lookup(fn)

@@ -2,7 +2,7 @@
 ``with tc.checkpoint_scope(name):`` blocks (``ir.Segment``).
 
 A segment becomes two generated functions, both produced by the same
-:class:`~tangent_ckpt.compiler.reverse.Reverser` that differentiates function
+:class:`~tangent_ckpt.compiler.transform.reverse.Reverser` that differentiates function
 bodies (as :mod:`loops` does for loop bodies):
 
 - ``segment12_primal(inputs...)``: the block without any record, returns its outputs;
@@ -29,20 +29,21 @@ written when the reverse pass visits the segment.
 
 import re
 
+import ast
+
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import upward_exposed
-from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
-from tangent_ckpt.compiler.ir import render_operand
+from tangent_ckpt.compiler.code import Block, Comment, Line
+from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
+from tangent_ckpt.compiler.ir import operand_node
 
 
 def _pack(names):
+    """The value of several names: None, one name, or a tuple."""
     if not names:
-        return "None"
-    return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
-
-
-def _unpack(names):
-    return names[0] if len(names) == 1 else ", ".join(names)
+        return sx.const(None)
+    return sx.pack(names)
 
 
 def _stmt_reads(stmt):
@@ -92,21 +93,20 @@ class SegmentInfo:
 
 
 class SegmentHandler:
-    """Called by every Reverser (through ``function.segment_handler``) for ``ir.Segment``."""
+    """Called by every Reverser (its ``segments``) for ``ir.Segment``."""
 
     def __init__(self, function, options=None, plan=None):
         self.function = function
         self.options = options
         self.plan = plan  # auto mode: the name of the gradient's rt.MemoryPlan
         self.definitions = []
-        self.extra_needed = set()
         self._info = {}
+        self._calls = {}  # (id(reverser), id(segment)) -> the lines its primal wrote
 
     # --- analysis -------------------------------------------------------------------
     def _reads_outside(self, seg):
         inside = {id(s) for s in ir.walk(seg.body)}
         names = {self.function.result}
-        names.update(getattr(self.function, "extra_results", ()))
         for stmt in ir.walk(self.function.body):
             if id(stmt) not in inside and stmt is not seg:
                 names.update(_stmt_reads(stmt))
@@ -141,55 +141,47 @@ class SegmentHandler:
         return [f"{kind} at line {seg.line}: {what}",
                 f"inputs: {', '.join(info.inputs) or '-'}; outputs: {', '.join(info.outputs) or '-'}"]
 
-    def _sub_reverser(self, rev):
-        from tangent_ckpt.compiler.reverse import Reverser
-        sub = Reverser(rev.function, rev.active, rev.namer, rev.adj, rev.bindings, rev.error,
-                       loop_handler=None)
-        sub.counts = rev.counts
-        sub._primal_names = rev._primal_names
-        return sub
-
     # --- the two generated functions ----------------------------------------------
     def _primal_function(self, rev, seg, info):
-        sub = self._sub_reverser(rev)
+        sub = rev.nested()
         defined = set(info.inputs) | set(rev.bindings)
         code = resolve_saves(sub.primal(seg.body, set(defined), set(defined)), set())
         lines = [Comment(t) for t in self._describe(seg, info)]
         lines.append(Comment("run without keeping intermediates"))
         lines += code
-        lines.append(Line(f"return {_pack(info.outputs)}"))
-        return [Block(f"def {info.primal}({', '.join(info.inputs)}):", lines)]
+        lines.append(Line(ast.Return(value=_pack(info.outputs))))
+        return [Block(sx.def_(info.primal, info.inputs), lines)]
 
     def _adjoint_function(self, rev, seg, info):
-        sub = self._sub_reverser(rev)
+        sub = rev.nested()
         defined = set(info.inputs) | set(rev.bindings)
         primal = sub.primal(seg.body, set(defined), set(defined))
         seeds = [rev.adj(o) for o in info.active_outputs]
         adjoint, nonzero = sub.adjoint(seg.body, set(seeds))
-        results = [rev.adj(x) if rev.adj(x) in nonzero else f"rt.zeros_like({x})"
+        results = [sx.name(rev.adj(x)) if rev.adj(x) in nonzero else sx.rt("zeros_like", x)
                    for x in info.active_inputs]
-        ret = Line(f"return {', '.join(results)}")
+        ret = Line(sx.return_(results))
         primal, adjoint, needed = finish_saves(primal, adjoint, ret)
         lines = [Comment(t) for t in self._describe(seg, info)]
         lines.append(Comment("re-record it, hand back its outputs, then reverse it with their "
                              "adjoints"))
-        lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
+        lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
         if sub.tape is not None:
-            lines.append(Line(f"{sub.tape} = []"))
+            lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal
-        lines.append(Line(f"{_unpack(seeds)} = yield {_pack(info.outputs)}"))
+        lines.append(Line(sx.assign(list(seeds), sx.yield_(_pack(info.outputs)))))
         lines += adjoint
         lines.append(ret)
-        return [Block(f"def {info.adjoint}({', '.join(info.inputs)}):", lines)]
+        return [Block(sx.def_(info.adjoint, info.inputs), lines)]
 
     # --- the calls in the enclosing code -------------------------------------------
-    def _options_text(self, seg):
-        parts = []
+    def _options(self, seg):
+        kwargs = {}
         if seg.min_bytes is not None:
-            parts.append(f"min_bytes={render_operand(seg.min_bytes)}")
+            kwargs["min_bytes"] = operand_node(seg.min_bytes)
         if seg.enabled is not None:
-            parts.append(f"enabled={render_operand(seg.enabled)}")
-        return parts
+            kwargs["enabled"] = operand_node(seg.enabled)
+        return kwargs
 
     def primal(self, rev, seg, defined, possibly, in_loop):
         info = self.info(rev, seg)
@@ -198,40 +190,43 @@ class SegmentHandler:
         out = [Comment(t) for t in self._describe(seg, info)]
         for x in info.inputs:
             if x not in possibly:  # first assigned inside the segment (on some path)
-                out.append(Line(f"{x} = None", seg.line))
+                out.append(Line(sx.assign(x, sx.const(None)), seg.line))
                 defined.add(x)
                 possibly.add(x)
         obj = info.base if not info.object_named else rev.namer.fresh(info.base)
         info.object_named = True
         obj_fake = ir.Assign(obj, ir.Copy(ir.Const(None)), seg.line)
-        rev._save(out, obj_fake, obj, defined, possibly, in_loop)
+        rev.save(out, obj_fake, obj, defined, possibly, in_loop)
         fakes = []
         for o in info.outputs:
             fake = ir.Assign(o, ir.Copy(ir.Const(None)), seg.line)
-            rev._save(out, fake, o, defined, possibly, in_loop)
+            rev.save(out, fake, o, defined, possibly, in_loop)
             fakes.append(fake)
-        lhs = f"{_unpack(info.outputs)} = " if info.outputs else ""
-        ctor = Line("# (no reverse sweep here: the segment only runs forward)", seg.line)
-        call = Line(f"{lhs}{info.primal}({', '.join(info.inputs)})", seg.line)
+        lhs = list(info.outputs)
+        ctor = Line(None, seg.line, comment="(no reverse sweep here: the segment only runs forward)")
+        run = sx.call(info.primal, *info.inputs)
+        call = Line(sx.assign(lhs, run) if lhs else sx.statement(run), seg.line)
         out += [ctor, call]
         for name in [obj] + info.outputs:
             defined.add(name)
             possibly.add(name)
-        states = rev.__dict__.setdefault("_segment_calls", {})
-        states[id(seg)] = (obj, ctor, call, obj_fake, fakes, lhs)
+        self._calls[id(rev), id(seg)] = (obj, ctor, call, obj_fake, fakes, lhs)
         return out
 
     def adjoint(self, rev, seg, nonzero):
         info = self.info(rev, seg)
         if info.plain:
             return rev.adjoint(seg.body, nonzero)
-        obj, ctor, call, obj_fake, fakes, lhs = rev._segment_calls[id(seg)]
+        obj, ctor, call, obj_fake, fakes, lhs = self._calls[id(rev), id(seg)]
         label = seg.name if seg.kind == "scope" else info.base  # the profiler's name
-        args = [repr(label), info.primal, info.adjoint] + self._options_text(seg)
-        if self.plan and getattr(rev, "is_top", False):  # the auto mode's plan lives there
-            args.append(f"plan={self.plan}")
-        ctor.text = f"{obj} = rt.Segment({', '.join(args)})"
-        call.text = f"{lhs}{obj}.forward({', '.join(info.inputs)})"
+        kwargs = self._options(seg)
+        if self.plan and rev.top:  # the auto mode's plan lives there
+            kwargs["plan"] = sx.name(self.plan)
+        ctor.comment = ""
+        ctor.stmt = sx.assign(obj, sx.rt("Segment", sx.const(label), info.primal, info.adjoint,
+                                         **kwargs))
+        run = sx.method(obj, "forward", *info.inputs)
+        call.stmt = sx.assign(lhs, run) if lhs else sx.statement(run)
         nonzero = set(nonzero)
         out = []
         bouts = [rev.adj(o) for o in info.active_outputs]
@@ -239,7 +234,7 @@ class SegmentHandler:
         if flowing:
             out += rev.materialize([b for b in bouts if b not in nonzero], seg.line)
         for fake in reversed(fakes):  # the inputs hold their values from before the segment
-            rev._restore(fake, out)
+            rev.restore(fake, out)
         for b in bouts:
             nonzero.discard(b)
         if flowing:
@@ -253,9 +248,9 @@ class SegmentHandler:
                 else:
                     targets.append(b)
                     nonzero.add(b)
-            out.append(Line(f"{_unpack(targets)} = {obj}.reverse({_pack(bouts)}"
-                            f"{''.join(', ' + x for x in info.inputs)})", seg.line, True))
+            out.append(Line(sx.assign(targets, sx.method(obj, "reverse", _pack(bouts),
+                                                         *info.inputs)), seg.line, True))
             for x, tmp in accumulate:
-                rev._accumulate(x, tmp, out, nonzero, seg.line)
-        rev._restore(obj_fake, out)
+                rev.accumulate(x, tmp, out, nonzero, seg.line)
+        rev.restore(obj_fake, out)
         return out, nonzero

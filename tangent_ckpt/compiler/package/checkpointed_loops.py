@@ -3,7 +3,7 @@ calls to the runtime driver (``rt.CheckpointedLoop``) that runs the schedule.
 
 - the primal step runs one iteration with no tape;
 - the adjoint step re-records one iteration and reverses it; it is produced by
-  the same :class:`~tangent_ckpt.compiler.reverse.Reverser` that differentiates
+  the same :class:`~tangent_ckpt.compiler.transform.reverse.Reverser` that differentiates
   function bodies, applied to the loop body;
 - ``loopN.forward(...)`` runs all steps and stores snapshots,
   ``loopN.reverse(...)`` restores, advances and reverses on the schedule.
@@ -14,22 +14,28 @@ schedule.  Loops nested in a checkpointed loop are taped inside its adjoint
 step, or checkpointed themselves with ``nested=True``.
 """
 
+import ast
+
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import loop_facts
-from tangent_ckpt.compiler.code import Block, Comment, Line, finish_saves, resolve_saves
-from tangent_ckpt.compiler.hoist import transpose_invariants
-from tangent_ckpt.compiler.ir import render_operand
-from tangent_ckpt.compiler.next_state import drop_idle_saves, use_next_state
+from tangent_ckpt.compiler.code import Block, Comment, Line
+from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
+from tangent_ckpt.compiler.package.hoist import transpose_invariants
+from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
 from tangent_ckpt.runtime import random_state
 
 
-def mark_loops(function, options):
-    """Mark the loops to checkpoint; returns the handler the reverse pass calls."""
+def mark_loops(function, options, plan=None):
+    """Mark the loops to checkpoint; returns the handler the reverse pass calls.
+    ``plan``: the name of the auto mode's ``rt.MemoryPlan``, or None."""
     if not options.checkpoint:  # only loops the user marked (tc.checkpointed_loop)
-        marked = any(getattr(s, "checkpoint", False) for s in ir.walk(function.body))
-        return LoopHandler(function, options) if marked else None
+        marked = any(isinstance(s, (ir.For, ir.While)) and s.checkpoint
+                     for s in ir.walk(function.body))
+        return LoopHandler(function, options, plan) if marked else None
     _mark(function.body, options.nested, inside_loop=False)
-    return LoopHandler(function, options)
+    return LoopHandler(function, options, plan)
 
 
 def _mark(body, nested, inside_loop):
@@ -75,22 +81,14 @@ def _shallow(stmt):
     return stmt
 
 
-def _pack(names):
-    return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
-
-
-def _unpack(names):
-    return names[0] if len(names) == 1 else ", ".join(names)
-
-
 class LoopHandler:
     """Called by the Reverser for every loop marked ``checkpoint``."""
 
-    def __init__(self, function, options):
+    def __init__(self, function, options, plan=None):
         self.function = function
         self.options = options
+        self.plan = plan  # checkpoint="auto": the name of the gradient's rt.MemoryPlan
         self.definitions = []  # the step functions, printed before the gradient
-        self.extra_needed = set()
 
     # --- the parts of one loop -----------------------------------------------------
     def _facts(self, rev, loop, defined):
@@ -98,32 +96,23 @@ class LoopHandler:
         facts = loop_facts(loop, _reads_outside(self.function, loop), before)
         return facts
 
-    def _sub_reverser(self, rev, handler):
-        from tangent_ckpt.compiler.reverse import Reverser
-        sub = Reverser(rev.function, rev.active, rev.namer, rev.adj, rev.bindings, rev.error,
-                       loop_handler=handler)
-        sub.counts = rev.counts
-        sub._primal_names = rev._primal_names
-        return sub
-
     def primal(self, rev, loop, defined, possibly, in_loop):
         facts = self._facts(rev, loop, defined)
         active_carried = [c for c in facts.carried if c in rev.active]
         active_invariants = [v for v in facts.invariants if v in rev.active]
-        loop.facts = facts
         if not facts.carried or (not active_carried and not active_invariants):
             # nothing to differentiate, or nothing the loop computes is read after
             # it (no state to checkpoint): an ordinary loop, and so are the loops
             # inside it (a checkpointed loop inside a taped one would be reversed
             # once per outer iteration from the last forward only)
-            loop.checkpoint_plain = True
+            loop.record.plain = True
             for inner in ir.walk(loop.body):
                 if isinstance(inner, (ir.For, ir.While)):
                     inner.checkpoint = False
-            return rev._primal_loop(loop, defined, possibly, in_loop)
-        loop.checkpoint_plain = False
+            return rev.primal_loop(loop, defined, possibly, in_loop)
+        loop.record.plain = False
         name = rev.namer.fresh(f"loop{loop.line}")
-        loop.loop_name = name
+        loop.record.name = name
         index = loop.target if isinstance(loop, ir.For) else rev.namer.fresh("k")
         body = [s for s in loop.body if not isinstance(s, ir.Break)]
         carried = facts.carried
@@ -133,17 +122,17 @@ class LoopHandler:
                        f"invariant: {', '.join(args) or '-'}; {self._schedule_text(loop)}")]
         for c in carried:
             if c not in possibly:  # first assigned inside the loop: the state starts empty
-                out.append(Line(f"{c} = None", loop.line))
+                out.append(Line(sx.assign(c, sx.const(None)), loop.line))
                 defined.add(c)
                 possibly.add(c)
         # the values the loop overwrites are kept for the code before it (reverse order)
-        loop.carried_saves = []
+        loop.record.carried_saves = []
         for c in carried:
             fake = ir.Assign(c, ir.Copy(ir.Const(None)), loop.line)
-            rev._save(out, fake, c, defined, possibly, in_loop)
-            loop.carried_saves.append(fake)
+            rev.save(out, fake, c, defined, possibly, in_loop)
+            loop.record.carried_saves.append(fake)
         step = self._primal_step(rev, loop, name, index, body, carried, args)
-        loop.transposes = {}  # {W: W_T}: made once before the reverse sweep (hoist.py)
+        loop.record.transposes = {}  # {W: W_T}: made once before the reverse sweep (hoist.py)
         adjoint = self._adjoint_step(rev, loop, name, index, body, carried, args,
                                      active_carried, active_invariants)
         self.definitions.extend([step, adjoint])
@@ -153,30 +142,29 @@ class LoopHandler:
             self.definitions.append(self._taped_segment(rev, loop, name, index, body, carried,
                                                         args, active_carried, active_invariants))
         ctor = self._constructor(loop, name, segmented)
-        out.append(Line(f"{name} = {ctor}", loop.line))
-        state = _pack(carried)
-        extra = "".join(f", {a}" for a in args)
+        out.append(Line(sx.assign(name, ctor), loop.line))
+        state = sx.pack(carried)
         if isinstance(loop, ir.While) or loop.break_flag:
             cond = self._condition(rev, loop, name, index, carried, args)
             self.definitions.append(cond)
-            call = f"{name}.forward_while({name}_cond, {name}_step, {state}{extra})"
+            call = sx.method(name, "forward_while", f"{name}_cond", f"{name}_step", state, *args)
         else:
-            call = f"{name}.forward({name}_step, {state}{extra})"
-        out.append(Line(f"{_unpack(carried)} = {call}", loop.line))
+            call = sx.method(name, "forward", f"{name}_step", state, *args)
+        out.append(Line(sx.assign(list(carried), call), loop.line))
         defined.update(carried)
         possibly.update(carried)
-        loop.adjoint_names = [rev.adj(c) for c in active_carried] + \
+        loop.record.adjoint_names = [rev.adj(c) for c in active_carried] + \
             [rev.adj(v) for v in active_invariants]
-        loop.reverse_args = args
+        loop.record.reverse_args = args
         return out
 
     def _schedule_text(self, loop):
-        o = getattr(loop, "options", None) or self.options  # tc.checkpointed_loop: its own
+        o = loop.options or self.options  # tc.checkpointed_loop: its own
         schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
         label = {"revolve": "Revolve", "uniform": "uniform sqrt(n)", "online": "online"}[schedule]
         if o.snapshots:
             size = f"{o.snapshots} snapshots"
-        elif getattr(self, "plan", None) and o is self.options:
+        elif self.plan and o is self.options:
             size = "snapshots from this loop's share of the auto plan's budget"
         elif o.memory_budget:
             size = f"snapshots fitted to a {o.memory_budget}-byte budget at run time"
@@ -185,70 +173,70 @@ class LoopHandler:
         return f"{label} schedule, {size}"
 
     def _constructor(self, loop, name, segmented=False):
-        o = getattr(loop, "options", None) or self.options
+        o = loop.options or self.options
         if isinstance(loop, ir.For):
-            steps = loop.range_text if hasattr(loop, "range_text") else \
-                f"range({', '.join(render_operand(b) for b in loop.bounds)})"
+            steps = sx.copy_tree(loop.record.range_node) if loop.record.range_node else \
+                sx.call("range", *[operand_node(b) for b in loop.bounds])
         else:
-            steps = "None"
-        parts = [steps]
+            steps = sx.const(None)
+        kwargs = {}
         schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
         if schedule != "revolve":
-            parts.append(f"schedule={schedule!r}")
+            kwargs["schedule"] = sx.const(schedule)
         if o.snapshots:
-            parts.append(f"snapshots={o.snapshots}")
-        if getattr(self, "plan", None) and o is self.options:  # checkpoint="auto"
-            parts.append(f"plan={self.plan}")
+            kwargs["snapshots"] = sx.const(o.snapshots)
+        if self.plan and o is self.options:  # checkpoint="auto"
+            kwargs["plan"] = sx.name(self.plan)
         elif o.memory_budget:
-            parts.append(f"memory_budget={o.memory_budget}")
+            kwargs["memory_budget"] = sx.const(o.memory_budget)
         if o.disk_snapshots:
-            parts.append(f"disk_snapshots={o.disk_snapshots}")
+            kwargs["disk_snapshots"] = sx.const(o.disk_snapshots)
         if o.min_steps:
-            parts.append(f"min_steps={o.min_steps}")
+            kwargs["min_steps"] = sx.const(o.min_steps)
         if o.verify:
-            parts.append("verify=True")
+            kwargs["verify"] = sx.const(True)
         if segmented:
-            parts.append(f"taped_segment={name}_segment")
-        parts.append("copy_snapshots=False")  # the steps never write into their input
-        if getattr(loop, "next_state", False):
-            parts.append("next_state=True")
+            kwargs["taped_segment"] = sx.name(f"{name}_segment")
+        kwargs["copy_snapshots"] = sx.const(False)  # the steps never write into their input
+        if loop.record.next_state:
+            kwargs["next_state"] = sx.const(True)
         if _draws_from_global_state(loop):
-            parts.append("random_state=True")
-        parts.append(f"name={name!r}")
-        return f"rt.CheckpointedLoop({', '.join(parts)})"
+            kwargs["random_state"] = sx.const(True)
+        kwargs["name"] = sx.const(name)
+        return sx.rt("CheckpointedLoop", steps, **kwargs)
 
     def _signature(self, index, carried, first_extra, args):
         params = [index]
         params.append(carried[0] if len(carried) == 1 else "state")
         params += first_extra
         params += list(args)
-        return ", ".join(params)
+        return params
 
     def _unpack_state(self, carried, line):
         if len(carried) == 1:
             return []
-        return [Line(f"{', '.join(carried)} = state")]
+        return [Line(sx.assign(list(carried), "state"))]
 
     def _primal_step(self, rev, loop, name, index, body, carried, args):
-        sub = self._sub_reverser(rev, None)
+        sub = rev.nested()
         defined = set(carried) | set(args) | {index} | set(rev.bindings)
         code = sub.primal(body, set(defined), set(defined))
         code = resolve_saves(code, set())
         lines = [Comment(f"one iteration of the loop at line {loop.line}, no tape")]
         lines += self._unpack_state(carried, loop.line)
         lines += code
-        lines.append(Line(f"return {_pack(carried)}"))
-        return [Block(f"def {name}_step({self._signature(index, carried, [], args)}):", lines)]
+        lines.append(Line(sx.return_([sx.pack(carried)])))
+        return [Block(sx.def_(f"{name}_step", self._signature(index, carried, [], args)), lines)]
 
     def _condition(self, rev, loop, name, index, carried, args):
         tests = []
         if isinstance(loop, ir.While):
-            tests.append(f"({loop.test.source})" if loop.break_flag else loop.test.source)
+            tests.append(sx.copy_tree(loop.test.node))
         if loop.break_flag:
-            tests.append(f"not {loop.break_flag}")
+            tests.append(sx.not_(loop.break_flag))
         lines = self._unpack_state(carried, loop.line)
-        lines.append(Line(f"return {' and '.join(tests)}", loop.line))
-        return [Block(f"def {name}_cond({self._signature(index, carried, [], args)}):", lines)]
+        lines.append(Line(sx.return_([sx.and_(tests)]), loop.line))
+        return [Block(sx.def_(f"{name}_cond", self._signature(index, carried, [], args)), lines)]
 
     def _adjoint_step(self, rev, loop, name, index, body, carried, args, active_carried,
                       active_invariants):
@@ -265,7 +253,7 @@ class LoopHandler:
             extra = ["bstate"] if not after else \
                 [after[carried[0]] if len(carried) == 1 else "next_state", "bstate"]
             params = self._signature(index, carried, extra, self._reverse_args(loop, args))
-            return f"def {name}_adjoint({params}):"
+            return sx.def_(f"{name}_adjoint", params)
 
         def comment(after):
             if not after:
@@ -277,28 +265,29 @@ class LoopHandler:
         reserved = {index, "state", "next_state", "bstate"} | set(carried) | set(args)
         blocks, after = self._reverse_function(
             rev, handler, body, defined, carried, active_carried, active_invariants,
-            header, comment, next_state=reserved, transposes=(args, loop.transposes, True))
-        loop.next_state = bool(after)
+            header, comment, next_state=reserved, transposes=(args, loop.record.transposes, True))
+        loop.record.next_state = bool(after)
         return blocks
 
     @staticmethod
     def _reverse_args(loop, args):
         """The invariants, then the transposed copies the reverse sweep reads."""
-        return list(args) + [loop.transposes[a] for a in args if a in loop.transposes]
+        return list(args) + [loop.record.transposes[a] for a in args
+                             if a in loop.record.transposes]
 
     def _taped_segment(self, rev, loop, name, index, body, carried, args, active_carried,
                        active_invariants):
         """Record a run of steps with a tape, then reverse them: what a memory budget
         buys when it cannot hold every state (see CheckpointedLoop.taped_segment)."""
         segment = ir.For(index, [], body, loop.line, header=loop.header)
-        segment.iter_text = "steps"
+        segment.steps_name = "steps"
         defined = set(carried) | set(args) | set(rev.bindings)
         params = self._signature('steps', carried, ['bstate'], self._reverse_args(loop, args))
         return self._reverse_function(
             rev, None, [segment], defined, carried, active_carried, active_invariants,
-            lambda _: f"def {name}_segment({params}):",
+            lambda _: sx.def_(f"{name}_segment", params),
             lambda _: f"record the given steps of the loop at line {loop.line} on a tape, "
-            "then reverse them", transposes=(args, loop.transposes, False))[0]
+            "then reverse them", transposes=(args, loop.record.transposes, False))[0]
 
     def _reverse_function(self, rev, handler, body, defined, carried, active_carried,
                           active_invariants, header, comment, next_state=None, transposes=None):
@@ -311,14 +300,14 @@ class LoopHandler:
         parameters (empty: the function re-records ``body`` whole).
         ``header`` and ``comment`` are called with ``after``.
         ``transposes``: ``(invariants, {W: W_T}, grow)`` for hoist.py."""
-        sub = self._sub_reverser(rev, handler)
+        sub = rev.nested(handler)
         primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
         sub.owned = {rev.adj(v) for v in active_invariants}  # private: the driver threads them
         adjoint, nonzero = sub.adjoint(body, set(seeds))
-        results = [rev.adj(c) if rev.adj(c) in nonzero else f"rt.zeros_like({c})"
+        results = [sx.name(rev.adj(c)) if rev.adj(c) in nonzero else sx.rt("zeros_like", c)
                    for c in active_carried + active_invariants]
-        ret = Line(f"return {', '.join(results)}")
+        ret = Line(sx.return_(results))
         primal, adjoint, needed = finish_saves(primal, adjoint, ret)
         if transposes is not None:
             invariants, names, grow = transposes
@@ -331,37 +320,40 @@ class LoopHandler:
         lines += self._unpack_state(carried, None)
         if after and len(carried) > 1:
             if len(after) == len(carried):
-                lines.append(Line(f"{', '.join(after[c] for c in carried)} = next_state"))
+                lines.append(Line(sx.assign([after[c] for c in carried], "next_state")))
             else:
-                lines += [Line(f"{after[c]} = next_state[{carried.index(c)}]")
+                lines += [Line(sx.assign(after[c], sx.subscript("next_state",
+                                                                sx.const(carried.index(c)))))
                           for c in carried if c in after]
-        lines.append(Line(f"{_unpack(seeds)} = bstate"))
-        lines += [Line(f"{var} = None") for var in sub.predeclare if var in needed]
+        lines.append(Line(sx.assign(list(seeds), "bstate")))
+        lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
         if sub.tape is not None:
-            lines.append(Line(f"{sub.tape} = []"))
+            lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal + adjoint
         lines.append(ret)
         return [Block(header(after), lines)], after
 
     def adjoint(self, rev, loop, nonzero):
-        if getattr(loop, "checkpoint_plain", False):
-            return rev._adjoint_loop(loop, nonzero)
+        if loop.record.plain:
+            return rev.adjoint_loop(loop, nonzero)
         nonzero = set(nonzero)
         out = []
-        names = loop.adjoint_names
-        invariants = {rev.adj(v) for v in loop.reverse_args if v in rev.active}
+        record = loop.record
+        names = record.adjoint_names
+        invariants = {rev.adj(v) for v in record.reverse_args if v in rev.active}
         out += rev.make_private(invariants - rev.owned, nonzero, loop.line)
         out += rev.materialize([b for b in names if b not in nonzero and b not in invariants],
                                loop.line)
-        for a in loop.reverse_args:
-            if a in loop.transposes:
-                out.append(Line(f"{loop.transposes[a]} = rt.transposed({a})  # {a}.T in row order, "
-                                "made once for every step's adjoint", loop.line, True))
-        extra = "".join(f", {a}" for a in self._reverse_args(loop, loop.reverse_args))
-        out.append(Line(f"{_unpack(names)} = {loop.loop_name}.reverse({loop.loop_name}_adjoint, "
-                        f"{_pack(names)}{extra})", loop.line, True))
+        for a in record.reverse_args:
+            if a in record.transposes:
+                out.append(Line(sx.assign(record.transposes[a], sx.rt("transposed", a)), loop.line,
+                                True, comment=f"{a}.T in row order, made once for every step's "
+                                "adjoint"))
+        call = sx.method(record.name, "reverse", f"{record.name}_adjoint", sx.pack(names),
+                         *self._reverse_args(loop, record.reverse_args))
+        out.append(Line(sx.assign(list(names), call), loop.line, True))
         nonzero.update(names)
-        for fake in reversed(loop.carried_saves):
-            rev._restore(fake, out)
+        for fake in reversed(record.carried_saves):
+            rev.restore(fake, out)
         # adjoints of carried variables that are not active stay as they were
         return out, nonzero

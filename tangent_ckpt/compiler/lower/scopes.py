@@ -2,9 +2,9 @@
 function, tuples held as one variable per element, nested ``def``s, and facts
 about the syntax tree (which names a function binds, whether a block returns)."""
 
+import ast
 import copy
 
-import astor
 import gast
 
 
@@ -62,7 +62,7 @@ def all_names(fnode):
 
 def to_source(node):
     """Python source of a gast expression node."""
-    return astor.to_source(gast.gast_to_ast(node)).strip()
+    return ast.unparse(gast.gast_to_ast(node)).strip()
 
 
 def load_context(target):

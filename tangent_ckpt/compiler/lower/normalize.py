@@ -14,16 +14,19 @@
 Free names are resolved to objects; NumPy functions are written ``np.<name>``.
 """
 
+import ast
 import operator
 
 import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.frontend import _UNRESOLVED
-from tangent_ckpt.compiler.calls import IN_PLACE_METHODS, CallNormalizer
+from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS, CallNormalizer
 from tangent_ckpt.compiler.naming import Namer, numpy_path
-from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, all_names,
+from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, all_names,
                                           always_exits, clone, load_context, local_names,
                                           may_exit, rebinds, to_source)
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -166,7 +169,6 @@ class Normalizer(CallNormalizer):
         elif isinstance(s, gast.Assert):
             pass  # a check, not a computation
         elif isinstance(s, gast.With):  # only `with tc.checkpoint_scope(...)`
-            from tangent_ckpt.compiler.segment_lowering import lower_with
             lower_with(self, s)
         else:
             self.unsupported_statement(s)
@@ -345,7 +347,7 @@ class Normalizer(CallNormalizer):
         return ir.Name(tmp)
 
     def getitem_value(self, source, k, line):
-        return ir.Prim(operator.getitem, [source, ir.Index(str(k), str(k), ())], {}, "getitem")
+        return ir.Prim(operator.getitem, [source, ir.Index(sx.const(k), (), plain=True)], {}, "getitem")
 
     def emit_value(self, name, value, line):
         if isinstance(value, ir.Prim) and name in ir.expr_reads(value):
@@ -453,7 +455,7 @@ class Normalizer(CallNormalizer):
                 else:
                     n = self.namer.fresh("n")
                     self.emit(ir.Assign(n, ir.NonDiff(
-                        "min(" + ", ".join(ir.render_operand(x) for x in lengths) + ")",
+                        sx.call("min", *[ir.operand_node(x) for x in lengths]),
                         tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
                     bounds = [ir.Name(n)]
                 prologue.extend(zip(s.target.elts, seqs))
@@ -480,7 +482,7 @@ class Normalizer(CallNormalizer):
         self.out = []
         for target, seq in prologue:
             self.assign_operand(target, ir.Prim(operator.getitem,
-                                                [seq, ir.Index(index, index, (index,))], {},
+                                                [seq, ir.Index(sx.name(index), (index,), plain=True)], {},
                                                 "getitem"), s)
         head = self.out
         self.out = saved
@@ -493,7 +495,7 @@ class Normalizer(CallNormalizer):
 
     def length(self, seq, line):
         n = self.namer.fresh("n")
-        self.emit(ir.Assign(n, ir.NonDiff(f"len({ir.render_operand(seq)})",
+        self.emit(ir.Assign(n, ir.NonDiff(sx.call("len", ir.operand_node(seq)),
                                           ir.operand_names(seq)), line))
         return ir.Name(n)
 
@@ -671,7 +673,7 @@ class Normalizer(CallNormalizer):
         if node.attr == "T":
             return ir.Prim(np.transpose, [base], {}, "attr:T")
         if node.attr in NONDIFF_ATTRIBUTES:
-            return ir.NonDiff(f"{ir.render_operand(base)}.{node.attr}", ir.operand_names(base))
+            return ir.NonDiff(sx.attr(ir.operand_node(base), node.attr), ir.operand_names(base))
         raise self.error(UnsupportedSyntaxError, f"unsupported attribute .{node.attr}", node,
                          construct=f".{node.attr}",
                          hint="use the NumPy function form instead")
@@ -702,25 +704,23 @@ class Normalizer(CallNormalizer):
 
         def part(n):
             if isinstance(n, gast.Slice):
-                bits = [part(b) if b is not None else "" for b in (n.lower, n.upper, n.step)]
-                text = f"{bits[0]}:{bits[1]}"
-                return text + (f":{bits[2]}" if bits[2] else "")
+                lower, upper, step = (part(b) if b is not None else None
+                                      for b in (n.lower, n.upper, n.step))
+                return ast.Slice(lower=lower, upper=upper, step=step)
             if isinstance(n, gast.Tuple):
-                return ", ".join(part(e) for e in n.elts) + ("," if len(n.elts) == 1 else "")
+                return ast.Tuple(elts=[part(e) for e in n.elts], ctx=ast.Load())
             if isinstance(n, gast.Constant):
-                return "..." if n.value is Ellipsis else repr(n.value)
+                return ast.Constant(value=n.value)
             v = self.atomize(self.value(n, f"{hint}_index"), f"{hint}_index")
             if isinstance(v, ir.Name):
                 names.append(v.id)
-            return ir.render_operand(v)
+            return ir.operand_node(v)
 
-        text = part(node)
-        if isinstance(node, gast.Tuple) and not node.elts:
-            text = "()"
+        tree = part(node)
         simple = isinstance(node, (gast.Name, gast.Constant)) and not (
             isinstance(node, gast.Constant) and node.value is Ellipsis)
-        value_text = text if simple or (len(names) == 1 and text == names[0]) else f"np.s_[{text}]"
-        return ir.Index(text, value_text, tuple(names))
+        plain = simple or (len(names) == 1 and isinstance(tree, ast.Name) and tree.id == names[0])
+        return ir.Index(tree, tuple(names), plain)
 
     def nondiff(self, node):
         """Keep ``node`` as written, with local names renamed and globals bound."""
@@ -738,8 +738,7 @@ class Normalizer(CallNormalizer):
                     return n
                 v = self.load_name(n.id, n)
                 if isinstance(v, TupleValue):
-                    tup = gast.Tuple(elts=[gast.Name(id=ir.render_operand(x), ctx=gast.Load(),
-                                                     annotation=None, type_comment=None)
+                    tup = gast.Tuple(elts=[gast.ast_to_gast(ir.operand_node(x))
                                            for x in v.items], ctx=gast.Load())
                     names.extend(x.id for x in v.items if isinstance(x, ir.Name))
                     return tup
@@ -749,16 +748,16 @@ class Normalizer(CallNormalizer):
                 if isinstance(v, ir.Name):
                     names.append(v.id)
                     return gast.Name(id=v.id, ctx=gast.Load(), annotation=None, type_comment=None)
-                return gast.parse(ir.render_operand(v), mode="eval").body
+                return gast.ast_to_gast(ir.operand_node(v))
 
             def visit_Attribute(inner, n):  # noqa: N805
                 obj = self.static_value(n)
                 if obj is not _UNRESOLVED and not isinstance(obj, LocalFunction):
                     path = numpy_path(obj)
                     if path:
-                        return gast.parse(path, mode="eval").body
+                        return gast.ast_to_gast(sx.dotted(path))
                     v = self.constant(obj, n.attr)
-                    return gast.parse(ir.render_operand(v), mode="eval").body
+                    return gast.ast_to_gast(ir.operand_node(v))
                 inner.generic_visit(n)
                 return n
 
@@ -767,7 +766,7 @@ class Normalizer(CallNormalizer):
                                  construct="lambda", hint="use a def")
 
         node = Renamer().visit(node)
-        return ir.NonDiff(to_source(node), tuple(dict.fromkeys(names)))
+        return ir.NonDiff(gast.gast_to_ast(node), tuple(dict.fromkeys(names)))
 
     _line = 0
 

@@ -10,9 +10,9 @@ the transposed view.  The copy is made once before the loop
 
 import ast
 
-from tangent_ckpt.compiler.code import Block, Line, _flat_lines
-
-_ADJOINT_X1 = "rt.matmul_adjoint_x1"
+from tangent_ckpt import runtime
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.code import Block, Line, flat_lines
 
 
 def transpose_invariants(items, invariants, names, fresh, grow=True):
@@ -22,45 +22,36 @@ def transpose_invariants(items, invariants, names, fresh, grow=True):
     else only the names already there are used.  Returns the new items; the
     caller defines each ``W_T = rt.transposed(W)`` before the loop."""
     invariants = set(invariants)
-    for line in _flat_lines(items):
-        for name in _operands(line.text, invariants):
-            if name not in names and grow:
-                names[name] = fresh(f"{name}_T")
+    for line in flat_lines(items):
+        for call in _calls(line.stmt):
+            w = call.args[2]
+            if isinstance(w, ast.Name) and w.id in invariants and w.id not in names and grow:
+                names[w.id] = fresh(f"{w.id}_T")
     return _rewrite(items, names) if names else items
 
 
-def _calls(text):
-    try:
-        tree = ast.parse(text.strip())
-    except SyntaxError:
+def _calls(tree):
+    """The ``rt.matmul_adjoint_x1(g, x, W)`` calls in ``tree`` (known by the helper they call)."""
+    if tree is None:
         return
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == _ADJOINT_X1 and \
-                len(node.args) == 3 and not node.keywords:
+        if sx.calls_helper(node, runtime.matmul_adjoint_x1) and len(node.args) == 3 and \
+                not node.keywords:
             yield node
-
-
-def _operands(text, invariants):
-    for call in _calls(text):
-        w = call.args[2]
-        if isinstance(w, ast.Name) and w.id in invariants:
-            yield w.id
 
 
 def _rewrite(items, names):
     out = []
     for item in items:
-        if isinstance(item, Line):
-            text = item.text
-            for call in _calls(text):
+        if isinstance(item, Line) and item.stmt is not None:
+            stmt = sx.copy_tree(item.stmt)
+            for call in list(_calls(stmt)):
                 w = call.args[2]
                 if isinstance(w, ast.Name) and w.id in names:
-                    old = ast.unparse(call)
-                    new = old[:-1] + f", {names[w.id]})"
-                    text = text.replace(old, new)
-            out.append(Line(text, item.line, item.adjoint))
+                    call.args.append(sx.name(names[w.id]))
+            out.append(Line(stmt, item.line, item.adjoint, item.comment))
         elif isinstance(item, Block):
-            out.append(Block(item.header, _rewrite(item.body, names), item.line, item.adjoint))
+            out.append(item.with_body(_rewrite(item.body, names)))
         else:
             out.append(item)
     return out

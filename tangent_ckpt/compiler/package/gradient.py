@@ -1,0 +1,108 @@
+"""Package: the gradient function around the two sweeps.
+
+``def dloss(h, W, b, n, bloss=1.0):`` — a comment naming the function and the
+``wrt`` parameters, the variables saved before their first assignment, the
+tape, the primal sweep, the reverse sweep, and the return of the gradients —
+preceded by the functions the checkpointed loops and segments generated.
+"""
+
+import ast
+import os
+from dataclasses import dataclass
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.code import Blank, Block, Comment, Line
+from tangent_ckpt.compiler.package.saves import finish_saves, used_slots
+from tangent_ckpt.errors import CheckpointError
+
+
+@dataclass
+class GradientCode:
+    """The packaged gradient: ``definitions`` (blocks, the gradient function last),
+    named ``name``, taking ``params`` and then ``seed`` (the result's adjoint)."""
+    name: str
+    params: list
+    seed: str
+    definitions: list
+
+
+def auto_plan(options, namer):
+    """checkpoint="auto": the name of the gradient's ``rt.MemoryPlan``, else None."""
+    if options.checkpoint != "auto":
+        return None
+    if options.memory_budget is None:
+        raise CheckpointError('checkpoint="auto" needs memory_budget= (e.g. "1GB"): the '
+                              "choice of what to checkpoint is made to fit it")
+    if options.nested:
+        raise CheckpointError('checkpoint="auto" does not combine with nested=True: inner '
+                              "loops are taped inside their loop's adjoint step")
+    return namer.fresh("plan")
+
+
+def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan,
+                     return_value, helpers):
+    """Package.  Takes the lowered function, its :class:`Sweeps`, the ``wrt``
+    parameter names and the definitions the loop and segment packaging made
+    (``helpers``); gives the :class:`GradientCode` that emit prints."""
+    rev = sweeps.reverser
+    grads = []
+    for p in wrt_names:
+        b = sweeps.adj(p)
+        if b not in sweeps.nonzero:
+            grads.append(sx.rt("zeros_like", p))
+        elif b in rev.maybe_scalar_zero or rev.counts.get(p, 0) > 1:
+            grads.append(sx.rt("as_gradient", b, p))
+        else:
+            grads.append(sx.name(b))
+    if return_value:
+        returned = [function.result, sx.tuple_(grads) if len(grads) > 1 else grads[0]]
+    else:
+        returned = grads
+    ret = Line(sx.return_(returned))
+    primal, adjoint, needed = finish_saves(sweeps.primal, sweeps.adjoint, ret)
+
+    name = namer.fresh("d" + function.name)
+    params = list(function.params) + [sweeps.seed]
+    defaults = [_default_node(function.defaults[p], bindings, namer, p)
+                for p in function.params if p in function.defaults] + [sx.const(1.0)]
+    body = [Comment(f"gradient of {function.name}() ({os.path.basename(function.filename or '?')}:"
+                    f"{function.line}) with respect to {', '.join(wrt_names)}")]
+    if plan:
+        body.extend(_auto_comment(function, options, plan))
+    for var in rev.predeclare:
+        if var in needed:  # a variable saved before its first assignment
+            body.append(Line(sx.assign(var, sx.const(None))))
+    if rev.tape is not None and rev.tape in used_slots(primal):
+        body.append(Line(sx.assign(rev.tape, ast.List(elts=[], ctx=ast.Load()))))
+    body += primal + [Blank(), Comment("reverse sweep")] + adjoint + [ret]
+    gradient = [Block(sx.def_(name, params, defaults), body)]
+    return GradientCode(name, list(function.params), sweeps.seed, list(helpers) + [gradient])
+
+
+def _default_node(value, bindings, namer, name):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return sx.const(value)
+    if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
+        return sx.const(value)
+    gname = namer.fresh(f"{name}_default")
+    bindings[gname] = value
+    return sx.name(gname)
+
+
+def _auto_comment(function, options, plan):
+    loops = [s for s in ir.walk(function.body)
+             if isinstance(s, (ir.For, ir.While)) and s.checkpoint]
+    segs = [s for s in function.body if isinstance(s, ir.Segment)]
+    where = ", ".join(str(s.line) for s in loops) or "-"
+    text = [f"auto: memory_budget {options.memory_budget} bytes shared at run time by the "
+            f"checkpointed loops (lines {where})",
+            "and the segments of this function: each loop gets an equal share of what is left "
+            "when it starts",
+            "(every state kept when they fit, else taped segments or Revolve in that share); "
+            "a segment keeps",
+            "its record when it fits in a loop's share, else it is recomputed"
+            + (f" (lines {', '.join(str(s.line) for s in segs)})" if segs else "")]
+    return [Comment(t) for t in text] + [
+        Line(sx.assign(plan, sx.rt("MemoryPlan", sx.const(options.memory_budget),
+                                   loops=sx.const(len(loops)))))]

@@ -1,0 +1,217 @@
+"""Package: settle the saves of one generated function.
+
+The transform marks with ``Save``/``Restore`` where an overwritten value is kept
+for the reverse sweep (a local variable outside loops, the tape inside them);
+here they become real statements where the reverse sweep reads the value, and
+are dropped in pairs where it does not.  Adjoint statements nobody reads and
+branches left empty go too.
+"""
+
+import ast
+
+from tangent_ckpt import runtime
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.code import (
+    Blank, Block, Comment, Line, Restore, Save, all_names, flat_lines, line_reads, line_target,
+    names_read, renamed, trees, uses_tape,
+)
+
+
+def _flatten(items, path=()):
+    """(kind, payload, path): ``path`` is the chain of enclosing blocks."""
+    for item in items:
+        if isinstance(item, Block):
+            yield ("reads", item.reads(), path)
+            yield from _flatten(item.body, path + (id(item),))
+        elif isinstance(item, Line):
+            yield ("reads", line_reads(item), path)
+        elif isinstance(item, Restore):
+            yield ("restore", item, path)
+
+
+def live_restores(items):
+    """Slots of local (non-tape) restores whose value is read before the variable
+    is surely restored again, in the order the reverse sweep runs (textual order;
+    a restore inside one branch counts reads in the other: conservative).
+
+    Only a later restore that runs whenever this one ran (in the same block or an
+    enclosing one) ends the search: one inside an ``if`` or a loop may not run,
+    and the value restored here is then the one read (found by tests/test_fuzz.py:
+    dropping it gave silently wrong gradients)."""
+    flat = list(_flatten(items))
+    live = set()
+    for k, (kind, payload, path) in enumerate(flat):
+        if kind != "restore" or payload.tape:
+            continue
+        for kind2, later, path2 in flat[k + 1:]:
+            if kind2 == "restore" and later.var == payload.var and path[:len(path2)] == path2:
+                break
+            if kind2 == "reads" and payload.var in later:
+                live.add(payload.slot)
+                break
+    return live
+
+
+def shape_only(items):
+    """Variables the code reads only as the second argument of ``rt.unbroadcast``:
+    their saves keep the shape (``rt.shape_of(x)``), not the array."""
+    ok, other = set(), set()
+
+    def visit(tree):
+        shape_args = set()
+        for node in ast.walk(tree):
+            if sx.calls_helper(node, runtime.unbroadcast) and len(node.args) == 2 and \
+                    isinstance(node.args[1], ast.Name):
+                shape_args.add(id(node.args[1]))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                (ok if id(node) in shape_args else other).add(node.id)
+
+    for tree in trees(items):
+        visit(tree)
+    return ok - other
+
+
+def resolve_saves(items, needed, live_slots=None, shapes=frozenset()):
+    """Replace Save/Restore by real statements for needed variables, drop the rest.
+
+    A tape push/pop is kept when the reverse sweep reads the variable anywhere
+    (``needed``); a local save when its restore is read (``live_slots``)."""
+    out = []
+    for item in items:
+        if isinstance(item, (Save, Restore)):
+            if item.var not in needed:
+                continue
+            if live_slots is not None and not item.tape and item.slot not in live_slots:
+                continue
+            if isinstance(item, Save):
+                value = sx.rt("shape_of", item.var) if item.var in shapes else sx.name(item.var)
+                stmt = sx.statement(sx.method(item.slot, "append", value)) if item.tape \
+                    else sx.assign(item.slot, value)
+            else:
+                stmt = sx.assign(item.var, sx.method(item.slot, "pop")) if item.tape \
+                    else sx.assign(item.var, item.slot)
+            out.append(Line(stmt, item.line, isinstance(item, Restore)))
+        elif isinstance(item, Block):
+            out.append(item.with_body(resolve_saves(item.body, needed, live_slots, shapes)))
+        else:
+            out.append(item)
+    return out
+
+
+def used_slots(items):
+    """Names of save slots and tapes that survive ``resolve_saves``."""
+    slots = set()
+    for item in items:
+        if isinstance(item, Line):
+            slots |= line_reads(item)
+        elif isinstance(item, Block):
+            slots |= used_slots(item.body)
+    return slots
+
+
+def drop_dead_adjoints(items, live):
+    """Drop adjoint assignments ``b = ...`` whose value is never read.
+
+    ``live``: names read after ``items``.  Only single-name adjoint lines without
+    side effects (no tape ``pop``/``append``) are dropped; a loop's body sees
+    every name the loop reads as live (the next iteration may read it), and a
+    branch sees the reads of its sibling branch (conservative).  Returns the
+    kept items; Save/Restore markers stay for :func:`resolve_saves`.
+    """
+    kept = []
+    live = set(live)
+    for item in reversed(items):
+        if isinstance(item, Line):
+            target = line_target(item)
+            if item.adjoint and target is not None and target not in live and \
+                    not uses_tape(item):
+                continue
+            if target is not None:
+                live.discard(target)
+            live |= line_reads(item)
+        elif isinstance(item, Block):
+            inner = set(live)
+            if item.is_loop:
+                inner |= names_read([item])
+            item = item.with_body(drop_dead_adjoints(item.body, inner))
+            live |= names_read([item])
+        elif isinstance(item, Restore):
+            live.discard(item.var)
+        kept.append(item)
+    kept.reverse()
+    return kept
+
+
+def drop_empty_branches(items):
+    """``if c: <nothing>`` (and an empty ``else:``) disappear; an empty ``if``
+    with a non-empty ``else`` becomes ``if not c:``.  Run after resolve_saves."""
+    out = []
+    k = 0
+    items = [i.with_body(drop_empty_branches(i.body)) if isinstance(i, Block) else i
+             for i in items]
+    while k < len(items):
+        item = items[k]
+        nxt = items[k + 1] if k + 1 < len(items) else None
+        if isinstance(item, Block) and item.is_if and _empty(item.body):
+            has_else = isinstance(nxt, Block) and nxt.is_else
+            if has_else and not _empty(nxt.body):
+                out.append(Block(sx.if_(sx.not_(item.head.test)), nxt.body, item.line,
+                                 item.adjoint))
+            k += 2 if has_else else 1
+            continue
+        if isinstance(item, Block) and item.is_else and _empty(item.body):
+            k += 1
+            continue
+        out.append(item)
+        k += 1
+    return out
+
+
+def _empty(body):
+    return all(isinstance(i, (Comment, Blank)) for i in body)
+
+
+def finish_saves(primal, adjoint, ret, extra_needed=()):
+    """Settle the saves of one generated function: drop adjoint statements nobody
+    reads, keep the saves the reverse sweep reads (shapes only where that is all
+    it reads), and drop branches left empty.  Returns (primal, adjoint, needed):
+    ``needed`` are the variables whose overwritten values are kept."""
+    extra_needed = set(extra_needed)
+    adjoint = drop_dead_adjoints(adjoint, names_read([ret]))
+    needed = names_read(adjoint + [ret]) | extra_needed
+    live = live_restores(adjoint + [ret])
+    shapes = shape_only(adjoint + [ret])
+    while True:  # a branch left empty no longer reads its condition: fewer saves
+        resolved = drop_empty_branches(resolve_saves(adjoint, needed, live, shapes))
+        still_needed = names_read(resolved + [ret]) | extra_needed
+        if still_needed >= needed:
+            break
+        needed = still_needed & needed
+    primal = resolve_saves(primal, needed, live, shapes)
+    renames = _short_slot_names(primal, resolved, ret)
+    if renames:
+        primal, resolved = renamed(primal, renames), renamed(resolved, renames)
+    return primal, resolved, needed
+
+
+def _short_slot_names(primal, adjoint, ret):
+    """``h_old_3`` -> ``h_old`` where this function uses no ``h_old``: save slots
+    are named from one compile-wide namer, but each generated function is its
+    own scope.  Returns {old: new}."""
+    used = all_names(primal + adjoint + [ret])
+    renames = {}
+    for item in flat_lines(primal):
+        target = line_target(item)
+        if target is None:
+            continue
+        value = item.stmt.value
+        if sx.calls_helper(value, runtime.shape_of):
+            value = value.args[0]
+        if not isinstance(value, ast.Name):
+            continue
+        base = f"{value.id}_old"
+        if target.startswith(base + "_") and target[len(base) + 1:].isdigit() \
+                and base not in used and base not in renames.values():
+            renames[target] = base
+    return renames

@@ -1,0 +1,146 @@
+"""Analyze: which operands of an elementwise primitive have its result's shape.
+
+The adjoint of ``x`` in ``t = x * y`` is ``rt.unbroadcast(g * y, x)``: the sum
+over the axes along which ``x`` was broadcast.  Where the compiler can prove
+that ``x`` has the shape of ``t``, that sum is the identity and the generated
+code leaves it out.  Proofs are deliberately simple: a name's shape is known
+equal to another's when
+
+- one comes from the other through an elementwise function (``np.tanh(x)``,
+  ``-x``, ``2.0 * x``: a Python number never widens a shape), or through an
+  elementwise binary function of two operands of equal shape;
+- both are the same array (unchanged in between) indexed by constant slices
+  that select the same number of elements for every length of the axis
+  (``u[1:-1]``, ``u[2:]`` and ``u[:-2]``), or by integers.
+
+Anything else — a variable index, a name assigned in a loop or a branch, an
+array whose shape may differ — is "unknown", and the ``rt.unbroadcast`` stays.
+The result is recorded on each ``ir.Assign`` (``same_shape``).
+"""
+
+import itertools
+import numbers
+
+import numpy as np
+
+from tangent_ckpt.compiler import ir
+
+
+def shape_facts(function):
+    """Analyze.  Takes the lowered ``ir.Function``; sets ``same_shape`` on its
+    elementwise assignments (the operands known to have the result's shape)."""
+    _walk(function.body, {}, itertools.count())
+
+
+def _walk(body, env, fresh):
+    """``env``: name -> shape key (equal keys: equal shapes) at this point."""
+    for stmt in body:
+        if isinstance(stmt, ir.Assign):
+            key, same = _assign_key(stmt.expr, env)
+            stmt.same_shape = same
+            env[stmt.target] = key if key is not None else ("value", next(fresh))
+        elif isinstance(stmt, ir.If):
+            _walk(stmt.body, dict(env), fresh)
+            _walk(stmt.orelse, dict(env), fresh)
+            _forget(ir.assigned_names(stmt.body + stmt.orelse), env, fresh)
+        elif isinstance(stmt, (ir.For, ir.While)):
+            # a name the body assigns holds another iteration's value when read before
+            # its assignment: unknown at the top of the body and after the loop
+            assigned = ir.assigned_names(stmt.body) + \
+                ([stmt.target] if isinstance(stmt, ir.For) else [])
+            _forget(assigned, env, fresh)
+            _walk(stmt.body, dict(env), fresh)
+            _forget(assigned, env, fresh)
+        elif isinstance(stmt, ir.Segment):
+            _walk(stmt.body, env, fresh)
+        # SetItem writes into an array without changing its shape
+
+
+def _forget(names, env, fresh):
+    for name in names:
+        env[name] = ("value", next(fresh))
+
+
+def _key(name, env):
+    return env.get(name, ("input", name))
+
+
+def _number(op):
+    return isinstance(op, ir.Const) and isinstance(op.value, numbers.Number) and \
+        not isinstance(op.value, (bool, complex))
+
+
+def _assign_key(expr, env):
+    """(shape key of the value or None, operand names with that shape)."""
+    if isinstance(expr, ir.Copy) and isinstance(expr.value, ir.Name):
+        return _key(expr.value.id, env), ()
+    if not isinstance(expr, ir.Prim) or expr.kwargs:
+        return None, ()
+    args = expr.args
+    if expr.render == "getitem" and isinstance(args[0], ir.Name):
+        signature = _index_signature(args[1])
+        if signature is None:
+            return None, ()
+        return ("item", _key(args[0].id, env), signature), ()
+    if not isinstance(expr.fn, np.ufunc) or expr.fn.signature is not None or \
+            expr.fn.nout != 1 or expr.fn.nin != len(args):  # elementwise only (not matmul)
+        return None, ()
+    names = [a for a in args if isinstance(a, ir.Name)]
+    if len(names) + sum(_number(a) for a in args) != len(args) or not names:
+        return None, ()
+    keys = {_key(a.id, env) for a in names}
+    if len(keys) != 1:
+        return None, ()
+    return keys.pop(), tuple(dict.fromkeys(a.id for a in names))
+
+
+def _index_signature(index):
+    """How a constant index shapes what it selects, comparable between indices:
+    per axis, the selected length for every length of the axis up to a bound past
+    which both are linear (slices with constant bounds), or "one element"
+    (integers).  None when not constant."""
+    node = index.node
+    parts = node.elts if type(node).__name__ == "Tuple" else [node]
+    signature = []
+    for part in parts:
+        value = _constant_part(part)
+        if value is None:
+            return None
+        if isinstance(value, int):
+            signature.append("int")
+            continue
+        bounds = [abs(b) for b in (value.start, value.stop, value.step) if b is not None]
+        if max(bounds, default=0) > _BOUND:
+            return None
+        # past 2 * _BOUND both lengths are ceil((n - c) / step): equal on the
+        # next _BOUND lengths (>= step), equal for every n
+        signature.append((value.step or 1, tuple(len(range(n)[value]) for n in range(_LENGTHS))))
+    return tuple(signature)
+
+
+_BOUND = 16  # slice bounds compared up to this size (larger: unknown)
+_LENGTHS = 3 * _BOUND + 2
+
+
+def _constant_part(node):
+    """An int or a slice of ints / None written in ``node``, else None."""
+    kind = type(node).__name__
+    if kind == "Constant" and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if kind == "UnaryOp" and type(node.op).__name__ == "USub":
+        inner = _constant_part(node.operand)
+        return -inner if isinstance(inner, int) else None
+    if kind == "Slice":
+        bounds = []
+        for b in (node.lower, node.upper, node.step):
+            if b is None:
+                bounds.append(None)
+                continue
+            value = _constant_part(b)
+            if not isinstance(value, int):
+                return None
+            bounds.append(value)
+        if bounds[2] == 0:
+            return None
+        return slice(*bounds)
+    return None

@@ -1,0 +1,389 @@
+"""Reverse: the normalized function -> primal code followed by adjoint code.
+
+Straight-line code needs no tape: a value about to be overwritten is kept in a
+local (``h_old = h``) and put back in the reverse sweep.  Inside loops the same
+values go on a tape (a list: ``tape.append(h)`` / ``h = tape.pop()``).  Saves
+for values the reverse sweep never reads are dropped.
+
+Adjoints are named after the user's variables (``bW`` for ``W``).  The pass
+tracks which adjoints are still zero, so the first contribution is a plain
+assignment (``bW = ...``) and later ones accumulate (``bW = bW + ...``); a zero
+is written out (``bW = 0.0``) only where control flow needs a value.
+"""
+
+import ast
+from dataclasses import dataclass
+
+from tangent_ckpt import runtime
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.analyze import assignment_counts
+from tangent_ckpt.compiler.code import Block, Line, Restore, Save
+from tangent_ckpt.compiler.ir import expr_node, operand_node
+from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive
+
+
+@dataclass
+class Sweeps:
+    """The reverse transform of one function: its primal sweep, its adjoint sweep
+    (code items, saves still marked), and what packaging needs to finish it."""
+    primal: list
+    adjoint: list
+    nonzero: set  # adjoints that hold a value at the start of the function
+    seed: str  # the adjoint of the result: the gradient function's last parameter
+    adj: "AdjointNames"
+    reverser: "Reverser"  # predeclare, tape, maybe_scalar_zero, counts
+
+
+def reverse_function(function, active, namer, bindings, loops=None, segments=None):
+    """Transform (reverse mode).  Takes the lowered ``ir.Function``, its active
+    names, the compile's namer and global bindings, and the packaging stages'
+    handlers for checkpointed loops and segments; gives its :class:`Sweeps`."""
+    adj = AdjointNames(namer.used)
+    rev = Reverser(function, active, namer, adj, bindings, error_factory(function),
+                   loops=loops, segments=segments,
+                   counts=assignment_counts(function.body, function.params),
+                   primal_names={adj(n): n for n in list(namer.used)}, top=True)
+    defined = set(function.params) | set(bindings)
+    primal = rev.primal(function.body, set(defined), set(defined))
+    seed = adj(function.result)
+    namer.reserve({seed})
+    adjoint, nonzero = rev.adjoint(function.body, {seed})
+    return Sweeps(primal, adjoint, nonzero, seed, adj, rev)
+
+
+def error_factory(function):
+    """``make(cls, message, line, construct, hint)``: an error naming the user's file:line."""
+    def make(cls, message, line, construct=None, hint=None):
+        return cls(message, filename=function.filename, lineno=line, construct=construct,
+                   hint=hint)
+    return make
+
+
+class AdjointNames:
+    """``b`` + the variable's name, with a prefix no user variable collides with."""
+
+    def __init__(self, user_names):
+        for prefix in ("b", "d", "adj_", "adjoint_"):
+            if not any(prefix + n in user_names for n in user_names):
+                break
+        self.prefix = prefix
+
+    def __call__(self, name):
+        return self.prefix + name
+
+
+class Reverser:
+    """Builds the primal and adjoint code of one generated function body.
+
+    Its public methods are the interface the packaging stages use
+    (:mod:`~tangent_ckpt.compiler.package.checkpointed_loops` for checkpointed loops,
+    :mod:`~tangent_ckpt.compiler.package.checkpointed_segments` for segments), and the one a forward
+    transform is to offer too:
+
+    - ``primal(body, defined, possibly, in_loop)`` / ``adjoint(body, nonzero)``:
+      the code of a body, forward and in reverse;
+    - ``primal_loop`` / ``adjoint_loop``: an ordinary (taped) loop;
+    - ``save(out, stmt, target, defined, possibly, in_loop)`` / ``restore(stmt, out)``:
+      keep the value a write overwrites, and put it back in the reverse sweep;
+    - ``accumulate(name, contribution, out, nonzero, line)``: add to an adjoint;
+      ``materialize``, ``make_private``, ``accumulators``, ``zero_of``: zeros and
+      private accumulators;
+    - ``nested(loops)``: a Reverser for a generated function of its own (a loop
+      step, a segment) that shares this one's names, activity and bindings;
+      after it ran, ``tape`` and ``predeclare`` say what that function sets up.
+
+    ``loops`` and ``segments`` are the packaging stages' handlers: objects with
+    ``primal(rev, stmt, defined, possibly, in_loop)`` and ``adjoint(rev, stmt,
+    nonzero)``, called for checkpointed loops and for ``ir.Segment``.
+    ``top``: this Reverser builds the gradient function itself.
+    """
+
+    def __init__(self, function, active, namer, adj, bindings, parsed_error,
+                 loops=None, segments=None, counts=None, primal_names=None, top=False):
+        self.function = function
+        self.active = active
+        self.namer = namer
+        self.adj = adj
+        self.bindings = bindings
+        self.error = parsed_error
+        self.loops = loops  # checkpointed loops (compiler.loops), or None
+        self.segments = segments  # checkpointed segments (compiler.segments)
+        self.counts = counts if counts is not None else {}  # name -> places assigning it
+        self.primal_names = primal_names if primal_names is not None else {}  # bx -> x
+        self.top = top
+        self.slots = {}  # id(stmt) -> (slot name, is tape)
+        self.predeclare = []
+        self.tape = None
+        self.maybe_scalar_zero = set()
+        self.owned = set()  # adjoints that are private accumulators: updated in place
+        self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
+
+    def nested(self, loops=None):
+        """A Reverser for another generated function (a loop step, a segment)."""
+        return Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
+                        self.error, loops=loops, segments=self.segments, counts=self.counts,
+                        primal_names=self.primal_names)
+
+    # --- primal -----------------------------------------------------------------
+    def primal(self, body, defined, possibly, in_loop=False):
+        """Primal code for ``body``; ``defined``/``possibly`` are the names surely /
+        possibly holding a value (updated in place)."""
+        out = []
+        for stmt in body:
+            if isinstance(stmt, (ir.Assign, ir.SetItem)):
+                self.save(out, stmt, stmt.target, defined, possibly, in_loop)
+                out.extend(self._primal_statement(stmt))
+                defined.add(stmt.target)
+                possibly.add(stmt.target)
+            elif isinstance(stmt, ir.If):
+                d1, d2 = set(defined), set(defined)
+                p1, p2 = set(possibly), set(possibly)
+                body1 = self.primal(stmt.body, d1, p1, in_loop)
+                body2 = self.primal(stmt.orelse, d2, p2, in_loop)
+                out.append(Block(sx.if_(stmt.test), body1, stmt.line))
+                if body2:
+                    out.append(Block(None, body2, stmt.line))
+                defined |= d1 & d2
+                possibly |= p1 | p2
+            elif isinstance(stmt, (ir.For, ir.While)):
+                if stmt.checkpoint and self.loops is not None:
+                    out.extend(self.loops.primal(self, stmt, defined, possibly, in_loop))
+                else:
+                    out.extend(self.primal_loop(stmt, defined, possibly, in_loop))
+            elif isinstance(stmt, ir.Break):
+                out.append(Block(sx.if_(stmt.flag), [Line(sx.break_(), stmt.line)], stmt.line))
+            elif isinstance(stmt, ir.Segment):  # checkpointed segments (compiler.segments)
+                out.extend(self.segments.primal(self, stmt, defined, possibly, in_loop))
+        return out
+
+    def save(self, out, stmt, target, defined, possibly, in_loop):
+        if in_loop:
+            if target not in defined:
+                self._predeclare(target)
+            out.append(Save(target, self._tape(), True, stmt.line))
+            self.slots[id(stmt)] = (self._tape(), True)
+        elif target in possibly:
+            if target not in defined:
+                self._predeclare(target)
+            slot = self.namer.fresh(f"{target}_old")
+            out.append(Save(target, slot, False, stmt.line))
+            self.slots[id(stmt)] = (slot, False)
+
+    def _predeclare(self, name):
+        if name not in self.predeclare:
+            self.predeclare.append(name)
+
+    def _tape(self):
+        if self.tape is None:
+            self.tape = self.namer.fresh("tape")
+        return self.tape
+
+    def _primal_statement(self, stmt):
+        if isinstance(stmt, ir.SetItem):
+            write = sx.subscript(stmt.target, sx.copy_tree(stmt.index.node))
+            return [Line(sx.assign(stmt.target, sx.method(stmt.target, "copy")), stmt.line),
+                    Line(sx.assign(write, operand_node(stmt.value)), stmt.line)]
+        return [Line(sx.assign(stmt.target, expr_node(stmt.expr)), stmt.line)]
+
+    def primal_loop(self, loop, defined, possibly, in_loop):
+        out = []
+        counter = None
+        if isinstance(loop, ir.While) or loop.break_flag:
+            counter = self.namer.fresh("steps")
+            loop.record.counter = counter
+            fake = ir.Assign(counter, ir.Copy(ir.Const(0)), loop.line)
+            self.save(out, fake, counter, defined, possibly, in_loop)
+            loop.record.counter_save = self.slots.get(id(fake))
+            out.append(Line(sx.assign(counter, sx.const(0)), loop.line))
+            defined.add(counter)
+            possibly.add(counter)
+        inner_defined = set(defined)
+        inner_possibly = set(possibly)
+        if isinstance(loop, ir.For):
+            inner_defined.add(loop.target)
+            inner_possibly.add(loop.target)
+        body = self.primal(loop.body, inner_defined, inner_possibly, in_loop=True)
+        if counter:
+            body.insert(0, Line(sx.assign(counter, sx.binop(counter, "+", sx.const(1))),
+                                loop.line))
+        if isinstance(loop, ir.For) and loop.steps_name:
+            loop.record.range_node = sx.name(loop.steps_name)  # a taped run: `for t in steps`
+            header = sx.for_(loop.target, sx.name(loop.steps_name))
+        elif isinstance(loop, ir.For):
+            bounds = sx.call("range", *[operand_node(b) for b in loop.bounds])
+            assigned = set(ir.assigned_names(loop.body))
+            if any(n in assigned for b in loop.bounds for n in ir.operand_names(b)):
+                rng = self.namer.fresh("loop_range")
+                out.append(Line(sx.assign(rng, bounds), loop.line))
+                loop.record.range_node = sx.name(rng)
+            else:
+                loop.record.range_node = bounds
+            header = sx.for_(loop.target, sx.copy_tree(loop.record.range_node))
+        else:
+            header = sx.while_(sx.copy_tree(loop.test.node))
+        out.append(Block(header, body, loop.line))
+        possibly |= inner_possibly
+        return out
+
+    # --- adjoint ----------------------------------------------------------------
+    def adjoint(self, body, nonzero):
+        """Adjoint code for ``body`` (statements in reverse order).
+
+        ``nonzero``: adjoint names that may hold a value at the end of ``body``;
+        returns (code, nonzero at the start of ``body``)."""
+        out = []
+        nonzero = set(nonzero)
+        for stmt in reversed(body):
+            if isinstance(stmt, ir.Assign):
+                self._adjoint_assign(stmt, out, nonzero)
+            elif isinstance(stmt, ir.SetItem):
+                self._adjoint_setitem(stmt, out, nonzero)
+            elif isinstance(stmt, ir.If):
+                code1, n1 = self.adjoint(stmt.body, nonzero)
+                code2, n2 = self.adjoint(stmt.orelse, nonzero)
+                merged = n1 | n2
+                code1 += self.materialize(merged - n1, stmt.line)
+                code2 += self.materialize(merged - n2, stmt.line)
+                if code1 or code2:
+                    out.append(Block(sx.if_(stmt.test), code1, stmt.line, True))
+                    if code2:
+                        out.append(Block(None, code2, stmt.line, True))
+                nonzero = merged
+            elif isinstance(stmt, (ir.For, ir.While)):
+                if stmt.checkpoint and self.loops is not None:
+                    code, nonzero = self.loops.adjoint(self, stmt, nonzero)
+                else:
+                    code, nonzero = self.adjoint_loop(stmt, nonzero)
+                out.extend(code)
+            elif isinstance(stmt, ir.Segment):
+                code, nonzero = self.segments.adjoint(self, stmt, nonzero)
+                out.extend(code)
+        return out, nonzero
+
+    def materialize(self, names, line):
+        code = []
+        for b in sorted(names):
+            code.append(Line(sx.assign(b, self.zero_of(b)), line, True))
+        return code
+
+    def zero_of(self, adjoint_name):
+        """How to write a zero adjoint: shaped like the variable's value at this point.
+
+        The reverse sweep has restored the variable there, so the zero has the
+        right shape even when the variable changes shape across assignments; a
+        scalar ``0.0`` would break adjoints such as ``np.swapaxes(g, 0, 1)``."""
+        var = self.primal_of(adjoint_name)
+        if var is not None:
+            return sx.rt("zeros_like", var)
+        self.maybe_scalar_zero.add(adjoint_name)
+        return sx.const(0.0)
+
+    def primal_of(self, adjoint_name):
+        return self.primal_names.get(adjoint_name)
+
+    def accumulators(self, loop):
+        """Adjoints of active variables the loop body reads and never assigns: they
+        only accumulate across iterations, so they can be private and in place."""
+        assigned = set(ir.assigned_names(loop.body))
+        if isinstance(loop, ir.For):
+            assigned.add(loop.target)
+        return {self.adj(n) for n in ir.read_names(loop.body)
+                if n in self.active and n not in assigned}
+
+    def make_private(self, names, nonzero, line):
+        """Before a loop accumulates in place: fresh zeros, or a private copy."""
+        code = []
+        for b in sorted(names):
+            var = self.primal_of(b)
+            if b in nonzero:
+                code.append(Line(sx.assign(b, sx.rt("private_adjoint", b, var)), line, True))
+            else:
+                code.append(Line(sx.assign(b, sx.rt("zeros_like", var)), line, True))
+        return code
+
+    def adjoint_loop(self, loop, nonzero):
+        n0 = set(nonzero)
+        accumulators = self.accumulators(loop)
+        outer_owned = self.owned
+        self.owned = outer_owned | accumulators
+        head = set(n0) | accumulators
+        try:
+            while True:
+                code, n_start = self.adjoint(loop.body, head)
+                new_head = head | n_start
+                if new_head == head:
+                    break
+                head = new_head
+        finally:
+            self.owned = outer_owned
+        out = self.make_private(accumulators - outer_owned, n0, loop.line)
+        out += self.materialize(head - n0 - accumulators, loop.line)
+        code += self.materialize(head - n_start, loop.line)
+        if isinstance(loop, ir.For):
+            rng = sx.copy_tree(loop.record.range_node)
+            if loop.break_flag:
+                rng = sx.subscript(rng, ast.Slice(lower=None, upper=sx.name(loop.record.counter),
+                                                  step=None))
+            header = sx.for_(loop.target, sx.call("reversed", rng))
+        else:
+            header = sx.for_("_", sx.call("range", loop.record.counter))
+        if code:
+            out.append(Block(header, code, loop.line, True))
+        for b in sorted(self.batched & (accumulators - outer_owned)):
+            out.append(Line(sx.assign(b, sx.rt("settled", b)), loop.line, True))
+            self.batched.discard(b)
+        if loop.record.counter_save:
+            slot, tape = loop.record.counter_save
+            out.append(Restore(loop.record.counter, slot, tape, loop.line))
+        return out, head
+
+    def restore(self, stmt, out):
+        slot = self.slots.get(id(stmt))
+        if slot is not None:
+            out.append(Restore(stmt.target, slot[0], slot[1], stmt.line))
+
+    def accumulate(self, name, contribution, out, nonzero, line):
+        """Add ``contribution`` (an expression node, or a name) to the adjoint of ``name``."""
+        b = self.adj(name)
+        contribution = sx.expr(contribution)
+        if b in nonzero and b in self.owned:
+            if sx.calls_helper(contribution, runtime.matmul_adjoint_x2):
+                # gathered a few steps at a time (rt.ProductSum)
+                call = sx.rt("accumulate_matmul_adjoint_x2", b, *contribution.args,
+                             **{k.arg: k.value for k in contribution.keywords})
+                out.append(Line(sx.assign(b, call), line, True))
+                self.batched.add(b)
+                return
+            out.append(Line(sx.add_to(b, contribution), line, True))
+        elif b in nonzero:
+            out.append(Line(sx.assign(b, sx.binop(b, "+", contribution)), line, True))
+        else:
+            out.append(Line(sx.assign(b, contribution), line, True))
+            nonzero.add(b)
+
+    def _adjoint_assign(self, stmt, out, nonzero):
+        target = stmt.target
+        g = self.adj(target)
+        if target in self.active and g in nonzero and not isinstance(stmt.expr, ir.NonDiff):
+            expr = stmt.expr
+            if isinstance(expr, ir.Copy):
+                for name in ir.operand_names(expr.value):
+                    if name in self.active:
+                        self.accumulate(name, g, out, nonzero, stmt.line)
+            elif isinstance(expr, ir.Prim):
+                adjoint_of_primitive(self, stmt, expr, g, out, nonzero)
+        nonzero.discard(g)
+        self.restore(stmt, out)
+
+    def _adjoint_setitem(self, stmt, out, nonzero):
+        g = self.adj(stmt.target)
+        if stmt.target in self.active and g in nonzero:
+            value = stmt.value
+            if isinstance(value, ir.Name) and value.id in self.active:
+                self.accumulate(value.id, sx.rt("setitem_adjoint_value", g, stmt.index.value(),
+                                                 value.id), out, nonzero, stmt.line)
+            out.append(Line(sx.assign(g, sx.rt("setitem_adjoint_array", g, stmt.index.value())),
+                            stmt.line, True))
+        self.restore(stmt, out)
+

@@ -1,0 +1,171 @@
+"""Transform: adjoint rules applied to one primitive application.
+
+A rule's expressions (``adjoints/numpy_rules.py``) are read once into syntax
+trees and instantiated with the operands of each call: ``g`` the output's
+adjoint, ``ans`` the output, each parameter the argument bound to it; a free
+name that is neither NumPy nor a builtin is a runtime helper, called through a
+:class:`~tangent_ckpt.compiler.syntax.HelperCall` that keeps which helper it is.
+"""
+
+import ast
+import builtins
+import functools
+import operator
+
+from tangent_ckpt import runtime
+from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.code import Line
+from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.errors import UnsupportedFunctionError
+
+
+@functools.lru_cache(maxsize=None)
+def _parse_template(expression):
+    """The syntax tree of an adjoint rule's expression, as the registry declares it."""
+    return ast.parse(expression, mode="eval").body
+
+
+class _Instantiate(ast.NodeTransformer):
+    """Names of a rule expression -> the operands bound to them; other free names
+    are NumPy (``np``), builtins, or runtime helpers (``rt.unbroadcast``)."""
+
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def _free(self, identifier):
+        return identifier not in self.mapping and identifier != "np" and \
+            not hasattr(builtins, identifier)
+
+    def visit_Call(self, node):  # noqa: N802
+        self.generic_visit_children(node)
+        if isinstance(node.func, ast.Name) and self._free(node.func.id):
+            return sx.rt(node.func.id, *node.args,
+                         **{k.arg: k.value for k in node.keywords})
+        node.func = self.visit(node.func)
+        return node
+
+    def generic_visit_children(self, node):
+        node.args = [self.visit(a) for a in node.args]
+        for k in node.keywords:
+            k.value = self.visit(k.value)
+
+    def visit_Name(self, node):  # noqa: N802
+        if node.id in self.mapping:
+            return sx.copy_tree(self.mapping[node.id])
+        if self._free(node.id):
+            return sx.attr("rt", node.id)
+        return node
+
+
+def instantiate(expression, mapping):
+    """An adjoint rule's expression with its names bound: ``mapping`` maps names
+    (``g``, ``ans``, parameters) to expression nodes.  Returns a new tree."""
+    return _Instantiate(mapping).visit(sx.copy_tree(_parse_template(expression)))
+
+
+def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
+    """Add to ``out`` the adjoint of ``stmt.target = prim(...)`` given ``g``, the
+    target's adjoint: the primitive's rule instantiated for each active argument."""
+    rule = registry.lookup(prim.fn)
+    active_args = [n for a in list(prim.args) + list(prim.kwargs.values())
+                   if not isinstance(a, ir.Index)
+                   for n in ir.operand_names(a) if n in rev.active]
+    if rule is None:
+        if active_args:
+            name = prim.ref or getattr(prim.fn, "__name__", repr(prim.fn))
+            raise rev.error(UnsupportedFunctionError,
+                             f"no adjoint rule for {name}", stmt.line,
+                             construct=name,
+                             hint=f"register one with tangent_ckpt.register_adjoint({name}, "
+                                  "rule), or compute it outside the differentiated path")
+        return
+    if rule.constant:
+        return
+    try:
+        bound = rule.bind(prim.args, prim.kwargs)
+    except TypeError as exc:
+        if not active_args:
+            return
+        raise rev.error(UnsupportedFunctionError,
+                         f"the call does not fit the adjoint rule of {rule.name}: {exc}",
+                         stmt.line, construct=rule.name,
+                         hint="pass the arguments the rule's signature names, or register "
+                              "your own adjoint with tangent_ckpt.register_adjoint") from None
+    if rule.vjp is not None:
+        _adjoint_callable(rev, stmt, prim, rule, bound, g, out, nonzero)
+        return
+    if prim.fn is operator.getitem and _accumulate_read(rev, stmt, bound, g, out, nonzero):
+        return
+    mapping = {"g": sx.name(g), "ans": sx.name(stmt.target)}
+    for param, op in bound.items():
+        mapping[param] = _bound_node(rev, op)
+    for param, expression in rule.templates.items():
+        op = bound.get(param)
+        if param in rule.sequence_params and isinstance(op, ir.Seq):
+            for k, item in enumerate(op.items):
+                if isinstance(item, ir.Name) and item.id in rev.active:
+                    m = dict(mapping, i=sx.const(k))
+                    rev.accumulate(item.id, instantiate(expression, m), out, nonzero,
+                                     stmt.line)
+        elif isinstance(op, ir.Name) and op.id in rev.active:
+            contribution = _without_unbroadcast(instantiate(expression, mapping), op.id, stmt)
+            rev.accumulate(op.id, contribution, out, nonzero, stmt.line)
+        elif isinstance(op, ir.Seq):
+            if any(n in rev.active for n in ir.operand_names(op)):
+                raise rev.error(UnsupportedFunctionError,
+                                 f"{rule.name}: a sequence argument '{param}' with "
+                                 "active entries", stmt.line, construct=rule.name)
+
+def _accumulate_read(rev, stmt, bound, g, out, nonzero):
+    """``x[i]`` read in a loop whose adjoint ``bx`` is a private accumulator: add
+    ``g`` into ``bx[i]`` in place, O(size of x[i]) instead of a full-size array
+    per step (``price[t]``, ``for row in data``)."""
+    base = bound.get("a")
+    if not isinstance(base, ir.Name) or base.id not in rev.active:
+        return False
+    b = rev.adj(base.id)
+    if b not in rev.owned or b not in nonzero:
+        return False
+    index = _bound_node(rev, bound["index"])
+    out.append(Line(sx.assign(b, sx.rt("accumulate_at", b, base.id, index, g)), stmt.line,
+                    True))
+    return True
+
+def _bound_node(rev, op):
+    """The expression of a rule's argument: an operand, a tuple of them, or a
+    default value (bound in the namespace when it is not a literal)."""
+    if isinstance(op, (ir.Name, ir.Const, ir.Seq, ir.Index)):
+        return operand_node(op)
+    if isinstance(op, tuple):
+        return sx.tuple_([_bound_node(rev, o) for o in op])
+    if op is None or isinstance(op, (bool, int, float, str)):
+        return sx.const(op)
+    name = rev.namer.fresh("default")
+    rev.bindings[name] = op
+    return sx.name(name)
+
+def _adjoint_callable(rev, stmt, prim, rule, bound, g, out, nonzero):
+    rule_name = rev.namer.fresh(f"{getattr(prim.fn, '__name__', 'fn')}_adjoint")
+    rev.bindings[rule_name] = rule.vjp
+    user_call = sx.call(rule_name, g, stmt.target, *[operand_node(a) for a in prim.args],
+                        **{k: operand_node(v) for k, v in prim.kwargs.items()})
+    parts = rev.namer.fresh(f"{rev.adj(stmt.target)}_parts")
+    out.append(Line(sx.assign(parts, sx.rt("adjoint_parts", user_call,
+                                           sx.const(len(prim.args)))), stmt.line, True))
+    for k, a in enumerate(prim.args):
+        for name in ir.operand_names(a):
+            if name in rev.active:
+                rev.accumulate(name, sx.subscript(parts, sx.const(k)), out, nonzero,
+                                 stmt.line)
+
+
+def _without_unbroadcast(contribution, name, stmt):
+    """``rt.unbroadcast(e, x)`` -> ``e`` where the analysis proved that ``x`` has the
+    shape of the result (``stmt.same_shape``), so ``e`` has ``x``'s shape already."""
+    if sx.calls_helper(contribution, runtime.unbroadcast) and len(contribution.args) == 2 \
+            and isinstance(contribution.args[1], ast.Name) \
+            and contribution.args[1].id == name and name in stmt.same_shape:
+        return contribution.args[0]
+    return contribution

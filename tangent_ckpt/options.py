@@ -1,0 +1,52 @@
+"""Checkpointing options, below every layer that reads them.
+
+:class:`CheckpointOptions` is made by the public API from the keywords of
+``grad``/``grad_with_checkpointing`` and read by the compiler (which loops to
+checkpoint, with which schedule) and by ``tc.checkpointed_loop``'s lowering.
+"""
+
+import numpy as np
+
+from tangent_ckpt.errors import CheckpointError
+from tangent_ckpt.runtime.driver import parse_memory
+
+#: the schedules a checkpointed loop can use (runtime/schedules.py)
+SCHEDULES = ("revolve", "uniform", "online")
+
+
+class CheckpointOptions:
+    """Normalized checkpointing options (hashable, part of the compile cache key)."""
+
+    def __init__(self, checkpoint=False, snapshots=None, memory_budget=None,
+                 schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
+                 nested=False):
+        if checkpoint not in (True, False, "auto"):
+            raise CheckpointError(f"checkpoint must be True, False or 'auto', not {checkpoint!r}")
+        if snapshots is not None:
+            if isinstance(snapshots, bool) or not isinstance(snapshots, (int, np.integer)):
+                raise CheckpointError(f"snapshots must be a positive integer, not {snapshots!r}")
+            if snapshots < 1:
+                raise CheckpointError(f"snapshots must be at least 1, got {snapshots}")
+        if memory_budget is not None and snapshots is not None:
+            raise CheckpointError("give either snapshots= or memory_budget=, not both")
+        if memory_budget is not None:
+            memory_budget = parse_memory(memory_budget)
+        if schedule not in SCHEDULES:
+            raise CheckpointError(f"schedule must be one of {', '.join(SCHEDULES)}, "
+                                  f"not {schedule!r}")
+        if min_steps is None or min_steps < 0:
+            raise CheckpointError(f"min_steps must be >= 0, got {min_steps!r}")
+        if disk_snapshots < 0:
+            raise CheckpointError(f"disk_snapshots must be >= 0, got {disk_snapshots}")
+        self.checkpoint = checkpoint
+        self.snapshots = None if snapshots is None else int(snapshots)
+        self.memory_budget = memory_budget
+        self.schedule = schedule
+        self.min_steps = int(min_steps)
+        self.disk_snapshots = int(disk_snapshots)
+        self.verify = bool(verify)
+        self.nested = bool(nested)
+
+    def key(self):
+        return (self.checkpoint, self.snapshots, self.memory_budget, self.schedule,
+                self.min_steps, self.disk_snapshots, self.verify, self.nested)

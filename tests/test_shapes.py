@@ -1,0 +1,77 @@
+"""compiler/shapes.py: rt.unbroadcast is left out only where the operand provably
+has the result's shape; every case is checked against finite differences."""
+
+import numpy as np
+
+import tangent_ckpt as tc
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.normalize import normalize
+from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.shapes import shape_facts
+
+from gradcheck import check_grad
+
+
+def heat_step(u, k):
+    u = u.copy()
+    u[1:-1] = u[1:-1] + k[1:-1] * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return np.sum(u ** 2)
+
+
+def first_times_rest(x):
+    return np.sum(x[:1] * x[1:])  # lengths 1 and n - 1: a broadcast
+
+
+def row_plus_bias(x, b):
+    return np.sum(np.tanh(x + b))  # (3, 4) + (4,): a broadcast
+
+
+def square_matmul(a):
+    return np.sum(a @ a + a)
+
+
+def facts(fn):
+    function, _, _ = normalize(parse_function(fn))
+    shape_facts(function)
+    return {s.target: s.same_shape for s in ir.walk(function.body)
+            if isinstance(s, ir.Assign) and s.same_shape}
+
+
+def test_slices_of_one_array_with_equal_lengths_have_equal_shapes():
+    same = facts(heat_step)
+    assert any(set(v) == {"u_item_3", "u_mul"} for v in same.values()), same  # u[2:] - 2 u[1:-1]
+    rng = np.random.default_rng(0)
+    u, k = rng.normal(size=9), rng.normal(size=9)
+    df = tc.grad(heat_step, wrt=(0, 1))
+    check_grad(heat_step, (u, k), wrt=(0, 1), df=df)
+    assert "rt.unbroadcast(bu_sub, u_item_3)" not in df.source
+    assert "u_item_3" in df.source
+
+
+def test_a_broadcast_keeps_its_unbroadcast():
+    rng = np.random.default_rng(1)
+    df = tc.grad(first_times_rest)
+    check_grad(first_times_rest, (rng.normal(size=6),), df=df)
+    assert "rt.unbroadcast(bfirst_times_rest_mul * first_times_rest_item_2, " \
+        "first_times_rest_item)" in df.source
+    df = tc.grad(row_plus_bias, wrt=(0, 1))
+    check_grad(row_plus_bias, (rng.normal(size=(3, 4)), rng.normal(size=4)), wrt=(0, 1), df=df)
+    assert "bb = rt.unbroadcast(brow_plus_bias_add, b)" in df.source
+    assert "bx = rt.unbroadcast(brow_plus_bias_add, x)" in df.source  # b's shape is unknown
+
+
+def test_matmul_is_not_elementwise():
+    assert "a_matmul" not in {n for v in facts(square_matmul).values() for n in v}
+    rng = np.random.default_rng(2)
+    check_grad(square_matmul, (rng.normal(size=(3, 3)),))
+
+
+def test_a_python_number_never_widens_a_shape():
+    def scaled(x):
+        y = 2.0 * x
+        return np.sum(np.sin(y) - 1.0)
+    same = facts(scaled)
+    assert ("x",) in same.values()
+    df = tc.grad(scaled)
+    check_grad(scaled, (np.linspace(0.0, 1.0, 5),), df=df)
+    assert "rt.unbroadcast" not in df.source.split("reverse sweep")[1].split("repeat_to_match")[1]
