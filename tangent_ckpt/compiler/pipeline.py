@@ -30,6 +30,7 @@ class CompiledGradient:
         self.wrt_names = wrt_names
         self.result = result
         self.seed_name = seed_name
+        self.loops = []  # (line, how the loop is reversed): for the notebook header
 
 
 def _error_factory(function):
@@ -135,8 +136,17 @@ def compile_gradient(fn, wrt, options, return_value=False):
     except SyntaxError as exc:  # pragma: no cover - a compiler bug, reported with the text
         raise TransformError(f"internal error: generated code does not compile: {exc}\n{source}")
     exec(code, namespace)
-    return CompiledGradient(source, namespace[name], namespace, name, function.params,
-                            wrt_names, function.result, seed)
+    compiled = CompiledGradient(source, namespace[name], namespace, name, function.params,
+                                wrt_names, function.result, seed)
+    compiled.loops = _loop_summaries(function, handler)
+    return compiled
+
+
+def _loop_summaries(function, handler):
+    """(line, "Revolve schedule, 10 snapshots" or "taped") for every loop."""
+    return [(loop.line, handler._schedule_text(loop) if getattr(loop, "loop_name", None)
+             else "taped")
+            for loop in ir.walk(function.body) if isinstance(loop, (ir.For, ir.While))]
 
 
 def _auto_plan(function, options, handler, namer):
