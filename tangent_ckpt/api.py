@@ -238,18 +238,26 @@ class GradientFunction:
     def compile(self, return_value: Optional[bool] = None):
         """Compile now (else on the first call); cached per function, wrt and options."""
         __tracebackhide__ = True  # noqa: F841 - IPython and pytest hide this frame
+        compiled, error = self._compile(return_value)
+        if error is not None:  # its traceback is the user's line (errors.at_user_line)
+            raise error
+        return compiled
+
+    def _compile(self, return_value=None):
+        """(compiled gradient, None), or (None, the error to raise): the caller raises
+        it, so that one frame of this module stands before the user's line."""
         value = self.return_value if return_value is None else return_value
         if value == self.return_value and self._compiled is not None:
-            return self._compiled
+            return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
                                  self.given_source)
         except TangentCkptError as exc:
-            raise at_user_line(exc, self._target.function.__name__
-                               if hasattr(self._target.function, "__name__") else "?") from None
+            name = getattr(self._target.function, "__name__", "<module>")
+            return None, at_user_line(exc, name)
         if value == self.return_value:
             self._compiled = compiled
-        return compiled
+        return compiled, None
 
     @property
     def source(self) -> "display.GeneratedSource":
@@ -270,7 +278,9 @@ class GradientFunction:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True  # noqa: F841
-        compiled = self.compile()
+        compiled, error = self._compile()
+        if error is not None:  # its traceback is the user's line (errors.at_user_line)
+            raise error
         seed = kwargs.pop(compiled.seed_name, None)
         if len(args) == len(self._target.names) + 1 and seed is None:
             args, seed = args[:-1], args[-1]
