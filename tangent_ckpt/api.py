@@ -197,10 +197,19 @@ def _unwrap(fn):
     if isinstance(fn, functools.partial):
         function, args, kwargs = _unwrap(fn.func)
         return function, args + tuple(fn.args), {**kwargs, **fn.keywords}
+    if isinstance(fn, GradientFunction):
+        raise TangentCkptError(f"{fn!r} is already a gradient: second derivatives are not "
+                               "supported (differentiate the original function, .fn)")
     if not isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, type)) and \
-            isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
+            isinstance(getattr(type(fn), "__call__", None), types.FunctionType) and \
+            type(fn).__module__.split(".")[0] not in _LIBRARIES:
         return _unwrap(fn.__call__)  # a callable object: its bound __call__
     return fn, (), {}
+
+
+# callable objects of these libraries (np.vectorize, ...) are black boxes, not user code:
+# the frontend asks for an adjoint rule
+_LIBRARIES = ("numpy", "scipy", "tangent_ckpt")
 
 
 class GradientFunction:
@@ -296,7 +305,8 @@ class GradientFunction:
         except BaseException as exc:
             _release_loops(exc.__traceback__)
             if checked and isinstance(exc, ValueError):
-                _check_output_adjoint(seed, self._target.function(*values), exc)
+                _check_output_adjoint(seed, _output_or_none(self._target.function, values),
+                                      exc)
             raise
         if checked:
             _check_output_adjoint(seed, result[0])
@@ -326,9 +336,17 @@ class GradientFunction:
                f"wrt {self.wrt}>"
 
 
+def _output_or_none(function, values):
+    """The primal output, to name its shape; None when the primal itself fails."""
+    try:
+        return function(*values)
+    except Exception:
+        return None
+
+
 def _check_output_adjoint(seed, output, cause=None):
     """An array output adjoint must have the output's shape."""
-    if np.shape(seed) != np.shape(output):
+    if output is not None and np.shape(seed) != np.shape(output):
         raise OutputAdjointError(
             f"the output adjoint has shape {np.shape(seed)} but the function's output has "
             f"shape {np.shape(output)}: give an adjoint of shape {np.shape(output)} or a "

@@ -220,3 +220,10 @@ def test_output_adjoint_of_the_right_shape_or_a_scalar_is_used():
     np.testing.assert_allclose(dx, tc.grad(vector_out)(x, W, seed))
     np.testing.assert_allclose(tc.grad(vector_out)(x, W, np.float64(2.0)),
                                2 * tc.grad(vector_out)(x, W))
+
+
+def test_library_callables_and_gradients_are_not_unwrapped():
+    with pytest.raises(tc.SourceUnavailableError, match="register_adjoint"):
+        tc.grad(np.vectorize(np.sin)).compile()
+    with pytest.raises(tc.TangentCkptError, match="already a gradient"):
+        tc.grad(tc.grad(loss))

@@ -123,7 +123,9 @@ def register_source(fn, text):
     """Use ``text`` as the source of ``fn`` (a def or a lambda): for functions
     whose source Python did not keep.  Its lines are numbered from 1 under the
     name ``<source of NAME>``, which ``linecache`` also holds for tracebacks."""
-    filename = f"<source of {getattr(fn, '__qualname__', fn.__name__)}>"
+    if not isinstance(fn, types.FunctionType):  # a builtin: parse_function refuses it
+        return
+    filename = f"<source of {fn.__qualname__}>"
     lines = textwrap.dedent(text).splitlines(True)
     linecache.cache[filename] = (len(text), None, lines, filename)
     _REGISTERED[fn.__code__] = (filename, lines, 1)
@@ -131,7 +133,8 @@ def register_source(fn, text):
 
 def forget_source(fn):
     """Stop using the text :func:`register_source` gave for ``fn``."""
-    _REGISTERED.pop(fn.__code__, None)
+    if isinstance(fn, types.FunctionType):
+        _REGISTERED.pop(fn.__code__, None)
 
 
 def _file_source(fn, label):
