@@ -113,3 +113,17 @@ def test_bytecode_without_its_source_file(tmp_path):
         """)
     proc = run_python(["-c", script], cwd=str(tmp_path))
     assert "is not there (only compiled bytecode)" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_without_code_positions_lambdas_are_told_apart_by_their_arguments(monkeypatch):
+    """Python < 3.11 has no co_positions: the lambda with the code's argument names
+    is taken, and two lambdas with the same names on one line are refused."""
+    from tangent_ckpt.compiler import frontend
+    monkeypatch.setattr(frontend, "_code_span", lambda code: None)
+    first = lambda a: np.sum(a ** 2); second = lambda b: np.sum(b ** 3)  # noqa: E702,E731
+    x = np.linspace(0.5, 1.5, 3)
+    np.testing.assert_allclose(tc.grad(second)(x), 3 * x ** 2)
+    np.testing.assert_allclose(tc.grad(first)(x), 2 * x)
+    same = lambda a: np.sum(a * 2.0); other = lambda a: np.sum(a * 3.0)  # noqa: E702,E731,F841
+    with pytest.raises(SourceUnavailableError, match="which lambda of this line"):
+        tc.grad(other).compile()
