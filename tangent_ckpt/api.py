@@ -145,8 +145,11 @@ class _Target:
         except (TypeError, ValueError):  # a builtin: the frontend says what to do
             self.signature = inspect.Signature()
         variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         self.names = [p.name for p in self.signature.parameters.values()
                       if p.kind not in variadic]
+        # a call with one positional argument more than these passes the output adjoint
+        self.positional = sum(p.kind in positional for p in self.signature.parameters.values())
 
     def inner_wrt(self, wrt):
         """``wrt`` (positions among the user's arguments) as positions of the function."""
@@ -291,7 +294,7 @@ class GradientFunction:
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
-        if len(args) == len(self._target.names) + 1 and seed is None:
+        if len(args) == self._target.positional + 1 and seed is None:
             args, seed = args[:-1], args[-1]
         arguments = self._target.bind(args, kwargs)
         values = [arguments[p] for p in compiled.params]

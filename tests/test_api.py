@@ -160,6 +160,12 @@ def test_partial_bound_arguments_are_constants():
         tc.grad(by_keyword, wrt=2)
 
 
+def test_partial_takes_a_trailing_output_adjoint():
+    x, W, seed = rng.standard_normal(3), rng.standard_normal((4, 3)), rng.standard_normal(4)
+    by_keyword = functools.partial(vector_out, W=W)     # vector_out(x) with W fixed
+    np.testing.assert_allclose(tc.grad(by_keyword)(x, seed), tc.grad(vector_out)(x, W, seed))
+
+
 def test_two_lambdas_on_one_line_each_get_their_own_gradient():
     square = lambda x: np.sum(x ** 2); cube = lambda x: np.sum(x ** 3)  # noqa: E702,E731
     x = rng.standard_normal(4)
