@@ -127,3 +127,25 @@ def test_the_block_pattern_finds_every_python_block():
     for page in PAGES:
         text = open(os.path.join(ROOT, page)).read()
         assert len(blocks(page)) == len(re.findall(r"^```python", text, re.M)), page
+
+
+def test_a_stale_generated_block_fails():
+    namespace = {"text": "def f():\n    return 1\n"}
+    fresh = Block("page.md", 1, "def f():\n    return 1\n", [("generated", " text ")])
+    check_generated(fresh, namespace)
+    stale = Block("page.md", 1, "def f():\n    return 2\n", [("generated", " text ")])
+    with pytest.raises(AssertionError, match="not what `text` gives now"):
+        check_generated(stale, namespace)
+    excerpt = Block("page.md", 1, "    return 1\n...\n", [("generated excerpt", "text")])
+    check_generated(excerpt, namespace)
+    swapped = Block("page.md", 1, "    return 1\ndef f():\n", [("generated excerpt", "text")])
+    with pytest.raises(AssertionError, match="in this order"):
+        check_generated(swapped, namespace)
+
+
+def test_a_block_claiming_lines_of_a_file_must_be_those_lines():
+    good = Block("page.md", 1, "def loss(h, W, b, n):\n", [("file", " examples/rnn.py, line: 21")])
+    assert where(good) == (os.path.join(ROOT, "examples", "rnn.py"), 21)
+    bad = Block("page.md", 1, "def loss(h, W, b, n):\n", [("file", " examples/rnn.py, line: 20")])
+    with pytest.raises(AssertionError, match="not lines 20... of examples/rnn.py"):
+        where(bad)
