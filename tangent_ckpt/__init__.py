@@ -4,7 +4,8 @@ __version__ = "0.1.0"
 
 from tangent_ckpt.errors import (  # noqa: F401
     TangentCkptError, TransformError, UnsupportedSyntaxError, UnsupportedFunctionError,
-    SourceUnavailableError, WrtError, CheckpointError, NondeterministicStepError,
+    SourceUnavailableError, WrtError, CheckpointError, NondeterministicStepError, OptionError,
+    OutputAdjointError,
 )
 from tangent_ckpt.adjoints.registry import register_adjoint  # noqa: F401
 from tangent_ckpt.runtime.profiler import profile  # noqa: F401,E402
@@ -13,11 +14,14 @@ from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
     estimate_checkpoint_savings, should_checkpoint,
 )
 from tangent_ckpt.api import grad, value_and_grad, grad_with_checkpointing, source  # noqa: F401,E402
+from tangent_ckpt.flatten import ravel  # noqa: F401,E402
 from tangent_ckpt.markers import checkpoint, checkpoint_scope, custom_adjoint  # noqa: F401,E402
 
 __all__ = [
     # differentiation
     "grad", "value_and_grad", "grad_with_checkpointing", "source",
+    # parameters <-> one flat vector (scipy.optimize)
+    "ravel",
     # checkpointing inside a differentiated function
     "checkpoint", "checkpoint_scope", "custom_adjoint", "register_adjoint",
     # profiling and the checkpointing helpers
@@ -26,4 +30,5 @@ __all__ = [
     # errors
     "TangentCkptError", "TransformError", "UnsupportedSyntaxError", "UnsupportedFunctionError",
     "SourceUnavailableError", "WrtError", "CheckpointError", "NondeterministicStepError",
+    "OptionError", "OutputAdjointError",
 ]

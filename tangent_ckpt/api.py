@@ -1,23 +1,40 @@
-"""Public entry points: ``grad``, ``value_and_grad``, ``grad_with_checkpointing``, ``source``."""
+"""Public entry points: ``grad``, ``value_and_grad``, ``grad_with_checkpointing``, ``source``.
 
+``tc.grad`` takes any callable whose source can be read: a def, a lambda
+(anywhere, told apart by its code object), a bound method (the gradient is with
+respect to its explicit arguments; the instance is a constant), a
+``functools.partial`` (its bound arguments are constants) and a callable object
+(its ``__call__``).
+"""
+
+import difflib
 import functools
 import inspect
 import linecache
 import threading
+import types
 import weakref
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from tangent_ckpt.errors import WrtError
+from tangent_ckpt import display
+from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
+                                 at_user_line)
+from tangent_ckpt.flatten import ravel
 from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import as_gradient
 from tangent_ckpt.runtime.driver import CheckpointedLoop
 
-# fn -> {(wrt, options, return_value): CompiledGradient}.  Weak in fn: a function
-# that is garbage (a closure made in a loop, a fuzzed module) takes its compiled
-# gradients -- and their linecache entries -- with it.
+# fn -> {(wrt, options, return_value, source): CompiledGradient}.  Weak in fn: a
+# function that is garbage (a closure made in a loop, a fuzzed module) takes its
+# compiled gradients -- and their linecache entries -- with it.
 _CACHE = weakref.WeakKeyDictionary()
 _LOCK = threading.RLock()
+
+Wrt = Union[int, Sequence[int]]
+MemoryBudget = Union[None, int, str]
+
 
 def _normalize_wrt(wrt):
     if isinstance(wrt, (int, np.integer)) and not isinstance(wrt, bool):
@@ -33,19 +50,26 @@ def _normalize_wrt(wrt):
     return wrt, len(wrt) == 1
 
 
-def _compiled(fn, wrt, options, return_value):
+def _compiled(fn, wrt, options, return_value, source=None):
     # imported here, not at the top: `import tangent_ckpt.runtime` (all a dumped
     # gradient module needs) runs this package's __init__, and must not load the compiler
+    from tangent_ckpt.compiler.parse import forget_source, register_source
     from tangent_ckpt.compiler.pipeline import compile_gradient
-    key = (wrt, options.key(), return_value)
+    key = (wrt, options.key(), return_value, source)
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
-        except TypeError:  # not weak-referenceable (a callable object): compile each time
+        except TypeError:  # not weak-referenceable: compile each time
             per_fn = {}
         compiled = per_fn.get(key)
         if compiled is None:
-            compiled = compile_gradient(fn, wrt, options, return_value=return_value)
+            if source is not None:
+                register_source(fn, source)
+            try:
+                compiled = compile_gradient(fn, wrt, options, return_value=return_value)
+            finally:
+                if source is not None:
+                    forget_source(fn)
             filename = getattr(getattr(compiled.function, "__code__", None), "co_filename", None)
             if filename is not None and filename.startswith("<tangent_ckpt"):
                 weakref.finalize(compiled, linecache.cache.pop, filename, None)
@@ -67,71 +91,229 @@ def _release_loops(tb):
         tb = tb.tb_next
 
 
+class _Target:
+    """What a callable given to ``tc.grad`` differentiates: a plain function, the
+    arguments bound before the user's (a method's instance, a partial's
+    arguments) and keywords bound by a partial.  ``names`` are the parameters the
+    user passes, in the order ``wrt`` counts them."""
+
+    def __init__(self, fn):
+        self.callable = fn
+        self.function, self.args, self.kwargs = _unwrap(fn)
+        self.label = _label(fn, self.function)
+        try:
+            self.signature = inspect.signature(fn)
+        except (TypeError, ValueError):  # a builtin: the frontend says what to do
+            self.signature = inspect.Signature()
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self.names = [p.name for p in self.signature.parameters.values()
+                      if p.kind not in variadic]
+        # a call with one positional argument more than these passes the output adjoint
+        self.positional = sum(p.kind in positional for p in self.signature.parameters.values())
+
+    def inner_wrt(self, wrt):
+        """``wrt`` (positions among the user's arguments) as positions of the function."""
+        if not isinstance(self.function, types.FunctionType):
+            return wrt
+        params = list(inspect.signature(self.function).parameters)
+        inner = []
+        for k in wrt:
+            if not -len(self.names) <= k < len(self.names):
+                raise WrtError(f"wrt index {k} is out of range: {self.label}() has "
+                               f"{len(self.names)} parameters")
+            name = self.names[k]
+            if name in self.kwargs:
+                raise WrtError(f"wrt names '{name}' of {self.label}(), which "
+                               "functools.partial bound: bound arguments are constants")
+            inner.append(params.index(name))
+        return tuple(inner)
+
+    def bind(self, args, kwargs):
+        """The function's arguments by name for a user call ``(*args, **kwargs)``."""
+        try:
+            self.signature.bind(*args, **kwargs)
+            bound = inspect.signature(self.function).bind(*self.args, *args,
+                                                          **{**self.kwargs, **kwargs})
+        except TypeError as exc:
+            raise TypeError(f"{self.label}(): {exc}") from None
+        bound.apply_defaults()
+        return bound.arguments
+
+
+def _label(fn, function):
+    """How messages name the callable: ``loss``, ``Model.loss``, ``partial(loss)``."""
+    name = getattr(function, "__name__", None) or repr(function)
+    if isinstance(fn, types.MethodType):
+        return f"{type(fn.__self__).__name__}.{name}"
+    if isinstance(fn, functools.partial):
+        return f"partial({name})"
+    if not isinstance(fn, types.FunctionType) and function is not fn:
+        return f"{type(fn).__name__} object"
+    return name
+
+
+def _unwrap(fn):
+    """(plain function, leading bound arguments, bound keywords) behind ``fn``."""
+    if isinstance(fn, types.MethodType):
+        function, args, kwargs = _unwrap(fn.__func__)
+        return function, args + (fn.__self__,), kwargs
+    if isinstance(fn, functools.partial):
+        function, args, kwargs = _unwrap(fn.func)
+        return function, args + tuple(fn.args), {**kwargs, **fn.keywords}
+    if isinstance(fn, GradientFunction):
+        raise TangentCkptError(f"{fn!r} is already a gradient: second derivatives are not "
+                               "supported (differentiate the original function, .fn)")
+    if not isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, type)) and \
+            isinstance(getattr(type(fn), "__call__", None), types.FunctionType) and \
+            type(fn).__module__.split(".")[0] not in _LIBRARIES:
+        return _unwrap(fn.__call__)  # a callable object: its bound __call__
+    return fn, (), {}
+
+
+# callable objects of these libraries (np.vectorize, ...) are black boxes, not user code:
+# the frontend asks for an adjoint rule
+_LIBRARIES = ("numpy", "scipy", "tangent_ckpt")
+
+
 class GradientFunction:
     """A compiled gradient: call it like the original function.
 
     An extra trailing positional argument (or the keyword named in
     ``seed_name``) is the adjoint of the output; it defaults to 1.0, which for a
-    non-scalar output gives the gradient of its sum.
+    non-scalar output gives the gradient of its sum.  An array adjoint must have
+    the output's shape (:class:`~tangent_ckpt.errors.OutputAdjointError`).
+
+    Attributes: ``fn`` (what was given to ``grad``), ``wrt``, ``options``,
+    ``source`` (the generated code), ``compile()``.  In Jupyter the object and
+    its ``source`` display as highlighted code under a one-line summary.
     """
 
-    def __init__(self, fn, wrt, options, return_value=False):
+    def __init__(self, fn: Callable[..., Any], wrt: Wrt, options: CheckpointOptions,
+                 return_value: bool = False, flat: bool = False,
+                 source: Optional[str] = None):
         self.fn = fn
         self.wrt, self._single = _normalize_wrt(wrt)
         self.options = options
         self.return_value = return_value
-        self.signature = inspect.signature(fn)
-        functools.update_wrapper(self, fn)
+        self.flat = flat
+        self.given_source = source
+        self._target = _Target(fn)
+        self._inner_wrt = self._target.inner_wrt(self.wrt)
+        self.signature = self._target.signature
+        try:
+            functools.update_wrapper(self, fn)
+        except (AttributeError, TypeError):  # pragma: no cover - exotic callables
+            pass
         self.__wrapped__ = fn
         self._compiled = None
 
-    def compile(self):
-        if self._compiled is None:
-            self._compiled = _compiled(self.fn, self.wrt, self.options, self.return_value)
-        return self._compiled
+    def compile(self, return_value: Optional[bool] = None):
+        """Compile now (else on the first call); cached per function, wrt and options."""
+        __tracebackhide__ = True  # noqa: F841 - IPython and pytest hide this frame
+        compiled, error = self._compile(return_value)
+        if error is not None:  # its traceback is the user's line (errors.at_user_line)
+            raise error
+        return compiled
+
+    def _compile(self, return_value=None):
+        """(compiled gradient, None), or (None, the error to raise): the caller raises
+        it, so that one frame of this module stands before the user's line."""
+        value = self.return_value if return_value is None else return_value
+        if value == self.return_value and self._compiled is not None:
+            return self._compiled, None
+        try:
+            compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
+                                 self.given_source)
+        except TangentCkptError as exc:
+            name = getattr(self._target.function, "__name__", "<module>")
+            return None, at_user_line(exc, name)
+        if value == self.return_value:
+            self._compiled = compiled
+        return compiled, None
 
     @property
-    def source(self):
-        """The generated gradient's source: exactly the text that was compiled."""
-        return self.compile().source
+    def source(self) -> "display.GeneratedSource":
+        """The generated gradient's source: exactly the text that was compiled (a
+        ``str``; Jupyter shows it highlighted under a one-line summary)."""
+        return display.GeneratedSource(self.compile().source, self._header())
+
+    def _header(self):
+        compiled = self.compile()
+        return display.header(self._target.label, compiled.wrt_names, compiled.loops,
+                              self.return_value)
+
+    def _repr_html_(self):
+        return self.source._repr_html_()
+
+    def _repr_markdown_(self):
+        return self.source._repr_markdown_()
 
     def __call__(self, *args, **kwargs):
-        compiled = self.compile()
+        __tracebackhide__ = True  # noqa: F841
+        compiled, error = self._compile()
+        if error is not None:  # its traceback is the user's line (errors.at_user_line)
+            raise error
         seed = kwargs.pop(compiled.seed_name, None)
-        nparams = len(compiled.params)
-        if len(args) == nparams + 1 and seed is None:
+        if len(args) == self._target.positional + 1 and seed is None:
             args, seed = args[:-1], args[-1]
+        arguments = self._target.bind(args, kwargs)
+        values = [arguments[p] for p in compiled.params]
+        for user_k, k in zip(self.wrt, self._inner_wrt):
+            _check_wrt_value(self._target.label, compiled.params[k], user_k, values[k])
+        checked = seed is not None and np.ndim(seed) > 0
+        if checked:  # the value is needed to check the adjoint's shape
+            compiled = self.compile(return_value=True)
         try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise TypeError(f"{self.fn.__name__}(): {exc}") from None
-        bound.apply_defaults()
-        values = [bound.arguments[p] for p in compiled.params]
-        for k in self.wrt:
-            _check_wrt_value(self.fn, compiled.params[k], k, values[k])
-        if seed is None:
-            seed = 1.0
-        try:
-            result = compiled.function(*values, seed)
+            result = compiled.function(*values, 1.0 if seed is None else seed)
         except BaseException as exc:
             _release_loops(exc.__traceback__)
+            if checked and isinstance(exc, ValueError):
+                _check_output_adjoint(seed, _output_or_none(self._target.function, values),
+                                      exc)
             raise
+        if checked:
+            _check_output_adjoint(seed, result[0])
+            if not self.return_value:
+                result = result[1]
         if self.return_value:
             value, grads = result
-            return value, self._shaped(grads, values)
-        return self._shaped(result, values)
+            return value, self._finish(grads, values)
+        return self._finish(result, values)
 
-    def _shaped(self, grads, values):
+    def _finish(self, grads, values):
         """Every array argument's gradient is an array of its shape.  The symbolic
         zero of the generated code is a Python 0.0, and so is a real zero computed
         from Python floats (``(s - s) * a[0]``): such a value flowing back to an
-        array argument is widened here (found by tests/test_fuzz.py)."""
+        array argument is widened here (found by tests/test_fuzz.py).  With
+        ``flat=True`` the gradients are raveled into one float64 vector."""
         if self._single:
-            return _shaped_one(grads, values[self.wrt[0]], as_gradient)
-        return tuple(_shaped_one(g, values[k], as_gradient) for g, k in zip(grads, self.wrt))
+            grads = _shaped_one(grads, values[self._inner_wrt[0]], as_gradient)
+        else:
+            grads = tuple(_shaped_one(g, values[k], as_gradient)
+                          for g, k in zip(grads, self._inner_wrt))
+        return ravel(grads)[0] if self.flat else grads
 
     def __repr__(self):
-        return f"<gradient of {self.fn.__qualname__} wrt {self.wrt}>"
+        return f"<gradient of {getattr(self.fn, '__qualname__', self._target.label)} " \
+               f"wrt {self.wrt}>"
+
+
+def _output_or_none(function, values):
+    """The primal output, to name its shape; None when the primal itself fails."""
+    try:
+        return function(*values)
+    except Exception:
+        return None
+
+
+def _check_output_adjoint(seed, output, cause=None):
+    """An array output adjoint must have the output's shape."""
+    if output is not None and np.shape(seed) != np.shape(output):
+        raise OutputAdjointError(
+            f"the output adjoint has shape {np.shape(seed)} but the function's output has "
+            f"shape {np.shape(output)}: give an adjoint of shape {np.shape(output)} or a "
+            "scalar") from cause
 
 
 def _shaped_one(g, x, as_gradient):
@@ -140,8 +322,8 @@ def _shaped_one(g, x, as_gradient):
     return g
 
 
-def _check_wrt_value(fn, name, position, value):
-    where = f"{fn.__name__}() argument '{name}' (position {position})"
+def _check_wrt_value(label, name, position, value):
+    where = f"{label}() argument '{name}' (position {position})"
     if isinstance(value, bool):
         raise WrtError(f"{where} is a bool; gradients need float inputs")
     if isinstance(value, (int, np.integer)):
@@ -160,41 +342,12 @@ def _check_wrt_value(fn, name, position, value):
                    "a float (convert lists with np.asarray(x, dtype=float))")
 
 
-def _options(checkpoint, **kwargs):
-    return CheckpointOptions(checkpoint=checkpoint, **kwargs)
+_OPTIONS_DOC = """
+    Options (keyword only; a misspelt one is an :class:`OptionError` naming the
+    closest valid option):
 
-
-def grad(fn, wrt=(0,), *, checkpoint=False, snapshots=None, memory_budget=None,
-         schedule="revolve", min_steps=0, disk_snapshots=0, verify=False, nested=False):
-    """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
-
-    Returns a function with ``fn``'s signature (plus an optional trailing output
-    adjoint) that returns the gradient for one ``wrt`` index, or a tuple of
-    gradients in ``wrt`` order for several.  ``df.source`` is the generated code.
-
-    ``checkpoint=True`` checkpoints every loop on the given ``schedule`` instead
-    of taping it; see :func:`grad_with_checkpointing` for the options.
-    """
-    options = _options(checkpoint, snapshots=snapshots, memory_budget=memory_budget,
-                       schedule=schedule, min_steps=min_steps, disk_snapshots=disk_snapshots,
-                       verify=verify, nested=nested)
-    return GradientFunction(fn, wrt, options)
-
-
-def value_and_grad(fn, wrt=(0,), **options):
-    """Like :func:`grad`, but the gradient function returns ``(value, gradient)``."""
-    checkpoint = options.pop("checkpoint", False)
-    return GradientFunction(fn, wrt, _options(checkpoint, **options), return_value=True)
-
-
-def grad_with_checkpointing(fn=None, *, wrt=(0,), snapshots=None, memory_budget=None,
-                            schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
-                            nested=False):
-    """The gradient of ``fn`` with its loops checkpointed (Revolve by default).
-
-    Use bare (``@grad_with_checkpointing``), with options
-    (``@grad_with_checkpointing(wrt=(1, 2), snapshots=10)``) or as a call.
-
+    - ``checkpoint``: ``False`` tapes every loop; ``True`` checkpoints every loop
+      on ``schedule``; ``"auto"`` lets ``memory_budget`` decide loops and segments.
     - ``snapshots``: how many loop states to keep; default chosen at run time
       from the trip count (the smallest s whose Revolve schedule replays each
       step at most three times).
@@ -205,17 +358,99 @@ def grad_with_checkpointing(fn=None, *, wrt=(0,), snapshots=None, memory_budget=
       ``"uniform"`` (sqrt(n) segments), ``"online"`` (unknown trip count;
       ``while`` loops and loops with ``break`` always use it).
     - ``min_steps``: loops shorter than this keep every state (no replays).
+    - ``disk_snapshots``: extra snapshots kept as files in a private folder.
+    - ``verify``: re-run snapshotted steps and require identical bytes.
+    - ``nested``: checkpoint loops nested in a checkpointed loop too.
+    - ``flat``: return the gradients raveled into one float64 vector
+      (:func:`tangent_ckpt.ravel` of the tuple of gradients, in ``wrt`` order).
+    - ``source``: the function's source text, for functions whose source
+      Python did not keep (the plain prompt, ``exec``).
+"""
+
+
+def _refuse_unknown(api_function, unknown):
+    """A misspelt option: name the closest valid one."""
+    if not unknown:
+        return
+    valid = [name for name, p in inspect.signature(api_function).parameters.items()
+             if p.kind == inspect.Parameter.KEYWORD_ONLY]
+    name = sorted(unknown)[0]
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"valid options: {', '.join(valid)}"
+    raise OptionError(f"{api_function.__name__}() has no option {name!r}: {hint}")
+
+
+def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+         checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+         memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
+         disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
+         flat: bool = False, source: Optional[str] = None,
+         **unknown: Any) -> GradientFunction:
+    """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
+
+    ``fn`` is a def, a lambda, a bound method, a ``functools.partial`` or a
+    callable object.  Returns a function with ``fn``'s signature (plus an
+    optional trailing output adjoint) that returns the gradient for one ``wrt``
+    index, or a tuple of gradients in ``wrt`` order for several.  ``df.source``
+    is the generated code.
     """
+    _refuse_unknown(grad, unknown)
+    options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
+                                memory_budget=memory_budget, schedule=schedule,
+                                min_steps=min_steps, disk_snapshots=disk_snapshots,
+                                verify=verify, nested=nested)
+    return GradientFunction(fn, wrt, options, flat=flat, source=source)
+
+
+def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+                   checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+                   memory_budget: MemoryBudget = None, schedule: str = "revolve",
+                   min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
+                   nested: bool = False, flat: bool = False, source: Optional[str] = None,
+                   **unknown: Any) -> GradientFunction:
+    """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
+
+    With ``flat=True`` the gradient is one float64 vector, the shape
+    ``scipy.optimize.minimize(fun, x0, jac=True)`` wants: pair it with
+    :func:`tangent_ckpt.ravel` of the same arguments (``examples/optimize.py``).
+    """
+    _refuse_unknown(value_and_grad, unknown)
+    options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
+                                memory_budget=memory_budget, schedule=schedule,
+                                min_steps=min_steps, disk_snapshots=disk_snapshots,
+                                verify=verify, nested=nested)
+    return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source)
+
+
+def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = (0,),
+                            snapshots: Optional[int] = None, memory_budget: MemoryBudget = None,
+                            schedule: str = "revolve", min_steps: int = 0,
+                            disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
+                            flat: bool = False, source: Optional[str] = None,
+                            **unknown: Any) -> Any:
+    """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
+    ``grad(fn, wrt, checkpoint=True, ...)``.
+
+    Use bare (``@grad_with_checkpointing``), with options
+    (``@grad_with_checkpointing(wrt=(1, 2), snapshots=10)``) or as a call.
+    """
+    _refuse_unknown(grad_with_checkpointing, unknown)
+
     def wrap(f):
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
-                    disk_snapshots=disk_snapshots, verify=verify, nested=nested)
+                    disk_snapshots=disk_snapshots, verify=verify, nested=nested, flat=flat,
+                    source=source)
     if fn is None:
         return wrap
     return wrap(fn)
 
 
-def source(df):
+for _api_function in (grad, value_and_grad, grad_with_checkpointing):
+    _api_function.__doc__ += _OPTIONS_DOC
+
+
+def source(df: GradientFunction) -> str:
     """The generated source of a gradient function returned by ``grad``."""
     if isinstance(df, GradientFunction):
         return df.source

@@ -1,4 +1,8 @@
-"""The public API: grad, value_and_grad, source, the compile cache, register_adjoint."""
+"""The public API: grad, value_and_grad, source, the compile cache, register_adjoint,
+the callables tc.grad accepts, its options and the output adjoint."""
+
+import functools
+import inspect
 
 import numpy as np
 import pytest
@@ -108,3 +112,124 @@ def test_register_adjoint_for_a_black_box():
     check_grad(uses_blackbox, (rng.standard_normal(3), 0.8, 3), wrt=(0, 1))
     source = tc.grad(uses_blackbox, wrt=(0, 1)).source
     assert "blackbox_adjoint(" in source and "for i in range" not in source
+
+
+# --- what tc.grad accepts ---------------------------------------------------------------
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def loss(self, x, W):
+        return np.sum(np.tanh(W @ x) ** 2)
+
+    def __call__(self, x, W):
+        return np.sum(np.sin(W @ x))
+
+
+def test_bound_method_wrt_its_explicit_arguments():
+    model = Model(2.0)
+    x, W = rng.standard_normal(3), rng.standard_normal((2, 3))
+    dx, dW = tc.grad(model.loss, wrt=(0, 1))(x, W)
+    ex, eW = check_grad(model.loss, (x, W), wrt=(0, 1))
+    np.testing.assert_allclose(dx, ex)
+    np.testing.assert_allclose(dW, eW)
+    assert repr(tc.grad(model.loss, wrt=1)) == "<gradient of Model.loss wrt (1,)>"
+
+
+def test_bound_method_of_two_instances_share_the_compiled_gradient():
+    first, second = tc.grad(Model(1.0).loss), tc.grad(Model(2.0).loss)
+    assert first.compile() is second.compile()
+
+
+def test_callable_object_is_differentiated_through_its_call():
+    x, W = rng.standard_normal(3), rng.standard_normal((2, 3))
+    check_grad(Model(1.0), (x, W), wrt=(0, 1))
+    assert "gradient of Model object wrt x" in tc.grad(Model(1.0)).source.header
+
+
+def test_partial_bound_arguments_are_constants():
+    x, W, b = rng.standard_normal(3), rng.standard_normal((2, 3)), rng.standard_normal(2)
+    by_position = functools.partial(loss, x)            # loss(W, b) with x fixed
+    dW, db = tc.grad(by_position, wrt=(0, 1))(W, b)
+    eW, eb = tc.grad(loss, wrt=(1, 2))(x, W, b)
+    np.testing.assert_allclose(dW, eW)
+    np.testing.assert_allclose(db, eb)
+    by_keyword = functools.partial(loss, b=b)          # loss(x, W) with b fixed
+    np.testing.assert_allclose(tc.grad(by_keyword, wrt=1)(x, W), eW)
+    with pytest.raises(tc.WrtError, match="'b' of partial\\(loss\\).*bound arguments"):
+        tc.grad(by_keyword, wrt=2)
+
+
+def test_partial_takes_a_trailing_output_adjoint():
+    x, W, seed = rng.standard_normal(3), rng.standard_normal((4, 3)), rng.standard_normal(4)
+    by_keyword = functools.partial(vector_out, W=W)     # vector_out(x) with W fixed
+    np.testing.assert_allclose(tc.grad(by_keyword)(x, seed), tc.grad(vector_out)(x, W, seed))
+
+
+def test_two_lambdas_on_one_line_each_get_their_own_gradient():
+    square = lambda x: np.sum(x ** 2); cube = lambda x: np.sum(x ** 3)  # noqa: E702,E731
+    x = rng.standard_normal(4)
+    np.testing.assert_allclose(tc.grad(square)(x), 2 * x)
+    np.testing.assert_allclose(tc.grad(cube)(x), 3 * x ** 2)
+    check_grad(cube, (x,))
+
+
+def test_lambda_written_inside_the_grad_call():
+    x = rng.standard_normal(4)
+    df = tc.grad(
+        lambda a, b: np.sum(np.sin(a) * b),
+        wrt=(0, 1))
+    da, db = df(x, 2.0)
+    np.testing.assert_allclose(da, np.cos(x) * 2.0)
+    assert db == pytest.approx(np.sum(np.sin(x)))
+
+
+# --- options ---------------------------------------------------------------------------
+@pytest.mark.parametrize("api, typo, meant", [
+    (tc.grad, "snapshot", "snapshots"), (tc.value_and_grad, "memorybudget", "memory_budget"),
+    (tc.grad_with_checkpointing, "shedule", "schedule"), (tc.grad, "checkpointing", "checkpoint"),
+])
+def test_misspelt_option_names_the_closest_valid_one(api, typo, meant):
+    with pytest.raises(tc.OptionError, match=f"no option '{typo}': did you mean '{meant}'"):
+        api(loss, **{typo: 3})
+
+
+def test_unknown_option_lists_the_valid_ones():
+    with pytest.raises(tc.TangentCkptError, match="valid options: checkpoint, snapshots"):
+        tc.grad(loss, zzz=1)
+
+
+def test_options_are_documented_keyword_parameters():
+    for api in (tc.grad, tc.value_and_grad, tc.grad_with_checkpointing):
+        keywords = [name for name, p in inspect.signature(api).parameters.items()
+                    if p.kind == inspect.Parameter.KEYWORD_ONLY]
+        assert {"snapshots", "memory_budget", "schedule", "flat", "source"} <= set(keywords)
+        for name in keywords:
+            assert f"``{name}``" in api.__doc__, (api.__name__, name)
+
+
+# --- the output adjoint ------------------------------------------------------------------
+def test_output_adjoint_of_the_wrong_shape_names_both_shapes():
+    x, W, b = rng.standard_normal(3), rng.standard_normal((2, 3)), rng.standard_normal(2)
+    with pytest.raises(tc.OutputAdjointError, match=r"shape \(2, 3\).*output has shape \(\)"):
+        tc.grad(loss)(x, W, b, np.ones((2, 3)))
+    with pytest.raises(tc.OutputAdjointError, match=r"shape \(3,\).*output has shape \(4,\)"):
+        tc.grad(vector_out)(x, rng.standard_normal((4, 3)), np.ones(3))
+    with pytest.raises(tc.OutputAdjointError, match=r"shape \(4, 1\).*shape \(4,\)"):
+        tc.value_and_grad(vector_out)(x, rng.standard_normal((4, 3)), np.ones((4, 1)))
+
+
+def test_output_adjoint_of_the_right_shape_or_a_scalar_is_used():
+    x, W, seed = rng.standard_normal(3), rng.standard_normal((4, 3)), rng.standard_normal(4)
+    value, dx = tc.value_and_grad(vector_out)(x, W, seed)
+    np.testing.assert_allclose(value, vector_out(x, W))
+    np.testing.assert_allclose(dx, tc.grad(vector_out)(x, W, seed))
+    np.testing.assert_allclose(tc.grad(vector_out)(x, W, np.float64(2.0)),
+                               2 * tc.grad(vector_out)(x, W))
+
+
+def test_library_callables_and_gradients_are_not_unwrapped():
+    with pytest.raises(tc.SourceUnavailableError, match="register_adjoint"):
+        tc.grad(np.vectorize(np.sin)).compile()
+    with pytest.raises(tc.TangentCkptError, match="already a gradient"):
+        tc.grad(tc.grad(loss))

@@ -205,3 +205,59 @@ def test_wrt_out_of_range(wrt):
 def test_wrt_malformed(wrt):
     with pytest.raises(WrtError):
         tc.grad(f_plain, wrt=wrt)
+
+
+# --- what a traceback shows ---------------------------------------------------------------
+USER_SCRIPT = """\
+import numpy as np
+import tangent_ckpt as tc
+
+
+def bad(x):
+    y = np.linalg.eigh(x)
+    return np.sum(y[0])
+
+
+tc.grad(bad)(np.eye(2))
+"""
+
+
+def _run_script(tmp_path, debug):
+    import subprocess
+    import sys
+    script = tmp_path / "user_script.py"
+    script.write_text(USER_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(__file__)))
+    env.pop("TANGENT_CKPT_DEBUG", None)
+    if debug:
+        env["TANGENT_CKPT_DEBUG"] = "1"
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=120).stderr
+
+
+def test_traceback_ends_in_the_users_line_not_the_compiler(tmp_path):
+    stderr = _run_script(tmp_path, debug=False)
+    assert 'user_script.py", line 6, in bad\n    y = np.linalg.eigh(x)\n' in stderr, stderr
+    assert "tangent_ckpt/compiler" not in stderr and "^^^" not in stderr
+    assert stderr.rstrip().endswith("user_script.py:6: no adjoint rule for np.linalg.eigh "
+                                    "(register one with tangent_ckpt.register_adjoint("
+                                    "np.linalg.eigh, rule), or compute it outside the "
+                                    "differentiated path)")
+
+
+def test_debug_environment_variable_keeps_the_compiler_frames(tmp_path):
+    stderr = _run_script(tmp_path, debug=True)
+    assert "tangent_ckpt/compiler" in stderr and "in bad\n" not in stderr
+
+
+def test_cells_of_a_running_ipython_are_named_as_ipython_names_them(monkeypatch):
+    import sys
+    import types
+    from tangent_ckpt.errors import place
+    shell = types.SimpleNamespace(
+        compile=types.SimpleNamespace(_filename_map={"/tmp/ipykernel_1/829720218.py": 10}))
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    assert place("/tmp/ipykernel_1/829720218.py", 2) == "Cell In[10], line 2"
+    assert place("model.py", 12) == "model.py:12"
+    err = TransformError("unsupported", filename="/tmp/ipykernel_1/829720218.py", lineno=2)
+    assert str(err) == "Cell In[10], line 2: unsupported"

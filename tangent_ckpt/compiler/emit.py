@@ -33,6 +33,7 @@ class CompiledGradient:
         self.wrt_names = wrt_names
         self.result = result
         self.seed_name = seed_name
+        self.loops = []  # (line, how the loop is reversed): the notebook display's header
 
 
 def emit(code, function, bindings, wrt_names):

@@ -7,8 +7,11 @@ then ``onp.tanh`` is ``np.tanh``.
 
 import builtins
 import inspect
+import linecache
+import os
 import textwrap
 import types
+import weakref
 
 import gast
 
@@ -72,8 +75,11 @@ def _closure_values(fn):
 def parse_function(fn):
     """Parse ``fn``'s source into a :class:`ParsedFunction`.
 
-    Raises :class:`SourceUnavailableError` for builtins, C functions and lambdas
-    typed at the interactive prompt, whose source Python does not keep.
+    The source comes from :func:`register_source` (``tc.grad(f, source=...)``),
+    else from ``linecache``: a file, an IPython/Jupyter cell, or text that code
+    built with ``exec`` registered there.  Without any, a
+    :class:`SourceUnavailableError` says why (the plain prompt, ``exec``, a
+    ``.pyc`` without its ``.py``) and what to do.
     """
     label = getattr(fn, "__qualname__", repr(fn))
     if isinstance(fn, (types.BuiltinFunctionType, types.BuiltinMethodType)) or \
@@ -81,46 +87,97 @@ def parse_function(fn):
         raise SourceUnavailableError(
             f"cannot differentiate {label}: it is not a Python function with source",
             construct="function without source",
-            hint="differentiate a def written in a .py file, or give it an adjoint "
-                 "with tangent_ckpt.register_adjoint")
-    try:
-        lines, first = inspect.getsourcelines(fn)
-        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
-    except (OSError, TypeError) as exc:
-        raise SourceUnavailableError(
-            f"cannot read the source of {label} ({exc})",
-            filename=getattr(fn.__code__, "co_filename", None),
-            lineno=getattr(fn.__code__, "co_firstlineno", None),
-            construct="function without source",
-            hint="define the function in a file (not at the interactive prompt) "
-                 "so that its source can be read") from None
-    source = textwrap.dedent("".join(lines))
-    first = max(first, 1)
-    try:
-        tree = gast.parse(source)
-    except SyntaxError:
-        tree = None
-    node = None
-    if tree is not None:
-        for candidate in tree.body:
-            if isinstance(candidate, (gast.FunctionDef,)):
-                node = candidate
-                break
-    if node is None and fn.__name__ == "<lambda>":
-        node = _lambda_as_function(source, fn, filename, first)
-    if node is None:
-        raise SourceUnavailableError(
-            f"cannot find the definition of {label} in its source",
-            filename=filename, lineno=first, construct="function without source",
-            hint="write the function as a plain def")
-    if isinstance(node, gast.AsyncFunctionDef):
-        raise UnsupportedSyntaxError("async functions cannot be differentiated",
-                                     filename=filename, lineno=first,
-                                     construct="async def")
-    _shift_lines(node, first - 1)
+            hint="tc.grad takes a def, a lambda, a bound method, a functools.partial or a "
+                 "callable object; give C functions an adjoint with "
+                 "tangent_ckpt.register_adjoint")
+    given = _REGISTERED.get(fn.__code__)
+    if given is not None:
+        filename, lines, first = given
+    else:
+        filename, lines, first = _file_source(fn, label)
+    if fn.__name__ == "<lambda>":
+        node, lines, first = _lambda_as_function(fn, filename, lines, first,
+                                                 by_position=given is None)
+    else:
+        node = _first_def("".join(lines))
+        if node is None:
+            raise SourceUnavailableError(
+                f"cannot find the definition of {label} in its source",
+                filename=filename, lineno=first, construct="function without source",
+                hint="write the function as a plain def")
+        if isinstance(node, gast.AsyncFunctionDef):
+            raise UnsupportedSyntaxError("async functions cannot be differentiated",
+                                         filename=filename, lineno=first,
+                                         construct="async def")
+        _shift_lines(node, first - 1)
     node.decorator_list = []
     source_lines = {first + i: text.rstrip("\n") for i, text in enumerate(lines)}
     return ParsedFunction(fn, node, filename, source_lines)
+
+
+# code object -> (filename, lines, first line): source given with tc.grad(f, source=...)
+_REGISTERED = weakref.WeakKeyDictionary()
+
+
+def register_source(fn, text):
+    """Use ``text`` as the source of ``fn`` (a def or a lambda): for functions
+    whose source Python did not keep.  Its lines are numbered from 1 under the
+    name ``<source of NAME>``, which ``linecache`` also holds for tracebacks."""
+    if not isinstance(fn, types.FunctionType):  # a builtin: parse_function refuses it
+        return
+    filename = f"<source of {fn.__qualname__}>"
+    lines = textwrap.dedent(text).splitlines(True)
+    linecache.cache[filename] = (len(text), None, lines, filename)
+    _REGISTERED[fn.__code__] = (filename, lines, 1)
+
+
+def forget_source(fn):
+    """Stop using the text :func:`register_source` gave for ``fn``."""
+    if isinstance(fn, types.FunctionType):
+        _REGISTERED.pop(fn.__code__, None)
+
+
+def _file_source(fn, label):
+    code = fn.__code__
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError):
+        raise SourceUnavailableError(
+            f"cannot read the source of {label}: {_why_no_source(code.co_filename)}",
+            filename=code.co_filename, lineno=code.co_firstlineno,
+            construct="function without source", hint=NO_SOURCE_HINT) from None
+    return filename, lines, max(first, 1)
+
+
+NO_SOURCE_HINT = (
+    "ways out: define it in a .py file; or work in IPython or Jupyter, which keep each "
+    "cell's source; or give the source yourself, tc.grad(f, source='def f(x): ...'); or, for "
+    "code built with exec, compile it under a file name whose text linecache holds: "
+    "linecache.cache[name] = (len(text), None, text.splitlines(True), name)")
+
+
+def _why_no_source(filename):
+    if filename == "<stdin>":
+        return "it was typed at the plain Python prompt, which keeps no source"
+    if filename == "<string>":
+        return ("it was made by exec(), compile() or python -c from a string, "
+                "whose text Python does not keep")
+    if filename.endswith((".pyc", ".pyo")) or (not filename.startswith("<") and
+                                               not os.path.exists(filename)):
+        return f"its source file {filename} is not there (only compiled bytecode)"
+    return f"{filename} is not a file and linecache holds no text for it"
+
+
+def _first_def(text):
+    try:
+        tree = gast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return None
+    for candidate in tree.body:
+        if isinstance(candidate, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            return candidate
+    return None
 
 
 def _shift_lines(node, offset):
@@ -131,29 +188,110 @@ def _shift_lines(node, offset):
             child.end_lineno += offset
 
 
-def _lambda_as_function(source, fn, filename, first):
-    """Turn ``f = lambda x: expr`` (defined in a file) into ``def f(x): return expr``."""
-    text = source.strip()
-    start = text.find("lambda")
-    candidates = []
-    for end in range(len(text), start, -1):
-        try:
-            expr = gast.parse(text[start:end], mode="eval").body
-        except SyntaxError:
-            continue
-        if isinstance(expr, gast.Lambda):
-            candidates.append(expr)
-            break
-    if not candidates:
+def _lambda_as_function(fn, filename, lines, first, by_position=True):
+    """The lambda ``fn`` as ``def lambda_fn(args): return body``.
+
+    The lambda is identified by its code object, never as "the first lambda on
+    its line": among the lambdas of its first line, the one whose body holds
+    the source positions of its bytecode (Python >= 3.11), else the only one
+    with its argument names.  In a source given by hand (``by_position``
+    false) every lambda of the text is a candidate.  Returns the node and the
+    lines it spans."""
+    code = fn.__code__
+    found = _lambdas_at(filename, lines, first, code.co_firstlineno if by_position else None)
+    if found is None:
         raise SourceUnavailableError(
-            "cannot isolate the lambda's source", filename=filename, lineno=first,
-            construct="lambda", hint="write the function as a def")
-    lam = candidates[0]
-    ret = gast.Return(value=lam.body)
-    node = gast.FunctionDef(name="lambda_fn", args=lam.args, body=[ret],
+            "cannot parse the source around the lambda", filename=filename,
+            lineno=code.co_firstlineno, construct="lambda", hint="write the function as a def")
+    lam = _the_lambda(found, code, by_position)
+    if lam is None:
+        raise SourceUnavailableError(
+            "cannot tell which lambda of this line it is", filename=filename,
+            lineno=code.co_firstlineno, construct="lambda",
+            hint="give each lambda its own line, or write it as a def")
+    node = gast.FunctionDef(name="lambda_fn", args=lam.args, body=[gast.Return(value=lam.body)],
                             decorator_list=[], returns=None, type_comment=None,
                             type_params=[])
-    for child in gast.walk(node):
-        if hasattr(child, "lineno") or isinstance(child, (gast.stmt, gast.expr)):
-            child.lineno = 1
-    return node
+    node.lineno = lam.lineno
+    node.body[0].lineno = lam.lineno
+    all_lines = linecache.getlines(filename) or []
+    start, end = lam.lineno, getattr(lam, "end_lineno", None) or lam.lineno
+    span = all_lines[start - 1:end] or lines[:1]
+    return node, span, start
+
+
+def _lambdas_at(filename, lines, first, lineno):
+    """The lambdas that start on file line ``lineno``, with file positions: from
+    the whole file when it parses, else from the block inspect found."""
+    whole = "".join(linecache.getlines(filename))
+    for text, line_shift, col_shift in ((whole, 0, 0), _block(lines, first)):
+        if not text:
+            continue
+        try:
+            tree = gast.parse(text)
+        except SyntaxError:
+            continue
+        found = []
+        for node in gast.walk(tree):
+            if isinstance(node, gast.Lambda) and lineno in (None, node.lineno + line_shift):
+                _shift_positions(node, line_shift, col_shift)
+                found.append(node)
+        if found:
+            return found
+    return None
+
+
+def _block(lines, first):
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text and lines else 0
+    return dedented, first - 1, indent
+
+
+def _shift_positions(lam, line_shift, col_shift):
+    for child in gast.walk(lam):
+        for attr in ("lineno", "end_lineno"):
+            if getattr(child, attr, None) is not None:
+                setattr(child, attr, getattr(child, attr) + line_shift)
+        for attr in ("col_offset", "end_col_offset"):
+            if getattr(child, attr, None) is not None:
+                setattr(child, attr, getattr(child, attr) + col_shift)
+
+
+def _the_lambda(candidates, code, by_position):
+    if len(candidates) == 1 and not by_position:
+        return candidates[0]
+    spans = _code_span(code) if by_position else None
+    if spans is not None:
+        (lo, hi) = spans
+        holding = [lam for lam in candidates
+                   if (lam.body.lineno, lam.body.col_offset) <= lo and
+                   hi <= (lam.body.end_lineno, lam.body.end_col_offset)]
+        if holding:  # the innermost lambda whose body holds all of the code
+            return min(holding, key=lambda lam: (lam.body.end_lineno - lam.body.lineno,
+                                                 lam.body.end_col_offset - lam.body.col_offset))
+        return None
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    same = [lam for lam in candidates if tuple(_arg_names(lam.args)) == tuple(names)]
+    return same[0] if len(same) == 1 else None
+
+
+def _code_span(code):
+    """(first, last) source position of ``code``'s instructions, or None before 3.11."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return None
+    starts, ends = [], []
+    for line, end_line, col, end_col in positions():
+        if None in (line, end_line, col, end_col) or (line, col) == (end_line, end_col):
+            continue  # no position, or the empty one of the RESUME instruction
+        starts.append((line, col))
+        ends.append((end_line, end_col))
+    if not starts:
+        return None
+    return min(starts), max(ends)
+
+
+def _arg_names(args):
+    every = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+    return [a.id for a in every]

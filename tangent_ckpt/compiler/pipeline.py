@@ -4,6 +4,7 @@ Each stage is one call below, a function from one representation to the next
 (its docstring says what it takes and gives); docs/design.md is the map.
 """
 
+from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.analyze import activity, wrt_parameters
 from tangent_ckpt.compiler.emit import emit
@@ -33,4 +34,8 @@ def compile_gradient(fn, wrt, options, return_value=False):
     helpers = segments.definitions + (loops.definitions if loops else [])
     code = package_gradient(function, sweeps, wrt_names, bindings,  # package
                             namer, options, plan, return_value, helpers)
-    return emit(code, function, bindings, wrt_names)                # emit
+    compiled = emit(code, function, bindings, wrt_names)            # emit
+    compiled.loops = loops.summaries(function) if loops else \
+        [(loop.line, "taped") for loop in ir.walk(function.body)
+         if isinstance(loop, (ir.For, ir.While))]
+    return compiled

@@ -158,6 +158,13 @@ class LoopHandler:
         loop.record.reverse_args = args
         return out
 
+    def summaries(self, function):
+        """(line, "Revolve schedule, 10 snapshots" or "taped") for every loop of
+        ``function``, once packaged: the header of a gradient's notebook display."""
+        return [(loop.line, self._schedule_text(loop) if loop.record.name and not
+                 loop.record.plain else "taped")
+                for loop in ir.walk(function.body) if isinstance(loop, (ir.For, ir.While))]
+
     def _schedule_text(self, loop):
         o = loop.options or self.options  # tc.checkpointed_loop: its own
         schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
