@@ -13,13 +13,14 @@ from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
     checkpointed_loop, compute_checkpoint_positions, get_memory_savings,
     estimate_checkpoint_savings, should_checkpoint,
 )
-from tangent_ckpt.api import grad, value_and_grad, grad_with_checkpointing, source  # noqa: F401,E402
+from tangent_ckpt.api import (clear_cache, grad, value_and_grad,  # noqa: F401,E402
+                              grad_with_checkpointing, source)
 from tangent_ckpt.flatten import ravel  # noqa: F401,E402
 from tangent_ckpt.markers import checkpoint, checkpoint_scope, custom_adjoint  # noqa: F401,E402
 
 __all__ = [
     # differentiation
-    "grad", "value_and_grad", "grad_with_checkpointing", "source",
+    "grad", "value_and_grad", "grad_with_checkpointing", "source", "clear_cache",
     # parameters <-> one flat vector (scipy.optimize)
     "ravel",
     # checkpointing inside a differentiated function

@@ -62,6 +62,8 @@ def _compiled(fn, wrt, options, return_value, source=None):
         except TypeError:  # not weak-referenceable: compile each time
             per_fn = {}
         compiled = per_fn.get(key)
+        if compiled is not None and compiled.dependencies.changed():
+            compiled = None  # a global, helper or closure variable now denotes another object
         if compiled is None:
             if source is not None:
                 register_source(fn, source)
@@ -75,6 +77,18 @@ def _compiled(fn, wrt, options, return_value, source=None):
                 weakref.finalize(compiled, linecache.cache.pop, filename, None)
             per_fn[key] = compiled
     return compiled
+
+
+def clear_cache() -> None:
+    """Forget every compiled gradient, so the next call compiles afresh.
+
+    Rarely needed: before each call a gradient checks that the globals, helper
+    functions and closure variables it was compiled against still denote the
+    same objects, and compiles again when one changed.  Clearing the cache also
+    frees the generated code of functions that are still alive.
+    """
+    with _LOCK:
+        _CACHE.clear()
 
 
 def _release_loops(tb):
@@ -220,7 +234,8 @@ class GradientFunction:
         """(compiled gradient, None), or (None, the error to raise): the caller raises
         it, so that one frame of this module stands before the user's line."""
         value = self.return_value if return_value is None else return_value
-        if value == self.return_value and self._compiled is not None:
+        if value == self.return_value and self._compiled is not None and \
+                not self._compiled.dependencies.changed():
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,

@@ -34,6 +34,7 @@ class CompiledGradient:
         self.result = result
         self.seed_name = seed_name
         self.loops = []  # (line, how the loop is reversed): the notebook display's header
+        self.dependencies = None  # the free names it was compiled against (parse.Dependencies)
 
 
 def emit(code, function, bindings, wrt_names):
