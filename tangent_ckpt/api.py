@@ -9,6 +9,7 @@ import weakref
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError, WrtError
+from tangent_ckpt.runtime.costs import as_costs
 
 # fn -> {(wrt, options, return_value): CompiledGradient}.  Weak in fn: a function
 # that is garbage (a closure made in a loop, a fuzzed module) takes its compiled
@@ -24,7 +25,7 @@ class CheckpointOptions:
 
     def __init__(self, checkpoint=False, snapshots=None, memory_budget=None,
                  schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
-                 nested=False):
+                 nested=False, costs=None):
         if checkpoint not in (True, False, "auto"):
             raise CheckpointError(f"checkpoint must be True, False or 'auto', not {checkpoint!r}")
         if snapshots is not None:
@@ -50,12 +51,14 @@ class CheckpointOptions:
         self.schedule = schedule
         self.min_steps = int(min_steps)
         self.disk_snapshots = int(disk_snapshots)
+        costs = as_costs(costs)
+        self.costs = tuple(costs) if costs is not None and costs != "measure" else costs
         self.verify = bool(verify)
         self.nested = bool(nested)
 
     def key(self):
         return (self.checkpoint, self.snapshots, self.memory_budget, self.schedule,
-                self.min_steps, self.disk_snapshots, self.verify, self.nested)
+                self.min_steps, self.disk_snapshots, self.verify, self.nested, self.costs)
 
 
 def _normalize_wrt(wrt):
@@ -204,7 +207,8 @@ def _options(checkpoint, **kwargs):
 
 
 def grad(fn, wrt=(0,), *, checkpoint=False, snapshots=None, memory_budget=None,
-         schedule="revolve", min_steps=0, disk_snapshots=0, verify=False, nested=False):
+         schedule="revolve", min_steps=0, disk_snapshots=0, verify=False, nested=False,
+         costs=None):
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
     Returns a function with ``fn``'s signature (plus an optional trailing output
@@ -216,7 +220,7 @@ def grad(fn, wrt=(0,), *, checkpoint=False, snapshots=None, memory_budget=None,
     """
     options = _options(checkpoint, snapshots=snapshots, memory_budget=memory_budget,
                        schedule=schedule, min_steps=min_steps, disk_snapshots=disk_snapshots,
-                       verify=verify, nested=nested)
+                       verify=verify, nested=nested, costs=costs)
     return GradientFunction(fn, wrt, options)
 
 
@@ -228,7 +232,7 @@ def value_and_grad(fn, wrt=(0,), **options):
 
 def grad_with_checkpointing(fn=None, *, wrt=(0,), snapshots=None, memory_budget=None,
                             schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
-                            nested=False):
+                            nested=False, costs=None):
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default).
 
     Use bare (``@grad_with_checkpointing``), with options
@@ -244,11 +248,15 @@ def grad_with_checkpointing(fn=None, *, wrt=(0,), snapshots=None, memory_budget=
       ``"uniform"`` (sqrt(n) segments), ``"online"`` (unknown trip count;
       ``while`` loops and loops with ``break`` always use it).
     - ``min_steps``: loops shorter than this keep every state (no replays).
+    - ``disk_snapshots`` and ``costs``: extra snapshots on disk, in a schedule
+      planned for what a step and a disk write / read cost (``costs="measure"``
+      times them; or ``{"forward": 1, "write": 5, "read": 5}``; default: a write
+      or read costs one step); see docs/schedules.md.
     """
     def wrap(f):
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
-                    disk_snapshots=disk_snapshots, verify=verify, nested=nested)
+                    disk_snapshots=disk_snapshots, verify=verify, nested=nested, costs=costs)
     if fn is None:
         return wrap
     return wrap(fn)

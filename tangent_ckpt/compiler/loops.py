@@ -193,6 +193,8 @@ class LoopHandler:
             parts.append(f"memory_budget={o.memory_budget}")
         if o.disk_snapshots:
             parts.append(f"disk_snapshots={o.disk_snapshots}")
+        if getattr(o, "costs", None) is not None:
+            parts.append(f"costs={o.costs!r}")
         if o.min_steps:
             parts.append(f"min_steps={o.min_steps}")
         if o.verify:
