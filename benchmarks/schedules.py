@@ -36,7 +36,7 @@ import common  # noqa: E402,F401  (pins BLAS threads before NumPy loads)
 from tangent_ckpt.runtime.hrevolve import plan_two_level  # noqa: E402
 from tangent_ckpt.runtime.online import exact_online_limit, online_cost  # noqa: E402
 from tangent_ckpt.runtime.schedules import (  # noqa: E402
-    ADVANCE, DISK, RESTORE, STORE, label_levels, revolve, revolve_cost,
+    action_counts, label_levels, revolve, revolve_cost,
 )
 
 try:  # optional peer, never needed by the tests
@@ -50,17 +50,9 @@ COSTS = [0.5, 2.0, 10.0]
 
 
 def before_issue_19(n, s, d, w):
-    """Revolve with s + d slots, slots below d on disk: (T, W, R, cost)."""
-    adv = writes = reads = 0
-    for a in label_levels(revolve(n, s + d), d):
-        if a.kind is ADVANCE:
-            adv += a.n
-        elif a.kind is STORE and a.level is DISK:
-            writes += 1
-        elif a.kind is RESTORE and a.level is DISK:
-            reads += 1
-    t = adv + n
-    return t + w * (writes + reads)
+    """Revolve with s + d slots, slots below d on disk: T + w (W + R)."""
+    adv, writes, reads = action_counts(label_levels(revolve(n, s + d), d))
+    return adv + n + w * (writes + reads)
 
 
 def multistage_cost(n, s, d, w):

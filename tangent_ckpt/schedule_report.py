@@ -15,7 +15,8 @@ from tangent_ckpt.runtime.hrevolve import plan_two_level
 from tangent_ckpt.runtime.online import exact_online_limit, online_actions
 from tangent_ckpt.runtime.savings import get_memory_savings
 from tangent_ckpt.runtime.schedules import (
-    ADVANCE, DISK, FIRST_TURN, RESTORE, REVERSE, STORE, label_levels, revolve_cost, uniform_cost,
+    ADVANCE, DISK, FIRST_TURN, RESTORE, REVERSE, STORE, action_counts, label_levels, revolve_cost,
+    uniform_cost,
 )
 
 __all__ = ["schedule_summary", "schedule_text", "plot_schedule", "run", "PLOT_MAX_STEPS"]
@@ -26,19 +27,6 @@ PLOT_MAX_STEPS = 20000
 
 class ReportError(ValueError):
     """A request the report cannot serve (the CLI prints it as one line)."""
-
-
-def _count(actions, n):
-    """(plain advances, disk writes, disk reads) of an action stream."""
-    adv = writes = reads = 0
-    for a in actions:
-        if a.kind is ADVANCE:
-            adv += a.n
-        elif a.kind is STORE and a.level is DISK:
-            writes += 1
-        elif a.kind is RESTORE and a.level is DISK:
-            reads += 1
-    return adv, writes, reads
 
 
 def _uniform_same_memory(n, s):
@@ -74,7 +62,7 @@ def schedule_summary(n, s, disk=0, write_cost=1.0, read_cost=1.0, online=False):
     out = {"n": n, "snapshots": s, "disk_snapshots": disk,
            "write_cost": write_cost, "read_cost": read_cost, "repetition_number": r}
     if online:
-        adv, writes, reads = _count(label_levels(online_actions(n, s + disk), disk), n)
+        adv, writes, reads = action_counts(label_levels(online_actions(n, s + disk), disk))
         out.update(schedule="online", exact_up_to=exact_online_limit(s + disk))
     elif disk:
         plan = plan_two_level(n, s, disk, write_cost, read_cost)

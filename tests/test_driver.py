@@ -11,7 +11,7 @@ from tangent_ckpt.runtime.profiler import profile
 from tangent_ckpt.runtime.hrevolve import plan_two_level
 from tangent_ckpt.runtime.online import online_actions, online_cost
 from tangent_ckpt.runtime.schedules import (
-    ADVANCE, DISK, RESTORE, STORE, label_levels, revolve, revolve_cost, uniform_cost,
+    action_counts, label_levels, revolve, revolve_cost, uniform_cost,
 )
 
 RNG = np.random.default_rng(0)
@@ -166,11 +166,7 @@ def test_online_driver_counts_on_each_level(tmp_path):
     loop = CheckpointedLoop(n, schedule="online", snapshots=s, disk_snapshots=d, disk_dir=tmp_path)
     with profile() as prof:
         out, got = run(loop, n)
-    adv = writes = reads = 0
-    for a in label_levels(online_actions(n, s + d), d):
-        adv += a.n if a.kind == ADVANCE else 0
-        writes += a.kind == STORE and a.level == DISK
-        reads += a.kind == RESTORE and a.level == DISK
+    adv, writes, reads = action_counts(label_levels(online_actions(n, s + d), d))
     assert (prof.forward_steps, prof.disk_writes, prof.disk_reads) == (adv + 1, writes, reads)
     assert writes and reads
     assert close(got, bptt(H0, W, B, n)[1])

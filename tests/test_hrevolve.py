@@ -108,7 +108,7 @@ def test_grid_planner_for_long_loops():
     # a small work bound forces the grid program; its plans stay exact in their figures
     for n, S, D, w in [(997, 3, 6, 2.0), (1000, 5, 20, 0.5), (1201, 4, 9, 10.0)]:
         exact = plan_two_level(n, S, D, w, w, methods=("hrevolve",))
-        grid = plan_two_level(n, S, D, w, w, methods=("hrevolve",), work=200_000)
+        grid = plan_two_level(n, S, D, w, w, methods=("hrevolve",), work=3_000_000)
         assert exact.unit == 1 and grid.unit > 1
         assert run(grid.actions(), n, S, D) == (grid.advances, grid.disk_writes, grid.disk_reads)
         assert exact.cost <= grid.cost <= 1.05 * exact.cost

@@ -29,8 +29,6 @@ slots are 0..disk-1 and RAM slots disk..disk+ram-1 (``snapshots.TwoLevelStore``)
 """
 
 from collections import namedtuple
-from math import isqrt
-
 import numpy as np
 
 from tangent_ckpt.runtime.schedules import (
@@ -43,7 +41,9 @@ __all__ = ["TwoLevelPlan", "plan_two_level", "ram_costs", "multistage_depth_coun
 
 #: element operations the exact program may take (n^2 / 2 * disk layers); beyond
 #: it the grid program runs with as fine a unit as this allows
-EXACT_WORK = 12 * 10**7
+EXACT_WORK = 2 * 10**8
+#: what planning one range length costs beside its elements (NumPy call overhead)
+STEP_WORK = 20_000
 
 TwoLevelCounts = namedtuple("TwoLevelCounts", "advances disk_writes disk_reads")
 
@@ -357,16 +357,28 @@ def _multistage(n, ram, disk, write, read):
 
 # ----------------------------------------------------------------------------- planner
 
+def _program_work(n, unit, layers):
+    """Element operations of the program on the grid of `unit` (one or two families
+    of lengths; each length also costs a few NumPy calls, counted as STEP_WORK)."""
+    size = n // unit + 1
+    families = 2 if n % unit else 1
+    return families * (size * size // 2 * (layers + 1) + STEP_WORK * size)
+
+
+def _grid_unit(n, layers, work):
+    """The finest unit whose program fits in `work` (1: the exact program); a unit
+    that divides n (one family of lengths) is preferred when one is near."""
+    unit = 1
+    while _program_work(n, unit, min(layers, n // unit + 1)) > work:
+        unit = max(unit + 1, int(unit * 1.1))
+        unit = next((u for u in range(unit, unit + unit // 4 + 1) if n % u == 0), unit)
+    return unit
+
+
 def _hrevolve(n, ram, disk, write, read, work):
     layers = min(disk - 1, n)
-    unit = 1
-    if (n * n // 2) * (layers + 1) > work:
-        # grid: about sqrt(2 * work / layers) lengths
-        size = max(16, isqrt(2 * work // (layers + 1)))
-        unit = -(-n // size)
-        # a unit that divides n plans one family of lengths instead of two
-        unit = next((u for u in range(unit, unit + unit // 4 + 1) if n % u == 0), unit)
-        layers = min(layers, n // unit + 1)
+    unit = _grid_unit(n, layers, work)
+    layers = min(layers, n // unit + 1)
     solved = _solve(n, ram, layers, write, read, unit)
     tables = _counts_table(solved, unit, layers)
     fam = len(solved) - 1 if n % unit else 0

@@ -30,7 +30,7 @@ from math import comb
 __all__ = [
     "Action", "ADVANCE", "STORE", "RESTORE", "FREE", "FIRST_TURN", "REVERSE", "RAM", "DISK",
     "beta", "repetition_number", "revolve_cost", "revolve_split", "revolve_peak",
-    "default_snapshots", "revolve", "uniform", "uniform_cost", "label_levels",
+    "default_snapshots", "revolve", "uniform", "uniform_cost", "label_levels", "action_counts",
 ]
 
 ADVANCE = "advance"
@@ -334,3 +334,15 @@ def label_levels(actions, disk_slots):
         if 0 <= a.slot < disk_slots:
             a = a._replace(level=DISK)
         yield a
+
+
+def action_counts(actions):
+    """(plain advances, disk writes, disk reads) of an action stream, by running through it."""
+    adv = writes = reads = 0
+    for a in actions:
+        if a.kind is ADVANCE:
+            adv += a.n
+        elif a.level is DISK:
+            writes += a.kind is STORE
+            reads += a.kind is RESTORE
+    return adv, writes, reads
