@@ -157,3 +157,19 @@ def test_bad_arguments():
         plan_two_level(10, 2, -1, 1, 1)
     with pytest.raises(ValueError):
         plan_two_level(10, 2, 2, -1, 1)
+
+
+def test_never_worse_than_checkpoint_schedules_multistage():
+    cs = pytest.importorskip("checkpoint_schedules")
+    disk = cs.StorageType.DISK
+    for n, S, D, w in [(200, 3, 5, 0.5), (500, 4, 10, 2.0), (1000, 5, 20, 10.0)]:
+        steps = io = 0
+        for action in cs.MultistageCheckpointSchedule(n, S, D):
+            if isinstance(action, cs.EndReverse):
+                break
+            if isinstance(action, cs.Forward):
+                steps += action.n1 - action.n0
+                io += bool(action.write_ics and action.storage == disk)
+            elif isinstance(action, (cs.Copy, cs.Move)):
+                io += (action.from_storage == disk) + (action.to_storage == disk)
+        assert plan_two_level(n, S, D, w, w).cost <= steps + w * io, (n, S, D, w)

@@ -2,6 +2,8 @@
 trip count up to exact_online_limit(s), valid and bounded beyond, and its switch
 to the doubling stride never frees more than it stores."""
 
+import functools
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -56,3 +58,48 @@ def test_beyond_the_limit_close_to_the_offline_optimum():
     for s in (4, 10, 16, 31):
         for n in (exact_online_limit(s) + 1, 2 * beta(s, 2), beta(s, 3), 20_000):
             assert online_cost(n, s)[1] <= 1.12 * revolve_cost(n, s)[2], (n, s)
+
+
+def _best_reversal(kept, n, s):
+    """Least plain steps to reverse n steps from snapshots `kept` (any subset with 0)."""
+    pos = sorted(q for q in kept if q < n - 1)
+    if not pos:
+        return 0  # one step: reversed from the state the driver holds
+    best = None
+    for mask in range(1 << (len(pos) - 1)):
+        chosen = [0] + [q for i, q in enumerate(pos[1:]) if mask >> i & 1]
+        if len(chosen) > s:
+            continue
+        ends = chosen[1:] + [n - 1]
+        cost = sum(revolve_cost(b - a, s - t)[1] for t, (a, b) in enumerate(zip(chosen, ends)))
+        best = cost if best is None else min(best, cost)
+    return best
+
+
+def _online_optimal_exists(s, N):
+    """Is there a placement (before step p: keep or drop snapshots, store the held
+    position p - 1) that reverses every n <= N with the offline optimum?"""
+    @functools.lru_cache(maxsize=None)
+    def ok(p, kept):
+        if p == N:
+            return True
+        if p == 0:
+            options = [frozenset({0})]
+        else:
+            options = [kept]
+            if p - 1 not in kept:
+                options += [kept | {p - 1}] if len(kept) < s else \
+                    [(kept - {x}) | {p - 1} for x in kept if x]
+        n = p + 1
+        want = revolve_cost(n, s)[1] - (n - 1)
+        return any(_best_reversal(k, n, s) == want and ok(p + 1, k) for k in options)
+    return ok(0, frozenset())
+
+
+@pytest.mark.parametrize("s", [2, 3])
+def test_no_online_placement_is_optimal_beyond_the_limit(s):
+    # why the exact phase stops at beta(s, 2) + 1, well short of C(s + 3, 3)
+    limit = exact_online_limit(s)
+    assert _online_optimal_exists(s, limit)
+    assert not _online_optimal_exists(s, limit + 1)
+    assert limit + 1 <= beta(s, 3)

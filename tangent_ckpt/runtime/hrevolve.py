@@ -40,8 +40,9 @@ __all__ = ["TwoLevelPlan", "plan_two_level", "ram_costs", "multistage_depth_coun
            "EXACT_WORK"]
 
 #: element operations the exact program may take (n^2 / 2 * disk layers); beyond
-#: it the grid program runs with as fine a unit as this allows
+#: it the grid program runs with as fine a unit as GRID_WORK allows
 EXACT_WORK = 2 * 10**8
+GRID_WORK = 10**8
 #: what planning one range length costs beside its elements (NumPy call overhead)
 STEP_WORK = 20_000
 
@@ -369,6 +370,9 @@ def _grid_unit(n, layers, work):
     """The finest unit whose program fits in `work` (1: the exact program); a unit
     that divides n (one family of lengths) is preferred when one is near."""
     unit = 1
+    if _program_work(n, unit, layers) <= work:
+        return unit
+    work = min(work, GRID_WORK)
     while _program_work(n, unit, min(layers, n // unit + 1)) > work:
         unit = max(unit + 1, int(unit * 1.1))
         unit = next((u for u in range(unit, unit + unit // 4 + 1) if n % u == 0), unit)
