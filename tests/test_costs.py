@@ -31,7 +31,7 @@ def test_measure_times_step_write_and_read():
     calls = []
     c = measure_costs(lambda: calls.append("step"), lambda: calls.append("write"),
                       lambda: calls.append("read"), lambda: calls.append("free"))
-    assert calls == ["step", "write", "read", "free"]
+    assert calls == ["step", "step", "step", "write", "read", "free"]
     assert c.forward > 0 and c.write >= 0 and c.read >= 0
 
 

@@ -4,9 +4,10 @@
 
 * ``None``: ``DEFAULT_COSTS``, a disk write and a disk read each cost one forward
   step (a fixed guess, so that schedules and counts are the same on every run);
-* ``"measure"``: before the plan is made, one step of the loop is run from its
-  input state (its result is dropped) and one snapshot of that state is written
-  to disk and read back, all timed (``time.perf_counter``);
+* ``"measure"``: before the plan is made, the loop's first step is run three
+  times from its input state (results dropped; the median counts) and one
+  snapshot of that state is written to disk and read back, all timed
+  (``time.perf_counter``);
 * a :class:`Costs` record, a dict with keys ``forward``, ``write``, ``read`` (and
   optionally ``adjoint``), or a tuple ``(forward, adjoint, write, read)``: seconds
   or any relative unit (only the ratios matter for the plan).
@@ -16,6 +17,7 @@ The RAM + disk plan minimises ``T + W * write / forward + R * read / forward``
 for every schedule, so ``adjoint`` only enters the reported total.
 """
 
+import statistics
 import time
 from collections import namedtuple
 
@@ -74,19 +76,23 @@ def as_costs(value):
     return costs
 
 
-def measure_costs(run_step, write, read, free):
-    """Time one step (``run_step()``), one snapshot write (``write()``) and read
-    (``read()``); ``free()`` drops the test snapshot.  Returns a :class:`Costs`
-    in seconds (adjoint 0: not known before the reverse sweep)."""
-    t0 = time.perf_counter()
-    run_step()
-    t1 = time.perf_counter()
+def measure_costs(run_step, write, read, free, repeat=3):
+    """Time one step (``run_step()``, the median of `repeat` runs: the first run of
+    a step is often slower), one snapshot write (``write()``) and read (``read()``);
+    ``free()`` drops the test snapshot, also on errors.  Returns a :class:`Costs` in
+    seconds (adjoint 0: not known before the reverse sweep)."""
+    times = []
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        run_step()
+        times.append(time.perf_counter() - t0)
     try:
+        t1 = time.perf_counter()
         write()
         t2 = time.perf_counter()
         read()
         t3 = time.perf_counter()
     finally:
         free()
-    forward = max(t1 - t0, 1e-9)
+    forward = max(statistics.median(times), 1e-9)
     return Costs(forward, 0.0, t2 - t1, t3 - t2)

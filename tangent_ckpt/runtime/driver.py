@@ -120,8 +120,8 @@ class CheckpointedLoop:
     (default: system temp dir).  With "revolve" the RAM + disk schedule is planned
     for its cost (``runtime.hrevolve.plan_two_level``): never worse than RAM alone.
     costs: what a forward step, an adjoint step, a disk write and a disk read cost
-    (``runtime.costs``; None: ``DEFAULT_COSTS``); "measure" times one step and one
-    disk snapshot before planning (the step is counted as ``measure_steps``).
+    (``runtime.costs``; None: ``DEFAULT_COSTS``); "measure" times the first step
+    (three runs, counted as ``measure_steps``) and one disk snapshot before planning.
     verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
     min_steps: a loop of fewer steps keeps every state (no replays beyond the
     one re-recording of each step).
@@ -443,14 +443,15 @@ class CheckpointedLoop:
         costs = DEFAULT_COSTS if self.costs is None else self.costs
         if costs == MEASURE and n >= 2:
             store, slot = self._store, 0  # slot 0 is on disk and free before the sweep
+            repeat = 3
             try:
                 costs = measure_costs(lambda: self._step(self._index(0), state, *args),
                                       lambda: store.store(slot, state), lambda: store.restore(slot),
-                                      lambda: store.free(slot))
+                                      lambda: store.free(slot), repeat)
             except BaseException:
                 self.close()  # nothing left behind
                 raise
-            self._c["measure_steps"] += 1
+            self._c["measure_steps"] += repeat
         write, read = costs.relative() if costs != MEASURE else DEFAULT_COSTS.relative()
         self.last_plan = plan_two_level(n, s_ram, self.disk_snapshots, write, read)
         return self.last_plan
