@@ -66,6 +66,7 @@ class OnlineSchedule:
         limit = exact_online_limit(self.snapshots)
         # the last step before which the exact phase decides (its figures hold for n <= limit)
         self._exact_until = -1 if limit is None else limit - 1
+        self._scan_from = 1  # the exact phase: no pair left of this fits (see _exact_step)
 
     def before_step(self, p):
         if p <= self._exact_until:
@@ -73,24 +74,36 @@ class OnlineSchedule:
         return self._stride_step(p)
 
     def _exact_step(self, p):
-        """Exact phase: maybe snapshot position p - 1 (held by the driver)."""
+        """Exact phase: maybe snapshot position p - 1 (held by the driver).
+
+        With s snapshots held and q = p - 1 stored, the gaps are those between the
+        snapshots, then (p - last) - 1, then 1 (the end is position p = n - 1 when
+        n = p + 1).  Dropping snapshot j joins gaps j-1 and j, which must fit the
+        bound s + 2 - j.  A pair left of the last dropped snapshot never changes,
+        so the scan resumes where it stopped (amortised O(1) per step).
+        """
         if p == 0:
             return [self._store(0)]
         q = p - 1
-        if q == 0 or self.kept[-1][0] == q:
+        kept = self.kept
+        if q == 0 or kept[-1][0] == q:
             return []
         if self.free:
             return [self._store(q)]
         s = self.snapshots
-        pos = [k for k, _ in self.kept] + [p]  # the end: position n - 1 when n = p + 1
-        gaps = [b - a for a, b in zip(pos, pos[1:])]
-        gaps[-1] -= 1
-        gaps.append(1)  # after storing q
-        for j in range(1, s):  # drop the snapshot between gaps j-1 and j
-            if gaps[j - 1] + gaps[j] <= s + 2 - j:
-                old, slot = self.kept.pop(j)
+        last_gap = p - kept[-1][0] - 1  # the last snapshot's gap once q is stored
+
+        def gap(i):
+            return kept[i + 1][0] - kept[i][0] if i < s - 1 else (last_gap if i == s - 1 else 1)
+        j = max(1, self._scan_from)
+        while j < s:
+            if gap(j - 1) + gap(j) <= s + 2 - j:
+                old, slot = kept.pop(j)
                 self.free.append(slot)
+                self._scan_from = j
                 return [Action(FREE, 0, slot, old), self._store(q)]
+            j += 1
+        self._scan_from = max(1, s - 2)  # only the pairs at the end change until a drop
         return []
 
     def _store(self, q):
