@@ -21,6 +21,9 @@ def test_online_equals_offline_optimum_up_to_the_limit():
         for n in range(1, limit + 1):
             adv, peak = simulate(online_actions(n, s), n, max_slots=s)
             assert adv == revolve_cost(n, s)[1] == online_cost(n, s)[0], (n, s)
+    for s in (16, 20, 31):  # larger s from the figures alone (they equal the simulation above)
+        for n in range(2, exact_online_limit(s) + 1):
+            assert online_cost(n, s)[0] == revolve_cost(n, s)[1], (n, s)
 
 
 def test_online_exhaustive():
