@@ -37,7 +37,7 @@ from tangent_ckpt.runtime.schedules import (
 )
 
 __all__ = ["TwoLevelPlan", "plan_two_level", "ram_costs", "multistage_depth_counts",
-           "EXACT_WORK"]
+           "EXACT_WORK", "GRID_WORK"]
 
 #: element operations the exact program may take (n^2 / 2 * disk layers); beyond
 #: it the grid program runs with as fine a unit as GRID_WORK allows
@@ -198,6 +198,8 @@ def _counts_table(solved, unit, layers):
 
 
 def _right_on_disk(fam, d, k):
+    """Is range k of this family, as the right part of a split with d disk slots
+    free, kept on disk (cheaper than Revolve in RAM)?"""
     lens, F, C, arg, aram = fam
     return d >= 1 and C[d, k] < aram[k]
 
