@@ -106,3 +106,12 @@ def test_no_online_placement_is_optimal_beyond_the_limit(s):
     assert _online_optimal_exists(s, limit)
     assert not _online_optimal_exists(s, limit + 1)
     assert limit + 1 <= beta(s, 3)
+
+
+def test_without_lookahead_only_the_working_state_is_stored():
+    # for drivers that cannot snapshot the state before the previous step
+    for s in (1, 3, 10):
+        sched = OnlineSchedule(s, lookahead=False)
+        for p in range(500):
+            assert all(a.pos == p for a in sched.before_step(p) if a.kind == STORE)
+        assert len(sched.kept) <= s

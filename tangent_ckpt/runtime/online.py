@@ -54,16 +54,19 @@ class OnlineSchedule:
     Forward phase: call ``before_step(p)`` before running step p; it yields
     STORE/FREE actions.  A STORE's ``pos`` is p (the working state) or, in the
     exact phase, p - 1 (the state before the previous step, which the driver
-    holds).  Once the loop has stopped after n steps, ``reverse(n)`` yields the
+    holds); ``lookahead=False`` never asks for p - 1 (and has no exact phase).  Once the loop has stopped after n steps, ``reverse(n)`` yields the
     reversal, FIRST_TURN first.  See the module docstring.
     """
 
-    def __init__(self, snapshots):
+    def __init__(self, snapshots, lookahead=True):
         self.snapshots = _check_int("snapshots", snapshots, 1)
         self.stride = 1
         self.kept = []  # list of (pos, slot), increasing pos
         self.free = list(range(self.snapshots - 1, -1, -1))
-        limit = exact_online_limit(self.snapshots)
+        # lookahead=False: the driver cannot snapshot the state before the previous
+        # step (e.g. it would need that step's random-generator state too), so no
+        # exact phase: the doubling stride from the start
+        limit = exact_online_limit(self.snapshots) if lookahead else None
         # the last step before which the exact phase decides (its figures hold for n <= limit)
         self._exact_until = -1 if limit is None else limit - 1
         self._scan_from = 1  # the exact phase: no pair left of this fits (see _exact_step)
@@ -230,9 +233,9 @@ def _reversal_cost(kept, n, s):
     return a
 
 
-def online(snapshots):
+def online(snapshots, lookahead=True):
     """An :class:`OnlineSchedule` with `snapshots` slots (for loops of unknown length)."""
-    return OnlineSchedule(snapshots)
+    return OnlineSchedule(snapshots, lookahead)
 
 
 def online_actions(n, snapshots):
