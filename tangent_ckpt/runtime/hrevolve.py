@@ -127,6 +127,8 @@ def _solve(n, ram, layers, write, read, unit):
     fams = _grid_lengths(n, unit)
     out = []
     F0 = None
+    rows = np.arange(layers + 1)
+    advance_and_read = np.arange(1, n // unit + 2, dtype=np.float64) * unit + read  # split j
     for f, lens in enumerate(fams):
         size = len(lens)
         aram = ram_costs(lens, ram).astype(np.float64)
@@ -141,12 +143,12 @@ def _solve(n, ram, layers, write, read, unit):
             else:
                 js = k      # left j*unit (family 0) and right rest + (k-j)*unit
             if js >= 1 and L >= 2:
-                m = np.arange(1, js + 1, dtype=np.float64) * unit
                 right = C[:, k - 1:k - js - 1 if k - js - 1 >= 0 else None:-1]
                 left = (F0 if f else F)[:, 1:js + 1]
-                cand = m + right + read + left
+                cand = np.add(right, left)  # one temporary: these arrays are the work
+                cand += advance_and_read[:js]
                 j = np.argmin(cand, axis=1)
-                val = cand[np.arange(layers + 1), j]
+                val = cand[rows, j]
                 better = val < best
                 best = np.where(better, val, best)
                 arg[:, k] = np.where(better, j + 1, -1)
