@@ -374,6 +374,10 @@ _OPTIONS_DOC = """
       ``while`` loops and loops with ``break`` always use it).
     - ``min_steps``: loops shorter than this keep every state (no replays).
     - ``disk_snapshots``: extra snapshots kept as files in a private folder.
+    - ``costs``: what a step and a disk write / read cost, for the RAM + disk
+      plan: ``None`` (a disk write or read costs one step), ``"measure"`` (time
+      the first step and one snapshot before planning), a dict with ``forward``,
+      ``write``, ``read`` (and ``adjoint``), or a 4-tuple; see docs/schedules.md.
     - ``verify``: re-run snapshotted steps and require identical bytes.
     - ``nested``: checkpoint loops nested in a checkpointed loop too.
     - ``flat``: return the gradients raveled into one float64 vector
@@ -399,7 +403,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
          checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
-         flat: bool = False, source: Optional[str] = None,
+         costs: Any = None, flat: bool = False, source: Optional[str] = None,
          **unknown: Any) -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
@@ -413,7 +417,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
-                                verify=verify, nested=nested)
+                                verify=verify, nested=nested, costs=costs)
     return GradientFunction(fn, wrt, options, flat=flat, source=source)
 
 
@@ -421,7 +425,8 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                    checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
                    memory_budget: MemoryBudget = None, schedule: str = "revolve",
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
-                   nested: bool = False, flat: bool = False, source: Optional[str] = None,
+                   nested: bool = False, costs: Any = None, flat: bool = False,
+                   source: Optional[str] = None,
                    **unknown: Any) -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
@@ -433,7 +438,7 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
-                                verify=verify, nested=nested)
+                                verify=verify, nested=nested, costs=costs)
     return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source)
 
 
@@ -441,7 +446,7 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                             snapshots: Optional[int] = None, memory_budget: MemoryBudget = None,
                             schedule: str = "revolve", min_steps: int = 0,
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
-                            flat: bool = False, source: Optional[str] = None,
+                            costs: Any = None, flat: bool = False, source: Optional[str] = None,
                             **unknown: Any) -> Any:
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
@@ -454,8 +459,8 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
     def wrap(f):
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
-                    disk_snapshots=disk_snapshots, verify=verify, nested=nested, flat=flat,
-                    source=source)
+                    disk_snapshots=disk_snapshots, verify=verify, nested=nested, costs=costs,
+                    flat=flat, source=source)
     if fn is None:
         return wrap
     return wrap(fn)

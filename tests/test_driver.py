@@ -8,7 +8,11 @@ import tangent_ckpt.runtime.driver as drv
 from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule
 from tangent_ckpt.runtime.profiler import profile
-from tangent_ckpt.runtime.schedules import online_cost, revolve, revolve_cost, uniform_cost
+from tangent_ckpt.runtime.hrevolve import plan_two_level
+from tangent_ckpt.runtime.online import online_actions, online_cost
+from tangent_ckpt.runtime.schedules import (
+    action_counts, label_levels, revolve, revolve_cost, uniform_cost,
+)
 
 RNG = np.random.default_rng(0)
 D = 4
@@ -124,7 +128,9 @@ def test_n_zero():
 @pytest.mark.parametrize("schedule", ["revolve", "online"])
 def test_disk_snapshots(tmp_path, schedule):
     n = 40
-    loop = CheckpointedLoop(n, schedule=schedule, snapshots=2, disk_snapshots=2, disk_dir=tmp_path, name="d")
+    # free disk I/O: the cheapest RAM + disk plan costs what Revolve with all 4 slots does
+    loop = CheckpointedLoop(n, schedule=schedule, snapshots=2, disk_snapshots=2, disk_dir=tmp_path,
+                            name="d", costs=(1, 0, 0, 0))
     with profile() as prof:
         out = loop.forward(step, H0, W, B)
         assert loop.disk_path is not None and os.path.isdir(loop.disk_path)
@@ -135,6 +141,46 @@ def test_disk_snapshots(tmp_path, schedule):
     assert prof.peak_snapshots <= 4
     if schedule == "revolve":
         assert prof.forward_steps == revolve_cost(n, 4)[1] + 1
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("costs", [(1, 0, 0.5, 0.5), (1, 0, 2, 2), (1, 0, 10, 10), (2, 1, 2, 6)])
+@pytest.mark.parametrize("n,s,d", [(40, 1, 2), (60, 2, 3), (120, 3, 5)])
+def test_driver_counts_are_the_plans_counts_on_each_level(tmp_path, costs, n, s, d):
+    # the RAM + disk plan the driver runs: plain steps, disk writes and disk reads
+    loop = CheckpointedLoop(n, snapshots=s, disk_snapshots=d, disk_dir=tmp_path, costs=costs, name="l")
+    with profile() as prof:
+        out, got = run(loop, n)
+    write, read = costs[2] / costs[0], costs[3] / costs[0]
+    plan = plan_two_level(n, s, d, write, read)
+    assert loop.last_plan.cost == plan.cost
+    assert (prof.forward_steps, prof.disk_writes, prof.disk_reads) == (
+        plan.advances + 1, plan.disk_writes, plan.disk_reads)
+    assert prof.measure_steps == 0
+    assert close(got, bptt(H0, W, B, n)[1])
+    assert os.listdir(tmp_path) == []
+
+
+def test_online_driver_counts_on_each_level(tmp_path):
+    n, s, d = 90, 3, 2
+    loop = CheckpointedLoop(n, schedule="online", snapshots=s, disk_snapshots=d, disk_dir=tmp_path)
+    with profile() as prof:
+        out, got = run(loop, n)
+    adv, writes, reads = action_counts(label_levels(online_actions(n, s + d), d))
+    assert (prof.forward_steps, prof.disk_writes, prof.disk_reads) == (adv + 1, writes, reads)
+    assert writes and reads
+    assert close(got, bptt(H0, W, B, n)[1])
+
+
+def test_costs_measured_before_planning(tmp_path):
+    n = 50
+    loop = CheckpointedLoop(n, snapshots=2, disk_snapshots=3, disk_dir=tmp_path, costs="measure")
+    with profile() as prof:
+        out, got = run(loop, n)
+    assert prof.measure_steps == 3  # the first step timed three times, its results dropped
+    assert prof.forward_steps == loop.last_plan.advances + 1
+    assert loop.last_plan.cost <= revolve_cost(n, 2)[2]
+    assert close(got, bptt(H0, W, B, n)[1])
     assert os.listdir(tmp_path) == []
 
 

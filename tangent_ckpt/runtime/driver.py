@@ -31,9 +31,12 @@ import numpy as np
 from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime import progress
+from tangent_ckpt.runtime.costs import DEFAULT_COSTS, MEASURE, as_costs, measure_costs
+from tangent_ckpt.runtime.hrevolve import plan_two_level
+from tangent_ckpt.runtime.online import OnlineSchedule
 from tangent_ckpt.runtime.schedules import (
-    Action, ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, OnlineSchedule, default_snapshots,
-    revolve, revolve_cost, uniform, uniform_cost,
+    Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, default_snapshots,
+    label_levels, revolve, revolve_cost, uniform, uniform_cost,
 )
 from tangent_ckpt.runtime.numpy_adjoints import settled
 from tangent_ckpt.runtime.random_state import RandomStates
@@ -115,8 +118,12 @@ class CheckpointedLoop:
     states as fit in `memory_budget`, or DEFAULT_ONLINE_SNAPSHOTS for an unknown n.
     For "uniform", `snapshots` bounds the peak including the segment tape, and the
     segment length is the shortest that fits.  disk_snapshots: extra slots kept as
-    .npy files (the outermost, longest-lived snapshots go to disk) in a private
-    folder made with tempfile.mkdtemp inside `disk_dir` (default: system temp dir).
+    .npy files in a private folder made with tempfile.mkdtemp inside `disk_dir`
+    (default: system temp dir).  With "revolve" the RAM + disk schedule is planned
+    for its cost (``runtime.hrevolve.plan_two_level``): never worse than RAM alone.
+    costs: what a forward step, an adjoint step, a disk write and a disk read cost
+    (``runtime.costs``; None: ``DEFAULT_COSTS``); "measure" times the first step
+    (three runs, counted as ``measure_steps``) and one disk snapshot before planning.
     verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
     min_steps: a loop of fewer steps keeps every state (no replays beyond the
     one re-recording of each step).
@@ -157,7 +164,7 @@ class CheckpointedLoop:
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
                  disk_snapshots=0, disk_dir=None, name=None, verify=False, min_steps=0,
                  taped_segment=None, plan=None, next_state=False, copy_snapshots=True,
-                 random_state=False):
+                 random_state=False, costs=None):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -173,6 +180,8 @@ class CheckpointedLoop:
         self.memory_budget = None if memory_budget is None else parse_memory(memory_budget)
         self.disk_snapshots = _as_count("disk_snapshots", disk_snapshots, 0)
         self.disk_dir = disk_dir
+        self.costs = as_costs(costs)
+        self.last_plan = None  # the RAM + disk plan of the last forward() (runtime.hrevolve)
         if self.disk_snapshots:
             TwoLevelStore(self.disk_snapshots, disk_dir)  # checks disk_dir now, before any step
         self.name = name if name is not None else "loop"
@@ -251,7 +260,7 @@ class CheckpointedLoop:
         self._pending = {}        # verify: position -> digest of a freed snapshot
         self._measured_tape = None
         self._c = dict(forward_steps=0, recorded_steps=0, verify_steps=0, snapshots_stored=0,
-                       disk_bytes_written=0)
+                       disk_bytes_written=0, disk_writes=0, disk_reads=0, measure_steps=0)
         self._peak_snaps = 0
         self._peak_bytes = 0
         return total
@@ -287,6 +296,8 @@ class CheckpointedLoop:
             store = self._store
             self._c["disk_bytes_written"] += store.store(a.slot, work)
             self._c["snapshots_stored"] += 1
+            if a.level is DISK:
+                self._c["disk_writes"] += 1
             self._slot_info[a.slot] = (a.pos, _digest(work) if self.verify else None)
             if self._random is not None:
                 self._keep_random(a.slot)
@@ -299,6 +310,8 @@ class CheckpointedLoop:
             pos = a.pos
             if self._random is not None:
                 self._random.restore(self._random_at[a.slot])
+            if a.level is DISK:
+                self._c["disk_reads"] += 1
         elif kind is FREE:
             self._store.free(a.slot)
             if self._progress is not None:
@@ -312,8 +325,10 @@ class CheckpointedLoop:
             raise AssertionError(f"unexpected action {a}")
         return work, pos
 
-    def _keep_random(self, slot):
-        states = self._random.capture()
+    def _keep_random(self, slot, states=None):
+        """Keep the generator states that go with the snapshot in ``slot`` (default:
+        as they are now, which is right for the state being worked on)."""
+        states = self._random.capture() if states is None else states
         old = self._random_at.get(slot)
         if old is not None:
             self._random_bytes -= RandomStates.nbytes(old)
@@ -380,7 +395,8 @@ class CheckpointedLoop:
             counts.update(runs=1, steps=self.n or 0)
         for k, v in counts.items():
             if k in self.last_stats and k in ("forward_steps", "recorded_steps", "verify_steps",
-                                              "snapshots_stored", "disk_bytes_written"):
+                                              "snapshots_stored", "disk_bytes_written",
+                                              "disk_writes", "disk_reads", "measure_steps"):
                 self.last_stats[k] += v
             else:
                 self.last_stats[k] = v
@@ -443,6 +459,8 @@ class CheckpointedLoop:
             if self.disk_snapshots:
                 raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
             actions = uniform(n, self._uniform_every(n, s))
+        elif self.disk_snapshots:
+            actions = self._disk_plan(n, s - self.disk_snapshots, state, args).actions()
         else:
             actions = revolve(n, s)
         it = iter(actions)
@@ -473,6 +491,28 @@ class CheckpointedLoop:
         except BaseException:
             self.close()
             raise
+
+    def _disk_plan(self, n, s_ram, state, args):
+        """The RAM + disk schedule for this run, planned for the costs (measured if asked)."""
+        costs = DEFAULT_COSTS if self.costs is None else self.costs
+        if costs == MEASURE and n >= 2:
+            store, slot = self._store, 0  # slot 0 is on disk and free before the sweep
+            repeat = 3
+            entry = self._random.capture() if self._random is not None else None
+            try:
+                costs = measure_costs(lambda: self._step(self._index(0), state, *args),
+                                      lambda: store.store(slot, state), lambda: store.restore(slot),
+                                      lambda: store.free(slot), repeat)
+            except BaseException:
+                self.close()  # nothing left behind
+                raise
+            finally:
+                if entry is not None:
+                    self._random.restore(entry)  # the timed runs drew numbers the loop draws
+            self._c["measure_steps"] += repeat
+        write, read = costs.relative() if costs != MEASURE else DEFAULT_COSTS.relative()
+        self.last_plan = plan_two_level(n, s_ram, self.disk_snapshots, write, read)
+        return self.last_plan
 
     def _segment_length(self, n, s):
         """Steps per taped segment when a budget calls for segments, else None."""
@@ -539,12 +579,15 @@ class CheckpointedLoop:
         s = self._begin(step, args, state, limit)
         self._show_progress("forward", limit)
         sched = OnlineSchedule(s)
+        disk = self.disk_snapshots  # the online schedule's slots below this are on disk
         idx = self._index
         try:
             work, prev, p = state, None, 0
             while (limit is None or p < limit) and cond(idx(p), work, *args):
-                for a in sched.before_step(p):
-                    work, _ = self._exec(a, work, p)
+                for a in label_levels(sched.before_step(p), disk):  # a STORE may take the held state p - 1
+                    self._exec(a, prev if a.pos < p else work, p)
+                    if a.pos < p and a.kind is STORE and self._random is not None:
+                        self._keep_random(a.slot, self._random_prev)  # before step p - 1
                 prev = work
                 if self._random is not None:
                     self._random_prev = self._random.capture()
@@ -554,7 +597,7 @@ class CheckpointedLoop:
                 if self._progress is not None:
                     self._progress.advance()
             self.n = p
-            it = iter(sched.reverse(p))
+            it = iter(label_levels(sched.reverse(p), disk))
             if p == 0:
                 for a in it:
                     self._exec(a, work, 0)

@@ -14,6 +14,9 @@ Fields (per loop in ``prof.loops[name]`` and totals on ``prof`` itself):
 ``peak_snapshots``       most snapshots held at once
 ``peak_snapshot_bytes``  most snapshot bytes held at once (RAM + disk)
 ``disk_bytes_written``   bytes written to ``.npy`` snapshot files
+``disk_writes``          snapshots written to disk (STORE actions whose level is DISK)
+``disk_reads``           snapshots read from disk (RESTORE actions whose level is DISK)
+``measure_steps``        plain steps run to time a step before planning (``costs="measure"``)
 ``state_bytes``          size of one loop state (tree_nbytes)
 ``tape_bytes_per_step``  tracemalloc peak of the first adjoint step of the loop (its
                          re-recording and its temporaries: an upper bound of one
@@ -46,12 +49,13 @@ import threading
 __all__ = ["profile", "Profiler", "LoopStats", "record", "active_profilers"]
 
 _SUM_FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored",
-               "disk_bytes_written", "memory_saved_bytes", "steps", "runs",
+               "disk_bytes_written", "disk_writes", "disk_reads", "measure_steps", "memory_saved_bytes", "steps", "runs",
                "checkpoints", "bytes_saved", "steps_recomputed")
 _MAX_FIELDS = ("peak_snapshots", "peak_snapshot_bytes", "state_bytes", "tape_bytes_per_step",
                "bytes_held")
 FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored", "peak_snapshots",
-          "peak_snapshot_bytes", "disk_bytes_written", "state_bytes", "tape_bytes_per_step",
+          "peak_snapshot_bytes", "disk_bytes_written", "disk_writes", "disk_reads",
+          "measure_steps", "state_bytes", "tape_bytes_per_step",
           "memory_saved_bytes", "steps", "runs",
           "checkpoints", "bytes_held", "bytes_saved", "steps_recomputed")
 

@@ -198,6 +198,8 @@ class LoopHandler:
             kwargs["memory_budget"] = sx.const(o.memory_budget)
         if o.disk_snapshots:
             kwargs["disk_snapshots"] = sx.const(o.disk_snapshots)
+        if o.costs is not None:
+            kwargs["costs"] = sx.const(o.costs)
         if o.min_steps:
             kwargs["min_steps"] = sx.const(o.min_steps)
         if o.verify:
