@@ -5,9 +5,11 @@ __version__ = "0.1.0"
 from tangent_ckpt.errors import (  # noqa: F401
     TangentCkptError, TransformError, UnsupportedSyntaxError, UnsupportedFunctionError,
     SourceUnavailableError, WrtError, CheckpointError, NondeterministicStepError,
+    SnapshotStoreError,
 )
 from tangent_ckpt.adjoints.registry import register_adjoint  # noqa: F401
 from tangent_ckpt.runtime.profiler import profile  # noqa: F401,E402
+from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
 from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
     checkpointed_loop, compute_checkpoint_positions, get_memory_savings,
     estimate_checkpoint_savings, should_checkpoint,
@@ -22,8 +24,9 @@ __all__ = [
     "checkpoint", "checkpoint_scope", "custom_adjoint", "register_adjoint",
     # profiling and the checkpointing helpers
     "profile", "checkpointed_loop", "compute_checkpoint_positions", "get_memory_savings",
-    "estimate_checkpoint_savings", "should_checkpoint",
+    "estimate_checkpoint_savings", "should_checkpoint", "SnapshotStore",
     # errors
     "TangentCkptError", "TransformError", "UnsupportedSyntaxError", "UnsupportedFunctionError",
     "SourceUnavailableError", "WrtError", "CheckpointError", "NondeterministicStepError",
+    "SnapshotStoreError",
 ]

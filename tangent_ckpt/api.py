@@ -9,6 +9,7 @@ import weakref
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError, WrtError
+from tangent_ckpt.runtime.store_io import SnapshotStore
 
 # fn -> {(wrt, options, return_value): CompiledGradient}.  Weak in fn: a function
 # that is garbage (a closure made in a loop, a fuzzed module) takes its compiled
@@ -24,7 +25,7 @@ class CheckpointOptions:
 
     def __init__(self, checkpoint=False, snapshots=None, memory_budget=None,
                  schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
-                 nested=False):
+                 nested=False, snapshot_store=None):
         if checkpoint not in (True, False, "auto"):
             raise CheckpointError(f"checkpoint must be True, False or 'auto', not {checkpoint!r}")
         if snapshots is not None:
@@ -52,10 +53,13 @@ class CheckpointOptions:
         self.disk_snapshots = int(disk_snapshots)
         self.verify = bool(verify)
         self.nested = bool(nested)
+        # where disk snapshots go: None (a private temporary folder), a folder, a URL
+        # (zarr, the [store] extra) or an rt.SnapshotStore
+        self.snapshot_store = None if snapshot_store is None else SnapshotStore.of(snapshot_store)
 
     def key(self):
         return (self.checkpoint, self.snapshots, self.memory_budget, self.schedule,
-                self.min_steps, self.disk_snapshots, self.verify, self.nested)
+                self.min_steps, self.disk_snapshots, self.verify, self.nested, self.snapshot_store)
 
 
 def _normalize_wrt(wrt):
@@ -204,7 +208,8 @@ def _options(checkpoint, **kwargs):
 
 
 def grad(fn, wrt=(0,), *, checkpoint=False, snapshots=None, memory_budget=None,
-         schedule="revolve", min_steps=0, disk_snapshots=0, verify=False, nested=False):
+         schedule="revolve", min_steps=0, disk_snapshots=0, verify=False, nested=False,
+         snapshot_store=None):
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
     Returns a function with ``fn``'s signature (plus an optional trailing output
@@ -216,7 +221,7 @@ def grad(fn, wrt=(0,), *, checkpoint=False, snapshots=None, memory_budget=None,
     """
     options = _options(checkpoint, snapshots=snapshots, memory_budget=memory_budget,
                        schedule=schedule, min_steps=min_steps, disk_snapshots=disk_snapshots,
-                       verify=verify, nested=nested)
+                       verify=verify, nested=nested, snapshot_store=snapshot_store)
     return GradientFunction(fn, wrt, options)
 
 
@@ -228,7 +233,7 @@ def value_and_grad(fn, wrt=(0,), **options):
 
 def grad_with_checkpointing(fn=None, *, wrt=(0,), snapshots=None, memory_budget=None,
                             schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
-                            nested=False):
+                            nested=False, snapshot_store=None):
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default).
 
     Use bare (``@grad_with_checkpointing``), with options
@@ -244,11 +249,17 @@ def grad_with_checkpointing(fn=None, *, wrt=(0,), snapshots=None, memory_budget=
       ``"uniform"`` (sqrt(n) segments), ``"online"`` (unknown trip count;
       ``while`` loops and loops with ``break`` always use it).
     - ``min_steps``: loops shorter than this keep every state (no replays).
+    - ``disk_snapshots``: extra snapshot slots on disk (the outermost snapshots).
+    - ``snapshot_store``: where disk snapshots go: None (a private temporary
+      folder), a local folder, a URL fsspec opens (zarr arrays; the ``[store]``
+      extra) or ``tangent_ckpt.SnapshotStore(url, codec="zstd")``; see
+      docs/storage.md.
     """
     def wrap(f):
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
-                    disk_snapshots=disk_snapshots, verify=verify, nested=nested)
+                    disk_snapshots=disk_snapshots, verify=verify, nested=nested,
+                    snapshot_store=snapshot_store)
     if fn is None:
         return wrap
     return wrap(fn)

@@ -57,3 +57,8 @@ class CheckpointError(TangentCkptError, ValueError):
 
 class NondeterministicStepError(TangentCkptError):
     """``verify=True`` found that recomputing a loop step did not reproduce the stored state."""
+
+
+class SnapshotStoreError(CheckpointError):
+    """A snapshot could not be written or read back intact: a full disk, a store that
+    is missing or unreachable, a snapshot deleted or corrupted (checksum mismatch)."""

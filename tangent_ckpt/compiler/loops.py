@@ -65,6 +65,13 @@ def _shallow(stmt):
     return stmt
 
 
+def _store_text(spec):
+    """An rt.SnapshotStore as generated code writes it: a plain folder or URL as a string."""
+    if repr(spec) == f"rt.SnapshotStore({spec.where!r})":
+        return repr(spec.where)
+    return repr(spec)
+
+
 def _pack(names):
     return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
 
@@ -142,7 +149,11 @@ class LoopHandler:
         if segmented:
             self.definitions.append(self._taped_segment(rev, loop, name, index, body, carried,
                                                         args, active_carried, active_invariants))
-        ctor = self._constructor(loop, name, segmented)
+        probe = self._budgeted(loop)
+        if probe:
+            self.definitions.append(self._adjoint_probe(loop, name, index, carried, args,
+                                                        active_carried, active_invariants))
+        ctor = self._constructor(loop, name, segmented, probe)
         out.append(Line(f"{name} = {ctor}", loop.line))
         state = _pack(carried)
         extra = "".join(f", {a}" for a in args)
@@ -174,7 +185,33 @@ class LoopHandler:
             size = "snapshots chosen from the trip count at run time"
         return f"{label} schedule, {size}"
 
-    def _constructor(self, loop, name, segmented=False):
+    def _budgeted(self, loop):
+        """Is this loop's snapshot count fitted to a memory budget at run time?"""
+        o = getattr(loop, "options", None) or self.options
+        return bool(o.memory_budget) or (getattr(self, "plan", None) and o is self.options)
+
+    def _adjoint_probe(self, loop, name, index, carried, args, active_carried,
+                       active_invariants):
+        """One adjoint step from zero adjoints (shaped like the state after the
+        step): a memory budget measures it on step 0 before the schedule is planned
+        and throws its result away."""
+        if len(carried) == 1:
+            after = {carried[0]: "next_state"}
+        else:
+            after = {c: f"next_state[{i}]" for i, c in enumerate(carried)}
+        zeros = [f"rt.zeros_like({after[c]})" for c in active_carried] + \
+            [f"rt.zeros_like({v})" for v in active_invariants]
+        transposed = [f"{a}.T" for a in args if a in loop.transposes]
+        state = carried[0] if len(carried) == 1 else "state"
+        states = [state, "next_state"] if loop.next_state else [state]
+        call = ", ".join([index] + states + [_pack(zeros)] + list(args) + transposed)
+        lines = [Comment(f"measure one adjoint step of the loop at line {loop.line} "
+                         "(memory budget)"),
+                 Line(f"return {name}_adjoint({call})")]
+        params = self._signature(index, carried, ["next_state"], args)
+        return [Block(f"def {name}_probe({params}):", lines)]
+
+    def _constructor(self, loop, name, segmented=False, probe=False):
         o = getattr(loop, "options", None) or self.options
         if isinstance(loop, ir.For):
             steps = loop.range_text if hasattr(loop, "range_text") else \
@@ -193,12 +230,16 @@ class LoopHandler:
             parts.append(f"memory_budget={o.memory_budget}")
         if o.disk_snapshots:
             parts.append(f"disk_snapshots={o.disk_snapshots}")
+        if o.disk_snapshots and getattr(o, "snapshot_store", None) is not None:
+            parts.append(f"snapshot_store={_store_text(o.snapshot_store)}")
         if o.min_steps:
             parts.append(f"min_steps={o.min_steps}")
         if o.verify:
             parts.append("verify=True")
         if segmented:
             parts.append(f"taped_segment={name}_segment")
+        if probe:
+            parts.append(f"adjoint_probe={name}_probe")
         parts.append("copy_snapshots=False")  # the steps never write into their input
         if getattr(loop, "next_state", False):
             parts.append("next_state=True")
