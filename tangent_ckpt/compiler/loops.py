@@ -204,9 +204,10 @@ class LoopHandler:
         transposed = [f"{a}.T" for a in args if a in loop.transposes]
         state = carried[0] if len(carried) == 1 else "state"
         states = [state, "next_state"] if loop.next_state else [state]
-        call = ", ".join([index] + states + [_pack(zeros)] + list(args) + transposed)
+        call = ", ".join([index] + states + ["bstate"] + list(args) + transposed)
         lines = [Comment(f"measure one adjoint step of the loop at line {loop.line} "
                          "(memory budget)"),
+                 Line(f"bstate = {_pack(zeros)}"),
                  Line(f"return {name}_adjoint({call})")]
         params = self._signature(index, carried, ["next_state"], args)
         return [Block(f"def {name}_probe({params}):", lines)]

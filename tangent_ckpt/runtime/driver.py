@@ -117,6 +117,9 @@ class CheckpointedLoop:
     segment length is the shortest that fits.  disk_snapshots: extra slots kept as
     .npy files (the outermost, longest-lived snapshots go to disk) in a private
     folder made with tempfile.mkdtemp inside `disk_dir` (default: system temp dir).
+    snapshot_store: where disk snapshots go instead (a folder, an fsspec URL for
+    zarr arrays, or an ``rt.SnapshotStore``; see store_io.py).  Disk writes are
+    queued, disk reads of the reverse sweep prefetched (``_prefetching``).
     verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
     min_steps: a loop of fewer steps keeps every state (no replays beyond the
     one re-recording of each step).
@@ -125,7 +128,11 @@ class CheckpointedLoop:
     cannot hold every state, the loop then keeps a snapshot every k steps and
     reverses segment by segment: 2n forward steps in all (each step run once in
     the sweep, once on the tape), fewer than Revolve needs in the same memory.
-    The tape of one step is estimated at two states (``TAPE_STATES``).
+    The tape of one step is taken to be one measured adjoint step (at least
+    ``TAPE_STATES`` states).
+    adjoint_probe: ``probe(index, state, next_state, *args)`` runs the adjoint
+    step from zero adjoints; a memory budget measures it on step 0 before the
+    schedule is planned (see ``_measure_steps``).
     next_state: the adjoint step also takes the state after its step,
     ``adjoint_step(index, state, next_state, bstate, *args)``, so it need not
     re-run the step to get there.  The driver holds that state anyway (the
@@ -158,9 +165,9 @@ class CheckpointedLoop:
     SCHEDULES = ("revolve", "uniform", "online")
 
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
-                 disk_snapshots=0, disk_dir=None, snapshot_store=None, name=None, verify=False, min_steps=0,
-                 taped_segment=None, plan=None, next_state=False, copy_snapshots=True,
-                 adjoint_probe=None):
+                 disk_snapshots=0, disk_dir=None, snapshot_store=None, name=None, verify=False,
+                 min_steps=0, taped_segment=None, plan=None, next_state=False,
+                 copy_snapshots=True, adjoint_probe=None):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -386,12 +393,9 @@ class CheckpointedLoop:
         if self._c["recorded_steps"] or not _profiler.active_profilers() \
                 or tracemalloc.is_tracing():
             return fn(*call)
-        tracemalloc.start()
-        try:
-            return fn(*call)
-        finally:
-            self._measured_tape = tracemalloc.get_traced_memory()[1] // max(1, steps)
-            tracemalloc.stop()
+        result, peak = peak_of(fn, *call)
+        self._measured_tape = peak // max(1, steps)
+        return result
 
     def _flush(self, final=False):
         counts = dict(self._c)

@@ -170,16 +170,15 @@ class BufferedStore:
 
     def prefetch(self, slot):
         """Start reading `slot` (after every queued write: the thread runs in order)."""
-        if self.use_prefetch and slot not in self._prefetched and slot in self._sizes \
-                and slot not in self._pending:
+        if self.use_prefetch and slot not in self._prefetched and slot in self._sizes:
             self._prefetched[slot] = self._submit(self.backend.restore, slot)
 
     def restore(self, slot):
         self._settle()
-        queued = self._pending.get(slot)
-        if queued is not None:  # still queued: no need to read it back
-            return tree_copy(queued)
         future = self._prefetched.pop(slot, None)
+        queued = self._pending.get(slot)
+        if queued is not None and (future is None or future.cancel()):
+            return tree_copy(queued)  # its write is still queued: no need to read it back
         if future is None:
             future = self._submit(self.backend.restore, slot)
         return self._wait(future)
