@@ -9,6 +9,7 @@ from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule
 from tangent_ckpt.runtime.profiler import profile
 from tangent_ckpt.runtime.schedules import online_cost, revolve, revolve_cost, uniform_cost
+from tangent_ckpt.runtime.store_io import SnapshotStore
 
 RNG = np.random.default_rng(0)
 D = 4
@@ -480,3 +481,16 @@ def test_driver_returns_settled_adjoints():
     got = loop.reverse(gathering, (np.ones_like(out), np.zeros_like(w), np.zeros_like(b)), w, b)
     assert type(got[1]) is np.ndarray
     np.testing.assert_allclose(got[1], bW, rtol=1e-12, atol=1e-14)
+
+
+def test_disk_buffers_are_paid_from_the_budget(tmp_path):
+    """Queued writes (write_queue states) and one prefetched read count as working memory."""
+    ram = CheckpointedLoop(10, memory_budget="1GB")
+    disk = CheckpointedLoop(10, memory_budget="1GB", disk_snapshots=2, disk_dir=tmp_path,
+                            snapshot_store=SnapshotStore(str(tmp_path), write_queue=3))
+    for loop in (ram, disk):
+        loop.forward(step, H0, W, B)
+        loop.close()
+    disk._step_bytes = ram._step_bytes  # the same step, measured twice
+    assert disk.working_memory((W, B)) - ram.working_memory((W, B)) == (3 + 1) * H0.nbytes
+    assert os.listdir(tmp_path) == []
