@@ -6,9 +6,11 @@ from tangent_ckpt.errors import (  # noqa: F401
     TangentCkptError, TransformError, UnsupportedSyntaxError, UnsupportedFunctionError,
     SourceUnavailableError, WrtError, CheckpointError, NondeterministicStepError, OptionError,
     OutputAdjointError,
+    SnapshotStoreError,
 )
 from tangent_ckpt.adjoints.registry import register_adjoint  # noqa: F401
 from tangent_ckpt.runtime.profiler import profile  # noqa: F401,E402
+from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
 from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
     checkpointed_loop, compute_checkpoint_positions, get_memory_savings,
     estimate_checkpoint_savings, should_checkpoint,
@@ -27,9 +29,9 @@ __all__ = [
     "checkpoint", "checkpoint_scope", "custom_adjoint", "register_adjoint",
     # profiling and the checkpointing helpers
     "profile", "checkpointed_loop", "compute_checkpoint_positions", "get_memory_savings",
-    "estimate_checkpoint_savings", "should_checkpoint",
+    "estimate_checkpoint_savings", "should_checkpoint", "SnapshotStore",
     # errors
     "TangentCkptError", "TransformError", "UnsupportedSyntaxError", "UnsupportedFunctionError",
     "SourceUnavailableError", "WrtError", "CheckpointError", "NondeterministicStepError",
-    "OptionError", "OutputAdjointError",
+    "OptionError", "OutputAdjointError", "SnapshotStoreError",
 ]

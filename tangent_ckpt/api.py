@@ -374,6 +374,10 @@ _OPTIONS_DOC = """
       ``while`` loops and loops with ``break`` always use it).
     - ``min_steps``: loops shorter than this keep every state (no replays).
     - ``disk_snapshots``: extra snapshots kept as files in a private folder.
+    - ``snapshot_store``: where disk snapshots go: None (a private temporary
+      folder of ``.npy`` files), a folder, an fsspec URL (zarr arrays, the
+      ``[store]`` extra) or ``tangent_ckpt.SnapshotStore(url, codec="zstd")``;
+      see docs/storage.md.
     - ``costs``: what a step and a disk write / read cost, for the RAM + disk
       plan: ``None`` (a disk write or read costs one step), ``"measure"`` (time
       the first step and one snapshot before planning), a dict with ``forward``,
@@ -403,7 +407,8 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
          checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
-         costs: Any = None, flat: bool = False, source: Optional[str] = None,
+         costs: Any = None, snapshot_store: Any = None, flat: bool = False,
+         source: Optional[str] = None,
          **unknown: Any) -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
@@ -417,7 +422,8 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
-                                verify=verify, nested=nested, costs=costs)
+                                verify=verify, nested=nested, costs=costs,
+                                snapshot_store=snapshot_store)
     return GradientFunction(fn, wrt, options, flat=flat, source=source)
 
 
@@ -425,8 +431,8 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                    checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
                    memory_budget: MemoryBudget = None, schedule: str = "revolve",
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
-                   nested: bool = False, costs: Any = None, flat: bool = False,
-                   source: Optional[str] = None,
+                   nested: bool = False, costs: Any = None, snapshot_store: Any = None,
+                   flat: bool = False, source: Optional[str] = None,
                    **unknown: Any) -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
@@ -438,7 +444,8 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
-                                verify=verify, nested=nested, costs=costs)
+                                verify=verify, nested=nested, costs=costs,
+                                snapshot_store=snapshot_store)
     return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source)
 
 
@@ -446,7 +453,8 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                             snapshots: Optional[int] = None, memory_budget: MemoryBudget = None,
                             schedule: str = "revolve", min_steps: int = 0,
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
-                            costs: Any = None, flat: bool = False, source: Optional[str] = None,
+                            costs: Any = None, snapshot_store: Any = None, flat: bool = False,
+                            source: Optional[str] = None,
                             **unknown: Any) -> Any:
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
@@ -460,7 +468,7 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
                     disk_snapshots=disk_snapshots, verify=verify, nested=nested, costs=costs,
-                    flat=flat, source=source)
+                    snapshot_store=snapshot_store, flat=flat, source=source)
     if fn is None:
         return wrap
     return wrap(fn)

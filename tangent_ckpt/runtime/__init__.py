@@ -8,6 +8,7 @@ from tangent_ckpt.runtime.numpy_adjoints import *  # noqa: F401,F403
 
 from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule  # noqa: F401,E402
 from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes  # noqa: F401,E402
+from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
 from tangent_ckpt.runtime import schedules, profiler  # noqa: F401,E402
 from tangent_ckpt.runtime.custom_rules import adjoint_parts  # noqa: F401,E402
 from tangent_ckpt.runtime.segments import Segment, MemoryPlan  # noqa: F401,E402
