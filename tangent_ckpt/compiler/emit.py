@@ -9,6 +9,8 @@ out here.  The source is compiled once and run in ``{np, rt, bindings}``.
 import ast
 import itertools
 import linecache
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,19 +22,17 @@ from tangent_ckpt.errors import TransformError
 _counter = itertools.count(1)
 
 
+@dataclass
 class CompiledGradient:
     """The result of compiling: source text, the function, and what it needs."""
-
-    def __init__(self, source, function, namespace, name, params, wrt_names, result,
-                 seed_name):
-        self.source = source
-        self.function = function
-        self.namespace = namespace
-        self.name = name
-        self.params = params
-        self.wrt_names = wrt_names
-        self.result = result
-        self.seed_name = seed_name
+    source: str
+    function: Any
+    namespace: dict
+    name: str
+    params: list
+    wrt_names: list
+    result: str
+    seed_name: str
 
 
 def emit(code, function, bindings, wrt_names):

@@ -10,12 +10,12 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
-from tangent_ckpt.compiler.naming import numpy_path
+from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, always_exits,
                                           local_names, to_source)
+from tangent_ckpt.compiler.naming import numpy_path
+from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
                                  UnsupportedFunctionError, UnsupportedSyntaxError)
 

@@ -21,14 +21,14 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS, CallNormalizer
-from tangent_ckpt.compiler.naming import Namer, numpy_path
+from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, all_names,
                                           always_exits, clone, load_context, local_names,
                                           may_exit, rebinds, to_source)
+from tangent_ckpt.compiler.naming import Namer, numpy_path
+from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 BINOPS = {

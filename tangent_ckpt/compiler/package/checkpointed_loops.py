@@ -20,10 +20,10 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import loop_facts
 from tangent_ckpt.compiler.code import Block, Comment, Line
-from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
-from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
+from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
 
 
 def mark_loops(function, options, plan=None):
