@@ -115,6 +115,8 @@ class LoopHandler:
                 out.append(Line(sx.assign(c, sx.const(None)), loop.line))
                 defined.add(c)
                 possibly.add(c)
+            elif c not in defined and c not in rev.unbound:
+                rev.unbound.append(c)  # bound on some paths only: None on entry to the function
         # the values the loop overwrites are kept for the code before it (reverse order)
         loop.record.carried_saves = []
         for c in carried:
@@ -314,7 +316,7 @@ class LoopHandler:
                                                                 sx.const(carried.index(c)))))
                           for c in carried if c in after]
         lines.append(Line(sx.assign(list(seeds), "bstate")))
-        lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
+        lines += sub.entry_lines(needed)
         if sub.tape is not None:
             lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal + adjoint

@@ -167,7 +167,7 @@ class SegmentHandler:
         lines = [Comment(t) for t in self._describe(seg, info)]
         lines.append(Comment("re-record it, hand back its outputs, then reverse it with their "
                              "adjoints"))
-        lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
+        lines += sub.entry_lines(needed)
         if sub.tape is not None:
             lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal

@@ -70,9 +70,7 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
                     f"{function.line}) with respect to {', '.join(wrt_names)}")]
     if plan:
         body.extend(_auto_comment(function, options, plan))
-    for var in rev.predeclare:
-        if var in needed:  # a variable saved before its first assignment
-            body.append(Line(sx.assign(var, sx.const(None))))
+    body += rev.entry_lines(needed)
     if rev.tape is not None and rev.tape in names_read(primal):
         body.append(Line(sx.assign(rev.tape, ast.List(elts=[], ctx=ast.Load()))))
     body += primal + [Blank(), Comment("reverse sweep")] + adjoint + [ret]
