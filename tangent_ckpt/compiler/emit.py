@@ -16,7 +16,7 @@ import numpy as np
 
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line
-from tangent_ckpt.compiler.syntax import HelperCall, copy_tree
+from tangent_ckpt.compiler.syntax import copy_tree
 from tangent_ckpt.errors import TransformError
 
 _counter = itertools.count(1)

@@ -110,8 +110,11 @@ class LoopHandler:
         out = [Comment(f"loop at line {loop.line}: `{loop.header}` is checkpointed"),
                Comment(f"carried: {', '.join(carried) or '-'}; "
                        f"invariant: {', '.join(args) or '-'}; {self._schedule_text(loop)}")]
+        empty = set()  # first assigned inside the loop: the state starts as None
         for c in carried:
-            if c not in possibly:  # first assigned inside the loop: the state starts empty
+            if c not in possibly and not in_loop:
+                empty.add(c)  # passed as None; nothing before the loop reads it: no save
+            elif c not in possibly:  # in a loop its tape save needs a value: None
                 out.append(Line(sx.assign(c, sx.const(None)), loop.line))
                 defined.add(c)
                 possibly.add(c)
@@ -120,6 +123,8 @@ class LoopHandler:
         # the values the loop overwrites are kept for the code before it (reverse order)
         loop.record.carried_saves = []
         for c in carried:
+            if c in empty:
+                continue
             fake = ir.Assign(c, ir.Copy(ir.Const(None)), loop.line)
             rev.save(out, fake, c, defined, possibly, in_loop)
             loop.record.carried_saves.append(fake)
@@ -135,7 +140,7 @@ class LoopHandler:
                                                         args, active_carried, active_invariants))
         ctor = self._constructor(loop, name, segmented)
         out.append(Line(sx.assign(name, ctor), loop.line))
-        state = sx.pack(carried)
+        state = sx.pack([sx.const(None) if c in empty else c for c in carried])
         if isinstance(loop, ir.While) or loop.break_flag:
             cond = self._condition(rev, loop, name, index, carried, args)
             self.definitions.append(cond)
