@@ -388,3 +388,25 @@ def test_gathered_matmul_adjoints_mix_with_other_contributions(checkpoint):
         taped = tc.grad(rnn_reading_w_three_ways, wrt=(0, 1))(h, W, n)
         for g, t in zip(got, taped):
             np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-13)
+
+
+def index_seen_by_two_loops(x, B, m, n):
+    c = B
+    for t in range(m):  # nothing to differentiate: an ordinary loop
+        for t1 in range(2):
+            if t1 % 2 == 0:
+                c = c * np.cos(c)
+    a = x
+    for t in range(n):  # checkpointed; carries t1, bound only if the first loop ran
+        for t1 in range(2):
+            a = a * np.cos(a)
+    return np.sum(a) + np.sum(c)
+
+
+@pytest.mark.parametrize("m", [0, 2])
+def test_carried_state_bound_on_some_paths_only(m):
+    # found by `pytest tests/test_fuzz.py --fuzz-long`: the state of the second loop
+    # holds t1, unbound when the first loop did not run (UnboundLocalError)
+    x, b = np.linspace(0.1, 1.0, 4), np.linspace(0.2, 0.5, 4)
+    df = tc.grad_with_checkpointing(index_seen_by_two_loops, wrt=0, snapshots=2)
+    check_grad(index_seen_by_two_loops, (x, b, m, 3), df=df)

@@ -20,10 +20,10 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import loop_facts
 from tangent_ckpt.compiler.code import Block, Comment, Line
-from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
-from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
+from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
 from tangent_ckpt.runtime import random_state
 
 
@@ -136,14 +136,21 @@ class LoopHandler:
         out = [Comment(f"loop at line {loop.line}: `{loop.header}` is checkpointed"),
                Comment(f"carried: {', '.join(carried) or '-'}; "
                        f"invariant: {', '.join(args) or '-'}; {self._schedule_text(loop)}")]
+        empty = set()  # first assigned inside the loop: the state starts as None
         for c in carried:
-            if c not in possibly:  # first assigned inside the loop: the state starts empty
+            if c not in possibly and not in_loop:
+                empty.add(c)  # passed as None; nothing before the loop reads it: no save
+            elif c not in possibly:  # in a loop its tape save needs a value: None
                 out.append(Line(sx.assign(c, sx.const(None)), loop.line))
                 defined.add(c)
                 possibly.add(c)
+            elif c not in defined and c not in rev.unbound:
+                rev.unbound.append(c)  # bound on some paths only: None on entry to the function
         # the values the loop overwrites are kept for the code before it (reverse order)
         loop.record.carried_saves = []
         for c in carried:
+            if c in empty:
+                continue
             fake = ir.Assign(c, ir.Copy(ir.Const(None)), loop.line)
             rev.save(out, fake, c, defined, possibly, in_loop)
             loop.record.carried_saves.append(fake)
@@ -163,7 +170,7 @@ class LoopHandler:
                                                         active_carried, active_invariants))
         ctor = self._constructor(loop, name, segmented, probe)
         out.append(Line(sx.assign(name, ctor), loop.line))
-        state = sx.pack(carried)
+        state = sx.pack([sx.const(None) if c in empty else c for c in carried])
         if isinstance(loop, ir.While) or loop.break_flag:
             cond = self._condition(rev, loop, name, index, carried, args)
             self.definitions.append(cond)
@@ -386,7 +393,7 @@ class LoopHandler:
                                                                 sx.const(carried.index(c)))))
                           for c in carried if c in after]
         lines.append(Line(sx.assign(list(seeds), "bstate")))
-        lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
+        lines += sub.entry_lines(needed)
         if sub.tape is not None:
             lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal + adjoint
