@@ -90,7 +90,7 @@ def test_error_names_the_cell_and_shows_the_users_line(executed):
     assert error["ename"] == "UnsupportedFunctionError"
     assert error["evalue"].startswith("Cell In[6], line 2: no adjoint rule for np.linalg.eigh")
     traceback = ANSI.sub("", "\n".join(error["traceback"]))
-    assert "Cell In[6], line 2, in bad()" in traceback
+    assert "Cell In[6], line 2" in traceback  # IPython 8 adds ", in bad()"; 9 does not
     assert "y = np.linalg.eigh(x)" in traceback
     assert "tangent_ckpt/compiler" not in traceback and "ipykernel_" not in traceback
 
