@@ -7,6 +7,7 @@ Each stage is one call below, a function from one representation to the next
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.analyze import activity, wrt_parameters
+from tangent_ckpt.compiler.deep import on_deep_stack
 from tangent_ckpt.compiler.emit import emit
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.package.checkpointed_loops import mark_loops
@@ -19,7 +20,12 @@ from tangent_ckpt.compiler.transform.reverse import reverse_function
 
 def compile_gradient(fn, wrt, options, return_value=False):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
-    returns an :class:`~tangent_ckpt.compiler.emit.CompiledGradient`."""
+    returns an :class:`~tangent_ckpt.compiler.emit.CompiledGradient`.  Deeply
+    nested expressions are compiled on a deep stack (:mod:`deep`)."""
+    return on_deep_stack(lambda: _stages(fn, wrt, options, return_value), fn)
+
+
+def _stages(fn, wrt, options, return_value):
     parsed = parse_function(fn)                                     # parse
     check_writes(parsed)                                            # aliasing fence
     function, bindings, namer = normalize(parsed)                   # lower

@@ -14,6 +14,10 @@ import ast
 import numbers
 
 from tangent_ckpt import runtime
+from tangent_ckpt.compiler.naming import NUMPY, RUNTIME, builtin
+
+# the head of a dotted path that means a module: "np.tanh", "rt.unbroadcast"
+_MODULE_HEADS = {"np": NUMPY, "rt": RUNTIME}
 
 
 class HelperCall(ast.Call):
@@ -31,11 +35,15 @@ def store(identifier):
 
 
 def dotted(path):
-    """``"np.linalg.norm"`` -> the attribute chain that reads it."""
+    """``"np.linalg.norm"`` -> the attribute chain that reads it.  A path of
+    several parts that starts with ``np`` or ``rt`` reads NumPy or the runtime
+    (:data:`~tangent_ckpt.compiler.naming.NUMPY`), whatever names emit prints
+    for them; a single name is always a variable."""
     parts = path.split(".")
     if not all(p.isidentifier() for p in parts):
         raise ValueError(f"not a name or dotted path: {path!r}")
-    node = name(parts[0])
+    head = _MODULE_HEADS.get(parts[0]) if len(parts) > 1 else None
+    node = name(head or parts[0])
     for part in parts[1:]:
         node = ast.Attribute(value=node, attr=part, ctx=ast.Load())
     return node
@@ -72,6 +80,17 @@ def rt(helper, *args, **kwargs):
     return HelperCall(func=dotted(f"rt.{helper}"), args=[expr(a) for a in args],
                       keywords=[ast.keyword(arg=k, value=expr(v)) for k, v in kwargs.items()],
                       helper=fn)
+
+
+def numpy_module():
+    """NumPy itself, as a value."""
+    return name(NUMPY)
+
+
+def builtin_call(function, *args, **kwargs):
+    """``reversed(...)``, ``len(...)``: a call of a builtin, whatever user names
+    shadow it (emit prints it under a name nothing else uses)."""
+    return call(name(builtin(function)), *args, **kwargs)
 
 
 def calls_helper(node, fn):

@@ -69,7 +69,7 @@ class CallNormalizer:
             return lowered
         if fn in (len,):
             arg = self.atomize(self.value(node.args[0], hint), hint)
-            return ir.NonDiff(sx.call("len", ir.operand_node(arg)), ir.operand_names(arg))
+            return ir.NonDiff(sx.builtin_call("len", ir.operand_node(arg)), ir.operand_names(arg))
         if fn in NONDIFF_CALLS:
             return self.nondiff(node)
         rule = registry.lookup(fn)

@@ -25,7 +25,7 @@ from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS, CallNormalizer
-from tangent_ckpt.compiler.naming import Namer, numpy_path
+from tangent_ckpt.compiler.naming import NUMPY, Namer, numpy_path
 from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, all_names,
                                           always_exits, clone, load_context, local_names,
                                           may_exit, rebinds, to_source)
@@ -54,7 +54,7 @@ class Normalizer(CallNormalizer):
     def run(self):
         fnode = self.parsed.node
         self.namer.reserve(all_names(fnode))
-        self.namer.reserve({"np", "rt"})
+        self.namer.reserve({"np", "rt"})  # kept free for the modules when the user's are
         args = fnode.args
         if args.vararg or args.kwarg:
             raise self.error(UnsupportedSyntaxError, "*args/**kwargs parameters", fnode,
@@ -455,7 +455,7 @@ class Normalizer(CallNormalizer):
                 else:
                     n = self.namer.fresh("n")
                     self.emit(ir.Assign(n, ir.NonDiff(
-                        sx.call("min", *[ir.operand_node(x) for x in lengths]),
+                        sx.builtin_call("min", *[ir.operand_node(x) for x in lengths]),
                         tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
                     bounds = [ir.Name(n)]
                 prologue.extend(zip(s.target.elts, seqs))
@@ -495,7 +495,7 @@ class Normalizer(CallNormalizer):
 
     def length(self, seq, line):
         n = self.namer.fresh("n")
-        self.emit(ir.Assign(n, ir.NonDiff(sx.call("len", ir.operand_node(seq)),
+        self.emit(ir.Assign(n, ir.NonDiff(sx.builtin_call("len", ir.operand_node(seq)),
                                           ir.operand_names(seq)), line))
         return ir.Name(n)
 
@@ -633,11 +633,11 @@ class Normalizer(CallNormalizer):
     def bind(self, obj, hint):
         """A global name under which generated code sees ``obj``."""
         if obj is np:
-            return ir.Name("np")
+            return ir.Name(NUMPY)
         key = id(obj)
         if key in self.binding_names:
             return ir.Name(self.binding_names[key])
-        if hint not in self.bindings and hint not in ("np", "rt") and \
+        if hint not in self.bindings and \
                 self.parsed.resolve(hint) is obj and \
                 hint not in local_names(self.parsed.node):
             name = hint  # the user's own global name (reserved: no generated name uses it)

@@ -81,6 +81,12 @@ def _shallow(stmt):
     return stmt
 
 
+# the functions a checkpointed loop named ``loop4`` defines: loop4_step, ...
+LOOP_FUNCTIONS = ("_step", "_cond", "_adjoint", "_segment")
+# the parameters its step functions take besides the user's variables
+STEP_PARAMETERS = ("state", "next_state", "bstate", "steps")
+
+
 class LoopHandler:
     """Called by the Reverser for every loop marked ``checkpoint``."""
 
@@ -89,6 +95,13 @@ class LoopHandler:
         self.options = options
         self.plan = plan  # checkpoint="auto": the name of the gradient's rt.MemoryPlan
         self.definitions = []  # the step functions, printed before the gradient
+        self.param = None  # {"state": the name the step functions give it, ...}
+
+    def _name_parameters(self, rev):
+        """Choose once the names of the step functions' own parameters (``state``
+        unless the user's code has a ``state``)."""
+        if self.param is None:
+            self.param = {p: rev.namer.fresh(p) for p in STEP_PARAMETERS}
 
     # --- the parts of one loop -----------------------------------------------------
     def _facts(self, rev, loop, defined):
@@ -111,7 +124,8 @@ class LoopHandler:
                     inner.checkpoint = False
             return rev.primal_loop(loop, defined, possibly, in_loop)
         loop.record.plain = False
-        name = rev.namer.fresh(f"loop{loop.line}")
+        self._name_parameters(rev)
+        name = rev.namer.fresh_family(f"loop{loop.line}", LOOP_FUNCTIONS)
         loop.record.name = name
         index = loop.target if isinstance(loop, ir.For) else rev.namer.fresh("k")
         body = [s for s in loop.body if not isinstance(s, ir.Break)]
@@ -183,7 +197,7 @@ class LoopHandler:
         o = loop.options or self.options
         if isinstance(loop, ir.For):
             steps = sx.copy_tree(loop.record.range_node) if loop.record.range_node else \
-                sx.call("range", *[operand_node(b) for b in loop.bounds])
+                sx.builtin_call("range", *[operand_node(b) for b in loop.bounds])
         else:
             steps = sx.const(None)
         kwargs = {}
@@ -214,7 +228,7 @@ class LoopHandler:
 
     def _signature(self, index, carried, first_extra, args):
         params = [index]
-        params.append(carried[0] if len(carried) == 1 else "state")
+        params.append(carried[0] if len(carried) == 1 else self.param["state"])
         params += first_extra
         params += list(args)
         return params
@@ -222,7 +236,7 @@ class LoopHandler:
     def _unpack_state(self, carried, line):
         if len(carried) == 1:
             return []
-        return [Line(sx.assign(list(carried), "state"))]
+        return [Line(sx.assign(list(carried), self.param["state"]))]
 
     def _primal_step(self, rev, loop, name, index, body, carried, args):
         sub = rev.nested()
@@ -257,8 +271,9 @@ class LoopHandler:
         line = loop.line
 
         def header(after):
-            extra = ["bstate"] if not after else \
-                [after[carried[0]] if len(carried) == 1 else "next_state", "bstate"]
+            p = self.param
+            extra = [p["bstate"]] if not after else \
+                [after[carried[0]] if len(carried) == 1 else p["next_state"], p["bstate"]]
             params = self._signature(index, carried, extra, self._reverse_args(loop, args))
             return sx.def_(f"{name}_adjoint", params)
 
@@ -269,7 +284,8 @@ class LoopHandler:
                     f"and after it\n({', '.join(after.values())}); only what the reverse sweep "
                     "reads is recomputed")
 
-        reserved = {index, "state", "next_state", "bstate"} | set(carried) | set(args)
+        reserved = {index, self.param["state"], self.param["next_state"], self.param["bstate"]} \
+            | set(carried) | set(args)
         blocks, after = self._reverse_function(
             rev, handler, body, defined, carried, active_carried, active_invariants,
             header, comment, next_state=reserved, transposes=(args, loop.record.transposes, True))
@@ -287,9 +303,10 @@ class LoopHandler:
         """Record a run of steps with a tape, then reverse them: what a memory budget
         buys when it cannot hold every state (see CheckpointedLoop.taped_segment)."""
         segment = ir.For(index, [], body, loop.line, header=loop.header)
-        segment.steps_name = "steps"
+        segment.steps_name = self.param["steps"]
         defined = set(carried) | set(args) | set(rev.bindings)
-        params = self._signature('steps', carried, ['bstate'], self._reverse_args(loop, args))
+        params = self._signature(self.param["steps"], carried, [self.param["bstate"]],
+                                 self._reverse_args(loop, args))
         return self._reverse_function(
             rev, None, [segment], defined, carried, active_carried, active_invariants,
             lambda _: sx.def_(f"{name}_segment", params),
@@ -327,12 +344,13 @@ class LoopHandler:
         lines += self._unpack_state(carried, None)
         if after and len(carried) > 1:
             if len(after) == len(carried):
-                lines.append(Line(sx.assign([after[c] for c in carried], "next_state")))
+                lines.append(Line(sx.assign([after[c] for c in carried],
+                                            self.param["next_state"])))
             else:
-                lines += [Line(sx.assign(after[c], sx.subscript("next_state",
+                lines += [Line(sx.assign(after[c], sx.subscript(self.param["next_state"],
                                                                 sx.const(carried.index(c)))))
                           for c in carried if c in after]
-        lines.append(Line(sx.assign(list(seeds), "bstate")))
+        lines.append(Line(sx.assign(list(seeds), self.param["bstate"])))
         lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
         if sub.tape is not None:
             lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
