@@ -13,12 +13,12 @@ deepest expression.
 """
 
 import ast
-import inspect
 import sys
 import textwrap
 import threading
 
-from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.compiler.parse import function_source
+from tangent_ckpt.errors import TangentCkptError, UnsupportedSyntaxError
 
 STACK_BYTES = 512 * 1024 * 1024  # reserved, not committed, until the frames use it
 RECURSION_LIMIT = 200_000
@@ -71,9 +71,9 @@ def deepest_expression(fn):
     filename = getattr(code, "co_filename", None)
     first = getattr(code, "co_firstlineno", None)
     try:
-        lines, first = inspect.getsourcelines(fn)
+        filename, lines, first = function_source(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError, RecursionError, MemoryError):
+    except (TangentCkptError, AttributeError, SyntaxError, RecursionError, MemoryError):
         return filename, first, "many"
     best = (0, 1)
     stack = [(tree, 0)]

@@ -12,7 +12,7 @@ import linecache
 
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, trees
 from tangent_ckpt.compiler.naming import MODULES, is_outside, outside_aliases, outside_object
-from tangent_ckpt.compiler.syntax import HelperCall, copy_tree
+from tangent_ckpt.compiler.syntax import HelperCall, walk
 from tangent_ckpt.errors import TransformError
 
 _counter = itertools.count(1)
@@ -62,7 +62,7 @@ def _names_used(code, bindings):
     taken, outside = set(bindings), set()
     for definition in code.definitions:
         for tree in trees(definition):
-            for node in ast.walk(tree):
+            for node in walk(tree):
                 if isinstance(node, ast.Name):
                     (outside if is_outside(node.id) else taken).add(node.id)
                 elif isinstance(node, ast.arg):
@@ -72,22 +72,22 @@ def _names_used(code, bindings):
     return taken, outside
 
 
-class _Plain(ast.NodeTransformer):
-    """HelperCall -> ast.Call (``ast.unparse`` dispatches on the class name);
-    the ids of modules and builtins -> the names emit chose for them."""
-
-    def __init__(self, aliases):
-        self.aliases = aliases
-
-    def visit_HelperCall(self, node):  # noqa: N802
-        self.generic_visit(node)
-        return ast.Call(func=node.func, args=node.args, keywords=node.keywords)
-
-    def visit_Name(self, node):  # noqa: N802
-        if is_outside(node.id):
-            name = self.aliases.get(node.id) or outside_object(node.id)[0]
-            return ast.Name(id=name, ctx=node.ctx)
+def _plain(node, aliases):
+    """A copy of ``node`` that ``ast.unparse`` prints: HelperCall -> ast.Call
+    (it dispatches on the class name), the ids of modules and builtins -> the
+    names emit chose for them."""
+    if isinstance(node, list):
+        return [_plain(n, aliases) for n in node]
+    if not isinstance(node, ast.AST):
         return node
+    if isinstance(node, ast.Name) and is_outside(node.id):
+        return ast.Name(id=aliases.get(node.id) or outside_object(node.id)[0], ctx=node.ctx)
+    cls = ast.Call if isinstance(node, HelperCall) else type(node)
+    copy = cls(**{f: _plain(getattr(node, f, None), aliases) for f in cls._fields})
+    if cls._attributes:  # positions: ast.unparse reads a statement's lineno
+        copy.lineno = copy.end_lineno = 1
+        copy.col_offset = copy.end_col_offset = 0
+    return copy
 
 
 def unparse(node, aliases=None):
@@ -103,7 +103,7 @@ def unparse(node, aliases=None):
         targets = ", ".join(unparse(e, aliases) for e in target.elts) \
             if isinstance(target, ast.Tuple) else unparse(target, aliases)
         return f"{targets} = yield {text}"
-    return ast.unparse(ast.fix_missing_locations(_Plain(aliases).visit(copy_tree(node))))
+    return ast.unparse(_plain(node, aliases))
 
 
 def header(block, aliases=None):

@@ -205,19 +205,37 @@ def def_(function_name, params, defaults=()):
 
 
 # --- reading trees ------------------------------------------------------------------
+def walk(node):
+    """Every node of a tree, in no particular order (``ast.walk`` without its
+    generators: the compiler's passes read each generated statement many times)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, list):
+                stack.extend(x for x in v if isinstance(x, ast.AST))
+            elif isinstance(v, ast.AST):
+                stack.append(v)
+
+
 def loads(node):
     """Names a tree reads (``b += g`` reads ``b`` too)."""
+    names = set()
     if node is None:
-        return set()
-    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and
-             isinstance(n.ctx, ast.Load)}
-    names |= {n.target.id for n in ast.walk(node)
-              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+        return names
+    for n in walk(node):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load):
+                names.add(n.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            names.add(n.target.id)
     return names
 
 
 def all_names(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def single_target(stmt):

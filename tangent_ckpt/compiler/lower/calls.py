@@ -16,7 +16,7 @@ from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, always_exits,
-                                          local_names, to_source)
+                                          function_alias_candidates, local_names, to_source)
 from tangent_ckpt.runtime import random_state
 from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
                                  UnsupportedFunctionError, UnsupportedSyntaxError)
@@ -180,7 +180,8 @@ class CallNormalizer:
             values[k.arg] = self.value(k.value, k.arg)
         if len(call.args) > len(params):
             raise self.error(TransformError, f"{label}() takes {len(params)} arguments", call)
-        scope = Scope(parsed, local_names(fnode), parent=parent_scope)
+        scope = Scope(parsed, local_names(fnode), parent=parent_scope,
+                      alias_candidates=function_alias_candidates(fnode))
         scope.aliases = set()
         assigned_in_body = set()
         subscripted_in_body = set()

@@ -27,7 +27,8 @@ from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS, CallNormalizer
 from tangent_ckpt.compiler.naming import NUMPY, Namer, numpy_path
 from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, all_names,
-                                          always_exits, clone, load_context, local_names,
+                                          always_exits, clone, function_alias_candidates,
+                                          is_function, load_context, local_names,
                                           may_exit, rebinds, to_source)
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -68,7 +69,8 @@ class Normalizer(CallNormalizer):
                 defaults[name] = value
         if self.parsed.fn.__kwdefaults__:
             defaults.update(self.parsed.fn.__kwdefaults__)
-        scope = Scope(self.parsed, local_names(fnode), identity=True)
+        scope = Scope(self.parsed, local_names(fnode), identity=True,
+                      alias_candidates=function_alias_candidates(fnode))
         for p in params:
             scope.rename[p] = ir.Name(p)
         result = fnode.name if fnode.name not in scope.locals else self.namer.fresh("result")
@@ -243,6 +245,8 @@ class Normalizer(CallNormalizer):
 
     def assign(self, target, value_node, s):
         line = s.lineno
+        if isinstance(target, gast.Name) and self.function_alias(target.id, value_node):
+            return
         if isinstance(target, gast.Name):
             name = self.store_name(target.id)
             value = self.value(value_node, target.id)
@@ -358,6 +362,19 @@ class Normalizer(CallNormalizer):
             self.emit(ir.Assign(name, ir.Copy(value), line))
         else:  # pragma: no cover - defensive
             raise TypeError(value)
+
+    def function_alias(self, user_name, value_node):
+        """``act = np.tanh``, ``step = helper``: a local bound once to a function
+        names it like a module-level name does (calls of ``act`` resolve to
+        ``np.tanh``); nothing is emitted.  False for any other assignment."""
+        scope = self.current_scope
+        if user_name not in scope.alias_candidates:
+            return False
+        fn = self.static_value(value_node)
+        if not (isinstance(fn, LocalFunction) or is_function(fn)):
+            return False
+        scope.functions[user_name] = fn
+        return True
 
     def store_name(self, user_name):
         scope = self.current_scope
@@ -607,7 +624,8 @@ class Normalizer(CallNormalizer):
             if user_name in scope.rename:
                 return scope.rename[user_name]
             if user_name in scope.functions:
-                return scope.functions[user_name]
+                fn = scope.functions[user_name]
+                return fn if isinstance(fn, LocalFunction) else self.constant(fn, user_name)
             if user_name in scope.locals:
                 if scope.identity:
                     return ir.Name(user_name)

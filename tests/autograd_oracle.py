@@ -1,0 +1,48 @@
+"""Test helper: autograd as a second, independent oracle for the fuzzer.
+
+Finite differences miss errors of order 1e-6 and share blind spots with the
+program generator; autograd (operator overloading, another code base) computes
+the same gradient to rounding.  ``pip install -e '.[oracle]'`` installs it;
+without it :func:`autograd_gradient` returns None and the fuzzer checks against
+finite differences only.
+
+``autograd_gradient(f, args, wrt)`` runs ``f``'s own code with ``np`` bound to
+``autograd.numpy``.  Programs autograd cannot run -- assignment into an array
+(``v[0] = ...``), in-place ``+=`` on arrays, a NumPy function it lacks -- give
+None too; :data:`COUNTS` says how many programs were compared and how many
+autograd could not run, for the report at the end of a session
+(``conftest.py``).
+"""
+
+import types
+import warnings
+
+try:
+    import autograd
+    import autograd.numpy as anp
+except ImportError:  # the optional extra is not installed
+    autograd = anp = None
+
+COUNTS = {"compared": 0, "not run by autograd": 0}
+
+
+def available():
+    return autograd is not None
+
+
+def autograd_gradient(f, args, wrt):
+    """The gradients of ``f(*args)`` for the positions ``wrt`` from autograd, a
+    tuple in ``wrt`` order; None when autograd is missing or cannot run ``f``."""
+    if autograd is None:
+        return None
+    g = types.FunctionType(f.__code__, {**f.__globals__, "np": anp}, f.__name__,
+                           f.__defaults__, f.__closure__)
+    try:
+        with warnings.catch_warnings():  # "Output seems independent of input": fine here
+            warnings.simplefilter("ignore")
+            grads = tuple(autograd.grad(g, k)(*args) for k in wrt)
+    except Exception:  # noqa: BLE001 - outside autograd's subset: not compared
+        COUNTS["not run by autograd"] += 1
+        return None
+    COUNTS["compared"] += 1
+    return grads
