@@ -44,11 +44,11 @@ def test_a_sum_of_1500_terms_is_differentiated():
     _check(long_sum(1500), np.array([0.1, 0.2, 0.3]))
 
 
-@pytest.mark.parametrize("checkpoint", [False, True])
-def test_a_5000_line_function_is_differentiated(checkpoint):
+def test_a_5000_line_function_is_differentiated():
     text = long_function(5000)
     assert text.count("\n") == 5000
-    _check(text, np.array([0.3, -0.2, 0.7]), checkpoint=checkpoint)
+    # checkpointed: its loop is packaged as steps, the 4 996 lines around it are taped
+    _check(text, np.array([0.3, -0.2, 0.7]), checkpoint=True)
 
 
 def test_an_expression_too_deep_even_for_the_deep_stack_is_refused_naming_its_line(
