@@ -15,6 +15,7 @@ step, or checkpointed themselves with ``nested=True``.
 """
 
 import ast
+from collections import Counter
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
@@ -57,15 +58,23 @@ def _draws_from_global_state(loop):
     return False
 
 
-def _reads_outside(function, loop):
+def _header_reads(function):
+    """{id(statement): the names its header reads} for every statement of
+    ``function``, and how many statements read each name."""
+    reads = {id(stmt): set(ir.read_names([_shallow(stmt)])) for stmt in ir.walk(function.body)}
+    return reads, Counter(name for names in reads.values() for name in names)
+
+
+def _reads_outside(function, loop, header_reads):
     """Names read anywhere in the function outside ``loop``'s body (conservative
-    stand-in for "read after the loop")."""
-    inside = {id(s) for s in ir.walk(loop.body)}
-    names = set()
-    for stmt in ir.walk(function.body):
-        if id(stmt) in inside or stmt is loop:
-            continue
-        names.update(ir.read_names([_shallow(stmt)]))
+    stand-in for "read after the loop"): the names some statement outside it
+    reads, found by taking the loop's own readers from the function's counts
+    (``header_reads``, made once), so that n loops cost O(function + loops), not
+    O(n * function)."""
+    reads, counts = header_reads
+    inside = Counter(name for stmt in [loop, *ir.walk(loop.body)]
+                     for name in reads.get(id(stmt), ()))
+    names = {name for name, k in counts.items() if k > inside[name]}
     names.add(function.result)
     return names
 
@@ -96,6 +105,7 @@ class LoopHandler:
         self.plan = plan  # checkpoint="auto": the name of the gradient's rt.MemoryPlan
         self.definitions = []  # the step functions, printed before the gradient
         self.param = None  # {"state": the name the step functions give it, ...}
+        self._header_reads = None  # what each statement's header reads (_header_reads)
 
     def _name_parameters(self, rev):
         """Choose once the names of the step functions' own parameters (``state``
@@ -106,7 +116,10 @@ class LoopHandler:
     # --- the parts of one loop -----------------------------------------------------
     def _facts(self, rev, loop, defined):
         before = set(defined) - set(rev.bindings)
-        facts = loop_facts(loop, _reads_outside(self.function, loop), before)
+        if self._header_reads is None:
+            self._header_reads = _header_reads(self.function)
+        facts = loop_facts(loop, _reads_outside(self.function, loop, self._header_reads),
+                           before)
         return facts
 
     def primal(self, rev, loop, defined, possibly, in_loop):
