@@ -18,6 +18,7 @@ import pytest
 
 import tangent_ckpt as tc
 from gradcheck import numeric_grad
+from tangent_ckpt.emit_module import module_source
 
 # numpy is `xp` in these programs, so that `np` is free to be a user's name; the
 # loop starts on line 4 in all of them, so that its generated names are the same
@@ -147,3 +148,16 @@ def f(x, bx):
     for g, e in zip(df(x, bx), numeric_grad(fn, [x, bx], (0, 1))):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
     assert "rt = x * 2.0" in df.source and "rt_2.unbroadcast" in df.source
+
+
+def test_a_dumped_gradient_keeps_a_global_named_rt(tmp_path, monkeypatch):
+    (tmp_path / "uses_rt.py").write_text(
+        "import numpy as np\nrt = np.array([0.9, 0.5, 0.1])\n\n\n"
+        "def f(x):\n    return np.sum(np.sin(x) * rt)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import uses_rt
+    df = tc.grad(uses_rt.f)
+    namespace = {}
+    exec(compile(module_source(df), "<dumped>", "exec"), namespace)
+    x = np.array([0.2, -0.4, 1.0])
+    np.testing.assert_allclose(namespace[df.compile().name](x), np.cos(x) * uses_rt.rt)
