@@ -2,6 +2,7 @@
 
     python benchmarks/rnn.py            # T = 1000 steps, h (32, 256), float64 (~1 minute)
     python benchmarks/rnn.py --long     # also T = 100 000 steps, checkpointed, 20 snapshots (~4 minutes)
+    python benchmarks/rnn.py --progress # also the cost of progress=True (checkpointed, 10 snapshots)
 
 One table, all rows measured in the same process:
 
@@ -25,8 +26,11 @@ autograd rows appear only when autograd is installed (``pip install -e '.[peers]
 """
 
 import argparse
+import contextlib
 import os
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402  (pins BLAS threads before NumPy loads)
@@ -34,6 +38,7 @@ import common  # noqa: E402  (pins BLAS threads before NumPy loads)
 import numpy as np  # noqa: E402
 
 import tangent_ckpt as tc  # noqa: E402
+from tangent_ckpt.runtime import progress  # noqa: E402
 from tangent_ckpt.runtime.schedules import (  # noqa: E402
     ADVANCE, FIRST_TURN, FREE, RESTORE, STORE, revolve, revolve_cost,
 )
@@ -196,16 +201,66 @@ def run_long(steps, snapshots):
           f"{common.fmt_bytes(n * state)} (tc.grad's tape holds one per step, as BPTT does)")
 
 
+def run_progress(steps, repeat):
+    """The checkpointed gradient with progress=True against the same without:
+    runs alternate (off, on, off, on, ...) so that both see the same machine;
+    the bars go to os.devnull (their text, not the terminal, is what is timed)."""
+    h0, W, b = make_inputs()
+    quiet = tc.grad_with_checkpointing(loss, wrt=(1, 2), snapshots=10)
+    loud = tc.grad_with_checkpointing(loss, wrt=(1, 2), snapshots=10, progress=True)
+    off, on = [], []
+    with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink):
+        quiet(h0, W, b, steps), loud(h0, W, b, steps)  # warm-up: compile, first allocations
+        for _ in range(repeat):
+            off.append(common.time_once(quiet, h0, W, b, steps)[0])
+            on.append(common.time_once(loud, h0, W, b, steps)[0])
+    t_off, t_on = statistics.median(off), statistics.median(on)
+    pairs = statistics.median(b / a for a, b in zip(off, on))
+    print(f"\n--progress: T = {steps}, checkpointed with snapshots = 10, median of {repeat} "
+          "alternating runs")
+    rows = [("progress off", common.fmt_seconds(t_off), "1.000"),
+            ("progress=True (plain stderr counter" +
+             (", tqdm installed)" if progress._tqdm() else ")"),
+             common.fmt_seconds(t_on), f"{t_on / t_off:.3f}")]
+    print(common.table(("gradient", "time", "ratio"), rows))
+    print(f"median of the per-pair ratios on/off: {pairs:.3f} "
+          f"(cost {100 * (pairs - 1):+.2f} %)")
+    # the same cost without the machine's noise: what the hooks cost per call,
+    # times the calls one gradient makes (one per step run, forward and reverse)
+    with tc.profile() as prof, open(os.devnull, "w") as sink, \
+            contextlib.redirect_stderr(sink):
+        quiet(h0, W, b, steps)
+    calls = prof.forward_steps + prof.recorded_steps
+    with open(os.devnull, "w") as sink:
+        bar = progress.LoopProgress("bench", "reverse", calls, stream=sink)
+        k = 200_000
+        start = time.perf_counter()
+        for _ in range(k):
+            bar.advance()
+        per_call = (time.perf_counter() - start) / k
+    print(f"hooks: {1e6 * per_call:.2f} us per call x {calls} calls per gradient = "
+          f"{1e3 * per_call * calls:.2f} ms = {100 * per_call * calls / t_off:.3f} % of the "
+          "gradient")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=1000, help="T for the table (default 1000)")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per method (default 5)")
     p.add_argument("--long", action="store_true",
                    help="also run T = 100 000 steps, checkpointed with 20 snapshots")
+    p.add_argument("--progress", action="store_true",
+                   help="also time the checkpointed gradient with progress=True against without")
+    p.add_argument("--progress-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--long-steps", type=int, default=100_000, help=argparse.SUPPRESS)
     p.add_argument("--long-snapshots", type=int, default=20, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.progress_only:
+        run_progress(args.steps, max(1, args.repeat))
+        return 0
     run_default(args.steps, max(1, args.repeat))
+    if args.progress:
+        run_progress(args.steps, max(1, args.repeat))
     if args.long:
         run_long(args.long_steps, args.long_snapshots)
     return 0

@@ -24,6 +24,7 @@ from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptErr
 from tangent_ckpt.flatten import ravel
 from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import as_gradient
+from tangent_ckpt.runtime.progress import reporting
 from tangent_ckpt.runtime.driver import CheckpointedLoop
 
 # fn -> {(wrt, options, return_value, source): CompiledGradient}.  Weak in fn: a
@@ -205,8 +206,9 @@ class GradientFunction:
 
     def __init__(self, fn: Callable[..., Any], wrt: Wrt, options: CheckpointOptions,
                  return_value: bool = False, flat: bool = False,
-                 source: Optional[str] = None):
+                 source: Optional[str] = None, progress: bool = False):
         self.fn = fn
+        self.progress = bool(progress)
         self.wrt, self._single = _normalize_wrt(wrt)
         self.options = options
         self.return_value = return_value
@@ -280,7 +282,11 @@ class GradientFunction:
         if checked:  # the value is needed to check the adjoint's shape
             compiled = self.compile(return_value=True)
         try:
-            result = compiled.function(*values, 1.0 if seed is None else seed)
+            if self.progress:
+                with reporting():
+                    result = compiled.function(*values, 1.0 if seed is None else seed)
+            else:
+                result = compiled.function(*values, 1.0 if seed is None else seed)
         except BaseException as exc:
             _release_loops(exc.__traceback__)
             if checked and isinstance(exc, ValueError):
@@ -388,6 +394,10 @@ _OPTIONS_DOC = """
       (:func:`tangent_ckpt.ravel` of the tuple of gradients, in ``wrt`` order).
     - ``source``: the function's source text, for functions whose source
       Python did not keep (the plain prompt, ``exec``).
+    - ``progress``: show the progress of each checkpointed loop's forward and
+      reverse sweeps (steps done, recomputed, snapshots held) on stderr, with
+      tqdm when installed; the environment variable
+      ``TANGENT_CKPT_PROGRESS=1`` turns it on for every gradient.
 """
 
 
@@ -408,7 +418,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
          costs: Any = None, snapshot_store: Any = None, flat: bool = False,
-         source: Optional[str] = None,
+         source: Optional[str] = None, progress: bool = False,
          **unknown: Any) -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
@@ -424,7 +434,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
                                 verify=verify, nested=nested, costs=costs,
                                 snapshot_store=snapshot_store)
-    return GradientFunction(fn, wrt, options, flat=flat, source=source)
+    return GradientFunction(fn, wrt, options, flat=flat, source=source, progress=progress)
 
 
 def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
@@ -433,6 +443,7 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
                    nested: bool = False, costs: Any = None, snapshot_store: Any = None,
                    flat: bool = False, source: Optional[str] = None,
+                   progress: bool = False,
                    **unknown: Any) -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
@@ -446,7 +457,8 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
                                 verify=verify, nested=nested, costs=costs,
                                 snapshot_store=snapshot_store)
-    return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source)
+    return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source,
+                            progress=progress)
 
 
 def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = (0,),
@@ -454,7 +466,7 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                             schedule: str = "revolve", min_steps: int = 0,
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
                             costs: Any = None, snapshot_store: Any = None, flat: bool = False,
-                            source: Optional[str] = None,
+                            source: Optional[str] = None, progress: bool = False,
                             **unknown: Any) -> Any:
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
@@ -468,7 +480,7 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
                     disk_snapshots=disk_snapshots, verify=verify, nested=nested, costs=costs,
-                    snapshot_store=snapshot_store, flat=flat, source=source)
+                    snapshot_store=snapshot_store, flat=flat, source=source, progress=progress)
     if fn is None:
         return wrap
     return wrap(fn)

@@ -36,6 +36,7 @@ import types
 
 import numpy as np
 
+from tangent_ckpt import runtime
 from tangent_ckpt.errors import TangentCkptError
 
 __all__ = ["module_source", "ModuleEmitError"]
@@ -124,8 +125,9 @@ def module_source(df, module=None, function_ref=None, max_inline=10_000, header=
         pass
 
     for name, obj in compiled.namespace.items():
-        if name in ("__builtins__", "np", "rt") or name in generated:
-            continue
+        if name == "__builtins__" or name in generated or \
+                (name == "np" and obj is np) or (name == "rt" and obj is runtime):
+            continue  # the header imports these
         if isinstance(obj, types.ModuleType):
             imports.append(f"import {obj.__name__}" +
                            ("" if obj.__name__ == name else f" as {name}"))

@@ -1,6 +1,7 @@
 """Test helper: generated-code items written as text in a test, made into the
-syntax trees the compiler works on (``rt.name(...)`` calls become HelperCalls,
-as the compiler builds them), and printed back for assertions."""
+syntax trees the compiler works on (``rt.name(...)`` calls become HelperCalls
+and ``np.tanh`` reads NumPy's id, as the compiler builds them), and printed back
+for assertions."""
 
 import ast
 
@@ -17,6 +18,12 @@ class _Helpers(ast.NodeTransformer):
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
                 f.value.id == "rt" and hasattr(runtime, f.attr):
             return sx.rt(f.attr, *node.args, **{k.arg: k.value for k in node.keywords})
+        return node
+
+    def visit_Attribute(self, node):  # noqa: N802
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "np":
+            node.value = sx.numpy_module()
         return node
 
 

@@ -9,7 +9,8 @@ supported subset: straight-line code, ``for`` loops (``range`` with run-time or
 literal bounds, iteration over an array's rows, ``while``, ``break``) carrying
 one to three variables, ``if``/``else`` in loop bodies, nested loops, augmented assignment
 and subscript assignment into local arrays, reductions, ``@`` and broadcasting
-between the shapes ``()``, ``(3,)``, ``(1, 3)`` and ``(2, 3)``.
+between the shapes ``()``, ``(3,)``, ``(1, 3)`` and ``(2, 3)``; local variables
+sometimes take the names the generated code uses (``rt``, ``tape``, ``state``...).
 
 Values stay well conditioned: every expression carries a bound on its absolute
 value, and anything that could exceed it is squashed with ``np.tanh``;
@@ -39,6 +40,14 @@ FLOAT_PARAMS = (0, 1, 2, 3, 4)
 SHAPES = {"a": (3,), "B": (2, 3), "c": (1, 3), "s": (), "M": (3, 3)}
 FAMILY = [(), (3,), (1, 3), (2, 3)]
 MAX_BOUND = 6.0
+# names generated gradient code introduces (runtime and loop objects, step
+# parameters, seeds, saved and transposed copies, plans): programs use them as
+# local variables too (the programs never call the builtins that generated code
+# calls, such as reversed, so those are fair game as well)
+SHADOWING_NAMES = ("rt", "tape", "state", "next_state", "bstate", "steps", "plan", "bf",
+                   "df", "result", "loop3", "loop4", "loop4_step", "loop5_adjoint",
+                   "loop3_segment", "M_T", "B_T", "s_old", "a_next", "stop", "reversed",
+                   "np_2", "rt_2", "bv1", "v1_mul")
 
 
 @dataclass
@@ -83,9 +92,18 @@ class _Gen:
         self.lines = []
         self.counter = 0
         self.features = set()
+        self.shadowing = set()
 
     def fresh_name(self, prefix="v"):
+        """``v1``, ``v2``...; one time in four a name the generated gradient
+        code also uses (SHADOWING_NAMES), which must not confuse it."""
         self.counter += 1
+        unused = [n for n in SHADOWING_NAMES if n not in self.shadowing]
+        if unused and self.draw(st.integers(0, 3)) == 0:
+            name = self.pick(unused)
+            self.shadowing.add(name)
+            self.features.add("shadowing")
+            return name
         return f"{prefix}{self.counter}"
 
     def emit(self, indent, text):

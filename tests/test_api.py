@@ -203,7 +203,8 @@ def test_options_are_documented_keyword_parameters():
     for api in (tc.grad, tc.value_and_grad, tc.grad_with_checkpointing):
         keywords = [name for name, p in inspect.signature(api).parameters.items()
                     if p.kind == inspect.Parameter.KEYWORD_ONLY]
-        assert {"snapshots", "memory_budget", "schedule", "flat", "source"} <= set(keywords)
+        assert {"snapshots", "memory_budget", "schedule", "flat", "source",
+                "progress"} <= set(keywords)
         for name in keywords:
             assert f"``{name}``" in api.__doc__, (api.__name__, name)
 

@@ -1,4 +1,5 @@
-"""Random-program fuzzing: taped gradient == checkpointed gradient == finite differences.
+"""Random-program fuzzing: taped gradient == checkpointed gradient == finite differences
+== autograd (when installed).
 
 ``programs()`` (tests/program_strategy.py) writes random NumPy programs as source;
 each is written to a temporary module, compiled twice (taped, and checkpointed with
@@ -7,6 +8,8 @@ options) and compared:
 
 * checkpointed == taped to 1e-12 relative (same floating-point operations);
 * both == central finite differences to ~1e-5 relative;
+* the taped gradient == autograd's to 1e-10 relative, for the programs autograd
+  runs (tests/autograd_oracle.py; ``pip install -e '.[oracle]'``);
 * the value returned by ``value_and_grad`` == the function's value;
 * the inputs are not mutated (hashed before and after).
 
@@ -27,12 +30,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import tangent_ckpt as tc  # noqa: E402
 from tangent_ckpt.errors import CheckpointError  # noqa: E402
+from autograd_oracle import autograd_gradient  # noqa: E402
 from gradcheck import numeric_grad  # noqa: E402
 from program_strategy import (PARAMS, checkpoint_options, load_program,  # noqa: E402
                               make_inputs, programs)
 
 RTOL_CKPT = 1e-12
 RTOL_FD, ATOL_FD = 1e-5, 1e-7
+RTOL_AUTOGRAD = 1e-10
 
 # documented refusals: a budget below one state, a uniform schedule without room
 # for one segment's tape
@@ -100,6 +105,11 @@ def check_program(source, seed, n, wrt, options, fd=True):
             expected = numeric_grad(f, args, wrt)
             for k, gt, e in zip(wrt, g_taped, expected):
                 _close(gt, e, RTOL_FD, ATOL_FD, f"taped gradient of {PARAMS[k]} != FD", source)
+        oracle = autograd_gradient(f, args, wrt)
+        if oracle is not None:
+            for k, gt, e in zip(wrt, g_taped, oracle):
+                _close(gt, e, RTOL_AUTOGRAD, 1e-12,
+                       f"taped gradient of {PARAMS[k]} != autograd", source)
         assert digest(args) == before
     return g_taped
 

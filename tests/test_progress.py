@@ -82,3 +82,19 @@ def test_tqdm_bar_when_installed(monkeypatch, capsys):
     with progress.reporting():
         tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)
     assert "step" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make", [
+    lambda f: tc.grad(f, wrt=(1,), checkpoint=True, snapshots=3, progress=True),
+    lambda f: tc.value_and_grad(f, wrt=(1,), checkpoint=True, snapshots=3, progress=True),
+    lambda f: tc.grad_with_checkpointing(f, wrt=(1,), snapshots=3, progress=True),
+], ids=["grad", "value_and_grad", "grad_with_checkpointing"])
+def test_progress_option_shows_both_sweeps_and_only_for_that_gradient(plain_counter, capsys,
+                                                                      make):
+    df = make(rnn)
+    df(*ARGS)
+    err = capsys.readouterr().err.replace("\r", "\n")
+    assert "forward: 40/40 steps" in err and "reverse: 40/40 steps" in err, err
+    tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)  # another gradient: silent
+    assert capsys.readouterr().err == ""
+    assert not progress.enabled()  # the option does not leak past the call

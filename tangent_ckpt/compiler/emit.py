@@ -12,11 +12,9 @@ import linecache
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from tangent_ckpt import runtime
-from tangent_ckpt.compiler.code import Blank, Block, Comment, Line
-from tangent_ckpt.compiler.syntax import copy_tree
+from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, trees
+from tangent_ckpt.compiler.naming import MODULES, is_outside, outside_aliases, outside_object
+from tangent_ckpt.compiler.syntax import HelperCall, walk
 from tangent_ckpt.errors import TransformError
 
 _counter = itertools.count(1)
@@ -41,9 +39,11 @@ def emit(code, function, bindings, wrt_names):
     """Emit.  Takes the packaged :class:`GradientCode` of ``function`` and the
     global bindings its code reads; gives a :class:`CompiledGradient`: the source,
     printed once, and the function it defines."""
-    source = "\n\n\n".join(render(d, line_texts=function.line_texts)
+    taken, outside = _names_used(code, bindings)
+    aliases = outside_aliases(outside | set(MODULES), taken)
+    source = "\n\n\n".join(render(d, line_texts=function.line_texts, aliases=aliases)
                             for d in code.definitions) + "\n"
-    namespace = {"np": np, "rt": runtime}
+    namespace = {alias: outside_object(ref)[1] for ref, alias in aliases.items()}
     namespace.update(bindings)
     filename = f"<tangent_ckpt {code.name} #{next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -56,45 +56,74 @@ def emit(code, function, bindings, wrt_names):
                             wrt_names, function.result, code.seed)
 
 
-class _Plain(ast.NodeTransformer):
-    """HelperCall -> ast.Call (``ast.unparse`` dispatches on the class name)."""
+def _names_used(code, bindings):
+    """(every name the generated code uses for its variables, parameters,
+    functions and the globals it reads; the ids of the modules and builtins it
+    reads from outside)."""
+    taken, outside = set(bindings), set()
+    for definition in code.definitions:
+        for tree in trees(definition):
+            for node in walk(tree):
+                if isinstance(node, ast.Name):
+                    (outside if is_outside(node.id) else taken).add(node.id)
+                elif isinstance(node, ast.arg):
+                    taken.add(node.arg)
+                elif isinstance(node, ast.FunctionDef):
+                    taken.add(node.name)
+    return taken, outside
 
-    def visit_HelperCall(self, node):  # noqa: N802
-        self.generic_visit(node)
-        return ast.Call(func=node.func, args=node.args, keywords=node.keywords)
+
+def _plain(node, aliases):
+    """A copy of ``node`` that ``ast.unparse`` prints: HelperCall -> ast.Call
+    (it dispatches on the class name), the ids of modules and builtins -> the
+    names emit chose for them."""
+    if isinstance(node, list):
+        return [_plain(n, aliases) for n in node]
+    if not isinstance(node, ast.AST):
+        return node
+    if isinstance(node, ast.Name) and is_outside(node.id):
+        return ast.Name(id=aliases.get(node.id) or outside_object(node.id)[0], ctx=node.ctx)
+    cls = ast.Call if isinstance(node, HelperCall) else type(node)
+    copy = cls(**{f: _plain(getattr(node, f, None), aliases) for f in cls._fields})
+    if cls._attributes:  # positions: ast.unparse reads a statement's lineno
+        copy.lineno = copy.end_lineno = 1
+        copy.col_offset = copy.end_col_offset = 0
+    return copy
 
 
-def unparse(node):
-    """Python source of one expression or statement."""
+def unparse(node, aliases=None):
+    """Python source of one expression or statement (modules and builtins printed
+    as ``aliases`` says, by their usual names by default)."""
+    aliases = aliases or {}
     if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and node.value.elts:
-        return "return " + ", ".join(unparse(e) for e in node.value.elts)
+        return "return " + ", ".join(unparse(e, aliases) for e in node.value.elts)
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Yield):
         value = node.value.value
-        text = unparse(value) if value is not None else "None"
+        text = unparse(value, aliases) if value is not None else "None"
         target = node.targets[0]
-        targets = ", ".join(unparse(e) for e in target.elts) \
-            if isinstance(target, ast.Tuple) else unparse(target)
+        targets = ", ".join(unparse(e, aliases) for e in target.elts) \
+            if isinstance(target, ast.Tuple) else unparse(target, aliases)
         return f"{targets} = yield {text}"
-    return ast.unparse(ast.fix_missing_locations(_Plain().visit(copy_tree(node))))
+    return ast.unparse(_plain(node, aliases))
 
 
-def header(block):
+def header(block, aliases=None):
     """The first line of a block: ``if c:``, ``for t in range(n):``, ``else:``, ``def f(x):``."""
     head = block.head
     if head is None:
         return "else:"
     if isinstance(head, ast.If):
-        return f"if {unparse(head.test)}:"
+        return f"if {unparse(head.test, aliases)}:"
     if isinstance(head, ast.While):
-        return f"while {unparse(head.test)}:"
+        return f"while {unparse(head.test, aliases)}:"
     if isinstance(head, ast.For):
-        return f"for {unparse(head.target)} in {unparse(head.iter)}:"
+        return f"for {unparse(head.target, aliases)} in {unparse(head.iter, aliases)}:"
     if isinstance(head, ast.FunctionDef):
-        return f"def {head.name}({unparse(head.args)}):"
+        return f"def {head.name}({unparse(head.args, aliases)}):"
     raise TypeError(head)
 
 
-def render(items, indent="    ", level=0, line_texts=None):
+def render(items, indent="    ", level=0, line_texts=None, aliases=None):
     """Print code items; a comment with the user's line precedes each new line's group."""
     lines = []
     last = [None]
@@ -113,14 +142,14 @@ def render(items, indent="    ", level=0, line_texts=None):
                 if item.stmt is None:
                     lines.append(f"{pad}# {item.comment}")
                 else:
-                    text = unparse(item.stmt)
+                    text = unparse(item.stmt, aliases)
                     if item.comment:
                         text += f"  # {item.comment}"
                     lines.append(pad + text)
             elif isinstance(item, Block):
                 if item.head is not None:
                     _note(item.line, item.adjoint, pad)
-                lines.append(pad + header(item))
+                lines.append(pad + header(item, aliases))
                 last[0] = None
                 if item.body:
                     walk(item.body, level + 1)

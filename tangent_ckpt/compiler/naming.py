@@ -1,7 +1,44 @@
-"""Names in generated code: fresh names that collide with nothing, and how
-generated code spells a NumPy function (``np.tanh``, ``np.linalg.norm``)."""
+"""Names in generated code: fresh names that collide with nothing, how
+generated code spells a NumPy function (``np.tanh``, ``np.linalg.norm``), and
+the names under which it reads NumPy and the runtime.
+
+Generated code refers to what it reads from outside -- the two modules it
+runs with and the builtins it calls (``reversed``, ``range``, ``len``) --
+through ids in angle brackets (:data:`NUMPY` is ``"<np>"``), which are not
+Python identifiers: no user variable, parameter or global can ever be taken for
+them.  Emit chooses their printed names last (:func:`outside_aliases`): ``np``,
+``rt``, ``reversed`` unless the code already uses that name for something else.
+"""
+
+import builtins
 
 import numpy as np
+
+from tangent_ckpt import runtime
+
+NUMPY = "<np>"
+RUNTIME = "<rt>"
+MODULES = {NUMPY: ("np", np), RUNTIME: ("rt", runtime)}
+
+
+def builtin(name):
+    """The id under which generated code calls the builtin ``name``."""
+    if not hasattr(builtins, name):
+        raise ValueError(f"not a builtin: {name!r}")
+    return f"<{name}>"
+
+
+def is_outside(identifier):
+    """True for the id of a module or builtin (``"<np>"``, ``"<reversed>"``)."""
+    return identifier.startswith("<")
+
+
+def outside_object(identifier):
+    """(preferred name, object) of a module or builtin id."""
+    if identifier in MODULES:
+        return MODULES[identifier]
+    name = identifier[1:-1]
+    return name, getattr(builtins, name)
 
 
 def _numpy_paths():
@@ -38,10 +75,15 @@ def numpy_path(obj):
 
 
 class Namer:
-    """Hands out names no user variable and no other generated name uses."""
+    """Hands out names no user variable and no other generated name uses.
+
+    ``fresh("h_add")`` gives ``h_add``, then ``h_add_2``, ``h_add_3``...: the
+    next suffix of each base is remembered, so handing out n names of one base
+    takes time linear in n."""
 
     def __init__(self, reserved=()):
         self.used = set(reserved)
+        self._next = {}  # base -> the first suffix not yet tried
 
     def reserve(self, names):
         self.used.update(names)
@@ -51,9 +93,28 @@ class Namer:
         if base not in self.used:
             self.used.add(base)
             return base
-        k = 2
+        k = self._next.get(base, 2)
         while f"{base}_{k}" in self.used:
             k += 1
         name = f"{base}_{k}"
         self.used.add(name)
+        self._next[base] = k + 1
         return name
+
+    def fresh_family(self, base, suffixes):
+        """A fresh name whose derived names (``name + suffix`` for each suffix:
+        ``loop4``, ``loop4_step``, ``loop4_adjoint``) are all fresh too."""
+        base = base.strip("_") or "v"
+        candidates = (base if k == 1 else f"{base}_{k}" for k in range(1, 1 << 30))
+        for name in candidates:
+            family = [name] + [name + suffix for suffix in suffixes]
+            if not any(n in self.used for n in family):
+                self.used.update(family)
+                return name
+
+
+def outside_aliases(identifiers, taken):
+    """{id: printed name} for the modules and builtins ``identifiers``, each its
+    usual name unless that is in ``taken``."""
+    namer = Namer(taken)
+    return {ref: namer.fresh(outside_object(ref)[0]) for ref in sorted(identifiers)}

@@ -166,10 +166,7 @@ def parse_function(fn):
                  "callable object; give C functions an adjoint with "
                  "tangent_ckpt.register_adjoint")
     given = _REGISTERED.get(fn.__code__)
-    if given is not None:
-        filename, lines, first = given
-    else:
-        filename, lines, first = _file_source(fn, label)
+    filename, lines, first = function_source(fn)
     if fn.__name__ == "<lambda>":
         node, lines, first = _lambda_as_function(fn, filename, lines, first,
                                                  by_position=given is None)
@@ -188,6 +185,15 @@ def parse_function(fn):
     node.decorator_list = []
     source_lines = {first + i: text.rstrip("\n") for i, text in enumerate(lines)}
     return ParsedFunction(fn, node, filename, source_lines)
+
+
+def function_source(fn):
+    """(file name, source lines, first line number) of the Python function ``fn``:
+    the text :func:`register_source` gave, else what ``inspect`` reads."""
+    given = _REGISTERED.get(fn.__code__)
+    if given is not None:
+        return given
+    return _file_source(fn, getattr(fn, "__qualname__", repr(fn)))
 
 
 # code object -> (filename, lines, first line): source given with tc.grad(f, source=...)

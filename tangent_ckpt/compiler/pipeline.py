@@ -4,9 +4,13 @@ Each stage is one call below, a function from one representation to the next
 (its docstring says what it takes and gives); docs/design.md is the map.
 """
 
+import contextlib
+import gc
+
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.analyze import activity, wrt_parameters
+from tangent_ckpt.compiler.deep import on_deep_stack
 from tangent_ckpt.compiler.emit import emit
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.package.checkpointed_loops import mark_loops
@@ -20,7 +24,28 @@ from tangent_ckpt.compiler.transform.reverse import reverse_function
 def compile_gradient(fn, wrt, options, return_value=False):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
     returns an :class:`~tangent_ckpt.compiler.emit.CompiledGradient` whose
-    ``dependencies`` are the free names it was compiled against."""
+    ``dependencies`` are the free names it was compiled against.  Deeply nested
+    expressions are compiled on a deep stack (:mod:`deep`)."""
+    with _collector_paused():
+        return on_deep_stack(lambda: _stages(fn, wrt, options, return_value), fn)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cycle collector off while compiling: the compiler makes hundreds of
+    thousands of small tree nodes, and the collections they trigger, each scanning
+    every node alive, were a fifth of the compile time of a 1 000-line function
+    (benchmarks/compile_time.py).  Cycles made meanwhile are collected afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _stages(fn, wrt, options, return_value):
     with recording() as dependencies:
         parsed = parse_function(fn)                                 # parse
         check_writes(parsed)                                        # aliasing fence

@@ -14,6 +14,10 @@ import ast
 import numbers
 
 from tangent_ckpt import runtime
+from tangent_ckpt.compiler.naming import NUMPY, RUNTIME, builtin
+
+# the head of a dotted path that means a module: "np.tanh", "rt.unbroadcast"
+_MODULE_HEADS = {"np": NUMPY, "rt": RUNTIME}
 
 
 class HelperCall(ast.Call):
@@ -31,11 +35,15 @@ def store(identifier):
 
 
 def dotted(path):
-    """``"np.linalg.norm"`` -> the attribute chain that reads it."""
+    """``"np.linalg.norm"`` -> the attribute chain that reads it.  A path of
+    several parts that starts with ``np`` or ``rt`` reads NumPy or the runtime
+    (:data:`~tangent_ckpt.compiler.naming.NUMPY`), whatever names emit prints
+    for them; a single name is always a variable."""
     parts = path.split(".")
     if not all(p.isidentifier() for p in parts):
         raise ValueError(f"not a name or dotted path: {path!r}")
-    node = name(parts[0])
+    head = _MODULE_HEADS.get(parts[0]) if len(parts) > 1 else None
+    node = name(head or parts[0])
     for part in parts[1:]:
         node = ast.Attribute(value=node, attr=part, ctx=ast.Load())
     return node
@@ -72,6 +80,17 @@ def rt(helper, *args, **kwargs):
     return HelperCall(func=dotted(f"rt.{helper}"), args=[expr(a) for a in args],
                       keywords=[ast.keyword(arg=k, value=expr(v)) for k, v in kwargs.items()],
                       helper=fn)
+
+
+def numpy_module():
+    """NumPy itself, as a value."""
+    return name(NUMPY)
+
+
+def builtin_call(function, *args, **kwargs):
+    """``reversed(...)``, ``len(...)``: a call of a builtin, whatever user names
+    shadow it (emit prints it under a name nothing else uses)."""
+    return call(name(builtin(function)), *args, **kwargs)
 
 
 def calls_helper(node, fn):
@@ -186,19 +205,37 @@ def def_(function_name, params, defaults=()):
 
 
 # --- reading trees ------------------------------------------------------------------
+def walk(node):
+    """Every node of a tree, in no particular order (``ast.walk`` without its
+    generators: the compiler's passes read each generated statement many times)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, list):
+                stack.extend(x for x in v if isinstance(x, ast.AST))
+            elif isinstance(v, ast.AST):
+                stack.append(v)
+
+
 def loads(node):
     """Names a tree reads (``b += g`` reads ``b`` too)."""
+    names = set()
     if node is None:
-        return set()
-    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and
-             isinstance(n.ctx, ast.Load)}
-    names |= {n.target.id for n in ast.walk(node)
-              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+        return names
+    for n in walk(node):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load):
+                names.add(n.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            names.add(n.target.id)
     return names
 
 
 def all_names(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def single_target(stmt):

@@ -14,7 +14,8 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.scopes import (
-    LocalFunction, Scope, TupleValue, always_exits, local_names, to_source,
+    LocalFunction, Scope, TupleValue, always_exits, function_alias_candidates, local_names,
+    to_source,
 )
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
@@ -73,7 +74,7 @@ class CallLowering:
             return lowered
         if fn in (len,):
             arg = self.lo.expressions.atomize(self.lo.expressions.value(node.args[0], hint), hint)
-            return ir.NonDiff(sx.call("len", ir.operand_node(arg)), ir.operand_names(arg))
+            return ir.NonDiff(sx.builtin_call("len", ir.operand_node(arg)), ir.operand_names(arg))
         if fn in NONDIFF_CALLS:
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
@@ -184,7 +185,8 @@ class CallLowering:
             values[k.arg] = self.lo.expressions.value(k.value, k.arg)
         if len(call.args) > len(params):
             raise self.lo.error(TransformError, f"{label}() takes {len(params)} arguments", call)
-        scope = Scope(parsed, local_names(fnode), parent=parent_scope)
+        scope = Scope(parsed, local_names(fnode), parent=parent_scope,
+                      alias_candidates=function_alias_candidates(fnode))
         scope.aliases = set()
         assigned_in_body = set()
         subscripted_in_body = set()

@@ -12,7 +12,7 @@ import numpy as np
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.scopes import LocalFunction, TupleValue, clone, local_names
-from tangent_ckpt.compiler.naming import numpy_path
+from tangent_ckpt.compiler.naming import NUMPY, numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -125,7 +125,8 @@ class ExpressionLowering:
             if user_name in scope.rename:
                 return scope.rename[user_name]
             if user_name in scope.functions:
-                return scope.functions[user_name]
+                fn = scope.functions[user_name]
+                return fn if isinstance(fn, LocalFunction) else self.constant(fn, user_name)
             if user_name in scope.locals:
                 if scope.identity:
                     return ir.Name(user_name)
@@ -151,11 +152,11 @@ class ExpressionLowering:
     def bind(self, obj, hint):
         """A global name under which generated code sees ``obj``."""
         if obj is np:
-            return ir.Name("np")
+            return ir.Name(NUMPY)
         key = id(obj)
         if key in self.lo.binding_names:
             return ir.Name(self.lo.binding_names[key])
-        if hint not in self.lo.bindings and hint not in ("np", "rt") and \
+        if hint not in self.lo.bindings and \
                 self.lo.parsed.resolve(hint) is obj and \
                 hint not in local_names(self.lo.parsed.node):
             name = hint  # the user's own global name (reserved: no generated name uses it)

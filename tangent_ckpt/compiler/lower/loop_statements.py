@@ -62,7 +62,7 @@ class LoopLowering:
                 else:
                     n = self.lo.namer.fresh("n")
                     self.lo.emit(ir.Assign(n, ir.NonDiff(
-                        sx.call("min", *[ir.operand_node(x) for x in lengths]),
+                        sx.builtin_call("min", *[ir.operand_node(x) for x in lengths]),
                         tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
                     bounds = [ir.Name(n)]
                 prologue.extend(zip(s.target.elts, seqs))
@@ -102,7 +102,7 @@ class LoopLowering:
 
     def length(self, seq, line):
         n = self.lo.namer.fresh("n")
-        self.lo.emit(ir.Assign(n, ir.NonDiff(sx.call("len", ir.operand_node(seq)),
+        self.lo.emit(ir.Assign(n, ir.NonDiff(sx.builtin_call("len", ir.operand_node(seq)),
                                           ir.operand_names(seq)), line))
         return ir.Name(n)
 

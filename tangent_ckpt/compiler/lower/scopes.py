@@ -4,8 +4,10 @@ about the syntax tree (which names a function binds, whether a block returns).""
 
 import ast
 import copy
+from collections import Counter
 
 import gast
+import numpy as np
 
 
 class TupleValue:
@@ -24,9 +26,11 @@ class LocalFunction:
 class Scope:
     """The variables of one (possibly inlined) user function."""
 
-    def __init__(self, parsed, local_names, parent=None, identity=False):
+    def __init__(self, parsed, local_names, parent=None, identity=False, alias_candidates=()):
         self.parsed = parsed
         self.locals = set(local_names)
+        # locals that may name a function (`act = np.tanh`): see function_alias_candidates
+        self.alias_candidates = set(alias_candidates)
         self.parent = parent
         self.identity = identity  # top level: user names are kept as they are
         self.rename = {}
@@ -47,6 +51,42 @@ def local_names(fnode):
             names.add(node.name)
     # names inside nested defs belong to them, but over-approximating is harmless
     return names
+
+
+def function_alias_candidates(fnode):
+    """The locals of ``fnode`` that may be aliases of a function (``sum = np.sum``,
+    ``step = helper``): bound exactly once in the whole function, by a plain
+    ``name = dotted.name`` statement at the top level of its body (so bound
+    before any use on every path).  Whether the value is a function is decided
+    when the statement is lowered."""
+    counts = Counter(a.id for a in fnode.args.args + fnode.args.kwonlyargs +
+                     fnode.args.posonlyargs)
+    for node in gast.walk(fnode):
+        if node is fnode:
+            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            counts[node.id] += 1
+        elif isinstance(node, gast.FunctionDef):
+            counts[node.name] += 1
+    found = set()
+    for stmt in fnode.body:
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Name) and \
+                counts[stmt.targets[0].id] == 1 and _dotted_name(stmt.value):
+            found.add(stmt.targets[0].id)
+    return found
+
+
+def is_function(obj):
+    """A function, builtin, ufunc, method or other callable that is not a class
+    nor an array: what a local alias may name."""
+    return callable(obj) and not isinstance(obj, (type, np.ndarray))
+
+
+def _dotted_name(node):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name)
 
 
 def all_names(fnode):

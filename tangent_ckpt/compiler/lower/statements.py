@@ -11,7 +11,8 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler.lower.scopes import (
-    LocalFunction, Scope, TupleValue, all_names, always_exits, load_context, local_names, may_exit,
+    LocalFunction, Scope, TupleValue, all_names, always_exits, function_alias_candidates,
+    is_function, load_context, local_names, may_exit,
 )
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -39,7 +40,8 @@ class StatementLowering:
                 defaults[name] = value
         if self.lo.parsed.fn.__kwdefaults__:
             defaults.update(self.lo.parsed.fn.__kwdefaults__)
-        scope = Scope(self.lo.parsed, local_names(fnode), identity=True)
+        scope = Scope(self.lo.parsed, local_names(fnode), identity=True,
+                      alias_candidates=function_alias_candidates(fnode))
         for p in params:
             scope.rename[p] = ir.Name(p)
         result = fnode.name if fnode.name not in scope.locals else self.lo.namer.fresh("result")
@@ -203,6 +205,8 @@ class StatementLowering:
 
     def assign(self, target, value_node, s):
         line = s.lineno
+        if isinstance(target, gast.Name) and self.function_alias(target.id, value_node):
+            return
         if isinstance(target, gast.Name):
             name = self.store_name(target.id)
             value = self.lo.expressions.value(value_node, target.id)
@@ -318,6 +322,19 @@ class StatementLowering:
             self.lo.emit(ir.Assign(name, ir.Copy(value), line))
         else:  # pragma: no cover - defensive
             raise TypeError(value)
+
+    def function_alias(self, user_name, value_node):
+        """``act = np.tanh``, ``step = helper``: a local bound once to a function
+        names it like a module-level name does (calls of ``act`` resolve to
+        ``np.tanh``); nothing is emitted.  False for any other assignment."""
+        scope = self.lo.current_scope
+        if user_name not in scope.alias_candidates:
+            return False
+        fn = self.lo.expressions.static_value(value_node)
+        if not (isinstance(fn, LocalFunction) or is_function(fn)):
+            return False
+        scope.functions[user_name] = fn
+        return True
 
     def store_name(self, user_name):
         scope = self.lo.current_scope

@@ -15,6 +15,7 @@ step, or checkpointed themselves with ``nested=True``.
 """
 
 import ast
+from collections import Counter
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
@@ -57,15 +58,23 @@ def _draws_from_global_state(loop):
     return False
 
 
-def _reads_outside(function, loop):
+def _header_reads(function):
+    """{id(statement): the names its header reads} for every statement of
+    ``function``, and how many statements read each name."""
+    reads = {id(stmt): set(ir.read_names([_shallow(stmt)])) for stmt in ir.walk(function.body)}
+    return reads, Counter(name for names in reads.values() for name in names)
+
+
+def _reads_outside(function, loop, header_reads):
     """Names read anywhere in the function outside ``loop``'s body (conservative
-    stand-in for "read after the loop")."""
-    inside = {id(s) for s in ir.walk(loop.body)}
-    names = set()
-    for stmt in ir.walk(function.body):
-        if id(stmt) in inside or stmt is loop:
-            continue
-        names.update(ir.read_names([_shallow(stmt)]))
+    stand-in for "read after the loop"): the names some statement outside it
+    reads, found by taking the loop's own readers from the function's counts
+    (``header_reads``, made once), so that n loops cost O(function + loops), not
+    O(n * function)."""
+    reads, counts = header_reads
+    inside = Counter(name for stmt in [loop, *ir.walk(loop.body)]
+                     for name in reads.get(id(stmt), ()))
+    names = {name for name, k in counts.items() if k > inside[name]}
     names.add(function.result)
     return names
 
@@ -97,6 +106,12 @@ def _store_node(spec):
     return sx.rt("SnapshotStore", sx.const(spec.where), **options)
 
 
+# the functions a checkpointed loop named ``loop4`` defines: loop4_step, ...
+LOOP_FUNCTIONS = ("_step", "_cond", "_adjoint", "_segment", "_probe")
+# the parameters its step functions take besides the user's variables
+STEP_PARAMETERS = ("state", "next_state", "bstate", "steps")
+
+
 class LoopHandler:
     """Called by the Reverser for every loop marked ``checkpoint``."""
 
@@ -105,11 +120,22 @@ class LoopHandler:
         self.options = options
         self.plan = plan  # checkpoint="auto": the name of the gradient's rt.MemoryPlan
         self.definitions = []  # the step functions, printed before the gradient
+        self.param = None  # {"state": the name the step functions give it, ...}
+        self._header_reads = None  # what each statement's header reads (_header_reads)
+
+    def _name_parameters(self, rev):
+        """Choose once the names of the step functions' own parameters (``state``
+        unless the user's code has a ``state``)."""
+        if self.param is None:
+            self.param = {p: rev.namer.fresh(p) for p in STEP_PARAMETERS}
 
     # --- the parts of one loop -----------------------------------------------------
     def _facts(self, rev, loop, defined):
         before = set(defined) - set(rev.bindings)
-        facts = loop_facts(loop, _reads_outside(self.function, loop), before)
+        if self._header_reads is None:
+            self._header_reads = _header_reads(self.function)
+        facts = loop_facts(loop, _reads_outside(self.function, loop, self._header_reads),
+                           before)
         return facts
 
     def primal(self, rev, loop, defined, possibly, in_loop):
@@ -127,7 +153,8 @@ class LoopHandler:
                     inner.checkpoint = False
             return rev.primal_loop(loop, defined, possibly, in_loop)
         loop.record.plain = False
-        name = rev.namer.fresh(f"loop{loop.line}")
+        self._name_parameters(rev)
+        name = rev.namer.fresh_family(f"loop{loop.line}", LOOP_FUNCTIONS)
         loop.record.name = name
         index = loop.target if isinstance(loop, ir.For) else rev.namer.fresh("k")
         body = [s for s in loop.body if not isinstance(s, ir.Break)]
@@ -216,28 +243,29 @@ class LoopHandler:
         """One adjoint step from zero adjoints (shaped like the state after the
         step): a memory budget measures it on step 0 before the schedule is planned
         and throws its result away."""
+        p = self.param
         if len(carried) == 1:
-            after = {carried[0]: sx.name("next_state")}
+            after = {carried[0]: sx.name(p["next_state"])}
         else:
-            after = {c: sx.subscript("next_state", sx.const(i)) for i, c in enumerate(carried)}
+            after = {c: sx.subscript(p["next_state"], sx.const(i)) for i, c in enumerate(carried)}
         zeros = [sx.rt("zeros_like", after[c]) for c in active_carried] + \
             [sx.rt("zeros_like", v) for v in active_invariants]
         transposed = [sx.attr(a, "T") for a in args if a in loop.record.transposes]
-        state = carried[0] if len(carried) == 1 else "state"
-        states = [state, "next_state"] if loop.record.next_state else [state]
-        call = sx.call(f"{name}_adjoint", index, *states, "bstate", *args, *transposed)
+        state = carried[0] if len(carried) == 1 else p["state"]
+        states = [state, p["next_state"]] if loop.record.next_state else [state]
+        call = sx.call(f"{name}_adjoint", index, *states, p["bstate"], *args, *transposed)
         lines = [Comment(f"measure one adjoint step of the loop at line {loop.line} "
                          "(memory budget)"),
-                 Line(sx.assign("bstate", sx.pack(zeros))),
+                 Line(sx.assign(p["bstate"], sx.pack(zeros))),
                  Line(sx.return_([call]))]
-        params = self._signature(index, carried, ["next_state"], args)
+        params = self._signature(index, carried, [p["next_state"]], args)
         return [Block(sx.def_(f"{name}_probe", params), lines)]
 
     def _constructor(self, loop, name, segmented=False, probe=False):
         o = loop.options or self.options
         if isinstance(loop, ir.For):
             steps = sx.copy_tree(loop.record.range_node) if loop.record.range_node else \
-                sx.call("range", *[operand_node(b) for b in loop.bounds])
+                sx.builtin_call("range", *[operand_node(b) for b in loop.bounds])
         else:
             steps = sx.const(None)
         kwargs = {}
@@ -274,7 +302,7 @@ class LoopHandler:
 
     def _signature(self, index, carried, first_extra, args):
         params = [index]
-        params.append(carried[0] if len(carried) == 1 else "state")
+        params.append(carried[0] if len(carried) == 1 else self.param["state"])
         params += first_extra
         params += list(args)
         return params
@@ -282,7 +310,7 @@ class LoopHandler:
     def _unpack_state(self, carried, line):
         if len(carried) == 1:
             return []
-        return [Line(sx.assign(list(carried), "state"))]
+        return [Line(sx.assign(list(carried), self.param["state"]))]
 
     def _primal_step(self, rev, loop, name, index, body, carried, args):
         sub = rev.nested()
@@ -317,8 +345,9 @@ class LoopHandler:
         line = loop.line
 
         def header(after):
-            extra = ["bstate"] if not after else \
-                [after[carried[0]] if len(carried) == 1 else "next_state", "bstate"]
+            p = self.param
+            extra = [p["bstate"]] if not after else \
+                [after[carried[0]] if len(carried) == 1 else p["next_state"], p["bstate"]]
             params = self._signature(index, carried, extra, self._reverse_args(loop, args))
             return sx.def_(f"{name}_adjoint", params)
 
@@ -329,7 +358,8 @@ class LoopHandler:
                     f"and after it\n({', '.join(after.values())}); only what the reverse sweep "
                     "reads is recomputed")
 
-        reserved = {index, "state", "next_state", "bstate"} | set(carried) | set(args)
+        reserved = {index, self.param["state"], self.param["next_state"], self.param["bstate"]} \
+            | set(carried) | set(args)
         blocks, after = self._reverse_function(
             rev, handler, body, defined, carried, active_carried, active_invariants,
             header, comment, next_state=reserved, transposes=(args, loop.record.transposes, True))
@@ -347,9 +377,10 @@ class LoopHandler:
         """Record a run of steps with a tape, then reverse them: what a memory budget
         buys when it cannot hold every state (see CheckpointedLoop.taped_segment)."""
         segment = ir.For(index, [], body, loop.line, header=loop.header)
-        segment.steps_name = "steps"
+        segment.steps_name = self.param["steps"]
         defined = set(carried) | set(args) | set(rev.bindings)
-        params = self._signature('steps', carried, ['bstate'], self._reverse_args(loop, args))
+        params = self._signature(self.param["steps"], carried, [self.param["bstate"]],
+                                 self._reverse_args(loop, args))
         return self._reverse_function(
             rev, None, [segment], defined, carried, active_carried, active_invariants,
             lambda _: sx.def_(f"{name}_segment", params),
@@ -387,12 +418,13 @@ class LoopHandler:
         lines += self._unpack_state(carried, None)
         if after and len(carried) > 1:
             if len(after) == len(carried):
-                lines.append(Line(sx.assign([after[c] for c in carried], "next_state")))
+                lines.append(Line(sx.assign([after[c] for c in carried],
+                                            self.param["next_state"])))
             else:
-                lines += [Line(sx.assign(after[c], sx.subscript("next_state",
+                lines += [Line(sx.assign(after[c], sx.subscript(self.param["next_state"],
                                                                 sx.const(carried.index(c)))))
                           for c in carried if c in after]
-        lines.append(Line(sx.assign(list(seeds), "bstate")))
+        lines.append(Line(sx.assign(list(seeds), self.param["bstate"])))
         lines += sub.entry_lines(needed)
         if sub.tape is not None:
             lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))

@@ -28,7 +28,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import (
     Block, Line, all_names, line_reads, line_target as _target, names_read, trees,
 )
-from tangent_ckpt.compiler.naming import Namer
+from tangent_ckpt.compiler.naming import MODULES, NUMPY, Namer
 from tangent_ckpt.compiler.package.saves import shape_only
 
 #: array methods that read their object and return a new value
@@ -225,9 +225,9 @@ def _pure(expr):
             path = _dotted(node.func)
             if path is None:
                 return False
-            if path[0] == "np" and "random" not in path:
+            if path[0] == NUMPY and "random" not in path:
                 continue
-            if len(path) == 2 and path[1] in _PURE_METHODS and path[0] not in ("np", "rt"):
+            if len(path) == 2 and path[1] in _PURE_METHODS and path[0] not in MODULES:
                 continue
             return False
     return True
@@ -269,7 +269,7 @@ def _shape_rule(expr):
 
 def _call_shape_rule(func, nargs):
     path = _dotted(func)
-    if path is None or len(path) != 2 or path[0] != "np":
+    if path is None or len(path) != 2 or path[0] != NUMPY:
         return None
     fn = getattr(np, path[1], None)
     if fn is np.matmul and nargs == 2:

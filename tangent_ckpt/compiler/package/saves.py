@@ -8,6 +8,7 @@ branches left empty go too.
 """
 
 import ast
+import bisect
 
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import syntax as sx
@@ -39,16 +40,27 @@ def live_restores(items):
     and the value restored here is then the one read (found by tests/test_fuzz.py:
     dropping it gave silently wrong gradients)."""
     flat = list(_flatten(items))
+    reads, restores = {}, {}  # var -> positions in flat (ascending)
+    for k, (kind, payload, path) in enumerate(flat):
+        if kind == "reads":
+            for var in payload:
+                reads.setdefault(var, []).append(k)
+        else:
+            restores.setdefault(payload.var, []).append(k)
     live = set()
     for k, (kind, payload, path) in enumerate(flat):
         if kind != "restore" or payload.tape:
             continue
-        for kind2, later, path2 in flat[k + 1:]:
-            if kind2 == "restore" and later.var == payload.var and path[:len(path2)] == path2:
-                break
-            if kind2 == "reads" and payload.var in later:
-                live.add(payload.slot)
-                break
+        positions = reads.get(payload.var, [])
+        i = bisect.bisect_right(positions, k)
+        if i == len(positions):
+            continue  # never read again
+        first_read = positions[i]
+        later = restores[payload.var]
+        j = bisect.bisect_right(later, k)
+        if not any(flat[m][2] == path[:len(flat[m][2])]
+                   for m in later[j:bisect.bisect_left(later, first_read)]):
+            live.add(payload.slot)
     return live
 
 

@@ -220,7 +220,7 @@ class Reverser:
             loop.record.range_node = sx.name(loop.steps_name)  # a taped run: `for t in steps`
             header = sx.for_(loop.target, sx.name(loop.steps_name))
         elif isinstance(loop, ir.For):
-            bounds = sx.call("range", *[operand_node(b) for b in loop.bounds])
+            bounds = sx.builtin_call("range", *[operand_node(b) for b in loop.bounds])
             assigned = set(ir.assigned_names(loop.body))
             if any(n in assigned for b in loop.bounds for n in ir.operand_names(b)):
                 rng = self.namer.fresh("loop_range")
@@ -334,9 +334,9 @@ class Reverser:
             if loop.break_flag:
                 rng = sx.subscript(rng, ast.Slice(lower=None, upper=sx.name(loop.record.counter),
                                                   step=None))
-            header = sx.for_(loop.target, sx.call("reversed", rng))
+            header = sx.for_(loop.target, sx.builtin_call("reversed", rng))
         else:
-            header = sx.for_("_", sx.call("range", loop.record.counter))
+            header = sx.for_("_", sx.builtin_call("range", loop.record.counter))
         if code:
             out.append(Block(header, code, loop.line, True))
         for b in sorted(self.batched & (accumulators - outer_owned)):

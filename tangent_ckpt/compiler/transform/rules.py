@@ -18,6 +18,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Line
 from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.naming import builtin
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 
@@ -54,9 +55,11 @@ class _Instantiate(ast.NodeTransformer):
     def visit_Name(self, node):  # noqa: N802
         if node.id in self.mapping:
             return sx.copy_tree(self.mapping[node.id])
+        if node.id == "np":
+            return sx.numpy_module()
         if self._free(node.id):
-            return sx.attr("rt", node.id)
-        return node
+            return sx.dotted(f"rt.{node.id}")
+        return sx.name(builtin(node.id))
 
 
 def instantiate(expression, mapping):

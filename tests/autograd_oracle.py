@@ -1,0 +1,70 @@
+"""Test helper: autograd as a second, independent oracle for the fuzzer.
+
+Finite differences miss errors of order 1e-6 and share blind spots with the
+program generator; autograd (operator overloading, another code base) computes
+the same gradient to rounding.  ``pip install -e '.[oracle]'`` installs it;
+without it :func:`autograd_gradient` returns None and the fuzzer checks against
+finite differences only.
+
+``autograd_gradient(f, args, wrt)`` runs ``f``'s own code with ``np`` bound to
+``autograd.numpy``.  It gives None too for programs that update an array in
+place (``v += ...``, ``v[0] = ...``): autograd does not follow in-place updates
+(its documentation says not to use them) -- an array that does not depend on the
+inputs is a plain ndarray in autograd, which ``v += 1`` mutates under the
+records that captured it, so autograd's gradient is wrong where ours matches
+finite differences (the first --fuzz-long run found such a program) -- and for
+programs autograd cannot run (a NumPy function it lacks).  :data:`COUNTS` says
+how many programs were compared and why the others were not, for the report at
+the end of a session (``conftest.py``).
+"""
+
+import ast
+import inspect
+import textwrap
+import types
+import warnings
+
+try:
+    import autograd
+    import autograd.numpy as anp
+except ImportError:  # the optional extra is not installed
+    autograd = anp = None
+
+COUNTS = {"compared": 0, "updating arrays in place": 0, "not run by autograd": 0}
+
+
+def available():
+    return autograd is not None
+
+
+def autograd_gradient(f, args, wrt):
+    """The gradients of ``f(*args)`` for the positions ``wrt`` from autograd, a
+    tuple in ``wrt`` order; None when autograd is missing or cannot run ``f``."""
+    if autograd is None:
+        return None
+    if updates_in_place(f):
+        COUNTS["updating arrays in place"] += 1
+        return None
+    g = types.FunctionType(f.__code__, {**f.__globals__, "np": anp}, f.__name__,
+                           f.__defaults__, f.__closure__)
+    try:
+        with warnings.catch_warnings():  # "Output seems independent of input": fine here
+            warnings.simplefilter("ignore")
+            grads = tuple(autograd.grad(g, k)(*args) for k in wrt)
+    except Exception:  # noqa: BLE001 - outside autograd's subset: not compared
+        COUNTS["not run by autograd"] += 1
+        return None
+    COUNTS["compared"] += 1
+    return grads
+
+
+def updates_in_place(f):
+    """Whether ``f`` has an augmented assignment or an assignment into a subscript."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AugAssign):
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript)
+                                                for t in node.targets):
+            return True
+    return False

@@ -1,0 +1,50 @@
+"""tests/autograd_oracle.py: the fuzzer's second oracle compares only what
+autograd computes right.  It would run this program, which the first
+--fuzz-long run with autograd found, and get the gradient of c wrong: v1 does
+not depend on the inputs, so it is a plain array in autograd, and ``v1 += ...``
+changes it under the record of ``c[0] * v1``.  The gradient of tangent_ckpt
+matches finite differences; the oracle leaves such programs out."""
+
+import pytest
+
+from autograd_oracle import COUNTS, updates_in_place
+from program_strategy import load_program
+from test_fuzz import check_program
+
+IN_PLACE = """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    v1 = np.tanh((np.tanh(0.5) + (0.5 + B)))
+    v2 = (c[0] * v1)
+    v3 = (0.5 + 0.5)
+    rt = (v2 @ M)
+    v1 += ((0.5 + 0.5) * np.ones((2, 3)))
+    return v3 + np.sum(rt) + np.sum(B)
+"""
+
+PLAIN = IN_PLACE.replace("    v1 += ((0.5 + 0.5) * np.ones((2, 3)))\n", "")
+
+
+def test_in_place_updates_are_left_out_of_the_comparison():
+    with load_program(IN_PLACE) as f:
+        assert updates_in_place(f)
+    with load_program(PLAIN) as f:
+        assert not updates_in_place(f)
+    with load_program(IN_PLACE.replace("v1 += ((0.5 + 0.5) * np.ones((2, 3)))",
+                                       "v1[0] = 1.0")) as f:
+        assert updates_in_place(f)
+
+
+def test_the_program_autograd_gets_wrong_is_checked_against_finite_differences_only():
+    before = dict(COUNTS)
+    check_program(IN_PLACE, seed=0, n=0, wrt=(0, 2), options={})
+    assert COUNTS["compared"] == before["compared"]
+
+
+def test_without_the_update_the_same_program_is_compared_with_autograd():
+    pytest.importorskip("autograd")
+    before = COUNTS["compared"]
+    check_program(PLAIN, seed=0, n=0, wrt=(0, 2), options={})
+    assert COUNTS["compared"] == before + 1
