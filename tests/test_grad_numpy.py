@@ -107,13 +107,6 @@ UNARY = {
 }
 
 
-def test_every_differentiable_rule_has_a_program():
-    covered = set(map(id, list(BINARY) + list(UNARY)))
-    missing = [r.name for r in registry.all_rules()
-               if not r.constant and r.vjp is None and id(r.fn) not in covered]
-    assert not missing, f"rules without a grad program: {missing}"
-
-
 @pytest.mark.parametrize("fn", list(UNARY), ids=lambda f: getattr(f, "__name__", str(f)))
 def test_unary_rule_in_a_program(fn):
     x = np.random.default_rng(3).uniform(-0.9, 0.9, (2, 3))

@@ -276,11 +276,9 @@ def test_norm(shape, kwargs):
     check(np.linalg.norm, [np.random.default_rng(4).standard_normal(shape)], kwargs, param="x")
 
 
-def test_norm_at_zero_and_unsupported_ord():
+def test_norm_at_zero_is_zero():
     x = np.zeros(3)
     np.testing.assert_array_equal(evaluate(np.linalg.norm, "x", 1.0, 0.0, [x]), np.zeros(3))
-    with pytest.raises(NotImplementedError):
-        evaluate(np.linalg.norm, "x", 1.0, 1.0, [np.ones(3)], {"ord": 1})
 
 
 # --- reductions --------------------------------------------------------------------
@@ -576,7 +574,7 @@ def test_required_function_has_rule(fn):
 
 
 def test_constants_have_no_adjoint():
-    for fn in (np.zeros, np.arange, np.argmax, np.sign, np.floor, len, np.shape):
+    for fn in (np.zeros, np.argmax, np.sign, np.floor, len, np.shape):
         rule = lookup(fn)
         assert rule.constant and rule.differentiable_params() == []
     lookup(np.zeros).bind([3], {"dtype": np.float32})       # constants bind any call

@@ -2,6 +2,7 @@
 methods (``x.sum(axis=0)`` is ``np.sum``), and the user's own functions, which
 are inlined at the call site with their locals renamed."""
 
+import ast
 import builtins
 import types
 
@@ -17,15 +18,9 @@ from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, alwa
 from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
                                  UnsupportedFunctionError, UnsupportedSyntaxError)
 
-# array methods and the NumPy function each one means
-METHODS = {
-    "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
-    "dot": np.dot, "reshape": np.reshape, "transpose": np.transpose,
-    "swapaxes": np.swapaxes, "squeeze": np.squeeze, "cumsum": np.cumsum,
-    "clip": np.clip, "copy": np.copy, "ravel": np.ravel, "flatten": np.ravel,
-    "argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all,
-}
-VARARGS_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) == np.reshape(x, (2, 3))
+# array methods and the NumPy function each one means (declared with the rules)
+METHODS = registry.methods()
+VARARGS_METHODS = registry.varargs_methods()  # x.reshape(2, 3) == np.reshape(x, (2, 3))
 IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
                     "setfield", "byteswap", "setflags", "__iadd__"}
 
@@ -33,6 +28,17 @@ IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
 # through the registry like any function, so an active argument without a rule
 # is an error rather than a silently dropped gradient
 NONDIFF_CALLS = (range, int, bool, isinstance, str, type)
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(node):
+    """The value of a literal made of constants (``([0, 2], [2, 0])``), else _NOT_LITERAL."""
+    try:
+        return ast.literal_eval(to_source(node).strip())
+    except (ValueError, SyntaxError, TypeError):
+        return _NOT_LITERAL
 
 
 def is_library(fn):
@@ -99,18 +105,20 @@ class CallNormalizer:
         self.reject_out_argument(node, fn)
         args = list(leading)
         base_hint = hint
+        if fn in (np.array, np.asarray) and not keywords and len(arg_nodes) == 1 and \
+                isinstance(arg_nodes[0], (gast.Tuple, gast.List)) and \
+                _literal(arg_nodes[0]) is _NOT_LITERAL:   # np.array([x, y]) is np.stack
+            fn = np.stack
         for a in arg_nodes:
             if isinstance(a, (gast.Tuple, gast.List)):
-                items = [self.atomize(self.value(e, base_hint), base_hint) for e in a.elts]
-                args.append(ir.Seq(tuple(items), "list" if isinstance(a, gast.List) else "tuple"))
+                args.append(self.sequence_argument(a, base_hint))
             else:
                 args.append(self.atomize(self.value(a, base_hint), base_hint))
         kwargs = {}
         for k in keywords:
             v = k.value
             if isinstance(v, (gast.Tuple, gast.List)):
-                items = [self.atomize(self.value(e, base_hint), base_hint) for e in v.elts]
-                kwargs[k.arg] = ir.Seq(tuple(items))
+                kwargs[k.arg] = self.sequence_argument(v, base_hint, kind="tuple")
             else:
                 kwargs[k.arg] = self.atomize(self.value(v, base_hint), base_hint)
         ref = numpy_path(fn)
@@ -120,6 +128,25 @@ class CallNormalizer:
             else:
                 ref = self.bind(fn, getattr(fn, "__name__", "fn")).id
         return ir.Prim(fn, args, kwargs, "call", ref=ref)
+
+    def sequence_argument(self, node, hint, kind=None):
+        """A list or tuple literal passed to a function: a constant when it holds
+        only constants (``axes=([0, 2], [2, 0])``), else a sequence operand whose
+        nested lists become ``np.stack`` of their items (``[[a, b], [c, d]]``)."""
+        kind = kind or ("list" if isinstance(node, gast.List) else "tuple")
+        if any(isinstance(e, (gast.Tuple, gast.List)) for e in node.elts):
+            value = _literal(node)
+            if value is not _NOT_LITERAL:
+                return ir.Const(value)
+        items = []
+        for e in node.elts:
+            if isinstance(e, (gast.Tuple, gast.List)):
+                inner = ir.Prim(np.stack, [self.sequence_argument(e, hint)], {}, "call",
+                                ref="np.stack")
+                items.append(self.atomize(inner, hint))
+            else:
+                items.append(self.atomize(self.value(e, hint), hint))
+        return ir.Seq(tuple(items), kind)
 
     def method_call(self, node, hint):
         func = node.func

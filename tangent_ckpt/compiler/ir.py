@@ -220,7 +220,11 @@ def render_operand(op):
     if isinstance(op, Name):
         return op.id
     if isinstance(op, Const):
-        return repr(op.value)
+        value = op.value
+        if isinstance(value, float) and (value != value or value in (float("inf"),
+                                                                     -float("inf"))):
+            return "np.nan" if value != value else ("np.inf" if value > 0 else "-np.inf")
+        return repr(value)
     if isinstance(op, Seq):
         inner = ", ".join(render_operand(x) for x in op.items)
         if op.kind == "list":

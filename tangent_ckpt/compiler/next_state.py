@@ -24,6 +24,7 @@ import ast
 
 import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.code import (
     Block, Line, _all_names, _loads, _single_target as _target, names_read, parsed_trees,
     shape_only,
@@ -31,11 +32,7 @@ from tangent_ckpt.compiler.code import (
 from tangent_ckpt.compiler.naming import Namer
 
 #: array methods that read their object and return a new value
-_PURE_METHODS = frozenset({
-    "reshape", "transpose", "sum", "mean", "prod", "max", "min", "dot", "copy", "astype",
-    "ravel", "flatten", "squeeze", "conj", "clip", "cumsum", "std", "var", "all", "any",
-    "argmax", "argmin", "round", "trace", "diagonal", "swapaxes", "item",
-})
+_PURE_METHODS = registry.pure_methods()
 
 _ELEMENTWISE_BINARY = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 

@@ -27,13 +27,15 @@ from tangent_ckpt.compiler.scopes import (LocalFunction, Scope, TupleValue, all_
                                           always_exits, clone, load_context, local_names,
                                           may_exit, rebinds, to_source)
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
+from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 
 BINOPS = {
     gast.Add: (np.add, "+", "add"), gast.Sub: (np.subtract, "-", "sub"),
     gast.Mult: (np.multiply, "*", "mul"), gast.Div: (np.divide, "/", "div"),
     gast.Pow: (np.power, "**", "pow"), gast.MatMult: (np.matmul, "@", "matmul"),
+    gast.Mod: (np.remainder, "%", "mod"),
 }
-NONDIFF_BINOPS = {gast.FloorDiv: "//", gast.Mod: "%"}
+NONDIFF_BINOPS = {gast.FloorDiv: "//"}
 NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 
@@ -533,6 +535,11 @@ class Normalizer(CallNormalizer):
             if isinstance(node.op, gast.UAdd):
                 return self.value(node.operand, hint)
             return self.nondiff(node)
+        if isinstance(node, gast.BoolOp) and not all(_is_boolean(v) for v in node.values):
+            raise self.error(UnsupportedSyntaxError, "`and`/`or` used as a value", node,
+                             construct=to_source(node).strip(),
+                             hint="it returns one of its operands; write np.where(...) or "
+                                  "an if statement")
         if isinstance(node, (gast.Compare, gast.BoolOp)):
             return self.nondiff(node)
         if isinstance(node, gast.IfExp):
@@ -584,10 +591,11 @@ class Normalizer(CallNormalizer):
         if isinstance(value, (ir.Name, ir.Const)):
             return value
         if isinstance(value, TupleValue):
-            raise TransformError("a tuple used where an array is expected",
+            raise TransformError("a tuple or list used where an array is expected",
                                  filename=self.current_scope.parsed.filename,
-                                 construct="tuple value",
-                                 hint="unpack the tuple into variables first")
+                                 lineno=self._line or None, construct="tuple value",
+                                 hint="for a list of arrays use np.stack(...); unpack a "
+                                      "tuple into variables first")
         if isinstance(value, ir.Prim):
             suffix = _prim_suffix(value)
             name = self.namer.fresh(f"{hint}_{suffix}" if not hint.endswith("_" + suffix)
@@ -677,6 +685,9 @@ class Normalizer(CallNormalizer):
                          hint="use the NumPy function form instead")
 
     def subscript(self, node, hint):
+        joined = JOINS.get(id(self.static_value(node.value)))
+        if joined is not None:       # np.r_[a, b] and np.c_[a, b]: calls in disguise
+            return self.index_join(joined, node, hint)
         base = self.value(node.value, hint)
         if isinstance(base, TupleValue):
             k = self.static_int(node.slice)
@@ -687,6 +698,19 @@ class Normalizer(CallNormalizer):
         base = self.atomize(base, hint)
         index = self.index(node.slice, hint)
         return ir.Prim(operator.getitem, [base, index], {}, "getitem")
+
+    def index_join(self, fn, node, hint):
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        spelled = f"np.{'r_' if fn is row_join else 'c_'}[...]"
+        for item in items:
+            if isinstance(item, gast.Slice) or (isinstance(item, gast.Constant)
+                                                and isinstance(item.value, str)):
+                raise self.error(UnsupportedSyntaxError, f"{spelled} with a slice or a "
+                                 "string directive", node, construct=spelled,
+                                 hint="build the pieces with np.arange/np.linspace and join "
+                                      "them with np.concatenate")
+        args = [self.atomize(self.value(item, hint), hint) for item in items]
+        return ir.Prim(fn, args, {}, "call", ref=f"rt.{fn.__name__}")
 
     def static_int(self, node):
         if isinstance(node, gast.Constant) and isinstance(node.value, int):
@@ -772,11 +796,24 @@ class Normalizer(CallNormalizer):
     _line = 0
 
 
+JOINS = {id(np.r_): row_join, id(np.c_): column_join}
+
+
+def _is_boolean(node):
+    """An operand of ``and``/``or`` that surely is a bool (so the result is one)."""
+    if isinstance(node, (gast.Compare, gast.BoolOp)):
+        return all(_is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
+            else True
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return True
+    return isinstance(node, gast.Constant) and isinstance(node.value, bool)
+
+
 def _prim_suffix(prim):
     if prim.render.startswith("binop:"):
         symbol = prim.render[6:]
         return {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow",
-                "@": "matmul"}[symbol]
+                "@": "matmul", "%": "mod"}[symbol]
     if prim.render == "unary:-":
         return "neg"
     if prim.render == "getitem":

@@ -40,7 +40,8 @@ def _error_factory(function):
 
 
 def _render_default(value, bindings, namer, name):
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or isinstance(value, (bool, int, float, str)) and \
+            repr(value) not in ("inf", "-inf", "nan"):  # those are bound like objects
         return repr(value)
     if isinstance(value, tuple) and all(isinstance(v, (int, float, bool)) for v in value):
         return repr(value)

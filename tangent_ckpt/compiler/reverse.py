@@ -25,7 +25,7 @@ from tangent_ckpt.compiler.ir import render_operand
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",
-           "binop:**": "**", "binop:@": "@"}
+           "binop:**": "**", "binop:@": "@", "binop:%": "%"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -423,6 +423,7 @@ class Reverser:
         if rule.vjp is not None:
             self._adjoint_callable(stmt, prim, rule, bound, g, out, nonzero)
             return
+        self._check_static(stmt, prim, rule, bound)
         if prim.fn is operator.getitem and self._accumulate_read(stmt, bound, g, out, nonzero):
             return
         mapping = {"g": g, "ans": stmt.target}
@@ -430,12 +431,22 @@ class Reverser:
             mapping[param] = self._render_bound(op)
         for param, expression in rule.templates.items():
             op = bound.get(param)
-            if param in rule.sequence_params and isinstance(op, ir.Seq):
-                for k, item in enumerate(op.items):
+            if param in rule.sequence_params and isinstance(op, (ir.Seq, tuple)):
+                items = op.items if isinstance(op, ir.Seq) else op
+                for k, item in enumerate(items):
                     if isinstance(item, ir.Name) and item.id in self.active:
                         m = dict(mapping, i=str(k))
                         self._accumulate(item.id, instantiate(expression, m), out, nonzero,
                                          stmt.line)
+            elif param in rule.sequence_params and isinstance(op, ir.Name) and \
+                    op.id in self.active:   # one array passed for the sequence: np.vstack(x)
+                if param in rule.whole:
+                    contribution = instantiate(rule.whole[param], mapping)
+                else:
+                    k = self.namer.fresh("k")
+                    item = instantiate(expression, dict(mapping, i=k))
+                    contribution = f"np.stack([{item} for {k} in range(len({op.id}))])"
+                self._accumulate(op.id, contribution, out, nonzero, stmt.line)
             elif isinstance(op, ir.Name) and op.id in self.active:
                 self._accumulate(op.id, instantiate(expression, mapping), out, nonzero, stmt.line)
             elif isinstance(op, ir.Seq):
@@ -443,6 +454,41 @@ class Reverser:
                     raise self.error(UnsupportedFunctionError,
                                      f"{rule.name}: a sequence argument '{param}' with "
                                      "active entries", stmt.line, construct=rule.name)
+
+    def _check_static(self, stmt, prim, rule, bound):
+        """Refuse what the rule's expressions would get wrong: a differentiated
+        value where the rule has no adjoint (``np.sum(x, initial=y)``, an index
+        computed from ``y``), or a value outside the rule's ``only=``."""
+        for param in rule.static_params():
+            op = bound.get(param)
+            items = op if isinstance(op, tuple) else (op,)
+            names = [n for item in items if isinstance(item, (ir.Name, ir.Seq, ir.Index))
+                     for n in (item.names if isinstance(item, ir.Index)
+                               else ir.operand_names(item))]
+            active = [n for n in names if n in self.active]
+            if active:
+                what = "an index" if isinstance(op, ir.Index) else f"argument '{param}'"
+                raise self.error(UnsupportedFunctionError,
+                                 f"{rule.name}: {what} depends on the differentiated input "
+                                 f"({active[0]}), and the rule has no derivative for it",
+                                 stmt.line, construct=f"{rule.name}(..., {param}=...)"
+                                 if not isinstance(op, ir.Index) else "index",
+                                 hint="compute it from constants, or register your own adjoint "
+                                      "with tangent_ckpt.register_adjoint")
+        for param, allowed in rule.only.items():
+            op = bound.get(param)
+            value = op.value if isinstance(op, ir.Const) else op
+            if isinstance(op, ir.Seq) or isinstance(op, (ir.Name, ir.Index)) or \
+                    not any(value is a or (type(value) is type(a) and value == a)
+                            for a in allowed):
+                shown = render_operand(op) if isinstance(op, (ir.Name, ir.Const, ir.Seq)) \
+                    else repr(op)
+                raise self.error(UnsupportedFunctionError,
+                                 f"{rule.name}(..., {param}={shown}): the adjoint is written "
+                                 f"for {param} in {', '.join(map(repr, allowed))} only",
+                                 stmt.line, construct=f"{rule.name}(..., {param}={shown})",
+                                 hint=f"pass {param} as a constant among those, or register "
+                                      "your own adjoint with tangent_ckpt.register_adjoint")
 
     def _accumulate_read(self, stmt, bound, g, out, nonzero):
         """``x[i]`` read in a loop whose adjoint ``bx`` is a private accumulator: add
