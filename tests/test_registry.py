@@ -13,10 +13,11 @@ from tangent_ckpt.adjoints.registry import (REQUIRED, defadjoint, defconstant, e
 @pytest.fixture
 def scratch():
     """Functions registered by a test are removed afterwards (the registry is global)."""
-    before = dict(registry._RULES)
+    before = dict(registry._RULES), dict(registry._METHODS), set(registry._PURE_METHODS)
     yield
-    registry._RULES.clear()
-    registry._RULES.update(before)
+    for table, old in zip((registry._RULES, registry._METHODS, registry._PURE_METHODS), before):
+        table.clear()
+        table.update(old)
 
 
 def _fn(*args, **kwargs):
@@ -175,3 +176,35 @@ def test_rule_names():
     assert lookup(np.linalg.norm).name == "np.linalg.norm"
     assert lookup(abs).name == "abs"
     assert "np.tanh" in repr(lookup(np.tanh))
+
+
+# --- one declaration: the compiler's tables are read from the registry -------------
+
+def test_method_tables_are_the_registry():
+    from tangent_ckpt.compiler import calls, next_state
+    assert calls.METHODS is registry.methods()
+    assert registry.methods()["var"] is np.var and registry.methods()["flatten"] is np.ravel
+    assert "reshape" in calls.VARARGS_METHODS
+    assert set(registry.methods()) <= next_state._PURE_METHODS
+    assert "astype" in next_state._PURE_METHODS and "astype" not in registry.methods()
+
+
+def test_a_declared_method_is_usable(scratch):
+    def double(x):
+        return 2.0 * x
+
+    defadjoint(double, "x", methods="doubled_for_test", x="2.0 * g")
+    assert registry.methods()["doubled_for_test"] is double
+    assert "doubled_for_test" in registry.pure_methods()
+    assert lookup(double).static_params() == []
+
+
+def test_static_and_piecewise_parameters():
+    assert lookup(np.sum).static_params() == ["axis", "dtype", "out", "keepdims", "initial"]
+    assert "condition" not in lookup(np.where).static_params()
+    assert lookup(np.linalg.qr).only == {"mode": ("reduced",)}
+
+
+def test_unknown_domain_is_rejected(scratch):
+    with pytest.raises(ValueError, match="unknown domain"):
+        defadjoint(_fn, "x", domain="complex", x="g")

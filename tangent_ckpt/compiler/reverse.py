@@ -452,8 +452,10 @@ class Reverser:
             elif isinstance(op, ir.Seq):
                 if any(n in self.active for n in ir.operand_names(op)):
                     raise self.error(UnsupportedFunctionError,
-                                     f"{rule.name}: a sequence argument '{param}' with "
-                                     "active entries", stmt.line, construct=rule.name)
+                                     f"{rule.name}: a list of differentiated values passed "
+                                     f"as '{param}', which takes one array", stmt.line,
+                                     construct=f"{rule.name}([...])",
+                                     hint=f"for a list of arrays use {rule.name}(np.stack([...]))")
 
     def _check_static(self, stmt, prim, rule, bound):
         """Refuse what the rule's expressions would get wrong: a differentiated
