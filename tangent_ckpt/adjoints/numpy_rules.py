@@ -292,6 +292,10 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                items="row_join_adjoint(g, items, i)")
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
                items="column_join_adjoint(g, items, i)")
+    defadjoint(builtins.sum, "iterable, /, start=0", name="sum", sequence=("iterable",),
+               iterable=("unbroadcast(g, iterable[i])",
+                         "np.broadcast_to(g, np.shape(iterable))"),
+               start="unbroadcast(g, start)")
     defadjoint(np.select, "condlist, choicelist, default=0", sequence=("choicelist",),
                piecewise=("condlist",),
                choicelist="select_adjoint_choice(g, condlist, choicelist, i)",
@@ -399,6 +403,7 @@ NOTES = {
     np.linspace: "linear in `start` and `stop`",
     np.arange: "`start` and `step` (the length does not vary)",
     np.select: "`default` and every choice",
+    builtins.sum: "of a list of arrays (broadcast like `+`) or of an array's rows",
     np.split: "the pieces are a tuple: unpack or index it",
     np.mean: "read-only broadcast view; axis may be a tuple",
     np.prod: "needs `ans`; exact with zeros (one zero: the product of the others)",

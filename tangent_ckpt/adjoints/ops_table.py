@@ -87,8 +87,8 @@ def _aliases(fn):
     """Every public name under which NumPy exports ``fn`` (np.abs and np.absolute)."""
     if fn is builtins.abs:
         return ["abs"]
-    if fn is builtins.len:
-        return ["len"]
+    if fn in (builtins.len, builtins.sum):
+        return [fn.__name__]
     rule = lookup(fn)
     if rule.name == "getitem":
         return ["x[index]"]

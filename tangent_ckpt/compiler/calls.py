@@ -121,6 +121,7 @@ class CallNormalizer:
                 kwargs[k.arg] = self.sequence_argument(v, base_hint, kind="tuple")
             else:
                 kwargs[k.arg] = self.atomize(self.value(v, base_hint), base_hint)
+        args, kwargs = self.stack_array_lists(fn, args, kwargs, hint)
         ref = numpy_path(fn)
         if ref is None:
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
@@ -128,6 +129,30 @@ class CallNormalizer:
             else:
                 ref = self.bind(fn, getattr(fn, "__name__", "fn")).id
         return ir.Prim(fn, args, kwargs, "call", ref=ref)
+
+    def stack_array_lists(self, fn, args, kwargs, hint):
+        """A list of variables passed where the rule takes one array
+        (``np.sum([a, b])``, ``np.sin([x, y])``) is what NumPy makes of it:
+        ``np.stack([a, b])``."""
+        rule = registry.lookup(fn)
+        if rule is None or rule.vjp is not None or rule.constant:
+            return args, kwargs
+        try:
+            bound = rule.bind(args, kwargs)
+        except TypeError:
+            return args, kwargs
+        lists = {id(op) for param, op in bound.items()
+                 if param in rule.templates and param not in rule.sequence_params
+                 and isinstance(op, ir.Seq) and any(isinstance(x, ir.Name) for x in op.items)}
+        if not lists:
+            return args, kwargs
+
+        def stacked(op):
+            if id(op) not in lists:
+                return op
+            return self.atomize(ir.Prim(np.stack, [ir.Seq(op.items, "list")], {}, "call",
+                                        ref="np.stack"), hint)
+        return [stacked(a) for a in args], {k: stacked(v) for k, v in kwargs.items()}
 
     def sequence_argument(self, node, hint, kind=None):
         """A list or tuple literal passed to a function: a constant when it holds

@@ -733,6 +733,8 @@ class Normalizer(CallNormalizer):
                 return ", ".join(part(e) for e in n.elts) + ("," if len(n.elts) == 1 else "")
             if isinstance(n, gast.Constant):
                 return "..." if n.value is Ellipsis else repr(n.value)
+            if isinstance(n, gast.List):     # fancy indexing with a list: x[[0, 2]]
+                return "[" + ", ".join(part(e) for e in n.elts) + "]"
             v = self.atomize(self.value(n, f"{hint}_index"), f"{hint}_index")
             if isinstance(v, ir.Name):
                 names.append(v.id)
