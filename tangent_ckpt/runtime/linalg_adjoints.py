@@ -24,10 +24,6 @@ def _T(x):
     return np.swapaxes(x, -1, -2)
 
 
-def _zero(g):
-    return 0.0 if is_zero(g) else g
-
-
 def _parts(g, n):
     """The ``n`` entries of a tuple adjoint (a zero where no contribution came)."""
     if is_zero(g):
@@ -35,8 +31,8 @@ def _parts(g, n):
     return tuple(g)
 
 
-def _solve_vector(b, ans):
-    """True when NumPy's ``solve(a, b)`` treats ``b`` as a (stack of) vector(s)."""
+def _solve_vector(b):
+    """True when NumPy's ``solve(a, b)`` treats ``b`` as a vector (NumPy 2: 1-D only)."""
     return np.ndim(b) == 1
 
 
@@ -44,7 +40,7 @@ def solve_adjoint_b(g, a, b):
     """Adjoint of ``b`` in ``x = solve(a, b)``: ``solve(a.T, g)``."""
     if is_zero(g):
         return g
-    if _solve_vector(b, None):
+    if _solve_vector(b):
         return unbroadcast(np.linalg.solve(_T(a), g[..., None])[..., 0], b)
     return unbroadcast(np.linalg.solve(_T(a), g), b)
 
@@ -53,7 +49,7 @@ def solve_adjoint_a(g, a, b, ans):
     """Adjoint of ``a`` in ``x = solve(a, b)``: ``-solve(a.T, g) @ x.T``."""
     if is_zero(g):
         return g
-    if _solve_vector(b, ans):
+    if _solve_vector(b):
         gb = np.linalg.solve(_T(a), g[..., None])
         return unbroadcast(-gb * ans[..., None, :], a)
     gb = np.linalg.solve(_T(a), g)
