@@ -156,6 +156,10 @@ with section("Linear algebra"):
     defadjoint(np.outer, "a, b, out=None",
                a="outer_adjoint_a(g, a, b)",
                b="outer_adjoint_b(g, a, b)")
+    defadjoint(np.vdot, "a, b, /",
+               a="np.reshape(g * np.ravel(b), np.shape(a))",
+               b="np.reshape(g * np.ravel(a), np.shape(b))")
+    defadjoint(np.matrix_transpose, "x, /", x="np.matrix_transpose(g)")
     defadjoint(np.inner, "a, b, /",
                a="inner_adjoint_a(g, a, b)",
                b="inner_adjoint_b(g, a, b)")
@@ -208,6 +212,12 @@ with section("Reductions and statistics"):
     defadjoint(np.sum, REDUCE, methods="sum", a="repeat_to_match(g, a, axis, keepdims)")
     defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False", methods="mean",
                a="mean_adjoint(g, a, axis, keepdims)")
+    defadjoint(np.nansum, REDUCE, only={"initial": (None,)},
+               a="np.where(np.isnan(a), 0.0, repeat_to_match(g, a, axis, keepdims))")
+    defadjoint(np.nanmean, "a, axis=None, dtype=None, out=None, keepdims=False",
+               a="nanmean_adjoint(g, a, axis, keepdims)")
+    defadjoint(np.trapezoid, "y, x=None, dx=1.0, axis=-1",
+               y="trapezoid_adjoint(g, y, x, dx, axis)")
     defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False",
                only={"returned": (False,)},
                a="average_adjoint(g, a, axis, weights, keepdims)",
@@ -397,6 +407,10 @@ NOTES = {
     np.linalg.matrix_power: "n >= 0",
     np.average: "`weights` may be 1-D along `axis`",
     np.cumprod: "exact with zeros",
+    np.nansum: "0 at NaN entries",
+    np.nanmean: "0 at NaN entries; the count excludes them",
+    np.trapezoid: "`y` only (sample points `x` or `dx` constant); y of any shape along `axis`",
+    np.vdot: "real input",
     np.gradient: "one axis (1-D input or `axis=k`); any spacing and edge_order",
     np.sort: "ties: the stable order",
     np.pad: "modes that copy elements",

@@ -16,7 +16,8 @@ __all__ = [
     "sinc_adjoint", "fmod_adjoint_divisor",
     # statistics
     "var_adjoint", "std_adjoint", "average_adjoint", "average_adjoint_weights",
-    "cumprod_adjoint", "diff_adjoint", "gradient_adjoint",
+    "cumprod_adjoint", "diff_adjoint", "gradient_adjoint", "nanmean_adjoint",
+    "trapezoid_adjoint",
     # building and reshaping
     "repeat_adjoint", "tile_adjoint", "pad_adjoint", "split_adjoint", "append_adjoint",
     "column_stack_adjoint", "rollaxis_adjoint", "sort_adjoint", "partition_adjoint",
@@ -115,6 +116,37 @@ def average_adjoint_weights(g, a, ans, axis=None, weights=None, keepdims=False):
     w = _weights(a, weights, axis)
     total = np.sum(np.broadcast_to(w, a.shape), axis=_axes(axis, a.ndim), keepdims=True)
     return np.reshape(unbroadcast(g * (a - ans) / total, w), np.shape(weights))
+
+
+def nanmean_adjoint(g, a, axis=None, keepdims=False):
+    """Adjoint of ``np.nanmean``: ``g`` over the count of non-NaN entries, 0 at NaNs."""
+    if is_zero(g):
+        return g
+    a = np.asarray(a)
+    g = _keep(_weak_like(g, a), a, axis, keepdims)
+    valid = ~np.isnan(a)
+    count = np.sum(valid, axis=_axes(axis, a.ndim), keepdims=True)
+    return np.where(valid, g / np.maximum(count, 1), 0.0)
+
+
+def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
+    """Adjoint of ``y`` in ``np.trapezoid(y, x, dx, axis)``: each sample's weight
+    is half the width of the intervals beside it."""
+    if is_zero(g):
+        return g
+    y = np.asarray(y)
+    axis = axis % y.ndim
+    n = y.shape[axis]
+    if x is None:
+        widths = np.full(max(n - 1, 0), float(dx))
+    else:
+        widths = np.diff(np.asarray(x, dtype=float), axis=-1 if np.ndim(x) == 1 else axis)
+    if np.ndim(widths) > 1:
+        widths = np.moveaxis(widths, axis, -1)
+    weights = np.zeros(np.shape(widths)[:-1] + (n,))
+    weights[..., 1:] += 0.5 * widths
+    weights[..., :-1] += 0.5 * widths
+    return np.moveaxis(np.asarray(g)[..., None] * weights, -1, axis)
 
 
 def cumprod_adjoint(g, a, ans, axis=None):
