@@ -92,3 +92,25 @@ def test_boolean_and_or_still_work():
         flag = x[0] > 0 and x[1] < 2
         return np.sum(x * x) if flag else np.sum(x)
     np.testing.assert_allclose(tc.grad(f)(np.array([1.0, 1.0])), [2.0, 2.0])
+
+
+# --- refused at run time: the shapes decide, and they are known only then -------------
+
+def f_svd_extra_columns(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(u)
+
+
+def f_qr_wide(a):
+    q, r = np.linalg.qr(a)
+    return np.sum(r)
+
+
+@pytest.mark.parametrize("fn, shape, words", [
+    (f_svd_extra_columns, (4, 3), "not unique"),
+    (f_qr_wide, (2, 3), "m >= n"),
+])
+def test_non_unique_adjoints_raise_instead_of_guessing(fn, shape, words):
+    a = np.random.default_rng(0).standard_normal(shape)
+    with pytest.raises(ValueError, match=words):
+        tc.grad(fn)(a)
