@@ -45,7 +45,7 @@ _VIEW_FUNCTION_PATHS = (
     "fliplr", "flipud", "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit",
     "unstack", "matrix_transpose", "permute_dims", "trim_zeros", "meshgrid", "nan_to_num",
     "lib.stride_tricks.as_strided", "lib.stride_tricks.sliding_window_view",
-    "linalg.matrix_transpose", "array",
+    "linalg.matrix_transpose", "array", "einsum",   # np.einsum('ij->ji', a) is a view
 )
 # functions that return a new array unless told not to copy
 _COPY_FLAG_FUNCTIONS = ("array", "nan_to_num", "meshgrid")
@@ -70,6 +70,7 @@ COPY_FLAG_FUNCTIONS = _numpy_objects(_COPY_FLAG_FUNCTIONS)
 # array methods whose result may share memory with the array (or dict/list
 # methods that hand out its elements); other methods return new objects
 VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal",
+                "conj", "conjugate",   # x itself when x is real
                 "get", "values", "items", "keys", "__array__", "setdefault", "pop",
                 "newbyteorder"}
 FRESH_METHODS = {"standard_normal", "normal", "uniform", "integers", "random", "randn",
@@ -77,7 +78,7 @@ FRESH_METHODS = {"standard_normal", "normal", "uniform", "integers", "random", "
                  "binomial", "beta", "gamma", "lognormal", "multivariate_normal",
                  "sum", "mean", "prod", "max", "min", "dot", "copy", "cumsum", "cumprod",
                  "clip", "flatten", "argmax", "argmin", "any", "all", "std", "var",
-                 "trace", "round", "conj", "conjugate", "tolist", "item", "nonzero",
+                 "trace", "round", "tolist", "item", "nonzero",
                  "argsort", "searchsorted", "repeat", "take", "compress", "ptp", "count",
                  "index", "astype"}
 # methods that write into the object they are called on
