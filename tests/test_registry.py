@@ -6,6 +6,7 @@ import pytest
 import tangent_ckpt as tc
 import tangent_ckpt.adjoints.numpy_rules  # noqa: F401
 from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler import calls, next_state
 from tangent_ckpt.adjoints.registry import (REQUIRED, defadjoint, defconstant, evaluate,
                                             lookup, register_adjoint, template_free_names)
 
@@ -181,7 +182,6 @@ def test_rule_names():
 # --- one declaration: the compiler's tables are read from the registry -------------
 
 def test_method_tables_are_the_registry():
-    from tangent_ckpt.compiler import calls, next_state
     assert calls.METHODS is registry.methods()
     assert registry.methods()["var"] is np.var and registry.methods()["flatten"] is np.ravel
     assert "reshape" in calls.VARARGS_METHODS
