@@ -11,6 +11,7 @@ import pytest
 import tangent_ckpt as tc
 from tangent_ckpt.adjoints import registry
 from coverage_cases import all_cases, draw
+from test_grad_numpy import BINARY, UNARY
 
 EPS = 1e-6
 CASES = all_cases()
@@ -117,7 +118,6 @@ def test_there_are_at_least_600_gradient_cases():
 
 def test_every_differentiable_numpy_rule_has_a_case():
     """Each rule is exercised here or by a program of test_grad_numpy."""
-    from test_grad_numpy import BINARY, UNARY
     used = " ".join(c.body for c in CASES)
     covered = {id(fn) for c in CASES for fn in c.covers} | set(map(id, [*BINARY, *UNARY]))
     methods = {m for m in registry.methods() if f".{m}(" in used}

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
+import tangent_ckpt as tc
 from tangent_ckpt.adjoints import registry
 from gradcheck import check_grad
 
@@ -159,3 +160,18 @@ def test_formerly_crashing_calls_match_finite_differences(fn):
     rng = np.random.default_rng(6)
     x = rng.standard_normal((3, 2)) if "stack" in fn.__name__ else rng.standard_normal(6)
     check_grad(fn, (x, 1.3), wrt=(0, 1), rtol=1e-5)
+
+
+def p_loop_over_list(x, y):
+    total = 0.0
+    for a in [x, y, x * y]:
+        total = total + np.sum(np.sin(a) * a)
+    return total
+
+
+def test_loop_over_a_list_of_arrays():
+    rng = np.random.default_rng(8)
+    args = (rng.standard_normal(3), rng.standard_normal(3))
+    check_grad(p_loop_over_list, args, wrt=(0, 1))
+    check_grad(p_loop_over_list, args, wrt=(0, 1),
+               df=tc.grad_with_checkpointing(p_loop_over_list, wrt=(0, 1), snapshots=1))

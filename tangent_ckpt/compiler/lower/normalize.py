@@ -465,7 +465,11 @@ class Normalizer(CallNormalizer):
                                  construct="for over an iterator",
                                  hint="loop over range(...), an array, enumerate or zip")
         else:
-            seq = self.atomize(self.value(it, "rows"), "rows")
+            if isinstance(it, (gast.List, gast.Tuple)):   # for a in [x, y]: the rows of
+                seq = self.atomize(ir.Prim(np.stack, [self.sequence_argument(it, "rows")],
+                                           {}, "call", ref="np.stack"), "rows")  # np.stack
+            else:
+                seq = self.atomize(self.value(it, "rows"), "rows")
             if isinstance(it, gast.Name) and rebinds(s.body, it.id):
                 # Python iterates over the array bound at loop entry, even if the
                 # body rebinds the name: pin it (found by tests/test_fuzz.py)
