@@ -253,6 +253,19 @@ def test_rebinding_a_view_is_not_a_write():
     check_grad(rebinding_is_not_a_write, (np.array([0.3, -0.2, 0.1, 0.4]),))
 
 
+def einsum_of_two_operands_written(B, M):
+    v = np.einsum("ij,jk->ik", B, M)
+    v[0] = np.tanh(v[1])
+    return np.sum(v * v) + np.sum(B * M[0])
+
+
+def test_einsum_of_two_operands_is_a_new_array():
+    """Only a one-operand einsum may be a view; a product is a new array."""
+    rng = np.random.default_rng(3)
+    check_grad(einsum_of_two_operands_written, (rng.normal(size=(2, 3)), rng.normal(size=(3, 3))),
+               wrt=(0, 1))
+
+
 # --- the fence knows every rule that may return a view --------------------------
 def _calls_returning_views(case):
     """The functions that one coverage case calls whose result shares memory

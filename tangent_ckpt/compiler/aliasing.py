@@ -45,7 +45,8 @@ _VIEW_FUNCTION_PATHS = (
     "fliplr", "flipud", "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit",
     "unstack", "matrix_transpose", "permute_dims", "trim_zeros", "meshgrid", "nan_to_num",
     "lib.stride_tricks.as_strided", "lib.stride_tricks.sliding_window_view",
-    "linalg.matrix_transpose", "array", "einsum",   # np.einsum('ij->ji', a) is a view
+    "linalg.matrix_transpose", "array",
+    "einsum",   # with one operand: np.einsum('ij->ji', a) is a view of a
 )
 # functions that return a new array unless told not to copy
 _COPY_FLAG_FUNCTIONS = ("array", "nan_to_num", "meshgrid")
@@ -502,6 +503,8 @@ class AliasFence:
                              for k in node.keywords)
             if _is_in(fn, COPY_FLAG_FUNCTIONS) and copies:
                 return fresh
+            if fn is np.einsum and _several_einsum_operands(node):
+                return fresh
             if _is_in(fn, VIEW_FUNCTIONS):
                 return self._union(args, env)
             if getattr(fn, "__module__", None) and \
@@ -535,6 +538,14 @@ class AliasFence:
             everything |= i.everything()
             holds |= i.holds
         return _Info(everything, holds)
+
+
+def _several_einsum_operands(node):
+    """``np.einsum('ij,jk->ik', a, b)``: with two operands or more the result is a
+    new array; with one (``'ij->ji'``, ``'ii->i'``) it may be a view of it."""
+    args = node.args
+    return len(args) >= 3 and isinstance(args[0], gast.Constant) and \
+        isinstance(args[0].value, str) and not any(isinstance(a, gast.Starred) for a in args)
 
 
 def _is_in(obj, objects):
