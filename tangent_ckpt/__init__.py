@@ -6,29 +6,32 @@ from tangent_ckpt.errors import (  # noqa: F401
     TangentCkptError, TransformError, UnsupportedSyntaxError, UnsupportedFunctionError,
     SourceUnavailableError, WrtError, CheckpointError, NondeterministicStepError, OptionError,
     OutputAdjointError,
+    SnapshotStoreError,
 )
 from tangent_ckpt.adjoints.registry import register_adjoint  # noqa: F401
 from tangent_ckpt.runtime.profiler import profile  # noqa: F401,E402
+from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
 from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
     checkpointed_loop, compute_checkpoint_positions, get_memory_savings,
     estimate_checkpoint_savings, should_checkpoint,
 )
-from tangent_ckpt.api import grad, value_and_grad, grad_with_checkpointing, source  # noqa: F401,E402
+from tangent_ckpt.api import (clear_cache, grad, value_and_grad,  # noqa: F401,E402
+                              grad_with_checkpointing, source)
 from tangent_ckpt.flatten import ravel  # noqa: F401,E402
 from tangent_ckpt.markers import checkpoint, checkpoint_scope, custom_adjoint  # noqa: F401,E402
 
 __all__ = [
     # differentiation
-    "grad", "value_and_grad", "grad_with_checkpointing", "source",
+    "grad", "value_and_grad", "grad_with_checkpointing", "source", "clear_cache",
     # parameters <-> one flat vector (scipy.optimize)
     "ravel",
     # checkpointing inside a differentiated function
     "checkpoint", "checkpoint_scope", "custom_adjoint", "register_adjoint",
     # profiling and the checkpointing helpers
     "profile", "checkpointed_loop", "compute_checkpoint_positions", "get_memory_savings",
-    "estimate_checkpoint_savings", "should_checkpoint",
+    "estimate_checkpoint_savings", "should_checkpoint", "SnapshotStore",
     # errors
     "TangentCkptError", "TransformError", "UnsupportedSyntaxError", "UnsupportedFunctionError",
     "SourceUnavailableError", "WrtError", "CheckpointError", "NondeterministicStepError",
-    "OptionError", "OutputAdjointError",
+    "OptionError", "OutputAdjointError", "SnapshotStoreError",
 ]

@@ -62,6 +62,8 @@ def _compiled(fn, wrt, options, return_value, source=None):
         except TypeError:  # not weak-referenceable: compile each time
             per_fn = {}
         compiled = per_fn.get(key)
+        if compiled is not None and compiled.dependencies.changed():
+            compiled = None  # a global, helper or closure variable now denotes another object
         if compiled is None:
             if source is not None:
                 register_source(fn, source)
@@ -75,6 +77,18 @@ def _compiled(fn, wrt, options, return_value, source=None):
                 weakref.finalize(compiled, linecache.cache.pop, filename, None)
             per_fn[key] = compiled
     return compiled
+
+
+def clear_cache() -> None:
+    """Forget every compiled gradient, so the next call compiles afresh.
+
+    Rarely needed: before each call a gradient checks that the globals, helper
+    functions and closure variables it was compiled against still denote the
+    same objects, and compiles again when one changed.  Clearing the cache also
+    frees the generated code of functions that are still alive.
+    """
+    with _LOCK:
+        _CACHE.clear()
 
 
 def _release_loops(tb):
@@ -220,7 +234,8 @@ class GradientFunction:
         """(compiled gradient, None), or (None, the error to raise): the caller raises
         it, so that one frame of this module stands before the user's line."""
         value = self.return_value if return_value is None else return_value
-        if value == self.return_value and self._compiled is not None:
+        if value == self.return_value and self._compiled is not None and \
+                not self._compiled.dependencies.changed():
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
@@ -359,6 +374,14 @@ _OPTIONS_DOC = """
       ``while`` loops and loops with ``break`` always use it).
     - ``min_steps``: loops shorter than this keep every state (no replays).
     - ``disk_snapshots``: extra snapshots kept as files in a private folder.
+    - ``snapshot_store``: where disk snapshots go: None (a private temporary
+      folder of ``.npy`` files), a folder, an fsspec URL (zarr arrays, the
+      ``[store]`` extra) or ``tangent_ckpt.SnapshotStore(url, codec="zstd")``;
+      see docs/storage.md.
+    - ``costs``: what a step and a disk write / read cost, for the RAM + disk
+      plan: ``None`` (a disk write or read costs one step), ``"measure"`` (time
+      the first step and one snapshot before planning), a dict with ``forward``,
+      ``write``, ``read`` (and ``adjoint``), or a 4-tuple; see docs/schedules.md.
     - ``verify``: re-run snapshotted steps and require identical bytes.
     - ``nested``: checkpoint loops nested in a checkpointed loop too.
     - ``flat``: return the gradients raveled into one float64 vector
@@ -384,7 +407,8 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
          checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
-         flat: bool = False, source: Optional[str] = None,
+         costs: Any = None, snapshot_store: Any = None, flat: bool = False,
+         source: Optional[str] = None,
          **unknown: Any) -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
@@ -398,7 +422,8 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
-                                verify=verify, nested=nested)
+                                verify=verify, nested=nested, costs=costs,
+                                snapshot_store=snapshot_store)
     return GradientFunction(fn, wrt, options, flat=flat, source=source)
 
 
@@ -406,7 +431,8 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                    checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
                    memory_budget: MemoryBudget = None, schedule: str = "revolve",
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
-                   nested: bool = False, flat: bool = False, source: Optional[str] = None,
+                   nested: bool = False, costs: Any = None, snapshot_store: Any = None,
+                   flat: bool = False, source: Optional[str] = None,
                    **unknown: Any) -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
@@ -418,7 +444,8 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
-                                verify=verify, nested=nested)
+                                verify=verify, nested=nested, costs=costs,
+                                snapshot_store=snapshot_store)
     return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source)
 
 
@@ -426,7 +453,8 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                             snapshots: Optional[int] = None, memory_budget: MemoryBudget = None,
                             schedule: str = "revolve", min_steps: int = 0,
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
-                            flat: bool = False, source: Optional[str] = None,
+                            costs: Any = None, snapshot_store: Any = None, flat: bool = False,
+                            source: Optional[str] = None,
                             **unknown: Any) -> Any:
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
@@ -439,8 +467,8 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
     def wrap(f):
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
-                    disk_snapshots=disk_snapshots, verify=verify, nested=nested, flat=flat,
-                    source=source)
+                    disk_snapshots=disk_snapshots, verify=verify, nested=nested, costs=costs,
+                    snapshot_store=snapshot_store, flat=flat, source=source)
     if fn is None:
         return wrap
     return wrap(fn)

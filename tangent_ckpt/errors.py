@@ -66,6 +66,11 @@ class NondeterministicStepError(TangentCkptError):
     """``verify=True`` found that recomputing a loop step did not reproduce the stored state."""
 
 
+class SnapshotStoreError(CheckpointError):
+    """A snapshot could not be written or read back intact: a full disk, a store that
+    is missing or unreachable, a snapshot deleted or corrupted (checksum mismatch)."""
+
+
 class OptionError(TangentCkptError, TypeError):
     """An option ``grad``/``value_and_grad`` does not know (a misspelling: the
     message names the closest valid option)."""

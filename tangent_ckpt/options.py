@@ -8,7 +8,9 @@ checkpoint, with which schedule) and by ``tc.checkpointed_loop``'s lowering.
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
+from tangent_ckpt.runtime.costs import MEASURE, as_costs
 from tangent_ckpt.runtime.driver import parse_memory
+from tangent_ckpt.runtime.store_io import SnapshotStore
 
 #: the schedules a checkpointed loop can use (runtime/schedules.py)
 SCHEDULES = ("revolve", "uniform", "online")
@@ -19,7 +21,7 @@ class CheckpointOptions:
 
     def __init__(self, checkpoint=False, snapshots=None, memory_budget=None,
                  schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
-                 nested=False):
+                 nested=False, costs=None, snapshot_store=None):
         if checkpoint not in (True, False, "auto"):
             raise CheckpointError(f"checkpoint must be True, False or 'auto', not {checkpoint!r}")
         if snapshots is not None:
@@ -46,7 +48,13 @@ class CheckpointOptions:
         self.disk_snapshots = int(disk_snapshots)
         self.verify = bool(verify)
         self.nested = bool(nested)
+        costs = as_costs(costs)
+        self.costs = tuple(costs) if costs is not None and costs != MEASURE else costs
+        # where disk snapshots go: None (a private temporary folder), a folder, a URL
+        # (zarr, the [store] extra) or an rt.SnapshotStore
+        self.snapshot_store = None if snapshot_store is None else SnapshotStore.of(snapshot_store)
 
     def key(self):
         return (self.checkpoint, self.snapshots, self.memory_budget, self.schedule,
-                self.min_steps, self.disk_snapshots, self.verify, self.nested)
+                self.min_steps, self.disk_snapshots, self.verify, self.nested, self.costs,
+                self.snapshot_store)

@@ -253,6 +253,28 @@ def test_rebinding_a_view_is_not_a_write():
     check_grad(rebinding_is_not_a_write, (np.array([0.3, -0.2, 0.1, 0.4]),))
 
 
+def rows_of_an_array_rebound_in_the_loop(B, s, n):
+    B = B * 1.0
+    for row0 in B:
+        for t1 in range(n):
+            if np.sum(np.tanh(B + row0[-1])) > 0.2:
+                B = B * np.cos(s)
+            else:
+                B = 0.5 * B + 0.5 * np.sin(s)
+            B[0] = np.tanh(B[1])
+    return np.sum(B)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_rows_of_the_array_a_loop_started_with_are_not_its_rebound_successor(checkpoint):
+    """`for row0 in B` iterates the array B had when the loop began; writes into
+    the arrays B is rebound to in the body cannot change row0 (found by the
+    fuzzer: the two branches' new arrays were once confused with row0's)."""
+    df = tc.grad(rows_of_an_array_rebound_in_the_loop, wrt=(0, 1), checkpoint=checkpoint)
+    check_grad(rows_of_an_array_rebound_in_the_loop, (np.ones((2, 3)) * 0.3, 0.7, 2),
+               wrt=(0, 1), df=df)
+
+
 def einsum_of_two_operands_written(B, M):
     v = np.einsum("ij,jk->ik", B, M)
     v[0] = np.tanh(v[1])

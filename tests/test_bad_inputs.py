@@ -364,7 +364,7 @@ def scalar_then_array(x, n):
 @pytest.mark.parametrize("options", [dict(snapshots=1), dict(snapshots=2, verify=True),
                                      dict(schedule="online", snapshots=2),
                                      dict(schedule="uniform", snapshots=3),
-                                     dict(memory_budget="4kB"),
+                                     dict(memory_budget="64kB"),
                                      dict(snapshots=1, disk_snapshots=1)])
 def test_state_changing_shape_or_dtype_mid_loop_is_correct(fn, n, options):
     """Decision: a loop state whose shape or dtype changes from step to step is

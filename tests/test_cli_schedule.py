@@ -5,6 +5,8 @@ import pytest
 
 import tangent_ckpt
 from tangent_ckpt.cli import SUBCOMMANDS, main
+from tangent_ckpt.runtime.hrevolve import plan_two_level
+from tangent_ckpt.runtime.online import online_cost
 from tangent_ckpt.runtime.schedules import revolve_cost, uniform_cost
 
 
@@ -65,3 +67,46 @@ def test_subcommand_registry_is_extensible():
     assert "schedule" in SUBCOMMANDS
     add, run, help = SUBCOMMANDS["schedule"]
     assert callable(add) and callable(run) and help
+
+
+def test_schedule_close_to_n_snapshots(capsys):
+    # issue 11: `tangent-ckpt schedule 500 499` died with RecursionError
+    assert main(["schedule", "500", "499", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["total_forward_steps"] == 999 and d["peak_memory_states"] == 500
+
+
+def test_schedule_ram_and_disk_json(capsys):
+    argv = ["schedule", "1000", "10", "--disk", "100", "--write-cost", "10", "--read-cost", "10", "--json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    plan = plan_two_level(1000, 10, 100, 10, 10)
+    assert (d["total_forward_steps"], d["disk_writes"], d["disk_reads"]) == (
+        plan.total_forward_steps, plan.disk_writes, plan.disk_reads)
+    assert d["total_cost"] == d["total_forward_steps"] + 10 * (d["disk_writes"] + d["disk_reads"])
+    assert d["total_cost"] <= d["ram_only"]["total_cost"] == revolve_cost(1000, 10)[2]
+
+
+def test_schedule_ram_and_disk_text(capsys):
+    assert main(["schedule", "300", "4", "--disk", "6", "--write-cost", "2", "--read-cost", "3"]) == 0
+    out = capsys.readouterr().out
+    plan = plan_two_level(300, 4, 6, 2, 3)
+    assert f"disk writes              {plan.disk_writes}" in out
+    assert f"total cost               {plan.cost:g}" in out
+
+
+def test_schedule_online(capsys):
+    assert main(["schedule", "60", "10", "--online", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["schedule"] == "online" and d["exact_up_to"] == 67
+    assert d["total_forward_steps"] == online_cost(60, 10)[1] == revolve_cost(60, 10)[2]
+    assert main(["schedule", "200", "10", "--online"]) == 0
+    assert f"total forward steps  T   {online_cost(200, 10)[1]}" in capsys.readouterr().out
+
+
+def test_plot_ram_and_disk(tmp_path):
+    pytest.importorskip("matplotlib")
+    f = tmp_path / "s.png"
+    assert main(["schedule", "200", "3", "--disk", "4", "--plot", str(f)]) == 0
+    assert f.stat().st_size > 0
+    assert main(["schedule", "100", "3", "--online", "--plot", str(tmp_path / "o.png")]) == 0

@@ -8,7 +8,12 @@ import tangent_ckpt.runtime.driver as drv
 from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule
 from tangent_ckpt.runtime.profiler import profile
-from tangent_ckpt.runtime.schedules import online_cost, revolve, revolve_cost, uniform_cost
+from tangent_ckpt.runtime.hrevolve import plan_two_level
+from tangent_ckpt.runtime.online import online_actions, online_cost
+from tangent_ckpt.runtime.schedules import (
+    action_counts, label_levels, revolve, revolve_cost, uniform_cost,
+)
+from tangent_ckpt.runtime.store_io import SnapshotStore
 
 RNG = np.random.default_rng(0)
 D = 4
@@ -124,10 +129,13 @@ def test_n_zero():
 @pytest.mark.parametrize("schedule", ["revolve", "online"])
 def test_disk_snapshots(tmp_path, schedule):
     n = 40
-    loop = CheckpointedLoop(n, schedule=schedule, snapshots=2, disk_snapshots=2, disk_dir=tmp_path, name="d")
+    # free disk I/O: the cheapest RAM + disk plan costs what Revolve with all 4 slots does
+    loop = CheckpointedLoop(n, schedule=schedule, snapshots=2, disk_snapshots=2, disk_dir=tmp_path,
+                            name="d", costs=(1, 0, 0, 0))
     with profile() as prof:
         out = loop.forward(step, H0, W, B)
         assert loop.disk_path is not None and os.path.isdir(loop.disk_path)
+        loop._store.disk.flush()  # writes are asynchronous
         assert os.listdir(loop.disk_path)
         got = loop.reverse(adjoint_step, (np.ones_like(out), np.zeros_like(W), np.zeros_like(B)), W, B)
     assert close(got, bptt(H0, W, B, n)[1])
@@ -135,6 +143,46 @@ def test_disk_snapshots(tmp_path, schedule):
     assert prof.peak_snapshots <= 4
     if schedule == "revolve":
         assert prof.forward_steps == revolve_cost(n, 4)[1] + 1
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("costs", [(1, 0, 0.5, 0.5), (1, 0, 2, 2), (1, 0, 10, 10), (2, 1, 2, 6)])
+@pytest.mark.parametrize("n,s,d", [(40, 1, 2), (60, 2, 3), (120, 3, 5)])
+def test_driver_counts_are_the_plans_counts_on_each_level(tmp_path, costs, n, s, d):
+    # the RAM + disk plan the driver runs: plain steps, disk writes and disk reads
+    loop = CheckpointedLoop(n, snapshots=s, disk_snapshots=d, disk_dir=tmp_path, costs=costs, name="l")
+    with profile() as prof:
+        out, got = run(loop, n)
+    write, read = costs[2] / costs[0], costs[3] / costs[0]
+    plan = plan_two_level(n, s, d, write, read)
+    assert loop.last_plan.cost == plan.cost
+    assert (prof.forward_steps, prof.disk_writes, prof.disk_reads) == (
+        plan.advances + 1, plan.disk_writes, plan.disk_reads)
+    assert prof.measure_steps == 0
+    assert close(got, bptt(H0, W, B, n)[1])
+    assert os.listdir(tmp_path) == []
+
+
+def test_online_driver_counts_on_each_level(tmp_path):
+    n, s, d = 90, 3, 2
+    loop = CheckpointedLoop(n, schedule="online", snapshots=s, disk_snapshots=d, disk_dir=tmp_path)
+    with profile() as prof:
+        out, got = run(loop, n)
+    adv, writes, reads = action_counts(label_levels(online_actions(n, s + d), d))
+    assert (prof.forward_steps, prof.disk_writes, prof.disk_reads) == (adv + 1, writes, reads)
+    assert writes and reads
+    assert close(got, bptt(H0, W, B, n)[1])
+
+
+def test_costs_measured_before_planning(tmp_path):
+    n = 50
+    loop = CheckpointedLoop(n, snapshots=2, disk_snapshots=3, disk_dir=tmp_path, costs="measure")
+    with profile() as prof:
+        out, got = run(loop, n)
+    assert prof.measure_steps == 3  # the first step timed three times, its results dropped
+    assert prof.forward_steps == loop.last_plan.advances + 1
+    assert loop.last_plan.cost <= revolve_cost(n, 2)[2]
+    assert close(got, bptt(H0, W, B, n)[1])
     assert os.listdir(tmp_path) == []
 
 
@@ -221,22 +269,53 @@ def test_budget_too_small_before_any_step():
     assert "96 bytes" in str(e.value) and "64 bytes" in str(e.value)
 
 
+def measured_working_memory(**options):
+    """The working memory a budgeted loop of `step` measures for itself."""
+    with CheckpointedLoop(10, memory_budget="1GB", **options) as loop:
+        loop.forward(step, H0, W, B)  # measures step 0 first
+        return loop.working_memory((W, B))
+
+
 def test_memory_budget_chooses_snapshots():
     n = 50
     nb = H0.nbytes
-    # working states, one step's recording, the adjoint buffers, one contribution's
-    # temporary and gathered rows
-    overhead = CheckpointedLoop.RESERVED_STATES * nb + \
-        CheckpointedLoop.RESERVED_ARGUMENTS * (W.nbytes + B.nbytes)
+    # the snapshots get what the measured working memory leaves (half a state of
+    # slack: tracemalloc peaks may differ by a few bytes from one run to the next)
+    budget = 3 * nb + measured_working_memory() + nb // 2
     with profile() as prof:
-        run(CheckpointedLoop(n, memory_budget=3 * nb + overhead + 5, name="b"), n)
-    assert prof.loops["b"].peak_snapshots <= 3
-    assert prof.forward_steps == revolve_cost(n, 3)[1] + 1
+        loop = CheckpointedLoop(n, memory_budget=budget, name="b")
+        run(loop, n)
+    s = prof.loops["b"].peak_snapshots
+    assert s == (budget - loop.working_memory((W, B))) // nb and 1 <= s <= 6
+    assert prof.forward_steps == revolve_cost(n, s)[1] + 1
+    assert prof.probe_steps == 1  # step 0 measured (no adjoint probe: a hand-driven loop)
     with profile() as prof:
         run(CheckpointedLoop(n, memory_budget="1MiB", name="all"), n)
     # every state fits: T = 2n - 1, i.e. A = n - 1 plain steps (+1 for the output)
     assert prof.forward_steps == n
     assert prof.forward_steps - 1 + prof.recorded_steps == 2 * n - 1
+
+
+def test_memory_budget_measures_the_adjoint_step_before_planning():
+    seen = []
+
+    def probe(t, h, h_next, W, b):  # one adjoint step from zero adjoints, as generated code does
+        seen.append(t)
+        big = np.zeros(200 * H0.size)  # an adjoint step that needs 200 states
+        return adjoint_step(t, h, (np.zeros_like(h), np.zeros_like(W), np.zeros_like(B)), W, b), big
+
+    nb = H0.nbytes
+    budget = 250 * nb + measured_working_memory()
+    with profile() as prof:
+        loop = CheckpointedLoop(400, memory_budget=budget, adjoint_probe=probe, name="p")
+        run(loop, 400)
+    assert seen == [0] and prof.probe_steps == 2
+    assert loop._step_bytes >= 200 * nb  # measured, not assumed
+    # the 200 states the adjoint step needs are not spent on snapshots
+    assert 1 <= prof.peak_snapshots <= 70  # (250 without the measurement)
+    too_small = 100 * nb + measured_working_memory()
+    with pytest.raises(CheckpointError, match="measured .* of which one step"):
+        CheckpointedLoop(40, memory_budget=too_small, adjoint_probe=probe).forward(step, H0, W, B)
 
 
 def test_parse_memory():
@@ -379,7 +458,7 @@ def test_snapshots_without_copies_hold_the_states_themselves():
 
 def test_memory_budget_with_next_state_runs_revolve_when_it_is_cheaper():
     n = 100
-    budget = 40 * H0.nbytes + CheckpointedLoop.working_bytes(H0.nbytes, (W, B))
+    budget = 40 * H0.nbytes + measured_working_memory(next_state=True)
     calls = []
 
     def segment(steps, h, bstate, W, b):
@@ -448,3 +527,16 @@ def test_driver_returns_settled_adjoints():
     got = loop.reverse(gathering, (np.ones_like(out), np.zeros_like(w), np.zeros_like(b)), w, b)
     assert type(got[1]) is np.ndarray
     np.testing.assert_allclose(got[1], bW, rtol=1e-12, atol=1e-14)
+
+
+def test_disk_buffers_are_paid_from_the_budget(tmp_path):
+    """Queued writes (write_queue states) and one prefetched read count as working memory."""
+    ram = CheckpointedLoop(10, memory_budget="1GB")
+    disk = CheckpointedLoop(10, memory_budget="1GB", disk_snapshots=2, disk_dir=tmp_path,
+                            snapshot_store=SnapshotStore(str(tmp_path), write_queue=3))
+    for loop in (ram, disk):
+        loop.forward(step, H0, W, B)
+        loop.close()
+    disk._step_bytes = ram._step_bytes  # the same step, measured twice
+    assert disk.working_memory((W, B)) - ram.working_memory((W, B)) == (3 + 1) * H0.nbytes
+    assert os.listdir(tmp_path) == []

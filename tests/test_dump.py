@@ -128,7 +128,7 @@ Wv = [0.9, 1.1, -0.7, 0.4]
 @pytest.mark.parametrize("options,tc_options", [
     (["--snapshots", "3"], dict(checkpoint=True, snapshots=3)),
     (["--no-checkpoint"], {}),
-    (["--memory-budget", "700"], dict(checkpoint=True, memory_budget=700)),
+    (["--memory-budget", "64000"], dict(checkpoint=True, memory_budget=64000)),
     (["--schedule", "uniform", "--snapshots", "4"],
      dict(checkpoint=True, schedule="uniform", snapshots=4)),
 ])

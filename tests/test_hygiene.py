@@ -43,7 +43,7 @@ GRADIENTS = {
     "revolve": lambda: tc.grad(rnn, wrt=(1, 2), checkpoint=True, snapshots=3),
     "uniform": lambda: tc.grad(rnn, wrt=(1, 2), checkpoint=True, snapshots=6, schedule="uniform"),
     "online": lambda: tc.grad(rnn, wrt=(1, 2), checkpoint=True, snapshots=2, schedule="online"),
-    "budget": lambda: tc.grad(rnn, wrt=(1, 2), checkpoint=True, memory_budget=2000),
+    "budget": lambda: tc.grad(rnn, wrt=(1, 2), checkpoint=True, memory_budget="64kB"),
     "verify": lambda: tc.grad(rnn, wrt=(1, 2), checkpoint=True, snapshots=2, verify=True),
 }
 

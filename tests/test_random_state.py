@@ -135,3 +135,22 @@ def test_profiler_counts_generator_state_bytes():
     generator_bytes = sum(np.asarray(v).nbytes for v in
                           np.random.default_rng(1).bit_generator.state["state"].values())
     assert prof.peak_snapshot_bytes >= 3 * (x.nbytes + generator_bytes)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6, 7, 10])
+@pytest.mark.parametrize("s", [2, 3])
+def test_short_while_loop_keeps_the_generators_of_the_held_state(n, s):
+    """The online schedule may store the state before the previous step: its
+    generator states are those captured before that step."""
+    x = np.array([0.1, -0.2, 0.3])
+    got = _seeded(tc.grad(while_with_noise, checkpoint=True, snapshots=s), 9, x, n)
+    np.testing.assert_allclose(got, _seeded(tc.grad(while_with_noise), 9, x, n), rtol=1e-10)
+
+
+def test_measured_costs_do_not_use_up_draws():
+    """costs="measure" times the first step: its draws are given back."""
+    x = np.array([0.3, -0.5, 0.8])
+    taped = _seeded(tc.grad(legacy_noise), 3, x, 20)
+    got = _seeded(tc.grad(legacy_noise, checkpoint=True, snapshots=2, disk_snapshots=3,
+                          costs="measure"), 3, x, 20)
+    np.testing.assert_allclose(got, taped, rtol=1e-10)

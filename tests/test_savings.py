@@ -93,3 +93,10 @@ def test_defaults_and_should_checkpoint():
     assert tc.should_checkpoint(1000) is True
     assert tc.should_checkpoint(2) is False
     assert tc.get_memory_savings(0)["with_checkpointing"] == 0
+
+
+def test_snapshots_close_to_steps_do_not_recurse():
+    # issue 11: get_memory_savings(500, 499) died with RecursionError
+    d = tc.get_memory_savings(500, 499)
+    assert d["peak_snapshots"] == 499 and d["forward_steps"] == 499
+    assert tc.get_memory_savings(50_000, 49_999)["peak_snapshots"] == 49_999

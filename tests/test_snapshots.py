@@ -4,9 +4,9 @@ import os
 import numpy as np
 import pytest
 
-from tangent_ckpt.errors import CheckpointError
+from tangent_ckpt.runtime.disk_store import DiskStore
 from tangent_ckpt.runtime.snapshots import (
-    DiskStore, RamStore, TwoLevelStore, tree_copy, tree_equal, tree_flatten, tree_nbytes,
+    RamStore, TwoLevelStore, tree_copy, tree_equal, tree_flatten, tree_nbytes,
     tree_unflatten,
 )
 
@@ -31,7 +31,7 @@ def test_nbytes():
     assert tree_nbytes(None) == 0
 
 
-@pytest.mark.parametrize("make", [RamStore, lambda: DiskStore(), lambda: TwoLevelStore(1)])
+@pytest.mark.parametrize("make", [RamStore, lambda: DiskStore(), lambda: TwoLevelStore(1, DiskStore())])
 def test_store_copies_never_alias(make):
     store = make()
     t = sample()
@@ -49,30 +49,8 @@ def test_store_copies_never_alias(make):
     store.close()
 
 
-def test_disk_store_files_and_cleanup(tmp_path):
-    store = DiskStore(tmp_path)
-    written = store.store(3, sample())
-    assert written > 0 and store.bytes_written == written
-    folder = store.path
-    assert folder.startswith(str(tmp_path)) and len(os.listdir(folder)) == 3
-    store.free(3)
-    assert os.listdir(folder) == []
-    store.store(4, sample())
-    store.close()
-    assert not os.path.exists(folder) and os.listdir(tmp_path) == []
-
-
-def test_disk_dir_errors(tmp_path):
-    with pytest.raises(CheckpointError, match="does not exist"):
-        DiskStore(tmp_path / "missing")
-    f = tmp_path / "file"
-    f.write_text("x")
-    with pytest.raises(CheckpointError, match="not a directory"):
-        DiskStore(f)
-
-
 def test_two_level_placement(tmp_path):
-    store = TwoLevelStore(2, tmp_path)
+    store = TwoLevelStore(2, DiskStore(tmp_path))
     for slot in range(4):
         store.store(slot, (np.full(3, slot, dtype=float),))
     assert len(store.disk) == 2 and len(store.ram) == 2

@@ -76,7 +76,7 @@ def _forget(fn):
 
 OPTIONS = [dict(), dict(checkpoint=True, snapshots=2), dict(checkpoint=True, schedule="online",
                                                             snapshots=2, disk_snapshots=1),
-           dict(checkpoint=True, memory_budget=3000)]
+           dict(checkpoint=True, memory_budget="1MB")]
 
 
 @pytest.mark.parametrize("round_", range(3))

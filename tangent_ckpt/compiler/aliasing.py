@@ -217,6 +217,7 @@ class AliasFence:
         self.loop_depth = 0
         # origin (and site id) -> names ever bound to it: an over-estimate, for lookups
         self.holders = {}
+        self.site_cache = {}
 
     @staticmethod
     def _local_names(fnode):
@@ -264,7 +265,15 @@ class AliasFence:
             self.aug_assign(s, env)
             return env
         if isinstance(s, gast.If):
-            return _join(self.block(s.body, dict(env)), self.block(s.orelse, dict(env)))
+            then_env = self.block(s.body, dict(env))
+            else_env = self.block(s.orelse, dict(env))
+            if self.loop_depth:
+                # a site run in one branch only: what the other branch still calls its
+                # latest object is older than the one just made
+                then_sites, else_sites = self.sites(s.body), self.sites(s.orelse)
+                self.age_sites(else_env, then_sites - else_sites)
+                self.age_sites(then_env, else_sites - then_sites)
+            return _join(then_env, else_env)
         if isinstance(s, (gast.For, gast.While)):
             return self.loop(s, env)
         if isinstance(s, gast.With):
@@ -286,37 +295,52 @@ class AliasFence:
     def age(self, env, s):
         """A site executed again makes a new object: what names kept from its
         earlier runs becomes the site's "older" origin, distinct from the new one."""
-        for node in _own_nodes(s):
-            for name in self.holders.get(id(node), ()):
+        self.age_sites(env, {id(node) for node in _own_nodes(s)})
+
+    def age_sites(self, env, sites):
+        for site in sites:
+            for name in self.holders.get(site, ()):
                 info = env.get(name)
                 if info is not None:
-                    self.set(env, name, _Info({_older(o, id(node)) for o in info.is_},
-                                              {_older(o, id(node)) for o in info.holds}))
+                    self.set(env, name, _Info({_older(o, site) for o in info.is_},
+                                              {_older(o, site) for o in info.holds}))
+
+    def sites(self, stmts):
+        """Ids of every node in ``stmts`` (the allocation sites they may run)."""
+        key = id(stmts)
+        cached = self.site_cache.get(key)
+        if cached is None or cached[0] is not stmts:
+            ids = {id(n) for st in stmts for n in gast.walk(st)}
+            cached = self.site_cache[key] = (stmts, ids)
+        return cached[1]
 
     def loop(self, s, env):
         self.loop_depth += 1
         head = dict(env)
+        iterated = f"\0iterable{id(s)}"  # a for loop's iterable, evaluated once
+        if isinstance(s, gast.For):
+            it = s.iter
+            ranged = isinstance(it, gast.Call) and self.resolve(it.func) is range
+            self.set(head, iterated, _Info() if ranged else self.info(it, env))
+        body_sites = self.sites(s.body)
         for _ in range(50):  # origins are finite; this reaches a fixpoint in a few rounds
             inner = dict(head)
             if isinstance(s, gast.For):
-                self.bind_loop_target(s, inner)
+                source = inner[iterated]
+                for name in _bound_names(s.target):
+                    self.set(inner, name, _Info(source.everything(), source.holds))
             after = self.block(s.body, inner)
-            new_head = _join(head, after)
+            # at the head, the body's latest objects are those of the last iteration:
+            # what the head held from before is older
+            older = dict(head)
+            self.age_sites(older, body_sites)
+            new_head = _join(older, after)
             if new_head == head:
                 break
             head = new_head
         self.loop_depth -= 1
+        head.pop(iterated, None)
         return _join(head, self.block(s.orelse, dict(head)))
-
-    def bind_loop_target(self, s, env):
-        it = s.iter
-        if isinstance(it, gast.Call) and self.resolve(it.func) is range:
-            element = _Info()
-        else:
-            source = self.info(it, env)
-            element = _Info(source.everything(), source.holds)
-        for name in _bound_names(s.target):
-            self.set(env, name, element)
 
     def bind(self, target, value_node, value, env, s):
         if isinstance(target, gast.Name):

@@ -9,31 +9,32 @@ out here.  The source is compiled once and run in ``{np, rt, bindings}``.
 import ast
 import itertools
 import linecache
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line
-from tangent_ckpt.compiler.syntax import HelperCall, copy_tree
+from tangent_ckpt.compiler.syntax import copy_tree
 from tangent_ckpt.errors import TransformError
 
 _counter = itertools.count(1)
 
 
+@dataclass
 class CompiledGradient:
     """The result of compiling: source text, the function, and what it needs."""
-
-    def __init__(self, source, function, namespace, name, params, wrt_names, result,
-                 seed_name):
-        self.source = source
-        self.function = function
-        self.namespace = namespace
-        self.name = name
-        self.params = params
-        self.wrt_names = wrt_names
-        self.result = result
-        self.seed_name = seed_name
-        self.loops = []  # (line, how the loop is reversed): the notebook display's header
+    source: str
+    function: Any
+    namespace: dict
+    name: str
+    params: list
+    wrt_names: list
+    result: str
+    seed_name: str
+    loops: list = field(default_factory=list)  # (line, how the loop is reversed): the notebook header
+    dependencies: Any = None  # the free names it was compiled against (parse.Dependencies)
 
 
 def emit(code, function, bindings, wrt_names):

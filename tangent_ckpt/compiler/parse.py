@@ -6,10 +6,12 @@ then ``onp.tanh`` is ``np.tanh``.
 """
 
 import builtins
+import contextlib
 import inspect
 import linecache
 import os
 import textwrap
+import threading
 import types
 import weakref
 
@@ -34,6 +36,7 @@ class ParsedFunction:
         self.source_lines = source_lines  # {lineno: text} of the user's file
         self.globals = getattr(fn, "__globals__", {})
         self.closure = _closure_values(fn)
+        self.cells = _closure_cells(fn)
 
     @property
     def name(self):
@@ -43,11 +46,20 @@ class ParsedFunction:
         return self.source_lines.get(lineno, "").strip()
 
     def resolve(self, name):
-        """The object that free name ``name`` denotes, or ``_UNRESOLVED``."""
+        """The object that free name ``name`` denotes, or ``_UNRESOLVED``.
+
+        Every resolution is noted in the active :class:`Dependencies` (see
+        :func:`recording`): the compiled gradient is valid while each name still
+        denotes the same object."""
         if name in self.closure:
-            return self.closure[name]
+            obj = self.closure[name]
+            _note(("closure", id(self.cells[name]), name), self.cells[name], name, obj)
+            return obj
         if name in self.globals:
-            return self.globals[name]
+            obj = self.globals[name]
+            _note(("global", id(self.globals), name), self.globals, name, obj)
+            return obj
+        _note(("global", id(self.globals), name), self.globals, name, _UNRESOLVED)
         if hasattr(builtins, name):
             return getattr(builtins, name)
         return _UNRESOLVED
@@ -56,6 +68,69 @@ class ParsedFunction:
         lineno = getattr(node, "lineno", None) if node is not None else self.node.lineno
         return cls(message, filename=self.filename, lineno=lineno,
                    construct=construct, hint=hint)
+
+
+class Dependencies:
+    """The free names one compilation resolved, and the object each denoted.
+
+    Generated code is compiled against those objects: numbers are written into
+    it and helpers are inlined. :meth:`changed` names what no longer denotes the
+    same object (a global rebound in a notebook cell, a helper redefined, a
+    closure variable reassigned). The caller then compiles again. The check is
+    one dictionary lookup and one identity test per name.
+    """
+
+    def __init__(self):
+        self._entries = {}  # key -> (namespace dict or closure cell, name, object)
+
+    def note(self, key, where, name, obj):
+        self._entries.setdefault(key, (where, name, obj))
+
+    def changed(self):
+        """The names that now denote another object (empty while all hold)."""
+        out = []
+        for where, name, obj in self._entries.values():
+            if isinstance(where, dict):
+                now = where.get(name, _UNRESOLVED)
+            else:
+                try:
+                    now = where.cell_contents
+                except ValueError:  # the closure variable was deleted
+                    now = _UNRESOLVED
+            if now is not obj:
+                out.append(name)
+        return out
+
+    def __len__(self):
+        return len(self._entries)
+
+
+_recording = threading.local()
+
+
+@contextlib.contextmanager
+def recording():
+    """Note every name resolved inside this block in the :class:`Dependencies` it yields."""
+    deps = Dependencies()
+    stack = _recording.__dict__.setdefault("stack", [])
+    stack.append(deps)
+    try:
+        yield deps
+    finally:
+        stack.pop()
+
+
+def _note(key, where, name, obj):
+    stack = getattr(_recording, "stack", None)
+    if stack:
+        stack[-1].note(key, where, name, obj)
+
+
+def _closure_cells(fn):
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return {}
+    return dict(zip(code.co_freevars, getattr(fn, "__closure__", None) or ()))
 
 
 def _closure_values(fn):

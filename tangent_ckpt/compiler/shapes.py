@@ -11,7 +11,8 @@ equal to another's when
   elementwise binary function of two operands of equal shape;
 - both are the same array (unchanged in between) indexed by constant slices
   that select the same number of elements for every length of the axis
-  (``u[1:-1]``, ``u[2:]`` and ``u[:-2]``), or by integers.
+  (``u[1:-1]``, ``u[2:]`` and ``u[:-2]``).  Integer indices are not compared:
+  the elements of a list of arrays may differ in shape.
 
 Anything else — a variable index, a name assigned in a loop or a branch, an
 array whose shape may differ — is "unknown", and the ``rt.unbroadcast`` stays.
@@ -97,8 +98,8 @@ def _assign_key(expr, env):
 def _index_signature(index):
     """How a constant index shapes what it selects, comparable between indices:
     per axis, the selected length for every length of the axis up to a bound past
-    which both are linear (slices with constant bounds), or "one element"
-    (integers).  None when not constant."""
+    which both are linear (slices with constant bounds).  None when not only
+    constant slices."""
     node = index.node
     parts = node.elts if type(node).__name__ == "Tuple" else [node]
     signature = []
@@ -106,9 +107,8 @@ def _index_signature(index):
         value = _constant_part(part)
         if value is None:
             return None
-        if isinstance(value, int):
-            signature.append("int")
-            continue
+        if isinstance(value, int):  # x[0] and x[1] differ in a list of arrays
+            return None
         bounds = [abs(b) for b in (value.start, value.stop, value.step) if b is not None]
         if max(bounds, default=0) > _BOUND:
             return None

@@ -31,13 +31,18 @@ import numpy as np
 from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime import progress
+from tangent_ckpt.runtime.costs import DEFAULT_COSTS, MEASURE, as_costs, measure_costs
+from tangent_ckpt.runtime.hrevolve import plan_two_level
+from tangent_ckpt.runtime.online import OnlineSchedule
 from tangent_ckpt.runtime.schedules import (
-    Action, ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, OnlineSchedule, default_snapshots,
-    revolve, revolve_cost, uniform, uniform_cost,
+    Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, default_snapshots,
+    label_levels, revolve, revolve_cost, uniform, uniform_cost,
 )
+from tangent_ckpt.runtime.memory import peak_of
 from tangent_ckpt.runtime.numpy_adjoints import settled
 from tangent_ckpt.runtime.random_state import RandomStates
-from tangent_ckpt.runtime.snapshots import TwoLevelStore, tree_copy, tree_flatten, tree_nbytes
+from tangent_ckpt.runtime.snapshots import RamStore, TwoLevelStore, tree_copy, tree_flatten, tree_nbytes
+from tangent_ckpt.runtime.store_io import SnapshotStore, open_disk_level
 
 __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
 
@@ -115,8 +120,15 @@ class CheckpointedLoop:
     states as fit in `memory_budget`, or DEFAULT_ONLINE_SNAPSHOTS for an unknown n.
     For "uniform", `snapshots` bounds the peak including the segment tape, and the
     segment length is the shortest that fits.  disk_snapshots: extra slots kept as
-    .npy files (the outermost, longest-lived snapshots go to disk) in a private
-    folder made with tempfile.mkdtemp inside `disk_dir` (default: system temp dir).
+    .npy files in a private folder made with tempfile.mkdtemp inside `disk_dir`
+    (default: system temp dir).  With "revolve" the RAM + disk schedule is planned
+    for its cost (``runtime.hrevolve.plan_two_level``): never worse than RAM alone.
+    costs: what a forward step, an adjoint step, a disk write and a disk read cost
+    (``runtime.costs``; None: ``DEFAULT_COSTS``); "measure" times the first step
+    (three runs, counted as ``measure_steps``) and one disk snapshot before planning.
+    snapshot_store: where disk snapshots go instead (a folder, an fsspec URL for
+    zarr arrays, or an ``rt.SnapshotStore``; see store_io.py).  Disk writes are
+    queued, disk reads of the reverse sweep prefetched (``_prefetching``).
     verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
     min_steps: a loop of fewer steps keeps every state (no replays beyond the
     one re-recording of each step).
@@ -125,7 +137,11 @@ class CheckpointedLoop:
     cannot hold every state, the loop then keeps a snapshot every k steps and
     reverses segment by segment: 2n forward steps in all (each step run once in
     the sweep, once on the tape), fewer than Revolve needs in the same memory.
-    The tape of one step is estimated at two states (``TAPE_STATES``).
+    The tape of one step is taken to be one measured adjoint step (at least
+    ``TAPE_STATES`` states).
+    adjoint_probe: ``probe(index, state, next_state, *args)`` runs the adjoint
+    step from zero adjoints; a memory budget measures it on step 0 before the
+    schedule is planned (see ``_measure_steps``).
     next_state: the adjoint step also takes the state after its step,
     ``adjoint_step(index, state, next_state, bstate, *args)``, so it need not
     re-run the step to get there.  The driver holds that state anyway (the
@@ -144,20 +160,28 @@ class CheckpointedLoop:
     """
 
     TAPE_STATES = 2
-    #: a memory budget first pays for the working state, the state before the last
-    #: step, one step's re-recording and its temporaries (in states), and four
-    #: times the arguments (their adjoint buffers, one contribution's temporary,
-    #: the rows an rt.ProductSum gathers, at most one adjoint buffer's size, and
-    #: the transposed copies the reverse sweep multiplies by: rt.transposed)
-    RESERVED_STATES = 10
+    #: a memory budget first pays for the sweep's working memory: one step's
+    #: working memory (the larger of a forward step and an adjoint step, MEASURED
+    #: on step 0 before the schedule is planned, see ``_measure_steps``), the
+    #: states a sweep holds beside its snapshots (the state before the step being
+    #: reversed, the state after it, a restored copy, the state's adjoint), what
+    #: the code around the loop holds meanwhile (its result, the loss's
+    #: temporaries and their adjoints), and four times the arguments (their
+    #: adjoint buffers, one contribution's temporary, the rows an rt.ProductSum
+    #: gathers, the transposed copies the reverse sweep multiplies by)
+    HELD_STATES = 4
+    AROUND_STATES = 6
     RESERVED_ARGUMENTS = 4
+    #: without a measurement (no probe: a loop driven by hand), a step is taken to
+    #: need this many states
+    ASSUMED_STEP_STATES = 4
 
     SCHEDULES = ("revolve", "uniform", "online")
 
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
-                 disk_snapshots=0, disk_dir=None, name=None, verify=False, min_steps=0,
-                 taped_segment=None, plan=None, next_state=False, copy_snapshots=True,
-                 random_state=False):
+                 disk_snapshots=0, disk_dir=None, snapshot_store=None, name=None, verify=False,
+                 min_steps=0, taped_segment=None, plan=None, next_state=False,
+                 copy_snapshots=True, adjoint_probe=None, random_state=False, costs=None):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -173,8 +197,11 @@ class CheckpointedLoop:
         self.memory_budget = None if memory_budget is None else parse_memory(memory_budget)
         self.disk_snapshots = _as_count("disk_snapshots", disk_snapshots, 0)
         self.disk_dir = disk_dir
+        self.costs = as_costs(costs)
+        self.last_plan = None  # the RAM + disk plan of the last forward() (runtime.hrevolve)
+        self._store_spec = SnapshotStore.of(snapshot_store)
         if self.disk_snapshots:
-            TwoLevelStore(self.disk_snapshots, disk_dir)  # checks disk_dir now, before any step
+            self._store_spec.open(disk_dir)  # checks the folder / URL now, before any step
         self.name = name if name is not None else "loop"
         self.verify = bool(verify)
         self.min_steps = _as_count("min_steps", min_steps, 0)
@@ -185,6 +212,9 @@ class CheckpointedLoop:
         self._random = None
         self._progress = None
         self.plan = plan  # rt.MemoryPlan (auto mode): the budget is this loop's share of it
+        self.adjoint_probe = adjoint_probe
+        self._step_bytes = None    # measured working memory of one step (budget only)
+        self._tape_states = self.TAPE_STATES
         self._segments = None
         self._store = None
         self._it = None
@@ -197,32 +227,85 @@ class CheckpointedLoop:
         return k if self.steps is None else self.steps[k]
 
     @classmethod
-    def working_bytes(cls, state_bytes, args=()):
-        """What a sweep holds beside its snapshots, paid from a memory budget first."""
-        return cls.RESERVED_STATES * state_bytes + cls.RESERVED_ARGUMENTS * tree_nbytes(args)
+    def working_bytes(cls, state_bytes, args=(), step_bytes=None, buffered_states=0):
+        """What a sweep holds beside its snapshots, paid from a memory budget first:
+        one step's working memory (`step_bytes`, measured; else assumed to be
+        ``ASSUMED_STEP_STATES`` states), the states held beside the snapshots and
+        around the loop, the store's write and prefetch buffers
+        (`buffered_states`) and the arguments' adjoint buffers."""
+        if step_bytes is None:
+            step_bytes = cls.ASSUMED_STEP_STATES * state_bytes
+        states = cls.HELD_STATES + cls.AROUND_STATES + buffered_states
+        return int(step_bytes) + states * state_bytes + cls.RESERVED_ARGUMENTS * tree_nbytes(args)
 
-    def _resolve_snapshots(self, state, n, args=()):
-        """RAM snapshot slots for this run (checks the budget before any step runs).
+    def working_memory(self, args=()):
+        """``working_bytes`` of this loop, with its measured step if it has one."""
+        return self.working_bytes(self._state_bytes, args, self._step_bytes,
+                                  self._buffered_states())
+
+    def _buffered_states(self):
+        """States the snapshot store may hold in flight (write queue, prefetch)."""
+        return self._store_spec.buffered_states if self.disk_snapshots else 0
+
+    def _measure_steps(self, state, args):
+        """The working memory of one forward step and one adjoint step, measured
+        (tracemalloc) on step 0 before anything is planned; the results are thrown
+        away and counted as ``probe_steps``.  Without an ``adjoint_probe`` (a loop
+        driven by hand) only the forward step is measured and the adjoint step is
+        taken to need twice as much.  ``adjoint_probe(index, state, next_state,
+        *args)`` runs the adjoint step from zero adjoints shaped like `next_state`."""
+        index, step = self._index(0), self._step
+        entry = self._random.capture() if self._random is not None else None
+        after, forward_bytes = peak_of(lambda: step(index, state, *args))
+        self._c["probe_steps"] += 1
+        if self.adjoint_probe is None:
+            adjoint_bytes = 2 * forward_bytes
+        else:
+            _, adjoint_bytes = peak_of(self.adjoint_probe, index, state, after, *args)
+            self._c["probe_steps"] += 1
+        if entry is not None:
+            self._random.restore(entry)  # the measured steps drew numbers the loop draws
+        del after
+        self._step_bytes = max(forward_bytes, adjoint_bytes)
+        if self._state_bytes:
+            # a taped segment's tape per step: at most one adjoint step's peak
+            self._tape_states = max(self.TAPE_STATES, -(-adjoint_bytes // self._state_bytes))
+
+    def _refuse(self, overhead, sbytes, measured):
+        raise CheckpointError(
+            f"{self.name}: memory_budget {_fmt_bytes(self.memory_budget)} cannot hold one "
+            f"snapshot of the loop state ({_fmt_bytes(sbytes)}) beside the working "
+            f"memory of the sweep ({'measured ' if measured else 'at least '}"
+            f"{_fmt_bytes(overhead)}"
+            + (f", of which one step {_fmt_bytes(self._step_bytes)}" if measured else "")
+            + "); raise the budget")
+
+    def _resolve_snapshots(self, state, n, args=(), probe=True):
+        """RAM snapshot slots for this run (checks the budget before the sweep).
 
         A memory budget pays for the snapshots and for what the sweep holds beside
-        them: the working state, the state kept before the last step, one step's
-        re-recording and its temporaries (``RESERVED_STATES`` states in all), and
-        the adjoint buffers of the loop's arguments, one contribution's temporary,
-        the rows an ``rt.ProductSum`` gathers and the arguments' transposed copies
-        (``RESERVED_ARGUMENTS`` times the arguments).  The rest buys snapshots.
+        them (``working_memory``).  The working memory of a step is measured on
+        step 0 first (``_measure_steps``) -- after a check that the budget can hold
+        one snapshot beside the rest, so that a budget far too small is refused
+        before any step runs.  The rest buys snapshots.
         """
         sbytes = tree_nbytes(state)
         self._state_bytes = sbytes
+        if self.memory_budget is not None or self.plan is not None:
+            floor = self.working_bytes(sbytes, args, 0, self._buffered_states())
+            budget = self.memory_budget if self.plan is None else self.plan.budget
+            if sbytes + floor > budget:
+                self.memory_budget = budget
+                self._refuse(floor, sbytes, measured=False)
+            if probe and (n is None or n >= 1):
+                self._measure_steps(state, args)
         if self.plan is not None:
             self.memory_budget = self.plan.share(self, args)
         s = self.snapshots
         if self.memory_budget is not None:
-            overhead = self.working_bytes(sbytes, args)
+            overhead = self.working_memory(args)
             if sbytes + overhead > self.memory_budget:
-                raise CheckpointError(
-                    f"{self.name}: memory_budget {_fmt_bytes(self.memory_budget)} cannot hold one "
-                    f"snapshot of the loop state ({_fmt_bytes(sbytes)}) beside the working "
-                    f"memory of the sweep ({_fmt_bytes(overhead)}); raise the budget")
+                self._refuse(overhead, sbytes, measured=self._step_bytes is not None)
             # as many states as fit (all of them if they all fit: T = 2n - 1)
             room = self.memory_budget - overhead
             fit = room // sbytes if sbytes else max(n or DEFAULT_ONLINE_SNAPSHOTS, 1)
@@ -238,20 +321,23 @@ class CheckpointedLoop:
             s = max(1, n)  # a short loop keeps every state: each step is recomputed once
         return s
 
-    def _begin(self, step, args, state, n):
-        s_ram = self._resolve_snapshots(state, n, args)
-        total = s_ram + self.disk_snapshots
-        self.used_snapshots = total
+    def _begin(self, step, args, state, n, probe=True):
         self._step, self._args = step, args
         self._random = RandomStates(args, self.random_state) or None
         self._random_at = {}      # slot -> generator states captured with its snapshot
         self._random_bytes = 0
-        self._store = TwoLevelStore(self.disk_snapshots, self.disk_dir, self.copy_snapshots)
+        self._c = dict(forward_steps=0, recorded_steps=0, verify_steps=0, snapshots_stored=0,
+                       disk_bytes_written=0, disk_writes=0, disk_reads=0, measure_steps=0,
+                       probe_steps=0)
+        self._io_seen = (0.0, 0.0)
+        s_ram = self._resolve_snapshots(state, n, args, probe)
+        total = s_ram + self.disk_snapshots
+        self.used_snapshots = total
+        disk = open_disk_level(self._store_spec, self.disk_dir) if self.disk_snapshots else None
+        self._store = TwoLevelStore(self.disk_snapshots, disk, self.copy_snapshots)
         self._slot_info = {}      # slot -> (pos, digest or None)
         self._pending = {}        # verify: position -> digest of a freed snapshot
         self._measured_tape = None
-        self._c = dict(forward_steps=0, recorded_steps=0, verify_steps=0, snapshots_stored=0,
-                       disk_bytes_written=0)
         self._peak_snaps = 0
         self._peak_bytes = 0
         return total
@@ -287,6 +373,8 @@ class CheckpointedLoop:
             store = self._store
             self._c["disk_bytes_written"] += store.store(a.slot, work)
             self._c["snapshots_stored"] += 1
+            if a.level is DISK:
+                self._c["disk_writes"] += 1
             self._slot_info[a.slot] = (a.pos, _digest(work) if self.verify else None)
             if self._random is not None:
                 self._keep_random(a.slot)
@@ -299,6 +387,8 @@ class CheckpointedLoop:
             pos = a.pos
             if self._random is not None:
                 self._random.restore(self._random_at[a.slot])
+            if a.level is DISK:
+                self._c["disk_reads"] += 1
         elif kind is FREE:
             self._store.free(a.slot)
             if self._progress is not None:
@@ -312,8 +402,10 @@ class CheckpointedLoop:
             raise AssertionError(f"unexpected action {a}")
         return work, pos
 
-    def _keep_random(self, slot):
-        states = self._random.capture()
+    def _keep_random(self, slot, states=None):
+        """Keep the generator states that go with the snapshot in ``slot`` (default:
+        as they are now, which is right for the state being worked on)."""
+        states = self._random.capture() if states is None else states
         old = self._random_at.get(slot)
         if old is not None:
             self._random_bytes -= RandomStates.nbytes(old)
@@ -358,12 +450,9 @@ class CheckpointedLoop:
         if self._c["recorded_steps"] or not _profiler.active_profilers() \
                 or tracemalloc.is_tracing():
             return fn(*call)
-        tracemalloc.start()
-        try:
-            return fn(*call)
-        finally:
-            self._measured_tape = tracemalloc.get_traced_memory()[1] // max(1, steps)
-            tracemalloc.stop()
+        result, peak = peak_of(fn, *call)
+        self._measured_tape = peak // max(1, steps)
+        return result
 
     def _flush(self, final=False):
         counts = dict(self._c)
@@ -371,6 +460,9 @@ class CheckpointedLoop:
             self._c[k] = 0
         counts.update(peak_snapshots=self._peak_snaps, peak_snapshot_bytes=self._peak_bytes,
                       state_bytes=self._state_bytes)
+        counts.update(self._io_counts())
+        if self._step_bytes is not None:
+            counts["working_bytes"] = self.working_memory(self._args)
         if final:
             counts["tape_bytes_per_step"] = self._measured_tape
             # exact: the states a tape of every step would keep, less the snapshots held
@@ -380,7 +472,10 @@ class CheckpointedLoop:
             counts.update(runs=1, steps=self.n or 0)
         for k, v in counts.items():
             if k in self.last_stats and k in ("forward_steps", "recorded_steps", "verify_steps",
-                                              "snapshots_stored", "disk_bytes_written"):
+                                              "snapshots_stored", "disk_bytes_written",
+                                              "disk_writes", "disk_reads", "measure_steps",
+                                              "probe_steps", "io_seconds", "io_waited_seconds",
+                                              "io_overlapped_seconds"):
                 self.last_stats[k] += v
             else:
                 self.last_stats[k] = v
@@ -399,6 +494,41 @@ class CheckpointedLoop:
         self._progress = None if sweep is None else progress.start(self.name, sweep, total)
         if self._progress is not None and self._store is not None:
             self._progress.snapshots(len(self._store))
+
+    def _io_counts(self):
+        """Seconds of disk-level I/O since the last report: all of it, the part the
+        sweep waited for, and the rest, overlapped with computation."""
+        disk = self._store.disk if self._store is not None else None
+        if disk is None:
+            return {}
+        io, waited = disk.io_seconds - self._io_seen[0], disk.waited_seconds - self._io_seen[1]
+        self._io_seen = (disk.io_seconds, disk.waited_seconds)
+        return dict(io_seconds=io, io_waited_seconds=waited,
+                    io_overlapped_seconds=max(0.0, io - waited))
+
+    def _prefetching(self, actions):
+        """Yield `actions`; start reading each disk snapshot the sweep will restore
+        once the disk restore before it has run (and the slot's last write is
+        queued), so the read overlaps the steps reversed in between."""
+        store = self._store
+        if not store.disk_slots:
+            yield from actions
+            return
+        actions = list(actions)
+        start = {}  # action index -> disk slots to prefetch once it has run
+        previous, touched = -1, {}
+        for j, a in enumerate(actions):
+            if a.kind is RESTORE and store.is_disk(a.slot):
+                start.setdefault(max(previous, touched.get(a.slot, -1)), []).append(a.slot)
+                previous = j
+            elif a.kind in (STORE, FREE) and store.is_disk(a.slot):
+                touched[a.slot] = j
+        for slot in start.get(-1, ()):
+            store.prefetch(slot)
+        for j, a in enumerate(actions):
+            yield a
+            for slot in start.get(j, ()):
+                store.prefetch(slot)
 
     def close(self):
         """Free all snapshots and remove the temporary folder (idempotent)."""
@@ -443,6 +573,8 @@ class CheckpointedLoop:
             if self.disk_snapshots:
                 raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
             actions = uniform(n, self._uniform_every(n, s))
+        elif self.disk_snapshots:
+            actions = self._disk_plan(n, s - self.disk_snapshots, state, args).actions()
         else:
             actions = revolve(n, s)
         it = iter(actions)
@@ -474,13 +606,36 @@ class CheckpointedLoop:
             self.close()
             raise
 
+    def _disk_plan(self, n, s_ram, state, args):
+        """The RAM + disk schedule for this run, planned for the costs (measured if asked)."""
+        costs = DEFAULT_COSTS if self.costs is None else self.costs
+        if costs == MEASURE and n >= 2:
+            store, slot = self._store, 0  # slot 0 is on disk and free before the sweep
+            repeat = 3
+            entry = self._random.capture() if self._random is not None else None
+            try:
+                costs = measure_costs(lambda: self._step(self._index(0), state, *args),
+                                      lambda: store.store(slot, state), lambda: store.restore(slot),
+                                      lambda: store.free(slot), repeat)
+            except BaseException:
+                self.close()  # nothing left behind
+                raise
+            finally:
+                if entry is not None:
+                    self._random.restore(entry)  # the timed runs drew numbers the loop draws
+            self._c["measure_steps"] += repeat
+        write, read = costs.relative() if costs != MEASURE else DEFAULT_COSTS.relative()
+        self.last_plan = plan_two_level(n, s_ram, self.disk_snapshots, write, read)
+        return self.last_plan
+
     def _segment_length(self, n, s):
         """Steps per taped segment when a budget calls for segments, else None."""
         if (self.taped_segment is None or self.memory_budget is None or self.schedule != "revolve"
                 or self.disk_snapshots or s >= n or n < 2):
             return None
-        k = max(1, int(round((n / self.TAPE_STATES) ** 0.5)))
-        if -(-n // k) + self.TAPE_STATES * k > s:
+        tape = self._tape_states
+        k = max(1, int(round((n / tape) ** 0.5)))
+        if -(-n // k) + tape * k > s:
             return None  # not even the best segment length fits: Revolve in s snapshots
         if self.next_state and revolve_cost(n, s)[1] + 1 <= 2 * n:
             # Revolve reverses from the states on both sides of each step and, in
@@ -536,15 +691,21 @@ class CheckpointedLoop:
     def _forward_online(self, cond, step, state, args, limit):
         self.close()
         self.last_stats = {}
-        s = self._begin(step, args, state, limit)
+        disk = self.disk_snapshots  # the online schedule's slots below this are on disk
+        idx = self._index
+        # a budget measures step 0 first: only if the loop runs it
+        runs = (limit is None or limit > 0) and (self.memory_budget is None and self.plan is None
+                                                 or cond(idx(0), state, *args))
+        s = self._begin(step, args, state, limit, probe=runs)
         self._show_progress("forward", limit)
         sched = OnlineSchedule(s)
-        idx = self._index
         try:
             work, prev, p = state, None, 0
             while (limit is None or p < limit) and cond(idx(p), work, *args):
-                for a in sched.before_step(p):
-                    work, _ = self._exec(a, work, p)
+                for a in label_levels(sched.before_step(p), disk):  # a STORE may take the held state p - 1
+                    self._exec(a, prev if a.pos < p else work, p)
+                    if a.pos < p and a.kind is STORE and self._random is not None:
+                        self._keep_random(a.slot, self._random_prev)  # before step p - 1
                 prev = work
                 if self._random is not None:
                     self._random_prev = self._random.capture()
@@ -554,7 +715,7 @@ class CheckpointedLoop:
                 if self._progress is not None:
                     self._progress.advance()
             self.n = p
-            it = iter(sched.reverse(p))
+            it = iter(label_levels(sched.reverse(p), disk))
             if p == 0:
                 for a in it:
                     self._exec(a, work, 0)
@@ -598,7 +759,7 @@ class CheckpointedLoop:
                 return bstate
             raise CheckpointError(f"{self.name}: reverse() needs a forward() (or forward_while()) "
                                   "first, and can run only once per forward()")
-        it, work, after = self._it, self._prev, self._last
+        it, work, after = self._prefetching(self._it), self._prev, self._last
         self._prev = self._last = None
         keep = self.next_state
         try:
@@ -635,7 +796,6 @@ def run_schedule(actions, step, adjoint_step, state, bstate, n, store=None):
     (final_state, bstate, counts) where counts has forward_steps and recorded_steps.
     The final state is the result of the last plain step (one extra plain step).
     """
-    from tangent_ckpt.runtime.snapshots import RamStore
     store = store if store is not None else RamStore()
     counts = {"forward_steps": 0, "recorded_steps": 0}
     work, pos, final = state, 0, state

@@ -14,6 +14,20 @@ Fields (per loop in ``prof.loops[name]`` and totals on ``prof`` itself):
 ``peak_snapshots``       most snapshots held at once
 ``peak_snapshot_bytes``  most snapshot bytes held at once (RAM + disk)
 ``disk_bytes_written``   bytes written to ``.npy`` snapshot files
+``disk_writes``          snapshots written to disk (STORE actions whose level is DISK)
+``disk_reads``           snapshots read from disk (RESTORE actions whose level is DISK)
+``measure_steps``        plain steps run to time a step before planning (``costs="measure"``)
+``probe_steps``          steps run once more to measure a step's working memory
+                         before a memory budget is planned (one forward step and
+                         one adjoint step per loop run; results thrown away)
+``io_seconds``           seconds the store's I/O thread spent writing and reading
+                         disk-level snapshots
+``io_waited_seconds``    seconds the sweep waited for that I/O (a full write queue,
+                         a read not prefetched or not finished)
+``io_overlapped_seconds`` io_seconds - io_waited_seconds: I/O hidden behind the steps
+``working_bytes``        under a memory budget: the sweep's working memory paid before
+                         any snapshot (one measured step and the reserves, see
+                         ``CheckpointedLoop.working_bytes``); else 0
 ``state_bytes``          size of one loop state (tree_nbytes)
 ``tape_bytes_per_step``  tracemalloc peak of the first adjoint step of the loop (its
                          re-recording and its temporaries: an upper bound of one
@@ -46,13 +60,17 @@ import threading
 __all__ = ["profile", "Profiler", "LoopStats", "record", "active_profilers"]
 
 _SUM_FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored",
-               "disk_bytes_written", "memory_saved_bytes", "steps", "runs",
+               "disk_bytes_written", "disk_writes", "disk_reads", "measure_steps",
+               "probe_steps", "io_seconds", "io_waited_seconds",
+               "io_overlapped_seconds", "memory_saved_bytes", "steps", "runs",
                "checkpoints", "bytes_saved", "steps_recomputed")
 _MAX_FIELDS = ("peak_snapshots", "peak_snapshot_bytes", "state_bytes", "tape_bytes_per_step",
-               "bytes_held")
+               "bytes_held", "working_bytes")
 FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored", "peak_snapshots",
-          "peak_snapshot_bytes", "disk_bytes_written", "state_bytes", "tape_bytes_per_step",
-          "memory_saved_bytes", "steps", "runs",
+          "peak_snapshot_bytes", "disk_bytes_written", "disk_writes", "disk_reads",
+          "measure_steps", "state_bytes", "tape_bytes_per_step",
+          "memory_saved_bytes", "steps", "runs", "probe_steps", "io_seconds",
+          "io_waited_seconds", "io_overlapped_seconds", "working_bytes",
           "checkpoints", "bytes_held", "bytes_saved", "steps_recomputed")
 
 _local = threading.local()

@@ -12,6 +12,11 @@ against a *working state* whose position it tracks:
 ``FIRST_TURN``    record and reverse step ``pos`` (= n - 1), the first reversal
 ``REVERSE``       record and reverse step ``pos`` (the working state's position)
 
+STORE, RESTORE and FREE name the storage level of their snapshot: ``level`` is
+RAM (the default) or DISK.  Schedules for RAM + disk (``tangent_ckpt.runtime.hrevolve``)
+number disk slots 0..D-1 and RAM slots from D up, the convention of
+``snapshots.TwoLevelStore``, so a slot's number and its level always agree.
+
 Conventions (Griewank & Walther, Algorithm 799): the snapshot of position 0 counts
 against the ``snapshots`` budget; the working state and the one-step tape do not.
 After a reversal the working state is dead until the next RESTORE.
@@ -20,14 +25,12 @@ Every generator keeps O(snapshots) memory (an explicit stack), never O(n) lists.
 """
 
 from collections import namedtuple
-from functools import lru_cache
 from math import comb
 
 __all__ = [
-    "Action", "ADVANCE", "STORE", "RESTORE", "FREE", "FIRST_TURN", "REVERSE",
+    "Action", "ADVANCE", "STORE", "RESTORE", "FREE", "FIRST_TURN", "REVERSE", "RAM", "DISK",
     "beta", "repetition_number", "revolve_cost", "revolve_split", "revolve_peak",
-    "default_snapshots", "revolve", "uniform", "uniform_cost", "online",
-    "OnlineSchedule", "online_actions", "online_cost",
+    "default_snapshots", "revolve", "uniform", "uniform_cost", "label_levels", "action_counts",
 ]
 
 ADVANCE = "advance"
@@ -37,13 +40,19 @@ FREE = "free"
 FIRST_TURN = "first_turn"
 REVERSE = "reverse"
 
-Action = namedtuple("Action", "kind n slot pos")
+#: storage levels of a snapshot
+RAM = "ram"
+DISK = "disk"
+
+Action = namedtuple("Action", "kind n slot pos level", defaults=(RAM,))
 Action.__doc__ = """One schedule action.
 
 ``kind``: one of ADVANCE, STORE, RESTORE, FREE, FIRST_TURN, REVERSE.
 ``n``: number of steps (ADVANCE), else 0.  ``slot``: snapshot slot (STORE,
 RESTORE, FREE), else -1.  ``pos``: the position the action starts at (for
 ADVANCE), the snapshot's position (STORE/RESTORE/FREE) or the step reversed.
+``level``: where the snapshot of a STORE, RESTORE or FREE lives, RAM or DISK
+(RAM for the other kinds).
 """
 
 
@@ -208,25 +217,19 @@ def revolve(n, snapshots):
     yield Action(FREE, 0, 0, 0)
 
 
-@lru_cache(maxsize=65536)
-def _peak(n, s):
-    # slots in use at once by _revolve_core on length n with s available (own slot counted)
-    if n <= 1:
-        return 1
-    if s == 1:
-        return 1
-    m = revolve_split(n, s)
-    right = (1 + _peak(n - m, s - 1)) if n - m >= 2 else 1
-    return max(right, _peak(m, s))
-
-
 def revolve_peak(n, s):
-    """Most snapshots revolve(n, s) holds at once (0 for n <= 1)."""
+    """Most snapshots revolve(n, s) holds at once: min(s, n - 1) (0 for n <= 1).
+
+    The forward sweep stores a snapshot at every split until either all s are
+    held or the range left is one step (s >= n - 1: a snapshot before each of
+    the first n - 1 steps); the reversal never holds more than that sweep did.
+    The tests check this against every simulated schedule with n <= 300, s <= 12.
+    """
     n = _check_int("n", n, 0)
     s = _check_int("snapshots", s, 1)
     if n <= 1:
         return 0
-    return _peak(n, s)
+    return min(s, n - 1)
 
 
 # ----------------------------------------------------------------------------- uniform
@@ -321,172 +324,25 @@ def uniform_cost(n, every):
     return (a, a + n, peak)
 
 
-# ----------------------------------------------------------------------------- online
-
-class OnlineSchedule:
-    """Checkpointing for a loop whose trip count is unknown until it ends (``while``).
-
-    Driven step by step.  Forward phase: call ``before_step(p)`` before running step p
-    (it yields STORE/FREE actions for position p).  Snapshots sit at multiples of a
-    stride d (d = 1, 2, 4, ...): when all `snapshots` slots are full and position p
-    is due, d doubles and the snapshots at odd multiples of the old stride are freed.
-    Position 0 is always kept.  Once the loop has stopped after n steps, ``reverse(n)``
-    yields FIRST_TURN for step n-1 (the driver holds the state before the last step),
-    then reverses each range between retained snapshots, last first, with revolve,
-    using the slots freed by the later ranges (a small DP first drops retained
-    snapshots whose ranges would be reversed with too few slots; see _online_plan).
-    Exact cost: ``online_cost(n, s)``.
-    """
-
-    def __init__(self, snapshots):
-        self.snapshots = _check_int("snapshots", snapshots, 1)
-        self.stride = 1
-        self.kept = []  # list of (pos, slot), increasing pos
-        self.free = list(range(self.snapshots - 1, -1, -1))
-
-    def before_step(self, p):
-        if p % self.stride:
-            return
-        if self.kept and self.kept[-1][0] == p:
-            return
-        if not self.free:
-            if self.snapshots == 1:
-                return
-            while not self.free:
-                self.stride *= 2
-                keep = []
-                for q, slot in self.kept:
-                    if q % self.stride:
-                        self.free.append(slot)
-                        yield Action(FREE, 0, slot, q)
-                    else:
-                        keep.append((q, slot))
-                self.kept = keep
-                self.free.sort(reverse=True)
-            if p % self.stride:
-                return
-        slot = self.free.pop()
-        self.kept.append((p, slot))
-        yield Action(STORE, 0, slot, p)
-
-    def reverse(self, n):
-        n = _check_int("n", n, 0)
-        if n == 0:
-            for q, slot in self.kept:
-                yield Action(FREE, 0, slot, q)
-            self.kept = []
-            return
-        yield Action(FIRST_TURN, 0, -1, n - 1)
-        free = self.free
-        chosen = set(_online_plan([q for q, _ in self.kept], n, self.snapshots))
-        kept = []
-        for q, slot in self.kept:  # free what the plan drops before reversing
-            if q in chosen:
-                kept.append((q, slot))
-            else:
-                free.append(slot)
-                yield Action(FREE, 0, slot, q)
-        end = n - 1
-        while kept:
-            q, slot = kept.pop()
-            if end > q:
-                yield Action(RESTORE, 0, slot, q)
-                yield from _revolve_core(q, end - q, slot, free)
-            free.append(slot)
-            yield Action(FREE, 0, slot, q)
-            end = q
-        self.kept = []
-        if end != 0:  # pragma: no cover - position 0 is always kept when n >= 2
-            raise AssertionError("online schedule lost position 0")
-
-
-_PLAN_MAX = 24
-
-
-def _online_plan(positions, n, s):
-    """Which retained positions to keep for the reversal of an n-step loop.
-
-    Range t (from the t-th kept snapshot, 0-based) is reversed while t earlier
-    snapshots are still held, so with s - t snapshots.  A small DP over the retained
-    positions picks the subset (always containing 0) minimising
-    sum_t A(range_t, s - t); with more than _PLAN_MAX candidates, every other one is
-    dropped first.
-    """
-    pos = [q for q in positions if q < n - 1]
-    if not pos:
-        return []
-    while len(pos) > _PLAN_MAX:
-        pos = pos[::2]
-    k = len(pos)
-    INF = float("inf")
-    # f[t][i]: least cost of reversing [pos[i], n-1) when pos[i] is the t-th kept snapshot
-    f = [[INF] * k for _ in range(k + 1)]
-    nxt = [[None] * k for _ in range(k + 1)]
-    for t in range(k - 1, -1, -1):
-        for i in range(t, k):
-            avail = s - t
-            if avail < 1:
-                continue
-            best, arg = revolve_cost(n - 1 - pos[i], avail)[1], None
-            for j in range(i + 1, k):
-                if s - t - 1 < 1 or f[t + 1][j] == INF:
-                    continue
-                c = revolve_cost(pos[j] - pos[i], avail)[1] + f[t + 1][j]
-                if c < best:
-                    best, arg = c, j
-            f[t][i], nxt[t][i] = best, arg
-    out, t, i = [], 0, 0
-    while i is not None:
-        out.append(pos[i])
-        i = nxt[t][i]
-        t += 1
-    return out
-
-
-def online(snapshots):
-    """An :class:`OnlineSchedule` with `snapshots` slots (for loops of unknown length)."""
-    return OnlineSchedule(snapshots)
-
-
-def online_actions(n, snapshots):
-    """The whole action stream the online schedule produces for a loop that stops after n steps."""
-    sched = OnlineSchedule(snapshots)
-    if n == 0:
-        yield from sched.reverse(0)
+def label_levels(actions, disk_slots):
+    """Actions of a schedule planned for one level, with slots below `disk_slots` on
+    DISK (the bottom slots: the outermost, longest-lived snapshots)."""
+    if not disk_slots:
+        yield from actions
         return
-    for p in range(n):
-        yield from sched.before_step(p)
-        if p < n - 1:
-            yield Action(ADVANCE, 1, -1, p)
-    yield from sched.reverse(n)
+    for a in actions:
+        if 0 <= a.slot < disk_slots:
+            a = a._replace(level=DISK)
+        yield a
 
 
-def online_cost(n, snapshots):
-    """(A, T, peak) of the online schedule for a loop of n steps, computed without running it.
-
-    A = (n - 1) + sum over the kept ranges t of revolve A(len_t, s - t).  It is never below
-    the offline optimum A(n, s); measured ratios are in docs/schedules.md.
-    """
-    s = _check_int("snapshots", snapshots, 1)
-    n = _check_int("n", n, 0)
-    if n <= 1:
-        return (0, n, n)  # n == 1: position 0 was stored before the end was known
-    sched = OnlineSchedule(s)
-    peak = 0
-    # simulate positions only where stores can happen (multiples of the stride)
-    p = 0
-    while p < n:
-        for _ in sched.before_step(p):
-            pass
-        peak = max(peak, len(sched.kept))
-        p += sched.stride - (p % sched.stride) if p % sched.stride else sched.stride
-    kept = _online_plan([q for q, _ in sched.kept], n, s)
-    a = n - 1
-    end = n - 1
-    for t in range(len(kept) - 1, -1, -1):
-        length = end - kept[t]
-        if length >= 2:
-            peak = max(peak, t + revolve_peak(length, s - t))
-        a += revolve_cost(length, s - t)[1]
-        end = kept[t]
-    return (a, a + n, peak)
+def action_counts(actions):
+    """(plain advances, disk writes, disk reads) of an action stream, by running through it."""
+    adv = writes = reads = 0
+    for a in actions:
+        if a.kind is ADVANCE:
+            adv += a.n
+        elif a.level is DISK:
+            writes += a.kind is STORE
+            reads += a.kind is RESTORE
+    return adv, writes, reads

@@ -167,7 +167,7 @@ class MemoryPlan:
         # the sweep's working memory is needed by one loop at a time (the driver's
         # own reserve: working states, one step's re-recording and temporaries, the
         # arguments' adjoints)
-        working = CheckpointedLoop.working_bytes(sb, args)
+        working = loop.working_memory(args)
         # what stays held until the reverse sweep is split among the loops:
         # snapshots and the state before the last step
         holdable = free - working

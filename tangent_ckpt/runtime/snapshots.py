@@ -1,4 +1,4 @@
-"""Snapshot stores: copies of loop states (pytrees) in RAM, on disk, or both.
+"""Snapshot stores: copies of loop states (pytrees) in RAM, or in RAM and on a disk-level store.
 
 A pytree is a tuple (including namedtuples), list or dict of pytrees, or a leaf.
 Array leaves (``np.ndarray``) are copied on store and copied again on restore, so
@@ -7,21 +7,16 @@ Other leaves (NumPy scalars, Python numbers, None, strings) are immutable and ke
 as they are.
 """
 
-import os
-import shutil
-import tempfile
-
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
 
 __all__ = [
     "tree_flatten", "tree_unflatten", "tree_copy", "tree_nbytes", "tree_equal",
-    "RamStore", "DiskStore", "TwoLevelStore",
+    "RamStore", "TwoLevelStore",
 ]
 
 _PY_SCALAR_BYTES = 8
-_ON_DISK = object()  # placeholder for an array leaf stored in a file
 
 
 def tree_flatten(tree):
@@ -164,118 +159,36 @@ class RamStore:
         self._total = 0
 
 
-def _check_dir(path):
-    if not os.path.isdir(path):
-        raise CheckpointError(f"disk_dir {path!r} does not exist or is not a directory; "
-                              "create it or pass disk_dir=None for a private temporary folder")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise CheckpointError(f"disk_dir {path!r} is not writable; pass a writable folder "
-                              "or disk_dir=None for a private temporary folder")
-
-
-class DiskStore:
-    """Snapshots as ``.npy`` files (one per array leaf) in a private temporary folder.
-
-    The folder is created with ``tempfile.mkdtemp`` inside `disk_dir` (or the system
-    temporary directory) on first use and removed by ``close()``.  The tree
-    structure and non-array leaves stay in memory.
-    """
-
-    def __init__(self, disk_dir=None, prefix="tangent_ckpt_"):
-        if disk_dir is not None:
-            disk_dir = os.fspath(disk_dir)
-            _check_dir(disk_dir)
-        self.disk_dir = disk_dir
-        self.prefix = prefix
-        self.path = None
-        self._meta = {}  # slot -> (treedef, leaves with None for arrays on disk, files)
-        self._bytes = {}
-        self.bytes_written = 0
-
-    def _folder(self):
-        if self.path is None:
-            try:
-                self.path = tempfile.mkdtemp(prefix=self.prefix, dir=self.disk_dir)
-            except OSError as e:
-                raise CheckpointError(f"cannot create a snapshot folder in "
-                                      f"{self.disk_dir or tempfile.gettempdir()!r}: {e}") from None
-        return self.path
-
-    def store(self, slot, tree):
-        folder = self._folder()
-        self.free(slot)
-        leaves, treedef = tree_flatten(tree)
-        kept, files, written = [], [], 0
-        for i, x in enumerate(leaves):
-            if isinstance(x, np.ndarray):
-                if x.dtype.hasobject:
-                    raise CheckpointError("cannot write an object array to a disk snapshot")
-                fn = os.path.join(folder, f"slot{slot}_leaf{i}.npy")
-                np.save(fn, x, allow_pickle=False)
-                files.append(fn)
-                kept.append(_ON_DISK)
-                written += os.path.getsize(fn)
-            else:
-                kept.append(x)
-        self._meta[slot] = (treedef, kept, files)
-        self._bytes[slot] = tree_nbytes(tree)
-        self.bytes_written += written
-        return written
-
-    def restore(self, slot):
-        treedef, kept, files = self._meta[slot]
-        it = iter(files)
-        leaves = [np.load(next(it), allow_pickle=False) if x is _ON_DISK else x for x in kept]
-        return tree_unflatten(treedef, leaves)
-
-    def free(self, slot):
-        meta = self._meta.pop(slot, None)
-        self._bytes.pop(slot, None)
-        if meta is not None:
-            for fn in meta[2]:
-                try:
-                    os.remove(fn)
-                except OSError:
-                    pass
-
-    def __contains__(self, slot):
-        return slot in self._meta
-
-    def __len__(self):
-        return len(self._meta)
-
-    @property
-    def nbytes(self):
-        return sum(self._bytes.values())
-
-    def close(self):
-        self._meta.clear()
-        self._bytes.clear()
-        if self.path is not None:
-            shutil.rmtree(self.path, ignore_errors=True)
-            self.path = None
-
-
 class TwoLevelStore:
-    """Slots ``< disk_slots`` on disk, the others in RAM.
+    """Slots ``< disk_slots`` on a disk-level store, the others in RAM.
 
     Schedules hand out low slots to the outermost, longest-lived snapshots (slot 0 is
     position 0), which are restored least often, so those are the ones put on disk.
+    `disk` is the disk-level store (a ``store_io.BufferedStore`` around a
+    ``DiskStore`` or ``ZarrStore``), made by the caller; None when disk_slots is 0.
     """
 
-    def __init__(self, disk_slots=0, disk_dir=None, copy=True):
-        self.disk_slots = int(disk_slots)
+    def __init__(self, disk_slots=0, disk=None, copy=True):
+        self.disk_slots = int(disk_slots) if disk is not None else 0
         self.ram = RamStore(copy)
-        self.disk = DiskStore(disk_dir) if self.disk_slots > 0 else None
+        self.disk = disk
+
+    def is_disk(self, slot):
+        return slot < self.disk_slots
 
     def _pick(self, slot):
-        return self.disk if (self.disk is not None and slot < self.disk_slots) else self.ram
+        return self.disk if slot < self.disk_slots else self.ram
 
     def store(self, slot, tree):
         return self._pick(slot).store(slot, tree)
 
     def restore(self, slot):
         return self._pick(slot).restore(slot)
+
+    def prefetch(self, slot):
+        """Start reading a disk snapshot in the background (RAM: nothing to do)."""
+        if slot < self.disk_slots:
+            self.disk.prefetch(slot)
 
     def free(self, slot):
         self._pick(slot).free(slot)

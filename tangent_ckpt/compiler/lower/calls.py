@@ -1,6 +1,6 @@
-"""Calls in the normalize pass: NumPy primitives (with adjoint rules), array
-methods (``x.sum(axis=0)`` is ``np.sum``), and the user's own functions, which
-are inlined at the call site with their locals renamed."""
+"""Lower: calls -- NumPy primitives (with adjoint rules), array methods
+(``x.sum(axis=0)`` is ``np.sum``), and the user's own functions, which are
+inlined at the call site with their locals renamed."""
 
 import ast
 import builtins
@@ -11,17 +11,19 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
-from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
+from tangent_ckpt.compiler.lower.scopes import (
+    LocalFunction, Scope, TupleValue, always_exits, local_names, to_source,
+)
 from tangent_ckpt.compiler.naming import numpy_path
-from tangent_ckpt.compiler.lower.scopes import (LocalFunction, Scope, TupleValue, always_exits,
-                                          local_names, to_source)
+from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
+from tangent_ckpt.errors import (
+    SourceUnavailableError, TransformError, UnsupportedFunctionError, UnsupportedSyntaxError,
+)
 from tangent_ckpt.runtime import random_state
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
-from tangent_ckpt.errors import (SourceUnavailableError, TransformError,
-                                 UnsupportedFunctionError, UnsupportedSyntaxError)
 
 # array methods and the NumPy function each one means (declared with the rules)
 METHODS = registry.methods()
@@ -54,34 +56,36 @@ def is_library(fn):
     return module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt")
 
 
-class CallNormalizer:
-    """The call-handling half of :class:`~tangent_ckpt.compiler.lower.normalize.Normalizer`."""
+class CallLowering:
+    """Calls: primitives, methods, inlined user functions, checkpoint markers."""
 
-    # --- calls -----------------------------------------------------------------
+    def __init__(self, lowering):
+        self.lo = lowering
+
     def call(self, node, hint):
         if any(isinstance(a, gast.Starred) for a in node.args) or \
                 any(k.arg is None for k in node.keywords):
-            raise self.error(UnsupportedSyntaxError, "*args/**kwargs in a call", node,
+            raise self.lo.error(UnsupportedSyntaxError, "*args/**kwargs in a call", node,
                              construct="**kwargs" if any(k.arg is None for k in node.keywords)
                              else "*args", hint="pass arguments explicitly")
         func = node.func
-        fn = self.static_value(func)
+        fn = self.lo.expressions.static_value(func)
         if fn is _UNRESOLVED and isinstance(func, gast.Attribute):
             return self.method_call(node, hint)
         if fn is _UNRESOLVED:
-            raise self.error(UnsupportedFunctionError, f"cannot resolve the function "
+            raise self.lo.error(UnsupportedFunctionError, f"cannot resolve the function "
                              f"{to_source(func)}", node, construct=to_source(func),
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
             return self.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
-        lowered = lower_call(self, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
+        lowered = lower_call(self.lo, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
         if lowered is not None:
             return lowered
         if fn in (len,):
-            arg = self.atomize(self.value(node.args[0], hint), hint)
+            arg = self.lo.expressions.atomize(self.lo.expressions.value(node.args[0], hint), hint)
             return ir.NonDiff(sx.call("len", ir.operand_node(arg)), ir.operand_names(arg))
         if fn in NONDIFF_CALLS:
-            return self.nondiff(node)
+            return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
         if rule is None and isinstance(fn, types.FunctionType) and not is_library(fn):
             try:
@@ -104,7 +108,7 @@ class CallNormalizer:
                 bound = {}
             named = bound.get("out") is not None
         if named:
-            raise self.error(UnsupportedSyntaxError,
+            raise self.lo.error(UnsupportedSyntaxError,
                              f"{to_source(node.func)}(..., out=...) writes into an array "
                              "in place", node, construct="out= argument",
                              hint="assign the result instead: y = f(...)")
@@ -121,21 +125,22 @@ class CallNormalizer:
             if isinstance(a, (gast.Tuple, gast.List)):
                 args.append(self.sequence_argument(a, base_hint))
             else:
-                args.append(self.atomize(self.value(a, base_hint), base_hint))
+                args.append(self.lo.expressions.atomize(self.lo.expressions.value(a, base_hint), base_hint))
         kwargs = {}
         for k in keywords:
             v = k.value
             if isinstance(v, (gast.Tuple, gast.List)):
                 kwargs[k.arg] = self.sequence_argument(v, base_hint, kind="tuple")
             else:
-                kwargs[k.arg] = self.atomize(self.value(v, base_hint), base_hint)
+                kwargs[k.arg] = self.lo.expressions.atomize(
+                    self.lo.expressions.value(v, base_hint), base_hint)
         args, kwargs = self.stack_array_lists(fn, args, kwargs, hint)
         ref = numpy_path(fn)
         if ref is None:
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
                 ref = fn.__name__
             else:
-                ref = self.bind(fn, getattr(fn, "__name__", "fn")).id
+                ref = self.lo.expressions.bind(fn, getattr(fn, "__name__", "fn")).id
         return ir.Prim(fn, args, kwargs, "call", ref=ref)
 
     def stack_array_lists(self, fn, args, kwargs, hint):
@@ -158,7 +163,7 @@ class CallNormalizer:
         def stacked(op):
             if id(op) not in lists:
                 return op
-            return self.atomize(ir.Prim(np.stack, [ir.Seq(op.items, "list")], {}, "call",
+            return self.lo.expressions.atomize(ir.Prim(np.stack, [ir.Seq(op.items, "list")], {}, "call",
                                         ref="np.stack"), hint)
         return [stacked(a) for a in args], {k: stacked(v) for k, v in kwargs.items()}
 
@@ -176,9 +181,9 @@ class CallNormalizer:
             if isinstance(e, (gast.Tuple, gast.List)):
                 inner = ir.Prim(np.stack, [self.sequence_argument(e, hint)], {}, "call",
                                 ref="np.stack")
-                items.append(self.atomize(inner, hint))
+                items.append(self.lo.expressions.atomize(inner, hint))
             else:
-                items.append(self.atomize(self.value(e, hint), hint))
+                items.append(self.lo.expressions.atomize(self.lo.expressions.value(e, hint), hint))
         return ir.Seq(tuple(items), kind)
 
     def index_join(self, fn, node, hint):
@@ -189,30 +194,30 @@ class CallNormalizer:
         for item in items:
             if isinstance(item, gast.Slice) or (isinstance(item, gast.Constant)
                                                 and isinstance(item.value, str)):
-                raise self.error(UnsupportedSyntaxError, f"{spelled} with a slice or a "
+                raise self.lo.error(UnsupportedSyntaxError, f"{spelled} with a slice or a "
                                  "string directive", node, construct=spelled,
                                  hint="build the pieces with np.arange/np.linspace and join "
                                       "them with np.concatenate")
-        args = [self.atomize(self.value(item, hint), hint) for item in items]
+        args = [self.lo.expressions.atomize(self.lo.expressions.value(item, hint), hint) for item in items]
         return ir.Prim(fn, args, {}, "call", ref=f"rt.{fn.__name__}")
 
     def method_call(self, node, hint):
         func = node.func
         method = func.attr
         if method in IN_PLACE_METHODS:
-            raise self.error(UnsupportedSyntaxError,
+            raise self.lo.error(UnsupportedSyntaxError,
                              f"in-place method .{method}() changes an array", node,
                              construct=f"in-place .{method}()",
                              hint=f"use the functional form, e.g. x = np.{method}(x)")
         if method in random_state.DRAWS:  # rng.standard_normal(n): a draw, no derivative
-            base = self.atomize(self.value(func.value, hint), hint)
+            base = self.lo.expressions.atomize(self.lo.expressions.value(func.value, hint), hint)
             return self.primitive(random_state.DRAWS[method], node.args, node.keywords, hint,
                                   node, leading=(base,))
         if method not in METHODS:
-            raise self.error(UnsupportedFunctionError, f"unsupported method .{method}()", node,
+            raise self.lo.error(UnsupportedFunctionError, f"unsupported method .{method}()", node,
                              construct=f".{method}()",
                              hint="call the NumPy function form, or register an adjoint")
-        base = self.atomize(self.value(func.value, hint), hint)
+        base = self.lo.expressions.atomize(self.lo.expressions.value(func.value, hint), hint)
         fn = METHODS[method]
         args = node.args
         if method in VARARGS_METHODS and len(args) > 1:
@@ -222,12 +227,12 @@ class CallNormalizer:
     def inline(self, fnode, parent_scope, call, hint, parsed):
         """Inline a user function at this call site; returns its result operand."""
         label = fnode.name
-        if label in self.inline_stack:
-            raise self.error(UnsupportedSyntaxError, f"recursive call to {label}()", call,
+        if label in self.lo.inline_stack:
+            raise self.lo.error(UnsupportedSyntaxError, f"recursive call to {label}()", call,
                              construct="recursion", hint="write the recursion as a loop")
         args = fnode.args
         if args.vararg or args.kwarg:
-            raise self.error(UnsupportedSyntaxError, f"{label}() takes *args/**kwargs", call,
+            raise self.lo.error(UnsupportedSyntaxError, f"{label}() takes *args/**kwargs", call,
                              hint="give it named parameters")
         params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
         defaults = {}
@@ -243,14 +248,14 @@ class CallNormalizer:
                 defaults[name] = ("node", d)
         values = {}
         for p, a in zip(params, call.args):
-            values[p] = self.value(a, p)
+            values[p] = self.lo.expressions.value(a, p)
         for k in call.keywords:
             if k.arg not in params:
-                raise self.error(TransformError, f"{label}() got an unexpected keyword "
+                raise self.lo.error(TransformError, f"{label}() got an unexpected keyword "
                                  f"'{k.arg}'", call)
-            values[k.arg] = self.value(k.value, k.arg)
+            values[k.arg] = self.lo.expressions.value(k.value, k.arg)
         if len(call.args) > len(params):
-            raise self.error(TransformError, f"{label}() takes {len(params)} arguments", call)
+            raise self.lo.error(TransformError, f"{label}() takes {len(params)} arguments", call)
         scope = Scope(parsed, local_names(fnode), parent=parent_scope)
         scope.aliases = set()
         assigned_in_body = set()
@@ -267,38 +272,38 @@ class CallNormalizer:
                 v = values[p]
             elif p in defaults:
                 d = defaults[p]
-                v = self.value(d[1], p) if isinstance(d, tuple) and d and d[0] == "node" \
-                    else self.constant(d, p)
+                v = self.lo.expressions.value(d[1], p) if isinstance(d, tuple) and d and d[0] == "node" \
+                    else self.lo.expressions.constant(d, p)
             else:
-                raise self.error(TransformError, f"{label}() missing argument '{p}'", call)
+                raise self.lo.error(TransformError, f"{label}() missing argument '{p}'", call)
             if isinstance(v, TupleValue):
                 scope.tuples[p] = v.items
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
-                v = self.atomize(v, p)
+                v = self.lo.expressions.atomize(v, p)
             if p in subscripted_in_body and isinstance(v, ir.Name):
                 scope.shared_arrays.add(p)
             if p in assigned_in_body:
-                name = self.namer.fresh(p)
-                self.emit(ir.Assign(name, ir.Copy(v), call.lineno))
+                name = self.lo.namer.fresh(p)
+                self.lo.emit(ir.Assign(name, ir.Copy(v), call.lineno))
                 scope.rename[p] = ir.Name(name)
             else:
                 scope.rename[p] = v
                 if isinstance(v, ir.Name):
                     scope.aliases.add(v.id)
-        if parsed.filename == self.parsed.filename:  # comments quote the helper's lines too
-            self.inlined_lines.update(parsed.source_lines)
-        result = self.namer.fresh(f"{label}_result")
-        self.inline_stack.append(label)
+        if parsed.filename == self.lo.parsed.filename:  # comments quote the helper's lines too
+            self.lo.inlined_lines.update(parsed.source_lines)
+        result = self.lo.namer.fresh(f"{label}_result")
+        self.lo.inline_stack.append(label)
         try:
-            out, value = self.function_body(fnode.body, scope, result, hint=hint)
+            out, value = self.lo.statements.function_body(fnode.body, scope, result, hint=hint)
         finally:
-            self.inline_stack.pop()
+            self.lo.inline_stack.pop()
         if not always_exits(fnode.body):
-            raise self.error(TransformError, f"{label}() can end without returning a value",
+            raise self.lo.error(TransformError, f"{label}() can end without returning a value",
                              fnode, parsed=parsed, construct="missing return",
                              hint="end every path with a return statement")
-        self.out.extend(out)
+        self.lo.out.extend(out)
         if isinstance(value, list):
             return TupleValue([ir.Name(n) for n in value])
         return ir.Name(result)

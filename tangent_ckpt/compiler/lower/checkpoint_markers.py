@@ -10,8 +10,8 @@ Recognized by object identity (any alias, ``tc.checkpoint`` or
 - ``tc.checkpointed_loop(step, x0, n, num_checkpoints=None)`` -> ``for k in range(n):
   state = step(state)`` marked for checkpointing with ``num_checkpoints`` snapshots.
 
-The functions here take the :class:`~tangent_ckpt.compiler.lower.normalize.Normalizer`
-and use its public-ish helpers (``value``, ``atomize``, ``sub_block``, ...).
+The functions here take the :class:`~tangent_ckpt.compiler.lower.normalize.Lowering`
+(``nz``) and use its parts (``nz.expressions.value``, ``nz.statements.sub_block``, ...).
 """
 
 import inspect
@@ -51,34 +51,34 @@ def lower_checkpoint(nz, node, hint):
             raise nz.error(UnsupportedSyntaxError, f"checkpoint() got keyword '{k.arg}'", node,
                            construct="checkpoint",
                            hint="pass fn's arguments positionally; the only keyword is min_bytes")
-        min_bytes = nz.atomize(nz.value(k.value, "min_bytes"), "min_bytes")
+        min_bytes = nz.expressions.atomize(nz.expressions.value(k.value, "min_bytes"), "min_bytes")
         if isinstance(min_bytes, ir.Const) and min_bytes.value is None:
             min_bytes = None
-    _borrow_lines(nz, nz.static_value(node.args[0]))
+    _borrow_lines(nz, nz.expressions.static_value(node.args[0]))
     # the arguments are evaluated by the caller (`Ws[l]` is an input, not `Ws`):
     # each becomes a private name bound to its operand
     args = []
-    names = _param_names(nz, nz.static_value(node.args[0]))
+    names = _param_names(nz, nz.expressions.static_value(node.args[0]))
     for k, a in enumerate(node.args[1:]):
         pname = names[k] if k < len(names) else f"{hint}_arg"
-        v = nz.value(a, pname)
+        v = nz.expressions.value(a, pname)
         tmp = nz.namer.fresh(f"checkpoint_arg{k}")
         if isinstance(v, TupleValue):
             nz.current_scope.tuples[tmp] = v.items
         else:
-            nz.current_scope.rename[tmp] = nz.atomize(v, pname)
+            nz.current_scope.rename[tmp] = nz.expressions.atomize(v, pname)
         args.append(gast.Name(id=tmp, ctx=gast.Load(), annotation=None, type_comment=None))
     call = gast.Call(func=node.args[0], args=args, keywords=[])
     gast.copy_location(call, node)
     saved = nz.out
     nz.out = []
     try:
-        value = nz.value(call, hint)
+        value = nz.expressions.value(call, hint)
         if isinstance(value, TupleValue):
-            value = TupleValue([v if isinstance(v, TupleValue) else nz.atomize(v, hint)
+            value = TupleValue([v if isinstance(v, TupleValue) else nz.expressions.atomize(v, hint)
                                 for v in value.items])
         else:
-            value = nz.atomize(value, hint)
+            value = nz.expressions.atomize(value, hint)
         body = nz.out
     finally:
         nz.out = saved
@@ -130,8 +130,8 @@ def lower_with(nz, s):
     item = s.items[0] if len(s.items) == 1 else None
     ctx = item.context_expr if item is not None else None
     if item is None or item.optional_vars is not None or not isinstance(ctx, gast.Call) or \
-            nz.static_value(ctx.func) is not checkpoint_scope:
-        nz.unsupported_statement(s)
+            nz.expressions.static_value(ctx.func) is not checkpoint_scope:
+        nz.statements.unsupported_statement(s)
     args = {}
     for key, a in zip(("name", "enabled"), ctx.args):
         args[key] = a
@@ -155,14 +155,14 @@ def lower_with(nz, s):
     enabled = None
     if "enabled" in args:
         e = args["enabled"]
-        static = e.value if isinstance(e, gast.Constant) else nz.static_value(e)
+        static = e.value if isinstance(e, gast.Constant) else nz.expressions.static_value(e)
         if static is not _UNRESOLVED and isinstance(static, (bool, int, type(None))):
             if not static:
-                nz.block(s.body)  # switched off: the plain block
+                nz.statements.block(s.body)  # switched off: the plain block
                 return
         else:
-            enabled = nz.atomize(nz.value(e, "enabled"), "enabled")
-    body = nz.sub_block(s.body)
+            enabled = nz.expressions.atomize(nz.expressions.value(e, "enabled"), "enabled")
+    body = nz.statements.sub_block(s.body)
     nz.emit(ir.Segment("scope", name_node.value, body, s.lineno, label=f"with {to_source(ctx)}",
                        enabled=enabled))
 
@@ -186,7 +186,7 @@ def lower_checkpointed_loop(nz, node, hint):
     snapshots = None
     if bound.get("num_checkpoints") is not None:
         c = bound["num_checkpoints"]
-        snapshots = c.value if isinstance(c, gast.Constant) else nz.static_value(c)
+        snapshots = c.value if isinstance(c, gast.Constant) else nz.expressions.static_value(c)
         if snapshots is not None and (isinstance(snapshots, bool) or not isinstance(snapshots, int)):
             raise nz.error(UnsupportedSyntaxError,
                            "checkpointed_loop(): num_checkpoints must be a constant int", node,
@@ -198,18 +198,18 @@ def lower_checkpointed_loop(nz, node, hint):
     load = gast.Name(id=state, ctx=gast.Load(), annotation=None, type_comment=None)
     for n in (target, load):
         gast.copy_location(n, node)
-    initial = nz.value(bound["initial_state"], "state")
+    initial = nz.expressions.value(bound["initial_state"], "state")
     if not isinstance(initial, TupleValue):
-        initial = nz.atomize(initial, "state")
-    nz.assign_operand(target, initial, node)
-    bounds = [nz.atomize(nz.value(bound["seq_length"], "n"), "n")]
+        initial = nz.expressions.atomize(initial, "state")
+    nz.statements.assign_operand(target, initial, node)
+    bounds = [nz.expressions.atomize(nz.expressions.value(bound["seq_length"], "n"), "n")]
     index = nz.namer.fresh("k")
     call = gast.Call(func=bound["func"], args=[load], keywords=[])
     gast.copy_location(call, node)
     saved = nz.out
     nz.out = []
     try:
-        nz.assign_operand(target, nz.value(call, "state"), node)
+        nz.statements.assign_operand(target, nz.expressions.value(call, "state"), node)
         body = nz.out
     finally:
         nz.out = saved
@@ -217,4 +217,4 @@ def lower_checkpointed_loop(nz, node, hint):
                   f"{state} = {to_source(bound['func'])}({state})", checkpoint=True)
     loop.options = CheckpointOptions(checkpoint=True, snapshots=snapshots)
     nz.emit(loop)
-    return TupleValue([nz.load_name(state, node), ir.Const(None)])
+    return TupleValue([nz.expressions.load_name(state, node), ir.Const(None)])

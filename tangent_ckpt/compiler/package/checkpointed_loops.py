@@ -20,10 +20,10 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import loop_facts
 from tangent_ckpt.compiler.code import Block, Comment, Line
-from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
-from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
+from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
 from tangent_ckpt.runtime import random_state
 
 
@@ -81,6 +81,22 @@ def _shallow(stmt):
     return stmt
 
 
+def _store_node(spec):
+    """An rt.SnapshotStore as generated code writes it: a plain folder or URL as a string."""
+    options = {}
+    if spec.codec is not None:
+        options["codec"] = sx.const(spec.codec)
+    if spec.level is not None:
+        options["level"] = sx.const(spec.level)
+    if spec.write_queue != 2:
+        options["write_queue"] = sx.const(spec.write_queue)
+    if not spec.prefetch:
+        options["prefetch"] = sx.const(False)
+    if not options:
+        return sx.const(spec.where)
+    return sx.rt("SnapshotStore", sx.const(spec.where), **options)
+
+
 class LoopHandler:
     """Called by the Reverser for every loop marked ``checkpoint``."""
 
@@ -120,14 +136,21 @@ class LoopHandler:
         out = [Comment(f"loop at line {loop.line}: `{loop.header}` is checkpointed"),
                Comment(f"carried: {', '.join(carried) or '-'}; "
                        f"invariant: {', '.join(args) or '-'}; {self._schedule_text(loop)}")]
+        empty = set()  # first assigned inside the loop: the state starts as None
         for c in carried:
-            if c not in possibly:  # first assigned inside the loop: the state starts empty
+            if c not in possibly and not in_loop:
+                empty.add(c)  # passed as None; nothing before the loop reads it: no save
+            elif c not in possibly:  # in a loop its tape save needs a value: None
                 out.append(Line(sx.assign(c, sx.const(None)), loop.line))
                 defined.add(c)
                 possibly.add(c)
+            elif c not in defined and c not in rev.unbound:
+                rev.unbound.append(c)  # bound on some paths only: None on entry to the function
         # the values the loop overwrites are kept for the code before it (reverse order)
         loop.record.carried_saves = []
         for c in carried:
+            if c in empty:
+                continue
             fake = ir.Assign(c, ir.Copy(ir.Const(None)), loop.line)
             rev.save(out, fake, c, defined, possibly, in_loop)
             loop.record.carried_saves.append(fake)
@@ -141,9 +164,13 @@ class LoopHandler:
         if segmented:
             self.definitions.append(self._taped_segment(rev, loop, name, index, body, carried,
                                                         args, active_carried, active_invariants))
-        ctor = self._constructor(loop, name, segmented)
+        probe = self._budgeted(loop)
+        if probe:
+            self.definitions.append(self._adjoint_probe(loop, name, index, carried, args,
+                                                        active_carried, active_invariants))
+        ctor = self._constructor(loop, name, segmented, probe)
         out.append(Line(sx.assign(name, ctor), loop.line))
-        state = sx.pack(carried)
+        state = sx.pack([sx.const(None) if c in empty else c for c in carried])
         if isinstance(loop, ir.While) or loop.break_flag:
             cond = self._condition(rev, loop, name, index, carried, args)
             self.definitions.append(cond)
@@ -179,7 +206,34 @@ class LoopHandler:
             size = "snapshots chosen from the trip count at run time"
         return f"{label} schedule, {size}"
 
-    def _constructor(self, loop, name, segmented=False):
+    def _budgeted(self, loop):
+        """Is this loop's snapshot count fitted to a memory budget at run time?"""
+        o = loop.options or self.options
+        return bool(o.memory_budget) or bool(self.plan and o is self.options)
+
+    def _adjoint_probe(self, loop, name, index, carried, args, active_carried,
+                       active_invariants):
+        """One adjoint step from zero adjoints (shaped like the state after the
+        step): a memory budget measures it on step 0 before the schedule is planned
+        and throws its result away."""
+        if len(carried) == 1:
+            after = {carried[0]: sx.name("next_state")}
+        else:
+            after = {c: sx.subscript("next_state", sx.const(i)) for i, c in enumerate(carried)}
+        zeros = [sx.rt("zeros_like", after[c]) for c in active_carried] + \
+            [sx.rt("zeros_like", v) for v in active_invariants]
+        transposed = [sx.attr(a, "T") for a in args if a in loop.record.transposes]
+        state = carried[0] if len(carried) == 1 else "state"
+        states = [state, "next_state"] if loop.record.next_state else [state]
+        call = sx.call(f"{name}_adjoint", index, *states, "bstate", *args, *transposed)
+        lines = [Comment(f"measure one adjoint step of the loop at line {loop.line} "
+                         "(memory budget)"),
+                 Line(sx.assign("bstate", sx.pack(zeros))),
+                 Line(sx.return_([call]))]
+        params = self._signature(index, carried, ["next_state"], args)
+        return [Block(sx.def_(f"{name}_probe", params), lines)]
+
+    def _constructor(self, loop, name, segmented=False, probe=False):
         o = loop.options or self.options
         if isinstance(loop, ir.For):
             steps = sx.copy_tree(loop.record.range_node) if loop.record.range_node else \
@@ -198,12 +252,18 @@ class LoopHandler:
             kwargs["memory_budget"] = sx.const(o.memory_budget)
         if o.disk_snapshots:
             kwargs["disk_snapshots"] = sx.const(o.disk_snapshots)
+        if o.costs is not None:
+            kwargs["costs"] = sx.const(o.costs)
+        if o.disk_snapshots and o.snapshot_store is not None:
+            kwargs["snapshot_store"] = _store_node(o.snapshot_store)
         if o.min_steps:
             kwargs["min_steps"] = sx.const(o.min_steps)
         if o.verify:
             kwargs["verify"] = sx.const(True)
         if segmented:
             kwargs["taped_segment"] = sx.name(f"{name}_segment")
+        if probe:
+            kwargs["adjoint_probe"] = sx.name(f"{name}_probe")
         kwargs["copy_snapshots"] = sx.const(False)  # the steps never write into their input
         if loop.record.next_state:
             kwargs["next_state"] = sx.const(True)
@@ -333,7 +393,7 @@ class LoopHandler:
                                                                 sx.const(carried.index(c)))))
                           for c in carried if c in after]
         lines.append(Line(sx.assign(list(seeds), "bstate")))
-        lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
+        lines += sub.entry_lines(needed)
         if sub.tape is not None:
             lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal + adjoint

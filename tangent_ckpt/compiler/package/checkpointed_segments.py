@@ -27,16 +27,16 @@ the segment is a plain call ``h2 = segment12_primal(h1, W)``: the call line is
 written when the reverse pass visits the segment.
 """
 
-import re
-
 import ast
+import re
+from dataclasses import dataclass
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import upward_exposed
 from tangent_ckpt.compiler.code import Block, Comment, Line
-from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
 from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
 
 
 def _pack(names):
@@ -76,16 +76,18 @@ def identifier(text):
     return text if text and not text[0].isdigit() else f"s_{text}"
 
 
+@dataclass
 class SegmentInfo:
-    def __init__(self, base, inputs, outputs, active_inputs, active_outputs, primal, adjoint):
-        self.base = base
-        self.inputs = inputs
-        self.outputs = outputs
-        self.active_inputs = active_inputs
-        self.active_outputs = active_outputs
-        self.primal = primal
-        self.adjoint = adjoint
-        self.object_named = False
+    """One segment's names: ``base`` (``segment12``), its inputs and outputs (and
+    the active ones), and the names of its two generated functions."""
+    base: str
+    inputs: list
+    outputs: list
+    active_inputs: list
+    active_outputs: list
+    primal: str
+    adjoint: str
+    object_named: bool = False  # its rt.Segment object has been named once
 
     @property
     def plain(self):
@@ -165,7 +167,7 @@ class SegmentHandler:
         lines = [Comment(t) for t in self._describe(seg, info)]
         lines.append(Comment("re-record it, hand back its outputs, then reverse it with their "
                              "adjoints"))
-        lines += [Line(sx.assign(var, sx.const(None))) for var in sub.predeclare if var in needed]
+        lines += sub.entry_lines(needed)
         if sub.tape is not None:
             lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.code import Blank, Block, Comment, Line
-from tangent_ckpt.compiler.package.saves import finish_saves, used_slots
+from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, names_read
+from tangent_ckpt.compiler.package.saves import finish_saves
 from tangent_ckpt.errors import CheckpointError
 
 
@@ -70,10 +70,8 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
                     f"{function.line}) with respect to {', '.join(wrt_names)}")]
     if plan:
         body.extend(_auto_comment(function, options, plan))
-    for var in rev.predeclare:
-        if var in needed:  # a variable saved before its first assignment
-            body.append(Line(sx.assign(var, sx.const(None))))
-    if rev.tape is not None and rev.tape in used_slots(primal):
+    body += rev.entry_lines(needed)
+    if rev.tape is not None and rev.tape in names_read(primal):
         body.append(Line(sx.assign(rev.tape, ast.List(elts=[], ctx=ast.Load()))))
     body += primal + [Blank(), Comment("reverse sweep")] + adjoint + [ret]
     gradient = [Block(sx.def_(name, params, defaults), body)]

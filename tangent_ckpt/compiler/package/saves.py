@@ -99,17 +99,6 @@ def resolve_saves(items, needed, live_slots=None, shapes=frozenset()):
     return out
 
 
-def used_slots(items):
-    """Names of save slots and tapes that survive ``resolve_saves``."""
-    slots = set()
-    for item in items:
-        if isinstance(item, Line):
-            slots |= line_reads(item)
-        elif isinstance(item, Block):
-            slots |= used_slots(item.body)
-    return slots
-
-
 def drop_dead_adjoints(items, live):
     """Drop adjoint assignments ``b = ...`` whose value is never read.
 

@@ -91,7 +91,7 @@ class Reverser:
       private accumulators;
     - ``nested(loops)``: a Reverser for a generated function of its own (a loop
       step, a segment) that shares this one's names, activity and bindings;
-      after it ran, ``tape`` and ``predeclare`` say what that function sets up.
+      after it ran, ``tape`` and ``entry_lines`` say what that function sets up.
 
     ``loops`` and ``segments`` are the packaging stages' handlers: objects with
     ``primal(rev, stmt, defined, possibly, in_loop)`` and ``adjoint(rev, stmt,
@@ -113,7 +113,8 @@ class Reverser:
         self.primal_names = primal_names if primal_names is not None else {}  # bx -> x
         self.top = top
         self.slots = {}  # id(stmt) -> (slot name, is tape)
-        self.predeclare = []
+        self.predeclare = []  # names saved before their first assignment (None if needed)
+        self.unbound = []  # names a checkpointed loop carries that may be unbound at its start
         self.tape = None
         self.maybe_scalar_zero = set()
         self.owned = set()  # adjoints that are private accumulators: updated in place
@@ -169,6 +170,14 @@ class Reverser:
             slot = self.namer.fresh(f"{target}_old")
             out.append(Save(target, slot, False, stmt.line))
             self.slots[id(stmt)] = (slot, False)
+
+    def entry_lines(self, needed):
+        """``x = None`` for the names the generated function must bind on entry: the
+        ones saved before their first assignment (where the save is ``needed``) and
+        the ones a checkpointed loop carries that may still be unbound when it starts."""
+        names = [v for v in self.predeclare if v in needed]
+        names += [v for v in self.unbound if v not in names]
+        return [Line(sx.assign(v, sx.const(None))) for v in names]
 
     def _predeclare(self, name):
         if name not in self.predeclare:

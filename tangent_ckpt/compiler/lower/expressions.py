@@ -1,0 +1,326 @@
+"""Lower: expressions, to operands in A-normal form -- one primitive per
+assignment, temporaries named after the assignment target (``h = np.tanh(h @ W
++ b)`` gives ``h_matmul``, ``h_add``); free names resolved to objects (NumPy
+functions written ``np.<name>``, other objects bound as globals)."""
+
+import ast
+import operator
+
+import gast
+import numpy as np
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.calls import INDEX_JOINS
+from tangent_ckpt.compiler.lower.scopes import (
+    LocalFunction, TupleValue, clone, local_names, to_source,
+)
+from tangent_ckpt.compiler.naming import numpy_path
+from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
+
+BINOPS = {
+    gast.Add: (np.add, "+", "add"), gast.Sub: (np.subtract, "-", "sub"),
+    gast.Mult: (np.multiply, "*", "mul"), gast.Div: (np.divide, "/", "div"),
+    gast.Pow: (np.power, "**", "pow"), gast.MatMult: (np.matmul, "@", "matmul"),
+    gast.Mod: (np.remainder, "%", "mod"),
+}
+NONDIFF_BINOPS = {gast.FloorDiv: "//"}
+NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+
+
+class ExpressionLowering:
+    """Expressions, names and constants."""
+
+    def __init__(self, lowering):
+        self.lo = lowering
+
+    def value(self, node, hint):
+        """Normalize an expression: returns an operand, a Prim/NonDiff, or a TupleValue."""
+        if isinstance(node, gast.Constant):
+            return ir.Const(node.value)
+        if isinstance(node, gast.Name):
+            return self.load_name(node.id, node)
+        if isinstance(node, gast.BinOp):
+            if type(node.op) in BINOPS:
+                fn, symbol, opname = BINOPS[type(node.op)]
+                left = self.atomize(self.value(node.left, hint), hint)
+                right = self.atomize(self.value(node.right, hint), hint)
+                return ir.Prim(fn, [left, right], {}, f"binop:{symbol}")
+            return self.nondiff(node)
+        if isinstance(node, gast.UnaryOp):
+            if isinstance(node.op, gast.USub):
+                operand = self.value(node.operand, hint)
+                if isinstance(operand, ir.Const):
+                    return ir.Const(-operand.value)
+                return ir.Prim(np.negative, [self.atomize(operand, hint)], {}, "unary:-")
+            if isinstance(node.op, gast.UAdd):
+                return self.value(node.operand, hint)
+            return self.nondiff(node)
+        if isinstance(node, gast.BoolOp) and not all(_is_boolean(v) for v in node.values):
+            raise self.lo.error(UnsupportedSyntaxError, "`and`/`or` used as a value", node,
+                                construct=to_source(node).strip(),
+                                hint="it returns one of its operands; write np.where(...) or "
+                                     "an if statement")
+        if isinstance(node, (gast.Compare, gast.BoolOp)):
+            return self.nondiff(node)
+        if isinstance(node, gast.IfExp):
+            target = self.lo.namer.fresh(hint if hint not in self.lo.current_scope.locals else
+                                      f"{hint}_choice")
+            cond = self.lo.statements.condition(node.test, node.lineno)
+            body = self._branch_value(node.body, target, hint, node.lineno)
+            orelse = self._branch_value(node.orelse, target, hint, node.lineno)
+            self.lo.emit(ir.If(cond, body, orelse, node.lineno))
+            return ir.Name(target)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            items = []
+            for k, e in enumerate(node.elts):
+                if isinstance(e, gast.Starred):
+                    raise self.lo.error(UnsupportedSyntaxError, "starred expression", node,
+                                     construct="starred expression",
+                                     hint="build the tuple from explicit items")
+                v = self.value(e, f"{hint}_{k}")
+                items.append(v if isinstance(v, TupleValue) else self.atomize(v, f"{hint}_{k}"))
+            return TupleValue(items)
+        if isinstance(node, gast.Attribute):
+            return self.attribute(node, hint)
+        if isinstance(node, gast.Subscript):
+            return self.subscript(node, hint)
+        if isinstance(node, gast.Call):
+            return self.lo.calls.call(node, hint)
+        kinds = {gast.Lambda: "lambda", gast.ListComp: "list comprehension",
+                 gast.GeneratorExp: "generator expression", gast.DictComp: "dict comprehension",
+                 gast.SetComp: "set comprehension", gast.Dict: "dict literal",
+                 gast.Yield: "yield", gast.YieldFrom: "yield", gast.Await: "await",
+                 gast.Starred: "starred expression", gast.NamedExpr: "assignment expression",
+                 gast.JoinedStr: "f-string"}
+        name = kinds.get(type(node), type(node).__name__)
+        raise self.lo.error(UnsupportedSyntaxError, f"unsupported expression: {name}", node,
+                         construct=name, hint="rewrite it with loops and NumPy calls")
+
+    def _branch_value(self, node, target, hint, line):
+        saved = self.lo.out
+        self.lo.out = []
+        v = self.value(node, hint)
+        if isinstance(v, TupleValue):
+            raise self.lo.error(UnsupportedSyntaxError, "conditional expression of tuples", node)
+        self.lo.statements.emit_value(target, v, line)
+        result, self.lo.out = self.lo.out, saved
+        return result
+
+    def atomize(self, value, hint):
+        """Make ``value`` an operand, emitting a temporary assignment if needed."""
+        if isinstance(value, (ir.Name, ir.Const)):
+            return value
+        if isinstance(value, TupleValue):
+            raise TransformError("a tuple or list used where an array is expected",
+                                 filename=self.lo.current_scope.parsed.filename,
+                                 lineno=self.lo.line or None, construct="tuple value",
+                                 hint="for a list of arrays use np.stack(...); unpack a "
+                                      "tuple into variables first")
+        if isinstance(value, ir.Prim):
+            suffix = _prim_suffix(value)
+            name = self.lo.namer.fresh(f"{hint}_{suffix}" if not hint.endswith("_" + suffix)
+                                    else hint)
+        else:
+            name = self.lo.namer.fresh(f"{hint}_value" if not hint.endswith("_value") else hint)
+        self.lo.emit(ir.Assign(name, value, self.lo.line))
+        return ir.Name(name)
+
+    def load_name(self, user_name, node):
+        scope = self.lo.current_scope
+        while scope is not None:
+            if user_name in scope.tuples:
+                return TupleValue(scope.tuples[user_name])
+            if user_name in scope.rename:
+                return scope.rename[user_name]
+            if user_name in scope.functions:
+                return scope.functions[user_name]
+            if user_name in scope.locals:
+                if scope.identity:
+                    return ir.Name(user_name)
+                name = self.lo.namer.fresh(user_name)
+                scope.rename[user_name] = ir.Name(name)
+                return ir.Name(name)
+            scope = scope.parent
+        obj = self.lo.current_scope.parsed.resolve(user_name)
+        if obj is _UNRESOLVED:
+            raise self.lo.error(TransformError, f"name '{user_name}' is not defined", node,
+                             construct=user_name)
+        return self.constant(obj, user_name)
+
+    def constant(self, obj, hint="const"):
+        if obj is None or isinstance(obj, (bool, int, float, complex, str)):
+            return ir.Const(obj)
+        if isinstance(obj, np.generic):
+            return ir.Const(obj.item()) if np.ndim(obj) == 0 else self.bind(obj, hint)
+        if isinstance(obj, tuple) and all(isinstance(x, (int, float, bool)) for x in obj):
+            return ir.Const(obj)
+        return self.bind(obj, hint)
+
+    def bind(self, obj, hint):
+        """A global name under which generated code sees ``obj``."""
+        if obj is np:
+            return ir.Name("np")
+        key = id(obj)
+        if key in self.lo.binding_names:
+            return ir.Name(self.lo.binding_names[key])
+        if hint not in self.lo.bindings and hint not in ("np", "rt") and \
+                self.lo.parsed.resolve(hint) is obj and \
+                hint not in local_names(self.lo.parsed.node):
+            name = hint  # the user's own global name (reserved: no generated name uses it)
+        else:
+            name = self.lo.namer.fresh(hint)
+        self.lo.bindings[name] = obj
+        self.lo.binding_names[key] = name
+        return ir.Name(name)
+
+    def static_value(self, node):
+        """The object a Name/Attribute chain of globals denotes, or _UNRESOLVED."""
+        if isinstance(node, gast.Name):
+            scope = self.lo.current_scope
+            while scope is not None:
+                if node.id in scope.functions:
+                    return scope.functions[node.id]
+                if node.id in scope.locals or node.id in scope.rename:
+                    return _UNRESOLVED
+                scope = scope.parent
+            return self.lo.current_scope.parsed.resolve(node.id)
+        if isinstance(node, gast.Attribute):
+            base = self.static_value(node.value)
+            if base is _UNRESOLVED or isinstance(base, LocalFunction):
+                return _UNRESOLVED
+            return getattr(base, node.attr, _UNRESOLVED)
+        return _UNRESOLVED
+
+    def attribute(self, node, hint):
+        obj = self.static_value(node)
+        if obj is not _UNRESOLVED:
+            return self.constant(obj, node.attr)
+        base = self.atomize(self.value(node.value, hint), hint)
+        if node.attr == "T":
+            return ir.Prim(np.transpose, [base], {}, "attr:T")
+        if node.attr in NONDIFF_ATTRIBUTES:
+            return ir.NonDiff(sx.attr(ir.operand_node(base), node.attr), ir.operand_names(base))
+        raise self.lo.error(UnsupportedSyntaxError, f"unsupported attribute .{node.attr}", node,
+                         construct=f".{node.attr}",
+                         hint="use the NumPy function form instead")
+
+    def subscript(self, node, hint):
+        joined = INDEX_JOINS.get(id(self.static_value(node.value)))
+        if joined is not None:       # np.r_[a, b] and np.c_[a, b]: calls in disguise
+            return self.lo.calls.index_join(joined, node, hint)
+        base = self.value(node.value, hint)
+        if isinstance(base, TupleValue):
+            k = self.static_int(node.slice)
+            if k is None:
+                raise self.lo.error(UnsupportedSyntaxError, "tuple indexed by a variable", node,
+                                 hint="index tuples with constant integers")
+            return base.items[k]
+        base = self.atomize(base, hint)
+        index = self.index(node.slice, hint)
+        return ir.Prim(operator.getitem, [base, index], {}, "getitem")
+
+    def static_int(self, node):
+        if isinstance(node, gast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            inner = self.static_int(node.operand)
+            return None if inner is None else -inner
+        return None
+
+    def index(self, node, hint):
+        """An index expression: its parts are atomized, slices kept as syntax."""
+        names = []
+
+        def part(n):
+            if isinstance(n, gast.Slice):
+                lower, upper, step = (part(b) if b is not None else None
+                                      for b in (n.lower, n.upper, n.step))
+                return ast.Slice(lower=lower, upper=upper, step=step)
+            if isinstance(n, gast.Tuple):
+                return ast.Tuple(elts=[part(e) for e in n.elts], ctx=ast.Load())
+            if isinstance(n, gast.Constant):
+                return ast.Constant(value=n.value)
+            if isinstance(n, gast.List):     # fancy indexing with a list: x[[0, 2]]
+                return ast.List(elts=[part(e) for e in n.elts], ctx=ast.Load())
+            v = self.atomize(self.value(n, f"{hint}_index"), f"{hint}_index")
+            if isinstance(v, ir.Name):
+                names.append(v.id)
+            return ir.operand_node(v)
+
+        tree = part(node)
+        simple = isinstance(node, (gast.Name, gast.Constant)) and not (
+            isinstance(node, gast.Constant) and node.value is Ellipsis)
+        plain = simple or (len(names) == 1 and isinstance(tree, ast.Name) and tree.id == names[0])
+        return ir.Index(tree, tuple(names), plain)
+
+    def nondiff(self, node):
+        """Keep ``node`` as written, with local names renamed and globals bound."""
+        for sub in gast.walk(node):  # `if (y := f(x)) > 0:` would bind y behind our back
+            if isinstance(sub, gast.NamedExpr):
+                raise self.lo.error(UnsupportedSyntaxError, "unsupported expression: assignment "
+                                 "expression (:=)", sub, construct="assignment expression",
+                                 hint="assign the value on its own line first")
+        names = []
+        node = clone(node)
+
+        class Renamer(gast.NodeTransformer):
+            def visit_Name(inner, n):  # noqa: N805
+                if not isinstance(n.ctx, gast.Load):
+                    return n
+                v = self.load_name(n.id, n)
+                if isinstance(v, TupleValue):
+                    tup = gast.Tuple(elts=[gast.ast_to_gast(ir.operand_node(x))
+                                           for x in v.items], ctx=gast.Load())
+                    names.extend(x.id for x in v.items if isinstance(x, ir.Name))
+                    return tup
+                if isinstance(v, LocalFunction):
+                    raise self.lo.error(UnsupportedSyntaxError,
+                                     "a nested function used in a condition", n)
+                if isinstance(v, ir.Name):
+                    names.append(v.id)
+                    return gast.Name(id=v.id, ctx=gast.Load(), annotation=None, type_comment=None)
+                return gast.ast_to_gast(ir.operand_node(v))
+
+            def visit_Attribute(inner, n):  # noqa: N805
+                obj = self.static_value(n)
+                if obj is not _UNRESOLVED and not isinstance(obj, LocalFunction):
+                    path = numpy_path(obj)
+                    if path:
+                        return gast.ast_to_gast(sx.dotted(path))
+                    v = self.constant(obj, n.attr)
+                    return gast.ast_to_gast(ir.operand_node(v))
+                inner.generic_visit(n)
+                return n
+
+            def visit_Lambda(inner, n):  # noqa: N805
+                raise self.lo.error(UnsupportedSyntaxError, "unsupported expression: lambda", n,
+                                 construct="lambda", hint="use a def")
+
+        node = Renamer().visit(node)
+        return ir.NonDiff(gast.gast_to_ast(node), tuple(dict.fromkeys(names)))
+
+
+def _is_boolean(node):
+    """An operand of ``and``/``or`` that surely is a bool (so the result is one)."""
+    if isinstance(node, (gast.Compare, gast.BoolOp)):
+        return all(_is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
+            else True
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return True
+    return isinstance(node, gast.Constant) and isinstance(node.value, bool)
+
+
+def _prim_suffix(prim):
+    if prim.render.startswith("binop:"):
+        symbol = prim.render[6:]
+        return {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow",
+                "@": "matmul", "%": "mod"}[symbol]
+    if prim.render == "unary:-":
+        return "neg"
+    if prim.render == "getitem":
+        return "item"
+    if prim.render == "attr:T":
+        return "T"
+    return getattr(prim.fn, "__name__", "call")

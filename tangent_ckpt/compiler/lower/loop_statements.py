@@ -1,0 +1,126 @@
+"""Lower: ``for`` over ``range``, array rows, ``enumerate`` and ``zip``, and
+``while``; all become ``ir.For`` over a range or ``ir.While``."""
+
+import operator
+
+import gast
+import numpy as np
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.scopes import rebinds, to_source
+from tangent_ckpt.errors import UnsupportedSyntaxError
+
+
+class LoopLowering:
+    """``for`` and ``while`` statements."""
+
+    def __init__(self, lowering):
+        self.lo = lowering
+
+    def loop_body(self, stmts, loop):
+        saved = self.lo.ctx["loop"]
+        self.lo.ctx["loop"] = loop
+        body = self.lo.statements.sub_block(stmts)
+        self.lo.ctx["loop"] = saved
+        return body
+
+    def for_(self, s):
+        if s.orelse:
+            raise self.lo.error(UnsupportedSyntaxError, "for ... else", s, construct="for-else",
+                             hint="use a flag variable instead of the else clause")
+        header = f"for {to_source(s.target)} in {to_source(s.iter)}"
+        it = s.iter
+        prologue = []  # (target node, sequence operand) assigned at the top of each iteration
+        index_target = None
+        if isinstance(it, gast.Call):
+            fn = self.lo.expressions.static_value(it.func)
+            if fn is range:
+                if not isinstance(s.target, gast.Name):
+                    raise self.lo.error(UnsupportedSyntaxError, "range loop with a tuple target", s)
+                bounds = [self.lo.expressions.atomize(self.lo.expressions.value(a, "bound"), "bound") for a in it.args]
+                index_target = s.target.id
+            elif fn is enumerate:
+                if not (isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2):
+                    raise self.lo.error(UnsupportedSyntaxError, "enumerate needs `i, x` targets", s)
+                seq = self.lo.expressions.atomize(self.lo.expressions.value(it.args[0], "rows"), "rows")
+                bounds = [self.length(seq, s.lineno)]
+                first = s.target.elts[0]
+                if not isinstance(first, gast.Name):
+                    raise self.lo.error(UnsupportedSyntaxError, "enumerate index must be a name", s)
+                index_target = first.id
+                if len(it.args) > 1 or it.keywords:
+                    raise self.lo.error(UnsupportedSyntaxError, "enumerate(..., start)", s,
+                                     hint="add the start to the index in the body")
+                prologue.append((s.target.elts[1], seq))
+            elif fn is zip:
+                seqs = [self.lo.expressions.atomize(self.lo.expressions.value(a, "rows"), "rows") for a in it.args]
+                if not (isinstance(s.target, gast.Tuple) and len(s.target.elts) == len(seqs)):
+                    raise self.lo.error(UnsupportedSyntaxError, "zip needs one target per sequence", s)
+                lengths = [self.length(q, s.lineno) for q in seqs]
+                if len(lengths) == 1:
+                    bounds = lengths
+                else:
+                    n = self.lo.namer.fresh("n")
+                    self.lo.emit(ir.Assign(n, ir.NonDiff(
+                        sx.call("min", *[ir.operand_node(x) for x in lengths]),
+                        tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
+                    bounds = [ir.Name(n)]
+                prologue.extend(zip(s.target.elts, seqs))
+            else:
+                raise self.lo.error(UnsupportedSyntaxError, f"loop over {to_source(it)}", s,
+                                 construct="for over an iterator",
+                                 hint="loop over range(...), an array, enumerate or zip")
+        else:
+            if isinstance(it, (gast.List, gast.Tuple)):   # for a in [x, y]: the rows of
+                seq = self.lo.expressions.atomize(ir.Prim(   # np.stack([x, y])
+                    np.stack, [self.lo.calls.sequence_argument(it, "rows")], {}, "call",
+                    ref="np.stack"), "rows")
+            else:
+                seq = self.lo.expressions.atomize(self.lo.expressions.value(it, "rows"), "rows")
+            if isinstance(it, gast.Name) and rebinds(s.body, it.id):
+                # Python iterates over the array bound at loop entry, even if the
+                # body rebinds the name: pin it (found by tests/test_fuzz.py)
+                pinned = self.lo.namer.fresh(f"{it.id}_rows")
+                self.lo.emit(ir.Assign(pinned, ir.Copy(seq), s.lineno))
+                seq = ir.Name(pinned)
+            bounds = [self.length(seq, s.lineno)]
+            prologue.append((s.target, seq))
+        if index_target is None:
+            index = self.lo.namer.fresh("i")
+        else:
+            index = self.lo.statements.store_name(index_target)
+        loop = {"break_flag": None}
+        saved = self.lo.out
+        self.lo.out = []
+        for target, seq in prologue:
+            self.lo.statements.assign_operand(target, ir.Prim(operator.getitem,
+                                                [seq, ir.Index(sx.name(index), (index,), plain=True)], {},
+                                                "getitem"), s)
+        head = self.lo.out
+        self.lo.out = saved
+        body = head + self.loop_body(s.body, loop)
+        flag = loop["break_flag"]
+        if flag:
+            self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
+            body.append(ir.Break(flag, s.lineno))
+        self.lo.emit(ir.For(index, bounds, body, s.lineno, header=header, break_flag=flag))
+
+    def length(self, seq, line):
+        n = self.lo.namer.fresh("n")
+        self.lo.emit(ir.Assign(n, ir.NonDiff(sx.call("len", ir.operand_node(seq)),
+                                          ir.operand_names(seq)), line))
+        return ir.Name(n)
+
+    def while_(self, s):
+        if s.orelse:
+            raise self.lo.error(UnsupportedSyntaxError, "while ... else", s)
+        header = f"while {to_source(s.test)}"
+        test = self.lo.expressions.nondiff(s.test)
+        loop = {"break_flag": None}
+        body = self.loop_body(s.body, loop)
+        flag = loop["break_flag"]
+        if flag:
+            self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
+            body.append(ir.Break(flag, s.lineno))
+        self.lo.emit(ir.While(test, body, s.lineno, header=header, break_flag=flag))

@@ -1,0 +1,135 @@
+"""Globals at call time (compiler/parse.py Dependencies, api cache): a gradient
+is compiled against the objects its free names denote, checked before every
+call; a rebound global, a redefined helper or a reassigned closure variable
+makes it compile again, so the gradient is always that of the code as it is."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import numeric_grad
+
+LAM = 2.0
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def _square(x):
+    return x * x
+
+
+def uses_global_float(x):
+    return np.sum(LAM * x ** 2)
+
+
+def uses_global_array(x):
+    return np.sum(WEIGHTS * np.sin(x))
+
+
+def uses_helper(x):
+    return np.sum(_square(x))
+
+
+def uses_all_in_a_loop(x, n):
+    for t in range(n):
+        x = np.tanh(LAM * _square(x) * 0.1 + WEIGHTS * 0.01)
+    return np.sum(x)
+
+
+@pytest.fixture
+def restore_globals():
+    saved = (LAM, WEIGHTS, _square)
+    yield
+    globals().update(LAM=saved[0], WEIGHTS=saved[1], _square=saved[2])
+
+
+def _check(fn, df, *args):
+    np.testing.assert_allclose(df(*args), numeric_grad(fn, args)[0], rtol=1e-6, atol=1e-8)
+
+
+def test_rebound_global_float_is_read_at_call_time(restore_globals):
+    x = np.array([0.3, -0.4, 0.5])
+    df = tc.grad(uses_global_float)
+    _check(uses_global_float, df, x)
+    globals()["LAM"] = 10.0
+    _check(uses_global_float, df, x)                          # the same gradient object
+    _check(uses_global_float, tc.grad(uses_global_float), x)  # and a freshly made one
+
+
+def test_rebound_global_array(restore_globals):
+    x = np.array([0.3, -0.4, 0.5])
+    df = tc.grad(uses_global_array)
+    _check(uses_global_array, df, x)
+    globals()["WEIGHTS"] = np.array([-1.0, 0.5, 4.0])
+    _check(uses_global_array, df, x)
+
+
+def test_global_array_changed_in_place(restore_globals):
+    globals()["WEIGHTS"] = np.array([1.0, 2.0, 3.0])
+    x = np.array([0.3, -0.4, 0.5])
+    df = tc.grad(uses_global_array)
+    _check(uses_global_array, df, x)
+    WEIGHTS[:] = [5.0, -2.0, 0.25]
+    _check(uses_global_array, df, x)
+
+
+def test_redefined_helper(restore_globals):
+    x = np.array([0.3, -0.4, 0.5])
+    df = tc.grad(uses_helper)
+    _check(uses_helper, df, x)
+    globals()["_square"] = lambda x: x * x * x
+    _check(uses_helper, df, x)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_changes_between_calls_in_a_checkpointed_loop(restore_globals, checkpoint):
+    x = np.array([0.3, -0.4, 0.5])
+    df = tc.grad(uses_all_in_a_loop, checkpoint=checkpoint, snapshots=2)
+    _check(uses_all_in_a_loop, df, x, 6)
+    globals().update(LAM=-3.0, WEIGHTS=np.array([2.0, 0.0, -1.0]),
+                     _square=lambda x: np.sin(x) * x)
+    _check(uses_all_in_a_loop, df, x, 6)
+
+
+def make_loss(k):
+    def loss(x):
+        return np.sum(k * x ** 2)
+    return loss
+
+
+def test_closure_variable_reassigned():
+    k = 2.0
+
+    def loss(x):
+        return np.sum(k * x ** 3)
+    x = np.array([0.3, -0.4])
+    df = tc.grad(loss)
+    _check(loss, df, x)
+    k = 5.0  # noqa: F841 - read by loss through its closure
+    _check(loss, df, x)
+
+
+def test_unchanged_names_reuse_the_compiled_gradient():
+    x = np.array([0.3, -0.4, 0.5])
+    df = tc.grad(uses_all_in_a_loop)
+    df(x, 3)
+    first = df.compile()
+    df(x, 3)
+    assert df.compile() is first
+    assert len(first.dependencies) >= 3  # LAM, WEIGHTS, _square (and np)
+
+
+def test_clear_cache_compiles_afresh():
+    x = np.array([0.3, -0.4, 0.5])
+    first = tc.grad(uses_global_float).compile()
+    assert tc.grad(uses_global_float).compile() is first
+    tc.clear_cache()
+    again = tc.grad(uses_global_float).compile()
+    assert again is not first
+    _check(uses_global_float, tc.grad(uses_global_float), x)
+
+
+def test_two_lambdas_on_one_line_get_their_own_gradients():
+    fa, fb = (lambda x: np.sum(x ** 2)), (lambda x: np.sum(x ** 3))  # noqa: E731
+    x = np.array([0.5, -1.5])
+    np.testing.assert_allclose(tc.grad(fa)(x), 2 * x)
+    np.testing.assert_allclose(tc.grad(fb)(x), 3 * x ** 2)
