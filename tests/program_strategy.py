@@ -134,8 +134,10 @@ class _Gen:
         """(text, shape, bound) of a compound expression (never a bare name)."""
         if depth <= 0:
             return self.leaf(env)
-        kind = self.draw(st.integers(0, 11))
-        if kind <= 3:
+        kind = self.draw(st.integers(0, 15))
+        if kind >= 12:
+            text, shape, bound = self.library_call(env, depth)
+        elif kind <= 3:
             op = self.pick(["+", "-", "*"])
             lt, ls, lb = self.expr(env, depth - 1)
             rt, rs, rb = self.expr(env, depth - 1)
@@ -190,6 +192,57 @@ class _Gen:
         if bound > MAX_BOUND:
             text, bound = f"np.tanh({text})", 1.0
         return text, shape, bound
+
+    def library_call(self, env, depth):
+        """(text, shape, bound) of a call of the wider NumPy library (smooth where
+        the program evaluates it): element-wise, statistics, linear algebra,
+        building and reshaping."""
+        t, shape, b = self.expr(env, depth - 1)
+        u, b2 = self.expr_of(env, shape, depth - 1)
+        form = self.pick(["arctan", "arcsinh", "logaddexp", "hypot", "arctan2", "sinc", "mod",
+                          "deg2rad", "shaped", "linalg", "join", "stats"])
+        self.features.add(form)
+        if form == "arctan":
+            return f"np.arctan({t})", shape, 1.6
+        if form == "arcsinh":
+            return f"np.arcsinh({t})", shape, b
+        if form == "logaddexp":
+            return f"np.logaddexp(np.tanh({t}), {u} * 0.1)", shape, 1.0 + 0.1 * b2 + 0.7
+        if form == "hypot":
+            return f"np.hypot({t}, 1.5 + np.sin({u}))", shape, b + 2.5
+        if form == "arctan2":
+            return f"np.arctan2({t}, 2.0 + np.cos({u}))", shape, 3.2
+        if form == "sinc":
+            return f"np.sinc(np.tanh({t}))", shape, 1.0
+        if form == "mod":
+            return f"((np.tanh({t}) + 2.0) % 5.0)", shape, 3.0
+        if form == "deg2rad":
+            return f"np.rad2deg(np.deg2rad({t}))", shape, b
+        if shape == ():
+            if form == "shaped":
+                return f"np.sum(np.linspace({t}, 2.0 * {u} + 1.0, 3) * c[0])", (), 3 * (2 * b2 + 1)
+            if form == "linalg":
+                return (f"np.tanh(np.linalg.slogdet(M + 3.0 * np.eye(3))[1] * {t})", (), 1.0)
+            if form == "join":
+                return f"np.sum(np.r_[{t}, {u}, a] * 0.3)", (), 0.3 * (b + b2 + 3)
+            return f"np.var(np.stack([{t}, {u}, a[0]]))", (), (b + b2 + 1) ** 2
+        if shape == (2, 3):
+            options = {
+                "shaped": (f"np.flip(np.roll({t}, 1, axis=1), 0)", (2, 3), b),
+                "linalg": (f"np.einsum('ij,jk->ik', {t}, M)", (2, 3), 1.5 * b),
+                "join": (f"np.vstack(({t}[0], {u}[1]))", (2, 3), max(b, b2)),
+                "stats": (f"np.var({t}, axis=0)", (3,), b * b),
+            }
+            return options[form]
+        # (3,) or (1, 3)
+        options = {
+            "shaped": (f"np.cumsum({t}, axis=-1)", shape, 3 * b),
+            "linalg": (f"np.linalg.solve(M + 3.0 * np.eye(3), np.ravel({t}))", (3,), b),
+            "join": (f"np.array([np.ravel({t}), np.ravel({u})])", (2, 3), max(b, b2)),
+            "stats": (f"np.average(np.r_[np.ravel({t}), np.ravel({u})], weights=np.arange(1.0, 7.0))",
+                      (), max(b, b2)),
+        }
+        return options[form]
 
     def coerce(self, text, shape, bound, target):
         """An expression of shape ``target`` from one of shape ``shape``."""

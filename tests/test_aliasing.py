@@ -3,14 +3,19 @@ memory with another name read later is refused with file:line and both names,
 taped and checkpointed; writes that cannot change another live name still work
 and agree with finite differences."""
 
+import ast
+import importlib
 import inspect
 import os
+import warnings
 
 import numpy as np
 import pytest
 
 import tangent_ckpt as tc
+from coverage_cases import HAVE_SCIPY, all_cases, draw
 from gradcheck import check_grad
+from tangent_ckpt.compiler import aliasing
 from tangent_ckpt.errors import TransformError
 
 HERE = os.path.basename(__file__)
@@ -135,6 +140,18 @@ def _bump_interior(U):
     return np.sum(U ** 2)
 
 
+def conj_of_real_is_itself(x):
+    y = x.conj()
+    y[0] = 0.0  # WRITE
+    return np.sum(x * x)
+
+
+def einsum_transpose_view(a):
+    y = np.einsum("ij->ji", a)
+    y[0, 1] = 0.0  # WRITE
+    return np.sum(a * a)
+
+
 REFUSED = [
     (slice_view_augmented, (np.array([0.3, -0.2]),), "v", "V"),
     (slice_view_assigned, (np.array([0.3, -0.2, 0.5]),), "v", "V"),
@@ -149,6 +166,8 @@ REFUSED = [
     (view_of_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "v", "x"),
     (asarray_alias, (np.array([0.3, -0.2]),), "b", "a"),
     (helper_returns_view, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "U"),
+    (conj_of_real_is_itself, (np.array([0.3, -0.2]),), "y", "x"),
+    (einsum_transpose_view, (np.ones((2, 2)),), "y", "a"),
 ]
 
 
@@ -254,3 +273,62 @@ def test_rows_of_the_array_a_loop_started_with_are_not_its_rebound_successor(che
     df = tc.grad(rows_of_an_array_rebound_in_the_loop, wrt=(0, 1), checkpoint=checkpoint)
     check_grad(rows_of_an_array_rebound_in_the_loop, (np.ones((2, 3)) * 0.3, 0.7, 2),
                wrt=(0, 1), df=df)
+
+
+def einsum_of_two_operands_written(B, M):
+    v = np.einsum("ij,jk->ik", B, M)
+    v[0] = np.tanh(v[1])
+    return np.sum(v * v) + np.sum(B * M[0])
+
+
+def test_einsum_of_two_operands_is_a_new_array():
+    """Only a one-operand einsum may be a view; a product is a new array."""
+    rng = np.random.default_rng(3)
+    check_grad(einsum_of_two_operands_written, (rng.normal(size=(2, 3)), rng.normal(size=(3, 3))),
+               wrt=(0, 1))
+
+
+# --- the fence knows every rule that may return a view --------------------------
+def _calls_returning_views(case):
+    """The functions that one coverage case calls whose result shares memory
+    with an array they were given (each line run as written, one at a time)."""
+    rng = np.random.default_rng(0)
+    namespace = {"np": np, "c": np.ones((4, 4))}
+    if HAVE_SCIPY:
+        namespace["scipy"] = importlib.import_module("scipy")
+    namespace.update({p: draw(rng, shape, kind) for p, (shape, kind) in case.args.items()})
+    found = set()
+    for line in case.body.splitlines():
+        node = ast.parse(line).body[0]
+        call = node.value
+        before = [v for v in namespace.values() if isinstance(v, np.ndarray)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)   # np.row_stack
+            out = eval(compile(ast.Expression(call), "<case>", "eval"), namespace)
+        if isinstance(node, ast.Assign):
+            exec(compile(ast.Module([node], []), "<case>", "exec"), namespace)
+        if isinstance(call, ast.Call):
+            outs = out if isinstance(out, (list, tuple)) else [out]
+            if any(isinstance(o, np.ndarray) and np.shares_memory(o, a)
+                   for o in outs for a in before):
+                fn = eval(compile(ast.Expression(call.func), "<case>", "eval"), namespace)
+                found.add(f".{call.func.attr}()" if isinstance(getattr(fn, "__self__", None),
+                                                               np.ndarray) else fn)
+    return found
+
+
+def test_every_rule_that_returns_a_view_is_a_view_function():
+    """A rule added without its place in the fence would let a write through the
+    view go unseen: every function (or array method) a coverage case calls that
+    returns memory of its argument must be one of aliasing.VIEW_FUNCTIONS (or
+    VIEW_METHODS).  It found np.einsum ('ij->ji' is a view) and x.conj() (x
+    itself for real x)."""
+    unfenced = set()
+    for case in all_cases():
+        for fn in _calls_returning_views(case):
+            if isinstance(fn, str):      # an array method, ".diagonal()"
+                if fn[1:-2] not in aliasing.VIEW_METHODS:
+                    unfenced.add(fn)
+            elif not any(fn is v for v in aliasing.VIEW_FUNCTIONS):
+                unfenced.add(getattr(fn, "__name__", repr(fn)))
+    assert not unfenced

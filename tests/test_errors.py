@@ -75,9 +75,9 @@ def f_sort(x):
     return np.sum(y)
 
 
-def f_solve(A, b):
-    y = np.linalg.solve(A, b)
-    return np.sum(y)
+def f_eig(A, b):
+    y = np.linalg.eig(A)[0]
+    return np.sum(y * b)
 
 
 def f_fft(x):
@@ -144,7 +144,7 @@ def test_helper_assigning_into_callers_array():
 
 
 @pytest.mark.parametrize("fn, marker, name, args", [
-    (f_solve, "np.linalg.solve", "solve", None),
+    (f_eig, "np.linalg.eig", "eig", None),
     (f_fft, "np.fft.fft", "fft", None),
     (f_float64, "np.float64", "float64", None),
     (f_bad_call, "where=", "np.sum", None),
@@ -214,7 +214,7 @@ import tangent_ckpt as tc
 
 
 def bad(x):
-    y = np.linalg.eigh(x)
+    y = np.linalg.eig(x)
     return np.sum(y[0])
 
 
@@ -237,11 +237,11 @@ def _run_script(tmp_path, debug):
 
 def test_traceback_ends_in_the_users_line_not_the_compiler(tmp_path):
     stderr = _run_script(tmp_path, debug=False)
-    assert 'user_script.py", line 6, in bad\n    y = np.linalg.eigh(x)\n' in stderr, stderr
+    assert 'user_script.py", line 6, in bad\n    y = np.linalg.eig(x)\n' in stderr, stderr
     assert "tangent_ckpt/compiler" not in stderr and "^^^" not in stderr
-    assert stderr.rstrip().endswith("user_script.py:6: no adjoint rule for np.linalg.eigh "
+    assert stderr.rstrip().endswith("user_script.py:6: no adjoint rule for np.linalg.eig "
                                     "(register one with tangent_ckpt.register_adjoint("
-                                    "np.linalg.eigh, rule), or compute it outside the "
+                                    "np.linalg.eig, rule), or compute it outside the "
                                     "differentiated path)")
 
 

@@ -276,11 +276,9 @@ def test_norm(shape, kwargs):
     check(np.linalg.norm, [np.random.default_rng(4).standard_normal(shape)], kwargs, param="x")
 
 
-def test_norm_at_zero_and_unsupported_ord():
+def test_norm_at_zero_is_zero():
     x = np.zeros(3)
     np.testing.assert_array_equal(evaluate(np.linalg.norm, "x", 1.0, 0.0, [x]), np.zeros(3))
-    with pytest.raises(NotImplementedError):
-        evaluate(np.linalg.norm, "x", 1.0, 1.0, [np.ones(3)], {"ord": 1})
 
 
 # --- reductions --------------------------------------------------------------------
@@ -576,16 +574,25 @@ def test_required_function_has_rule(fn):
 
 
 def test_constants_have_no_adjoint():
-    for fn in (np.zeros, np.arange, np.argmax, np.sign, np.floor, len, np.shape):
+    for fn in (np.zeros, np.argmax, np.sign, np.floor, len, np.shape):
         rule = lookup(fn)
         assert rule.constant and rule.differentiable_params() == []
     lookup(np.zeros).bind([3], {"dtype": np.float32})       # constants bind any call
 
 
 def test_docs_table_is_current():
+    pytest.importorskip("scipy")       # the page lists the scipy.special rules too
     path = Path(__file__).resolve().parents[1] / "docs" / "supported_ops.md"
     assert path.read_text() == ops_table.render_table(), (
         "regenerate: python -m tangent_ckpt.adjoints.ops_table > docs/supported_ops.md")
+
+
+def test_docs_list_every_numpy_rule():
+    from tangent_ckpt.adjoints import numpy_rules
+    text = (Path(__file__).resolve().parents[1] / "docs" / "supported_ops.md").read_text()
+    for fns in numpy_rules.SECTIONS.values():
+        for fn in fns:
+            assert any(f"`{name}`" in text for name in ops_table._aliases(fn)), fn
 
 
 def test_every_numpy_rule_is_in_a_docs_section():

@@ -6,6 +6,8 @@ import pytest
 import tangent_ckpt as tc
 import tangent_ckpt.adjoints.numpy_rules  # noqa: F401
 from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler.lower import calls
+from tangent_ckpt.compiler.package import next_state
 from tangent_ckpt.adjoints.registry import (REQUIRED, defadjoint, defconstant, evaluate,
                                             lookup, register_adjoint, template_free_names)
 
@@ -13,10 +15,11 @@ from tangent_ckpt.adjoints.registry import (REQUIRED, defadjoint, defconstant, e
 @pytest.fixture
 def scratch():
     """Functions registered by a test are removed afterwards (the registry is global)."""
-    before = dict(registry._RULES)
+    before = dict(registry._RULES), dict(registry._METHODS), set(registry._PURE_METHODS)
     yield
-    registry._RULES.clear()
-    registry._RULES.update(before)
+    for table, old in zip((registry._RULES, registry._METHODS, registry._PURE_METHODS), before):
+        table.clear()
+        table.update(old)
 
 
 def _fn(*args, **kwargs):
@@ -92,7 +95,7 @@ def test_template_names_are_validated(scratch):
         defadjoint(_fn, "x", y="g")
     with pytest.raises(ValueError, match="'i'"):          # i only for sequence parameters
         defadjoint(_fn, "xs", xs="g[i]")
-    with pytest.raises(ValueError, match="sequence parameter"):
+    with pytest.raises(ValueError, match="'ys' is not in signature"):
         defadjoint(_fn, "xs", sequence=("ys",), xs="g[i]")
     defadjoint(_fn, "xs, axis=0", sequence=("xs",), xs="np.take(g, i, axis) + unbroadcast(g, ans)")
     assert lookup(_fn).sequence_params == {"xs"}
@@ -100,12 +103,14 @@ def test_template_names_are_validated(scratch):
 
 
 def test_every_numpy_template_uses_known_names():
+    import builtins
     from tangent_ckpt import runtime
     for rule in registry.all_rules():
         allowed = {"g", "ans", "np", "i"} | set(rule.param_names)
-        for expression in rule.templates.values():
+        for expression in list(rule.templates.values()) + list(rule.whole.values()):
             for name in template_free_names(expression):
-                assert name in allowed or hasattr(runtime, name), (rule, name)
+                assert name in allowed or hasattr(runtime, name) or hasattr(builtins, name), \
+                    (rule, name)
 
 
 def test_runtime_all_lists_helpers():
@@ -173,3 +178,34 @@ def test_rule_names():
     assert lookup(np.linalg.norm).name == "np.linalg.norm"
     assert lookup(abs).name == "abs"
     assert "np.tanh" in repr(lookup(np.tanh))
+
+
+# --- one declaration: the compiler's tables are read from the registry -------------
+
+def test_method_tables_are_the_registry():
+    assert calls.METHODS is registry.methods()
+    assert registry.methods()["var"] is np.var and registry.methods()["flatten"] is np.ravel
+    assert "reshape" in calls.VARARGS_METHODS
+    assert set(registry.methods()) <= next_state._PURE_METHODS
+    assert "astype" in next_state._PURE_METHODS and "astype" not in registry.methods()
+
+
+def test_a_declared_method_is_usable(scratch):
+    def double(x):
+        return 2.0 * x
+
+    defadjoint(double, "x", methods="doubled_for_test", x="2.0 * g")
+    assert registry.methods()["doubled_for_test"] is double
+    assert "doubled_for_test" in registry.pure_methods()
+    assert lookup(double).static_params() == []
+
+
+def test_static_and_piecewise_parameters():
+    assert lookup(np.sum).static_params() == ["axis", "dtype", "out", "keepdims", "initial"]
+    assert "condition" not in lookup(np.where).static_params()
+    assert lookup(np.linalg.qr).only == {"mode": ("reduced",)}
+
+
+def test_unknown_domain_is_rejected(scratch):
+    with pytest.raises(ValueError, match="unknown domain"):
+        defadjoint(_fn, "x", domain="complex", x="g")

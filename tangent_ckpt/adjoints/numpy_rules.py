@@ -13,6 +13,10 @@ Conventions:
 - ``out=`` appears in signatures only so positional arguments bind as in NumPy;
   the compiler must reject a call that passes ``out``.
 - Non-differentiable points take a documented subgradient (``NOTES`` below).
+- ``methods=`` names the array methods that mean the function, ``domain=``
+  where the tests draw its inputs from, ``piecewise=`` the parameters the
+  output is locally constant in, ``only=`` the values a parameter may take
+  (a call with another value is refused at compile time).
 """
 
 import builtins
@@ -21,7 +25,9 @@ import operator
 
 import numpy as np
 
-from tangent_ckpt.adjoints.registry import defadjoint, defconstant, registered_functions
+from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure,
+                                            registered_functions)
+from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
 
@@ -38,6 +44,10 @@ UNARY = "x, /"
 BINARY = "x1, x2, /"
 REDUCE = "a, axis=None, dtype=None, out=None, keepdims=False, initial=None"
 EXTREMUM = "a, axis=None, out=None, keepdims=False, initial=None"
+VARIANCE = ("a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, "
+            "mean=None, correction=None")
+PLAIN_VARIANCE = {"where": (True,), "mean": (None,), "correction": (None,)}
+LOG2, LOG10 = "0.6931471805599453", "2.302585092994046"
 
 with section("Arithmetic"):
     defadjoint(np.add, BINARY,
@@ -49,25 +59,39 @@ with section("Arithmetic"):
     defadjoint(np.multiply, BINARY,
                x1="unbroadcast(g * x2, x1)",
                x2="unbroadcast(g * x1, x2)")
-    defadjoint(np.divide, BINARY,                       # np.true_divide is np.divide
+    defadjoint(np.divide, BINARY, domain="nonzero",      # np.true_divide is np.divide
                x1="unbroadcast(g / x2, x1)",
                x2="unbroadcast(-g * ans / x2, x2)")
-    defadjoint(np.power, BINARY,
+    defadjoint(np.power, BINARY, domain="positive",
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)")
+    defadjoint(np.remainder, BINARY, domain="nonzero",    # np.mod and `%`
+               x1="unbroadcast(g, x1)",
+               x2="unbroadcast(-g * np.floor_divide(x1, x2), x2)")
+    defadjoint(np.fmod, BINARY, domain="nonzero",
+               x1="unbroadcast(g, x1)",
+               x2="fmod_adjoint_divisor(g, x1, x2)")
     defadjoint(np.negative, UNARY, x="-g")
+    defadjoint(np.positive, UNARY, x="g")
     defadjoint(np.square, UNARY, x="g * (2 * x)")
-    defadjoint(np.reciprocal, UNARY, x="-g * ans * ans")
+    defadjoint(np.reciprocal, UNARY, domain="nonzero", x="-g * ans * ans")
     defadjoint(np.maximum, BINARY,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
                x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)")
     defadjoint(np.minimum, BINARY,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
                x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)")
-    defadjoint(np.where, "condition, x=None, y=None, /",
+    defadjoint(np.fmax, BINARY,
+               x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
+               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)")
+    defadjoint(np.fmin, BINARY,
+               x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
+               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)")
+    defadjoint(np.where, "condition, x=None, y=None, /", piecewise=("condition",),
                x="unbroadcast(np.where(condition, g, 0.0), x)",
                y="unbroadcast(np.where(condition, 0.0, g), y)")
     defadjoint(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None",
+               methods="clip",
                a="clip_adjoint(g, a, a_min, a_max, min, max)",
                a_min="clip_adjoint_bound(g, a, a_min, False)",
                a_max="clip_adjoint_bound(g, a, a_max, True)",
@@ -75,65 +99,181 @@ with section("Arithmetic"):
                max="clip_adjoint_bound(g, a, max, True)")
 
 with section("Elementwise functions"):
-    defadjoint(np.sqrt, UNARY, x="g * 0.5 / ans")
+    defadjoint(np.sqrt, UNARY, domain="positive", x="g * 0.5 / ans")
+    defadjoint(np.cbrt, UNARY, domain="nonzero", x="g / (3.0 * ans * ans)")
     defadjoint(np.exp, UNARY, x="g * ans")
     defadjoint(np.expm1, UNARY, x="g * (ans + 1.0)")
-    defadjoint(np.exp2, UNARY, x="g * ans * 0.6931471805599453")        # log(2)
-    defadjoint(np.log, UNARY, x="g / x")
-    defadjoint(np.log1p, UNARY, x="g / (1.0 + x)")
-    defadjoint(np.log2, UNARY, x="g / (x * 0.6931471805599453)")        # log(2)
-    defadjoint(np.log10, UNARY, x="g / (x * 2.302585092994046)")        # log(10)
+    defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}")
+    defadjoint(np.log, UNARY, domain="positive", x="g / x")
+    defadjoint(np.log1p, UNARY, domain="positive", x="g / (1.0 + x)")
+    defadjoint(np.log2, UNARY, domain="positive", x=f"g / (x * {LOG2})")
+    defadjoint(np.log10, UNARY, domain="positive", x=f"g / (x * {LOG10})")
+    defadjoint(np.logaddexp, BINARY,
+               x1="unbroadcast(g * np.exp(x1 - ans), x1)",
+               x2="unbroadcast(g * np.exp(x2 - ans), x2)")
+    defadjoint(np.logaddexp2, BINARY,
+               x1="unbroadcast(g * np.exp2(x1 - ans), x1)",
+               x2="unbroadcast(g * np.exp2(x2 - ans), x2)")
     defadjoint(np.sin, UNARY, x="g * np.cos(x)")
     defadjoint(np.cos, UNARY, x="-g * np.sin(x)")
-    defadjoint(np.tan, UNARY, x="g * (1.0 + ans * ans)")
-    defadjoint(np.arcsin, UNARY, x="g / np.sqrt(1.0 - x * x)")
-    defadjoint(np.arccos, UNARY, x="-g / np.sqrt(1.0 - x * x)")
+    defadjoint(np.tan, UNARY, domain="unit", x="g * (1.0 + ans * ans)")
+    defadjoint(np.arcsin, UNARY, domain="unit", x="g / np.sqrt(1.0 - x * x)")
+    defadjoint(np.arccos, UNARY, domain="unit", x="-g / np.sqrt(1.0 - x * x)")
     defadjoint(np.arctan, UNARY, x="g / (1.0 + x * x)")
+    defadjoint(np.arctan2, BINARY, domain="nonzero",
+               x1="unbroadcast(g * x2 / (x1 * x1 + x2 * x2), x1)",
+               x2="unbroadcast(-g * x1 / (x1 * x1 + x2 * x2), x2)")
+    defadjoint(np.hypot, BINARY, domain="nonzero",
+               x1="unbroadcast(g * x1 / ans, x1)",
+               x2="unbroadcast(g * x2 / ans, x2)")
     defadjoint(np.sinh, UNARY, x="g * np.cosh(x)")
     defadjoint(np.cosh, UNARY, x="g * np.sinh(x)")
     defadjoint(np.tanh, UNARY, x="g * (1.0 - ans * ans)")
-    defadjoint(np.absolute, UNARY, x="g * np.sign(x)")      # np.abs is np.absolute
-    defadjoint(builtins.abs, UNARY, name="abs", x="g * np.sign(x)")
+    defadjoint(np.arcsinh, UNARY, x="g / np.sqrt(x * x + 1.0)")
+    defadjoint(np.arccosh, UNARY, domain="above_one", x="g / np.sqrt(x * x - 1.0)")
+    defadjoint(np.arctanh, UNARY, domain="unit", x="g / (1.0 - x * x)")
+    for _fn in (np.deg2rad, np.radians):
+        defadjoint(_fn, UNARY, x="g * 0.017453292519943295")            # pi / 180
+    for _fn in (np.rad2deg, np.degrees):
+        defadjoint(_fn, UNARY, x="g * 57.29577951308232")               # 180 / pi
+    defadjoint(np.absolute, UNARY, domain="nonzero", x="g * np.sign(x)")  # np.abs too
+    defadjoint(np.fabs, UNARY, domain="nonzero", x="g * np.sign(x)")
+    defadjoint(builtins.abs, UNARY, name="abs", domain="nonzero", x="g * np.sign(x)")
+    defadjoint(np.sinc, UNARY, x="sinc_adjoint(g, x, ans)")
+    defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None",
+               x="g * np.isfinite(x)")
+    defadjoint(np.real, "val", val="g")
+    defadjoint(np.imag, "val", val="0.0 * g")
+    defadjoint(np.conjugate, UNARY, methods="conj conjugate", x="g")   # np.conj too
 
 with section("Linear algebra"):
     defadjoint(np.matmul, BINARY,
                x1="matmul_adjoint_x1(g, x1, x2)",
                x2="matmul_adjoint_x2(g, x1, x2)")
-    defadjoint(np.dot, "a, b, out=None",
+    defadjoint(np.dot, "a, b, out=None", methods="dot",
                a="dot_adjoint_a(g, a, b)",
                b="dot_adjoint_b(g, a, b)")
     defadjoint(np.outer, "a, b, out=None",
                a="outer_adjoint_a(g, a, b)",
                b="outer_adjoint_b(g, a, b)")
+    defadjoint(np.vdot, "a, b, /",
+               a="np.reshape(g * np.ravel(b), np.shape(a))",
+               b="np.reshape(g * np.ravel(a), np.shape(b))")
+    defadjoint(np.matrix_transpose, "x, /", x="np.matrix_transpose(g)")
+    defadjoint(np.inner, "a, b, /",
+               a="inner_adjoint_a(g, a, b)",
+               b="inner_adjoint_b(g, a, b)")
+    defadjoint(np.kron, "a, b",
+               a="kron_adjoint(g, a, b, True)",
+               b="kron_adjoint(g, a, b, False)")
+    defadjoint(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
+               only={"axisa": (-1,), "axisb": (-1,), "axisc": (-1,), "axis": (None, -1)},
+               a="unbroadcast(np.cross(b, g), a)",
+               b="unbroadcast(np.cross(g, a), b)")
+    defadjoint(np.tensordot, "a, b, axes=2",
+               a="tensordot_adjoint(g, a, b, axes, True)",
+               b="tensordot_adjoint(g, a, b, axes, False)")
+    defadjoint(np.einsum, "subscripts, /, *operands, out=None, optimize=False",
+               sequence=("operands",),
+               operands="einsum_adjoint(g, subscripts, operands, i)")
+    defadjoint(np.trace, "a, offset=0, axis1=0, axis2=1, dtype=None, out=None", methods="trace",
+               a="trace_adjoint(g, a, offset, axis1, axis2)")
+    defadjoint(np.diagonal, "a, offset=0, axis1=0, axis2=1", methods="diagonal",
+               a="diagonal_adjoint(g, a, offset, axis1, axis2)")
+    defadjoint(np.diag, "v, k=0", v="diag_adjoint(g, v, k)")
+    defadjoint(np.tril, "m, k=0", m="np.tril(g, k)")
+    defadjoint(np.triu, "m, k=0", m="np.triu(g, k)")
+    defadjoint(np.linalg.solve, "a, b", name="np.linalg.solve",
+               a="solve_adjoint_a(g, a, b, ans)",
+               b="solve_adjoint_b(g, a, b)")
+    defadjoint(np.linalg.inv, "a", name="np.linalg.inv", a="inv_adjoint(g, ans)")
+    defadjoint(np.linalg.det, "a", name="np.linalg.det", a="det_adjoint(g, a, ans)")
+    defadjoint(np.linalg.slogdet, "a", name="np.linalg.slogdet", a="slogdet_adjoint(g, a)")
+    defadjoint(np.linalg.cholesky, "a, /, *, upper=False", name="np.linalg.cholesky",
+               a="cholesky_adjoint(g, ans, upper)")
+    defadjoint(np.linalg.eigh, "a, UPLO='L'", name="np.linalg.eigh",
+               a="eigh_adjoint(g, ans, UPLO)")
+    defadjoint(np.linalg.eigvalsh, "a, UPLO='L'", name="np.linalg.eigvalsh",
+               a="eigh_adjoint(Parts((g, 0.0)), np.linalg.eigh(a, UPLO), UPLO)")
+    defadjoint(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False",
+               name="np.linalg.svd", only={"hermitian": (False,)},
+               a="svd_adjoint(g, a, ans, full_matrices, compute_uv)")
+    defadjoint(np.linalg.pinv, "a, rcond=None, hermitian=False, *, rtol=None",
+               name="np.linalg.pinv", only={"hermitian": (False,)},
+               a="pinv_adjoint(g, a, ans)")
+    defadjoint(np.linalg.qr, "a, mode='reduced'", name="np.linalg.qr",
+               only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)")
+    defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
+               a="matrix_power_adjoint(g, a, n)")
     defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
-               x="norm_adjoint(g, x, ans, ord, axis, keepdims)")
+               domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)")
 
-with section("Reductions"):
-    defadjoint(np.sum, REDUCE, a="repeat_to_match(g, a, axis, keepdims)")
-    defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False",
+with section("Reductions and statistics"):
+    defadjoint(np.sum, REDUCE, methods="sum", a="repeat_to_match(g, a, axis, keepdims)")
+    defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False", methods="mean",
                a="mean_adjoint(g, a, axis, keepdims)")
-    defadjoint(np.prod, REDUCE, a="prod_adjoint(g, a, ans, axis, keepdims)")
-    defadjoint(np.max, EXTREMUM, a="extremum_adjoint(g, a, ans, axis, keepdims)")
-    defadjoint(np.min, EXTREMUM, a="extremum_adjoint(g, a, ans, axis, keepdims)")
-    defadjoint(np.amax, EXTREMUM, a="extremum_adjoint(g, a, ans, axis, keepdims)")
-    defadjoint(np.amin, EXTREMUM, a="extremum_adjoint(g, a, ans, axis, keepdims)")
-    defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None",
+    defadjoint(np.nansum, REDUCE, only={"initial": (None,)},
+               a="np.where(np.isnan(a), 0.0, repeat_to_match(g, a, axis, keepdims))")
+    defadjoint(np.nanmean, "a, axis=None, dtype=None, out=None, keepdims=False",
+               a="nanmean_adjoint(g, a, axis, keepdims)")
+    defadjoint(np.trapezoid, "y, x=None, dx=1.0, axis=-1",
+               y="trapezoid_adjoint(g, y, x, dx, axis)")
+    defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False",
+               only={"returned": (False,)},
+               a="average_adjoint(g, a, axis, weights, keepdims)",
+               weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)")
+    defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE,
+               a="var_adjoint(g, a, axis, ddof, keepdims)")
+    defadjoint(np.std, VARIANCE, methods="std", only=PLAIN_VARIANCE,
+               a="std_adjoint(g, a, ans, axis, ddof, keepdims)")
+    defadjoint(np.prod, REDUCE, methods="prod", only={"initial": (None,)},
+               a="prod_adjoint(g, a, ans, axis, keepdims)")
+    for _fn, _method in ((np.max, "max"), (np.min, "min"), (np.amax, ""), (np.amin, "")):
+        defadjoint(_fn, EXTREMUM, methods=_method, only={"initial": (None,)},
+                   a="extremum_adjoint(g, a, ans, axis, keepdims)")
+    defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", methods="cumsum",
                a="cumsum_adjoint(g, a, axis)")
+    defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", methods="cumprod",
+               a="cumprod_adjoint(g, a, ans, axis)")
+    defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None",
+               a="diff_adjoint(g, a, n, axis, prepend, append)")
+    defadjoint(np.gradient, "f, *varargs, axis=None, edge_order=1",
+               f="gradient_adjoint(g, f, varargs, axis, edge_order)")
 
 with section("Shape"):
-    defadjoint(np.reshape, "a, /, shape, order='C', *, copy=None",
+    defadjoint(np.reshape, "a, /, shape, order='C', *, copy=None", varargs_methods="reshape",
                a="reshape_like(g, a, order)")
-    defadjoint(np.ravel, "a, order='C'", a="reshape_like(g, a, order)")
-    defadjoint(np.transpose, "a, axes=None", a="transpose_adjoint(g, axes)")
-    defadjoint(np.swapaxes, "a, axis1, axis2", a="np.swapaxes(g, axis1, axis2)")
+    defadjoint(np.ravel, "a, order='C'", methods="ravel flatten", a="reshape_like(g, a, order)")
+    defadjoint(np.transpose, "a, axes=None", varargs_methods="transpose",
+               a="transpose_adjoint(g, axes)")
+    defadjoint(np.swapaxes, "a, axis1, axis2", methods="swapaxes",
+               a="np.swapaxes(g, axis1, axis2)")
     defadjoint(np.moveaxis, "a, source, destination", a="np.moveaxis(g, destination, source)")
+    defadjoint(np.rollaxis, "a, axis, start=0", a="rollaxis_adjoint(g, a, axis, start)")
     defadjoint(np.expand_dims, "a, axis", a="reshape_like(g, a)")
-    defadjoint(np.squeeze, "a, axis=None", a="reshape_like(g, a)")
+    defadjoint(np.squeeze, "a, axis=None", methods="squeeze", a="reshape_like(g, a)")
+    for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+        defadjoint(_fn, "ary, /", ary="reshape_like(g, ary)")
     defadjoint(np.broadcast_to, "array, shape, subok=False", array="unbroadcast(g, array)")
     defadjoint(np.flip, "m, axis=None", m="np.flip(g, axis)")
+    defadjoint(np.flipud, "m", m="np.flipud(g)")
+    defadjoint(np.fliplr, "m", m="np.fliplr(g)")
+    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", m="np.rot90(g, -k, axes)")
     defadjoint(np.roll, "a, shift, axis=None",
                a="np.roll(g, np.negative(shift), axis)")
-    defadjoint(np.copy, "a, order='K', subok=False", a="g")
+    defadjoint(np.repeat, "a, repeats, axis=None", methods="repeat",
+               a="repeat_adjoint(g, a, repeats, axis)")
+    defadjoint(np.tile, "A, reps", A="tile_adjoint(g, A, reps)")
+    defadjoint(np.pad, "array, pad_width, mode='constant', *, constant_values=0, "
+                       "end_values=0, reflect_type='even', stat_length=None",
+               only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap"),
+                     "reflect_type": ("even",)},
+               array="pad_adjoint(g, array, pad_width, mode)")
+    defadjoint(np.sort, "a, axis=-1, kind=None, order=None, *, stable=None",
+               only={"order": (None,)}, a="sort_adjoint(g, a, axis, kind)")
+    defadjoint(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
+               only={"order": (None,)}, a="partition_adjoint(g, a, kth, axis, kind)")
+    defadjoint(np.copy, "a, order='K', subok=False", methods="copy", a="g")
     defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None",
                a="g")
     defadjoint(builtins.float, "x=0.0, /", name="float", x="reshape_like(g, x)")
@@ -141,17 +281,63 @@ with section("Shape"):
                          "ndmax=0, like=None",
                object="reshape_like(g, object)")
 
-with section("Joining (sequence parameters: `i` is the element index)"):
+with section("Joining and splitting (sequence parameters: `i` is the element index)"):
     defadjoint(np.concatenate, "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'",
                sequence=("arrays",),
                arrays="concatenate_adjoint(g, arrays, axis, i)")
     defadjoint(np.stack, "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'",
                sequence=("arrays",),
-               arrays="stack_adjoint(g, axis, i)")
+               arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"))
+    for _fn in (np.vstack, np.row_stack):
+        defadjoint(_fn, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
+                   tup="vstack_adjoint(g, tup, i)")
     defadjoint(np.hstack, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
                tup="hstack_adjoint(g, tup, i)")
-    defadjoint(np.vstack, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
-               tup="vstack_adjoint(g, tup, i)")
+    defadjoint(np.column_stack, "tup", sequence=("tup",),
+               tup="column_stack_adjoint(g, tup, i)")
+    defadjoint(np.append, "arr, values, axis=None",
+               arr="append_adjoint(g, arr, values, axis, True)",
+               values="append_adjoint(g, arr, values, axis, False)")
+    defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
+               items="row_join_adjoint(g, items, i)")
+    defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
+               items="column_join_adjoint(g, items, i)")
+    defadjoint(builtins.sum, "iterable, /, start=0", name="sum", sequence=("iterable",),
+               iterable=("unbroadcast(g, iterable[i])",
+                         "np.broadcast_to(g, np.shape(iterable))"),
+               start="unbroadcast(g, start)")
+    defadjoint(np.select, "condlist, choicelist, default=0", sequence=("choicelist",),
+               piecewise=("condlist",),
+               choicelist="select_adjoint_choice(g, condlist, choicelist, i)",
+               default="unbroadcast(select_adjoint_choice(g, condlist, choicelist, "
+                       "len(condlist)), default)")
+    defadjoint(np.split, "ary, indices_or_sections, axis=0",
+               ary="split_adjoint(g, ary, indices_or_sections, axis)")
+    defadjoint(np.array_split, "ary, indices_or_sections, axis=0",
+               ary="split_adjoint(g, ary, indices_or_sections, axis)")
+    defadjoint(np.vsplit, "ary, indices_or_sections",
+               ary="split_adjoint(g, ary, indices_or_sections, 0)")
+    defadjoint(np.hsplit, "ary, indices_or_sections",
+               ary="split_adjoint(g, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)")
+    defadjoint(np.dsplit, "ary, indices_or_sections",
+               ary="split_adjoint(g, ary, indices_or_sections, 2)")
+
+with section("Building arrays"):
+    defadjoint(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=None, "
+                            "axis=0, *, device=None",
+               only={"retstep": (False,)},
+               start="linspace_adjoint(g, start, stop, num, endpoint, axis)",
+               stop="linspace_adjoint(g, start, stop, num, endpoint, axis, True)")
+    defadjoint(np.arange, "start_or_stop, /, stop=None, step=1, *, dtype=None, device=None, "
+                          "like=None",
+               piecewise=("stop",),
+               start_or_stop="arange_adjoint_start(g, start_or_stop, stop)",
+               step="arange_adjoint_step(g)")
+    defadjoint(np.full, "shape, fill_value, dtype=None, order='C', *, device=None, like=None",
+               fill_value="sum_all(g, fill_value)")
+    defadjoint(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None, *, "
+                             "device=None",
+               piecewise=("a",), fill_value="sum_all(g, fill_value)")
 
 with section("Indexing"):
     defadjoint(operator.getitem, "a, index, /", name="getitem",
@@ -159,15 +345,21 @@ with section("Indexing"):
 
 with section("Constants (no derivative)"):
     for _fn in (np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
-                np.full, np.full_like, np.arange, np.linspace, np.eye, np.identity,
-                np.shape, np.ndim, np.size, builtins.len,
-                np.argmax, np.argmin, np.argsort, np.nonzero,
-                np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc,
-                np.floor_divide, np.isnan, np.isinf, np.isfinite,
+                np.eye, np.identity, np.shape, np.ndim, np.size, builtins.len,
+                np.sign, np.floor, np.ceil, np.rint, np.trunc,
+                np.fix, np.floor_divide, np.isnan, np.isinf, np.isfinite, np.signbit,
                 np.equal, np.not_equal, np.less, np.less_equal, np.greater,
                 np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
-                np.any, np.all, np.count_nonzero):
+                np.logical_xor, np.count_nonzero, np.argpartition, np.searchsorted,
+                np.digitize, np.isclose, np.allclose, np.array_equal):
         defconstant(_fn, "*args, **kwargs")
+    for _fn, _method in ((np.argmax, "argmax"), (np.argmin, "argmin"), (np.any, "any"),
+                         (np.all, "all"), (np.round, "round"), (np.around, "")):
+        defconstant(_fn, "*args, **kwargs", methods=_method)
+    defconstant(np.argsort, "*args, **kwargs", methods="argsort")
+    defconstant(np.nonzero, "*args, **kwargs", methods="nonzero")
+
+defpure("astype", "item")   # pure, but not rules: x.astype(float) is refused
 
 # What the table cannot say: subgradients, tie-breaking, limits.
 NOTES = {
@@ -188,8 +380,45 @@ NOTES = {
     np.tanh: "needs `ans`",
     np.absolute: "subgradient 0 at 0",
     builtins.abs: "subgradient 0 at 0",
-    np.linalg.norm: "needs `ans`; ord None/'fro'/2 (vector) only; 0 at the zero vector",
+    np.linalg.norm: "needs `ans`; every ord of vectors and matrices; 0 at the zero vector",
     np.sum: "read-only broadcast view of `g`; `where=` unsupported",
+    np.remainder: "also the `%` operator; d/dx2 = -floor(x1 / x2)",
+    np.fmod: "d/dx2 = -trunc(x1 / x2)",
+    np.fmax: "ties split `g` half/half",
+    np.fmin: "ties split `g` half/half",
+    np.sinc: "0 at x = 0",
+    np.nan_to_num: "0 where x is not finite",
+    np.real: "real input only",
+    np.imag: "real input only (the result is 0)",
+    np.conjugate: "real input only",
+    np.cross: "3-vectors along the last axis",
+    np.einsum: "any subscripts: implicit or explicit output, `...`, repeated indices",
+    np.tensordot: "axes an int or a pair of sequences",
+    np.linalg.solve: "batched; `b` a vector or a stack of matrices",
+    np.linalg.det: "inf for a singular matrix",
+    np.linalg.slogdet: "the sign carries no derivative",
+    np.linalg.cholesky: "reads one triangle of `a` (as NumPy does)",
+    np.linalg.eigh: "distinct eigenvalues; reads one triangle of `a`",
+    np.linalg.eigvalsh: "distinct eigenvalues",
+    np.linalg.svd: "distinct non-zero singular values; with full_matrices the vectors past "
+                   "min(m, n) must not be read (refused at run time)",
+    np.linalg.pinv: "where the rank is locally constant",
+    np.linalg.qr: "m >= n",
+    np.linalg.matrix_power: "n >= 0",
+    np.average: "`weights` may be 1-D along `axis`",
+    np.cumprod: "exact with zeros",
+    np.nansum: "0 at NaN entries",
+    np.nanmean: "0 at NaN entries; the count excludes them",
+    np.trapezoid: "`y` only (sample points `x` or `dx` constant); y of any shape along `axis`",
+    np.vdot: "real input",
+    np.gradient: "one axis (1-D input or `axis=k`); any spacing and edge_order",
+    np.sort: "ties: the stable order",
+    np.pad: "modes that copy elements",
+    np.linspace: "linear in `start` and `stop`",
+    np.arange: "`start` and `step` (the length does not vary)",
+    np.select: "`default` and every choice",
+    builtins.sum: "of a list of arrays (broadcast like `+`) or of an array's rows",
+    np.split: "the pieces are a tuple: unpack or index it",
     np.mean: "read-only broadcast view; axis may be a tuple",
     np.prod: "needs `ans`; exact with zeros (one zero: the product of the others)",
     np.max: "needs `ans`; ties share `g` equally",
@@ -201,8 +430,12 @@ NOTES = {
     np.stack: "sequence parameter `arrays`; slices are views of `g`",
     np.hstack: "sequence parameter `tup`",
     np.vstack: "sequence parameter `tup`",
+    np.row_stack: "np.vstack (deprecated in NumPy 2)",
+    np.column_stack: "sequence parameter `tup`",
+    row_join: "`np.r_[a, b, ...]` of arrays and numbers (no slices or string directives)",
+    column_join: "`np.c_[a, b, ...]` of arrays and numbers",
     np.asarray: "identity (dtype conversions are not differentiated)",
-    np.array: "identity up to `ndmin`; for a list of arrays use np.stack",
+    np.array: "identity up to `ndmin`; a (nested) list of arrays becomes np.stack",
     builtins.float: "of a number or 0-d array",
     operator.getitem: "repeated integer indices accumulate (np.add.at); "
                       "in loops prefer `accumulate_at`",

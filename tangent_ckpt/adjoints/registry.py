@@ -20,9 +20,25 @@ math.  Inside an expression:
 - for a *sequence* parameter (``np.concatenate``'s ``arrays``), the expression is
   the contribution to element ``i`` of that sequence, and ``i`` is bound.
 
-A parameter without an expression receives no adjoint (``axis``, ``np.where``'s
-condition).  ``defconstant(fn)`` marks a function whose output carries no
-derivative at all (``np.zeros_like``, ``np.shape``, ``np.argmax``).
+A parameter without an expression receives no adjoint; the compiler refuses a
+call that passes it a differentiated value (``np.sum(x, initial=y)``), unless
+the row names it in ``piecewise=`` (the output is locally constant in it:
+``np.where``'s condition).  ``defconstant(fn)`` marks a function whose output
+carries no derivative at all (``np.zeros_like``, ``np.shape``, ``np.argmax``).
+
+The same row says what else the compiler and the tests need to know:
+
+- ``methods="sum"``: array methods that mean this function (``x.sum(axis=0)``
+  is ``np.sum(x, axis=0)``); ``varargs_methods="reshape"`` also take their
+  tuple argument spread out (``x.reshape(2, 3)``).  Every method of a rule
+  returns a new value (in-place methods are never rules).
+- ``domain="positive"``: where the tests draw inputs from (see ``DOMAINS``).
+- ``only={"mode": ("reduced",)}``: the values a parameter may take for the
+  expressions to be right; the compiler refuses a call with any other value
+  (or one it cannot see at compile time).
+- a sequence parameter's expression may be a pair ``(item, whole)``: ``whole``
+  is the adjoint when the user passes one array instead of a list
+  (``np.vstack(x)``); without it the compiler stacks the items' adjoints.
 
 Users add rules for their own functions and black boxes with
 :func:`register_adjoint`, giving a callable ``rule(g, ans, *args, **kwargs)`` that
@@ -39,6 +55,16 @@ from tangent_ckpt import runtime
 
 REQUIRED = object()  # marker: the parameter has no default
 
+#: input domains the tests draw a rule's arguments from: (low, high, sign)
+#: where sign "both" mirrors the interval to negative values too
+DOMAINS = {
+    "real": (-2.0, 2.0, "plus"),
+    "positive": (0.5, 2.0, "plus"),
+    "unit": (-0.9, 0.9, "plus"),         # |x| < 1 (arcsin, arctanh)
+    "above_one": (1.2, 3.0, "plus"),     # x > 1 (arccosh)
+    "nonzero": (0.5, 2.0, "both"),       # away from a pole or a kink at 0
+}
+
 
 class AdjointRule:
     """How to differentiate one primitive.
@@ -48,19 +74,32 @@ class AdjointRule:
     """
 
     def __init__(self, fn, name, params, templates=None, sequence_params=(),
-                 vjp=None, constant=False, positional_only=()):
+                 vjp=None, constant=False, positional_only=(), piecewise=(),
+                 domain="real", whole=None, only=None):
         self.fn = fn
         self.name = name
         self.params = params  # list of (name, default or REQUIRED, kind)
         self.templates = dict(templates or {})
         self.sequence_params = frozenset(sequence_params)
+        self.whole = dict(whole or {})  # sequence param -> expression for one array
         self.vjp = vjp
         self.constant = constant
         self.positional_only = frozenset(positional_only)  # names not passable by keyword
+        self.piecewise = frozenset(piecewise)  # no adjoint, and none is lost
+        self.domain = domain
+        self.only = dict(only or {})  # param -> the values the rule is right for
 
     @property
     def param_names(self):
         return [p[0] for p in self.params]
+
+    def static_params(self):
+        """Parameters that must not receive a differentiated value: the rule
+        has no adjoint for them, and the output is not locally constant in them."""
+        if self.vjp is not None or self.constant:
+            return []
+        return [name for name in self.param_names
+                if name not in self.templates and name not in self.piecewise]
 
     def differentiable_params(self):
         """Parameter names that receive an adjoint."""
@@ -110,6 +149,9 @@ class AdjointRule:
 
 
 _RULES = {}
+_METHODS = {}           # array method name -> the function it means
+_VARARGS_METHODS = set()  # methods whose tuple argument may be spread: x.reshape(2, 3)
+_PURE_METHODS = set()   # methods known to return a new value and change nothing
 
 
 def _parse_signature(signature):
@@ -176,29 +218,75 @@ def _check_template(name, params, param, expression, sequence):
                              "which is neither a parameter nor a runtime helper")
 
 
-def defadjoint(fn, signature, *, name=None, sequence=(), **templates):
-    """Register the inlined adjoint expressions of a NumPy primitive."""
+def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(),
+               varargs_methods=(), domain="real", only=None, **templates):
+    """Register the inlined adjoint expressions of a NumPy primitive (see the
+    module docstring for the options)."""
     name = name or _default_name(fn)
     params = _parse_signature(signature)
-    for param in sequence:
-        if param not in {p[0] for p in params}:
-            raise ValueError(f"{name}: sequence parameter '{param}' is not in signature "
-                             f"'{signature}'")
-    for param, expression in templates.items():
-        if param not in {p[0] for p in params}:
+    names = {p[0] for p in params}
+    for param in (*sequence, *piecewise, *(only or {})):
+        if param not in names:
+            raise ValueError(f"{name}: parameter '{param}' is not in signature '{signature}'")
+    if domain not in DOMAINS:
+        raise ValueError(f"{name}: unknown domain {domain!r}; one of {sorted(DOMAINS)}")
+    whole = {}
+    for param, expression in list(templates.items()):
+        if param not in names:
             raise ValueError(f"{name}: '{param}' is not in signature '{signature}'")
-        _check_template(name, params, param, expression, param in sequence)
+        if isinstance(expression, tuple):
+            if param not in sequence:
+                raise ValueError(f"{name}: only a sequence parameter takes (item, whole)")
+            templates[param], whole[param] = expression
+            _check_template(name, params, param, whole[param], False)
+        _check_template(name, params, param, templates[param], param in sequence)
     _RULES[_key(fn)] = AdjointRule(fn, name, params, templates, sequence,
-                                   positional_only=_positional_only(signature))
+                                   positional_only=_positional_only(signature),
+                                   piecewise=piecewise, domain=domain, whole=whole,
+                                   only=only)
+    _declare_methods(fn, methods, varargs_methods)
     return fn
 
 
-def defconstant(fn, signature="*args", name=None):
+def defconstant(fn, signature="*args", name=None, methods=()):
     """Register a function whose output has no derivative (shapes, constructors, indices)."""
     name = name or _default_name(fn)
     _RULES[_key(fn)] = AdjointRule(fn, name, _parse_signature(signature), constant=True,
                                    positional_only=_positional_only(signature))
+    _declare_methods(fn, methods, ())
     return fn
+
+
+def _names(spec):
+    return spec.split() if isinstance(spec, str) else list(spec)
+
+
+def _declare_methods(fn, methods, varargs_methods):
+    for method in _names(methods) + _names(varargs_methods):
+        _METHODS[method] = fn
+        _PURE_METHODS.add(method)
+    _VARARGS_METHODS.update(_names(varargs_methods))
+
+
+def defpure(*methods):
+    """Declare array methods that return a new value without being rules
+    (``x.astype(float)``): generated code may drop them when unread."""
+    _PURE_METHODS.update(methods)
+
+
+def methods():
+    """``{method name: function}``: ``x.sum(...)`` means ``np.sum(x, ...)``."""
+    return _METHODS
+
+
+def varargs_methods():
+    """Methods whose one tuple argument may be spread: ``x.reshape(2, 3)``."""
+    return _VARARGS_METHODS
+
+
+def pure_methods():
+    """Names of array methods that return a new value and change nothing."""
+    return _PURE_METHODS
 
 
 def register_adjoint(fn, rule=None):
@@ -290,6 +378,8 @@ def evaluate(fn, param, g, ans, args, kwargs=None, index=None):
                 position += 1
         raise KeyError(f"{rule.name} has no parameter '{param}'")
     expression = rule.templates[param]
+    if index is None and param in rule.whole:
+        expression = rule.whole[param]
     namespace = {name: getattr(runtime, name) for name in dir(runtime)
                  if not name.startswith("_")}
     namespace.update(np=__import__("numpy"), g=g, ans=ans, **bound)

@@ -46,6 +46,7 @@ _VIEW_FUNCTION_PATHS = (
     "unstack", "matrix_transpose", "permute_dims", "trim_zeros", "meshgrid", "nan_to_num",
     "lib.stride_tricks.as_strided", "lib.stride_tricks.sliding_window_view",
     "linalg.matrix_transpose", "array",
+    "einsum",   # with one operand: np.einsum('ij->ji', a) is a view of a
 )
 # functions that return a new array unless told not to copy
 _COPY_FLAG_FUNCTIONS = ("array", "nan_to_num", "meshgrid")
@@ -70,6 +71,7 @@ COPY_FLAG_FUNCTIONS = _numpy_objects(_COPY_FLAG_FUNCTIONS)
 # array methods whose result may share memory with the array (or dict/list
 # methods that hand out its elements); other methods return new objects
 VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal",
+                "conj", "conjugate",   # x itself when x is real
                 "get", "values", "items", "keys", "__array__", "setdefault", "pop",
                 "newbyteorder"}
 FRESH_METHODS = {"standard_normal", "normal", "uniform", "integers", "random", "randn",
@@ -77,7 +79,7 @@ FRESH_METHODS = {"standard_normal", "normal", "uniform", "integers", "random", "
                  "binomial", "beta", "gamma", "lognormal", "multivariate_normal",
                  "sum", "mean", "prod", "max", "min", "dot", "copy", "cumsum", "cumprod",
                  "clip", "flatten", "argmax", "argmin", "any", "all", "std", "var",
-                 "trace", "round", "conj", "conjugate", "tolist", "item", "nonzero",
+                 "trace", "round", "tolist", "item", "nonzero",
                  "argsort", "searchsorted", "repeat", "take", "compress", "ptp", "count",
                  "index", "astype"}
 # methods that write into the object they are called on
@@ -525,6 +527,8 @@ class AliasFence:
                              for k in node.keywords)
             if _is_in(fn, COPY_FLAG_FUNCTIONS) and copies:
                 return fresh
+            if fn is np.einsum and _several_einsum_operands(node):
+                return fresh
             if _is_in(fn, VIEW_FUNCTIONS):
                 return self._union(args, env)
             if getattr(fn, "__module__", None) and \
@@ -558,6 +562,14 @@ class AliasFence:
             everything |= i.everything()
             holds |= i.holds
         return _Info(everything, holds)
+
+
+def _several_einsum_operands(node):
+    """``np.einsum('ij,jk->ik', a, b)``: with two operands or more the result is a
+    new array; with one (``'ij->ji'``, ``'ii->i'``) it may be a view of it."""
+    args = node.args
+    return len(args) >= 3 and isinstance(args[0], gast.Constant) and \
+        isinstance(args[0].value, str) and not any(isinstance(a, gast.Starred) for a in args)
 
 
 def _is_in(obj, objects):

@@ -27,9 +27,13 @@ def _diff_operands(expr):
         except TypeError:  # the call does not fit the rule: the reverse pass reports it
             return _all_operands(expr)
         names = []
-        for param in rule.differentiable_params():
+        # static parameters too: a differentiated value reaching one is refused by
+        # the reverse pass, which needs to see it as active to do so
+        for param in rule.differentiable_params() + rule.static_params():
             op = bound.get(param)
-            if isinstance(op, (ir.Name, ir.Seq)):
+            if isinstance(op, ir.Index):
+                names.extend(op.names)
+            elif isinstance(op, (ir.Name, ir.Seq)):
                 names.extend(ir.operand_names(op))
             elif isinstance(op, tuple):  # varargs
                 for item in op:

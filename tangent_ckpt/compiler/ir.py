@@ -266,7 +266,7 @@ def operand_node(op):
 
 
 SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",
-           "binop:**": "**", "binop:@": "@"}
+           "binop:**": "**", "binop:@": "@", "binop:%": "%"}
 
 
 def prim_node(prim):

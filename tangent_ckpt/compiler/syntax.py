@@ -11,6 +11,7 @@ stages recognise it by identity, not by its printed name.
 """
 
 import ast
+import math
 import numbers
 
 from tangent_ckpt import runtime
@@ -51,9 +52,15 @@ def dotted(path):
 
 def const(value):
     """A constant; a negative number is a negation, so that printing keeps its
-    precedence (``(-0.7) ** 2`` is 0.49, ``-0.7 ** 2`` is -0.49)."""
+    precedence (``(-0.7) ** 2`` is 0.49, ``-0.7 ** 2`` is -0.49); infinity and
+    NaN are ``np.inf`` and ``np.nan``, as a person writes them."""
     if isinstance(value, tuple):
         return ast.Tuple(elts=[const(v) for v in value], ctx=ast.Load())
+    if isinstance(value, list):
+        return ast.List(elts=[const(v) for v in value], ctx=ast.Load())
+    if isinstance(value, float) and not math.isfinite(value):
+        return dotted("np.nan") if math.isnan(value) else \
+            (dotted("np.inf") if value > 0 else neg(dotted("np.inf")))
     if isinstance(value, numbers.Real) and not isinstance(value, bool) and \
             (value < 0 or (value == 0 and str(value).startswith("-"))):
         return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-value))
@@ -106,6 +113,12 @@ def method(value, attribute, *args):
     return call(attr(value, attribute), *args)
 
 
+def list_comp(element, target, iterable):
+    """``[element for target in iterable]``."""
+    return ast.ListComp(elt=expr(element), generators=[ast.comprehension(
+        target=store(target), iter=expr(iterable), ifs=[], is_async=0)])
+
+
 def subscript(value, index):
     return ast.Subscript(value=expr(value), slice=expr(index), ctx=ast.Load())
 
@@ -121,7 +134,7 @@ def pack(items):
 
 
 _BINOPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "**": ast.Pow,
-           "@": ast.MatMult}
+           "@": ast.MatMult, "%": ast.Mod}
 
 
 def binop(left, symbol, right):

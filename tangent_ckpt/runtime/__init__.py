@@ -5,6 +5,12 @@ shipped with the runtime alone.
 """
 
 from tangent_ckpt.runtime.numpy_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.linalg_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.array_adjoints import *  # noqa: F401,F403
+try:  # scipy.special rules, only where SciPy is installed
+    from tangent_ckpt.runtime.special_adjoints import *  # noqa: F401,F403
+except ImportError:  # pragma: no cover - SciPy is an optional extra
+    pass
 
 from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule  # noqa: F401,E402
 from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes  # noqa: F401,E402

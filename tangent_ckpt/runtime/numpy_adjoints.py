@@ -20,14 +20,14 @@ import numpy as np
 
 __all__ = [
     # broadcasting and buffers
-    "is_zero", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
+    "is_zero", "Parts", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
     "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
     "clip_adjoint", "clip_adjoint_bound",
     # linear algebra
     "matmul_adjoint_x1", "matmul_adjoint_x2", "dot_adjoint_a", "dot_adjoint_b",
     "ProductSum", "accumulate_matmul_adjoint_x2", "settled", "transposed",
-    "outer_adjoint_a", "outer_adjoint_b", "norm_adjoint",
+    "outer_adjoint_a", "outer_adjoint_b",
     # reductions
     "repeat_to_match", "mean_adjoint", "prod_adjoint", "extremum_adjoint",
     "cumsum_adjoint",
@@ -45,6 +45,22 @@ __all__ = [
 def is_zero(g):
     """True for the symbolic zero: a plain Python ``0.0`` (or ``0``), not an array."""
     return type(g) in (float, int) and g == 0
+
+
+class Parts(tuple):
+    """The adjoint of a tuple result (``w, v = np.linalg.eigh(a)``): one entry
+    per element, the symbolic zero where none arrived.  Adding two adds them
+    entry by entry (a plain tuple ``+`` would concatenate)."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        if is_zero(other):
+            return self
+        return Parts(a if is_zero(b) else b if is_zero(a) else a + b
+                     for a, b in zip(self, other))
+
+    __radd__ = __add__
 
 
 class ShapeOf:
@@ -464,22 +480,6 @@ def outer_adjoint_b(g, a, b):
     return np.reshape(np.ravel(a) @ g, np.shape(b))
 
 
-def norm_adjoint(g, x, ans, ord=None, axis=None, keepdims=False):
-    """Adjoint of ``np.linalg.norm`` for the 2-norm of vectors and the Frobenius
-    norm (``ord`` None, 2 on a vector axis, or ``'fro'``): ``g * x / ans``,
-    with 0 where the norm is 0 (a subgradient).  Other orders raise."""
-    if is_zero(g):
-        return g
-    x = np.asarray(x)
-    vector = (axis is None and x.ndim == 1) or (axis is not None and np.ndim(axis) == 0) \
-        or (axis is not None and len(axis) == 1)
-    if not (ord is None or ord == "fro" or (ord == 2 and vector)):
-        raise NotImplementedError(f"adjoint of np.linalg.norm with ord={ord!r}")
-    g = _keep(_weak_like(g, x), x, axis, keepdims)
-    ans = _keep(ans, x, axis, keepdims)
-    return x * (g / np.where(ans == 0, 1, ans))
-
-
 # --- reductions ----------------------------------------------------------------
 
 def repeat_to_match(g, x, axis=None, keepdims=False):
@@ -630,7 +630,7 @@ def getitem_adjoint(g, x, index):
         return g
     if isinstance(x, (tuple, list)) and isinstance(index, (int, np.integer)):
         n = len(x)
-        return type(x)(g if j == index % n else 0.0 for j in range(n))
+        return Parts(g if j == index % n else 0.0 for j in range(n))
     return accumulate_at(0.0, x, index, g)
 
 

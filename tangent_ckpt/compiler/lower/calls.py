@@ -2,6 +2,7 @@
 (``x.sum(axis=0)`` is ``np.sum``), and the user's own functions, which are
 inlined at the call site with their locals renamed."""
 
+import ast
 import builtins
 import types
 
@@ -23,16 +24,11 @@ from tangent_ckpt.errors import (
     SourceUnavailableError, TransformError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
 from tangent_ckpt.runtime import random_state
+from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 
-# array methods and the NumPy function each one means
-METHODS = {
-    "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
-    "dot": np.dot, "reshape": np.reshape, "transpose": np.transpose,
-    "swapaxes": np.swapaxes, "squeeze": np.squeeze, "cumsum": np.cumsum,
-    "clip": np.clip, "copy": np.copy, "ravel": np.ravel, "flatten": np.ravel,
-    "argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all,
-}
-VARARGS_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) == np.reshape(x, (2, 3))
+# array methods and the NumPy function each one means (declared with the rules)
+METHODS = registry.methods()
+VARARGS_METHODS = registry.varargs_methods()  # x.reshape(2, 3) == np.reshape(x, (2, 3))
 IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
                     "setfield", "byteswap", "setflags", "__iadd__"}
 
@@ -40,6 +36,20 @@ IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
 # through the registry like any function, so an active argument without a rule
 # is an error rather than a silently dropped gradient
 NONDIFF_CALLS = (range, int, bool, isinstance, str, type)
+
+# np.r_[...] and np.c_[...] and the runtime functions they mean
+INDEX_JOINS = {id(np.r_): row_join, id(np.c_): column_join}
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(node):
+    """The value of a literal made of constants (``([0, 2], [2, 0])``), else _NOT_LITERAL."""
+    try:
+        return ast.literal_eval(gast.gast_to_ast(node))
+    except (ValueError, SyntaxError, TypeError):
+        return _NOT_LITERAL
 
 
 def is_library(fn):
@@ -108,20 +118,24 @@ class CallLowering:
         self.reject_out_argument(node, fn)
         args = list(leading)
         base_hint = hint
+        if fn in (np.array, np.asarray) and not keywords and len(arg_nodes) == 1 and \
+                isinstance(arg_nodes[0], (gast.Tuple, gast.List)) and \
+                _literal(arg_nodes[0]) is _NOT_LITERAL:   # np.array([x, y]) is np.stack
+            fn = np.stack
         for a in arg_nodes:
             if isinstance(a, (gast.Tuple, gast.List)):
-                items = [self.lo.expressions.atomize(self.lo.expressions.value(e, base_hint), base_hint) for e in a.elts]
-                args.append(ir.Seq(tuple(items), "list" if isinstance(a, gast.List) else "tuple"))
+                args.append(self.sequence_argument(a, base_hint))
             else:
                 args.append(self.lo.expressions.atomize(self.lo.expressions.value(a, base_hint), base_hint))
         kwargs = {}
         for k in keywords:
             v = k.value
             if isinstance(v, (gast.Tuple, gast.List)):
-                items = [self.lo.expressions.atomize(self.lo.expressions.value(e, base_hint), base_hint) for e in v.elts]
-                kwargs[k.arg] = ir.Seq(tuple(items))
+                kwargs[k.arg] = self.sequence_argument(v, base_hint, kind="tuple")
             else:
-                kwargs[k.arg] = self.lo.expressions.atomize(self.lo.expressions.value(v, base_hint), base_hint)
+                kwargs[k.arg] = self.lo.expressions.atomize(
+                    self.lo.expressions.value(v, base_hint), base_hint)
+        args, kwargs = self.stack_array_lists(fn, args, kwargs, hint)
         ref = numpy_path(fn)
         if ref is None:
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
@@ -129,6 +143,64 @@ class CallLowering:
             else:
                 ref = self.lo.expressions.bind(fn, getattr(fn, "__name__", "fn")).id
         return ir.Prim(fn, args, kwargs, "call", ref=ref)
+
+    def stack_array_lists(self, fn, args, kwargs, hint):
+        """A list of variables passed where the rule takes one array
+        (``np.sum([a, b])``, ``np.sin([x, y])``) is what NumPy makes of it:
+        ``np.stack([a, b])``."""
+        rule = registry.lookup(fn)
+        if rule is None or rule.vjp is not None or rule.constant:
+            return args, kwargs
+        try:
+            bound = rule.bind(args, kwargs)
+        except TypeError:
+            return args, kwargs
+        lists = {id(op) for param, op in bound.items()
+                 if param in rule.templates and param not in rule.sequence_params
+                 and isinstance(op, ir.Seq) and any(isinstance(x, ir.Name) for x in op.items)}
+        if not lists:
+            return args, kwargs
+
+        def stacked(op):
+            if id(op) not in lists:
+                return op
+            return self.lo.expressions.atomize(ir.Prim(np.stack, [ir.Seq(op.items, "list")], {}, "call",
+                                        ref="np.stack"), hint)
+        return [stacked(a) for a in args], {k: stacked(v) for k, v in kwargs.items()}
+
+    def sequence_argument(self, node, hint, kind=None):
+        """A list or tuple literal passed to a function: a constant when it holds
+        only constants (``axes=([0, 2], [2, 0])``), else a sequence operand whose
+        nested lists become ``np.stack`` of their items (``[[a, b], [c, d]]``)."""
+        kind = kind or ("list" if isinstance(node, gast.List) else "tuple")
+        if any(isinstance(e, (gast.Tuple, gast.List)) for e in node.elts):
+            value = _literal(node)
+            if value is not _NOT_LITERAL:
+                return ir.Const(value)
+        items = []
+        for e in node.elts:
+            if isinstance(e, (gast.Tuple, gast.List)):
+                inner = ir.Prim(np.stack, [self.sequence_argument(e, hint)], {}, "call",
+                                ref="np.stack")
+                items.append(self.lo.expressions.atomize(inner, hint))
+            else:
+                items.append(self.lo.expressions.atomize(self.lo.expressions.value(e, hint), hint))
+        return ir.Seq(tuple(items), kind)
+
+    def index_join(self, fn, node, hint):
+        """``np.r_[a, b]`` / ``np.c_[a, b]``: calls in disguise, of ``rt.row_join`` /
+        ``rt.column_join`` (arrays and numbers; slices and string directives are refused)."""
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        spelled = f"np.{'r_' if fn is row_join else 'c_'}[...]"
+        for item in items:
+            if isinstance(item, gast.Slice) or (isinstance(item, gast.Constant)
+                                                and isinstance(item.value, str)):
+                raise self.lo.error(UnsupportedSyntaxError, f"{spelled} with a slice or a "
+                                 "string directive", node, construct=spelled,
+                                 hint="build the pieces with np.arange/np.linspace and join "
+                                      "them with np.concatenate")
+        args = [self.lo.expressions.atomize(self.lo.expressions.value(item, hint), hint) for item in items]
+        return ir.Prim(fn, args, {}, "call", ref=f"rt.{fn.__name__}")
 
     def method_call(self, node, hint):
         func = node.func

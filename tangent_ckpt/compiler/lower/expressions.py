@@ -11,7 +11,10 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.scopes import LocalFunction, TupleValue, clone, local_names
+from tangent_ckpt.compiler.lower.calls import INDEX_JOINS
+from tangent_ckpt.compiler.lower.scopes import (
+    LocalFunction, TupleValue, clone, local_names, to_source,
+)
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -20,8 +23,9 @@ BINOPS = {
     gast.Add: (np.add, "+", "add"), gast.Sub: (np.subtract, "-", "sub"),
     gast.Mult: (np.multiply, "*", "mul"), gast.Div: (np.divide, "/", "div"),
     gast.Pow: (np.power, "**", "pow"), gast.MatMult: (np.matmul, "@", "matmul"),
+    gast.Mod: (np.remainder, "%", "mod"),
 }
-NONDIFF_BINOPS = {gast.FloorDiv: "//", gast.Mod: "%"}
+NONDIFF_BINOPS = {gast.FloorDiv: "//"}
 NONDIFF_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 
@@ -53,6 +57,11 @@ class ExpressionLowering:
             if isinstance(node.op, gast.UAdd):
                 return self.value(node.operand, hint)
             return self.nondiff(node)
+        if isinstance(node, gast.BoolOp) and not all(_is_boolean(v) for v in node.values):
+            raise self.lo.error(UnsupportedSyntaxError, "`and`/`or` used as a value", node,
+                                construct=to_source(node).strip(),
+                                hint="it returns one of its operands; write np.where(...) or "
+                                     "an if statement")
         if isinstance(node, (gast.Compare, gast.BoolOp)):
             return self.nondiff(node)
         if isinstance(node, gast.IfExp):
@@ -104,10 +113,11 @@ class ExpressionLowering:
         if isinstance(value, (ir.Name, ir.Const)):
             return value
         if isinstance(value, TupleValue):
-            raise TransformError("a tuple used where an array is expected",
+            raise TransformError("a tuple or list used where an array is expected",
                                  filename=self.lo.current_scope.parsed.filename,
-                                 construct="tuple value",
-                                 hint="unpack the tuple into variables first")
+                                 lineno=self.lo.line or None, construct="tuple value",
+                                 hint="for a list of arrays use np.stack(...); unpack a "
+                                      "tuple into variables first")
         if isinstance(value, ir.Prim):
             suffix = _prim_suffix(value)
             name = self.lo.namer.fresh(f"{hint}_{suffix}" if not hint.endswith("_" + suffix)
@@ -198,6 +208,9 @@ class ExpressionLowering:
                          hint="use the NumPy function form instead")
 
     def subscript(self, node, hint):
+        joined = INDEX_JOINS.get(id(self.static_value(node.value)))
+        if joined is not None:       # np.r_[a, b] and np.c_[a, b]: calls in disguise
+            return self.lo.calls.index_join(joined, node, hint)
         base = self.value(node.value, hint)
         if isinstance(base, TupleValue):
             k = self.static_int(node.slice)
@@ -230,6 +243,8 @@ class ExpressionLowering:
                 return ast.Tuple(elts=[part(e) for e in n.elts], ctx=ast.Load())
             if isinstance(n, gast.Constant):
                 return ast.Constant(value=n.value)
+            if isinstance(n, gast.List):     # fancy indexing with a list: x[[0, 2]]
+                return ast.List(elts=[part(e) for e in n.elts], ctx=ast.Load())
             v = self.atomize(self.value(n, f"{hint}_index"), f"{hint}_index")
             if isinstance(v, ir.Name):
                 names.append(v.id)
@@ -288,11 +303,21 @@ class ExpressionLowering:
         return ir.NonDiff(gast.gast_to_ast(node), tuple(dict.fromkeys(names)))
 
 
+def _is_boolean(node):
+    """An operand of ``and``/``or`` that surely is a bool (so the result is one)."""
+    if isinstance(node, (gast.Compare, gast.BoolOp)):
+        return all(_is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
+            else True
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return True
+    return isinstance(node, gast.Constant) and isinstance(node.value, bool)
+
+
 def _prim_suffix(prim):
     if prim.render.startswith("binop:"):
         symbol = prim.render[6:]
         return {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow",
-                "@": "matmul"}[symbol]
+                "@": "matmul", "%": "mod"}[symbol]
     if prim.render == "unary:-":
         return "neg"
     if prim.render == "getitem":

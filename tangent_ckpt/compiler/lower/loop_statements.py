@@ -4,6 +4,7 @@
 import operator
 
 import gast
+import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
@@ -71,7 +72,12 @@ class LoopLowering:
                                  construct="for over an iterator",
                                  hint="loop over range(...), an array, enumerate or zip")
         else:
-            seq = self.lo.expressions.atomize(self.lo.expressions.value(it, "rows"), "rows")
+            if isinstance(it, (gast.List, gast.Tuple)):   # for a in [x, y]: the rows of
+                seq = self.lo.expressions.atomize(ir.Prim(   # np.stack([x, y])
+                    np.stack, [self.lo.calls.sequence_argument(it, "rows")], {}, "call",
+                    ref="np.stack"), "rows")
+            else:
+                seq = self.lo.expressions.atomize(self.lo.expressions.value(it, "rows"), "rows")
             if isinstance(it, gast.Name) and rebinds(s.body, it.id):
                 # Python iterates over the array bound at loop entry, even if the
                 # body rebinds the name: pin it (found by tests/test_fuzz.py)

@@ -24,6 +24,7 @@ import ast
 
 import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import (
     Block, Line, all_names, line_reads, line_target as _target, names_read, trees,
@@ -32,11 +33,7 @@ from tangent_ckpt.compiler.naming import MODULES, NUMPY, Namer
 from tangent_ckpt.compiler.package.saves import shape_only
 
 #: array methods that read their object and return a new value
-_PURE_METHODS = frozenset({
-    "reshape", "transpose", "sum", "mean", "prod", "max", "min", "dot", "copy", "astype",
-    "ravel", "flatten", "squeeze", "conj", "clip", "cumsum", "std", "var", "all", "any",
-    "argmax", "argmin", "round", "trace", "diagonal", "swapaxes", "item",
-})
+_PURE_METHODS = registry.pure_methods()
 
 _ELEMENTWISE_BINARY = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 

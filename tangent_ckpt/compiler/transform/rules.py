@@ -99,6 +99,7 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
     if rule.vjp is not None:
         _adjoint_callable(rev, stmt, prim, rule, bound, g, out, nonzero)
         return
+    check_static(rev, stmt, rule, bound)
     if prim.fn is operator.getitem and _accumulate_read(rev, stmt, bound, g, out, nonzero):
         return
     mapping = {"g": sx.name(g), "ans": sx.name(stmt.target)}
@@ -106,20 +107,87 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
         mapping[param] = _bound_node(rev, op)
     for param, expression in rule.templates.items():
         op = bound.get(param)
-        if param in rule.sequence_params and isinstance(op, ir.Seq):
-            for k, item in enumerate(op.items):
+        if param in rule.sequence_params and isinstance(op, (ir.Seq, tuple)):
+            for k, item in enumerate(op.items if isinstance(op, ir.Seq) else op):
                 if isinstance(item, ir.Name) and item.id in rev.active:
                     m = dict(mapping, i=sx.const(k))
                     rev.accumulate(item.id, instantiate(expression, m), out, nonzero,
-                                     stmt.line)
+                                   stmt.line)
+        elif param in rule.sequence_params and isinstance(op, ir.Name) and \
+                op.id in rev.active:   # one array passed for the sequence: np.vstack(x)
+            rev.accumulate(op.id, _whole_sequence(rev, rule, param, op, mapping), out,
+                           nonzero, stmt.line)
         elif isinstance(op, ir.Name) and op.id in rev.active:
             contribution = _without_unbroadcast(instantiate(expression, mapping), op.id, stmt)
             rev.accumulate(op.id, contribution, out, nonzero, stmt.line)
         elif isinstance(op, ir.Seq):
             if any(n in rev.active for n in ir.operand_names(op)):
                 raise rev.error(UnsupportedFunctionError,
-                                 f"{rule.name}: a sequence argument '{param}' with "
-                                 "active entries", stmt.line, construct=rule.name)
+                                f"{rule.name}: a list of differentiated values passed "
+                                f"as '{param}', which takes one array", stmt.line,
+                                construct=f"{rule.name}([...])",
+                                hint=f"for a list of arrays use {rule.name}(np.stack([...]))")
+
+
+def _whole_sequence(rev, rule, param, op, mapping):
+    """The adjoint of one array ``x`` passed where the rule takes a sequence
+    (``np.vstack(x)`` iterates over ``x``'s rows): the rule's ``whole`` expression,
+    else its items' adjoints stacked, ``np.stack([... for k in range(len(x))])``."""
+    if param in rule.whole:
+        return instantiate(rule.whole[param], mapping)
+    k = rev.namer.fresh("k")
+    item = instantiate(rule.templates[param], dict(mapping, i=sx.name(k)))
+    return sx.call("np.stack", sx.list_comp(item, k, sx.call("range", sx.call("len", op.id))))
+
+
+def check_static(rev, stmt, rule, bound):
+    """Refuse what the rule's expressions would get wrong: a differentiated value
+    where the rule has no adjoint (``np.sum(x, initial=y)``, an index computed
+    from ``y``), or a value outside the rule's ``only=``."""
+    for param in rule.static_params():
+        op = bound.get(param)
+        items = op if isinstance(op, tuple) else (op,)
+        names = [n for item in items if isinstance(item, (ir.Name, ir.Seq, ir.Index))
+                 for n in (item.names if isinstance(item, ir.Index)
+                           else ir.operand_names(item))]
+        active = [n for n in names if n in rev.active]
+        if active:
+            index = isinstance(op, ir.Index)
+            what = "an index" if index else f"argument '{param}'"
+            raise rev.error(UnsupportedFunctionError,
+                            f"{rule.name}: {what} depends on the differentiated input "
+                            f"({active[0]}), and the rule has no derivative for it",
+                            stmt.line,
+                            construct="index" if index else f"{rule.name}(..., {param}=...)",
+                            hint="compute it from constants, or register your own adjoint "
+                                 "with tangent_ckpt.register_adjoint")
+    for param, allowed in rule.only.items():
+        op = bound.get(param)
+        value = op.value if isinstance(op, ir.Const) else op
+        if isinstance(op, (ir.Seq, ir.Name, ir.Index)) or \
+                not any(value is a or (type(value) is type(a) and value == a)
+                        for a in allowed):
+            shown = _shown(op)
+            raise rev.error(UnsupportedFunctionError,
+                            f"{rule.name}(..., {param}={shown}): the adjoint is written "
+                            f"for {param} in {', '.join(map(repr, allowed))} only",
+                            stmt.line, construct=f"{rule.name}(..., {param}={shown})",
+                            hint=f"pass {param} as a constant among those, or register "
+                                 "your own adjoint with tangent_ckpt.register_adjoint")
+
+
+def _shown(op):
+    """How an error message names an argument: ``mode='complete'``, ``y``."""
+    if isinstance(op, ir.Const):
+        return repr(op.value)
+    if isinstance(op, ir.Name):
+        return op.id
+    if isinstance(op, ir.Seq):
+        return "[...]" if op.kind == "list" else "(...)"
+    if isinstance(op, ir.Index):
+        return "an index"
+    return repr(op)
+
 
 def _accumulate_read(rev, stmt, bound, g, out, nonzero):
     """``x[i]`` read in a loop whose adjoint ``bx`` is a private accumulator: add

@@ -1,0 +1,331 @@
+"""The gradient cases of tests/test_grad_coverage.py: NumPy calls as users write
+them, over shapes from 0-d to 3-d, broadcasting pairs, axis/keepdims and ties.
+
+A case is ``Case(body, args)``: ``body`` is the function's body (its last line
+is returned), ``args`` maps each parameter to ``(shape, kind)``: ``kind`` is a
+registry domain (``"real"``, ``"positive"`` ...) or a matrix kind (``"spd"``:
+symmetric positive definite, ``"square"``: well conditioned, ``"ties"``: pairs of
+equal values).  Element-wise and reduction cases are derived from the registry
+(each rule's ``domain=``); the rest are listed by hand, one group per section.
+"""
+
+import builtins
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tangent_ckpt.adjoints import numpy_rules, registry
+
+try:
+    import scipy.special  # noqa: F401
+    HAVE_SCIPY = True
+except ImportError:
+    HAVE_SCIPY = False
+
+
+@dataclass
+class Case:
+    body: str
+    args: dict
+    wrt: tuple = None
+    tol: float = 1e-5
+    covers: tuple = field(default=())   # the rules it exercises (for the coverage check)
+
+    @property
+    def id(self):
+        shapes = ",".join("x".join(map(str, s)) or "0d" for s, _ in self.args.values())
+        return f"{self.body.splitlines()[-1][:60]}[{shapes}]"
+
+
+def spelled(rule):
+    """How the user writes the function: ``np.sin``, ``abs``, ``scipy.special.erf``."""
+    if rule.fn is builtins.abs:
+        return "abs"
+    return rule.name
+
+
+def _signature_is(rule, text):
+    return rule.params == registry._parse_signature(text)
+
+
+def elementwise_rules():
+    """The element-wise rules: one- and two-argument rules of the element-wise sections."""
+    unary, binary = [], []
+    sections = [fns for title, fns in numpy_rules.SECTIONS.items()
+                if title in ("Arithmetic", "Elementwise functions") or title.startswith("scipy")]
+    for rule in map(registry.lookup, [fn for fns in sections for fn in fns]):
+        if rule.constant or rule.vjp is not None:
+            continue
+        if _signature_is(rule, numpy_rules.UNARY) and rule.fn is not np.negative:
+            unary.append(rule)
+        elif _signature_is(rule, numpy_rules.BINARY) and rule.fn is not np.matmul:
+            binary.append(rule)
+    return unary, binary
+
+
+UNARY_SHAPES = [(), (3,), (2, 3), (2, 1, 3)]
+BROADCAST_PAIRS = [((), (3,)), ((3,), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)),
+                   ((2, 1, 3), (4, 1))]
+
+
+def unary_cases():
+    rules, _ = elementwise_rules()
+    return [Case(f"{spelled(r)}(x)", {"x": (s, r.domain)}, covers=(r.fn,))
+            for r in rules for s in UNARY_SHAPES]
+
+
+def binary_cases():
+    _, rules = elementwise_rules()
+    cases = []
+    for r in rules:
+        for s1, s2 in BROADCAST_PAIRS:
+            first = "positive" if r.fn is np.power else "real"
+            cases.append(Case(f"{spelled(r)}(x, y)", {"x": (s1, first), "y": (s2, r.domain)},
+                              covers=(r.fn,)))
+    cases += [Case("x % y", {"x": (s1, "real"), "y": (s2, "nonzero")}, covers=(np.remainder,))
+              for s1, s2 in BROADCAST_PAIRS]
+    return cases
+
+
+AXES = [((3,), [None, 0, -1]), ((2, 3), [None, 0, 1, (0, 1)]),
+        ((2, 3, 2), [None, 1, -1, (0, 2)])]
+
+
+def reduction_cases():
+    cases = []
+    calls = [("np.sum", "real"), ("np.mean", "real"), ("np.prod", "nonzero"),
+             ("np.max", "real"), ("np.min", "real"), ("np.amax", "real"),
+             ("np.var", "real"), ("np.std", "real"), ("np.var", "real", ", ddof=1"),
+             ("np.average", "real"), ("np.linalg.norm", "nonzero")]
+    for name, kind, *extra in calls:
+        extra = extra[0] if extra else ""
+        for shape, axes in AXES:
+            for axis in axes:
+                for keepdims in (False, True):
+                    if name == "np.average" and keepdims and axis is None:
+                        continue
+                    if name == "np.linalg.norm" and axis is None and len(shape) > 2:
+                        continue
+                    cases.append(Case(f"{name}(x, axis={axis!r}, keepdims={keepdims}{extra})",
+                                      {"x": (shape, kind)}))
+    for shape, axes in AXES:                                  # ties: pairs of equal values
+        for axis in axes:
+            for name in ("np.max", "np.min"):
+                cases.append(Case(f"{name}(x, axis={axis!r})", {"x": (shape, "ties")}))
+    if HAVE_SCIPY:
+        cases += [Case(f"scipy.special.logsumexp(x, axis={axis!r}, keepdims={keepdims})",
+                       {"x": (shape, "real")})
+                  for shape, axes in AXES for axis in axes for keepdims in (False, True)]
+    cases += [Case(f"np.{f}(x, axis={a})", {"x": (s, "positive")})
+              for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
+                                                          ((2, 3, 2), -1), ((2, 3), None)]]
+    cases += [Case("np.cumprod(x * (x > 1.0), axis=0)", {"x": ((4, 2), "positive")})]  # zeros
+    cases += [Case(f"np.average(x, axis={a}, weights=w)", {"x": (s, "real"), "w": (ws, "positive")})
+              for s, a, ws in [((3,), None, (3,)), ((2, 3), 1, (3,)), ((2, 3), 0, (2,)),
+                               ((2, 3), None, (2, 3)), ((2, 3, 2), 1, (3,))]]
+    cases += [Case(f"np.diff(x{kw})", {"x": (s, "real")})
+              for s, kw in [((5,), ""), ((5,), ", n=2"), ((3, 4), ", axis=0"),
+                            ((3, 4), ", n=2, axis=1"), ((2, 3, 4), ""),
+                            ((5,), ", prepend=1.0"), ((4,), ", append=np.zeros(2)")]]
+    cases += [Case(f"np.gradient(x{kw})", {"x": (s, "real")})
+              for s, kw in [((5,), ""), ((5,), ", 0.5"), ((6,), ", edge_order=2"),
+                            ((3, 4), ", axis=1"), ((4, 3), ", 2.0, axis=0")]]
+    ords = [None, 1, 2, 3, 4, 0.5, np.inf, -np.inf, -1]
+    cases += [Case(f"np.linalg.norm(x, ord={o!r})".replace("inf", "np.inf"),
+                   {"x": ((5,), "nonzero")}) for o in ords]
+    mords = [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+    cases += [Case(f"np.linalg.norm(x, ord={o!r})".replace("inf", "np.inf"),
+                   {"x": ((3, 4), "real")}) for o in mords]
+    cases += [Case(f"np.linalg.norm(x, ord={o!r}, axis=(1, 2), keepdims=True)".replace(
+        "inf", "np.inf"), {"x": ((2, 3, 3), "real")}) for o in ("nuc", 2, 1, np.inf)]
+    cases += [Case(f"np.linalg.norm(x, ord={o!r}, axis=0)".replace("inf", "np.inf"),
+                   {"x": ((4, 3), "nonzero")}) for o in (1, 3, np.inf)]
+    return cases
+
+
+def linalg_cases():
+    sq = {"a": ((3, 3), "square")}
+    batch = {"a": ((2, 3, 3), "square")}
+    spd = {"a": ((3, 3), "spd")}
+    bspd = {"a": ((2, 3, 3), "spd")}
+    cases = [
+        Case("np.linalg.solve(a, b)", {"a": ((3, 3), "square"), "b": ((3,), "real")}),
+        Case("np.linalg.solve(a, b)", {"a": ((3, 3), "square"), "b": ((3, 2), "real")}),
+        Case("np.linalg.solve(a, b)", {"a": ((2, 3, 3), "square"), "b": ((2, 3, 2), "real")}),
+        Case("np.linalg.solve(a, b)", {"a": ((2, 3, 3), "square"), "b": ((3,), "real")}),
+        Case("np.linalg.inv(a)", sq), Case("np.linalg.inv(a)", batch),
+        Case("np.linalg.det(a)", sq), Case("np.linalg.det(a)", batch),
+        Case("sign, logdet = np.linalg.slogdet(a)\nlogdet * sign", sq),
+        Case("np.linalg.slogdet(a)[1]", batch),
+        Case("np.linalg.cholesky(a)", spd), Case("np.linalg.cholesky(a)", bspd),
+        Case("np.linalg.cholesky(a, upper=True)", spd),
+        Case("w, v = np.linalg.eigh(a)\nw * 1.5 + np.sum(v * v * c[:3, :3], axis=0)", spd),
+        Case("w, v = np.linalg.eigh(a)\nnp.sum(v * v * c[:3, :3], axis=-2) + w", bspd),
+        Case("np.linalg.eigh(a)[0]", spd), Case("np.linalg.eigvalsh(a)", bspd),
+        Case("np.linalg.eigh(a, UPLO='U')[0]", spd),
+        Case("np.linalg.svd(a, compute_uv=False)", {"a": ((4, 3), "real")}),
+        Case("np.linalg.svd(a, compute_uv=False)", {"a": ((2, 3, 4), "real")}),
+        Case("u, s, vh = np.linalg.svd(a, full_matrices=False)\n"
+             "np.sum(u * u * c[:4, :3]) + np.sum(s) + np.sum(np.abs(vh[0]))",
+             {"a": ((4, 3), "real")}),
+        Case("u, s, vh = np.linalg.svd(a, full_matrices=False)\n"
+             "np.sum((u @ vh) * c[:3, :4]) + np.sum(s ** 2)", {"a": ((3, 4), "real")}),
+        Case("u, s, vh = np.linalg.svd(a)\nnp.sum(s) + np.sum((u @ vh) * c[:3, :3])",
+             {"a": ((3, 3), "real")}),
+        Case("u, s, vh = np.linalg.svd(a)\nnp.sum(s * s)", {"a": ((4, 3), "real")}),
+        Case("np.linalg.pinv(a)", {"a": ((4, 3), "real")}),
+        Case("np.linalg.pinv(a)", {"a": ((2, 4), "real")}),
+        Case("q, r = np.linalg.qr(a)\nnp.sum(q * c[:4, :3]) + np.sum(r * c[:3, :3])",
+             {"a": ((4, 3), "real")}),
+        Case("q, r = np.linalg.qr(a)\nnp.sum(r * r) + np.sum(q[..., 0] * 2.0)",
+             {"a": ((2, 3, 3), "square")}),
+        Case("np.linalg.matrix_power(a, 3)", sq), Case("np.linalg.matrix_power(a, 0)", sq),
+        Case("np.trace(a)", sq), Case("np.trace(a, offset=1)", {"a": ((3, 4), "real")}),
+        Case("np.trace(a, axis1=1, axis2=2)", {"a": ((2, 3, 3), "real")}),
+        Case("a.trace()", sq),
+        Case("np.diag(a)", sq), Case("np.diag(a, 1)", {"a": ((3, 4), "real")}),
+        Case("np.diag(v)", {"v": ((3,), "real")}), Case("np.diag(v, -1)", {"v": ((3,), "real")}),
+        Case("np.diagonal(a)", sq), Case("np.diagonal(a, -1, 1, 2)", {"a": ((2, 3, 3), "real")}),
+        Case("a.diagonal(1)", {"a": ((3, 4), "real")}),
+        Case("np.tril(a)", sq), Case("np.triu(a, 1)", sq), Case("np.tril(a, -1)", batch),
+        Case("np.kron(a, b)", {"a": ((2, 2), "real"), "b": ((3, 2), "real")}),
+        Case("np.kron(a, b)", {"a": ((3,), "real"), "b": ((2, 2), "real")}),
+        Case("np.inner(a, b)", {"a": ((3,), "real"), "b": ((3,), "real")}),
+        Case("np.inner(a, b)", {"a": ((2, 3), "real"), "b": ((4, 3), "real")}),
+        Case("np.inner(a, b)", {"a": ((2, 2, 3), "real"), "b": ((3,), "real")}),
+        Case("np.cross(a, b)", {"a": ((3,), "real"), "b": ((3,), "real")}),
+        Case("np.cross(a, b)", {"a": ((4, 3), "real"), "b": ((3,), "real")}),
+        Case("np.tensordot(a, b)", {"a": ((2, 3, 4), "real"), "b": ((3, 4, 2), "real")}),
+        Case("np.tensordot(a, b, 1)", {"a": ((2, 3), "real"), "b": ((3, 4), "real")}),
+        Case("np.tensordot(a, b, 0)", {"a": ((2,), "real"), "b": ((3,), "real")}),
+        Case("np.tensordot(a, b, axes=([0, 2], [2, 0]))",
+             {"a": ((2, 3, 4), "real"), "b": ((4, 5, 2), "real")}),
+        Case("np.tensordot(a, b, axes=(1, 0))", {"a": ((2, 3), "real"), "b": ((3, 2), "real")}),
+        Case("np.outer(a, b)", {"a": ((3,), "real"), "b": ((2, 2), "real")}),
+        Case("np.dot(a, b)", {"a": ((2, 3, 4), "real"), "b": ((4, 2), "real")}),
+        Case("a @ b", {"a": ((2, 1, 3, 4), "real"), "b": ((3, 4, 2), "real")}),
+    ]
+    for spec, shapes in [
+            ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]),
+            ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij->", [(2, 3)]), ("ij->i", [(2, 3)]),
+            ("ij->ji", [(2, 3)]), ("i,i->", [(3,), (3,)]), ("i,j->ij", [(2,), (3,)]),
+            ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("...ij,...jk->...ik", [(2, 2, 3), (3, 2)]),
+            ("...i,...i", [(2, 3), (3,)]), ("ij,ij->ij", [(2, 3), (2, 3)]),
+            ("i,i,i->", [(3,), (3,), (3,)]), ("iij->j", [(2, 2, 3)]), ("ij,kj->ikj", [(2, 3), (4, 3)]),
+            ("...,...->...", [(2, 3), (1, 3)]), ("ij...,jk...->ik...", [(2, 3, 2), (3, 1, 2)]),
+            ("i->", [(4,)]), ("abc->cab", [(2, 3, 2)])]:
+        names = "abc"[:len(shapes)]
+        cases.append(Case(f"np.einsum({spec!r}, {', '.join(names)})",
+                          {n: (s, "real") for n, s in zip(names, shapes)}))
+    return cases
+
+
+def shape_cases():
+    r = "real"
+    return [
+        Case("np.repeat(x, 2)", {"x": ((2, 3), r)}),
+        Case("np.repeat(x, 3, axis=1)", {"x": ((2, 3), r)}),
+        Case("np.repeat(x, [1, 0, 2], axis=0)", {"x": ((3, 2), r)}),
+        Case("x.repeat(2, axis=-1)", {"x": ((2, 2, 2), r)}),
+        Case("np.tile(x, 2)", {"x": ((3,), r)}), Case("np.tile(x, (2, 1))", {"x": ((2, 3), r)}),
+        Case("np.tile(x, (2, 1, 2))", {"x": ((2, 3), r)}),
+        Case("np.pad(x, 2)", {"x": ((3,), r)}),
+        Case("np.pad(x, ((1, 0), (2, 1)), mode='edge')", {"x": ((2, 3), r)}),
+        Case("np.pad(x, 2, mode='reflect')", {"x": ((4,), r)}),
+        Case("np.pad(x, 1, mode='symmetric')", {"x": ((2, 3), r)}),
+        Case("np.pad(x, (2, 3), mode='wrap')", {"x": ((3,), r)}),
+        Case("np.pad(x, 1, constant_values=2.0)", {"x": ((2, 2, 2), r)}),
+        Case("a, b = np.split(x, 2)\na * b", {"x": ((4,), r)}),
+        Case("a, b, c = np.split(x, [1, 3], axis=1)\nnp.sum(a) + np.sum(b * b) + np.sum(c * 3.0)",
+             {"x": ((2, 4), r)}),
+        Case("a, b = np.array_split(x, 2)\nnp.sum(a * 2.0) + np.sum(b ** 2)", {"x": ((5,), r)}),
+        Case("a, b = np.hsplit(x, 2)\na - b * 2.0", {"x": ((3, 4), r)}),
+        Case("a, b = np.vsplit(x, 2)\na * b", {"x": ((4, 3), r)}),
+        Case("a, b = np.dsplit(x, 2)\na * b", {"x": ((2, 2, 4), r)}),
+        Case("parts = np.split(x, 3)\nparts[1] * 2.0", {"x": ((6,), r)}),
+        Case("np.append(x, y)", {"x": ((2, 2), r), "y": ((3,), r)}),
+        Case("np.append(x, y, axis=0)", {"x": ((2, 3), r), "y": ((1, 3), r)}),
+        Case("np.column_stack((x, y))", {"x": ((3,), r), "y": ((3, 2), r)}),
+        Case("np.column_stack([x, x * y])", {"x": ((3,), r), "y": ((3,), r)}),
+        Case("np.row_stack((x, y))", {"x": ((3,), r), "y": ((2, 3), r)}),
+        Case("np.vstack(x)", {"x": ((3, 2), r)}), Case("np.hstack(x)", {"x": ((3, 2), r)}),
+        Case("np.vstack(x)", {"x": ((2, 3, 2), r)}), Case("np.stack(x, axis=1)", {"x": ((3, 2), r)}),
+        Case("np.concatenate(x)", {"x": ((2, 3, 2), r)}),
+        Case("np.column_stack(x)", {"x": ((2, 3), r)}),
+        Case("np.atleast_1d(x)", {"x": ((), r)}), Case("np.atleast_2d(x)", {"x": ((3,), r)}),
+        Case("np.atleast_3d(x)", {"x": ((2, 3), r)}),
+        Case("np.rollaxis(x, 2)", {"x": ((2, 3, 4), r)}),
+        Case("np.rollaxis(x, 0, 3)", {"x": ((2, 3, 4), r)}),
+        Case("np.rollaxis(x, 1, 0)", {"x": ((2, 3, 4), r)}),
+        Case("np.flip(x)", {"x": ((2, 3), r)}), Case("np.flip(x, (0, 2))", {"x": ((2, 3, 2), r)}),
+        Case("np.flipud(x)", {"x": ((3, 2), r)}), Case("np.fliplr(x)", {"x": ((3, 2), r)}),
+        Case("np.rot90(x)", {"x": ((2, 3), r)}), Case("np.rot90(x, 3)", {"x": ((2, 3), r)}),
+        Case("np.rot90(x, 2, axes=(1, 2))", {"x": ((2, 3, 2), r)}),
+        Case("np.sort(x)", {"x": ((5,), r)}), Case("np.sort(x, axis=0)", {"x": ((3, 4), r)}),
+        Case("np.sort(x, axis=None)", {"x": ((2, 3), r)}),
+        Case("np.partition(x, 2)", {"x": ((6,), r)}),
+        Case("np.partition(x, 1, axis=0)", {"x": ((4, 3), r)}),
+        Case("np.select([x > 0.5, x < -0.5], [x * 2.0, y], default=z)",
+             {"x": ((2, 3), r), "y": ((3,), r), "z": ((), r)}),
+        Case("np.select([x > 0.0], [np.sin(x)])", {"x": ((4,), r)}),
+        Case("np.r_[x, y]", {"x": ((3,), r), "y": ((2,), r)}),
+        Case("np.r_[x, 1.0, y * 2.0]", {"x": ((3,), r), "y": ((), r)}),
+        Case("np.r_[x, y]", {"x": ((2, 3), r), "y": ((1, 3), r)}),
+        Case("np.c_[x, y]", {"x": ((3,), r), "y": ((3,), r)}),
+        Case("np.c_[x, y]", {"x": ((3, 2), r), "y": ((3,), r)}),
+        Case("np.linspace(a, b, 5)", {"a": ((), r), "b": ((), r)}),
+        Case("np.linspace(a, b, 4, endpoint=False)", {"a": ((), r), "b": ((), r)}),
+        Case("np.linspace(a, b, 3)", {"a": ((2,), r), "b": ((2,), r)}),
+        Case("np.linspace(a, b, 3, axis=1)", {"a": ((2,), r), "b": ((), r)}),
+        Case("np.arange(a, 4.0, 0.5)", {"a": ((), "positive")}),
+        Case("np.full((2, 3), a)", {"a": ((), r)}),
+        Case("np.full((2, 3), a)", {"a": ((3,), r)}),
+        Case("np.full_like(x, a)", {"x": ((2, 2), r), "a": ((), r)}),
+        Case("np.stack([[x, y], [y, x]])", {"x": ((2,), r), "y": ((2,), r)}),
+        Case("np.array([[x, y], [y * 2.0, x]])", {"x": ((), r), "y": ((), r)}),
+        Case("np.array([x, y])", {"x": ((3,), r), "y": ((3,), r)}),
+        Case("x.var(axis=0)", {"x": ((3, 2), r)}), Case("x.std()", {"x": ((3, 2), r)}),
+        Case("x.cumprod()", {"x": ((2, 3), "positive")}),
+        Case("np.real(x) + np.imag(x) + np.conj(x)", {"x": ((3,), r)}),
+        Case("x.conj()", {"x": ((3,), r)}),
+        Case("sum([x, y, x * y])", {"x": ((2, 3), r), "y": ((3,), r)}),
+        Case("sum(x) * y", {"x": ((4, 3), r), "y": ((3,), r)}),
+        Case("np.sum([x, y], axis=0) + np.mean([y, x * x])", {"x": ((3,), r), "y": ((3,), r)}),
+        Case("np.sin([x, y * 2.0])", {"x": ((2,), r), "y": ((2,), r)}),
+        Case("x[[0, 2]] * 2.0 + x[[1, 1]]", {"x": ((4, 3), r)}),
+        Case("x[1, 1:, [0, 2]] ** 2", {"x": ((2, 3, 3), r)}),
+        Case("z = x * 1.0\nz[[0, 2]] = y * 2.0\nz[1, [0, 2]] = y[:2] ** 2\nz * z",
+             {"x": ((3, 3), r), "y": ((3,), r)}),
+        Case("np.nan_to_num(np.log(x))", {"x": ((2, 3), "positive")}),
+        Case("np.nansum(np.where(x > 1.5, np.nan, x), axis=0)", {"x": ((3, 2), "positive")}),
+        Case("np.nanmean(np.where(x > 1.5, np.nan, x))", {"x": ((4,), "positive")}),
+        Case("np.nanmean(x, axis=1, keepdims=True)", {"x": ((2, 3), r)}),
+        Case("np.trapezoid(y)", {"y": ((5,), r)}),
+        Case("np.trapezoid(y, dx=0.3, axis=0)", {"y": ((4, 2), r)}),
+        Case("np.trapezoid(y, x=np.array([0.0, 0.5, 2.0]))", {"y": ((2, 3), r)}),
+        Case("np.vdot(a, b)", {"a": ((2, 3), r), "b": ((3, 2), r)}),
+        Case("np.matrix_transpose(a)", {"a": ((2, 3, 4), r)}),
+        Case("np.nan_to_num(x, posinf=5.0)", {"x": ((3,), r)}),
+    ]
+
+
+def all_cases():
+    return unary_cases() + binary_cases() + reduction_cases() + linalg_cases() + shape_cases()
+
+
+def draw(rng, shape, kind):
+    """An argument of ``shape`` drawn as ``kind`` says (a float for shape ``()``)."""
+    if kind == "spd":
+        m = rng.standard_normal(shape)
+        x = m @ np.swapaxes(m, -1, -2) + shape[-1] * np.eye(shape[-1])
+    elif kind == "square":
+        x = rng.standard_normal(shape) + 3.0 * np.eye(shape[-1])
+    elif kind == "ties":                       # values in pairs: max/min have 2-way ties
+        half = rng.permutation(np.arange(int(np.prod(shape))) // 2).astype(float)
+        x = np.reshape(half * 0.37 - 1.0, shape)
+    else:
+        low, high, sign = registry.DOMAINS[kind]
+        x = rng.uniform(low, high, size=shape)
+        if sign == "both":
+            x = x * rng.choice([-1.0, 1.0], size=shape)
+    return float(x) if shape == () else x
