@@ -33,67 +33,12 @@ import builtins
 import gast
 import numpy as np
 
-from tangent_ckpt.errors import UnsupportedSyntaxError
-
-# NumPy functions whose result may share memory with an argument (views, or the
-# argument itself); every other NumPy function returns a new array
-_VIEW_FUNCTION_PATHS = (
-    "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite",
-    "require", "asmatrix", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to",
-    "broadcast_arrays", "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis",
-    "squeeze", "expand_dims", "diagonal", "diag", "real", "imag", "real_if_close", "flip",
-    "fliplr", "flipud", "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit",
-    "unstack", "matrix_transpose", "permute_dims", "trim_zeros", "meshgrid", "nan_to_num",
-    "lib.stride_tricks.as_strided", "lib.stride_tricks.sliding_window_view",
-    "linalg.matrix_transpose", "array",
-    "einsum",   # with one operand: np.einsum('ij->ji', a) is a view of a
+from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
+from tangent_ckpt.compiler.memory_sharing import (
+    COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
+    WRITING_FUNCTIONS, WRITING_METHODS,
 )
-# functions that return a new array unless told not to copy
-_COPY_FLAG_FUNCTIONS = ("array", "nan_to_num", "meshgrid")
-
-
-def _numpy_objects(paths):
-    found = []
-    for path in paths:
-        obj = np
-        for part in path.split("."):
-            obj = getattr(obj, part, None)
-            if obj is None:
-                break
-        if obj is not None:
-            found.append(obj)
-    return found
-
-
-VIEW_FUNCTIONS = _numpy_objects(_VIEW_FUNCTION_PATHS)
-COPY_FLAG_FUNCTIONS = _numpy_objects(_COPY_FLAG_FUNCTIONS)
-
-# array methods whose result may share memory with the array (or dict/list
-# methods that hand out its elements); other methods return new objects
-VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal",
-                "conj", "conjugate",   # x itself when x is real
-                "get", "values", "items", "keys", "__array__", "setdefault", "pop",
-                "newbyteorder"}
-FRESH_METHODS = {"standard_normal", "normal", "uniform", "integers", "random", "randn",
-                 "rand", "randint", "choice", "permutation", "exponential", "poisson",
-                 "binomial", "beta", "gamma", "lognormal", "multivariate_normal",
-                 "sum", "mean", "prod", "max", "min", "dot", "copy", "cumsum", "cumprod",
-                 "clip", "flatten", "argmax", "argmin", "any", "all", "std", "var",
-                 "trace", "round", "tolist", "item", "nonzero",
-                 "argsort", "searchsorted", "repeat", "take", "compress", "ptp", "count",
-                 "index", "astype"}
-# methods that write into the object they are called on
-WRITING_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition", "setfield",
-                   "byteswap", "setflags", "append", "extend", "insert", "remove", "clear",
-                   "reverse", "update", "popitem", "__iadd__", "__isub__", "__imul__",
-                   "__itruediv__", "add", "discard"}
-# functions that write into their first argument
-_WRITING_FUNCTION_PATHS = ("copyto", "put", "place", "putmask", "fill_diagonal",
-                           "put_along_axis", "random.shuffle")
-WRITING_FUNCTIONS = _numpy_objects(_WRITING_FUNCTION_PATHS)
-# builtins whose result is a new object holding no references to the arguments
-FRESH_BUILTINS = {len, float, int, bool, abs, round, range, isinstance, str, print, sum,
-                  type, complex, repr, hash, id, divmod, pow}
+from tangent_ckpt.errors import UnsupportedSyntaxError
 
 _NOTHING = frozenset()
 
@@ -120,85 +65,11 @@ class _Info:
         return hash((self.is_, self.holds))
 
 
-def _names_read(node):
-    return {n.id for n in gast.walk(node)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-
-
 def _base_name(target):
     """The name a subscript/attribute target writes into (``a`` in ``a[0].x[1]``)."""
     while isinstance(target, (gast.Subscript, gast.Attribute)):
         target = target.value
     return target.id if isinstance(target, gast.Name) else None
-
-
-def _bound_names(target):
-    return {n.id for n in gast.walk(target)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-
-class _Liveness:
-    """Backward pass for one name: the statements after which it may be read."""
-
-    def __init__(self, fnode, name, reads):
-        self.name = name
-        self.reads = reads  # statement or expression -> names it reads (memoised)
-        self.after = set()  # ids of the statements after which ``name`` is live
-        self.block(fnode.body, False, (False, False))
-
-    def read(self, node):
-        return self.name in self.reads(node)
-
-    def block(self, stmts, live, jumps):
-        """``jumps``: whether the name is live where ``break`` and ``continue`` go."""
-        for s in reversed(stmts):
-            live = self.statement(s, live, jumps)
-        return live
-
-    def statement(self, s, live, jumps):
-        """Whether the name is live before ``s``, given whether it is live after."""
-        if live:
-            self.after.add(id(s))
-        if isinstance(s, gast.Return):
-            return s.value is not None and self.read(s)
-        if isinstance(s, gast.Break):
-            return jumps[0]
-        if isinstance(s, gast.Continue):
-            return jumps[1]
-        if isinstance(s, (gast.For, gast.While)):
-            exit_live = self.block(s.orelse, live, jumps)
-            rebound = isinstance(s, gast.For) and self.name in _bound_names(s.target)
-            test = isinstance(s, gast.While) and self.read(s.test)
-            head = exit_live or test
-            while True:  # a fixpoint over one boolean: two rounds at most
-                body_live = self.block(s.body, head, (live, head))
-                new_head = exit_live or test or (body_live and not rebound)
-                if new_head == head:
-                    break
-                head = new_head
-            return head or (isinstance(s, gast.For) and self.read(s.iter))
-        if isinstance(s, gast.If):
-            return (self.read(s.test) | self.block(s.body, live, jumps)
-                    | self.block(s.orelse, live, jumps))
-        if isinstance(s, gast.With):
-            reads = any(self.read(item.context_expr) for item in s.items)
-            return reads | self.block(s.body, live, jumps)
-        if isinstance(s, gast.Try):
-            inner = live
-            for part in (s.finalbody, s.orelse):
-                inner |= self.block(part, live, jumps)
-            for handler in s.handlers:
-                inner |= self.block(handler.body, live, jumps)
-            return inner | self.block(s.body, inner, jumps)
-        if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
-            return live  # free names of nested functions are always live
-        if isinstance(s, (gast.Assign, gast.AnnAssign)):
-            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
-            for t in targets:
-                if isinstance(t, (gast.Name, gast.Tuple, gast.List, gast.Starred)) and \
-                        self.name in _bound_names(t):
-                    live = False
-        return live or self.read(s)
 
 
 class AliasFence:
@@ -211,7 +82,7 @@ class AliasFence:
         self.always_live = set()
         for child in gast.walk(fnode):
             if child is not fnode and isinstance(child, (gast.FunctionDef, gast.Lambda)):
-                self.always_live |= _names_read(child)
+                self.always_live |= read_names(child)
         self.liveness = {}  # name -> ids of the statements after which it is live
         self.read_cache = {}
         self.loop_depth = 0
@@ -327,7 +198,7 @@ class AliasFence:
             inner = dict(head)
             if isinstance(s, gast.For):
                 source = inner[iterated]
-                for name in _bound_names(s.target):
+                for name in bound_names(s.target):
                     self.set(inner, name, _Info(source.everything(), source.holds))
             after = self.block(s.body, inner)
             # at the head, the body's latest objects are those of the last iteration:
@@ -391,7 +262,7 @@ class AliasFence:
                 continue
             for k in node.keywords:
                 if k.arg == "out":
-                    for name in _names_read(k.value):
+                    for name in read_names(k.value):
                         info = env.get(name, self.free_info(name))
                         self.check_write(name, info.everything(), env, s, node)
             func = node.func
@@ -438,13 +309,13 @@ class AliasFence:
 
     def live_after(self, name):
         if name not in self.liveness:
-            self.liveness[name] = _Liveness(self.fnode, name, self.names_read).after
+            self.liveness[name] = NameLiveness(self.fnode, name, self.names_read).after
         return self.liveness[name]
 
     def names_read(self, node):
         cached = self.read_cache.get(id(node))
         if cached is None or cached[0] is not node:
-            cached = (node, _names_read(node))
+            cached = (node, read_names(node))
             self.read_cache[id(node)] = cached
         return cached[1]
 
@@ -513,7 +384,7 @@ class AliasFence:
         # comprehensions, lambdas, f-strings, ...: a new object that may hold
         # anything it reads
         holds = set()
-        for name in _names_read(node):
+        for name in read_names(node):
             holds |= env.get(name, self.free_info(name)).everything()
         return _Info({("site", id(node), 0)}, holds)
 
