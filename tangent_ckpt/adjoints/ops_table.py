@@ -55,7 +55,7 @@ condition), `only=` (values a parameter must take:
 `only={{"mode": ("reduced",)}}`), and `domain=` (where the rule's tests draw
 inputs: {domains}).  The compiler's method table, the tests' case tables and
 this page all read the registry.  A function that may return a view of an
-argument (`np.flip`) is also named in `compiler/aliasing.py`.
+argument (`np.flip`) is also named in `compiler/memory_sharing.py`.
 A helper longer than an expression goes in `tangent_ckpt/runtime/` (NumPy only).
 
 From user code, `tc.register_adjoint` does the same for any function, with a
