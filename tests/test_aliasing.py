@@ -5,7 +5,6 @@ and agree with finite differences."""
 
 import ast
 import importlib
-import inspect
 import os
 import warnings
 
@@ -15,18 +14,12 @@ import pytest
 import tangent_ckpt as tc
 from coverage_cases import HAVE_SCIPY, all_cases, draw
 from gradcheck import check_grad
+from source_lines import line_of
 from tangent_ckpt.compiler import aliasing
 from tangent_ckpt.errors import TransformError
 
 HERE = os.path.basename(__file__)
 
-
-def line_of(fn, text):
-    lines, first = inspect.getsourcelines(fn)
-    for k, line in enumerate(lines):
-        if text in line:
-            return first + k
-    raise AssertionError(f"{text!r} not in {fn.__name__}")
 
 
 # --- the silently wrong gradients of the issue, now refused ----------------------

@@ -5,7 +5,6 @@ list comprehensions, .sort(), out=, unsupported NumPy functions and bad wrt
 values) without repeating it.  docs/reliability.md lists the behaviours.
 """
 
-import inspect
 import os
 import sys
 
@@ -19,16 +18,10 @@ from tangent_ckpt.errors import (CheckpointError, NondeterministicStepError,  # 
                                  SourceUnavailableError, UnsupportedFunctionError,
                                  UnsupportedSyntaxError, WrtError)
 from gradcheck import check_grad, numeric_grad  # noqa: E402
+from source_lines import line_of  # noqa: E402
 
 HERE = os.path.basename(__file__)
 
-
-def line_of(fn, text):
-    lines, first = inspect.getsourcelines(fn)
-    for k, line in enumerate(lines):
-        if text in line:
-            return first + k
-    raise AssertionError(f"{text!r} not in {fn.__name__}")
 
 
 def expect(fn, marker, words, cls, **options):

@@ -1,26 +1,18 @@
 """Honest errors: each names the file, the line and the construct, and says what to do."""
 
-import inspect
 import os
 
 import numpy as np
 import pytest
 
 import tangent_ckpt as tc
+from source_lines import line_of
 from tangent_ckpt.errors import (SourceUnavailableError, TransformError, UnsupportedFunctionError,
                                  UnsupportedSyntaxError, WrtError)
 
 HERE = os.path.basename(__file__)
 COUNTER = 0
 
-
-def line_of(fn, text):
-    """The file line of the first line of ``fn`` containing ``text``."""
-    lines, first = inspect.getsourcelines(fn)
-    for k, line in enumerate(lines):
-        if text in line:
-            return first + k
-    raise AssertionError(f"{text!r} not in {fn.__name__}")
 
 
 def expect_error(fn, marker, construct, cls=TransformError, wrt=(0,), args=None, where=None):
