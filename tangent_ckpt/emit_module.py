@@ -15,7 +15,9 @@ How each bound object is written (first rule that applies):
 2. an attribute of the user's module (found by identity): ``from <user module>
    import <attr> as <name>``;
 3. a function or class importable by ``__module__`` and ``__qualname__``:
-   ``from <module> import <qualname> as <name>``;
+   ``from <module> import <qualname> as <name>``; a library function without
+   them (a ufunc such as ``scipy.special.erf``) is found by identity in
+   ``LIBRARY_MODULES``;
 4. a default value of the user's function: ``<name> =
    inspect.signature(<func>).parameters['<param>'].default`` (the function is
    imported from the user's module);
@@ -69,6 +71,20 @@ def _module_attr(module, obj):
         return None
     found.sort(key=lambda k: (k.startswith("_"), len(k), k))
     return found[0]
+
+
+#: libraries whose functions (ufuncs among them, which have no ``__module__``)
+#: generated code may call: searched by identity, only if already imported
+LIBRARY_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special")
+
+
+def _library_attr(obj):
+    """(module name, attribute) of a library function found by identity, or None."""
+    for library in LIBRARY_MODULES:
+        attr = _module_attr(sys.modules.get(library), obj)
+        if attr is not None:
+            return library, attr
+    return None
 
 
 def _import_line(module_name, attr, name):
@@ -145,6 +161,10 @@ def module_source(df, module=None, function_ref=None, max_inline=10_000, header=
             else:
                 imports.append(f"import {mod} as _{name}_module")
                 assigns.append(f"{name} = _{name}_module.{qual}")
+            continue
+        library = _library_attr(obj)  # a ufunc has no __module__: scipy.special.erf
+        if library is not None:
+            imports.append(_import_line(*library, name))
             continue
         if id(obj) in defaults and module_name and module_name != "__main__" and \
                 _module_attr(module, getattr(module, function_ref, None)) is not None:

@@ -219,3 +219,18 @@ def test_module_source_api():
     x = np.array([0.3, 0.4])
     np.testing.assert_allclose(namespace["dlocal_f"](x), 2 * np.cos(x))
     assert issubclass(ModuleEmitError, tc.TangentCkptError)
+
+
+def test_library_ufunc_without_a_module_name_is_imported_from_its_library():
+    """scipy.special's ufuncs have no __module__: the dump finds them by identity."""
+    special = pytest.importorskip("scipy.special")
+
+    def uses_erf(x):
+        return np.sum(special.erf(x) * x)
+    text = module_source(tc.grad(uses_erf))
+    assert "from scipy.special import erf" in text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)
+    x = np.array([0.3, -0.7])
+    want = tc.grad(uses_erf)(x)
+    np.testing.assert_allclose(namespace["duses_erf"](x), want, rtol=1e-14)
