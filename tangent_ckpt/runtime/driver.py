@@ -358,8 +358,10 @@ class CheckpointedLoop:
                               f"(it holds a whole segment's tape), only {s} allowed; "
                               "use schedule='revolve'")
 
-    def _exec(self, a, work, pos):
-        """Execute one non-reversal action; returns (work, pos)."""
+    def _exec(self, a, work, pos, random_states=None):
+        """Execute one non-reversal action; returns (work, pos).  ``random_states``:
+        the generator states that go with a stored ``work`` when they are not the
+        current ones (the online schedule storing the state before the last step)."""
         kind = a.kind
         if kind is ADVANCE:
             step, args, idx = self._step, self._args, self._index
@@ -377,7 +379,7 @@ class CheckpointedLoop:
                 self._c["disk_writes"] += 1
             self._slot_info[a.slot] = (a.pos, _digest(work) if self.verify else None)
             if self._random is not None:
-                self._keep_random(a.slot)
+                self._keep_random(a.slot, random_states)
             self._peak_snaps = max(self._peak_snaps, len(store))
             self._peak_bytes = max(self._peak_bytes, store.nbytes + self._random_bytes)
             if self._progress is not None:
@@ -703,9 +705,9 @@ class CheckpointedLoop:
             work, prev, p = state, None, 0
             while (limit is None or p < limit) and cond(idx(p), work, *args):
                 for a in label_levels(sched.before_step(p), disk):  # a STORE may take the held state p - 1
-                    self._exec(a, prev if a.pos < p else work, p)
-                    if a.pos < p and a.kind is STORE and self._random is not None:
-                        self._keep_random(a.slot, self._random_prev)  # before step p - 1
+                    held = a.pos < p  # the state before step p - 1, and its generators
+                    self._exec(a, prev if held else work, p,
+                               self._random_prev if held and self._random is not None else None)
                 prev = work
                 if self._random is not None:
                     self._random_prev = self._random.capture()
