@@ -71,18 +71,27 @@ class Blank:
 
 @dataclass
 class Save:
+    """Keep ``var`` (or, with ``index``, the elements ``var[index]`` an in-place
+    write is about to overwrite) in ``slot`` for the reverse sweep."""
     var: str
     slot: str  # local variable name, or the tape's name when tape=True
     tape: bool = False
     line: Optional[int] = None
+    index: Any = None  # a syntax tree: only var[index] is kept (and put back)
 
 
 @dataclass
 class Restore:
+    """Put back what the matching :class:`Save` kept (``var[index] = ...`` with an index)."""
     var: str
     slot: str
     tape: bool = False
     line: Optional[int] = None
+    index: Any = None
+
+    def reads(self):
+        """Names the restore reads: an in-place restore evaluates its index again."""
+        return sx.loads(self.index) | {self.var} if self.index is not None else set()
 
 
 def line_reads(item):
@@ -95,11 +104,14 @@ def line_target(item):
 
 
 def names_read(items):
-    """Every name loaded by the code (Save/Restore excluded)."""
+    """Every name loaded by the code (Save/Restore excluded, but for the index and
+    the array an in-place restore ``S[t] = ...`` reads)."""
     names = set()
     for item in items:
         if isinstance(item, Line):
             names |= line_reads(item)
+        elif isinstance(item, Restore):
+            names |= item.reads()
         elif isinstance(item, Block):
             names |= item.reads()
             names |= names_read(item.body)

@@ -16,7 +16,11 @@ Conventions the generated code relies on:
   "weak" under NEP 50, so ``g * 2.0`` keeps float32.
 """
 
+import sys
+
 import numpy as np
+
+from tangent_ckpt.errors import TangentCkptError
 
 __all__ = [
     # broadcasting and buffers
@@ -36,7 +40,7 @@ __all__ = [
     "hstack_adjoint", "vstack_adjoint",
     # indexing and subscript assignment
     "is_basic_index", "getitem_adjoint", "accumulate_at",
-    "setitem_adjoint_value", "setitem_adjoint_array",
+    "setitem_adjoint_value", "setitem_adjoint_array", "overwritten",
 ]
 
 
@@ -75,9 +79,18 @@ class ShapeOf:
         return f"ShapeOf({self.shape})"
 
 
+_SHAPES = {}  # shape -> its one ShapeOf: a tape of n steps holds n references, not n objects
+
+
 def shape_of(x):
     """A tape entry for ``x`` when only its shape is read back (``unbroadcast``)."""
-    return ShapeOf(np.shape(x))
+    shape = np.shape(x)
+    kept = _SHAPES.get(shape)
+    if kept is None:
+        kept = ShapeOf(shape)
+        if len(_SHAPES) < 1024:
+            _SHAPES[shape] = kept
+    return kept
 
 
 def _shape(x):
@@ -162,9 +175,12 @@ def zeros_like(x):
         # a NumPy scalar (np.sum(a), a[0]) gets a 0-d buffer, not the symbolic zero:
         # that zero flowed back unchanged (e.g. through getitem_adjoint) and a
         # zero-trip loop returned 0.0 as the gradient of an array (tests/test_fuzz.py)
-        dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
-        return np.zeros(np.shape(x), dtype=dtype)
+        return np.zeros(np.shape(x), dtype=_buffer_dtype(x))
     return 0.0
+
+
+def _buffer_dtype(x):
+    return x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
 
 
 def private_adjoint(g, x):
@@ -176,6 +192,13 @@ def private_adjoint(g, x):
     """
     if not isinstance(x, np.ndarray):
         return float(np.sum(g)) if np.ndim(g) else float(g)
+    # nothing but the caller's one name holds g (the other two references are this
+    # call's parameter and getrefcount's argument), it owns its memory and has the
+    # buffer's shape and type: it is private already, and copying it would hold a
+    # second array of x's size (a trajectory's adjoint)
+    if type(g) is np.ndarray and sys.getrefcount(g) <= 3 and g.base is None and \
+            g.flags.writeable and g.shape == x.shape and g.dtype == _buffer_dtype(x):
+        return g
     out = zeros_like(x)
     out += unbroadcast(g, x)
     return out
@@ -235,7 +258,11 @@ def power_adjoint_base(g, x1, x2):
         if x2 == 1:
             return g
         if x2 == 2:
-            return g * (2 * x1)
+            twice = 2 * x1  # then times g in place: one array of x's size, not two
+            if isinstance(twice, np.ndarray) and np.shape(g) == twice.shape and \
+                    np.result_type(g, twice) == twice.dtype:
+                return np.multiply(twice, g, out=twice)
+            return g * twice
         return g * x2 * x1 ** (x2 - 1)
     return g * x2 * x1 ** np.where(x2 != 0, x2 - 1, 1)
 
@@ -664,16 +691,63 @@ def accumulate_at(acc, x, index, g):
 
 
 def setitem_adjoint_value(g, index, value):
-    """Adjoint of ``value`` in ``x[index] = value``: ``g[index]`` summed down to
-    ``value``'s shape (``value`` may be broadcast, e.g. a scalar).
+    """Adjoint of ``value`` in ``x[index] = value``: a copy of ``g[index]`` summed
+    down to ``value``'s shape (``value`` may be broadcast, e.g. a scalar).
 
-    May return a view of ``g``.  Call it *before* ``setitem_adjoint_array`` (which
-    zeroes those entries).  With repeated integer indices NumPy does not specify
-    which write wins; each duplicate receives ``g`` at its position.
+    A copy, never a view of ``g``: the caller then zeroes ``g[index]``, in place
+    for an array written in place (``bS[t] = 0.0``).  An integer-array index
+    that names one element twice (``x[[0, 0]] = v``, also in ``x[[0, 0]] += v``)
+    is refused: NumPy does not specify which of the values the element keeps.
     """
     if is_zero(g):
         return g
-    return unbroadcast(g[index], value)
+    if _repeats_an_element(np.shape(g), index):
+        raise TangentCkptError(
+            f"a subscript write names an element more than once (index {index!r}): NumPy "
+            "does not specify which value it keeps, so its gradient is not defined; "
+            "make the indices unique (np.unique) or accumulate with np.add.at")
+    return unbroadcast(np.array(g[index], copy=True), value)
+
+
+def overwritten(region):
+    """What an in-place write ``S[t] = v`` keeps of the elements it overwrites
+    (``region`` is ``S[t]``), for the reverse sweep to put back: a copy, or just
+    a zero of the array's type when they are all +0.0 (a fresh ``np.zeros``
+    row, the usual case of a trajectory filled one row per step), which puts
+    back the same bytes."""
+    if not isinstance(region, np.ndarray):
+        return region  # one element: a NumPy scalar, immutable
+    if region.dtype.kind in "biufc" and not region.any() and not _negative_zeros(region):
+        return _zero_of(region.dtype)
+    return np.array(region, copy=True)
+
+
+_ZEROS = {}
+
+
+def _zero_of(dtype):
+    zero = _ZEROS.get(dtype)
+    if zero is None:
+        zero = _ZEROS[dtype] = dtype.type(0)
+    return zero
+
+
+def _negative_zeros(region):
+    if region.dtype.kind == "c":
+        return bool(np.signbit(region.real).any() or np.signbit(region.imag).any())
+    return region.dtype.kind == "f" and bool(np.signbit(region).any())
+
+
+def _repeats_an_element(shape, index):
+    """True when the advanced index ``index`` selects some element twice."""
+    if is_basic_index(index) or _is_mask(index):
+        return False
+    if isinstance(index, (list, np.ndarray)) and np.ndim(index) == 1 and shape and \
+            np.issubdtype(np.asarray(index).dtype, np.integer):
+        rows = np.asarray(index) % shape[0]
+        return np.unique(rows).size != rows.size
+    positions = np.arange(int(np.prod(shape))).reshape(shape)[index]
+    return np.unique(positions).size != np.size(positions)
 
 
 def setitem_adjoint_array(g, index):

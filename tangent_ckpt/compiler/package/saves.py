@@ -26,6 +26,8 @@ def _flatten(items, path=()):
             yield from _flatten(item.body, path + (id(item),))
         elif isinstance(item, Line):
             yield ("reads", line_reads(item), path)
+        elif isinstance(item, Restore) and item.index is not None:
+            yield ("reads", item.reads(), path)  # a write into var, not a new value of it
         elif isinstance(item, Restore):
             yield ("restore", item, path)
 
@@ -64,17 +66,23 @@ def live_restores(items):
     return live
 
 
+# helpers that read one argument only for its shape and dtype: (helper, position, arity)
+_SHAPE_ARGUMENTS = ((runtime.unbroadcast, 1, 2), (runtime.setitem_adjoint_value, 2, 3))
+
+
 def shape_only(items):
-    """Variables the code reads only as the second argument of ``rt.unbroadcast``:
-    their saves keep the shape (``rt.shape_of(x)``), not the array."""
+    """Variables the code reads only as the second argument of ``rt.unbroadcast``
+    (or the value of ``rt.setitem_adjoint_value``): their saves keep the shape
+    (``rt.shape_of(x)``), not the array."""
     ok, other = set(), set()
 
     def visit(tree):
         shape_args = set()
         for node in ast.walk(tree):
-            if sx.calls_helper(node, runtime.unbroadcast) and len(node.args) == 2 and \
-                    isinstance(node.args[1], ast.Name):
-                shape_args.add(id(node.args[1]))
+            for helper, position, arity in _SHAPE_ARGUMENTS:
+                if sx.calls_helper(node, helper) and len(node.args) == arity and \
+                        isinstance(node.args[position], ast.Name):
+                    shape_args.add(id(node.args[position]))
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 (ok if id(node) in shape_args else other).add(node.id)
@@ -91,7 +99,9 @@ def resolve_saves(items, needed, live_slots=None, shapes=frozenset()):
     (``needed``); a local save when its restore is read (``live_slots``)."""
     out = []
     for item in items:
-        if isinstance(item, (Save, Restore)):
+        if isinstance(item, (Save, Restore)) and item.index is not None:
+            out.append(_in_place_save(item))  # always kept: views of var may be read
+        elif isinstance(item, (Save, Restore)):
             if item.var not in needed:
                 continue
             if live_slots is not None and not item.tape and item.slot not in live_slots:
@@ -109,6 +119,22 @@ def resolve_saves(items, needed, live_slots=None, shapes=frozenset()):
         else:
             out.append(item)
     return out
+
+
+def _in_place_save(item):
+    """``tape.append(rt.overwritten(S[t]))`` / ``S[t] = tape.pop()``: an in-place
+    write keeps only the elements it overwrites (nothing but a zero where they are
+    all zero).  Never dropped: the reverse sweep must find
+    the array (and any view of it a statement reads) as it was at each point."""
+    region = sx.subscript(item.var, sx.copy_tree(item.index))
+    if isinstance(item, Save):
+        value = sx.rt("overwritten", region)
+        stmt = sx.statement(sx.method(item.slot, "append", value)) if item.tape \
+            else sx.assign(item.slot, value)
+        return Line(stmt, item.line, False)
+    value = sx.method(item.slot, "pop") if item.tape else sx.name(item.slot)
+    return Line(sx.assign(sx.subscript(item.var, sx.copy_tree(item.index)), value), item.line,
+                True)
 
 
 def drop_dead_adjoints(items, live):
@@ -138,7 +164,9 @@ def drop_dead_adjoints(items, live):
             item = item.with_body(drop_dead_adjoints(item.body, inner))
             live |= names_read([item])
         elif isinstance(item, Restore):
-            live.discard(item.var)
+            if item.index is None:
+                live.discard(item.var)
+            live |= item.reads()
         kept.append(item)
     kept.reverse()
     return kept

@@ -19,6 +19,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import assignment_counts
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
+from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
 from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive
 
@@ -43,7 +44,8 @@ def reverse_function(function, active, namer, bindings, loops=None, segments=Non
     rev = Reverser(function, active, namer, adj, bindings, error_factory(function),
                    loops=loops, segments=segments,
                    counts=assignment_counts(function.body, function.params),
-                   primal_names={adj(n): n for n in list(namer.used)}, top=True)
+                   primal_names={adj(n): n for n in list(namer.used)}, top=True,
+                   in_place=owned_arrays(function))
     defined = set(function.params) | set(bindings)
     primal = rev.primal(function.body, set(defined), set(defined))
     seed = adj(function.result)
@@ -97,10 +99,15 @@ class Reverser:
     ``primal(rev, stmt, defined, possibly, in_loop)`` and ``adjoint(rev, stmt,
     nonzero)``, called for checkpointed loops and for ``ir.Segment``.
     ``top``: this Reverser builds the gradient function itself.
+    ``in_place``: arrays the function owns (``fresh_arrays.py``): subscript writes
+    into them go in place and keep only the elements they overwrite.  The
+    generated functions of checkpointed loops and segments get none: the driver
+    keeps their input states as snapshots, which an in-place write would change.
     """
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
-                 loops=None, segments=None, counts=None, primal_names=None, top=False):
+                 loops=None, segments=None, counts=None, primal_names=None, top=False,
+                 in_place=frozenset()):
         self.function = function
         self.active = active
         self.namer = namer
@@ -112,6 +119,7 @@ class Reverser:
         self.counts = counts if counts is not None else {}  # name -> places assigning it
         self.primal_names = primal_names if primal_names is not None else {}  # bx -> x
         self.top = top
+        self.in_place = set(in_place)
         self.slots = {}  # id(stmt) -> (slot name, is tape)
         self.predeclare = []  # names saved before their first assignment (None if needed)
         self.unbound = []  # names a checkpointed loop carries that may be unbound at its start
@@ -159,6 +167,11 @@ class Reverser:
         return out
 
     def save(self, out, stmt, target, defined, possibly, in_loop):
+        if self._writes_in_place(stmt):  # keep the elements overwritten: S_old = S[t].copy()
+            slot = self._tape() if in_loop else self.namer.fresh(f"{target}_old")
+            out.append(Save(target, slot, in_loop, stmt.line, stmt.index.node))
+            self.slots[id(stmt)] = (slot, in_loop)
+            return
         if in_loop:
             if target not in defined:
                 self._predeclare(target)
@@ -188,11 +201,17 @@ class Reverser:
             self.tape = self.namer.fresh("tape")
         return self.tape
 
+    def _writes_in_place(self, stmt):
+        return isinstance(stmt, ir.SetItem) and stmt.target in self.in_place
+
     def _primal_statement(self, stmt):
         if isinstance(stmt, ir.SetItem):
             write = sx.subscript(stmt.target, sx.copy_tree(stmt.index.node))
+            assign = Line(sx.assign(write, operand_node(stmt.value)), stmt.line)
+            if self._writes_in_place(stmt):
+                return [assign]
             return [Line(sx.assign(stmt.target, sx.method(stmt.target, "copy")), stmt.line),
-                    Line(sx.assign(write, operand_node(stmt.value)), stmt.line)]
+                    assign]
         return [Line(sx.assign(stmt.target, expr_node(stmt.expr)), stmt.line)]
 
     def primal_loop(self, loop, defined, possibly, in_loop):
@@ -300,6 +319,14 @@ class Reverser:
         return {self.adj(n) for n in ir.read_names(loop.body)
                 if n in self.active and n not in assigned}
 
+    def _written_in_place(self, loop):
+        """Adjoints of active arrays the loop changes only by in-place subscript
+        writes: private buffers, zeroed and added to in place (O(row) per step)."""
+        rebound = {s.target for s in ir.walk(loop.body) if isinstance(s, ir.Assign)}
+        return {self.adj(s.target) for s in ir.walk(loop.body)
+                if self._writes_in_place(s) and s.target in self.active
+                and s.target not in rebound}
+
     def make_private(self, names, nonzero, line):
         """Before a loop accumulates in place: fresh zeros, or a private copy."""
         code = []
@@ -313,7 +340,7 @@ class Reverser:
 
     def adjoint_loop(self, loop, nonzero):
         n0 = set(nonzero)
-        accumulators = self.accumulators(loop)
+        accumulators = self.accumulators(loop) | self._written_in_place(loop)
         outer_owned = self.owned
         self.owned = outer_owned | accumulators
         head = set(n0) | accumulators
@@ -350,14 +377,16 @@ class Reverser:
     def restore(self, stmt, out):
         slot = self.slots.get(id(stmt))
         if slot is not None:
-            out.append(Restore(stmt.target, slot[0], slot[1], stmt.line))
+            index = stmt.index.node if self._writes_in_place(stmt) else None
+            out.append(Restore(stmt.target, slot[0], slot[1], stmt.line, index))
 
     def accumulate(self, name, contribution, out, nonzero, line):
         """Add ``contribution`` (an expression node, or a name) to the adjoint of ``name``."""
         b = self.adj(name)
         contribution = sx.expr(contribution)
         if b in nonzero and b in self.owned:
-            if sx.calls_helper(contribution, runtime.matmul_adjoint_x2):
+            if sx.calls_helper(contribution, runtime.matmul_adjoint_x2) and \
+                    name not in self.in_place:
                 # gathered a few steps at a time (rt.ProductSum)
                 call = sx.rt("accumulate_matmul_adjoint_x2", b, *contribution.args,
                              **{k.arg: k.value for k in contribution.keywords})
@@ -392,7 +421,11 @@ class Reverser:
             if isinstance(value, ir.Name) and value.id in self.active:
                 self.accumulate(value.id, sx.rt("setitem_adjoint_value", g, stmt.index.value(),
                                                  value.id), out, nonzero, stmt.line)
-            out.append(Line(sx.assign(g, sx.rt("setitem_adjoint_array", g, stmt.index.value())),
-                            stmt.line, True))
+            if g in self.owned and self._writes_in_place(stmt):  # bS[t] = 0.0, in place
+                out.append(Line(sx.assign(sx.subscript(g, sx.copy_tree(stmt.index.node)),
+                                          sx.const(0.0)), stmt.line, True))
+            else:
+                out.append(Line(sx.assign(g, sx.rt("setitem_adjoint_array", g,
+                                                   stmt.index.value())), stmt.line, True))
         self.restore(stmt, out)
 
