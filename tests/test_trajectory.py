@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from gradcheck import check_grad
+from gradcheck import check_grad, numeric_grad
 from tangent_ckpt.errors import TangentCkptError
 
 
@@ -155,3 +155,88 @@ def test_overwritten_keeps_a_zero_only_for_positive_zeros():
     kept = rt.overwritten(row)
     row[0] = 5.0
     assert kept[0] == 1.0
+
+
+def shifted_rows(x, n):
+    S = np.ones((n + 2, x.shape[0]))
+    S[0] = x
+    for t in range(n):
+        S[t + 1, :] = np.sin(S[t]) * S[t + 2] + 0.1
+    return np.sum(S ** 2)
+
+
+@pytest.mark.parametrize("f", [trajectory, columns, shifted_rows], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("options", [dict(snapshots=1), dict(snapshots=3),
+                                     dict(snapshots=2, verify=True),
+                                     dict(snapshots=3, schedule="uniform"),
+                                     dict(snapshots=2, min_steps=4)],
+                         ids=["s1", "s3", "verify", "uniform", "min_steps"])
+def test_steps_writing_rows_in_place_match_finite_differences(f, options):
+    df = tc.grad(f, checkpoint=True, **options)
+    assert "in_place=[S]" in df.source and "writes.keep(S, " in df.source
+    for n in (1, 2, 9):
+        check_grad(f, (X, n), df=df)
+
+
+def test_a_row_written_twice_keeps_whole_snapshots():
+    source = tc.grad(rewritten_rows, checkpoint=True, snapshots=2).source
+    assert "in_place" not in source and "S = S.copy()" in source
+
+
+def test_checkpointed_trajectory_snapshots_hold_the_rows_written_not_copies():
+    n, m = 120, 50
+    x = np.linspace(-1.0, 1.0, m)
+    df = tc.grad(trajectory, checkpoint=True, snapshots=8)
+    with tc.profile() as prof:
+        df(x, n)
+    snapshot_bytes = prof.as_dict()["peak_snapshot_bytes"]
+    assert 0 < snapshot_bytes and snapshot_bytes < n * m * 8 / 4  # eight whole copies would be 8 * n * m * 8
+    peak = _peak(df, x, n)
+    assert peak < 8 * n * m * 8
+
+
+def test_the_journal_undoes_writes_latest_first():
+    from tangent_ckpt.runtime.snapshots import WriteJournal
+    S = np.zeros((3, 2))
+    journal = WriteJournal([S])
+    journal.keep(S, 0)
+    S[0] = 1.0
+    mark = journal.mark()
+    journal.keep(S, np.s_[:, 1])
+    S[:, 1] = 2.0
+    journal.keep(S, 0)
+    S[0] = 3.0
+    journal.undo_to(mark)
+    np.testing.assert_array_equal(S, [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+    journal.undo_to(0)
+    assert not S.any() and journal.nbytes == 0
+
+
+def carried_with_draws(x, W, n):
+    S = np.zeros((n, x.shape[0]))
+    h = np.sin(x)
+    c = 0.0
+    for t in range(n):
+        h = np.tanh(W @ h + 0.1 * np.random.randn(x.shape[0]))
+        S[t] = h * S[t - 1] + h      # step 0 reads the last row, written by the last step
+        c = c + np.sum(S[t] ** 2)
+    return np.sum(S ** 3) + c
+
+
+@pytest.mark.parametrize("snapshots", [1, 2, 4])
+def test_a_trajectory_carried_beside_other_state_and_random_draws_matches_taped(snapshots):
+    W = np.random.default_rng(1).standard_normal((4, 4)) * 0.5
+    df = tc.grad(carried_with_draws, wrt=(0, 1), checkpoint=True, snapshots=snapshots)
+    assert "in_place=[S]" in df.source
+    np.random.seed(3)
+    got = df(X, W, 7)
+    np.random.seed(3)
+    taped = tc.grad(carried_with_draws, wrt=(0, 1))(X, W, 7)
+
+    def seeded(x, W, n):
+        np.random.seed(3)
+        return carried_with_draws(x, W, n)
+    numeric = numeric_grad(seeded, (X, W, 7), wrt=(0, 1))
+    for g, t, d in zip(got, taped, numeric):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(g, d, rtol=1e-6, atol=1e-8)

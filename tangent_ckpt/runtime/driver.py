@@ -41,7 +41,9 @@ from tangent_ckpt.runtime.schedules import (
 from tangent_ckpt.runtime.memory import peak_of
 from tangent_ckpt.runtime.numpy_adjoints import settled
 from tangent_ckpt.runtime.random_state import RandomStates
-from tangent_ckpt.runtime.snapshots import RamStore, TwoLevelStore, tree_copy, tree_flatten, tree_nbytes
+from tangent_ckpt.runtime.snapshots import (
+    RamStore, TwoLevelStore, WriteJournal, tree_copy, tree_flatten, tree_nbytes,
+)
 from tangent_ckpt.runtime.store_io import SnapshotStore, open_disk_level
 
 __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
@@ -152,6 +154,13 @@ class CheckpointedLoop:
     copy_snapshots: False keeps the states themselves as RAM snapshots instead
     of copies; only for steps that never write into their input state (the
     compiler's steps copy an array before assigning into it).
+    in_place: arrays of the state the steps write into in place (``S[t] = ...``),
+    each step calling ``writes.keep(S, t)`` first (``self.writes``, a
+    ``snapshots.WriteJournal``, passed to the steps as their last argument).
+    Snapshots keep these arrays by reference, and restoring one undoes the
+    writes made since, so a snapshot of a trajectory costs what its steps
+    overwrote, not a copy of it.  RAM snapshots of a for loop only (no disk,
+    memory budget or online schedule), with ``copy_snapshots=False``.
     random_state: the steps draw from NumPy's legacy global random state.  Its
     state (and that of every np.random.Generator / RandomState among the
     arguments, always) is kept with each snapshot and restored with it, so a
@@ -181,7 +190,8 @@ class CheckpointedLoop:
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
                  disk_snapshots=0, disk_dir=None, snapshot_store=None, name=None, verify=False,
                  min_steps=0, taped_segment=None, plan=None, next_state=False,
-                 copy_snapshots=True, adjoint_probe=None, random_state=False, costs=None):
+                 copy_snapshots=True, adjoint_probe=None, random_state=False, costs=None,
+                 in_place=()):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -208,6 +218,14 @@ class CheckpointedLoop:
         self.taped_segment = taped_segment
         self.next_state = bool(next_state)
         self.copy_snapshots = bool(copy_snapshots)
+        self.writes = WriteJournal(in_place) if in_place else None
+        if self.writes is not None and (self.copy_snapshots or self.disk_snapshots or
+                                        memory_budget is not None or plan is not None or
+                                        schedule == "online" or taped_segment is not None):
+            raise CheckpointError(f"{self.name}: arrays written in place need RAM snapshots "
+                                  "kept by reference (copy_snapshots=False) of a for loop on "
+                                  "the revolve or uniform schedule, without a memory budget")
+        self._last_mark = 0
         self.random_state = bool(random_state)
         self._random = None
         self._progress = None
@@ -334,7 +352,7 @@ class CheckpointedLoop:
         total = s_ram + self.disk_snapshots
         self.used_snapshots = total
         disk = open_disk_level(self._store_spec, self.disk_dir) if self.disk_snapshots else None
-        self._store = TwoLevelStore(self.disk_snapshots, disk, self.copy_snapshots)
+        self._store = TwoLevelStore(self.disk_snapshots, disk, self.copy_snapshots, self.writes)
         self._slot_info = {}      # slot -> (pos, digest or None)
         self._pending = {}        # verify: position -> digest of a freed snapshot
         self._measured_tape = None
@@ -422,11 +440,14 @@ class CheckpointedLoop:
         if digest is None:
             return
         before = self._random.capture() if self._random is not None else None
-        nxt = self._step(self._index(q), work, *self._args)
+        mark = self.writes.mark() if self.writes is not None else None
+        got = _digest(self._step(self._index(q), work, *self._args))
+        if mark is not None:
+            self.writes.undo_to(mark)  # the adjoint step starts from state q again
         if before is not None:
             self._random.restore(before)  # the adjoint step draws step q's numbers again
         self._c["verify_steps"] += 1
-        if _digest(nxt) != digest:
+        if got != digest:
             raise NondeterministicStepError(
                 f"{self.name}: recomputing step {self._index(q)!r} did not reproduce the state "
                 f"stored at position {q + 1}; the loop body is not deterministic (random numbers, "
@@ -593,11 +614,13 @@ class CheckpointedLoop:
                 return state
             prev = work
             self._random_prev = self._random.capture() if self._random is not None else None
+            if self.writes is not None:  # the reverse sweep undoes the last step first
+                self._last_mark = self.writes.mark()
             out = step(self._index(n - 1), prev, *args)
             self._c["forward_steps"] += 1
             if self._progress is not None:
                 self._progress.advance()
-            if prev is state:
+            if prev is state and self.writes is None:
                 prev = tree_copy(state)  # n == 1: never hold the caller's own arrays
             self._prev, self._it = prev, it
             self._last = out if self.next_state else None
@@ -763,6 +786,8 @@ class CheckpointedLoop:
                                   "first, and can run only once per forward()")
         it, work, after = self._prefetching(self._it), self._prev, self._last
         self._prev = self._last = None
+        if self.writes is not None:
+            self.writes.undo_to(self._last_mark)  # work: the state before the last step
         keep = self.next_state
         try:
             if self._random is not None:

@@ -10,10 +10,11 @@ as they are.
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
+from tangent_ckpt.runtime.numpy_adjoints import overwritten
 
 __all__ = [
     "tree_flatten", "tree_unflatten", "tree_copy", "tree_nbytes", "tree_equal",
-    "RamStore", "TwoLevelStore",
+    "RamStore", "TwoLevelStore", "WriteJournal",
 ]
 
 _PY_SCALAR_BYTES = 8
@@ -112,6 +113,53 @@ def tree_equal(a, b):
     return da == db and len(la) == len(lb) and all(_leaf_equal(x, y) for x, y in zip(la, lb))
 
 
+class WriteJournal:
+    """What the steps of a checkpointed loop overwrite in the arrays they write
+    in place (``S[t] = ...`` in a trajectory), so that snapshots need not copy them.
+
+    The arrays are given up front (``arrays``).  A step calls ``keep(S, index)``
+    before each in-place write; a snapshot of a state holding ``S`` keeps ``S``
+    by reference with the journal's length then (``mark``), and restoring it puts
+    back, latest first, every element written since (``undo_to``).  Schedules
+    restore their most recent snapshot first, so a mark is never older than
+    entries already undone.  The journal holds each overwritten region once (a
+    single zero for a region of +0.0): for a trajectory written one row per step,
+    the rows written since the first snapshot, nothing for rows of ``np.zeros``.
+    """
+
+    def __init__(self, arrays=()):
+        self.arrays = list(arrays)
+        self._entries = []
+        self.nbytes = 0
+
+    def holds(self, leaf):
+        """Is ``leaf`` one of the arrays written in place?"""
+        return any(leaf is a for a in self.arrays)
+
+    def keep(self, array, index):
+        kept = overwritten(array[index])
+        self._entries.append((array, index, kept))
+        self.nbytes += _leaf_nbytes(kept)
+
+    def mark(self):
+        return len(self._entries)
+
+    def undo_to(self, mark):
+        if mark > len(self._entries):
+            raise CheckpointError("a snapshot of arrays written in place was restored after "
+                                  "a later one had been undone (the schedule is not last in, "
+                                  "first out)")
+        entries = self._entries
+        while len(entries) > mark:
+            array, index, kept = entries.pop()
+            array[index] = kept
+            self.nbytes -= _leaf_nbytes(kept)
+
+    def clear(self):
+        self._entries.clear()
+        self.nbytes = 0
+
+
 class RamStore:
     """Snapshots in memory, keyed by slot.
 
@@ -122,25 +170,36 @@ class RamStore:
     into it).
     """
 
-    def __init__(self, copy=True):
+    def __init__(self, copy=True, journal=None):
         self.copy = copy
+        self.journal = journal  # WriteJournal: its arrays are kept by reference, not counted
         self._snaps = {}
         self._bytes = {}
+        self._marks = {}
         self._total = 0  # sum of _bytes, kept as we go: read after every store
 
     def store(self, slot, tree):
         self.free(slot)
         self._snaps[slot] = tree_copy(tree) if self.copy else tree
-        self._bytes[slot] = size = tree_nbytes(tree)
+        if self.journal is None:
+            size = tree_nbytes(tree)
+        else:
+            self._marks[slot] = self.journal.mark()
+            leaves, _ = tree_flatten(tree)
+            size = sum(_leaf_nbytes(x) for x in leaves if not self.journal.holds(x))
+        self._bytes[slot] = size
         self._total += size
         return 0  # disk bytes written
 
     def restore(self, slot):
         tree = self._snaps[slot]
+        if self.journal is not None:
+            self.journal.undo_to(self._marks[slot])
         return tree_copy(tree) if self.copy else tree
 
     def free(self, slot):
         self._snaps.pop(slot, None)
+        self._marks.pop(slot, None)
         self._total -= self._bytes.pop(slot, 0)
 
     def __contains__(self, slot):
@@ -151,12 +210,16 @@ class RamStore:
 
     @property
     def nbytes(self):
-        return self._total
+        """Bytes the snapshots hold: their copies, and what the journal kept."""
+        return self._total + (self.journal.nbytes if self.journal is not None else 0)
 
     def close(self):
         self._snaps.clear()
         self._bytes.clear()
+        self._marks.clear()
         self._total = 0
+        if self.journal is not None:
+            self.journal.clear()
 
 
 class TwoLevelStore:
@@ -168,9 +231,9 @@ class TwoLevelStore:
     ``DiskStore`` or ``ZarrStore``), made by the caller; None when disk_slots is 0.
     """
 
-    def __init__(self, disk_slots=0, disk=None, copy=True):
+    def __init__(self, disk_slots=0, disk=None, copy=True, journal=None):
         self.disk_slots = int(disk_slots) if disk is not None else 0
-        self.ram = RamStore(copy)
+        self.ram = RamStore(copy, journal)
         self.disk = disk
 
     def is_disk(self, slot):

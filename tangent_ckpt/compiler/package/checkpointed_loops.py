@@ -24,7 +24,8 @@ from tangent_ckpt.compiler.code import Block, Comment, Line
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
-from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
+from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, resolve_saves
+from tangent_ckpt.compiler.package.written_rows import rows_written_once
 from tangent_ckpt.runtime import random_state
 
 
@@ -109,7 +110,7 @@ def _store_node(spec):
 # the functions a checkpointed loop named ``loop4`` defines: loop4_step, ...
 LOOP_FUNCTIONS = ("_step", "_cond", "_adjoint", "_segment", "_probe")
 # the parameters its step functions take besides the user's variables
-STEP_PARAMETERS = ("state", "next_state", "bstate", "steps")
+STEP_PARAMETERS = ("state", "next_state", "bstate", "steps", "writes")
 
 
 class LoopHandler:
@@ -122,6 +123,7 @@ class LoopHandler:
         self.definitions = []  # the step functions, printed before the gradient
         self.param = None  # {"state": the name the step functions give it, ...}
         self._header_reads = None  # what each statement's header reads (_header_reads)
+        self.in_place = {}  # id(loop) -> carried arrays its steps write in place (written_rows.py)
 
     def _name_parameters(self, rev):
         """Choose once the names of the step functions' own parameters (``state``
@@ -181,7 +183,9 @@ class LoopHandler:
             fake = ir.Assign(c, ir.Copy(ir.Const(None)), loop.line)
             rev.save(out, fake, c, defined, possibly, in_loop)
             loop.record.carried_saves.append(fake)
-        step = self._primal_step(rev, loop, name, index, body, carried, args)
+        in_place = [] if in_loop else self._in_place_arrays(rev, loop, carried)
+        self.in_place[id(loop)] = in_place
+        step = self._primal_step(rev, loop, name, index, body, carried, args, in_place)
         loop.record.transposes = {}  # {W: W_T}: made once before the reverse sweep (hoist.py)
         adjoint = self._adjoint_step(rev, loop, name, index, body, carried, args,
                                      active_carried, active_invariants)
@@ -203,7 +207,8 @@ class LoopHandler:
             self.definitions.append(cond)
             call = sx.method(name, "forward_while", f"{name}_cond", f"{name}_step", state, *args)
         else:
-            call = sx.method(name, "forward", f"{name}_step", state, *args)
+            journal = [sx.attr(name, "writes")] if in_place else []
+            call = sx.method(name, "forward", f"{name}_step", state, *args, *journal)
         out.append(Line(sx.assign(list(carried), call), loop.line))
         defined.update(carried)
         possibly.update(carried)
@@ -211,6 +216,15 @@ class LoopHandler:
             [rev.adj(v) for v in active_invariants]
         loop.record.reverse_args = args
         return out
+
+    def _in_place_arrays(self, rev, loop, carried):
+        """Carried arrays the steps write in place, their snapshots kept by the
+        driver's journal: RAM snapshots of a for loop on a fixed schedule only."""
+        o = loop.options or self.options
+        if not rev.top or o.memory_budget or self.plan or o.disk_snapshots or \
+                o.costs is not None or o.schedule == "online":
+            return []
+        return rows_written_once(loop, carried, rev.in_place)
 
     def summaries(self, function):
         """(line, "Revolve schedule, 10 snapshots" or "taped") for every loop of
@@ -293,6 +307,9 @@ class LoopHandler:
         if probe:
             kwargs["adjoint_probe"] = sx.name(f"{name}_probe")
         kwargs["copy_snapshots"] = sx.const(False)  # the steps never write into their input
+        in_place = self.in_place.get(id(loop))
+        if in_place:  # ... but into these, telling the journal what they overwrite
+            kwargs["in_place"] = ast.List(elts=[sx.name(c) for c in in_place], ctx=ast.Load())
         if loop.record.next_state:
             kwargs["next_state"] = sx.const(True)
         if _draws_from_global_state(loop):
@@ -312,10 +329,14 @@ class LoopHandler:
             return []
         return [Line(sx.assign(list(carried), self.param["state"]))]
 
-    def _primal_step(self, rev, loop, name, index, body, carried, args):
+    def _primal_step(self, rev, loop, name, index, body, carried, args, in_place=()):
         sub = rev.nested()
+        sub.in_place = set(in_place)
         defined = set(carried) | set(args) | {index} | set(rev.bindings)
         code = sub.primal(body, set(defined), set(defined))
+        if in_place:
+            code = journal_saves(code, self.param["writes"])
+            args = list(args) + [self.param["writes"]]
         code = resolve_saves(code, set())
         lines = [Comment(f"one iteration of the loop at line {loop.line}, no tape")]
         lines += self._unpack_state(carried, loop.line)
@@ -360,9 +381,11 @@ class LoopHandler:
 
         reserved = {index, self.param["state"], self.param["next_state"], self.param["bstate"]} \
             | set(carried) | set(args)
+        in_place = self.in_place.get(id(loop), [])
         blocks, after = self._reverse_function(
             rev, handler, body, defined, carried, active_carried, active_invariants,
-            header, comment, next_state=reserved, transposes=(args, loop.record.transposes, True))
+            header, comment, next_state=None if in_place else reserved,
+            transposes=(args, loop.record.transposes, True), in_place=in_place)
         loop.record.next_state = bool(after)
         return blocks
 
@@ -388,7 +411,8 @@ class LoopHandler:
             "then reverse them", transposes=(args, loop.record.transposes, False))[0]
 
     def _reverse_function(self, rev, handler, body, defined, carried, active_carried,
-                          active_invariants, header, comment, next_state=None, transposes=None):
+                          active_invariants, header, comment, next_state=None, transposes=None,
+                          in_place=()):
         """A function that runs ``body`` forward, then its adjoint, threading the
         adjoints of the carried state and of the invariants through ``bstate``.
 
@@ -397,11 +421,15 @@ class LoopHandler:
         ``after`` maps the carried variables taken from that state to their
         parameters (empty: the function re-records ``body`` whole).
         ``header`` and ``comment`` are called with ``after``.
-        ``transposes``: ``(invariants, {W: W_T}, grow)`` for hoist.py."""
+        ``transposes``: ``(invariants, {W: W_T}, grow)`` for hoist.py.
+        ``in_place``: carried arrays written in place (their adjoints too: private,
+        made so before the reverse sweep)."""
         sub = rev.nested(handler)
+        sub.in_place = set(in_place)
         primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
         sub.owned = {rev.adj(v) for v in active_invariants}  # private: the driver threads them
+        sub.owned |= {rev.adj(c) for c in in_place if c in active_carried}
         adjoint, nonzero = sub.adjoint(body, set(seeds))
         results = [sx.name(rev.adj(c)) if rev.adj(c) in nonzero else sx.rt("zeros_like", c)
                    for c in active_carried + active_invariants]
@@ -440,6 +468,7 @@ class LoopHandler:
         record = loop.record
         names = record.adjoint_names
         invariants = {rev.adj(v) for v in record.reverse_args if v in rev.active}
+        invariants |= {rev.adj(c) for c in self.in_place.get(id(loop), ()) if c in rev.active}
         out += rev.make_private(invariants - rev.owned, nonzero, loop.line)
         out += rev.materialize([b for b in names if b not in nonzero and b not in invariants],
                                loop.line)

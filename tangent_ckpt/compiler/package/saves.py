@@ -137,6 +137,27 @@ def _in_place_save(item):
                 True)
 
 
+def journal_saves(items, journal):
+    """A checkpointed loop's primal step: an in-place write tells the driver's
+    journal what it overwrites (``writes.keep(S, t)``) instead of keeping it."""
+    out = []
+    for item in items:
+        if isinstance(item, Save) and item.index is not None:
+            index = item.index if not isinstance(item.index, (ast.Slice, ast.Tuple)) or \
+                not _has_slice(item.index) else sx.subscript("np.s_", sx.copy_tree(item.index))
+            out.append(Line(sx.statement(sx.method(journal, "keep", item.var,
+                                                   sx.copy_tree(index))), item.line))
+        elif isinstance(item, Block):
+            out.append(item.with_body(journal_saves(item.body, journal)))
+        else:
+            out.append(item)
+    return out
+
+
+def _has_slice(node):
+    return any(isinstance(n, ast.Slice) for n in ast.walk(node))
+
+
 def drop_dead_adjoints(items, live):
     """Drop adjoint assignments ``b = ...`` whose value is never read.
 
@@ -237,6 +258,9 @@ def _short_slot_names(primal, adjoint, ret):
         value = item.stmt.value
         if sx.calls_helper(value, runtime.shape_of):
             value = value.args[0]
+        elif sx.calls_helper(value, runtime.overwritten) and \
+                isinstance(value.args[0], ast.Subscript):
+            value = value.args[0].value  # S_old = rt.overwritten(S[t])
         if not isinstance(value, ast.Name):
             continue
         base = f"{value.id}_old"
