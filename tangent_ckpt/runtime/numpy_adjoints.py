@@ -183,6 +183,24 @@ def _buffer_dtype(x):
     return x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
 
 
+def _refs_when_alone():
+    """What ``sys.getrefcount(g)`` says inside a helper called with an array that
+    only one local name of the caller holds (3 on CPython 3.11: the name, the
+    parameter, getrefcount's argument; an interpreter that borrows references
+    for calls says less).  Measured once, in the generated code's call pattern."""
+    def helper(g, x):
+        return sys.getrefcount(g)
+
+    def caller():
+        b = np.zeros(1)
+        b = helper(b, None)
+        return b
+    return min(caller(), 3)
+
+
+_REFS_WHEN_ALONE = _refs_when_alone()
+
+
 def private_adjoint(g, x):
     """A private, writable copy of the adjoint ``g``, shaped like ``x``.
 
@@ -192,12 +210,12 @@ def private_adjoint(g, x):
     """
     if not isinstance(x, np.ndarray):
         return float(np.sum(g)) if np.ndim(g) else float(g)
-    # nothing but the caller's one name holds g (the other two references are this
-    # call's parameter and getrefcount's argument), it owns its memory and has the
-    # buffer's shape and type: it is private already, and copying it would hold a
-    # second array of x's size (a trajectory's adjoint)
-    if type(g) is np.ndarray and sys.getrefcount(g) <= 3 and g.base is None and \
-            g.flags.writeable and g.shape == x.shape and g.dtype == _buffer_dtype(x):
+    # nothing but the caller's one name holds g (see _refs_when_alone), it owns its
+    # memory and has the buffer's shape and type: it is private already, and a copy
+    # would hold a second array of x's size (a trajectory's adjoint)
+    if type(g) is np.ndarray and sys.getrefcount(g) <= _REFS_WHEN_ALONE and \
+            g.base is None and g.flags.writeable and g.shape == x.shape and \
+            g.dtype == _buffer_dtype(x):
         return g
     out = zeros_like(x)
     out += unbroadcast(g, x)
