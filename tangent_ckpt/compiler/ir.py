@@ -83,6 +83,9 @@ class Assign:
     # analyze (shapes.py): operands of an elementwise primitive known to have the
     # result's shape (their adjoints need no rt.unbroadcast)
     same_shape: tuple = ()
+    # lower (observers.py): a statement that only observes (print, logging, assert):
+    # it runs in the forward sweep, is never saved, and recordings leave it out
+    observes: bool = False
 
 
 @dataclass

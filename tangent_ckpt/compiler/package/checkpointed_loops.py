@@ -398,7 +398,7 @@ class LoopHandler:
         parameters (empty: the function re-records ``body`` whole).
         ``header`` and ``comment`` are called with ``after``.
         ``transposes``: ``(invariants, {W: W_T}, grow)`` for hoist.py."""
-        sub = rev.nested(handler)
+        sub = rev.nested(handler, recording=True)
         primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
         sub.owned = {rev.adj(v) for v in active_invariants}  # private: the driver threads them
