@@ -244,6 +244,8 @@ class CallableValues:
                                 "more than once or inside a branch or loop", stmt,
                                 construct=spelled,
                                 hint="bind it once, at the top level of the function")
+        scope.rename.pop(user_name, None)  # the name is no variable
+        scope.tuples.pop(user_name, None)
         scope.functions[user_name] = value
 
     def return_value(self, value, stmt):

@@ -35,13 +35,15 @@ def generator_loop(lo, stmt, fn):
     """Lower ``for target in gen(...): body`` by inlining ``gen`` with the body
     at each of its ``yield`` statements."""
     caller_scope, caller_ctx = lo.current_scope, lo.ctx
-    spelled = f"for {to_source(stmt.target)} in {to_source(stmt.iter)}"
+    spelled = caller_scope.parsed.line_text(stmt.lineno).rstrip(":") or \
+        f"for {to_source(stmt.target)} in {to_source(stmt.iter)}"
     if stmt.orelse:
         raise lo.error(UnsupportedSyntaxError, "for ... else over a generator", stmt,
                        construct=spelled, hint="use a flag variable instead of the else clause")
     for node in gast.walk(stmt):
         if isinstance(node, gast.Break) or (isinstance(node, gast.Return) and node in stmt.body):
-            raise lo.error(UnsupportedSyntaxError, "break out of a loop over a generator", node,
+            raise lo.error(UnsupportedSyntaxError, f"`{spelled}`: break out of a loop over a "
+                           "generator", node,
                            construct=spelled, hint="loop over range(...) and call a function "
                                                    "that returns the items instead")
 
