@@ -65,3 +65,16 @@ def test_a_spread_of_unknown_length_is_refused_with_its_line():
     with pytest.raises(TangentCkptError) as info:
         tc.grad(spread_of_an_array)(X)
     assert "test_variadic.py:" in str(info.value) and "*x" in info.value.construct
+
+
+def zip_of_spread_pairs(x, y):
+    firsts, seconds = zip((x, y), (y * 2.0, x))  # zip(*pairs) once nested tuples bind
+    rows = (np.outer(x, y), np.outer(y, x))
+    total = 0.0
+    for a, b in zip(*rows):
+        total = total + np.sum(a * np.sin(b))
+    return np.sum(firsts[0] * firsts[1]) + np.sum(seconds[1] ** 2) + total
+
+
+def test_zip_of_a_spread_tuple_is_differentiated():
+    check_construct(zip_of_spread_pairs, (X, Y), (0, 1))

@@ -129,6 +129,14 @@ class CallableValues:
         a module-level object; None for any other call."""
         if fn is map:
             return self.map_(node, hint)
+        if fn is zip and node.args and not node.keywords:
+            sequences = [self.lo.expressions.value(a, hint) for a in node.args]
+            if all(isinstance(q, TupleValue) for q in sequences):  # zip(*pairs): transposed
+                return TupleValue([TupleValue(list(items))
+                                   for items in zip(*(q.items for q in sequences))])
+            raise self.lo.error(UnsupportedSyntaxError, "zip() of arrays outside a for loop",
+                                node, construct=to_source(node),
+                                hint="loop over it: for a, b in zip(xs, ys)")
         if fn is functools.partial:
             if not node.args:
                 raise self.lo.error(TransformError, "functools.partial() without a function",
