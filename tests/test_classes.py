@@ -99,3 +99,33 @@ def test_writing_an_attribute_of_an_outside_object_is_refused():
         tc.grad(writes_an_outside_object)(X)
     text = str(info.value)
     assert "test_classes.py:" in text and "FIXED" in text
+
+
+class Holder:
+    def __init__(self, W):
+        self.W = W
+
+    def apply(self, x):
+        return self.W * x
+
+    @property
+    def doubled(self):
+        return 2.0 * self.W
+
+
+HELD = Holder(np.ones(3))
+
+
+def reads_a_module_level_object(x):
+    return np.sum(HELD.W * x + HELD.apply(x) + HELD.doubled * x)
+
+
+def test_rebinding_an_attribute_of_a_module_level_object_compiles_again():
+    df = tc.grad(reads_a_module_level_object)
+    np.testing.assert_allclose(df(X), np.full(3, 4.0))
+    saved = HELD.W
+    try:
+        HELD.W = np.full(3, 5.0)  # a training step replacing the parameters
+        np.testing.assert_allclose(df(X), np.full(3, 20.0))
+    finally:
+        HELD.W = saved

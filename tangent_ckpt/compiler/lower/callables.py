@@ -169,7 +169,7 @@ class CallableValues:
                              keywords=[gast.keyword(arg=k, value=Lowered(v, node))
                                        for k, v in value.keywords.items()] + list(node.keywords))
             return self.call(gast.copy_location(call, node), hint)
-        if isinstance(value, MethodValue):
+        if isinstance(value, MethodValue) and not value.is_property:
             parsed = self.parsed(value.fn, node)
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
@@ -339,6 +339,8 @@ class CallableValues:
             value = owner.attributes[attr]
             return value if isinstance(value, CompileTimeValue) else _UNRESOLVED
         raw = inspect.getattr_static(owner.cls, attr, _UNRESOLVED)
+        if isinstance(raw, property) and raw.fget is not None:
+            return MethodValue(raw.fget, owner, is_property=True)
         if isinstance(raw, staticmethod):
             return raw.__func__
         if isinstance(raw, types.FunctionType):
@@ -347,15 +349,26 @@ class CallableValues:
             return _UNRESOLVED
         return getattr(owner.cls, attr)
 
+    def static_property(self, obj, attr):
+        """``MODEL.scaled_W`` of a module-level object whose class makes it a
+        ``@property`` written in Python: its getter, to inline (None otherwise)."""
+        if isinstance(obj, (type, types.ModuleType)):
+            return None
+        raw = inspect.getattr_static(type(obj), attr, None)
+        if isinstance(raw, property) and user_function(raw.fget):
+            return MethodValue(raw.fget, obj, is_property=True)
+        return None
+
+    def read_property(self, getter, node, hint):
+        """The value of a ``@property``: its getter inlined with the object as ``self``."""
+        return self.call_value(MethodValue(getter.fn, getter.owner), _bare_call(node), hint)
+
     def object_attribute(self, owner, node, hint):
         """``model.W`` (the attribute's variable) or ``model.W2`` (a ``@property``,
         its getter inlined)."""
         attr = node.attr
         if attr in owner.attributes:
             return owner.attributes[attr]
-        raw = inspect.getattr_static(owner.cls, attr, _UNRESOLVED)
-        if isinstance(raw, property) and raw.fget is not None:
-            return self.call_value(MethodValue(raw.fget, owner), _bare_call(node), hint)
         raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
                             f"attribute '{attr}' here", node, construct=to_source(node),
                             hint="set the attribute in __init__ before reading it")

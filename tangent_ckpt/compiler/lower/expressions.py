@@ -13,11 +13,12 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import ATTRIBUTE_FUNCTIONS, INDEX_JOINS
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, ObjectValue, TupleValue, clone,
+    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
+    clone,
     local_names, to_source,
 )
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
-from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 BINOPS = {
@@ -202,11 +203,18 @@ class ExpressionLowering:
                 return self.lo.calls.class_attribute(base, node.attr)
             if base is _UNRESOLVED or isinstance(base, CompileTimeValue):
                 return _UNRESOLVED
-            return getattr(base, node.attr, _UNRESOLVED)
+            prop = self.lo.calls.static_property(base, node.attr)
+            if prop is not None:  # MODEL.scaled_W: its getter is inlined
+                return prop
+            value = getattr(base, node.attr, _UNRESOLVED)
+            note_attribute(base, node.attr, value)  # MODEL.W rebound: compile again
+            return value
         return _UNRESOLVED
 
     def attribute(self, node, hint):
         obj = self.static_value(node)
+        if isinstance(obj, MethodValue) and obj.is_property:
+            return self.lo.calls.read_property(obj, node, hint)
         if obj is not _UNRESOLVED:
             return obj if isinstance(obj, CompileTimeValue) else self.constant(obj, node.attr)
         base = self.value(node.value, hint)

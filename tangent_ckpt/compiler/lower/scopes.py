@@ -64,9 +64,10 @@ class ObjectValue(CompileTimeValue):
 class MethodValue(CompileTimeValue):
     """``obj.method`` not yet called: the function and the ``self`` it takes."""
 
-    def __init__(self, fn, owner):
+    def __init__(self, fn, owner, is_property=False):
         self.fn = fn
         self.owner = owner
+        self.is_property = is_property  # a @property's getter: read, not called
 
 
 class Lowered(gast.expr):
