@@ -18,7 +18,7 @@ from tangent_ckpt.compiler.lower.callables import CallableValues, is_compile_tim
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, Scope, TupleValue, always_exits,
-    function_alias_candidates, is_function, local_names, to_source,
+    function_alias_candidates, local_names, to_source,
 )
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function

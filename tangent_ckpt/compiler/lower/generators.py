@@ -10,7 +10,9 @@ import inspect
 
 import gast
 
-from tangent_ckpt.compiler.lower.scopes import LocalFunction, to_source
+from tangent_ckpt.compiler.lower.scopes import (
+    CompileTimeValue, LocalFunction, TupleValue, to_source,
+)
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
@@ -51,7 +53,7 @@ def generator_loop(lo, stmt, fn):
         if ynode.value is None:
             raise lo.error(UnsupportedSyntaxError, "a bare yield", ynode, construct="yield",
                            hint="yield the loop's items")
-        value = lo.expressions.value(ynode.value, "item")
+        value = _yielded(lo, ynode.value, stmt.target)
         generator_scope, generator_ctx = lo.current_scope, lo.ctx
         lo.current_scope = caller_scope
         lo.ctx = dict(caller_ctx, loop={"break_flag": None})
@@ -75,3 +77,19 @@ def generator_loop(lo, stmt, fn):
             raise lo.error(UnsupportedSyntaxError, "a yield used as a value", node,
                            construct="yield expression", hint="write yield as a statement")
     lo.calls.inline(fnode, scope, stmt.iter, "item", parsed, yield_to=at_yield)
+
+
+def _yielded(lo, node, target):
+    """The yielded value, its temporaries named after the loop's targets
+    (``yield Ws[k], bs[k]`` into ``W, b`` gives ``W_item``, ``b_item``)."""
+    if isinstance(node, gast.Tuple) and isinstance(target, gast.Tuple) and \
+            len(node.elts) == len(target.elts) and \
+            all(isinstance(t, gast.Name) for t in target.elts):
+        items = []
+        for e, t in zip(node.elts, target.elts):
+            v = lo.expressions.value(e, t.id)
+            items.append(v if isinstance(v, (TupleValue, CompileTimeValue))
+                         else lo.expressions.atomize(v, t.id))
+        return TupleValue(items)
+    hint = target.id if isinstance(target, gast.Name) else "item"
+    return lo.expressions.value(node, hint)

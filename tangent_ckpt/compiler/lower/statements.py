@@ -12,8 +12,8 @@ from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits, function_alias_candidates,
-    is_function, load_context, local_names, may_exit,
+    CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
+    function_alias_candidates, is_function, load_context, local_names, may_exit,
 )
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
