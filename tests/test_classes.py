@@ -10,6 +10,7 @@ import pytest
 
 import tangent_ckpt as tc
 from construct_check import check_construct
+from gradcheck import numeric_grad
 from tangent_ckpt.errors import TangentCkptError
 
 RNG = np.random.default_rng(5)
@@ -129,3 +130,43 @@ def test_rebinding_an_attribute_of_a_module_level_object_compiles_again():
         np.testing.assert_allclose(df(X), np.full(3, 20.0))
     finally:
         HELD.W = saved
+
+
+class Model:
+    def __init__(self, W, n_steps):
+        self.W = W
+        self.n_steps = n_steps
+
+    def loss(self, x):
+        h = x
+        for _ in range(self.n_steps):
+            h = np.tanh(self.W @ h)
+        return np.sum(h)
+
+
+def test_a_bound_method_reads_its_objects_attributes_as_constants():
+    model = Model(W, 3)
+    check_construct(model.loss, (X,), (0,), autograd=False)
+    assert "self.W" in tc.grad(model.loss).source
+
+
+def uses_params(p, x):
+    h = x
+    for _ in range(3):
+        h = np.sin(p.W @ h + p.b)
+    return np.sum(h)
+
+
+def test_an_object_argument_not_differentiated_is_read_when_the_code_runs():
+    params = Params(W, B)
+    expected = numeric_grad(uses_params, (params, X), wrt=(1,))[0]
+    taped = tc.grad(uses_params, wrt=(1,))(params, X)
+    checkpointed = tc.grad(uses_params, wrt=(1,), checkpoint=True, snapshots=2)(params, X)
+    np.testing.assert_allclose(taped, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(checkpointed, taped, rtol=1e-12)
+
+
+def test_differentiating_with_respect_to_an_object_argument_is_refused():
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(uses_params, wrt=(0,))(Params(W, B), X)
+    assert "test_classes.py:" in str(info.value) and info.value.construct in ("p.W", "p.b")

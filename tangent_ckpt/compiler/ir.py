@@ -283,8 +283,8 @@ def prim_node(prim):
         return sx.neg(args[0])
     if prim.render == "getitem":
         return sx.subscript(args[0], sx.copy_tree(prim.args[1].node))
-    if prim.render == "attr:T":
-        return sx.attr(args[0], "T")
+    if prim.render.startswith("attr:"):  # x.T, params.W
+        return sx.attr(args[0], prim.render[len("attr:"):])
     raise ValueError(f"unknown primitive rendering {prim.render!r}")
 
 

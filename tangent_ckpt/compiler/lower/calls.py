@@ -237,8 +237,11 @@ class CallLowering(CallableValues):
             return rewritten
         if method not in METHODS:
             raise self.lo.error(UnsupportedFunctionError, f"unsupported method .{method}()", node,
-                             construct=f".{method}()",
-                             hint="call the NumPy function form, or register an adjoint")
+                             construct=f"{to_source(func)}()" if _printable(func)
+                             else f".{method}()",
+                             hint="for an array, call the NumPy function form or register an "
+                                  "adjoint; for an object passed in, call the method on an "
+                                  "object made inside the function or at module level")
         base = self.lo.expressions.atomize(self.lo.expressions.value(func.value, hint), hint)
         fn = METHODS[method]
         args = node.args

@@ -228,9 +228,9 @@ class ExpressionLowering:
             return ir.Prim(fn, [base], {}, "call", ref=numpy_path(fn))
         if node.attr in NONDIFF_ATTRIBUTES:
             return ir.NonDiff(sx.attr(ir.operand_node(base), node.attr), ir.operand_names(base))
-        raise self.lo.error(UnsupportedSyntaxError, f"unsupported attribute .{node.attr}", node,
-                         construct=f".{node.attr}",
-                         hint="use the NumPy function form instead")
+        # params.W of an argument (self.W in tc.grad(model.loss)): read when the code
+        # runs, without a derivative -- refused by the transform where differentiated
+        return ir.Prim(getattr, [base], {}, f"attr:{node.attr}", ref=to_source(node))
 
     def subscript(self, node, hint):
         joined = INDEX_JOINS.get(id(self.static_value(node.value)))
@@ -349,6 +349,6 @@ def _prim_suffix(prim):
         return "neg"
     if prim.render == "getitem":
         return "item"
-    if prim.render == "attr:T":
-        return "T"
+    if prim.render.startswith("attr:"):
+        return prim.render[len("attr:"):]
     return getattr(prim.fn, "__name__", "call")
