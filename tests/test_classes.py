@@ -170,3 +170,12 @@ def test_differentiating_with_respect_to_an_object_argument_is_refused():
     with pytest.raises(TangentCkptError) as info:
         tc.grad(uses_params, wrt=(0,))(Params(W, B), X)
     assert "test_classes.py:" in str(info.value) and info.value.construct in ("p.W", "p.b")
+
+
+def test_the_way_out_builds_the_object_inside_a_lambda():
+    params = Params(W, B)
+    df = tc.grad(lambda W_, b_: uses_params(Params(W_, b_), X), wrt=(0, 1))
+    dW, db = df(params.W, params.b)
+    eW, eb = numeric_grad(lambda W_, b_: uses_params(Params(W_, b_), X), (W, B), wrt=(0, 1))
+    np.testing.assert_allclose(dW, eW, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(db, eb, rtol=1e-6, atol=1e-8)
