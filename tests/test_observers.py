@@ -3,6 +3,7 @@ assert) run in the forward sweep and are left out of the reverse sweep; a
 discarded call that may change an array is refused with its line."""
 
 import logging
+import warnings
 
 import numpy as np
 import pytest
@@ -57,3 +58,23 @@ def test_a_call_that_may_change_an_array_is_refused():
         tc.grad(mutates)(X)
     assert "test_observers.py:" in str(info.value)
     assert info.value.construct == "np.random.shuffle(y)"
+
+
+def test_a_plotting_call_and_a_warning_are_observers():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    pyplot = pytest.importorskip("matplotlib.pyplot")
+    namespace = {"np": np, "plt": pyplot, "warnings": warnings}
+    source = (
+        "def plotted(x):\n"
+        "    y = np.sin(x)\n"
+        "    plt.plot(y)\n"
+        "    warnings.warn('plotted')\n"
+        "    return np.sum(y)\n")
+    exec(compile(source, "<plotted>", "exec"), namespace)
+    f = namespace["plotted"]
+    with pytest.warns(UserWarning, match="plotted"):
+        g = tc.grad(f, source=source)(X)
+    np.testing.assert_allclose(g, np.cos(X))
+    assert "plt.plot(y)" in tc.grad(f, source=source).source
+    pyplot.close("all")
