@@ -300,11 +300,13 @@ class CallLowering(CallableValues):
             self.lo.inlined_lines.update(_annotated_lines(parsed, fnode))
         result = self.lo.namer.fresh(f"{label}_result")
         self.lo.inline_stack.append(identity)
+        line = self.lo.line  # the caller's statement goes on after the call
         try:
             out, value = self.lo.statements.function_body(fnode.body, scope, result, hint=hint,
                                                           yield_to=yield_to)
         finally:
             self.lo.inline_stack.pop()
+            self.lo.line = line
         if not procedure and yield_to is None and not always_exits(fnode.body):
             raise self.lo.error(TransformError, f"{label}() can end without returning a value",
                              fnode, parsed=parsed, construct="missing return",
