@@ -152,3 +152,13 @@ def test_a_function_bound_in_a_branch_is_refused():
 def test_the_inlined_closure_is_commented_with_its_name_and_line():
     source = tc.grad(loss).source
     assert "(in loss, line" in source
+
+
+def map_into_containers(x, W):
+    a, b = list(map(np.sin, [x, W @ x]))
+    c, d = tuple(map(lambda v: v * 2.0, (x, a)))
+    return np.sum(a * b + c * d)
+
+
+def test_list_and_tuple_of_a_map_are_its_items():
+    check_construct(map_into_containers, (X, W), (0, 1))

@@ -129,6 +129,10 @@ class CallableValues:
         a module-level object; None for any other call."""
         if fn is map:
             return self.map_(node, hint)
+        if fn in (list, tuple) and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], gast.Call) and \
+                self.lo.expressions.static_value(node.args[0].func) in (map, zip):
+            return self.call(node.args[0], hint)  # tuple(map(f, xs)): the items
         if fn is zip and node.args and not node.keywords:
             sequences = [self.lo.expressions.value(a, hint) for a in node.args]
             if all(isinstance(q, TupleValue) for q in sequences):  # zip(*pairs): transposed
