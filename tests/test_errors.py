@@ -52,7 +52,8 @@ def f_global_write(x):
 
 
 def f_lambda(x):
-    sq = lambda v: v * v  # noqa: E731
+    for k in range(2):  # a function bound in a loop: which one a later call means is not known
+        sq = lambda v: v * v * k  # noqa: E731
     return np.sum(sq(x))
 
 
@@ -118,7 +119,7 @@ def f_plain(x, n):
     (f_with, "with open", "with"),
     (f_yield, "yield np", "yield"),
     (f_global_write, "global COUNTER", "global"),
-    (f_lambda, "lambda v", "lambda"),
+    (f_lambda, "sq = lambda v", "lambda"),
     (f_listcomp, "for k in range(3)]", "list comprehension"),
     (f_sort, "y.sort()", ".sort()"),
     (f_out, "out=y", "out="),

@@ -83,6 +83,9 @@ class Assign:
     # analyze (shapes.py): operands of an elementwise primitive known to have the
     # result's shape (their adjoints need no rt.unbroadcast)
     same_shape: tuple = ()
+    # lower (observers.py): a statement that only observes (print, logging, assert):
+    # it runs in the forward sweep, is never saved, and recordings leave it out
+    observes: bool = False
 
 
 @dataclass
@@ -280,8 +283,8 @@ def prim_node(prim):
         return sx.neg(args[0])
     if prim.render == "getitem":
         return sx.subscript(args[0], sx.copy_tree(prim.args[1].node))
-    if prim.render == "attr:T":
-        return sx.attr(args[0], "T")
+    if prim.render.startswith("attr:"):  # x.T, params.W
+        return sx.attr(args[0], prim.render[len("attr:"):])
     raise ValueError(f"unknown primitive rendering {prim.render!r}")
 
 

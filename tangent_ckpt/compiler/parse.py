@@ -120,6 +120,17 @@ def recording():
         stack.pop()
 
 
+def note_attribute(owner, attr, value):
+    """Note that compiled code took ``owner.attr`` to be ``value`` (``model.W``
+    of a module-level object, read when compiling): the gradient compiles again
+    once the attribute is rebound (``model.W = W_new``).  Attributes an object
+    keeps in its ``__dict__`` are noted; a module's are not (``np.tanh``)."""
+    where = getattr(owner, "__dict__", None)
+    if isinstance(owner, types.ModuleType) or not isinstance(where, dict) or attr not in where:
+        return
+    _note(("attribute", id(where), attr), where, attr, value)
+
+
 def _note(key, where, name, obj):
     stack = getattr(_recording, "stack", None)
     if stack:

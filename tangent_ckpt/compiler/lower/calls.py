@@ -4,6 +4,7 @@ inlined at the call site with their locals renamed."""
 
 import ast
 import builtins
+import operator
 import types
 
 import gast
@@ -13,10 +14,11 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
+from tangent_ckpt.compiler.lower.callables import CallableValues, is_compile_time
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.scopes import (
-    LocalFunction, Scope, TupleValue, always_exits, function_alias_candidates, local_names,
-    to_source,
+    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, Scope, TupleValue, always_exits,
+    function_alias_candidates, local_names, to_source,
 )
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
@@ -36,6 +38,9 @@ IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
 # through the registry like any function, so an active argument without a rule
 # is an error rather than a silently dropped gradient
 NONDIFF_CALLS = (range, int, bool, isinstance, str, type)
+
+# array attributes that are functions of the array: x.real is np.real(x)
+ATTRIBUTE_FUNCTIONS = {"real": np.real, "imag": np.imag}
 
 # np.r_[...] and np.c_[...] and the runtime functions they mean
 INDEX_JOINS = {id(np.r_): row_join, id(np.c_): column_join}
@@ -57,8 +62,10 @@ def is_library(fn):
     return module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt")
 
 
-class CallLowering:
-    """Calls: primitives, methods, inlined user functions, checkpoint markers."""
+class CallLowering(CallableValues):
+    """Calls: primitives, methods, inlined user functions, checkpoint markers;
+    functions as values, objects of user classes and generators
+    (:class:`~tangent_ckpt.compiler.lower.callables.CallableValues`)."""
 
     def __init__(self, lowering):
         self.lo = lowering
@@ -66,11 +73,14 @@ class CallLowering:
     def call(self, node, hint):
         if any(isinstance(a, gast.Starred) for a in node.args) or \
                 any(k.arg is None for k in node.keywords):
-            raise self.lo.error(UnsupportedSyntaxError, "*args/**kwargs in a call", node,
-                             construct="**kwargs" if any(k.arg is None for k in node.keywords)
-                             else "*args", hint="pass arguments explicitly")
+            node = self.spread(node, hint)  # g(*args), g(**opts), rng.randn(*x.shape)
         func = node.func
         fn = self.lo.expressions.static_value(func)
+        if isinstance(fn, CompileTimeValue) and not isinstance(fn, LocalFunction):
+            return self.call_value(fn, node, hint)  # a partial, a method, an object
+        special = self.special_call(fn, node, hint)  # map, partial, a class, a bound method
+        if special is not None:
+            return special
         if fn is _UNRESOLVED and isinstance(func, gast.Attribute):
             return self.method_call(node, hint)
         if fn is _UNRESOLVED:
@@ -83,7 +93,10 @@ class CallLowering:
         if lowered is not None:
             return lowered
         if fn in (len,):
-            arg = self.lo.expressions.atomize(self.lo.expressions.value(node.args[0], hint), hint)
+            arg = self.lo.expressions.value(node.args[0], hint)
+            if isinstance(arg, TupleValue):  # len(args) of a *args tuple
+                return ir.Const(len(arg.items))
+            arg = self.lo.expressions.atomize(arg, hint)
             return ir.NonDiff(sx.builtin_call("len", ir.operand_node(arg)), ir.operand_names(arg))
         if fn in NONDIFF_CALLS:
             return self.lo.expressions.nondiff(node)
@@ -126,7 +139,12 @@ class CallLowering:
             if isinstance(a, (gast.Tuple, gast.List)):
                 args.append(self.sequence_argument(a, base_hint))
             else:
-                args.append(self.lo.expressions.atomize(self.lo.expressions.value(a, base_hint), base_hint))
+                v = self.lo.expressions.value(a, base_hint)
+                if isinstance(v, TupleValue) and not any(isinstance(x, TupleValue)
+                                                         for x in v.items):
+                    args.append(ir.Seq(tuple(v.items), "list"))  # sum(map(f, xs))
+                    continue
+                args.append(self.lo.expressions.atomize(v, base_hint))
         kwargs = {}
         for k in keywords:
             v = k.value
@@ -214,10 +232,16 @@ class CallLowering:
             base = self.lo.expressions.atomize(self.lo.expressions.value(func.value, hint), hint)
             return self.primitive(random_state.DRAWS[method], node.args, node.keywords, hint,
                                   node, leading=(base,))
+        rewritten = self.rewritten_method(node, hint)
+        if rewritten is not None:
+            return rewritten
         if method not in METHODS:
             raise self.lo.error(UnsupportedFunctionError, f"unsupported method .{method}()", node,
-                             construct=f".{method}()",
-                             hint="call the NumPy function form, or register an adjoint")
+                             construct=f"{to_source(func)}()" if _printable(func)
+                             else f".{method}()",
+                             hint="for an array, call the NumPy function form or register an "
+                                  "adjoint; for an object passed in, call the method on an "
+                                  "object made inside the function or at module level")
         base = self.lo.expressions.atomize(self.lo.expressions.value(func.value, hint), hint)
         fn = METHODS[method]
         args = node.args
@@ -225,41 +249,109 @@ class CallLowering:
             args = [gast.Tuple(elts=list(args), ctx=gast.Load())]
         return self.primitive(fn, args, node.keywords, hint, node, leading=(base,))
 
-    def inline(self, fnode, parent_scope, call, hint, parsed):
-        """Inline a user function at this call site; returns its result operand."""
+    def rewritten_method(self, node, hint):
+        """Array methods that are other primitives: ``x.astype(float)`` is
+        ``np.asarray(x, dtype=float)`` (to a floating type only: a cast to
+        integers or complex numbers stays refused); ``x.item()`` is
+        ``np.reshape(x, ())[()]`` (an error for more than one element, like
+        ``item``) and ``x.item(k)`` is ``np.ravel(x)[k]``."""
+        method, args = node.func.attr, node.args
+        if method == "astype" and len(args) == 1 and not node.keywords:
+            dtype = self.lo.expressions.static_value(args[0]) \
+                if not isinstance(args[0], gast.Constant) else args[0].value
+            try:
+                floating = np.dtype(dtype).kind == "f"
+            except TypeError:
+                floating = False
+            if floating:
+                return self.primitive(np.asarray, [node.func.value], [
+                    gast.keyword(arg="dtype", value=args[0])], hint, node)
+        if method == "item" and len(args) <= 1 and not node.keywords:
+            base = self.lo.expressions.atomize(self.lo.expressions.value(node.func.value, hint),
+                                               hint)
+            if args:
+                flat = ir.Prim(np.ravel, [base], {}, "call", ref="np.ravel")
+                index = self.lo.expressions.index(args[0], hint)
+            else:
+                flat = ir.Prim(np.reshape, [base, ir.Const(())], {}, "call", ref="np.reshape")
+                index = ir.Index(ast.Tuple(elts=[], ctx=ast.Load()), (), False)
+            return ir.Prim(operator.getitem, [self.lo.expressions.atomize(flat, hint), index],
+                           {}, "getitem")
+        return None
+
+    def inline(self, fnode, parent_scope, call, hint, parsed, yield_to=None, procedure=False):
+        """Inline a user function at this call site; returns its result operand.
+
+        ``parent_scope``: the scope a nested ``def`` or ``lambda`` closes over
+        (None for a module-level function, whose object is ``parsed.fn``).
+        ``yield_to``: a generator's body, lowered with each ``yield`` handed to
+        it; ``procedure``: the function's value is not used (``__init__``)."""
         label = fnode.name
-        if label in self.lo.inline_stack:
+        identity = fnode if parent_scope is not None else parsed.fn
+        if any(identity is active for active in self.lo.inline_stack):
             raise self.lo.error(UnsupportedSyntaxError, f"recursive call to {label}()", call,
-                             construct="recursion", hint="write the recursion as a loop")
-        args = fnode.args
-        if args.vararg or args.kwarg:
-            raise self.lo.error(UnsupportedSyntaxError, f"{label}() takes *args/**kwargs", call,
-                             hint="give it named parameters")
-        params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-        defaults = {}
-        fn_obj = parsed.fn if parent_scope is None else None
-        if fn_obj is not None:
-            if fn_obj.__defaults__:
-                positional = [a.id for a in args.posonlyargs + args.args]
-                defaults.update(zip(positional[-len(fn_obj.__defaults__):], fn_obj.__defaults__))
-            defaults.update(fn_obj.__kwdefaults__ or {})
-        else:
-            positional = [a.id for a in args.posonlyargs + args.args]
-            for name, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-                defaults[name] = ("node", d)
-        values = {}
-        for p, a in zip(params, call.args):
-            values[p] = self.lo.expressions.value(a, p)
-        for k in call.keywords:
-            if k.arg not in params:
-                raise self.lo.error(TransformError, f"{label}() got an unexpected keyword "
-                                 f"'{k.arg}'", call)
-            values[k.arg] = self.lo.expressions.value(k.value, k.arg)
-        if len(call.args) > len(params):
-            raise self.lo.error(TransformError, f"{label}() takes {len(params)} arguments", call)
+                                construct=f"recursion: {to_source(call)}" if _printable(call)
+                                else "recursion", hint="write the recursion as a loop")
         scope = Scope(parsed, local_names(fnode), parent=parent_scope,
                       alias_candidates=function_alias_candidates(fnode))
         scope.aliases = set()
+        self.bind_parameters(fnode, scope, call, parsed, parent_scope is None)
+        if parsed.filename == self.lo.parsed.filename:  # comments quote the helper's lines too
+            self.lo.inlined_lines.update(_annotated_lines(parsed, fnode))
+        result = self.lo.namer.fresh(f"{label}_result")
+        self.lo.inline_stack.append(identity)
+        line = self.lo.line  # the caller's statement goes on after the call
+        try:
+            out, value = self.lo.statements.function_body(fnode.body, scope, result, hint=hint,
+                                                          yield_to=yield_to)
+        finally:
+            self.lo.inline_stack.pop()
+            self.lo.line = line
+        if not procedure and yield_to is None and not always_exits(fnode.body):
+            raise self.lo.error(TransformError, f"{label}() can end without returning a value",
+                             fnode, parsed=parsed, construct="missing return",
+                             hint="end every path with a return statement")
+        self.lo.out.extend(out)
+        if isinstance(value, CompileTimeValue):
+            return value
+        if isinstance(value, list):
+            return TupleValue([ir.Name(n) for n in value])
+        return ir.Name(result)
+
+    def bind_parameters(self, fnode, scope, call, parsed, module_level):
+        """The call's arguments as the inlined function's parameters: functions
+        and objects are compile-time values, ``*args`` a tuple, ``**kwargs`` a
+        KeywordsValue; a parameter the body assigns gets a variable of its own."""
+        label = fnode.name
+        args = fnode.args
+        positional = [a.id for a in args.posonlyargs + args.args]
+        params = positional + [a.id for a in args.kwonlyargs]
+        defaults = {}
+        fn_obj = parsed.fn if module_level else None
+        if fn_obj is not None:
+            if fn_obj.__defaults__:
+                defaults.update(zip(positional[-len(fn_obj.__defaults__):], fn_obj.__defaults__))
+            defaults.update(fn_obj.__kwdefaults__ or {})
+        else:
+            for name, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+                defaults[name] = ("node", d)
+            for a, d in zip(args.kwonlyargs, args.kw_defaults):
+                if d is not None:
+                    defaults[a.id] = ("node", d)
+        given = dict(zip(positional, call.args))
+        extra_args = list(call.args[len(positional):])
+        if extra_args and not args.vararg:
+            raise self.lo.error(TransformError, f"{label}() takes {len(positional)} positional "
+                                "arguments", call, construct=_spelled(call))
+        extra_keywords = {}
+        for k in call.keywords:
+            if k.arg in params:
+                given[k.arg] = k.value
+            elif args.kwarg:
+                extra_keywords[k.arg] = k.value
+            else:
+                raise self.lo.error(TransformError, f"{label}() got an unexpected keyword "
+                                    f"'{k.arg}'", call, construct=_spelled(call))
         assigned_in_body = set()
         subscripted_in_body = set()
         for n in gast.walk(fnode):
@@ -270,14 +362,31 @@ class CallLowering:
                 assigned_in_body.add(n.value.id)
                 subscripted_in_body.add(n.value.id)
         for p in params:
-            if p in values:
-                v = values[p]
+            if p in given:
+                static = self.lo.expressions.static_value(given[p])
+                if is_compile_time(static):  # fixed_point(f, x0), forward(self, x)
+                    scope.functions[p] = static
+                    continue
+                v = self.lo.expressions.value(given[p], p)
             elif p in defaults:
                 d = defaults[p]
-                v = self.lo.expressions.value(d[1], p) if isinstance(d, tuple) and d and d[0] == "node" \
-                    else self.lo.expressions.constant(d, p)
+                if isinstance(d, tuple) and d and d[0] == "node":
+                    static = self.lo.expressions.static_value(d[1])
+                    if is_compile_time(static):  # def net(x, act=np.tanh)
+                        scope.functions[p] = static
+                        continue
+                    v = self.lo.expressions.value(d[1], p)
+                elif is_compile_time(d):
+                    scope.functions[p] = d
+                    continue
+                else:
+                    v = self.lo.expressions.constant(d, p)
             else:
-                raise self.lo.error(TransformError, f"{label}() missing argument '{p}'", call)
+                raise self.lo.error(TransformError, f"{label}() missing argument '{p}'", call,
+                                    construct=_spelled(call))
+            if isinstance(v, CompileTimeValue):
+                scope.functions[p] = v
+                continue
             if isinstance(v, TupleValue):
                 scope.tuples[p] = v.items
                 continue
@@ -293,19 +402,34 @@ class CallLowering:
                 scope.rename[p] = v
                 if isinstance(v, ir.Name):
                     scope.aliases.add(v.id)
-        if parsed.filename == self.lo.parsed.filename:  # comments quote the helper's lines too
-            self.lo.inlined_lines.update(parsed.source_lines)
-        result = self.lo.namer.fresh(f"{label}_result")
-        self.lo.inline_stack.append(label)
-        try:
-            out, value = self.lo.statements.function_body(fnode.body, scope, result, hint=hint)
-        finally:
-            self.lo.inline_stack.pop()
-        if not always_exits(fnode.body):
-            raise self.lo.error(TransformError, f"{label}() can end without returning a value",
-                             fnode, parsed=parsed, construct="missing return",
-                             hint="end every path with a return statement")
-        self.lo.out.extend(out)
-        if isinstance(value, list):
-            return TupleValue([ir.Name(n) for n in value])
-        return ir.Name(result)
+        if args.vararg:  # def f(*args): the extra positional arguments, a tuple
+            items = [self.lo.expressions.value(a, args.vararg.id) for a in extra_args]
+            scope.tuples[args.vararg.id] = [
+                v if isinstance(v, TupleValue) else self.lo.expressions.atomize(v, args.vararg.id)
+                for v in items]
+        if args.kwarg:  # def f(**kwargs): the extra keywords
+            scope.functions[args.kwarg.id] = KeywordsValue({
+                k: self.lo.expressions.atomize(self.lo.expressions.value(v, k), k)
+                for k, v in extra_keywords.items()})
+
+
+def _printable(node):
+    return not any(isinstance(n, Lowered) for n in gast.walk(node))
+
+
+def _spelled(call):
+    return to_source(call) if _printable(call) else "call"
+
+
+def _annotated_lines(parsed, fnode):
+    """The helper's source lines for the comments of the inlined block, each
+    naming the function (or method) it belongs to and the line of its ``def``:
+    ``return np.tanh(self.W @ x)  (in Model.forward, line 12)``."""
+    qualname = getattr(parsed.fn, "__qualname__", fnode.name) \
+        if parsed.node is fnode else fnode.name
+    if fnode.name == "lambda_fn":
+        qualname = "lambda"
+    last = getattr(fnode, "end_lineno", None) or max(parsed.source_lines, default=fnode.lineno)
+    return {line: f"{text.strip()}  (in {qualname}, line {fnode.lineno})"
+            for line, text in parsed.source_lines.items()
+            if fnode.lineno < line <= last and text.strip()}

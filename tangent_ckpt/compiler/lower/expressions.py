@@ -11,12 +11,14 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.calls import INDEX_JOINS
+from tangent_ckpt.compiler.lower.calls import ATTRIBUTE_FUNCTIONS, INDEX_JOINS
 from tangent_ckpt.compiler.lower.scopes import (
-    LocalFunction, TupleValue, clone, local_names, to_source,
+    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
+    clone,
+    local_names, to_source,
 )
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
-from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 BINOPS = {
@@ -36,7 +38,12 @@ class ExpressionLowering:
         self.lo = lowering
 
     def value(self, node, hint):
-        """Normalize an expression: returns an operand, a Prim/NonDiff, or a TupleValue."""
+        """Normalize an expression: returns an operand, a Prim/NonDiff, a
+        TupleValue, or a CompileTimeValue (a function, an object)."""
+        if isinstance(node, Lowered):
+            return node.value
+        if isinstance(node, gast.Lambda):
+            return self.lo.calls.lambda_value(node)
         if isinstance(node, gast.Constant):
             return ir.Const(node.value)
         if isinstance(node, gast.Name):
@@ -136,7 +143,7 @@ class ExpressionLowering:
                 return scope.rename[user_name]
             if user_name in scope.functions:
                 fn = scope.functions[user_name]
-                return fn if isinstance(fn, LocalFunction) else self.constant(fn, user_name)
+                return fn if isinstance(fn, CompileTimeValue) else self.constant(fn, user_name)
             if user_name in scope.locals:
                 if scope.identity:
                     return ir.Name(user_name)
@@ -178,6 +185,9 @@ class ExpressionLowering:
 
     def static_value(self, node):
         """The object a Name/Attribute chain of globals denotes, or _UNRESOLVED."""
+        if isinstance(node, Lowered):  # an operand, or a function or object
+            return _UNRESOLVED if isinstance(node.value, (ir.Name, ir.Const, ir.Prim, ir.NonDiff,
+                                                          ir.Seq, TupleValue)) else node.value
         if isinstance(node, gast.Name):
             scope = self.lo.current_scope
             while scope is not None:
@@ -189,29 +199,46 @@ class ExpressionLowering:
             return self.lo.current_scope.parsed.resolve(node.id)
         if isinstance(node, gast.Attribute):
             base = self.static_value(node.value)
-            if base is _UNRESOLVED or isinstance(base, LocalFunction):
+            if isinstance(base, ObjectValue):
+                return self.lo.calls.class_attribute(base, node.attr)
+            if base is _UNRESOLVED or isinstance(base, CompileTimeValue):
                 return _UNRESOLVED
-            return getattr(base, node.attr, _UNRESOLVED)
+            prop = self.lo.calls.static_property(base, node.attr)
+            if prop is not None:  # MODEL.scaled_W: its getter is inlined
+                return prop
+            value = getattr(base, node.attr, _UNRESOLVED)
+            note_attribute(base, node.attr, value)  # MODEL.W rebound: compile again
+            return value
         return _UNRESOLVED
 
     def attribute(self, node, hint):
         obj = self.static_value(node)
+        if isinstance(obj, MethodValue) and obj.is_property:
+            return self.lo.calls.read_property(obj, node, hint)
         if obj is not _UNRESOLVED:
-            return self.constant(obj, node.attr)
-        base = self.atomize(self.value(node.value, hint), hint)
+            return obj if isinstance(obj, CompileTimeValue) else self.constant(obj, node.attr)
+        base = self.value(node.value, hint)
+        if isinstance(base, ObjectValue):  # model.W, a property
+            return self.lo.calls.object_attribute(base, node, hint)
+        base = self.atomize(base, hint)
         if node.attr == "T":
             return ir.Prim(np.transpose, [base], {}, "attr:T")
+        if node.attr in ATTRIBUTE_FUNCTIONS:  # x.real is np.real(x)
+            fn = ATTRIBUTE_FUNCTIONS[node.attr]
+            return ir.Prim(fn, [base], {}, "call", ref=numpy_path(fn))
         if node.attr in NONDIFF_ATTRIBUTES:
             return ir.NonDiff(sx.attr(ir.operand_node(base), node.attr), ir.operand_names(base))
-        raise self.lo.error(UnsupportedSyntaxError, f"unsupported attribute .{node.attr}", node,
-                         construct=f".{node.attr}",
-                         hint="use the NumPy function form instead")
+        # params.W of an argument (self.W in tc.grad(model.loss)): read when the code
+        # runs, without a derivative -- refused by the transform where differentiated
+        return ir.Prim(getattr, [base], {}, f"attr:{node.attr}", ref=to_source(node))
 
     def subscript(self, node, hint):
         joined = INDEX_JOINS.get(id(self.static_value(node.value)))
         if joined is not None:       # np.r_[a, b] and np.c_[a, b]: calls in disguise
             return self.lo.calls.index_join(joined, node, hint)
         base = self.value(node.value, hint)
+        if isinstance(base, KeywordsValue):  # kwargs["lr"]
+            return self.lo.calls.keyword_item(base, node)
         if isinstance(base, TupleValue):
             k = self.static_int(node.slice)
             if k is None:
@@ -322,6 +349,6 @@ def _prim_suffix(prim):
         return "neg"
     if prim.render == "getitem":
         return "item"
-    if prim.render == "attr:T":
-        return "T"
+    if prim.render.startswith("attr:"):
+        return prim.render[len("attr:"):]
     return getattr(prim.fn, "__name__", "call")

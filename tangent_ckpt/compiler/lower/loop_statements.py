@@ -8,6 +8,7 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.generators import generator_function, generator_loop
 from tangent_ckpt.compiler.lower.scopes import rebinds, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
@@ -34,6 +35,8 @@ class LoopLowering:
         prologue = []  # (target node, sequence operand) assigned at the top of each iteration
         index_target = None
         if isinstance(it, gast.Call):
+            if any(isinstance(a, gast.Starred) for a in it.args):
+                it = self.lo.calls.spread(it, "rows")  # for x, y in zip(*pairs)
             fn = self.lo.expressions.static_value(it.func)
             if fn is range:
                 if not isinstance(s.target, gast.Name):
@@ -67,6 +70,9 @@ class LoopLowering:
                         tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
                     bounds = [ir.Name(n)]
                 prologue.extend(zip(s.target.elts, seqs))
+            elif generator_function(fn):  # for W, b in unpack_layers(weights)
+                generator_loop(self.lo, s, fn)
+                return
             else:
                 raise self.lo.error(UnsupportedSyntaxError, f"loop over {to_source(it)}", s,
                                  construct="for over an iterator",

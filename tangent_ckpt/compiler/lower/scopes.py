@@ -17,10 +17,70 @@ class TupleValue:
         self.items = list(items)
 
 
-class LocalFunction:
+class CompileTimeValue:
+    """A value the lowering holds itself, never an array at run time: a
+    function, a partial application, an object of a user class, the keywords
+    of a ``**kwargs`` parameter.  Calls and attribute reads on it are resolved
+    while lowering."""
+
+
+class LocalFunction(CompileTimeValue):
+    """A ``def`` or ``lambda`` of the user's code, with the scope it closes over.
+    ``node`` (its syntax tree) is its identity: recursion is a call of a
+    function already being inlined."""
+
     def __init__(self, node, scope):
         self.node = node
         self.scope = scope
+
+
+class PartialValue(CompileTimeValue):
+    """``functools.partial(fn, *args, **keywords)``: ``fn`` (a function or a
+    CompileTimeValue) with operands bound before the caller's."""
+
+    def __init__(self, fn, args, keywords):
+        self.fn = fn
+        self.args = list(args)
+        self.keywords = dict(keywords)
+
+
+class KeywordsValue(CompileTimeValue):
+    """The ``**kwargs`` of an inlined function: ``{keyword: operand}``."""
+
+    def __init__(self, items):
+        self.items = dict(items)
+
+
+class ObjectValue(CompileTimeValue):
+    """An object of a user class made inside the differentiated code: its class,
+    and per attribute the variable holding it (``model.W`` is ``model_W``)."""
+
+    def __init__(self, cls, label):
+        self.cls = cls
+        self.label = label
+        self.attributes = {}  # attribute -> ir.Name, or a CompileTimeValue
+
+
+class MethodValue(CompileTimeValue):
+    """``obj.method`` not yet called: the function and the ``self`` it takes."""
+
+    def __init__(self, fn, owner, is_property=False):
+        self.fn = fn
+        self.owner = owner
+        self.is_property = is_property  # a @property's getter: read, not called
+
+
+class Lowered(gast.expr):
+    """An argument that is already lowered (an item of a spread ``*args``, a
+    value bound by ``functools.partial``), placed where a call expects a node."""
+
+    _fields = ()
+
+    def __init__(self, value, like=None):
+        super().__init__()
+        self.value = value
+        if like is not None:
+            gast.copy_location(self, like)
 
 
 class Scope:
@@ -54,11 +114,12 @@ def local_names(fnode):
 
 
 def function_alias_candidates(fnode):
-    """The locals of ``fnode`` that may be aliases of a function (``sum = np.sum``,
-    ``step = helper``): bound exactly once in the whole function, by a plain
-    ``name = dotted.name`` statement at the top level of its body (so bound
-    before any use on every path).  Whether the value is a function is decided
-    when the statement is lowered."""
+    """The locals of ``fnode`` that may name a function or an object (``sum =
+    np.sum``, ``step = helper``, ``loss = make_loss(3.0)``, ``sq = lambda z: z * z``,
+    ``model = Model(W)``): bound exactly once in the whole function, by a plain
+    ``name = value`` statement at the top level of its body (so bound before
+    any use on every path).  Whether the value is a function is decided when
+    the statement is lowered."""
     counts = Counter(a.id for a in fnode.args.args + fnode.args.kwonlyargs +
                      fnode.args.posonlyargs)
     for node in gast.walk(fnode):
@@ -72,7 +133,8 @@ def function_alias_candidates(fnode):
     for stmt in fnode.body:
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Name) and \
-                counts[stmt.targets[0].id] == 1 and _dotted_name(stmt.value):
+                counts[stmt.targets[0].id] == 1 and (
+                    _dotted_name(stmt.value) or isinstance(stmt.value, (gast.Call, gast.Lambda))):
             found.add(stmt.targets[0].id)
     return found
 

@@ -10,9 +10,10 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
+from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
-    LocalFunction, Scope, TupleValue, all_names, always_exits, function_alias_candidates,
-    is_function, load_context, local_names, may_exit,
+    CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
+    function_alias_candidates, is_function, load_context, local_names, may_exit,
 )
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -46,18 +47,19 @@ class StatementLowering:
             scope.rename[p] = ir.Name(p)
         result = fnode.name if fnode.name not in scope.locals else self.lo.namer.fresh("result")
         self.lo.namer.reserve({result})
+        self.lo.inline_stack.append(self.lo.parsed.fn)  # f calling f is recursion
         body = self.function_body(fnode.body, scope, result, top=True)
         return ir.Function(name=fnode.name, params=params, defaults=defaults, body=body,
                            result=result, line=fnode.lineno, filename=self.lo.parsed.filename,
                            line_texts={**self.lo.inlined_lines, **self.lo.parsed.source_lines})
 
-    def function_body(self, stmts, scope, result, top=False, hint=None):
+    def function_body(self, stmts, scope, result, top=False, hint=None, yield_to=None):
         saved = (self.lo.out, self.lo.current_scope, self.lo.ctx)
         self.lo.current_scope = scope
         # temporaries of a return expression are named after `hint`: the caller's
         # variable for an inlined helper (k1 = rhs(x) gives k1_roll, not rhs_result_roll)
         self.lo.ctx = {"result": result, "loop": None, "result_items": None,
-                    "hint": hint or result}
+                    "hint": hint or result, "yield_to": yield_to}
         out = []
         self.lo.out = out
         scope.top_block = out
@@ -66,7 +68,7 @@ class StatementLowering:
             raise self.lo.error(TransformError, "the function can end without returning a value",
                              self.lo.parsed.node, construct="missing return",
                              hint="end every path with a return statement")
-        value = self.lo.ctx.get("result_items")
+        value = self.lo.ctx.get("result_value") or self.lo.ctx.get("result_items")
         self.lo.out, self.lo.current_scope, self.lo.ctx = saved
         return out if top else (out, value)
 
@@ -129,7 +131,7 @@ class StatementLowering:
         elif isinstance(s, gast.Expr):
             self.expression_statement(s)
         elif isinstance(s, gast.Assert):
-            pass  # a check, not a computation
+            observe_assert(self.lo, s)  # run in the forward sweep
         elif isinstance(s, gast.With):  # only `with tc.checkpoint_scope(...)`
             lower_with(self.lo, s)
         else:
@@ -155,6 +157,9 @@ class StatementLowering:
         value = s.value
         if isinstance(value, gast.Constant):
             return  # docstring
+        if isinstance(value, gast.Yield) and self.lo.ctx.get("yield_to"):
+            self.lo.ctx["yield_to"](value)  # a generator inlined into a loop
+            return
         if isinstance(value, (gast.Yield, gast.YieldFrom, gast.Await)):
             raise self.lo.error(UnsupportedSyntaxError, "generators (yield) cannot be differentiated",
                              s, construct="yield", hint="return a value instead")
@@ -168,9 +173,8 @@ class StatementLowering:
                                  hint=f"use the functional form, e.g. x = np.{value.func.attr}(x)"
                                  if value.func.attr == "sort" else "assign a new value instead")
         if isinstance(value, gast.Call):
-            obj = self.lo.expressions.static_value(value.func)
-            if obj is print:
-                return
+            observe_call(self.lo, s)  # print(...), logger.info(...), plt.plot(...)
+            return
         raise self.lo.error(UnsupportedSyntaxError,
                          "an expression statement whose value is discarded", s,
                          construct="expression statement",
@@ -186,6 +190,9 @@ class StatementLowering:
                              construct="return", hint="return the value to differentiate")
         value = self.lo.expressions.value(s.value, self.lo.ctx["hint"])
         result = self.lo.ctx["result"]
+        if isinstance(value, CompileTimeValue):  # a factory's `return loss`
+            self.lo.calls.return_value(value, s)
+            return
         if isinstance(value, TupleValue):
             items = self.lo.ctx["result_items"]
             if items == "single":
@@ -210,6 +217,9 @@ class StatementLowering:
         if isinstance(target, gast.Name):
             name = self.store_name(target.id)
             value = self.lo.expressions.value(value_node, target.id)
+            if isinstance(value, CompileTimeValue):  # loss = make_loss(3.0), model = Model(W)
+                self.lo.calls.bind_value(target.id, value, s)
+                return
             if isinstance(value, TupleValue):
                 self.bind_tuple(target.id, value, line)
                 return
@@ -241,6 +251,8 @@ class StatementLowering:
                     self.assign_operand(elt, self.getitem_value(source, k, line), s)
         elif isinstance(target, gast.Subscript):
             self.setitem(target, value_node, s)
+        elif isinstance(target, gast.Attribute):  # self.W = W in a user class
+            self.lo.calls.set_attribute(target, value_node, s)
         else:
             raise self.lo.error(UnsupportedSyntaxError,
                              f"assignment to {type(target).__name__.lower()}", s,

@@ -424,7 +424,7 @@ class LoopHandler:
         ``transposes``: ``(invariants, {W: W_T}, grow)`` for hoist.py.
         ``in_place``: carried arrays written in place (their adjoints too: private,
         made so before the reverse sweep)."""
-        sub = rev.nested(handler)
+        sub = rev.nested(handler, recording=True)
         sub.in_place = set(in_place)
         primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]

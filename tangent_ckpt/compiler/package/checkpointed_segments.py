@@ -155,7 +155,7 @@ class SegmentHandler:
         return [Block(sx.def_(info.primal, info.inputs), lines)]
 
     def _adjoint_function(self, rev, seg, info):
-        sub = rev.nested()
+        sub = rev.nested(recording=True)
         defined = set(info.inputs) | set(rev.bindings)
         primal = sub.primal(seg.body, set(defined), set(defined))
         seeds = [rev.adj(o) for o in info.active_outputs]

@@ -127,12 +127,17 @@ class Reverser:
         self.maybe_scalar_zero = set()
         self.owned = set()  # adjoints that are private accumulators: updated in place
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
+        self.recording = False  # see nested()
 
-    def nested(self, loops=None):
-        """A Reverser for another generated function (a loop step, a segment)."""
-        return Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
-                        self.error, loops=loops, segments=self.segments, counts=self.counts,
-                        primal_names=self.primal_names)
+    def nested(self, loops=None, recording=False):
+        """A Reverser for another generated function (a loop step, a segment);
+        ``recording``: it recomputes a step for its reverse sweep, where the
+        statements that only observe (``print``, ``assert``) are left out."""
+        sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
+                       self.error, loops=loops, segments=self.segments, counts=self.counts,
+                       primal_names=self.primal_names)
+        sub.recording = recording
+        return sub
 
     # --- primal -----------------------------------------------------------------
     def primal(self, body, defined, possibly, in_loop=False):
@@ -140,7 +145,10 @@ class Reverser:
         possibly holding a value (updated in place)."""
         out = []
         for stmt in body:
-            if isinstance(stmt, (ir.Assign, ir.SetItem)):
+            if isinstance(stmt, ir.Assign) and stmt.observes:
+                if not self.recording:  # print(...), assert: forward sweep only
+                    out.extend(self._primal_statement(stmt))
+            elif isinstance(stmt, (ir.Assign, ir.SetItem)):
                 self.save(out, stmt, stmt.target, defined, possibly, in_loop)
                 out.extend(self._primal_statement(stmt))
                 defined.add(stmt.target)

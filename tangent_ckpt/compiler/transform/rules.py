@@ -76,6 +76,12 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
                    if not isinstance(a, ir.Index)
                    for n in ir.operand_names(a) if n in rev.active]
     if rule is None:
+        if active_args and prim.render.startswith("attr:"):  # params.W, params in wrt
+            raise rev.error(UnsupportedFunctionError, f"the attribute {prim.ref} of a "
+                            "differentiated value has no derivative", stmt.line,
+                            construct=prim.ref, hint="differentiate with respect to the "
+                            "arrays themselves: pass them as arguments and build the object "
+                            "inside the function")
         if active_args:
             name = prim.ref or getattr(prim.fn, "__name__", repr(prim.fn))
             raise rev.error(UnsupportedFunctionError,

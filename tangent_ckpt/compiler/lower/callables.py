@@ -1,0 +1,398 @@
+"""Lower: functions as values and objects of user classes.
+
+A function passed as an argument (``fixed_point(f, x0)``), a default argument
+(``act=np.tanh``), a closure a factory returns, a ``lambda``, a
+``functools.partial``, ``map``, a method of an object, a ``@property``: each is
+a compile-time value (:class:`~.scopes.CompileTimeValue`) that the lowering
+holds itself, so that calling it inlines the right code.  A function is known
+by its object (or, for a nested ``def``, its syntax tree), never by its name.
+An object made in the differentiated code (``Model(W)``, a ``@dataclass``)
+holds one variable per attribute: ``model.W`` is the variable ``model_W``.
+Variadic calls (``g(*args)``, ``g(**opts)``, ``rng.randn(*x.shape)``) are
+spread into plain arguments here too.
+"""
+
+import dataclasses
+import functools
+import inspect
+import types
+
+import gast
+import numpy as np
+
+from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.aliasing import check_writes
+from tangent_ckpt.compiler.lower.scopes import (
+    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
+    PartialValue, TupleValue, is_function, to_source,
+)
+from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
+from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
+
+# rng.randn(*shape) is rng.standard_normal(shape): draws whose sizes come spread
+SPREAD_DRAWS = {"randn": "standard_normal", "rand": "random_sample"}
+
+
+def is_compile_time(obj):
+    """Is ``obj`` a value the lowering keeps itself rather than an operand: a
+    function, a module, an object of a user class, a CompileTimeValue?"""
+    if obj is _UNRESOLVED or obj is None:
+        return False
+    if isinstance(obj, (CompileTimeValue, types.ModuleType)):
+        return True
+    if isinstance(obj, (np.ndarray, np.generic, bool, int, float, complex, str, bytes,
+                        tuple, list, dict, set, frozenset, range, slice)):
+        return False
+    if is_function(obj):
+        return True
+    return not isinstance(obj, type) and type(obj).__module__.split(".")[0] not in (
+        "builtins", "numpy")
+
+
+def user_function(fn):
+    """A Python function of the user's (not NumPy's, SciPy's or ours)."""
+    module = (getattr(fn, "__module__", "") or "").split(".")[0]
+    return isinstance(fn, types.FunctionType) and module not in ("numpy", "scipy",
+                                                                 "tangent_ckpt")
+
+
+class CallableValues:
+    """The part of call lowering that deals in functions and objects as values."""
+
+    # --- spreading *args and **kwargs ------------------------------------------
+    def spread(self, node, hint):
+        """``g(*args, **opts)`` as ``g(a, b, k=v)``: a spread tuple (``*args`` of
+        an inlined function, a tuple of variables or constants) gives its items,
+        a spread ``**kwargs`` or dict literal its keywords.  A spread of unknown
+        length is accepted where a single tuple means the same:
+        ``rng.randn(*x.shape)`` is ``rng.standard_normal(x.shape)``,
+        ``x.reshape(*shape)`` is ``x.reshape(shape)``."""
+        args, keywords = [], []
+        for a in node.args:
+            if not isinstance(a, gast.Starred):
+                args.append(a)
+                continue
+            v = self.lo.expressions.value(a.value, hint)
+            if isinstance(v, TupleValue):
+                args.extend(Lowered(item, a) for item in v.items)
+            elif isinstance(v, ir.Const) and isinstance(v.value, (tuple, list)):
+                args.extend(Lowered(ir.Const(item), a) for item in v.value)
+            elif len(node.args) == 1 and not node.keywords:
+                return self.spread_as_tuple(node, v, hint)
+            else:
+                raise self.lo.error(UnsupportedSyntaxError, "a spread (*) of a value whose "
+                                    "length is not known when compiling", node,
+                                    construct=to_source(a),
+                                    hint="pass the items one by one, or a tuple")
+        for k in node.keywords:
+            if k.arg is not None:
+                keywords.append(k)
+                continue
+            v = k.value
+            if isinstance(v, gast.Dict) and all(isinstance(key, gast.Constant) and
+                                                isinstance(key.value, str) for key in v.keys):
+                keywords.extend(gast.keyword(arg=key.value, value=value)
+                                for key, value in zip(v.keys, v.values))
+                continue
+            value = self.lo.expressions.value(v, hint)
+            if not isinstance(value, KeywordsValue):
+                raise self.lo.error(UnsupportedSyntaxError, "** of a value that is not the "
+                                    "**kwargs of a function or a dict literal", node,
+                                    construct=f"**{to_source(v)}",
+                                    hint="pass the keywords by name")
+            keywords.extend(gast.keyword(arg=name, value=Lowered(item, node))
+                            for name, item in value.items.items())
+        spread = gast.Call(func=node.func, args=args, keywords=keywords)
+        return gast.copy_location(spread, node)
+
+    def spread_as_tuple(self, node, value, hint):
+        func = node.func
+        method = func.attr if isinstance(func, gast.Attribute) else None
+        registry_varargs = registry.varargs_methods()
+        if method in SPREAD_DRAWS or method in registry_varargs:
+            if method in SPREAD_DRAWS:
+                func = gast.Attribute(value=func.value, attr=SPREAD_DRAWS[method],
+                                      ctx=gast.Load())
+                gast.copy_location(func, node.func)
+            operand = self.lo.expressions.atomize(value, hint + "_shape")
+            call = gast.Call(func=func, args=[Lowered(operand, node)], keywords=[])
+            return gast.copy_location(call, node)
+        raise self.lo.error(UnsupportedSyntaxError, "a spread (*) of a value whose length is "
+                            "not known when compiling", node, construct=to_source(node),
+                            hint="pass the items one by one, or a tuple")
+
+    # --- calling compile-time values -----------------------------------------
+    def special_call(self, fn, node, hint):
+        """Calls whose callee is a value rather than a primitive: ``map``,
+        ``functools.partial``, a partial object, a user class, a method bound to
+        a module-level object; None for any other call."""
+        if fn is map:
+            return self.map_(node, hint)
+        if fn in (list, tuple) and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], gast.Call) and \
+                self.lo.expressions.static_value(node.args[0].func) in (map, zip):
+            return self.call(node.args[0], hint)  # tuple(map(f, xs)): the items
+        if fn is zip and node.args and not node.keywords:
+            sequences = [self.lo.expressions.value(a, hint) for a in node.args]
+            if all(isinstance(q, TupleValue) for q in sequences):  # zip(*pairs): transposed
+                return TupleValue([TupleValue(list(items))
+                                   for items in zip(*(q.items for q in sequences))])
+            raise self.lo.error(UnsupportedSyntaxError, "zip() of arrays outside a for loop",
+                                node, construct=to_source(node),
+                                hint="loop over it: for a, b in zip(xs, ys)")
+        if fn is functools.partial:
+            if not node.args:
+                raise self.lo.error(TransformError, "functools.partial() without a function",
+                                    node, construct=to_source(node))
+            target = self.function_of(node.args[0], node)
+            args = [self.operand(a, hint) for a in node.args[1:]]
+            keywords = {k.arg: self.operand(k.value, k.arg) for k in node.keywords}
+            return PartialValue(target, args, keywords)
+        if isinstance(fn, functools.partial):
+            return self.call_value(PartialValue(
+                fn.func, [self.lo.expressions.constant(a) for a in fn.args],
+                {k: self.lo.expressions.constant(v, k) for k, v in fn.keywords.items()}),
+                node, hint)
+        if isinstance(fn, type) and fn.__module__.split(".")[0] not in ("builtins", "numpy"):
+            return self.construct(fn, node, hint)
+        if isinstance(fn, types.MethodType) and user_function(fn.__func__):
+            return self.call_value(MethodValue(fn.__func__, fn.__self__), node, hint)
+        if fn is not _UNRESOLVED and not is_function(fn) and is_compile_time(fn) and \
+                user_function(getattr(type(fn), "__call__", None)):
+            return self.call_value(MethodValue(type(fn).__call__, fn), node, hint)
+        return None
+
+    def call_value(self, value, node, hint):
+        """Call a compile-time value with the arguments of ``node``."""
+        if isinstance(value, LocalFunction):
+            return self.inline(value.node, value.scope, node, hint, value.scope.parsed)
+        if isinstance(value, PartialValue):
+            call = gast.Call(func=Lowered(value.fn, node),
+                             args=[Lowered(a, node) for a in value.args] + list(node.args),
+                             keywords=[gast.keyword(arg=k, value=Lowered(v, node))
+                                       for k, v in value.keywords.items()] + list(node.keywords))
+            return self.call(gast.copy_location(call, node), hint)
+        if isinstance(value, MethodValue) and not value.is_property:
+            parsed = self.parsed(value.fn, node)
+            call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
+                             keywords=list(node.keywords))
+            return self.inline(parsed.node, None, gast.copy_location(call, node), hint, parsed)
+        if isinstance(value, ObjectValue):
+            method = self.class_attribute(value, "__call__")
+            if isinstance(method, MethodValue):
+                return self.call_value(method, node, hint)
+        raise self.lo.error(UnsupportedSyntaxError, "this value cannot be called", node,
+                            construct=_spelled(node))
+
+    def parsed(self, fn, node):
+        if not user_function(fn):
+            raise self.lo.error(UnsupportedSyntaxError, f"cannot inline {fn!r}", node,
+                                construct=_spelled(node))
+        parsed = parse_function(fn)
+        check_writes(parsed)
+        return parsed
+
+    def function_of(self, node, call):
+        """The function ``node`` denotes (a def, lambda, NumPy function, partial...)."""
+        fn = self.lo.expressions.static_value(node)
+        if fn is _UNRESOLVED and isinstance(node, gast.Lambda):
+            fn = self.lambda_value(node)
+        if not (isinstance(fn, CompileTimeValue) or is_function(fn)):
+            raise self.lo.error(UnsupportedSyntaxError, "a function that is not known when "
+                                "compiling", call, construct=to_source(node),
+                                hint="pass a function defined at module level, in this "
+                                     "function, or a lambda")
+        return fn
+
+    def operand(self, node, hint):
+        value = self.lo.expressions.value(node, hint)
+        if isinstance(value, (CompileTimeValue, TupleValue)):
+            return value
+        return self.lo.expressions.atomize(value, hint)
+
+    def map_(self, node, hint):
+        """``map(f, xs, ...)`` over tuples or lists known when compiling: one call
+        of ``f`` per item, a tuple of the results."""
+        if len(node.args) < 2 or node.keywords:
+            raise self.lo.error(TransformError, "map() takes a function and sequences", node,
+                                construct=to_source(node))
+        fn = self.function_of(node.args[0], node)
+        sequences = [self.lo.expressions.value(a, hint) for a in node.args[1:]]
+        if not all(isinstance(q, TupleValue) for q in sequences):
+            raise self.lo.error(UnsupportedSyntaxError, "map() over an array", node,
+                                construct=to_source(node),
+                                hint="map over a list or tuple of arrays, or write a loop")
+        results = []
+        for items in zip(*(q.items for q in sequences)):
+            call = gast.copy_location(gast.Call(func=Lowered(fn, node),
+                                                args=[Lowered(x, node) for x in items],
+                                                keywords=[]), node)
+            result = self.call(call, hint)
+            results.append(result if isinstance(result, (TupleValue, CompileTimeValue))
+                           else self.lo.expressions.atomize(result, hint))
+        return TupleValue(results)
+
+    def lambda_value(self, node):
+        """A ``lambda`` as a nested function (its body is its return value)."""
+        fdef = gast.FunctionDef(name="lambda_fn", args=node.args,
+                                body=[gast.copy_location(gast.Return(value=node.body), node)],
+                                decorator_list=[], returns=None, type_comment=None,
+                                type_params=[])
+        gast.copy_location(fdef, node)
+        fdef.end_lineno = getattr(node, "end_lineno", node.lineno)
+        return LocalFunction(fdef, self.lo.current_scope)
+
+    # --- binding and returning them ---------------------------------------------
+    def bind_value(self, user_name, value, stmt):
+        """``loss = make_loss(3.0)``, ``sq = lambda z: z * z``, ``model = Model(W)``:
+        the name denotes the value from here on.  It must be bound once, at the
+        top level of the function (so every later use sees this value)."""
+        scope = self.lo.current_scope
+        if user_name not in scope.alias_candidates:
+            spelled = to_source(stmt).strip().splitlines()[0]
+            raise self.lo.error(UnsupportedSyntaxError,
+                                f"`{spelled}`: '{user_name}' is bound to a function or object "
+                                "more than once or inside a branch or loop", stmt,
+                                construct=spelled,
+                                hint="bind it once, at the top level of the function")
+        scope.rename.pop(user_name, None)  # the name is no variable
+        scope.tuples.pop(user_name, None)
+        scope.functions[user_name] = value
+
+    def return_value(self, value, stmt):
+        """A factory's ``return loss``: the inlined call's value is the function."""
+        ctx = self.lo.ctx
+        if ctx.get("result_value") not in (None, value) or ctx.get("result_items"):
+            raise self.lo.error(UnsupportedSyntaxError, "returns of different functions or "
+                                "objects", stmt, construct=to_source(stmt).strip(),
+                                hint="return one function from the factory")
+        ctx["result_value"] = value
+
+    # --- objects of user classes ----------------------------------------------
+    def construct(self, cls, node, hint):
+        """``Model(W)``: an object with one variable per attribute; ``__init__``
+        is inlined, a ``@dataclass``'s fields are bound from the arguments."""
+        label = hint if hint.isidentifier() else cls.__name__.lower()
+        obj = ObjectValue(cls, label)
+        if dataclasses.is_dataclass(cls):
+            self.dataclass_fields(obj, node, hint)
+            post = getattr(cls, "__post_init__", None)
+            if post is not None:
+                self.call_value(MethodValue(post, obj), _bare_call(node), hint)
+            return obj
+        init = inspect.getattr_static(cls, "__init__", None)
+        if init is object.__init__:
+            if node.args or node.keywords:
+                raise self.lo.error(TransformError, f"{cls.__name__}() takes no arguments",
+                                    node, construct=to_source(node))
+            return obj
+        parsed = self.parsed(init, node)
+        call = gast.Call(func=node.func, args=[Lowered(obj, node)] + list(node.args),
+                         keywords=list(node.keywords))
+        self.inline(parsed.node, None, gast.copy_location(call, node), hint, parsed,
+                    procedure=True)
+        return obj
+
+    def dataclass_fields(self, obj, node, hint):
+        fields = [f for f in dataclasses.fields(obj.cls) if f.init]
+        given = dict(zip((f.name for f in fields), node.args))
+        given.update({k.arg: k.value for k in node.keywords})
+        for f in fields:
+            if f.name in given:
+                value = self.operand(given[f.name], f"{obj.label}_{f.name}")
+            elif f.default is not dataclasses.MISSING:
+                value = self.lo.expressions.constant(f.default, f.name)
+            else:
+                raise self.lo.error(TransformError, f"{obj.cls.__name__}() missing argument "
+                                    f"'{f.name}'", node, construct=to_source(node))
+            self.store_attribute(obj, f.name, value, node.lineno)
+
+    def set_attribute(self, target, value_node, stmt):
+        """``self.W = W`` on an object made in the differentiated code."""
+        owner = self.lo.expressions.value(target.value, "owner")
+        if not isinstance(owner, ObjectValue):
+            raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
+                                "object made outside the differentiated function", stmt,
+                                construct=to_source(target),
+                                hint="build the object inside the function, or keep the "
+                                     "value in a variable")
+        value = self.operand(value_node, f"{owner.label}_{target.attr}")
+        self.store_attribute(owner, target.attr, value, stmt.lineno)
+
+    def store_attribute(self, owner, attr, value, line):
+        if isinstance(value, CompileTimeValue):
+            owner.attributes[attr] = value
+            return
+        if isinstance(value, TupleValue):
+            raise TransformError(f"a tuple stored in the attribute .{attr}",
+                                 filename=self.lo.current_scope.parsed.filename, lineno=line,
+                                 construct=f".{attr} = (...)",
+                                 hint="store each array in an attribute of its own")
+        current = owner.attributes.get(attr)
+        name = current.id if isinstance(current, ir.Name) else \
+            self.lo.namer.fresh(f"{owner.label}_{attr}")
+        self.lo.statements.emit_value(name, value, line)
+        owner.attributes[attr] = ir.Name(name)
+
+    def class_attribute(self, owner, attr):
+        """What ``owner.attr`` denotes when compiling: a method, a static method,
+        a class constant; _UNRESOLVED for an attribute the object holds or a
+        property (read by :meth:`object_attribute`)."""
+        if attr in owner.attributes:
+            value = owner.attributes[attr]
+            return value if isinstance(value, CompileTimeValue) else _UNRESOLVED
+        raw = inspect.getattr_static(owner.cls, attr, _UNRESOLVED)
+        if isinstance(raw, property) and raw.fget is not None:
+            return MethodValue(raw.fget, owner, is_property=True)
+        if isinstance(raw, staticmethod):
+            return raw.__func__
+        if isinstance(raw, types.FunctionType):
+            return MethodValue(raw, owner)
+        if raw is _UNRESOLVED or isinstance(raw, (property, classmethod)):
+            return _UNRESOLVED
+        return getattr(owner.cls, attr)
+
+    def static_property(self, obj, attr):
+        """``MODEL.scaled_W`` of a module-level object whose class makes it a
+        ``@property`` written in Python: its getter, to inline (None otherwise)."""
+        if isinstance(obj, (type, types.ModuleType)):
+            return None
+        raw = inspect.getattr_static(type(obj), attr, None)
+        if isinstance(raw, property) and user_function(raw.fget):
+            return MethodValue(raw.fget, obj, is_property=True)
+        return None
+
+    def read_property(self, getter, node, hint):
+        """The value of a ``@property``: its getter inlined with the object as ``self``."""
+        return self.call_value(MethodValue(getter.fn, getter.owner), _bare_call(node), hint)
+
+    def object_attribute(self, owner, node, hint):
+        """``model.W`` (the attribute's variable) or ``model.W2`` (a ``@property``,
+        its getter inlined)."""
+        attr = node.attr
+        if attr in owner.attributes:
+            return owner.attributes[attr]
+        raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
+                            f"attribute '{attr}' here", node, construct=to_source(node),
+                            hint="set the attribute in __init__ before reading it")
+
+    def keyword_item(self, keywords, node):
+        """``kwargs["lr"]`` of a ``**kwargs`` parameter."""
+        key = node.slice
+        if not (isinstance(key, gast.Constant) and key.value in keywords.items):
+            raise self.lo.error(UnsupportedSyntaxError, "a keyword that the call does not "
+                                "pass", node, construct=to_source(node),
+                                hint="pass it, or name it as a parameter with a default")
+        return keywords.items[key.value]
+
+
+def _bare_call(node):
+    call = gast.Call(func=node, args=[], keywords=[])
+    return gast.copy_location(call, node)
+
+
+def _spelled(node):
+    if any(isinstance(n, Lowered) for n in gast.walk(node)):
+        return "call"
+    return to_source(node)

@@ -1,0 +1,97 @@
+"""Lower: statements that only observe -- ``print(...)``, ``logger.info(...)``,
+a plotting call, ``assert``.
+
+They run in the forward sweep where the user wrote them, each as a
+nondifferentiable assignment of a name nothing reads; the reverse sweep leaves
+them out (the adjoint step of a checkpointed loop recomputes only what its
+adjoints need).  A discarded call that could change a differentiated value --
+an unknown function handed one of the function's variables -- is refused.
+"""
+
+import ast
+import builtins
+
+import gast
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.scopes import to_source
+from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.errors import UnsupportedSyntaxError
+
+# libraries whose calls only look at their arguments: logging, warnings, plotting
+OBSERVER_MODULES = ("logging", "warnings", "_warnings", "matplotlib", "pprint")
+
+
+def is_observer(fn):
+    """``print``, a logging/warnings/matplotlib function or method: a call that
+    reads its arguments and changes none of them."""
+    if fn is print:
+        return True
+    owner = getattr(fn, "__self__", None)
+    modules = (getattr(fn, "__module__", None) or "",
+               getattr(type(owner), "__module__", "") if owner is not None else "")
+    return any(m.split(".")[0] in OBSERVER_MODULES for m in modules)
+
+
+def observe_call(lo, stmt):
+    """A call statement whose value is discarded: kept as written when it only
+    observes, refused when it may change one of the function's variables."""
+    call = stmt.value
+    fn = lo.expressions.static_value(call.func)
+    spelled = to_source(call)
+    if not is_observer(fn) and _reads_variables(lo, call):
+        raise lo.error(UnsupportedSyntaxError,
+                       f"`{spelled}` is called for its effect, and may change the "
+                       "arrays it is given", stmt, construct=spelled,
+                       hint="assign its value (y = f(x)) if it computes one; only print, "
+                            "logging, warnings and matplotlib calls are kept as observers")
+    func = _function_node(lo, call.func, fn)
+    args = lo.expressions.nondiff(gast.Tuple(elts=list(call.args), ctx=gast.Load()))
+    keywords, names = [], list(args.names)
+    for k in call.keywords:
+        value = lo.expressions.nondiff(k.value)
+        keywords.append(ast.keyword(arg=k.arg, value=value.node))
+        names.extend(value.names)
+    node = ast.Call(func=func, args=list(args.node.elts), keywords=keywords)
+    _emit(lo, node, names, stmt.lineno)
+
+
+def observe_assert(lo, stmt):
+    """``assert test, message``: ``rt.check(test, message)`` in the forward sweep."""
+    parts = [stmt.test] + ([stmt.msg] if stmt.msg is not None else [])
+    value = lo.expressions.nondiff(gast.Tuple(elts=parts, ctx=gast.Load()))
+    _emit(lo, sx.rt("check", *value.node.elts), value.names, stmt.lineno)
+
+
+def _emit(lo, node, names, line):
+    target = lo.namer.fresh("observed")
+    lo.emit(ir.Assign(target, ir.NonDiff(node, tuple(dict.fromkeys(names))), line,
+                      observes=True))
+
+
+def _function_node(lo, func, fn):
+    """How generated code calls ``fn``: ``print``, ``logger.info``, ``plt.plot``
+    (the module or object bound under its own name, then the attribute)."""
+    if fn is _UNRESOLVED:
+        raise lo.error(UnsupportedSyntaxError, f"cannot resolve the function {to_source(func)}",
+                       func, construct=to_source(func),
+                       hint="call a function defined at module level")
+    if isinstance(func, gast.Attribute):
+        base = lo.expressions.static_value(func.value)
+        if base is not _UNRESOLVED:
+            root = _function_node(lo, func.value, base)
+            return sx.attr(root, func.attr)
+    if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
+        return sx.builtin_call(fn.__name__).func
+    hint = func.id if isinstance(func, gast.Name) else getattr(fn, "__name__", "fn")
+    return ir.operand_node(lo.expressions.constant(fn, hint))
+
+
+def _reads_variables(lo, call):
+    """Does the call hand over one of the function's own variables?"""
+    for node in gast.walk(call):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                node is not call.func and lo.expressions.static_value(node) is _UNRESOLVED:
+            return True
+    return False

@@ -1,0 +1,51 @@
+"""lower/calls.py rewritten_method + ATTRIBUTE_FUNCTIONS: ``.real``, ``.imag``,
+``.conj()``, ``.T``, ``.shape``/``.ndim``/``.size``/``.dtype``,
+``.astype(float)``, ``.copy()``, ``.item()``; draws with ``rng.rand`` /
+``rng.random`` like ``rng.randn``."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from construct_check import check_construct
+from tangent_ckpt.errors import TangentCkptError
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal((3, 3))
+
+
+def attributes(x):
+    z = x.real + x.conj() + x.T * x.imag + x.astype(float) * x.copy()
+    return np.sum(z) * x.size + x.ndim + x[0, 0].item() * x.item(4) + len(x.shape)
+
+
+def float32_cast(x):
+    return np.sum(np.sin(x.astype(np.float32).astype("float64")))
+
+
+def draws(x, seed):
+    rng = np.random.RandomState(seed)
+    return np.sum(x * rng.rand(3, 3) + x ** 2 * rng.random((3, 3)) + rng.randn(3, 3) * x)
+
+
+@pytest.mark.parametrize("f, args, autograd", [
+    (attributes, (X,), True),
+    (float32_cast, (X,), False),
+    (draws, (X, 3), False),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_an_attribute_or_small_method_is_differentiated(f, args, autograd):
+    if f is float32_cast:  # float32 rounds: compare with finite differences loosely
+        g = tc.grad(f)(*args)
+        np.testing.assert_allclose(g, np.cos(X.astype(np.float32).astype(float)), rtol=1e-6)
+        return
+    check_construct(f, args, (0,), autograd=autograd)
+
+
+def integer_cast(x):
+    return np.sum(x.astype(int) * x)
+
+
+def test_a_cast_to_integers_is_refused_with_its_line():
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(integer_cast)(X)
+    assert "test_array_attributes.py:" in str(info.value) and "astype" in str(info.value)

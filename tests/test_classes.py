@@ -1,0 +1,181 @@
+"""lower/callables.py: user classes -- methods on objects (``model.forward(x)``,
+``self.W`` read inside a method), ``@dataclass`` parameter holders,
+``@property`` -- on objects made inside the differentiated function (one
+variable per attribute) and on module-level objects (their arrays constants)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from construct_check import check_construct
+from gradcheck import numeric_grad
+from tangent_ckpt.errors import TangentCkptError
+
+RNG = np.random.default_rng(5)
+X = RNG.standard_normal(3)
+W = RNG.standard_normal((3, 3)) * 0.5
+B = RNG.standard_normal(3)
+
+
+class Layer:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def forward(self, x):
+        return np.tanh(self.W @ x + self.b)
+
+    @property
+    def scaled_W(self):
+        return 2.0 * self.W
+
+    def __call__(self, x):
+        return self.forward(x) * x
+
+
+@dataclasses.dataclass
+class Params:
+    W: np.ndarray
+    b: np.ndarray
+    scale: float = 0.5
+
+
+def method_on_local_object(x, W, b):
+    layer = Layer(W, b)
+    h = x
+    for _ in range(3):
+        h = layer.forward(h)
+    return np.sum(h)
+
+
+def property_and_call(x, W, b):
+    layer = Layer(W, b)
+    return np.sum(layer.scaled_W @ x + layer(x))
+
+
+def dataclass_holder(x, W, b):
+    p = Params(W, b)
+    return np.sum(p.scale * np.sin(p.W @ x + p.b))
+
+
+FIXED = Layer(W, B)
+
+
+def module_level_object(x):
+    return np.sum(FIXED.forward(x) + FIXED.scaled_W @ x)
+
+
+def attribute_updated_in_loop(x, W, b):
+    layer = Layer(W, b)
+    for _ in range(3):
+        layer.b = layer.b * 0.5 + np.tanh(layer.W @ x)
+    return np.sum(layer.b)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (method_on_local_object, (X, W, B), (0, 1, 2)),
+    (property_and_call, (X, W, B), (0, 1, 2)),
+    (dataclass_holder, (X, W, B), (0, 1, 2)),
+    (module_level_object, (X,), (0,)),
+    (attribute_updated_in_loop, (X, W, B), (0, 1, 2)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_class_construct_is_differentiated(f, args, wrt):
+    check_construct(f, args, wrt)
+
+
+def test_the_inlined_method_is_commented_with_its_name_and_line():
+    source = tc.grad(method_on_local_object, wrt=(1,)).source
+    assert "(in Layer.forward, line" in source
+
+
+def writes_an_outside_object(x):
+    FIXED.W = x
+    return np.sum(x)
+
+
+def test_writing_an_attribute_of_an_outside_object_is_refused():
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(writes_an_outside_object)(X)
+    text = str(info.value)
+    assert "test_classes.py:" in text and "FIXED" in text
+
+
+class Holder:
+    def __init__(self, W):
+        self.W = W
+
+    def apply(self, x):
+        return self.W * x
+
+    @property
+    def doubled(self):
+        return 2.0 * self.W
+
+
+HELD = Holder(np.ones(3))
+
+
+def reads_a_module_level_object(x):
+    return np.sum(HELD.W * x + HELD.apply(x) + HELD.doubled * x)
+
+
+def test_rebinding_an_attribute_of_a_module_level_object_compiles_again():
+    df = tc.grad(reads_a_module_level_object)
+    np.testing.assert_allclose(df(X), np.full(3, 4.0))
+    saved = HELD.W
+    try:
+        HELD.W = np.full(3, 5.0)  # a training step replacing the parameters
+        np.testing.assert_allclose(df(X), np.full(3, 20.0))
+    finally:
+        HELD.W = saved
+
+
+class Model:
+    def __init__(self, W, n_steps):
+        self.W = W
+        self.n_steps = n_steps
+
+    def loss(self, x):
+        h = x
+        for _ in range(self.n_steps):
+            h = np.tanh(self.W @ h)
+        return np.sum(h)
+
+
+def test_a_bound_method_reads_its_objects_attributes_as_constants():
+    model = Model(W, 3)
+    check_construct(model.loss, (X,), (0,), autograd=False)
+    assert "self.W" in tc.grad(model.loss).source
+
+
+def uses_params(p, x):
+    h = x
+    for _ in range(3):
+        h = np.sin(p.W @ h + p.b)
+    return np.sum(h)
+
+
+def test_an_object_argument_not_differentiated_is_read_when_the_code_runs():
+    params = Params(W, B)
+    expected = numeric_grad(uses_params, (params, X), wrt=(1,))[0]
+    taped = tc.grad(uses_params, wrt=(1,))(params, X)
+    checkpointed = tc.grad(uses_params, wrt=(1,), checkpoint=True, snapshots=2)(params, X)
+    np.testing.assert_allclose(taped, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(checkpointed, taped, rtol=1e-12)
+
+
+def test_differentiating_with_respect_to_an_object_argument_is_refused():
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(uses_params, wrt=(0,))(Params(W, B), X)
+    assert "test_classes.py:" in str(info.value) and info.value.construct in ("p.W", "p.b")
+
+
+def test_the_way_out_builds_the_object_inside_a_lambda():
+    params = Params(W, B)
+    df = tc.grad(lambda W_, b_: uses_params(Params(W_, b_), X), wrt=(0, 1))
+    dW, db = df(params.W, params.b)
+    eW, eb = numeric_grad(lambda W_, b_: uses_params(Params(W_, b_), X), (W, B), wrt=(0, 1))
+    np.testing.assert_allclose(dW, eW, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(db, eb, rtol=1e-6, atol=1e-8)

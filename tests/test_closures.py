@@ -1,0 +1,164 @@
+"""lower/callables.py: functions as values -- passed as arguments, default
+arguments, closures made by a factory, lambda, functools.partial, map -- each
+differentiated (finite differences, autograd, taped = checkpointed).  Functions
+are known by object: a closure named like its caller is not recursion; real
+recursion is refused with its line."""
+
+import functools
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from construct_check import check_construct
+from tangent_ckpt.errors import TangentCkptError
+
+RNG = np.random.default_rng(18)
+X = RNG.standard_normal(4)
+W = RNG.standard_normal((4, 4)) * 0.5
+
+
+def fixed_point(f, x0, n=4):
+    x = x0
+    for _ in range(n):
+        x = f(x)
+    return x
+
+
+def damped(z):
+    return 0.5 * np.sin(z) + 0.1 * z
+
+
+def through_user_function(x):
+    return np.sum(fixed_point(damped, x))
+
+
+def through_numpy_function(x):
+    return np.sum(fixed_point(np.tanh, x))
+
+
+def net(x, W, act=np.tanh):
+    return act(W @ x)
+
+
+def default_activation(x, W):
+    return np.sum(net(x, W) + net(x, W, act=np.sin) ** 2)
+
+
+def make_loss(k):
+    def loss(x):
+        return np.sum(k * np.sin(x) ** 2)
+    return loss
+
+
+def loss(x):  # the same __name__ as the closure make_loss returns
+    inner = make_loss(3.0)
+    return inner(x) + np.sum(x)
+
+
+def factory_in_loop(x, W):
+    step = make_step(W)
+    for _ in range(3):
+        x = step(x)
+    return np.sum(x ** 2)
+
+
+def make_step(W):
+    def step(h):
+        return np.tanh(W @ h)
+    return step
+
+
+def with_lambda(x, W):
+    sq = lambda v: v * np.cos(v)  # noqa: E731
+    h = x
+    for _ in range(3):
+        h = sq(W @ h)
+    return np.sum(h)
+
+
+def lambda_argument(x):
+    return np.sum(fixed_point(lambda z: np.cos(z) * 0.9, x))
+
+
+def scaled(x, W, scale):
+    return scale * np.tanh(W @ x)
+
+
+def with_partial(x, W):
+    layer = functools.partial(scaled, W=W, scale=2.0)
+    return np.sum(layer(x) * x)
+
+
+def with_map(x, W):
+    a, b = map(np.sin, (x, W @ x))
+    return np.sum(sum(map(np.tanh, [x, a, b])) * b)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (through_user_function, (X,), (0,)),
+    (through_numpy_function, (X,), (0,)),
+    (default_activation, (X, W), (0, 1)),
+    (loss, (X,), (0,)),
+    (factory_in_loop, (X, W), (0, 1)),
+    (with_lambda, (X, W), (0, 1)),
+    (lambda_argument, (X,), (0,)),
+    (with_partial, (X, W), (0, 1)),
+    (with_map, (X, W), (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_function_value_is_differentiated(f, args, wrt):
+    check_construct(f, args, wrt)
+
+
+def test_a_closure_from_a_factory_is_differentiated_directly():
+    check_construct(make_loss(3.0), (X,), (0,))
+
+
+def test_a_partial_of_a_global_binds_constants():
+    half = functools.partial(scaled, scale=0.5)
+
+    def uses_it(x, W):
+        return np.sum(half(x, W))
+    check_construct(uses_it, (X, W), (0, 1), autograd=False)
+
+
+def recursive(x, n):
+    if n == 0:
+        return x
+    return recursive(np.sin(x), n - 1)
+
+
+def test_real_recursion_is_refused_with_its_line():
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(recursive)(X, 2)
+    text = str(info.value)
+    assert "test_closures.py:" in text and "recursive call to recursive()" in text
+    assert info.value.construct.startswith("recursion")
+
+
+def rebinds_a_function(x, flag):
+    act = np.tanh
+    if flag:
+        act = np.sin
+    return np.sum(act(x))
+
+
+def test_a_function_bound_in_a_branch_is_refused():
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(rebinds_a_function)(X, True)
+    assert "test_closures.py:" in str(info.value)
+
+
+def test_the_inlined_closure_is_commented_with_its_name_and_line():
+    source = tc.grad(loss).source
+    assert "(in loss, line" in source
+
+
+def map_into_containers(x, W):
+    a, b = list(map(np.sin, [x, W @ x]))
+    c, d = tuple(map(lambda v: v * 2.0, (x, a)))
+    return np.sum(a * b + c * d)
+
+
+def test_list_and_tuple_of_a_map_are_its_items():
+    check_construct(map_into_containers, (X, W), (0, 1))

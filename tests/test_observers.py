@@ -1,0 +1,80 @@
+"""lower/observers.py: statements that only observe (print, logging, a plot,
+assert) run in the forward sweep and are left out of the reverse sweep; a
+discarded call that may change an array is refused with its line."""
+
+import logging
+import warnings
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from construct_check import check_construct
+from tangent_ckpt.errors import TangentCkptError
+
+LOG = logging.getLogger("tangent_ckpt.tests.observers")
+X = np.linspace(0.1, 0.9, 4)
+
+
+def observed_loop(x, n):
+    for t in range(n):
+        x = np.sin(x) * 1.1
+        print("step", t, np.max(x))
+        LOG.info("x = %s", x)
+        assert np.all(np.isfinite(x)), "diverged"
+    return np.sum(x ** 2)
+
+
+def test_observers_leave_the_gradient_unchanged(capsys):
+    check_construct(observed_loop, (X, 5), (0,), autograd=False)
+
+
+def test_print_runs_once_per_forward_step_and_not_in_the_reverse_sweep(capsys):
+    tc.grad(observed_loop)(X, 5)
+    assert capsys.readouterr().out.count("step") == 5
+    source = tc.grad(observed_loop, checkpoint=True, snapshots=2).source
+    adjoint = source.split("def loop")[2]  # the adjoint step records no observer
+    assert "print(" not in adjoint and "rt.check(" not in adjoint
+
+
+def failing_assert(x):
+    assert np.all(x < 0), "x must be negative"
+    return np.sum(x)
+
+
+def test_an_assert_is_checked_in_the_forward_sweep():
+    with pytest.raises(AssertionError, match="negative"):
+        tc.grad(failing_assert)(X)
+
+
+def mutates(x):
+    y = x * 2.0
+    np.random.shuffle(y)
+    return np.sum(y)
+
+
+def test_a_call_that_may_change_an_array_is_refused():
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(mutates)(X)
+    assert "test_observers.py:" in str(info.value)
+    assert info.value.construct == "np.random.shuffle(y)"
+
+
+def test_a_plotting_call_and_a_warning_are_observers():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    pyplot = pytest.importorskip("matplotlib.pyplot")
+    namespace = {"np": np, "plt": pyplot, "warnings": warnings}
+    source = (
+        "def plotted(x):\n"
+        "    y = np.sin(x)\n"
+        "    plt.plot(y)\n"
+        "    warnings.warn('plotted')\n"
+        "    return np.sum(y)\n")
+    exec(compile(source, "<plotted>", "exec"), namespace)
+    f = namespace["plotted"]
+    with pytest.warns(UserWarning, match="plotted"):
+        g = tc.grad(f, source=source)(X)
+    np.testing.assert_allclose(g, np.cos(X))
+    assert "plt.plot(y)" in tc.grad(f, source=source).source
+    pyplot.close("all")
