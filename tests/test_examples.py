@@ -134,3 +134,23 @@ def test_optimize_without_scipy_skips():
                           env=env, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert "check: SKIPPED" in proc.stdout
+
+
+def test_newton_cg_example_fits_with_hvp():
+    pytest.importorskip("scipy")
+    proc = run_example("newton_cg.py", "--steps", "40", "--hidden", "2", "--snapshots", "3",
+                       "--maxiter", "50")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert check_line(proc.stdout).startswith("check: OK"), proc.stdout
+    assert "trust-ncg" in proc.stdout and "L-BFGS-B" in proc.stdout and "peak MB" in proc.stdout
+
+
+def test_newton_cg_without_scipy_skips():
+    code = ("import sys, runpy; sys.modules['scipy'] = None; sys.modules['scipy.optimize'] = None; "
+            f"sys.argv = ['newton_cg.py']; runpy.run_path({str(EXAMPLES / 'newton_cg.py')!r}, "
+            "run_name='__main__')")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert "check: SKIPPED" in proc.stdout

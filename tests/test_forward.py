@@ -194,3 +194,31 @@ def test_tangent_of_a_loop_keeps_no_tape():
     """No list grows with the trip count: the loop carries (h, dh) only."""
     compiled = tc.jvp(rnn, wrt=(1, 2)).compile()
     assert "append" not in compiled.source and "CheckpointedLoop" not in compiled.source
+
+
+def test_dump_mode_forward_writes_an_importable_tangent_module(tmp_path):
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "jvp_rnn.py"
+    env = dict(os.environ, PYTHONPATH=root)
+    subprocess.run([sys.executable, "-m", "tangent_ckpt", "dump", "examples/rnn.py:loss",
+                    "--wrt", "1,2", "--mode", "forward", "-o", str(out)],
+                   cwd=root, env=env, check=True, capture_output=True)
+    text = out.read_text()
+    assert "def jvp_loss(h, W, b, n, dW, db):" in text and "--mode forward" in text
+    namespace = {}
+    exec(compile(text, str(out), "exec"), namespace)
+    rng = np.random.default_rng(0)
+    h, W, b = rng.normal(size=(2, 3)), rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)
+    dW, db = rng.normal(size=W.shape), rng.normal(size=b.shape)
+    value, tangent = namespace["jvp_loss"](h, W, b, 5, dW, db)
+    gW, gb = tc.grad(lambda h, W, b, n: np.sum(_rnn_plain(h, W, b, n)), wrt=(1, 2))(h, W, b, 5)
+    assert tangent == pytest.approx(np.sum(gW * dW) + np.sum(gb * db), rel=1e-10)
+
+
+def _rnn_plain(h, W, b, n):
+    for t in range(n):
+        h = np.tanh(h @ W + b)
+    return h

@@ -52,6 +52,10 @@ LOG2, LOG10 = "0.6931471805599453", "2.302585092994046"
 # output where it is the output and a is not
 SELECT_TANGENT = {"x1": "t * np.where(x1 == x2, 0.5, np.where(x1 == ans, 1.0, 0.0))",
                   "x2": "t * np.where(x1 == x2, 0.5, np.where(x2 == ans, 1.0, 0.0))"}
+# -solve(a, t @ x), x a column where NumPy took b for a vector (b 1-D)
+SOLVE_TANGENT_A = ("np.reshape(-np.linalg.solve(a, t @ np.reshape(ans, np.concatenate(("
+                   "np.shape(ans), np.ones(np.maximum(2 - np.ndim(b), 0), dtype=int))))), "
+                   "np.shape(ans))")
 CLIP_BOUND_TANGENT = {b: f"np.where(np.logical_and(ans != a, ans == {b}), t, 0.0)"
                       for b in ("a_min", "a_max", "min", "max")}
 
@@ -214,7 +218,7 @@ with section("Linear algebra"):
     defadjoint(np.linalg.solve, "a, b", name="np.linalg.solve",
                a="solve_adjoint_a(g, a, b, ans)",
                b="solve_adjoint_b(g, a, b)",
-               tangent={"a": "solve_tangent_a(t, a, b, ans)", "b": "np.linalg.solve(a, t)"})
+               tangent={"a": SOLVE_TANGENT_A, "b": "np.linalg.solve(a, t)"})
     defadjoint(np.linalg.inv, "a", name="np.linalg.inv", a="inv_adjoint(g, ans)",
                tangent="-(ans @ t @ ans)")
     defadjoint(np.linalg.det, "a", name="np.linalg.det", a="det_adjoint(g, a, ans)",

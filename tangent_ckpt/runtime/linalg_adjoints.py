@@ -16,7 +16,7 @@ __all__ = [
     "cholesky_adjoint", "eigh_adjoint", "svd_adjoint", "pinv_adjoint", "qr_adjoint",
     "norm_adjoint", "trace_adjoint", "diagonal_adjoint", "diag_adjoint", "kron_adjoint",
     "inner_adjoint_a", "inner_adjoint_b", "einsum_adjoint", "tensordot_adjoint",
-    "matrix_power_adjoint", "solve_tangent_a",
+    "matrix_power_adjoint",
 ]
 
 
@@ -54,14 +54,6 @@ def solve_adjoint_a(g, a, b, ans):
         return unbroadcast(-gb * ans[..., None, :], a)
     gb = np.linalg.solve(_T(a), g)
     return unbroadcast(-gb @ _T(ans), a)
-
-
-def solve_tangent_a(t, a, b, ans):
-    """Tangent of ``x = solve(a, b)`` in the direction ``t`` of ``a``:
-    ``-solve(a, t @ x)``, with ``x`` a vector where NumPy took ``b`` for one."""
-    if _solve_vector(b):
-        return -np.linalg.solve(a, (t @ ans[..., None]))[..., 0]
-    return -np.linalg.solve(a, t @ ans)
 
 
 def inv_adjoint(g, ans):
