@@ -149,3 +149,11 @@ def test_tangent_rules_differentiate_again(k):
     expected = gradient_fd(g, [*args, weight], wrt, dirs)
     for a, b in zip(hv, expected):
         np.testing.assert_allclose(a, b, rtol=10 * case.tol, atol=1e-4 * (1 + np.max(np.abs(b))))
+
+
+def test_source_shows_the_tangent_function_and_its_gradient():
+    text = tc.source(tc.hvp(rnn, wrt=1, checkpoint=True, snapshots=3))
+    assert "def tangent_rnn(h, W, b, n, dW):" in text
+    assert "def dtangent_rnn(" in text and "rt.CheckpointedLoop" in text
+    assert "h, dh = state" in text        # the loop's state is (state, tangent state)
+    assert "def jvp_rnn" in str(tc.source(tc.jvp(rnn, wrt=1)))

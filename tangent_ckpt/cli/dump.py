@@ -178,10 +178,7 @@ def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="r
                   + (" --value" if value else ""))
         return module_source(df, module=module, function_ref=func, header=header)
     except TangentCkptError as e:
-        text = str(e).replace(os.path.abspath(path), path)
-        if getattr(e, "filename", None) is None:
-            text = f"{where}: {text}"
-        raise CliError(" ".join(text.split())) from None
+        raise _cli_error(e, path, where) from None
 
 
 def _dump_forward(obj, wrt, module, func, path, target, where):
@@ -194,10 +191,15 @@ def _dump_forward(obj, wrt, module, func, path, target, where):
                   f"tangent-ckpt dump {target} --wrt {','.join(map(str, wrt))} --mode forward")
         return module_source(jvp, module=module, function_ref=func, header=header)
     except TangentCkptError as e:
-        text = str(e).replace(os.path.abspath(path), path)
-        if getattr(e, "filename", None) is None:
-            text = f"{where}: {text}"
-        raise CliError(" ".join(text.split())) from None
+        raise _cli_error(e, path, where) from None
+
+
+def _cli_error(e, path, where):
+    """A compile error as the one line the command prints."""
+    text = str(e).replace(os.path.abspath(path), path)
+    if getattr(e, "filename", None) is None:
+        text = f"{where}: {text}"
+    return CliError(" ".join(text.split()))
 
 
 def _dump_run(args):

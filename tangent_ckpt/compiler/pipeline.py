@@ -47,14 +47,20 @@ def _collector_paused():
             gc.enable()
 
 
+def _analyzed(fn, wrt):
+    """The stages both modes share: parse, the aliasing fence, lower, analyze."""
+    parsed = parse_function(fn)                                     # parse
+    check_writes(parsed)                                            # aliasing fence
+    function, bindings, namer = normalize(parsed)                   # lower
+    wrt_names = wrt_parameters(function, wrt)                       # analyze
+    active = activity(function, wrt_names)
+    shape_facts(function)
+    return function, bindings, namer, wrt_names, active
+
+
 def _stages(fn, wrt, options, return_value):
     with recording() as dependencies:
-        parsed = parse_function(fn)                                 # parse
-        check_writes(parsed)                                        # aliasing fence
-        function, bindings, namer = normalize(parsed)               # lower
-        wrt_names = wrt_parameters(function, wrt)                   # analyze
-        active = activity(function, wrt_names)
-        shape_facts(function)
+        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt)
         plan = auto_plan(options, namer)
         loops = mark_loops(function, options, plan)
         segments = SegmentHandler(function, options, plan)
@@ -82,12 +88,7 @@ def compile_tangent(fn, wrt, return_value=True):
 
 def _forward_stages(fn, wrt, return_value):
     with recording() as dependencies:
-        parsed = parse_function(fn)                                 # parse
-        check_writes(parsed)                                        # aliasing fence
-        function, bindings, namer = normalize(parsed)               # lower
-        wrt_names = wrt_parameters(function, wrt)                   # analyze
-        active = activity(function, wrt_names)
-        shape_facts(function)
+        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt)
         body, tan, nonzero = tangent_function(function, active, namer,  # transform
                                               bindings, wrt_names)
         code = package_tangent(function, body, tan, nonzero, wrt_names,  # package
