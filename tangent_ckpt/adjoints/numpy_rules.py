@@ -223,7 +223,8 @@ with section("Linear algebra"):
                tangent="-(ans @ t @ ans)")
     defadjoint(np.linalg.det, "a", name="np.linalg.det", a="det_adjoint(g, a, ans)",
                tangent="ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)")
-    defadjoint(np.linalg.slogdet, "a", name="np.linalg.slogdet", a="slogdet_adjoint(g, a)")
+    defadjoint(np.linalg.slogdet, "a", name="np.linalg.slogdet", a="slogdet_adjoint(g, a)",
+               tangent="(0.0 * ans[0], np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))")
     defadjoint(np.linalg.cholesky, "a, /, *, upper=False", name="np.linalg.cholesky",
                a="cholesky_adjoint(g, ans, upper)")
     defadjoint(np.linalg.eigh, "a, UPLO='L'", name="np.linalg.eigh",
@@ -382,7 +383,9 @@ with section("Building arrays"):
                           "like=None",
                piecewise=("stop",),
                start_or_stop="arange_adjoint_start(g, start_or_stop, stop)",
-               step="arange_adjoint_step(g)")
+               step="arange_adjoint_step(g)",
+               tangent={"start_or_stop": "t * np.ones_like(ans) * (stop is not None)",
+                        "step": "t * np.arange(np.size(ans))"})
     defadjoint(np.full, "shape, fill_value, dtype=None, order='C', *, device=None, like=None",
                fill_value="sum_all(g, fill_value)", linear="joint")
     defadjoint(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None, *, "
