@@ -54,14 +54,19 @@ def test_hvp_matches_finite_differences_of_the_gradient(fn, wrt, options):
         np.testing.assert_array_equal(a, b)
 
 
+CHECKPOINTED = [{"snapshots": 2}, {"memory_budget": "16kB"}, {"snapshots": 2, "schedule": "online"},
+                {"snapshots": 3, "schedule": "uniform"}]
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=lambda o: ",".join(map(str, o.values())))
 @pytest.mark.parametrize("fn, wrt", CONSTRUCTS, ids=[f.__name__ for f, _ in CONSTRUCTS])
-def test_checkpointed_hvp_equals_taped_hvp(fn, wrt):
+def test_checkpointed_hvp_equals_taped_hvp(fn, wrt, options):
     rng = np.random.default_rng(6)
     args = _args(fn, rng)
     dirs = _directions(args, wrt, rng)
     v = dirs[0] if len(wrt) == 1 else tuple(dirs)
     taped = tc.hvp(fn, wrt=wrt)(*args, v)
-    ckpt = tc.hvp(fn, wrt=wrt, checkpoint=True, snapshots=2)(*args, v)
+    ckpt = tc.hvp(fn, wrt=wrt, checkpoint=True, **options)(*args, v)
     for a, b in zip(np.atleast_1d(taped) if len(wrt) == 1 else taped,
                     np.atleast_1d(ckpt) if len(wrt) == 1 else ckpt):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
