@@ -120,6 +120,8 @@ class AdjointRule:
 
     def has_tangent(self):
         """True when forward mode can differentiate the primitive."""
+        if self.vjp is not None:  # a user's rule: needs the user's tangent too
+            return self.jvp is not None
         return self.constant or self.jvp is not None or bool(self.linear) or \
             set(self.tangents) >= set(self.templates)
 

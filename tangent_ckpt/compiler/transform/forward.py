@@ -213,7 +213,7 @@ class Forwarder:
             raise self.error(UnsupportedFunctionError,
                              f"the call does not fit the rule of {rule.name}: {exc}",
                              stmt.line, construct=rule.name) from None
-        if rule.vjp is not None and rule.jvp is None or not rule.has_tangent():
+        if not rule.has_tangent():
             raise self.error(UnsupportedFunctionError,
                              f"{rule.name} has an adjoint but no tangent rule", stmt.line,
                              construct=rule.name,
