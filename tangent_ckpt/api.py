@@ -491,7 +491,9 @@ for _api_function in (grad, value_and_grad, grad_with_checkpointing):
 
 
 def source(df: GradientFunction) -> str:
-    """The generated source of a gradient function returned by ``grad``."""
-    if isinstance(df, GradientFunction):
+    """The generated source of a gradient function returned by ``grad`` (or of
+    ``jvp`` / ``hvp``: their ``.source``)."""
+    if isinstance(df, GradientFunction) or \
+            type(df).__module__ == "tangent_ckpt.second_order":
         return df.source
     raise TypeError(f"source() takes a function returned by tangent_ckpt.grad, not {df!r}")

@@ -80,7 +80,7 @@ SMALL = {
 
 def _needs_optional_dependency(name):
     """optimize.py drives SciPy, an optional extra: without it the example says
-    SKIPPED (tested by test_optimize_without_scipy_skips)."""
+    SKIPPED (tested by test_scipy_examples_without_scipy_skip)."""
     if name == "optimize.py":
         pytest.importorskip("scipy")
 
@@ -125,12 +125,23 @@ def test_heat_equation_does_not_mutate_its_input():
     assert (u0 == before).all()
 
 
-def test_optimize_without_scipy_skips():
+@pytest.mark.parametrize("name", ["optimize.py", "newton_cg.py"])
+def test_scipy_examples_without_scipy_skip(name):
     code = ("import sys, runpy; sys.modules['scipy'] = None; sys.modules['scipy.optimize'] = None; "
-            f"sys.argv = ['optimize.py']; runpy.run_path({str(EXAMPLES / 'optimize.py')!r}, "
+            f"sys.argv = [{name!r}]; runpy.run_path({str(EXAMPLES / name)!r}, "
             "run_name='__main__')")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert "check: SKIPPED" in proc.stdout
+
+
+def test_newton_cg_example_fits_with_hvp():
+    pytest.importorskip("scipy")
+    proc = run_example("newton_cg.py", "--steps", "40", "--hidden", "2", "--snapshots", "3",
+                       "--maxiter", "50")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert check_line(proc.stdout).startswith("check: OK"), proc.stdout
+    assert "trust-ncg" in proc.stdout and "L-BFGS-B" in proc.stdout and "peak MB" in proc.stdout
+

@@ -308,3 +308,73 @@ def f(a, B, c, s, M, n):
 def test_regression(name, schedule):
     source, seed, n, wrt, options = REGRESSIONS[name]
     check_program(source, seed, n, wrt, dict(options, schedule=schedule))
+
+
+# ---------------------------------------------------------------- second order
+
+def check_program_hvp(source, seed, n, wrt, options):
+    """``tc.jvp`` against the gradient dotted with a direction, ``tc.hvp`` (taped
+    and checkpointed with ``options``) against central differences of the
+    taped gradient along that direction."""
+    args = make_inputs(seed, n)
+    before = digest(args)
+    rng = np.random.default_rng(seed + 1)
+    dirs = [rng.uniform(-1, 1, np.shape(args[k])) if np.ndim(args[k]) else
+            float(rng.uniform(-1, 1)) for k in wrt]
+    v = dirs[0] if len(wrt) == 1 else tuple(dirs)
+    eps = 1e-5
+    with load_program(source) as f:
+        grad = tc.grad(f, wrt=wrt)
+        g = _tuple(grad(*args), wrt)
+        try:
+            tc.jvp(f, wrt=wrt).compile()
+        except tc.UnsupportedFunctionError as exc:  # documented: docs/second_order.md
+            assert "no tangent rule" in str(exc), exc
+            HVP_REFUSED.append(source)
+            return
+        HVP_CHECKED.append(source)
+        _, tangent = tc.jvp(f, wrt=wrt)(*args, v)
+        _close(tangent, sum(np.sum(gk * dk) for gk, dk in zip(g, dirs)), 1e-10, 1e-12,
+               "jvp != <grad, v>", source)
+
+        def grad_at(step):
+            moved = list(args)
+            for k, d in zip(wrt, dirs):
+                moved[k] = moved[k] + step * d
+            return _tuple(grad(*moved), wrt)
+        expected = [(p - m) / (2 * eps) for p, m in zip(grad_at(eps), grad_at(-eps))]
+        taped = _tuple(tc.hvp(f, wrt=wrt)(*args, v), wrt)
+        for k, got, want in zip(wrt, taped, expected):
+            _close(got, want, 1e-4, 1e-5, f"hvp of {PARAMS[k]} != FD of the gradient", source)
+        try:
+            ckpt = _tuple(tc.hvp(f, wrt=wrt, checkpoint=True, **options)(*args, v), wrt)
+        except CheckpointError as exc:
+            if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
+                raise
+            ckpt = None
+        if ckpt is not None:
+            for k, got, want in zip(wrt, ckpt, taped):
+                _close(got, want, RTOL_CKPT, 1e-14,
+                       f"checkpointed hvp ({options}) != taped for {PARAMS[k]}", source)
+        assert digest(args) == before
+
+
+HVP_CHECKED, HVP_REFUSED = [], []
+
+
+def test_random_programs_hvp(request):
+    """Random programs through forward mode and reverse-over-forward; a program
+    calling a rule without a tangent (np.prod, np.linalg.norm ...) is refused with
+    an error naming it, and most programs are checked."""
+    @settings(max_examples=_examples(request, 40), deadline=None, database=None,
+              derandomize=not request.config.getoption("--fuzz-long"),
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.filter_too_much])
+    @given(programs(), checkpoint_options())
+    def run(prog, options):
+        note(repr(prog))
+        note(f"options={options}")
+        check_program_hvp(prog.source, prog.seed, prog.n, prog.wrt, options)
+    del HVP_CHECKED[:], HVP_REFUSED[:]
+    run()
+    assert len(HVP_CHECKED) >= 2 * len(HVP_REFUSED), (len(HVP_CHECKED), len(HVP_REFUSED))

@@ -48,46 +48,67 @@ VARIANCE = ("a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, wher
             "mean=None, correction=None")
 PLAIN_VARIANCE = {"where": (True,), "mean": (None,), "correction": (None,)}
 LOG2, LOG10 = "0.6931471805599453", "2.302585092994046"
+# tangents: a tie of np.maximum & co. splits t half/half; a clip bound moves the
+# output where it is the output and a is not
+SELECT_TANGENT = {"x1": "t * np.where(x1 == x2, 0.5, np.where(x1 == ans, 1.0, 0.0))",
+                  "x2": "t * np.where(x1 == x2, 0.5, np.where(x2 == ans, 1.0, 0.0))"}
+# -solve(a, t @ x), x a column where NumPy took b for a vector (b 1-D)
+SOLVE_TANGENT_A = ("np.reshape(-np.linalg.solve(a, t @ np.reshape(ans, np.concatenate(("
+                   "np.shape(ans), np.ones(np.maximum(2 - np.ndim(b), 0), dtype=int))))), "
+                   "np.shape(ans))")
+CLIP_BOUND_TANGENT = {b: f"np.where(np.logical_and(ans != a, ans == {b}), t, 0.0)"
+                      for b in ("a_min", "a_max", "min", "max")}
 
 with section("Arithmetic"):
-    defadjoint(np.add, BINARY,
+    defadjoint(np.add, BINARY, linear="joint",
                x1="unbroadcast(g, x1)",
                x2="unbroadcast(g, x2)")
-    defadjoint(np.subtract, BINARY,
+    defadjoint(np.subtract, BINARY, linear="joint",
                x1="unbroadcast(g, x1)",
                x2="unbroadcast(-g, x2)")
-    defadjoint(np.multiply, BINARY,
+    defadjoint(np.multiply, BINARY, linear=True,
                x1="unbroadcast(g * x2, x1)",
                x2="unbroadcast(g * x1, x2)")
     defadjoint(np.divide, BINARY, domain="nonzero",      # np.true_divide is np.divide
                x1="unbroadcast(g / x2, x1)",
-               x2="unbroadcast(-g * ans / x2, x2)")
+               x2="unbroadcast(-g * ans / x2, x2)",
+               tangent={"x1": "t / x2", "x2": "-t * ans / x2"})
     defadjoint(np.power, BINARY, domain="positive",
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
-               x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)")
+               x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
+               tangent={"x1": "t * x2 * np.power(x1, x2 - 1)",
+                        "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
     defadjoint(np.remainder, BINARY, domain="nonzero",    # np.mod and `%`
                x1="unbroadcast(g, x1)",
-               x2="unbroadcast(-g * np.floor_divide(x1, x2), x2)")
+               x2="unbroadcast(-g * np.floor_divide(x1, x2), x2)",
+               tangent={"x1": "t * np.ones_like(ans)", "x2": "-t * np.floor_divide(x1, x2)"})
     defadjoint(np.fmod, BINARY, domain="nonzero",
                x1="unbroadcast(g, x1)",
-               x2="fmod_adjoint_divisor(g, x1, x2)")
-    defadjoint(np.negative, UNARY, x="-g")
-    defadjoint(np.positive, UNARY, x="g")
-    defadjoint(np.square, UNARY, x="g * (2 * x)")
-    defadjoint(np.reciprocal, UNARY, domain="nonzero", x="-g * ans * ans")
+               x2="fmod_adjoint_divisor(g, x1, x2)",
+               tangent={"x1": "t * np.ones_like(ans)", "x2": "-t * np.trunc(x1 / x2)"})
+    defadjoint(np.negative, UNARY, x="-g", linear="joint")
+    defadjoint(np.positive, UNARY, x="g", linear="joint")
+    defadjoint(np.square, UNARY, x="g * (2 * x)", tangent="t * (2 * x)")
+    defadjoint(np.reciprocal, UNARY, domain="nonzero", x="-g * ans * ans",
+               tangent="-t * ans * ans")
     defadjoint(np.maximum, BINARY,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
-               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)")
+               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
+               tangent=SELECT_TANGENT)
     defadjoint(np.minimum, BINARY,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
-               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)")
+               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
+               tangent=SELECT_TANGENT)
     defadjoint(np.fmax, BINARY,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
-               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)")
+               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
+               tangent=SELECT_TANGENT)
     defadjoint(np.fmin, BINARY,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
-               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)")
+               x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
+               tangent=SELECT_TANGENT)
     defadjoint(np.where, "condition, x=None, y=None, /", piecewise=("condition",),
+               linear="joint",
                x="unbroadcast(np.where(condition, g, 0.0), x)",
                y="unbroadcast(np.where(condition, 0.0, g), y)")
     defadjoint(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None",
@@ -96,99 +117,114 @@ with section("Arithmetic"):
                a_min="clip_adjoint_bound(g, a, a_min, False)",
                a_max="clip_adjoint_bound(g, a, a_max, True)",
                min="clip_adjoint_bound(g, a, min, False)",
-               max="clip_adjoint_bound(g, a, max, True)")
+               max="clip_adjoint_bound(g, a, max, True)",
+               tangent={"a": "np.where(ans == a, t, 0.0)", **CLIP_BOUND_TANGENT})
 
 with section("Elementwise functions"):
-    defadjoint(np.sqrt, UNARY, domain="positive", x="g * 0.5 / ans")
-    defadjoint(np.cbrt, UNARY, domain="nonzero", x="g / (3.0 * ans * ans)")
-    defadjoint(np.exp, UNARY, x="g * ans")
-    defadjoint(np.expm1, UNARY, x="g * (ans + 1.0)")
-    defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}")
-    defadjoint(np.log, UNARY, domain="positive", x="g / x")
-    defadjoint(np.log1p, UNARY, domain="positive", x="g / (1.0 + x)")
-    defadjoint(np.log2, UNARY, domain="positive", x=f"g / (x * {LOG2})")
-    defadjoint(np.log10, UNARY, domain="positive", x=f"g / (x * {LOG10})")
+    defadjoint(np.sqrt, UNARY, domain="positive", x="g * 0.5 / ans", tangent="t * 0.5 / ans")
+    defadjoint(np.cbrt, UNARY, domain="nonzero", x="g / (3.0 * ans * ans)", tangent="t / (3.0 * ans * ans)")
+    defadjoint(np.exp, UNARY, x="g * ans", tangent="t * ans")
+    defadjoint(np.expm1, UNARY, x="g * (ans + 1.0)", tangent="t * (ans + 1.0)")
+    defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}", tangent=f"t * ans * {LOG2}")
+    defadjoint(np.log, UNARY, domain="positive", x="g / x", tangent="t / x")
+    defadjoint(np.log1p, UNARY, domain="positive", x="g / (1.0 + x)", tangent="t / (1.0 + x)")
+    defadjoint(np.log2, UNARY, domain="positive", x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})")
+    defadjoint(np.log10, UNARY, domain="positive", x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})")
     defadjoint(np.logaddexp, BINARY,
                x1="unbroadcast(g * np.exp(x1 - ans), x1)",
-               x2="unbroadcast(g * np.exp(x2 - ans), x2)")
+               x2="unbroadcast(g * np.exp(x2 - ans), x2)",
+               tangent={"x1": "t * np.exp(x1 - ans)", "x2": "t * np.exp(x2 - ans)"})
     defadjoint(np.logaddexp2, BINARY,
                x1="unbroadcast(g * np.exp2(x1 - ans), x1)",
-               x2="unbroadcast(g * np.exp2(x2 - ans), x2)")
-    defadjoint(np.sin, UNARY, x="g * np.cos(x)")
-    defadjoint(np.cos, UNARY, x="-g * np.sin(x)")
-    defadjoint(np.tan, UNARY, domain="unit", x="g * (1.0 + ans * ans)")
-    defadjoint(np.arcsin, UNARY, domain="unit", x="g / np.sqrt(1.0 - x * x)")
-    defadjoint(np.arccos, UNARY, domain="unit", x="-g / np.sqrt(1.0 - x * x)")
-    defadjoint(np.arctan, UNARY, x="g / (1.0 + x * x)")
+               x2="unbroadcast(g * np.exp2(x2 - ans), x2)",
+               tangent={"x1": "t * np.exp2(x1 - ans)", "x2": "t * np.exp2(x2 - ans)"})
+    defadjoint(np.sin, UNARY, x="g * np.cos(x)", tangent="t * np.cos(x)")
+    defadjoint(np.cos, UNARY, x="-g * np.sin(x)", tangent="-t * np.sin(x)")
+    defadjoint(np.tan, UNARY, domain="unit", x="g * (1.0 + ans * ans)", tangent="t * (1.0 + ans * ans)")
+    defadjoint(np.arcsin, UNARY, domain="unit", x="g / np.sqrt(1.0 - x * x)", tangent="t / np.sqrt(1.0 - x * x)")
+    defadjoint(np.arccos, UNARY, domain="unit", x="-g / np.sqrt(1.0 - x * x)", tangent="-t / np.sqrt(1.0 - x * x)")
+    defadjoint(np.arctan, UNARY, x="g / (1.0 + x * x)", tangent="t / (1.0 + x * x)")
     defadjoint(np.arctan2, BINARY, domain="nonzero",
                x1="unbroadcast(g * x2 / (x1 * x1 + x2 * x2), x1)",
-               x2="unbroadcast(-g * x1 / (x1 * x1 + x2 * x2), x2)")
+               x2="unbroadcast(-g * x1 / (x1 * x1 + x2 * x2), x2)",
+               tangent={"x1": "t * x2 / (x1 * x1 + x2 * x2)",
+                        "x2": "-t * x1 / (x1 * x1 + x2 * x2)"})
     defadjoint(np.hypot, BINARY, domain="nonzero",
                x1="unbroadcast(g * x1 / ans, x1)",
-               x2="unbroadcast(g * x2 / ans, x2)")
-    defadjoint(np.sinh, UNARY, x="g * np.cosh(x)")
-    defadjoint(np.cosh, UNARY, x="g * np.sinh(x)")
-    defadjoint(np.tanh, UNARY, x="g * (1.0 - ans * ans)")
-    defadjoint(np.arcsinh, UNARY, x="g / np.sqrt(x * x + 1.0)")
-    defadjoint(np.arccosh, UNARY, domain="above_one", x="g / np.sqrt(x * x - 1.0)")
-    defadjoint(np.arctanh, UNARY, domain="unit", x="g / (1.0 - x * x)")
+               x2="unbroadcast(g * x2 / ans, x2)",
+               tangent={"x1": "t * x1 / ans", "x2": "t * x2 / ans"})
+    defadjoint(np.sinh, UNARY, x="g * np.cosh(x)", tangent="t * np.cosh(x)")
+    defadjoint(np.cosh, UNARY, x="g * np.sinh(x)", tangent="t * np.sinh(x)")
+    defadjoint(np.tanh, UNARY, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)")
+    defadjoint(np.arcsinh, UNARY, x="g / np.sqrt(x * x + 1.0)", tangent="t / np.sqrt(x * x + 1.0)")
+    defadjoint(np.arccosh, UNARY, domain="above_one", x="g / np.sqrt(x * x - 1.0)", tangent="t / np.sqrt(x * x - 1.0)")
+    defadjoint(np.arctanh, UNARY, domain="unit", x="g / (1.0 - x * x)", tangent="t / (1.0 - x * x)")
     for _fn in (np.deg2rad, np.radians):
-        defadjoint(_fn, UNARY, x="g * 0.017453292519943295")            # pi / 180
+        defadjoint(_fn, UNARY, x="g * 0.017453292519943295", linear="joint")            # pi / 180
     for _fn in (np.rad2deg, np.degrees):
-        defadjoint(_fn, UNARY, x="g * 57.29577951308232")               # 180 / pi
-    defadjoint(np.absolute, UNARY, domain="nonzero", x="g * np.sign(x)")  # np.abs too
-    defadjoint(np.fabs, UNARY, domain="nonzero", x="g * np.sign(x)")
-    defadjoint(builtins.abs, UNARY, name="abs", domain="nonzero", x="g * np.sign(x)")
-    defadjoint(np.sinc, UNARY, x="sinc_adjoint(g, x, ans)")
+        defadjoint(_fn, UNARY, x="g * 57.29577951308232", linear="joint")               # 180 / pi
+    defadjoint(np.absolute, UNARY, domain="nonzero", x="g * np.sign(x)",
+               tangent="t * np.sign(x)")  # np.abs too
+    defadjoint(np.fabs, UNARY, domain="nonzero", x="g * np.sign(x)",
+               tangent="t * np.sign(x)")
+    defadjoint(builtins.abs, UNARY, name="abs", domain="nonzero", x="g * np.sign(x)",
+               tangent="t * np.sign(x)")
+    defadjoint(np.sinc, UNARY, x="sinc_adjoint(g, x, ans)",
+               tangent="t * np.where(x == 0, 0.0, (np.cos(3.141592653589793 * x) - ans)"
+                       " / np.where(x == 0, 1.0, x))")
     defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None",
-               x="g * np.isfinite(x)")
-    defadjoint(np.real, "val", val="g")
-    defadjoint(np.imag, "val", val="0.0 * g")
-    defadjoint(np.conjugate, UNARY, methods="conj conjugate", x="g")   # np.conj too
+               x="g * np.isfinite(x)", tangent="t * np.isfinite(x)")
+    defadjoint(np.real, "val", val="g", linear="joint")
+    defadjoint(np.imag, "val", val="0.0 * g", tangent="0.0 * t")
+    defadjoint(np.conjugate, UNARY, methods="conj conjugate", x="g", linear="joint")   # np.conj too
 
 with section("Linear algebra"):
-    defadjoint(np.matmul, BINARY,
+    defadjoint(np.matmul, BINARY, linear=True,
                x1="matmul_adjoint_x1(g, x1, x2)",
                x2="matmul_adjoint_x2(g, x1, x2)")
-    defadjoint(np.dot, "a, b, out=None", methods="dot",
+    defadjoint(np.dot, "a, b, out=None", methods="dot", linear=True,
                a="dot_adjoint_a(g, a, b)",
                b="dot_adjoint_b(g, a, b)")
-    defadjoint(np.outer, "a, b, out=None",
+    defadjoint(np.outer, "a, b, out=None", linear=True,
                a="outer_adjoint_a(g, a, b)",
                b="outer_adjoint_b(g, a, b)")
-    defadjoint(np.vdot, "a, b, /",
+    defadjoint(np.vdot, "a, b, /", linear=True,
                a="np.reshape(g * np.ravel(b), np.shape(a))",
                b="np.reshape(g * np.ravel(a), np.shape(b))")
-    defadjoint(np.matrix_transpose, "x, /", x="np.matrix_transpose(g)")
-    defadjoint(np.inner, "a, b, /",
+    defadjoint(np.matrix_transpose, "x, /", x="np.matrix_transpose(g)", linear=True)
+    defadjoint(np.inner, "a, b, /", linear=True,
                a="inner_adjoint_a(g, a, b)",
                b="inner_adjoint_b(g, a, b)")
-    defadjoint(np.kron, "a, b",
+    defadjoint(np.kron, "a, b", linear=True,
                a="kron_adjoint(g, a, b, True)",
                b="kron_adjoint(g, a, b, False)")
-    defadjoint(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
+    defadjoint(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear=True,
                only={"axisa": (-1,), "axisb": (-1,), "axisc": (-1,), "axis": (None, -1)},
                a="unbroadcast(np.cross(b, g), a)",
                b="unbroadcast(np.cross(g, a), b)")
-    defadjoint(np.tensordot, "a, b, axes=2",
+    defadjoint(np.tensordot, "a, b, axes=2", linear=True,
                a="tensordot_adjoint(g, a, b, axes, True)",
                b="tensordot_adjoint(g, a, b, axes, False)")
-    defadjoint(np.einsum, "subscripts, /, *operands, out=None, optimize=False",
+    defadjoint(np.einsum, "subscripts, /, *operands, out=None, optimize=False", linear=True,
                sequence=("operands",),
                operands="einsum_adjoint(g, subscripts, operands, i)")
     defadjoint(np.trace, "a, offset=0, axis1=0, axis2=1, dtype=None, out=None", methods="trace",
-               a="trace_adjoint(g, a, offset, axis1, axis2)")
+               a="trace_adjoint(g, a, offset, axis1, axis2)", linear=True)
     defadjoint(np.diagonal, "a, offset=0, axis1=0, axis2=1", methods="diagonal",
-               a="diagonal_adjoint(g, a, offset, axis1, axis2)")
-    defadjoint(np.diag, "v, k=0", v="diag_adjoint(g, v, k)")
-    defadjoint(np.tril, "m, k=0", m="np.tril(g, k)")
-    defadjoint(np.triu, "m, k=0", m="np.triu(g, k)")
+               a="diagonal_adjoint(g, a, offset, axis1, axis2)", linear=True)
+    defadjoint(np.diag, "v, k=0", v="diag_adjoint(g, v, k)", linear=True)
+    defadjoint(np.tril, "m, k=0", m="np.tril(g, k)", linear=True)
+    defadjoint(np.triu, "m, k=0", m="np.triu(g, k)", linear=True)
     defadjoint(np.linalg.solve, "a, b", name="np.linalg.solve",
                a="solve_adjoint_a(g, a, b, ans)",
-               b="solve_adjoint_b(g, a, b)")
-    defadjoint(np.linalg.inv, "a", name="np.linalg.inv", a="inv_adjoint(g, ans)")
-    defadjoint(np.linalg.det, "a", name="np.linalg.det", a="det_adjoint(g, a, ans)")
-    defadjoint(np.linalg.slogdet, "a", name="np.linalg.slogdet", a="slogdet_adjoint(g, a)")
+               b="solve_adjoint_b(g, a, b)",
+               tangent={"a": SOLVE_TANGENT_A, "b": "np.linalg.solve(a, t)"})
+    defadjoint(np.linalg.inv, "a", name="np.linalg.inv", a="inv_adjoint(g, ans)",
+               tangent="-(ans @ t @ ans)")
+    defadjoint(np.linalg.det, "a", name="np.linalg.det", a="det_adjoint(g, a, ans)",
+               tangent="ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)")
+    defadjoint(np.linalg.slogdet, "a", name="np.linalg.slogdet", a="slogdet_adjoint(g, a)",
+               tangent="(0.0 * ans[0], np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))")
     defadjoint(np.linalg.cholesky, "a, /, *, upper=False", name="np.linalg.cholesky",
                a="cholesky_adjoint(g, ans, upper)")
     defadjoint(np.linalg.eigh, "a, UPLO='L'", name="np.linalg.eigh",
@@ -209,139 +245,156 @@ with section("Linear algebra"):
                domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)")
 
 with section("Reductions and statistics"):
-    defadjoint(np.sum, REDUCE, methods="sum", a="repeat_to_match(g, a, axis, keepdims)")
+    defadjoint(np.sum, REDUCE, methods="sum", a="repeat_to_match(g, a, axis, keepdims)",
+               linear=True)
     defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False", methods="mean",
-               a="mean_adjoint(g, a, axis, keepdims)")
+               a="mean_adjoint(g, a, axis, keepdims)", linear=True)
     defadjoint(np.nansum, REDUCE, only={"initial": (None,)},
-               a="np.where(np.isnan(a), 0.0, repeat_to_match(g, a, axis, keepdims))")
+               a="np.where(np.isnan(a), 0.0, repeat_to_match(g, a, axis, keepdims))",
+               tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)")
     defadjoint(np.nanmean, "a, axis=None, dtype=None, out=None, keepdims=False",
-               a="nanmean_adjoint(g, a, axis, keepdims)")
+               a="nanmean_adjoint(g, a, axis, keepdims)",
+               tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims) / "
+                       "np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)")
     defadjoint(np.trapezoid, "y, x=None, dx=1.0, axis=-1",
-               y="trapezoid_adjoint(g, y, x, dx, axis)")
+               y="trapezoid_adjoint(g, y, x, dx, axis)", linear=True)
     defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False",
                only={"returned": (False,)},
                a="average_adjoint(g, a, axis, weights, keepdims)",
                weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)")
     defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE,
-               a="var_adjoint(g, a, axis, ddof, keepdims)")
+               a="var_adjoint(g, a, axis, ddof, keepdims)",
+               tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
+                       "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
     defadjoint(np.std, VARIANCE, methods="std", only=PLAIN_VARIANCE,
-               a="std_adjoint(g, a, ans, axis, ddof, keepdims)")
+               a="std_adjoint(g, a, ans, axis, ddof, keepdims)",
+               tangent="np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
+                       "keepdims=keepdims) / ((np.size(a) / np.size(ans) - ddof) * ans)")
     defadjoint(np.prod, REDUCE, methods="prod", only={"initial": (None,)},
                a="prod_adjoint(g, a, ans, axis, keepdims)")
-    for _fn, _method in ((np.max, "max"), (np.min, "min"), (np.amax, ""), (np.amin, "")):
+    for _fn, _method, _ref in ((np.max, "max", "np.max"), (np.min, "min", "np.min"),
+                               (np.amax, "", "np.max"), (np.amin, "", "np.min")):
         defadjoint(_fn, EXTREMUM, methods=_method, only={"initial": (None,)},
-                   a="extremum_adjoint(g, a, ans, axis, keepdims)")
+                   a="extremum_adjoint(g, a, ans, axis, keepdims)",
+                   tangent=f"np.sum(np.where(a == {_ref}(a, axis=axis, keepdims=True), t, 0.0), "
+                           f"axis=axis, keepdims=keepdims) / np.sum(a == {_ref}(a, axis=axis, "
+                           "keepdims=True), axis=axis, keepdims=keepdims)")
     defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", methods="cumsum",
-               a="cumsum_adjoint(g, a, axis)")
+               a="cumsum_adjoint(g, a, axis)", linear=True)
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", methods="cumprod",
                a="cumprod_adjoint(g, a, ans, axis)")
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None",
-               a="diff_adjoint(g, a, n, axis, prepend, append)")
+               a="diff_adjoint(g, a, n, axis, prepend, append)",
+               linear=("a", "prepend", "append"))
     defadjoint(np.gradient, "f, *varargs, axis=None, edge_order=1",
-               f="gradient_adjoint(g, f, varargs, axis, edge_order)")
+               f="gradient_adjoint(g, f, varargs, axis, edge_order)", linear=True)
 
 with section("Shape"):
     defadjoint(np.reshape, "a, /, shape, order='C', *, copy=None", varargs_methods="reshape",
-               a="reshape_like(g, a, order)")
-    defadjoint(np.ravel, "a, order='C'", methods="ravel flatten", a="reshape_like(g, a, order)")
+               a="reshape_like(g, a, order)", linear=True)
+    defadjoint(np.ravel, "a, order='C'", methods="ravel flatten", a="reshape_like(g, a, order)", linear=True)
     defadjoint(np.transpose, "a, axes=None", varargs_methods="transpose",
-               a="transpose_adjoint(g, axes)")
+               a="transpose_adjoint(g, axes)", linear=True)
     defadjoint(np.swapaxes, "a, axis1, axis2", methods="swapaxes",
-               a="np.swapaxes(g, axis1, axis2)")
-    defadjoint(np.moveaxis, "a, source, destination", a="np.moveaxis(g, destination, source)")
-    defadjoint(np.rollaxis, "a, axis, start=0", a="rollaxis_adjoint(g, a, axis, start)")
-    defadjoint(np.expand_dims, "a, axis", a="reshape_like(g, a)")
-    defadjoint(np.squeeze, "a, axis=None", methods="squeeze", a="reshape_like(g, a)")
+               a="np.swapaxes(g, axis1, axis2)", linear=True)
+    defadjoint(np.moveaxis, "a, source, destination", a="np.moveaxis(g, destination, source)", linear=True)
+    defadjoint(np.rollaxis, "a, axis, start=0", a="rollaxis_adjoint(g, a, axis, start)", linear=True)
+    defadjoint(np.expand_dims, "a, axis", a="reshape_like(g, a)", linear=True)
+    defadjoint(np.squeeze, "a, axis=None", methods="squeeze", a="reshape_like(g, a)", linear=True)
     for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-        defadjoint(_fn, "ary, /", ary="reshape_like(g, ary)")
-    defadjoint(np.broadcast_to, "array, shape, subok=False", array="unbroadcast(g, array)")
-    defadjoint(np.flip, "m, axis=None", m="np.flip(g, axis)")
-    defadjoint(np.flipud, "m", m="np.flipud(g)")
-    defadjoint(np.fliplr, "m", m="np.fliplr(g)")
-    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", m="np.rot90(g, -k, axes)")
+        defadjoint(_fn, "ary, /", ary="reshape_like(g, ary)", linear=True)
+    defadjoint(np.broadcast_to, "array, shape, subok=False", array="unbroadcast(g, array)", linear=True)
+    defadjoint(np.flip, "m, axis=None", m="np.flip(g, axis)", linear=True)
+    defadjoint(np.flipud, "m", m="np.flipud(g)", linear=True)
+    defadjoint(np.fliplr, "m", m="np.fliplr(g)", linear=True)
+    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", m="np.rot90(g, -k, axes)", linear=True)
     defadjoint(np.roll, "a, shift, axis=None",
-               a="np.roll(g, np.negative(shift), axis)")
+               a="np.roll(g, np.negative(shift), axis)", linear=True)
     defadjoint(np.repeat, "a, repeats, axis=None", methods="repeat",
-               a="repeat_adjoint(g, a, repeats, axis)")
-    defadjoint(np.tile, "A, reps", A="tile_adjoint(g, A, reps)")
+               a="repeat_adjoint(g, a, repeats, axis)", linear=True)
+    defadjoint(np.tile, "A, reps", A="tile_adjoint(g, A, reps)", linear=True)
     defadjoint(np.pad, "array, pad_width, mode='constant', *, constant_values=0, "
                        "end_values=0, reflect_type='even', stat_length=None",
                only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap"),
                      "reflect_type": ("even",)},
-               array="pad_adjoint(g, array, pad_width, mode)")
+               array="pad_adjoint(g, array, pad_width, mode)",
+               tangent="np.pad(t, pad_width, mode)")
     defadjoint(np.sort, "a, axis=-1, kind=None, order=None, *, stable=None",
                only={"order": (None,)}, a="sort_adjoint(g, a, axis, kind)")
     defadjoint(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
                only={"order": (None,)}, a="partition_adjoint(g, a, kth, axis, kind)")
-    defadjoint(np.copy, "a, order='K', subok=False", methods="copy", a="g")
+    defadjoint(np.copy, "a, order='K', subok=False", methods="copy", a="g", linear="joint")
     defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None",
-               a="g")
-    defadjoint(builtins.float, "x=0.0, /", name="float", x="reshape_like(g, x)")
+               a="g", linear="joint")
+    defadjoint(builtins.float, "x=0.0, /", name="float", x="reshape_like(g, x)",
+               linear="joint")
     defadjoint(np.array, "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, "
                          "ndmax=0, like=None",
-               object="reshape_like(g, object)")
+               object="reshape_like(g, object)", linear="joint")
 
 with section("Joining and splitting (sequence parameters: `i` is the element index)"):
     defadjoint(np.concatenate, "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'",
                sequence=("arrays",),
-               arrays="concatenate_adjoint(g, arrays, axis, i)")
+               arrays="concatenate_adjoint(g, arrays, axis, i)", linear="joint")
     defadjoint(np.stack, "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'",
                sequence=("arrays",),
-               arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"))
+               arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"), linear="joint")
     for _fn in (np.vstack, np.row_stack):
         defadjoint(_fn, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
-                   tup="vstack_adjoint(g, tup, i)")
+                   tup="vstack_adjoint(g, tup, i)", linear="joint")
     defadjoint(np.hstack, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
-               tup="hstack_adjoint(g, tup, i)")
+               tup="hstack_adjoint(g, tup, i)", linear="joint")
     defadjoint(np.column_stack, "tup", sequence=("tup",),
-               tup="column_stack_adjoint(g, tup, i)")
+               tup="column_stack_adjoint(g, tup, i)", linear="joint")
     defadjoint(np.append, "arr, values, axis=None",
                arr="append_adjoint(g, arr, values, axis, True)",
-               values="append_adjoint(g, arr, values, axis, False)")
+               values="append_adjoint(g, arr, values, axis, False)", linear="joint")
     defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
-               items="row_join_adjoint(g, items, i)")
+               items="row_join_adjoint(g, items, i)", linear="joint")
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
-               items="column_join_adjoint(g, items, i)")
+               items="column_join_adjoint(g, items, i)", linear="joint")
     defadjoint(builtins.sum, "iterable, /, start=0", name="sum", sequence=("iterable",),
                iterable=("unbroadcast(g, iterable[i])",
                          "np.broadcast_to(g, np.shape(iterable))"),
-               start="unbroadcast(g, start)")
+               start="unbroadcast(g, start)", linear="joint")
     defadjoint(np.select, "condlist, choicelist, default=0", sequence=("choicelist",),
                piecewise=("condlist",),
                choicelist="select_adjoint_choice(g, condlist, choicelist, i)",
                default="unbroadcast(select_adjoint_choice(g, condlist, choicelist, "
-                       "len(condlist)), default)")
+                       "len(condlist)), default)", linear="joint")
     defadjoint(np.split, "ary, indices_or_sections, axis=0",
-               ary="split_adjoint(g, ary, indices_or_sections, axis)")
+               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint")
     defadjoint(np.array_split, "ary, indices_or_sections, axis=0",
-               ary="split_adjoint(g, ary, indices_or_sections, axis)")
+               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint")
     defadjoint(np.vsplit, "ary, indices_or_sections",
-               ary="split_adjoint(g, ary, indices_or_sections, 0)")
+               ary="split_adjoint(g, ary, indices_or_sections, 0)", linear="joint")
     defadjoint(np.hsplit, "ary, indices_or_sections",
-               ary="split_adjoint(g, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)")
+               ary="split_adjoint(g, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)", linear="joint")
     defadjoint(np.dsplit, "ary, indices_or_sections",
-               ary="split_adjoint(g, ary, indices_or_sections, 2)")
+               ary="split_adjoint(g, ary, indices_or_sections, 2)", linear="joint")
 
 with section("Building arrays"):
     defadjoint(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=None, "
                             "axis=0, *, device=None",
                only={"retstep": (False,)},
                start="linspace_adjoint(g, start, stop, num, endpoint, axis)",
-               stop="linspace_adjoint(g, start, stop, num, endpoint, axis, True)")
+               stop="linspace_adjoint(g, start, stop, num, endpoint, axis, True)", linear="joint")
     defadjoint(np.arange, "start_or_stop, /, stop=None, step=1, *, dtype=None, device=None, "
                           "like=None",
                piecewise=("stop",),
                start_or_stop="arange_adjoint_start(g, start_or_stop, stop)",
-               step="arange_adjoint_step(g)")
+               step="arange_adjoint_step(g)",
+               tangent={"start_or_stop": "t * np.ones_like(ans) * (stop is not None)",
+                        "step": "t * np.arange(np.size(ans))"})
     defadjoint(np.full, "shape, fill_value, dtype=None, order='C', *, device=None, like=None",
-               fill_value="sum_all(g, fill_value)")
+               fill_value="sum_all(g, fill_value)", linear="joint")
     defadjoint(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None, *, "
                              "device=None",
-               piecewise=("a",), fill_value="sum_all(g, fill_value)")
+               piecewise=("a",), fill_value="sum_all(g, fill_value)", linear="joint")
 
 with section("Indexing"):
     defadjoint(operator.getitem, "a, index, /", name="getitem",
-               a="getitem_adjoint(g, a, index)")
+               a="getitem_adjoint(g, a, index)", linear="joint")
 
 with section("Constants (no derivative)"):
     for _fn in (np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,

@@ -39,14 +39,21 @@ A rule is one declaration, next to its siblings in
 ```python
     defadjoint(np.hypot, BINARY, domain="nonzero",
                x1="unbroadcast(g * x1 / ans, x1)",
-               x2="unbroadcast(g * x2 / ans, x2)")
+               x2="unbroadcast(g * x2 / ans, x2)",
+               tangent={{"x1": "t * x1 / ans", "x2": "t * x2 / ans"}})
 ...
     defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE,
-               a="var_adjoint(g, a, axis, ddof, keepdims)")
+               a="var_adjoint(g, a, axis, ddof, keepdims)",
+               tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
+                       "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
 ```
 
 The signature is NumPy's (`BINARY` is `"x1, x2, /"`, `VARIANCE` spells out
 `np.var`'s); each keyword maps a parameter to the expression of its adjoint.
+`tangent=` gives forward mode's rule (`tc.jvp`, `tc.hvp`): the contribution of
+a parameter's tangent `t` to the output's tangent (a dict for several
+parameters); `linear=True` (linear in each parameter: `np.matmul`) or
+`linear="joint"` (in all together: `np.add`, `np.concatenate`) stands for it.
 Options: `methods=` (array methods that mean the function: `x.var(axis=0)` is
 `np.var(x, axis=0)`; `varargs_methods=` for `x.reshape(2, 3)`), `sequence=` (a
 list parameter: the expression is the adjoint of element `i`), `piecewise=`

@@ -43,6 +43,25 @@ The same row says what else the compiler and the tests need to know:
 Users add rules for their own functions and black boxes with
 :func:`register_adjoint`, giving a callable ``rule(g, ans, *args, **kwargs)`` that
 returns one adjoint per positional argument (``None`` where there is none).
+
+Forward mode (tangents, ``tc.jvp``) reads the same row.  ``tangent=`` gives, for
+each differentiable parameter, the contribution of its tangent ``t`` to the
+tangent of the output, as an expression of ``t``, ``ans`` and the parameters
+(a plain string when the row has one differentiable parameter)::
+
+    defadjoint(np.tanh, UNARY, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)")
+
+``linear=True`` says the function is linear in each differentiable parameter
+on its own (``np.matmul``, ``np.reshape``, ``x[i]``): the contribution of a
+parameter is the function applied with its tangent in its place.
+``linear="joint"`` says it is linear in all of them together (``np.add``,
+``np.concatenate``): the output's tangent is one call with every
+differentiable argument replaced by its tangent (a zero where it has none);
+a tuple of parameter names is "joint" over those (``np.diff`` is linear in
+``a``, ``prepend`` and ``append`` together, and the last two are constants).
+Tangent expressions use only functions that have adjoint rules themselves, so
+that a tangent-linear program can be differentiated again (``tc.hvp``).
+Users give tangents of their functions with :func:`register_tangent`.
 """
 
 import ast
@@ -75,7 +94,7 @@ class AdjointRule:
 
     def __init__(self, fn, name, params, templates=None, sequence_params=(),
                  vjp=None, constant=False, positional_only=(), piecewise=(),
-                 domain="real", whole=None, only=None):
+                 domain="real", whole=None, only=None, tangents=None, linear=False):
         self.fn = fn
         self.name = name
         self.params = params  # list of (name, default or REQUIRED, kind)
@@ -88,6 +107,23 @@ class AdjointRule:
         self.piecewise = frozenset(piecewise)  # no adjoint, and none is lost
         self.domain = domain
         self.only = dict(only or {})  # param -> the values the rule is right for
+        self.tangents = dict(tangents or {})  # param -> its tangent's contribution (forward)
+        self.linear = linear  # False, True (in each parameter) or "joint" (in all together)
+        self.jvp = None  # a user's tangent callable (register_tangent)
+
+    def linear_params(self):
+        """The parameters a linear rule replaces by their tangents."""
+        return self.linear if isinstance(self.linear, tuple) else tuple(self.templates)
+
+    def is_joint(self):
+        return self.linear == "joint" or isinstance(self.linear, tuple)
+
+    def has_tangent(self):
+        """True when forward mode can differentiate the primitive."""
+        if self.vjp is not None:  # a user's rule: needs the user's tangent too
+            return self.jvp is not None
+        return self.constant or self.jvp is not None or bool(self.linear) or \
+            set(self.tangents) >= set(self.templates)
 
     @property
     def param_names(self):
@@ -219,9 +255,10 @@ def _check_template(name, params, param, expression, sequence):
 
 
 def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(),
-               varargs_methods=(), domain="real", only=None, **templates):
-    """Register the inlined adjoint expressions of a NumPy primitive (see the
-    module docstring for the options)."""
+               varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
+               **templates):
+    """Register the inlined adjoint expressions of a NumPy primitive, and its
+    tangent (``tangent=`` or ``linear=``; see the module docstring)."""
     name = name or _default_name(fn)
     params = _parse_signature(signature)
     names = {p[0] for p in params}
@@ -240,12 +277,31 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
             templates[param], whole[param] = expression
             _check_template(name, params, param, whole[param], False)
         _check_template(name, params, param, templates[param], param in sequence)
+    tangents = _tangent_templates(name, params, templates, tangent)
     _RULES[_key(fn)] = AdjointRule(fn, name, params, templates, sequence,
                                    positional_only=_positional_only(signature),
                                    piecewise=piecewise, domain=domain, whole=whole,
-                                   only=only)
+                                   only=only, tangents=tangents, linear=linear)
     _declare_methods(fn, methods, varargs_methods)
     return fn
+
+
+def _tangent_templates(name, params, templates, tangent):
+    """``tangent=`` as ``{param: expression}``; a string is the one differentiable
+    parameter's.  Its free names are checked like an adjoint's (``t`` for ``g``)."""
+    if tangent is None:
+        return {}
+    if isinstance(tangent, str):
+        if len(templates) != 1:
+            raise ValueError(f"{name}: tangent= as one expression needs exactly one "
+                             "differentiable parameter; give a dict")
+        tangent = {next(iter(templates)): tangent}
+    for param, expression in tangent.items():
+        if param not in templates:
+            raise ValueError(f"{name}: tangent for '{param}', which has no adjoint")
+        _check_template(name, params + [("t", REQUIRED, "positional")], param, expression,
+                        False)
+    return dict(tangent)
 
 
 def defconstant(fn, signature="*args", name=None, methods=()):
@@ -326,12 +382,88 @@ def register_adjoint(fn, rule=None):
     return rule
 
 
+def register_tangent(fn, rule=None):
+    """Register ``rule`` as the tangent (forward-mode derivative) of ``fn``.
+
+    ``rule(tangents, ans, *args, **kwargs)`` receives a tuple with the tangent
+    of each positional argument (``None`` where the argument carries none), the
+    output and the arguments; it returns the tangent of the output.  ``fn``
+    needs an adjoint first (:func:`register_adjoint`): the rule is kept beside
+    it, and ``tc.hvp`` differentiates the tangent code with that adjoint.
+
+    May be used as a decorator factory: ``@register_tangent(fn)`` above ``rule``.
+    """
+    if rule is None:
+        return lambda r: register_tangent(fn, r)
+    if not callable(rule):
+        raise TypeError("register_tangent(fn, rule): rule must be callable")
+    existing = lookup(fn)
+    if existing is None:
+        raise ValueError(f"register_tangent({_default_name(fn)}): register its adjoint first "
+                         "with tangent_ckpt.register_adjoint (the tangent is kept beside it)")
+    existing.jvp = rule
+    return rule
+
+
 def lookup(fn):
     """The rule registered for ``fn``, or ``None``."""
     try:
         return _RULES.get(_key(fn))
     except TypeError:  # unhashable callables have no rule
         return None
+
+
+def evaluate_tangent(fn, tangents, ans, args, kwargs=None):
+    """The tangent of ``fn``'s output on real values: ``tangents`` maps parameter
+    names to their tangents (the others carry none).  What forward mode inlines;
+    tests check each rule against finite differences with it."""
+    np_ = __import__("numpy")
+    rule = lookup(fn)
+    kwargs = dict(kwargs or {})
+    bound = rule.bind(args, kwargs)
+    if rule.linear:
+        # where each parameter came from: a position or a keyword of the call
+        where = rule.bind([("arg", k) for k in range(len(args))],
+                          {key: ("kw", key) for key in kwargs})
+
+        def call_with(replacements):
+            new_args, new_kwargs = list(args), dict(kwargs)
+            for param, value in replacements.items():
+                place = where[param]
+                if isinstance(place, tuple) and place and place[0] == "arg":
+                    new_args[place[1]] = value
+                elif isinstance(place, tuple) and place and place[0] == "kw":
+                    new_kwargs[place[1]] = value
+                else:  # a varargs parameter: its items are positions
+                    for item, v in zip(place, value):
+                        new_args[item[1]] = v
+            return fn(*new_args, **new_kwargs)
+        if rule.is_joint():
+            return call_with({p: tangents.get(p, _zero_like(bound[p], np_))
+                              for p in rule.linear_params()
+                              if where.get(p) is not None and where.get(p) != ()
+                              and not _is_default(where[p])})
+        return sum(call_with({p: t}) for p, t in tangents.items())
+    namespace = {name: getattr(runtime, name) for name in dir(runtime)
+                 if not name.startswith("_")}
+    namespace.update(np=np_, ans=ans, **bound)
+    total = 0.0
+    for param, t in tangents.items():
+        total = total + eval(compile(rule.tangents[param], f"<tangent of {rule.name}>",
+                                     "eval"), dict(namespace, t=t))
+    return total
+
+
+def _is_default(place):
+    """True when ``bind`` filled the parameter with its default (not a call's place)."""
+    return not (isinstance(place, tuple) and place and
+                (place[0] in ("arg", "kw") or isinstance(place[0], tuple)))
+
+
+def _zero_like(value, np_):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_zero_like(v, np_) for v in value)
+    return np_.zeros_like(value, dtype=float)
 
 
 def registered_functions():

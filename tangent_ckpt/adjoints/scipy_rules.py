@@ -8,18 +8,21 @@ from tangent_ckpt.adjoints.registry import defadjoint
 
 with section("scipy.special (where SciPy is installed)"):
     defadjoint(special.erf, UNARY, name="scipy.special.erf",
-               x="g * 1.1283791670955126 * np.exp(-x * x)")          # 2 / sqrt(pi)
+               x="g * 1.1283791670955126 * np.exp(-x * x)",
+               tangent="t * 1.1283791670955126 * np.exp(-x * x)")          # 2 / sqrt(pi)
     defadjoint(special.erfc, UNARY, name="scipy.special.erfc",
-               x="-g * 1.1283791670955126 * np.exp(-x * x)")
+               x="-g * 1.1283791670955126 * np.exp(-x * x)",
+               tangent="-t * 1.1283791670955126 * np.exp(-x * x)")
     defadjoint(special.gammaln, UNARY, name="scipy.special.gammaln", domain="positive",
                x="gammaln_adjoint(g, x)")
     defadjoint(special.digamma, UNARY, name="scipy.special.digamma", domain="positive",
                x="digamma_adjoint(g, x)")
     defadjoint(special.expit, UNARY, name="scipy.special.expit",
-               x="g * ans * (1.0 - ans)")
+               x="g * ans * (1.0 - ans)", tangent="t * ans * (1.0 - ans)")
     defadjoint(special.xlogy, BINARY, name="scipy.special.xlogy", domain="positive",
                x1="unbroadcast(g * np.log(x2), x1)",
-               x2="unbroadcast(g * x1 / x2, x2)")
+               x2="unbroadcast(g * x1 / x2, x2)",
+               tangent={"x1": "t * np.log(x2)", "x2": "t * x1 / x2"})
     defadjoint(special.logsumexp, "a, axis=None, b=None, keepdims=False, return_sign=False",
                name="scipy.special.logsumexp",
                only={"b": (None,), "return_sign": (False,)},

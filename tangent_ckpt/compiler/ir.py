@@ -272,11 +272,16 @@ SYMBOLS = {"binop:+": "+", "binop:-": "-", "binop:*": "*", "binop:/": "/",
            "binop:**": "**", "binop:@": "@", "binop:%": "%"}
 
 
-def prim_node(prim):
-    """The primal right-hand side of a primitive application."""
-    args = [operand_node(a) for a in prim.args]
+def prim_node(prim, args=None, kwargs=None):
+    """The primal right-hand side of a primitive application; ``args`` and
+    ``kwargs`` (nodes), when given, stand in place of its operands (forward mode
+    applies a linear primitive to tangents)."""
+    if args is None:
+        args = [operand_node(a) for a in prim.args]
+    if kwargs is None:
+        kwargs = {k: operand_node(v) for k, v in prim.kwargs.items()}
     if prim.render == "call":
-        return sx.call(prim.ref, *args, **{k: operand_node(v) for k, v in prim.kwargs.items()})
+        return sx.call(prim.ref, *args, **kwargs)
     if prim.render in SYMBOLS:
         return sx.binop(args[0], SYMBOLS[prim.render], args[1])
     if prim.render == "unary:-":

@@ -16,8 +16,10 @@ from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.package.checkpointed_loops import mark_loops
 from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler
 from tangent_ckpt.compiler.package.gradient import auto_plan, package_gradient
+from tangent_ckpt.compiler.package.tangent import package_tangent
 from tangent_ckpt.compiler.parse import parse_function, recording
 from tangent_ckpt.compiler.shapes import shape_facts
+from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
 
 
@@ -45,14 +47,20 @@ def _collector_paused():
             gc.enable()
 
 
+def _analyzed(fn, wrt):
+    """The stages both modes share: parse, the aliasing fence, lower, analyze."""
+    parsed = parse_function(fn)                                     # parse
+    check_writes(parsed)                                            # aliasing fence
+    function, bindings, namer = normalize(parsed)                   # lower
+    wrt_names = wrt_parameters(function, wrt)                       # analyze
+    active = activity(function, wrt_names)
+    shape_facts(function)
+    return function, bindings, namer, wrt_names, active
+
+
 def _stages(fn, wrt, options, return_value):
     with recording() as dependencies:
-        parsed = parse_function(fn)                                 # parse
-        check_writes(parsed)                                        # aliasing fence
-        function, bindings, namer = normalize(parsed)               # lower
-        wrt_names = wrt_parameters(function, wrt)                   # analyze
-        active = activity(function, wrt_names)
-        shape_facts(function)
+        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt)
         plan = auto_plan(options, namer)
         loops = mark_loops(function, options, plan)
         segments = SegmentHandler(function, options, plan)
@@ -66,4 +74,25 @@ def _stages(fn, wrt, options, return_value):
     compiled.loops = loops.summaries(function) if loops else \
         [(loop.line, "taped") for loop in ir.walk(function.body)
          if isinstance(loop, (ir.For, ir.While))]
+    return compiled
+
+
+def compile_tangent(fn, wrt, return_value=True):
+    """Compile the tangent-linear (forward mode) function of ``fn`` in the
+    direction of the parameters at positions ``wrt``: it takes ``fn``'s
+    parameters and one tangent per ``wrt`` parameter, and returns ``(value,
+    tangent of the value)`` (the tangent alone without ``return_value``)."""
+    with _collector_paused():
+        return on_deep_stack(lambda: _forward_stages(fn, wrt, return_value), fn)
+
+
+def _forward_stages(fn, wrt, return_value):
+    with recording() as dependencies:
+        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt)
+        body, tan, nonzero = tangent_function(function, active, namer,  # transform
+                                              bindings, wrt_names)
+        code = package_tangent(function, body, tan, nonzero, wrt_names,  # package
+                               namer, return_value)
+    compiled = emit(code, function, bindings, wrt_names)            # emit
+    compiled.dependencies = dependencies
     return compiled

@@ -1,0 +1,219 @@
+"""Forward mode and second order: ``jvp``, ``hvp``, ``hessian``.
+
+``tc.jvp(f, wrt)`` compiles the tangent-linear program of ``f`` (source to
+source, like the gradient: ``compiler/transform/forward.py``); it carries the
+state and its tangent through the loops and needs no tape.
+
+``tc.hvp(f, wrt)`` differentiates that tangent-linear program again, in
+reverse mode, with respect to the primal inputs, the direction ``v`` a
+constant: ``d/dx <grad f(x), v> = H v``.  Its loops carry (state, tangent
+state) and are checkpointed on the Revolve schedule exactly like a first-order
+gradient's (``checkpoint=True``, ``snapshots=``, ``memory_budget=``).
+"""
+
+import linecache
+import weakref
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+
+from tangent_ckpt import display
+from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
+                              _refuse_unknown, _Target, _check_wrt_value)
+from tangent_ckpt.errors import TangentCkptError, at_user_line
+from tangent_ckpt.options import CheckpointOptions
+
+
+def _compiled_tangent(fn, wrt, return_value, source=None):
+    # imported here for the reason api._compiled gives: the runtime must not load the compiler
+    from tangent_ckpt.compiler.parse import forget_source, register_source
+    from tangent_ckpt.compiler.pipeline import compile_tangent
+    key = ("forward", wrt, return_value, source)
+    with _LOCK:
+        try:
+            per_fn = _CACHE.setdefault(fn, {})
+        except TypeError:
+            per_fn = {}
+        compiled = per_fn.get(key)
+        if compiled is not None and compiled.dependencies.changed():
+            compiled = None
+        if compiled is None:
+            if source is not None:
+                register_source(fn, source)
+            try:
+                compiled = compile_tangent(fn, wrt, return_value=return_value)
+            finally:
+                if source is not None:
+                    forget_source(fn)
+            filename = compiled.function.__code__.co_filename
+            weakref.finalize(compiled, linecache.cache.pop, filename, None)
+            per_fn[key] = compiled
+    return compiled
+
+
+class TangentFunction:
+    """A compiled tangent-linear (forward mode) function: ``jvp(*args, tangents)``
+    returns ``(value, directional derivative)``.  ``tangents`` is one array per
+    ``wrt`` argument (a tuple for several; the array itself for one).
+
+    Attributes: ``fn``, ``wrt``, ``source`` (the generated code), ``compile()``.
+    """
+
+    def __init__(self, fn: Callable[..., Any], wrt: Wrt, source: Optional[str] = None):
+        self.fn = fn
+        self.wrt, self._single = _normalize_wrt(wrt)
+        self.given_source = source
+        self._target = _Target(fn)
+        self._inner_wrt = self._target.inner_wrt(self.wrt)
+
+    def compile(self, return_value: bool = True):
+        """Compile now (else on the first call); cached per function and wrt."""
+        __tracebackhide__ = True  # noqa: F841
+        try:
+            return _compiled_tangent(self._target.function, self._inner_wrt, return_value,
+                                     self.given_source)
+        except TangentCkptError as exc:
+            raise at_user_line(exc, getattr(self._target.function, "__name__", "<module>"))
+
+    @property
+    def source(self) -> "display.GeneratedSource":
+        """The generated tangent-linear source: exactly the text that was compiled."""
+        compiled = self.compile()
+        return display.GeneratedSource(compiled.source,
+                                       f"tangent of {self._target.label} in the direction of "
+                                       f"{', '.join(compiled.wrt_names)}")
+
+    def _values(self, args, kwargs, compiled):
+        if not args:
+            raise TypeError(f"{self._target.label}: pass the tangents after the arguments")
+        args, tangents = args[:-1], args[-1]
+        arguments = self._target.bind(args, kwargs)
+        values = [arguments[p] for p in compiled.params[:len(compiled.params) - len(self.wrt)]]
+        tangents = (tangents,) if self._single else tuple(tangents)
+        if len(tangents) != len(self.wrt):
+            raise TypeError(f"{self._target.label}: {len(self.wrt)} tangents expected "
+                            f"(one per wrt argument), got {len(tangents)}")
+        for user_k, k, t in zip(self.wrt, self._inner_wrt, tangents):
+            _check_wrt_value(self._target.label, compiled.params[k], user_k, values[k])
+            if np.shape(t) != np.shape(values[k]):
+                raise TypeError(f"{self._target.label}: the tangent of "
+                                f"'{compiled.params[k]}' has shape {np.shape(t)}, the argument "
+                                f"{np.shape(values[k])}")
+        return values, list(tangents)
+
+    def __call__(self, *args, **kwargs):
+        compiled = self.compile()
+        values, tangents = self._values(args, kwargs, compiled)
+        return compiled.function(*values, *tangents)
+
+    def __repr__(self):
+        return f"<jvp of {getattr(self.fn, '__qualname__', self._target.label)} wrt {self.wrt}>"
+
+
+class HessianVectorProduct:
+    """``hvp(*args, v)`` -> ``H v``: the Hessian of ``fn`` (scalar output) with
+    respect to the ``wrt`` arguments, applied to ``v`` (one array per ``wrt``
+    argument: a tuple for several).  Built by differentiating the tangent-linear
+    program in reverse mode; ``source`` shows both programs.
+    """
+
+    def __init__(self, fn, wrt, options, source=None):
+        self.fn = fn
+        self.options = options
+        self.tangent = TangentFunction(fn, wrt, source=source)
+        self.wrt, self._single = self.tangent.wrt, self.tangent._single
+        self._gradient = None
+
+    def gradient(self) -> GradientFunction:
+        """The reverse-mode gradient of the tangent-linear function (compiled once)."""
+        compiled = self.tangent.compile(return_value=False)
+        if self._gradient is None or self._gradient.fn is not compiled.function:
+            self._gradient = GradientFunction(compiled.function, self.tangent._inner_wrt,
+                                              self.options)
+        return self._gradient
+
+    @property
+    def source(self) -> str:
+        """The tangent-linear function, then its gradient (the Hessian-vector product)."""
+        return self.tangent.compile(return_value=False).source + "\n\n" + \
+            self.gradient().source
+
+    def __call__(self, *args, **kwargs):
+        compiled = self.tangent.compile(return_value=False)
+        values, tangents = self.tangent._values(args, kwargs, compiled)
+        gradient = self.gradient()
+        result = gradient(*values, *tangents)
+        return result
+
+    def __repr__(self):
+        return f"<hvp of {getattr(self.fn, '__qualname__', self.fn)} wrt {self.wrt}>"
+
+
+def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *, source: Optional[str] = None,
+        **unknown: Any) -> TangentFunction:
+    """Forward mode: ``jvp(fn, wrt)(*args, tangents)`` returns ``(fn(*args), J
+    tangents)``, the value and its directional derivative in the direction
+    ``tangents`` of the ``wrt`` arguments (one array per argument, a tuple for
+    several).  The tangent-linear code is generated from ``fn``'s source
+    (``.source``); it needs no tape, so its memory does not grow with the trip
+    count of ``fn``'s loops."""
+    _refuse_unknown(jvp, unknown)
+    return TangentFunction(fn, wrt, source=source)
+
+
+def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+        checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+        memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
+        disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
+        costs: Any = None, snapshot_store: Any = None, source: Optional[str] = None,
+        **unknown: Any) -> HessianVectorProduct:
+    """Hessian-vector product: ``hvp(fn, wrt)(*args, v)`` returns ``H v`` for a
+    scalar ``fn`` (one array per ``wrt`` argument, a tuple for several).
+
+    Reverse over forward: the tangent-linear program of ``fn`` (:func:`jvp`) is
+    differentiated in reverse mode with respect to the ``wrt`` arguments, ``v``
+    a constant.  The options are :func:`~tangent_ckpt.grad`'s: with
+    ``checkpoint=True`` the loops of the tangent-linear program, whose state is
+    (state, tangent state), are checkpointed on the Revolve schedule like a
+    first-order gradient's.  The result plugs into
+    ``scipy.optimize.minimize(..., hessp=...)`` (wrap it to take flat vectors).
+    """
+    _refuse_unknown(hvp, unknown)
+    options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
+                                memory_budget=memory_budget, schedule=schedule,
+                                min_steps=min_steps, disk_snapshots=disk_snapshots,
+                                verify=verify, nested=nested, costs=costs,
+                                snapshot_store=snapshot_store)
+    return HessianVectorProduct(fn, wrt, options, source=source)
+
+
+def hessian(fn: Callable[..., Any], wrt: Wrt = (0,), **options: Any) -> Callable[..., Any]:
+    """The dense Hessian of a scalar ``fn``, one :func:`hvp` per input element
+    (for small inputs).  For one ``wrt`` argument ``x`` the result has shape
+    ``x.shape + x.shape``; for several, ``H[i][j]`` is the block of arguments
+    ``i`` and ``j``, shaped ``x_i.shape + x_j.shape``.  ``options`` are
+    :func:`hvp`'s."""
+    product = hvp(fn, wrt, **options)
+
+    def dense(*args, **kwargs):
+        compiled = product.tangent.compile(return_value=False)
+        arguments = product.tangent._target.bind(args, kwargs)
+        inputs = [np.asarray(arguments[compiled.params[k]], dtype=float)
+                  for k in product.tangent._inner_wrt]
+        sizes = [x.size for x in inputs]
+        columns = []
+        for j, x in enumerate(inputs):
+            for k in range(x.size):
+                v = [np.zeros_like(y) for y in inputs]
+                v[j].flat[k] = 1.0
+                hv = product(*args, v[0] if product._single else tuple(v), **kwargs)
+                hv = (hv,) if product._single else hv
+                columns.append(np.concatenate([np.ravel(h) for h in hv]))
+        full = np.stack(columns, axis=1)  # rows: outputs, columns: directions
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        blocks = [[full[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]]
+                   .reshape(inputs[i].shape + inputs[j].shape)
+                   for j in range(len(inputs))] for i in range(len(inputs))]
+        return blocks[0][0] if product._single else tuple(tuple(row) for row in blocks)
+    dense.hvp = product
+    return dense

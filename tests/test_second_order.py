@@ -1,0 +1,164 @@
+"""tc.hvp / tc.hessian (second_order.py): reverse mode over the tangent-linear
+program, against finite differences of tc.grad and a dense Hessian, for every
+control-flow form, taped and checkpointed; the checkpointed loop of the
+tangent-linear program follows the Revolve schedule for its doubled state."""
+
+import linecache
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from tangent_ckpt.runtime.schedules import revolve_cost
+from coverage_cases import all_cases
+from test_forward import CONSTRUCTS, _args, rnn
+from test_grad_coverage import arguments, straight
+from test_jvp_coverage import _uses_missing
+
+EPS = 1e-5
+
+
+def gradient_fd(fn, args, wrt, dirs):
+    """(grad(args + eps d) - grad(args - eps d)) / 2 eps, per wrt argument."""
+    grad = tc.grad(fn, wrt=wrt)
+
+    def at(s):
+        moved = list(args)
+        for k, d in zip(wrt, dirs):
+            moved[k] = moved[k] + s * d
+        g = grad(*moved)
+        return (g,) if len(wrt) == 1 else g
+    return [(p - m) / (2 * EPS) for p, m in zip(at(EPS), at(-EPS))]
+
+
+def _directions(args, wrt, rng):
+    return [rng.normal(size=np.shape(args[k])) if np.ndim(args[k]) else float(rng.normal())
+            for k in wrt]
+
+
+OPTIONS = [{}, {"checkpoint": True, "snapshots": 2}]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("fn, wrt", CONSTRUCTS, ids=[f.__name__ for f, _ in CONSTRUCTS])
+def test_hvp_matches_finite_differences_of_the_gradient(fn, wrt, options):
+    rng = np.random.default_rng(5)
+    args = _args(fn, rng)
+    before = [np.copy(a) for a in args]
+    dirs = _directions(args, wrt, rng)
+    hv = tc.hvp(fn, wrt=wrt, **options)(*args, dirs[0] if len(wrt) == 1 else tuple(dirs))
+    hv = (hv,) if len(wrt) == 1 else hv
+    for a, b in zip(hv, gradient_fd(fn, args, wrt, dirs)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    for a, b in zip(args, before):
+        np.testing.assert_array_equal(a, b)
+
+
+CHECKPOINTED = [{"snapshots": 2}, {"memory_budget": "16kB"}, {"snapshots": 2, "schedule": "online"},
+                {"snapshots": 3, "schedule": "uniform"}]
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=lambda o: ",".join(map(str, o.values())))
+@pytest.mark.parametrize("fn, wrt", CONSTRUCTS, ids=[f.__name__ for f, _ in CONSTRUCTS])
+def test_checkpointed_hvp_equals_taped_hvp(fn, wrt, options):
+    rng = np.random.default_rng(6)
+    args = _args(fn, rng)
+    dirs = _directions(args, wrt, rng)
+    v = dirs[0] if len(wrt) == 1 else tuple(dirs)
+    taped = tc.hvp(fn, wrt=wrt)(*args, v)
+    ckpt = tc.hvp(fn, wrt=wrt, checkpoint=True, **options)(*args, v)
+    for a, b in zip(np.atleast_1d(taped) if len(wrt) == 1 else taped,
+                    np.atleast_1d(ckpt) if len(wrt) == 1 else ckpt):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def dense_hessian_fd(fn, args, k):
+    """Column j: the central difference of tc.grad along unit vector j."""
+    x = np.asarray(args[k], dtype=float)
+    columns = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[j] = 1.0
+        columns.append(np.ravel(gradient_fd(fn, args, (k,), [e])[0]))
+    return np.stack(columns, axis=1).reshape(x.shape + x.shape)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["taped", "checkpointed"])
+def test_hessian_matches_the_dense_finite_difference_hessian(options):
+    rng = np.random.default_rng(1)
+    h, W, b, n = _args(rnn, rng)
+    H = tc.hessian(rnn, wrt=1, **options)(h, W, b, n)
+    assert H.shape == W.shape + W.shape
+    np.testing.assert_allclose(H, dense_hessian_fd(rnn, [h, W, b, n], 1), rtol=1e-5, atol=1e-6)
+    flat = H.reshape(W.size, W.size)
+    np.testing.assert_allclose(flat, flat.T, rtol=1e-10, atol=1e-12)  # symmetric
+
+
+def test_hessian_blocks_of_several_arguments():
+    rng = np.random.default_rng(2)
+    h, W, b, n = _args(rnn, rng)
+    blocks = tc.hessian(rnn, wrt=(1, 2))(h, W, b, n)
+    assert blocks[0][1].shape == W.shape + b.shape and blocks[1][1].shape == b.shape * 2
+    np.testing.assert_allclose(blocks[1][1], dense_hessian_fd(rnn, [h, W, b, n], 2),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(blocks[0][1].reshape(W.size, b.size),
+                               blocks[1][0].reshape(b.size, W.size).T, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, s", [(20, 3), (57, 4)])
+def test_checkpointed_hvp_replays_the_revolve_optimum_for_the_doubled_state(n, s):
+    rng = np.random.default_rng(4)
+    h, W, b, _ = _args(rnn, rng)
+    v = rng.normal(size=W.shape)
+    with tc.profile() as prof:
+        tc.hvp(rnn, wrt=1, checkpoint=True, snapshots=s)(h, W, b, n, v)
+    (stats,) = prof.loops.values()
+    with tc.profile() as first:
+        tc.grad(rnn, wrt=1, checkpoint=True, snapshots=s)(h, W, b, n)
+    (first_stats,) = first.loops.values()
+    # the minimal number of advances, plus the step the first turn records
+    assert stats.forward_steps == first_stats.forward_steps == revolve_cost(n, s)[1] + 1
+    assert stats.peak_snapshots == s
+    # each snapshot holds the state and its tangent: twice the first-order state
+    assert stats.peak_snapshot_bytes == 2 * first_stats.peak_snapshot_bytes
+
+
+CASES = all_cases()
+# not at ties: the gradient jumps there, its finite difference is no Hessian
+SAMPLE = [k for k in range(0, len(CASES), 7) if not _uses_missing(CASES[k])
+          and all(kind != "ties" for _, kind in CASES[k].args.values())]
+SAMPLE += [k for k, case in enumerate(CASES) if "np.linalg" in case.body and k not in SAMPLE
+           and not _uses_missing(case)]
+
+
+@pytest.mark.parametrize("k", SAMPLE, ids=[CASES[k].id for k in SAMPLE])
+def test_tangent_rules_differentiate_again(k):
+    """hvp of each sampled NumPy case: its tangent code goes through reverse mode."""
+    case = CASES[k]
+    f = straight(case, k)
+    args = arguments(case, k)
+    wrt = tuple(range(len(args)))
+    rng = np.random.default_rng(k)
+    out = np.asarray(f(*args), dtype=float)
+    weight = rng.normal(size=out.shape)
+    source = f"def weighted{k}({', '.join(case.args)}, weight):\n" \
+             f"    return np.sum(case{k}({', '.join(case.args)}) * weight)\n"
+    filename = f"<weighted {k}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"np": np, f"case{k}": f}
+    exec(compile(source, filename, "exec"), namespace)
+    g = namespace[f"weighted{k}"]
+    dirs = _directions(args, wrt, rng)
+    hv = tc.hvp(g, wrt=wrt)(*args, weight, dirs[0] if len(wrt) == 1 else tuple(dirs))
+    hv = (hv,) if len(wrt) == 1 else hv
+    expected = gradient_fd(g, [*args, weight], wrt, dirs)
+    for a, b in zip(hv, expected):
+        np.testing.assert_allclose(a, b, rtol=10 * case.tol, atol=1e-4 * (1 + np.max(np.abs(b))))
+
+
+def test_source_shows_the_tangent_function_and_its_gradient():
+    text = tc.source(tc.hvp(rnn, wrt=1, checkpoint=True, snapshots=3))
+    assert "def tangent_rnn(h, W, b, n, dW):" in text
+    assert "def dtangent_rnn(" in text and "rt.CheckpointedLoop" in text
+    assert "h, dh = state" in text        # the loop's state is (state, tangent state)
+    assert "def jvp_rnn" in str(tc.source(tc.jvp(rnn, wrt=1)))
