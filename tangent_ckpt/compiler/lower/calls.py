@@ -20,6 +20,7 @@ from tangent_ckpt.compiler.lower.scopes import (
 )
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.views import follow_views
 from tangent_ckpt.errors import (
     SourceUnavailableError, TransformError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
@@ -94,7 +95,7 @@ class CallLowering:
             except SourceUnavailableError:
                 parsed = None
             if parsed is not None:
-                check_writes(parsed)
+                check_writes(parsed, followed=follow_views(parsed, helper=True))
                 return self.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
 
@@ -248,6 +249,8 @@ class CallLowering:
             for name, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
                 defaults[name] = ("node", d)
         values = {}
+        arguments = dict(zip(params, call.args))
+        arguments.update({k.arg: k.value for k in call.keywords})
         for p, a in zip(params, call.args):
             values[p] = self.lo.expressions.value(a, p)
         for k in call.keywords:
@@ -283,7 +286,10 @@ class CallLowering:
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.lo.expressions.atomize(v, p)
-            if p in subscripted_in_body and isinstance(v, ir.Name):
+            written_back = p in getattr(call, "written_arguments", {})
+            computed = isinstance(arguments.get(p), (gast.BinOp, gast.UnaryOp))  # new array
+            if p in subscripted_in_body and isinstance(v, ir.Name) and not written_back \
+                    and not computed:
                 scope.shared_arrays.add(p)
             if p in assigned_in_body:
                 name = self.lo.namer.fresh(p)
@@ -306,6 +312,10 @@ class CallLowering:
                              fnode, parsed=parsed, construct="missing return",
                              hint="end every path with a return statement")
         self.lo.out.extend(out)
+        for p, caller_name in getattr(call, "written_arguments", {}).items():
+            # the helper wrote into its caller's array (views.py marked the call)
+            self.lo.emit(ir.Assign(self.lo.statements.store_name(caller_name),
+                                   ir.Copy(scope.rename[p]), call.lineno))
         if isinstance(value, list):
             return TupleValue([ir.Name(n) for n in value])
         return ir.Name(result)

@@ -171,6 +171,9 @@ class StatementLowering:
             obj = self.lo.expressions.static_value(value.func)
             if obj is print:
                 return
+            if getattr(value, "written_arguments", None):  # a helper writing its arguments
+                self.lo.expressions.value(value, "result")
+                return
         raise self.lo.error(UnsupportedSyntaxError,
                          "an expression statement whose value is discarded", s,
                          construct="expression statement",
