@@ -165,6 +165,23 @@ def helper_writes_through_its_view(x):
     return np.sum(U ** 3)
 
 
+def helper_adds_into_a_value_of_unknown_type(x, c):
+    H = x * 1.0           # an array for an array x, a float for a float x
+    r = _grow(H, c)
+    return np.sum(H ** 2) + r
+
+
+def _mutating_helper(a):
+    a[0] = 1.0
+    return a * 2.0
+
+
+def helper_result_and_write_both_used(x):
+    y = x * 1.0
+    z = _mutating_helper(y)
+    return np.sum(z + y ** 2)
+
+
 RNG = np.random.default_rng(7)
 CASES = [
     (slice_view_augmented, (np.array([0.3, -0.2]),), (0,)),
@@ -184,8 +201,11 @@ CASES = [
     (helper_updates_caller, (np.linspace(0.1, 1.0, 6), 3), (0,)),
     (helper_adds_in_place, (np.array([0.3, -0.2, 0.5]), 0.3), (0, 1)),
     (helper_writes_through_its_view, (np.array([0.3, -0.2, 0.5, 0.7]),), (0,)),
+    (helper_adds_into_a_value_of_unknown_type, (np.array([0.3, -0.2, 0.5]), 0.3), (0, 1)),
+    (helper_adds_into_a_value_of_unknown_type, (0.7, 0.3), (0, 1)),
+    (helper_result_and_write_both_used, (np.array([0.3, -0.2, 0.5]),), (0,)),
 ]
-IDS = [c[0].__name__ for c in CASES]
+IDS = [c[0].__name__ + ("_float" if isinstance(c[1][0], float) else "") for c in CASES]
 
 
 @pytest.mark.parametrize("fn, args, wrt", CASES, ids=IDS)
@@ -266,11 +286,30 @@ def view_with_a_changing_index(x, k):
     return np.sum(S ** 2)
 
 
+def _bump(u):
+    u += 1.0
+    return 0.0
+
+
+def helper_adds_into_a_view_of_unknown_type(x):
+    U = x.copy()
+    u = U[1:3]
+    _bump(u)  # WRITE
+    return np.sum(U ** 3)
+
+
+def helper_adds_into_an_argument(x):
+    r = 2.0 * _bump(x)  # WRITE
+    return np.sum(x ** 2) + r
+
+
 REFUSED = [
     (view_of_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "v", "x"),
     (reshape_of_a_maybe_strided_array, (np.ones((2, 2)),), "B", "A"),
     (view_kept_in_a_container, (np.array([0.3, -0.2, 0.1, 0.4]),), "parts", "U"),
     (view_rebound_twice, (np.array([0.3, -0.2, 0.1, 0.4]),), "v", "U"),
+    (helper_adds_into_a_view_of_unknown_type, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "u"),
+    (helper_adds_into_an_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "x"),
 ]
 
 

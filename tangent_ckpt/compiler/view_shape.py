@@ -255,8 +255,11 @@ class FunctionShape:
             written = self.writers(fn) if isinstance(fn, types.FunctionType) else {}
             if not written:
                 continue
+            n.writes_parameters = True  # the lowering inlines it even as a statement
             bound = _bind_arguments(fn, n)
-            whole = isinstance(s, gast.Expr) and s.value is n
+            whole = (isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
+                                                  isinstance(s.targets[0], gast.Name))) \
+                and s.value is n  # step(H, U) or r = step(H, U): the call is the statement
             for param, kind in written.items():
                 arg = bound.get(param)
                 if isinstance(arg, gast.Name) and arg.id in self.local:

@@ -56,10 +56,11 @@ def follow_views(parsed, helper=False):
                              shape.range_counters())
             if link is not None and link.parent != name:
                 links[name] = link
-    _require_arrays_for_augmented_calls(shape, facts)
+    groups = _groups(links)
+    _require_arrays_for_augmented_calls(shape, facts, set(links) | set(groups))
     followed = Followed()
     grouped = set()
-    for root, members in _groups(links).items():
+    for root, members in groups.items():
         group = Group(shape, facts, root, members)
         grouped |= group.names
         if group.followable():
@@ -86,11 +87,20 @@ class Followed(set):
         return any(a in g and b in g for g in self.groups)
 
 
-def _require_arrays_for_augmented_calls(shape, facts):
+def _require_arrays_for_augmented_calls(shape, facts, grouped):
     """``H += ...`` in a helper changes the caller's ``H`` only if it is an array:
-    followed only when the compiler knows it is one."""
-    shape.writes = [(s, name, "other" if kind == "aug-call" and facts.array(name) is None
-                     else kind) for s, name, kind in shape.writes]
+    in a group, followed only when the compiler knows it is one; alone, the
+    inliner tests it (``in_place_if_array``, data on the call node)."""
+    writes = []
+    for s, name, kind in shape.writes:
+        if kind == "aug-call" and facts.array(name) is None:
+            if name in grouped:
+                kind = "other"
+            elif id(s) in shape.call_writes:
+                call, params = shape.call_writes[id(s)]
+                call.in_place_if_array = {p for p, a in params.items() if a == name}
+        writes.append((s, name, kind))
+    shape.writes = writes
 
 
 def _groups(links):

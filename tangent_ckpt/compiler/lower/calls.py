@@ -226,6 +226,47 @@ class CallLowering:
             args = [gast.Tuple(elts=list(args), ctx=gast.Load())]
         return self.primitive(fn, args, node.keywords, hint, node, leading=(base,))
 
+    def write_back(self, fnode, call, scope, arguments, label):
+        """A helper that wrote into its parameters wrote into its caller's arrays:
+        views.py marked the call (``written_arguments``); ``H += ...`` changes the
+        caller's ``H`` only when it is an array (``in_place_if_array``: tested)."""
+        written = getattr(call, "written_arguments", {})
+        tested = getattr(call, "in_place_if_array", set())
+        for p, caller_name in written.items():
+            final = scope.rename[p]
+            if p not in tested:
+                self.lo.emit(ir.Assign(self.lo.statements.store_name(caller_name),
+                                       ir.Copy(final), call.lineno))
+                continue
+            before = self.lo.expressions.load_name(caller_name, call)
+            test = self.lo.namer.fresh(f"{caller_name}_is_array")
+            ndarray = self.lo.expressions.bind(np.ndarray, "ndarray")
+            self.lo.emit(ir.Assign(test, ir.NonDiff(
+                sx.builtin_call("isinstance", sx.name(before.id), sx.name(ndarray.id)),
+                (before.id,)), call.lineno))
+            name = self.lo.statements.store_name(caller_name)
+            if name != before.id:
+                self.lo.emit(ir.Assign(name, ir.Copy(before), call.lineno))
+            self.lo.emit(ir.If(test, [ir.Assign(name, ir.Copy(final), call.lineno)], [],
+                               call.lineno))
+        for n in gast.walk(fnode):  # H += ... into a caller's array nobody follows
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and \
+                    isinstance(arguments.get(n.target.id), gast.Name) and \
+                    n.target.id not in written and \
+                    n.target.id in {a.id for a in fnode.args.args + fnode.args.kwonlyargs
+                                    + fnode.args.posonlyargs}:
+                caller_name = arguments[n.target.id].id
+                raise self.lo.error(
+                    UnsupportedSyntaxError,
+                    f"{label}() adds into its parameter '{n.target.id}' in place, which "
+                    f"changes the caller's '{caller_name}' when it is an array; the compiler "
+                    f"follows that only for a call that is a whole statement, on a local "
+                    f"it can follow (not an argument of the differentiated function, not a "
+                    f"view of an array it cannot prove is one)", call,
+                    construct=f"in-place write into the caller's '{caller_name}'",
+                    hint=f"return the new value instead: {caller_name} = {label}(...) with "
+                         f"'{n.target.id} = {n.target.id} + ...' in {label}()")
+
     def inline(self, fnode, parent_scope, call, hint, parsed):
         """Inline a user function at this call site; returns its result operand."""
         label = fnode.name
@@ -312,10 +353,7 @@ class CallLowering:
                              fnode, parsed=parsed, construct="missing return",
                              hint="end every path with a return statement")
         self.lo.out.extend(out)
-        for p, caller_name in getattr(call, "written_arguments", {}).items():
-            # the helper wrote into its caller's array (views.py marked the call)
-            self.lo.emit(ir.Assign(self.lo.statements.store_name(caller_name),
-                                   ir.Copy(scope.rename[p]), call.lineno))
+        self.write_back(fnode, call, scope, arguments, label)
         if isinstance(value, list):
             return TupleValue([ir.Name(n) for n in value])
         return ir.Name(result)

@@ -171,7 +171,7 @@ class StatementLowering:
             obj = self.lo.expressions.static_value(value.func)
             if obj is print:
                 return
-            if getattr(value, "written_arguments", None):  # a helper writing its arguments
+            if getattr(value, "writes_parameters", False):  # a helper writing its arguments
                 self.lo.expressions.value(value, "result")
                 return
         raise self.lo.error(UnsupportedSyntaxError,
