@@ -14,6 +14,7 @@ from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
     COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
 )
+from tangent_ckpt.compiler.view_facts import resolve_dotted
 
 _NOTHING = frozenset()
 
@@ -59,19 +60,7 @@ class Origins:
 
     def resolve(self, func):
         """The object a (dotted) name outside the function denotes, or None."""
-        parts = []
-        node = func
-        while isinstance(node, gast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, gast.Name) or node.id in self.locals:
-            return None
-        obj = self.parsed.resolve(node.id)
-        for part in reversed(parts):
-            try:
-                obj = getattr(obj, part)
-            except Exception:  # noqa: BLE001 - any failure means "not known"
-                return None
+        obj = resolve_dotted(func, self.parsed.resolve, self.locals)
         return obj if callable(obj) else None
 
     def info(self, node, env):

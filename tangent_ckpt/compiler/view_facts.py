@@ -58,14 +58,24 @@ def _dotted(node):
     return [node.id] + parts[::-1]
 
 
-def numpy_function(node, resolve, local):
-    """The NumPy function a call's ``func`` denotes (``np.zeros``), or None."""
+def resolve_dotted(node, resolve, local):
+    """The object a dotted name outside the function denotes (``np.linalg.norm``),
+    or None (a local, or an attribute that is not there)."""
     path = _dotted(node)
     if not path or path[0] in local:
         return None
     obj = resolve(path[0])
     for part in path[1:]:
-        obj = getattr(obj, part, None)
+        try:
+            obj = getattr(obj, part)
+        except Exception:  # noqa: BLE001 - any failure means "not known"
+            return None
+    return obj
+
+
+def numpy_function(node, resolve, local):
+    """The NumPy function a call's ``func`` denotes (``np.zeros``), or None."""
+    obj = resolve_dotted(node, resolve, local)
     module = str(getattr(obj, "__module__", "") or "")
     return obj if module.split(".")[0] == "numpy" or isinstance(obj, np.ufunc) else None
 

@@ -16,7 +16,7 @@ from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
     FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, WRITING_FUNCTIONS, WRITING_METHODS,
 )
-from tangent_ckpt.compiler.view_facts import numpy_function
+from tangent_ckpt.compiler.view_facts import numpy_function, resolve_dotted
 
 LOOPS = (gast.For, gast.While)
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
@@ -278,17 +278,7 @@ class FunctionShape:
         return counters
 
     def resolve(self, func):
-        path = []
-        node = func
-        while isinstance(node, gast.Attribute):
-            path.append(node.attr)
-            node = node.value
-        if not isinstance(node, gast.Name) or node.id in self.local:
-            return None
-        obj = self.parsed.resolve(node.id)
-        for part in reversed(path):
-            obj = getattr(obj, part, None)
-        return obj
+        return resolve_dotted(func, self.parsed.resolve, self.local)
 
 
 
