@@ -182,6 +182,40 @@ def helper_result_and_write_both_used(x):
     return np.sum(z + y ** 2)
 
 
+def alias_of_an_alias(x, y):
+    a = x * 1.0
+    b = a
+    c = b
+    c[0] = y[0] * 3.0
+    return np.sum(a * b)
+
+
+def row_of_a_reshaped_array(x):
+    A = np.zeros(6)
+    B = A.reshape(2, 3)
+    r = B[0]              # B's dimensions are tested where r is taken
+    r += x
+    B[1] = np.sin(A[:3])
+    return np.sum(A ** 2)
+
+
+def strided_view_of_a_view(x):
+    U = np.ones(5)
+    u = U[1:4]
+    w = u[::2]
+    w *= x[0]
+    U[2] = u[0] * 2.0
+    return np.sum(U ** 2) + np.sum(w) + np.sum(u)
+
+
+def row_of_a_transpose(x):
+    U = np.ones((3, 3))
+    Ut = U.T
+    d = Ut[0]
+    d += x
+    return np.sum(U * np.arange(9.0).reshape(3, 3))
+
+
 RNG = np.random.default_rng(7)
 CASES = [
     (slice_view_augmented, (np.array([0.3, -0.2]),), (0,)),
@@ -204,6 +238,10 @@ CASES = [
     (helper_adds_into_a_value_of_unknown_type, (np.array([0.3, -0.2, 0.5]), 0.3), (0, 1)),
     (helper_adds_into_a_value_of_unknown_type, (0.7, 0.3), (0, 1)),
     (helper_result_and_write_both_used, (np.array([0.3, -0.2, 0.5]),), (0,)),
+    (alias_of_an_alias, (np.array([0.3, -0.2]), np.array([0.5, 0.1])), (0, 1)),
+    (row_of_a_reshaped_array, (np.array([0.3, -0.2, 0.4]),), (0,)),
+    (strided_view_of_a_view, (np.array([0.3, -0.2]),), (0,)),
+    (row_of_a_transpose, (np.array([0.3, -0.2, 0.1]),), (0,)),
 ]
 IDS = [c[0].__name__ + ("_float" if isinstance(c[1][0], float) else "") for c in CASES]
 
@@ -296,10 +334,20 @@ def helper_adds_into_an_argument(x):
     return np.sum(x ** 2) + r
 
 
+def view_stored_in_a_list(x):
+    U = np.zeros(4)
+    u = U[1:3]
+    keep = [None]
+    keep[0] = u
+    u += x  # WRITE
+    return np.sum(keep[0] ** 2)
+
+
 REFUSED = [
     (view_of_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "v", "x"),
     (reshape_of_a_maybe_strided_array, (np.ones((2, 2)),), "B", "A"),
     (view_rebound_twice, (np.array([0.3, -0.2, 0.1, 0.4]),), "v", "U"),
+    (view_stored_in_a_list, (np.array([0.3, -0.2]),), "u", "keep"),
     (helper_adds_into_a_view_of_unknown_type, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "u"),
     (helper_adds_into_an_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "x"),
 ]

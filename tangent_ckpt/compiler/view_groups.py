@@ -30,7 +30,8 @@ class Group:
     def followable(self):
         shape = self.shape
         if self.root not in shape.local or \
-                shape.escaping(self.names, [link.stmt for link in self.members]):
+                shape.escaping(self.names, [link.stmt for link in self.members],
+                               [a for a in shape.local if self.facts.array(a) is not None]):
             return False
         if self.root in shape.params and not shape.helper:
             return False  # the user's function writes into its caller's array: refused
@@ -59,8 +60,7 @@ class Group:
             if name in self.names or any(first <= self.shape.order.get(id(stmt), 0) <= last
                                          for stmt, _ in self.shape.binders.get(name, [])):
                 return False
-        condition = self.condition(link)
-        return condition is None or self.shape.numpy is not None
+        return not self.condition(link) or self.shape.numpy is not None
 
     def _writes_seen_by(self, link):
         """Every write into the group happens where ``link``'s name is a view taken
@@ -78,7 +78,7 @@ class Group:
         return True
 
     def condition(self, link):
-        """The test under which ``link`` is a view (None: always), as a tree."""
+        """The tests under which ``link`` is a view (none: always), as trees."""
         parent = self.facts.array(link.parent)
         tests = []
         if link.kind in ("index", "T", "asarray") and parent is None:
@@ -92,9 +92,7 @@ class Group:
             ndim = self._call(self._numpy("ndim"), name_node(link.parent))
             tests.append(gast.Compare(left=ndim, ops=[gast.Gt()],
                                       comparators=[gast.Constant(value=link.integers, kind=None)]))
-        if not tests:
-            return None
-        return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.And(), values=tests)
+        return tests
 
     def _numpy(self, attribute):
         return gast.Attribute(value=name_node(self.shape.numpy or "np"), attr=attribute,
@@ -126,18 +124,19 @@ class Group:
                 call.written_arguments = written
 
     def _flag(self, link):
-        test = self.condition(link)
-        parent_flag = self.flags.get(link.parent)
-        if parent_flag is not None:
-            test = name_node(parent_flag) if test is None else \
-                gast.BoolOp(op=gast.And(), values=[name_node(parent_flag), test])
-        if test is None:
+        """``v_shares = <test>`` after the view is taken, when whether it is a view
+        depends on a type; each follow-up of the link is conditional on it.  (A
+        link's own test suffices: a write is carried up one link at a time.)"""
+        tests = self.condition(link)
+        if not tests:
             return
         flag = self._fresh(f"{link.name}_shares")
         self.flags[link.name] = flag
-        self._insert_after(link.stmt, [self._at(gast.Assign(targets=[store_node(flag)], value=test,
-                                                            type_comment=None), link.stmt)])
-        self.followed.add(id(test))
+        made = [gast.Assign(targets=[store_node(flag)], value=tests[0], type_comment=None)]
+        for test in tests[1:]:  # `a and b` is not a value the lowering takes
+            made.append(gast.If(test=name_node(flag), orelse=[], body=[
+                gast.Assign(targets=[store_node(flag)], value=test, type_comment=None)]))
+        self._insert_after(link.stmt, [self._at(m, link.stmt) for m in made])
 
     def _fresh(self, base):
         name, k = base, 1

@@ -105,9 +105,10 @@ class FunctionShape:
     def _escape(self, name):
         self.escapes.setdefault(name, set()).add(self._statement_id)
 
-    def escaping(self, names, bindings=()):
-        """Those of ``names`` that escape somewhere other than in ``bindings``."""
-        allowed = set(map(id, bindings))
+    def escaping(self, names, bindings=(), arrays=()):
+        """Those of ``names`` that escape somewhere other than in ``bindings`` or
+        into an element of one of ``arrays`` (which copies)."""
+        allowed = set(map(id, bindings)) | {("stored in", a) for a in arrays}
         return {n for n in names if self.escapes.get(n, set()) - allowed}
 
     def _record(self, s):
@@ -131,8 +132,12 @@ class FunctionShape:
                 pairs = list(zip(targets[0].elts, s.value.elts))  # U[0], U[-1] = U[-2], U[1]
             if not pairs:
                 self._expr(s.value, escape=True)
-            for t, v in pairs:  # a value stored into an array element is copied
-                self._expr(v, escape=not isinstance(t, gast.Subscript))
+            for t, v in pairs:
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    # stored into an element: copied by an array, kept by a list or dict
+                    self._statement_id = ("stored in", t.value.id)
+                self._expr(v, escape=True)
+                self._statement_id = id(s)
             self._calls(s.value, s)
         elif isinstance(s, gast.AugAssign):
             t = s.target
