@@ -29,6 +29,7 @@ fence (``aliasing.py``) refuses its writes, naming both names; docs/inplace.md
 lists those forms and why.
 """
 
+import threading
 import types
 
 import gast
@@ -116,7 +117,7 @@ def _groups(links):
     return groups
 
 
-_IN_PROGRESS = set()
+_ANALYSING = threading.local()  # the helpers being analysed by this thread (recursion)
 
 
 def writer_parameters(fn):
@@ -125,17 +126,18 @@ def writer_parameters(fn):
     ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array).  A
     parameter the helper also rebinds is left out: the inliner refuses it."""
     module = str(getattr(fn, "__module__", "") or "")
-    if not isinstance(fn, types.FunctionType) or fn.__code__ in _IN_PROGRESS or \
+    in_progress = _ANALYSING.__dict__.setdefault("codes", set())
+    if not isinstance(fn, types.FunctionType) or fn.__code__ in in_progress or \
             module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt"):
         return {}
-    _IN_PROGRESS.add(fn.__code__)
+    in_progress.add(fn.__code__)
     try:
         parsed = parse_function(fn)
         follow_views(parsed, helper=True)
     except TangentCkptError:
         return {}
     finally:
-        _IN_PROGRESS.discard(fn.__code__)
+        in_progress.discard(fn.__code__)
     args = parsed.node.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     found, rebound = {}, set()
