@@ -5,6 +5,7 @@ caller's arrays, taped and checkpointed, against central finite differences;
 the generated forward computes bit for bit what the user's function computes;
 what stays refused says so with file:line and both names."""
 
+import linecache
 import os
 
 import numpy as np
@@ -368,3 +369,65 @@ def test_a_view_taken_again_each_iteration_is_followed(run):
     """``row = S[t]`` bound in the loop body: a new view each step, followed."""
     check_grad(view_with_a_changing_index, (np.array([0.3, -0.2]), 3),
                df=tc.grad(view_with_a_changing_index, **run))
+
+
+# --- small random programs of views and writes (a fixed seed; the fuzzer's
+# families are broader) ------------------------------------------------------------
+_ROOTS = ["np.zeros(6)", "x * 1.0", "np.ones(6) * x[0]", "np.copy(x)", "x.copy()",
+          "np.zeros((3, 2))", "np.outer(x[:3], x[4:])"]
+_VIEWS_1D = ["{p}[1:4]", "{p}[::2]", "{p}", "{p}[2:]", "{p}[...]", "np.asarray({p})"]
+_VIEWS_2D = ["{p}[1]", "{p}.T", "{p}[:, 1:]", "{p}", "{p}[1:, ::2]", "{p}.reshape(-1)"]
+
+
+def _random_program(rng):
+    root = _ROOTS[rng.integers(len(_ROOTS))]
+    views = _VIEWS_2D if "(3, 2)" in root or "outer" in root else _VIEWS_1D
+    lines, names = ["def f(x, k):", f"    A = {root}"], ["A"]
+    for i in range(rng.integers(1, 4)):
+        parent = names[rng.integers(len(names))]
+        form = views[rng.integers(len(views))] if parent == "A" else "{p}[...]"
+        lines.append(f"    v{i} = {form.format(p=parent)}")
+        names.append(f"v{i}")
+
+    def write(indent):
+        t, other = names[rng.integers(len(names))], names[rng.integers(len(names))]
+        forms = [f"{t} += np.tanh(np.sum({other})) * x[0]",
+                 f"{t}[0] = np.sum({other}) * x[1]",
+                 f"{t} *= 1.0 + 0.1 * x[1]",
+                 f"{t}[...] = np.sin({t}) + x[0]"]
+        return " " * indent + forms[rng.integers(len(forms))]
+    for _ in range(rng.integers(1, 4)):
+        if rng.random() < 0.4:
+            lines.append("    for t in range(k):")
+            lines.extend(write(8) for _ in range(rng.integers(1, 3)))
+        else:
+            lines.append(write(4))
+    returned = rng.choice(names, size=rng.integers(1, len(names) + 1), replace=False)
+    lines.append("    return " + " + ".join(f"np.sum({n} ** 2)" for n in returned))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_of_views_match_finite_differences(seed):
+    """Each program, taped and checkpointed: the gradient agrees with finite
+    differences and the value is the function's own, or the program is refused."""
+    rng = np.random.default_rng(seed)
+    x = np.array([0.3, -0.4, 0.5, 0.2, -0.1, 0.7])
+    for k in range(4):
+        source = _random_program(rng)
+        filename = f"<views program {seed}.{k}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace = {"np": np}
+        exec(compile(source, filename, "exec"), namespace)
+        f = namespace["f"]
+        try:
+            expected = f(x.copy(), 2)
+        except (ValueError, TypeError, IndexError):  # not a valid NumPy program
+            continue
+        for run in (dict(), dict(checkpoint=True, snapshots=1)):
+            try:
+                value, grad = tc.value_and_grad(f, **run)(x, 2)
+            except TransformError:
+                continue
+            assert np.array_equal(value, expected), source
+            check_grad(f, (x, 2), df=tc.grad(f, **run))
