@@ -101,7 +101,7 @@ def mutating_helper(a):
 
 def f_mutates_caller(x):
     y = x * 1.0
-    z = mutating_helper(y)
+    z = 2.0 * mutating_helper(y)  # a call inside an expression: its write is not followed
     return np.sum(z + y)
 
 

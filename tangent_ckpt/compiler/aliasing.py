@@ -1,13 +1,14 @@
-"""Aliasing fence: refuse writes through names that may share memory.
+"""Aliasing fence: refuse writes through names that may share memory, where the
+view lowering (``views.py``) does not follow them.
 
 NumPy arrays are references.  After ``v = V[1:3]`` a write ``v += x`` changes
 ``V`` too; after ``b = a`` a write ``b[0] = 1`` changes ``a``.  The compiler
 lowers user code with value semantics (every assignment makes a new value), so
 such a write would be differentiated as if the two names were independent: a
-silently wrong gradient.  Until the compiler follows writes through views, this
-analysis refuses them: a write to a name whose memory may be shared with
-another name that is read later raises a :class:`TransformError` naming both
-names and the line.
+silently wrong gradient.  The view lowering makes the writes it can follow
+explicit first; this analysis refuses the rest: a write to a name whose memory
+may be shared with another name that is read later raises a
+:class:`TransformError` naming both names and the line.
 
 The analysis works on the user's syntax tree, one function at a time (the
 differentiated function and every helper the compiler inlines):
@@ -28,55 +29,20 @@ shared.  Writes to a name that shares memory only with names never read again
 are allowed: value semantics compute the same numbers there.
 """
 
-import builtins
-
 import gast
-import numpy as np
 
+from tangent_ckpt.compiler.alias_values import Origins, _base_name, _Info, _is_in
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
-from tangent_ckpt.compiler.memory_sharing import (
-    COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
-    WRITING_FUNCTIONS, WRITING_METHODS,
-)
+from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
-_NOTHING = frozenset()
 
-
-class _Info:
-    """What a value may be (``is``) and what it may hold references to (``holds``)."""
-
-    __slots__ = ("is_", "holds")
-
-    def __init__(self, is_=_NOTHING, holds=_NOTHING):
-        self.is_ = frozenset(is_)
-        self.holds = frozenset(holds)
-
-    def everything(self):
-        return self.is_ | self.holds
-
-    def join(self, other):
-        return _Info(self.is_ | other.is_, self.holds | other.holds)
-
-    def __eq__(self, other):
-        return self.is_ == other.is_ and self.holds == other.holds
-
-    def __hash__(self):  # pragma: no cover - not used as a key
-        return hash((self.is_, self.holds))
-
-
-def _base_name(target):
-    """The name a subscript/attribute target writes into (``a`` in ``a[0].x[1]``)."""
-    while isinstance(target, (gast.Subscript, gast.Attribute)):
-        target = target.value
-    return target.id if isinstance(target, gast.Name) else None
-
-
-class AliasFence:
+class AliasFence(Origins):
     """Forward pass over one function: origins of each name, checked at writes."""
 
-    def __init__(self, parsed, fnode):
+    def __init__(self, parsed, fnode, followed=()):
         self.parsed = parsed
+        self.followed = followed  # ids of views the view lowering follows: new arrays here
         self.fnode = fnode
         self.locals = self._local_names(fnode)
         self.always_live = set()
@@ -120,9 +86,16 @@ class AliasFence:
 
     def statement(self, s, env):
         """The origins after ``s``; ``env`` is updated in place where it can be."""
+        if getattr(s, "view_take", False):
+            return env  # the view lowering takes a followed view again
         if self.loop_depth:
             self.age(env, s)
         self.check_calls(s, env)
+        if getattr(s, "view_write_back", False):  # a write into a parent's memory
+            target = s.targets[0]
+            base = _base_name(target) if not isinstance(target, gast.Name) else target.id
+            self.check_write(base, env.get(base, self.free_info(base)).is_, env, s, target)
+            return env
         if isinstance(s, gast.Assign):
             value = self.info(s.value, env)
             for t in s.targets:
@@ -260,6 +233,9 @@ class AliasFence:
         for node in _own_nodes(s):
             if not isinstance(node, gast.Call):
                 continue
+            for name in getattr(node, "written_arguments", {}).values():  # a helper's writes
+                info = env.get(name, self.free_info(name))
+                self.check_write(name, info.is_, env, s, node)
             for k in node.keywords:
                 if k.arg == "out":
                     for name in read_names(k.value):
@@ -294,6 +270,9 @@ class AliasFence:
         for other in sorted(candidates - {name}):
             if other not in self.always_live and id(s) not in self.live_after(other):
                 continue
+            if getattr(self.followed, "same_group", None) and \
+                    self.followed.same_group(name, other):
+                continue  # the view lowering keeps the two consistent
             info = env.get(other)
             if info is None:
                 continue
@@ -320,133 +299,6 @@ class AliasFence:
         return cached[1]
 
     # --- values -----------------------------------------------------------------
-    def free_info(self, name):
-        if name in self.locals:
-            return _Info()
-        return _Info({("global", name)}, {("global*", name)})
-
-    def resolve(self, func):
-        """The object a (dotted) name outside the function denotes, or None."""
-        parts = []
-        node = func
-        while isinstance(node, gast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, gast.Name) or node.id in self.locals:
-            return None
-        obj = self.parsed.resolve(node.id)
-        for part in reversed(parts):
-            try:
-                obj = getattr(obj, part)
-            except Exception:  # noqa: BLE001 - any failure means "not known"
-                return None
-        return obj if callable(obj) else None
-
-    def info(self, node, env):
-        if node is None or isinstance(node, gast.Constant):
-            return _Info()
-        if isinstance(node, gast.Name):
-            return env.get(node.id, self.free_info(node.id))
-        if isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare)):
-            operands = [node.left, node.right] if isinstance(node, gast.BinOp) else \
-                [node.operand] if isinstance(node, gast.UnaryOp) else \
-                [node.left] + list(node.comparators)
-            holds = set()
-            for o in operands:  # list + list holds the elements of both
-                holds |= self.info(o, env).holds
-                if isinstance(o, (gast.List, gast.Tuple)):
-                    holds |= self.info(o, env).holds
-            return _Info({("site", id(node), 0)}, holds)
-        if isinstance(node, (gast.Subscript, gast.Attribute)):
-            base = self.info(node.value, env)
-            if isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size",
-                                                                   "dtype", "itemsize",
-                                                                   "nbytes"):
-                return _Info()
-            return _Info(base.everything(), base.holds)
-        if isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
-            elements = node.elts if not isinstance(node, gast.Dict) else \
-                [k for k in node.keys if k is not None] + node.values
-            holds = set()
-            for e in elements:
-                holds |= self.info(e, env).everything()
-            return _Info({("site", id(node), 0)}, holds)
-        if isinstance(node, (gast.IfExp, gast.BoolOp)):
-            parts = [node.body, node.orelse] if isinstance(node, gast.IfExp) else node.values
-            out = _Info()
-            for p in parts:
-                out = out.join(self.info(p, env))
-            return out
-        if isinstance(node, gast.Call):
-            return self.call_info(node, env)
-        if isinstance(node, gast.Starred):
-            return self.info(node.value, env)
-        # comprehensions, lambdas, f-strings, ...: a new object that may hold
-        # anything it reads
-        holds = set()
-        for name in read_names(node):
-            holds |= env.get(name, self.free_info(name)).everything()
-        return _Info({("site", id(node), 0)}, holds)
-
-    def call_info(self, node, env):
-        fn = self.resolve(node.func)
-        args = list(node.args) + [k.value for k in node.keywords]
-        fresh = _Info({("site", id(node), 0)})
-        if fn is not None:
-            copies = not any(k.arg == "copy" and not (isinstance(k.value, gast.Constant)
-                                                      and k.value.value is True)
-                             for k in node.keywords)
-            if _is_in(fn, COPY_FLAG_FUNCTIONS) and copies:
-                return fresh
-            if fn is np.einsum and _several_einsum_operands(node):
-                return fresh
-            if _is_in(fn, VIEW_FUNCTIONS):
-                return self._union(args, env)
-            if getattr(fn, "__module__", None) and \
-                    str(fn.__module__).split(".")[0] == "numpy":
-                return fresh
-            if isinstance(fn, np.ufunc):
-                return fresh
-            if any(fn is b for b in FRESH_BUILTINS):
-                return fresh
-            if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
-                return self._union(args, env)  # max, min, list, zip, sorted, ...
-        elif isinstance(node.func, gast.Attribute):
-            method = node.func.attr
-            receiver = self.info(node.func.value, env)
-            if method == "astype" and any(k.arg == "copy" for k in node.keywords):
-                return _Info(receiver.everything(), receiver.holds)
-            if method in FRESH_METHODS:
-                return fresh
-            if method in VIEW_METHODS:
-                return _Info(receiver.everything(), receiver.holds)
-            return self._union([node.func.value] + args, env)
-        # a user function, a local function or anything unknown: it may return its
-        # arguments or what they hold
-        return self._union(args, env)
-
-    def _union(self, nodes, env):
-        everything = set()
-        holds = set()
-        for n in nodes:
-            i = self.info(n, env)
-            everything |= i.everything()
-            holds |= i.holds
-        return _Info(everything, holds)
-
-
-def _several_einsum_operands(node):
-    """``np.einsum('ij,jk->ik', a, b)``: with two operands or more the result is a
-    new array; with one (``'ij->ji'``, ``'ii->i'``) it may be a view of it."""
-    args = node.args
-    return len(args) >= 3 and isinstance(args[0], gast.Constant) and \
-        isinstance(args[0].value, str) and not any(isinstance(a, gast.Starred) for a in args)
-
-
-def _is_in(obj, objects):
-    return obj is not None and any(obj is o for o in objects)
-
-
 _OWN_NODES = {}
 
 
@@ -485,13 +337,14 @@ def _join(a, b):
     return out
 
 
-def check_writes(parsed, fnode=None):
+def check_writes(parsed, fnode=None, followed=()):
     """Refuse every write in ``fnode`` (default: the parsed function) that may
-    change another live name through shared memory."""
+    change another live name through shared memory; ``followed``: the ids of the
+    view expressions whose writes the view lowering (``views.py``) follows."""
     fnode = fnode if fnode is not None else parsed.node
     try:
         for child in gast.walk(fnode):
             if isinstance(child, gast.FunctionDef):
-                AliasFence(parsed, child).run()
+                AliasFence(parsed, child, followed).run()
     finally:
         _OWN_NODES.clear()

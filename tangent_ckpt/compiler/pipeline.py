@@ -21,6 +21,7 @@ from tangent_ckpt.compiler.parse import parse_function, recording
 from tangent_ckpt.compiler.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
+from tangent_ckpt.compiler.views import follow_views
 
 
 def compile_gradient(fn, wrt, options, return_value=False):
@@ -48,9 +49,10 @@ def _collector_paused():
 
 
 def _analyzed(fn, wrt):
-    """The stages both modes share: parse, the aliasing fence, lower, analyze."""
+    """The stages both modes share: parse, views, the aliasing fence, lower, analyze."""
     parsed = parse_function(fn)                                     # parse
-    check_writes(parsed)                                            # aliasing fence
+    followed = follow_views(parsed)                                 # views, aliases
+    check_writes(parsed, followed=followed)                         # aliasing fence
     function, bindings, namer = normalize(parsed)                   # lower
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)

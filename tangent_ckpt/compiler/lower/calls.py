@@ -22,6 +22,7 @@ from tangent_ckpt.compiler.lower.scopes import (
 )
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.views import follow_views
 from tangent_ckpt.errors import (
     SourceUnavailableError, TransformError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
@@ -107,7 +108,7 @@ class CallLowering(CallableValues):
             except SourceUnavailableError:
                 parsed = None
             if parsed is not None:
-                check_writes(parsed)
+                check_writes(parsed, followed=follow_views(parsed, helper=True))
                 return self.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
 
@@ -279,6 +280,47 @@ class CallLowering(CallableValues):
                            {}, "getitem")
         return None
 
+    def write_back(self, fnode, call, scope, arguments, label):
+        """A helper that wrote into its parameters wrote into its caller's arrays:
+        views.py marked the call (``written_arguments``); ``H += ...`` changes the
+        caller's ``H`` only when it is an array (``in_place_if_array``: tested)."""
+        written = getattr(call, "written_arguments", {})
+        tested = getattr(call, "in_place_if_array", set())
+        for p, caller_name in written.items():
+            final = scope.rename[p]
+            if p not in tested:
+                self.lo.emit(ir.Assign(self.lo.statements.store_name(caller_name),
+                                       ir.Copy(final), call.lineno))
+                continue
+            before = self.lo.expressions.load_name(caller_name, call)
+            test = self.lo.namer.fresh(f"{caller_name}_is_array")
+            ndarray = self.lo.expressions.bind(np.ndarray, "ndarray")
+            self.lo.emit(ir.Assign(test, ir.NonDiff(
+                sx.builtin_call("isinstance", sx.name(before.id), sx.name(ndarray.id)),
+                (before.id,)), call.lineno))
+            name = self.lo.statements.store_name(caller_name)
+            if name != before.id:
+                self.lo.emit(ir.Assign(name, ir.Copy(before), call.lineno))
+            self.lo.emit(ir.If(test, [ir.Assign(name, ir.Copy(final), call.lineno)], [],
+                               call.lineno))
+        for n in gast.walk(fnode):  # H += ... into a caller's array nobody follows
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and \
+                    isinstance(arguments.get(n.target.id), gast.Name) and \
+                    n.target.id not in written and \
+                    n.target.id in {a.id for a in fnode.args.args + fnode.args.kwonlyargs
+                                    + fnode.args.posonlyargs}:
+                caller_name = arguments[n.target.id].id
+                raise self.lo.error(
+                    UnsupportedSyntaxError,
+                    f"{label}() adds into its parameter '{n.target.id}' in place, which "
+                    f"changes the caller's '{caller_name}' when it is an array; the compiler "
+                    f"follows that only for a call that is a whole statement, on a local "
+                    f"it can follow (not an argument of the differentiated function, not a "
+                    f"view of an array it cannot prove is one)", call,
+                    construct=f"in-place write into the caller's '{caller_name}'",
+                    hint=f"return the new value instead: {caller_name} = {label}(...) with "
+                         f"'{n.target.id} = {n.target.id} + ...' in {label}()")
+
     def inline(self, fnode, parent_scope, call, hint, parsed, yield_to=None, procedure=False):
         """Inline a user function at this call site; returns its result operand.
 
@@ -295,7 +337,7 @@ class CallLowering(CallableValues):
         scope = Scope(parsed, local_names(fnode), parent=parent_scope,
                       alias_candidates=function_alias_candidates(fnode))
         scope.aliases = set()
-        self.bind_parameters(fnode, scope, call, parsed, parent_scope is None)
+        given = self.bind_parameters(fnode, scope, call, parsed, parent_scope is None)
         if parsed.filename == self.lo.parsed.filename:  # comments quote the helper's lines too
             self.lo.inlined_lines.update(_annotated_lines(parsed, fnode))
         result = self.lo.namer.fresh(f"{label}_result")
@@ -312,6 +354,7 @@ class CallLowering(CallableValues):
                              fnode, parsed=parsed, construct="missing return",
                              hint="end every path with a return statement")
         self.lo.out.extend(out)
+        self.write_back(fnode, call, scope, given, label)
         if isinstance(value, CompileTimeValue):
             return value
         if isinstance(value, list):
@@ -321,7 +364,8 @@ class CallLowering(CallableValues):
     def bind_parameters(self, fnode, scope, call, parsed, module_level):
         """The call's arguments as the inlined function's parameters: functions
         and objects are compile-time values, ``*args`` a tuple, ``**kwargs`` a
-        KeywordsValue; a parameter the body assigns gets a variable of its own."""
+        KeywordsValue; a parameter the body assigns gets a variable of its own.
+        Returns the parameters' argument nodes."""
         label = fnode.name
         args = fnode.args
         positional = [a.id for a in args.posonlyargs + args.args]
@@ -392,7 +436,10 @@ class CallLowering(CallableValues):
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.lo.expressions.atomize(v, p)
-            if p in subscripted_in_body and isinstance(v, ir.Name):
+            written_back = p in getattr(call, "written_arguments", {})
+            computed = isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # a new array
+            if p in subscripted_in_body and isinstance(v, ir.Name) and not written_back \
+                    and not computed:
                 scope.shared_arrays.add(p)
             if p in assigned_in_body:
                 name = self.lo.namer.fresh(p)
@@ -411,6 +458,7 @@ class CallLowering(CallableValues):
             scope.functions[args.kwarg.id] = KeywordsValue({
                 k: self.lo.expressions.atomize(self.lo.expressions.value(v, k), k)
                 for k, v in extra_keywords.items()})
+        return given
 
 
 def _printable(node):

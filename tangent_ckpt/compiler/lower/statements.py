@@ -173,6 +173,9 @@ class StatementLowering:
                                  hint=f"use the functional form, e.g. x = np.{value.func.attr}(x)"
                                  if value.func.attr == "sort" else "assign a new value instead")
         if isinstance(value, gast.Call):
+            if getattr(value, "writes_parameters", False):  # a helper writing its arguments
+                self.lo.expressions.value(value, "result")
+                return
             observe_call(self.lo, s)  # print(...), logger.info(...), plt.plot(...)
             return
         raise self.lo.error(UnsupportedSyntaxError,

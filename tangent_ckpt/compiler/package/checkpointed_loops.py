@@ -19,7 +19,7 @@ from collections import Counter
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.analyze import loop_facts
+from tangent_ckpt.compiler.analyze import loop_facts, upward_exposed
 from tangent_ckpt.compiler.code import Block, Comment, Line
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
@@ -80,6 +80,27 @@ def _reads_outside(function, loop, header_reads):
     return names
 
 
+def _reads_after(body, loop):
+    """Names read after ``loop`` in program order (a whole enclosing loop counts
+    as after), or None when ``loop`` is not in ``body``.  A name the loop body
+    assigns before reading it and nothing reads later (a view taken again at the
+    top of each step, views.py) need not be carried: the steps run in their own
+    functions, so the values before the loop stay for the reverse sweep."""
+    for k, stmt in enumerate(body):
+        if stmt is loop:
+            return set(ir.read_names(body[k + 1:]))
+        blocks = [stmt.body, stmt.orelse] if isinstance(stmt, ir.If) else \
+            [stmt.body] if isinstance(stmt, (ir.For, ir.While, ir.Segment)) else []
+        for block in blocks:
+            inner = _reads_after(block, loop)
+            if inner is not None:
+                inner |= set(ir.read_names(body[k + 1:]))
+                if isinstance(stmt, (ir.For, ir.While)):
+                    inner |= set(ir.read_names([stmt]))
+                return inner
+    return None
+
+
 def _shallow(stmt):
     """A compound statement without its body (its header's reads only)."""
     if isinstance(stmt, ir.If):
@@ -136,8 +157,13 @@ class LoopHandler:
         before = set(defined) - set(rev.bindings)
         if self._header_reads is None:
             self._header_reads = _header_reads(self.function)
-        facts = loop_facts(loop, _reads_outside(self.function, loop, self._header_reads),
-                           before)
+        outside = _reads_outside(self.function, loop, self._header_reads)
+        facts = loop_facts(loop, outside, before)
+        local_first = [c for c in facts.carried if c not in upward_exposed(loop.body)]
+        if local_first:  # assigned before any read in the body: carried only if read later
+            after = _reads_after(self.function.body, loop) | {self.function.result}
+            if any(c not in after for c in local_first):
+                facts = loop_facts(loop, outside - (set(local_first) - after), before)
         return facts
 
     def primal(self, rev, loop, defined, possibly, in_loop):

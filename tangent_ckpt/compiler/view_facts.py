@@ -1,0 +1,262 @@
+"""What the view lowering (``views.py``) needs to know about one function's names,
+read from its syntax tree before lowering:
+
+- :func:`view_link`: whether an expression is a view (or the same object) of a
+  local name, and of which kind: ``V[1:3]`` (basic indexing), ``A.T``,
+  ``A.reshape(2, 3)``, ``np.asarray(a)`` or a plain ``b = a``;
+- :class:`ArrayFacts`: which names surely hold NumPy arrays, of which number of
+  dimensions and whether C-contiguous, so that a view needs no run-time test
+  (``row = S[1]`` is a view when ``S`` has two dimensions, a copy when one).
+
+Facts are a greatest fixpoint over every binding of each name: a name is an
+array when every value it is ever bound to is one, assuming the same of the
+names those values read (true by induction over the run).
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import gast
+import numpy as np
+
+_TOP = "unconstrained"  # a name none of whose bindings has been seen yet
+
+
+@dataclass(frozen=True)
+class Array:
+    """A NumPy array: ``ndim`` when known, C-contiguous when ``contiguous``."""
+    ndim: Optional[int] = None
+    contiguous: bool = False
+
+
+@dataclass
+class Link:
+    """``name = <value>`` makes ``name`` a view (or the same object) of ``parent``."""
+    name: str
+    parent: str
+    kind: str  # "index", "T", "reshape", "alias", "asarray"
+    value: gast.expr  # the user's expression; evaluated again to re-derive the view
+    stmt: gast.stmt
+    index: gast.expr = None  # "index": the subscript
+    integers: int = 0  # "index": how many integer positions (the rest are slices, ...)
+    basic_slices: bool = False  # "index": some position is a slice, ``...`` or None
+
+
+_CONSTRUCTORS = ("zeros", "ones", "empty", "full")
+_LIKE = ("zeros_like", "ones_like", "empty_like", "full_like", "array", "copy")
+_VECTORS = ("arange", "linspace", "logspace", "geomspace")
+_MATRICES = ("eye", "identity")
+
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    return [node.id] + parts[::-1]
+
+
+def resolve_dotted(node, resolve, local):
+    """The object a dotted name outside the function denotes (``np.linalg.norm``),
+    or None (a local, or an attribute that is not there)."""
+    path = _dotted(node)
+    if not path or path[0] in local:
+        return None
+    obj = resolve(path[0])
+    for part in path[1:]:
+        try:
+            obj = getattr(obj, part)
+        except Exception:  # noqa: BLE001 - any failure means "not known"
+            return None
+    return obj
+
+
+def numpy_function(node, resolve, local):
+    """The NumPy function a call's ``func`` denotes (``np.zeros``), or None."""
+    obj = resolve_dotted(node, resolve, local)
+    module = str(getattr(obj, "__module__", "") or "")
+    return obj if module.split(".")[0] == "numpy" or isinstance(obj, np.ufunc) else None
+
+
+def _index_parts(index):
+    return list(index.elts) if isinstance(index, gast.Tuple) else [index]
+
+
+def _integer(node):
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int
+
+
+def _slice_bound(node):
+    """A slice bound whose value the view lowering can evaluate again: an integer
+    or a name (its stability is checked by the caller), ``-1``, ``n - 1``."""
+    if node is None or _integer(node) or isinstance(node, gast.Name):
+        return True
+    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)):
+        return _slice_bound(node.left) and _slice_bound(node.right)
+    return False
+
+
+def basic_index(index, integer_names=()):
+    """(integers, has a slice/``...``/None) when ``index`` is basic indexing
+    written with constants and names, else None.  ``integer_names``: names
+    surely bound to integers (``range`` loop counters)."""
+    integers, other = 0, False
+    for part in _index_parts(index):
+        if _integer(part) or (isinstance(part, gast.Name) and part.id in integer_names):
+            integers += 1
+        elif isinstance(part, gast.Slice):
+            if not all(_slice_bound(b) for b in (part.lower, part.upper, part.step)):
+                return None
+            other = True
+        elif isinstance(part, gast.Constant) and (part.value is Ellipsis or part.value is None):
+            other = True
+        else:
+            return None
+    return integers, other
+
+
+def view_link(name, value, stmt, resolve, local, integer_names=()):
+    """The :class:`Link` when ``value`` is a view (or the same object) of a local
+    name, else None."""
+    if isinstance(value, gast.Name) and value.id in local:
+        return Link(name, value.id, "alias", value, stmt)
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and \
+            value.value.id in local:
+        basic = basic_index(value.slice, integer_names)
+        if basic is None:
+            return None
+        return Link(name, value.value.id, "index", value, stmt, index=value.slice,
+                    integers=basic[0], basic_slices=basic[1])
+    if isinstance(value, gast.Attribute) and value.attr == "T" and \
+            isinstance(value.value, gast.Name) and value.value.id in local:
+        return Link(name, value.value.id, "T", value, stmt)
+    if not isinstance(value, gast.Call) or value.keywords:
+        return None
+    func, args = value.func, value.args
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+            func.value.id in local:
+        parent = func.value.id
+        if func.attr == "transpose" and not args:
+            return Link(name, parent, "T", value, stmt)
+        if func.attr in ("reshape", "ravel"):
+            return Link(name, parent, "reshape", value, stmt)
+        return None
+    fn = numpy_function(func, resolve, local)
+    if fn is None or not args or not isinstance(args[0], gast.Name) or \
+            args[0].id not in local:
+        return None
+    parent = args[0].id
+    if fn is np.transpose and len(args) == 1:
+        return Link(name, parent, "T", value, stmt)
+    if fn in (np.reshape, np.ravel):
+        return Link(name, parent, "reshape", value, stmt)
+    if fn is np.asarray and len(args) == 1:
+        return Link(name, parent, "asarray", value, stmt)
+    return None
+
+
+class ArrayFacts:
+    """Which locals surely hold arrays (:class:`Array`), from every binding."""
+
+    def __init__(self, bindings, resolve, local):
+        """``bindings``: name -> list of value nodes (None: a value not known)."""
+        self.resolve, self.local = resolve, local
+        self.facts = {name: _TOP for name in bindings}
+        for _ in range(20):  # each round can only lose facts; a few rounds suffice
+            changed = False
+            for name, values in bindings.items():
+                fact = _TOP
+                for value in values:
+                    fact = _meet(fact, self.of(value) if value is not None else None)
+                if fact != self.facts[name]:
+                    self.facts[name], changed = fact, True
+            if not changed:
+                break
+
+    def array(self, name):
+        fact = self.facts.get(name)
+        return fact if isinstance(fact, Array) else None
+
+    def of(self, node):
+        """The fact of an expression: an :class:`Array`, ``_TOP`` or None."""
+        if isinstance(node, gast.Name):
+            return self.facts.get(node.id) if node.id in self.local else None
+        if isinstance(node, (gast.BinOp, gast.UnaryOp)):
+            operands = [node.left, node.right] if isinstance(node, gast.BinOp) else [node.operand]
+            return _elementwise([self.of(o) for o in operands], operands)
+        if isinstance(node, gast.Subscript):
+            base = self.of(node.value)
+            basic = basic_index(node.slice)
+            if not isinstance(base, Array) or basic is None:
+                return base if base is _TOP else None
+            if base.ndim is None:
+                return Array() if basic[1] else None
+            nones = sum(1 for p in _index_parts(node.slice)
+                        if isinstance(p, gast.Constant) and p.value is None)
+            ndim = base.ndim - basic[0] + nones
+            return Array(ndim) if basic[1] or ndim > 0 else None
+        if isinstance(node, gast.Attribute) and node.attr == "T":
+            base = self.of(node.value)
+            return Array(base.ndim) if isinstance(base, Array) else base
+        if isinstance(node, gast.Call):
+            return self.call(node)
+        return None
+
+    def call(self, node):
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "copy" and not node.args and \
+                not node.keywords:
+            base = self.of(func.value)
+            return Array(base.ndim, True) if isinstance(base, Array) else base
+        fn = numpy_function(func, self.resolve, self.local)
+        if fn is None:
+            return None
+        ordered = any(k.arg == "order" for k in node.keywords)
+        name = getattr(fn, "__name__", "")
+        if any(fn is getattr(np, n) for n in _CONSTRUCTORS) and node.args:
+            shape = node.args[0]
+            if isinstance(shape, (gast.Tuple, gast.List)):
+                return Array(len(shape.elts), not ordered)
+            if _integer(shape):
+                return Array(1, not ordered)
+            return Array(None, not ordered)
+        if any(fn is getattr(np, n) for n in _VECTORS):
+            return Array(1, True)
+        if any(fn is getattr(np, n) for n in _MATRICES):
+            return Array(2, not ordered)
+        if any(fn is getattr(np, n) for n in _LIKE) and node.args:
+            base = self.of(node.args[0])
+            return Array(base.ndim) if isinstance(base, Array) else (base if base is _TOP else
+                                                                      Array())
+        if isinstance(fn, np.ufunc) and name and not node.keywords:
+            return _elementwise([self.of(a) for a in node.args], node.args)
+        return None
+
+
+def _elementwise(facts, operands):
+    """An elementwise result is an array when one operand is an array of at
+    least one dimension (a 0-d array with a number makes a NumPy scalar)."""
+    if any(f is _TOP for f in facts):
+        return _TOP
+    arrays = [f for f in facts if isinstance(f, Array)]
+    if not any(a.ndim for a in arrays):
+        return None
+    numbers = all(isinstance(f, Array) or (isinstance(o, gast.Constant) and
+                                           isinstance(o.value, (int, float)))
+                  for f, o in zip(facts, operands))
+    known = all(a.ndim is not None for a in arrays)
+    return Array(max(a.ndim for a in arrays) if numbers and known else None)
+
+
+def _meet(a, b):
+    if a is _TOP:
+        return b
+    if b is _TOP:
+        return a
+    if a is None or b is None:
+        return None
+    return Array(a.ndim if a.ndim == b.ndim else None, a.contiguous and b.contiguous)

@@ -1,0 +1,161 @@
+"""Lower: writes through views and aliases, made explicit before lowering.
+
+NumPy arrays are references: after ``v = V[1:3]`` a write ``v += x`` changes
+``V``.  The rest of the compiler gives each assignment a new value, so this pass
+rewrites the user's syntax tree until value semantics compute what NumPy
+computes.  For a *group* (a root array and the names that are views or aliases
+of it, each bound once by a view the pass can take again), after every write
+into one of its names:
+
+- the write is carried up to the root: ``V[1:3] = v`` (``A = At.T``,
+  ``A = B.reshape(A.shape)``, ``a = b``);
+- every other name of the group is taken again from its parent: ``w = V[2:]``;
+- a loop that writes into the group starts its body by taking the views again,
+  so that a checkpointed loop carries the root arrays only.
+
+Where whether a value is a view depends on a type the compiler cannot see
+(``b = a`` with ``a`` perhaps a float, ``row = S[1]`` with ``S`` perhaps one
+dimensional), the pass tests it once, where the view is taken
+(``b_shares = isinstance(a, np.ndarray)``), and makes each follow-up
+conditional on it: what NumPy does, for either type.
+
+A helper that writes into its parameters (``def step(H): H[1:-1] += ...``)
+changes its caller's arrays: the call is marked (``written_arguments``, data
+on the call node) and the inliner assigns the parameter's final value back to
+the caller's name, which this pass then treats as a write there.
+
+A group the pass cannot follow exactly is left as it is, and the aliasing
+fence (``aliasing.py``) refuses its writes, naming both names; docs/inplace.md
+lists those forms and why.
+"""
+
+import threading
+import types
+
+import gast
+
+from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.view_facts import ArrayFacts, view_link
+from tangent_ckpt.compiler.view_groups import Group
+from tangent_ckpt.compiler.view_shape import FunctionShape
+from tangent_ckpt.errors import TangentCkptError
+
+
+def follow_views(parsed, helper=False):
+    """Rewrite ``parsed.node`` in place so that writes through views and aliases
+    reach every name that shares their memory.  Returns what it follows
+    (:class:`Followed`), for the fence.  ``helper``:
+    ``parsed`` is inlined, so views of its parameters are followed too (their
+    writes go back to the caller's arrays through the inliner)."""
+    shape = FunctionShape(parsed, helper, writer_parameters)
+    facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local)
+    links = {}
+    for name, binders in shape.binders.items():
+        if len(binders) == 1 and binders[0][1] is not None:
+            stmt, value = binders[0]
+            link = view_link(name, value, stmt, parsed.resolve, shape.local,
+                             shape.range_counters())
+            if link is not None and link.parent != name:
+                links[name] = link
+    groups = _groups(links)
+    _require_arrays_for_augmented_calls(shape, facts, set(links) | set(groups))
+    followed = Followed()
+    grouped = set()
+    for root, members in groups.items():
+        group = Group(shape, facts, root, members)
+        grouped |= group.names
+        if group.followable():
+            group.rewrite()
+            followed |= {id(link.value) for link in members} | group.followed
+            followed.groups.append(frozenset(group.names))
+    for _, name, kind in list(shape.writes):
+        if kind.endswith("-call") and name not in grouped and \
+                (helper or name not in shape.params):
+            Group(shape, facts, name, []).mark_calls()
+    return followed
+
+
+class Followed(set):
+    """The ids of the view expressions the pass follows (the fence treats them
+    as new arrays), and ``groups``: the sets of names it keeps consistent (the
+    fence does not compare a write with the names of its own group)."""
+
+    def __init__(self):
+        super().__init__()
+        self.groups = []
+
+    def same_group(self, a, b):
+        return any(a in g and b in g for g in self.groups)
+
+
+def _require_arrays_for_augmented_calls(shape, facts, grouped):
+    """``H += ...`` in a helper changes the caller's ``H`` only if it is an array:
+    in a group, followed only when the compiler knows it is one; alone, the
+    inliner tests it (``in_place_if_array``, data on the call node)."""
+    writes = []
+    for s, name, kind in shape.writes:
+        if kind == "aug-call" and facts.array(name) is None:
+            if name in grouped:
+                kind = "other"
+            elif id(s) in shape.call_writes:
+                call, params = shape.call_writes[id(s)]
+                call.in_place_if_array = {p for p, a in params.items() if a == name}
+        writes.append((s, name, kind))
+    shape.writes = writes
+
+
+def _groups(links):
+    """root -> the links of the names that are views of it (directly or not)."""
+    groups = {}
+    for name in links:
+        root, seen = name, set()
+        while root in links and root not in seen:
+            seen.add(root)
+            root = links[root].parent
+        if root not in links:  # else a cycle: a = b; b = a
+            groups.setdefault(root, []).append(links[name])
+    return groups
+
+
+_ANALYSING = threading.local()  # the helpers being analysed by this thread (recursion)
+
+
+def writer_parameters(fn):
+    """The parameters a user helper writes into, with how: ``"item-call"`` for
+    ``H[1:-1] += ...`` or a write through a view of ``H`` (the caller's array),
+    ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array).  A
+    parameter the helper also rebinds is left out: the inliner refuses it."""
+    module = str(getattr(fn, "__module__", "") or "")
+    in_progress = _ANALYSING.__dict__.setdefault("codes", set())
+    if not isinstance(fn, types.FunctionType) or fn.__code__ in in_progress or \
+            module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt"):
+        return {}
+    in_progress.add(fn.__code__)
+    try:
+        parsed = parse_function(fn)
+        follow_views(parsed, helper=True)
+    except TangentCkptError:
+        return {}
+    finally:
+        in_progress.discard(fn.__code__)
+    args = parsed.node.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    found, rebound = {}, set()
+    for node in gast.walk(parsed.node):
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            found.setdefault(node.target.id, "aug-call")
+            continue
+        if isinstance(node, gast.Call):
+            for param in getattr(node, "written_arguments", {}).values():
+                found[param] = "item-call"
+        targets = node.targets if isinstance(node, gast.Assign) else \
+            [node.target] if isinstance(node, (gast.AugAssign, gast.For)) else []
+        for t in targets:
+            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                found[t.value.id] = "item-call"
+            elif getattr(node, "view_write_back", False) and isinstance(t, gast.Name):
+                found[t.id] = "item-call"
+            else:
+                rebound |= {n.id for n in gast.walk(t)
+                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {p: found[p] for p in params if p in found and p not in rebound}
