@@ -134,3 +134,10 @@ def test_optimize_without_scipy_skips():
                           env=env, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert "check: SKIPPED" in proc.stdout
+
+
+def test_containers_example():
+    proc = run_example("containers.py", "--steps", "9", "--snapshots", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert check_line(proc.stdout).startswith("check: OK"), proc.stdout
+    assert "rnn gradient: {'Wxh'" in proc.stdout

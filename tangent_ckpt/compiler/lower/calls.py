@@ -126,15 +126,14 @@ class CallLowering:
             if isinstance(a, (gast.Tuple, gast.List)):
                 args.append(self.sequence_argument(a, base_hint))
             else:
-                args.append(self.lo.expressions.atomize(self.lo.expressions.value(a, base_hint), base_hint))
+                args.append(self.lo.containers.operand(a, base_hint))
         kwargs = {}
         for k in keywords:
             v = k.value
             if isinstance(v, (gast.Tuple, gast.List)):
                 kwargs[k.arg] = self.sequence_argument(v, base_hint, kind="tuple")
             else:
-                kwargs[k.arg] = self.lo.expressions.atomize(
-                    self.lo.expressions.value(v, base_hint), base_hint)
+                kwargs[k.arg] = self.lo.containers.operand(v, base_hint)
         args, kwargs = self.stack_array_lists(fn, args, kwargs, hint)
         ref = numpy_path(fn)
         if ref is None:
@@ -279,7 +278,7 @@ class CallLowering:
             else:
                 raise self.lo.error(TransformError, f"{label}() missing argument '{p}'", call)
             if isinstance(v, TupleValue):
-                scope.tuples[p] = v.items
+                scope.tuples[p] = v
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.lo.expressions.atomize(v, p)
@@ -306,6 +305,6 @@ class CallLowering:
                              fnode, parsed=parsed, construct="missing return",
                              hint="end every path with a return statement")
         self.lo.out.extend(out)
-        if isinstance(value, list):
-            return TupleValue([ir.Name(n) for n in value])
+        if isinstance(value, TupleValue):  # a container: its element variables
+            return value
         return ir.Name(result)
