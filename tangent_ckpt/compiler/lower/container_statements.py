@@ -48,10 +48,10 @@ class ContainerStatements:
                                             "pass one value")
         if self.lo.ctx["loop"] is not None and self.lo.containers.holds_container(
                 call.func.value):  # a list made in this iteration: its rows
-            self.lo.containers.to_rows(user, call)
+            self.lo.run_time.to_rows(user, call)
         base = self.lo.expressions.load_name(user, call.func.value)
-        if self.lo.containers.is_rows(base):
-            self.lo.containers.append(base, call, user)
+        if self.lo.run_time.is_rows(base):
+            self.lo.run_time.append(base, call, user)
             return
         if call.func.attr == "append":
             added = [self.lo.containers.element(call.args[0], user)]
@@ -75,7 +75,7 @@ class ContainerStatements:
         base = inner
         while isinstance(base, gast.Subscript):
             base = base.value
-        if isinstance(base, gast.Name) and self.lo.containers.is_rows(
+        if isinstance(base, gast.Name) and self.lo.run_time.is_rows(
                 self.lo.expressions.load_name(base.id, base)):
             raise self.lo.containers.refuse(
                 f"an array inside a list written in place ({to_source(target)})", s,
@@ -102,9 +102,9 @@ class ContainerStatements:
         key = self.lo.containers.key_value(target.slice, "key")
         if key is None and isinstance(target.value, gast.Name) and isinstance(
                 self.lo.expressions.load_name(target.value.id, target.value), DictValue):
-            self.lo.containers.to_dict(target.value.id, target)  # d[k] = v: a run-time key
+            self.lo.run_time.to_dict(target.value.id, target)  # d[k] = v: a run-time key
             base = self.lo.expressions.load_name(target.value.id, target.value)
-            self.lo.containers.store_at_run_time_key(base, target, lambda: value,
+            self.lo.run_time.store_at_run_time_key(base, target, lambda: value,
                                                      target.value.id)
             return
         if key is None:

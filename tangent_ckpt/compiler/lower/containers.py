@@ -25,11 +25,9 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source, walk_no_defs
+from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
-from tangent_ckpt.runtime.keyed import dict_get, dict_set
-from tangent_ckpt.runtime.rows import append_row, repeat_row
+from tangent_ckpt.runtime.rows import repeat_row
 
 
 class DictValue(TupleValue):
@@ -117,8 +115,6 @@ class ContainerLowering:
     def __init__(self, lowering):
         self.lo = lowering
         self.loop_indices = set()  # user names bound by `for t in range(...)`: integers
-        self.rows = set()  # variables holding a list built at run time, as its rows
-        self.dicts = set()  # variables holding a dict written at run-time keys
 
     # --- errors -------------------------------------------------------------------
     def refuse(self, what, node, hint):
@@ -200,7 +196,7 @@ class ContainerLowering:
             # [h0] * n: n rows equal to h0, written row by row later (hs[t] = ...)
             listed = node.left if isinstance(node.left, (gast.List, gast.Tuple)) else node.right
             if isinstance(listed, (gast.List, gast.Tuple)):
-                self.refuse_mutated(listed.elts[0], node)
+                self.lo.run_time.refuse_mutated(listed.elts[0], node)
             return ir.Prim(repeat_row, [seq.items[0], self.lo.expressions.atomize(times, "n")],
                            {}, "call", ref="rt.repeat_row")
         return TupleValue(list(seq.items) * max(times.value, 0))
@@ -310,7 +306,7 @@ class ContainerLowering:
     def binop(self, left, right, node):
         """``a + b`` of sequences, ``[x] * k`` with a constant ``k`` (or ``[x] * n``:
         rows)."""
-        if self.is_rows(left) or self.is_rows(right):
+        if self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
             raise self.refuse(f"`{to_source(node)}` on a list built at run time", node,
                               "build the list with append in the loop; for arithmetic on "
                               "its items use np.stack(...) explicitly")
@@ -400,7 +396,7 @@ class ContainerLowering:
         if isinstance(node, gast.Subscript):
             if isinstance(node.slice, gast.Slice):
                 return self.holds_container(node.value)
-            return is_container(self._peek(node))
+            return is_container(self.peek(node))
         if isinstance(node, gast.Call):
             func = node.func
             if isinstance(func, gast.Attribute) and func.attr in ("items", "keys", "values",
@@ -413,11 +409,11 @@ class ContainerLowering:
                 return all(self.holds_container(a) for a in node.args)
         return False
 
-    def _peek(self, node):
+    def peek(self, node):
         """The value of ``name[k1][k2]...`` with constant keys, when ``name`` holds a
         container; None otherwise.  Emits nothing."""
         if isinstance(node, gast.Subscript):
-            base = self._peek(node.value)
+            base = self.peek(node.value)
             key = static_key(node.slice)
             if not is_container(base) or key is None:
                 return None
@@ -428,118 +424,6 @@ class ContainerLowering:
         if isinstance(node, gast.Name) and self.holds_container(node):
             return self.lo.expressions.load_name(node.id, node)
         return None
-
-    # --- lists built at run time: rows --------------------------------------------
-    def is_rows(self, value):
-        return isinstance(value, ir.Name) and value.id in self.rows
-
-    def is_dict(self, value):
-        return isinstance(value, ir.Name) and value.id in self.dicts
-
-    def note_binding(self, name, value):
-        """``name`` now holds ``value``: a list built at run time, a dict written at
-        run-time keys, or neither."""
-        fn = value.fn if isinstance(value, ir.Prim) else None
-        for kind, makers in ((self.rows, (append_row, repeat_row)), (self.dicts, (dict_set,))):
-            if (isinstance(value, ir.Name) and value.id in kind) or fn in makers:
-                kind.add(name)
-            else:
-                kind.discard(name)
-
-    def to_dict(self, user, node):
-        """A dict of known keys -> a dict written at run-time keys (``hs[t] = ...``)."""
-        value = self.lo.expressions.load_name(user, node)
-        if any(is_container(v) for v in value.items):
-            raise self.refuse(f"a dict of lists or dicts written at a run-time key "
-                              f"({to_source(node)})", node, "keep arrays or numbers in it")
-        name = self.lo.statements.store_name(user)
-        self.lo.current_scope.tuples.pop(user, None)
-        self.lo.emit(ir.Assign(name, ir.NonDiff(sx.rt("empty_dict"), ()), self.lo.line))
-        for key, item in zip(value.keys, value.items):
-            self.lo.statements.emit_value(name, self.dict_set(ir.Name(name), ir.Const(key),
-                                                              item), self.lo.line)
-        self.dicts.add(name)
-
-    @staticmethod
-    def dict_set(base, key, item):
-        return ir.Prim(dict_set, [base, key, item], {}, "call", ref="rt.dict_set")
-
-    def dict_get(self, base, node, hint):
-        key = self.lo.expressions.atomize(self.lo.expressions.value(node.slice, f"{hint}_key"),
-                                          f"{hint}_key")
-        return ir.Prim(dict_get, [base, key], {}, "call", ref="rt.dict_get")
-
-    def store_at_run_time_key(self, base, target, value, hint):
-        """``d[k] = v`` on a dict written at run-time keys."""
-        key = self.lo.expressions.atomize(self.lo.expressions.value(target.slice, f"{hint}_key"),
-                                          f"{hint}_key")
-        item = value()
-        if is_container(item):
-            raise self.refuse("a list or dict stored in a dict at a run-time key", target,
-                              "store arrays or numbers")
-        item = self.lo.expressions.atomize(item, hint)
-        self.lo.statements.emit_value(base.id, self.dict_set(base, key, item), self.lo.line)
-
-    def prepare_loop(self, s):
-        """Before a loop whose body appends to a list of static length: the list
-        becomes the array of its rows (its length will depend on the trip count)."""
-        for sub, _ in walk_no_defs(s):
-            if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute) and \
-                    sub.func.attr in ("append", "extend") and \
-                    isinstance(sub.func.value, gast.Name) and \
-                    self.holds_container(sub.func.value):
-                self.to_rows(sub.func.value.id, sub)
-            if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and \
-                    isinstance(sub.value, gast.Name) and static_key(sub.slice) is None and \
-                    isinstance(self._peek(sub.value), DictValue):
-                self.to_dict(sub.value.id, sub)  # hs[t] = ...: keys known at run time
-
-    def to_rows(self, user, node):
-        value = self.lo.expressions.load_name(user, node)
-        if isinstance(value, DictValue) or any(is_container(v) for v in value.items):
-            raise self.refuse(f"{user}.{node.func.attr}() in a loop, on a list of lists or "
-                              "a dict", node, "append arrays or numbers to a flat list")
-        if value.items:
-            expr = ir.Prim(np.stack, [ir.Seq(tuple(value.items), "list")], {}, "call",
-                           ref="np.stack")
-        else:
-            expr = ir.NonDiff(sx.rt("empty_rows"), ())
-        name = self.lo.statements.store_name(user)
-        self.lo.current_scope.tuples.pop(user, None)
-        self.lo.emit(ir.Assign(name, expr, self.lo.line))
-        self.rows.add(name)
-
-    def append(self, name, call, hint):
-        """``hs.append(x)`` / ``hs.extend([...])`` on a list built at run time."""
-        if call.func.attr == "append":
-            self.refuse_mutated(call.args[0], call)
-            items = [self.lo.expressions.atomize(self.lo.expressions.value(call.args[0], hint),
-                                                 hint)]
-        else:
-            other = self.lo.expressions.value(call.args[0], hint)
-            if not is_container(other) or any(is_container(v) for v in other.items):
-                raise self.refuse(f"{to_source(call)}: extend a list built at run time with "
-                                  "a list of known length", call, "append the items one by one")
-            items = list(other.items)
-        for item in items:
-            self.lo.statements.emit_value(name.id, ir.Prim(append_row, [name, item], {}, "call",
-                                                          ref="rt.append_row"), self.lo.line)
-
-    def refuse_mutated(self, node, where):
-        """A list holds references: an array appended (or repeated) and later written
-        in place would change inside the list too.  Such writes are refused."""
-        if not isinstance(node, gast.Name):
-            return
-        fnode = self.lo.current_scope.parsed.node
-        for sub in gast.walk(fnode):
-            target = sub
-            while isinstance(target, gast.Subscript):
-                target = target.value
-            if target is not sub and isinstance(target, gast.Name) and \
-                    target.id == node.id and isinstance(sub.ctx, gast.Store):
-                raise self.refuse(f"'{node.id}' is put in a list and also written in place "
-                                  f"({node.id}[...] = ...)", where,
-                                  f"put a copy in the list: {node.id}.copy()")
 
 
 def container_node(value):

@@ -50,7 +50,7 @@ class ExpressionLowering:
                 right = self.value(node.right, hint)
                 right = right if is_container(right) else self.atomize(right, hint)
                 if is_container(left) or is_container(right) or \
-                        self.lo.containers.is_rows(left) or self.lo.containers.is_rows(right):
+                        self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
                     return self.lo.containers.binop(left, right, node)
                 return ir.Prim(fn, [left, right], {}, f"binop:{symbol}")
             return self.nondiff(node)
@@ -225,8 +225,8 @@ class ExpressionLowering:
         base = self.value(node.value, hint)
         if isinstance(base, TupleValue):
             return self.lo.containers.subscript(base, node, hint)
-        if self.lo.containers.is_dict(base):
-            return self.lo.containers.dict_get(base, node, hint)
+        if self.lo.run_time.is_dict(base):
+            return self.lo.run_time.dict_get(base, node, hint)
         base = self.atomize(base, hint)
         index = self.index(node.slice, hint)
         return ir.Prim(operator.getitem, [base, index], {}, "getitem")

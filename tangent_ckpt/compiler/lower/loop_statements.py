@@ -34,7 +34,7 @@ class LoopLowering:
             if items is not None:  # for l in range(len(params)): unrolled too
                 self.lo.comprehensions.unrolled_for(s, items)
                 return
-        self.lo.containers.prepare_loop(s)
+        self.lo.run_time.prepare_loop(s)
         if s.orelse:
             raise self.lo.error(UnsupportedSyntaxError, "for ... else", s, construct="for-else",
                              hint="use a flag variable instead of the else clause")
@@ -123,7 +123,7 @@ class LoopLowering:
         return ir.Name(n)
 
     def while_(self, s):
-        self.lo.containers.prepare_loop(s)
+        self.lo.run_time.prepare_loop(s)
         if s.orelse:
             raise self.lo.error(UnsupportedSyntaxError, "while ... else", s)
         header = f"while {to_source(s.test)}"

@@ -11,7 +11,9 @@ lowering:
 - ``calls`` (:mod:`.calls`): primitives, methods, inlined helpers, and through
   :mod:`.checkpoint_markers` the user's checkpoint markers;
 - ``containers`` (:mod:`.containers`): lists, tuples and dicts of static structure
-  (one variable per element), lists built and dicts written at run time;
+  (one variable per element);
+- ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
+  time;
 - ``comprehensions`` (:mod:`.comprehensions`): comprehensions, and ``for`` loops
   over containers (unrolled);
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
@@ -26,6 +28,7 @@ from tangent_ckpt.compiler.lower.container_statements import ContainerStatements
 from tangent_ckpt.compiler.lower.containers import ContainerLowering
 from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
+from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.statements import StatementLowering
 from tangent_ckpt.compiler.naming import Namer
 
@@ -52,6 +55,7 @@ class Lowering:
         self.expressions = ExpressionLowering(self)
         self.calls = CallLowering(self)
         self.containers = ContainerLowering(self)
+        self.run_time = RunTimeContainers(self)
         self.comprehensions = ComprehensionLowering(self)
         self.container_statements = ContainerStatements(self)
 

@@ -168,7 +168,7 @@ class StatementLowering:
                 value.func.attr in ("append", "extend") and \
                 isinstance(value.func.value, gast.Name) and \
                 (self.lo.containers.holds_container(value.func.value) or
-                 self.lo.containers.is_rows(self.lo.expressions.load_name(
+                 self.lo.run_time.is_rows(self.lo.expressions.load_name(
                      value.func.value.id, value.func.value))):
             self.lo.container_statements.grow(value, s)
             return
@@ -229,7 +229,7 @@ class StatementLowering:
                 return
             self.lo.current_scope.tuples.pop(target.id, None)
             self.emit_value(name, value, line)
-            self.lo.containers.note_binding(name, value)
+            self.lo.run_time.note_binding(name, value)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if any(isinstance(e, gast.Starred) for e in target.elts):
                 raise self.lo.error(UnsupportedSyntaxError, "starred assignment", s,
@@ -276,7 +276,7 @@ class StatementLowering:
                 return
             self.lo.current_scope.tuples.pop(target.id, None)
             self.emit_value(name, value, s.lineno)
-            self.lo.containers.note_binding(name, value)
+            self.lo.run_time.note_binding(name, value)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, DictValue):  # its keys, as in Python
                 value = TupleValue(iteration_items(value))
@@ -393,8 +393,8 @@ class StatementLowering:
         target = self.lo.container_statements.flat_subscript(target, s)
         if isinstance(target.value, gast.Name):
             base = self.lo.expressions.load_name(target.value.id, target.value)
-            if self.lo.containers.is_dict(base):  # hs[t] = v: keys known at run time
-                self.lo.containers.store_at_run_time_key(base, target, value, target.value.id)
+            if self.lo.run_time.is_dict(base):  # hs[t] = v: keys known at run time
+                self.lo.run_time.store_at_run_time_key(base, target, value, target.value.id)
                 return
         if self.lo.containers.holds_container(target.value):  # d['w'] = v, params[0] = v
             self.lo.container_statements.store_in_container(target, value(), s)
@@ -416,8 +416,8 @@ class StatementLowering:
                              construct="subscript assignment into a caller's array",
                              hint=f"copy it first: {user} = {user}.copy()")
         index = self.lo.expressions.index(target.slice, target.value.id)
-        if self.lo.containers.is_rows(base) and isinstance(s, gast.Assign):
-            self.lo.containers.refuse_mutated(s.value, s)  # hs[t] = h: a reference to h
+        if self.lo.run_time.is_rows(base) and isinstance(s, gast.Assign):
+            self.lo.run_time.refuse_mutated(s.value, s)  # hs[t] = h: a reference to h
         value = self.lo.expressions.atomize(value(), target.value.id + "_value")
         name = self.store_name(target.value.id)
         if name != base.id:  # an inlined parameter bound to the caller's array
