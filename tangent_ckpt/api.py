@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from tangent_ckpt import display
+from tangent_ckpt import container_args, display
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
                                  at_user_line)
 from tangent_ckpt.flatten import ravel
@@ -51,12 +51,13 @@ def _normalize_wrt(wrt):
     return wrt, len(wrt) == 1
 
 
-def _compiled(fn, wrt, options, return_value, source=None):
+def _compiled(fn, wrt, options, return_value, source=None, containers=None):
     # imported here, not at the top: `import tangent_ckpt.runtime` (all a dumped
     # gradient module needs) runs this package's __init__, and must not load the compiler
     from tangent_ckpt.compiler.parse import forget_source, register_source
     from tangent_ckpt.compiler.pipeline import compile_gradient
-    key = (wrt, options.key(), return_value, source)
+    containers = containers or {}
+    key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())))
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -69,7 +70,8 @@ def _compiled(fn, wrt, options, return_value, source=None):
             if source is not None:
                 register_source(fn, source)
             try:
-                compiled = compile_gradient(fn, wrt, options, return_value=return_value)
+                compiled = compile_gradient(fn, wrt, options, return_value=return_value,
+                                            containers=containers)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -126,6 +128,7 @@ class _Target:
                       if p.kind not in variadic]
         # a call with one positional argument more than these passes the output adjoint
         self.positional = sum(p.kind in positional for p in self.signature.parameters.values())
+        self._parameters = None  # the function's own parameters (parameters())
 
     def inner_wrt(self, wrt):
         """``wrt`` (positions among the user's arguments) as positions of the function."""
@@ -143,6 +146,15 @@ class _Target:
                                "functools.partial bound: bound arguments are constants")
             inner.append(params.index(name))
         return tuple(inner)
+
+    def parameters(self):
+        """The function's own parameters (its variadic ones left out), in order."""
+        if self._parameters is None:
+            variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+            self._parameters = [name for name, p in
+                                inspect.signature(self.function).parameters.items()
+                                if p.kind not in variadic]
+        return self._parameters
 
     def bind(self, args, kwargs):
         """The function's arguments by name for a user call ``(*args, **kwargs)``."""
@@ -223,6 +235,8 @@ class GradientFunction:
             pass
         self.__wrapped__ = fn
         self._compiled = None
+        # wrt arguments of the last call that were containers (what .source shows)
+        self._last_containers = {}
 
     def compile(self, return_value: Optional[bool] = None):
         """Compile now (else on the first call); cached per function, wrt and options."""
@@ -232,20 +246,23 @@ class GradientFunction:
             raise error
         return compiled
 
-    def _compile(self, return_value=None):
+    def _compile(self, return_value=None, containers=None):
         """(compiled gradient, None), or (None, the error to raise): the caller raises
-        it, so that one frame of this module stands before the user's line."""
+        it, so that one frame of this module stands before the user's line.
+        ``containers``: the structures of this call's container ``wrt`` arguments
+        (by default those of the last call)."""
         value = self.return_value if return_value is None else return_value
+        containers = self._last_containers if containers is None else containers
         if value == self.return_value and self._compiled is not None and \
-                not self._compiled.dependencies.changed():
+                not containers and not self._compiled.dependencies.changed():
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
-                                 self.given_source)
+                                 self.given_source, containers)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
-        if value == self.return_value:
+        if value == self.return_value and not containers:
             self._compiled = compiled
         return compiled, None
 
@@ -268,19 +285,31 @@ class GradientFunction:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True  # noqa: F841
-        compiled, error = self._compile()
+        containers = self._container_arguments(args, kwargs)
+        self._last_containers = containers
+        compiled, error = self._compile(containers=containers)
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
         if len(args) == self._target.positional + 1 and seed is None:
             args, seed = args[:-1], args[-1]
         arguments = self._target.bind(args, kwargs)
-        values = [arguments[p] for p in compiled.params]
+        names = self._target.parameters()
+        user_values = [arguments[p] for p in names]
+        values = container_args.flat_values(user_values, containers)
         for user_k, k in zip(self.wrt, self._inner_wrt):
-            _check_wrt_value(self._target.label, compiled.params[k], user_k, values[k])
+            name = names[k]
+            if k in containers:
+                for label, leaf in zip(container_args.leaf_labels(name, user_values[k]),
+                                       container_args.leaves_of(user_values[k])):
+                    _check_wrt_value(self._target.label, label, user_k, leaf)
+            else:
+                _check_wrt_value(self._target.label, name, user_k, user_values[k])
         checked = seed is not None and np.ndim(seed) > 0
         if checked:  # the value is needed to check the adjoint's shape
-            compiled = self.compile(return_value=True)
+            compiled, error = self._compile(return_value=True, containers=containers)
+            if error is not None:
+                raise error
         try:
             if self.progress:
                 with reporting():
@@ -299,16 +328,35 @@ class GradientFunction:
                 result = result[1]
         if self.return_value:
             value, grads = result
-            return value, self._finish(grads, values)
-        return self._finish(result, values)
+            return value, self._finish(grads, user_values, containers)
+        return self._finish(result, user_values, containers)
 
-    def _finish(self, grads, values):
+    def _container_arguments(self, args, kwargs):
+        """{position: structure} of the ``wrt`` arguments of this call that are
+        lists, tuples or dicts (each structure compiles a gradient of its own)."""
+        if not any(map(container_args.is_container, [*args, *kwargs.values()])):
+            return {}
+        if len(args) == self._target.positional + 1:
+            args = args[:-1]  # the output adjoint
+        try:
+            arguments = self._target.bind(args, {k: v for k, v in kwargs.items()
+                                                 if k in self._target.signature.parameters})
+        except TypeError:
+            return {}  # the call itself will say what is wrong
+        values = [arguments.get(p) for p in self._target.parameters()]
+        return container_args.container_positions(self._inner_wrt, values)
+
+    def _finish(self, grads, values, containers):
         """Every array argument's gradient is an array of its shape.  The symbolic
         zero of the generated code is a Python 0.0, and so is a real zero computed
         from Python floats (``(s - s) * a[0]``): such a value flowing back to an
         array argument is widened here (found by tests/test_fuzz.py).  With
         ``flat=True`` the gradients are raveled into one float64 vector."""
-        if self._single:
+        if containers:  # one gradient per wrt argument, a container's in its shape
+            grads = container_args.regroup(grads, self._inner_wrt, values, containers,
+                                           lambda g, x: _shaped_one(g, x, as_gradient))
+            grads = grads[0] if self._single else tuple(grads)
+        elif self._single:
             grads = _shaped_one(grads, values[self._inner_wrt[0]], as_gradient)
         else:
             grads = tuple(_shaped_one(g, values[k], as_gradient)

@@ -59,13 +59,23 @@ def autograd_gradient(f, args, wrt):
     except Exception:  # noqa: BLE001 - outside autograd's subset: not compared
         COUNTS["not run by autograd"] += 1
         return None
-    if not all(np.all(np.isfinite(np.asarray(g, dtype=float))) for g in grads):
+    if not all(np.all(np.isfinite(np.asarray(leaf, dtype=float)))
+               for g in grads for leaf in _leaves(g)):
         # autograd's own rule fails at a removable singularity (its np.sinc at 0 gives
         # nan, the derivative is 0): not an oracle there; finite differences still check
         COUNTS["not finite in autograd"] += 1
         return None
     COUNTS["compared"] += 1
     return grads
+
+
+def _leaves(value):
+    """The arrays of a gradient that may be a (nested) list, tuple or dict."""
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
 
 
 def updates_in_place(f):

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tangent_ckpt.adjoints import numpy_rules, registry
+from tangent_ckpt.runtime.keyed import dict_get, dict_set
+from tangent_ckpt.runtime.rows import append_row, repeat_row
 
 try:
     import scipy.special  # noqa: F401
@@ -272,6 +274,13 @@ def shape_cases():
         Case("np.r_[x, 1.0, y * 2.0]", {"x": ((3,), r), "y": ((), r)}),
         Case("np.r_[x, y]", {"x": ((2, 3), r), "y": ((1, 3), r)}),
         Case("np.c_[x, y]", {"x": ((3,), r), "y": ((3,), r)}),
+        # lists built at run time and dicts written at run-time keys (tests/test_containers.py)
+        Case("np.stack([np.sin(v) * y for v in x]) + sum(v * y for v in x)",
+             {"x": ((2, 3), r), "y": ((3,), r)}, covers=(append_row,)),
+        Case("hs = [x] * len(y)\nhs[1] = x * y\nnp.stack(hs)", {"x": ((3,), r), "y": ((3,), r)},
+             covers=(repeat_row,)),
+        Case("d = {0: x}\nd[len(x)] = np.sin(x) * y\nd[0] + d[len(x)] * d[0]",
+             {"x": ((3,), r), "y": ((), r)}, covers=(dict_set, dict_get)),
         Case("np.c_[x, y]", {"x": ((3, 2), r), "y": ((3,), r)}),
         Case("np.linspace(a, b, 5)", {"a": ((), r), "b": ((), r)}),
         Case("np.linspace(a, b, 4, endpoint=False)", {"a": ((), r), "b": ((), r)}),

@@ -17,6 +17,7 @@ import copy
 import numpy as np
 
 import tangent_ckpt as tc
+from autograd_oracle import autograd_gradient
 
 EPS = 1e-6
 
@@ -84,3 +85,16 @@ def check_grad(f, args, wrt=(0,), seed=None, df=None, rtol=1e-6, atol=1e-8):
         np.testing.assert_allclose(np.asarray(g, dtype=np.float64), e, rtol=rtol, atol=atol,
                                    err_msg=f"gradient for argument {k}\n{df.source}")
     return got
+
+
+def check_grad_and_autograd(f, args, wrt=(0,), **options):
+    """``check_grad`` of ``tc.grad(f, wrt, **options)``, then autograd's gradient to
+    1e-10 where autograd runs ``f`` (tests/autograd_oracle.py).  Returns the
+    gradient function (to look at its source)."""
+    df = tc.grad(f, wrt=tuple(wrt), **options)
+    got = check_grad(f, args, wrt=wrt, df=df)
+    oracle = autograd_gradient(f, args, tuple(wrt))
+    if oracle is not None:
+        for g, o in zip(got, oracle):
+            np.testing.assert_allclose(g, o, rtol=1e-10, atol=1e-12)
+    return df

@@ -58,7 +58,7 @@ def f_lambda(x):
 
 
 def f_listcomp(x):
-    ys = [x * k for k in range(3)]
+    ys = [x * k for k in (1.0, 2.0) if np.sum(x) > k]
     return np.sum(ys[0])
 
 
@@ -120,7 +120,7 @@ def f_plain(x, n):
     (f_yield, "yield np", "yield"),
     (f_global_write, "global COUNTER", "global"),
     (f_lambda, "sq = lambda v", "lambda"),
-    (f_listcomp, "for k in range(3)]", "list comprehension"),
+    (f_listcomp, "if np.sum(x) > k]", "condition known only at run time"),
     (f_sort, "y.sort()", ".sort()"),
     (f_out, "out=y", "out="),
 ])
@@ -174,7 +174,7 @@ def test_exec_function_without_source():
 @pytest.mark.parametrize("value, words", [
     (3, "integer"),
     (np.arange(3), "int64"),
-    ([1.0, 2.0], "list"),
+    ({1.0, 2.0}, "set"),
     (True, "bool"),
 ])
 def test_wrt_bad_argument_value(value, words):

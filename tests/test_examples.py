@@ -145,3 +145,9 @@ def test_newton_cg_example_fits_with_hvp():
     assert check_line(proc.stdout).startswith("check: OK"), proc.stdout
     assert "trust-ncg" in proc.stdout and "L-BFGS-B" in proc.stdout and "peak MB" in proc.stdout
 
+
+def test_containers_example():
+    proc = run_example("containers.py", "--steps", "9", "--snapshots", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert check_line(proc.stdout).startswith("check: OK"), proc.stdout
+    assert "rnn gradient: {'Wxh'" in proc.stdout

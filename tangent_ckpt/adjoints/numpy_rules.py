@@ -28,6 +28,8 @@ import numpy as np
 from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure,
                                             registered_functions)
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
+from tangent_ckpt.runtime.keyed import dict_get, dict_set
+from tangent_ckpt.runtime.rows import append_row, repeat_row
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
 
@@ -353,6 +355,16 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                items="row_join_adjoint(g, items, i)", linear="joint")
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
                items="column_join_adjoint(g, items, i)", linear="joint")
+    defadjoint(append_row, "rows, item", name="list.append",
+               rows="append_row_adjoint_rows(g)", item="append_row_adjoint_item(g)",
+               linear="joint")
+    defadjoint(repeat_row, "item, times", name="[item] * n", item="repeat_row_adjoint(g, item)",
+               linear=("item",))
+    defadjoint(dict_set, "d, key, value", name="d[key] = value",
+               d="dict_set_adjoint_dict(g, key)", value="dict_set_adjoint_value(g, key)",
+               linear=("d", "value"))
+    defadjoint(dict_get, "d, key", name="d[key]", d="dict_get_adjoint(g, ans, key)",
+               linear=("d",))
     defadjoint(builtins.sum, "iterable, /, start=0", name="sum", sequence=("iterable",),
                iterable=("unbroadcast(g, iterable[i])",
                          "np.broadcast_to(g, np.shape(iterable))"),
@@ -487,6 +499,11 @@ NOTES = {
     np.column_stack: "sequence parameter `tup`",
     row_join: "`np.r_[a, b, ...]` of arrays and numbers (no slices or string directives)",
     column_join: "`np.c_[a, b, ...]` of arrays and numbers",
+    append_row: "`hs.append(h)` on a list built in a loop, held as its rows "
+                "(docs/python_support.md)",
+    repeat_row: "`[h0] * n` with a run-time `n`, written row by row",
+    dict_set: "`hs[t] = h` on a dict written at run-time keys (docs/python_support.md)",
+    dict_get: "`hs[t]` on a dict written at run-time keys",
     np.asarray: "identity (dtype conversions are not differentiated)",
     np.array: "identity up to `ndmin`; a (nested) list of arrays becomes np.stack",
     builtins.float: "of a number or 0-d array",

@@ -140,20 +140,14 @@ class CallLowering(CallableValues):
             if isinstance(a, (gast.Tuple, gast.List)):
                 args.append(self.sequence_argument(a, base_hint))
             else:
-                v = self.lo.expressions.value(a, base_hint)
-                if isinstance(v, TupleValue) and not any(isinstance(x, TupleValue)
-                                                         for x in v.items):
-                    args.append(ir.Seq(tuple(v.items), "list"))  # sum(map(f, xs))
-                    continue
-                args.append(self.lo.expressions.atomize(v, base_hint))
+                args.append(self.lo.containers.operand(a, base_hint))
         kwargs = {}
         for k in keywords:
             v = k.value
             if isinstance(v, (gast.Tuple, gast.List)):
                 kwargs[k.arg] = self.sequence_argument(v, base_hint, kind="tuple")
             else:
-                kwargs[k.arg] = self.lo.expressions.atomize(
-                    self.lo.expressions.value(v, base_hint), base_hint)
+                kwargs[k.arg] = self.lo.containers.operand(v, base_hint)
         args, kwargs = self.stack_array_lists(fn, args, kwargs, hint)
         ref = numpy_path(fn)
         if ref is None:
@@ -357,8 +351,8 @@ class CallLowering(CallableValues):
         self.write_back(fnode, call, scope, given, label)
         if isinstance(value, CompileTimeValue):
             return value
-        if isinstance(value, list):
-            return TupleValue([ir.Name(n) for n in value])
+        if isinstance(value, TupleValue):  # a container: its element variables
+            return value
         return ir.Name(result)
 
     def bind_parameters(self, fnode, scope, call, parsed, module_level):
@@ -432,7 +426,7 @@ class CallLowering(CallableValues):
                 scope.functions[p] = v
                 continue
             if isinstance(v, TupleValue):
-                scope.tuples[p] = v.items
+                scope.tuples[p] = v
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.lo.expressions.atomize(v, p)
@@ -451,9 +445,9 @@ class CallLowering(CallableValues):
                     scope.aliases.add(v.id)
         if args.vararg:  # def f(*args): the extra positional arguments, a tuple
             items = [self.lo.expressions.value(a, args.vararg.id) for a in extra_args]
-            scope.tuples[args.vararg.id] = [
+            scope.tuples[args.vararg.id] = TupleValue([
                 v if isinstance(v, TupleValue) else self.lo.expressions.atomize(v, args.vararg.id)
-                for v in items]
+                for v in items])
         if args.kwarg:  # def f(**kwargs): the extra keywords
             scope.functions[args.kwarg.id] = KeywordsValue({
                 k: self.lo.expressions.atomize(self.lo.expressions.value(v, k), k)

@@ -64,7 +64,7 @@ def lower_checkpoint(nz, node, hint):
         v = nz.expressions.value(a, pname)
         tmp = nz.namer.fresh(f"checkpoint_arg{k}")
         if isinstance(v, TupleValue):
-            nz.current_scope.tuples[tmp] = v.items
+            nz.current_scope.tuples[tmp] = v
         else:
             nz.current_scope.rename[tmp] = nz.expressions.atomize(v, pname)
         args.append(gast.Name(id=tmp, ctx=gast.Load(), annotation=None, type_comment=None))

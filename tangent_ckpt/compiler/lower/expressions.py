@@ -17,6 +17,7 @@ from tangent_ckpt.compiler.lower.scopes import (
     clone,
     local_names, to_source,
 )
+from tangent_ckpt.compiler.lower.containers import container_node, is_container, leaves
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -51,8 +52,13 @@ class ExpressionLowering:
         if isinstance(node, gast.BinOp):
             if type(node.op) in BINOPS:
                 fn, symbol, opname = BINOPS[type(node.op)]
-                left = self.atomize(self.value(node.left, hint), hint)
-                right = self.atomize(self.value(node.right, hint), hint)
+                left = self.value(node.left, hint)
+                left = left if is_container(left) else self.atomize(left, hint)
+                right = self.value(node.right, hint)
+                right = right if is_container(right) else self.atomize(right, hint)
+                if is_container(left) or is_container(right) or \
+                        self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
+                    return self.lo.containers.binop(left, right, node)
                 return ir.Prim(fn, [left, right], {}, f"binop:{symbol}")
             return self.nondiff(node)
         if isinstance(node, gast.UnaryOp):
@@ -94,7 +100,12 @@ class ExpressionLowering:
         if isinstance(node, gast.Subscript):
             return self.subscript(node, hint)
         if isinstance(node, gast.Call):
-            return self.lo.calls.call(node, hint)
+            value = self.lo.containers.call(node, hint)
+            return value if value is not None else self.lo.calls.call(node, hint)
+        if isinstance(node, gast.Dict):
+            return self.lo.containers.dict_literal(node, hint)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
+            return self.lo.comprehensions.value(node, hint)
         kinds = {gast.Lambda: "lambda", gast.ListComp: "list comprehension",
                  gast.GeneratorExp: "generator expression", gast.DictComp: "dict comprehension",
                  gast.SetComp: "set comprehension", gast.Dict: "dict literal",
@@ -138,7 +149,7 @@ class ExpressionLowering:
         scope = self.lo.current_scope
         while scope is not None:
             if user_name in scope.tuples:
-                return TupleValue(scope.tuples[user_name])
+                return scope.tuples[user_name]
             if user_name in scope.rename:
                 return scope.rename[user_name]
             if user_name in scope.functions:
@@ -240,22 +251,12 @@ class ExpressionLowering:
         if isinstance(base, KeywordsValue):  # kwargs["lr"]
             return self.lo.calls.keyword_item(base, node)
         if isinstance(base, TupleValue):
-            k = self.static_int(node.slice)
-            if k is None:
-                raise self.lo.error(UnsupportedSyntaxError, "tuple indexed by a variable", node,
-                                 hint="index tuples with constant integers")
-            return base.items[k]
+            return self.lo.containers.subscript(base, node, hint)
+        if self.lo.run_time.is_dict(base):
+            return self.lo.run_time.dict_get(base, node, hint)
         base = self.atomize(base, hint)
         index = self.index(node.slice, hint)
         return ir.Prim(operator.getitem, [base, index], {}, "getitem")
-
-    def static_int(self, node):
-        if isinstance(node, gast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-            inner = self.static_int(node.operand)
-            return None if inner is None else -inner
-        return None
 
     def index(self, node, hint):
         """An index expression: its parts are atomized, slices kept as syntax."""
@@ -299,10 +300,8 @@ class ExpressionLowering:
                     return n
                 v = self.load_name(n.id, n)
                 if isinstance(v, TupleValue):
-                    tup = gast.Tuple(elts=[gast.ast_to_gast(ir.operand_node(x))
-                                           for x in v.items], ctx=gast.Load())
-                    names.extend(x.id for x in v.items if isinstance(x, ir.Name))
-                    return tup
+                    names.extend(x.id for x in leaves(v) if isinstance(x, ir.Name))
+                    return gast.ast_to_gast(container_node(v))
                 if isinstance(v, LocalFunction):
                     raise self.lo.error(UnsupportedSyntaxError,
                                      "a nested function used in a condition", n)

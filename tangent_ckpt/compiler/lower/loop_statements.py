@@ -27,6 +27,15 @@ class LoopLowering:
         return body
 
     def for_(self, s):
+        if self.lo.containers.holds_container(s.iter):  # for W, b in params: unrolled
+            self.lo.comprehensions.unrolled_for(s)
+            return
+        if self.lo.comprehensions.indexes_a_container(s):  # params[l] in the body
+            items = self.lo.comprehensions.static_range(s.iter)
+            if items is not None:  # for l in range(len(params)): unrolled too
+                self.lo.comprehensions.unrolled_for(s, items)
+                return
+        self.lo.run_time.prepare_loop(s)
         if s.orelse:
             raise self.lo.error(UnsupportedSyntaxError, "for ... else", s, construct="for-else",
                              hint="use a flag variable instead of the else clause")
@@ -43,6 +52,7 @@ class LoopLowering:
                     raise self.lo.error(UnsupportedSyntaxError, "range loop with a tuple target", s)
                 bounds = [self.lo.expressions.atomize(self.lo.expressions.value(a, "bound"), "bound") for a in it.args]
                 index_target = s.target.id
+                self.lo.containers.loop_indices.add(index_target)
             elif fn is enumerate:
                 if not (isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2):
                     raise self.lo.error(UnsupportedSyntaxError, "enumerate needs `i, x` targets", s)
@@ -119,6 +129,7 @@ class LoopLowering:
         return ir.Name(n)
 
     def while_(self, s):
+        self.lo.run_time.prepare_loop(s)
         if s.orelse:
             raise self.lo.error(UnsupportedSyntaxError, "while ... else", s)
         header = f"while {to_source(s.test)}"

@@ -2,21 +2,33 @@
 
 The lowering of one function is a :class:`Lowering`: the state its parts share
 (the statements being written, the current scope, the names and bindings) and
-its four parts, each a class of its own module that reaches the others through
-the lowering:
+its parts, each a class of its own module that reaches the others through the
+lowering:
 
 - ``statements`` (:mod:`.statements`): assignments, ``if``, ``return``, blocks;
 - ``loops`` (:mod:`.loop_statements`): ``for`` and ``while``;
 - ``expressions`` (:mod:`.expressions`): expressions to operands, names, constants;
 - ``calls`` (:mod:`.calls`): primitives, methods, inlined helpers, and through
-  :mod:`.checkpoint_markers` the user's checkpoint markers.
+  :mod:`.checkpoint_markers` the user's checkpoint markers;
+- ``containers`` (:mod:`.containers`): lists, tuples and dicts of static structure
+  (one variable per element);
+- ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
+  time;
+- ``comprehensions`` (:mod:`.comprehensions`): comprehensions, and ``for`` loops
+  over containers (unrolled);
+- ``container_statements`` (:mod:`.container_statements`): container parameters,
+  ``append``/``extend``, writes into containers.
 
 The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """
 
 from tangent_ckpt.compiler.lower.calls import CallLowering
+from tangent_ckpt.compiler.lower.comprehensions import ComprehensionLowering
+from tangent_ckpt.compiler.lower.container_statements import ContainerStatements
+from tangent_ckpt.compiler.lower.containers import ContainerLowering
 from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
+from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.statements import StatementLowering
 from tangent_ckpt.compiler.naming import Namer
 
@@ -24,8 +36,11 @@ from tangent_ckpt.compiler.naming import Namer
 class Lowering:
     """The lowering of one function: shared state and the four parts."""
 
-    def __init__(self, parsed, namer=None):
+    def __init__(self, parsed, namer=None, containers=None):
         self.parsed = parsed
+        # parameters given as lists, tuples or dicts: position -> structure
+        # (tangent_ckpt.flatten.structure_of), one parameter per element
+        self.containers_given = dict(containers or {})
         self.namer = namer or Namer()
         self.bindings = {}  # generated global name -> object
         self.binding_names = {}  # id(obj) -> generated name
@@ -39,6 +54,10 @@ class Lowering:
         self.loops = LoopLowering(self)
         self.expressions = ExpressionLowering(self)
         self.calls = CallLowering(self)
+        self.containers = ContainerLowering(self)
+        self.run_time = RunTimeContainers(self)
+        self.comprehensions = ComprehensionLowering(self)
+        self.container_statements = ContainerStatements(self)
 
     def error(self, cls, what, node, hint=None, construct=None, parsed=None):
         """An error of class ``cls`` naming the user's file and line."""
@@ -50,10 +69,11 @@ class Lowering:
         self.out.append(stmt)
 
 
-def normalize(parsed):
-    """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`;
+def normalize(parsed, containers=None):
+    """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`
+    (and the structure of the parameters given as containers, by position);
     gives ``(ir.Function, bindings, namer)``: the function in A-normal form, the
     global names its code reads, and the namer that made its names."""
-    lowering = Lowering(parsed)
+    lowering = Lowering(parsed, containers=containers)
     function = lowering.statements.run()
     return function, lowering.bindings, lowering.namer

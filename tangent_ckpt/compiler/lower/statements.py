@@ -10,10 +10,13 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
+from tangent_ckpt.compiler.lower.containers import (
+    DictValue, UserLine, is_container, iteration_items, leaf_paths, leaves, rebuild, structure,
+)
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
-    function_alias_candidates, is_function, load_context, local_names, may_exit,
+    function_alias_candidates, is_function, load_context, local_names, may_exit, to_source,
 )
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -45,6 +48,7 @@ class StatementLowering:
                       alias_candidates=function_alias_candidates(fnode))
         for p in params:
             scope.rename[p] = ir.Name(p)
+        params = self.lo.container_statements.parameters(params, scope)
         result = fnode.name if fnode.name not in scope.locals else self.lo.namer.fresh("result")
         self.lo.namer.reserve({result})
         self.lo.inline_stack.append(self.lo.parsed.fn)  # f calling f is recursion
@@ -88,7 +92,7 @@ class StatementLowering:
                 self.lo.emit(ir.Assign(loop["break_flag"], ir.Copy(ir.Const(True)), stmt.lineno))
                 return
             if isinstance(stmt, gast.Continue):
-                if self.lo.ctx["loop"] is None:
+                if self.lo.ctx["loop"] is None and not self.lo.ctx.get("unrolled"):
                     raise self.lo.error(UnsupportedSyntaxError, "continue outside a loop", stmt)
                 return
             if isinstance(stmt, gast.If) and may_exit(stmt):
@@ -165,6 +169,14 @@ class StatementLowering:
                              s, construct="yield", hint="return a value instead")
         if isinstance(value, gast.Call):
             self.lo.calls.reject_out_argument(value)
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+                value.func.attr in ("append", "extend") and \
+                isinstance(value.func.value, gast.Name) and \
+                (self.lo.containers.holds_container(value.func.value) or
+                 self.lo.run_time.is_rows(self.lo.expressions.load_name(
+                     value.func.value.id, value.func.value))):
+            self.lo.container_statements.grow(value, s)
+            return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
             if value.func.attr in IN_PLACE_METHODS or value.func.attr in ("append", "extend"):
                 raise self.lo.error(UnsupportedSyntaxError,
@@ -198,14 +210,16 @@ class StatementLowering:
             return
         if isinstance(value, TupleValue):
             items = self.lo.ctx["result_items"]
-            if items == "single":
+            if items == "single" or (items is not None and
+                                     structure(items) != structure(value)):
                 raise self.lo.error(UnsupportedSyntaxError,
                                  "returns of different kinds (tuple and value)", s)
             if items is None:
-                items = [self.lo.namer.fresh(f"{result}_{k}") for k in range(len(value.items))]
+                items = rebuild(value, (ir.Name(self.lo.namer.fresh(path))
+                                        for path in leaf_paths(value, result)))
                 self.lo.ctx["result_items"] = items
-            for name, item in zip(items, value.items):
-                self.lo.emit(ir.Assign(name, ir.Copy(item), s.lineno))
+            for name, item in zip(leaves(items), leaves(value)):
+                self.lo.emit(ir.Assign(name.id, ir.Copy(item), s.lineno))
             return
         if self.lo.ctx["result_items"] not in (None, "single"):
             raise self.lo.error(UnsupportedSyntaxError, "returns of different kinds (tuple and value)",
@@ -228,6 +242,7 @@ class StatementLowering:
                 return
             self.lo.current_scope.tuples.pop(target.id, None)
             self.emit_value(name, value, line)
+            self.lo.run_time.note_binding(name, value)
         elif isinstance(target, (gast.Tuple, gast.List)):
             if any(isinstance(e, gast.Starred) for e in target.elts):
                 raise self.lo.error(UnsupportedSyntaxError, "starred assignment", s,
@@ -235,6 +250,8 @@ class StatementLowering:
                                  hint="index the array instead: a, rest = x[0], x[1:]")
             value = self.lo.expressions.value(value_node, "_".join(
                 e.id for e in target.elts if isinstance(e, gast.Name)) or "item")
+            if isinstance(value, DictValue):  # a, b = d: its keys, as in Python
+                value = TupleValue(iteration_items(value))
             if isinstance(value, TupleValue):
                 if len(value.items) != len(target.elts):
                     raise self.lo.error(TransformError, "tuple unpacking with the wrong length", s)
@@ -274,7 +291,10 @@ class StatementLowering:
                 return
             self.lo.current_scope.tuples.pop(target.id, None)
             self.emit_value(name, value, s.lineno)
+            self.lo.run_time.note_binding(name, value)
         elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, DictValue):  # its keys, as in Python
+                value = TupleValue(iteration_items(value))
             if isinstance(value, TupleValue):
                 for elt, item in zip(target.elts, value.items):
                     self.assign_operand(elt, item, s)
@@ -282,6 +302,12 @@ class StatementLowering:
                 source = self.lo.expressions.atomize(value, "item")
                 for k, elt in enumerate(target.elts):
                     self.assign_operand(elt, self.getitem_value(source, k, s.lineno), s)
+        elif isinstance(target, gast.Subscript):  # S[0], I[0] = S0, I0
+            if is_container(value):
+                raise self.lo.error(UnsupportedSyntaxError, "a tuple stored into an array "
+                                    "element", s, construct=to_source(target),
+                                    hint="store arrays or numbers: x[i] = np.stack(...)")
+            self.store_item(target, lambda: value, s)
         else:
             raise self.lo.error(UnsupportedSyntaxError, "nested assignment target", s)
 
@@ -289,20 +315,25 @@ class StatementLowering:
         """One variable per element.  Rebinding a tuple of the same length reuses its
         element variables, so a tuple updated in a loop or in a branch is carried
         like any variable."""
-        if any(isinstance(item, TupleValue) for item in value.items):
-            raise self.lo.error(UnsupportedSyntaxError, "nested tuples", None)
         old = self.lo.current_scope.tuples.get(user_name)
-        if old is not None and len(old) == len(value.items):
-            names = list(old)
-            items = self._unclobbered(value.items, [n.id for n in names])
+        if old is not None and structure(old) == structure(value):
+            names = leaves(old)
+            items = self._unclobbered(leaves(value), [n.id for n in names])
         else:
-            names = [ir.Name(self.lo.namer.fresh(f"{user_name}_{k}"))
-                     for k in range(len(value.items))]
-            items = value.items
+            if old is not None and self.lo.ctx["loop"] is not None:
+                raise self.lo.error(UnsupportedSyntaxError,
+                                    f"'{user_name}' changes its length or keys inside a loop",
+                                    UserLine(line), construct=f"{user_name} rebound in a loop",
+                                    hint="keep a container's length fixed in a loop; to "
+                                         "collect values per step, write rows of an array "
+                                         "or append to a list")
+            names = [ir.Name(self.lo.namer.fresh(path))
+                     for path in leaf_paths(value, user_name)]
+            items = leaves(value)
         for element, item in zip(names, items):
             self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
                 item, (ir.Prim, ir.NonDiff)) else item, line))
-        self.lo.current_scope.tuples[user_name] = names
+        self.lo.current_scope.tuples[user_name] = rebuild(value, iter(names))
 
     def _unclobbered(self, items, targets):
         """``items`` assigned to ``targets`` in order: an item reading a target
@@ -368,12 +399,29 @@ class StatementLowering:
         return name
 
     def setitem(self, target, value_node, s):
+        self.store_item(target, lambda: self.lo.expressions.value(value_node, _base_name(target)),
+                        s)
+
+    def store_item(self, target, value, s):
+        """``target[index] = value``; ``value()`` lowers the value (after the index,
+        in the order the generated code has always read)."""
+        target = self.lo.container_statements.flat_subscript(target, s)
+        if isinstance(target.value, gast.Name):
+            base = self.lo.expressions.load_name(target.value.id, target.value)
+            if self.lo.run_time.is_dict(base):  # hs[t] = v: keys known at run time
+                self.lo.run_time.store_at_run_time_key(base, target, value, target.value.id)
+                return
+        if self.lo.containers.holds_container(target.value):  # d['w'] = v, params[0] = v
+            self.lo.container_statements.store_in_container(target, value(), s)
+            return
         if not isinstance(target.value, gast.Name):
             raise self.lo.error(UnsupportedSyntaxError, "assignment into a nested subscript", s,
+                             construct=f"{to_source(target)} = ...",
                              hint="assign into a named array: x[i] = v")
         base = self.lo.expressions.load_name(target.value.id, target.value)
         if not isinstance(base, ir.Name):
             raise self.lo.error(UnsupportedSyntaxError, "assignment into a global array", s,
+                             construct=f"{to_source(target)} = ...",
                              hint="copy the array into a local variable first")
         user = target.value.id
         scope = self.lo.current_scope
@@ -385,19 +433,37 @@ class StatementLowering:
                              construct="subscript assignment into a caller's array",
                              hint=f"copy it first: {user} = {user}.copy()")
         index = self.lo.expressions.index(target.slice, target.value.id)
-        value = self.lo.expressions.atomize(self.lo.expressions.value(value_node, target.value.id), target.value.id + "_value")
+        if self.lo.run_time.is_rows(base) and isinstance(s, gast.Assign):
+            self.lo.run_time.refuse_mutated(s.value, s)  # hs[t] = h: a reference to h
+        value = self.lo.expressions.atomize(value(), target.value.id + "_value")
         name = self.store_name(target.value.id)
         if name != base.id:  # an inlined parameter bound to the caller's array
             self.lo.emit(ir.Assign(name, ir.Copy(base), s.lineno))
         self.lo.emit(ir.SetItem(name, index, value, s.lineno))
 
     def if_(self, s, extra=()):
+        truth = self.lo.comprehensions.static_truth(s.test)
+        if truth is not None:  # a condition of constants: only the path that runs
+            self.block(list(s.body if truth else s.orelse) + list(extra))
+            return
         cond = self.condition(s.test, s.lineno)
+        tuples = self.lo.current_scope.tuples
+        before = dict(tuples)
         body = self.sub_block(list(s.body) + list(extra))
+        after_body = dict(tuples)
         orelse = self.sub_block(list(s.orelse) + list(extra))
+        self.lo.container_statements.same_structures(s, before, after_body, tuples)
         self.lo.emit(ir.If(cond, body, orelse, s.lineno))
 
     def condition(self, test, line):
         name = self.lo.namer.fresh("cond")
         self.lo.emit(ir.Assign(name, self.lo.expressions.nondiff(test), line))
         return name
+
+
+def _base_name(target):
+    while isinstance(target, gast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else "item"
+
+

@@ -1,0 +1,276 @@
+"""Lower: comprehensions and generator expressions, and ``for`` loops over
+containers of static structure.
+
+Over a container (``[np.dot(w, x) for w in ws]``, ``for W, b in params:``) the
+loop is unrolled: one copy of its body per element, in which the loop target
+is bound to that element -- the elements may have different shapes (the layers
+of a network), which one run-time loop could not carry.  A comprehension's
+variables live in a scope of their own, as in Python 3 (they never overwrite
+the function's variables of the same name).
+
+Over ``range(n)`` or the rows of an array the length is only known at run time:
+``sum(f(x) for x in xs)`` becomes a loop accumulating into a variable, and a
+list comprehension a loop that fills the rows of an array (what ``np.stack``
+of the list would give).
+"""
+
+import ast
+
+import gast
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.containers import (
+    DictValue, iteration_items, static_key,
+)
+from tangent_ckpt.compiler.lower.scopes import Scope, TupleValue, to_source, walk_no_defs
+
+
+def _targets(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def _of_constants(node):
+    """Is ``node`` (a stdlib ast expression) a comparison or arithmetic of constants?"""
+    allowed = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Constant, ast.Tuple,
+               ast.Load, ast.cmpop, ast.boolop, ast.unaryop, ast.operator)
+    return all(isinstance(n, allowed) for n in ast.walk(node))
+
+
+def _loop_target_stores(node, name):
+    """How many times ``node`` binds ``name`` as a ``for`` target."""
+    return sum(_stores(n.target, name) for n in gast.walk(node) if isinstance(n, gast.For))
+
+
+def _stores(node, name):
+    """How many times ``node`` binds ``name``."""
+    return sum(1 for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == name and
+               isinstance(n.ctx, gast.Store))
+
+
+class ComprehensionLowering:
+    """List, dict and generator comprehensions; ``for`` over containers."""
+
+    def __init__(self, lowering):
+        self.lo = lowering
+
+    def refuse(self, what, node, hint):
+        return self.lo.containers.refuse(what, node, hint)
+
+    # --- for over a container -----------------------------------------------------
+    def static_range(self, node):
+        """The values of ``range(...)`` whose bounds are constants or lengths of
+        containers (``range(len(params))``), else None.  Emits nothing."""
+        if not (isinstance(node, gast.Call) and not node.keywords and
+                self.lo.expressions.static_value(node.func) is range):
+            return None
+        bounds = []
+        for a in node.args:
+            if static_key(a) is not None:
+                bounds.append(static_key(a))
+            elif isinstance(a, gast.Call) and not a.keywords and len(a.args) == 1 and \
+                    self.lo.expressions.static_value(a.func) is len and \
+                    self.lo.containers.holds_container(a.args[0]):
+                bounds.append(self.lo.expressions.value(a, "n").value)
+            else:
+                return None
+        return [ir.Const(k) for k in range(*bounds)] if all(
+            isinstance(b, int) for b in bounds) else None
+
+    def indexes_a_container(self, s):
+        """Does the body of ``for i in ...`` index a container with ``i``?"""
+        if not isinstance(s.target, gast.Name):
+            return False
+        return any(isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name) and
+                   n.slice.id == s.target.id and self.lo.containers.holds_container(n.value)
+                   for n in gast.walk(s))
+
+    def unrolled_for(self, s, items=None):
+        """``for target in container:`` -- the body once per element (``items``:
+        the elements, when the loop is over a range of constants)."""
+        for sub, in_loop in walk_no_defs(s):
+            if sub is s:
+                continue
+            if isinstance(sub, gast.Return) or (isinstance(sub, gast.Break) and not in_loop):
+                word = "return" if isinstance(sub, gast.Return) else "break"
+                raise self.refuse(f"{word} inside a loop over a list, tuple or dict", sub,
+                                  "the loop is unrolled (one copy per element): set a flag "
+                                  "and skip the rest of the body with if")
+        if s.orelse:
+            raise self.refuse("for ... else", s, "use a flag variable instead of the else "
+                                                 "clause")
+        if items is None:
+            items = iteration_items(self.lo.expressions.value(s.iter, "item"))
+        fnode = self.lo.current_scope.parsed.node
+        only_here = {n for n in _targets(s.target)
+                     if _stores(fnode, n) == _loop_target_stores(fnode, n)}
+        saved = self.lo.ctx.get("unrolled", 0)
+        self.lo.ctx["unrolled"] = saved + 1  # `continue` ends this element's copy
+        try:
+            for item in items:
+                self.bind_target(s.target, item, s, only_here)
+                self.lo.statements.block(s.body)
+        finally:
+            self.lo.ctx["unrolled"] = saved
+
+    def bind_target(self, target, item, node, constant_names):
+        """``target = item`` for one element; a key (a constant) is bound as the
+        constant itself to a name in ``constant_names`` (bound nowhere else), so
+        that ``d[k]`` reads a known key."""
+        if isinstance(target, gast.Name) and isinstance(item, ir.Const) and \
+                target.id in constant_names:
+            self.lo.statements.store_name(target.id)
+            self.lo.current_scope.tuples.pop(target.id, None)
+            self.lo.current_scope.rename[target.id] = item
+            return
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, TupleValue) and \
+                len(target.elts) == len(item.items):
+            for elt, sub in zip(target.elts, item.items):
+                self.bind_target(elt, sub, node, constant_names)
+            return
+        self.lo.statements.assign_operand(target, item, node)
+
+    # --- comprehensions -------------------------------------------------------------
+    def value(self, node, hint):
+        if not self.static(node):
+            return self.run_time(node, hint)
+        scope = Scope(self.lo.current_scope.parsed,
+                      set().union(*(_targets(g.target) for g in node.generators)),
+                      parent=self.lo.current_scope)
+        for name in self._own_names(node):
+            scope.rename[name] = ir.Name(name)
+        saved = self.lo.current_scope
+        self.lo.current_scope = scope
+        try:
+            results = []
+            self._unroll(node, list(node.generators), hint, results)
+        finally:
+            self.lo.current_scope = saved
+        if isinstance(node, gast.DictComp):
+            keys, items = [], []
+            for key, item in results:
+                if key in keys:
+                    items[keys.index(key)] = item
+                else:
+                    keys.append(key)
+                    items.append(item)
+            return DictValue(keys, items)
+        return TupleValue(results)
+
+    def static(self, node):
+        """Does every generator loop over a container of static structure?"""
+        return all(self.lo.containers.holds_container(g.iter) or
+                   (g is not node.generators[0] and self._static_range(g.iter))
+                   for g in node.generators) or all(self._static_range(g.iter)
+                                                    for g in node.generators)
+
+    def _static_range(self, node):
+        return isinstance(node, gast.Call) and \
+            self.lo.expressions.static_value(node.func) is range and \
+            all(static_key(a) is not None for a in node.args) and not node.keywords
+
+    def _items(self, it, hint):
+        if self._static_range(it):
+            return [ir.Const(k) for k in range(*[static_key(a) for a in it.args])]
+        return iteration_items(self.lo.expressions.value(it, hint))
+
+    def _unroll(self, node, generators, hint, results):
+        g, rest = generators[0], generators[1:]
+        for item in self._items(g.iter, hint):
+            # a comprehension's own variables: bound nowhere else
+            self.bind_target(g.target, item, node, _targets(g.target))
+            if not all(self._condition(c) for c in g.ifs):
+                continue
+            if rest:
+                self._unroll(node, rest, hint, results)
+            elif isinstance(node, gast.DictComp):
+                key = self.lo.containers.key_value(node.key, hint)
+                if key is None:
+                    raise self.refuse("a dict comprehension whose key is not a constant",
+                                      node, "use constant keys")
+                results.append((key, self.lo.containers.element(node.value, hint)))
+            else:
+                results.append(self.lo.containers.element(node.elt, hint))
+
+    def static_truth(self, test):
+        """True/False for a condition of constants (``k == 0`` with ``k`` an unrolled
+        loop's constant), else None.  Emits nothing."""
+        if not isinstance(test, (gast.Compare, gast.BoolOp, gast.Name, gast.Constant,
+                                 gast.UnaryOp)):
+            return None
+        value = self.lo.expressions.value(test, "cond")
+        if isinstance(value, ir.Const):
+            return bool(value.value)
+        if isinstance(value, ir.NonDiff) and not value.names and _of_constants(value.node):
+            tree = ast.fix_missing_locations(ast.Expression(body=value.node))
+            return bool(eval(compile(tree, "<condition>", "eval"), {"__builtins__": {}}))
+        return None
+
+    def _condition(self, test):
+        truth = self.static_truth(test)
+        if truth is not None:
+            return truth
+        raise self.refuse(f"a condition known only at run time in a comprehension over a "
+                          f"list or tuple ({to_source(test)})", test,
+                          "compute the values and choose with np.where, or write the loop")
+
+    def _own_names(self, node):
+        """The comprehension's variables that the function uses nowhere else (at the
+        top level only: an inlined helper's names are renamed to stay apart from
+        its caller's)."""
+        if not self.lo.current_scope.identity:
+            return set()
+        inside = {id(n) for n in gast.walk(node)}
+        names = set().union(*(_targets(g.target) for g in node.generators))
+        for n in gast.walk(self.lo.current_scope.parsed.node):
+            if isinstance(n, gast.Name) and n.id in names and id(n) not in inside:
+                names.discard(n.id)
+        return names
+
+    # --- comprehensions of run-time length --------------------------------------------
+    def run_time(self, node, hint):
+        """``[f(x) for x in xs if c]`` over a run-time length: the loop the user
+        would write, appending to a list (held as its rows, lower/containers.py)
+        in a scope of its own::
+
+            items = []
+            for x in xs:
+                if c:
+                    items.append(f(x))
+        """
+        if isinstance(node, gast.DictComp):
+            raise self.refuse("a dict comprehension over a length known only at run time "
+                              "(range(n), the rows of an array)", node,
+                              "use constant keys: loop over a list or tuple, or a range of "
+                              "constants")
+        items = f"{hint}_items"
+        statement = _at(gast.Expr(value=_at(gast.Call(
+            func=_at(gast.Attribute(value=_name(items, gast.Load(), node), attr="append",
+                                    ctx=gast.Load()), node),
+            args=[node.elt], keywords=[]), node)), node)
+        for g in reversed(node.generators):
+            for test in reversed(g.ifs):
+                statement = _at(gast.If(test=test, body=[statement], orelse=[]), node)
+            statement = _at(gast.For(target=g.target, iter=g.iter, body=[statement],
+                                     orelse=[], type_comment=None), node)
+        scope = Scope(self.lo.current_scope.parsed,
+                      set().union({items}, *(_targets(g.target) for g in node.generators)),
+                      parent=self.lo.current_scope)
+        scope.tuples[items] = TupleValue([])
+        for name in self._own_names(node):  # used nowhere else: keeps the user's name
+            scope.rename[name] = ir.Name(name)
+        saved = self.lo.current_scope
+        self.lo.current_scope = scope
+        try:
+            self.lo.statements.statement(statement)
+            return self.lo.expressions.load_name(items, node)
+        finally:
+            self.lo.current_scope = saved
+
+
+def _name(name, ctx, node):
+    return _at(gast.Name(id=name, ctx=ctx, annotation=None, type_comment=None), node)
+
+
+def _at(new, node):
+    """``new`` placed at ``node``'s line (errors and comments quote the user's line)."""
+    return gast.copy_location(new, node)

@@ -1,0 +1,145 @@
+"""Lower: the statements that act on containers -- a parameter given as a
+container (one parameter per element), ``xs.append(x)`` / ``xs.extend(ys)``,
+``d['w'] = v`` and ``hs[t] = v``, nested subscript writes ``xs[t][i] = v``, and
+the check that a container has one structure after an ``if``."""
+
+import itertools
+
+import gast
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.containers import (
+    DictValue, is_container, leaf_paths, static_key, structure, value_of_structure,
+)
+from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
+from tangent_ckpt.errors import UnsupportedSyntaxError
+
+
+class ContainerStatements:
+    """Statements on containers, called from :mod:`.statements`."""
+
+    def __init__(self, lowering):
+        self.lo = lowering
+
+    def parameters(self, params, scope):
+        """A parameter given as a list, tuple or dict (``self.lo.containers_given``:
+        position -> structure) is one parameter per element: ``params_0_1``."""
+        flat = []
+        for k, p in enumerate(params):
+            structure = self.lo.containers_given.get(k)
+            if structure is None:
+                flat.append(p)
+                continue
+            shape = value_of_structure(structure, itertools.repeat(None))
+            names = [self.lo.namer.fresh(path) for path in leaf_paths(shape, p)]
+            self.lo.namer.reserve(set(names))
+            scope.tuples[p] = value_of_structure(structure, (ir.Name(n) for n in names))
+            del scope.rename[p]
+            flat.extend(names)
+        return flat
+
+    def grow(self, call, s):
+        """``xs.append(x)`` / ``xs.extend(ys)`` on a list of static length: the
+        list is rebound with the new items (in a loop its length would change:
+        refused by bind_tuple)."""
+        user = call.func.value.id
+        if len(call.args) != 1 or call.keywords:
+            raise self.lo.containers.refuse(f".{call.func.attr}() takes one argument", call,
+                                            "pass one value")
+        if self.lo.ctx["loop"] is not None and self.lo.containers.holds_container(
+                call.func.value):  # a list made in this iteration: its rows
+            self.lo.run_time.to_rows(user, call)
+        base = self.lo.expressions.load_name(user, call.func.value)
+        if self.lo.run_time.is_rows(base):
+            self.lo.run_time.append(base, call, user)
+            return
+        if call.func.attr == "append":
+            added = [self.lo.containers.element(call.args[0], user)]
+        else:
+            other = self.lo.expressions.value(call.args[0], user)
+            if not is_container(other):
+                raise self.lo.containers.refuse("extend() with a value that is not a list "
+                                                "or tuple", call, "extend with a list")
+            added = list(other.items)
+        self.lo.statements.store_name(user)
+        self.lo.statements.bind_tuple(user, TupleValue(list(base.items) + added), s.lineno)
+
+    def flat_subscript(self, target, s):
+        """``xs[t][i] = v`` writes through the view ``xs[t]``: for an array and
+        integer indices (constants, range-loop indices) it is ``xs[t, i] = v``.
+        Other nested writes (a slice, a fancy index: a copy in NumPy) are refused."""
+        if not isinstance(target.value, gast.Subscript) or \
+                self.lo.containers.holds_container(target.value):
+            return target
+        inner = target.value
+        base = inner
+        while isinstance(base, gast.Subscript):
+            base = base.value
+        if isinstance(base, gast.Name) and self.lo.run_time.is_rows(
+                self.lo.expressions.load_name(base.id, base)):
+            raise self.lo.containers.refuse(
+                f"an array inside a list written in place ({to_source(target)})", s,
+                "the list may hold the same array several times ([x] * n): assign a "
+                f"whole item instead, {to_source(inner)} = ...")
+        if not (self.integer_index(inner.slice) and self.integer_index(target.slice)):
+            raise self.lo.error(UnsupportedSyntaxError, "assignment into a nested subscript",
+                                s, construct=to_source(target),
+                                hint="write one subscript with every index: x[t, i] = v")
+        flat = gast.Subscript(value=self.flat_subscript(inner, s).value,
+                              slice=gast.Tuple(elts=_index_parts(inner.slice) +
+                                               _index_parts(target.slice), ctx=gast.Load()),
+                              ctx=gast.Store())
+        return gast.copy_location(flat, target)
+
+    def integer_index(self, node):
+        if isinstance(node, gast.Tuple):
+            return all(self.integer_index(e) for e in node.elts)
+        if static_key(node) is not None:
+            return isinstance(static_key(node), int)
+        return isinstance(node, gast.Name) and node.id in self.lo.containers.loop_indices
+
+    def store_in_container(self, target, value, s):
+        key = self.lo.containers.key_value(target.slice, "key")
+        if key is None and isinstance(target.value, gast.Name) and isinstance(
+                self.lo.expressions.load_name(target.value.id, target.value), DictValue):
+            self.lo.run_time.to_dict(target.value.id, target)  # d[k] = v: a run-time key
+            base = self.lo.expressions.load_name(target.value.id, target.value)
+            self.lo.run_time.store_at_run_time_key(base, target, lambda: value,
+                                                     target.value.id)
+            return
+        if key is None:
+            raise self.lo.containers.refuse(
+                f"a list or dict written at a key known only at run time "
+                f"({to_source(target)})", s,
+                "for values indexed by a loop variable use an array: hs = np.zeros((n + 1, "
+                "...)); hs[t + 1] = ... (or a list built with append)")
+        if not isinstance(target.value, gast.Name):
+            raise self.lo.containers.refuse("assignment into an element of a nested "
+                                            "container", s, "rebuild the inner container")
+        base = self.lo.expressions.load_name(target.value.id, target.value)
+        item = value if is_container(value) else self.lo.expressions.atomize(
+            value, f"{target.value.id}_{key}")
+        self.lo.statements.store_name(target.value.id)
+        self.lo.statements.bind_tuple(target.value.id, self.lo.containers.with_item(base, key, item, s),
+                        s.lineno)
+
+    def same_structures(self, s, before, after_body, after_else):
+        """A container has one structure after an ``if``, whichever path ran (its
+        element variables are shared by the two paths only then)."""
+        for name, value in after_body.items():
+            # the path through the body has `value`; the other path has what the
+            # else branch bound, or (if it bound nothing) what was there before
+            other = after_else.get(name) if after_else.get(name) is not value else \
+                before.get(name)
+            if value is not before.get(name) or other is not value:
+                if other is not None and structure(other) != structure(value):
+                    raise self.lo.error(UnsupportedSyntaxError,
+                                        f"'{name}' is a list, tuple or dict of a different "
+                                        "length or keys on the two paths of this if", s,
+                                        construct=f"if ({name})",
+                                        hint="give it the same structure on both paths")
+
+
+def _index_parts(node):
+    return list(node.elts) if isinstance(node, gast.Tuple) else [node]
+

@@ -1,0 +1,471 @@
+"""Lower: containers of static structure -- tuples, lists and dicts whose length
+and keys are known when the function is lowered.
+
+They are scalarized: each element is an operand of its own (a variable named
+after the container and the element's place, ``params_0_1``, ``d_w``), so the
+rest of the compiler only ever sees arrays and numbers.  A container's structure
+is its kind, length, keys and the structure of its elements; rebinding a name to
+a container of the same structure reuses its element variables, so a container
+updated in a loop or a branch is carried like any variable.
+
+What follows the structure at lower time: literals (``[(W1, b1), (W2, b2)]``,
+``{'w': w}``, ``dict(w=w)``), indexing with constants and slices (``params[0]``,
+``params[1:]``, ``d['w']``), ``len``, ``+`` and ``* k`` with a constant ``k``,
+``.get``, ``.items()``, ``.keys()``, ``.values()``, ``.copy()``, ``append`` and
+``extend`` outside loops, writes ``d['w'] = v`` with a constant key, ``for``
+loops and comprehensions over them (unrolled, one copy of the body per
+element).  What does not -- an index or key only known at run time, a container
+whose length changes inside a loop -- is refused with the user's line.
+"""
+
+import ast
+import re
+
+import gast
+import numpy as np
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
+from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.runtime.rows import repeat_row
+
+
+class DictValue(TupleValue):
+    """A dict of known keys (constants) whose values are operands or containers;
+    ``items`` holds the values in insertion order, as ``TupleValue`` does."""
+
+    def __init__(self, keys, items):
+        super().__init__(items)
+        self.keys = list(keys)
+
+
+def is_container(value):
+    return isinstance(value, TupleValue)
+
+
+def structure(value):
+    """A hashable description of a container's shape (kind, keys, nesting)."""
+    if isinstance(value, DictValue):
+        return ("dict", tuple(value.keys), tuple(structure(v) for v in value.items))
+    if isinstance(value, TupleValue):
+        return ("seq", tuple(structure(v) for v in value.items))
+    return "leaf"
+
+
+def leaves(value):
+    """The operands of a (nested) container, in traversal order."""
+    if isinstance(value, TupleValue):
+        return [leaf for item in value.items for leaf in leaves(item)]
+    return [value]
+
+
+def leaf_paths(value, prefix):
+    """Names for the leaves of ``value``: ``prefix_0_1``, ``prefix_w``."""
+    if isinstance(value, DictValue):
+        return [p for key, item in zip(value.keys, value.items)
+                for p in leaf_paths(item, f"{prefix}_{_key_part(key)}")]
+    if isinstance(value, TupleValue):
+        return [p for k, item in enumerate(value.items)
+                for p in leaf_paths(item, f"{prefix}_{k}")]
+    return [prefix]
+
+
+def _key_part(key):
+    text = re.sub(r"\W", "_", str(key)).strip("_")
+    return text or "key"
+
+
+def rebuild(value, new_leaves):
+    """A container of ``value``'s structure holding ``new_leaves`` (an iterator)."""
+    if isinstance(value, DictValue):
+        return DictValue(value.keys, [rebuild(v, new_leaves) for v in value.items])
+    if isinstance(value, TupleValue):
+        return TupleValue([rebuild(v, new_leaves) for v in value.items])
+    return next(new_leaves)
+
+
+def iteration_items(value):
+    """What ``for x in value`` visits: a dict's keys, a sequence's items."""
+    if isinstance(value, DictValue):
+        return [ir.Const(k) for k in value.keys]
+    return list(value.items)
+
+
+def static_key(node):
+    """The value of a constant index or key (``0``, ``-1``, ``'w'``), or None."""
+    if isinstance(node, gast.Constant) and isinstance(node.value, (int, str)) and \
+            not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and isinstance(node.operand.value, int):
+        return -node.operand.value
+    return None
+
+
+class UserLine:
+    """A place in the user's file for an error raised without a syntax node."""
+
+    def __init__(self, lineno):
+        self.lineno = lineno
+
+
+class ContainerLowering:
+    """Reading, building and updating containers of static structure."""
+
+    def __init__(self, lowering):
+        self.lo = lowering
+        self.loop_indices = set()  # user names bound by `for t in range(...)`: integers
+
+    # --- errors -------------------------------------------------------------------
+    def refuse(self, what, node, hint):
+        construct = to_source(node) if isinstance(node, (gast.expr, gast.stmt)) else what
+        at = node if getattr(node, "lineno", None) else UserLine(self.lo.line)
+        return self.lo.error(UnsupportedSyntaxError, what, at, hint=hint, construct=construct)
+
+    def key_value(self, node, hint):
+        """A constant key: a literal, or a name bound to a constant (an unrolled loop's key)."""
+        key = static_key(node)
+        if key is not None:
+            return key
+        value = self.lo.expressions.value(node, hint)
+        if isinstance(value, ir.Const) and isinstance(value.value, (int, str)) and \
+                not isinstance(value.value, bool):
+            return value.value
+        return None
+
+    # --- building -------------------------------------------------------------
+    def dict_literal(self, node, hint):
+        keys, items = [], []
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                raise self.refuse("`**` inside a dict literal", node,
+                                  "list the keys one by one")
+            key = self.key_value(k, hint)
+            if key is None:
+                raise self.refuse(f"a dict key that is not a constant ({to_source(k)})", node,
+                                  "use constant keys ('w', 0); for values indexed by a loop "
+                                  "variable use an array or a list built with append")
+            self._put(keys, items, key, self.element(v, f"{hint}_{_key_part(key)}"))
+        return DictValue(keys, items)
+
+    def dict_call(self, node, hint):
+        """``dict(w=w, b=b)``, ``dict(d)``, ``dict(d, w=w)``, ``dict()``."""
+        keys, items = [], []
+        if len(node.args) > 1:
+            raise self.refuse("dict() with more than one positional argument", node,
+                              "pass a dict and keywords")
+        if node.args:
+            base = self.lo.expressions.value(node.args[0], hint)
+            if isinstance(base, DictValue):
+                keys, items = list(base.keys), list(base.items)
+            elif isinstance(base, TupleValue) and all(
+                    isinstance(p, TupleValue) and len(p.items) == 2 and
+                    isinstance(p.items[0], ir.Const) for p in base.items):
+                for pair in base.items:  # dict(zip(names, values)) over constant names
+                    self._put(keys, items, pair.items[0].value, pair.items[1])
+            else:
+                raise self.refuse("dict() of a value whose keys are not known", node,
+                                  "build the dict from a literal or constant keys")
+        for kw in node.keywords:
+            self._put(keys, items, kw.arg, self.element(kw.value, f"{hint}_{kw.arg}"))
+        return DictValue(keys, items)
+
+    @staticmethod
+    def _put(keys, items, key, item):
+        if key in keys:
+            items[keys.index(key)] = item
+        else:
+            keys.append(key)
+            items.append(item)
+
+    def element(self, node, hint):
+        value = self.lo.expressions.value(node, hint)
+        return value if is_container(value) else self.lo.expressions.atomize(value, hint)
+
+    def concatenate(self, left, right, node):
+        if isinstance(left, DictValue) or isinstance(right, DictValue):
+            raise self.refuse("`+` of dicts", node, "use dict(a, **b) or a dict literal")
+        return TupleValue(list(left.items) + list(right.items))
+
+    def repeat(self, seq, times, node):
+        if isinstance(seq, DictValue):
+            raise self.refuse("`*` of a dict", node, "repeat a list instead")
+        if not (isinstance(times, ir.Const) and isinstance(times.value, int)):
+            if len(seq.items) != 1 or is_container(seq.items[0]):
+                return None
+            # [h0] * n: n rows equal to h0, written row by row later (hs[t] = ...)
+            listed = node.left if isinstance(node.left, (gast.List, gast.Tuple)) else node.right
+            if isinstance(listed, (gast.List, gast.Tuple)):
+                self.lo.run_time.refuse_mutated(listed.elts[0], node)
+            return ir.Prim(repeat_row, [seq.items[0], self.lo.expressions.atomize(times, "n")],
+                           {}, "call", ref="rt.repeat_row")
+        return TupleValue(list(seq.items) * max(times.value, 0))
+
+    # --- reading --------------------------------------------------------------
+    def subscript(self, base, node, hint):
+        """``c[k]`` with a constant ``k`` (or a constant slice of a sequence)."""
+        if isinstance(node.slice, gast.Slice) and not isinstance(base, DictValue):
+            bounds = []
+            for part in (node.slice.lower, node.slice.upper, node.slice.step):
+                bounds.append(None if part is None else self.key_value(part, hint))
+                if part is not None and not isinstance(bounds[-1], int):
+                    raise self.refuse("a list or tuple sliced with bounds known only at run "
+                                      "time", node, "slice with constants, or use an array")
+            return TupleValue(base.items[slice(*bounds)])
+        key = self.key_value(node.slice, hint)
+        if key is None:
+            kind = "dict" if isinstance(base, DictValue) else "list or tuple"
+            raise self.refuse(f"a {kind} indexed by a value known only at run time "
+                              f"({to_source(node)})", node,
+                              "index containers with constants, or loop over them "
+                              "(for x in xs); for values indexed by a loop variable use an "
+                              "array (np.zeros((n, ...)), x[t] = ...) or a list built with "
+                              "append")
+        return self.lookup(base, key, node)
+
+    def lookup(self, base, key, node, default=None):
+        if isinstance(base, DictValue):
+            if key in base.keys:
+                return base.items[base.keys.index(key)]
+            if default is not None:
+                return default
+            raise self.refuse(f"key {key!r} is not in the dict", node,
+                              "the dict's keys are " + ", ".join(map(repr, base.keys)))
+        if not isinstance(key, int) or not -len(base.items) <= key < len(base.items):
+            raise self.refuse(f"index {key!r} is out of range for a container of length "
+                              f"{len(base.items)}", node, "check the index")
+        return base.items[key]
+
+    def method(self, base, node, hint):
+        """``d.get(k[, default])``, ``d.items()``, ``d.keys()``, ``d.values()``,
+        ``c.copy()``, ``c.index(x)`` of constants; None for other methods."""
+        name = node.func.attr
+        if name == "copy" and not node.args:
+            return base
+        if isinstance(base, DictValue):
+            if name == "items":
+                return TupleValue([TupleValue([ir.Const(k), v])
+                                   for k, v in zip(base.keys, base.items)])
+            if name == "keys":
+                return TupleValue([ir.Const(k) for k in base.keys])
+            if name == "values":
+                return TupleValue(list(base.items))
+            if name == "get":
+                key = self.key_value(node.args[0], hint) if node.args else None
+                if key is None:
+                    raise self.refuse("dict .get() with a key known only at run time", node,
+                                      "use a constant key")
+                if key in base.keys:
+                    return base.items[base.keys.index(key)]
+                if len(node.args) > 1:
+                    return self.element(node.args[1], hint)
+                return ir.Const(None)
+        kind = "dict" if isinstance(base, DictValue) else "list or tuple"
+        raise self.refuse(f"method .{name}() of a {kind}", node,
+                          "supported: .get, .items, .keys, .values, .copy, and "
+                          ".append/.extend as statements")
+
+    # --- updating -------------------------------------------------------------
+    def with_item(self, base, key, item, node):
+        """``base`` after ``base[key] = item`` (a constant key)."""
+        if isinstance(base, DictValue):
+            keys, items = list(base.keys), list(base.items)
+            self._put(keys, items, key, item)
+            return DictValue(keys, items)
+        items = list(base.items)
+        self.lookup(base, key, node)
+        items[key] = item
+        return TupleValue(items)
+
+    def as_sequence(self, value, hint):
+        """A container passed to a NumPy function: the sequence operand NumPy sees
+        (a dict is refused: NumPy would see an object array)."""
+        if isinstance(value, DictValue):
+            raise self.refuse("a dict passed to a NumPy function", None,
+                              "pass d['key'] or list(d.values())")
+        items = []
+        for item in value.items:
+            if is_container(item):
+                # a nested list is np.stack of its items, as NumPy builds it
+                inner = ir.Prim(np.stack, [self.as_sequence(item, hint)], {}, "call",
+                                ref="np.stack")
+                items.append(self.lo.expressions.atomize(inner, hint))
+            else:
+                items.append(item)
+        return ir.Seq(tuple(items), "tuple")
+
+
+    def operand(self, node, hint):
+        """An argument of a NumPy function: an operand, or a container as the
+        sequence NumPy sees (``np.zeros(shape)`` with ``shape = (n,)``)."""
+        value = self.lo.expressions.value(node, hint)
+        if is_container(value):
+            return self.as_sequence(value, hint)
+        return self.lo.expressions.atomize(value, hint)
+
+    def binop(self, left, right, node):
+        """``a + b`` of sequences, ``[x] * k`` with a constant ``k`` (or ``[x] * n``:
+        rows)."""
+        if self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
+            raise self.refuse(f"`{to_source(node)}` on a list built at run time", node,
+                              "build the list with append in the loop; for arithmetic on "
+                              "its items use np.stack(...) explicitly")
+        if isinstance(node.op, gast.Add) and is_container(left) and is_container(right):
+            return self.concatenate(left, right, node)
+        if isinstance(node.op, gast.Mult):
+            seq, times = (left, right) if is_container(left) else (right, left)
+            if isinstance(times, ir.Const) and not isinstance(times.value, int):
+                raise self.refuse(f"a list or tuple in arithmetic ({to_source(node)})", node,
+                                  "NumPy arithmetic needs an array: np.stack(...) the list "
+                                  "first")
+            if not is_container(times):
+                repeated = self.repeat(seq, times, node)
+                if repeated is not None:
+                    return repeated
+                raise self.refuse("a list repeated a number of times known only at run time "
+                                  f"({to_source(node)})", node,
+                                  "build an array instead: np.zeros((n, ...)) or "
+                                  "np.repeat(x[None], n, axis=0), then write rows x[t] = ...")
+        raise self.refuse(f"operator on a list, tuple or dict ({to_source(node)})", node,
+                          "for element-wise arithmetic use arrays (np.stack(...))")
+
+    def call(self, node, hint):
+        """Builtins and methods that act on containers; None for any other call."""
+        func = node.func
+        if isinstance(func, gast.Attribute):
+            if not self.holds_container(func.value):
+                return None
+            base = self.lo.expressions.value(func.value, hint)
+            return self.method(base, node, hint)
+        fn = self.lo.expressions.static_value(func)
+        if fn is dict:
+            return self.dict_call(node, hint)
+        if fn in (len, sum, list, tuple, zip, enumerate, reversed) and node.args and \
+                all(self.holds_container(a) for a in node.args[:1]) and not node.keywords:
+            values = [self.lo.expressions.value(a, hint) for a in node.args]
+            first = values[0]
+            if fn is len:
+                return ir.Const(len(first.items))
+            if fn in (list, tuple):
+                return TupleValue(iteration_items(first))
+            if fn is reversed:
+                return TupleValue(iteration_items(first)[::-1])
+            if fn is enumerate:
+                return TupleValue([TupleValue([ir.Const(k), v])
+                                   for k, v in enumerate(iteration_items(first))])
+            if fn is zip:
+                if not all(is_container(v) for v in values):
+                    return None
+                columns = [iteration_items(v) for v in values]
+                return TupleValue([TupleValue(list(row)) for row in zip(*columns)])
+            return self.total(iteration_items(first), values[1:], node, hint)
+        return None
+
+    def total(self, items, start, node, hint):
+        """``sum(xs)``: ``start + xs[0] + xs[1] + ...`` (start 0), left to right as
+        Python adds them."""
+        acc = start[0] if start else ir.Const(0)
+        for item in items:
+            if is_container(item):
+                raise self.refuse("sum() of nested lists or tuples", node,
+                                  "sum arrays or numbers")
+            if isinstance(acc, ir.Const) and acc.value == 0 and not start:
+                acc = item
+                continue
+            acc = self.lo.expressions.atomize(
+                ir.Prim(np.add, [self.lo.expressions.atomize(acc, hint), item], {}, "binop:+"),
+                hint)
+        return acc
+
+    def holds_container(self, node):
+        """Does ``node`` surely denote a container of static structure?  Decided
+        from the syntax and the scope alone, before any code is emitted for it."""
+        if isinstance(node, (gast.Tuple, gast.List, gast.Dict)):
+            return True
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
+            return self.lo.comprehensions.static(node)
+        if isinstance(node, gast.Name):
+            scope = self.lo.current_scope
+            while scope is not None:
+                if node.id in scope.tuples:
+                    return True
+                if node.id in scope.rename or node.id in scope.locals:
+                    return False
+                scope = scope.parent
+            return False
+        if isinstance(node, gast.Subscript):
+            if isinstance(node.slice, gast.Slice):
+                return self.holds_container(node.value)
+            return is_container(self.peek(node))
+        if isinstance(node, gast.Call):
+            func = node.func
+            if isinstance(func, gast.Attribute) and func.attr in ("items", "keys", "values",
+                                                                  "copy"):
+                return self.holds_container(func.value)
+            fn = self.lo.expressions.static_value(func)
+            if fn is dict:
+                return True
+            if fn in (list, tuple, zip, enumerate, reversed) and node.args:
+                return all(self.holds_container(a) for a in node.args)
+        return False
+
+    def peek(self, node):
+        """The value of ``name[k1][k2]...`` with constant keys, when ``name`` holds a
+        container; None otherwise.  Emits nothing."""
+        if isinstance(node, gast.Subscript):
+            base = self.peek(node.value)
+            key = static_key(node.slice)
+            if not is_container(base) or key is None:
+                return None
+            if isinstance(base, DictValue):
+                return base.items[base.keys.index(key)] if key in base.keys else None
+            return base.items[key] if isinstance(key, int) and \
+                -len(base.items) <= key < len(base.items) else None
+        if isinstance(node, gast.Name) and self.holds_container(node):
+            return self.lo.expressions.load_name(node.id, node)
+        return None
+
+
+def container_node(value):
+    """A container of operands as the Python expression that builds it (for
+    code kept as written: ``if len(params) > 1``)."""
+    if isinstance(value, DictValue):
+        return ast.Dict(keys=[ast.Constant(value=k) for k in value.keys],
+                        values=[container_node(v) for v in value.items])
+    if isinstance(value, TupleValue):
+        return ast.Tuple(elts=[container_node(v) for v in value.items], ctx=ast.Load())
+    return ir.operand_node(value)
+
+
+def value_of_structure(structure, names):
+    """A container value (``tangent_ckpt.flatten.structure_of``'s description)
+    holding the next operands of ``names``."""
+    if structure == "leaf":
+        return next(names)
+    if structure[0] == "dict":
+        return DictValue(structure[1], [value_of_structure(s, names) for s in structure[2]])
+    return TupleValue([value_of_structure(s, names) for s in structure[1]])
+
+
+def expand_positions(positions, containers, count):
+    """Positions among ``count`` parameters -> positions among the parameters once
+    each container parameter (``containers``: position -> structure) is one
+    parameter per leaf."""
+    starts, at = [], 0
+    for k in range(count):
+        starts.append(at)
+        at += _leaf_count(containers[k]) if k in containers else 1
+    expanded = []
+    for k in positions:
+        k = k % count if -count <= k < count else k
+        if k in containers:
+            expanded.extend(range(starts[k], starts[k] + _leaf_count(containers[k])))
+        else:
+            expanded.append(starts[k] if 0 <= k < count else k)
+    return tuple(expanded)
+
+
+def _leaf_count(structure):
+    if structure == "leaf":
+        return 1
+    return sum(_leaf_count(s) for s in structure[-1])

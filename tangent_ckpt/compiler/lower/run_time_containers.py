@@ -1,0 +1,143 @@
+"""Lower: containers whose length or keys are known only at run time.
+
+- A list appended to in a loop (``hs.append(h)``), a run-time comprehension, and
+  ``[h0] * n`` are held as the array of their rows: ``hs = rt.append_row(hs, h)``,
+  ``rt.repeat_row(h0, n)`` (runtime/rows.py).
+- A dict written at a run-time key (``hs[t] = ...``) is a dict at run time:
+  ``hs = rt.dict_set(hs, t, v)``, ``rt.dict_get(hs, t - 1)`` (runtime/keyed.py).
+
+Both are functional updates, so a loop carries them like any value and a
+checkpoint's snapshot holds them.  A list of static length becomes one of these
+at the loop that grows it (:meth:`RunTimeContainers.prepare_loop`).
+"""
+
+import gast
+import numpy as np
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.containers import DictValue, is_container, static_key
+from tangent_ckpt.compiler.lower.scopes import to_source, walk_no_defs
+from tangent_ckpt.runtime.keyed import dict_get, dict_set
+from tangent_ckpt.runtime.rows import append_row, repeat_row
+
+
+class RunTimeContainers:
+    """Lists built and dicts written at run time: which variables hold them, and
+    their reads and writes."""
+
+    def __init__(self, lowering):
+        self.lo = lowering
+        self.rows = set()  # variables holding a list built at run time, as its rows
+        self.dicts = set()  # variables holding a dict written at run-time keys
+
+    def is_rows(self, value):
+        return isinstance(value, ir.Name) and value.id in self.rows
+
+    def is_dict(self, value):
+        return isinstance(value, ir.Name) and value.id in self.dicts
+
+    def note_binding(self, name, value):
+        """``name`` now holds ``value``: a list built at run time, a dict written at
+        run-time keys, or neither."""
+        fn = value.fn if isinstance(value, ir.Prim) else None
+        for kind, makers in ((self.rows, (append_row, repeat_row)), (self.dicts, (dict_set,))):
+            if (isinstance(value, ir.Name) and value.id in kind) or fn in makers:
+                kind.add(name)
+            else:
+                kind.discard(name)
+
+    def to_dict(self, user, node):
+        """A dict of known keys -> a dict written at run-time keys (``hs[t] = ...``)."""
+        value = self.lo.expressions.load_name(user, node)
+        if any(is_container(v) for v in value.items):
+            raise self.lo.containers.refuse(f"a dict of lists or dicts written at a run-time key "
+                              f"({to_source(node)})", node, "keep arrays or numbers in it")
+        name = self.lo.statements.store_name(user)
+        self.lo.current_scope.tuples.pop(user, None)
+        self.lo.emit(ir.Assign(name, ir.NonDiff(sx.rt("empty_dict"), ()), self.lo.line))
+        for key, item in zip(value.keys, value.items):
+            self.lo.statements.emit_value(name, self.dict_set(ir.Name(name), ir.Const(key),
+                                                              item), self.lo.line)
+        self.dicts.add(name)
+
+    @staticmethod
+    def dict_set(base, key, item):
+        return ir.Prim(dict_set, [base, key, item], {}, "call", ref="rt.dict_set")
+
+    def dict_get(self, base, node, hint):
+        key = self.lo.expressions.atomize(self.lo.expressions.value(node.slice, f"{hint}_key"),
+                                          f"{hint}_key")
+        return ir.Prim(dict_get, [base, key], {}, "call", ref="rt.dict_get")
+
+    def store_at_run_time_key(self, base, target, value, hint):
+        """``d[k] = v`` on a dict written at run-time keys."""
+        key = self.lo.expressions.atomize(self.lo.expressions.value(target.slice, f"{hint}_key"),
+                                          f"{hint}_key")
+        item = value()
+        if is_container(item):
+            raise self.lo.containers.refuse("a list or dict stored in a dict at a run-time key", target,
+                              "store arrays or numbers")
+        item = self.lo.expressions.atomize(item, hint)
+        self.lo.statements.emit_value(base.id, self.dict_set(base, key, item), self.lo.line)
+
+    def prepare_loop(self, s):
+        """Before a loop whose body appends to a list of static length: the list
+        becomes the array of its rows (its length will depend on the trip count)."""
+        for sub, _ in walk_no_defs(s):
+            if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute) and \
+                    sub.func.attr in ("append", "extend") and \
+                    isinstance(sub.func.value, gast.Name) and \
+                    self.lo.containers.holds_container(sub.func.value):
+                self.to_rows(sub.func.value.id, sub)
+            if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and \
+                    isinstance(sub.value, gast.Name) and static_key(sub.slice) is None and \
+                    isinstance(self.lo.containers.peek(sub.value), DictValue):
+                self.to_dict(sub.value.id, sub)  # hs[t] = ...: keys known at run time
+
+    def to_rows(self, user, node):
+        value = self.lo.expressions.load_name(user, node)
+        if isinstance(value, DictValue) or any(is_container(v) for v in value.items):
+            raise self.lo.containers.refuse(f"{user}.{node.func.attr}() in a loop, on a list of lists or "
+                              "a dict", node, "append arrays or numbers to a flat list")
+        if value.items:
+            expr = ir.Prim(np.stack, [ir.Seq(tuple(value.items), "list")], {}, "call",
+                           ref="np.stack")
+        else:
+            expr = ir.NonDiff(sx.rt("empty_rows"), ())
+        name = self.lo.statements.store_name(user)
+        self.lo.current_scope.tuples.pop(user, None)
+        self.lo.emit(ir.Assign(name, expr, self.lo.line))
+        self.rows.add(name)
+
+    def append(self, name, call, hint):
+        """``hs.append(x)`` / ``hs.extend([...])`` on a list built at run time."""
+        if call.func.attr == "append":
+            self.refuse_mutated(call.args[0], call)
+            items = [self.lo.expressions.atomize(self.lo.expressions.value(call.args[0], hint),
+                                                 hint)]
+        else:
+            other = self.lo.expressions.value(call.args[0], hint)
+            if not is_container(other) or any(is_container(v) for v in other.items):
+                raise self.lo.containers.refuse(f"{to_source(call)}: extend a list built at run time with "
+                                  "a list of known length", call, "append the items one by one")
+            items = list(other.items)
+        for item in items:
+            self.lo.statements.emit_value(name.id, ir.Prim(append_row, [name, item], {}, "call",
+                                                          ref="rt.append_row"), self.lo.line)
+
+    def refuse_mutated(self, node, where):
+        """A list holds references: an array appended (or repeated) and later written
+        in place would change inside the list too.  Such writes are refused."""
+        if not isinstance(node, gast.Name):
+            return
+        fnode = self.lo.current_scope.parsed.node
+        for sub in gast.walk(fnode):
+            target = sub
+            while isinstance(target, gast.Subscript):
+                target = target.value
+            if target is not sub and isinstance(target, gast.Name) and \
+                    target.id == node.id and isinstance(sub.ctx, gast.Store):
+                raise self.lo.containers.refuse(f"'{node.id}' is put in a list and also written in place "
+                                  f"({node.id}[...] = ...)", where,
+                                  f"put a copy in the list: {node.id}.copy()")

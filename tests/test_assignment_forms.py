@@ -1,0 +1,101 @@
+"""Assignment forms (lower/statements.py): tuple targets with subscripts, nested
+subscripts, chained assignment, shapes kept in tuple variables, ``x.shape[0]``
+-driven loops -- each against central finite differences, taped and
+checkpointed where there is a loop."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from source_lines import line_of
+from tangent_ckpt.errors import TransformError
+
+HERE = os.path.basename(__file__)
+rng = np.random.default_rng(8)
+CHECKPOINTED = [{}, {"checkpoint": True, "snapshots": 2}]
+
+
+def vec(*shape):
+    return rng.standard_normal(shape)
+
+
+def sir(beta, gamma, y0, n):
+    S, I, R = np.zeros(n + 1), np.zeros(n + 1), np.zeros(n + 1)
+    S[0], I[0], R[0] = y0[0], y0[1], y0[2]
+    for t in range(n):
+        infections = beta * S[t] * I[t]
+        S[t + 1], I[t + 1], R[t + 1] = (S[t] - 0.1 * infections, I[t] + 0.1 * infections
+                                        - 0.1 * gamma * I[t], R[t] + 0.1 * gamma * I[t])
+    return I[n] + 0.5 * R[n]
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_tuple_targets_with_subscripts(options):
+    check_grad(sir, (1.3, 0.4, np.array([0.9, 0.1, 0.0]), 8), wrt=(0, 1, 2),
+               df=tc.grad(sir, wrt=(0, 1, 2), **options))
+
+
+def nested_subscripts(x, n):
+    xs = np.zeros((n, 3))
+    for t in range(n):
+        for i in range(3):
+            xs[t][i] = np.sin(x[i]) * (t + 1)
+    xs[0][1] = 1.0
+    return np.sum(xs ** 2)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_nested_subscript_writes(options):
+    check_grad(nested_subscripts, (vec(3), 4), df=tc.grad(nested_subscripts, **options))
+
+
+def chained(x):
+    a = b = x * 2.0
+    c = d = e = np.sin(a) + b
+    return np.sum(a * b + c * d * e)
+
+
+def test_chained_assignment():
+    check_grad(chained, (vec(3),))
+
+
+def shape_in_a_tuple(x, n):
+    sz = (n,)
+    grid = (n, 2)
+    z = np.zeros(sz) + np.sum(x)
+    w = np.ones(grid) * x[0]
+    return np.sum(z ** 2) + np.sum(np.reshape(w, grid[::-1]) ** 3)
+
+
+def test_shape_kept_in_a_tuple_variable():
+    check_grad(shape_in_a_tuple, (vec(3), 4))
+
+
+def shape_driven(x, W):
+    h = np.zeros(W.shape[0])
+    for i in range(x.shape[0]):
+        h = np.tanh(W @ h + x[i])
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_shape_driven_loop(options):
+    check_grad(shape_driven, (vec(5), vec(3, 3) * 0.5), wrt=(0, 1),
+               df=tc.grad(shape_driven, wrt=(0, 1), **options))
+
+
+def nested_write_through_a_slice(x):
+    xs = np.zeros((3, 3))
+    xs[1:][0] = x
+    return np.sum(xs)
+
+
+def test_nested_write_through_a_slice_is_refused():
+    with pytest.raises(TransformError) as info:
+        tc.grad(nested_write_through_a_slice).compile()
+    assert f"{HERE}:{line_of(nested_write_through_a_slice, 'xs[1:][0] = x')}:" in \
+        str(info.value)
+    assert "xs[1:][0]" in str(info.value) or "xs[1:][0]" in info.value.construct

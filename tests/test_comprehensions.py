@@ -1,0 +1,124 @@
+"""Comprehensions and generator expressions (lower/comprehensions.py): over a
+list, tuple, dict or range of constants they are unrolled; over a run-time
+length (range(n), the rows of an array) they are the loop the user would
+write, appending to a list.  Each gradient is checked against central finite
+differences and autograd (when it runs the same code), taped and checkpointed."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad_and_autograd
+from source_lines import line_of
+from tangent_ckpt.errors import TransformError
+
+HERE = os.path.basename(__file__)
+rng = np.random.default_rng(3)
+
+
+def vec(*shape):
+    return rng.standard_normal(shape)
+
+
+check = check_grad_and_autograd
+
+
+def over_a_list(x, a, b):
+    ws = [a, b]
+    return np.sum([np.dot(w, x) for w in ws]) + sum(np.sum(w ** 2) for w in ws)
+
+
+def test_list_comprehension_and_generator_over_a_list():
+    check(over_a_list, (vec(3), vec(3), vec(3)), (0, 1, 2))
+
+
+def dict_comprehension(a, b):
+    d = {'a': a, 'b': b}
+    doubled = {k: v * 2 for k, v in d.items()}
+    return np.sum(doubled['a'] * doubled['b'])
+
+
+def test_dict_comprehension_over_items():
+    check(dict_comprehension, (vec(3), vec(3)), (0, 1))
+
+
+def nested_and_filtered(a, b):
+    ws = (a, b)
+    pairs = [u * v for i, u in enumerate(ws) for j, v in enumerate(ws) if i != j]
+    powers = [a ** k for k in range(1, 4) if k != 2]
+    return np.sum(np.stack(pairs)) + np.sum(powers[1])
+
+
+def test_nested_generators_and_constant_conditions():
+    check(nested_and_filtered, (vec(3), vec(3)), (0, 1))
+
+
+def over_rows(x, W):
+    ys = [np.dot(w, x) for w in W]
+    return np.sum(np.stack(ys) ** 2) + sum(np.sum(w ** 2) for w in W if np.sum(w) > 0)
+
+
+def test_over_the_rows_of_an_array_with_a_run_time_condition():
+    check(over_rows, (vec(3), vec(4, 3)), (0, 1))
+
+
+def over_range(x, n):
+    return sum(np.sum(x ** k) for k in range(n)) + np.sum(np.array([x * t for t in range(n)]))
+
+
+def test_over_a_run_time_range():
+    check(over_range, (vec(3), 4), (0,))
+
+
+def comprehension_in_a_loop(h, W, n):
+    for t in range(n):
+        parts = [np.tanh(W[i] * h) for i in range(3)]
+        h = sum(parts) / 3.0
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_comprehension_inside_a_checkpointed_loop(options):
+    check(comprehension_in_a_loop, (vec(2), vec(3, 2), 6), (0, 1), **options)
+    if options:
+        assert "CheckpointedLoop" in tc.grad(comprehension_in_a_loop, wrt=(0, 1),
+                                             **options).source
+
+
+def keeps_outer_names(x, ws):
+    w = x * 2.0
+    total = sum(np.sum(w * v) for v in ws) + np.sum([w for w in ws][0])
+    return total + np.sum(w)
+
+
+def test_comprehension_variables_do_not_leak():
+    check(keeps_outer_names, (vec(3), vec(2, 3)), (0, 1))
+
+
+def test_generated_code_is_a_loop_with_the_users_names():
+    source = tc.grad(over_rows, wrt=(0, 1)).source
+    assert "ys_items = rt.empty_rows()" in source
+    assert "for i in range(n):" in source
+    assert "np.dot(w" in source
+
+
+def dict_comprehension_at_run_time(x):
+    d = {k: x * k for k in range(x.shape[0])}
+    return np.sum(d[0])
+
+
+def condition_on_data_over_a_list(a, b):
+    return np.sum([w for w in (a, b) if np.sum(w) > 0][0])
+
+
+@pytest.mark.parametrize("fn, marker, construct", [
+    (dict_comprehension_at_run_time, "{k: x * k", "dict comprehension"),
+    (condition_on_data_over_a_list, "if np.sum(w) > 0", "np.sum(w) > 0"),
+])
+def test_refusals_name_the_line_and_the_construct(fn, marker, construct):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn).compile()
+    assert f"{HERE}:{line_of(fn, marker)}:" in str(info.value), str(info.value)
+    assert construct in str(info.value), str(info.value)

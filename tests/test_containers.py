@@ -1,0 +1,419 @@
+"""Containers of static structure (lower/containers.py) and containers given as
+``wrt`` arguments (container_args.py): lists, tuples and dicts of parameters
+anywhere in the body, each gradient checked against central finite differences
+(and autograd where autograd runs the same code); a container gradient has its
+argument's structure; refusals name file:line and the construct as spelled."""
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from autograd_oracle import autograd_gradient
+from gradcheck import check_grad, numeric_grad
+from source_lines import line_of
+from tangent_ckpt.container_args import leaves_of, rebuild_from, structure_of
+from tangent_ckpt.errors import TransformError, WrtError
+
+HERE = os.path.basename(__file__)
+rng = np.random.default_rng(18)
+
+
+def vec(*shape):
+    return rng.standard_normal(shape)
+
+
+def check_container_grad(f, args, wrt=(0,), **options):
+    """tc.grad(f, wrt) for container arguments: the gradient has each argument's
+    structure, its leaves match finite differences (and autograd, when it runs f)."""
+    got = tc.grad(f, wrt=wrt, **options)(*args)
+    got = (got,) if len(wrt) == 1 else got
+    structures = [structure_of(args[k]) for k in wrt]
+    counts = [len(leaves_of(args[k])) for k in wrt]
+    flat_args = [leaf for k in wrt for leaf in leaves_of(args[k])]
+
+    def flat_f(*leaves):
+        rebuilt, it = list(args), iter(leaves)
+        for k, s in zip(wrt, structures):
+            rebuilt[k] = rebuild_from(s, it)
+        return f(*rebuilt)
+
+    expected = numeric_grad(flat_f, flat_args, wrt=range(len(flat_args)))
+    at = 0
+    for k, g, s, n in zip(wrt, got, structures, counts):
+        assert structure_of(g) == s, f"gradient {k} has structure {structure_of(g)}"
+        for leaf, e, x in zip(leaves_of(g), expected[at:at + n], flat_args[at:at + n]):
+            assert np.shape(leaf) == np.shape(x)
+            np.testing.assert_allclose(leaf, e, rtol=1e-6, atol=1e-8)
+        at += n
+    oracle = autograd_gradient(f, args, wrt)
+    if oracle is not None:
+        for g, o in zip(got, oracle):
+            for a, b in zip(leaves_of(g), leaves_of(o)):
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    return got
+
+
+# --- parameters in containers inside the body ---------------------------------------
+def two_layer_net(W1, b1, W2, b2, x):
+    params = [(W1, b1), (W2, b2)]
+    h = x
+    for W, b in params:
+        h = np.tanh(h @ W + b)
+    return np.sum(h ** 2)
+
+
+def test_list_of_weight_pairs_built_in_the_body():
+    check_grad(two_layer_net, (vec(3, 4), vec(4), vec(4, 2), vec(2), vec(5, 3)),
+               wrt=(0, 1, 2, 3))
+
+
+def head_and_rest(W1, b1, W2, b2, x):
+    params = [(W1, b1), (W2, b2)]
+    (W, b), rest = params[0], params[1:]
+    h = np.tanh(x @ W + b)
+    for V, c in rest:
+        h = h @ V + c
+    return np.sum(h)
+
+
+def layers_with_continue(a, b, x):
+    outs = []
+    h = x
+    for k, W in enumerate([a, b, a.T]):
+        if k == 2:
+            continue  # a condition of the unrolled loop's constant: decided when lowering
+        h = np.tanh(h @ W)
+        outs.append(h)
+    return np.sum(outs[0]) + np.sum(outs[-1] ** 2) + len(outs)
+
+
+def test_continue_in_a_loop_over_a_list():
+    check_grad(layers_with_continue, (vec(3, 4), vec(4, 2), vec(2, 3)), wrt=(0, 1, 2))
+
+
+def test_unpacking_the_head_and_slicing_the_rest():
+    check_grad(head_and_rest, (vec(3, 4), vec(4), vec(4, 2), vec(2), vec(5, 3)),
+               wrt=(0, 1, 2, 3))
+
+
+def nested_tuples(x, y):
+    t = ((x, y), x * y)
+    (a, b), c = t
+    pair = t[0]
+    return np.sum(a * b * c + pair[1])
+
+
+def test_nested_tuples():
+    check_grad(nested_tuples, (vec(3), vec(3)), wrt=(0, 1))
+
+
+def dict_literal(w, b, x):
+    d = {'w': w, 'b': b}
+    e = dict(d, scale=2.0)
+    g = dict(w=w * 2.0)
+    return np.sum((x @ d['w'] + d.get('b')) * e['scale'] + g['w'].sum() * d.get('c', 0.5))
+
+
+def test_dict_literal_dict_call_and_get():
+    check_grad(dict_literal, (vec(3, 2), vec(2), vec(4, 3)), wrt=(0, 1, 2))
+
+
+def dict_methods(w, b):
+    d = {'w': w, 'b': b}
+    total = 0.0
+    for k, v in d.items():
+        total = total + np.sum(v ** 2)
+    for k in d.keys():
+        total = total + np.sum(d[k])
+    for v in d.values():
+        total = total + np.sum(np.sin(v))
+    return total
+
+
+def test_dict_items_keys_values():
+    check_grad(dict_methods, (vec(3), vec(2)), wrt=(0, 1))
+
+
+def dict_updated(w, x):
+    d = {}
+    d['h'] = x
+    d['h'] = np.tanh(d['h'] * w)
+    d['y'] = d['h'] * 2.0
+    return np.sum(d['y'])
+
+
+def test_dict_written_with_constant_keys():
+    check_grad(dict_updated, (vec(3), vec(3)), wrt=(0, 1))
+
+
+def state_in_loop(h, W, n):
+    state = {'h': h, 'c': h * 0.5}
+    for t in range(n):
+        h_new = np.tanh(W @ state['h'] + state['c'])
+        state = {'h': h_new, 'c': 0.9 * state['c'] + 0.1 * h_new}
+    return np.sum(state['h'])
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_dict_as_loop_state_taped_and_checkpointed(options):
+    args = (vec(3), vec(3, 3) * 0.5, 7)
+    df = tc.grad(state_in_loop, wrt=(0, 1), **options)
+    check_grad(state_in_loop, args, wrt=(0, 1), df=df)
+    if options:
+        assert "CheckpointedLoop" in df.source  # the snapshot holds state_h and state_c
+
+
+def tuple_state_in_loop(h, c, W, n):
+    hc = (h, (c, c * 0.0))
+    for t in range(n):
+        h, (c, acc) = hc
+        c = 0.8 * c + 0.2 * np.tanh(W @ h)
+        hc = (np.tanh(c), (c, acc + c))
+    return np.sum(hc[0]) + np.sum(hc[1][1])
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 3}])
+def test_nested_tuple_as_loop_state(options):
+    check_grad(tuple_state_in_loop, (vec(3), vec(3), vec(3, 3) * 0.5, 9), wrt=(0, 1, 2),
+               df=tc.grad(tuple_state_in_loop, wrt=(0, 1, 2), **options))
+
+
+def containers_through_a_helper(W1, W2, x):
+    layers = {'first': W1, 'second': W2}
+    out = apply_layers(layers, x)
+    return np.sum(out['y']) + np.sum(out['h'])
+
+
+def apply_layers(layers, x):
+    h = np.tanh(x @ layers['first'])
+    return {'h': h, 'y': h @ layers['second']}
+
+
+def test_dicts_passed_to_and_returned_from_helpers():
+    check_grad(containers_through_a_helper, (vec(3, 4), vec(4, 2), vec(5, 3)), wrt=(0, 1))
+
+
+def lists_joined(a, b):
+    xs = [a] + [b, a * b]
+    ys = [b] * 2
+    zs = xs + ys
+    return np.sum(np.stack(zs)) + np.sum(zs[-1]) + len(zs)
+
+
+def test_list_concatenation_and_repetition():
+    check_grad(lists_joined, (vec(3), vec(3)), wrt=(0, 1))
+
+
+# --- containers as wrt --------------------------------------------------------
+def net_over_params(params, x):
+    h = x
+    for W, b in params:
+        h = np.tanh(h @ W + b)
+    return np.sum(h)
+
+
+def test_wrt_a_list_of_pairs_has_its_structure():
+    params = [(vec(3, 4), vec(4)), (vec(4, 2), vec(2))]
+    got = check_container_grad(net_over_params, (params, vec(5, 3)), wrt=(0, 1))
+    assert isinstance(got[0], list) and all(isinstance(p, tuple) for p in got[0])
+
+
+def loss_of_dict(p, x):
+    return np.sum(np.tanh(x @ p['W'] + p['b'])) * p['scale']
+
+
+def test_wrt_a_dict_with_float_leaves():
+    got = check_container_grad(loss_of_dict, ({'W': vec(3, 2), 'b': vec(2), 'scale': 1.5},
+                                              vec(4, 3)))
+    assert list(got[0]) == ['W', 'b', 'scale']
+
+
+def nested_params(p, x):
+    (W, b), extra = p['layer'], p['extra']
+    return np.sum((x @ W + b) * extra[0]) + np.sum(extra[1] ** 2)
+
+
+def test_wrt_nested_dict_list_tuple():
+    p = {'layer': (vec(3, 2), vec(2)), 'extra': [vec(2), vec(4)]}
+    check_container_grad(nested_params, (p, vec(4, 3)))
+
+
+def rnn_over_params(params, h, n):
+    for t in range(n):
+        h = np.tanh(params['W'] @ h + params['b'])
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("snapshots", [1, 3])
+def test_wrt_a_dict_through_a_checkpointed_loop(snapshots):
+    params, h = {'W': vec(3, 3) * 0.5, 'b': vec(3)}, vec(3)
+    df = tc.grad(rnn_over_params, wrt=(0, 1), checkpoint=True, snapshots=snapshots)
+    got = df(params, h, 12)
+    assert "CheckpointedLoop" in df.source
+    taped = tc.grad(rnn_over_params, wrt=(0, 1))(params, h, 12)
+    for a, b in zip(leaves_of(got), leaves_of(taped)):  # the same operations
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    check_container_grad(rnn_over_params, (params, vec(3), 12), wrt=(0, 1),
+                         checkpoint=True, snapshots=snapshots)
+
+
+def net_over_indices(params, x):
+    h = x
+    for l in range(len(params)):
+        W, b = params[l]
+        h = np.tanh(h @ W + b)
+        if l < len(params) - 1:
+            h = h * 1.5
+    return np.sum(h ** 2)
+
+
+def test_range_of_a_containers_length_indexing_it():
+    params = [(vec(3, 4), vec(4)), (vec(4, 2), vec(2))]
+    check_container_grad(net_over_indices, (params, vec(5, 3)), wrt=(0, 1))
+
+
+def test_another_structure_compiles_another_gradient():
+    df = tc.grad(net_over_params)
+    one = df([(vec(3, 2), vec(2))], vec(4, 3))
+    two = df([(vec(3, 4), vec(4)), (vec(4, 2), vec(2))], vec(4, 3))
+    assert len(one) == 1 and len(two) == 2
+    assert "params_1_0" in df.source  # the source of the last call's structure
+
+
+def test_structures_of_concurrent_calls_do_not_mix():
+    df = tc.grad(net_over_params)
+    calls = [([(vec(3, 2), vec(2))], vec(4, 3)),
+             ([(vec(3, 4), vec(4)), (vec(4, 2), vec(2))], vec(4, 3))] * 4
+    serial = [df(*args) for args in calls]
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(lambda args: df(*args), calls))
+    for a, b in zip(serial, threaded):
+        assert structure_of(a) == structure_of(b)
+        for x, y in zip(leaves_of(a), leaves_of(b)):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_flat_gradient_of_a_container():
+    params = [(vec(3, 2), vec(2))]
+    flat = tc.grad(net_over_params, flat=True)(params, vec(4, 3))
+    assert flat.shape == (8,)
+
+
+def test_wrt_a_container_with_an_integer_leaf_is_refused():
+    with pytest.raises(WrtError, match=r"params\[0\]\[1\]"):
+        tc.grad(net_over_params)([(vec(3, 2), 2)], vec(4, 3))
+
+
+# --- dicts written at run-time keys (runtime/keyed.py) -------------------------------
+def rnn_with_dicts(h0, Wxh, Whh, Why, inputs, targets):
+    """The shape of min-char-rnn's loss: dicts of states keyed by the step."""
+    xs, hs, ys = {}, {}, {}
+    hs[-1] = h0
+    loss = 0.0
+    for t in range(len(inputs)):
+        xs[t] = inputs[t]
+        hs[t] = np.tanh(Wxh @ xs[t] + Whh @ hs[t - 1])
+        ys[t] = Why @ hs[t]
+        loss = loss + np.sum((ys[t] - targets[t]) ** 2)
+    return loss + 0.1 * np.sum(hs[len(inputs) - 1])
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_dict_of_states_indexed_by_the_step(options):
+    args = (vec(4), vec(4, 3) * 0.5, vec(4, 4) * 0.5, vec(2, 4) * 0.5, vec(6, 3), vec(6, 2))
+    df = tc.grad(rnn_with_dicts, wrt=(0, 1, 2, 3, 4), **options)
+    check_grad(rnn_with_dicts, args, wrt=(0, 1, 2, 3, 4), df=df)
+    assert "rt.dict_set(hs, t, " in df.source
+    if options:
+        assert "CheckpointedLoop" in df.source  # the snapshot holds the dicts
+
+
+def dict_read_backwards(h0, W, n):
+    hs = {}
+    hs[0] = h0
+    for t in range(1, n):
+        hs[t] = np.sin(W @ hs[t - 1])
+    total = 0.0
+    for k in range(n):
+        t = n - 1 - k
+        total = total + np.sum(hs[t] * (t + 1))
+    return total
+
+
+def test_dict_written_forward_and_read_backward():
+    check_grad(dict_read_backwards, (vec(3), vec(3, 3), 5), wrt=(0, 1))
+
+
+# --- refusals: file:line and the construct as spelled ------------------------------
+def dict_items_at_run_time(h0, n):
+    hs = {}
+    for t in range(n):
+        hs[t] = h0 * t
+    return sum(np.sum(v) for k, v in hs.items())
+
+
+def list_indexed_by_a_variable(a, b, k):
+    xs = [a, b]
+    return np.sum(xs[k])
+
+
+def list_changing_length_in_a_loop(x, n):
+    pair = (x,)
+    for t in range(n):
+        pair = (x, pair[0])
+    return np.sum(pair[0])
+
+
+def dict_key_not_constant(x, name):
+    d = {name: x}
+    return np.sum(d[name])
+
+
+def list_repeated_at_run_time(x, n):
+    hs = [x, x * 2.0] * n
+    return np.sum(hs[0])
+
+
+def structure_per_branch(x, c):
+    p = (x,)
+    if c > 0:
+        p = (x, x * 2.0)
+    return np.sum(p[0])
+
+
+def same_structure_per_branch(x, c):
+    if c > 0:
+        p = {'a': x, 'b': x * 2.0}
+    else:
+        p = {'a': x * 3.0, 'b': x}
+    return np.sum(p['a'] * p['b'])
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_container_bound_in_both_branches(c):
+    check_grad(same_structure_per_branch, (vec(3), c))
+
+
+def missing_key(x):
+    d = {'a': x}
+    return np.sum(d['b'])
+
+
+@pytest.mark.parametrize("fn, marker, construct", [
+    (dict_items_at_run_time, "hs.items()", ".items()"),
+    (list_indexed_by_a_variable, "xs[k]", "xs[k]"),
+    (list_changing_length_in_a_loop, "pair = (x, pair[0])", "pair"),
+    (dict_key_not_constant, "{name: x}", "{name: x}"),
+    (list_repeated_at_run_time, "[x, x * 2.0] * n", "[x, x * 2.0] * n"),
+    (missing_key, "d['b']", "d['b']"),
+    (structure_per_branch, "if c > 0", "if (p)"),
+])
+def test_refusals_name_the_line_and_the_construct(fn, marker, construct):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn).compile()
+    err = info.value
+    assert HERE in str(err) and f":{line_of(fn, marker)}:" in str(err), str(err)
+    assert construct in str(err) or construct in (err.construct or ""), str(err)

@@ -1,0 +1,173 @@
+"""Lists built in loops (runtime/rows.py, lower/containers.py): ``hs.append(h)``
+then ``np.stack(hs)`` / ``np.array(hs)`` / ``sum(hs)`` / ``hs[-1]``; ``hs = [h0] * n``
+written row by row; list ``+`` and ``extend`` of lists of known length.  A list
+whose length depends on the trip count is held as the array of its rows, carried
+by the loop (and held in a checkpoint's snapshot) like any array."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad_and_autograd
+from source_lines import line_of
+from tangent_ckpt.errors import TransformError
+
+HERE = os.path.basename(__file__)
+rng = np.random.default_rng(7)
+CHECKPOINTED = [{}, {"checkpoint": True, "snapshots": 2}]
+
+
+def vec(*shape):
+    return rng.standard_normal(shape)
+
+
+check = check_grad_and_autograd
+
+
+def rnn_appending(x, W, n):
+    hs = []
+    h = x
+    for t in range(n):
+        h = np.tanh(W @ h)
+        hs.append(h)
+    return (np.sum(np.stack(hs) ** 2) + np.sum(hs[-1]) + np.sum(sum(hs))
+            + np.sum(np.array(hs)) * len(hs))
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_append_then_stack_array_sum_and_last(options):
+    df = check(rnn_appending, (vec(3), vec(3, 3) * 0.6, 7), (0, 1), **options)
+    assert "hs = rt.append_row(hs, h)" in df.source.replace("hs_append_row", "hs") or \
+        "rt.append_row(hs, h)" in df.source
+
+
+def appending_from_a_start(x, W, n):
+    hs = [x]
+    for t in range(n):
+        hs.append(np.tanh(W @ hs[-1]))
+    return np.sum(np.stack(hs)[1:] * np.stack(hs)[:-1])
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_append_to_a_list_with_a_first_item(options):
+    check(appending_from_a_start, (vec(3), vec(3, 3) * 0.6, 6), (0, 1), **options)
+
+
+def repeated_then_written(x, W, n):
+    hs = [x] * (n + 1)
+    for t in range(n):
+        hs[t + 1] = np.tanh(W @ hs[t])
+    return np.sum(hs[-1]) + np.sum(np.stack(hs))
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_repeated_list_written_row_by_row(options):
+    check(repeated_then_written, (vec(3), vec(3, 3) * 0.6, 6), (0, 1), **options)
+
+
+def appending_in_a_branch(x, n):
+    kept = []
+    for t in range(n):
+        y = np.sin(x * t)
+        if t % 2 == 0:
+            kept.append(y)
+    return np.sum(np.stack(kept) ** 2)
+
+
+def test_append_in_a_branch():
+    check(appending_in_a_branch, (vec(3), 5), (0,))
+
+
+def list_made_in_each_step(x, n):
+    total = 0.0
+    for t in range(n):
+        parts = []
+        for k in range(3):
+            parts.append(x * (t + k))
+        total = total + np.sum(np.stack(parts) ** 2)
+    return total
+
+
+def test_list_made_inside_a_loop_body():
+    check(list_made_in_each_step, (vec(2), 3), (0,))
+
+
+def joined_and_extended(a, b):
+    # the aliasing fence (docs/inplace.md) counts append/extend as writes into the
+    # list, which may hold what its items were computed from (`a * 2.0` of a list
+    # `a` holds a's items): the arguments are not read after the first append
+    s, c, t = np.sin(a), np.cos(b), np.tanh(a * b)
+    xs = [a * 2.0, b * 3.0]
+    xs.extend([s, c])
+    xs.append(t)
+    ys = xs + [xs[0] * 0.5]
+    return np.sum(np.stack(ys)) + len(ys)
+
+
+def test_list_plus_and_extend():
+    check(joined_and_extended, (vec(3), vec(3)), (0, 1))
+
+
+def while_appending(x):
+    hs = []
+    h = x
+    while np.sum(h ** 2) > 0.1:
+        h = h * 0.5
+        hs.append(h)
+    return np.sum(sum(hs))
+
+
+def test_append_in_a_while_loop():
+    check(while_appending, (vec(3) + 2.0,), (0,))
+
+
+def mutated_after_append(x, n):
+    hs = []
+    h = x * 1.0
+    for t in range(n):
+        hs.append(h)
+        h[0] = t
+    return np.sum(np.stack(hs))
+
+
+def shared_rows_written(x, n):
+    hs = [np.zeros(3)] * n
+    for t in range(n):
+        hs[t][0] = x[t]
+    return np.sum(np.stack(hs))
+
+
+def runtime_list_doubled(x, n):
+    hs = []
+    for t in range(n):
+        hs.append(x)
+    hs = hs * 2
+    return np.sum(np.stack(hs))
+
+
+@pytest.mark.parametrize("fn, marker, construct", [
+    (mutated_after_append, "hs.append(h)", "written in place"),
+    (shared_rows_written, "hs[t][0] = x[t]", "hs"),
+    (runtime_list_doubled, "hs = hs * 2", "hs * 2"),
+])
+def test_refusals_name_the_line_and_the_construct(fn, marker, construct):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn).compile()
+    assert f"{HERE}:{line_of(fn, marker)}:" in str(info.value), str(info.value)
+    assert construct in str(info.value), str(info.value)
+
+
+def aliased_list(a, b):
+    xs = [a * 2.0]
+    ys = xs
+    xs.append(b)
+    return np.sum(np.stack(ys))
+
+
+def test_a_second_name_of_a_list_that_grows_is_refused():
+    # ys sees the append in Python; the aliasing fence refuses it (docs/inplace.md)
+    with pytest.raises(TransformError) as info:
+        tc.grad(aliased_list).compile()
+    assert f"{HERE}:{line_of(aliased_list, 'xs.append(b)')}:" in str(info.value)
