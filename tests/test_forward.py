@@ -181,7 +181,8 @@ NOT_YET = {"np.linalg.cholesky", "np.linalg.eigh", "np.linalg.eigvalsh",
            "np.linalg.svd", "np.linalg.pinv", "np.linalg.qr", "np.linalg.matrix_power",
            "np.linalg.norm", "np.average", "np.prod", "np.cumprod", "np.sort", "np.partition",
            "scipy.special.gammaln", "scipy.special.digamma",
-           "scipy.special.logsumexp"}
+           "scipy.special.logsumexp",
+           "d[key] = value", "d[key]"}  # a dict's zero tangent is not made yet
 
 
 def test_every_rule_with_an_adjoint_has_a_tangent_but_the_listed():

@@ -361,10 +361,9 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     defadjoint(repeat_row, "item, times", name="[item] * n", item="repeat_row_adjoint(g, item)",
                linear=("item",))
     defadjoint(dict_set, "d, key, value", name="d[key] = value",
-               d="dict_set_adjoint_dict(g, key)", value="dict_set_adjoint_value(g, key)",
-               linear=("d", "value"))
-    defadjoint(dict_get, "d, key", name="d[key]", d="dict_get_adjoint(g, ans, key)",
-               linear=("d",))
+               d="dict_set_adjoint_dict(g, key)", value="dict_set_adjoint_value(g, key)")
+    # no tangent yet: forward mode has no zero tangent of a dict (refused, named)
+    defadjoint(dict_get, "d, key", name="d[key]", d="dict_get_adjoint(g, ans, key)")
     defadjoint(builtins.sum, "iterable, /, start=0", name="sum", sequence=("iterable",),
                iterable=("unbroadcast(g, iterable[i])",
                          "np.broadcast_to(g, np.shape(iterable))"),
