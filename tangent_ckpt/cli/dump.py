@@ -30,6 +30,8 @@ def _dump_args(p):
                    help="tape the loops instead of checkpointing them (like tc.grad)")
     p.add_argument("--value", action="store_true",
                    help="the gradient also returns the function's value (tc.value_and_grad)")
+    p.add_argument("--backend", choices=("numpy", "numba"), default="numpy",
+                   help="numba: the steps decorated with @njit(cache=True) (the [numba] extra)")
     p.add_argument("-o", "--output", metavar="OUT.py", help="write the module here instead of stdout")
 
 
@@ -113,7 +115,7 @@ def _split_target(target):
 
 
 def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="revolve",
-                checkpoint=True, value=False):
+                checkpoint=True, value=False, backend="numpy"):
     """The importable module text `tangent-ckpt dump` prints (raises CliError on user errors)."""
 
     path, func = _split_target(target)
@@ -144,9 +146,9 @@ def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="r
         if not -nparams <= k < nparams:
             raise CliError(f"{where}: --wrt {k} is out of range: {func}() has {nparams} "
                            f"parameter{'s' if nparams != 1 else ''}")
-    options = {}
+    options = {"backend": backend}
     if checkpoint:
-        options = dict(checkpoint=True, snapshots=snapshots, memory_budget=memory_budget,
+        options.update(checkpoint=True, snapshots=snapshots, memory_budget=memory_budget,
                        schedule=schedule)
         try:
             CheckpointOptions(**options)
@@ -170,7 +172,8 @@ def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="r
                   + (f" --snapshots {snapshots}" if snapshots else "")
                   + (f" --memory-budget {memory_budget}" if memory_budget else "")
                   + (f" --schedule {schedule}" if checkpoint and schedule != "revolve" else "")
-                  + (" --value" if value else ""))
+                  + (" --value" if value else "")
+                  + (f" --backend {backend}" if backend != "numpy" else ""))
         return module_source(df, module=module, function_ref=func, header=header)
     except TangentCkptError as e:
         text = str(e).replace(os.path.abspath(path), path)
@@ -182,7 +185,8 @@ def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="r
 def _dump_run(args):
     text = dump_source(args.target, wrt=args.wrt, snapshots=args.snapshots,
                        memory_budget=args.memory_budget, schedule=args.schedule,
-                       checkpoint=not args.no_checkpoint, value=args.value)
+                       checkpoint=not args.no_checkpoint, value=args.value,
+                       backend=args.backend)
     if args.output:
         try:
             with open(args.output, "w") as fh:
