@@ -34,6 +34,8 @@ import warnings
 
 import numpy as np
 
+from tangent_ckpt.runtime.numba_fusion import fusion_plan
+
 __all__ = ["njit", "JitFunction", "JitReport", "NumbaFallbackWarning", "numba_source",
            "compile_with_numba", "cache_dir", "available"]
 
@@ -218,17 +220,47 @@ def _basic_index(node):
     return None
 
 
+def _is_np_s(node):
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and \
+        node.value.attr == "s_" and isinstance(node.value.value, ast.Name) and \
+        node.value.value.id == "np"
+
+
+class _Slices(ast.NodeTransformer):
+    """``np.s_[1:-1]`` -> ``slice(1, -1)`` in a tree (a basic index only)."""
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if _is_np_s(node):
+            text = _basic_index(node.slice)
+            if text is not None:
+                return ast.parse(text, mode="eval").body
+        return node
+
+
 def _edits(func):
-    """Position edits that make ``func`` Numba's: ``np.s_[i]`` -> ``i``."""
-    edits = []
+    """Position edits that make ``func`` Numba's: single-use temporaries fused into
+    their reader (numba_fusion), ``np.s_[i]`` -> ``i``."""
+    deleted, rewritten = fusion_plan(func)
+    edits, done = [], set()
+    for stmt in ast.walk(func):
+        if not isinstance(stmt, ast.stmt) or stmt is func:
+            continue
+        if id(stmt) in deleted:
+            edits.append((stmt.lineno, 0, stmt.end_lineno + 1, 0, ""))
+        elif id(stmt) in rewritten:
+            text = ast.unparse(_Slices().visit(rewritten[id(stmt)]))
+            edits.append((stmt.lineno, stmt.col_offset, stmt.end_lineno, stmt.end_col_offset,
+                           text))
+        else:
+            continue
+        done.update(id(n) for n in ast.walk(stmt))
     for node in ast.walk(func):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and \
-                node.value.attr == "s_" and isinstance(node.value.value, ast.Name) and \
-                node.value.value.id == "np":
+        if _is_np_s(node) and id(node) not in done:
             text = _basic_index(node.slice)
             if text is not None:
                 edits.append((node.lineno, node.col_offset, node.end_lineno,
-                               node.end_col_offset, text))
+                              node.end_col_offset, text))
     return edits
 
 
