@@ -204,7 +204,9 @@ def _basic_index(node):
     None when it is not made of ints, names and slices."""
     if isinstance(node, ast.Tuple):
         parts = [_basic_index(e) for e in node.elts]
-        return None if None in parts else "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        if None in parts:
+            return None
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     if isinstance(node, ast.Slice):
         bounds = [node.lower, node.upper, node.step]
         while bounds and bounds[-1] is None:

@@ -108,7 +108,6 @@ def fusion_plan(func):
     params = {a.arg for a in func.args.args}
     deleted, rewritten = set(), {}
     for block in _blocks(func):
-        current = {}  # statement -> its (possibly already rewritten) tree
         for i, stmt in enumerate(block):
             tree = rewritten.get(id(stmt), stmt)
             if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1 and
@@ -130,7 +129,6 @@ def fusion_plan(func):
                     break
                 if not _harmless(later_tree, reads):
                     break
-        del current
     return deleted, rewritten
 
 
