@@ -1,29 +1,11 @@
 """Small loops of the kinds simulation code is made of, shared by the numba
-backend's tests: a heat equation updated through slices, a Lorenz-96 RK4
-integrator, an RNN, and a loop with if/else and break."""
+backend's tests: a heat equation updated through slices and a Lorenz-96 RK4
+integrator (the examples'), an RNN, and a loop with if/else and break."""
 
 import numpy as np
 
-
-def heat_loss(u0, k, target, n):
-    u = u0.copy()
-    for t in range(n):
-        u[1:-1] = u[1:-1] + k[1:-1] * (u[2:] - 2.0 * u[1:-1] + u[:-2])
-    return np.sum((u - target) ** 2)
-
-
-def lorenz96_tendency(x, F):
-    return (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + F
-
-
-def lorenz96_loss(x, F, n, dt):
-    for t in range(n):
-        k1 = lorenz96_tendency(x, F)
-        k2 = lorenz96_tendency(x + 0.5 * dt * k1, F)
-        k3 = lorenz96_tendency(x + 0.5 * dt * k2, F)
-        k4 = lorenz96_tendency(x + dt * k3, F)
-        x = x + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    return np.sum(x ** 2)
+from examples.heat_equation import misfit as heat_loss
+from examples.lorenz96 import loss as lorenz96_loss
 
 
 def rnn_loss(h, W, b, n):

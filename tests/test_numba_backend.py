@@ -110,7 +110,7 @@ def test_numba_source_decorates_steps_and_keeps_the_driver_in_python():
     assert "np.s_" not in text and "slice(1, -1)" in text
     assert "rt.getitem_adjoint(" in text and "rt.CheckpointedLoop(" in text
     assert "# line" in text  # the user's lines stay as comments
-    assert "@njit(cache=True)\ndef dheat_loss" not in text  # the driver's caller stays Python
+    assert "@njit(cache=True)\ndef dmisfit" not in text  # the driver's caller stays Python
 
 
 def test_numba_source_leaves_advanced_indices_for_numba_to_refuse():
