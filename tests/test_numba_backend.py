@@ -173,3 +173,39 @@ def _load(name, path):
     finally:
         del sys.modules[name]
     return module
+
+
+def _noisy(x, n):
+    for t in range(n):
+        x = np.sin(x) + 0.1 * np.random.normal(size=x.shape)
+    return np.sum(x ** 2)
+
+
+def test_steps_drawing_from_numpys_global_random_state_stay_numpy():
+    # compiled, np.random.normal would draw from Numba's own generator, which the
+    # driver does not keep with the snapshots: recomputed steps would draw other numbers
+    x = np.linspace(0.1, 1.0, 5)
+    np.random.seed(3)
+    want = tc.grad(_noisy, checkpoint=True, snapshots=3)(x, 12)
+    df = tc.grad(_noisy, checkpoint=True, snapshots=3, backend="numba")
+    with pytest.warns(NumbaFallbackWarning, match="global random state"):
+        df.compile()
+    np.random.seed(3)
+    _close(df(x, 12), want)
+    assert "@njit(cache=True)\ndef loop" not in str(df.source)
+
+
+def _noisy_generator(x, rng, n):
+    for t in range(n):
+        x = np.sin(x) + 0.1 * rng.normal(size=x.shape)
+    return np.sum(x ** 2)
+
+
+def test_steps_given_a_random_generator_stay_numpy():
+    x = np.linspace(0.1, 1.0, 5)
+    want = tc.grad(_noisy_generator, checkpoint=True, snapshots=3)(
+        x, np.random.default_rng(5), 12)
+    df = tc.grad(_noisy_generator, checkpoint=True, snapshots=3, backend="numba")
+    with pytest.warns(NumbaFallbackWarning, match="random generator"):
+        got = df(x, np.random.default_rng(5), 12)
+    _close(got, want)

@@ -120,6 +120,10 @@ class JitFunction:
             return self.py_func(*args)
         dispatcher = self.dispatcher
         known = len(dispatcher.overloads)
+        if not known and _random_argument(args):
+            self._fall_back("it is given a NumPy random generator, whose draws Numba does not "
+                            "reproduce exactly", stacklevel=4)
+            return self.py_func(*args)
         start = time.perf_counter()
         try:
             out = dispatcher(*args)
@@ -131,11 +135,11 @@ class JitFunction:
             self.compile_seconds += time.perf_counter() - start
         return out
 
-    def _fall_back(self, exc):
-        reason = _first_line(exc)
+    def _fall_back(self, exc, stacklevel=3):
+        reason = exc if isinstance(exc, str) else _first_line(exc)
         self.fallback = reason
         warnings.warn(f"backend='numba': {self.__name__}() runs with NumPy, Numba cannot "
-                      f"compile it: {reason}", NumbaFallbackWarning, stacklevel=3)
+                      f"compile it: {reason}", NumbaFallbackWarning, stacklevel=stacklevel)
 
     def __repr__(self):
         state = f"NumPy fallback: {self.fallback}" if self.fallback else "numba.njit"
@@ -197,6 +201,32 @@ def _is_rt(node, attr=None):
 
 def _drives_loops(func):
     return any(_is_rt(node, DRIVERS) for node in ast.walk(func))
+
+
+def _python_only(func, python_names):
+    """True for a function that stays Python: it drives loops or reads one of
+    ``python_names``."""
+    return _drives_loops(func) or any(isinstance(n, ast.Name) and n.id in python_names
+                                      for n in ast.walk(func))
+
+
+def legacy_random_names(namespace):
+    """The names bound to NumPy's global random functions (``np.random.normal``):
+    compiled, they would draw from Numba's own generator, which the driver
+    cannot keep with the snapshots, so a recomputed step would draw other numbers."""
+    legacy = {id(v) for v in vars(np.random).values() if callable(v)}
+    return {k for k, v in namespace.items()
+            if id(v) in legacy or isinstance(getattr(v, "__self__", None), np.random.RandomState)}
+
+
+def _random_argument(args):
+    """True when a NumPy random generator is among ``args`` (nested in tuples too)."""
+    for a in args:
+        if isinstance(a, (np.random.Generator, np.random.RandomState, np.random.BitGenerator)):
+            return True
+        if isinstance(a, (tuple, list)) and _random_argument(a):
+            return True
+    return False
 
 
 def _basic_index(node):
@@ -303,16 +333,18 @@ def _advance_source(step):
     ]
 
 
-def numba_source(source):
+def numba_source(source, python_names=()):
     """The generated module ``source`` made for Numba: every function that does
     not drive a loop gets ``@njit(cache=True)`` and slices for ``np.s_``, and each
-    loop step a compiled ``*_advance`` (see the module docstring)."""
+    loop step a compiled ``*_advance`` (see the module docstring).  A function
+    reading one of ``python_names`` (NumPy's global random functions: Numba's
+    copies draw from another generator) stays Python."""
     tree = ast.parse(source)
     lines = source.splitlines()
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     edits, steps = [], []
     for func in funcs.values():
-        if _drives_loops(func):
+        if _python_only(func, python_names):
             for node in ast.walk(func):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                         node.func.attr == "forward" and node.args and \
@@ -326,7 +358,7 @@ def numba_source(source):
     out = "\n".join(_apply(lines, edits))
     extra = []
     for step in dict.fromkeys(steps):
-        if _drives_loops(step):
+        if _python_only(step, python_names):
             continue
         name, text = _advance_source(step)
         extra += ["", ""] + text + ["", "", f"{step.name}.advance = {name}  "
@@ -369,11 +401,18 @@ def compile_with_numba(compiled):
     """The compiled gradient ``compiled`` (a ``CompiledGradient``) with its steps
     compiled by Numba: returns (source, function, namespace, report)."""
     numba, _, _ = _numba()
-    text = numba_source(compiled.source)
-    generated_names = {n.name for n in ast.parse(compiled.source).body
-                       if isinstance(n, ast.FunctionDef)}
+    tree = ast.parse(compiled.source)
+    generated_names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     bindings = {k: v for k, v in compiled.namespace.items()
                 if k not in generated_names and k != "__builtins__"}
+    random = legacy_random_names(bindings)
+    text = numba_source(compiled.source, random)
+    for func in tree.body:
+        if isinstance(func, ast.FunctionDef) and not _drives_loops(func) and \
+                _python_only(func, random):
+            warnings.warn(f"backend='numba': {func.name}() runs with NumPy: it draws from "
+                          "NumPy's global random state, which compiled code would not share",
+                          NumbaFallbackWarning, stacklevel=4)
     key = "\n".join([numba.__version__, np.__version__, text] +
                     sorted(_fingerprint(k, v) for k, v in bindings.items()))
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
