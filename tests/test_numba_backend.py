@@ -209,3 +209,28 @@ def test_steps_given_a_random_generator_stay_numpy():
     with pytest.warns(NumbaFallbackWarning, match="random generator"):
         got = df(x, np.random.default_rng(5), 12)
     _close(got, want)
+
+
+DIFFUSIVITY = np.full(6, 0.2)
+
+
+def _global_array_loss(u, n):
+    for t in range(n):
+        u = u + DIFFUSIVITY * np.sin(u)
+    return np.sum(u ** 2)
+
+
+def test_steps_reading_a_global_array_stay_numpy_and_see_changes_in_place():
+    # Numba freezes a global array into the machine code: a change in place after
+    # the first call would be missed, so such a step runs with NumPy
+    u = np.linspace(0.1, 1.0, 6)
+    df = tc.grad(_global_array_loss, checkpoint=True, snapshots=3, backend="numba")
+    with pytest.warns(NumbaFallbackWarning, match="global array 'DIFFUSIVITY'"):
+        df.compile()
+    _close(df(u, 10), tc.grad(_global_array_loss, checkpoint=True, snapshots=3)(u, 10))
+    saved = DIFFUSIVITY.copy()
+    try:
+        DIFFUSIVITY[:] = 0.3
+        _close(df(u, 10), tc.grad(_global_array_loss, checkpoint=True, snapshots=3)(u, 10))
+    finally:
+        DIFFUSIVITY[:] = saved

@@ -337,8 +337,9 @@ def numba_source(source, python_names=()):
     """The generated module ``source`` made for Numba: every function that does
     not drive a loop gets ``@njit(cache=True)`` and slices for ``np.s_``, and each
     loop step a compiled ``*_advance`` (see the module docstring).  A function
-    reading one of ``python_names`` (NumPy's global random functions: Numba's
-    copies draw from another generator) stays Python."""
+    reading one of ``python_names`` (NumPy's global random functions, whose
+    Numba copies draw from another generator; global arrays, which Numba
+    would freeze) stays Python."""
     tree = ast.parse(source)
     lines = source.splitlines()
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -406,13 +407,23 @@ def compile_with_numba(compiled):
     bindings = {k: v for k, v in compiled.namespace.items()
                 if k not in generated_names and k != "__builtins__"}
     random = legacy_random_names(bindings)
-    text = numba_source(compiled.source, random)
+    arrays = {k for k, v in bindings.items() if isinstance(v, np.ndarray)}
+    text = numba_source(compiled.source, random | arrays)
     for func in tree.body:
-        if isinstance(func, ast.FunctionDef) and not _drives_loops(func) and \
-                _python_only(func, random):
-            warnings.warn(f"backend='numba': {func.name}() runs with NumPy: it draws from "
-                          "NumPy's global random state, which compiled code would not share",
-                          NumbaFallbackWarning, stacklevel=4)
+        if not isinstance(func, ast.FunctionDef) or _drives_loops(func):
+            continue
+        read = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)}
+        if read & random:
+            reason = "it draws from NumPy's global random state, which compiled code would " \
+                     "not share"
+        elif read & arrays:
+            reason = f"it reads the global array {sorted(read & arrays)[0]!r}, which Numba " \
+                     "would freeze at its first compile (a later change in place would not " \
+                     "be seen): pass it as an argument to compile this function"
+        else:
+            continue
+        warnings.warn(f"backend='numba': {func.name}() runs with NumPy: {reason}",
+                      NumbaFallbackWarning, stacklevel=4)
     key = "\n".join([numba.__version__, np.__version__, text] +
                     sorted(_fingerprint(k, v) for k, v in bindings.items()))
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
