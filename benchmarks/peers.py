@@ -1,6 +1,6 @@
 """Side-by-side: tangent_ckpt against autograd, JAX, PyTorch and tangent-ad.
 
-    python benchmarks/peers.py                  # RNN T=1000, T=10000, heat equation
+    python benchmarks/peers.py                  # RNN T=1000, T=10000, heat, Lorenz-96
     python benchmarks/peers.py --quick          # small sizes, 2 runs: a smoke test
     python benchmarks/peers.py --problems rnn1000 --methods tc-taped,jax-scan
 
@@ -10,6 +10,12 @@ Problems (float64 everywhere, one BLAS/intra-op thread):
   W (256, 256), loss = sum(h); gradient w.r.t. W and b.
 * ``heat``: explicit 1-D heat equation, 1024 cells, 10 000 steps, the interior
   updated through slices; loss = squared misfit; gradient w.r.t. u0 and k.
+* ``lorenz96``: Lorenz-96 (40 variables, F = 8) integrated with RK4, dt = 0.001,
+  5 000 steps; loss = sum(x**2); gradient w.r.t. x0 and F.  Only the tangent_ckpt
+  and JAX methods have it.
+
+``tc-numba`` is ``backend="numba"`` (docs/numba.md); its compile time (first
+call, excluded from the grad time) is printed as a note under the table.
 
 Every (problem, method) runs in its own subprocess, twice: once to time (the
 NumPy forward loop is timed in the same process, so the ratio compares like with
@@ -44,6 +50,8 @@ for _k, _v in THREAD_ENV.items():
     os.environ.setdefault(_k, _v)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+#: the tc-numba worker's Numba compile time (first call), reported beside its row
+COMPILE = {}
 
 import numpy as np  # noqa: E402  (after the thread settings above)
 
@@ -51,6 +59,7 @@ METHODS = [
     ("tc-taped", "tangent_ckpt taped (tc.grad)"),
     ("tc-revolve", "tangent_ckpt Revolve, snapshots=10"),
     ("tc-budget", 'tangent_ckpt memory_budget="10MB"'),
+    ("tc-numba", "tangent_ckpt backend='numba', Revolve, snapshots=150"),
     ("autograd", "autograd"),
     ("jax-scan", "JAX lax.scan"),
     ("jax-scan-ckpt", "JAX scan of jax.checkpoint'ed sqrt(T) blocks"),
@@ -62,11 +71,13 @@ PROBLEMS = {
     "rnn1000": dict(kind="rnn", T=1000, batch=32, hidden=256),
     "rnn10000": dict(kind="rnn", T=10000, batch=32, hidden=256),
     "heat": dict(kind="heat", T=10000, cells=1024),
+    "lorenz96": dict(kind="lorenz96", T=5000, n=40, dt=0.001),
 }
 QUICK = {
     "rnn1000": dict(kind="rnn", T=100, batch=8, hidden=32),
     "rnn10000": dict(kind="rnn", T=400, batch=8, hidden=32),
     "heat": dict(kind="heat", T=400, cells=64),
+    "lorenz96": dict(kind="lorenz96", T=200, n=40, dt=0.001),
 }
 
 
@@ -81,6 +92,8 @@ def make_inputs(p):
         W = 0.5 * rng.standard_normal((H, H)) / np.sqrt(H)
         b = 0.1 * rng.standard_normal(H)
         return h0, W, b
+    if p["kind"] == "lorenz96":
+        return 8.0 + rng.standard_normal(p["n"]), 8.0
     x = np.linspace(0.0, 1.0, p["cells"])
     u0 = np.exp(-((x - 0.3) / 0.1) ** 2)
     k = 0.2 + 0.1 * rng.random(p["cells"])
@@ -101,7 +114,23 @@ def heat_loss(u0, k, target, n):
     return np.sum((u - target) ** 2)
 
 
+def lorenz96_tendency(x, F):
+    return (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + F
+
+
+def lorenz96_loss(x, F, n, dt):
+    for t in range(n):
+        k1 = lorenz96_tendency(x, F)
+        k2 = lorenz96_tendency(x + 0.5 * dt * k1, F)
+        k3 = lorenz96_tendency(x + 0.5 * dt * k2, F)
+        k4 = lorenz96_tendency(x + dt * k3, F)
+        x = x + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return np.sum(x ** 2)
+
+
 def numpy_forward(p, inputs):
+    if p["kind"] == "lorenz96":
+        return lambda: lorenz96_loss(*inputs, p["T"], p["dt"])
     if p["kind"] == "rnn":
         return lambda: rnn_loss(*inputs, p["T"])
     return lambda: heat_loss(*inputs, p["T"])
@@ -118,13 +147,21 @@ def build(method, p, inputs):
     rnn = p["kind"] == "rnn"
     if method.startswith("tc-"):
         import tangent_ckpt as tc
-        f = rnn_loss if rnn else heat_loss
+        f = {"rnn": rnn_loss, "heat": heat_loss, "lorenz96": lorenz96_loss}[p["kind"]]
         wrt = (1, 2) if rnn else (0, 1)
+        extra = (p["dt"],) if p["kind"] == "lorenz96" else ()
         opts = {"tc-taped": {}, "tc-revolve": dict(checkpoint=True, snapshots=10),
-                "tc-budget": dict(checkpoint=True, memory_budget="10MB")}[method]
+                "tc-budget": dict(checkpoint=True, memory_budget="10MB"),
+                "tc-numba": dict(checkpoint=True, snapshots=150, backend="numba")}[method]
         df = tc.grad(f, wrt=wrt, **opts)
         df.compile()  # compile outside the measurement
-        return (lambda: df(*inputs, T)), "tracemalloc"
+        if method == "tc-numba":
+            df(*inputs, T, *extra)  # Numba compiles (or loads its cache) on the first call
+            COMPILE["seconds"] = df.backend_report.compile_seconds
+            COMPILE["cache_hits"] = df.backend_report.cache_hits
+        return (lambda: df(*inputs, T, *extra)), "tracemalloc"
+    if p["kind"] == "lorenz96" and not method.startswith("jax"):
+        raise NotImplementedError(f"{method} has no Lorenz-96 version here")
     if method == "autograd":
         import autograd
         import autograd.numpy as anp
@@ -172,6 +209,18 @@ def build(method, p, inputs):
         if rnn:
             def step(h, W, b):
                 return jnp.tanh(h @ W + b)
+        elif p["kind"] == "lorenz96":
+            dt = p["dt"]
+
+            def tendency(x, F):
+                return (jnp.roll(x, -1) - jnp.roll(x, 2)) * jnp.roll(x, 1) - x + F
+
+            def step(x, F, _):
+                k1 = tendency(x, F)
+                k2 = tendency(x + 0.5 * dt * k1, F)
+                k3 = tendency(x + 0.5 * dt * k2, F)
+                k4 = tendency(x + dt * k3, F)
+                return x + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
         else:
             def step(u, kk, _):
                 return u.at[1:-1].set(u[1:-1] + kk[1:-1] * (u[2:] - 2.0 * u[1:-1] + u[:-2]))
@@ -198,6 +247,11 @@ def build(method, p, inputs):
             loss = lambda W, b: jnp.sum(run(h0, W, b))  # noqa: E731
             g = jax.jit(jax.grad(loss, (0, 1)))
             args = (W, b)
+        elif p["kind"] == "lorenz96":
+            x0, F = jnp.asarray(inputs[0]), inputs[1]
+            loss = lambda x0, F: jnp.sum(run(x0, F, None) ** 2)  # noqa: E731
+            g = jax.jit(jax.grad(loss, (0, 1)))
+            args = (x0, F)
         else:
             u0, kk, target = (jnp.asarray(v) for v in inputs)
             loss = lambda u0, kk: jnp.sum((run(u0, kk, None) - target) ** 2)  # noqa: E731
@@ -334,6 +388,9 @@ def worker(mode, method, problem, repeat, quick, out_path):
         fwd = numpy_forward(p, inputs)
         result["fwd_time"] = common.time_median(fwd, repeat=repeat)
         result["grad_time"] = common.time_median(call, repeat=repeat)
+        if COMPILE:
+            result["compile_seconds"] = COMPILE["seconds"]
+            result["cache_hits"] = COMPILE["cache_hits"]
         grads = call()
         np.savez(out_path, *[np.asarray(g) for g in grads])
     else:
@@ -380,7 +437,7 @@ def run_worker(mode, method, problem, repeat, quick, timeout):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--problems", default="rnn1000,rnn10000,heat")
+    ap.add_argument("--problems", default="rnn1000,rnn10000,heat,lorenz96")
     ap.add_argument("--methods", default=",".join(m for m, _ in METHODS))
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per method (default 5)")
     ap.add_argument("--long-repeat", type=int, default=3,
@@ -412,8 +469,10 @@ def main(argv=None):
     for q in problems:
         p = sizes[q]
         repeat = 2 if args.quick else (args.long_repeat if p["T"] >= 10000 else args.repeat)
-        desc = (f"RNN h {(p['batch'], p['hidden'])}, T = {p['T']}" if p["kind"] == "rnn"
-                else f"heat equation, {p['cells']} cells, T = {p['T']}")
+        desc = {"rnn": lambda: f"RNN h {(p['batch'], p['hidden'])}, T = {p['T']}",
+                "heat": lambda: f"heat equation, {p['cells']} cells, T = {p['T']}",
+                "lorenz96": lambda: f"Lorenz-96 RK4, {p['n']} variables, T = {p['T']}",
+                }[p["kind"]]()
         print(f"\n## {desc}  (grad time: median of {repeat} runs)\n", flush=True)
         rows, ref = [], None
         for m in methods:
@@ -441,6 +500,10 @@ def main(argv=None):
                          common.fmt_bytes(peak) if peak is not None else mem.get("error", "-"),
                          mem.get("memory_kind", "-"), rel])
             raw.append(dict(timing, **{k: v for k, v in mem.items() if k != "method"}))
+            if "compile_seconds" in timing:
+                notes.append(f"{labels[m]} on {q}: Numba compile time "
+                             f"{timing['compile_seconds']:.1f} s (first call, not in grad time; "
+                             f"{timing['cache_hits']} functions loaded from Numba's cache)")
             print(f"  {m}: done", file=sys.stderr, flush=True)
         print(common.table(["method", "grad time", "grad/fwd", "peak memory", "measured by",
                             "rel diff"], rows), flush=True)

@@ -7,10 +7,12 @@ respect to its explicit arguments; the instance is a constant), a
 (its ``__call__``).
 """
 
+import dataclasses
 import difflib
 import functools
 import inspect
 import linecache
+import os
 import threading
 import types
 import weakref
@@ -26,6 +28,7 @@ from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import as_gradient
 from tangent_ckpt.runtime.progress import reporting
 from tangent_ckpt.runtime.driver import CheckpointedLoop
+from tangent_ckpt.runtime import numba_backend
 
 # fn -> {(wrt, options, return_value, source): CompiledGradient}.  Weak in fn: a
 # function that is garbage (a closure made in a loop, a fuzzed module) takes its
@@ -75,6 +78,11 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None):
             finally:
                 if source is not None:
                     forget_source(fn)
+            if options.backend == "numba":
+                text, function, namespace, report = numba_backend.compile_with_numba(compiled)
+                function.jit_report = report
+                compiled = dataclasses.replace(compiled, source=text, function=function,
+                                               namespace=namespace)
             filename = getattr(getattr(compiled.function, "__code__", None), "co_filename", None)
             if filename is not None and filename.startswith("<tangent_ckpt"):
                 weakref.finalize(compiled, linecache.cache.pop, filename, None)
@@ -101,7 +109,9 @@ def _release_loops(tb):
     (an exception between a loop's forward() and reverse() left them alive)."""
     while tb is not None:
         frame = tb.tb_frame
-        if frame.f_code.co_filename.startswith("<tangent_ckpt"):
+        filename = frame.f_code.co_filename
+        if filename.startswith("<tangent_ckpt") or \
+                os.path.basename(filename).startswith("tangent_ckpt_numba_"):
             for value in list(frame.f_locals.values()):
                 if isinstance(value, CheckpointedLoop):
                     value.close()
@@ -277,6 +287,14 @@ class GradientFunction:
         return display.header(self._target.label, compiled.wrt_names, compiled.loops,
                               self.return_value)
 
+    @property
+    def backend_report(self) -> Optional["numba_backend.JitReport"]:
+        """With ``backend="numba"``: which generated functions Numba compiled, which
+        run with NumPy and why, and the compile time so far (``compile_seconds``,
+        apart from the gradient's own time; ``cache_hits`` counts functions loaded
+        from Numba's on-disk cache).  None for the NumPy backend."""
+        return getattr(self.compile().function, "jit_report", None)
+
     def _repr_html_(self):
         return self.source._repr_html_()
 
@@ -442,6 +460,10 @@ _OPTIONS_DOC = """
       (:func:`tangent_ckpt.ravel` of the tuple of gradients, in ``wrt`` order).
     - ``source``: the function's source text, for functions whose source
       Python did not keep (the plain prompt, ``exec``).
+    - ``backend``: ``"numpy"`` (default) or ``"numba"``: compile the loop
+      steps with ``numba.njit(cache=True)`` (the ``[numba]`` extra; a function
+      Numba cannot compile runs with NumPy, with one warning); see
+      docs/numba.md and ``backend_report``.
     - ``progress``: show the progress of each checkpointed loop's forward and
       reverse sweeps (steps done, recomputed, snapshots held) on stderr, with
       tqdm when installed; the environment variable
@@ -466,7 +488,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
          costs: Any = None, snapshot_store: Any = None, flat: bool = False,
-         source: Optional[str] = None, progress: bool = False,
+         source: Optional[str] = None, progress: bool = False, backend: str = "numpy",
          **unknown: Any) -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
@@ -481,7 +503,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
                                 verify=verify, nested=nested, costs=costs,
-                                snapshot_store=snapshot_store)
+                                snapshot_store=snapshot_store, backend=backend)
     return GradientFunction(fn, wrt, options, flat=flat, source=source, progress=progress)
 
 
@@ -491,7 +513,7 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
                    nested: bool = False, costs: Any = None, snapshot_store: Any = None,
                    flat: bool = False, source: Optional[str] = None,
-                   progress: bool = False,
+                   progress: bool = False, backend: str = "numpy",
                    **unknown: Any) -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
@@ -504,7 +526,7 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
                                 verify=verify, nested=nested, costs=costs,
-                                snapshot_store=snapshot_store)
+                                snapshot_store=snapshot_store, backend=backend)
     return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source,
                             progress=progress)
 
@@ -515,7 +537,7 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
                             costs: Any = None, snapshot_store: Any = None, flat: bool = False,
                             source: Optional[str] = None, progress: bool = False,
-                            **unknown: Any) -> Any:
+                            backend: str = "numpy", **unknown: Any) -> Any:
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
 
@@ -528,7 +550,8 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
                     disk_snapshots=disk_snapshots, verify=verify, nested=nested, costs=costs,
-                    snapshot_store=snapshot_store, flat=flat, source=source, progress=progress)
+                    snapshot_store=snapshot_store, flat=flat, source=source, progress=progress,
+                    backend=backend)
     if fn is None:
         return wrap
     return wrap(fn)

@@ -141,7 +141,7 @@ def module_source(df, module=None, function_ref=None, max_inline=10_000, header=
         pass
 
     for name, obj in compiled.namespace.items():
-        if name == "__builtins__" or name in generated or \
+        if name.startswith("__") or name in generated or \
                 (name == "np" and obj is np) or (name == "rt" and obj is runtime):
             continue  # the header imports these
         if isinstance(obj, types.ModuleType):

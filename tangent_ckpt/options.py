@@ -8,12 +8,15 @@ checkpoint, with which schedule) and by ``tc.checkpointed_loop``'s lowering.
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
+from tangent_ckpt.runtime import numba_backend
 from tangent_ckpt.runtime.costs import MEASURE, as_costs
 from tangent_ckpt.runtime.driver import parse_memory
 from tangent_ckpt.runtime.store_io import SnapshotStore
 
 #: the schedules a checkpointed loop can use (runtime/schedules.py)
 SCHEDULES = ("revolve", "uniform", "online")
+#: what runs the generated steps: NumPy, or Numba (runtime/numba_backend.py)
+BACKENDS = ("numpy", "numba")
 
 
 class CheckpointOptions:
@@ -21,7 +24,7 @@ class CheckpointOptions:
 
     def __init__(self, checkpoint=False, snapshots=None, memory_budget=None,
                  schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
-                 nested=False, costs=None, snapshot_store=None):
+                 nested=False, costs=None, snapshot_store=None, backend="numpy"):
         if checkpoint not in (True, False, "auto"):
             raise CheckpointError(f"checkpoint must be True, False or 'auto', not {checkpoint!r}")
         if snapshots is not None:
@@ -36,6 +39,10 @@ class CheckpointOptions:
         if schedule not in SCHEDULES:
             raise CheckpointError(f"schedule must be one of {', '.join(SCHEDULES)}, "
                                   f"not {schedule!r}")
+        if backend not in BACKENDS:
+            raise CheckpointError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+        if backend == "numba" and not numba_backend.available():
+            raise CheckpointError("backend='numba' needs Numba: pip install 'tangent-ckpt[numba]'")
         if min_steps is None or min_steps < 0:
             raise CheckpointError(f"min_steps must be >= 0, got {min_steps!r}")
         if disk_snapshots < 0:
@@ -53,8 +60,9 @@ class CheckpointOptions:
         # where disk snapshots go: None (a private temporary folder), a folder, a URL
         # (zarr, the [store] extra) or an rt.SnapshotStore
         self.snapshot_store = None if snapshot_store is None else SnapshotStore.of(snapshot_store)
+        self.backend = backend
 
     def key(self):
         return (self.checkpoint, self.snapshots, self.memory_budget, self.schedule,
                 self.min_steps, self.disk_snapshots, self.verify, self.nested, self.costs,
-                self.snapshot_store)
+                self.snapshot_store, self.backend)

@@ -33,6 +33,8 @@ def _dump_args(p):
     p.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
                    help="reverse: the gradient (default); forward: the tangent-linear "
                         "function (tc.jvp), which takes one tangent per --wrt argument")
+    p.add_argument("--backend", choices=("numpy", "numba"), default="numpy",
+                   help="numba: the steps decorated with @njit(cache=True) (the [numba] extra)")
     p.add_argument("-o", "--output", metavar="OUT.py", help="write the module here instead of stdout")
 
 
@@ -116,7 +118,7 @@ def _split_target(target):
 
 
 def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="revolve",
-                checkpoint=True, value=False, mode="reverse"):
+                checkpoint=True, value=False, mode="reverse", backend="numpy"):
     """The importable module text `tangent-ckpt dump` prints (raises CliError on user errors)."""
 
     path, func = _split_target(target)
@@ -147,15 +149,17 @@ def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="r
         if not -nparams <= k < nparams:
             raise CliError(f"{where}: --wrt {k} is out of range: {func}() has {nparams} "
                            f"parameter{'s' if nparams != 1 else ''}")
-    options = {}
+    options = {"backend": backend}
     if checkpoint:
-        options = dict(checkpoint=True, snapshots=snapshots, memory_budget=memory_budget,
+        options.update(checkpoint=True, snapshots=snapshots, memory_budget=memory_budget,
                        schedule=schedule)
         try:
             CheckpointOptions(**options)
         except TangentCkptError as e:
             raise CliError(f"tangent-ckpt dump: {e}") from None
     if mode == "forward":
+        if backend != "numpy":
+            raise CliError("tangent-ckpt dump: --mode forward has no --backend numba yet")
         return _dump_forward(obj, wrt_t, module, func, path, target, where)
     try:
         if value:
@@ -175,7 +179,8 @@ def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="r
                   + (f" --snapshots {snapshots}" if snapshots else "")
                   + (f" --memory-budget {memory_budget}" if memory_budget else "")
                   + (f" --schedule {schedule}" if checkpoint and schedule != "revolve" else "")
-                  + (" --value" if value else ""))
+                  + (" --value" if value else "")
+                  + (f" --backend {backend}" if backend != "numpy" else ""))
         return module_source(df, module=module, function_ref=func, header=header)
     except TangentCkptError as e:
         raise _cli_error(e, path, where) from None
@@ -205,7 +210,8 @@ def _cli_error(e, path, where):
 def _dump_run(args):
     text = dump_source(args.target, wrt=args.wrt, snapshots=args.snapshots,
                        memory_budget=args.memory_budget, schedule=args.schedule,
-                       checkpoint=not args.no_checkpoint, value=args.value, mode=args.mode)
+                       checkpoint=not args.no_checkpoint, value=args.value, mode=args.mode,
+                       backend=args.backend)
     if args.output:
         try:
             with open(args.output, "w") as fh:

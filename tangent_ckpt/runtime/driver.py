@@ -382,10 +382,8 @@ class CheckpointedLoop:
         current ones (the online schedule storing the state before the last step)."""
         kind = a.kind
         if kind is ADVANCE:
-            step, args, idx = self._step, self._args, self._index
-            for _ in range(a.n):
-                work = step(idx(pos), work, *args)
-                pos += 1
+            work = self._advance(work, pos, a.n)
+            pos += a.n
             self._c["forward_steps"] += a.n
             if self._progress is not None:
                 self._progress.ran(a.n)
@@ -421,6 +419,23 @@ class CheckpointedLoop:
         else:
             raise AssertionError(f"unexpected action {a}")
         return work, pos
+
+    def _advance(self, work, pos, n):
+        """Run the n plain steps from position ``pos``.  A step with a compiled
+        ``advance(first index, stride, count, state, *args)`` (backend="numba")
+        runs them in one call when the indices are a range and no random state
+        rides along."""
+        step, args = self._step, self._args
+        many = getattr(step, "advance", None)
+        if many is not None and n > 1 and self._random is None:
+            if self.steps is None:
+                return many(pos, 1, n, work, *args)
+            if isinstance(self.steps, range):
+                return many(self.steps[pos], self.steps.step, n, work, *args)
+        idx = self._index
+        for k in range(pos, pos + n):
+            work = step(idx(k), work, *args)
+        return work
 
     def _keep_random(self, slot, states=None):
         """Keep the generator states that go with the snapshot in ``slot`` (default:

@@ -1,0 +1,310 @@
+"""Numba-compilable twins of the ``rt.*`` helpers that loop steps call.
+
+Each twin is a ``numba.extending.overload`` of the runtime's own function
+(``rt.unbroadcast``, ...): inside a function compiled with
+``backend="numba"`` the call ``rt.unbroadcast(g, x)`` runs the twin, outside
+it runs NumPy's helper unchanged, so the generated text is the same for both
+backends and a function that falls back to NumPy needs no rewriting.  A twin
+computes the same value as its namesake in
+:mod:`tangent_ckpt.runtime.numpy_adjoints` for the cases common simulation
+code meets (arrays of up to two dimensions, basic slices, scalar exponents,
+2-D products); the case is chosen from the argument *types* when a step is
+compiled, and a case outside those raises a typing error, so the backend runs
+that function with NumPy instead (and says so once).
+
+Shapes stand in for values the reverse sweep reads only for their shape
+(``rt.shape_of``, ``rt.broadcast_shape``): here they are plain tuples of
+ints, ``()`` for a number.
+
+Importing this module needs Numba; only the numba backend imports it.
+"""
+
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from tangent_ckpt import runtime as rt
+
+#: the rt helpers given a compiled twin here
+TWINS = ("unbroadcast", "shape_of", "broadcast_shape", "matmul_shape", "zeros_like",
+         "getitem_adjoint", "accumulate_at", "setitem_adjoint_value", "setitem_adjoint_array",
+         "repeat_to_match", "power_adjoint_base", "matmul_adjoint_x1", "matmul_adjoint_x2",
+         "accumulate_matmul_adjoint_x2", "as_gradient")
+
+
+def _twin(name):
+    """Register the decorated typing function as the compiled case of ``rt.<name>``
+    (the Python function is unchanged: outside compiled code it is NumPy's)."""
+    return overload(getattr(rt, name))
+
+
+# ----------------------------------------------------------------- type tests
+
+def _is_number(t):
+    return isinstance(t, (types.Number, types.Boolean))
+
+
+def _is_shape(t):
+    return isinstance(t, types.BaseTuple) and all(isinstance(e, types.Integer) for e in t)
+
+
+def _ndim(t):
+    """The number of dimensions ``t`` stands for, or None when it is not a value/shape."""
+    if isinstance(t, types.Array):
+        return t.ndim
+    if _is_number(t):
+        return 0
+    if _is_shape(t):
+        return len(t)
+    return None
+
+
+def _refuse(name, *args):
+    raise TypingError(f"rt.{name} has no compiled case for ({', '.join(map(str, args))})")
+
+
+# ----------------------------------------------------------------- shapes
+
+@_twin("shape_of")
+def _shape_of(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.shape
+    if _is_number(x):
+        return lambda x: ()
+    if _is_shape(x):
+        return lambda x: x
+    _refuse("shape_of", x)
+
+
+@_twin("broadcast_shape")
+def _broadcast_shape(a, b):
+    if _ndim(a) is None or _ndim(b) is None:
+        _refuse("broadcast_shape", a, b)
+    return lambda a, b: np.broadcast_shapes(rt.shape_of(a), rt.shape_of(b))
+
+
+@_twin("matmul_shape")
+def _matmul_shape(a, b):
+    if _ndim(a) == 2 and _ndim(b) == 2:
+        def impl(a, b):
+            sa, sb = rt.shape_of(a), rt.shape_of(b)
+            if sa[1] != sb[0]:
+                raise ValueError("matmul: mismatch in its core dimension")
+            return (sa[0], sb[1])
+        return impl
+    _refuse("matmul_shape", a, b)
+
+
+# ----------------------------------------------------------------- unbroadcast
+
+@_twin("unbroadcast")
+def _unbroadcast(g, x):
+    nx = _ndim(x)
+    if _is_number(g):
+        return lambda g, x: g                       # the symbolic zero, or a scalar adjoint
+    if not isinstance(g, types.Array) or nx is None:
+        _refuse("unbroadcast", g, x)
+    if nx == 0:
+        return lambda g, x: np.sum(g)
+    if g.ndim == nx == 1:
+        def impl(g, x):
+            shape = rt.shape_of(x)
+            if shape[0] == 1 and g.shape[0] != 1:
+                return np.full(1, np.sum(g))
+            return g
+        return impl
+    if g.ndim == 2 and nx == 1:
+        def impl(g, x):
+            s = g.sum(axis=0)
+            if rt.shape_of(x)[0] == 1 and s.shape[0] != 1:
+                return np.full(1, np.sum(s))
+            return s
+        return impl
+    if g.ndim == nx == 2:
+        def impl(g, x):
+            shape = rt.shape_of(x)
+            rows = shape[0] == 1 and g.shape[0] != 1
+            cols = shape[1] == 1 and g.shape[1] != 1
+            if not rows and not cols:
+                return g
+            out = g
+            if rows:
+                out = _sum_rows(out)
+            if cols:
+                out = _sum_cols(out)
+            return out
+        return impl
+    _refuse("unbroadcast", g, x)
+
+
+def _sum_rows(g):
+    """``g.sum(axis=0, keepdims=True)`` for a 2-D ``g``."""
+
+
+@overload(_sum_rows)
+def _sum_rows_impl(g):
+    def impl(g):
+        out = np.zeros((1, g.shape[1]), dtype=g.dtype)
+        for i in range(g.shape[0]):
+            out[0, :] += g[i, :]
+        return out
+    return impl
+
+
+def _sum_cols(g):
+    """``g.sum(axis=1, keepdims=True)`` for a 2-D ``g``."""
+
+
+@overload(_sum_cols)
+def _sum_cols_impl(g):
+    def impl(g):
+        out = np.zeros((g.shape[0], 1), dtype=g.dtype)
+        for i in range(g.shape[0]):
+            out[i, 0] = np.sum(g[i, :])
+        return out
+    return impl
+
+
+# ----------------------------------------------------------------- buffers
+
+@_twin("zeros_like")
+def _zeros_like(x):
+    if isinstance(x, types.Array):
+        dtype = x.dtype if isinstance(x.dtype, types.Float) else types.float64
+        return lambda x: np.zeros(x.shape, dtype=dtype)
+    if _is_number(x):
+        return lambda x: 0.0
+    _refuse("zeros_like", x)
+
+
+@_twin("as_gradient")
+def _as_gradient(g, x):
+    if isinstance(x, types.Array):
+        if _is_number(g):
+            return lambda g, x: np.full(x.shape, g, dtype=np.float64)
+        return lambda g, x: np.broadcast_to(rt.unbroadcast(g, x), x.shape).copy()
+    if _is_number(x):
+        if isinstance(g, types.Array):
+            return lambda g, x: float(np.sum(g))
+        return lambda g, x: float(g)
+    _refuse("as_gradient", g, x)
+
+
+def _basic(index):
+    """True for an index type Numba reads as a basic index (ints and slices)."""
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return all(isinstance(p, (types.Integer, types.SliceType)) for p in parts)
+
+
+@_twin("getitem_adjoint")
+def _getitem_adjoint(g, x, index):
+    if isinstance(x, types.Array) and _basic(index) and \
+            (isinstance(g, types.Array) or _is_number(g)):
+        def impl(g, x, index):
+            out = np.zeros(x.shape, dtype=np.float64)
+            out[index] += g
+            return out
+        return impl
+    _refuse("getitem_adjoint", g, x, index)
+
+
+@_twin("accumulate_at")
+def _accumulate_at(acc, x, index, g):
+    if not (isinstance(x, types.Array) and _basic(index)):
+        _refuse("accumulate_at", acc, x, index, g)
+    if _is_number(acc):
+        def fresh(acc, x, index, g):
+            out = np.zeros(x.shape, dtype=np.float64)
+            out[index] += g
+            return out
+        return fresh
+    if isinstance(acc, types.Array):
+        def impl(acc, x, index, g):
+            acc[index] += g
+            return acc
+        return impl
+    _refuse("accumulate_at", acc, x, index, g)
+
+
+@_twin("setitem_adjoint_value")
+def _setitem_adjoint_value(g, index, value):
+    if isinstance(g, types.Array) and _basic(index):
+        return lambda g, index, value: rt.unbroadcast(g[index], value)
+    _refuse("setitem_adjoint_value", g, index, value)
+
+
+@_twin("setitem_adjoint_array")
+def _setitem_adjoint_array(g, index):
+    if isinstance(g, types.Array) and _basic(index):
+        def impl(g, index):
+            out = g.copy()
+            out[index] = 0.0
+            return out
+        return impl
+    _refuse("setitem_adjoint_array", g, index)
+
+
+@_twin("repeat_to_match")
+def _repeat_to_match(g, x, axis=None, keepdims=False):
+    no_axis = axis is None or isinstance(axis, (types.NoneType, types.Omitted))
+    if _is_number(g) and isinstance(x, types.Array) and no_axis:
+        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g, dtype=np.float64)
+    _refuse("repeat_to_match", g, x, axis, keepdims)
+
+
+# ----------------------------------------------------------------- elementwise
+
+@_twin("power_adjoint_base")
+def _power_adjoint_base(g, x1, x2):
+    if _is_number(x2) and not isinstance(x2, types.Boolean):
+        def impl(g, x1, x2):
+            if x2 == 0:
+                return 0 * g * x1
+            if x2 == 1:
+                return g * (x1 * 0 + 1)
+            if x2 == 2:
+                return g * (2 * x1)
+            return g * x2 * x1 ** (x2 - 1)
+        return impl
+    _refuse("power_adjoint_base", g, x1, x2)
+
+
+# ----------------------------------------------------------------- products
+
+@_twin("matmul_adjoint_x1")
+def _matmul_adjoint_x1(g, x1, x2, x2_t=None):
+    if isinstance(g, types.Array) and g.ndim == 2 and _ndim(x2) == 2:
+        if x2_t is None or isinstance(x2_t, (types.NoneType, types.Omitted)):
+            return lambda g, x1, x2, x2_t=None: g @ np.ascontiguousarray(x2.T)
+        return lambda g, x1, x2, x2_t=None: g @ x2_t
+    _refuse("matmul_adjoint_x1", g, x1, x2)
+
+
+@_twin("matmul_adjoint_x2")
+def _matmul_adjoint_x2(g, x1, x2):
+    if isinstance(g, types.Array) and g.ndim == 2 and _ndim(x1) == 2:
+        return lambda g, x1, x2: np.ascontiguousarray(x1.T) @ g
+    _refuse("matmul_adjoint_x2", g, x1, x2)
+
+
+@_twin("accumulate_matmul_adjoint_x2")
+def _accumulate_matmul_adjoint_x2(acc, g, x1, x2):
+    if isinstance(acc, types.Array) and isinstance(g, types.Array) and g.ndim == 2 \
+            and _ndim(x1) == 2:
+        def impl(acc, g, x1, x2):
+            acc += np.ascontiguousarray(x1.T) @ g
+            return acc
+        return impl
+    _refuse("accumulate_matmul_adjoint_x2", acc, g, x1, x2)
+
+
+# ----------------------------------------------------------------- NumPy gaps
+
+@overload(np.roll)
+def _roll_with_axis(a, shift, axis):
+    """``np.roll(a, shift, None)``, which the adjoint of np.roll writes; Numba's own
+    np.roll takes no axis."""
+    if isinstance(axis, types.NoneType):
+        return lambda a, shift, axis: np.roll(a, shift)
+    _refuse("np.roll", a, shift, axis)

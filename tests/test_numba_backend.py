@@ -1,0 +1,236 @@
+"""backend="numba" (runtime/numba_backend.py, runtime/numba_twins.py): the same
+gradients as the NumPy backend, compiled steps, one warning per fallback,
+compile time reported and cached across processes."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+
+import tangent_ckpt as tc  # noqa: E402
+from tangent_ckpt.cli.dump import dump_source  # noqa: E402
+from tangent_ckpt.errors import CheckpointError  # noqa: E402
+from tangent_ckpt.runtime.numba_backend import NumbaFallbackWarning, numba_source  # noqa: E402
+
+from tests import numba_problems  # noqa: E402
+
+CASES = numba_problems.cases(np.random.default_rng(0))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def private_cache(tmp_path_factory):
+    """Compiled modules and Numba's cache go to a folder of this test run."""
+    old = os.environ.get("TANGENT_CKPT_NUMBA_CACHE")
+    os.environ["TANGENT_CKPT_NUMBA_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
+    yield
+    if old is None:
+        del os.environ["TANGENT_CKPT_NUMBA_CACHE"]
+    else:
+        os.environ["TANGENT_CKPT_NUMBA_CACHE"] = old
+
+
+def _close(got, want):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got, want):
+        scale = max(float(np.max(np.abs(w))), 1e-300)
+        assert float(np.max(np.abs(np.asarray(g) - w))) <= 1e-12 * scale
+
+
+@pytest.mark.parametrize("name, fn, args, wrt, options", CASES, ids=[c[0] for c in CASES])
+def test_checkpointed_gradient_equals_numpy_backend_with_compiled_steps(name, fn, args, wrt,
+                                                                        options):
+    want = tc.grad(fn, wrt=wrt, checkpoint=True, **options)(*args)
+    df = tc.grad(fn, wrt=wrt, checkpoint=True, backend="numba", **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumbaFallbackWarning)
+        got = df(*args)
+    _close(got, want)
+    report = df.backend_report
+    assert report.fallbacks == {}
+    assert any(n.endswith("_adjoint") for n in report.functions)
+    assert report.compile_seconds > 0
+
+
+def test_value_and_grad_and_decorator_take_the_backend():
+    name, fn, args, wrt, options = CASES[0]
+    value, grads = tc.value_and_grad(fn, wrt=wrt, checkpoint=True, backend="numba",
+                                     **options)(*args)
+    assert value == pytest.approx(fn(*args), rel=1e-12)
+    decorated = tc.grad_with_checkpointing(fn, wrt=wrt, backend="numba", **options)
+    _close(decorated(*args), grads)
+
+
+def test_plain_steps_advance_inside_one_compiled_call():
+    name, fn, args, wrt, options = CASES[0]
+    df = tc.grad(fn, wrt=wrt, checkpoint=True, backend="numba", **options)
+    df(*args)
+    functions = df.backend_report.functions
+    advance = next(f for n, f in functions.items() if n.endswith("_advance"))
+    assert len(advance.dispatcher.signatures) == 1  # it ran, compiled
+    step = next(f for n, f in functions.items() if n.endswith("_step"))
+    assert step.advance is advance
+
+
+def test_function_numba_cannot_compile_runs_with_numpy_after_one_warning():
+    def taped(x, n):  # a taped loop: its tape is a list of arrays and shapes
+        for t in range(n):
+            x = np.sin(x) * 1.5
+        return np.sum(x)
+    x = np.linspace(0.1, 1.0, 5)
+    want = tc.grad(taped)(x, 4)
+    df = tc.grad(taped, backend="numba")
+    with pytest.warns(NumbaFallbackWarning, match=r"dtaped\(\) runs with NumPy") as record:
+        got = df(x, 4)
+    assert len([w for w in record if w.category is NumbaFallbackWarning]) == 1
+    _close(got, want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumbaFallbackWarning)
+        _close(df(x, 4), want)  # no second warning
+    assert "dtaped" in df.backend_report.fallbacks
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(CheckpointError, match="backend must be one of numpy, numba"):
+        tc.grad(numba_problems.heat_loss, backend="cuda")
+
+
+def test_numba_source_decorates_steps_and_keeps_the_driver_in_python():
+    name, fn, args, wrt, options = CASES[0]
+    df = tc.grad(fn, wrt=wrt, checkpoint=True, backend="numba", **options)
+    text = str(df.source)
+    assert text.count("@njit(cache=True)") == 3  # step, adjoint step, advance
+    assert "np.s_" not in text and "slice(1, -1)" in text
+    assert "rt.getitem_adjoint(" in text and "rt.CheckpointedLoop(" in text
+    assert "# line" in text  # the user's lines stay as comments
+    assert "@njit(cache=True)\ndef dmisfit" not in text  # the driver's caller stays Python
+
+
+def test_numba_source_leaves_advanced_indices_for_numba_to_refuse():
+    source = textwrap.dedent("""\
+        def f_step(t, x, idx):
+            y = rt.getitem_adjoint(x, x, np.s_[idx, ...])
+            return y
+        """)
+    out = numba_source(source)
+    assert "np.s_[idx, ...]" in out and "@njit(cache=True)\ndef f_step" in out
+
+
+def test_second_process_loads_compiled_code_from_the_cache(tmp_path):
+    script = textwrap.dedent("""\
+        import json, numpy as np, tangent_ckpt as tc
+        from tests import numba_problems as P
+        name, fn, args, wrt, options = P.cases(np.random.default_rng(0))[0]
+        df = tc.grad(fn, wrt=wrt, checkpoint=True, backend="numba", **options)
+        df(*args)
+        r = df.backend_report
+        print(json.dumps([r.compile_seconds, r.cache_hits]))
+        """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TANGENT_CKPT_NUMBA_CACHE=str(tmp_path), PYTHONPATH=root)
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           env=env, cwd=root, check=True) for _ in range(2)]
+    (first, hits1), (second, hits2) = (eval(r.stdout.strip().splitlines()[-1]) for r in runs)
+    assert hits1 == 0 and hits2 == 3
+    assert second < first
+
+
+def test_dump_backend_numba_prints_decorated_module(tmp_path):
+    src = tmp_path / "heatmod.py"
+    src.write_text(textwrap.dedent("""\
+        import numpy as np
+
+
+        def heat(u0, k, n):
+            u = u0.copy()
+            for t in range(n):
+                u[1:-1] = u[1:-1] + k[1:-1] * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+            return np.sum(u ** 2)
+        """))
+    text = dump_source(f"{src}:heat", wrt="0,1", snapshots=4, backend="numba")
+    assert "from tangent_ckpt.runtime.numba_backend import njit" in text
+    assert "@njit(cache=True)\ndef loop6_step(" in text
+    (tmp_path / "dumped.py").write_text(text)
+    dumped, module = (_load(name, tmp_path / f"{name}.py") for name in ("dumped", "heatmod"))
+    u0, k = np.linspace(0, 1, 12), np.full(12, 0.2)
+    want = tc.grad(module.heat, wrt=(0, 1), checkpoint=True, snapshots=4)(u0, k, 20)
+    _close(dumped.dheat(u0, k, 20), want)
+
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # Numba's cache finds a cached function's module by name
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    return module
+
+
+def _noisy(x, n):
+    for t in range(n):
+        x = np.sin(x) + 0.1 * np.random.normal(size=x.shape)
+    return np.sum(x ** 2)
+
+
+def test_steps_drawing_from_numpys_global_random_state_stay_numpy():
+    # compiled, np.random.normal would draw from Numba's own generator, which the
+    # driver does not keep with the snapshots: recomputed steps would draw other numbers
+    x = np.linspace(0.1, 1.0, 5)
+    np.random.seed(3)
+    want = tc.grad(_noisy, checkpoint=True, snapshots=3)(x, 12)
+    df = tc.grad(_noisy, checkpoint=True, snapshots=3, backend="numba")
+    with pytest.warns(NumbaFallbackWarning, match="global random state"):
+        df.compile()
+    np.random.seed(3)
+    _close(df(x, 12), want)
+    assert "@njit(cache=True)\ndef loop" not in str(df.source)
+
+
+def _noisy_generator(x, rng, n):
+    for t in range(n):
+        x = np.sin(x) + 0.1 * rng.normal(size=x.shape)
+    return np.sum(x ** 2)
+
+
+def test_steps_given_a_random_generator_stay_numpy():
+    x = np.linspace(0.1, 1.0, 5)
+    want = tc.grad(_noisy_generator, checkpoint=True, snapshots=3)(
+        x, np.random.default_rng(5), 12)
+    df = tc.grad(_noisy_generator, checkpoint=True, snapshots=3, backend="numba")
+    with pytest.warns(NumbaFallbackWarning, match="random generator"):
+        got = df(x, np.random.default_rng(5), 12)
+    _close(got, want)
+
+
+DIFFUSIVITY = np.full(6, 0.2)
+
+
+def _global_array_loss(u, n):
+    for t in range(n):
+        u = u + DIFFUSIVITY * np.sin(u)
+    return np.sum(u ** 2)
+
+
+def test_steps_reading_a_global_array_stay_numpy_and_see_changes_in_place():
+    # Numba freezes a global array into the machine code: a change in place after
+    # the first call would be missed, so such a step runs with NumPy
+    u = np.linspace(0.1, 1.0, 6)
+    df = tc.grad(_global_array_loss, checkpoint=True, snapshots=3, backend="numba")
+    with pytest.warns(NumbaFallbackWarning, match="global array 'DIFFUSIVITY'"):
+        df.compile()
+    _close(df(u, 10), tc.grad(_global_array_loss, checkpoint=True, snapshots=3)(u, 10))
+    saved = DIFFUSIVITY.copy()
+    try:
+        DIFFUSIVITY[:] = 0.3
+        _close(df(u, 10), tc.grad(_global_array_loss, checkpoint=True, snapshots=3)(u, 10))
+    finally:
+        DIFFUSIVITY[:] = saved
