@@ -18,6 +18,7 @@ from tangent_ckpt import runtime
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import assignment_counts
+from tangent_ckpt.compiler.complex_values import complex_names
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
 from tangent_ckpt.compiler.ir import expr_node, operand_node
 from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive
@@ -50,6 +51,10 @@ def reverse_function(function, active, namer, bindings, loops=None, segments=Non
     namer.reserve({seed})
     adjoint, nonzero = rev.adjoint(function.body, {seed})
     return Sweeps(primal, adjoint, nonzero, seed, adj, rev)
+
+
+def _with_adjoints(names, adj):
+    return frozenset(names) | frozenset(map(adj, names))
 
 
 def error_factory(function):
@@ -100,8 +105,12 @@ class Reverser:
     """
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
-                 loops=None, segments=None, counts=None, primal_names=None, top=False):
+                 loops=None, segments=None, counts=None, primal_names=None, top=False,
+                 complex_values=None):
         self.function = function
+        # names that may hold complex values, and their adjoints (complex_values.py)
+        self.complex_values = complex_values if complex_values is not None else \
+            _with_adjoints(complex_names(function, bindings), adj)
         self.active = active
         self.namer = namer
         self.adj = adj
@@ -124,7 +133,7 @@ class Reverser:
         """A Reverser for another generated function (a loop step, a segment)."""
         return Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
                         self.error, loops=loops, segments=self.segments, counts=self.counts,
-                        primal_names=self.primal_names)
+                        primal_names=self.primal_names, complex_values=self.complex_values)
 
     # --- primal -----------------------------------------------------------------
     def primal(self, body, defined, possibly, in_loop=False):
@@ -364,6 +373,9 @@ class Reverser:
                 out.append(Line(sx.assign(b, call), line, True))
                 self.batched.add(b)
                 return
+            if self.complex_values and name not in self.complex_values and \
+                    not sx.all_names(contribution).isdisjoint(self.complex_values):
+                contribution = sx.rt("real_part", contribution)  # a real buffer
             out.append(Line(sx.add_to(b, contribution), line, True))
         elif b in nonzero:
             out.append(Line(sx.assign(b, sx.binop(b, "+", contribution)), line, True))
