@@ -404,7 +404,8 @@ def _check_output_adjoint(seed, output, cause=None):
 
 
 def _shaped_one(g, x, as_gradient):
-    if isinstance(x, np.ndarray) and not (isinstance(g, np.ndarray) and g.shape == x.shape):
+    if isinstance(x, np.ndarray) and not (isinstance(g, np.ndarray) and g.shape == x.shape) \
+            or np.iscomplexobj(g):
         return as_gradient(g, x)
     return g
 

@@ -42,9 +42,10 @@ def available():
     return autograd is not None
 
 
-def autograd_gradient(f, args, wrt):
+def autograd_gradient(f, args, wrt, before=None):
     """The gradients of ``f(*args)`` for the positions ``wrt`` from autograd, a
-    tuple in ``wrt`` order; None when autograd is missing or cannot run ``f``."""
+    tuple in ``wrt`` order; None when autograd is missing or cannot run ``f``.
+    ``before()`` runs before each evaluation (to seed ``np.random``)."""
     if autograd is None:
         return None
     if updates_in_place(f):
@@ -55,7 +56,7 @@ def autograd_gradient(f, args, wrt):
     try:
         with warnings.catch_warnings():  # "Output seems independent of input": fine here
             warnings.simplefilter("ignore")
-            grads = tuple(autograd.grad(g, k)(*args) for k in wrt)
+            grads = tuple(_after(before, autograd.grad(g, k))(*args) for k in wrt)
     except Exception:  # noqa: BLE001 - outside autograd's subset: not compared
         COUNTS["not run by autograd"] += 1
         return None
@@ -76,6 +77,16 @@ def _leaves(value):
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _leaves(v)]
     return [value]
+
+
+def _after(before, function):
+    if before is None:
+        return function
+
+    def call(*args):
+        before()
+        return function(*args)
+    return call
 
 
 def updates_in_place(f):

@@ -318,8 +318,66 @@ def shape_cases():
     ]
 
 
+def fft_cases():
+    """np.fft with complex intermediates and a real result: every transform with
+    ``n``/``s`` padding and cutting, ``axis``/``axes`` and each ``norm``, and the
+    functions of complex values with real results (real, imag, abs, conj)."""
+    r = "real"
+    k3 = "np.exp(-0.3j * np.arange(4))"
+    return [
+        Case("np.abs(np.fft.fft(x)) ** 2", {"x": ((5,), r)}),
+        Case("np.real(np.fft.ifft(np.fft.fft(x) * (0.3 + 1.1j)))", {"x": ((4,), r)}),
+        Case("np.imag(np.fft.fft(x, n=7, norm='ortho'))", {"x": ((5,), r)}),
+        Case("np.real(np.fft.fft(x, 3, axis=0, norm='forward'))", {"x": ((5, 2), r)}),
+        Case("np.abs(np.fft.ifft(x * (1.0 - 0.4j), norm='ortho'))", {"x": ((2, 4), r)}),
+        Case("np.real(np.fft.ifft(x, n=6, axis=0) * np.conj(np.fft.fft(y, axis=0)))",
+             {"x": ((4, 3), r), "y": ((6, 3), r)}),
+        Case("np.real(np.fft.ifft(np.fft.fft(x, axis=-2), n=3, axis=-2, norm='forward'))",
+             {"x": ((2, 4, 2), r)}),
+        Case("np.abs(np.fft.rfft(x)) ** 2", {"x": ((6,), r)}),
+        Case("np.abs(np.fft.rfft(x, n=4, norm='forward') + 1.0)", {"x": ((7,), r)}),
+        Case(f"np.fft.irfft(np.fft.rfft(x) * {k3})", {"x": ((6,), r)}),
+        Case(f"np.fft.irfft(np.fft.rfft(x) * {k3})", {"x": ((7,), r)}),
+        Case("np.fft.irfft(np.fft.rfft(x, n=8, axis=0, norm='ortho') * 1.5, n=7, axis=0, "
+             "norm='ortho')", {"x": ((5, 2), r)}),
+        Case("np.fft.irfft(np.fft.fft(x) * (0.5 + 0.2j))", {"x": ((5,), r)}),
+        Case("np.fft.irfft(np.fft.fft(x)[:3] + 1j * np.fft.fft(y)[:3], n=5, norm='forward')",
+             {"x": ((4,), r), "y": ((4,), r)}),
+        Case("np.abs(np.fft.fft2(x)) ** 2", {"x": ((3, 4), r)}),
+        Case("np.real(np.fft.ifft2(np.fft.fft2(x, s=(4, 5)) * (1.0 + 2.0j), norm='ortho'))",
+             {"x": ((3, 4), r)}),
+        Case("np.real(np.fft.fftn(x, axes=(0, 2), norm='ortho')) + np.imag(np.fft.ifftn(x))",
+             {"x": ((2, 3, 2), r)}),
+        Case("np.abs(np.fft.fftn(x, s=(2, 5), axes=(1, 0)))", {"x": ((3, 4), r)}),
+        Case("np.real(np.fft.ifftn(np.fft.fftn(x) * np.conj(np.fft.fftn(y)), s=(2, 2), "
+             "axes=(0, 1)))",
+             {"x": ((3, 3), r), "y": ((3, 3), r)}),
+        Case("np.fft.fftshift(x)", {"x": ((5,), r)}),
+        Case("np.fft.ifftshift(x, axes=1)", {"x": ((3, 4), r)}),
+        Case("np.imag(np.fft.ifftshift(np.fft.fftshift(x * (1.0 + 1.0j), axes=(0,))))",
+             {"x": ((3, 4), r)}),
+        Case("np.fft.irfft2(np.fft.rfft2(x) * (1.0 + 0.1j))", {"x": ((4, 6), r)}),
+        Case("np.abs(np.fft.rfftn(x, axes=(0, 2)))", {"x": ((3, 2, 4), r)}),
+        Case("np.abs(np.fft.rfft2(x, s=(2, 5), norm='ortho'))", {"x": ((3, 4), r)}),
+        Case("np.fft.irfftn(np.fft.fftn(x)[:, :3] * 0.5j + 1.0, s=(4, 5), axes=(0, 1))",
+             {"x": ((4, 5), r)}),
+        Case("np.fft.irfftn(np.fft.rfftn(x) * (2.0 - 1.0j), s=(3, 3, 4), axes=(0, 1, 2), "
+             "norm='forward')",
+             {"x": ((2, 3, 4), r)}),
+        Case("np.real(x * (1.0 + 2.0j)) * np.imag(np.conj(x * (0.5 - 1.0j) + y))",
+             {"x": ((3,), r), "y": ((3,), r)}),
+        Case("abs(x * (1.0 + 1.0j) + y) + np.abs(np.conj(y - 2.0j * x))",
+             {"x": ((3,), "nonzero"), "y": ((3,), "nonzero")}),
+        Case("np.real(np.abs(np.fft.fft(x)) * np.exp(1j * y))",
+             {"x": ((4,), r), "y": ((4,), r)}),
+        Case("np.real(np.fft.ifft(np.fft.fft(x) * np.exp(-0.1 * np.fft.fftfreq(4) ** 2)))",
+             {"x": ((3, 4), r)}),
+    ]
+
+
 def all_cases():
-    return unary_cases() + binary_cases() + reduction_cases() + linalg_cases() + shape_cases()
+    return (unary_cases() + binary_cases() + reduction_cases() + linalg_cases()
+            + shape_cases() + fft_cases())
 
 
 def draw(rng, shape, kind):

@@ -167,10 +167,10 @@ def test_register_adjoint_builtin_without_signature(scratch):
 
 
 def test_lookup_unregistered_and_unhashable():
-    assert lookup(np.fft.fft) is None
+    assert lookup(np.fft.hfft) is None
     assert lookup([]) is None
     with pytest.raises(KeyError):
-        evaluate(np.fft.fft, "a", 1.0, 1.0, [1.0])
+        evaluate(np.fft.hfft, "a", 1.0, 1.0, [1.0])
 
 
 def test_rule_names():

@@ -165,20 +165,22 @@ with section("Elementwise functions"):
         defadjoint(_fn, UNARY, x="g * 0.017453292519943295", linear="joint")            # pi / 180
     for _fn in (np.rad2deg, np.degrees):
         defadjoint(_fn, UNARY, x="g * 57.29577951308232", linear="joint")               # 180 / pi
-    defadjoint(np.absolute, UNARY, domain="nonzero", x="g * np.sign(x)",
-               tangent="t * np.sign(x)")  # np.abs too
+    # abs of a complex z: d|z| = Re(conj(z) dz) / |z|; of a real x: sign(x) dx (0 at 0)
+    defadjoint(np.absolute, UNARY, domain="nonzero", x="abs_adjoint(g, x)",  # np.abs too
+               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
     defadjoint(np.fabs, UNARY, domain="nonzero", x="g * np.sign(x)",
                tangent="t * np.sign(x)")
-    defadjoint(builtins.abs, UNARY, name="abs", domain="nonzero", x="g * np.sign(x)",
-               tangent="t * np.sign(x)")
+    defadjoint(builtins.abs, UNARY, name="abs", domain="nonzero", x="abs_adjoint(g, x)",
+               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
     defadjoint(np.sinc, UNARY, x="sinc_adjoint(g, x, ans)",
                tangent="t * np.where(x == 0, 0.0, (np.cos(3.141592653589793 * x) - ans)"
                        " / np.where(x == 0, 1.0, x))")
     defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None",
                x="g * np.isfinite(x)", tangent="t * np.isfinite(x)")
-    defadjoint(np.real, "val", val="g", linear="joint")
-    defadjoint(np.imag, "val", val="0.0 * g", tangent="0.0 * t")
-    defadjoint(np.conjugate, UNARY, methods="conj conjugate", x="g", linear="joint")   # np.conj too
+    defadjoint(np.real, "val", val="real_adjoint(g, val)", linear="joint")
+    defadjoint(np.imag, "val", val="imag_adjoint(g, val)", linear="joint")
+    defadjoint(np.conjugate, UNARY, methods="conj conjugate",       # np.conj too
+               x="conj_adjoint(g, x)", linear="joint")
 
 with section("Linear algebra"):
     defadjoint(np.matmul, BINARY, linear=True,
@@ -423,6 +425,35 @@ with section("Constants (no derivative)"):
     defconstant(np.argsort, "*args, **kwargs", methods="argsort")
     defconstant(np.nonzero, "*args, **kwargs", methods="nonzero")
 
+FFT = "a, n=None, axis=-1, norm=None, out=None"
+FFTN = "a, s=None, axes=None, norm=None, out=None"
+FFT2 = "a, s=None, axes=(-2, -1), norm=None, out=None"
+with section("Fourier transforms (complex values: the adjoint of u + iv is dL/du - i dL/dv)"):
+    defadjoint(np.fft.fft, FFT, name="np.fft.fft", linear=True, a="fft_adjoint(g, a, n, axis, norm)")
+    defadjoint(np.fft.ifft, FFT, name="np.fft.ifft", linear=True,
+               a="fft_adjoint(g, a, n, axis, norm, True)")
+    defadjoint(np.fft.rfft, FFT, name="np.fft.rfft", linear=True, a="rfft_adjoint(g, a, n, axis, norm)")
+    defadjoint(np.fft.irfft, FFT, name="np.fft.irfft", linear=True,
+               a="irfft_adjoint(g, a, n, axis, norm)")
+    defadjoint(np.fft.fft2, FFT2, name="np.fft.fft2", linear=True, a="fftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.ifft2, FFT2, name="np.fft.ifft2", linear=True,
+               a="fftn_adjoint(g, a, s, axes, norm, True)")
+    defadjoint(np.fft.fftn, FFTN, name="np.fft.fftn", linear=True, a="fftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.ifftn, FFTN, name="np.fft.ifftn", linear=True,
+               a="fftn_adjoint(g, a, s, axes, norm, True)")
+    defadjoint(np.fft.rfft2, FFT2, name="np.fft.rfft2", linear=True, a="rfftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.irfft2, FFT2, name="np.fft.irfft2", linear=True,
+               a="irfftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.rfftn, FFTN, name="np.fft.rfftn", linear=True, a="rfftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.irfftn, FFTN, name="np.fft.irfftn", linear=True,
+               a="irfftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.fftshift, "x, axes=None", name="np.fft.fftshift", linear=True,
+               x="np.fft.ifftshift(g, axes)")
+    defadjoint(np.fft.ifftshift, "x, axes=None", name="np.fft.ifftshift", linear=True,
+               x="np.fft.fftshift(g, axes)")
+    defconstant(np.fft.fftfreq, "n, d=1.0, device=None", name="np.fft.fftfreq")
+    defconstant(np.fft.rfftfreq, "n, d=1.0, device=None", name="np.fft.rfftfreq")
+
 defpure("astype", "item")   # pure, but not rules: x.astype(float) is refused
 
 # What the table cannot say: subgradients, tie-breaking, limits.
@@ -442,8 +473,8 @@ NOTES = {
     np.exp2: "needs `ans`",
     np.tan: "needs `ans`",
     np.tanh: "needs `ans`",
-    np.absolute: "subgradient 0 at 0",
-    builtins.abs: "subgradient 0 at 0",
+    np.absolute: "subgradient 0 at 0; complex input: conj(x) / |x|",
+    builtins.abs: "subgradient 0 at 0; complex input: conj(x) / |x|",
     np.linalg.norm: "needs `ans`; every ord of vectors and matrices; 0 at the zero vector",
     np.sum: "read-only broadcast view of `g`; `where=` unsupported",
     np.remainder: "also the `%` operator; d/dx2 = -floor(x1 / x2)",
@@ -452,9 +483,9 @@ NOTES = {
     np.fmin: "ties split `g` half/half",
     np.sinc: "0 at x = 0",
     np.nan_to_num: "0 where x is not finite",
-    np.real: "real input only",
-    np.imag: "real input only (the result is 0)",
-    np.conjugate: "real input only",
+    np.real: "real or complex input",
+    np.imag: "real input: the result is 0",
+    np.conjugate: "real or complex input",
     np.cross: "3-vectors along the last axis",
     np.einsum: "any subscripts: implicit or explicit output, `...`, repeated indices",
     np.tensordot: "axes an int or a pair of sequences",
@@ -506,6 +537,15 @@ NOTES = {
     np.asarray: "identity (dtype conversions are not differentiated)",
     np.array: "identity up to `ndmin`; a (nested) list of arrays becomes np.stack",
     builtins.float: "of a number or 0-d array",
+    np.fft.fft: "`n` pads or cuts the input; every `norm`",
+    np.fft.ifft: "`n` pads or cuts the input; every `norm`",
+    np.fft.rfft: "real input",
+    np.fft.irfft: "reads the first n // 2 + 1 entries; the imaginary parts of the first "
+                  "(and, n even, the last) are ignored",
+    np.fft.fftn: "`s` pads or cuts the input along `axes`",
+    np.fft.ifftn: "`s` pads or cuts the input along `axes`",
+    np.fft.rfftn: "real input; the half spectrum along the last of `axes`",
+    np.fft.irfftn: "the half spectrum along the last of `axes`",
     operator.getitem: "repeated integer indices accumulate (np.add.at); "
                       "in loops prefer `accumulate_at`",
 }

@@ -95,7 +95,14 @@ class Restore:
 
 
 def line_reads(item):
-    return sx.loads(item.stmt) if item.stmt is not None else set()
+    """Names the line reads (a frozenset, computed once per statement: the
+    packaging passes ask for it several times per line)."""
+    cached = item.__dict__.get("_reads")
+    if cached is not None and cached[0] is item.stmt:
+        return cached[1]
+    reads = frozenset(sx.loads(item.stmt)) if item.stmt is not None else frozenset()
+    item._reads = (item.stmt, reads)
+    return reads
 
 
 def line_target(item):

@@ -218,14 +218,20 @@ def def_(function_name, params, defaults=()):
 
 
 # --- reading trees ------------------------------------------------------------------
+_LEAF_FIELDS = frozenset(("ctx", "op", "ops"))  # contexts and operators: no names below
+
+
 def walk(node):
-    """Every node of a tree, in no particular order (``ast.walk`` without its
-    generators: the compiler's passes read each generated statement many times)."""
+    """Every node of a tree but the expression contexts (``Load``) and operators
+    (``Add``), in no particular order (``ast.walk`` without its generators and
+    those leaves: the compiler's passes read each generated statement many times)."""
     stack = [node]
     while stack:
         n = stack.pop()
         yield n
         for f in n._fields:
+            if f in _LEAF_FIELDS:
+                continue
             v = getattr(n, f, None)
             if isinstance(v, list):
                 stack.extend(x for x in v if isinstance(x, ast.AST))

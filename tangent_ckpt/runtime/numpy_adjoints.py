@@ -152,8 +152,11 @@ def as_gradient(g, x):
 
     Turns the symbolic zero into ``zeros_like(x)``, broadcasts scalars and
     copies read-only views, so the user always receives a fresh writeable array
-    (a Python float for a Python-number ``x``).
+    (a Python float for a Python-number ``x``).  A real ``x`` receives the real
+    part of a complex ``g`` (see ``complex_adjoints``).
     """
+    if np.iscomplexobj(g) and not np.iscomplexobj(x):
+        g = np.real(g)
     if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
         return float(np.sum(g)) if np.ndim(g) else float(g)
     dtype = x.dtype if np.issubdtype(np.asarray(x).dtype, np.inexact) else np.float64

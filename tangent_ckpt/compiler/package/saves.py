@@ -77,15 +77,18 @@ def shape_only(items):
     ok, other = set(), set()
 
     def visit(tree):
-        shape_args = set()
-        for node in ast.walk(tree):
+        shape_args, loads = set(), []
+        for node in sx.walk(tree):                       # one pass: ids, then sort
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    loads.append(node)
+                continue
             for helper, position, arity in _SHAPE_ARGUMENTS:
                 if sx.calls_helper(node, helper) and len(node.args) == arity and \
                         isinstance(node.args[position], ast.Name):
                     shape_args.add(id(node.args[position]))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                (ok if id(node) in shape_args else other).add(node.id)
+        for node in loads:
+            (ok if id(node) in shape_args else other).add(node.id)
 
     for tree in trees(items):
         visit(tree)
@@ -249,7 +252,7 @@ def _short_slot_names(primal, adjoint, ret):
     """``h_old_3`` -> ``h_old`` where this function uses no ``h_old``: save slots
     are named from one compile-wide namer, but each generated function is its
     own scope.  Returns {old: new}."""
-    used = all_names(primal + adjoint + [ret])
+    used = None  # every name of the function: computed for the first candidate only
     renames = {}
     for item in flat_lines(primal):
         target = line_target(item)
@@ -264,7 +267,10 @@ def _short_slot_names(primal, adjoint, ret):
         if not isinstance(value, ast.Name):
             continue
         base = f"{value.id}_old"
-        if target.startswith(base + "_") and target[len(base) + 1:].isdigit() \
-                and base not in used and base not in renames.values():
+        if not (target.startswith(base + "_") and target[len(base) + 1:].isdigit()):
+            continue
+        if used is None:
+            used = all_names(primal + adjoint + [ret])
+        if base not in used and base not in renames.values():
             renames[target] = base
     return renames

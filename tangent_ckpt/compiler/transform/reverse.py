@@ -14,14 +14,18 @@ is written out (``bW = 0.0``) only where control flow needs a value.
 import ast
 from dataclasses import dataclass
 
+import numpy as np
+
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import assignment_counts
+from tangent_ckpt.compiler.complex_values import complex_names
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
 from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive
+from tangent_ckpt.errors import UnsupportedFunctionError
 
 
 @dataclass
@@ -52,6 +56,10 @@ def reverse_function(function, active, namer, bindings, loops=None, segments=Non
     namer.reserve({seed})
     adjoint, nonzero = rev.adjoint(function.body, {seed})
     return Sweeps(primal, adjoint, nonzero, seed, adj, rev)
+
+
+def _with_adjoints(names, adj):
+    return frozenset(names) | frozenset(map(adj, names))
 
 
 def error_factory(function):
@@ -107,8 +115,11 @@ class Reverser:
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
                  loops=None, segments=None, counts=None, primal_names=None, top=False,
-                 in_place=frozenset()):
+                 in_place=frozenset(), complex_values=None):
         self.function = function
+        # names that may hold complex values, and their adjoints (complex_values.py)
+        self.complex_values = complex_values if complex_values is not None else \
+            _with_adjoints(complex_names(function, bindings), adj)
         self.active = active
         self.namer = namer
         self.adj = adj
@@ -135,7 +146,7 @@ class Reverser:
         statements that only observe (``print``, ``assert``) are left out."""
         sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
                        self.error, loops=loops, segments=self.segments, counts=self.counts,
-                       primal_names=self.primal_names)
+                       primal_names=self.primal_names, complex_values=self.complex_values)
         sub.recording = recording
         return sub
 
@@ -213,6 +224,14 @@ class Reverser:
         return isinstance(stmt, ir.SetItem) and stmt.target in self.in_place
 
     def _primal_statement(self, stmt):
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.expr, ir.Prim) and \
+                stmt.expr.fn is np.sign and self.complex_values and any(
+                    n in self.active and n in self.complex_values
+                    for a in stmt.expr.args for n in ir.operand_names(a)):
+            # sign(z) = z / |z| of a complex z is smooth: its derivative is not zero
+            raise self.error(UnsupportedFunctionError, "np.sign of a differentiated complex "
+                             "value (z / |z|, whose derivative is not zero)", stmt.line,
+                             construct="np.sign", hint="write z / np.abs(z)")
         if isinstance(stmt, ir.SetItem):
             write = sx.subscript(stmt.target, sx.copy_tree(stmt.index.node))
             assign = Line(sx.assign(write, operand_node(stmt.value)), stmt.line)
@@ -401,6 +420,9 @@ class Reverser:
                 out.append(Line(sx.assign(b, call), line, True))
                 self.batched.add(b)
                 return
+            if self.complex_values and name not in self.complex_values and \
+                    not sx.all_names(contribution).isdisjoint(self.complex_values):
+                contribution = sx.rt("real_part", contribution)  # a real buffer
             out.append(Line(sx.add_to(b, contribution), line, True))
         elif b in nonzero:
             out.append(Line(sx.assign(b, sx.binop(b, "+", contribution)), line, True))

@@ -1,0 +1,183 @@
+"""np.fft and complex intermediates under a real loss (runtime/fft_adjoints.py,
+runtime/complex_adjoints.py, compiler/complex_values.py): each coverage case of
+``fft_cases`` against autograd running the same code, pseudo-spectral solvers
+taped and checkpointed against finite differences and autograd, and the
+convention's corner cases (a real variable whose adjoint picks up an imaginary
+part, a real buffer accumulated in place in a loop)."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from autograd_oracle import autograd_gradient, available
+from coverage_cases import draw, fft_cases
+from gradcheck import check_grad, numeric_grad
+from test_grad_coverage import compile_source, straight
+
+CASES = fft_cases()
+
+
+def seeded_loss(case, k, seed):
+    """The case as a real scalar loss ``np.sum(seed * <case>)`` (a module-level
+    ``np`` that autograd_oracle can rebind)."""
+    params = ", ".join(case.args)
+    *lines, last = case.body.splitlines()
+    body = "".join(f"    {line}\n" for line in lines)
+    f = compile_source(f"loss{k}", f"def loss{k}({params}):\n{body}"
+                                   f"    return np.sum(seed * ({last}))\n")
+    f.__globals__["seed"] = seed
+    return f
+
+
+def autograd_lacks(case):
+    """Autograd's real transforms refuse an odd length along the last axis and
+    scale norm='forward' as if it were norm=None (its make_rfft_factors divides
+    by n for None only); finite differences decide those cases."""
+    real_transform = "rfft" in case.body
+    return real_transform and ("norm='forward'" in case.body or any(
+        np.prod(shape[-1:]) % 2 for shape, _ in case.args.values()) or "n=7" in case.body
+        or "n=5" in case.body or "s=(2, 5)" in case.body or "s=(4, 5)" in case.body)
+
+
+def test_autograd_is_compared_on_most_fft_cases():
+    assert sum(not autograd_lacks(c) for c in CASES) >= 22
+
+
+@pytest.mark.skipif(not available(), reason="autograd (the oracle extra) is not installed")
+@pytest.mark.parametrize("k", range(len(CASES)), ids=[c.id for c in CASES])
+def test_fft_case_matches_autograd(k):
+    case = CASES[k]
+    rng = np.random.default_rng(k)
+    args = [draw(rng, shape, kind) for shape, kind in case.args.values()]
+    seed = rng.standard_normal(np.shape(straight(case, 900 + k)(*args)))
+    f = seeded_loss(case, 900 + k, seed)
+    wrt = tuple(range(len(args)))
+    ours = tc.grad(f, wrt=wrt)(*args)
+    ours = (ours,) if len(wrt) == 1 else ours
+    theirs = autograd_gradient(f, args, wrt)
+    if autograd_lacks(case):
+        return  # test_grad_coverage checks these against finite differences
+    assert theirs is not None, "autograd runs every fft case but the real ones of odd length"
+    for a, b in zip(ours, theirs):
+        assert np.isrealobj(a)
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def pseudo_spectral(u0, nu, n):
+    """A Burgers/KdV-like step: exponential time differencing of the linear part,
+    the nonlinear term in Fourier space, a dispersive phase."""
+    k = np.fft.fftfreq(16) * 16.0
+    decay = np.exp(-nu * k ** 2 * 0.01)
+    phase = np.exp(1j * k ** 3 * 0.0005)
+    u = u0
+    for t in range(n):
+        u_hat = np.fft.fft(u)
+        nonlinear = -0.005j * k * np.fft.fft(u * u)
+        u = np.real(np.fft.ifft((u_hat + nonlinear) * decay * phase))
+    return np.sum(u ** 2) + np.sum(np.abs(np.fft.rfft(u, norm="ortho")))
+
+
+def heat_etd(u0, nu, forcing, n):
+    """The heat equation with a forcing, exponential time differencing with rfft."""
+    k = np.fft.rfftfreq(12) * 12.0
+    decay = np.exp(-nu * k ** 2 * 0.02)
+    u = u0
+    for t in range(n):
+        u = np.fft.irfft(np.fft.rfft(u) * decay + 0.02 * np.fft.rfft(np.sin(u) * forcing),
+                         n=12)
+    return np.sum(u * u * forcing)
+
+
+def heat_2d(u0, nu, n):
+    """Two-dimensional diffusion with fft2 and a shifted spectrum."""
+    k = np.fft.fftshift(np.fft.fftfreq(6)) * 6.0
+    decay = np.exp(-nu * (k[:, None] ** 2 + k[None, :] ** 2) * 0.01)
+    u = u0
+    for t in range(n):
+        spectrum = np.fft.fftshift(np.fft.fft2(u))
+        u = np.real(np.fft.ifft2(np.fft.ifftshift(spectrum * decay))) + 0.01 * u * u
+    return np.sum(u ** 3)
+
+
+SOLVERS = [
+    (pseudo_spectral, lambda rng: (rng.standard_normal(16), 0.7, 7), (0, 1)),
+    (heat_etd, lambda rng: (rng.standard_normal(12), 0.3, rng.uniform(0.5, 1.5, 12), 6),
+     (0, 1, 2)),
+    (heat_2d, lambda rng: (rng.standard_normal((6, 6)) * 0.5, 0.4, 5), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("solver, make_args, wrt", SOLVERS, ids=[s[0].__name__ for s in SOLVERS])
+def test_spectral_solver_taped_checkpointed_and_finite_differences_agree(solver, make_args, wrt):
+    args = make_args(np.random.default_rng(3))
+    taped = check_grad(solver, args, wrt=wrt, rtol=1e-6, atol=1e-8)
+    checkpointed = tc.grad_with_checkpointing(solver, wrt=wrt, snapshots=2)(*args)
+    for a, b in zip(taped, checkpointed):
+        assert np.isrealobj(b)
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)
+    theirs = autograd_gradient(solver, args, wrt)
+    if available():
+        assert theirs is not None
+        for a, b in zip(taped, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_a_real_buffer_accumulated_in_a_loop_takes_the_real_part():
+    """``decay`` is real and read in every step by complex products: its adjoint,
+    an accumulator updated in place, receives the real part only."""
+    df = tc.grad_with_checkpointing(pseudo_spectral, wrt=(1,), snapshots=2)
+    assert "rt.real_part(" in df.source
+    args = (np.random.default_rng(1).standard_normal(16), 0.7, 7)
+    assert isinstance(df(*args), float)
+
+
+def test_the_imaginary_part_a_real_value_picks_up_does_not_leak():
+    """``r`` is real and multiplied by a complex number: its adjoint carries an
+    imaginary part that is no derivative; np.real/np.abs of a complex value
+    downstream of it must not read that part."""
+    def f(x):
+        z = np.fft.fft(x)
+        r = np.abs(z)
+        w = np.real(z) * (1.0 - 2.0j) + r * (0.5 + 1.5j)
+        return np.sum(np.real(w) * np.imag(w)) + np.sum(np.abs(w))
+    x = np.random.default_rng(2).standard_normal(5)
+    check_grad(f, (x,), rtol=1e-6, atol=1e-8)
+
+
+def test_a_complex_global_kernel_is_seen_as_complex():
+    kernel = np.exp(0.3j * np.arange(8))
+
+    def f(x, n):
+        for t in range(n):
+            x = np.real(np.fft.ifft(np.fft.fft(x) * kernel)) + 0.1 * x
+        return np.sum(x ** 2)
+    f.__globals__["kernel"] = kernel
+    try:
+        x = np.random.default_rng(4).standard_normal(8)
+        got = tc.grad_with_checkpointing(f, wrt=(0,), snapshots=2)(x, 5)
+        np.testing.assert_allclose(got, numeric_grad(f, (x, 5))[0], rtol=1e-6, atol=1e-8)
+    finally:
+        del f.__globals__["kernel"]
+
+
+def test_the_gradient_of_a_real_input_is_real_with_flat_and_floats():
+    def f(x, a):
+        return np.sum(np.abs(np.fft.fft(x * a)) ** 2)
+    x = np.random.default_rng(5).standard_normal(4)
+    gx, ga = tc.grad(f, wrt=(0, 1))(x, 0.5)
+    assert gx.dtype == np.float64 and isinstance(ga, float)
+    flat = tc.grad(f, wrt=(0, 1), flat=True)(x, 0.5)
+    assert flat.dtype == np.float64
+    np.testing.assert_allclose(flat, np.r_[gx, ga])
+
+
+def _sign_of_complex(x):
+    z = x * (1.0 + 2.0j)
+    return np.sum(np.real(np.sign(z) * np.conj(z)))
+
+
+def test_sign_of_a_differentiated_complex_value_is_refused():
+    """np.sign(z) = z / |z| is smooth for complex z: treating it as a constant, as
+    for real x, would give a wrong gradient."""
+    with pytest.raises(tc.UnsupportedFunctionError, match="np.sign of a differentiated complex"):
+        tc.grad(_sign_of_complex)(np.array([1.0, 2.0]))
