@@ -364,10 +364,11 @@ class CheckpointedLoop:
         current ones (the online schedule storing the state before the last step)."""
         kind = a.kind
         if kind is ADVANCE:
-            step, args, idx = self._step, self._args, self._index
-            for _ in range(a.n):
-                work = step(idx(pos), work, *args)
-                pos += 1
+            step, args, steps = self._step, self._args, self.steps
+            # the loop's own index per step, without a method call per step
+            for k in range(pos, pos + a.n) if steps is None else steps[pos:pos + a.n]:
+                work = step(k, work, *args)
+            pos += a.n
             self._c["forward_steps"] += a.n
             if self._progress is not None:
                 self._progress.ran(a.n)
