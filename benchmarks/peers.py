@@ -10,6 +10,14 @@ Problems (float64 everywhere, one BLAS/intra-op thread):
   W (256, 256), loss = sum(h); gradient w.r.t. W and b.
 * ``heat``: explicit 1-D heat equation, 1024 cells, 10 000 steps, the interior
   updated through slices; loss = squared misfit; gradient w.r.t. u0 and k.
+* ``lorenz96`` (Lorenz-96 RK4, 40 variables, 5 000 steps) and ``building`` (a
+  4-zone building RC model, 10 000 steps): the small-state problems of
+  ``benchmarks/small_state.py``, run by tangent_ckpt and the hand-written rows
+  only (the peers are not written for them here).
+
+``hand-taped`` / ``hand-revolve``: the hand-written NumPy gradients (taped, and
+Revolve with 10 snapshots on the same schedule) of ``benchmarks/rnn.py`` and
+``benchmarks/small_state.py``: each problem's floor, in the same run.
 
 Every (problem, method) runs in its own subprocess, twice: once to time (the
 NumPy forward loop is timed in the same process, so the ratio compares like with
@@ -51,6 +59,8 @@ METHODS = [
     ("tc-taped", "tangent_ckpt taped (tc.grad)"),
     ("tc-revolve", "tangent_ckpt Revolve, snapshots=10"),
     ("tc-budget", 'tangent_ckpt memory_budget="10MB"'),
+    ("hand-taped", "hand-written NumPy taped"),
+    ("hand-revolve", "hand-written NumPy Revolve, snapshots=10"),
     ("autograd", "autograd"),
     ("jax-scan", "JAX lax.scan"),
     ("jax-scan-ckpt", "JAX scan of jax.checkpoint'ed sqrt(T) blocks"),
@@ -62,18 +72,25 @@ PROBLEMS = {
     "rnn1000": dict(kind="rnn", T=1000, batch=32, hidden=256),
     "rnn10000": dict(kind="rnn", T=10000, batch=32, hidden=256),
     "heat": dict(kind="heat", T=10000, cells=1024),
+    "lorenz96": dict(kind="lorenz96", T=5000, size=40),
+    "building": dict(kind="building", T=10000, size=4),
 }
 QUICK = {
     "rnn1000": dict(kind="rnn", T=100, batch=8, hidden=32),
     "rnn10000": dict(kind="rnn", T=400, batch=8, hidden=32),
     "heat": dict(kind="heat", T=400, cells=64),
+    "lorenz96": dict(kind="lorenz96", T=300, size=40),
+    "building": dict(kind="building", T=400, size=4),
 }
+SMALL_STATE = ("lorenz96", "building")  # problems only tangent_ckpt and the hand rows run
 
 
 # --------------------------------------------------------------------------- problems
 
 def make_inputs(p):
     import numpy as np
+    if p["kind"] in SMALL_STATE:
+        return small_state_problem(p)[3]
     rng = np.random.default_rng(0)
     if p["kind"] == "rnn":
         H = p["hidden"]
@@ -101,7 +118,40 @@ def heat_loss(u0, k, target, n):
     return np.sum((u - target) ** 2)
 
 
+def small_state_problem(p):
+    """(user function, wrt, hand taped, inputs incl. T, hand Revolve) from small_state.py."""
+    sys.path.insert(0, HERE)
+    import small_state
+    _, f, wrt, _, taped, revolve = small_state.PROBLEMS[p["kind"]]
+    make = {"lorenz96": small_state.lorenz96_inputs, "building": small_state.building_inputs}
+    return f, wrt, taped, make[p["kind"]](p["size"], p["T"]), revolve
+
+
+def hand_written(method, p, inputs):
+    """The hand-written gradient of ``method`` ('hand-taped' / 'hand-revolve')."""
+    sys.path.insert(0, HERE)
+    if p["kind"] == "rnn":
+        import rnn
+        taped, revolve = rnn.bptt, rnn.hand_revolve
+        args = inputs + (p["T"],)
+    else:
+        import small_state
+        taped, revolve = (small_state.heat_taped, small_state.heat_revolve) \
+            if p["kind"] == "heat" else small_state_problem(p)[2::2]
+        args = inputs if p["kind"] in SMALL_STATE else inputs + (p["T"],)
+    fn = taped if method == "hand-taped" else (lambda *a: revolve(*a, snapshots=10))
+    return lambda: fn(*args)
+
+
+def written_for(method, p):
+    """The peers are written for the RNN and the heat equation only."""
+    return p["kind"] not in SMALL_STATE or method.startswith(("tc-", "hand-"))
+
+
 def numpy_forward(p, inputs):
+    if p["kind"] in SMALL_STATE:
+        f = small_state_problem(p)[0]
+        return lambda: f(*inputs)
     if p["kind"] == "rnn":
         return lambda: rnn_loss(*inputs, p["T"])
     return lambda: heat_loss(*inputs, p["T"])
@@ -116,15 +166,20 @@ def build(method, p, inputs):
     import numpy as np
     T = p["T"]
     rnn = p["kind"] == "rnn"
+    if method.startswith("hand-"):
+        return hand_written(method, p, inputs), "tracemalloc"
     if method.startswith("tc-"):
         import tangent_ckpt as tc
         f = rnn_loss if rnn else heat_loss
         wrt = (1, 2) if rnn else (0, 1)
+        call = inputs + (T,)
+        if p["kind"] in SMALL_STATE:
+            f, wrt, _, call, _ = small_state_problem(p)
         opts = {"tc-taped": {}, "tc-revolve": dict(checkpoint=True, snapshots=10),
                 "tc-budget": dict(checkpoint=True, memory_budget="10MB")}[method]
         df = tc.grad(f, wrt=wrt, **opts)
         df.compile()  # compile outside the measurement
-        return (lambda: df(*inputs, T)), "tracemalloc"
+        return (lambda: df(*call)), "tracemalloc"
     if method == "autograd":
         import autograd
         import autograd.numpy as anp
@@ -277,6 +332,8 @@ def available(method):
 
 def version(method):
     try:
+        if method.startswith("hand-"):
+            return f"numpy {np.__version__}"
         if method.startswith("jax"):
             import jax
             return jax.__version__
@@ -380,7 +437,7 @@ def run_worker(mode, method, problem, repeat, quick, timeout):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--problems", default="rnn1000,rnn10000,heat")
+    ap.add_argument("--problems", default="rnn1000,rnn10000,heat,lorenz96,building")
     ap.add_argument("--methods", default=",".join(m for m, _ in METHODS))
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per method (default 5)")
     ap.add_argument("--long-repeat", type=int, default=3,
@@ -412,13 +469,18 @@ def main(argv=None):
     for q in problems:
         p = sizes[q]
         repeat = 2 if args.quick else (args.long_repeat if p["T"] >= 10000 else args.repeat)
-        desc = (f"RNN h {(p['batch'], p['hidden'])}, T = {p['T']}" if p["kind"] == "rnn"
-                else f"heat equation, {p['cells']} cells, T = {p['T']}")
+        desc = {"rnn": lambda: f"RNN h {(p['batch'], p['hidden'])}, T = {p['T']}",
+                "heat": lambda: f"heat equation, {p['cells']} cells, T = {p['T']}",
+                "lorenz96": lambda: f"Lorenz-96 RK4, {p['size']} variables, T = {p['T']}",
+                "building": lambda: f"building RC model, {p['size']} zones, T = {p['T']}",
+                }[p["kind"]]()
         print(f"\n## {desc}  (grad time: median of {repeat} runs)\n", flush=True)
         rows, ref = [], None
         for m in methods:
             if not available(m):
                 rows.append([labels[m], "not installed", "-", "-", "-", "-"])
+                continue
+            if not written_for(m, p):
                 continue
             timing, grads = run_worker("time", m, q, repeat, args.quick, args.timeout)
             if "error" in timing:

@@ -22,7 +22,7 @@ tangent_ckpt checkpointed (Revolve, snapshots=10) and the hand-written Revolve
 on the same schedule.  ``vs hand`` is each tangent_ckpt row over its hand-written
 floor.  The hand-written gradients are what a careful person writes: a step and
 an adjoint step in plain NumPy, in-place accumulation, nothing taped but the
-states (and, for RK4, the stage states).
+states and what the adjoint reads (for RK4, each stage's rolled differences).
 
 The problem definitions (``PROBLEMS``: the user function, inputs, wrt and the
 hand-written gradients) are importable, so ``benchmarks/peers.py`` and other
@@ -127,50 +127,55 @@ def lorenz96_inputs(size, T):
     return (x0, F, T)
 
 
-def _l96_rhs_adjoint(x, w):
-    """Adjoint of l96_rhs w.r.t. x for the output adjoint w (w.r.t. F it is w)."""
+def _l96_rhs_parts(x, F):
+    """l96_rhs and what its adjoint reads: x[i+1] - x[i-2] and x[i-1]."""
     xm1 = np.roll(x, 1)
+    d = np.roll(x, -1) - np.roll(x, 2)
+    return d * xm1 - x + F, (d, xm1)
+
+
+def _l96_rhs_adjoint(parts, w):
+    """Adjoint of l96_rhs w.r.t. x for the output adjoint w (w.r.t. F it is w)."""
+    d, xm1 = parts
     wm = w * xm1
     bx = np.roll(wm, 1)
     bx -= np.roll(wm, -2)
-    bx += np.roll(w * (np.roll(x, -1) - np.roll(x, 2)), -1)
+    bx += np.roll(w * d, -1)
     bx -= w
     return bx
 
 
 def _l96_stages(x, F):
+    """One RK4 step and the parts of its four right-hand sides."""
     h = L96_DT
-    k1 = l96_rhs(x, F)
-    x2 = x + 0.5 * h * k1
-    k2 = l96_rhs(x2, F)
-    x3 = x + 0.5 * h * k2
-    k3 = l96_rhs(x3, F)
-    x4 = x + h * k3
-    k4 = l96_rhs(x4, F)
-    return x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4), (x, x2, x3, x4)
+    k1, p1 = _l96_rhs_parts(x, F)
+    k2, p2 = _l96_rhs_parts(x + 0.5 * h * k1, F)
+    k3, p3 = _l96_rhs_parts(x + 0.5 * h * k2, F)
+    k4, p4 = _l96_rhs_parts(x + h * k3, F)
+    return x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4), (p1, p2, p3, p4)
 
 
-def _l96_adjoint_step(stages, bxn, bF):
+def _l96_adjoint_step(parts, bxn, bF):
     h = L96_DT
-    x, x2, x3, x4 = stages
+    p1, p2, p3, p4 = parts
     b4 = h / 6.0 * bxn
     b3 = 2.0 * b4
     b2 = 2.0 * b4
     b1 = b4.copy()
     bx = bxn.copy()
-    w = _l96_rhs_adjoint(x4, b4)
+    w = _l96_rhs_adjoint(p4, b4)
     bF += b4
     bx += w
     b3 += h * w
-    w = _l96_rhs_adjoint(x3, b3)
+    w = _l96_rhs_adjoint(p3, b3)
     bF += b3
     bx += w
     b2 += 0.5 * h * w
-    w = _l96_rhs_adjoint(x2, b2)
+    w = _l96_rhs_adjoint(p2, b2)
     bF += b2
     bx += w
     b1 += 0.5 * h * w
-    bx += _l96_rhs_adjoint(x, b1)
+    bx += _l96_rhs_adjoint(p1, b1)
     bF += b1
     return bx
 
