@@ -16,7 +16,8 @@ Problems (float64), each a loop whose step is many cheap NumPy calls on a small 
   squared deviations from a set point; gradient w.r.t. UA and C.
 
 For each problem one table, all rows measured in the same process (median of
-``--repeat`` runs after a warm-up, BLAS on one thread): the plain NumPy forward,
+``--repeat`` rounds after a warm-up, each round timing every method once, so a
+busy machine slows all rows alike; BLAS on one thread): the plain NumPy forward,
 tangent_ckpt taped (``tc.grad``) and the hand-written taped gradient, then
 tangent_ckpt checkpointed (Revolve, snapshots=10) and the hand-written Revolve
 on the same schedule.  ``vs hand`` is each tangent_ckpt row over its hand-written
@@ -31,6 +32,7 @@ scripts run the same code.
 
 import argparse
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -329,18 +331,25 @@ def run(name, repeat, quick, snapshots=10):
     tc_rev = tc.grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots)
     tc_taped.compile()
     tc_rev.compile()
-    t_fwd = common.time_median(f, *args, repeat=repeat)
     ref = taped(*args)
-    rows = [("forward only (plain NumPy loop)", t_fwd, None, None)]
-    for label, fn, floor in [
-            ("tangent_ckpt taped (tc.grad)", tc_taped, "hand"),
-            ("hand-written NumPy taped", taped, None),
-            (f"tangent_ckpt Revolve, snapshots={snapshots}", tc_rev, "hand rev"),
-            (f"hand-written NumPy Revolve, snapshots={snapshots}",
-             lambda *a: hand_rev(*a, snapshots=snapshots), None)]:
-        t = common.time_median(fn, *args, repeat=repeat)
+    methods = [("forward only (plain NumPy loop)", f),
+               ("tangent_ckpt taped (tc.grad)", tc_taped),
+               ("hand-written NumPy taped", taped),
+               (f"tangent_ckpt Revolve, snapshots={snapshots}", tc_rev),
+               (f"hand-written NumPy Revolve, snapshots={snapshots}",
+                lambda *a: hand_rev(*a, snapshots=snapshots))]
+    # rounds: every method once per round, so that a busy machine slows all alike
+    times = {label: [] for label, _ in methods}
+    for label, fn in methods:
+        fn(*args)  # warm-up
+    for _ in range(repeat):
+        for label, fn in methods:
+            times[label].append(common.time_once(fn, *args)[0])
+    t_fwd = statistics.median(times[methods[0][0]])
+    rows = [(methods[0][0], t_fwd, None, None)]
+    for label, fn in methods[1:]:
         peak, g = common.peak_memory(fn, *args)
-        rows.append((label, t, peak, rel_diff(g, ref)))
+        rows.append((label, statistics.median(times[label]), peak, rel_diff(g, ref)))
     out = []
     for i, (label, t, peak, rel) in enumerate(rows):
         vs = "-"

@@ -240,7 +240,8 @@ def power_adjoint_base(g, x1, x2):
     """
     if is_zero(g):
         return g
-    if np.ndim(x2) == 0 and not isinstance(x2, np.ndarray):
+    if type(x2) is int or type(x2) is float or \
+            (np.ndim(x2) == 0 and not isinstance(x2, np.ndarray)):
         if x2 == 0:
             return 0 * g
         if x2 == 1:
@@ -499,13 +500,21 @@ def outer_adjoint_b(g, a, b):
 
 # --- reductions ----------------------------------------------------------------
 
+_SMALL = 256  # arrays up to this many elements are cheaper to fill than to view
+
+
 def repeat_to_match(g, x, axis=None, keepdims=False):
     """Adjoint of a sum-like reduction of ``x`` over ``axis``: spread ``g`` back.
 
-    Returns a read-only broadcast view (no copy).  ``axis`` may be a tuple.
+    Returns a read-only broadcast view (no copy), or for a full reduction of a
+    small array a new filled one.  ``axis`` may be a tuple.
     """
-    if axis is None and type(x) is np.ndarray and (keepdims or np.ndim(g) == 0):
-        return np.broadcast_to(_weak_like(g, x), x.shape)   # np.sum(x): no axes to restore
+    if axis is None and type(x) is np.ndarray and (keepdims or type(g) is float or
+                                                   getattr(g, "ndim", None) == 0):
+        g = _weak_like(g, x)   # np.sum(x): no axes to restore
+        if x.size <= _SMALL:
+            return np.full(x.shape, g)   # cheaper than a broadcast view for a few elements
+        return np.broadcast_to(g, x.shape)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
     return np.broadcast_to(g, np.shape(x))
 
