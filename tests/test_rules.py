@@ -2,8 +2,6 @@
 buffer in place only where that buffer is an array no other name shares
 (``track_fresh``); every case is checked against finite differences."""
 
-import ast
-
 import numpy as np
 
 import tangent_ckpt as tc
