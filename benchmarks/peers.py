@@ -10,9 +10,14 @@ Problems (float64 everywhere, one BLAS/intra-op thread):
   W (256, 256), loss = sum(h); gradient w.r.t. W and b.
 * ``heat``: explicit 1-D heat equation, 1024 cells, 10 000 steps, the interior
   updated through slices; loss = squared misfit; gradient w.r.t. u0 and k.
-* ``lorenz96``: Lorenz-96 (40 variables, F = 8) integrated with RK4, dt = 0.001,
-  5 000 steps; loss = sum(x**2); gradient w.r.t. x0 and F.  Only the tangent_ckpt
-  and JAX methods have it.
+* ``lorenz96`` (Lorenz-96 RK4, 40 variables, 5 000 steps) and ``building`` (a
+  4-zone building RC model, 10 000 steps): the small-state problems of
+  ``benchmarks/small_state.py``, run by tangent_ckpt and the hand-written rows
+  only (the peers are not written for them here).
+
+``hand-taped`` / ``hand-revolve``: the hand-written NumPy gradients (taped, and
+Revolve with 10 snapshots on the same schedule) of ``benchmarks/rnn.py`` and
+``benchmarks/small_state.py``: each problem's floor, in the same run.  JAX's ``lax.scan`` rows run Lorenz-96 too.
 
 ``tc-numba`` is ``backend="numba"`` (docs/numba.md); its compile time (first
 call, excluded from the grad time) is printed as a note under the table.
@@ -60,6 +65,8 @@ METHODS = [
     ("tc-revolve", "tangent_ckpt Revolve, snapshots=10"),
     ("tc-budget", 'tangent_ckpt memory_budget="10MB"'),
     ("tc-numba", "tangent_ckpt backend='numba', Revolve, snapshots=150"),
+    ("hand-taped", "hand-written NumPy taped"),
+    ("hand-revolve", "hand-written NumPy Revolve, snapshots=10"),
     ("autograd", "autograd"),
     ("jax-scan", "JAX lax.scan"),
     ("jax-scan-ckpt", "JAX scan of jax.checkpoint'ed sqrt(T) blocks"),
@@ -71,20 +78,25 @@ PROBLEMS = {
     "rnn1000": dict(kind="rnn", T=1000, batch=32, hidden=256),
     "rnn10000": dict(kind="rnn", T=10000, batch=32, hidden=256),
     "heat": dict(kind="heat", T=10000, cells=1024),
-    "lorenz96": dict(kind="lorenz96", T=5000, n=40, dt=0.001),
+    "lorenz96": dict(kind="lorenz96", T=5000, size=40, dt=0.001),
+    "building": dict(kind="building", T=10000, size=4),
 }
 QUICK = {
     "rnn1000": dict(kind="rnn", T=100, batch=8, hidden=32),
     "rnn10000": dict(kind="rnn", T=400, batch=8, hidden=32),
     "heat": dict(kind="heat", T=400, cells=64),
-    "lorenz96": dict(kind="lorenz96", T=200, n=40, dt=0.001),
+    "lorenz96": dict(kind="lorenz96", T=300, size=40, dt=0.001),
+    "building": dict(kind="building", T=400, size=4),
 }
+SMALL_STATE = ("lorenz96", "building")  # problems only tangent_ckpt and the hand rows run
 
 
 # --------------------------------------------------------------------------- problems
 
 def make_inputs(p):
     import numpy as np
+    if p["kind"] in SMALL_STATE:
+        return small_state_problem(p)[3]
     rng = np.random.default_rng(0)
     if p["kind"] == "rnn":
         H = p["hidden"]
@@ -92,8 +104,6 @@ def make_inputs(p):
         W = 0.5 * rng.standard_normal((H, H)) / np.sqrt(H)
         b = 0.1 * rng.standard_normal(H)
         return h0, W, b
-    if p["kind"] == "lorenz96":
-        return 8.0 + rng.standard_normal(p["n"]), 8.0
     x = np.linspace(0.0, 1.0, p["cells"])
     u0 = np.exp(-((x - 0.3) / 0.1) ** 2)
     k = 0.2 + 0.1 * rng.random(p["cells"])
@@ -114,23 +124,42 @@ def heat_loss(u0, k, target, n):
     return np.sum((u - target) ** 2)
 
 
-def lorenz96_tendency(x, F):
-    return (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + F
+def small_state_problem(p):
+    """(user function, wrt, hand taped, inputs incl. T, hand Revolve) from small_state.py."""
+    sys.path.insert(0, HERE)
+    import small_state
+    _, f, wrt, _, taped, revolve = small_state.PROBLEMS[p["kind"]]
+    make = {"lorenz96": small_state.lorenz96_inputs, "building": small_state.building_inputs}
+    return f, wrt, taped, make[p["kind"]](p["size"], p["T"]), revolve
 
 
-def lorenz96_loss(x, F, n, dt):
-    for t in range(n):
-        k1 = lorenz96_tendency(x, F)
-        k2 = lorenz96_tendency(x + 0.5 * dt * k1, F)
-        k3 = lorenz96_tendency(x + 0.5 * dt * k2, F)
-        k4 = lorenz96_tendency(x + dt * k3, F)
-        x = x + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    return np.sum(x ** 2)
+def hand_written(method, p, inputs):
+    """The hand-written gradient of ``method`` ('hand-taped' / 'hand-revolve')."""
+    sys.path.insert(0, HERE)
+    if p["kind"] == "rnn":
+        import rnn
+        taped, revolve = rnn.bptt, rnn.hand_revolve
+        args = inputs + (p["T"],)
+    else:
+        import small_state
+        taped, revolve = (small_state.heat_taped, small_state.heat_revolve) \
+            if p["kind"] == "heat" else small_state_problem(p)[2::2]
+        args = inputs if p["kind"] in SMALL_STATE else inputs + (p["T"],)
+    fn = taped if method == "hand-taped" else (lambda *a: revolve(*a, snapshots=10))
+    return lambda: fn(*args)
+
+
+def written_for(method, p):
+    """The peers are written for the RNN and the heat equation (JAX's scans also
+    for Lorenz-96)."""
+    return p["kind"] not in SMALL_STATE or method.startswith(("tc-", "hand-")) or \
+        (p["kind"] == "lorenz96" and method.startswith("jax"))
 
 
 def numpy_forward(p, inputs):
-    if p["kind"] == "lorenz96":
-        return lambda: lorenz96_loss(*inputs, p["T"], p["dt"])
+    if p["kind"] in SMALL_STATE:
+        f = small_state_problem(p)[0]
+        return lambda: f(*inputs)
     if p["kind"] == "rnn":
         return lambda: rnn_loss(*inputs, p["T"])
     return lambda: heat_loss(*inputs, p["T"])
@@ -145,23 +174,25 @@ def build(method, p, inputs):
     import numpy as np
     T = p["T"]
     rnn = p["kind"] == "rnn"
+    if method.startswith("hand-"):
+        return hand_written(method, p, inputs), "tracemalloc"
     if method.startswith("tc-"):
         import tangent_ckpt as tc
-        f = {"rnn": rnn_loss, "heat": heat_loss, "lorenz96": lorenz96_loss}[p["kind"]]
+        f = rnn_loss if rnn else heat_loss
         wrt = (1, 2) if rnn else (0, 1)
-        extra = (p["dt"],) if p["kind"] == "lorenz96" else ()
+        call = inputs + (T,)
+        if p["kind"] in SMALL_STATE:
+            f, wrt, _, call, _ = small_state_problem(p)
         opts = {"tc-taped": {}, "tc-revolve": dict(checkpoint=True, snapshots=10),
                 "tc-budget": dict(checkpoint=True, memory_budget="10MB"),
                 "tc-numba": dict(checkpoint=True, snapshots=150, backend="numba")}[method]
         df = tc.grad(f, wrt=wrt, **opts)
         df.compile()  # compile outside the measurement
         if method == "tc-numba":
-            df(*inputs, T, *extra)  # Numba compiles (or loads its cache) on the first call
+            df(*call)  # Numba compiles (or loads its cache) on the first call
             COMPILE["seconds"] = df.backend_report.compile_seconds
             COMPILE["cache_hits"] = df.backend_report.cache_hits
-        return (lambda: df(*inputs, T, *extra)), "tracemalloc"
-    if p["kind"] == "lorenz96" and not method.startswith("jax"):
-        raise NotImplementedError(f"{method} has no Lorenz-96 version here")
+        return (lambda: df(*call)), "tracemalloc"
     if method == "autograd":
         import autograd
         import autograd.numpy as anp
@@ -248,7 +279,7 @@ def build(method, p, inputs):
             g = jax.jit(jax.grad(loss, (0, 1)))
             args = (W, b)
         elif p["kind"] == "lorenz96":
-            x0, F = jnp.asarray(inputs[0]), inputs[1]
+            x0, F = jnp.asarray(inputs[0]), jnp.asarray(inputs[1])  # small_state's inputs
             loss = lambda x0, F: jnp.sum(run(x0, F, None) ** 2)  # noqa: E731
             g = jax.jit(jax.grad(loss, (0, 1)))
             args = (x0, F)
@@ -331,6 +362,8 @@ def available(method):
 
 def version(method):
     try:
+        if method.startswith("hand-"):
+            return f"numpy {np.__version__}"
         if method.startswith("jax"):
             import jax
             return jax.__version__
@@ -437,7 +470,7 @@ def run_worker(mode, method, problem, repeat, quick, timeout):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--problems", default="rnn1000,rnn10000,heat,lorenz96")
+    ap.add_argument("--problems", default="rnn1000,rnn10000,heat,lorenz96,building")
     ap.add_argument("--methods", default=",".join(m for m, _ in METHODS))
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per method (default 5)")
     ap.add_argument("--long-repeat", type=int, default=3,
@@ -471,13 +504,16 @@ def main(argv=None):
         repeat = 2 if args.quick else (args.long_repeat if p["T"] >= 10000 else args.repeat)
         desc = {"rnn": lambda: f"RNN h {(p['batch'], p['hidden'])}, T = {p['T']}",
                 "heat": lambda: f"heat equation, {p['cells']} cells, T = {p['T']}",
-                "lorenz96": lambda: f"Lorenz-96 RK4, {p['n']} variables, T = {p['T']}",
+                "lorenz96": lambda: f"Lorenz-96 RK4, {p['size']} variables, T = {p['T']}",
+                "building": lambda: f"building RC model, {p['size']} zones, T = {p['T']}",
                 }[p["kind"]]()
         print(f"\n## {desc}  (grad time: median of {repeat} runs)\n", flush=True)
         rows, ref = [], None
         for m in methods:
             if not available(m):
                 rows.append([labels[m], "not installed", "-", "-", "-", "-"])
+                continue
+            if not written_for(m, p):
                 continue
             timing, grads = run_worker("time", m, q, repeat, args.quick, args.timeout)
             if "error" in timing:

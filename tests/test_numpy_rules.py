@@ -544,10 +544,19 @@ def test_unbroadcast_returns_g_itself_when_shapes_match():
 
 
 def test_as_gradient_copies_readonly_views():
-    view = rt.repeat_to_match(1.0, np.zeros((2, 3)))
+    view = rt.repeat_to_match(1.0, np.zeros((20, 30)))
     assert not view.flags.writeable
-    out = rt.as_gradient(view, np.zeros((2, 3)))
-    assert out.flags.writeable and out.shape == (2, 3)
+    out = rt.as_gradient(view, np.zeros((20, 30)))
+    assert out.flags.writeable and out.shape == (20, 30)
+
+
+def test_repeat_to_match_fills_a_small_array_and_views_a_large_one():
+    for shape in ((4,), (2, 3), (20, 30)):
+        for g, x in ((2.0, np.zeros(shape, np.float32)), (np.float64(2.0), np.zeros(shape)),
+                     (np.full((1,) * len(shape), 2.0), np.zeros(shape))):
+            out = rt.repeat_to_match(g, x, None, np.ndim(g) > 0)
+            assert out.shape == shape and out.dtype == x.dtype and np.all(out == 2.0)
+            assert out.flags.writeable == (x.size <= 256)
 
 
 # --- coverage and docs ------------------------------------------------------------

@@ -75,3 +75,61 @@ def test_a_python_number_never_widens_a_shape():
     df = tc.grad(scaled)
     check_grad(scaled, (np.linspace(0.0, 1.0, 5),), df=df)
     assert "rt.unbroadcast" not in df.source.split("reverse sweep")[1].split("repeat_to_match")[1]
+
+
+def heat_loop(u0, k, n):
+    u = u0.copy()
+    for t in range(n):
+        u[1:-1] = u[1:-1] + k[1:-1] * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return np.sum(u ** 2)
+
+
+def write_of_a_broadcast(u, c):
+    u = u.copy()
+    u[1:-1] = u[1:-1] + c   # c may be a number or any array broadcasting to u[1:-1]
+    return np.sum(u ** 2)
+
+
+def write_after_a_branch(u, k, flag):
+    u = u.copy()
+    v = u[1:-1] * k[1:-1]
+    if flag > 0:
+        u = u * 2.0
+    u[1:-1] = u[1:-1] + v   # u is another array now: nothing is learned about v
+    return np.sum(u ** 2)
+
+
+def test_a_slice_write_proves_the_shapes_of_what_it_writes():
+    """u[1:-1] = u[1:-1] + k[1:-1] * (...) succeeded: the value, and every
+    temporary between it and the slices of u, has the shape of u[1:-1]; only
+    k[1:-1] keeps its rt.unbroadcast."""
+    same = facts(heat_loop)
+    assert set(same["u_value_add"]) == {"u_item", "u_mul_2"}, same
+    assert same["u_mul_2"] == ("u_add",), same
+    rng = np.random.default_rng(2)
+    u0, k = rng.normal(size=10), rng.normal(size=10)
+    for options in ({}, dict(checkpoint=True, snapshots=2)):
+        df = tc.grad(heat_loop, wrt=(0, 1), **options)
+        check_grad(heat_loop, (u0, k, 5), wrt=(0, 1), df=df)
+        assert "rt.unbroadcast(bu_value_add" not in df.source, df.source
+        assert "rt.unbroadcast(bu_mul_2 * u_item_2" not in df.source, df.source
+        assert "rt.unbroadcast(bu_mul_2 * u_add, u_item_2)" in df.source
+
+
+def test_a_written_broadcast_keeps_its_unbroadcast():
+    rng = np.random.default_rng(3)
+    u = rng.normal(size=7)
+    for c in (0.5, rng.normal(size=1), rng.normal(size=5)):
+        df = tc.grad(write_of_a_broadcast, wrt=(0, 1))
+        check_grad(write_of_a_broadcast, (u, c), wrt=(0, 1), df=df)
+    assert "rt.unbroadcast(bu_value_add, c)" in df.source
+
+
+def test_a_write_teaches_nothing_across_a_branch():
+    rng = np.random.default_rng(4)
+    u, k = rng.normal(size=8), rng.normal(size=8)
+    assert "v" not in facts(write_after_a_branch)
+    df = tc.grad(write_after_a_branch, wrt=(0, 1))
+    for flag in (1.0, -1.0):
+        check_grad(write_after_a_branch, (u, k, flag), wrt=(0, 1), df=df)
+    assert "rt.unbroadcast(bu_value_add, v)" in df.source

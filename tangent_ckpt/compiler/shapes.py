@@ -14,6 +14,17 @@ equal to another's when
   (``u[1:-1]``, ``u[2:]`` and ``u[:-2]``).  Integer indices are not compared:
   the elements of a list of arrays may differ in shape.
 
+An elementwise result of operands of different shapes has the shape of their
+broadcast, recorded as the set of its operands' keys.  A subscript write
+``x[i] = v`` then teaches one more fact: the write succeeded, so ``v``'s shape
+broadcasts to ``x[i]``'s; when ``x[i]`` (the same read) is among the operands
+whose broadcast ``v`` is, ``v`` has exactly ``x[i]``'s shape, and so does the
+broadcast of any part of those operands that contains ``x[i]``.  In the heat
+equation's ``u[1:-1] = u[1:-1] + k[1:-1] * (u[2:] - 2 * u[1:-1] + u[:-2])``
+every temporary then has the shape of ``u[1:-1]``; only ``k[1:-1]``'s adjoint
+keeps its ``rt.unbroadcast``.  Such a fact holds in the straight run of
+statements around the write (no branch, loop or break between), where it is used.
+
 Anything else — a variable index, a name assigned in a loop or a branch, an
 array whose shape may differ — is "unknown", and the ``rt.unbroadcast`` stays.
 The result is recorded on each ``ir.Assign`` (``same_shape``).
@@ -35,12 +46,14 @@ def shape_facts(function):
 
 def _walk(body, env, fresh):
     """``env``: name -> shape key (equal keys: equal shapes) at this point."""
+    run = []  # the straight run of assignments and writes being read
     for stmt in body:
-        if isinstance(stmt, ir.Assign):
-            key, same = _assign_key(stmt.expr, env)
-            stmt.same_shape = same
-            env[stmt.target] = key if key is not None else ("value", next(fresh))
-        elif isinstance(stmt, ir.If):
+        if isinstance(stmt, (ir.Assign, ir.SetItem)):
+            run.append(stmt)
+            continue
+        _straight(run, env, fresh)
+        run = []
+        if isinstance(stmt, ir.If):
             _walk(stmt.body, dict(env), fresh)
             _walk(stmt.orelse, dict(env), fresh)
             _forget(ir.assigned_names(stmt.body + stmt.orelse), env, fresh)
@@ -54,7 +67,54 @@ def _walk(body, env, fresh):
             _forget(assigned, env, fresh)
         elif isinstance(stmt, ir.Segment):
             _walk(stmt.body, env, fresh)
-        # SetItem writes into an array without changing its shape
+    _straight(run, env, fresh)
+
+
+def _straight(run, env, fresh):
+    """Keys and ``same_shape`` for a straight run of statements: once to find
+    what its writes teach (see the module docstring), again with it if anything."""
+    start = dict(env)
+    facts = _run_keys(run, env, fresh, {})
+    if facts:
+        env.clear()
+        env.update(start)
+        _run_keys(run, env, fresh, facts)
+
+
+def _run_keys(run, env, fresh, facts):
+    """One pass over a straight run; returns the facts its writes teach:
+    {operand-key set S: the key of the item written}, meaning a broadcast of any
+    part of S that contains that item has the item's shape."""
+    learned = {}
+    for stmt in run:
+        if isinstance(stmt, ir.Assign):
+            key, same = _assign_key(stmt.expr, env, facts)
+            stmt.same_shape = same
+            env[stmt.target] = key if key is not None else ("value", next(fresh))
+        elif isinstance(stmt.value, ir.Name):  # SetItem: x[i] = v leaves x's shape
+            item = _item_key(stmt.target, stmt.index, env)
+            value = env.get(stmt.value.id)
+            if item is not None and isinstance(value, tuple) and value[0] == "broadcast" \
+                    and item in value[1]:
+                learned[value[1]] = item
+    return learned
+
+
+def _item_key(name, index, env):
+    signature = _index_signature(index)
+    return None if signature is None else ("item", _key(name, env), signature)
+
+
+def _broadcast_key(keys, facts):
+    """The key of an elementwise result of operands with ``keys`` (a set)."""
+    parts = frozenset(p for k in keys for p in
+                      (k[1] if isinstance(k, tuple) and k[0] == "broadcast" else (k,)))
+    if len(parts) == 1:
+        return next(iter(parts))
+    for whole, item in facts.items():
+        if item in parts and parts <= whole:
+            return item
+    return ("broadcast", parts)
 
 
 def _forget(names, env, fresh):
@@ -71,7 +131,7 @@ def _number(op):
         not isinstance(op.value, (bool, complex))
 
 
-def _assign_key(expr, env):
+def _assign_key(expr, env, facts):
     """(shape key of the value or None, operand names with that shape)."""
     if isinstance(expr, ir.Copy) and isinstance(expr.value, ir.Name):
         return _key(expr.value.id, env), ()
@@ -79,20 +139,15 @@ def _assign_key(expr, env):
         return None, ()
     args = expr.args
     if expr.render == "getitem" and isinstance(args[0], ir.Name):
-        signature = _index_signature(args[1])
-        if signature is None:
-            return None, ()
-        return ("item", _key(args[0].id, env), signature), ()
+        return _item_key(args[0].id, args[1], env), ()
     if not isinstance(expr.fn, np.ufunc) or expr.fn.signature is not None or \
             expr.fn.nout != 1 or expr.fn.nin != len(args):  # elementwise only (not matmul)
         return None, ()
     names = [a for a in args if isinstance(a, ir.Name)]
     if len(names) + sum(_number(a) for a in args) != len(args) or not names:
         return None, ()
-    keys = {_key(a.id, env) for a in names}
-    if len(keys) != 1:
-        return None, ()
-    return keys.pop(), tuple(dict.fromkeys(a.id for a in names))
+    key = _broadcast_key({_key(a.id, env) for a in names}, facts)
+    return key, tuple(dict.fromkeys(a.id for a in names if _key(a.id, env) == key))
 
 
 def _index_signature(index):

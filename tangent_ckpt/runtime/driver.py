@@ -432,9 +432,10 @@ class CheckpointedLoop:
                 return many(pos, 1, n, work, *args)
             if isinstance(self.steps, range):
                 return many(self.steps[pos], self.steps.step, n, work, *args)
-        idx = self._index
-        for k in range(pos, pos + n):
-            work = step(idx(k), work, *args)
+        steps = self.steps
+        # the loop's own index per step, without a method call per step
+        for k in range(pos, pos + n) if steps is None else steps[pos:pos + n]:
+            work = step(k, work, *args)
         return work
 
     def _keep_random(self, slot, states=None):

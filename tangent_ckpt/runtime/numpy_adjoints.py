@@ -84,13 +84,18 @@ _SHAPES = {}  # shape -> its one ShapeOf: a tape of n steps holds n references, 
 
 def shape_of(x):
     """A tape entry for ``x`` when only its shape is read back (``unbroadcast``)."""
-    shape = np.shape(x)
+    if type(x) is float:   # a running sum: `cost = cost + ...`
+        return _SCALAR_SHAPE
+    shape = x.shape if type(x) is np.ndarray or isinstance(x, np.generic) else np.shape(x)
     kept = _SHAPES.get(shape)
     if kept is None:
         kept = ShapeOf(shape)
         if len(_SHAPES) < 1024:
             _SHAPES[shape] = kept
     return kept
+
+
+_SCALAR_SHAPE = ShapeOf(())
 
 
 def _shape(x):
@@ -130,9 +135,13 @@ def unbroadcast(g, x):
     """
     # attribute access first: np.shape's Python wrapper costs a microsecond per
     # call, and this runs several times per step of every loop
+    if type(g) is float:
+        return g   # a Python number never widens a shape
+    gshape = g.shape if type(g) is np.ndarray or isinstance(g, np.generic) else np.shape(g)
+    if not gshape:
+        return g
     shape = x.shape if type(x) is ShapeOf or type(x) is np.ndarray else np.shape(x)
-    gshape = g.shape if type(g) is np.ndarray else np.shape(g)
-    if gshape == shape or not gshape:
+    if gshape == shape:
         return g
     extra = len(gshape) - len(shape)
     if extra > 0:
@@ -273,7 +282,8 @@ def power_adjoint_base(g, x1, x2):
     """
     if is_zero(g):
         return g
-    if np.ndim(x2) == 0 and not isinstance(x2, np.ndarray):
+    if type(x2) is int or type(x2) is float or \
+            (np.ndim(x2) == 0 and not isinstance(x2, np.ndarray)):
         if x2 == 0:
             return 0 * g
         if x2 == 1:
@@ -361,8 +371,11 @@ def matmul_adjoint_x1(g, x1, x2, x2_t=None):
     ``x2_t``: ``transposed(x2)`` when the caller has it (faster than the view)."""
     if is_zero(g):
         return g
-    if type(x1) is np.ndarray and type(x2) is np.ndarray and x1.ndim == x2.ndim == 2:
-        return g @ (x2.T if x2_t is None else x2_t)  # the common case, no promotion
+    if type(x1) is np.ndarray and type(x2) is np.ndarray and x1.ndim == 2:
+        if x2.ndim == 2:
+            return g @ (x2.T if x2_t is None else x2_t)  # the common case, no promotion
+        if x2.ndim == 1:
+            return g[:, None] * x2                   # matrix times vector: an outer product
     x2 = np.asarray(x2)
     if x2.ndim == 1:
         if np.ndim(x1) == 1:
@@ -377,8 +390,11 @@ def matmul_adjoint_x2(g, x1, x2):
     """Adjoint of ``x2`` in ``x1 @ x2``: ``x1.T @ g``, as ``matmul_adjoint_x1``."""
     if is_zero(g):
         return g
-    if type(x1) is np.ndarray and type(x2) is np.ndarray and x1.ndim == x2.ndim == 2:
-        return x1.T @ g
+    if type(x1) is np.ndarray and type(x2) is np.ndarray and x1.ndim == 2:
+        if x2.ndim == 2:
+            return x1.T @ g
+        if x2.ndim == 1:
+            return g @ x1                            # matrix times vector
     x1 = np.asarray(x1)
     if x1.ndim == 1:
         if np.ndim(x2) == 1:
@@ -530,11 +546,21 @@ def outer_adjoint_b(g, a, b):
 
 # --- reductions ----------------------------------------------------------------
 
+_SMALL = 256  # arrays up to this many elements are cheaper to fill than to view
+
+
 def repeat_to_match(g, x, axis=None, keepdims=False):
     """Adjoint of a sum-like reduction of ``x`` over ``axis``: spread ``g`` back.
 
-    Returns a read-only broadcast view (no copy).  ``axis`` may be a tuple.
+    Returns a read-only broadcast view (no copy), or for a full reduction of a
+    small array a new filled one.  ``axis`` may be a tuple.
     """
+    if axis is None and type(x) is np.ndarray and (keepdims or type(g) is float or
+                                                   getattr(g, "ndim", None) == 0):
+        g = _weak_like(g, x)   # np.sum(x): no axes to restore
+        if x.size <= _SMALL:
+            return np.full(x.shape, g)   # cheaper than a broadcast view for a few elements
+        return np.broadcast_to(g, x.shape)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
     return np.broadcast_to(g, np.shape(x))
 
@@ -695,6 +721,9 @@ def accumulate_at(acc, x, index, g):
     ``acc[index] += g``; integer-array indices use ``np.add.at`` so repeated
     indices accumulate.
     """
+    if type(acc) is np.ndarray and type(index) is slice and acc.flags.writeable:
+        acc[index] += g   # the common case first: one slice of an array buffer
+        return acc
     if is_zero(g):
         return acc
     if type(acc) is ProductSum:

@@ -54,6 +54,9 @@ ADVANCE), the snapshot's position (STORE/RESTORE/FREE) or the step reversed.
 ``level``: where the snapshot of a STORE, RESTORE or FREE lives, RAM or DISK
 (RAM for the other kinds).
 """
+# Action((kind, n, slot, pos, level)) without the namedtuple's keyword-handling
+# constructor: revolve makes about four actions per step reversed
+_action = tuple.__new__
 
 
 def _check_int(name, value, minimum):
@@ -173,28 +176,28 @@ def _revolve_core(start, length, slot, free, r_hint=None, first=False):
             if n == 1:
                 if first_pending:
                     first_pending = False
-                    yield Action(FIRST_TURN, 0, -1, a)
+                    yield _action(Action, (FIRST_TURN, 0, -1, a, RAM))
                 else:
-                    yield Action(REVERSE, 0, -1, a)
+                    yield _action(Action, (REVERSE, 0, -1, a, RAM))
                 continue
             s = 1 + len(free)
             r = repetition_number(n, s, rh)
             m = revolve_split(n, s, r)
-            yield Action(ADVANCE, m, -1, a)
+            yield _action(Action, (ADVANCE, m, -1, a, RAM))
             stack.append((0, a, a + m, sa, max(r - 1, 1)))
             stack.append((2, sa, a))
             if n - m >= 2:
                 new = free.pop()
-                yield Action(STORE, 0, new, a + m)
+                yield _action(Action, (STORE, 0, new, a + m, RAM))
                 stack.append((1, new, a + m))
                 stack.append((0, a + m, b, new, r))
             else:
                 stack.append((0, a + m, b, -1, r))
         elif task[0] == 1:
             free.append(task[1])
-            yield Action(FREE, 0, task[1], task[2])
+            yield _action(Action, (FREE, 0, task[1], task[2], RAM))
         else:
-            yield Action(RESTORE, 0, task[1], task[2])
+            yield _action(Action, (RESTORE, 0, task[1], task[2], RAM))
 
 
 def revolve(n, snapshots):

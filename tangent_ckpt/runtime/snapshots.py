@@ -92,6 +92,8 @@ def _leaf_nbytes(x):
 def tree_nbytes(tree):
     """Bytes of data in a pytree: arrays' nbytes, NumPy scalars' itemsize, 8 per Python
     number (16 per complex), 0 for None and other objects."""
+    if type(tree) is np.ndarray:
+        return int(tree.nbytes)   # the common loop state, measured at every snapshot
     leaves, _ = tree_flatten(tree)
     return sum(_leaf_nbytes(x) for x in leaves)
 

@@ -130,8 +130,14 @@ def prune_recording(primal, after):
     shape_wanted = shape_only(after) & live
     value_wanted = live - shape_wanted
     kept = []
-    for unit in reversed(_units(primal)):
+    units = _units(primal)
+    for at in range(len(units) - 1, -1, -1):
+        unit = units[at]
         item = unit[0]
+        written = _subscript_write(item)
+        if written is not None and written not in value_wanted | shape_wanted and \
+                _private_copy(units[:at], written):
+            continue  # a write into a copy nobody reads (the copy goes too)
         if isinstance(item, Line):
             node = item.stmt
             target = _target(item)
@@ -161,6 +167,35 @@ def prune_recording(primal, after):
         kept.extend(reversed(unit))
     kept.reverse()
     return kept
+
+
+def _subscript_write(item):
+    """``x`` for a top-level line ``x[index] = value``, else None."""
+    node = item.stmt if isinstance(item, Line) else None
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+            isinstance(node.targets[0], ast.Subscript) and \
+            isinstance(node.targets[0].value, ast.Name):
+        return node.targets[0].value.id
+    return None
+
+
+def _private_copy(units, var):
+    """True when ``var`` was last bound to a copy (``var = var.copy()``, the
+    recording of a subscript assignment) and since then only written into
+    through subscripts: no other name can see that array."""
+    for unit in reversed(units):
+        item = unit[0]
+        if _subscript_write(item) == var and var not in sx.loads(item.stmt.value) and \
+                var not in sx.loads(item.stmt.targets[0].slice):
+            continue
+        if isinstance(item, Line) and _target(item) == var:
+            value = item.stmt.value
+            return isinstance(value, ast.Call) and not value.args and \
+                isinstance(value.func, ast.Attribute) and value.func.attr == "copy" and \
+                isinstance(value.func.value, ast.Name)
+        if var in all_names(list(unit)):
+            return False
+    return False
 
 
 def _live_in(items):

@@ -24,7 +24,7 @@ from tangent_ckpt.compiler.complex_values import complex_names
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
-from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive
+from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive, track_fresh
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 
@@ -139,6 +139,7 @@ class Reverser:
         self.owned = set()  # adjoints that are private accumulators: updated in place
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
         self.recording = False  # see nested()
+        self.fresh = set()  # adjoints holding an array only they refer to (rules.track_fresh)
 
     def nested(self, loops=None, recording=False):
         """A Reverser for another generated function (a loop step, a segment);
@@ -289,12 +290,19 @@ class Reverser:
         returns (code, nonzero at the start of ``body``)."""
         out = []
         nonzero = set(nonzero)
+        self.fresh = set()
         for stmt in reversed(body):
+            start = len(out)
             if isinstance(stmt, ir.Assign):
                 self._adjoint_assign(stmt, out, nonzero)
-            elif isinstance(stmt, ir.SetItem):
+                track_fresh(self.fresh, out[start:])
+                continue
+            if isinstance(stmt, ir.SetItem):
                 self._adjoint_setitem(stmt, out, nonzero)
-            elif isinstance(stmt, ir.If):
+                track_fresh(self.fresh, out[start:])
+                continue
+            self.fresh = set()
+            if isinstance(stmt, ir.If):
                 code1, n1 = self.adjoint(stmt.body, nonzero)
                 code2, n2 = self.adjoint(stmt.orelse, nonzero)
                 merged = n1 | n2
@@ -314,6 +322,7 @@ class Reverser:
             elif isinstance(stmt, ir.Segment):
                 code, nonzero = self.segments.adjoint(self, stmt, nonzero)
                 out.extend(code)
+            self.fresh = set()
         return out, nonzero
 
     def materialize(self, names, line):

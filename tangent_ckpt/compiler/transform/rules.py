@@ -16,7 +16,7 @@ from tangent_ckpt import runtime
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.code import Line
+from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.naming import builtin
 from tangent_ckpt.errors import UnsupportedFunctionError
@@ -196,19 +196,57 @@ def _shown(op):
 
 
 def _accumulate_read(rev, stmt, bound, g, out, nonzero):
-    """``x[i]`` read in a loop whose adjoint ``bx`` is a private accumulator: add
-    ``g`` into ``bx[i]`` in place, O(size of x[i]) instead of a full-size array
-    per step (``price[t]``, ``for row in data``)."""
+    """``x[i]`` read where the adjoint ``bx`` is a private accumulator (a loop's)
+    or an array just made for it (see :func:`track_fresh`): add ``g`` into
+    ``bx[i]`` in place, O(size of x[i]) instead of a full-size array per read
+    (``price[t]``, ``for row in data``, the heat equation's ``u[2:]``)."""
     base = bound.get("a")
     if not isinstance(base, ir.Name) or base.id not in rev.active:
         return False
     b = rev.adj(base.id)
-    if b not in rev.owned or b not in nonzero:
+    if b not in nonzero or (b not in rev.owned and b not in rev.fresh):
         return False
     index = _bound_node(rev, bound["index"])
     out.append(Line(sx.assign(b, sx.rt("accumulate_at", b, base.id, index, g)), stmt.line,
                     True))
     return True
+
+
+# helpers whose result is a new array nothing else refers to (or the symbolic
+# zero, which rt.accumulate_at replaces by a new array)
+_FRESH_HELPERS = (runtime.setitem_adjoint_array, runtime.zeros_like)
+
+
+def track_fresh(fresh, lines):
+    """Update ``fresh``, the adjoints known to hold an array no other name refers
+    to, after the adjoint ``lines`` of one statement (in the order they run).
+
+    ``b = rt.setitem_adjoint_array(b, i)`` makes ``b`` fresh;
+    ``b = rt.accumulate_at(b, ...)`` and ``b += ...`` keep it so; any other read
+    of ``b`` may alias it (helpers return their argument or a view of it) and
+    any other assignment rebinds it, so both end its freshness.  Only a fresh
+    (or privately accumulated) adjoint is ever updated in place."""
+    for item in lines:
+        if isinstance(item, Block):
+            fresh.clear()   # conservatively, nothing is fresh after a block
+            continue
+        stmt = getattr(item, "stmt", None)
+        if not isinstance(item, Line) or stmt is None:
+            continue   # saves and restores move primal values only
+        target = sx.single_target(stmt)
+        value = getattr(stmt, "value", None)
+        if target is not None and isinstance(value, sx.HelperCall) and \
+                value.helper in _FRESH_HELPERS:
+            fresh.difference_update(sx.loads(value))
+            fresh.add(target)
+        elif target is not None and sx.calls_helper(value, runtime.accumulate_at) and \
+                isinstance(value.args[0], ast.Name) and value.args[0].id == target:
+            fresh.difference_update(sx.loads(ast.Tuple(elts=value.args[1:], ctx=ast.Load())))
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            fresh.difference_update(sx.loads(stmt.value))
+        else:
+            fresh.difference_update(sx.all_names(stmt))
+
 
 def _bound_node(rev, op):
     """The expression of a rule's argument: an operand, a tuple of them, or a
