@@ -176,8 +176,17 @@ def _sign_of_complex(x):
     return np.sum(np.real(np.sign(z) * np.conj(z)))
 
 
-def test_sign_of_a_differentiated_complex_value_is_refused():
-    """np.sign(z) = z / |z| is smooth for complex z: treating it as a constant, as
-    for real x, would give a wrong gradient."""
-    with pytest.raises(tc.UnsupportedFunctionError, match="np.sign of a differentiated complex"):
-        tc.grad(_sign_of_complex)(np.array([1.0, 2.0]))
+def _norm_of_spectrum(x):
+    return np.linalg.norm(np.fft.fft(x))
+
+
+@pytest.mark.parametrize("f", [_sign_of_complex, _norm_of_spectrum])
+def test_a_rule_written_for_real_input_refuses_a_complex_value(f):
+    """np.sign(z) = z / |z| is smooth for complex z, and np.linalg.norm's rule
+    (g x / |x|) lacks the conjugate a complex x needs: differentiated as if the
+    values were real, both gave wrong gradients.  Refused, in both modes."""
+    x = np.array([1.0, 2.0, -0.5])
+    with pytest.raises(tc.UnsupportedFunctionError, match="of a differentiated complex value"):
+        tc.grad(f)(x)
+    with pytest.raises(tc.UnsupportedFunctionError, match="of a differentiated complex value"):
+        tc.jvp(f, wrt=0)(x, x)

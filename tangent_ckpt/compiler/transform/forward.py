@@ -23,6 +23,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
+from tangent_ckpt.compiler.complex_values import complex_names, refused_for_complex
 from tangent_ckpt.compiler.ir import expr_node, operand_node, prim_node
 from tangent_ckpt.compiler.transform.reverse import error_factory
 from tangent_ckpt.compiler.transform.rules import _bound_node, check_static, instantiate
@@ -68,6 +69,7 @@ class Forwarder:
         self.bindings = bindings
         self.tan = tan
         self.error = error_factory(function)
+        self.complex_values = frozenset(complex_names(function, bindings))  # complex_values.py
 
     def body(self, body, nonzero, defined):
         """Code for ``body``.  ``nonzero``: variables whose tangent may be nonzero;
@@ -92,6 +94,8 @@ class Forwarder:
     # --- statements ------------------------------------------------------------
     def _assign(self, stmt, nonzero, out):
         target, expr = stmt.target, stmt.expr
+        if isinstance(expr, ir.Prim):
+            self._refuse_real_only_rule(stmt, expr, nonzero)
         if target not in self.active or isinstance(expr, ir.NonDiff):
             out.append(Line(sx.assign(target, expr_node(expr)), stmt.line))
             nonzero.discard(target)
@@ -191,6 +195,17 @@ class Forwarder:
                                else sx.const(0.0)), line) for n in sorted(names)]
 
     # --- primitives --------------------------------------------------------------
+    def _refuse_real_only_rule(self, stmt, prim, nonzero):
+        """A complex value with a tangent reaching a rule written for real input
+        (``np.sign``, ``np.linalg.norm``...): refused (complex_values.py)."""
+        varied = [n for a in prim.args for n in ir.operand_names(a) if n in nonzero]
+        label = refused_for_complex(prim, varied, self.complex_values)
+        if label is not None:
+            raise self.error(UnsupportedFunctionError, f"{label} of a differentiated complex "
+                             "value: its rule is written for real input", stmt.line,
+                             construct=label, hint="take np.real / np.imag / np.abs of the "
+                             "complex value first (docs/spectral.md)")
+
     def _primitive(self, stmt, prim, ans, nonzero):
         """The tangent of ``ans = prim(...)`` as an expression, or None when zero."""
         operands = list(prim.args) + list(prim.kwargs.values())

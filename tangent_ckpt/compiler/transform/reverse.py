@@ -14,13 +14,11 @@ is written out (``bW = 0.0``) only where control flow needs a value.
 import ast
 from dataclasses import dataclass
 
-import numpy as np
-
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import assignment_counts
-from tangent_ckpt.compiler.complex_values import complex_names
+from tangent_ckpt.compiler.complex_values import complex_names, refused_for_complex
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
@@ -225,14 +223,15 @@ class Reverser:
         return isinstance(stmt, ir.SetItem) and stmt.target in self.in_place
 
     def _primal_statement(self, stmt):
-        if isinstance(stmt, ir.Assign) and isinstance(stmt.expr, ir.Prim) and \
-                stmt.expr.fn is np.sign and self.complex_values and any(
-                    n in self.active and n in self.complex_values
-                    for a in stmt.expr.args for n in ir.operand_names(a)):
-            # sign(z) = z / |z| of a complex z is smooth: its derivative is not zero
-            raise self.error(UnsupportedFunctionError, "np.sign of a differentiated complex "
-                             "value (z / |z|, whose derivative is not zero)", stmt.line,
-                             construct="np.sign", hint="write z / np.abs(z)")
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.expr, ir.Prim):
+            label = refused_for_complex(stmt.expr, [
+                n for a in stmt.expr.args for n in ir.operand_names(a) if n in self.active],
+                self.complex_values)
+            if label is not None:
+                raise self.error(UnsupportedFunctionError, f"{label} of a differentiated "
+                                 "complex value: its rule is written for real input", stmt.line,
+                                 construct=label, hint="take np.real / np.imag / np.abs of "
+                                 "the complex value first (docs/spectral.md)")
         if isinstance(stmt, ir.SetItem):
             write = sx.subscript(stmt.target, sx.copy_tree(stmt.index.node))
             assign = Line(sx.assign(write, operand_node(stmt.value)), stmt.line)
