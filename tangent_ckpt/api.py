@@ -352,7 +352,7 @@ class GradientFunction:
     def _container_arguments(self, args, kwargs):
         """{position: structure} of the ``wrt`` arguments of this call that are
         lists, tuples or dicts (each structure compiles a gradient of its own)."""
-        if not any(map(container_args.is_container, [*args, *kwargs.values()])):
+        if not any(map(container_args.is_structured, [*args, *kwargs.values()])):
             return {}
         if len(args) == self._target.positional + 1:
             args = args[:-1]  # the output adjoint

@@ -25,7 +25,7 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
+from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
 
@@ -66,6 +66,9 @@ def leaf_paths(value, prefix):
                 for p in leaf_paths(item, f"{prefix}_{_key_part(key)}")]
     if isinstance(value, TupleValue):
         return [p for k, item in enumerate(value.items)
+                for p in leaf_paths(item, f"{prefix}_{k}")]
+    if isinstance(value, ObjectValue):  # a wrt object: its constants are no leaves
+        return [p for k, item in value.attributes.items() if not isinstance(item, ir.Const)
                 for p in leaf_paths(item, f"{prefix}_{k}")]
     return [prefix]
 
@@ -442,6 +445,13 @@ def value_of_structure(structure, names):
     holding the next operands of ``names``."""
     if structure == "leaf":
         return next(names)
+    if structure[0] == "const":  # an int/str/None attribute of a wrt object
+        return ir.Const(structure[1])
+    if structure[0] == "object":  # a wrt object: its attributes are the leaves
+        obj = ObjectValue(structure[1], "object", given=True)
+        obj.attributes = {k: value_of_structure(s, names)
+                          for k, s in zip(structure[2], structure[3])}
+        return obj
     if structure[0] == "dict":
         return DictValue(structure[1], [value_of_structure(s, names) for s in structure[2]])
     return TupleValue([value_of_structure(s, names) for s in structure[1]])
@@ -468,4 +478,6 @@ def expand_positions(positions, containers, count):
 def _leaf_count(structure):
     if structure == "leaf":
         return 1
+    if structure[0] == "const":
+        return 0
     return sum(_leaf_count(s) for s in structure[-1])

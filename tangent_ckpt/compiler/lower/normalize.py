@@ -29,8 +29,10 @@ from tangent_ckpt.compiler.lower.containers import ContainerLowering
 from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
+from tangent_ckpt.compiler.lower.scopes import ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
 from tangent_ckpt.compiler.naming import Namer
+from tangent_ckpt.errors import TransformError
 
 
 class Lowering:
@@ -66,6 +68,16 @@ class Lowering:
                    construct=construct or what, hint=hint)
 
     def emit(self, stmt):
+        expr = getattr(stmt, "expr", None)
+        held = [a for a in ([expr] + list(getattr(expr, "args", [])))
+                if isinstance(a, ObjectValue)]
+        if held:  # an object's attributes are variables: the object itself is no value
+            raise TransformError(f"the object {held[0].label} ({held[0].cls.__name__}) used "
+                                 "as a value", filename=self.current_scope.parsed.filename,
+                                 lineno=getattr(stmt, "line", None) or self.line or None,
+                                 construct=held[0].label,
+                                 hint="read its attributes or call its methods where it is "
+                                      "named (layers[0].W, for layer in layers)")
         self.out.append(stmt)
 
 
