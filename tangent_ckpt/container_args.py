@@ -150,6 +150,22 @@ def container_positions(positions, values) -> Dict[int, Any]:
     return {k: structure_of(values[k]) for k in positions if is_structured(values[k])}
 
 
+def bound_objects(bound, positions) -> Dict[int, Any]:
+    """{position: structure} of the objects bound before the user's arguments
+    and not in ``wrt`` (the ``self`` of ``tc.grad(model.loss)``): their
+    attributes are passed as parameters, so ``self.forward(x)`` is inlined.
+    An object whose attributes cannot be followed stays a value read when the
+    code runs (its methods are then refused when compiling)."""
+    found = {}
+    for k, value in enumerate(bound):
+        if k not in positions and is_user_object(value):
+            try:
+                found[k] = structure_of(value)
+            except WrtError:
+                pass
+    return found
+
+
 def flat_values(values, containers) -> List[Any]:
     """The arguments with each container replaced by its leaves."""
     flat = []

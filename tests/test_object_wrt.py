@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from gradcheck import check_structured_leaves
+from gradcheck import check_grad, check_structured_leaves
 from tangent_ckpt.container_args import leaves_of
 from tangent_ckpt.errors import TangentCkptError, WrtError
 
@@ -221,3 +221,26 @@ def test_an_object_of_a_wrt_list_used_as_a_value_is_refused():
 def test_flat_gradients_of_an_object_are_refused():
     with pytest.raises(TangentCkptError, match="ravel"):
         tc.grad(mlp_loss, flat=True)(mlp_params(), X)
+
+
+# --- the bound self of tc.grad(model.loss), not in wrt -------------------------------
+class Printed(Model):
+    def loss(self, x):
+        print("model", self)  # self used as a value: read when the code runs
+        return np.sum(np.sin(self.W @ x) * self.scale)
+
+
+@pytest.mark.parametrize("options", [TAPED, CHECKPOINTED], ids=["taped", "checkpointed"])
+def test_a_bound_method_calls_the_methods_of_its_self(options):
+    """tc.grad(model.loss): self.step(h) is inlined on self's attributes (passed as
+    parameters, not differentiated); the gradient is the input's."""
+    model = Model(RNG.standard_normal((3, 3)) * 0.6, 0.8)
+    W_before = model.W.copy()
+    check_grad(model.loss, (X,), df=tc.grad(model.loss, **options))
+    np.testing.assert_array_equal(model.W, W_before)
+
+
+def test_a_bound_self_used_as_a_value_is_read_when_the_code_runs(capsys):
+    model = Printed(RNG.standard_normal((3, 3)), 0.5)
+    check_grad(model.loss, (X,))
+    assert "model <" in capsys.readouterr().out

@@ -334,6 +334,8 @@ class ExpressionLowering:
                 if isinstance(v, ir.Name):
                     names.append(v.id)
                     return gast.Name(id=v.id, ctx=gast.Load(), annotation=None, type_comment=None)
+                if isinstance(v, ObjectValue):  # print(params)
+                    raise self.lo.object_as_value(v, getattr(n, "lineno", None))
                 return gast.ast_to_gast(ir.operand_node(v))
 
             def visit_Attribute(inner, n):  # noqa: N805

@@ -71,14 +71,18 @@ class Lowering:
         expr = getattr(stmt, "expr", None)
         held = [a for a in ([expr] + list(getattr(expr, "args", [])))
                 if isinstance(a, ObjectValue)]
-        if held:  # an object's attributes are variables: the object itself is no value
-            raise TransformError(f"the object {held[0].label} ({held[0].cls.__name__}) used "
-                                 "as a value", filename=self.current_scope.parsed.filename,
-                                 lineno=getattr(stmt, "line", None) or self.line or None,
-                                 construct=held[0].label,
-                                 hint="read its attributes or call its methods where it is "
-                                      "named (layers[0].W, for layer in layers)")
+        if held:
+            raise self.object_as_value(held[0], getattr(stmt, "line", None))
         self.out.append(stmt)
+
+    def object_as_value(self, obj, line=None):
+        """The refusal of an object used as a value (``print(params)``,
+        ``[layers[0]]``): its attributes are variables, the object itself is none."""
+        return TransformError(f"the object {obj.label} ({obj.cls.__name__}) used as a value",
+                              filename=self.current_scope.parsed.filename,
+                              lineno=line or self.line or None, construct=obj.label,
+                              hint="read its attributes or call its methods where it is "
+                                   "named (layers[0].W, for layer in layers)")
 
 
 def normalize(parsed, containers=None):
