@@ -171,6 +171,38 @@ def test_a_frozen_dataclass():
     assert isinstance(g, Frozen)
 
 
+@dataclasses.dataclass
+class Net:
+    """Objects hold containers and objects: a list of arrays, a layer, a name."""
+    Ws: list
+    head: Layer
+    name: str = "net"
+
+
+def net_loss(net, x):
+    h = x
+    for _ in range(2):
+        for W in net.Ws:
+            h = np.tanh(W @ h)
+    return np.sum(net.head.forward(h) * net.Ws[0][0, :2])
+
+
+@pytest.mark.parametrize("options", [TAPED, CHECKPOINTED], ids=["taped", "checkpointed"])
+def test_an_object_holding_a_list_and_an_object(options):
+    net = Net([RNG.standard_normal((3, 3)) * 0.6 for _ in range(2)],
+              Layer(RNG.standard_normal((2, 3)), RNG.standard_normal(2)))
+    (g,) = check_object_grad(net_loss, [net, X], **options)
+    assert isinstance(g.Ws, list) and isinstance(g.head, Layer) and g.name == "net"
+    assert g.head is not net.head and g.Ws is not net.Ws
+
+
+def test_a_dict_of_objects():
+    layers = {"a": Layer(RNG.standard_normal((3, 3)), RNG.standard_normal(3)),
+              "b": Layer(RNG.standard_normal((3, 3)), RNG.standard_normal(3))}
+    (g,) = check_object_grad(lambda d, x: np.sum(d["a"].forward(x) * d["b"].b), [layers, X])
+    assert list(g) == ["a", "b"] and isinstance(g["a"], Layer)
+
+
 def assigns_an_attribute(params, x):
     params.b1 = params.b1 * 2.0
     return np.sum(params.hidden(x))

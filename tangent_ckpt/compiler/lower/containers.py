@@ -396,8 +396,8 @@ class ContainerLowering:
                     return False
                 scope = scope.parent
             return False
-        if isinstance(node, gast.Subscript):
-            if isinstance(node.slice, gast.Slice):
+        if isinstance(node, (gast.Subscript, gast.Attribute)):
+            if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
                 return self.holds_container(node.value)
             return is_container(self.peek(node))
         if isinstance(node, gast.Call):
@@ -426,6 +426,10 @@ class ContainerLowering:
                 -len(base.items) <= key < len(base.items) else None
         if isinstance(node, gast.Name) and self.holds_container(node):
             return self.lo.expressions.load_name(node.id, node)
+        if isinstance(node, gast.Attribute):  # net.Ws, a list held by an object
+            owner = self.lo.expressions.static_value(node.value)
+            if isinstance(owner, ObjectValue) and is_container(owner.attributes.get(node.attr)):
+                return owner.attributes[node.attr]
         return None
 
 
