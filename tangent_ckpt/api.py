@@ -306,6 +306,11 @@ class GradientFunction:
         containers = self._container_arguments(args, kwargs)
         self._last_containers = containers
         compiled, error = self._compile(containers=containers)
+        if error is not None and set(containers) - set(self._inner_wrt):
+            # a bound self used as a value (print(self)): read it when the code runs
+            containers = {k: s for k, s in containers.items() if k in self._inner_wrt}
+            self._last_containers = containers
+            compiled, error = self._compile(containers=containers)
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
@@ -352,7 +357,8 @@ class GradientFunction:
     def _container_arguments(self, args, kwargs):
         """{position: structure} of the ``wrt`` arguments of this call that are
         lists, tuples or dicts (each structure compiles a gradient of its own)."""
-        if not any(map(container_args.is_container, [*args, *kwargs.values()])):
+        if not any(map(container_args.is_structured,
+                       [*args, *kwargs.values(), *self._target.args])):
             return {}
         if len(args) == self._target.positional + 1:
             args = args[:-1]  # the output adjoint
@@ -362,7 +368,9 @@ class GradientFunction:
         except TypeError:
             return {}  # the call itself will say what is wrong
         values = [arguments.get(p) for p in self._target.parameters()]
-        return container_args.container_positions(self._inner_wrt, values)
+        structures = container_args.container_positions(self._inner_wrt, values)
+        structures.update(container_args.bound_objects(self._target.args, self._inner_wrt))
+        return structures
 
     def _finish(self, grads, values, containers):
         """Every array argument's gradient is an array of its shape.  The symbolic

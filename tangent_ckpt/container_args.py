@@ -7,13 +7,78 @@ keys): each element is a parameter of its own in the generated code
 (``params_0_1``), and a call lays the elements out one after the other
 (:func:`leaves_of`) and rebuilds the gradients in the container's shape
 (:func:`rebuild_from`).  Another structure compiles another gradient.
+
+An *object* (a ``@dataclass`` instance, or any object of a user class with a
+``__dict__``) is a container too: its leaves are its float-valued attributes
+(float arrays and floats; lists, tuples, dicts and objects among them are
+followed), in the order of the dataclass's fields, else of ``vars(obj)``.
+Attributes holding ints, bools, strings or ``None`` are constants of the
+structure (another value compiles another gradient); anything else is refused.
+The gradient is a shallow copy of the object (``copy.copy``, no ``__init__``
+or ``__post_init__`` run) whose float attributes are set to their gradients.
 """
 
+import copy
+import functools
+import dataclasses
+import types
 from typing import Any, Dict, List
+
+import numpy as np
+
+from tangent_ckpt.errors import WrtError
+
+_CONSTANT_TYPES = (bool, int, str, type(None))
+
 
 def is_container(value: Any) -> bool:
     """A list, tuple or dict (what ``wrt`` may name besides arrays and floats)."""
     return isinstance(value, (list, tuple, dict))
+
+
+def is_user_object(value: Any) -> bool:
+    """An object of a user class (not a NumPy or builtin value, a function, a
+    class or a module): ``wrt`` takes it as the container of its attributes."""
+    if isinstance(value, (np.ndarray, np.generic, list, tuple, dict, set, frozenset,
+                          float, complex, type, types.ModuleType, types.FunctionType,
+                          types.BuiltinFunctionType, types.MethodType, functools.partial)
+                   + _CONSTANT_TYPES):
+        return False
+    return type(value).__module__.split(".")[0] not in ("builtins", "numpy")
+
+
+def is_structured(value: Any) -> bool:
+    """A container or an object: the gradient comes back in its structure."""
+    return is_container(value) or is_user_object(value)
+
+
+def _is_float_leaf(value):
+    return isinstance(value, (float, np.floating)) and not isinstance(value, bool) or \
+        isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+def attributes_of(obj: Any) -> Dict[str, Any]:
+    """The attributes of a ``wrt`` object, in order: a dataclass's fields,
+    else ``vars(obj)``.  An object with neither (``__slots__``) is refused."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if not hasattr(obj, "__dict__"):
+        raise WrtError(f"wrt names an object of class {type(obj).__name__}, which has "
+                       "neither dataclass fields nor a __dict__ (__slots__): pass its "
+                       "arrays, or make it a @dataclass")
+    return dict(vars(obj))
+
+
+def _attribute_structure(obj, name, value):
+    if is_structured(value) or _is_float_leaf(value):
+        return structure_of(value)
+    if isinstance(value, _CONSTANT_TYPES):
+        return ("const", value)
+    raise WrtError(f"wrt names an object of class {type(obj).__name__} whose attribute "
+                   f".{name} is a {type(value).__name__}"
+                   + (f" of dtype {value.dtype}" if isinstance(value, np.ndarray) else "")
+                   + ": only float arrays, floats, containers of them and int/bool/str/None "
+                     "constants can be followed; pass the arrays instead")
 
 
 def structure_of(value: Any) -> Any:
@@ -22,6 +87,10 @@ def structure_of(value: Any) -> Any:
     the same way (:func:`leaves_of`)."""
     if isinstance(value, dict):
         return ("dict", tuple(value), tuple(structure_of(v) for v in value.values()))
+    if is_user_object(value):
+        attributes = attributes_of(value)
+        return ("object", type(value), tuple(attributes),
+                tuple(_attribute_structure(value, k, v) for k, v in attributes.items()))
     if isinstance(value, (list, tuple)):
         kind = type(value) if hasattr(value, "_fields") else \
             ("list" if isinstance(value, list) else "tuple")
@@ -36,16 +105,31 @@ def leaves_of(value: Any) -> List[Any]:
         return [leaf for v in value.values() for leaf in leaves_of(v)]
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in leaves_of(v)]
+    if is_user_object(value):
+        return [leaf for v in attributes_of(value).values()
+                if is_structured(v) or _is_float_leaf(v) for leaf in leaves_of(v)]
     return [value]
 
 
-def rebuild_from(structure: Any, leaves: Any) -> Any:
-    """A container of ``structure`` holding the next leaves of the iterator ``leaves``."""
+def rebuild_from(structure: Any, leaves: Any, like: Any = None) -> Any:
+    """A container of ``structure`` holding the next leaves of the iterator
+    ``leaves``; an object is a shallow copy of ``like`` (the argument) with its
+    float attributes set to the leaves (the argument itself is not touched)."""
     if structure == "leaf":
         return next(leaves)
+    if structure[0] == "object":
+        out = copy.copy(like)
+        for name, s in zip(structure[2], structure[3]):
+            if s[0] != "const":  # object.__setattr__: a frozen dataclass too
+                object.__setattr__(out, name, rebuild_from(s, leaves, getattr(like, name)))
+        return out
+    if structure[0] == "const":
+        return structure[1]
     if structure[0] == "dict":
-        return {k: rebuild_from(s, leaves) for k, s in zip(structure[1], structure[2])}
-    items = [rebuild_from(s, leaves) for s in structure[1]]
+        return {k: rebuild_from(s, leaves, None if like is None else like[k])
+                for k, s in zip(structure[1], structure[2])}
+    items = [rebuild_from(s, leaves, None if like is None else like[i])
+             for i, s in enumerate(structure[1])]
     if structure[0] == "list":
         return items
     if structure[0] == "tuple":
@@ -56,12 +140,30 @@ def rebuild_from(structure: Any, leaves: Any) -> Any:
 def count_leaves(structure: Any) -> int:
     if structure == "leaf":
         return 1
+    if structure[0] == "const":
+        return 0
     return sum(count_leaves(s) for s in structure[-1])
 
 
 def container_positions(positions, values) -> Dict[int, Any]:
     """{position: structure} for the ``wrt`` positions whose value is a container."""
-    return {k: structure_of(values[k]) for k in positions if is_container(values[k])}
+    return {k: structure_of(values[k]) for k in positions if is_structured(values[k])}
+
+
+def bound_objects(bound, positions) -> Dict[int, Any]:
+    """{position: structure} of the objects bound before the user's arguments
+    and not in ``wrt`` (the ``self`` of ``tc.grad(model.loss)``): their
+    attributes are passed as parameters, so ``self.forward(x)`` is inlined.
+    An object whose attributes cannot be followed stays a value read when the
+    code runs (its methods are then refused when compiling)."""
+    found = {}
+    for k, value in enumerate(bound):
+        if k not in positions and is_user_object(value):
+            try:
+                found[k] = structure_of(value)
+            except WrtError:
+                pass
+    return found
 
 
 def flat_values(values, containers) -> List[Any]:
@@ -81,6 +183,10 @@ def leaf_labels(name, value) -> List[str]:
         return [label for k, v in value.items() for label in leaf_labels(f"{name}[{k!r}]", v)]
     if isinstance(value, (list, tuple)):
         return [label for i, v in enumerate(value) for label in leaf_labels(f"{name}[{i}]", v)]
+    if is_user_object(value):
+        return [label for k, v in attributes_of(value).items()
+                if is_structured(v) or _is_float_leaf(v)
+                for label in leaf_labels(f"{name}.{k}", v)]
     return [name]
 
 
@@ -94,7 +200,7 @@ def regroup(grads, positions, values, containers, shaped):
     for k in positions:
         if k in containers:
             leaves = [shaped(next(flat), leaf) for leaf in leaves_of(values[k])]
-            out.append(rebuild_from(containers[k], iter(leaves)))
+            out.append(rebuild_from(containers[k], iter(leaves), values[k]))
         else:
             out.append(shaped(next(flat), values[k]))
     return out

@@ -10,6 +10,9 @@
   calls the gradient (``df``, or ``tc.grad(f, wrt)``), checks that no argument
   was mutated, and compares each gradient (shape and values) with
   ``numeric_grad``.  Returns the gradients as a tuple in ``wrt`` order.
+- ``check_structured_leaves(f, args, wrt, got)``: for ``wrt`` arguments that are
+  containers or objects, each gradient in ``got`` has its argument's structure
+  and its leaves match ``numeric_grad``.
 """
 
 import copy
@@ -18,6 +21,7 @@ import numpy as np
 
 import tangent_ckpt as tc
 from autograd_oracle import autograd_gradient
+from tangent_ckpt.container_args import leaves_of, rebuild_from, structure_of
 
 EPS = 1e-6
 
@@ -98,3 +102,27 @@ def check_grad_and_autograd(f, args, wrt=(0,), **options):
         for g, o in zip(got, oracle):
             np.testing.assert_allclose(g, o, rtol=1e-10, atol=1e-12)
     return df
+
+
+def check_structured_leaves(f, args, wrt, got):
+    """Each gradient in ``got`` (one per ``wrt`` position) has its argument's
+    structure (a container's or an object's), and its leaves match central
+    differences of ``f`` taken leaf by leaf."""
+    structures = [structure_of(args[k]) for k in wrt]
+    counts = [len(leaves_of(args[k])) for k in wrt]
+    flat_args = [leaf for k in wrt for leaf in leaves_of(args[k])]
+
+    def flat_f(*leaves):
+        rebuilt, it = list(args), iter(leaves)
+        for k, s in zip(wrt, structures):
+            rebuilt[k] = rebuild_from(s, it, args[k])
+        return f(*rebuilt)
+
+    expected = numeric_grad(flat_f, flat_args, wrt=range(len(flat_args)))
+    at = 0
+    for k, g, s, n in zip(wrt, got, structures, counts):
+        assert structure_of(g) == s, f"gradient {k} has structure {structure_of(g)}"
+        for leaf, e, x in zip(leaves_of(g), expected[at:at + n], flat_args[at:at + n]):
+            assert np.shape(leaf) == np.shape(x)
+            np.testing.assert_allclose(leaf, e, rtol=1e-6, atol=1e-8)
+        at += n

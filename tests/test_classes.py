@@ -166,10 +166,14 @@ def test_an_object_argument_not_differentiated_is_read_when_the_code_runs():
     np.testing.assert_allclose(checkpointed, taped, rtol=1e-12)
 
 
-def test_differentiating_with_respect_to_an_object_argument_is_refused():
-    with pytest.raises(TangentCkptError) as info:
-        tc.grad(uses_params, wrt=(0,))(Params(W, B), X)
-    assert "test_classes.py:" in str(info.value) and info.value.construct in ("p.W", "p.b")
+def test_an_object_argument_in_wrt_matches_the_way_out():
+    """wrt an object (tests/test_object_wrt.py): the same gradient as building
+    the object inside a lambda, returned as an object of its class."""
+    got = tc.grad(uses_params, wrt=(0,))(Params(W, B), X)
+    dW, db = tc.grad(lambda W_, b_: uses_params(Params(W_, b_), X), wrt=(0, 1))(W, B)
+    assert isinstance(got, Params)
+    np.testing.assert_allclose(got.W, dW, rtol=1e-12)
+    np.testing.assert_allclose(got.b, db, rtol=1e-12)
 
 
 def test_the_way_out_builds_the_object_inside_a_lambda():

@@ -12,9 +12,9 @@ import pytest
 
 import tangent_ckpt as tc
 from autograd_oracle import autograd_gradient
-from gradcheck import check_grad, numeric_grad
+from gradcheck import check_grad, check_structured_leaves
 from source_lines import line_of
-from tangent_ckpt.container_args import leaves_of, rebuild_from, structure_of
+from tangent_ckpt.container_args import leaves_of, structure_of
 from tangent_ckpt.errors import TransformError, WrtError
 
 HERE = os.path.basename(__file__)
@@ -30,24 +30,7 @@ def check_container_grad(f, args, wrt=(0,), **options):
     structure, its leaves match finite differences (and autograd, when it runs f)."""
     got = tc.grad(f, wrt=wrt, **options)(*args)
     got = (got,) if len(wrt) == 1 else got
-    structures = [structure_of(args[k]) for k in wrt]
-    counts = [len(leaves_of(args[k])) for k in wrt]
-    flat_args = [leaf for k in wrt for leaf in leaves_of(args[k])]
-
-    def flat_f(*leaves):
-        rebuilt, it = list(args), iter(leaves)
-        for k, s in zip(wrt, structures):
-            rebuilt[k] = rebuild_from(s, it)
-        return f(*rebuilt)
-
-    expected = numeric_grad(flat_f, flat_args, wrt=range(len(flat_args)))
-    at = 0
-    for k, g, s, n in zip(wrt, got, structures, counts):
-        assert structure_of(g) == s, f"gradient {k} has structure {structure_of(g)}"
-        for leaf, e, x in zip(leaves_of(g), expected[at:at + n], flat_args[at:at + n]):
-            assert np.shape(leaf) == np.shape(x)
-            np.testing.assert_allclose(leaf, e, rtol=1e-6, atol=1e-8)
-        at += n
+    check_structured_leaves(f, args, wrt, got)
     oracle = autograd_gradient(f, args, wrt)
     if oracle is not None:
         for g, o in zip(got, oracle):

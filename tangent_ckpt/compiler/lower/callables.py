@@ -317,6 +317,11 @@ class CallableValues:
                                 construct=to_source(target),
                                 hint="build the object inside the function, or keep the "
                                      "value in a variable")
+        if owner.given:  # the primal would change the caller's object
+            raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
+                                "object named in wrt", stmt, construct=to_source(target),
+                                hint="keep the new value in a variable, or build a new "
+                                     "object inside the function")
         value = self.operand(value_node, f"{owner.label}_{target.attr}")
         self.store_attribute(owner, target.attr, value, stmt.lineno)
 

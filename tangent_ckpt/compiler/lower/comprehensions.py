@@ -22,7 +22,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.containers import (
     DictValue, iteration_items, static_key,
 )
-from tangent_ckpt.compiler.lower.scopes import Scope, TupleValue, to_source, walk_no_defs
+from tangent_ckpt.compiler.lower.scopes import ObjectValue, Scope, TupleValue, to_source, walk_no_defs
 
 
 def _targets(node):
@@ -122,6 +122,15 @@ class ComprehensionLowering:
             self.lo.current_scope.tuples.pop(target.id, None)
             self.lo.current_scope.rename[target.id] = item
             return
+        if isinstance(target, gast.Name):  # an object (a wrt list of dataclass layers)
+            scope = self.lo.current_scope
+            if isinstance(item, ObjectValue):
+                scope.rename.pop(target.id, None)
+                scope.tuples.pop(target.id, None)
+                scope.functions[target.id] = item
+                return
+            if isinstance(scope.functions.get(target.id), ObjectValue):
+                del scope.functions[target.id]
         if isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, TupleValue) and \
                 len(target.elts) == len(item.items):
             for elt, sub in zip(target.elts, item.items):

@@ -11,7 +11,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.containers import (
     DictValue, is_container, leaf_paths, static_key, structure, value_of_structure,
 )
-from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
+from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
@@ -33,7 +33,12 @@ class ContainerStatements:
             shape = value_of_structure(structure, itertools.repeat(None))
             names = [self.lo.namer.fresh(path) for path in leaf_paths(shape, p)]
             self.lo.namer.reserve(set(names))
-            scope.tuples[p] = value_of_structure(structure, (ir.Name(n) for n in names))
+            value = value_of_structure(structure, (ir.Name(n) for n in names))
+            _label_objects(value, p)
+            if isinstance(value, ObjectValue):  # a wrt object: methods inline on it
+                scope.functions[p] = value
+            else:
+                scope.tuples[p] = value
             del scope.rename[p]
             flat.extend(names)
         return flat
@@ -143,3 +148,16 @@ class ContainerStatements:
 def _index_parts(node):
     return list(node.elts) if isinstance(node, gast.Tuple) else [node]
 
+
+def _label_objects(value, label):
+    """Name the objects of a wrt argument as the user reaches them (``layers[0]``)."""
+    if isinstance(value, ObjectValue):
+        value.label = label
+        for attr, item in value.attributes.items():
+            _label_objects(item, f"{label}.{attr}")
+    elif isinstance(value, DictValue):
+        for key, item in zip(value.keys, value.items):
+            _label_objects(item, f"{label}[{key!r}]")
+    elif isinstance(value, TupleValue):
+        for k, item in enumerate(value.items):
+            _label_objects(item, f"{label}[{k}]")

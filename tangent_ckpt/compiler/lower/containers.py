@@ -25,7 +25,7 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
+from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
 
@@ -66,6 +66,9 @@ def leaf_paths(value, prefix):
                 for p in leaf_paths(item, f"{prefix}_{_key_part(key)}")]
     if isinstance(value, TupleValue):
         return [p for k, item in enumerate(value.items)
+                for p in leaf_paths(item, f"{prefix}_{k}")]
+    if isinstance(value, ObjectValue):  # a wrt object: its constants are no leaves
+        return [p for k, item in value.attributes.items() if not isinstance(item, ir.Const)
                 for p in leaf_paths(item, f"{prefix}_{k}")]
     return [prefix]
 
@@ -393,8 +396,8 @@ class ContainerLowering:
                     return False
                 scope = scope.parent
             return False
-        if isinstance(node, gast.Subscript):
-            if isinstance(node.slice, gast.Slice):
+        if isinstance(node, (gast.Subscript, gast.Attribute)):
+            if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
                 return self.holds_container(node.value)
             return is_container(self.peek(node))
         if isinstance(node, gast.Call):
@@ -423,6 +426,10 @@ class ContainerLowering:
                 -len(base.items) <= key < len(base.items) else None
         if isinstance(node, gast.Name) and self.holds_container(node):
             return self.lo.expressions.load_name(node.id, node)
+        if isinstance(node, gast.Attribute):  # net.Ws, a list held by an object
+            owner = self.lo.expressions.static_value(node.value)
+            if isinstance(owner, ObjectValue) and is_container(owner.attributes.get(node.attr)):
+                return owner.attributes[node.attr]
         return None
 
 
@@ -442,6 +449,13 @@ def value_of_structure(structure, names):
     holding the next operands of ``names``."""
     if structure == "leaf":
         return next(names)
+    if structure[0] == "const":  # an int/str/None attribute of a wrt object
+        return ir.Const(structure[1])
+    if structure[0] == "object":  # a wrt object: its attributes are the leaves
+        obj = ObjectValue(structure[1], "object", given=True)
+        obj.attributes = {k: value_of_structure(s, names)
+                          for k, s in zip(structure[2], structure[3])}
+        return obj
     if structure[0] == "dict":
         return DictValue(structure[1], [value_of_structure(s, names) for s in structure[2]])
     return TupleValue([value_of_structure(s, names) for s in structure[1]])
@@ -468,4 +482,6 @@ def expand_positions(positions, containers, count):
 def _leaf_count(structure):
     if structure == "leaf":
         return 1
+    if structure[0] == "const":
+        return 0
     return sum(_leaf_count(s) for s in structure[-1])

@@ -17,7 +17,9 @@ from tangent_ckpt.compiler.lower.scopes import (
     clone,
     local_names, to_source,
 )
-from tangent_ckpt.compiler.lower.containers import container_node, is_container, leaves
+from tangent_ckpt.compiler.lower.containers import (
+    DictValue, container_node, is_container, leaves,
+)
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -208,6 +210,8 @@ class ExpressionLowering:
                     return _UNRESOLVED
                 scope = scope.parent
             return self.lo.current_scope.parsed.resolve(node.id)
+        if isinstance(node, gast.Subscript):  # layers[0] of a wrt list of objects
+            return self._object_item(node)
         if isinstance(node, gast.Attribute):
             base = self.static_value(node.value)
             if isinstance(base, ObjectValue):
@@ -221,6 +225,28 @@ class ExpressionLowering:
             note_attribute(base, node.attr, value)  # MODEL.W rebound: compile again
             return value
         return _UNRESOLVED
+
+    def _object_item(self, node):
+        """The object ``layers[0]`` (a constant index into a container of
+        objects) denotes, or _UNRESOLVED."""
+        if not (isinstance(node.value, gast.Name) and isinstance(node.slice, gast.Constant)):
+            return _UNRESOLVED
+        scope = self.lo.current_scope
+        while scope is not None and node.value.id not in scope.tuples:
+            if node.value.id in scope.rename or node.value.id in scope.functions:
+                return _UNRESOLVED
+            scope = scope.parent
+        container = None if scope is None else scope.tuples[node.value.id]
+        key = node.slice.value
+        if isinstance(container, DictValue):
+            item = container.items[container.keys.index(key)] if key in container.keys \
+                else None
+        elif isinstance(container, TupleValue) and isinstance(key, int) and \
+                -len(container.items) <= key < len(container.items):
+            item = container.items[key]
+        else:
+            item = None
+        return item if isinstance(item, ObjectValue) else _UNRESOLVED
 
     def attribute(self, node, hint):
         obj = self.static_value(node)
@@ -308,6 +334,8 @@ class ExpressionLowering:
                 if isinstance(v, ir.Name):
                     names.append(v.id)
                     return gast.Name(id=v.id, ctx=gast.Load(), annotation=None, type_comment=None)
+                if isinstance(v, ObjectValue):  # print(params)
+                    raise self.lo.object_as_value(v, getattr(n, "lineno", None))
                 return gast.ast_to_gast(ir.operand_node(v))
 
             def visit_Attribute(inner, n):  # noqa: N805

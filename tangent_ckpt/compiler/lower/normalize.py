@@ -29,8 +29,10 @@ from tangent_ckpt.compiler.lower.containers import ContainerLowering
 from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
+from tangent_ckpt.compiler.lower.scopes import ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
 from tangent_ckpt.compiler.naming import Namer
+from tangent_ckpt.errors import TransformError
 
 
 class Lowering:
@@ -66,7 +68,21 @@ class Lowering:
                    construct=construct or what, hint=hint)
 
     def emit(self, stmt):
+        expr = getattr(stmt, "expr", None)
+        held = [a for a in ([expr] + list(getattr(expr, "args", [])))
+                if isinstance(a, ObjectValue)]
+        if held:
+            raise self.object_as_value(held[0], getattr(stmt, "line", None))
         self.out.append(stmt)
+
+    def object_as_value(self, obj, line=None):
+        """The refusal of an object used as a value (``print(params)``,
+        ``[layers[0]]``): its attributes are variables, the object itself is none."""
+        return TransformError(f"the object {obj.label} ({obj.cls.__name__}) used as a value",
+                              filename=self.current_scope.parsed.filename,
+                              lineno=line or self.line or None, construct=obj.label,
+                              hint="read its attributes or call its methods where it is "
+                                   "named (layers[0].W, for layer in layers)")
 
 
 def normalize(parsed, containers=None):

@@ -55,10 +55,11 @@ class ObjectValue(CompileTimeValue):
     """An object of a user class made inside the differentiated code: its class,
     and per attribute the variable holding it (``model.W`` is ``model_W``)."""
 
-    def __init__(self, cls, label):
+    def __init__(self, cls, label, given=False):
         self.cls = cls
         self.label = label
         self.attributes = {}  # attribute -> ir.Name, or a CompileTimeValue
+        self.given = given  # an argument named in wrt: its attributes are read only
 
 
 class MethodValue(CompileTimeValue):
@@ -116,7 +117,7 @@ def local_names(fnode):
 def function_alias_candidates(fnode):
     """The locals of ``fnode`` that may name a function or an object (``sum =
     np.sum``, ``step = helper``, ``loss = make_loss(3.0)``, ``sq = lambda z: z * z``,
-    ``model = Model(W)``): bound exactly once in the whole function, by a plain
+    ``model = Model(W)``, ``layer = layers[0]``): bound exactly once in the whole function, by a plain
     ``name = value`` statement at the top level of its body (so bound before
     any use on every path).  Whether the value is a function is decided when
     the statement is lowered."""
@@ -134,7 +135,8 @@ def function_alias_candidates(fnode):
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Name) and \
                 counts[stmt.targets[0].id] == 1 and (
-                    _dotted_name(stmt.value) or isinstance(stmt.value, (gast.Call, gast.Lambda))):
+                    _dotted_name(stmt.value) or
+                    isinstance(stmt.value, (gast.Call, gast.Lambda, gast.Subscript))):
             found.add(stmt.targets[0].id)
     return found
 

@@ -15,7 +15,7 @@ from tangent_ckpt.compiler.lower.containers import (
 )
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
+    CompileTimeValue, LocalFunction, ObjectValue, Scope, TupleValue, all_names, always_exits,
     function_alias_candidates, is_function, load_context, local_names, may_exit, to_source,
 )
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -366,6 +366,8 @@ class StatementLowering:
             self.lo.emit(ir.Assign(name, value, line))
         elif isinstance(value, (ir.Name, ir.Const)):
             self.lo.emit(ir.Assign(name, ir.Copy(value), line))
+        elif isinstance(value, ObjectValue):  # refused by emit: an object is no value
+            self.lo.emit(ir.Assign(name, value, line))
         else:  # pragma: no cover - defensive
             raise TypeError(value)
 
