@@ -40,7 +40,7 @@ __all__ = [
     "hstack_adjoint", "vstack_adjoint",
     # indexing and subscript assignment
     "is_basic_index", "getitem_adjoint", "accumulate_at",
-    "setitem_adjoint_value", "setitem_adjoint_array", "overwritten",
+    "setitem_adjoint_value", "setitem_adjoint_array", "overwritten", "stand_in",
 ]
 
 
@@ -757,6 +757,16 @@ def setitem_adjoint_value(g, index, value):
             "does not specify which value it keeps, so its gradient is not defined; "
             "make the indices unique (np.unique) or accumulate with np.add.at")
     return unbroadcast(np.array(g[index], copy=True), value)
+
+
+def stand_in(x):
+    """What the gradient keeps through its reverse sweep of an array that sweep
+    reads only for its shape and dtype (the operand of ``np.sum``): a read-only
+    broadcast of one zero, which holds no memory; ``x`` itself when it is small
+    or not an array."""
+    if type(x) is np.ndarray and x.size > _SMALL:
+        return np.broadcast_to(_zero_of(x.dtype), x.shape)
+    return x
 
 
 def overwritten(region):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, names_read
-from tangent_ckpt.compiler.package.saves import finish_saves
+from tangent_ckpt.compiler.package.saves import finish_saves, stand_ins
 from tangent_ckpt.errors import CheckpointError
 
 
@@ -73,7 +73,12 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
     body += rev.entry_lines(needed)
     if rev.tape is not None and rev.tape in names_read(primal):
         body.append(Line(sx.assign(rev.tape, ast.List(elts=[], ctx=ast.Load()))))
-    body += primal + [Blank(), Comment("reverse sweep")] + adjoint + [ret]
+    body += primal
+    kept_as_shapes = stand_ins(primal, adjoint, ret, function.params)
+    if kept_as_shapes:
+        body += [Comment("only the shapes of these are read back: their memory is freed")]
+        body += [Line(sx.assign(n, sx.rt("stand_in", n))) for n in kept_as_shapes]
+    body += [Blank(), Comment("reverse sweep")] + adjoint + [ret]
     gradient = [Block(sx.def_(name, params, defaults), body)]
     return GradientCode(name, list(function.params), sweeps.seed, list(helpers) + [gradient])
 

@@ -70,10 +70,16 @@ def live_restores(items):
 _SHAPE_ARGUMENTS = ((runtime.unbroadcast, 1, 2), (runtime.setitem_adjoint_value, 2, 3))
 
 
-def shape_only(items):
+# and those that read it for its shape and dtype (rt.stand_in keeps both)
+_STAND_IN_ARGUMENTS = _SHAPE_ARGUMENTS + ((runtime.repeat_to_match, 1, 2),
+                                          (runtime.repeat_to_match, 1, 4))
+
+
+def shape_only(items, arguments=_SHAPE_ARGUMENTS):
     """Variables the code reads only as the second argument of ``rt.unbroadcast``
     (or the value of ``rt.setitem_adjoint_value``): their saves keep the shape
-    (``rt.shape_of(x)``), not the array."""
+    (``rt.shape_of(x)``), not the array.  ``arguments``: (helper, position,
+    arity) of the reads that count."""
     ok, other = set(), set()
 
     def visit(tree):
@@ -83,7 +89,7 @@ def shape_only(items):
                 if isinstance(node.ctx, ast.Load):
                     loads.append(node)
                 continue
-            for helper, position, arity in _SHAPE_ARGUMENTS:
+            for helper, position, arity in arguments:
                 if sx.calls_helper(node, helper) and len(node.args) == arity and \
                         isinstance(node.args[position], ast.Name):
                     shape_args.add(id(node.args[position]))
@@ -93,6 +99,18 @@ def shape_only(items):
     for tree in trees(items):
         visit(tree)
     return ok - other
+
+
+def stand_ins(primal, adjoint, ret, params):
+    """Arrays the primal sweep binds at its top level (on every path) that the
+    reverse sweep reads only for their shape and dtype (the operand of a
+    reduction: ``np.sum(S ** 2)``): rebound to ``rt.stand_in(x)`` before the
+    reverse sweep, they do not hold their memory through it."""
+    assigned = {line_target(item) for item in primal if isinstance(item, Line)} - {None}
+    inner = {line_target(item) for item in flat_lines(primal)
+             if not any(item is top for top in primal)}
+    shapes = shape_only(adjoint + [ret], _STAND_IN_ARGUMENTS)
+    return sorted((assigned & shapes) - inner - set(params) - names_read([ret]))
 
 
 def resolve_saves(items, needed, live_slots=None, shapes=frozenset()):
