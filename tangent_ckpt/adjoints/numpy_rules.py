@@ -29,6 +29,7 @@ from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure,
                                             registered_functions)
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
+from tangent_ckpt.runtime.last_axis import along_last, from_last
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
@@ -58,6 +59,24 @@ SELECT_TANGENT = {"x1": "t * np.where(x1 == x2, 0.5, np.where(x1 == ans, 1.0, 0.
 SOLVE_TANGENT_A = ("np.reshape(-np.linalg.solve(a, t @ np.reshape(ans, np.concatenate(("
                    "np.shape(ans), np.ones(np.maximum(2 - np.ndim(b), 0), dtype=int))))), "
                    "np.shape(ans))")
+# products of the other elements along the last axis of m (no division: exact with zeros)
+def _others(m):
+    one = f"np.ones_like({m}[..., :1])"
+    left = f"np.cumprod(np.concatenate(({one}, {m}[..., :-1]), axis=-1), axis=-1)"
+    right = (f"np.flip(np.cumprod(np.concatenate(({one}, np.flip({m}, -1)[..., :-1]), axis=-1), "
+             "axis=-1), -1)")
+    return f"{left} * {right}"
+
+
+_A, _T = "along_last(a, axis)", "along_last(t, axis)"
+PROD_TANGENT = f"np.reshape(np.sum({_T} * {_others(_A)}, axis=-1), np.shape(ans))"
+# d cumprod_i = sum over k <= i of t_k * prod_{j < k} a_j * prod_{k < j <= i} a_j: the last
+# factor is row k of a cumprod over a matrix holding a_j right of the diagonal, 1 elsewhere
+_OUTER = f"np.ones_like({_A}[..., :, None] * {_A}[..., None, :])"
+CUMPROD_TANGENT = (
+    f"from_last(np.sum(np.triu(({_T} * np.cumprod(np.concatenate((np.ones_like({_A}[..., :1]), "
+    f"{_A}[..., :-1]), axis=-1), axis=-1))[..., :, None] * np.cumprod(np.where("
+    f"np.triu({_OUTER}, 1) > 0.5, {_A}[..., None, :], 1.0), axis=-1)), axis=-2), ans, axis)")
 CLIP_BOUND_TANGENT = {b: f"np.where(np.logical_and(ans != a, ans == {b}), t, 0.0)"
                       for b in ("a_min", "a_max", "min", "max")}
 
@@ -273,7 +292,7 @@ with section("Reductions and statistics"):
                tangent="np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / ((np.size(a) / np.size(ans) - ddof) * ans)")
     defadjoint(np.prod, REDUCE, methods="prod", only={"initial": (None,)},
-               a="prod_adjoint(g, a, ans, axis, keepdims)")
+               a="prod_adjoint(g, a, ans, axis, keepdims)", tangent=PROD_TANGENT)
     for _fn, _method, _ref in ((np.max, "max", "np.max"), (np.min, "min", "np.min"),
                                (np.amax, "", "np.max"), (np.amin, "", "np.min")):
         defadjoint(_fn, EXTREMUM, methods=_method, only={"initial": (None,)},
@@ -284,7 +303,7 @@ with section("Reductions and statistics"):
     defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", methods="cumsum",
                a="cumsum_adjoint(g, a, axis)", linear=True)
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", methods="cumprod",
-               a="cumprod_adjoint(g, a, ans, axis)")
+               a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None",
                a="diff_adjoint(g, a, n, axis, prepend, append)",
                linear=("a", "prepend", "append"))
@@ -322,9 +341,18 @@ with section("Shape"):
                array="pad_adjoint(g, array, pad_width, mode)",
                tangent="np.pad(t, pad_width, mode)")
     defadjoint(np.sort, "a, axis=-1, kind=None, order=None, *, stable=None",
-               only={"order": (None,)}, a="sort_adjoint(g, a, axis, kind)")
+               only={"order": (None,)}, a="sort_adjoint(g, a, axis, kind)",
+               tangent="np.take_along_axis(t, np.argsort(a, axis=axis, kind='stable'), axis=axis)")
     defadjoint(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
-               only={"order": (None,)}, a="partition_adjoint(g, a, kth, axis, kind)")
+               only={"order": (None,)}, a="partition_adjoint(g, a, kth, axis, kind)",
+               tangent="np.take_along_axis(t, np.argpartition(a, kth, axis=axis, kind=kind), "
+                       "axis=axis)")
+    defadjoint(np.take_along_axis, "arr, indices, axis=-1", linear=True,
+               arr="take_along_axis_adjoint(g, arr, indices, axis)")
+    defadjoint(along_last, "a, axis=None", name="rt.along_last", linear=True,
+               a="from_last(g, a, axis)")
+    defadjoint(from_last, "x, like, axis=None", name="rt.from_last", piecewise=("like",),
+               linear=True, x="along_last(g, axis)")
     defadjoint(np.copy, "a, order='K', subok=False", methods="copy", a="g", linear="joint")
     defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None",
                a="g", linear="joint")
@@ -471,6 +499,9 @@ NOTES = {
     np.linalg.matrix_power: "n >= 0",
     np.average: "`weights` may be 1-D along `axis`",
     np.cumprod: "exact with zeros",
+    np.take_along_axis: "repeated indices accumulate",
+    along_last: "tangent rules' helper: the reduced axes merged into one last axis",
+    from_last: "tangent rules' helper: the inverse of `along_last`",
     np.nansum: "0 at NaN entries",
     np.nanmean: "0 at NaN entries; the count excludes them",
     np.trapezoid: "`y` only (sample points `x` or `dx` constant); y of any shape along `axis`",
