@@ -118,6 +118,8 @@ def reduction_cases():
         cases += [Case(f"scipy.special.logsumexp(x, axis={axis!r}, keepdims={keepdims})",
                        {"x": (shape, "real")})
                   for shape, axes in AXES for axis in axes for keepdims in (False, True)]
+        cases += [Case(f"scipy.special.polygamma({n}, x)", {"x": ((2, 3), "positive")})
+                  for n in (1, 2)]
     cases += [Case(f"np.{f}(x, axis={a})", {"x": (s, "positive")})
               for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
                                                           ((2, 3, 2), -1), ((2, 3), None)]]
@@ -274,6 +276,8 @@ def shape_cases():
         Case("np.take_along_axis(x, np.array([2, 0, 2]), axis=None)", {"x": ((3,), r)}),
         Case("rt.from_last(rt.along_last(x, (0, 2)) * y, x, (0, 2))",
              {"x": ((2, 3, 2), r), "y": ((3, 4), r)}),
+        Case("rt.weights_like(w, x, 1) * x", {"w": ((3,), r), "x": ((2, 3), r)}),
+        Case("rt.weights_like(w, x) * x", {"w": ((2, 3), r), "x": ((2, 3), r)}),
         Case("np.partition(x, 1, axis=0)", {"x": ((4, 3), r)}),
         Case("np.select([x > 0.5, x < -0.5], [x * 2.0, y], default=z)",
              {"x": ((2, 3), r), "y": ((3,), r), "z": ((), r)}),

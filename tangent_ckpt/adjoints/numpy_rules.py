@@ -29,7 +29,7 @@ from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure,
                                             registered_functions)
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
-from tangent_ckpt.runtime.last_axis import along_last, from_last
+from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
@@ -77,6 +77,11 @@ CUMPROD_TANGENT = (
     f"from_last(np.sum(np.triu(({_T} * np.cumprod(np.concatenate((np.ones_like({_A}[..., :1]), "
     f"{_A}[..., :-1]), axis=-1), axis=-1))[..., :, None] * np.cumprod(np.where("
     f"np.triu({_OUTER}, 1) > 0.5, {_A}[..., None, :], 1.0), axis=-1)), axis=-2), ans, axis)")
+# sum(t * (a - average)) / sum(weights) over the axis, the weights as big as a
+AVERAGE_TANGENT_WEIGHTS = (
+    "np.sum(weights_like(t, a, axis) * (a - np.average(a, axis=axis, weights=weights, "
+    "keepdims=True)), axis=axis, keepdims=keepdims) / np.sum(weights_like(weights, a, axis), "
+    "axis=axis, keepdims=keepdims)")
 CLIP_BOUND_TANGENT = {b: f"np.where(np.logical_and(ans != a, ans == {b}), t, 0.0)"
                       for b in ("a_min", "a_max", "min", "max")}
 
@@ -282,7 +287,9 @@ with section("Reductions and statistics"):
     defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False",
                only={"returned": (False,)},
                a="average_adjoint(g, a, axis, weights, keepdims)",
-               weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)")
+               weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)",
+               tangent={"a": "np.average(t, axis=axis, weights=weights, keepdims=keepdims)",
+                        "weights": AVERAGE_TANGENT_WEIGHTS})
     defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE,
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
@@ -353,6 +360,8 @@ with section("Shape"):
                a="from_last(g, a, axis)")
     defadjoint(from_last, "x, like, axis=None", name="rt.from_last", piecewise=("like",),
                linear=True, x="along_last(g, axis)")
+    defadjoint(weights_like, "weights, a, axis=None", name="rt.weights_like", linear=True,
+               piecewise=("a",), weights="weights_like_adjoint(g, weights, axis)")
     defadjoint(np.copy, "a, order='K', subok=False", methods="copy", a="g", linear="joint")
     defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None",
                a="g", linear="joint")
@@ -502,6 +511,7 @@ NOTES = {
     np.take_along_axis: "repeated indices accumulate",
     along_last: "tangent rules' helper: the reduced axes merged into one last axis",
     from_last: "tangent rules' helper: the inverse of `along_last`",
+    weights_like: "tangent rules' helper: `np.average`'s weights broadcast to `a`",
     np.nansum: "0 at NaN entries",
     np.nanmean: "0 at NaN entries; the count excludes them",
     np.trapezoid: "`y` only (sample points `x` or `dx` constant); y of any shape along `axis`",

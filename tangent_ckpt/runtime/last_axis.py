@@ -8,7 +8,8 @@ other one, and themselves), so the tangent code can be differentiated again.
 
 import numpy as np
 
-__all__ = ["along_last", "from_last", "take_along_axis_adjoint"]
+__all__ = ["along_last", "from_last", "take_along_axis_adjoint", "weights_like",
+           "weights_like_adjoint"]
 
 
 def _axes(axis, ndim):
@@ -54,3 +55,23 @@ def take_along_axis_adjoint(g, arr, indices, axis=-1):
     grids[int(axis) % arr.ndim] = np.broadcast_to(indices, g.shape)
     np.add.at(out, tuple(grids), g)
     return out
+
+
+def weights_like(weights, a, axis=None):
+    """``np.average``'s weights as an array of ``a``'s shape (NumPy allows them
+    1-D along ``axis``); a new array."""
+    w = np.asarray(weights)
+    if w.shape != np.shape(a) and axis is not None:
+        shape = [1] * np.ndim(a)
+        shape[_axes(axis, np.ndim(a))[0]] = w.size
+        w = np.reshape(w, shape)
+    return np.array(np.broadcast_to(w, np.shape(a)))
+
+
+def weights_like_adjoint(g, weights, axis=None):
+    """Adjoint of :func:`weights_like`: ``g`` summed back to the weights' shape."""
+    if np.shape(g) == np.shape(weights):
+        return g
+    kept = _axes(axis, np.ndim(g))[0]
+    others = tuple(k for k in range(np.ndim(g)) if k != kept)
+    return np.reshape(np.sum(g, axis=others), np.shape(weights))
