@@ -77,6 +77,47 @@ CUMPROD_TANGENT = (
     f"from_last(np.sum(np.triu(({_T} * np.cumprod(np.concatenate((np.ones_like({_A}[..., :1]), "
     f"{_A}[..., :-1]), axis=-1), axis=-1))[..., :, None] * np.cumprod(np.where("
     f"np.triu({_OUTER}, 1) > 0.5, {_A}[..., None, :], 1.0), axis=-1)), axis=-2), ans, axis)")
+# np.linalg.norm: the Euclidean / Frobenius tangent on any axes; the other ords where the
+# call says which axes (vector or matrix norm would otherwise depend on x.ndim)
+NORM_EUCLID = "np.sum(x * t, axis=axis, keepdims=keepdims) / np.where(ans == 0.0, 1.0, ans)"
+_NORM_K = "np.linalg.norm(x, ord, axis, True)"
+_XM, _TM = "np.moveaxis(x, axis, (-2, -1))", "np.moveaxis(t, axis, (-2, -1))"
+_SVD = f"np.linalg.svd({_XM}, full_matrices=False)"
+_SINGULAR = {"nuc": f"{_SVD}[0] @ {_SVD}[2]",
+             2: f"{_SVD}[0][..., :, :1] @ {_SVD}[2][..., :1, :]",
+             -2: f"{_SVD}[0][..., :, -1:] @ {_SVD}[2][..., -1:, :]"}
+
+
+def norm_tangent(ord=None, axis=None, keepdims=False, **_):
+    """``np.linalg.norm``'s tangent for the call's ``ord`` and ``axis``."""
+    if ord is None or (ord == "fro" and (axis is None or np.ndim(axis) == 1)):
+        return NORM_EUCLID
+    vector = isinstance(axis, int) or (isinstance(axis, tuple) and len(axis) == 1)
+    if vector and ord == 0:
+        return "0.0 * ans"
+    if vector and ord in (np.inf, -np.inf):
+        hit = f"np.abs(x) == {_NORM_K}"
+        return (f"np.sum(np.where({hit}, np.sign(x) * t, 0.0), axis=axis, keepdims=keepdims) / "
+                f"np.sum({hit}, axis=axis, keepdims=keepdims)")
+    if vector and isinstance(ord, (int, float)):
+        return (f"np.sum(np.sign(x) * (np.abs(x) / np.where({_NORM_K} == 0.0, 1.0, {_NORM_K})) "
+                f"** (ord - 1.0) * t, axis=axis, keepdims=keepdims)")
+    if not (isinstance(axis, tuple) and len(axis) == 2):
+        return None
+    if ord in _SINGULAR:
+        return f"np.reshape(np.sum(({_SINGULAR[ord]}) * {_TM}, axis=(-2, -1)), np.shape(ans))"
+    if ord in (1, -1, np.inf, -np.inf):
+        summed = -2 if ord in (1, -1) else -1      # column sums or row sums of |x|
+        sums = f"np.sum(np.abs({_XM}), axis={summed}, keepdims=True)"
+        pick = "np.max" if ord > 0 else "np.min"
+        hit = f"{sums} == {pick}({sums}, axis=(-2, -1), keepdims=True)"
+        return (f"np.reshape(np.sum(np.where({hit}, np.sign({_XM}) * {_TM}, 0.0), "
+                f"axis=(-2, -1)) / np.sum({hit}, axis=(-2, -1)), np.shape(ans))")
+    return None
+
+
+norm_tangent.hint = ("pass ord and axis as constants: axis= an int for a vector norm, "
+                     "a pair for a matrix norm")
 # sum(t * (a - average)) / sum(weights) over the axis, the weights as big as a
 AVERAGE_TANGENT_WEIGHTS = (
     "np.sum(weights_like(t, a, axis) * (a - np.average(a, axis=axis, weights=weights, "
@@ -268,7 +309,8 @@ with section("Linear algebra"):
     defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
                a="matrix_power_adjoint(g, a, n)")
     defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
-               domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)")
+               domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)",
+               tangent=norm_tangent)
 
 with section("Reductions and statistics"):
     defadjoint(np.sum, REDUCE, methods="sum", a="repeat_to_match(g, a, axis, keepdims)",
