@@ -118,6 +118,66 @@ def norm_tangent(ord=None, axis=None, keepdims=False, **_):
 
 norm_tangent.hint = ("pass ord and axis as constants: axis= an int for a vector norm, "
                      "a pair for a matrix norm")
+# eigh and cholesky read one triangle of a: the tangent they see is that triangle's,
+# mirrored ("L" for cholesky's upper=False)
+def _triangle_read(uplo):
+    if uplo == "L":
+        return "(np.tril(t) + np.swapaxes(np.tril(t, -1), -1, -2))"
+    if uplo == "U":
+        return "(np.triu(t) + np.swapaxes(np.triu(t, 1), -1, -2))"
+    return None
+
+
+def _vectors_sandwich(uplo):
+    """V^T t V with V the eigenvectors of a."""
+    read = _triangle_read(uplo)
+    vectors = "np.linalg.eigh(a, UPLO)[1]"
+    return read and f"np.swapaxes({vectors}, -1, -2) @ {read} @ {vectors}"
+
+
+def eigvalsh_tangent(UPLO="L", **_):
+    """The eigenvalues move by the diagonal of V^T t V."""
+    sandwich = _vectors_sandwich(UPLO)
+    return sandwich and f"np.diagonal({sandwich}, 0, -2, -1)"
+
+
+def eigh_tangent(UPLO="L", **_):
+    """(diagonal of M, V (F * M)) with M = V^T t V and F_ij = 1 / (w_j - w_i) off the
+    diagonal, 0 on it (distinct eigenvalues)."""
+    read = _triangle_read(UPLO)
+    if read is None:
+        return None
+    sandwich = f"np.swapaxes(ans[1], -1, -2) @ {read} @ ans[1]"
+    eye = "np.eye(np.shape(a)[-1])"
+    gaps = f"np.where({eye} > 0.5, 1.0, ans[0][..., None, :] - ans[0][..., :, None])"
+    return (f"(np.diagonal({sandwich}, 0, -2, -1), "
+            f"ans[1] @ (np.where({eye} > 0.5, 0.0, 1.0 / {gaps}) * ({sandwich})))")
+
+
+def cholesky_tangent(upper=False, **_):
+    """L (lower triangle of X, its diagonal halved), X = L^-1 t L^-T (t as read)."""
+    if upper not in (False, True):
+        return None
+    lower = "np.swapaxes(ans, -1, -2)" if upper else "ans"
+    read = _triangle_read("U" if upper else "L")
+    x = f"np.linalg.solve({lower}, np.swapaxes(np.linalg.solve({lower}, {read}), -1, -2))"
+    half = f"np.tril({x}) - 0.5 * {x} * np.eye(np.shape(a)[-1])"
+    out = f"{lower} @ ({half})"
+    return f"np.swapaxes({out}, -1, -2)" if upper else out
+
+
+def matrix_power_tangent(n=None, **_):
+    """sum over k of a^k t a^(n-1-k), for a constant n >= 0."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        return None
+    if n == 0:
+        return "0.0 * ans"
+    return " + ".join(f"np.linalg.matrix_power(a, {k}) @ t @ np.linalg.matrix_power(a, {n - 1 - k})"
+                      for k in range(n))
+
+
+for _choose in (eigvalsh_tangent, eigh_tangent, cholesky_tangent, matrix_power_tangent):
+    _choose.hint = "pass the argument as a constant"
 # sum(t * (a - average)) / sum(weights) over the axis, the weights as big as a
 AVERAGE_TANGENT_WEIGHTS = (
     "np.sum(weights_like(t, a, axis) * (a - np.average(a, axis=axis, weights=weights, "
@@ -293,11 +353,12 @@ with section("Linear algebra"):
     defadjoint(np.linalg.slogdet, "a", name="np.linalg.slogdet", a="slogdet_adjoint(g, a)",
                tangent="(0.0 * ans[0], np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))")
     defadjoint(np.linalg.cholesky, "a, /, *, upper=False", name="np.linalg.cholesky",
-               a="cholesky_adjoint(g, ans, upper)")
+               a="cholesky_adjoint(g, ans, upper)", tangent=cholesky_tangent)
     defadjoint(np.linalg.eigh, "a, UPLO='L'", name="np.linalg.eigh",
-               a="eigh_adjoint(g, ans, UPLO)")
+               a="eigh_adjoint(g, ans, UPLO)", tangent=eigh_tangent)
     defadjoint(np.linalg.eigvalsh, "a, UPLO='L'", name="np.linalg.eigvalsh",
-               a="eigh_adjoint(Parts((g, 0.0)), np.linalg.eigh(a, UPLO), UPLO)")
+               a="eigh_adjoint(Parts((g, 0.0)), np.linalg.eigh(a, UPLO), UPLO)",
+               tangent=eigvalsh_tangent)
     defadjoint(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False",
                name="np.linalg.svd", only={"hermitian": (False,)},
                a="svd_adjoint(g, a, ans, full_matrices, compute_uv)")
@@ -307,7 +368,7 @@ with section("Linear algebra"):
     defadjoint(np.linalg.qr, "a, mode='reduced'", name="np.linalg.qr",
                only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)")
     defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
-               a="matrix_power_adjoint(g, a, n)")
+               a="matrix_power_adjoint(g, a, n)", tangent=matrix_power_tangent)
     defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
                domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)",
                tangent=norm_tangent)
