@@ -178,6 +178,18 @@ def matrix_power_tangent(n=None, **_):
 
 for _choose in (eigvalsh_tangent, eigh_tangent, cholesky_tangent, matrix_power_tangent):
     _choose.hint = "pass the argument as a constant"
+# pinv where the rank is locally constant (Golub & Pereyra): with P = pinv(a),
+# -P t P + P P^T t^T (1 - a P) + (1 - P a) t^T P^T P
+_TT, _PT = "np.swapaxes(t, -1, -2)", "np.swapaxes(ans, -1, -2)"
+PINV_TANGENT = (f"-(ans @ t @ ans) + ans @ {_PT} @ {_TT} @ (np.eye(np.shape(a)[-2]) - a @ ans) + "
+                f"(np.eye(np.shape(a)[-1]) - ans @ a) @ {_TT} @ {_PT} @ ans")
+# reduced qr, m >= n: X = Q^T t R^-1, W = X - (its strictly lower part minus that part's
+# transpose), upper triangular; dR = W R, dQ = t R^-1 - Q W
+_T_RINV = ("np.swapaxes(np.linalg.solve(np.swapaxes(ans[1], -1, -2), np.swapaxes(t, -1, -2)), "
+           "-1, -2)")
+_QX = f"np.swapaxes(ans[0], -1, -2) @ {_T_RINV}"
+_QW = f"(np.triu({_QX}) + np.swapaxes(np.tril({_QX}, -1), -1, -2))"
+QR_TANGENT = f"({_T_RINV} - ans[0] @ {_QW}, {_QW} @ ans[1])"
 # sum(t * (a - average)) / sum(weights) over the axis, the weights as big as a
 AVERAGE_TANGENT_WEIGHTS = (
     "np.sum(weights_like(t, a, axis) * (a - np.average(a, axis=axis, weights=weights, "
@@ -364,9 +376,9 @@ with section("Linear algebra"):
                a="svd_adjoint(g, a, ans, full_matrices, compute_uv)")
     defadjoint(np.linalg.pinv, "a, rcond=None, hermitian=False, *, rtol=None",
                name="np.linalg.pinv", only={"hermitian": (False,)},
-               a="pinv_adjoint(g, a, ans)")
+               a="pinv_adjoint(g, a, ans)", tangent=PINV_TANGENT)
     defadjoint(np.linalg.qr, "a, mode='reduced'", name="np.linalg.qr",
-               only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)")
+               only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)", tangent=QR_TANGENT)
     defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
                a="matrix_power_adjoint(g, a, n)", tangent=matrix_power_tangent)
     defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
