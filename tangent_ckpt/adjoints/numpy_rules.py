@@ -190,6 +190,32 @@ _T_RINV = ("np.swapaxes(np.linalg.solve(np.swapaxes(ans[1], -1, -2), np.swapaxes
 _QX = f"np.swapaxes(ans[0], -1, -2) @ {_T_RINV}"
 _QW = f"(np.triu({_QX}) + np.swapaxes(np.tril({_QX}, -1), -1, -2))"
 QR_TANGENT = f"({_T_RINV} - ans[0] @ {_QW}, {_QW} @ ans[1])"
+# svd, reduced (Townsend): P = U^T t V, F_ij = 1 / (s_j^2 - s_i^2) off the diagonal;
+# dU = U (F * (P S + S P^T)) + (t V - U P) / s, dV likewise with t^T, ds = diag(P)
+_V = "np.swapaxes(ans[2], -1, -2)"
+_P = f"(np.swapaxes(ans[0], -1, -2) @ t @ {_V})"
+_PT = f"np.swapaxes({_P}, -1, -2)"
+_EYE_K = "np.eye(np.shape(ans[1])[-1])"
+_F = (f"np.where({_EYE_K} > 0.5, 0.0, 1.0 / np.where({_EYE_K} > 0.5, 1.0, "
+      "ans[1][..., None, :] ** 2 - ans[1][..., :, None] ** 2))")
+_ROW, _COL = "ans[1][..., None, :]", "ans[1][..., :, None]"
+_DU = f"ans[0] @ ({_F} * ({_P} * {_ROW} + {_COL} * {_PT})) + (t @ {_V} - ans[0] @ {_P}) / {_ROW}"
+_DV = (f"{_V} @ ({_F} * ({_COL} * {_P} + {_PT} * {_ROW})) + "
+       f"(np.swapaxes(t, -1, -2) @ ans[0] - {_V} @ {_PT}) / {_ROW}")
+_UV = "np.linalg.svd(a, full_matrices=False)"
+
+
+def svd_tangent(full_matrices=True, compute_uv=True, **_):
+    """The singular values: diag(U^T t V); the reduced factors as above.  With
+    full_matrices the vectors past min(m, n) have no unique tangent: refused."""
+    if compute_uv is False:
+        return f"np.sum({_UV}[0] * (t @ np.swapaxes({_UV}[2], -1, -2)), axis=-2)"
+    if compute_uv is True and full_matrices is False:
+        return f"({_DU}, np.diagonal({_P}, 0, -2, -1), np.swapaxes({_DV}, -1, -2))"
+    return None
+
+
+svd_tangent.hint = "pass full_matrices=False (or compute_uv=False) as a constant"
 # sum(t * (a - average)) / sum(weights) over the axis, the weights as big as a
 AVERAGE_TANGENT_WEIGHTS = (
     "np.sum(weights_like(t, a, axis) * (a - np.average(a, axis=axis, weights=weights, "
@@ -373,7 +399,7 @@ with section("Linear algebra"):
                tangent=eigvalsh_tangent)
     defadjoint(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False",
                name="np.linalg.svd", only={"hermitian": (False,)},
-               a="svd_adjoint(g, a, ans, full_matrices, compute_uv)")
+               a="svd_adjoint(g, a, ans, full_matrices, compute_uv)", tangent=svd_tangent)
     defadjoint(np.linalg.pinv, "a, rcond=None, hermitian=False, *, rtol=None",
                name="np.linalg.pinv", only={"hermitian": (False,)},
                a="pinv_adjoint(g, a, ans)", tangent=PINV_TANGENT)
