@@ -118,10 +118,14 @@ def reduction_cases():
         cases += [Case(f"scipy.special.logsumexp(x, axis={axis!r}, keepdims={keepdims})",
                        {"x": (shape, "real")})
                   for shape, axes in AXES for axis in axes for keepdims in (False, True)]
+        cases += [Case(f"scipy.special.polygamma({n}, x)", {"x": ((2, 3), "positive")})
+                  for n in (1, 2)]
     cases += [Case(f"np.{f}(x, axis={a})", {"x": (s, "positive")})
               for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
                                                           ((2, 3, 2), -1), ((2, 3), None)]]
     cases += [Case("np.cumprod(x * (x > 1.0), axis=0)", {"x": ((4, 2), "positive")})]  # zeros
+    cases += [Case(f"np.prod(x * (x > 1.0){kw})", {"x": ((4, 3), "positive")})  # zeros
+              for kw in ("", ", axis=0", ", axis=1, keepdims=True")]
     cases += [Case(f"np.average(x, axis={a}, weights=w)", {"x": (s, "real"), "w": (ws, "positive")})
               for s, a, ws in [((3,), None, (3,)), ((2, 3), 1, (3,)), ((2, 3), 0, (2,)),
                                ((2, 3), None, (2, 3)), ((2, 3, 2), 1, (3,))]]
@@ -266,6 +270,14 @@ def shape_cases():
         Case("np.sort(x)", {"x": ((5,), r)}), Case("np.sort(x, axis=0)", {"x": ((3, 4), r)}),
         Case("np.sort(x, axis=None)", {"x": ((2, 3), r)}),
         Case("np.partition(x, 2)", {"x": ((6,), r)}),
+        Case("np.take_along_axis(x, np.argsort(y, axis=1), axis=1)",
+             {"x": ((2, 3), r), "y": ((2, 3), r)}),
+        Case("np.take_along_axis(x, np.array([[0, 0], [1, 0]]), axis=0)", {"x": ((2, 2), r)}),
+        Case("np.take_along_axis(x, np.array([2, 0, 2]), axis=None)", {"x": ((3,), r)}),
+        Case("rt.from_last(rt.along_last(x, (0, 2)) * y, x, (0, 2))",
+             {"x": ((2, 3, 2), r), "y": ((3, 4), r)}),
+        Case("rt.weights_like(w, x, 1) * x", {"w": ((3,), r), "x": ((2, 3), r)}),
+        Case("rt.weights_like(w, x) * x", {"w": ((2, 3), r), "x": ((2, 3), r)}),
         Case("np.partition(x, 1, axis=0)", {"x": ((4, 3), r)}),
         Case("np.select([x > 0.5, x < -0.5], [x * 2.0, y], default=z)",
              {"x": ((2, 3), r), "y": ((3,), r), "z": ((), r)}),

@@ -15,7 +15,7 @@ from test_grad_numpy import BINARY, UNARY
 
 EPS = 1e-6
 CASES = all_cases()
-CONSTANTS = {"c": np.random.default_rng(7).standard_normal((4, 4))}
+CONSTANTS = {"c": np.random.default_rng(7).standard_normal((4, 4)), "rt": tc.runtime}
 
 
 def compile_source(name, source):

@@ -17,9 +17,18 @@ CASES = all_cases()
 WITHOUT_TANGENT = {r.fn for r in registry.all_rules() if not r.has_tangent()}
 
 
+def _refused_for_its_arguments(case):
+    """np.linalg.norm with an ord but no axis (a vector or a matrix norm by x.ndim,
+    which the compiler does not know) and np.linalg.svd with full_matrices (the
+    vectors past min(m, n) have no unique tangent): forward mode refuses them."""
+    norm = "np.linalg.norm(x, ord=" in case.body and "axis=" not in case.body and \
+        "ord=None" not in case.body and "ord='fro'" not in case.body
+    return norm or "np.linalg.svd(a)" in case.body
+
+
 def _uses_missing(case):
     methods = [m for m, fn in registry.methods().items() if fn in WITHOUT_TANGENT]
-    return any(r.fn in WITHOUT_TANGENT and (f"{r.name}(" in case.body or r.fn in case.covers)
+    return _refused_for_its_arguments(case) or any(r.fn in WITHOUT_TANGENT and (f"{r.name}(" in case.body or r.fn in case.covers)
                for r in registry.all_rules()) or any(f".{m}(" in case.body for m in methods)
 
 

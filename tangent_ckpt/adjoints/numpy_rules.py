@@ -29,6 +29,7 @@ from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure,
                                             registered_functions)
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
+from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
@@ -58,6 +59,168 @@ SELECT_TANGENT = {"x1": "t * np.where(x1 == x2, 0.5, np.where(x1 == ans, 1.0, 0.
 SOLVE_TANGENT_A = ("np.reshape(-np.linalg.solve(a, t @ np.reshape(ans, np.concatenate(("
                    "np.shape(ans), np.ones(np.maximum(2 - np.ndim(b), 0), dtype=int))))), "
                    "np.shape(ans))")
+# products of the other elements along the last axis of m (no division: exact with zeros)
+def _others(m):
+    one = f"np.ones_like({m}[..., :1])"
+    left = f"np.cumprod(np.concatenate(({one}, {m}[..., :-1]), axis=-1), axis=-1)"
+    right = (f"np.flip(np.cumprod(np.concatenate(({one}, np.flip({m}, -1)[..., :-1]), axis=-1), "
+             "axis=-1), -1)")
+    return f"{left} * {right}"
+
+
+_A, _T = "along_last(a, axis)", "along_last(t, axis)"
+PROD_TANGENT = f"np.reshape(np.sum({_T} * {_others(_A)}, axis=-1), np.shape(ans))"
+# d cumprod_i = sum over k <= i of t_k * prod_{j < k} a_j * prod_{k < j <= i} a_j: the last
+# factor is row k of a cumprod over a matrix holding a_j right of the diagonal, 1 elsewhere
+_OUTER = f"np.ones_like({_A}[..., :, None] * {_A}[..., None, :])"
+CUMPROD_TANGENT = (
+    f"from_last(np.sum(np.triu(({_T} * np.cumprod(np.concatenate((np.ones_like({_A}[..., :1]), "
+    f"{_A}[..., :-1]), axis=-1), axis=-1))[..., :, None] * np.cumprod(np.where("
+    f"np.triu({_OUTER}, 1) > 0.5, {_A}[..., None, :], 1.0), axis=-1)), axis=-2), ans, axis)")
+# np.linalg.norm: the Euclidean / Frobenius tangent on any axes; the other ords where the
+# call says which axes (vector or matrix norm would otherwise depend on x.ndim)
+NORM_EUCLID = "np.sum(x * t, axis=axis, keepdims=keepdims) / np.where(ans == 0.0, 1.0, ans)"
+_NORM_K = "np.linalg.norm(x, ord, axis, True)"
+_XM, _TM = "np.moveaxis(x, axis, (-2, -1))", "np.moveaxis(t, axis, (-2, -1))"
+_SVD = f"np.linalg.svd({_XM}, full_matrices=False)"
+_SINGULAR = {"nuc": f"{_SVD}[0] @ {_SVD}[2]",
+             2: f"{_SVD}[0][..., :, :1] @ {_SVD}[2][..., :1, :]",
+             -2: f"{_SVD}[0][..., :, -1:] @ {_SVD}[2][..., -1:, :]"}
+
+
+def norm_tangent(ord=None, axis=None, keepdims=False, **_):
+    """``np.linalg.norm``'s tangent for the call's ``ord`` and ``axis``."""
+    if ord is None or (ord == "fro" and (axis is None or np.ndim(axis) == 1)):
+        return NORM_EUCLID
+    vector = isinstance(axis, int) or (isinstance(axis, tuple) and len(axis) == 1)
+    if vector and ord == 0:
+        return "0.0 * ans"
+    if vector and ord in (np.inf, -np.inf):
+        hit = f"np.abs(x) == {_NORM_K}"
+        return (f"np.sum(np.where({hit}, np.sign(x) * t, 0.0), axis=axis, keepdims=keepdims) / "
+                f"np.sum({hit}, axis=axis, keepdims=keepdims)")
+    if vector and isinstance(ord, (int, float)):
+        return (f"np.sum(np.sign(x) * (np.abs(x) / np.where({_NORM_K} == 0.0, 1.0, {_NORM_K})) "
+                f"** (ord - 1.0) * t, axis=axis, keepdims=keepdims)")
+    if not (isinstance(axis, tuple) and len(axis) == 2):
+        return None
+    if ord in _SINGULAR:
+        return f"np.reshape(np.sum(({_SINGULAR[ord]}) * {_TM}, axis=(-2, -1)), np.shape(ans))"
+    if ord in (1, -1, np.inf, -np.inf):
+        summed = -2 if ord in (1, -1) else -1      # column sums or row sums of |x|
+        sums = f"np.sum(np.abs({_XM}), axis={summed}, keepdims=True)"
+        pick = "np.max" if ord > 0 else "np.min"
+        hit = f"{sums} == {pick}({sums}, axis=(-2, -1), keepdims=True)"
+        return (f"np.reshape(np.sum(np.where({hit}, np.sign({_XM}) * {_TM}, 0.0), "
+                f"axis=(-2, -1)) / np.sum({hit}, axis=(-2, -1)), np.shape(ans))")
+    return None
+
+
+norm_tangent.hint = ("pass ord and axis as constants: axis= an int for a vector norm, "
+                     "a pair for a matrix norm")
+# eigh and cholesky read one triangle of a: the tangent they see is that triangle's,
+# mirrored ("L" for cholesky's upper=False)
+def _triangle_read(uplo):
+    if uplo == "L":
+        return "(np.tril(t) + np.swapaxes(np.tril(t, -1), -1, -2))"
+    if uplo == "U":
+        return "(np.triu(t) + np.swapaxes(np.triu(t, 1), -1, -2))"
+    return None
+
+
+def _vectors_sandwich(uplo):
+    """V^T t V with V the eigenvectors of a."""
+    read = _triangle_read(uplo)
+    vectors = "np.linalg.eigh(a, UPLO)[1]"
+    return read and f"np.swapaxes({vectors}, -1, -2) @ {read} @ {vectors}"
+
+
+def eigvalsh_tangent(UPLO="L", **_):
+    """The eigenvalues move by the diagonal of V^T t V."""
+    sandwich = _vectors_sandwich(UPLO)
+    return sandwich and f"np.diagonal({sandwich}, 0, -2, -1)"
+
+
+def eigh_tangent(UPLO="L", **_):
+    """(diagonal of M, V (F * M)) with M = V^T t V and F_ij = 1 / (w_j - w_i) off the
+    diagonal, 0 on it (distinct eigenvalues)."""
+    read = _triangle_read(UPLO)
+    if read is None:
+        return None
+    sandwich = f"np.swapaxes(ans[1], -1, -2) @ {read} @ ans[1]"
+    eye = "np.eye(np.shape(a)[-1])"
+    gaps = f"np.where({eye} > 0.5, 1.0, ans[0][..., None, :] - ans[0][..., :, None])"
+    return (f"(np.diagonal({sandwich}, 0, -2, -1), "
+            f"ans[1] @ (np.where({eye} > 0.5, 0.0, 1.0 / {gaps}) * ({sandwich})))")
+
+
+def cholesky_tangent(upper=False, **_):
+    """L (lower triangle of X, its diagonal halved), X = L^-1 t L^-T (t as read)."""
+    if upper not in (False, True):
+        return None
+    lower = "np.swapaxes(ans, -1, -2)" if upper else "ans"
+    read = _triangle_read("U" if upper else "L")
+    x = f"np.linalg.solve({lower}, np.swapaxes(np.linalg.solve({lower}, {read}), -1, -2))"
+    half = f"np.tril({x}) - 0.5 * {x} * np.eye(np.shape(a)[-1])"
+    out = f"{lower} @ ({half})"
+    return f"np.swapaxes({out}, -1, -2)" if upper else out
+
+
+def matrix_power_tangent(n=None, **_):
+    """sum over k of a^k t a^(n-1-k), for a constant n >= 0."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        return None
+    if n == 0:
+        return "0.0 * ans"
+    return " + ".join(f"np.linalg.matrix_power(a, {k}) @ t @ np.linalg.matrix_power(a, {n - 1 - k})"
+                      for k in range(n))
+
+
+for _choose in (eigvalsh_tangent, eigh_tangent, cholesky_tangent, matrix_power_tangent):
+    _choose.hint = "pass the argument as a constant"
+# pinv where the rank is locally constant (Golub & Pereyra): with P = pinv(a),
+# -P t P + P P^T t^T (1 - a P) + (1 - P a) t^T P^T P
+_TT, _PT = "np.swapaxes(t, -1, -2)", "np.swapaxes(ans, -1, -2)"
+PINV_TANGENT = (f"-(ans @ t @ ans) + ans @ {_PT} @ {_TT} @ (np.eye(np.shape(a)[-2]) - a @ ans) + "
+                f"(np.eye(np.shape(a)[-1]) - ans @ a) @ {_TT} @ {_PT} @ ans")
+# reduced qr, m >= n: X = Q^T t R^-1, W = X - (its strictly lower part minus that part's
+# transpose), upper triangular; dR = W R, dQ = t R^-1 - Q W
+_T_RINV = ("np.swapaxes(np.linalg.solve(np.swapaxes(ans[1], -1, -2), np.swapaxes(t, -1, -2)), "
+           "-1, -2)")
+_QX = f"np.swapaxes(ans[0], -1, -2) @ {_T_RINV}"
+_QW = f"(np.triu({_QX}) + np.swapaxes(np.tril({_QX}, -1), -1, -2))"
+QR_TANGENT = f"({_T_RINV} - ans[0] @ {_QW}, {_QW} @ ans[1])"
+# svd, reduced (Townsend): P = U^T t V, F_ij = 1 / (s_j^2 - s_i^2) off the diagonal;
+# dU = U (F * (P S + S P^T)) + (t V - U P) / s, dV likewise with t^T, ds = diag(P)
+_V = "np.swapaxes(ans[2], -1, -2)"
+_P = f"(np.swapaxes(ans[0], -1, -2) @ t @ {_V})"
+_PT = f"np.swapaxes({_P}, -1, -2)"
+_EYE_K = "np.eye(np.shape(ans[1])[-1])"
+_F = (f"np.where({_EYE_K} > 0.5, 0.0, 1.0 / np.where({_EYE_K} > 0.5, 1.0, "
+      "ans[1][..., None, :] ** 2 - ans[1][..., :, None] ** 2))")
+_ROW, _COL = "ans[1][..., None, :]", "ans[1][..., :, None]"
+_DU = f"ans[0] @ ({_F} * ({_P} * {_ROW} + {_COL} * {_PT})) + (t @ {_V} - ans[0] @ {_P}) / {_ROW}"
+_DV = (f"{_V} @ ({_F} * ({_COL} * {_P} + {_PT} * {_ROW})) + "
+       f"(np.swapaxes(t, -1, -2) @ ans[0] - {_V} @ {_PT}) / {_ROW}")
+_UV = "np.linalg.svd(a, full_matrices=False)"
+
+
+def svd_tangent(full_matrices=True, compute_uv=True, **_):
+    """The singular values: diag(U^T t V); the reduced factors as above.  With
+    full_matrices the vectors past min(m, n) have no unique tangent: refused."""
+    if compute_uv is False:
+        return f"np.sum({_UV}[0] * (t @ np.swapaxes({_UV}[2], -1, -2)), axis=-2)"
+    if compute_uv is True and full_matrices is False:
+        return f"({_DU}, np.diagonal({_P}, 0, -2, -1), np.swapaxes({_DV}, -1, -2))"
+    return None
+
+
+svd_tangent.hint = "pass full_matrices=False (or compute_uv=False) as a constant"
+# sum(t * (a - average)) / sum(weights) over the axis, the weights as big as a
+AVERAGE_TANGENT_WEIGHTS = (
+    "np.sum(weights_like(t, a, axis) * (a - np.average(a, axis=axis, weights=weights, "
+    "keepdims=True)), axis=axis, keepdims=keepdims) / np.sum(weights_like(weights, a, axis), "
+    "axis=axis, keepdims=keepdims)")
 CLIP_BOUND_TANGENT = {b: f"np.where(np.logical_and(ans != a, ans == {b}), t, 0.0)"
                       for b in ("a_min", "a_max", "min", "max")}
 
@@ -230,23 +393,25 @@ with section("Linear algebra"):
     defadjoint(np.linalg.slogdet, "a", name="np.linalg.slogdet", a="slogdet_adjoint(g, a)",
                tangent="(0.0 * ans[0], np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))")
     defadjoint(np.linalg.cholesky, "a, /, *, upper=False", name="np.linalg.cholesky",
-               a="cholesky_adjoint(g, ans, upper)")
+               a="cholesky_adjoint(g, ans, upper)", tangent=cholesky_tangent)
     defadjoint(np.linalg.eigh, "a, UPLO='L'", name="np.linalg.eigh",
-               a="eigh_adjoint(g, ans, UPLO)")
+               a="eigh_adjoint(g, ans, UPLO)", tangent=eigh_tangent)
     defadjoint(np.linalg.eigvalsh, "a, UPLO='L'", name="np.linalg.eigvalsh",
-               a="eigh_adjoint(Parts((g, 0.0)), np.linalg.eigh(a, UPLO), UPLO)")
+               a="eigh_adjoint(Parts((g, 0.0)), np.linalg.eigh(a, UPLO), UPLO)",
+               tangent=eigvalsh_tangent)
     defadjoint(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False",
                name="np.linalg.svd", only={"hermitian": (False,)},
-               a="svd_adjoint(g, a, ans, full_matrices, compute_uv)")
+               a="svd_adjoint(g, a, ans, full_matrices, compute_uv)", tangent=svd_tangent)
     defadjoint(np.linalg.pinv, "a, rcond=None, hermitian=False, *, rtol=None",
                name="np.linalg.pinv", only={"hermitian": (False,)},
-               a="pinv_adjoint(g, a, ans)")
+               a="pinv_adjoint(g, a, ans)", tangent=PINV_TANGENT)
     defadjoint(np.linalg.qr, "a, mode='reduced'", name="np.linalg.qr",
-               only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)")
+               only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)", tangent=QR_TANGENT)
     defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
-               a="matrix_power_adjoint(g, a, n)")
+               a="matrix_power_adjoint(g, a, n)", tangent=matrix_power_tangent)
     defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
-               domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)")
+               domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)",
+               tangent=norm_tangent)
 
 with section("Reductions and statistics"):
     defadjoint(np.sum, REDUCE, methods="sum", a="repeat_to_match(g, a, axis, keepdims)",
@@ -265,7 +430,9 @@ with section("Reductions and statistics"):
     defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False",
                only={"returned": (False,)},
                a="average_adjoint(g, a, axis, weights, keepdims)",
-               weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)")
+               weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)",
+               tangent={"a": "np.average(t, axis=axis, weights=weights, keepdims=keepdims)",
+                        "weights": AVERAGE_TANGENT_WEIGHTS})
     defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE,
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
@@ -275,7 +442,7 @@ with section("Reductions and statistics"):
                tangent="np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / ((np.size(a) / np.size(ans) - ddof) * ans)")
     defadjoint(np.prod, REDUCE, methods="prod", only={"initial": (None,)},
-               a="prod_adjoint(g, a, ans, axis, keepdims)")
+               a="prod_adjoint(g, a, ans, axis, keepdims)", tangent=PROD_TANGENT)
     for _fn, _method, _ref in ((np.max, "max", "np.max"), (np.min, "min", "np.min"),
                                (np.amax, "", "np.max"), (np.amin, "", "np.min")):
         defadjoint(_fn, EXTREMUM, methods=_method, only={"initial": (None,)},
@@ -286,7 +453,7 @@ with section("Reductions and statistics"):
     defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", methods="cumsum",
                a="cumsum_adjoint(g, a, axis)", linear=True)
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", methods="cumprod",
-               a="cumprod_adjoint(g, a, ans, axis)")
+               a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None",
                a="diff_adjoint(g, a, n, axis, prepend, append)",
                linear=("a", "prepend", "append"))
@@ -324,9 +491,20 @@ with section("Shape"):
                array="pad_adjoint(g, array, pad_width, mode)",
                tangent="np.pad(t, pad_width, mode)")
     defadjoint(np.sort, "a, axis=-1, kind=None, order=None, *, stable=None",
-               only={"order": (None,)}, a="sort_adjoint(g, a, axis, kind)")
+               only={"order": (None,)}, a="sort_adjoint(g, a, axis, kind)",
+               tangent="np.take_along_axis(t, np.argsort(a, axis=axis, kind='stable'), axis=axis)")
     defadjoint(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
-               only={"order": (None,)}, a="partition_adjoint(g, a, kth, axis, kind)")
+               only={"order": (None,)}, a="partition_adjoint(g, a, kth, axis, kind)",
+               tangent="np.take_along_axis(t, np.argpartition(a, kth, axis=axis, kind=kind), "
+                       "axis=axis)")
+    defadjoint(np.take_along_axis, "arr, indices, axis=-1", linear=True,
+               arr="take_along_axis_adjoint(g, arr, indices, axis)")
+    defadjoint(along_last, "a, axis=None", name="rt.along_last", linear=True,
+               a="from_last(g, a, axis)")
+    defadjoint(from_last, "x, like, axis=None", name="rt.from_last", piecewise=("like",),
+               linear=True, x="along_last(g, axis)")
+    defadjoint(weights_like, "weights, a, axis=None", name="rt.weights_like", linear=True,
+               piecewise=("a",), weights="weights_like_adjoint(g, weights, axis)")
     defadjoint(np.copy, "a, order='K', subok=False", methods="copy", a="g", linear="joint")
     defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None",
                a="g", linear="joint")
@@ -502,6 +680,10 @@ NOTES = {
     np.linalg.matrix_power: "n >= 0",
     np.average: "`weights` may be 1-D along `axis`",
     np.cumprod: "exact with zeros",
+    np.take_along_axis: "repeated indices accumulate",
+    along_last: "tangent rules' helper: the reduced axes merged into one last axis",
+    from_last: "tangent rules' helper: the inverse of `along_last`",
+    weights_like: "tangent rules' helper: `np.average`'s weights broadcast to `a`",
     np.nansum: "0 at NaN entries",
     np.nanmean: "0 at NaN entries; the count excludes them",
     np.trapezoid: "`y` only (sample points `x` or `dx` constant); y of any shape along `axis`",

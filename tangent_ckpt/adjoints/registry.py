@@ -59,6 +59,10 @@ parameter is the function applied with its tangent in its place.
 differentiable argument replaced by its tangent (a zero where it has none);
 a tuple of parameter names is "joint" over those (``np.diff`` is linear in
 ``a``, ``prepend`` and ``append`` together, and the last two are constants).
+Where the formula depends on a constant argument (``np.linalg.norm``'s ``ord``
+and ``axis``), the tangent is a callable: it receives the call's constant
+arguments by name and returns the expression, or None where none is written
+(forward mode refuses that call, naming its arguments).
 Tangent expressions use only functions that have adjoint rules themselves, so
 that a tangent-linear program can be differentiated again (``tc.hvp``).
 Users give tangents of their functions with :func:`register_tangent`.
@@ -291,7 +295,7 @@ def _tangent_templates(name, params, templates, tangent):
     parameter's.  Its free names are checked like an adjoint's (``t`` for ``g``)."""
     if tangent is None:
         return {}
-    if isinstance(tangent, str):
+    if isinstance(tangent, str) or callable(tangent):
         if len(templates) != 1:
             raise ValueError(f"{name}: tangent= as one expression needs exactly one "
                              "differentiable parameter; give a dict")
@@ -299,6 +303,8 @@ def _tangent_templates(name, params, templates, tangent):
     for param, expression in tangent.items():
         if param not in templates:
             raise ValueError(f"{name}: tangent for '{param}', which has no adjoint")
+        if callable(expression):
+            continue  # the expression it chooses is checked when forward mode reads it
         _check_template(name, params + [("t", REQUIRED, "positional")], param, expression,
                         False)
     return dict(tangent)

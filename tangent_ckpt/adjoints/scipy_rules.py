@@ -14,9 +14,11 @@ with section("scipy.special (where SciPy is installed)"):
                x="-g * 1.1283791670955126 * np.exp(-x * x)",
                tangent="-t * 1.1283791670955126 * np.exp(-x * x)")
     defadjoint(special.gammaln, UNARY, name="scipy.special.gammaln", domain="positive",
-               x="gammaln_adjoint(g, x)")
+               x="gammaln_adjoint(g, x)", tangent="t * digamma(x)")
     defadjoint(special.digamma, UNARY, name="scipy.special.digamma", domain="positive",
-               x="digamma_adjoint(g, x)")
+               x="digamma_adjoint(g, x)", tangent="t * polygamma(1, x)")
+    defadjoint(special.polygamma, "n, x", name="scipy.special.polygamma", domain="positive",
+               x="g * polygamma(n + 1, x)", tangent="t * polygamma(n + 1, x)")
     defadjoint(special.expit, UNARY, name="scipy.special.expit",
                x="g * ans * (1.0 - ans)", tangent="t * ans * (1.0 - ans)")
     defadjoint(special.xlogy, BINARY, name="scipy.special.xlogy", domain="positive",
@@ -26,9 +28,13 @@ with section("scipy.special (where SciPy is installed)"):
     defadjoint(special.logsumexp, "a, axis=None, b=None, keepdims=False, return_sign=False",
                name="scipy.special.logsumexp",
                only={"b": (None,), "return_sign": (False,)},
-               a="logsumexp_adjoint(g, a, ans, axis, keepdims)")
+               a="logsumexp_adjoint(g, a, ans, axis, keepdims)",
+               tangent="np.reshape(np.sum(along_last(t, axis) * np.exp(along_last(a, axis) - "
+                       "np.reshape(ans, np.shape(along_last(a, axis)[..., :1]))), axis=-1), "
+                       "np.shape(ans))")
 
 NOTES.update({
     special.logsumexp: "axis and keepdims; `b=` and `return_sign=` are refused",
     special.xlogy: "d/dx1 = log(x2) also at x1 = 0",
+    special.polygamma: "of `x`; the order `n` is an integer constant",
 })

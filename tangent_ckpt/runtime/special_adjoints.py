@@ -5,7 +5,11 @@ from scipy import special
 
 from tangent_ckpt.runtime.numpy_adjoints import _keep, _weak_like, is_zero
 
-__all__ = ["digamma_adjoint", "gammaln_adjoint", "logsumexp_adjoint"]
+__all__ = ["digamma_adjoint", "gammaln_adjoint", "logsumexp_adjoint", "digamma", "polygamma"]
+
+# the functions themselves, for tangent rules (``t * digamma(x)``): each has a rule
+digamma = special.digamma
+polygamma = special.polygamma
 
 
 def gammaln_adjoint(g, x):

@@ -352,8 +352,33 @@ class Forwarder:
                                  hint=f"for a list of arrays use {rule.name}(np.stack([...]))")
             tangent = self._tangent_operand(op, nonzero) if isinstance(op, ir.Name) else None
             if tangent is not None:
-                terms.append(instantiate(rule.tangents[param], dict(mapping, t=tangent)))
+                template = rule.tangents[param]
+                if callable(template):
+                    template = self._chosen_tangent(stmt, rule, template, bound)
+                terms.append(instantiate(template, dict(mapping, t=tangent)))
         return terms
+
+    def _chosen_tangent(self, stmt, rule, choose, bound):
+        """The expression a callable tangent chooses for the call's constant arguments;
+        refused when one of them is a variable."""
+        known = {}
+        for param, op in bound.items():
+            known_here, value = _constant(op)
+            if known_here:
+                known[param] = value
+        static = [p for p in rule.param_names if p not in rule.templates and p in bound]
+        # a variable where the choice reads a constant: no guess at its value
+        template = choose(**known) if all(p in known for p in static) else None
+        if template is None:
+            shown = ", ".join(f"{p}={known[p]!r}" if p in known else f"{p}=<variable>"
+                              for p in rule.param_names if p not in rule.templates
+                              and p in bound)
+            raise self.error(UnsupportedFunctionError,
+                             f"{rule.name}: no tangent rule for these arguments ({shown})",
+                             stmt.line, construct=rule.name,
+                             hint=getattr(choose, "hint", "register your own tangent with "
+                                          "tangent_ckpt.register_tangent"))
+        return template
 
     def _user_tangent(self, prim, rule, ans, nonzero):
         rule_name = self.namer.fresh(f"{getattr(prim.fn, '__name__', 'fn')}_tangent")
@@ -363,3 +388,19 @@ class Forwarder:
                        *[operand_node(a) for a in prim.args],
                        **{k: operand_node(v) for k, v in prim.kwargs.items()})
 
+
+def _constant(op):
+    """(True, value) for an argument known at compile time: a literal, a tuple
+    of literals or a default; (False, None) for a variable."""
+    if isinstance(op, ir.Const):
+        return True, op.value
+    if isinstance(op, ir.Seq):
+        items = [_constant(item) for item in op.items]
+        if all(known for known, _ in items):
+            return True, tuple(value for _, value in items)
+        return False, None
+    if isinstance(op, (ir.Name, ir.Index)):
+        return False, None
+    if isinstance(op, tuple):
+        return False, None
+    return True, op
