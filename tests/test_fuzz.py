@@ -388,10 +388,11 @@ def test_regression(name, schedule):
 
 # ---------------------------------------------------------------- second order
 
-def check_program_hvp(source, seed, n, wrt, options):
+def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
     """``tc.jvp`` against the gradient dotted with a direction, ``tc.hvp`` (taped
     and checkpointed with ``options``) against central differences of the
-    taped gradient along that direction."""
+    taped gradient along that direction.  ``draws_seed``: as in check_program
+    (every evaluation draws the same legacy np.random numbers)."""
     args = make_inputs(seed, n)
     before = digest(args)
     rng = np.random.default_rng(seed + 1)
@@ -400,7 +401,7 @@ def check_program_hvp(source, seed, n, wrt, options):
     v = dirs[0] if len(wrt) == 1 else tuple(dirs)
     eps = 1e-5
     with load_program(source) as f:
-        grad = tc.grad(f, wrt=wrt)
+        grad = reseeding(tc.grad(f, wrt=wrt), draws_seed)
         g = _tuple(grad(*args), wrt)
         try:
             tc.jvp(f, wrt=wrt).compile()
@@ -409,7 +410,7 @@ def check_program_hvp(source, seed, n, wrt, options):
             HVP_REFUSED.append(source)
             return
         HVP_CHECKED.append(source)
-        _, tangent = tc.jvp(f, wrt=wrt)(*args, v)
+        _, tangent = reseeding(tc.jvp(f, wrt=wrt), draws_seed)(*args, v)
         _close(tangent, sum(np.sum(gk * dk) for gk, dk in zip(g, dirs)), 1e-10, 1e-12,
                "jvp != <grad, v>", source)
 
@@ -419,11 +420,12 @@ def check_program_hvp(source, seed, n, wrt, options):
                 moved[k] = moved[k] + step * d
             return _tuple(grad(*moved), wrt)
         expected = [(p - m) / (2 * eps) for p, m in zip(grad_at(eps), grad_at(-eps))]
-        taped = _tuple(tc.hvp(f, wrt=wrt)(*args, v), wrt)
+        taped = _tuple(reseeding(tc.hvp(f, wrt=wrt), draws_seed)(*args, v), wrt)
         for k, got, want in zip(wrt, taped, expected):
             _close(got, want, 1e-4, 1e-5, f"hvp of {PARAMS[k]} != FD of the gradient", source)
         try:
-            ckpt = _tuple(tc.hvp(f, wrt=wrt, checkpoint=True, **options)(*args, v), wrt)
+            ckpt = _tuple(reseeding(tc.hvp(f, wrt=wrt, checkpoint=True, **options),
+                                    draws_seed)(*args, v), wrt)
         except CheckpointError as exc:
             if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
                 raise
@@ -450,7 +452,8 @@ def test_random_programs_hvp(request):
     def run(prog, options):
         note(repr(prog))
         note(f"options={options}")
-        check_program_hvp(prog.source, prog.seed, prog.n, prog.wrt, options)
+        check_program_hvp(prog.source, prog.seed, prog.n, prog.wrt, options,
+                          draws_seed=draws_seed(prog))
     del HVP_CHECKED[:], HVP_REFUSED[:]
     run()
     assert len(HVP_CHECKED) >= 2 * len(HVP_REFUSED), (len(HVP_CHECKED), len(HVP_REFUSED))
