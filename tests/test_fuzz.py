@@ -33,7 +33,8 @@ from tangent_ckpt.errors import CheckpointError  # noqa: E402
 from autograd_oracle import autograd_gradient  # noqa: E402
 from gradcheck import numeric_grad  # noqa: E402
 from program_strategy import (FAMILIES, PARAMS, PENDING_FAMILIES,  # noqa: E402
-                              checkpoint_options, load_program, make_inputs, programs)
+                              STATEMENT_FAMILIES, checkpoint_options, load_program,
+                              make_inputs, programs)
 
 RTOL_CKPT = 1e-12
 RTOL_FD, ATOL_FD = 1e-5, 1e-7
@@ -173,10 +174,10 @@ def test_the_generator_writes_every_family_and_no_pending_one():
         FAMILIES - seen
 
 
-@pytest.mark.parametrize("family", sorted(PENDING_FAMILIES))
-def test_pending_family_writes_programs_cpython_runs(family):
-    """Pending families are not fuzzed until the compiler supports them (the lead
-    moves them to FAMILIES at merge); meanwhile what they write must run."""
+@pytest.mark.parametrize("family", STATEMENT_FAMILIES)
+def test_each_statement_family_writes_programs_cpython_runs(family):
+    """What a family writes runs (a pending family is not fuzzed until the compiler
+    supports it; enabled ones are fuzzed by the tests above and below)."""
     @settings(max_examples=25, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(programs(families=FAMILIES | {family}, require=family))
@@ -387,10 +388,11 @@ def test_regression(name, schedule):
 
 # ---------------------------------------------------------------- second order
 
-def check_program_hvp(source, seed, n, wrt, options):
+def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
     """``tc.jvp`` against the gradient dotted with a direction, ``tc.hvp`` (taped
     and checkpointed with ``options``) against central differences of the
-    taped gradient along that direction."""
+    taped gradient along that direction.  ``draws_seed``: as in check_program
+    (every evaluation draws the same legacy np.random numbers)."""
     args = make_inputs(seed, n)
     before = digest(args)
     rng = np.random.default_rng(seed + 1)
@@ -399,7 +401,7 @@ def check_program_hvp(source, seed, n, wrt, options):
     v = dirs[0] if len(wrt) == 1 else tuple(dirs)
     eps = 1e-5
     with load_program(source) as f:
-        grad = tc.grad(f, wrt=wrt)
+        grad = reseeding(tc.grad(f, wrt=wrt), draws_seed)
         g = _tuple(grad(*args), wrt)
         try:
             tc.jvp(f, wrt=wrt).compile()
@@ -408,7 +410,7 @@ def check_program_hvp(source, seed, n, wrt, options):
             HVP_REFUSED.append(source)
             return
         HVP_CHECKED.append(source)
-        _, tangent = tc.jvp(f, wrt=wrt)(*args, v)
+        _, tangent = reseeding(tc.jvp(f, wrt=wrt), draws_seed)(*args, v)
         _close(tangent, sum(np.sum(gk * dk) for gk, dk in zip(g, dirs)), 1e-10, 1e-12,
                "jvp != <grad, v>", source)
 
@@ -418,11 +420,12 @@ def check_program_hvp(source, seed, n, wrt, options):
                 moved[k] = moved[k] + step * d
             return _tuple(grad(*moved), wrt)
         expected = [(p - m) / (2 * eps) for p, m in zip(grad_at(eps), grad_at(-eps))]
-        taped = _tuple(tc.hvp(f, wrt=wrt)(*args, v), wrt)
+        taped = _tuple(reseeding(tc.hvp(f, wrt=wrt), draws_seed)(*args, v), wrt)
         for k, got, want in zip(wrt, taped, expected):
             _close(got, want, 1e-4, 1e-5, f"hvp of {PARAMS[k]} != FD of the gradient", source)
         try:
-            ckpt = _tuple(tc.hvp(f, wrt=wrt, checkpoint=True, **options)(*args, v), wrt)
+            ckpt = _tuple(reseeding(tc.hvp(f, wrt=wrt, checkpoint=True, **options),
+                                    draws_seed)(*args, v), wrt)
         except CheckpointError as exc:
             if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
                 raise
@@ -449,7 +452,8 @@ def test_random_programs_hvp(request):
     def run(prog, options):
         note(repr(prog))
         note(f"options={options}")
-        check_program_hvp(prog.source, prog.seed, prog.n, prog.wrt, options)
+        check_program_hvp(prog.source, prog.seed, prog.n, prog.wrt, options,
+                          draws_seed=draws_seed(prog))
     del HVP_CHECKED[:], HVP_REFUSED[:]
     run()
     assert len(HVP_CHECKED) >= 2 * len(HVP_REFUSED), (len(HVP_CHECKED), len(HVP_REFUSED))

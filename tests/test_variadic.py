@@ -39,6 +39,18 @@ def forwarded(x, y):
     return np.sum(forward_all(x, y, scale=0.5, shift=x))
 
 
+def scaled_sum(*xs, **options):
+    total = 0.0
+    for x in xs:
+        total = total + np.sum(np.tanh(x * options.get("scale", 1.0)))
+    return total + options.get("shift", 0.0) * 0.0
+
+
+def keywords_read_with_get(x, y):
+    # the fuzzer's varargs family: .get of a passed keyword and of a missing one
+    return scaled_sum(x, y, scale=0.5) + scaled_sum(x * y)
+
+
 def noise_shaped_like(x, seed):
     rng = np.random.RandomState(seed)
     return np.sum(x * rng.randn(*x.shape) + x ** 2 * rng.rand(*x.shape))
@@ -48,6 +60,7 @@ def noise_shaped_like(x, seed):
     (star_args_definition, (X, Y), (0, 1)),
     (star_call, (X, Y), (0, 1)),
     (forwarded, (X, Y), (0, 1)),
+    (keywords_read_with_get, (X, Y), (0, 1)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_variadic_construct_is_differentiated(f, args, wrt):
     check_construct(f, args, wrt)
@@ -78,3 +91,16 @@ def zip_of_spread_pairs(x, y):
 
 def test_zip_of_a_spread_tuple_is_differentiated():
     check_construct(zip_of_spread_pairs, (X, Y), (0, 1))
+
+
+def keyword_pop(x, **options):
+    return np.sum(x * options.pop("scale"))
+
+
+def calls_keyword_pop(x):
+    return keyword_pop(x, scale=2.0)
+
+
+def test_a_kwargs_method_other_than_get_is_refused_with_its_line():
+    with pytest.raises(TangentCkptError, match=r"test_variadic.py:\d+: method .pop\(\) of \*\*kwargs"):
+        tc.grad(calls_keyword_pop)(X)

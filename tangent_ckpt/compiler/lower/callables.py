@@ -28,7 +28,7 @@ from tangent_ckpt.compiler.lower.scopes import (
     PartialValue, TupleValue, is_function, to_source,
 )
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
-from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
+from tangent_ckpt.errors import TransformError, UnsupportedFunctionError, UnsupportedSyntaxError
 
 # rng.randn(*shape) is rng.standard_normal(shape): draws whose sizes come spread
 SPREAD_DRAWS = {"randn": "standard_normal", "rand": "random_sample"}
@@ -390,6 +390,22 @@ class CallableValues:
                                 "pass", node, construct=to_source(node),
                                 hint="pass it, or name it as a parameter with a default")
         return keywords.items[key.value]
+
+    def keyword_method(self, keywords, node, hint):
+        """``kwargs.get("lr", default)`` of a ``**kwargs`` parameter: the keyword
+        the call passes, else the default (None without one)."""
+        key = node.args[0] if node.args else None
+        if node.func.attr != "get" or not isinstance(key, gast.Constant) \
+                or len(node.args) > 2 or node.keywords:
+            raise self.lo.error(UnsupportedFunctionError, f"method .{node.func.attr}() of "
+                                "**kwargs", node, construct=_spelled(node),
+                                hint="read a keyword by a constant key: kwargs['lr'] or "
+                                     "kwargs.get('lr', default)")
+        if key.value in keywords.items:
+            return keywords.items[key.value]
+        if len(node.args) == 2:
+            return self.lo.expressions.value(node.args[1], hint)
+        return ir.Const(None)
 
 
 def _bare_call(node):

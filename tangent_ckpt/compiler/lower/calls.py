@@ -218,6 +218,9 @@ class CallLowering(CallableValues):
     def method_call(self, node, hint):
         func = node.func
         method = func.attr
+        keywords = self.lo.expressions.static_value(func.value)
+        if isinstance(keywords, KeywordsValue):  # kwargs.get("scale", 1.0)
+            return self.keyword_method(keywords, node, hint)
         if method in IN_PLACE_METHODS:
             raise self.lo.error(UnsupportedSyntaxError,
                              f"in-place method .{method}() changes an array", node,
