@@ -51,7 +51,7 @@ def _axes(ndim, s, axes):
 def fft_adjoint(g, x, n, axis, norm, inverse=False):
     """Adjoint of ``np.fft.fft(x, n, axis, norm)`` (``ifft`` with ``inverse``)."""
     if is_zero(g):
-        return g
+        return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
     transform = np.fft.ifft if inverse else np.fft.fft
     x = np.asarray(x)
     bx = _fit(transform(g, axis=axis, norm=norm), x.shape[axis], axis % x.ndim)
@@ -62,7 +62,7 @@ def fftn_adjoint(g, x, s, axes, norm, inverse=False):
     """Adjoint of ``np.fft.fftn(x, s, axes, norm)`` (also ``fft2``; ``ifftn`` and
     ``ifft2`` with ``inverse``)."""
     if is_zero(g):
-        return g
+        return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
     transform = np.fft.ifftn if inverse else np.fft.fftn
     x = np.asarray(x)
     axes = _axes(x.ndim, s, axes)
@@ -76,7 +76,7 @@ def rfft_adjoint(g, x, n, axis, norm):
     """Adjoint of ``np.fft.rfft(x, n, axis, norm)`` for real ``x``: the half
     spectrum padded back to ``n`` entries, transformed, real part."""
     if is_zero(g):
-        return g
+        return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
     x = np.asarray(x)
     axis = axis % x.ndim
     n = x.shape[axis] if n is None else n
@@ -88,7 +88,7 @@ def irfft_adjoint(g, x, n, axis, norm):
     """Adjoint of ``np.fft.irfft(x, n, axis, norm)``: ``conj(rfft(g))`` with the
     entries that stand for a conjugate pair counted twice."""
     if is_zero(g):
-        return g
+        return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
     x = np.asarray(x)
     axis = axis % x.ndim
     n = 2 * (x.shape[axis] - 1) if n is None else n
@@ -107,7 +107,7 @@ def rfftn_adjoint(g, x, s, axes, norm):
     """Adjoint of ``np.fft.rfftn(x, s, axes, norm)`` (also ``rfft2``): a full
     transform along all but the last axis, ``rfft``'s adjoint along the last."""
     if is_zero(g):
-        return g
+        return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
     x = np.asarray(x)
     axes = _axes(x.ndim, s, axes)
     if len(axes) > 1:
@@ -124,7 +124,7 @@ def irfftn_adjoint(g, x, s, axes, norm):
     """Adjoint of ``np.fft.irfftn(x, s, axes, norm)`` (also ``irfft2``):
     ``irfft``'s adjoint along the last axis, an inverse transform along the others."""
     if is_zero(g):
-        return g
+        return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
     x = np.asarray(x)
     axes = _axes(x.ndim, s, axes)
     last = axes[-1]

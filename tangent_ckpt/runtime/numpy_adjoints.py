@@ -47,8 +47,9 @@ __all__ = [
 # --- broadcasting and buffers -------------------------------------------------
 
 def is_zero(g):
-    """True for the symbolic zero: a plain Python ``0.0`` (or ``0``), not an array."""
-    return type(g) in (float, int) and g == 0
+    """True for the symbolic zero: a plain Python ``0.0`` (or ``0``, or the ``0j``
+    that the symbolic zero times a complex constant gives), not an array."""
+    return type(g) in (float, int, complex) and g == 0
 
 
 class Parts(tuple):
