@@ -73,6 +73,7 @@ import builtins
 import inspect
 
 import gast
+import numpy as np
 
 from tangent_ckpt import runtime
 
@@ -237,7 +238,7 @@ def _eval_default(node):
     if node is REQUIRED:
         return REQUIRED
     return eval(compile(ast.Expression(node), "<signature>", "eval"),
-                {"np": __import__("numpy")})
+                {"np": np})
 
 
 def template_free_names(expression):
@@ -423,7 +424,6 @@ def evaluate_tangent(fn, tangents, ans, args, kwargs=None):
     """The tangent of ``fn``'s output on real values: ``tangents`` maps parameter
     names to their tangents (the others carry none).  What forward mode inlines;
     tests check each rule against finite differences with it."""
-    np_ = __import__("numpy")
     rule = lookup(fn)
     kwargs = dict(kwargs or {})
     bound = rule.bind(args, kwargs)
@@ -445,14 +445,14 @@ def evaluate_tangent(fn, tangents, ans, args, kwargs=None):
                         new_args[item[1]] = v
             return fn(*new_args, **new_kwargs)
         if rule.is_joint():
-            return call_with({p: tangents.get(p, _zero_like(bound[p], np_))
+            return call_with({p: tangents.get(p, _zero_like(bound[p]))
                               for p in rule.linear_params()
                               if where.get(p) is not None and where.get(p) != ()
                               and not _is_default(where[p])})
         return sum(call_with({p: t}) for p, t in tangents.items())
     namespace = {name: getattr(runtime, name) for name in dir(runtime)
                  if not name.startswith("_")}
-    namespace.update(np=np_, ans=ans, **bound)
+    namespace.update(np=np, ans=ans, **bound)
     total = 0.0
     for param, t in tangents.items():
         total = total + eval(compile(rule.tangents[param], f"<tangent of {rule.name}>",
@@ -466,10 +466,10 @@ def _is_default(place):
                 (place[0] in ("arg", "kw") or isinstance(place[0], tuple)))
 
 
-def _zero_like(value, np_):
+def _zero_like(value):
     if isinstance(value, (tuple, list)):
-        return type(value)(_zero_like(v, np_) for v in value)
-    return np_.zeros_like(value, dtype=float)
+        return type(value)(_zero_like(v) for v in value)
+    return np.zeros_like(value, dtype=float)
 
 
 def registered_functions():
@@ -489,7 +489,7 @@ def _key(fn):
 def _default_name(fn):
     module = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__name__", repr(fn))
-    if module.startswith("numpy") or isinstance(fn, __import__("numpy").ufunc):
+    if module.startswith("numpy") or isinstance(fn, np.ufunc):
         return f"np.{name}"
     return name
 
@@ -520,7 +520,7 @@ def evaluate(fn, param, g, ans, args, kwargs=None, index=None):
         expression = rule.whole[param]
     namespace = {name: getattr(runtime, name) for name in dir(runtime)
                  if not name.startswith("_")}
-    namespace.update(np=__import__("numpy"), g=g, ans=ans, **bound)
+    namespace.update(np=np, g=g, ans=ans, **bound)
     if index is not None:
         namespace["i"] = index
     return eval(compile(expression, f"<adjoint of {rule.name}>", "eval"), namespace)
