@@ -166,7 +166,8 @@ class CallableValues:
     def call_value(self, value, node, hint):
         """Call a compile-time value with the arguments of ``node``."""
         if isinstance(value, LocalFunction):
-            return self.inline(value.node, value.scope, node, hint, value.scope.parsed)
+            return self.lo.inlining.inline(value.node, value.scope, node, hint,
+                                           value.scope.parsed)
         if isinstance(value, PartialValue):
             call = gast.Call(func=Lowered(value.fn, node),
                              args=[Lowered(a, node) for a in value.args] + list(node.args),
@@ -177,7 +178,8 @@ class CallableValues:
             parsed = self.parsed(value.fn, node)
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
-            return self.inline(parsed.node, None, gast.copy_location(call, node), hint, parsed)
+            return self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node),
+                                           hint, parsed)
         if isinstance(value, ObjectValue):
             method = self.class_attribute(value, "__call__")
             if isinstance(method, MethodValue):
@@ -290,8 +292,8 @@ class CallableValues:
         parsed = self.parsed(init, node)
         call = gast.Call(func=node.func, args=[Lowered(obj, node)] + list(node.args),
                          keywords=list(node.keywords))
-        self.inline(parsed.node, None, gast.copy_location(call, node), hint, parsed,
-                    procedure=True)
+        self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node), hint,
+                                parsed, procedure=True)
         return obj
 
     def dataclass_fields(self, obj, node, hint):
@@ -337,7 +339,7 @@ class CallableValues:
         current = owner.attributes.get(attr)
         name = current.id if isinstance(current, ir.Name) else \
             self.lo.namer.fresh(f"{owner.label}_{attr}")
-        self.lo.statements.emit_value(name, value, line)
+        self.lo.assignments.emit_value(name, value, line)
         owner.attributes[attr] = ir.Name(name)
 
     def class_attribute(self, owner, attr):

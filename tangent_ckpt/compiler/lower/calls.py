@@ -1,6 +1,6 @@
 """Lower: calls -- NumPy primitives (with adjoint rules), array methods
-(``x.sum(axis=0)`` is ``np.sum``), and the user's own functions, which are
-inlined at the call site with their locals renamed."""
+(``x.sum(axis=0)`` is ``np.sum``), and the dispatch of the user's own
+functions to :mod:`.inlining`, which lowers their bodies at the call site."""
 
 import ast
 import builtins
@@ -14,17 +14,16 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
-from tangent_ckpt.compiler.lower.callables import CallableValues, is_compile_time
+from tangent_ckpt.compiler.lower.callables import CallableValues
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, Scope, TupleValue, always_exits,
-    function_alias_candidates, local_names, to_source,
+    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, TupleValue, to_source,
 )
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.views import follow_views
 from tangent_ckpt.errors import (
-    SourceUnavailableError, TransformError, UnsupportedFunctionError, UnsupportedSyntaxError,
+    SourceUnavailableError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
 from tangent_ckpt.runtime import random_state
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
@@ -64,7 +63,8 @@ def is_library(fn):
 
 
 class CallLowering(CallableValues):
-    """Calls: primitives, methods, inlined user functions, checkpoint markers;
+    """Calls: primitives, methods, checkpoint markers, user functions (handed to
+    :class:`~tangent_ckpt.compiler.lower.inlining.Inlining`);
     functions as values, objects of user classes and generators
     (:class:`~tangent_ckpt.compiler.lower.callables.CallableValues`)."""
 
@@ -89,7 +89,7 @@ class CallLowering(CallableValues):
                              f"{to_source(func)}", node, construct=to_source(func),
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
-            return self.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
+            return self.lo.inlining.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
         lowered = lower_call(self.lo, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
         if lowered is not None:
             return lowered
@@ -109,7 +109,7 @@ class CallLowering(CallableValues):
                 parsed = None
             if parsed is not None:
                 check_writes(parsed, followed=follow_views(parsed, helper=True))
-                return self.inline(parsed.node, None, node, hint, parsed)
+                return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
 
     def reject_out_argument(self, node, fn=None):
@@ -277,204 +277,8 @@ class CallLowering(CallableValues):
                            {}, "getitem")
         return None
 
-    def write_back(self, fnode, call, scope, arguments, label):
-        """A helper that wrote into its parameters wrote into its caller's arrays:
-        views.py marked the call (``written_arguments``); ``H += ...`` changes the
-        caller's ``H`` only when it is an array (``in_place_if_array``: tested)."""
-        written = getattr(call, "written_arguments", {})
-        tested = getattr(call, "in_place_if_array", set())
-        for p, caller_name in written.items():
-            final = scope.rename[p]
-            if p not in tested:
-                self.lo.emit(ir.Assign(self.lo.statements.store_name(caller_name),
-                                       ir.Copy(final), call.lineno))
-                continue
-            before = self.lo.expressions.load_name(caller_name, call)
-            test = self.lo.namer.fresh(f"{caller_name}_is_array")
-            ndarray = self.lo.expressions.bind(np.ndarray, "ndarray")
-            self.lo.emit(ir.Assign(test, ir.NonDiff(
-                sx.builtin_call("isinstance", sx.name(before.id), sx.name(ndarray.id)),
-                (before.id,)), call.lineno))
-            name = self.lo.statements.store_name(caller_name)
-            if name != before.id:
-                self.lo.emit(ir.Assign(name, ir.Copy(before), call.lineno))
-            self.lo.emit(ir.If(test, [ir.Assign(name, ir.Copy(final), call.lineno)], [],
-                               call.lineno))
-        for n in gast.walk(fnode):  # H += ... into a caller's array nobody follows
-            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and \
-                    isinstance(arguments.get(n.target.id), gast.Name) and \
-                    n.target.id not in written and \
-                    n.target.id in {a.id for a in fnode.args.args + fnode.args.kwonlyargs
-                                    + fnode.args.posonlyargs}:
-                caller_name = arguments[n.target.id].id
-                raise self.lo.error(
-                    UnsupportedSyntaxError,
-                    f"{label}() adds into its parameter '{n.target.id}' in place, which "
-                    f"changes the caller's '{caller_name}' when it is an array; the compiler "
-                    f"follows that only for a call that is a whole statement, on a local "
-                    f"it can follow (not an argument of the differentiated function, not a "
-                    f"view of an array it cannot prove is one)", call,
-                    construct=f"in-place write into the caller's '{caller_name}'",
-                    hint=f"return the new value instead: {caller_name} = {label}(...) with "
-                         f"'{n.target.id} = {n.target.id} + ...' in {label}()")
-
-    def inline(self, fnode, parent_scope, call, hint, parsed, yield_to=None, procedure=False):
-        """Inline a user function at this call site; returns its result operand.
-
-        ``parent_scope``: the scope a nested ``def`` or ``lambda`` closes over
-        (None for a module-level function, whose object is ``parsed.fn``).
-        ``yield_to``: a generator's body, lowered with each ``yield`` handed to
-        it; ``procedure``: the function's value is not used (``__init__``)."""
-        label = fnode.name
-        identity = fnode if parent_scope is not None else parsed.fn
-        if any(identity is active for active in self.lo.inline_stack):
-            raise self.lo.error(UnsupportedSyntaxError, f"recursive call to {label}()", call,
-                                construct=f"recursion: {to_source(call)}" if _printable(call)
-                                else "recursion", hint="write the recursion as a loop")
-        scope = Scope(parsed, local_names(fnode), parent=parent_scope,
-                      alias_candidates=function_alias_candidates(fnode))
-        scope.aliases = set()
-        given = self.bind_parameters(fnode, scope, call, parsed, parent_scope is None)
-        if parsed.filename == self.lo.parsed.filename:  # comments quote the helper's lines too
-            self.lo.inlined_lines.update(_annotated_lines(parsed, fnode))
-        result = self.lo.namer.fresh(f"{label}_result")
-        self.lo.inline_stack.append(identity)
-        line = self.lo.line  # the caller's statement goes on after the call
-        try:
-            out, value = self.lo.statements.function_body(fnode.body, scope, result, hint=hint,
-                                                          yield_to=yield_to)
-        finally:
-            self.lo.inline_stack.pop()
-            self.lo.line = line
-        if not procedure and yield_to is None and not always_exits(fnode.body):
-            raise self.lo.error(TransformError, f"{label}() can end without returning a value",
-                             fnode, parsed=parsed, construct="missing return",
-                             hint="end every path with a return statement")
-        self.lo.out.extend(out)
-        self.write_back(fnode, call, scope, given, label)
-        if isinstance(value, CompileTimeValue):
-            return value
-        if isinstance(value, TupleValue):  # a container: its element variables
-            return value
-        return ir.Name(result)
-
-    def bind_parameters(self, fnode, scope, call, parsed, module_level):
-        """The call's arguments as the inlined function's parameters: functions
-        and objects are compile-time values, ``*args`` a tuple, ``**kwargs`` a
-        KeywordsValue; a parameter the body assigns gets a variable of its own.
-        Returns the parameters' argument nodes."""
-        label = fnode.name
-        args = fnode.args
-        positional = [a.id for a in args.posonlyargs + args.args]
-        params = positional + [a.id for a in args.kwonlyargs]
-        defaults = {}
-        fn_obj = parsed.fn if module_level else None
-        if fn_obj is not None:
-            if fn_obj.__defaults__:
-                defaults.update(zip(positional[-len(fn_obj.__defaults__):], fn_obj.__defaults__))
-            defaults.update(fn_obj.__kwdefaults__ or {})
-        else:
-            for name, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-                defaults[name] = ("node", d)
-            for a, d in zip(args.kwonlyargs, args.kw_defaults):
-                if d is not None:
-                    defaults[a.id] = ("node", d)
-        given = dict(zip(positional, call.args))
-        extra_args = list(call.args[len(positional):])
-        if extra_args and not args.vararg:
-            raise self.lo.error(TransformError, f"{label}() takes {len(positional)} positional "
-                                "arguments", call, construct=_spelled(call))
-        extra_keywords = {}
-        for k in call.keywords:
-            if k.arg in params:
-                given[k.arg] = k.value
-            elif args.kwarg:
-                extra_keywords[k.arg] = k.value
-            else:
-                raise self.lo.error(TransformError, f"{label}() got an unexpected keyword "
-                                    f"'{k.arg}'", call, construct=_spelled(call))
-        assigned_in_body = set()
-        subscripted_in_body = set()
-        for n in gast.walk(fnode):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                assigned_in_body.add(n.id)
-            elif isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
-                    isinstance(getattr(n, "ctx", None), gast.Store):
-                assigned_in_body.add(n.value.id)
-                subscripted_in_body.add(n.value.id)
-        for p in params:
-            if p in given:
-                static = self.lo.expressions.static_value(given[p])
-                if is_compile_time(static):  # fixed_point(f, x0), forward(self, x)
-                    scope.functions[p] = static
-                    continue
-                v = self.lo.expressions.value(given[p], p)
-            elif p in defaults:
-                d = defaults[p]
-                if isinstance(d, tuple) and d and d[0] == "node":
-                    static = self.lo.expressions.static_value(d[1])
-                    if is_compile_time(static):  # def net(x, act=np.tanh)
-                        scope.functions[p] = static
-                        continue
-                    v = self.lo.expressions.value(d[1], p)
-                elif is_compile_time(d):
-                    scope.functions[p] = d
-                    continue
-                else:
-                    v = self.lo.expressions.constant(d, p)
-            else:
-                raise self.lo.error(TransformError, f"{label}() missing argument '{p}'", call,
-                                    construct=_spelled(call))
-            if isinstance(v, CompileTimeValue):
-                scope.functions[p] = v
-                continue
-            if isinstance(v, TupleValue):
-                scope.tuples[p] = v
-                continue
-            if isinstance(v, (ir.Prim, ir.NonDiff)):
-                v = self.lo.expressions.atomize(v, p)
-            written_back = p in getattr(call, "written_arguments", {})
-            computed = isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # a new array
-            if p in subscripted_in_body and isinstance(v, ir.Name) and not written_back \
-                    and not computed:
-                scope.shared_arrays.add(p)
-            if p in assigned_in_body:
-                name = self.lo.namer.fresh(p)
-                self.lo.emit(ir.Assign(name, ir.Copy(v), call.lineno))
-                scope.rename[p] = ir.Name(name)
-            else:
-                scope.rename[p] = v
-                if isinstance(v, ir.Name):
-                    scope.aliases.add(v.id)
-        if args.vararg:  # def f(*args): the extra positional arguments, a tuple
-            items = [self.lo.expressions.value(a, args.vararg.id) for a in extra_args]
-            scope.tuples[args.vararg.id] = TupleValue([
-                v if isinstance(v, TupleValue) else self.lo.expressions.atomize(v, args.vararg.id)
-                for v in items])
-        if args.kwarg:  # def f(**kwargs): the extra keywords
-            scope.functions[args.kwarg.id] = KeywordsValue({
-                k: self.lo.expressions.atomize(self.lo.expressions.value(v, k), k)
-                for k, v in extra_keywords.items()})
-        return given
-
 
 def _printable(node):
     return not any(isinstance(n, Lowered) for n in gast.walk(node))
 
 
-def _spelled(call):
-    return to_source(call) if _printable(call) else "call"
-
-
-def _annotated_lines(parsed, fnode):
-    """The helper's source lines for the comments of the inlined block, each
-    naming the function (or method) it belongs to and the line of its ``def``:
-    ``return np.tanh(self.W @ x)  (in Model.forward, line 12)``."""
-    qualname = getattr(parsed.fn, "__qualname__", fnode.name) \
-        if parsed.node is fnode else fnode.name
-    if fnode.name == "lambda_fn":
-        qualname = "lambda"
-    last = getattr(fnode, "end_lineno", None) or max(parsed.source_lines, default=fnode.lineno)
-    return {line: f"{text.strip()}  (in {qualname}, line {fnode.lineno})"
-            for line, text in parsed.source_lines.items()
-            if fnode.lineno < line <= last and text.strip()}

@@ -201,7 +201,7 @@ def lower_checkpointed_loop(nz, node, hint):
     initial = nz.expressions.value(bound["initial_state"], "state")
     if not isinstance(initial, TupleValue):
         initial = nz.expressions.atomize(initial, "state")
-    nz.statements.assign_operand(target, initial, node)
+    nz.assignments.assign_operand(target, initial, node)
     bounds = [nz.expressions.atomize(nz.expressions.value(bound["seq_length"], "n"), "n")]
     index = nz.namer.fresh("k")
     call = gast.Call(func=bound["func"], args=[load], keywords=[])
@@ -209,7 +209,7 @@ def lower_checkpointed_loop(nz, node, hint):
     saved = nz.out
     nz.out = []
     try:
-        nz.statements.assign_operand(target, nz.expressions.value(call, "state"), node)
+        nz.assignments.assign_operand(target, nz.expressions.value(call, "state"), node)
         body = nz.out
     finally:
         nz.out = saved

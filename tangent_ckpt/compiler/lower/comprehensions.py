@@ -118,7 +118,7 @@ class ComprehensionLowering:
         that ``d[k]`` reads a known key."""
         if isinstance(target, gast.Name) and isinstance(item, ir.Const) and \
                 target.id in constant_names:
-            self.lo.statements.store_name(target.id)
+            self.lo.assignments.store_name(target.id)
             self.lo.current_scope.tuples.pop(target.id, None)
             self.lo.current_scope.rename[target.id] = item
             return
@@ -136,7 +136,7 @@ class ComprehensionLowering:
             for elt, sub in zip(target.elts, item.items):
                 self.bind_target(elt, sub, node, constant_names)
             return
-        self.lo.statements.assign_operand(target, item, node)
+        self.lo.assignments.assign_operand(target, item, node)
 
     # --- comprehensions -------------------------------------------------------------
     def value(self, node, hint):

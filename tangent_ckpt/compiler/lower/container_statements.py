@@ -66,8 +66,8 @@ class ContainerStatements:
                 raise self.lo.containers.refuse("extend() with a value that is not a list "
                                                 "or tuple", call, "extend with a list")
             added = list(other.items)
-        self.lo.statements.store_name(user)
-        self.lo.statements.bind_tuple(user, TupleValue(list(base.items) + added), s.lineno)
+        self.lo.assignments.store_name(user)
+        self.lo.assignments.bind_tuple(user, TupleValue(list(base.items) + added), s.lineno)
 
     def flat_subscript(self, target, s):
         """``xs[t][i] = v`` writes through the view ``xs[t]``: for an array and
@@ -124,8 +124,8 @@ class ContainerStatements:
         base = self.lo.expressions.load_name(target.value.id, target.value)
         item = value if is_container(value) else self.lo.expressions.atomize(
             value, f"{target.value.id}_{key}")
-        self.lo.statements.store_name(target.value.id)
-        self.lo.statements.bind_tuple(target.value.id, self.lo.containers.with_item(base, key, item, s),
+        self.lo.assignments.store_name(target.value.id)
+        self.lo.assignments.bind_tuple(target.value.id, self.lo.containers.with_item(base, key, item, s),
                         s.lineno)
 
     def same_structures(self, s, before, after_body, after_else):

@@ -124,7 +124,7 @@ class ExpressionLowering:
         v = self.value(node, hint)
         if isinstance(v, TupleValue):
             raise self.lo.error(UnsupportedSyntaxError, "conditional expression of tuples", node)
-        self.lo.statements.emit_value(target, v, line)
+        self.lo.assignments.emit_value(target, v, line)
         result, self.lo.out = self.lo.out, saved
         return result
 

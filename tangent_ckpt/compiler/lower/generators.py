@@ -58,7 +58,7 @@ def generator_loop(lo, stmt, fn):
         lo.current_scope = caller_scope
         lo.ctx = dict(caller_ctx, loop={"break_flag": None})
         try:
-            lo.statements.assign_operand(stmt.target, value, stmt)
+            lo.assignments.assign_operand(stmt.target, value, stmt)
             lo.statements.block(stmt.body)
         finally:
             lo.current_scope, lo.ctx = generator_scope, generator_ctx
@@ -76,7 +76,7 @@ def generator_loop(lo, stmt, fn):
         if isinstance(node, gast.Yield) and id(node) not in statement_yields:
             raise lo.error(UnsupportedSyntaxError, "a yield used as a value", node,
                            construct="yield expression", hint="write yield as a statement")
-    lo.calls.inline(fnode, scope, stmt.iter, "item", parsed, yield_to=at_yield)
+    lo.inlining.inline(fnode, scope, stmt.iter, "item", parsed, yield_to=at_yield)
 
 
 def _yielded(lo, node, target):

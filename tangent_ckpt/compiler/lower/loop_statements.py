@@ -105,12 +105,12 @@ class LoopLowering:
         if index_target is None:
             index = self.lo.namer.fresh("i")
         else:
-            index = self.lo.statements.store_name(index_target)
+            index = self.lo.assignments.store_name(index_target)
         loop = {"break_flag": None}
         saved = self.lo.out
         self.lo.out = []
         for target, seq in prologue:
-            self.lo.statements.assign_operand(target, ir.Prim(operator.getitem,
+            self.lo.assignments.assign_operand(target, ir.Prim(operator.getitem,
                                                 [seq, ir.Index(sx.name(index), (index,), plain=True)], {},
                                                 "getitem"), s)
         head = self.lo.out

@@ -5,11 +5,15 @@ The lowering of one function is a :class:`Lowering`: the state its parts share
 its parts, each a class of its own module that reaches the others through the
 lowering:
 
-- ``statements`` (:mod:`.statements`): assignments, ``if``, ``return``, blocks;
+- ``statements`` (:mod:`.statements`): blocks, ``if``, ``return``, expression
+  statements;
+- ``assignments`` (:mod:`.assignments`): assignments to names, tuples,
+  subscripts and attributes;
 - ``loops`` (:mod:`.loop_statements`): ``for`` and ``while``;
 - ``expressions`` (:mod:`.expressions`): expressions to operands, names, constants;
-- ``calls`` (:mod:`.calls`): primitives, methods, inlined helpers, and through
+- ``calls`` (:mod:`.calls`): primitives, methods, and through
   :mod:`.checkpoint_markers` the user's checkpoint markers;
+- ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
 - ``containers`` (:mod:`.containers`): lists, tuples and dicts of static structure
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
@@ -22,11 +26,13 @@ lowering:
 The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """
 
+from tangent_ckpt.compiler.lower.assignments import AssignmentLowering
 from tangent_ckpt.compiler.lower.calls import CallLowering
 from tangent_ckpt.compiler.lower.comprehensions import ComprehensionLowering
 from tangent_ckpt.compiler.lower.container_statements import ContainerStatements
 from tangent_ckpt.compiler.lower.containers import ContainerLowering
 from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
+from tangent_ckpt.compiler.lower.inlining import Inlining
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.scopes import ObjectValue
@@ -36,7 +42,7 @@ from tangent_ckpt.errors import TransformError
 
 
 class Lowering:
-    """The lowering of one function: shared state and the four parts."""
+    """The lowering of one function: the state its parts share, and the parts."""
 
     def __init__(self, parsed, namer=None, containers=None):
         self.parsed = parsed
@@ -53,9 +59,11 @@ class Lowering:
         self.inlined_lines = {}  # source lines of helpers from the same file
         self.line = 0  # the user's line of the statement being lowered
         self.statements = StatementLowering(self)
+        self.assignments = AssignmentLowering(self)
         self.loops = LoopLowering(self)
         self.expressions = ExpressionLowering(self)
         self.calls = CallLowering(self)
+        self.inlining = Inlining(self)
         self.containers = ContainerLowering(self)
         self.run_time = RunTimeContainers(self)
         self.comprehensions = ComprehensionLowering(self)

@@ -53,11 +53,11 @@ class RunTimeContainers:
         if any(is_container(v) for v in value.items):
             raise self.lo.containers.refuse(f"a dict of lists or dicts written at a run-time key "
                               f"({to_source(node)})", node, "keep arrays or numbers in it")
-        name = self.lo.statements.store_name(user)
+        name = self.lo.assignments.store_name(user)
         self.lo.current_scope.tuples.pop(user, None)
         self.lo.emit(ir.Assign(name, ir.NonDiff(sx.rt("empty_dict"), ()), self.lo.line))
         for key, item in zip(value.keys, value.items):
-            self.lo.statements.emit_value(name, self.dict_set(ir.Name(name), ir.Const(key),
+            self.lo.assignments.emit_value(name, self.dict_set(ir.Name(name), ir.Const(key),
                                                               item), self.lo.line)
         self.dicts.add(name)
 
@@ -79,7 +79,7 @@ class RunTimeContainers:
             raise self.lo.containers.refuse("a list or dict stored in a dict at a run-time key", target,
                               "store arrays or numbers")
         item = self.lo.expressions.atomize(item, hint)
-        self.lo.statements.emit_value(base.id, self.dict_set(base, key, item), self.lo.line)
+        self.lo.assignments.emit_value(base.id, self.dict_set(base, key, item), self.lo.line)
 
     def prepare_loop(self, s):
         """Before a loop whose body appends to a list of static length: the list
@@ -105,7 +105,7 @@ class RunTimeContainers:
                            ref="np.stack")
         else:
             expr = ir.NonDiff(sx.rt("empty_rows"), ())
-        name = self.lo.statements.store_name(user)
+        name = self.lo.assignments.store_name(user)
         self.lo.current_scope.tuples.pop(user, None)
         self.lo.emit(ir.Assign(name, expr, self.lo.line))
         self.rows.add(name)
@@ -123,7 +123,7 @@ class RunTimeContainers:
                                   "a list of known length", call, "append the items one by one")
             items = list(other.items)
         for item in items:
-            self.lo.statements.emit_value(name.id, ir.Prim(append_row, [name, item], {}, "call",
+            self.lo.assignments.emit_value(name.id, ir.Prim(append_row, [name, item], {}, "call",
                                                           ref="rt.append_row"), self.lo.line)
 
     def refuse_mutated(self, node, where):

@@ -1,22 +1,19 @@
-"""Lower: statements -- assignments (tuples one variable per element, subscript
-writes, augmented assignment), ``if``, ``return``, and the blocks that hold them.
-Early ``return``, ``break`` and ``continue`` become branches and flags."""
-
-import operator
+"""Lower: statements -- the blocks of a function, each statement handed to the
+part that lowers it (assignments to :mod:`.assignments`, loops to
+:mod:`.loop_statements`), ``if``, ``return``, expression statements.  Augmented
+assignment is an assignment of a ``BinOp``; early ``return``, ``break`` and
+``continue`` become branches and flags."""
 
 import gast
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
-from tangent_ckpt.compiler.lower.containers import (
-    DictValue, UserLine, is_container, iteration_items, leaf_paths, leaves, rebuild, structure,
-)
+from tangent_ckpt.compiler.lower.containers import leaf_paths, leaves, rebuild, structure
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, LocalFunction, ObjectValue, Scope, TupleValue, all_names, always_exits,
-    function_alias_candidates, is_function, load_context, local_names, may_exit, to_source,
+    CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
+    function_alias_candidates, load_context, local_names, may_exit,
 )
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -112,16 +109,16 @@ class StatementLowering:
         if isinstance(s, gast.Assign):
             if len(s.targets) != 1:
                 for t in s.targets:  # a = b = expr
-                    self.assign(t, s.value, s)
+                    self.lo.assignments.assign(t, s.value, s)
                 return
-            self.assign(s.targets[0], s.value, s)
+            self.lo.assignments.assign(s.targets[0], s.value, s)
         elif isinstance(s, gast.AnnAssign):
             if s.value is not None:
-                self.assign(s.target, s.value, s)
+                self.lo.assignments.assign(s.target, s.value, s)
         elif isinstance(s, gast.AugAssign):
             op_value = gast.BinOp(left=load_context(s.target), op=s.op, right=s.value)
             gast.copy_location(op_value, s)
-            self.assign(s.target, op_value, s)
+            self.lo.assignments.assign(s.target, op_value, s)
         elif isinstance(s, gast.If):
             self.if_(s)
         elif isinstance(s, gast.For):
@@ -225,223 +222,7 @@ class StatementLowering:
             raise self.lo.error(UnsupportedSyntaxError, "returns of different kinds (tuple and value)",
                              s)
         self.lo.ctx["result_items"] = "single"
-        self.emit_value(result, value, s.lineno)
-
-    def assign(self, target, value_node, s):
-        line = s.lineno
-        if isinstance(target, gast.Name) and self.function_alias(target.id, value_node):
-            return
-        if isinstance(target, gast.Name):
-            name = self.store_name(target.id)
-            value = self.lo.expressions.value(value_node, target.id)
-            if isinstance(value, CompileTimeValue):  # loss = make_loss(3.0), model = Model(W)
-                self.lo.calls.bind_value(target.id, value, s)
-                return
-            if isinstance(value, TupleValue):
-                self.bind_tuple(target.id, value, line)
-                return
-            self.lo.current_scope.tuples.pop(target.id, None)
-            self.emit_value(name, value, line)
-            self.lo.run_time.note_binding(name, value)
-        elif isinstance(target, (gast.Tuple, gast.List)):
-            if any(isinstance(e, gast.Starred) for e in target.elts):
-                raise self.lo.error(UnsupportedSyntaxError, "starred assignment", s,
-                                 construct="starred assignment",
-                                 hint="index the array instead: a, rest = x[0], x[1:]")
-            value = self.lo.expressions.value(value_node, "_".join(
-                e.id for e in target.elts if isinstance(e, gast.Name)) or "item")
-            if isinstance(value, DictValue):  # a, b = d: its keys, as in Python
-                value = TupleValue(iteration_items(value))
-            if isinstance(value, TupleValue):
-                if len(value.items) != len(target.elts):
-                    raise self.lo.error(TransformError, "tuple unpacking with the wrong length", s)
-                items = []
-                targets = {e.id for e in gast.walk(target) if isinstance(e, gast.Name)}
-                for item in value.items:  # a, b = b, a: copy before overwriting
-                    if isinstance(item, ir.Name) and self._user_name_of(item.id) & targets:
-                        tmp = self.lo.namer.fresh(item.id + "_old")
-                        self.lo.emit(ir.Assign(tmp, ir.Copy(item), line))
-                        item = ir.Name(tmp)
-                    items.append(item)
-                for elt, item in zip(target.elts, items):
-                    self.assign_operand(elt, item, s)
-            else:
-                source = self.lo.expressions.atomize(value, "item")
-                for k, elt in enumerate(target.elts):
-                    self.assign_operand(elt, self.getitem_value(source, k, line), s)
-        elif isinstance(target, gast.Subscript):
-            self.setitem(target, value_node, s)
-        elif isinstance(target, gast.Attribute):  # self.W = W in a user class
-            self.lo.calls.set_attribute(target, value_node, s)
-        else:
-            raise self.lo.error(UnsupportedSyntaxError,
-                             f"assignment to {type(target).__name__.lower()}", s,
-                             hint="assign to plain variables or array elements")
-
-    def _user_name_of(self, ir_name):
-        return {k for k, v in self.lo.current_scope.rename.items()
-                if isinstance(v, ir.Name) and v.id == ir_name}
-
-    def assign_operand(self, target, value, s):
-        """Assign an already-computed operand (or TupleValue / Prim) to a target."""
-        if isinstance(target, gast.Name):
-            name = self.store_name(target.id)
-            if isinstance(value, TupleValue):
-                self.bind_tuple(target.id, value, s.lineno)
-                return
-            self.lo.current_scope.tuples.pop(target.id, None)
-            self.emit_value(name, value, s.lineno)
-            self.lo.run_time.note_binding(name, value)
-        elif isinstance(target, (gast.Tuple, gast.List)):
-            if isinstance(value, DictValue):  # its keys, as in Python
-                value = TupleValue(iteration_items(value))
-            if isinstance(value, TupleValue):
-                for elt, item in zip(target.elts, value.items):
-                    self.assign_operand(elt, item, s)
-            else:
-                source = self.lo.expressions.atomize(value, "item")
-                for k, elt in enumerate(target.elts):
-                    self.assign_operand(elt, self.getitem_value(source, k, s.lineno), s)
-        elif isinstance(target, gast.Subscript):  # S[0], I[0] = S0, I0
-            if is_container(value):
-                raise self.lo.error(UnsupportedSyntaxError, "a tuple stored into an array "
-                                    "element", s, construct=to_source(target),
-                                    hint="store arrays or numbers: x[i] = np.stack(...)")
-            self.store_item(target, lambda: value, s)
-        else:
-            raise self.lo.error(UnsupportedSyntaxError, "nested assignment target", s)
-
-    def bind_tuple(self, user_name, value, line):
-        """One variable per element.  Rebinding a tuple of the same length reuses its
-        element variables, so a tuple updated in a loop or in a branch is carried
-        like any variable."""
-        old = self.lo.current_scope.tuples.get(user_name)
-        if old is not None and structure(old) == structure(value):
-            names = leaves(old)
-            items = self._unclobbered(leaves(value), [n.id for n in names])
-        else:
-            if old is not None and self.lo.ctx["loop"] is not None:
-                raise self.lo.error(UnsupportedSyntaxError,
-                                    f"'{user_name}' changes its length or keys inside a loop",
-                                    UserLine(line), construct=f"{user_name} rebound in a loop",
-                                    hint="keep a container's length fixed in a loop; to "
-                                         "collect values per step, write rows of an array "
-                                         "or append to a list")
-            names = [ir.Name(self.lo.namer.fresh(path))
-                     for path in leaf_paths(value, user_name)]
-            items = leaves(value)
-        for element, item in zip(names, items):
-            self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
-                item, (ir.Prim, ir.NonDiff)) else item, line))
-        self.lo.current_scope.tuples[user_name] = rebuild(value, iter(names))
-
-    def _unclobbered(self, items, targets):
-        """``items`` assigned to ``targets`` in order: an item reading a target
-        that is written before it (or by itself) is first copied to a temporary."""
-        safe = []
-        for k, item in enumerate(items):
-            reads = ir.expr_reads(item) if isinstance(item, (ir.Prim, ir.NonDiff)) \
-                else ir.operand_names(item)
-            if isinstance(item, ir.Name) and item.id == targets[k]:
-                safe.append(item)  # state_0 = state_0: nothing to protect
-            elif any(r in targets[:k + 1] for r in reads):
-                safe.append(self.lo.expressions.atomize(item, targets[k] + "_new")
-                            if not isinstance(item, ir.Name) else self._copy(item))
-            else:
-                safe.append(item)
-        return safe
-
-    def _copy(self, name):
-        tmp = self.lo.namer.fresh(name.id + "_old")
-        self.lo.emit(ir.Assign(tmp, ir.Copy(name), self.lo.line))
-        return ir.Name(tmp)
-
-    def getitem_value(self, source, k, line):
-        return ir.Prim(operator.getitem, [source, ir.Index(sx.const(k), (), plain=True)], {}, "getitem")
-
-    def emit_value(self, name, value, line):
-        if isinstance(value, ir.Prim) and name in ir.expr_reads(value):
-            value = self.lo.expressions.atomize(value, name)
-        if isinstance(value, (ir.Prim, ir.NonDiff)):
-            self.lo.emit(ir.Assign(name, value, line))
-        elif isinstance(value, (ir.Name, ir.Const)):
-            self.lo.emit(ir.Assign(name, ir.Copy(value), line))
-        elif isinstance(value, ObjectValue):  # refused by emit: an object is no value
-            self.lo.emit(ir.Assign(name, value, line))
-        else:  # pragma: no cover - defensive
-            raise TypeError(value)
-
-    def function_alias(self, user_name, value_node):
-        """``act = np.tanh``, ``step = helper``: a local bound once to a function
-        names it like a module-level name does (calls of ``act`` resolve to
-        ``np.tanh``); nothing is emitted.  False for any other assignment."""
-        scope = self.lo.current_scope
-        if user_name not in scope.alias_candidates:
-            return False
-        fn = self.lo.expressions.static_value(value_node)
-        if not (isinstance(fn, LocalFunction) or is_function(fn)):
-            return False
-        scope.functions[user_name] = fn
-        return True
-
-    def store_name(self, user_name):
-        scope = self.lo.current_scope
-        if self.lo.out is scope.top_block:  # surely rebound: no longer the caller's array
-            scope.shared_arrays.discard(user_name)
-        if user_name in scope.functions:
-            del scope.functions[user_name]
-        if scope.identity:
-            scope.rename[user_name] = ir.Name(user_name)
-            return user_name
-        current = scope.rename.get(user_name)
-        if isinstance(current, ir.Name) and current.id not in getattr(scope, "aliases", set()):
-            return current.id
-        name = self.lo.namer.fresh(user_name)
-        scope.rename[user_name] = ir.Name(name)
-        return name
-
-    def setitem(self, target, value_node, s):
-        self.store_item(target, lambda: self.lo.expressions.value(value_node, _base_name(target)),
-                        s)
-
-    def store_item(self, target, value, s):
-        """``target[index] = value``; ``value()`` lowers the value (after the index,
-        in the order the generated code has always read)."""
-        target = self.lo.container_statements.flat_subscript(target, s)
-        if isinstance(target.value, gast.Name):
-            base = self.lo.expressions.load_name(target.value.id, target.value)
-            if self.lo.run_time.is_dict(base):  # hs[t] = v: keys known at run time
-                self.lo.run_time.store_at_run_time_key(base, target, value, target.value.id)
-                return
-        if self.lo.containers.holds_container(target.value):  # d['w'] = v, params[0] = v
-            self.lo.container_statements.store_in_container(target, value(), s)
-            return
-        if not isinstance(target.value, gast.Name):
-            raise self.lo.error(UnsupportedSyntaxError, "assignment into a nested subscript", s,
-                             construct=f"{to_source(target)} = ...",
-                             hint="assign into a named array: x[i] = v")
-        base = self.lo.expressions.load_name(target.value.id, target.value)
-        if not isinstance(base, ir.Name):
-            raise self.lo.error(UnsupportedSyntaxError, "assignment into a global array", s,
-                             construct=f"{to_source(target)} = ...",
-                             hint="copy the array into a local variable first")
-        user = target.value.id
-        scope = self.lo.current_scope
-        if user in scope.shared_arrays or (user not in scope.rename and user not in scope.locals
-                                            and not scope.identity):
-            raise self.lo.error(UnsupportedSyntaxError,
-                             f"assignment into '{user}', an array the caller also sees "
-                             f"({user}[...] = ... would change the caller's array)", s,
-                             construct="subscript assignment into a caller's array",
-                             hint=f"copy it first: {user} = {user}.copy()")
-        index = self.lo.expressions.index(target.slice, target.value.id)
-        if self.lo.run_time.is_rows(base) and isinstance(s, gast.Assign):
-            self.lo.run_time.refuse_mutated(s.value, s)  # hs[t] = h: a reference to h
-        value = self.lo.expressions.atomize(value(), target.value.id + "_value")
-        name = self.store_name(target.value.id)
-        if name != base.id:  # an inlined parameter bound to the caller's array
-            self.lo.emit(ir.Assign(name, ir.Copy(base), s.lineno))
-        self.lo.emit(ir.SetItem(name, index, value, s.lineno))
+        self.lo.assignments.emit_value(result, value, s.lineno)
 
     def if_(self, s, extra=()):
         truth = self.lo.comprehensions.static_truth(s.test)
@@ -461,11 +242,3 @@ class StatementLowering:
         name = self.lo.namer.fresh("cond")
         self.lo.emit(ir.Assign(name, self.lo.expressions.nondiff(test), line))
         return name
-
-
-def _base_name(target):
-    while isinstance(target, gast.Subscript):
-        target = target.value
-    return target.id if isinstance(target, gast.Name) else "item"
-
-
