@@ -21,6 +21,8 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from tangent_ckpt import container_args, display
+from tangent_ckpt.compiler.parse import forget_source, register_source
+from tangent_ckpt.compiler.pipeline import compile_gradient
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
                                  at_user_line)
 from tangent_ckpt.flatten import ravel
@@ -55,10 +57,6 @@ def _normalize_wrt(wrt):
 
 
 def _compiled(fn, wrt, options, return_value, source=None, containers=None):
-    # imported here, not at the top: `import tangent_ckpt.runtime` (all a dumped
-    # gradient module needs) runs this package's __init__, and must not load the compiler
-    from tangent_ckpt.compiler.parse import forget_source, register_source
-    from tangent_ckpt.compiler.pipeline import compile_gradient
     containers = containers or {}
     key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())))
     with _LOCK:

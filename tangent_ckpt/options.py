@@ -10,7 +10,7 @@ import numpy as np
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime import numba_backend
 from tangent_ckpt.runtime.costs import MEASURE, as_costs
-from tangent_ckpt.runtime.driver import parse_memory
+from tangent_ckpt.runtime.memory import parse_memory
 from tangent_ckpt.runtime.store_io import SnapshotStore
 
 #: the schedules a checkpointed loop can use (runtime/schedules.py)

@@ -20,14 +20,13 @@ import numpy as np
 from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
                               _refuse_unknown, _Target, _check_wrt_value)
+from tangent_ckpt.compiler.parse import forget_source, register_source
+from tangent_ckpt.compiler.pipeline import compile_tangent
 from tangent_ckpt.errors import TangentCkptError, at_user_line
 from tangent_ckpt.options import CheckpointOptions
 
 
 def _compiled_tangent(fn, wrt, return_value, source=None):
-    # imported here for the reason api._compiled gives: the runtime must not load the compiler
-    from tangent_ckpt.compiler.parse import forget_source, register_source
-    from tangent_ckpt.compiler.pipeline import compile_tangent
     key = ("forward", wrt, return_value, source)
     with _LOCK:
         try:

@@ -17,7 +17,8 @@ try:  # scipy.special rules, only where SciPy is installed
 except ImportError:  # pragma: no cover - SciPy is an optional extra
     pass
 
-from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule  # noqa: F401,E402
+from tangent_ckpt.runtime.driver import CheckpointedLoop, run_schedule  # noqa: F401,E402
+from tangent_ckpt.runtime.memory import parse_memory  # noqa: F401,E402
 from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes  # noqa: F401,E402
 from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
 from tangent_ckpt.runtime import schedules, profiler  # noqa: F401,E402

@@ -23,7 +23,6 @@ forward_steps = A + 1 and recorded_steps = n, with A from ``revolve_cost``.
 """
 
 import hashlib
-import re
 import tracemalloc
 
 import numpy as np
@@ -38,7 +37,7 @@ from tangent_ckpt.runtime.schedules import (
     Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, default_snapshots,
     label_levels, revolve, revolve_cost, uniform, uniform_cost,
 )
-from tangent_ckpt.runtime.memory import peak_of
+from tangent_ckpt.runtime.memory import parse_memory, peak_of
 from tangent_ckpt.runtime.numpy_adjoints import settled
 from tangent_ckpt.runtime.random_state import RandomStates
 from tangent_ckpt.runtime.snapshots import (
@@ -50,38 +49,6 @@ __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_S
 
 #: snapshots of an online (while) loop when neither `snapshots` nor `memory_budget` is given
 DEFAULT_ONLINE_SNAPSHOTS = 16
-
-_UNITS = {"": 1, "b": 1,
-          "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-          "t": 10**12, "tb": 10**12,
-          "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30,
-          "ti": 2**40, "tib": 2**40}
-_MEM_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
-
-
-def parse_memory(value):
-    """Bytes from an int/float or a string such as "64MB", "1.5GiB", "512kB", "100".
-
-    SI units (kB, MB, GB, TB: powers of 1000) and IEC units (KiB, MiB, GiB, TiB:
-    powers of 1024); case-insensitive; a missing unit means bytes.
-    """
-    if isinstance(value, bool):
-        raise CheckpointError(f"memory_budget must be bytes or a string like '64MB', got {value!r}")
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        nbytes = float(value)
-    elif isinstance(value, str):
-        m = _MEM_RE.match(value)
-        unit = m.group(2).lower() if m else None
-        if m is None or unit not in _UNITS:
-            raise CheckpointError(f"cannot read memory_budget {value!r}; write e.g. '64MB', "
-                                  "'1.5GiB', '512kB' or a number of bytes")
-        nbytes = float(m.group(1)) * _UNITS[unit]
-    else:
-        raise CheckpointError(f"memory_budget must be bytes or a string like '64MB', got {value!r}")
-    if not nbytes > 0:
-        raise CheckpointError(f"memory_budget must be positive, got {value!r}")
-    return int(nbytes)
-
 
 def _digest(tree):
     h = hashlib.blake2b(digest_size=20)

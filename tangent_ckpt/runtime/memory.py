@@ -1,4 +1,5 @@
-"""Measured working memory: the tracemalloc peak of one call.
+"""Memory: a budget read from what the user wrote (``parse_memory("64MB")``), and
+the measured working memory of one call (its tracemalloc peak).
 
 A memory budget is only a promise if the memory a step needs is measured, not
 assumed: ``peak_of(fn, *args)`` runs ``fn`` and returns ``(result, bytes)``,
@@ -14,10 +15,15 @@ Measurements are serialised by a lock, so one thread never stops the tracing
 that another thread's measurement reads.
 """
 
+import re
 import threading
 import tracemalloc
 
-__all__ = ["peak_of"]
+import numpy as np
+
+from tangent_ckpt.errors import CheckpointError
+
+__all__ = ["parse_memory", "peak_of"]
 
 _LOCK = threading.RLock()  # re-entrant: a step may hold a nested checkpointed loop
 
@@ -36,3 +42,35 @@ def peak_of(fn, *args):
             return result, tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
+
+
+_UNITS = {"": 1, "b": 1,
+          "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+          "t": 10**12, "tb": 10**12,
+          "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30,
+          "ti": 2**40, "tib": 2**40}
+_MEM_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+def parse_memory(value):
+    """Bytes from an int/float or a string such as "64MB", "1.5GiB", "512kB", "100".
+
+    SI units (kB, MB, GB, TB: powers of 1000) and IEC units (KiB, MiB, GiB, TiB:
+    powers of 1024); case-insensitive; a missing unit means bytes.
+    """
+    if isinstance(value, bool):
+        raise CheckpointError(f"memory_budget must be bytes or a string like '64MB', got {value!r}")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        nbytes = float(value)
+    elif isinstance(value, str):
+        m = _MEM_RE.match(value)
+        unit = m.group(2).lower() if m else None
+        if m is None or unit not in _UNITS:
+            raise CheckpointError(f"cannot read memory_budget {value!r}; write e.g. '64MB', "
+                                  "'1.5GiB', '512kB' or a number of bytes")
+        nbytes = float(m.group(1)) * _UNITS[unit]
+    else:
+        raise CheckpointError(f"memory_budget must be bytes or a string like '64MB', got {value!r}")
+    if not nbytes > 0:
+        raise CheckpointError(f"memory_budget must be positive, got {value!r}")
+    return int(nbytes)

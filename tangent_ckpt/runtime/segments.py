@@ -21,7 +21,7 @@ import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime import profiler as _profiler
-from tangent_ckpt.runtime.driver import CheckpointedLoop
+from tangent_ckpt.runtime.memory import parse_memory
 from tangent_ckpt.runtime.snapshots import tree_nbytes
 
 __all__ = ["Segment", "MemoryPlan", "frame_nbytes"]
@@ -140,7 +140,6 @@ class MemoryPlan:
     """
 
     def __init__(self, budget, loops=0, name="auto"):
-        from tangent_ckpt.runtime.driver import parse_memory
         self.budget = parse_memory(budget)
         self.loops_left = int(loops)
         self.name = name
