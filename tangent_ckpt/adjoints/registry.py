@@ -70,9 +70,9 @@ Users give tangents of their functions with :func:`register_tangent`.
 
 import ast
 import builtins
+import functools
 import inspect
 
-import gast
 import numpy as np
 
 from tangent_ckpt import runtime
@@ -241,10 +241,19 @@ def _eval_default(node):
                 {"np": np})
 
 
+@functools.lru_cache(maxsize=None)
+def rule_expression(expression):
+    """The syntax tree of a rule's expression (an adjoint or a tangent), parsed
+    here once for every reader: the checks below and the transform, which
+    instantiates a copy for each call (``compiler/transform/rules.py``).  A stdlib
+    ``ast`` tree, as generated code is; shared, so readers copy before changing it."""
+    return ast.parse(expression, mode="eval").body
+
+
 def template_free_names(expression):
     """The free names an adjoint expression reads (for checks and for the compiler)."""
-    tree = gast.parse(expression, mode="eval")
-    return {node.id for node in gast.walk(tree) if isinstance(node, gast.Name)}
+    return {node.id for node in ast.walk(rule_expression(expression))
+            if isinstance(node, ast.Name)}
 
 
 def _check_template(name, params, param, expression, sequence):

@@ -57,11 +57,13 @@ FRESH_METHODS = {"standard_normal", "normal", "uniform", "integers", "random", "
                  "trace", "round", "tolist", "item", "nonzero",
                  "argsort", "searchsorted", "repeat", "take", "compress", "ptp", "count",
                  "index", "astype"}
+# array methods that write into the array (the lowering refuses them: lower/calls.py)
+ARRAY_WRITING_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition", "setfield",
+                         "byteswap", "setflags", "__iadd__"}
 # methods that write into the object they are called on
-WRITING_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition", "setfield",
-                   "byteswap", "setflags", "append", "extend", "insert", "remove", "clear",
-                   "reverse", "update", "popitem", "__iadd__", "__isub__", "__imul__",
-                   "__itruediv__", "add", "discard"}
+WRITING_METHODS = ARRAY_WRITING_METHODS | {
+    "append", "extend", "insert", "remove", "clear", "reverse", "update", "popitem",
+    "__isub__", "__imul__", "__itruediv__", "add", "discard"}
 # functions that write into their first argument
 _WRITING_FUNCTION_PATHS = ("copyto", "put", "place", "putmask", "fill_diagonal",
                            "put_along_axis", "random.shuffle")

@@ -19,6 +19,7 @@ from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, TupleValue, to_source,
 )
+from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.views import follow_views
@@ -31,8 +32,6 @@ from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 # array methods and the NumPy function each one means (declared with the rules)
 METHODS = registry.methods()
 VARARGS_METHODS = registry.varargs_methods()  # x.reshape(2, 3) == np.reshape(x, (2, 3))
-IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition",
-                    "setfield", "byteswap", "setflags", "__iadd__"}
 
 # calls kept as written, without a derivative; other types (np.float64, ...) go
 # through the registry like any function, so an active argument without a rule
@@ -221,7 +220,7 @@ class CallLowering(CallableValues):
         keywords = self.lo.expressions.static_value(func.value)
         if isinstance(keywords, KeywordsValue):  # kwargs.get("scale", 1.0)
             return self.keyword_method(keywords, node, hint)
-        if method in IN_PLACE_METHODS:
+        if method in ARRAY_WRITING_METHODS:
             raise self.lo.error(UnsupportedSyntaxError,
                              f"in-place method .{method}() changes an array", node,
                              construct=f"in-place .{method}()",

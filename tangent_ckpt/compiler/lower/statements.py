@@ -7,7 +7,6 @@ assignment is an assignment of a ``BinOp``; early ``return``, ``break`` and
 import gast
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler.lower.containers import leaf_paths, leaves, rebuild, structure
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
@@ -15,6 +14,7 @@ from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
     function_alias_candidates, load_context, local_names, may_exit,
 )
+from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
@@ -175,7 +175,7 @@ class StatementLowering:
             self.lo.container_statements.grow(value, s)
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
-            if value.func.attr in IN_PLACE_METHODS or value.func.attr in ("append", "extend"):
+            if value.func.attr in ARRAY_WRITING_METHODS or value.func.attr in ("append", "extend"):
                 raise self.lo.error(UnsupportedSyntaxError,
                                  f"in-place method .{value.func.attr}() changes an array",
                                  s, construct=f"in-place .{value.func.attr}()",

@@ -1,7 +1,7 @@
 """Transform: adjoint rules applied to one primitive application.
 
 A rule's expressions (``adjoints/numpy_rules.py``) are read once into syntax
-trees and instantiated with the operands of each call: ``g`` the output's
+trees by the registry (``registry.rule_expression``) and instantiated with the operands of each call: ``g`` the output's
 adjoint, ``ans`` the output, each parameter the argument bound to it; a free
 name that is neither NumPy nor a builtin is a runtime helper, called through a
 :class:`~tangent_ckpt.compiler.syntax.HelperCall` that keeps which helper it is.
@@ -9,7 +9,6 @@ name that is neither NumPy nor a builtin is a runtime helper, called through a
 
 import ast
 import builtins
-import functools
 import operator
 
 from tangent_ckpt import runtime
@@ -20,12 +19,6 @@ from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.naming import builtin
 from tangent_ckpt.errors import UnsupportedFunctionError
-
-
-@functools.lru_cache(maxsize=None)
-def _parse_template(expression):
-    """The syntax tree of an adjoint rule's expression, as the registry declares it."""
-    return ast.parse(expression, mode="eval").body
 
 
 class _Instantiate(ast.NodeTransformer):
@@ -65,7 +58,7 @@ class _Instantiate(ast.NodeTransformer):
 def instantiate(expression, mapping):
     """An adjoint rule's expression with its names bound: ``mapping`` maps names
     (``g``, ``ans``, parameters) to expression nodes.  Returns a new tree."""
-    return _Instantiate(mapping).visit(sx.copy_tree(_parse_template(expression)))
+    return _Instantiate(mapping).visit(sx.copy_tree(registry.rule_expression(expression)))
 
 
 def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):

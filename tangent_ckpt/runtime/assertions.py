@@ -1,4 +1,4 @@
-"""What generated code calls for the user's statements that only observe."""
+"""The user's `assert` statements, as generated code runs them (`rt.check`)."""
 
 
 def check(condition, message=None):
