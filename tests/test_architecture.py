@@ -31,8 +31,6 @@ LONG_MODULES = {
     "tangent_ckpt.compiler.transform.reverse": "split this session on branch 'tape'",
     "tangent_ckpt.compiler.package.checkpointed_loops": "split this session on branch 'tape'",
     "tangent_ckpt.compiler.lower.containers": "split this session on branch 'realprog'",
-    "tangent_ckpt.compiler.lower.callables": "not split yet: CallableValues, a mixin of "
-                                             "CallLowering, is to become a part of its own",
     "tangent_ckpt.compiler.transform.forward": "not split yet (406 lines; 'realprog' edits "
                                                "its dict tangents this session)",
 }

@@ -33,7 +33,7 @@ class AssignmentLowering:
             name = self.store_name(target.id)
             value = self.lo.expressions.value(value_node, target.id)
             if isinstance(value, CompileTimeValue):  # loss = make_loss(3.0), model = Model(W)
-                self.lo.calls.bind_value(target.id, value, s)
+                self.lo.callables.bind_value(target.id, value, s)
                 return
             if isinstance(value, TupleValue):
                 self.bind_tuple(target.id, value, line)
@@ -70,7 +70,7 @@ class AssignmentLowering:
         elif isinstance(target, gast.Subscript):
             self.setitem(target, value_node, s)
         elif isinstance(target, gast.Attribute):  # self.W = W in a user class
-            self.lo.calls.set_attribute(target, value_node, s)
+            self.lo.objects.set_attribute(target, value_node, s)
         else:
             raise self.lo.error(UnsupportedSyntaxError,
                              f"assignment to {type(target).__name__.lower()}", s,

@@ -1,4 +1,4 @@
-"""Lower: functions as values and objects of user classes.
+"""Lower: functions as values.
 
 A function passed as an argument (``fixed_point(f, x0)``), a default argument
 (``act=np.tanh``), a closure a factory returns, a ``lambda``, a
@@ -6,15 +6,11 @@ A function passed as an argument (``fixed_point(f, x0)``), a default argument
 a compile-time value (:class:`~.scopes.CompileTimeValue`) that the lowering
 holds itself, so that calling it inlines the right code.  A function is known
 by its object (or, for a nested ``def``, its syntax tree), never by its name.
-An object made in the differentiated code (``Model(W)``, a ``@dataclass``)
-holds one variable per attribute: ``model.W`` is the variable ``model_W``.
-Variadic calls (``g(*args)``, ``g(**opts)``, ``rng.randn(*x.shape)``) are
+Objects of user classes are :mod:`.objects`'s.  Variadic calls (``g(*args)``, ``g(**opts)``, ``rng.randn(*x.shape)``) are
 spread into plain arguments here too.
 """
 
-import dataclasses
 import functools
-import inspect
 import types
 
 import gast
@@ -58,7 +54,11 @@ def user_function(fn):
 
 
 class CallableValues:
-    """The part of call lowering that deals in functions and objects as values."""
+    """The lowering's part for functions as values (``lo.callables``): spread
+    arguments, ``map``/``partial``/bound methods, lambdas, factories' results."""
+
+    def __init__(self, lowering):
+        self.lo = lowering
 
     # --- spreading *args and **kwargs ------------------------------------------
     def spread(self, node, hint):
@@ -132,7 +132,7 @@ class CallableValues:
         if fn in (list, tuple) and len(node.args) == 1 and not node.keywords and \
                 isinstance(node.args[0], gast.Call) and \
                 self.lo.expressions.static_value(node.args[0].func) in (map, zip):
-            return self.call(node.args[0], hint)  # tuple(map(f, xs)): the items
+            return self.lo.calls.call(node.args[0], hint)  # tuple(map(f, xs)): the items
         if fn is zip and node.args and not node.keywords:
             sequences = [self.lo.expressions.value(a, hint) for a in node.args]
             if all(isinstance(q, TupleValue) for q in sequences):  # zip(*pairs): transposed
@@ -155,7 +155,7 @@ class CallableValues:
                 {k: self.lo.expressions.constant(v, k) for k, v in fn.keywords.items()}),
                 node, hint)
         if isinstance(fn, type) and fn.__module__.split(".")[0] not in ("builtins", "numpy"):
-            return self.construct(fn, node, hint)
+            return self.lo.objects.construct(fn, node, hint)
         if isinstance(fn, types.MethodType) and user_function(fn.__func__):
             return self.call_value(MethodValue(fn.__func__, fn.__self__), node, hint)
         if fn is not _UNRESOLVED and not is_function(fn) and is_compile_time(fn) and \
@@ -173,7 +173,7 @@ class CallableValues:
                              args=[Lowered(a, node) for a in value.args] + list(node.args),
                              keywords=[gast.keyword(arg=k, value=Lowered(v, node))
                                        for k, v in value.keywords.items()] + list(node.keywords))
-            return self.call(gast.copy_location(call, node), hint)
+            return self.lo.calls.call(gast.copy_location(call, node), hint)
         if isinstance(value, MethodValue) and not value.is_property:
             parsed = self.parsed(value.fn, node)
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
@@ -181,7 +181,7 @@ class CallableValues:
             return self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node),
                                            hint, parsed)
         if isinstance(value, ObjectValue):
-            method = self.class_attribute(value, "__call__")
+            method = self.lo.objects.class_attribute(value, "__call__")
             if isinstance(method, MethodValue):
                 return self.call_value(method, node, hint)
         raise self.lo.error(UnsupportedSyntaxError, "this value cannot be called", node,
@@ -230,7 +230,7 @@ class CallableValues:
             call = gast.copy_location(gast.Call(func=Lowered(fn, node),
                                                 args=[Lowered(x, node) for x in items],
                                                 keywords=[]), node)
-            result = self.call(call, hint)
+            result = self.lo.calls.call(call, hint)
             results.append(result if isinstance(result, (TupleValue, CompileTimeValue))
                            else self.lo.expressions.atomize(result, hint))
         return TupleValue(results)
@@ -271,119 +271,6 @@ class CallableValues:
                                 hint="return one function from the factory")
         ctx["result_value"] = value
 
-    # --- objects of user classes ----------------------------------------------
-    def construct(self, cls, node, hint):
-        """``Model(W)``: an object with one variable per attribute; ``__init__``
-        is inlined, a ``@dataclass``'s fields are bound from the arguments."""
-        label = hint if hint.isidentifier() else cls.__name__.lower()
-        obj = ObjectValue(cls, label)
-        if dataclasses.is_dataclass(cls):
-            self.dataclass_fields(obj, node, hint)
-            post = getattr(cls, "__post_init__", None)
-            if post is not None:
-                self.call_value(MethodValue(post, obj), _bare_call(node), hint)
-            return obj
-        init = inspect.getattr_static(cls, "__init__", None)
-        if init is object.__init__:
-            if node.args or node.keywords:
-                raise self.lo.error(TransformError, f"{cls.__name__}() takes no arguments",
-                                    node, construct=to_source(node))
-            return obj
-        parsed = self.parsed(init, node)
-        call = gast.Call(func=node.func, args=[Lowered(obj, node)] + list(node.args),
-                         keywords=list(node.keywords))
-        self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node), hint,
-                                parsed, procedure=True)
-        return obj
-
-    def dataclass_fields(self, obj, node, hint):
-        fields = [f for f in dataclasses.fields(obj.cls) if f.init]
-        given = dict(zip((f.name for f in fields), node.args))
-        given.update({k.arg: k.value for k in node.keywords})
-        for f in fields:
-            if f.name in given:
-                value = self.operand(given[f.name], f"{obj.label}_{f.name}")
-            elif f.default is not dataclasses.MISSING:
-                value = self.lo.expressions.constant(f.default, f.name)
-            else:
-                raise self.lo.error(TransformError, f"{obj.cls.__name__}() missing argument "
-                                    f"'{f.name}'", node, construct=to_source(node))
-            self.store_attribute(obj, f.name, value, node.lineno)
-
-    def set_attribute(self, target, value_node, stmt):
-        """``self.W = W`` on an object made in the differentiated code."""
-        owner = self.lo.expressions.value(target.value, "owner")
-        if not isinstance(owner, ObjectValue):
-            raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
-                                "object made outside the differentiated function", stmt,
-                                construct=to_source(target),
-                                hint="build the object inside the function, or keep the "
-                                     "value in a variable")
-        if owner.given:  # the primal would change the caller's object
-            raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
-                                "object named in wrt", stmt, construct=to_source(target),
-                                hint="keep the new value in a variable, or build a new "
-                                     "object inside the function")
-        value = self.operand(value_node, f"{owner.label}_{target.attr}")
-        self.store_attribute(owner, target.attr, value, stmt.lineno)
-
-    def store_attribute(self, owner, attr, value, line):
-        if isinstance(value, CompileTimeValue):
-            owner.attributes[attr] = value
-            return
-        if isinstance(value, TupleValue):
-            raise TransformError(f"a tuple stored in the attribute .{attr}",
-                                 filename=self.lo.current_scope.parsed.filename, lineno=line,
-                                 construct=f".{attr} = (...)",
-                                 hint="store each array in an attribute of its own")
-        current = owner.attributes.get(attr)
-        name = current.id if isinstance(current, ir.Name) else \
-            self.lo.namer.fresh(f"{owner.label}_{attr}")
-        self.lo.assignments.emit_value(name, value, line)
-        owner.attributes[attr] = ir.Name(name)
-
-    def class_attribute(self, owner, attr):
-        """What ``owner.attr`` denotes when compiling: a method, a static method,
-        a class constant; _UNRESOLVED for an attribute the object holds or a
-        property (read by :meth:`object_attribute`)."""
-        if attr in owner.attributes:
-            value = owner.attributes[attr]
-            return value if isinstance(value, CompileTimeValue) else _UNRESOLVED
-        raw = inspect.getattr_static(owner.cls, attr, _UNRESOLVED)
-        if isinstance(raw, property) and raw.fget is not None:
-            return MethodValue(raw.fget, owner, is_property=True)
-        if isinstance(raw, staticmethod):
-            return raw.__func__
-        if isinstance(raw, types.FunctionType):
-            return MethodValue(raw, owner)
-        if raw is _UNRESOLVED or isinstance(raw, (property, classmethod)):
-            return _UNRESOLVED
-        return getattr(owner.cls, attr)
-
-    def static_property(self, obj, attr):
-        """``MODEL.scaled_W`` of a module-level object whose class makes it a
-        ``@property`` written in Python: its getter, to inline (None otherwise)."""
-        if isinstance(obj, (type, types.ModuleType)):
-            return None
-        raw = inspect.getattr_static(type(obj), attr, None)
-        if isinstance(raw, property) and user_function(raw.fget):
-            return MethodValue(raw.fget, obj, is_property=True)
-        return None
-
-    def read_property(self, getter, node, hint):
-        """The value of a ``@property``: its getter inlined with the object as ``self``."""
-        return self.call_value(MethodValue(getter.fn, getter.owner), _bare_call(node), hint)
-
-    def object_attribute(self, owner, node, hint):
-        """``model.W`` (the attribute's variable) or ``model.W2`` (a ``@property``,
-        its getter inlined)."""
-        attr = node.attr
-        if attr in owner.attributes:
-            return owner.attributes[attr]
-        raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
-                            f"attribute '{attr}' here", node, construct=to_source(node),
-                            hint="set the attribute in __init__ before reading it")
-
     def keyword_item(self, keywords, node):
         """``kwargs["lr"]`` of a ``**kwargs`` parameter."""
         key = node.slice
@@ -408,11 +295,6 @@ class CallableValues:
         if len(node.args) == 2:
             return self.lo.expressions.value(node.args[1], hint)
         return ir.Const(None)
-
-
-def _bare_call(node):
-    call = gast.Call(func=node, args=[], keywords=[])
-    return gast.copy_location(call, node)
 
 
 def _spelled(node):

@@ -14,7 +14,6 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
-from tangent_ckpt.compiler.lower.callables import CallableValues
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, TupleValue, to_source,
@@ -61,11 +60,11 @@ def is_library(fn):
     return module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt")
 
 
-class CallLowering(CallableValues):
-    """Calls: primitives, methods, checkpoint markers, user functions (handed to
-    :class:`~tangent_ckpt.compiler.lower.inlining.Inlining`);
-    functions as values, objects of user classes and generators
-    (:class:`~tangent_ckpt.compiler.lower.callables.CallableValues`)."""
+class CallLowering:
+    """The lowering's part for calls (``lo.calls``): primitives, methods,
+    checkpoint markers; user functions go to ``lo.inlining``, calls of values
+    (partials, bound methods, ``map``, classes) to ``lo.callables`` and
+    ``lo.objects``."""
 
     def __init__(self, lowering):
         self.lo = lowering
@@ -73,12 +72,12 @@ class CallLowering(CallableValues):
     def call(self, node, hint):
         if any(isinstance(a, gast.Starred) for a in node.args) or \
                 any(k.arg is None for k in node.keywords):
-            node = self.spread(node, hint)  # g(*args), g(**opts), rng.randn(*x.shape)
+            node = self.lo.callables.spread(node, hint)  # g(*args), g(**opts), rng.randn(*x.shape)
         func = node.func
         fn = self.lo.expressions.static_value(func)
         if isinstance(fn, CompileTimeValue) and not isinstance(fn, LocalFunction):
-            return self.call_value(fn, node, hint)  # a partial, a method, an object
-        special = self.special_call(fn, node, hint)  # map, partial, a class, a bound method
+            return self.lo.callables.call_value(fn, node, hint)  # a partial, a method, an object
+        special = self.lo.callables.special_call(fn, node, hint)  # map, partial, a class, a bound method
         if special is not None:
             return special
         if fn is _UNRESOLVED and isinstance(func, gast.Attribute):
@@ -219,7 +218,7 @@ class CallLowering(CallableValues):
         method = func.attr
         keywords = self.lo.expressions.static_value(func.value)
         if isinstance(keywords, KeywordsValue):  # kwargs.get("scale", 1.0)
-            return self.keyword_method(keywords, node, hint)
+            return self.lo.callables.keyword_method(keywords, node, hint)
         if method in ARRAY_WRITING_METHODS:
             raise self.lo.error(UnsupportedSyntaxError,
                              f"in-place method .{method}() changes an array", node,

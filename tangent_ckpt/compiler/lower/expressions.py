@@ -46,7 +46,7 @@ class ExpressionLowering:
         if isinstance(node, Lowered):
             return node.value
         if isinstance(node, gast.Lambda):
-            return self.lo.calls.lambda_value(node)
+            return self.lo.callables.lambda_value(node)
         if isinstance(node, gast.Constant):
             return ir.Const(node.value)
         if isinstance(node, gast.Name):
@@ -215,10 +215,10 @@ class ExpressionLowering:
         if isinstance(node, gast.Attribute):
             base = self.static_value(node.value)
             if isinstance(base, ObjectValue):
-                return self.lo.calls.class_attribute(base, node.attr)
+                return self.lo.objects.class_attribute(base, node.attr)
             if base is _UNRESOLVED or isinstance(base, CompileTimeValue):
                 return _UNRESOLVED
-            prop = self.lo.calls.static_property(base, node.attr)
+            prop = self.lo.objects.static_property(base, node.attr)
             if prop is not None:  # MODEL.scaled_W: its getter is inlined
                 return prop
             value = getattr(base, node.attr, _UNRESOLVED)
@@ -251,12 +251,12 @@ class ExpressionLowering:
     def attribute(self, node, hint):
         obj = self.static_value(node)
         if isinstance(obj, MethodValue) and obj.is_property:
-            return self.lo.calls.read_property(obj, node, hint)
+            return self.lo.objects.read_property(obj, node, hint)
         if obj is not _UNRESOLVED:
             return obj if isinstance(obj, CompileTimeValue) else self.constant(obj, node.attr)
         base = self.value(node.value, hint)
         if isinstance(base, ObjectValue):  # model.W, a property
-            return self.lo.calls.object_attribute(base, node, hint)
+            return self.lo.objects.object_attribute(base, node, hint)
         base = self.atomize(base, hint)
         if node.attr == "T":
             return ir.Prim(np.transpose, [base], {}, "attr:T")
@@ -275,7 +275,7 @@ class ExpressionLowering:
             return self.lo.calls.index_join(joined, node, hint)
         base = self.value(node.value, hint)
         if isinstance(base, KeywordsValue):  # kwargs["lr"]
-            return self.lo.calls.keyword_item(base, node)
+            return self.lo.callables.keyword_item(base, node)
         if isinstance(base, TupleValue):
             return self.lo.containers.subscript(base, node, hint)
         if self.lo.run_time.is_dict(base):

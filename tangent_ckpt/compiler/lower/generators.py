@@ -66,7 +66,7 @@ def generator_loop(lo, stmt, fn):
     if isinstance(fn, LocalFunction):
         fnode, scope, parsed = fn.node, fn.scope, fn.scope.parsed
     else:
-        parsed = lo.calls.parsed(fn, stmt.iter)
+        parsed = lo.callables.parsed(fn, stmt.iter)
         fnode, scope = parsed.node, None
     statement_yields = {id(s.value) for s in _own_nodes(fnode) if isinstance(s, gast.Expr)}
     for node in _own_nodes(fnode):

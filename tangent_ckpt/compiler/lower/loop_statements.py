@@ -45,7 +45,7 @@ class LoopLowering:
         index_target = None
         if isinstance(it, gast.Call):
             if any(isinstance(a, gast.Starred) for a in it.args):
-                it = self.lo.calls.spread(it, "rows")  # for x, y in zip(*pairs)
+                it = self.lo.callables.spread(it, "rows")  # for x, y in zip(*pairs)
             fn = self.lo.expressions.static_value(it.func)
             if fn is range:
                 if not isinstance(s.target, gast.Name):

@@ -14,6 +14,9 @@ lowering:
 - ``calls`` (:mod:`.calls`): primitives, methods, and through
   :mod:`.checkpoint_markers` the user's checkpoint markers;
 - ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
+- ``callables`` (:mod:`.callables`): functions as values (``map``, ``partial``,
+  lambdas, bound methods, ``*args``/``**kwargs`` spreads);
+- ``objects`` (:mod:`.objects`): objects of user classes, one variable per attribute;
 - ``containers`` (:mod:`.containers`): lists, tuples and dicts of static structure
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
@@ -27,6 +30,7 @@ The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """
 
 from tangent_ckpt.compiler.lower.assignments import AssignmentLowering
+from tangent_ckpt.compiler.lower.callables import CallableValues
 from tangent_ckpt.compiler.lower.calls import CallLowering
 from tangent_ckpt.compiler.lower.comprehensions import ComprehensionLowering
 from tangent_ckpt.compiler.lower.container_statements import ContainerStatements
@@ -34,6 +38,7 @@ from tangent_ckpt.compiler.lower.containers import ContainerLowering
 from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
 from tangent_ckpt.compiler.lower.inlining import Inlining
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
+from tangent_ckpt.compiler.lower.objects import ObjectLowering
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.scopes import ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
@@ -64,6 +69,8 @@ class Lowering:
         self.expressions = ExpressionLowering(self)
         self.calls = CallLowering(self)
         self.inlining = Inlining(self)
+        self.callables = CallableValues(self)
+        self.objects = ObjectLowering(self)
         self.containers = ContainerLowering(self)
         self.run_time = RunTimeContainers(self)
         self.comprehensions = ComprehensionLowering(self)

@@ -203,7 +203,7 @@ class StatementLowering:
         value = self.lo.expressions.value(s.value, self.lo.ctx["hint"])
         result = self.lo.ctx["result"]
         if isinstance(value, CompileTimeValue):  # a factory's `return loss`
-            self.lo.calls.return_value(value, s)
+            self.lo.callables.return_value(value, s)
             return
         if isinstance(value, TupleValue):
             items = self.lo.ctx["result_items"]

@@ -1,0 +1,146 @@
+"""Lower: objects of user classes made in the differentiated code.
+
+``Model(W)`` (its ``__init__`` inlined) or a ``@dataclass`` holds one variable
+per attribute: ``model.W`` is the variable ``model_W``; methods and
+``@property`` getters are inlined with the object as ``self``.  Assigning an
+attribute of an object made outside the function, or named in ``wrt``, is
+refused: the primal would change the caller's object.
+"""
+
+import dataclasses
+import inspect
+import types
+
+import gast
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.callables import user_function
+from tangent_ckpt.compiler.lower.scopes import (
+    CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
+)
+from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
+
+
+class ObjectLowering:
+    """The lowering's part for objects of user classes (``lo.objects``)."""
+
+    def __init__(self, lowering):
+        self.lo = lowering
+
+    def construct(self, cls, node, hint):
+        """``Model(W)``: an object with one variable per attribute; ``__init__``
+        is inlined, a ``@dataclass``'s fields are bound from the arguments."""
+        label = hint if hint.isidentifier() else cls.__name__.lower()
+        obj = ObjectValue(cls, label)
+        if dataclasses.is_dataclass(cls):
+            self.dataclass_fields(obj, node, hint)
+            post = getattr(cls, "__post_init__", None)
+            if post is not None:
+                self.lo.callables.call_value(MethodValue(post, obj), _bare_call(node), hint)
+            return obj
+        init = inspect.getattr_static(cls, "__init__", None)
+        if init is object.__init__:
+            if node.args or node.keywords:
+                raise self.lo.error(TransformError, f"{cls.__name__}() takes no arguments",
+                                    node, construct=to_source(node))
+            return obj
+        parsed = self.lo.callables.parsed(init, node)
+        call = gast.Call(func=node.func, args=[Lowered(obj, node)] + list(node.args),
+                         keywords=list(node.keywords))
+        self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node), hint,
+                                parsed, procedure=True)
+        return obj
+
+    def dataclass_fields(self, obj, node, hint):
+        fields = [f for f in dataclasses.fields(obj.cls) if f.init]
+        given = dict(zip((f.name for f in fields), node.args))
+        given.update({k.arg: k.value for k in node.keywords})
+        for f in fields:
+            if f.name in given:
+                value = self.lo.callables.operand(given[f.name], f"{obj.label}_{f.name}")
+            elif f.default is not dataclasses.MISSING:
+                value = self.lo.expressions.constant(f.default, f.name)
+            else:
+                raise self.lo.error(TransformError, f"{obj.cls.__name__}() missing argument "
+                                    f"'{f.name}'", node, construct=to_source(node))
+            self.store_attribute(obj, f.name, value, node.lineno)
+
+    def set_attribute(self, target, value_node, stmt):
+        """``self.W = W`` on an object made in the differentiated code."""
+        owner = self.lo.expressions.value(target.value, "owner")
+        if not isinstance(owner, ObjectValue):
+            raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
+                                "object made outside the differentiated function", stmt,
+                                construct=to_source(target),
+                                hint="build the object inside the function, or keep the "
+                                     "value in a variable")
+        if owner.given:  # the primal would change the caller's object
+            raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
+                                "object named in wrt", stmt, construct=to_source(target),
+                                hint="keep the new value in a variable, or build a new "
+                                     "object inside the function")
+        value = self.lo.callables.operand(value_node, f"{owner.label}_{target.attr}")
+        self.store_attribute(owner, target.attr, value, stmt.lineno)
+
+    def store_attribute(self, owner, attr, value, line):
+        if isinstance(value, CompileTimeValue):
+            owner.attributes[attr] = value
+            return
+        if isinstance(value, TupleValue):
+            raise TransformError(f"a tuple stored in the attribute .{attr}",
+                                 filename=self.lo.current_scope.parsed.filename, lineno=line,
+                                 construct=f".{attr} = (...)",
+                                 hint="store each array in an attribute of its own")
+        current = owner.attributes.get(attr)
+        name = current.id if isinstance(current, ir.Name) else \
+            self.lo.namer.fresh(f"{owner.label}_{attr}")
+        self.lo.assignments.emit_value(name, value, line)
+        owner.attributes[attr] = ir.Name(name)
+
+    def class_attribute(self, owner, attr):
+        """What ``owner.attr`` denotes when compiling: a method, a static method,
+        a class constant; _UNRESOLVED for an attribute the object holds or a
+        property (read by :meth:`object_attribute`)."""
+        if attr in owner.attributes:
+            value = owner.attributes[attr]
+            return value if isinstance(value, CompileTimeValue) else _UNRESOLVED
+        raw = inspect.getattr_static(owner.cls, attr, _UNRESOLVED)
+        if isinstance(raw, property) and raw.fget is not None:
+            return MethodValue(raw.fget, owner, is_property=True)
+        if isinstance(raw, staticmethod):
+            return raw.__func__
+        if isinstance(raw, types.FunctionType):
+            return MethodValue(raw, owner)
+        if raw is _UNRESOLVED or isinstance(raw, (property, classmethod)):
+            return _UNRESOLVED
+        return getattr(owner.cls, attr)
+
+    def static_property(self, obj, attr):
+        """``MODEL.scaled_W`` of a module-level object whose class makes it a
+        ``@property`` written in Python: its getter, to inline (None otherwise)."""
+        if isinstance(obj, (type, types.ModuleType)):
+            return None
+        raw = inspect.getattr_static(type(obj), attr, None)
+        if isinstance(raw, property) and user_function(raw.fget):
+            return MethodValue(raw.fget, obj, is_property=True)
+        return None
+
+    def read_property(self, getter, node, hint):
+        """The value of a ``@property``: its getter inlined with the object as ``self``."""
+        return self.lo.callables.call_value(MethodValue(getter.fn, getter.owner), _bare_call(node), hint)
+
+    def object_attribute(self, owner, node, hint):
+        """``model.W`` (the attribute's variable) or ``model.W2`` (a ``@property``,
+        its getter inlined)."""
+        attr = node.attr
+        if attr in owner.attributes:
+            return owner.attributes[attr]
+        raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
+                            f"attribute '{attr}' here", node, construct=to_source(node),
+                            hint="set the attribute in __init__ before reading it")
+
+
+def _bare_call(node):
+    call = gast.Call(func=node, args=[], keywords=[])
+    return gast.copy_location(call, node)
