@@ -54,10 +54,8 @@ def _collector_paused():
 
 def _analyzed(fn, wrt, containers=None):
     """The stages both modes share: parse, views, the aliasing fence, lower, analyze.
-    Takes the user's function, the ``wrt`` positions and the structure of container
-    arguments (``wrt`` positions are expanded to their leaves); gives the lowered
-    ``ir.Function`` (with its shape facts), its global bindings, the namer, the
-    ``wrt`` parameter names and the active names."""
+    ``containers``: the structure of container arguments (``wrt`` positions are
+    expanded to their leaves)."""
     parsed = parse_function(fn)                                     # parse
     followed = follow_views(parsed)                                 # views, aliases
     check_writes(parsed, followed=followed)                         # aliasing fence
@@ -75,7 +73,9 @@ def _analyzed(fn, wrt, containers=None):
 def _stages(fn, wrt, options, return_value, containers=None):
     with recording() as dependencies:
         function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers)
-        plan, loops, segments = _packaging_handlers(function, options, namer)
+        plan = auto_plan(options, namer)
+        loops = mark_loops(function, options, plan)
+        segments = SegmentHandler(function, options, plan)
         sweeps = reverse_function(function, active, namer, bindings,  # transform
                                   loops=loops, segments=segments)
         helpers = segments.definitions + (loops.definitions if loops else [])
@@ -87,16 +87,6 @@ def _stages(fn, wrt, options, return_value, containers=None):
         [(loop.line, "taped") for loop in ir.walk(function.body)
          if isinstance(loop, (ir.For, ir.While))]
     return compiled
-
-
-def _packaging_handlers(function, options, namer):
-    """The package stage's part that runs inside the transform: takes the
-    lowered function and the options; gives the name of the auto mode's memory
-    plan (or None), the checkpointed-loop handler (None when no loop is
-    checkpointed) and the segment handler, which the transform calls at each
-    loop and segment and which collect the definitions they make."""
-    plan = auto_plan(options, namer)
-    return plan, mark_loops(function, options, plan), SegmentHandler(function, options, plan)
 
 
 def compile_tangent(fn, wrt, return_value=True):
