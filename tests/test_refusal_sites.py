@@ -21,10 +21,9 @@ CONSTRUCT_BY_MESSAGE = collections.Counter({
     ("lower/expressions.py", "_branch_value"): 1, ("lower/expressions.py", "nondiff"): 1,
     ("lower/expressions.py", "subscript"): 1, ("lower/expressions.py", "visit_Name"): 1,
     ("lower/loop_statements.py", "for_"): 5, ("lower/loop_statements.py", "while_"): 1,
-    ("lower/statements.py", "assign"): 2, ("lower/statements.py", "assign_operand"): 1,
-    ("lower/statements.py", "bind_tuple"): 1, ("lower/statements.py", "block"): 2,
+    ("lower/assignments.py", "assign"): 2, ("lower/assignments.py", "assign_operand"): 1,
+    ("lower/statements.py", "block"): 2,
     ("lower/statements.py", "return_"): 2, ("lower/statements.py", "run"): 1,
-    ("lower/statements.py", "setitem"): 2,
 })
 # refusals with no user line: the generated code failing to compile (a compiler
 # bug, reported with the generated text) and a callable that is not a Python function
