@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tangent_ckpt.adjoints import numpy_rules, registry
+from tangent_ckpt.adjoints.rule_text import parse_signature
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
@@ -47,7 +48,7 @@ def spelled(rule):
 
 
 def _signature_is(rule, text):
-    return rule.params == registry._parse_signature(text)
+    return rule.params == parse_signature(text)
 
 
 def elementwise_rules():

@@ -38,7 +38,7 @@ LONG_MODULES = {
 # every call that parses text or matches it with a regular expression, outside
 # the frontend (compiler/parse.py): module -> (how many, reason)
 TEXT_READERS = {
-    "tangent_ckpt.adjoints.registry": (
+    "tangent_ckpt.adjoints.rule_text": (
         2, "a rule's declaration: its signature and its expressions, parsed once (stdlib "
            "ast, as generated code is) when the rule is declared"),
     "tangent_ckpt.compiler.deep": (

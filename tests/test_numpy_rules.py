@@ -1,7 +1,7 @@
 """Every NumPy adjoint rule against central finite differences (vector-Jacobian checks).
 
 ``check`` evaluates the inlined expression on real values through
-``registry.evaluate`` and compares ``<adjoint, d>`` with
+``evaluation.evaluate`` and compares ``<adjoint, d>`` with
 ``<(f(x + eps d) - f(x - eps d)) / 2 eps, g>`` for random ``g`` and ``d``.
 """
 
@@ -18,7 +18,8 @@ from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
 import tangent_ckpt.adjoints.numpy_rules  # noqa: F401  (registers the rules)
 from tangent_ckpt import runtime as rt
 from tangent_ckpt.adjoints import ops_table
-from tangent_ckpt.adjoints.registry import evaluate, lookup
+from tangent_ckpt.adjoints.evaluation import evaluate
+from tangent_ckpt.adjoints.registry import lookup
 
 EPS = 1e-6
 SETTINGS = settings(max_examples=60, deadline=None)

@@ -8,8 +8,9 @@ import tangent_ckpt.adjoints.numpy_rules  # noqa: F401
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.lower import calls
 from tangent_ckpt.compiler.package import next_state
-from tangent_ckpt.adjoints.registry import (REQUIRED, defadjoint, defconstant, evaluate,
-                                            lookup, register_adjoint, template_free_names)
+from tangent_ckpt.adjoints.evaluation import evaluate
+from tangent_ckpt.adjoints.registry import defadjoint, defconstant, lookup, register_adjoint
+from tangent_ckpt.adjoints.rule_text import REQUIRED, parse_signature, template_free_names
 
 
 @pytest.fixture
@@ -29,11 +30,11 @@ def _fn(*args, **kwargs):
 # --- signatures and bind ----------------------------------------------------------
 
 def test_parse_signature_kinds_and_defaults():
-    params = registry._parse_signature("a, /, b=(0, 1), *, c=np.float32, d, **kw")
+    params = parse_signature("a, /, b=(0, 1), *, c=np.float32, d, **kw")
     assert params == [("a", REQUIRED, "positional"), ("b", (0, 1), "positional"),
                       ("c", np.float32, "keyword"), ("d", REQUIRED, "keyword"),
                       ("kw", REQUIRED, "varkeywords")]
-    assert registry._parse_signature("*arrays, axis=0") == [
+    assert parse_signature("*arrays, axis=0") == [
         ("arrays", REQUIRED, "varargs"), ("axis", 0, "keyword")]
 
 

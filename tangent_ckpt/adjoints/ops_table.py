@@ -11,7 +11,8 @@ import sys
 import numpy as np
 
 from tangent_ckpt.adjoints import numpy_rules, registry
-from tangent_ckpt.adjoints.registry import REQUIRED, lookup
+from tangent_ckpt.adjoints.registry import lookup
+from tangent_ckpt.adjoints.rule_text import REQUIRED
 
 HEADER = """\
 # Supported operations

@@ -68,16 +68,12 @@ that a tangent-linear program can be differentiated again (``tc.hvp``).
 Users give tangents of their functions with :func:`register_tangent`.
 """
 
-import ast
-import builtins
-import functools
 import inspect
 
 import numpy as np
 
-from tangent_ckpt import runtime
-
-REQUIRED = object()  # marker: the parameter has no default
+from tangent_ckpt.adjoints.rule_text import (REQUIRED, check_expression, parse_signature,
+                                             positional_only)
 
 #: input domains the tests draw a rule's arguments from: (low, high, sign)
 #: where sign "both" mirrors the interval to negative values too
@@ -195,86 +191,13 @@ _VARARGS_METHODS = set()  # methods whose tuple argument may be spread: x.reshap
 _PURE_METHODS = set()   # methods known to return a new value and change nothing
 
 
-def _parse_signature(signature):
-    """Parse ``"a, /, axis=None, *, keepdims=False"`` into (name, default, kind).
-
-    The text is parsed as a Python parameter list, so defaults may contain
-    commas (``axes=(0, 1)``) and read ``np``.  Kinds: ``"positional"`` (also
-    positional-only, see :func:`_positional_only`), ``"keyword"`` (after ``*``),
-    ``"varargs"`` (``*name``) and ``"varkeywords"`` (``**name``).
-    """
-    args = _signature_args(signature)
-    params = []
-    positional = args.posonlyargs + args.args
-    defaults = [REQUIRED] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    for arg, default in zip(positional, defaults):
-        params.append((arg.arg, _eval_default(default), "positional"))
-    if args.vararg is not None:
-        params.append((args.vararg.arg, REQUIRED, "varargs"))
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        params.append((arg.arg, REQUIRED if default is None else _eval_default(default),
-                       "keyword"))
-    if args.kwarg is not None:
-        params.append((args.kwarg.arg, REQUIRED, "varkeywords"))
-    names = [p[0] for p in params]
-    if len(set(names)) != len(names):
-        raise ValueError(f"bad signature {signature!r}: duplicate parameter name")
-    return params
-
-
-def _signature_args(signature):
-    try:
-        tree = ast.parse(f"def _f({signature}): pass")
-    except SyntaxError as err:
-        raise ValueError(f"bad signature {signature!r}: {err.msg}") from None
-    return tree.body[0].args
-
-
-def _positional_only(signature):
-    return frozenset(arg.arg for arg in _signature_args(signature).posonlyargs)
-
-
-def _eval_default(node):
-    if node is REQUIRED:
-        return REQUIRED
-    return eval(compile(ast.Expression(node), "<signature>", "eval"),
-                {"np": np})
-
-
-@functools.lru_cache(maxsize=None)
-def rule_expression(expression):
-    """The syntax tree of a rule's expression (an adjoint or a tangent), parsed
-    here once for every reader: the checks below and the transform, which
-    instantiates a copy for each call (``compiler/transform/rules.py``).  A stdlib
-    ``ast`` tree, as generated code is; shared, so readers copy before changing it."""
-    return ast.parse(expression, mode="eval").body
-
-
-def template_free_names(expression):
-    """The free names an adjoint expression reads (for checks and for the compiler)."""
-    return {node.id for node in ast.walk(rule_expression(expression))
-            if isinstance(node, ast.Name)}
-
-
-def _check_template(name, params, param, expression, sequence):
-    allowed = {"g", "ans", "np"} | {p[0] for p in params}
-    if sequence:
-        allowed.add("i")
-    for free in template_free_names(expression):
-        if free in allowed or hasattr(builtins, free):
-            continue
-        if not hasattr(runtime, free):
-            raise ValueError(f"adjoint of {name} for '{param}' uses '{free}', "
-                             "which is neither a parameter nor a runtime helper")
-
-
 def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(),
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
                **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
     tangent (``tangent=`` or ``linear=``; see the module docstring)."""
     name = name or _default_name(fn)
-    params = _parse_signature(signature)
+    params = parse_signature(signature)
     names = {p[0] for p in params}
     for param in (*sequence, *piecewise, *(only or {})):
         if param not in names:
@@ -289,11 +212,11 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
             if param not in sequence:
                 raise ValueError(f"{name}: only a sequence parameter takes (item, whole)")
             templates[param], whole[param] = expression
-            _check_template(name, params, param, whole[param], False)
-        _check_template(name, params, param, templates[param], param in sequence)
+            check_expression(name, params, param, whole[param], False)
+        check_expression(name, params, param, templates[param], param in sequence)
     tangents = _tangent_templates(name, params, templates, tangent)
     _RULES[_key(fn)] = AdjointRule(fn, name, params, templates, sequence,
-                                   positional_only=_positional_only(signature),
+                                   positional_only=positional_only(signature),
                                    piecewise=piecewise, domain=domain, whole=whole,
                                    only=only, tangents=tangents, linear=linear)
     _declare_methods(fn, methods, varargs_methods)
@@ -315,7 +238,7 @@ def _tangent_templates(name, params, templates, tangent):
             raise ValueError(f"{name}: tangent for '{param}', which has no adjoint")
         if callable(expression):
             continue  # the expression it chooses is checked when forward mode reads it
-        _check_template(name, params + [("t", REQUIRED, "positional")], param, expression,
+        check_expression(name, params + [("t", REQUIRED, "positional")], param, expression,
                         False)
     return dict(tangent)
 
@@ -323,8 +246,8 @@ def _tangent_templates(name, params, templates, tangent):
 def defconstant(fn, signature="*args", name=None, methods=()):
     """Register a function whose output has no derivative (shapes, constructors, indices)."""
     name = name or _default_name(fn)
-    _RULES[_key(fn)] = AdjointRule(fn, name, _parse_signature(signature), constant=True,
-                                   positional_only=_positional_only(signature))
+    _RULES[_key(fn)] = AdjointRule(fn, name, parse_signature(signature), constant=True,
+                                   positional_only=positional_only(signature))
     _declare_methods(fn, methods, ())
     return fn
 
@@ -429,58 +352,6 @@ def lookup(fn):
         return None
 
 
-def evaluate_tangent(fn, tangents, ans, args, kwargs=None):
-    """The tangent of ``fn``'s output on real values: ``tangents`` maps parameter
-    names to their tangents (the others carry none).  What forward mode inlines;
-    tests check each rule against finite differences with it."""
-    rule = lookup(fn)
-    kwargs = dict(kwargs or {})
-    bound = rule.bind(args, kwargs)
-    if rule.linear:
-        # where each parameter came from: a position or a keyword of the call
-        where = rule.bind([("arg", k) for k in range(len(args))],
-                          {key: ("kw", key) for key in kwargs})
-
-        def call_with(replacements):
-            new_args, new_kwargs = list(args), dict(kwargs)
-            for param, value in replacements.items():
-                place = where[param]
-                if isinstance(place, tuple) and place and place[0] == "arg":
-                    new_args[place[1]] = value
-                elif isinstance(place, tuple) and place and place[0] == "kw":
-                    new_kwargs[place[1]] = value
-                else:  # a varargs parameter: its items are positions
-                    for item, v in zip(place, value):
-                        new_args[item[1]] = v
-            return fn(*new_args, **new_kwargs)
-        if rule.is_joint():
-            return call_with({p: tangents.get(p, _zero_like(bound[p]))
-                              for p in rule.linear_params()
-                              if where.get(p) is not None and where.get(p) != ()
-                              and not _is_default(where[p])})
-        return sum(call_with({p: t}) for p, t in tangents.items())
-    namespace = {name: getattr(runtime, name) for name in dir(runtime)
-                 if not name.startswith("_")}
-    namespace.update(np=np, ans=ans, **bound)
-    total = 0.0
-    for param, t in tangents.items():
-        total = total + eval(compile(rule.tangents[param], f"<tangent of {rule.name}>",
-                                     "eval"), dict(namespace, t=t))
-    return total
-
-
-def _is_default(place):
-    """True when ``bind`` filled the parameter with its default (not a call's place)."""
-    return not (isinstance(place, tuple) and place and
-                (place[0] in ("arg", "kw") or isinstance(place[0], tuple)))
-
-
-def _zero_like(value):
-    if isinstance(value, (tuple, list)):
-        return type(value)(_zero_like(v) for v in value)
-    return np.zeros_like(value, dtype=float)
-
-
 def registered_functions():
     """Every function with a rule, for the documentation table and tests."""
     return [rule.fn for rule in _RULES.values()]
@@ -501,35 +372,3 @@ def _default_name(fn):
     if module.startswith("numpy") or isinstance(fn, np.ufunc):
         return f"np.{name}"
     return name
-
-
-def evaluate(fn, param, g, ans, args, kwargs=None, index=None):
-    """Evaluate the adjoint contribution for ``param`` of ``fn`` on real values.
-
-    This is what the inlined code computes; tests use it to check each rule
-    against finite differences without going through the compiler.
-    """
-    rule = lookup(fn)
-    if rule is None:
-        raise KeyError(f"no adjoint rule for {fn!r}")
-    bound = rule.bind(args, kwargs or {})
-    if rule.vjp is not None:
-        result = rule.vjp(g, ans, *args, **(kwargs or {}))
-        if not isinstance(result, tuple):
-            result = (result,)
-        position = 0  # the adjoints come one per positional argument, in order
-        for name, _, kind in rule.params:
-            if name == param:
-                return result[position + (index or 0) if kind == "varargs" else position]
-            if kind == "positional":
-                position += 1
-        raise KeyError(f"{rule.name} has no parameter '{param}'")
-    expression = rule.templates[param]
-    if index is None and param in rule.whole:
-        expression = rule.whole[param]
-    namespace = {name: getattr(runtime, name) for name in dir(runtime)
-                 if not name.startswith("_")}
-    namespace.update(np=np, g=g, ans=ans, **bound)
-    if index is not None:
-        namespace["i"] = index
-    return eval(compile(expression, f"<adjoint of {rule.name}>", "eval"), namespace)

@@ -1,8 +1,8 @@
 """Transform: adjoint rules applied to one primitive application.
 
 A rule's expressions (``adjoints/numpy_rules.py``) are read once into syntax
-trees by the registry (``registry.rule_expression``) and instantiated with the operands of each call: ``g`` the output's
-adjoint, ``ans`` the output, each parameter the argument bound to it; a free
+trees (``adjoints/rule_text.py``) and instantiated with the operands of each
+call: ``g`` the output's adjoint, ``ans`` the output, each parameter the argument bound to it; a free
 name that is neither NumPy nor a builtin is a runtime helper, called through a
 :class:`~tangent_ckpt.compiler.syntax.HelperCall` that keeps which helper it is.
 """
@@ -13,6 +13,7 @@ import operator
 
 from tangent_ckpt import runtime
 from tangent_ckpt.adjoints import registry
+from tangent_ckpt.adjoints.rule_text import rule_expression
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
@@ -58,7 +59,7 @@ class _Instantiate(ast.NodeTransformer):
 def instantiate(expression, mapping):
     """An adjoint rule's expression with its names bound: ``mapping`` maps names
     (``g``, ``ans``, parameters) to expression nodes.  Returns a new tree."""
-    return _Instantiate(mapping).visit(sx.copy_tree(registry.rule_expression(expression)))
+    return _Instantiate(mapping).visit(sx.copy_tree(rule_expression(expression)))
 
 
 def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
