@@ -202,6 +202,63 @@ def test_einsum_of_two_operands_is_a_new_array():
                wrt=(0, 1))
 
 
+# --- lists, their items, and what arithmetic holds ----------------------------------
+def appended_items_computed_from_the_last_one(x, n):
+    xs = [x * 1.0]
+    for t in range(n):
+        last = xs[-1]
+        step = 0.5 * last * last
+        xs.append(last - step)
+    return np.sum(np.stack(xs)) + np.sum(step)
+
+
+def product_with_a_new_array_written(c, s):
+    v = c * np.ones((2, 3))
+    v[:, 1:] *= np.tanh(s)
+    return np.sum(v) + np.sum(c)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_an_append_writes_the_list_not_its_items(checkpoint):
+    """``xs.append(v)`` grows the list: ``last`` and ``step`` (computed from the
+    list's items) are not written, so they may be read afterwards."""
+    df = tc.grad(appended_items_computed_from_the_last_one, checkpoint=checkpoint)
+    check_grad(appended_items_computed_from_the_last_one, (np.array([0.3, -0.2]), 4), df=df)
+
+
+def test_a_product_with_a_new_array_holds_no_items():
+    """``c * np.ones(...)`` is NumPy arithmetic even if ``c`` were a list: the new
+    array holds nothing of ``c``, so writing into it cannot change ``c``."""
+    check_grad(product_with_a_new_array_written, (np.array([[0.3, -0.2, 0.5]]), 0.4),
+               wrt=(0, 1))
+
+
+class _Holder:
+    def __init__(self):
+        self.W = None
+
+    def append(self, g):  # named like a list method, writes into what it holds
+        self.W[0] = g
+
+
+def object_method_writing_what_it_holds(x):
+    W = x * 1.0
+    holder = _Holder()
+    holder.W = W
+    holder.append(2.0 * x[1])  # WRITE
+    return np.sum(W * x)
+
+
+def test_a_method_of_a_users_object_may_write_what_the_object_holds():
+    """Only a list's, dict's or array's own methods write just the object they are
+    called on; a user's ``append`` may write ``self.W``, which is ``W``."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(object_method_writing_what_it_holds)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(object_method_writing_what_it_holds, '# WRITE')}:" in message
+    assert "'W'" in message, message
+
+
 # --- the fence knows every rule that may return a view --------------------------
 def _calls_returning_views(case):
     """The functions that one coverage case calls whose result shares memory

@@ -55,6 +55,8 @@ class AliasFence(Origins):
         # origin (and site id) -> names ever bound to it: an over-estimate, for lookups
         self.holders = {}
         self.site_cache = {}
+        self.builtin_sites = set()  # sites making lists, dicts, arrays (alias_values.py)
+        self.container_sites = set()  # sites making lists, tuples, dicts, sets
 
     @staticmethod
     def _local_names(fnode):
@@ -246,8 +248,14 @@ class AliasFence(Origins):
                     self.resolve(func) is None:
                 base = _base_name(func.value)
                 if base is not None:
-                    info = env.get(base, self.free_info(base))
-                    self.check_write(base, info.everything(), env, s, node)
+                    # a list's, dict's or array's method changes the object it is
+                    # called on (the list an append grows, the array a fill writes),
+                    # never the objects it holds: S.append(x) leaves S's rows and x
+                    # alone.  A user's object may write anything it holds.
+                    receiver = self.info(func.value, env)
+                    written = receiver.is_ if self.surely_builtin(receiver) else \
+                        env.get(base, self.free_info(base)).everything()
+                    self.check_write(base, written, env, s, node)
             elif _is_in(self.resolve(func), WRITING_FUNCTIONS) and node.args:
                 base = _base_name(node.args[0])
                 if base is not None:

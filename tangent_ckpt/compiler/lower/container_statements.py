@@ -9,7 +9,7 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.containers import (
-    DictValue, is_container, leaf_paths, static_key, structure, value_of_structure,
+    DictValue, is_container, key_part, leaf_paths, static_key, structure, value_of_structure,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -122,8 +122,10 @@ class ContainerStatements:
             raise self.lo.containers.refuse("assignment into an element of a nested "
                                             "container", s, "rebuild the inner container")
         base = self.lo.expressions.load_name(target.value.id, target.value)
+        if isinstance(base, TupleValue) and isinstance(key, int) and base.items:
+            key = key % len(base.items) if -len(base.items) <= key < 0 else key  # S[-1]
         item = value if is_container(value) else self.lo.expressions.atomize(
-            value, f"{target.value.id}_{key}")
+            value, f"{target.value.id}_{key_part(key)}")
         self.lo.statements.store_name(target.value.id)
         self.lo.statements.bind_tuple(target.value.id, self.lo.containers.with_item(base, key, item, s),
                         s.lineno)

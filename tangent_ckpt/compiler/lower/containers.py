@@ -63,7 +63,7 @@ def leaf_paths(value, prefix):
     """Names for the leaves of ``value``: ``prefix_0_1``, ``prefix_w``."""
     if isinstance(value, DictValue):
         return [p for key, item in zip(value.keys, value.items)
-                for p in leaf_paths(item, f"{prefix}_{_key_part(key)}")]
+                for p in leaf_paths(item, f"{prefix}_{key_part(key)}")]
     if isinstance(value, TupleValue):
         return [p for k, item in enumerate(value.items)
                 for p in leaf_paths(item, f"{prefix}_{k}")]
@@ -73,7 +73,8 @@ def leaf_paths(value, prefix):
     return [prefix]
 
 
-def _key_part(key):
+def key_part(key):
+    """A key as part of a variable's name (``d['my key']`` is ``d_my_key``)."""
     text = re.sub(r"\W", "_", str(key)).strip("_")
     return text or "key"
 
@@ -148,7 +149,7 @@ class ContainerLowering:
                 raise self.refuse(f"a dict key that is not a constant ({to_source(k)})", node,
                                   "use constant keys ('w', 0); for values indexed by a loop "
                                   "variable use an array or a list built with append")
-            self._put(keys, items, key, self.element(v, f"{hint}_{_key_part(key)}"))
+            self._put(keys, items, key, self.element(v, f"{hint}_{key_part(key)}"))
         return DictValue(keys, items)
 
     def dict_call(self, node, hint):
