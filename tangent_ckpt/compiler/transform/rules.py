@@ -214,7 +214,8 @@ def _accumulate_read(rev, stmt, bound, g, out, nonzero):
 
 # helpers whose result is a new array nothing else refers to (or the symbolic
 # zero, which rt.accumulate_at replaces by a new array)
-_FRESH_HELPERS = (runtime.setitem_adjoint_array, runtime.zeros_like)
+_FRESH_HELPERS = (runtime.setitem_adjoint_array, runtime.zeros_like,
+                  runtime.append_row_adjoint_rows)
 
 
 def track_fresh(fresh, lines):
