@@ -259,6 +259,66 @@ def test_a_method_of_a_users_object_may_write_what_the_object_holds():
     assert "'W'" in message, message
 
 
+# --- dicts and lists of arrays: each entry is its own ---------------------------------
+def one_entry_added_to_while_another_is_read(x):
+    d = {'a': x * 1.0, 'b': x * 2.0}
+    b = d['b']
+    d['a'] += 1.0
+    return np.sum(d['a'] * b) + np.sum(b)
+
+
+def entries_named_and_one_written(x):
+    d = {'a': x * 1.0, 'b': x * 2.0}
+    a, b = d['a'], d['b']
+    a[0] = 5.0
+    return np.sum(a * x) + np.sum(b)
+
+
+def entries_filled_one_by_one(x):
+    d = {}
+    d['a'] = x * 1.0
+    d['b'] = x * 2.0
+    b = d['b']
+    d['a'] += 1.0
+    return np.sum(d['a']) + np.sum(b * b)
+
+
+def one_array_under_two_keys(x):
+    A = x * 1.0
+    d = {'a': A, 'b': A}
+    b = d['b']
+    d['a'] += 1.0  # WRITE
+    return np.sum(d['a']) + np.sum(b)
+
+
+def entry_written_through_its_name(x):
+    d = {'a': x * 1.0, 'b': x * 2.0}
+    a = d['a']
+    a[0] = 5.0  # WRITE
+    return np.sum(d['a']) + np.sum(d['b'])
+
+
+@pytest.mark.parametrize("fn", [one_entry_added_to_while_another_is_read,
+                                entries_named_and_one_written, entries_filled_one_by_one])
+def test_a_write_into_one_entry_does_not_change_another(fn):
+    """The fence knows the entries of a dict (or list) made in the function with
+    constant keys: a write into d['a'] cannot change d['b'] (it once refused these
+    naming 'b')."""
+    check_grad(fn, (np.array([0.3, -0.2, 0.6]),))
+
+
+@pytest.mark.parametrize("fn, written, other", [
+    (one_array_under_two_keys, "d", "b"),
+    (entry_written_through_its_name, "a", "d"),
+])
+def test_a_write_into_an_entry_names_what_it_changes(fn, written, other):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2, 0.6]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert f"a write into '{written}' may also change '{other}'" in message, message
+
+
 # --- the fence knows every rule that may return a view --------------------------
 def _calls_returning_views(case):
     """The functions that one coverage case calls whose result shares memory

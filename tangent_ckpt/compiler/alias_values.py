@@ -23,25 +23,80 @@ _CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.BitAnd, gast.BitXo
 
 
 class _Info:
-    """What a value may be (``is``) and what it may hold references to (``holds``)."""
+    """What a value may be (``is``) and what it may hold references to (``holds``);
+    for a list, tuple or dict made in the function with constant keys, what each
+    item may be (``items``, ``((key, _Info), ...)``, or None when not known;
+    ``keyed``: a dict's, whose keys are not positions)."""
 
-    __slots__ = ("is_", "holds")
+    __slots__ = ("is_", "holds", "items", "keyed")
 
-    def __init__(self, is_=_NOTHING, holds=_NOTHING):
+    def __init__(self, is_=_NOTHING, holds=_NOTHING, items=None, keyed=False):
         self.is_ = frozenset(is_)
         self.holds = frozenset(holds)
+        self.items = items
+        self.keyed = keyed
 
     def everything(self):
         return self.is_ | self.holds
 
     def join(self, other):
-        return _Info(self.is_ | other.is_, self.holds | other.holds)
+        items = None
+        if self.items is not None and other.items is not None and \
+                self.keyed == other.keyed and \
+                [k for k, _ in self.items] == [k for k, _ in other.items]:
+            items = tuple((k, a.join(b)) for (k, a), (_, b) in zip(self.items, other.items))
+        return _Info(self.is_ | other.is_, self.holds | other.holds, items, self.keyed)
+
+    def item(self, key):
+        """What the item at constant ``key`` may be, or None when not known (a
+        negative index counts from the end of a list or tuple)."""
+        if self.items is None or key is None:
+            return None
+        if not self.keyed and isinstance(key, int) and key < 0:
+            key += len(self.items)
+        for k, info in self.items:
+            if k == key and type(k) is type(key):
+                return info
+        return None
+
+    def with_item(self, key, value):
+        """After ``x[key] = value``: the item replaced (or a key added to a dict)."""
+        if self.items is None or key is None:
+            return _Info(self.is_, self.holds | value.everything())
+        items = list(self.items)
+        found = self.item(key)
+        if found is None and not self.keyed:
+            items = None  # an index out of range: it raises
+        elif found is None:
+            items.append((key, value))
+        else:
+            items = [(k, value if i is found else i) for k, i in items]
+        return _Info(self.is_, self.holds | value.everything(),
+                     None if items is None else tuple(items), self.keyed)
+
+    def mapped(self, fn):
+        """The same, each origin ``o`` replaced by ``fn(o)``."""
+        return _Info({fn(o) for o in self.is_}, {fn(o) for o in self.holds},
+                     None if self.items is None else
+                     tuple((k, i.mapped(fn)) for k, i in self.items), self.keyed)
 
     def __eq__(self, other):
-        return self.is_ == other.is_ and self.holds == other.holds
+        return self.is_ == other.is_ and self.holds == other.holds and \
+            self.items == other.items and self.keyed == other.keyed
 
     def __hash__(self):  # pragma: no cover - not used as a key
         return hash((self.is_, self.holds))
+
+
+def constant_key(node):
+    """The value of a constant index or key (``0``, ``-1``, ``'w'``), or None."""
+    if isinstance(node, gast.Constant) and isinstance(node.value, (int, str)) and \
+            not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
 
 
 def _base_name(target):
@@ -102,6 +157,9 @@ class Origins:
             if isinstance(node, gast.Subscript) and self.surely_container(base):
                 if isinstance(node.slice, gast.Slice):  # a new list of the same items
                     return _Info({("site", id(node), 0)}, base.holds)
+                item = base.item(constant_key(node.slice))
+                if item is not None:
+                    return item  # d['a'] of {'a': A, 'b': B} is A, never B
                 return _Info(base.holds, base.holds)  # an item, never the list itself
             return _Info(base.everything(), base.holds)
         if isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
@@ -112,7 +170,8 @@ class Origins:
                 holds |= self.info(e, env).everything()
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
-            return _Info({("site", id(node), 0)}, holds)
+            return _Info({("site", id(node), 0)}, holds, self.display_items(node, env),
+                         keyed=isinstance(node, gast.Dict))
         if isinstance(node, (gast.IfExp, gast.BoolOp)):
             parts = [node.body, node.orelse] if isinstance(node, gast.IfExp) else node.values
             out = _Info()
@@ -132,6 +191,18 @@ class Origins:
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
+
+    def display_items(self, node, env):
+        """The items of a list, tuple or dict display by constant key, or None."""
+        if isinstance(node, gast.Dict):
+            keys = [constant_key(k) if k is not None else None for k in node.keys]
+            if any(k is None for k in keys) or len(set(keys)) != len(keys):
+                return None
+            return tuple((k, self.info(v, env)) for k, v in zip(keys, node.values))
+        if isinstance(node, (gast.List, gast.Tuple)) and \
+                not any(isinstance(e, gast.Starred) for e in node.elts):
+            return tuple((k, self.info(e, env)) for k, e in enumerate(node.elts))
+        return None
 
     def concatenated(self, node, env):
         """What ``a + b`` or ``a * b`` may hold: the items of ``a`` and ``b`` when it is

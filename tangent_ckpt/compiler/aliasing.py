@@ -31,7 +31,9 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
-from tangent_ckpt.compiler.alias_values import Origins, _base_name, _Info, _is_in
+from tangent_ckpt.compiler.alias_values import (
+    Origins, _base_name, _Info, _is_in, constant_key,
+)
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -148,8 +150,7 @@ class AliasFence(Origins):
             for name in self.holders.get(site, ()):
                 info = env.get(name)
                 if info is not None:
-                    self.set(env, name, _Info({_older(o, site) for o in info.is_},
-                                              {_older(o, site) for o in info.holds}))
+                    self.set(env, name, info.mapped(lambda o, site=site: _older(o, site)))
 
     def sites(self, stmts):
         """Ids of every node in ``stmts`` (the allocation sites they may run)."""
@@ -210,9 +211,12 @@ class AliasFence(Origins):
                 return
             nested = isinstance(target.value, (gast.Subscript, gast.Attribute))
             written = env.get(base, self.free_info(base))
-            self.check_write(base, written.everything() if nested else written.is_,
-                             env, s, target)
-            self.set(env, base, _Info(written.is_, written.holds | value.everything()))
+            # d['a'][0] = v writes into what d['a'] may be (all of d when not known)
+            self.check_write(base, self.info(target.value, env).everything() if nested
+                             else written.is_, env, s, target)
+            key = constant_key(target.slice) if isinstance(target, gast.Subscript) and \
+                not nested else None
+            self.set(env, base, written.with_item(key, value))
 
     def aug_assign(self, s, env):
         target = s.target
@@ -228,7 +232,12 @@ class AliasFence(Origins):
         if base is not None:
             current = env.get(base, self.free_info(base))
             # x[i] += v adds in place into x's memory, or into the element x[i] holds
-            self.check_write(base, current.everything(), env, s, target)
+            # (d['a'] += v: into d and what d['a'] may be, not d['b'])
+            item = current.item(constant_key(target.slice)) if \
+                isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                else None
+            self.check_write(base, current.is_ | item.everything() if item is not None
+                             else current.everything(), env, s, target)
 
     def check_calls(self, s, env):
         """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
@@ -253,9 +262,15 @@ class AliasFence(Origins):
                     # never the objects it holds: S.append(x) leaves S's rows and x
                     # alone.  A user's object may write anything it holds.
                     receiver = self.info(func.value, env)
+                    current = env.get(base, self.free_info(base))
                     written = receiver.is_ if self.surely_builtin(receiver) else \
-                        env.get(base, self.free_info(base)).everything()
+                        current.everything()
                     self.check_write(base, written, env, s, node)
+                    # S.append(h): S holds h now, and its items by key are not known
+                    added = self._union(list(node.args) + [k.value for k in node.keywords],
+                                        env)
+                    self.set(env, base, _Info(current.is_,
+                                              current.holds | added.everything()))
             elif _is_in(self.resolve(func), WRITING_FUNCTIONS) and node.args:
                 base = _base_name(node.args[0])
                 if base is not None:

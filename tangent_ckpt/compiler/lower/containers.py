@@ -89,10 +89,18 @@ def rebuild(value, new_leaves):
 
 
 def iteration_items(value):
-    """What ``for x in value`` visits: a dict's keys, a sequence's items."""
+    """What ``for x in value`` visits: a dict's keys, a sequence's items, a
+    constant string's characters."""
     if isinstance(value, DictValue):
         return [ir.Const(k) for k in value.keys]
-    return list(value.items)
+    return list(text_as_tuple(value).items)
+
+
+def text_as_tuple(value):
+    """A constant string (``zip("xyz", ws)``) as the tuple of its characters."""
+    if isinstance(value, ir.Const) and isinstance(value.value, str):
+        return TupleValue([ir.Const(c) for c in value.value])
+    return value
 
 
 def static_key(node):
@@ -337,7 +345,7 @@ class ContainerLowering:
         """Builtins and methods that act on containers; None for any other call."""
         func = node.func
         if isinstance(func, gast.Attribute):
-            if not self.holds_container(func.value):
+            if not self.holds_container(func.value) or isinstance(func.value, gast.Constant):
                 return None
             base = self.lo.expressions.value(func.value, hint)
             return self.method(base, node, hint)
@@ -345,8 +353,10 @@ class ContainerLowering:
         if fn is dict:
             return self.dict_call(node, hint)
         if fn in (len, sum, list, tuple, zip, enumerate, reversed) and node.args and \
-                all(self.holds_container(a) for a in node.args[:1]) and not node.keywords:
-            values = [self.lo.expressions.value(a, hint) for a in node.args]
+                all(self.holds_container(a) or self.constant_range(a) is not None
+                    for a in node.args[:1]) and not node.keywords:
+            values = [self.constant_range(a) or text_as_tuple(self.lo.expressions.value(a, hint))
+                      for a in node.args]
             first = values[0]
             if fn is len:
                 return ir.Const(len(first.items))
@@ -386,6 +396,8 @@ class ContainerLowering:
         from the syntax and the scope alone, before any code is emitted for it."""
         if isinstance(node, (gast.Tuple, gast.List, gast.Dict)):
             return True
+        if isinstance(node, gast.Constant) and isinstance(node.value, str):
+            return True  # its characters: for c in "xyz", zip("xyz", ws)
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self.lo.comprehensions.static(node)
         if isinstance(node, gast.Name):
@@ -410,8 +422,17 @@ class ContainerLowering:
             if fn is dict:
                 return True
             if fn in (list, tuple, zip, enumerate, reversed) and node.args:
-                return all(self.holds_container(a) for a in node.args)
+                return all(self.holds_container(a) or self.constant_range(a) is not None
+                           for a in node.args)
         return False
+
+    def constant_range(self, node):
+        """``range(3)`` (constants only) as the tuple of its numbers, or None."""
+        if isinstance(node, gast.Call) and not node.keywords and \
+                self.lo.expressions.static_value(node.func) is range and \
+                all(static_key(a) is not None for a in node.args):
+            return TupleValue([ir.Const(k) for k in range(*[static_key(a) for a in node.args])])
+        return None
 
     def peek(self, node):
         """The value of ``name[k1][k2]...`` with constant keys, when ``name`` holds a
