@@ -2,6 +2,8 @@
 of every control-flow form against central finite differences, its readability,
 user tangent rules, and the refusals."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -234,3 +236,21 @@ def test_norm_tangent_needs_the_ord_and_axis_as_constants(fn):
     or an ord without axis (the kind then follows x.ndim), is refused, not guessed."""
     with pytest.raises(tc.UnsupportedFunctionError, match="no tangent rule for these arguments"):
         tc.jvp(fn, wrt=0).compile()
+
+
+def _arange_from(a, x):
+    t = np.arange(a, 4.0)
+    return np.sum(x * t ** 2)
+
+
+def test_arange_with_a_literal_stop_has_a_tangent_without_a_warning():
+    """The rule's ``stop is not None`` is decided when instantiated: the generated
+    code once read ``(4.0 is not None)``, a SyntaxWarning at compile time."""
+    x = np.array([1.0, 2.0, 0.5, -1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jvp = tc.jvp(_arange_from, wrt=(0,))
+        _, tangent = jvp(0.5, x, 1.0)
+    assert "is not None" not in jvp.source
+    assert tangent == pytest.approx(directional_fd(_arange_from, [0.5, x], (0,), [1.0]),
+                                    rel=1e-6)
