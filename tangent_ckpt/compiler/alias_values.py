@@ -11,6 +11,7 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler.liveness import read_names
+from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.memory_sharing import (
     COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
 )
@@ -88,17 +89,6 @@ class _Info:
         return hash((self.is_, self.holds))
 
 
-def constant_key(node):
-    """The value of a constant index or key (``0``, ``-1``, ``'w'``), or None."""
-    if isinstance(node, gast.Constant) and isinstance(node.value, (int, str)) and \
-            not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
-            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
-        return -node.operand.value
-    return None
-
-
 def _base_name(target):
     """The name a subscript/attribute target writes into (``a`` in ``a[0].x[1]``)."""
     while isinstance(target, (gast.Subscript, gast.Attribute)):
@@ -157,7 +147,7 @@ class Origins:
             if isinstance(node, gast.Subscript) and self.surely_container(base):
                 if isinstance(node.slice, gast.Slice):  # a new list of the same items
                     return _Info({("site", id(node), 0)}, base.holds)
-                item = base.item(constant_key(node.slice))
+                item = base.item(static_key(node.slice))
                 if item is not None:
                     return item  # d['a'] of {'a': A, 'b': B} is A, never B
                 return _Info(base.holds, base.holds)  # an item, never the list itself
@@ -195,7 +185,7 @@ class Origins:
     def display_items(self, node, env):
         """The items of a list, tuple or dict display by constant key, or None."""
         if isinstance(node, gast.Dict):
-            keys = [constant_key(k) if k is not None else None for k in node.keys]
+            keys = [static_key(k) if k is not None else None for k in node.keys]
             if any(k is None for k in keys) or len(set(keys)) != len(keys):
                 return None
             return tuple((k, self.info(v, env)) for k, v in zip(keys, node.values))

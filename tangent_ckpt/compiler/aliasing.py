@@ -31,9 +31,8 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
-from tangent_ckpt.compiler.alias_values import (
-    Origins, _base_name, _Info, _is_in, constant_key,
-)
+from tangent_ckpt.compiler.alias_values import Origins, _base_name, _Info, _is_in
+from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -214,7 +213,7 @@ class AliasFence(Origins):
             # d['a'][0] = v writes into what d['a'] may be (all of d when not known)
             self.check_write(base, self.info(target.value, env).everything() if nested
                              else written.is_, env, s, target)
-            key = constant_key(target.slice) if isinstance(target, gast.Subscript) and \
+            key = static_key(target.slice) if isinstance(target, gast.Subscript) and \
                 not nested else None
             self.set(env, base, written.with_item(key, value))
 
@@ -233,7 +232,7 @@ class AliasFence(Origins):
             current = env.get(base, self.free_info(base))
             # x[i] += v adds in place into x's memory, or into the element x[i] holds
             # (d['a'] += v: into d and what d['a'] may be, not d['b'])
-            item = current.item(constant_key(target.slice)) if \
+            item = current.item(static_key(target.slice)) if \
                 isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
                 else None
             self.check_write(base, current.is_ | item.everything() if item is not None

@@ -19,7 +19,7 @@ import ast
 import gast
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.containers import (
+from tangent_ckpt.compiler.lower.container_values import (
     DictValue, iteration_items, static_key,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, Scope, TupleValue, to_source, walk_no_defs

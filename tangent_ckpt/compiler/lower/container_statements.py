@@ -8,7 +8,7 @@ import itertools
 import gast
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.containers import (
+from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, key_part, leaf_paths, static_key, structure, value_of_structure,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source

@@ -10,9 +10,10 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import IN_PLACE_METHODS
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
-from tangent_ckpt.compiler.lower.containers import (
-    DictValue, UserLine, is_container, iteration_items, leaf_paths, leaves, rebuild, structure,
+from tangent_ckpt.compiler.lower.container_values import (
+    DictValue, is_container, iteration_items, leaf_paths, leaves, rebuild, structure,
 )
+from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, ObjectValue, Scope, TupleValue, all_names, always_exits,
