@@ -256,3 +256,52 @@ def last_item_replaced(x, n):
 def test_an_item_replaced_in_a_built_list_keeps_the_old_item_under_its_name(options):
     """``S[t] = ...`` puts a new object in the list; ``v`` still names the old one."""
     check(last_item_replaced, (vec(3), 4), (0,), **options)
+
+
+# --- real programs the probe found refused (notes/probe_findings.md F1, F2, F3) --------
+def history_of_a_rebound_state(beta, y0, days):
+    y = y0
+    history = [y0]
+    for d in range(days):
+        y = y + 0.1 * beta * y        # rebound, never written in place
+        history.append(y)
+    return np.sum(np.stack(history) ** 2)
+
+
+def _hh_step(v, m, g):
+    return v - 0.1 * g * m, m + 0.1 * v
+
+
+def items_from_a_helpers_tuple(g, steps):
+    vs, ms = [0.5], [0.2]
+    for i in range(steps):
+        a, b = _hh_step(vs[-1], ms[-1], g)
+        vs.append(a)
+        ms.append(b)
+    return sum(vs) + ms[-1] ** 2
+
+
+@pytest.mark.parametrize("options", COMPARTMENT_OPTIONS)
+def test_appending_a_rebound_state_or_a_helpers_results(options):
+    """An append only adds a reference: the appended value and what it was made
+    from stay readable (the fence refused both, naming 'y' and 'b')."""
+    check(history_of_a_rebound_state, (0.3, vec(2), 5), (0, 1), **options)
+    check(items_from_a_helpers_tuple, (0.3, 6), (0,), **options)
+
+
+def item_of_a_dict_written_in_place(x, n):
+    xs = {}
+    for t in range(n):
+        xs[t] = np.zeros((3, 1))
+        xs[t][t % 3] = 1
+    return np.sum(x * xs[n - 1])
+
+
+def test_an_array_inside_a_dict_written_in_place_says_how_to_build_it():
+    """min-char-rnn's one-hot ``xs[t][inputs[t]] = 1``: ``xs[t, i]`` (the advice for
+    arrays) would be a tuple key of the dict."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(item_of_a_dict_written_in_place).compile()
+    message = str(info.value)
+    assert f"{HERE}:{line_of(item_of_a_dict_written_in_place, 'xs[t][t % 3] = 1')}:" in message
+    assert "x[t % 3] = ...; xs[t] = x" in message and "x[t, i]" not in message, message

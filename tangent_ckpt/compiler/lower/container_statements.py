@@ -86,6 +86,15 @@ class ContainerStatements:
                 f"an array inside a list written in place ({to_source(target)})", s,
                 "the list may hold the same array several times ([x] * n): assign a "
                 f"whole item instead, {to_source(inner)} = ...")
+        if isinstance(base, gast.Name) and (
+                self.lo.run_time.is_dict(self.lo.expressions.load_name(base.id, base)) or
+                self.lo.containers.holds_container(base)):
+            # xs[t, i] would be a tuple key (or index) of the container, not of its item
+            raise self.lo.containers.refuse(
+                f"an array inside a list, tuple or dict written in place "
+                f"({to_source(target)})", s,
+                f"build the array first, then store it: x = np.zeros(...); "
+                f"x[{to_source(target.slice)}] = ...; {to_source(inner)} = x")
         if not (self.integer_index(inner.slice) and self.integer_index(target.slice)):
             raise self.lo.error(UnsupportedSyntaxError, "assignment into a nested subscript",
                                 s, construct=to_source(target),
