@@ -25,25 +25,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402  (pins BLAS threads before NumPy loads)
 
 import numpy as np  # noqa: E402
 
 import tangent_ckpt as tc  # noqa: E402
-
-
-def sir_peak(beta, gamma, s0, i0, days):
-    S = [s0]
-    I = [i0]
-    R = [0.0]
-    for d in range(days):
-        s, i, r = S[-1], I[-1], R[-1]
-        new_inf = beta * s * i
-        new_rec = gamma * i
-        S.append(s - new_inf)
-        I.append(i + new_inf - new_rec)
-        R.append(r + new_rec)
-    return np.max(np.array(I))
+from examples.sir_model import sir_peak  # noqa: E402
 
 
 def logistic_growth(r, x0, days):

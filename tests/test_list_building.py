@@ -5,6 +5,8 @@ whose length depends on the trip count is held as the array of its rows, carried
 by the loop (and held in a checkpoint's snapshot) like any array."""
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +15,9 @@ import tangent_ckpt as tc
 from gradcheck import check_grad_and_autograd
 from source_lines import line_of
 from tangent_ckpt.errors import TransformError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from examples.sir_model import sir_peak  # noqa: E402  (the textbook SIR model)
 
 HERE = os.path.basename(__file__)
 rng = np.random.default_rng(7)
@@ -174,21 +179,6 @@ def test_a_second_name_of_a_list_that_grows_is_refused():
 
 
 # --- compartment models: lists of states grown a day at a time ----------------------
-def sir_peak(beta, gamma, s0, i0, days):
-    # the textbook SIR model, as written in course notes
-    S = [s0]
-    I = [i0]
-    R = [0.0]
-    for d in range(days):
-        s, i, r = S[-1], I[-1], R[-1]
-        new_inf = beta * s * i
-        new_rec = gamma * i
-        S.append(s - new_inf)
-        I.append(i + new_inf - new_rec)
-        R.append(r + new_rec)
-    return np.max(np.array(I))
-
-
 def seir_vector(beta, sigma, gamma, C, e0, days):
     # SEIR with one compartment per age group: the rows are arrays
     S, E = [np.ones(e0.shape[0]) - e0], [e0]
