@@ -294,6 +294,10 @@ def shape_cases():
              covers=(repeat_row,)),
         Case("d = {0: x}\nd[len(x)] = np.sin(x) * y\nd[0] + d[len(x)] * d[0]",
              {"x": ((3,), r), "y": ((), r)}, covers=(dict_set, dict_get)),
+        # forward mode's tangents of those (what tc.hvp differentiates)
+        Case("t = rt.dict_set_tangent_value(x, 0) + rt.dict_set_tangent_value(x * y, 1)\n"
+             "rt.dict_get_tangent(rt.dict_set_tangent_dict(t, 0), 1, x) * "
+             "rt.dict_get_tangent(t, 0, x)", {"x": ((3,), r), "y": ((3,), r)}),
         Case("np.c_[x, y]", {"x": ((3, 2), r), "y": ((3,), r)}),
         Case("np.linspace(a, b, 5)", {"a": ((), r), "b": ((), r)}),
         Case("np.linspace(a, b, 4, endpoint=False)", {"a": ((), r), "b": ((), r)}),

@@ -202,6 +202,123 @@ def test_einsum_of_two_operands_is_a_new_array():
                wrt=(0, 1))
 
 
+# --- lists, their items, and what arithmetic holds ----------------------------------
+def appended_items_computed_from_the_last_one(x, n):
+    xs = [x * 1.0]
+    for t in range(n):
+        last = xs[-1]
+        step = 0.5 * last * last
+        xs.append(last - step)
+    return np.sum(np.stack(xs)) + np.sum(step)
+
+
+def product_with_a_new_array_written(c, s):
+    v = c * np.ones((2, 3))
+    v[:, 1:] *= np.tanh(s)
+    return np.sum(v) + np.sum(c)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_an_append_writes_the_list_not_its_items(checkpoint):
+    """``xs.append(v)`` grows the list: ``last`` and ``step`` (computed from the
+    list's items) are not written, so they may be read afterwards."""
+    df = tc.grad(appended_items_computed_from_the_last_one, checkpoint=checkpoint)
+    check_grad(appended_items_computed_from_the_last_one, (np.array([0.3, -0.2]), 4), df=df)
+
+
+def test_a_product_with_a_new_array_holds_no_items():
+    """``c * np.ones(...)`` is NumPy arithmetic even if ``c`` were a list: the new
+    array holds nothing of ``c``, so writing into it cannot change ``c``."""
+    check_grad(product_with_a_new_array_written, (np.array([[0.3, -0.2, 0.5]]), 0.4),
+               wrt=(0, 1))
+
+
+class _Holder:
+    def __init__(self):
+        self.W = None
+
+    def append(self, g):  # named like a list method, writes into what it holds
+        self.W[0] = g
+
+
+def object_method_writing_what_it_holds(x):
+    W = x * 1.0
+    holder = _Holder()
+    holder.W = W
+    holder.append(2.0 * x[1])  # WRITE
+    return np.sum(W * x)
+
+
+def test_a_method_of_a_users_object_may_write_what_the_object_holds():
+    """Only a list's, dict's or array's own methods write just the object they are
+    called on; a user's ``append`` may write ``self.W``, which is ``W``."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(object_method_writing_what_it_holds)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(object_method_writing_what_it_holds, '# WRITE')}:" in message
+    assert "'W'" in message, message
+
+
+# --- dicts and lists of arrays: each entry is its own ---------------------------------
+def one_entry_added_to_while_another_is_read(x):
+    d = {'a': x * 1.0, 'b': x * 2.0}
+    b = d['b']
+    d['a'] += 1.0
+    return np.sum(d['a'] * b) + np.sum(b)
+
+
+def entries_named_and_one_written(x):
+    d = {'a': x * 1.0, 'b': x * 2.0}
+    a, b = d['a'], d['b']
+    a[0] = 5.0
+    return np.sum(a * x) + np.sum(b)
+
+
+def entries_filled_one_by_one(x):
+    d = {}
+    d['a'] = x * 1.0
+    d['b'] = x * 2.0
+    b = d['b']
+    d['a'] += 1.0
+    return np.sum(d['a']) + np.sum(b * b)
+
+
+def one_array_under_two_keys(x):
+    A = x * 1.0
+    d = {'a': A, 'b': A}
+    b = d['b']
+    d['a'] += 1.0  # WRITE
+    return np.sum(d['a']) + np.sum(b)
+
+
+def entry_written_through_its_name(x):
+    d = {'a': x * 1.0, 'b': x * 2.0}
+    a = d['a']
+    a[0] = 5.0  # WRITE
+    return np.sum(d['a']) + np.sum(d['b'])
+
+
+@pytest.mark.parametrize("fn", [one_entry_added_to_while_another_is_read,
+                                entries_named_and_one_written, entries_filled_one_by_one])
+def test_a_write_into_one_entry_does_not_change_another(fn):
+    """The fence knows the entries of a dict (or list) made in the function with
+    constant keys: a write into d['a'] cannot change d['b'] (it once refused these
+    naming 'b')."""
+    check_grad(fn, (np.array([0.3, -0.2, 0.6]),))
+
+
+@pytest.mark.parametrize("fn, written, other", [
+    (one_array_under_two_keys, "d", "b"),
+    (entry_written_through_its_name, "a", "d"),
+])
+def test_a_write_into_an_entry_names_what_it_changes(fn, written, other):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2, 0.6]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert f"a write into '{written}' may also change '{other}'" in message, message
+
+
 # --- the fence knows every rule that may return a view --------------------------
 def _calls_returning_views(case):
     """The functions that one coverage case calls whose result shares memory

@@ -30,7 +30,6 @@ LAZY_IMPORTS = {
 LONG_MODULES = {
     "tangent_ckpt.compiler.transform.reverse": "split this session on branch 'tape'",
     "tangent_ckpt.compiler.package.checkpointed_loops": "split this session on branch 'tape'",
-    "tangent_ckpt.compiler.lower.containers": "split this session on branch 'realprog'",
     "tangent_ckpt.compiler.transform.forward": "not split yet (406 lines; 'realprog' edits "
                                                "its dict tangents this session)",
 }
@@ -44,7 +43,7 @@ TEXT_READERS = {
     "tangent_ckpt.compiler.deep": (
         1, "the frontend's error path: the depth of the user's deepest expression, read "
            "with CPython's parser because gast's conversion recurses and is what overflowed"),
-    "tangent_ckpt.compiler.lower.containers": (
+    "tangent_ckpt.compiler.lower.container_values": (
         1, "a variable name made from a dict key (a user value, not generated code)"),
     "tangent_ckpt.compiler.package.checkpointed_segments": (
         1, "a variable name made from a segment's label (a user value)"),

@@ -104,6 +104,39 @@ def test_generated_code_is_a_loop_with_the_users_names():
     assert "np.dot(w" in source
 
 
+def items_named_as_they_are(a, b):
+    ws = [a * 1.0, b * 2.0]
+    same = [w for w in ws]
+    by_name = {k: w for k, w in (('a', ws[0]), ('b', ws[1]))}
+    pairs = [(k, w) for k, w in enumerate(ws)]
+    return (np.sum(same[0] * same[1]) + np.sum(by_name['a'] ** 2) + np.sum(by_name['b'])
+            + np.sum(pairs[0][1] * pairs[1][1] * 3.0))
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True}])
+def test_an_item_that_is_the_loop_variable_keeps_its_own_value(options):
+    """``[w for w in ws]`` once gave every item the last ``w`` (the unrolled
+    comprehension rebinds ``w``): a silent wrong gradient."""
+    check(items_named_as_they_are, (vec(3), vec(3)), (0, 1), **options)
+
+
+def keys_from_a_string_and_a_range(a, b):
+    ws = [a * 1.0, b * 2.0]
+    named = {k: w for k, w in zip("ab", ws)}
+    numbered = {k: w for k, w in zip(range(2), ws)}
+    total = sum(np.sum(w) * k for k, w in zip(range(1, 3), ws))
+    for c, w in zip("xy", ws):
+        total = total + np.sum(w ** 2)
+    return (np.sum(named['a'] * named['b']) + np.sum(numbered[1]) + total
+            + sum(np.sum(w) for c, w in zip("uv", ws)))
+
+
+def test_zip_with_a_constant_string_or_range_is_unrolled():
+    """A string or a range of constants has a length known when compiling (it was
+    refused as "a length known only at run time")."""
+    check(keys_from_a_string_and_a_range, (vec(3), vec(3)), (0, 1))
+
+
 def dict_comprehension_at_run_time(x):
     d = {k: x * k for k in range(x.shape[0])}
     return np.sum(d[0])

@@ -132,6 +132,42 @@ def test_dict_written_with_constant_keys():
     check_grad(dict_updated, (vec(3), vec(3)), wrt=(0, 1))
 
 
+def one_item_written(x):
+    S = [x * 1.0, x * 2.0]
+    S[1] = 2.0 * x
+    return np.sum(np.array(S) ** 2) + np.sum(S[0])
+
+
+def one_item_written_in_a_loop(x, n):
+    S = [x * 1.0, x * 2.0]
+    for t in range(n):
+        S[1] = np.sin(S[1]) + S[0]
+    return np.sum(S[0] ** 2) + np.sum(S[1])
+
+
+def last_item_written_while_its_name_is_read(x):
+    S = [x * 1.0, x * 2.0]
+    v = S[-1]
+    S[-1] = 2.0 * v
+    return np.sum(np.array(S)) + np.sum(v * v)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True}, {"checkpoint": True,
+                                                                "snapshots": 1}])
+def test_writing_one_item_keeps_the_gradient_of_the_others(options):
+    """``S[1] = v`` keeps ``S[0]`` (the lowering writes ``S_0 = S_0``): its adjoint
+    once dropped the adjoint of ``S[0]``, a wrong gradient without an error."""
+    check_grad(one_item_written, (vec(3),), df=tc.grad(one_item_written))
+    df = tc.grad(one_item_written_in_a_loop, **options)
+    check_grad(one_item_written_in_a_loop, (vec(3), 3), df=df)
+
+
+def test_an_item_written_at_a_negative_index_and_read_under_another_name():
+    """``v = S[-1]; S[-1] = 2.0 * v``: the list gets a new object, ``v`` keeps the
+    old one (was generated as a variable named ``S_-1``, which did not compile)."""
+    check_grad(last_item_written_while_its_name_is_read, (vec(3),))
+
+
 def state_in_loop(h, W, n):
     state = {'h': h, 'c': h * 0.5}
     for t in range(n):

@@ -151,3 +151,10 @@ def test_containers_example():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert check_line(proc.stdout).startswith("check: OK"), proc.stdout
     assert "rnn gradient: {'Wxh'" in proc.stdout
+
+
+@pytest.mark.parametrize("days,snapshots", [(60, 4), (7, 1)])
+def test_sir_model_example(days, snapshots):
+    proc = run_example("sir_model.py", "--days", str(days), "--snapshots", str(snapshots))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert check_line(proc.stdout).startswith("check: OK"), proc.stdout

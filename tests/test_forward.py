@@ -2,6 +2,8 @@
 of every control-flow form against central finite differences, its readability,
 user tangent rules, and the refusals."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -177,7 +179,7 @@ def test_adjoint_without_tangent_is_refused_with_the_line():
 
 
 #: rules forward mode refuses for now; a new rule must come with its tangent
-NOT_YET = {"d[key] = value", "d[key]"}  # a dict's zero tangent is not made yet
+NOT_YET = set()
 
 
 def test_every_rule_with_an_adjoint_has_a_tangent_but_the_listed():
@@ -234,3 +236,55 @@ def test_norm_tangent_needs_the_ord_and_axis_as_constants(fn):
     or an ord without axis (the kind then follows x.ndim), is refused, not guessed."""
     with pytest.raises(tc.UnsupportedFunctionError, match="no tangent rule for these arguments"):
         tc.jvp(fn, wrt=0).compile()
+
+
+def _arange_from(a, x):
+    t = np.arange(a, 4.0)
+    return np.sum(x * t ** 2)
+
+
+def test_arange_with_a_literal_stop_has_a_tangent_without_a_warning():
+    """The rule's ``stop is not None`` is decided when instantiated: the generated
+    code once read ``(4.0 is not None)``, a SyntaxWarning at compile time."""
+    x = np.array([1.0, 2.0, 0.5, -1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jvp = tc.jvp(_arange_from, wrt=(0,))
+        _, tangent = jvp(0.5, x, 1.0)
+    assert "is not None" not in jvp.source
+    assert tangent == pytest.approx(directional_fd(_arange_from, [0.5, x], (0,), [1.0]),
+                                    rel=1e-6)
+
+
+def _states_in_a_dict(h0, W, n):
+    hs = {}
+    hs[-1] = h0
+    for t in range(n):
+        hs[t] = np.tanh(W @ hs[t - 1])
+    return np.sum(hs[n - 1] ** 2) + np.sum(hs[0])
+
+
+def _dict_filled_in_the_loop(x, W, n):
+    ys = {}
+    for t in range(n):
+        ys[t] = np.sin(W @ x * t)
+        if t > 0:
+            ys[t] = ys[t] + ys[t - 1] * 0.5
+    return np.sum(ys[n - 1] ** 2)
+
+
+@pytest.mark.parametrize("fn, wrt", [(_states_in_a_dict, (0, 1)), (_states_in_a_dict, (1,)),
+                                     (_dict_filled_in_the_loop, (1,)),
+                                     (_dict_filled_in_the_loop, (0, 1))])
+def test_dicts_written_at_run_time_keys_have_tangents(fn, wrt):
+    """A dict's tangent holds the tangents of its keys that have one (a missing key
+    is a zero): min-char-rnn's ``hs[t] = np.tanh(W @ hs[t - 1])`` under tc.jvp."""
+    rng = np.random.default_rng(5)
+    args = [rng.normal(size=3), rng.normal(size=(3, 3)) * 0.5, 4]
+    dirs = [rng.normal(size=np.shape(args[k])) for k in wrt]
+    value, tangent = tc.jvp(fn, wrt=wrt)(*args, dirs[0] if len(wrt) == 1 else tuple(dirs))
+    assert value == pytest.approx(fn(*args), rel=1e-12)
+    assert tangent == pytest.approx(directional_fd(fn, args, wrt, dirs), rel=1e-6, abs=1e-8)
+    grads = tc.grad(fn, wrt=wrt)(*args)
+    grads = grads if len(wrt) > 1 else (grads,)
+    assert tangent == pytest.approx(sum(np.sum(g * d) for g, d in zip(grads, dirs)), rel=1e-10)

@@ -5,6 +5,8 @@ whose length depends on the trip count is held as the array of its rows, carried
 by the loop (and held in a checkpoint's snapshot) like any array."""
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +15,9 @@ import tangent_ckpt as tc
 from gradcheck import check_grad_and_autograd
 from source_lines import line_of
 from tangent_ckpt.errors import TransformError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from examples.sir_model import sir_peak  # noqa: E402  (the textbook SIR model)
 
 HERE = os.path.basename(__file__)
 rng = np.random.default_rng(7)
@@ -95,15 +100,13 @@ def test_list_made_inside_a_loop_body():
 
 
 def joined_and_extended(a, b):
-    # the aliasing fence (docs/inplace.md) counts append/extend as writes into the
-    # list, which may hold what its items were computed from (`a * 2.0` of a list
-    # `a` holds a's items): the arguments are not read after the first append
-    s, c, t = np.sin(a), np.cos(b), np.tanh(a * b)
+    # append/extend write into the list, never into its items: a and b are read
+    # after them (the aliasing fence once refused this)
     xs = [a * 2.0, b * 3.0]
-    xs.extend([s, c])
-    xs.append(t)
+    xs.extend([np.sin(a), np.cos(b)])
+    xs.append(np.tanh(a * b))
     ys = xs + [xs[0] * 0.5]
-    return np.sum(np.stack(ys)) + len(ys)
+    return np.sum(np.stack(ys)) + len(ys) + np.sum(a * b)
 
 
 def test_list_plus_and_extend():
@@ -148,7 +151,9 @@ def runtime_list_doubled(x, n):
 
 
 @pytest.mark.parametrize("fn, marker, construct", [
-    (mutated_after_append, "hs.append(h)", "written in place"),
+    # the fence sees the list hold h after the append (it once left that to the
+    # lowering, which named the append's line)
+    (mutated_after_append, "h[0] = t", "may also change 'hs'"),
     (shared_rows_written, "hs[t][0] = x[t]", "hs"),
     (runtime_list_doubled, "hs = hs * 2", "hs * 2"),
 ])
@@ -171,3 +176,122 @@ def test_a_second_name_of_a_list_that_grows_is_refused():
     with pytest.raises(TransformError) as info:
         tc.grad(aliased_list).compile()
     assert f"{HERE}:{line_of(aliased_list, 'xs.append(b)')}:" in str(info.value)
+
+
+# --- compartment models: lists of states grown a day at a time ----------------------
+def seir_vector(beta, sigma, gamma, C, e0, days):
+    # SEIR with one compartment per age group: the rows are arrays
+    S, E = [np.ones(e0.shape[0]) - e0], [e0]
+    I, R = [np.zeros(e0.shape[0])], [np.zeros(e0.shape[0])]
+    for d in range(days):
+        s, e, i, r = S[-1], E[-1], I[-1], R[-1]
+        force = beta * s * (C @ i + 0.1 * e)
+        S.append(s - force)
+        E.append(e + force - sigma * e)
+        I.append(i + sigma * e - gamma * i)
+        R.append(r + gamma * i)
+    return np.sum(np.max(np.array(I), axis=0)) + np.sum(R[-1] ** 2)
+
+
+COMPARTMENT_OPTIONS = [{}, {"checkpoint": True}, {"checkpoint": True, "snapshots": 3}]
+
+
+@pytest.mark.parametrize("options", COMPARTMENT_OPTIONS)
+def test_sir_model_appending_values_computed_from_the_last_items(options):
+    """Values computed from list items are new objects; an append grows the list
+    and never writes into them (the fence once refused line `S.append(...)`)."""
+    df = check(sir_peak, (0.3, 0.1, 0.99, 0.01, 30), (0, 1, 2, 3), **options)
+    if options:
+        assert "CheckpointedLoop" in df.source
+
+
+@pytest.mark.parametrize("options", COMPARTMENT_OPTIONS)
+def test_seir_model_with_array_compartments(options):
+    C = np.array([[0.8, 0.3, 0.1], [0.3, 0.9, 0.2], [0.1, 0.2, 0.7]])
+    check(seir_vector, (0.4, 0.2, 0.1, C, np.array([0.01, 0.02, 0.0]), 25),
+          (0, 1, 2, 3, 4), **options)
+
+
+def last_row_written_while_read(x, n):
+    S = [x * 1.0]
+    for t in range(n):
+        v = S[-1]
+        S[-1][0] = 2.0 * v[1]
+        S.append(v * 2.0)
+    return np.sum(np.array(S)) + np.sum(v)
+
+
+def test_a_row_written_through_the_list_while_its_name_is_read_is_refused():
+    """``v`` and ``S[-1]`` are the same array when the rows are arrays: a write
+    through one changes the other, so the fence still refuses it."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(last_row_written_while_read).compile()
+    message = str(info.value)
+    assert f"{HERE}:{line_of(last_row_written_while_read, 'S[-1][0] =')}:" in message
+    assert "'S'" in message and "'v'" in message, message
+
+
+def last_item_replaced(x, n):
+    S = [x * 1.0]
+    for t in range(n):
+        S.append(np.sin(S[-1]))
+    for t in range(n):
+        v = S[t]
+        S[t] = v * 3.0
+        S[t + 1] = S[t + 1] + v
+    return np.sum(np.array(S) ** 2) + np.sum(v * v)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_an_item_replaced_in_a_built_list_keeps_the_old_item_under_its_name(options):
+    """``S[t] = ...`` puts a new object in the list; ``v`` still names the old one."""
+    check(last_item_replaced, (vec(3), 4), (0,), **options)
+
+
+# --- real programs the probe found refused (notes/probe_findings.md F1, F2, F3) --------
+def history_of_a_rebound_state(beta, y0, days):
+    y = y0
+    history = [y0]
+    for d in range(days):
+        y = y + 0.1 * beta * y        # rebound, never written in place
+        history.append(y)
+    return np.sum(np.stack(history) ** 2)
+
+
+def _hh_step(v, m, g):
+    return v - 0.1 * g * m, m + 0.1 * v
+
+
+def items_from_a_helpers_tuple(g, steps):
+    vs, ms = [0.5], [0.2]
+    for i in range(steps):
+        a, b = _hh_step(vs[-1], ms[-1], g)
+        vs.append(a)
+        ms.append(b)
+    return sum(vs) + ms[-1] ** 2
+
+
+@pytest.mark.parametrize("options", COMPARTMENT_OPTIONS)
+def test_appending_a_rebound_state_or_a_helpers_results(options):
+    """An append only adds a reference: the appended value and what it was made
+    from stay readable (the fence refused both, naming 'y' and 'b')."""
+    check(history_of_a_rebound_state, (0.3, vec(2), 5), (0, 1), **options)
+    check(items_from_a_helpers_tuple, (0.3, 6), (0,), **options)
+
+
+def item_of_a_dict_written_in_place(x, n):
+    xs = {}
+    for t in range(n):
+        xs[t] = np.zeros((3, 1))
+        xs[t][t % 3] = 1
+    return np.sum(x * xs[n - 1])
+
+
+def test_an_array_inside_a_dict_written_in_place_says_how_to_build_it():
+    """min-char-rnn's one-hot ``xs[t][inputs[t]] = 1``: ``xs[t, i]`` (the advice for
+    arrays) would be a tuple key of the dict."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(item_of_a_dict_written_in_place).compile()
+    message = str(info.value)
+    assert f"{HERE}:{line_of(item_of_a_dict_written_in_place, 'xs[t][t % 3] = 1')}:" in message
+    assert "x[t % 3] = ...; xs[t] = x" in message and "x[t, i]" not in message, message

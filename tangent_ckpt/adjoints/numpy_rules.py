@@ -28,7 +28,9 @@ import numpy as np
 from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure,
                                             registered_functions)
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
-from tangent_ckpt.runtime.keyed import dict_get, dict_set
+from tangent_ckpt.runtime.keyed import (
+    dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
+)
 from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
@@ -540,10 +542,21 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                linear="joint")
     defadjoint(repeat_row, "item, times", name="[item] * n", item="repeat_row_adjoint(g, item)",
                linear=("item",))
+    # a dict's tangent holds the tangents of its keys that have one (a missing key
+    # is a zero, as in its adjoint): the two contributions add key by key
     defadjoint(dict_set, "d, key, value", name="d[key] = value",
-               d="dict_set_adjoint_dict(g, key)", value="dict_set_adjoint_value(g, key)")
-    # no tangent yet: forward mode has no zero tangent of a dict (refused, named)
-    defadjoint(dict_get, "d, key", name="d[key]", d="dict_get_adjoint(g, ans, key)")
+               d="dict_set_adjoint_dict(g, key)", value="dict_set_adjoint_value(g, key)",
+               tangent={"d": "dict_set_tangent_dict(t, key)",
+                        "value": "dict_set_tangent_value(t, key)"})
+    defadjoint(dict_get, "d, key", name="d[key]", d="dict_get_adjoint(g, ans, key)",
+               tangent="dict_get_tangent(t, key, ans)")
+    # the tangent code's own helpers, linear in the tangents (tc.hvp differentiates them)
+    defadjoint(dict_set_tangent_dict, "t, key", name="rt.dict_set_tangent_dict",
+               t="dict_set_adjoint_dict(g, key)", linear=True)
+    defadjoint(dict_set_tangent_value, "t, key", name="rt.dict_set_tangent_value",
+               t="dict_set_adjoint_value(g, key)", linear=True)
+    defadjoint(dict_get_tangent, "t, key, like", name="rt.dict_get_tangent",
+               t="dict_get_adjoint(g, ans, key)", piecewise=("like",), linear=("t",))
     defadjoint(builtins.sum, "iterable, /, start=0", name="sum", sequence=("iterable",),
                iterable=("unbroadcast(g, iterable[i])",
                          "np.broadcast_to(g, np.shape(iterable))"),
@@ -716,6 +729,10 @@ NOTES = {
     repeat_row: "`[h0] * n` with a run-time `n`, written row by row",
     dict_set: "`hs[t] = h` on a dict written at run-time keys (docs/python_support.md)",
     dict_get: "`hs[t]` on a dict written at run-time keys",
+    dict_set_tangent_dict: "forward mode's tangent of `d[key] = value` (what `tc.hvp` "
+                           "differentiates)",
+    dict_set_tangent_value: "forward mode's tangent of `d[key] = value`",
+    dict_get_tangent: "forward mode's tangent of `d[key]`",
     np.asarray: "identity (dtype conversions are not differentiated)",
     np.array: "identity up to `ndmin`; a (nested) list of arrays becomes np.stack",
     builtins.float: "of a number or 0-d array",

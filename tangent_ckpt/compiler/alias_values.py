@@ -11,31 +11,79 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler.liveness import read_names
+from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.memory_sharing import (
     COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
 )
 from tangent_ckpt.compiler.view_facts import resolve_dotted
 
 _NOTHING = frozenset()
+# the operators that build a container from containers: list/tuple concatenation and
+# repetition, dict union, set operations
+_CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.BitAnd, gast.BitXor, gast.Sub)
 
 
 class _Info:
-    """What a value may be (``is``) and what it may hold references to (``holds``)."""
+    """What a value may be (``is``) and what it may hold references to (``holds``);
+    for a list, tuple or dict made in the function with constant keys, what each
+    item may be (``items``, ``((key, _Info), ...)``, or None when not known;
+    ``keyed``: a dict's, whose keys are not positions)."""
 
-    __slots__ = ("is_", "holds")
+    __slots__ = ("is_", "holds", "items", "keyed")
 
-    def __init__(self, is_=_NOTHING, holds=_NOTHING):
+    def __init__(self, is_=_NOTHING, holds=_NOTHING, items=None, keyed=False):
         self.is_ = frozenset(is_)
         self.holds = frozenset(holds)
+        self.items = items
+        self.keyed = keyed
 
     def everything(self):
         return self.is_ | self.holds
 
     def join(self, other):
-        return _Info(self.is_ | other.is_, self.holds | other.holds)
+        items = None
+        if self.items is not None and other.items is not None and \
+                self.keyed == other.keyed and \
+                [k for k, _ in self.items] == [k for k, _ in other.items]:
+            items = tuple((k, a.join(b)) for (k, a), (_, b) in zip(self.items, other.items))
+        return _Info(self.is_ | other.is_, self.holds | other.holds, items, self.keyed)
+
+    def item(self, key):
+        """What the item at constant ``key`` may be, or None when not known (a
+        negative index counts from the end of a list or tuple)."""
+        if self.items is None or key is None:
+            return None
+        if not self.keyed and isinstance(key, int) and key < 0:
+            key += len(self.items)
+        for k, info in self.items:
+            if k == key and type(k) is type(key):
+                return info
+        return None
+
+    def with_item(self, key, value):
+        """After ``x[key] = value``: the item replaced (or a key added to a dict)."""
+        if self.items is None or key is None:
+            return _Info(self.is_, self.holds | value.everything())
+        items = list(self.items)
+        found = self.item(key)
+        if found is None and not self.keyed:
+            items = None  # an index out of range: it raises
+        elif found is None:
+            items.append((key, value))
+        else:
+            items = [(k, value if i is found else i) for k, i in items]
+        return _Info(self.is_, self.holds | value.everything(),
+                     None if items is None else tuple(items), self.keyed)
+
+    def mapped(self, fn):
+        """The same, each origin ``o`` replaced by ``fn(o)``."""
+        return _Info({fn(o) for o in self.is_}, {fn(o) for o in self.holds},
+                     None if self.items is None else
+                     tuple((k, i.mapped(fn)) for k, i in self.items), self.keyed)
 
     def __eq__(self, other):
-        return self.is_ == other.is_ and self.holds == other.holds
+        return self.is_ == other.is_ and self.holds == other.holds and \
+            self.items == other.items and self.keyed == other.keyed
 
     def __hash__(self):  # pragma: no cover - not used as a key
         return hash((self.is_, self.holds))
@@ -51,7 +99,23 @@ def _base_name(target):
 class Origins:
     """The origins of expressions in one function (mixed into the fence, which
     sets ``parsed``, ``locals`` and ``followed``: the views the view lowering
-    follows, new arrays here)."""
+    follows, new arrays here; and ``builtin_sites`` and ``container_sites``,
+    filled here: the ids of the sites that make a list, tuple, dict, set or NumPy
+    array, never an object of a user's class; of those that make a list, tuple,
+    dict or set)."""
+
+    def surely_container(self, info):
+        """True when every object ``info`` may be is a list, tuple, dict or set made
+        in the function (a display or a comprehension): never an array, so an item
+        read from it is one of the objects it holds, not a view of it."""
+        return bool(info.is_) and all(o[0] == "site" and o[1] in self.container_sites
+                                      for o in info.is_)
+
+    def surely_builtin(self, info):
+        """True when every object ``info`` may be was made at a site of
+        ``builtin_sites``: its methods are those of lists, dicts and arrays."""
+        return bool(info.is_) and all(o[0] == "site" and o[1] in self.builtin_sites
+                                      for o in info.is_)
 
     def free_info(self, name):
         if name in self.locals:
@@ -70,22 +134,23 @@ class Origins:
             return _Info({("site", id(node), 0)})
         if isinstance(node, gast.Name):
             return env.get(node.id, self.free_info(node.id))
-        if isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare)):
-            operands = [node.left, node.right] if isinstance(node, gast.BinOp) else \
-                [node.operand] if isinstance(node, gast.UnaryOp) else \
-                [node.left] + list(node.comparators)
-            holds = set()
-            for o in operands:  # list + list holds the elements of both
-                holds |= self.info(o, env).holds
-                if isinstance(o, (gast.List, gast.Tuple)):
-                    holds |= self.info(o, env).holds
-            return _Info({("site", id(node), 0)}, holds)
+        if isinstance(node, gast.BinOp):
+            return _Info({("site", id(node), 0)}, self.concatenated(node, env))
+        if isinstance(node, (gast.UnaryOp, gast.Compare)):
+            return _Info({("site", id(node), 0)})  # a new number, bool or array
         if isinstance(node, (gast.Subscript, gast.Attribute)):
             base = self.info(node.value, env)
             if isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size",
                                                                    "dtype", "itemsize",
                                                                    "nbytes"):
                 return _Info()
+            if isinstance(node, gast.Subscript) and self.surely_container(base):
+                if isinstance(node.slice, gast.Slice):  # a new list of the same items
+                    return _Info({("site", id(node), 0)}, base.holds)
+                item = base.item(static_key(node.slice))
+                if item is not None:
+                    return item  # d['a'] of {'a': A, 'b': B} is A, never B
+                return _Info(base.holds, base.holds)  # an item, never the list itself
             return _Info(base.everything(), base.holds)
         if isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
             elements = node.elts if not isinstance(node, gast.Dict) else \
@@ -93,7 +158,10 @@ class Origins:
             holds = set()
             for e in elements:
                 holds |= self.info(e, env).everything()
-            return _Info({("site", id(node), 0)}, holds)
+            self.builtin_sites.add(id(node))
+            self.container_sites.add(id(node))
+            return _Info({("site", id(node), 0)}, holds, self.display_items(node, env),
+                         keyed=isinstance(node, gast.Dict))
         if isinstance(node, (gast.IfExp, gast.BoolOp)):
             parts = [node.body, node.orelse] if isinstance(node, gast.IfExp) else node.values
             out = _Info()
@@ -109,9 +177,64 @@ class Origins:
         holds = set()
         for name in read_names(node):
             holds |= env.get(name, self.free_info(name)).everything()
+        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp)):
+            self.builtin_sites.add(id(node))
+            self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
 
+    def display_items(self, node, env):
+        """The items of a list, tuple or dict display by constant key, or None."""
+        if isinstance(node, gast.Dict):
+            keys = [static_key(k) if k is not None else None for k in node.keys]
+            if any(k is None for k in keys) or len(set(keys)) != len(keys):
+                return None
+            return tuple((k, self.info(v, env)) for k, v in zip(keys, node.values))
+        if isinstance(node, (gast.List, gast.Tuple)) and \
+                not any(isinstance(e, gast.Starred) for e in node.elts):
+            return tuple((k, self.info(e, env)) for k, e in enumerate(node.elts))
+        return None
+
+    def concatenated(self, node, env):
+        """What ``a + b`` or ``a * b`` may hold: the items of ``a`` and ``b`` when it is
+        list or tuple concatenation or repetition (``[x] + ys``, ``[x] * 3``), or a
+        dict or set operation (``d | e``, ``s - t``).  Any other operator (``/``,
+        ``**``, ``@``, ...), or an operand that is surely not a container (a float
+        constant, a new NumPy array), makes a new number or array holding nothing."""
+        if not isinstance(node.op, _CONTAINER_OPERATORS):
+            return frozenset()
+        operands = (node.left, node.right)
+        if any(self.surely_not_a_sequence(o, env) for o in operands):
+            return frozenset()
+        holds = set()
+        for o in operands:
+            holds |= self.info(o, env).holds
+        return holds
+
+    def surely_not_a_sequence(self, node, env):
+        """True when ``node`` is a float or complex constant or a new NumPy array (a
+        NumPy function's result that is not a view), whose ``+``/``*`` with a list is
+        NumPy arithmetic or an error, never list concatenation."""
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (float, complex))
+        if isinstance(node, gast.UnaryOp):
+            return self.surely_not_a_sequence(node.operand, env)
+        if isinstance(node, gast.BinOp):
+            return not isinstance(node.op, _CONTAINER_OPERATORS) or \
+                any(self.surely_not_a_sequence(o, env) for o in (node.left, node.right))
+        if isinstance(node, gast.Call):
+            fn = self.resolve(node.func)
+            return fn is not None and not _is_in(fn, VIEW_FUNCTIONS) and (
+                isinstance(fn, np.ufunc) or
+                str(getattr(fn, "__module__", None) or "").split(".")[0] == "numpy")
+        return False
+
     def call_info(self, node, env):
+        info = self._call_info(node, env)
+        if info.is_ == {("site", id(node), 0)} and self.resolve(node.func) is not None:
+            self.builtin_sites.add(id(node))  # a new NumPy array or builtin object
+        return info
+
+    def _call_info(self, node, env):
         fn = self.resolve(node.func)
         args = list(node.args) + [k.value for k in node.keywords]
         fresh = _Info({("site", id(node), 0)})

@@ -32,6 +32,7 @@ are allowed: value semantics compute the same numbers there.
 import gast
 
 from tangent_ckpt.compiler.alias_values import Origins, _base_name, _Info, _is_in
+from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -55,6 +56,8 @@ class AliasFence(Origins):
         # origin (and site id) -> names ever bound to it: an over-estimate, for lookups
         self.holders = {}
         self.site_cache = {}
+        self.builtin_sites = set()  # sites making lists, dicts, arrays (alias_values.py)
+        self.container_sites = set()  # sites making lists, tuples, dicts, sets
 
     @staticmethod
     def _local_names(fnode):
@@ -146,8 +149,7 @@ class AliasFence(Origins):
             for name in self.holders.get(site, ()):
                 info = env.get(name)
                 if info is not None:
-                    self.set(env, name, _Info({_older(o, site) for o in info.is_},
-                                              {_older(o, site) for o in info.holds}))
+                    self.set(env, name, info.mapped(lambda o, site=site: _older(o, site)))
 
     def sites(self, stmts):
         """Ids of every node in ``stmts`` (the allocation sites they may run)."""
@@ -208,9 +210,12 @@ class AliasFence(Origins):
                 return
             nested = isinstance(target.value, (gast.Subscript, gast.Attribute))
             written = env.get(base, self.free_info(base))
-            self.check_write(base, written.everything() if nested else written.is_,
-                             env, s, target)
-            self.set(env, base, _Info(written.is_, written.holds | value.everything()))
+            # d['a'][0] = v writes into what d['a'] may be (all of d when not known)
+            self.check_write(base, self.info(target.value, env).everything() if nested
+                             else written.is_, env, s, target)
+            key = static_key(target.slice) if isinstance(target, gast.Subscript) and \
+                not nested else None
+            self.set(env, base, written.with_item(key, value))
 
     def aug_assign(self, s, env):
         target = s.target
@@ -226,7 +231,12 @@ class AliasFence(Origins):
         if base is not None:
             current = env.get(base, self.free_info(base))
             # x[i] += v adds in place into x's memory, or into the element x[i] holds
-            self.check_write(base, current.everything(), env, s, target)
+            # (d['a'] += v: into d and what d['a'] may be, not d['b'])
+            item = current.item(static_key(target.slice)) if \
+                isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                else None
+            self.check_write(base, current.is_ | item.everything() if item is not None
+                             else current.everything(), env, s, target)
 
     def check_calls(self, s, env):
         """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
@@ -246,8 +256,20 @@ class AliasFence(Origins):
                     self.resolve(func) is None:
                 base = _base_name(func.value)
                 if base is not None:
-                    info = env.get(base, self.free_info(base))
-                    self.check_write(base, info.everything(), env, s, node)
+                    # a list's, dict's or array's method changes the object it is
+                    # called on (the list an append grows, the array a fill writes),
+                    # never the objects it holds: S.append(x) leaves S's rows and x
+                    # alone.  A user's object may write anything it holds.
+                    receiver = self.info(func.value, env)
+                    current = env.get(base, self.free_info(base))
+                    written = receiver.is_ if self.surely_builtin(receiver) else \
+                        current.everything()
+                    self.check_write(base, written, env, s, node)
+                    # S.append(h): S holds h now, and its items by key are not known
+                    added = self._union(list(node.args) + [k.value for k in node.keywords],
+                                        env)
+                    self.set(env, base, _Info(current.is_,
+                                              current.holds | added.everything()))
             elif _is_in(self.resolve(func), WRITING_FUNCTIONS) and node.args:
                 base = _base_name(node.args[0])
                 if base is not None:

@@ -12,7 +12,7 @@ from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.analyze import activity, wrt_parameters
 from tangent_ckpt.compiler.deep import on_deep_stack
 from tangent_ckpt.compiler.emit import emit
-from tangent_ckpt.compiler.lower.containers import expand_positions
+from tangent_ckpt.compiler.lower.container_values import expand_positions
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.package.checkpointed_loops import mark_loops
 from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler

@@ -1,14 +1,16 @@
 """Dicts written at keys known only at run time (``hs[t] = np.tanh(W @ hs[t - 1])``
 in a loop): functional updates, so a loop carries the dict like any value (a
 taped loop keeps each step's dict, a checkpoint's snapshot holds it), and their
-adjoints, which are dicts of the keys that received one."""
+adjoints, which are dicts of the keys that received one, and their tangents
+(forward mode), dicts of the keys that have one: in both a missing key is a zero."""
 
 import numpy as np
 
 from tangent_ckpt.runtime.numpy_adjoints import is_zero
 
 __all__ = ["empty_dict", "dict_set", "dict_get", "DictAdjoint", "dict_set_adjoint_dict",
-           "dict_set_adjoint_value", "dict_get_adjoint"]
+           "dict_set_adjoint_value", "dict_get_adjoint", "dict_set_tangent_dict",
+           "dict_set_tangent_value", "dict_get_tangent"]
 
 
 def empty_dict():
@@ -69,3 +71,36 @@ def dict_get_adjoint(g, ans, key):
         return g
     return DictAdjoint({key: g if np.shape(g) == np.shape(ans) else
                         np.broadcast_to(g, np.shape(ans)).copy()})
+
+
+# --- tangents (forward mode): a DictAdjoint of the keys with a tangent ---------------
+def _tangent_dict(t):
+    """``t`` as a dict of tangents; anything else is a zero (the symbolic 0.0, or
+    the ``np.zeros_like`` forward mode writes where control flow needs a value)."""
+    return t if isinstance(t, dict) else None
+
+
+def dict_set_tangent_dict(t, key):
+    """The part of ``d``'s tangent ``t`` that ``dict_set(d, key, value)`` keeps:
+    every key but ``key``."""
+    t = _tangent_dict(t)
+    if not t:
+        return 0.0
+    out = DictAdjoint(t)
+    out.pop(key, None)
+    return out
+
+
+def dict_set_tangent_value(t, key):
+    """The part of the tangent of ``dict_set(d, key, value)`` that ``value``'s
+    tangent ``t`` gives: ``t`` at ``key``."""
+    return t if is_zero(t) else DictAdjoint({key: t})
+
+
+def dict_get_tangent(t, key, like):
+    """The tangent of ``like = dict_get(d, key)`` given ``d``'s tangent ``t``: its
+    entry at ``key``, or zeros shaped like ``like`` where it has none."""
+    t = _tangent_dict(t)
+    if t is not None and key in t:
+        return t[key]
+    return np.zeros_like(like)

@@ -10,9 +10,10 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.containers import (
-    DictValue, UserLine, is_container, iteration_items, leaf_paths, leaves, rebuild, structure,
+from tangent_ckpt.compiler.lower.container_values import (
+    DictValue, is_container, iteration_items, leaf_paths, leaves, rebuild, structure,
 )
+from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, ObjectValue, TupleValue, is_function, to_source,
 )

@@ -19,7 +19,7 @@ import ast
 import gast
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.containers import (
+from tangent_ckpt.compiler.lower.container_values import (
     DictValue, iteration_items, static_key,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, Scope, TupleValue, to_source, walk_no_defs
@@ -151,7 +151,7 @@ class ComprehensionLowering:
         self.lo.current_scope = scope
         try:
             results = []
-            self._unroll(node, list(node.generators), hint, results)
+            self._unroll(node, list(node.generators), hint, results, set())
         finally:
             self.lo.current_scope = saved
         if isinstance(node, gast.DictComp):
@@ -182,23 +182,42 @@ class ComprehensionLowering:
             return [ir.Const(k) for k in range(*[static_key(a) for a in it.args])]
         return iteration_items(self.lo.expressions.value(it, hint))
 
-    def _unroll(self, node, generators, hint, results):
+    def _unroll(self, node, generators, hint, results, bound):
+        """One result per element; ``bound``: the variables the comprehension's
+        targets are bound to (the next element binds them again)."""
         g, rest = generators[0], generators[1:]
         for item in self._items(g.iter, hint):
             # a comprehension's own variables: bound nowhere else
+            start = len(self.lo.out)
             self.bind_target(g.target, item, node, _targets(g.target))
+            bound |= {st.target for st in self.lo.out[start:] if isinstance(st, ir.Assign)}
             if not all(self._condition(c) for c in g.ifs):
                 continue
             if rest:
-                self._unroll(node, rest, hint, results)
+                self._unroll(node, rest, hint, results, bound)
             elif isinstance(node, gast.DictComp):
                 key = self.lo.containers.key_value(node.key, hint)
                 if key is None:
                     raise self.refuse("a dict comprehension whose key is not a constant",
                                       node, "use constant keys")
-                results.append((key, self.lo.containers.element(node.value, hint)))
+                results.append((key, self._kept(
+                    self.lo.containers.element(node.value, hint), bound, hint)))
             else:
-                results.append(self.lo.containers.element(node.elt, hint))
+                results.append(self._kept(self.lo.containers.element(node.elt, hint),
+                                          bound, hint))
+
+    def _kept(self, value, bound, hint):
+        """``value`` with each variable of ``bound`` it is (``[w for w in ws]``)
+        copied to a variable of its own: the next element rebinds ``w``."""
+        if isinstance(value, TupleValue):
+            return TupleValue([self._kept(v, bound, hint) for v in value.items])
+        if isinstance(value, DictValue):
+            return DictValue(value.keys, [self._kept(v, bound, hint) for v in value.items])
+        if isinstance(value, ir.Name) and value.id in bound:
+            kept = self.lo.namer.fresh(hint)
+            self.lo.emit(ir.Assign(kept, ir.Copy(value), self.lo.line))
+            return ir.Name(kept)
+        return value
 
     def static_truth(self, test):
         """True/False for a condition of constants (``k == 0`` with ``k`` an unrolled

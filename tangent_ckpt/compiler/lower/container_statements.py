@@ -8,8 +8,8 @@ import itertools
 import gast
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.containers import (
-    DictValue, is_container, leaf_paths, static_key, structure, value_of_structure,
+from tangent_ckpt.compiler.lower.container_values import (
+    DictValue, is_container, key_part, leaf_paths, static_key, structure, value_of_structure,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -86,6 +86,15 @@ class ContainerStatements:
                 f"an array inside a list written in place ({to_source(target)})", s,
                 "the list may hold the same array several times ([x] * n): assign a "
                 f"whole item instead, {to_source(inner)} = ...")
+        if isinstance(base, gast.Name) and (
+                self.lo.run_time.is_dict(self.lo.expressions.load_name(base.id, base)) or
+                self.lo.containers.holds_container(base)):
+            # xs[t, i] would be a tuple key (or index) of the container, not of its item
+            raise self.lo.containers.refuse(
+                f"an array inside a list, tuple or dict written in place "
+                f"({to_source(target)})", s,
+                f"build the array first, then store it: x = np.zeros(...); "
+                f"x[{to_source(target.slice)}] = ...; {to_source(inner)} = x")
         if not (self.integer_index(inner.slice) and self.integer_index(target.slice)):
             raise self.lo.error(UnsupportedSyntaxError, "assignment into a nested subscript",
                                 s, construct=to_source(target),
@@ -122,8 +131,10 @@ class ContainerStatements:
             raise self.lo.containers.refuse("assignment into an element of a nested "
                                             "container", s, "rebuild the inner container")
         base = self.lo.expressions.load_name(target.value.id, target.value)
+        if isinstance(base, TupleValue) and isinstance(key, int) and base.items:
+            key = key % len(base.items) if -len(base.items) <= key < 0 else key  # S[-1]
         item = value if is_container(value) else self.lo.expressions.atomize(
-            value, f"{target.value.id}_{key}")
+            value, f"{target.value.id}_{key_part(key)}")
         self.lo.assignments.store_name(target.value.id)
         self.lo.assignments.bind_tuple(target.value.id, self.lo.containers.with_item(base, key, item, s),
                         s.lineno)

@@ -16,93 +16,21 @@ What follows the structure at lower time: literals (``[(W1, b1), (W2, b2)]``,
 loops and comprehensions over them (unrolled, one copy of the body per
 element).  What does not -- an index or key only known at run time, a container
 whose length changes inside a loop -- is refused with the user's line.
+The values themselves (``TupleValue`` / ``DictValue``, their structure, leaves
+and names) are in ``container_values.py``.
 """
 
-import ast
-import re
 
 import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.lower.container_values import (
+    DictValue, is_container, iteration_items, key_part, static_key, text_as_tuple,
+)
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
-
-
-class DictValue(TupleValue):
-    """A dict of known keys (constants) whose values are operands or containers;
-    ``items`` holds the values in insertion order, as ``TupleValue`` does."""
-
-    def __init__(self, keys, items):
-        super().__init__(items)
-        self.keys = list(keys)
-
-
-def is_container(value):
-    return isinstance(value, TupleValue)
-
-
-def structure(value):
-    """A hashable description of a container's shape (kind, keys, nesting)."""
-    if isinstance(value, DictValue):
-        return ("dict", tuple(value.keys), tuple(structure(v) for v in value.items))
-    if isinstance(value, TupleValue):
-        return ("seq", tuple(structure(v) for v in value.items))
-    return "leaf"
-
-
-def leaves(value):
-    """The operands of a (nested) container, in traversal order."""
-    if isinstance(value, TupleValue):
-        return [leaf for item in value.items for leaf in leaves(item)]
-    return [value]
-
-
-def leaf_paths(value, prefix):
-    """Names for the leaves of ``value``: ``prefix_0_1``, ``prefix_w``."""
-    if isinstance(value, DictValue):
-        return [p for key, item in zip(value.keys, value.items)
-                for p in leaf_paths(item, f"{prefix}_{_key_part(key)}")]
-    if isinstance(value, TupleValue):
-        return [p for k, item in enumerate(value.items)
-                for p in leaf_paths(item, f"{prefix}_{k}")]
-    if isinstance(value, ObjectValue):  # a wrt object: its constants are no leaves
-        return [p for k, item in value.attributes.items() if not isinstance(item, ir.Const)
-                for p in leaf_paths(item, f"{prefix}_{k}")]
-    return [prefix]
-
-
-def _key_part(key):
-    text = re.sub(r"\W", "_", str(key)).strip("_")
-    return text or "key"
-
-
-def rebuild(value, new_leaves):
-    """A container of ``value``'s structure holding ``new_leaves`` (an iterator)."""
-    if isinstance(value, DictValue):
-        return DictValue(value.keys, [rebuild(v, new_leaves) for v in value.items])
-    if isinstance(value, TupleValue):
-        return TupleValue([rebuild(v, new_leaves) for v in value.items])
-    return next(new_leaves)
-
-
-def iteration_items(value):
-    """What ``for x in value`` visits: a dict's keys, a sequence's items."""
-    if isinstance(value, DictValue):
-        return [ir.Const(k) for k in value.keys]
-    return list(value.items)
-
-
-def static_key(node):
-    """The value of a constant index or key (``0``, ``-1``, ``'w'``), or None."""
-    if isinstance(node, gast.Constant) and isinstance(node.value, (int, str)) and \
-            not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
-            isinstance(node.operand, gast.Constant) and isinstance(node.operand.value, int):
-        return -node.operand.value
-    return None
 
 
 class UserLine:
@@ -148,7 +76,7 @@ class ContainerLowering:
                 raise self.refuse(f"a dict key that is not a constant ({to_source(k)})", node,
                                   "use constant keys ('w', 0); for values indexed by a loop "
                                   "variable use an array or a list built with append")
-            self._put(keys, items, key, self.element(v, f"{hint}_{_key_part(key)}"))
+            self._put(keys, items, key, self.element(v, f"{hint}_{key_part(key)}"))
         return DictValue(keys, items)
 
     def dict_call(self, node, hint):
@@ -336,7 +264,7 @@ class ContainerLowering:
         """Builtins and methods that act on containers; None for any other call."""
         func = node.func
         if isinstance(func, gast.Attribute):
-            if not self.holds_container(func.value):
+            if not self.holds_container(func.value) or isinstance(func.value, gast.Constant):
                 return None
             base = self.lo.expressions.value(func.value, hint)
             return self.method(base, node, hint)
@@ -344,8 +272,10 @@ class ContainerLowering:
         if fn is dict:
             return self.dict_call(node, hint)
         if fn in (len, sum, list, tuple, zip, enumerate, reversed) and node.args and \
-                all(self.holds_container(a) for a in node.args[:1]) and not node.keywords:
-            values = [self.lo.expressions.value(a, hint) for a in node.args]
+                all(self.holds_container(a) or self.constant_range(a) is not None
+                    for a in node.args[:1]) and not node.keywords:
+            values = [self.constant_range(a) or text_as_tuple(self.lo.expressions.value(a, hint))
+                      for a in node.args]
             first = values[0]
             if fn is len:
                 return ir.Const(len(first.items))
@@ -385,6 +315,8 @@ class ContainerLowering:
         from the syntax and the scope alone, before any code is emitted for it."""
         if isinstance(node, (gast.Tuple, gast.List, gast.Dict)):
             return True
+        if isinstance(node, gast.Constant) and isinstance(node.value, str):
+            return True  # its characters: for c in "xyz", zip("xyz", ws)
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self.lo.comprehensions.static(node)
         if isinstance(node, gast.Name):
@@ -409,8 +341,17 @@ class ContainerLowering:
             if fn is dict:
                 return True
             if fn in (list, tuple, zip, enumerate, reversed) and node.args:
-                return all(self.holds_container(a) for a in node.args)
+                return all(self.holds_container(a) or self.constant_range(a) is not None
+                           for a in node.args)
         return False
+
+    def constant_range(self, node):
+        """``range(3)`` (constants only) as the tuple of its numbers, or None."""
+        if isinstance(node, gast.Call) and not node.keywords and \
+                self.lo.expressions.static_value(node.func) is range and \
+                all(static_key(a) is not None for a in node.args):
+            return TupleValue([ir.Const(k) for k in range(*[static_key(a) for a in node.args])])
+        return None
 
     def peek(self, node):
         """The value of ``name[k1][k2]...`` with constant keys, when ``name`` holds a
@@ -431,57 +372,3 @@ class ContainerLowering:
             if isinstance(owner, ObjectValue) and is_container(owner.attributes.get(node.attr)):
                 return owner.attributes[node.attr]
         return None
-
-
-def container_node(value):
-    """A container of operands as the Python expression that builds it (for
-    code kept as written: ``if len(params) > 1``)."""
-    if isinstance(value, DictValue):
-        return ast.Dict(keys=[ast.Constant(value=k) for k in value.keys],
-                        values=[container_node(v) for v in value.items])
-    if isinstance(value, TupleValue):
-        return ast.Tuple(elts=[container_node(v) for v in value.items], ctx=ast.Load())
-    return ir.operand_node(value)
-
-
-def value_of_structure(structure, names):
-    """A container value (``tangent_ckpt.flatten.structure_of``'s description)
-    holding the next operands of ``names``."""
-    if structure == "leaf":
-        return next(names)
-    if structure[0] == "const":  # an int/str/None attribute of a wrt object
-        return ir.Const(structure[1])
-    if structure[0] == "object":  # a wrt object: its attributes are the leaves
-        obj = ObjectValue(structure[1], "object", given=True)
-        obj.attributes = {k: value_of_structure(s, names)
-                          for k, s in zip(structure[2], structure[3])}
-        return obj
-    if structure[0] == "dict":
-        return DictValue(structure[1], [value_of_structure(s, names) for s in structure[2]])
-    return TupleValue([value_of_structure(s, names) for s in structure[1]])
-
-
-def expand_positions(positions, containers, count):
-    """Positions among ``count`` parameters -> positions among the parameters once
-    each container parameter (``containers``: position -> structure) is one
-    parameter per leaf."""
-    starts, at = [], 0
-    for k in range(count):
-        starts.append(at)
-        at += _leaf_count(containers[k]) if k in containers else 1
-    expanded = []
-    for k in positions:
-        k = k % count if -count <= k < count else k
-        if k in containers:
-            expanded.extend(range(starts[k], starts[k] + _leaf_count(containers[k])))
-        else:
-            expanded.append(starts[k] if 0 <= k < count else k)
-    return tuple(expanded)
-
-
-def _leaf_count(structure):
-    if structure == "leaf":
-        return 1
-    if structure[0] == "const":
-        return 0
-    return sum(_leaf_count(s) for s in structure[-1])

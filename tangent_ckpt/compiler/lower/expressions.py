@@ -17,7 +17,7 @@ from tangent_ckpt.compiler.lower.scopes import (
     clone,
     local_names, to_source,
 )
-from tangent_ckpt.compiler.lower.containers import (
+from tangent_ckpt.compiler.lower.container_values import (
     DictValue, container_node, is_container, leaves,
 )
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path

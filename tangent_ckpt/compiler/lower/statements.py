@@ -8,7 +8,7 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
-from tangent_ckpt.compiler.lower.containers import leaf_paths, leaves, rebuild, structure
+from tangent_ckpt.compiler.lower.container_values import leaf_paths, leaves, rebuild, structure
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,

@@ -441,6 +441,10 @@ class Reverser:
     def _adjoint_assign(self, stmt, out, nonzero):
         target = stmt.target
         g = self.adj(target)
+        if isinstance(stmt.expr, ir.Copy) and isinstance(stmt.expr.value, ir.Name) and \
+                stmt.expr.value.id == target:
+            self.restore(stmt, out)  # S_0 = S_0 (an element kept by S[1] = v): identity
+            return
         if target in self.active and g in nonzero and not isinstance(stmt.expr, ir.NonDiff):
             expr = stmt.expr
             if isinstance(expr, ir.Copy):

@@ -41,6 +41,25 @@ class _Instantiate(ast.NodeTransformer):
         node.func = self.visit(node.func)
         return node
 
+    def visit_Compare(self, node):  # noqa: N802
+        """``stop is not None`` with ``stop`` bound to a constant is decided here:
+        ``(4.0 is not None)`` in generated code is a SyntaxWarning."""
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
+                isinstance(node.left, ast.Constant) and \
+                isinstance(node.comparators[0], ast.Constant) and \
+                node.comparators[0].value is None:
+            return sx.const((node.left.value is None) == isinstance(node.ops[0], ast.Is))
+        return node
+
+    def visit_BinOp(self, node):  # noqa: N802
+        """``x * True`` (a condition decided above) is ``x``."""
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mult) and isinstance(node.right, ast.Constant) and \
+                node.right.value is True:
+            return node.left
+        return node
+
     def generic_visit_children(self, node):
         node.args = [self.visit(a) for a in node.args]
         for k in node.keywords:
@@ -208,7 +227,8 @@ def _accumulate_read(rev, stmt, bound, g, out, nonzero):
 
 # helpers whose result is a new array nothing else refers to (or the symbolic
 # zero, which rt.accumulate_at replaces by a new array)
-_FRESH_HELPERS = (runtime.setitem_adjoint_array, runtime.zeros_like)
+_FRESH_HELPERS = (runtime.setitem_adjoint_array, runtime.zeros_like,
+                  runtime.append_row_adjoint_rows)
 
 
 def track_fresh(fresh, lines):
