@@ -387,9 +387,19 @@ def fft_cases():
     ]
 
 
+def math_cases():
+    """Python's math module on floats (the rows of numpy_rules.MATH_TWINS and math.log)."""
+    cases = [Case(f"math.{fn.__name__}(x)", {"x": ((), registry.lookup(fn).domain)}, covers=(fn,))
+             for fn, twin in numpy_rules.MATH_TWINS if len(registry.lookup(fn).params) == 1]
+    cases += [Case(f"math.{fn.__name__}(x, y)", {"x": ((), "positive"), "y": ((), "nonzero")},
+                   covers=(fn,))
+              for fn, twin in numpy_rules.MATH_TWINS if len(registry.lookup(fn).params) == 2]
+    return cases + [Case("math.log(x) * math.exp(-x * x)", {"x": ((), "positive")})]
+
+
 def all_cases():
     return (unary_cases() + binary_cases() + reduction_cases() + linalg_cases()
-            + shape_cases() + fft_cases())
+            + shape_cases() + fft_cases() + math_cases())
 
 
 def draw(rng, shape, kind):

@@ -21,11 +21,12 @@ Conventions:
 
 import builtins
 import contextlib
+import math
 import operator
 
 import numpy as np
 
-from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure,
+from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure, lookup,
                                             registered_functions)
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
@@ -632,6 +633,25 @@ with section("Fourier transforms (complex values: the adjoint of u + iv is dL/du
     defconstant(np.fft.fftfreq, "n, d=1.0, device=None", name="np.fft.fftfreq")
     defconstant(np.fft.rfftfreq, "n, d=1.0, device=None", name="np.fft.rfftfreq")
 
+# Python's math module: on a float each function is its NumPy twin, and so is its rule
+# (ODE right-hand sides written with math.exp, as in Hodgkin-Huxley scripts).
+MATH_TWINS = ((math.exp, np.exp), (math.expm1, np.expm1), (math.log1p, np.log1p),
+              (math.log2, np.log2), (math.log10, np.log10), (math.sqrt, np.sqrt),
+              (math.sin, np.sin), (math.cos, np.cos), (math.tan, np.tan), (math.asin, np.arcsin),
+              (math.acos, np.arccos), (math.atan, np.arctan), (math.sinh, np.sinh),
+              (math.cosh, np.cosh), (math.tanh, np.tanh), (math.asinh, np.arcsinh),
+              (math.acosh, np.arccosh), (math.atanh, np.arctanh), (math.fabs, np.fabs),
+              (math.degrees, np.degrees), (math.radians, np.radians),
+              (math.atan2, np.arctan2), (math.pow, np.power))
+with section("Python's math module (floats; the rule of the NumPy function named)"):
+    for _fn, _twin in MATH_TWINS:
+        _rule = lookup(_twin)
+        defadjoint(_fn, UNARY if len(_rule.params) == 1 else BINARY, name=f"math.{_fn.__name__}",
+                   domain=_rule.domain, tangent=_rule.tangents or None, linear=_rule.linear,
+                   **_rule.templates)
+    defadjoint(math.log, "x, base=None, /", name="math.log", domain="positive",
+               only={"base": (None,)}, x="g / x", tangent="t / x")
+
 defpure("astype", "item")   # pure, but not rules: x.astype(float) is refused
 
 # What the table cannot say: subgradients, tie-breaking, limits.
@@ -647,6 +667,7 @@ NOTES = {
              "active; assumes a_min <= a_max",
     np.sqrt: "needs `ans`; inf at 0",
     np.exp: "needs `ans`",
+    math.log: "natural logarithm; `math.log(x, base)` is refused (write math.log(x) / math.log(base))",
     np.expm1: "needs `ans`",
     np.exp2: "needs `ans`",
     np.tan: "needs `ans`",
