@@ -1,0 +1,565 @@
+"""Real NumPy programs, written as their authors wrote them, differentiated.
+
+Each program follows a public one (named in its comment: we read it for what it
+computes and how it is written -- lists, dicts, helpers, classes, in-place
+updates -- and wrote it again in our own words, small).  The only changes are
+the ones that make it differentiable: the loss is the return value and the
+parameters are arguments.  Each gradient is compiled three ways -- taped
+(``tc.grad``), checkpointed (``checkpoint=True``) and checkpointed with three
+snapshots -- and checked against central finite differences, the taped and
+checkpointed gradients against each other, and against autograd where
+autograd runs the program (no in-place updates).
+
+Programs still refused are pinned with strict xfails naming the refusal
+(/work/notes/probe_findings.md has the minimal repros); none of them hides a
+wrong gradient: each is refused with a ``TangentCkptError`` naming file:line.
+"""
+
+import contextlib
+import math
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad, check_structured_leaves
+
+try:
+    import autograd
+    import autograd.numpy as anp
+except ImportError:  # the optional extra is not installed
+    autograd = anp = None
+
+MODES = [pytest.param({}, id="taped"),
+         pytest.param({"checkpoint": True}, id="checkpointed"),
+         pytest.param({"checkpoint": True, "snapshots": 3}, id="snapshots3")]
+
+
+@contextlib.contextmanager
+def autograd_numpy():
+    """This module's ``np`` is autograd's inside the block (the helpers too)."""
+    globals()["np"] = anp
+    try:
+        yield
+    finally:
+        globals()["np"] = np_module
+
+
+np_module = np
+
+
+def autograd_grads(f, args, wrt):
+    if autograd is None:
+        return None
+    with autograd_numpy():
+        return tuple(autograd.grad(f, k)(*args) for k in wrt)
+
+
+def check_program(f, args, wrt, options, oracle=False, rtol=1e-6, atol=1e-8):
+    """The gradient of ``f`` compiled with ``options`` matches central differences,
+    the taped gradient (to rounding), and autograd when ``oracle``; a checkpointed
+    compile has a checkpointed loop in its source."""
+    df = tc.grad(f, wrt=wrt, **options)
+    got = check_grad(f, args, wrt=wrt, df=df, rtol=rtol, atol=atol)
+    if options.get("checkpoint"):
+        assert "CheckpointedLoop(" in df.source
+        taped = tc.grad(f, wrt=wrt)(*args)
+        taped = (taped,) if len(wrt) == 1 else tuple(taped)
+        for g, t in zip(got, taped):
+            np.testing.assert_allclose(g, t, rtol=1e-10, atol=1e-12)
+    if oracle and autograd is not None:
+        for g, o in zip(got, autograd_grads(f, args, wrt)):
+            np.testing.assert_allclose(g, o, rtol=1e-9, atol=1e-12)
+    return got
+
+
+# --- Karpathy's min-char-rnn (gist karpathy/d4dee566867f8291f086, lossFun) --------------
+# dicts xs, hs, ys, ps keyed by the time step, hs[-1] the previous state, one-hot
+# inputs, softmax cross-entropy summed over the sequence.  The one-hot column is
+# built in a variable first (x[...] = 1; xs[t] = x): the original writes
+# xs[t][inputs[t]] = 1, refused below.
+
+def char_rnn_loss(Wxh, Whh, Why, bh, by, hprev, inputs, targets, vocab_size):
+    xs, hs, ys, ps = {}, {}, {}, {}
+    hs[-1] = np.copy(hprev)
+    loss = 0
+    for t in range(len(inputs)):
+        x = np.zeros((vocab_size, 1))
+        x[inputs[t]] = 1
+        xs[t] = x
+        hs[t] = np.tanh(np.dot(Wxh, xs[t]) + np.dot(Whh, hs[t - 1]) + bh)
+        ys[t] = np.dot(Why, hs[t]) + by
+        ps[t] = np.exp(ys[t]) / np.sum(np.exp(ys[t]))
+        loss += -np.log(ps[t][targets[t], 0])
+    return loss
+
+
+def char_rnn_loss_as_written(Wxh, Whh, Why, bh, by, hprev, inputs, targets, vocab_size):
+    xs, hs, ys, ps = {}, {}, {}, {}
+    hs[-1] = np.copy(hprev)
+    loss = 0
+    for t in range(len(inputs)):
+        xs[t] = np.zeros((vocab_size, 1))
+        xs[t][inputs[t]] = 1
+        hs[t] = np.tanh(np.dot(Wxh, xs[t]) + np.dot(Whh, hs[t - 1]) + bh)
+        ys[t] = np.dot(Why, hs[t]) + by
+        ps[t] = np.exp(ys[t]) / np.sum(np.exp(ys[t]))
+        loss += -np.log(ps[t][targets[t], 0])
+    return loss
+
+
+def char_rnn_args():
+    rng = np.random.default_rng(0)
+    V, H = 4, 5
+    return (0.3 * rng.standard_normal((H, V)), 0.3 * rng.standard_normal((H, H)),
+            0.3 * rng.standard_normal((V, H)), np.zeros((H, 1)), np.zeros((V, 1)),
+            0.1 * rng.standard_normal((H, 1)), [0, 1, 2, 3, 1], [1, 2, 3, 1, 0], V)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_min_char_rnn_gradient_matches_finite_differences(options):
+    check_program(char_rnn_loss, char_rnn_args(), (0, 1, 2, 3, 4), options)
+
+
+def test_min_char_rnn_state_key_minus_one_compiles():
+    """hs[-1] = np.zeros(...) once generated the name `hs_-1_zeros` (a SyntaxError)."""
+    def loss(W, inputs, V):
+        xs, hs = {}, {}
+        hs[-1] = np.zeros(V)
+        for t in range(len(inputs)):
+            x = np.zeros(V)
+            x[inputs[t]] = 1
+            xs[t] = x
+            hs[t] = np.tanh(W @ xs[t] + hs[t - 1])
+        return np.sum(hs[len(inputs) - 1])
+    check_grad(loss, (np.eye(3) * 0.5 + 0.1, [0, 1, 2], 3))
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="xs[t][i] = 1 on a dict of run-time keys: 'assignment into a nested "
+                          "subscript' (probe_findings F3)")
+def test_min_char_rnn_as_written_one_hot_into_dict_entry():
+    check_program(char_rnn_loss_as_written, char_rnn_args(), (0, 1, 2, 3, 4), {})
+
+
+# --- SIR, forward Euler into preallocated arrays ----------------------------------------
+# (tech-magic/computational-biology, 03_sir_epidemic.md: S[i] = S[i-1] + dS * dt ...)
+
+def sir_burden(beta, gamma, N, I0, R0, n, dt):
+    S = np.zeros(n + 1)
+    I = np.zeros(n + 1)
+    R = np.zeros(n + 1)
+    S[0], I[0], R[0] = N - I0 - R0, I0, R0
+    for i in range(1, n + 1):
+        dS = -beta * S[i - 1] * I[i - 1] / N
+        dI = beta * S[i - 1] * I[i - 1] / N - gamma * I[i - 1]
+        dR = gamma * I[i - 1]
+        S[i] = S[i - 1] + dS * dt
+        I[i] = I[i - 1] + dI * dt
+        R[i] = R[i - 1] + dR * dt
+    return np.sum(I) * dt + R[-1]
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_sir_euler_gradient_matches_finite_differences(options):
+    check_program(sir_burden, (0.3, 0.1, 1000.0, 10.0, 0.0, 30, 0.5), (0, 1), options)
+
+
+# --- Lotka-Volterra, RK4 with a derivative helper (AnKovchar/Lotka-Volterra-model) -----
+# X = np.zeros([nt, 2]); X[i + 1] = X[i] + dt / 6 * (k1 + 2 k2 + 2 k3 + k4); the
+# helper unpacks `x, y = X` and returns np.array([dotx, doty]).
+
+def lv_derivative(X, t, alpha, beta, delta, gamma):
+    x, y = X
+    dotx = x * (alpha - beta * y)
+    doty = y * (-delta + gamma * x)
+    return np.array([dotx, doty])
+
+
+def lv_rk4(func, X0, t, alpha, beta, delta, gamma):
+    dt = t[1] - t[0]
+    nt = len(t)
+    X = np.zeros([nt, len(X0)])
+    X[0] = X0
+    for i in range(nt - 1):
+        k1 = func(X[i], t[i], alpha, beta, delta, gamma)
+        k2 = func(X[i] + dt / 2. * k1, t[i] + dt / 2., alpha, beta, delta, gamma)
+        k3 = func(X[i] + dt / 2. * k2, t[i] + dt / 2., alpha, beta, delta, gamma)
+        k4 = func(X[i] + dt * k3, t[i] + dt, alpha, beta, delta, gamma)
+        X[i + 1] = X[i] + dt / 6. * (k1 + 2. * k2 + 2. * k3 + k4)
+    return X
+
+
+def lv_final_populations(X0, alpha, beta, delta, gamma, t):
+    X = lv_rk4(lv_derivative, X0, t, alpha, beta, delta, gamma)
+    return np.sum(X[-1] ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_lotka_volterra_rk4_gradient_matches_finite_differences(options):
+    args = (np.array([5.0, 2.0]), 1.0, 0.5, 1.5, 0.6, np.linspace(0, 1, 21))
+    check_program(lv_final_populations, args, (0, 1, 2, 3, 4), options)
+
+
+# --- N-body leapfrog (pmocz/nbody-python, nbody.py) ----------------------------------
+# pairwise separations from column slices, a boolean-masked power written in place
+# (inv_r3[inv_r3 > 0] = inv_r3[inv_r3 > 0] ** -1.5), np.hstack, kick-drift-kick with
+# `vel += ...` and `pos += ...`.
+
+def get_acc(pos, mass, G, softening):
+    x = pos[:, 0:1]
+    y = pos[:, 1:2]
+    z = pos[:, 2:3]
+    dx = x.T - x
+    dy = y.T - y
+    dz = z.T - z
+    inv_r3 = (dx ** 2 + dy ** 2 + dz ** 2 + softening ** 2)
+    inv_r3[inv_r3 > 0] = inv_r3[inv_r3 > 0] ** (-1.5)
+    ax = G * (dx * inv_r3) @ mass
+    ay = G * (dy * inv_r3) @ mass
+    az = G * (dz * inv_r3) @ mass
+    return np.hstack((ax, ay, az))
+
+
+def nbody_final_energy(pos, vel, mass, Nt, dt):
+    G, softening = 1.0, 0.1
+    pos = pos.copy()
+    vel = vel.copy()
+    acc = get_acc(pos, mass, G, softening)
+    for i in range(Nt):
+        vel += acc * dt / 2.0
+        pos += vel * dt
+        acc = get_acc(pos, mass, G, softening)
+        vel += acc * dt / 2.0
+    KE = 0.5 * np.sum(np.sum(mass * vel ** 2))
+    return KE + np.sum(pos ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_nbody_leapfrog_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(17)
+    args = (rng.standard_normal((4, 3)), rng.standard_normal((4, 3)), 5.0 * np.ones((4, 1)), 6, 0.01)
+    check_program(nbody_final_energy, args, (0, 1, 2), options)
+
+
+# --- Nonlinear convection, a point loop inside the time loop ------------------------
+# (numerical-mooc lessons/02_spacetime; "12 steps to Navier-Stokes", step 2)
+
+def convection_energy(u0, nt, dt, dx):
+    u = u0.copy()
+    nx = len(u)
+    for n in range(nt):
+        un = u.copy()
+        for i in range(1, nx):
+            u[i] = un[i] - un[i] * dt / dx * (un[i] - un[i - 1])
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_nonlinear_convection_gradient_matches_finite_differences(options):
+    u0 = 1 + np.exp(-((np.linspace(0, 2, 9) - 1) / 0.3) ** 2)
+    check_program(convection_energy, (u0, 5, 0.025, 0.25), (0,), options)
+
+
+# --- 2-D diffusion stencil with Dirichlet edges ("12 steps", step 7) -----------------
+
+def diffusion_2d(u0, nu, nt, dt, dx, dy):
+    u = u0.copy()
+    for n in range(nt):
+        un = u.copy()
+        u[1:-1, 1:-1] = (un[1:-1, 1:-1]
+                         + nu * dt / dx ** 2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
+                         + nu * dt / dy ** 2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1]))
+        u[0, :] = 1
+        u[-1, :] = 1
+        u[:, 0] = 1
+        u[:, -1] = 1
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_diffusion_2d_stencil_gradient_matches_finite_differences(options):
+    u0 = 1.0 + np.random.default_rng(1).random((6, 6))
+    check_program(diffusion_2d, (u0, 0.05, 5, 0.1, 0.2, 0.2), (0, 1), options)
+
+
+# --- 1-D wave equation, leapfrog in time, u_prev / u / u_next rotated ---------------
+# (the finite-difference wave solver of Langtangen's "Finite difference computing
+# with PDEs", wave1D_u0.py: a special first step, then u_next from u and u_prev)
+
+def wave_1d(u0, c, n, dt, dx):
+    C2 = (c * dt / dx) ** 2
+    u_prev = u0.copy()
+    u = u0.copy()
+    u[1:-1] = u0[1:-1] + 0.5 * C2 * (u0[2:] - 2 * u0[1:-1] + u0[:-2])
+    for k in range(n):
+        u_next = np.zeros_like(u)
+        u_next[1:-1] = 2 * u[1:-1] - u_prev[1:-1] + C2 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u_prev, u = u, u_next
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_wave_1d_leapfrog_gradient_matches_finite_differences(options):
+    u0 = np.sin(np.pi * np.linspace(0, 1, 9))
+    check_program(wave_1d, (u0, 1.0, 8, 0.05, 0.125), (0, 1), options)
+
+
+# --- Damped pendulum, RK4 on y = [theta, omega] (the textbook scipy-odeint example,
+# integrated by hand) -------------------------------------------------------------
+
+def pendulum_rhs(y, t, b, c):
+    theta, omega = y
+    return np.array([omega, -b * omega - c * np.sin(theta)])
+
+
+def pendulum_energy(y0, b, c, n, h):
+    y = y0
+    t = 0.0
+    for i in range(n):
+        k1 = pendulum_rhs(y, t, b, c)
+        k2 = pendulum_rhs(y + h / 2 * k1, t + h / 2, b, c)
+        k3 = pendulum_rhs(y + h / 2 * k2, t + h / 2, b, c)
+        k4 = pendulum_rhs(y + h * k3, t + h, b, c)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t = t + h
+    return 0.5 * y[1] ** 2 + c * (1 - np.cos(y[0]))
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_damped_pendulum_rk4_gradient_matches_finite_differences(options):
+    check_program(pendulum_energy, (np.array([1.0, 0.0]), 0.3, 9.81, 20, 0.05), (0, 1, 2),
+                  options, oracle=True)
+
+
+# --- Hodgkin-Huxley, forward Euler on four floats with math.exp rate functions --------
+# (Nicolas-Gatien/Hodgkin-Huxley main.py: am/bm/an/bn/ah/bh with math.exp, a stimulus
+# switched on by `if t < ...`; its lists vs.append(...) are refused, below)
+
+HH_DT = 0.01
+
+
+def am(v): return (2.5 - 0.1 * v) / (math.exp(2.5 - 0.1 * v) - 1)
+def bm(v): return 4 * math.exp(-v / 18)
+def an(v): return (0.1 - 0.01 * v) / (math.exp(1 - 0.1 * v) - 1)
+def bn(v): return 0.125 / math.exp(-v / 80)
+def ah(v): return 0.07 * math.exp(-v / 20)
+def bh(v): return 1 / (math.exp(3 - 0.1 * v) + 1)
+
+
+def hh_step(v, m, n, h, t, gna, gk, gl):
+    if t < 0.05 or t > 0.1:
+        istim = 0.0
+    else:
+        istim = 20.0
+    dv = istim - (gna * m ** 3 * h * (v - 115) + gk * n ** 4 * (v + 12) + gl * (v - 10.6))
+    dm = am(v) * (1 - m) - bm(v) * m
+    dn = an(v) * (1 - n) - bn(v) * n
+    dh = ah(v) * (1 - h) - bh(v) * h
+    return v + dv * HH_DT, m + dm * HH_DT, n + dn * HH_DT, h + dh * HH_DT, t + HH_DT
+
+
+def hh_mean_voltage(gna, gk, gl, steps):
+    v, m, n, h, t = 0.0, 0.05, 0.32, 0.6, 0.0
+    total = 0.0
+    for i in range(steps):
+        v, m, n, h, t = hh_step(v, m, n, h, t, gna, gk, gl)
+        total = total + v
+    return total / steps
+
+
+def hh_voltage_lists(gna, gk, gl, steps):
+    vs, ms, ns, hs, ts = [], [], [], [], []
+    vs.append(0.0); ms.append(0.05); ns.append(0.32); hs.append(0.6); ts.append(0.0)
+    for i in range(steps):
+        a, b, c, d, e = hh_step(vs[-1], ms[-1], ns[-1], hs[-1], ts[-1], gna, gk, gl)
+        vs.append(a); ms.append(b); ns.append(c); hs.append(d); ts.append(e)
+    return sum(vs) / steps
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_hodgkin_huxley_math_exp_gradient_matches_finite_differences(options):
+    check_program(hh_mean_voltage, (120.0, 36.0, 0.3, 20), (0, 1, 2), options, oracle=False)
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="items of a helper's returned tuple appended to lists: the aliasing "
+                          "fence refuses 'a write into vs may also change b' (probe_findings F2)")
+def test_hodgkin_huxley_as_written_with_lists():
+    check_program(hh_voltage_lists, (120.0, 36.0, 0.3, 20), (0, 1, 2), {})
+
+
+# --- Kalman filter, negative log-likelihood of the innovations ------------------------
+# (the predict / update of filterpy's KalmanFilter and of "Kalman and Bayesian Filters
+# in Python": P = F P F^T + Q, K = P H^T inv(S)), over a list of measurements
+
+def kalman_nll(q, x0, zs, F, H, R):
+    x = x0
+    P = np.eye(2)
+    Q = q * np.eye(2)
+    nll = 0.0
+    for z in zs:
+        x = F @ x
+        P = F @ P @ F.T + Q
+        y = z - H @ x
+        S = H @ P @ H.T + R
+        K = P @ H.T @ np.linalg.inv(S)
+        x = x + K @ y
+        P = (np.eye(2) - K @ H) @ P
+        nll = nll + 0.5 * (np.log(np.linalg.det(S)) + y @ np.linalg.solve(S, y))
+    return nll
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_kalman_filter_likelihood_gradient_matches_finite_differences(options):
+    zs = [np.array([0.1 * k + 0.05 * np.sin(k)]) for k in range(6)]
+    args = (0.1, np.zeros(2), zs, np.array([[1., 1.], [0., 1.]]), np.array([[1., 0.]]),
+            np.array([[0.5]]))
+    check_program(kalman_nll, args, (0, 1), options, oracle=True)
+
+
+# --- Logistic regression trained by batch gradient descent (the Andrew Ng course
+# exercise in NumPy: h = sigmoid(X @ w); w -= lr * X.T @ (h - y) / m), differentiated
+# through training: the loss after training w.r.t. the start and the learning rate ---
+
+def sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def logreg_trained_loss(w0, lr, X, y, iters):
+    w = w0.copy()
+    m = len(y)
+    for i in range(iters):
+        h = sigmoid(X @ w)
+        grad = X.T @ (h - y) / m
+        w -= lr * grad
+    h = sigmoid(X @ w)
+    return -np.mean(y * np.log(h) + (1 - y) * np.log(1 - h))
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_logistic_regression_training_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(3)
+    args = (0.1 * rng.standard_normal(3), 0.5, rng.standard_normal((8, 3)),
+            (rng.random(8) > 0.5).astype(float), 10)
+    check_program(logreg_trained_loss, args, (0, 1), options)
+
+
+# --- Adam on the Rosenbrock function (Kingma & Ba, Algorithm 1, as numpy tutorials
+# write it: m, v moments, bias correction with beta ** t) ------------------------------
+
+def rosen_grad(p):
+    x, yy = p[0], p[1]
+    return np.array([-2 * (1 - x) - 400 * x * (yy - x ** 2), 200 * (yy - x ** 2)])
+
+
+def adam_final_loss(p0, lr, steps):
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    p = p0
+    m = np.zeros_like(p0)
+    v = np.zeros_like(p0)
+    for t in range(1, steps + 1):
+        g = rosen_grad(p)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g ** 2
+        m_hat = m / (1 - beta1 ** t)
+        v_hat = v / (1 - beta2 ** t)
+        p = p - lr * m_hat / (np.sqrt(v_hat) + eps)
+    return (1 - p[0]) ** 2 + 100 * (p[1] - p[0] ** 2) ** 2
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_adam_rosenbrock_gradient_matches_finite_differences(options):
+    check_program(adam_final_loss, (np.array([-1.0, 1.5]), 0.01, 15), (0, 1), options,
+                  oracle=True)
+
+
+# --- Two-layer net, softmax cross-entropy (cs231n assignment 1, neural_net.py loss):
+# params in a dict, ReLU by np.maximum, `scores -= max`, probs[range(N), y] ------------
+
+def two_layer_loss(params, X, y, reg):
+    W1, b1 = params['W1'], params['b1']
+    W2, b2 = params['W2'], params['b2']
+    N, D = X.shape
+    hidden = np.maximum(0, X.dot(W1) + b1)
+    scores = hidden.dot(W2) + b2
+    scores -= np.max(scores, axis=1, keepdims=True)
+    exp_scores = np.exp(scores)
+    probs = exp_scores / np.sum(exp_scores, axis=1, keepdims=True)
+    correct_logprobs = -np.log(probs[range(N), y])
+    data_loss = np.sum(correct_logprobs) / N
+    reg_loss = 0.5 * reg * (np.sum(W1 * W1) + np.sum(W2 * W2))
+    return data_loss + reg_loss
+
+
+def test_two_layer_softmax_net_gradient_matches_finite_differences():
+    rng = np.random.default_rng(5)
+    params = {'W1': 0.3 * rng.standard_normal((3, 5)), 'b1': 0.1 * np.ones(5),
+              'W2': 0.3 * rng.standard_normal((5, 4)), 'b2': np.zeros(4)}
+    args = (params, rng.standard_normal((6, 3)), np.array([0, 1, 2, 3, 1, 0]), 0.1)
+    got = tc.grad(two_layer_loss)(*args)
+    check_structured_leaves(two_layer_loss, args, (0,), (got,))
+
+
+# --- Spring chain integrated by velocity Verlet, the system a class -----------------
+
+class SpringChain:
+    """Unit masses joined by springs of rest length 1, with viscous damping."""
+
+    def __init__(self, k, m, damping):
+        self.k = k
+        self.m = m
+        self.damping = damping
+
+    def forces(self, x, v):
+        f = np.zeros_like(x)
+        stretch = np.diff(x) - 1.0
+        f[:-1] += self.k * stretch
+        f[1:] -= self.k * stretch
+        return f - self.damping * v
+
+
+def spring_chain_energy(x0, k, steps, dt):
+    chain = SpringChain(k, 1.0, 0.1)
+    x = x0.copy()
+    v = np.zeros_like(x0)
+    a = chain.forces(x, v) / chain.m
+    for s in range(steps):
+        x = x + v * dt + 0.5 * a * dt ** 2
+        a_new = chain.forces(x, v) / chain.m
+        v = v + 0.5 * (a + a_new) * dt
+        a = a_new
+    return 0.5 * np.sum(v ** 2) + np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_spring_chain_verlet_gradient_matches_finite_differences(options):
+    x0 = np.arange(4.0) + 0.1 * np.random.default_rng(2).standard_normal(4)
+    check_program(spring_chain_energy, (x0, 3.0, 10, 0.05), (0, 1), options, rtol=1e-5)
+
+
+# --- SEIR with its parameters in a dict and a history list (the epidemic notebooks'
+# `history = [y0]; ...; history.append(y)`, then np.array(history)) ------------------
+
+def seir_peak(params, y0, days, dt):
+    y = y0
+    history = [y0]
+    for d in range(days):
+        S, E, I, R = y
+        N = S + E + I + R
+        dS = -params['beta'] * S * I / N
+        dE = params['beta'] * S * I / N - params['sigma'] * E
+        dI = params['sigma'] * E - params['gamma'] * I
+        dR = params['gamma'] * I
+        y = y + dt * np.array([dS, dE, dI, dR])
+        history.append(y)
+    traj = np.array(history)
+    return np.max(traj[:, 2]) + np.mean(traj[:, 3])
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="history.append(y) after y is rebound: the aliasing fence refuses "
+                          "'a write into history may also change y' (probe_findings F1)")
+def test_seir_history_list_as_written():
+    args = ({'beta': 0.5, 'sigma': 0.2, 'gamma': 0.1}, np.array([990.0, 5.0, 5.0, 0.0]), 20, 0.5)
+    tc.grad(seir_peak, wrt=(1,))(*args)
