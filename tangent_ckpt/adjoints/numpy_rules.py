@@ -32,6 +32,7 @@ from tangent_ckpt.runtime.array_adjoints import column_join, row_join
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
 from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.rows import append_row, repeat_row
+from tangent_ckpt.runtime.signal_adjoints import interp_slope
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
 
@@ -61,6 +62,14 @@ SOLVE_TANGENT_A = ("np.reshape(-np.linalg.solve(a, t @ np.reshape(ans, np.concat
                    "np.shape(ans), np.ones(np.maximum(2 - np.ndim(b), 0), dtype=int))))), "
                    "np.shape(ans))")
 # products of the other elements along the last axis of m (no division: exact with zeros)
+def extremum_tangent(ref):
+    """The tangent of a max or min (``ref``, ``"np.max"``): the mean of ``t`` over
+    the entries that attain it."""
+    return (f"np.sum(np.where(a == {ref}(a, axis=axis, keepdims=True), t, 0.0), axis=axis, "
+            f"keepdims=keepdims) / np.sum(a == {ref}(a, axis=axis, keepdims=True), axis=axis, "
+            "keepdims=keepdims)")
+
+
 def _others(m):
     one = f"np.ones_like({m}[..., :1])"
     left = f"np.cumprod(np.concatenate(({one}, {m}[..., :-1]), axis=-1), axis=-1)"
@@ -244,6 +253,11 @@ with section("Arithmetic"):
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
                tangent={"x1": "t * x2 * np.power(x1, x2 - 1)",
                         "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
+    defadjoint(np.float_power, BINARY, domain="positive",
+               x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
+               x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
+               tangent={"x1": "t * x2 * np.float_power(x1, x2 - 1)",
+                        "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
     defadjoint(np.remainder, BINARY, domain="nonzero",    # np.mod and `%`
                x1="unbroadcast(g, x1)",
                x2="unbroadcast(-g * np.floor_divide(x1, x2), x2)",
@@ -336,6 +350,8 @@ with section("Elementwise functions"):
                tangent="t * np.sign(x)")
     defadjoint(builtins.abs, UNARY, name="abs", domain="nonzero", x="abs_adjoint(g, x)",
                tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
+    defadjoint(np.heaviside, BINARY, piecewise=("x1",),
+               x2="unbroadcast(g * (x1 == 0), x2)", tangent={"x2": "t * (x1 == 0)"})
     defadjoint(np.sinc, UNARY, x="sinc_adjoint(g, x, ans)",
                tangent="t * np.where(x == 0, 0.0, (np.cos(3.141592653589793 * x) - ans)"
                        " / np.where(x == 0, 1.0, x))")
@@ -410,6 +426,12 @@ with section("Linear algebra"):
                only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)", tangent=QR_TANGENT)
     defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
                a="matrix_power_adjoint(g, a, n)", tangent=matrix_power_tangent)
+    defadjoint(np.linalg.vector_norm, "x, /, *, axis=None, keepdims=False, ord=2",
+               name="np.linalg.vector_norm", domain="nonzero", only={"ord": (2,)},
+               x="vector_norm_adjoint(g, x, ans, axis, keepdims)", tangent=NORM_EUCLID)
+    defadjoint(np.vecdot, "x1, x2, /, *, axis=None",
+               x1="unbroadcast(vecdot_adjoint(g, x2, axis), x1)",
+               x2="unbroadcast(vecdot_adjoint(g, x1, axis), x2)", linear=True)
     defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
                domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)",
                tangent=norm_tangent)
@@ -448,11 +470,20 @@ with section("Reductions and statistics"):
                                (np.amax, "", "np.max"), (np.amin, "", "np.min")):
         defadjoint(_fn, EXTREMUM, methods=_method, only={"initial": (None,)},
                    a="extremum_adjoint(g, a, ans, axis, keepdims)",
-                   tangent=f"np.sum(np.where(a == {_ref}(a, axis=axis, keepdims=True), t, 0.0), "
-                           f"axis=axis, keepdims=keepdims) / np.sum(a == {_ref}(a, axis=axis, "
-                           "keepdims=True), axis=axis, keepdims=keepdims)")
+                   tangent=extremum_tangent(_ref))
+    for _fn, _ref in ((np.nanmax, "np.nanmax"), (np.nanmin, "np.nanmin")):
+        defadjoint(_fn, EXTREMUM + ", where=True", only={"initial": (None,), "where": (True,)},
+                   a="extremum_adjoint(g, a, ans, axis, keepdims)",
+                   tangent=extremum_tangent(_ref))
+    defadjoint(np.ptp, "a, axis=None, out=None, keepdims=False",
+               a="extremum_adjoint(g, a, np.max(a, axis=axis, keepdims=keepdims), axis, keepdims)"
+                 " - extremum_adjoint(g, a, np.min(a, axis=axis, keepdims=keepdims), axis, "
+                 "keepdims)",
+               tangent=f"({extremum_tangent('np.max')}) - ({extremum_tangent('np.min')})")
     defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", methods="cumsum",
                a="cumsum_adjoint(g, a, axis)", linear=True)
+    defadjoint(np.cumulative_sum, "x, /, *, axis=None, dtype=None, out=None, include_initial=False",
+               only={"include_initial": (False,)}, x="cumsum_adjoint(g, x, axis)", linear=True)
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", methods="cumprod",
                a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None",
@@ -604,6 +635,18 @@ with section("Constants (no derivative)"):
     defconstant(np.argsort, "*args, **kwargs", methods="argsort")
     defconstant(np.nonzero, "*args, **kwargs", methods="nonzero")
 
+with section("Signals (1-D)"):
+    defadjoint(np.convolve, "a, v, mode='full'", a="convolve_adjoint(g, a, v, mode)",
+               v="convolve_adjoint(g, v, a, mode)", linear=True)
+    defadjoint(np.correlate, "a, v, mode='valid'", a="correlate_adjoint_a(g, a, v, mode)",
+               v="correlate_adjoint_v(g, a, v, mode)", linear=True)
+    defadjoint(np.interp, "x, xp, fp, left=None, right=None, period=None",
+               only={"left": (None,), "right": (None,), "period": (None,)},
+               x="interp_adjoint_x(g, x, xp, fp)", fp="interp_adjoint_fp(g, x, xp, fp)",
+               tangent={"x": "t * interp_slope(x, xp, fp)", "fp": "np.interp(x, xp, t)"})
+    defadjoint(interp_slope, "x, xp, fp", name="rt.interp_slope", piecewise=("x",),
+               linear=True, fp="interp_slope_adjoint_fp(g, x, xp, fp)")
+
 FFT = "a, n=None, axis=-1, norm=None, out=None"
 FFTN = "a, s=None, axes=None, norm=None, out=None"
 FFT2 = "a, s=None, axes=(-2, -1), norm=None, out=None"
@@ -667,6 +710,18 @@ NOTES = {
              "active; assumes a_min <= a_max",
     np.sqrt: "needs `ans`; inf at 0",
     np.exp: "needs `ans`",
+    np.float_power: "as np.power",
+    np.heaviside: "no adjoint for `x1`; `x2` (the value at 0) where x1 == 0",
+    np.vecdot: "real input",
+    np.linalg.vector_norm: "ord 2; any axes; 0 at the zero vector",
+    np.nanmax: "NaN entries get 0; ties share `g` equally",
+    np.nanmin: "NaN entries get 0; ties share `g` equally",
+    np.ptp: "the max's and the min's adjoints (ties share)",
+    np.cumulative_sum: "`include_initial=True` is refused",
+    np.convolve: "every mode; real input",
+    np.correlate: "every mode; real input",
+    np.interp: "`x` and `fp` (`xp` constant); at an inner knot the slope of the interval on "
+               "its right, 0 outside [xp[0], xp[-1]]; `left`, `right`, `period` refused",
     math.log: "natural logarithm; `math.log(x, base)` is refused (write math.log(x) / math.log(base))",
     np.expm1: "needs `ans`",
     np.exp2: "needs `ans`",
@@ -702,6 +757,7 @@ NOTES = {
     np.average: "`weights` may be 1-D along `axis`",
     np.cumprod: "exact with zeros",
     np.take_along_axis: "repeated indices accumulate",
+    interp_slope: "tangent rules' helper: the slope of np.interp in x (second order)",
     along_last: "tangent rules' helper: the reduced axes merged into one last axis",
     from_last: "tangent rules' helper: the inverse of `along_last`",
     weights_like: "tangent rules' helper: `np.average`'s weights broadcast to `a`",
