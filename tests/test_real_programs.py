@@ -563,3 +563,273 @@ def seir_peak(params, y0, days, dt):
 def test_seir_history_list_as_written():
     args = ({'beta': 0.5, 'sigma': 0.2, 'gamma': 0.1}, np.array([990.0, 5.0, 5.0, 0.0]), 20, 0.5)
     tc.grad(seir_peak, wrt=(1,))(*args)
+
+
+# --- Lorenz attractor, Euler into a preallocated trajectory (matplotlib gallery,
+# mplot3d/lorenz_attractor.py: keyword-only defaults s, r, b; `x, y, z = xyz`) ---------
+
+def lorenz(xyz, *, s=10, r=28, b=2.667):
+    x, y, z = xyz
+    x_dot = s * (y - x)
+    y_dot = r * x - y - x * z
+    z_dot = x * y - b * z
+    return np.array([x_dot, y_dot, z_dot])
+
+
+def lorenz_final(x0, dt, num_steps):
+    xyzs = np.empty((num_steps + 1, 3))
+    xyzs[0] = x0
+    for i in range(num_steps):
+        xyzs[i + 1] = xyzs[i] + lorenz(xyzs[i]) * dt
+    return np.sum(xyzs[-1] ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_lorenz_attractor_gradient_matches_finite_differences(options):
+    check_program(lorenz_final, (np.array([0., 1., 1.05]), 0.01, 30), (0,), options)
+
+
+# --- Double pendulum (matplotlib gallery, animation/double_pendulum.py): `derivs`
+# writes dydx[0..3] into np.zeros_like(state); Euler steps into y[i] ------------------
+
+GRAVITY = 9.8
+
+
+def derivs(t, state, L1, L2, M1, M2):
+    dydx = np.zeros_like(state)
+    dydx[0] = state[1]
+    delta = state[2] - state[0]
+    den1 = (M1 + M2) * L1 - M2 * L1 * np.cos(delta) * np.cos(delta)
+    dydx[1] = ((M2 * L1 * state[1] * state[1] * np.sin(delta) * np.cos(delta)
+                + M2 * GRAVITY * np.sin(state[2]) * np.cos(delta)
+                + M2 * L2 * state[3] * state[3] * np.sin(delta)
+                - (M1 + M2) * GRAVITY * np.sin(state[0])) / den1)
+    dydx[2] = state[3]
+    den2 = (L2 / L1) * den1
+    dydx[3] = ((- M2 * L2 * state[3] * state[3] * np.sin(delta) * np.cos(delta)
+                + (M1 + M2) * GRAVITY * np.sin(state[0]) * np.cos(delta)
+                - (M1 + M2) * L1 * state[1] * state[1] * np.sin(delta)
+                - (M1 + M2) * GRAVITY * np.sin(state[2])) / den2)
+    return dydx
+
+
+def double_pendulum_swing(state0, L1, L2, t):
+    dt = t[1] - t[0]
+    y = np.empty((len(t), 4))
+    y[0] = state0
+    for i in range(1, len(t)):
+        y[i] = y[i - 1] + derivs(t[i - 1], y[i - 1], L1, L2, 1.0, 1.0) * dt
+    x2 = L1 * np.sin(y[:, 0]) + L2 * np.sin(y[:, 2])
+    return np.sum(x2 ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_double_pendulum_gradient_matches_finite_differences(options):
+    args = (np.radians([120.0, 0.0, -10.0, 0.0]), 1.0, 1.0, np.linspace(0, 0.5, 26))
+    check_program(double_pendulum_swing, args, (0, 1, 2), options)
+
+
+# --- Gray-Scott reaction-diffusion, np.roll Laplacian, `U += ...` (the numpy demos
+# of Pearson's patterns) -------------------------------------------------------------
+
+def laplacian(Z):
+    return (np.roll(Z, 1, axis=0) + np.roll(Z, -1, axis=0) + np.roll(Z, 1, axis=1)
+            + np.roll(Z, -1, axis=1) - 4 * Z)
+
+
+def gray_scott(U0, V0, F, k, steps):
+    Du, Dv, dt = 0.16, 0.08, 1.0
+    U, V = U0.copy(), V0.copy()
+    for i in range(steps):
+        UVV = U * V * V
+        U += dt * (Du * laplacian(U) - UVV + F * (1 - U))
+        V += dt * (Dv * laplacian(V) + UVV - (F + k) * V)
+    return np.mean(V ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_gray_scott_reaction_diffusion_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(4)
+    args = (1 - 0.1 * rng.random((6, 6)), 0.1 * rng.random((6, 6)), 0.035, 0.065, 5)
+    check_program(gray_scott, args, (0, 1, 2, 3), options)
+
+
+# --- Crank-Nicolson heat equation: tridiagonal matrices from np.diag, one
+# np.linalg.solve per step (the textbook implicit scheme) ------------------------------
+
+def crank_nicolson(u0, r, nt):
+    n = len(u0)
+    A = (np.diag((1 + r) * np.ones(n)) + np.diag(-r / 2 * np.ones(n - 1), 1)
+         + np.diag(-r / 2 * np.ones(n - 1), -1))
+    B = (np.diag((1 - r) * np.ones(n)) + np.diag(r / 2 * np.ones(n - 1), 1)
+         + np.diag(r / 2 * np.ones(n - 1), -1))
+    u = u0
+    for k in range(nt):
+        u = np.linalg.solve(A, B @ u)
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_crank_nicolson_heat_gradient_matches_finite_differences(options):
+    check_program(crank_nicolson, (np.sin(np.linspace(0, np.pi, 7)), 0.4, 5), (0, 1), options,
+                  oracle=True)
+
+
+# --- Newton's method for a square root, `while` to a tolerance (the textbook loop) ---
+
+def newton_sqrt(a, x0):
+    x = x0
+    while abs(x * x - a) > 1e-12:
+        x = x - (x * x - a) / (2 * x)
+    return x
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_newton_while_loop_gradient_matches_finite_differences(options):
+    got = check_program(newton_sqrt, (2.0, 1.0), (0, 1), options, oracle=True)
+    np.testing.assert_allclose(got[0], 0.5 / np.sqrt(2.0), rtol=1e-9)   # d sqrt(a) / da
+
+
+# --- Gaussian-process regression, negative log marginal likelihood by Cholesky
+# (Rasmussen & Williams, Algorithm 2.1, as numpy GP tutorials write it) ---------------
+
+def rbf_kernel(X1, X2, l, sigma_f):
+    sqdist = np.sum(X1 ** 2, 1).reshape(-1, 1) + np.sum(X2 ** 2, 1) - 2 * np.dot(X1, X2.T)
+    return sigma_f ** 2 * np.exp(-0.5 / l ** 2 * sqdist)
+
+
+def gp_nll(l, sigma_f, X, y, noise):
+    K = rbf_kernel(X, X, l, sigma_f) + noise ** 2 * np.eye(len(X))
+    L = np.linalg.cholesky(K)
+    alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))
+    return (0.5 * y.dot(alpha) + np.sum(np.log(np.diagonal(L)))
+            + 0.5 * len(X) * np.log(2 * np.pi))
+
+
+def test_gaussian_process_likelihood_gradient_matches_finite_differences():
+    rng = np.random.default_rng(6)
+    args = (0.7, 1.2, rng.standard_normal((5, 1)), rng.standard_normal(5), 0.3)
+    check_program(gp_nll, args, (0, 1, 4), {})   # autograd lacks np.diagonal's adjoint here
+
+
+# --- Self-attention with layer norm (numpy transformer-from-scratch posts) ----------
+
+def softmax_rows(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta
+
+
+def attention_block(Wq, Wk, Wv, gamma, beta, X, target):
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    out = softmax_rows(scores) @ V
+    return np.sum((layer_norm(X + out, gamma, beta) - target) ** 2)
+
+
+def test_self_attention_layer_norm_gradient_matches_finite_differences():
+    rng = np.random.default_rng(8)
+    args = tuple(0.5 * rng.standard_normal((4, 4)) for _ in range(3)) + (
+        1.0 + 0.1 * rng.standard_normal(4), 0.1 * rng.standard_normal(4),
+        rng.standard_normal((3, 4)), rng.standard_normal((3, 4)))
+    check_program(attention_block, args, (0, 1, 2, 3, 4), {}, oracle=True)
+
+
+# --- cs231n conv_forward_naive: np.pad, four nested loops writing out[n, f, i, j] -----
+
+def conv_forward_naive(x, w, b, stride, pad):
+    N, C, H, W = x.shape
+    F, _, HH, WW = w.shape
+    H_out = 1 + (H + 2 * pad - HH) // stride
+    W_out = 1 + (W + 2 * pad - WW) // stride
+    out = np.zeros((N, F, H_out, W_out))
+    x_pad = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), mode='constant')
+    for n in range(N):
+        for f in range(F):
+            for i in range(H_out):
+                for j in range(W_out):
+                    hs = i * stride
+                    ws = j * stride
+                    out[n, f, i, j] = np.sum(x_pad[n, :, hs:hs + HH, ws:ws + WW] * w[f]) + b[f]
+    return np.sum(out ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_naive_convolution_layer_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(9)
+    args = (rng.standard_normal((1, 2, 4, 4)), rng.standard_normal((2, 2, 3, 3)),
+            rng.standard_normal(2), 1, 1)
+    check_program(conv_forward_naive, args, (0, 1, 2), options)
+
+
+# --- word2vec skip-gram with negative sampling (numpy implementations): rows of the
+# embedding matrices read by index, a loop over (centre, context) pairs -------------
+
+def sigmoid_of(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def sgns_loss(W_in, W_out, pairs, negatives):
+    loss = 0.0
+    for (c, o), negs in zip(pairs, negatives):
+        v = W_in[c]
+        loss -= np.log(sigmoid_of(W_out[o] @ v))
+        for k in negs:
+            loss -= np.log(sigmoid_of(-W_out[k] @ v))
+    return loss
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_skip_gram_negative_sampling_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(10)
+    args = (0.3 * rng.standard_normal((6, 3)), 0.3 * rng.standard_normal((6, 3)),
+            [(0, 1), (2, 3), (4, 5)], [[2, 3], [0, 5], [1, 2]])
+    check_program(sgns_loss, args, (0, 1), options)
+
+
+# --- Minibatch SGD on least squares with a fresh permutation each epoch (regression
+# "from scratch" tutorials), differentiated w.r.t. the start and the step size -------
+
+def sgd_least_squares(w0, lr, X, y, epochs, batch):
+    rng = np.random.default_rng(0)
+    w = w0.copy()
+    n = len(y)
+    for epoch in range(epochs):
+        idx = rng.permutation(n)
+        for start in range(0, n, batch):
+            b = idx[start:start + batch]
+            err = X[b] @ w - y[b]
+            w = w - lr * X[b].T @ err / len(b)
+    return np.mean((X @ w - y) ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_minibatch_sgd_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(11)
+    args = (np.zeros(3), 0.1, rng.standard_normal((10, 3)), rng.standard_normal(10), 2, 4)
+    check_program(sgd_least_squares, args, (0, 1), options)
+
+
+# --- Zero-dimensional energy-balance climate model, forcing read from data with
+# np.interp each year, temperatures collected in a list -------------------------------
+
+def energy_balance(C, lam, forcing_years, forcing_values, years):
+    T = 0.0
+    temps = []
+    for yr in years:
+        F = np.interp(yr, forcing_years, forcing_values)
+        T = T + (F - lam * T) / C
+        temps.append(T)
+    return np.sum(np.array(temps) ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_energy_balance_model_with_interpolated_forcing_matches_finite_differences(options):
+    args = (8.0, 1.2, np.array([1850., 1900., 1950., 2000.]), np.array([0.0, 0.5, 1.0, 2.5]),
+            np.arange(1855., 2001., 10.))
+    check_program(energy_balance, args, (0, 1, 3), options)
