@@ -423,6 +423,8 @@ def math_cases():
     cases += [Case(f"math.{fn.__name__}(x, y)", {"x": ((), "positive"), "y": ((), "nonzero")},
                    covers=(fn,))
               for fn, twin in numpy_rules.MATH_TWINS if len(registry.lookup(fn).params) == 2]
+    cases += [Case(f"{f}(x, y) * {f}(2.0 * y, x)", {"x": ((), "real"), "y": ((), "real")},
+                   covers=(getattr(builtins, f),)) for f in ("max", "min")]
     return cases + [Case("math.log(x) * math.exp(-x * x)", {"x": ((), "positive")})]
 
 

@@ -686,7 +686,7 @@ MATH_TWINS = ((math.exp, np.exp), (math.expm1, np.expm1), (math.log1p, np.log1p)
               (math.acosh, np.arccosh), (math.atanh, np.arctanh), (math.fabs, np.fabs),
               (math.degrees, np.degrees), (math.radians, np.radians),
               (math.atan2, np.arctan2), (math.pow, np.power))
-with section("Python's math module (floats; the rule of the NumPy function named)"):
+with section("Python's math module, max and min (floats; the rule of the NumPy function named)"):
     for _fn, _twin in MATH_TWINS:
         _rule = lookup(_twin)
         defadjoint(_fn, UNARY if len(_rule.params) == 1 else BINARY, name=f"math.{_fn.__name__}",
@@ -694,6 +694,9 @@ with section("Python's math module (floats; the rule of the NumPy function named
                    **_rule.templates)
     defadjoint(math.log, "x, base=None, /", name="math.log", domain="positive",
                only={"base": (None,)}, x="g / x", tangent="t / x")
+    for _fn, _twin in ((builtins.max, np.maximum), (builtins.min, np.minimum)):   # of two numbers
+        _rule = lookup(_twin)
+        defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
 
 defpure("astype", "item")   # pure, but not rules: x.astype(float) is refused
 
@@ -722,6 +725,10 @@ NOTES = {
     np.correlate: "every mode; real input",
     np.interp: "`x` and `fp` (`xp` constant); at an inner knot the slope of the interval on "
                "its right, 0 outside [xp[0], xp[-1]]; `left`, `right`, `period` refused",
+    builtins.max: "of two numbers (as np.maximum: ties split `g` half/half); of a list or "
+                  "more arguments: refused",
+    builtins.min: "of two numbers (as np.minimum: ties split `g` half/half); of a list or "
+                  "more arguments: refused",
     math.log: "natural logarithm; `math.log(x, base)` is refused (write math.log(x) / math.log(base))",
     np.expm1: "needs `ans`",
     np.exp2: "needs `ans`",
