@@ -833,3 +833,59 @@ def test_energy_balance_model_with_interpolated_forcing_matches_finite_differenc
     args = (8.0, 1.2, np.array([1850., 1900., 1950., 2000.]), np.array([0.0, 0.5, 1.0, 2.5]),
             np.arange(1855., 2001., 10.))
     check_program(energy_balance, args, (0, 1, 3), options)
+
+
+# --- Karpathy's pg-pong.py: discounted returns by a `reversed(range(...))` loop, a
+# policy net with `h[h < 0] = 0`, the REINFORCE objective of one episode ------------
+
+GAMMA = 0.99
+
+
+def discount_rewards(r):
+    discounted_r = np.zeros_like(r)
+    running_add = 0
+    for t in reversed(range(0, r.size)):
+        if r[t] != 0:
+            running_add = 0   # game boundary (pong specific)
+        running_add = running_add * GAMMA + r[t]
+        discounted_r[t] = running_add
+    return discounted_r
+
+
+def policy_forward(model, x):
+    h = np.dot(model['W1'], x)
+    h[h < 0] = 0
+    logp = np.dot(model['W2'], h)
+    return 1.0 / (1.0 + np.exp(-logp)), h
+
+
+def episode_objective(model, xs, ys, rewards):
+    advantage = discount_rewards(rewards)
+    advantage -= np.mean(advantage)
+    advantage /= np.std(advantage)
+    total = 0.0
+    for t in range(len(xs)):
+        aprob, h = policy_forward(model, xs[t])
+        y = ys[t]
+        total = total + (y * np.log(aprob) + (1 - y) * np.log(1 - aprob)) * advantage[t]
+    return total
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_policy_gradient_pong_objective_matches_finite_differences(options):
+    rng = np.random.default_rng(12)
+    model = {'W1': rng.standard_normal((4, 3)) / np.sqrt(3), 'W2': rng.standard_normal(4) / 2}
+    args = (model, rng.standard_normal((6, 3)), np.array([1., 0., 1., 1., 0., 0.]),
+            np.array([0., 0., 1., 0., 0., -1.]))
+    got = tc.grad(episode_objective, **options)(*args)
+    check_structured_leaves(episode_objective, args, (0,), (got,))
+
+
+def discounted_return_of_scaled_rewards(r, w):
+    return np.sum(discount_rewards(r * w) ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_discounted_rewards_reversed_loop_matches_finite_differences(options):
+    r = np.array([0.3, 0.3, 1.3, 0.3, 0.3, -0.7])
+    check_program(discounted_return_of_scaled_rewards, (r, 1.5), (0, 1), options)
