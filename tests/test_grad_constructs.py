@@ -473,3 +473,31 @@ def f_enumerate_zip(w, X, y):
 def test_enumerate_of_zip_over_rows(options):
     check_grad(f_enumerate_zip, (vec(3), vec(4, 3), vec(4)), wrt=(0, 1, 2),
                df=tc.grad(f_enumerate_zip, wrt=(0, 1, 2), **options))
+
+
+def f_reversed_rows(xs, a):
+    s = np.zeros(xs.shape[1])
+    total = 0.0
+    for x in reversed(xs):
+        s = a * s + np.tanh(x)
+        total = total + np.sum(s * x)
+    return total
+
+
+def f_enumerate_reversed_list(x, n):
+    hs = []
+    h = x
+    for i in range(n):
+        h = np.tanh(h * 1.1)
+        hs.append(h)
+    total = 0.0
+    for k, h in enumerate(reversed(hs)):
+        total = total + (k + 1) * np.sum(h)
+    return total
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_reversed_rows_of_an_array_and_of_a_built_list(options):
+    check_grad(f_reversed_rows, (vec(5, 3), 0.7), wrt=(0, 1),
+               df=tc.grad(f_reversed_rows, wrt=(0, 1), **options))
+    check_grad(f_enumerate_reversed_list, (vec(3), 4), df=tc.grad(f_enumerate_reversed_list, **options))

@@ -59,6 +59,11 @@ class LoopLowering:
                 bounds = self.reversed_range(it.args[0], s.lineno)   # for t in reversed(range(n))
                 index_target = s.target.id
                 self.lo.containers.loop_indices.add(index_target)
+            elif self.reversed_rows(it) is not None:   # for x in reversed(xs)
+                seq = self.lo.expressions.atomize(self.lo.expressions.value(
+                    self.reversed_rows(it), "rows"), "rows")
+                bounds = [self.length(seq, s.lineno)]
+                prologue.append((s.target, seq))
             elif fn is range:
                 if not isinstance(s.target, gast.Name):
                     raise self.lo.error(UnsupportedSyntaxError, "range loop with a tuple target", s)
@@ -82,6 +87,7 @@ class LoopLowering:
                     bounds, pairs = self.zipped_rows(inner, second, s)
                     prologue.extend(pairs)
                 else:
+                    inner = self.reversed_rows(inner) or inner   # enumerate(reversed(xs))
                     seq = self.lo.expressions.atomize(self.lo.expressions.value(inner, "rows"), "rows")
                     bounds = [self.length(seq, s.lineno)]
                     prologue.append((second, seq))
@@ -129,6 +135,18 @@ class LoopLowering:
             self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
             body.append(ir.Break(flag, s.lineno))
         self.lo.emit(ir.For(index, bounds, body, s.lineno, header=header, break_flag=flag))
+
+    def reversed_rows(self, node):
+        """``xs[::-1]`` for ``reversed(xs)`` (not of a range), else None."""
+        if not (isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords
+                and self.lo.expressions.static_value(node.func) is reversed):
+            return None
+        arg = node.args[0]
+        if isinstance(arg, gast.Call) and self.lo.expressions.static_value(arg.func) is range:
+            return None
+        rows = gast.Subscript(value=arg, slice=gast.Slice(
+            lower=None, upper=None, step=gast.Constant(value=-1, kind=None)), ctx=gast.Load())
+        return gast.copy_location(rows, node)
 
     def zipped_rows(self, call, target, s):
         """The bound (the shortest length) and the (target, rows) pairs of
