@@ -889,3 +889,112 @@ def discounted_return_of_scaled_rewards(r, w):
 def test_discounted_rewards_reversed_loop_matches_finite_differences(options):
     r = np.array([0.3, 0.3, 1.3, 0.3, 0.3, -0.7])
     check_program(discounted_return_of_scaled_rewards, (r, 1.5), (0, 1), options)
+
+
+# --- Kuramoto oscillators: pairwise sin(theta_j - theta_i) by broadcasting, the
+# complex order parameter |mean(exp(i theta))| at the end (numpy demos of sync) ----
+
+def kuramoto_order(theta0, omega, K, n, dt):
+    theta = theta0.copy()
+    N = len(theta)
+    for t in range(n):
+        coupling = np.sin(theta[None, :] - theta[:, None]).sum(axis=1)
+        theta = theta + dt * (omega + K / N * coupling)
+    return np.abs(np.mean(np.exp(1j * theta)))
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_kuramoto_order_parameter_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(13)
+    args = (2 * rng.random(5), 1 + 0.1 * rng.standard_normal(5), 1.5, 10, 0.1)
+    check_program(kuramoto_order, args, (0, 1, 2), options)
+
+
+# --- Black-Scholes call by Monte Carlo, pathwise Greeks: geometric Brownian paths
+# stepped with fresh normals, np.maximum payoff (quant tutorials) -------------------
+
+def mc_call_price(S0, sigma, r, T, K, n_steps, n_paths):
+    rng = np.random.default_rng(42)
+    dt = T / n_steps
+    S = np.full(n_paths, S0)
+    for i in range(n_steps):
+        Z = rng.standard_normal(n_paths)
+        S = S * np.exp((r - 0.5 * sigma ** 2) * dt + sigma * np.sqrt(dt) * Z)
+    payoff = np.maximum(S - K, 0.0)
+    return np.exp(-r * T) * np.mean(payoff)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_monte_carlo_option_greeks_match_finite_differences(options):
+    check_program(mc_call_price, (100.0, 0.2, 0.05, 1.0, 105.0, 5, 200), (0, 1, 2), options)
+
+
+# --- Richardson-Lucy deconvolution in 1-D (scikit-image's restoration loop, with
+# np.convolve in 'same' mode and the mirrored PSF) -----------------------------------
+
+def richardson_lucy(image, psf, iterations):
+    im_deconv = np.full(image.shape, 0.5)
+    psf_mirror = psf[::-1]
+    for _ in range(iterations):
+        conv = np.convolve(im_deconv, psf, mode='same') + 1e-12
+        relative_blur = image / conv
+        im_deconv = im_deconv * np.convolve(relative_blur, psf_mirror, mode='same')
+    return np.sum(im_deconv ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_richardson_lucy_deconvolution_gradient_matches_finite_differences(options):
+    image = 1 + np.random.default_rng(14).random(8)
+    check_program(richardson_lucy, (image, np.array([0.25, 0.5, 0.25]), 3), (0, 1), options)
+
+
+# --- Rigid body: Euler's equations and a quaternion integrated and renormalised
+# (np.cross, a quaternion product helper unpacking `w1, x1, y1, z1 = q`) -------------
+
+def quat_mult(q, p):
+    w1, x1, y1, z1 = q
+    w2, x2, y2, z2 = p
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def rigid_body_tumble(omega0, inertia, n, dt):
+    q = np.array([1.0, 0.0, 0.0, 0.0])
+    omega = omega0.copy()
+    for k in range(n):
+        L = inertia * omega
+        omega = omega + dt * (-np.cross(omega, L) / inertia)
+        q = q + dt * 0.5 * quat_mult(q, np.concatenate(([0.0], omega)))
+        q = q / np.linalg.norm(q)
+    return q[1] ** 2 + np.sum(omega ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_rigid_body_quaternion_gradient_matches_finite_differences(options):
+    args = (np.array([0.3, 1.0, 0.2]), np.array([1.0, 2.0, 3.0]), 10, 0.05)
+    check_program(rigid_body_tumble, args, (0, 1), options)
+
+
+# --- Bootstrap particle filter with systematic resampling: the log-likelihood
+# estimate w.r.t. the noise scale, resampled indices from np.searchsorted ---------
+
+def particle_filter_loglik(q, ys, n_particles):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(n_particles)
+    ll = 0.0
+    for y in ys:
+        x = 0.9 * x + q * rng.standard_normal(n_particles)
+        w = np.exp(-0.5 * (y - x) ** 2)
+        ll = ll + np.log(np.mean(w))
+        w = w / np.sum(w)
+        positions = (rng.random() + np.arange(n_particles)) / n_particles
+        idx = np.minimum(np.searchsorted(np.cumsum(w), positions), n_particles - 1)
+        x = x[idx]
+    return ll
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_particle_filter_likelihood_gradient_matches_finite_differences(options):
+    check_program(particle_filter_loglik, (0.5, np.array([0.1, -0.3, 0.5]), 50), (0,), options)
