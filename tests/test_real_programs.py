@@ -16,7 +16,9 @@ wrong gradient: each is refused with a ``TangentCkptError`` naming file:line.
 """
 
 import contextlib
+import importlib.util
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -204,42 +206,20 @@ def test_lotka_volterra_rk4_gradient_matches_finite_differences(options):
 # --- N-body leapfrog (pmocz/nbody-python, nbody.py) ----------------------------------
 # pairwise separations from column slices, a boolean-masked power written in place
 # (inv_r3[inv_r3 > 0] = inv_r3[inv_r3 > 0] ** -1.5), np.hstack, kick-drift-kick with
-# `vel += ...` and `pos += ...`.
+# `vel += ...` and `pos += ...`: the program of examples/nbody.py, small.
 
-def get_acc(pos, mass, G, softening):
-    x = pos[:, 0:1]
-    y = pos[:, 1:2]
-    z = pos[:, 2:3]
-    dx = x.T - x
-    dy = y.T - y
-    dz = z.T - z
-    inv_r3 = (dx ** 2 + dy ** 2 + dz ** 2 + softening ** 2)
-    inv_r3[inv_r3 > 0] = inv_r3[inv_r3 > 0] ** (-1.5)
-    ax = G * (dx * inv_r3) @ mass
-    ay = G * (dy * inv_r3) @ mass
-    az = G * (dz * inv_r3) @ mass
-    return np.hstack((ax, ay, az))
-
-
-def nbody_final_energy(pos, vel, mass, Nt, dt):
-    G, softening = 1.0, 0.1
-    pos = pos.copy()
-    vel = vel.copy()
-    acc = get_acc(pos, mass, G, softening)
-    for i in range(Nt):
-        vel += acc * dt / 2.0
-        pos += vel * dt
-        acc = get_acc(pos, mass, G, softening)
-        vel += acc * dt / 2.0
-    KE = 0.5 * np.sum(np.sum(mass * vel ** 2))
-    return KE + np.sum(pos ** 2)
+def load_example(name):
+    spec = importlib.util.spec_from_file_location(
+        f"example_{name}", pathlib.Path(__file__).resolve().parents[1] / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.parametrize("options", MODES)
 def test_nbody_leapfrog_gradient_matches_finite_differences(options):
-    rng = np.random.default_rng(17)
-    args = (rng.standard_normal((4, 3)), rng.standard_normal((4, 3)), 5.0 * np.ones((4, 1)), 6, 0.01)
-    check_program(nbody_final_energy, args, (0, 1, 2), options)
+    nbody = load_example("nbody")
+    check_program(nbody.loss, nbody.make_inputs(4, 6, 0.01), (0, 1), options)
 
 
 # --- Nonlinear convection, a point loop inside the time loop ------------------------

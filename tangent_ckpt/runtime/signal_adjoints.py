@@ -90,23 +90,40 @@ def interp_adjoint_x(g, x, xp, fp):
     return g * interp_slope(x, xp, fp)
 
 
+def _to_knots(g, x, xp, fp, left_weight, right_weight, one_knot=1.0):
+    """``fp``'s adjoint when each output's ``g`` goes to the two knots of its
+    interval with the weights ``left_weight(x, xp, i)`` and ``right_weight``
+    (with a single knot, ``one_knot`` of it to that knot)."""
+    x, xp = np.asarray(x, dtype=float), np.asarray(xp, dtype=float)
+    g = np.broadcast_to(g, x.shape)
+    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, float))
+    if len(xp) < 2:
+        out[0] = one_knot * np.sum(g)
+        return out
+    i = _interval(x, xp)
+    np.add.at(out, i, g * left_weight(x, xp, i))
+    np.add.at(out, i + 1, g * right_weight(x, xp, i))
+    return out
+
+
+def _fraction(x, xp, i):
+    """Where ``x`` lies in its interval, 0 at the left knot, 1 at the right
+    (clipped: outside ``xp``'s range the end knot takes it all)."""
+    return np.clip((x - xp[i]) / (xp[i + 1] - xp[i]), 0.0, 1.0)
+
+
+def _inverse_width(x, xp, i):
+    """``1 / (xp[i + 1] - xp[i])`` inside ``xp``'s range, 0 outside."""
+    return np.where((x >= xp[0]) & (x <= xp[-1]), 1.0 / (xp[i + 1] - xp[i]), 0.0)
+
+
 def interp_adjoint_fp(g, x, xp, fp):
     """Adjoint of ``np.interp(x, xp, fp)`` for ``fp``: each output's ``g`` split
     between the two knots of its interval by the interpolation weights (all of it
     to the end knot outside ``xp``'s range)."""
     if is_zero(g):
         return g
-    x, xp = np.asarray(x, dtype=float), np.asarray(xp, dtype=float)
-    g = np.broadcast_to(g, x.shape)
-    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, float))
-    if len(xp) < 2:
-        out[0] = np.sum(g)
-        return out
-    i = _interval(x, xp)
-    w = np.clip((x - xp[i]) / (xp[i + 1] - xp[i]), 0.0, 1.0)
-    np.add.at(out, i, g * (1.0 - w))
-    np.add.at(out, i + 1, g * w)
-    return out
+    return _to_knots(g, x, xp, fp, lambda x, xp, i: 1.0 - _fraction(x, xp, i), _fraction)
 
 
 def interp_slope_adjoint_fp(g, x, xp, fp):
@@ -115,13 +132,5 @@ def interp_slope_adjoint_fp(g, x, xp, fp):
     inside ``xp``'s range only."""
     if is_zero(g):
         return g
-    x, xp = np.asarray(x, dtype=float), np.asarray(xp, dtype=float)
-    g = np.broadcast_to(g, x.shape)
-    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, float))
-    if len(xp) < 2:
-        return out
-    i = _interval(x, xp)
-    share = np.where((x >= xp[0]) & (x <= xp[-1]), g / (xp[i + 1] - xp[i]), 0.0)
-    np.add.at(out, i + 1, share)
-    np.add.at(out, i, -share)
-    return out
+    return _to_knots(g, x, xp, fp, lambda x, xp, i: -_inverse_width(x, xp, i), _inverse_width,
+                     one_knot=0.0)
