@@ -978,3 +978,79 @@ def particle_filter_loglik(q, ys, n_particles):
 @pytest.mark.parametrize("options", MODES)
 def test_particle_filter_likelihood_gradient_matches_finite_differences(options):
     check_program(particle_filter_loglik, (0.5, np.array([0.1, -0.3, 0.5]), 50), (0,), options)
+
+
+# --- Layer objects in a list (the cs231n / "neural network from scratch" style:
+# each layer a small class with forward, the network a list of them) --------------
+
+class Affine:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def forward(self, x):
+        self.x = x                      # cached for a hand-written backward
+        return x @ self.W + self.b
+
+
+class Tanh:
+    def forward(self, x):
+        self.out = np.tanh(x)
+        return self.out
+
+
+def layered_mlp(W1, b1, W2, b2, X):
+    layers = [Affine(W1, b1), Tanh(), Affine(W2, b2)]
+    h = X
+    for layer in layers:
+        h = layer.forward(h)
+    return np.sum(h ** 2)
+
+
+def layered_mlp_named(W1, b1, W2, b2, X):
+    first, act, second = Affine(W1, b1), Tanh(), Affine(W2, b2)
+    return np.sum(second.forward(act.forward(first.forward(X))) ** 2)
+
+
+def mlp_args():
+    rng = np.random.default_rng(15)
+    return (rng.standard_normal((3, 4)), np.zeros(4), rng.standard_normal((4, 2)), np.zeros(2),
+            rng.standard_normal((5, 3)))
+
+
+def test_layer_objects_called_by_name_gradient_matches_finite_differences():
+    check_program(layered_mlp_named, mlp_args(), (0, 1, 2, 3), {})
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="a list of objects made in the function, looped over: 'the object "
+                          "layers_0 (Affine) used as a value' (probe_findings F14)")
+def test_layer_objects_in_a_list_as_written():
+    check_program(layered_mlp, mlp_args(), (0, 1, 2, 3), {})
+
+
+# --- cs231n batchnorm_forward (train mode): the options dict read with .get ------
+
+def batchnorm_forward(x, gamma, beta, bn_param):
+    eps = bn_param.get('eps', 1e-5)
+    momentum = bn_param.get('momentum', 0.9)
+    N, D = x.shape
+    running_mean = bn_param.get('running_mean', np.zeros(D, dtype=x.dtype))
+    sample_mean = np.mean(x, axis=0)
+    sample_var = np.var(x, axis=0)
+    out = gamma * (x - sample_mean) / np.sqrt(sample_var + eps) + beta
+    bn_param['running_mean'] = momentum * running_mean + (1 - momentum) * sample_mean
+    return out
+
+
+def batchnorm_net(x, gamma, beta, W, bn_param):
+    return np.sum(np.tanh(batchnorm_forward(x @ W, gamma, beta, bn_param)) ** 2)
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="bn_param.get(...) on a dict argument not in wrt: 'unsupported method "
+                          ".get()' (probe_findings F13)")
+def test_batchnorm_with_options_dict_as_written():
+    rng = np.random.default_rng(16)
+    tc.grad(batchnorm_net, wrt=(0, 1, 2, 3))(rng.standard_normal((5, 3)), np.ones(4), np.zeros(4),
+                                             rng.standard_normal((3, 4)), {'mode': 'train'})
