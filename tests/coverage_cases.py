@@ -127,9 +127,12 @@ def reduction_cases():
               for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
                                                           ((2, 3, 2), -1), ((2, 3), None)]]
     cases += [Case("np.cumprod(x * (x > 1.0), axis=0)", {"x": ((4, 2), "positive")})]  # zeros
+    cases += [Case(f"np.cov(x{kw})", {"x": (s, "real")})
+              for s, kw in [((3, 5), ""), ((5, 2), ", rowvar=False"), ((6,), ""),
+                            ((2, 4), ", bias=True"), ((4,), ", rowvar=False")]]
     cases += [Case(f"np.cumulative_sum(x{kw})", {"x": (s, "real")})
               for s, kw in [((4,), ""), ((2, 3), ", axis=1"), ((2, 3, 2), ", axis=0")]]
-    cases += [Case(f"np.{f}(np.where(x > 1.5, np.nan, x){kw})", {"x": ((3, 4), "positive")})
+    cases += [Case(f"np.{f}(np.where(c[:3, :4] > 0.0, np.nan, x){kw})", {"x": ((3, 4), "real")})
               for f in ("nanmax", "nanmin") for kw in ("", ", axis=0")]   # NaN entries get 0
     cases += [Case(f"np.prod(x * (x > 1.0){kw})", {"x": ((4, 3), "positive")})  # zeros
               for kw in ("", ", axis=0", ", axis=1, keepdims=True")]
@@ -250,6 +253,8 @@ def signal_cases():
     cases += [Case(f"np.interp(x, np.array([-2.1, -0.7, 0.4, 1.3, 2.6]){sl}, fp)",
                    {"x": (s, "real"), "fp": ((5,), "real")})
               for s in [(), (4,), (2, 3)] for sl in ("", " * 0.5")]
+    cases += [Case("np.polyval(p, x)", {"p": ((n,), "real"), "x": (s, "real")})
+              for n, s in [(1, (3,)), (3, ()), (4, (2, 3))]]
     cases += [Case("rt.interp_slope(x, np.array([-2.1, -0.7, 0.4, 1.3]), fp) * x",
                    {"x": ((3,), "real"), "fp": ((4,), "real")})]
     return cases

@@ -62,6 +62,15 @@ SOLVE_TANGENT_A = ("np.reshape(-np.linalg.solve(a, t @ np.reshape(ans, np.concat
                    "np.shape(ans), np.ones(np.maximum(2 - np.ndim(b), 0), dtype=int))))), "
                    "np.shape(ans))")
 # products of the other elements along the last axis of m (no division: exact with zeros)
+# np.cov: the variables as rows (a 2-D m with rowvar=False transposed), centred;
+# d cov = (dXc Xc^T + Xc dXc^T) / (N - 1 + bias)
+_COV_X, _COV_T = ("np.swapaxes(np.atleast_2d(" + v + "), 0, (1 - rowvar) * (np.ndim(m) - 1))"
+                  for v in ("m", "t"))
+_COV_XC, _COV_TC = (f"({v} - np.mean({v}, axis=1, keepdims=True))" for v in (_COV_X, _COV_T))
+COV_TANGENT = (f"np.reshape(({_COV_TC} @ np.swapaxes({_COV_XC}, 0, 1) + {_COV_XC} @ "
+               f"np.swapaxes({_COV_TC}, 0, 1)) / (np.shape({_COV_X})[1] - 1 + bias), np.shape(ans))")
+
+
 def extremum_tangent(ref):
     """The tangent of a max or min (``ref``, ``"np.max"``): the mean of ``t`` over
     the entries that attain it."""
@@ -464,6 +473,10 @@ with section("Reductions and statistics"):
                a="std_adjoint(g, a, ans, axis, ddof, keepdims)",
                tangent="np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / ((np.size(a) / np.size(ans) - ddof) * ans)")
+    defadjoint(np.cov, "m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, "
+                       "aweights=None, *, dtype=None",
+               only={"y": (None,), "ddof": (None,), "fweights": (None,), "aweights": (None,)},
+               m="cov_adjoint(g, m, rowvar, bias)", tangent=COV_TANGENT)
     defadjoint(np.prod, REDUCE, methods="prod", only={"initial": (None,)},
                a="prod_adjoint(g, a, ans, axis, keepdims)", tangent=PROD_TANGENT)
     for _fn, _method, _ref in ((np.max, "max", "np.max"), (np.min, "min", "np.min"),
@@ -636,6 +649,9 @@ with section("Constants (no derivative)"):
     defconstant(np.nonzero, "*args, **kwargs", methods="nonzero")
 
 with section("Signals (1-D)"):
+    defadjoint(np.polyval, "p, x", p="polyval_adjoint_p(g, p, x)",
+               x="g * np.polyval(np.polyder(p), x)",
+               tangent={"p": "np.polyval(t, x)", "x": "t * np.polyval(np.polyder(p), x)"})
     defadjoint(np.convolve, "a, v, mode='full'", a="convolve_adjoint(g, a, v, mode)",
                v="convolve_adjoint(g, v, a, mode)", linear=True)
     defadjoint(np.correlate, "a, v, mode='valid'", a="correlate_adjoint_a(g, a, v, mode)",
@@ -722,6 +738,8 @@ NOTES = {
     np.ptp: "the max's and the min's adjoints (ties share)",
     np.cumulative_sum: "`include_initial=True` is refused",
     np.convolve: "every mode; real input",
+    np.polyval: "`p` a 1-D array; `x` any shape",
+    np.cov: "`m` only (`y`, `ddof`, `fweights`, `aweights` refused); rowvar and bias",
     np.correlate: "every mode; real input",
     np.interp: "`x` and `fp` (`xp` constant); at an inner knot the slope of the interval on "
                "its right, 0 outside [xp[0], xp[-1]]; `left`, `right`, `period` refused",

@@ -17,7 +17,7 @@ __all__ = [
     # statistics
     "var_adjoint", "std_adjoint", "average_adjoint", "average_adjoint_weights",
     "cumprod_adjoint", "diff_adjoint", "gradient_adjoint", "nanmean_adjoint",
-    "trapezoid_adjoint",
+    "trapezoid_adjoint", "cov_adjoint", "polyval_adjoint_p",
     # building and reshaping
     "repeat_adjoint", "tile_adjoint", "pad_adjoint", "split_adjoint", "append_adjoint",
     "column_stack_adjoint", "rollaxis_adjoint", "sort_adjoint", "partition_adjoint",
@@ -147,6 +147,32 @@ def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
     weights[..., 1:] += 0.5 * widths
     weights[..., :-1] += 0.5 * widths
     return np.moveaxis(np.asarray(g)[..., None] * weights, -1, axis)
+
+
+def cov_adjoint(g, m, rowvar=True, bias=False):
+    """Adjoint of ``np.cov(m, rowvar=rowvar, bias=bias)``: with ``Xc`` the
+    variables (rows) centred over the observations, ``(G + G^T) Xc / (N - 1 + bias)``
+    (centering needs no term: the rows of the result already sum to zero)."""
+    if is_zero(g):
+        return g
+    m = np.asarray(m)
+    flip = not rowvar and m.ndim == 2
+    X = np.atleast_2d(m.T if flip else m)
+    Xc = X - np.mean(X, axis=1, keepdims=True)
+    G = np.reshape(g, (X.shape[0], X.shape[0]))
+    bX = (G + G.T) @ Xc / (X.shape[1] - 1 + bias)
+    return np.reshape(bX.T if flip else bX, m.shape)
+
+
+def polyval_adjoint_p(g, p, x):
+    """Adjoint of the coefficients in ``np.polyval(p, x)``: ``sum(g * x ** k)``
+    for the coefficient of ``x ** k`` (highest power first)."""
+    if is_zero(g):
+        return g
+    powers = np.arange(len(p) - 1, -1, -1)
+    x = np.asarray(x, dtype=float)
+    g = np.broadcast_to(g, np.broadcast_shapes(np.shape(g), x.shape))
+    return np.array([np.sum(g * x ** k) for k in powers])
 
 
 def cumprod_adjoint(g, a, ans, axis=None):
