@@ -1112,3 +1112,23 @@ def test_numpy_lstm_gradient_matches_finite_differences(options):
     args = (0.3 * rng.standard_normal((5, 12)), np.zeros(12), rng.standard_normal((5, 2)),
             np.zeros(3), np.zeros(3))
     check_program(lstm_sequence_loss, args, (0, 1), options, rtol=1e-5)
+
+
+# --- Projectile with quadratic drag, stepped `while y >= 0` until it lands (the
+# physics-course script); the range w.r.t. speed, angle and drag ------------------
+
+def projectile_range(v0, angle, drag, dt):
+    x, y = 0.0, 0.0
+    vx, vy = v0 * np.cos(angle), v0 * np.sin(angle)
+    while y >= 0.0:
+        v = np.sqrt(vx ** 2 + vy ** 2)
+        vx = vx - drag * v * vx * dt
+        vy = vy - (9.81 + drag * v * vy) * dt
+        x = x + vx * dt
+        y = y + vy * dt
+    return x
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_projectile_with_drag_while_loop_gradient_matches_finite_differences(options):
+    check_program(projectile_range, (20.0, 0.7, 0.01, 0.05), (0, 1, 2), options, rtol=1e-6)
