@@ -1,9 +1,8 @@
-"""Lower: ``for`` over ``range`` (also ``reversed(range(...))``), array rows,
-``enumerate`` and ``zip``, and ``while``; all become ``ir.For`` over a range or
-``ir.While``."""
+"""Lower: ``for`` over ``range``, array rows, ``enumerate`` and ``zip`` (also
+``reversed`` of a range or of rows, and ``enumerate(zip(...))``), and ``while``;
+all become ``ir.For`` over a range or ``ir.While``."""
 
 import ast
-import copy
 import operator
 
 import gast
@@ -176,7 +175,7 @@ class LoopLowering:
         bounds = []
         for part in ("start", "stop", "step"):
             bound = self.lo.namer.fresh(f"reversed_{part}")
-            self.lo.emit(ir.Assign(bound, ir.NonDiff(sx.attr(copy.deepcopy(flipped), part), names),
+            self.lo.emit(ir.Assign(bound, ir.NonDiff(sx.attr(sx.copy_tree(flipped), part), names),
                                    line))
             bounds.append(ir.Name(bound))
         return bounds
