@@ -127,6 +127,9 @@ def reduction_cases():
               for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
                                                           ((2, 3, 2), -1), ((2, 3), None)]]
     cases += [Case("np.cumprod(x * (x > 1.0), axis=0)", {"x": ((4, 2), "positive")})]  # zeros
+    cases += [Case(f"np.{f}(x{q}, axis={axis!r}, keepdims={keepdims})", {"x": (shape, "real")})
+              for f, q in (("median", ""), ("quantile", ", 0.3"), ("percentile", ", 80.0"))
+              for shape, axes in AXES for axis in axes for keepdims in (False, True)]
     cases += [Case(f"np.cov(x{kw})", {"x": (s, "real")})
               for s, kw in [((3, 5), ""), ((5, 2), ", rowvar=False"), ((6,), ""),
                             ((2, 4), ", bias=True"), ((4,), ", rowvar=False")]]

@@ -28,7 +28,7 @@ import numpy as np
 
 from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure, lookup,
                                             registered_functions)
-from tangent_ckpt.runtime.array_adjoints import column_join, row_join
+from tangent_ckpt.runtime.array_adjoints import column_join, quantile_weights, row_join
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
 from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.rows import append_row, repeat_row
@@ -477,6 +477,16 @@ with section("Reductions and statistics"):
                        "aweights=None, *, dtype=None",
                only={"y": (None,), "ddof": (None,), "fweights": (None,), "aweights": (None,)},
                m="cov_adjoint(g, m, rowvar, bias)", tangent=COV_TANGENT)
+    for _fn, _q in ((np.quantile, "q"), (np.percentile, "q / 100.0")):
+        defadjoint(_fn, "a, q, axis=None, out=None, overwrite_input=False, method='linear', "
+                        "keepdims=False, *, weights=None, interpolation=None",
+                   only={"method": ("linear",), "weights": (None,), "interpolation": (None,)},
+                   a=f"quantile_weights(a, {_q}, axis) * repeat_to_match(g, a, axis, keepdims)",
+                   tangent=f"np.sum(quantile_weights(a, {_q}, axis) * t, axis=axis, "
+                           "keepdims=keepdims)")
+    defadjoint(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+               a="quantile_weights(a, 0.5, axis) * repeat_to_match(g, a, axis, keepdims)",
+               tangent="np.sum(quantile_weights(a, 0.5, axis) * t, axis=axis, keepdims=keepdims)")
     defadjoint(np.prod, REDUCE, methods="prod", only={"initial": (None,)},
                a="prod_adjoint(g, a, ans, axis, keepdims)", tangent=PROD_TANGENT)
     for _fn, _method, _ref in ((np.max, "max", "np.max"), (np.min, "min", "np.min"),
@@ -646,6 +656,7 @@ with section("Constants (no derivative)"):
                          (np.all, "all"), (np.round, "round"), (np.around, "")):
         defconstant(_fn, "*args, **kwargs", methods=_method)
     defconstant(np.argsort, "*args, **kwargs", methods="argsort")
+    defconstant(quantile_weights, "a, q, axis=None", name="rt.quantile_weights")
     defconstant(np.nonzero, "*args, **kwargs", methods="nonzero")
 
 with section("Signals (1-D)"):
@@ -739,6 +750,10 @@ NOTES = {
     np.cumulative_sum: "`include_initial=True` is refused",
     np.convolve: "every mode; real input",
     np.polyval: "`p` a 1-D array; `x` any shape",
+    np.quantile: "method 'linear' and one `q` (an array `q` is refused when the gradient runs); "
+                 "the two order statistics around q take (1 - f, f); ties: the stable sort order",
+    np.percentile: "as np.quantile (q in percent)",
+    np.median: "as np.quantile with q = 0.5: an even count shares `g` between the middle two",
     np.cov: "`m` only (`y`, `ddof`, `fweights`, `aweights` refused); rowvar and bias",
     np.correlate: "every mode; real input",
     np.interp: "`x` and `fp` (`xp` constant); at an inner knot the slope of the interval on "

@@ -7,6 +7,8 @@ and never mutate their arguments.
 
 import numpy as np
 
+from tangent_ckpt.errors import TangentCkptError
+from tangent_ckpt.runtime.last_axis import along_last, from_last
 from tangent_ckpt.runtime.numpy_adjoints import (
     _axes, _keep, _weak_like, concatenate_adjoint, is_zero, reshape_like, unbroadcast,
 )
@@ -17,7 +19,7 @@ __all__ = [
     # statistics
     "var_adjoint", "std_adjoint", "average_adjoint", "average_adjoint_weights",
     "cumprod_adjoint", "diff_adjoint", "gradient_adjoint", "nanmean_adjoint",
-    "trapezoid_adjoint", "cov_adjoint", "polyval_adjoint_p",
+    "trapezoid_adjoint", "cov_adjoint", "polyval_adjoint_p", "quantile_weights",
     # building and reshaping
     "repeat_adjoint", "tile_adjoint", "pad_adjoint", "split_adjoint", "append_adjoint",
     "column_stack_adjoint", "rollaxis_adjoint", "sort_adjoint", "partition_adjoint",
@@ -162,6 +164,28 @@ def cov_adjoint(g, m, rowvar=True, bias=False):
     G = np.reshape(g, (X.shape[0], X.shape[0]))
     bX = (G + G.T) @ Xc / (X.shape[1] - 1 + bias)
     return np.reshape(bX.T if flip else bX, m.shape)
+
+
+def quantile_weights(a, q, axis=None):
+    """The weight each entry of ``a`` has in ``np.quantile(a, q, axis)`` (method
+    'linear', one ``q``): ``1 - f`` on the ``lo``-th smallest entry along the
+    reduced axes and ``f`` on the next, where ``q (n - 1) = lo + f``; ties take
+    the stable sort order.  An array of ``a``'s shape, piecewise constant in ``a``."""
+    if np.ndim(q) != 0:
+        raise TangentCkptError("the adjoint of np.quantile / np.percentile is written for one q "
+                         f"(got q of shape {np.shape(q)}): call it once per q")
+    a = np.asarray(a)
+    last = along_last(a, axis)
+    n = last.shape[-1]
+    lo = min(int(np.floor(float(q) * (n - 1))), n - 1)
+    hi = min(lo + 1, n - 1)
+    f = float(q) * (n - 1) - lo
+    order = np.argsort(last, axis=-1, kind="stable")
+    weights = np.zeros(last.shape)
+    np.put_along_axis(weights, order[..., hi:hi + 1], f, axis=-1)
+    low = np.zeros(last.shape)
+    np.put_along_axis(low, order[..., lo:lo + 1], 1.0 - f, axis=-1)
+    return from_last(weights + low, a, axis)
 
 
 def polyval_adjoint_p(g, p, x):
