@@ -82,7 +82,7 @@ def binary_cases():
     cases = []
     for r in rules:
         for s1, s2 in BROADCAST_PAIRS:
-            first = "positive" if r.fn is np.power else "real"
+            first = "positive" if r.fn in (np.power, np.float_power) else "real"
             cases.append(Case(f"{spelled(r)}(x, y)", {"x": (s1, first), "y": (s2, r.domain)},
                               covers=(r.fn,)))
     cases += [Case("x % y", {"x": (s1, "real"), "y": (s2, "nonzero")}, covers=(np.remainder,))
@@ -99,7 +99,8 @@ def reduction_cases():
     calls = [("np.sum", "real"), ("np.mean", "real"), ("np.prod", "nonzero"),
              ("np.max", "real"), ("np.min", "real"), ("np.amax", "real"),
              ("np.var", "real"), ("np.std", "real"), ("np.var", "real", ", ddof=1"),
-             ("np.average", "real"), ("np.linalg.norm", "nonzero")]
+             ("np.average", "real"), ("np.linalg.norm", "nonzero"), ("np.nanmax", "real"),
+             ("np.nanmin", "real"), ("np.ptp", "real"), ("np.linalg.vector_norm", "nonzero")]
     for name, kind, *extra in calls:
         extra = extra[0] if extra else ""
         for shape, axes in AXES:
@@ -121,10 +122,22 @@ def reduction_cases():
                   for shape, axes in AXES for axis in axes for keepdims in (False, True)]
         cases += [Case(f"scipy.special.polygamma({n}, x)", {"x": ((2, 3), "positive")})
                   for n in (1, 2)]
+        cases += [Case(f"scipy.special.{f}(x, axis={axis!r})", {"x": (shape, "real")})
+                  for f in ("softmax", "log_softmax") for shape, axes in AXES for axis in axes]
     cases += [Case(f"np.{f}(x, axis={a})", {"x": (s, "positive")})
               for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
                                                           ((2, 3, 2), -1), ((2, 3), None)]]
     cases += [Case("np.cumprod(x * (x > 1.0), axis=0)", {"x": ((4, 2), "positive")})]  # zeros
+    cases += [Case(f"np.{f}(x{q}, axis={axis!r}, keepdims={keepdims})", {"x": (shape, "real")})
+              for f, q in (("median", ""), ("quantile", ", 0.3"), ("percentile", ", 80.0"))
+              for shape, axes in AXES for axis in axes for keepdims in (False, True)]
+    cases += [Case(f"np.cov(x{kw})", {"x": (s, "real")})
+              for s, kw in [((3, 5), ""), ((5, 2), ", rowvar=False"), ((6,), ""),
+                            ((2, 4), ", bias=True"), ((4,), ", rowvar=False")]]
+    cases += [Case(f"np.cumulative_sum(x{kw})", {"x": (s, "real")})
+              for s, kw in [((4,), ""), ((2, 3), ", axis=1"), ((2, 3, 2), ", axis=0")]]
+    cases += [Case(f"np.{f}(np.where(c[:3, :4] > 0.0, np.nan, x){kw})", {"x": ((3, 4), "real")})
+              for f in ("nanmax", "nanmin") for kw in ("", ", axis=0")]   # NaN entries get 0
     cases += [Case(f"np.prod(x * (x > 1.0){kw})", {"x": ((4, 3), "positive")})  # zeros
               for kw in ("", ", axis=0", ", axis=1, keepdims=True")]
     cases += [Case(f"np.average(x, axis={a}, weights=w)", {"x": (s, "real"), "w": (ws, "positive")})
@@ -224,6 +237,30 @@ def linalg_cases():
         names = "abc"[:len(shapes)]
         cases.append(Case(f"np.einsum({spec!r}, {', '.join(names)})",
                           {n: (s, "real") for n, s in zip(names, shapes)}))
+    return cases
+
+
+def vecdot_cases():
+    return [Case(f"np.vecdot(x, y{kw})", {"x": (s1, "real"), "y": (s2, "real")})
+            for s1, s2, kw in [((3,), (3,), ""), ((2, 3), (3,), ""), ((2, 1, 3), (4, 3), ""),
+                               ((3, 2), (3, 2), ", axis=0"), ((2, 3), (2, 3), ", axis=-2")]]
+
+
+def signal_cases():
+    """np.convolve / np.correlate in every mode and both length orders; np.interp
+    inside, between and outside its knots."""
+    lengths = [(5, 3), (3, 5), (4, 4), (6, 2), (2, 5), (1, 3)]
+    cases = [Case(f"np.{f}(a, v, mode={mode!r})", {"a": ((m,), "real"), "v": ((n,), "real")})
+             for f in ("convolve", "correlate") for mode in ("full", "same", "valid")
+             for m, n in lengths]
+    cases += [Case("np.convolve(a, v)", {"a": ((), "real"), "v": ((3,), "real")})]
+    cases += [Case(f"np.interp(x, np.array([-2.1, -0.7, 0.4, 1.3, 2.6]){sl}, fp)",
+                   {"x": (s, "real"), "fp": ((5,), "real")})
+              for s in [(), (4,), (2, 3)] for sl in ("", " * 0.5")]
+    cases += [Case("np.polyval(p, x)", {"p": ((n,), "real"), "x": (s, "real")})
+              for n, s in [(1, (3,)), (3, ()), (4, (2, 3))]]
+    cases += [Case("rt.interp_slope(x, np.array([-2.1, -0.7, 0.4, 1.3]), fp) * x",
+                   {"x": ((3,), "real"), "fp": ((4,), "real")})]
     return cases
 
 
@@ -392,9 +429,21 @@ def fft_cases():
     ]
 
 
+def math_cases():
+    """Python's math module on floats (the rows of numpy_rules.MATH_TWINS and math.log)."""
+    cases = [Case(f"math.{fn.__name__}(x)", {"x": ((), registry.lookup(fn).domain)}, covers=(fn,))
+             for fn, twin in numpy_rules.MATH_TWINS if len(registry.lookup(fn).params) == 1]
+    cases += [Case(f"math.{fn.__name__}(x, y)", {"x": ((), "positive"), "y": ((), "nonzero")},
+                   covers=(fn,))
+              for fn, twin in numpy_rules.MATH_TWINS if len(registry.lookup(fn).params) == 2]
+    cases += [Case(f"{f}(x, y) * {f}(2.0 * y, x)", {"x": ((), "real"), "y": ((), "real")},
+                   covers=(getattr(builtins, f),)) for f in ("max", "min")]
+    return cases + [Case("math.log(x) * math.exp(-x * x)", {"x": ((), "positive")})]
+
+
 def all_cases():
     return (unary_cases() + binary_cases() + reduction_cases() + linalg_cases()
-            + shape_cases() + fft_cases())
+            + shape_cases() + fft_cases() + math_cases() + vecdot_cases() + signal_cases())
 
 
 def draw(rng, shape, kind):

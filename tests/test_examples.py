@@ -73,6 +73,7 @@ SMALL = {
                 "--snapshots", "3"],
     "heat_equation.py": ["--cells", "12", "--steps", "40", "--snapshots", "4"],
     "lorenz96.py": ["--dim", "6", "--steps", "30", "--snapshots", "4"],
+    "nbody.py": ["--bodies", "4", "--steps", "20", "--snapshots", "3"],
     "building_energy.py": ["--hours", "30", "--zones", "2", "--snapshots", "4"],
     "optimize.py": ["--hours", "12", "--zones", "2", "--snapshots", "3", "--maxiter", "50"],
 }

@@ -227,3 +227,23 @@ def test_a_zero_adjoint_times_a_complex_constant_stays_the_symbolic_zero():
                    schedule="revolve", min_steps=1)(*args)
     np.testing.assert_allclose(ckpt, taped, rtol=1e-12, atol=1e-14)
     check_grad(_spectrum_in_a_loop_the_loss_ignores, args, wrt=(2,))
+
+
+def order_parameter_after_coupling(theta0, n):
+    theta = theta0.copy()
+    for t in range(n):
+        coupling = np.sin(theta[None, :] - theta[:, None]).sum(axis=1)
+        theta = theta + 0.1 * coupling
+    return np.abs(np.mean(np.exp(1j * theta)))
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_real_adjoint_assigned_from_a_complex_contribution_is_real(options):
+    """The adjoint of a real name first set (not added in place) from a complex
+    contribution (``1j * theta``) is its real part: left complex, it reached a
+    real buffer through theta[None, :]'s adjoint and NumPy refused the cast (the
+    Kuramoto order parameter, tests/test_real_programs.py)."""
+    theta = np.array([0.1, 0.5, 1.2, 2.0])
+    df = tc.grad(order_parameter_after_coupling, **options)
+    got = check_grad(order_parameter_after_coupling, (theta, 3), df=df)
+    assert not np.iscomplexobj(got[0])

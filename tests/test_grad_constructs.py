@@ -443,3 +443,61 @@ def test_tuple_assigned_in_branches(c):
 @pytest.mark.parametrize("n", [0, 1, 3])
 def test_adjoint_zero_on_some_iterations(n):
     check_grad(f_zero_on_some_iterations, (vec(2, 3), n))
+
+
+# --- reversed(range(...)) and enumerate(zip(...)) loops --------------------------
+def f_reversed_range(x, a, b, s):
+    y = x.copy()
+    acc = 0.0
+    for t in reversed(range(a, b, s)):
+        acc = acc * 0.9 + np.sum(y[t] ** 2) * (t + 1)
+        y[t] = np.tanh(y[t] + acc)
+    return acc + np.sum(y)
+
+
+@pytest.mark.parametrize("bounds", [(0, 10, 1), (2, 10, 3), (9, -1, -2), (5, 5, 1), (0, 1, 1)])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_reversed_range_loop_runs_the_indices_backwards(bounds, options):
+    check_grad(f_reversed_range, (np.linspace(-1, 1, 10), *bounds),
+               df=tc.grad(f_reversed_range, **options))
+
+
+def f_enumerate_zip(w, X, y):
+    total = 0.0
+    for i, (x, t) in enumerate(zip(X, y)):
+        total += (i + 1) * (w @ x - t) ** 2
+    return total
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_enumerate_of_zip_over_rows(options):
+    check_grad(f_enumerate_zip, (vec(3), vec(4, 3), vec(4)), wrt=(0, 1, 2),
+               df=tc.grad(f_enumerate_zip, wrt=(0, 1, 2), **options))
+
+
+def f_reversed_rows(xs, a):
+    s = np.zeros(xs.shape[1])
+    total = 0.0
+    for x in reversed(xs):
+        s = a * s + np.tanh(x)
+        total = total + np.sum(s * x)
+    return total
+
+
+def f_enumerate_reversed_list(x, n):
+    hs = []
+    h = x
+    for i in range(n):
+        h = np.tanh(h * 1.1)
+        hs.append(h)
+    total = 0.0
+    for k, h in enumerate(reversed(hs)):
+        total = total + (k + 1) * np.sum(h)
+    return total
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_reversed_rows_of_an_array_and_of_a_built_list(options):
+    check_grad(f_reversed_rows, (vec(5, 3), 0.7), wrt=(0, 1),
+               df=tc.grad(f_reversed_rows, wrt=(0, 1), **options))
+    check_grad(f_enumerate_reversed_list, (vec(3), 4), df=tc.grad(f_enumerate_reversed_list, **options))

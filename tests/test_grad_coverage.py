@@ -4,6 +4,7 @@ user's function, against central finite differences in random directions
 against the plain gradient and finite differences."""
 
 import linecache
+import math
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ def compile_source(name, source):
     """A function from ``source`` that ``inspect`` can read back (as a user's would be)."""
     filename = f"<coverage {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"np": np, **CONSTANTS}
+    namespace = {"np": np, "math": math, **CONSTANTS}
     try:
         import scipy.special  # noqa: F401
         namespace["scipy"] = scipy

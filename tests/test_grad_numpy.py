@@ -175,3 +175,18 @@ def test_loop_over_a_list_of_arrays():
     check_grad(p_loop_over_list, args, wrt=(0, 1))
     check_grad(p_loop_over_list, args, wrt=(0, 1),
                df=tc.grad_with_checkpointing(p_loop_over_list, wrt=(0, 1), snapshots=1))
+
+
+def quantiles_of(x):
+    return np.sum(np.quantile(x, np.array([0.2, 0.8])))
+
+
+def test_quantile_of_several_q_is_refused_when_the_gradient_runs():
+    """The weights are written for one q; several would need one set each."""
+    with pytest.raises(tc.TangentCkptError, match="one q"):
+        tc.grad(quantiles_of)(np.arange(5.0))
+
+
+def test_median_of_an_even_count_shares_the_adjoint_between_the_middle_two():
+    g = tc.grad(lambda x: np.median(x))(np.array([4.0, 1.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.5, 0.5])

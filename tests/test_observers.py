@@ -78,3 +78,27 @@ def test_a_plotting_call_and_a_warning_are_observers():
     np.testing.assert_allclose(g, np.cos(X))
     assert "plt.plot(y)" in tc.grad(f, source=source).source
     pyplot.close("all")
+
+
+def f_string_report(x, n):
+    r = 0.0
+    for i in range(n):
+        x = np.tanh(x)
+        r = r + np.sum(x)
+        print(f"step {i}: r={r:.3f} max={np.max(x):.2f}")
+    return r
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_print_of_an_f_string_with_format_specs_and_numpy_calls(capsys, checkpoint):
+    """ast's unparser prints each f-string field with a fresh printer of its own
+    class (an emit crash once); the fields print as written."""
+    df = tc.grad(f_string_report, checkpoint=checkpoint)
+    x = np.array([0.5, -1.0])
+    dx = df(x, 2)
+    assert 'print(f"step {i}: r={r:.3f} max={np.max(x):.2f}")' in df.source.replace("'", '"')
+    assert "step 0: r=" in capsys.readouterr().out
+    eps = 1e-6
+    fd = [(f_string_report(x + eps * e, 2) - f_string_report(x - eps * e, 2)) / (2 * eps)
+          for e in np.eye(2)]
+    np.testing.assert_allclose(dx, fd, rtol=1e-6)

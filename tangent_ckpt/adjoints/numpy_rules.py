@@ -21,18 +21,20 @@ Conventions:
 
 import builtins
 import contextlib
+import math
 import operator
 
 import numpy as np
 
-from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure,
+from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure, lookup,
                                             registered_functions)
-from tangent_ckpt.runtime.array_adjoints import column_join, row_join
+from tangent_ckpt.runtime.array_adjoints import column_join, quantile_weights, row_join
 from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
 from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.rows import append_row, repeat_row
+from tangent_ckpt.runtime.signal_adjoints import interp_slope
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
 
@@ -62,6 +64,23 @@ SOLVE_TANGENT_A = ("np.reshape(-np.linalg.solve(a, t @ np.reshape(ans, np.concat
                    "np.shape(ans), np.ones(np.maximum(2 - np.ndim(b), 0), dtype=int))))), "
                    "np.shape(ans))")
 # products of the other elements along the last axis of m (no division: exact with zeros)
+# np.cov: the variables as rows (a 2-D m with rowvar=False transposed), centred;
+# d cov = (dXc Xc^T + Xc dXc^T) / (N - 1 + bias)
+_COV_X, _COV_T = ("np.swapaxes(np.atleast_2d(" + v + "), 0, (1 - rowvar) * (np.ndim(m) - 1))"
+                  for v in ("m", "t"))
+_COV_XC, _COV_TC = (f"({v} - np.mean({v}, axis=1, keepdims=True))" for v in (_COV_X, _COV_T))
+COV_TANGENT = (f"np.reshape(({_COV_TC} @ np.swapaxes({_COV_XC}, 0, 1) + {_COV_XC} @ "
+               f"np.swapaxes({_COV_TC}, 0, 1)) / (np.shape({_COV_X})[1] - 1 + bias), np.shape(ans))")
+
+
+def extremum_tangent(ref):
+    """The tangent of a max or min (``ref``, ``"np.max"``): the mean of ``t`` over
+    the entries that attain it."""
+    return (f"np.sum(np.where(a == {ref}(a, axis=axis, keepdims=True), t, 0.0), axis=axis, "
+            f"keepdims=keepdims) / np.sum(a == {ref}(a, axis=axis, keepdims=True), axis=axis, "
+            "keepdims=keepdims)")
+
+
 def _others(m):
     one = f"np.ones_like({m}[..., :1])"
     left = f"np.cumprod(np.concatenate(({one}, {m}[..., :-1]), axis=-1), axis=-1)"
@@ -245,6 +264,11 @@ with section("Arithmetic"):
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
                tangent={"x1": "t * x2 * np.power(x1, x2 - 1)",
                         "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
+    defadjoint(np.float_power, BINARY, domain="positive",
+               x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
+               x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
+               tangent={"x1": "t * x2 * np.float_power(x1, x2 - 1)",
+                        "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
     defadjoint(np.remainder, BINARY, domain="nonzero",    # np.mod and `%`
                x1="unbroadcast(g, x1)",
                x2="unbroadcast(-g * np.floor_divide(x1, x2), x2)",
@@ -337,6 +361,8 @@ with section("Elementwise functions"):
                tangent="t * np.sign(x)")
     defadjoint(builtins.abs, UNARY, name="abs", domain="nonzero", x="abs_adjoint(g, x)",
                tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
+    defadjoint(np.heaviside, BINARY, piecewise=("x1",),
+               x2="unbroadcast(g * (x1 == 0), x2)", tangent={"x2": "t * (x1 == 0)"})
     defadjoint(np.sinc, UNARY, x="sinc_adjoint(g, x, ans)",
                tangent="t * np.where(x == 0, 0.0, (np.cos(3.141592653589793 * x) - ans)"
                        " / np.where(x == 0, 1.0, x))")
@@ -411,6 +437,12 @@ with section("Linear algebra"):
                only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)", tangent=QR_TANGENT)
     defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
                a="matrix_power_adjoint(g, a, n)", tangent=matrix_power_tangent)
+    defadjoint(np.linalg.vector_norm, "x, /, *, axis=None, keepdims=False, ord=2",
+               name="np.linalg.vector_norm", domain="nonzero", only={"ord": (2,)},
+               x="vector_norm_adjoint(g, x, ans, axis, keepdims)", tangent=NORM_EUCLID)
+    defadjoint(np.vecdot, "x1, x2, /, *, axis=None",
+               x1="unbroadcast(vecdot_adjoint(g, x2, axis), x1)",
+               x2="unbroadcast(vecdot_adjoint(g, x1, axis), x2)", linear=True)
     defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
                domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)",
                tangent=norm_tangent)
@@ -443,17 +475,40 @@ with section("Reductions and statistics"):
                a="std_adjoint(g, a, ans, axis, ddof, keepdims)",
                tangent="np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / ((np.size(a) / np.size(ans) - ddof) * ans)")
+    defadjoint(np.cov, "m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, "
+                       "aweights=None, *, dtype=None",
+               only={"y": (None,), "ddof": (None,), "fweights": (None,), "aweights": (None,)},
+               m="cov_adjoint(g, m, rowvar, bias)", tangent=COV_TANGENT)
+    for _fn, _q in ((np.quantile, "q"), (np.percentile, "q / 100.0")):
+        defadjoint(_fn, "a, q, axis=None, out=None, overwrite_input=False, method='linear', "
+                        "keepdims=False, *, weights=None, interpolation=None",
+                   only={"method": ("linear",), "weights": (None,), "interpolation": (None,)},
+                   a=f"quantile_weights(a, {_q}, axis) * repeat_to_match(g, a, axis, keepdims)",
+                   tangent=f"np.sum(quantile_weights(a, {_q}, axis) * t, axis=axis, "
+                           "keepdims=keepdims)")
+    defadjoint(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+               a="quantile_weights(a, 0.5, axis) * repeat_to_match(g, a, axis, keepdims)",
+               tangent="np.sum(quantile_weights(a, 0.5, axis) * t, axis=axis, keepdims=keepdims)")
     defadjoint(np.prod, REDUCE, methods="prod", only={"initial": (None,)},
                a="prod_adjoint(g, a, ans, axis, keepdims)", tangent=PROD_TANGENT)
     for _fn, _method, _ref in ((np.max, "max", "np.max"), (np.min, "min", "np.min"),
                                (np.amax, "", "np.max"), (np.amin, "", "np.min")):
         defadjoint(_fn, EXTREMUM, methods=_method, only={"initial": (None,)},
                    a="extremum_adjoint(g, a, ans, axis, keepdims)",
-                   tangent=f"np.sum(np.where(a == {_ref}(a, axis=axis, keepdims=True), t, 0.0), "
-                           f"axis=axis, keepdims=keepdims) / np.sum(a == {_ref}(a, axis=axis, "
-                           "keepdims=True), axis=axis, keepdims=keepdims)")
+                   tangent=extremum_tangent(_ref))
+    for _fn, _ref in ((np.nanmax, "np.nanmax"), (np.nanmin, "np.nanmin")):
+        defadjoint(_fn, EXTREMUM + ", where=True", only={"initial": (None,), "where": (True,)},
+                   a="extremum_adjoint(g, a, ans, axis, keepdims)",
+                   tangent=extremum_tangent(_ref))
+    defadjoint(np.ptp, "a, axis=None, out=None, keepdims=False",
+               a="extremum_adjoint(g, a, np.max(a, axis=axis, keepdims=keepdims), axis, keepdims)"
+                 " - extremum_adjoint(g, a, np.min(a, axis=axis, keepdims=keepdims), axis, "
+                 "keepdims)",
+               tangent=f"({extremum_tangent('np.max')}) - ({extremum_tangent('np.min')})")
     defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", methods="cumsum",
                a="cumsum_adjoint(g, a, axis)", linear=True)
+    defadjoint(np.cumulative_sum, "x, /, *, axis=None, dtype=None, out=None, include_initial=False",
+               only={"include_initial": (False,)}, x="cumsum_adjoint(g, x, axis)", linear=True)
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", methods="cumprod",
                a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None",
@@ -614,7 +669,23 @@ with section("Constants (no derivative)"):
                          (np.all, "all"), (np.round, "round"), (np.around, "")):
         defconstant(_fn, "*args, **kwargs", methods=_method)
     defconstant(np.argsort, "*args, **kwargs", methods="argsort")
+    defconstant(quantile_weights, "a, q, axis=None", name="rt.quantile_weights")
     defconstant(np.nonzero, "*args, **kwargs", methods="nonzero")
+
+with section("Signals (1-D)"):
+    defadjoint(np.polyval, "p, x", p="polyval_adjoint_p(g, p, x)",
+               x="g * np.polyval(np.polyder(p), x)",
+               tangent={"p": "np.polyval(t, x)", "x": "t * np.polyval(np.polyder(p), x)"})
+    defadjoint(np.convolve, "a, v, mode='full'", a="convolve_adjoint(g, a, v, mode)",
+               v="convolve_adjoint(g, v, a, mode)", linear=True)
+    defadjoint(np.correlate, "a, v, mode='valid'", a="correlate_adjoint_a(g, a, v, mode)",
+               v="correlate_adjoint_v(g, a, v, mode)", linear=True)
+    defadjoint(np.interp, "x, xp, fp, left=None, right=None, period=None",
+               only={"left": (None,), "right": (None,), "period": (None,)},
+               x="interp_adjoint_x(g, x, xp, fp)", fp="interp_adjoint_fp(g, x, xp, fp)",
+               tangent={"x": "t * interp_slope(x, xp, fp)", "fp": "np.interp(x, xp, t)"})
+    defadjoint(interp_slope, "x, xp, fp", name="rt.interp_slope", piecewise=("x",),
+               linear=True, fp="interp_slope_adjoint_fp(g, x, xp, fp)")
 
 FFT = "a, n=None, axis=-1, norm=None, out=None"
 FFTN = "a, s=None, axes=None, norm=None, out=None"
@@ -645,6 +716,28 @@ with section("Fourier transforms (complex values: the adjoint of u + iv is dL/du
     defconstant(np.fft.fftfreq, "n, d=1.0, device=None", name="np.fft.fftfreq")
     defconstant(np.fft.rfftfreq, "n, d=1.0, device=None", name="np.fft.rfftfreq")
 
+# Python's math module: on a float each function is its NumPy twin, and so is its rule
+# (ODE right-hand sides written with math.exp, as in Hodgkin-Huxley scripts).
+MATH_TWINS = ((math.exp, np.exp), (math.expm1, np.expm1), (math.log1p, np.log1p),
+              (math.log2, np.log2), (math.log10, np.log10), (math.sqrt, np.sqrt),
+              (math.sin, np.sin), (math.cos, np.cos), (math.tan, np.tan), (math.asin, np.arcsin),
+              (math.acos, np.arccos), (math.atan, np.arctan), (math.sinh, np.sinh),
+              (math.cosh, np.cosh), (math.tanh, np.tanh), (math.asinh, np.arcsinh),
+              (math.acosh, np.arccosh), (math.atanh, np.arctanh), (math.fabs, np.fabs),
+              (math.degrees, np.degrees), (math.radians, np.radians),
+              (math.atan2, np.arctan2), (math.pow, np.power))
+with section("Python's math module, max and min (floats; the rule of the NumPy function named)"):
+    for _fn, _twin in MATH_TWINS:
+        _rule = lookup(_twin)
+        defadjoint(_fn, UNARY if len(_rule.params) == 1 else BINARY, name=f"math.{_fn.__name__}",
+                   domain=_rule.domain, tangent=_rule.tangents or None, linear=_rule.linear,
+                   **_rule.templates)
+    defadjoint(math.log, "x, base=None, /", name="math.log", domain="positive",
+               only={"base": (None,)}, x="g / x", tangent="t / x")
+    for _fn, _twin in ((builtins.max, np.maximum), (builtins.min, np.minimum)):   # of two numbers
+        _rule = lookup(_twin)
+        defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
+
 defpure("astype", "item")   # pure, but not rules: x.astype(float) is refused
 
 # What the table cannot say: subgradients, tie-breaking, limits.
@@ -660,6 +753,29 @@ NOTES = {
              "active; assumes a_min <= a_max",
     np.sqrt: "needs `ans`; inf at 0",
     np.exp: "needs `ans`",
+    np.float_power: "as np.power",
+    np.heaviside: "no adjoint for `x1`; `x2` (the value at 0) where x1 == 0",
+    np.vecdot: "real input",
+    np.linalg.vector_norm: "ord 2; any axes; 0 at the zero vector",
+    np.nanmax: "NaN entries get 0; ties share `g` equally",
+    np.nanmin: "NaN entries get 0; ties share `g` equally",
+    np.ptp: "the max's and the min's adjoints (ties share)",
+    np.cumulative_sum: "`include_initial=True` is refused",
+    np.convolve: "every mode; real input",
+    np.polyval: "`p` a 1-D array; `x` any shape",
+    np.quantile: "method 'linear' and one `q` (an array `q` is refused when the gradient runs); "
+                 "the two order statistics around q take (1 - f, f); ties: the stable sort order",
+    np.percentile: "as np.quantile (q in percent)",
+    np.median: "as np.quantile with q = 0.5: an even count shares `g` between the middle two",
+    np.cov: "`m` only (`y`, `ddof`, `fweights`, `aweights` refused); rowvar and bias",
+    np.correlate: "every mode; real input",
+    np.interp: "`x` and `fp` (`xp` constant); at an inner knot the slope of the interval on "
+               "its right, 0 outside [xp[0], xp[-1]]; `left`, `right`, `period` refused",
+    builtins.max: "of two numbers (as np.maximum: ties split `g` half/half); of a list or "
+                  "more arguments: refused",
+    builtins.min: "of two numbers (as np.minimum: ties split `g` half/half); of a list or "
+                  "more arguments: refused",
+    math.log: "natural logarithm; `math.log(x, base)` is refused (write math.log(x) / math.log(base))",
     np.expm1: "needs `ans`",
     np.exp2: "needs `ans`",
     np.tan: "needs `ans`",
@@ -694,6 +810,7 @@ NOTES = {
     np.average: "`weights` may be 1-D along `axis`",
     np.cumprod: "exact with zeros",
     np.take_along_axis: "repeated indices accumulate",
+    interp_slope: "tangent rules' helper: the slope of np.interp in x (second order)",
     along_last: "tangent rules' helper: the reduced axes merged into one last axis",
     from_last: "tangent rules' helper: the inverse of `along_last`",
     weights_like: "tangent rules' helper: `np.average`'s weights broadcast to `a`",

@@ -32,9 +32,17 @@ with section("scipy.special (where SciPy is installed)"):
                tangent="np.reshape(np.sum(along_last(t, axis) * np.exp(along_last(a, axis) - "
                        "np.reshape(ans, np.shape(along_last(a, axis)[..., :1]))), axis=-1), "
                        "np.shape(ans))")
+    defadjoint(special.softmax, "x, axis=None", name="scipy.special.softmax",
+               x="softmax_adjoint(g, ans, axis)",
+               tangent="ans * (t - np.sum(t * ans, axis=axis, keepdims=True))")
+    defadjoint(special.log_softmax, "x, axis=None", name="scipy.special.log_softmax",
+               x="log_softmax_adjoint(g, ans, axis)",
+               tangent="t - np.sum(np.exp(ans) * t, axis=axis, keepdims=True)")
 
 NOTES.update({
     special.logsumexp: "axis and keepdims; `b=` and `return_sign=` are refused",
     special.xlogy: "d/dx1 = log(x2) also at x1 = 0",
     special.polygamma: "of `x`; the order `n` is an integer constant",
+    special.softmax: "needs `ans`; axis an int, a tuple or None (all entries)",
+    special.log_softmax: "needs `ans`; axis an int, a tuple or None (all entries)",
 })

@@ -100,13 +100,17 @@ class _Printer(_Unparser or object):
     every tree into plain nodes first (:func:`_plain`) was a third of emit's
     time on long functions (benchmarks/compile_time.py)."""
 
-    def __init__(self, aliases):
-        super().__init__()
+    def __init__(self, aliases=None, **options):
+        # ast's own unparser makes a fresh one, without aliases, for each
+        # expression inside an f-string (``_avoid_backslashes=True``)
+        super().__init__(**options)
         self._aliases = aliases
 
     def visit_Name(self, node):  # noqa: N802
         ident = node.id
         if is_outside(ident):
+            if self._aliases is None:  # inside an f-string: _printed prints a plain copy
+                raise AttributeError("no aliases inside an f-string")
             ident = self._aliases.get(ident) or outside_object(ident)[0]
         self.write(ident)
 

@@ -74,6 +74,13 @@ def numpy_path(obj):
     return None
 
 
+def _identifier_part(base):
+    """``base`` made a Python identifier: a hint built from a user's dict key
+    (``hs[-1]`` gives ``hs_-1``) keeps only word characters."""
+    base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "v"
+    return "v_" + base if base[0].isdigit() else base
+
+
 class Namer:
     """Hands out names no user variable and no other generated name uses.
 
@@ -89,7 +96,7 @@ class Namer:
         self.used.update(names)
 
     def fresh(self, base):
-        base = base.strip("_") or "v"
+        base = _identifier_part(base)
         if base not in self.used:
             self.used.add(base)
             return base
@@ -104,7 +111,7 @@ class Namer:
     def fresh_family(self, base, suffixes):
         """A fresh name whose derived names (``name + suffix`` for each suffix:
         ``loop4``, ``loop4_step``, ``loop4_adjoint``) are all fresh too."""
-        base = base.strip("_") or "v"
+        base = _identifier_part(base)
         candidates = (base if k == 1 else f"{base}_{k}" for k in range(1, 1 << 30))
         for name in candidates:
             family = [name] + [name + suffix for suffix in suffixes]

@@ -11,6 +11,7 @@ from tangent_ckpt.runtime.rows import *  # noqa: F401,F403
 from tangent_ckpt.runtime.keyed import *  # noqa: F401,F403
 from tangent_ckpt.runtime.complex_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.fft_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.signal_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.last_axis import *  # noqa: F401,F403
 try:  # scipy.special rules, only where SciPy is installed
     from tangent_ckpt.runtime.special_adjoints import *  # noqa: F401,F403

@@ -7,6 +7,8 @@ and never mutate their arguments.
 
 import numpy as np
 
+from tangent_ckpt.errors import TangentCkptError
+from tangent_ckpt.runtime.last_axis import along_last, from_last
 from tangent_ckpt.runtime.numpy_adjoints import (
     _axes, _keep, _weak_like, concatenate_adjoint, is_zero, reshape_like, unbroadcast,
 )
@@ -17,7 +19,7 @@ __all__ = [
     # statistics
     "var_adjoint", "std_adjoint", "average_adjoint", "average_adjoint_weights",
     "cumprod_adjoint", "diff_adjoint", "gradient_adjoint", "nanmean_adjoint",
-    "trapezoid_adjoint",
+    "trapezoid_adjoint", "cov_adjoint", "polyval_adjoint_p", "quantile_weights",
     # building and reshaping
     "repeat_adjoint", "tile_adjoint", "pad_adjoint", "split_adjoint", "append_adjoint",
     "column_stack_adjoint", "rollaxis_adjoint", "sort_adjoint", "partition_adjoint",
@@ -147,6 +149,54 @@ def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
     weights[..., 1:] += 0.5 * widths
     weights[..., :-1] += 0.5 * widths
     return np.moveaxis(np.asarray(g)[..., None] * weights, -1, axis)
+
+
+def cov_adjoint(g, m, rowvar=True, bias=False):
+    """Adjoint of ``np.cov(m, rowvar=rowvar, bias=bias)``: with ``Xc`` the
+    variables (rows) centred over the observations, ``(G + G^T) Xc / (N - 1 + bias)``
+    (centering needs no term: the rows of the result already sum to zero)."""
+    if is_zero(g):
+        return g
+    m = np.asarray(m)
+    flip = not rowvar and m.ndim == 2
+    X = np.atleast_2d(m.T if flip else m)
+    Xc = X - np.mean(X, axis=1, keepdims=True)
+    G = np.reshape(g, (X.shape[0], X.shape[0]))
+    bX = (G + G.T) @ Xc / (X.shape[1] - 1 + bias)
+    return np.reshape(bX.T if flip else bX, m.shape)
+
+
+def quantile_weights(a, q, axis=None):
+    """The weight each entry of ``a`` has in ``np.quantile(a, q, axis)`` (method
+    'linear', one ``q``): ``1 - f`` on the ``lo``-th smallest entry along the
+    reduced axes and ``f`` on the next, where ``q (n - 1) = lo + f``; ties take
+    the stable sort order.  An array of ``a``'s shape, piecewise constant in ``a``."""
+    if np.ndim(q) != 0:
+        raise TangentCkptError("the adjoint of np.quantile / np.percentile is written for one q "
+                         f"(got q of shape {np.shape(q)}): call it once per q")
+    a = np.asarray(a)
+    last = along_last(a, axis)
+    n = last.shape[-1]
+    lo = min(int(np.floor(float(q) * (n - 1))), n - 1)
+    hi = min(lo + 1, n - 1)
+    f = float(q) * (n - 1) - lo
+    order = np.argsort(last, axis=-1, kind="stable")
+    weights = np.zeros(last.shape)
+    np.put_along_axis(weights, order[..., hi:hi + 1], f, axis=-1)
+    low = np.zeros(last.shape)
+    np.put_along_axis(low, order[..., lo:lo + 1], 1.0 - f, axis=-1)
+    return from_last(weights + low, a, axis)
+
+
+def polyval_adjoint_p(g, p, x):
+    """Adjoint of the coefficients in ``np.polyval(p, x)``: ``sum(g * x ** k)``
+    for the coefficient of ``x ** k`` (highest power first)."""
+    if is_zero(g):
+        return g
+    powers = np.arange(len(p) - 1, -1, -1)
+    x = np.asarray(x, dtype=float)
+    g = np.broadcast_to(g, np.broadcast_shapes(np.shape(g), x.shape))
+    return np.array([np.sum(g * x ** k) for k in powers])
 
 
 def cumprod_adjoint(g, a, ans, axis=None):

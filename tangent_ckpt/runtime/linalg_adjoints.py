@@ -16,7 +16,7 @@ __all__ = [
     "cholesky_adjoint", "eigh_adjoint", "svd_adjoint", "pinv_adjoint", "qr_adjoint",
     "norm_adjoint", "trace_adjoint", "diagonal_adjoint", "diag_adjoint", "kron_adjoint",
     "inner_adjoint_a", "inner_adjoint_b", "einsum_adjoint", "tensordot_adjoint",
-    "matrix_power_adjoint",
+    "matrix_power_adjoint", "vecdot_adjoint", "vector_norm_adjoint",
 ]
 
 
@@ -457,3 +457,21 @@ def einsum_adjoint(g, subscripts, operands, i):
             present.add(c)
     spec = ",".join(terms) + "->" + "".join(letters)
     return np.reshape(np.einsum(spec, *args), shape)
+
+
+def vecdot_adjoint(g, other, axis=None):
+    """Adjoint of ``np.vecdot(x1, x2, axis=axis)`` (real) for one factor, before
+    unbroadcasting: ``g`` spread along the summed axis times the other factor."""
+    if is_zero(g):
+        return g
+    return np.expand_dims(g, -1 if axis is None else axis) * other
+
+
+def vector_norm_adjoint(g, x, ans, axis=None, keepdims=False):
+    """Adjoint of ``np.linalg.vector_norm(x, axis=axis)`` (ord 2): ``g x / norm``,
+    0 where the norm is 0 (a subgradient)."""
+    if is_zero(g):
+        return g
+    x = np.asarray(x)
+    norm = _keep(ans, x, axis, keepdims)
+    return _keep(_weak_like(g, x), x, axis, keepdims) * x / np.where(norm == 0, 1.0, norm)

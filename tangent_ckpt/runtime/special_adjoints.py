@@ -5,7 +5,8 @@ from scipy import special
 
 from tangent_ckpt.runtime.numpy_adjoints import _keep, _weak_like, is_zero
 
-__all__ = ["digamma_adjoint", "gammaln_adjoint", "logsumexp_adjoint", "digamma", "polygamma"]
+__all__ = ["digamma_adjoint", "gammaln_adjoint", "logsumexp_adjoint", "softmax_adjoint",
+           "log_softmax_adjoint", "digamma", "polygamma"]
 
 # the functions themselves, for tangent rules (``t * digamma(x)``): each has a rule
 digamma = special.digamma
@@ -29,3 +30,19 @@ def logsumexp_adjoint(g, a, ans, axis=None, keepdims=False):
     a = np.asarray(a)
     g = _keep(_weak_like(g, a), a, axis, keepdims)
     return g * np.exp(a - _keep(ans, a, axis, keepdims))
+
+
+def softmax_adjoint(g, ans, axis=None):
+    """Adjoint of ``softmax(x, axis)``: ``ans * (g - sum(g * ans))`` over ``axis``."""
+    if is_zero(g):
+        return g
+    g = np.broadcast_to(g, np.shape(ans))
+    return ans * (g - np.sum(g * ans, axis=axis, keepdims=True))
+
+
+def log_softmax_adjoint(g, ans, axis=None):
+    """Adjoint of ``log_softmax(x, axis)``: ``g - exp(ans) * sum(g)`` over ``axis``."""
+    if is_zero(g):
+        return g
+    g = np.broadcast_to(g, np.shape(ans))
+    return g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True)

@@ -1,6 +1,8 @@
-"""Lower: ``for`` over ``range``, array rows, ``enumerate`` and ``zip``, and
-``while``; all become ``ir.For`` over a range or ``ir.While``."""
+"""Lower: ``for`` over ``range``, array rows, ``enumerate`` and ``zip`` (also
+``reversed`` of a range or of rows, and ``enumerate(zip(...))``), and ``while``;
+all become ``ir.For`` over a range or ``ir.While``."""
 
+import ast
 import operator
 
 import gast
@@ -47,7 +49,21 @@ class LoopLowering:
             if any(isinstance(a, gast.Starred) for a in it.args):
                 it = self.lo.callables.spread(it, "rows")  # for x, y in zip(*pairs)
             fn = self.lo.expressions.static_value(it.func)
-            if fn is range:
+            if fn is reversed and len(it.args) == 1 and not it.keywords and \
+                    isinstance(it.args[0], gast.Call) and \
+                    self.lo.expressions.static_value(it.args[0].func) is range:
+                if not isinstance(s.target, gast.Name):
+                    raise self.lo.error(UnsupportedSyntaxError, "range loop with a tuple target", s,
+                                        construct="reversed(range(...)) with a tuple target")
+                bounds = self.reversed_range(it.args[0], s.lineno)   # for t in reversed(range(n))
+                index_target = s.target.id
+                self.lo.containers.loop_indices.add(index_target)
+            elif self.reversed_rows(it) is not None:   # for x in reversed(xs)
+                seq = self.lo.expressions.atomize(self.lo.expressions.value(
+                    self.reversed_rows(it), "rows"), "rows")
+                bounds = [self.length(seq, s.lineno)]
+                prologue.append((s.target, seq))
+            elif fn is range:
                 if not isinstance(s.target, gast.Name):
                     raise self.lo.error(UnsupportedSyntaxError, "range loop with a tuple target", s)
                 bounds = [self.lo.expressions.atomize(self.lo.expressions.value(a, "bound"), "bound") for a in it.args]
@@ -56,30 +72,27 @@ class LoopLowering:
             elif fn is enumerate:
                 if not (isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2):
                     raise self.lo.error(UnsupportedSyntaxError, "enumerate needs `i, x` targets", s)
-                seq = self.lo.expressions.atomize(self.lo.expressions.value(it.args[0], "rows"), "rows")
-                bounds = [self.length(seq, s.lineno)]
-                first = s.target.elts[0]
+                first, second = s.target.elts
                 if not isinstance(first, gast.Name):
                     raise self.lo.error(UnsupportedSyntaxError, "enumerate index must be a name", s)
                 index_target = first.id
                 if len(it.args) > 1 or it.keywords:
                     raise self.lo.error(UnsupportedSyntaxError, "enumerate(..., start)", s,
                                      hint="add the start to the index in the body")
-                prologue.append((s.target.elts[1], seq))
-            elif fn is zip:
-                seqs = [self.lo.expressions.atomize(self.lo.expressions.value(a, "rows"), "rows") for a in it.args]
-                if not (isinstance(s.target, gast.Tuple) and len(s.target.elts) == len(seqs)):
-                    raise self.lo.error(UnsupportedSyntaxError, "zip needs one target per sequence", s)
-                lengths = [self.length(q, s.lineno) for q in seqs]
-                if len(lengths) == 1:
-                    bounds = lengths
+                inner = it.args[0]
+                if isinstance(inner, gast.Call) and not inner.keywords and \
+                        self.lo.expressions.static_value(inner.func) is zip:
+                    # for i, (x, t) in enumerate(zip(X, y))
+                    bounds, pairs = self.zipped_rows(inner, second, s)
+                    prologue.extend(pairs)
                 else:
-                    n = self.lo.namer.fresh("n")
-                    self.lo.emit(ir.Assign(n, ir.NonDiff(
-                        sx.builtin_call("min", *[ir.operand_node(x) for x in lengths]),
-                        tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
-                    bounds = [ir.Name(n)]
-                prologue.extend(zip(s.target.elts, seqs))
+                    inner = self.reversed_rows(inner) or inner   # enumerate(reversed(xs))
+                    seq = self.lo.expressions.atomize(self.lo.expressions.value(inner, "rows"), "rows")
+                    bounds = [self.length(seq, s.lineno)]
+                    prologue.append((second, seq))
+            elif fn is zip:
+                bounds, pairs = self.zipped_rows(it, s.target, s)
+                prologue.extend(pairs)
             elif generator_function(fn):  # for W, b in unpack_layers(weights)
                 generator_loop(self.lo, s, fn)
                 return
@@ -121,6 +134,51 @@ class LoopLowering:
             self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
             body.append(ir.Break(flag, s.lineno))
         self.lo.emit(ir.For(index, bounds, body, s.lineno, header=header, break_flag=flag))
+
+    def reversed_rows(self, node):
+        """``xs[::-1]`` for ``reversed(xs)`` (not of a range), else None."""
+        if not (isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords
+                and self.lo.expressions.static_value(node.func) is reversed):
+            return None
+        arg = node.args[0]
+        if isinstance(arg, gast.Call) and self.lo.expressions.static_value(arg.func) is range:
+            return None
+        rows = gast.Subscript(value=arg, slice=gast.Slice(
+            lower=None, upper=None, step=gast.Constant(value=-1, kind=None)), ctx=gast.Load())
+        return gast.copy_location(rows, node)
+
+    def zipped_rows(self, call, target, s):
+        """The bound (the shortest length) and the (target, rows) pairs of
+        ``zip(xs, ys, ...)`` looped over with the tuple ``target``."""
+        seqs = [self.lo.expressions.atomize(self.lo.expressions.value(a, "rows"), "rows")
+                for a in call.args]
+        if not (isinstance(target, gast.Tuple) and len(target.elts) == len(seqs)):
+            raise self.lo.error(UnsupportedSyntaxError, "zip needs one target per sequence", s,
+                                construct="zip with another number of targets")
+        lengths = [self.length(q, s.lineno) for q in seqs]
+        if len(lengths) == 1:
+            return lengths, list(zip(target.elts, seqs))
+        n = self.lo.namer.fresh("n")
+        self.lo.emit(ir.Assign(n, ir.NonDiff(
+            sx.builtin_call("min", *[ir.operand_node(x) for x in lengths]),
+            tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
+        return [ir.Name(n)], list(zip(target.elts, seqs))
+
+    def reversed_range(self, call, line):
+        """The bounds of ``reversed(range(...))``: those of ``range(...)[::-1]``
+        (start, stop and step), computed when the loop starts."""
+        args = [self.lo.expressions.atomize(self.lo.expressions.value(a, "bound"), "bound")
+                for a in call.args]
+        flipped = sx.subscript(sx.builtin_call("range", *[ir.operand_node(a) for a in args]),
+                               ast.Slice(lower=None, upper=None, step=sx.const(-1)))
+        names = tuple(a.id for a in args if isinstance(a, ir.Name))
+        bounds = []
+        for part in ("start", "stop", "step"):
+            bound = self.lo.namer.fresh(f"reversed_{part}")
+            self.lo.emit(ir.Assign(bound, ir.NonDiff(sx.attr(sx.copy_tree(flipped), part), names),
+                                   line))
+            bounds.append(ir.Name(bound))
+        return bounds
 
     def length(self, seq, line):
         n = self.lo.namer.fresh("n")

@@ -419,6 +419,10 @@ class Reverser:
         """Add ``contribution`` (an expression node, or a name) to the adjoint of ``name``."""
         b = self.adj(name)
         contribution = sx.expr(contribution)
+        if self.complex_values and name not in self.complex_values and \
+                not sx.all_names(contribution).isdisjoint(self.complex_values):
+            # a real name's adjoint is real: the imaginary part is no derivative
+            contribution = sx.rt("real_part", contribution)
         if b in nonzero and b in self.owned:
             if sx.calls_helper(contribution, runtime.matmul_adjoint_x2) and \
                     name not in self.in_place:
@@ -428,9 +432,6 @@ class Reverser:
                 out.append(Line(sx.assign(b, call), line, True))
                 self.batched.add(b)
                 return
-            if self.complex_values and name not in self.complex_values and \
-                    not sx.all_names(contribution).isdisjoint(self.complex_values):
-                contribution = sx.rt("real_part", contribution)  # a real buffer
             out.append(Line(sx.add_to(b, contribution), line, True))
         elif b in nonzero:
             out.append(Line(sx.assign(b, sx.binop(b, "+", contribution)), line, True))
