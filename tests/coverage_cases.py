@@ -259,6 +259,7 @@ def signal_cases():
               for s in [(), (4,), (2, 3)] for sl in ("", " * 0.5")]
     cases += [Case("np.polyval(p, x)", {"p": ((n,), "real"), "x": (s, "real")})
               for n, s in [(1, (3,)), (3, ()), (4, (2, 3))]]
+    cases += [Case("np.polyder(p) * 1.5", {"p": ((n,), "real")}) for n in (1, 2, 4)]
     cases += [Case("rt.interp_slope(x, np.array([-2.1, -0.7, 0.4, 1.3]), fp) * x",
                    {"x": ((3,), "real"), "fp": ((4,), "real")})]
     return cases

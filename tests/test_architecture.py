@@ -30,8 +30,6 @@ LAZY_IMPORTS = {
 LONG_MODULES = {
     "tangent_ckpt.compiler.transform.reverse": "split this session on branch 'tape'",
     "tangent_ckpt.compiler.package.checkpointed_loops": "split this session on branch 'tape'",
-    "tangent_ckpt.compiler.transform.forward": "not split yet (406 lines; 'realprog' edits "
-                                               "its dict tangents this session)",
 }
 
 # every call that parses text or matches it with a regular expression, outside

@@ -676,6 +676,8 @@ with section("Signals (1-D)"):
     defadjoint(np.polyval, "p, x", p="polyval_adjoint_p(g, p, x)",
                x="g * np.polyval(np.polyder(p), x)",
                tangent={"p": "np.polyval(t, x)", "x": "t * np.polyval(np.polyder(p), x)"})
+    defadjoint(np.polyder, "p, m=1", only={"m": (1,)}, p="polyder_adjoint(g, p)",
+               linear=True)
     defadjoint(np.convolve, "a, v, mode='full'", a="convolve_adjoint(g, a, v, mode)",
                v="convolve_adjoint(g, v, a, mode)", linear=True)
     defadjoint(np.correlate, "a, v, mode='valid'", a="correlate_adjoint_a(g, a, v, mode)",
@@ -763,6 +765,7 @@ NOTES = {
     np.cumulative_sum: "`include_initial=True` is refused",
     np.convolve: "every mode; real input",
     np.polyval: "`p` a 1-D array; `x` any shape",
+    np.polyder: "`p` a 1-D array, first derivative only (`m=1`)",
     np.quantile: "method 'linear' and one `q` (an array `q` is refused when the gradient runs); "
                  "the two order statistics around q take (1 - f, f); ties: the stable sort order",
     np.percentile: "as np.quantile (q in percent)",

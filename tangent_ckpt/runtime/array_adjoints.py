@@ -19,7 +19,7 @@ __all__ = [
     # statistics
     "var_adjoint", "std_adjoint", "average_adjoint", "average_adjoint_weights",
     "cumprod_adjoint", "diff_adjoint", "gradient_adjoint", "nanmean_adjoint",
-    "trapezoid_adjoint", "cov_adjoint", "polyval_adjoint_p", "quantile_weights",
+    "trapezoid_adjoint", "cov_adjoint", "polyval_adjoint_p", "polyder_adjoint", "quantile_weights",
     # building and reshaping
     "repeat_adjoint", "tile_adjoint", "pad_adjoint", "split_adjoint", "append_adjoint",
     "column_stack_adjoint", "rollaxis_adjoint", "sort_adjoint", "partition_adjoint",
@@ -186,6 +186,17 @@ def quantile_weights(a, q, axis=None):
     low = np.zeros(last.shape)
     np.put_along_axis(low, order[..., lo:lo + 1], 1.0 - f, axis=-1)
     return from_last(weights + low, a, axis)
+
+
+def polyder_adjoint(g, p):
+    """Adjoint of ``np.polyder(p)``: the derivative's coefficient ``k * p_k`` sends
+    ``k * g`` back to ``p_k``; the constant term gets nothing."""
+    if is_zero(g):
+        return g
+    n = len(p)
+    if n == 1:
+        return np.zeros(1)
+    return np.append(np.asarray(g, dtype=float) * np.arange(n - 1, 0, -1), 0.0)
 
 
 def polyval_adjoint_p(g, p, x):

@@ -15,10 +15,6 @@ grow with the trip count.  Tangents known to be zero are not computed; where
 control flow needs a value, a zero is written out (``dx = np.zeros_like(x)``).
 """
 
-import ast
-
-import numpy as np
-
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
@@ -26,6 +22,7 @@ from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.complex_values import complex_names, refused_for_complex
 from tangent_ckpt.compiler.ir import expr_node, operand_node, prim_node
 from tangent_ckpt.compiler.transform.reverse import error_factory
+from tangent_ckpt.compiler.transform.linear_tangents import each_linear_tangent, joint_tangent
 from tangent_ckpt.compiler.transform.rules import _bound_node, check_static, instantiate
 from tangent_ckpt.errors import UnsupportedFunctionError
 
@@ -238,9 +235,9 @@ class Forwarder:
         if rule.jvp is not None:
             return self._user_tangent(prim, rule, ans, nonzero)
         if rule.is_joint():
-            return self._joint(stmt, prim, rule, nonzero)
+            return joint_tangent(stmt, prim, rule, lambda op: self._tangent_operand(op, nonzero))
         if rule.linear:
-            terms = self._each_linear(prim, rule, nonzero)
+            terms = each_linear_tangent(prim, rule, lambda op: self._tangent_operand(op, nonzero))
         else:
             terms = self._expressions(stmt, rule, bound, ans, nonzero)
         total = terms[0]
@@ -253,90 +250,6 @@ class Forwarder:
         if isinstance(op, ir.Name) and op.id in nonzero:
             return sx.name(self.tan(op.id))
         return None
-
-    def _where(self, prim, rule):
-        """{parameter: places in the call}: ("arg", k) / ("kw", key), or a tuple of
-        them for a ``*args`` parameter."""
-        return rule.bind([("arg", k) for k in range(len(prim.args))],
-                         {key: ("kw", key) for key in prim.kwargs})
-
-    def _places(self, prim, rule):
-        """Where the differentiable parameters' operands are in the call: a list of
-        (("arg", k) or ("kw", key), item index in a literal sequence or None, operand)."""
-        where = self._where(prim, rule)
-        places = []
-        for param in rule.linear_params():
-            place = where.get(param)
-            for p in (place if isinstance(place, tuple) and place and
-                      isinstance(place[0], tuple) else (place,)):
-                if not (isinstance(p, tuple) and len(p) == 2 and p[0] in ("arg", "kw")):
-                    continue  # a default: the user passed nothing
-                op = prim.args[p[1]] if p[0] == "arg" else prim.kwargs[p[1]]
-                if isinstance(op, ir.Seq):
-                    places += [(p, k, item) for k, item in enumerate(op.items)]
-                else:
-                    places.append((p, None, op))
-        return places
-
-    def _call_with(self, prim, rule, replace):
-        """The primitive applied with some operands replaced: ``replace(place, op)``
-        gives a node, or None to keep the operand (``place`` as :meth:`_places`)."""
-        args = [operand_node(a) for a in prim.args]
-        kwargs = {k: operand_node(v) for k, v in prim.kwargs.items()}
-        seqs = {}
-        for p, k, op in self._places(prim, rule):
-            node = replace((p, k), op)
-            if k is not None:
-                seqs.setdefault(p, {})[k] = node
-            elif node is not None:
-                if p[0] == "arg":
-                    args[p[1]] = node
-                else:
-                    kwargs[p[1]] = node
-        for p, items in seqs.items():
-            seq = prim.args[p[1]] if p[0] == "arg" else prim.kwargs[p[1]]
-            if all(node is None for node in items.values()):
-                continue
-            nodes = [items.get(k) or operand_node(item) for k, item in enumerate(seq.items)]
-            node = sx.tuple_(nodes) if seq.kind == "tuple" else \
-                ast.List(elts=nodes, ctx=ast.Load())
-            if p[0] == "arg":
-                args[p[1]] = node
-            else:
-                kwargs[p[1]] = node
-        return prim_node(prim, args, kwargs)
-
-    def _joint(self, stmt, prim, rule, nonzero):
-        """Linear in all its differentiable arguments together: one call with every
-        one replaced by its tangent, a zero where it has none."""
-        if prim.fn in (np.add, np.subtract) and all(
-                n in stmt.same_shape for a in prim.args for n in ir.operand_names(a)
-                if n in nonzero):
-            left, right = (self._tangent_operand(a, nonzero) for a in prim.args)
-            if right is None:
-                return left
-            if left is None:
-                return right if prim.fn is np.add else sx.neg(right)
-            return sx.binop(left, "+" if prim.fn is np.add else "-", right)
-
-        def replace(place, op):
-            tangent = self._tangent_operand(op, nonzero)
-            if tangent is not None:
-                return tangent
-            return sx.call("np.zeros_like", operand_node(op))
-        return self._call_with(prim, rule, replace)
-
-    def _each_linear(self, prim, rule, nonzero):
-        """Linear in each differentiable argument on its own: one call per argument
-        with a tangent, that argument replaced by it."""
-        terms = []
-        for p, k, op in self._places(prim, rule):
-            if self._tangent_operand(op, nonzero) is None:
-                continue
-            terms.append(self._call_with(
-                prim, rule, lambda place, o, here=(p, k): self._tangent_operand(o, nonzero)
-                if place == here else None))
-        return terms
 
     def _expressions(self, stmt, rule, bound, ans, nonzero):
         mapping = {"ans": sx.name(ans)}
