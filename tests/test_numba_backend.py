@@ -21,28 +21,10 @@ from tangent_ckpt.runtime import numba_backend  # noqa: E402
 from tangent_ckpt.runtime.numba_backend import NumbaFallbackWarning  # noqa: E402
 
 from tests import numba_problems  # noqa: E402
+from tests.numba_problems import private_cache  # noqa: E402,F401  (autouse fixture)
 
 CASES = numba_problems.cases(np.random.default_rng(0))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def private_cache(tmp_path_factory):
-    """Compiled modules and Numba's cache go to a folder of this test run."""
-    old = os.environ.get("TANGENT_CKPT_NUMBA_CACHE")
-    os.environ["TANGENT_CKPT_NUMBA_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
-    yield
-    if old is None:
-        del os.environ["TANGENT_CKPT_NUMBA_CACHE"]
-    else:
-        os.environ["TANGENT_CKPT_NUMBA_CACHE"] = old
-
-
-def _close(got, want):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    for g, w in zip(got, want):
-        scale = max(float(np.max(np.abs(w))), 1e-300)
-        assert float(np.max(np.abs(np.asarray(g) - w))) <= 1e-12 * scale
+_close = numba_problems.close
 
 
 @pytest.mark.parametrize("name, fn, args, wrt, options", CASES, ids=[c[0] for c in CASES])

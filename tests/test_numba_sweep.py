@@ -3,6 +3,7 @@ an integer array (exactly Revolve's actions and counts), snapshot buffers, and
 the whole sweep run compiled -- the NumPy backend's gradient and profiler counts,
 or the Python driver where the compiled sweep does not apply."""
 
+import importlib.util
 import os
 import tempfile
 import warnings
@@ -12,7 +13,10 @@ import pytest
 
 import tangent_ckpt as tc
 from tangent_ckpt.runtime import numba_sweep
-from tangent_ckpt.runtime.schedules import revolve_cost, revolve_peak, uniform_cost
+from tangent_ckpt.runtime.numba_backend import NumbaFallbackWarning
+from tests import numba_problems
+from tests.numba_problems import private_cache  # noqa: F401  (autouse fixture)
+from tangent_ckpt.runtime.schedules import revolve_cost, revolve_peak
 
 COUNTED = ("forward_steps", "recorded_steps", "snapshots_stored", "peak_snapshots",
            "peak_snapshot_bytes")
@@ -53,23 +57,11 @@ def test_buffers_keep_copies_and_restore_fresh_ones():
 
 # ----------------------------------------------------------------- compiled (needs Numba)
 
-numba = pytest.importorskip("numba")
-
-from tangent_ckpt.runtime.numba_backend import NumbaFallbackWarning  # noqa: E402
-from tests import numba_problems  # noqa: E402
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                 reason="the numba extra is not installed")
 
 CASES = numba_problems.cases(np.random.default_rng(0))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def private_cache(tmp_path_factory):
-    old = os.environ.get("TANGENT_CKPT_NUMBA_CACHE")
-    os.environ["TANGENT_CKPT_NUMBA_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
-    yield
-    if old is None:
-        del os.environ["TANGENT_CKPT_NUMBA_CACHE"]
-    else:
-        os.environ["TANGENT_CKPT_NUMBA_CACHE"] = old
+_close = numba_problems.close
 
 
 def _run(fn, args, wrt, **options):
@@ -78,19 +70,12 @@ def _run(fn, args, wrt, **options):
     return grads, {k: getattr(prof, k) for k in COUNTED}
 
 
-def _close(got, want):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    for g, w in zip(got, want):
-        scale = max(float(np.max(np.abs(w))), 1e-300)
-        assert float(np.max(np.abs(np.asarray(g) - w))) <= 1e-12 * scale
-
-
 def _sweeps_compiled(df):
     sweeps = [f for n, f in df.backend_report.functions.items() if n.endswith("_sweep")]
     return bool(sweeps) and all(f.fallback is None and f.dispatcher.overloads for f in sweeps)
 
 
+@needs_numba
 @pytest.mark.parametrize("name, fn, args, wrt, options", CASES, ids=[c[0] for c in CASES])
 def test_compiled_sweep_gives_the_numpy_backends_gradient_and_counts(name, fn, args, wrt,
                                                                      options):
@@ -108,6 +93,7 @@ def test_compiled_sweep_gives_the_numpy_backends_gradient_and_counts(name, fn, a
         assert prof.forward_steps == revolve_cost(steps, options["snapshots"])[1] + 1
 
 
+@needs_numba
 def test_the_sweep_replays_exactly_revolves_optimum_on_a_long_loop():
     fn = numba_problems.heat_loss
     u0 = np.linspace(0.0, 1.0, 16)
@@ -120,6 +106,7 @@ def test_the_sweep_replays_exactly_revolves_optimum_on_a_long_loop():
     assert got_counts["recorded_steps"] == 1000
 
 
+@needs_numba
 def test_the_uniform_schedule_runs_compiled_with_the_numpy_backends_counts():
     name, fn, args, wrt, options = CASES[0]
     want, counts = _run(fn, args, wrt, schedule="uniform", snapshots=30)
@@ -132,6 +119,7 @@ def test_the_uniform_schedule_runs_compiled_with_the_numpy_backends_counts():
     assert _sweeps_compiled(df)
 
 
+@needs_numba
 @pytest.mark.parametrize("options", [dict(memory_budget="50MB"), dict(schedule="online"),
                                      dict(snapshots=5, verify=True)],
                          ids=["memory_budget", "online", "verify"])
@@ -146,6 +134,7 @@ def test_where_the_compiled_sweep_does_not_apply_the_python_driver_runs_silently
     assert not _sweeps_compiled(df)
 
 
+@needs_numba
 def test_an_adjoint_step_without_a_sweep_reverses_in_python_from_the_buffers():
     name, fn, args, wrt, options = CASES[0]
     want, counts = _run(fn, args, wrt, **options)
@@ -163,6 +152,7 @@ def test_an_adjoint_step_without_a_sweep_reverses_in_python_from_the_buffers():
     assert {k: getattr(prof, k) for k in COUNTED} == counts
 
 
+@needs_numba
 def test_a_state_the_buffers_cannot_hold_runs_the_python_driver():
     def counting(x, n):
         c = np.zeros(2, dtype=np.int64)
@@ -177,6 +167,7 @@ def test_a_state_the_buffers_cannot_hold_runs_the_python_driver():
     assert got_counts == counts
 
 
+@needs_numba
 def test_the_compiled_sweep_leaves_no_files_behind():
     before = set(os.listdir(tempfile.gettempdir()))
     name, fn, args, wrt, options = CASES[0]

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.code import Blank, Block, Comment, Line
+from tangent_ckpt.compiler.code import Block, Comment, Line, trees
 from tangent_ckpt.compiler.naming import NUMPY, RUNTIME, builtin
 from tangent_ckpt.compiler.numba_fusion import fuse, kernel_operands
 from tangent_ckpt.runtime import numba_sweep
@@ -110,25 +110,9 @@ def _kept_reason(function, kept):
 
 
 def _trees(block):
-    """Every statement tree of a function block (its header's defaults too)."""
+    """Every statement tree of a function block (its parameters' defaults too)."""
     yield block.head.args
-    for item in block.body:
-        if isinstance(item, Line) and item.stmt is not None:
-            yield item.stmt
-        elif isinstance(item, Block):
-            if item.head is not None:
-                yield item.head
-            yield from _trees_of_items(item.body)
-
-
-def _trees_of_items(items):
-    for item in items:
-        if isinstance(item, Line) and item.stmt is not None:
-            yield item.stmt
-        elif isinstance(item, Block):
-            if item.head is not None:
-                yield item.head
-            yield from _trees_of_items(item.body)
+    yield from trees(block.body)
 
 
 def _is_rt(node, names):
