@@ -220,3 +220,14 @@ def test_steps_reading_a_global_array_stay_numpy_and_see_changes_in_place():
         _close(df(u, 10), tc.grad(_global_array_loss, checkpoint=True, snapshots=3)(u, 10))
     finally:
         DIFFUSIVITY[:] = saved
+
+
+@pytest.mark.parametrize("index", [slice(1, None), slice(None, -1), slice(2, 5)])
+def test_compiled_slice_store_equals_numpys_also_when_the_value_overlaps_the_target(index):
+    numba_backend._numba()  # the twins
+    from_numba = numba.njit(lambda x, i, v: tc.runtime.assign_at(x, i, v))
+    for make_value in (lambda x: x[:-1][:len(x[index])].copy(), lambda x: x[:len(x[index])]):
+        want, got = np.arange(8.0), np.arange(8.0)
+        want[index] = make_value(want)
+        from_numba(got, index, make_value(got))
+        assert np.array_equal(got, want)

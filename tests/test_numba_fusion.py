@@ -13,7 +13,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.emit import render
 from tangent_ckpt.compiler.naming import NUMPY, RUNTIME
-from tangent_ckpt.compiler.numba_fusion import fuse, kernel_operands
+from tangent_ckpt.compiler.numba_fusion import fuse, kernel_of
 
 
 def _items(statements):
@@ -110,16 +110,25 @@ def test_fused_code_computes_the_same_bits():
     assert np.array_equal(run["plain"], run["fused"])
 
 
-def test_a_fused_line_of_three_operands_gets_an_elementwise_kernel():
-    stmt = sx.renamed(ast.parse("v = u[1:-1] + k[1:-1] * (u[2:] - 2.0 * u[1:-1])").body[0],
+def test_an_elementwise_operation_becomes_a_kernel_of_its_operands():
+    expr = sx.renamed(ast.parse("u[1:-1] + k[1:-1] * (u[2:] - 2.0 * u[1:-1])").body[0].value,
                       {"np": NUMPY})
-    params, operands, element = kernel_operands(stmt)
+    params, operands, element, key = kernel_of(expr)
     assert params == ["u_1", "k_1", "u_2"]
     assert [ast.unparse(o) for o in operands] == ["u[1:-1]", "k[1:-1]", "u[2:]"]
     assert ast.unparse(element) == "u_1 + k_1 * (u_2 - 2.0 * u_1)"
 
 
-def test_lines_of_two_operands_or_with_calls_that_are_not_ufuncs_get_no_kernel():
-    for text in ("v = u * k + 1.0", "v = np.roll(u, 1) + k + g", "v = u"):
-        stmt = sx.renamed(ast.parse(text).body[0], {"np": NUMPY})
-        assert kernel_operands(stmt) is None
+def test_kernels_computing_the_same_expression_share_a_key():
+    a, b = (kernel_of(ast.parse(text).body[0].value)
+            for text in ("bx * (h / 6.0)", "by_2 * (h / 6.0)"))
+    assert a[3] == b[3]
+    assert kernel_of(ast.parse("bx * (h / 7.0)").body[0].value)[3] != a[3]
+
+
+def test_calls_that_are_not_ufuncs_are_operands_and_names_alone_are_no_kernel():
+    expr = sx.renamed(ast.parse("x + np.roll(g, 1)").body[0].value, {"np": NUMPY})
+    params, operands, element, _ = kernel_of(expr)
+    assert ast.unparse(element) == "x + roll_1" and ast.unparse(operands[1]) == "<np>.roll(g, 1)"
+    for text in ("u", "np.roll(u, 1)", "2.0 * 3.0"):
+        assert kernel_of(sx.renamed(ast.parse(text).body[0].value, {"np": NUMPY})) is None

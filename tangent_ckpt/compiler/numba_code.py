@@ -10,11 +10,14 @@ gradient and the global bindings it reads; gives the same code with:
   numbers; global arrays, which Numba would freeze at compile time): those
   stay NumPy, with a :class:`NumbaFallbackWarning` saying why;
 * basic indices ``np.s_[1:-1]`` written ``slice(1, -1)``, which Numba reads;
+* ``x[1:-1] = v`` written ``rt.assign_at(x, slice(1, -1), v)`` (a plain loop
+  in compiled code, runtime/numba_writes.py);
 * single-use temporaries put back into their reader (:mod:`numba_fusion`), and
-  each fused line of three or more operands computed by an elementwise kernel
-  (``@njit(cache=True, elementwise=True)``): one compiled loop over the
-  elements instead of Numba's general broadcasting loop, three to eight times
-  slower on such lines;
+  each elementwise operation (arithmetic and ufuncs over its operands) computed
+  by an elementwise kernel (``@njit(cache=True, elementwise=True)``, one per
+  distinct expression, shared by the lines that compute it): one compiled loop
+  over the elements instead of Numba's general broadcasting loop, which is
+  three to eight times slower on 1-D arrays of a thousand elements;
 * per checkpointed loop, ``loopN_advance`` (many plain steps in one compiled
   call) and the compiled sweeps ``loopN_forward_sweep`` / ``loopN_reverse_sweep``
   that run the whole schedule (runtime/numba_sweep.py), attached to the step
@@ -32,7 +35,7 @@ import numpy as np
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Comment, Line, trees
 from tangent_ckpt.compiler.naming import NUMPY, RUNTIME, builtin
-from tangent_ckpt.compiler.numba_fusion import fuse, kernel_operands
+from tangent_ckpt.compiler.numba_fusion import fuse, kernel_of
 from tangent_ckpt.runtime import numba_sweep
 from tangent_ckpt.runtime.numba_backend import NumbaFallbackWarning, legacy_random_names, njit
 
@@ -53,7 +56,7 @@ def numba_code(code, bindings):
                  if isinstance(item, Block) and isinstance(item.head, ast.FunctionDef)}
     kept = _names_kept_in_python(bindings)
     taken = set(functions) | set(bindings)
-    definitions, loops = [], []
+    definitions, loops, kernels = [], [], {}
     for definition in code.definitions:
         out = []
         for item in definition:
@@ -70,10 +73,9 @@ def numba_code(code, bindings):
                               NumbaFallbackWarning, stacklevel=6)
                 out.append(item)
                 continue
-            block, kernels = _compiled_function(item, taken)
-            definitions += [[k] for k in kernels]
-            out.append(block)
+            out.append(_compiled_function(item, taken, kernels))
         definitions.append(out)
+    definitions = [[block] for _, block in kernels.values()] + definitions
     compiled = {name for d in definitions for item in d if isinstance(item, Block) and
                 isinstance(item.head, ast.FunctionDef) and item.head.decorator_list
                 for name in [item.head.name]}
@@ -168,11 +170,25 @@ def _basic_index(node):
     return None
 
 
+def _store(stmt):
+    """``x[1:-1] = v`` -> ``rt.assign_at(x, slice(1, -1), v)`` (runtime/numba_writes.py),
+    else ``stmt``."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+            isinstance(stmt.targets[0], ast.Subscript) and
+            isinstance(stmt.targets[0].value, ast.Name)):
+        return stmt
+    target = stmt.targets[0]
+    index = _basic_index(target.slice)
+    if index is None or not any(isinstance(n, ast.Slice) for n in sx.walk(target.slice)):
+        return stmt
+    return sx.statement(sx.rt("assign_at", sx.name(target.value.id), index, stmt.value))
+
+
 def _rewritten(items):
     out = []
     for item in items:
         if isinstance(item, Line) and item.stmt is not None:
-            item = dataclasses.replace(item, stmt=_Slices().visit(sx.copy_tree(item.stmt)))
+            item = dataclasses.replace(item, stmt=_store(_Slices().visit(sx.copy_tree(item.stmt))))
         elif isinstance(item, Block):
             head = item.head
             if isinstance(head, (ast.If, ast.While, ast.For)):
@@ -182,37 +198,66 @@ def _rewritten(items):
     return out
 
 
-def _compiled_function(block, taken):
-    """(the function ``block`` decorated, its slices and fused lines rewritten;
-    the elementwise kernels its lines now call)."""
+def _compiled_function(block, taken, kernels):
+    """The function ``block`` decorated, its slices and stores rewritten, its
+    temporaries fused and its elementwise operations computed by ``kernels``."""
     body = fuse(_rewritten(block.body), {a.arg for a in block.head.args.args})
-    kernels = []
     body = _with_kernels(body, block.head.name, taken, kernels)
-    return Block(_decorated(block.head), body, block.line, block.adjoint), kernels
+    return Block(_decorated(block.head), body, block.line, block.adjoint)
 
 
 def _with_kernels(items, owner, taken, kernels):
+    """``items`` with each elementwise operation computed by a kernel (one per
+    distinct expression, shared by the lines that compute it: ``kernels`` maps
+    its key to (name, block))."""
     out = []
     for item in items:
         if isinstance(item, Block):
             out.append(item.with_body(_with_kernels(item.body, owner, taken, kernels)))
-            continue
-        found = kernel_operands(item.stmt) if isinstance(item, Line) and \
-            item.stmt is not None else None
-        if found is None:
+        elif isinstance(item, Line) and item.stmt is not None:
+            where = f"line {item.line} of {owner}()" if item.line else f"{owner}()"
+            out.append(dataclasses.replace(
+                item, stmt=_Kernels(owner, item.line, where, taken, kernels).visit(
+                    sx.copy_tree(item.stmt))))
+        else:
             out.append(item)
-            continue
-        params, operands, element = found
-        name = _fresh(f"{owner}_line{item.line}" if item.line else f"{owner}_kernel", taken)
-        head = _decorated(sx.def_(name, params), elementwise=True)
-        what = f"line {item.line}" if item.line else "a line"
-        kernels.append(Block(head, [
-            Comment(f"{what} of {owner}(), one element at a time (NumPy: whole arrays)"),
-            Line(sx.return_([element]))]))
-        call = sx.call(sx.name(name), *operands)
-        stmt = item.stmt
-        out.append(dataclasses.replace(item, stmt=ast.Assign(targets=stmt.targets, value=call)))
     return out
+
+
+class _Kernels(ast.NodeTransformer):
+    """Replaces each outermost elementwise operation by a call of its kernel
+    (not in indices: they are ints)."""
+
+    def __init__(self, owner, line, where, taken, kernels):
+        self.owner, self.line, self.where = owner, line, where
+        self.taken, self.kernels = taken, kernels
+
+    def visit_Subscript(self, node):  # noqa: N802
+        node.value = self.visit(node.value)
+        return node
+
+    def visit_AugAssign(self, node):  # noqa: N802
+        node.value = self.visit(node.value)
+        return node
+
+    def generic_visit(self, node):
+        found = kernel_of(node) if isinstance(node, ast.expr) else None
+        if found is None:
+            return super().generic_visit(node)
+        params, operands, element, key = found
+        if key not in self.kernels:
+            stem = f"{self.owner}_line{self.line}" if self.line else f"{self.owner}_kernel"
+            name, k = stem, 1
+            while name in self.taken:
+                k += 1
+                name = f"{stem}_{k}"
+            self.taken.add(name)
+            head = _decorated(sx.def_(name, params), elementwise=True)
+            self.kernels[key] = (name, Block(head, [
+                Comment(f"{self.where}, one element at a time (NumPy: whole arrays)"),
+                Line(sx.return_([element]))]))
+        name = self.kernels[key][0]
+        return sx.call(sx.name(name), *[self.visit(o) for o in operands])
 
 
 def _fresh(name, taken):

@@ -10,8 +10,8 @@ reader when no statement in between could change what it reads (rebinds one of
 its names, or writes into an array: a subscript store, ``+=``, an
 ``rt.accumulate*`` call, a method call).  Elementwise, the same operations run
 in the same order on each element, so the values are bit-identical.
-:func:`kernel_operands` then says which fused lines are worth a kernel of their
-own (numba_code.py).
+:func:`kernel_of` then finds the elementwise operations that an elementwise
+kernel computes (numba_code.py).
 
 Works on code items (``code.Line``, ``code.Block``) before emit; used by
 :mod:`tangent_ckpt.compiler.numba_code` for the functions it compiles.
@@ -26,14 +26,9 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.naming import NUMPY, RUNTIME
 
-__all__ = ["fuse", "kernel_operands"]
+__all__ = ["fuse", "kernel_of"]
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd)
-#: a fused line gets its own kernel from this many operands (Numba's own loop is
-#: fast for two)
-KERNEL_OPERANDS = 3
-
-
 def _is_ufunc_call(node):
     f = node.func
     return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
@@ -166,41 +161,60 @@ def _block_reads(block):
     return names
 
 
-def kernel_operands(stmt):
-    """For ``name = <elementwise expression>`` of at least ``KERNEL_OPERANDS``
-    distinct operands: (the kernel's parameters, the operands in that order, the
-    expression on the parameters); else None.  An operand is a name or a
-    subscript read; numbers stay in the expression."""
-    if sx.single_target(stmt) is None or not _elementwise(stmt.value) or \
-            not isinstance(stmt.value, (ast.BinOp, ast.UnaryOp, ast.Call)):
+def _operation(node):
+    """True for an elementwise operation: arithmetic or a NumPy ufunc call."""
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        return isinstance(node.op, _OPS)
+    return isinstance(node, ast.Call) and _is_ufunc_call(node)
+
+
+def _stem(node):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        return node.value.id
+    if isinstance(node, ast.Call):
+        f = node.func
+        return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "x").strip("<>")
+    return "x"
+
+
+def kernel_of(node):
+    """For an elementwise operation ``node`` (arithmetic and ufuncs over operands):
+    (the kernel's parameters, its operands -- each maximal part that is not an
+    operation, numbers excepted, in the order Python evaluates them -- the
+    expression on the parameters, and a key equal for kernels that compute the
+    same thing); None when ``node`` is no operation or has no operand."""
+    if not _operation(node):
         return None
     operands, params, mapping = [], [], {}
-    taken = set(_names(stmt.value, ast.Load))
+    taken = {n.id for n in sx.walk(node) if isinstance(n, ast.Name)}
 
-    class Operands(ast.NodeTransformer):
-        def visit_Call(self, node):  # noqa: N802  (a ufunc: its name is no operand)
-            node.args = [self.visit(a) for a in node.args]
-            return node
+    def element(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and \
+                not isinstance(n.value, bool):
+            return n
+        if isinstance(n, ast.BinOp) and _operation(n):
+            return ast.BinOp(left=element(n.left), op=n.op, right=element(n.right))
+        if isinstance(n, ast.UnaryOp) and _operation(n):
+            return ast.UnaryOp(op=n.op, operand=element(n.operand))
+        if isinstance(n, ast.Call) and _operation(n):
+            return ast.Call(func=n.func, args=[element(a) for a in n.args], keywords=[])
+        key = ast.dump(n)
+        if key not in mapping:
+            stem = _stem(n)
+            param = stem if isinstance(n, ast.Name) and stem not in params else \
+                _fresh(stem, taken)
+            mapping[key] = param
+            params.append(param)
+            operands.append(n)
+        return sx.name(mapping[key])
 
-        def visit_Name(self, node):  # noqa: N802
-            return self._operand(node, node.id)
-
-        def visit_Subscript(self, node):  # noqa: N802
-            return self._operand(node, node.value.id)
-
-        def _operand(self, node, stem):
-            key = ast.dump(node)
-            if key not in mapping:
-                param = stem if isinstance(node, ast.Name) else _fresh(stem, taken)
-                mapping[key] = param
-                params.append(param)
-                operands.append(sx.copy_tree(node))
-            return sx.name(mapping[key])
-
-    element = Operands().visit(sx.copy_tree(stmt.value))
-    if len(operands) < KERNEL_OPERANDS:
+    body = element(node)
+    if not operands:
         return None
-    return params, operands, element
+    positional = sx.renamed(body, {p: f"p{i}" for i, p in enumerate(params)})
+    return params, operands, body, ast.dump(positional)
 
 
 def _fresh(stem, taken):

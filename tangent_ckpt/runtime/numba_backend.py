@@ -165,10 +165,11 @@ def njit(cache=True, quiet=False, elementwise=False):
 
 def _elementwise(func, cache):
     numba, twins, _ = _numba()
+    # NumPy's error model: a float divided by zero is inf (or nan), as on arrays
     try:
-        scalar = numba.njit(cache=cache)(func)
+        scalar = numba.njit(cache=cache, error_model="numpy")(func)
     except RuntimeError:  # cache=True needs a source file (not exec'd text)
-        scalar = numba.njit(func)
+        scalar = numba.njit(error_model="numpy")(func)
 
     @functools.wraps(func)
     def kernel(*operands):

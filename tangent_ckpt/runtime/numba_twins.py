@@ -31,7 +31,7 @@ from tangent_ckpt import runtime as rt
 TWINS = ("unbroadcast", "shape_of", "broadcast_shape", "matmul_shape", "zeros_like",
          "getitem_adjoint", "accumulate_at", "setitem_adjoint_value", "setitem_adjoint_array",
          "repeat_to_match", "power_adjoint_base", "matmul_adjoint_x1", "matmul_adjoint_x2",
-         "accumulate_matmul_adjoint_x2", "as_gradient", "store_snapshot", "restore_snapshot")
+         "accumulate_matmul_adjoint_x2", "as_gradient", "store_snapshot", "restore_snapshot", "assign_at")
 
 
 def _twin(name):
@@ -431,3 +431,29 @@ def elementwise_loop(kernel, scalar):
                   f"        out[k] = scalar({spread})",
                   "return out"]
         return _unrolled("*ops", lines, scalar=scalar, DTYPE=dtype)
+
+
+# ----------------------------------------------------------------- stores
+
+@_twin("assign_at")
+def _assign_at(x, index, value):
+    if not (isinstance(x, types.Array) and _basic(index)):
+        _refuse("assign_at", x, index, value)
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    view_ndim = x.ndim - sum(isinstance(p, types.Integer) for p in parts)
+    if view_ndim == 1 and isinstance(value, types.Array) and value.ndim == 1:
+        def impl(x, index, value):
+            view = x[index]
+            n = value.shape[0]
+            start, end = value.ctypes.data, value.ctypes.data + value.nbytes
+            first, last = view.ctypes.data, view.ctypes.data + view.nbytes
+            if view.shape[0] == n and (end <= first or last <= start):
+                for i in range(n):
+                    view[i] = value[i]
+            else:
+                x[index] = value
+        return impl
+
+    def generic(x, index, value):
+        x[index] = value
+    return generic
