@@ -438,21 +438,15 @@ def worker(mode, method, problem, repeat, quick, out_path):
         if kind == "tracemalloc":
             call_small = None  # noqa: F841
             peak, _ = common.peak_memory(call)
-        elif kind == "max(RSS,tm)":
-            gc.collect()
-            base = _rss_now()
-            if not _reset_peak():
-                result["error"] = "cannot reset the peak RSS (/proc/self/clear_refs)"
-                peak = None
-            else:
-                traced, _ = common.peak_memory(call)
-                peak = max(traced, _rss_peak() - base)
         else:
             gc.collect()
             base = _rss_now()
             if not _reset_peak():
                 result["error"] = "cannot reset the peak RSS (/proc/self/clear_refs)"
                 peak = None
+            elif kind == "max(RSS,tm)":
+                traced, _ = common.peak_memory(call)
+                peak = max(traced, _rss_peak() - base)
             else:
                 call()
                 peak = _rss_peak() - base
