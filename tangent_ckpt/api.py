@@ -77,10 +77,9 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None):
                 if source is not None:
                     forget_source(fn)
             if options.backend == "numba":
-                text, function, namespace, report = numba_backend.compile_with_numba(compiled)
+                function, namespace, report = numba_backend.compile_with_numba(compiled)
                 function.jit_report = report
-                compiled = dataclasses.replace(compiled, source=text, function=function,
-                                               namespace=namespace)
+                compiled = dataclasses.replace(compiled, function=function, namespace=namespace)
             filename = getattr(getattr(compiled.function, "__code__", None), "co_filename", None)
             if filename is not None and filename.startswith("<tangent_ckpt"):
                 weakref.finalize(compiled, linecache.cache.pop, filename, None)

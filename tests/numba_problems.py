@@ -2,7 +2,10 @@
 backend's tests: a heat equation updated through slices and a Lorenz-96 RK4
 integrator (the examples'), an RNN, and a loop with if/else and break."""
 
+import os
+
 import numpy as np
+import pytest
 
 from examples.heat_equation import misfit as heat_loss
 from examples.lorenz96 import loss as lorenz96_loss
@@ -43,3 +46,25 @@ def cases(rng):
         ("branchy", branchy_loss, (0.5 + 0.1 * rng.random(6), 1.05, 60), (0, 1),
          dict(snapshots=4)),
     ]
+
+
+def close(got, want):
+    """Each gradient of ``got`` within 1e-12 (relative to its largest entry) of ``want``."""
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got, want):
+        scale = max(float(np.max(np.abs(w))), 1e-300)
+        assert float(np.max(np.abs(np.asarray(g) - w))) <= 1e-12 * scale
+
+
+@pytest.fixture(autouse=True, scope="module")
+def private_cache(tmp_path_factory):
+    """Compiled modules and Numba's cache go to a folder of this test run (a test
+    module takes it with ``from tests.numba_problems import private_cache``)."""
+    old = os.environ.get("TANGENT_CKPT_NUMBA_CACHE")
+    os.environ["TANGENT_CKPT_NUMBA_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
+    yield
+    if old is None:
+        del os.environ["TANGENT_CKPT_NUMBA_CACHE"]
+    else:
+        os.environ["TANGENT_CKPT_NUMBA_CACHE"] = old

@@ -1,6 +1,7 @@
-"""runtime/numba_fusion.py: which single-use temporaries go back into their reader
-(so Numba fuses the arithmetic), and which must stay because a statement in
-between could change what they read.  Pure syntax: runs without Numba."""
+"""compiler/numba_fusion.py: which single-use temporaries go back into their reader
+(so Numba computes a line in one loop), which must stay because a statement in
+between could change what they read, and which fused lines get an elementwise
+kernel.  Pure syntax: runs without Numba."""
 
 import ast
 import textwrap
@@ -8,15 +9,33 @@ import textwrap
 import numpy as np
 import pytest
 
-from tangent_ckpt.runtime.numba_backend import numba_source
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.code import Block, Line
+from tangent_ckpt.compiler.emit import render
+from tangent_ckpt.compiler.naming import NUMPY, RUNTIME
+from tangent_ckpt.compiler.numba_fusion import fuse, kernel_of
+
+
+def _items(statements):
+    """Code items of parsed statements (``np`` and ``rt`` as the compiler names them)."""
+    items = []
+    for stmt in statements:
+        if isinstance(stmt, ast.If):
+            items.append(Block(sx.renamed(ast.If(test=stmt.test, body=[], orelse=[]),
+                                          {"np": NUMPY, "rt": RUNTIME}), _items(stmt.body)))
+        else:
+            items.append(Line(sx.renamed(stmt, {"np": NUMPY, "rt": RUNTIME})))
+    return items
+
+
+def _fused_items(body):
+    tree = ast.parse(textwrap.dedent(body))
+    return fuse(_items(tree.body), {"t", "u", "k", "bk", "g"})
 
 
 def _fused(body):
-    """The body of ``f_step`` after the numba backend's rewrite, without decorators."""
-    source = "def f_step(t, u, k, bk, g):\n" + textwrap.indent(textwrap.dedent(body), "    ")
-    text = numba_source(source)
-    return [line.strip() for line in text.splitlines()
-            if line.startswith("    ") and not line.strip().startswith("#")]
+    """The statements of ``body`` after fusion, one per line, as emit prints them."""
+    return [line.strip() for line in render(_fused_items(body)).splitlines()]
 
 
 def test_a_chain_of_single_use_temporaries_becomes_one_expression():
@@ -79,7 +98,7 @@ def test_fused_code_computes_the_same_bits():
         return u
         """
     source = "def f_step(t, u, k, bk, g):\n" + textwrap.indent(textwrap.dedent(body), "    ")
-    fused = numba_source(source).replace("@njit(cache=True)\n", "")
+    fused = "def f_step(t, u, k, bk, g):\n" + textwrap.indent(render(_fused_items(body)), "    ")
     assert len(ast.parse(fused).body[0].body) < len(ast.parse(source).body[0].body)
     rng = np.random.default_rng(1)
     u, k = rng.standard_normal(50), rng.random(50)
@@ -89,3 +108,27 @@ def test_fused_code_computes_the_same_bits():
         exec(text, namespace)
         run[name] = namespace["f_step"](0, u, k, None, None)
     assert np.array_equal(run["plain"], run["fused"])
+
+
+def test_an_elementwise_operation_becomes_a_kernel_of_its_operands():
+    expr = sx.renamed(ast.parse("u[1:-1] + k[1:-1] * (u[2:] - 2.0 * u[1:-1])").body[0].value,
+                      {"np": NUMPY})
+    params, operands, element, key = kernel_of(expr)
+    assert params == ["u_1", "k_1", "u_2"]
+    assert [ast.unparse(o) for o in operands] == ["u[1:-1]", "k[1:-1]", "u[2:]"]
+    assert ast.unparse(element) == "u_1 + k_1 * (u_2 - 2.0 * u_1)"
+
+
+def test_kernels_computing_the_same_expression_share_a_key():
+    a, b = (kernel_of(ast.parse(text).body[0].value)
+            for text in ("bx * (h / 6.0)", "by_2 * (h / 6.0)"))
+    assert a[3] == b[3]
+    assert kernel_of(ast.parse("bx * (h / 7.0)").body[0].value)[3] != a[3]
+
+
+def test_calls_that_are_not_ufuncs_are_operands_and_names_alone_are_no_kernel():
+    expr = sx.renamed(ast.parse("x + np.roll(g, 1)").body[0].value, {"np": NUMPY})
+    params, operands, element, _ = kernel_of(expr)
+    assert ast.unparse(element) == "x + roll_1" and ast.unparse(operands[1]) == "<np>.roll(g, 1)"
+    for text in ("u", "np.roll(u, 1)", "2.0 * 3.0"):
+        assert kernel_of(sx.renamed(ast.parse(text).body[0].value, {"np": NUMPY})) is None

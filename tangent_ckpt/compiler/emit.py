@@ -188,6 +188,8 @@ def render(items, indent="    ", level=0, line_texts=None, aliases=None):
             elif isinstance(item, Block):
                 if item.head is not None:
                     _note(item.line, item.adjoint, pad)
+                for decorator in getattr(item.head, "decorator_list", ()):
+                    lines.append(f"{pad}@{unparse(decorator, aliases)}")
                 lines.append(pad + header(item, aliases))
                 last[0] = None
                 if item.body:

@@ -14,6 +14,7 @@ from tangent_ckpt.compiler.deep import on_deep_stack
 from tangent_ckpt.compiler.emit import emit
 from tangent_ckpt.compiler.lower.container_values import expand_positions
 from tangent_ckpt.compiler.lower.normalize import normalize
+from tangent_ckpt.compiler.numba_code import numba_code
 from tangent_ckpt.compiler.package.checkpointed_loops import mark_loops
 from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler
 from tangent_ckpt.compiler.package.gradient import auto_plan, package_gradient
@@ -81,6 +82,8 @@ def _stages(fn, wrt, options, return_value, containers=None):
         helpers = segments.definitions + (loops.definitions if loops else [])
         code = package_gradient(function, sweeps, wrt_names, bindings,  # package
                                 namer, options, plan, return_value, helpers)
+        if options.backend == "numba":
+            code, bindings = numba_code(code, bindings)             # backend numba
     compiled = emit(code, function, bindings, wrt_names)            # emit
     compiled.dependencies = dependencies
     compiled.loops = loops.summaries(function) if loops else \

@@ -21,6 +21,8 @@ except ImportError:  # pragma: no cover - SciPy is an optional extra
 from tangent_ckpt.runtime.driver import CheckpointedLoop, run_schedule  # noqa: F401,E402
 from tangent_ckpt.runtime.memory import parse_memory  # noqa: F401,E402
 from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes  # noqa: F401,E402
+from tangent_ckpt.runtime.numba_sweep import store_snapshot, restore_snapshot  # noqa: F401,E402
+from tangent_ckpt.runtime.numba_writes import assign_at  # noqa: F401,E402
 from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
 from tangent_ckpt.runtime import schedules, profiler  # noqa: F401,E402
 from tangent_ckpt.runtime.custom_rules import adjoint_parts  # noqa: F401,E402

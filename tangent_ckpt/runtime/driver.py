@@ -28,6 +28,7 @@ import tracemalloc
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
+from tangent_ckpt.runtime import numba_sweep
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime import progress
 from tangent_ckpt.runtime.costs import DEFAULT_COSTS, MEASURE, as_costs, measure_costs
@@ -202,6 +203,8 @@ class CheckpointedLoop:
         self._tape_states = self.TAPE_STATES
         self._segments = None
         self._store = None
+        self._compiled = None   # numba_sweep.SweepPlan of a forward sweep run compiled
+        self._buffers = None    # its snapshots
         self._it = None
         self._prev = None
         self._last = None
@@ -540,6 +543,7 @@ class CheckpointedLoop:
         """Free all snapshots and remove the temporary folder (idempotent)."""
         self._show_progress(None, None)
         self._it = None
+        self._compiled = self._buffers = None
         self._prev = None
         self._last = None
         if self.plan is not None:
@@ -575,6 +579,9 @@ class CheckpointedLoop:
         k = self._segment_length(n, s)
         if k:
             return self._forward_segments(step, state, args, n, k)
+        plan = self._sweep_plan(step, state, n, s)
+        if plan is not None:
+            return self._forward_compiled(step, plan, state, args, n)
         if self.schedule == "uniform":
             if self.disk_snapshots:
                 raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
@@ -613,6 +620,68 @@ class CheckpointedLoop:
         except BaseException:
             self.close()
             raise
+
+    def _sweep_plan(self, step, state, n, s):
+        """The schedule as a ``numba_sweep.SweepPlan`` when the whole sweep can run
+        compiled (backend="numba": the step has a ``sweep``), else None.  It
+        cannot with random state, a disk level, a memory budget, written rows,
+        verification, a progress bar, indices that are not a range, or a state
+        that is not a float array, a float or a flat tuple of them."""
+        if getattr(step, "sweep", None) is None or n < 2 or self.schedule == "online" or \
+                self.disk_snapshots or self.memory_budget is not None or self.plan is not None \
+                or self.writes is not None or self.verify or self._random is not None or \
+                self._progress is not None or not (self.steps is None or
+                                                   isinstance(self.steps, range)) or \
+                not numba_sweep.fits(state):
+            return None
+        every = self._uniform_every(n, s) if self.schedule == "uniform" else s
+        return numba_sweep.sweep_plan(self.schedule, n, every)
+
+    def _first_stride(self):
+        return (0, 1) if self.steps is None else (self.steps.start, self.steps.step)
+
+    def _forward_compiled(self, step, plan, state, args, n):
+        """The forward sweep in one compiled call (``step.sweep``), snapshots in
+        preallocated buffers; the last step runs here for the loop's result."""
+        try:
+            self._buffers = numba_sweep.snapshot_buffers(state, plan.slots)
+            prev = step.sweep(plan.codes, *self._first_stride(), state, self._buffers, *args)
+            out = step(self._index(n - 1), prev, *args)
+            self._c.update(plan.forward)
+            self._peak_snaps = plan.peak
+            self._peak_bytes = plan.peak * self._state_bytes
+            self._prev, self._last, self._compiled = prev, out if self.next_state else None, plan
+            self._flush()
+            return out
+        except BaseException:
+            self.close()
+            raise
+
+    def _reverse_compiled(self, adjoint_step, bstate, args):
+        """The rest of the schedule in one compiled call (``adjoint_step.sweep``)."""
+        plan, self._compiled = self._compiled, None
+        states = (self._prev, self._last) if self.next_state else (self._prev,)
+        self._prev = self._last = None
+        bstate = adjoint_step.sweep(plan.codes, plan.turn, *self._first_stride(), *states,
+                                    bstate, self._buffers, *self._args, *args)
+        self._c.update(plan.reverse, recorded_steps=self.n)
+        self._peak_snaps = plan.peak
+        self._peak_bytes = plan.peak * self._state_bytes
+        self._flush(final=True)
+        return settled(bstate)
+
+    def _buffers_to_store(self):
+        """Hand the snapshots of a compiled forward sweep to the Python reverse sweep
+        (an adjoint step without a compiled sweep)."""
+        plan, self._compiled = self._compiled, None
+        for slot in plan.held:
+            self._store.store(slot, numba_sweep.restore_snapshot(self._buffers, slot, self._prev))
+        self._buffers = None
+        it = iter(plan.actions())
+        for a in it:
+            if a.kind is FIRST_TURN:
+                break
+        self._it = it
 
     def _disk_plan(self, n, s_ram, state, args):
         """The RAM + disk schedule for this run, planned for the costs (measured if asked)."""
@@ -762,6 +831,13 @@ class CheckpointedLoop:
                 return settled(self._reverse_segments(bstate, args))
             finally:
                 self.close()
+        if self._compiled is not None and getattr(adjoint_step, "sweep", None) is not None:
+            try:
+                return self._reverse_compiled(adjoint_step, bstate, args)
+            finally:
+                self.close()
+        if self._compiled is not None:  # an adjoint step without a compiled sweep
+            self._buffers_to_store()
         if self._it is None:
             if self.n == 0:
                 return bstate

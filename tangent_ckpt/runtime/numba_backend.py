@@ -1,18 +1,14 @@
 """``backend="numba"``: the generated step functions compiled with ``numba.njit``.
 
-A checkpointed loop's primal step, adjoint step and taped segment are plain
-NumPy over arrays; this backend rewrites the generated module so that each
-such function is decorated with :func:`njit` (``numba.njit(cache=True)`` that
-falls back to NumPy) and reads basic indices as ``slice(...)`` instead of
-``np.s_[...]``; its ``rt`` helpers compile to their Numba twins
-(:mod:`tangent_ckpt.runtime.numba_twins`).  For every loop step it
-adds a compiled ``loopN_advance(first, stride, count, state, *args)`` that runs
-``count`` plain steps in one call; the schedule driver uses it for the
-schedule's ADVANCE actions (``step.advance``).
-
-Functions that drive loops (they make an ``rt.CheckpointedLoop``) stay Python.
-A function Numba cannot compile runs with NumPy instead, with one
-:class:`NumbaFallbackWarning` naming it and Numba's reason.
+The compiler writes the generated module for Numba (``compiler/numba_code.py``:
+decorators, slices, fused lines, elementwise kernels, the advance functions
+and compiled sweeps of each loop); here is what that module runs with:
+:func:`njit`, the decorator (``numba.njit(cache=True)`` that falls back to
+NumPy), whose ``rt`` helpers compile to their Numba twins
+(:mod:`tangent_ckpt.runtime.numba_twins`), and :func:`compile_with_numba`,
+which loads the module from a file.  A function Numba cannot compile runs with
+NumPy instead, with one :class:`NumbaFallbackWarning` naming it and Numba's
+reason.
 
 The module is written to a file under :func:`cache_dir` (named by a hash of its
 text and of the values it is compiled against) so that ``cache=True`` works: a
@@ -22,8 +18,8 @@ measured per function and summed in :class:`JitReport`.
 Numba is imported on first use only; without it, nothing here is loaded.
 """
 
-import ast
 import dataclasses
+import functools
 import hashlib
 import importlib
 import os
@@ -34,13 +30,8 @@ import warnings
 
 import numpy as np
 
-from tangent_ckpt.runtime.numba_fusion import fusion_plan
-
-__all__ = ["njit", "JitFunction", "JitReport", "NumbaFallbackWarning", "numba_source",
-           "compile_with_numba", "cache_dir", "available"]
-
-#: runtime objects whose calls keep a function in Python: they drive loops
-DRIVERS = frozenset({"CheckpointedLoop", "Segment", "MemoryPlan", "run_schedule"})
+__all__ = ["njit", "JitFunction", "JitReport", "NumbaFallbackWarning", "compile_with_numba",
+           "cache_dir", "available", "legacy_random_names"]
 
 _STATE = {}
 
@@ -90,7 +81,7 @@ class JitFunction:
     a fallback, so that the driver steps in Python).
     """
 
-    def __init__(self, py_func, cache=True):
+    def __init__(self, py_func, cache=True, quiet=False):
         numba, _, _ = _numba()
         self.py_func = py_func
         self.__name__ = py_func.__name__
@@ -100,6 +91,7 @@ class JitFunction:
         except RuntimeError:  # cache=True needs a source file (not exec'd text)
             self.dispatcher = numba.njit(py_func)
         self.compile_seconds = 0.0
+        self.quiet = quiet
         self.fallback = None
         self._advance = None
 
@@ -138,8 +130,9 @@ class JitFunction:
     def _fall_back(self, exc, stacklevel=3):
         reason = exc if isinstance(exc, str) else _first_line(exc)
         self.fallback = reason
-        warnings.warn(f"backend='numba': {self.__name__}() runs with NumPy, Numba cannot "
-                      f"compile it: {reason}", NumbaFallbackWarning, stacklevel=stacklevel)
+        if not self.quiet:
+            warnings.warn(f"backend='numba': {self.__name__}() runs with NumPy, Numba cannot "
+                          f"compile it: {reason}", NumbaFallbackWarning, stacklevel=stacklevel)
 
     def __repr__(self):
         state = f"NumPy fallback: {self.fallback}" if self.fallback else "numba.njit"
@@ -155,10 +148,34 @@ def _first_line(exc):
     return type(exc).__name__
 
 
-def njit(cache=True):
+def njit(cache=True, quiet=False, elementwise=False):
     """Decorator of the generated functions: ``numba.njit(cache=cache)`` with the
-    NumPy fallback of :class:`JitFunction`."""
-    return lambda func: JitFunction(func, cache=cache)
+    NumPy fallback of :class:`JitFunction` (``quiet``: without the warning, for
+    the compiled sweeps, whose Python version calls the compiled steps).
+
+    ``elementwise``: ``func`` is an expression of its parameters that compiled
+    code calls with arrays; it runs as one loop over the elements, ``func``
+    compiled for one element (1-D operands of one length, or of length 1; other
+    shapes get Numba's own array expression).  Called from Python, it is
+    ``func`` on whole arrays (NumPy)."""
+    if elementwise:
+        return lambda func: _elementwise(func, cache)
+    return lambda func: JitFunction(func, cache=cache, quiet=quiet)
+
+
+def _elementwise(func, cache):
+    numba, twins, _ = _numba()
+    # NumPy's error model: a float divided by zero is inf (or nan), as on arrays
+    try:
+        scalar = numba.njit(cache=cache, error_model="numpy")(func)
+    except RuntimeError:  # cache=True needs a source file (not exec'd text)
+        scalar = numba.njit(error_model="numpy")(func)
+
+    @functools.wraps(func)
+    def kernel(*operands):
+        return func(*operands)
+    twins.elementwise_loop(kernel, scalar)
+    return kernel
 
 
 @dataclasses.dataclass
@@ -191,23 +208,7 @@ class JitReport:
         return text
 
 
-# ----------------------------------------------------------------- the source
-
-
-def _is_rt(node, attr=None):
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-        node.value.id == "rt" and (attr is None or node.attr in attr)
-
-
-def _drives_loops(func):
-    return any(_is_rt(node, DRIVERS) for node in ast.walk(func))
-
-
-def _python_only(func, python_names):
-    """True for a function that stays Python: it drives loops or reads one of
-    ``python_names``."""
-    return _drives_loops(func) or any(isinstance(n, ast.Name) and n.id in python_names
-                                      for n in ast.walk(func))
+# ----------------------------------------------------------------- what stays NumPy
 
 
 def legacy_random_names(namespace):
@@ -229,144 +230,6 @@ def _random_argument(args):
     return False
 
 
-def _basic_index(node):
-    """``np.s_[...]``'s index as an expression Numba reads (``slice(1, -1)``), or
-    None when it is not made of ints, names and slices."""
-    if isinstance(node, ast.Tuple):
-        parts = [_basic_index(e) for e in node.elts]
-        if None in parts:
-            return None
-        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-    if isinstance(node, ast.Slice):
-        bounds = [node.lower, node.upper, node.step]
-        while bounds and bounds[-1] is None:
-            bounds.pop()
-        parts = ["None" if b is None else ast.unparse(b) for b in bounds]
-        if len(parts) < 2:
-            parts = (parts + ["None", "None"])[:2]
-        return f"slice({', '.join(parts)})"
-    if isinstance(node, (ast.Name, ast.Constant, ast.UnaryOp, ast.BinOp)) and \
-            not any(isinstance(n, ast.Constant) and not isinstance(n.value, int)
-                    for n in ast.walk(node)):
-        return ast.unparse(node)
-    return None
-
-
-def _is_np_s(node):
-    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and \
-        node.value.attr == "s_" and isinstance(node.value.value, ast.Name) and \
-        node.value.value.id == "np"
-
-
-class _Slices(ast.NodeTransformer):
-    """``np.s_[1:-1]`` -> ``slice(1, -1)`` in a tree (a basic index only)."""
-
-    def visit_Subscript(self, node):
-        self.generic_visit(node)
-        if _is_np_s(node):
-            text = _basic_index(node.slice)
-            if text is not None:
-                return ast.parse(text, mode="eval").body
-        return node
-
-
-def _edits(func):
-    """Position edits that make ``func`` Numba's: single-use temporaries fused into
-    their reader (numba_fusion), ``np.s_[i]`` -> ``i``."""
-    deleted, rewritten = fusion_plan(func)
-    edits, done = [], set()
-    for stmt in ast.walk(func):
-        if not isinstance(stmt, ast.stmt) or stmt is func:
-            continue
-        if id(stmt) in deleted:
-            edits.append((stmt.lineno, 0, stmt.end_lineno + 1, 0, ""))
-        elif id(stmt) in rewritten:
-            text = ast.unparse(_Slices().visit(rewritten[id(stmt)]))
-            edits.append((stmt.lineno, stmt.col_offset, stmt.end_lineno, stmt.end_col_offset,
-                           text))
-        else:
-            continue
-        done.update(id(n) for n in ast.walk(stmt))
-    for node in ast.walk(func):
-        if _is_np_s(node) and id(node) not in done:
-            text = _basic_index(node.slice)
-            if text is not None:
-                edits.append((node.lineno, node.col_offset, node.end_lineno,
-                              node.end_col_offset, text))
-    return edits
-
-
-def _apply(lines, edits):
-    """``lines`` with each edit (1-based line, column span) replaced, last first."""
-    lines = list(lines)
-    for line, col, end_line, end_col, text in sorted(edits, reverse=True):
-        head, tail = lines[line - 1][:col], lines[end_line - 1][end_col:]
-        lines[line - 1:end_line] = [head + text + tail]
-    return lines
-
-
-def _fresh(name, taken):
-    while name in taken:
-        name += "_"
-    return name
-
-
-def _advance_source(step):
-    """A compiled function running ``count`` plain steps of the loop step ``step``."""
-    params = [a.arg for a in step.args.args]
-    index, state, args = params[0], params[1], params[2:]
-    taken = set(params)
-    first, stride, count = (_fresh(n, taken) for n in ("first", "stride", "count"))
-    name = step.name[:-len("_step")] + "_advance" if step.name.endswith("_step") \
-        else step.name + "_advance"
-    call = ", ".join([index, state] + args)
-    return name, [
-        "@njit(cache=True)",
-        f"def {name}({', '.join([first, stride, count, state] + args)}):",
-        f"    # {count} plain steps of {step.name}() in one compiled call, from index "
-        f"{first} by {stride}",
-        f"    {index} = {first}",
-        f"    for _ in range({count}):",
-        f"        {state} = {step.name}({call})",
-        f"        {index} += {stride}",
-        f"    return {state}",
-    ]
-
-
-def numba_source(source, python_names=()):
-    """The generated module ``source`` made for Numba: every function that does
-    not drive a loop gets ``@njit(cache=True)`` and slices for ``np.s_``, and each
-    loop step a compiled ``*_advance`` (see the module docstring).  A function
-    reading one of ``python_names`` (NumPy's global random functions, whose
-    Numba copies draw from another generator; global arrays, which Numba
-    would freeze) stays Python."""
-    tree = ast.parse(source)
-    lines = source.splitlines()
-    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    edits, steps = [], []
-    for func in funcs.values():
-        if _python_only(func, python_names):
-            for node in ast.walk(func):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                        node.func.attr == "forward" and node.args and \
-                        isinstance(node.args[0], ast.Name) and node.args[0].id in funcs:
-                    steps.append(funcs[node.args[0].id])
-            continue
-        edits += _edits(func)
-        first = min([func.lineno] + [d.lineno for d in func.decorator_list])
-        indent = lines[first - 1][:len(lines[first - 1]) - len(lines[first - 1].lstrip())]
-        edits.append((first, 0, first, 0, indent + "@njit(cache=True)\n"))
-    out = "\n".join(_apply(lines, edits))
-    extra = []
-    for step in dict.fromkeys(steps):
-        if _python_only(step, python_names):
-            continue
-        name, text = _advance_source(step)
-        extra += ["", ""] + text + ["", "", f"{step.name}.advance = {name}  "
-                                    "# the driver advances many steps in one call"]
-    return out.rstrip("\n") + "\n" + ("\n".join(extra) + "\n" if extra else "")
-
-
 # ----------------------------------------------------------------- compiling
 
 
@@ -386,6 +249,14 @@ def _fingerprint(name, obj):
     return f"{name}:{type(obj).__qualname__}@{id(obj)}"
 
 
+def _twins_digest():
+    """A hash of the twins' source: Numba's cache knows the generated module's file
+    only, and would keep machine code compiled against an older twin."""
+    _, twins, _ = _numba()
+    with open(twins.__file__, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
 def _write_once(path, text):
     """Write ``text`` to ``path`` unless it is there already (its modification time
     is part of Numba's cache key: rewriting it would throw the cache away)."""
@@ -399,32 +270,15 @@ def _write_once(path, text):
 
 
 def compile_with_numba(compiled):
-    """The compiled gradient ``compiled`` (a ``CompiledGradient``) with its steps
-    compiled by Numba: returns (source, function, namespace, report)."""
+    """The compiled gradient ``compiled`` (a ``CompiledGradient`` whose source the
+    compiler made for Numba: decorated, see ``compiler/numba_code.py``) loaded
+    from a module file, so that Numba's cache works: returns (function,
+    namespace, report)."""
     numba, _, _ = _numba()
-    tree = ast.parse(compiled.source)
-    generated_names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    text = compiled.source
     bindings = {k: v for k, v in compiled.namespace.items()
-                if k not in generated_names and k != "__builtins__"}
-    random = legacy_random_names(bindings)
-    arrays = {k for k, v in bindings.items() if isinstance(v, np.ndarray)}
-    text = numba_source(compiled.source, random | arrays)
-    for func in tree.body:
-        if not isinstance(func, ast.FunctionDef) or _drives_loops(func):
-            continue
-        read = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)}
-        if read & random:
-            reason = "it draws from NumPy's global random state, which compiled code would " \
-                     "not share"
-        elif read & arrays:
-            reason = f"it reads the global array {sorted(read & arrays)[0]!r}, which Numba " \
-                     "would freeze at its first compile (a later change in place would not " \
-                     "be seen): pass it as an argument to compile this function"
-        else:
-            continue
-        warnings.warn(f"backend='numba': {func.name}() runs with NumPy: {reason}",
-                      NumbaFallbackWarning, stacklevel=4)
-    key = "\n".join([numba.__version__, np.__version__, text] +
+                if k != "__builtins__" and not _generated(v)}
+    key = "\n".join([numba.__version__, np.__version__, _twins_digest(), text] +
                     sorted(_fingerprint(k, v) for k, v in bindings.items()))
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     modname = f"tangent_ckpt_numba_{compiled.name}_{digest}"
@@ -436,9 +290,17 @@ def compile_with_numba(compiled):
     if module is None:
         module = pytypes.ModuleType(modname)
         module.__file__ = path
-        module.__dict__.update(bindings, njit=njit)
+        module.__dict__.update(bindings)
         exec(compile(text, path, "exec"), module.__dict__)
         sys.modules[modname] = module
     namespace = module.__dict__
     functions = {k: v for k, v in namespace.items() if isinstance(v, JitFunction)}
-    return text, namespace[compiled.name], namespace, JitReport(functions, path)
+    return namespace[compiled.name], namespace, JitReport(functions, path)
+
+
+def _generated(value):
+    """True for a function the generated text defines (made again from the file)."""
+    if isinstance(value, JitFunction):
+        return True
+    code = getattr(getattr(value, "__wrapped__", value), "__code__", None)
+    return code is not None and code.co_filename.startswith("<tangent_ckpt")

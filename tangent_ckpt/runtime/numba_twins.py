@@ -23,6 +23,7 @@ import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
+from numba.np import numpy_support
 
 from tangent_ckpt import runtime as rt
 
@@ -30,7 +31,7 @@ from tangent_ckpt import runtime as rt
 TWINS = ("unbroadcast", "shape_of", "broadcast_shape", "matmul_shape", "zeros_like",
          "getitem_adjoint", "accumulate_at", "setitem_adjoint_value", "setitem_adjoint_array",
          "repeat_to_match", "power_adjoint_base", "matmul_adjoint_x1", "matmul_adjoint_x2",
-         "accumulate_matmul_adjoint_x2", "as_gradient")
+         "accumulate_matmul_adjoint_x2", "as_gradient", "store_snapshot", "restore_snapshot", "assign_at")
 
 
 def _twin(name):
@@ -197,13 +198,43 @@ def _basic(index):
     return all(isinstance(p, (types.Integer, types.SliceType)) for p in parts)
 
 
+def _selects_element(x, index):
+    """True when ``x[index]`` is one element (an int per dimension), not a view."""
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return sum(isinstance(p, types.Integer) for p in parts) >= x.ndim
+
+
+def _add_at(x, index):
+    """``out[index] += g`` in place: through a view for a slice (Numba's
+    ``out[index] += g`` reads the slice, adds into a new array and writes it back:
+    ten times slower), on the element itself for an element."""
+    if _selects_element(x, index):
+        def element(out, index, g):
+            out[index] += g
+        return element
+
+    def through_view(out, index, g):
+        view = out[index]
+        view += g
+    return through_view
+
+
+def _add_into(out, index, g):
+    """``out[index] += g`` (compiled by :func:`_add_at`)."""
+
+
+@overload(_add_into)
+def _add_into_impl(out, index, g):
+    return _add_at(out, index)
+
+
 @_twin("getitem_adjoint")
 def _getitem_adjoint(g, x, index):
     if isinstance(x, types.Array) and _basic(index) and \
             (isinstance(g, types.Array) or _is_number(g)):
         def impl(g, x, index):
             out = np.zeros(x.shape, dtype=np.float64)
-            out[index] += g
+            _add_into(out, index, g)
             return out
         return impl
     _refuse("getitem_adjoint", g, x, index)
@@ -216,12 +247,12 @@ def _accumulate_at(acc, x, index, g):
     if _is_number(acc):
         def fresh(acc, x, index, g):
             out = np.zeros(x.shape, dtype=np.float64)
-            out[index] += g
+            _add_into(out, index, g)
             return out
         return fresh
     if isinstance(acc, types.Array):
         def impl(acc, x, index, g):
-            acc[index] += g
+            _add_into(acc, index, g)
             return acc
         return impl
     _refuse("accumulate_at", acc, x, index, g)
@@ -237,11 +268,18 @@ def _setitem_adjoint_value(g, index, value):
 @_twin("setitem_adjoint_array")
 def _setitem_adjoint_array(g, index):
     if isinstance(g, types.Array) and _basic(index):
-        def impl(g, index):
+        if _selects_element(g, index):
+            def element(g, index):
+                out = g.copy()
+                out[index] = 0.0
+                return out
+            return element
+
+        def through_view(g, index):
             out = g.copy()
-            out[index] = 0.0
+            out[index].fill(0.0)
             return out
-        return impl
+        return through_view
     _refuse("setitem_adjoint_array", g, index)
 
 
@@ -308,3 +346,114 @@ def _roll_with_axis(a, shift, axis):
     if isinstance(axis, types.NoneType):
         return lambda a, shift, axis: np.roll(a, shift)
     _refuse("np.roll", a, shift, axis)
+
+
+# ----------------------------------------------------------------- snapshot buffers
+
+def _unrolled(params, lines, **names):
+    """A function of ``params`` whose body is ``lines`` (reading ``names``): a
+    tuple of buffers or operands is heterogeneous, so each gets its own statement."""
+    namespace = dict(names, np=np)
+    exec(f"def impl({params}):\n" + "".join(f"    {line}\n" for line in lines), namespace)
+    return namespace["impl"]
+
+
+def _buffers_of(buffers):
+    if isinstance(buffers, types.BaseTuple) and len(buffers) and \
+            all(isinstance(b, types.Array) for b in buffers):
+        return len(buffers)
+    return None
+
+
+@_twin("store_snapshot")
+def _store_snapshot(buffers, slot, state):
+    count = _buffers_of(buffers)
+    if count is None:
+        _refuse("store_snapshot", buffers, slot, state)
+    if isinstance(state, types.BaseTuple):
+        if len(state) != count:
+            _refuse("store_snapshot", buffers, slot, state)
+        return _unrolled("buffers, slot, state",
+                         [f"buffers[{i}][slot] = state[{i}]" for i in range(count)])
+    return _unrolled("buffers, slot, state", ["buffers[0][slot] = state"])
+
+
+@_twin("restore_snapshot")
+def _restore_snapshot(buffers, slot, like):
+    count = _buffers_of(buffers)
+    if count is None:
+        _refuse("restore_snapshot", buffers, slot, like)
+    leaves = [f"buffers[{i}][slot].copy()" if b.ndim > 1 else f"buffers[{i}][slot]"
+              for i, b in enumerate(buffers)]
+    if isinstance(like, types.BaseTuple):
+        return _unrolled("buffers, slot, like", [f"return ({', '.join(leaves)},)"])
+    return _unrolled("buffers, slot, like", [f"return {leaves[0]}"])
+
+
+# ----------------------------------------------------------------- elementwise kernels
+
+def elementwise_loop(kernel, scalar):
+    """Compile calls of ``kernel`` (an expression of its parameters) as one loop
+    over the elements that calls ``scalar`` (the expression compiled for one
+    element): 1-D arrays of one length, or of length 1 (broadcast), and numbers.
+    Other operands (2-D arrays) get ``scalar`` on the whole arrays, which is
+    Numba's own array expression.  The same operations on each element in the
+    same order: the values are NumPy's."""
+
+    @overload(kernel)
+    def _loop(*ops):
+        ops = tuple(types.unliteral(t) for t in ops)
+        arrays = [i for i, t in enumerate(ops) if isinstance(t, types.Array)]
+        if not arrays or any(ops[i].ndim != 1 for i in arrays):
+            return _unrolled("*ops", ["return scalar(*ops)"], scalar=scalar)
+        elements = tuple(t.dtype if isinstance(t, types.Array) else t for t in ops)
+        scalar.compile(elements)
+        result = [s.return_type for s in scalar.nopython_signatures if s.args == elements][0]
+        dtype = numpy_support.as_dtype(result).type
+        lines = ["n = 1"]
+        for i in arrays:
+            lines += [f"l{i} = ops[{i}].shape[0]",
+                      f"if l{i} != 1:",
+                      f"    if n != 1 and l{i} != n:",
+                      "        raise ValueError('operands could not be broadcast together')",
+                      f"    n = l{i}"]
+        lines.append("out = np.empty(n, dtype=DTYPE)")
+        same = " and ".join(f"l{i} == n" for i in arrays)
+        direct = ", ".join(f"ops[{i}][k]" if i in arrays else f"ops[{i}]"
+                           for i in range(len(ops)))
+        spread = ", ".join(f"ops[{i}][k if l{i} != 1 else 0]" if i in arrays else f"ops[{i}]"
+                           for i in range(len(ops)))
+        lines += [f"if {same}:",
+                  "    for k in range(n):",
+                  f"        out[k] = scalar({direct})",
+                  "else:",
+                  "    for k in range(n):",
+                  f"        out[k] = scalar({spread})",
+                  "return out"]
+        return _unrolled("*ops", lines, scalar=scalar, DTYPE=dtype)
+
+
+# ----------------------------------------------------------------- stores
+
+@_twin("assign_at")
+def _assign_at(x, index, value):
+    if not (isinstance(x, types.Array) and _basic(index)):
+        _refuse("assign_at", x, index, value)
+    parts = index.types if isinstance(index, types.BaseTuple) else (index,)
+    view_ndim = x.ndim - sum(isinstance(p, types.Integer) for p in parts)
+    if view_ndim == 1 and isinstance(value, types.Array) and value.ndim == 1:
+        def impl(x, index, value):
+            view = x[index]
+            n = value.shape[0]
+            start, end = value.ctypes.data, value.ctypes.data + value.nbytes
+            first, last = view.ctypes.data, view.ctypes.data + view.nbytes
+            if view.shape[0] == n and (end <= first or last <= start):
+                for i in range(n):
+                    view[i] = value[i]
+            else:
+                x[index] = value
+        return impl
+
+    def generic(x, index, value):
+        x[index] = value
+    return generic
