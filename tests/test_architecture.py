@@ -47,9 +47,6 @@ TEXT_READERS = {
         1, "a variable name made from a segment's label (a user value)"),
     "tangent_ckpt.runtime.memory": (
         1, "memory_budget='64MB': a number and a unit, from the user"),
-    "tangent_ckpt.runtime.numba_backend": (
-        3, "re-parses rendered source: being replaced by a tree pass before emit on "
-           "branch 'numba' this session"),
 }
 FRONTEND = {"tangent_ckpt.compiler.parse"}
 
