@@ -272,9 +272,9 @@ class AliasFence(Origins):
                                               current.holds | added.everything()))
             elif _is_in(self.resolve(func), WRITING_FUNCTIONS) and node.args:
                 base = _base_name(node.args[0])
-                if base is not None:
+                if base is not None:  # np.copyto(y, v): into y's memory, as y[...] = v
                     info = env.get(base, self.free_info(base))
-                    self.check_write(base, info.everything(), env, s, node)
+                    self.check_write(base, info.is_, env, s, node)
 
     def check_write(self, name, written, env, s, node):
         if not written:

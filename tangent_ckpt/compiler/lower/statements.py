@@ -9,6 +9,7 @@ import gast
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler.lower.container_values import leaf_paths, leaves, rebuild, structure
+from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
@@ -173,6 +174,10 @@ class StatementLowering:
                  self.lo.run_time.is_rows(self.lo.expressions.load_name(
                      value.func.value.id, value.func.value))):
             self.lo.container_statements.grow(value, s)
+            return
+        write = as_subscript_write(self.lo, value, s) if isinstance(value, gast.Call) else None
+        if write is not None:  # np.fill_diagonal(a, v), np.copyto(a, b)
+            self.lo.assignments.assign(*write, s)
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
             if value.func.attr in ARRAY_WRITING_METHODS or value.func.attr in ("append", "extend"):
