@@ -87,3 +87,44 @@ def put(x):
 def test_put_is_refused_saying_what_to_write():
     with pytest.raises(tc.UnsupportedSyntaxError, match=r"test_effect_calls.py:\d+: .*a\[ind\] = v"):
         tc.grad(put)(np.ones(3))
+
+
+def clip_in_place(x, lo):
+    y = x * 2.0
+    for _ in range(3):
+        y = y * x
+        np.clip(y, lo, 1.5, out=y)          # the common in-place clipping
+    z = np.empty_like(y)
+    np.multiply(y, x, out=z)
+    z = np.tanh(z, out=z)
+    return z ** 2
+
+
+def test_out_argument_is_a_whole_array_write_taped_and_checkpointed():
+    x = np.array([0.3, 0.9, -1.2, 0.5, 1.1])
+    check_construct(clip_in_place, (x, -0.5), wrt=(0, 1), autograd=False)
+
+
+def add_into_integers(x):
+    y = np.zeros(3, dtype=int)
+    np.add(x, x, out=y)
+    return np.sum(y * x)
+
+
+def test_out_of_a_dtype_that_cannot_hold_the_result_is_refused_as_numpy_does():
+    with pytest.raises(TypeError, match="Cannot cast"):   # NumPy's own refusal
+        add_into_integers(np.ones(3))
+    with pytest.raises(tc.TransformError, match=r"test_effect_calls.py:\d+: out= of dtype int"):
+        tc.grad(add_into_integers)(np.ones(3))
+
+
+def add_into_single(x):
+    y = np.zeros(3, dtype=np.float32)
+    np.add(x, x, out=y)                      # same kind: NumPy rounds, so does the write
+    return np.sum(y * x)
+
+
+def test_out_of_the_same_kind_rounds_like_numpy():
+    x = np.array([0.1, 0.2, 0.3])
+    y = (x + x).astype(np.float32)                  # d/dx sum(y * x) = y + 2 x
+    np.testing.assert_allclose(tc.grad(add_into_single)(x), y + 2 * x, rtol=1e-12)

@@ -24,5 +24,5 @@ from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes  # noqa: F401,
 from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
 from tangent_ckpt.runtime import schedules, profiler  # noqa: F401,E402
 from tangent_ckpt.runtime.custom_rules import adjoint_parts  # noqa: F401,E402
-from tangent_ckpt.runtime.assertions import check  # noqa: F401,E402
+from tangent_ckpt.runtime.assertions import check, check_out_cast  # noqa: F401,E402
 from tangent_ckpt.runtime.segments import Segment, MemoryPlan  # noqa: F401,E402

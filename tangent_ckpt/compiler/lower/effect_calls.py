@@ -1,5 +1,6 @@
 """Lower: NumPy calls made for their effect on an array, written as the
-subscript writes they are -- ``np.fill_diagonal(a, v)`` is ``a[i, i] = v``
+subscript writes they are -- ``f(x, out=y)`` is ``y[...] = f(x)`` (with
+NumPy's check that ``y`` can hold the result), ``np.fill_diagonal(a, v)`` is ``a[i, i] = v``
 with ``i = np.arange(min(a.shape))``, ``np.copyto(a, b)`` is ``a[...] = b``,
 ``np.put(a, ind, v)`` is ``a.flat[ind] = v`` for a 1-D ``a`` -- so the
 in-place write support differentiates them.  ``np.add.at`` and the other
@@ -11,6 +12,8 @@ import numpy as np
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 
+from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import Lowered, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
@@ -29,6 +32,10 @@ def as_subscript_write(lo, call, stmt):
     """The subscript assignment ``(target, value)`` that ``call`` (a statement
     whose value is discarded) performs, or None when it is no such call."""
     fn = lo.expressions.static_value(call.func)
+    out = next((k.value for k in call.keywords if k.arg == "out"), None)
+    if isinstance(out, gast.Name) and registry.lookup(fn) is not None and \
+            not any(k.arg == "where" for k in call.keywords):
+        return _into_out(lo, call, fn, out, stmt)
     if fn is np.fill_diagonal:
         return _fill_diagonal(lo, call, stmt)
     if fn is np.copyto:
@@ -90,6 +97,21 @@ def _put(lo, call, stmt):
     raise lo.error(UnsupportedSyntaxError, f"`{to_source(call)}` writes into the flattened "
                    "array in place", stmt, construct="np.put",
                    hint="write a[ind] = v (a 1-D a), or a.reshape(-1)[ind] on a copy")
+
+
+def _into_out(lo, call, fn, out, stmt):
+    """``f(..., out=y)``: ``y[...] = f(...)``, after the check NumPy makes of
+    the result's dtype (a ufunc casts within a kind, np.clip is one)."""
+    plain = gast.copy_location(gast.Call(func=call.func, args=list(call.args), keywords=[
+        k for k in call.keywords if k.arg != "out"]), call)
+    result = lo.expressions.atomize(lo.expressions.value(plain, out.id), out.id)
+    held = lo.expressions.atomize(lo.expressions.value(out, out.id), out.id)
+    ufunc = isinstance(fn, np.ufunc) or fn is np.clip
+    check = sx.rt("check_out_cast", ir.operand_node(result), ir.operand_node(held),
+                  sx.const(ufunc), sx.const(lo.current_scope.parsed.filename),
+                  sx.const(stmt.lineno))
+    emit_observation(lo, check, ir.operand_names(result) + ir.operand_names(held), stmt.lineno)
+    return _subscript(out, gast.Constant(value=Ellipsis, kind=None), stmt), Lowered(result, stmt)
 
 
 def _subscript(base, index, stmt):
