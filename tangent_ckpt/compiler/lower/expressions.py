@@ -336,6 +336,9 @@ class ExpressionLowering:
                     return n
                 v = self.load_name(n.id, n)
                 if isinstance(v, TupleValue):
+                    held = [x for x in leaves(v) if isinstance(x, ObjectValue)]
+                    if held:  # print(layers[0]), print(layers): objects are no values
+                        raise self.lo.object_as_value(held[0], getattr(n, "lineno", None))
                     names.extend(x.id for x in leaves(v) if isinstance(x, ir.Name))
                     return gast.ast_to_gast(container_node(v))
                 if isinstance(v, LocalFunction):
