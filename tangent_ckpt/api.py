@@ -23,6 +23,7 @@ import numpy as np
 from tangent_ckpt import container_args, display
 from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_gradient
+from tangent_ckpt.compiler.run_time_errors import placed_at_user_line
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
                                  at_user_line)
 from tangent_ckpt.flatten import ravel
@@ -97,6 +98,14 @@ def clear_cache() -> None:
     """
     with _LOCK:
         _CACHE.clear()
+
+
+def _source_file(fn):
+    """The file of ``fn``'s source (comments of generated code name its lines), or None."""
+    try:
+        return inspect.getsourcefile(inspect.unwrap(getattr(fn, "__func__", fn)))
+    except TypeError:
+        return None
 
 
 def _release_loops(tb):
@@ -341,6 +350,9 @@ class GradientFunction:
             if checked and isinstance(exc, ValueError):
                 _check_output_adjoint(seed, _output_or_none(self._target.function, values),
                                       exc)
+            placed = placed_at_user_line(exc, _source_file(self._target.function))
+            if placed is not exc:  # a run-time refusal: named at the user's line
+                raise placed from None
             raise
         if checked:
             _check_output_adjoint(seed, result[0])

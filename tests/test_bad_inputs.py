@@ -68,7 +68,7 @@ def f_list_append(x):
 
 def f_ufunc_out(x):
     y = x * 1.0
-    np.exp(y, out=y)
+    np.exp(y, out=(y,))   # a tuple of outputs (out=y itself is a write: test_effect_calls.py)
     return np.sum(y)
 
 
@@ -139,7 +139,7 @@ def f_with_lock(x):
     (f_dictcomp, "for k in range(x.shape[0])}", "dict comprehension"),
     (f_fill, "y.fill", ".fill()"),
     (f_list_append, "ys.append", ".append()"),
-    (f_ufunc_out, "out=y", "out="),
+    (f_ufunc_out, "out=(y,)", "out="),
     (f_del, "del y", "del"),
     (f_raise, "raise ValueError", "raise"),
     (f_import, "import math", "import"),

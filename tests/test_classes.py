@@ -183,3 +183,42 @@ def test_the_way_out_builds_the_object_inside_a_lambda():
     eW, eb = numeric_grad(lambda W_, b_: uses_params(Params(W_, b_), X), (W, B), wrt=(0, 1))
     np.testing.assert_allclose(dW, eW, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(db, eb, rtol=1e-6, atol=1e-8)
+
+
+# --- a list of objects made in the function, looped over (probe_findings F14) -------
+
+class Dense:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def forward(self, x):
+        return np.tanh(x @ self.W + self.b)
+
+
+def layers_in_a_list_over_steps(W1, b1, W2, b2, x, steps):
+    layers = [Dense(W1, b1), Dense(W2, b2)]
+    h = x
+    for _ in range(steps):          # a time loop (checkpointed) around the unrolled layers
+        for layer in layers:
+            h = layer.forward(h)
+        h = h + x
+    return np.sum(layers[1].W * 0.5) + h ** 2
+
+
+def layers_indexed_by_position(W1, b1, W2, b2, x):
+    layers = [Dense(W1, b1), Dense(W2, b2)]
+    h = x
+    for i in range(len(layers)):
+        h = layers[i].forward(h)
+    return h
+
+
+def test_a_list_of_objects_made_inside_is_unrolled_taped_and_checkpointed():
+    rng = np.random.default_rng(3)
+    W1, W2 = rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(3, 3)) * 0.5
+    b1, b2, x = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
+    check_construct(layers_in_a_list_over_steps, (W1, b1, W2, b2, x, 3), wrt=(0, 1, 2, 3, 4),
+                    autograd=False)
+    check_construct(layers_indexed_by_position, (W1, b1, W2, b2, x), wrt=(0, 1, 2, 3, 4),
+                    autograd=False)

@@ -80,8 +80,8 @@ def f_hfft(x):
 
 def f_out(x):
     y = np.zeros_like(x)
-    y = np.add(x, x, out=y)
-    return np.sum(y)
+    z = np.add(x, x, out=y)   # z and y one array (y = f(x, out=y) is a write: test_effect_calls)
+    return np.sum(z)
 
 
 def f_float64(x):

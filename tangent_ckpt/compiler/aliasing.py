@@ -248,9 +248,9 @@ class AliasFence(Origins):
                 self.check_write(name, info.is_, env, s, node)
             for k in node.keywords:
                 if k.arg == "out":
-                    for name in read_names(k.value):
+                    for name in read_names(k.value):  # out=y: into y's memory, as y[...] = v
                         info = env.get(name, self.free_info(name))
-                        self.check_write(name, info.everything(), env, s, node)
+                        self.check_write(name, info.is_, env, s, node)
             func = node.func
             if isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS and \
                     self.resolve(func) is None:
@@ -272,9 +272,9 @@ class AliasFence(Origins):
                                               current.holds | added.everything()))
             elif _is_in(self.resolve(func), WRITING_FUNCTIONS) and node.args:
                 base = _base_name(node.args[0])
-                if base is not None:
+                if base is not None:  # np.copyto(y, v): into y's memory, as y[...] = v
                     info = env.get(base, self.free_info(base))
-                    self.check_write(base, info.everything(), env, s, node)
+                    self.check_write(base, info.is_, env, s, node)
 
     def check_write(self, name, written, env, s, node):
         if not written:

@@ -26,5 +26,5 @@ from tangent_ckpt.runtime.numba_writes import assign_at  # noqa: F401,E402
 from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
 from tangent_ckpt.runtime import schedules, profiler  # noqa: F401,E402
 from tangent_ckpt.runtime.custom_rules import adjoint_parts  # noqa: F401,E402
-from tangent_ckpt.runtime.assertions import check  # noqa: F401,E402
+from tangent_ckpt.runtime.assertions import check, check_out_cast  # noqa: F401,E402
 from tangent_ckpt.runtime.segments import Segment, MemoryPlan  # noqa: F401,E402

@@ -24,7 +24,7 @@ __all__ = [
     "repeat_adjoint", "tile_adjoint", "pad_adjoint", "split_adjoint", "append_adjoint",
     "column_stack_adjoint", "rollaxis_adjoint", "sort_adjoint", "partition_adjoint",
     "select_adjoint_choice", "linspace_adjoint", "arange_adjoint_start", "arange_adjoint_step", "row_join",
-    "column_join", "row_join_adjoint", "column_join_adjoint", "sum_all",
+    "column_join", "row_join_adjoint", "column_join_adjoint", "sum_all", "diagonal_index",
 ]
 
 
@@ -482,3 +482,15 @@ def column_join_adjoint(g, items, i):
     if is_zero(g):
         return g
     return reshape_like(concatenate_adjoint(g, _join_pieces(items, True), -1, i), items[i])
+
+
+def diagonal_index(a):
+    """The index of ``np.fill_diagonal(a, v)`` without wrapping, as a subscript:
+    ``a[diagonal_index(a)] = v`` writes ``a[i, i, ..., i]`` for
+    ``i < min(a.shape)``.  Like NumPy, refuses an array of less than two
+    dimensions, or of more with unequal lengths."""
+    a = np.asarray(a)
+    if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
+        raise TangentCkptError(f"np.fill_diagonal: array of shape {a.shape} (it needs two "
+                               "dimensions, or more of equal length)")
+    return (np.arange(min(a.shape)),) * a.ndim

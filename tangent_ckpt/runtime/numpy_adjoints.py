@@ -756,7 +756,7 @@ def setitem_adjoint_value(g, index, value):
         raise TangentCkptError(
             f"a subscript write names an element more than once (index {index!r}): NumPy "
             "does not specify which value it keeps, so its gradient is not defined; "
-            "make the indices unique (np.unique) or accumulate with np.add.at")
+            "make the indices unique (np.unique), or write one element at a time in a loop")
     return unbroadcast(np.array(g[index], copy=True), value)
 
 

@@ -115,7 +115,8 @@ class AssignmentLowering:
         element variables, so a tuple updated in a loop or in a branch is carried
         like any variable."""
         old = self.lo.current_scope.tuples.get(user_name)
-        if old is not None and structure(old) == structure(value):
+        objects = any(isinstance(item, ObjectValue) for item in leaves(value))
+        if old is not None and structure(old) == structure(value) and not objects:
             names = leaves(old)
             items = self._unclobbered(leaves(value), [n.id for n in names])
         else:
@@ -126,12 +127,15 @@ class AssignmentLowering:
                                     hint="keep a container's length fixed in a loop; to "
                                          "collect values per step, write rows of an array "
                                          "or append to a list")
-            names = [ir.Name(self.lo.namer.fresh(path))
-                     for path in leaf_paths(value, user_name)]
+            # layers = [Affine(W1, b1), Affine(W2, b2)]: an object stays itself (its
+            # attributes are variables already), unrolled by `for layer in layers`
             items = leaves(value)
+            names = [item if isinstance(item, ObjectValue) else ir.Name(self.lo.namer.fresh(path))
+                     for item, path in zip(items, leaf_paths(value, user_name))]
         for element, item in zip(names, items):
-            self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
-                item, (ir.Prim, ir.NonDiff)) else item, line))
+            if not isinstance(item, ObjectValue):
+                self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
+                    item, (ir.Prim, ir.NonDiff)) else item, line))
         self.lo.current_scope.tuples[user_name] = rebuild(value, iter(names))
 
     def _unclobbered(self, items, targets):

@@ -124,7 +124,8 @@ class CallLowering:
             raise self.lo.error(UnsupportedSyntaxError,
                              f"{to_source(node.func)}(..., out=...) writes into an array "
                              "in place", node, construct="out= argument",
-                             hint="assign the result instead: y = f(...)")
+                             hint="assign the result instead: y = f(...); a statement "
+                                  "f(..., out=y) naming one array is written y[...] = f(...)")
 
     def primitive(self, fn, arg_nodes, keywords, hint, node, leading=()):
         self.reject_out_argument(node, fn)

@@ -95,7 +95,8 @@ class ExpressionLowering:
                                      construct="starred expression",
                                      hint="build the tuple from explicit items")
                 v = self.value(e, f"{hint}_{k}")
-                items.append(v if isinstance(v, TupleValue) else self.atomize(v, f"{hint}_{k}"))
+                kept = isinstance(v, (TupleValue, ObjectValue))  # [Affine(W1, b1), ...]
+                items.append(v if kept else self.atomize(v, f"{hint}_{k}"))
             return TupleValue(items)
         if isinstance(node, gast.Attribute):
             return self.attribute(node, hint)
@@ -229,7 +230,9 @@ class ExpressionLowering:
     def _object_item(self, node):
         """The object ``layers[0]`` (a constant index into a container of
         objects) denotes, or _UNRESOLVED."""
-        if not (isinstance(node.value, gast.Name) and isinstance(node.slice, gast.Constant)):
+        key = node.slice.value if isinstance(node.slice, gast.Constant) else \
+            self._unrolled_constant(node.slice)  # layers[i] in an unrolled loop
+        if not isinstance(node.value, gast.Name) or key is _UNRESOLVED:
             return _UNRESOLVED
         scope = self.lo.current_scope
         while scope is not None and node.value.id not in scope.tuples:
@@ -237,7 +240,6 @@ class ExpressionLowering:
                 return _UNRESOLVED
             scope = scope.parent
         container = None if scope is None else scope.tuples[node.value.id]
-        key = node.slice.value
         if isinstance(container, DictValue):
             item = container.items[container.keys.index(key)] if key in container.keys \
                 else None
@@ -247,6 +249,14 @@ class ExpressionLowering:
         else:
             item = None
         return item if isinstance(item, ObjectValue) else _UNRESOLVED
+
+    def _unrolled_constant(self, node):
+        """The constant a loop target of an unrolled loop is bound to, or _UNRESOLVED."""
+        if isinstance(node, gast.Name):
+            bound = self.lo.current_scope.rename.get(node.id)
+            if isinstance(bound, ir.Const):
+                return bound.value
+        return _UNRESOLVED
 
     def attribute(self, node, hint):
         obj = self.static_value(node)
@@ -326,6 +336,9 @@ class ExpressionLowering:
                     return n
                 v = self.load_name(n.id, n)
                 if isinstance(v, TupleValue):
+                    held = [x for x in leaves(v) if isinstance(x, ObjectValue)]
+                    if held:  # print(layers[0]), print(layers): objects are no values
+                        raise self.lo.object_as_value(held[0], getattr(n, "lineno", None))
                     names.extend(x.id for x in leaves(v) if isinstance(x, ir.Name))
                     return gast.ast_to_gast(container_node(v))
                 if isinstance(v, LocalFunction):

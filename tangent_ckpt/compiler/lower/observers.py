@@ -54,17 +54,18 @@ def observe_call(lo, stmt):
         keywords.append(ast.keyword(arg=k.arg, value=value.node))
         names.extend(value.names)
     node = ast.Call(func=func, args=list(args.node.elts), keywords=keywords)
-    _emit(lo, node, names, stmt.lineno)
+    emit_observation(lo, node, names, stmt.lineno)
 
 
 def observe_assert(lo, stmt):
     """``assert test, message``: ``rt.check(test, message)`` in the forward sweep."""
     parts = [stmt.test] + ([stmt.msg] if stmt.msg is not None else [])
     value = lo.expressions.nondiff(gast.Tuple(elts=parts, ctx=gast.Load()))
-    _emit(lo, sx.rt("check", *value.node.elts), value.names, stmt.lineno)
+    emit_observation(lo, sx.rt("check", *value.node.elts), value.names, stmt.lineno)
 
 
-def _emit(lo, node, names, line):
+def emit_observation(lo, node, names, line):
+    """``node`` run in the forward sweep for its check or output, its value unused."""
     target = lo.namer.fresh("observed")
     lo.emit(ir.Assign(target, ir.NonDiff(node, tuple(dict.fromkeys(names))), line,
                       observes=True))

@@ -9,6 +9,7 @@ import gast
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler.lower.container_values import leaf_paths, leaves, rebuild, structure
+from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
@@ -111,6 +112,9 @@ class StatementLowering:
                 for t in s.targets:  # a = b = expr
                     self.lo.assignments.assign(t, s.value, s)
                 return
+            if _writes_its_out(s):  # y = np.clip(y, lo, hi, out=y)
+                self.expression_statement(gast.copy_location(gast.Expr(value=s.value), s))
+                return
             self.lo.assignments.assign(s.targets[0], s.value, s)
         elif isinstance(s, gast.AnnAssign):
             if s.value is not None:
@@ -164,6 +168,10 @@ class StatementLowering:
         if isinstance(value, (gast.Yield, gast.YieldFrom, gast.Await)):
             raise self.lo.error(UnsupportedSyntaxError, "generators (yield) cannot be differentiated",
                              s, construct="yield", hint="return a value instead")
+        write = as_subscript_write(self.lo, value, s) if isinstance(value, gast.Call) else None
+        if write is not None:  # np.fill_diagonal(a, v), np.copyto(a, b), f(x, out=y)
+            self.lo.assignments.assign(*write, s)
+            return
         if isinstance(value, gast.Call):
             self.lo.calls.reject_out_argument(value)
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
@@ -242,3 +250,11 @@ class StatementLowering:
         name = self.lo.namer.fresh("cond")
         self.lo.emit(ir.Assign(name, self.lo.expressions.nondiff(test), line))
         return name
+
+
+def _writes_its_out(s):
+    """``y = f(..., out=y)``: the call's value is ``y`` itself."""
+    target = s.targets[0]
+    return isinstance(s.value, gast.Call) and isinstance(target, gast.Name) and any(
+        k.arg == "out" and isinstance(k.value, gast.Name) and k.value.id == target.id
+        for k in s.value.keywords)
