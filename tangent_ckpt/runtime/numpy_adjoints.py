@@ -558,9 +558,19 @@ def repeat_to_match(g, x, axis=None, keepdims=False):
     """
     if axis is None and type(x) is np.ndarray and (keepdims or type(g) is float or
                                                    getattr(g, "ndim", None) == 0):
+        if x.size <= _SMALL:   # cheaper than a broadcast view for a few elements
+            # np.full(x.shape, _weak_like(g, x)), without np.full's Python wrapper
+            if isinstance(g, (int, float)) and x.dtype.kind == "f":
+                dtype = x.dtype
+            else:
+                dtype = g.dtype if isinstance(g, (np.ndarray, np.generic)) else np.result_type(g)
+            filled = np.empty(x.shape, dtype)
+            if getattr(g, "ndim", 0) == 0:
+                filled.fill(g)
+            else:
+                filled[...] = g   # keepdims: g of shape (1, 1, ...)
+            return filled
         g = _weak_like(g, x)   # np.sum(x): no axes to restore
-        if x.size <= _SMALL:
-            return np.full(x.shape, g)   # cheaper than a broadcast view for a few elements
         return np.broadcast_to(g, x.shape)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
     return np.broadcast_to(g, np.shape(x))
