@@ -336,8 +336,9 @@ def _is_numpy(node, function):
 
 
 def negated(contribution):
-    """``x`` for a contribution ``-x``, and ``a * b / c`` for ``-a * b / c`` (a
-    negation commutes exactly with rounded products and quotients), so that it
+    """``x`` for a contribution ``-x``, ``a * b / c`` for ``-a * b / c`` (a
+    negation commutes exactly with rounded products, quotients and sums) and
+    ``rt.unbroadcast(x, y)`` for ``rt.unbroadcast(-x, y)``, so that it
     is subtracted (``b - x``, ``b -= x``: one NumPy call less, and the same
     bits as adding the negation).  None for anything else."""
     if isinstance(contribution, ast.UnaryOp) and isinstance(contribution.op, ast.USub):
@@ -346,4 +347,8 @@ def negated(contribution):
         left = negated(contribution.left)
         if left is not None:
             return ast.BinOp(left=left, op=contribution.op, right=contribution.right)
+    if sx.calls_helper(contribution, runtime.unbroadcast) and len(contribution.args) == 2:
+        inner = negated(contribution.args[0])   # a sum of negations: the negated sum
+        if inner is not None:
+            return sx.rt("unbroadcast", inner, contribution.args[1])
     return None
