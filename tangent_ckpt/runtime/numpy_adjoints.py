@@ -788,6 +788,8 @@ def overwritten(region):
     back the same bytes."""
     if not isinstance(region, np.ndarray):
         return region  # one element: a NumPy scalar, immutable
+    if region.size and region.item(0) != 0:
+        return region.copy()   # surely not all zero: no scan (.any() reads every element)
     if region.dtype.kind in "biufc" and not region.any() and not _negative_zeros(region):
         return _zero_of(region.dtype)
     return np.array(region, copy=True)
