@@ -700,3 +700,16 @@ def test_overwritten_keeps_a_copy_unless_every_element_is_a_positive_zero():
             assert isinstance(kept, np.ndarray) and kept is not region
             np.testing.assert_array_equal(kept, region)
             assert np.array_equal(np.signbit(kept), np.signbit(region))
+
+
+def test_broadcast_shape_and_setitem_adjoint_value_on_their_fast_paths():
+    a, b = np.zeros((3, 4)), np.zeros(4)
+    assert rt.broadcast_shape(a, a).shape == (3, 4)
+    assert rt.broadcast_shape(a, b, 2.0).shape == (3, 4)
+    assert rt.broadcast_shape(2.0, 3.0).shape == ()
+    g = np.arange(6.0)
+    same = rt.setitem_adjoint_value(g, np.s_[1:-1], np.zeros(4))
+    np.testing.assert_array_equal(same, g[1:-1])
+    assert not np.shares_memory(same, g)
+    np.testing.assert_array_equal(rt.setitem_adjoint_value(g, np.s_[1:-1], np.zeros(1)), [10.0])
+    assert rt.setitem_adjoint_value(g, np.s_[1:-1], 3.0) == 10.0

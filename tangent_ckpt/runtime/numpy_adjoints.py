@@ -107,7 +107,10 @@ def broadcast_shape(*operands):
     """The shape of an elementwise operation on ``operands`` (arrays, numbers or
     :class:`ShapeOf`), without computing it: what an adjoint step keeps of a
     value its reverse sweep reads only for the shape."""
-    return ShapeOf(np.broadcast_shapes(*(_shape(x) for x in operands)))
+    shapes = [_shape(x) for x in operands]
+    if all(shape == shapes[0] for shape in shapes):
+        return ShapeOf(shapes[0])   # np.broadcast_shapes is Python code: microseconds
+    return ShapeOf(np.broadcast_shapes(*shapes))
 
 
 def matmul_shape(a, b):
@@ -762,6 +765,8 @@ def setitem_adjoint_value(g, index, value):
     """
     if is_zero(g):
         return g
+    if type(index) is slice and type(g) is np.ndarray:   # the common case: nothing repeats
+        return unbroadcast(g[index].copy(), value)
     if _repeats_an_element(np.shape(g), index):
         raise TangentCkptError(
             f"a subscript write names an element more than once (index {index!r}): NumPy "

@@ -26,7 +26,7 @@ import ast
 
 import numpy as np
 
-from tangent_ckpt.compiler.code import Block, Line, Restore, line_reads, line_target
+from tangent_ckpt.compiler.code import Block, Line, Restore, line_reads, line_target, trees
 from tangent_ckpt.compiler.naming import NUMPY
 
 # NumPy functions besides the ufuncs whose call only computes its result
@@ -115,13 +115,13 @@ def _ignores_state(adjoint, dead):
     names = _unpacked_state(adjoint.body, "state")
     if names is None:
         return False
-    loads = [n for tree in _trees(adjoint.body) for n in ast.walk(tree)
+    loads = [n for tree in trees(adjoint.body) for n in ast.walk(tree)
              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     if any(n.id in {names[k] for k in dead if k < len(names)} for n in loads):
         return False
     if any(n.id == "state" for n in loads[1:]):
         return False   # the state read again, not only unpacked
-    for tree in _trees(adjoint.body):
+    for tree in trees(adjoint.body):
         for node in ast.walk(tree):
             if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
                     node.value.id == "next_state" and not (
@@ -130,18 +130,8 @@ def _ignores_state(adjoint, dead):
     next_loads = sum(isinstance(n, ast.Name) and n.id == "next_state" for n in loads)
     next_reads = sum(isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and
                      node.value.id == "next_state"
-                     for tree in _trees(adjoint.body) for node in ast.walk(tree))
+                     for tree in trees(adjoint.body) for node in ast.walk(tree))
     return next_loads == next_reads
-
-
-def _trees(items):
-    for item in items:
-        if isinstance(item, Line) and item.stmt is not None:
-            yield item.stmt
-        elif isinstance(item, Block):
-            if item.head is not None:
-                yield item.head
-            yield from _trees(item.body)
 
 
 def _without_parts(step, dead):
