@@ -57,9 +57,9 @@ def _normalize_wrt(wrt):
     return wrt, len(wrt) == 1
 
 
-def _compiled(fn, wrt, options, return_value, source=None, containers=None):
+def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None):
     containers = containers or {}
-    key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())))
+    key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes)
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -73,7 +73,8 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None):
                 register_source(fn, source)
             try:
                 compiled = compile_gradient(fn, wrt, options, return_value=return_value,
-                                            containers=containers)
+                                            containers=containers,
+                                            shapes=dict(shapes) if shapes else None)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -253,6 +254,11 @@ class GradientFunction:
         self._compiled = None
         # wrt arguments of the last call that were containers (what .source shows)
         self._last_containers = {}
+        # the shapes of the last call's arguments (what .source was compiled for),
+        # and the shapes already met: {cheap signature of a call: its shapes}
+        self._last_shapes = None
+        self._compiled_shapes = None
+        self._shapes_met = {}
 
     def compile(self, return_value: Optional[bool] = None):
         """Compile now (else on the first call); cached per function, wrt and options."""
@@ -262,25 +268,54 @@ class GradientFunction:
             raise error
         return compiled
 
-    def _compile(self, return_value=None, containers=None):
+    def _compile(self, return_value=None, containers=None, shapes=False):
         """(compiled gradient, None), or (None, the error to raise): the caller raises
         it, so that one frame of this module stands before the user's line.
-        ``containers``: the structures of this call's container ``wrt`` arguments
-        (by default those of the last call)."""
+        ``containers``: the structures of this call's container ``wrt`` arguments,
+        ``shapes``: its arguments' shapes (by default those of the last call)."""
         value = self.return_value if return_value is None else return_value
         containers = self._last_containers if containers is None else containers
+        shapes = self._last_shapes if shapes is False else shapes
         if value == self.return_value and self._compiled is not None and \
-                not containers and not self._compiled.dependencies.changed():
+                not containers and shapes == self._compiled_shapes and \
+                not self._compiled.dependencies.changed():
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
-                                 self.given_source, containers)
+                                 self.given_source, containers, shapes)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
         if value == self.return_value and not containers:
-            self._compiled = compiled
+            self._compiled, self._compiled_shapes = compiled, shapes
         return compiled, None
+
+    def _argument_shapes(self, args, kwargs):
+        """((parameter, shape), ...) of this call's array and number arguments: the
+        gradient is compiled for them (compiler/known_shapes.py), so that it can
+        leave out the sums over broadcast axes these shapes do not need.  None
+        with containers, with ``backend="numba"``, or after ``_SHAPES_PER_GRADIENT``
+        different shapes (then one general gradient serves every call)."""
+        if self.options.backend == "numba":
+            return None
+        if len(args) == self._target.positional + 1:
+            args = args[:-1]  # the output adjoint
+        signature = (tuple(map(_shape_key, args)),
+                     tuple((k, _shape_key(v)) for k, v in kwargs.items()) if kwargs else ())
+        shapes = self._shapes_met.get(signature, False)
+        if shapes is not False:
+            return shapes
+        if len(self._shapes_met) >= _SHAPES_PER_GRADIENT:
+            return None
+        try:
+            arguments = self._target.bind(args, {k: v for k, v in kwargs.items()
+                                                 if k in self._target.signature.parameters})
+        except TypeError:
+            return None  # the call itself will say what is wrong
+        shapes = tuple(sorted((name, _shape_key(value)) for name, value in arguments.items()
+                              if _shape_key(value) is not None)) or None
+        self._shapes_met[signature] = shapes
+        return shapes
 
     @property
     def source(self) -> "display.GeneratedSource":
@@ -310,13 +345,14 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True  # noqa: F841
         containers = self._container_arguments(args, kwargs)
-        self._last_containers = containers
-        compiled, error = self._compile(containers=containers)
+        shapes = None if containers else self._argument_shapes(args, kwargs)
+        self._last_containers, self._last_shapes = containers, shapes
+        compiled, error = self._compile(containers=containers, shapes=shapes)
         if error is not None and set(containers) - set(self._inner_wrt):
             # a bound self used as a value (print(self)): read it when the code runs
             containers = {k: s for k, s in containers.items() if k in self._inner_wrt}
             self._last_containers = containers
-            compiled, error = self._compile(containers=containers)
+            compiled, error = self._compile(containers=containers, shapes=shapes)
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
@@ -336,7 +372,8 @@ class GradientFunction:
                 _check_wrt_value(self._target.label, name, user_k, user_values[k])
         checked = seed is not None and np.ndim(seed) > 0
         if checked:  # the value is needed to check the adjoint's shape
-            compiled, error = self._compile(return_value=True, containers=containers)
+            compiled, error = self._compile(return_value=True, containers=containers,
+                                            shapes=shapes)
             if error is not None:
                 raise error
         try:
@@ -401,6 +438,23 @@ class GradientFunction:
     def __repr__(self):
         return f"<gradient of {getattr(self.fn, '__qualname__', self._target.label)} " \
                f"wrt {self.wrt}>"
+
+
+# different argument shapes one gradient is compiled for before it keeps the general code
+_SHAPES_PER_GRADIENT = 8
+
+
+def _shape_key(value):
+    """What the compiler may assume of an argument: an array's or a number's
+    shape, "int" for a Python int (an index), None for anything else."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.shape
+    if kind is float or isinstance(value, np.generic):
+        return ()
+    if kind is int:
+        return "int"
+    return None
 
 
 def _output_or_none(function, values):

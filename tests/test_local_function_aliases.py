@@ -86,7 +86,8 @@ def test_an_aliased_activation_in_a_checkpointed_loop(checkpoint):
 
 
 def test_the_alias_leaves_no_assignment_in_the_generated_code():
-    source = tc.grad(builtin_name_shadowed_by_numpy).source
+    # value_and_grad: tc.grad leaves out the sum, whose value the gradient never reads
+    source = tc.value_and_grad(builtin_name_shadowed_by_numpy).source
     assert "np.sum(" in source and "sum = " not in source
 
 

@@ -687,3 +687,30 @@ def test_product_sum_only_where_gathering_pays():
                                           r.normal(size=(2, 16)), np.zeros((16, 1024)))
     if type(big) is rt.ProductSum:
         assert big._a.nbytes + big._g.nbytes <= big.dense.nbytes
+
+
+def test_overwritten_keeps_a_copy_unless_every_element_is_a_positive_zero():
+    for region, zero in ((np.zeros(4), True), (np.array([0.0, 0.0, 2.0]), False),
+                         (np.array([3.0, 0.0]), False), (np.array([0.0, -0.0]), False),
+                         (np.array([np.nan, 0.0]), False), (np.zeros(3, complex), True),
+                         (np.array([[1.0, 2.0], [0.0, 4.0]])[:, 0], False)):
+        kept = rt.overwritten(region)
+        if zero:
+            assert np.ndim(kept) == 0 and kept == 0 and kept.dtype == region.dtype
+        else:
+            assert isinstance(kept, np.ndarray) and kept is not region
+            np.testing.assert_array_equal(kept, region)
+            assert np.array_equal(np.signbit(kept), np.signbit(region))
+
+
+def test_broadcast_shape_and_setitem_adjoint_value_on_their_fast_paths():
+    a, b = np.zeros((3, 4)), np.zeros(4)
+    assert rt.broadcast_shape(a, a).shape == (3, 4)
+    assert rt.broadcast_shape(a, b, 2.0).shape == (3, 4)
+    assert rt.broadcast_shape(2.0, 3.0).shape == ()
+    g = np.arange(6.0)
+    same = rt.setitem_adjoint_value(g, np.s_[1:-1], np.zeros(4))
+    np.testing.assert_array_equal(same, g[1:-1])
+    assert not np.shares_memory(same, g)
+    np.testing.assert_array_equal(rt.setitem_adjoint_value(g, np.s_[1:-1], np.zeros(1)), [10.0])
+    assert rt.setitem_adjoint_value(g, np.s_[1:-1], 3.0) == 10.0

@@ -1,13 +1,18 @@
 """compiler/transform/rules.py: adjoints of slice reads go into the adjoint
 buffer in place only where that buffer is an array no other name shares
-(``track_fresh``); every case is checked against finite differences."""
+(``track_fresh``); the peepholes (``b - x`` for ``b + -x``, ``g * (2 * x)`` for
+the adjoint of ``x ** 2``, ``np.roll``'s folded shift) keep the same numbers.
+Every case is checked against finite differences."""
+
+import ast
 
 import numpy as np
 
 import tangent_ckpt as tc
+from tangent_ckpt import runtime as rt
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.transform.rules import track_fresh
+from tangent_ckpt.compiler.transform.rules import negated, track_fresh
 
 from gradcheck import check_grad
 
@@ -83,3 +88,42 @@ def test_in_place_accumulation_never_changes_a_shared_adjoint():
         check_grad(f, (x,), df=df)
         assert np.array_equal(x, before)
         assert "= rt.accumulate_at(by, y, " in df.source   # the in-place path ran
+
+
+def _negated_text(text):
+    result = negated(ast.parse(text, mode="eval").body)
+    return None if result is None else ast.unparse(result)
+
+
+def test_a_negation_is_subtracted_instead():
+    assert _negated_text("-g") == "g"
+    assert _negated_text("-g * ans / x2") == "g * ans / x2"
+    assert _negated_text("g * -ans") is None          # only the leftmost factor
+    assert _negated_text("-g + x") is None
+    assert _negated_text("(-g) ** 2") is None
+    unbroadcast = sx.rt("unbroadcast", ast.parse("-g * y", mode="eval").body, "x")
+    result = negated(unbroadcast)
+    assert sx.calls_helper(result, rt.unbroadcast) and ast.unparse(result.args[0]) == "g * y"
+    assert ast.unparse(result.args[1]) == "x"
+
+
+def subtracts(x, y, c):
+    z = x - y / c          # y's adjoint: -g / c, c's: -(-g) * ans / c
+    w = np.roll(z, 2) - np.roll(z, -1, 0)
+    return np.sum(w ** 2) + np.sum((y - x) ** 2)
+
+
+def test_peepholes_keep_the_gradient():
+    rng = np.random.default_rng(7)
+    x, y = rng.normal(size=6), rng.normal(size=6)
+    for c in (1.5 + rng.random(6), 1.5 + rng.random(1)):   # same shape, then a broadcast
+        df = tc.grad(subtracts, wrt=(0, 1, 2))
+        check_grad(subtracts, (x, y, c), wrt=(0, 1, 2), df=df)
+        source = df.source
+        assert "np.negative(" not in source and "power_adjoint_base" not in source, source
+        assert "+ -" not in source, source
+        assert ("rt.unbroadcast" in source) == (c.shape == (1,)), source
+    taped = tc.grad(subtracts, wrt=(0, 1, 2))(x, y, c)
+    loop = tc.grad(subtracts, wrt=(0, 1, 2), checkpoint=True, snapshots=2)(x, y, c)
+    for a, b in zip(taped, loop):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

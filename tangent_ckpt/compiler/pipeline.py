@@ -12,6 +12,7 @@ from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.analyze import activity, wrt_parameters
 from tangent_ckpt.compiler.deep import on_deep_stack
 from tangent_ckpt.compiler.emit import emit
+from tangent_ckpt.compiler.known_shapes import argument_shapes
 from tangent_ckpt.compiler.lower.container_values import expand_positions
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.numba_code import numba_code
@@ -26,16 +27,19 @@ from tangent_ckpt.compiler.transform.reverse import reverse_function
 from tangent_ckpt.compiler.views import follow_views
 
 
-def compile_gradient(fn, wrt, options, return_value=False, containers=None):
+def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
     returns an :class:`~tangent_ckpt.compiler.emit.CompiledGradient` whose
     ``dependencies`` are the free names it was compiled against.  Deeply nested
     expressions are compiled on a deep stack (:mod:`deep`).  ``containers``
     (position -> ``tangent_ckpt.flatten.structure_of``) names parameters given
     as lists, tuples or dicts: the gradient takes one parameter per element, and
-    ``wrt`` naming such a parameter means all its elements, in order."""
+    ``wrt`` naming such a parameter means all its elements, in order.  ``shapes``
+    ({parameter name: shape}, :mod:`known_shapes`): the gradient is compiled for
+    arguments of these shapes only (the caller keys its cache by them)."""
     with _collector_paused():
-        return on_deep_stack(lambda: _stages(fn, wrt, options, return_value, containers), fn)
+        return on_deep_stack(lambda: _stages(fn, wrt, options, return_value, containers,
+                                             shapes), fn)
 
 
 @contextlib.contextmanager
@@ -53,10 +57,10 @@ def _collector_paused():
             gc.enable()
 
 
-def _analyzed(fn, wrt, containers=None):
+def _analyzed(fn, wrt, containers=None, shapes=None):
     """The stages both modes share: parse, views, the aliasing fence, lower, analyze.
     ``containers``: the structure of container arguments (``wrt`` positions are
-    expanded to their leaves)."""
+    expanded to their leaves); ``shapes``: the arguments' shapes, when known."""
     parsed = parse_function(fn)                                     # parse
     followed = follow_views(parsed)                                 # views, aliases
     check_writes(parsed, followed=followed)                         # aliasing fence
@@ -68,12 +72,14 @@ def _analyzed(fn, wrt, containers=None):
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
     shape_facts(function)
+    if shapes:
+        argument_shapes(function, shapes)
     return function, bindings, namer, wrt_names, active
 
 
-def _stages(fn, wrt, options, return_value, containers=None):
+def _stages(fn, wrt, options, return_value, containers=None, shapes=None):
     with recording() as dependencies:
-        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers)
+        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers, shapes)
         plan = auto_plan(options, namer)
         loops = mark_loops(function, options, plan)
         segments = SegmentHandler(function, options, plan)

@@ -177,6 +177,11 @@ def add_to(target, value):
     return ast.AugAssign(target=store(target), op=ast.Add(), value=expr(value))
 
 
+def subtract_from(target, value):
+    """``target -= value``."""
+    return ast.AugAssign(target=store(target), op=ast.Sub(), value=expr(value))
+
+
 def return_(values):
     """``return a`` / ``return a, b`` (several values are printed without parentheses)."""
     values = list(values)

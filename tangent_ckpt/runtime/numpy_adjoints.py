@@ -107,7 +107,10 @@ def broadcast_shape(*operands):
     """The shape of an elementwise operation on ``operands`` (arrays, numbers or
     :class:`ShapeOf`), without computing it: what an adjoint step keeps of a
     value its reverse sweep reads only for the shape."""
-    return ShapeOf(np.broadcast_shapes(*(_shape(x) for x in operands)))
+    shapes = [_shape(x) for x in operands]
+    if all(shape == shapes[0] for shape in shapes):
+        return ShapeOf(shapes[0])   # np.broadcast_shapes is Python code: microseconds
+    return ShapeOf(np.broadcast_shapes(*shapes))
 
 
 def matmul_shape(a, b):
@@ -558,9 +561,19 @@ def repeat_to_match(g, x, axis=None, keepdims=False):
     """
     if axis is None and type(x) is np.ndarray and (keepdims or type(g) is float or
                                                    getattr(g, "ndim", None) == 0):
+        if x.size <= _SMALL:   # cheaper than a broadcast view for a few elements
+            # np.full(x.shape, _weak_like(g, x)), without np.full's Python wrapper
+            if isinstance(g, (int, float)) and x.dtype.kind == "f":
+                dtype = x.dtype
+            else:
+                dtype = g.dtype if isinstance(g, (np.ndarray, np.generic)) else np.result_type(g)
+            filled = np.empty(x.shape, dtype)
+            if getattr(g, "ndim", 0) == 0:
+                filled.fill(g)
+            else:
+                filled[...] = g   # keepdims: g of shape (1, 1, ...)
+            return filled
         g = _weak_like(g, x)   # np.sum(x): no axes to restore
-        if x.size <= _SMALL:
-            return np.full(x.shape, g)   # cheaper than a broadcast view for a few elements
         return np.broadcast_to(g, x.shape)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
     return np.broadcast_to(g, np.shape(x))
@@ -752,6 +765,8 @@ def setitem_adjoint_value(g, index, value):
     """
     if is_zero(g):
         return g
+    if type(index) is slice and type(g) is np.ndarray:   # the common case: nothing repeats
+        return unbroadcast(g[index].copy(), value)
     if _repeats_an_element(np.shape(g), index):
         raise TangentCkptError(
             f"a subscript write names an element more than once (index {index!r}): NumPy "
@@ -778,6 +793,8 @@ def overwritten(region):
     back the same bytes."""
     if not isinstance(region, np.ndarray):
         return region  # one element: a NumPy scalar, immutable
+    if region.size and region.item(0) != 0:
+        return region.copy()   # surely not all zero: no scan (.any() reads every element)
     if region.dtype.kind in "biufc" and not region.any() and not _negative_zeros(region):
         return _zero_of(region.dtype)
     return np.array(region, copy=True)

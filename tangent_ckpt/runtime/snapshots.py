@@ -94,6 +94,17 @@ def tree_nbytes(tree):
     number (16 per complex), 0 for None and other objects."""
     if type(tree) is np.ndarray:
         return int(tree.nbytes)   # the common loop state, measured at every snapshot
+    if type(tree) is tuple:       # a few arrays and numbers (T, cost): no flattening
+        total = 0
+        for x in tree:
+            if type(x) is np.ndarray:
+                total += x.nbytes
+            elif type(x) is float:
+                total += _PY_SCALAR_BYTES
+            else:
+                break
+        else:
+            return int(total)
     leaves, _ = tree_flatten(tree)
     return sum(_leaf_nbytes(x) for x in leaves)
 

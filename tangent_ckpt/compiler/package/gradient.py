@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, names_read
+from tangent_ckpt.compiler.package.dead_primal import drop_dead_primal, drop_dead_state
 from tangent_ckpt.compiler.package.saves import finish_saves, stand_ins
 from tangent_ckpt.errors import CheckpointError
 
@@ -61,6 +62,8 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
         returned = grads
     ret = Line(sx.return_(returned))
     primal, adjoint, needed = finish_saves(sweeps.primal, sweeps.adjoint, ret)
+    primal = drop_dead_primal(primal, names_read(adjoint + [ret]))
+    helpers = drop_dead_state(primal, helpers, names_read(adjoint + [ret]))
 
     name = namer.fresh("d" + function.name)
     params = list(function.params) + [sweeps.seed]

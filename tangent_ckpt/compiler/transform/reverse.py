@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.complex_values import complex_names, refused_for_comp
 from tangent_ckpt.compiler.code import Block, Line, Restore, Save
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
-from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive, track_fresh
+from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive, negated, track_fresh
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 
@@ -432,7 +432,12 @@ class Reverser:
                 out.append(Line(sx.assign(b, call), line, True))
                 self.batched.add(b)
                 return
+            if b not in self.batched and negated(contribution) is not None:
+                out.append(Line(sx.subtract_from(b, negated(contribution)), line, True))
+                return
             out.append(Line(sx.add_to(b, contribution), line, True))
+        elif b in nonzero and negated(contribution) is not None:   # b - x, not b + -x
+            out.append(Line(sx.assign(b, sx.binop(b, "-", negated(contribution))), line, True))
         elif b in nonzero:
             out.append(Line(sx.assign(b, sx.binop(b, "+", contribution)), line, True))
         else:

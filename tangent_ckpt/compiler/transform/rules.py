@@ -18,7 +18,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.ir import operand_node
-from tangent_ckpt.compiler.naming import builtin
+from tangent_ckpt.compiler.naming import NUMPY, builtin
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 
@@ -137,7 +137,8 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
             rev.accumulate(op.id, _whole_sequence(rev, rule, param, op, mapping), out,
                            nonzero, stmt.line)
         elif isinstance(op, ir.Name) and op.id in rev.active:
-            contribution = _without_unbroadcast(instantiate(expression, mapping), op.id, stmt)
+            contribution = _folded(_squared_base(
+                _without_unbroadcast(instantiate(expression, mapping), op.id, stmt)))
             rev.accumulate(op.id, contribution, out, nonzero, stmt.line)
         elif isinstance(op, ir.Seq):
             if any(n in rev.active for n in ir.operand_names(op)):
@@ -298,3 +299,70 @@ def _without_unbroadcast(contribution, name, stmt):
             and contribution.args[1].id == name and name in stmt.same_shape:
         return contribution.args[0]
     return contribution
+
+
+def _squared_base(contribution):
+    """``rt.power_adjoint_base(g, x, 2)`` -> ``g * (2 * x)``: the helper's own
+    arithmetic for the exponent 2 (the common ``x ** 2``), without its call and tests;
+    also inside ``rt.unbroadcast(..., x)``."""
+    if sx.calls_helper(contribution, runtime.unbroadcast) and contribution.args:
+        contribution.args[0] = _squared_base(contribution.args[0])
+        return contribution
+    if sx.calls_helper(contribution, runtime.power_adjoint_base) and \
+            len(contribution.args) == 3 and not contribution.keywords and \
+            isinstance(contribution.args[2], ast.Constant) and \
+            type(contribution.args[2].value) in (int, float) and contribution.args[2].value == 2:
+        g, x, _ = contribution.args
+        return sx.binop(g, "*", sx.binop(sx.const(2), "*", x))
+    return contribution
+
+
+def _number(node):
+    """The value of a number written as a constant (``2``, ``-1``), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
+
+
+def _folded(contribution):
+    """``np.negative(1)`` -> ``-1`` in a rule's expression (the shift of
+    ``np.roll``'s adjoint), and ``np.roll(g, s, None)`` -> ``np.roll(g, s)``."""
+    for node in list(sx.walk(contribution)):
+        if not isinstance(node, ast.Call):
+            continue
+        for k, arg in enumerate(node.args):
+            if _is_numpy(arg, "negative") and len(arg.args) == 1 and not arg.keywords and \
+                    _number(arg.args[0]) is not None:
+                node.args[k] = sx.const(-_number(arg.args[0]))
+        if _is_numpy(node, "roll") and len(node.args) == 3 and \
+                isinstance(node.args[2], ast.Constant) and node.args[2].value is None:
+            del node.args[2]
+    return contribution
+
+
+def _is_numpy(node, function):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        node.func.attr == function and isinstance(node.func.value, ast.Name) and \
+        node.func.value.id == NUMPY
+
+
+def negated(contribution):
+    """``x`` for a contribution ``-x``, ``a * b / c`` for ``-a * b / c`` (a
+    negation commutes exactly with rounded products, quotients and sums) and
+    ``rt.unbroadcast(x, y)`` for ``rt.unbroadcast(-x, y)``, so that it
+    is subtracted (``b - x``, ``b -= x``: one NumPy call less, and the same
+    bits as adding the negation).  None for anything else."""
+    if isinstance(contribution, ast.UnaryOp) and isinstance(contribution.op, ast.USub):
+        return contribution.operand
+    if isinstance(contribution, ast.BinOp) and isinstance(contribution.op, (ast.Mult, ast.Div)):
+        left = negated(contribution.left)
+        if left is not None:
+            return ast.BinOp(left=left, op=contribution.op, right=contribution.right)
+    if sx.calls_helper(contribution, runtime.unbroadcast) and len(contribution.args) == 2:
+        inner = negated(contribution.args[0])   # a sum of negations: the negated sum
+        if inner is not None:
+            return sx.rt("unbroadcast", inner, contribution.args[1])
+    return None
