@@ -114,3 +114,28 @@ def test_only_pure_assignments_go():
                    "e = np.tanh(x)\ng = np.sum(x, axis=0)\nh = -x")
     kept = _text(drop_dead_primal(items, set()))
     assert kept == ["a = np.random.rand(3)", "b = f(x)", "c = x[0]", "d = np.add(x, 1, out=z)"]
+
+
+def clock_in_the_state(x, w, n):
+    t = 0.0
+    total = 0.0
+    for k in range(n):
+        drive = 0.0 if t < 0.05 or t > 0.1 else 2.0   # the carried clock steers the step
+        x = x + 0.01 * (drive - w * x ** 3)
+        t = t + 0.01
+        total = total + np.sum(x)
+    return total / n
+
+
+def test_a_state_part_the_step_itself_reads_stays_in_the_step():
+    """Neither the adjoint step nor the code after the loop reads the clock ``t``,
+    but the next step does (a Hodgkin-Huxley stimulus window): dropping its update
+    froze the clock, a wrong checkpointed gradient."""
+    x, w = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, 2.0])
+    taped = tc.grad(clock_in_the_state, wrt=(0, 1))(x, w, 30)
+    for options in ({"checkpoint": True}, {"checkpoint": True, "snapshots": 3}):
+        df = tc.grad(clock_in_the_state, wrt=(0, 1), **options)
+        check_grad(clock_in_the_state, (x, w, 30), wrt=(0, 1), df=df)
+        for got, want in zip(df(x, w, 30), taped):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+        assert "t_add = t + 0.01" in df.source.split("_adjoint")[0]

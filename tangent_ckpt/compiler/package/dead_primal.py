@@ -70,8 +70,32 @@ def drop_dead_state(primal, definitions, live_after):
         if not _ignores_state(definitions[k][i], dead):
             continue
         k, i = functions[loop + "_step"]
-        definitions[k][i] = _without_parts(definitions[k][i], dead)
+        dead = _unread_by_step(definitions[k][i], dead)
+        if dead:
+            definitions[k][i] = _without_parts(definitions[k][i], dead)
     return definitions
+
+
+def _unread_by_step(step, dead):
+    """The parts of ``dead`` that the step itself does not need: the step runs
+    again on what it returns, so a part it reads (``if t < 0.05`` with ``t``
+    carried) feeds the parts that stay, and must be computed like them."""
+    names = _unpacked_state(step.body, "state")
+    if names is None:
+        return []
+    body = [item for item in step.body if not (isinstance(item, Line) and (
+        isinstance(item.stmt, ast.Return) or item.stmt is not None and
+        isinstance(item.stmt, ast.Assign) and isinstance(item.stmt.value, ast.Name) and
+        item.stmt.value.id == "state"))]
+    dead = list(dead)
+    while dead:
+        returned = set(names) - {names[k] for k in dead if k < len(names)}
+        _, live = _drop(body, returned, None)
+        read = [k for k in dead if k < len(names) and names[k] in live]
+        if not read:
+            return dead
+        dead = [k for k in dead if k not in read]
+    return dead
 
 
 def _lines(items):
