@@ -64,33 +64,28 @@ class SavePoints:
     # --- the primal side ---------------------------------------------------------
     def block_record(self, body, read_after=False):
         """The TapeRecord of a block that runs inside a taped loop (a loop body, a
-        branch): first the names only its top level assigns, first before any
-        read, that nothing outside the block reads -- or, for the body of a loop
-        no other loop encloses (``read_after``), that nothing inside the body but
-        its top level assigns (the code before and after the loop may read and
-        assign them: :meth:`keep_before_loop`).  Each run of the block makes them
-        afresh, so the block pushes their new values once, at its end, and its
-        reverse pops them first; the slots of :meth:`save_to_record` join."""
+        branch): first the names the block's top level assigns before anything in
+        it reads or assigns them, that nothing outside the block reads or assigns
+        -- or, for the body of a loop no other loop encloses (``read_after``), that
+        the code before and after the loop may read and assign too
+        (:meth:`keep_before_loop`).  Each run of the block makes them afresh, so
+        the block pushes their values once, at its end, and its reverse pops them
+        first (the block's later writes of them are saved as usual); the slots of
+        :meth:`save_to_record` join."""
         inside = Counter(ir.read_names(body))
-        writes = Counter(s.target for s in body if isinstance(s, (ir.Assign, ir.SetItem)))
-        nested_writes = Counter(ir.assigned_names(body))
-        seen, names = set(), []
+        writes = Counter(ir.assigned_names(body))
+        seen, names = set(), []  # seen: the names read or assigned so far
         for stmt in body:
             if isinstance(stmt, ir.Break):
                 break
             seen.update(ir.read_names([stmt]))
             target = getattr(stmt, "target", None)
-            if not isinstance(stmt, ir.Assign) or stmt.observes or target in seen or \
-                    target in names:
-                continue
-            if read_after:
-                local = nested_writes[target] == writes[target]
-            else:
-                local = self.counts.get(target) == writes[target] and \
-                    self.reads.get(target, 0) == inside[target]
-            if local:
+            if isinstance(stmt, ir.Assign) and not stmt.observes and target not in seen and \
+                    (read_after or (self.counts.get(target) == writes[target] and
+                                    self.reads.get(target, 0) == inside[target])):
                 names.append(target)
                 self.first_writes.add(id(stmt))
+            seen.update(ir.assigned_names([stmt]))
         record = TapeRecord(names, self.tape_name(), next(_RECORD_KEYS))
         self.records[id(body)] = record
         return record
