@@ -101,8 +101,9 @@ class TapeRecord:
     """One tape entry per run of a block inside a taped loop (a loop body, a
     branch): the values of ``names``, which the block makes before any read and
     nothing outside it reads.  The primal side (``pop=False``) pushes them once
-    at the block's end (``tape.append((a, b))``); the reverse side pops them at
-    the start of the block's reverse (``a, b = tape.pop()``).  The two sides
+    at the block's end (``tape.extend((a, b))``); the reverse side takes them
+    back at the start of the block's reverse (``a, b = tape[-2:]``,
+    ``del tape[-2:]``).  The two sides
     share ``key``: ``package/saves.py`` keeps, on both, the names the reverse
     sweep reads, and drops a push whose pop is gone.  ``slots`` ({slot: var}):
     names among ``names`` that hold the value a write in the block overwrote
@@ -153,10 +154,11 @@ def names_read(items):
 
 
 def uses_tape(item):
-    """True when a line pushes to or pops from a tape (``tape.append(x)``, ``tape.pop()``)."""
-    return item.stmt is not None and any(
+    """True when a line pushes to or pops from a tape (``tape.append(x)``,
+    ``tape.extend(...)``, ``tape.pop()``, ``del tape[-2:]``)."""
+    return item.stmt is not None and (isinstance(item.stmt, ast.Delete) or any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-        n.func.attr in ("pop", "append") for n in ast.walk(item.stmt))
+        n.func.attr in ("pop", "append", "extend") for n in ast.walk(item.stmt)))
 
 
 def flat_lines(items):

@@ -2,9 +2,9 @@
 
 Straight-line code needs no tape: a value about to be overwritten is kept in a
 local (``h_old = h``) and put back in the reverse sweep.  Inside loops each run
-of a block pushes one tape entry (``tape.append((y, h_old))`` / ``y, h_old =
-tape.pop()``; ``save_points.py``; taped loops: ``taped_loops.py``).  Saves for
-values the reverse sweep never reads are dropped.
+of a block adds one entry to a tape (``tape.extend((y, h_old))``, taken back
+by ``y, h_old = tape[-2:]``; ``save_points.py``; taped loops:
+``taped_loops.py``).  Saves for values the reverse sweep never reads are dropped.
 
 Adjoints are named after the user's variables (``bW`` for ``W``).  The pass
 tracks which adjoints are still zero, so the first contribution is a plain

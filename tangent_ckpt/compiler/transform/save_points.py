@@ -2,8 +2,8 @@
 
 Outside loops a value about to be overwritten is kept in a local
 (``h_old = h``) and put back in the reverse sweep (``h = h_old``).  Inside a
-taped loop each block (the loop body, a branch) pushes ONE tape entry per run,
-at its end, and its reverse pops it first (``code.TapeRecord``):
+taped loop each block (the loop body, a branch) adds ONE entry per run to the
+tape, at its end, and its reverse takes it back first (``code.TapeRecord``):
 
 - the values the block makes afresh each run (assigned at its top level before
   any read: the A-normal form's temporaries, a step's new state) go in as they
