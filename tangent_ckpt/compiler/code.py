@@ -78,6 +78,7 @@ class Save:
     tape: bool = False
     line: Optional[int] = None
     index: Any = None  # a syntax tree: only var[index] is kept (and put back)
+    recorded: bool = False  # the slot is a local that its block's TapeRecord pushes
 
 
 @dataclass
@@ -88,10 +89,37 @@ class Restore:
     tape: bool = False
     line: Optional[int] = None
     index: Any = None
+    recorded: bool = False
 
     def reads(self):
         """Names the restore reads: an in-place restore evaluates its index again."""
         return sx.loads(self.index) | {self.var} if self.index is not None else set()
+
+
+@dataclass
+class TapeRecord:
+    """One tape entry per run of a block inside a taped loop (a loop body, a
+    branch): the values of ``names``, which the block makes before any read and
+    nothing outside it reads.  The primal side (``pop=False``) pushes them once
+    at the block's end (``tape.extend((a, b))``); the reverse side takes them
+    back at the start of the block's reverse (``a, b = tape[-2:]``,
+    ``del tape[-2:]``).  The two sides
+    share ``key``: ``package/saves.py`` keeps, on both, the names the reverse
+    sweep reads, and drops a push whose pop is gone.  ``slots`` ({slot: var}):
+    names among ``names`` that hold the value a write in the block overwrote
+    (``T_old = T`` before ``T = ...``), kept when ``var``'s save is (``var``
+    None: always, the elements an in-place write overwrites)."""
+    names: list
+    tape: str
+    key: int
+    pop: bool = False
+    line: Optional[int] = None
+    slots: dict = field(default_factory=dict)
+
+    def kept(self, needed):
+        """The names pushed and popped when the reverse sweep reads ``needed``."""
+        return [n for n in self.names if self.slots.get(n, n) in needed or
+                (n in self.slots and self.slots[n] is None)]
 
 
 def line_reads(item):
@@ -126,10 +154,11 @@ def names_read(items):
 
 
 def uses_tape(item):
-    """True when a line pushes to or pops from a tape (``tape.append(x)``, ``tape.pop()``)."""
-    return item.stmt is not None and any(
+    """True when a line pushes to or pops from a tape (``tape.append(x)``,
+    ``tape.extend(...)``, ``tape.pop()``, ``del tape[-2:]``)."""
+    return item.stmt is not None and (isinstance(item.stmt, ast.Delete) or any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-        n.func.attr in ("pop", "append") for n in ast.walk(item.stmt))
+        n.func.attr in ("pop", "append", "extend") for n in ast.walk(item.stmt)))
 
 
 def flat_lines(items):

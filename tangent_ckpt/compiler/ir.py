@@ -111,6 +111,8 @@ class LoopRecord:
     generate its code (each field names the stage that sets it)."""
     counter: Optional[str] = None  # transform: the trip count of a while/break loop
     counter_save: Any = None  # transform: (slot, is tape) keeping the counter's old value
+    restores: list = field(default_factory=list)  # transform: values from before the loop,
+    # put back after its reverse (names the body's TapeRecord keeps, save_points.py)
     range_node: Any = None  # transform: the iterable the primal loop runs over (a tree)
     plain: bool = False  # package: marked but nothing to checkpoint: an ordinary loop
     name: Optional[str] = None  # package: ``loopN``, the driver object

@@ -15,18 +15,17 @@ step, or checkpointed themselves with ``nested=True``.
 """
 
 import ast
-from collections import Counter
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.analyze import loop_facts, upward_exposed
 from tangent_ckpt.compiler.code import Block, Comment, Line
-from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.package.driver_calls import budgeted, driver_constructor, \
+    schedule_text
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
+from tangent_ckpt.compiler.package.loop_state import carried_state, header_reads
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
 from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, resolve_saves
 from tangent_ckpt.compiler.package.written_rows import rows_written_once
-from tangent_ckpt.runtime import random_state
 
 
 def mark_loops(function, options, plan=None):
@@ -50,84 +49,6 @@ def _mark(body, nested, inside_loop):
             _mark(stmt.body, nested, inside_loop=True)
 
 
-def _draws_from_global_state(loop):
-    """Whether ``loop``'s body calls NumPy's legacy global random functions."""
-    for stmt in ir.walk(loop.body):
-        expr = getattr(stmt, "expr", None)
-        if isinstance(expr, ir.Prim) and random_state.uses_global_state(expr.fn):
-            return True
-    return False
-
-
-def _header_reads(function):
-    """{id(statement): the names its header reads} for every statement of
-    ``function``, and how many statements read each name."""
-    reads = {id(stmt): set(ir.read_names([_shallow(stmt)])) for stmt in ir.walk(function.body)}
-    return reads, Counter(name for names in reads.values() for name in names)
-
-
-def _reads_outside(function, loop, header_reads):
-    """Names read anywhere in the function outside ``loop``'s body (conservative
-    stand-in for "read after the loop"): the names some statement outside it
-    reads, found by taking the loop's own readers from the function's counts
-    (``header_reads``, made once), so that n loops cost O(function + loops), not
-    O(n * function)."""
-    reads, counts = header_reads
-    inside = Counter(name for stmt in [loop, *ir.walk(loop.body)]
-                     for name in reads.get(id(stmt), ()))
-    names = {name for name, k in counts.items() if k > inside[name]}
-    names.add(function.result)
-    return names
-
-
-def _reads_after(body, loop):
-    """Names read after ``loop`` in program order (a whole enclosing loop counts
-    as after), or None when ``loop`` is not in ``body``.  A name the loop body
-    assigns before reading it and nothing reads later (a view taken again at the
-    top of each step, views.py) need not be carried: the steps run in their own
-    functions, so the values before the loop stay for the reverse sweep."""
-    for k, stmt in enumerate(body):
-        if stmt is loop:
-            return set(ir.read_names(body[k + 1:]))
-        blocks = [stmt.body, stmt.orelse] if isinstance(stmt, ir.If) else \
-            [stmt.body] if isinstance(stmt, (ir.For, ir.While, ir.Segment)) else []
-        for block in blocks:
-            inner = _reads_after(block, loop)
-            if inner is not None:
-                inner |= set(ir.read_names(body[k + 1:]))
-                if isinstance(stmt, (ir.For, ir.While)):
-                    inner |= set(ir.read_names([stmt]))
-                return inner
-    return None
-
-
-def _shallow(stmt):
-    """A compound statement without its body (its header's reads only)."""
-    if isinstance(stmt, ir.If):
-        return ir.If(stmt.test, [], [], stmt.line)
-    if isinstance(stmt, ir.For):
-        return ir.For(stmt.target, stmt.bounds, [], stmt.line)
-    if isinstance(stmt, ir.While):
-        return ir.While(stmt.test, [], stmt.line)
-    return stmt
-
-
-def _store_node(spec):
-    """An rt.SnapshotStore as generated code writes it: a plain folder or URL as a string."""
-    options = {}
-    if spec.codec is not None:
-        options["codec"] = sx.const(spec.codec)
-    if spec.level is not None:
-        options["level"] = sx.const(spec.level)
-    if spec.write_queue != 2:
-        options["write_queue"] = sx.const(spec.write_queue)
-    if not spec.prefetch:
-        options["prefetch"] = sx.const(False)
-    if not options:
-        return sx.const(spec.where)
-    return sx.rt("SnapshotStore", sx.const(spec.where), **options)
-
-
 # the functions a checkpointed loop named ``loop4`` defines: loop4_step, ...
 LOOP_FUNCTIONS = ("_step", "_cond", "_adjoint", "_segment", "_probe")
 # the parameters its step functions take besides the user's variables
@@ -143,7 +64,7 @@ class LoopHandler:
         self.plan = plan  # checkpoint="auto": the name of the gradient's rt.MemoryPlan
         self.definitions = []  # the step functions, printed before the gradient
         self.param = None  # {"state": the name the step functions give it, ...}
-        self._header_reads = None  # what each statement's header reads (_header_reads)
+        self._header_reads = None  # what each statement's header reads (loop_state.py)
         self.in_place = {}  # id(loop) -> carried arrays its steps write in place (written_rows.py)
 
     def _name_parameters(self, rev):
@@ -153,21 +74,10 @@ class LoopHandler:
             self.param = {p: rev.namer.fresh(p) for p in STEP_PARAMETERS}
 
     # --- the parts of one loop -----------------------------------------------------
-    def _facts(self, rev, loop, defined):
-        before = set(defined) - set(rev.bindings)
-        if self._header_reads is None:
-            self._header_reads = _header_reads(self.function)
-        outside = _reads_outside(self.function, loop, self._header_reads)
-        facts = loop_facts(loop, outside, before)
-        local_first = [c for c in facts.carried if c not in upward_exposed(loop.body)]
-        if local_first:  # assigned before any read in the body: carried only if read later
-            after = _reads_after(self.function.body, loop) | {self.function.result}
-            if any(c not in after for c in local_first):
-                facts = loop_facts(loop, outside - (set(local_first) - after), before)
-        return facts
-
     def primal(self, rev, loop, defined, possibly, in_loop):
-        facts = self._facts(rev, loop, defined)
+        if self._header_reads is None:
+            self._header_reads = header_reads(self.function)
+        facts = carried_state(self.function, loop, defined, rev.bindings, self._header_reads)
         active_carried = [c for c in facts.carried if c in rev.active]
         active_invariants = [v for v in facts.invariants if v in rev.active]
         if not facts.carried or (not active_carried and not active_invariants):
@@ -188,9 +98,10 @@ class LoopHandler:
         body = [s for s in loop.body if not isinstance(s, ir.Break)]
         carried = facts.carried
         args = facts.invariants
+        schedule = schedule_text(loop, self.options, self.plan)
         out = [Comment(f"loop at line {loop.line}: `{loop.header}` is checkpointed"),
                Comment(f"carried: {', '.join(carried) or '-'}; "
-                       f"invariant: {', '.join(args) or '-'}; {self._schedule_text(loop)}")]
+                       f"invariant: {', '.join(args) or '-'}; {schedule}")]
         empty = set()  # first assigned inside the loop: the state starts as None
         for c in carried:
             if c not in possibly and not in_loop:
@@ -199,8 +110,8 @@ class LoopHandler:
                 out.append(Line(sx.assign(c, sx.const(None)), loop.line))
                 defined.add(c)
                 possibly.add(c)
-            elif c not in defined and c not in rev.unbound:
-                rev.unbound.append(c)  # bound on some paths only: None on entry to the function
+            elif c not in defined and c not in rev.saves.unbound:
+                rev.saves.unbound.append(c)  # bound on some paths only: None on entry
         # the values the loop overwrites are kept for the code before it (reverse order)
         loop.record.carried_saves = []
         for c in carried:
@@ -221,11 +132,12 @@ class LoopHandler:
         if segmented:
             self.definitions.append(self._taped_segment(rev, loop, name, index, body, carried,
                                                         args, active_carried, active_invariants))
-        probe = self._budgeted(loop)
+        probe = budgeted(loop, self.options, self.plan)
         if probe:
             self.definitions.append(self._adjoint_probe(loop, name, index, carried, args,
                                                         active_carried, active_invariants))
-        ctor = self._constructor(loop, name, segmented, probe)
+        ctor = driver_constructor(loop, name, self.options, self.plan,
+                                  self.in_place.get(id(loop)), segmented, probe)
         out.append(Line(sx.assign(name, ctor), loop.line))
         state = sx.pack([sx.const(None) if c in empty else c for c in carried])
         if isinstance(loop, ir.While) or loop.break_flag:
@@ -255,28 +167,9 @@ class LoopHandler:
     def summaries(self, function):
         """(line, "Revolve schedule, 10 snapshots" or "taped") for every loop of
         ``function``, once packaged: the header of a gradient's notebook display."""
-        return [(loop.line, self._schedule_text(loop) if loop.record.name and not
-                 loop.record.plain else "taped")
+        return [(loop.line, schedule_text(loop, self.options, self.plan)
+                 if loop.record.name and not loop.record.plain else "taped")
                 for loop in ir.walk(function.body) if isinstance(loop, (ir.For, ir.While))]
-
-    def _schedule_text(self, loop):
-        o = loop.options or self.options  # tc.checkpointed_loop: its own
-        schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
-        label = {"revolve": "Revolve", "uniform": "uniform sqrt(n)", "online": "online"}[schedule]
-        if o.snapshots:
-            size = f"{o.snapshots} snapshots"
-        elif self.plan and o is self.options:
-            size = "snapshots from this loop's share of the auto plan's budget"
-        elif o.memory_budget:
-            size = f"snapshots fitted to a {o.memory_budget}-byte budget at run time"
-        else:
-            size = "snapshots chosen from the trip count at run time"
-        return f"{label} schedule, {size}"
-
-    def _budgeted(self, loop):
-        """Is this loop's snapshot count fitted to a memory budget at run time?"""
-        o = loop.options or self.options
-        return bool(o.memory_budget) or bool(self.plan and o is self.options)
 
     def _adjoint_probe(self, loop, name, index, carried, args, active_carried,
                        active_invariants):
@@ -300,48 +193,6 @@ class LoopHandler:
                  Line(sx.return_([call]))]
         params = self._signature(index, carried, [p["next_state"]], args)
         return [Block(sx.def_(f"{name}_probe", params), lines)]
-
-    def _constructor(self, loop, name, segmented=False, probe=False):
-        o = loop.options or self.options
-        if isinstance(loop, ir.For):
-            steps = sx.copy_tree(loop.record.range_node) if loop.record.range_node else \
-                sx.builtin_call("range", *[operand_node(b) for b in loop.bounds])
-        else:
-            steps = sx.const(None)
-        kwargs = {}
-        schedule = "online" if isinstance(loop, ir.While) or loop.break_flag else o.schedule
-        if schedule != "revolve":
-            kwargs["schedule"] = sx.const(schedule)
-        if o.snapshots:
-            kwargs["snapshots"] = sx.const(o.snapshots)
-        if self.plan and o is self.options:  # checkpoint="auto"
-            kwargs["plan"] = sx.name(self.plan)
-        elif o.memory_budget:
-            kwargs["memory_budget"] = sx.const(o.memory_budget)
-        if o.disk_snapshots:
-            kwargs["disk_snapshots"] = sx.const(o.disk_snapshots)
-        if o.costs is not None:
-            kwargs["costs"] = sx.const(o.costs)
-        if o.disk_snapshots and o.snapshot_store is not None:
-            kwargs["snapshot_store"] = _store_node(o.snapshot_store)
-        if o.min_steps:
-            kwargs["min_steps"] = sx.const(o.min_steps)
-        if o.verify:
-            kwargs["verify"] = sx.const(True)
-        if segmented:
-            kwargs["taped_segment"] = sx.name(f"{name}_segment")
-        if probe:
-            kwargs["adjoint_probe"] = sx.name(f"{name}_probe")
-        kwargs["copy_snapshots"] = sx.const(False)  # the steps never write into their input
-        in_place = self.in_place.get(id(loop))
-        if in_place:  # ... but into these, telling the journal what they overwrite
-            kwargs["in_place"] = ast.List(elts=[sx.name(c) for c in in_place], ctx=ast.Load())
-        if loop.record.next_state:
-            kwargs["next_state"] = sx.const(True)
-        if _draws_from_global_state(loop):
-            kwargs["random_state"] = sx.const(True)
-        kwargs["name"] = sx.const(name)
-        return sx.rt("CheckpointedLoop", steps, **kwargs)
 
     def _signature(self, index, carried, first_extra, args):
         params = [index]
@@ -479,9 +330,9 @@ class LoopHandler:
                                                                 sx.const(carried.index(c)))))
                           for c in carried if c in after]
         lines.append(Line(sx.assign(list(seeds), self.param["bstate"])))
-        lines += sub.entry_lines(needed)
-        if sub.tape is not None:
-            lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
+        lines += sub.saves.entry_lines(needed)
+        if sub.saves.tape is not None:
+            lines.append(Line(sx.assign(sub.saves.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal + adjoint
         lines.append(ret)
         return [Block(header(after), lines)], after

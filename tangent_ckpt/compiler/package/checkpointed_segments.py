@@ -167,9 +167,9 @@ class SegmentHandler:
         lines = [Comment(t) for t in self._describe(seg, info)]
         lines.append(Comment("re-record it, hand back its outputs, then reverse it with their "
                              "adjoints"))
-        lines += sub.entry_lines(needed)
-        if sub.tape is not None:
-            lines.append(Line(sx.assign(sub.tape, ast.List(elts=[], ctx=ast.Load()))))
+        lines += sub.saves.entry_lines(needed)
+        if sub.saves.tape is not None:
+            lines.append(Line(sx.assign(sub.saves.tape, ast.List(elts=[], ctx=ast.Load()))))
         lines += primal
         lines.append(Line(sx.assign(list(seeds), sx.yield_(_pack(info.outputs)))))
         lines += adjoint

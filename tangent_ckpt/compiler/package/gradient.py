@@ -73,9 +73,9 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
                     f"{function.line}) with respect to {', '.join(wrt_names)}")]
     if plan:
         body.extend(_auto_comment(function, options, plan))
-    body += rev.entry_lines(needed)
-    if rev.tape is not None and rev.tape in names_read(primal):
-        body.append(Line(sx.assign(rev.tape, ast.List(elts=[], ctx=ast.Load()))))
+    body += rev.saves.entry_lines(needed)
+    if rev.saves.tape is not None and rev.saves.tape in names_read(primal):
+        body.append(Line(sx.assign(rev.saves.tape, ast.List(elts=[], ctx=ast.Load()))))
     body += primal
     kept_as_shapes = stand_ins(primal, adjoint, ret, function.params)
     if kept_as_shapes:

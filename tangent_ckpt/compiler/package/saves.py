@@ -13,8 +13,8 @@ import bisect
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import (
-    Blank, Block, Comment, Line, Restore, Save, all_names, flat_lines, line_reads, line_target,
-    names_read, renamed, trees, uses_tape,
+    Blank, Block, Comment, Line, Restore, Save, TapeRecord, all_names, flat_lines, line_reads,
+    line_target, names_read, renamed, trees, uses_tape,
 )
 
 
@@ -30,6 +30,8 @@ def _flatten(items, path=()):
             yield ("reads", item.reads(), path)  # a write into var, not a new value of it
         elif isinstance(item, Restore):
             yield ("restore", item, path)
+        elif isinstance(item, TapeRecord) and item.pop:
+            yield ("pop", item, path)
 
 
 def live_restores(items):
@@ -40,18 +42,25 @@ def live_restores(items):
     Only a later restore that runs whenever this one ran (in the same block or an
     enclosing one) ends the search: one inside an ``if`` or a loop may not run,
     and the value restored here is then the one read (found by tests/test_fuzz.py:
-    dropping it gave silently wrong gradients)."""
+    dropping it gave silently wrong gradients).
+
+    A loop body's TapeRecord pop ends it too, although the loop may run no
+    iteration: the names a pop sets are bound by the loop itself, so when it ran
+    none, nothing before it reads them (``reverse.py``, ``_block_record``)."""
     flat = list(_flatten(items))
-    reads, restores = {}, {}  # var -> positions in flat (ascending)
+    reads, restores, pops = {}, {}, {}  # var -> positions in flat (ascending)
     for k, (kind, payload, path) in enumerate(flat):
         if kind == "reads":
             for var in payload:
                 reads.setdefault(var, []).append(k)
+        elif kind == "pop":
+            for var in payload.names:
+                pops.setdefault(var, []).append(k)
         else:
             restores.setdefault(payload.var, []).append(k)
     live = set()
     for k, (kind, payload, path) in enumerate(flat):
-        if kind != "restore" or payload.tape:
+        if kind != "restore" or payload.tape or payload.recorded:
             continue
         positions = reads.get(payload.var, [])
         i = bisect.bisect_right(positions, k)
@@ -60,6 +69,9 @@ def live_restores(items):
         first_read = positions[i]
         later = restores[payload.var]
         j = bisect.bisect_right(later, k)
+        popped = pops.get(payload.var, [])
+        if bisect.bisect_left(popped, first_read) > bisect.bisect_right(popped, k):
+            continue  # set by a loop's TapeRecord before it is read
         if not any(flat[m][2] == path[:len(flat[m][2])]
                    for m in later[j:bisect.bisect_left(later, first_read)]):
             live.add(payload.slot)
@@ -113,19 +125,24 @@ def stand_ins(primal, adjoint, ret, params):
     return sorted((assigned & shapes) - inner - set(params) - names_read([ret]))
 
 
-def resolve_saves(items, needed, live_slots=None, shapes=frozenset()):
+def resolve_saves(items, needed, live_slots=None, shapes=frozenset(), records=None):
     """Replace Save/Restore by real statements for needed variables, drop the rest.
 
     A tape push/pop is kept when the reverse sweep reads the variable anywhere
-    (``needed``); a local save when its restore is read (``live_slots``)."""
+    (``needed``); a local save when its restore is read (``live_slots``).
+    ``records`` ({key: names}): a TapeRecord's pop side writes the names it keeps
+    there, and its push side pushes those (nothing when its pop is gone)."""
     out = []
     for item in items:
-        if isinstance(item, (Save, Restore)) and item.index is not None:
+        if isinstance(item, TapeRecord):
+            out.extend(_record_lines(item, needed, shapes, records))
+        elif isinstance(item, (Save, Restore)) and item.index is not None:
             out.append(_in_place_save(item))  # always kept: views of var may be read
         elif isinstance(item, (Save, Restore)):
             if item.var not in needed:
                 continue
-            if live_slots is not None and not item.tape and item.slot not in live_slots:
+            if live_slots is not None and not item.tape and not item.recorded and \
+                    item.slot not in live_slots:
                 continue
             if isinstance(item, Save):
                 value = sx.rt("shape_of", item.var) if item.var in shapes else sx.name(item.var)
@@ -136,10 +153,40 @@ def resolve_saves(items, needed, live_slots=None, shapes=frozenset()):
                     else sx.assign(item.var, item.slot)
             out.append(Line(stmt, item.line, isinstance(item, Restore)))
         elif isinstance(item, Block):
-            out.append(item.with_body(resolve_saves(item.body, needed, live_slots, shapes)))
+            out.append(item.with_body(resolve_saves(item.body, needed, live_slots, shapes,
+                                                    records)))
         else:
             out.append(item)
     return out
+
+
+def _record_lines(item, needed, shapes, records):
+    """A TapeRecord's statements: ``tape.append(x)`` / ``x = tape.pop()`` for one
+    name; for several, ``tape.extend((a, rt.shape_of(b)))`` and ``a, b =
+    tape[-2:]`` + ``del tape[-2:]``.  The entry's values go on the list itself,
+    not in a tuple: a tuple per step that holds an ``rt.ShapeOf`` stays tracked
+    by the garbage collector, whose passes over 10 000 of them cost the building
+    model 11% (measured)."""
+    if item.pop:
+        names = item.kept(needed)
+        if records is not None:
+            records[item.key] = names
+        if len(names) == 1:
+            return [Line(sx.assign(names[0], sx.method(item.tape, "pop")), item.line, True)]
+        if not names:
+            return []
+        last = ast.Slice(lower=sx.const(-len(names)), upper=None, step=None)
+        return [Line(sx.assign(names, sx.subscript(item.tape, last)), item.line, True),
+                Line(ast.Delete(targets=[ast.Subscript(value=sx.name(item.tape),
+                                                       slice=sx.copy_tree(last),
+                                                       ctx=ast.Del())]), item.line, True)]
+    names = (records or {}).get(item.key)
+    if not names:
+        return []
+    values = [sx.rt("shape_of", n) if n in shapes else sx.name(n) for n in names]
+    if len(values) == 1:
+        return [Line(sx.statement(sx.method(item.tape, "append", values[0])), item.line)]
+    return [Line(sx.statement(sx.method(item.tape, "extend", sx.tuple_(values))), item.line)]
 
 
 def _in_place_save(item):
@@ -209,6 +256,8 @@ def drop_dead_adjoints(items, live):
             if item.index is None:
                 live.discard(item.var)
             live |= item.reads()
+        elif isinstance(item, TapeRecord):
+            live -= set(item.names)
         kept.append(item)
     kept.reverse()
     return kept
@@ -247,23 +296,25 @@ def finish_saves(primal, adjoint, ret, extra_needed=()):
     """Settle the saves of one generated function: drop adjoint statements nobody
     reads, keep the saves the reverse sweep reads (shapes only where that is all
     it reads), and drop branches left empty.  Returns (primal, adjoint, needed):
-    ``needed`` are the variables whose overwritten values are kept."""
+    ``needed`` are the variables whose overwritten values are kept, and the
+    local slots kept (``h_old``)."""
     extra_needed = set(extra_needed)
     adjoint = drop_dead_adjoints(adjoint, names_read([ret]))
     needed = names_read(adjoint + [ret]) | extra_needed
     live = live_restores(adjoint + [ret])
     shapes = shape_only(adjoint + [ret])
     while True:  # a branch left empty no longer reads its condition: fewer saves
-        resolved = drop_empty_branches(resolve_saves(adjoint, needed, live, shapes))
+        records = {}
+        resolved = drop_empty_branches(resolve_saves(adjoint, needed, live, shapes, records))
         still_needed = names_read(resolved + [ret]) | extra_needed
         if still_needed >= needed:
             break
         needed = still_needed & needed
-    primal = resolve_saves(primal, needed, live, shapes)
+    primal = resolve_saves(primal, needed, live, shapes, records)
     renames = _short_slot_names(primal, resolved, ret)
     if renames:
         primal, resolved = renamed(primal, renames), renamed(resolved, renames)
-    return primal, resolved, needed
+    return primal, resolved, needed | live
 
 
 def _short_slot_names(primal, adjoint, ret):

@@ -1,9 +1,10 @@
 """Reverse: the normalized function -> primal code followed by adjoint code.
 
 Straight-line code needs no tape: a value about to be overwritten is kept in a
-local (``h_old = h``) and put back in the reverse sweep.  Inside loops the same
-values go on a tape (a list: ``tape.append(h)`` / ``h = tape.pop()``).  Saves
-for values the reverse sweep never reads are dropped.
+local (``h_old = h``) and put back in the reverse sweep.  Inside loops each run
+of a block adds one entry to a tape (``tape.extend((y, h_old))``, taken back
+by ``y, h_old = tape[-2:]``; ``save_points.py``; taped loops:
+``taped_loops.py``).  Saves for values the reverse sweep never reads are dropped.
 
 Adjoints are named after the user's variables (``bW`` for ``W``).  The pass
 tracks which adjoints are still zero, so the first contribution is a plain
@@ -11,7 +12,6 @@ assignment (``bW = ...``) and later ones accumulate (``bW = bW + ...``); a zero
 is written out (``bW = 0.0``) only where control flow needs a value.
 """
 
-import ast
 from dataclasses import dataclass
 
 from tangent_ckpt import runtime
@@ -19,10 +19,12 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import assignment_counts
 from tangent_ckpt.compiler.complex_values import complex_names, refused_for_complex
-from tangent_ckpt.compiler.code import Block, Line, Restore, Save
+from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
+from tangent_ckpt.compiler.transform import taped_loops
 from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive, negated, track_fresh
+from tangent_ckpt.compiler.transform.save_points import SavePoints, read_counts
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 
@@ -35,7 +37,7 @@ class Sweeps:
     nonzero: set  # adjoints that hold a value at the start of the function
     seed: str  # the adjoint of the result: the gradient function's last parameter
     adj: "AdjointNames"
-    reverser: "Reverser"  # predeclare, tape, maybe_scalar_zero, counts
+    reverser: "Reverser"  # saves (tape, entry_lines), maybe_scalar_zero, counts
 
 
 def reverse_function(function, active, namer, bindings, loops=None, segments=None):
@@ -47,7 +49,7 @@ def reverse_function(function, active, namer, bindings, loops=None, segments=Non
                    loops=loops, segments=segments,
                    counts=assignment_counts(function.body, function.params),
                    primal_names={adj(n): n for n in list(namer.used)}, top=True,
-                   in_place=owned_arrays(function))
+                   in_place=owned_arrays(function), reads=read_counts(function))
     defined = set(function.params) | set(bindings)
     primal = rev.primal(function.body, set(defined), set(defined))
     seed = adj(function.result)
@@ -91,15 +93,15 @@ class Reverser:
 
     - ``primal(body, defined, possibly, in_loop)`` / ``adjoint(body, nonzero)``:
       the code of a body, forward and in reverse;
-    - ``primal_loop`` / ``adjoint_loop``: an ordinary (taped) loop;
+    - ``primal_loop`` / ``adjoint_loop``: an ordinary (taped) loop (``taped_loops.py``);
     - ``save(out, stmt, target, defined, possibly, in_loop)`` / ``restore(stmt, out)``:
       keep the value a write overwrites, and put it back in the reverse sweep;
     - ``accumulate(name, contribution, out, nonzero, line)``: add to an adjoint;
-      ``materialize``, ``make_private``, ``accumulators``, ``zero_of``: zeros and
-      private accumulators;
+      ``materialize``, ``make_private``, ``zero_of``: zeros and private accumulators;
     - ``nested(loops)``: a Reverser for a generated function of its own (a loop
       step, a segment) that shares this one's names, activity and bindings;
-      after it ran, ``tape`` and ``entry_lines`` say what that function sets up.
+      after it ran, ``saves`` (:class:`~.save_points.SavePoints`: ``tape``,
+      ``entry_lines``, ``unbound``) says what that function sets up.
 
     ``loops`` and ``segments`` are the packaging stages' handlers: objects with
     ``primal(rev, stmt, defined, possibly, in_loop)`` and ``adjoint(rev, stmt,
@@ -113,7 +115,7 @@ class Reverser:
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
                  loops=None, segments=None, counts=None, primal_names=None, top=False,
-                 in_place=frozenset(), complex_values=None):
+                 in_place=frozenset(), complex_values=None, reads=None):
         self.function = function
         # names that may hold complex values, and their adjoints (complex_values.py)
         self.complex_values = complex_values if complex_values is not None else \
@@ -128,11 +130,9 @@ class Reverser:
         self.counts = counts if counts is not None else {}  # name -> places assigning it
         self.primal_names = primal_names if primal_names is not None else {}  # bx -> x
         self.top = top
+        self.reads = reads if reads is not None else read_counts(function)  # name -> readers
         self.in_place = set(in_place)
-        self.slots = {}  # id(stmt) -> (slot name, is tape)
-        self.predeclare = []  # names saved before their first assignment (None if needed)
-        self.unbound = []  # names a checkpointed loop carries that may be unbound at its start
-        self.tape = None
+        self.saves = SavePoints(namer, self.counts, self.reads)
         self.maybe_scalar_zero = set()
         self.owned = set()  # adjoints that are private accumulators: updated in place
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
@@ -145,21 +145,34 @@ class Reverser:
         statements that only observe (``print``, ``assert``) are left out."""
         sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
                        self.error, loops=loops, segments=self.segments, counts=self.counts,
-                       primal_names=self.primal_names, complex_values=self.complex_values)
+                       primal_names=self.primal_names, complex_values=self.complex_values,
+                       reads=self.reads)
         sub.recording = recording
         return sub
 
     # --- primal -----------------------------------------------------------------
-    def primal(self, body, defined, possibly, in_loop=False):
+    def primal(self, body, defined, possibly, in_loop=False, read_after=False):
         """Primal code for ``body``; ``defined``/``possibly`` are the names surely /
-        possibly holding a value (updated in place)."""
+        possibly holding a value (updated in place).  ``in_loop``: ``body`` runs in a
+        taped loop (its values go on the tape); ``read_after``: it is the body of a
+        taped loop no other loop encloses, whose values may be read after it."""
         out = []
-        for stmt in body:
+        saves = self.saves
+        record = saves.block_record(body, read_after) if in_loop else None
+        for k, stmt in enumerate(body):
+            if record is not None and isinstance(stmt, ir.Break):
+                out.append(record)  # pushed before the loop may stop
+                record = None
             if isinstance(stmt, ir.Assign) and stmt.observes:
                 if not self.recording:  # print(...), assert: forward sweep only
                     out.extend(self._primal_statement(stmt))
             elif isinstance(stmt, (ir.Assign, ir.SetItem)):
-                self.save(out, stmt, stmt.target, defined, possibly, in_loop)
+                if id(stmt) in saves.first_writes:
+                    pass  # a value its block makes afresh: the block's TapeRecord keeps it
+                elif record is not None and stmt.target in defined:
+                    saves.save_to_record(out, stmt, record, self.writes_in_place(stmt))
+                else:
+                    self.save(out, stmt, stmt.target, defined, possibly, in_loop)
                 out.extend(self._primal_statement(stmt))
                 defined.add(stmt.target)
                 possibly.add(stmt.target)
@@ -168,6 +181,8 @@ class Reverser:
                 p1, p2 = set(possibly), set(possibly)
                 body1 = self.primal(stmt.body, d1, p1, in_loop)
                 body2 = self.primal(stmt.orelse, d2, p2, in_loop)
+                saves.keep_branch_values(stmt.body, body1, d1, p2, possibly, body[k + 1:])
+                saves.keep_branch_values(stmt.orelse, body2, d2, p1, possibly, body[k + 1:])
                 out.append(Block(sx.if_(stmt.test), body1, stmt.line))
                 if body2:
                     out.append(Block(None, body2, stmt.line))
@@ -182,44 +197,21 @@ class Reverser:
                 out.append(Block(sx.if_(stmt.flag), [Line(sx.break_(), stmt.line)], stmt.line))
             elif isinstance(stmt, ir.Segment):  # checkpointed segments (compiler.segments)
                 out.extend(self.segments.primal(self, stmt, defined, possibly, in_loop))
+        if record is not None:
+            out.append(record)
         return out
 
     def save(self, out, stmt, target, defined, possibly, in_loop):
-        if self._writes_in_place(stmt):  # keep the elements overwritten: S_old = S[t].copy()
-            slot = self._tape() if in_loop else self.namer.fresh(f"{target}_old")
-            out.append(Save(target, slot, in_loop, stmt.line, stmt.index.node))
-            self.slots[id(stmt)] = (slot, in_loop)
-            return
-        if in_loop:
-            if target not in defined:
-                self._predeclare(target)
-            out.append(Save(target, self._tape(), True, stmt.line))
-            self.slots[id(stmt)] = (self._tape(), True)
-        elif target in possibly:
-            if target not in defined:
-                self._predeclare(target)
-            slot = self.namer.fresh(f"{target}_old")
-            out.append(Save(target, slot, False, stmt.line))
-            self.slots[id(stmt)] = (slot, False)
+        """Keep the value of ``target`` that ``stmt`` overwrites (SavePoints.save)."""
+        self.saves.save(out, stmt, target, defined, possibly, in_loop,
+                        in_place=self.writes_in_place(stmt))
 
-    def entry_lines(self, needed):
-        """``x = None`` for the names the generated function must bind on entry: the
-        ones saved before their first assignment (where the save is ``needed``) and
-        the ones a checkpointed loop carries that may still be unbound when it starts."""
-        names = [v for v in self.predeclare if v in needed]
-        names += [v for v in self.unbound if v not in names]
-        return [Line(sx.assign(v, sx.const(None))) for v in names]
+    def restore(self, stmt, out):
+        """Put back what :meth:`save` kept for ``stmt``."""
+        self.saves.restore(stmt, out, in_place=self.writes_in_place(stmt))
 
-    def _predeclare(self, name):
-        if name not in self.predeclare:
-            self.predeclare.append(name)
-
-    def _tape(self):
-        if self.tape is None:
-            self.tape = self.namer.fresh("tape")
-        return self.tape
-
-    def _writes_in_place(self, stmt):
+    def writes_in_place(self, stmt):
+        """Is ``stmt`` a subscript write into an array the function owns?"""
         return isinstance(stmt, ir.SetItem) and stmt.target in self.in_place
 
     def _primal_statement(self, stmt):
@@ -235,51 +227,15 @@ class Reverser:
         if isinstance(stmt, ir.SetItem):
             write = sx.subscript(stmt.target, sx.copy_tree(stmt.index.node))
             assign = Line(sx.assign(write, operand_node(stmt.value)), stmt.line)
-            if self._writes_in_place(stmt):
+            if self.writes_in_place(stmt):
                 return [assign]
             return [Line(sx.assign(stmt.target, sx.method(stmt.target, "copy")), stmt.line),
                     assign]
         return [Line(sx.assign(stmt.target, expr_node(stmt.expr)), stmt.line)]
 
     def primal_loop(self, loop, defined, possibly, in_loop):
-        out = []
-        counter = None
-        if isinstance(loop, ir.While) or loop.break_flag:
-            counter = self.namer.fresh("steps")
-            loop.record.counter = counter
-            fake = ir.Assign(counter, ir.Copy(ir.Const(0)), loop.line)
-            self.save(out, fake, counter, defined, possibly, in_loop)
-            loop.record.counter_save = self.slots.get(id(fake))
-            out.append(Line(sx.assign(counter, sx.const(0)), loop.line))
-            defined.add(counter)
-            possibly.add(counter)
-        inner_defined = set(defined)
-        inner_possibly = set(possibly)
-        if isinstance(loop, ir.For):
-            inner_defined.add(loop.target)
-            inner_possibly.add(loop.target)
-        body = self.primal(loop.body, inner_defined, inner_possibly, in_loop=True)
-        if counter:
-            body.insert(0, Line(sx.assign(counter, sx.binop(counter, "+", sx.const(1))),
-                                loop.line))
-        if isinstance(loop, ir.For) and loop.steps_name:
-            loop.record.range_node = sx.name(loop.steps_name)  # a taped run: `for t in steps`
-            header = sx.for_(loop.target, sx.name(loop.steps_name))
-        elif isinstance(loop, ir.For):
-            bounds = sx.builtin_call("range", *[operand_node(b) for b in loop.bounds])
-            assigned = set(ir.assigned_names(loop.body))
-            if any(n in assigned for b in loop.bounds for n in ir.operand_names(b)):
-                rng = self.namer.fresh("loop_range")
-                out.append(Line(sx.assign(rng, bounds), loop.line))
-                loop.record.range_node = sx.name(rng)
-            else:
-                loop.record.range_node = bounds
-            header = sx.for_(loop.target, sx.copy_tree(loop.record.range_node))
-        else:
-            header = sx.while_(sx.copy_tree(loop.test.node))
-        out.append(Block(header, body, loop.line))
-        possibly |= inner_possibly
-        return out
+        """An ordinary (taped) loop, forward (taped_loops.primal_loop)."""
+        return taped_loops.primal_loop(self, loop, defined, possibly, in_loop)
 
     # --- adjoint ----------------------------------------------------------------
     def adjoint(self, body, nonzero):
@@ -287,7 +243,7 @@ class Reverser:
 
         ``nonzero``: adjoint names that may hold a value at the end of ``body``;
         returns (code, nonzero at the start of ``body``)."""
-        out = []
+        out = self.saves.block_start(body)  # a block's own values first: a, b = tape.pop()
         nonzero = set(nonzero)
         self.fresh = set()
         for stmt in reversed(body):
@@ -345,23 +301,6 @@ class Reverser:
     def primal_of(self, adjoint_name):
         return self.primal_names.get(adjoint_name)
 
-    def accumulators(self, loop):
-        """Adjoints of active variables the loop body reads and never assigns: they
-        only accumulate across iterations, so they can be private and in place."""
-        assigned = set(ir.assigned_names(loop.body))
-        if isinstance(loop, ir.For):
-            assigned.add(loop.target)
-        return {self.adj(n) for n in ir.read_names(loop.body)
-                if n in self.active and n not in assigned}
-
-    def _written_in_place(self, loop):
-        """Adjoints of active arrays the loop changes only by in-place subscript
-        writes: private buffers, zeroed and added to in place (O(row) per step)."""
-        rebound = {s.target for s in ir.walk(loop.body) if isinstance(s, ir.Assign)}
-        return {self.adj(s.target) for s in ir.walk(loop.body)
-                if self._writes_in_place(s) and s.target in self.active
-                and s.target not in rebound}
-
     def make_private(self, names, nonzero, line):
         """Before a loop accumulates in place: fresh zeros, or a private copy."""
         code = []
@@ -374,46 +313,8 @@ class Reverser:
         return code
 
     def adjoint_loop(self, loop, nonzero):
-        n0 = set(nonzero)
-        accumulators = self.accumulators(loop) | self._written_in_place(loop)
-        outer_owned = self.owned
-        self.owned = outer_owned | accumulators
-        head = set(n0) | accumulators
-        try:
-            while True:
-                code, n_start = self.adjoint(loop.body, head)
-                new_head = head | n_start
-                if new_head == head:
-                    break
-                head = new_head
-        finally:
-            self.owned = outer_owned
-        out = self.make_private(accumulators - outer_owned, n0, loop.line)
-        out += self.materialize(head - n0 - accumulators, loop.line)
-        code += self.materialize(head - n_start, loop.line)
-        if isinstance(loop, ir.For):
-            rng = sx.copy_tree(loop.record.range_node)
-            if loop.break_flag:
-                rng = sx.subscript(rng, ast.Slice(lower=None, upper=sx.name(loop.record.counter),
-                                                  step=None))
-            header = sx.for_(loop.target, sx.builtin_call("reversed", rng))
-        else:
-            header = sx.for_("_", sx.builtin_call("range", loop.record.counter))
-        if code:
-            out.append(Block(header, code, loop.line, True))
-        for b in sorted(self.batched & (accumulators - outer_owned)):
-            out.append(Line(sx.assign(b, sx.rt("settled", b)), loop.line, True))
-            self.batched.discard(b)
-        if loop.record.counter_save:
-            slot, tape = loop.record.counter_save
-            out.append(Restore(loop.record.counter, slot, tape, loop.line))
-        return out, head
-
-    def restore(self, stmt, out):
-        slot = self.slots.get(id(stmt))
-        if slot is not None:
-            index = stmt.index.node if self._writes_in_place(stmt) else None
-            out.append(Restore(stmt.target, slot[0], slot[1], stmt.line, index))
+        """An ordinary (taped) loop, in reverse (taped_loops.adjoint_loop)."""
+        return taped_loops.adjoint_loop(self, loop, nonzero)
 
     def accumulate(self, name, contribution, out, nonzero, line):
         """Add ``contribution`` (an expression node, or a name) to the adjoint of ``name``."""
@@ -469,7 +370,7 @@ class Reverser:
             if isinstance(value, ir.Name) and value.id in self.active:
                 self.accumulate(value.id, sx.rt("setitem_adjoint_value", g, stmt.index.value(),
                                                  value.id), out, nonzero, stmt.line)
-            if g in self.owned and self._writes_in_place(stmt):  # bS[t] = 0.0, in place
+            if g in self.owned and self.writes_in_place(stmt):  # bS[t] = 0.0, in place
                 out.append(Line(sx.assign(sx.subscript(g, sx.copy_tree(stmt.index.node)),
                                           sx.const(0.0)), stmt.line, True))
             else:

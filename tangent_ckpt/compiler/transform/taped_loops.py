@@ -1,0 +1,123 @@
+"""An ordinary (taped) loop in reverse mode: its primal loop and its reverse loop.
+
+The primal loop runs the body with its values on the tape (one TapeRecord per
+block run, ``save_points.py``); a ``while`` loop or a loop with ``break``
+counts its iterations (``steps``), which the reverse loop runs again.  Adjoints
+that only accumulate across iterations are private buffers added to in place.
+Called through ``Reverser.primal_loop`` / ``Reverser.adjoint_loop``.
+"""
+
+import ast
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.code import Block, Line, Restore
+from tangent_ckpt.compiler.ir import operand_node
+
+
+def primal_loop(rev, loop, defined, possibly, in_loop):
+    """The primal code of ``loop`` (``defined``/``possibly`` updated in place);
+    ``in_loop``: it runs inside another taped loop."""
+    out = []
+    counter = None
+    if isinstance(loop, ir.While) or loop.break_flag:
+        counter = rev.namer.fresh("steps")
+        loop.record.counter = counter
+        fake = ir.Assign(counter, ir.Copy(ir.Const(0)), loop.line)
+        rev.save(out, fake, counter, defined, possibly, in_loop)
+        loop.record.counter_save = rev.saves.slots.get(id(fake))
+        out.append(Line(sx.assign(counter, sx.const(0)), loop.line))
+        defined.add(counter)
+        possibly.add(counter)
+    inner_defined = set(defined)
+    inner_possibly = set(possibly)
+    if isinstance(loop, ir.For):
+        inner_defined.add(loop.target)
+        inner_possibly.add(loop.target)
+    read_after = rev.top and not in_loop
+    body = rev.primal(loop.body, inner_defined, inner_possibly, in_loop=True,
+                      read_after=read_after)
+    if read_after:
+        rev.saves.keep_before_loop(loop, out, defined, possibly)
+    else:
+        loop.record.restores = []
+    if counter:
+        body.insert(0, Line(sx.assign(counter, sx.binop(counter, "+", sx.const(1))),
+                            loop.line))
+    if isinstance(loop, ir.For) and loop.steps_name:
+        loop.record.range_node = sx.name(loop.steps_name)  # a taped run: `for t in steps`
+        header = sx.for_(loop.target, sx.name(loop.steps_name))
+    elif isinstance(loop, ir.For):
+        bounds = sx.builtin_call("range", *[operand_node(b) for b in loop.bounds])
+        assigned = set(ir.assigned_names(loop.body))
+        if any(n in assigned for b in loop.bounds for n in ir.operand_names(b)):
+            rng = rev.namer.fresh("loop_range")
+            out.append(Line(sx.assign(rng, bounds), loop.line))
+            loop.record.range_node = sx.name(rng)
+        else:
+            loop.record.range_node = bounds
+        header = sx.for_(loop.target, sx.copy_tree(loop.record.range_node))
+    else:
+        header = sx.while_(sx.copy_tree(loop.test.node))
+    out.append(Block(header, body, loop.line))
+    possibly |= inner_possibly
+    return out
+
+
+def accumulators(rev, loop):
+    """Adjoints of active variables the loop body reads and never assigns: they
+    only accumulate across iterations, so they can be private and in place."""
+    assigned = set(ir.assigned_names(loop.body))
+    if isinstance(loop, ir.For):
+        assigned.add(loop.target)
+    return {rev.adj(n) for n in ir.read_names(loop.body)
+            if n in rev.active and n not in assigned}
+
+
+def _written_in_place(rev, loop):
+    """Adjoints of active arrays the loop changes only by in-place subscript
+    writes: private buffers, zeroed and added to in place (O(row) per step)."""
+    rebound = {s.target for s in ir.walk(loop.body) if isinstance(s, ir.Assign)}
+    return {rev.adj(s.target) for s in ir.walk(loop.body)
+            if rev.writes_in_place(s) and s.target in rev.active
+            and s.target not in rebound}
+
+
+def adjoint_loop(rev, loop, nonzero):
+    """The reverse loop of ``loop``; ``nonzero``: adjoints that may hold a value
+    after the loop.  Returns (code, nonzero before the loop)."""
+    n0 = set(nonzero)
+    private = accumulators(rev, loop) | _written_in_place(rev, loop)
+    outer_owned = rev.owned
+    rev.owned = outer_owned | private
+    head = set(n0) | private
+    try:
+        while True:  # the adjoints live at the loop head: a fixed point
+            code, n_start = rev.adjoint(loop.body, head)
+            new_head = head | n_start
+            if new_head == head:
+                break
+            head = new_head
+    finally:
+        rev.owned = outer_owned
+    out = rev.make_private(private - outer_owned, n0, loop.line)
+    out += rev.materialize(head - n0 - private, loop.line)
+    code += rev.materialize(head - n_start, loop.line)
+    if isinstance(loop, ir.For):
+        rng = sx.copy_tree(loop.record.range_node)
+        if loop.break_flag:
+            rng = sx.subscript(rng, ast.Slice(lower=None, upper=sx.name(loop.record.counter),
+                                              step=None))
+        header = sx.for_(loop.target, sx.builtin_call("reversed", rng))
+    else:
+        header = sx.for_("_", sx.builtin_call("range", loop.record.counter))
+    if code:
+        out.append(Block(header, code, loop.line, True))
+    for b in sorted(rev.batched & (private - outer_owned)):
+        out.append(Line(sx.assign(b, sx.rt("settled", b)), loop.line, True))
+        rev.batched.discard(b)
+    out.extend(loop.record.restores)
+    if loop.record.counter_save:
+        slot, tape = loop.record.counter_save
+        out.append(Restore(loop.record.counter, slot, tape, loop.line))
+    return out, head
