@@ -27,10 +27,7 @@ LAZY_IMPORTS = {
 }
 
 # compiler modules over the limit: module -> reason (the lead empties this at merge)
-LONG_MODULES = {
-    "tangent_ckpt.compiler.transform.reverse": "split this session on branch 'tape'",
-    "tangent_ckpt.compiler.package.checkpointed_loops": "split this session on branch 'tape'",
-}
+LONG_MODULES = {}
 
 # every call that parses text or matches it with a regular expression, outside
 # the frontend (compiler/parse.py): module -> (how many, reason)
