@@ -35,21 +35,20 @@ from tangent_ckpt.runtime.costs import DEFAULT_COSTS, MEASURE, as_costs, measure
 from tangent_ckpt.runtime.hrevolve import plan_two_level
 from tangent_ckpt.runtime.online import OnlineSchedule
 from tangent_ckpt.runtime.schedules import (
-    Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, default_snapshots,
+    Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE,
     label_levels, revolve, revolve_cost, uniform, uniform_cost,
 )
 from tangent_ckpt.runtime.memory import parse_memory, peak_of
 from tangent_ckpt.runtime.numpy_adjoints import settled
 from tangent_ckpt.runtime.random_state import RandomStates
+from tangent_ckpt.runtime import snapshot_sizing as sizing
+from tangent_ckpt.runtime.snapshot_sizing import DEFAULT_ONLINE_SNAPSHOTS, as_count
 from tangent_ckpt.runtime.snapshots import (
     RamStore, TwoLevelStore, WriteJournal, tree_copy, tree_flatten, tree_nbytes,
 )
 from tangent_ckpt.runtime.store_io import SnapshotStore, open_disk_level
 
 __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
-
-#: snapshots of an online (while) loop when neither `snapshots` nor `memory_budget` is given
-DEFAULT_ONLINE_SNAPSHOTS = 16
 
 def _digest(tree):
     h = hashlib.blake2b(digest_size=20)
@@ -62,23 +61,6 @@ def _digest(tree):
         else:
             h.update(repr((type(x).__name__, x)).encode())
     return h.digest()
-
-
-def _fmt_bytes(n):
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:.3g} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def _as_count(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise CheckpointError(f"{name} must be an integer, got {value!r}")
-    value = int(value)
-    if value < minimum:
-        what = "at least 1 (the snapshot of the loop's input)" if minimum == 1 else f">= {minimum}"
-        raise CheckpointError(f"{name} must be {what}, got {value}")
-    return value
 
 
 class CheckpointedLoop:
@@ -136,22 +118,11 @@ class CheckpointedLoop:
     sweep leaves the generators as it found them.
     """
 
-    TAPE_STATES = 2
-    #: a memory budget first pays for the sweep's working memory: one step's
-    #: working memory (the larger of a forward step and an adjoint step, MEASURED
-    #: on step 0 before the schedule is planned, see ``_measure_steps``), the
-    #: states a sweep holds beside its snapshots (the state before the step being
-    #: reversed, the state after it, a restored copy, the state's adjoint), what
-    #: the code around the loop holds meanwhile (its result, the loss's
-    #: temporaries and their adjoints), and four times the arguments (their
-    #: adjoint buffers, one contribution's temporary, the rows an rt.ProductSum
-    #: gathers, the transposed copies the reverse sweep multiplies by)
-    HELD_STATES = 4
-    AROUND_STATES = 6
-    RESERVED_ARGUMENTS = 4
-    #: without a measurement (no probe: a loop driven by hand), a step is taken to
-    #: need this many states
-    ASSUMED_STEP_STATES = 4
+    # the sizing constants, here for the code that reads them off the class
+    TAPE_STATES = sizing.TAPE_STATES
+    HELD_STATES, AROUND_STATES = sizing.HELD_STATES, sizing.AROUND_STATES
+    RESERVED_ARGUMENTS = sizing.RESERVED_ARGUMENTS
+    ASSUMED_STEP_STATES = sizing.ASSUMED_STEP_STATES
 
     SCHEDULES = ("revolve", "uniform", "online")
 
@@ -171,9 +142,9 @@ class CheckpointedLoop:
             self.steps, self.n = None, int(steps)
         else:
             self.steps, self.n = steps, len(steps)
-        self.snapshots = None if snapshots is None else _as_count("snapshots", snapshots, 1)
+        self.snapshots = None if snapshots is None else as_count("snapshots", snapshots, 1)
         self.memory_budget = None if memory_budget is None else parse_memory(memory_budget)
-        self.disk_snapshots = _as_count("disk_snapshots", disk_snapshots, 0)
+        self.disk_snapshots = as_count("disk_snapshots", disk_snapshots, 0)
         self.disk_dir = disk_dir
         self.costs = as_costs(costs)
         self.last_plan = None  # the RAM + disk plan of the last forward() (runtime.hrevolve)
@@ -182,7 +153,7 @@ class CheckpointedLoop:
             self._store_spec.open(disk_dir)  # checks the folder / URL now, before any step
         self.name = name if name is not None else "loop"
         self.verify = bool(verify)
-        self.min_steps = _as_count("min_steps", min_steps, 0)
+        self.min_steps = as_count("min_steps", min_steps, 0)
         self.taped_segment = taped_segment
         self.next_state = bool(next_state)
         self.copy_snapshots = bool(copy_snapshots)
@@ -214,17 +185,7 @@ class CheckpointedLoop:
     def _index(self, k):
         return k if self.steps is None else self.steps[k]
 
-    @classmethod
-    def working_bytes(cls, state_bytes, args=(), step_bytes=None, buffered_states=0):
-        """What a sweep holds beside its snapshots, paid from a memory budget first:
-        one step's working memory (`step_bytes`, measured; else assumed to be
-        ``ASSUMED_STEP_STATES`` states), the states held beside the snapshots and
-        around the loop, the store's write and prefetch buffers
-        (`buffered_states`) and the arguments' adjoint buffers."""
-        if step_bytes is None:
-            step_bytes = cls.ASSUMED_STEP_STATES * state_bytes
-        states = cls.HELD_STATES + cls.AROUND_STATES + buffered_states
-        return int(step_bytes) + states * state_bytes + cls.RESERVED_ARGUMENTS * tree_nbytes(args)
+    working_bytes = staticmethod(sizing.working_bytes)
 
     def working_memory(self, args=()):
         """``working_bytes`` of this loop, with its measured step if it has one."""
@@ -236,37 +197,19 @@ class CheckpointedLoop:
         return self._store_spec.buffered_states if self.disk_snapshots else 0
 
     def _measure_steps(self, state, args):
-        """The working memory of one forward step and one adjoint step, measured
-        (tracemalloc) on step 0 before anything is planned; the results are thrown
-        away and counted as ``probe_steps``.  Without an ``adjoint_probe`` (a loop
-        driven by hand) only the forward step is measured and the adjoint step is
-        taken to need twice as much.  ``adjoint_probe(index, state, next_state,
-        *args)`` runs the adjoint step from zero adjoints shaped like `next_state`."""
-        index, step = self._index(0), self._step
+        """Measure one step's working memory on step 0 (``sizing.measure_step_bytes``)
+        before anything is planned; the results are thrown away and counted as
+        ``probe_steps``, the generators left as they were."""
         entry = self._random.capture() if self._random is not None else None
-        after, forward_bytes = peak_of(lambda: step(index, state, *args))
-        self._c["probe_steps"] += 1
-        if self.adjoint_probe is None:
-            adjoint_bytes = 2 * forward_bytes
-        else:
-            _, adjoint_bytes = peak_of(self.adjoint_probe, index, state, after, *args)
-            self._c["probe_steps"] += 1
+        forward_bytes, adjoint_bytes, probes = sizing.measure_step_bytes(
+            self._step, self._index(0), state, args, self.adjoint_probe)
+        self._c["probe_steps"] += probes
         if entry is not None:
             self._random.restore(entry)  # the measured steps drew numbers the loop draws
-        del after
         self._step_bytes = max(forward_bytes, adjoint_bytes)
         if self._state_bytes:
             # a taped segment's tape per step: at most one adjoint step's peak
             self._tape_states = max(self.TAPE_STATES, -(-adjoint_bytes // self._state_bytes))
-
-    def _refuse(self, overhead, sbytes, measured):
-        raise CheckpointError(
-            f"{self.name}: memory_budget {_fmt_bytes(self.memory_budget)} cannot hold one "
-            f"snapshot of the loop state ({_fmt_bytes(sbytes)}) beside the working "
-            f"memory of the sweep ({'measured ' if measured else 'at least '}"
-            f"{_fmt_bytes(overhead)}"
-            + (f", of which one step {_fmt_bytes(self._step_bytes)}" if measured else "")
-            + "); raise the budget")
 
     def _resolve_snapshots(self, state, n, args=(), probe=True):
         """RAM snapshot slots for this run (checks the budget before the sweep).
@@ -277,14 +220,13 @@ class CheckpointedLoop:
         one snapshot beside the rest, so that a budget far too small is refused
         before any step runs.  The rest buys snapshots.
         """
-        sbytes = tree_nbytes(state)
-        self._state_bytes = sbytes
+        sbytes = self._state_bytes = tree_nbytes(state)
         if self.memory_budget is not None or self.plan is not None:
             floor = self.working_bytes(sbytes, args, 0, self._buffered_states())
             budget = self.memory_budget if self.plan is None else self.plan.budget
             if sbytes + floor > budget:
                 self.memory_budget = budget
-                self._refuse(floor, sbytes, measured=False)
+                raise sizing.budget_refusal(self.name, budget, floor, sbytes)
             if probe and (n is None or n >= 1):
                 self._measure_steps(state, args)
         if self.plan is not None:
@@ -293,21 +235,10 @@ class CheckpointedLoop:
         if self.memory_budget is not None:
             overhead = self.working_memory(args)
             if sbytes + overhead > self.memory_budget:
-                self._refuse(overhead, sbytes, measured=self._step_bytes is not None)
-            # as many states as fit (all of them if they all fit: T = 2n - 1)
-            room = self.memory_budget - overhead
-            fit = room // sbytes if sbytes else max(n or DEFAULT_ONLINE_SNAPSHOTS, 1)
-            s = fit if s is None else min(s, fit)
-            if n is not None:
-                s = max(1, min(s, n))
-        if s is None and self.schedule == "uniform" and n:
-            # the sqrt(n) scheme's own size: segments of about sqrt(n) steps
-            s = uniform_cost(n, max(1, round(n ** 0.5)))[2]
-        if s is None:
-            s = default_snapshots(n) if n is not None else DEFAULT_ONLINE_SNAPSHOTS
-        if n is not None and n < self.min_steps:
-            s = max(1, n)  # a short loop keeps every state: each step is recomputed once
-        return s
+                raise sizing.budget_refusal(self.name, self.memory_budget, overhead, sbytes,
+                                            self._step_bytes)
+            s = sizing.snapshots_in_budget(self.memory_budget, overhead, sbytes, n, s)
+        return sizing.default_count(self.schedule, n, s, self.min_steps)
 
     def _begin(self, step, args, state, n, probe=True):
         self._step, self._args = step, args
