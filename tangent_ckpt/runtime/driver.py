@@ -31,17 +31,17 @@ from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
 from tangent_ckpt.runtime import numba_sweep
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime import progress
-from tangent_ckpt.runtime.costs import DEFAULT_COSTS, MEASURE, as_costs, measure_costs
-from tangent_ckpt.runtime.hrevolve import plan_two_level
+from tangent_ckpt.runtime.costs import MEASURE, as_costs
 from tangent_ckpt.runtime.online import OnlineSchedule
 from tangent_ckpt.runtime.schedules import (
     Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE,
-    label_levels, revolve, revolve_cost, uniform, uniform_cost,
+    label_levels, revolve, uniform,
 )
 from tangent_ckpt.runtime.memory import parse_memory, peak_of
 from tangent_ckpt.runtime.numpy_adjoints import settled
 from tangent_ckpt.runtime.random_state import RandomStates
 from tangent_ckpt.runtime import snapshot_sizing as sizing
+from tangent_ckpt.runtime import sweep_planning as planning
 from tangent_ckpt.runtime.snapshot_sizing import DEFAULT_ONLINE_SNAPSHOTS, as_count
 from tangent_ckpt.runtime.snapshots import (
     RamStore, TwoLevelStore, WriteJournal, tree_copy, tree_flatten, tree_nbytes,
@@ -260,22 +260,6 @@ class CheckpointedLoop:
         self._peak_snaps = 0
         self._peak_bytes = 0
         return total
-
-    def _uniform_every(self, n, s):
-        if n <= 1:
-            return 1
-        k = max(1, -(-n // s))
-        while k <= n:
-            if uniform_cost(n, k)[2] <= s:
-                return k
-            if k - 2 > s:
-                break
-            k += 1
-        best = min(range(1, n + 1), key=lambda k: uniform_cost(n, k)[2]) if n <= 4096 else None
-        need = uniform_cost(n, best)[2] if best else "more"
-        raise CheckpointError(f"{self.name}: the uniform schedule needs {need} snapshots for {n} steps "
-                              f"(it holds a whole segment's tape), only {s} allowed; "
-                              "use schedule='revolve'")
 
     def _exec(self, a, work, pos, random_states=None):
         """Execute one non-reversal action; returns (work, pos).  ``random_states``:
@@ -516,7 +500,7 @@ class CheckpointedLoop:
         if self.schedule == "uniform":
             if self.disk_snapshots:
                 raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
-            actions = uniform(n, self._uniform_every(n, s))
+            actions = uniform(n, planning.uniform_every(self.name, n, s))
         elif self.disk_snapshots:
             actions = self._disk_plan(n, s - self.disk_snapshots, state, args).actions()
         else:
@@ -565,7 +549,7 @@ class CheckpointedLoop:
                                                    isinstance(self.steps, range)) or \
                 not numba_sweep.fits(state):
             return None
-        every = self._uniform_every(n, s) if self.schedule == "uniform" else s
+        every = planning.uniform_every(self.name, n, s) if self.schedule == "uniform" else s
         return numba_sweep.sweep_plan(self.schedule, n, every)
 
     def _first_stride(self):
@@ -616,40 +600,28 @@ class CheckpointedLoop:
 
     def _disk_plan(self, n, s_ram, state, args):
         """The RAM + disk schedule for this run, planned for the costs (measured if asked)."""
-        costs = DEFAULT_COSTS if self.costs is None else self.costs
+        costs = self.costs
         if costs == MEASURE and n >= 2:
-            store, slot = self._store, 0  # slot 0 is on disk and free before the sweep
-            repeat = 3
             entry = self._random.capture() if self._random is not None else None
-            try:
-                costs = measure_costs(lambda: self._step(self._index(0), state, *args),
-                                      lambda: store.store(slot, state), lambda: store.restore(slot),
-                                      lambda: store.free(slot), repeat)
+            try:  # slot 0 is on disk and free before the sweep
+                costs = planning.measured_costs(lambda: self._step(self._index(0), state, *args),
+                                                state, self._store, 0)
             except BaseException:
                 self.close()  # nothing left behind
                 raise
             finally:
                 if entry is not None:
                     self._random.restore(entry)  # the timed runs drew numbers the loop draws
-            self._c["measure_steps"] += repeat
-        write, read = costs.relative() if costs != MEASURE else DEFAULT_COSTS.relative()
-        self.last_plan = plan_two_level(n, s_ram, self.disk_snapshots, write, read)
+            self._c["measure_steps"] += planning.MEASURE_REPEAT
+        self.last_plan = planning.disk_plan(n, s_ram, self.disk_snapshots, costs)
         return self.last_plan
 
     def _segment_length(self, n, s):
         """Steps per taped segment when a budget calls for segments, else None."""
         if (self.taped_segment is None or self.memory_budget is None or self.schedule != "revolve"
-                or self.disk_snapshots or s >= n or n < 2):
+                or self.disk_snapshots):
             return None
-        tape = self._tape_states
-        k = max(1, int(round((n / tape) ** 0.5)))
-        if -(-n // k) + tape * k > s:
-            return None  # not even the best segment length fits: Revolve in s snapshots
-        if self.next_state and revolve_cost(n, s)[1] + 1 <= 2 * n:
-            # Revolve reverses from the states on both sides of each step and, in
-            # these s snapshots, runs no more plain steps than the segments' 2n
-            return None
-        return k
+        return planning.segment_length(n, s, self._tape_states, self.next_state)
 
     def _forward_segments(self, step, state, args, n, k):
         """The sweep for taped segments: a snapshot before every k-th step."""
@@ -675,8 +647,7 @@ class CheckpointedLoop:
         k, n = self._segments, self.n
         self._segments = None
         segment = self.taped_segment
-        for slot in reversed(range(-(-n // k))):
-            a, b = slot * k, min(n, slot * k + k)
+        for slot, a, b in planning.segment_spans(n, k):
             work = self._store.restore(slot)
             if self._random is not None:
                 self._random.restore(self._random_at[slot])
