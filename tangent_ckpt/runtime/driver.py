@@ -22,46 +22,33 @@ schedule's remaining advances and the n adjoint steps.  So for Revolve,
 forward_steps = A + 1 and recorded_steps = n, with A from ``revolve_cost``.
 """
 
-import hashlib
 import tracemalloc
 
 import numpy as np
 
-from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
+from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime import numba_sweep
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime import progress
+from tangent_ckpt.runtime import snapshot_sizing as sizing
+from tangent_ckpt.runtime import sweep_counts
+from tangent_ckpt.runtime import sweep_planning as planning
 from tangent_ckpt.runtime.costs import MEASURE, as_costs
-from tangent_ckpt.runtime.online import OnlineSchedule
-from tangent_ckpt.runtime.schedules import (
-    Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE,
-    label_levels, revolve, uniform,
-)
+from tangent_ckpt.runtime.determinism import ReplayCheck, not_reproduced, state_digest
 from tangent_ckpt.runtime.memory import parse_memory, peak_of
 from tangent_ckpt.runtime.numpy_adjoints import settled
+from tangent_ckpt.runtime.online import OnlineSchedule
 from tangent_ckpt.runtime.random_state import RandomStates
-from tangent_ckpt.runtime import snapshot_sizing as sizing
-from tangent_ckpt.runtime import sweep_planning as planning
-from tangent_ckpt.runtime.snapshot_sizing import DEFAULT_ONLINE_SNAPSHOTS, as_count
-from tangent_ckpt.runtime.snapshots import (
-    RamStore, TwoLevelStore, WriteJournal, tree_copy, tree_flatten, tree_nbytes,
+from tangent_ckpt.runtime.schedule_runner import run_schedule
+from tangent_ckpt.runtime.schedules import (
+    Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, label_levels, revolve,
+    uniform,
 )
-from tangent_ckpt.runtime.store_io import SnapshotStore, open_disk_level
+from tangent_ckpt.runtime.snapshot_sizing import DEFAULT_ONLINE_SNAPSHOTS, as_count
+from tangent_ckpt.runtime.snapshots import TwoLevelStore, WriteJournal, tree_copy, tree_nbytes
+from tangent_ckpt.runtime.store_io import SnapshotStore, open_disk_level, prefetching
 
 __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
-
-def _digest(tree):
-    h = hashlib.blake2b(digest_size=20)
-    leaves, treedef = tree_flatten(tree)
-    h.update(repr(treedef).encode())
-    for x in leaves:
-        if isinstance(x, np.ndarray):
-            h.update(f"{x.dtype.str}{x.shape}".encode())
-            h.update(np.ascontiguousarray(x).tobytes())
-        else:
-            h.update(repr((type(x).__name__, x)).encode())
-    return h.digest()
-
 
 class CheckpointedLoop:
     """One checkpointed loop: forward() then reverse(), executing a schedule.
@@ -80,7 +67,7 @@ class CheckpointedLoop:
     (three runs, counted as ``measure_steps``) and one disk snapshot before planning.
     snapshot_store: where disk snapshots go instead (a folder, an fsspec URL for
     zarr arrays, or an ``rt.SnapshotStore``; see store_io.py).  Disk writes are
-    queued, disk reads of the reverse sweep prefetched (``_prefetching``).
+    queued, disk reads of the reverse sweep prefetched (``store_io.prefetching``).
     verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
     min_steps: a loop of fewer steps keeps every state (no replays beyond the
     one re-recording of each step).
@@ -174,8 +161,7 @@ class CheckpointedLoop:
         self._tape_states = self.TAPE_STATES
         self._segments = None
         self._store = None
-        self._compiled = None   # numba_sweep.SweepPlan of a forward sweep run compiled
-        self._buffers = None    # its snapshots
+        self._compiled = None   # numba_sweep.CompiledSweep of a forward sweep run compiled
         self._it = None
         self._prev = None
         self._last = None
@@ -245,17 +231,14 @@ class CheckpointedLoop:
         self._random = RandomStates(args, self.random_state) or None
         self._random_at = {}      # slot -> generator states captured with its snapshot
         self._random_bytes = 0
-        self._c = dict(forward_steps=0, recorded_steps=0, verify_steps=0, snapshots_stored=0,
-                       disk_bytes_written=0, disk_writes=0, disk_reads=0, measure_steps=0,
-                       probe_steps=0)
-        self._io_seen = (0.0, 0.0)
+        self._c = sweep_counts.fresh_counters()
+        self._io = sweep_counts.IoClock()
         s_ram = self._resolve_snapshots(state, n, args, probe)
         total = s_ram + self.disk_snapshots
         self.used_snapshots = total
         disk = open_disk_level(self._store_spec, self.disk_dir) if self.disk_snapshots else None
         self._store = TwoLevelStore(self.disk_snapshots, disk, self.copy_snapshots, self.writes)
-        self._slot_info = {}      # slot -> (pos, digest or None)
-        self._pending = {}        # verify: position -> digest of a freed snapshot
+        self._replay = ReplayCheck() if self.verify else None
         self._measured_tape = None
         self._peak_snaps = 0
         self._peak_bytes = 0
@@ -278,7 +261,8 @@ class CheckpointedLoop:
             self._c["snapshots_stored"] += 1
             if a.level is DISK:
                 self._c["disk_writes"] += 1
-            self._slot_info[a.slot] = (a.pos, _digest(work) if self.verify else None)
+            if self._replay is not None:
+                self._replay.stored(a.slot, a.pos, work)
             if self._random is not None:
                 self._keep_random(a.slot, random_states)
             self._peak_snaps = max(self._peak_snaps, len(store))
@@ -298,9 +282,8 @@ class CheckpointedLoop:
                 self._progress.snapshots(len(self._store))
             if self._random is not None:
                 self._random_bytes -= RandomStates.nbytes(self._random_at.pop(a.slot))
-            info = self._slot_info.pop(a.slot, None)
-            if self.verify and info is not None:
-                self._pending[info[0]] = info[1]
+            if self._replay is not None:
+                self._replay.freed(a.slot)
         else:
             raise AssertionError(f"unexpected action {a}")
         return work, pos
@@ -337,23 +320,19 @@ class CheckpointedLoop:
         """verify=True: before reversing step q, if a snapshot of position q+1 was stored
         earlier (and since freed), re-run step q from the (restored or recomputed)
         state q and require the exact same state (all bytes, shapes, dtypes)."""
-        digest = self._pending.pop(q + 1, None)
+        digest = self._replay.expected_after(q)
         if digest is None:
             return
         before = self._random.capture() if self._random is not None else None
         mark = self.writes.mark() if self.writes is not None else None
-        got = _digest(self._step(self._index(q), work, *self._args))
+        got = state_digest(self._step(self._index(q), work, *self._args))
         if mark is not None:
             self.writes.undo_to(mark)  # the adjoint step starts from state q again
         if before is not None:
             self._random.restore(before)  # the adjoint step draws step q's numbers again
         self._c["verify_steps"] += 1
         if got != digest:
-            raise NondeterministicStepError(
-                f"{self.name}: recomputing step {self._index(q)!r} did not reproduce the state "
-                f"stored at position {q + 1}; the loop body is not deterministic (random numbers, "
-                "global state, in-place mutation of its input?) so checkpointing would give a wrong "
-                "gradient")
+            raise not_reproduced(self.name, self._index(q), q + 1)
 
     def _reverse_one(self, adjoint_step, q, work, after, bstate, args):
         """Reverse step q from its state ``work`` (and, with next_state, the state
@@ -384,7 +363,7 @@ class CheckpointedLoop:
             self._c[k] = 0
         counts.update(peak_snapshots=self._peak_snaps, peak_snapshot_bytes=self._peak_bytes,
                       state_bytes=self._state_bytes)
-        counts.update(self._io_counts())
+        counts.update(self._io.since_last(self._store.disk if self._store is not None else None))
         if self._step_bytes is not None:
             counts["working_bytes"] = self.working_memory(self._args)
         if final:
@@ -394,19 +373,8 @@ class CheckpointedLoop:
             counts["memory_saved_bytes"] = max(0, n * self._state_bytes - self._peak_bytes)
         else:
             counts.update(runs=1, steps=self.n or 0)
-        for k, v in counts.items():
-            if k in self.last_stats and k in ("forward_steps", "recorded_steps", "verify_steps",
-                                              "snapshots_stored", "disk_bytes_written",
-                                              "disk_writes", "disk_reads", "measure_steps",
-                                              "probe_steps", "io_seconds", "io_waited_seconds",
-                                              "io_overlapped_seconds"):
-                self.last_stats[k] += v
-            else:
-                self.last_stats[k] = v
-        # the summary every loop and segment reports (see profiler)
-        counts.update(checkpoints=counts.get("snapshots_stored", 0), bytes_held=self._peak_bytes,
-                      bytes_saved=counts.get("memory_saved_bytes"),
-                      steps_recomputed=counts.get("forward_steps", 0))
+        sweep_counts.add_counts(self.last_stats, counts)
+        counts.update(sweep_counts.summary(counts, self._peak_bytes))
         _profiler.record(self.name, **counts)
         if not final and self.plan is not None:
             self.plan.hold(self)  # the auto mode: what this loop holds until its reverse
@@ -419,46 +387,11 @@ class CheckpointedLoop:
         if self._progress is not None and self._store is not None:
             self._progress.snapshots(len(self._store))
 
-    def _io_counts(self):
-        """Seconds of disk-level I/O since the last report: all of it, the part the
-        sweep waited for, and the rest, overlapped with computation."""
-        disk = self._store.disk if self._store is not None else None
-        if disk is None:
-            return {}
-        io, waited = disk.io_seconds - self._io_seen[0], disk.waited_seconds - self._io_seen[1]
-        self._io_seen = (disk.io_seconds, disk.waited_seconds)
-        return dict(io_seconds=io, io_waited_seconds=waited,
-                    io_overlapped_seconds=max(0.0, io - waited))
-
-    def _prefetching(self, actions):
-        """Yield `actions`; start reading each disk snapshot the sweep will restore
-        once the disk restore before it has run (and the slot's last write is
-        queued), so the read overlaps the steps reversed in between."""
-        store = self._store
-        if not store.disk_slots:
-            yield from actions
-            return
-        actions = list(actions)
-        start = {}  # action index -> disk slots to prefetch once it has run
-        previous, touched = -1, {}
-        for j, a in enumerate(actions):
-            if a.kind is RESTORE and store.is_disk(a.slot):
-                start.setdefault(max(previous, touched.get(a.slot, -1)), []).append(a.slot)
-                previous = j
-            elif a.kind in (STORE, FREE) and store.is_disk(a.slot):
-                touched[a.slot] = j
-        for slot in start.get(-1, ()):
-            store.prefetch(slot)
-        for j, a in enumerate(actions):
-            yield a
-            for slot in start.get(j, ()):
-                store.prefetch(slot)
-
     def close(self):
         """Free all snapshots and remove the temporary folder (idempotent)."""
         self._show_progress(None, None)
         self._it = None
-        self._compiled = self._buffers = None
+        self._compiled = None
         self._prev = None
         self._last = None
         if self.plan is not None:
@@ -494,9 +427,9 @@ class CheckpointedLoop:
         k = self._segment_length(n, s)
         if k:
             return self._forward_segments(step, state, args, n, k)
-        plan = self._sweep_plan(step, state, n, s)
-        if plan is not None:
-            return self._forward_compiled(step, plan, state, args, n)
+        sweep = self._compiled_sweep(step, state, n, s)
+        if sweep is not None:
+            return self._forward_compiled(step, sweep, state, args, n)
         if self.schedule == "uniform":
             if self.disk_snapshots:
                 raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
@@ -536,9 +469,9 @@ class CheckpointedLoop:
             self.close()
             raise
 
-    def _sweep_plan(self, step, state, n, s):
-        """The schedule as a ``numba_sweep.SweepPlan`` when the whole sweep can run
-        compiled (backend="numba": the step has a ``sweep``), else None.  It
+    def _compiled_sweep(self, step, state, n, s):
+        """A ``numba_sweep.CompiledSweep`` of the schedule when the whole sweep can
+        run compiled (backend="numba": the step has a ``sweep``), else None.  It
         cannot with random state, a disk level, a memory budget, written rows,
         verification, a progress bar, indices that are not a range, or a state
         that is not a float array, a float or a flat tuple of them."""
@@ -550,22 +483,20 @@ class CheckpointedLoop:
                 not numba_sweep.fits(state):
             return None
         every = planning.uniform_every(self.name, n, s) if self.schedule == "uniform" else s
-        return numba_sweep.sweep_plan(self.schedule, n, every)
+        first, stride = (0, 1) if self.steps is None else (self.steps.start, self.steps.step)
+        return numba_sweep.CompiledSweep(numba_sweep.sweep_plan(self.schedule, n, every),
+                                         first, stride)
 
-    def _first_stride(self):
-        return (0, 1) if self.steps is None else (self.steps.start, self.steps.step)
-
-    def _forward_compiled(self, step, plan, state, args, n):
-        """The forward sweep in one compiled call (``step.sweep``), snapshots in
-        preallocated buffers; the last step runs here for the loop's result."""
+    def _forward_compiled(self, step, sweep, state, args, n):
+        """The forward sweep in one compiled call, snapshots in preallocated
+        buffers; the last step runs here for the loop's result."""
         try:
-            self._buffers = numba_sweep.snapshot_buffers(state, plan.slots)
-            prev = step.sweep(plan.codes, *self._first_stride(), state, self._buffers, *args)
+            prev = sweep.forward(step, state, args)
             out = step(self._index(n - 1), prev, *args)
-            self._c.update(plan.forward)
-            self._peak_snaps = plan.peak
-            self._peak_bytes = plan.peak * self._state_bytes
-            self._prev, self._last, self._compiled = prev, out if self.next_state else None, plan
+            self._c.update(sweep.plan.forward)
+            self._peak_snaps = sweep.plan.peak
+            self._peak_bytes = sweep.plan.peak * self._state_bytes
+            self._prev, self._last, self._compiled = prev, out if self.next_state else None, sweep
             self._flush()
             return out
         except BaseException:
@@ -574,29 +505,15 @@ class CheckpointedLoop:
 
     def _reverse_compiled(self, adjoint_step, bstate, args):
         """The rest of the schedule in one compiled call (``adjoint_step.sweep``)."""
-        plan, self._compiled = self._compiled, None
+        sweep, self._compiled = self._compiled, None
         states = (self._prev, self._last) if self.next_state else (self._prev,)
         self._prev = self._last = None
-        bstate = adjoint_step.sweep(plan.codes, plan.turn, *self._first_stride(), *states,
-                                    bstate, self._buffers, *self._args, *args)
-        self._c.update(plan.reverse, recorded_steps=self.n)
-        self._peak_snaps = plan.peak
-        self._peak_bytes = plan.peak * self._state_bytes
+        bstate = sweep.reverse(adjoint_step, states, bstate, self._args + args)
+        self._c.update(sweep.plan.reverse, recorded_steps=self.n)
+        self._peak_snaps = sweep.plan.peak
+        self._peak_bytes = sweep.plan.peak * self._state_bytes
         self._flush(final=True)
         return settled(bstate)
-
-    def _buffers_to_store(self):
-        """Hand the snapshots of a compiled forward sweep to the Python reverse sweep
-        (an adjoint step without a compiled sweep)."""
-        plan, self._compiled = self._compiled, None
-        for slot in plan.held:
-            self._store.store(slot, numba_sweep.restore_snapshot(self._buffers, slot, self._prev))
-        self._buffers = None
-        it = iter(plan.actions())
-        for a in it:
-            if a.kind is FIRST_TURN:
-                break
-        self._it = it
 
     def _disk_plan(self, n, s_ram, state, args):
         """The RAM + disk schedule for this run, planned for the costs (measured if asked)."""
@@ -739,13 +656,14 @@ class CheckpointedLoop:
             finally:
                 self.close()
         if self._compiled is not None:  # an adjoint step without a compiled sweep
-            self._buffers_to_store()
+            self._it = self._compiled.to_store(self._store, self._prev)
+            self._compiled = None
         if self._it is None:
             if self.n == 0:
                 return bstate
             raise CheckpointError(f"{self.name}: reverse() needs a forward() (or forward_while()) "
                                   "first, and can run only once per forward()")
-        it, work, after = self._prefetching(self._it), self._prev, self._last
+        it, work, after = prefetching(self._it, self._store), self._prev, self._last
         self._prev = self._last = None
         if self.writes is not None:
             self.writes.undo_to(self._last_mark)  # work: the state before the last step
@@ -775,37 +693,3 @@ class CheckpointedLoop:
     def __exit__(self, *exc):
         self.close()
         return False
-
-
-def run_schedule(actions, step, adjoint_step, state, bstate, n, store=None):
-    """Execute any action stream directly (for experiments and tests).
-
-    ``step(k, state)`` and ``adjoint_step(k, state, bstate)``; returns
-    (final_state, bstate, counts) where counts has forward_steps and recorded_steps.
-    The final state is the result of the last plain step (one extra plain step).
-    """
-    store = store if store is not None else RamStore()
-    counts = {"forward_steps": 0, "recorded_steps": 0}
-    work, pos, final = state, 0, state
-    try:
-        for a in actions:
-            if a.kind is ADVANCE:
-                for _ in range(a.n):
-                    work = step(pos, work)
-                    pos += 1
-                counts["forward_steps"] += a.n
-            elif a.kind is STORE:
-                store.store(a.slot, work)
-            elif a.kind is RESTORE:
-                work, pos = store.restore(a.slot), a.pos
-            elif a.kind is FREE:
-                store.free(a.slot)
-            else:
-                if a.kind is FIRST_TURN:
-                    final = step(a.pos, work)
-                    counts["forward_steps"] += 1
-                bstate = adjoint_step(a.pos, work, bstate)
-                counts["recorded_steps"] += 1
-    finally:
-        store.close()
-    return final, bstate, counts
