@@ -38,7 +38,7 @@ from tangent_ckpt.runtime.determinism import ReplayCheck, not_reproduced, state_
 from tangent_ckpt.runtime.memory import parse_memory, peak_of
 from tangent_ckpt.runtime.numpy_adjoints import settled
 from tangent_ckpt.runtime.online import OnlineSchedule
-from tangent_ckpt.runtime.random_state import RandomStates
+from tangent_ckpt.runtime.random_state import RandomStates, SlotRandomStates
 from tangent_ckpt.runtime.schedule_runner import run_schedule
 from tangent_ckpt.runtime.schedules import (
     Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, label_levels, revolve,
@@ -229,8 +229,7 @@ class CheckpointedLoop:
     def _begin(self, step, args, state, n, probe=True):
         self._step, self._args = step, args
         self._random = RandomStates(args, self.random_state) or None
-        self._random_at = {}      # slot -> generator states captured with its snapshot
-        self._random_bytes = 0
+        self._random_at = SlotRandomStates(self._random)  # kept with each snapshot
         self._c = sweep_counts.fresh_counters()
         self._io = sweep_counts.IoClock()
         s_ram = self._resolve_snapshots(state, n, args, probe)
@@ -264,16 +263,16 @@ class CheckpointedLoop:
             if self._replay is not None:
                 self._replay.stored(a.slot, a.pos, work)
             if self._random is not None:
-                self._keep_random(a.slot, random_states)
+                self._random_at.keep(a.slot, random_states)
             self._peak_snaps = max(self._peak_snaps, len(store))
-            self._peak_bytes = max(self._peak_bytes, store.nbytes + self._random_bytes)
+            self._peak_bytes = max(self._peak_bytes, store.nbytes + self._random_at.nbytes)
             if self._progress is not None:
                 self._progress.snapshots(len(store))
         elif kind is RESTORE:
             work = self._store.restore(a.slot)
             pos = a.pos
             if self._random is not None:
-                self._random.restore(self._random_at[a.slot])
+                self._random_at.restore(a.slot)
             if a.level is DISK:
                 self._c["disk_reads"] += 1
         elif kind is FREE:
@@ -281,7 +280,7 @@ class CheckpointedLoop:
             if self._progress is not None:
                 self._progress.snapshots(len(self._store))
             if self._random is not None:
-                self._random_bytes -= RandomStates.nbytes(self._random_at.pop(a.slot))
+                self._random_at.free(a.slot)
             if self._replay is not None:
                 self._replay.freed(a.slot)
         else:
@@ -305,16 +304,6 @@ class CheckpointedLoop:
         for k in range(pos, pos + n) if steps is None else steps[pos:pos + n]:
             work = step(k, work, *args)
         return work
-
-    def _keep_random(self, slot, states=None):
-        """Keep the generator states that go with the snapshot in ``slot`` (default:
-        as they are now, which is right for the state being worked on)."""
-        states = self._random.capture() if states is None else states
-        old = self._random_at.get(slot)
-        if old is not None:
-            self._random_bytes -= RandomStates.nbytes(old)
-        self._random_at[slot] = states
-        self._random_bytes += RandomStates.nbytes(states)
 
     def _verify_at(self, q, work):
         """verify=True: before reversing step q, if a snapshot of position q+1 was stored
@@ -567,7 +556,7 @@ class CheckpointedLoop:
         for slot, a, b in planning.segment_spans(n, k):
             work = self._store.restore(slot)
             if self._random is not None:
-                self._random.restore(self._random_at[slot])
+                self._random_at.restore(slot)
             indices = range(a, b) if self.steps is None else self.steps[a:b]
             bstate = self._recorded(b - a, segment, indices, work, bstate, *args)
             self._store.free(slot)
