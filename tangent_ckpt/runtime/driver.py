@@ -22,64 +22,33 @@ schedule's remaining advances and the n adjoint steps.  So for Revolve,
 forward_steps = A + 1 and recorded_steps = n, with A from ``revolve_cost``.
 """
 
-import hashlib
 import tracemalloc
 
 import numpy as np
 
-from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
+from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime import numba_sweep
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime import progress
-from tangent_ckpt.runtime.costs import DEFAULT_COSTS, MEASURE, as_costs, measure_costs
-from tangent_ckpt.runtime.hrevolve import plan_two_level
-from tangent_ckpt.runtime.online import OnlineSchedule
-from tangent_ckpt.runtime.schedules import (
-    Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, default_snapshots,
-    label_levels, revolve, revolve_cost, uniform, uniform_cost,
-)
+from tangent_ckpt.runtime import snapshot_sizing as sizing
+from tangent_ckpt.runtime import sweep_counts
+from tangent_ckpt.runtime import sweep_planning as planning
+from tangent_ckpt.runtime.costs import MEASURE, as_costs
+from tangent_ckpt.runtime.determinism import ReplayCheck, not_reproduced, state_digest
 from tangent_ckpt.runtime.memory import parse_memory, peak_of
 from tangent_ckpt.runtime.numpy_adjoints import settled
-from tangent_ckpt.runtime.random_state import RandomStates
-from tangent_ckpt.runtime.snapshots import (
-    RamStore, TwoLevelStore, WriteJournal, tree_copy, tree_flatten, tree_nbytes,
+from tangent_ckpt.runtime.online import OnlineSchedule
+from tangent_ckpt.runtime.random_state import RandomStates, SlotRandomStates
+from tangent_ckpt.runtime.schedule_runner import run_schedule
+from tangent_ckpt.runtime.schedules import (
+    Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, label_levels, revolve,
+    uniform,
 )
-from tangent_ckpt.runtime.store_io import SnapshotStore, open_disk_level
+from tangent_ckpt.runtime.snapshot_sizing import DEFAULT_ONLINE_SNAPSHOTS, as_count
+from tangent_ckpt.runtime.snapshots import TwoLevelStore, WriteJournal, tree_copy, tree_nbytes
+from tangent_ckpt.runtime.store_io import SnapshotStore, open_disk_level, prefetching
 
 __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
-
-#: snapshots of an online (while) loop when neither `snapshots` nor `memory_budget` is given
-DEFAULT_ONLINE_SNAPSHOTS = 16
-
-def _digest(tree):
-    h = hashlib.blake2b(digest_size=20)
-    leaves, treedef = tree_flatten(tree)
-    h.update(repr(treedef).encode())
-    for x in leaves:
-        if isinstance(x, np.ndarray):
-            h.update(f"{x.dtype.str}{x.shape}".encode())
-            h.update(np.ascontiguousarray(x).tobytes())
-        else:
-            h.update(repr((type(x).__name__, x)).encode())
-    return h.digest()
-
-
-def _fmt_bytes(n):
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:.3g} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def _as_count(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise CheckpointError(f"{name} must be an integer, got {value!r}")
-    value = int(value)
-    if value < minimum:
-        what = "at least 1 (the snapshot of the loop's input)" if minimum == 1 else f">= {minimum}"
-        raise CheckpointError(f"{name} must be {what}, got {value}")
-    return value
-
 
 class CheckpointedLoop:
     """One checkpointed loop: forward() then reverse(), executing a schedule.
@@ -98,7 +67,7 @@ class CheckpointedLoop:
     (three runs, counted as ``measure_steps``) and one disk snapshot before planning.
     snapshot_store: where disk snapshots go instead (a folder, an fsspec URL for
     zarr arrays, or an ``rt.SnapshotStore``; see store_io.py).  Disk writes are
-    queued, disk reads of the reverse sweep prefetched (``_prefetching``).
+    queued, disk reads of the reverse sweep prefetched (``store_io.prefetching``).
     verify: see ``_verify_at``; extra steps are counted as ``verify_steps``.
     min_steps: a loop of fewer steps keeps every state (no replays beyond the
     one re-recording of each step).
@@ -136,22 +105,11 @@ class CheckpointedLoop:
     sweep leaves the generators as it found them.
     """
 
-    TAPE_STATES = 2
-    #: a memory budget first pays for the sweep's working memory: one step's
-    #: working memory (the larger of a forward step and an adjoint step, MEASURED
-    #: on step 0 before the schedule is planned, see ``_measure_steps``), the
-    #: states a sweep holds beside its snapshots (the state before the step being
-    #: reversed, the state after it, a restored copy, the state's adjoint), what
-    #: the code around the loop holds meanwhile (its result, the loss's
-    #: temporaries and their adjoints), and four times the arguments (their
-    #: adjoint buffers, one contribution's temporary, the rows an rt.ProductSum
-    #: gathers, the transposed copies the reverse sweep multiplies by)
-    HELD_STATES = 4
-    AROUND_STATES = 6
-    RESERVED_ARGUMENTS = 4
-    #: without a measurement (no probe: a loop driven by hand), a step is taken to
-    #: need this many states
-    ASSUMED_STEP_STATES = 4
+    # the sizing constants, here for the code that reads them off the class
+    TAPE_STATES = sizing.TAPE_STATES
+    HELD_STATES, AROUND_STATES = sizing.HELD_STATES, sizing.AROUND_STATES
+    RESERVED_ARGUMENTS = sizing.RESERVED_ARGUMENTS
+    ASSUMED_STEP_STATES = sizing.ASSUMED_STEP_STATES
 
     SCHEDULES = ("revolve", "uniform", "online")
 
@@ -171,9 +129,9 @@ class CheckpointedLoop:
             self.steps, self.n = None, int(steps)
         else:
             self.steps, self.n = steps, len(steps)
-        self.snapshots = None if snapshots is None else _as_count("snapshots", snapshots, 1)
+        self.snapshots = None if snapshots is None else as_count("snapshots", snapshots, 1)
         self.memory_budget = None if memory_budget is None else parse_memory(memory_budget)
-        self.disk_snapshots = _as_count("disk_snapshots", disk_snapshots, 0)
+        self.disk_snapshots = as_count("disk_snapshots", disk_snapshots, 0)
         self.disk_dir = disk_dir
         self.costs = as_costs(costs)
         self.last_plan = None  # the RAM + disk plan of the last forward() (runtime.hrevolve)
@@ -182,7 +140,7 @@ class CheckpointedLoop:
             self._store_spec.open(disk_dir)  # checks the folder / URL now, before any step
         self.name = name if name is not None else "loop"
         self.verify = bool(verify)
-        self.min_steps = _as_count("min_steps", min_steps, 0)
+        self.min_steps = as_count("min_steps", min_steps, 0)
         self.taped_segment = taped_segment
         self.next_state = bool(next_state)
         self.copy_snapshots = bool(copy_snapshots)
@@ -203,8 +161,7 @@ class CheckpointedLoop:
         self._tape_states = self.TAPE_STATES
         self._segments = None
         self._store = None
-        self._compiled = None   # numba_sweep.SweepPlan of a forward sweep run compiled
-        self._buffers = None    # its snapshots
+        self._compiled = None   # numba_sweep.CompiledSweep of a forward sweep run compiled
         self._it = None
         self._prev = None
         self._last = None
@@ -214,17 +171,7 @@ class CheckpointedLoop:
     def _index(self, k):
         return k if self.steps is None else self.steps[k]
 
-    @classmethod
-    def working_bytes(cls, state_bytes, args=(), step_bytes=None, buffered_states=0):
-        """What a sweep holds beside its snapshots, paid from a memory budget first:
-        one step's working memory (`step_bytes`, measured; else assumed to be
-        ``ASSUMED_STEP_STATES`` states), the states held beside the snapshots and
-        around the loop, the store's write and prefetch buffers
-        (`buffered_states`) and the arguments' adjoint buffers."""
-        if step_bytes is None:
-            step_bytes = cls.ASSUMED_STEP_STATES * state_bytes
-        states = cls.HELD_STATES + cls.AROUND_STATES + buffered_states
-        return int(step_bytes) + states * state_bytes + cls.RESERVED_ARGUMENTS * tree_nbytes(args)
+    working_bytes = staticmethod(sizing.working_bytes)
 
     def working_memory(self, args=()):
         """``working_bytes`` of this loop, with its measured step if it has one."""
@@ -236,37 +183,19 @@ class CheckpointedLoop:
         return self._store_spec.buffered_states if self.disk_snapshots else 0
 
     def _measure_steps(self, state, args):
-        """The working memory of one forward step and one adjoint step, measured
-        (tracemalloc) on step 0 before anything is planned; the results are thrown
-        away and counted as ``probe_steps``.  Without an ``adjoint_probe`` (a loop
-        driven by hand) only the forward step is measured and the adjoint step is
-        taken to need twice as much.  ``adjoint_probe(index, state, next_state,
-        *args)`` runs the adjoint step from zero adjoints shaped like `next_state`."""
-        index, step = self._index(0), self._step
+        """Measure one step's working memory on step 0 (``sizing.measure_step_bytes``)
+        before anything is planned; the results are thrown away and counted as
+        ``probe_steps``, the generators left as they were."""
         entry = self._random.capture() if self._random is not None else None
-        after, forward_bytes = peak_of(lambda: step(index, state, *args))
-        self._c["probe_steps"] += 1
-        if self.adjoint_probe is None:
-            adjoint_bytes = 2 * forward_bytes
-        else:
-            _, adjoint_bytes = peak_of(self.adjoint_probe, index, state, after, *args)
-            self._c["probe_steps"] += 1
+        forward_bytes, adjoint_bytes, probes = sizing.measure_step_bytes(
+            self._step, self._index(0), state, args, self.adjoint_probe)
+        self._c["probe_steps"] += probes
         if entry is not None:
             self._random.restore(entry)  # the measured steps drew numbers the loop draws
-        del after
         self._step_bytes = max(forward_bytes, adjoint_bytes)
         if self._state_bytes:
             # a taped segment's tape per step: at most one adjoint step's peak
             self._tape_states = max(self.TAPE_STATES, -(-adjoint_bytes // self._state_bytes))
-
-    def _refuse(self, overhead, sbytes, measured):
-        raise CheckpointError(
-            f"{self.name}: memory_budget {_fmt_bytes(self.memory_budget)} cannot hold one "
-            f"snapshot of the loop state ({_fmt_bytes(sbytes)}) beside the working "
-            f"memory of the sweep ({'measured ' if measured else 'at least '}"
-            f"{_fmt_bytes(overhead)}"
-            + (f", of which one step {_fmt_bytes(self._step_bytes)}" if measured else "")
-            + "); raise the budget")
 
     def _resolve_snapshots(self, state, n, args=(), probe=True):
         """RAM snapshot slots for this run (checks the budget before the sweep).
@@ -277,14 +206,13 @@ class CheckpointedLoop:
         one snapshot beside the rest, so that a budget far too small is refused
         before any step runs.  The rest buys snapshots.
         """
-        sbytes = tree_nbytes(state)
-        self._state_bytes = sbytes
+        sbytes = self._state_bytes = tree_nbytes(state)
         if self.memory_budget is not None or self.plan is not None:
             floor = self.working_bytes(sbytes, args, 0, self._buffered_states())
             budget = self.memory_budget if self.plan is None else self.plan.budget
             if sbytes + floor > budget:
                 self.memory_budget = budget
-                self._refuse(floor, sbytes, measured=False)
+                raise sizing.budget_refusal(self.name, budget, floor, sbytes)
             if probe and (n is None or n >= 1):
                 self._measure_steps(state, args)
         if self.plan is not None:
@@ -293,58 +221,27 @@ class CheckpointedLoop:
         if self.memory_budget is not None:
             overhead = self.working_memory(args)
             if sbytes + overhead > self.memory_budget:
-                self._refuse(overhead, sbytes, measured=self._step_bytes is not None)
-            # as many states as fit (all of them if they all fit: T = 2n - 1)
-            room = self.memory_budget - overhead
-            fit = room // sbytes if sbytes else max(n or DEFAULT_ONLINE_SNAPSHOTS, 1)
-            s = fit if s is None else min(s, fit)
-            if n is not None:
-                s = max(1, min(s, n))
-        if s is None and self.schedule == "uniform" and n:
-            # the sqrt(n) scheme's own size: segments of about sqrt(n) steps
-            s = uniform_cost(n, max(1, round(n ** 0.5)))[2]
-        if s is None:
-            s = default_snapshots(n) if n is not None else DEFAULT_ONLINE_SNAPSHOTS
-        if n is not None and n < self.min_steps:
-            s = max(1, n)  # a short loop keeps every state: each step is recomputed once
-        return s
+                raise sizing.budget_refusal(self.name, self.memory_budget, overhead, sbytes,
+                                            self._step_bytes)
+            s = sizing.snapshots_in_budget(self.memory_budget, overhead, sbytes, n, s)
+        return sizing.default_count(self.schedule, n, s, self.min_steps)
 
     def _begin(self, step, args, state, n, probe=True):
         self._step, self._args = step, args
         self._random = RandomStates(args, self.random_state) or None
-        self._random_at = {}      # slot -> generator states captured with its snapshot
-        self._random_bytes = 0
-        self._c = dict(forward_steps=0, recorded_steps=0, verify_steps=0, snapshots_stored=0,
-                       disk_bytes_written=0, disk_writes=0, disk_reads=0, measure_steps=0,
-                       probe_steps=0)
-        self._io_seen = (0.0, 0.0)
+        self._random_at = SlotRandomStates(self._random)  # kept with each snapshot
+        self._c = sweep_counts.fresh_counters()
+        self._io = sweep_counts.IoClock()
         s_ram = self._resolve_snapshots(state, n, args, probe)
         total = s_ram + self.disk_snapshots
         self.used_snapshots = total
         disk = open_disk_level(self._store_spec, self.disk_dir) if self.disk_snapshots else None
         self._store = TwoLevelStore(self.disk_snapshots, disk, self.copy_snapshots, self.writes)
-        self._slot_info = {}      # slot -> (pos, digest or None)
-        self._pending = {}        # verify: position -> digest of a freed snapshot
+        self._replay = ReplayCheck() if self.verify else None
         self._measured_tape = None
         self._peak_snaps = 0
         self._peak_bytes = 0
         return total
-
-    def _uniform_every(self, n, s):
-        if n <= 1:
-            return 1
-        k = max(1, -(-n // s))
-        while k <= n:
-            if uniform_cost(n, k)[2] <= s:
-                return k
-            if k - 2 > s:
-                break
-            k += 1
-        best = min(range(1, n + 1), key=lambda k: uniform_cost(n, k)[2]) if n <= 4096 else None
-        need = uniform_cost(n, best)[2] if best else "more"
-        raise CheckpointError(f"{self.name}: the uniform schedule needs {need} snapshots for {n} steps "
-                              f"(it holds a whole segment's tape), only {s} allowed; "
-                              "use schedule='revolve'")
 
     def _exec(self, a, work, pos, random_states=None):
         """Execute one non-reversal action; returns (work, pos).  ``random_states``:
@@ -363,18 +260,19 @@ class CheckpointedLoop:
             self._c["snapshots_stored"] += 1
             if a.level is DISK:
                 self._c["disk_writes"] += 1
-            self._slot_info[a.slot] = (a.pos, _digest(work) if self.verify else None)
+            if self._replay is not None:
+                self._replay.stored(a.slot, a.pos, work)
             if self._random is not None:
-                self._keep_random(a.slot, random_states)
+                self._random_at.keep(a.slot, random_states)
             self._peak_snaps = max(self._peak_snaps, len(store))
-            self._peak_bytes = max(self._peak_bytes, store.nbytes + self._random_bytes)
+            self._peak_bytes = max(self._peak_bytes, store.nbytes + self._random_at.nbytes)
             if self._progress is not None:
                 self._progress.snapshots(len(store))
         elif kind is RESTORE:
             work = self._store.restore(a.slot)
             pos = a.pos
             if self._random is not None:
-                self._random.restore(self._random_at[a.slot])
+                self._random_at.restore(a.slot)
             if a.level is DISK:
                 self._c["disk_reads"] += 1
         elif kind is FREE:
@@ -382,10 +280,9 @@ class CheckpointedLoop:
             if self._progress is not None:
                 self._progress.snapshots(len(self._store))
             if self._random is not None:
-                self._random_bytes -= RandomStates.nbytes(self._random_at.pop(a.slot))
-            info = self._slot_info.pop(a.slot, None)
-            if self.verify and info is not None:
-                self._pending[info[0]] = info[1]
+                self._random_at.free(a.slot)
+            if self._replay is not None:
+                self._replay.freed(a.slot)
         else:
             raise AssertionError(f"unexpected action {a}")
         return work, pos
@@ -408,37 +305,23 @@ class CheckpointedLoop:
             work = step(k, work, *args)
         return work
 
-    def _keep_random(self, slot, states=None):
-        """Keep the generator states that go with the snapshot in ``slot`` (default:
-        as they are now, which is right for the state being worked on)."""
-        states = self._random.capture() if states is None else states
-        old = self._random_at.get(slot)
-        if old is not None:
-            self._random_bytes -= RandomStates.nbytes(old)
-        self._random_at[slot] = states
-        self._random_bytes += RandomStates.nbytes(states)
-
     def _verify_at(self, q, work):
         """verify=True: before reversing step q, if a snapshot of position q+1 was stored
         earlier (and since freed), re-run step q from the (restored or recomputed)
         state q and require the exact same state (all bytes, shapes, dtypes)."""
-        digest = self._pending.pop(q + 1, None)
+        digest = self._replay.expected_after(q)
         if digest is None:
             return
         before = self._random.capture() if self._random is not None else None
         mark = self.writes.mark() if self.writes is not None else None
-        got = _digest(self._step(self._index(q), work, *self._args))
+        got = state_digest(self._step(self._index(q), work, *self._args))
         if mark is not None:
             self.writes.undo_to(mark)  # the adjoint step starts from state q again
         if before is not None:
             self._random.restore(before)  # the adjoint step draws step q's numbers again
         self._c["verify_steps"] += 1
         if got != digest:
-            raise NondeterministicStepError(
-                f"{self.name}: recomputing step {self._index(q)!r} did not reproduce the state "
-                f"stored at position {q + 1}; the loop body is not deterministic (random numbers, "
-                "global state, in-place mutation of its input?) so checkpointing would give a wrong "
-                "gradient")
+            raise not_reproduced(self.name, self._index(q), q + 1)
 
     def _reverse_one(self, adjoint_step, q, work, after, bstate, args):
         """Reverse step q from its state ``work`` (and, with next_state, the state
@@ -469,7 +352,7 @@ class CheckpointedLoop:
             self._c[k] = 0
         counts.update(peak_snapshots=self._peak_snaps, peak_snapshot_bytes=self._peak_bytes,
                       state_bytes=self._state_bytes)
-        counts.update(self._io_counts())
+        counts.update(self._io.since_last(self._store.disk if self._store is not None else None))
         if self._step_bytes is not None:
             counts["working_bytes"] = self.working_memory(self._args)
         if final:
@@ -479,19 +362,8 @@ class CheckpointedLoop:
             counts["memory_saved_bytes"] = max(0, n * self._state_bytes - self._peak_bytes)
         else:
             counts.update(runs=1, steps=self.n or 0)
-        for k, v in counts.items():
-            if k in self.last_stats and k in ("forward_steps", "recorded_steps", "verify_steps",
-                                              "snapshots_stored", "disk_bytes_written",
-                                              "disk_writes", "disk_reads", "measure_steps",
-                                              "probe_steps", "io_seconds", "io_waited_seconds",
-                                              "io_overlapped_seconds"):
-                self.last_stats[k] += v
-            else:
-                self.last_stats[k] = v
-        # the summary every loop and segment reports (see profiler)
-        counts.update(checkpoints=counts.get("snapshots_stored", 0), bytes_held=self._peak_bytes,
-                      bytes_saved=counts.get("memory_saved_bytes"),
-                      steps_recomputed=counts.get("forward_steps", 0))
+        sweep_counts.add_counts(self.last_stats, counts)
+        counts.update(sweep_counts.summary(counts, self._peak_bytes))
         _profiler.record(self.name, **counts)
         if not final and self.plan is not None:
             self.plan.hold(self)  # the auto mode: what this loop holds until its reverse
@@ -504,46 +376,11 @@ class CheckpointedLoop:
         if self._progress is not None and self._store is not None:
             self._progress.snapshots(len(self._store))
 
-    def _io_counts(self):
-        """Seconds of disk-level I/O since the last report: all of it, the part the
-        sweep waited for, and the rest, overlapped with computation."""
-        disk = self._store.disk if self._store is not None else None
-        if disk is None:
-            return {}
-        io, waited = disk.io_seconds - self._io_seen[0], disk.waited_seconds - self._io_seen[1]
-        self._io_seen = (disk.io_seconds, disk.waited_seconds)
-        return dict(io_seconds=io, io_waited_seconds=waited,
-                    io_overlapped_seconds=max(0.0, io - waited))
-
-    def _prefetching(self, actions):
-        """Yield `actions`; start reading each disk snapshot the sweep will restore
-        once the disk restore before it has run (and the slot's last write is
-        queued), so the read overlaps the steps reversed in between."""
-        store = self._store
-        if not store.disk_slots:
-            yield from actions
-            return
-        actions = list(actions)
-        start = {}  # action index -> disk slots to prefetch once it has run
-        previous, touched = -1, {}
-        for j, a in enumerate(actions):
-            if a.kind is RESTORE and store.is_disk(a.slot):
-                start.setdefault(max(previous, touched.get(a.slot, -1)), []).append(a.slot)
-                previous = j
-            elif a.kind in (STORE, FREE) and store.is_disk(a.slot):
-                touched[a.slot] = j
-        for slot in start.get(-1, ()):
-            store.prefetch(slot)
-        for j, a in enumerate(actions):
-            yield a
-            for slot in start.get(j, ()):
-                store.prefetch(slot)
-
     def close(self):
         """Free all snapshots and remove the temporary folder (idempotent)."""
         self._show_progress(None, None)
         self._it = None
-        self._compiled = self._buffers = None
+        self._compiled = None
         self._prev = None
         self._last = None
         if self.plan is not None:
@@ -579,13 +416,13 @@ class CheckpointedLoop:
         k = self._segment_length(n, s)
         if k:
             return self._forward_segments(step, state, args, n, k)
-        plan = self._sweep_plan(step, state, n, s)
-        if plan is not None:
-            return self._forward_compiled(step, plan, state, args, n)
+        sweep = self._compiled_sweep(step, state, n, s)
+        if sweep is not None:
+            return self._forward_compiled(step, sweep, state, args, n)
         if self.schedule == "uniform":
             if self.disk_snapshots:
                 raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
-            actions = uniform(n, self._uniform_every(n, s))
+            actions = uniform(n, planning.uniform_every(self.name, n, s))
         elif self.disk_snapshots:
             actions = self._disk_plan(n, s - self.disk_snapshots, state, args).actions()
         else:
@@ -621,9 +458,9 @@ class CheckpointedLoop:
             self.close()
             raise
 
-    def _sweep_plan(self, step, state, n, s):
-        """The schedule as a ``numba_sweep.SweepPlan`` when the whole sweep can run
-        compiled (backend="numba": the step has a ``sweep``), else None.  It
+    def _compiled_sweep(self, step, state, n, s):
+        """A ``numba_sweep.CompiledSweep`` of the schedule when the whole sweep can
+        run compiled (backend="numba": the step has a ``sweep``), else None.  It
         cannot with random state, a disk level, a memory budget, written rows,
         verification, a progress bar, indices that are not a range, or a state
         that is not a float array, a float or a flat tuple of them."""
@@ -634,23 +471,21 @@ class CheckpointedLoop:
                                                    isinstance(self.steps, range)) or \
                 not numba_sweep.fits(state):
             return None
-        every = self._uniform_every(n, s) if self.schedule == "uniform" else s
-        return numba_sweep.sweep_plan(self.schedule, n, every)
+        every = planning.uniform_every(self.name, n, s) if self.schedule == "uniform" else s
+        first, stride = (0, 1) if self.steps is None else (self.steps.start, self.steps.step)
+        return numba_sweep.CompiledSweep(numba_sweep.sweep_plan(self.schedule, n, every),
+                                         first, stride)
 
-    def _first_stride(self):
-        return (0, 1) if self.steps is None else (self.steps.start, self.steps.step)
-
-    def _forward_compiled(self, step, plan, state, args, n):
-        """The forward sweep in one compiled call (``step.sweep``), snapshots in
-        preallocated buffers; the last step runs here for the loop's result."""
+    def _forward_compiled(self, step, sweep, state, args, n):
+        """The forward sweep in one compiled call, snapshots in preallocated
+        buffers; the last step runs here for the loop's result."""
         try:
-            self._buffers = numba_sweep.snapshot_buffers(state, plan.slots)
-            prev = step.sweep(plan.codes, *self._first_stride(), state, self._buffers, *args)
+            prev = sweep.forward(step, state, args)
             out = step(self._index(n - 1), prev, *args)
-            self._c.update(plan.forward)
-            self._peak_snaps = plan.peak
-            self._peak_bytes = plan.peak * self._state_bytes
-            self._prev, self._last, self._compiled = prev, out if self.next_state else None, plan
+            self._c.update(sweep.plan.forward)
+            self._peak_snaps = sweep.plan.peak
+            self._peak_bytes = sweep.plan.peak * self._state_bytes
+            self._prev, self._last, self._compiled = prev, out if self.next_state else None, sweep
             self._flush()
             return out
         except BaseException:
@@ -659,66 +494,40 @@ class CheckpointedLoop:
 
     def _reverse_compiled(self, adjoint_step, bstate, args):
         """The rest of the schedule in one compiled call (``adjoint_step.sweep``)."""
-        plan, self._compiled = self._compiled, None
+        sweep, self._compiled = self._compiled, None
         states = (self._prev, self._last) if self.next_state else (self._prev,)
         self._prev = self._last = None
-        bstate = adjoint_step.sweep(plan.codes, plan.turn, *self._first_stride(), *states,
-                                    bstate, self._buffers, *self._args, *args)
-        self._c.update(plan.reverse, recorded_steps=self.n)
-        self._peak_snaps = plan.peak
-        self._peak_bytes = plan.peak * self._state_bytes
+        bstate = sweep.reverse(adjoint_step, states, bstate, self._args + args)
+        self._c.update(sweep.plan.reverse, recorded_steps=self.n)
+        self._peak_snaps = sweep.plan.peak
+        self._peak_bytes = sweep.plan.peak * self._state_bytes
         self._flush(final=True)
         return settled(bstate)
 
-    def _buffers_to_store(self):
-        """Hand the snapshots of a compiled forward sweep to the Python reverse sweep
-        (an adjoint step without a compiled sweep)."""
-        plan, self._compiled = self._compiled, None
-        for slot in plan.held:
-            self._store.store(slot, numba_sweep.restore_snapshot(self._buffers, slot, self._prev))
-        self._buffers = None
-        it = iter(plan.actions())
-        for a in it:
-            if a.kind is FIRST_TURN:
-                break
-        self._it = it
-
     def _disk_plan(self, n, s_ram, state, args):
         """The RAM + disk schedule for this run, planned for the costs (measured if asked)."""
-        costs = DEFAULT_COSTS if self.costs is None else self.costs
+        costs = self.costs
         if costs == MEASURE and n >= 2:
-            store, slot = self._store, 0  # slot 0 is on disk and free before the sweep
-            repeat = 3
             entry = self._random.capture() if self._random is not None else None
-            try:
-                costs = measure_costs(lambda: self._step(self._index(0), state, *args),
-                                      lambda: store.store(slot, state), lambda: store.restore(slot),
-                                      lambda: store.free(slot), repeat)
+            try:  # slot 0 is on disk and free before the sweep
+                costs = planning.measured_costs(lambda: self._step(self._index(0), state, *args),
+                                                state, self._store, 0)
             except BaseException:
                 self.close()  # nothing left behind
                 raise
             finally:
                 if entry is not None:
                     self._random.restore(entry)  # the timed runs drew numbers the loop draws
-            self._c["measure_steps"] += repeat
-        write, read = costs.relative() if costs != MEASURE else DEFAULT_COSTS.relative()
-        self.last_plan = plan_two_level(n, s_ram, self.disk_snapshots, write, read)
+            self._c["measure_steps"] += planning.MEASURE_REPEAT
+        self.last_plan = planning.disk_plan(n, s_ram, self.disk_snapshots, costs)
         return self.last_plan
 
     def _segment_length(self, n, s):
         """Steps per taped segment when a budget calls for segments, else None."""
         if (self.taped_segment is None or self.memory_budget is None or self.schedule != "revolve"
-                or self.disk_snapshots or s >= n or n < 2):
+                or self.disk_snapshots):
             return None
-        tape = self._tape_states
-        k = max(1, int(round((n / tape) ** 0.5)))
-        if -(-n // k) + tape * k > s:
-            return None  # not even the best segment length fits: Revolve in s snapshots
-        if self.next_state and revolve_cost(n, s)[1] + 1 <= 2 * n:
-            # Revolve reverses from the states on both sides of each step and, in
-            # these s snapshots, runs no more plain steps than the segments' 2n
-            return None
-        return k
+        return planning.segment_length(n, s, self._tape_states, self.next_state)
 
     def _forward_segments(self, step, state, args, n, k):
         """The sweep for taped segments: a snapshot before every k-th step."""
@@ -744,11 +553,10 @@ class CheckpointedLoop:
         k, n = self._segments, self.n
         self._segments = None
         segment = self.taped_segment
-        for slot in reversed(range(-(-n // k))):
-            a, b = slot * k, min(n, slot * k + k)
+        for slot, a, b in planning.segment_spans(n, k):
             work = self._store.restore(slot)
             if self._random is not None:
-                self._random.restore(self._random_at[slot])
+                self._random_at.restore(slot)
             indices = range(a, b) if self.steps is None else self.steps[a:b]
             bstate = self._recorded(b - a, segment, indices, work, bstate, *args)
             self._store.free(slot)
@@ -837,13 +645,14 @@ class CheckpointedLoop:
             finally:
                 self.close()
         if self._compiled is not None:  # an adjoint step without a compiled sweep
-            self._buffers_to_store()
+            self._it = self._compiled.to_store(self._store, self._prev)
+            self._compiled = None
         if self._it is None:
             if self.n == 0:
                 return bstate
             raise CheckpointError(f"{self.name}: reverse() needs a forward() (or forward_while()) "
                                   "first, and can run only once per forward()")
-        it, work, after = self._prefetching(self._it), self._prev, self._last
+        it, work, after = prefetching(self._it, self._store), self._prev, self._last
         self._prev = self._last = None
         if self.writes is not None:
             self.writes.undo_to(self._last_mark)  # work: the state before the last step
@@ -873,37 +682,3 @@ class CheckpointedLoop:
     def __exit__(self, *exc):
         self.close()
         return False
-
-
-def run_schedule(actions, step, adjoint_step, state, bstate, n, store=None):
-    """Execute any action stream directly (for experiments and tests).
-
-    ``step(k, state)`` and ``adjoint_step(k, state, bstate)``; returns
-    (final_state, bstate, counts) where counts has forward_steps and recorded_steps.
-    The final state is the result of the last plain step (one extra plain step).
-    """
-    store = store if store is not None else RamStore()
-    counts = {"forward_steps": 0, "recorded_steps": 0}
-    work, pos, final = state, 0, state
-    try:
-        for a in actions:
-            if a.kind is ADVANCE:
-                for _ in range(a.n):
-                    work = step(pos, work)
-                    pos += 1
-                counts["forward_steps"] += a.n
-            elif a.kind is STORE:
-                store.store(a.slot, work)
-            elif a.kind is RESTORE:
-                work, pos = store.restore(a.slot), a.pos
-            elif a.kind is FREE:
-                store.free(a.slot)
-            else:
-                if a.kind is FIRST_TURN:
-                    final = step(a.pos, work)
-                    counts["forward_steps"] += 1
-                bstate = adjoint_step(a.pos, work, bstate)
-                counts["recorded_steps"] += 1
-    finally:
-        store.close()
-    return final, bstate, counts

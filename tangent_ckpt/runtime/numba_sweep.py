@@ -33,7 +33,7 @@ from tangent_ckpt.runtime.schedules import (
     ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, revolve, uniform,
 )
 
-__all__ = ["CODES", "SweepPlan", "sweep_plan", "fits", "snapshot_buffers", "store_snapshot",
+__all__ = ["CODES", "SweepPlan", "sweep_plan", "CompiledSweep", "fits", "snapshot_buffers", "store_snapshot",
            "restore_snapshot"]
 
 #: action kind -> its code in a plan's array (the generated sweeps compare with these numbers)
@@ -132,3 +132,38 @@ def restore_snapshot(buffers, slot, like):
     """A fresh copy of the state kept in row ``slot`` (structured like ``like``)."""
     leaves = tuple(buf[slot].copy() if buf.ndim > 1 else float(buf[slot]) for buf in buffers)
     return leaves if isinstance(like, tuple) else leaves[0]
+
+
+class CompiledSweep:
+    """One run of a :class:`SweepPlan` by a step's compiled sweeps: the forward
+    sweep fills the snapshot buffers, the reverse sweep (or, for an adjoint step
+    without a compiled sweep, the Python driver after :meth:`to_store`) reads them.
+    ``first`` and ``stride``: the loop's first index and its step."""
+
+    def __init__(self, plan, first, stride):
+        self.plan, self.first, self.stride = plan, first, stride
+        self.buffers = None
+
+    def forward(self, step, state, args):
+        """Run ``step.sweep`` up to the first turn; return the state before the last step."""
+        self.buffers = snapshot_buffers(state, self.plan.slots)
+        return step.sweep(self.plan.codes, self.first, self.stride, state, self.buffers, *args)
+
+    def reverse(self, adjoint_step, states, bstate, args):
+        """Run ``adjoint_step.sweep`` over the rest of the schedule from the states at
+        the first turn; return the adjoint of the loop's input state."""
+        buffers, self.buffers = self.buffers, None
+        return adjoint_step.sweep(self.plan.codes, self.plan.turn, self.first, self.stride,
+                                  *states, bstate, buffers, *args)
+
+    def to_store(self, store, like):
+        """Hand the snapshots held at the first turn to `store` (structured like
+        `like`); return the schedule's actions after the first turn."""
+        for slot in self.plan.held:
+            store.store(slot, restore_snapshot(self.buffers, slot, like))
+        self.buffers = None
+        it = iter(self.plan.actions())
+        for a in it:
+            if a.kind is FIRST_TURN:
+                break
+        return it

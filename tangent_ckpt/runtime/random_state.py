@@ -106,3 +106,28 @@ class RandomStates:
                 else:
                     total += np.asarray(p).nbytes
         return total
+
+
+class SlotRandomStates:
+    """The generator states kept with each snapshot slot of a checkpointed loop
+    (captured from `random`, a :class:`RandomStates`), and the bytes they take."""
+
+    def __init__(self, random):
+        self.random, self.at, self.nbytes = random, {}, 0
+
+    def keep(self, slot, states=None):
+        """Keep `states` with the snapshot in `slot` (default: as they are now,
+        which is right for the state being worked on)."""
+        states = self.random.capture() if states is None else states
+        old = self.at.get(slot)
+        if old is not None:
+            self.nbytes -= RandomStates.nbytes(old)
+        self.at[slot] = states
+        self.nbytes += RandomStates.nbytes(states)
+
+    def restore(self, slot):
+        """Put the generators back as they were when `slot` was stored."""
+        self.random.restore(self.at[slot])
+
+    def free(self, slot):
+        self.nbytes -= RandomStates.nbytes(self.at.pop(slot))

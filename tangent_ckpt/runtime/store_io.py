@@ -32,10 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime.disk_store import DiskStore
+from tangent_ckpt.runtime.schedules import FREE, RESTORE, STORE
 from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes
 from tangent_ckpt.runtime.zarr_store import ZarrStore, is_url
 
-__all__ = ["SnapshotStore", "BufferedStore", "open_disk_level"]
+__all__ = ["SnapshotStore", "BufferedStore", "open_disk_level", "prefetching"]
 
 
 class SnapshotStore:
@@ -97,6 +98,31 @@ class SnapshotStore:
 def open_disk_level(spec, disk_dir=None):
     """A BufferedStore over the backend `spec` (a SnapshotStore) names."""
     return BufferedStore(spec.open(disk_dir), spec.write_queue, spec.prefetch)
+
+
+def prefetching(actions, store):
+    """Yield `actions`; start reading each disk snapshot of `store` (a
+    ``snapshots.TwoLevelStore``) the sweep will restore once the disk restore
+    before it has run (and the slot's last write is queued), so the read overlaps
+    the steps reversed in between."""
+    if not store.disk_slots:
+        yield from actions
+        return
+    actions = list(actions)
+    start = {}  # action index -> disk slots to prefetch once it has run
+    previous, touched = -1, {}
+    for j, a in enumerate(actions):
+        if a.kind is RESTORE and store.is_disk(a.slot):
+            start.setdefault(max(previous, touched.get(a.slot, -1)), []).append(a.slot)
+            previous = j
+        elif a.kind in (STORE, FREE) and store.is_disk(a.slot):
+            touched[a.slot] = j
+    for slot in start.get(-1, ()):
+        store.prefetch(slot)
+    for j, a in enumerate(actions):
+        yield a
+        for slot in start.get(j, ()):
+            store.prefetch(slot)
 
 
 class BufferedStore:
