@@ -1125,3 +1125,450 @@ def projectile_range(v0, angle, drag, dt):
 @pytest.mark.parametrize("options", MODES)
 def test_projectile_with_drag_while_loop_gradient_matches_finite_differences(options):
     check_program(projectile_range, (20.0, 0.7, 0.01, 0.05), (0, 1, 2), options, rtol=1e-6)
+
+
+# ======================================================================================
+# Round two (/work/notes/probe2.md): styles round one did not cover.
+# ======================================================================================
+
+# --- GRU over a sequence, the weights in a dict (the Wz, Uz, Wr, Ur, W, U exercise of
+# barghavanii/RNN_repo README: update gate z, reset gate r, candidate state) ----------
+
+def gru_sequence_loss(params, xs):
+    h = np.zeros(params['Uz'].shape[0])
+    loss = 0.0
+    for t in range(xs.shape[0]):
+        x = xs[t]
+        z = 1.0 / (1.0 + np.exp(-(params['Wz'] @ x + params['Uz'] @ h)))
+        r = 1.0 / (1.0 + np.exp(-(params['Wr'] @ x + params['Ur'] @ h)))
+        h_tilde = np.tanh(params['W'] @ x + params['U'] @ (r * h))
+        h = (1 - z) * h + z * h_tilde
+        loss = loss + np.sum(h ** 2)
+    return loss
+
+
+def gru_weights_loss(Wz, Uz, Wr, Ur, W, U, xs):
+    return gru_sequence_loss({'Wz': Wz, 'Uz': Uz, 'Wr': Wr, 'Ur': Ur, 'W': W, 'U': U}, xs)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_gru_with_weights_in_a_dict_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(21)
+    args = tuple(0.4 * rng.standard_normal((3, 3)) for _ in range(6)) + \
+        (rng.standard_normal((4, 3)),)
+    check_program(gru_weights_loss, args, (0, 1, 2, 3, 4, 5), options, oracle=True, rtol=1e-5)
+
+
+# --- Vanilla RNN language model, a class keeping its parameters in a dict attribute
+# (the `self.params = {...}` of deep-learning-from-scratch style models) -------------
+
+class RNNLanguageModel:
+    def __init__(self, params):
+        self.params = params
+
+    def loss(self, inputs, targets, vocab):
+        p = self.params
+        h = np.zeros(p['Whh'].shape[0])
+        total = 0.0
+        for t in range(len(inputs)):
+            x = np.zeros(vocab)
+            x[inputs[t]] = 1.0
+            h = np.tanh(p['Wxh'] @ x + p['Whh'] @ h)
+            y = p['Why'] @ h
+            total = total - (y[targets[t]] - np.log(np.sum(np.exp(y))))
+        return total
+
+
+def rnn_language_model_loss(Wxh, Whh, Why, inputs, targets):
+    model = RNNLanguageModel({'Wxh': Wxh, 'Whh': Whh, 'Why': Why})
+    return model.loss(inputs, targets, Wxh.shape[1])
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="probe2 P2-1: a dict stored in an attribute (self.params = {...}) "
+                          "is refused; the same model with the dict passed as an argument "
+                          "works (the GRU test above)")
+def test_rnn_language_model_with_params_dict_attribute():
+    rng = np.random.default_rng(22)
+    tc.grad(rnn_language_model_loss, wrt=(0, 1, 2))(
+        0.3 * rng.standard_normal((3, 4)), 0.3 * rng.standard_normal((3, 3)),
+        0.3 * rng.standard_normal((4, 3)), [0, 1, 2, 3], [1, 2, 3, 0])
+
+
+# --- RMSprop as in deep-learning-from-scratch common/optimizer.py: a step that updates
+# `h[key]` and `params[key]` in place (`*=`, `+=`, `-=`) and returns nothing --------
+
+def rmsprop_update(params, grads, h, lr):
+    for key in params:
+        h[key] *= 0.9
+        h[key] += 0.1 * grads[key] * grads[key]
+        params[key] -= lr * grads[key] / (np.sqrt(h[key]) + 1e-7)
+
+
+def rmsprop_least_squares(w0, A, b, steps):
+    params = {'w': w0.copy()}
+    h = {'w': np.zeros_like(w0)}
+    for i in range(steps):
+        grads = {'w': A.T @ (A @ params['w'] - b)}
+        rmsprop_update(params, grads, h, 0.05)
+    return np.sum((A @ params['w'] - b) ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_rmsprop_procedure_updating_dicts_in_place_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(23)
+    args = (0.1 * rng.standard_normal(3), rng.standard_normal((5, 3)), rng.standard_normal(5), 4)
+    check_program(rmsprop_least_squares, args, (0, 1), options, rtol=1e-5)
+
+
+class RMSpropOptimizer:
+    def __init__(self, lr):
+        self.lr = lr
+        self.h = {}
+
+    def update(self, params, grads):
+        for key in params:
+            if key not in self.h:
+                self.h[key] = np.zeros_like(params[key])
+            self.h[key] = 0.9 * self.h[key] + 0.1 * grads[key] ** 2
+            params[key] = params[key] - self.lr * grads[key] / (np.sqrt(self.h[key]) + 1e-7)
+
+
+def rmsprop_class_least_squares(w0, A, b, steps):
+    params = {'w': w0}
+    opt = RMSpropOptimizer(0.05)
+    for i in range(steps):
+        opt.update(params, {'w': A.T @ (A @ params['w'] - b)})
+    return np.sum((A @ params['w'] - b) ** 2)
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="probe2 P2-1: the optimiser's state dict self.h = {} is a "
+                          "container in an attribute: refused")
+def test_rmsprop_class_with_state_dict_attribute():
+    rng = np.random.default_rng(23)
+    tc.grad(rmsprop_class_least_squares, wrt=(0,))(
+        0.1 * rng.standard_normal(3), rng.standard_normal((5, 3)), rng.standard_normal(5), 3)
+
+
+# --- Dormand-Prince 5(4) with adaptive step size in a `while t < t_end` loop
+# (DianaNtz/timestepping stepsize.py): rejected steps, h clipped to the end -------
+
+def damped_oscillator(t, y, k):
+    return np.array([y[1], -k * y[0] - 0.1 * y[1]])
+
+
+def dormand_prince(k, y0, t_end, tol):
+    t, h, y = 0.0, 0.1, y0
+    while t < t_end:
+        if t + h > t_end:
+            h = t_end - t
+        k1 = damped_oscillator(t, y, k)
+        k2 = damped_oscillator(t + h / 5, y + h * (k1 / 5), k)
+        k3 = damped_oscillator(t + 3 * h / 10, y + h * (3 / 40 * k1 + 9 / 40 * k2), k)
+        k4 = damped_oscillator(t + 4 * h / 5, y + h * (44 / 45 * k1 - 56 / 15 * k2
+                                                        + 32 / 9 * k3), k)
+        k5 = damped_oscillator(t + 8 * h / 9, y + h * (19372 / 6561 * k1 - 25360 / 2187 * k2
+                                                        + 64448 / 6561 * k3 - 212 / 729 * k4), k)
+        k6 = damped_oscillator(t + h, y + h * (9017 / 3168 * k1 - 355 / 33 * k2
+                                                + 46732 / 5247 * k3 + 49 / 176 * k4
+                                                - 5103 / 18656 * k5), k)
+        y5 = y + h * (35 / 384 * k1 + 500 / 1113 * k3 + 125 / 192 * k4
+                      - 2187 / 6784 * k5 + 11 / 84 * k6)
+        k7 = damped_oscillator(t + h, y5, k)
+        err = h * np.max(np.abs(71 / 57600 * k1 - 71 / 16695 * k3 + 71 / 1920 * k4
+                                - 17253 / 339200 * k5 + 22 / 525 * k6 - 1 / 40 * k7))
+        if err <= tol:
+            t = t + h
+            y = y5
+        h = h * min(5.0, max(0.2, 0.9 * (tol / max(err, 1e-16)) ** 0.2))
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_dormand_prince_adaptive_while_loop_gradient_matches_finite_differences(options):
+    check_program(dormand_prince, (2.0, np.array([1.0, 0.0]), 1.0, 1e-6), (0, 1), options,
+                  oracle=True, rtol=1e-5)
+
+
+# --- 2-D upwind advection with np.roll on both axes (the "12 steps" linear convection
+# written periodic, as numpy posts do it) -------------------------------------------
+
+def upwind_advection_2d(q0, cx, cy, steps):
+    q = q0.copy()
+    for n in range(steps):
+        q = q - cx * (q - np.roll(q, 1, axis=0)) - cy * (q - np.roll(q, 1, axis=1))
+    return np.sum(q ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_upwind_advection_2d_roll_gradient_matches_finite_differences(options):
+    q0 = np.random.default_rng(24).standard_normal((5, 5))
+    check_program(upwind_advection_2d, (q0, 0.3, 0.2, 4), (0, 1, 2), options)
+
+
+# --- 1-D shallow water, Lax-Friedrichs on (h, hu) with np.roll fluxes --------------
+
+def shallow_water_lax_friedrichs(h0, g, steps, dt, dx):
+    h = h0.copy()
+    hu = np.zeros_like(h0)
+    for n in range(steps):
+        flux_h = hu
+        flux_hu = hu ** 2 / h + 0.5 * g * h ** 2
+        h_new = 0.5 * (np.roll(h, 1) + np.roll(h, -1)) \
+            - dt / (2 * dx) * (np.roll(flux_h, -1) - np.roll(flux_h, 1))
+        hu = 0.5 * (np.roll(hu, 1) + np.roll(hu, -1)) \
+            - dt / (2 * dx) * (np.roll(flux_hu, -1) - np.roll(flux_hu, 1))
+        h = h_new
+    return np.sum(h ** 3)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_shallow_water_lax_friedrichs_gradient_matches_finite_differences(options):
+    h0 = 1.0 + 0.1 * np.random.default_rng(25).standard_normal(8)
+    check_program(shallow_water_lax_friedrichs, (h0, 9.81, 4, 0.01, 0.5), (0, 1), options,
+                  rtol=1e-5, atol=1e-8)
+
+
+# --- Position Verlet on a fixed-end spring chain, the trajectory written row by row
+# (`traj[s, :] = x`), a fresh force array per step written on its interior ----------
+
+def verlet_trajectory(x0, k, steps, dt):
+    n = x0.shape[0]
+    traj = np.zeros((steps + 1, n))
+    traj[0] = x0
+    x_prev = x0.copy()
+    x = x0.copy()
+    for s in range(1, steps + 1):
+        f = np.zeros(n)
+        f[1:-1] = k * (x[2:] - 2 * x[1:-1] + x[:-2])
+        x_next = 2 * x - x_prev + dt ** 2 * f
+        x_prev = x
+        x = x_next
+        traj[s, :] = x
+    return np.sum(traj[:, n // 2] ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_verlet_trajectory_rows_gradient_matches_finite_differences(options):
+    x0 = np.random.default_rng(26).standard_normal(5)
+    check_program(verlet_trajectory, (x0, 2.0, 6, 0.1), (0, 1), options)
+
+
+def test_fresh_array_written_in_place_then_only_its_shape_read_compiles():
+    """probe2 P2-2: `f = np.zeros(n); f[1:-1] = ...; x = x + f` in a taped loop kept
+    only f's shape on the tape, then wrote f's old values back into that shape."""
+    def step_sum(x0, k, steps):
+        x = x0.copy()
+        for s in range(steps):
+            f = np.zeros(x.shape[0])
+            f[1:-1] = k * x[1:-1]
+            x = x + f
+        return np.sum(x ** 2)
+
+    check_grad(step_sum, (np.ones(4), 0.5, 3), wrt=(0, 1), df=tc.grad(step_sum, wrt=(0, 1)))
+
+
+# --- Lotka-Volterra fit with the populations kept positive by np.clip (the parameter-
+# fitting notebooks' `x = np.clip(x + dt * dx, 1e-3, None)`) ------------------------
+
+def predator_prey_fit(theta, obs, dt):
+    a, b, c, d = theta
+    x, y = 1.0, 0.5
+    loss = 0.0
+    for i in range(obs.shape[0]):
+        dx = a * x - b * x * y
+        dy = d * x * y - c * y
+        x = np.clip(x + dt * dx, 1e-3, 10.0)
+        y = np.clip(y + dt * dy, 1e-3, 10.0)
+        loss = loss + (x - obs[i, 0]) ** 2 + (y - obs[i, 1]) ** 2
+    return loss
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_predator_prey_fit_with_clip_gradient_matches_finite_differences(options):
+    obs = 1.0 + 0.3 * np.random.default_rng(27).standard_normal((6, 2))
+    check_program(predator_prey_fit, (np.array([1.0, 0.5, 0.8, 0.4]), obs, 0.1), (0,),
+                  options, oracle=True)
+
+
+# --- Logistic growth fitted on a log scale, predictions gathered in a list ---------
+
+def logistic_growth_fit(r, K, obs, dt):
+    rate = np.clip(r, 0.0, 5.0)
+    n = 0.1
+    preds = []
+    for i in range(obs.shape[0]):
+        n = n + dt * rate * n * (1 - n / K)
+        preds.append(n)
+    return np.mean((np.log(np.array(preds)) - np.log(obs)) ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_logistic_growth_fit_gradient_matches_finite_differences(options):
+    check_program(logistic_growth_fit, (0.8, 2.0, 0.1 + 0.05 * np.arange(1, 7), 0.5), (0, 1),
+                  options, oracle=True)
+
+
+# --- Random-walk Metropolis with a seeded Generator: the proposal scale and target mean
+# differentiated through accepted moves (the accept decisions fixed by the seed) -----
+
+def metropolis_mean(mu, sigma, steps, seed):
+    rng = np.random.default_rng(seed)
+    x = 0.0
+    total = 0.0
+    for i in range(steps):
+        proposal = x + sigma * rng.standard_normal()
+        log_ratio = -0.5 * (proposal - mu) ** 2 + 0.5 * (x - mu) ** 2
+        if np.log(rng.uniform()) < log_ratio:
+            x = proposal
+        total = total + x
+    return total / steps
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_metropolis_random_walk_gradient_matches_finite_differences(options):
+    got = check_program(metropolis_mean, (0.5, 0.7, 8, 3), (0, 1), options, oracle=True)
+    assert got[1] != 0.0   # some proposals were accepted: sigma matters
+
+
+# --- FitzHugh-Nagumo reaction-diffusion, the Laplacian from np.pad(u, 1, 'edge') -----
+
+def fitzhugh_nagumo(u0, a, steps, dt):
+    u = u0.copy()
+    v = np.zeros_like(u0)
+    for n in range(steps):
+        padded = np.pad(u, 1, mode='edge')
+        lap = padded[2:] - 2 * padded[1:-1] + padded[:-2]
+        du = lap + u - u ** 3 / 3 - v
+        dv = 0.08 * (u + a - 0.8 * v)
+        u = u + dt * du
+        v = v + dt * dv
+    return np.sum(u ** 2) + np.sum(v)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_fitzhugh_nagumo_pad_edge_gradient_matches_finite_differences(options):
+    u0 = np.random.default_rng(28).standard_normal(6)
+    check_program(fitzhugh_nagumo, (u0, 0.7, 5, 0.05), (0, 1), options)
+
+
+# --- Mini-batch SGD over zip(np.array_split(X, k), np.array_split(y, k)) ------------
+
+def sgd_array_split(w0, X, y, epochs, lr, batches):
+    w = w0.copy()
+    for e in range(epochs):
+        for Xb, yb in zip(np.array_split(X, batches), np.array_split(y, batches)):
+            w = w - lr * Xb.T @ (Xb @ w - yb) / Xb.shape[0]
+    return np.sum((X @ w - y) ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_sgd_over_array_split_batches_gradient_matches_finite_differences(options):
+    """probe2 P2-3: the pieces' adjoints are a list; accumulate_at crashed on it."""
+    rng = np.random.default_rng(29)
+    args = (np.zeros(3), rng.standard_normal((10, 3)), rng.standard_normal(10), 2, 0.1, 3)
+    check_program(sgd_array_split, args, (0, 1, 2), options)
+
+
+def sgd_array_split_one_sequence(w0, X, y, batches):
+    w = w0.copy()
+    for Xb in np.array_split(X, batches):
+        w = w - 0.1 * Xb.T @ (Xb @ w - 1.0) / Xb.shape[0]
+    return np.sum((X @ w - y) ** 2)
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="probe2 P2-4: `for Xb in np.array_split(X, k)` is refused while "
+                          "zip(np.array_split(...), ...) and a named list of pieces work")
+def test_loop_directly_over_array_split():
+    rng = np.random.default_rng(29)
+    tc.grad(sgd_array_split_one_sequence)(np.zeros(3), rng.standard_normal((10, 3)),
+                                          rng.standard_normal(10), 3)
+
+
+# --- Jacobi iteration for -u'' = f with `while True` ... `break` on convergence ------
+
+def jacobi_poisson(f, alpha, tol, maxit):
+    u = np.zeros(f.shape[0])
+    it = 0
+    while True:
+        u_new = u.copy()
+        u_new[1:-1] = 0.5 * (u[:-2] + u[2:] + alpha * f[1:-1])
+        change = np.max(np.abs(u_new - u))
+        u = u_new
+        it += 1
+        if change < tol or it >= maxit:
+            break
+    return np.sum(u * f)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_jacobi_while_true_break_gradient_matches_finite_differences(options):
+    f = np.random.default_rng(30).standard_normal(7)
+    check_program(jacobi_poisson, (f, 0.3, 1e-3, 50), (0, 1), options)
+
+
+# --- VAE loss: reparameterised Gaussian, Bernoulli decoder by np.logaddexp, a softplus
+# written with np.log1p (the numpy VAE posts) ----------------------------------------
+
+def vae_loss(W_enc, W_dec, x, eps):
+    h = W_enc @ x
+    d = h.shape[0] // 2
+    mu, logvar = h[:d], h[d:]
+    z = mu + np.exp(0.5 * logvar) * eps
+    logits = W_dec @ z
+    reconstruction = np.sum(np.logaddexp(0.0, logits) - x * logits)
+    kl = -0.5 * np.sum(1 + logvar - mu ** 2 - np.exp(logvar))
+    return reconstruction + kl + 0.01 * np.sum(np.log1p(np.exp(-np.abs(logits))))
+
+
+def test_vae_loss_logaddexp_log1p_gradient_matches_finite_differences():
+    rng = np.random.default_rng(31)
+    args = (0.3 * rng.standard_normal((4, 3)), 0.3 * rng.standard_normal((3, 2)),
+            np.array([1.0, 0.0, 1.0]), rng.standard_normal(2))
+    check_program(vae_loss, args, (0, 1), {}, oracle=True)
+
+
+# --- Causal multi-head attention: heads split by reshape + transpose(1, 0, 2), a
+# triangular mask, softmax normalised in place (`a /= a.sum(...)`) ------------------
+
+def causal_multi_head_attention(X, Wq, Wk, Wv, heads):
+    T, D = X.shape
+    dh = D // heads
+    Q = (X @ Wq).reshape(T, heads, dh).transpose(1, 0, 2)
+    K = (X @ Wk).reshape(T, heads, dh).transpose(1, 0, 2)
+    V = (X @ Wv).reshape(T, heads, dh).transpose(1, 0, 2)
+    scores = Q @ K.transpose(0, 2, 1) / np.sqrt(dh) + np.triu(np.ones((T, T)), k=1) * -1e9
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    a = np.exp(scores)
+    a /= a.sum(axis=-1, keepdims=True)
+    return np.sum(np.tanh((a @ V).transpose(1, 0, 2).reshape(T, D)))
+
+
+def test_causal_multi_head_attention_gradient_matches_finite_differences():
+    rng = np.random.default_rng(32)
+    args = (rng.standard_normal((3, 4)),) + tuple(0.5 * rng.standard_normal((4, 4))
+                                                  for _ in range(3)) + (2,)
+    check_program(causal_multi_head_attention, args, (0, 1, 2, 3), {})
+
+
+# --- Soft k-means: responsibilities from np.linalg.norm distances, centres by einsum --
+
+def soft_kmeans(C0, X, beta, iters):
+    C = C0
+    for it in range(iters):
+        d = np.linalg.norm(X[:, None, :] - C[None, :, :], axis=2)
+        logits = -beta * d ** 2
+        r = np.exp(logits - np.max(logits, axis=1, keepdims=True))
+        r = r / np.sum(r, axis=1, keepdims=True)
+        C = np.einsum('nk,nd->kd', r, X) / np.sum(r, axis=0)[:, None]
+    return np.sum(C ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_soft_kmeans_gradient_matches_finite_differences(options):
+    rng = np.random.default_rng(33)
+    check_program(soft_kmeans, (rng.standard_normal((2, 2)), rng.standard_normal((8, 2)), 0.7, 3),
+                  (0, 1, 2), options, oracle=True, rtol=1e-5)
+

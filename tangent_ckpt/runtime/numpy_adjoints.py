@@ -743,6 +743,9 @@ def accumulate_at(acc, x, index, g):
     if type(acc) is ProductSum:
         acc.dense = accumulate_at(acc.dense, x, index, g)
         return acc
+    if type(acc) is list:   # a loop over a list of arrays (zip(np.array_split(X, k), ...))
+        acc[index] = g if is_zero(acc[index]) else acc[index] + g
+        return acc
     if is_zero(acc):
         acc = zeros_like(np.asarray(x))
     elif not acc.flags.writeable:

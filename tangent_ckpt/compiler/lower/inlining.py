@@ -54,6 +54,7 @@ class Inlining:
         finally:
             self.lo.inline_stack.pop()
             self.lo.line = line
+        procedure = procedure or getattr(call, "value_discarded", False)
         if not procedure and yield_to is None and not always_exits(fnode.body):
             raise self.lo.error(TransformError, f"{label}() can end without returning a value",
                              fnode, parsed=parsed, construct="missing return",
@@ -172,6 +173,8 @@ class Inlining:
         written = getattr(call, "written_arguments", {})
         tested = getattr(call, "in_place_if_array", set())
         for p, caller_name in written.items():
+            if p in scope.tuples:  # a container: its writes went to the caller's elements
+                continue
             final = scope.rename[p]
             if p not in tested:
                 self.lo.emit(ir.Assign(self.lo.assignments.store_name(caller_name),

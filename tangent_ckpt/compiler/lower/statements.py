@@ -191,6 +191,7 @@ class StatementLowering:
                                  if value.func.attr == "sort" else "assign a new value instead")
         if isinstance(value, gast.Call):
             if getattr(value, "writes_parameters", False):  # a helper writing its arguments
+                value.value_discarded = True  # it may end without a return (a procedure)
                 self.lo.expressions.value(value, "result")
                 return
             observe_call(self.lo, s)  # print(...), logger.info(...), plt.plot(...)

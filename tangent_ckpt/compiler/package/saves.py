@@ -302,7 +302,7 @@ def finish_saves(primal, adjoint, ret, extra_needed=()):
     adjoint = drop_dead_adjoints(adjoint, names_read([ret]))
     needed = names_read(adjoint + [ret]) | extra_needed
     live = live_restores(adjoint + [ret])
-    shapes = shape_only(adjoint + [ret])
+    shapes = shape_only(adjoint + [ret]) - _restored_in_place(adjoint)
     while True:  # a branch left empty no longer reads its condition: fewer saves
         records = {}
         resolved = drop_empty_branches(resolve_saves(adjoint, needed, live, shapes, records))
@@ -315,6 +315,18 @@ def finish_saves(primal, adjoint, ret, extra_needed=()):
     if renames:
         primal, resolved = renamed(primal, renames), renamed(resolved, renames)
     return primal, resolved, needed | live
+
+
+def _restored_in_place(items):
+    """Arrays the reverse sweep writes back into (``f[1:-1] = f_old``): their
+    save keeps the array, not only its shape, whatever else reads it."""
+    names = set()
+    for item in items:
+        if isinstance(item, Restore) and item.index is not None:
+            names.add(item.var)
+        elif isinstance(item, Block):
+            names |= _restored_in_place(item.body)
+    return names
 
 
 def _short_slot_names(primal, adjoint, ret):
