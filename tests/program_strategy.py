@@ -34,6 +34,7 @@ never a parameter or a view of one, so the program never mutates its inputs
 (Python semantics would) — the harness checks that the gradient does not either.
 """
 
+import hashlib
 import importlib.util
 import linecache
 import os
@@ -696,8 +697,18 @@ class LoadedProgram:
         self.source, self.name = source, name
 
     def __enter__(self):
-        self.dir = tempfile.mkdtemp(prefix="tc_fuzz_")
-        self.modname = "tc_fuzz_" + uuid.uuid4().hex
+        # named after the source, so that a program hypothesis replays fails at the
+        # same file and line again (with random names every replay looked "flaky",
+        # and hypothesis then hid the program instead of shrinking and printing it)
+        digest = hashlib.sha1(self.source.encode()).hexdigest()[:24]
+        self.dir = os.path.join(tempfile.gettempdir(), f"tc_fuzz_{os.getpid()}_{digest}")
+        try:
+            os.mkdir(self.dir)
+        except FileExistsError:  # the same program loaded again while it is loaded
+            self.dir = tempfile.mkdtemp(prefix="tc_fuzz_")
+        self.modname = "tc_fuzz_" + digest
+        if self.modname in sys.modules:
+            self.modname += "_" + uuid.uuid4().hex
         self.path = os.path.join(self.dir, self.modname + ".py")
         with open(self.path, "w") as fh:
             fh.write(self.source)
