@@ -1478,13 +1478,22 @@ def sgd_array_split_one_sequence(w0, X, y, batches):
     return np.sum((X @ w - y) ** 2)
 
 
-@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
-                   reason="probe2 P2-4: `for Xb in np.array_split(X, k)` is refused while "
-                          "zip(np.array_split(...), ...) and a named list of pieces work")
-def test_loop_directly_over_array_split():
+@pytest.mark.parametrize("options", MODES)
+def test_loop_directly_over_array_split_gradient_matches_finite_differences(options):
+    """probe2 P2-4: `for Xb in np.array_split(X, k)` was refused (a NumPy call's rows)."""
     rng = np.random.default_rng(29)
-    tc.grad(sgd_array_split_one_sequence)(np.zeros(3), rng.standard_normal((10, 3)),
-                                          rng.standard_normal(10), 3)
+    args = (np.zeros(3), rng.standard_normal((10, 3)), rng.standard_normal(10), 3)
+    check_program(sgd_array_split_one_sequence, args, (0, 1, 2), options)
+
+
+def test_loop_over_a_builtin_iterator_is_refused_naming_the_line():
+    def total(x):
+        s = 0.0
+        for r in map(np.sin, x):
+            s = s + r
+        return s
+    with pytest.raises(tc.TangentCkptError, match=r"test_real_programs.py:\d+: loop over map"):
+        tc.grad(total)(np.arange(3.0))
 
 
 # --- Jacobi iteration for -u'' = f with `while True` ... `break` on convergence ------

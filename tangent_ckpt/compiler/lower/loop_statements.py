@@ -15,6 +15,12 @@ from tangent_ckpt.compiler.lower.scopes import rebinds, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
+def builtin_iterator(fn):
+    """Whether ``fn`` is a Python builtin (``map``, ``filter``, ``iter``, ...) or not
+    known when compiling: its result may be an iterator without a length, not rows."""
+    return fn is None or getattr(fn, "__module__", None) == "builtins"
+
+
 class LoopLowering:
     """``for`` and ``while`` statements."""
 
@@ -96,6 +102,10 @@ class LoopLowering:
             elif generator_function(fn):  # for W, b in unpack_layers(weights)
                 generator_loop(self.lo, s, fn)
                 return
+            elif not builtin_iterator(fn):   # for Xb in np.array_split(X, k): its rows
+                seq = self.lo.expressions.atomize(self.lo.expressions.value(it, "rows"), "rows")
+                bounds = [self.length(seq, s.lineno)]
+                prologue.append((s.target, seq))
             else:
                 raise self.lo.error(UnsupportedSyntaxError, f"loop over {to_source(it)}", s,
                                  construct="for over an iterator",
