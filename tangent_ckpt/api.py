@@ -416,6 +416,7 @@ class GradientFunction:
         values = [arguments.get(p) for p in self._target.parameters()]
         structures = container_args.container_positions(self._inner_wrt, values)
         structures.update(container_args.bound_objects(self._target.args, self._inner_wrt))
+        structures.update(container_args.option_dicts(values, self._inner_wrt))
         return structures
 
     def _finish(self, grads, values, containers):

@@ -166,6 +166,23 @@ def bound_objects(bound, positions) -> Dict[int, Any]:
     return found
 
 
+def option_dicts(values, positions) -> Dict[int, Any]:
+    """{position: structure} of the dicts of string keys passed and not in ``wrt``
+    (cs231n's ``bn_param``, a ``config``): their keys are known when compiling, so
+    ``bn_param.get('eps', 1e-5)`` and ``bn_param['mode']`` read an entry or the
+    default, and a write ``bn_param['running_mean'] = ...`` rebinds the entry in
+    the gradient's own copy (the caller's dict is not changed)."""
+    found = {}
+    for k, value in enumerate(values):
+        if k not in positions and isinstance(value, dict) and value and \
+                all(isinstance(key, str) for key in value):
+            try:
+                found[k] = structure_of(value)
+            except WrtError:
+                pass
+    return found
+
+
 def flat_values(values, containers) -> List[Any]:
     """The arguments with each container replaced by its leaves."""
     flat = []

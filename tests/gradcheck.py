@@ -35,7 +35,9 @@ def _as64(value):
 
 
 def _objective(f, args, seed):
-    out = np.asarray(f(*args), dtype=np.float64)
+    # each evaluation sees the arguments as given: a program may write into a dict
+    # argument (cs231n's bn_param['running_mean'] = ...) and read it back next time
+    out = np.asarray(f(*copy.deepcopy(args)), dtype=np.float64)
     weight = np.ones_like(out) if seed is None else np.asarray(seed, dtype=np.float64)
     return float(np.sum(weight * out))
 
@@ -65,11 +67,18 @@ def numeric_grad(f, args, wrt=(0,), seed=None, eps=EPS):
 def assert_unchanged(before, after):
     """The gradient must never mutate the user's arguments."""
     for k, (b, a) in enumerate(zip(before, after)):
-        if isinstance(b, np.ndarray):
-            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), \
-                f"argument {k} was mutated"
-        else:
-            assert a == b or (a != a and b != b), f"argument {k} was mutated"
+        assert _same(b, a), f"argument {k} was mutated"
+
+
+def _same(b, a):
+    if isinstance(b, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    if isinstance(b, dict):
+        return isinstance(a, dict) and list(a) == list(b) and all(_same(b[k], a[k]) for k in b)
+    if isinstance(b, (list, tuple)) and any(isinstance(v, (np.ndarray, dict, list, tuple))
+                                            for v in b):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, b, a))
+    return a == b or (a != a and b != b)
 
 
 def check_grad(f, args, wrt=(0,), seed=None, df=None, rtol=1e-6, atol=1e-8):

@@ -6,11 +6,12 @@ adjoints, which are dicts of the keys that received one, and their tangents
 
 import numpy as np
 
+from tangent_ckpt.errors import TransformError
 from tangent_ckpt.runtime.numpy_adjoints import is_zero
 
 __all__ = ["empty_dict", "dict_set", "dict_get", "DictAdjoint", "dict_set_adjoint_dict",
            "dict_set_adjoint_value", "dict_get_adjoint", "dict_set_tangent_dict",
-           "dict_set_tangent_value", "dict_get_tangent"]
+           "dict_set_tangent_value", "dict_get_tangent", "check_sole_item"]
 
 
 def empty_dict():
@@ -27,6 +28,22 @@ def dict_set(d, key, value):
 def dict_get(d, key):
     """``d[key]``."""
     return d[key]
+
+
+def check_sole_item(d, key, filename, lineno):
+    """Before ``xs[t][i] = v`` is run as a write into a copy of ``xs[t]`` stored back
+    at ``t``: refuse when another entry of ``d`` may share memory with ``xs[t]``
+    (Python's in-place write would change that entry too)."""
+    item = d[key]
+    for other_key, other in d.items():
+        if other_key != key and (other is item or isinstance(other, np.ndarray) and
+                                 isinstance(item, np.ndarray) and
+                                 np.may_share_memory(other, item)):
+            raise TransformError(f"the array written in place at key {key!r} is also the "
+                                 f"entry at key {other_key!r} of the same dict",
+                                 filename=filename, lineno=lineno,
+                                 construct="write into a dict's array",
+                                 hint="store a copy under each key (np.copy(x))")
 
 
 class DictAdjoint(dict):

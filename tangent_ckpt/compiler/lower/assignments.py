@@ -210,6 +210,9 @@ class AssignmentLowering:
     def store_item(self, target, value, s):
         """``target[index] = value``; ``value()`` lowers the value (after the index,
         in the order the generated code has always read)."""
+        if self.lo.container_statements.item_of_run_time_dict(target):  # xs[t][i] = 1
+            self.lo.container_statements.write_into_dict_item(target, value, s)
+            return
         target = self.lo.container_statements.flat_subscript(target, s)
         if isinstance(target.value, gast.Name):
             base = self.lo.expressions.load_name(target.value.id, target.value)

@@ -178,6 +178,7 @@ class CallableValues:
             parsed = self.parsed(value.fn, node)
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
+            call.value_discarded = getattr(node, "value_discarded", False)  # m.decay(0.9)
             return self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node),
                                            hint, parsed)
         if isinstance(value, ObjectValue):

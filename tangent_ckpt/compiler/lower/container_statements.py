@@ -6,13 +6,17 @@ the check that a container has one structure after an ``if``."""
 import itertools
 
 import gast
+import numpy as np
 
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, key_part, leaf_paths, static_key, structure, value_of_structure,
 )
+from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.runtime.keyed import dict_get
 
 
 class ContainerStatements:
@@ -105,6 +109,39 @@ class ContainerStatements:
                               ctx=gast.Store())
         return gast.copy_location(flat, target)
 
+    def item_of_run_time_dict(self, target):
+        """Whether ``target`` is ``xs[t][...]``, ``xs`` a dict written at run-time keys."""
+        inner = target.value
+        return isinstance(inner, gast.Subscript) and isinstance(inner.value, gast.Name) and \
+            self.lo.run_time.is_dict(self.lo.expressions.load_name(inner.value.id, inner.value))
+
+    def write_into_dict_item(self, target, value, s):
+        """``xs[t][i] = v`` (min-char-rnn's one-hot input) as ``x = np.copy(xs[t]);
+        x[i] = v; xs[t] = x``: exact when no other entry of ``xs`` is the same
+        array, which ``rt.check_sole_item`` makes sure of when it runs (other names
+        of the array are the aliasing fence's)."""
+        inner = target.value
+        user = inner.value.id
+        base = self.lo.expressions.load_name(user, inner.value)
+        key = self.lo.expressions.atomize(self.lo.expressions.value(inner.slice, f"{user}_key"),
+                                          f"{user}_key")
+        emit_observation(self.lo, sx.rt("check_sole_item", ir.operand_node(base),
+                                        ir.operand_node(key),
+                                        sx.const(self.lo.current_scope.parsed.filename),
+                                        sx.const(s.lineno)),
+                         ir.operand_names(base) + ir.operand_names(key), s.lineno)
+        item = self.lo.expressions.atomize(ir.Prim(dict_get, [base, key], {}, "call",
+                                                   ref="rt.dict_get"), f"{user}_item")
+        held = self.lo.namer.fresh(f"{user}_item")
+        self.lo.assignments.assign_operand(_name(held, gast.Store()), ir.Prim(
+            np.copy, [item], {}, "call", ref="np.copy"), s)
+        written = gast.Subscript(value=_name(held, gast.Load()), slice=target.slice,
+                                 ctx=gast.Store())
+        self.lo.assignments.store_item(gast.copy_location(written, target), value, s)
+        stored = gast.Subscript(value=inner.value, slice=inner.slice, ctx=gast.Store())
+        self.lo.assignments.store_item(gast.copy_location(stored, inner), lambda: (
+            self.lo.expressions.load_name(held, inner)), s)
+
     def integer_index(self, node):
         if isinstance(node, gast.Tuple):
             return all(self.integer_index(e) for e in node.elts)
@@ -127,6 +164,9 @@ class ContainerStatements:
                 f"({to_source(target)})", s,
                 "for values indexed by a loop variable use an array: hs = np.zeros((n + 1, "
                 "...)); hs[t + 1] = ... (or a list built with append)")
+        if isinstance(target.value, gast.Attribute):
+            self.store_in_attribute(target, key, value, s)
+            return
         if not isinstance(target.value, gast.Name):
             raise self.lo.containers.refuse("assignment into an element of a nested "
                                             "container", s, "rebuild the inner container")
@@ -138,6 +178,25 @@ class ContainerStatements:
         self.lo.assignments.store_name(target.value.id)
         self.lo.assignments.bind_tuple(target.value.id, self.lo.containers.with_item(base, key, item, s),
                         s.lineno)
+
+    def store_in_attribute(self, target, key, value, s):
+        """``self.h['w'] = v`` (a constant key) on a container held by an attribute of
+        an object made in the function: the attribute's container with the item
+        rebound (its other items keep their variables, shared with any other name
+        of the same container)."""
+        attr = target.value
+        owner = self.lo.expressions.value(attr.value, "owner")
+        base = owner.attributes.get(attr.attr) if isinstance(owner, ObjectValue) else None
+        if not isinstance(base, TupleValue) or owner.given:
+            raise self.lo.containers.refuse("assignment into an element of a nested "
+                                            "container", s, "rebuild the inner container")
+        holder = self.lo.namer.fresh(f"{owner.label}_{attr.attr}")
+        self.lo.current_scope.tuples[holder] = base
+        item = value if is_container(value) else self.lo.expressions.atomize(
+            value, f"{holder}_{key_part(key)}")
+        self.lo.assignments.bind_tuple(holder, self.lo.containers.with_item(base, key, item, s),
+                                       s.lineno)
+        owner.attributes[attr.attr] = self.lo.current_scope.tuples.pop(holder)
 
     def same_structures(self, s, before, after_body, after_else):
         """A container has one structure after an ``if``, whichever path ran (its
@@ -154,6 +213,10 @@ class ContainerStatements:
                                         "length or keys on the two paths of this if", s,
                                         construct=f"if ({name})",
                                         hint="give it the same structure on both paths")
+
+
+def _name(user, ctx):
+    return gast.Name(id=user, ctx=ctx, annotation=None, type_comment=None)
 
 
 def _index_parts(node):

@@ -87,14 +87,9 @@ class ObjectLowering:
         if isinstance(value, CompileTimeValue):
             owner.attributes[attr] = value
             return
-        if isinstance(value, TupleValue):
-            raise TransformError(f"a tuple, list or dict stored in the attribute .{attr} "
-                                 "(an attribute holds one array or number)",
-                                 filename=self.lo.current_scope.parsed.filename, lineno=line,
-                                 construct=f".{attr} = ...",
-                                 hint="store each array in an attribute of its own, or "
-                                      "keep the container in a variable and pass it to "
-                                      "the methods")
+        if isinstance(value, TupleValue):  # self.params = params: the same container
+            owner.attributes[attr] = value   # (its items are the caller's variables)
+            return
         current = owner.attributes.get(attr)
         name = current.id if isinstance(current, ir.Name) else \
             self.lo.namer.fresh(f"{owner.label}_{attr}")

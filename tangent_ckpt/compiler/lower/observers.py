@@ -15,7 +15,7 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.scopes import to_source
+from tangent_ckpt.compiler.lower.scopes import ObjectValue, to_source
 from tangent_ckpt.compiler.parse import _UNRESOLVED
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
@@ -93,6 +93,8 @@ def _reads_variables(lo, call):
     """Does the call hand over one of the function's own variables?"""
     for node in gast.walk(call):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
-                node is not call.func and lo.expressions.static_value(node) is _UNRESOLVED:
-            return True
+                node is not call.func and (lo.expressions.static_value(node) is _UNRESOLVED or
+                                           isinstance(lo.expressions.static_value(node),
+                                                      ObjectValue)):  # its attributes are
+            return True                                                # variables
     return False

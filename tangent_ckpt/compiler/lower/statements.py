@@ -12,8 +12,8 @@ from tangent_ckpt.compiler.lower.container_values import leaf_paths, leaves, reb
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, LocalFunction, Scope, TupleValue, all_names, always_exits,
-    function_alias_candidates, load_context, local_names, may_exit,
+    CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
+    always_exits, function_alias_candidates, load_context, local_names, may_exit,
 )
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -158,6 +158,13 @@ class StatementLowering:
         raise self.lo.error(UnsupportedSyntaxError, f"unsupported statement: {name}", s,
                          hint=hint, construct=name)
 
+    def object_method(self, func):
+        """Whether ``func`` is a method of an object made in the function (called
+        as a statement, it is inlined: it may set the object's attributes)."""
+        method = self.lo.expressions.static_value(func) if isinstance(func, gast.Attribute) \
+            else None
+        return isinstance(method, MethodValue) and isinstance(method.owner, ObjectValue)
+
     def expression_statement(self, s):
         value = s.value
         if isinstance(value, gast.Constant):
@@ -190,7 +197,8 @@ class StatementLowering:
                                  hint=f"use the functional form, e.g. x = np.{value.func.attr}(x)"
                                  if value.func.attr == "sort" else "assign a new value instead")
         if isinstance(value, gast.Call):
-            if getattr(value, "writes_parameters", False):  # a helper writing its arguments
+            if getattr(value, "writes_parameters", False) or self.object_method(value.func):
+                # a helper writing its arguments, model.decay(0.9) writing model's attributes
                 value.value_discarded = True  # it may end without a return (a procedure)
                 self.lo.expressions.value(value, "result")
                 return
