@@ -8,6 +8,7 @@ import pytest
 
 import tangent_ckpt as tc
 from construct_check import check_construct
+from gradcheck import check_grad
 from tangent_ckpt.errors import TangentCkptError
 
 RNG = np.random.default_rng(11)
@@ -45,7 +46,24 @@ def integer_cast(x):
     return np.sum(x.astype(int) * x)
 
 
-def test_a_cast_to_integers_is_refused_with_its_line():
+def boolean_mask_cast(x):
+    mask = np.triu(np.ones((3, 3)), k=1).astype(bool)
+    y = x * 1.0
+    y[mask] = 0.0
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("f", [integer_cast, boolean_mask_cast])
+def test_a_cast_to_integers_or_booleans_is_a_constant(f):
+    """Like np.trunc: piecewise constant, no derivative (checked away from the jumps)."""
+    check_grad(f, (np.array([[0.3, 1.6, -2.2], [2.7, -0.4, 1.2], [0.8, 3.3, -1.7]]),))
+
+
+def complex_cast(x):
+    return np.sum(np.abs(x.astype(complex)))
+
+
+def test_a_cast_to_complex_numbers_is_refused_with_its_line():
     with pytest.raises(TangentCkptError) as info:
-        tc.grad(integer_cast)(X)
+        tc.grad(complex_cast)(X)
     assert "test_array_attributes.py:" in str(info.value) and "astype" in str(info.value)

@@ -454,9 +454,22 @@ class DictModel:
 def decayed_recurrence(W, b, h, n):
     m = DictModel(W, b)
     for t in range(n):
-        h = m.step(h)
+        h = np.tanh(m.params['W'] @ h + m.params['b'])
         m.decay(0.9)  # a method called for its effect: inlined, it rebinds self.params['W']
     return np.sum(h ** 2) + np.sum(m.params['W'])
+
+
+def decayed_recurrence_through_a_method(W, b, h, n):
+    m = DictModel(W, b)
+    for t in range(n):
+        h = m.step(h)
+        m.decay(0.9)  # h may be what m holds (the fence does not look into step)
+    return np.sum(h ** 2)
+
+
+def test_a_method_writing_an_attribute_while_its_result_is_live_is_refused():
+    with pytest.raises(TransformError, match=rf"{HERE}:\d+: a write into 'm' may also change 'h'"):
+        tc.grad(decayed_recurrence_through_a_method)(0.5 * vec(3, 3), vec(3), vec(3), 2)
 
 
 @pytest.mark.parametrize("options", [{}, {"checkpoint": True}, {"checkpoint": True, "snapshots": 2}],

@@ -93,7 +93,7 @@ df = tc.grad(lambda x: np.sum(softplus(x)))
 | `np.r_`/`np.c_` with slices or string directives | build the pieces with `np.arange`/`np.linspace` and `np.concatenate` |
 | `a and b` / `a or b` as a value of arrays or numbers | "`and`/`or` used as a value": use `np.where` or an `if` |
 | `out=` arguments, in-place methods (`x.sort()`) | assign the result: `y = np.sort(x)` |
-| methods without a row (`x.astype(float)`) | "unsupported method": call the NumPy function form |
+| methods without a row (`x.astype(complex)`) | "unsupported method": call the NumPy function form |
 """
 
 

@@ -35,6 +35,9 @@ from tangent_ckpt.compiler.alias_values import Origins, _base_name, _Info, _is_i
 from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
+from tangent_ckpt.compiler.method_writes import (
+    constructed_classes, method_of, writes_self_in_place,
+)
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
@@ -58,6 +61,8 @@ class AliasFence(Origins):
         self.site_cache = {}
         self.builtin_sites = set()  # sites making lists, dicts, arrays (alias_values.py)
         self.container_sites = set()  # sites making lists, tuples, dicts, sets
+        # names bound only to objects of user classes made here: their methods are known
+        self.objects = constructed_classes(fnode, self.resolve, self.locals)
 
     @staticmethod
     def _local_names(fnode):
@@ -252,7 +257,15 @@ class AliasFence(Origins):
                         info = env.get(name, self.free_info(name))
                         self.check_write(name, info.is_, env, s, node)
             func = node.func
-            if isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS and \
+            methods = method_of(self.objects[func.value.id], func.attr) if isinstance(
+                func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+                func.value.id in self.objects else None
+            if methods is not None:  # kf.update(z): KalmanFilter.update, not dict.update
+                node.receiver_methods_checked = True  # (lower/callables.py reads it)
+                if any(writes_self_in_place(m) for m in methods):  # self.P += Q
+                    receiver = self.info(func.value, env)
+                    self.check_write(func.value.id, receiver.everything(), env, s, node)
+            elif isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS and \
                     self.resolve(func) is None:
                 base = _base_name(func.value)
                 if base is not None:

@@ -19,6 +19,7 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.aliasing import check_writes
+from tangent_ckpt.compiler.method_writes import writes_self_in_place
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
     PartialValue, TupleValue, is_function, to_source,
@@ -59,6 +60,7 @@ class CallableValues:
 
     def __init__(self, lowering):
         self.lo = lowering
+        self.checked_owners = []  # objects whose method the fence checked, being inlined
 
     # --- spreading *args and **kwargs ------------------------------------------
     def spread(self, node, hint):
@@ -175,18 +177,42 @@ class CallableValues:
                                        for k, v in value.keywords.items()] + list(node.keywords))
             return self.lo.calls.call(gast.copy_location(call, node), hint)
         if isinstance(value, MethodValue) and not value.is_property:
+            self.check_in_place_method(value, node)
             parsed = self.parsed(value.fn, node)
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
             call.value_discarded = getattr(node, "value_discarded", False)  # m.decay(0.9)
-            return self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node),
-                                           hint, parsed)
+            checked = self.checked_owners
+            checked.append(value.owner)  # its own methods' calls: checked with this one
+            try:
+                return self.lo.inlining.inline(parsed.node, None,
+                                               gast.copy_location(call, node), hint, parsed)
+            finally:
+                checked.pop()
         if isinstance(value, ObjectValue):
             method = self.lo.objects.class_attribute(value, "__call__")
             if isinstance(method, MethodValue):
                 return self.call_value(method, node, hint)
         raise self.lo.error(UnsupportedSyntaxError, "this value cannot be called", node,
                             construct=_spelled(node))
+
+    def check_in_place_method(self, value, node):
+        """A method writing in place into its object's arrays (``self.P += Q``) is
+        followed only where the aliasing fence checked the call (on an object its
+        class makes in the calling function, or through the object's own methods):
+        elsewhere the caller may name the same array (``m = Model(P)``)."""
+        owner = value.owner
+        if not isinstance(owner, ObjectValue) or owner.given or \
+                getattr(node, "receiver_methods_checked", False) or \
+                any(o is owner for o in self.checked_owners) or \
+                not writes_self_in_place(value.fn):
+            return
+        raise self.lo.error(UnsupportedSyntaxError, f"{value.fn.__qualname__}() writes in place "
+                            "into an array its object holds (self.x += ..., self.x[i] = ...)",
+                            node, construct=_spelled(node),
+                            hint="make the object in this function (obj = Class(...)) and call "
+                                 "the method on that name, or rebind the attribute instead: "
+                                 "self.x = self.x + ...")
 
     def parsed(self, fn, node):
         if not user_function(fn):

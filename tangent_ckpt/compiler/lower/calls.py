@@ -16,8 +16,10 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, TupleValue, to_source,
+    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
+    to_source,
 )
+from tangent_ckpt.compiler.method_writes import user_class
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.compiler.naming import numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
@@ -217,6 +219,17 @@ class CallLowering:
     def method_call(self, node, hint):
         func = node.func
         method = func.attr
+        if isinstance(func.value, gast.Call) and \
+                user_class(self.lo.expressions.static_value(func.value.func)):
+            made = self.lo.expressions.value(func.value, hint)  # TwoLayerNet(W1, b1).loss(X, y)
+            bound = self.lo.objects.class_attribute(made, method) \
+                if isinstance(made, ObjectValue) else None
+            if not isinstance(bound, MethodValue):
+                raise self.lo.error(UnsupportedFunctionError, f"method .{method}() of a new "
+                                    f"object", node, construct=f".{method}()",
+                                    hint="name the object first: obj = Class(...); "
+                                         f"obj.{method}(...)")
+            return self.lo.callables.call_value(bound, node, hint)
         keywords = self.lo.expressions.static_value(func.value)
         if isinstance(keywords, KeywordsValue):  # kwargs.get("scale", 1.0)
             return self.lo.callables.keyword_method(keywords, node, hint)
@@ -248,8 +261,9 @@ class CallLowering:
 
     def rewritten_method(self, node, hint):
         """Array methods that are other primitives: ``x.astype(float)`` is
-        ``np.asarray(x, dtype=float)`` (to a floating type only: a cast to
-        integers or complex numbers stays refused); ``x.item()`` is
+        ``np.asarray(x, dtype=float)``; a cast to integers or booleans is
+        kept as written, without a derivative (a cast to complex numbers stays
+        refused); ``x.item()`` is
         ``np.reshape(x, ())[()]`` (an error for more than one element, like
         ``item``) and ``x.item(k)`` is ``np.ravel(x)[k]``."""
         method, args = node.func.attr, node.args
@@ -257,12 +271,14 @@ class CallLowering:
             dtype = self.lo.expressions.static_value(args[0]) \
                 if not isinstance(args[0], gast.Constant) else args[0].value
             try:
-                floating = np.dtype(dtype).kind == "f"
+                kind = np.dtype(dtype).kind
             except TypeError:
-                floating = False
-            if floating:
+                kind = None
+            if kind == "f":
                 return self.primitive(np.asarray, [node.func.value], [
                     gast.keyword(arg="dtype", value=args[0])], hint, node)
+            if kind is not None and kind in "biu":  # mask.astype(bool), (x > 0).astype(int):
+                return self.lo.expressions.nondiff(node)  # piecewise constant, like np.floor
         if method == "item" and len(args) <= 1 and not node.keywords:
             base = self.lo.expressions.atomize(self.lo.expressions.value(node.func.value, hint),
                                                hint)

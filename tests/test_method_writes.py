@@ -1,0 +1,106 @@
+"""What a user's method writes (compiler/method_writes.py), as the aliasing fence
+and the lowering use it: a method named like a builtin's (``kf.update(z)``) is the
+user's own; a method adding into an attribute in place (``self.P += Q``) changes
+the array the caller may also name -- refused then, differentiated otherwise."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from source_lines import line_of
+from tangent_ckpt.compiler.method_writes import writes_self_in_place
+from tangent_ckpt.errors import TransformError
+
+HERE = "test_method_writes.py"
+
+
+class Filter:
+    def __init__(self, P, R):
+        self.P = P
+        self.R = R
+
+    def update(self):  # dict.update's name: the fence must look the method up
+        S = self.P @ self.R
+        self.P = self.P - 0.5 * S
+        return S
+
+
+def filtered(P0, R):
+    kf = Filter(P0, R)
+    total = 0.0
+    for k in range(3):
+        S = kf.update()
+        total = total + np.sum(S)
+    return total + np.sum(kf.P)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True}], ids=["taped", "checkpointed"])
+def test_a_method_named_update_is_the_users_own(options):
+    df = tc.grad(filtered, wrt=(0, 1), **options)
+    check_grad(filtered, (np.eye(2) + 0.1, 0.3 * np.eye(2)), wrt=(0, 1), df=df)
+
+
+class Bumper:
+    def __init__(self, P):
+        self.P = P
+
+    def bump(self, x):
+        self.P += x  # in place when P is an array
+        return 1.0
+
+    def bump_twice(self, x):
+        self.bump(x)
+        self.bump(x)
+
+
+def bumped_while_named(x):
+    P = x * 1.0
+    m = Bumper(P)
+    r = m.bump(x)  # WRITE: Python changes P too
+    return np.sum(P * x) * r
+
+
+def bumped_through_another_method(x):
+    P = x * 1.0
+    m = Bumper(P)
+    m.bump_twice(x)  # WRITE
+    return np.sum(P * x)
+
+
+@pytest.mark.parametrize("fn", [bumped_while_named, bumped_through_another_method])
+def test_a_method_adding_into_an_array_the_caller_names_is_refused(fn):
+    with pytest.raises(TransformError, match=rf"{HERE}:{line_of(fn, '# WRITE')}: a write "
+                                             r"into 'm' may also change 'P'"):
+        tc.grad(fn)(np.array([1.0, 2.0]))
+
+
+def bumped_fresh(x):
+    m = Bumper(x * 1.0)
+    m.bump(x)
+    m.bump_twice(x)
+    return np.sum(m.P * x)
+
+
+def test_a_method_adding_into_an_array_only_the_object_holds_is_differentiated():
+    check_grad(bumped_fresh, (np.array([1.0, 2.0]),))
+
+
+def bumped_from_a_list(x):
+    P = x * 1.0
+    ms = [Bumper(P)]
+    ms[0].bump(x)  # WRITE: the fence does not know what ms[0] is
+    return np.sum(P * x)
+
+
+def test_a_method_writing_in_place_on_an_object_the_fence_cannot_name_is_refused():
+    with pytest.raises(TransformError, match=rf"{HERE}:{line_of(bumped_from_a_list, '# WRITE')}"
+                                             r": Bumper.bump\(\) writes in place"):
+        tc.grad(bumped_from_a_list)(np.array([1.0, 2.0]))
+
+
+def test_what_counts_as_writing_in_place():
+    assert writes_self_in_place(Bumper.bump)
+    assert writes_self_in_place(Bumper.bump_twice)  # through self.bump
+    assert not writes_self_in_place(Filter.update)  # rebinds self.P only
+    assert not writes_self_in_place(Bumper.__init__)
