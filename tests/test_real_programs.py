@@ -1773,6 +1773,21 @@ def grayscott_clipped(U0, V0, F, steps):
     return np.sum(U * V)
 
 
+def grayscott_clipped_by_statement(U0, V0, F, steps):
+    U, V = U0.copy(), V0.copy()
+    for s in range(steps):
+        grayscott_step_in_place(U, V, 0.16, 0.08, F, 0.06, 1.0)
+    return np.sum(U * V)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_gray_scott_helper_writing_its_arguments_as_a_statement(options):
+    rng = np.random.default_rng(45)
+    check_program(grayscott_clipped_by_statement, (0.5 + 0.3 * rng.random((4, 4)),
+                                                   0.2 + 0.3 * rng.random((4, 4)), 0.037, 3),
+                  (0, 1, 2), options)
+
+
 @pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
                    reason="probe3 P3-3: `U, V = step(U, V)` where step adds into U and V in "
                           "place and returns them: views.py follows a helper's in-place writes "
@@ -1861,45 +1876,6 @@ def test_hmm_scaled_forward_algorithm_gradient_matches_finite_differences(option
                   (0, 1, 2), options)
 
 
-# --- Double pendulum (the matplotlib gallery's derivs): dydx = np.zeros_like(state)
-# filled item by item, RK4 into rows of a preallocated trajectory -------------------------
-
-def double_pendulum_derivs(state, L1, L2, M1, M2, G):
-    dydx = np.zeros_like(state)
-    dydx[0] = state[1]
-    delta = state[2] - state[0]
-    den1 = (M1 + M2) * L1 - M2 * L1 * np.cos(delta) * np.cos(delta)
-    dydx[1] = ((M2 * L1 * state[1] * state[1] * np.sin(delta) * np.cos(delta)
-                + M2 * G * np.sin(state[2]) * np.cos(delta)
-                + M2 * L2 * state[3] * state[3] * np.sin(delta)
-                - (M1 + M2) * G * np.sin(state[0])) / den1)
-    dydx[2] = state[3]
-    den2 = (L2 / L1) * den1
-    dydx[3] = ((- M2 * L2 * state[3] * state[3] * np.sin(delta) * np.cos(delta)
-                + (M1 + M2) * G * np.sin(state[0]) * np.cos(delta)
-                - (M1 + M2) * L1 * state[1] * state[1] * np.sin(delta)
-                - (M1 + M2) * G * np.sin(state[2])) / den2)
-    return dydx
-
-
-def double_pendulum_final_state(y0, L1, M2, dt, n):
-    y = np.empty((n, 4))
-    y[0] = y0
-    for i in range(1, n):
-        k1 = double_pendulum_derivs(y[i - 1], L1, 1.0, 1.0, M2, 9.8)
-        k2 = double_pendulum_derivs(y[i - 1] + dt / 2 * k1, L1, 1.0, 1.0, M2, 9.8)
-        k3 = double_pendulum_derivs(y[i - 1] + dt / 2 * k2, L1, 1.0, 1.0, M2, 9.8)
-        k4 = double_pendulum_derivs(y[i - 1] + dt * k3, L1, 1.0, 1.0, M2, 9.8)
-        y[i] = y[i - 1] + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-    return np.sum(y[-1] ** 2)
-
-
-@pytest.mark.parametrize("options", MODES)
-def test_double_pendulum_rk4_gradient_matches_finite_differences(options):
-    check_program(double_pendulum_final_state, (np.array([2.0, 0.0, -1.0, 0.0]), 1.0, 1.0,
-                                                0.02, 6), (0, 1, 2), options)
-
-
 # --- Echo state network: leaky reservoir, states collected as X[:, t] = np.hstack(...) ---
 
 def echo_state_readout_loss(Win, W, a, U):
@@ -1981,3 +1957,144 @@ def test_value_and_grad_of_a_probe3_program_is_its_value_and_its_gradient(f, mak
     np.testing.assert_allclose(value, f(*make_args()), rtol=1e-12)
     for g, t in zip(grads, tc.grad(f, wrt=wrt)(*make_args())):
         np.testing.assert_allclose(g, t, rtol=1e-10, atol=1e-12)
+
+
+# --- A particle system class stepping with in-place attribute updates
+# (`self.vel += acc * dt; self.pos += self.vel * dt`) ------------------------------------
+
+class Particles:
+    def __init__(self, pos, vel, k):
+        self.pos = pos
+        self.vel = vel
+        self.k = k
+
+    def step(self, dt):
+        acc = -self.k * self.pos - 0.1 * self.vel
+        self.vel += acc * dt
+        self.pos += self.vel * dt
+
+
+def particles_energy(pos0, vel0, k, n):
+    p = Particles(pos0.copy(), vel0.copy(), k)
+    for i in range(n):
+        p.step(0.05)
+    return np.sum(p.pos ** 2) + np.sum(p.vel ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_particles_class_updating_its_arrays_in_place_gradient_matches_finite_differences(
+        options):
+    rng = np.random.default_rng(51)
+    check_program(particles_energy, (rng.standard_normal((3, 2)), rng.standard_normal((3, 2)),
+                                     1.3, 5), (0, 1, 2), options)
+
+
+def particles_read_under_the_callers_name(pos0, vel0, k, n):
+    pos = pos0.copy()
+    p = Particles(pos, vel0.copy(), k)
+    for i in range(n):
+        p.step(0.05)  # Python: `pos` is p.pos, moved in place
+    return np.sum(pos ** 2)
+
+
+def test_particles_array_also_named_by_the_caller_is_refused():
+    """`self.pos += ...` moves the caller's `pos` too: it was differentiated as a
+    rebinding of p.pos (a silently wrong gradient); the fence now refuses it."""
+    rng = np.random.default_rng(51)
+    with pytest.raises(tc.TangentCkptError, match=r"a write into 'p' may also change 'pos'"):
+        tc.grad(particles_read_under_the_callers_name, wrt=(0,))(
+            rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), 1.3, 2)
+
+
+# --- Logistic regression as a class with fit_step (`self.w -= self.lr * grad_w`) --------
+
+class LogisticRegression:
+    def __init__(self, n_features, lr):
+        self.w = np.zeros(n_features)
+        self.b = 0.0
+        self.lr = lr
+
+    def predict_proba(self, X):
+        return 1.0 / (1.0 + np.exp(-(X @ self.w + self.b)))
+
+    def fit_step(self, X, y):
+        p = self.predict_proba(X)
+        grad_w = X.T @ (p - y) / len(y)
+        grad_b = np.mean(p - y)
+        self.w -= self.lr * grad_w
+        self.b -= self.lr * grad_b
+
+
+def logistic_validation_loss(X, y, lr, epochs, Xv, yv):
+    model = LogisticRegression(X.shape[1], lr)
+    for e in range(epochs):
+        model.fit_step(X, y)
+    p = model.predict_proba(Xv)
+    return -np.mean(yv * np.log(p) + (1 - yv) * np.log(1 - p))
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_logistic_regression_class_fit_gradient_matches_finite_differences(options):
+    X = np.random.default_rng(52).standard_normal((8, 3))
+    y = (X[:, 0] > 0).astype(float)
+    check_program(logistic_validation_loss, (X, y, 0.5, 4, X[:4] + 0.1, y[:4]), (0, 2), options)
+
+
+# --- Discounted returns (Karpathy's pong policy gradient), a reversed loop filling an
+# array, then normalised in place ---------------------------------------------------------
+
+def discounted_return_loss(r, gamma, values):
+    discounted_r = np.zeros_like(r)
+    running_add = 0
+    for t in reversed(range(0, r.size)):
+        running_add = running_add * gamma + r[t]
+        discounted_r[t] = running_add
+    discounted_r -= np.mean(discounted_r)
+    discounted_r /= np.std(discounted_r)
+    return np.sum((values - discounted_r) ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_discounted_rewards_gradient_matches_finite_differences(options):
+    check_program(discounted_return_loss, (np.array([0., 0., 1., 0., -1., 0.5]), 0.9,
+                                           np.random.default_rng(53).standard_normal(6)),
+                  (0, 1, 2), options)
+
+
+# --- Adam as a class (deep-learning-from-scratch style), state dicts built in __init__ --
+
+class Adam:
+    def __init__(self, params, lr=0.01, beta1=0.9, beta2=0.999):
+        self.lr, self.beta1, self.beta2 = lr, beta1, beta2
+        self.iter = 0
+        self.m = {key: np.zeros_like(val) for key, val in params.items()}
+        self.v = {key: np.zeros_like(val) for key, val in params.items()}
+
+    def step(self, params, grads):
+        self.iter += 1
+        lr_t = self.lr * np.sqrt(1.0 - self.beta2 ** self.iter) / (1.0 - self.beta1 ** self.iter)
+        for key in params.keys():
+            self.m[key] = self.m[key] + (1 - self.beta1) * (grads[key] - self.m[key])
+            self.v[key] = self.v[key] + (1 - self.beta2) * (grads[key] ** 2 - self.v[key])
+            params[key] = params[key] - lr_t * self.m[key] / (np.sqrt(self.v[key]) + 1e-7)
+
+
+def adam_least_squares(w0, A, b, steps):
+    params = {'w': w0 * 1.0}
+    opt = Adam(params)
+    for i in range(steps):
+        residual = A @ params['w'] - b
+        grads = {'w': A.T @ residual}
+        opt.step(params, grads)
+    return np.sum(residual ** 2)
+
+
+@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
+                   reason="probe3 P3-5: inside Adam.step the fence reads "
+                          "`self.m[key] + (1 - b1) * (grads[key] - self.m[key])` as possibly "
+                          "a container holding grads' items (sets and lists support - and *), "
+                          "so the next write self.v[key] = ... 'may also change grads'")
+def test_adam_class_with_state_dicts():
+    rng = np.random.default_rng(54)
+    tc.grad(adam_least_squares, wrt=(0, 1))(0.1 * rng.standard_normal(3),
+                                            rng.standard_normal((5, 3)), rng.standard_normal(5), 3)

@@ -11,6 +11,7 @@ arrays the object holds -- which the caller may also name (``m = Model(P)``
 keeps ``P``).
 """
 
+import builtins
 import inspect
 import types
 
@@ -20,6 +21,7 @@ from tangent_ckpt.compiler.memory_sharing import (
     FRESH_METHODS, VIEW_METHODS, WRITING_FUNCTIONS, WRITING_METHODS,
 )
 from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.view_facts import resolve_dotted
 from tangent_ckpt.errors import TangentCkptError
 
 _LIBRARIES = ("numpy", "scipy", "tangent_ckpt", "builtins")
@@ -128,19 +130,9 @@ def _owner(fn):
 def _library_call(fn, func):
     """``np.linalg.inv(self.P)``: a call of a NumPy (or builtin) function, which
     writes no argument except through ``out=`` or the functions the fence lists."""
-    path = []
-    while isinstance(func, gast.Attribute):
-        path.append(func.attr)
-        func = func.value
-    if not isinstance(func, gast.Name):
+    obj = resolve_dotted(func, lambda name: fn.__globals__.get(name, getattr(builtins, name,
+                                                                             None)), ())
+    if obj is None or any(obj is w for w in WRITING_FUNCTIONS):  # np.copyto(self.P, v)
         return False
-    obj = fn.__globals__.get(func.id, getattr(__builtins__, func.id, None)
-                             if not isinstance(__builtins__, dict) else __builtins__.get(func.id))
-    for part in reversed(path):
-        obj = getattr(obj, part, None)
-    if any(obj is w for w in WRITING_FUNCTIONS):  # np.copyto(self.P, v)
-        return False
-    module = (getattr(obj, "__module__", "") or getattr(obj, "__name__", "") or "")
-    return module.split(".")[0] in ("numpy", "builtins") or \
-        (getattr(obj, "__self__", None) is not None and
-         type(obj.__self__).__module__ == "builtins")
+    module = getattr(obj, "__module__", None) or getattr(obj, "__name__", "") or ""
+    return module.split(".")[0] in ("numpy", "builtins")
