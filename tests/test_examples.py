@@ -159,3 +159,11 @@ def test_sir_model_example(days, snapshots):
     proc = run_example("sir_model.py", "--days", str(days), "--snapshots", str(snapshots))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert check_line(proc.stdout).startswith("check: OK"), proc.stdout
+
+
+@pytest.mark.parametrize("steps,snapshots", [(50, 3), (20, 25)])
+def test_kalman_filter_example(steps, snapshots):
+    proc = run_example("kalman_filter.py", "--steps", str(steps), "--snapshots", str(snapshots),
+                       "--iterations", "3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert check_line(proc.stdout).startswith("check: OK"), proc.stdout
