@@ -584,3 +584,56 @@ def array_written_through_the_dict_read_by_name(W, n):
 def test_an_array_written_through_a_run_time_dict_and_read_by_name_is_refused():
     with pytest.raises(TransformError, match=rf"{HERE}:\d+: a write into 'xs' may also change 'x'"):
         tc.grad(array_written_through_the_dict_read_by_name)(vec(3, 3), 2)
+
+
+# --- a list held by an attribute, grown by append --------------------------------------
+
+class StateRecorder:
+    def __init__(self, W):
+        self.W = W
+        self.hs = []
+
+    def run(self, h, k):
+        for j in range(k):  # the list grows in this loop: its rows are built at run time
+            h = np.tanh(self.W @ h)
+            self.hs.append(h)
+
+    def record(self, v):
+        self.hs.append(v)
+
+
+def recorded_states(W, h, n):
+    rec = StateRecorder(W)
+    rec.run(h, n)
+    rec.run(2.0 * h, 2)  # appends after the rows of the first call
+    rec.record(np.sin(h) * 3.0)
+    return sum(np.sum(s ** 2) for s in rec.hs)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed", "snapshots2"])
+def test_a_list_in_an_attribute_grown_by_a_methods_loop(options):
+    df = tc.grad(recorded_states, wrt=(0, 1), **options)
+    check_grad(recorded_states, (0.5 * vec(3, 3), vec(3), 4), wrt=(0, 1), df=df)
+
+
+def recorded_in_the_callers_loop(W, h, n):
+    rec = StateRecorder(W)
+    for i in range(n):
+        rec.record(np.sin(h) * i)  # one lowered body cannot append n items to a static list
+    return sum(np.sum(s) for s in rec.hs)
+
+
+def recorded_by_loops_in_the_callers_loop(W, h, n):
+    rec = StateRecorder(W)
+    for i in range(n):
+        rec.run(h * i, 2)  # the rows made in run's loop would start again each trip
+    return sum(np.sum(s) for s in rec.hs)
+
+
+@pytest.mark.parametrize("fn", [recorded_in_the_callers_loop,
+                                recorded_by_loops_in_the_callers_loop])
+def test_a_list_in_an_attribute_grown_across_a_callers_loop_is_refused(fn):
+    with pytest.raises(TransformError, match=rf"{HERE}:\d+: the list or dict rec.hs changes its "
+                                             r"length or keys inside a loop"):
+        tc.grad(fn)(0.5 * vec(3, 3), vec(3), 3)

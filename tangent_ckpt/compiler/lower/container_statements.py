@@ -73,6 +73,45 @@ class ContainerStatements:
         self.lo.assignments.store_name(user)
         self.lo.assignments.bind_tuple(user, TupleValue(list(base.items) + added), s.lineno)
 
+    def attribute_owner(self, node):
+        """(object, attribute) of ``obj.attr`` on an object made in the function
+        (not one named in wrt), else (None, None)."""
+        if not isinstance(node, gast.Attribute):
+            return None, None
+        owner = self.lo.expressions.static_value(node.value)
+        if not isinstance(owner, ObjectValue) or owner.given:
+            return None, None
+        return owner, node.attr
+
+    def attribute_list(self, node):
+        """The list ``obj.attr`` holds (a TupleValue, or the variable of its rows
+        when it is built at run time), or None."""
+        owner, attr = self.attribute_owner(node)
+        value = owner.attributes.get(attr) if owner is not None else None
+        if isinstance(value, TupleValue) and not isinstance(value, DictValue) or \
+                self.lo.run_time.is_rows(value):
+            return value
+        return None
+
+    def grow_attribute(self, call, s):
+        """``self.hs.append(h)`` on a list held by an attribute: grown as a list
+        bound to a name would be (its rows when it grows in a loop)."""
+        owner, attr = self.attribute_owner(call.func.value)
+        holder = self.lo.namer.fresh(f"{owner.label}_{attr}")
+        value = owner.attributes[attr]
+        if self.lo.run_time.is_rows(value):
+            self.lo.run_time.append(value, call, holder)
+            return
+        self.lo.current_scope.tuples[holder] = value
+        if self.lo.loops.open > getattr(owner, "loops_open", 0):
+            self.refuse_growing_in_a_loop(owner, attr, value, TupleValue(list(value.items) + [
+                None]), call)
+        named = gast.Call(func=gast.Attribute(value=_name(holder, gast.Load()),
+                                              attr=call.func.attr, ctx=gast.Load()),
+                          args=call.args, keywords=call.keywords)
+        self.grow(gast.copy_location(named, call), s)
+        owner.attributes[attr] = self.lo.expressions.load_name(holder, call)
+
     def flat_subscript(self, target, s):
         """``xs[t][i] = v`` writes through the view ``xs[t]``: for an array and
         integer indices (constants, range-loop indices) it is ``xs[t, i] = v``.
@@ -194,9 +233,21 @@ class ContainerStatements:
         self.lo.current_scope.tuples[holder] = base
         item = value if is_container(value) else self.lo.expressions.atomize(
             value, f"{holder}_{key_part(key)}")
-        self.lo.assignments.bind_tuple(holder, self.lo.containers.with_item(base, key, item, s),
-                                       s.lineno)
+        updated = self.lo.containers.with_item(base, key, item, s)
+        self.refuse_growing_in_a_loop(owner, attr.attr, base, updated, s)
+        self.lo.assignments.bind_tuple(holder, updated, s.lineno)
         owner.attributes[attr.attr] = self.lo.current_scope.tuples.pop(holder)
+
+    def refuse_growing_in_a_loop(self, owner, attr, before, after, node):
+        """An attribute's container that changes its length or keys inside a loop
+        opened after the object was made (also through a method the loop calls):
+        each trip would change it again, which one lowered body cannot follow."""
+        if structure(before) != structure(after) and \
+                self.lo.loops.open > getattr(owner, "loops_open", 0):
+            raise self.lo.containers.refuse(
+                f"the list or dict {owner.label}.{attr} changes its length or keys inside a "
+                f"loop", node, "give it its final keys before the loop, or append to it in "
+                "a loop of the same function (its rows are then built at run time)")
 
     def same_structures(self, s, before, after_body, after_else):
         """A container has one structure after an ``if``, whichever path ran (its

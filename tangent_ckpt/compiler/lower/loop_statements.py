@@ -26,11 +26,16 @@ class LoopLowering:
 
     def __init__(self, lowering):
         self.lo = lowering
+        self.open = 0  # loops being lowered, also around an inlined helper's body
 
     def loop_body(self, stmts, loop):
         saved = self.lo.ctx["loop"]
         self.lo.ctx["loop"] = loop
-        body = self.lo.statements.sub_block(stmts)
+        self.open += 1
+        try:
+            body = self.lo.statements.sub_block(stmts)
+        finally:
+            self.open -= 1
         self.lo.ctx["loop"] = saved
         return body
 

@@ -33,6 +33,7 @@ class ObjectLowering:
         is inlined, a ``@dataclass``'s fields are bound from the arguments."""
         label = hint if hint.isidentifier() else cls.__name__.lower()
         obj = ObjectValue(cls, label)
+        obj.loops_open = self.lo.loops.open  # a loop opened later repeats what changes it
         if dataclasses.is_dataclass(cls):
             self.dataclass_fields(obj, node, hint)
             post = getattr(cls, "__post_init__", None)

@@ -17,7 +17,7 @@ import numpy as np
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.container_values import DictValue, is_container, static_key
-from tangent_ckpt.compiler.lower.scopes import to_source, walk_no_defs
+from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source, walk_no_defs
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
@@ -90,6 +90,19 @@ class RunTimeContainers:
                     isinstance(sub.func.value, gast.Name) and \
                     self.lo.containers.holds_container(sub.func.value):
                 self.to_rows(sub.func.value.id, sub)
+            elif isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute) and \
+                    sub.func.attr in ("append", "extend") and \
+                    isinstance(self.lo.container_statements.attribute_list(sub.func.value),
+                               TupleValue):  # self.hs.append(h) in the loop
+                owner, attr = self.lo.container_statements.attribute_owner(sub.func.value)
+                if self.lo.loops.open > getattr(owner, "loops_open", 0):  # in an outer loop too
+                    before = owner.attributes[attr]
+                    self.lo.container_statements.refuse_growing_in_a_loop(
+                        owner, attr, before, TupleValue(list(before.items) + [None]), sub)
+                holder = self.lo.namer.fresh(f"{owner.label}_{attr}")
+                self.lo.current_scope.tuples[holder] = owner.attributes[attr]
+                self.to_rows(holder, sub)
+                owner.attributes[attr] = self.lo.expressions.load_name(holder, sub)
             if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and \
                     isinstance(sub.value, gast.Name) and static_key(sub.slice) is None and \
                     isinstance(self.lo.containers.peek(sub.value), DictValue):

@@ -189,6 +189,11 @@ class StatementLowering:
                      value.func.value.id, value.func.value))):
             self.lo.container_statements.grow(value, s)
             return
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+                value.func.attr in ("append", "extend") and \
+                self.lo.container_statements.attribute_list(value.func.value) is not None:
+            self.lo.container_statements.grow_attribute(value, s)  # self.hs.append(h)
+            return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
             if value.func.attr in ARRAY_WRITING_METHODS or value.func.attr in ("append", "extend"):
                 raise self.lo.error(UnsupportedSyntaxError,
