@@ -145,3 +145,25 @@ def test_a_write_teaches_nothing_across_a_branch():
     for flag in (1.0, -1.0):
         check_grad(write_after_a_branch, (u, k, flag), wrt=(0, 1), df=df)
     assert "rt.unbroadcast(bu_value_add, v)" in general_source(write_after_a_branch, (0, 1))
+
+
+def writes(fn):
+    function, _, _ = normalize(parse_function(fn))
+    shape_facts(function)
+    return [s.value_fits for s in ir.walk(function.body) if isinstance(s, ir.SetItem)]
+
+
+def scalar_into_slice(u, n):
+    u = u.copy()
+    for t in range(n):
+        u[1:-1] = 0.5 * np.sum(u)   # a number broadcast into the slice
+    return np.sum(u ** 2)
+
+
+def test_a_write_whose_value_has_the_slice_s_shape_is_marked():
+    assert writes(heat_loop) == [True]   # its adjoint is bu[1:-1], copied
+    assert writes(scalar_into_slice) == [False]   # its adjoint sums the slice
+    rng = np.random.default_rng(2)
+    for options in ({}, dict(checkpoint=True, snapshots=2)):
+        check_grad(scalar_into_slice, (rng.normal(size=7), 3),
+                   df=tc.grad(scalar_into_slice, **options))

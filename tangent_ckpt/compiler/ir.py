@@ -95,6 +95,9 @@ class SetItem:
     index: Index
     value: Any
     line: int
+    # analyze (shapes.py, known_shapes.py): the index is basic (no element twice) and
+    # the value has the shape of target[index]: its adjoint is a copy of that region
+    value_fits: bool = False
 
 
 @dataclass
@@ -183,6 +186,9 @@ class Function:
     line: int
     filename: str
     line_texts: Dict[int, str] = field(default_factory=dict)
+    # analyze (known_shapes.py): parameters this call passes as NumPy arrays (ndim >= 1)
+    # that the body never rebinds
+    array_params: frozenset = frozenset()
 
 
 def operand_names(op):

@@ -18,8 +18,11 @@ operand's adjoint needs ``rt.unbroadcast``.  Followed here:
 
 Anything else (a computed index, a call this module does not know, a global
 array, a container) is unknown, and what depends on it keeps the general code.
-The result is added to ``ir.Assign.same_shape``, next to what
-:mod:`~tangent_ckpt.compiler.shapes` proves for every shape.
+The result is added to ``ir.Assign.same_shape`` and ``ir.SetItem.value_fits``,
+next to what :mod:`~tangent_ckpt.compiler.shapes` proves for every shape; the
+parameters passed as arrays that the body never rebinds are recorded in
+``ir.Function.array_params`` (their adjoints are arrays too: a private one is
+added to in place, ``bk[1:-1] += g``).
 """
 
 import numpy as np
@@ -39,12 +42,20 @@ def argument_shapes(function, shapes):
     """Analyze.  Takes the lowered ``ir.Function`` and ``shapes`` ({parameter
     name: shape tuple, ``INT``, or None when unknown}); adds to the
     ``same_shape`` of each elementwise assignment the operands whose shape, for
-    these arguments, is the result's."""
+    these arguments, is the result's, marks the subscript writes whose value has
+    the shape of the region written (``value_fits``) and sets ``array_params``."""
     env = {p: shapes.get(p) for p in function.params}
-    proved = {}  # id(stmt) -> (stmt, operands): the last pass over a loop body wins
+    proved = {}  # id(stmt) -> (stmt, finding): the last pass over a loop body wins
     _body(function.body, env, proved)
-    for stmt, same in proved.values():
-        stmt.same_shape = tuple(dict.fromkeys(stmt.same_shape + same))
+    for stmt, found in proved.values():
+        if isinstance(stmt, ir.SetItem):
+            stmt.value_fits = stmt.value_fits or found
+        else:
+            stmt.same_shape = tuple(dict.fromkeys(stmt.same_shape + found))
+    rebound = {s.target for s in ir.walk(function.body) if isinstance(s, (ir.Assign, ir.For))}
+    function.array_params = frozenset(
+        p for p in function.params if isinstance(shapes.get(p), tuple) and shapes[p]
+        and p not in rebound)
 
 
 def _shape(value):
@@ -68,8 +79,10 @@ def _body(body, env, proved):
     for stmt in body:
         if isinstance(stmt, ir.Assign):
             env[stmt.target] = _assign(stmt, env, proved)
-        elif isinstance(stmt, ir.SetItem):
-            pass  # a write into x[i] leaves x's shape (or fails)
+        elif isinstance(stmt, ir.SetItem):  # a write into x[i] leaves x's shape (or fails)
+            value = _operand(stmt.value, env) if isinstance(stmt.value, ir.Name) else None
+            item = _item(_shape(_get(env, stmt.target)), stmt.index, env)
+            proved[id(stmt)] = (stmt, value is not None and _shape(value) == item)
         elif isinstance(stmt, ir.If):
             then, orelse = dict(env), dict(env)
             _body(stmt.body, then, proved)

@@ -97,6 +97,7 @@ def _run_keys(run, env, fresh, facts):
             if item is not None and isinstance(value, tuple) and value[0] == "broadcast" \
                     and item in value[1]:
                 learned[value[1]] = item
+            stmt.value_fits = item is not None and value == item
     return learned
 
 

@@ -173,13 +173,13 @@ def assign(target, value):
 
 
 def add_to(target, value):
-    """``target += value``."""
-    return ast.AugAssign(target=store(target), op=ast.Add(), value=expr(value))
+    """``target += value``; ``target``: a name or a node (``b[1:-1]``)."""
+    return ast.AugAssign(target=_target(target), op=ast.Add(), value=expr(value))
 
 
 def subtract_from(target, value):
-    """``target -= value``."""
-    return ast.AugAssign(target=store(target), op=ast.Sub(), value=expr(value))
+    """``target -= value``; ``target``: a name or a node."""
+    return ast.AugAssign(target=_target(target), op=ast.Sub(), value=expr(value))
 
 
 def return_(values):

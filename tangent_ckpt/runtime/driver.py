@@ -12,7 +12,10 @@ Contract for the callbacks:
   arrays it creates itself.
 * ``adjoint_step(index, state_before_step, bstate, *args) -> bstate`` re-records
   step `index` from `state_before_step` and reverses it.  It is called exactly once
-  per step, for k = n-1 down to 0.  `bstate` is an opaque pytree.
+  per step, for k = n-1 down to 0.  `bstate` is an opaque pytree.  A step may
+  update the arrays of the `bstate` it is given in place and return them (the
+  generated steps do, for private adjoint buffers made before ``reverse``): every
+  path hands a `bstate` to one step only and never reads it again.
 * ``index`` is ``steps[k]`` (for ``steps`` given as an int or None: k itself).
 
 Counting: forward() runs n plain steps (the schedule's forward sweep advances to
@@ -228,6 +231,7 @@ class CheckpointedLoop:
 
     def _begin(self, step, args, state, n, probe=True):
         self._step, self._args = step, args
+        self._many = getattr(step, "advance", None)  # backend="numba": many steps per call
         self._random = RandomStates(args, self.random_state) or None
         self._random_at = SlotRandomStates(self._random)  # kept with each snapshot
         self._c = sweep_counts.fresh_counters()
@@ -247,25 +251,30 @@ class CheckpointedLoop:
         """Execute one non-reversal action; returns (work, pos).  ``random_states``:
         the generator states that go with a stored ``work`` when they are not the
         current ones (the online schedule storing the state before the last step)."""
-        kind = a.kind
+        kind, c = a.kind, self._c
         if kind is ADVANCE:
-            work = self._advance(work, pos, a.n)
-            pos += a.n
-            self._c["forward_steps"] += a.n
+            n = a.n
+            work = self._advance(work, pos, n)
+            pos += n
+            c["forward_steps"] += n
             if self._progress is not None:
-                self._progress.ran(a.n)
+                self._progress.ran(n)
         elif kind is STORE:
             store = self._store
-            self._c["disk_bytes_written"] += store.store(a.slot, work)
-            self._c["snapshots_stored"] += 1
+            c["disk_bytes_written"] += store.store(a.slot, work)
+            c["snapshots_stored"] += 1
             if a.level is DISK:
-                self._c["disk_writes"] += 1
+                c["disk_writes"] += 1
             if self._replay is not None:
                 self._replay.stored(a.slot, a.pos, work)
             if self._random is not None:
                 self._random_at.keep(a.slot, random_states)
-            self._peak_snaps = max(self._peak_snaps, len(store))
-            self._peak_bytes = max(self._peak_bytes, store.nbytes + self._random_at.nbytes)
+            held = len(store)
+            if held > self._peak_snaps:
+                self._peak_snaps = held
+            held = store.nbytes + self._random_at.nbytes
+            if held > self._peak_bytes:
+                self._peak_bytes = held
             if self._progress is not None:
                 self._progress.snapshots(len(store))
         elif kind is RESTORE:
@@ -292,8 +301,7 @@ class CheckpointedLoop:
         ``advance(first index, stride, count, state, *args)`` (backend="numba")
         runs them in one call when the indices are a range and no random state
         rides along."""
-        step, args = self._step, self._args
-        many = getattr(step, "advance", None)
+        step, args, many = self._step, self._args, self._many
         if many is not None and n > 1 and self._random is None:
             if self.steps is None:
                 return many(pos, 1, n, work, *args)
@@ -328,9 +336,15 @@ class CheckpointedLoop:
         ``after`` it)."""
         if self.verify:
             self._verify_at(q, work)
-        states = (work, after) if self.next_state else (work,)
-        bstate = self._recorded(1, adjoint_step, self._index(q), *states, bstate, *args)
-        self._c["recorded_steps"] += 1
+        index = q if self.steps is None else self.steps[q]
+        c = self._c
+        if c["recorded_steps"]:   # the tape is measured on the first step only (_recorded)
+            bstate = adjoint_step(index, work, after, bstate, *args) if self.next_state \
+                else adjoint_step(index, work, bstate, *args)
+        else:
+            states = (work, after) if self.next_state else (work,)
+            bstate = self._recorded(1, adjoint_step, index, *states, bstate, *args)
+        c["recorded_steps"] += 1
         if self._progress is not None:
             self._progress.advance()
         return bstate
@@ -663,12 +677,24 @@ class CheckpointedLoop:
             bstate = self._reverse_one(adjoint_step, self.n - 1, work, after, bstate, args)
             after = work if keep else None
             work, pos = None, None
+            # the actions of most steps, without a call through _exec: a RAM restore
+            # with no generator state beside it, and plain steps with no progress bar
+            restore = self._store.restore if not self._store.disk_slots and \
+                self._random is None else None
+            advance = self._advance if self._progress is None else None
+            c = self._c
             for a in it:
                 kind = a.kind
                 if kind is REVERSE:
                     bstate = self._reverse_one(adjoint_step, a.pos, work, after, bstate, args)
                     after = work if keep else None
                     work = None
+                elif kind is ADVANCE and advance is not None:
+                    work = advance(work, pos, a.n)
+                    pos += a.n
+                    c["forward_steps"] += a.n
+                elif kind is RESTORE and restore is not None:
+                    work, pos = restore(a.slot), a.pos
                 else:
                     work, pos = self._exec(a, work, pos)
             self._flush(final=True)

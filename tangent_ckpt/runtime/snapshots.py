@@ -192,7 +192,8 @@ class RamStore:
         self._total = 0  # sum of _bytes, kept as we go: read after every store
 
     def store(self, slot, tree):
-        self.free(slot)
+        if slot in self._snaps:
+            self.free(slot)
         self._snaps[slot] = tree_copy(tree) if self.copy else tree
         if self.journal is None:
             size = tree_nbytes(tree)
@@ -248,6 +249,8 @@ class TwoLevelStore:
         self.disk_slots = int(disk_slots) if disk is not None else 0
         self.ram = RamStore(copy, journal)
         self.disk = disk
+        if not self.disk_slots:   # RAM only: the RAM store's methods, without a hop per call
+            self.store, self.restore, self.free = self.ram.store, self.ram.restore, self.ram.free
 
     def is_disk(self, slot):
         return slot < self.disk_slots

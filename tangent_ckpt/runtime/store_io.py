@@ -101,14 +101,16 @@ def open_disk_level(spec, disk_dir=None):
 
 
 def prefetching(actions, store):
-    """Yield `actions`; start reading each disk snapshot of `store` (a
-    ``snapshots.TwoLevelStore``) the sweep will restore once the disk restore
+    """An iterator over `actions` that starts reading each disk snapshot of `store`
+    (a ``snapshots.TwoLevelStore``) the sweep will restore once the disk restore
     before it has run (and the slot's last write is queued), so the read overlaps
-    the steps reversed in between."""
+    the steps reversed in between.  Without a disk level: `actions` themselves."""
     if not store.disk_slots:
-        yield from actions
-        return
-    actions = list(actions)
+        return iter(actions)
+    return _prefetched(list(actions), store)
+
+
+def _prefetched(actions, store):
     start = {}  # action index -> disk slots to prefetch once it has run
     previous, touched = -1, {}
     for j, a in enumerate(actions):

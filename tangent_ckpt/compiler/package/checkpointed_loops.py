@@ -8,6 +8,11 @@ calls to the runtime driver (``rt.CheckpointedLoop``) that runs the schedule.
 - ``loopN.forward(...)`` runs all steps and stores snapshots,
   ``loopN.reverse(...)`` restores, advances and reverses on the schedule.
 
+Adjoints of the invariants, and of carried arrays the body changes only by
+subscript writes (``u[1:-1] = ...``), are private buffers made once before
+``loopN.reverse`` (``rt.private_adjoint``): every adjoint step zeroes and adds
+to them in place (``bu[1:-1] = 0.0``, ``bu[2:] += g``) and hands them on.
+
 Loops whose trip count is known when they start use the chosen schedule
 (Revolve by default); ``while`` loops and loops with ``break`` use the online
 schedule.  Loops nested in a checkpointed loop are taped inside its adjoint
@@ -26,6 +31,7 @@ from tangent_ckpt.compiler.package.loop_state import carried_state, header_reads
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
 from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, resolve_saves
 from tangent_ckpt.compiler.package.written_rows import rows_written_once
+from tangent_ckpt.compiler.transform.owned_adjoints import private_carried
 
 
 def mark_loops(function, options, plan=None):
@@ -66,6 +72,9 @@ class LoopHandler:
         self.param = None  # {"state": the name the step functions give it, ...}
         self._header_reads = None  # what each statement's header reads (loop_state.py)
         self.in_place = {}  # id(loop) -> carried arrays its steps write in place (written_rows.py)
+        # id(loop) -> carried arrays whose adjoints stay one private buffer across the
+        # adjoint steps (owned_adjoints.private_carried; includes ``in_place``)
+        self.private = {}
 
     def _name_parameters(self, rev):
         """Choose once the names of the step functions' own parameters (``state``
@@ -122,6 +131,7 @@ class LoopHandler:
             loop.record.carried_saves.append(fake)
         in_place = [] if in_loop else self._in_place_arrays(rev, loop, carried)
         self.in_place[id(loop)] = in_place
+        self.private[id(loop)] = private_carried(loop, active_carried, rev.facts)
         step = self._primal_step(rev, loop, name, index, body, carried, args, in_place)
         loop.record.transposes = {}  # {W: W_T}: made once before the reverse sweep (hoist.py)
         adjoint = self._adjoint_step(rev, loop, name, index, body, carried, args,
@@ -262,7 +272,8 @@ class LoopHandler:
         blocks, after = self._reverse_function(
             rev, handler, body, defined, carried, active_carried, active_invariants,
             header, comment, next_state=None if in_place else reserved,
-            transposes=(args, loop.record.transposes, True), in_place=in_place)
+            transposes=(args, loop.record.transposes, True), in_place=in_place,
+            private=self.private[id(loop)])
         loop.record.next_state = bool(after)
         return blocks
 
@@ -285,11 +296,12 @@ class LoopHandler:
             rev, None, [segment], defined, carried, active_carried, active_invariants,
             lambda _: sx.def_(f"{name}_segment", params),
             lambda _: f"record the given steps of the loop at line {loop.line} on a tape, "
-            "then reverse them", transposes=(args, loop.record.transposes, False))[0]
+            "then reverse them", transposes=(args, loop.record.transposes, False),
+            private=self.private[id(loop)])[0]
 
     def _reverse_function(self, rev, handler, body, defined, carried, active_carried,
                           active_invariants, header, comment, next_state=None, transposes=None,
-                          in_place=()):
+                          in_place=(), private=()):
         """A function that runs ``body`` forward, then its adjoint, threading the
         adjoints of the carried state and of the invariants through ``bstate``.
 
@@ -299,14 +311,15 @@ class LoopHandler:
         parameters (empty: the function re-records ``body`` whole).
         ``header`` and ``comment`` are called with ``after``.
         ``transposes``: ``(invariants, {W: W_T}, grow)`` for hoist.py.
-        ``in_place``: carried arrays written in place (their adjoints too: private,
-        made so before the reverse sweep)."""
+        ``in_place``: carried arrays written in place; ``private``: carried arrays
+        whose adjoints are private buffers (made so before the reverse sweep),
+        zeroed and added to in place."""
         sub = rev.nested(handler, recording=True)
         sub.in_place = set(in_place)
         primal = sub.primal(body, set(defined), set(defined))
         seeds = [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants]
         sub.owned = {rev.adj(v) for v in active_invariants}  # private: the driver threads them
-        sub.owned |= {rev.adj(c) for c in in_place if c in active_carried}
+        sub.owned |= {rev.adj(c) for c in private}
         adjoint, nonzero = sub.adjoint(body, set(seeds))
         results = [sx.name(rev.adj(c)) if rev.adj(c) in nonzero else sx.rt("zeros_like", c)
                    for c in active_carried + active_invariants]
@@ -345,7 +358,7 @@ class LoopHandler:
         record = loop.record
         names = record.adjoint_names
         invariants = {rev.adj(v) for v in record.reverse_args if v in rev.active}
-        invariants |= {rev.adj(c) for c in self.in_place.get(id(loop), ()) if c in rev.active}
+        invariants |= {rev.adj(c) for c in self.private.get(id(loop), ())}
         out += rev.make_private(invariants - rev.owned, nonzero, loop.line)
         out += rev.materialize([b for b in names if b not in nonzero and b not in invariants],
                                loop.line)

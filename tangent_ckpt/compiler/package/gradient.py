@@ -14,6 +14,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, names_read
 from tangent_ckpt.compiler.package.dead_primal import drop_dead_primal, drop_dead_state
+from tangent_ckpt.compiler.package.negations import fold_negations
 from tangent_ckpt.compiler.package.saves import finish_saves, stand_ins
 from tangent_ckpt.errors import CheckpointError
 
@@ -83,7 +84,11 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
         body += [Line(sx.assign(n, sx.rt("stand_in", n))) for n in kept_as_shapes]
     body += [Blank(), Comment("reverse sweep")] + adjoint + [ret]
     gradient = [Block(sx.def_(name, params, defaults), body)]
-    return GradientCode(name, list(function.params), sweeps.seed, list(helpers) + [gradient])
+    definitions = list(helpers) + [gradient]
+    for item in (item for d in definitions for item in d):
+        if isinstance(item, Block):
+            fold_negations(item)
+    return GradientCode(name, list(function.params), sweeps.seed, definitions)
 
 
 def _default_node(value, bindings, namer, name):

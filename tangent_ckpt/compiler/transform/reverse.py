@@ -23,6 +23,7 @@ from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
 from tangent_ckpt.compiler.transform import taped_loops
+from tangent_ckpt.compiler.transform.owned_adjoints import ArrayFacts, array_facts
 from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive, negated, track_fresh
 from tangent_ckpt.compiler.transform.save_points import SavePoints, read_counts
 from tangent_ckpt.errors import UnsupportedFunctionError
@@ -50,6 +51,7 @@ def reverse_function(function, active, namer, bindings, loops=None, segments=Non
                    counts=assignment_counts(function.body, function.params),
                    primal_names={adj(n): n for n in list(namer.used)}, top=True,
                    in_place=owned_arrays(function), reads=read_counts(function))
+    rev.facts = array_facts(function)
     defined = set(function.params) | set(bindings)
     primal = rev.primal(function.body, set(defined), set(defined))
     seed = adj(function.result)
@@ -138,6 +140,7 @@ class Reverser:
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
         self.recording = False  # see nested()
         self.fresh = set()  # adjoints holding an array only they refer to (rules.track_fresh)
+        self.facts = ArrayFacts()  # arrays, matmul operands, counters (owned_adjoints.py)
 
     def nested(self, loops=None, recording=False):
         """A Reverser for another generated function (a loop step, a segment);
@@ -148,6 +151,7 @@ class Reverser:
                        primal_names=self.primal_names, complex_values=self.complex_values,
                        reads=self.reads)
         sub.recording = recording
+        sub.facts = self.facts
         return sub
 
     # --- primal -----------------------------------------------------------------
@@ -326,14 +330,14 @@ class Reverser:
             contribution = sx.rt("real_part", contribution)
         if b in nonzero and b in self.owned:
             if sx.calls_helper(contribution, runtime.matmul_adjoint_x2) and \
-                    name not in self.in_place:
+                    self.may_gather(name):
                 # gathered a few steps at a time (rt.ProductSum)
                 call = sx.rt("accumulate_matmul_adjoint_x2", b, *contribution.args,
                              **{k.arg: k.value for k in contribution.keywords})
                 out.append(Line(sx.assign(b, call), line, True))
                 self.batched.add(b)
                 return
-            if b not in self.batched and negated(contribution) is not None:
+            if not self.may_gather(name) and negated(contribution) is not None:
                 out.append(Line(sx.subtract_from(b, negated(contribution)), line, True))
                 return
             out.append(Line(sx.add_to(b, contribution), line, True))
@@ -344,6 +348,10 @@ class Reverser:
         else:
             out.append(Line(sx.assign(b, contribution), line, True))
             nonzero.add(b)
+
+    def may_gather(self, name):
+        """May the private adjoint of ``name`` become an ``rt.ProductSum``?"""
+        return name in self.facts.gathered and name not in self.in_place
 
     def _adjoint_assign(self, stmt, out, nonzero):
         target = stmt.target
@@ -367,12 +375,19 @@ class Reverser:
         g = self.adj(stmt.target)
         if stmt.target in self.active and g in nonzero:
             value = stmt.value
+
+            def region():
+                return sx.subscript(g, sx.copy_tree(stmt.index.node))
             if isinstance(value, ir.Name) and value.id in self.active:
-                self.accumulate(value.id, sx.rt("setitem_adjoint_value", g, stmt.index.value(),
-                                                 value.id), out, nonzero, stmt.line)
-            if g in self.owned and self.writes_in_place(stmt):  # bS[t] = 0.0, in place
-                out.append(Line(sx.assign(sx.subscript(g, sx.copy_tree(stmt.index.node)),
-                                          sx.const(0.0)), stmt.line, True))
+                if g in self.owned and stmt.value_fits:  # a private array: bS[t], copied
+                    # when it becomes the value's adjoint (bS[t] is zeroed next)
+                    part = region() if self.adj(value.id) in nonzero else \
+                        sx.method(region(), "copy")
+                else:
+                    part = sx.rt("setitem_adjoint_value", g, stmt.index.value(), value.id)
+                self.accumulate(value.id, part, out, nonzero, stmt.line)
+            if g in self.owned:  # a private array (a SetItem's target): bS[t] = 0.0
+                out.append(Line(sx.assign(region(), sx.const(0.0)), stmt.line, True))
             else:
                 out.append(Line(sx.assign(g, sx.rt("setitem_adjoint_array", g,
                                                    stmt.index.value())), stmt.line, True))

@@ -18,6 +18,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.transform.owned_adjoints import basic_index
 from tangent_ckpt.compiler.naming import NUMPY, builtin
 from tangent_ckpt.errors import UnsupportedFunctionError
 
@@ -220,6 +221,12 @@ def _accumulate_read(rev, stmt, bound, g, out, nonzero):
     b = rev.adj(base.id)
     if b not in nonzero or (b not in rev.owned and b not in rev.fresh):
         return False
+    if b in rev.owned and base.id in rev.facts.arrays and not rev.may_gather(base.id) and \
+            basic_index(bound["index"], rev.facts) and g not in rev.complex_values:
+        # a private array, each element named once: bu[2:] += g
+        item = sx.subscript(b, sx.copy_tree(bound["index"].node))
+        out.append(Line(sx.add_to(item, g), stmt.line, True))
+        return True
     index = _bound_node(rev, bound["index"])
     out.append(Line(sx.assign(b, sx.rt("accumulate_at", b, base.id, index, g)), stmt.line,
                     True))
