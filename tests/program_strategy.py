@@ -75,6 +75,30 @@ HUNTING_FAMILIES = ("comprehension_forms", "item_writes", "clock", "loop_views",
 PENDING_FAMILIES = frozenset()
 
 
+#: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
+#: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
+COMPREHENSION_FORMS = {
+    "same": ("[w for w in {ws}]", "np.sum({out}[{i}] * {out}[{j}]) + np.sum({out}[-1])"),
+    "tuple": ("[(w, w * s) for w in {ws}]",
+              "sum(np.sum(p * q) for p, q in {out}) + np.sum({out}[{i}][0])"),
+    "nested": ("[[w * x for x in {ws}] for w in {ws}]",
+               "np.sum({out}[{i}][{j}]) + np.sum({out}[{j}][{i}] * s)"),
+    "zip": ("[w * v + v for w, v in zip({ws}, [{others}])]",
+            "np.sum({out}[{i}]) + np.sum({out}[{j}] ** 2)"),
+    "enumerate": ("[w * (k + 1.0) for k, w in enumerate({ws})]",
+                  "np.sum({out}[{i}]) * 0.3 + np.sum({out}[-1] * {out}[0]) * 0.1"),
+    "dict": ("{{k: w for k, w in enumerate({ws})}}",
+             "np.sum({out}[{i}]) + np.sum({out}[{j}] * s)"),
+    "filtered": ("[w for k, w in enumerate({ws}) if k != {i}] + [{ws}[{i}]]",
+                 "np.sum({out}[0]) + np.sum({out}[-1] * 0.5)"),
+    "stack": ("np.stack([w * s for w in {ws}])",
+              "np.sum({out}[{i}]) + np.sum({out} ** 2) * 0.1"),
+    "generator": ("sum(w for w in {ws})", "np.sum({out} * {ws}[{i}])"),
+    "pairs_of_zip": ("[(v, w) for w, v in zip({ws}, {ws}[1:])]",
+                     "np.sum({out}[0][0] * {out}[-1][1])"),
+}
+
+
 @dataclass
 class Var:
     shape: tuple
@@ -520,41 +544,15 @@ class _Gen:
         ws, out, total = self.fresh_name("ws"), self.fresh_name("cs"), self.fresh_name()
         count = self.draw(st.integers(2, 3))
         self.emit(indent, f"{ws} = [{', '.join(self._items(env, count))}]")
-        form = self.pick(["same", "tuple", "nested", "zip", "enumerate", "dict", "filtered",
-                          "stack", "generator", "pairs_of_zip"])
+        form = self.pick(sorted(COMPREHENSION_FORMS))
         self.features.add("comprehension_" + form)
-        i, j = self.draw(st.integers(0, count - 1)), self.draw(st.integers(0, count - 1))
-        if form == "same":
-            self.emit(indent, f"{out} = [w for w in {ws}]")
-            read = f"np.sum({out}[{i}] * {out}[{j}]) + np.sum({out}[-1])"
-        elif form == "tuple":
-            self.emit(indent, f"{out} = [(w, w * s) for w in {ws}]")
-            read = f"sum(np.sum(p * q) for p, q in {out}) + np.sum({out}[{i}][0])"
-        elif form == "nested":
-            self.emit(indent, f"{out} = [[w * x for x in {ws}] for w in {ws}]")
-            read = f"np.sum({out}[{i}][{j}]) + np.sum({out}[{j}][{i}] * s)"
-        elif form == "zip":
-            others = self._items(env, count)
-            self.emit(indent, f"{out} = [w * v + v for w, v in zip({ws}, [{', '.join(others)}])]")
-            read = f"np.sum({out}[{i}]) + np.sum({out}[{j}] ** 2)"
-        elif form == "enumerate":
-            self.emit(indent, f"{out} = [w * (k + 1.0) for k, w in enumerate({ws})]")
-            read = f"np.sum({out}[{i}]) * 0.3 + np.sum({out}[-1] * {out}[0]) * 0.1"
-        elif form == "dict":
-            self.emit(indent, f"{out} = {{k: w for k, w in enumerate({ws})}}")
-            read = f"np.sum({out}[{i}]) + np.sum({out}[{j}] * s)"
-        elif form == "filtered":
-            self.emit(indent, f"{out} = [w for k, w in enumerate({ws}) if k != {i}] + [{ws}[{i}]]")
-            read = f"np.sum({out}[0]) + np.sum({out}[-1] * 0.5)"
-        elif form == "stack":
-            self.emit(indent, f"{out} = np.stack([w * s for w in {ws}])")
-            read = f"np.sum({out}[{i}]) + np.sum({out} ** 2) * 0.1"
-        elif form == "generator":
-            self.emit(indent, f"{out} = sum(w for w in {ws})")
-            read = f"np.sum({out} * {ws}[{i}])"
-        else:  # pairs_of_zip
-            self.emit(indent, f"{out} = [(v, w) for w, v in zip({ws}, {ws}[1:])]")
-            read = f"np.sum({out}[0][0] * {out}[-1][1])"
+        made, read = COMPREHENSION_FORMS[form]
+        fields = dict(ws=ws, out=out, i=self.draw(st.integers(0, count - 1)),
+                      j=self.draw(st.integers(0, count - 1)))
+        if "{others}" in made:
+            fields["others"] = ", ".join(self._items(env, count))
+        self.emit(indent, f"{out} = " + made.format(**fields))
+        read = read.format(**fields)
         self.emit(indent, f"{total} = {read}")
         env[total] = Var((), 3 * count * count, fresh=True)
 
