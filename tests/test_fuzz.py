@@ -397,6 +397,34 @@ def f(a, B, c, s, M, n):
 """, seed=1, n=2, wrt=(2, 3))
 
 
+# The --fuzz-long hvp refusal (main's runs: "a write into 'a' may also change 'v6'",
+# "'B' ... 'v3'"): the varargs family's `v = h(*args, scale=0.5) + h(a, s)` after `a`
+# was rebound; the fence took the local helper `h` to maybe return its arguments
+# (so `v` might hold the new `a`) and refused the later `a[0] = ...`.  `h` returns a
+# number it makes: the fence reads a local function's returns now
+# (aliasing.py `returned_info`), and the program is differentiated.
+regression("write_into_an_array_passed_to_a_local_helper_returning_a_new_value", """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    if s > 0.3:
+        a = np.tanh(a * s)
+    else:
+        a = a * np.cos(s)
+
+    def h6(*xs, **options):
+        total = 0.0
+        for x in xs:
+            total = total + np.sum(np.tanh(x * options.get('scale', 1.0)))
+        return total
+    args7 = (a, B, c)
+    v8 = h6(*args7, scale=0.5) + h6(a, s)
+    a[0] = np.tanh(s)
+    return v8 + np.sum(a)
+""", seed=5, n=2, wrt=(0, 3, 1))
+
+
 # Found by the loop_views family: a view taken in a loop body after a write into
 # its root earlier in the same body (`u[:2] += ...; w = u[1:]; w *= ...`) was
 # refused ("a write into 'w' may also change 'u'"): the view lowering took the

@@ -98,8 +98,9 @@ def _base_name(target):
 
 class Origins:
     """The origins of expressions in one function (mixed into the fence, which
-    sets ``parsed``, ``locals`` and ``followed``: the views the view lowering
-    follows, new arrays here; and ``builtin_sites`` and ``container_sites``,
+    sets ``parsed``, ``locals``, ``local_functions`` (name -> a function defined
+    once in it; ``returned_info`` reads what a call of one returns) and
+    ``followed``: the views the view lowering follows, new arrays here; and ``builtin_sites`` and ``container_sites``,
     filled here: the ids of the sites that make a list, tuple, dict, set or NumPy
     array, never an object of a user's class; of those that make a list, tuple,
     dict or set)."""
@@ -267,6 +268,11 @@ class Origins:
             if method in VIEW_METHODS:
                 return _Info(receiver.everything(), receiver.holds)
             return self._union([node.func.value] + args, env)
+        # a local function whose returns are new objects (docs/inplace.md): a new object
+        fdef = self.local_functions.get(node.func.id) if isinstance(node.func, gast.Name) \
+            else None
+        if fdef is not None and self.returned_info(fdef, args, env) is not None:
+            return fresh
         # a user function, a local function or anything unknown: it may return its
         # arguments or what they hold
         return self._union(args, env)
