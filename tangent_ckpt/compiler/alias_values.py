@@ -287,6 +287,28 @@ class Origins:
         return _Info(everything, holds)
 
 
+def _defined_once(fnode):
+    """name -> the FunctionDef directly in ``fnode``'s body (not nested deeper) for
+    the names bound nowhere else in ``fnode``."""
+    defs, bound = {}, {}
+    for child in gast.walk(fnode):
+        if child is fnode:
+            continue
+        if isinstance(child, gast.FunctionDef):
+            bound[child.name] = bound.get(child.name, 0) + 1
+            defs[child.name] = child
+        elif isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+            bound[child.id] = bound.get(child.id, 0) + 1
+        elif isinstance(child, (gast.Global, gast.Nonlocal)):
+            for name in child.names:
+                bound[name] = 2
+    args = fnode.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + \
+            [x for x in (args.vararg, args.kwarg) if x is not None]:
+        bound[a.id] = 2
+    return {name: d for name, d in defs.items() if bound.get(name) == 1}
+
+
 def _several_einsum_operands(node):
     """``np.einsum('ij,jk->ik', a, b)``: with two operands or more the result is a
     new array; with one (``'ij->ji'``, ``'ii->i'``) it may be a view of it."""

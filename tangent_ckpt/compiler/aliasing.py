@@ -31,7 +31,8 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
-from tangent_ckpt.compiler.alias_values import Origins, _base_name, _Info, _is_in
+from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
+                                                 _is_in)
 from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
@@ -367,28 +368,6 @@ def _collect_own_nodes(s):
     if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try)):
         return []
     return list(gast.walk(s))
-
-
-def _defined_once(fnode):
-    """name -> the FunctionDef directly in ``fnode``'s body (not nested deeper) for
-    the names bound nowhere else in ``fnode``."""
-    defs, bound = {}, {}
-    for child in gast.walk(fnode):
-        if child is fnode:
-            continue
-        if isinstance(child, gast.FunctionDef):
-            bound[child.name] = bound.get(child.name, 0) + 1
-            defs[child.name] = child
-        elif isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
-            bound[child.id] = bound.get(child.id, 0) + 1
-        elif isinstance(child, (gast.Global, gast.Nonlocal)):
-            for name in child.names:
-                bound[name] = 2
-    args = fnode.args
-    for a in args.posonlyargs + args.args + args.kwonlyargs + \
-            [x for x in (args.vararg, args.kwarg) if x is not None]:
-        bound[a.id] = 2
-    return {name: d for name, d in defs.items() if bound.get(name) == 1}
 
 
 def _older(origin, site):
