@@ -8,7 +8,8 @@ finite differences only.
 
 ``autograd_gradient(f, args, wrt)`` runs ``f``'s own code with ``np`` bound to
 ``autograd.numpy``.  It gives None too for programs that update an array in
-place (``v += ...``, ``v[0] = ...``): autograd does not follow in-place updates
+place (``v += ...``, ``v[0] = ...``; writes into a list or dict the function
+builds are compared): autograd does not follow in-place updates
 (its documentation says not to use them) -- an array that does not depend on the
 inputs is a plain ndarray in autograd, which ``v += 1`` mutates under the
 records that captured it, so autograd's gradient is wrong where ours matches
@@ -90,12 +91,43 @@ def _after(before, function):
 
 
 def updates_in_place(f):
-    """Whether ``f`` has an augmented assignment or an assignment into a subscript."""
+    """Whether ``f`` has an augmented assignment or an assignment into a subscript
+    of an array.  Writes into a list or dict the function builds (``L[1] = x``,
+    ``d['q'] = x``, ``L += [x]``) do not count: autograd follows Python containers."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
+    containers = _container_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.AugAssign):
-            return True
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript)
-                                                for t in node.targets):
-            return True
+            if not (isinstance(node.target, ast.Name) and node.target.id in containers
+                    and isinstance(node.value, ast.List)):
+                return True
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        for t in targets:
+            for part in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                if isinstance(part, ast.Subscript) and not (
+                        isinstance(part.value, ast.Name) and part.value.id in containers):
+                    return True
     return False
+
+
+_DISPLAYS = (ast.List, ast.Dict, ast.ListComp, ast.DictComp)
+
+
+def _container_names(tree):
+    """Names every binding of which is a list or dict display or comprehension
+    (or such a display concatenated: ``L + [x]``)."""
+    bound = {}
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.For, ast.AnnAssign)) else []
+        for t in targets:
+            for name in (n for n in ast.walk(t) if isinstance(n, ast.Name) and
+                         isinstance(n.ctx, ast.Store)):
+                value = node.value if isinstance(node, ast.Assign) and t is name else None
+                display = isinstance(value, _DISPLAYS) or (
+                    isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and
+                    any(isinstance(v, ast.List) for v in (value.left, value.right)))
+                if isinstance(node, ast.AugAssign) and isinstance(node.value, ast.List):
+                    display = True
+                bound[name.id] = bound.get(name.id, True) and display
+    return {name for name, ok in bound.items() if ok}

@@ -78,6 +78,15 @@ def einsum_transpose_view(a):
     return np.sum(a * a)
 
 
+
+def local_helper_returning_its_argument(x):
+    def keep(*xs):
+        return xs[0]
+    v = x * 1.0
+    w = keep(v, x)  # is v
+    v[0] = 0.5  # WRITE
+    return np.sum(w * v)
+
 REFUSED = [
     (view_in_container, (np.array([0.3, -0.2, 0.1, 0.4]),), "parts", "U"),
     (loop_over_rows, (np.ones((2, 3)),), "row", "Y"),
@@ -85,6 +94,7 @@ REFUSED = [
     (helper_returns_view, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "U"),
     (conj_of_real_is_itself, (np.array([0.3, -0.2]),), "y", "x"),
     (einsum_transpose_view, (np.ones((2, 2)),), "y", "a"),
+    (local_helper_returning_its_argument, (np.array([0.3, -0.2]),), "v", "w"),
 ]
 
 
@@ -233,6 +243,27 @@ def test_a_product_with_a_new_array_holds_no_items():
     check_grad(product_with_a_new_array_written, (np.array([[0.3, -0.2, 0.5]]), 0.4),
                wrt=(0, 1))
 
+
+
+def local_helper_returning_a_new_value_written(x, s):
+    def total(*xs, scale=1.0):
+        acc = 0.0
+        for y in xs:
+            acc = acc + np.sum(np.tanh(y * scale))
+        return acc
+    v = x * 1.0
+    w = total(v, x, scale=0.5) + total(v)
+    v[0] = s
+    return w + np.sum(v * x)
+
+
+def test_a_local_helper_returning_new_values_holds_nothing_of_its_arguments():
+    """``total(v) + total(v)`` would be list concatenation holding ``v`` if ``total``
+    returned its arguments; it returns a number it makes (the fence reads its
+    returns), so writing into ``v`` afterwards cannot change ``w`` (the --fuzz-long
+    hvp refusal)."""
+    check_grad(local_helper_returning_a_new_value_written, (np.array([0.3, -0.2]), 0.4),
+               wrt=(0, 1))
 
 class _Holder:
     def __init__(self):

@@ -7,7 +7,7 @@ matches finite differences; the oracle leaves such programs out."""
 
 import pytest
 
-from autograd_oracle import COUNTS, updates_in_place
+from autograd_oracle import COUNTS, available, updates_in_place
 from program_strategy import load_program
 from test_fuzz import check_program
 
@@ -69,3 +69,33 @@ def test_a_gradient_autograd_cannot_make_finite_is_checked_against_finite_differ
     check_program(SINC_AT_ZERO, seed=0, n=0, wrt=(0,), options={"schedule": "revolve"})
     assert COUNTS["compared"] == before["compared"]
     assert COUNTS["not finite in autograd"] == before["not finite in autograd"] + 1
+
+
+ITEM_WRITES = """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    L = [np.tanh(a), 2.0 * a]
+    L[1] = L[0] * s
+    L[0], L[1] = L[1], L[0] * 0.5
+    L += [a * s]
+    d = {'p': a, 'q': c[0]}
+    d['q'] = d['p'] * np.sum(B)
+    return sum(np.sum(v) for v in L) + np.sum(d['q'])
+"""
+
+
+def test_writes_into_lists_and_dicts_the_function_builds_are_compared():
+    """autograd follows Python containers: the item_writes family is checked against
+    it; a write into an array (or a name once bound to one) is still left out."""
+    with load_program(ITEM_WRITES) as f:
+        assert not updates_in_place(f)
+    with load_program(ITEM_WRITES.replace("    L += [a * s]\n",
+                                          "    L += [a * s]\n    L = a * 1.0\n"
+                                          "    L[0] = s\n    L = [L]\n")) as f:
+        assert updates_in_place(f)
+    if available():
+        before = COUNTS["compared"]
+        check_program(ITEM_WRITES, 4, 2, (0, 1, 3), {})
+        assert COUNTS["compared"] == before + 1

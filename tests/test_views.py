@@ -218,6 +218,17 @@ def row_of_a_transpose(x):
 
 
 RNG = np.random.default_rng(7)
+
+def view_taken_in_a_loop_after_a_root_write(x, n):
+    """The root written earlier in the body than the view is taken (the fuzzer's
+    loop_views family found it refused)."""
+    u = np.tanh(x) * 1.0
+    for t in range(n):
+        u[:2] += 0.1 * np.tanh(u[1:] * x[0])
+        w = u[1:]
+        w *= np.tanh(x[1] + 0.5)
+    return np.sum(u ** 2)
+
 CASES = [
     (slice_view_augmented, (np.array([0.3, -0.2]),), (0,)),
     (slice_view_assigned, (np.array([0.3, -0.2, 0.5]),), (0,)),
@@ -243,6 +254,7 @@ CASES = [
     (row_of_a_reshaped_array, (np.array([0.3, -0.2, 0.4]),), (0,)),
     (strided_view_of_a_view, (np.array([0.3, -0.2]),), (0,)),
     (row_of_a_transpose, (np.array([0.3, -0.2, 0.1]),), (0,)),
+    (view_taken_in_a_loop_after_a_root_write, (np.array([0.3, -0.2, 0.1]), 4), (0,)),
 ]
 IDS = [c[0].__name__ + ("_float" if isinstance(c[1][0], float) else "") for c in CASES]
 
@@ -344,6 +356,18 @@ def view_stored_in_a_list(x):
     return np.sum(keep[0] ** 2)
 
 
+def view_read_before_it_is_taken_again(x, n):
+    u = np.tanh(x) * 1.0
+    q = 0.0
+    for t in range(n):
+        if t > 0:
+            q = q + np.sum(w)  # the previous trip's view, taken before the write below
+        u[:2] += 0.1 * np.tanh(u[1:] * x[0])
+        w = u[1:]
+        w *= np.tanh(x[1] + 0.5)  # WRITE
+    return np.sum(u ** 2) + q
+
+
 REFUSED = [
     (view_of_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "v", "x"),
     (reshape_of_a_maybe_strided_array, (np.ones((2, 2)),), "B", "A"),
@@ -351,6 +375,7 @@ REFUSED = [
     (view_stored_in_a_list, (np.array([0.3, -0.2]),), "u", "keep"),
     (helper_adds_into_a_view_of_unknown_type, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "u"),
     (helper_adds_into_an_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "x"),
+    (view_read_before_it_is_taken_again, (np.array([0.3, -0.2, 0.1]), 3), "w", "u"),
 ]
 
 

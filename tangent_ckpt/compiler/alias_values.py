@@ -98,8 +98,9 @@ def _base_name(target):
 
 class Origins:
     """The origins of expressions in one function (mixed into the fence, which
-    sets ``parsed``, ``locals`` and ``followed``: the views the view lowering
-    follows, new arrays here; and ``builtin_sites`` and ``container_sites``,
+    sets ``parsed``, ``locals``, ``local_functions`` (name -> a function defined
+    once in it; ``returned_info`` reads what a call of one returns) and
+    ``followed``: the views the view lowering follows, new arrays here; and ``builtin_sites`` and ``container_sites``,
     filled here: the ids of the sites that make a list, tuple, dict, set or NumPy
     array, never an object of a user's class; of those that make a list, tuple,
     dict or set)."""
@@ -267,6 +268,11 @@ class Origins:
             if method in VIEW_METHODS:
                 return _Info(receiver.everything(), receiver.holds)
             return self._union([node.func.value] + args, env)
+        # a local function whose returns are new objects (docs/inplace.md): a new object
+        fdef = self.local_functions.get(node.func.id) if isinstance(node.func, gast.Name) \
+            else None
+        if fdef is not None and self.returned_info(fdef, args, env) is not None:
+            return fresh
         # a user function, a local function or anything unknown: it may return its
         # arguments or what they hold
         return self._union(args, env)
@@ -279,6 +285,28 @@ class Origins:
             everything |= i.everything()
             holds |= i.holds
         return _Info(everything, holds)
+
+
+def _defined_once(fnode):
+    """name -> the FunctionDef directly in ``fnode``'s body (not nested deeper) for
+    the names bound nowhere else in ``fnode``."""
+    defs, bound = {}, {}
+    for child in gast.walk(fnode):
+        if child is fnode:
+            continue
+        if isinstance(child, gast.FunctionDef):
+            bound[child.name] = bound.get(child.name, 0) + 1
+            defs[child.name] = child
+        elif isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+            bound[child.id] = bound.get(child.id, 0) + 1
+        elif isinstance(child, (gast.Global, gast.Nonlocal)):
+            for name in child.names:
+                bound[name] = 2
+    args = fnode.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + \
+            [x for x in (args.vararg, args.kwarg) if x is not None]:
+        bound[a.id] = 2
+    return {name: d for name, d in defs.items() if bound.get(name) == 1}
 
 
 def _several_einsum_operands(node):

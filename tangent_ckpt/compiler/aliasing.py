@@ -31,7 +31,8 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
-from tangent_ckpt.compiler.alias_values import Origins, _base_name, _Info, _is_in
+from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
+                                                 _is_in)
 from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
@@ -44,11 +45,16 @@ from tangent_ckpt.errors import UnsupportedSyntaxError
 class AliasFence(Origins):
     """Forward pass over one function: origins of each name, checked at writes."""
 
-    def __init__(self, parsed, fnode, followed=()):
+    def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset()):
         self.parsed = parsed
         self.followed = followed  # ids of views the view lowering follows: new arrays here
         self.fnode = fnode
+        self.checking = checking  # False: only what the function returns (returned_info)
+        self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
+        self.returned = _Info()
         self.locals = self._local_names(fnode)
+        self.local_functions = _defined_once(fnode)
+        self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
         self.always_live = set()
         for child in gast.walk(fnode):
             if child is not fnode and isinstance(child, (gast.FunctionDef, gast.Lambda)):
@@ -98,6 +104,8 @@ class AliasFence(Origins):
             return env  # the view lowering takes a followed view again
         if self.loop_depth:
             self.age(env, s)
+        if isinstance(s, gast.Return) and s.value is not None:
+            self.returned = self.returned.join(self.info(s.value, env))
         self.check_calls(s, env)
         if getattr(s, "view_write_back", False):  # a write into a parent's memory
             target = s.targets[0]
@@ -290,7 +298,7 @@ class AliasFence(Origins):
                     self.check_write(base, info.is_, env, s, node)
 
     def check_write(self, name, written, env, s, node):
-        if not written:
+        if not written or not self.checking:
             return
         for origin in sorted(o for o in written if o[0] in ("global", "global*")):
             raise self.parsed.error(
@@ -332,6 +340,22 @@ class AliasFence(Origins):
             cached = (node, read_names(node))
             self.read_cache[id(node)] = cached
         return cached[1]
+
+    def returned_info(self, fdef, args, env):
+        """What a call of the local function ``fdef`` may return, or None when not
+        known: new objects only (its returns hold nothing of its parameters or of
+        names outside it, it is no generator) -> a new object at the call."""
+        known = self.returns_new.get(id(fdef))
+        if known is None:
+            known = id(fdef) not in self.analysing and \
+                not any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fdef))
+            if known:
+                inner = AliasFence(self.parsed, fdef, (), checking=False,
+                                   analysing=self.analysing)
+                inner.run()
+                known = all(o[0] == "site" for o in inner.returned.everything())
+            self.returns_new[id(fdef)] = known
+        return _Info() if known else None
 
     # --- values -----------------------------------------------------------------
 _OWN_NODES = {}

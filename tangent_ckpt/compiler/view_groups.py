@@ -74,8 +74,33 @@ class Group:
                 continue
             if at < bound_at and not loops & set(map(id, self.shape.loops[id(stmt)])):
                 continue
+            if at < bound_at and not self._read_outside(link.name, first, last):
+                # earlier in a loop that takes the view again on every trip, and the
+                # view is read only after it is taken (in its region): no read sees
+                # a view taken before the write
+                continue
             return False
         return True
+
+    def _read_outside(self, name, first, last):
+        """Whether a statement outside the numbers ``first``..``last`` reads ``name``
+        (a compound statement: its own test, iterable or items only)."""
+        for _, stmt in self.shape.place.values():
+            if first <= self.shape.order[id(stmt)] <= last:
+                continue
+            if isinstance(stmt, (gast.If, gast.While)):
+                own = [stmt.test]
+            elif isinstance(stmt, gast.For):
+                own = [stmt.iter]
+            elif isinstance(stmt, gast.With):
+                own = [item.context_expr for item in stmt.items]
+            elif isinstance(stmt, (gast.Try, gast.FunctionDef, gast.ClassDef)):
+                own = []  # a nested scope reading the name: it escapes (followable())
+            else:
+                own = [stmt]
+            if any(name in read_names(node) for node in own):
+                return True
+        return False
 
     def condition(self, link):
         """The tests under which ``link`` is a view (none: always), as trees."""
