@@ -287,6 +287,21 @@ class Origins:
         return _Info(everything, holds)
 
 
+
+def local_names(fnode):
+    """The names a function binds: its parameters and every name it stores to."""
+    names = set()
+    args = fnode.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs:
+        names.add(a.id)
+    for a in (args.vararg, args.kwarg):
+        if a is not None:
+            names.add(a.id)
+    for child in gast.walk(fnode):
+        if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+            names.add(child.id)
+    return names
+
 def _defined_once(fnode):
     """name -> the FunctionDef directly in ``fnode``'s body (not nested deeper) for
     the names bound nowhere else in ``fnode``."""

@@ -32,7 +32,7 @@ are allowed: value semantics compute the same numbers there.
 import gast
 
 from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
-                                                 _is_in)
+                                                 _is_in, local_names)
 from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
@@ -52,7 +52,7 @@ class AliasFence(Origins):
         self.checking = checking  # False: only what the function returns (returned_info)
         self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
         self.returned = _Info()
-        self.locals = self._local_names(fnode)
+        self.locals = local_names(fnode)
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
         self.always_live = set()
@@ -69,20 +69,6 @@ class AliasFence(Origins):
         self.container_sites = set()  # sites making lists, tuples, dicts, sets
         # names bound only to objects of user classes made here: their methods are known
         self.objects = constructed_classes(fnode, self.resolve, self.locals)
-
-    @staticmethod
-    def _local_names(fnode):
-        names = set()
-        args = fnode.args
-        for a in args.posonlyargs + args.args + args.kwonlyargs:
-            names.add(a.id)
-        for a in (args.vararg, args.kwarg):
-            if a is not None:
-                names.add(a.id)
-        for child in gast.walk(fnode):
-            if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
-                names.add(child.id)
-        return names
 
     # --- the forward pass -------------------------------------------------------
     def run(self):
