@@ -393,10 +393,23 @@ class _Writer:
             body.append("    return unfused(*args)")
         copied = {op for op in self.ops[:self.copies] if op.value in keep and
                   op.expr[1].base is None}
+        returned = {_root(self.env[n]) for n in self.outs if self.env[n].kind == "array"}
+        inside = [v for v in keep if v not in returned and
+                  not any(op.value is v for op in copied)]
         for value in keep:
             made = [op for op in copied if op.value is value]
-            body.append(f"{value.var} = np.copy({made[0].expr[1].var})" if made else
-                        f"{value.var} = np.empty({value.length})")
+            if made:
+                body.append(f"{value.var} = np.copy({made[0].expr[1].var})")
+            elif value not in inside or len(inside) == 1:
+                body.append(f"{value.var} = np.empty({value.length})")
+        if len(inside) > 1:
+            # the arrays that do not leave share one allocation (on short arrays
+            # the allocations are the cost)
+            work, at = self.fresh("work"), self.fresh("at")
+            body += [f"{work} = np.empty({' + '.join(v.length for v in inside)})", f"{at} = 0"]
+            for value in inside:
+                body += [f"{value.var} = {work}[{at}:{at} + {value.length}]",
+                         f"{at} += {value.length}"]
         body += self.offsets()
         for op in self.ops:
             for value, access in _leaves(op.expr):
