@@ -12,7 +12,9 @@ gradient and the global bindings it reads; gives the same code with:
 * basic indices ``np.s_[1:-1]`` written ``slice(1, -1)``, which Numba reads;
 * ``x[1:-1] = v`` written ``rt.assign_at(x, slice(1, -1), v)`` (a plain loop
   in compiled code, runtime/numba_writes.py);
-* single-use temporaries put back into their reader (:mod:`numba_fusion`), and
+* runs of elementwise statements moved into functions that compiled code runs
+  as a few loops over the elements (:mod:`numba_runs`, runtime/numba_passes.py);
+* other single-use temporaries put back into their reader (:mod:`numba_fusion`), and
   each elementwise operation (arithmetic and ufuncs over its operands) computed
   by an elementwise kernel (``@njit(cache=True, elementwise=True)``, one per
   distinct expression, shared by the lines that compute it): one compiled loop
@@ -36,6 +38,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Comment, Line
 from tangent_ckpt.compiler.naming import NUMPY, builtin
 from tangent_ckpt.compiler.numba_fusion import fuse, kernel_of
+from tangent_ckpt.compiler.numba_runs import fused_runs
 from tangent_ckpt.compiler.numba_loops import (
     decorated, function_trees, is_rt, loop_definitions, loops_driven,
 )
@@ -177,7 +180,8 @@ def _rewritten(items):
 def _compiled_function(block, taken, kernels):
     """The function ``block`` decorated, its slices and stores rewritten, its
     temporaries fused and its elementwise operations computed by ``kernels``."""
-    body = fuse(_rewritten(block.body), {a.arg for a in block.head.args.args})
+    body = fused_runs(_rewritten(block.body), block.head.name, taken, kernels)
+    body = fuse(body, {a.arg for a in block.head.args.args})
     body = _with_kernels(body, block.head.name, taken, kernels)
     return Block(decorated(block.head), body, block.line, block.adjoint)
 

@@ -30,6 +30,8 @@ import warnings
 
 import numpy as np
 
+from tangent_ckpt.runtime import numba_passes
+
 __all__ = ["njit", "JitFunction", "JitReport", "NumbaFallbackWarning", "compile_with_numba",
            "cache_dir", "available", "legacy_random_names"]
 
@@ -148,7 +150,7 @@ def _first_line(exc):
     return type(exc).__name__
 
 
-def njit(cache=True, quiet=False, elementwise=False):
+def njit(cache=True, quiet=False, elementwise=False, passes=None):
     """Decorator of the generated functions: ``numba.njit(cache=cache)`` with the
     NumPy fallback of :class:`JitFunction` (``quiet``: without the warning, for
     the compiled sweeps, whose Python version calls the compiled steps).
@@ -157,24 +159,44 @@ def njit(cache=True, quiet=False, elementwise=False):
     code calls with arrays; it runs as one loop over the elements, ``func``
     compiled for one element (1-D operands of one length, or of length 1; other
     shapes get Numba's own array expression).  Called from Python, it is
-    ``func`` on whole arrays (NumPy)."""
+    ``func`` on whole arrays (NumPy).
+
+    ``passes``: ``func`` runs elementwise statements that ``passes`` describes
+    (runtime/numba_passes.py); compiled code calls it as the few loops written
+    for its argument types, or as ``func`` compiled when they cannot be fused.
+    Called from Python, it is ``func`` (NumPy)."""
+    if passes is not None:
+        return lambda func: _fused(func, passes, cache)
     if elementwise:
         return lambda func: _elementwise(func, cache)
     return lambda func: JitFunction(func, cache=cache, quiet=quiet)
 
 
 def _elementwise(func, cache):
-    numba, twins, _ = _numba()
+    _, twins, _ = _numba()
+    return _overloaded(func, cache, twins.elementwise_loop)
+
+
+def _fused(func, description, cache):
+    _, twins, _ = _numba()
+    return _overloaded(func, cache, lambda kernel, compiled:
+                       twins.fused_loops(kernel, description, compiled))
+
+
+def _overloaded(func, cache, register):
+    """A Python function running ``func`` whose compiled calls ``register(kernel,
+    func compiled)`` decides (an ``overload``)."""
+    numba, _, _ = _numba()
     # NumPy's error model: a float divided by zero is inf (or nan), as on arrays
     try:
-        scalar = numba.njit(cache=cache, error_model="numpy")(func)
+        compiled = numba.njit(cache=cache, error_model="numpy")(func)
     except RuntimeError:  # cache=True needs a source file (not exec'd text)
-        scalar = numba.njit(error_model="numpy")(func)
+        compiled = numba.njit(error_model="numpy")(func)
 
     @functools.wraps(func)
-    def kernel(*operands):
-        return func(*operands)
-    twins.elementwise_loop(kernel, scalar)
+    def kernel(*args):
+        return func(*args)
+    register(kernel, compiled)
     return kernel
 
 
@@ -250,11 +272,15 @@ def _fingerprint(name, obj):
 
 
 def _twins_digest():
-    """A hash of the twins' source: Numba's cache knows the generated module's file
+    """A hash of the twins' source (and of the fused loops' writer): Numba's cache knows the generated module's file
     only, and would keep machine code compiled against an older twin."""
     _, twins, _ = _numba()
-    with open(twins.__file__, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
+    digest = hashlib.sha256()
+    for module in (twins, numba_passes):
+        with open(module.__file__, "rb") as fh:
+            digest.update(fh.read())
+    return digest.hexdigest()
+
 
 
 def _write_once(path, text):

@@ -19,6 +19,7 @@ ints, ``()`` for a number.
 Importing this module needs Numba; only the numba backend imports it.
 """
 
+import numba
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
@@ -26,6 +27,7 @@ from numba.extending import overload
 from numba.np import numpy_support
 
 from tangent_ckpt import runtime as rt
+from tangent_ckpt.runtime.numba_passes import fused_source
 
 #: the rt helpers given a compiled twin here
 TWINS = ("unbroadcast", "shape_of", "broadcast_shape", "matmul_shape", "zeros_like",
@@ -457,3 +459,45 @@ def _assign_at(x, index, value):
     def generic(x, index, value):
         x[index] = value
     return generic
+
+
+# ----------------------------------------------------------------- fused passes
+
+def _pass_kind(t):
+    """What a fused pass knows of an argument of type ``t`` (numba_passes.fused_source)."""
+    t = types.unliteral(t)
+    if isinstance(t, types.Array):
+        return "array" if t.ndim == 1 and t.dtype == types.float64 else None
+    if isinstance(t, (types.Integer, types.Float)):
+        return "scalar"
+    if isinstance(t, types.BaseTuple) and len(t) <= 1 and \
+            all(isinstance(e, types.Integer) for e in t):
+        return ("shape", len(t))
+    return None
+
+
+@numba.njit(cache=True)
+def disjoint(a, b):
+    """True when the 1-D arrays ``a`` and ``b`` share no byte of memory."""
+    if a.size == 0 or b.size == 0:
+        return True
+    da, db = (a.shape[0] - 1) * a.strides[0], (b.shape[0] - 1) * b.strides[0]
+    a0, a1 = a.ctypes.data + min(0, da), a.ctypes.data + max(0, da) + a.itemsize
+    b0, b1 = b.ctypes.data + min(0, db), b.ctypes.data + max(0, db) + b.itemsize
+    return a1 <= b0 or b1 <= a0
+
+
+def fused_loops(kernel, description, unfused):
+    """Compile calls of ``kernel`` (statements described by ``description``,
+    runtime/numba_passes.py) as the few loops :func:`fused_source` writes for
+    the argument types, or as ``unfused`` (the statements compiled as they are)
+    when those types cannot be fused or a run-time check fails."""
+
+    @overload(kernel, jit_options={"error_model": "numpy"})
+    def _passes(*args):
+        text = fused_source(description, tuple(_pass_kind(t) for t in args))
+        if text is None:
+            return _unrolled("*args", ["return unfused(*args)"], unfused=unfused)
+        namespace = {"np": np, "unfused": unfused, "disjoint": disjoint}
+        exec(compile(text, f"<fused pass of {kernel.__name__}>", "exec"), namespace)
+        return namespace["impl"]

@@ -1,0 +1,270 @@
+"""compiler/numba_passes.py and runtime/numba_passes.py: runs of elementwise
+statements compiled as a few loops over the elements.  Each case runs the
+statements with NumPy and through the fused loops (called from compiled code,
+as a step calls them) and compares every result and every argument written
+in place: a wrong pass split, a missed overlap or a wrong roll index fails."""
+
+import ast
+import textwrap
+
+import numpy as np
+import pytest
+
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.code import Line
+from tangent_ckpt.compiler.emit import render
+from tangent_ckpt.compiler.naming import NUMPY, RUNTIME, builtin
+from tangent_ckpt.compiler.numba_runs import fused_runs
+from tangent_ckpt.runtime.numba_passes import fused_source
+from tests.numba_problems import private_cache  # noqa: F401  (fixture)
+
+numba = pytest.importorskip("numba")
+
+from tangent_ckpt import runtime as rt  # noqa: E402
+from tangent_ckpt.runtime.numba_backend import njit  # noqa: E402
+
+
+def _passes(body, returned):
+    """The function the compiler makes of the statements ``body`` (then
+    ``return returned``): (its name, its description, the module namespace)."""
+    tree = ast.parse(textwrap.dedent(body))
+    renames = {"np": NUMPY, "rt": RUNTIME, "slice": builtin("slice")}
+    items = [Line(sx.renamed(s, renames)) for s in tree.body]
+    items.append(Line(ast.parse(f"return {returned}").body[0]))
+    emitted = {}
+    out = fused_runs(items, "case", set(), emitted)
+    assert len(emitted) == 1, "the statements were not put into one function"
+    name, block = next(iter(emitted.values()))
+    namespace = {"np": np, "rt": rt, "njit": njit}
+    exec(render([block]), namespace)
+    call = [i.stmt for i in out if isinstance(i, Line) and i.stmt is not None][0]
+    description = ast.literal_eval(block.head.decorator_list[0].keywords[1].value)
+    return name, description, namespace, call
+
+
+def _compiled_caller(name, namespace, params):
+    text = f"def caller({', '.join(params)}):\n    return {name}({', '.join(params)})\n"
+    exec(text, namespace)
+    return numba.njit(namespace["caller"])
+
+
+def _check(body, returned, args, fused=None):
+    """Run ``body`` with NumPy and compiled, on copies of ``args`` (a dict):
+    equal results and equal arguments afterwards (within 1e-13)."""
+    name, description, namespace, _ = _passes(body, returned)
+    params = description[0]
+    kinds = tuple(_kind(args[p]) for p in params)
+    if fused is not None:
+        assert (fused_source(description, kinds) is not None) == fused
+    numpy_args = {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
+    want = namespace[name].__wrapped__(*[numpy_args[p] for p in params])
+    compiled_args = {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
+    got = _compiled_caller(name, namespace, params)(*[compiled_args[p] for p in params])
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w)
+        assert np.allclose(g, w, rtol=1e-13, atol=1e-13), (g, w)
+    for k in params:
+        assert np.allclose(compiled_args[k], numpy_args[k], rtol=1e-13, atol=1e-13), k
+    return description
+
+
+def _kind(value):
+    if isinstance(value, np.ndarray):
+        return "array" if value.ndim == 1 and value.dtype == np.float64 else None
+    return "scalar"
+
+
+RNG = np.random.default_rng(7)
+X40 = RNG.standard_normal(40)
+U = RNG.standard_normal(24)
+V = RNG.standard_normal(24)
+
+
+# ----------------------------------------------------------------- shifted reads and writes
+
+@pytest.mark.parametrize("store", [
+    "u[1:-1] = u[:-2] + u[2:]",        # reads an element before its store
+    "u[1:-1] = u[2:] - 2.0 * u[1:-1]",  # reads ahead only
+    "u[1:-1] += u[:-2]",
+    "u[2:] += u[:-2] * 0.5",
+    "u[:-2] -= u[2:]",
+    "u[1:] = u[:-1] * 3.0",
+])
+def test_a_store_reading_its_own_array_at_other_elements_sees_the_old_values(store):
+    _check(f"""\
+        w = u * 2.0
+        {store}
+        z = w + u
+        """, "z", {"u": U})
+
+
+def test_adds_into_overlapping_slices_in_program_order():
+    # the adjoint of a stencil with owned buffers: zero, then three shifted adds
+    _check("""\
+        g = u[1:-1] * v[1:-1]
+        bu[1:-1] = 0.0
+        bu[:-2] += g
+        bu[1:-1] -= 2.0 * g
+        bu[2:] += g
+        bu[1:-1] += v[1:-1]
+        """, "g", {"u": U, "v": V, "bu": RNG.standard_normal(24)})
+
+
+def test_accumulate_at_and_setitem_adjoints_as_the_numpy_backend_writes_them():
+    _check("""\
+        u_add = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        k_item = k[1:-1]
+        u_shape = rt.broadcast_shape(k_item, u_add)
+        bu_value = rt.setitem_adjoint_value(bu, slice(1, -1), u_shape)
+        bu = rt.setitem_adjoint_array(bu, slice(1, -1))
+        bk_item = rt.unbroadcast(bu_value * u_add, k)
+        bu_add = bu_value * k[1:-1]
+        bu = rt.accumulate_at(bu, u, slice(None, -2), bu_add)
+        bu = rt.accumulate_at(bu, u, slice(1, -1), -bu_add * 2.0)
+        bu = rt.accumulate_at(bu, u, slice(2, None), bu_add)
+        bk = rt.accumulate_at(bk, k, slice(1, -1), bk_item)
+        bu = rt.accumulate_at(bu, u, slice(1, -1), bu_value)
+        """, "bu, bk", {"u": U, "k": V, "bu": RNG.standard_normal(24),
+                        "bk": RNG.standard_normal(24)}, fused=True)
+
+
+# ----------------------------------------------------------------- rolls
+
+@pytest.mark.parametrize("shift", [-1, 1, 2, -2, 39, 40, 41, -83, 123])
+def test_rolls_by_any_shift_of_arguments_and_of_computed_values(shift):
+    _check(f"""\
+        a = np.roll(x, {shift}) * 2.0 - x
+        b = (np.roll(a, -1) - np.roll(a, {shift})) * np.roll(x, 1) + a
+        """, "a, b", {"x": X40})
+
+
+def test_lorenz96_rk4_step_as_one_fusion():
+    _check("""\
+        k1 = (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + F
+        x2 = x + 0.5 * h * k1
+        k2 = (np.roll(x2, -1) - np.roll(x2, 2)) * np.roll(x2, 1) - x2 + F
+        x3 = x + 0.5 * h * k2
+        k3 = (np.roll(x3, -1) - np.roll(x3, 2)) * np.roll(x3, 1) - x3 + F
+        x4 = x + h * k3
+        k4 = (np.roll(x4, -1) - np.roll(x4, 2)) * np.roll(x4, 1) - x4 + F
+        x = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        """, "x", {"x": X40, "F": 8.0, "h": 0.01})
+
+
+def test_a_roll_of_an_empty_array_runs_unfused():
+    _check("""\
+        a = np.roll(x, 1) + 1.0
+        b = a * 2.0
+        """, "b", {"x": np.zeros(0)})
+
+
+# ----------------------------------------------------------------- aliasing
+
+def test_an_argument_written_while_a_view_of_it_is_read_runs_unfused():
+    # v is u[1:]: u[2:] += v[:-1] reads u[i + 1] after a fused loop would have
+    # written it; the compiler cannot see that two arguments share memory
+    name, description, namespace, _ = _passes("""\
+        w = v * 2.0
+        u[2:] += v[:-1] * w[:-1]
+        """, "w")
+    params = description[0]
+    assert fused_source(description, ("array",) * len(params)) is not None
+
+    def run(f):
+        u = U.copy()
+        args = {"u": u, "v": u[1:]}
+        return f(*[args[p] for p in params]), u
+    want, u_numpy = run(namespace[name].__wrapped__)
+    got, u_numba = run(_compiled_caller(name, namespace, params))
+    assert np.allclose(got, want, rtol=1e-13, atol=0) and \
+        np.allclose(u_numba, u_numpy, rtol=1e-13, atol=0)
+
+
+# ----------------------------------------------------------------- shapes and numbers
+
+def test_broadcasting_a_length_one_array_runs_unfused_with_numpys_result():
+    _check("""\
+        a = u * s + 1.0
+        b = a * u
+        """, "a, b", {"u": U, "s": np.array([3.0])})
+
+
+def test_numbers_int_and_float_and_sums_of_adjoints():
+    _check("""\
+        c = 0.5 * h
+        g = u * c + n
+        bF = 0.0
+        bF += rt.unbroadcast(g, F)
+        g2 = g * bF
+        bF += rt.unbroadcast(g2, F)
+        """, "g2, bF, c", {"u": U, "h": 0.1, "n": 3, "F": 2.0})
+
+
+def test_two_dimensional_arrays_run_unfused():
+    _check("""\
+        a = u * 2.0 + v
+        b = np.tanh(a) * v
+        """, "a, b", {"u": RNG.standard_normal((3, 4)), "v": RNG.standard_normal((3, 4))},
+        fused=False)
+
+
+def test_ufuncs_and_division_by_zero_follow_numpy():
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _check("""\
+            a = np.exp(u) / (v - v)
+            b = np.maximum(a, u) + np.tanh(v) ** 2
+            """, "a, b", {"u": U, "v": V})
+
+
+# ----------------------------------------------------------------- random programs
+
+def _program(rng):
+    """A random run of statements over arguments ``u``, ``v`` (26 elements):
+    slices of length 24 at three offsets, temporaries of that length, stores
+    and adds into slices, rolls and copies of whole arguments."""
+    slices = ["[:-2]", "[1:-1]", "[2:]"]
+    temps, lines = [], []
+
+    def operand():
+        if temps and rng.random() < 0.4:
+            return temps[rng.integers(len(temps))]
+        return "uv"[rng.integers(2)] + slices[rng.integers(3)]
+
+    def target():
+        return "uv"[rng.integers(2)] + slices[rng.integers(3)]
+
+    c = lambda: f"{rng.uniform(-2, 2):.3f}"  # noqa: E731
+    for k in range(int(rng.integers(3, 9))):
+        kind = int(rng.integers(8))
+        if kind == 0:
+            lines.append(f"t{k} = {operand()} * {c()} + {operand()}")
+            temps.append(f"t{k}")
+        elif kind == 1:
+            lines.append(f"t{k} = np.tanh({operand()}) - {operand()}")
+            temps.append(f"t{k}")
+        elif kind == 2:
+            lines.append(f"{target()} += {operand()} * {c()}")
+        elif kind == 3:
+            lines.append(f"{target()} -= {operand()}")
+        elif kind == 4:
+            lines.append(f"{target()} = {operand()} - {operand()}")
+        elif kind == 5:
+            lines.append(f"{target()} = {c()}")
+        elif kind == 6:
+            lines.append(f"w{k} = np.roll({'uv'[rng.integers(2)]}, {int(rng.integers(-60, 60))}) "
+                         f"* {c()}")
+        else:
+            lines.append(f"u = u.copy()")
+    return lines
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_runs_of_statements_equal_numpy(seed):
+    rng = np.random.default_rng(seed)
+    lines = _program(rng)
+    assigned = [line.split(" = ")[0] for line in lines if line.split(" ")[0].isidentifier()]
+    returned = ", ".join(dict.fromkeys(assigned + ["u", "v"]))
+    _check("\n".join(lines) + "\n", returned,
+           {"u": rng.standard_normal(26), "v": rng.standard_normal(26)})
