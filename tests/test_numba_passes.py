@@ -112,6 +112,22 @@ def test_adds_into_overlapping_slices_in_program_order():
         """, "g", {"u": U, "v": V, "bu": RNG.standard_normal(24)})
 
 
+def test_a_copy_of_a_slice_keeps_the_values_from_before_the_shifted_adds():
+    # the owned adjoint of a stencil (transform/owned_adjoints.py): the slice's
+    # adjoint is copied, then the slice is zeroed and shifted adds go into it;
+    # the copy must hold every element as it was before bu[2:] += g changed it
+    _check("""\
+        g = bu[1:-1].copy()
+        bu[1:-1] = 0.0
+        h = g * k[1:-1]
+        bu[:-2] += h
+        bu[1:-1] -= h * 2.0
+        bu[2:] += h
+        bk[1:-1] += g * u[1:-1]
+        """, "g", {"u": U, "k": V, "bu": RNG.standard_normal(24),
+                   "bk": RNG.standard_normal(24)}, fused=True)
+
+
 def test_accumulate_at_and_setitem_adjoints_as_the_numpy_backend_writes_them():
     _check("""\
         u_add = u[2:] - 2.0 * u[1:-1] + u[:-2]

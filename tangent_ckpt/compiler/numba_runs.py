@@ -265,6 +265,9 @@ def _call_expr(node):
     if isinstance(f, ast.Attribute) and f.attr == "copy" and not args and \
             isinstance(f.value, ast.Name) and not f.value.id.startswith("<"):
         return ("copy", f.value.id)
+    if isinstance(f, ast.Attribute) and f.attr == "copy" and not args and \
+            isinstance(f.value, ast.Subscript):   # bu[1:-1].copy(): a slice's values
+        return ("copy", _expr(f.value))
     if _is_rt(node, "unbroadcast") and len(args) == 2 and isinstance(args[1], ast.Name):
         return ("unbroadcast", _expr(args[0]), args[1].id)
     if _is_rt(node, "broadcast_shape") and len(args) == 2:

@@ -207,8 +207,11 @@ class _Writer:
         if head == "setitem_value":  # rt.setitem_adjoint_value(g, index, value)
             return self.unbroadcast(self.view(self.array(node[1]), node[2]),
                                     self.lookup(node[3]))
-        if head == "copy":
-            return self.let(("leaf", self.array(node[1]), ()))
+        if head == "copy":   # of an array, or of a slice of one (a tuple)
+            source = node[1]
+            value = self.array(source) if isinstance(source, str) else \
+                self.view(self.array(source[1]), source[2:])
+            return self.let(("leaf", value, ()))
         tree = self.expr(node)
         if tree[0] == "leaf" and tree[2] == ():
             return tree[1]
