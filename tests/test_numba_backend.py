@@ -93,7 +93,7 @@ def test_numba_source_decorates_steps_and_keeps_the_driver_in_python():
     # and of the adjoint step, each run computed as a few loops (numba_passes)
     assert text.count("@njit(cache=True)\n") == 3
     assert text.count("@njit(cache=True, quiet=True)\n") == 2
-    assert text.count("@njit(cache=True, passes=((") == 2
+    assert text.count("@njit(\n    cache=True,\n    passes=((") == 2
     assert "np.s_" not in text and "slice(1, -1)" in text
     assert ("rt.getitem_adjoint(" in text or "rt.accumulate_at(" in text) and \
         "rt.CheckpointedLoop(" in text  # runtime helpers stay calls (their Numba twins)

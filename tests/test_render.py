@@ -62,3 +62,27 @@ def test_blocks_print_their_header_and_line_notes():
         "for t in range(n):\n"
         "    # line 3: h = np.tanh(h)\n"
         "    h = np.tanh(h)")
+
+
+def _decorated(decorator):
+    fn = ast.FunctionDef(name="f", args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                      kwonlyargs=[], kw_defaults=[],
+                                                      kwarg=None, defaults=[]),
+                         body=[], decorator_list=[decorator], returns=None, type_params=[])
+    return render([Block(fn, [Line(ast.Return(value=ast.Constant(1)))])])
+
+
+def test_a_short_decorator_stays_on_one_line():
+    text = _decorated(ast.parse("njit(cache=True)", mode="eval").body)
+    assert text.splitlines()[0] == "@njit(cache=True)"
+
+
+def test_a_long_literal_decorator_is_wrapped_and_means_the_same():
+    plan = tuple(("let", f"name_{i}", ("bin", "*", 2.0, f"operand_{i}")) for i in range(12))
+    call = ast.parse(f"njit(cache=True, passes={plan!r})", mode="eval").body
+    text = _decorated(call)
+    lines = text.splitlines()
+    assert len(lines) > 12 and max(len(line) for line in lines) <= 100
+    assert lines[0] == "@njit(" and lines[1] == "    cache=True,"
+    parsed = ast.parse(text.replace("@njit(", "@dict(", 1)).body[0].decorator_list[0]
+    assert ast.literal_eval(parsed.keywords[1].value) == plan

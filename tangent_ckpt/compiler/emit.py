@@ -1,7 +1,8 @@
 """Emit: the one place generated code becomes text, and the text a function.
 
 Statements are stdlib ``ast`` trees printed with :func:`ast.unparse` (standard
-library, one line per statement, never wrapped); blocks, comments and the
+library, one line per statement, never wrapped; only a long decorator of literal
+keyword values is laid out over several lines); blocks, comments and the
 ``# line N: ...`` notes that tie generated code to the user's lines are laid
 out here.  The source is compiled once and run in ``{np, rt, bindings}``.
 """
@@ -9,6 +10,7 @@ out here.  The source is compiled once and run in ``{np, rt, bindings}``.
 import ast
 import itertools
 import linecache
+import pprint
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +164,32 @@ def header(block, aliases=None):
     raise TypeError(head)
 
 
+_WIDTH = 100
+
+
+def _decorator_lines(decorator, pad, aliases):
+    """``@f(...)`` on one line; a longer call with literal keyword values (the
+    Numba backend's ``passes=`` description) laid out one keyword per line, each
+    literal wrapped at its elements' boundaries so that it can be read."""
+    text = f"{pad}@{unparse(decorator, aliases)}"
+    if len(text) <= _WIDTH or not isinstance(decorator, ast.Call) or decorator.args:
+        return [text]
+    lines = [f"{pad}@{unparse(decorator.func, aliases)}("]
+    for keyword in decorator.keywords:
+        prefix = f"{pad}    {keyword.arg}="
+        try:
+            value = ast.literal_eval(keyword.value)
+        except ValueError:
+            lines.append(f"{prefix}{unparse(keyword.value, aliases)},")
+            continue
+        wrapped = pprint.pformat(value, width=max(_WIDTH - len(prefix), 40)).split("\n")
+        lines.append(prefix + wrapped[0])
+        lines.extend(" " * len(prefix) + rest for rest in wrapped[1:])
+        lines[-1] += ","
+    lines.append(f"{pad})")
+    return lines
+
+
 def render(items, indent="    ", level=0, line_texts=None, aliases=None):
     """Print code items; a comment with the user's line precedes each new line's group."""
     lines = []
@@ -189,7 +217,7 @@ def render(items, indent="    ", level=0, line_texts=None, aliases=None):
                 if item.head is not None:
                     _note(item.line, item.adjoint, pad)
                 for decorator in getattr(item.head, "decorator_list", ()):
-                    lines.append(f"{pad}@{unparse(decorator, aliases)}")
+                    lines.extend(_decorator_lines(decorator, pad, aliases))
                 lines.append(pad + header(item, aliases))
                 last[0] = None
                 if item.body:
