@@ -156,6 +156,17 @@ def test_rolls_by_any_shift_of_arguments_and_of_computed_values(shift):
         """, "a, b", {"x": X40})
 
 
+@pytest.mark.parametrize("shift", [-2, 1, 41])
+def test_a_roll_of_an_expression_rolls_its_whole_value(shift):
+    # the adjoint of np.roll(x, 2) with its negation folded in:
+    # np.roll(rt.unbroadcast(-g, x), -2), the argument computed in the same run
+    _check(f"""\
+        g = x * 3.0
+        b = b + np.roll(rt.unbroadcast(-g, x), {shift})
+        c = np.roll(g * x + 1.0, {shift}) - g
+        """, "b, c", {"x": X40, "b": X40 * 0.5}, fused=True)
+
+
 def test_lorenz96_rk4_step_as_one_fusion():
     _check("""\
         k1 = (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + F

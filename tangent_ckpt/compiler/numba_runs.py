@@ -256,9 +256,8 @@ def _call_expr(node):
     function = _np_function(node)
     if function in UFUNCS:
         return ("ufunc", function) + tuple(_expr(a) for a in args)
-    if function == "roll" and len(args) in (2, 3) and isinstance(args[0], ast.Name) and \
-            (len(args) == 2 or _is_none(args[2])):
-        return ("roll", args[0].id, _int(args[1]))
+    if function == "roll" and len(args) in (2, 3) and (len(args) == 2 or _is_none(args[2])):
+        return ("roll", _expr(args[0]), _int(args[1]))   # of a name, or of a value computed here
     if function == "copy" and len(args) == 1 and isinstance(args[0], ast.Name):
         return ("copy", args[0].id)
     f = node.func

@@ -323,7 +323,11 @@ class _Writer:
             shift = node[2]
             if not isinstance(shift, int) or isinstance(shift, bool):
                 raise Unfused("a roll by a variable")
-            return ("leaf", self.array(node[1]), ("roll", shift))
+            source = node[1]   # a name, or an expression: its value is made first
+            value = self.array(source) if isinstance(source, str) else self.value_of(source)
+            if value.kind != "array":
+                raise Unfused("a roll of a number")
+            return ("leaf", value, ("roll", shift))
         value = self.value_of(node)
         if value.kind == "shape":
             raise Unfused("a shape in arithmetic")
