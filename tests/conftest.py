@@ -1,6 +1,7 @@
 """Shared pytest options.
 
-``--fuzz-long``: run the program fuzzer (tests/test_fuzz.py) with thousands of
+``--fuzz-long``: run the program fuzzer (tests/test_fuzz.py, and the random runs of
+tests/test_numba_passes.py) with thousands of
 examples instead of the bounded CI count.  When autograd (the second oracle) is
 installed, the session ends with how many programs it checked.
 """

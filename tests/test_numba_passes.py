@@ -24,15 +24,18 @@ from tangent_ckpt import runtime as rt  # noqa: E402
 from tangent_ckpt.runtime.numba_backend import njit  # noqa: E402
 
 
-def _passes(body, returned):
+def _passes(body, returned, may_decline=False):
     """The function the compiler makes of the statements ``body`` (then
-    ``return returned``): (its name, its description, the module namespace)."""
+    ``return returned``): (its name, its description, the module namespace);
+    None when ``may_decline`` and the compiler keeps the statements as they are."""
     tree = ast.parse(textwrap.dedent(body))
     renames = {"np": NUMPY, "rt": RUNTIME, "slice": builtin("slice")}
     items = [Line(sx.renamed(s, renames)) for s in tree.body]
     items.append(Line(ast.parse(f"return {returned}").body[0]))
     emitted = {}
     out = fused_runs(items, "case", set(), emitted)
+    if may_decline and not emitted:
+        return None
     assert len(emitted) == 1, "the statements were not put into one function"
     name, block = next(iter(emitted.values()))
     namespace = {"np": np, "rt": rt, "njit": njit}
@@ -48,10 +51,13 @@ def _compiled_caller(name, namespace, params):
     return numba.njit(namespace["caller"])
 
 
-def _check(body, returned, args, fused=None):
+def _check(body, returned, args, fused=None, may_decline=False):
     """Run ``body`` with NumPy and compiled, on copies of ``args`` (a dict):
     equal results and equal arguments afterwards (within 1e-13)."""
-    name, description, namespace, _ = _passes(body, returned)
+    made = _passes(body, returned, may_decline)
+    if made is None:
+        return None   # not fused: the statements run as NumPy wrote them
+    name, description, namespace, _ = made
     params = description[0]
     kinds = tuple(_kind(args[p]) for p in params)
     if fused is not None:
@@ -63,6 +69,9 @@ def _check(body, returned, args, fused=None):
     want = want if isinstance(want, tuple) else (want,)
     got = got if isinstance(got, tuple) else (got,)
     for g, w in zip(got, want):
+        if w is None:   # the statements only write into their arguments
+            assert g is None
+            continue
         assert np.shape(g) == np.shape(w)
         assert np.allclose(g, w, rtol=1e-13, atol=1e-13), (g, w)
     for k in params:
@@ -98,6 +107,15 @@ def test_a_store_reading_its_own_array_at_other_elements_sees_the_old_values(sto
         {store}
         z = w + u
         """, "z", {"u": U})
+
+
+def test_a_run_that_only_writes_into_its_arguments_returns_nothing():
+    # its fused loops returned "(,)" (a syntax error) before: found by the long random runs
+    _check("""\
+        u[:-2] -= v[2:]
+        v[:-2] -= u[1:-1]
+        u[1:-1] = v[:-2] - v[:-2]
+        """, "u, v", {"u": U, "v": V}, fused=True)
 
 
 def test_adds_into_overlapping_slices_in_program_order():
@@ -287,11 +305,15 @@ def _program(rng):
     return lines
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_random_runs_of_statements_equal_numpy(seed):
-    rng = np.random.default_rng(seed)
-    lines = _program(rng)
-    assigned = [line.split(" = ")[0] for line in lines if line.split(" ")[0].isidentifier()]
-    returned = ", ".join(dict.fromkeys(assigned + ["u", "v"]))
-    _check("\n".join(lines) + "\n", returned,
-           {"u": rng.standard_normal(26), "v": rng.standard_normal(26)})
+@pytest.mark.parametrize("seed", range(8))
+def test_random_runs_of_statements_equal_numpy(request, seed):
+    # each run compiles a function (2-6 s): 8 by default (CI), 200 with --fuzz-long
+    long = request.config.getoption("--fuzz-long")
+    for drawn in range(seed, 200, 8) if long else [seed]:
+        rng = np.random.default_rng(drawn)
+        lines = _program(rng)
+        assigned = [line.split(" = ")[0] for line in lines if line.split(" ")[0].isidentifier()]
+        returned = ", ".join(dict.fromkeys(assigned + ["u", "v"]))
+        _check("\n".join(lines) + "\n", returned,
+               {"u": rng.standard_normal(26), "v": rng.standard_normal(26)},
+               may_decline=long)   # a long run meets programs left unfused (u = u.copy() twice)

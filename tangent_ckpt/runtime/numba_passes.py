@@ -585,6 +585,8 @@ class _Writer:
                 parts.append(self.view_var(value, lines))
             else:
                 parts.append(value.var)
+        if not parts:   # only writes into arguments: None, as the statements return
+            return "None"
         return f"({', '.join(parts)},)" if len(parts) != 1 else parts[0]
 
 
