@@ -118,6 +118,18 @@ def test_a_run_that_only_writes_into_its_arguments_returns_nothing():
         """, "u, v", {"u": U, "v": V}, fused=True)
 
 
+def test_the_value_adjoint_of_a_write_is_a_copy_that_zeroing_the_slice_keeps():
+    # rt.setitem_adjoint_value is a copy of g[index]; fused as a view of bu, the
+    # in-place zeroing of an owned bu[1:-1] wiped it (a wrong gradient)
+    _check("""\
+        bv = rt.setitem_adjoint_value(bu, slice(1, -1), w)
+        bu[1:-1] = 0.0
+        bu[2:] += bv * v[1:-1]
+        bu[:-2] += bv
+        """, "bv", {"bu": RNG.standard_normal(24), "w": RNG.standard_normal(22), "v": V},
+           fused=True)
+
+
 def test_adds_into_overlapping_slices_in_program_order():
     # the adjoint of a stencil with owned buffers: zero, then three shifted adds
     _check("""\

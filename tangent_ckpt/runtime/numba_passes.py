@@ -204,9 +204,9 @@ class _Writer:
             return self.broadcast(*[self.shape(self.operand(a)) for a in node[1:]])
         if head == "unbroadcast":
             return self.unbroadcast(self.value_of(node[1]), self.lookup(node[2]))
-        if head == "setitem_value":  # rt.setitem_adjoint_value(g, index, value)
-            return self.unbroadcast(self.view(self.array(node[1]), node[2]),
-                                    self.lookup(node[3]))
+        if head == "setitem_value":  # rt.setitem_adjoint_value(g, index, value): a copy
+            copied = self.let(("leaf", self.view(self.array(node[1]), node[2]), ()))
+            return self.unbroadcast(copied, self.lookup(node[3]))
         if head == "copy":   # of an array, or of a slice of one (a tuple)
             source = node[1]
             value = self.array(source) if isinstance(source, str) else \

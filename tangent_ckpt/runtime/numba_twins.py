@@ -263,7 +263,11 @@ def _accumulate_at(acc, x, index, g):
 @_twin("setitem_adjoint_value")
 def _setitem_adjoint_value(g, index, value):
     if isinstance(g, types.Array) and _basic(index):
-        return lambda g, index, value: rt.unbroadcast(g[index], value)
+        if _selects_element(g, index):   # a number: nothing to share
+            return lambda g, index, value: rt.unbroadcast(g[index], value)
+        # a copy, never a view, as in NumPy's version: the caller then zeroes
+        # g[index], in place when it owns g (bu[1:-1] = 0.0)
+        return lambda g, index, value: rt.unbroadcast(g[index].copy(), value)
     _refuse("setitem_adjoint_value", g, index, value)
 
 
