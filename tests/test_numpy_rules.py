@@ -21,6 +21,8 @@ from tangent_ckpt.adjoints import ops_table
 from tangent_ckpt.adjoints.evaluation import evaluate
 from tangent_ckpt.adjoints.registry import lookup
 
+NUMPY_2_1 = np.lib.NumpyVersion(np.__version__) >= "2.1.0"   # np.clip(min=), reshape(shape=)
+
 EPS = 1e-6
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -161,6 +163,8 @@ def test_clip(shapes, seed):
     lo, hi = rand(rng, slo, -1.5, -0.1), rand(rng, shi, 0.1, 1.5)
     for param, where in (("a", 0), ("a_min", 1), ("a_max", 2)):
         check(np.clip, [a, lo, hi], param=param, where=where, rng=rng)
+    if not NUMPY_2_1:   # np.clip(a, min=, max=) is new in NumPy 2.1
+        return
     for param, where in (("a", 0), ("min", "min"), ("max", "max")):
         check(np.clip, [a], {"min": lo, "max": hi}, param=param, where=where, rng=rng)
 
@@ -330,7 +334,8 @@ def test_max_min_ties_share_equally():
     np.testing.assert_allclose(adj, [[0, 0.5, 0.5], [0, 0, 0]])
     adj = evaluate(np.min, "a", np.array([1.0, 6.0]), np.min(x, axis=1), [x], {"axis": 1})
     np.testing.assert_allclose(adj, [[1, 0, 0], [2, 2, 2]])
-    assert lookup(np.amax) is not lookup(np.max) and lookup(np.amax).templates
+    # NumPy 2 made np.max a function of its own (in 1.x it is np.amax): each has the row
+    assert lookup(np.amax).templates and lookup(np.max).templates
 
 
 @pytest.mark.parametrize("shape, axis", [((5,), None), ((3, 4), None), ((3, 4), 0),
@@ -344,7 +349,8 @@ def test_cumsum(shape, axis):
 
 SHAPE_CASES = [
     (np.reshape, [(3, 4), (2, 6)], {}), (np.reshape, [(3, 4), -1], {}),
-    (np.reshape, [(3, 4), (4, -1)], {"order": "F"}), (np.reshape, [(3, 4)], {"shape": (12,)}),
+    (np.reshape, [(3, 4), (4, -1)], {"order": "F"}),
+    *([(np.reshape, [(3, 4)], {"shape": (12,)})] if NUMPY_2_1 else []),  # new in NumPy 2.1
     (np.ravel, [(2, 3)], {}), (np.ravel, [(2, 3)], {"order": "F"}),
     (np.transpose, [(2, 3)], {}), (np.transpose, [(2, 3, 4)], {}),
     (np.transpose, [(2, 3, 4), (1, -1, 0)], {}), (np.transpose, [(2, 3, 4)], {"axes": (2, 0, 1)}),
@@ -593,6 +599,11 @@ def test_constants_have_no_adjoint():
 def test_docs_table_is_current():
     pytest.importorskip("scipy")       # the page lists the scipy.special rules too
     path = Path(__file__).resolve().parents[1] / "docs" / "supported_ops.md"
+    rendered_under = f"under NumPy {ops_table.rendering_numpy()};"
+    if rendered_under not in path.read_text():
+        # the page is rendered under one NumPy (its aliases and rows differ by release);
+        # under the others test_docs_list_every_numpy_rule checks each row is named
+        pytest.skip("docs/supported_ops.md is rendered under another NumPy release")
     assert path.read_text() == ops_table.render_table(), (
         "regenerate: python -m tangent_ckpt.adjoints.ops_table > docs/supported_ops.md")
 

@@ -26,6 +26,7 @@ import operator
 
 import numpy as np
 
+from tangent_ckpt.adjoints.numpy_versions import available, numpy_function
 from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure, lookup,
                                             registered_functions)
 from tangent_ckpt.runtime.array_adjoints import column_join, quantile_weights, row_join
@@ -386,7 +387,7 @@ with section("Linear algebra"):
     defadjoint(np.vdot, "a, b, /", linear=True,
                a="np.reshape(g * np.ravel(b), np.shape(a))",
                b="np.reshape(g * np.ravel(a), np.shape(b))")
-    defadjoint(np.matrix_transpose, "x, /", x="np.matrix_transpose(g)", linear=True)
+    defadjoint(numpy_function("matrix_transpose"), "x, /", x="np.matrix_transpose(g)", linear=True)
     defadjoint(np.inner, "a, b, /", linear=True,
                a="inner_adjoint_a(g, a, b)",
                b="inner_adjoint_b(g, a, b)")
@@ -437,10 +438,10 @@ with section("Linear algebra"):
                only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)", tangent=QR_TANGENT)
     defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
                a="matrix_power_adjoint(g, a, n)", tangent=matrix_power_tangent)
-    defadjoint(np.linalg.vector_norm, "x, /, *, axis=None, keepdims=False, ord=2",
+    defadjoint(numpy_function("linalg.vector_norm"), "x, /, *, axis=None, keepdims=False, ord=2",
                name="np.linalg.vector_norm", domain="nonzero", only={"ord": (2,)},
                x="vector_norm_adjoint(g, x, ans, axis, keepdims)", tangent=NORM_EUCLID)
-    defadjoint(np.vecdot, "x1, x2, /, *, axis=None",
+    defadjoint(numpy_function("vecdot"), "x1, x2, /, *, axis=None",
                x1="unbroadcast(vecdot_adjoint(g, x2, axis), x1)",
                x2="unbroadcast(vecdot_adjoint(g, x1, axis), x2)", linear=True)
     defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
@@ -459,8 +460,9 @@ with section("Reductions and statistics"):
                a="nanmean_adjoint(g, a, axis, keepdims)",
                tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims) / "
                        "np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)")
-    defadjoint(np.trapezoid, "y, x=None, dx=1.0, axis=-1",
-               y="trapezoid_adjoint(g, y, x, dx, axis)", linear=True)
+    for _fn in available("trapezoid", "trapz"):
+        defadjoint(_fn, "y, x=None, dx=1.0, axis=-1",
+                   y="trapezoid_adjoint(g, y, x, dx, axis)", linear=True)
     defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False",
                only={"returned": (False,)},
                a="average_adjoint(g, a, axis, weights, keepdims)",
@@ -507,7 +509,8 @@ with section("Reductions and statistics"):
                tangent=f"({extremum_tangent('np.max')}) - ({extremum_tangent('np.min')})")
     defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", methods="cumsum",
                a="cumsum_adjoint(g, a, axis)", linear=True)
-    defadjoint(np.cumulative_sum, "x, /, *, axis=None, dtype=None, out=None, include_initial=False",
+    defadjoint(numpy_function("cumulative_sum"),
+               "x, /, *, axis=None, dtype=None, out=None, include_initial=False",
                only={"include_initial": (False,)}, x="cumsum_adjoint(g, x, axis)", linear=True)
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", methods="cumprod",
                a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
@@ -578,7 +581,7 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     defadjoint(np.stack, "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'",
                sequence=("arrays",),
                arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"), linear="joint")
-    for _fn in (np.vstack, np.row_stack):
+    for _fn in (np.vstack, *available("row_stack")):
         defadjoint(_fn, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
                    tup="vstack_adjoint(g, tup, i)", linear="joint")
     defadjoint(np.hstack, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
@@ -757,12 +760,12 @@ NOTES = {
     np.exp: "needs `ans`",
     np.float_power: "as np.power",
     np.heaviside: "no adjoint for `x1`; `x2` (the value at 0) where x1 == 0",
-    np.vecdot: "real input",
-    np.linalg.vector_norm: "ord 2; any axes; 0 at the zero vector",
+    numpy_function("vecdot"): "real input",
+    numpy_function("linalg.vector_norm"): "ord 2; any axes; 0 at the zero vector",
     np.nanmax: "NaN entries get 0; ties share `g` equally",
     np.nanmin: "NaN entries get 0; ties share `g` equally",
     np.ptp: "the max's and the min's adjoints (ties share)",
-    np.cumulative_sum: "`include_initial=True` is refused",
+    numpy_function("cumulative_sum"): "`include_initial=True` is refused",
     np.convolve: "every mode; real input",
     np.polyval: "`p` a 1-D array; `x` any shape",
     np.polyder: "`p` a 1-D array, first derivative only (`m=1`)",
@@ -819,7 +822,6 @@ NOTES = {
     weights_like: "tangent rules' helper: `np.average`'s weights broadcast to `a`",
     np.nansum: "0 at NaN entries",
     np.nanmean: "0 at NaN entries; the count excludes them",
-    np.trapezoid: "`y` only (sample points `x` or `dx` constant); y of any shape along `axis`",
     np.vdot: "real input",
     np.gradient: "one axis (1-D input or `axis=k`); any spacing and edge_order",
     np.sort: "ties: the stable order",
@@ -840,7 +842,6 @@ NOTES = {
     np.stack: "sequence parameter `arrays`; slices are views of `g`",
     np.hstack: "sequence parameter `tup`",
     np.vstack: "sequence parameter `tup`",
-    np.row_stack: "np.vstack (deprecated in NumPy 2)",
     np.column_stack: "sequence parameter `tup`",
     row_join: "`np.r_[a, b, ...]` of arrays and numbers (no slices or string directives)",
     column_join: "`np.c_[a, b, ...]` of arrays and numbers",
@@ -868,3 +869,6 @@ NOTES = {
     operator.getitem: "repeated integer indices accumulate (np.add.at); "
                       "in loops prefer `accumulate_at`",
 }
+for _fn in available("trapezoid", "trapz"):
+    NOTES[_fn] = "`y` only (sample points `x` or `dx` constant); y of any shape along `axis`"
+NOTES.pop(None, None)   # the rows of functions the running NumPy lacks (numpy_versions)

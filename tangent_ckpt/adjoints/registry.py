@@ -195,7 +195,10 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
                **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
-    tangent (``tangent=`` or ``linear=``; see the module docstring)."""
+    tangent (``tangent=`` or ``linear=``; see the module docstring).  ``fn`` None
+    (a function the running NumPy lacks, ``numpy_versions``) registers nothing."""
+    if fn is None:
+        return None
     name = name or _default_name(fn)
     params = parse_signature(signature)
     names = {p[0] for p in params}
