@@ -245,6 +245,14 @@ class CallLowering:
         rewritten = self.rewritten_method(node, hint)
         if rewritten is not None:
             return rewritten
+        owner = self.lo.expressions.static_value(func.value)
+        if isinstance(owner, types.ModuleType) and not hasattr(owner, method):
+            # np.row_stack under NumPy 2.5: the name is gone, not a method without a rule
+            raise self.lo.error(UnsupportedFunctionError, f"module '{owner.__name__}' has no "
+                                f"attribute '{method}'", node, construct=f"{to_source(func)}",
+                                hint="a function deprecated and then removed by the library "
+                                     "(docs/supported_ops.md, NumPy versions, names the "
+                                     "replacements)")
         if method not in METHODS:
             raise self.lo.error(UnsupportedFunctionError, f"unsupported method .{method}()", node,
                              construct=f"{to_source(func)}()" if _printable(func)
