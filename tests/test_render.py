@@ -86,3 +86,50 @@ def test_a_long_literal_decorator_is_wrapped_and_means_the_same():
     assert lines[0] == "@njit(" and lines[1] == "    cache=True,"
     parsed = ast.parse(text.replace("@njit(", "@dict(", 1)).body[0].decorator_list[0]
     assert ast.literal_eval(parsed.keywords[1].value) == plan
+
+
+_PRINTED_BOTH_WAYS = '''\
+def f(h, W, b, n):
+    for t in range(n):
+        h = np.tanh(h @ W + b)
+        if t == 2:
+            h = h * 0.5
+    return np.sum(h[:, 1:] ** 2) + np.mean(np.maximum(h, 0.0))
+'''
+
+
+def _source_printed(monkeypatch, trials):
+    from tangent_ckpt.compiler import emit
+    monkeypatch.setitem(emit._TRIALS, "left", trials)
+    namespace = {"np": np}
+    exec(compile(_PRINTED_BOTH_WAYS, "<printed both ways>", "exec"), namespace)
+    return tc.grad(namespace["f"], wrt=(1, 2), checkpoint=True, snapshots=2,
+                   source=_PRINTED_BOTH_WAYS).source
+
+
+def test_the_public_printer_alone_prints_what_the_accelerator_prints(monkeypatch):
+    """Python 3.12+ may change or drop CPython's private ast._Unparser: emit's public
+    path (ast.unparse on plain copies) prints the same source on its own."""
+    from tangent_ckpt.compiler import emit
+    if emit._Unparser is None:
+        import pytest
+        pytest.skip("this Python has no ast._Unparser: the public path is the only one")
+    public = _source_printed(monkeypatch, None)
+    accelerated = _source_printed(monkeypatch, 0)
+    assert public == accelerated
+
+
+def test_an_accelerator_that_prints_otherwise_is_turned_off(monkeypatch):
+    from tangent_ckpt.compiler import emit
+    public = _source_printed(monkeypatch, None)
+
+    class Different:
+        def __init__(self, aliases=None):
+            pass
+
+        def visit(self, node):
+            return "something else"
+
+    monkeypatch.setattr(emit, "_Printer", Different)
+    assert _source_printed(monkeypatch, 5) == public
+    assert emit._TRIALS["left"] is None

@@ -93,14 +93,18 @@ def _plain(node, aliases):
     return copy
 
 
-_Unparser = getattr(ast, "_Unparser", None)  # the class behind ast.unparse
+# ast.unparse is the public printer; it prints plain nodes only, so the public path
+# copies each tree first (_plain).  Where CPython has the private class behind it
+# (ast._Unparser), a subclass prints the tree as it is -- a third of emit's time on
+# long functions (benchmarks/compile_time.py) -- but only as an accelerator: the
+# first trees are printed both ways, and any difference or error turns it off for
+# the process, so a Python that changes or drops the private class prints the same.
+_Unparser = getattr(ast, "_Unparser", None)
 
 
 class _Printer(_Unparser or object):
     """``ast.unparse`` that prints a HelperCall as the call it is and the ids of
-    modules and builtins by their aliases, reading the tree as it is: copying
-    every tree into plain nodes first (:func:`_plain`) was a third of emit's
-    time on long functions (benchmarks/compile_time.py)."""
+    modules and builtins by their aliases, reading the tree as it is."""
 
     def __init__(self, aliases=None, **options):
         # ast's own unparser makes a fresh one, without aliases, for each
@@ -123,13 +127,26 @@ class _Printer(_Unparser or object):
         return None  # generated statements have no type comments (nor positions)
 
 
+#: how many more trees the accelerator prints twice, to compare; None once it is off
+_TRIALS = {"left": 200 if _Unparser is not None else None}
+
+
 def _printed(node, aliases):
-    if _Unparser is not None:
+    public = None
+    left = _TRIALS["left"]
+    if left is not None:
         try:
-            return _Printer(aliases).visit(node)
+            fast = _Printer(aliases).visit(node)
         except AttributeError:  # a node without an optional field: print a full copy
-            pass
-    return ast.unparse(_plain(node, aliases))
+            fast = None
+        except Exception:  # noqa: BLE001 -- the private class changed: use the public path
+            fast, _TRIALS["left"] = None, None
+        if fast is not None and left == 0:
+            return fast
+        public = ast.unparse(_plain(node, aliases))
+        if fast is not None:
+            _TRIALS["left"] = left - 1 if fast == public else None
+    return public if public is not None else ast.unparse(_plain(node, aliases))
 
 
 def unparse(node, aliases=None):
