@@ -20,7 +20,9 @@ import numpy as np
 from tangent_ckpt.errors import TangentCkptError
 
 __all__ = ["is_foreign_array", "is_array", "library_of", "to_host", "from_host",
-           "in_library_of", "copy_array", "BackendError", "refuse"]
+           "in_library_of", "copy_array", "as_array", "array_library", "like_of", "NumpyFor",
+           "run_on",
+           "BackendError", "refuse"]
 
 
 class BackendError(TangentCkptError):
@@ -180,3 +182,21 @@ def run_on(library, source, namespace, name, filename):
     namespace = {k: (proxy if v is np else v) for k, v in namespace.items()}
     exec(compile(source, filename, "exec"), namespace)
     return namespace[name], namespace
+
+
+def as_array(x, dtype=None):
+    """``np.asarray(x, dtype)`` that keeps an array of another library in its
+    library (``np.asarray`` would compute a Dask array and refuse a CuPy one)."""
+    if is_foreign_array(x):
+        return x if dtype is None or x.dtype == np.dtype(dtype) else x.astype(dtype)
+    return np.asarray(x, dtype=dtype)
+
+
+def like_of(*values):
+    """The first array of another library among ``values``, else None: the
+    ``like=`` of a NumPy allocation (``np.zeros(shape, like=like_of(g, x))``)
+    that must be made in the library of the arrays it meets."""
+    for value in values:
+        if is_foreign_array(value):
+            return value
+    return None

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 from tangent_ckpt.errors import TangentCkptError
-from tangent_ckpt.runtime.backends import copy_array, in_library_of, is_array, \
+from tangent_ckpt.runtime.backends import as_array, copy_array, in_library_of, is_array, \
     is_foreign_array, refuse, to_host
 
 __all__ = [
@@ -176,7 +176,7 @@ def as_gradient(g, x):
         return _foreign_gradient(g, x)
     if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
         return float(np.sum(g)) if np.ndim(g) else float(g)
-    dtype = x.dtype if np.issubdtype(np.asarray(x).dtype, np.inexact) else np.float64
+    dtype = x.dtype if np.issubdtype(as_array(x).dtype, np.inexact) else np.float64
     g = np.asarray(g, dtype=dtype)
     if g.shape != np.shape(x):
         g = np.broadcast_to(unbroadcast(g, x), np.shape(x)).copy()
@@ -398,7 +398,7 @@ def matmul_adjoint_x1(g, x1, x2, x2_t=None):
             return g @ (x2.T if x2_t is None else x2_t)  # the common case, no promotion
         if x2.ndim == 1:
             return g[:, None] * x2                   # matrix times vector: an outer product
-    x2 = x2 if is_array(x2) else np.asarray(x2)
+    x2 = as_array(x2)
     if x2.ndim == 1:
         if np.ndim(x1) == 1:
             return g * x2                            # inner product: g is a scalar
@@ -417,7 +417,7 @@ def matmul_adjoint_x2(g, x1, x2):
             return x1.T @ g
         if x2.ndim == 1:
             return g @ x1                            # matrix times vector
-    x1 = x1 if is_array(x1) else np.asarray(x1)
+    x1 = as_array(x1)
     if x1.ndim == 1:
         if np.ndim(x2) == 1:
             return g * x1
@@ -617,7 +617,7 @@ def prod_adjoint(g, x, ans, axis=None, keepdims=False):
     """
     if is_zero(g):
         return g
-    x = np.asarray(x)
+    x = as_array(x)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
     zero = x == 0
     if not zero.any():
@@ -635,7 +635,7 @@ def extremum_adjoint(g, x, ans, axis=None, keepdims=False):
     result; ties share it equally (as autograd does)."""
     if is_zero(g):
         return g
-    x = np.asarray(x)
+    x = as_array(x)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
     hit = x == _keep(ans, x, axis, keepdims)
     dtype = np.result_type(g, x) if np.result_type(g, x).kind == "f" else np.float64
@@ -767,7 +767,7 @@ def accumulate_at(acc, x, index, g):
         acc[index] = g if is_zero(acc[index]) else acc[index] + g
         return acc
     if is_zero(acc):
-        acc = zeros_like(x if is_array(x) else np.asarray(x))
+        acc = zeros_like(as_array(x))
     elif not getattr(getattr(acc, "flags", None), "writeable", True):
         acc = acc.copy()
     if is_basic_index(index) or _is_mask(index):
