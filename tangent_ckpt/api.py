@@ -25,7 +25,7 @@ from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_gradient
 from tangent_ckpt.compiler.run_time_errors import placed_at_user_line
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
-                                 at_user_line)
+                                 at_user_line, place)
 from tangent_ckpt.flatten import ravel
 from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import as_gradient
@@ -86,6 +86,8 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
                 if source is not None:
                     forget_source(fn)
             if library is not None:
+                if compiled.shared_writes and not library.has_views:
+                    raise _without_views(compiled.shared_writes[0], library)
                 if options.backend == "numba":
                     raise OptionError(f"backend='numba' runs on NumPy arrays, not {library} "
                                       "arrays: leave backend= out for them")
@@ -462,6 +464,19 @@ class GradientFunction:
 
 # different argument shapes one gradient is compiled for before it keeps the general code
 _SHAPES_PER_GRADIENT = 8
+
+
+def _without_views(write, library):
+    """The refusal of code that writes through views or aliases, on an array
+    library whose slices are copies."""
+    filename, line, names = write
+    where = place(filename, line) + ": " if filename and line else ""
+    return backends.BackendError(
+        f"{where}a write into one of {', '.join(names)}, which share memory in NumPy "
+        f"(views or aliases of one array): {library} arrays have no views (a slice is a "
+        f"copy), so this code computes something else on {library} arrays than NumPy "
+        "does; write into the array itself, not through a view or another name for it "
+        "(v = x[1:3], z = x), or give NumPy or CuPy arrays")
 
 
 def _array_library(args, kwargs):

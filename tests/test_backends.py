@@ -151,12 +151,14 @@ def test_arrays_of_other_libraries_are_recognised_by_their_protocols():
     assert backends.library_of(x) == "dask"
     for value in (np.ones(3), np.float64(1.0), 1.0, [1.0], da.Array):
         assert not backends.is_foreign_array(value)
-    assert backends.array_library([1.0, np.ones(2), x]) == "dask"
+    assert backends.array_library([1.0, np.ones(2), x]) == ("dask", da.Array)
+    assert not backends.array_library([x]).has_views   # Dask: a slice is a copy
     assert backends.array_library([1.0, np.ones(2)]) is None
 
 
 def test_numpy_for_a_library_keeps_its_arrays_there():
-    np_dask = NumpyFor("dask")
+    np_dask = NumpyFor(backends.Library("dask", da.Array))
+    assert np_dask.ndarray is np.ndarray     # no views: isinstance(x, np.ndarray) says so
     x = da.from_array(np.arange(4.0))
     assert isinstance(np_dask.copy(x), da.Array)
     assert isinstance(np_dask.asarray(x, dtype=np.float32), da.Array)
@@ -219,3 +221,54 @@ def test_snapshot_store_host_refuses_host_slots():
     with pytest.raises(tc.CheckpointError, match="host_slots"):
         SnapshotStore("host", host_slots=1)
     assert repr(SnapshotStore(None, host_slots=2)) == "rt.SnapshotStore(None, host_slots=2)"
+
+
+def test_writes_through_views_and_aliases_are_refused_on_dask():
+    """NumPy (and CuPy) carry a write through v = y[1:3] or z = y into y; Dask's
+    slices are copies, so such code computes something else there: refused
+    at the user's line rather than differentiated with NumPy's meaning."""
+    def through_view(x):
+        y = x.copy()
+        v = y[1:3]
+        v[:] = v * 2.0
+        return np.sum(y ** 2)
+
+    def through_alias(x):
+        y = x * 1.0
+        z = y
+        z += 1.0
+        return np.sum(y ** 2)
+
+    def into_itself(x):
+        y = x * 1.0
+        y[1:3] = y[1:3] * 2.0
+        y += 1.0
+        return np.sum(y ** 2)
+
+    x = np.arange(4.0)
+    for f, line in ((through_view, "v[:] = v * 2.0"), (through_alias, "z += 1.0")):
+        assert tc.grad(f)(x).shape == (4,)     # NumPy: followed
+        with pytest.raises(BackendError, match="dask arrays have no views") as err:
+            tc.grad(f)(da.from_array(x))
+        assert f"test_backends.py:{_line_of(f, line)}" in str(err.value)
+    got = tc.grad(into_itself)(da.from_array(x))
+    assert isinstance(got, da.Array)
+    assert_same_gradient((got,), (tc.grad(into_itself)(x),))
+
+
+def _line_of(f, text):
+    import inspect
+    lines, first = inspect.getsourcelines(f)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_a_checkpointed_loop_refuses_a_dask_generator_a_taped_one_takes_it():
+    def noisy(x, rng, n):
+        for t in range(n):
+            x = np.tanh(x) + 0.01 * rng.standard_normal(x.shape)
+        return np.sum(x)
+
+    x = da.from_array(np.linspace(-1.0, 1.0, 4))
+    assert isinstance(tc.grad(noisy)(x, da.random.default_rng(0), 3), da.Array)
+    with pytest.raises(BackendError, match="dask.array.random.Generator, whose state cannot"):
+        tc.grad_with_checkpointing(noisy, snapshots=2)(x, da.random.default_rng(0), 3)

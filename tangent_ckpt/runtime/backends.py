@@ -15,6 +15,8 @@ What crosses between the array's memory and the host's is named here once:
 the snapshot level that spills a device's snapshots to host memory.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from tangent_ckpt.errors import TangentCkptError
@@ -101,12 +103,28 @@ def refuse(function, x, why="", cause=None):
                        + (f": {why}" if why else "")) from cause
 
 
+class Library(namedtuple("Library", "name array_type")):
+    """An array library other than NumPy, as the arguments of one call show it:
+    its name ("cupy", "dask") and its array type (part of the compile key)."""
+
+    __slots__ = ()
+
+    @property
+    def has_views(self):
+        """Do its slices share memory with their array, as NumPy's do (CuPy: yes,
+        ``base``; Dask: no, a slice is a new array)?"""
+        return hasattr(self.array_type, "base")
+
+    def __str__(self):
+        return self.name
+
+
 def array_library(values):
-    """The library of the first array of another library among ``values``
-    (flat arguments), or None when they are all NumPy's."""
+    """The :class:`Library` of the first array of another library among
+    ``values`` (flat arguments), or None when they are all NumPy's."""
     for value in values:
         if is_foreign_array(value):
-            return library_of(value)
+            return Library(library_of(value), type(value))
     return None
 
 
@@ -125,6 +143,8 @@ class NumpyFor:
     def __init__(self, library):
         self.library = library
         self.__name__ = f"numpy (for {library} arrays)"
+        # isinstance(x, np.ndarray) in generated code asks "does x have views?"
+        self.ndarray = (np.ndarray, library.array_type) if library.has_views else np.ndarray
 
     def __getattr__(self, name):
         return getattr(np, name)
@@ -179,7 +199,8 @@ def run_on(library, source, namespace, name, filename):
     code, run on that library's arrays.  ``filename`` keeps its tracebacks
     pointing at the same lines."""
     proxy = NumpyFor(library)
-    namespace = {k: (proxy if v is np else v) for k, v in namespace.items()}
+    namespace = {k: (proxy if v is np else proxy.ndarray if v is np.ndarray else v)
+                 for k, v in namespace.items()}
     exec(compile(source, filename, "exec"), namespace)
     return namespace[name], namespace
 
@@ -200,3 +221,12 @@ def like_of(*values):
         if is_foreign_array(value):
             return value
     return None
+
+
+def may_share_memory(a, b):
+    """``np.may_share_memory`` for arrays of any library: False for an array of
+    a library without views (Dask's), whose arrays never share memory."""
+    if (is_foreign_array(a) and not hasattr(a, "base")) or \
+            (is_foreign_array(b) and not hasattr(b, "base")):
+        return False
+    return bool(np.may_share_memory(a, b))
