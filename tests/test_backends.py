@@ -272,3 +272,16 @@ def test_a_checkpointed_loop_refuses_a_dask_generator_a_taped_one_takes_it():
     assert isinstance(tc.grad(noisy)(x, da.random.default_rng(0), 3), da.Array)
     with pytest.raises(BackendError, match="dask.array.random.Generator, whose state cannot"):
         tc.grad_with_checkpointing(noisy, snapshots=2)(x, da.random.default_rng(0), 3)
+
+
+def test_jvp_and_hvp_on_dask_equal_numpy():
+    f, (u0, k, target, n), _ = PROBLEMS["heat"]
+    jvp = tc.jvp(f, wrt=(0, 1))
+    value, tangent = jvp(*on_dask((u0, k, target, 3)), on_dask((u0, k)))
+    assert isinstance(tangent, da.Array)
+    want = jvp(u0, k, target, 3, (u0, k))
+    assert_same_gradient((value, tangent), want)
+    hvp = tc.hvp(f, wrt=0)
+    got = hvp(*on_dask((u0, k, target, 3)), da.from_array(u0))
+    assert isinstance(got, da.Array)
+    assert_same_gradient((got,), (hvp(u0, k, target, 3, u0),))

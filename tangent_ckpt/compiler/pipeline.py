@@ -109,7 +109,7 @@ def compile_tangent(fn, wrt, return_value=True):
 
 
 def _forward_stages(fn, wrt, return_value):
-    with recording() as dependencies:
+    with recording() as dependencies, recording_shared_writes() as shared_writes:
         function, bindings, namer, wrt_names, active = _analyzed(fn, wrt)
         body, tan, nonzero = tangent_function(function, active, namer,  # transform
                                               bindings, wrt_names)
@@ -117,4 +117,5 @@ def _forward_stages(fn, wrt, return_value):
                                namer, return_value)
     compiled = emit(code, function, bindings, wrt_names)            # emit
     compiled.dependencies = dependencies
+    compiled.shared_writes = tuple(shared_writes)
     return compiled

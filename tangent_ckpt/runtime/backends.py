@@ -19,16 +19,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from tangent_ckpt.errors import TangentCkptError
+from tangent_ckpt.errors import BackendError
 
 __all__ = ["is_foreign_array", "is_array", "library_of", "to_host", "from_host",
            "in_library_of", "copy_array", "as_array", "array_library", "like_of", "NumpyFor",
            "run_on",
            "BackendError", "refuse"]
-
-
-class BackendError(TangentCkptError):
-    """An operation that the array library of the arguments cannot do."""
 
 
 def is_foreign_array(x) -> bool:
