@@ -821,9 +821,9 @@ def overwritten(region):
     a zero of the array's type when they are all +0.0 (a fresh ``np.zeros``
     row, the usual case of a trajectory filled one row per step), which puts
     back the same bytes."""
-    if is_foreign_array(region):
-        return region.copy()   # a CuPy view: copied on the device, no scan from the host
     if not isinstance(region, np.ndarray):
+        if is_foreign_array(region):
+            return region.copy()   # a CuPy view: copied on the device, no scan from the host
         return region  # one element: a NumPy scalar, immutable
     if region.size and region.item(0) != 0:
         return region.copy()   # surely not all zero: no scan (.any() reads every element)
