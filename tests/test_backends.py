@@ -285,3 +285,15 @@ def test_jvp_and_hvp_on_dask_equal_numpy():
     got = hvp(*on_dask((u0, k, target, 3)), da.from_array(u0))
     assert isinstance(got, da.Array)
     assert_same_gradient((got,), (hvp(u0, k, target, 3, u0),))
+
+
+def test_flat_gradient_of_dask_arrays_is_one_dask_vector():
+    f, args, wrt = PROBLEMS["rnn"]
+    flat = tc.grad(f, wrt=wrt, flat=True)
+    got = flat(*on_dask(args))
+    assert isinstance(got, da.Array) and got.shape == (4 * 4 + 4,)
+    assert_same_gradient((got,), (flat(*args),))
+    vector, unravel = tc.ravel({"W": da.from_array(args[1]), "s": 2.0})
+    assert isinstance(vector, da.Array)
+    back = unravel(vector * 2.0)
+    assert isinstance(back["W"], da.Array) and back["s"] == 4.0
