@@ -31,7 +31,8 @@ Methods (each optional: a row whose library or device is missing says so):
 Time is the median of ``--repeat`` runs after a warm-up, the device
 synchronised after each.  Peak memory is the device memory the call held at its
 most above what was held before it: CuPy's (a counting allocator over its
-memory pool), JAX's (``memory_stats()["peak_bytes_in_use"]``) and PyTorch's
+memory pool), JAX's (``memory_stats()["peak_bytes_in_use"]``, which JAX keeps
+since the process started: its ahead-of-time compilation is included) and PyTorch's
 (``torch.cuda.max_memory_allocated``); for the CPU rows the tracemalloc peak.
 Every (problem, method) runs in a process of its own (JAX preallocates no
 memory there).  Each gradient is compared with tc-numpy-revolve's

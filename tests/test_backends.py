@@ -297,3 +297,16 @@ def test_flat_gradient_of_dask_arrays_is_one_dask_vector():
     assert isinstance(vector, da.Array)
     back = unravel(vector * 2.0)
     assert isinstance(back["W"], da.Array) and back["s"] == 4.0
+
+
+def test_memory_budget_counts_dask_array_bytes():
+    """The budget counts the library's arrays (nbytes; device memory for CuPy):
+    the argument's adjoint reserves, ten states held around the sweep, a step
+    taken as four states (tracemalloc sees host memory only), and the rest buys
+    snapshots: 20 - 14 = 6."""
+    h0 = da.zeros((64, 256))
+    W = da.full((256, 256), 0.01)
+    loop = CheckpointedLoop(40, memory_budget=4 * W.nbytes + 20 * h0.nbytes)
+    h = loop.forward(lambda t, h, W: np.tanh(h @ W + 0.1), h0, W)
+    assert isinstance(h, da.Array) and loop.used_snapshots == 6
+    loop.close()

@@ -21,10 +21,9 @@ import numpy as np
 
 from tangent_ckpt.errors import BackendError
 
-__all__ = ["is_foreign_array", "is_array", "library_of", "to_host", "from_host",
-           "in_library_of", "copy_array", "as_array", "array_library", "like_of", "NumpyFor",
-           "run_on",
-           "BackendError", "refuse"]
+__all__ = ["is_foreign_array", "is_array", "library_of", "Library", "array_library",
+           "to_host", "from_host", "in_library_of", "copy_array", "as_array", "like_of",
+           "may_share_memory", "NumpyFor", "run_on", "BackendError", "refuse"]
 
 
 def is_foreign_array(x) -> bool:
@@ -50,12 +49,12 @@ def library_of(x) -> str:
 
 def to_host(x):
     """A NumPy array with the values of the array ``x`` (a copy when ``x`` is
-    another library's array: CuPy's ``.get()``, Dask's ``.compute()``, else
+    another library's array: a CUDA array's ``.get()`` (CuPy's: it has the
+    ``__cuda_array_interface__``), a lazy array's ``.compute()`` (Dask's), else
     ``__array__``)."""
     if isinstance(x, np.ndarray):
         return x
-    get = getattr(type(x), "get", None)
-    if callable(get) and library_of(x) == "cupy":
+    if hasattr(x, "__cuda_array_interface__") and callable(getattr(x, "get", None)):
         return x.get()
     compute = getattr(x, "compute", None)
     if callable(compute):
