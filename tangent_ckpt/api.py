@@ -367,7 +367,7 @@ class GradientFunction:
         containers = self._container_arguments(args, kwargs)
         shapes = None if containers else self._argument_shapes(args, kwargs)
         self._last_containers, self._last_shapes = containers, shapes
-        self._last_library = _array_library(args, kwargs)
+        self._last_library = _array_library((*self._target.args, *args), kwargs)
         compiled, error = self._compile(containers=containers, shapes=shapes)
         if error is not None and set(containers) - set(self._inner_wrt):
             # a bound self used as a value (print(self)): read it when the code runs

@@ -310,3 +310,33 @@ def test_memory_budget_counts_dask_array_bytes():
     h = loop.forward(lambda t, h, W: np.tanh(h @ W + 0.1), h0, W)
     assert isinstance(h, da.Array) and loop.used_snapshots == 6
     loop.close()
+
+
+def test_float32_dask_arrays_keep_their_dtype():
+    f, args, wrt = PROBLEMS["heat"]
+    args32 = tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args)
+    grad = tc.grad_with_checkpointing(f, wrt=wrt, snapshots=2)
+    want = grad(*args32)
+    got = grad(*on_dask(args32))
+    assert [g.dtype for g in got] == [np.float32, np.float32]
+    assert all(np.array_equal(g, w) for g, w in zip(host_values(got), want))
+
+
+class Recurrent:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+    def loss(self, h, n):
+        for t in range(n):
+            h = np.tanh(h @ self.W + self.b)
+        return np.sum(h)
+
+
+def test_a_method_of_an_object_holding_dask_arrays():
+    _, (h0, W, b, n), _ = PROBLEMS["rnn"]
+    model = Recurrent(da.from_array(W), da.from_array(b))
+    # only the bound object holds Dask arrays: the gradient is compiled for Dask
+    got = tc.grad_with_checkpointing(model.loss, wrt=0, snapshots=2)(h0, n)
+    assert isinstance(got, da.Array)
+    want = tc.grad(Recurrent(W, b).loss, wrt=0)(h0, n)
+    assert_same_gradient((got,), (want,))

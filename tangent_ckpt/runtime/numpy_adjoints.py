@@ -172,7 +172,7 @@ def as_gradient(g, x):
     """
     if np.iscomplexobj(g) and not np.iscomplexobj(x):
         g = np.real(g)
-    if is_foreign_array(x):
+    if is_foreign_array(x) or (is_foreign_array(g) and isinstance(x, np.ndarray)):
         return _foreign_gradient(g, x)
     if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
         return float(np.sum(g)) if np.ndim(g) else float(g)
@@ -186,10 +186,11 @@ def as_gradient(g, x):
 
 
 def _foreign_gradient(g, x):
-    """``as_gradient`` for an array ``x`` of another library (CuPy, Dask): an
-    array of that library, of ``x``'s shape and float dtype."""
+    """``as_gradient`` where ``x`` or ``g`` is an array of another library (CuPy,
+    Dask): an array of that library (the computation's: a NumPy argument that
+    met CuPy arrays gets a CuPy gradient), of ``x``'s shape and float dtype."""
     dtype = _buffer_dtype(x)
-    g = in_library_of(g, x, dtype)
+    g = in_library_of(g, x if is_foreign_array(x) else g, dtype)
     if g.shape != x.shape:
         return np.broadcast_to(unbroadcast(g, x), x.shape).copy()
     return g if g.dtype == dtype else g.astype(dtype)
