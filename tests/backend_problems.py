@@ -20,13 +20,13 @@ def problems(rng):
     cells = np.linspace(0.0, 1.0, 12)
     u0 = np.exp(-((cells - 0.3) / 0.1) ** 2)
     k = 0.2 + 0.1 * rng.random(12)
-    x = 8.0 + rng.standard_normal(10)
+    x = 8.0 + rng.standard_normal(8)
     h0 = rng.standard_normal((3, 4))
     W = 0.5 * rng.standard_normal((4, 4))
     return {
         "rnn": (rnn_loss, (h0, W, 0.1 * rng.standard_normal(4), 6), (1, 2)),
         "heat": (heat_loss, (u0, k, 0.5 * u0, 6), (0, 1)),
-        "lorenz96": (lorenz96_loss, (x, 8.0 + 0.1 * rng.standard_normal(10), 3, 0.01), (0, 1)),
+        "lorenz96": (lorenz96_loss, (x, 8.0 + 0.1 * rng.standard_normal(8), 2, 0.01), (0, 1)),
     }
 
 
