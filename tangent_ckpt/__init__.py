@@ -16,7 +16,7 @@ from tangent_ckpt.errors import (  # noqa: F401
     TangentCkptError, TransformError, UnsupportedSyntaxError, UnsupportedFunctionError,
     SourceUnavailableError, WrtError, CheckpointError, NondeterministicStepError, OptionError,
     OutputAdjointError,
-    SnapshotStoreError,
+    SnapshotStoreError, BackendError,
 )
 from tangent_ckpt.adjoints.registry import register_adjoint, register_tangent  # noqa: F401
 from tangent_ckpt.runtime.profiler import profile  # noqa: F401,E402
@@ -72,5 +72,5 @@ __all__ = [
     # errors
     "TangentCkptError", "TransformError", "UnsupportedSyntaxError", "UnsupportedFunctionError",
     "SourceUnavailableError", "WrtError", "CheckpointError", "NondeterministicStepError",
-    "OptionError", "OutputAdjointError", "SnapshotStoreError",
+    "OptionError", "OutputAdjointError", "SnapshotStoreError", "BackendError",
 ]

@@ -25,10 +25,12 @@ from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_gradient
 from tangent_ckpt.compiler.run_time_errors import placed_at_user_line
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
-                                 at_user_line)
+                                 at_user_line, place)
 from tangent_ckpt.flatten import ravel
 from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import as_gradient
+from tangent_ckpt.runtime import backends
+from tangent_ckpt.runtime.backends import is_array
 from tangent_ckpt.runtime.progress import reporting
 from tangent_ckpt.runtime.driver import CheckpointedLoop
 from tangent_ckpt.runtime import numba_backend
@@ -57,9 +59,14 @@ def _normalize_wrt(wrt):
     return wrt, len(wrt) == 1
 
 
-def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None):
+def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
+              library=None):
+    """The gradient of ``fn``, compiled once per key; ``library``: the array
+    library of the arguments when it is not NumPy ("cupy", "dask"): the same code
+    runs with NumPy's functions dispatched there (runtime/backends.py)."""
     containers = containers or {}
-    key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes)
+    key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes,
+           library)
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -78,6 +85,16 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
             finally:
                 if source is not None:
                     forget_source(fn)
+            if library is not None:
+                if compiled.shared_writes and not library.has_views:
+                    raise _without_views(compiled.shared_writes[0], library)
+                if options.backend == "numba":
+                    raise OptionError(f"backend='numba' runs on NumPy arrays, not {library} "
+                                      "arrays: leave backend= out for them")
+                function, namespace = backends.run_on(
+                    library, compiled.source, compiled.namespace, compiled.name,
+                    compiled.function.__code__.co_filename)
+                compiled = dataclasses.replace(compiled, function=function, namespace=namespace)
             if options.backend == "numba":
                 function, namespace, report = numba_backend.compile_with_numba(compiled)
                 function.jit_report = report
@@ -258,6 +275,7 @@ class GradientFunction:
         # and the shapes already met: {cheap signature of a call: its shapes}
         self._last_shapes = None
         self._compiled_shapes = None
+        self._last_library = self._compiled_library = None   # "cupy", "dask": not NumPy's
         self._shapes_met = {}
 
     def compile(self, return_value: Optional[bool] = None):
@@ -278,16 +296,18 @@ class GradientFunction:
         shapes = self._last_shapes if shapes is False else shapes
         if value == self.return_value and self._compiled is not None and \
                 not containers and shapes == self._compiled_shapes and \
+                self._last_library == self._compiled_library and \
                 not self._compiled.dependencies.changed():
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
-                                 self.given_source, containers, shapes)
+                                 self.given_source, containers, shapes, self._last_library)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
         if value == self.return_value and not containers:
             self._compiled, self._compiled_shapes = compiled, shapes
+            self._compiled_library = self._last_library
         return compiled, None
 
     def _argument_shapes(self, args, kwargs):
@@ -347,6 +367,7 @@ class GradientFunction:
         containers = self._container_arguments(args, kwargs)
         shapes = None if containers else self._argument_shapes(args, kwargs)
         self._last_containers, self._last_shapes = containers, shapes
+        self._last_library = _array_library((*self._target.args, *args), kwargs)
         compiled, error = self._compile(containers=containers, shapes=shapes)
         if error is not None and set(containers) - set(self._inner_wrt):
             # a bound self used as a value (print(self)): read it when the code runs
@@ -445,6 +466,37 @@ class GradientFunction:
 _SHAPES_PER_GRADIENT = 8
 
 
+def _without_views(write, library):
+    """The refusal of code that writes through views or aliases, on an array
+    library whose slices are copies."""
+    filename, line, names = write
+    where = place(filename, line) + ": " if filename and line else ""
+    return backends.BackendError(
+        f"{where}a write into one of {', '.join(names)}, which share memory in NumPy "
+        f"(views or aliases of one array): {library} arrays have no views (a slice is a "
+        f"copy), so this code computes something else on {library} arrays than NumPy "
+        "does; write into the array itself, not through a view or another name for it "
+        "(v = x[1:3], z = x), or give NumPy or CuPy arrays")
+
+
+def _array_library(args, kwargs):
+    """The library of the arguments' arrays when it is not NumPy ("cupy",
+    "dask"; runtime/backends.py), looking into containers and objects too."""
+    library = backends.array_library(args) or backends.array_library(kwargs.values())
+    if library is None and any(map(container_args.is_structured, [*args, *kwargs.values()])):
+        library = backends.array_library(
+            leaf for value in [*args, *kwargs.values()] if container_args.is_structured(value)
+            for leaf in _leaves_or_nothing(value))
+    return library
+
+
+def _leaves_or_nothing(value):
+    try:
+        return container_args.leaves_of(value)
+    except WrtError:
+        return []
+
+
 def _shape_key(value):
     """What the compiler may assume of an argument: an array's or a number's
     shape, "int" for a Python int (an index), None for anything else."""
@@ -476,7 +528,7 @@ def _check_output_adjoint(seed, output, cause=None):
 
 
 def _shaped_one(g, x, as_gradient):
-    if isinstance(x, np.ndarray) and not (isinstance(g, np.ndarray) and g.shape == x.shape) \
+    if is_array(x) and not (type(g) is type(x) and g.shape == x.shape) \
             or np.iscomplexobj(g):
         return as_gradient(g, x)
     return g
@@ -491,7 +543,7 @@ def _check_wrt_value(label, name, position, value):
                        f"inputs: pass {float(value)!r} or drop it from wrt")
     if isinstance(value, (float, np.floating)):
         return
-    if isinstance(value, np.ndarray):
+    if is_array(value):  # a NumPy array or a CuPy or Dask one
         if np.issubdtype(value.dtype, np.floating):
             return
         raise WrtError(f"{where} is an array of dtype {value.dtype}; gradients need a float "

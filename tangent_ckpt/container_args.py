@@ -27,6 +27,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from tangent_ckpt.errors import WrtError
+from tangent_ckpt.runtime.backends import is_array, is_foreign_array
 
 _CONSTANT_TYPES = (bool, int, str, type(None))
 
@@ -38,7 +39,10 @@ def is_container(value: Any) -> bool:
 
 def is_user_object(value: Any) -> bool:
     """An object of a user class (not a NumPy or builtin value, a function, a
-    class or a module): ``wrt`` takes it as the container of its attributes."""
+    class or a module): ``wrt`` takes it as the container of its attributes.
+    An array of another library (CuPy, Dask) is an array, not an object."""
+    if is_foreign_array(value):
+        return False
     if isinstance(value, (np.ndarray, np.generic, list, tuple, dict, set, frozenset,
                           float, complex, type, types.ModuleType, types.FunctionType,
                           types.BuiltinFunctionType, types.MethodType, functools.partial)
@@ -54,7 +58,7 @@ def is_structured(value: Any) -> bool:
 
 def _is_float_leaf(value):
     return isinstance(value, (float, np.floating)) and not isinstance(value, bool) or \
-        isinstance(value, np.ndarray) and value.dtype.kind == "f"
+        is_array(value) and value.dtype.kind == "f"
 
 
 def attributes_of(obj: Any) -> Dict[str, Any]:
@@ -76,7 +80,7 @@ def _attribute_structure(obj, name, value):
         return ("const", value)
     raise WrtError(f"wrt names an object of class {type(obj).__name__} whose attribute "
                    f".{name} is a {type(value).__name__}"
-                   + (f" of dtype {value.dtype}" if isinstance(value, np.ndarray) else "")
+                   + (f" of dtype {value.dtype}" if is_array(value) else "")
                    + ": only float arrays, floats, containers of them and int/bool/str/None "
                      "constants can be followed; pass the arrays instead")
 

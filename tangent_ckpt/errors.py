@@ -76,6 +76,12 @@ class OptionError(TangentCkptError, TypeError):
     message names the closest valid option)."""
 
 
+class BackendError(TangentCkptError):
+    """What the array library of the arguments (CuPy, Dask) cannot do, or does
+    differently from NumPy in a way the gradient cannot follow; the message
+    names the function or construct and the library (docs/backends.md)."""
+
+
 class OutputAdjointError(TangentCkptError, ValueError):
     """The output adjoint given to a gradient function does not have the
     output's shape (a scalar always fits)."""

@@ -6,7 +6,8 @@ dicts, nested to any depth.  Leaves are laid out one after the other in
 traversal order -- list and tuple items in order, dict values in the dict's
 insertion order -- each raveled in C (row-major) order and converted to
 float64.  ``unravel(flat)`` rebuilds the same structure: every array leaf as a
-new float64 array of its shape, every number leaf as a Python float.
+new float64 array of its shape, every number leaf as a Python float.  Arrays of
+another library (CuPy, Dask; docs/backends.md) give a vector of that library.
 """
 
 from typing import Any, Callable, List, Tuple
@@ -14,6 +15,7 @@ from typing import Any, Callable, List, Tuple
 import numpy as np
 
 from tangent_ckpt.errors import TangentCkptError
+from tangent_ckpt.runtime.backends import as_array, in_library_of, is_array, like_of
 
 Unravel = Callable[[np.ndarray], Any]
 
@@ -35,19 +37,23 @@ def ravel(params: Any) -> Tuple[np.ndarray, Unravel]:
     """
     leaves: List[Tuple[str, np.ndarray]] = []
     skeleton = _skeleton(params, "params", leaves)
+    like = like_of(*(a for _, a in leaves))
+    if like is not None:   # CuPy or Dask arrays: one vector of their library
+        leaves = [(path, in_library_of(a, like)) for path, a in leaves]
     sizes = [a.size for _, a in leaves]
     if leaves:
-        flat = np.concatenate([a.ravel(order="C") for _, a in leaves])
+        flat = np.concatenate([np.ravel(a) for _, a in leaves])   # C order
     else:
         flat = np.zeros(0)
     total = int(flat.size)
 
     def unravel(vector: np.ndarray) -> Any:
-        vector = np.asarray(vector, dtype=np.float64)
+        vector = as_array(vector, dtype=np.float64)
         if vector.shape != (total,):
             raise TangentCkptError(f"unravel expects a vector of shape ({total},), "
                                    f"got shape {vector.shape}")
-        pieces = iter(np.split(vector, np.cumsum(sizes)[:-1]) if sizes else ())
+        ends = np.cumsum(sizes).tolist()
+        pieces = iter([vector[start:end] for start, end in zip([0] + ends, ends)])
         return _rebuild(skeleton, pieces)
 
     return flat, unravel
@@ -69,10 +75,10 @@ def _skeleton(node, path, leaves):
         return items if isinstance(node, list) else _as_tuple(node, items)
     scalar = isinstance(node, (int, float, np.integer, np.floating)) and \
         not isinstance(node, bool)
-    if not (scalar or isinstance(node, np.ndarray)):
+    if not (scalar or is_array(node)):
         raise TangentCkptError(f"ravel: {path} is a {type(node).__name__}; leaves must be "
                                "arrays or real numbers (containers: list, tuple, dict)")
-    array = np.asarray(node)
+    array = as_array(node)
     if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
         raise TangentCkptError(f"ravel: {path} has dtype {array.dtype}; leaves must be real "
                                "numbers (float or int)")

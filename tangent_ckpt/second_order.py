@@ -19,11 +19,12 @@ import numpy as np
 
 from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
-                              _refuse_unknown, _Target, _check_wrt_value)
+                              _refuse_unknown, _Target, _check_wrt_value, _without_views)
 from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_tangent
 from tangent_ckpt.errors import TangentCkptError, at_user_line
 from tangent_ckpt.options import CheckpointOptions
+from tangent_ckpt.runtime import backends
 
 
 def _compiled_tangent(fn, wrt, return_value, source=None):
@@ -64,6 +65,7 @@ class TangentFunction:
         self.given_source = source
         self._target = _Target(fn)
         self._inner_wrt = self._target.inner_wrt(self.wrt)
+        self._libraries = {}  # (compiled, array library) -> the tangent function run there
 
     def compile(self, return_value: bool = True):
         """Compile now (else on the first call); cached per function and wrt."""
@@ -101,9 +103,27 @@ class TangentFunction:
         return values, list(tangents)
 
     def __call__(self, *args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841
         compiled = self.compile()
         values, tangents = self._values(args, kwargs, compiled)
-        return compiled.function(*values, *tangents)
+        library = backends.array_library(values + tangents)
+        if library is None:
+            return compiled.function(*values, *tangents)
+        return self._on(library, compiled)(*values, *tangents)
+
+    def _on(self, library, compiled):
+        """The tangent function run on another array library (runtime/backends.py),
+        made once per compiled function and library."""
+        key = (id(compiled), library)
+        ran = self._libraries.get(key)
+        if ran is None:
+            if compiled.shared_writes and not library.has_views:
+                raise at_user_line(_without_views(compiled.shared_writes[0], library),
+                                   getattr(self._target.function, "__name__", "<module>"))
+            ran = self._libraries[key] = backends.run_on(
+                library, compiled.source, compiled.namespace, compiled.name,
+                compiled.function.__code__.co_filename)[0]
+        return ran
 
     def __repr__(self):
         return f"<jvp of {getattr(self.fn, '__qualname__', self._target.label)} wrt {self.wrt}>"

@@ -35,6 +35,9 @@ class CompiledGradient:
     seed_name: str
     loops: list = field(default_factory=list)  # (line, how the loop is reversed): the notebook header
     dependencies: Any = None  # the free names it was compiled against (parse.Dependencies)
+    # writes the views pass carried to names sharing memory (views.SharedWrite): what an
+    # array library without views (Dask) computes differently
+    shared_writes: tuple = ()
 
 
 def emit(code, function, bindings, wrt_names):

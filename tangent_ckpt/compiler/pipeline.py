@@ -24,7 +24,7 @@ from tangent_ckpt.compiler.parse import parse_function, recording
 from tangent_ckpt.compiler.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
-from tangent_ckpt.compiler.views import follow_views
+from tangent_ckpt.compiler.views import follow_views, recording_shared_writes
 
 
 def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None):
@@ -78,7 +78,7 @@ def _analyzed(fn, wrt, containers=None, shapes=None):
 
 
 def _stages(fn, wrt, options, return_value, containers=None, shapes=None):
-    with recording() as dependencies:
+    with recording() as dependencies, recording_shared_writes() as shared_writes:
         function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers, shapes)
         plan = auto_plan(options, namer)
         loops = mark_loops(function, options, plan)
@@ -92,6 +92,7 @@ def _stages(fn, wrt, options, return_value, containers=None, shapes=None):
             code, bindings = numba_code(code, bindings)             # backend numba
     compiled = emit(code, function, bindings, wrt_names)            # emit
     compiled.dependencies = dependencies
+    compiled.shared_writes = tuple(shared_writes)
     compiled.loops = loops.summaries(function) if loops else \
         [(loop.line, "taped") for loop in ir.walk(function.body)
          if isinstance(loop, (ir.For, ir.While))]
@@ -108,7 +109,7 @@ def compile_tangent(fn, wrt, return_value=True):
 
 
 def _forward_stages(fn, wrt, return_value):
-    with recording() as dependencies:
+    with recording() as dependencies, recording_shared_writes() as shared_writes:
         function, bindings, namer, wrt_names, active = _analyzed(fn, wrt)
         body, tan, nonzero = tangent_function(function, active, namer,  # transform
                                               bindings, wrt_names)
@@ -116,4 +117,5 @@ def _forward_stages(fn, wrt, return_value):
                                namer, return_value)
     compiled = emit(code, function, bindings, wrt_names)            # emit
     compiled.dependencies = dependencies
+    compiled.shared_writes = tuple(shared_writes)
     return compiled

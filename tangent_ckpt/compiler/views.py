@@ -29,6 +29,7 @@ fence (``aliasing.py``) refuses its writes, naming both names; docs/inplace.md
 lists those forms and why.
 """
 
+import contextlib
 import threading
 import types
 
@@ -68,6 +69,7 @@ def follow_views(parsed, helper=False):
             group.rewrite()
             followed |= {id(link.value) for link in members} | group.followed
             followed.groups.append(frozenset(group.names))
+            _note_shared_writes(parsed, group)
     for _, name, kind in list(shape.writes):
         if kind.endswith("-call") and name not in grouped and \
                 (helper or name not in shape.params):
@@ -115,6 +117,43 @@ def _groups(links):
         if root not in links:  # else a cycle: a = b; b = a
             groups.setdefault(root, []).append(links[name])
     return groups
+
+
+_SHARED_WRITES = threading.local()  # the lists recording_shared_writes() fills
+
+
+@contextlib.contextmanager
+def recording_shared_writes():
+    """Collect, while compiling, every write this pass carries to other names
+    that share the written memory: a list of :class:`SharedWrite`.  NumPy and
+    CuPy arrays have views, and the gradient follows them; an array library
+    without views (Dask: a slice is a copy) computes something else for such
+    code, which the caller refuses."""
+    found = []
+    stack = getattr(_SHARED_WRITES, "stack", None)
+    if stack is None:
+        stack = _SHARED_WRITES.stack = []
+    stack.append(found)
+    try:
+        yield found
+    finally:
+        stack.remove(found)
+
+
+class SharedWrite(tuple):
+    """(filename, line, names): a write at the user's line into one of
+    ``names``, which share memory (views or aliases of one array)."""
+
+    __slots__ = ()
+
+    def __new__(cls, filename, line, names):
+        return super().__new__(cls, (filename, line, tuple(sorted(names))))
+
+
+def _note_shared_writes(parsed, group):
+    for found in getattr(_SHARED_WRITES, "stack", ()):
+        stmt = min((w[0] for w in group.writes), key=lambda s: getattr(s, "lineno", 0))
+        found.append(SharedWrite(parsed.filename, getattr(stmt, "lineno", None), group.names))
 
 
 _ANALYSING = threading.local()  # the helpers being analysed by this thread (recursion)

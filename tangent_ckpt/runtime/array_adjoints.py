@@ -7,6 +7,7 @@ and never mutate their arguments.
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import as_array, like_of
 from tangent_ckpt.errors import TangentCkptError
 from tangent_ckpt.runtime.last_axis import along_last, from_last
 from tangent_ckpt.runtime.numpy_adjoints import (
@@ -35,7 +36,7 @@ def sinc_adjoint(g, x, ans):
     0 at ``x = 0``."""
     if is_zero(g):
         return g
-    x = np.asarray(x)
+    x = as_array(x)
     safe = np.where(x == 0, 1, x)
     return g * np.where(x == 0, 0.0, (np.cos(np.pi * x) - ans) / safe)
 
@@ -68,7 +69,7 @@ def var_adjoint(g, a, axis=None, ddof=0, keepdims=False):
     """Adjoint of ``np.var(a, axis, ddof)``: ``2 (a - mean) / (N - ddof) * g``."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     g = _keep(_weak_like(g, a), a, axis, keepdims)
     centered = a - np.mean(a, axis=_axes(axis, a.ndim), keepdims=True)
     return g * centered * (2.0 / (_count(a, axis) - ddof))
@@ -78,7 +79,7 @@ def std_adjoint(g, a, ans, axis=None, ddof=0, keepdims=False):
     """Adjoint of ``np.std``: ``(a - mean) / ((N - ddof) std) * g``, 0 where std is 0."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     ans = _keep(ans, a, axis, keepdims)
     g = _keep(_weak_like(g, a), a, axis, keepdims) / np.where(ans == 0, np.inf, 2 * ans)
     return var_adjoint(g, a, axis, ddof, True)
@@ -86,7 +87,7 @@ def std_adjoint(g, a, ans, axis=None, ddof=0, keepdims=False):
 
 def _weights(a, weights, axis):
     """``weights`` shaped to broadcast against ``a`` (NumPy allows 1-D along ``axis``)."""
-    w = np.asarray(weights)
+    w = as_array(weights)
     if w.shape == np.shape(a) or axis is None:
         return w
     shape = [1] * np.ndim(a)
@@ -98,7 +99,7 @@ def average_adjoint(g, a, axis=None, weights=None, keepdims=False):
     """Adjoint of ``a`` in ``np.average(a, axis, weights)``: ``g * w / sum(w)``."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     g = _keep(_weak_like(g, a), a, axis, keepdims)
     if weights is None:
         return np.broadcast_to(g / _count(a, axis), a.shape)
@@ -112,7 +113,7 @@ def average_adjoint_weights(g, a, ans, axis=None, weights=None, keepdims=False):
     summed to the weights' shape."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     g = _keep(_weak_like(g, a), a, axis, keepdims)
     ans = _keep(ans, a, axis, keepdims)
     w = _weights(a, weights, axis)
@@ -124,7 +125,7 @@ def nanmean_adjoint(g, a, axis=None, keepdims=False):
     """Adjoint of ``np.nanmean``: ``g`` over the count of non-NaN entries, 0 at NaNs."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     g = _keep(_weak_like(g, a), a, axis, keepdims)
     valid = ~np.isnan(a)
     count = np.sum(valid, axis=_axes(axis, a.ndim), keepdims=True)
@@ -136,19 +137,19 @@ def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
     is half the width of the intervals beside it."""
     if is_zero(g):
         return g
-    y = np.asarray(y)
+    y = as_array(y)
     axis = axis % y.ndim
     n = y.shape[axis]
     if x is None:
-        widths = np.full(max(n - 1, 0), float(dx))
+        widths = np.full(max(n - 1, 0), float(dx), like=like_of(y))
     else:
-        widths = np.diff(np.asarray(x, dtype=float), axis=-1 if np.ndim(x) == 1 else axis)
+        widths = np.diff(as_array(x, dtype=float), axis=-1 if np.ndim(x) == 1 else axis)
     if np.ndim(widths) > 1:
         widths = np.moveaxis(widths, axis, -1)
-    weights = np.zeros(np.shape(widths)[:-1] + (n,))
+    weights = np.zeros(np.shape(widths)[:-1] + (n,), like=like_of(y, widths))
     weights[..., 1:] += 0.5 * widths
     weights[..., :-1] += 0.5 * widths
-    return np.moveaxis(np.asarray(g)[..., None] * weights, -1, axis)
+    return np.moveaxis(as_array(g)[..., None] * weights, -1, axis)
 
 
 def cov_adjoint(g, m, rowvar=True, bias=False):
@@ -157,7 +158,7 @@ def cov_adjoint(g, m, rowvar=True, bias=False):
     (centering needs no term: the rows of the result already sum to zero)."""
     if is_zero(g):
         return g
-    m = np.asarray(m)
+    m = as_array(m)
     flip = not rowvar and m.ndim == 2
     X = np.atleast_2d(m.T if flip else m)
     Xc = X - np.mean(X, axis=1, keepdims=True)
@@ -174,16 +175,16 @@ def quantile_weights(a, q, axis=None):
     if np.ndim(q) != 0:
         raise TangentCkptError("the adjoint of np.quantile / np.percentile is written for one q "
                          f"(got q of shape {np.shape(q)}): call it once per q")
-    a = np.asarray(a)
+    a = as_array(a)
     last = along_last(a, axis)
     n = last.shape[-1]
     lo = min(int(np.floor(float(q) * (n - 1))), n - 1)
     hi = min(lo + 1, n - 1)
     f = float(q) * (n - 1) - lo
     order = np.argsort(last, axis=-1, kind="stable")
-    weights = np.zeros(last.shape)
+    weights = np.zeros(last.shape, like=like_of(last))
     np.put_along_axis(weights, order[..., hi:hi + 1], f, axis=-1)
-    low = np.zeros(last.shape)
+    low = np.zeros(last.shape, like=like_of(last))
     np.put_along_axis(low, order[..., lo:lo + 1], 1.0 - f, axis=-1)
     return from_last(weights + low, a, axis)
 
@@ -195,8 +196,8 @@ def polyder_adjoint(g, p):
         return g
     n = len(p)
     if n == 1:
-        return np.zeros(1)
-    return np.append(np.asarray(g, dtype=float) * np.arange(n - 1, 0, -1), 0.0)
+        return np.zeros(1, like=like_of(g))
+    return np.append(as_array(g, dtype=float) * np.arange(n - 1, 0, -1), 0.0)
 
 
 def polyval_adjoint_p(g, p, x):
@@ -205,7 +206,7 @@ def polyval_adjoint_p(g, p, x):
     if is_zero(g):
         return g
     powers = np.arange(len(p) - 1, -1, -1)
-    x = np.asarray(x, dtype=float)
+    x = as_array(x, dtype=float)
     g = np.broadcast_to(g, np.broadcast_shapes(np.shape(g), x.shape))
     return np.array([np.sum(g * x ** k) for k in powers])
 
@@ -215,7 +216,7 @@ def cumprod_adjoint(g, a, ans, axis=None):
     exact sum of products along slices that hold a zero."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     if axis is None:
         return np.reshape(cumprod_adjoint(np.ravel(g), np.ravel(a), np.ravel(ans), 0), a.shape)
     axis = axis % a.ndim
@@ -224,9 +225,9 @@ def cumprod_adjoint(g, a, ans, axis=None):
         return rev / a
     # out[k] = sum_{j >= k} g[j] * prod_{i <= j, i != k} a[i]
     am = np.moveaxis(a, axis, -1)
-    gm = np.moveaxis(np.asarray(g), axis, -1)
+    gm = np.moveaxis(as_array(g), axis, -1)
     n = am.shape[-1]
-    out = np.zeros(am.shape, dtype=np.result_type(am, gm, float))
+    out = np.zeros(am.shape, dtype=np.result_type(am, gm, float), like=like_of(am, gm))
     for k in range(n):
         others = am.copy()
         others[..., k] = 1
@@ -240,7 +241,7 @@ def diff_adjoint(g, a, n=1, axis=-1, prepend=None, append=None):
     difference gives back ``-g`` to its left and ``g`` to its right element."""
     if is_zero(g):
         return g
-    g = np.asarray(g)
+    g = as_array(g)
     axis = axis % g.ndim
     for _ in range(n):
         pad = [(0, 0)] * g.ndim
@@ -267,7 +268,7 @@ def gradient_adjoint(g, f, varargs=(), axis=None, edge_order=1):
     applies along that axis (built by applying it to the identity)."""
     if is_zero(g):
         return g
-    f = np.asarray(f)
+    f = as_array(f)
     if axis is None:
         if f.ndim != 1:
             raise ValueError("adjoint of np.gradient: give one axis (the result is a list)")
@@ -276,7 +277,7 @@ def gradient_adjoint(g, f, varargs=(), axis=None, edge_order=1):
         raise ValueError("adjoint of np.gradient: give one axis (the result is a list)")
     n = f.shape[axis]
     matrix = np.gradient(np.eye(n), *varargs, axis=0, edge_order=edge_order)
-    gm = np.moveaxis(np.asarray(g), axis, -1)
+    gm = np.moveaxis(as_array(g), axis, -1)
     return np.moveaxis(gm @ matrix, -1, axis)
 
 
@@ -286,7 +287,7 @@ def repeat_adjoint(g, a, repeats, axis=None):
     """Adjoint of ``np.repeat(a, repeats, axis)``: each element's copies summed."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     if axis is None:
         flat = np.ravel(a)
         return np.reshape(repeat_adjoint(g, flat, repeats, 0), a.shape)
@@ -307,7 +308,7 @@ def tile_adjoint(g, a, reps):
     """Adjoint of ``np.tile(a, reps)``: the tiles of ``g`` summed."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     reps = tuple(np.atleast_1d(reps))
     nd = max(a.ndim, len(reps))
     shape = (1,) * (nd - a.ndim) + a.shape
@@ -322,7 +323,7 @@ def pad_adjoint(g, array, pad_width, mode="constant", kwargs=None):
     every mode that copies elements: constant, edge, reflect, symmetric, wrap."""
     if is_zero(g):
         return g
-    array = np.asarray(array)
+    array = as_array(array)
     kwargs = {k: v for k, v in (kwargs or {}).items() if k in ("reflect_type",)}
     if kwargs.get("reflect_type", "even") != "even":
         raise ValueError("adjoint of np.pad: reflect_type='odd' is not supported")
@@ -334,8 +335,8 @@ def pad_adjoint(g, array, pad_width, mode="constant", kwargs=None):
     else:
         index = np.pad(source, pad_width, mode=mode)
     keep = index >= 0
-    out = np.zeros(array.size, dtype=np.result_type(g, float))
-    np.add.at(out, index[keep], np.asarray(g)[keep])
+    out = np.zeros(array.size, dtype=np.result_type(g, float), like=like_of(g, array))
+    np.add.at(out, index[keep], as_array(g)[keep])
     return out.reshape(array.shape)
 
 
@@ -344,9 +345,9 @@ def split_adjoint(g, ary, indices_or_sections, axis=0):
     the pieces' adjoints joined back (a zero piece for a piece nobody read)."""
     if is_zero(g):
         return g
-    ary = np.asarray(ary)
+    ary = as_array(ary)
     pieces = np.array_split(ary, indices_or_sections, axis=axis)
-    parts = [np.zeros(p.shape, dtype=np.result_type(p, float)) if is_zero(part)
+    parts = [np.zeros(p.shape, dtype=np.result_type(p, float), like=like_of(p)) if is_zero(part)
              else np.broadcast_to(part, p.shape) for p, part in zip(pieces, g)]
     return np.concatenate(parts, axis=axis)
 
@@ -381,7 +382,7 @@ def rollaxis_adjoint(g, a, axis, start=0):
 
 
 def _scatter_along(g, order, axis, shape):
-    out = np.zeros(shape, dtype=np.result_type(g, float))
+    out = np.zeros(shape, dtype=np.result_type(g, float), like=like_of(g))
     np.put_along_axis(out, order, g, axis=axis)
     return out
 
@@ -390,7 +391,7 @@ def sort_adjoint(g, a, axis=-1, kind=None):
     """Adjoint of ``np.sort(a, axis)``: ``g`` sent back to where each element came from."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     if axis is None:
         return np.reshape(sort_adjoint(g, np.ravel(a), 0, kind), a.shape)
     return _scatter_along(g, np.argsort(a, axis=axis, kind="stable"), axis, a.shape)
@@ -401,7 +402,7 @@ def partition_adjoint(g, a, kth, axis=-1, kind="introselect"):
     (same algorithm, so the same arrangement)."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     if axis is None:
         return np.reshape(partition_adjoint(g, np.ravel(a), kth, 0, kind), a.shape)
     return _scatter_along(g, np.argpartition(a, kth, axis=axis, kind=kind), axis, a.shape)
@@ -412,9 +413,9 @@ def select_adjoint_choice(g, condlist, choicelist, i):
     ``np.select``: ``g`` where that choice was the first whose condition holds."""
     if is_zero(g):
         return g
-    taken = np.zeros(np.shape(g), dtype=bool)
+    taken = np.zeros(np.shape(g), dtype=bool, like=like_of(g))
     for k, cond in enumerate(condlist):
-        mine = np.asarray(cond) & ~taken
+        mine = as_array(cond) & ~taken
         if k == i:
             return unbroadcast(np.where(mine, g, 0.0), choicelist[i])
         taken = taken | mine
@@ -431,7 +432,7 @@ def linspace_adjoint(g, start, stop, num=50, endpoint=True, axis=0, at_stop=Fals
     t = np.arange(num) / div if div > 0 else np.zeros(num)
     if endpoint and num == 1:
         t = np.zeros(1)
-    gm = np.moveaxis(np.asarray(g), axis, 0)
+    gm = np.moveaxis(as_array(g), axis, 0)
     weight = t if at_stop else 1 - t
     summed = np.tensordot(weight, gm, axes=(0, 0))
     target = stop if at_stop else start
@@ -466,7 +467,7 @@ def column_join(*items):
 
 def _join_pieces(items, column):
     if column:
-        return [np.reshape(t, (-1, 1)) if np.ndim(t) < 2 else np.asarray(t) for t in items]
+        return [np.reshape(t, (-1, 1)) if np.ndim(t) < 2 else as_array(t) for t in items]
     return [np.atleast_1d(t) for t in items]
 
 
@@ -489,7 +490,7 @@ def diagonal_index(a):
     ``a[diagonal_index(a)] = v`` writes ``a[i, i, ..., i]`` for
     ``i < min(a.shape)``.  Like NumPy, refuses an array of less than two
     dimensions, or of more with unequal lengths."""
-    a = np.asarray(a)
+    a = as_array(a)
     if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
         raise TangentCkptError(f"np.fill_diagonal: array of shape {a.shape} (it needs two "
                                "dimensions, or more of equal length)")

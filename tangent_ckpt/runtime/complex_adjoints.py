@@ -17,6 +17,7 @@ function of a complex value with a real result (the rules below and
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import is_array
 from tangent_ckpt.runtime.numpy_adjoints import is_zero
 
 __all__ = ["real_part", "real_gradient", "real_adjoint", "imag_adjoint", "conj_adjoint",
@@ -31,7 +32,7 @@ def real_part(g):
 def real_gradient(g, x):
     """The adjoint ``g`` as the gradient of ``x``: its real part when ``x`` is real."""
     if np.iscomplexobj(g) and not np.iscomplexobj(x):
-        return np.real(g).copy() if isinstance(g, np.ndarray) else np.real(g)
+        return np.real(g).copy() if is_array(g) else np.real(g)
     return g
 
 

@@ -5,6 +5,7 @@ import hashlib
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import is_array, to_host
 from tangent_ckpt.errors import NondeterministicStepError
 from tangent_ckpt.runtime.snapshots import tree_flatten
 
@@ -17,9 +18,9 @@ def state_digest(tree):
     leaves, treedef = tree_flatten(tree)
     h.update(repr(treedef).encode())
     for x in leaves:
-        if isinstance(x, np.ndarray):
+        if is_array(x):   # another library's array: its host copy
             h.update(f"{x.dtype.str}{x.shape}".encode())
-            h.update(np.ascontiguousarray(x).tobytes())
+            h.update(np.ascontiguousarray(to_host(x)).tobytes())
         else:
             h.update(repr((type(x).__name__, x)).encode())
     return h.digest()

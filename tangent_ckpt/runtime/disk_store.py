@@ -22,6 +22,7 @@ import tempfile
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError, SnapshotStoreError
+from tangent_ckpt.runtime.backends import from_host, is_array, is_foreign_array, to_host
 from tangent_ckpt.runtime.snapshots import tree_flatten, tree_nbytes, tree_unflatten
 
 __all__ = ["LeafStore", "DiskStore", "checksum"]
@@ -50,9 +51,16 @@ class LeafStore:
     Subclasses provide ``_open()`` (create the private location; return its
     name), ``_write(name, array) -> bytes written``, ``_read(name) -> array``,
     ``_delete(name)`` and ``_remove()`` (delete the private location).
+
+    An array of another library (a CuPy array on a GPU) is written as its host
+    copy (``backends.to_host``) and read back into its library
+    (``backends.from_host``, like an empty array of that library kept with the
+    checksum): the snapshot leaves the device, the restored state is back on it.
     """
 
     kind = "store"
+    level = "disk"       # which level of the hierarchy the store is (TwoLevelStore.level_nbytes)
+    fresh_reads = True   # _read gives a new array (a file read); else restore copies it
 
     def __init__(self):
         self.path = None
@@ -76,6 +84,10 @@ class LeafStore:
         return SnapshotStoreError(f"cannot {action} {where}: {exc!r}")
 
     # ------------------------------------------------------------------ API
+    def level_of(self, slot):
+        """The level of the hierarchy ``slot`` is kept on ("host", "disk")."""
+        return self.level
+
     def location(self):
         """The private folder / prefix, created on first use."""
         if self.path is None:
@@ -89,14 +101,18 @@ class LeafStore:
         leaves, treedef = tree_flatten(tree)
         kept, names, written = [], [], 0
         for i, x in enumerate(leaves):
-            if isinstance(x, np.ndarray):
+            if is_array(x):
                 if x.dtype.hasobject:
                     raise CheckpointError("cannot write an object array to a disk snapshot")
                 name = f"slot{slot}_leaf{i}"
-                names.append((name, checksum(x)))  # listed first: free() removes a partial write
+                host = to_host(x)   # x itself for a NumPy array
+                # an empty array of x's library: what the leaf is restored into
+                template = np.empty_like(x, shape=(0,)) if is_foreign_array(x) else None
+                # listed first: free() removes a partial write
+                names.append((name, checksum(host), template))
                 self._meta[slot] = (treedef, kept, names)
                 try:
-                    written += self._write(name, x)
+                    written += self._write_leaf(name, host, host is not x)
                 except Exception as exc:
                     raise self._failed("write", name, exc) from exc
                 kept.append(_ON_STORE)
@@ -116,7 +132,7 @@ class LeafStore:
             if x is not _ON_STORE:
                 leaves.append(x)
                 continue
-            name, digest = next(it)
+            name, digest, template = next(it)
             try:
                 array = self._read(name)
             except Exception as exc:
@@ -126,14 +142,23 @@ class LeafStore:
                     f"{self.kind} snapshot {name!r} in {self.path!r} is corrupted (checksum "
                     "mismatch): its bytes changed after it was written; refusing to compute "
                     "a gradient from it")
+            if template is not None:
+                array = from_host(array, template)   # back to the device
+            elif not self.fresh_reads:
+                array = array.copy()
             leaves.append(array)
         return tree_unflatten(treedef, leaves)
+
+    def _write_leaf(self, name, host, fresh):
+        """Write the host array of one leaf (``fresh``: a copy made for this
+        write, which a store may keep as it is)."""
+        return self._write(name, host)
 
     def free(self, slot):
         meta = self._meta.pop(slot, None)
         self._bytes.pop(slot, None)
         if meta is not None:
-            for name, _ in meta[2]:
+            for name, *_ in meta[2]:
                 try:
                     self._delete(name)
                 except Exception:

@@ -53,6 +53,11 @@ from tangent_ckpt.runtime.store_io import SnapshotStore, open_disk_level, prefet
 
 __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_SNAPSHOTS"]
 
+#: the levels snapshots are kept on, fastest first: where the arrays live (device
+#: memory for CuPy arrays, RAM for NumPy's), host memory, disk (host_store.py)
+LEVELS = ("device", "host", "disk")
+
+
 class CheckpointedLoop:
     """One checkpointed loop: forward() then reverse(), executing a schedule.
 
@@ -239,12 +244,14 @@ class CheckpointedLoop:
         s_ram = self._resolve_snapshots(state, n, args, probe)
         total = s_ram + self.disk_snapshots
         self.used_snapshots = total
-        disk = open_disk_level(self._store_spec, self.disk_dir) if self.disk_snapshots else None
+        disk = open_disk_level(self._store_spec, self.disk_dir, self.disk_snapshots) \
+            if self.disk_snapshots else None
         self._store = TwoLevelStore(self.disk_snapshots, disk, self.copy_snapshots, self.writes)
         self._replay = ReplayCheck() if self.verify else None
         self._measured_tape = None
         self._peak_snaps = 0
         self._peak_bytes = 0
+        self._peak_levels = dict.fromkeys(LEVELS, 0)
         return total
 
     def _exec(self, a, work, pos, random_states=None):
@@ -275,6 +282,7 @@ class CheckpointedLoop:
             held = store.nbytes + self._random_at.nbytes
             if held > self._peak_bytes:
                 self._peak_bytes = held
+            self._held_per_level(store)
             if self._progress is not None:
                 self._progress.snapshots(len(store))
         elif kind is RESTORE:
@@ -360,12 +368,27 @@ class CheckpointedLoop:
         self._measured_tape = peak // max(1, steps)
         return result
 
+    def _held_per_level(self, store):
+        """Keep the most bytes each level (device, host, disk) has held."""
+        peaks = self._peak_levels
+        if store.disk is None:
+            if store.nbytes > peaks["device"]:
+                peaks["device"] = store.nbytes
+            return
+        for level, nbytes in store.level_nbytes().items():
+            if nbytes > peaks[level]:
+                peaks[level] = nbytes
+
     def _flush(self, final=False):
         counts = dict(self._c)
         for k in self._c:
             self._c[k] = 0
         counts.update(peak_snapshots=self._peak_snaps, peak_snapshot_bytes=self._peak_bytes,
                       state_bytes=self._state_bytes)
+        levels = getattr(self, "_peak_levels", None) or dict.fromkeys(LEVELS, 0)
+        if self._compiled is not None or not any(levels.values()):
+            levels = dict(levels, device=self._peak_bytes)   # compiled sweep: one level
+        counts.update({f"peak_{level}_bytes": nbytes for level, nbytes in levels.items()})
         counts.update(self._io.since_last(self._store.disk if self._store is not None else None))
         if self._step_bytes is not None:
             counts["working_bytes"] = self.working_memory(self._args)

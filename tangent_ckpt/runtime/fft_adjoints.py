@@ -16,6 +16,7 @@ mirror); its adjoint is the conjugated ``rfft`` of ``g`` weighted so.
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import as_array, like_of
 from tangent_ckpt.runtime.complex_adjoints import real_gradient, real_part
 from tangent_ckpt.runtime.numpy_adjoints import is_zero
 
@@ -53,7 +54,7 @@ def fft_adjoint(g, x, n, axis, norm, inverse=False):
     if is_zero(g):
         return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
     transform = np.fft.ifft if inverse else np.fft.fft
-    x = np.asarray(x)
+    x = as_array(x)
     bx = _fit(transform(g, axis=axis, norm=norm), x.shape[axis], axis % x.ndim)
     return real_gradient(bx, x)
 
@@ -64,7 +65,7 @@ def fftn_adjoint(g, x, s, axes, norm, inverse=False):
     if is_zero(g):
         return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
     transform = np.fft.ifftn if inverse else np.fft.fftn
-    x = np.asarray(x)
+    x = as_array(x)
     axes = _axes(x.ndim, s, axes)
     bx = transform(g, axes=axes, norm=norm)
     for axis in axes:
@@ -77,7 +78,7 @@ def rfft_adjoint(g, x, n, axis, norm):
     spectrum padded back to ``n`` entries, transformed, real part."""
     if is_zero(g):
         return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
-    x = np.asarray(x)
+    x = as_array(x)
     axis = axis % x.ndim
     n = x.shape[axis] if n is None else n
     full = np.fft.fft(_fit(g, n, axis), axis=axis, norm=norm)
@@ -89,11 +90,11 @@ def irfft_adjoint(g, x, n, axis, norm):
     entries that stand for a conjugate pair counted twice."""
     if is_zero(g):
         return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
-    x = np.asarray(x)
+    x = as_array(x)
     axis = axis % x.ndim
     n = 2 * (x.shape[axis] - 1) if n is None else n
     half = np.conj(np.fft.rfft(real_part(g), n, axis=axis, norm=_DUAL_NORM[norm]))
-    twice = np.full(n // 2 + 1, 2.0)
+    twice = np.full(n // 2 + 1, 2.0, like=like_of(g, x))
     twice[0] = 1.0
     if n % 2 == 0:
         twice[-1] = 1.0
@@ -108,7 +109,7 @@ def rfftn_adjoint(g, x, s, axes, norm):
     transform along all but the last axis, ``rfft``'s adjoint along the last."""
     if is_zero(g):
         return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
-    x = np.asarray(x)
+    x = as_array(x)
     axes = _axes(x.ndim, s, axes)
     if len(axes) > 1:
         g = np.fft.fftn(g, axes=axes[:-1], norm=norm)
@@ -125,7 +126,7 @@ def irfftn_adjoint(g, x, s, axes, norm):
     ``irfft``'s adjoint along the last axis, an inverse transform along the others."""
     if is_zero(g):
         return 0.0  # the symbolic zero, real (a 0j would not add into a real buffer)
-    x = np.asarray(x)
+    x = as_array(x)
     axes = _axes(x.ndim, s, axes)
     last = axes[-1]
     n = None if s is None else s[-1]

@@ -6,6 +6,7 @@ adjoints, which are dicts of the keys that received one, and their tangents
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import is_array, may_share_memory
 from tangent_ckpt.errors import TransformError
 from tangent_ckpt.runtime.numpy_adjoints import is_zero
 
@@ -36,9 +37,8 @@ def check_sole_item(d, key, filename, lineno):
     (Python's in-place write would change that entry too)."""
     item = d[key]
     for other_key, other in d.items():
-        if other_key != key and (other is item or isinstance(other, np.ndarray) and
-                                 isinstance(item, np.ndarray) and
-                                 np.may_share_memory(other, item)):
+        if other_key != key and (other is item or is_array(other) and is_array(item) and
+                                 may_share_memory(other, item)):
             raise TransformError(f"the array written in place at key {key!r} is also the "
                                  f"entry at key {other_key!r} of the same dict",
                                  filename=filename, lineno=lineno,

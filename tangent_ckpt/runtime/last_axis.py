@@ -8,6 +8,8 @@ other one, and themselves), so the tangent code can be differentiated again.
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import as_array, like_of
+
 __all__ = ["along_last", "from_last", "take_along_axis_adjoint", "weights_like",
            "weights_like_adjoint"]
 
@@ -20,7 +22,7 @@ def _axes(axis, ndim):
 def along_last(a, axis=None):
     """``a`` with the axes ``axis`` (None: all) merged into one last axis,
     the other axes first in their order (a new array, never a view of ``a``)."""
-    a = np.asarray(a)
+    a = as_array(a)
     if axis is None:
         return np.reshape(a, (-1,)).copy()
     axes = _axes(axis, a.ndim)
@@ -44,11 +46,11 @@ def from_last(x, like, axis=None):
 def take_along_axis_adjoint(g, arr, indices, axis=-1):
     """Adjoint of ``np.take_along_axis(arr, indices, axis)``: ``g`` added back
     where each element was taken from (repeated indices accumulate)."""
-    arr = np.asarray(arr)
-    out = np.zeros(arr.shape, dtype=np.result_type(g, float))
+    arr = as_array(arr)
+    out = np.zeros(arr.shape, dtype=np.result_type(g, float), like=like_of(g, arr))
     if axis is None:
-        flat = np.zeros(arr.size, dtype=out.dtype)
-        np.add.at(flat, np.asarray(indices), g)
+        flat = np.zeros(arr.size, dtype=out.dtype, like=like_of(out))
+        np.add.at(flat, as_array(indices), g)
         return np.reshape(flat, arr.shape)
     g = np.broadcast_to(g, np.broadcast_shapes(np.shape(g), np.shape(indices)))
     grids = list(np.indices(g.shape, sparse=True))
@@ -60,7 +62,7 @@ def take_along_axis_adjoint(g, arr, indices, axis=-1):
 def weights_like(weights, a, axis=None):
     """``np.average``'s weights as an array of ``a``'s shape (NumPy allows them
     1-D along ``axis``); a new array."""
-    w = np.asarray(weights)
+    w = as_array(weights)
     if w.shape != np.shape(a) and axis is not None:
         shape = [1] * np.ndim(a)
         shape[_axes(axis, np.ndim(a))[0]] = w.size

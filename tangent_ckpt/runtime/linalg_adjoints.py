@@ -9,6 +9,7 @@ tuple results of ``eigh``, ``svd``, ``qr`` and ``slogdet``, ``g`` is a
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import as_array, like_of
 from tangent_ckpt.runtime.numpy_adjoints import _keep, _weak_like, is_zero, unbroadcast
 
 __all__ = [
@@ -77,7 +78,7 @@ def slogdet_adjoint(g, a):
     _, glog = _parts(g, 2)
     if is_zero(glog):
         return 0.0
-    return np.asarray(glog)[..., None, None] * _T(np.linalg.inv(a))
+    return as_array(glog)[..., None, None] * _T(np.linalg.inv(a))
 
 
 def _from_symmetric(G, uplo):
@@ -85,8 +86,8 @@ def _from_symmetric(G, uplo):
     adjoint ``G`` with respect to the symmetric matrix it stands for."""
     G = 0.5 * (G + _T(G))
     if uplo.upper() == "L":
-        return np.tril(2 * G, -1) + G * np.eye(G.shape[-1])
-    return np.triu(2 * G, 1) + G * np.eye(G.shape[-1])
+        return np.tril(2 * G, -1) + G * np.eye(G.shape[-1], like=like_of(G))
+    return np.triu(2 * G, 1) + G * np.eye(G.shape[-1], like=like_of(G))
 
 
 def cholesky_adjoint(g, ans, upper=False):
@@ -99,7 +100,7 @@ def cholesky_adjoint(g, ans, upper=False):
     if upper:
         g = _T(g)
     n = L.shape[-1]
-    phi = np.tril(_T(L) @ g) * (1 - 0.5 * np.eye(n))
+    phi = np.tril(_T(L) @ g) * (1 - 0.5 * np.eye(n, like=like_of(L, g)))
     Linv = np.linalg.inv(L)
     S = _T(Linv) @ phi @ Linv
     return _from_symmetric(S, "U" if upper else "L")
@@ -112,12 +113,12 @@ def eigh_adjoint(g, ans, UPLO="L"):
     gw, gv = _parts(g, 2)
     w, v = ans
     n = w.shape[-1]
-    inner = np.zeros(v.shape, dtype=v.dtype)
+    inner = np.zeros(v.shape, dtype=v.dtype, like=like_of(v))
     if not is_zero(gw):
-        inner = inner + np.asarray(gw)[..., None] * np.eye(n)
+        inner = inner + as_array(gw)[..., None] * np.eye(n, like=like_of(v))
     if not is_zero(gv):
-        gap = w[..., None, :] - w[..., :, None] + np.eye(n)
-        F = (1 - np.eye(n)) / gap
+        gap = w[..., None, :] - w[..., :, None] + np.eye(n, like=like_of(w))
+        F = (1 - np.eye(n, like=like_of(w))) / gap
         inner = inner + F * (_T(v) @ gv)
     return _from_symmetric(v @ inner @ _T(v), UPLO)
 
@@ -131,7 +132,7 @@ def svd_adjoint(g, a, ans, full_matrices=True, compute_uv=True):
         return g
     if not compute_uv:
         U, _, Vh = np.linalg.svd(a, full_matrices=False)
-        return U @ (np.asarray(g)[..., None] * Vh)
+        return U @ (as_array(g)[..., None] * Vh)
     gU, gs, gVh = _parts(g, 3)
     U, s, Vh = ans
     m, n = a.shape[-2], a.shape[-1]
@@ -147,24 +148,24 @@ def svd_adjoint(g, a, ans, full_matrices=True, compute_uv=True):
         gU = gU if is_zero(gU) else gU[..., :, :k]
         gVh = gVh if is_zero(gVh) else gVh[..., :k, :]
     V = _T(Vh)
-    eye = np.eye(k)
+    eye = np.eye(k, like=like_of(a))
     s2 = s[..., None, :] ** 2 - s[..., :, None] ** 2      # s_j^2 - s_i^2
     F = (1 - eye) / (s2 + eye)
     S = s[..., None, :] * eye
     Sinv = (1 / s)[..., None, :] * eye
-    inner = np.zeros(s.shape + (k,), dtype=np.result_type(a, float))
+    inner = np.zeros(s.shape + (k,), dtype=np.result_type(a, float), like=like_of(a))
     if not is_zero(gs):
-        inner = inner + np.asarray(gs)[..., None, :] * eye
+        inner = inner + as_array(gs)[..., None, :] * eye
     out = 0.0
     if not is_zero(gU):
         J = F * (_T(U) @ gU - _T(gU) @ U)
         inner = inner + J @ S
-        out = out + (np.eye(m) - U @ _T(U)) @ gU @ Sinv @ Vh
+        out = out + (np.eye(m, like=like_of(a)) - U @ _T(U)) @ gU @ Sinv @ Vh
     if not is_zero(gVh):
         gV = _T(gVh)
         K = F * (_T(V) @ gV - _T(gV) @ V)
         inner = inner + S @ K
-        out = out + U @ Sinv @ _T(gV) @ (np.eye(n) - V @ Vh)
+        out = out + U @ Sinv @ _T(gV) @ (np.eye(n, like=like_of(a)) - V @ Vh)
     return U @ inner @ Vh + out
 
 
@@ -176,8 +177,8 @@ def pinv_adjoint(g, a, ans):
     X = ans
     m, n = a.shape[-2], a.shape[-1]
     return (-_T(X) @ g @ _T(X)
-            + (np.eye(m) - a @ X) @ _T(g) @ X @ _T(X)
-            + _T(X) @ X @ _T(g) @ (np.eye(n) - X @ a))
+            + (np.eye(m, like=like_of(a)) - a @ X) @ _T(g) @ X @ _T(X)
+            + _T(X) @ X @ _T(g) @ (np.eye(n, like=like_of(a)) - X @ a))
 
 
 def qr_adjoint(g, a, ans):
@@ -201,7 +202,7 @@ def matrix_power_adjoint(g, a, n):
         return 0.0 * a if not is_zero(g) else g
     if n < 0:
         raise ValueError("adjoint of matrix_power with a negative power: write inv() first")
-    powers = [np.broadcast_to(np.eye(a.shape[-1]), a.shape)]
+    powers = [np.broadcast_to(np.eye(a.shape[-1], like=like_of(a)), a.shape)]
     for _ in range(n - 1):
         powers.append(powers[-1] @ a)
     return sum(_T(powers[k]) @ g @ _T(powers[n - 1 - k]) for k in range(n))
@@ -236,7 +237,7 @@ def norm_adjoint(g, x, ans, ord=None, axis=None, keepdims=False):
     """
     if is_zero(g):
         return g
-    x = np.asarray(x)
+    x = as_array(x)
     axes = _norm_axes(x, ord, axis)
     g = _keep(_weak_like(g, x), x, axes, keepdims)
     ans = _keep(ans, x, axes, keepdims)
@@ -285,8 +286,8 @@ def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
     diagonal of zeros shaped like ``a``."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
-    out = np.zeros(a.shape, dtype=np.result_type(g, float))
+    a = as_array(a)
+    out = np.zeros(a.shape, dtype=np.result_type(g, float), like=like_of(g, a))
     view = np.moveaxis(out, (axis1, axis2), (-2, -1))
     i, j = _diagonal_index(view.shape[-2], view.shape[-1], offset)
     view[..., i, j] = g
@@ -297,9 +298,9 @@ def trace_adjoint(g, a, offset=0, axis1=0, axis2=1):
     """Adjoint of ``np.trace``: ``g`` on the diagonal it sums."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     i, _ = _diagonal_index(a.shape[axis1], a.shape[axis2], offset)
-    return diagonal_adjoint(np.repeat(np.asarray(g)[..., None], len(i), -1), a,
+    return diagonal_adjoint(np.repeat(as_array(g)[..., None], len(i), -1), a,
                             offset, axis1, axis2)
 
 
@@ -318,7 +319,7 @@ def kron_adjoint(g, a, b, first):
     ``g`` weighted by the other factor and summed."""
     if is_zero(g):
         return g
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = as_array(a), as_array(b)
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + a.shape
     sb = (1,) * (nd - b.ndim) + b.shape
@@ -356,7 +357,7 @@ def tensordot_adjoint(g, a, b, axes, first):
     (``axes`` an int or a pair of sequences)."""
     if is_zero(g):
         return g
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = as_array(a), as_array(b)
     if np.ndim(axes) == 0:
         n = int(axes)
         axa, axb = list(range(a.ndim - n, a.ndim)), list(range(n))
@@ -419,7 +420,7 @@ def einsum_adjoint(g, subscripts, operands, i):
         return g
     if not isinstance(subscripts, str):
         raise ValueError("einsum adjoint: give the subscripts as a string")
-    operands = [np.asarray(op) for op in operands]
+    operands = [as_array(op) for op in operands]
     shapes = [op.shape for op in operands]
     inputs, output, spare = _explicit(subscripts, shapes)
     sizes = {}
@@ -472,6 +473,6 @@ def vector_norm_adjoint(g, x, ans, axis=None, keepdims=False):
     0 where the norm is 0 (a subgradient)."""
     if is_zero(g):
         return g
-    x = np.asarray(x)
+    x = as_array(x)
     norm = _keep(ans, x, axis, keepdims)
     return _keep(_weak_like(g, x), x, axis, keepdims) * x / np.where(norm == 0, 1.0, norm)

@@ -21,6 +21,8 @@ import sys
 import numpy as np
 
 from tangent_ckpt.errors import TangentCkptError
+from tangent_ckpt.runtime.backends import as_array, copy_array, in_library_of, is_array, \
+    is_foreign_array, refuse, to_host
 
 __all__ = [
     # broadcasting and buffers
@@ -170,9 +172,11 @@ def as_gradient(g, x):
     """
     if np.iscomplexobj(g) and not np.iscomplexobj(x):
         g = np.real(g)
+    if is_foreign_array(x) or (is_foreign_array(g) and isinstance(x, np.ndarray)):
+        return _foreign_gradient(g, x)
     if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
         return float(np.sum(g)) if np.ndim(g) else float(g)
-    dtype = x.dtype if np.issubdtype(np.asarray(x).dtype, np.inexact) else np.float64
+    dtype = x.dtype if np.issubdtype(as_array(x).dtype, np.inexact) else np.float64
     g = np.asarray(g, dtype=dtype)
     if g.shape != np.shape(x):
         g = np.broadcast_to(unbroadcast(g, x), np.shape(x)).copy()
@@ -181,12 +185,25 @@ def as_gradient(g, x):
     return g
 
 
+def _foreign_gradient(g, x):
+    """``as_gradient`` where ``x`` or ``g`` is an array of another library (CuPy,
+    Dask): an array of that library (the computation's: a NumPy argument that
+    met CuPy arrays gets a CuPy gradient), of ``x``'s shape and float dtype."""
+    dtype = _buffer_dtype(x)
+    g = in_library_of(g, x if is_foreign_array(x) else g, dtype)
+    if g.shape != x.shape:
+        return np.broadcast_to(unbroadcast(g, x), x.shape).copy()
+    return g if g.dtype == dtype else g.astype(dtype)
+
+
 def zeros_like(x):
     """A fresh float adjoint buffer shaped like ``x`` (a pytree of arrays and floats)."""
     if isinstance(x, (tuple, list)):
         return type(x)(zeros_like(v) for v in x)
     if isinstance(x, dict):
         return {k: zeros_like(v) for k, v in x.items()}
+    if is_foreign_array(x):   # a CuPy or Dask array: a buffer of its own library
+        return np.zeros_like(x, dtype=_buffer_dtype(x))
     if isinstance(x, (np.ndarray, np.generic)):
         # a NumPy scalar (np.sum(a), a[0]) gets a 0-d buffer, not the symbolic zero:
         # that zero flowed back unchanged (e.g. through getitem_adjoint) and a
@@ -224,7 +241,7 @@ def private_adjoint(g, x):
     place (``bW += ...``), so that no other adjoint sharing ``g``'s array sees
     the updates.  A scalar ``x`` gives a Python float (immutable: ``+=`` rebinds).
     """
-    if not isinstance(x, np.ndarray):
+    if not is_array(x):
         return float(np.sum(g)) if np.ndim(g) else float(g)
     # nothing but the caller's one name holds g (see _refs_when_alone), it owns its
     # memory and has the buffer's shape and type: it is private already, and a copy
@@ -255,6 +272,8 @@ def _weak_like(g, x):
     ``1.0`` does not turn a float32 adjoint into float64)."""
     if isinstance(g, (int, float)) and isinstance(x, np.ndarray) and x.dtype.kind == "f":
         return np.asarray(g, dtype=x.dtype)
+    if isinstance(g, (int, float)) and is_foreign_array(x) and x.dtype.kind == "f":
+        return x.dtype.type(g)   # a NumPy scalar: every array library takes one
     return g
 
 
@@ -287,7 +306,7 @@ def power_adjoint_base(g, x1, x2):
     if is_zero(g):
         return g
     if type(x2) is int or type(x2) is float or \
-            (np.ndim(x2) == 0 and not isinstance(x2, np.ndarray)):
+            (np.ndim(x2) == 0 and not is_array(x2)):
         if x2 == 0:
             return 0 * g
         if x2 == 1:
@@ -380,7 +399,7 @@ def matmul_adjoint_x1(g, x1, x2, x2_t=None):
             return g @ (x2.T if x2_t is None else x2_t)  # the common case, no promotion
         if x2.ndim == 1:
             return g[:, None] * x2                   # matrix times vector: an outer product
-    x2 = np.asarray(x2)
+    x2 = as_array(x2)
     if x2.ndim == 1:
         if np.ndim(x1) == 1:
             return g * x2                            # inner product: g is a scalar
@@ -399,7 +418,7 @@ def matmul_adjoint_x2(g, x1, x2):
             return x1.T @ g
         if x2.ndim == 1:
             return g @ x1                            # matrix times vector
-    x1 = np.asarray(x1)
+    x1 = as_array(x1)
     if x1.ndim == 1:
         if np.ndim(x2) == 1:
             return g * x1
@@ -576,6 +595,8 @@ def repeat_to_match(g, x, axis=None, keepdims=False):
         g = _weak_like(g, x)   # np.sum(x): no axes to restore
         return np.broadcast_to(g, x.shape)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
+    if is_foreign_array(x):   # broadcast in x's library, not as a NumPy view
+        g = in_library_of(g, x)
     return np.broadcast_to(g, np.shape(x))
 
 
@@ -597,7 +618,7 @@ def prod_adjoint(g, x, ans, axis=None, keepdims=False):
     """
     if is_zero(g):
         return g
-    x = np.asarray(x)
+    x = as_array(x)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
     zero = x == 0
     if not zero.any():
@@ -615,7 +636,7 @@ def extremum_adjoint(g, x, ans, axis=None, keepdims=False):
     result; ties share it equally (as autograd does)."""
     if is_zero(g):
         return g
-    x = np.asarray(x)
+    x = as_array(x)
     g = _keep(_weak_like(g, x), x, axis, keepdims)
     hit = x == _keep(ans, x, axis, keepdims)
     dtype = np.result_type(g, x) if np.result_type(g, x).kind == "f" else np.float64
@@ -705,7 +726,7 @@ def is_basic_index(index):
 
 def _is_mask(index):
     """A boolean-array index: advanced, but it selects each element at most once."""
-    return isinstance(index, np.ndarray) and index.dtype == bool
+    return is_array(index) and index.dtype == bool
 
 
 def getitem_adjoint(g, x, index):
@@ -747,11 +768,18 @@ def accumulate_at(acc, x, index, g):
         acc[index] = g if is_zero(acc[index]) else acc[index] + g
         return acc
     if is_zero(acc):
-        acc = zeros_like(np.asarray(x))
-    elif not acc.flags.writeable:
+        acc = zeros_like(as_array(x))
+    elif not getattr(getattr(acc, "flags", None), "writeable", True):
         acc = acc.copy()
     if is_basic_index(index) or _is_mask(index):
         acc[index] += g
+    elif is_foreign_array(acc) and not hasattr(type(acc), "scatter_add"):
+        try:
+            np.add.at(acc, index, g)
+        except (TypeError, NotImplementedError) as exc:
+            refuse("the adjoint of reading x[index] with an integer-array index "
+                   "(np.add.at)", acc, "write the index as a slice or a boolean mask",
+                   cause=exc)
     else:
         np.add.at(acc, index, g)
     return acc
@@ -775,7 +803,7 @@ def setitem_adjoint_value(g, index, value):
             f"a subscript write names an element more than once (index {index!r}): NumPy "
             "does not specify which value it keeps, so its gradient is not defined; "
             "make the indices unique (np.unique), or write one element at a time in a loop")
-    return unbroadcast(np.array(g[index], copy=True), value)
+    return unbroadcast(copy_array(g[index]), value)
 
 
 def stand_in(x):
@@ -795,6 +823,8 @@ def overwritten(region):
     row, the usual case of a trajectory filled one row per step), which puts
     back the same bytes."""
     if not isinstance(region, np.ndarray):
+        if is_foreign_array(region):
+            return region.copy()   # a CuPy view: copied on the device, no scan from the host
         return region  # one element: a NumPy scalar, immutable
     if region.size and region.item(0) != 0:
         return region.copy()   # surely not all zero: no scan (.any() reads every element)
@@ -824,9 +854,11 @@ def _repeats_an_element(shape, index):
     if is_basic_index(index) or _is_mask(index):
         return False
     if isinstance(index, (list, np.ndarray)) and np.ndim(index) == 1 and shape and \
-            np.issubdtype(np.asarray(index).dtype, np.integer):
-        rows = np.asarray(index) % shape[0]
+            np.issubdtype(np.asarray(to_host(index)).dtype, np.integer):
+        rows = np.asarray(to_host(index)) % shape[0]
         return np.unique(rows).size != rows.size
+    if is_foreign_array(index):
+        index = to_host(index)
     positions = np.arange(int(np.prod(shape))).reshape(shape)[index]
     return np.unique(positions).size != np.size(positions)
 
@@ -836,6 +868,6 @@ def setitem_adjoint_array(g, index):
     zeros at ``index``, as a new array (``g`` is not mutated)."""
     if is_zero(g):
         return g
-    out = np.array(g, copy=True)
+    out = copy_array(g)
     out[index] = 0
     return out

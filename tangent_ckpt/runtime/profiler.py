@@ -38,6 +38,11 @@ Fields (per loop in ``prof.loops[name]`` and totals on ``prof`` itself):
                          reverse sweep reads; for most loops that includes the state),
                          less the snapshots held.  Exact, not an estimate.
 ``runs``                 how many times the loop ran
+``peak_device_bytes``    most snapshot bytes held where the loop state lives (device
+                         memory for CuPy arrays, RAM for NumPy's)
+``peak_host_bytes``      most snapshot bytes held as host-memory copies of device
+                         arrays (``snapshot_store="host"`` or ``host_slots=``)
+``peak_disk_bytes``      most snapshot bytes held on disk (files, zarr)
 
 Per loop and per checkpointed segment / scope (``tc.checkpoint``,
 ``tc.checkpoint_scope``, reported under the scope's name):
@@ -65,13 +70,15 @@ _SUM_FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_sto
                "io_overlapped_seconds", "memory_saved_bytes", "steps", "runs",
                "checkpoints", "bytes_saved", "steps_recomputed")
 _MAX_FIELDS = ("peak_snapshots", "peak_snapshot_bytes", "state_bytes", "tape_bytes_per_step",
-               "bytes_held", "working_bytes")
+               "bytes_held", "working_bytes", "peak_device_bytes", "peak_host_bytes",
+               "peak_disk_bytes")
 FIELDS = ("forward_steps", "recorded_steps", "verify_steps", "snapshots_stored", "peak_snapshots",
           "peak_snapshot_bytes", "disk_bytes_written", "disk_writes", "disk_reads",
           "measure_steps", "state_bytes", "tape_bytes_per_step",
           "memory_saved_bytes", "steps", "runs", "probe_steps", "io_seconds",
           "io_waited_seconds", "io_overlapped_seconds", "working_bytes",
-          "checkpoints", "bytes_held", "bytes_saved", "steps_recomputed")
+          "checkpoints", "bytes_held", "bytes_saved", "steps_recomputed",
+          "peak_device_bytes", "peak_host_bytes", "peak_disk_bytes")
 
 _local = threading.local()
 
@@ -151,6 +158,9 @@ class Profiler(LoopStats):
                                   for i, (c, w) in enumerate(zip(r, widths)))
         lines = [fmt(heads), "  ".join("-" * w for w in widths)]
         lines += [fmt(r) for r in text]
+        if self.peak_host_bytes or self.peak_disk_bytes:
+            lines.append(f"snapshot bytes per level: device {self.peak_device_bytes}, "
+                         f"host {self.peak_host_bytes}, disk {self.peak_disk_bytes}")
         lines += [f"auto: {note}" for note in self.notes]
         return "\n".join(lines)
 

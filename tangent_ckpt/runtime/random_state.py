@@ -12,6 +12,11 @@ generators a loop's steps use:
   compiler saw such a call in the loop;
 - every ``np.random.Generator`` or ``np.random.RandomState`` passed to the steps.
 
+A generator of another array library (``cupy.random.Generator``,
+``dask.array.random.default_rng()``) has no public way to save and restore its
+state: a checkpointed loop given one is refused (its replayed steps would draw
+other numbers); a taped loop runs each step once and takes it.
+
 The driver captures those states with every snapshot, restores them with it,
 and puts them back as they were once the reverse sweep is over. So
 checkpointed = taped = the user's own function, with the same seed.
@@ -24,6 +29,8 @@ an ordinary call, with no derivative.
 import sys
 
 import numpy as np
+
+from tangent_ckpt.runtime.backends import BackendError, is_array
 
 #: methods of np.random.Generator / RandomState that draw numbers
 DRAW_METHODS = (
@@ -66,10 +73,26 @@ def is_generator(value):
     return isinstance(value, (np.random.Generator, np.random.RandomState))
 
 
+def is_foreign_generator(value):
+    """A random generator of another library (CuPy's, Dask's): it draws like
+    NumPy's (``standard_normal``) but is not one of NumPy's."""
+    cls = type(value)
+    return not is_generator(value) and not is_array(value) and not isinstance(value, type) \
+        and cls.__module__.split(".")[0] not in ("numpy", "builtins") \
+        and hasattr(cls, "standard_normal") and hasattr(cls, "normal")
+
+
 class RandomStates:
     """The generators one loop's steps draw from, to capture and restore together."""
 
     def __init__(self, args, global_state):
+        for a in args:
+            if is_foreign_generator(a):
+                raise BackendError(
+                    f"a checkpointed loop is given a {type(a).__module__}.{type(a).__name__}, "
+                    "whose state cannot be saved and restored: its replayed steps would draw "
+                    "other numbers than the first time; draw the numbers before the loop, "
+                    "or tape the loop (checkpoint=False)")
         self.generators = [a for a in args if is_generator(a)]
         self.global_state = bool(global_state)
 

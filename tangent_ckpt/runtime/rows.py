@@ -19,6 +19,7 @@ import weakref
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import as_array, is_foreign_array
 from tangent_ckpt.runtime.numpy_adjoints import is_zero
 
 __all__ = ["empty_rows", "append_row", "append_row_adjoint_rows", "append_row_adjoint_item",
@@ -41,7 +42,9 @@ def empty_rows():
 def append_row(rows, item):
     """``rows`` with ``item`` as one more row (``hs.append(h)``): a new value,
     ``rows`` itself unchanged; amortised O(size of item)."""
-    item, rows = np.asarray(item), np.asarray(rows)
+    item, rows = as_array(item), as_array(rows)
+    if is_foreign_array(item) or is_foreign_array(rows):   # CuPy, Dask: no shared buffer
+        return item[None] if rows.shape == (0,) else np.concatenate([rows, item[None]])
     if rows.shape == (0,):
         return _grown(item[None], item.dtype, 1)
     buffer = rows.base
@@ -114,7 +117,9 @@ def append_row_adjoint_rows(g):
     appends) is shortened without a copy, so n reversed appends cost O(n)."""
     if is_zero(g):
         return g
-    g = np.asarray(g)
+    g = as_array(g)
+    if is_foreign_array(g):
+        return g[:-1].copy()
     buffer = g.base
     with _lock:
         entry = _private.get(id(buffer))
@@ -131,7 +136,7 @@ def append_row_adjoint_item(g):
 
 def repeat_row(item, times):
     """``[item] * times``: ``times`` rows equal to ``item``."""
-    return np.repeat(np.asarray(item)[None], times, axis=0)
+    return np.repeat(as_array(item)[None], times, axis=0)
 
 
 def repeat_row_adjoint(g, item):

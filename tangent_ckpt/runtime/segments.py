@@ -19,6 +19,7 @@ segments of one gradient call (``grad(f, checkpoint="auto", memory_budget=...)``
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import is_array
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime.memory import parse_memory
@@ -28,7 +29,7 @@ __all__ = ["Segment", "MemoryPlan", "frame_nbytes"]
 
 
 def _arrays(value, seen, depth=0):
-    if isinstance(value, np.ndarray):
+    if is_array(value):
         if id(value) not in seen:
             seen[id(value)] = value.nbytes
     elif isinstance(value, (list, tuple)) and depth < 8:

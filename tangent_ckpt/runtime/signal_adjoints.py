@@ -10,6 +10,7 @@ symbolic zero ``0.0`` for ``g`` and return it, and never mutate their arguments.
 
 import numpy as np
 
+from tangent_ckpt.runtime.backends import as_array, like_of
 from tangent_ckpt.runtime.numpy_adjoints import is_zero
 
 __all__ = ["convolve_adjoint", "correlate_adjoint_a", "correlate_adjoint_v",
@@ -32,7 +33,7 @@ def _window_start(m, n, mode, short_first):
 
 def _in_full(g, m, n, mode, short_first=False):
     g = np.ravel(g)
-    full = np.zeros(m + n - 1, dtype=np.result_type(g, float))
+    full = np.zeros(m + n - 1, dtype=np.result_type(g, float), like=like_of(g))
     start = _window_start(m, n, mode, short_first)
     full[start:start + g.size] = g
     return full
@@ -75,7 +76,7 @@ def _interval(x, xp):
 def interp_slope(x, xp, fp):
     """The slope of ``np.interp(x, xp, fp)`` in ``x``: the interval's, 0 outside
     ``[xp[0], xp[-1]]`` (where the result is the constant end value)."""
-    x, xp, fp = np.asarray(x, dtype=float), np.asarray(xp, dtype=float), np.asarray(fp)
+    x, xp, fp = as_array(x, dtype=float), as_array(xp, dtype=float), as_array(fp)
     if len(xp) < 2:
         return np.zeros_like(x)
     i = _interval(x, xp)
@@ -94,9 +95,9 @@ def _to_knots(g, x, xp, fp, left_weight, right_weight, one_knot=1.0):
     """``fp``'s adjoint when each output's ``g`` goes to the two knots of its
     interval with the weights ``left_weight(x, xp, i)`` and ``right_weight``
     (with a single knot, ``one_knot`` of it to that knot)."""
-    x, xp = np.asarray(x, dtype=float), np.asarray(xp, dtype=float)
+    x, xp = as_array(x, dtype=float), as_array(xp, dtype=float)
     g = np.broadcast_to(g, x.shape)
-    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, float))
+    out = np.zeros(np.shape(fp), dtype=np.result_type(g, fp, float), like=like_of(g, fp))
     if len(xp) < 2:
         out[0] = one_knot * np.sum(g)
         return out

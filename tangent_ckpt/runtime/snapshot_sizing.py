@@ -17,7 +17,8 @@ import numpy as np
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime.memory import peak_of
 from tangent_ckpt.runtime.schedules import default_snapshots, uniform_cost
-from tangent_ckpt.runtime.snapshots import tree_nbytes
+from tangent_ckpt.runtime.backends import is_foreign_array
+from tangent_ckpt.runtime.snapshots import tree_flatten, tree_nbytes
 
 __all__ = ["DEFAULT_ONLINE_SNAPSHOTS", "TAPE_STATES", "HELD_STATES", "AROUND_STATES",
            "RESERVED_ARGUMENTS", "ASSUMED_STEP_STATES", "as_count", "working_bytes",
@@ -77,16 +78,23 @@ def measure_step_bytes(step, index, state, args, adjoint_probe=None):
 
     A compiled step (``backend="numba"``: it counts ``compile_seconds``) runs once
     first, unmeasured and uncounted, so that the peak is the step's and not
-    Numba's compiler's."""
+    Numba's compiler's.
+
+    tracemalloc sees host memory only: for a state of another library's arrays
+    (CuPy's on a GPU) a step is taken to need at least ``ASSUMED_STEP_STATES``
+    states of device memory, as when nothing is measured."""
     if getattr(step, "compile_seconds", None) is not None:
         warm = step(index, state, *args)
         if adjoint_probe is not None:
             adjoint_probe(index, state, warm, *args)
     after, forward_bytes = peak_of(lambda: step(index, state, *args))
+    floor = 0
+    if any(is_foreign_array(leaf) for leaf in tree_flatten(state)[0]):
+        floor = ASSUMED_STEP_STATES * tree_nbytes(state)   # not seen by tracemalloc
     if adjoint_probe is None:
-        return forward_bytes, 2 * forward_bytes, 1
+        return max(forward_bytes, floor), max(2 * forward_bytes, floor), 1
     _, adjoint_bytes = peak_of(adjoint_probe, index, state, after, *args)
-    return forward_bytes, adjoint_bytes, 2
+    return max(forward_bytes, floor), max(adjoint_bytes, floor), 2
 
 
 def budget_refusal(name, budget, overhead, state_bytes, step_bytes=None):

@@ -1,8 +1,10 @@
 """Snapshot stores: copies of loop states (pytrees) in RAM, or in RAM and on a disk-level store.
 
 A pytree is a tuple (including namedtuples), list or dict of pytrees, or a leaf.
-Array leaves (``np.ndarray``) are copied on store and copied again on restore, so
-neither the caller's arrays nor a restored state ever alias a stored snapshot.
+Array leaves (``np.ndarray``, and the arrays of another library such as CuPy's,
+copied where they live: a CuPy snapshot stays in device memory) are copied on
+store and copied again on restore, so neither the caller's arrays nor a
+restored state ever alias a stored snapshot.
 Other leaves (NumPy scalars, Python numbers, None, strings) are immutable and kept
 as they are.
 """
@@ -10,6 +12,7 @@ as they are.
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
+from tangent_ckpt.runtime.backends import is_array, to_host
 from tangent_ckpt.runtime.numpy_adjoints import overwritten
 
 __all__ = [
@@ -64,7 +67,7 @@ def _build(d, it):
 
 
 def _copy_leaf(x):
-    if isinstance(x, np.ndarray):
+    if is_array(x):
         return x.copy()
     return x
 
@@ -76,7 +79,7 @@ def tree_copy(tree):
 
 
 def _leaf_nbytes(x):
-    if isinstance(x, np.ndarray):
+    if is_array(x):   # a CuPy array's bytes are device memory: counted the same
         return int(x.nbytes)
     if isinstance(x, np.generic):
         return int(x.itemsize)
@@ -110,8 +113,8 @@ def tree_nbytes(tree):
 
 
 def _leaf_equal(a, b):
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
+    if is_array(a) or is_array(b):
+        a, b = np.asarray(to_host(a)), np.asarray(to_host(b))
         return a.shape == b.shape and a.dtype == b.dtype and bool(
             np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
     if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
@@ -285,6 +288,17 @@ class TwoLevelStore:
     @property
     def ram_nbytes(self):
         return self.ram.nbytes
+
+    def level_nbytes(self):
+        """Bytes held per level: ``{"device": ..., "host": ..., "disk": ...}``.  The
+        first level is where the arrays live (device memory for CuPy arrays, RAM
+        for NumPy's); "host" is host-memory copies of device arrays (the spill
+        level, runtime/host_store.py), "disk" snapshot files or a zarr store."""
+        levels = {"device": self.ram.nbytes, "host": 0, "disk": 0}
+        if self.disk is not None:
+            for level, nbytes in self.disk.level_nbytes().items():
+                levels[level] += nbytes
+        return levels
 
     @property
     def path(self):

@@ -3,6 +3,7 @@
 import numpy as np
 from scipy import special
 
+from tangent_ckpt.runtime.backends import as_array
 from tangent_ckpt.runtime.numpy_adjoints import _keep, _weak_like, is_zero
 
 __all__ = ["digamma_adjoint", "gammaln_adjoint", "logsumexp_adjoint", "softmax_adjoint",
@@ -27,7 +28,7 @@ def logsumexp_adjoint(g, a, ans, axis=None, keepdims=False):
     """Adjoint of ``logsumexp(a, axis)``: ``g * exp(a - ans)`` (the softmax)."""
     if is_zero(g):
         return g
-    a = np.asarray(a)
+    a = as_array(a)
     g = _keep(_weak_like(g, a), a, axis, keepdims)
     return g * np.exp(a - _keep(ans, a, axis, keepdims))
 

@@ -10,9 +10,14 @@
 * a URL fsspec opens (``"file:///scratch/me"``, ``"s3://bucket/run"``,
   ``"memory://x"``) -- zarr arrays under a private prefix (needs the optional
   ``[store]`` extra: zarr and fsspec);
+* ``"host"`` -- host memory (``host_store.HostStore``): the level below the
+  device for a loop on GPU arrays (CuPy), whose RAM-level snapshots stay in
+  device memory;
 * ``SnapshotStore(where, codec="zstd", level=3, write_queue=2, prefetch=True)``
   to choose lossless compression (zarr codecs ``"zstd"``, ``"blosc"``,
-  ``"gzip"``; URLs only) and the buffers.
+  ``"gzip"``; URLs only) and the buffers; ``host_slots=k`` keeps ``k`` of the
+  level's slots in host memory and the rest in ``where`` (device -> host ->
+  disk, ``host_store.SpillStore``).
 
 ``BufferedStore`` runs every operation of one disk-level store on a single
 background thread, in order: ``store`` returns once the write is queued (at
@@ -32,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime.disk_store import DiskStore
+from tangent_ckpt.runtime.host_store import HostStore, SpillStore
 from tangent_ckpt.runtime.schedules import FREE, RESTORE, STORE
 from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes
 from tangent_ckpt.runtime.zarr_store import ZarrStore, is_url
@@ -42,10 +48,18 @@ __all__ = ["SnapshotStore", "BufferedStore", "open_disk_level", "prefetching"]
 class SnapshotStore:
     """Where and how disk-level snapshots are written (see the module docstring)."""
 
-    def __init__(self, where=None, codec=None, level=None, write_queue=2, prefetch=True):
+    def __init__(self, where=None, codec=None, level=None, write_queue=2, prefetch=True,
+                 host_slots=0):
         if where is not None and not isinstance(where, (str, os.PathLike)):
-            raise CheckpointError(f"snapshot_store must be a folder, a URL or None, not {where!r}")
+            raise CheckpointError(f"snapshot_store must be a folder, a URL, 'host' or None, "
+                                  f"not {where!r}")
         self.where = None if where is None else os.fspath(where)
+        if isinstance(host_slots, bool) or not isinstance(host_slots, int) or host_slots < 0:
+            raise CheckpointError(f"host_slots must be an integer >= 0, got {host_slots!r}")
+        if host_slots and self.where == HOST:
+            raise CheckpointError("host_slots= splits a level between host memory and a "
+                                  "folder or URL; with 'host' every slot is in host memory")
+        self.host_slots = host_slots
         if codec is not None and not is_url(self.where):
             raise CheckpointError("snapshot_store: compression needs a zarr store; give a URL "
                                   f"(e.g. 'file://{os.path.abspath(self.where or '.')}')")
@@ -66,14 +80,22 @@ class SnapshotStore:
         """States a sweep may hold in flight: queued writes and one prefetched read."""
         return self.write_queue + (1 if self.prefetch else 0)
 
-    def open(self, disk_dir=None):
-        """The backend store (not yet buffered); checks the location now."""
+    def open(self, disk_dir=None, slots=None):
+        """The backend store (not yet buffered); checks the location now.
+        ``slots``: how many slots the level has (where ``host_slots`` split it)."""
+        if self.where == HOST:
+            return HostStore()
         if is_url(self.where):
-            return ZarrStore(self.where, codec=self.codec, level=self.level)
-        return DiskStore(self.where if self.where is not None else disk_dir)
+            store = ZarrStore(self.where, codec=self.codec, level=self.level)
+        else:
+            store = DiskStore(self.where if self.where is not None else disk_dir)
+        if self.host_slots and slots is not None:
+            return SpillStore(HostStore(), store, slots, self.host_slots)
+        return store
 
     def key(self):
-        return (self.where, self.codec, self.level, self.write_queue, self.prefetch)
+        return (self.where, self.codec, self.level, self.write_queue, self.prefetch,
+                self.host_slots)
 
     def __eq__(self, other):
         return isinstance(other, SnapshotStore) and self.key() == other.key()
@@ -92,12 +114,19 @@ class SnapshotStore:
             parts.append(f"write_queue={self.write_queue!r}")
         if not self.prefetch:
             parts.append("prefetch=False")
+        if self.host_slots:
+            parts.append(f"host_slots={self.host_slots!r}")
         return f"rt.SnapshotStore({', '.join(parts)})"
 
 
-def open_disk_level(spec, disk_dir=None):
-    """A BufferedStore over the backend `spec` (a SnapshotStore) names."""
-    return BufferedStore(spec.open(disk_dir), spec.write_queue, spec.prefetch)
+#: ``snapshot_store="host"``: the level below the device is host memory
+HOST = "host"
+
+
+def open_disk_level(spec, disk_dir=None, slots=None):
+    """A BufferedStore over the backend `spec` (a SnapshotStore) names, for a
+    level of ``slots`` slots."""
+    return BufferedStore(spec.open(disk_dir, slots), spec.write_queue, spec.prefetch)
 
 
 def prefetching(actions, store):
@@ -234,6 +263,14 @@ class BufferedStore:
     @property
     def nbytes(self):
         return sum(self._sizes.values())
+
+    def level_nbytes(self):
+        """{level: bytes} of the snapshots held ("host", "disk")."""
+        levels = {}
+        for slot, size in self._sizes.items():
+            level = self.backend.level_of(slot)
+            levels[level] = levels.get(level, 0) + size
+        return levels
 
     def close(self):
         """Cancel what is queued, wait for the running operation, remove everything."""

@@ -26,6 +26,7 @@ from tangent_ckpt.compiler.lower.scopes import (
 )
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.errors import TransformError, UnsupportedFunctionError, UnsupportedSyntaxError
+from tangent_ckpt.runtime.backends import is_foreign_array
 
 # rng.randn(*shape) is rng.standard_normal(shape): draws whose sizes come spread
 SPREAD_DRAWS = {"randn": "standard_normal", "rand": "random_sample"}
@@ -39,7 +40,8 @@ def is_compile_time(obj):
     if isinstance(obj, (CompileTimeValue, types.ModuleType)):
         return True
     if isinstance(obj, (np.ndarray, np.generic, bool, int, float, complex, str, bytes,
-                        tuple, list, dict, set, frozenset, range, slice)):
+                        tuple, list, dict, set, frozenset, range, slice)) or \
+            is_foreign_array(obj):
         return False
     if is_function(obj):
         return True
