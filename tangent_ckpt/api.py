@@ -16,7 +16,7 @@ import os
 import threading
 import types
 import weakref
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, TypeVar, Union, cast, overload
 
 import numpy as np
 
@@ -508,6 +508,11 @@ _OPTIONS_DOC = """
 
     - ``checkpoint``: ``False`` tapes every loop; ``True`` checkpoints every loop
       on ``schedule``; ``"auto"`` lets ``memory_budget`` decide loops and segments.
+      Not given, loops are taped, and the options below that act only on
+      checkpointed loops (``snapshots`` to ``nested``) are an :class:`OptionError`
+      unless the function marks a loop (``tc.checkpointed_loop``): they would act
+      on nothing.  An explicit ``checkpoint=False`` accepts and ignores them (a
+      call that toggles checkpointing keeps its options).
     - ``snapshots``: how many loop states to keep; default chosen at run time
       from the trip count (the smallest s whose Revolve schedule replays each
       step at most three times).
@@ -544,25 +549,40 @@ _OPTIONS_DOC = """
 """
 
 
-def _refuse_unknown(api_function, unknown):
-    """A misspelt option: name the closest valid one."""
-    if not unknown:
-        return
-    valid = [name for name, p in inspect.signature(api_function).parameters.items()
-             if p.kind == inspect.Parameter.KEYWORD_ONLY]
-    name = sorted(unknown)[0]
-    close = difflib.get_close_matches(name, valid, n=1)
-    hint = f"did you mean {close[0]!r}?" if close else f"valid options: {', '.join(valid)}"
-    raise OptionError(f"{api_function.__name__}() has no option {name!r}: {hint}")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
+def options_checked(api_function: F) -> F:
+    """``api_function`` refusing a keyword it does not take with an
+    :class:`OptionError` (a ``TypeError``) naming the closest valid option.  Its
+    signature stays exact, so a type checker flags the misspelling too."""
+    parameters = inspect.signature(api_function).parameters
+    valid = [name for name, p in parameters.items()
+             if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                           inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    options = [name for name in valid if parameters[name].kind == inspect.Parameter.KEYWORD_ONLY]
+
+    @functools.wraps(api_function)
+    def checked(*args, **kwargs):
+        unknown = sorted(set(kwargs) - set(valid))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], valid, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else \
+                f"valid options: {', '.join(options)}"
+            raise OptionError(f"{api_function.__name__}() has no option {unknown[0]!r}: "
+                              f"{hint}")
+        return api_function(*args, **kwargs)
+    return cast(F, checked)
+
+
+@options_checked
 def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
-         checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+         checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
          costs: Any = None, snapshot_store: Any = None, flat: bool = False,
-         source: Optional[str] = None, progress: bool = False, backend: str = "numpy",
-         **unknown: Any) -> GradientFunction:
+         source: Optional[str] = None, progress: bool = False,
+         backend: str = "numpy") -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
     ``fn`` is a def, a lambda, a bound method, a ``functools.partial`` or a
@@ -571,7 +591,6 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     index, or a tuple of gradients in ``wrt`` order for several.  ``df.source``
     is the generated code.
     """
-    _refuse_unknown(grad, unknown)
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
@@ -580,21 +599,20 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     return GradientFunction(fn, wrt, options, flat=flat, source=source, progress=progress)
 
 
+@options_checked
 def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
-                   checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+                   checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
                    memory_budget: MemoryBudget = None, schedule: str = "revolve",
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
                    nested: bool = False, costs: Any = None, snapshot_store: Any = None,
                    flat: bool = False, source: Optional[str] = None,
-                   progress: bool = False, backend: str = "numpy",
-                   **unknown: Any) -> GradientFunction:
+                   progress: bool = False, backend: str = "numpy") -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
     With ``flat=True`` the gradient is one float64 vector, the shape
     ``scipy.optimize.minimize(fun, x0, jac=True)`` wants: pair it with
     :func:`tangent_ckpt.ravel` of the same arguments (``examples/optimize.py``).
     """
-    _refuse_unknown(value_and_grad, unknown)
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
@@ -604,20 +622,40 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                             progress=progress)
 
 
+@overload
+def grad_with_checkpointing(fn: Callable[..., Any], *, wrt: Wrt = ...,
+                            snapshots: Optional[int] = ..., memory_budget: MemoryBudget = ...,
+                            schedule: str = ..., min_steps: int = ...,
+                            disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
+                            costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
+                            source: Optional[str] = ..., progress: bool = ...,
+                            backend: str = ...) -> GradientFunction: ...
+
+
+@overload
+def grad_with_checkpointing(fn: None = None, *, wrt: Wrt = ...,
+                            snapshots: Optional[int] = ..., memory_budget: MemoryBudget = ...,
+                            schedule: str = ..., min_steps: int = ...,
+                            disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
+                            costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
+                            source: Optional[str] = ..., progress: bool = ...,
+                            backend: str = ...) -> Callable[[Callable[..., Any]], GradientFunction]: ...
+
+
+@options_checked
 def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = (0,),
                             snapshots: Optional[int] = None, memory_budget: MemoryBudget = None,
                             schedule: str = "revolve", min_steps: int = 0,
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
                             costs: Any = None, snapshot_store: Any = None, flat: bool = False,
                             source: Optional[str] = None, progress: bool = False,
-                            backend: str = "numpy", **unknown: Any) -> Any:
+                            backend: str = "numpy") -> Any:  # the overloads above say what
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
 
     Use bare (``@grad_with_checkpointing``), with options
     (``@grad_with_checkpointing(wrt=(1, 2), snapshots=10)``) or as a call.
     """
-    _refuse_unknown(grad_with_checkpointing, unknown)
 
     def wrap(f):
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,

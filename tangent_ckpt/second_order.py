@@ -19,7 +19,7 @@ import numpy as np
 
 from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
-                              _refuse_unknown, _Target, _check_wrt_value)
+                              options_checked, _Target, _check_wrt_value)
 from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_tangent
 from tangent_ckpt.errors import TangentCkptError, at_user_line
@@ -148,24 +148,25 @@ class HessianVectorProduct:
         return f"<hvp of {getattr(self.fn, '__qualname__', self.fn)} wrt {self.wrt}>"
 
 
-def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *, source: Optional[str] = None,
-        **unknown: Any) -> TangentFunction:
+@options_checked
+def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+        source: Optional[str] = None) -> TangentFunction:
     """Forward mode: ``jvp(fn, wrt)(*args, tangents)`` returns ``(fn(*args), J
     tangents)``, the value and its directional derivative in the direction
     ``tangents`` of the ``wrt`` arguments (one array per argument, a tuple for
     several).  The tangent-linear code is generated from ``fn``'s source
     (``.source``); it needs no tape, so its memory does not grow with the trip
     count of ``fn``'s loops."""
-    _refuse_unknown(jvp, unknown)
     return TangentFunction(fn, wrt, source=source)
 
 
+@options_checked
 def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
-        checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+        checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
         memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
         disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
-        costs: Any = None, snapshot_store: Any = None, source: Optional[str] = None,
-        **unknown: Any) -> HessianVectorProduct:
+        costs: Any = None, snapshot_store: Any = None,
+        source: Optional[str] = None) -> HessianVectorProduct:
     """Hessian-vector product: ``hvp(fn, wrt)(*args, v)`` returns ``H v`` for a
     scalar ``fn`` (one array per ``wrt`` argument, a tuple for several).
 
@@ -177,7 +178,6 @@ def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     first-order gradient's.  The result plugs into
     ``scipy.optimize.minimize(..., hessp=...)`` (wrap it to take flat vectors).
     """
-    _refuse_unknown(hvp, unknown)
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
