@@ -23,7 +23,7 @@ import numpy as np
 from tangent_ckpt import container_args, display
 from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_gradient
-from tangent_ckpt.compiler.run_time_errors import placed_at_user_line
+from tangent_ckpt.compiler import run_time_errors
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
                                  at_user_line)
 from tangent_ckpt.flatten import ravel
@@ -82,6 +82,7 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
                 function, namespace, report = numba_backend.compile_with_numba(compiled)
                 function.jit_report = report
                 compiled = dataclasses.replace(compiled, function=function, namespace=namespace)
+                run_time_errors.register(compiled)
             filename = getattr(getattr(compiled.function, "__code__", None), "co_filename", None)
             if filename is not None and filename.startswith("<tangent_ckpt"):
                 weakref.finalize(compiled, linecache.cache.pop, filename, None)
@@ -99,14 +100,6 @@ def clear_cache() -> None:
     """
     with _LOCK:
         _CACHE.clear()
-
-
-def _source_file(fn):
-    """The file of ``fn``'s source (comments of generated code name its lines), or None."""
-    try:
-        return inspect.getsourcefile(inspect.unwrap(getattr(fn, "__func__", fn)))
-    except TypeError:
-        return None
 
 
 def _release_loops(tb):
@@ -387,10 +380,10 @@ class GradientFunction:
             if checked and isinstance(exc, ValueError):
                 _check_output_adjoint(seed, _output_or_none(self._target.function, values),
                                       exc)
-            placed = placed_at_user_line(exc, _source_file(self._target.function))
+            placed = run_time_errors.placed_at_user_line(exc)
             if placed is not exc:  # a run-time refusal: named at the user's line
                 raise placed from None
-            raise
+            raise  # with a note naming the user's line
         if checked:
             _check_output_adjoint(seed, result[0])
             if not self.return_value:

@@ -20,6 +20,7 @@ import numpy as np
 from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
                               options_checked, _Target, _check_wrt_value)
+from tangent_ckpt.compiler import run_time_errors
 from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_tangent
 from tangent_ckpt.errors import TangentCkptError, at_user_line
@@ -103,7 +104,13 @@ class TangentFunction:
     def __call__(self, *args, **kwargs):
         compiled = self.compile()
         values, tangents = self._values(args, kwargs, compiled)
-        return compiled.function(*values, *tangents)
+        try:
+            return compiled.function(*values, *tangents)
+        except Exception as exc:
+            placed = run_time_errors.placed_at_user_line(exc)
+            if placed is not exc:  # a run-time refusal: named at the user's line
+                raise placed from None
+            raise  # with a note naming the user's line
 
     def __repr__(self):
         return f"<jvp of {getattr(self.fn, '__qualname__', self._target.label)} wrt {self.wrt}>"
