@@ -47,7 +47,8 @@ class CheckpointOptions:
         if backend not in BACKENDS:
             raise CheckpointError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
         if backend == "numba" and not numba_backend.available():
-            raise CheckpointError("backend='numba' needs Numba: pip install 'tangent-ckpt[numba]'")
+            raise CheckpointError("backend='numba' needs Numba: pip install numba (or, in the "
+                                  "checkout, pip install -e '.[numba]')")
         if min_steps is None or min_steps < 0:
             raise CheckpointError(f"min_steps must be >= 0, got {min_steps!r}")
         if disk_snapshots < 0:

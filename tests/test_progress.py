@@ -98,3 +98,28 @@ def test_progress_option_shows_both_sweeps_and_only_for_that_gradient(plain_coun
     tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)  # another gradient: silent
     assert capsys.readouterr().err == ""
     assert not progress.enabled()  # the option does not leak past the call
+
+
+class _FakeShell:
+    config = {"IPKernelApp": {}}
+
+
+def test_a_kernel_without_ipywidgets_gets_the_text_bar_without_a_warning(monkeypatch):
+    """tqdm.auto warned "IProgress not found" in Jupyter without ipywidgets."""
+    tqdm_std = pytest.importorskip("tqdm.std")
+    import importlib.util
+    import sys
+    import types
+    import warnings
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: _FakeShell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ipywidgets"
+                        else real_find_spec(name, *a))
+    assert progress._in_kernel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bar = progress._tqdm()
+    assert bar is tqdm_std.tqdm
