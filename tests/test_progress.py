@@ -123,3 +123,26 @@ def test_a_kernel_without_ipywidgets_gets_the_text_bar_without_a_warning(monkeyp
         warnings.simplefilter("error")
         bar = progress._tqdm()
     assert bar is tqdm_std.tqdm
+
+
+@pytest.mark.parametrize("fn, args, options", [
+    (rnn, ARGS, {"snapshots": 3}),
+    (rnn, ARGS, {"snapshots": 10, "schedule": "uniform"}),
+    (rnn, ARGS, {"snapshots": 3, "schedule": "online"}),
+    (rnn, ARGS, {"snapshots": 3, "verify": True}),
+    (run_while, (np.array([0.1, 0.2]), 30), {"snapshots": 3}),
+], ids=["revolve", "uniform", "online", "verify", "online-while"])
+def test_the_profiler_and_the_bar_count_the_same_recomputed_steps(plain_counter, capsys, fn,
+                                                                  args, options):
+    """The profiler said "recomputed 546" where the bar said recomputed=246: it
+    counted the forward sweep's first run of each step as recomputed."""
+    wrt = (1,) if fn is rnn else (0,)
+    with tc.profile() as prof:
+        tc.grad(fn, wrt=wrt, checkpoint=True, progress=True, **options)(*args)
+    err = capsys.readouterr().err.replace("\r", "\n")
+    reverse = [line for line in err.splitlines() if " reverse: " in line][-1]
+    bar = int(reverse.split(" recomputed")[0].rsplit(" ", 1)[1])
+    (stats,) = prof.loops.values()
+    assert stats.steps_recomputed == bar > 0
+    assert stats.steps_recomputed == stats.forward_steps - stats.steps  # the forward sweep ran each once
+    assert f"  {bar}  " in prof.report()
