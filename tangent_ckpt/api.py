@@ -13,6 +13,8 @@ import functools
 import inspect
 import linecache
 import os
+import sys
+import textwrap
 import threading
 import types
 import weakref
@@ -337,6 +339,7 @@ class GradientFunction:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True  # noqa: F841
+        _refuse_foreign_arrays(self._target, args, kwargs)
         containers = self._container_arguments(args, kwargs)
         shapes = None if containers else self._argument_shapes(args, kwargs)
         self._last_containers, self._last_shapes = containers, shapes
@@ -433,6 +436,50 @@ class GradientFunction:
         return f"<gradient of {getattr(self.fn, '__qualname__', self._target.label)} " \
                f"wrt {self.wrt}>"
 
+    def __reduce__(self):
+        """Pickled as what makes it -- the function (by reference when importable,
+        as ``pickle`` does; cloudpickle takes a ``__main__`` function by value with
+        only the globals it reads), ``wrt`` and the options -- never the compiled
+        code and its namespace; it compiles again where it is loaded.  A gradient
+        that is itself a module attribute (``@tc.grad_with_checkpointing``) is
+        pickled by that name."""
+        if importable_as(self, self.fn):
+            return self.__qualname__
+        return (_rebuild_gradient, (self.fn, self.wrt, self.options, self.return_value,
+                                    self.flat, _portable_source(self.fn, self.given_source),
+                                    self.progress))
+
+
+def _rebuild_gradient(fn, wrt, options, return_value, flat, source, progress):
+    return GradientFunction(fn, wrt, options, return_value=return_value, flat=flat,
+                            source=source, progress=progress)
+
+
+def _portable_source(fn, given):
+    """The source a gradient needs where it is unpickled: ``given``, or for a
+    function pickled by value (defined in ``__main__`` or inside a function:
+    cloudpickle rebuilds it without a file), its text read now."""
+    if given is not None or not isinstance(fn, types.FunctionType) or \
+            fn.__name__ == "<lambda>" or \
+            (fn.__module__ != "__main__" and importable_as(fn, fn)):
+        return given
+    try:
+        return textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return None
+
+
+def importable_as(obj, fn):
+    """Whether ``obj`` is what ``fn``'s module and qualified name lead to (a gradient
+    a decorator put in place of its function)."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    found = module
+    for part in (getattr(fn, "__qualname__", None) or "<locals>").split("."):
+        if part == "<locals>":
+            return False
+        found = getattr(found, part, None)
+    return found is obj
+
 
 # different argument shapes one gradient is compiled for before it keeps the general code
 _SHAPES_PER_GRADIENT = 8
@@ -473,6 +520,20 @@ def _shaped_one(g, x, as_gradient):
             or np.iscomplexobj(g):
         return as_gradient(g, x)
     return g
+
+
+def _refuse_foreign_arrays(target, args, kwargs):
+    """A pandas Series (or another library's array-like) where an array is expected."""
+    for position, value in [*enumerate(args), *kwargs.items()]:
+        if container_args.foreign_array(value):
+            names = target.names
+            name = names[position] if isinstance(position, int) and position < len(names) \
+                else position
+            kind = type(value)
+            library = kind.__module__.split(".")[0]
+            raise WrtError(f"{target.label}() argument {name!r} is a {library} {kind.__name__}: "
+                           "tangent_ckpt differentiates NumPy arrays; pass "
+                           f"np.asarray({name}) (for pandas, {name}.to_numpy())")
 
 
 def _check_wrt_value(label, name, position, value):

@@ -115,6 +115,10 @@ class TangentFunction:
     def __repr__(self):
         return f"<jvp of {getattr(self.fn, '__qualname__', self._target.label)} wrt {self.wrt}>"
 
+    def __reduce__(self):
+        """Pickled as the function and ``wrt`` (GradientFunction.__reduce__)."""
+        return (TangentFunction, (self.fn, self.wrt, self.given_source))
+
 
 class HessianVectorProduct:
     """``hvp(*args, v)`` -> ``H v``: the Hessian of ``fn`` (scalar output) with
@@ -153,6 +157,11 @@ class HessianVectorProduct:
 
     def __repr__(self):
         return f"<hvp of {getattr(self.fn, '__qualname__', self.fn)} wrt {self.wrt}>"
+
+    def __reduce__(self):
+        """Pickled as the function, ``wrt`` and the options (GradientFunction.__reduce__)."""
+        return (HessianVectorProduct, (self.fn, self.wrt, self.options,
+                                       self.tangent.given_source))
 
 
 @options_checked
