@@ -7,6 +7,8 @@ then ``onp.tanh`` is ``np.tanh``.
 
 import builtins
 import contextlib
+import copy
+import functools
 import inspect
 import linecache
 import os
@@ -314,23 +316,43 @@ def _lambda_as_function(fn, filename, lines, first, by_position=True):
 
 def _lambdas_at(filename, lines, first, lineno):
     """The lambdas that start on file line ``lineno``, with file positions: from
-    the whole file when it parses, else from the block inspect found."""
+    the whole file when it parses, else from the block inspect found.  Each is
+    a private copy (later stages may change the tree)."""
     whole = "".join(linecache.getlines(filename))
     for text, line_shift, col_shift in ((whole, 0, 0), _block(lines, first)):
         if not text:
             continue
-        try:
-            tree = gast.parse(text)
-        except SyntaxError:
+        by_line = _lambdas_by_line(text)
+        if by_line is None:
             continue
+        candidates = [lam for lam in by_line.get(None, ())] if lineno is None else \
+            list(by_line.get(lineno - line_shift, ()))
         found = []
-        for node in gast.walk(tree):
-            if isinstance(node, gast.Lambda) and lineno in (None, node.lineno + line_shift):
-                _shift_positions(node, line_shift, col_shift)
-                found.append(node)
+        for node in candidates:
+            node = copy.deepcopy(node)
+            _shift_positions(node, line_shift, col_shift)
+            found.append(node)
         if found:
             return found
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _lambdas_by_line(text):
+    """{first line: the lambdas that start there, None: every lambda} of ``text``,
+    parsed once per text: a file of many lambdas, each differentiated, parsed
+    the whole file per lambda (quadratic, benchmarks/compile_time.py
+    --lambdas); None when it does not parse."""
+    try:
+        tree = gast.parse(text)
+    except SyntaxError:
+        return None
+    by_line = {None: []}
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Lambda):
+            by_line.setdefault(node.lineno, []).append(node)
+            by_line[None].append(node)
+    return by_line
 
 
 def _block(lines, first):
