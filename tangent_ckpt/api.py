@@ -68,7 +68,7 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
         except TypeError:  # not weak-referenceable: compile each time
             per_fn = {}
         compiled = per_fn.get(key)
-        if compiled is not None and compiled.dependencies.changed():
+        if compiled is not None and _stale(compiled, options):
             compiled = None  # a global, helper or closure variable now denotes another object
         if compiled is None:
             if source is not None:
@@ -88,8 +88,32 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
             filename = getattr(getattr(compiled.function, "__code__", None), "co_filename", None)
             if filename is not None and filename.startswith("<tangent_ckpt"):
                 weakref.finalize(compiled, linecache.cache.pop, filename, None)
-            per_fn[key] = compiled
+            remember(per_fn, key, compiled)
     return compiled
+
+
+#: compiled gradients kept per function (options, wrt and shapes each make one):
+#: the oldest is forgotten beyond this (a gradient object keeps its own last one)
+PER_FUNCTION = 32
+
+
+def remember(per_fn, key, compiled):
+    """``per_fn[key] = compiled``, forgetting the oldest entries beyond
+    :data:`PER_FUNCTION` (a loop making gradients with new options or shapes
+    grew the cache without bound)."""
+    per_fn.pop(key, None)
+    per_fn[key] = compiled
+    while len(per_fn) > PER_FUNCTION:
+        del per_fn[next(iter(per_fn))]
+
+
+def _stale(compiled, options=None):
+    """Whether a global, helper or closure variable ``compiled`` was compiled
+    against now denotes another object.  A module-level float the code reads at
+    call time is copied into its namespace instead -- not with Numba, which
+    compiles such globals in as constants."""
+    numba = options is not None and options.backend == "numba"
+    return bool(compiled.dependencies.changed(None if numba else compiled.namespace))
 
 
 def clear_cache() -> None:
@@ -273,7 +297,7 @@ class GradientFunction:
         shapes = self._last_shapes if shapes is False else shapes
         if value == self.return_value and self._compiled is not None and \
                 not containers and shapes == self._compiled_shapes and \
-                not self._compiled.dependencies.changed():
+                not _stale(self._compiled, self.options):
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,

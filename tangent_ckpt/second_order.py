@@ -19,7 +19,7 @@ import numpy as np
 
 from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
-                              options_checked, _Target, _check_wrt_value)
+                              options_checked, remember, _stale, _Target, _check_wrt_value)
 from tangent_ckpt.compiler import run_time_errors
 from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_tangent
@@ -35,7 +35,7 @@ def _compiled_tangent(fn, wrt, return_value, source=None):
         except TypeError:
             per_fn = {}
         compiled = per_fn.get(key)
-        if compiled is not None and compiled.dependencies.changed():
+        if compiled is not None and _stale(compiled):
             compiled = None
         if compiled is None:
             if source is not None:
@@ -47,7 +47,7 @@ def _compiled_tangent(fn, wrt, return_value, source=None):
                     forget_source(fn)
             filename = compiled.function.__code__.co_filename
             weakref.finalize(compiled, linecache.cache.pop, filename, None)
-            per_fn[key] = compiled
+            remember(per_fn, key, compiled)
     return compiled
 
 

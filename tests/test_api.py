@@ -287,3 +287,18 @@ def test_library_callables_and_gradients_are_not_unwrapped():
         tc.grad(np.vectorize(np.sin)).compile()
     with pytest.raises(tc.TangentCkptError, match="already a gradient"):
         tc.grad(tc.grad(loss))
+
+
+def tiny(x):
+    return np.sum(x * x)
+
+
+def test_the_compile_cache_keeps_a_bounded_number_of_gradients_per_function():
+    from tangent_ckpt import api
+    x = np.ones(2)
+    for k in range(api.PER_FUNCTION + 8):   # each min_steps is another compile
+        np.testing.assert_allclose(tc.grad(tiny, checkpoint=True, min_steps=k)(x), 2 * x)
+    assert len(api._CACHE[tiny]) == api.PER_FUNCTION
+    newest = tc.grad(tiny, checkpoint=True, min_steps=api.PER_FUNCTION + 7)
+    assert newest.compile() is tc.grad(tiny, checkpoint=True,
+                                       min_steps=api.PER_FUNCTION + 7).compile()

@@ -84,14 +84,25 @@ class Dependencies:
 
     def __init__(self):
         self._entries = {}  # key -> (namespace dict or closure cell, name, object)
+        # key -> the generated code's global that holds a module-level float the
+        # code reads when it runs (not written into it): a new float there is
+        # copied into the generated namespace instead of compiling again
+        self._values = {}
 
     def note(self, key, where, name, obj):
         self._entries.setdefault(key, (where, name, obj))
 
-    def changed(self):
-        """The names that now denote another object (empty while all hold)."""
+    def note_value(self, key, generated):
+        self._values[key] = generated
+
+    def changed(self, namespace=None):
+        """The names that now denote another object (empty while all hold).  With
+        the generated code's ``namespace``, a module-level float the code reads
+        at call time that now is another float is copied there instead (a
+        float stepped in a loop, a learning rate, used to recompile the gradient
+        on every call: 3 ms against 0.03 ms)."""
         out = []
-        for where, name, obj in self._entries.values():
+        for key, (where, name, obj) in self._entries.items():
             if isinstance(where, dict):
                 now = where.get(name, _UNRESOLVED)
             else:
@@ -100,6 +111,10 @@ class Dependencies:
                 except ValueError:  # the closure variable was deleted
                     now = _UNRESOLVED
             if now is not obj:
+                generated = self._values.get(key)
+                if generated is not None and namespace is not None and type(now) is float:
+                    namespace[generated] = now
+                    continue
                 out.append(name)
         return out
 
@@ -137,6 +152,14 @@ def _note(key, where, name, obj):
     stack = getattr(_recording, "stack", None)
     if stack:
         stack[-1].note(key, where, name, obj)
+
+
+def note_call_time_value(globals_dict, name, generated):
+    """The module-level float ``name`` of ``globals_dict`` is read by the
+    generated code as its global ``generated`` (Dependencies.changed)."""
+    stack = getattr(_recording, "stack", None)
+    if stack:
+        stack[-1].note_value(("global", id(globals_dict), name), generated)
 
 
 def _closure_cells(fn):
