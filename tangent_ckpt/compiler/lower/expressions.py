@@ -21,7 +21,8 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, container_node, is_container, leaves,
 )
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
-from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute, note_call_time_value
+from tangent_ckpt.compiler.lower.call_time_values import call_time_value
+from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 BINOPS = {
@@ -172,24 +173,8 @@ class ExpressionLowering:
                              construct=user_name)
         if type(obj) is float and user_name not in parsed.closure and \
                 user_name in parsed.globals:
-            return self.call_time_value(obj, user_name, parsed.globals)
+            return call_time_value(self.lo, obj, user_name, parsed.globals)
         return self.constant(obj, user_name)
-
-    def call_time_value(self, obj, user_name, globals_dict):
-        """A module-level float, read by the generated code when it runs (under the
-        user's name where it is free), so that a new value needs no new compile."""
-        key = ("value", id(globals_dict), user_name)
-        if key in self.lo.binding_names:
-            return ir.Name(self.lo.binding_names[key])
-        if user_name not in self.lo.bindings and self.lo.parsed.globals is globals_dict and \
-                user_name not in local_names(self.lo.parsed.node):
-            name = user_name  # the user's own global name (no generated name uses it)
-        else:
-            name = self.lo.namer.fresh(user_name)
-        self.lo.bindings[name] = obj
-        self.lo.binding_names[key] = name
-        note_call_time_value(globals_dict, user_name, name)
-        return ir.Name(name)
 
     def constant(self, obj, hint="const"):
         if obj is None or isinstance(obj, (bool, int, float, complex, str)):

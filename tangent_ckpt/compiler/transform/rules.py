@@ -19,7 +19,8 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.transform.owned_adjoints import basic_index
-from tangent_ckpt.compiler.naming import NUMPY, builtin, public_name
+from tangent_ckpt.compiler.naming import NUMPY, builtin
+from tangent_ckpt.compiler.transform.black_box_calls import no_rule, refuse_black_box_result
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 
@@ -82,38 +83,6 @@ def instantiate(expression, mapping):
     return _Instantiate(mapping).visit(sx.copy_tree(rule_expression(expression)))
 
 
-def _no_rule(rev, prim, line):
-    """No adjoint rule for the call ``prim``: NumPy's functions by the name the code
-    uses (``np.linalg.eig``), another library's by its public path
-    (``scipy.integrate.solve_ivp``), with the way to wrap a black box."""
-    module = getattr(prim.fn, "__module__", None) or ""
-    if module.split(".")[0] == "numpy" or not public_name(prim.fn):
-        name = prim.ref or getattr(prim.fn, "__name__", repr(prim.fn))
-        wrap = ""
-    else:
-        name = public_name(prim.fn)
-        wrap = ("; for a black-box solver, wrap the call in a function of the arrays and "
-                "register its adjoint (docs/black_boxes.md)")
-    return rev.error(UnsupportedFunctionError, f"no adjoint rule for {name}", line,
-                     construct=name,
-                     hint=f"register one with tangent_ckpt.register_adjoint({name}, rule), "
-                          f"or compute it outside the differentiated path{wrap}")
-
-
-def _refuse_black_box_result(rev, prim):
-    """``sol.y`` of a result the program got from a library call without an adjoint
-    rule (``sol = scipy.integrate.solve_ivp(...)``): the call is what cannot be
-    differentiated, so the refusal names it, at its line."""
-    base = prim.args[0] if prim.args else None
-    if not isinstance(base, ir.Name):
-        return
-    for stmt in ir.walk(rev.function.body):
-        if isinstance(stmt, ir.Assign) and stmt.target == base.id and \
-                isinstance(stmt.expr, ir.Prim) and not stmt.expr.render.startswith("attr:") \
-                and registry.lookup(stmt.expr.fn) is None:
-            raise _no_rule(rev, stmt.expr, stmt.line)
-
-
 def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
     """Add to ``out`` the adjoint of ``stmt.target = prim(...)`` given ``g``, the
     target's adjoint: the primitive's rule instantiated for each active argument."""
@@ -123,14 +92,14 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
                    for n in ir.operand_names(a) if n in rev.active]
     if rule is None:
         if active_args and prim.render.startswith("attr:"):  # params.W, params in wrt
-            _refuse_black_box_result(rev, prim)  # sol.y of sol = solve_ivp(...)
+            refuse_black_box_result(rev, prim)  # sol.y of sol = solve_ivp(...)
             raise rev.error(UnsupportedFunctionError, f"the attribute {prim.ref} of a "
                             "differentiated value has no derivative", stmt.line,
                             construct=prim.ref, hint="differentiate with respect to the "
                             "arrays themselves: pass them as arguments and build the object "
                             "inside the function")
         if active_args:
-            raise _no_rule(rev, prim, stmt.line)
+            raise no_rule(rev, prim, stmt.line)
         return
     if rule.constant:
         return
