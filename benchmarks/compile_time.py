@@ -2,6 +2,7 @@
 
     python benchmarks/compile_time.py                 # 500 / 1000 / 2000 / 5000 lines
     python benchmarks/compile_time.py --lines 500 1000 --repeat 3
+    python benchmarks/compile_time.py --lambdas 30 100 300    # many lambdas in one file
 
 Each function is straight-line NumPy code, one assignment per line, a mix of
 elementwise functions, products and reductions over a few variables, with a
@@ -13,10 +14,16 @@ is that median divided by the number of source lines, in wall time and in CPU
 time of this process (``time.process_time``: on a shared machine, the wall time
 also counts the time other processes held the CPU).  The compiler is linear
 when ``ms/line`` stays flat down the table.
+
+``--lambdas N ...``: a module of N lambdas (``FS = [lambda x: ..., ...]``,
+one per line), each differentiated (``tc.grad(f).compile()``); prints the
+CPU milliseconds per lambda, which stay flat when finding one lambda does not
+cost a pass over all the others.
 """
 
 import argparse
 import gc
+import linecache
 import os
 import statistics
 import sys
@@ -67,11 +74,40 @@ def compile_seconds(text, **options):
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def lambda_module(n):
+    """Source of a module holding ``FS``, a list of ``n`` lambdas, one per line."""
+    return "import numpy as np\nFS = [\n" + "".join(
+        f"    lambda x: np.sum(np.sin(x) * {k}.0 + x ** 2),\n" for k in range(n)) + "]\n"
+
+
+def lambdas_cpu_ms(n):
+    """CPU milliseconds per lambda to compile the gradient of each of ``n``."""
+    text = lambda_module(n)
+    filename = f"<compile_time lambdas {n}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    try:
+        namespace = {}
+        exec(compile(text, filename, "exec"), namespace)
+        cpu = time.process_time()
+        for fn in namespace["FS"]:
+            tc.grad(fn).compile()
+        return 1e3 * (time.process_time() - cpu) / n
+    finally:
+        linecache.cache.pop(filename, None)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lines", type=int, nargs="+", default=[500, 1000, 2000, 5000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--lambdas", type=int, nargs="+", default=None)
     args = parser.parse_args(argv)
+    if args.lambdas:
+        lambdas_cpu_ms(10)  # warm-up
+        print(f"{'lambdas':>8} {'cpu ms/lambda':>14}")
+        for n in args.lambdas:
+            print(f"{n:>8} {lambdas_cpu_ms(n):>14.1f}", flush=True)
+        return
     compile_seconds(long_function(20))  # warm-up: the first compilation imports the compiler
     print(f"{'lines':>6} {'taped s':>8} {'ms/line':>8} {'cpu ms/line':>11}  "
           f"{'checkpointed s':>14} {'ms/line':>8} {'cpu ms/line':>11}")

@@ -35,12 +35,15 @@ _COMPILING = {
     "clear_cache": "tangent_ckpt.api",
     "jvp": "tangent_ckpt.second_order", "hvp": "tangent_ckpt.second_order",
     "hessian": "tangent_ckpt.second_order",
+    "check_grad": "tangent_ckpt.checking", "GradCheckReport": "tangent_ckpt.checking",
+    "GradCheckError": "tangent_ckpt.checking",
 }
 
 if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from tangent_ckpt.api import (clear_cache, grad, value_and_grad,  # noqa: F401
                                   grad_with_checkpointing, source)
     from tangent_ckpt.second_order import hessian, hvp, jvp  # noqa: F401
+    from tangent_ckpt.checking import check_grad, GradCheckError, GradCheckReport  # noqa: F401
 
 
 def __getattr__(name):
@@ -62,6 +65,8 @@ __all__ = [
     "grad", "value_and_grad", "grad_with_checkpointing", "source", "clear_cache",
     # forward mode and second order
     "jvp", "hvp", "hessian", "register_tangent",
+    # checking derivatives against finite differences
+    "check_grad", "GradCheckReport", "GradCheckError",
     # parameters <-> one flat vector (scipy.optimize)
     "ravel",
     # checkpointing inside a differentiated function

@@ -13,17 +13,19 @@ import functools
 import inspect
 import linecache
 import os
+import sys
+import textwrap
 import threading
 import types
 import weakref
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, TypeVar, Union, cast, overload
 
 import numpy as np
 
 from tangent_ckpt import container_args, display
 from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_gradient
-from tangent_ckpt.compiler.run_time_errors import placed_at_user_line
+from tangent_ckpt.compiler import run_time_errors
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
                                  at_user_line, place)
 from tangent_ckpt.flatten import ravel
@@ -73,7 +75,7 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
         except TypeError:  # not weak-referenceable: compile each time
             per_fn = {}
         compiled = per_fn.get(key)
-        if compiled is not None and compiled.dependencies.changed():
+        if compiled is not None and _stale(compiled, options):
             compiled = None  # a global, helper or closure variable now denotes another object
         if compiled is None:
             if source is not None:
@@ -99,11 +101,36 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
                 function, namespace, report = numba_backend.compile_with_numba(compiled)
                 function.jit_report = report
                 compiled = dataclasses.replace(compiled, function=function, namespace=namespace)
+                run_time_errors.register(compiled)
             filename = getattr(getattr(compiled.function, "__code__", None), "co_filename", None)
             if filename is not None and filename.startswith("<tangent_ckpt"):
                 weakref.finalize(compiled, linecache.cache.pop, filename, None)
-            per_fn[key] = compiled
+            remember(per_fn, key, compiled)
     return compiled
+
+
+#: compiled gradients kept per function (options, wrt and shapes each make one):
+#: the oldest is forgotten beyond this (a gradient object keeps its own last one)
+PER_FUNCTION = 32
+
+
+def remember(per_fn, key, compiled):
+    """``per_fn[key] = compiled``, forgetting the oldest entries beyond
+    :data:`PER_FUNCTION` (a loop making gradients with new options or shapes
+    grew the cache without bound)."""
+    per_fn.pop(key, None)
+    per_fn[key] = compiled
+    while len(per_fn) > PER_FUNCTION:
+        del per_fn[next(iter(per_fn))]
+
+
+def _stale(compiled, options=None):
+    """Whether a global, helper or closure variable ``compiled`` was compiled
+    against now denotes another object.  A module-level float the code reads at
+    call time is copied into its namespace instead -- not with Numba, which
+    compiles such globals in as constants."""
+    numba = options is not None and options.backend == "numba"
+    return bool(compiled.dependencies.changed(None if numba else compiled.namespace))
 
 
 def clear_cache() -> None:
@@ -116,14 +143,6 @@ def clear_cache() -> None:
     """
     with _LOCK:
         _CACHE.clear()
-
-
-def _source_file(fn):
-    """The file of ``fn``'s source (comments of generated code name its lines), or None."""
-    try:
-        return inspect.getsourcefile(inspect.unwrap(getattr(fn, "__func__", fn)))
-    except TypeError:
-        return None
 
 
 def _release_loops(tb):
@@ -297,7 +316,7 @@ class GradientFunction:
         if value == self.return_value and self._compiled is not None and \
                 not containers and shapes == self._compiled_shapes and \
                 self._last_library == self._compiled_library and \
-                not self._compiled.dependencies.changed():
+                not _stale(self._compiled, self.options):
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
@@ -364,6 +383,7 @@ class GradientFunction:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True  # noqa: F841
+        _refuse_foreign_arrays(self._target, args, kwargs)
         containers = self._container_arguments(args, kwargs)
         shapes = None if containers else self._argument_shapes(args, kwargs)
         self._last_containers, self._last_shapes = containers, shapes
@@ -408,10 +428,10 @@ class GradientFunction:
             if checked and isinstance(exc, ValueError):
                 _check_output_adjoint(seed, _output_or_none(self._target.function, values),
                                       exc)
-            placed = placed_at_user_line(exc, _source_file(self._target.function))
+            placed = run_time_errors.placed_at_user_line(exc)
             if placed is not exc:  # a run-time refusal: named at the user's line
                 raise placed from None
-            raise
+            raise  # with a note naming the user's line
         if checked:
             _check_output_adjoint(seed, result[0])
             if not self.return_value:
@@ -460,6 +480,50 @@ class GradientFunction:
     def __repr__(self):
         return f"<gradient of {getattr(self.fn, '__qualname__', self._target.label)} " \
                f"wrt {self.wrt}>"
+
+    def __reduce__(self):
+        """Pickled as what makes it -- the function (by reference when importable,
+        as ``pickle`` does; cloudpickle takes a ``__main__`` function by value with
+        only the globals it reads), ``wrt`` and the options -- never the compiled
+        code and its namespace; it compiles again where it is loaded.  A gradient
+        that is itself a module attribute (``@tc.grad_with_checkpointing``) is
+        pickled by that name."""
+        if importable_as(self, self.fn):
+            return self.__qualname__
+        return (_rebuild_gradient, (self.fn, self.wrt, self.options, self.return_value,
+                                    self.flat, _portable_source(self.fn, self.given_source),
+                                    self.progress))
+
+
+def _rebuild_gradient(fn, wrt, options, return_value, flat, source, progress):
+    return GradientFunction(fn, wrt, options, return_value=return_value, flat=flat,
+                            source=source, progress=progress)
+
+
+def _portable_source(fn, given):
+    """The source a gradient needs where it is unpickled: ``given``, or for a
+    function pickled by value (defined in ``__main__`` or inside a function:
+    cloudpickle rebuilds it without a file), its text read now."""
+    if given is not None or not isinstance(fn, types.FunctionType) or \
+            fn.__name__ == "<lambda>" or \
+            (fn.__module__ != "__main__" and importable_as(fn, fn)):
+        return given
+    try:
+        return textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return None
+
+
+def importable_as(obj, fn):
+    """Whether ``obj`` is what ``fn``'s module and qualified name lead to (a gradient
+    a decorator put in place of its function)."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    found = module
+    for part in (getattr(fn, "__qualname__", None) or "<locals>").split("."):
+        if part == "<locals>":
+            return False
+        found = getattr(found, part, None)
+    return found is obj
 
 
 # different argument shapes one gradient is compiled for before it keeps the general code
@@ -534,6 +598,20 @@ def _shaped_one(g, x, as_gradient):
     return g
 
 
+def _refuse_foreign_arrays(target, args, kwargs):
+    """A pandas Series (or another library's array-like) where an array is expected."""
+    for position, value in [*enumerate(args), *kwargs.items()]:
+        if container_args.foreign_array(value):
+            names = target.names
+            name = names[position] if isinstance(position, int) and position < len(names) \
+                else position
+            kind = type(value)
+            library = kind.__module__.split(".")[0]
+            raise WrtError(f"{target.label}() argument {name!r} is a {library} {kind.__name__}: "
+                           "tangent_ckpt differentiates NumPy arrays; pass "
+                           f"np.asarray({name}) (for pandas, {name}.to_numpy())")
+
+
 def _check_wrt_value(label, name, position, value):
     where = f"{label}() argument '{name}' (position {position})"
     if isinstance(value, bool):
@@ -560,6 +638,11 @@ _OPTIONS_DOC = """
 
     - ``checkpoint``: ``False`` tapes every loop; ``True`` checkpoints every loop
       on ``schedule``; ``"auto"`` lets ``memory_budget`` decide loops and segments.
+      Not given, loops are taped, and the options below that act only on
+      checkpointed loops (``snapshots`` to ``nested``) are an :class:`OptionError`
+      unless the function marks a loop (``tc.checkpointed_loop``): they would act
+      on nothing.  An explicit ``checkpoint=False`` accepts and ignores them (a
+      call that toggles checkpointing keeps its options).
     - ``snapshots``: how many loop states to keep; default chosen at run time
       from the trip count (the smallest s whose Revolve schedule replays each
       step at most three times).
@@ -596,25 +679,40 @@ _OPTIONS_DOC = """
 """
 
 
-def _refuse_unknown(api_function, unknown):
-    """A misspelt option: name the closest valid one."""
-    if not unknown:
-        return
-    valid = [name for name, p in inspect.signature(api_function).parameters.items()
-             if p.kind == inspect.Parameter.KEYWORD_ONLY]
-    name = sorted(unknown)[0]
-    close = difflib.get_close_matches(name, valid, n=1)
-    hint = f"did you mean {close[0]!r}?" if close else f"valid options: {', '.join(valid)}"
-    raise OptionError(f"{api_function.__name__}() has no option {name!r}: {hint}")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
+def options_checked(api_function: F) -> F:
+    """``api_function`` refusing a keyword it does not take with an
+    :class:`OptionError` (a ``TypeError``) naming the closest valid option.  Its
+    signature stays exact, so a type checker flags the misspelling too."""
+    parameters = inspect.signature(api_function).parameters
+    valid = [name for name, p in parameters.items()
+             if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                           inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    options = [name for name in valid if parameters[name].kind == inspect.Parameter.KEYWORD_ONLY]
+
+    @functools.wraps(api_function)
+    def checked(*args, **kwargs):
+        unknown = sorted(set(kwargs) - set(valid))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], valid, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else \
+                f"valid options: {', '.join(options)}"
+            raise OptionError(f"{api_function.__name__}() has no option {unknown[0]!r}: "
+                              f"{hint}")
+        return api_function(*args, **kwargs)
+    return cast(F, checked)
+
+
+@options_checked
 def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
-         checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+         checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
          costs: Any = None, snapshot_store: Any = None, flat: bool = False,
-         source: Optional[str] = None, progress: bool = False, backend: str = "numpy",
-         **unknown: Any) -> GradientFunction:
+         source: Optional[str] = None, progress: bool = False,
+         backend: str = "numpy") -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
     ``fn`` is a def, a lambda, a bound method, a ``functools.partial`` or a
@@ -623,7 +721,6 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     index, or a tuple of gradients in ``wrt`` order for several.  ``df.source``
     is the generated code.
     """
-    _refuse_unknown(grad, unknown)
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
@@ -632,21 +729,20 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     return GradientFunction(fn, wrt, options, flat=flat, source=source, progress=progress)
 
 
+@options_checked
 def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
-                   checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+                   checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
                    memory_budget: MemoryBudget = None, schedule: str = "revolve",
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
                    nested: bool = False, costs: Any = None, snapshot_store: Any = None,
                    flat: bool = False, source: Optional[str] = None,
-                   progress: bool = False, backend: str = "numpy",
-                   **unknown: Any) -> GradientFunction:
+                   progress: bool = False, backend: str = "numpy") -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
     With ``flat=True`` the gradient is one float64 vector, the shape
     ``scipy.optimize.minimize(fun, x0, jac=True)`` wants: pair it with
     :func:`tangent_ckpt.ravel` of the same arguments (``examples/optimize.py``).
     """
-    _refuse_unknown(value_and_grad, unknown)
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
@@ -656,20 +752,40 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                             progress=progress)
 
 
+@overload
+def grad_with_checkpointing(fn: Callable[..., Any], *, wrt: Wrt = ...,
+                            snapshots: Optional[int] = ..., memory_budget: MemoryBudget = ...,
+                            schedule: str = ..., min_steps: int = ...,
+                            disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
+                            costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
+                            source: Optional[str] = ..., progress: bool = ...,
+                            backend: str = ...) -> GradientFunction: ...
+
+
+@overload
+def grad_with_checkpointing(fn: None = None, *, wrt: Wrt = ...,
+                            snapshots: Optional[int] = ..., memory_budget: MemoryBudget = ...,
+                            schedule: str = ..., min_steps: int = ...,
+                            disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
+                            costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
+                            source: Optional[str] = ..., progress: bool = ...,
+                            backend: str = ...) -> Callable[[Callable[..., Any]], GradientFunction]: ...
+
+
+@options_checked
 def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = (0,),
                             snapshots: Optional[int] = None, memory_budget: MemoryBudget = None,
                             schedule: str = "revolve", min_steps: int = 0,
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
                             costs: Any = None, snapshot_store: Any = None, flat: bool = False,
                             source: Optional[str] = None, progress: bool = False,
-                            backend: str = "numpy", **unknown: Any) -> Any:
+                            backend: str = "numpy") -> Any:  # the overloads above say what
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
 
     Use bare (``@grad_with_checkpointing``), with options
     (``@grad_with_checkpointing(wrt=(1, 2), snapshots=10)``) or as a call.
     """
-    _refuse_unknown(grad_with_checkpointing, unknown)
 
     def wrap(f):
         return grad(f, wrt=wrt, checkpoint=True, snapshots=snapshots,

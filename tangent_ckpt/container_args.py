@@ -51,6 +51,17 @@ def is_user_object(value: Any) -> bool:
     return type(value).__module__.split(".")[0] not in ("builtins", "numpy")
 
 
+def foreign_array(value: Any) -> bool:
+    """An array-like object of another library that is not an array of NumPy's
+    dispatch protocols: a pandas Series or DataFrame, an xarray DataArray, a
+    tensor (``__array__`` without ``__array_function__``).  Taken apart as an
+    object its attributes (``RangeIndex._range``) make no sense to the user."""
+    kind = type(value)
+    return hasattr(kind, "__array__") and not hasattr(kind, "__array_function__") and \
+        kind.__module__.split(".")[0] not in ("builtins", "numpy", "__main__") and \
+        not isinstance(value, (np.ndarray, np.generic))
+
+
 def is_structured(value: Any) -> bool:
     """A container or an object: the gradient comes back in its structure."""
     return is_container(value) or is_user_object(value)

@@ -22,9 +22,14 @@ BACKENDS = ("numpy", "numba")
 class CheckpointOptions:
     """Normalized checkpointing options (hashable, part of the compile cache key)."""
 
-    def __init__(self, checkpoint=False, snapshots=None, memory_budget=None,
+    def __init__(self, checkpoint=None, snapshots=None, memory_budget=None,
                  schedule="revolve", min_steps=0, disk_snapshots=0, verify=False,
                  nested=False, costs=None, snapshot_store=None, backend="numpy"):
+        # None: not given (taped); then a checkpoint-only option is an error, since
+        # it would act on nothing (checkpoint_only); False given explicitly keeps the
+        # options of a toggled call (checkpoint=flag, snapshots=3) quiet
+        self.checkpoint_given = checkpoint is not None
+        checkpoint = False if checkpoint is None else checkpoint
         if checkpoint not in (True, False, "auto"):
             raise CheckpointError(f"checkpoint must be True, False or 'auto', not {checkpoint!r}")
         if snapshots is not None:
@@ -42,7 +47,8 @@ class CheckpointOptions:
         if backend not in BACKENDS:
             raise CheckpointError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
         if backend == "numba" and not numba_backend.available():
-            raise CheckpointError("backend='numba' needs Numba: pip install 'tangent-ckpt[numba]'")
+            raise CheckpointError("backend='numba' needs Numba: pip install numba (or, in the "
+                                  "checkout, pip install -e '.[numba]')")
         if min_steps is None or min_steps < 0:
             raise CheckpointError(f"min_steps must be >= 0, got {min_steps!r}")
         if disk_snapshots < 0:
@@ -62,7 +68,19 @@ class CheckpointOptions:
         self.snapshot_store = None if snapshot_store is None else SnapshotStore.of(snapshot_store)
         self.backend = backend
 
+    def checkpoint_only(self):
+        """The options given that only act on checkpointed loops (none by default):
+        with ``checkpoint`` not given they act on nothing, an error
+        (compiler/package/checkpointed_loops.py, once it knows no loop is marked)."""
+        given = {"snapshots": self.snapshots is not None,
+                 "memory_budget": self.memory_budget is not None,
+                 "schedule": self.schedule != "revolve", "min_steps": self.min_steps != 0,
+                 "disk_snapshots": self.disk_snapshots != 0, "verify": self.verify,
+                 "nested": self.nested, "costs": self.costs is not None,
+                 "snapshot_store": self.snapshot_store is not None}
+        return [name for name, is_given in given.items() if is_given]
+
     def key(self):
-        return (self.checkpoint, self.snapshots, self.memory_budget, self.schedule,
+        return (self.checkpoint, self.checkpoint_given, self.snapshots, self.memory_budget, self.schedule,
                 self.min_steps, self.disk_snapshots, self.verify, self.nested, self.costs,
                 self.snapshot_store, self.backend)

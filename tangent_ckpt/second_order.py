@@ -19,7 +19,9 @@ import numpy as np
 
 from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
-                              _refuse_unknown, _Target, _check_wrt_value, _without_views)
+                              options_checked, remember, _stale, _Target, _check_wrt_value,
+                              _without_views)
+from tangent_ckpt.compiler import run_time_errors
 from tangent_ckpt.compiler.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_tangent
 from tangent_ckpt.errors import TangentCkptError, at_user_line
@@ -35,7 +37,7 @@ def _compiled_tangent(fn, wrt, return_value, source=None):
         except TypeError:
             per_fn = {}
         compiled = per_fn.get(key)
-        if compiled is not None and compiled.dependencies.changed():
+        if compiled is not None and _stale(compiled):
             compiled = None
         if compiled is None:
             if source is not None:
@@ -47,7 +49,7 @@ def _compiled_tangent(fn, wrt, return_value, source=None):
                     forget_source(fn)
             filename = compiled.function.__code__.co_filename
             weakref.finalize(compiled, linecache.cache.pop, filename, None)
-            per_fn[key] = compiled
+            remember(per_fn, key, compiled)
     return compiled
 
 
@@ -107,9 +109,14 @@ class TangentFunction:
         compiled = self.compile()
         values, tangents = self._values(args, kwargs, compiled)
         library = backends.array_library(values + tangents)
-        if library is None:
-            return compiled.function(*values, *tangents)
-        return self._on(library, compiled)(*values, *tangents)
+        function = compiled.function if library is None else self._on(library, compiled)
+        try:
+            return function(*values, *tangents)
+        except Exception as exc:
+            placed = run_time_errors.placed_at_user_line(exc)
+            if placed is not exc:  # a run-time refusal: named at the user's line
+                raise placed from None
+            raise  # with a note naming the user's line
 
     def _on(self, library, compiled):
         """The tangent function run on another array library (runtime/backends.py),
@@ -127,6 +134,10 @@ class TangentFunction:
 
     def __repr__(self):
         return f"<jvp of {getattr(self.fn, '__qualname__', self._target.label)} wrt {self.wrt}>"
+
+    def __reduce__(self):
+        """Pickled as the function and ``wrt`` (GradientFunction.__reduce__)."""
+        return (TangentFunction, (self.fn, self.wrt, self.given_source))
 
 
 class HessianVectorProduct:
@@ -167,25 +178,31 @@ class HessianVectorProduct:
     def __repr__(self):
         return f"<hvp of {getattr(self.fn, '__qualname__', self.fn)} wrt {self.wrt}>"
 
+    def __reduce__(self):
+        """Pickled as the function, ``wrt`` and the options (GradientFunction.__reduce__)."""
+        return (HessianVectorProduct, (self.fn, self.wrt, self.options,
+                                       self.tangent.given_source))
 
-def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *, source: Optional[str] = None,
-        **unknown: Any) -> TangentFunction:
+
+@options_checked
+def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+        source: Optional[str] = None) -> TangentFunction:
     """Forward mode: ``jvp(fn, wrt)(*args, tangents)`` returns ``(fn(*args), J
     tangents)``, the value and its directional derivative in the direction
     ``tangents`` of the ``wrt`` arguments (one array per argument, a tuple for
     several).  The tangent-linear code is generated from ``fn``'s source
     (``.source``); it needs no tape, so its memory does not grow with the trip
     count of ``fn``'s loops."""
-    _refuse_unknown(jvp, unknown)
     return TangentFunction(fn, wrt, source=source)
 
 
+@options_checked
 def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
-        checkpoint: Union[bool, str] = False, snapshots: Optional[int] = None,
+        checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
         memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
         disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
-        costs: Any = None, snapshot_store: Any = None, source: Optional[str] = None,
-        **unknown: Any) -> HessianVectorProduct:
+        costs: Any = None, snapshot_store: Any = None,
+        source: Optional[str] = None) -> HessianVectorProduct:
     """Hessian-vector product: ``hvp(fn, wrt)(*args, v)`` returns ``H v`` for a
     scalar ``fn`` (one array per ``wrt`` argument, a tuple for several).
 
@@ -197,7 +214,6 @@ def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     first-order gradient's.  The result plugs into
     ``scipy.optimize.minimize(..., hessp=...)`` (wrap it to take flat vectors).
     """
-    _refuse_unknown(hvp, unknown)
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,

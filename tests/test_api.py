@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from gradcheck import check_grad
+from gradcheck import check_grad, numeric_grad
 
 rng = np.random.default_rng(1)
 
@@ -194,6 +194,59 @@ def test_misspelt_option_names_the_closest_valid_one(api, typo, meant):
         api(loss, **{typo: 3})
 
 
+@pytest.mark.parametrize("api", [tc.grad, tc.value_and_grad, tc.grad_with_checkpointing,
+                                 tc.jvp, tc.hvp])
+def test_misspelt_option_is_a_type_error_before_anything_compiles(api):
+    with pytest.raises(TypeError, match="no option 'snapshot': did you mean 'snapshots'"
+                       if api is not tc.jvp else "no option 'snapshot'"):
+        api(loss, snapshot=3)
+
+
+def test_the_signatures_have_no_catch_all_keywords():
+    """A **kwargs catch-all would hide a misspelt option from type checkers."""
+    for api in (tc.grad, tc.value_and_grad, tc.grad_with_checkpointing, tc.jvp, tc.hvp):
+        kinds = [p.kind for p in inspect.signature(api).parameters.values()]
+        assert inspect.Parameter.VAR_KEYWORD not in kinds, api.__name__
+
+
+def loop_loss(x, n):
+    for t in range(n):
+        x = np.sin(x) * 0.9
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("options", [{"snapshots": 3}, {"memory_budget": "1MB"},
+                                     {"schedule": "online"}, {"verify": True},
+                                     {"snapshots": 2, "min_steps": 4}])
+def test_checkpoint_only_options_without_checkpointing_are_refused(options):
+    df = tc.grad(loop_loss, **options)
+    names = ", ".join(f"{k}=" for k in options)
+    with pytest.raises(tc.OptionError, match=f"{names} only acts? on checkpointed loops.*"
+                                             "checkpoint=True"):
+        df(np.ones(3), 4)
+    with pytest.raises(tc.OptionError):
+        tc.hvp(loop_loss, **options)(np.ones(3), 4, np.ones(3))
+
+
+def test_an_explicit_checkpoint_false_keeps_the_options_of_a_toggled_call():
+    x = np.linspace(0.1, 1.0, 3)
+    for flag in (False, True):
+        g = tc.grad(loop_loss, checkpoint=flag, snapshots=2)(x, 4)
+        np.testing.assert_allclose(g, numeric_grad(loop_loss, (x, 4))[0], rtol=1e-6)
+
+
+def marked_loop_loss(x, n):
+    final, _ = tc.checkpointed_loop(np.sin, x, n, 2)
+    return np.sum(final)
+
+
+def test_checkpoint_only_options_act_on_a_loop_the_function_marks():
+    x = np.linspace(0.1, 1.0, 3)
+    g = tc.grad(marked_loop_loss, schedule="uniform", verify=True)(x, 5)
+    np.testing.assert_allclose(g, tc.grad(marked_loop_loss)(x, 5), rtol=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(marked_loop_loss, (x, 5))[0], rtol=1e-6)
+
+
 def test_unknown_option_lists_the_valid_ones():
     with pytest.raises(tc.TangentCkptError, match="valid options: checkpoint, snapshots"):
         tc.grad(loss, zzz=1)
@@ -234,3 +287,18 @@ def test_library_callables_and_gradients_are_not_unwrapped():
         tc.grad(np.vectorize(np.sin)).compile()
     with pytest.raises(tc.TangentCkptError, match="already a gradient"):
         tc.grad(tc.grad(loss))
+
+
+def tiny(x):
+    return np.sum(x * x)
+
+
+def test_the_compile_cache_keeps_a_bounded_number_of_gradients_per_function():
+    from tangent_ckpt import api
+    x = np.ones(2)
+    for k in range(api.PER_FUNCTION + 8):   # each min_steps is another compile
+        np.testing.assert_allclose(tc.grad(tiny, checkpoint=True, min_steps=k)(x), 2 * x)
+    assert len(api._CACHE[tiny]) == api.PER_FUNCTION
+    newest = tc.grad(tiny, checkpoint=True, min_steps=api.PER_FUNCTION + 7)
+    assert newest.compile() is tc.grad(tiny, checkpoint=True,
+                                       min_steps=api.PER_FUNCTION + 7).compile()

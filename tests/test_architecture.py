@@ -30,7 +30,7 @@ LAZY_IMPORTS = {
 LONG_MODULES = {}
 
 # every call that parses text or matches it with a regular expression, outside
-# the frontend (compiler/parse.py): module -> (how many, reason)
+# the frontend (compiler/parse.py and its lambda_source.py): module -> (how many, reason)
 TEXT_READERS = {
     "tangent_ckpt.adjoints.rule_text": (
         2, "a rule's declaration: its signature and its expressions, parsed once (stdlib "
@@ -45,7 +45,7 @@ TEXT_READERS = {
     "tangent_ckpt.runtime.memory": (
         1, "memory_budget='64MB': a number and a unit, from the user"),
 }
-FRONTEND = {"tangent_ckpt.compiler.parse"}
+FRONTEND = {"tangent_ckpt.compiler.parse", "tangent_ckpt.compiler.lambda_source"}
 
 
 @pytest.fixture(scope="module")

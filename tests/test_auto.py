@@ -72,7 +72,9 @@ def test_auto_with_small_budget_recomputes_and_reports():
     df = tc.grad(two_loops, wrt=(1,), checkpoint="auto", memory_budget="900kB")
     with tc.profile() as prof:
         df(H, W, B, 60)
-    assert sum(st.steps_recomputed for st in prof.loops.values()) > 2 * 60
+    # each loop's reverse sweep replays steps from its snapshots
+    assert all(st.steps_recomputed == st.forward_steps - st.steps > 0
+               for st in prof.loops.values())
     assert "auto: loop" in prof.report()
 
 

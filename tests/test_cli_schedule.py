@@ -53,7 +53,7 @@ def test_plot_without_matplotlib(monkeypatch, capsys, tmp_path):
 
     monkeypatch.setattr(builtins, "__import__", fake)
     assert main(["schedule", "10", "3", "--plot", str(tmp_path / "s.png")]) == 2
-    assert "pip install tangent-ckpt[plot]" in capsys.readouterr().err
+    assert "pip install matplotlib" in capsys.readouterr().err
 
 
 def test_plot_with_matplotlib(tmp_path):

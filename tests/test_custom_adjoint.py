@@ -163,7 +163,7 @@ def test_checkpointed_loop_is_differentiable():
     with tc.profile() as prof:
         tc.grad(f_ckloop)(X, 7)
     (st,) = prof.loops.values()
-    assert st.peak_snapshots <= 2 and st.steps_recomputed > 7
+    assert st.peak_snapshots <= 2 and st.steps_recomputed == st.forward_steps - 7 > 0
     check_grad(f_ckloop, (X, 4))
     assert np.allclose(f_ckloop(X, 7), f_ckloop_plain(X, 7), rtol=1e-15)
 

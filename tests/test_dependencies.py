@@ -133,3 +133,61 @@ def test_two_lambdas_on_one_line_get_their_own_gradients():
     x = np.array([0.5, -1.5])
     np.testing.assert_allclose(tc.grad(fa)(x), 2 * x)
     np.testing.assert_allclose(tc.grad(fb)(x), 3 * x ** 2)
+
+
+# --- a module-level float is read when the gradient runs ---------------------------
+RATE = 0.5
+
+
+def decayed(x, n):
+    for t in range(n):
+        x = x * RATE + np.sin(x) * 0.1
+    return np.sum(x ** 2)
+
+
+def _fd(f, x, n, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e, n) - f(x - e, n)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_changed_module_float_is_read_without_compiling_again(options):
+    """A float stepped between calls (a learning rate, a time) recompiled the
+    gradient on every call (3 ms against 0.03 ms)."""
+    global RATE
+    x = np.linspace(0.1, 1.0, 3)
+    df = tc.grad(decayed, **options)
+    try:
+        for rate in (0.5, 0.7, 0.9):
+            RATE = rate
+            g = df(x, 4)
+            if rate == 0.5:
+                compiled = df.compile()
+            assert df.compile() is compiled  # the same code, the new value
+            np.testing.assert_allclose(g, _fd(decayed, x, 4), rtol=1e-6)
+        assert "x * RATE" in df.source
+        RATE = 1  # an int: written into the code as a number, compiled again
+        np.testing.assert_allclose(df(x, 4), _fd(decayed, x, 4), rtol=1e-6)
+        assert df.compile() is not compiled
+    finally:
+        RATE = 0.5
+
+
+def test_forward_mode_and_hvp_read_the_new_float_too():
+    global RATE
+    x, v = np.linspace(0.1, 1.0, 3), np.array([1.0, -0.5, 0.25])
+    jvp, hvp = tc.jvp(decayed), tc.hvp(decayed)
+    try:
+        for rate in (0.5, 0.8):
+            RATE = rate
+            _, jv = jvp(x, 3, v)
+            np.testing.assert_allclose(jv, _fd(decayed, x, 3) @ v, rtol=1e-6)
+            hv = hvp(x, 3, v)
+            want = (tc.grad(decayed)(x + 1e-5 * v, 3) - tc.grad(decayed)(x - 1e-5 * v, 3)) / 2e-5
+            np.testing.assert_allclose(hv, want, rtol=1e-5)
+    finally:
+        RATE = 0.5

@@ -149,3 +149,46 @@ def test_a_block_claiming_lines_of_a_file_must_be_those_lines():
     bad = Block("page.md", 1, "def loss(h, W, b, n):\n", [("file", " examples/rnn.py, line: 20")])
     with pytest.raises(AssertionError, match="not lines 20... of examples/rnn.py"):
         where(bad)
+
+
+# --- numbers in prose come from a benchmark the docs name -----------------------------
+# a duration: "5 to 7 minutes", "1.2 ms", "11.8 s"
+_DURATION = r"\b\d[\d.]*\s?(?:ms|s|seconds?|minutes?|min|hours?)\b"
+# a claim about how long the tests take or compiling takes, with a duration
+_TIME_CLAIM = re.compile(
+    r"[^.;\n]*(?:\bcompil\w*|\btests?\b|test suite)[^.;]*?" + _DURATION + "|"
+    + _DURATION + r"[^.;]*?(?:\bcompil\w*|\btests? (?:take|run)|test suite)", re.I)
+# what backs such a number: a benchmark script, CI's run, or a pytest command
+_MEASURED_BY = re.compile(r"benchmarks/\w+\.py|\.ci/run|pytest [^`\n]*")
+
+
+def time_claims_without_a_source(text):
+    """The claims of ``text`` (one page) about test or compile time whose section
+    (the text between two headings) names nothing that measured them.  Code
+    blocks and table rows are left out: blocks are output, rows name their tests."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    found = []
+    for section in re.split(r"\n#+ ", text):
+        prose = re.sub(r"^\|.*$", "", section, flags=re.M)
+        if _MEASURED_BY.search(section):
+            continue
+        found += [" ".join(m.group(0).split()) for m in _TIME_CLAIM.finditer(prose)]
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_time_claims_name_the_benchmark_that_measured_them(page):
+    """"The tests take a few seconds to a minute" stood in the README while they
+    took five minutes: a number about test or compile time must come with the
+    benchmark (or CI run) a reader can run to check it."""
+    assert time_claims_without_a_source(open(os.path.join(ROOT, page)).read()) == []
+
+
+def test_an_unsourced_time_claim_is_found():
+    assert time_claims_without_a_source(
+        "## Speed\n\nCompile time is linear, about 1.0 ms per line.\n") != []
+    assert time_claims_without_a_source(
+        "## Tests\n\nThe tests take 5 minutes.\n") != []
+    assert time_claims_without_a_source(
+        "## Speed\n\n`python benchmarks/compile_time.py`: 1.0 ms per line of compile.\n") == []
+    assert time_claims_without_a_source("## Revolve\n\nF(1, s) = 0; 3 snapshots.\n") == []

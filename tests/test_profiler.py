@@ -1,6 +1,7 @@
 import threading
 
 import numpy as np
+import pytest
 
 import tangent_ckpt
 from tangent_ckpt.runtime.driver import CheckpointedLoop
@@ -89,3 +90,26 @@ def test_record_hook():
         record("scope", forward_steps=3, peak_snapshots=2)
         record("scope", forward_steps=4, peak_snapshots=1)
     assert prof.loops["scope"].forward_steps == 7 and prof.loops["scope"].peak_snapshots == 2
+
+
+def test_the_report_has_one_column_per_meaning_and_readable_bytes():
+    with profile() as prof:
+        run(50, 4, "a")
+    lines = prof.report().splitlines()
+    heads = [h.strip() for h in lines[0].split("  ") if h.strip()]
+    assert heads == ["loop", "runs", "steps", "recomputed", "adjoint steps", "checkpoints",
+                     "peak snapshots", "held", "saved", "disk written", "tape/step"]
+    a = dict(zip(heads, lines[2].split()[:7]))
+    stats = prof.loops["a"]
+    assert a["recomputed"] == str(stats.steps_recomputed)
+    assert a["adjoint steps"] == "50" and a["steps"] == "50"
+    assert "32.0 kB" in lines[2]  # 4 snapshots of 8000 bytes held
+    assert "368.0 kB" not in lines[2] and "368 kB" in lines[2]  # 50 * 8000 - 4 * 8000 saved
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 B"), (999, "999 B"), (1000, "1.0 kB"),
+                                     (8000, "8.0 kB"), (368000, "368 kB"),
+                                     (1_500_000, "1.5 MB"), (2 * 10 ** 9, "2.0 GB")])
+def test_readable_bytes(n, text):
+    from tangent_ckpt.runtime.profiler import readable_bytes
+    assert readable_bytes(n) == text

@@ -98,3 +98,51 @@ def test_progress_option_shows_both_sweeps_and_only_for_that_gradient(plain_coun
     tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)  # another gradient: silent
     assert capsys.readouterr().err == ""
     assert not progress.enabled()  # the option does not leak past the call
+
+
+class _FakeShell:
+    config = {"IPKernelApp": {}}
+
+
+def test_a_kernel_without_ipywidgets_gets_the_text_bar_without_a_warning(monkeypatch):
+    """tqdm.auto warned "IProgress not found" in Jupyter without ipywidgets."""
+    tqdm_std = pytest.importorskip("tqdm.std")
+    import importlib.util
+    import sys
+    import types
+    import warnings
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: _FakeShell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ipywidgets"
+                        else real_find_spec(name, *a))
+    assert progress._in_kernel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bar = progress._tqdm()
+    assert bar is tqdm_std.tqdm
+
+
+@pytest.mark.parametrize("fn, args, options", [
+    (rnn, ARGS, {"snapshots": 3}),
+    (rnn, ARGS, {"snapshots": 10, "schedule": "uniform"}),
+    (rnn, ARGS, {"snapshots": 3, "schedule": "online"}),
+    (rnn, ARGS, {"snapshots": 3, "verify": True}),
+    (run_while, (np.array([0.1, 0.2]), 30), {"snapshots": 3}),
+], ids=["revolve", "uniform", "online", "verify", "online-while"])
+def test_the_profiler_and_the_bar_count_the_same_recomputed_steps(plain_counter, capsys, fn,
+                                                                  args, options):
+    """The profiler said "recomputed 546" where the bar said recomputed=246: it
+    counted the forward sweep's first run of each step as recomputed."""
+    wrt = (1,) if fn is rnn else (0,)
+    with tc.profile() as prof:
+        tc.grad(fn, wrt=wrt, checkpoint=True, progress=True, **options)(*args)
+    err = capsys.readouterr().err.replace("\r", "\n")
+    reverse = [line for line in err.splitlines() if " reverse: " in line][-1]
+    bar = int(reverse.split(" recomputed")[0].rsplit(" ", 1)[1])
+    (stats,) = prof.loops.values()
+    assert stats.steps_recomputed == bar > 0
+    assert stats.steps_recomputed == stats.forward_steps - stats.steps  # the forward sweep ran each once
+    assert f"  {bar}  " in prof.report()

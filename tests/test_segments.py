@@ -178,7 +178,7 @@ def test_profiler_counts_checkpoints_and_recomputation():
     (name, st), = [(k, v) for k, v in prof.loops.items() if k.startswith("segment")]
     assert st.runs == 5 and st.checkpoints == 5 and st.steps_recomputed == 5
     assert st.bytes_saved > 0  # the re-recorded intermediates, measured
-    assert "ckpts" in prof.report()
+    assert "checkpoints" in prof.report()
 
 
 def deep(x, W):

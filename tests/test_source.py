@@ -118,7 +118,7 @@ def test_bytecode_without_its_source_file(tmp_path):
 def test_without_code_positions_lambdas_are_told_apart_by_their_arguments(monkeypatch):
     """Python < 3.11 has no co_positions: the lambda with the code's argument names
     is taken, and two lambdas with the same names on one line are refused."""
-    from tangent_ckpt.compiler import parse as frontend
+    from tangent_ckpt.compiler import lambda_source as frontend
     monkeypatch.setattr(frontend, "_code_span", lambda code: None)
     first = lambda a: np.sum(a ** 2); second = lambda b: np.sum(b ** 3)  # noqa: E702,E731
     x = np.linspace(0.5, 1.5, 3)
@@ -127,3 +127,26 @@ def test_without_code_positions_lambdas_are_told_apart_by_their_arguments(monkey
     same = lambda a: np.sum(a * 2.0); other = lambda a: np.sum(a * 3.0)  # noqa: E702,E731,F841
     with pytest.raises(SourceUnavailableError, match="which lambda of this line"):
         tc.grad(other).compile()
+
+
+MANY_LAMBDAS = [
+    lambda x: np.sum(np.sin(x) * 1.0),
+    lambda x: np.sum(np.sin(x) * 2.0), lambda x: np.sum(np.cos(x) * 3.0),
+    lambda x: np.sum(x ** 2 * 4.0),
+]
+
+
+def test_a_file_of_many_lambdas_is_parsed_once_for_all_of_them():
+    """Each lambda's gradient parsed the whole file again (quadratic in the
+    number of lambdas: benchmarks/compile_time.py --lambdas)."""
+    from tangent_ckpt.compiler import lambda_source as parse
+    x = np.linspace(0.1, 1.0, 3)
+    tc.grad(MANY_LAMBDAS[0]).compile()  # this file's text is parsed now, at the latest
+    misses = parse._lambdas_by_line.cache_info().misses
+    grads = [tc.grad(f)(x) for f in MANY_LAMBDAS]
+    assert parse._lambdas_by_line.cache_info().misses == misses
+    # each gradient is its own lambda's, also for the two lambdas of one line
+    np.testing.assert_allclose(grads[0], np.cos(x), rtol=1e-12)
+    np.testing.assert_allclose(grads[1], 2.0 * np.cos(x), rtol=1e-12)
+    np.testing.assert_allclose(grads[2], -3.0 * np.sin(x), rtol=1e-12)
+    np.testing.assert_allclose(grads[3], 8.0 * x, rtol=1e-12)

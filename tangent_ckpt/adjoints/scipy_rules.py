@@ -1,5 +1,5 @@
 """Adjoint rules of ``scipy.special``, registered only where SciPy is installed
-(``pip install tangent-ckpt[scipy]``); the core never needs SciPy."""
+(``pip install scipy``, or ``pip install -e .[scipy]`` in the checkout); the core never needs SciPy."""
 
 from scipy import special
 

@@ -3,7 +3,7 @@
 ``schedule_summary`` returns the figures as a dict (the ``--json`` output),
 ``schedule_text`` renders them, ``plot_schedule`` draws the schedule with RAM
 and disk snapshots in two colours (matplotlib, optional: ``pip install
-tangent-ckpt[plot]``).  Costs are in units of one forward step:
+matplotlib``).  Costs are in units of one forward step:
 ``total_cost = total_forward_steps + W * disk_writes + R * disk_reads`` (the n
 adjoint steps are the same for every schedule and are left out).
 """
@@ -189,7 +189,8 @@ def run(args):
         try:
             plot_schedule(args.plot, args.n, args.s, **opts)
         except ImportError:
-            print("--plot needs matplotlib: pip install tangent-ckpt[plot]", file=sys.stderr)
+            print("--plot needs matplotlib: pip install matplotlib (or, in the checkout, "
+                  "pip install -e .[plot])", file=sys.stderr)
             return 2
     d = schedule_summary(args.n, args.s, **opts)
     print(json.dumps(d, indent=2) if args.json else schedule_text(d))

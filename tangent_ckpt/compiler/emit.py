@@ -14,6 +14,7 @@ import pprint
 from dataclasses import dataclass, field
 from typing import Any
 
+from tangent_ckpt.compiler import run_time_errors
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, trees
 from tangent_ckpt.compiler.naming import MODULES, is_outside, outside_aliases, outside_object
 from tangent_ckpt.compiler.syntax import HelperCall, walk
@@ -38,6 +39,20 @@ class CompiledGradient:
     # writes the views pass carried to names sharing memory (views.SharedWrite): what an
     # array library without views (Dask) computes differently
     shared_writes: tuple = ()
+    # where each generated statement comes from: the generated source's file name
+    # (linecache holds its text) and {generated line: UserLine}, kept as data when
+    # the source is printed, so that an error raised while the gradient runs is
+    # placed at the user's line (run_time_errors.py) without reading the text back
+    filename: str = ""
+    user_file: str = ""
+    line_table: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UserLine:
+    """The user's line a generated statement computes (``adjoint``: its adjoint)."""
+    line: int
+    adjoint: bool = False
 
 
 def emit(code, function, bindings, wrt_names):
@@ -46,8 +61,16 @@ def emit(code, function, bindings, wrt_names):
     printed once, and the function it defines."""
     taken, outside = _names_used(code, bindings)
     aliases = outside_aliases(outside | set(MODULES), taken)
-    source = "\n\n\n".join(render(d, line_texts=function.line_texts, aliases=aliases)
-                            for d in code.definitions) + "\n"
+    lines, table = [], {}
+    for definition in code.definitions:
+        if lines:
+            lines += ["", ""]
+        text, origins = render_lines(definition, line_texts=function.line_texts,
+                                     aliases=aliases)
+        table.update({len(lines) + k + 1: origin for k, origin in enumerate(origins)
+                      if origin is not None})
+        lines += text
+    source = "\n".join(lines) + "\n"
     namespace = {alias: outside_object(ref)[1] for ref, alias in aliases.items()}
     namespace.update(bindings)
     filename = f"<tangent_ckpt {code.name} #{next(_counter)}>"
@@ -57,8 +80,11 @@ def emit(code, function, bindings, wrt_names):
     except SyntaxError as exc:  # pragma: no cover - a compiler bug, reported with the text
         raise TransformError(f"internal error: generated code does not compile: {exc}\n{source}")
     exec(compiled, namespace)
-    return CompiledGradient(source, namespace[code.name], namespace, code.name, code.params,
-                            wrt_names, function.result, code.seed)
+    compiled = CompiledGradient(source, namespace[code.name], namespace, code.name, code.params,
+                                wrt_names, function.result, code.seed, filename=filename,
+                                user_file=function.filename, line_table=table)
+    run_time_errors.register(compiled)
+    return compiled
 
 
 def _names_used(code, bindings):
@@ -212,47 +238,66 @@ def _decorator_lines(decorator, pad, aliases):
 
 def render(items, indent="    ", level=0, line_texts=None, aliases=None):
     """Print code items; a comment with the user's line precedes each new line's group."""
+    return "\n".join(render_lines(items, indent, level, line_texts, aliases)[0])
+
+
+def render_lines(items, indent="    ", level=0, line_texts=None, aliases=None):
+    """(the printed lines of code items, for each line the :class:`UserLine` it
+    computes or None): a statement belongs to its own user line, else to the
+    one before it in its function (a driver call after the loop's comment)."""
     lines = []
+    origins = []
     last = [None]
+    current = [None]  # the user line of the statements printed now
+
+    def add(text, origin=None):
+        lines.append(text)
+        origins.append(origin)
 
     def walk(items, level):
         for item in items:
             pad = indent * level
             if isinstance(item, Comment):
-                lines.append(f"{pad}# {item.text}")
+                add(f"{pad}# {item.text}")
                 last[0] = None
             elif isinstance(item, Blank):
-                lines.append("")
+                add("")
                 last[0] = None
             elif isinstance(item, Line):
                 _note(item.line, item.adjoint, pad)
                 if item.stmt is None:
-                    lines.append(f"{pad}# {item.comment}")
+                    add(f"{pad}# {item.comment}")
                 else:
                     text = unparse(item.stmt, aliases)
                     if item.comment:
                         text += f"  # {item.comment}"
-                    lines.append(pad + text)
+                    add(pad + text, current[0])
             elif isinstance(item, Block):
+                if isinstance(item.head, ast.FunctionDef):
+                    current[0] = None
                 if item.head is not None:
                     _note(item.line, item.adjoint, pad)
                 for decorator in getattr(item.head, "decorator_list", ()):
-                    lines.extend(_decorator_lines(decorator, pad, aliases))
-                lines.append(pad + header(item, aliases))
+                    for text in _decorator_lines(decorator, pad, aliases):
+                        add(text)
+                add(pad + header(item, aliases), current[0])
                 last[0] = None
                 if item.body:
                     walk(item.body, level + 1)
                 else:
-                    lines.append(pad + indent + "pass")
+                    add(pad + indent + "pass")
                 last[0] = None
 
     def _note(line, adjoint, pad):
-        if line is None or (line, adjoint) == last[0]:
+        if line is None:
+            return
+        current[0] = UserLine(line, adjoint)
+        if (line, adjoint) == last[0]:
             return
         last[0] = (line, adjoint)
         label = "adjoint of line" if adjoint else "line"
         text = (line_texts or {}).get(line, "").strip()
-        lines.append(f"{pad}# {label} {line}: {text}" if text else f"{pad}# {label} {line}")
+        add(f"{pad}# {label} {line}: {text}" if text else f"{pad}# {label} {line}")
 
     walk(items, level)
-    return "\n".join(lines)
+    return lines, origins

@@ -38,13 +38,15 @@ _REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin)
 _MAX_PASSES = 8
 
 
-def argument_shapes(function, shapes):
+def argument_shapes(function, shapes, scalars=frozenset()):
     """Analyze.  Takes the lowered ``ir.Function`` and ``shapes`` ({parameter
     name: shape tuple, ``INT``, or None when unknown}); adds to the
     ``same_shape`` of each elementwise assignment the operands whose shape, for
     these arguments, is the result's, marks the subscript writes whose value has
-    the shape of the region written (``value_fits``) and sets ``array_params``."""
-    env = {p: shapes.get(p) for p in function.params}
+    the shape of the region written (``value_fits``) and sets ``array_params``.
+    ``scalars``: the global names the code reads that hold Python floats."""
+    env = dict.fromkeys(scalars, ())
+    env.update({p: shapes.get(p) for p in function.params})
     proved = {}  # id(stmt) -> (stmt, finding): the last pass over a loop body wins
     _body(function.body, env, proved)
     for stmt, found in proved.values():

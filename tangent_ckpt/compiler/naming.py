@@ -11,6 +11,7 @@ them.  Emit chooses their printed names last (:func:`outside_aliases`): ``np``,
 """
 
 import builtins
+import sys
 
 import numpy as np
 
@@ -125,3 +126,18 @@ def outside_aliases(identifiers, taken):
     usual name unless that is in ``taken``."""
     namer = Namer(taken)
     return {ref: namer.fresh(outside_object(ref)[0]) for ref in sorted(identifiers)}
+
+
+def public_name(fn):
+    """``scipy.integrate.solve_ivp`` for a library function (the shortest module
+    path that exports it), ``module.name`` for others; None without a name."""
+    name = getattr(fn, "__name__", None)
+    module = getattr(fn, "__module__", None)
+    if not name or not module:
+        return name
+    parts = module.split(".")
+    for k in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:k])
+        if getattr(sys.modules.get(prefix), name, None) is fn:
+            return f"{prefix}.{name}"
+    return f"{module}.{name}"

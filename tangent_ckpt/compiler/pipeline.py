@@ -71,9 +71,10 @@ def _analyzed(fn, wrt, containers=None, shapes=None):
                                                     parsed.node.args.kwonlyargs))
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
-    shape_facts(function)
+    scalars = frozenset(name for name, value in bindings.items() if type(value) is float)
+    shape_facts(function, scalars)
     if shapes:
-        argument_shapes(function, shapes)
+        argument_shapes(function, shapes, scalars)
     return function, bindings, namer, wrt_names, active
 
 

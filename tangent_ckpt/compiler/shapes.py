@@ -38,10 +38,16 @@ import numpy as np
 from tangent_ckpt.compiler import ir
 
 
-def shape_facts(function):
-    """Analyze.  Takes the lowered ``ir.Function``; sets ``same_shape`` on its
+# the shape key of a Python float the code reads from a global (a module-level
+# float, read when the code runs: lower/expressions.py call_time_value)
+SCALAR = ("scalar",)
+
+
+def shape_facts(function, scalars=frozenset()):
+    """Analyze.  Takes the lowered ``ir.Function`` and the global names it reads
+    that hold Python floats (``scalars``); sets ``same_shape`` on its
     elementwise assignments (the operands known to have the result's shape)."""
-    _walk(function.body, {}, itertools.count())
+    _walk(function.body, dict.fromkeys(scalars, SCALAR), itertools.count())
 
 
 def _walk(body, env, fresh):
@@ -110,6 +116,8 @@ def _broadcast_key(keys, facts):
     """The key of an elementwise result of operands with ``keys`` (a set)."""
     parts = frozenset(p for k in keys for p in
                       (k[1] if isinstance(k, tuple) and k[0] == "broadcast" else (k,)))
+    if len(parts) > 1:
+        parts = parts - {SCALAR}  # a float broadcasts to the other operands' shape
     if len(parts) == 1:
         return next(iter(parts))
     for whole, item in facts.items():

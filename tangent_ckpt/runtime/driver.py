@@ -400,7 +400,7 @@ class CheckpointedLoop:
         else:
             counts.update(runs=1, steps=self.n or 0)
         sweep_counts.add_counts(self.last_stats, counts)
-        counts.update(sweep_counts.summary(counts, self._peak_bytes))
+        counts.update(sweep_counts.summary(counts, self._peak_bytes, reverse=final))
         _profiler.record(self.name, **counts)
         if not final and self.plan is not None:
             self.plan.hold(self)  # the auto mode: what this loop holds until its reverse

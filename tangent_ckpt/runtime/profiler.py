@@ -52,8 +52,11 @@ Per loop and per checkpointed segment / scope (``tc.checkpoint``,
                          of a segment that was not checkpointed)
 ``bytes_saved``          bytes not kept versus taping (loops: memory_saved_bytes;
                          segments: the re-recorded intermediates, measured when profiling)
-``steps_recomputed``     extra primal evaluations versus taping (loops: plain forward
-                         steps; segments: re-runs)
+``steps_recomputed``     primal steps run again (loops: the plain steps of the reverse
+                         sweep, from restored snapshots -- the progress bar's
+                         ``recomputed``; the forward sweep's first run of each step
+                         is not counted, and neither are the adjoint steps, which
+                         re-record their step: ``recorded_steps``; segments: re-runs)
 
 ``prof.notes``: the auto mode's decisions, one line per loop/segment.
 
@@ -142,20 +145,31 @@ class Profiler(LoopStats):
         return False
 
     def report(self):
-        """A readable table: one row per loop and a total row."""
-        cols = ("forward_steps", "recorded_steps", "snapshots_stored", "peak_snapshots",
-                "peak_snapshot_bytes", "disk_bytes_written", "tape_bytes_per_step",
-                "memory_saved_bytes", "checkpoints", "bytes_held", "bytes_saved",
-                "steps_recomputed")
-        heads = ("loop", "forward", "recorded", "stored", "peak snaps", "peak snap B",
-                 "disk B", "tape B/step", "saved B", "ckpts", "held B", "not kept B",
-                 "recomputed")
-        rows = [(name,) + tuple(getattr(st, c) for c in cols) for name, st in self.loops.items()]
-        rows.append(("TOTAL",) + tuple(getattr(self, c) for c in cols))
-        text = [[("-" if v is None else str(v)) for v in row] for row in rows]
+        """A readable table: one row per loop or segment and a total row.
+
+        Columns, one meaning each: ``runs``; ``steps`` (loop steps run, summed over
+        runs); ``recomputed`` (``steps_recomputed``); ``adjoint steps``
+        (``recorded_steps``); ``checkpoints`` (snapshots stored / segment runs
+        checkpointed); ``peak snapshots``; ``held`` (``bytes_held``); ``saved``
+        (``bytes_saved``); ``disk written``; ``tape/step``.  Bytes in kB, MB, GB."""
+        columns = (("runs", "runs", str), ("steps", "steps", str),
+                   ("recomputed", "steps_recomputed", str),
+                   ("adjoint steps", "recorded_steps", str),
+                   ("checkpoints", "checkpoints", str),
+                   ("peak snapshots", "peak_snapshots", str),
+                   ("held", "bytes_held", readable_bytes),
+                   ("saved", "bytes_saved", readable_bytes),
+                   ("disk written", "disk_bytes_written", readable_bytes),
+                   ("tape/step", "tape_bytes_per_step", readable_bytes))
+        heads = ("loop",) + tuple(head for head, _, _ in columns)
+        rows = list(self.loops.items()) + [("TOTAL", self)]
+        text = [[name] + [("-" if getattr(st, field) is None else show(getattr(st, field)))
+                          for _, field, show in columns] for name, st in rows]
         widths = [max(len(h), *(len(r[i]) for r in text)) for i, h in enumerate(heads)]
-        fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                  for i, (c, w) in enumerate(zip(r, widths)))
+
+        def fmt(row):
+            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(row, widths)))
         lines = [fmt(heads), "  ".join("-" * w for w in widths)]
         lines += [fmt(r) for r in text]
         if self.peak_host_bytes or self.peak_disk_bytes:
@@ -163,6 +177,18 @@ class Profiler(LoopStats):
                          f"host {self.peak_host_bytes}, disk {self.peak_disk_bytes}")
         lines += [f"auto: {note}" for note in self.notes]
         return "\n".join(lines)
+
+
+def readable_bytes(n):
+    """``n`` bytes as ``512 B``, ``7.8 kB``, ``1.50 MB``, ``2.00 GB`` (powers of 1000)."""
+    n = int(n)
+    if abs(n) < 1000:
+        return f"{n} B"
+    for unit, size in (("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
+        if abs(n) < size * 1000 or unit == "TB":
+            value = n / size
+            return f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{n} B"  # pragma: no cover
 
 
 def profile():

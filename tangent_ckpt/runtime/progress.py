@@ -4,7 +4,7 @@ A checkpointed gradient of 100 000 steps runs for minutes. With progress on,
 each checkpointed loop shows two bars, one for its forward sweep and one for
 its reverse sweep. Each bar gives the steps done, the steps recomputed and the
 snapshots held. The bars come from ``tqdm`` when it is installed (its notebook
-bar in Jupyter, through ``tqdm.auto``); otherwise a plain counter is rewritten
+bar in Jupyter when ``ipywidgets`` is installed too, else its text bar); otherwise a plain counter is rewritten
 in place on one stderr line.
 
 Progress is on when either of these is true:
@@ -18,6 +18,7 @@ attribute test per schedule action.
 """
 
 import contextlib
+import importlib.util
 import os
 import sys
 import threading
@@ -49,11 +50,32 @@ def reporting(on=True):
 
 
 def _tqdm():
+    """tqdm's bar class (the optional extra ``progress``), or None: its notebook
+    bar in a Jupyter kernel that has ``ipywidgets``, else its text bar.  (Not
+    ``tqdm.auto``: without ipywidgets it warns "IProgress not found" on every
+    gradient before it falls back to the text bar.)"""
     try:
-        from tqdm.auto import tqdm  # optional extra: nicer bars, notebook widgets
+        from tqdm.std import tqdm  # noqa: PLC0415 - optional
     except Exception:  # noqa: BLE001 - not installed, or broken: use the plain counter
         return None
+    if _in_kernel() and importlib.util.find_spec("ipywidgets") is not None:
+        try:
+            from tqdm.notebook import tqdm as notebook_bar  # noqa: PLC0415
+            return notebook_bar
+        except Exception:  # noqa: BLE001 - an ipywidgets tqdm cannot use
+            pass
     return tqdm
+
+
+def _in_kernel():
+    """Whether this process is a Jupyter kernel (IPython is never imported here)."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if get is not None else None
+    try:
+        return shell is not None and "IPKernelApp" in shell.config
+    except Exception:  # noqa: BLE001 - an unusual shell
+        return False
 
 
 class LoopProgress:

@@ -27,11 +27,14 @@ def add_counts(totals, counts):
             totals[k] = v
 
 
-def summary(counts, bytes_held):
-    """The summary every loop and segment reports beside its counts (see profiler)."""
+def summary(counts, bytes_held, reverse):
+    """The summary every loop and segment reports beside its counts (see profiler).
+    ``reverse``: the counts are the reverse sweep's, whose plain steps are the
+    steps recomputed (the forward sweep runs each step once, as taping does;
+    the progress bar's ``recomputed`` counts the same steps)."""
     return dict(checkpoints=counts.get("snapshots_stored", 0), bytes_held=bytes_held,
                 bytes_saved=counts.get("memory_saved_bytes"),
-                steps_recomputed=counts.get("forward_steps", 0))
+                steps_recomputed=counts.get("forward_steps", 0) if reverse else 0)
 
 
 class IoClock:

@@ -21,7 +21,7 @@ from tangent_ckpt.compiler.lower.scopes import (
 )
 from tangent_ckpt.compiler.method_writes import user_class
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
-from tangent_ckpt.compiler.naming import numpy_path
+from tangent_ckpt.compiler.naming import numpy_path, public_name
 from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.compiler.views import follow_views
 from tangent_ckpt.errors import (
@@ -131,6 +131,8 @@ class CallLowering:
 
     def primitive(self, fn, arg_nodes, keywords, hint, node, leading=()):
         self.reject_out_argument(node, fn)
+        self.refuse_functions_passed_to_black_box(fn, [*arg_nodes, *(k.value for k in keywords)],
+                                                  node)
         args = list(leading)
         base_hint = hint
         if fn in (np.array, np.asarray) and not keywords and len(arg_nodes) == 1 and \
@@ -157,6 +159,28 @@ class CallLowering:
             else:
                 ref = self.lo.expressions.bind(fn, getattr(fn, "__name__", "fn")).id
         return ir.Prim(fn, args, kwargs, "call", ref=ref)
+
+    def refuse_functions_passed_to_black_box(self, fn, arg_nodes, node):
+        """A function of the user's code (a lambda, a nested def) passed to a
+        library call with no adjoint rule (``solve_ivp(lambda t, y: -k * y, ...)``):
+        the library calls it where the compiler cannot see, and the call itself
+        has no rule."""
+        if registry.lookup(fn) is not None:
+            return
+        passed = [a for a in arg_nodes if isinstance(a, gast.Lambda) or
+                  isinstance(self.lo.expressions.static_value(a), LocalFunction)]
+        if not passed:
+            return
+        name = public_name(fn) or to_source(node.func)
+        kind = "lambda" if isinstance(passed[0], gast.Lambda) else \
+            f"function {to_source(passed[0])}"
+        raise self.lo.error(UnsupportedFunctionError, f"no adjoint rule for {name}", node,
+                            construct=name,
+                            hint=f"it calls the {kind} passed to it, inside the library; "
+                                 "wrap the call in a function of the arrays and register "
+                                 "its adjoint with tangent_ckpt.register_adjoint "
+                                 "(docs/black_boxes.md: an adjoint ODE solve), or compute it "
+                                 "outside the differentiated path")
 
     def stack_array_lists(self, fn, args, kwargs, hint):
         """A list of variables passed where the rule takes one array

@@ -21,6 +21,7 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, container_node, is_container, leaves,
 )
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
+from tangent_ckpt.compiler.lower.call_time_values import call_time_value
 from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -165,10 +166,14 @@ class ExpressionLowering:
                 scope.rename[user_name] = ir.Name(name)
                 return ir.Name(name)
             scope = scope.parent
-        obj = self.lo.current_scope.parsed.resolve(user_name)
+        parsed = self.lo.current_scope.parsed
+        obj = parsed.resolve(user_name)
         if obj is _UNRESOLVED:
             raise self.lo.error(TransformError, f"name '{user_name}' is not defined", node,
                              construct=user_name)
+        if type(obj) is float and user_name not in parsed.closure and \
+                user_name in parsed.globals:
+            return call_time_value(self.lo, obj, user_name, parsed.globals)
         return self.constant(obj, user_name)
 
     def constant(self, obj, hint="const"):

@@ -24,6 +24,7 @@ import ast
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Comment, Line
+from tangent_ckpt.errors import OptionError
 from tangent_ckpt.compiler.package.driver_calls import budgeted, driver_constructor, \
     schedule_text
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
@@ -40,6 +41,14 @@ def mark_loops(function, options, plan=None):
     if not options.checkpoint:  # only loops the user marked (tc.checkpointed_loop)
         marked = any(isinstance(s, (ir.For, ir.While)) and s.checkpoint
                      for s in ir.walk(function.body))
+        if not marked and not options.checkpoint_given and options.checkpoint_only():
+            given = [f"{name}=" for name in options.checkpoint_only()]
+            verb = "acts" if len(given) == 1 else "act"
+            raise OptionError(f"{', '.join(given)} only {verb} on checkpointed loops, and "
+                              "without checkpoint= no loop is checkpointed (the function "
+                              "marks none with tc.checkpointed_loop): pass checkpoint=True "
+                              "(or checkpoint='auto' with memory_budget=), or use "
+                              "tc.grad_with_checkpointing")
         return LoopHandler(function, options, plan) if marked else None
     _mark(function.body, options.nested, inside_loop=False)
     return LoopHandler(function, options, plan)

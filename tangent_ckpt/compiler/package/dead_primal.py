@@ -173,8 +173,11 @@ def _without_parts(step, dead):
 
 def _drop(items, live, jump, seen=None):
     """(kept items, names live before them).  ``jump``: the names live where a
-    ``break`` or ``continue`` of the enclosing loop goes."""
+    ``break`` or ``continue`` of the enclosing loop goes.  ``live`` is updated in
+    a private copy, statement by statement: a new set per statement made a long
+    function quadratic (benchmarks/compile_time.py)."""
     kept = []
+    live = set(live)
     for item in reversed(items):
         if isinstance(item, Line):
             if seen is not None and _forward_call(item.stmt) is not None:
@@ -183,10 +186,10 @@ def _drop(items, live, jump, seen=None):
             if target is not None and target not in live and _pure(item.stmt.value):
                 continue
             if isinstance(item.stmt, (ast.Break, ast.Continue)) and jump is not None:
-                live = live | jump
+                live |= jump
             if target is not None:
-                live = live - {target}
-            live = live | line_reads(item)
+                live.discard(target)
+            live |= line_reads(item)
         elif isinstance(item, Block) and item.is_loop:
             after = live | item.reads()
             top = set()
@@ -201,10 +204,12 @@ def _drop(items, live, jump, seen=None):
         elif isinstance(item, Block):   # if / else / def: the arm may not run
             body, inside = _drop(item.body, live, jump, seen)
             item = item.with_body(body)
-            live = live | inside | item.reads()
+            live |= inside
+            live |= item.reads()
         elif isinstance(item, Restore):
-            live = (live - {item.var}) | item.reads() if item.index is None \
-                else live | item.reads()
+            if item.index is None:
+                live.discard(item.var)
+            live |= item.reads()
         kept.append(item)
     kept.reverse()
     return kept, live

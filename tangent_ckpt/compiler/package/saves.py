@@ -120,8 +120,8 @@ def stand_ins(primal, adjoint, ret, params):
     reduction: ``np.sum(S ** 2)``): rebound to ``rt.stand_in(x)`` before the
     reverse sweep, they do not hold their memory through it."""
     assigned = {line_target(item) for item in primal if isinstance(item, Line)} - {None}
-    inner = {line_target(item) for item in flat_lines(primal)
-             if not any(item is top for top in primal)}
+    top = {id(item) for item in primal}
+    inner = {line_target(item) for item in flat_lines(primal) if id(item) not in top}
     shapes = shape_only(adjoint + [ret], _STAND_IN_ARGUMENTS)
     return sorted((assigned & shapes) - inner - set(params) - names_read([ret]))
 

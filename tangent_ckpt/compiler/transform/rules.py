@@ -20,6 +20,7 @@ from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.transform.owned_adjoints import basic_index
 from tangent_ckpt.compiler.naming import NUMPY, builtin
+from tangent_ckpt.compiler.transform.black_box_calls import no_rule, refuse_black_box_result
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 
@@ -91,18 +92,14 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
                    for n in ir.operand_names(a) if n in rev.active]
     if rule is None:
         if active_args and prim.render.startswith("attr:"):  # params.W, params in wrt
+            refuse_black_box_result(rev, prim)  # sol.y of sol = solve_ivp(...)
             raise rev.error(UnsupportedFunctionError, f"the attribute {prim.ref} of a "
                             "differentiated value has no derivative", stmt.line,
                             construct=prim.ref, hint="differentiate with respect to the "
                             "arrays themselves: pass them as arguments and build the object "
                             "inside the function")
         if active_args:
-            name = prim.ref or getattr(prim.fn, "__name__", repr(prim.fn))
-            raise rev.error(UnsupportedFunctionError,
-                             f"no adjoint rule for {name}", stmt.line,
-                             construct=name,
-                             hint=f"register one with tangent_ckpt.register_adjoint({name}, "
-                                  "rule), or compute it outside the differentiated path")
+            raise no_rule(rev, prim, stmt.line)
         return
     if rule.constant:
         return
