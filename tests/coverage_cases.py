@@ -34,6 +34,7 @@ class Case:
     wrt: tuple = None
     tol: float = 1e-5
     covers: tuple = field(default=())   # the rules it exercises (for the coverage check)
+    min_numpy: str = None   # the first NumPy release whose semantics the case needs
 
     @property
     def id(self):
@@ -173,7 +174,8 @@ def linalg_cases():
         Case("np.linalg.solve(a, b)", {"a": ((3, 3), "square"), "b": ((3,), "real")}),
         Case("np.linalg.solve(a, b)", {"a": ((3, 3), "square"), "b": ((3, 2), "real")}),
         Case("np.linalg.solve(a, b)", {"a": ((2, 3, 3), "square"), "b": ((2, 3, 2), "real")}),
-        Case("np.linalg.solve(a, b)", {"a": ((2, 3, 3), "square"), "b": ((3,), "real")}),
+        Case("np.linalg.solve(a, b)", {"a": ((2, 3, 3), "square"), "b": ((3,), "real")},
+             min_numpy="2.0.0"),   # a 1-D b is a vector for a stack of matrices since 2.0
         Case("np.linalg.inv(a)", sq), Case("np.linalg.inv(a)", batch),
         Case("np.linalg.det(a)", sq), Case("np.linalg.det(a)", batch),
         Case("sign, logdet = np.linalg.slogdet(a)\nlogdet * sign", sq),
@@ -446,6 +448,8 @@ def math_cases():
 
 def in_this_numpy(case):
     """False for a case that calls a function the running NumPy lacks (numpy_versions)."""
+    if case.min_numpy and np.lib.NumpyVersion(np.__version__) < case.min_numpy:
+        return False
     return not any(f"np.{name}(" in case.body and numpy_function(name) is None
                    for name in VERSIONS)
 
