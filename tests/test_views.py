@@ -217,6 +217,37 @@ def row_of_a_transpose(x):
     return np.sum(U * np.arange(9.0).reshape(3, 3))
 
 
+def _relax_interior(u, n):
+    for q in range(n):
+        un = u.copy()
+        u[1:-1] = un[1:-1] - 0.3 * (un[1:-1] - un[:-2]) + 0.1 * un[2:] ** 2
+        u[0] = 0.0
+
+
+def parameter_copied_then_written_by_a_helper(u):
+    """The argument rebound to a private copy (npbench's kernels wrapped the way a
+    user wraps them): the helper writes into the copy, not the caller's array.
+    It was refused as an "assignment into 'u', an array the caller also sees",
+    with the advice to write the very line above the call."""
+    u = u.copy()
+    _relax_interior(u, 3)
+    return np.sum(u ** 2)
+
+
+def parameter_copied_then_added_into_by_a_helper(H, c):
+    H = np.array(H)
+    _grow(H, c)
+    return np.sum(H ** 2)
+
+
+def parameter_copied_then_written_in_a_loop(u, n):
+    u = u * 1.0
+    for t in range(n):
+        _relax_interior(u, 1)
+        u = np.tanh(u) + 0.1 * u
+    return np.sum(u ** 2)
+
+
 RNG = np.random.default_rng(7)
 
 def view_taken_in_a_loop_after_a_root_write(x, n):
@@ -255,6 +286,9 @@ CASES = [
     (strided_view_of_a_view, (np.array([0.3, -0.2]),), (0,)),
     (row_of_a_transpose, (np.array([0.3, -0.2, 0.1]),), (0,)),
     (view_taken_in_a_loop_after_a_root_write, (np.array([0.3, -0.2, 0.1]), 4), (0,)),
+    (parameter_copied_then_written_by_a_helper, (np.linspace(0.1, 1.0, 6),), (0,)),
+    (parameter_copied_then_added_into_by_a_helper, (np.array([0.3, -0.2, 0.5]), 0.3), (0, 1)),
+    (parameter_copied_then_written_in_a_loop, (np.linspace(0.1, 1.0, 6), 4), (0,)),
 ]
 IDS = [c[0].__name__ + ("_float" if isinstance(c[1][0], float) else "") for c in CASES]
 
@@ -366,6 +400,40 @@ def view_read_before_it_is_taken_again(x, n):
         w = u[1:]
         w *= np.tanh(x[1] + 0.5)  # WRITE
     return np.sum(u ** 2) + q
+
+
+def helper_writes_the_argument_before_it_is_copied(u):
+    _relax_interior(u, 2)  # WRITE
+    u = u.copy()
+    return np.sum(u ** 2)
+
+
+def helper_writes_an_argument_copied_only_in_a_branch(u, c):
+    if c > 0:
+        u = u.copy()
+    _relax_interior(u, 2)  # WRITE
+    return np.sum(u ** 2)
+
+
+def helper_writes_an_argument_rebound_to_its_own_view(u):
+    u = u.copy()
+    u = u[1:]
+    _relax_interior(u, 2)  # WRITE
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (helper_writes_the_argument_before_it_is_copied, (np.linspace(0.1, 1.0, 6),)),
+    (helper_writes_an_argument_copied_only_in_a_branch, (np.linspace(0.1, 1.0, 6), 1.0)),
+    (helper_writes_an_argument_rebound_to_its_own_view, (np.linspace(0.1, 1.0, 6),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("run", RUNS[:2], ids=RUN_IDS[:2])
+def test_a_helper_writing_what_may_still_be_the_callers_array_is_refused(fn, args, run):
+    """Only a copy made on every path before the call is private: where the name
+    may still be the argument (or a view of it) the write stays refused."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,), **run)(*args)
+    assert f"{HERE}:" in str(info.value), str(info.value)
 
 
 REFUSED = [
