@@ -126,6 +126,35 @@ def attribute_read_at_top_level_in_a_test(x, W):
     return np.sum(h)
 
 
+class Moments:
+    """Attributes bound by tuple unpacking, as optimizers and simulation classes
+    write them (kang9kang's Adam: ``self.m, self.v = {}, {}``); it was refused as
+    a "nested assignment target"."""
+
+    def __init__(self, x):
+        self.m, self.v = x * 0.5, np.tanh(x)
+
+    def swap(self):
+        self.m, self.v = self.v, self.m
+
+    def split(self, pair):
+        self.m, self.v = pair
+
+
+def attributes_bound_by_unpacking(x, W):
+    moments = Moments(W @ x)
+    for _ in range(3):
+        moments.swap()
+        moments.m = moments.m * 0.9 + np.sin(moments.v)
+    return np.sum(moments.m ** 2 + moments.v)
+
+
+def attributes_unpacked_from_an_array(x, W):
+    moments = Moments(x)
+    moments.split(W[:2] * x)
+    return np.sum(moments.m * np.cos(moments.v))
+
+
 @pytest.mark.parametrize("f, args, wrt", [
     (method_on_local_object, (X, W, B), (0, 1, 2)),
     (property_and_call, (X, W, B), (0, 1, 2)),
@@ -139,6 +168,8 @@ def attribute_read_at_top_level_in_a_test(x, W):
     (attribute_in_if_test, (X, W), (0, 1)),
     (attribute_in_range_and_int, (X, W), (0,)),
     (attribute_read_at_top_level_in_a_test, (X, W), (0, 1)),
+    (attributes_bound_by_unpacking, (X, W), (0, 1)),
+    (attributes_unpacked_from_an_array, (X, W), (0, 1)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_class_construct_is_differentiated(f, args, wrt):
     check_construct(f, args, wrt)
