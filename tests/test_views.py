@@ -248,6 +248,42 @@ def parameter_copied_then_written_in_a_loop(u, n):
     return np.sum(u ** 2)
 
 
+def _relax_into(p, b):
+    p[1:-1] = p[1:-1] * 0.5 + np.tanh(b[1:-1])
+
+
+def _sweeps(u, p, n):
+    for q in range(n):
+        _relax_into(p, u)
+
+
+def _time_steps(u, p, n):
+    b = np.zeros_like(u)
+    for t in range(n):
+        un = u.copy()
+        b[1:-1] = un[1:-1] ** 2
+        _sweeps(b, p, 2)
+        u[1:-1] = un[1:-1] * 0.9 + 0.1 * p[1:-1]
+
+
+def nested_helper_writes_in_a_helpers_loop(x, y, n):
+    """A helper whose loop calls another helper writing into the first one's
+    parameter (npbench's cavity_flow calling pressure_poisson(nit, p, ...) in its
+    time loop): each trip must read what the last one wrote.  The loop read the
+    caller's array on every trip: value and gradient silently wrong."""
+    u = x.copy()
+    p = y.copy()
+    _sweeps(u, p, n)
+    return np.sum(p ** 2) + np.sum(u)
+
+
+def nested_helper_writes_two_levels_down(x, y, n):
+    u = x.copy()
+    p = y.copy()
+    _time_steps(u, p, n)
+    return np.sum(u ** 2) + np.sum(p * u)
+
+
 RNG = np.random.default_rng(7)
 
 def view_taken_in_a_loop_after_a_root_write(x, n):
@@ -289,6 +325,10 @@ CASES = [
     (parameter_copied_then_written_by_a_helper, (np.linspace(0.1, 1.0, 6),), (0,)),
     (parameter_copied_then_added_into_by_a_helper, (np.array([0.3, -0.2, 0.5]), 0.3), (0, 1)),
     (parameter_copied_then_written_in_a_loop, (np.linspace(0.1, 1.0, 6), 4), (0,)),
+    (nested_helper_writes_in_a_helpers_loop, (np.linspace(0.1, 0.5, 5), np.linspace(0.3, 0.2, 5),
+                                              3), (0, 1)),
+    (nested_helper_writes_two_levels_down, (np.linspace(0.1, 0.5, 5), np.linspace(0.3, 0.2, 5),
+                                            3), (0, 1)),
 ]
 IDS = [c[0].__name__ + ("_float" if isinstance(c[1][0], float) else "") for c in CASES]
 

@@ -111,6 +111,9 @@ class Inlining:
                     isinstance(getattr(n, "ctx", None), gast.Store):
                 assigned_in_body.add(n.value.id)
                 subscripted_in_body.add(n.value.id)
+            elif isinstance(n, gast.Call):  # inner(p): a helper writes into p, and the
+                # write comes back here as an assignment to p (write_back), maybe in a loop
+                assigned_in_body.update(getattr(n, "written_arguments", {}).values())
         for p in params:
             if p in given:
                 static = self.lo.expressions.static_value(given[p])
