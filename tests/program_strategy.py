@@ -705,12 +705,15 @@ class _Gen:
         write, sweep = f"_write{k}", f"_sweep{k}"
         form = self.pick(["item", "augmented", "two_levels"])
         self.features.add("helper_writes_" + form)
-        self.helpers.append(f"def {write}(p, b):")
+        # a parameter spelled like a keyword with an underscore (npbench's as_) once
+        # became `as = ...` in the generated code
+        b = self.pick(["b", "lambda_", "in_"])
+        self.helpers.append(f"def {write}(p, {b}):")
         if form == "augmented":
             self.helpers.append("    p *= 0.5")
-            self.helpers.append("    p += np.tanh(b * 0.5)")
+            self.helpers.append(f"    p += np.tanh({b} * 0.5)")
         else:
-            self.helpers.append("    p[..., 1:] = p[..., 1:] * 0.5 + np.tanh(b[..., :-1] * 0.5)")
+            self.helpers.append(f"    p[..., 1:] = p[..., 1:] * 0.5 + np.tanh({b}[..., :-1] * 0.5)")
         self.helpers += ["", "", f"def {sweep}(u, p, k):"]
         self.helpers.append("    for q in range(k):")
         self.helpers.append(f"        {write}(p, u)")

@@ -284,6 +284,16 @@ def nested_helper_writes_two_levels_down(x, y, n):
     return np.sum(u ** 2) + np.sum(p * u)
 
 
+def parameter_copied_written_and_rebound_by_a_ufunc(B, n):
+    """The fuzzer's helper_writes family: the parameter is rebound twice, by a
+    copy and later by np.tanh; the helper's nested write must come back."""
+    B = B.copy()
+    _sweeps(np.ones(5) * 0.7, B, n)
+    v = np.sum(B ** 2)
+    B = np.tanh(B)
+    return v + np.sum(B)
+
+
 RNG = np.random.default_rng(7)
 
 def view_taken_in_a_loop_after_a_root_write(x, n):
@@ -329,6 +339,7 @@ CASES = [
                                               3), (0, 1)),
     (nested_helper_writes_two_levels_down, (np.linspace(0.1, 0.5, 5), np.linspace(0.3, 0.2, 5),
                                             3), (0, 1)),
+    (parameter_copied_written_and_rebound_by_a_ufunc, (np.linspace(-0.5, 0.5, 5), 2), (0,)),
 ]
 IDS = [c[0].__name__ + ("_float" if isinstance(c[1][0], float) else "") for c in CASES]
 
@@ -474,6 +485,37 @@ def test_a_helper_writing_what_may_still_be_the_callers_array_is_refused(fn, arg
     with pytest.raises(TransformError) as info:
         tc.grad(fn, wrt=(0,), **run)(*args)
     assert f"{HERE}:" in str(info.value), str(info.value)
+
+
+def _sweeps_returning_a_number(u, p, n):
+    _sweeps(u, p, n)
+    return 1.0
+
+
+def helper_passes_an_argument_on_to_a_writer(x, n):
+    _sweeps(np.ones(5), x, n)
+    return np.sum(x ** 2)
+
+
+def writer_called_inside_an_expression(x, n):
+    P = x * 1.0
+    r = 2.0 * _sweeps_returning_a_number(np.ones(5), P, n)
+    return np.sum(P ** 2) * r
+
+
+@pytest.mark.parametrize("fn", [helper_passes_an_argument_on_to_a_writer,
+                                writer_called_inside_an_expression],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("run", RUNS[:2], ids=RUN_IDS[:2])
+def test_a_write_passed_on_to_an_inner_helper_that_nobody_follows_is_refused(fn, run):
+    """A helper hands its parameter to a helper that writes into it, and the outer
+    call is one the compiler does not follow (on the differentiated function's
+    argument, or inside an expression): the inner write was dropped, a silently
+    wrong value and gradient (4.71 computed as 0.55).  Now refused, naming it."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, **run)(np.linspace(0.1, 0.5, 5), 2)
+    message = str(info.value)
+    assert "writes into its parameter 'p'" in message and "also sees" in message, message
 
 
 REFUSED = [

@@ -97,7 +97,8 @@ def _private_copy_at(shape, param, stmt):
 
 def _makes_new_array(value, shape):
     """``x.copy()``, ``np.copy(x)``, ``np.array(x)``, ``np.zeros(...)`` and the
-    like, or arithmetic: a value that is surely a new object."""
+    like, a ufunc (``np.tanh(x)``), or arithmetic: a value that is surely a new
+    object."""
     if isinstance(value, (gast.BinOp, gast.UnaryOp)):
         return True
     if not isinstance(value, gast.Call):
@@ -108,6 +109,8 @@ def _makes_new_array(value, shape):
     fn = shape.resolve(func)
     if fn is np.array:
         return not any(k.arg == "copy" for k in value.keywords)
+    if isinstance(fn, np.ufunc):  # np.tanh(B): a new array unless written out=
+        return not any(k.arg == "out" for k in value.keywords)
     return any(fn is f for f in _NEW_ARRAY_FUNCTIONS)
 
 
