@@ -90,11 +90,28 @@ def _after(before, function):
     return call
 
 
-def updates_in_place(f):
-    """Whether ``f`` has an augmented assignment or an assignment into a subscript
-    of an array.  Writes into a list or dict the function builds (``L[1] = x``,
-    ``d['q'] = x``, ``L += [x]``) do not count: autograd follows Python containers."""
+def updates_in_place(f, _seen=None):
+    """Whether ``f``, or a function of its module that it calls (a helper writing
+    into its parameters), has an augmented assignment or an assignment into a
+    subscript of an array.  Writes into a list or dict the function builds
+    (``L[1] = x``, ``d['q'] = x``, ``L += [x]``) do not count: autograd follows
+    Python containers."""
+    seen = set() if _seen is None else _seen
+    seen.add(f.__code__)
     tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
+    if _writes_in_place(tree):
+        return True
+    called = {node.func.id for node in ast.walk(tree)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    for name in sorted(called):
+        helper = f.__globals__.get(name)
+        if isinstance(helper, types.FunctionType) and helper.__code__ not in seen and \
+                helper.__module__ == f.__module__ and updates_in_place(helper, seen):
+            return True
+    return False
+
+
+def _writes_in_place(tree):
     containers = _container_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.AugAssign):

@@ -67,11 +67,12 @@ SHADOWING_NAMES = ("rt", "tape", "state", "next_state", "bstate", "steps", "plan
 #: a name from PENDING_FAMILIES to FAMILIES)
 FAMILIES = frozenset({"random", "trajectory", "slices", "fft", "views", "containers",
                       "comprehensions", "closures", "varargs", "comprehension_forms",
-                      "item_writes", "clock", "loop_views", "carried_tuples"})
+                      "item_writes", "clock", "loop_views", "carried_tuples",
+                      "helper_writes"})
 #: the families added to hunt wrong gradients the older ones never wrote
 #: (tests/test_fuzz.py runs each of them on its own)
 HUNTING_FAMILIES = ("comprehension_forms", "item_writes", "clock", "loop_views",
-                    "carried_tuples")
+                    "carried_tuples", "helper_writes")
 PENDING_FAMILIES = frozenset()
 
 
@@ -140,6 +141,7 @@ class _Gen:
         self.draw = draw
         self.families = families
         self.lines = []
+        self.helpers = []  # module-level helper functions, written before def f
         self.counter = 0
         self.features = set()
         self.shadowing = set()
@@ -693,6 +695,49 @@ class _Gen:
         self.emit(indent, f"{total} = np.sum({x}) + np.sum({y} * {y})")
         env[total] = Var((), 10.0, fresh=True)
 
+    def family_helper_writes(self, env, indent):
+        """Module-level helpers that write into their parameters, called from a
+        helper's loop (npbench's cavity_flow calls pressure_poisson(nit, p, ...) in
+        its time loop: each trip read the caller's array again, a silently wrong
+        value and gradient), maybe on a parameter of ``f`` rebound to a copy first
+        (``a = a.copy()``, once refused as the caller's array)."""
+        k = self.counter = self.counter + 1
+        write, sweep = f"_write{k}", f"_sweep{k}"
+        form = self.pick(["item", "augmented", "two_levels"])
+        self.features.add("helper_writes_" + form)
+        # a parameter spelled like a keyword with an underscore (npbench's as_) once
+        # became `as = ...` in the generated code
+        b = self.pick(["b", "lambda_", "in_"])
+        self.helpers.append(f"def {write}(p, {b}):")
+        if form == "augmented":
+            self.helpers.append("    p *= 0.5")
+            self.helpers.append(f"    p += np.tanh({b} * 0.5)")
+        else:
+            self.helpers.append(f"    p[..., 1:] = p[..., 1:] * 0.5 + np.tanh({b}[..., :-1] * 0.5)")
+        self.helpers += ["", "", f"def {sweep}(u, p, k):"]
+        self.helpers.append("    for q in range(k):")
+        self.helpers.append(f"        {write}(p, u)")
+        if form == "two_levels":
+            self.helpers.append("        un = u.copy()")
+            self.helpers.append("        u[..., :-1] = un[..., :-1] * 0.5 + 0.5 * np.tanh(p[..., 1:])")
+        self.helpers += ["", ""]
+        shape = self.pick([(3,), (2, 3)])
+        own = {(3,): "a", (2, 3): "B"}[shape]
+        u, p, total = self.fresh_name("u"), self.fresh_name("p"), self.fresh_name()
+        if self.draw(st.booleans()):  # the parameter itself, rebound to a copy
+            self.emit(indent, f"{own} = {own}.copy()")
+            self.features.add("helper_writes_parameter")
+            env[own] = Var(shape, 2.0, fresh=False)
+            p = own
+        else:
+            self.emit(indent, f"{p} = {self._items(env, 1, shape)[0]} * 1.0")
+        self.emit(indent, f"{u} = {self._items(env, 1, shape)[0]} * 1.0")
+        self.emit(indent, f"{sweep}({u}, {p}, {self.pick(['n', '2', '3'])})")
+        self.emit(indent, f"{total} = np.sum({p} ** 2) + np.sum({u})")
+        env[total] = Var((), 20.0, fresh=True)
+        if p != own:
+            env[p] = Var(shape, 2.0, fresh=False)
+
     def update(self, env, name, indent):
         """Rebind carried variable ``name`` keeping its shape and bound."""
         v = env[name]
@@ -858,7 +903,8 @@ def programs(draw, max_statements=6, families=FAMILIES, require=None):
     for k in picks + [extra]:
         terms.append(f"np.sum({k})" if env[k].shape != () else k)
     g.emit(1, f"return {' + '.join(terms)}")
-    source = "\n".join(g.lines) + "\n"
+    lines = g.lines[:3] + g.helpers + g.lines[3:]  # helpers after `import numpy as np`
+    source = "\n".join(lines) + "\n"
     wrt = tuple(draw(st.lists(st.sampled_from(FLOAT_PARAMS), min_size=1, max_size=3,
                               unique=True)))
     return Program(source, draw(st.integers(0, 2**16)), draw(st.integers(0, 5)), wrt,

@@ -99,3 +99,36 @@ def test_writes_into_lists_and_dicts_the_function_builds_are_compared():
         before = COUNTS["compared"]
         check_program(ITEM_WRITES, 4, 2, (0, 1, 3), {})
         assert COUNTS["compared"] == before + 1
+
+
+HELPER_IN_PLACE = """\
+import numpy as np
+
+
+def _scale(p, b):
+    p *= 0.5
+    p += np.tanh(b * 0.5)
+
+
+def _sweep(u, p, k):
+    for q in range(k):
+        _scale(p, u)
+
+
+def f(a, B, c, s, M, n):
+    p3 = np.tanh(np.sum(c, axis=0)) * 1.0
+    _sweep(a * 1.0, p3, n)
+    return np.sum(p3) + np.sum(B)
+"""
+
+
+def test_an_update_in_place_inside_a_helper_of_the_module_is_left_out():
+    """autograd's ``p *= 0.5`` in a helper rebinds the helper's name only: the
+    caller's array keeps its value, so autograd differentiates another program
+    (the helper_writes family found it: autograd's gradient was twice ours, and
+    ours matched finite differences)."""
+    with load_program(HELPER_IN_PLACE) as f:
+        assert updates_in_place(f)
+    with load_program(HELPER_IN_PLACE.replace("    p *= 0.5\n    p += np.tanh(b * 0.5)",
+                                              "    return p * 0.5")) as f:
+        assert not updates_in_place(f)

@@ -163,3 +163,29 @@ def test_a_dumped_gradient_keeps_a_global_named_rt(tmp_path, monkeypatch):
     exec(compile(module_source(df), "<dumped>", "exec"), namespace)
     x = np.array([0.2, -0.4, 1.0])
     np.testing.assert_allclose(namespace[df.compile().name](x), np.cos(x) * uses_rt.rt)
+
+
+def _regularised_step(h, lambda_, as_):
+    in_ = h * lambda_ + as_
+    is_ = np.tanh(in_)
+    return is_ * (1.0 - lambda_)
+
+
+def keyword_named_locals_in_a_helper(x, n):
+    """Locals of an inlined helper spelled like a keyword with a trailing underscore
+    (``lambda_``, ``as_`` in npbench's vadv, ``in_``, ``is_``): their generated names
+    came from hints with the underscore stripped, ``as = gav * 0.5``, and the
+    gradient failed with an internal SyntaxError."""
+    h = x
+    for t in range(n):
+        h = _regularised_step(h, 0.3, 0.1 * t)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+def test_a_helpers_local_named_like_a_keyword_gets_a_valid_name(options):
+    x = np.array([0.2, -0.4, 0.7])
+    got = tc.grad(keyword_named_locals_in_a_helper, **options)(x, 3)
+    np.testing.assert_allclose(got, numeric_grad(keyword_named_locals_in_a_helper, (x, 3))[0],
+                               rtol=1e-6, atol=1e-8)

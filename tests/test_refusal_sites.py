@@ -19,7 +19,7 @@ REFUSALS = {"TransformError", "UnsupportedSyntaxError", "UnsupportedFunctionErro
 CONSTRUCT_BY_MESSAGE = collections.Counter({
     ("emit.py", "emit"): 1,
     ("lower/expressions.py", "_branch_value"): 1, ("lower/expressions.py", "nondiff"): 1,
-    ("lower/expressions.py", "subscript"): 1, ("lower/expressions.py", "visit_Name"): 1,
+    ("lower/expressions.py", "subscript"): 1,
     ("lower/loop_statements.py", "for_"): 5, ("lower/loop_statements.py", "while_"): 1,
     ("lower/assignments.py", "assign"): 2, ("lower/assignments.py", "assign_operand"): 1,
     ("lower/statements.py", "block"): 2,

@@ -217,6 +217,83 @@ def row_of_a_transpose(x):
     return np.sum(U * np.arange(9.0).reshape(3, 3))
 
 
+def _relax_interior(u, n):
+    for q in range(n):
+        un = u.copy()
+        u[1:-1] = un[1:-1] - 0.3 * (un[1:-1] - un[:-2]) + 0.1 * un[2:] ** 2
+        u[0] = 0.0
+
+
+def parameter_copied_then_written_by_a_helper(u):
+    """The argument rebound to a private copy (npbench's kernels wrapped the way a
+    user wraps them): the helper writes into the copy, not the caller's array.
+    It was refused as an "assignment into 'u', an array the caller also sees",
+    with the advice to write the very line above the call."""
+    u = u.copy()
+    _relax_interior(u, 3)
+    return np.sum(u ** 2)
+
+
+def parameter_copied_then_added_into_by_a_helper(H, c):
+    H = np.array(H)
+    _grow(H, c)
+    return np.sum(H ** 2)
+
+
+def parameter_copied_then_written_in_a_loop(u, n):
+    u = u * 1.0
+    for t in range(n):
+        _relax_interior(u, 1)
+        u = np.tanh(u) + 0.1 * u
+    return np.sum(u ** 2)
+
+
+def _relax_into(p, b):
+    p[1:-1] = p[1:-1] * 0.5 + np.tanh(b[1:-1])
+
+
+def _sweeps(u, p, n):
+    for q in range(n):
+        _relax_into(p, u)
+
+
+def _time_steps(u, p, n):
+    b = np.zeros_like(u)
+    for t in range(n):
+        un = u.copy()
+        b[1:-1] = un[1:-1] ** 2
+        _sweeps(b, p, 2)
+        u[1:-1] = un[1:-1] * 0.9 + 0.1 * p[1:-1]
+
+
+def nested_helper_writes_in_a_helpers_loop(x, y, n):
+    """A helper whose loop calls another helper writing into the first one's
+    parameter (npbench's cavity_flow calling pressure_poisson(nit, p, ...) in its
+    time loop): each trip must read what the last one wrote.  The loop read the
+    caller's array on every trip: value and gradient silently wrong."""
+    u = x.copy()
+    p = y.copy()
+    _sweeps(u, p, n)
+    return np.sum(p ** 2) + np.sum(u)
+
+
+def nested_helper_writes_two_levels_down(x, y, n):
+    u = x.copy()
+    p = y.copy()
+    _time_steps(u, p, n)
+    return np.sum(u ** 2) + np.sum(p * u)
+
+
+def parameter_copied_written_and_rebound_by_a_ufunc(B, n):
+    """The fuzzer's helper_writes family: the parameter is rebound twice, by a
+    copy and later by np.tanh; the helper's nested write must come back."""
+    B = B.copy()
+    _sweeps(np.ones(5) * 0.7, B, n)
+    v = np.sum(B ** 2)
+    B = np.tanh(B)
+    return v + np.sum(B)
+
+
 RNG = np.random.default_rng(7)
 
 def view_taken_in_a_loop_after_a_root_write(x, n):
@@ -255,6 +332,14 @@ CASES = [
     (strided_view_of_a_view, (np.array([0.3, -0.2]),), (0,)),
     (row_of_a_transpose, (np.array([0.3, -0.2, 0.1]),), (0,)),
     (view_taken_in_a_loop_after_a_root_write, (np.array([0.3, -0.2, 0.1]), 4), (0,)),
+    (parameter_copied_then_written_by_a_helper, (np.linspace(0.1, 1.0, 6),), (0,)),
+    (parameter_copied_then_added_into_by_a_helper, (np.array([0.3, -0.2, 0.5]), 0.3), (0, 1)),
+    (parameter_copied_then_written_in_a_loop, (np.linspace(0.1, 1.0, 6), 4), (0,)),
+    (nested_helper_writes_in_a_helpers_loop, (np.linspace(0.1, 0.5, 5), np.linspace(0.3, 0.2, 5),
+                                              3), (0, 1)),
+    (nested_helper_writes_two_levels_down, (np.linspace(0.1, 0.5, 5), np.linspace(0.3, 0.2, 5),
+                                            3), (0, 1)),
+    (parameter_copied_written_and_rebound_by_a_ufunc, (np.linspace(-0.5, 0.5, 5), 2), (0,)),
 ]
 IDS = [c[0].__name__ + ("_float" if isinstance(c[1][0], float) else "") for c in CASES]
 
@@ -366,6 +451,71 @@ def view_read_before_it_is_taken_again(x, n):
         w = u[1:]
         w *= np.tanh(x[1] + 0.5)  # WRITE
     return np.sum(u ** 2) + q
+
+
+def helper_writes_the_argument_before_it_is_copied(u):
+    _relax_interior(u, 2)  # WRITE
+    u = u.copy()
+    return np.sum(u ** 2)
+
+
+def helper_writes_an_argument_copied_only_in_a_branch(u, c):
+    if c > 0:
+        u = u.copy()
+    _relax_interior(u, 2)  # WRITE
+    return np.sum(u ** 2)
+
+
+def helper_writes_an_argument_rebound_to_its_own_view(u):
+    u = u.copy()
+    u = u[1:]
+    _relax_interior(u, 2)  # WRITE
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (helper_writes_the_argument_before_it_is_copied, (np.linspace(0.1, 1.0, 6),)),
+    (helper_writes_an_argument_copied_only_in_a_branch, (np.linspace(0.1, 1.0, 6), 1.0)),
+    (helper_writes_an_argument_rebound_to_its_own_view, (np.linspace(0.1, 1.0, 6),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("run", RUNS[:2], ids=RUN_IDS[:2])
+def test_a_helper_writing_what_may_still_be_the_callers_array_is_refused(fn, args, run):
+    """Only a copy made on every path before the call is private: where the name
+    may still be the argument (or a view of it) the write stays refused."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,), **run)(*args)
+    assert f"{HERE}:" in str(info.value), str(info.value)
+
+
+def _sweeps_returning_a_number(u, p, n):
+    _sweeps(u, p, n)
+    return 1.0
+
+
+def helper_passes_an_argument_on_to_a_writer(x, n):
+    _sweeps(np.ones(5), x, n)
+    return np.sum(x ** 2)
+
+
+def writer_called_inside_an_expression(x, n):
+    P = x * 1.0
+    r = 2.0 * _sweeps_returning_a_number(np.ones(5), P, n)
+    return np.sum(P ** 2) * r
+
+
+@pytest.mark.parametrize("fn", [helper_passes_an_argument_on_to_a_writer,
+                                writer_called_inside_an_expression],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("run", RUNS[:2], ids=RUN_IDS[:2])
+def test_a_write_passed_on_to_an_inner_helper_that_nobody_follows_is_refused(fn, run):
+    """A helper hands its parameter to a helper that writes into it, and the outer
+    call is one the compiler does not follow (on the differentiated function's
+    argument, or inside an expression): the inner write was dropped, a silently
+    wrong value and gradient (4.71 computed as 0.55).  Now refused, naming it."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, **run)(np.linspace(0.1, 0.5, 5), 2)
+    message = str(info.value)
+    assert "writes into its parameter 'p'" in message and "also sees" in message, message
 
 
 REFUSED = [

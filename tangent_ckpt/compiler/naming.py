@@ -10,6 +10,7 @@ them.  Emit chooses their printed names last (:func:`outside_aliases`): ``np``,
 ``rt``, ``reversed`` unless the code already uses that name for something else.
 """
 
+import keyword
 import builtins
 import sys
 
@@ -79,6 +80,8 @@ def _identifier_part(base):
     """``base`` made a Python identifier: a hint built from a user's dict key
     (``hs[-1]`` gives ``hs_-1``) keeps only word characters."""
     base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "v"
+    if keyword.iskeyword(base):  # a helper's `lambda_` or `as_` stripped to a keyword
+        return base + "_"
     return "v_" + base if base[0].isdigit() else base
 
 

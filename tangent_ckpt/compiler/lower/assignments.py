@@ -56,8 +56,11 @@ class AssignmentLowering:
                     raise self.lo.error(TransformError, "tuple unpacking with the wrong length", s)
                 items = []
                 targets = {e.id for e in gast.walk(target) if isinstance(e, gast.Name)}
+                # self.a, self.b = self.b, self.a: attribute variables are no user names
+                attributes = any(isinstance(e, gast.Attribute) for e in target.elts)
                 for item in value.items:  # a, b = b, a: copy before overwriting
-                    if isinstance(item, ir.Name) and self._user_name_of(item.id) & targets:
+                    if isinstance(item, ir.Name) and (attributes or
+                                                      self._user_name_of(item.id) & targets):
                         tmp = self.lo.namer.fresh(item.id + "_old")
                         self.lo.emit(ir.Assign(tmp, ir.Copy(item), line))
                         item = ir.Name(tmp)
@@ -107,6 +110,8 @@ class AssignmentLowering:
                                     "element", s, construct=to_source(target),
                                     hint="store arrays or numbers: x[i] = np.stack(...)")
             self.store_item(target, lambda: value, s)
+        elif isinstance(target, gast.Attribute):  # self.m, self.v = {}, {}
+            self.lo.objects.set_attribute_value(target, value, s)
         else:
             raise self.lo.error(UnsupportedSyntaxError, "nested assignment target", s)
 

@@ -263,6 +263,22 @@ class ExpressionLowering:
                 return bound.value
         return _UNRESOLVED
 
+    def object_attribute_value(self, node):
+        """The value held by ``obj.attr`` (or ``obj.part.attr``) where ``obj`` is an
+        object made in the function, whose attributes are variables; None for
+        anything else (a property, a global, an argument's attribute)."""
+        if isinstance(node.value, gast.Name):
+            if not isinstance(node.value.ctx, gast.Load):
+                return None
+            base = self.load_name(node.value.id, node.value)
+        elif isinstance(node.value, gast.Attribute):
+            base = self.object_attribute_value(node.value)
+        else:
+            return None
+        if isinstance(base, ObjectValue):
+            return base.attributes.get(node.attr)
+        return None
+
     def attribute(self, node, hint):
         obj = self.static_value(node)
         if isinstance(obj, MethodValue) and obj.is_property:
@@ -339,7 +355,11 @@ class ExpressionLowering:
             def visit_Name(inner, n):  # noqa: N805
                 if not isinstance(n.ctx, gast.Load):
                     return n
-                v = self.load_name(n.id, n)
+                return inner.operand(self.load_name(n.id, n), n)
+
+            def operand(inner, v, n):  # noqa: N805
+                """The syntax that reads ``v``, the value of ``n`` (a name or an
+                attribute of an object made in the function)."""
                 if isinstance(v, TupleValue):
                     held = [x for x in leaves(v) if isinstance(x, ObjectValue)]
                     if held:  # print(layers[0]), print(layers): objects are no values
@@ -348,7 +368,9 @@ class ExpressionLowering:
                     return gast.ast_to_gast(container_node(v))
                 if isinstance(v, LocalFunction):
                     raise self.lo.error(UnsupportedSyntaxError,
-                                     "a nested function used in a condition", n)
+                                        "a nested function used in a condition", n,
+                                        construct=to_source(n).strip(),
+                                        hint="call it and test its result")
                 if isinstance(v, ir.Name):
                     names.append(v.id)
                     return gast.Name(id=v.id, ctx=gast.Load(), annotation=None, type_comment=None)
@@ -364,6 +386,10 @@ class ExpressionLowering:
                         return gast.ast_to_gast(sx.dotted(path))
                     v = self.constant(obj, n.attr)
                     return gast.ast_to_gast(ir.operand_node(v))
+                held = self.object_attribute_value(n)
+                if isinstance(held, (ir.Name, ir.Const, TupleValue, ObjectValue)):
+                    # `if self.n > 2:`: the attribute's variable
+                    return inner.operand(held, n)
                 inner.generic_visit(n)
                 return n
 

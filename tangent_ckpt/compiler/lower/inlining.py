@@ -104,6 +104,7 @@ class Inlining:
                                     f"'{k.arg}'", call, construct=_spelled(call))
         assigned_in_body = set()
         subscripted_in_body = set()
+        passed_to_writers = set()  # inner(p): p written by a helper it is passed to
         for n in gast.walk(fnode):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 assigned_in_body.add(n.id)
@@ -111,6 +112,10 @@ class Inlining:
                     isinstance(getattr(n, "ctx", None), gast.Store):
                 assigned_in_body.add(n.value.id)
                 subscripted_in_body.add(n.value.id)
+            elif isinstance(n, gast.Call):  # inner(p): a helper writes into p, and the
+                # write comes back here as an assignment to p (write_back), maybe in a loop
+                assigned_in_body.update(getattr(n, "written_arguments", {}).values())
+                passed_to_writers.update(getattr(n, "written_arguments", {}).values())
         for p in params:
             if p in given:
                 static = self.lo.expressions.static_value(given[p])
@@ -144,8 +149,8 @@ class Inlining:
                 v = self.lo.expressions.atomize(v, p)
             written_back = p in getattr(call, "written_arguments", {})
             computed = isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # a new array
-            if p in subscripted_in_body and isinstance(v, ir.Name) and not written_back \
-                    and not computed:
+            if (p in subscripted_in_body or p in passed_to_writers) and \
+                    isinstance(v, ir.Name) and not written_back and not computed:
                 scope.shared_arrays.add(p)
             if p in assigned_in_body:
                 name = self.lo.namer.fresh(p)
@@ -175,6 +180,16 @@ class Inlining:
         for p, caller_name in written.items():
             if p in scope.tuples:  # a container: its writes went to the caller's elements
                 continue
+            if caller_name in self.lo.current_scope.shared_arrays:
+                # the caller passed on its own caller's array, whose change nobody follows
+                raise self.lo.error(
+                    UnsupportedSyntaxError,
+                    f"{label}() writes into its parameter '{p}', which is '{caller_name}', "
+                    f"an array the caller of this function also sees (the write would "
+                    f"change the caller's array)", call,
+                    construct=f"in-place write into the caller's '{caller_name}'",
+                    hint=f"call the enclosing function on a copy it can follow "
+                         f"(a local array made by x.copy() before the call)")
             final = scope.rename[p]
             if p not in tested:
                 self.lo.emit(ir.Assign(self.lo.assignments.store_name(caller_name),

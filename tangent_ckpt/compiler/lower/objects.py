@@ -69,6 +69,18 @@ class ObjectLowering:
 
     def set_attribute(self, target, value_node, stmt):
         """``self.W = W`` on an object made in the differentiated code."""
+        owner = self.writable_owner(target, stmt)
+        value = self.lo.callables.operand(value_node, f"{owner.label}_{target.attr}")
+        self.store_attribute(owner, target.attr, value, stmt.lineno)
+
+    def set_attribute_value(self, target, value, stmt):
+        """``self.m, self.v = m, v``: one item of an unpacked value, already lowered."""
+        owner = self.writable_owner(target, stmt)
+        self.store_attribute(owner, target.attr, value, stmt.lineno)
+
+    def writable_owner(self, target, stmt):
+        """The object made in the differentiated code whose attribute ``target``
+        names; a refusal for any other owner."""
         owner = self.lo.expressions.value(target.value, "owner")
         if not isinstance(owner, ObjectValue):
             raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
@@ -81,8 +93,7 @@ class ObjectLowering:
                                 "object named in wrt", stmt, construct=to_source(target),
                                 hint="keep the new value in a variable, or build a new "
                                      "object inside the function")
-        value = self.lo.callables.operand(value_node, f"{owner.label}_{target.attr}")
-        self.store_attribute(owner, target.attr, value, stmt.lineno)
+        return owner
 
     def store_attribute(self, owner, attr, value, line):
         if isinstance(value, CompileTimeValue):
