@@ -10,7 +10,9 @@ generators a loop's steps use:
 
 - NumPy's legacy global state (``np.random.randn`` and friends), when the
   compiler saw such a call in the loop;
-- every ``np.random.Generator`` or ``np.random.RandomState`` passed to the steps.
+- every ``np.random.Generator`` or ``np.random.RandomState`` passed to the steps,
+  or reached by them through a module global, a closure or an object attribute
+  (the compiler names those: ``CheckpointedLoop(..., generators=[RS])``).
 
 The driver captures those states with every snapshot, restores them with it,
 and puts them back as they were once the reverse sweep is over. So
@@ -66,11 +68,37 @@ def is_generator(value):
     return isinstance(value, (np.random.Generator, np.random.RandomState))
 
 
+def generator_of(fn):
+    """The generator object ``fn`` is a method of (``RS.randn``, ``rng.normal``),
+    or None; NumPy's legacy global state is not one (see ``uses_global_state``)."""
+    owner = getattr(fn, "__self__", None)
+    return owner if is_generator(owner) and owner is not _GLOBAL else None
+
+
+def generators_in(values):
+    """Every generator among ``values``, inside tuples, lists and dicts too,
+    each once (by identity), in order."""
+    found, seen, stack = [], set(), list(values)[::-1]
+    while stack:
+        v = stack.pop()
+        if is_generator(v):
+            if id(v) not in seen:
+                seen.add(id(v))
+                found.append(v)
+        elif isinstance(v, (tuple, list)):
+            stack.extend(reversed(v))
+        elif isinstance(v, dict):
+            stack.extend(reversed(list(v.values())))
+    return found
+
+
 class RandomStates:
     """The generators one loop's steps draw from, to capture and restore together."""
 
-    def __init__(self, args, global_state):
-        self.generators = [a for a in args if is_generator(a)]
+    def __init__(self, args, global_state, generators=()):
+        # passed to the steps (also inside containers), or reached by them as a
+        # module global, a closure's variable or an object's attribute (``generators``)
+        self.generators = generators_in([*args, *generators])
         self.global_state = bool(global_state)
 
     def __bool__(self):

@@ -83,6 +83,16 @@ def dtype_operand(prim):
     return op if isinstance(op, (ir.Const, ir.Name)) else None
 
 
+def _generator_hint(func):
+    """The name a generator object reached as ``RS.randn`` / ``self.rng.normal`` goes by."""
+    value = func.value if isinstance(func, gast.Attribute) else None
+    if isinstance(value, gast.Name):
+        return value.id
+    if isinstance(value, gast.Attribute):
+        return value.attr
+    return "rng"
+
+
 def _integer_type(fn):
     """NumPy's integer and bool scalar types (``np.int64(x)``): a truncation."""
     return isinstance(fn, type) and issubclass(fn, (np.integer, np.bool_))
@@ -115,6 +125,13 @@ class CallLowering:
             return special
         if fn is _UNRESOLVED and isinstance(func, gast.Attribute):
             return self.method_call(node, hint)
+        generator = random_state.generator_of(fn)
+        if generator is not None and fn.__name__ in random_state.DRAWS:
+            # RS.randn(3), self.rng.normal(), a closure's rs.uniform(): a draw from a
+            # generator object reached at compile time, named like one passed in
+            base = self.lo.expressions.bind(generator, _generator_hint(func))
+            return self.primitive(random_state.DRAWS[fn.__name__], node.args, node.keywords,
+                                  hint, node, leading=(base,))
         if fn is _UNRESOLVED:
             raise self.lo.error(UnsupportedFunctionError, f"cannot resolve the function "
                              f"{to_source(func)}", node, construct=to_source(func),
