@@ -77,6 +77,9 @@ FAMILIES = FAMILIES | frozenset(VALUE_FAMILIES)
 HUNTING_FAMILIES = ("comprehension_forms", "item_writes", "clock", "loop_views",
                     "carried_tuples") + VALUE_FAMILIES
 PENDING_FAMILIES = frozenset()
+#: a line a family writes to be refused, which tests/test_fuzz.py checks is refused
+#: (with the reason after the mark) instead of differentiated
+REFUSED_MARK = "# refused:"
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -803,10 +806,11 @@ class _Gen:
         """A name bound to an item of a list, tuple or dict (``b = lst[0]``), which
         NumPy makes the item itself: rebound (``b = b + ...``), copied, or written
         in place where no other live name holds it; a pair whose items a loop reads
-        and rebuilds."""
+        and rebuilds; or written in place while the container is read after it,
+        which the aliasing fence must refuse (the line carries REFUSED_MARK)."""
         x, y = self._items(env, 2)
         box, item, total = self.fresh_name("box"), self.fresh_name(), self.fresh_name()
-        form = self.pick(["rebound", "copied", "in_place", "dict", "loop_pair"])
+        form = self.pick(["rebound", "copied", "in_place", "dict", "loop_pair", "refused"])
         self.features.add("items_" + form)
         step, _ = self.expr_of(env, (3,), 1)
         if form == "loop_pair":
@@ -828,6 +832,9 @@ class _Gen:
                               + (".copy()" if form == "copied" else ""))
             if form == "rebound":
                 self.emit(indent, f"{item} = {item} + 0.1 * np.tanh({step})")
+                self.emit(indent, f"{total} = {item} * {box}[0] + {box}[1]")
+            elif form == "refused":  # the item is also the container's, read after it
+                self.emit(indent, f"{item} += 0.1 * np.tanh({step})  {REFUSED_MARK} item alias")
                 self.emit(indent, f"{total} = {item} * {box}[0] + {box}[1]")
             else:
                 self.emit(indent, f"{item} {self.pick(['+=', '-='])} 0.1 * np.tanh({step})")

@@ -30,10 +30,10 @@ from hypothesis import HealthCheck, given, note, settings
 sys.path.insert(0, os.path.dirname(__file__))
 
 import tangent_ckpt as tc  # noqa: E402
-from tangent_ckpt.errors import CheckpointError  # noqa: E402
+from tangent_ckpt.errors import CheckpointError, TransformError  # noqa: E402
 from autograd_oracle import autograd_gradient  # noqa: E402
 from gradcheck import numeric_grad  # noqa: E402
-from program_strategy import (FAMILIES, HUNTING_FAMILIES, PARAMS,  # noqa: E402
+from program_strategy import (FAMILIES, HUNTING_FAMILIES, PARAMS, REFUSED_MARK,  # noqa: E402
                               PENDING_FAMILIES, STATEMENT_FAMILIES, checkpoint_options, load_program,
                               make_inputs, programs)
 
@@ -131,6 +131,23 @@ def restoring(function, generators, states):
     return call
 
 
+def check_refused(source, wrt, options):
+    """A program with a line a family marks to be refused (REFUSED_MARK): taped and
+    checkpointed, the compiler refuses it at that line, with the reason the mark
+    names."""
+    line = next(k for k, text in enumerate(source.splitlines(), 1) if REFUSED_MARK in text)
+    reason = {"item alias": "an item of a list or tuple"}[
+        source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()]
+    with load_program(source) as program:
+        for gradient in (tc.grad(program, wrt=wrt),
+                         tc.grad(program, wrt=wrt, checkpoint=True, **options)):
+            with pytest.raises(TransformError) as info:
+                gradient.compile()
+            assert f":{line}:" in str(info.value) and reason in str(info.value), \
+                f"{info.value}\n{source}"
+    return None
+
+
 def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
     """Compile ``source``'s ``f`` taped and checkpointed; compare them and FD.
     ``draws_seed``: seed the legacy ``np.random`` with it before every evaluation
@@ -139,6 +156,8 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
     Returns the taped gradients (a tuple in ``wrt`` order)."""
     args = make_inputs(seed, n)
     before = digest(args)
+    if REFUSED_MARK in source:
+        return check_refused(source, wrt, options)
     with load_program(source) as program:
         taped = tc.grad(program, wrt=wrt)
         ckpt = tc.value_and_grad(program, wrt=wrt, checkpoint=True, **options)
