@@ -245,10 +245,38 @@ def item_of_a_global_list(x, n):
     return np.sum(x ** 2)
 
 
+def _noise_over(rs):
+    def noise(size):
+        return rs.uniform(-0.3, 0.3, size=size)
+    return noise
+
+
+NOISE_RS = np.random.RandomState(12)
+noise = _noise_over(NOISE_RS)
+
+
+def _legacy_noise(size):
+    return np.random.uniform(-0.3, 0.3, size=size)
+
+
+def helper_drawing_in_a_condition(x, n):
+    """The helpers are kept as written in an if test (not inlined): found all the
+    same (the fuzzer's reached_generators family found them missed)."""
+    for t in range(n):
+        if np.sum(noise(3)) + np.sum(MODEL.loss(x, 0) * 0.0 + MODEL.rng.uniform()) > 0.4:
+            x = np.sin(x) * 1.1
+        elif np.sum(_legacy_noise(2)) > 0.0:
+            x = np.cos(x) * 0.9
+        else:
+            x = x * 0.8
+    return np.sum(x ** 2)
+
+
 REACHED = [global_random_state, global_generator, closure_generator,
            default_argument_generator, attribute_generator, comprehension_draws,
-           drawn_condition, legacy_drawn_condition, item_of_a_global_list]
-EVERY_GENERATOR = [RS, GEN, *GENS, CLOSURE_RS, DEFAULT_RNG, MODEL.rng]
+           drawn_condition, legacy_drawn_condition, item_of_a_global_list,
+           helper_drawing_in_a_condition]
+EVERY_GENERATOR = [RS, GEN, *GENS, CLOSURE_RS, DEFAULT_RNG, MODEL.rng, NOISE_RS]
 
 
 def _states():

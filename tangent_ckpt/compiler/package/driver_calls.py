@@ -7,6 +7,7 @@ its schedule that the generated comments and the notebook display show.
 
 import ast
 import operator
+import types
 
 import numpy as np
 
@@ -106,13 +107,17 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop"):
         expr = getattr(stmt, "expr", None)
         if isinstance(expr, ir.NonDiff):  # if rng.uniform() < p: a draw kept as written
             for node in ast.walk(expr.node):
-                value = bindings.get(node.id) if isinstance(node, ast.Name) else None
-                if random_state.uses_global_state(value) or _is_numpy_random(node):
+                if _is_numpy_random(node):
                     global_state = True
-                elif random_state.generator_of(value) is not None:
-                    _add(generators, _bound_name(value.__self__, bindings, namer))
-                elif random_state.is_generator(value):
+                if not isinstance(node, ast.Name) or node.id not in bindings:
+                    continue
+                if random_state.is_generator(bindings[node.id]):
                     _add(generators, node.id)
+                    continue
+                found = []  # a helper, a method or an object called as written
+                global_state |= _reached_generators(bindings[node.id], found, set(), 0)
+                for generator in found:
+                    _add(generators, _bound_name(generator, bindings, namer))
             continue
         if not isinstance(expr, ir.Prim):
             continue
@@ -174,6 +179,62 @@ def _generator_root(name, made):
         text = ast.unparse(ir.expr_node(expr)) if expr is not None else name
         return name, text
     return name, None
+
+
+def _reached_generators(value, found, seen, depth):
+    """Add to ``found`` the generators a value kept as written may draw from when
+    it runs (a user function through its closure, defaults and the globals it
+    names; a bound method and an object through their attributes and their
+    class's functions); True when it may call NumPy's legacy global random
+    functions."""
+    if id(value) in seen or depth > 4 or isinstance(value, types.ModuleType):
+        return False
+    seen.add(id(value))
+    if random_state.is_generator(value):
+        found.append(value)
+        return False
+    if random_state.uses_global_state(value):
+        return True
+    inner = []
+    legacy = False
+    if isinstance(value, types.MethodType):
+        inner = [value.__self__, value.__func__]
+    elif isinstance(value, types.FunctionType):
+        if str(getattr(value, "__module__", "") or "").split(".")[0] in _LIBRARIES:
+            return False
+        names = set()
+        codes = [value.__code__]
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        legacy = "random" in names  # np.random.normal(...) in its body
+        inner = [value.__globals__[n] for n in sorted(names) if n in value.__globals__]
+        inner += [cell.cell_contents for cell in value.__closure__ or ()
+                  if _cell_is_set(cell)]
+        inner += list(value.__defaults__ or ())
+    elif isinstance(value, (list, tuple)):
+        inner = list(value)
+    elif isinstance(value, dict):
+        inner = list(value.values())
+    elif isinstance(value, type):
+        inner = [v for v in vars(value).values() if isinstance(v, types.FunctionType)]
+    elif hasattr(value, "__dict__") and not callable(getattr(value, "__array__", None)):
+        inner = [*vars(value).values(), type(value)]
+    for item in inner:
+        legacy |= _reached_generators(item, found, seen, depth + 1)
+    return legacy
+
+
+_LIBRARIES = ("numpy", "scipy", "tangent_ckpt", "builtins")
+
+
+def _cell_is_set(cell):
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
 
 
 def _is_numpy_random(node):
