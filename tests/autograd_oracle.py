@@ -35,7 +35,7 @@ try:
 except ImportError:  # the optional extra is not installed
     autograd = anp = None
 
-COUNTS = {"compared": 0, "updating arrays in place": 0, "casting with astype": 0,
+COUNTS = {"compared": 0, "updating arrays in place": 0, "casting to a dtype": 0,
           "not run by autograd": 0, "not finite in autograd": 0}
 
 
@@ -52,8 +52,8 @@ def autograd_gradient(f, args, wrt, before=None):
     if updates_in_place(f):
         COUNTS["updating arrays in place"] += 1
         return None
-    if casts_with_astype(f):
-        COUNTS["casting with astype"] += 1
+    if casts_to_a_dtype(f):
+        COUNTS["casting to a dtype"] += 1
         return None
     g = types.FunctionType(f.__code__, {**f.__globals__, "np": anp}, f.__name__,
                            f.__defaults__, f.__closure__)
@@ -93,14 +93,22 @@ def _after(before, function):
     return call
 
 
-def casts_with_astype(f):
-    """Whether ``f`` calls ``.astype``: autograd passes the gradient through
-    ``x.astype(np.int32)`` as through the identity, where the derivative of a
-    truncation is 0 (ours is 0, and finite differences agree; the dtype_casts
-    family found it)."""
+def casts_to_a_dtype(f):
+    """Whether ``f`` casts to a dtype (``.astype(...)``, ``dtype=``, or
+    ``np.array(x, int)``): autograd passes the gradient through
+    ``x.astype(np.int32)`` and ``np.array(x, dtype=np.int64)`` as through the
+    identity, where the derivative of a truncation is 0 (ours is 0, and finite
+    differences agree; the dtype_casts family found it)."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
-    return any(isinstance(node, ast.Attribute) and node.attr == "astype"
-               for node in ast.walk(tree))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "astype":
+            return True
+        if isinstance(node, ast.Call) and (
+                any(k.arg == "dtype" for k in node.keywords) or
+                (isinstance(node.func, ast.Attribute) and node.func.attr in ("array", "asarray")
+                 and len(node.args) > 1)):
+            return True
+    return False
 
 
 def updates_in_place(f):

@@ -549,13 +549,20 @@ def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
     (every evaluation draws the same legacy np.random numbers)."""
     args = make_inputs(seed, n)
     before = digest(args)
+    if REFUSED_MARK in source:
+        return check_refused(source, wrt, options)
     rng = np.random.default_rng(seed + 1)
     dirs = [rng.uniform(-1, 1, np.shape(args[k])) if np.ndim(args[k]) else
             float(rng.uniform(-1, 1)) for k in wrt]
     v = dirs[0] if len(wrt) == 1 else tuple(dirs)
     eps = 1e-5
     with load_program(source) as f:
-        grad = reseeding(tc.grad(f, wrt=wrt), draws_seed)
+        generators = module_generators(f)
+        states = generator_states(generators)
+
+        def replaying(function):  # every evaluation draws the same numbers
+            return restoring(reseeding(function, draws_seed), generators, states)
+        grad = replaying(tc.grad(f, wrt=wrt))
         g = _tuple(grad(*args), wrt)
         try:
             tc.jvp(f, wrt=wrt).compile()
@@ -564,7 +571,7 @@ def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
             HVP_REFUSED.append(source)
             return
         HVP_CHECKED.append(source)
-        _, tangent = reseeding(tc.jvp(f, wrt=wrt), draws_seed)(*args, v)
+        _, tangent = replaying(tc.jvp(f, wrt=wrt))(*args, v)
         _close(tangent, sum(np.sum(gk * dk) for gk, dk in zip(g, dirs)), 1e-10, 1e-12,
                "jvp != <grad, v>", source)
 
@@ -574,12 +581,12 @@ def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
                 moved[k] = moved[k] + step * d
             return _tuple(grad(*moved), wrt)
         expected = [(p - m) / (2 * eps) for p, m in zip(grad_at(eps), grad_at(-eps))]
-        taped = _tuple(reseeding(tc.hvp(f, wrt=wrt), draws_seed)(*args, v), wrt)
+        taped = _tuple(replaying(tc.hvp(f, wrt=wrt))(*args, v), wrt)
         for k, got, want in zip(wrt, taped, expected):
             _close(got, want, 1e-4, 1e-5, f"hvp of {PARAMS[k]} != FD of the gradient", source)
         try:
-            ckpt = _tuple(reseeding(tc.hvp(f, wrt=wrt, checkpoint=True, **options),
-                                    draws_seed)(*args, v), wrt)
+            ckpt = _tuple(replaying(tc.hvp(f, wrt=wrt, checkpoint=True, **options))(*args, v),
+                          wrt)
         except CheckpointError as exc:
             if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
                 raise
