@@ -134,8 +134,8 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop"):
             elif picked is not None:
                 raise TransformError(
                     f"a random draw in the checkpointed {what} at line {line} from a "
-                    f"generator that the loop body picks itself ({picked})", filename,
-                    stmt.line, construct=f".{expr.fn.__name__}()",
+                    f"generator that the loop body picks itself ({picked})",
+                    filename=filename, lineno=stmt.line, construct=f".{expr.fn.__name__}()",
                     hint="recomputed steps would draw new numbers: bind the generator "
                          "before the loop (rng = ...) and draw from that name, or make "
                          "it in the body from a seed (np.random.default_rng(seed))")
