@@ -69,11 +69,18 @@ FAMILIES = frozenset({"random", "trajectory", "slices", "fft", "views", "contain
                       "comprehensions", "closures", "varargs", "comprehension_forms",
                       "item_writes", "clock", "loop_views", "carried_tuples",
                       "helper_writes"})
+#: issue #28's value classes: casts to integer dtypes, generators reached without
+#: being passed, items of containers bound to names (see the family_* methods)
+VALUE_FAMILIES = ("dtype_casts", "reached_generators", "container_items")
+FAMILIES = FAMILIES | frozenset(VALUE_FAMILIES)
 #: the families added to hunt wrong gradients the older ones never wrote
 #: (tests/test_fuzz.py runs each of them on its own)
 HUNTING_FAMILIES = ("comprehension_forms", "item_writes", "clock", "loop_views",
-                    "carried_tuples", "helper_writes")
+                    "carried_tuples", "helper_writes") + VALUE_FAMILIES
 PENDING_FAMILIES = frozenset()
+#: a line a family writes to be refused, which tests/test_fuzz.py checks is refused
+#: (with the reason after the mark) instead of differentiated
+REFUSED_MARK = "# refused:"
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -737,6 +744,150 @@ class _Gen:
         env[total] = Var((), 20.0, fresh=True)
         if p != own:
             env[p] = Var(shape, 2.0, fresh=False)
+
+    # ------------------------------------------------ issue #28: value families
+    def _module_block(self, lines):
+        """Lines of the program's module, written before ``def f``."""
+        self.lines[1:1] = ["", ""] + list(lines)
+
+    def _size_of(self, shape):
+        return "None" if shape == () else repr(shape if len(shape) > 1 else shape[0])
+
+    def family_dtype_casts(self, env, indent):
+        """A cast in the differentiated path: to an integer or bool dtype (piecewise
+        constant, derivative 0) however it is spelled -- ``dtype=`` of any function,
+        ``astype``, ``int(...)``, ``np.int64(...)``, ``round``, a dtype known only
+        at run time -- or to a floating dtype (the identity's derivative)."""
+        t, _ = self.expr_of(env, (3,), 1)
+        level = f"np.tanh({t}) * 2.5"
+        u, _ = self.expr_of(env, (3,), 1)
+        name, scale = self.fresh_name(), self.fresh_name()
+        if self.draw(st.integers(0, 3)) == 0:  # a floating dtype: differentiable
+            cast = self.pick([f"np.asarray({level}, dtype=np.float64)", f"({level}).astype(float)",
+                              f"np.asarray({level}, dtype=a.dtype)", f"np.array({level}, float)"])
+            self.emit(indent, f"{scale} = {cast}")
+            self.emit(indent, f"{name} = np.tanh({u}) * {scale}")
+            env[name] = Var((3,), 2.5, fresh=True)
+            return
+        cast = self.pick([
+            f"np.asarray({level}, dtype=int)", f"np.array({level}, dtype=np.int64)",
+            f"np.asarray({level}, 'i8')", f"({level}).astype(np.int32)",
+            f"np.asarray(np.floor({level}), dtype=bool) * 1.0",
+            f"np.cumsum({level}, dtype=int) * 0.3",
+            f"np.asarray({level}, dtype=np.asarray(n).dtype)",
+            f"np.full_like(a, np.sum({level}), dtype=int) * 0.1",
+            f"int(np.sum({level})) * 0.1", f"np.int64(np.sum({level})) * 0.1",
+            f"round(np.sum({level}) * 0.5)"])
+        self.emit(indent, f"{scale} = {cast}")
+        self.emit(indent, f"{name} = np.tanh({u}) * (1.0 + 0.1 * {scale})")
+        env[name] = Var((3,), 2.5, fresh=True)
+
+    #: reached_generators: how the generator is reached -> (module lines, the draw)
+    #: with {g}: a fresh module name, {seed}, {size}, {t}: the loop index
+    REACHED = {
+        "global_random_state": (["{G} = np.random.RandomState({seed})"],
+                                "{G}.normal(0.0, 0.3, size={size})"),
+        "global_generator": (["{G} = np.random.default_rng({seed})"],
+                             "{G}.standard_normal({size}) * 0.3"),
+        "closure": (["def make_{g}(seed):",
+                     "    rs = np.random.RandomState(seed)",
+                     "    def noise(size):",
+                     "        return rs.uniform(-0.3, 0.3, size=size)",
+                     "    return noise", "", "", "{g} = make_{g}({seed})"],
+                    "{g}({size})"),
+        "default": (["{G} = np.random.default_rng({seed})"], "{g}.normal(0.0, 0.3, size={size})"),
+        "attribute": (["class Noisy_{g}:",
+                       "    def __init__(self, seed):",
+                       "        self.rng = np.random.default_rng(seed)",
+                       "",
+                       "    def draw(self, size):",
+                       "        return self.rng.uniform(-0.3, 0.3, size=size)", "", "",
+                       "{G} = Noisy_{g}({seed})"],
+                      "{G}.draw({size})"),
+        "global_list": (["{G} = [np.random.default_rng({seed}), np.random.RandomState({seed})]"],
+                        "{G}[{t} % 2].normal(0.0, 0.3, size={size})"),
+    }
+
+    def family_reached_generators(self, env, indent):
+        """Random draws in a loop from a generator the function is not passed: a
+        module global, a closure's variable, a default argument, an object's
+        attribute, an item of a global list (the harness restores every generator
+        the module holds before each evaluation)."""
+        k = self._carried(env)
+        shape = env[k].shape
+        how = self.pick(sorted(self.REACHED))
+        self.features.add("reached_" + how)
+        g = self.fresh_name("rng")
+        fields = dict(g=g, G=g.upper(), seed=self.draw(st.integers(0, 99)),
+                      size=self._size_of(shape))
+        module, draw = self.REACHED[how]
+        self._module_block([line.format(**fields) for line in module])
+        if how == "default":
+            at = next(i for i, line in enumerate(self.lines) if line.startswith("def f("))
+            self.lines[at] = self.lines[at][:-2] + f", {g}={g.upper()}):"
+        index = self.fresh_name("t")
+        draw = draw.format(t=index, **fields)
+        form = self.pick(["loop", "comprehension", "condition"])
+        if form == "comprehension":
+            total = self.fresh_name()
+            self.emit(indent, f"{total} = sum([np.sum(np.tanh({k} + {draw})) for {index} in "
+                              f"range(n)]) * 0.3")
+            env[total] = Var((), 1.0 + 0.3 * 3 * 5, fresh=True)
+            return
+        self.emit(indent, f"for {index} in range(n):")
+        if form == "condition":
+            self.emit(indent + 1, f"if np.sum({draw}) > 0.0:")
+            self.emit(indent + 2, f"{k} = np.sin({k}) * 0.9")
+            self.emit(indent + 1, "else:")
+            self.emit(indent + 2, f"{k} = np.cos({k}) * 0.9")
+        else:
+            self.emit(indent + 1, self.pick([f"{k} = np.tanh({k} * 0.9 + {draw})",
+                                             f"{k} = np.sin({k}) * (1.0 + {draw})",
+                                             f"{k} = {k} * 0.5 + np.tanh({k} + {draw})"]))
+        env[k].bound = max(env[k].bound, 3.0)
+        env[k].fresh = env[k].fresh and k not in PARAMS
+
+    def family_container_items(self, env, indent):
+        """A name bound to an item of a list, tuple or dict (``b = lst[0]``), which
+        NumPy makes the item itself: rebound (``b = b + ...``), copied, or written
+        in place where no other live name holds it; a pair whose items a loop reads
+        and rebuilds; or written in place while the container is read after it,
+        which the aliasing fence must refuse (the line carries REFUSED_MARK)."""
+        x, y = self._items(env, 2)
+        box, item, total = self.fresh_name("box"), self.fresh_name(), self.fresh_name()
+        form = self.pick(["rebound", "copied", "in_place", "dict", "loop_pair", "refused"])
+        self.features.add("items_" + form)
+        step, _ = self.expr_of(env, (3,), 1)
+        if form == "loop_pair":
+            index = self.fresh_name("t")
+            self.emit(indent, f"{box} = ({x}, {y})")
+            self.emit(indent, f"for {index} in range(n):")
+            self.emit(indent + 1, f"{item} = {box}[0]")
+            self.emit(indent + 1, f"{item} = {item} * 0.9 + 0.1 * np.tanh({box}[1] + {step})")
+            self.emit(indent + 1, f"{box} = ({item}, {box}[1])")
+            self.emit(indent, f"{total} = {box}[0] * {box}[1]")
+        elif form == "dict":
+            self.emit(indent, f"{box} = {{'w': {x}, 'v': {y}}}")
+            self.emit(indent, f"{item} = {box}['w']")
+            self.emit(indent, f"{item} = {item} * s + {box}['v']")
+            self.emit(indent, f"{total} = {item} * 0.5")
+        else:
+            self.emit(indent, f"{box} = {self.pick([f'[{x}, {y}]', f'({x}, {y})'])}")
+            self.emit(indent, f"{item} = {box}[{self.pick(['0', '-2'])}]"
+                              + (".copy()" if form == "copied" else ""))
+            if form == "rebound":
+                self.emit(indent, f"{item} = {item} + 0.1 * np.tanh({step})")
+                self.emit(indent, f"{total} = {item} * {box}[0] + {box}[1]")
+            elif form == "refused":  # the item is also the container's, read after it
+                self.emit(indent, f"{item} += 0.1 * np.tanh({step})  {REFUSED_MARK} item alias")
+                self.emit(indent, f"{total} = {item} * {box}[0] + {box}[1]")
+            else:
+                self.emit(indent, f"{item} {self.pick(['+=', '-='])} 0.1 * np.tanh({step})")
+                if form == "copied":
+                    self.emit(indent, f"{total} = {item} * {box}[0] + {box}[1]")
+                else:  # the container is not read again: the write changes nothing live
+                    self.emit(indent, f"{total} = {item} * 0.5")
+        env[total] = Var((3,), 2.5, fresh=True)
 
     def update(self, env, name, indent):
         """Rebind carried variable ``name`` keeping its shape and bound."""

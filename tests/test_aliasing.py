@@ -395,3 +395,122 @@ def test_every_rule_that_returns_a_view_is_a_view_function():
             elif not any(fn is v for v in memory_sharing.VIEW_FUNCTIONS):
                 unfenced.add(getattr(fn, "__name__", repr(fn)))
     assert not unfenced
+
+
+# --- an item of a list, tuple or dict is the object itself (issue #28) ------------
+# ``lst[0]`` of ``lst = [a]`` is the array ``a``, not a view of the list: a write
+# through the name it is bound to changes ``a``.  Once taken for a maybe-view of
+# an array (followed only if ``lst`` were an ndarray), the write was lost.
+
+def item_of_a_list_augmented(a, y):
+    lst = [a]
+    b = lst[0]
+    b += y  # WRITE
+    return np.sum(a ** 2)
+
+
+def item_of_a_tuple_augmented(a, y):
+    a = a * 1.0
+    t = (a, 1)
+    b = t[0]
+    b += y  # WRITE
+    return np.sum(a ** 2) + np.sum(b)
+
+
+def item_of_a_pair_in_a_loop(a, y, n):
+    a = a * 1.0
+    pair = (a, y)
+    for i in range(n):
+        u = pair[0]
+        u *= 0.9  # WRITE
+    return np.sum(a ** 2)
+
+
+def item_of_a_list_subscript_write(a, y):
+    lst = [a]
+    z = lst[0]
+    z[0] = 2.0  # WRITE
+    return np.sum(a * y)
+
+
+def item_of_a_dict_augmented(a, y):
+    a = a * 1.0
+    d = {"k": a}
+    b = d["k"]
+    b *= y  # WRITE
+    return np.sum(a ** 2)
+
+
+def item_of_a_comprehension(a, y):
+    a = a * 1.0
+    rows = [a for _ in range(2)]
+    r = rows[1]
+    r -= y  # WRITE
+    return np.sum(a ** 2)
+
+
+ITEM_ALIASES = [
+    (item_of_a_list_augmented, "b", "a"),
+    (item_of_a_tuple_augmented, "b", "a"),
+    (item_of_a_pair_in_a_loop, "u", "a"),
+    (item_of_a_list_subscript_write, "z", "a"),
+    (item_of_a_dict_augmented, "b", "a"),
+    (item_of_a_comprehension, "r", "a"),
+]
+ITEM_OPTIONS = [dict(), dict(checkpoint=True), dict(checkpoint=True, snapshots=2),
+                dict(checkpoint=True, memory_budget="40kB")]
+
+
+@pytest.mark.parametrize("options", ITEM_OPTIONS,
+                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "taped")
+@pytest.mark.parametrize("fn, written, other", ITEM_ALIASES,
+                         ids=[r[0].__name__ for r in ITEM_ALIASES])
+def test_write_through_an_item_of_a_container_is_refused(fn, written, other, options):
+    a, y = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    args = (a, y, 3) if fn is item_of_a_pair_in_a_loop else (a, y)
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0, 1), **options)(*args)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert f"a write into '{written}' may also change '{other}'" in message, message
+    assert "an item of a list or tuple" in message
+
+
+def item_rebound_not_written(a, y):
+    lst = [a]
+    b = lst[0]
+    b = b + y
+    return np.sum(a ** 2) + np.sum(b ** 2)
+
+
+def item_rebound_in_a_loop(a, y, n):
+    pair = (a * 1.0, y)
+    for i in range(n):
+        u = pair[0]
+        u = u * 0.9 + pair[1]
+        pair = (u, pair[1])
+    return np.sum(pair[0] ** 2)
+
+
+def item_written_after_a_copy(a, y):
+    lst = [a]
+    b = lst[0].copy()
+    b += y
+    return np.sum(a ** 2) + np.sum(b ** 2)
+
+
+@pytest.mark.parametrize("fn", [item_rebound_not_written, item_written_after_a_copy],
+                         ids=lambda f: f.__name__)
+def test_an_item_rebound_or_copied_is_differentiated(fn):
+    check_grad(fn, (np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])), wrt=(0, 1))
+
+
+@pytest.mark.parametrize("options", ITEM_OPTIONS[1:],
+                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_an_item_rebound_in_a_checkpointed_loop_equals_taped(options):
+    a, y = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    got = check_grad(item_rebound_in_a_loop, (a, y, 5), wrt=(0, 1),
+                     df=tc.grad(item_rebound_in_a_loop, wrt=(0, 1), **options))
+    taped = tc.grad(item_rebound_in_a_loop, wrt=(0, 1))(a, y, 5)
+    for g, t in zip(got, taped):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)

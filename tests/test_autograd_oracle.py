@@ -37,6 +37,21 @@ def test_in_place_updates_are_left_out_of_the_comparison():
         assert updates_in_place(f)
 
 
+ASTYPE_INT = '''import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    k = (np.tanh(B[0]) * 2.5).astype(np.int32)
+    return np.sum(np.tanh(a) * (1.0 + 0.1 * k)) + np.sum(B)
+'''
+
+
+def test_a_cast_autograd_takes_for_the_identity_is_checked_against_finite_differences_only():
+    before = dict(COUNTS)
+    check_program(ASTYPE_INT, seed=11897, n=0, wrt=(1, 0), options={})
+    assert COUNTS["compared"] == before["compared"]
+
+
 def test_the_program_autograd_gets_wrong_is_checked_against_finite_differences_only():
     before = dict(COUNTS)
     check_program(IN_PLACE, seed=0, n=0, wrt=(0, 2), options={})

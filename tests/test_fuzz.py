@@ -21,6 +21,7 @@ minimal program as source text.
 import hashlib
 import os
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -29,10 +30,10 @@ from hypothesis import HealthCheck, given, note, settings
 sys.path.insert(0, os.path.dirname(__file__))
 
 import tangent_ckpt as tc  # noqa: E402
-from tangent_ckpt.errors import CheckpointError  # noqa: E402
+from tangent_ckpt.errors import CheckpointError, TransformError  # noqa: E402
 from autograd_oracle import autograd_gradient  # noqa: E402
 from gradcheck import numeric_grad  # noqa: E402
-from program_strategy import (FAMILIES, HUNTING_FAMILIES, PARAMS,  # noqa: E402
+from program_strategy import (FAMILIES, HUNTING_FAMILIES, PARAMS, REFUSED_MARK,  # noqa: E402
                               PENDING_FAMILIES, STATEMENT_FAMILIES, checkpoint_options, load_program,
                               make_inputs, programs)
 
@@ -83,6 +84,70 @@ def reseeding(function, draws_seed):
     return call
 
 
+def module_generators(program):
+    """The random generators ``program``'s module holds (module globals, items of
+    global lists, attributes of global objects, variables of global closures)
+    and its default arguments: the reached_generators family draws from them."""
+    found = []
+
+    def visit(value, depth):
+        if isinstance(value, (np.random.Generator, np.random.RandomState)):
+            found.append(value)
+        elif depth >= 2 or isinstance(value, (types.ModuleType, type)):
+            return
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item, depth + 1)
+        elif isinstance(value, types.FunctionType):
+            for cell in value.__closure__ or ():
+                visit(cell.cell_contents, depth + 1)
+        elif hasattr(value, "__dict__"):
+            for item in vars(value).values():
+                visit(item, depth + 1)
+
+    for value in [*program.__globals__.values(), *(program.__defaults__ or ())]:
+        visit(value, 0)
+    return found
+
+
+def generator_states(generators):
+    return [g.bit_generator.state if isinstance(g, np.random.Generator) else g.get_state()
+            for g in generators]
+
+
+def restoring(function, generators, states):
+    """``function`` that first puts ``generators`` back in ``states`` (taken once,
+    before any evaluation), so that every evaluation draws the same numbers."""
+    if not generators:
+        return function
+
+    def call(*args, **kwargs):
+        for g, state in zip(generators, states):
+            if isinstance(g, np.random.Generator):
+                g.bit_generator.state = state
+            else:
+                g.set_state(state)
+        return function(*args, **kwargs)
+    return call
+
+
+def check_refused(source, wrt, options):
+    """A program with a line a family marks to be refused (REFUSED_MARK): taped and
+    checkpointed, the compiler refuses it at that line, with the reason the mark
+    names."""
+    line = next(k for k, text in enumerate(source.splitlines(), 1) if REFUSED_MARK in text)
+    reason = {"item alias": "an item of a list or tuple"}[
+        source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()]
+    with load_program(source) as program:
+        for gradient in (tc.grad(program, wrt=wrt),
+                         tc.grad(program, wrt=wrt, checkpoint=True, **options)):
+            with pytest.raises(TransformError) as info:
+                gradient.compile()
+            assert f":{line}:" in str(info.value) and reason in str(info.value), \
+                f"{info.value}\n{source}"
+    return None
+
+
 def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
     """Compile ``source``'s ``f`` taped and checkpointed; compare them and FD.
     ``draws_seed``: seed the legacy ``np.random`` with it before every evaluation
@@ -91,13 +156,18 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
     Returns the taped gradients (a tuple in ``wrt`` order)."""
     args = make_inputs(seed, n)
     before = digest(args)
+    if REFUSED_MARK in source:
+        return check_refused(source, wrt, options)
     with load_program(source) as program:
         taped = tc.grad(program, wrt=wrt)
         ckpt = tc.value_and_grad(program, wrt=wrt, checkpoint=True, **options)
         taped.compile()
         ckpt.compile()
-        taped, ckpt = reseeding(taped, draws_seed), reseeding(ckpt, draws_seed)
-        f = reseeding(program, draws_seed)
+        generators = module_generators(program)
+        states = generator_states(generators)
+        taped, ckpt = (restoring(reseeding(d, draws_seed), generators, states)
+                       for d in (taped, ckpt))
+        f = restoring(reseeding(program, draws_seed), generators, states)
         value = f(*args)
         assert np.isfinite(value), "the strategy must write well-conditioned programs"
         g_taped = _tuple(taped(*args), wrt)
@@ -122,8 +192,9 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
             expected = numeric_grad(f, args, wrt)
             for k, gt, e in zip(wrt, g_taped, expected):
                 _close(gt, e, RTOL_FD, ATOL_FD, f"taped gradient of {PARAMS[k]} != FD", source)
-        oracle = autograd_gradient(program, args, wrt, before=None if draws_seed is None
-                                   else lambda: np.random.seed(draws_seed))
+        oracle = autograd_gradient(program, args, wrt,
+                                   before=restoring(reseeding(lambda: None, draws_seed),
+                                                    generators, states))
         if oracle is not None:
             for k, gt, e in zip(wrt, g_taped, oracle):
                 _close(gt, e, RTOL_AUTOGRAD, 1e-12,
@@ -160,10 +231,16 @@ def draws_seed(prog):
     return prog.seed if "legacy_random" in prog.features else None
 
 
+#: programs drawn to see every family: the older families share three quarters of the
+#: family statements, so each family added thins every other's share of a sample
+EVERY_FAMILY_EXAMPLES = 500
+
+
 def test_the_generator_writes_every_family_and_no_pending_one():
     seen = set()
 
-    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=EVERY_FAMILY_EXAMPLES, deadline=None, database=None,
+              derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(programs())
     def run(prog):
@@ -175,7 +252,7 @@ def test_the_generator_writes_every_family_and_no_pending_one():
     older = FAMILIES - set(HUNTING_FAMILIES)
     assert older | {"legacy_random", "shadowing", "augassign", "setitem"} <= seen, \
         older - seen
-    assert seen & set(HUNTING_FAMILIES), "no hunting family in 300 programs"
+    assert seen & set(HUNTING_FAMILIES), f"no hunting family in {EVERY_FAMILY_EXAMPLES} programs"
 
 
 @pytest.mark.parametrize("family", STATEMENT_FAMILIES)
@@ -478,13 +555,20 @@ def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
     (every evaluation draws the same legacy np.random numbers)."""
     args = make_inputs(seed, n)
     before = digest(args)
+    if REFUSED_MARK in source:
+        return check_refused(source, wrt, options)
     rng = np.random.default_rng(seed + 1)
     dirs = [rng.uniform(-1, 1, np.shape(args[k])) if np.ndim(args[k]) else
             float(rng.uniform(-1, 1)) for k in wrt]
     v = dirs[0] if len(wrt) == 1 else tuple(dirs)
     eps = 1e-5
     with load_program(source) as f:
-        grad = reseeding(tc.grad(f, wrt=wrt), draws_seed)
+        generators = module_generators(f)
+        states = generator_states(generators)
+
+        def replaying(function):  # every evaluation draws the same numbers
+            return restoring(reseeding(function, draws_seed), generators, states)
+        grad = replaying(tc.grad(f, wrt=wrt))
         g = _tuple(grad(*args), wrt)
         try:
             tc.jvp(f, wrt=wrt).compile()
@@ -493,7 +577,7 @@ def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
             HVP_REFUSED.append(source)
             return
         HVP_CHECKED.append(source)
-        _, tangent = reseeding(tc.jvp(f, wrt=wrt), draws_seed)(*args, v)
+        _, tangent = replaying(tc.jvp(f, wrt=wrt))(*args, v)
         _close(tangent, sum(np.sum(gk * dk) for gk, dk in zip(g, dirs)), 1e-10, 1e-12,
                "jvp != <grad, v>", source)
 
@@ -503,12 +587,12 @@ def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
                 moved[k] = moved[k] + step * d
             return _tuple(grad(*moved), wrt)
         expected = [(p - m) / (2 * eps) for p, m in zip(grad_at(eps), grad_at(-eps))]
-        taped = _tuple(reseeding(tc.hvp(f, wrt=wrt), draws_seed)(*args, v), wrt)
+        taped = _tuple(replaying(tc.hvp(f, wrt=wrt))(*args, v), wrt)
         for k, got, want in zip(wrt, taped, expected):
             _close(got, want, 1e-4, 1e-5, f"hvp of {PARAMS[k]} != FD of the gradient", source)
         try:
-            ckpt = _tuple(reseeding(tc.hvp(f, wrt=wrt, checkpoint=True, **options),
-                                    draws_seed)(*args, v), wrt)
+            ckpt = _tuple(replaying(tc.hvp(f, wrt=wrt, checkpoint=True, **options))(*args, v),
+                          wrt)
         except CheckpointError as exc:
             if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
                 raise

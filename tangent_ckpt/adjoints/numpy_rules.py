@@ -34,6 +34,7 @@ from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
 from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
+from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 from tangent_ckpt.runtime.signal_adjoints import interp_slope
 
@@ -573,6 +574,12 @@ with section("Shape"):
     defadjoint(np.array, "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, "
                          "ndmax=0, like=None",
                object="reshape_like(g, object)", linear="joint")
+    # a dtype= given at run time (np.asarray(x, dtype=dt)): the result passes the
+    # derivative on only where dt is not an integer or bool dtype
+    defadjoint(cast_result, "x, dtype", name="rt.cast_result", x="through_cast(g, dtype)",
+               tangent="through_cast(t, dtype)")
+    defadjoint(through_cast, "x, dtype", name="rt.through_cast", x="through_cast(g, dtype)",
+               linear=True)
 
 with section("Joining and splitting (sequence parameters: `i` is the element index)"):
     defadjoint(np.concatenate, "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'",
@@ -854,7 +861,10 @@ NOTES = {
                            "differentiates)",
     dict_set_tangent_value: "forward mode's tangent of `d[key] = value`",
     dict_get_tangent: "forward mode's tangent of `d[key]`",
-    np.asarray: "identity (dtype conversions are not differentiated)",
+    np.asarray: "identity; a cast to an integer or bool dtype has derivative 0 (any rule's "
+                "`dtype=`: decided at compile time, else at run time by `rt.cast_result`)",
+    cast_result: "a result given `dtype=` at run time: derivative 0 where it truncates",
+    through_cast: "the adjoint and tangent of `rt.cast_result`",
     np.array: "identity up to `ndmin`; a (nested) list of arrays becomes np.stack",
     builtins.float: "of a number or 0-d array",
     np.fft.fft: "`n` pads or cuts the input; every `norm`",

@@ -177,11 +177,20 @@ class Origins:
         # anything it reads
         holds = set()
         for name in read_names(node):
+            if name not in env and self._builtin(name):
+                continue  # range, zip, len: no memory of the program's
             holds |= env.get(name, self.free_info(name)).everything()
         if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp)):
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
+
+    def _builtin(self, name):
+        """Whether the free ``name`` is one of Python's builtins (``range``)."""
+        if name in self.locals:
+            return False
+        obj = self.parsed.resolve(name)
+        return obj is not None and getattr(builtins, name, None) is obj
 
     def display_items(self, node, env):
         """The items of a list, tuple or dict display by constant key, or None."""

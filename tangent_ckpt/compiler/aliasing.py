@@ -310,7 +310,8 @@ class AliasFence(Origins):
                     UnsupportedSyntaxError,
                     f"a write into '{name}' may also change '{other}': the two names may "
                     f"share memory (one may be a view or an alias of the other: a slice, "
-                    f".T, reshape, or a plain b = a), and '{other}' is read afterwards",
+                    f".T, reshape, an item of a list or tuple, or a plain b = a), and "
+                    f"'{other}' is read afterwards",
                     node, construct=f"write through an alias of '{other}'",
                     hint=f"make an independent array first ({name} = {name}.copy() or "
                          f"np.array(...)), or write into '{other}' directly")

@@ -96,6 +96,9 @@ def _names_kept_in_python(bindings):
     kept = {name: "it draws from NumPy's global random state, which compiled code would not "
                   "share" for name in legacy_random_names(bindings)}
     for name, value in bindings.items():
+        if isinstance(value, (np.random.Generator, np.random.RandomState)):
+            kept[name] = (f"it draws from the generator {name!r}, whose state the driver keeps "
+                          "with the snapshots (compiled code would not share it)")
         if isinstance(value, np.ndarray):
             kept[name] = (f"it reads the global array {name!r}, which Numba would freeze at its "
                           "first compile (a later change in place would not be seen): pass it "

@@ -57,8 +57,9 @@ def follow_views(parsed, helper=False):
             stmt, value = binders[0]
             link = view_link(name, value, stmt, parsed.resolve, shape.local,
                              shape.range_counters())
-            if link is not None and link.parent != name:
-                links[name] = link
+            if link is not None and link.parent != name and \
+                    not (link.kind == "index" and _surely_container(shape, link.parent)):
+                links[name] = link  # an item of a list, tuple or dict is no view of it
     groups = _groups(links)
     _require_arrays_for_augmented_calls(shape, facts, set(links) | set(groups))
     followed = Followed()
@@ -114,6 +115,19 @@ def _makes_new_array(value, shape):
     if isinstance(fn, np.ufunc):  # np.tanh(B): a new array unless written out=
         return not any(k.arg == "out" for k in value.keywords)
     return any(fn is f for f in _NEW_ARRAY_FUNCTIONS)
+
+
+_CONTAINER_DISPLAYS = (gast.List, gast.Tuple, gast.Dict, gast.ListComp, gast.DictComp)
+
+
+def _surely_container(shape, name):
+    """Whether every binding of ``name`` is a list, tuple or dict display or
+    comprehension: ``lst[0]`` is then the object the container holds (``b =
+    lst[0]; b += y`` writes into that object, which the aliasing fence judges),
+    never a view of an array."""
+    binders = shape.binders.get(name)
+    return bool(binders) and all(isinstance(value, _CONTAINER_DISPLAYS)
+                                 for _, value in binders)
 
 
 class Followed(set):

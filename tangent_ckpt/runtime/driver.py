@@ -111,6 +111,9 @@ class CheckpointedLoop:
     arguments, always) is kept with each snapshot and restored with it, so a
     recomputed step draws the numbers it drew the first time; the reverse
     sweep leaves the generators as it found them.
+    generators: the np.random.Generator / RandomState objects the steps reach
+    without being passed them (a module global, a closure's variable, an
+    object's attribute), kept and restored like those among the arguments.
     """
 
     # the sizing constants, here for the code that reads them off the class
@@ -125,7 +128,7 @@ class CheckpointedLoop:
                  disk_snapshots=0, disk_dir=None, snapshot_store=None, name=None, verify=False,
                  min_steps=0, taped_segment=None, plan=None, next_state=False,
                  copy_snapshots=True, adjoint_probe=None, random_state=False, costs=None,
-                 in_place=()):
+                 in_place=(), generators=()):
         if schedule not in self.SCHEDULES:
             raise CheckpointError(f"unknown schedule {schedule!r}; use one of {', '.join(self.SCHEDULES)}")
         self.schedule = schedule
@@ -161,6 +164,7 @@ class CheckpointedLoop:
                                   "the revolve or uniform schedule, without a memory budget")
         self._last_mark = 0
         self.random_state = bool(random_state)
+        self.generators = tuple(generators)
         self._random = None
         self._progress = None
         self.plan = plan  # rt.MemoryPlan (auto mode): the budget is this loop's share of it
@@ -237,7 +241,7 @@ class CheckpointedLoop:
     def _begin(self, step, args, state, n, probe=True):
         self._step, self._args = step, args
         self._many = getattr(step, "advance", None)  # backend="numba": many steps per call
-        self._random = RandomStates(args, self.random_state) or None
+        self._random = RandomStates(args, self.random_state, self.generators) or None
         self._random_at = SlotRandomStates(self._random)  # kept with each snapshot
         self._c = sweep_counts.fresh_counters()
         self._io = sweep_counts.IoClock()

@@ -29,7 +29,7 @@ __all__ = [
     "is_zero", "Parts", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
     "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
-    "clip_adjoint", "clip_adjoint_bound",
+    "clip_adjoint", "clip_adjoint_bound", "cast_result", "through_cast",
     # linear algebra
     "matmul_adjoint_x1", "matmul_adjoint_x2", "dot_adjoint_a", "dot_adjoint_b",
     "ProductSum", "accumulate_matmul_adjoint_x2", "settled", "transposed",
@@ -265,6 +265,30 @@ def reshape_like(g, x, order="C"):
     if is_zero(g) or np.shape(g) == shape:
         return g
     return np.reshape(g, shape, order="C" if order in ("K", None) else order)
+
+
+def truncates(dtype):
+    """True when a cast to ``dtype`` keeps only integers or truth values: the
+    result is piecewise constant in its input, with derivative 0."""
+    return np.dtype(dtype).kind in "biu"
+
+
+def cast_result(x, dtype):
+    """``x``, the result of a call given ``dtype=`` at run time: its value
+    unchanged; the derivative passes through only where ``dtype`` keeps a
+    continuum of values (see ``through_cast``)."""
+    return x
+
+
+def through_cast(g, dtype):
+    """The adjoint (or tangent) ``g`` of a result cast to ``dtype``: ``g``
+    itself for a floating or complex dtype, zero for an integer or bool one
+    (a truncation is piecewise constant)."""
+    if dtype is None or not truncates(dtype):
+        return g
+    if type(g) in (float, int, complex):
+        return 0.0
+    return np.zeros(np.shape(g), dtype=np.result_type(g, 0.0))
 
 
 def _weak_like(g, x):

@@ -10,7 +10,9 @@ generators a loop's steps use:
 
 - NumPy's legacy global state (``np.random.randn`` and friends), when the
   compiler saw such a call in the loop;
-- every ``np.random.Generator`` or ``np.random.RandomState`` passed to the steps.
+- every ``np.random.Generator`` or ``np.random.RandomState`` passed to the steps,
+  or reached by them through a module global, a closure or an object attribute
+  (the compiler names those: ``CheckpointedLoop(..., generators=[RS])``).
 
 A generator of another array library (``cupy.random.Generator``,
 ``dask.array.random.default_rng()``) has no public way to save and restore its
@@ -82,10 +84,34 @@ def is_foreign_generator(value):
         and hasattr(cls, "standard_normal") and hasattr(cls, "normal")
 
 
+def generator_of(fn):
+    """The generator object ``fn`` is a method of (``RS.randn``, ``rng.normal``),
+    or None; NumPy's legacy global state is not one (see ``uses_global_state``)."""
+    owner = getattr(fn, "__self__", None)
+    return owner if is_generator(owner) and owner is not _GLOBAL else None
+
+
+def generators_in(values):
+    """Every generator among ``values``, inside tuples, lists and dicts too,
+    each once (by identity), in order."""
+    found, seen, stack = [], set(), list(values)[::-1]
+    while stack:
+        v = stack.pop()
+        if is_generator(v):
+            if id(v) not in seen:
+                seen.add(id(v))
+                found.append(v)
+        elif isinstance(v, (tuple, list)):
+            stack.extend(reversed(v))
+        elif isinstance(v, dict):
+            stack.extend(reversed(list(v.values())))
+    return found
+
+
 class RandomStates:
     """The generators one loop's steps draw from, to capture and restore together."""
 
-    def __init__(self, args, global_state):
+    def __init__(self, args, global_state, generators=()):
         for a in args:
             if is_foreign_generator(a):
                 raise BackendError(
@@ -93,7 +119,9 @@ class RandomStates:
                     "whose state cannot be saved and restored: its replayed steps would draw "
                     "other numbers than the first time; draw the numbers before the loop, "
                     "or tape the loop (checkpoint=False)")
-        self.generators = [a for a in args if is_generator(a)]
+        # passed to the steps (also inside containers), or reached by them as a
+        # module global, a closure's variable or an object's attribute (``generators``)
+        self.generators = generators_in([*args, *generators])
         self.global_state = bool(global_state)
 
     def __bool__(self):

@@ -13,6 +13,12 @@ that is *not* checkpointed this time (``enabled`` false, outputs smaller than
 ``min_bytes``, or a memory plan with room for its record) keeps the suspended
 generator from ``forward`` to ``reverse``: its frame is the record.
 
+A block that draws random numbers (``random_state``: from NumPy's legacy global
+state; ``generators``: generator objects it reaches, besides those among its
+inputs) draws the same numbers when it is re-run: the generators' states from
+before ``forward`` are put back for the re-run, and those of the moment after
+it, so the gradient leaves them as running the function once does.
+
 ``rt.MemoryPlan`` shares one memory budget among the checkpointed loops and
 segments of one gradient call (``grad(f, checkpoint="auto", memory_budget=...)``).
 """
@@ -23,6 +29,7 @@ from tangent_ckpt.runtime.backends import is_array
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime import profiler as _profiler
 from tangent_ckpt.runtime.memory import parse_memory
+from tangent_ckpt.runtime.random_state import RandomStates
 from tangent_ckpt.runtime.snapshots import tree_nbytes
 
 __all__ = ["Segment", "MemoryPlan", "frame_nbytes"]
@@ -64,8 +71,12 @@ def _fmt(n):
 class Segment:
     """One execution of a segment: ``forward`` then (at most once) ``reverse``."""
 
-    def __init__(self, name, primal, adjoint, *, min_bytes=None, enabled=True, plan=None):
+    def __init__(self, name, primal, adjoint, *, min_bytes=None, enabled=True, plan=None,
+                 random_state=False, generators=()):
         self.name = name
+        self.random_state = random_state
+        self.generators = generators
+        self._random = None  # (RandomStates, their states before forward)
         self.primal = primal
         self.adjoint = adjoint
         self.min_bytes = min_bytes
@@ -77,6 +88,8 @@ class Segment:
 
     def forward(self, *inputs):
         """Run the segment; return its outputs.  Checkpointed: nothing else is kept."""
+        random = RandomStates(inputs, self.random_state, self.generators)
+        self._random = (random, random.capture()) if random else None
         if self.enabled and self.min_bytes is None and self.plan is None:
             self.checkpointed = True
             outputs = self.primal(*inputs)
@@ -108,7 +121,14 @@ class Segment:
         record, self._record = self._record, None
         if record is None:
             record = self.adjoint(*inputs)
-            outputs = next(record)
+            if self._random is not None:  # the re-run draws the numbers forward drew
+                random, before = self._random
+                now = random.capture()
+                random.restore(before)
+                outputs = next(record)
+                random.restore(now)
+            else:
+                outputs = next(record)
             saved = frame_nbytes(record, exclude=(inputs, outputs)) \
                 if _profiler.active_profilers() else None
             _profiler.record(self.name, steps_recomputed=1, bytes_saved=saved)

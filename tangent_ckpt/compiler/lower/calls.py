@@ -4,6 +4,7 @@ functions to :mod:`.inlining`, which lowers their bodies at the call site."""
 
 import ast
 import builtins
+import math
 import operator
 import types
 
@@ -29,6 +30,7 @@ from tangent_ckpt.errors import (
 )
 from tangent_ckpt.runtime import random_state
 from tangent_ckpt.runtime.array_adjoints import column_join, row_join
+from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast
 
 # array methods and the NumPy function each one means (declared with the rules)
 METHODS = registry.methods()
@@ -37,7 +39,8 @@ VARARGS_METHODS = registry.varargs_methods()  # x.reshape(2, 3) == np.reshape(x,
 # calls kept as written, without a derivative; other types (np.float64, ...) go
 # through the registry like any function, so an active argument without a rule
 # is an error rather than a silently dropped gradient
-NONDIFF_CALLS = (range, int, bool, isinstance, str, type)
+NONDIFF_CALLS = (range, int, bool, isinstance, str, type,
+                 round, math.floor, math.ceil, math.trunc)  # piecewise constant: derivative 0
 
 # array attributes that are functions of the array: x.real is np.real(x)
 ATTRIBUTE_FUNCTIONS = {"real": np.real, "imag": np.imag}
@@ -55,6 +58,44 @@ def _literal(node):
         return ast.literal_eval(gast.gast_to_ast(node))
     except (ValueError, SyntaxError, TypeError):
         return _NOT_LITERAL
+
+
+def _astype_dtype(node):
+    """The dtype node of ``x.astype(dtype)`` / ``x.astype(dtype=..., copy=...)``,
+    or None for a call with other arguments (refused as an unknown method)."""
+    keywords = {k.arg: k.value for k in node.keywords}
+    if set(keywords) - {"dtype", "copy"} or len(node.args) + ("dtype" in keywords) != 1 or \
+            len(node.args) > 1:
+        return None
+    return node.args[0] if node.args else keywords["dtype"]
+
+
+def dtype_operand(prim):
+    """The operand a call passes as its rule's ``dtype`` parameter, or None."""
+    rule = registry.lookup(prim.fn)
+    if rule is None or rule.constant or rule.vjp is not None or \
+            "dtype" not in rule.param_names or prim.fn in (cast_result, through_cast):
+        return None
+    try:
+        op = rule.bind(prim.args, prim.kwargs).get("dtype")
+    except TypeError:
+        return None
+    return op if isinstance(op, (ir.Const, ir.Name)) else None
+
+
+def _generator_hint(func):
+    """The name a generator object reached as ``RS.randn`` / ``self.rng.normal`` goes by."""
+    value = func.value if isinstance(func, gast.Attribute) else None
+    if isinstance(value, gast.Name):
+        return value.id
+    if isinstance(value, gast.Attribute):
+        return value.attr
+    return "rng"
+
+
+def _integer_type(fn):
+    """NumPy's integer and bool scalar types (``np.int64(x)``): a truncation."""
+    return isinstance(fn, type) and issubclass(fn, (np.integer, np.bool_))
 
 
 def is_library(fn):
@@ -84,6 +125,13 @@ class CallLowering:
             return special
         if fn is _UNRESOLVED and isinstance(func, gast.Attribute):
             return self.method_call(node, hint)
+        generator = random_state.generator_of(fn)
+        if generator is not None and fn.__name__ in random_state.DRAWS:
+            # RS.randn(3), self.rng.normal(), a closure's rs.uniform(): a draw from a
+            # generator object reached at compile time, named like one passed in
+            base = self.lo.expressions.bind(generator, _generator_hint(func))
+            return self.primitive(random_state.DRAWS[fn.__name__], node.args, node.keywords,
+                                  hint, node, leading=(base,))
         if fn is _UNRESOLVED:
             raise self.lo.error(UnsupportedFunctionError, f"cannot resolve the function "
                              f"{to_source(func)}", node, construct=to_source(func),
@@ -99,7 +147,7 @@ class CallLowering:
                 return ir.Const(len(arg.items))
             arg = self.lo.expressions.atomize(arg, hint)
             return ir.NonDiff(sx.builtin_call("len", ir.operand_node(arg)), ir.operand_names(arg))
-        if fn in NONDIFF_CALLS:
+        if fn in NONDIFF_CALLS or _integer_type(fn):
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
         if rule is None and isinstance(fn, types.FunctionType) and not is_library(fn):
@@ -158,7 +206,47 @@ class CallLowering:
                 ref = fn.__name__
             else:
                 ref = self.lo.expressions.bind(fn, getattr(fn, "__name__", "fn")).id
-        return ir.Prim(fn, args, kwargs, "call", ref=ref)
+        return self.cast(ir.Prim(fn, args, kwargs, "call", ref=ref), hint)
+
+    def cast(self, prim, hint):
+        """A call given ``dtype=`` (``np.asarray(x, dtype=int)``, ``np.sum(x,
+        dtype=np.int32)``): a result of integers or truth values is piecewise
+        constant in the arguments, with derivative 0, so it is kept as written
+        without one; a floating or complex dtype keeps the derivative; a dtype
+        known only at run time passes the result through ``rt.cast_result``,
+        whose adjoint decides when it runs."""
+        dtype = self.bound_dtype(prim)
+        if dtype is None:
+            return prim
+        if dtype is _UNRESOLVED:
+            result = self.lo.expressions.atomize(prim, hint)
+            return ir.Prim(cast_result, [result, dtype_operand(prim)], {}, "call",
+                           ref="rt.cast_result")
+        if np.dtype(dtype).kind in "biu":
+            return ir.NonDiff(ir.prim_node(prim), tuple(
+                name for op in (*prim.args, *prim.kwargs.values())
+                for name in ir.operand_names(op)))
+        return prim
+
+    def bound_dtype(self, prim):
+        """The dtype a primitive call is given: None (none given, or the rule has
+        no ``dtype`` parameter or no derivative), the dtype when it is known at
+        compile time, or _UNRESOLVED."""
+        op = dtype_operand(prim)
+        if op is None:
+            return None
+        if isinstance(op, ir.Const):
+            value = op.value
+        elif isinstance(op, ir.Name) and op.id in self.lo.bindings:  # int, np.int64, a global
+            value = self.lo.bindings[op.id]
+        else:
+            return _UNRESOLVED
+        if value is None:
+            return None
+        try:
+            return np.dtype(value)
+        except TypeError:
+            return _UNRESOLVED
 
     def refuse_functions_passed_to_black_box(self, fn, arg_nodes, node):
         """A function of the user's code (a lambda, a nested def) passed to a
@@ -293,24 +381,26 @@ class CallLowering:
 
     def rewritten_method(self, node, hint):
         """Array methods that are other primitives: ``x.astype(float)`` is
-        ``np.asarray(x, dtype=float)``; a cast to integers or booleans is
-        kept as written, without a derivative (a cast to complex numbers stays
-        refused); ``x.item()`` is
+        ``np.asarray(x, dtype=float)`` (``copy=`` changes no value); a cast to
+        integers or booleans is kept as written, without a derivative; a dtype
+        known only at run time is decided then (see ``cast``); a cast to complex
+        numbers stays refused. ``x.item()`` is
         ``np.reshape(x, ())[()]`` (an error for more than one element, like
         ``item``) and ``x.item(k)`` is ``np.ravel(x)[k]``."""
         method, args = node.func.attr, node.args
-        if method == "astype" and len(args) == 1 and not node.keywords:
-            dtype = self.lo.expressions.static_value(args[0]) \
-                if not isinstance(args[0], gast.Constant) else args[0].value
+        dtype_node = _astype_dtype(node) if method == "astype" else None
+        if dtype_node is not None:
+            dtype = self.lo.expressions.static_value(dtype_node) \
+                if not isinstance(dtype_node, gast.Constant) else dtype_node.value
             try:
                 kind = np.dtype(dtype).kind
             except TypeError:
-                kind = None
-            if kind == "f":
-                return self.primitive(np.asarray, [node.func.value], [
-                    gast.keyword(arg="dtype", value=args[0])], hint, node)
+                kind = None  # a dtype known at run time: rt.cast_result decides
             if kind is not None and kind in "biu":  # mask.astype(bool), (x > 0).astype(int):
                 return self.lo.expressions.nondiff(node)  # piecewise constant, like np.floor
+            if kind is None or kind == "f":
+                return self.primitive(np.asarray, [node.func.value], [
+                    gast.keyword(arg="dtype", value=dtype_node)], hint, node)
         if method == "item" and len(args) <= 1 and not node.keywords:
             base = self.lo.expressions.atomize(self.lo.expressions.value(node.func.value, hint),
                                                hint)

@@ -26,7 +26,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Comment, Line
 from tangent_ckpt.errors import OptionError
 from tangent_ckpt.compiler.package.driver_calls import budgeted, driver_constructor, \
-    schedule_text
+    random_draws, schedule_text
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.package.loop_state import carried_state, header_reads
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
@@ -156,7 +156,9 @@ class LoopHandler:
             self.definitions.append(self._adjoint_probe(loop, name, index, carried, args,
                                                         active_carried, active_invariants))
         ctor = driver_constructor(loop, name, self.options, self.plan,
-                                  self.in_place.get(id(loop)), segmented, probe)
+                                  self.in_place.get(id(loop)), segmented, probe,
+                                  random_draws(loop.body, loop.line, rev.bindings, rev.namer,
+                                               self.function.filename))
         out.append(Line(sx.assign(name, ctor), loop.line))
         state = sx.pack([sx.const(None) if c in empty else c for c in carried])
         if isinstance(loop, ir.While) or loop.break_flag:

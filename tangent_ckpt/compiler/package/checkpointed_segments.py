@@ -36,6 +36,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze import upward_exposed
 from tangent_ckpt.compiler.code import Block, Comment, Line
 from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.package.driver_calls import random_draws
 from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
 
 
@@ -222,6 +223,13 @@ class SegmentHandler:
         obj, ctor, call, obj_fake, fakes, lhs = self._calls[id(rev), id(seg)]
         label = seg.name if seg.kind == "scope" else info.base  # the profiler's name
         kwargs = self._options(seg)
+        global_state, generators = random_draws(seg.body, seg.line, rev.bindings, rev.namer,
+                                                self.function.filename, "segment")
+        if global_state:
+            kwargs["random_state"] = sx.const(True)
+        if generators:
+            kwargs["generators"] = ast.List(elts=[sx.name(g) for g in generators],
+                                            ctx=ast.Load())
         if self.plan and rev.top:  # the auto mode's plan lives there
             kwargs["plan"] = sx.name(self.plan)
         ctor.comment = ""

@@ -6,10 +6,16 @@ its schedule that the generated comments and the notebook display show.
 """
 
 import ast
+import operator
+import types
+
+import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.ir import operand_node
+from tangent_ckpt.compiler.naming import NUMPY
+from tangent_ckpt.errors import TransformError
 from tangent_ckpt.runtime import random_state
 
 
@@ -36,10 +42,12 @@ def budgeted(loop, options, plan):
     return bool(o.memory_budget) or bool(plan and o is options)
 
 
-def driver_constructor(loop, name, options, plan, in_place=(), segmented=False, probe=False):
+def driver_constructor(loop, name, options, plan, in_place=(), segmented=False, probe=False,
+                       random=(False, ())):
     """``rt.CheckpointedLoop(...)`` for ``loop`` (the driver object ``name``):
     ``in_place``: carried arrays its steps write in place; ``segmented`` /
-    ``probe``: it has a taped segment / an adjoint probe function."""
+    ``probe``: it has a taped segment / an adjoint probe function; ``random``:
+    what :func:`random_draws` found."""
     o = loop.options or options
     if isinstance(loop, ir.For):
         steps = sx.copy_tree(loop.record.range_node) if loop.record.range_node else \
@@ -75,19 +83,179 @@ def driver_constructor(loop, name, options, plan, in_place=(), segmented=False, 
         kwargs["in_place"] = ast.List(elts=[sx.name(c) for c in in_place], ctx=ast.Load())
     if loop.record.next_state:
         kwargs["next_state"] = sx.const(True)
-    if _draws_from_global_state(loop):
+    global_state, generators = random
+    if global_state:
         kwargs["random_state"] = sx.const(True)
+    if generators:
+        kwargs["generators"] = ast.List(elts=[sx.name(g) for g in generators], ctx=ast.Load())
     kwargs["name"] = sx.const(name)
     return sx.rt("CheckpointedLoop", steps, **kwargs)
 
 
-def _draws_from_global_state(loop):
-    """Whether ``loop``'s body calls NumPy's legacy global random functions."""
-    for stmt in ir.walk(loop.body):
+def random_draws(body, line, bindings, namer, filename=None, what="loop"):
+    """The random state ``body`` (of the checkpointed loop or segment at ``line``;
+    ``what``: which) draws from, as ``(global_state,
+    generators)``: whether it calls NumPy's legacy global random functions, and
+    the global names (``bindings``) of the generator objects it reaches without
+    being passed them -- a module global, a closure's variable, an object's
+    attribute (a generator passed in is found among the steps' arguments).
+    A draw from a generator the body picks itself (``rng = gens[k]``) is refused
+    (``filename`` names the user's file): no snapshot could put it back."""
+    global_state, generators = False, []
+    made = _generators_made(body)
+    for stmt in ir.walk(body):
         expr = getattr(stmt, "expr", None)
-        if isinstance(expr, ir.Prim) and random_state.uses_global_state(expr.fn):
-            return True
-    return False
+        if isinstance(expr, ir.NonDiff):  # if rng.uniform() < p: a draw kept as written
+            for node in ast.walk(expr.node):
+                if _is_numpy_random(node):
+                    global_state = True
+                if not isinstance(node, ast.Name) or node.id not in bindings:
+                    continue
+                if random_state.is_generator(bindings[node.id]):
+                    _add(generators, node.id)
+                    continue
+                found = []  # a helper, a method or an object called as written
+                global_state |= _reached_generators(bindings[node.id], found, set(), 0)
+                for generator in found:
+                    _add(generators, _bound_name(generator, bindings, namer))
+            continue
+        if not isinstance(expr, ir.Prim):
+            continue
+        if random_state.uses_global_state(expr.fn):
+            global_state = True
+            continue
+        owner = random_state.generator_of(expr.fn)  # RS.seed(1), rng.shuffle(...)
+        if owner is not None:
+            _add(generators, _bound_name(owner, bindings, namer))
+        elif expr.fn in _DRAWS and isinstance(expr.args[0], ir.Name):
+            root, picked = _generator_root(expr.args[0].id, made)
+            if root in bindings:  # RS.randn(3) of a module's RS, GENS[1].normal()
+                _add(generators, root)
+            elif picked is not None:
+                raise TransformError(
+                    f"a random draw in the checkpointed {what} at line {line} from a "
+                    f"generator that the loop body picks itself ({picked})",
+                    filename=filename, lineno=stmt.line, construct=f".{expr.fn.__name__}()",
+                    hint="recomputed steps would draw new numbers: bind the generator "
+                         "before the loop (rng = ...) and draw from that name, or make "
+                         "it in the body from a seed (np.random.default_rng(seed))")
+    return global_state, generators
+
+
+_DRAWS = frozenset(random_state.DRAWS.values())
+_SEEDED = (np.random.default_rng, np.random.RandomState, np.random.Generator)
+
+
+def _generators_made(body):
+    """``{name: expression}`` for every name ``body`` assigns: the Prim or
+    NonDiff it is assigned (None for a subscript write or a loop variable)."""
+    made = {}
+    for stmt in ir.walk(body):
+        if isinstance(stmt, ir.Assign):
+            made[stmt.target] = stmt.expr
+        elif isinstance(stmt, (ir.SetItem, ir.For)):
+            made[stmt.target] = None
+    return made
+
+
+def _generator_root(name, made):
+    """Where a draw's generator comes from: ``(root, None)`` where it is a name
+    the loop body does not assign (an argument of the steps or a global name,
+    possibly through items: ``pair[0]``), or a generator the body makes from a
+    seed; ``(name, text)`` where the body picks it some other way (``text``: how)."""
+    while name in made:
+        expr = made[name]
+        if isinstance(expr, ir.Prim) and expr.fn is operator.getitem and \
+                isinstance(expr.args[0], ir.Name):
+            name = expr.args[0].id  # pair[0]: the generator is an item of pair
+            continue
+        if isinstance(expr, ir.Copy) and isinstance(expr.value, ir.Name):
+            name = expr.value.id
+            continue
+        if isinstance(expr, ir.Prim) and expr.fn in _SEEDED and any(
+                not (isinstance(a, ir.Const) and a.value is None)
+                for a in (*expr.args, *expr.kwargs.values())):
+            return None, None  # made again, from the same seed, by a recomputed step
+        text = ast.unparse(ir.expr_node(expr)) if expr is not None else name
+        return name, text
+    return name, None
+
+
+def _reached_generators(value, found, seen, depth):
+    """Add to ``found`` the generators a value kept as written may draw from when
+    it runs (a user function through its closure, defaults and the globals it
+    names; a bound method and an object through their attributes and their
+    class's functions); True when it may call NumPy's legacy global random
+    functions."""
+    if id(value) in seen or depth > 4 or isinstance(value, types.ModuleType):
+        return False
+    seen.add(id(value))
+    if random_state.is_generator(value):
+        found.append(value)
+        return False
+    if random_state.uses_global_state(value):
+        return True
+    inner = []
+    legacy = False
+    if isinstance(value, types.MethodType):
+        inner = [value.__self__, value.__func__]
+    elif isinstance(value, types.FunctionType):
+        if str(getattr(value, "__module__", "") or "").split(".")[0] in _LIBRARIES:
+            return False
+        names = set()
+        codes = [value.__code__]
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        legacy = "random" in names  # np.random.normal(...) in its body
+        inner = [value.__globals__[n] for n in sorted(names) if n in value.__globals__]
+        inner += [cell.cell_contents for cell in value.__closure__ or ()
+                  if _cell_is_set(cell)]
+        inner += list(value.__defaults__ or ())
+    elif isinstance(value, (list, tuple)):
+        inner = list(value)
+    elif isinstance(value, dict):
+        inner = list(value.values())
+    elif isinstance(value, type):
+        inner = [v for v in vars(value).values() if isinstance(v, types.FunctionType)]
+    elif hasattr(value, "__dict__") and not callable(getattr(value, "__array__", None)):
+        inner = [*vars(value).values(), type(value)]
+    for item in inner:
+        legacy |= _reached_generators(item, found, seen, depth + 1)
+    return legacy
+
+
+_LIBRARIES = ("numpy", "scipy", "tangent_ckpt", "builtins")
+
+
+def _cell_is_set(cell):
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
+
+
+def _is_numpy_random(node):
+    """``np.random.<anything>`` in a syntax tree kept as written."""
+    return isinstance(node, ast.Attribute) and node.attr == "random" and \
+        isinstance(node.value, ast.Name) and node.value.id in (NUMPY, "np")
+
+
+def _add(names, name):
+    if name not in names:
+        names.append(name)
+
+
+def _bound_name(obj, bindings, namer):
+    """The global name generated code sees ``obj`` under, bound now if it has none."""
+    for name, value in bindings.items():
+        if value is obj:
+            return name
+    name = namer.fresh("rng")
+    bindings[name] = obj
+    return name
 
 
 def _store_node(spec):
