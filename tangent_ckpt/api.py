@@ -57,9 +57,11 @@ def _normalize_wrt(wrt):
     return wrt, len(wrt) == 1
 
 
-def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None):
+def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
+              has_aux=False):
     containers = containers or {}
-    key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes)
+    key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes,
+           has_aux)
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -74,7 +76,8 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
             try:
                 compiled = compile_gradient(fn, wrt, options, return_value=return_value,
                                             containers=containers,
-                                            shapes=dict(shapes) if shapes else None)
+                                            shapes=dict(shapes) if shapes else None,
+                                            has_aux=has_aux)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -227,6 +230,10 @@ class GradientFunction:
     ``seed_name``) is the adjoint of the output; it defaults to 1.0, which for a
     non-scalar output gives the gradient of its sum.  An array adjoint must have
     the output's shape (:class:`~tangent_ckpt.errors.OutputAdjointError`).
+    The output is one float or array: a function returning a tuple or list is
+    refused, unless ``has_aux=True`` and it returns ``(output, aux)``; then the
+    gradient function returns ``(gradient, aux)`` (``value_and_grad``:
+    ``((value, aux), gradient)``), ``aux`` as computed, not differentiated.
 
     Attributes: ``fn`` (what was given to ``grad``), ``wrt``, ``options``,
     ``source`` (the generated code), ``compile()``.  In Jupyter the object and
@@ -235,8 +242,10 @@ class GradientFunction:
 
     def __init__(self, fn: Callable[..., Any], wrt: Wrt, options: CheckpointOptions,
                  return_value: bool = False, flat: bool = False,
-                 source: Optional[str] = None, progress: bool = False):
+                 source: Optional[str] = None, progress: bool = False,
+                 has_aux: bool = False):
         self.fn = fn
+        self.has_aux = bool(has_aux)
         self.progress = bool(progress)
         self.wrt, self._single = _normalize_wrt(wrt)
         self.options = options
@@ -282,7 +291,7 @@ class GradientFunction:
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
-                                 self.given_source, containers, shapes)
+                                 self.given_source, containers, shapes, self.has_aux)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
@@ -385,20 +394,29 @@ class GradientFunction:
         except BaseException as exc:
             _release_loops(exc.__traceback__)
             if checked and isinstance(exc, ValueError):
-                _check_output_adjoint(seed, _output_or_none(self._target.function, values),
-                                      exc)
+                output = _output_or_none(self._target.function, values)
+                if self.has_aux and isinstance(output, tuple):
+                    output = output[0]
+                _check_output_adjoint(seed, output, exc)
             placed = placed_at_user_line(exc, _source_file(self._target.function))
             if placed is not exc:  # a run-time refusal: named at the user's line
                 raise placed from None
             raise
-        if checked:
-            _check_output_adjoint(seed, result[0])
-            if not self.return_value:
-                result = result[1]
-        if self.return_value:
+        value = aux = None
+        if checked or self.return_value:
             value, grads = result
-            return value, self._finish(grads, user_values, containers)
-        return self._finish(result, user_values, containers)
+            if self.has_aux:
+                value, aux = value
+        elif self.has_aux:
+            grads, aux = result
+        else:
+            grads = result
+        if checked:
+            _check_output_adjoint(seed, value)
+        grads = self._finish(grads, user_values, containers)
+        if self.return_value:
+            return ((value, aux) if self.has_aux else value), grads
+        return (grads, aux) if self.has_aux else grads
 
     def _container_arguments(self, args, kwargs):
         """{position: structure} of the ``wrt`` arguments of this call that are
@@ -541,6 +559,11 @@ _OPTIONS_DOC = """
       reverse sweeps (steps done, recomputed, snapshots held) on stderr, with
       tqdm when installed; the environment variable
       ``TANGENT_CKPT_PROGRESS=1`` turns it on for every gradient.
+    - ``has_aux``: ``fn`` returns a pair ``(output, aux)``; ``output`` (a float
+      or an array) is differentiated and ``aux`` (any value: arrays, numbers,
+      strings, containers of them) is returned as computed: ``grad`` gives
+      ``(gradient, aux)``, ``value_and_grad`` ``((value, aux), gradient)``.
+      Without it a function returning a tuple or list is refused.
 """
 
 
@@ -562,7 +585,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
          costs: Any = None, snapshot_store: Any = None, flat: bool = False,
          source: Optional[str] = None, progress: bool = False, backend: str = "numpy",
-         **unknown: Any) -> GradientFunction:
+         has_aux: bool = False, **unknown: Any) -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
     ``fn`` is a def, a lambda, a bound method, a ``functools.partial`` or a
@@ -577,7 +600,8 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
                                 verify=verify, nested=nested, costs=costs,
                                 snapshot_store=snapshot_store, backend=backend)
-    return GradientFunction(fn, wrt, options, flat=flat, source=source, progress=progress)
+    return GradientFunction(fn, wrt, options, flat=flat, source=source, progress=progress,
+                            has_aux=has_aux)
 
 
 def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
@@ -586,7 +610,7 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
                    nested: bool = False, costs: Any = None, snapshot_store: Any = None,
                    flat: bool = False, source: Optional[str] = None,
-                   progress: bool = False, backend: str = "numpy",
+                   progress: bool = False, backend: str = "numpy", has_aux: bool = False,
                    **unknown: Any) -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
@@ -601,7 +625,7 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                                 verify=verify, nested=nested, costs=costs,
                                 snapshot_store=snapshot_store, backend=backend)
     return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source,
-                            progress=progress)
+                            progress=progress, has_aux=has_aux)
 
 
 def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = (0,),
@@ -610,7 +634,8 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
                             costs: Any = None, snapshot_store: Any = None, flat: bool = False,
                             source: Optional[str] = None, progress: bool = False,
-                            backend: str = "numpy", **unknown: Any) -> Any:
+                            backend: str = "numpy", has_aux: bool = False,
+                            **unknown: Any) -> Any:
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
 
@@ -624,7 +649,7 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
                     disk_snapshots=disk_snapshots, verify=verify, nested=nested, costs=costs,
                     snapshot_store=snapshot_store, flat=flat, source=source, progress=progress,
-                    backend=backend)
+                    backend=backend, has_aux=has_aux)
     if fn is None:
         return wrap
     return wrap(fn)

@@ -163,7 +163,7 @@ class ComprehensionLowering:
                     keys.append(key)
                     items.append(item)
             return DictValue(keys, items)
-        return TupleValue(results)
+        return TupleValue(results, is_list=isinstance(node, gast.ListComp))
 
     def static(self, node):
         """Does every generator loop over a container of static structure?"""
@@ -283,7 +283,7 @@ class ComprehensionLowering:
         scope = Scope(self.lo.current_scope.parsed,
                       set().union({items}, *(_targets(g.target) for g in node.generators)),
                       parent=self.lo.current_scope)
-        scope.tuples[items] = TupleValue([])
+        scope.tuples[items] = TupleValue([], is_list=True)
         for name in self._own_names(node):  # used nowhere else: keeps the user's name
             scope.rename[name] = ir.Name(name)
         saved = self.lo.current_scope

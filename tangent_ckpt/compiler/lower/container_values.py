@@ -68,7 +68,7 @@ def rebuild(value, new_leaves):
     if isinstance(value, DictValue):
         return DictValue(value.keys, [rebuild(v, new_leaves) for v in value.items])
     if isinstance(value, TupleValue):
-        return TupleValue([rebuild(v, new_leaves) for v in value.items])
+        return TupleValue([rebuild(v, new_leaves) for v in value.items], value.is_list)
     return next(new_leaves)
 
 
@@ -105,7 +105,8 @@ def container_node(value):
         return ast.Dict(keys=[ast.Constant(value=k) for k in value.keys],
                         values=[container_node(v) for v in value.items])
     if isinstance(value, TupleValue):
-        return ast.Tuple(elts=[container_node(v) for v in value.items], ctx=ast.Load())
+        kind = ast.List if value.is_list else ast.Tuple
+        return kind(elts=[container_node(v) for v in value.items], ctx=ast.Load())
     return ir.operand_node(value)
 
 

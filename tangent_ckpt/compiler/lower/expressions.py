@@ -97,7 +97,7 @@ class ExpressionLowering:
                 v = self.value(e, f"{hint}_{k}")
                 kept = isinstance(v, (TupleValue, ObjectValue))  # [Affine(W1, b1), ...]
                 items.append(v if kept else self.atomize(v, f"{hint}_{k}"))
-            return TupleValue(items)
+            return TupleValue(items, is_list=isinstance(node, gast.List))
         if isinstance(node, gast.Attribute):
             return self.attribute(node, hint)
         if isinstance(node, gast.Subscript):

@@ -11,10 +11,13 @@ import numpy as np
 
 
 class TupleValue:
-    """A tuple whose elements are known operands (scalar replacement of tuples)."""
+    """A tuple whose elements are known operands (scalar replacement of tuples).
+    ``is_list``: written as a list (``[a, b]``), which a value returned as
+    computed (``has_aux``) must come back as."""
 
-    def __init__(self, items):
+    def __init__(self, items, is_list=False):
         self.items = list(items)
+        self.is_list = is_list
 
 
 class CompileTimeValue:

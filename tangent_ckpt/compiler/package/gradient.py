@@ -7,6 +7,7 @@ preceded by the functions the checkpointed loops and segments generated.
 """
 
 import ast
+import copy
 import os
 from dataclasses import dataclass
 
@@ -57,8 +58,13 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
             grads.append(sx.rt("as_gradient", b, p))
         else:
             grads.append(sx.name(b))
+    gradients = sx.tuple_(grads) if len(grads) > 1 else grads[0]
+    aux = copy.deepcopy(function.aux)  # has_aux: returned as computed, after the value
     if return_value:
-        returned = [function.result, sx.tuple_(grads) if len(grads) > 1 else grads[0]]
+        value = function.result if aux is None else sx.tuple_([function.result, aux])
+        returned = [value, gradients]
+    elif aux is not None:
+        returned = [gradients, aux]
     else:
         returned = grads
     ret = Line(sx.return_(returned))
