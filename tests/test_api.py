@@ -381,3 +381,17 @@ def test_has_aux_needs_a_pair_whose_output_is_one_value(fn, what):
 def test_has_aux_is_a_documented_option_of_every_gradient_entry_point():
     for api in (tc.grad, tc.value_and_grad, tc.grad_with_checkpointing, tc.jvp):
         assert "has_aux" in inspect.signature(api).parameters
+
+
+def returns_list_built_in_a_loop(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x * i)
+    return rows
+
+
+def test_a_list_built_at_run_time_as_output_is_refused_at_the_return_line():
+    with pytest.raises(tc.TangentCkptError, match="list built at run time.*np.stack") as info:
+        tc.grad(returns_list_built_in_a_loop)(np.ones(2), 3)
+    assert f"test_api.py:{_line_of(returns_list_built_in_a_loop, '    return ')}" in \
+        str(info.value)

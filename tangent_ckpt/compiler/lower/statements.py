@@ -265,6 +265,14 @@ class StatementLowering:
         mode), and so is a string or ``None``."""
         if self.lo.has_aux:
             value = self.aux_pair(value, s)
+        if self.lo.run_time.is_rows(value) or self.lo.run_time.is_dict(value):
+            kind = "list" if self.lo.run_time.is_rows(value) else "dict"
+            raise self.lo.error(
+                TransformError, f"the function returns a {kind} built at run time where a "
+                "gradient needs one float or array output", s, construct=f"{kind} output",
+                hint="return the value to differentiate, and the dict as the aux of "
+                     "`return output, aux` with has_aux=True"
+                     if kind == "dict" else "return np.stack(...) of it, an array")
         if isinstance(value, TupleValue) and self.lo.one_output:
             kind = "dict" if isinstance(value, DictValue) else \
                 "list" if value.is_list else "tuple"
@@ -297,6 +305,10 @@ class StatementLowering:
                 hint="return output, aux: the value to differentiate first, then the "
                      "auxiliary value returned as computed")
         output, aux = value.items
+        if any(self.lo.run_time.is_rows(leaf) for leaf in leaves(aux)):
+            raise self.lo.error(
+                TransformError, "the aux value holds a list built at run time", s,
+                construct="aux value", hint="return np.stack(...) of it, an array")
         if any(isinstance(leaf, CompileTimeValue) for leaf in leaves(aux)):
             raise self.lo.error(
                 TransformError, "the aux value holds a function or an object of a user class",
