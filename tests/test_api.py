@@ -395,3 +395,38 @@ def test_a_list_built_at_run_time_as_output_is_refused_at_the_return_line():
         tc.grad(returns_list_built_in_a_loop)(np.ones(2), 3)
     assert f"test_api.py:{_line_of(returns_list_built_in_a_loop, '    return ')}" in \
         str(info.value)
+
+
+# --- the default output adjoint of an array output: the gradient of its sum ------------
+def stacked_moments(x):
+    return np.stack([np.sum(x), np.sum(x ** 2)])
+
+
+def scalar_plus_vector(a, v):
+    return a + v * 2.0
+
+
+def stacked_in_a_loop(x, n):
+    for t in range(n):
+        x = np.sin(x) * 1.1
+    return np.stack([np.sum(x), np.sum(x ** 2)]) * 0.5
+
+
+def test_stacked_output_with_the_default_adjoint():
+    x = rng.standard_normal(4)
+    check_grad(stacked_moments, (x,))
+    check_grad(stacked_moments, (x,), seed=np.array([0.3, -2.0]))
+
+
+def test_scalar_input_broadcast_to_an_array_output_sums_its_adjoint():
+    # the default adjoint 1.0 reached rt.unbroadcast as a scalar and came back 1.0, not 3.0
+    check_grad(scalar_plus_vector, (1.5, rng.standard_normal(3)), wrt=(0, 1))
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2},
+                                     {"checkpoint": True, "memory_budget": "100KB"}])
+def test_array_output_of_a_loop_with_the_default_adjoint(options):
+    x = rng.standard_normal(3)
+    df = tc.grad(stacked_in_a_loop, **options)
+    got = check_grad(stacked_in_a_loop, (x, 6), df=df)
+    np.testing.assert_allclose(got[0], tc.grad(stacked_in_a_loop)(x, 6), rtol=1e-12)

@@ -196,6 +196,9 @@ class Function:
     # lower, with has_aux: the auxiliary value of ``return output, aux``, returned as
     # computed (not differentiated), as the expression that rebuilds it; else None
     aux: Optional[ast.expr] = None
+    # analyze (scalar_output.py): the output is a scalar on every path, so the output
+    # adjoint needs no spreading over its shape (rt.output_adjoint)
+    scalar_output: bool = False
 
 
 def output_names(function):

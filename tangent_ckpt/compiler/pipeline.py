@@ -21,6 +21,7 @@ from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler
 from tangent_ckpt.compiler.package.gradient import auto_plan, package_gradient
 from tangent_ckpt.compiler.package.tangent import package_tangent
 from tangent_ckpt.compiler.parse import parse_function, recording
+from tangent_ckpt.compiler.scalar_output import output_is_scalar
 from tangent_ckpt.compiler.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
@@ -77,6 +78,7 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
                                                     parsed.node.args.kwonlyargs))
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
+    function.scalar_output = output_is_scalar(function, shapes)
     shape_facts(function)
     if shapes:
         argument_shapes(function, shapes)

@@ -24,7 +24,7 @@ from tangent_ckpt.errors import TangentCkptError
 
 __all__ = [
     # broadcasting and buffers
-    "is_zero", "Parts", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
+    "is_zero", "Parts", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "output_adjoint", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
     "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
     "clip_adjoint", "clip_adjoint_bound",
@@ -179,6 +179,22 @@ def as_gradient(g, x):
     elif not g.flags.writeable:
         g = g.copy()
     return g
+
+
+def output_adjoint(g, ans):
+    """The adjoint of a gradient's output ``ans`` as an array of its shape.  A
+    scalar ``g`` given for an array output (the default 1.0) asks for the
+    gradient of ``sum(g * ans)``: every element's adjoint is ``g``.  The rules
+    take ``g`` of their output's shape (a scalar is the symbolic zero, or a
+    Python number's adjoint), so it is spread here, once, before the reverse
+    sweep.  A ``g`` of the output's shape is returned as given."""
+    shape = ans.shape if type(ans) is np.ndarray else np.shape(ans)
+    if type(g) is not float and np.shape(g) == shape or not shape:
+        return g
+    if np.ndim(g):  # another shape: the caller names both (OutputAdjointError)
+        return g
+    dtype = np.result_type(g, ans)
+    return np.full(shape, g, dtype=dtype if dtype.kind in "fc" else np.float64)
 
 
 def zeros_like(x):

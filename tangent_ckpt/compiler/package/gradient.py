@@ -68,7 +68,12 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
     else:
         returned = grads
     ret = Line(sx.return_(returned))
-    primal, adjoint, needed = finish_saves(sweeps.primal, sweeps.adjoint, ret)
+    sweep = sweeps.adjoint
+    if not function.scalar_output and sweeps.seed in names_read(sweep):
+        # a scalar seed of an array output: every element's adjoint (scalar_output.py)
+        sweep = [Line(sx.assign(sweeps.seed, sx.rt("output_adjoint", sweeps.seed,
+                                                   function.result)))] + sweep
+    primal, adjoint, needed = finish_saves(sweeps.primal, sweep, ret)
     primal = drop_dead_primal(primal, names_read(adjoint + [ret]))
     helpers = drop_dead_state(primal, helpers, names_read(adjoint + [ret]))
 
