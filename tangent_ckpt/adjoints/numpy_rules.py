@@ -821,7 +821,7 @@ NOTES = {
     np.nanmean: "0 at NaN entries; the count excludes them",
     np.trapezoid: "`y` only (sample points `x` or `dx` constant); y of any shape along `axis`",
     np.vdot: "real input",
-    np.gradient: "one axis (1-D input or `axis=k`); any spacing and edge_order",
+    np.gradient: "any axes (several: a tuple of derivatives, unpack or index it); any spacing and edge_order",
     np.sort: "ties: the stable order",
     np.pad: "modes that copy elements",
     np.linspace: "linear in `start` and `stop`",

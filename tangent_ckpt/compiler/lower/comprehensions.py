@@ -223,7 +223,7 @@ class ComprehensionLowering:
         """True/False for a condition of constants (``k == 0`` with ``k`` an unrolled
         loop's constant), else None.  Emits nothing."""
         if not isinstance(test, (gast.Compare, gast.BoolOp, gast.Name, gast.Constant,
-                                 gast.UnaryOp)):
+                                 gast.UnaryOp)) and not _is_isinstance(test, self.lo):
             return None
         value = self.lo.expressions.value(test, "cond")
         if isinstance(value, ir.Const):
@@ -302,3 +302,9 @@ def _name(name, ctx, node):
 def _at(new, node):
     """``new`` placed at ``node``'s line (errors and comments quote the user's line)."""
     return gast.copy_location(new, node)
+
+
+def _is_isinstance(test, lowering):
+    """``isinstance(...)``: decided when lowering where its value is a container."""
+    return isinstance(test, gast.Call) and \
+        lowering.expressions.static_value(test.func) is isinstance

@@ -377,6 +377,9 @@ def _is_boolean(node):
             else True
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
         return True
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id in ("isinstance", "issubclass", "callable", "hasattr"):
+        return True  # builtins that return a bool
     return isinstance(node, gast.Constant) and isinstance(node.value, bool)
 
 
