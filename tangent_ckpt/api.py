@@ -268,6 +268,9 @@ class GradientFunction:
         self._last_shapes = None
         self._compiled_shapes = None
         self._shapes_met = {}
+        # structures of run-time lists of tuples this gradient is compiled for
+        # (a refusal with them as run-time values: _nested_arguments)
+        self._nested_needed = set()
 
     def compile(self, return_value: Optional[bool] = None):
         """Compile now (else on the first call); cached per function, wrt and options."""
@@ -354,14 +357,26 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True  # noqa: F841
         containers = self._container_arguments(args, kwargs)
+        nested = self._nested_arguments(args, kwargs)
+        if nested and tuple(sorted(nested.items())) in self._nested_needed:
+            containers = {**containers, **nested}
         shapes = None if containers else self._argument_shapes(args, kwargs)
         self._last_containers, self._last_shapes = containers, shapes
         compiled, error = self._compile(containers=containers, shapes=shapes)
-        if error is not None and set(containers) - set(self._inner_wrt):
+        if error is not None and set(containers) - set(self._inner_wrt) - set(nested):
             # a bound self used as a value (print(self)): read it when the code runs
-            containers = {k: s for k, s in containers.items() if k in self._inner_wrt}
+            containers = {k: s for k, s in containers.items()
+                          if k in self._inner_wrt or k in nested}
             self._last_containers = containers
             compiled, error = self._compile(containers=containers, shapes=shapes)
+        if error is not None and nested and not set(nested) <= set(containers):
+            # refused with run-time lists of tuples: compiled for their structure instead
+            trial = {**containers, **nested}
+            retried, second = self._compile(containers=trial, shapes=None)
+            if second is None:
+                self._nested_needed.add(tuple(sorted(nested.items())))
+                compiled, error, containers = retried, None, trial
+                self._last_containers, self._last_shapes = containers, None
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
@@ -436,6 +451,23 @@ class GradientFunction:
         structures.update(container_args.bound_objects(self._target.args, self._inner_wrt))
         structures.update(container_args.option_dicts(values, self._inner_wrt))
         return structures
+
+    def _nested_arguments(self, args, kwargs):
+        """{position: structure} of this call's arguments outside ``wrt`` that are
+        lists or tuples of lists, tuples or dicts of arrays and numbers
+        (container_args.nested_sequences): compiled for their structure only
+        when the gradient is refused with them as run-time values."""
+        if not any(isinstance(a, (list, tuple)) for a in [*args, *kwargs.values()]):
+            return {}
+        if len(args) == self._target.positional + 1:
+            args = args[:-1]  # the output adjoint
+        try:
+            arguments = self._target.bind(args, {k: v for k, v in kwargs.items()
+                                                 if k in self._target.signature.parameters})
+        except TypeError:
+            return {}
+        values = [arguments.get(p) for p in self._target.parameters()]
+        return container_args.nested_sequences(values, self._inner_wrt)
 
     def _finish(self, grads, values, containers):
         """Every array argument's gradient is an array of its shape.  The symbolic
