@@ -769,3 +769,28 @@ def test_a_list_of_data_pairs_outside_wrt_stays_a_checkpointed_loop():
     df = tc.grad(loop_over_data_pairs, checkpoint=True, snapshots=2)
     check_grad(loop_over_data_pairs, (W, pairs), df=df)
     assert "CheckpointedLoop(" in df.source
+
+
+def layers_by_key(M, a):
+    layers = {"enc": [(M, a), (M.T * 0.5, a * 0.1)], "dec": [(M * 0.5, a)]}
+    x = a
+    for name in ("enc", "dec"):
+        for W, b in layers[name]:
+            x = np.tanh(x @ W + b)
+    return np.sum(x)
+
+
+def layers_by_index(M, a):
+    layers = [[(M, a)], [(M * 0.5, a), (M.T, a * 0.3)]]
+    x = a
+    for k in range(2):
+        for W, b in layers[k]:
+            x = np.tanh(x @ W + b)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("f", [layers_by_key, layers_by_index])
+def test_loop_over_an_item_chosen_by_an_unrolled_constant(f):
+    # found by the nested_containers fuzz family: `for W, b in layers[name]` inside
+    # `for name in ('enc', 'dec')` was refused as a run-time loop over a list
+    check_grad(f, (0.5 * vec(3, 3), vec(3)), wrt=(0, 1))
