@@ -62,13 +62,13 @@ def _normalize_wrt(wrt):
 
 
 def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
-              library=None):
+              library=None, has_aux=False):
     """The gradient of ``fn``, compiled once per key; ``library``: the array
     library of the arguments when it is not NumPy ("cupy", "dask"): the same code
     runs with NumPy's functions dispatched there (runtime/backends.py)."""
     containers = containers or {}
     key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes,
-           library)
+           library, has_aux)
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -83,7 +83,8 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
             try:
                 compiled = compile_gradient(fn, wrt, options, return_value=return_value,
                                             containers=containers,
-                                            shapes=dict(shapes) if shapes else None)
+                                            shapes=dict(shapes) if shapes else None,
+                                            has_aux=has_aux)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -263,6 +264,10 @@ class GradientFunction:
     ``seed_name``) is the adjoint of the output; it defaults to 1.0, which for a
     non-scalar output gives the gradient of its sum.  An array adjoint must have
     the output's shape (:class:`~tangent_ckpt.errors.OutputAdjointError`).
+    The output is one float or array: a function returning a tuple or list is
+    refused, unless ``has_aux=True`` and it returns ``(output, aux)``; then the
+    gradient function returns ``(gradient, aux)`` (``value_and_grad``:
+    ``((value, aux), gradient)``), ``aux`` as computed, not differentiated.
 
     Attributes: ``fn`` (what was given to ``grad``), ``wrt``, ``options``,
     ``source`` (the generated code), ``compile()``.  In Jupyter the object and
@@ -271,8 +276,10 @@ class GradientFunction:
 
     def __init__(self, fn: Callable[..., Any], wrt: Wrt, options: CheckpointOptions,
                  return_value: bool = False, flat: bool = False,
-                 source: Optional[str] = None, progress: bool = False):
+                 source: Optional[str] = None, progress: bool = False,
+                 has_aux: bool = False):
         self.fn = fn
+        self.has_aux = bool(has_aux)
         self.progress = bool(progress)
         self.wrt, self._single = _normalize_wrt(wrt)
         self.options = options
@@ -296,6 +303,9 @@ class GradientFunction:
         self._compiled_shapes = None
         self._last_library = self._compiled_library = None   # "cupy", "dask": not NumPy's
         self._shapes_met = {}
+        # structures of run-time lists of tuples this gradient is compiled for
+        # (a refusal with them as run-time values: _nested_arguments)
+        self._nested_needed = set()
 
     def compile(self, return_value: Optional[bool] = None):
         """Compile now (else on the first call); cached per function, wrt and options."""
@@ -320,7 +330,8 @@ class GradientFunction:
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
-                                 self.given_source, containers, shapes, self._last_library)
+                                 self.given_source, containers, shapes, self._last_library,
+                                 self.has_aux)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
@@ -385,15 +396,27 @@ class GradientFunction:
         __tracebackhide__ = True  # noqa: F841
         _refuse_foreign_arrays(self._target, args, kwargs)
         containers = self._container_arguments(args, kwargs)
+        nested = self._nested_arguments(args, kwargs)
+        if nested and tuple(sorted(nested.items())) in self._nested_needed:
+            containers = {**containers, **nested}
         shapes = None if containers else self._argument_shapes(args, kwargs)
         self._last_containers, self._last_shapes = containers, shapes
         self._last_library = _array_library((*self._target.args, *args), kwargs)
         compiled, error = self._compile(containers=containers, shapes=shapes)
-        if error is not None and set(containers) - set(self._inner_wrt):
+        if error is not None and set(containers) - set(self._inner_wrt) - set(nested):
             # a bound self used as a value (print(self)): read it when the code runs
-            containers = {k: s for k, s in containers.items() if k in self._inner_wrt}
+            containers = {k: s for k, s in containers.items()
+                          if k in self._inner_wrt or k in nested}
             self._last_containers = containers
             compiled, error = self._compile(containers=containers, shapes=shapes)
+        if error is not None and nested and not set(nested) <= set(containers):
+            # refused with run-time lists of tuples: compiled for their structure instead
+            trial = {**containers, **nested}
+            retried, second = self._compile(containers=trial, shapes=None)
+            if second is None:
+                self._nested_needed.add(tuple(sorted(nested.items())))
+                compiled, error, containers = retried, None, trial
+                self._last_containers, self._last_shapes = containers, None
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
@@ -426,20 +449,29 @@ class GradientFunction:
         except BaseException as exc:
             _release_loops(exc.__traceback__)
             if checked and isinstance(exc, ValueError):
-                _check_output_adjoint(seed, _output_or_none(self._target.function, values),
-                                      exc)
+                output = _output_or_none(self._target.function, values)
+                if self.has_aux and isinstance(output, tuple):
+                    output = output[0]
+                _check_output_adjoint(seed, output, exc)
             placed = run_time_errors.placed_at_user_line(exc)
             if placed is not exc:  # a run-time refusal: named at the user's line
                 raise placed from None
             raise  # with a note naming the user's line
-        if checked:
-            _check_output_adjoint(seed, result[0])
-            if not self.return_value:
-                result = result[1]
-        if self.return_value:
+        value = aux = None
+        if checked or self.return_value:
             value, grads = result
-            return value, self._finish(grads, user_values, containers)
-        return self._finish(result, user_values, containers)
+            if self.has_aux:
+                value, aux = value
+        elif self.has_aux:
+            grads, aux = result
+        else:
+            grads = result
+        if checked:
+            _check_output_adjoint(seed, value)
+        grads = self._finish(grads, user_values, containers)
+        if self.return_value:
+            return ((value, aux) if self.has_aux else value), grads
+        return (grads, aux) if self.has_aux else grads
 
     def _container_arguments(self, args, kwargs):
         """{position: structure} of the ``wrt`` arguments of this call that are
@@ -459,6 +491,23 @@ class GradientFunction:
         structures.update(container_args.bound_objects(self._target.args, self._inner_wrt))
         structures.update(container_args.option_dicts(values, self._inner_wrt))
         return structures
+
+    def _nested_arguments(self, args, kwargs):
+        """{position: structure} of this call's arguments outside ``wrt`` that are
+        lists or tuples of lists, tuples or dicts of arrays and numbers
+        (container_args.nested_sequences): compiled for their structure only
+        when the gradient is refused with them as run-time values."""
+        if not any(isinstance(a, (list, tuple)) for a in [*args, *kwargs.values()]):
+            return {}
+        if len(args) == self._target.positional + 1:
+            args = args[:-1]  # the output adjoint
+        try:
+            arguments = self._target.bind(args, {k: v for k, v in kwargs.items()
+                                                 if k in self._target.signature.parameters})
+        except TypeError:
+            return {}
+        values = [arguments.get(p) for p in self._target.parameters()]
+        return container_args.nested_sequences(values, self._inner_wrt)
 
     def _finish(self, grads, values, containers):
         """Every array argument's gradient is an array of its shape.  The symbolic
@@ -492,12 +541,12 @@ class GradientFunction:
             return self.__qualname__
         return (_rebuild_gradient, (self.fn, self.wrt, self.options, self.return_value,
                                     self.flat, _portable_source(self.fn, self.given_source),
-                                    self.progress))
+                                    self.progress, self.has_aux))
 
 
-def _rebuild_gradient(fn, wrt, options, return_value, flat, source, progress):
+def _rebuild_gradient(fn, wrt, options, return_value, flat, source, progress, has_aux=False):
     return GradientFunction(fn, wrt, options, return_value=return_value, flat=flat,
-                            source=source, progress=progress)
+                            source=source, progress=progress, has_aux=has_aux)
 
 
 def _portable_source(fn, given):
@@ -676,6 +725,11 @@ _OPTIONS_DOC = """
       reverse sweeps (steps done, recomputed, snapshots held) on stderr, with
       tqdm when installed; the environment variable
       ``TANGENT_CKPT_PROGRESS=1`` turns it on for every gradient.
+    - ``has_aux``: ``fn`` returns a pair ``(output, aux)``; ``output`` (a float
+      or an array) is differentiated and ``aux`` (any value: arrays, numbers,
+      strings, containers of them) is returned as computed: ``grad`` gives
+      ``(gradient, aux)``, ``value_and_grad`` ``((value, aux), gradient)``.
+      Without it a function returning a tuple or list is refused.
 """
 
 
@@ -712,7 +766,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
          costs: Any = None, snapshot_store: Any = None, flat: bool = False,
          source: Optional[str] = None, progress: bool = False,
-         backend: str = "numpy") -> GradientFunction:
+         backend: str = "numpy", has_aux: bool = False) -> GradientFunction:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
     ``fn`` is a def, a lambda, a bound method, a ``functools.partial`` or a
@@ -726,7 +780,8 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                                 min_steps=min_steps, disk_snapshots=disk_snapshots,
                                 verify=verify, nested=nested, costs=costs,
                                 snapshot_store=snapshot_store, backend=backend)
-    return GradientFunction(fn, wrt, options, flat=flat, source=source, progress=progress)
+    return GradientFunction(fn, wrt, options, flat=flat, source=source, progress=progress,
+                            has_aux=has_aux)
 
 
 @options_checked
@@ -736,7 +791,8 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
                    nested: bool = False, costs: Any = None, snapshot_store: Any = None,
                    flat: bool = False, source: Optional[str] = None,
-                   progress: bool = False, backend: str = "numpy") -> GradientFunction:
+                   progress: bool = False, backend: str = "numpy",
+                   has_aux: bool = False) -> GradientFunction:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
     With ``flat=True`` the gradient is one float64 vector, the shape
@@ -749,7 +805,7 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                                 verify=verify, nested=nested, costs=costs,
                                 snapshot_store=snapshot_store, backend=backend)
     return GradientFunction(fn, wrt, options, return_value=True, flat=flat, source=source,
-                            progress=progress)
+                            progress=progress, has_aux=has_aux)
 
 
 @overload
@@ -759,7 +815,7 @@ def grad_with_checkpointing(fn: Callable[..., Any], *, wrt: Wrt = ...,
                             disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
                             costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
                             source: Optional[str] = ..., progress: bool = ...,
-                            backend: str = ...) -> GradientFunction: ...
+                            backend: str = ..., has_aux: bool = ...) -> GradientFunction: ...
 
 
 @overload
@@ -769,7 +825,8 @@ def grad_with_checkpointing(fn: None = None, *, wrt: Wrt = ...,
                             disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
                             costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
                             source: Optional[str] = ..., progress: bool = ...,
-                            backend: str = ...) -> Callable[[Callable[..., Any]], GradientFunction]: ...
+                            backend: str = ...,
+                            has_aux: bool = ...) -> Callable[[Callable[..., Any]], GradientFunction]: ...
 
 
 @options_checked
@@ -779,7 +836,8 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
                             costs: Any = None, snapshot_store: Any = None, flat: bool = False,
                             source: Optional[str] = None, progress: bool = False,
-                            backend: str = "numpy") -> Any:  # the overloads above say what
+                            backend: str = "numpy",
+                            has_aux: bool = False) -> Any:  # the overloads above say what
     """The gradient of ``fn`` with its loops checkpointed (Revolve by default):
     ``grad(fn, wrt, checkpoint=True, ...)``.
 
@@ -792,7 +850,7 @@ def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt
                     memory_budget=memory_budget, schedule=schedule, min_steps=min_steps,
                     disk_snapshots=disk_snapshots, verify=verify, nested=nested, costs=costs,
                     snapshot_store=snapshot_store, flat=flat, source=source, progress=progress,
-                    backend=backend)
+                    backend=backend, has_aux=has_aux)
     if fn is None:
         return wrap
     return wrap(fn)

@@ -198,6 +198,30 @@ def option_dicts(values, positions) -> Dict[int, Any]:
     return found
 
 
+_MOST_LEAVES = 256
+
+
+def nested_sequences(values, positions) -> Dict[int, Any]:
+    """{position: structure} of the lists and tuples passed and not in ``wrt``
+    that hold lists, tuples or dicts of arrays and numbers (a network's ``[(W,
+    b), ...]`` when only the input is differentiated).  Such an argument is a
+    run-time value (a loop over it is a loop the gradient can checkpoint); where
+    that is refused (``[(W * 1.0, b) for W, b in params]`` builds a run-time list
+    of tuples) the gradient is compiled for its structure, like a ``wrt``
+    container's.  One of more than ``_MOST_LEAVES`` leaves is not offered."""
+    found = {}
+    for k, value in enumerate(values):
+        if k in positions or not isinstance(value, (list, tuple)) or \
+                not any(isinstance(v, (list, tuple, dict)) for v in value):
+            continue
+        leaves = leaves_of(value)
+        if 0 < len(leaves) <= _MOST_LEAVES and all(_is_float_leaf(leaf) or isinstance(leaf, np.ndarray) or
+                          isinstance(leaf, (int, np.integer)) and not isinstance(leaf, bool)
+                          for leaf in leaves):
+            found[k] = structure_of(value)
+    return found
+
+
 def flat_values(values, containers) -> List[Any]:
     """The arguments with each container replaced by its leaves."""
     flat = []

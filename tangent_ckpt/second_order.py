@@ -29,8 +29,8 @@ from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import backends
 
 
-def _compiled_tangent(fn, wrt, return_value, source=None):
-    key = ("forward", wrt, return_value, source)
+def _compiled_tangent(fn, wrt, return_value, source=None, has_aux=False):
+    key = ("forward", wrt, return_value, source, has_aux)
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -43,7 +43,7 @@ def _compiled_tangent(fn, wrt, return_value, source=None):
             if source is not None:
                 register_source(fn, source)
             try:
-                compiled = compile_tangent(fn, wrt, return_value=return_value)
+                compiled = compile_tangent(fn, wrt, return_value=return_value, has_aux=has_aux)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -56,13 +56,18 @@ def _compiled_tangent(fn, wrt, return_value, source=None):
 class TangentFunction:
     """A compiled tangent-linear (forward mode) function: ``jvp(*args, tangents)``
     returns ``(value, directional derivative)``.  ``tangents`` is one array per
-    ``wrt`` argument (a tuple for several; the array itself for one).
+    ``wrt`` argument (a tuple for several; the array itself for one).  A
+    function returning a tuple or list of outputs has a directional derivative
+    of the same structure; with ``has_aux=True`` it returns ``(output, aux)``
+    and ``jvp`` gives ``(value, directional derivative, aux)``.
 
     Attributes: ``fn``, ``wrt``, ``source`` (the generated code), ``compile()``.
     """
 
-    def __init__(self, fn: Callable[..., Any], wrt: Wrt, source: Optional[str] = None):
+    def __init__(self, fn: Callable[..., Any], wrt: Wrt, source: Optional[str] = None,
+                 has_aux: bool = False):
         self.fn = fn
+        self.has_aux = bool(has_aux)
         self.wrt, self._single = _normalize_wrt(wrt)
         self.given_source = source
         self._target = _Target(fn)
@@ -74,7 +79,7 @@ class TangentFunction:
         __tracebackhide__ = True  # noqa: F841
         try:
             return _compiled_tangent(self._target.function, self._inner_wrt, return_value,
-                                     self.given_source)
+                                     self.given_source, self.has_aux and return_value)
         except TangentCkptError as exc:
             raise at_user_line(exc, getattr(self._target.function, "__name__", "<module>"))
 
@@ -137,7 +142,7 @@ class TangentFunction:
 
     def __reduce__(self):
         """Pickled as the function and ``wrt`` (GradientFunction.__reduce__)."""
-        return (TangentFunction, (self.fn, self.wrt, self.given_source))
+        return (TangentFunction, (self.fn, self.wrt, self.given_source, self.has_aux))
 
 
 class HessianVectorProduct:
@@ -185,15 +190,20 @@ class HessianVectorProduct:
 
 
 @options_checked
-def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
-        source: Optional[str] = None) -> TangentFunction:
+def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *, source: Optional[str] = None,
+        has_aux: bool = False) -> TangentFunction:
     """Forward mode: ``jvp(fn, wrt)(*args, tangents)`` returns ``(fn(*args), J
     tangents)``, the value and its directional derivative in the direction
     ``tangents`` of the ``wrt`` arguments (one array per argument, a tuple for
     several).  The tangent-linear code is generated from ``fn``'s source
     (``.source``); it needs no tape, so its memory does not grow with the trip
-    count of ``fn``'s loops."""
-    return TangentFunction(fn, wrt, source=source)
+    count of ``fn``'s loops.
+
+    ``fn`` may return a tuple or list of outputs (arrays and floats): the
+    directional derivative has the same structure.  With ``has_aux=True`` ``fn``
+    returns ``(output, aux)`` and the result is ``(value, derivative, aux)``,
+    ``aux`` as computed."""
+    return TangentFunction(fn, wrt, source=source, has_aux=has_aux)
 
 
 @options_checked

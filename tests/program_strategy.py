@@ -62,13 +62,18 @@ SHADOWING_NAMES = ("rt", "tape", "state", "next_state", "bstate", "steps", "plan
                    "np_2", "rt_2", "bv1", "v1_mul", "ba", "bB", "bs", "bx", "g", "ans",
                    "loop", "i", "np_", "rt_", "tape_2")
 
+#: families of outputs and container arguments (#28): an array returned (the
+#: gradient of its sum), ``return loss, aux`` (has_aux), nested lists / tuples /
+#: dicts of (W, b) pairs through a helper that rebinds its parameter
+OUTPUT_FAMILIES = ("vector_output", "aux_output", "nested_containers")
+
 #: statement families the generator writes (beyond the core), and those written
 #: only on request until the compiler supports them (enabled at merge by moving
 #: a name from PENDING_FAMILIES to FAMILIES)
 FAMILIES = frozenset({"random", "trajectory", "slices", "fft", "views", "containers",
                       "comprehensions", "closures", "varargs", "comprehension_forms",
                       "item_writes", "clock", "loop_views", "carried_tuples",
-                      "helper_writes"})
+                      "helper_writes"} | set(OUTPUT_FAMILIES))
 #: issue #28's value classes: casts to integer dtypes, generators reached without
 #: being passed, items of containers bound to names (see the family_* methods)
 VALUE_FAMILIES = ("dtype_casts", "reached_generators", "container_items")
@@ -76,7 +81,7 @@ FAMILIES = FAMILIES | frozenset(VALUE_FAMILIES)
 #: the families added to hunt wrong gradients the older ones never wrote
 #: (tests/test_fuzz.py runs each of them on its own)
 HUNTING_FAMILIES = ("comprehension_forms", "item_writes", "clock", "loop_views",
-                    "carried_tuples", "helper_writes") + VALUE_FAMILIES
+                    "carried_tuples", "helper_writes") + OUTPUT_FAMILIES + VALUE_FAMILIES
 PENDING_FAMILIES = frozenset()
 #: a line a family writes to be refused, which tests/test_fuzz.py checks is refused
 #: (with the reason after the mark) instead of differentiated
@@ -152,6 +157,8 @@ class _Gen:
         self.counter = 0
         self.features = set()
         self.shadowing = set()
+        self.vector_output = None  # vector_output: the array variable the return scales
+        self.aux_output = None  # aux_output: the variable returned as the aux value
 
     def fresh_name(self, prefix="v"):
         """``v1``, ``v2``...; one time in four a name the generated gradient
@@ -889,6 +896,91 @@ class _Gen:
                     self.emit(indent, f"{total} = {item} * 0.5")
         env[total] = Var((3,), 2.5, fresh=True)
 
+    # ------------------------------------------------------------ output families
+    def family_vector_output(self, env, indent):
+        """An array output (``np.stack`` of scalars, a vector, a matrix): the
+        gradient with the default output adjoint is the gradient of its sum
+        (``np.stack([np.sum(x), np.sum(x ** 2)])`` once crashed in stack's rule,
+        and a scalar input broadcast to an array output got 1 instead of n)."""
+        v = self.fresh_name("out")
+        x, y = self._items(env, 2, self.pick([(3,), (2, 3), ()]))
+        form = self.pick(["stack", "vector", "matrix", "concat"])
+        self.features.add("vector_output_" + form)
+        if form == "stack":
+            self.emit(indent, f"{v} = np.stack([np.sum({x}), np.sum({y} ** 2)])")
+        elif form == "vector":
+            self.emit(indent, f"{v} = np.tanh({x}) * a + s")
+        elif form == "matrix":
+            self.emit(indent, f"{v} = np.outer(np.ravel({x})[:2], a) * np.tanh(s)")
+        else:
+            self.emit(indent, f"{v} = np.concatenate([np.ravel({x}), np.ravel({y}) * s])")
+        self.vector_output = v
+
+    def family_aux_output(self, env, indent):
+        """``return loss, aux`` (JAX's has_aux habit): aux a dict, list or tuple of
+        arrays, numbers and strings, returned as computed next to the gradient."""
+        aux = self.fresh_name("aux")
+        x, y = self._items(env, 2, self.pick([(3,), ()]))
+        form = self.pick(["dict", "list", "tuple", "array"])
+        self.features.add("aux_output_" + form)
+        if form == "dict":
+            self.emit(indent, f"{aux} = {{'norm': np.sum({x} ** 2), 'tag': 'step', "
+                              f"'parts': [{y}, ({x}, 3)]}}")
+        elif form == "list":
+            self.emit(indent, f"{aux} = [{x} * 2.0, np.mean({y}), None]")
+        elif form == "tuple":
+            self.emit(indent, f"{aux} = ({x}, [{y}, 'label'])")
+        else:
+            self.emit(indent, f"{aux} = np.tanh({x})")
+        self.aux_output = aux
+
+    def family_nested_containers(self, env, indent):
+        """Nested lists, tuples and dicts of (W, b) pairs through a helper that
+        loops over them rebinding its parameter ``x``, called with the nested
+        container or a list rebuilt from it (a VAE's encoder and decoder)."""
+        net, layers, out = self.fresh_name("net"), self.fresh_name("layers"), self.fresh_name()
+        form = self.pick(["nested", "rebuilt", "dict", "tuples"])
+        self.features.add("nested_containers_" + form)
+        pair = self.pick(["(M, a)", "[M, a]"])
+        second = self.pick(["(M * s, c[0])", "(M.T * 0.5, a * 0.1)"])
+        if form == "dict":
+            self.emit(indent, f"def {net}(layers, x):")
+            self.emit(indent + 1, "for name in ('enc', 'dec'):")
+            self.emit(indent + 2, "for W, b in layers[name]:")
+            self.emit(indent + 3, "x = np.tanh(x @ W + b)")
+            self.emit(indent + 1, "return x")
+            self.emit(indent, f"{layers} = {{'enc': [{pair}, {second}], 'dec': [(M * 0.5, c[0])]}}")
+        else:
+            self.emit(indent, f"def {net}(layers, x):")
+            self.emit(indent + 1, "for layer in layers:")
+            if form == "rebuilt":
+                self.emit(indent + 2, "layer = [(W * 1.0, b) for W, b in layer]")
+            self.emit(indent + 2, "for W, b in layer:")
+            self.emit(indent + 3, "x = np.tanh(x @ W + b)")
+            self.emit(indent + 1, "return x")
+            outer = "({}, {})" if form == "tuples" else "[{}, {}]"
+            self.emit(indent, f"{layers} = " + outer.format(f"[{pair}, {second}]",
+                                                            "[(M * 0.5, c[0])]"))
+        if form == "rebuilt":
+            self.emit(indent, f"{layers} = [[(W, b * 1.0) for W, b in layer] for layer in {layers}]")
+        shape = self.pick([(3,), (2, 3)])
+        x, = self._items(env, 1, shape)
+        self.emit(indent, f"{out} = {net}({layers}, {x})")
+        # not fresh: no later write into it (v[0] = ..., v += ...): the aliasing fence
+        # cannot tell the helper's result from the arrays its container holds and
+        # refuses such a write (an over-refusal the long run found, 43 in 152)
+        env[out] = Var(shape, 1.0, fresh=False)
+
+    def return_statement(self, terms):
+        """``return`` the sum of ``terms``; an array output scales it
+        (vector_output); with aux_output, the pair (output, aux)."""
+        total = " + ".join(terms)
+        output = total if self.vector_output is None else \
+            f"{self.vector_output} * (1.0 + 0.1 * np.tanh({total}))"
+        if self.aux_output is not None:
+            return f"return {output}, {self.aux_output}"
+        return f"return {output}"
+
     def update(self, env, name, indent):
         """Rebind carried variable ``name`` keeping its shape and bound."""
         v = env[name]
@@ -1053,7 +1145,7 @@ def programs(draw, max_statements=6, families=FAMILIES, require=None):
     terms = []
     for k in picks + [extra]:
         terms.append(f"np.sum({k})" if env[k].shape != () else k)
-    g.emit(1, f"return {' + '.join(terms)}")
+    g.emit(1, g.return_statement(terms))
     lines = g.lines[:3] + g.helpers + g.lines[3:]  # helpers after `import numpy as np`
     source = "\n".join(lines) + "\n"
     wrt = tuple(draw(st.lists(st.sampled_from(FLOAT_PARAMS), min_size=1, max_size=3,
@@ -1124,3 +1216,58 @@ class LoadedProgram:
 
 def load_program(source, name="f"):
     return LoadedProgram(source, name)
+
+
+# ---------------------------------------------------------------- nested container arguments
+#: the float parameters a nested layout holds, in the order f takes them
+NESTED_LEAVES = ("a", "B", "c", "s", "M")
+
+
+@st.composite
+def nested_layouts(draw):
+    """The five float parameters of ``f`` held in nested lists, tuples and dicts
+    (``[[a, (B, c)], {'k0': s, 'k1': [M]}]``): the structure a ``wrt`` container
+    argument has (a VAE's ``[[(W, b), ...], [(W, b), ...]]``), with parameter
+    names as its leaves.  See :func:`nested_wrapper` and :func:`pack_nested`."""
+    def node(names, depth):
+        if len(names) == 1 and (depth >= 3 or draw(st.integers(0, 2)) > 0):
+            return names[0]
+        cuts = sorted(draw(st.sets(st.integers(1, len(names) - 1),
+                                   min_size=1, max_size=min(2, len(names) - 1)))) \
+            if len(names) > 1 else []  # a lone parameter wrapped in a container
+        groups = [names[i:j] for i, j in zip([0] + cuts, cuts + [len(names)]) if names[i:j]]
+        items = [node(group, depth + 1) for group in groups]
+        kind = draw(st.sampled_from(["list", "tuple", "dict"]))
+        if kind == "dict":
+            return {f"k{i}": item for i, item in enumerate(items)}
+        return items if kind == "list" else tuple(items)
+    return node(list(NESTED_LEAVES), 0)
+
+
+def _nested_paths(layout, path="P"):
+    """{parameter name: the expression reading it from ``P``}."""
+    if isinstance(layout, str):
+        return {layout: path}
+    keys = layout.keys() if isinstance(layout, dict) else range(len(layout))
+    paths = {}
+    for k in keys:
+        paths.update(_nested_paths(layout[k], f"{path}[{k!r}]"))
+    return paths
+
+
+def nested_wrapper(layout):
+    """Source of ``def g(P, n)``: ``f`` called with the parameters read from the
+    nested container ``P`` (appended to a program's source)."""
+    paths = _nested_paths(layout)
+    call = ", ".join(paths[name] for name in NESTED_LEAVES)
+    return f"\n\ndef g(P, n):\n    return f({call}, n)\n"
+
+
+def pack_nested(layout, args):
+    """The nested container of ``layout`` holding ``args`` (make_inputs's values)."""
+    if isinstance(layout, str):
+        return args[PARAMS.index(layout)]
+    if isinstance(layout, dict):
+        return {k: pack_nested(v, args) for k, v in layout.items()}
+    items = [pack_nested(v, args) for v in layout]
+    return items if isinstance(layout, list) else tuple(items)

@@ -36,6 +36,9 @@ from gradcheck import numeric_grad  # noqa: E402
 from program_strategy import (FAMILIES, HUNTING_FAMILIES, PARAMS, REFUSED_MARK,  # noqa: E402
                               PENDING_FAMILIES, STATEMENT_FAMILIES, checkpoint_options, load_program,
                               make_inputs, programs)
+from program_strategy import (NESTED_LEAVES, nested_layouts, nested_wrapper,  # noqa: E402
+                              pack_nested)
+from tangent_ckpt.container_args import leaves_of, structure_of  # noqa: E402
 
 RTOL_CKPT = 1e-12
 RTOL_FD, ATOL_FD = 1e-5, 1e-7
@@ -159,21 +162,33 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
     if REFUSED_MARK in source:
         return check_refused(source, wrt, options)
     with load_program(source) as program:
-        taped = tc.grad(program, wrt=wrt)
-        ckpt = tc.value_and_grad(program, wrt=wrt, checkpoint=True, **options)
-        taped.compile()
-        ckpt.compile()
         generators = module_generators(program)
         states = generator_states(generators)
-        taped, ckpt = (restoring(reseeding(d, draws_seed), generators, states)
-                       for d in (taped, ckpt))
         f = restoring(reseeding(program, draws_seed), generators, states)
         value = f(*args)
-        assert np.isfinite(value), "the strategy must write well-conditioned programs"
-        g_taped = _tuple(taped(*args), wrt)
+        # `return loss, aux` (the aux_output family): differentiated with has_aux
+        has_aux = isinstance(value, tuple)
+        if has_aux:
+            value, aux = value
+            _check_refused_without_has_aux(program, wrt, args)
+        taped = tc.grad(program, wrt=wrt, has_aux=has_aux)
+        ckpt = tc.value_and_grad(program, wrt=wrt, checkpoint=True, has_aux=has_aux, **options)
+        taped.compile()
+        ckpt.compile()
+        taped, ckpt = (restoring(reseeding(d, draws_seed), generators, states)
+                       for d in (taped, ckpt))
+        assert np.all(np.isfinite(value)), "the strategy must write well-conditioned programs"
+        g_taped = taped(*args)
+        if has_aux:
+            g_taped, aux_taped = g_taped
+            _same_aux(aux_taped, aux, "taped", source)
+        g_taped = _tuple(g_taped, wrt)
         assert digest(args) == before, "the taped gradient mutated its inputs"
         try:
             v_ckpt, g_ckpt = ckpt(*args)
+            if has_aux:
+                v_ckpt, aux_ckpt = v_ckpt
+                _same_aux(aux_ckpt, aux, "checkpointed", source)
         except CheckpointError as exc:
             if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
                 raise
@@ -189,18 +204,41 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
                 _close(gc, gt, RTOL_CKPT, 1e-14,
                        f"checkpointed ({options}) != taped for {PARAMS[k]}", source)
         if fd:
-            expected = numeric_grad(f, args, wrt)
+            expected = numeric_grad((lambda *a: f(*a)[0]) if has_aux else f, args, wrt)
             for k, gt, e in zip(wrt, g_taped, expected):
                 _close(gt, e, RTOL_FD, ATOL_FD, f"taped gradient of {PARAMS[k]} != FD", source)
-        oracle = autograd_gradient(program, args, wrt,
-                                   before=restoring(reseeding(lambda: None, draws_seed),
-                                                    generators, states))
+        oracle = None if has_aux or np.ndim(value) else autograd_gradient(
+            program, args, wrt, before=restoring(reseeding(lambda: None, draws_seed),
+                                                 generators, states))
         if oracle is not None:
             for k, gt, e in zip(wrt, g_taped, oracle):
                 _close(gt, e, RTOL_AUTOGRAD, 1e-12,
                        f"taped gradient of {PARAMS[k]} != autograd", source)
         assert digest(args) == before
     return g_taped
+
+
+def _check_refused_without_has_aux(program, wrt, args):
+    """A function returning a pair is refused by a gradient without has_aux."""
+    with pytest.raises(tc.TangentCkptError, match="has_aux=True"):
+        tc.grad(program, wrt=wrt)(*args)
+
+
+def _same_aux(got, want, what, source):
+    """The aux value as the function computed it: same containers, same leaves."""
+    assert type(got) is type(want), f"{what} aux: {type(got)} != {type(want)}\n{source}"
+    if isinstance(want, dict):
+        assert list(got) == list(want), f"{what} aux keys\n{source}"
+        for k in want:
+            _same_aux(got[k], want[k], what, source)
+    elif isinstance(want, (list, tuple)):
+        assert len(got) == len(want), f"{what} aux length\n{source}"
+        for g, w in zip(got, want):
+            _same_aux(g, w, what, source)
+    elif isinstance(want, (str, type(None))):
+        assert got == want, f"{what} aux {got!r} != {want!r}\n{source}"
+    else:
+        _close(got, want, RTOL_CKPT, 1e-14, f"{what} aux", source)
 
 
 def _examples(request, default):
@@ -266,7 +304,9 @@ def test_each_statement_family_writes_programs_cpython_runs(family):
         assert family in prog.features
         with load_program(prog.source) as f:
             np.random.seed(prog.seed)
-            assert np.isfinite(f(*make_inputs(prog.seed, prog.n))), prog.source
+            value = f(*make_inputs(prog.seed, prog.n))
+            value = value[0] if isinstance(value, tuple) else value  # (output, aux)
+            assert np.all(np.isfinite(value)), prog.source
     run()
 
 
@@ -287,6 +327,54 @@ def test_random_programs_of_each_hunting_family(request, family):
         assert family in prog.features
         check_program(prog.source, prog.seed, prog.n, prog.wrt, options,
                       draws_seed=draws_seed(prog))
+    run()
+
+
+def check_nested_arguments(prog, layout, options):
+    """``g(P, n)`` calls the program's ``f`` with its five float parameters read
+    from the nested container ``P``: ``tc.grad(g, wrt=0)`` has ``P``'s structure
+    (lists stay lists, tuples tuples, dicts dicts, at every depth), its leaves
+    are ``f``'s gradients, and checkpointed == taped."""
+    args = make_inputs(prog.seed, prog.n)
+    P = pack_nested(layout, args)
+    seed = draws_seed(prog)
+    source = prog.source + nested_wrapper(layout)
+    wrt = tuple(PARAMS.index(name) for name in NESTED_LEAVES)
+    with load_program(source, "g") as g, load_program(source, "f") as f:
+        has_aux = isinstance(reseeding(f, seed)(*args), tuple)
+        plain = _tuple(reseeding(tc.grad(f, wrt=wrt, has_aux=has_aux), seed)(*args), wrt)
+        if has_aux:
+            plain = _tuple(plain[0], wrt)
+        by_name = dict(zip(NESTED_LEAVES, plain))
+        order = [name for name in leaves_of(layout)]
+        for opts in ({}, dict(checkpoint=True, **options)):
+            try:
+                got = reseeding(tc.grad(g, wrt=0, has_aux=has_aux, **opts), seed)(P, prog.n)
+            except CheckpointError as exc:
+                if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
+                    raise
+                continue
+            got = got[0] if has_aux else got
+            assert structure_of(got) == structure_of(P), \
+                f"gradient structure {structure_of(got)} != {structure_of(P)}\n{source}"
+            for name, leaf in zip(order, leaves_of(got)):
+                _close(leaf, by_name[name], RTOL_CKPT, 1e-14,
+                       f"nested argument {name} ({opts}) != f's gradient", source)
+
+
+def test_random_programs_with_nested_container_arguments(request):
+    """A nested container ``wrt`` argument (the nested_containers family's
+    argument side): any program's parameters passed in random nestings of
+    lists, tuples and dicts; its gradient keeps every level."""
+    @settings(max_examples=_examples(request, 10), deadline=None, database=None,
+              derandomize=not request.config.getoption("--fuzz-long"),
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.filter_too_much])
+    @given(programs(max_statements=3), nested_layouts(), checkpoint_options())
+    def run(prog, layout, options):
+        note(repr(prog))
+        note(f"layout={layout!r} options={options}")
+        check_nested_arguments(prog, layout, options)
     run()
 
 
@@ -615,7 +703,8 @@ def test_random_programs_hvp(request):
               derandomize=not request.config.getoption("--fuzz-long"),
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.filter_too_much])
-    @given(programs(), checkpoint_options())
+    # a Hessian is of a scalar function: no array output, no (output, aux) pair
+    @given(programs(families=FAMILIES - {"vector_output", "aux_output"}), checkpoint_options())
     def run(prog, options):
         note(repr(prog))
         note(f"options={options}")

@@ -501,3 +501,55 @@ def test_reversed_rows_of_an_array_and_of_a_built_list(options):
     check_grad(f_reversed_rows, (vec(5, 3), 0.7), wrt=(0, 1),
                df=tc.grad(f_reversed_rows, wrt=(0, 1), **options))
     check_grad(f_enumerate_reversed_list, (vec(3), 4), df=tc.grad(f_enumerate_reversed_list, **options))
+
+
+# --- isinstance on differentiated values and container arguments (#28) ------------------
+def isinstance_of_an_array(x, n):
+    for t in range(n):
+        if isinstance(x, np.ndarray) and x.ndim == 1:
+            x = np.sin(x) + 0.5 * x
+        else:
+            x = x * 2.0
+    return np.sum(x ** 2)
+
+
+def isinstance_of_a_container(p):
+    if isinstance(p, (list, tuple)):
+        return sum(np.sum(q ** 2) for q in p)
+    return np.sum(p ** 2)
+
+
+def isinstance_in_a_helper(x):
+    def as_array(v):
+        if not isinstance(v, np.ndarray):
+            v = np.full(3, v)
+        return v * 2.0
+    return np.sum(as_array(x) ** 2)
+
+
+def isinstance_of_a_reduction(x):
+    s = np.sum(x)
+    return s * 2.0 if isinstance(s, float) else s * 3.0
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2},
+                                     {"checkpoint": True, "memory_budget": "100KB"}])
+def test_isinstance_of_a_differentiated_array_in_a_loop(options):
+    x = np.random.default_rng(9).normal(size=3)
+    check_grad(isinstance_of_an_array, (x, 4), df=tc.grad(isinstance_of_an_array, **options))
+
+
+def test_isinstance_of_a_container_argument_is_decided_when_compiling():
+    from gradcheck import check_structured_leaves
+    rng = np.random.default_rng(10)
+    for p in ([rng.normal(size=2), rng.normal(size=3)], (rng.normal(size=2),)):
+        check_structured_leaves(isinstance_of_a_container, (p,), (0,),
+                                (tc.grad(isinstance_of_a_container)(p),))
+    check_grad(isinstance_of_a_container, (rng.normal(size=4),))
+
+
+@pytest.mark.parametrize("fn, x", [(isinstance_in_a_helper, np.arange(3.0)),
+                                   (isinstance_in_a_helper, 1.5),
+                                   (isinstance_of_a_reduction, np.arange(3.0))])
+def test_isinstance_where_the_type_decides_the_path(fn, x):
+    check_grad(fn, (x,))

@@ -725,3 +725,82 @@ def test_broadcast_shape_and_setitem_adjoint_value_on_their_fast_paths():
     assert not np.shares_memory(same, g)
     np.testing.assert_array_equal(rt.setitem_adjoint_value(g, np.s_[1:-1], np.zeros(1)), [10.0])
     assert rt.setitem_adjoint_value(g, np.s_[1:-1], 3.0) == 10.0
+
+
+# --- np.gradient over several axes, np.repeat with empty groups (#28) --------------------
+import tangent_ckpt as tc  # noqa: E402
+from gradcheck import check_grad  # noqa: E402
+
+
+def gradient_of_both_axes(x):
+    gy, gx = np.gradient(x)
+    return np.sum(gy * gx) + np.sum(gx ** 2)
+
+
+def gradient_with_spacings(x):
+    derivatives = np.gradient(x, 0.5, 2.0, edge_order=2)
+    return np.sum(np.sin(derivatives[1]))
+
+
+def gradient_on_axes_tuple(x):
+    d0, d2 = np.gradient(x, axis=(0, 2))
+    return np.sum(d0 * d2)
+
+
+def gradient_with_coordinates(x, ys, xs):
+    dy, dx = np.gradient(x, ys, xs)
+    return np.sum(dy ** 2 + np.cos(dx))
+
+
+def gradient_in_a_loop(u, n):
+    for t in range(n):
+        gy, gx = np.gradient(u)
+        u = u + 0.1 * np.tanh(gy - gx)
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("fn, shape", [(gradient_of_both_axes, (4, 5)),
+                                       (gradient_with_spacings, (5, 4)),
+                                       (gradient_on_axes_tuple, (3, 2, 4))])
+def test_np_gradient_over_several_axes(fn, shape):
+    check_grad(fn, (np.random.default_rng(5).normal(size=shape),))
+
+
+def test_np_gradient_with_coordinate_arrays():
+    rng = np.random.default_rng(6)
+    ys, xs = np.cumsum(rng.uniform(0.5, 1.5, 4)), np.cumsum(rng.uniform(0.5, 1.5, 5))
+    check_grad(gradient_with_coordinates, (rng.normal(size=(4, 5)), ys, xs))
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2},
+                                     {"checkpoint": True, "memory_budget": "100KB"}])
+def test_np_gradient_over_several_axes_in_a_loop(options):
+    u = np.random.default_rng(7).normal(size=(4, 4))
+    got = check_grad(gradient_in_a_loop, (u, 5), df=tc.grad(gradient_in_a_loop, **options))
+    np.testing.assert_allclose(got[0], tc.grad(gradient_in_a_loop)(u, 5), rtol=1e-12)
+
+
+def repeat_zero_times(x):
+    return np.sum(np.repeat(x, 0, axis=0) ** 2) + np.sum(x)
+
+
+def repeat_with_empty_groups(x):
+    return np.sum(np.repeat(x, [1, 0, 2], axis=1) ** 2)
+
+
+def repeat_last_group_empty(x):
+    return np.sum(np.repeat(x, [2, 0], axis=0) ** 3)
+
+
+def repeat_flat_none(x):
+    return np.sum(np.repeat(x, 0)) + np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("fn, shape", [(repeat_zero_times, (3, 2)), (repeat_zero_times, (0, 2)),
+                                       (repeat_with_empty_groups, (2, 3)),
+                                       (repeat_with_empty_groups, (0, 3)),
+                                       (repeat_last_group_empty, (2, 3)),
+                                       (repeat_last_group_empty, (2, 0)),
+                                       (repeat_flat_none, (2, 3))])
+def test_np_repeat_with_empty_groups_and_empty_dimensions(fn, shape):
+    check_grad(fn, (np.random.default_rng(8).normal(size=shape),))

@@ -167,3 +167,48 @@ def test_source_shows_the_tangent_function_and_its_gradient():
     assert "def dtangent_rnn(" in text and "rt.CheckpointedLoop" in text
     assert "h, dh = state" in text        # the loop's state is (state, tangent state)
     assert "def jvp_rnn" in str(tc.source(tc.jvp(rnn, wrt=1)))
+
+
+# --- jvp of several outputs, and with has_aux ----------------------------------------------
+def several_outputs(x, n):
+    for t in range(n):
+        x = np.sin(x) + 0.3 * x
+    return np.sum(x ** 2), [x * 2.0, (np.cos(x), 1.5)]
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def test_jvp_of_a_tuple_output_has_a_tangent_of_its_structure():
+    rng = np.random.default_rng(3)
+    x, d = rng.normal(size=4), rng.normal(size=4)
+    value, tangent = tc.jvp(several_outputs)(x, 3, d)
+    expected = several_outputs(x, 3)
+    assert type(tangent) is tuple and type(tangent[1]) is list and type(tangent[1][1]) is tuple
+    hi, lo = several_outputs(x + EPS * d, 3), several_outputs(x - EPS * d, 3)
+    for v, t, e, p, m in zip(_leaves(value), _leaves(tangent), _leaves(expected),
+                             _leaves(hi), _leaves(lo)):
+        np.testing.assert_allclose(v, e, rtol=1e-13)
+        assert np.shape(t) == np.shape(e)
+        np.testing.assert_allclose(t, (np.asarray(p) - m) / (2 * EPS), rtol=1e-6, atol=1e-8)
+
+
+def test_jvp_with_has_aux_returns_the_aux_as_computed():
+    rng = np.random.default_rng(4)
+    x, d = rng.normal(size=4), rng.normal(size=4)
+    value, tangent, aux = tc.jvp(several_outputs, has_aux=True)(x, 3, d)
+    expected_value, expected_aux = several_outputs(x, 3)
+    assert value == pytest.approx(expected_value, rel=1e-13)
+    assert type(aux) is list and aux[1][1] == 1.5
+    np.testing.assert_allclose(aux[0], expected_aux[0], rtol=1e-13)
+    fd = (several_outputs(x + EPS * d, 3)[0] - several_outputs(x - EPS * d, 3)[0]) / (2 * EPS)
+    assert tangent == pytest.approx(fd, rel=1e-6)
+
+
+def test_hvp_of_a_tuple_output_is_refused_at_the_return_line():
+    with pytest.raises(tc.TangentCkptError, match="tuple of 2 items") as info:
+        tc.hvp(several_outputs)(np.ones(2), 2, np.ones(2))
+    assert "test_second_order.py:" in str(info.value)

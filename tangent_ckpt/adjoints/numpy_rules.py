@@ -830,7 +830,7 @@ NOTES = {
     np.nansum: "0 at NaN entries",
     np.nanmean: "0 at NaN entries; the count excludes them",
     np.vdot: "real input",
-    np.gradient: "one axis (1-D input or `axis=k`); any spacing and edge_order",
+    np.gradient: "any axes (several: a tuple of derivatives, unpack or index it); any spacing and edge_order",
     np.sort: "ties: the stable order",
     np.pad: "modes that copy elements",
     np.linspace: "linear in `start` and `stop`",

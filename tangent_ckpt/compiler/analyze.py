@@ -69,7 +69,7 @@ def activity(function, wrt_names):
                 edges.append((src, stmt.target))
             edges.append((stmt.target, stmt.target))
     varied = _reachable(set(wrt_names), edges)
-    useful = _reachable({function.result}, [(dst, src) for src, dst in edges])
+    useful = _reachable(ir.output_names(function), [(dst, src) for src, dst in edges])
     return varied & useful
 
 

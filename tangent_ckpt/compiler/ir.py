@@ -189,6 +189,35 @@ class Function:
     # analyze (known_shapes.py): parameters this call passes as NumPy arrays (ndim >= 1)
     # that the body never rebinds
     array_params: frozenset = frozenset()
+    # lower: the returned tuple or list of outputs (forward mode differentiates each),
+    # as the expression that rebuilds it from the names holding its items; None when
+    # the function returns one value (``result``)
+    outputs: Optional[ast.expr] = None
+    # lower, with has_aux: the auxiliary value of ``return output, aux``, returned as
+    # computed (not differentiated), as the expression that rebuilds it; else None
+    aux: Optional[ast.expr] = None
+    # analyze (scalar_output.py): the output is a scalar on every path, so the output
+    # adjoint needs no spreading over its shape (rt.output_adjoint)
+    scalar_output: bool = False
+
+
+def output_names(function):
+    """The names holding what ``function`` returns to be differentiated."""
+    if function.outputs is None:
+        return {function.result}
+    return _tree_names(function.outputs)
+
+
+def returned_names(function):
+    """Every name ``function``'s return reads: its outputs and its aux value."""
+    names = output_names(function)
+    if function.aux is not None:
+        names |= _tree_names(function.aux)
+    return names
+
+
+def _tree_names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def operand_names(op):

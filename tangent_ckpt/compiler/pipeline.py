@@ -21,13 +21,15 @@ from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler
 from tangent_ckpt.compiler.package.gradient import auto_plan, package_gradient
 from tangent_ckpt.compiler.package.tangent import package_tangent
 from tangent_ckpt.compiler.parse import parse_function, recording
+from tangent_ckpt.compiler.scalar_output import output_is_scalar
 from tangent_ckpt.compiler.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
 from tangent_ckpt.compiler.views import follow_views, recording_shared_writes
 
 
-def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None):
+def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None,
+                     has_aux=False):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
     returns an :class:`~tangent_ckpt.compiler.emit.CompiledGradient` whose
     ``dependencies`` are the free names it was compiled against.  Deeply nested
@@ -36,10 +38,12 @@ def compile_gradient(fn, wrt, options, return_value=False, containers=None, shap
     as lists, tuples or dicts: the gradient takes one parameter per element, and
     ``wrt`` naming such a parameter means all its elements, in order.  ``shapes``
     ({parameter name: shape}, :mod:`known_shapes`): the gradient is compiled for
-    arguments of these shapes only (the caller keys its cache by them)."""
+    arguments of these shapes only (the caller keys its cache by them).  With
+    ``has_aux`` ``fn`` returns ``(output, aux)``: ``output`` is differentiated and
+    the gradient function returns ``aux`` as computed, after the gradients."""
     with _collector_paused():
         return on_deep_stack(lambda: _stages(fn, wrt, options, return_value, containers,
-                                             shapes), fn)
+                                             shapes, has_aux), fn)
 
 
 @contextlib.contextmanager
@@ -57,20 +61,24 @@ def _collector_paused():
             gc.enable()
 
 
-def _analyzed(fn, wrt, containers=None, shapes=None):
+def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=False):
     """The stages both modes share: parse, views, the aliasing fence, lower, analyze.
     ``containers``: the structure of container arguments (``wrt`` positions are
-    expanded to their leaves); ``shapes``: the arguments' shapes, when known."""
+    expanded to their leaves); ``shapes``: the arguments' shapes, when known;
+    ``one_output``: a returned tuple or list of outputs is refused; ``has_aux``:
+    ``fn`` returns ``(output, aux)``."""
     parsed = parse_function(fn)                                     # parse
     followed = follow_views(parsed)                                 # views, aliases
     check_writes(parsed, followed=followed)                         # aliasing fence
-    function, bindings, namer = normalize(parsed, containers)       # lower
+    function, bindings, namer = normalize(parsed, containers,       # lower
+                                          one_output, has_aux)
     if containers:
         wrt = expand_positions(wrt, containers, len(parsed.node.args.posonlyargs +
                                                     parsed.node.args.args +
                                                     parsed.node.args.kwonlyargs))
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
+    function.scalar_output = output_is_scalar(function, shapes)
     scalars = frozenset(name for name, value in bindings.items() if type(value) is float)
     shape_facts(function, scalars)
     if shapes:
@@ -78,9 +86,10 @@ def _analyzed(fn, wrt, containers=None, shapes=None):
     return function, bindings, namer, wrt_names, active
 
 
-def _stages(fn, wrt, options, return_value, containers=None, shapes=None):
+def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_aux=False):
     with recording() as dependencies, recording_shared_writes() as shared_writes:
-        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers, shapes)
+        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers, shapes,
+                                                                 has_aux=has_aux)
         plan = auto_plan(options, namer)
         loops = mark_loops(function, options, plan)
         segments = SegmentHandler(function, options, plan)
@@ -100,18 +109,23 @@ def _stages(fn, wrt, options, return_value, containers=None, shapes=None):
     return compiled
 
 
-def compile_tangent(fn, wrt, return_value=True):
+def compile_tangent(fn, wrt, return_value=True, has_aux=False):
     """Compile the tangent-linear (forward mode) function of ``fn`` in the
     direction of the parameters at positions ``wrt``: it takes ``fn``'s
     parameters and one tangent per ``wrt`` parameter, and returns ``(value,
-    tangent of the value)`` (the tangent alone without ``return_value``)."""
+    tangent of the value)`` (the tangent alone without ``return_value``, the
+    function ``tc.hvp`` differentiates again: then ``fn`` must return one
+    output).  A returned tuple or list of outputs has a tangent of the same
+    structure; with ``has_aux`` ``fn`` returns ``(output, aux)`` and the tangent
+    function ``(value, tangent, aux)``."""
     with _collector_paused():
-        return on_deep_stack(lambda: _forward_stages(fn, wrt, return_value), fn)
+        return on_deep_stack(lambda: _forward_stages(fn, wrt, return_value, has_aux), fn)
 
 
-def _forward_stages(fn, wrt, return_value):
+def _forward_stages(fn, wrt, return_value, has_aux=False):
     with recording() as dependencies, recording_shared_writes() as shared_writes:
-        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt)
+        function, bindings, namer, wrt_names, active = _analyzed(
+            fn, wrt, one_output=not return_value, has_aux=has_aux)
         body, tan, nonzero = tangent_function(function, active, namer,  # transform
                                               bindings, wrt_names)
         code = package_tangent(function, body, tan, nonzero, wrt_names,  # package

@@ -263,18 +263,31 @@ def _side(a, axis, value):
 
 
 def gradient_adjoint(g, f, varargs=(), axis=None, edge_order=1):
-    """Adjoint of ``np.gradient(f, *varargs, axis=, edge_order=)`` with a single
+    """Adjoint of ``np.gradient(f, *varargs, axis=, edge_order=)``.  Along one
     axis (1-D ``f`` or one ``axis``): the transpose of the linear map NumPy
-    applies along that axis (built by applying it to the identity)."""
+    applies along that axis (built by applying it to the identity).  Along
+    several (``f`` of 2 or more dimensions without ``axis``, or a tuple of
+    axes) the result is a tuple of one derivative per axis, and ``g`` one
+    adjoint per axis (a symbolic zero for a derivative nobody read): the sum
+    of each axis' transpose applied to its own.  ``varargs`` is NumPy's: no
+    spacing, one for every axis, or one per axis."""
     if is_zero(g):
         return g
     f = as_array(f)
-    if axis is None:
-        if f.ndim != 1:
-            raise ValueError("adjoint of np.gradient: give one axis (the result is a list)")
-        axis = 0
-    if np.ndim(axis):
-        raise ValueError("adjoint of np.gradient: give one axis (the result is a list)")
+    if axis is None and f.ndim == 1 or axis is not None and not np.ndim(axis):
+        return _gradient_adjoint_along(g, f, varargs, 0 if axis is None else axis, edge_order)
+    axes = range(f.ndim) if axis is None else axis
+    total = 0.0
+    for k, (ax, part) in enumerate(zip(axes, g)):
+        if is_zero(part):
+            continue
+        spacing = varargs if len(varargs) <= 1 else (varargs[k],)
+        total = total + _gradient_adjoint_along(np.broadcast_to(part, f.shape), f, spacing,
+                                                ax, edge_order)
+    return total
+
+
+def _gradient_adjoint_along(g, f, varargs, axis, edge_order):
     n = f.shape[axis]
     matrix = np.gradient(np.eye(n), *varargs, axis=0, edge_order=edge_order)
     gm = np.moveaxis(as_array(g), axis, -1)
@@ -292,15 +305,17 @@ def repeat_adjoint(g, a, repeats, axis=None):
         flat = np.ravel(a)
         return np.reshape(repeat_adjoint(g, flat, repeats, 0), a.shape)
     axis = axis % a.ndim
+    g = np.asarray(g)
     counts = np.broadcast_to(repeats, (a.shape[axis],))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
-    summed = np.add.reduceat(g, starts, axis=axis) if g.shape[axis] else g
-    zero = counts == 0        # reduceat gives the next element for an empty group
-    if np.any(zero):
+    starts = (np.cumsum(counts) - counts).astype(np.intp)
+    copied = counts > 0  # reduceat sums from one start to the next: empty groups left out
+    if np.all(copied) and a.shape[axis]:
+        return np.add.reduceat(g, starts, axis=axis)
+    summed = np.zeros(a.shape, dtype=np.result_type(g, float))
+    if np.any(copied):
         index = [slice(None)] * a.ndim
-        index[axis] = zero
-        summed = summed.copy()
-        summed[tuple(index)] = 0
+        index[axis] = copied
+        summed[tuple(index)] = np.add.reduceat(g, starts[copied], axis=axis)
     return summed
 
 

@@ -26,7 +26,7 @@ from tangent_ckpt.runtime.backends import as_array, copy_array, in_library_of, i
 
 __all__ = [
     # broadcasting and buffers
-    "is_zero", "Parts", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "zeros_like", "private_adjoint", "reshape_like",
+    "is_zero", "Parts", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "output_adjoint", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
     "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
     "clip_adjoint", "clip_adjoint_bound", "cast_result", "through_cast",
@@ -194,6 +194,23 @@ def _foreign_gradient(g, x):
     if g.shape != x.shape:
         return np.broadcast_to(unbroadcast(g, x), x.shape).copy()
     return g if g.dtype == dtype else g.astype(dtype)
+
+
+def output_adjoint(g, ans):
+    """The adjoint of a gradient's output ``ans`` as an array of its shape.  A
+    scalar ``g`` given for an array output (the default 1.0) asks for the
+    gradient of ``sum(g * ans)``: every element's adjoint is ``g``.  The rules
+    take ``g`` of their output's shape (a scalar is the symbolic zero, or a
+    Python number's adjoint), so it is spread here, once, before the reverse
+    sweep.  A ``g`` of the output's shape is returned as given."""
+    shape = ans.shape if type(ans) is np.ndarray else np.shape(ans)
+    if type(g) is not float and np.shape(g) == shape or not shape:
+        return g
+    if np.ndim(g):  # another shape: the caller names both (OutputAdjointError)
+        return g
+    dtype = np.result_type(g, ans)
+    # full_like: an array of the output's library (NumPy, CuPy, Dask)
+    return np.full_like(ans, g, dtype=dtype if dtype.kind in "fc" else np.float64)
 
 
 def zeros_like(x):

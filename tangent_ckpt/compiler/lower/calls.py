@@ -16,6 +16,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
+from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
@@ -147,6 +148,10 @@ class CallLowering:
                 return ir.Const(len(arg.items))
             arg = self.lo.expressions.atomize(arg, hint)
             return ir.NonDiff(sx.builtin_call("len", ir.operand_node(arg)), ir.operand_names(arg))
+        if fn is isinstance:
+            decided = self.static_isinstance(node)
+            if decided is not None:
+                return decided
         if fn in NONDIFF_CALLS or _integer_type(fn):
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
@@ -159,6 +164,34 @@ class CallLowering:
                 check_writes(parsed, followed=follow_views(parsed, helper=True))
                 return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
+
+    def static_isinstance(self, node):
+        """``isinstance(v, T)`` of a variable holding a list, tuple, dict or object
+        of static structure (one variable per element: nothing to test at run
+        time) is a constant; None for anything else (an array's type is tested
+        when the code runs: differentiation does not change it)."""
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], gast.Name):
+            return None
+        spec = node.args[1]
+        classes = tuple(map(self.lo.expressions.static_value, spec.elts)) \
+            if isinstance(spec, gast.Tuple) else self.lo.expressions.static_value(spec)
+        if not (isinstance(classes, type) or isinstance(classes, tuple) and classes and
+                all(isinstance(c, type) for c in classes)):
+            return None
+        value = self.lo.expressions.value(node.args[0], "isinstance")
+        if isinstance(value, DictValue):
+            kind = dict
+        elif isinstance(value, TupleValue):
+            kind = value.cls or (list if value.is_list else tuple)
+        elif isinstance(value, ObjectValue):
+            kind = value.cls
+        elif self.lo.run_time.is_rows(value):
+            kind = list
+        elif self.lo.run_time.is_dict(value):
+            kind = dict
+        else:
+            return None
+        return ir.Const(issubclass(kind, classes))
 
     def reject_out_argument(self, node, fn=None):
         """``out=`` writes into an existing array: the adjoint would be wrong."""

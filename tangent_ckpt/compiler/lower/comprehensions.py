@@ -163,7 +163,7 @@ class ComprehensionLowering:
                     keys.append(key)
                     items.append(item)
             return DictValue(keys, items)
-        return TupleValue(results)
+        return TupleValue(results, is_list=isinstance(node, gast.ListComp))
 
     def static(self, node):
         """Does every generator loop over a container of static structure?"""
@@ -223,7 +223,7 @@ class ComprehensionLowering:
         """True/False for a condition of constants (``k == 0`` with ``k`` an unrolled
         loop's constant), else None.  Emits nothing."""
         if not isinstance(test, (gast.Compare, gast.BoolOp, gast.Name, gast.Constant,
-                                 gast.UnaryOp)):
+                                 gast.UnaryOp)) and not _is_isinstance(test, self.lo):
             return None
         value = self.lo.expressions.value(test, "cond")
         if isinstance(value, ir.Const):
@@ -283,7 +283,7 @@ class ComprehensionLowering:
         scope = Scope(self.lo.current_scope.parsed,
                       set().union({items}, *(_targets(g.target) for g in node.generators)),
                       parent=self.lo.current_scope)
-        scope.tuples[items] = TupleValue([])
+        scope.tuples[items] = TupleValue([], is_list=True)
         for name in self._own_names(node):  # used nowhere else: keeps the user's name
             scope.rename[name] = ir.Name(name)
         saved = self.lo.current_scope
@@ -302,3 +302,9 @@ def _name(name, ctx, node):
 def _at(new, node):
     """``new`` placed at ``node``'s line (errors and comments quote the user's line)."""
     return gast.copy_location(new, node)
+
+
+def _is_isinstance(test, lowering):
+    """``isinstance(...)``: decided when lowering where its value is a container."""
+    return isinstance(test, gast.Call) and \
+        lowering.expressions.static_value(test.func) is isinstance

@@ -71,7 +71,7 @@ class ContainerStatements:
                                                 "or tuple", call, "extend with a list")
             added = list(other.items)
         self.lo.assignments.store_name(user)
-        self.lo.assignments.bind_tuple(user, TupleValue(list(base.items) + added), s.lineno)
+        self.lo.assignments.bind_tuple(user, TupleValue(list(base.items) + added, base.is_list), s.lineno)
 
     def attribute_owner(self, node):
         """(object, attribute) of ``obj.attr`` on an object made in the function

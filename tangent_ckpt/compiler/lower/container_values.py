@@ -68,7 +68,8 @@ def rebuild(value, new_leaves):
     if isinstance(value, DictValue):
         return DictValue(value.keys, [rebuild(v, new_leaves) for v in value.items])
     if isinstance(value, TupleValue):
-        return TupleValue([rebuild(v, new_leaves) for v in value.items])
+        return TupleValue([rebuild(v, new_leaves) for v in value.items], value.is_list,
+                          value.cls)
     return next(new_leaves)
 
 
@@ -105,7 +106,8 @@ def container_node(value):
         return ast.Dict(keys=[ast.Constant(value=k) for k in value.keys],
                         values=[container_node(v) for v in value.items])
     if isinstance(value, TupleValue):
-        return ast.Tuple(elts=[container_node(v) for v in value.items], ctx=ast.Load())
+        kind = ast.List if value.is_list else ast.Tuple
+        return kind(elts=[container_node(v) for v in value.items], ctx=ast.Load())
     return ir.operand_node(value)
 
 
@@ -123,7 +125,9 @@ def value_of_structure(structure, names):
         return obj
     if structure[0] == "dict":
         return DictValue(structure[1], [value_of_structure(s, names) for s in structure[2]])
-    return TupleValue([value_of_structure(s, names) for s in structure[1]])
+    return TupleValue([value_of_structure(s, names) for s in structure[1]],
+                      is_list=structure[0] == "list",
+                      cls=structure[0] if isinstance(structure[0], type) else None)
 
 
 def expand_positions(positions, containers, count):

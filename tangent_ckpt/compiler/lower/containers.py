@@ -353,12 +353,33 @@ class ContainerLowering:
             return TupleValue([ir.Const(k) for k in range(*[static_key(a) for a in node.args])])
         return None
 
+    def constant_of_name(self, node):
+        """The int or str constant a name is bound to while a loop over a constant
+        container is unrolled (``for name in ('enc', 'dec'): layers[name]``), else
+        None.  Emits nothing."""
+        if not isinstance(node, gast.Name):
+            return None
+        scope = self.lo.current_scope
+        while scope is not None:
+            if node.id in scope.rename:
+                value = scope.rename[node.id]
+                if isinstance(value, ir.Const) and isinstance(value.value, (int, str)) and \
+                        not isinstance(value.value, bool):
+                    return value.value
+                return None
+            if node.id in scope.locals:
+                return None
+            scope = scope.parent
+        return None
+
     def peek(self, node):
         """The value of ``name[k1][k2]...`` with constant keys, when ``name`` holds a
         container; None otherwise.  Emits nothing."""
         if isinstance(node, gast.Subscript):
             base = self.peek(node.value)
             key = static_key(node.slice)
+            if key is None:
+                key = self.constant_of_name(node.slice)
             if not is_container(base) or key is None:
                 return None
             if isinstance(base, DictValue):

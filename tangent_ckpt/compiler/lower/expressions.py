@@ -98,7 +98,7 @@ class ExpressionLowering:
                 v = self.value(e, f"{hint}_{k}")
                 kept = isinstance(v, (TupleValue, ObjectValue))  # [Affine(W1, b1), ...]
                 items.append(v if kept else self.atomize(v, f"{hint}_{k}"))
-            return TupleValue(items)
+            return TupleValue(items, is_list=isinstance(node, gast.List))
         if isinstance(node, gast.Attribute):
             return self.attribute(node, hint)
         if isinstance(node, gast.Subscript):
@@ -408,6 +408,9 @@ def _is_boolean(node):
             else True
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
         return True
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id in ("isinstance", "issubclass", "callable", "hasattr"):
+        return True  # builtins that return a bool
     return isinstance(node, gast.Constant) and isinstance(node.value, bool)
 
 

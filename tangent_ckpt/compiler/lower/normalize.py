@@ -49,8 +49,12 @@ from tangent_ckpt.errors import TransformError
 class Lowering:
     """The lowering of one function: the state its parts share, and the parts."""
 
-    def __init__(self, parsed, namer=None, containers=None):
+    def __init__(self, parsed, namer=None, containers=None, one_output=True, has_aux=False):
         self.parsed = parsed
+        # reverse mode differentiates one output (a tuple or list returned is refused);
+        # forward mode a tuple or list of them too.  has_aux: `return output, aux`
+        self.one_output = one_output
+        self.has_aux = has_aux
         # parameters given as lists, tuples or dicts: position -> structure
         # (tangent_ckpt.flatten.structure_of), one parameter per element
         self.containers_given = dict(containers or {})
@@ -100,11 +104,14 @@ class Lowering:
                                    "named (layers[0].W, for layer in layers)")
 
 
-def normalize(parsed, containers=None):
+def normalize(parsed, containers=None, one_output=True, has_aux=False):
     """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`
-    (and the structure of the parameters given as containers, by position);
-    gives ``(ir.Function, bindings, namer)``: the function in A-normal form, the
-    global names its code reads, and the namer that made its names."""
-    lowering = Lowering(parsed, containers=containers)
+    (and the structure of the parameters given as containers, by position;
+    whether one output is differentiated or a returned tuple of them, and
+    whether the function returns ``(output, aux)``); gives ``(ir.Function,
+    bindings, namer)``: the function in A-normal form, the global names its code
+    reads, and the namer that made its names."""
+    lowering = Lowering(parsed, containers=containers, one_output=one_output,
+                        has_aux=has_aux)
     function = lowering.statements.run()
     return function, lowering.bindings, lowering.namer

@@ -11,10 +11,15 @@ import numpy as np
 
 
 class TupleValue:
-    """A tuple whose elements are known operands (scalar replacement of tuples)."""
+    """A tuple whose elements are known operands (scalar replacement of tuples).
+    ``is_list``: written as a list (``[a, b]``), which a value returned as
+    computed (``has_aux``) must come back as; ``cls``: the namedtuple class of
+    an argument given as one (``isinstance`` is decided on it)."""
 
-    def __init__(self, items):
+    def __init__(self, items, is_list=False, cls=None):
         self.items = list(items)
+        self.is_list = is_list
+        self.cls = cls
 
 
 class CompileTimeValue:

@@ -5,10 +5,13 @@ assignment is an assignment of a ``BinOp``; early ``return``, ``break`` and
 ``continue`` become branches and flags."""
 
 import gast
+import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
-from tangent_ckpt.compiler.lower.container_values import leaf_paths, leaves, rebuild, structure
+from tangent_ckpt.compiler.lower.container_values import (
+    DictValue, container_node, leaf_paths, leaves, rebuild, structure,
+)
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
@@ -24,6 +27,9 @@ class StatementLowering:
 
     def __init__(self, lowering):
         self.lo = lowering
+        # what the function's return statements give back (ir.Function's fields)
+        self.outputs = None  # a returned tuple or list: the expression rebuilding it
+        self.aux = None  # has_aux: the expression rebuilding the auxiliary value
 
     def run(self):
         fnode = self.lo.parsed.node
@@ -53,7 +59,8 @@ class StatementLowering:
         body = self.function_body(fnode.body, scope, result, top=True)
         return ir.Function(name=fnode.name, params=params, defaults=defaults, body=body,
                            result=result, line=fnode.lineno, filename=self.lo.parsed.filename,
-                           line_texts={**self.lo.inlined_lines, **self.lo.parsed.source_lines})
+                           line_texts={**self.lo.inlined_lines, **self.lo.parsed.source_lines},
+                           outputs=self.outputs, aux=self.aux)
 
     def function_body(self, stmts, scope, result, top=False, hint=None, yield_to=None):
         saved = (self.lo.out, self.lo.current_scope, self.lo.ctx)
@@ -61,7 +68,7 @@ class StatementLowering:
         # temporaries of a return expression are named after `hint`: the caller's
         # variable for an inlined helper (k1 = rhs(x) gives k1_roll, not rhs_result_roll)
         self.lo.ctx = {"result": result, "loop": None, "result_items": None,
-                    "hint": hint or result, "yield_to": yield_to}
+                    "hint": hint or result, "yield_to": yield_to, "top": top}
         out = []
         self.lo.out = out
         scope.top_block = out
@@ -227,6 +234,8 @@ class StatementLowering:
         if isinstance(value, CompileTimeValue):  # a factory's `return loss`
             self.lo.callables.return_value(value, s)
             return
+        if self.lo.ctx["top"]:
+            value = self.differentiated_output(value, s)
         if isinstance(value, TupleValue):
             items = self.lo.ctx["result_items"]
             if items == "single" or (items is not None and
@@ -237,6 +246,8 @@ class StatementLowering:
                 items = rebuild(value, (ir.Name(self.lo.namer.fresh(path))
                                         for path in leaf_paths(value, result)))
                 self.lo.ctx["result_items"] = items
+                if self.lo.ctx["top"]:
+                    self.outputs = container_node(items)
             for name, item in zip(leaves(items), leaves(value)):
                 self.lo.emit(ir.Assign(name.id, ir.Copy(item), s.lineno))
             return
@@ -245,6 +256,76 @@ class StatementLowering:
                              s)
         self.lo.ctx["result_items"] = "single"
         self.lo.assignments.emit_value(result, value, s.lineno)
+
+    def differentiated_output(self, value, s):
+        """The value a top-level ``return`` gives to differentiate: with
+        ``has_aux`` the first item of the returned pair (the second, the aux value,
+        is kept in variables of its own and returned as computed).  A tuple or
+        list of outputs is refused where one output is differentiated (reverse
+        mode), and so is a string or ``None``."""
+        if self.lo.has_aux:
+            value = self.aux_pair(value, s)
+        if self.lo.run_time.is_rows(value) or self.lo.run_time.is_dict(value):
+            kind = "list" if self.lo.run_time.is_rows(value) else "dict"
+            raise self.lo.error(
+                TransformError, f"the function returns a {kind} built at run time where a "
+                "gradient needs one float or array output", s, construct=f"{kind} output",
+                hint="return the value to differentiate, and the dict as the aux of "
+                     "`return output, aux` with has_aux=True"
+                     if kind == "dict" else "return np.stack(...) of it, an array")
+        if isinstance(value, TupleValue) and self.lo.one_output:
+            kind = "dict" if isinstance(value, DictValue) else \
+                "list" if value.is_list else "tuple"
+            raise self.lo.error(
+                TransformError, f"the function returns a {kind} of {len(value.items)} items "
+                "where a gradient needs one float or array output", s,
+                construct=f"{kind} output",
+                hint="return only the value to differentiate, or return (output, aux) and "
+                     "pass has_aux=True: the gradient function then returns the aux value "
+                     "as computed, next to the gradient")
+        for leaf in leaves(value):
+            if isinstance(leaf, ir.Const) and not _is_number(leaf.value):
+                raise self.lo.error(
+                    TransformError, f"the function returns {leaf.value!r} "
+                    f"({type(leaf.value).__name__}) as the output to differentiate", s,
+                    construct="non-numeric output",
+                    hint="return a float or an array; a value returned only for information "
+                         "goes in the aux of `return output, aux` with has_aux=True")
+        return value
+
+    def aux_pair(self, value, s):
+        """``return output, aux`` with ``has_aux``: ``aux`` copied into variables
+        of its own (every return of the function gives an aux of one structure);
+        gives ``output``."""
+        if not isinstance(value, TupleValue) or isinstance(value, DictValue) or \
+                len(value.items) != 2:
+            raise self.lo.error(
+                TransformError, "with has_aux=True the function must return a pair "
+                "(output, aux)", s, construct="has_aux return",
+                hint="return output, aux: the value to differentiate first, then the "
+                     "auxiliary value returned as computed")
+        output, aux = value.items
+        if any(self.lo.run_time.is_rows(leaf) for leaf in leaves(aux)):
+            raise self.lo.error(
+                TransformError, "the aux value holds a list built at run time", s,
+                construct="aux value", hint="return np.stack(...) of it, an array")
+        if any(isinstance(leaf, CompileTimeValue) for leaf in leaves(aux)):
+            raise self.lo.error(
+                TransformError, "the aux value holds a function or an object of a user class",
+                s, construct="aux value",
+                hint="return arrays, numbers, strings and lists, tuples or dicts of them")
+        names = self.lo.ctx.get("aux_items")
+        if names is None:
+            names = rebuild(aux, (ir.Name(self.lo.namer.fresh(path))
+                                  for path in leaf_paths(aux, "aux")))
+            self.lo.ctx["aux_items"] = names
+            self.aux = container_node(names)
+        elif structure(names) != structure(aux):
+            raise self.lo.error(UnsupportedSyntaxError,
+                                "returns of aux values of different structures", s)
+        for name, item in zip(leaves(names), leaves(aux)):
+            self.lo.emit(ir.Assign(name.id, ir.Copy(item), s.lineno))
+        return output
 
     def if_(self, s, extra=()):
         truth = self.lo.comprehensions.static_truth(s.test)
@@ -264,6 +345,10 @@ class StatementLowering:
         name = self.lo.namer.fresh("cond")
         self.lo.emit(ir.Assign(name, self.lo.expressions.nondiff(test), line))
         return name
+
+
+def _is_number(value):
+    return isinstance(value, (int, float, complex, np.number, np.bool_))
 
 
 def _writes_its_out(s):

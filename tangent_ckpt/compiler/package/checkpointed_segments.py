@@ -109,7 +109,7 @@ class SegmentHandler:
     # --- analysis -------------------------------------------------------------------
     def _reads_outside(self, seg):
         inside = {id(s) for s in ir.walk(seg.body)}
-        names = {self.function.result}
+        names = ir.returned_names(self.function)
         for stmt in ir.walk(self.function.body):
             if id(stmt) not in inside and stmt is not seg:
                 names.update(_stmt_reads(stmt))

@@ -7,6 +7,7 @@ preceded by the functions the checkpointed loops and segments generated.
 """
 
 import ast
+import copy
 import os
 from dataclasses import dataclass
 
@@ -57,12 +58,22 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
             grads.append(sx.rt("as_gradient", b, p))
         else:
             grads.append(sx.name(b))
+    gradients = sx.tuple_(grads) if len(grads) > 1 else grads[0]
+    aux = copy.deepcopy(function.aux)  # has_aux: returned as computed, after the value
     if return_value:
-        returned = [function.result, sx.tuple_(grads) if len(grads) > 1 else grads[0]]
+        value = function.result if aux is None else sx.tuple_([function.result, aux])
+        returned = [value, gradients]
+    elif aux is not None:
+        returned = [gradients, aux]
     else:
         returned = grads
     ret = Line(sx.return_(returned))
-    primal, adjoint, needed = finish_saves(sweeps.primal, sweeps.adjoint, ret)
+    sweep = sweeps.adjoint
+    if not function.scalar_output and sweeps.seed in names_read(sweep):
+        # a scalar seed of an array output: every element's adjoint (scalar_output.py)
+        sweep = [Line(sx.assign(sweeps.seed, sx.rt("output_adjoint", sweeps.seed,
+                                                   function.result)))] + sweep
+    primal, adjoint, needed = finish_saves(sweeps.primal, sweep, ret)
     primal = drop_dead_primal(primal, names_read(adjoint + [ret]))
     helpers = drop_dead_state(primal, helpers, names_read(adjoint + [ret]))
 

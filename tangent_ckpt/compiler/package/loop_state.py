@@ -22,7 +22,7 @@ def carried_state(function, loop, defined, bindings, header_reads):
     facts = loop_facts(loop, outside, before)
     local_first = [c for c in facts.carried if c not in upward_exposed(loop.body)]
     if local_first:  # assigned before any read in the body: carried only if read later
-        after = _reads_after(function.body, loop) | {function.result}
+        after = _reads_after(function.body, loop) | ir.returned_names(function)
         if any(c not in after for c in local_first):
             facts = loop_facts(loop, outside - (set(local_first) - after), before)
     return facts
@@ -45,7 +45,7 @@ def _reads_outside(function, loop, header_reads):
     inside = Counter(name for stmt in [loop, *ir.walk(loop.body)]
                      for name in reads.get(id(stmt), ()))
     names = {name for name, k in counts.items() if k > inside[name]}
-    names.add(function.result)
+    names |= ir.returned_names(function)
     return names
 
 

@@ -85,7 +85,8 @@ _SHAPE_ARGUMENTS = ((runtime.unbroadcast, 1, 2), (runtime.setitem_adjoint_value,
 # and those that read it for its shape and dtype (rt.stand_in keeps both)
 _STAND_IN_ARGUMENTS = _SHAPE_ARGUMENTS + ((runtime.repeat_to_match, 1, 2),
                                           (runtime.repeat_to_match, 1, 4),
-                                          (runtime.private_adjoint, 1, 2))
+                                          (runtime.private_adjoint, 1, 2),
+                                          (runtime.output_adjoint, 1, 2))
 
 
 def shape_only(items, arguments=_SHAPE_ARGUMENTS):

@@ -30,7 +30,7 @@ _RECORD_KEYS = itertools.count()
 def read_counts(function):
     """How many places read each name of ``function`` (its result counts once)."""
     counts = Counter(ir.read_names(function.body))
-    counts[function.result] += 1
+    counts.update(ir.returned_names(function))
     return counts
 
 
