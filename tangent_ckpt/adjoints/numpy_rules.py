@@ -331,10 +331,10 @@ with section("Arithmetic"):
 
 with section("Elementwise functions"):
     # singular rules' guard, in tangent code that tc.hvp differentiates: the output
-    # is 0 where factor is 0, product elsewhere
+    # is the product but where a NaN was replaced by 0 (factor 0 there)
     defadjoint(where_nonzero, "factor, product", name="rt.where_nonzero",
                piecewise=("factor",), linear=("product",),
-               product="np.where(factor == 0, 0.0, g)")
+               product="np.where(ans == product, g, 0.0)")
     defadjoint(np.sqrt, UNARY, domain="positive", singular=True, x="g * 0.5 / ans", tangent="t * 0.5 / ans")
     defadjoint(np.cbrt, UNARY, domain="nonzero", singular=True, x="g / (3.0 * ans * ans)", tangent="t / (3.0 * ans * ans)")
     defadjoint(np.exp, UNARY, x="g * ans", tangent="t * ans")
@@ -777,8 +777,8 @@ NOTES = {
     np.clip: "`g` passes where a_min <= a <= a_max (inclusive); bounds get `g` where "
              "active; assumes a_min <= a_max",
     np.sqrt: "needs `ans`; inf at 0",
-    where_nonzero: "singular rules' guard (`singular=`): `product` where `factor` is not 0, "
-                   "0 where it is",
+    where_nonzero: "singular rules' guard (`singular=`): `product`, but 0 where it is NaN and "
+                   "`factor` is 0",
     np.exp: "needs `ans`",
     np.float_power: "as np.power",
     np.heaviside: "no adjoint for `x1`; `x2` (the value at 0) where x1 == 0",
