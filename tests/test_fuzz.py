@@ -163,7 +163,7 @@ def draws_seed(prog):
 def test_the_generator_writes_every_family_and_no_pending_one():
     seen = set()
 
-    @settings(max_examples=150, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=250, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(programs())
     def run(prog):
@@ -175,7 +175,7 @@ def test_the_generator_writes_every_family_and_no_pending_one():
     older = FAMILIES - set(HUNTING_FAMILIES)
     assert older | {"legacy_random", "shadowing", "augassign", "setitem"} <= seen, \
         older - seen
-    assert seen & set(HUNTING_FAMILIES), "no hunting family in 150 programs"
+    assert seen & set(HUNTING_FAMILIES), "no hunting family in 250 programs"
 
 
 @pytest.mark.parametrize("family", STATEMENT_FAMILIES)
