@@ -704,15 +704,19 @@ class _Gen:
                         "np.reciprocal({z}) + {w} / {z}", "np.log10({z}) - np.log2({z})")
     # ({w}: s, a number, so that the shape stays z's)
     #: ... and functions whose value is NaN outside their domain, under np.where
-    SINGULAR_OUTSIDE = ("np.sqrt({t})", "np.log({t})", "np.arcsin({t} - 0.3)",
-                        "np.arccosh({t} + 0.7)", "np.arctanh({t} - 0.3)")
+    #: (the function, where it is kept: well inside its domain)
+    SINGULAR_OUTSIDE = (("np.sqrt({t})", "{t} > 0.3"), ("np.log({t})", "{t} > 0.3"),
+                        ("np.arcsin({t})", "np.abs({t}) < 0.9"),
+                        ("np.arccosh({t} + 0.7)", "{t} > 0.6"),
+                        ("np.arctanh({t})", "np.abs({t}) < 0.9"))
 
     def family_masked_singular(self, env, indent):
         """A singular function at points a mask then discards, so that the adjoint
         there is exactly 0 (and so is the derivative finite differences see):
         exact zeros made by a mask (``z = t * (t > 0.3)``, ``np.maximum(t, 0.3) -
         0.3``) under ``np.where(z > 0, ...)``, arguments outside the domain (NaN
-        values: ``sqrt`` of a negative number) under ``np.where(t > 0.3, ...)``, a
+        values: ``sqrt`` of a negative number) under ``np.where(t > 0.3, ...)``
+        (``np.abs(t) < 0.9`` for ``arcsin``), a
         pair-distance matrix whose zero diagonal ``np.triu`` or a mask discards;
         at top level or in a loop carrying the variable it reads (taped,
         checkpointed).  Before singular rules kept a zero adjoint zero, each gave
@@ -750,8 +754,8 @@ class _Gen:
                 cond = mask if self.lines[-1].endswith("> 0") else f"~{mask}"
             value = f"np.where({cond}, {op}, 0.0)"
         elif form == "outside":
-            op = self.pick(self.SINGULAR_OUTSIDE).format(t=f"({t})")
-            value = f"np.where(({t}) > 0.3, {op}, {self.pick(['0.0', '1.0', 's'])})"
+            op, kept = (part.format(t=f"({t})") for part in self.pick(self.SINGULAR_OUTSIDE))
+            value = f"np.where({kept}, {op}, {self.pick(['0.0', '1.0'])})"
         else:
             # points spread by their offsets: t alone may be one number broadcast, whose
             # pairs are all 0 off the diagonal too (sqrt(d * d) there: a real singularity)

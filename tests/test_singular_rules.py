@@ -242,3 +242,20 @@ def test_hvp_of_a_masked_singularity_matches_differences_of_the_gradient(f, args
     grad = tc.grad(f)
     expected = numeric_grad(lambda x: np.sum(grad(x, *args[1:]) * v), (args[0],))[0]
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_where_nonzero_numba_twin_equals_the_numpy_helper():
+    numba = pytest.importorskip("numba")
+    import tangent_ckpt.runtime.numba_twins  # noqa: F401  (registers the twins)
+
+    @numba.njit
+    def guarded(g, product):
+        return rt.where_nonzero(g, product)
+
+    g = np.array([[0.0, 1.0], [2.0, 0.0]])
+    with np.errstate(invalid="ignore"):
+        for factor, product in ((g, g * np.array([[np.inf, np.inf], [1.0, 2.0]])),
+                                (g, g * 2.0), (g[:1], g[:1] / np.zeros((2, 2))),
+                                (0.0, g * np.nan), (1.0, 2.0), (0.0, float("nan"))):
+            np.testing.assert_array_equal(guarded(factor, product),
+                                          rt.where_nonzero(factor, product))
