@@ -265,6 +265,9 @@ def signal_cases():
     cases += [Case("np.polyder(p) * 1.5", {"p": ((n,), "real")}) for n in (1, 2, 4)]
     cases += [Case("rt.interp_slope(x, np.array([-2.1, -0.7, 0.4, 1.3]), fp) * x",
                    {"x": ((3,), "real"), "fp": ((4,), "real")})]
+    # singular rules' guard, in the tangent code tc.hvp differentiates
+    cases += [Case("rt.where_nonzero(x, np.sin(y) * x) + rt.where_nonzero(np.array([0.0, "
+                   "1.0, 2.0]), y)", {"x": ((3,), "real"), "y": ((3,), "real")})]
     return cases
 
 

@@ -86,6 +86,10 @@ PENDING_FAMILIES = frozenset()
 #: a line a family writes to be refused, which tests/test_fuzz.py checks is refused
 #: (with the reason after the mark) instead of differentiated
 REFUSED_MARK = "# refused:"
+#: masked singular operations: sqrt, log, a division, a negative power... at points a
+#: mask discards (issue #28: 0 * inf = nan where the adjoint is exactly 0)
+FAMILIES |= {"masked_singular"}
+HUNTING_FAMILIES += ("masked_singular",)
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -980,6 +984,86 @@ class _Gen:
         if self.aux_output is not None:
             return f"return {output}, {self.aux_output}"
         return f"return {output}"
+
+    #: masked_singular: a function singular at exact zeros, made by a mask (``z``)
+    SINGULAR_AT_ZERO = ("np.sqrt({z})", "np.log({z})", "1.0 / {z}", "{z} ** -1.5",
+                        "np.hypot({z}, {z})", "np.cbrt({z}) + {z} ** -0.5",
+                        "np.log1p({z} - 1.0)", "np.arctan2({z}, {z})",
+                        "np.reciprocal({z}) + {w} / {z}", "np.log10({z}) - np.log2({z})")
+    # ({w}: s, a number, so that the shape stays z's)
+    #: ... and functions whose value is NaN outside their domain, under np.where
+    #: (the function, where it is kept: well inside its domain)
+    SINGULAR_OUTSIDE = (("np.sqrt({t})", "{t} > 0.3"), ("np.log({t})", "{t} > 0.3"),
+                        ("np.arcsin({t})", "np.abs({t}) < 0.9"),
+                        ("np.arccosh({t} + 0.7)", "{t} > 0.6"),
+                        ("np.arctanh({t})", "np.abs({t}) < 0.9"))
+
+    def family_masked_singular(self, env, indent):
+        """A singular function at points a mask then discards, so that the adjoint
+        there is exactly 0 (and so is the derivative finite differences see):
+        exact zeros made by a mask (``z = t * (t > 0.3)``, ``np.maximum(t, 0.3) -
+        0.3``) under ``np.where(z > 0, ...)``, arguments outside the domain (NaN
+        values: ``sqrt`` of a negative number) under ``np.where(t > 0.3, ...)``
+        (``np.abs(t) < 0.9`` for ``arcsin``), a
+        pair-distance matrix whose zero diagonal ``np.triu`` or a mask discards;
+        at top level or in a loop carrying the variable it reads (taped,
+        checkpointed).  Before singular rules kept a zero adjoint zero, each gave
+        ``0 * inf = nan``."""
+        shape = self.pick([(3,), (2, 3), ()])
+        in_loop = self.draw(st.booleans())
+        if in_loop:   # a carried variable of that shape, rebound through the mask
+            carried = sorted(k for k, v in env.items() if not v.index and v.shape == shape
+                             and k not in ("M", "n") and k not in PARAMS)
+            if not carried:
+                k = self.fresh_name()
+                t, _ = self.expr_of(env, shape, 1)
+                self.emit(indent, f"{k} = np.tanh({t})")
+                env[k] = Var(shape, 1.0, fresh=True)
+                carried = [k]
+            k = self.pick(carried)
+            index = self.fresh_name("t")
+            self.emit(indent, f"for {index} in range(n):")
+            indent += 1
+            env[k].fresh = False
+            t = k
+        else:
+            t, _ = self.expr_of(env, shape, self.draw(st.integers(1, 2)))
+        form = self.pick(["zeros", "outside", "pairs"] if shape == (3,) else ["zeros", "outside"])
+        self.features.add("masked_" + form)
+        if form == "zeros":
+            z = self.fresh_name("z")
+            self.emit(indent, self.pick([f"{z} = ({t}) * (({t}) > 0.3)",
+                                         f"{z} = np.maximum({t}, 0.3) - 0.3"]))
+            op = self.pick(self.SINGULAR_AT_ZERO).format(z=z, w="s")
+            cond = f"{z} > 0"
+            if self.draw(st.booleans()):   # a mask held in a variable, maybe inverted
+                mask = self.fresh_name("mask")
+                self.emit(indent, self.pick([f"{mask} = {z} > 0", f"{mask} = {z} == 0"]))
+                cond = mask if self.lines[-1].endswith("> 0") else f"~{mask}"
+            value = f"np.where({cond}, {op}, 0.0)"
+        elif form == "outside":
+            op, kept = (part.format(t=f"({t})") for part in self.pick(self.SINGULAR_OUTSIDE))
+            value = f"np.where({kept}, {op}, {self.pick(['0.0', '1.0'])})"
+        else:
+            # points spread by their offsets: t alone may be one number broadcast, whose
+            # pairs are all 0 off the diagonal too (sqrt(d * d) there: a real singularity)
+            d, r, p = self.fresh_name("d"), self.fresh_name("r"), self.fresh_name("p")
+            self.emit(indent, f"{p} = ({t}) + np.array([0.0, 1.5, 3.0])")
+            self.emit(indent, f"{d} = {p}[:, None] - {p}[None, :]")
+            self.emit(indent, self.pick([f"{r} = np.sqrt({d} * {d})",
+                                         f"{r} = np.sqrt({d} ** 2 + 0.0 * {d})",
+                                         f"{r} = np.hypot({d}, 0.0 * {d})"]))
+            value = self.pick([f"np.sum(np.triu(np.tanh({r}), 1), axis=0)",
+                               f"np.sum(np.where(np.eye(3) > 0, 0.0, 1.0 / (1.0 + {r})), axis=1)",
+                               f"np.sum(np.where({r} > 0, np.log(0.5 + {r}), 0.0), axis=0)",
+                               f"np.sum(np.tril(np.sqrt(0.5 + {r}) * {r} ** 0.5, -1), axis=0)"])
+        if in_loop:
+            self.emit(indent, f"{t} = 0.5 * {t} + 0.3 * np.tanh({value})")
+            env[t].bound = max(env[t].bound, 2.0 * 0.3 + 0.5 * env[t].bound)
+        else:
+            name = self.fresh_name()
+            self.emit(indent, f"{name} = np.tanh({value})")
+            env[name] = Var(shape, 1.0, fresh=True)
 
     def update(self, env, name, indent):
         """Rebind carried variable ``name`` keeping its shape and bound."""

@@ -8,14 +8,17 @@ import numpy as np
 
 from tangent_ckpt import runtime
 from tangent_ckpt.adjoints.registry import lookup
-from tangent_ckpt.adjoints.rule_text import rule_expression
+from tangent_ckpt.adjoints.rule_text import guarded_expression, rule_expression
 
 __all__ = ["evaluate", "evaluate_tangent"]
 
 
-def _compiled(expression, label):
-    """A rule's expression compiled from its one parsed tree."""
-    return compile(ast.Expression(rule_expression(expression)), label, "eval")
+def _compiled(expression, label, guard=None):
+    """A rule's expression compiled from its one parsed tree (a singular rule's
+    kept 0 where ``guard``, ``g`` or ``t``, is 0, as the compiler writes it)."""
+    tree = rule_expression(expression) if guard is None else \
+        guarded_expression(expression, guard)
+    return compile(ast.Expression(tree), label, "eval")
 
 
 def evaluate(fn, param, g, ans, args, kwargs=None, index=None):
@@ -47,7 +50,8 @@ def evaluate(fn, param, g, ans, args, kwargs=None, index=None):
     namespace.update(np=np, g=g, ans=ans, **bound)
     if index is not None:
         namespace["i"] = index
-    return eval(_compiled(expression, f"<adjoint of {rule.name}>"), namespace)
+    guard = "g" if rule.singular else None
+    return eval(_compiled(expression, f"<adjoint of {rule.name}>", guard), namespace)
 
 
 def evaluate_tangent(fn, tangents, ans, args, kwargs=None):
@@ -85,8 +89,9 @@ def evaluate_tangent(fn, tangents, ans, args, kwargs=None):
     namespace.update(np=np, ans=ans, **bound)
     total = 0.0
     for param, t in tangents.items():
-        total = total + eval(_compiled(rule.tangents[param], f"<tangent of {rule.name}>"),
-                             dict(namespace, t=t))
+        guard = "t" if rule.singular else None
+        total = total + eval(_compiled(rule.tangents[param], f"<tangent of {rule.name}>",
+                                       guard), dict(namespace, t=t))
     return total
 
 

@@ -34,7 +34,7 @@ from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
 from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
-from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast
+from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast, where_nonzero
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 from tangent_ckpt.runtime.signal_adjoints import interp_slope
 
@@ -247,6 +247,21 @@ AVERAGE_TANGENT_WEIGHTS = (
 CLIP_BOUND_TANGENT = {b: f"np.where(np.logical_and(ans != a, ans == {b}), t, 0.0)"
                       for b in ("a_min", "a_max", "min", "max")}
 
+def unless_nonzero(*params):
+    """``singular=`` of a rule whose derivative is finite wherever one of
+    ``params`` is not 0 (a division by ``x2``): a call passing a non-zero
+    number for one of them needs no guard (``x / 2.0``)."""
+    def singular(**known):
+        return not any(type(known.get(p)) in (int, float) and known[p] != 0 for p in params)
+    return singular
+
+
+def power_singular(x2=None, **_):
+    """``singular=`` of ``x1 ** x2``: regular for a constant exponent that is a
+    whole number >= 0 (``x ** 2``: finite at 0 and for negative bases)."""
+    return not (type(x2) in (int, float) and x2 >= 0 and x2 == int(x2))
+
+
 with section("Arithmetic"):
     defadjoint(np.add, BINARY, linear="joint",
                x1="unbroadcast(g, x1)",
@@ -258,20 +273,22 @@ with section("Arithmetic"):
                x1="unbroadcast(g * x2, x1)",
                x2="unbroadcast(g * x1, x2)")
     defadjoint(np.divide, BINARY, domain="nonzero",      # np.true_divide is np.divide
+               singular=unless_nonzero("x2"),
                x1="unbroadcast(g / x2, x1)",
                x2="unbroadcast(-g * ans / x2, x2)",
                tangent={"x1": "t / x2", "x2": "-t * ans / x2"})
-    defadjoint(np.power, BINARY, domain="positive",
+    defadjoint(np.power, BINARY, domain="positive", singular=power_singular,
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
                tangent={"x1": "t * x2 * np.power(x1, x2 - 1)",
                         "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
-    defadjoint(np.float_power, BINARY, domain="positive",
+    defadjoint(np.float_power, BINARY, domain="positive", singular=power_singular,
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
                tangent={"x1": "t * x2 * np.float_power(x1, x2 - 1)",
                         "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
     defadjoint(np.remainder, BINARY, domain="nonzero",    # np.mod and `%`
+               singular=unless_nonzero("x2"),
                x1="unbroadcast(g, x1)",
                x2="unbroadcast(-g * np.floor_divide(x1, x2), x2)",
                tangent={"x1": "t * np.ones_like(ans)", "x2": "-t * np.floor_divide(x1, x2)"})
@@ -282,7 +299,7 @@ with section("Arithmetic"):
     defadjoint(np.negative, UNARY, x="-g", linear="joint")
     defadjoint(np.positive, UNARY, x="g", linear="joint")
     defadjoint(np.square, UNARY, x="g * (2 * x)", tangent="t * (2 * x)")
-    defadjoint(np.reciprocal, UNARY, domain="nonzero", x="-g * ans * ans",
+    defadjoint(np.reciprocal, UNARY, domain="nonzero", singular=True, x="-g * ans * ans",
                tangent="-t * ans * ans")
     defadjoint(np.maximum, BINARY,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
@@ -314,15 +331,20 @@ with section("Arithmetic"):
                tangent={"a": "np.where(ans == a, t, 0.0)", **CLIP_BOUND_TANGENT})
 
 with section("Elementwise functions"):
-    defadjoint(np.sqrt, UNARY, domain="positive", x="g * 0.5 / ans", tangent="t * 0.5 / ans")
-    defadjoint(np.cbrt, UNARY, domain="nonzero", x="g / (3.0 * ans * ans)", tangent="t / (3.0 * ans * ans)")
+    # singular rules' guard, in tangent code that tc.hvp differentiates: the output
+    # is the product but where a NaN was replaced by 0 (factor 0 there)
+    defadjoint(where_nonzero, "factor, product", name="rt.where_nonzero",
+               piecewise=("factor",), linear=("product",),
+               product="np.where(ans == product, g, 0.0)")
+    defadjoint(np.sqrt, UNARY, domain="positive", singular=True, x="g * 0.5 / ans", tangent="t * 0.5 / ans")
+    defadjoint(np.cbrt, UNARY, domain="nonzero", singular=True, x="g / (3.0 * ans * ans)", tangent="t / (3.0 * ans * ans)")
     defadjoint(np.exp, UNARY, x="g * ans", tangent="t * ans")
     defadjoint(np.expm1, UNARY, x="g * (ans + 1.0)", tangent="t * (ans + 1.0)")
     defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}", tangent=f"t * ans * {LOG2}")
-    defadjoint(np.log, UNARY, domain="positive", x="g / x", tangent="t / x")
-    defadjoint(np.log1p, UNARY, domain="positive", x="g / (1.0 + x)", tangent="t / (1.0 + x)")
-    defadjoint(np.log2, UNARY, domain="positive", x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})")
-    defadjoint(np.log10, UNARY, domain="positive", x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})")
+    defadjoint(np.log, UNARY, domain="positive", singular=True, x="g / x", tangent="t / x")
+    defadjoint(np.log1p, UNARY, domain="positive", singular=True, x="g / (1.0 + x)", tangent="t / (1.0 + x)")
+    defadjoint(np.log2, UNARY, domain="positive", singular=True, x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})")
+    defadjoint(np.log10, UNARY, domain="positive", singular=True, x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})")
     defadjoint(np.logaddexp, BINARY,
                x1="unbroadcast(g * np.exp(x1 - ans), x1)",
                x2="unbroadcast(g * np.exp(x2 - ans), x2)",
@@ -334,15 +356,15 @@ with section("Elementwise functions"):
     defadjoint(np.sin, UNARY, x="g * np.cos(x)", tangent="t * np.cos(x)")
     defadjoint(np.cos, UNARY, x="-g * np.sin(x)", tangent="-t * np.sin(x)")
     defadjoint(np.tan, UNARY, domain="unit", x="g * (1.0 + ans * ans)", tangent="t * (1.0 + ans * ans)")
-    defadjoint(np.arcsin, UNARY, domain="unit", x="g / np.sqrt(1.0 - x * x)", tangent="t / np.sqrt(1.0 - x * x)")
-    defadjoint(np.arccos, UNARY, domain="unit", x="-g / np.sqrt(1.0 - x * x)", tangent="-t / np.sqrt(1.0 - x * x)")
+    defadjoint(np.arcsin, UNARY, domain="unit", singular=True, x="g / np.sqrt(1.0 - x * x)", tangent="t / np.sqrt(1.0 - x * x)")
+    defadjoint(np.arccos, UNARY, domain="unit", singular=True, x="-g / np.sqrt(1.0 - x * x)", tangent="-t / np.sqrt(1.0 - x * x)")
     defadjoint(np.arctan, UNARY, x="g / (1.0 + x * x)", tangent="t / (1.0 + x * x)")
-    defadjoint(np.arctan2, BINARY, domain="nonzero",
+    defadjoint(np.arctan2, BINARY, domain="nonzero", singular=unless_nonzero("x1", "x2"),
                x1="unbroadcast(g * x2 / (x1 * x1 + x2 * x2), x1)",
                x2="unbroadcast(-g * x1 / (x1 * x1 + x2 * x2), x2)",
                tangent={"x1": "t * x2 / (x1 * x1 + x2 * x2)",
                         "x2": "-t * x1 / (x1 * x1 + x2 * x2)"})
-    defadjoint(np.hypot, BINARY, domain="nonzero",
+    defadjoint(np.hypot, BINARY, domain="nonzero", singular=unless_nonzero("x1", "x2"),
                x1="unbroadcast(g * x1 / ans, x1)",
                x2="unbroadcast(g * x2 / ans, x2)",
                tangent={"x1": "t * x1 / ans", "x2": "t * x2 / ans"})
@@ -350,8 +372,8 @@ with section("Elementwise functions"):
     defadjoint(np.cosh, UNARY, x="g * np.sinh(x)", tangent="t * np.sinh(x)")
     defadjoint(np.tanh, UNARY, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)")
     defadjoint(np.arcsinh, UNARY, x="g / np.sqrt(x * x + 1.0)", tangent="t / np.sqrt(x * x + 1.0)")
-    defadjoint(np.arccosh, UNARY, domain="above_one", x="g / np.sqrt(x * x - 1.0)", tangent="t / np.sqrt(x * x - 1.0)")
-    defadjoint(np.arctanh, UNARY, domain="unit", x="g / (1.0 - x * x)", tangent="t / (1.0 - x * x)")
+    defadjoint(np.arccosh, UNARY, domain="above_one", singular=True, x="g / np.sqrt(x * x - 1.0)", tangent="t / np.sqrt(x * x - 1.0)")
+    defadjoint(np.arctanh, UNARY, domain="unit", singular=True, x="g / (1.0 - x * x)", tangent="t / (1.0 - x * x)")
     for _fn in (np.deg2rad, np.radians):
         defadjoint(_fn, UNARY, x="g * 0.017453292519943295", linear="joint")            # pi / 180
     for _fn in (np.rad2deg, np.degrees):
@@ -743,9 +765,9 @@ with section("Python's math module, max and min (floats; the rule of the NumPy f
         _rule = lookup(_twin)
         defadjoint(_fn, UNARY if len(_rule.params) == 1 else BINARY, name=f"math.{_fn.__name__}",
                    domain=_rule.domain, tangent=_rule.tangents or None, linear=_rule.linear,
-                   **_rule.templates)
+                   singular=_rule.singular, **_rule.templates)
     defadjoint(math.log, "x, base=None, /", name="math.log", domain="positive",
-               only={"base": (None,)}, x="g / x", tangent="t / x")
+               only={"base": (None,)}, singular=True, x="g / x", tangent="t / x")
     for _fn, _twin in ((builtins.max, np.maximum), (builtins.min, np.minimum)):   # of two numbers
         _rule = lookup(_twin)
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
@@ -764,6 +786,8 @@ NOTES = {
     np.clip: "`g` passes where a_min <= a <= a_max (inclusive); bounds get `g` where "
              "active; assumes a_min <= a_max",
     np.sqrt: "needs `ans`; inf at 0",
+    where_nonzero: "singular rules' guard (`singular=`): `product`, but 0 where it is NaN and "
+                   "`factor` is 0",
     np.exp: "needs `ans`",
     np.float_power: "as np.power",
     np.heaviside: "no adjoint for `x1`; `x2` (the value at 0) where x1 == 0",

@@ -41,7 +41,7 @@ A rule is one declaration, next to its siblings in
 <!-- setup: import inspect; from tangent_ckpt.adjoints import numpy_rules -->
 <!-- generated excerpt: inspect.getsource(numpy_rules) -->
 ```python
-    defadjoint(np.hypot, BINARY, domain="nonzero",
+    defadjoint(np.hypot, BINARY, domain="nonzero", singular=unless_nonzero("x1", "x2"),
                x1="unbroadcast(g * x1 / ans, x1)",
                x2="unbroadcast(g * x2 / ans, x2)",
                tangent={{"x1": "t * x1 / ans", "x2": "t * x2 / ans"}})
@@ -63,8 +63,14 @@ Options: `methods=` (array methods that mean the function: `x.var(axis=0)` is
 list parameter: the expression is the adjoint of element `i`), `piecewise=`
 (parameters the output is locally constant in, such as `np.where`'s
 condition), `only=` (values a parameter must take:
-`only={{"mode": ("reduced",)}}`), and `domain=` (where the rule's tests draw
-inputs: {domains}).  The compiler's method table, the tests' case tables and
+`only={{"mode": ("reduced",)}}`), `domain=` (where the rule's tests draw
+inputs: {domains}), and `singular=` (the derivative is infinite or NaN
+somewhere: `sqrt` and `log` at 0, a division by 0; each expression `e` is
+computed as `where_nonzero(g, e)`, so an adjoint that is exactly 0, because a
+mask, `np.where` or `np.triu` discarded the value, stays 0 instead of
+`0 * inf = nan`, while a non-zero `g` at the singular point still gives inf or
+NaN; `unless_nonzero("x2")` drops the guard where `x2` is a non-zero
+constant, as in `x / 2.0`).  The compiler's method table, the tests' case tables and
 this page all read the registry.  A function that may return a view of an
 argument (`np.flip`) is also named in `compiler/memory_sharing.py`.
 A helper longer than an expression goes in `tangent_ckpt/runtime/` (NumPy only).
@@ -149,7 +155,8 @@ def _row(fn):
     rule = lookup(fn)
     names = ", ".join(f"`{n}`" for n in _aliases(fn))
     adjoints = "<br>".join(f"{param}: `{expr}`" for param, expr in rule.templates.items())
-    note = "; ".join(filter(None, [numpy_rules.NOTES.get(fn, ""), _methods(fn),
+    singular = "singular: 0 where `g` is 0 (`rt.where_nonzero`)" if rule.singular else ""
+    note = "; ".join(filter(None, [numpy_rules.NOTES.get(fn, ""), singular, _methods(fn),
                                    versions_of(fn)]))
     return (f"| {names} | `{_cell(_signature(rule))}` | {_cell(adjoints)} | "
             f"{_cell(note)} |")

@@ -33,6 +33,15 @@ The same row says what else the compiler and the tests need to know:
   tuple argument spread out (``x.reshape(2, 3)``).  Every method of a rule
   returns a new value (in-place methods are never rules).
 - ``domain="positive"``: where the tests draw inputs from (see ``DOMAINS``).
+- ``singular=True``: the derivative is infinite or NaN somewhere (``sqrt``
+  and ``log`` at 0, ``arcsin`` at 1, a division by 0): each elementwise
+  expression ``e`` becomes ``where_nonzero(g, e)`` (inside ``unbroadcast``;
+  ``where_nonzero(t, e)`` for a tangent), so that an adjoint that is exactly 0
+  (a mask, ``np.where`` or ``np.triu`` discarded the value) stays 0 instead of
+  ``0 * inf = nan``; where ``g`` is not 0 the singularity stays.  A callable
+  receives the call's constant arguments by name and says whether this call
+  needs it (``x / 2.0`` does not).  Helpers called by an expression guard
+  themselves.
 - ``only={"mode": ("reduced",)}``: the values a parameter may take for the
   expressions to be right; the compiler refuses a call with any other value
   (or one it cannot see at compile time).
@@ -95,7 +104,8 @@ class AdjointRule:
 
     def __init__(self, fn, name, params, templates=None, sequence_params=(),
                  vjp=None, constant=False, positional_only=(), piecewise=(),
-                 domain="real", whole=None, only=None, tangents=None, linear=False):
+                 domain="real", whole=None, only=None, tangents=None, linear=False,
+                 singular=False):
         self.fn = fn
         self.name = name
         self.params = params  # list of (name, default or REQUIRED, kind)
@@ -111,6 +121,16 @@ class AdjointRule:
         self.tangents = dict(tangents or {})  # param -> its tangent's contribution (forward)
         self.linear = linear  # False, True (in each parameter) or "joint" (in all together)
         self.jvp = None  # a user's tangent callable (register_tangent)
+        self.singular = singular  # False, True or a callable: see singular_for
+
+    def singular_for(self, known):
+        """True when the call needs its adjoints and tangents kept 0 where ``g``
+        (``t``) is 0 (``rt.where_nonzero``): the row's derivative is infinite or
+        NaN somewhere (``sqrt`` at 0).  ``known``: the call's constant arguments
+        by name; a callable ``singular=`` decides from them (``x / 2.0`` is regular)."""
+        if callable(self.singular):
+            return bool(self.singular(**known))
+        return bool(self.singular)
 
     def linear_params(self):
         """The parameters a linear rule replaces by their tangents."""
@@ -193,7 +213,7 @@ _PURE_METHODS = set()   # methods known to return a new value and change nothing
 
 def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(),
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
-               **templates):
+               singular=False, **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
     tangent (``tangent=`` or ``linear=``; see the module docstring).  ``fn`` None
     (a function the running NumPy lacks, ``numpy_versions``) registers nothing."""
@@ -205,6 +225,8 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
     for param in (*sequence, *piecewise, *(only or {})):
         if param not in names:
             raise ValueError(f"{name}: parameter '{param}' is not in signature '{signature}'")
+    if not (singular in (False, True) or callable(singular)):
+        raise ValueError(f"{name}: singular= is True, False or a callable")
     if domain not in DOMAINS:
         raise ValueError(f"{name}: unknown domain {domain!r}; one of {sorted(DOMAINS)}")
     whole = {}
@@ -221,7 +243,8 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
     _RULES[_key(fn)] = AdjointRule(fn, name, params, templates, sequence,
                                    positional_only=positional_only(signature),
                                    piecewise=piecewise, domain=domain, whole=whole,
-                                   only=only, tangents=tangents, linear=linear)
+                                   only=only, tangents=tangents, linear=linear,
+                                   singular=singular)
     _declare_methods(fn, methods, varargs_methods)
     return fn
 

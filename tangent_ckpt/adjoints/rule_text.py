@@ -16,7 +16,7 @@ import numpy as np
 from tangent_ckpt import runtime
 
 __all__ = ["REQUIRED", "parse_signature", "positional_only", "rule_expression",
-           "template_free_names", "check_expression"]
+           "guarded_expression", "template_free_names", "check_expression"]
 
 REQUIRED = object()  # marker: the parameter has no default
 
@@ -75,6 +75,39 @@ def rule_expression(expression):
     tests' evaluation (:mod:`.evaluation`).  A stdlib ``ast`` tree, as generated
     code is; shared, so readers copy before changing it."""
     return ast.parse(expression, mode="eval").body
+
+
+@functools.lru_cache(maxsize=None)
+def guarded_expression(expression, zero):
+    """The tree of a singular rule's expression with its product kept 0 where
+    ``zero`` (``g`` for an adjoint, ``t`` for a tangent) is 0:
+    ``unbroadcast(g / x2, x1)`` -> ``unbroadcast(where_nonzero(g, g / x2), x1)``.
+    ``g`` or ``-g`` alone, and a helper's call (which guards itself: see
+    ``rt.power_adjoint_base``), stay as they are."""
+    tree = rule_expression(expression)
+    outer = None
+    if isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and \
+            tree.func.id == "unbroadcast" and tree.args:
+        outer, tree = tree, tree.args[0]
+    if _plain(tree, zero) or _helper_call(tree):
+        return rule_expression(expression)
+    guarded = ast.Call(func=ast.Name(id="where_nonzero", ctx=ast.Load()),
+                       args=[ast.Name(id=zero, ctx=ast.Load()), tree], keywords=[])
+    if outer is not None:
+        guarded = ast.Call(func=outer.func, args=[guarded, *outer.args[1:]],
+                           keywords=outer.keywords)
+    return ast.fix_missing_locations(guarded)
+
+
+def _plain(tree, zero):
+    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.USub):
+        tree = tree.operand
+    return isinstance(tree, ast.Name) and tree.id == zero
+
+
+def _helper_call(tree):
+    return isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and \
+        hasattr(runtime, tree.func.id)
 
 
 def template_free_names(expression):

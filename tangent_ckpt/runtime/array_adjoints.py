@@ -12,6 +12,7 @@ from tangent_ckpt.errors import TangentCkptError
 from tangent_ckpt.runtime.last_axis import along_last, from_last
 from tangent_ckpt.runtime.numpy_adjoints import (
     _axes, _keep, _weak_like, concatenate_adjoint, is_zero, reshape_like, unbroadcast,
+    where_nonzero,
 )
 
 __all__ = [
@@ -45,7 +46,7 @@ def fmod_adjoint_divisor(g, x1, x2):
     """Adjoint of the divisor in ``np.fmod(x1, x2)``: ``-g * trunc(x1 / x2)``."""
     if is_zero(g):
         return g
-    return unbroadcast(-g * np.trunc(np.divide(x1, x2)), x2)
+    return unbroadcast(where_nonzero(g, -g * np.trunc(np.divide(x1, x2))), x2)   # x2 = 0: inf
 
 
 def sum_all(g, x):

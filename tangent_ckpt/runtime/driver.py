@@ -56,6 +56,9 @@ __all__ = ["CheckpointedLoop", "parse_memory", "run_schedule", "DEFAULT_ONLINE_S
 #: the levels snapshots are kept on, fastest first: where the arrays live (device
 #: memory for CuPy arrays, RAM for NumPy's), host memory, disk (host_store.py)
 LEVELS = ("device", "host", "disk")
+#: the profiler's count of each level, made once (a name made per flush is kept by
+#: every profiled call: tests/test_hygiene.py)
+_PEAK_KEYS = {level: f"peak_{level}_bytes" for level in LEVELS}
 
 
 class CheckpointedLoop:
@@ -392,7 +395,7 @@ class CheckpointedLoop:
         levels = getattr(self, "_peak_levels", None) or dict.fromkeys(LEVELS, 0)
         if self._compiled is not None or not any(levels.values()):
             levels = dict(levels, device=self._peak_bytes)   # compiled sweep: one level
-        counts.update({f"peak_{level}_bytes": nbytes for level, nbytes in levels.items()})
+        counts.update({_PEAK_KEYS[level]: nbytes for level, nbytes in levels.items()})
         counts.update(self._io.since_last(self._store.disk if self._store is not None else None))
         if self._step_bytes is not None:
             counts["working_bytes"] = self.working_memory(self._args)

@@ -32,7 +32,7 @@ from tangent_ckpt.runtime.numba_passes import fused_source
 #: the rt helpers given a compiled twin here
 TWINS = ("unbroadcast", "shape_of", "broadcast_shape", "matmul_shape", "zeros_like",
          "getitem_adjoint", "accumulate_at", "setitem_adjoint_value", "setitem_adjoint_array",
-         "repeat_to_match", "power_adjoint_base", "matmul_adjoint_x1", "matmul_adjoint_x2",
+         "repeat_to_match", "where_nonzero", "power_adjoint_base", "matmul_adjoint_x1", "matmul_adjoint_x2",
          "accumulate_matmul_adjoint_x2", "as_gradient", "store_snapshot", "restore_snapshot", "assign_at")
 
 
@@ -312,6 +312,35 @@ def _power_adjoint_base(g, x1, x2):
             return g * x2 * x1 ** (x2 - 1)
         return impl
     _refuse("power_adjoint_base", g, x1, x2)
+
+
+@_twin("where_nonzero")
+def _where_nonzero(g, product):
+    if _is_number(g) and _is_number(product):
+        def impl(g, product):
+            if g == 0 and product != product:
+                return 0.0 * g
+            return product
+        return impl
+    if isinstance(product, types.Array) and _is_number(g):
+        def impl(g, product):
+            if g != 0 or not np.isnan(np.sum(product)):
+                return product
+            return np.zeros_like(product)    # g * anything, g = 0
+        return impl
+    if isinstance(product, types.Array) and isinstance(g, types.Array) and \
+            g.ndim == product.ndim:
+        def impl(g, product):
+            if not np.isnan(np.sum(product)):
+                return product
+            out = product.copy()
+            zero = np.broadcast_to(g, out.shape) == 0
+            for k in np.ndindex(out.shape):
+                if zero[k] and np.isnan(out[k]):
+                    out[k] = 0.0
+            return out
+        return impl
+    _refuse("where_nonzero", g, product)
 
 
 # ----------------------------------------------------------------- products

@@ -28,7 +28,7 @@ __all__ = [
     # broadcasting and buffers
     "is_zero", "Parts", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "output_adjoint", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
-    "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
+    "where_nonzero", "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
     "clip_adjoint", "clip_adjoint_bound", "cast_result", "through_cast",
     # linear algebra
     "matmul_adjoint_x1", "matmul_adjoint_x2", "dot_adjoint_a", "dot_adjoint_b",
@@ -337,6 +337,27 @@ def _keep(g, x, axis, keepdims):
 
 # --- arithmetic and elementwise ------------------------------------------------
 
+def where_nonzero(g, product):
+    """``product``, a derivative times ``g`` (``g * 0.5 / ans``), with 0 where ``g``
+    is 0: an adjoint (or tangent) that is structurally zero stays zero through a
+    derivative that is infinite or NaN there, as ``sqrt`` at 0 under a mask
+    (``0 * inf`` would be NaN, where finite differences give 0).
+
+    Where ``g`` is 0 and the derivative finite, ``product`` is already 0; so
+    ``product`` is returned unchanged unless it holds a NaN (one sum, no
+    temporary): the cost of the guard off singular points.  Where ``g`` is not
+    0 an infinite or NaN derivative is kept: a real singularity stays one."""
+    if is_zero(g):
+        return g
+    if isinstance(product, np.ndarray):
+        if not np.isnan(np.add.reduce(product, None)):
+            return product
+    elif isinstance(product, (float, complex, np.generic)):
+        if product == product:
+            return product
+    return np.where(g == 0, 0.0, product)
+
+
 def power_adjoint_base(g, x1, x2):
     """Adjoint of the base in ``x1 ** x2``: ``g * x2 * x1 ** (x2 - 1)``.
 
@@ -358,8 +379,8 @@ def power_adjoint_base(g, x1, x2):
                     np.result_type(g, twice) == twice.dtype:
                 return np.multiply(twice, g, out=twice)
             return g * twice
-        return g * x2 * x1 ** (x2 - 1)
-    return g * x2 * x1 ** np.where(x2 != 0, x2 - 1, 1)
+        return where_nonzero(g, g * x2 * x1 ** (x2 - 1))   # x1 = 0, x2 < 1: inf
+    return where_nonzero(g, g * x2 * x1 ** np.where(x2 != 0, x2 - 1, 1))
 
 
 def power_adjoint_exponent(g, ans, x1):
@@ -368,7 +389,7 @@ def power_adjoint_exponent(g, ans, x1):
     is 0, and a negative base has no real derivative in the exponent)."""
     if is_zero(g):
         return g
-    return g * ans * np.log(np.where(x1 > 0, x1, 1))
+    return where_nonzero(g, g * ans * np.log(np.where(x1 > 0, x1, 1)))   # ans = 0 ** -1: inf
 
 
 def select_adjoint(g, x, ans, other):

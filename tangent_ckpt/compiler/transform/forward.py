@@ -23,7 +23,8 @@ from tangent_ckpt.compiler.complex_values import complex_names, refused_for_comp
 from tangent_ckpt.compiler.ir import expr_node, operand_node, prim_node
 from tangent_ckpt.compiler.transform.reverse import error_factory
 from tangent_ckpt.compiler.transform.linear_tangents import each_linear_tangent, joint_tangent
-from tangent_ckpt.compiler.transform.rules import _bound_node, check_static, instantiate
+from tangent_ckpt.compiler.transform.rules import (_bound_node, check_static, instantiate,
+                                                  singular_guard)
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 
@@ -255,6 +256,7 @@ class Forwarder:
         mapping = {"ans": sx.name(ans)}
         for param, op in bound.items():
             mapping[param] = _bound_node(self, op)
+        guard = singular_guard(rule, bound, "t")
         terms = []
         for param in rule.templates:
             op = bound.get(param)
@@ -268,7 +270,7 @@ class Forwarder:
                 template = rule.tangents[param]
                 if callable(template):
                     template = self._chosen_tangent(stmt, rule, template, bound)
-                terms.append(instantiate(template, dict(mapping, t=tangent)))
+                terms.append(instantiate(template, dict(mapping, t=tangent), guard))
         return terms
 
     def _chosen_tangent(self, stmt, rule, choose, bound):

@@ -13,7 +13,7 @@ import operator
 
 from tangent_ckpt import runtime
 from tangent_ckpt.adjoints import registry
-from tangent_ckpt.adjoints.rule_text import rule_expression
+from tangent_ckpt.adjoints.rule_text import guarded_expression, rule_expression
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
@@ -77,10 +77,30 @@ class _Instantiate(ast.NodeTransformer):
         return sx.name(builtin(node.id))
 
 
-def instantiate(expression, mapping):
+def instantiate(expression, mapping, guard=None):
     """An adjoint rule's expression with its names bound: ``mapping`` maps names
-    (``g``, ``ans``, parameters) to expression nodes.  Returns a new tree."""
-    return _Instantiate(mapping).visit(sx.copy_tree(rule_expression(expression)))
+    (``g``, ``ans``, parameters) to expression nodes.  Returns a new tree.
+    ``guard``: ``"g"`` (``"t"``) keeps the expression 0 where that name is 0
+    (a singular rule's, see :func:`singular_guard`)."""
+    tree = rule_expression(expression) if guard is None else \
+        guarded_expression(expression, guard)
+    return _Instantiate(mapping).visit(sx.copy_tree(tree))
+
+
+def singular_guard(rule, bound, zero):
+    """``zero`` (``"g"`` or ``"t"``) when the call of a singular rule needs its
+    products kept 0 where ``zero`` is 0 (``rt.where_nonzero``), else None: a
+    regular rule, or a call whose constant arguments rule the singularity out
+    (``x / 2.0``, ``x ** 3``)."""
+    if not rule.singular:
+        return None
+    known = {}
+    for param, op in bound.items():
+        if isinstance(op, ir.Const):
+            known[param] = op.value
+        elif not isinstance(op, (ir.Name, ir.Seq, ir.Index, tuple)):
+            known[param] = op   # a default
+    return zero if rule.singular_for(known) else None
 
 
 def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
@@ -122,6 +142,7 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
     mapping = {"g": sx.name(g), "ans": sx.name(stmt.target)}
     for param, op in bound.items():
         mapping[param] = _bound_node(rev, op)
+    guard = singular_guard(rule, bound, "g")
     for param, expression in rule.templates.items():
         op = bound.get(param)
         if param in rule.sequence_params and isinstance(op, (ir.Seq, tuple)):
@@ -136,7 +157,7 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
                            nonzero, stmt.line)
         elif isinstance(op, ir.Name) and op.id in rev.active:
             contribution = _folded(_squared_base(
-                _without_unbroadcast(instantiate(expression, mapping), op.id, stmt)))
+                _without_unbroadcast(instantiate(expression, mapping, guard), op.id, stmt)))
             rev.accumulate(op.id, contribution, out, nonzero, stmt.line)
         elif isinstance(op, ir.Seq):
             if any(n in rev.active for n in ir.operand_names(op)):
@@ -361,6 +382,10 @@ def negated(contribution):
     bits as adding the negation).  None for anything else."""
     if isinstance(contribution, ast.UnaryOp) and isinstance(contribution.op, ast.USub):
         return contribution.operand
+    if sx.calls_helper(contribution, runtime.where_nonzero) and len(contribution.args) == 2:
+        inner = negated(contribution.args[1])   # kept 0 where g is 0, either sign
+        if inner is not None:
+            return sx.rt("where_nonzero", contribution.args[0], inner)
     if isinstance(contribution, ast.BinOp) and isinstance(contribution.op, (ast.Mult, ast.Div)):
         left = negated(contribution.left)
         if left is not None:
