@@ -23,6 +23,7 @@ from tangent_ckpt.compiler.lower.container_values import (
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
 from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
+from tangent_ckpt.runtime import random_state
 
 BINOPS = {
     gast.Add: (np.add, "+", "add"), gast.Sub: (np.subtract, "-", "sub"),
@@ -366,8 +367,11 @@ class ExpressionLowering:
                 raise self.lo.error(UnsupportedSyntaxError, "unsupported expression: lambda", n,
                                  construct="lambda", hint="use a def")
 
-        node = Renamer().visit(node)
-        return ir.NonDiff(gast.gast_to_ast(node), tuple(dict.fromkeys(names)))
+        node = gast.gast_to_ast(Renamer().visit(node))
+        draws = any(isinstance(n, ast.Name) and n.id in self.lo.bindings and
+                    random_state.uses_global_state(self.lo.bindings[n.id])
+                    for n in ast.walk(node))
+        return ir.NonDiff(node, tuple(dict.fromkeys(names)), draws=draws)
 
 
 def _is_boolean(node):

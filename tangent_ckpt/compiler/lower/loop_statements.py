@@ -130,6 +130,13 @@ class LoopLowering:
                 seq = ir.Name(pinned)
             bounds = [self.length(seq, s.lineno)]
             prologue.append((s.target, seq))
+        if index_target is not None and rebinds(s.body, index_target):
+            # the body rebinds the loop variable (``t = t * 2``): the loop counts with
+            # an index of its own and binds the user's name from it first in each
+            # step, so that after the loop the name holds what the body left
+            prologue.insert(0, (gast.Name(id=index_target, ctx=gast.Store(), annotation=None,
+                                          type_comment=None), None))
+            index_target = None
         if index_target is None:
             index = self.lo.namer.fresh("i")
         else:
@@ -138,6 +145,9 @@ class LoopLowering:
         saved = self.lo.out
         self.lo.out = []
         for target, seq in prologue:
+            if seq is None:  # the loop variable itself
+                self.lo.assignments.assign_operand(target, ir.Name(index), s)
+                continue
             self.lo.assignments.assign_operand(target, ir.Prim(operator.getitem,
                                                 [seq, ir.Index(sx.name(index), (index,), plain=True)], {},
                                                 "getitem"), s)

@@ -27,7 +27,8 @@ from tangent_ckpt.compiler.code import Block, Comment, Line
 from tangent_ckpt.compiler.package.driver_calls import budgeted, driver_constructor, \
     schedule_text
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
-from tangent_ckpt.compiler.package.loop_state import carried_state, header_reads
+from tangent_ckpt.compiler.package.loop_state import carried_state, header_reads, \
+    target_read_after
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
 from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, resolve_saves
 from tangent_ckpt.compiler.package.written_rows import rows_written_once
@@ -160,9 +161,27 @@ class LoopHandler:
         out.append(Line(sx.assign(list(carried), call), loop.line))
         defined.update(carried)
         possibly.update(carried)
+        if target_read_after(self.function, loop):
+            out += self._rebind_target(rev, loop, name, defined, possibly, in_loop)
         loop.record.adjoint_names = [rev.adj(c) for c in active_carried] + \
             [rev.adj(v) for v in active_invariants]
         loop.record.reverse_args = args
+        return out
+
+    @staticmethod
+    def _rebind_target(rev, loop, name, defined, possibly, in_loop):
+        """``if loopN.n: t = loopN.last_index``: the loop variable after the loop,
+        as Python leaves it (the steps ran in functions of their own).  Its value
+        from before is kept for the reverse sweep of the code before the loop."""
+        target = loop.target
+        out = []
+        fake = ir.Assign(target, ir.Copy(ir.Const(None)), loop.line)
+        rev.save(out, fake, target, defined, possibly, in_loop)
+        loop.record.carried_saves.append(fake)
+        rebind = Line(sx.assign(target, sx.attr(name, "last_index")),
+                      comment=f"`{target}` after the loop: the index of its last step")
+        out.append(Block(sx.if_(sx.attr(name, "n")), [rebind], loop.line))
+        possibly.add(target)
         return out
 
     def _in_place_arrays(self, rev, loop, carried):

@@ -82,10 +82,17 @@ def driver_constructor(loop, name, options, plan, in_place=(), segmented=False, 
 
 
 def _draws_from_global_state(loop):
-    """Whether ``loop``'s body calls NumPy's legacy global random functions."""
+    """Whether ``loop``'s body (a test included: ``if np.random.rand() < p``) or
+    its ``while`` test calls NumPy's legacy global random functions."""
+    if isinstance(loop, ir.While) and loop.test.draws:
+        return True
     for stmt in ir.walk(loop.body):
         expr = getattr(stmt, "expr", None)
         if isinstance(expr, ir.Prim) and random_state.uses_global_state(expr.fn):
+            return True
+        if isinstance(expr, ir.NonDiff) and expr.draws:
+            return True
+        if isinstance(stmt, ir.While) and stmt.test.draws:
             return True
     return False
 

@@ -29,6 +29,12 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
         out.append(Line(sx.assign(counter, sx.const(0)), loop.line))
         defined.add(counter)
         possibly.add(counter)
+    loop.record.target_save = None
+    if isinstance(loop, ir.For):
+        # the reverse loop runs the loop variable down to the first index: the
+        # code before the loop gets back the value it had
+        loop.record.target_save = ir.Assign(loop.target, ir.Copy(ir.Const(None)), loop.line)
+        rev.save(out, loop.record.target_save, loop.target, defined, possibly, in_loop)
     inner_defined = set(defined)
     inner_possibly = set(possibly)
     if isinstance(loop, ir.For):
@@ -117,6 +123,8 @@ def adjoint_loop(rev, loop, nonzero):
         out.append(Line(sx.assign(b, sx.rt("settled", b)), loop.line, True))
         rev.batched.discard(b)
     out.extend(loop.record.restores)
+    if loop.record.target_save is not None:
+        rev.restore(loop.record.target_save, out)
     if loop.record.counter_save:
         slot, tape = loop.record.counter_save
         out.append(Restore(loop.record.counter, slot, tape, loop.line))
