@@ -336,6 +336,19 @@ def test_and_or_as_a_value_stays_refused():
         tc.grad(f)(np.ones(2), 3)
 
 
+@pytest.mark.parametrize("checkpoint", [False, True])
+@pytest.mark.parametrize("f", LOOP_VARIABLES + BOOLEAN_TESTS, ids=lambda f: f.__name__)
+def test_hessian_vector_products_across_the_loop_boundary(f, checkpoint):
+    """tc.hvp differentiates the tangent program, made from these programs: its
+    loop variables and tests keep their meaning (a test ``flag or t >= 2`` became
+    ``cond = flag or t >= 2`` there, refused as a value until it read ``bool(...)``)."""
+    x, v, eps = np.array([1.2, 0.7, -0.4]), np.array([0.3, -0.2, 0.5]), 1e-5
+    g = tc.grad(f)
+    want = (g(x + eps * v, 4) - g(x - eps * v, 4)) / (2 * eps)
+    got = tc.hvp(f, checkpoint=checkpoint, snapshots=2 if checkpoint else None)(x, 4, v)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 # --- random draws in tests ------------------------------------------------------
 def draw_in_an_if_test(x, n):
     for t in range(n):

@@ -39,7 +39,6 @@ class Index:
     ``np.s_[...]``."""
     node: ast.expr
     names: tuple
-    draws: bool = False  # lower: it calls NumPy's legacy global random functions
     plain: bool = False
 
     def value(self):

@@ -73,7 +73,7 @@ class ExpressionLowering:
             if isinstance(node.op, gast.UAdd):
                 return self.value(node.operand, hint)
             return self.nondiff(node)
-        if isinstance(node, gast.BoolOp) and not all(_is_boolean(v) for v in node.values):
+        if isinstance(node, gast.BoolOp) and not all(is_boolean(v) for v in node.values):
             raise self.lo.error(UnsupportedSyntaxError, "`and`/`or` used as a value", node,
                                 construct=to_source(node).strip(),
                                 hint="it returns one of its operands; write np.where(...) or "
@@ -374,10 +374,10 @@ class ExpressionLowering:
         return ir.NonDiff(node, tuple(dict.fromkeys(names)), draws=draws)
 
 
-def _is_boolean(node):
+def is_boolean(node):
     """An operand of ``and``/``or`` that surely is a bool (so the result is one)."""
     if isinstance(node, (gast.Compare, gast.BoolOp)):
-        return all(_is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
+        return all(is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
             else True
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
         return True
