@@ -6,7 +6,11 @@ calls to the runtime driver (``rt.CheckpointedLoop``) that runs the schedule.
   the same :class:`~tangent_ckpt.compiler.transform.reverse.Reverser` that differentiates
   function bodies, applied to the loop body;
 - ``loopN.forward(...)`` runs all steps and stores snapshots,
-  ``loopN.reverse(...)`` restores, advances and reverses on the schedule.
+  ``loopN.reverse(...)`` restores, advances and reverses on the schedule;
+- ``if loopN.n: t = loopN.last_index`` after the forward call gives the loop
+  variable its value after the loop when later code reads it (a name the
+  function binds elsewhere too is bound in the body instead, from the loop's own
+  index: lower/loop_statements.py, and carried).
 
 Adjoints of the invariants, and of carried arrays the body changes only by
 subscript writes (``u[1:-1] = ...``), are private buffers made once before
