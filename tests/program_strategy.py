@@ -73,7 +73,8 @@ OUTPUT_FAMILIES = ("vector_output", "aux_output", "nested_containers")
 FAMILIES = frozenset({"random", "trajectory", "slices", "fft", "views", "containers",
                       "comprehensions", "closures", "varargs", "comprehension_forms",
                       "item_writes", "clock", "loop_views", "carried_tuples",
-                      "helper_writes"} | set(OUTPUT_FAMILIES))
+                      "helper_writes", "loop_variables", "converging_while",
+                      "boolean_tests"} | set(OUTPUT_FAMILIES))
 #: issue #28's value classes: casts to integer dtypes, generators reached without
 #: being passed, items of containers bound to names (see the family_* methods)
 VALUE_FAMILIES = ("dtype_casts", "reached_generators", "container_items")
@@ -81,7 +82,8 @@ FAMILIES = FAMILIES | frozenset(VALUE_FAMILIES)
 #: the families added to hunt wrong gradients the older ones never wrote
 #: (tests/test_fuzz.py runs each of them on its own)
 HUNTING_FAMILIES = ("comprehension_forms", "item_writes", "clock", "loop_views",
-                    "carried_tuples", "helper_writes") + OUTPUT_FAMILIES + VALUE_FAMILIES
+                    "carried_tuples", "helper_writes", "loop_variables", "converging_while",
+                    "boolean_tests") + OUTPUT_FAMILIES + VALUE_FAMILIES
 PENDING_FAMILIES = frozenset()
 #: a line a family writes to be refused, which tests/test_fuzz.py checks is refused
 #: (with the reason after the mark) instead of differentiated
@@ -1064,6 +1066,165 @@ class _Gen:
             name = self.fresh_name()
             self.emit(indent, f"{name} = np.tanh({value})")
             env[name] = Var(shape, 1.0, fresh=True)
+
+    def family_loop_variables(self, env, indent):
+        """A loop whose variable is read after it: Python leaves it at its last
+        value, or as it was when the loop ran no step.  The name is sometimes bound
+        before the loop too (to a differentiated float the code before the loop
+        reads), rebound in the body, a loop over rows or ``enumerate``, left by a
+        ``break``, or an inner loop's.  (A checkpointed loop never rebound it: a
+        wrong value and gradient, or a NameError; the taped reverse loop left the
+        first index to the code before the loop.)"""
+        x, total = self.fresh_name("x"), self.fresh_name()
+        shape = self.pick([(3,), ()])
+        self.emit(indent, f"{x} = {self._items(env, 1, shape)[0]}")
+        index = self.fresh_name("t")
+        form = self.pick(["range", "range3", "enumerate", "rows", "break", "rebound",
+                          "nested", "while"])
+        prior = self.pick(["none", "int", "float"])
+        self.features.add("loop_variable_" + form)
+        inner = indent + 1
+        if prior == "int":
+            self.emit(indent, f"{index} = {self.pick(['0', '-1', '5'])}")
+        elif prior == "float":  # read before the loop: its adjoint must stop at the loop
+            self.emit(indent, f"{index} = 0.5 * s")
+            self.emit(indent, f"{x} = {x} * (1.0 + {index})")
+        # a loop that may run no step only where the name is bound before it
+        runs = prior == "none"
+        step = f"{x} = 0.9 * {x} + 0.1 * np.tanh({x} * s + 0.1 * {{i}})"
+        after = f"(1.0 + 0.1 * {index})"
+        if form in ("range", "break", "rebound", "nested"):
+            bound = self.pick(["n + 1", "3"] if runs else ["n", "n + 1", "2"])
+            self.emit(indent, f"for {index} in range({bound}):")
+            if form == "rebound":
+                self.emit(inner, f"{index} = 0.5 * {index} + 0.1 * s")
+            self.emit(inner, step.format(i=index))
+            if form == "break":
+                self.emit(inner, self.pick([f"if {index} >= 1:", f"if np.sum({x}) > 0.3:"]))
+                self.emit(inner + 1, "break")
+            if form == "nested":
+                other = self.fresh_name("u")
+                self.emit(inner, f"for {other} in range(2):")
+                self.emit(inner + 1, step.format(i=other))
+                self.emit(inner, f"{x} = {x} * (1.0 - 0.1 * {other})")
+        elif form == "range3":
+            start, stop, stride = self.pick(
+                [("1", "n + 3", "2"), ("n + 1", "0", "-1")] if runs else
+                [("1", "n + 3", "2"), ("n", "0", "-1"), ("2", "n", "1"), ("n", "-1", "-2")])
+            self.emit(indent, f"for {index} in range({start}, {stop}, {stride}):")
+            self.emit(inner, step.format(i=index))
+        elif form == "enumerate":
+            row = self.fresh_name("row")
+            self.emit(indent, f"for {index}, {row} in enumerate({self.pick(['B', 'M'])}):")
+            self.emit(inner, step.format(i=index))
+            self.emit(inner, f"{x} = {x} + 0.1 * np.sum(np.tanh({row} * s))")
+            after = f"(1.0 + 0.1 * {index}) + 0.1 * np.sum({row})"
+        elif form == "rows":
+            self.emit(indent, f"for {index} in {self.pick(['B', 'M'])}:")
+            self.emit(inner, f"{x} = 0.9 * {x} + 0.1 * np.tanh({x} * s + np.sum({index}))")
+            after = f"(1.0 + 0.1 * np.sum({index}))"
+        else:
+            if prior != "int":
+                self.emit(indent, f"{index} = 0")
+            self.emit(indent, f"while {index} < {self.pick(['n', '3'])}:")
+            self.emit(inner, step.format(i=index))
+            self.emit(inner, f"{index} = {index} + 1")
+        self.emit(indent, f"{total} = np.sum({x}) * {after}")
+        env[total] = Var((), 12.0, fresh=True)
+
+    def family_converging_while(self, env, indent):
+        """A loop that runs until a value its body computes says stop -- the usual
+        convergence loop ``while err > tol`` -- with a step cap on either side of
+        ``and``, a flag, ``or``, a ``break`` out of ``while True`` or of a ``for``;
+        what the test reads is read after the loop too, sometimes.  (The test's
+        variables were dropped from a checkpointed loop's state: a NameError.)"""
+        x, new, err, k = (self.fresh_name("x"), self.fresh_name("x_new"),
+                          self.fresh_name("err"), self.fresh_name("k"))
+        total = self.fresh_name()
+        shape = self.pick([(3,), ()])
+        self.emit(indent, f"{x} = {self._items(env, 1, shape)[0]}")
+        drive = self._items(env, 1, shape)[0]
+        tol = self.pick(["1e-2", "1e-3"])
+        form = self.pick(["err", "err_and_cap", "cap_and_err", "flag", "or", "while_true",
+                          "for_break"])
+        self.features.add("converging_" + form)
+        inner = indent + 1
+        counted = form in ("err_and_cap", "cap_and_err", "or", "flag")
+        if form != "for_break":
+            self.emit(indent, f"{err} = 1.0")
+        if counted:
+            self.emit(indent, f"{k} = 0")
+        if form == "err":
+            self.emit(indent, f"while {err} > {tol}:")
+        elif form == "err_and_cap":
+            self.emit(indent, f"while {err} > {tol} and {k} < 30:")
+        elif form == "cap_and_err":
+            self.emit(indent, f"while {k} < 30 and {err} > {tol}:")
+        elif form == "or":
+            self.emit(indent, f"while {err} > {tol} or {k} < 2:")
+        elif form == "flag":
+            done = self.fresh_name("done")
+            self.emit(indent, f"{done} = False")
+            self.emit(indent, f"while not {done}:")
+        elif form == "while_true":
+            self.emit(indent, "while True:")
+        else:
+            self.emit(indent, f"for {k} in range(40):")
+        # a contraction (rate <= 0.75): every form stops within 30 steps
+        self.emit(inner, f"{new} = 0.5 * {x} + 0.25 * np.tanh({x} * s + {drive})")
+        self.emit(inner, self.pick([f"{err} = np.max(np.abs({new} - {x}))",
+                                    f"{err} = np.sqrt(np.sum(({new} - {x}) ** 2))"]))
+        self.emit(inner, f"{x} = {new}")
+        if counted:
+            self.emit(inner, f"{k} = {k} + 1")
+        if form == "flag":
+            self.emit(inner, f"{done} = {err} < {tol} or {k} >= 30")
+        elif form in ("while_true", "for_break"):
+            self.emit(inner, f"if {err} < {tol}:")
+            self.emit(inner + 1, "break")
+        read = self.pick(["", f" + {err}"] + ([f" * (1.0 + 0.01 * {k})"] if counted or
+                                              form == "for_break" else []))
+        self.emit(indent, f"{total} = np.sum({x}){read}")
+        env[total] = Var((), 8.0, fresh=True)
+
+    def family_boolean_tests(self, env, indent):
+        """``and``/``or``/``not`` in ``if`` and ``while`` tests and in conditional
+        expressions, where only the truth is used: operands that are numbers or
+        flags, not booleans, and a right side that must not run when the left
+        decides (``t >= 3 or a[t] > 0.0`` would index past the end).  (Such a test
+        was refused as "`and`/`or` used as a value".)"""
+        flag, x, total = self.fresh_name("flag"), self.fresh_name("x"), self.fresh_name()
+        shape = self.pick([(3,), ()])
+        self.emit(indent, f"{flag} = {self.pick(['s > 0.2', 'np.sum(c) < 0.0', 'n > 2', 'n'])}")
+        self.emit(indent, f"{x} = {self._items(env, 1, shape)[0]}")
+        index = self.fresh_name("t")
+        form = self.pick(["if", "ifexp", "while"])
+        self.features.add("boolean_" + form)
+        tests = [f"{flag} or {index} >= 2", f"{index} > 0 and {flag}",
+                 f"not ({flag} and {index} % 2 == 0)", f"{index} >= 3 or a[{index}] > 0.0",
+                 f"{flag} and np.sum({x}) > 0.0 or {index} == 1",
+                 f"({index} or {flag}) and s < 0.5"]
+        test = self.pick(tests)
+        inner = indent + 1
+        grow = f"{x} * 0.9 + 0.1 * np.tanh({x} * s)"
+        shrink = f"{x} * np.cos(s)"
+        if form == "while":
+            self.emit(indent, f"{index} = 0")
+            self.emit(indent, f"while {index} < {self.pick(['n', '4'])} and ({test}):")
+            self.emit(inner, f"{x} = {grow}")
+            self.emit(inner, f"{index} = {index} + 1")
+        else:
+            self.emit(indent, f"for {index} in range({self.pick(['n', '4', 'n + 1'])}):")
+            if form == "if":
+                self.emit(inner, f"if {test}:")
+                self.emit(inner + 1, f"{x} = {grow}")
+                if self.draw(st.booleans()):
+                    self.emit(inner, "else:")
+                    self.emit(inner + 1, f"{x} = {shrink}")
+            else:
+                self.emit(inner, f"{x} = {grow} if {test} else {shrink}")
+        self.emit(indent, f"{total} = np.sum({x})")
+        env[total] = Var((), 3.0, fresh=True)
 
     def update(self, env, name, indent):
         """Rebind carried variable ``name`` keeping its shape and bound."""

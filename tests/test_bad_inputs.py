@@ -300,6 +300,10 @@ def test_empty_and_one_step_ranges(bounds):
     (dict(memory_budget=0), "positive"),
     (dict(memory_budget=-1), "positive"),
     (dict(memory_budget="lots"), "cannot read"),
+    (dict(memory_budget=float("nan")), "positive"),
+    (dict(memory_budget=-float("inf")), "positive"),
+    (dict(snapshots=float("nan")), "positive integer"),
+    (dict(snapshots=float("inf")), "positive integer"),
     (dict(schedule="binomial"), "schedule must be"),
     (dict(disk_snapshots=-1), "disk_snapshots"),
     (dict(min_steps=-1), "min_steps"),
@@ -316,6 +320,41 @@ def test_memory_budget_below_one_state(budget):
         df(np.zeros(100), np.eye(100) * 0.1, 5)
     assert "raise the budget" in str(info.value)
     assert "800 bytes" in str(info.value)  # the measured state size
+
+
+def rnn_until(h, W, n):
+    k = 0
+    while k < n:
+        h = np.tanh(h @ W)
+        k = k + 1
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("fn", [rnn, rnn_until], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("options", [
+    dict(snapshots=10**9), dict(snapshots=10**30), dict(snapshots=10**9, schedule="online"),
+    dict(snapshots=10**9, schedule="uniform"), dict(snapshots=10**9, disk_snapshots=10**9),
+    dict(memory_budget=float("inf")), dict(memory_budget=10**40),
+    dict(memory_budget="1e400GB"), dict(memory_budget=float("inf"), disk_snapshots=2),
+], ids=repr)
+def test_huge_and_unbounded_sizes_are_capped_by_the_trip_count(fn, options):
+    """More snapshots than steps, or a budget without bound, keep every state of the
+    loop and allocate nothing for the rest (snapshots=10**9 on a 4-step loop built a
+    free list of 10**9 slots; memory_budget=float('inf') raised an OverflowError)."""
+    import tracemalloc
+    h, W = np.linspace(-0.5, 0.5, 3), np.eye(3) * 0.7
+    want = tc.grad(fn, wrt=(0, 1))(h, W, 4)
+    df = tc.grad(fn, wrt=(0, 1), checkpoint=True, **options)
+    df.compile()
+    tracemalloc.start()
+    try:
+        got = df(h, W, 4)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * 10**6
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
 
 
 def test_uniform_schedule_with_too_few_snapshots_says_so():

@@ -329,6 +329,16 @@ def test_parse_memory():
             parse_memory(bad)
 
 
+def test_an_infinite_memory_budget_is_unbounded():
+    from tangent_ckpt.runtime.memory import UNBOUNDED
+    assert parse_memory(float("inf")) == UNBOUNDED
+    assert parse_memory(10**400) == parse_memory("1e400GB") == UNBOUNDED
+    assert parse_memory(np.float64(2.5e6)) == 2500000
+    for bad in (0, -5, float("nan"), -float("inf"), "0MB"):
+        with pytest.raises(CheckpointError, match="positive number of bytes"):
+            parse_memory(bad)
+
+
 def test_forward_while_online():
     n_true = 37
     for s in (1, 2, 5):

@@ -3,6 +3,7 @@ trip count up to exact_online_limit(s), valid and bounded beyond, and its switch
 to the doubling stride never frees more than it stores."""
 
 import functools
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -115,3 +116,17 @@ def test_without_lookahead_only_the_working_state_is_stored():
         for p in range(500):
             assert all(a.pos == p for a in sched.before_step(p) if a.kind == STORE)
         assert len(sched.kept) <= s
+
+
+def test_more_slots_than_steps_plan_as_many_as_needed_and_list_none_unused():
+    """An online schedule given far more slots than the loop has steps plans the
+    schedule of enough slots, without a list of them (snapshots=10**9 on a while
+    loop allocated 10**9 slots)."""
+    for n in range(0, 25):
+        assert list(online_actions(n, 10**9)) == list(online_actions(n, n + 2))
+    tracemalloc.start()
+    try:
+        list(online_actions(6, 10**30))
+        assert tracemalloc.get_traced_memory()[1] < 10**6
+    finally:
+        tracemalloc.stop()

@@ -3,13 +3,14 @@ exactly once in reverse order, never holds more snapshots than allowed, and runs
 number of plain forward steps of the closed form AND of an independent DP oracle."""
 
 import itertools
+import tracemalloc
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from tangent_ckpt.runtime.schedules import (
-    ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, beta, default_snapshots,
+    ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, FreeSlots, beta, default_snapshots,
     repetition_number, revolve, revolve_cost, revolve_peak, uniform, uniform_cost,
 )
 
@@ -126,6 +127,37 @@ def test_revolve_million_steps_lazily():
     first = [next(it) for _ in range(5)]
     assert first[0].kind == STORE and first[1].kind == ADVANCE
     assert revolve_cost(10**6, 20)[0] == repetition_number(10**6, 20)
+
+
+def test_more_snapshots_than_steps_plan_the_schedule_of_n_and_list_no_more_slots():
+    """revolve(n, s) for s >= n is revolve(n, n); it never lists s slots (snapshots=10**9
+    on a 4-step loop allocated a free list of 10**9 slots)."""
+    for n in range(0, 30):
+        for s in (max(1, n), n + 1, n + 7, 10**9, 10**30):
+            assert list(revolve(n, s)) == list(revolve(n, max(1, n)))
+    tracemalloc.start()
+    try:
+        list(revolve(4, 10**12))
+        assert tracemalloc.get_traced_memory()[1] < 10**6
+    finally:
+        tracemalloc.stop()
+
+
+def test_free_slots_hand_out_slots_as_the_full_list_would():
+    rng = np.random.default_rng(0)
+    for count in (1, 2, 5, 9):
+        listed, pool, held = list(range(count - 1, -1, -1)), FreeSlots(count), []
+        for _ in range(60):
+            assert len(pool) == len(listed) and bool(pool) == bool(listed)
+            if listed and (not held or rng.random() < 0.6):
+                slot = listed.pop()
+                assert pool.pop() == slot
+                held.append(slot)
+            elif held:
+                slot = held.pop(int(rng.integers(len(held))))
+                listed.append(slot)
+                pool.append(slot)
+    assert len(FreeSlots(10**18)) == 10**18
 
 
 def test_default_snapshots():

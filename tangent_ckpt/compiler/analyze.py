@@ -160,6 +160,16 @@ def upward_exposed(body):
     return exposed
 
 
+def loop_exposed(loop):
+    """Names a step of ``loop`` reads before assigning them: its body's upward
+    exposed reads, and a ``while`` loop's test (read before every step, and
+    after the last: ``while err > tol`` with ``err`` computed in the body)."""
+    exposed = upward_exposed(loop.body)
+    if isinstance(loop, ir.While):
+        exposed += [n for n in loop.test.names if n not in exposed]
+    return exposed
+
+
 def loop_facts(loop, after_reads, defined_before):
     """Carried state and invariants of ``loop``.
 
@@ -168,7 +178,7 @@ def loop_facts(loop, after_reads, defined_before):
     a value when the loop starts.
     """
     assigned = list(dict.fromkeys(ir.assigned_names(loop.body)))
-    exposed = upward_exposed(loop.body)
+    exposed = loop_exposed(loop)
     index = loop.target if isinstance(loop, ir.For) else None
     carried = [n for n in assigned
                if n != index and (n in exposed or n in after_reads)]

@@ -72,6 +72,7 @@ class NonDiff:
     and globals bound).  ``names`` are the local variables it reads."""
     node: ast.expr
     names: tuple
+    draws: bool = False  # lower: it calls NumPy's legacy global random functions
 
 
 # --- statements ---------------------------------------------------------------
@@ -114,6 +115,7 @@ class LoopRecord:
     generate its code (each field names the stage that sets it)."""
     counter: Optional[str] = None  # transform: the trip count of a while/break loop
     counter_save: Any = None  # transform: (slot, is tape) keeping the counter's old value
+    target_save: Any = None  # transform: the save (an ir.Assign) of a for loop's variable
     restores: list = field(default_factory=list)  # transform: values from before the loop,
     # put back after its reverse (names the body's TapeRecord keeps, save_points.py)
     range_node: Any = None  # transform: the iterable the primal loop runs over (a tree)

@@ -169,6 +169,7 @@ class CheckpointedLoop:
         self.random_state = bool(random_state)
         self.generators = tuple(generators)
         self._random = None
+        self._cond = None
         self._progress = None
         self.plan = plan  # rt.MemoryPlan (auto mode): the budget is this loop's share of it
         self.adjoint_probe = adjoint_probe
@@ -245,6 +246,7 @@ class CheckpointedLoop:
         self._step, self._args = step, args
         self._many = getattr(step, "advance", None)  # backend="numba": many steps per call
         self._random = RandomStates(args, self.random_state, self.generators) or None
+        self._cond = None  # forward_while's condition, replayed with the steps (_advance)
         self._random_at = SlotRandomStates(self._random)  # kept with each snapshot
         self._c = sweep_counts.fresh_counters()
         self._io = sweep_counts.IoClock()
@@ -322,10 +324,24 @@ class CheckpointedLoop:
                 return many(pos, 1, n, work, *args)
             if isinstance(self.steps, range):
                 return many(self.steps[pos], self.steps.step, n, work, *args)
+        if self._random is not None and self._cond is not None:
+            return self._advance_drawing_tests(work, pos, n)
         steps = self.steps
         # the loop's own index per step, without a method call per step
         for k in range(pos, pos + n) if steps is None else steps[pos:pos + n]:
             work = step(k, work, *args)
+        return work
+
+    def _advance_drawing_tests(self, work, pos, n):
+        """``_advance`` for a while loop whose generators ride along: the forward
+        sweep tested the condition between two steps, so the replay tests it too
+        (and ignores the answer, known to be true), drawing what it drew (``while
+        np.random.rand() < p``): each replayed step starts from the generator
+        state it started from the first time."""
+        step, cond, args, idx = self._step, self._cond, self._args, self._index
+        for p in range(pos, pos + n):
+            work = step(idx(p), work, *args)
+            cond(idx(p + 1), work, *args)
         return work
 
     def _verify_at(self, q, work):
@@ -445,6 +461,15 @@ class CheckpointedLoop:
         return self._store.path if self._store is not None else None
 
     # ------------------------------------------------------------------ API
+    @property
+    def last_index(self):
+        """The loop variable of a for loop after it ran: the index of its last
+        step (Python leaves it there; a loop that ran no step leaves it as it was,
+        which the generated code handles by testing ``self.n`` first)."""
+        if not self.n:
+            raise CheckpointError(f"{self.name}: no step ran, so there is no last index")
+        return self._index(self.n - 1)
+
     def forward(self, step, state, *args):
         """Run all n steps storing snapshots; return the final state (n == 0: `state`)."""
         if self.n is None:
@@ -626,6 +651,7 @@ class CheckpointedLoop:
         runs = (limit is None or limit > 0) and (self.memory_budget is None and self.plan is None
                                                  or cond(idx(0), state, *args))
         s = self._begin(step, args, state, limit, probe=runs)
+        self._cond = cond
         self._show_progress("forward", limit)
         sched = OnlineSchedule(s)
         try:

@@ -16,6 +16,7 @@ that another thread's measurement reads.
 """
 
 import re
+import sys
 import threading
 import tracemalloc
 
@@ -24,6 +25,10 @@ import numpy as np
 from tangent_ckpt.errors import CheckpointError
 
 __all__ = ["parse_memory", "peak_of"]
+
+#: a memory budget without bound (``memory_budget=float("inf")``), in bytes: more
+#: than any machine holds, an int that the sizing arithmetic takes as it is
+UNBOUNDED = sys.maxsize
 
 _LOCK = threading.RLock()  # re-entrant: a step may hold a nested checkpointed loop
 
@@ -56,11 +61,15 @@ def parse_memory(value):
     """Bytes from an int/float or a string such as "64MB", "1.5GiB", "512kB", "100".
 
     SI units (kB, MB, GB, TB: powers of 1000) and IEC units (KiB, MiB, GiB, TiB:
-    powers of 1024); case-insensitive; a missing unit means bytes.
+    powers of 1024); case-insensitive; a missing unit means bytes.  An infinite
+    budget (``float("inf")``) means no bound: :data:`UNBOUNDED` bytes, in which
+    every state fits.
     """
     if isinstance(value, bool):
         raise CheckpointError(f"memory_budget must be bytes or a string like '64MB', got {value!r}")
-    if isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, (int, np.integer)):
+        nbytes = min(int(value), UNBOUNDED)
+    elif isinstance(value, (float, np.floating)):
         nbytes = float(value)
     elif isinstance(value, str):
         m = _MEM_RE.match(value)
@@ -71,6 +80,6 @@ def parse_memory(value):
         nbytes = float(m.group(1)) * _UNITS[unit]
     else:
         raise CheckpointError(f"memory_budget must be bytes or a string like '64MB', got {value!r}")
-    if not nbytes > 0:
-        raise CheckpointError(f"memory_budget must be positive, got {value!r}")
-    return int(nbytes)
+    if not nbytes > 0:  # NaN too
+        raise CheckpointError(f"memory_budget must be a positive number of bytes, got {value!r}")
+    return UNBOUNDED if nbytes >= UNBOUNDED else int(nbytes)

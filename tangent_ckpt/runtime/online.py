@@ -33,10 +33,16 @@ would be reversed with too few slots (``_online_plan``).  Exact cost:
 ``online_cost(n, s)``.
 """
 
+import sys
+
 from tangent_ckpt.runtime.schedules import (
-    Action, ADVANCE, FIRST_TURN, FREE, RESTORE, STORE, _check_int, _revolve_core, beta,
+    Action, ADVANCE, FIRST_TURN, FREE, RESTORE, STORE, FreeSlots, _check_int, _revolve_core, beta,
     revolve_cost, revolve_peak,
 )
+
+#: the most snapshot slots an online schedule plans with (a count of slots that
+#: ``len()`` can still report)
+MOST_SLOTS = sys.maxsize // 2
 
 __all__ = ["OnlineSchedule", "online", "online_actions", "online_cost", "exact_online_limit"]
 
@@ -59,10 +65,11 @@ class OnlineSchedule:
     """
 
     def __init__(self, snapshots, lookahead=True):
-        self.snapshots = _check_int("snapshots", snapshots, 1)
+        # more slots than a loop can have steps are as good as unbounded
+        self.snapshots = min(_check_int("snapshots", snapshots, 1), MOST_SLOTS)
         self.stride = 1
         self.kept = []  # list of (pos, slot), increasing pos
-        self.free = list(range(self.snapshots - 1, -1, -1))
+        self.free = FreeSlots(self.snapshots)  # slots 0, 1, 2, ... as they are needed
         # lookahead=False: the driver cannot snapshot the state before the previous
         # step (e.g. it would need that step's random-generator state too), so no
         # exact phase: the doubling stride from the start

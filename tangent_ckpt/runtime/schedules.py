@@ -158,6 +158,33 @@ def default_snapshots(n):
     return max(1, min(s, n))
 
 
+class FreeSlots:
+    """The free snapshot slots of ``count`` (0 .. count - 1) as a LIFO pool, the
+    list ``[count - 1, ..., 1, 0]`` without its memory: only the slots handed out
+    and given back are listed, so that a loop of unknown length may be given
+    more slots than it will ever use (``snapshots=10**9`` on a 4-step loop).
+    ``pop`` hands out slots given back first, then 0, 1, 2, ... as the list would."""
+
+    def __init__(self, count):
+        self._count = count
+        self._next = 0  # the slots below it were handed out once
+        self._returned = []
+
+    def pop(self):
+        if self._returned:
+            return self._returned.pop()
+        if self._next >= self._count:
+            raise IndexError("no free snapshot slot")
+        self._next += 1
+        return self._next - 1
+
+    def append(self, slot):
+        self._returned.append(slot)
+
+    def __len__(self):
+        return len(self._returned) + self._count - self._next
+
+
 def _revolve_core(start, length, slot, free, r_hint=None, first=False):
     """Reverse steps [start, start+length) given the working state at `start` and a
     snapshot of `start` in `slot`; `free` is a LIFO list of free slots (shared).
@@ -214,7 +241,9 @@ def revolve(n, snapshots):
     if n == 1:
         yield Action(FIRST_TURN, 0, -1, 0)
         return
-    free = list(range(s - 1, 0, -1))  # pop() hands out 1, 2, 3, ...
+    # pop() hands out 1, 2, 3, ...; more than n slots change nothing (the schedule
+    # of revolve(n, s) is that of revolve(n, n) for every s >= n): none is listed
+    free = list(range(min(s, n) - 1, 0, -1))
     yield Action(STORE, 0, 0, 0)
     yield from _revolve_core(0, n, 0, free, None, first=True)
     yield Action(FREE, 0, 0, 0)

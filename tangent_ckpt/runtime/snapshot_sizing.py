@@ -121,7 +121,8 @@ def snapshots_in_budget(budget, overhead, state_bytes, n, requested=None):
 
 def default_count(schedule, n, s, min_steps=0):
     """The slots to use when neither the caller nor a budget fixed `s` (None), and
-    every state for a loop shorter than `min_steps`."""
+    every state for a loop shorter than `min_steps`; never more than the trip
+    count (``snapshots=10**9`` on a 4-step loop plans with 4)."""
     if s is None and schedule == "uniform" and n:
         # the sqrt(n) scheme's own size: segments of about sqrt(n) steps
         s = uniform_cost(n, max(1, round(n ** 0.5)))[2]
@@ -129,4 +130,6 @@ def default_count(schedule, n, s, min_steps=0):
         s = default_snapshots(n) if n is not None else DEFAULT_ONLINE_SNAPSHOTS
     if n is not None and n < min_steps:
         s = max(1, n)  # a short loop keeps every state: each step is recomputed once
+    if n is not None:  # more slots than steps plan the same schedule as n slots
+        s = min(s, max(1, n))
     return s

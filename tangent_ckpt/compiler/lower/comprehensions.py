@@ -222,8 +222,10 @@ class ComprehensionLowering:
     def static_truth(self, test):
         """True/False for a condition of constants (``k == 0`` with ``k`` an unrolled
         loop's constant), else None.  Emits nothing."""
-        if not isinstance(test, (gast.Compare, gast.BoolOp, gast.Name, gast.Constant,
-                                 gast.UnaryOp)) and not _is_isinstance(test, self.lo):
+        if isinstance(test, gast.BoolOp):
+            return self._static_truth_of_bool_op(test)
+        if not isinstance(test, (gast.Compare, gast.Name, gast.Constant, gast.UnaryOp)) and \
+                not _is_isinstance(test, self.lo):
             return None
         value = self.lo.expressions.value(test, "cond")
         if isinstance(value, ir.Const):
@@ -232,6 +234,21 @@ class ComprehensionLowering:
             tree = ast.fix_missing_locations(ast.Expression(body=value.node))
             return bool(eval(compile(tree, "<condition>", "eval"), {"__builtins__": {}}))
         return None
+
+    def _static_truth_of_bool_op(self, test):
+        """The truth of ``a and b`` / ``a or b`` as a test, where only its truth is
+        used (so its operands may be any values): decided from the left as Python
+        does, as long as the operands it takes are constants; None from the first
+        operand known only at run time (that one and the rest run as written,
+        with Python's short circuit)."""
+        decides = isinstance(test.op, gast.Or)  # the operand truth that ends the test
+        for operand in test.values:
+            truth = self.static_truth(operand)
+            if truth is None:
+                return None
+            if truth == decides:
+                return decides
+        return not decides
 
     def _condition(self, test):
         truth = self.static_truth(test)

@@ -24,6 +24,7 @@ from tangent_ckpt.compiler.naming import NUMPY, numpy_path
 from tangent_ckpt.compiler.lower.call_time_values import call_time_value
 from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
+from tangent_ckpt.runtime import random_state
 
 BINOPS = {
     gast.Add: (np.add, "+", "add"), gast.Sub: (np.subtract, "-", "sub"),
@@ -73,7 +74,7 @@ class ExpressionLowering:
             if isinstance(node.op, gast.UAdd):
                 return self.value(node.operand, hint)
             return self.nondiff(node)
-        if isinstance(node, gast.BoolOp) and not all(_is_boolean(v) for v in node.values):
+        if isinstance(node, gast.BoolOp) and not all(is_boolean(v) for v in node.values):
             raise self.lo.error(UnsupportedSyntaxError, "`and`/`or` used as a value", node,
                                 construct=to_source(node).strip(),
                                 hint="it returns one of its operands; write np.where(...) or "
@@ -397,14 +398,17 @@ class ExpressionLowering:
                 raise self.lo.error(UnsupportedSyntaxError, "unsupported expression: lambda", n,
                                  construct="lambda", hint="use a def")
 
-        node = Renamer().visit(node)
-        return ir.NonDiff(gast.gast_to_ast(node), tuple(dict.fromkeys(names)))
+        node = gast.gast_to_ast(Renamer().visit(node))
+        draws = any(isinstance(n, ast.Name) and n.id in self.lo.bindings and
+                    random_state.uses_global_state(self.lo.bindings[n.id])
+                    for n in ast.walk(node))
+        return ir.NonDiff(node, tuple(dict.fromkeys(names)), draws=draws)
 
 
-def _is_boolean(node):
+def is_boolean(node):
     """An operand of ``and``/``or`` that surely is a bool (so the result is one)."""
     if isinstance(node, (gast.Compare, gast.BoolOp)):
-        return all(_is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
+        return all(is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
             else True
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
         return True

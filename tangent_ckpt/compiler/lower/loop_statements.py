@@ -130,6 +130,17 @@ class LoopLowering:
                 seq = ir.Name(pinned)
             bounds = [self.length(seq, s.lineno)]
             prologue.append((s.target, seq))
+        if index_target is not None and (rebinds(s.body, index_target) or
+                                         self.bound_elsewhere(index_target, s)):
+            # the body rebinds the loop variable (``t = t * 2``), or the name holds
+            # other values elsewhere (``t = 0.5 * s`` before the loop, maybe
+            # differentiated): the loop counts with an index of its own and binds
+            # the user's name from it first in each step, an assignment like any
+            # other (after the loop the name holds what the body left, and its
+            # adjoint stops at the loop)
+            prologue.insert(0, (gast.Name(id=index_target, ctx=gast.Store(), annotation=None,
+                                          type_comment=None), None))
+            index_target = None
         if index_target is None:
             index = self.lo.namer.fresh("i")
         else:
@@ -138,6 +149,9 @@ class LoopLowering:
         saved = self.lo.out
         self.lo.out = []
         for target, seq in prologue:
+            if seq is None:  # the loop variable itself
+                self.lo.assignments.assign_operand(target, ir.Name(index), s)
+                continue
             self.lo.assignments.assign_operand(target, ir.Prim(operator.getitem,
                                                 [seq, ir.Index(sx.name(index), (index,), plain=True)], {},
                                                 "getitem"), s)
@@ -149,6 +163,20 @@ class LoopLowering:
             self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
             body.append(ir.Break(flag, s.lineno))
         self.lo.emit(ir.For(index, bounds, body, s.lineno, header=header, break_flag=flag))
+
+    def bound_elsewhere(self, name, loop):
+        """Whether the function binds ``name`` other than as the variable of a loop
+        over a range or ``enumerate`` (which bind integers), ``loop`` included."""
+        index_loops = [n for n in gast.walk(self.lo.current_scope.parsed.node)
+                       if isinstance(n, gast.For) and isinstance(n.iter, gast.Call) and
+                       self.lo.expressions.static_value(n.iter.func) in (range, enumerate)]
+        indices = {id(n.target if isinstance(n.target, gast.Name) else n.target.elts[0])
+                   for n in index_loops
+                   if isinstance(n.target, gast.Name) or (isinstance(n.target, gast.Tuple)
+                                                          and n.target.elts)}
+        return any(isinstance(n, gast.Name) and n.id == name and
+                   isinstance(n.ctx, gast.Store) and id(n) not in indices
+                   for n in gast.walk(self.lo.current_scope.parsed.node))
 
     def reversed_rows(self, node):
         """``xs[::-1]`` for ``reversed(xs)`` (not of a range), else None."""

@@ -8,11 +8,13 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_with
 from tangent_ckpt.compiler.lower.container_values import (
     DictValue, container_node, leaf_paths, leaves, rebuild, structure,
 )
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
+from tangent_ckpt.compiler.lower.expressions import is_boolean
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
@@ -343,7 +345,14 @@ class StatementLowering:
 
     def condition(self, test, line):
         name = self.lo.namer.fresh("cond")
-        self.lo.emit(ir.Assign(name, self.lo.expressions.nondiff(test), line))
+        value = self.lo.expressions.nondiff(test)
+        if isinstance(test, gast.BoolOp) and not is_boolean(test):
+            # ``flag or t >= 2`` is one of its operands; the test uses its truth only,
+            # which ``bool(...)`` makes a value of its own (also for a program made
+            # from this one, the tangent program tc.hvp differentiates)
+            value = ir.NonDiff(sx.builtin_call("bool", value.node), value.names,
+                               draws=value.draws)
+        self.lo.emit(ir.Assign(name, value, line))
         return name
 
 

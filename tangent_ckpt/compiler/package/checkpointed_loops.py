@@ -6,7 +6,11 @@ calls to the runtime driver (``rt.CheckpointedLoop``) that runs the schedule.
   the same :class:`~tangent_ckpt.compiler.transform.reverse.Reverser` that differentiates
   function bodies, applied to the loop body;
 - ``loopN.forward(...)`` runs all steps and stores snapshots,
-  ``loopN.reverse(...)`` restores, advances and reverses on the schedule.
+  ``loopN.reverse(...)`` restores, advances and reverses on the schedule;
+- ``if loopN.n: t = loopN.last_index`` after the forward call gives the loop
+  variable its value after the loop when later code reads it (a name the
+  function binds elsewhere too is bound in the body instead, from the loop's own
+  index: lower/loop_statements.py, and carried).
 
 Adjoints of the invariants, and of carried arrays the body changes only by
 subscript writes (``u[1:-1] = ...``), are private buffers made once before
@@ -28,7 +32,8 @@ from tangent_ckpt.errors import OptionError
 from tangent_ckpt.compiler.package.driver_calls import budgeted, driver_constructor, \
     random_draws, schedule_text
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
-from tangent_ckpt.compiler.package.loop_state import carried_state, header_reads
+from tangent_ckpt.compiler.package.loop_state import carried_state, header_reads, \
+    target_read_after
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
 from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, resolve_saves
 from tangent_ckpt.compiler.package.written_rows import rows_written_once
@@ -158,7 +163,9 @@ class LoopHandler:
         ctor = driver_constructor(loop, name, self.options, self.plan,
                                   self.in_place.get(id(loop)), segmented, probe,
                                   random_draws(loop.body, loop.line, rev.bindings, rev.namer,
-                                               self.function.filename))
+                                               self.function.filename,
+                                               test=loop.test if isinstance(loop, ir.While)
+                                               else None))
         out.append(Line(sx.assign(name, ctor), loop.line))
         state = sx.pack([sx.const(None) if c in empty else c for c in carried])
         if isinstance(loop, ir.While) or loop.break_flag:
@@ -171,9 +178,27 @@ class LoopHandler:
         out.append(Line(sx.assign(list(carried), call), loop.line))
         defined.update(carried)
         possibly.update(carried)
+        if target_read_after(self.function, loop):
+            out += self._rebind_target(rev, loop, name, defined, possibly, in_loop)
         loop.record.adjoint_names = [rev.adj(c) for c in active_carried] + \
             [rev.adj(v) for v in active_invariants]
         loop.record.reverse_args = args
+        return out
+
+    @staticmethod
+    def _rebind_target(rev, loop, name, defined, possibly, in_loop):
+        """``if loopN.n: t = loopN.last_index``: the loop variable after the loop,
+        as Python leaves it (the steps ran in functions of their own).  Its value
+        from before is kept for the reverse sweep of the code before the loop."""
+        target = loop.target
+        out = []
+        fake = ir.Assign(target, ir.Copy(ir.Const(None)), loop.line)
+        rev.save(out, fake, target, defined, possibly, in_loop)
+        loop.record.carried_saves.append(fake)
+        rebind = Line(sx.assign(target, sx.attr(name, "last_index")),
+                      comment=f"`{target}` after the loop: the index of its last step")
+        out.append(Block(sx.if_(sx.attr(name, "n")), [rebind], loop.line))
+        possibly.add(target)
         return out
 
     def _in_place_arrays(self, rev, loop, carried):

@@ -92,7 +92,7 @@ def driver_constructor(loop, name, options, plan, in_place=(), segmented=False, 
     return sx.rt("CheckpointedLoop", steps, **kwargs)
 
 
-def random_draws(body, line, bindings, namer, filename=None, what="loop"):
+def random_draws(body, line, bindings, namer, filename=None, what="loop", test=None):
     """The random state ``body`` (of the checkpointed loop or segment at ``line``;
     ``what``: which) draws from, as ``(global_state,
     generators)``: whether it calls NumPy's legacy global random functions, and
@@ -100,12 +100,17 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop"):
     being passed them -- a module global, a closure's variable, an object's
     attribute (a generator passed in is found among the steps' arguments).
     A draw from a generator the body picks itself (``rng = gens[k]``) is refused
-    (``filename`` names the user's file): no snapshot could put it back."""
-    global_state, generators = False, []
+    (``filename`` names the user's file): no snapshot could put it back.  ``test``:
+    a ``while`` loop's test (``while np.random.rand() < p``), which draws too."""
+    global_state = test is not None and test.draws
+    generators = []
     made = _generators_made(body)
     for stmt in ir.walk(body):
+        if isinstance(stmt, ir.While) and stmt.test.draws:  # an inner while's test
+            global_state = True
         expr = getattr(stmt, "expr", None)
         if isinstance(expr, ir.NonDiff):  # if rng.uniform() < p: a draw kept as written
+            global_state |= expr.draws
             for node in ast.walk(expr.node):
                 if _is_numpy_random(node):
                     global_state = True

@@ -9,7 +9,7 @@ functions take the carried state and the invariants as parameters.
 from collections import Counter
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.analyze import loop_facts, upward_exposed
+from tangent_ckpt.compiler.analyze import loop_exposed, loop_facts
 
 
 def carried_state(function, loop, defined, bindings, header_reads):
@@ -20,7 +20,7 @@ def carried_state(function, loop, defined, bindings, header_reads):
     before = set(defined) - set(bindings)
     outside = _reads_outside(function, loop, header_reads)
     facts = loop_facts(loop, outside, before)
-    local_first = [c for c in facts.carried if c not in upward_exposed(loop.body)]
+    local_first = [c for c in facts.carried if c not in loop_exposed(loop)]
     if local_first:  # assigned before any read in the body: carried only if read later
         after = _reads_after(function.body, loop) | ir.returned_names(function)
         if any(c not in after for c in local_first):
@@ -68,6 +68,57 @@ def _reads_after(body, loop):
                     inner |= set(ir.read_names([stmt]))
                 return inner
     return None
+
+
+def target_read_after(function, loop):
+    """Whether code that runs after the for ``loop`` may read its loop variable,
+    which Python leaves at the last index: the statements after it, the
+    function's result, and the rest of every loop around it (the next iteration
+    reads what this one left)."""
+    if not isinstance(loop, ir.For):
+        return False
+    return loop.target == function.result or \
+        loop.target in _reads_following(function.body, loop)
+
+
+def _reads_following(body, loop):
+    """Names read after ``loop`` (which is in ``body``, at any depth): the
+    statements after it in program order and, for each loop around it, that
+    loop's header and body except ``loop`` itself; None when it is not in ``body``."""
+    for k, stmt in enumerate(body):
+        if stmt is loop:
+            return set(ir.read_names(body[k + 1:]))
+        for block in _blocks(stmt):
+            inner = _reads_following(block, loop)
+            if inner is not None:
+                inner |= set(ir.read_names(body[k + 1:]))
+                if isinstance(stmt, (ir.For, ir.While)):
+                    inner |= _reads_skipping([stmt], loop)
+                return inner
+    return None
+
+
+def _reads_skipping(body, skipped):
+    """Names ``body`` reads, leaving out the statement ``skipped`` and its body."""
+    names = set()
+    for stmt in body:
+        if stmt is skipped:
+            continue
+        if isinstance(stmt, ir.Segment):  # its header: what decides whether it is kept
+            names |= set(ir.operand_names(stmt.min_bytes)) | set(ir.operand_names(stmt.enabled))
+        else:
+            names |= set(ir.read_names([_shallow(stmt)]))
+        for block in _blocks(stmt):
+            names |= _reads_skipping(block, skipped)
+    return names
+
+
+def _blocks(stmt):
+    if isinstance(stmt, ir.If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (ir.For, ir.While, ir.Segment)):
+        return [stmt.body]
+    return []
 
 
 def _shallow(stmt):

@@ -29,6 +29,12 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
         out.append(Line(sx.assign(counter, sx.const(0)), loop.line))
         defined.add(counter)
         possibly.add(counter)
+    loop.record.target_save = None
+    if isinstance(loop, ir.For) and read_outside_its_loops(rev.function.body, loop.target):
+        # the reverse loop runs the loop variable down to the first index: the
+        # code before the loop gets back the value it had
+        loop.record.target_save = ir.Assign(loop.target, ir.Copy(ir.Const(None)), loop.line)
+        rev.save(out, loop.record.target_save, loop.target, defined, possibly, in_loop)
     inner_defined = set(defined)
     inner_possibly = set(possibly)
     if isinstance(loop, ir.For):
@@ -62,6 +68,39 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
     out.append(Block(header, body, loop.line))
     possibly |= inner_possibly
     return out
+
+
+def read_outside_its_loops(body, name):
+    """Whether a statement of ``body`` reads ``name`` outside every loop over it:
+    in such a loop (``for name in ...``) every read follows the loop's own
+    binding, in the reverse loop too, so only a read elsewhere needs the value
+    from before a loop."""
+    for stmt in body:
+        if isinstance(stmt, ir.For) and stmt.target == name:
+            if any(name in ir.operand_names(b) for b in stmt.bounds):
+                return True
+            continue
+        if isinstance(stmt, ir.If):
+            if stmt.test == name or read_outside_its_loops(stmt.body, name) or \
+                    read_outside_its_loops(stmt.orelse, name):
+                return True
+        elif isinstance(stmt, (ir.For, ir.While, ir.Segment)):
+            if name in ir.read_names([_header(stmt)]) or \
+                    read_outside_its_loops(stmt.body, name):
+                return True
+        elif name in ir.read_names([stmt]):
+            return True
+    return False
+
+
+def _header(stmt):
+    """A compound statement without its body (what its header reads)."""
+    if isinstance(stmt, ir.For):
+        return ir.For(stmt.target, stmt.bounds, [], stmt.line)
+    if isinstance(stmt, ir.While):
+        return ir.While(stmt.test, [], stmt.line)
+    return ir.Segment(stmt.kind, stmt.name, [], stmt.line, min_bytes=stmt.min_bytes,
+                      enabled=stmt.enabled)
 
 
 def accumulators(rev, loop):
@@ -117,6 +156,8 @@ def adjoint_loop(rev, loop, nonzero):
         out.append(Line(sx.assign(b, sx.rt("settled", b)), loop.line, True))
         rev.batched.discard(b)
     out.extend(loop.record.restores)
+    if loop.record.target_save is not None:
+        rev.restore(loop.record.target_save, out)
     if loop.record.counter_save:
         slot, tape = loop.record.counter_save
         out.append(Restore(loop.record.counter, slot, tape, loop.line))

@@ -1,0 +1,396 @@
+"""Python's semantics at a loop's boundary, taped and checkpointed (#28):
+
+- a ``for`` loop's variable read after the loop holds its last value, or the
+  value it had when the loop ran no step (unbound: the error Python raises);
+- a ``while`` test that reads values the body computes (``while err > tol``);
+- ``and``/``or`` in ``if``/``while`` tests, whose truth alone is used, with
+  Python's short circuit;
+- random draws in a loop's tests replay in a checkpointed loop's recomputed steps.
+
+Every program runs taped, checkpointed, with ``snapshots=2``, with a memory
+budget and on the online schedule: its value equals the program's, its gradient
+central finite differences, and the checkpointed gradient the taped one.
+"""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import assert_unchanged, numeric_grad
+
+OPTIONS = {
+    "taped": dict(checkpoint=False),
+    "checkpointed": dict(checkpoint=True),
+    "snapshots=2": dict(checkpoint=True, snapshots=2),
+    "memory_budget": dict(checkpoint=True, memory_budget="1MB"),
+    "online": dict(checkpoint=True, schedule="online"),
+    "nested": dict(checkpoint=True, nested=True, snapshots=2),
+}
+
+
+# --- the loop variable after the loop -----------------------------------------
+def range_variable_bound_before(x, n):
+    t = 0
+    for t in range(n):
+        x = x * 0.9
+    return np.sum(x) * t
+
+
+def range_variable_unbound_before(x, n):
+    for t in range(n):
+        x = x * 0.9
+    return np.sum(x) * t
+
+
+def strided_range_variable(x, n):
+    t = 0
+    for t in range(1, n + 3, 2):
+        x = x * 0.9 + 0.1 * t * x
+    return np.sum(x) * t
+
+
+def descending_range_variable(x, n):
+    t = -1
+    for t in range(n, 0, -1):
+        x = np.sin(x) * 0.5 + 0.1 * t
+    return np.sum(x) * t
+
+
+def enumerate_index_and_row(x, n):
+    M = np.outer(np.arange(1.0, n + 1), x)
+    s = 0.0
+    i, row = 0, x
+    for i, row in enumerate(M):
+        s = s + np.sum(row * x)
+    return s * i + np.sum(row)
+
+
+def row_variable(x, n):
+    xs = np.outer(np.arange(1.0, n + 1), x)
+    acc = x
+    r = x * 0.0
+    for r in xs:
+        acc = acc * 0.5 + r
+    return np.sum(acc * r)
+
+
+def variable_left_by_break(x, n):
+    t = 0
+    for t in range(n):
+        x = x * 1.5
+        if np.sum(x) > 10.0:
+            break
+    return np.sum(x) * t
+
+
+def variable_read_before_and_after(x, n):
+    t = 0.5
+    y = x * t
+    for t in range(n):
+        x = x * 0.9
+    return np.sum(x) * t + np.sum(y * t)
+
+
+def differentiated_value_then_loop_variable(x, n):
+    t = np.sum(x) * 0.5          # t is differentiated here ...
+    y = x * t
+    for t in range(n):           # ... and an integer from here on
+        x = x * 0.9 + 0.1 * t
+    return np.sum(x * t) + np.sum(y)
+
+
+def body_rebinds_the_variable(x, n):
+    t = 0
+    for t in range(n):
+        t = t * 2 + np.sum(x) * 0.1
+        x = x * 0.9
+    return np.sum(x) * t
+
+
+def inner_and_outer_variables(x, n):
+    s = 0.0
+    i = j = 0
+    for i in range(n):
+        for j in range(3):
+            x = x * 0.9 + 0.01 * j
+        s = s + np.sum(x) * j
+    return s * i
+
+
+def while_counter(x, n):
+    k = 0
+    while k < n:
+        x = x * 0.9
+        k = k + 1
+    return np.sum(x) * k
+
+
+LOOP_VARIABLES = [range_variable_bound_before, range_variable_unbound_before,
+                  strided_range_variable, descending_range_variable, enumerate_index_and_row,
+                  row_variable, variable_left_by_break, variable_read_before_and_after,
+                  differentiated_value_then_loop_variable, body_rebinds_the_variable,
+                  inner_and_outer_variables, while_counter]
+
+
+def _check(f, args, wrt, options):
+    """Value == f's, gradient == FD, and checkpointed == taped; returns the gradient."""
+    args = list(args)
+    before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    value, grad = tc.value_and_grad(f, wrt=wrt, **options)(*args)
+    assert_unchanged(before, args)
+    assert np.isclose(value, f(*args), rtol=1e-12, atol=1e-14)
+    grad = grad if len(wrt) > 1 else (grad,)
+    for g, e in zip(grad, numeric_grad(f, args, wrt)):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
+    if options.get("checkpoint"):
+        taped = tc.grad(f, wrt=wrt)(*args)
+        taped = taped if len(wrt) > 1 else (taped,)
+        for g, e in zip(grad, taped):
+            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+    return grad
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f", LOOP_VARIABLES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_loop_variable_read_after_the_loop_is_its_last_value(f, n, options):
+    _check(f, (np.array([1.2, 0.7, -0.4]), n), (0,), OPTIONS[options])
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f", [range_variable_bound_before, descending_range_variable,
+                               variable_read_before_and_after, body_rebinds_the_variable,
+                               while_counter], ids=lambda f: f.__name__)
+def test_a_loop_that_runs_no_step_leaves_the_variable_as_it_was(f, options):
+    _check(f, (np.array([1.2, 0.7, -0.4]), 0), (0,), OPTIONS[options])
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+def test_an_unbound_loop_variable_after_no_step_raises_as_python_does(options):
+    x = np.array([1.2, 0.7])
+    with pytest.raises(NameError) as python:  # UnboundLocalError is a NameError
+        range_variable_unbound_before(x, 0)
+    with pytest.raises(type(python.value)):
+        tc.value_and_grad(range_variable_unbound_before, **OPTIONS[options])(x, 0)
+
+
+def test_the_checkpointed_loop_rebinds_its_variable_from_the_driver():
+    """The generated code says what it does: the variable is the last index, if a
+    step ran (the loop's own steps run in functions of their own)."""
+    source = tc.grad(range_variable_unbound_before, checkpoint=True).source
+    assert "    if loop" in source and ".n:\n" in source
+    assert "t = loop" in source and ".last_index  # `t` after the loop" in source
+
+
+# --- while tests that read what the body computes ------------------------------
+def convergence_loop(x, a):
+    err = 1.0
+    while err > 1e-9:
+        x_new = 0.5 * (x + a / x)
+        err = np.max(np.abs(x_new - x))
+        x = x_new
+    return np.sum(x)
+
+
+def err_read_after_the_loop(x, a):
+    err = 1.0
+    while err > 1e-3:
+        x_new = 0.5 * (x + a / x)
+        err = np.max(np.abs(x_new - x))
+        x = x_new
+    return np.sum(x) * err
+
+
+def two_body_values_in_the_test(x, a):
+    err = 1.0
+    it = 0
+    while err > 1e-6 and it < 50:
+        x_new = 0.5 * x + 0.25 * np.tanh(x * a + 0.3)
+        err = np.max(np.abs(x_new - x))
+        x = x_new
+        it = it + 1
+    return np.sum(x) * it
+
+
+def converged_flag(x, a):
+    converged = False
+    k = 0
+    while not converged:
+        x_new = 0.5 * x + 0.25 * np.tanh(x * a + 0.3)
+        converged = np.max(np.abs(x_new - x)) < 1e-4 or k >= 40
+        x = x_new
+        k = k + 1
+    return np.sum(x) * k
+
+
+def while_true_with_break(x, a):
+    while True:
+        x_new = 0.5 * x + 0.25 * np.tanh(x * a + 0.3)
+        err = np.sqrt(np.sum((x_new - x) ** 2))
+        x = x_new
+        if err < 1e-3:
+            break
+    return np.sum(x) + err
+
+
+def value_read_first_in_the_body(x, a):
+    d = np.sum(x)
+    while d > 0.5:
+        x = x * 0.5
+        d = np.sum(x) - np.sum(a) * 0.01
+    return np.sum(x * a) * d
+
+
+def inner_convergence_loop(x, a):
+    for i in range(3):
+        err = 1.0
+        while err > 1e-6:
+            x_new = 0.5 * (x + a / x)
+            err = np.max(np.abs(x_new - x))
+            x = x_new
+        x = x * 1.1 + a * err
+    return np.sum(x)
+
+
+WHILE_TESTS = [convergence_loop, err_read_after_the_loop, two_body_values_in_the_test,
+               converged_flag, while_true_with_break, value_read_first_in_the_body,
+               inner_convergence_loop]
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f", WHILE_TESTS, ids=lambda f: f.__name__)
+def test_while_test_reads_values_the_body_computes(f, options):
+    _check(f, (np.array([1.2, 0.7, 3.0]), np.array([2.0, 3.0, 0.5])), (0, 1), OPTIONS[options])
+
+
+def test_the_while_test_variable_is_carried_state():
+    source = tc.grad(convergence_loop, checkpoint=True).source
+    assert "carried: err, x" in source or "carried: x, err" in source
+
+
+# --- and / or in tests ------------------------------------------------------------
+def or_in_a_loop_test(x, n):
+    flag = n > 100
+    for t in range(n):
+        if flag or t >= 2:
+            x = x * 0.9
+        else:
+            x = x + 0.1 * x * x
+    return np.sum(x)
+
+
+def short_circuit_guards_an_index(x, n):
+    for t in range(n):
+        if t >= 3 or x[t] > 0.0:   # x[t] would index past the end when t >= 3
+            x = x * 0.9
+    return np.sum(x)
+
+
+def and_of_numbers(x, n):
+    k = 0
+    for t in range(n):
+        if k and t % 2:            # an int, not a bool: its truth
+            x = np.sin(x)
+        k = k + 1
+    return np.sum(x)
+
+
+def conditional_expression_with_or(x, n):
+    flag = np.sum(x) > 100.0
+    for t in range(n):
+        x = x * 0.9 if (flag or t > 1) else x * x
+    return np.sum(x)
+
+
+def while_test_with_or(x, n):
+    k = 0
+    flag = np.sum(x) > 10.0
+    while k < n and (flag or k < 3):
+        x = x * 0.9 + 0.1 * np.tanh(x)
+        k = k + 1
+    return np.sum(x) * k
+
+
+def not_of_and(x, n):
+    y = x
+    if not (n > 3 and np.sum(x) < 0):
+        y = x * 3.0
+    return np.sum(y)
+
+
+BOOLEAN_TESTS = [or_in_a_loop_test, short_circuit_guards_an_index, and_of_numbers,
+                 conditional_expression_with_or, while_test_with_or, not_of_and]
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f", BOOLEAN_TESTS, ids=lambda f: f.__name__)
+def test_and_or_in_a_test_is_its_truth(f, options):
+    _check(f, (np.array([1.2, 0.7, -0.4]), 5), (0,), OPTIONS[options])
+
+
+def test_and_or_as_a_value_stays_refused():
+    def f(x, n):
+        y = (n > 2) or x
+        return np.sum(y)
+    with pytest.raises(tc.UnsupportedSyntaxError, match="used as a value"):
+        tc.grad(f)(np.ones(2), 3)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+@pytest.mark.parametrize("f", LOOP_VARIABLES + BOOLEAN_TESTS, ids=lambda f: f.__name__)
+def test_hessian_vector_products_across_the_loop_boundary(f, checkpoint):
+    """tc.hvp differentiates the tangent program, made from these programs: its
+    loop variables and tests keep their meaning (a test ``flag or t >= 2`` became
+    ``cond = flag or t >= 2`` there, refused as a value until it read ``bool(...)``)."""
+    x, v, eps = np.array([1.2, 0.7, -0.4]), np.array([0.3, -0.2, 0.5]), 1e-5
+    g = tc.grad(f)
+    want = (g(x + eps * v, 4) - g(x - eps * v, 4)) / (2 * eps)
+    got = tc.hvp(f, checkpoint=checkpoint, snapshots=2 if checkpoint else None)(x, 4, v)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# --- random draws in tests ------------------------------------------------------
+def draw_in_an_if_test(x, n):
+    for t in range(n):
+        if np.random.rand() < 0.5:
+            x = x * 0.9
+        else:
+            x = x * 1.1
+    return np.sum(x)
+
+
+def draws_in_the_while_test_and_the_body(x, n):
+    k = 0
+    while np.random.rand() < 0.95 and k < n:
+        x = x * (0.9 + 0.2 * np.random.rand())
+        k = k + 1
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f", [draw_in_an_if_test, draws_in_the_while_test_and_the_body],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("snapshots", [1, 2, 5])
+def test_draws_in_tests_replay_in_recomputed_steps(f, snapshots):
+    x = np.array([1.0, 0.5, -0.3])
+    np.random.seed(3)
+    want = tc.value_and_grad(f)(x, 40)
+    np.random.seed(3)
+    got = tc.value_and_grad(f, checkpoint=True, snapshots=snapshots)(x, 40)
+    assert np.isclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+# --- the Numba backend ------------------------------------------------------------
+@pytest.mark.parametrize("f", [range_variable_bound_before, enumerate_index_and_row,
+                               variable_left_by_break, inner_and_outer_variables],
+                         ids=lambda f: f.__name__)
+def test_numba_backend_rebinds_the_loop_variable_too(f):
+    pytest.importorskip("numba")
+    import warnings
+    x = np.array([1.2, 0.7, -0.4])
+    want = tc.value_and_grad(f)(x, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a function Numba cannot compile runs with NumPy
+        got = tc.value_and_grad(f, checkpoint=True, backend="numba")(x, 4)
+    assert np.isclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
