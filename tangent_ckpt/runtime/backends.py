@@ -208,14 +208,19 @@ def as_array(x, dtype=None):
     return np.asarray(x, dtype=dtype)
 
 
+#: ``like=`` of an allocation that stays in NumPy: NumPy before 2.0 refuses an
+#: explicit ``like=None`` ("must be an array-like that implements __array_function__")
+_NUMPY_LIKE = np.empty(0)
+
+
 def like_of(*values):
-    """The first array of another library among ``values``, else None: the
-    ``like=`` of a NumPy allocation (``np.zeros(shape, like=like_of(g, x))``)
-    that must be made in the library of the arrays it meets."""
+    """The first array of another library among ``values``, else an empty NumPy
+    array: the ``like=`` of a NumPy allocation (``np.zeros(shape, like=like_of(g,
+    x))``) that must be made in the library of the arrays it meets."""
     for value in values:
         if is_foreign_array(value):
             return value
-    return None
+    return _NUMPY_LIKE
 
 
 def may_share_memory(a, b):
