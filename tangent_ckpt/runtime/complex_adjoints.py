@@ -54,11 +54,24 @@ def conj_adjoint(g, x):
     return np.conj(g) if np.iscomplexobj(x) else g
 
 
+#: NumPy 2 made np.sign of a complex number its phase x / |x|; NumPy 1.x gives the
+#: sign of its real part (of the imaginary part where that is 0)
+_SIGN_IS_PHASE = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
+def phase(x):
+    """``x / |x|`` of a complex array, 0 at 0, on every NumPy."""
+    if _SIGN_IS_PHASE:
+        return np.sign(x)
+    magnitude = np.abs(x)
+    return np.where(magnitude > 0, x / np.where(magnitude > 0, magnitude, 1.0), 0)
+
+
 def abs_adjoint(g, x):
     """Adjoint of ``abs(x)``: ``g sign(x)`` for real ``x``, ``Re(g) conj(x) / |x|``
     for complex ``x`` (0 at 0 in both cases)."""
     if is_zero(g):
         return g
     if np.iscomplexobj(x):
-        return real_part(g) * np.conj(np.sign(x))
+        return real_part(g) * np.conj(phase(x))
     return g * np.sign(x)
