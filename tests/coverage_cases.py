@@ -18,6 +18,7 @@ from tangent_ckpt.adjoints import numpy_rules, registry
 from tangent_ckpt.adjoints.numpy_versions import VERSIONS, numpy_function
 from tangent_ckpt.adjoints.rule_text import parse_signature
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
+from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
 try:
@@ -181,7 +182,7 @@ def linalg_cases():
         Case("sign, logdet = np.linalg.slogdet(a)\nlogdet * sign", sq),
         Case("np.linalg.slogdet(a)[1]", batch),
         Case("np.linalg.cholesky(a)", spd), Case("np.linalg.cholesky(a)", bspd),
-        Case("np.linalg.cholesky(a, upper=True)", spd),
+        Case("np.linalg.cholesky(a, upper=True)", spd, min_numpy="2.0.0"),   # upper= is new in 2.0
         Case("w, v = np.linalg.eigh(a)\nw * 1.5 + np.sum(v * v * c[:3, :3], axis=0)", spd),
         Case("w, v = np.linalg.eigh(a)\nnp.sum(v * v * c[:3, :3], axis=-2) + w", bspd),
         Case("np.linalg.eigh(a)[0]", spd), Case("np.linalg.eigvalsh(a)", bspd),
@@ -376,6 +377,9 @@ def shape_cases():
         Case("np.trapz(y, dx=0.5)", {"y": ((2, 3), r)}),
         Case("np.vdot(a, b)", {"a": ((2, 3), r), "b": ((3, 2), r)}),
         Case("np.matrix_transpose(a)", {"a": ((2, 3, 4), r)}),
+        # a dtype known only at run time: rt.cast_result, its adjoint rt.through_cast
+        Case("np.asarray(x * 2.0, dtype=y.dtype) * y + np.asarray(x, dtype=(y > 9.0).dtype)",
+             {"x": ((3,), r), "y": ((3,), r)}, covers=(cast_result, through_cast)),
         Case("np.nan_to_num(x, posinf=5.0)", {"x": ((3,), r)}),
     ]
 
