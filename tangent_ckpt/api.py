@@ -479,14 +479,9 @@ class GradientFunction:
         if not any(map(container_args.is_structured,
                        [*args, *kwargs.values(), *self._target.args])):
             return {}
-        if len(args) == self._target.positional + 1:
-            args = args[:-1]  # the output adjoint
-        try:
-            arguments = self._target.bind(args, {k: v for k, v in kwargs.items()
-                                                 if k in self._target.signature.parameters})
-        except TypeError:
+        values = self._argument_values(args, kwargs)
+        if values is None:
             return {}  # the call itself will say what is wrong
-        values = [arguments.get(p) for p in self._target.parameters()]
         structures = container_args.container_positions(self._inner_wrt, values)
         structures.update(container_args.bound_objects(self._target.args, self._inner_wrt))
         structures.update(container_args.option_dicts(values, self._inner_wrt))
@@ -499,15 +494,22 @@ class GradientFunction:
         when the gradient is refused with them as run-time values."""
         if not any(isinstance(a, (list, tuple)) for a in [*args, *kwargs.values()]):
             return {}
+        values = self._argument_values(args, kwargs)
+        if values is None:
+            return {}
+        return container_args.nested_sequences(values, self._inner_wrt)
+
+    def _argument_values(self, args, kwargs):
+        """This call's argument values in the order of ``fn``'s parameters (the
+        trailing output adjoint left out), or None where they do not bind."""
         if len(args) == self._target.positional + 1:
             args = args[:-1]  # the output adjoint
         try:
             arguments = self._target.bind(args, {k: v for k, v in kwargs.items()
                                                  if k in self._target.signature.parameters})
         except TypeError:
-            return {}
-        values = [arguments.get(p) for p in self._target.parameters()]
-        return container_args.nested_sequences(values, self._inner_wrt)
+            return None
+        return [arguments.get(p) for p in self._target.parameters()]
 
     def _finish(self, grads, values, containers):
         """Every array argument's gradient is an array of its shape.  The symbolic

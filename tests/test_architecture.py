@@ -27,7 +27,14 @@ LAZY_IMPORTS = {
 }
 
 # compiler modules over the limit: module -> reason (the lead empties this at merge)
-LONG_MODULES = {}
+LONG_MODULES = {
+    # over the limit after session 7's merges (casts, isinstance, removed names; loop
+    # variables and while tests): issue #30 splits the lowering and packaging along
+    # jobs, not line counts, and empties this table
+    "tangent_ckpt.compiler.lower.calls": "calls, methods and their refusals; #30",
+    "tangent_ckpt.compiler.lower.expressions": "expressions; #30",
+    "tangent_ckpt.compiler.package.checkpointed_loops": "a checkpointed loop's package; #30",
+}
 
 # every call that parses text or matches it with a regular expression, outside
 # the frontend (compiler/parse.py and its lambda_source.py): module -> (how many, reason)

@@ -324,7 +324,10 @@ class StatementLowering:
             self.aux = container_node(names)
         elif structure(names) != structure(aux):
             raise self.lo.error(UnsupportedSyntaxError,
-                                "returns of aux values of different structures", s)
+                                "returns of aux values of different structures", s,
+                                construct="aux value",
+                                hint="return an aux of one structure (the same keys, "
+                                     "items and nesting) from every return")
         for name, item in zip(leaves(names), leaves(aux)):
             self.lo.emit(ir.Assign(name.id, ir.Copy(item), s.lineno))
         return output
