@@ -204,6 +204,9 @@ def _reached_generators(value, found, seen, depth):
     legacy = False
     if isinstance(value, types.MethodType):
         inner = [value.__self__, value.__func__]
+    elif isinstance(value, types.BuiltinMethodType):
+        # a method of a compiled class: NumPy 1.x's Generator.uniform (2.x's is a method)
+        inner = [getattr(value, "__self__", None)]
     elif isinstance(value, types.FunctionType):
         if str(getattr(value, "__module__", "") or "").split(".")[0] in _LIBRARIES:
             return False
