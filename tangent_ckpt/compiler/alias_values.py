@@ -11,10 +11,10 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler.liveness import read_names
-from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.memory_sharing import (
     COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
 )
+from tangent_ckpt.compiler.static_keys import static_key
 from tangent_ckpt.compiler.view_facts import resolve_dotted
 
 _NOTHING = frozenset()

@@ -33,12 +33,12 @@ import gast
 
 from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
                                                  _is_in, local_names)
-from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
 from tangent_ckpt.compiler.method_writes import (
     constructed_classes, method_of, writes_self_in_place,
 )
+from tangent_ckpt.compiler.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 

@@ -20,9 +20,10 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.container_values import (
-    DictValue, iteration_items, static_key,
+    DictValue, iteration_items,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, Scope, TupleValue, to_source, walk_no_defs
+from tangent_ckpt.compiler.static_keys import static_key
 
 
 def _targets(node):

@@ -11,10 +11,11 @@ import numpy as np
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.container_values import (
-    DictValue, is_container, key_part, leaf_paths, static_key, structure, value_of_structure,
+    DictValue, is_container, key_part, leaf_paths, structure, value_of_structure,
 )
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
+from tangent_ckpt.compiler.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.keyed import dict_get
 

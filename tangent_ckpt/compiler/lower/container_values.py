@@ -88,17 +88,6 @@ def text_as_tuple(value):
     return value
 
 
-def static_key(node):
-    """The value of a constant index or key (``0``, ``-1``, ``'w'``), or None."""
-    if isinstance(node, gast.Constant) and isinstance(node.value, (int, str)) and \
-            not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
-            isinstance(node.operand, gast.Constant) and isinstance(node.operand.value, int):
-        return -node.operand.value
-    return None
-
-
 def container_node(value):
     """A container of operands as the Python expression that builds it (for
     code kept as written: ``if len(params) > 1``)."""

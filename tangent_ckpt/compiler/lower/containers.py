@@ -26,9 +26,10 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.container_values import (
-    DictValue, is_container, iteration_items, key_part, static_key, text_as_tuple,
+    DictValue, is_container, iteration_items, key_part, text_as_tuple,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
+from tangent_ckpt.compiler.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
 
