@@ -38,6 +38,7 @@ from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METH
 from tangent_ckpt.compiler.method_writes import (
     constructed_classes, method_of, writes_self_in_place,
 )
+from tangent_ckpt.compiler.node_facts import NodeFacts, ViewMarks
 from tangent_ckpt.compiler.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
@@ -48,6 +49,8 @@ class AliasFence(Origins):
     def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset()):
         self.parsed = parsed
         self.followed = followed  # ids of views the view lowering follows: new arrays here
+        self.marks = getattr(followed, "marks", None) or ViewMarks()  # views.py declared
+        self.receivers = NodeFacts()  # calls on objects whose methods were checked here
         self.fnode = fnode
         self.checking = checking  # False: only what the function returns (returned_info)
         self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
@@ -78,6 +81,7 @@ class AliasFence(Origins):
                 [x for x in (args.vararg, args.kwarg) if x is not None]:
             self.set(env, a.id, _Info({("param", a.id)}, {("param*", a.id)}))
         self.block(self.fnode.body, env)
+        return self.receivers
 
     def block(self, stmts, env):
         for s in stmts:
@@ -86,14 +90,14 @@ class AliasFence(Origins):
 
     def statement(self, s, env):
         """The origins after ``s``; ``env`` is updated in place where it can be."""
-        if getattr(s, "view_take", False):
+        if s in self.marks.takes:
             return env  # the view lowering takes a followed view again
         if self.loop_depth:
             self.age(env, s)
         if isinstance(s, gast.Return) and s.value is not None:
             self.returned = self.returned.join(self.info(s.value, env))
         self.check_calls(s, env)
-        if getattr(s, "view_write_back", False):  # a write into a parent's memory
+        if s in self.marks.write_backs:  # a write into a parent's memory
             target = s.targets[0]
             base = _base_name(target) if not isinstance(target, gast.Name) else target.id
             self.check_write(base, env.get(base, self.free_info(base)).is_, env, s, target)
@@ -242,7 +246,7 @@ class AliasFence(Origins):
         for node in _own_nodes(s):
             if not isinstance(node, gast.Call):
                 continue
-            for name in getattr(node, "written_arguments", {}).values():  # a helper's writes
+            for name in self.marks.written_arguments.get(node, {}).values():  # a helper's
                 info = env.get(name, self.free_info(name))
                 self.check_write(name, info.is_, env, s, node)
             for k in node.keywords:
@@ -255,7 +259,7 @@ class AliasFence(Origins):
                 func, gast.Attribute) and isinstance(func.value, gast.Name) and \
                 func.value.id in self.objects else None
             if methods is not None:  # kf.update(z): KalmanFilter.update, not dict.update
-                node.receiver_methods_checked = True  # (lower/callables.py reads it)
+                self.receivers[node] = True  # (lower/callables.py reads it)
                 if any(writes_self_in_place(m) for m in methods):  # self.P += Q
                     receiver = self.info(func.value, env)
                     self.check_write(func.value.id, receiver.everything(), env, s, node)
@@ -384,13 +388,13 @@ def _join(a, b):
 
 
 def check_writes(parsed, fnode=None, followed=()):
-    """Refuse every write in ``fnode`` (default: the parsed function) that may
-    change another live name through shared memory; ``followed``: the ids of the
-    view expressions whose writes the view lowering (``views.py``) follows."""
-    fnode = fnode if fnode is not None else parsed.node
+    """Refuse every write in ``fnode`` (default: the parsed function) that may change
+    another live name through shared memory; the calls on objects whose methods it checked."""
+    receivers = NodeFacts()  # ``followed``: what views.py follows
     try:
-        for child in gast.walk(fnode):
+        for child in gast.walk(fnode if fnode is not None else parsed.node):
             if isinstance(child, gast.FunctionDef):
-                AliasFence(parsed, child, followed).run()
+                receivers.update(AliasFence(parsed, child, followed).run())
     finally:
         _OWN_NODES.clear()
+    return receivers

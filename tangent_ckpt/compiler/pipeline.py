@@ -8,10 +8,10 @@ import contextlib
 import gc
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.analyze import activity, wrt_parameters
 from tangent_ckpt.compiler.deep import on_deep_stack
 from tangent_ckpt.compiler.emit import emit
+from tangent_ckpt.compiler.fence_once import fence_once
 from tangent_ckpt.compiler.known_shapes import argument_shapes
 from tangent_ckpt.compiler.lower.container_values import expand_positions
 from tangent_ckpt.compiler.lower.normalize import normalize
@@ -25,7 +25,7 @@ from tangent_ckpt.compiler.scalar_output import output_is_scalar
 from tangent_ckpt.compiler.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
-from tangent_ckpt.compiler.views import follow_views, recording_shared_writes
+from tangent_ckpt.compiler.views import recording_shared_writes
 
 
 def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None,
@@ -68,10 +68,9 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     ``one_output``: a returned tuple or list of outputs is refused; ``has_aux``:
     ``fn`` returns ``(output, aux)``."""
     parsed = parse_function(fn)                                     # parse
-    followed = follow_views(parsed)                                 # views, aliases
-    check_writes(parsed, followed=followed)                         # aliasing fence
+    fenced = fence_once(parsed, containers)                         # views, aliasing fence
     function, bindings, namer = normalize(parsed, containers,       # lower
-                                          one_output, has_aux)
+                                          one_output, has_aux, fenced)
     if containers:
         wrt = expand_positions(wrt, containers, len(parsed.node.args.posonlyargs +
                                                     parsed.node.args.args +

@@ -138,15 +138,16 @@ class Group:
         self.mark_calls()
 
     def mark_calls(self):
-        """Tell the inliner which arguments of a helper it writes back (as data on the
-        call node)."""
+        """Tell the inliner which arguments of a helper it writes back
+        (``ViewMarks.written_arguments``)."""
+        marks = self.shape.marks.written_arguments
         for stmt, name, _ in self.writes:
             entry = self.shape.call_writes.get(id(stmt))
             if entry is not None:
                 call, params = entry
-                written = getattr(call, "written_arguments", {})
+                written = marks.get(call, {})
                 written.update({p: a for p, a in params.items() if a in self.names})
-                call.written_arguments = written
+                marks[call] = written
 
     def _flag(self, link):
         """``v_shares = <test>`` after the view is taken, when whether it is a view
@@ -175,14 +176,16 @@ class Group:
         follow, chain = [], [name]
         while name != self.root:  # carry the write up to the root
             link = self.links[name]
-            follow.append(self._guarded(self._write_back(link), link.name, "view_write_back"))
+            follow.append(self._guarded(self._write_back(link), link.name,
+                                       self.shape.marks.write_backs))
             name = link.parent
             chain.append(name)
         at = self.shape.order[id(stmt)]
         for link in self.members:  # take every other view again
             first, last = self.shape.region(link.stmt)
             if link.name not in chain and first <= at <= last:
-                follow.append(self._guarded(self._take(link), link.name, "view_take"))
+                follow.append(self._guarded(self._take(link), link.name,
+                                              self.shape.marks.takes))
         self._insert_after(stmt, [self._at(s, stmt) for s in follow])
 
     def _loop_heads(self):
@@ -199,8 +202,8 @@ class Group:
             for link in self.members:
                 first, last = self.shape.region(link.stmt)
                 if first <= start <= last:
-                    takes.append(self._at(self._guarded(self._take(link), link.name, "view_take"),
-                                               loop))
+                    takes.append(self._at(self._guarded(self._take(link), link.name,
+                                                     self.shape.marks.takes), loop))
             loop.body[0:0] = takes
 
     def _write_back(self, link):
@@ -223,10 +226,10 @@ class Group:
         self.followed.add(id(value))
         return gast.Assign(targets=[store_node(link.name)], value=value, type_comment=None)
 
-    def _guarded(self, stmt, member, mark):
-        """``stmt`` marked (as data for the fence: ``view_take`` or ``view_write_back``),
-        under the member's flag when it has one."""
-        setattr(stmt, mark, True)
+    def _guarded(self, stmt, member, marks):
+        """``stmt`` marked (as data for the fence: ``marks`` is ``ViewMarks.takes``
+        or ``ViewMarks.write_backs``), under the member's flag when it has one."""
+        marks[stmt] = True
         flag = self.flags.get(member)
         if flag is None:
             return stmt

@@ -16,6 +16,7 @@ from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
     FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, WRITING_FUNCTIONS, WRITING_METHODS,
 )
+from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.view_facts import numpy_function, resolve_dotted
 
 LOOPS = (gast.For, gast.While)
@@ -66,6 +67,7 @@ class FunctionShape:
         self.escapes = {}  # name -> ids of the statements where it escapes
         self._statement_id = None
         self.call_writes = {}  # id(statement) -> (call, {parameter: argument name})
+        self.marks = ViewMarks()  # what the rewrite declares for the fence and the lowering
         self._count = 0
         self._block(fnode.body, ())
 
@@ -260,7 +262,7 @@ class FunctionShape:
             written = self.writers(fn) if isinstance(fn, types.FunctionType) else {}
             if not written:
                 continue
-            n.writes_parameters = True  # the lowering inlines it even as a statement
+            self.marks.writer_calls[n] = True  # the lowering inlines it even as a statement
             bound = _bind_arguments(fn, n)
             whole = (isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
                                                   isinstance(s.targets[0], gast.Name))) \

@@ -20,9 +20,10 @@ dimensional), the pass tests it once, where the view is taken
 conditional on it: what NumPy does, for either type.
 
 A helper that writes into its parameters (``def step(H): H[1:-1] += ...``)
-changes its caller's arrays: the call is marked (``written_arguments``, data
-on the call node) and the inliner assigns the parameter's final value back to
-the caller's name, which this pass then treats as a write there.
+changes its caller's arrays: the call is marked (``written_arguments`` of the
+pass's :class:`~.node_facts.ViewMarks`) and the inliner assigns the
+parameter's final value back to the caller's name, which this pass then treats
+as a write there.
 
 A group the pass cannot follow exactly is left as it is, and the aliasing
 fence (``aliasing.py``) refuses its writes, naming both names; docs/inplace.md
@@ -36,6 +37,7 @@ import types
 import gast
 import numpy as np
 
+from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.parse import parse_function
 from tangent_ckpt.compiler.view_facts import ArrayFacts, view_link
 from tangent_ckpt.compiler.view_groups import Group
@@ -63,6 +65,7 @@ def follow_views(parsed, helper=False):
     groups = _groups(links)
     _require_arrays_for_augmented_calls(shape, facts, set(links) | set(groups))
     followed = Followed()
+    followed.marks = shape.marks
     grouped = set()
     for root, members in groups.items():
         group = Group(shape, facts, root, members)
@@ -132,12 +135,15 @@ def _surely_container(shape, name):
 
 class Followed(set):
     """The ids of the view expressions the pass follows (the fence treats them
-    as new arrays), and ``groups``: the sets of names it keeps consistent (the
-    fence does not compare a write with the names of its own group)."""
+    as new arrays), ``groups``: the sets of names it keeps consistent (the
+    fence does not compare a write with the names of its own group), and
+    ``marks``: what it declares about the statements and calls of the tree
+    (:class:`~.node_facts.ViewMarks`)."""
 
     def __init__(self):
         super().__init__()
         self.groups = []
+        self.marks = ViewMarks()
 
     def same_group(self, a, b):
         return any(a in g and b in g for g in self.groups)
@@ -146,7 +152,7 @@ class Followed(set):
 def _require_arrays_for_augmented_calls(shape, facts, grouped):
     """``H += ...`` in a helper changes the caller's ``H`` only if it is an array:
     in a group, followed only when the compiler knows it is one; alone, the
-    inliner tests it (``in_place_if_array``, data on the call node)."""
+    inliner tests it (``ViewMarks.in_place_if_array``)."""
     writes = []
     for s, name, kind in shape.writes:
         if kind == "aug-call" and facts.array(name) is None:
@@ -154,7 +160,8 @@ def _require_arrays_for_augmented_calls(shape, facts, grouped):
                 kind = "other"
             elif id(s) in shape.call_writes:
                 call, params = shape.call_writes[id(s)]
-                call.in_place_if_array = {p for p, a in params.items() if a == name}
+                shape.marks.in_place_if_array[call] = {p for p, a in params.items()
+                                                       if a == name}
         writes.append((s, name, kind))
     shape.writes = writes
 
@@ -225,7 +232,7 @@ def writer_parameters(fn):
     in_progress.add(fn.__code__)
     try:
         parsed = parse_function(fn)
-        follow_views(parsed, helper=True)
+        marks = follow_views(parsed, helper=True).marks
     except TangentCkptError:
         return {}
     finally:
@@ -238,14 +245,14 @@ def writer_parameters(fn):
             found.setdefault(node.target.id, "aug-call")
             continue
         if isinstance(node, gast.Call):
-            for param in getattr(node, "written_arguments", {}).values():
+            for param in marks.written_arguments.get(node, {}).values():
                 found[param] = "item-call"
         targets = node.targets if isinstance(node, gast.Assign) else \
             [node.target] if isinstance(node, (gast.AugAssign, gast.For)) else []
         for t in targets:
             if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                 found[t.value.id] = "item-call"
-            elif getattr(node, "view_write_back", False) and isinstance(t, gast.Name):
+            elif node in marks.write_backs and isinstance(t, gast.Name):
                 found[t.id] = "item-call"
             else:
                 rebound |= {n.id for n in gast.walk(t)

@@ -18,13 +18,13 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.method_writes import writes_self_in_place
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
     PartialValue, TupleValue, is_function, to_source,
 )
-from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.reached_functions import METHOD, user_function
 from tangent_ckpt.errors import TransformError, UnsupportedFunctionError, UnsupportedSyntaxError
 from tangent_ckpt.runtime.backends import is_foreign_array
 
@@ -47,13 +47,6 @@ def is_compile_time(obj):
         return True
     return not isinstance(obj, type) and type(obj).__module__.split(".")[0] not in (
         "builtins", "numpy")
-
-
-def user_function(fn):
-    """A Python function of the user's (not NumPy's, SciPy's or ours)."""
-    module = (getattr(fn, "__module__", "") or "").split(".")[0]
-    return isinstance(fn, types.FunctionType) and module not in ("numpy", "scipy",
-                                                                 "tangent_ckpt")
 
 
 class CallableValues:
@@ -183,7 +176,8 @@ class CallableValues:
             parsed = self.parsed(value.fn, node)
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
-            call.value_discarded = getattr(node, "value_discarded", False)  # m.decay(0.9)
+            if node in self.lo.discarded_calls:  # m.decay(0.9)
+                self.lo.discarded_calls[call] = True
             checked = self.checked_owners
             checked.append(value.owner)  # its own methods' calls: checked with this one
             try:
@@ -205,7 +199,7 @@ class CallableValues:
         elsewhere the caller may name the same array (``m = Model(P)``)."""
         owner = value.owner
         if not isinstance(owner, ObjectValue) or owner.given or \
-                getattr(node, "receiver_methods_checked", False) or \
+                node in self.lo.fenced.checked_receivers or \
                 any(o is owner for o in self.checked_owners) or \
                 not writes_self_in_place(value.fn):
             return
@@ -217,12 +211,23 @@ class CallableValues:
                                  "self.x = self.x + ...")
 
     def parsed(self, fn, node):
+        """A method (or a generator) of the user's, as the fence checked it."""
         if not user_function(fn):
             raise self.lo.error(UnsupportedSyntaxError, f"cannot inline {fn!r}", node,
                                 construct=_spelled(node))
-        parsed = parse_function(fn)
-        check_writes(parsed)
-        return parsed
+        return self.fenced(METHOD, fn, node).checked()
+
+    def fenced(self, role, fn, node):
+        """``fn`` as the fence prepared it before lowering (``fence_once.py``), in
+        ``role``; a function it did not reach is refused: nothing checked its writes."""
+        prepared = self.lo.fenced.functions.get((role, fn))
+        if prepared is None:
+            raise self.lo.error(UnsupportedFunctionError,
+                                f"{fn.__qualname__}() is reached in a way the aliasing fence "
+                                "did not foresee, so its writes were not checked", node,
+                                construct=_spelled(node),
+                                hint="call it by its name, or pass it by name as an argument")
+        return prepared
 
     def function_of(self, node, call):
         """The function ``node`` denotes (a def, lambda, NumPy function, partial...)."""

@@ -14,7 +14,6 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.scopes import (
@@ -24,8 +23,8 @@ from tangent_ckpt.compiler.lower.scopes import (
 from tangent_ckpt.compiler.method_writes import user_class
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.compiler.naming import numpy_path, public_name
-from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
-from tangent_ckpt.compiler.views import follow_views
+from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.reached_functions import FUNCTION, is_library
 from tangent_ckpt.errors import (
     SourceUnavailableError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
@@ -99,11 +98,6 @@ def _integer_type(fn):
     return isinstance(fn, type) and issubclass(fn, (np.integer, np.bool_))
 
 
-def is_library(fn):
-    module = getattr(fn, "__module__", "") or ""
-    return module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt")
-
-
 class CallLowering:
     """The lowering's part for calls (``lo.calls``): primitives, methods,
     checkpoint markers; user functions go to ``lo.inlining``, calls of values
@@ -156,12 +150,10 @@ class CallLowering:
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
         if rule is None and isinstance(fn, types.FunctionType) and not is_library(fn):
-            try:
-                parsed = parse_function(fn)
-            except SourceUnavailableError:
-                parsed = None
-            if parsed is not None:
-                check_writes(parsed, followed=follow_views(parsed, helper=True))
+            prepared = self.lo.callables.fenced(FUNCTION, fn, node)
+            if prepared.parsed is not None or \
+                    not isinstance(prepared.error, SourceUnavailableError):
+                parsed = prepared.checked()
                 return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
 

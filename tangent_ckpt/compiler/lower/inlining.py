@@ -54,7 +54,7 @@ class Inlining:
         finally:
             self.lo.inline_stack.pop()
             self.lo.line = line
-        procedure = procedure or getattr(call, "value_discarded", False)
+        procedure = procedure or call in self.lo.discarded_calls
         if not procedure and yield_to is None and not always_exits(fnode.body):
             raise self.lo.error(TransformError, f"{label}() can end without returning a value",
                              fnode, parsed=parsed, construct="missing return",
@@ -105,6 +105,7 @@ class Inlining:
         assigned_in_body = set()
         subscripted_in_body = set()
         passed_to_writers = set()  # inner(p): p written by a helper it is passed to
+        written_arguments = self.lo.fenced.marks.written_arguments
         for n in gast.walk(fnode):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 assigned_in_body.add(n.id)
@@ -114,8 +115,8 @@ class Inlining:
                 subscripted_in_body.add(n.value.id)
             elif isinstance(n, gast.Call):  # inner(p): a helper writes into p, and the
                 # write comes back here as an assignment to p (write_back), maybe in a loop
-                assigned_in_body.update(getattr(n, "written_arguments", {}).values())
-                passed_to_writers.update(getattr(n, "written_arguments", {}).values())
+                assigned_in_body.update(written_arguments.get(n, {}).values())
+                passed_to_writers.update(written_arguments.get(n, {}).values())
         for p in params:
             if p in given:
                 static = self.lo.expressions.static_value(given[p])
@@ -147,7 +148,7 @@ class Inlining:
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.lo.expressions.atomize(v, p)
-            written_back = p in getattr(call, "written_arguments", {})
+            written_back = p in written_arguments.get(call, {})
             computed = isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # a new array
             if (p in subscripted_in_body or p in passed_to_writers) and \
                     isinstance(v, ir.Name) and not written_back and not computed:
@@ -175,8 +176,8 @@ class Inlining:
         """A helper that wrote into its parameters wrote into its caller's arrays:
         views.py marked the call (``written_arguments``); ``H += ...`` changes the
         caller's ``H`` only when it is an array (``in_place_if_array``: tested)."""
-        written = getattr(call, "written_arguments", {})
-        tested = getattr(call, "in_place_if_array", set())
+        written = self.lo.fenced.marks.written_arguments.get(call, {})
+        tested = self.lo.fenced.marks.in_place_if_array.get(call, set())
         for p, caller_name in written.items():
             if p in scope.tuples:  # a container: its writes went to the caller's elements
                 continue

@@ -29,6 +29,7 @@ lowering:
 The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """
 
+from tangent_ckpt.compiler.fenced import Fenced
 from tangent_ckpt.compiler.lower.assignments import AssignmentLowering
 from tangent_ckpt.compiler.lower.callables import CallableValues
 from tangent_ckpt.compiler.lower.calls import CallLowering
@@ -43,14 +44,19 @@ from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.scopes import ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
 from tangent_ckpt.compiler.naming import Namer
+from tangent_ckpt.compiler.node_facts import NodeFacts
 from tangent_ckpt.errors import TransformError
 
 
 class Lowering:
     """The lowering of one function: the state its parts share, and the parts."""
 
-    def __init__(self, parsed, namer=None, containers=None, one_output=True, has_aux=False):
+    def __init__(self, parsed, namer=None, containers=None, one_output=True, has_aux=False,
+                 fenced=None):
         self.parsed = parsed
+        # the functions the fence checked before lowering, and what views.py marked
+        self.fenced = fenced if fenced is not None else Fenced()
+        self.discarded_calls = NodeFacts()  # calls whose value a statement discards
         # reverse mode differentiates one output (a tuple or list returned is refused);
         # forward mode a tuple or list of them too.  has_aux: `return output, aux`
         self.one_output = one_output
@@ -104,14 +110,16 @@ class Lowering:
                                    "named (layers[0].W, for layer in layers)")
 
 
-def normalize(parsed, containers=None, one_output=True, has_aux=False):
+def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=None):
     """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`
     (and the structure of the parameters given as containers, by position;
     whether one output is differentiated or a returned tuple of them, and
     whether the function returns ``(output, aux)``); gives ``(ir.Function,
     bindings, namer)``: the function in A-normal form, the global names its code
-    reads, and the namer that made its names."""
+    reads, and the namer that made its names.  ``fenced``
+    (:func:`~tangent_ckpt.compiler.fence_once.fence_once`): the user functions
+    the fence checked, the only ones it inlines."""
     lowering = Lowering(parsed, containers=containers, one_output=one_output,
-                        has_aux=has_aux)
+                        has_aux=has_aux, fenced=fenced)
     function = lowering.statements.run()
     return function, lowering.bindings, lowering.namer

@@ -211,9 +211,9 @@ class StatementLowering:
                                  hint=f"use the functional form, e.g. x = np.{value.func.attr}(x)"
                                  if value.func.attr == "sort" else "assign a new value instead")
         if isinstance(value, gast.Call):
-            if getattr(value, "writes_parameters", False) or self.object_method(value.func):
+            if value in self.lo.fenced.marks.writer_calls or self.object_method(value.func):
                 # a helper writing its arguments, model.decay(0.9) writing model's attributes
-                value.value_discarded = True  # it may end without a return (a procedure)
+                self.lo.discarded_calls[value] = True  # it may end without a return
                 self.lo.expressions.value(value, "result")
                 return
             observe_call(self.lo, s)  # print(...), logger.info(...), plt.plot(...)

@@ -1,0 +1,65 @@
+"""Facts one pass declares about nodes of the user's syntax tree, for another
+pass to read: a table keyed by the node itself, never an attribute set on it.
+
+A pass's result carries its tables as declared fields (the view lowering's
+``ViewMarks``, the fence's ``Fenced``), so what flows between passes is named
+where it is made.  The table holds each node it describes, so that a node's id
+is never reused by another node while the table lives."""
+
+
+class NodeFacts:
+    """{node: fact}, by identity (gast nodes compare by identity anyway, but are
+    kept here by id so that equal-looking nodes never share a fact)."""
+
+    __slots__ = ("_facts",)
+
+    def __init__(self):
+        self._facts = {}  # id(node) -> (node, fact)
+
+    def __setitem__(self, node, fact):
+        self._facts[id(node)] = (node, fact)
+
+    def get(self, node, default=None):
+        found = self._facts.get(id(node))
+        return found[1] if found is not None and found[0] is node else default
+
+    def __contains__(self, node):
+        found = self._facts.get(id(node))
+        return found is not None and found[0] is node
+
+    def __len__(self):
+        return len(self._facts)
+
+    def update(self, other):
+        """Take every fact of ``other`` (another pass over other nodes)."""
+        self._facts.update(other._facts)
+
+
+class ViewMarks:
+    """What the view lowering (``views.py``) declares about the tree it rewrote,
+    for the fence and the lowering:
+
+    - ``takes``: statements it added that take a followed view again
+      (``w = V[2:]``; the fence skips them);
+    - ``write_backs``: statements it added that carry a write up into a parent's
+      memory (``V[1:3] = v``; the fence judges them as writes);
+    - ``written_arguments``: calls of helpers that write into their parameters
+      -> {parameter: the caller's name it writes back to};
+    - ``in_place_if_array``: such calls -> the parameters written by ``H += ...``,
+      which change the caller's ``H`` only when it is an array (tested at run time);
+    - ``writer_calls``: calls of helpers that write into their parameters (the
+      lowering inlines them even as a statement whose value is discarded)."""
+
+    __slots__ = ("takes", "write_backs", "written_arguments", "in_place_if_array",
+                 "writer_calls")
+
+    def __init__(self):
+        self.takes = NodeFacts()
+        self.write_backs = NodeFacts()
+        self.written_arguments = NodeFacts()
+        self.in_place_if_array = NodeFacts()
+        self.writer_calls = NodeFacts()
+
+    def update(self, other):
+        for field in self.__slots__:
+            getattr(self, field).update(getattr(other, field))
