@@ -17,7 +17,10 @@ Terms:
 * ``from P import n`` is an import of module ``P.n`` when that is a module of
   the package, else of ``P``;
 * what a module *loads* also counts the parent packages Python initialises
-  first (``import tangent_ckpt.runtime`` runs ``tangent_ckpt/__init__.py``).
+  first (``import tangent_ckpt.runtime`` runs ``tangent_ckpt/__init__.py``);
+* an *undeclared attribute* is one set or read by name on an object whose class
+  does not declare it (the fields of gast's nodes count as declared: gast is
+  imported for their names, the package never is).
 """
 
 import ast
@@ -265,6 +268,100 @@ def text_parsing(mods):
     return sorted(out)
 
 
+Attribute = collections.namedtuple("Attribute", "module line how name")
+"""An attribute ``name`` set or read by name at ``line`` of ``module`` (``how``: 'set',
+'setattr', 'getattr' with a default, 'hasattr') that no class declares."""
+
+
+def _gast_fields():
+    """The fields and position attributes of every gast node class."""
+    import gast  # the syntax-tree library the compiler works on (not the package)
+    names = set()
+    for value in vars(gast).values():
+        if isinstance(value, type) and issubclass(value, gast.AST):
+            names |= set(value._fields) | set(getattr(value, "_attributes", ()))
+    return names
+
+
+def declared_attributes(mods):
+    """Attribute names some class of the package declares: assigned to ``self.name``,
+    bound in a class body, named in ``__slots__``, or a method's name."""
+    names = set()
+    for module in mods.values():
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                    isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for stmt in node.body:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+                    [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+                names |= {t.id for t in targets if isinstance(t, ast.Name)}
+                if any(isinstance(t, ast.Name) and t.id == "__slots__" for t in targets):
+                    names |= {c.value for c in ast.walk(stmt.value)
+                              if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.add(stmt.name)
+    return names
+
+
+def _loop_constants(tree):
+    """{loop variable: the strings it takes} for ``for attr in ("a", "b"):`` loops."""
+    found = collections.defaultdict(set)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and \
+                isinstance(node.iter, (ast.Tuple, ast.List)) and \
+                all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    for e in node.iter.elts):
+            found[node.target.id] |= {e.value for e in node.iter.elts}
+    return found
+
+
+def undeclared_attributes(mods, prefix=PACKAGE + ".compiler"):
+    """Attributes set or read by name in the modules under ``prefix`` on objects
+    whose class does not declare them: ``x.name = v`` (``x`` not ``self`` or
+    ``cls``), ``setattr(x, name, v)``, ``getattr(x, "name", default)`` and
+    ``hasattr(x, "name")``, for a name that is no field of a gast node, no
+    attribute a class of the package declares, and no dunder.  This is how one
+    pass would hand a fact to another on the syntax tree's nodes (a ``setattr``
+    whose name is computed counts as ``<computed>`` unless a loop over constant
+    names binds it)."""
+    known = _gast_fields() | declared_attributes(mods)
+    out = []
+    for module in mods.values():
+        if not module.name.startswith(prefix):
+            continue
+        loops = _loop_constants(module.tree)
+        for node in ast.walk(module.tree):
+            found = []
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                    not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found = [("set", node.attr)]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in ("getattr", "setattr", "hasattr") and len(node.args) >= 2 \
+                    and not (node.func.id == "getattr" and len(node.args) < 3):
+                name = node.args[1]
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    found = [(node.func.id, name.value)]
+                elif node.func.id == "setattr":
+                    bound = loops.get(name.id) if isinstance(name, ast.Name) else None
+                    found = [("setattr", n) for n in sorted(bound or ["<computed>"])]
+            for how, name in found:
+                if name not in known and not (name.startswith("__") and name.endswith("__")):
+                    out.append(Attribute(module.name, node.lineno, how, name))
+    return sorted(out)
+
+
+def crossings(edges, sources, targets):
+    """The imports (``edges``) from a module of ``sources`` to one of ``targets``
+    (each a collection of module names, or of package prefixes ending in '.')."""
+    def member(name, group):
+        return any(name == g or (g.endswith(".") and name.startswith(g)) for g in group)
+    return [(a, b) for a, bs in sorted(edges.items()) if member(a, sources)
+            for b in bs if member(b, targets)]
+
+
 def report(root=ROOT):
     """The measurements, as printable text."""
     mods = modules(root)
@@ -301,6 +398,10 @@ def report(root=ROOT):
     parses = text_parsing(mods)
     out += ["", f"## parse / regular-expression calls: {len(parses)}"]
     out += [f"  {p.module}:{p.line} {p.kind}: {p.text}" for p in parses]
+    attributes = undeclared_attributes(mods)
+    out += ["", f"## attributes set or read by name that no class declares (compiler): "
+                f"{len(attributes)}"]
+    out += [f"  {a.module}:{a.line} {a.how} {a.name}" for a in attributes]
     return "\n".join(out)
 
 

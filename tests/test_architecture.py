@@ -1,7 +1,9 @@
 """The shape of the package, pinned: the import graph has no circles, the
 runtime never loads the compiler, the compiler never loads the public API, no
 function imports the package's own modules, no two modules share a file name,
-compiler modules stay under ~400 lines, and only the frontend parses text.
+compiler modules stay under ~400 lines, only the frontend parses text, the
+fence and the lowering never import each other, and no pass hands a fact to
+another as an undeclared attribute of a node.
 
 The facts are measured from the source by ``tests/architecture_facts.py``
 (``python tests/architecture_facts.py`` prints them all).  Each allow-list
@@ -53,6 +55,30 @@ TEXT_READERS = {
         1, "memory_budget='64MB': a number and a unit, from the user"),
 }
 FRONTEND = {"tangent_ckpt.compiler.parse", "tangent_ckpt.compiler.lambda_source"}
+
+# the fence (views, aliases) runs once, before lowering, and hands the lowering data
+# (view_facts.py is a leaf of facts about expressions that method_writes.py shares)
+FENCE = {f"{PACKAGE}.compiler.{name}" for name in (
+    "aliasing", "alias_values", "views", "view_groups", "view_shape", "fence_once")}
+LOWER = (f"{PACKAGE}.compiler.lower.",)
+
+# attributes set or read by name in compiler/ that no class declares: (module, name) ->
+# reason.  None is on a node of the syntax tree: facts between passes are declared
+# fields (node_facts.py's tables, the IR's fields), never attributes added to nodes
+UNDECLARED_ATTRIBUTES = {
+    ("tangent_ckpt.compiler.code", "_reads"): "a line's cache of the names it reads",
+    ("tangent_ckpt.compiler.deep", "co_filename"): "a code object's, read defensively",
+    ("tangent_ckpt.compiler.deep", "co_firstlineno"): "a code object's, read defensively",
+    ("tangent_ckpt.compiler.emit", "_Unparser"): "the ast module's, where Python has it",
+    ("tangent_ckpt.compiler.lambda_source", "co_positions"): "a code object's (Python 3.11+)",
+    ("tangent_ckpt.compiler.lower.assignments", "aliases"): "a lowering scope's",
+    ("tangent_ckpt.compiler.lower.inlining", "aliases"): "a lowering scope's",
+    ("tangent_ckpt.compiler.lower.container_statements", "loops_open"): "an ObjectValue's",
+    ("tangent_ckpt.compiler.lower.objects", "loops_open"): "an ObjectValue's",
+    ("tangent_ckpt.compiler.lower.run_time_containers", "loops_open"): "an ObjectValue's",
+    ("tangent_ckpt.compiler.parse", "stack"): "a threading.local's",
+    ("tangent_ckpt.compiler.views", "stack"): "a threading.local's",
+}
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +169,24 @@ def test_only_the_frontend_parses_text(modules):
         if p.module not in FRONTEND:
             counts[p.module] = counts.get(p.module, 0) + 1
     assert counts == {name: n for name, (n, _) in TEXT_READERS.items()}
+
+
+def test_the_lowering_never_loads_the_fence(modules, edges):
+    """The fence runs once, before lowering (compiler/fence_once.py): nothing the
+    lowering loads runs the view lowering or the aliasing analysis."""
+    for name in modules:
+        if name.startswith(LOWER):
+            assert sorted(facts.loads(edges, name) & FENCE) == [], name
+
+
+def test_the_fence_never_imports_the_lowering(modules):
+    every = facts.graph(modules, where=("top", "function"))
+    assert facts.crossings(every, FENCE, LOWER) == []
+    assert facts.crossings(every, LOWER, FENCE) == []
+
+
+def test_no_pass_hands_facts_on_in_undeclared_node_attributes(modules):
+    """``x.fact = v`` in one pass and ``getattr(x, "fact", default)`` in another is
+    a field nobody declared; the tables of node_facts.py are declared instead."""
+    found = {(a.module, a.name) for a in facts.undeclared_attributes(modules)}
+    assert found == set(UNDECLARED_ATTRIBUTES), found ^ set(UNDECLARED_ATTRIBUTES)
