@@ -1,4 +1,4 @@
-"""The compiler, one way: parse -> lower -> analyze -> transform -> package -> emit.
+"""The compiler, one way: parse -> fence -> lower -> analyze -> transform -> package -> emit.
 
 Each stage is one call below, a function from one representation to the next
 (its docstring says what it takes and gives); docs/design.md is the map.
@@ -62,7 +62,8 @@ def _collector_paused():
 
 
 def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=False):
-    """The stages both modes share: parse, views, the aliasing fence, lower, analyze.
+    """The stages both modes share: parse, the fence (views and aliases, once, on the
+    function and every helper it may inline), lower, analyze.
     ``containers``: the structure of container arguments (``wrt`` positions are
     expanded to their leaves); ``shapes``: the arguments' shapes, when known;
     ``one_output``: a returned tuple or list of outputs is refused; ``has_aux``:
