@@ -58,13 +58,29 @@ def user_class(cls):
 def functions_named(parsed):
     """(role, function) for every user function that ``parsed``'s code names,
     directly or through the values it names, in the order first met."""
-    finder = _Finder()
+    names, chains = {}, {}  # each name and attribute chain looked up once
     for node in gast.walk(parsed.node):
         if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Store):
-            finder.value(peek(parsed, node.id))
+            names.setdefault(node.id, None)
         elif isinstance(node, gast.Attribute):
-            finder.chain(parsed, node)
+            path = _dotted(node)
+            if path is not None:
+                chains.setdefault(path, None)
+    finder = _Finder()
+    for name in names:
+        finder.value(peek(parsed, name))
+    for path in chains:
+        finder.chain(parsed, path)
     return finder.found
+
+
+def _dotted(node):
+    """``("mod", "sub", "helper")`` for ``mod.sub.helper``; None for other bases."""
+    names = []
+    while isinstance(node, gast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    return (node.id, *reversed(names)) if isinstance(node, gast.Name) else None
 
 
 def functions_of_arguments(containers):
@@ -95,17 +111,11 @@ class _Finder:
             self.seen.add((role, fn))
             self.found.append((role, fn))
 
-    def chain(self, parsed, node):
+    def chain(self, parsed, path):
         """``mod.helper``, ``Model.forward``: attribute chains of modules and
         classes (an object's attributes are all looked through by :meth:`value`)."""
-        names = []
-        while isinstance(node, gast.Attribute):
-            names.append(node.attr)
-            node = node.value
-        if not isinstance(node, gast.Name):
-            return
-        base = peek(parsed, node.id)
-        for attr in reversed(names):
+        base = peek(parsed, path[0])
+        for attr in path[1:]:
             if not isinstance(base, types.ModuleType) and not user_class(base):
                 return
             try:
