@@ -14,11 +14,11 @@ import types
 import gast
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.lower.callables import user_function
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
 )
 from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.reached_functions import user_function
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
