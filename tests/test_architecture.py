@@ -33,7 +33,6 @@ LONG_MODULES = {
     # jobs, not line counts, and empties this table
     "tangent_ckpt.compiler.lower.calls": "calls, methods and their refusals; #30",
     "tangent_ckpt.compiler.lower.expressions": "expressions; #30",
-    "tangent_ckpt.compiler.package.checkpointed_loops": "a checkpointed loop's package; #30",
 }
 
 # every call that parses text or matches it with a regular expression, outside

@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.complex_values import complex_names, refused_for_comp
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
-from tangent_ckpt.compiler.transform import taped_loops
+from tangent_ckpt.compiler.transform import checkpointed_bodies, taped_loops
 from tangent_ckpt.compiler.transform.owned_adjoints import ArrayFacts, array_facts
 from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive, negated, track_fresh
 from tangent_ckpt.compiler.transform.save_points import SavePoints, read_counts
@@ -39,15 +39,19 @@ class Sweeps:
     seed: str  # the adjoint of the result: the gradient function's last parameter
     adj: "AdjointNames"
     reverser: "Reverser"  # saves (tape, entry_lines), maybe_scalar_zero, counts
+    loops: list  # ir.CheckpointedLoop: each checkpointed loop, inner ones first
 
 
-def reverse_function(function, active, namer, bindings, loops=None, segments=None):
+def reverse_function(function, active, namer, bindings, loop_plans=None, segments=None):
     """Transform (reverse mode).  Takes the lowered ``ir.Function``, its active
-    names, the compile's namer and global bindings, and the packaging stages'
-    handlers for checkpointed loops and segments; gives its :class:`Sweeps`."""
+    names, the compile's namer and global bindings, and the plans of the loops to
+    checkpoint ({id(loop): ir.LoopPlan}, decided before it); gives its
+    :class:`Sweeps`, whose code holds an ``ir.DriverCall`` for each checkpointed
+    loop (``Sweeps.loops``: their ``ir.CheckpointedLoop`` nodes)."""
     adj = AdjointNames(namer.used)
+    loops = checkpointed_bodies.CheckpointedLoops(loop_plans) if loop_plans else None
     rev = Reverser(function, active, namer, adj, bindings, error_factory(function),
-                   loops=loops, segments=segments,
+                   checkpointed=loops, segments=segments,
                    counts=assignment_counts(function.body, function.params),
                    primal_names={adj(n): n for n in list(namer.used)}, top=True,
                    in_place=owned_arrays(function), reads=read_counts(function))
@@ -57,7 +61,7 @@ def reverse_function(function, active, namer, bindings, loops=None, segments=Non
     seed = adj(function.result)
     namer.reserve({seed})
     adjoint, nonzero = rev.adjoint(function.body, {seed})
-    return Sweeps(primal, adjoint, nonzero, seed, adj, rev)
+    return Sweeps(primal, adjoint, nonzero, seed, adj, rev, loops.nodes if loops else [])
 
 
 def _with_adjoints(names, adj):
@@ -88,10 +92,8 @@ class AdjointNames:
 class Reverser:
     """Builds the primal and adjoint code of one generated function body.
 
-    Its public methods are the interface the packaging stages use
-    (:mod:`~tangent_ckpt.compiler.package.checkpointed_loops` for checkpointed loops,
-    :mod:`~tangent_ckpt.compiler.package.checkpointed_segments` for segments), and the one a forward
-    transform is to offer too:
+    Its public methods are what the transform's parts use (``taped_loops.py``,
+    ``checkpointed_bodies.py``; segment packaging, for now):
 
     - ``primal(body, defined, possibly, in_loop)`` / ``adjoint(body, nonzero)``:
       the code of a body, forward and in reverse;
@@ -100,14 +102,14 @@ class Reverser:
       keep the value a write overwrites, and put it back in the reverse sweep;
     - ``accumulate(name, contribution, out, nonzero, line)``: add to an adjoint;
       ``materialize``, ``make_private``, ``zero_of``: zeros and private accumulators;
-    - ``nested(loops)``: a Reverser for a generated function of its own (a loop
-      step, a segment) that shares this one's names, activity and bindings;
+    - ``nested(checkpointed)``: a Reverser for a generated function of its own (a
+      loop step, a segment) that shares this one's names, activity and bindings;
       after it ran, ``saves`` (:class:`~.save_points.SavePoints`: ``tape``,
       ``entry_lines``, ``unbound``) says what that function sets up.
 
-    ``loops`` and ``segments`` are the packaging stages' handlers: objects with
-    ``primal(rev, stmt, defined, possibly, in_loop)`` and ``adjoint(rev, stmt,
-    nonzero)``, called for checkpointed loops and for ``ir.Segment``.
+    ``checkpointed``: the planned loops (``checkpointed_bodies.CheckpointedLoops``),
+    None where none is checkpointed; ``segments``: the segment packaging's handler
+    (``primal(rev, stmt, ...)``, ``adjoint(rev, stmt, nonzero)``) for ``ir.Segment``.
     ``top``: this Reverser builds the gradient function itself.
     ``in_place``: arrays the function owns (``fresh_arrays.py``): subscript writes
     into them go in place and keep only the elements they overwrite.  The
@@ -116,7 +118,7 @@ class Reverser:
     """
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
-                 loops=None, segments=None, counts=None, primal_names=None, top=False,
+                 checkpointed=None, segments=None, counts=None, primal_names=None, top=False,
                  in_place=frozenset(), complex_values=None, reads=None):
         self.function = function
         # names that may hold complex values, and their adjoints (complex_values.py)
@@ -127,7 +129,8 @@ class Reverser:
         self.adj = adj
         self.bindings = bindings
         self.error = parsed_error
-        self.loops = loops  # checkpointed loops (compiler.loops), or None
+        self.checkpointed = checkpointed  # the planned loops it checkpoints, or None
+        self.loop_nodes = {}  # id(loop) -> the ir.CheckpointedLoop its primal made
         self.segments = segments  # checkpointed segments (compiler.segments)
         self.counts = counts if counts is not None else {}  # name -> places assigning it
         self.primal_names = primal_names if primal_names is not None else {}  # bx -> x
@@ -142,12 +145,12 @@ class Reverser:
         self.fresh = set()  # adjoints holding an array only they refer to (rules.track_fresh)
         self.facts = ArrayFacts()  # arrays, matmul operands, counters (owned_adjoints.py)
 
-    def nested(self, loops=None, recording=False):
+    def nested(self, checkpointed=None, recording=False):
         """A Reverser for another generated function (a loop step, a segment);
         ``recording``: it recomputes a step for its reverse sweep, where the
         statements that only observe (``print``, ``assert``) are left out."""
         sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
-                       self.error, loops=loops, segments=self.segments, counts=self.counts,
+                       self.error, checkpointed=checkpointed, segments=self.segments, counts=self.counts,
                        primal_names=self.primal_names, complex_values=self.complex_values,
                        reads=self.reads)
         sub.recording = recording
@@ -193,8 +196,9 @@ class Reverser:
                 defined |= d1 & d2
                 possibly |= p1 | p2
             elif isinstance(stmt, (ir.For, ir.While)):
-                if stmt.checkpoint and self.loops is not None:
-                    out.extend(self.loops.primal(self, stmt, defined, possibly, in_loop))
+                if self.checkpointed is not None and self.checkpointed.planned(stmt):
+                    out.extend(checkpointed_bodies.forward(self, stmt, defined, possibly,
+                                                           in_loop))
                 else:
                     out.extend(self.primal_loop(stmt, defined, possibly, in_loop))
             elif isinstance(stmt, ir.Break):
@@ -273,8 +277,9 @@ class Reverser:
                         out.append(Block(None, code2, stmt.line, True))
                 nonzero = merged
             elif isinstance(stmt, (ir.For, ir.While)):
-                if stmt.checkpoint and self.loops is not None:
-                    code, nonzero = self.loops.adjoint(self, stmt, nonzero)
+                if id(stmt) in self.loop_nodes:
+                    code, nonzero = checkpointed_bodies.reverse(
+                        self, self.loop_nodes[id(stmt)], nonzero)
                 else:
                     code, nonzero = self.adjoint_loop(stmt, nonzero)
                 out.extend(code)
