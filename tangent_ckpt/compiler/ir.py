@@ -335,7 +335,7 @@ def expr_node(expr):
     raise TypeError(expr)
 
 
-# --- plan -> transform -> package: checkpointed loops --------------------------
+# --- plan -> transform: how a loop is checkpointed ----------------------------
 @dataclass
 class LoopPlan:
     """How one loop is to be checkpointed, decided before the transform from the
@@ -348,51 +348,3 @@ class LoopPlan:
     journal: list  # carried arrays the steps may write in place (``written_rows.py``),
     # when the loop runs at the gradient function's top level
     taped_segment: bool  # a memory budget: also a function that tapes a run of steps
-
-
-@dataclass
-class ReversedBody:
-    """A body run forward and then in reverse in a generated function of its own
-    (a loop's adjoint step, a taped run of steps, a segment's adjoint), as the
-    transform made it: code items with the saves still marked."""
-    primal: list
-    adjoint: list
-    seeds: list  # the adjoints it starts from
-    results: list  # what it returns: the adjoints of its inputs (syntax trees)
-    saves: Any  # its ``save_points.SavePoints``: ``tape``, ``entry_lines``
-
-
-@dataclass
-class CheckpointedLoop:
-    """transform -> package: one checkpointed loop as the reverse transform made
-    it.  ``package/checkpointed_loops.py`` reads it and writes the step
-    functions and the driver calls where the sweeps hold ``DriverCall(node)``."""
-    loop: Any  # the For or While
-    name: str  # ``loopN``: the driver object, and the prefix of its functions
-    index: str  # the step functions' first parameter
-    params: dict  # {"state": the name the step functions give it, ...}
-    carried: list
-    invariants: list
-    active_carried: list
-    active_invariants: list
-    empty: set  # carried names first bound inside the loop: the state starts as None
-    in_place: list  # carried arrays the steps write in place (the driver's journal)
-    private: list  # carried arrays whose adjoints stay one private buffer
-    steps: Any  # what the driver iterates over (a tree), None: the loop's own range
-    enter: list  # before the driver is made: None for names first bound, saves
-    step: list  # the primal step's body (no tape)
-    adjoint_step: ReversedBody
-    taped_segment: Optional[ReversedBody]  # the plan's taped run of steps, or None
-    target_saves: list  # after the forward call: the save of the loop variable,
-    rebind_target: bool  # ... which is then given the index of the last step
-    adjoint_names: list  # the adjoints ``loopN.reverse`` takes and gives back
-    carried_saves: list = field(default_factory=list)  # the saves ``enter`` and
-    # ``target_saves`` made, put back after the reverse call
-
-
-@dataclass
-class DriverCall:
-    """Where packaging writes a checkpointed loop's driver calls: the forward call
-    in the primal sweep, the reverse call (``reverse``) in the adjoint sweep."""
-    node: Any  # a CheckpointedLoop
-    reverse: bool = False

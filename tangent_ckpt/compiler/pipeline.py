@@ -16,7 +16,6 @@ from tangent_ckpt.compiler.lower.container_values import expand_positions
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.numba_code import numba_code
 from tangent_ckpt.compiler.package.checkpointed_loops import package_loops
-from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler
 from tangent_ckpt.compiler.package.gradient import auto_plan, package_gradient
 from tangent_ckpt.compiler.package.loop_plans import plan_loops
 from tangent_ckpt.compiler.package.tangent import package_tangent
@@ -92,14 +91,12 @@ def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_au
                                                                  has_aux=has_aux)
         plan = auto_plan(options, namer)
         loop_plans = plan_loops(function, options, plan)            # which loops, how
-        segments = SegmentHandler(function, options, plan)
         sweeps = reverse_function(function, active, namer, bindings,  # transform
-                                  loop_plans=loop_plans, segments=segments)
+                                  loop_plans=loop_plans)
         sweeps, loops = package_loops(function, sweeps, options, plan,  # package
                                       bindings, namer)
-        helpers = segments.definitions + loops.definitions
         code = package_gradient(function, sweeps, wrt_names, bindings,
-                                namer, options, plan, return_value, helpers,
+                                namer, options, plan, return_value, loops.helpers,
                                 planned=loop_plans)
         if options.backend == "numba":
             code, bindings = numba_code(code, bindings)             # backend numba

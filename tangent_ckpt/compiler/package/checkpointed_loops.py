@@ -24,9 +24,9 @@ step, or checkpointed themselves with ``nested=True``.
 
 This runs after the transform, on its output: the transform
 (``transform/checkpointed_bodies.py``) hands each loop over as an
-``ir.CheckpointedLoop`` (its facts, the bodies of its steps with the saves still
+``code.CheckpointedLoop`` (its facts, the bodies of its steps with the saves still
 marked, what the enclosing code keeps around the calls) and marks the places of
-its driver calls with ``ir.DriverCall``; :func:`package_loops` writes the
+its driver calls with ``code.DriverCall``; :func:`package_loops` writes the
 functions and the calls.  Which loops are checkpointed was planned before the
 transform (``loop_plans.py``).
 """
@@ -36,20 +36,25 @@ import dataclasses
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.code import Block, Comment, Line
+from tangent_ckpt.compiler.code import Block, Comment, DriverCall, Line, SegmentCall
 from tangent_ckpt.compiler.package.driver_calls import budgeted, driver_constructor, \
     random_draws, schedule_text
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
+from tangent_ckpt.compiler.package.checkpointed_segments import SegmentPackage
 from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, resolve_saves
 
 
 def package_loops(function, sweeps, options, plan, bindings, namer):
-    """Package the checkpointed loops of a reverse transform's :class:`Sweeps`:
-    gives ``(sweeps, package)``, the sweeps with each ``ir.DriverCall`` written
-    out, and the :class:`LoopPackage` (``definitions``: the step functions,
-    printed before the gradient; ``summaries``)."""
-    package = LoopPackage(function, options, plan, bindings, namer)
+    """Package the checkpointed loops and segments of a reverse transform's
+    :class:`Sweeps`: gives ``(sweeps, package)``, the sweeps with each
+    ``code.DriverCall`` and ``code.SegmentCall`` written out, and the
+    :class:`LoopPackage` (``helpers``: the functions they call, printed before
+    the gradient; ``summaries``)."""
+    segments = SegmentPackage(function, plan, bindings, namer)
+    for node in sweeps.segments:  # inner segments first; they hold no loop's calls
+        segments.add(node)
+    package = LoopPackage(function, options, plan, bindings, namer, segments)
     for node in sweeps.loops:  # inner loops first: their calls are in the outer steps
         package.add(node)
     return dataclasses.replace(sweeps, primal=package.expand(sweeps.primal),
@@ -66,18 +71,19 @@ class _Packaged:
 class LoopPackage:
     """The step functions and driver calls of one compile's checkpointed loops."""
 
-    def __init__(self, function, options, plan, bindings, namer):
+    def __init__(self, function, options, plan, bindings, namer, segments):
         self.function = function
         self.options = options
         self.plan = plan  # checkpoint="auto": the name of the gradient's rt.MemoryPlan
         self.bindings = bindings
         self.namer = namer
+        self.segments = segments  # the SegmentPackage: the calls of segments in the steps
         self.definitions = []  # the step functions, printed before the gradient
         self._packaged = {}  # id(node) -> _Packaged
-        self._nodes = []  # the ir.CheckpointedLoop nodes packaged
+        self._nodes = []  # the code.CheckpointedLoop nodes packaged
 
     def add(self, node):
-        """Write the functions of ``node`` (an ``ir.CheckpointedLoop``)."""
+        """Write the functions of ``node`` (an ``code.CheckpointedLoop``)."""
         loop = node.loop
         packaged = _Packaged({}, False)
         self._packaged[id(node)] = packaged
@@ -92,13 +98,22 @@ class LoopPackage:
         if isinstance(loop, ir.While) or loop.break_flag:
             self.definitions.append(self._condition(node))
 
+    @property
+    def helpers(self):
+        """The functions the gradient calls through the drivers: the segments'
+        first, then the loops'."""
+        return self.segments.definitions + self.definitions
+
     def expand(self, items):
-        """``items`` with each ``ir.DriverCall`` written out (inside blocks too)."""
+        """``items`` with each ``code.DriverCall`` and ``code.SegmentCall`` written out
+        (inside blocks too)."""
         out = []
         for item in items:
-            if isinstance(item, ir.DriverCall):
+            if isinstance(item, DriverCall):
                 out += self._reverse_call(item.node) if item.reverse else \
                     self._forward_call(item.node)
+            elif isinstance(item, SegmentCall):
+                out += self.segments.expand([item])
             else:
                 if isinstance(item, Block):
                     item.body = self.expand(item.body)
@@ -276,7 +291,7 @@ class LoopPackage:
 
     def _reverse_function(self, node, body, header, comment, transposes, grow,
                           next_state=None):
-        """The function that runs ``body`` (an ``ir.ReversedBody``) forward, then its
+        """The function that runs ``body`` (an ``code.ReversedBody``) forward, then its
         adjoint, threading the adjoints of the carried state and of the invariants
         through ``bstate``.
 

@@ -2,27 +2,27 @@
 
 For each loop its :class:`~tangent_ckpt.compiler.ir.LoopPlan` names (decided
 before the transform, from the options), the Reverser gives the loop to
-:func:`forward`, which makes an :class:`~tangent_ckpt.compiler.ir.CheckpointedLoop`:
+:func:`forward`, which makes an :class:`~tangent_ckpt.compiler.code.CheckpointedLoop`:
 
 - the loop's facts: its carried state and invariants, the active ones, the
   names of its functions and of their parameters;
 - the body of its primal step, from a Reverser of its own (no tape);
 - the body of its adjoint step, from another, recomputing one iteration with
-  its tape and then reversing it (:class:`~tangent_ckpt.compiler.ir.ReversedBody`),
+  its tape and then reversing it (:class:`~tangent_ckpt.compiler.code.ReversedBody`),
   and the same for a taped run of steps where the plan asks for one;
 - what the enclosing code keeps around the driver calls: the values the loop
   overwrites (saved before, put back after the reverse call), the private
   adjoints and zeros the reverse call starts from.
 
-The sweeps hold ``ir.DriverCall(node)`` where the forward call goes and
-``ir.DriverCall(node, reverse=True)`` where the reverse call goes;
+The sweeps hold ``DriverCall(node)`` where the forward call goes and
+``DriverCall(node, reverse=True)`` where the reverse call goes;
 ``package/checkpointed_loops.py`` turns them into the step functions and the
 calls of ``rt.CheckpointedLoop``.  Nothing here sees the options.
 """
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.code import Line
+from tangent_ckpt.compiler.code import CheckpointedLoop, DriverCall, Line, ReversedBody
 from tangent_ckpt.compiler.transform.owned_adjoints import private_carried
 
 # the functions a checkpointed loop named ``loop4`` defines: loop4_step, ...
@@ -39,7 +39,7 @@ class CheckpointedLoops:
         self.plans = dict(plans)  # id(loop) -> ir.LoopPlan; a loop with nothing to
         # checkpoint takes the loops inside it out (they are taped with it)
         self.params = None  # the step functions' own parameter names, chosen once
-        self.nodes = []  # the ir.CheckpointedLoop made, inner loops before outer ones
+        self.nodes = []  # the code.CheckpointedLoop made, inner loops before outer ones
 
     def planned(self, loop):
         return id(loop) in self.plans
@@ -99,7 +99,7 @@ def forward(rev, loop, defined, possibly, in_loop):
                           (), private)
     steps = sx.copy_tree(loop.record.range_node) if isinstance(loop, ir.For) and \
         loop.record.range_node else None
-    node = ir.CheckpointedLoop(
+    node = CheckpointedLoop(
         loop, name, index, loops.params, carried, args, active_carried, active_invariants,
         empty, in_place, private, steps, enter, step, adjoint_step, taped, [],
         plan.target_read_after,
@@ -113,7 +113,7 @@ def forward(rev, loop, defined, possibly, in_loop):
         possibly.add(loop.target)
     loops.nodes.append(node)
     rev.loop_nodes[id(loop)] = node
-    return [ir.DriverCall(node)]
+    return [DriverCall(node)]
 
 
 def _save(rev, out, name, line, defined, possibly, in_loop):
@@ -140,7 +140,7 @@ def _reversed(rev, loops, body, defined, active_carried, active_invariants, in_p
     adjoint, nonzero = sub.adjoint(body, set(seeds))
     results = [sx.name(rev.adj(c)) if rev.adj(c) in nonzero else sx.rt("zeros_like", c)
                for c in active_carried + active_invariants]
-    return ir.ReversedBody(primal, adjoint, seeds, results, sub.saves)
+    return ReversedBody(primal, adjoint, seeds, results, sub.saves)
 
 
 def reverse(rev, node, nonzero):
@@ -154,7 +154,7 @@ def reverse(rev, node, nonzero):
     out = rev.make_private(invariants - rev.owned, nonzero, line)
     out += rev.materialize([b for b in node.adjoint_names
                             if b not in nonzero and b not in invariants], line)
-    out.append(ir.DriverCall(node, reverse=True))
+    out.append(DriverCall(node, reverse=True))
     nonzero.update(node.adjoint_names)
     for write in reversed(node.carried_saves):
         rev.restore(write, out)

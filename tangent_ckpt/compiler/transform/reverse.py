@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.complex_values import complex_names, refused_for_comp
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
-from tangent_ckpt.compiler.transform import checkpointed_bodies, taped_loops
+from tangent_ckpt.compiler.transform import checkpointed_bodies, segment_bodies, taped_loops
 from tangent_ckpt.compiler.transform.owned_adjoints import ArrayFacts, array_facts
 from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive, negated, track_fresh
 from tangent_ckpt.compiler.transform.save_points import SavePoints, read_counts
@@ -32,24 +32,25 @@ from tangent_ckpt.errors import UnsupportedFunctionError
 @dataclass
 class Sweeps:
     """The reverse transform of one function: its primal sweep, its adjoint sweep
-    (code items, saves still marked), and what packaging needs to finish it."""
+    (code items, saves and calls still marked), what packaging needs to finish it."""
     primal: list
     adjoint: list
     nonzero: set  # adjoints that hold a value at the start of the function
     seed: str  # the adjoint of the result: the gradient function's last parameter
     adj: "AdjointNames"
     reverser: "Reverser"  # saves (tape, entry_lines), maybe_scalar_zero, counts
-    loops: list  # ir.CheckpointedLoop: each checkpointed loop, inner ones first
+    loops: list  # code.CheckpointedLoop: each checkpointed loop, inner ones first
+    segments: list  # code.CheckpointedSegment: each segment with functions, inner ones first
 
 
-def reverse_function(function, active, namer, bindings, loop_plans=None, segments=None):
+def reverse_function(function, active, namer, bindings, loop_plans=None):
     """Transform (reverse mode).  Takes the lowered ``ir.Function``, its active
-    names, the compile's namer and global bindings, and the plans of the loops to
-    checkpoint ({id(loop): ir.LoopPlan}, decided before it); gives its
-    :class:`Sweeps`, whose code holds an ``ir.DriverCall`` for each checkpointed
-    loop (``Sweeps.loops``: their ``ir.CheckpointedLoop`` nodes)."""
+    names, the compile's namer and bindings, and the plans of the loops to checkpoint
+    ({id(loop): ir.LoopPlan}, made before it); gives its :class:`Sweeps`, with an
+    ``code.DriverCall`` / ``code.SegmentCall`` where a loop's / segment's calls go."""
     adj = AdjointNames(namer.used)
     loops = checkpointed_bodies.CheckpointedLoops(loop_plans) if loop_plans else None
+    segments = segment_bodies.CheckpointedSegments(function)
     rev = Reverser(function, active, namer, adj, bindings, error_factory(function),
                    checkpointed=loops, segments=segments,
                    counts=assignment_counts(function.body, function.params),
@@ -61,7 +62,8 @@ def reverse_function(function, active, namer, bindings, loop_plans=None, segment
     seed = adj(function.result)
     namer.reserve({seed})
     adjoint, nonzero = rev.adjoint(function.body, {seed})
-    return Sweeps(primal, adjoint, nonzero, seed, adj, rev, loops.nodes if loops else [])
+    return Sweeps(primal, adjoint, nonzero, seed, adj, rev, loops.nodes if loops else [],
+                  segments.nodes)
 
 
 def _with_adjoints(names, adj):
@@ -92,12 +94,10 @@ class AdjointNames:
 class Reverser:
     """Builds the primal and adjoint code of one generated function body.
 
-    Its public methods are what the transform's parts use (``taped_loops.py``,
-    ``checkpointed_bodies.py``; segment packaging, for now):
+    Its public methods are what the transform's parts use (``taped_loops.py``, ...):
 
-    - ``primal(body, defined, possibly, in_loop)`` / ``adjoint(body, nonzero)``:
-      the code of a body, forward and in reverse;
-    - ``primal_loop`` / ``adjoint_loop``: an ordinary (taped) loop (``taped_loops.py``);
+    - ``primal(body, defined, possibly, in_loop)`` / ``adjoint(body, nonzero)``: the
+      code of a body, forward and in reverse; ``primal_loop`` / ``adjoint_loop``: a taped loop;
     - ``save(out, stmt, target, defined, possibly, in_loop)`` / ``restore(stmt, out)``:
       keep the value a write overwrites, and put it back in the reverse sweep;
     - ``accumulate(name, contribution, out, nonzero, line)``: add to an adjoint;
@@ -107,9 +107,8 @@ class Reverser:
       after it ran, ``saves`` (:class:`~.save_points.SavePoints`: ``tape``,
       ``entry_lines``, ``unbound``) says what that function sets up.
 
-    ``checkpointed``: the planned loops (``checkpointed_bodies.CheckpointedLoops``),
-    None where none is checkpointed; ``segments``: the segment packaging's handler
-    (``primal(rev, stmt, ...)``, ``adjoint(rev, stmt, nonzero)``) for ``ir.Segment``.
+    ``checkpointed`` / ``segments``: the compile's planned loops (None where none
+    is checkpointed) / segments (``checkpointed_bodies.py`` / ``segment_bodies.py``).
     ``top``: this Reverser builds the gradient function itself.
     ``in_place``: arrays the function owns (``fresh_arrays.py``): subscript writes
     into them go in place and keep only the elements they overwrite.  The
@@ -130,8 +129,9 @@ class Reverser:
         self.bindings = bindings
         self.error = parsed_error
         self.checkpointed = checkpointed  # the planned loops it checkpoints, or None
-        self.loop_nodes = {}  # id(loop) -> the ir.CheckpointedLoop its primal made
-        self.segments = segments  # checkpointed segments (compiler.segments)
+        self.segments = segments  # the compile's segments (segment_bodies.py)
+        # id(loop) / id(segment) -> the code.CheckpointedLoop / code.SegmentCall its primal made
+        self.loop_nodes, self.segment_calls = {}, {}
         self.counts = counts if counts is not None else {}  # name -> places assigning it
         self.primal_names = primal_names if primal_names is not None else {}  # bx -> x
         self.top = top
@@ -150,9 +150,9 @@ class Reverser:
         ``recording``: it recomputes a step for its reverse sweep, where the
         statements that only observe (``print``, ``assert``) are left out."""
         sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
-                       self.error, checkpointed=checkpointed, segments=self.segments, counts=self.counts,
-                       primal_names=self.primal_names, complex_values=self.complex_values,
-                       reads=self.reads)
+                       self.error, checkpointed=checkpointed, segments=self.segments,
+                       counts=self.counts, primal_names=self.primal_names,
+                       complex_values=self.complex_values, reads=self.reads)
         sub.recording = recording
         sub.facts = self.facts
         return sub
@@ -203,8 +203,8 @@ class Reverser:
                     out.extend(self.primal_loop(stmt, defined, possibly, in_loop))
             elif isinstance(stmt, ir.Break):
                 out.append(Block(sx.if_(stmt.flag), [Line(sx.break_(), stmt.line)], stmt.line))
-            elif isinstance(stmt, ir.Segment):  # checkpointed segments (compiler.segments)
-                out.extend(self.segments.primal(self, stmt, defined, possibly, in_loop))
+            elif isinstance(stmt, ir.Segment):  # checkpointed segments
+                out.extend(segment_bodies.forward(self, stmt, defined, possibly, in_loop))
         if record is not None:
             out.append(record)
         return out
@@ -284,7 +284,7 @@ class Reverser:
                     code, nonzero = self.adjoint_loop(stmt, nonzero)
                 out.extend(code)
             elif isinstance(stmt, ir.Segment):
-                code, nonzero = self.segments.adjoint(self, stmt, nonzero)
+                code, nonzero = segment_bodies.reverse(self, stmt, nonzero)
                 out.extend(code)
             self.fresh = set()
         return out, nonzero
