@@ -54,7 +54,7 @@ def _outermost(body, nested, inside_loop=False):
             if nested or not inside_loop:
                 chosen.append(stmt)
             chosen += _outermost(stmt.body, nested, inside_loop=True)
-        elif isinstance(stmt, ir.Segment):
+        elif isinstance(stmt, ir.Segment) and (nested or not inside_loop):
             chosen += _marked([s for s in ir.walk(stmt.body)
                                if isinstance(s, (ir.For, ir.While)) and s.checkpoint], nested)
     return chosen
