@@ -249,7 +249,7 @@ class LoopPackage:
 
         reserved = {node.index, p["state"], p["next_state"], p["bstate"]} \
             | set(carried) | set(node.invariants)
-        blocks, after = self._reverse_function(
+        blocks, after = self._forward_then_reverse(
             node, node.adjoint_step, header, comment, packaged.transposes, True,
             next_state=None if node.in_place else reserved)
         packaged.next_state = bool(after)
@@ -261,7 +261,7 @@ class LoopPackage:
         p = node.params
         params = self._signature(node, [p["bstate"]], self._reverse_args(node),
                                  index=p["steps"])
-        return self._reverse_function(
+        return self._forward_then_reverse(
             node, node.taped_segment, lambda _: sx.def_(f"{node.name}_segment", params),
             lambda _: f"record the given steps of the loop at line {node.loop.line} on a tape, "
             "then reverse them", packaged.transposes, False)[0]
@@ -289,7 +289,7 @@ class LoopPackage:
         params = self._signature(node, [p["next_state"]], args)
         return [Block(sx.def_(f"{node.name}_probe", params), lines)]
 
-    def _reverse_function(self, node, body, header, comment, transposes, grow,
+    def _forward_then_reverse(self, node, body, header, comment, transposes, grow,
                           next_state=None):
         """The function that runs ``body`` (an ``code.ReversedBody``) forward, then its
         adjoint, threading the adjoints of the carried state and of the invariants
