@@ -23,7 +23,7 @@ schedule.  Loops nested in a checkpointed loop are taped inside its adjoint
 step, or checkpointed themselves with ``nested=True``.
 
 This runs after the transform, on its output: the transform
-(``transform/checkpointed_bodies.py``) hands each loop over as an
+(``transform/checkpointed_bodies.py``) hands each loop over as a
 ``code.CheckpointedLoop`` (its facts, the bodies of its steps with the saves still
 marked, what the enclosing code keeps around the calls) and marks the places of
 its driver calls with ``code.DriverCall``; :func:`package_loops` writes the
@@ -37,11 +37,11 @@ import dataclasses
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Comment, DriverCall, Line, SegmentCall
+from tangent_ckpt.compiler.package.checkpointed_segments import SegmentPackage
 from tangent_ckpt.compiler.package.driver_calls import budgeted, driver_constructor, \
     random_draws, schedule_text
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
-from tangent_ckpt.compiler.package.checkpointed_segments import SegmentPackage
 from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, resolve_saves
 
 
