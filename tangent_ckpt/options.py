@@ -71,7 +71,7 @@ class CheckpointOptions:
     def checkpoint_only(self):
         """The options given that only act on checkpointed loops (none by default):
         with ``checkpoint`` not given they act on nothing, an error
-        (compiler/package/checkpointed_loops.py, once it knows no loop is marked)."""
+        (compiler/package/loop_plans.py, once it knows no loop is marked)."""
         given = {"snapshots": self.snapshots is not None,
                  "memory_budget": self.memory_budget is not None,
                  "schedule": self.schedule != "revolve", "min_steps": self.min_steps != 0,

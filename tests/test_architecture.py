@@ -11,6 +11,7 @@ below names its entries' reasons; an entry that is no longer needed fails the
 test too, so the lists only shrink.
 """
 
+import ast
 import os
 import subprocess
 import sys
@@ -35,7 +36,6 @@ LONG_MODULES = {
     # jobs, not line counts, and empties this table
     "tangent_ckpt.compiler.lower.calls": "calls, methods and their refusals; #30",
     "tangent_ckpt.compiler.lower.expressions": "expressions; #30",
-    "tangent_ckpt.compiler.package.checkpointed_loops": "a checkpointed loop's package; #30",
 }
 
 # every call that parses text or matches it with a regular expression, outside
@@ -49,7 +49,7 @@ TEXT_READERS = {
            "with CPython's parser because gast's conversion recurses and is what overflowed"),
     "tangent_ckpt.compiler.lower.container_values": (
         1, "a variable name made from a dict key (a user value, not generated code)"),
-    "tangent_ckpt.compiler.package.checkpointed_segments": (
+    "tangent_ckpt.compiler.transform.segment_bodies": (
         1, "a variable name made from a segment's label (a user value)"),
     "tangent_ckpt.runtime.memory": (
         1, "memory_budget='64MB': a number and a unit, from the user"),
@@ -159,6 +159,39 @@ def test_compiler_classes_stay_under_the_limit(modules):
     long = [(lines, module, cls) for lines, module, cls in facts.classes(modules)
             if module.startswith(f"{PACKAGE}.compiler") and lines > LIMIT]
     assert long == []
+
+
+def test_the_transform_loads_nothing_of_the_packaging(modules, edges):
+    """Packaging runs after the transform, on its output (``code.CheckpointedLoop``,
+    ``code.CheckpointedSegment``): no transform module loads a package module,
+    directly or through another, so package cannot be called back mid-walk."""
+    transform = f"{PACKAGE}.compiler.transform"
+    for name in modules:
+        if name == transform or name.startswith(transform + "."):
+            loaded = facts.loads(edges, name) | set(facts.graph(
+                modules, where=("top", "function", "typing")).get(name, ()))
+            assert not [n for n in loaded if n.startswith(f"{PACKAGE}.compiler.package")], name
+
+
+def test_the_transform_receives_no_options_object(modules):
+    """The options decide which loops are checkpointed and how before the
+    transform runs (``package/loop_plans.py``: plain ``ir.LoopPlan`` data); no
+    transform function takes them, and none reads a loop's own options
+    (``ir.For.options``) or imports the options module."""
+    transform = f"{PACKAGE}.compiler.transform"
+    for name, module in modules.items():
+        if not (name == transform or name.startswith(transform + ".")):
+            continue
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.arg):
+                assert "option" not in node.arg, (name, node.lineno, node.arg)
+            elif isinstance(node, ast.Attribute):
+                assert "option" not in node.attr, (name, node.lineno, node.attr)
+            elif isinstance(node, ast.Name):
+                assert "option" not in node.id, (name, node.lineno, node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                targets = [a.name for a in node.names] + [getattr(node, "module", "") or ""]
+                assert not any("options" in t for t in targets), (name, node.lineno)
 
 
 def test_only_the_frontend_parses_text(modules):

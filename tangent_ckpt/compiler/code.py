@@ -5,6 +5,12 @@ stage prints them.  A ``Line`` holds one stdlib ``ast`` statement, a ``Block``
 its header node and its items.  ``Save``/``Restore`` mark where the transform
 keeps an overwritten value for the reverse sweep; ``package/saves.py`` turns
 them into statements or drops them.
+
+What the transform hands packaging for a checkpointed loop or segment is
+declared here too (``CheckpointedLoop``, ``CheckpointedSegment``: the bodies
+of their functions, saves still marked), with the markers ``DriverCall`` /
+``SegmentCall`` where their calls go; ``package/checkpointed_loops.py`` and
+``package/checkpointed_segments.py`` write them out.
 """
 
 import ast
@@ -200,3 +206,91 @@ def renamed(items, renames):
         else:
             out.append(item)
     return out
+
+
+# --- transform -> package: checkpointed loops and segments ---------------------
+@dataclass
+class ReversedBody:
+    """A body run forward and then in reverse in a generated function of its own
+    (a loop's adjoint step, a taped run of steps, a segment's adjoint), as the
+    transform made it: code items with the saves still marked."""
+    primal: list
+    adjoint: list
+    seeds: list  # the adjoints it starts from
+    results: list  # what it returns: the adjoints of its inputs (syntax trees)
+    saves: Any  # its ``save_points.SavePoints``: ``tape``, ``entry_lines``
+
+
+@dataclass
+class CheckpointedLoop:
+    """One checkpointed loop as the reverse transform made it
+    (``transform/checkpointed_bodies.py``).  ``package/checkpointed_loops.py``
+    reads it and writes the step functions and, where the sweeps hold a
+    ``DriverCall(node)``, the driver calls."""
+    loop: Any  # the For or While
+    name: str  # ``loopN``: the driver object, and the prefix of its functions
+    index: str  # the step functions' first parameter
+    params: dict  # {"state": the name the step functions give it, ...}
+    carried: list
+    invariants: list
+    active_carried: list
+    active_invariants: list
+    empty: set  # carried names first bound inside the loop: the state starts as None
+    in_place: list  # carried arrays the steps write in place (the driver's journal)
+    private: list  # carried arrays whose adjoints stay one private buffer
+    steps: Any  # what the driver iterates over (a tree), None: the loop's own range
+    enter: list  # before the driver is made: None for names first bound, saves
+    step: list  # the primal step's body (no tape)
+    adjoint_step: ReversedBody
+    taped_segment: Optional[ReversedBody]  # the plan's taped run of steps, or None
+    target_saves: list  # after the forward call: the save of the loop variable,
+    rebind_target: bool  # ... which is then given the index of the last step
+    adjoint_names: list  # the adjoints ``loopN.reverse`` takes and gives back
+    carried_saves: list = field(default_factory=list)  # the saves ``enter`` and
+    # ``target_saves`` made, put back after the reverse call
+
+
+@dataclass
+class DriverCall:
+    """Where packaging writes a checkpointed loop's driver calls: the forward call
+    in the primal sweep, the reverse call (``reverse``) in the adjoint sweep."""
+    node: Any  # a CheckpointedLoop
+    reverse: bool = False
+
+
+@dataclass
+class CheckpointedSegment:
+    """One ``ir.Segment`` as the reverse transform made it
+    (``transform/segment_bodies.py``); ``package/checkpointed_segments.py``
+    writes its two functions and, where the sweeps hold a ``SegmentCall``, the
+    calls of ``rt.Segment``."""
+    segment: Any  # the ir.Segment
+    base: str  # ``segment12``: the runtime object's name, and its functions' prefix
+    inputs: list
+    outputs: list
+    active_inputs: list
+    active_outputs: list
+    primal: str  # the name of its primal function
+    adjoint: str  # the name of its adjoint function (a generator)
+    primal_body: list = field(default_factory=list)  # saves marked
+    adjoint_body: Optional[ReversedBody] = None
+    object_named: bool = False  # transform: its rt.Segment object has been named once
+
+    @property
+    def plain(self):
+        """Nothing to differentiate through it: ordinary code, no functions."""
+        return not self.active_outputs or not self.active_inputs
+
+
+@dataclass
+class SegmentCall:
+    """Where packaging writes a segment's call: the forward call in the primal
+    sweep, the reverse call (``reverse``) in the adjoint sweep."""
+    node: CheckpointedSegment
+    obj: str  # the rt.Segment object's name
+    targets: list  # the names the call assigns: the outputs, or the inputs' adjoints
+    reverse: bool = False
+    adjoints: list = field(default_factory=list)  # reverse: the outputs' adjoints it takes
+    top: bool = False  # forward: in the gradient function itself (the auto plan lives there)
+    reversed: bool = False  # forward: its reverse sweep reaches it (else a plain call)
+    saves: list = field(default_factory=list)  # forward: the saves of the object and outputs

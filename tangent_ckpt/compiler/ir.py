@@ -111,21 +111,14 @@ class If:
 
 @dataclass
 class LoopRecord:
-    """What the transform and package stages record about one loop while they
-    generate its code (each field names the stage that sets it)."""
+    """What the transform records about one taped loop while it generates its
+    code (a checkpointed loop's facts are an :class:`CheckpointedLoop`)."""
     counter: Optional[str] = None  # transform: the trip count of a while/break loop
     counter_save: Any = None  # transform: (slot, is tape) keeping the counter's old value
     target_save: Any = None  # transform: the save (an ir.Assign) of a for loop's variable
     restores: list = field(default_factory=list)  # transform: values from before the loop,
     # put back after its reverse (names the body's TapeRecord keeps, save_points.py)
     range_node: Any = None  # transform: the iterable the primal loop runs over (a tree)
-    plain: bool = False  # package: marked but nothing to checkpoint: an ordinary loop
-    name: Optional[str] = None  # package: ``loopN``, the driver object
-    carried_saves: list = field(default_factory=list)  # package: saves of the carried values
-    transposes: dict = field(default_factory=dict)  # package: {W: W_T} made once (hoist.py)
-    adjoint_names: list = field(default_factory=list)  # package: adjoints through loopN.reverse
-    reverse_args: list = field(default_factory=list)  # package: invariants loopN.reverse takes
-    next_state: bool = False  # package: the adjoint step also takes the state after the step
 
 
 @dataclass
@@ -138,9 +131,9 @@ class For:
     line: int
     header: str = ""  # the user's loop header, for comments
     break_flag: Optional[str] = None
-    checkpoint: bool = False  # lower (tc.checkpointed_loop) or package (checkpoint=True)
+    checkpoint: bool = False  # lower: tc.checkpointed_loop marks it
     options: Any = None  # lower: tc.checkpointed_loop's own CheckpointOptions
-    steps_name: Optional[str] = None  # package: a taped run iterates ``for t in steps``
+    steps_name: Optional[str] = None  # transform: a taped run iterates ``for t in steps``
     record: LoopRecord = field(default_factory=LoopRecord)
 
 
@@ -340,3 +333,18 @@ def expr_node(expr):
     if isinstance(expr, NonDiff):
         return sx.copy_tree(expr.node)
     raise TypeError(expr)
+
+
+# --- plan -> transform: how a loop is checkpointed ----------------------------
+@dataclass
+class LoopPlan:
+    """How one loop is to be checkpointed, decided before the transform from the
+    options and the loop's facts (``package/loop_plans.py``): plain data, so that
+    the transform never sees the options."""
+    carried: list  # the variables each step hands the next (``package/loop_state.py``)
+    invariants: list  # read and never assigned; the transform keeps the local ones
+    # bound when the loop starts
+    target_read_after: bool  # code after the loop reads its loop variable
+    journal: list  # carried arrays the steps may write in place (``written_rows.py``),
+    # when the loop runs at the gradient function's top level
+    taped_segment: bool  # a memory budget: also a function that tapes a run of steps

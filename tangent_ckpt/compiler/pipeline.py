@@ -7,7 +7,6 @@ Each stage is one call below, a function from one representation to the next
 import contextlib
 import gc
 
-from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.analyze import activity, wrt_parameters
 from tangent_ckpt.compiler.deep import on_deep_stack
 from tangent_ckpt.compiler.emit import emit
@@ -16,9 +15,9 @@ from tangent_ckpt.compiler.known_shapes import argument_shapes
 from tangent_ckpt.compiler.lower.container_values import expand_positions
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.numba_code import numba_code
-from tangent_ckpt.compiler.package.checkpointed_loops import mark_loops
-from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler
+from tangent_ckpt.compiler.package.checkpointed_loops import package_loops
 from tangent_ckpt.compiler.package.gradient import auto_plan, package_gradient
+from tangent_ckpt.compiler.package.loop_plans import plan_loops
 from tangent_ckpt.compiler.package.tangent import package_tangent
 from tangent_ckpt.compiler.parse import parse_function, recording
 from tangent_ckpt.compiler.scalar_output import output_is_scalar
@@ -91,21 +90,20 @@ def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_au
         function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers, shapes,
                                                                  has_aux=has_aux)
         plan = auto_plan(options, namer)
-        loops = mark_loops(function, options, plan)
-        segments = SegmentHandler(function, options, plan)
+        loop_plans = plan_loops(function, options, plan)            # which loops, how
         sweeps = reverse_function(function, active, namer, bindings,  # transform
-                                  loops=loops, segments=segments)
-        helpers = segments.definitions + (loops.definitions if loops else [])
-        code = package_gradient(function, sweeps, wrt_names, bindings,  # package
-                                namer, options, plan, return_value, helpers)
+                                  loop_plans=loop_plans)
+        sweeps, loops = package_loops(function, sweeps, options, plan,  # package
+                                      bindings, namer)
+        code = package_gradient(function, sweeps, wrt_names, bindings,
+                                namer, options, plan, return_value, loops.helpers,
+                                planned=loop_plans)
         if options.backend == "numba":
             code, bindings = numba_code(code, bindings)             # backend numba
     compiled = emit(code, function, bindings, wrt_names)            # emit
     compiled.dependencies = dependencies
     compiled.shared_writes = tuple(shared_writes)
-    compiled.loops = loops.summaries(function) if loops else \
-        [(loop.line, "taped") for loop in ir.walk(function.body)
-         if isinstance(loop, (ir.For, ir.While))]
+    compiled.loops = loops.summaries(function)
     return compiled
 
 

@@ -43,14 +43,16 @@ def budgeted(loop, options, plan):
 
 
 def driver_constructor(loop, name, options, plan, in_place=(), segmented=False, probe=False,
-                       random=(False, ())):
+                       random=(False, ()), steps=None, next_state=False):
     """``rt.CheckpointedLoop(...)`` for ``loop`` (the driver object ``name``):
     ``in_place``: carried arrays its steps write in place; ``segmented`` /
     ``probe``: it has a taped segment / an adjoint probe function; ``random``:
-    what :func:`random_draws` found."""
+    what :func:`random_draws` found; ``steps``: what it iterates over (a tree),
+    when not the loop's own range; ``next_state``: its adjoint step also takes
+    the state after the step."""
     o = loop.options or options
     if isinstance(loop, ir.For):
-        steps = sx.copy_tree(loop.record.range_node) if loop.record.range_node else \
+        steps = sx.copy_tree(steps) if steps is not None else \
             sx.builtin_call("range", *[operand_node(b) for b in loop.bounds])
     else:
         steps = sx.const(None)
@@ -81,7 +83,7 @@ def driver_constructor(loop, name, options, plan, in_place=(), segmented=False, 
     kwargs["copy_snapshots"] = sx.const(False)  # the steps never write into their input
     if in_place:  # ... but into these, telling the journal what they overwrite
         kwargs["in_place"] = ast.List(elts=[sx.name(c) for c in in_place], ctx=ast.Load())
-    if loop.record.next_state:
+    if next_state:
         kwargs["next_state"] = sx.const(True)
     global_state, generators = random
     if global_state:

@@ -44,10 +44,11 @@ def auto_plan(options, namer):
 
 
 def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan,
-                     return_value, helpers):
-    """Package.  Takes the lowered function, its :class:`Sweeps`, the ``wrt``
-    parameter names and the definitions the loop and segment packaging made
-    (``helpers``); gives the :class:`GradientCode` that emit prints."""
+                     return_value, helpers, planned=()):
+    """Package.  Takes the lowered function, its :class:`Sweeps` (their loops
+    packaged), the ``wrt`` parameter names, the definitions the loop and segment
+    packaging made (``helpers``) and the ids of the loops planned for
+    checkpointing; gives the :class:`GradientCode` that emit prints."""
     rev = sweeps.reverser
     grads = []
     for p in wrt_names:
@@ -84,7 +85,7 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
     body = [Comment(f"gradient of {function.name}() ({os.path.basename(function.filename or '?')}:"
                     f"{function.line}) with respect to {', '.join(wrt_names)}")]
     if plan:
-        body.extend(_auto_comment(function, options, plan))
+        body.extend(_auto_comment(function, options, plan, planned))
     body += rev.saves.entry_lines(needed)
     if rev.saves.tape is not None and rev.saves.tape in names_read(primal):
         body.append(Line(sx.assign(rev.saves.tape, ast.List(elts=[], ctx=ast.Load()))))
@@ -112,9 +113,8 @@ def _default_node(value, bindings, namer, name):
     return sx.name(gname)
 
 
-def _auto_comment(function, options, plan):
-    loops = [s for s in ir.walk(function.body)
-             if isinstance(s, (ir.For, ir.While)) and s.checkpoint]
+def _auto_comment(function, options, plan, planned):
+    loops = [s for s in ir.walk(function.body) if id(s) in planned]
     segs = [s for s in function.body if isinstance(s, ir.Segment)]
     where = ", ".join(str(s.line) for s in loops) or "-"
     text = [f"auto: memory_budget {options.memory_budget} bytes shared at run time by the "

@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.complex_values import complex_names, refused_for_comp
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
-from tangent_ckpt.compiler.transform import taped_loops
+from tangent_ckpt.compiler.transform import checkpointed_bodies, segment_bodies, taped_loops
 from tangent_ckpt.compiler.transform.owned_adjoints import ArrayFacts, array_facts
 from tangent_ckpt.compiler.transform.rules import adjoint_of_primitive, negated, track_fresh
 from tangent_ckpt.compiler.transform.save_points import SavePoints, read_counts
@@ -32,22 +32,27 @@ from tangent_ckpt.errors import UnsupportedFunctionError
 @dataclass
 class Sweeps:
     """The reverse transform of one function: its primal sweep, its adjoint sweep
-    (code items, saves still marked), and what packaging needs to finish it."""
+    (code items, saves and calls still marked), what packaging needs to finish it."""
     primal: list
     adjoint: list
     nonzero: set  # adjoints that hold a value at the start of the function
     seed: str  # the adjoint of the result: the gradient function's last parameter
     adj: "AdjointNames"
     reverser: "Reverser"  # saves (tape, entry_lines), maybe_scalar_zero, counts
+    loops: list  # code.CheckpointedLoop: each checkpointed loop, inner ones first
+    segments: list  # code.CheckpointedSegment: each segment with functions, inner ones first
 
 
-def reverse_function(function, active, namer, bindings, loops=None, segments=None):
+def reverse_function(function, active, namer, bindings, loop_plans=None):
     """Transform (reverse mode).  Takes the lowered ``ir.Function``, its active
-    names, the compile's namer and global bindings, and the packaging stages'
-    handlers for checkpointed loops and segments; gives its :class:`Sweeps`."""
+    names, the compile's namer and bindings, and the plans of the loops to checkpoint
+    ({id(loop): ir.LoopPlan}, made before it); gives its :class:`Sweeps`, with an
+    ``code.DriverCall`` / ``code.SegmentCall`` where a loop's / segment's calls go."""
     adj = AdjointNames(namer.used)
+    loops = checkpointed_bodies.CheckpointedLoops(loop_plans) if loop_plans else None
+    segments = segment_bodies.CheckpointedSegments(function)
     rev = Reverser(function, active, namer, adj, bindings, error_factory(function),
-                   loops=loops, segments=segments,
+                   checkpointed=loops, segments=segments,
                    counts=assignment_counts(function.body, function.params),
                    primal_names={adj(n): n for n in list(namer.used)}, top=True,
                    in_place=owned_arrays(function), reads=read_counts(function))
@@ -57,7 +62,8 @@ def reverse_function(function, active, namer, bindings, loops=None, segments=Non
     seed = adj(function.result)
     namer.reserve({seed})
     adjoint, nonzero = rev.adjoint(function.body, {seed})
-    return Sweeps(primal, adjoint, nonzero, seed, adj, rev)
+    return Sweeps(primal, adjoint, nonzero, seed, adj, rev, loops.nodes if loops else [],
+                  segments.nodes)
 
 
 def _with_adjoints(names, adj):
@@ -88,26 +94,21 @@ class AdjointNames:
 class Reverser:
     """Builds the primal and adjoint code of one generated function body.
 
-    Its public methods are the interface the packaging stages use
-    (:mod:`~tangent_ckpt.compiler.package.checkpointed_loops` for checkpointed loops,
-    :mod:`~tangent_ckpt.compiler.package.checkpointed_segments` for segments), and the one a forward
-    transform is to offer too:
+    Its public methods are what the transform's parts use (``taped_loops.py``, ...):
 
-    - ``primal(body, defined, possibly, in_loop)`` / ``adjoint(body, nonzero)``:
-      the code of a body, forward and in reverse;
-    - ``primal_loop`` / ``adjoint_loop``: an ordinary (taped) loop (``taped_loops.py``);
+    - ``primal(body, defined, possibly, in_loop)`` / ``adjoint(body, nonzero)``: the
+      code of a body, forward and in reverse; ``primal_loop`` / ``adjoint_loop``: a taped loop;
     - ``save(out, stmt, target, defined, possibly, in_loop)`` / ``restore(stmt, out)``:
       keep the value a write overwrites, and put it back in the reverse sweep;
     - ``accumulate(name, contribution, out, nonzero, line)``: add to an adjoint;
       ``materialize``, ``make_private``, ``zero_of``: zeros and private accumulators;
-    - ``nested(loops)``: a Reverser for a generated function of its own (a loop
-      step, a segment) that shares this one's names, activity and bindings;
+    - ``nested(checkpointed)``: a Reverser for a generated function of its own (a
+      loop step, a segment) that shares this one's names, activity and bindings;
       after it ran, ``saves`` (:class:`~.save_points.SavePoints`: ``tape``,
       ``entry_lines``, ``unbound``) says what that function sets up.
 
-    ``loops`` and ``segments`` are the packaging stages' handlers: objects with
-    ``primal(rev, stmt, defined, possibly, in_loop)`` and ``adjoint(rev, stmt,
-    nonzero)``, called for checkpointed loops and for ``ir.Segment``.
+    ``checkpointed`` / ``segments``: the compile's planned loops (None where none
+    is checkpointed) / segments (``checkpointed_bodies.py`` / ``segment_bodies.py``).
     ``top``: this Reverser builds the gradient function itself.
     ``in_place``: arrays the function owns (``fresh_arrays.py``): subscript writes
     into them go in place and keep only the elements they overwrite.  The
@@ -116,7 +117,7 @@ class Reverser:
     """
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
-                 loops=None, segments=None, counts=None, primal_names=None, top=False,
+                 checkpointed=None, segments=None, counts=None, primal_names=None, top=False,
                  in_place=frozenset(), complex_values=None, reads=None):
         self.function = function
         # names that may hold complex values, and their adjoints (complex_values.py)
@@ -127,8 +128,10 @@ class Reverser:
         self.adj = adj
         self.bindings = bindings
         self.error = parsed_error
-        self.loops = loops  # checkpointed loops (compiler.loops), or None
-        self.segments = segments  # checkpointed segments (compiler.segments)
+        self.checkpointed = checkpointed  # the planned loops it checkpoints, or None
+        self.segments = segments  # the compile's segments (segment_bodies.py)
+        # id(loop) / id(segment) -> the code.CheckpointedLoop / code.SegmentCall its primal made
+        self.loop_nodes, self.segment_calls = {}, {}
         self.counts = counts if counts is not None else {}  # name -> places assigning it
         self.primal_names = primal_names if primal_names is not None else {}  # bx -> x
         self.top = top
@@ -142,14 +145,14 @@ class Reverser:
         self.fresh = set()  # adjoints holding an array only they refer to (rules.track_fresh)
         self.facts = ArrayFacts()  # arrays, matmul operands, counters (owned_adjoints.py)
 
-    def nested(self, loops=None, recording=False):
+    def nested(self, checkpointed=None, recording=False):
         """A Reverser for another generated function (a loop step, a segment);
         ``recording``: it recomputes a step for its reverse sweep, where the
         statements that only observe (``print``, ``assert``) are left out."""
         sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
-                       self.error, loops=loops, segments=self.segments, counts=self.counts,
-                       primal_names=self.primal_names, complex_values=self.complex_values,
-                       reads=self.reads)
+                       self.error, checkpointed=checkpointed, segments=self.segments,
+                       counts=self.counts, primal_names=self.primal_names,
+                       complex_values=self.complex_values, reads=self.reads)
         sub.recording = recording
         sub.facts = self.facts
         return sub
@@ -193,14 +196,15 @@ class Reverser:
                 defined |= d1 & d2
                 possibly |= p1 | p2
             elif isinstance(stmt, (ir.For, ir.While)):
-                if stmt.checkpoint and self.loops is not None:
-                    out.extend(self.loops.primal(self, stmt, defined, possibly, in_loop))
+                if self.checkpointed is not None and self.checkpointed.planned(stmt):
+                    out.extend(checkpointed_bodies.forward(self, stmt, defined, possibly,
+                                                           in_loop))
                 else:
                     out.extend(self.primal_loop(stmt, defined, possibly, in_loop))
             elif isinstance(stmt, ir.Break):
                 out.append(Block(sx.if_(stmt.flag), [Line(sx.break_(), stmt.line)], stmt.line))
-            elif isinstance(stmt, ir.Segment):  # checkpointed segments (compiler.segments)
-                out.extend(self.segments.primal(self, stmt, defined, possibly, in_loop))
+            elif isinstance(stmt, ir.Segment):  # checkpointed segments
+                out.extend(segment_bodies.forward(self, stmt, defined, possibly, in_loop))
         if record is not None:
             out.append(record)
         return out
@@ -273,13 +277,14 @@ class Reverser:
                         out.append(Block(None, code2, stmt.line, True))
                 nonzero = merged
             elif isinstance(stmt, (ir.For, ir.While)):
-                if stmt.checkpoint and self.loops is not None:
-                    code, nonzero = self.loops.adjoint(self, stmt, nonzero)
+                if id(stmt) in self.loop_nodes:
+                    code, nonzero = checkpointed_bodies.reverse(
+                        self, self.loop_nodes[id(stmt)], nonzero)
                 else:
                     code, nonzero = self.adjoint_loop(stmt, nonzero)
                 out.extend(code)
             elif isinstance(stmt, ir.Segment):
-                code, nonzero = self.segments.adjoint(self, stmt, nonzero)
+                code, nonzero = segment_bodies.reverse(self, stmt, nonzero)
                 out.extend(code)
             self.fresh = set()
         return out, nonzero

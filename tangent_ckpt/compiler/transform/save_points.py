@@ -41,7 +41,7 @@ class SavePoints:
     each name.  After the transform ran, ``tape`` (the tape's name, or None) and
     ``entry_lines(needed)`` say what the generated function sets up on entry;
     ``unbound`` lists the names a checkpointed loop carries that may be unbound
-    when it starts (packaging appends to it)."""
+    when it starts (``checkpointed_bodies.py`` appends to it)."""
 
     def __init__(self, namer, counts, reads):
         self.namer = namer
