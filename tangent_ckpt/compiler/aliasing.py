@@ -31,6 +31,7 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
+from tangent_ckpt.compiler.alias_guards import GuardNotes
 from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
                                                  _is_in, local_names)
 from tangent_ckpt.compiler.lower.container_values import static_key
@@ -69,6 +70,8 @@ class AliasFence(Origins):
         self.container_sites = set()  # sites making lists, tuples, dicts, sets
         # names bound only to objects of user classes made here: their methods are known
         self.objects = constructed_classes(fnode, self.resolve, self.locals)
+        # sharing only the call decides, checked when the gradient runs (alias_guards.py)
+        self.guards = GuardNotes(parsed, fnode)
 
     # --- the forward pass -------------------------------------------------------
     def run(self):
@@ -315,6 +318,7 @@ class AliasFence(Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=f"make an independent array first ({name} = {name}.copy() or "
                          f"np.array(...)), or write into '{other}' directly")
+        self.guards.note(self, written, env, s)
 
     def live_after(self, name):
         if name not in self.liveness:
@@ -386,11 +390,18 @@ def _join(a, b):
 def check_writes(parsed, fnode=None, followed=()):
     """Refuse every write in ``fnode`` (default: the parsed function) that may
     change another live name through shared memory; ``followed``: the ids of the
-    view expressions whose writes the view lowering (``views.py``) follows."""
+    view expressions whose writes the view lowering (``views.py``) follows.
+    Returns the guards (alias_guards.Guard) of ``fnode``: the sharing of its parameters (and
+    module-level arrays) that only the call can decide (alias_guards.py)."""
     fnode = fnode if fnode is not None else parsed.node
+    guards = ()
     try:
         for child in gast.walk(fnode):
             if isinstance(child, gast.FunctionDef):
-                AliasFence(parsed, child, followed).run()
+                fence = AliasFence(parsed, child, followed)
+                fence.run()
+                if child is fnode:
+                    guards = fence.guards.guards()
     finally:
         _OWN_NODES.clear()
+    return guards

@@ -104,14 +104,15 @@ class Lowering:
                                    "named (layers[0].W, for layer in layers)")
 
 
-def normalize(parsed, containers=None, one_output=True, has_aux=False):
+def normalize(parsed, containers=None, one_output=True, has_aux=False, guards=()):
     """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`
     (and the structure of the parameters given as containers, by position;
     whether one output is differentiated or a returned tuple of them, and
-    whether the function returns ``(output, aux)``); gives ``(ir.Function,
+    whether the function returns ``(output, aux)``; the aliasing fence's run-time
+    guards, compiler/alias_guards.py); gives ``(ir.Function,
     bindings, namer)``: the function in A-normal form, the global names its code
     reads, and the namer that made its names."""
     lowering = Lowering(parsed, containers=containers, one_output=one_output,
                         has_aux=has_aux)
-    function = lowering.statements.run()
+    function = lowering.statements.run(guards)
     return function, lowering.bindings, lowering.namer

@@ -1,0 +1,37 @@
+"""Run-time guards of the aliasing fence (``rt.distinct_arrays``).
+
+Two parameters of a differentiated function, or a parameter and a module-level
+array, are separate arrays for the compiler: nothing in the function can say
+whether the caller passed the same array twice (``f(a, a)``) or a view of the
+other (``f(W[0], W)``).  Where a write into one of them would change the other,
+read afterwards, the generated gradient checks once, when it starts, that the
+two share no memory: the fast path runs on separate arrays (and is exact
+there), and an error naming both names and the user's line stops a call whose
+arrays do share memory, whose gradient would be that of another program.
+"""
+
+import numpy as np
+
+from tangent_ckpt.errors import TangentCkptError
+
+
+def distinct_arrays(written, other, names, line=None):
+    """Refuse ``written`` and ``other`` when they share memory: the same object,
+    or two NumPy arrays with a byte in common (overlapping views of one array).
+    ``names``: the user's names of the two (``'W'``, ``'b'``); ``line``: the
+    user's line of the write into ``written``.  Cheap: an identity test, then
+    ``np.shares_memory``, which compares the arrays' bounds first."""
+    if written is other or (isinstance(written, np.ndarray) and isinstance(other, np.ndarray)
+                            and np.shares_memory(written, other)):
+        raise TangentCkptError(_message(names, line))
+
+
+def _message(names, line):
+    written, other = names
+    where = f" at line {line}" if line is not None else ""
+    return (f"'{written}' and '{other}' share memory when the gradient is called (the same "
+            f"array, or overlapping views of one, given for both): the write into "
+            f"'{written}'{where} would also change '{other}', which is read afterwards, "
+            f"and the gradient is that of two separate arrays (pass arrays that share no "
+            f"memory, e.g. a copy of one: the function then computes what its gradient "
+            f"differentiates)")
