@@ -1,0 +1,178 @@
+"""Run-time guards of the aliasing fence (compiler/alias_guards.py,
+runtime/alias_guards.py): where a write into a parameter would change another
+parameter or a module-level array read afterwards if the caller gave both the
+same memory, the gradient checks the pair once when it starts.  Separate arrays
+get the gradient of the program as written (finite differences, taped and
+checkpointed); the same array, or overlapping views of one, stop with an error
+naming both names and the write's file:line."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import assert_unchanged, check_grad
+from source_lines import line_of
+from tangent_ckpt.errors import TangentCkptError, TransformError
+
+HERE = os.path.basename(__file__)
+OPTIONS = [{}, {"checkpoint": True, "snapshots": 2}]
+OPTION_IDS = ["taped", "checkpointed"]
+
+RATES = np.array([0.3, -0.7, 1.1, 0.4, 0.9, -0.2])  # a module-level array
+
+
+def subscript_write(W, b):
+    W[1:] = W[1:] * np.tanh(b[:-1])  # WRITE
+    return np.sum(W * b)
+
+
+def out_write(W, b):
+    np.multiply(W, np.sin(b), out=W)  # WRITE
+    return np.sum(W * b ** 2)
+
+
+def copyto_write(W, b):
+    np.copyto(W, np.tanh(W * b))  # WRITE
+    return np.sum(W * b)
+
+
+def held_view(W, b):
+    v = b[1:]  # a view of b, read after the write into W
+    W[1:] = W[1:] * 2.0  # WRITE
+    return np.sum(W[1:] * v)
+
+
+def both_written(x, y):
+    x *= np.cos(y)  # WRITE
+    y *= 3.0
+    return np.sum(x * y)
+
+
+def global_read(W):
+    W[0] = W[1] * W[2]  # WRITE
+    return np.sum(W * RATES)
+
+
+def state_in_loop(h, W, n):
+    for t in range(n):
+        h += np.tanh(h @ W)  # WRITE
+    return np.sum(h ** 2) + np.sum(W)
+
+
+def vec(n, shift=0.0):
+    return np.linspace(0.2, 0.9, n) + shift
+
+
+GUARDED = [
+    # fn, separate arguments, wrt, arguments that share memory, written, other
+    (subscript_write, lambda: (vec(6), vec(6, 0.1)), (0, 1),
+     lambda: (lambda a: (a, a))(vec(6)), "W", "b"),
+    (out_write, lambda: (vec(6), vec(6, 0.1)), (0, 1),
+     lambda: (lambda a: (a[:6], a[2:8]))(vec(8)), "W", "b"),
+    (copyto_write, lambda: (vec(6), vec(6, 0.1)), (0, 1),
+     lambda: (lambda a: (a, a))(vec(6)), "W", "b"),
+    (held_view, lambda: (vec(6), vec(6, 0.1)), (0, 1),
+     lambda: (lambda a: (a[:6], a[4:10]))(vec(10)), "W", "b"),
+    (both_written, lambda: (vec(6), vec(6, 0.1)), (0, 1),
+     lambda: (lambda a: (a, a))(vec(6)), "x", "y"),
+    (global_read, lambda: (vec(6),), (0,), lambda: (RATES,), "W", "RATES"),
+    (state_in_loop, lambda: (vec(3), np.eye(3) * 0.3 + 0.1, 5), (0, 1),
+     lambda: (lambda M: (M[0], M, 5))(np.eye(3) * 0.3 + 0.1), "h", "W"),
+]
+IDS = [g[0].__name__ for g in GUARDED]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+@pytest.mark.parametrize("fn, separate, wrt, shared, written, other", GUARDED, ids=IDS)
+def test_separate_arrays_get_the_exact_gradient(fn, separate, wrt, shared, written, other,
+                                                options):
+    check_grad(fn, separate(), wrt=wrt, df=tc.grad(fn, wrt=wrt, **options))
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+@pytest.mark.parametrize("fn, separate, wrt, shared, written, other", GUARDED, ids=IDS)
+def test_shared_memory_is_refused_at_the_write_naming_both(fn, separate, wrt, shared,
+                                                           written, other, options):
+    args = shared()
+    before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=wrt, **options)(*args)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert f"'{written}' and '{other}' share memory" in message, message
+    assert_unchanged(before, args)
+
+
+def test_the_arguments_of_a_shared_call_really_overlap():
+    """The cases above are not vacuous: each shared call's arrays share memory,
+    and NumPy, running the function on them, computes another value than on
+    separate copies (the program the gradient differentiates)."""
+    for fn, _, _, shared, _, _ in GUARDED:
+        args = shared()
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        pair = arrays if len(arrays) == 2 else [arrays[0], RATES]
+        assert np.shares_memory(*pair), fn.__name__
+        copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        if fn is global_read:
+            continue  # running it on RATES itself would change the module's array
+        assert not np.isclose(fn(*args), fn(*copies)), fn.__name__
+
+
+def test_views_of_one_array_that_do_not_overlap_run_the_fast_path():
+    a = vec(12)
+    W, b = a[:6], a[6:]
+    df = tc.grad(subscript_write, wrt=(0, 1))
+    check_grad(subscript_write, (W, b), wrt=(0, 1), df=df)
+
+
+def test_the_guard_is_checked_once_at_entry_not_in_each_step():
+    source = tc.grad(state_in_loop, wrt=(0, 1), checkpoint=True, snapshots=2).source
+    steps, main = source.rsplit("\ndef ", 1)
+    assert "distinct_arrays" not in steps
+    guards = [line.strip() for line in main.splitlines() if "distinct_arrays" in line]
+    assert guards == ["observed = rt.distinct_arrays(h, W, names=('h', 'W'), "
+                      f"line={line_of(state_in_loop, '# WRITE')})"]
+
+
+def rebound_before_the_write(W, b):
+    b = b * 2.0  # a new array: the write below cannot reach it
+    W[0] = 1.0
+    return np.sum(W * b)
+
+
+def read_only_before_the_write(W, b):
+    s = np.sum(b ** 2)
+    W[0] = 1.0
+    return np.sum(W) * s
+
+
+@pytest.mark.parametrize("fn", [rebound_before_the_write, read_only_before_the_write])
+def test_no_guard_where_the_write_cannot_change_what_is_read(fn):
+    df = tc.grad(fn, wrt=(0, 1))
+    assert "distinct_arrays" not in df.source
+    a = vec(4)
+    same = df(a, a)  # the same array twice: NumPy computes what the gradient follows
+    for g, e in zip(same, df(a.copy(), a.copy())):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+def test_forward_mode_is_guarded_too():
+    a = vec(6)
+    jvp = tc.jvp(out_write, wrt=(0,))
+    jvp(vec(6), vec(6, 0.1), np.ones(6))
+    with pytest.raises(TransformError, match="'W' and 'b' share memory"):
+        jvp(a, a, np.ones(6))
+
+
+def test_the_runtime_guard_alone_names_both_and_the_line():
+    """Generated source shipped with the runtime alone: the guard's error is a
+    TangentCkptError that names both arrays and the write's line by itself."""
+    a = np.zeros(4)
+    tc.runtime.distinct_arrays(a[:2], a[2:], names=("W", "b"), line=7)
+    tc.runtime.distinct_arrays(a, 0.5, names=("W", "dt"), line=7)
+    with pytest.raises(TangentCkptError, match=r"'W' and 'b' share memory.*at line 7"):
+        tc.runtime.distinct_arrays(a[:3], a[2:], names=("W", "b"), line=7)
+    with pytest.raises(TangentCkptError, match="'W' and 'b'"):
+        tc.runtime.distinct_arrays(a, a, names=("W", "b"), line=7)
