@@ -176,3 +176,41 @@ def test_the_runtime_guard_alone_names_both_and_the_line():
         tc.runtime.distinct_arrays(a[:3], a[2:], names=("W", "b"), line=7)
     with pytest.raises(TangentCkptError, match="'W' and 'b'"):
         tc.runtime.distinct_arrays(a, a, names=("W", "b"), line=7)
+
+
+# --- a helper given one variable for a parameter it writes and one it reads after ---
+def _advance(u, f):
+    u += np.sin(f) * 0.1
+    u *= np.cos(f)
+
+
+def helper_given_one_array_twice(x, n):
+    y = x * 1.0
+    for t in range(n):
+        _advance(y, y)  # CALL
+    return np.sum(y ** 2)
+
+
+def helper_given_two_arrays(x, n):
+    y = x * 1.0
+    z = x * 2.0
+    for t in range(n):
+        _advance(y, z)
+    return np.sum(y ** 2) + np.sum(z)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_helper_given_one_variable_for_both_is_refused_at_the_call(options):
+    """Once a silent wrong gradient: the inlined helper read the caller's 'y' as it
+    was before its own write."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(helper_given_one_array_twice, **options)(vec(4), 3)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(helper_given_one_array_twice, '# CALL')}:" in message, message
+    assert "is given 'y' for both 'u' and 'f'" in message, message
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_helper_given_two_arrays_gets_the_exact_gradient(options):
+    check_grad(helper_given_two_arrays, (vec(4), 3),
+               df=tc.grad(helper_given_two_arrays, **options))
