@@ -214,3 +214,73 @@ def test_a_helper_given_one_variable_for_both_is_refused_at_the_call(options):
 def test_a_helper_given_two_arrays_gets_the_exact_gradient(options):
     check_grad(helper_given_two_arrays, (vec(4), 3),
                df=tc.grad(helper_given_two_arrays, **options))
+
+
+# --- a helper that writes into its parameter, given a subscript of an array --------
+def _bump(u):
+    u += 0.5 * u * u
+    return u * 2.0
+
+
+def element_of_a_vector(x, n):
+    y = x * 1.0
+    s = 0.0
+    for t in range(n):
+        r = _bump(y[0])  # a number: += makes a new one, y is unchanged
+        s = s + r
+    return s + np.sum(y ** 2)
+
+
+def fancy_index_copy(x, n):
+    y = x * 1.0
+    s = 0.0
+    for t in range(n):
+        r = _bump(y[[0, 2]])  # a copy: the write cannot reach y
+        s = s + np.sum(r)
+    return s + np.sum(y ** 2)
+
+
+def row_of_a_matrix(X, n):
+    Y = X * 1.0
+    s = 0.0
+    for t in range(n):
+        r = _bump(Y[0])  # CALL: a view of Y, which the write changes
+        s = s + np.sum(r)
+    return s + np.sum(Y ** 2)
+
+
+def slice_of_a_vector(x):
+    y = x * 1.0
+    r = _bump(y[1:])  # CALL
+    return np.sum(y ** 2) + np.sum(r)
+
+
+def item_of_a_list(x):
+    ys = [x * 1.0, x * 2.0]
+    r = _bump(ys[0])  # CALL: the array the list holds
+    return np.sum(ys[0] ** 2) + np.sum(r)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+@pytest.mark.parametrize("fn", [element_of_a_vector, fancy_index_copy])
+def test_a_helper_writing_an_argument_that_is_not_a_view_is_exact(fn, options):
+    check_grad(fn, (vec(4), 3), df=tc.grad(fn, **options))
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+@pytest.mark.parametrize("fn, args, array", [
+    (row_of_a_matrix, (np.full((2, 3), 0.3), 2), "Y"),
+    (slice_of_a_vector, (vec(4),), "y"),
+    (item_of_a_list, (vec(4),), "ys"),
+], ids=["row_of_a_matrix", "slice_of_a_vector", "item_of_a_list"])
+def test_a_helper_writing_through_a_view_argument_is_stopped_at_the_call(fn, args, array,
+                                                                         options):
+    """Once a silent wrong gradient: the inliner wrote into its own copy of the
+    argument, and the caller's array kept its old values."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, **options)(*args)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# CALL')}:" in message, message
+    assert f"_bump() writes into its parameter 'u' at its line {line_of(_bump, 'u +=')}" \
+        in message, message
+    assert f"is given a view of '{array}'" in message, message

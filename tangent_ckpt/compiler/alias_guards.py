@@ -29,6 +29,14 @@ class Guard(NamedTuple):
     line: int
 
 
+class FenceFindings(NamedTuple):
+    """What the fence hands on about one function: its guards, and the line of
+    the first in-place write into each parameter's memory (a helper's caller
+    gives that memory: lower/guards.py checks what it gives)."""
+    guards: tuple
+    written: dict
+
+
 class GuardNotes:
     """The guards one function's fence notes, in the order of their writes."""
 
@@ -36,6 +44,7 @@ class GuardNotes:
         self.parsed = parsed
         self.fnode = fnode
         self.pairs = {}  # (written parameter, other) -> the write's line
+        self.written = {}  # parameter written in place -> the first write's line
         self.global_arrays = None  # the module-level arrays the function reads
 
     def note(self, fence, written, env, s):
@@ -45,6 +54,8 @@ class GuardNotes:
         params = sorted(o[1] for o in written if o[0] == "param")
         if not params:
             return
+        for p in params:
+            self.written.setdefault(p, s.lineno)
         others = set()
         for name, info in env.items():
             if name.startswith("\0") or not _live_after(fence, name, s):
@@ -59,9 +70,10 @@ class GuardNotes:
                 if (p, other) not in self.pairs and (other, p) not in self.pairs:
                     self.pairs[(p, other)] = s.lineno
 
-    def guards(self):
-        return tuple(Guard(written, other, line)
-                     for (written, other), line in self.pairs.items())
+    def findings(self):
+        guards = tuple(Guard(written, other, line)
+                       for (written, other), line in self.pairs.items())
+        return FenceFindings(guards, dict(self.written))
 
     def arrays_read(self, fence):
         """The module-level (or closure) NumPy arrays the function reads by name."""

@@ -31,7 +31,7 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
-from tangent_ckpt.compiler.alias_guards import GuardNotes
+from tangent_ckpt.compiler.alias_guards import FenceFindings, GuardNotes
 from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
                                                  _is_in, local_names)
 from tangent_ckpt.compiler.lower.container_values import static_key
@@ -391,17 +391,18 @@ def check_writes(parsed, fnode=None, followed=()):
     """Refuse every write in ``fnode`` (default: the parsed function) that may
     change another live name through shared memory; ``followed``: the ids of the
     view expressions whose writes the view lowering (``views.py``) follows.
-    Returns the guards (alias_guards.Guard) of ``fnode``: the sharing of its parameters (and
-    module-level arrays) that only the call can decide (alias_guards.py)."""
+    Returns ``fnode``'s FenceFindings (alias_guards.py): the sharing of its
+    parameters (and module-level arrays) that only the call can decide, and
+    the parameters it writes in place."""
     fnode = fnode if fnode is not None else parsed.node
-    guards = ()
+    findings = FenceFindings((), {})
     try:
         for child in gast.walk(fnode):
             if isinstance(child, gast.FunctionDef):
                 fence = AliasFence(parsed, child, followed)
                 fence.run()
                 if child is fnode:
-                    guards = fence.guards.guards()
+                    findings = fence.guards.findings()
     finally:
         _OWN_NODES.clear()
-    return guards
+    return findings

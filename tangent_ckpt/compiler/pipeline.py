@@ -69,9 +69,9 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     ``fn`` returns ``(output, aux)``."""
     parsed = parse_function(fn)                                     # parse
     followed = follow_views(parsed)                                 # views, aliases
-    guards = check_writes(parsed, followed=followed)                # aliasing fence
+    fenced = check_writes(parsed, followed=followed)                # aliasing fence
     function, bindings, namer = normalize(parsed, containers,       # lower
-                                          one_output, has_aux, guards)
+                                          one_output, has_aux, fenced.guards)
     if containers:
         wrt = expand_positions(wrt, containers, len(parsed.node.args.posonlyargs +
                                                     parsed.node.args.args +

@@ -35,3 +35,22 @@ def _message(names, line):
             f"and the gradient is that of two separate arrays (pass arrays that share no "
             f"memory, e.g. a copy of one: the function then computes what its gradient "
             f"differentiates)")
+
+
+def not_a_view(argument, array, names, function, line=None):
+    """Refuse ``argument`` -- what a call gives a helper's parameter that the
+    helper writes in place, an expression such as ``y[1:]`` -- when it is a view
+    of ``array`` (``y``): the write of the helper ``function`` would change
+    ``y``, which the gradient does not follow.  ``names``: (the parameter, the
+    array's name); ``line``: the helper's line that writes.  A number, or an array with its own
+    memory (a fancy index's copy), passes: the write cannot reach ``y``."""
+    if isinstance(argument, np.ndarray) and isinstance(array, np.ndarray) and \
+            np.shares_memory(argument, array):
+        param, name = names
+        where = f" at its line {line}" if line is not None else ""
+        raise TangentCkptError(
+            f"{function}() writes into its parameter '{param}'{where}, and is given a view "
+            f"of '{name}' (or an array it holds) for it: the write changes '{name}', which the gradient does not "
+            f"follow through a call (have {function}() return the new value and assign it: "
+            f"'{param} = {param} + ...' in {function}(), then write the result into "
+            f"'{name}')")

@@ -17,7 +17,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
-from tangent_ckpt.compiler.lower.guards import refuse_a_variable_given_twice
+from tangent_ckpt.compiler.lower.guards import check_helper_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
@@ -162,8 +162,8 @@ class CallLowering:
             except SourceUnavailableError:
                 parsed = None
             if parsed is not None:
-                guards = check_writes(parsed, followed=follow_views(parsed, helper=True))
-                refuse_a_variable_given_twice(self.lo, guards, parsed.node, node)
+                fenced = check_writes(parsed, followed=follow_views(parsed, helper=True))
+                check_helper_call(self.lo, fenced, parsed.node, node)
                 return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
 

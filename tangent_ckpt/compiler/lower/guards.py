@@ -4,14 +4,16 @@ at the top of the function: a parameter's memory is the caller's for the whole
 call, so one check when the gradient starts covers every write, loops included.
 Each runs in the forward sweep only, as an ``assert`` does, at the user's line
 of the write it protects (the line table places its error there).  A helper's
-guards need no run-time check where its call gives one variable for both
-parameters: that call is refused as it is lowered."""
+call is checked before it is inlined (``check_helper_call``)."""
+
+import copy
 
 import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.observers import emit_observation
+from tangent_ckpt.compiler.lower.scopes import TupleValue
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
@@ -31,15 +33,22 @@ def emit_guards(lo, guards, node):
         emit_observation(lo, check, local, guard.line)
 
 
-def refuse_a_variable_given_twice(lo, guards, fnode, call):
-    """A helper whose fence noted ``guards`` (a write into parameter ``W`` while
-    ``b`` is read afterwards), called with one variable for both (``step(y,
-    y)``): the write changes what the helper reads, which the inlined value
-    semantics would not follow.  Refused at the call, naming both parameters."""
-    args = fnode.args
-    given = dict(zip([a.id for a in args.posonlyargs + args.args], call.args))
-    given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
-    for guard in guards:
+def check_helper_call(lo, fenced, fnode, call):
+    """The call ``call`` of the helper ``fnode``, whose fence found ``fenced``
+    (alias_guards.FenceFindings), before it is inlined:
+
+    - one variable given for a parameter the helper writes and one it reads
+      afterwards (``step(y, y)``): the write changes what the helper reads, which
+      the inlined value semantics would not follow -- refused here;
+    - a subscript or ``.T`` of an array given for a parameter it writes in place
+      (``bump(y[1:])``), a write the inliner does not carry back to ``y``: where
+      the argument is a view of ``y`` when the code runs, ``rt.not_a_view``
+      stops the gradient at the call (an element of a 1-D array, a number, or
+      a copy made by a fancy index, goes on: the write cannot reach ``y``); an
+      item of a list or dict (``bump(ys[0])``), an array the helper's write
+      changes, stops it likewise."""
+    given = _arguments(fnode, call)
+    for guard in fenced.guards:
         written, other = given.get(guard.written), given.get(guard.other)
         if isinstance(written, gast.Name) and isinstance(other, gast.Name) and \
                 written.id == other.id:
@@ -52,3 +61,42 @@ def refuse_a_variable_given_twice(lo, guards, fnode, call):
                                            f"{fnode.name}()",
                            hint=f"let {fnode.name}() take the array once when both names are "
                                 f"meant to change together")
+    followed = getattr(call, "written_arguments", {})  # written back by the inliner
+    for param, line in fenced.written.items():
+        argument = given.get(param)
+        root = _view_root(argument)
+        if root is None or param in followed:
+            continue
+        parent = lo.expressions.load_name(root, argument)
+        value = lo.expressions.nondiff(argument)
+        if isinstance(parent, ir.Name):
+            whole, names = ir.operand_node(parent), list(value.names)
+            if parent.id not in lo.bindings:
+                names.append(parent.id)
+        elif isinstance(parent, TupleValue):  # ys[0] of a list: the array it holds
+            whole, names = copy.deepcopy(value.node), list(value.names)
+        else:
+            continue
+        check = sx.rt("not_a_view", value.node, whole, names=sx.const((param, root)),
+                      function=sx.const(fnode.name), line=sx.const(line))
+        emit_observation(lo, check, tuple(dict.fromkeys(names)), lo.line)
+
+
+def _arguments(fnode, call):
+    """Parameter name -> the argument node the call gives it."""
+    args = fnode.args
+    given = dict(zip([a.id for a in args.posonlyargs + args.args], call.args))
+    given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return given
+
+
+def _view_root(node):
+    """``y`` of ``y[1:]``, ``y[0][2:]``, ``y.T``, ``y.real``: an expression that may
+    be a view of the named array; None for anything else."""
+    if not isinstance(node, (gast.Subscript, gast.Attribute)):
+        return None
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        if isinstance(node, gast.Attribute) and node.attr not in ("T", "mT", "real", "imag"):
+            return None
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
