@@ -31,7 +31,7 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
-from tangent_ckpt.compiler.alias_guards import FenceFindings, GuardNotes
+from tangent_ckpt.compiler.fence_guards import GuardNotes
 from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
                                                  _is_in, local_names)
 from tangent_ckpt.compiler.lower.container_values import static_key
@@ -70,8 +70,7 @@ class AliasFence(Origins):
         self.container_sites = set()  # sites making lists, tuples, dicts, sets
         # names bound only to objects of user classes made here: their methods are known
         self.objects = constructed_classes(fnode, self.resolve, self.locals)
-        # sharing only the call decides, checked when the gradient runs (alias_guards.py)
-        self.guards = GuardNotes(parsed, fnode)
+        self.guards = GuardNotes(parsed, fnode)  # what only the call decides (fence_guards.py)
 
     # --- the forward pass -------------------------------------------------------
     def run(self):
@@ -348,7 +347,7 @@ class AliasFence(Origins):
             self.returns_new[id(fdef)] = known
         return _Info() if known else None
 
-    # --- values -----------------------------------------------------------------
+
 _OWN_NODES = {}
 
 
@@ -388,21 +387,14 @@ def _join(a, b):
 
 
 def check_writes(parsed, fnode=None, followed=()):
-    """Refuse every write in ``fnode`` (default: the parsed function) that may
-    change another live name through shared memory; ``followed``: the ids of the
-    view expressions whose writes the view lowering (``views.py``) follows.
-    Returns ``fnode``'s FenceFindings (alias_guards.py): the sharing of its
-    parameters (and module-level arrays) that only the call can decide, and
-    the parameters it writes in place."""
+    """Refuse every write in ``fnode`` (default: parsed.node) that may change another live
+    name through shared memory (``followed``: views.py's); returns its FenceFindings."""
     fnode = fnode if fnode is not None else parsed.node
-    findings = FenceFindings((), {})
+    fences = [AliasFence(parsed, child, followed) for child in gast.walk(fnode)
+              if isinstance(child, gast.FunctionDef)]  # fnode's own first
     try:
-        for child in gast.walk(fnode):
-            if isinstance(child, gast.FunctionDef):
-                fence = AliasFence(parsed, child, followed)
-                fence.run()
-                if child is fnode:
-                    findings = fence.guards.findings()
+        for fence in fences:
+            fence.run()
     finally:
         _OWN_NODES.clear()
-    return findings
+    return fences[0].guards.findings()

@@ -50,7 +50,7 @@ def not_a_view(argument, array, names, function, line=None):
         where = f" at its line {line}" if line is not None else ""
         raise TangentCkptError(
             f"{function}() writes into its parameter '{param}'{where}, and is given a view "
-            f"of '{name}' (or an array it holds) for it: the write changes '{name}', which the gradient does not "
-            f"follow through a call (have {function}() return the new value and assign it: "
-            f"'{param} = {param} + ...' in {function}(), then write the result into "
-            f"'{name}')")
+            f"of '{name}' (or an array it holds) for it: the write changes '{name}', which "
+            f"the gradient does not follow through a call (have {function}() return the new "
+            f"value and assign it: '{param} = {param} + ...' in {function}(), then write the "
+            f"result into '{name}')")

@@ -1,4 +1,4 @@
-"""Lower: the aliasing fence's run-time guards (``compiler/alias_guards.py``),
+"""Lower: the aliasing fence's run-time guards (``compiler/fence_guards.py``),
 one ``rt.distinct_arrays(W, b, names=('W', 'b'), line=6)`` per guarded pair,
 at the top of the function: a parameter's memory is the caller's for the whole
 call, so one check when the gradient starts covers every write, loops included.
@@ -18,7 +18,7 @@ from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
 def emit_guards(lo, guards, node):
-    """Emit ``guards`` (alias_guards.Guard) into the statements being written,
+    """Emit ``guards`` (fence_guards.Guard) into the statements being written,
     naming the arrays as the function's first statement sees them: a parameter
     (a container parameter is one variable per element: not an array, not
     guarded) or the bound module-level array."""
@@ -35,7 +35,7 @@ def emit_guards(lo, guards, node):
 
 def check_helper_call(lo, fenced, fnode, call):
     """The call ``call`` of the helper ``fnode``, whose fence found ``fenced``
-    (alias_guards.FenceFindings), before it is inlined:
+    (fence_guards.FenceFindings), before it is inlined:
 
     - one variable given for a parameter the helper writes and one it reads
       afterwards (``step(y, y)``): the write changes what the helper reads, which

@@ -109,7 +109,7 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, guards=()
     (and the structure of the parameters given as containers, by position;
     whether one output is differentiated or a returned tuple of them, and
     whether the function returns ``(output, aux)``; the aliasing fence's run-time
-    guards, compiler/alias_guards.py); gives ``(ir.Function,
+    guards, compiler/fence_guards.py); gives ``(ir.Function,
     bindings, namer)``: the function in A-normal form, the global names its code
     reads, and the namer that made its names."""
     lowering = Lowering(parsed, containers=containers, one_output=one_output,
