@@ -46,6 +46,7 @@ class GuardNotes:
         self.pairs = {}  # (written parameter, other) -> the write's line
         self.written = {}  # parameter written in place -> the first write's line
         self.global_arrays = None  # the module-level arrays the function reads
+        self.arrays = {}  # free name -> whether it denotes a NumPy array
 
     def note(self, fence, written, env, s):
         """At the write ``s`` into the origins ``written``: a guard for each
@@ -56,15 +57,21 @@ class GuardNotes:
             return
         for p in params:
             self.written.setdefault(p, s.lineno)
+        def unguarded(other):
+            return any(p != other and (p, other) not in self.pairs and
+                       (other, p) not in self.pairs for p in params)
+
+        # origins first, liveness (a pass over the function per name) only where
+        # it may add a guard
         others = set()
         for name, info in env.items():
-            if name.startswith("\0") or not _live_after(fence, name, s):
-                continue
-            for origin in info.everything():
-                if origin[0] == "param" or (origin[0] == "global" and
-                                            self.is_array(origin[1])):
-                    others.add(origin[1])
-        others |= {name for name in self.arrays_read(fence) if _live_after(fence, name, s)}
+            found = {o[1] for o in info.everything() if not name.startswith("\0") and (
+                o[0] == "param" or (o[0] == "global" and self.is_array(o[1])))}
+            found = {o for o in found - others if unguarded(o)}
+            if found and _live_after(fence, name, s):
+                others |= found
+        others |= {name for name in self.arrays_read(fence)
+                   if unguarded(name) and _live_after(fence, name, s)}
         for p in params:
             for other in sorted(others - {p}):
                 if (p, other) not in self.pairs and (other, p) not in self.pairs:
@@ -83,7 +90,9 @@ class GuardNotes:
         return self.global_arrays
 
     def is_array(self, name):
-        return isinstance(self.parsed.resolve(name), np.ndarray)
+        if name not in self.arrays:
+            self.arrays[name] = isinstance(self.parsed.resolve(name), np.ndarray)
+        return self.arrays[name]
 
 
 def _live_after(fence, name, s):
