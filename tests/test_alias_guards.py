@@ -284,3 +284,36 @@ def test_a_helper_writing_through_a_view_argument_is_stopped_at_the_call(fn, arg
     assert f"_bump() writes into its parameter 'u' at its line {line_of(_bump, 'u +=')}" \
         in message, message
     assert f"is given a view of '{array}'" in message, message
+
+
+def _advance_front(u, f):
+    u[:3] += np.sin(f) * 0.1
+    u[:3] *= np.cos(f)
+
+
+def helper_given_an_array_and_its_view(x, n):
+    y = x * 1.0
+    z = y[1:]
+    for t in range(n):
+        _advance_front(y, z)  # CALL
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_helper_given_two_names_of_shared_memory_is_stopped_at_the_call(options):
+    """Once a silent wrong gradient: inside the inlined helper 'f' kept the
+    values 'y' had before the helper's write into 'u'."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(helper_given_an_array_and_its_view, **options)(vec(4), 2)
+    message = str(info.value)
+    line = line_of(helper_given_an_array_and_its_view, "# CALL")
+    assert f"{HERE}:{line}:" in message, message
+    assert "_advance_front() is given arrays that share memory for its parameters 'u' " \
+        "and 'f'" in message, message
+
+
+def test_the_call_guard_reads_as_one_line_in_the_step():
+    source = tc.grad(helper_given_two_arrays, checkpoint=True, snapshots=2).source
+    step = source.split("\ndef ")[0]
+    assert "observed = rt.distinct_arrays(y, z, names=('u', 'f'), " \
+        f"line={line_of(_advance, 'u +=')}, function='_advance')" in step, step

@@ -1,4 +1,4 @@
-"""Run-time guards of the aliasing fence (``rt.distinct_arrays``).
+"""Run-time guards of the aliasing fence (``rt.distinct_arrays``, ``rt.not_a_view``).
 
 Two parameters of a differentiated function, or a parameter and a module-level
 array, are separate arrays for the compiler: nothing in the function can say
@@ -15,20 +15,29 @@ import numpy as np
 from tangent_ckpt.errors import TangentCkptError
 
 
-def distinct_arrays(written, other, names, line=None):
+def distinct_arrays(written, other, names, line=None, function=None):
     """Refuse ``written`` and ``other`` when they share memory: the same object,
     or two NumPy arrays with a byte in common (overlapping views of one array).
     ``names``: the user's names of the two (``'W'``, ``'b'``); ``line``: the
-    user's line of the write into ``written``.  Cheap: an identity test, then
-    ``np.shares_memory``, which compares the arrays' bounds first."""
+    user's line of the write into ``written``; ``function``: the helper whose
+    parameters ``names`` are, when the check sits at its call.  Cheap: an
+    identity test, then ``np.shares_memory``, which compares the arrays' bounds
+    first."""
     if written is other or (isinstance(written, np.ndarray) and isinstance(other, np.ndarray)
                             and np.shares_memory(written, other)):
-        raise TangentCkptError(_message(names, line))
+        raise TangentCkptError(_message(names, line, function))
 
 
-def _message(names, line):
+def _message(names, line, function):
     written, other = names
     where = f" at line {line}" if line is not None else ""
+    if function is not None:
+        where = f" at its line {line}" if line is not None else ""
+        return (f"{function}() is given arrays that share memory for its parameters "
+                f"'{written}' and '{other}': its write into '{written}'{where} would also "
+                f"change '{other}', which it reads afterwards, and the compiler follows a "
+                f"helper's parameters as separate arrays (the sharing is followed where "
+                f"both names are the calling function's own, not through a call)")
     return (f"'{written}' and '{other}' share memory when the gradient is called (the same "
             f"array, or overlapping views of one, given for both): the write into "
             f"'{written}'{where} would also change '{other}', which is read afterwards, "

@@ -39,7 +39,9 @@ def check_helper_call(lo, fenced, fnode, call):
 
     - one variable given for a parameter the helper writes and one it reads
       afterwards (``step(y, y)``): the write changes what the helper reads, which
-      the inlined value semantics would not follow -- refused here;
+      the inlined value semantics would not follow -- refused here; two variables
+      (``step(y, z)``): ``rt.distinct_arrays`` checks at the call, each time it
+      runs, that they share no memory (``z = y[1:]`` does);
     - a subscript or ``.T`` of an array given for a parameter it writes in place
       (``bump(y[1:])``), a write the inliner does not carry back to ``y``: where
       the argument is a view of ``y`` when the code runs, ``rt.not_a_view``
@@ -61,6 +63,14 @@ def check_helper_call(lo, fenced, fnode, call):
                                            f"{fnode.name}()",
                            hint=f"let {fnode.name}() take the array once when both names are "
                                 f"meant to change together")
+        if isinstance(written, gast.Name) and isinstance(other, gast.Name):
+            arrays = [lo.expressions.load_name(n.id, n) for n in (written, other)]
+            if all(isinstance(a, ir.Name) for a in arrays):  # y and a view of it?
+                check = sx.rt("distinct_arrays", *map(ir.operand_node, arrays),
+                              names=sx.const((guard.written, guard.other)),
+                              line=sx.const(guard.line), function=sx.const(fnode.name))
+                emit_observation(lo, check, tuple(dict.fromkeys(
+                    a.id for a in arrays if a.id not in lo.bindings)), lo.line)
     followed = getattr(call, "written_arguments", {})  # written back by the inliner
     for param, line in fenced.written.items():
         argument = given.get(param)
