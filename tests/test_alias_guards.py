@@ -313,7 +313,13 @@ def test_a_helper_given_two_names_of_shared_memory_is_stopped_at_the_call(option
 
 
 def test_the_call_guard_reads_as_one_line_in_the_step():
-    source = tc.grad(helper_given_two_arrays, checkpoint=True, snapshots=2).source
+    source = tc.grad(helper_given_an_array_and_its_view, checkpoint=True, snapshots=2).source
     step = source.split("\ndef ")[0]
     assert "observed = rt.distinct_arrays(y, z, names=('u', 'f'), " \
-        f"line={line_of(_advance, 'u +=')}, function='_advance')" in step, step
+        f"line={line_of(_advance_front, 'u[:3] +=')}, function='_advance_front')" in step, step
+
+
+def test_no_call_guard_for_new_arrays_the_fence_proved_separate():
+    """y = x * 1.0 and z = x * 2.0 are new arrays: the helper's call needs no check."""
+    for options in OPTIONS:
+        assert "distinct_arrays" not in tc.grad(helper_given_two_arrays, **options).source

@@ -17,6 +17,7 @@ share memory stops with an error naming both names and the write's line.
 
 from typing import NamedTuple
 
+import gast
 import numpy as np
 
 
@@ -30,11 +31,14 @@ class Guard(NamedTuple):
 
 
 class FenceFindings(NamedTuple):
-    """What the fence hands on about one function: its guards, and the line of
-    the first in-place write into each parameter's memory (a helper's caller
-    gives that memory: lower/guards.py checks what it gives)."""
+    """What the fence hands on about one function: its guards; the line of the
+    first in-place write into each parameter's memory (a helper's caller gives
+    that memory: lower/guards.py checks what it gives); and, for each call that
+    writes into its arguments, the arguments proved to share no memory with any
+    other (new arrays made in the function: its calls need no check of them)."""
     guards: tuple
     written: dict
+    separate: dict  # id(call) -> (call, names of its arguments proved separate)
 
 
 class GuardNotes:
@@ -47,11 +51,14 @@ class GuardNotes:
         self.written = {}  # parameter written in place -> the first write's line
         self.global_arrays = None  # the module-level arrays the function reads
         self.arrays = {}  # free name -> whether it denotes a NumPy array
+        self.separate = {}  # id(call) -> (call, argument names proved separate)
 
-    def note(self, fence, written, env, s):
-        """At the write ``s`` into the origins ``written``: a guard for each
-        parameter written and each other parameter or module-level array that a
-        name live after ``s`` may be."""
+    def note(self, fence, written, env, s, node=None):
+        """At the write ``s`` into the origins ``written`` (by the call ``node``,
+        when a call writes): a guard for each parameter written and each other
+        parameter or module-level array that a name live after ``s`` may be."""
+        if isinstance(node, gast.Call):
+            self.note_call(fence, node, env)
         params = sorted(o[1] for o in written if o[0] == "param")
         if not params:
             return
@@ -77,10 +84,35 @@ class GuardNotes:
                 if (p, other) not in self.pairs and (other, p) not in self.pairs:
                     self.pairs[(p, other)] = s.lineno
 
+    def note_call(self, fence, call, env):
+        """Which of the names ``call`` is given are new arrays made in the function
+        (each origin an allocation site, not a view the view lowering follows) that
+        no other argument may be: separate whatever the caller passed.  Over the
+        rounds of a loop, what holds in every round."""
+        given = [a for a in list(call.args) + [k.value for k in call.keywords]
+                 if not isinstance(a, gast.Constant)]
+        names = {a.id for a in given if isinstance(a, gast.Name)}
+        origins = {n: env.get(n, fence.free_info(n)).everything() for n in names}
+
+        def fresh(n):  # a followed view is a new site here, though it is its root's memory
+            return bool(origins[n]) and all(o[0] == "site" and o[1] not in fence.followed
+                                            for o in origins[n])
+
+        # another argument that is no name (but a constant), or a followed view, may
+        # be anything
+        plain = len(names) == len({a.id if isinstance(a, gast.Name) else id(a)
+                                   for a in given}) and all(
+            not (o[0] == "site" and o[1] in fence.followed) for n in names for o in origins[n])
+        proved = {n for n in names if plain and fresh(n) and
+                  not any(origins[n] & origins[m] for m in names - {n})}
+        if id(call) in self.separate:
+            proved &= self.separate[id(call)][1]
+        self.separate[id(call)] = (call, proved)
+
     def findings(self):
         guards = tuple(Guard(written, other, line)
                        for (written, other), line in self.pairs.items())
-        return FenceFindings(guards, dict(self.written))
+        return FenceFindings(guards, dict(self.written), dict(self.separate))
 
     def arrays_read(self, fence):
         """The module-level (or closure) NumPy arrays the function reads by name."""

@@ -71,7 +71,7 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     followed = follow_views(parsed)                                 # views, aliases
     fenced = check_writes(parsed, followed=followed)                # aliasing fence
     function, bindings, namer = normalize(parsed, containers,       # lower
-                                          one_output, has_aux, fenced.guards)
+                                          one_output, has_aux, fenced)
     if containers:
         wrt = expand_positions(wrt, containers, len(parsed.node.args.posonlyargs +
                                                     parsed.node.args.args +

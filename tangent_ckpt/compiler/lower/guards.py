@@ -41,7 +41,8 @@ def check_helper_call(lo, fenced, fnode, call):
       afterwards (``step(y, y)``): the write changes what the helper reads, which
       the inlined value semantics would not follow -- refused here; two variables
       (``step(y, z)``): ``rt.distinct_arrays`` checks at the call, each time it
-      runs, that they share no memory (``z = y[1:]`` does);
+      runs, that they share no memory (``z = y[1:]`` does), unless the caller's
+      fence proved one of them a new array the other cannot be;
     - a subscript or ``.T`` of an array given for a parameter it writes in place
       (``bump(y[1:])``), a write the inliner does not carry back to ``y``: where
       the argument is a view of ``y`` when the code runs, ``rt.not_a_view``
@@ -50,6 +51,8 @@ def check_helper_call(lo, fenced, fnode, call):
       item of a list or dict (``bump(ys[0])``), an array the helper's write
       changes, stops it likewise."""
     given = _arguments(fnode, call)
+    known = lo.separate_arguments.get(id(call))
+    separate = known[1] if known is not None and known[0] is call else set()
     for guard in fenced.guards:
         written, other = given.get(guard.written), given.get(guard.other)
         if isinstance(written, gast.Name) and isinstance(other, gast.Name) and \
@@ -63,7 +66,8 @@ def check_helper_call(lo, fenced, fnode, call):
                                            f"{fnode.name}()",
                            hint=f"let {fnode.name}() take the array once when both names are "
                                 f"meant to change together")
-        if isinstance(written, gast.Name) and isinstance(other, gast.Name):
+        if isinstance(written, gast.Name) and isinstance(other, gast.Name) and \
+                not {written.id, other.id} & separate:
             arrays = [lo.expressions.load_name(n.id, n) for n in (written, other)]
             if all(isinstance(a, ir.Name) for a in arrays):  # y and a view of it?
                 check = sx.rt("distinct_arrays", *map(ir.operand_node, arrays),

@@ -67,6 +67,8 @@ class Lowering:
         self.inline_stack = []  # helpers being inlined (recursion check)
         self.inlined_lines = {}  # source lines of helpers from the same file
         self.line = 0  # the user's line of the statement being lowered
+        # id(call) -> (call, its arguments the fences proved separate): fence_guards.py
+        self.separate_arguments = {}
         self.statements = StatementLowering(self)
         self.assignments = AssignmentLowering(self)
         self.loops = LoopLowering(self)
@@ -104,15 +106,17 @@ class Lowering:
                                    "named (layers[0].W, for layer in layers)")
 
 
-def normalize(parsed, containers=None, one_output=True, has_aux=False, guards=()):
+def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=None):
     """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`
     (and the structure of the parameters given as containers, by position;
     whether one output is differentiated or a returned tuple of them, and
-    whether the function returns ``(output, aux)``; the aliasing fence's run-time
-    guards, compiler/fence_guards.py); gives ``(ir.Function,
+    whether the function returns ``(output, aux)``; what the aliasing fence found,
+    compiler/fence_guards.py); gives ``(ir.Function,
     bindings, namer)``: the function in A-normal form, the global names its code
     reads, and the namer that made its names."""
     lowering = Lowering(parsed, containers=containers, one_output=one_output,
                         has_aux=has_aux)
-    function = lowering.statements.run(guards)
+    if fenced is not None:
+        lowering.separate_arguments.update(fenced.separate)
+    function = lowering.statements.run(fenced.guards if fenced is not None else ())
     return function, lowering.bindings, lowering.namer
