@@ -323,3 +323,40 @@ def test_no_call_guard_for_new_arrays_the_fence_proved_separate():
     """y = x * 1.0 and z = x * 2.0 are new arrays: the helper's call needs no check."""
     for options in OPTIONS:
         assert "distinct_arrays" not in tc.grad(helper_given_two_arrays, **options).source
+
+
+class _Stepper:
+    def __init__(self, k):
+        self.k = k
+
+    def bump(self, u):
+        u += self.k * u * u
+        return u * 2.0
+
+
+def method_given_a_slice(x):
+    stepper = _Stepper(0.5)
+    y = x * 1.0
+    r = stepper.bump(y[1:])  # CALL
+    return np.sum(y ** 2) + np.sum(r)
+
+
+def method_given_an_element(x):
+    stepper = _Stepper(0.5)
+    y = x * 1.0
+    r = stepper.bump(y[1])
+    return np.sum(y ** 2) + r
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_method_writing_through_a_view_argument_is_stopped_at_the_call(options):
+    with pytest.raises(TransformError) as info:
+        tc.grad(method_given_a_slice, **options)(vec(4))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(method_given_a_slice, '# CALL')}:" in message, message
+    assert "bump() writes into its parameter 'u'" in message, message
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_method_given_a_number_is_exact(options):
+    check_grad(method_given_an_element, (vec(4),), df=tc.grad(method_given_an_element, **options))

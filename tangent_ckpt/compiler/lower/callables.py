@@ -20,6 +20,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.method_writes import writes_self_in_place
+from tangent_ckpt.compiler.lower.guards import check_helper_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
     PartialValue, TupleValue, is_function, to_source,
@@ -180,10 +181,11 @@ class CallableValues:
             return self.lo.calls.call(gast.copy_location(call, node), hint)
         if isinstance(value, MethodValue) and not value.is_property:
             self.check_in_place_method(value, node)
-            parsed = self.parsed(value.fn, node)
+            parsed, fenced = self.parsed(value.fn, node, fenced=True)
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
             call.value_discarded = getattr(node, "value_discarded", False)  # m.decay(0.9)
+            check_helper_call(self.lo, fenced, parsed.node, call, site=node)
             checked = self.checked_owners
             checked.append(value.owner)  # its own methods' calls: checked with this one
             try:
@@ -216,13 +218,15 @@ class CallableValues:
                                  "the method on that name, or rebind the attribute instead: "
                                  "self.x = self.x + ...")
 
-    def parsed(self, fn, node):
+    def parsed(self, fn, node, fenced=False):
+        """``fn`` parsed and fenced; with ``fenced``, also what its fence found."""
         if not user_function(fn):
             raise self.lo.error(UnsupportedSyntaxError, f"cannot inline {fn!r}", node,
                                 construct=_spelled(node))
         parsed = parse_function(fn)
-        check_writes(parsed)
-        return parsed
+        found = check_writes(parsed)
+        self.lo.separate_arguments.update(found.separate)
+        return (parsed, found) if fenced else parsed
 
     def function_of(self, node, call):
         """The function ``node`` denotes (a def, lambda, NumPy function, partial...)."""

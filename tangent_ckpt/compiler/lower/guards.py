@@ -33,9 +33,10 @@ def emit_guards(lo, guards, node):
         emit_observation(lo, check, local, guard.line)
 
 
-def check_helper_call(lo, fenced, fnode, call):
-    """The call ``call`` of the helper ``fnode``, whose fence found ``fenced``
-    (fence_guards.FenceFindings), before it is inlined:
+def check_helper_call(lo, fenced, fnode, call, site=None):
+    """The call ``call`` of the helper ``fnode`` (a method's: its receiver
+    first; ``site``: the call as the user wrote it), whose fence found
+    ``fenced`` (fence_guards.FenceFindings), before it is inlined:
 
     - one variable given for a parameter the helper writes and one it reads
       afterwards (``step(y, y)``): the write changes what the helper reads, which
@@ -51,8 +52,9 @@ def check_helper_call(lo, fenced, fnode, call):
       item of a list or dict (``bump(ys[0])``), an array the helper's write
       changes, stops it likewise."""
     given = _arguments(fnode, call)
-    known = lo.separate_arguments.get(id(call))
-    separate = known[1] if known is not None and known[0] is call else set()
+    site = site if site is not None else call  # the node the caller's fence saw
+    known = lo.separate_arguments.get(id(site))
+    separate = known[1] if known is not None and known[0] is site else set()
     for guard in fenced.guards:
         written, other = given.get(guard.written), given.get(guard.other)
         if isinstance(written, gast.Name) and isinstance(other, gast.Name) and \
