@@ -360,3 +360,36 @@ def test_a_method_writing_through_a_view_argument_is_stopped_at_the_call(options
 @pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
 def test_a_method_given_a_number_is_exact(options):
     check_grad(method_given_an_element, (vec(4),), df=tc.grad(method_given_an_element, **options))
+
+
+def local_function_given_a_slice(x):
+    def bump(u):
+        u += 0.5 * u * u
+        return u * 2.0
+    y = x * 1.0
+    r = bump(y[1:])  # CALL
+    return np.sum(y ** 2) + np.sum(r)
+
+
+def local_function_given_an_element(x):
+    def bump(u):
+        u += 0.5 * u * u
+        return u * 2.0
+    y = x * 1.0
+    r = bump(y[2])
+    return np.sum(y ** 2) + r
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_local_function_writing_through_a_view_argument_is_stopped_at_the_call(options):
+    with pytest.raises(TransformError) as info:
+        tc.grad(local_function_given_a_slice, **options)(vec(4))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(local_function_given_a_slice, '# CALL')}:" in message, message
+    assert "bump() writes into its parameter 'u'" in message, message
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_local_function_given_a_number_is_exact(options):
+    check_grad(local_function_given_an_element, (vec(4),),
+               df=tc.grad(local_function_given_an_element, **options))

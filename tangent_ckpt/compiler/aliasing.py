@@ -397,4 +397,4 @@ def check_writes(parsed, fnode=None, followed=()):
             fence.run()
     finally:
         _OWN_NODES.clear()
-    return fences[0].guards.findings()
+    return fences[0].guards.findings(fences[1:])

@@ -39,6 +39,7 @@ class FenceFindings(NamedTuple):
     guards: tuple
     written: dict
     separate: dict  # id(call) -> (call, names of its arguments proved separate)
+    local: dict  # id(def) -> (def, its FenceFindings): the functions defined inside
 
 
 class GuardNotes:
@@ -109,10 +110,16 @@ class GuardNotes:
             proved &= self.separate[id(call)][1]
         self.separate[id(call)] = (call, proved)
 
-    def findings(self):
+    def findings(self, local_fences=()):
+        """The findings; ``local_fences``: the fences of the functions defined in
+        this one (their calls are checked as a helper's are, lower/guards.py)."""
         guards = tuple(Guard(written, other, line)
                        for (written, other), line in self.pairs.items())
-        return FenceFindings(guards, dict(self.written), dict(self.separate))
+        local = {id(f.fnode): (f.fnode, f.guards.findings()) for f in local_fences}
+        separate = dict(self.separate)
+        for _, found in local.values():
+            separate.update(found.separate)
+        return FenceFindings(guards, dict(self.written), separate, local)
 
     def arrays_read(self, fence):
         """The module-level (or closure) NumPy arrays the function reads by name."""

@@ -20,7 +20,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.method_writes import writes_self_in_place
-from tangent_ckpt.compiler.lower.guards import check_helper_call
+from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
     PartialValue, TupleValue, is_function, to_source,
@@ -171,6 +171,7 @@ class CallableValues:
     def call_value(self, value, node, hint):
         """Call a compile-time value with the arguments of ``node``."""
         if isinstance(value, LocalFunction):
+            check_local_call(self.lo, value.node, node)
             return self.lo.inlining.inline(value.node, value.scope, node, hint,
                                            value.scope.parsed)
         if isinstance(value, PartialValue):
@@ -226,6 +227,7 @@ class CallableValues:
         parsed = parse_function(fn)
         found = check_writes(parsed)
         self.lo.separate_arguments.update(found.separate)
+        self.lo.local_fences.update(found.local)
         return (parsed, found) if fenced else parsed
 
     def function_of(self, node, call):

@@ -17,7 +17,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.aliasing import check_writes
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
-from tangent_ckpt.compiler.lower.guards import check_helper_call
+from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
@@ -139,6 +139,7 @@ class CallLowering:
                              f"{to_source(func)}", node, construct=to_source(func),
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
+            check_local_call(self.lo, fn.node, node)
             return self.lo.inlining.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
         lowered = lower_call(self.lo, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
         if lowered is not None:
@@ -164,6 +165,7 @@ class CallLowering:
             if parsed is not None:
                 fenced = check_writes(parsed, followed=follow_views(parsed, helper=True))
                 self.lo.separate_arguments.update(fenced.separate)
+                self.lo.local_fences.update(fenced.local)
                 check_helper_call(self.lo, fenced, parsed.node, node)
                 return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)

@@ -116,3 +116,11 @@ def _view_root(node):
             return None
         node = node.value
     return node.id if isinstance(node, gast.Name) else None
+
+
+def check_local_call(lo, fnode, call):
+    """``check_helper_call`` for a function defined in the differentiated one
+    (or in a helper): the enclosing function's fence fenced it."""
+    known = lo.local_fences.get(id(fnode))
+    if known is not None and known[0] is fnode:
+        check_helper_call(lo, known[1], fnode, call)

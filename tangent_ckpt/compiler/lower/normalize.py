@@ -67,8 +67,10 @@ class Lowering:
         self.inline_stack = []  # helpers being inlined (recursion check)
         self.inlined_lines = {}  # source lines of helpers from the same file
         self.line = 0  # the user's line of the statement being lowered
-        # id(call) -> (call, its arguments the fences proved separate): fence_guards.py
+        # what the aliasing fences found (fence_guards.py): id(call) -> (call, its
+        # arguments proved separate); id(def) -> (def, the findings of a local function)
         self.separate_arguments = {}
+        self.local_fences = {}
         self.statements = StatementLowering(self)
         self.assignments = AssignmentLowering(self)
         self.loops = LoopLowering(self)
@@ -118,5 +120,6 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
                         has_aux=has_aux)
     if fenced is not None:
         lowering.separate_arguments.update(fenced.separate)
+        lowering.local_fences.update(fenced.local)
     function = lowering.statements.run(fenced.guards if fenced is not None else ())
     return function, lowering.bindings, lowering.namer
