@@ -393,3 +393,54 @@ def test_a_local_function_writing_through_a_view_argument_is_stopped_at_the_call
 def test_a_local_function_given_a_number_is_exact(options):
     check_grad(local_function_given_an_element, (vec(4),),
                df=tc.grad(local_function_given_an_element, **options))
+
+
+# --- a write into what a black box returned (a function with a registered adjoint,
+# whose body the compiler never reads) while its argument is read later ------------
+def _squash(x):
+    return np.tanh(x) * 2.0  # a new array
+
+
+def _passthrough(x):
+    return x  # its argument itself
+
+
+tc.register_adjoint(_squash, lambda g, ans, x: (g * (2.0 - ans * ans / 2.0),))
+tc.register_adjoint(_passthrough, lambda g, ans, x: (g,))
+
+
+def black_box_in_a_loop(x, n):
+    h = x * 1.0
+    for t in range(n):
+        w = _squash(h)
+        w *= 0.5  # WRITE
+        h = h * 0.9 + w
+    return np.sum(h ** 2)
+
+
+def black_box_passing_through(x, n):
+    h = x * 1.0
+    for t in range(n):
+        w = _passthrough(h)
+        w *= 0.5  # WRITE
+        h = h * 0.9 + w
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_black_box_result_written_is_exact_when_it_is_new(options):
+    df = tc.grad(black_box_in_a_loop, **options)
+    check_grad(black_box_in_a_loop, (vec(4), 3), df=df)
+    guard = "rt.distinct_arrays(w, h, names=('w', 'h'), " \
+        f"line={line_of(black_box_in_a_loop, '# WRITE')}, black_box=True)"
+    assert guard in df.source, df.source
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_black_box_returning_its_argument_is_stopped_at_the_write(options):
+    with pytest.raises(TransformError) as info:
+        tc.grad(black_box_passing_through, **options)(vec(4), 3)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(black_box_passing_through, '# WRITE')}:" in message, message
+    assert "'w' and 'h' share memory" in message, message
+    assert "registered adjoint" in message, message

@@ -317,7 +317,7 @@ class AliasFence(Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=f"make an independent array first ({name} = {name}.copy() or "
                          f"np.array(...)), or write into '{other}' directly")
-        self.guards.note(self, written, env, s, node)
+        self.guards.note(self, written, env, s, node, name)
 
     def live_after(self, name):
         if name not in self.liveness:

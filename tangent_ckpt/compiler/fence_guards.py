@@ -40,6 +40,31 @@ class FenceFindings(NamedTuple):
     written: dict
     separate: dict  # id(call) -> (call, names of its arguments proved separate)
     local: dict  # id(def) -> (def, its FenceFindings): the functions defined inside
+    # id(statement) -> (statement, ((written name, other name, line), ...)): the
+    # checks made right before a write (a black box's result and its argument)
+    before: dict
+
+
+class FenceIndex:
+    """What the fences of one compilation found, for the lowering to look up by
+    node (the differentiated function's, its helpers', their local functions')."""
+
+    def __init__(self):
+        self.separate = {}
+        self.local = {}
+        self.before = {}
+
+    def add(self, found):
+        self.separate.update(found.separate)
+        self.local.update(found.local)
+        self.before.update(found.before)
+        for _, inner in found.local.values():
+            self.add(inner)
+
+    def get(self, table, node):
+        """``node``'s entry of ``table`` (one of the dicts above), or None."""
+        entry = getattr(self, table).get(id(node))
+        return entry[1] if entry is not None and entry[0] is node else None
 
 
 class GuardNotes:
@@ -53,13 +78,19 @@ class GuardNotes:
         self.global_arrays = None  # the module-level arrays the function reads
         self.arrays = {}  # free name -> whether it denotes a NumPy array
         self.separate = {}  # id(call) -> (call, argument names proved separate)
+        # a black box's result (alias_values.py): id(call) -> what its arguments may be
+        self.opaque = {}
+        self.before = {}  # id(statement) -> (statement, {(written, other): line})
 
-    def note(self, fence, written, env, s, node=None):
-        """At the write ``s`` into the origins ``written`` (by the call ``node``,
-        when a call writes): a guard for each parameter written and each other
-        parameter or module-level array that a name live after ``s`` may be."""
+    def note(self, fence, written, env, s, node=None, name=None):
+        """At the write ``s`` into the origins ``written`` of ``name`` (by the call
+        ``node``, when a call writes): a guard for each parameter written and each
+        other parameter or module-level array that a name live after ``s`` may
+        be; a check before ``s`` where a black box's result is involved."""
         if isinstance(node, gast.Call):
             self.note_call(fence, node, env)
+        if self.opaque and name is not None:
+            self.note_black_box(fence, name, written, env, s)
         params = sorted(o[1] for o in written if o[0] == "param")
         if not params:
             return
@@ -110,6 +141,30 @@ class GuardNotes:
             proved &= self.separate[id(call)][1]
         self.separate[id(call)] = (call, proved)
 
+    def note_black_box(self, fence, name, written, env, s):
+        """A write into ``name`` while a live name may share its memory only
+        through what a black box returned (``w = solver(z); w += 1`` with ``z``
+        read later): NumPy decides when it runs; checked right before ``s``."""
+        mine = self.expanded(written)
+        for other, info in env.items():
+            if other == name or other.startswith("\0") or written & info.everything():
+                continue
+            if mine & self.expanded(info.everything()) and _live_after(fence, other, s):
+                pairs = self.before.setdefault(id(s), (s, {}))[1]
+                if (other, name) not in pairs:
+                    pairs.setdefault((name, other), s.lineno)
+
+    def expanded(self, origins):
+        """``origins`` and, for a black box's result, what its arguments may be."""
+        out, todo = set(origins), list(origins)
+        while todo:
+            o = todo.pop()
+            if o[0] == "site" and o[1] in self.opaque:
+                new = self.opaque[o[1]] - out
+                out |= new
+                todo.extend(new)
+        return out
+
     def findings(self, local_fences=()):
         """The findings; ``local_fences``: the fences of the functions defined in
         this one (their calls are checked as a helper's are, lower/guards.py)."""
@@ -117,9 +172,9 @@ class GuardNotes:
                        for (written, other), line in self.pairs.items())
         local = {id(f.fnode): (f.fnode, f.guards.findings()) for f in local_fences}
         separate = dict(self.separate)
-        for _, found in local.values():
-            separate.update(found.separate)
-        return FenceFindings(guards, dict(self.written), separate, local)
+        before = {key: (stmt, tuple((a, b, line) for (a, b), line in pairs.items()))
+                  for key, (stmt, pairs) in self.before.items()}
+        return FenceFindings(guards, dict(self.written), separate, local, before)
 
     def arrays_read(self, fence):
         """The module-level (or closure) NumPy arrays the function reads by name."""

@@ -15,22 +15,30 @@ import numpy as np
 from tangent_ckpt.errors import TangentCkptError
 
 
-def distinct_arrays(written, other, names, line=None, function=None):
+def distinct_arrays(written, other, names, line=None, function=None, black_box=False):
     """Refuse ``written`` and ``other`` when they share memory: the same object,
     or two NumPy arrays with a byte in common (overlapping views of one array).
     ``names``: the user's names of the two (``'W'``, ``'b'``); ``line``: the
     user's line of the write into ``written``; ``function``: the helper whose
-    parameters ``names`` are, when the check sits at its call.  Cheap: an
+    parameters ``names`` are, when the check sits at its call; ``black_box``:
+    the check sits before the write, one of the two holding what a function
+    with a registered adjoint returned.  Cheap: an
     identity test, then ``np.shares_memory``, which compares the arrays' bounds
     first."""
     if written is other or (isinstance(written, np.ndarray) and isinstance(other, np.ndarray)
                             and np.shares_memory(written, other)):
-        raise TangentCkptError(_message(names, line, function))
+        raise TangentCkptError(_message(names, line, function, black_box))
 
 
-def _message(names, line, function):
+def _message(names, line, function, black_box):
     written, other = names
     where = f" at line {line}" if line is not None else ""
+    if black_box:
+        return (f"'{written}' and '{other}' share memory: the write into '{written}'{where} "
+                f"would also change '{other}', which is read afterwards, and the compiler "
+                f"follows the two as separate arrays (one holds what a function with a "
+                f"registered adjoint returned, whose body the compiler does not read: here "
+                f"it returned the other's memory)")
     if function is not None:
         where = f" at its line {line}" if line is not None else ""
         return (f"{function}() is given arrays that share memory for its parameters "

@@ -226,8 +226,7 @@ class CallableValues:
                                 construct=_spelled(node))
         parsed = parse_function(fn)
         found = check_writes(parsed)
-        self.lo.separate_arguments.update(found.separate)
-        self.lo.local_fences.update(found.local)
+        self.lo.fenced.add(found)
         return (parsed, found) if fenced else parsed
 
     def function_of(self, node, call):

@@ -164,8 +164,7 @@ class CallLowering:
                 parsed = None
             if parsed is not None:
                 fenced = check_writes(parsed, followed=follow_views(parsed, helper=True))
-                self.lo.separate_arguments.update(fenced.separate)
-                self.lo.local_fences.update(fenced.local)
+                self.lo.fenced.add(fenced)
                 check_helper_call(self.lo, fenced, parsed.node, node)
                 return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)

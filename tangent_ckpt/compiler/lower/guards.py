@@ -53,8 +53,7 @@ def check_helper_call(lo, fenced, fnode, call, site=None):
       changes, stops it likewise."""
     given = _arguments(fnode, call)
     site = site if site is not None else call  # the node the caller's fence saw
-    known = lo.separate_arguments.get(id(site))
-    separate = known[1] if known is not None and known[0] is site else set()
+    separate = lo.fenced.get("separate", site) or set()
     for guard in fenced.guards:
         written, other = given.get(guard.written), given.get(guard.other)
         if isinstance(written, gast.Name) and isinstance(other, gast.Name) and \
@@ -121,6 +120,21 @@ def _view_root(node):
 def check_local_call(lo, fnode, call):
     """``check_helper_call`` for a function defined in the differentiated one
     (or in a helper): the enclosing function's fence fenced it."""
-    known = lo.local_fences.get(id(fnode))
-    if known is not None and known[0] is fnode:
-        check_helper_call(lo, known[1], fnode, call)
+    fenced = lo.fenced.get("local", fnode)
+    if fenced is not None:
+        check_helper_call(lo, fenced, fnode, call)
+
+
+def emit_checks_before(lo, stmt):
+    """The checks the fence asked for right before ``stmt``: a write into a name
+    that may share memory with another, read later, only through what a black
+    box (a function with a registered adjoint) returned."""
+    for written, other, line in lo.fenced.get("before", stmt) or ():
+        arrays = [lo.expressions.load_name(n, stmt) for n in (written, other)]
+        if not all(isinstance(a, ir.Name) for a in arrays):
+            continue
+        check = sx.rt("distinct_arrays", *map(ir.operand_node, arrays),
+                      names=sx.const((written, other)), line=sx.const(line),
+                      black_box=sx.const(True))
+        emit_observation(lo, check, tuple(dict.fromkeys(
+            a.id for a in arrays if a.id not in lo.bindings)), line)

@@ -29,6 +29,7 @@ lowering:
 The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """
 
+from tangent_ckpt.compiler.fence_guards import FenceIndex
 from tangent_ckpt.compiler.lower.assignments import AssignmentLowering
 from tangent_ckpt.compiler.lower.callables import CallableValues
 from tangent_ckpt.compiler.lower.calls import CallLowering
@@ -67,10 +68,7 @@ class Lowering:
         self.inline_stack = []  # helpers being inlined (recursion check)
         self.inlined_lines = {}  # source lines of helpers from the same file
         self.line = 0  # the user's line of the statement being lowered
-        # what the aliasing fences found (fence_guards.py): id(call) -> (call, its
-        # arguments proved separate); id(def) -> (def, the findings of a local function)
-        self.separate_arguments = {}
-        self.local_fences = {}
+        self.fenced = FenceIndex()  # what the aliasing fences found (fence_guards.py)
         self.statements = StatementLowering(self)
         self.assignments = AssignmentLowering(self)
         self.loops = LoopLowering(self)
@@ -119,7 +117,6 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
     lowering = Lowering(parsed, containers=containers, one_output=one_output,
                         has_aux=has_aux)
     if fenced is not None:
-        lowering.separate_arguments.update(fenced.separate)
-        lowering.local_fences.update(fenced.local)
+        lowering.fenced.add(fenced)
     function = lowering.statements.run(fenced.guards if fenced is not None else ())
     return function, lowering.bindings, lowering.namer

@@ -15,7 +15,7 @@ from tangent_ckpt.compiler.lower.container_values import (
 )
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.expressions import is_boolean
-from tangent_ckpt.compiler.lower.guards import emit_guards
+from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
@@ -92,6 +92,7 @@ class StatementLowering:
         """Normalize a statement list into self.lo.out; stops after an exit."""
         for i, stmt in enumerate(stmts):
             self.lo.line = getattr(stmt, "lineno", self.lo.line)
+            emit_checks_before(self.lo, stmt)
             if isinstance(stmt, gast.Return):
                 self.return_(stmt)
                 return
