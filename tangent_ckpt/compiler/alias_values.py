@@ -10,6 +10,7 @@ import builtins
 import gast
 import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
     COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
@@ -281,6 +282,12 @@ class Origins:
         fdef = self.local_functions.get(node.func.id) if isinstance(node.func, gast.Name) \
             else None
         if fdef is not None and self.returned_info(fdef, args, env) is not None:
+            return fresh
+        if fn is not None and registry.lookup(fn) is not None:
+            # a black box with an adjoint rule (tc.register_adjoint): its result may
+            # be an argument's memory, which only the run can tell (fence_guards.py)
+            held = self._union(args, env).everything()
+            self.guards.opaque[id(node)] = self.guards.opaque.get(id(node), set()) | held
             return fresh
         # a user function, a local function or anything unknown: it may return its
         # arguments or what they hold

@@ -31,6 +31,7 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
+from tangent_ckpt.compiler.fence_guards import GuardNotes
 from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
                                                  _is_in, local_names)
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
@@ -72,6 +73,7 @@ class AliasFence(Origins):
         self.container_sites = set()  # sites making lists, tuples, dicts, sets
         # names bound only to objects of user classes made here: their methods are known
         self.objects = constructed_classes(fnode, self.resolve, self.locals)
+        self.guards = GuardNotes(parsed, fnode)  # what only the call decides (fence_guards.py)
 
     # --- the forward pass -------------------------------------------------------
     def run(self):
@@ -319,6 +321,7 @@ class AliasFence(Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=f"make an independent array first ({name} = {name}.copy() or "
                          f"np.array(...)), or write into '{other}' directly")
+        self.guards.note(self, written, env, s, node, name)
 
     def live_after(self, name):
         if name not in self.liveness:
@@ -348,7 +351,7 @@ class AliasFence(Origins):
             self.returns_new[id(fdef)] = known
         return _Info() if known else None
 
-    # --- values -----------------------------------------------------------------
+
 _OWN_NODES = {}
 
 
@@ -389,12 +392,16 @@ def _join(a, b):
 
 def check_writes(parsed, fnode=None, followed=()):
     """Refuse every write in ``fnode`` (default: the parsed function) that may change
-    another live name through shared memory; the calls on objects whose methods it checked."""
-    receivers = NodeFacts()  # ``followed``: what views.py follows
+    another live name through shared memory (``followed``: what views.py follows);
+    returns the calls on objects whose methods it checked and its FenceFindings
+    (compiler/fence_guards.py)."""
+    fnode = fnode if fnode is not None else parsed.node
+    fences = [AliasFence(parsed, child, followed) for child in gast.walk(fnode)
+              if isinstance(child, gast.FunctionDef)]  # fnode's own first
+    receivers = NodeFacts()
     try:
-        for child in gast.walk(fnode if fnode is not None else parsed.node):
-            if isinstance(child, gast.FunctionDef):
-                receivers.update(AliasFence(parsed, child, followed).run())
+        for fence in fences:
+            receivers.update(fence.run())
     finally:
         _OWN_NODES.clear()
-    return receivers
+    return receivers, fences[0].guards.findings(fences[1:])

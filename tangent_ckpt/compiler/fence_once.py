@@ -29,7 +29,9 @@ def fence_once(parsed, containers=None):
     of the arguments given as containers or objects (their classes' methods)."""
     fenced = Fenced()
     followed = follow_views(parsed)
-    fenced.checked_receivers.update(check_writes(parsed, followed=followed))
+    receivers, fenced.findings = check_writes(parsed, followed=followed)
+    fenced.checked_receivers.update(receivers)
+    fenced.index.add(fenced.findings)
     fenced.marks.update(followed.marks)
     pending = collections.deque(functions_named(parsed))
     pending.extend(functions_of_arguments(containers))
@@ -51,11 +53,12 @@ def _prepared(role, fn, fenced):
     try:
         if role == FUNCTION:
             followed = follow_views(parsed, helper=True)
-            receivers = check_writes(parsed, followed=followed)
+            receivers, findings = check_writes(parsed, followed=followed)
             fenced.marks.update(followed.marks)
         else:
-            receivers = check_writes(parsed)
+            receivers, findings = check_writes(parsed)
     except Exception as error:
         return FencedFunction(parsed, error)
     fenced.checked_receivers.update(receivers)
-    return FencedFunction(parsed)
+    fenced.index.add(findings)
+    return FencedFunction(parsed, findings=findings)

@@ -19,6 +19,7 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.method_writes import writes_self_in_place
+from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
     PartialValue, TupleValue, is_function, to_source,
@@ -163,6 +164,7 @@ class CallableValues:
     def call_value(self, value, node, hint):
         """Call a compile-time value with the arguments of ``node``."""
         if isinstance(value, LocalFunction):
+            check_local_call(self.lo, value.node, node)
             return self.lo.inlining.inline(value.node, value.scope, node, hint,
                                            value.scope.parsed)
         if isinstance(value, PartialValue):
@@ -173,11 +175,13 @@ class CallableValues:
             return self.lo.calls.call(gast.copy_location(call, node), hint)
         if isinstance(value, MethodValue) and not value.is_property:
             self.check_in_place_method(value, node)
-            parsed = self.parsed(value.fn, node)
+            prepared = self.method(value.fn, node)
+            parsed = prepared.checked()
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
             if node in self.lo.discarded_calls:  # m.decay(0.9)
                 self.lo.discarded_calls[call] = True
+            check_helper_call(self.lo, prepared.findings, parsed.node, call, site=node)
             checked = self.checked_owners
             checked.append(value.owner)  # its own methods' calls: checked with this one
             try:
@@ -212,10 +216,15 @@ class CallableValues:
 
     def parsed(self, fn, node):
         """A method (or a generator) of the user's, as the fence checked it."""
+        return self.method(fn, node).checked()
+
+    def method(self, fn, node):
+        """A method (or a generator) of the user's as the fence prepared it: its
+        tree and what its fence found (fence_guards.FenceFindings), or its refusal."""
         if not user_function(fn):
             raise self.lo.error(UnsupportedSyntaxError, f"cannot inline {fn!r}", node,
                                 construct=_spelled(node))
-        return self.fenced(METHOD, fn, node).checked()
+        return self.fenced(METHOD, fn, node)
 
     def fenced(self, role, fn, node):
         """``fn`` as the fence prepared it before lowering (``fence_once.py``), in

@@ -16,6 +16,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
+from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
@@ -132,6 +133,7 @@ class CallLowering:
                              f"{to_source(func)}", node, construct=to_source(func),
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
+            check_local_call(self.lo, fn.node, node)
             return self.lo.inlining.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
         lowered = lower_call(self.lo, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
         if lowered is not None:
@@ -154,6 +156,7 @@ class CallLowering:
             if prepared.parsed is not None or \
                     not isinstance(prepared.error, SourceUnavailableError):
                 parsed = prepared.checked()
+                check_helper_call(self.lo, prepared.findings, parsed.node, node)
                 return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)
 

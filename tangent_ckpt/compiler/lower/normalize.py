@@ -114,12 +114,13 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
     """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`
     (and the structure of the parameters given as containers, by position;
     whether one output is differentiated or a returned tuple of them, and
-    whether the function returns ``(output, aux)``); gives ``(ir.Function,
+    whether the function returns ``(output, aux)``; what the aliasing fence found,
+    compiler/fence_guards.py); gives ``(ir.Function,
     bindings, namer)``: the function in A-normal form, the global names its code
     reads, and the namer that made its names.  ``fenced``
     (:func:`~tangent_ckpt.compiler.fence_once.fence_once`): the user functions
     the fence checked, the only ones it inlines."""
     lowering = Lowering(parsed, containers=containers, one_output=one_output,
                         has_aux=has_aux, fenced=fenced)
-    function = lowering.statements.run()
+    function = lowering.statements.run(fenced.findings.guards if fenced is not None else ())
     return function, lowering.bindings, lowering.namer

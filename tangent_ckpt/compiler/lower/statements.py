@@ -15,6 +15,7 @@ from tangent_ckpt.compiler.lower.container_values import (
 )
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.expressions import is_boolean
+from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
@@ -33,7 +34,9 @@ class StatementLowering:
         self.outputs = None  # a returned tuple or list: the expression rebuilding it
         self.aux = None  # has_aux: the expression rebuilding the auxiliary value
 
-    def run(self):
+    def run(self, guards=()):
+        """The function, in A-normal form; ``guards``: the aliasing fence's
+        run-time guards, checked first (lower/guards.py)."""
         fnode = self.lo.parsed.node
         self.lo.namer.reserve(all_names(fnode))
         self.lo.namer.reserve({"np", "rt"})
@@ -58,13 +61,14 @@ class StatementLowering:
         result = fnode.name if fnode.name not in scope.locals else self.lo.namer.fresh("result")
         self.lo.namer.reserve({result})
         self.lo.inline_stack.append(self.lo.parsed.fn)  # f calling f is recursion
-        body = self.function_body(fnode.body, scope, result, top=True)
+        body = self.function_body(fnode.body, scope, result, top=True, guards=guards)
         return ir.Function(name=fnode.name, params=params, defaults=defaults, body=body,
                            result=result, line=fnode.lineno, filename=self.lo.parsed.filename,
                            line_texts={**self.lo.inlined_lines, **self.lo.parsed.source_lines},
                            outputs=self.outputs, aux=self.aux)
 
-    def function_body(self, stmts, scope, result, top=False, hint=None, yield_to=None):
+    def function_body(self, stmts, scope, result, top=False, hint=None, yield_to=None,
+                      guards=()):
         saved = (self.lo.out, self.lo.current_scope, self.lo.ctx)
         self.lo.current_scope = scope
         # temporaries of a return expression are named after `hint`: the caller's
@@ -74,6 +78,7 @@ class StatementLowering:
         out = []
         self.lo.out = out
         scope.top_block = out
+        emit_guards(self.lo, guards, self.lo.parsed.node)
         self.block(stmts)
         if top and not always_exits(stmts):
             raise self.lo.error(TransformError, "the function can end without returning a value",
@@ -87,6 +92,7 @@ class StatementLowering:
         """Normalize a statement list into self.lo.out; stops after an exit."""
         for i, stmt in enumerate(stmts):
             self.lo.line = getattr(stmt, "lineno", self.lo.line)
+            emit_checks_before(self.lo, stmt)
             if isinstance(stmt, gast.Return):
                 self.return_(stmt)
                 return

@@ -1,0 +1,140 @@
+"""Lower: the aliasing fence's run-time guards (``compiler/fence_guards.py``),
+one ``rt.distinct_arrays(W, b, names=('W', 'b'), line=6)`` per guarded pair,
+at the top of the function: a parameter's memory is the caller's for the whole
+call, so one check when the gradient starts covers every write, loops included.
+Each runs in the forward sweep only, as an ``assert`` does, at the user's line
+of the write it protects (the line table places its error there).  A helper's
+call is checked before it is inlined (``check_helper_call``)."""
+
+import copy
+
+import gast
+
+from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.observers import emit_observation
+from tangent_ckpt.compiler.lower.scopes import TupleValue
+from tangent_ckpt.errors import UnsupportedSyntaxError
+
+
+def emit_guards(lo, guards, node):
+    """Emit ``guards`` (fence_guards.Guard) into the statements being written,
+    naming the arrays as the function's first statement sees them: a parameter
+    (a container parameter is one variable per element: not an array, not
+    guarded) or the bound module-level array."""
+    for guard in guards:
+        written = lo.expressions.load_name(guard.written, node)
+        other = lo.expressions.load_name(guard.other, node)
+        if not (isinstance(written, ir.Name) and isinstance(other, ir.Name)):
+            continue
+        check = sx.rt("distinct_arrays", ir.operand_node(written), ir.operand_node(other),
+                      names=sx.const((guard.written, guard.other)), line=sx.const(guard.line))
+        local = tuple(n.id for n in (written, other) if n.id not in lo.bindings)
+        emit_observation(lo, check, local, guard.line)
+
+
+def check_helper_call(lo, fenced, fnode, call, site=None):
+    """The call ``call`` of the helper ``fnode`` (a method's: its receiver
+    first; ``site``: the call as the user wrote it), whose fence found
+    ``fenced`` (fence_guards.FenceFindings), before it is inlined:
+
+    - one variable given for a parameter the helper writes and one it reads
+      afterwards (``step(y, y)``): the write changes what the helper reads, which
+      the inlined value semantics would not follow -- refused here; two variables
+      (``step(y, z)``): ``rt.distinct_arrays`` checks at the call, each time it
+      runs, that they share no memory (``z = y[1:]`` does), unless the caller's
+      fence proved one of them a new array the other cannot be;
+    - a subscript or ``.T`` of an array given for a parameter it writes in place
+      (``bump(y[1:])``), a write the inliner does not carry back to ``y``: where
+      the argument is a view of ``y`` when the code runs, ``rt.not_a_view``
+      stops the gradient at the call (an element of a 1-D array, a number, or
+      a copy made by a fancy index, goes on: the write cannot reach ``y``); an
+      item of a list or dict (``bump(ys[0])``), an array the helper's write
+      changes, stops it likewise."""
+    given = _arguments(fnode, call)
+    site = site if site is not None else call  # the node the caller's fence saw
+    separate = lo.fenced.index.get("separate", site) or set()
+    for guard in fenced.guards:
+        written, other = given.get(guard.written), given.get(guard.other)
+        if isinstance(written, gast.Name) and isinstance(other, gast.Name) and \
+                written.id == other.id:
+            raise lo.error(UnsupportedSyntaxError,
+                           f"{fnode.name}() is given '{written.id}' for both '{guard.written}' "
+                           f"and '{guard.other}': its write into '{guard.written}' (line "
+                           f"{guard.line}) changes '{guard.other}', which it reads afterwards, "
+                           f"and the compiler would differentiate the two as separate arrays",
+                           call, construct=f"the same array for two parameters of "
+                                           f"{fnode.name}()",
+                           hint=f"let {fnode.name}() take the array once when both names are "
+                                f"meant to change together")
+        if isinstance(written, gast.Name) and isinstance(other, gast.Name) and \
+                not {written.id, other.id} & separate:
+            arrays = [lo.expressions.load_name(n.id, n) for n in (written, other)]
+            if all(isinstance(a, ir.Name) for a in arrays):  # y and a view of it?
+                check = sx.rt("distinct_arrays", *map(ir.operand_node, arrays),
+                              names=sx.const((guard.written, guard.other)),
+                              line=sx.const(guard.line), function=sx.const(fnode.name))
+                emit_observation(lo, check, tuple(dict.fromkeys(
+                    a.id for a in arrays if a.id not in lo.bindings)), lo.line)
+    followed = lo.fenced.marks.written_arguments.get(call, {})  # written back by the inliner
+    for param, line in fenced.written.items():
+        argument = given.get(param)
+        root = _view_root(argument)
+        if root is None or param in followed:
+            continue
+        parent = lo.expressions.load_name(root, argument)
+        value = lo.expressions.nondiff(argument)
+        if isinstance(parent, ir.Name):
+            whole, names = ir.operand_node(parent), list(value.names)
+            if parent.id not in lo.bindings:
+                names.append(parent.id)
+        elif isinstance(parent, TupleValue):  # ys[0] of a list: the array it holds
+            whole, names = copy.deepcopy(value.node), list(value.names)
+        else:
+            continue
+        check = sx.rt("not_a_view", value.node, whole, names=sx.const((param, root)),
+                      function=sx.const(fnode.name), line=sx.const(line))
+        emit_observation(lo, check, tuple(dict.fromkeys(names)), lo.line)
+
+
+def _arguments(fnode, call):
+    """Parameter name -> the argument node the call gives it."""
+    args = fnode.args
+    given = dict(zip([a.id for a in args.posonlyargs + args.args], call.args))
+    given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return given
+
+
+def _view_root(node):
+    """``y`` of ``y[1:]``, ``y[0][2:]``, ``y.T``, ``y.real``: an expression that may
+    be a view of the named array; None for anything else."""
+    if not isinstance(node, (gast.Subscript, gast.Attribute)):
+        return None
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        if isinstance(node, gast.Attribute) and node.attr not in ("T", "mT", "real", "imag"):
+            return None
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def check_local_call(lo, fnode, call):
+    """``check_helper_call`` for a function defined in the differentiated one
+    (or in a helper): the enclosing function's fence fenced it."""
+    fenced = lo.fenced.index.get("local", fnode)
+    if fenced is not None:
+        check_helper_call(lo, fenced, fnode, call)
+
+
+def emit_checks_before(lo, stmt):
+    """The checks the fence asked for right before ``stmt``: a write into a name
+    that may share memory with another, read later, only through what a black
+    box (a function with a registered adjoint) returned."""
+    for written, other, line in lo.fenced.index.get("before", stmt) or ():
+        arrays = [lo.expressions.load_name(n, stmt) for n in (written, other)]
+        if not all(isinstance(a, ir.Name) for a in arrays):
+            continue
+        check = sx.rt("distinct_arrays", *map(ir.operand_node, arrays),
+                      names=sx.const((written, other)), line=sx.const(line),
+                      black_box=sx.const(True))
+        emit_observation(lo, check, tuple(dict.fromkeys(
+            a.id for a in arrays if a.id not in lo.bindings)), line)

@@ -1,0 +1,73 @@
+"""Run-time guards of the aliasing fence (``rt.distinct_arrays``, ``rt.not_a_view``).
+
+Two parameters of a differentiated function, or a parameter and a module-level
+array, are separate arrays for the compiler: nothing in the function can say
+whether the caller passed the same array twice (``f(a, a)``) or a view of the
+other (``f(W[0], W)``).  Where a write into one of them would change the other,
+read afterwards, the generated gradient checks once, when it starts, that the
+two share no memory: the fast path runs on separate arrays (and is exact
+there), and an error naming both names and the user's line stops a call whose
+arrays do share memory, whose gradient would be that of another program.
+"""
+
+import numpy as np
+
+from tangent_ckpt.errors import TangentCkptError
+
+
+def distinct_arrays(written, other, names, line=None, function=None, black_box=False):
+    """Refuse ``written`` and ``other`` when they share memory: the same object,
+    or two NumPy arrays with a byte in common (overlapping views of one array).
+    ``names``: the user's names of the two (``'W'``, ``'b'``); ``line``: the
+    user's line of the write into ``written``; ``function``: the helper whose
+    parameters ``names`` are, when the check sits at its call; ``black_box``:
+    the check sits before the write, one of the two holding what a function
+    with a registered adjoint returned.  Cheap: an
+    identity test, then ``np.shares_memory``, which compares the arrays' bounds
+    first."""
+    if written is other or (isinstance(written, np.ndarray) and isinstance(other, np.ndarray)
+                            and np.shares_memory(written, other)):
+        raise TangentCkptError(_message(names, line, function, black_box))
+
+
+def _message(names, line, function, black_box):
+    written, other = names
+    where = f" at line {line}" if line is not None else ""
+    if black_box:
+        return (f"'{written}' and '{other}' share memory: the write into '{written}'{where} "
+                f"would also change '{other}', which is read afterwards, and the compiler "
+                f"follows the two as separate arrays (one holds what a function with a "
+                f"registered adjoint returned, whose body the compiler does not read: here "
+                f"it returned the other's memory)")
+    if function is not None:
+        where = f" at its line {line}" if line is not None else ""
+        return (f"{function}() is given arrays that share memory for its parameters "
+                f"'{written}' and '{other}': its write into '{written}'{where} would also "
+                f"change '{other}', which it reads afterwards, and the compiler follows a "
+                f"helper's parameters as separate arrays (the sharing is followed where "
+                f"both names are the calling function's own, not through a call)")
+    return (f"'{written}' and '{other}' share memory when the gradient is called (the same "
+            f"array, or overlapping views of one, given for both): the write into "
+            f"'{written}'{where} would also change '{other}', which is read afterwards, "
+            f"and the gradient is that of two separate arrays (pass arrays that share no "
+            f"memory, e.g. a copy of one: the function then computes what its gradient "
+            f"differentiates)")
+
+
+def not_a_view(argument, array, names, function, line=None):
+    """Refuse ``argument`` -- what a call gives a helper's parameter that the
+    helper writes in place, an expression such as ``y[1:]`` -- when it is a view
+    of ``array`` (``y``): the write of the helper ``function`` would change
+    ``y``, which the gradient does not follow.  ``names``: (the parameter, the
+    array's name); ``line``: the helper's line that writes.  A number, or an array with its own
+    memory (a fancy index's copy), passes: the write cannot reach ``y``."""
+    if isinstance(argument, np.ndarray) and isinstance(array, np.ndarray) and \
+            np.shares_memory(argument, array):
+        param, name = names
+        where = f" at its line {line}" if line is not None else ""
+        raise TangentCkptError(
+            f"{function}() writes into its parameter '{param}'{where}, and is given a view "
+            f"of '{name}' (or an array it holds) for it: the write changes '{name}', which "
+            f"the gradient does not follow through a call (have {function}() return the new "
+            f"value and assign it: '{param} = {param} + ...' in {function}(), then write the "
+            f"result into '{name}')")
