@@ -14,20 +14,17 @@ keep value semantics: copied before each write.
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.memory_sharing import VIEW_FUNCTIONS
+from tangent_ckpt.adjoints.registry import is_numpy_function
+from tangent_ckpt.compiler.memory_sharing import returns_new
 
 
 def _makes_new_array(expr):
     if not isinstance(expr, ir.Prim) or "out" in expr.kwargs:
         return False
     fn = expr.fn
-    if isinstance(fn, np.ufunc):
-        return True
     if fn is np.array:
         return "copy" not in expr.kwargs
-    if any(fn is v for v in VIEW_FUNCTIONS):
-        return False
-    return (getattr(fn, "__module__", None) or "").startswith("numpy")
+    return returns_new(fn) and is_numpy_function(fn)
 
 
 def owned_arrays(function):
