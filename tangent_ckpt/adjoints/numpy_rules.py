@@ -468,7 +468,7 @@ with section("Linear algebra"):
     defadjoint(numpy_function("vecdot"), "x1, x2, /, *, axis=None",
                x1="unbroadcast(vecdot_adjoint(g, x2, axis), x1)",
                x2="unbroadcast(vecdot_adjoint(g, x1, axis), x2)", linear=True)
-    defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", view=False, name="np.linalg.norm",
+    defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", view=False, reduces=True, name="np.linalg.norm",
                domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)",
                tangent=norm_tangent)
 
@@ -478,27 +478,27 @@ with section("Reductions and statistics"):
     defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False", view=False,
                reduces=True, methods="mean",
                a="mean_adjoint(g, a, axis, keepdims)", linear=True)
-    defadjoint(np.nansum, REDUCE, view=False, only={"initial": (None,)},
+    defadjoint(np.nansum, REDUCE, view=False, reduces=True, only={"initial": (None,)},
                a="np.where(np.isnan(a), 0.0, repeat_to_match(g, a, axis, keepdims))",
                tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)")
-    defadjoint(np.nanmean, "a, axis=None, dtype=None, out=None, keepdims=False", view=False,
+    defadjoint(np.nanmean, "a, axis=None, dtype=None, out=None, keepdims=False", view=False, reduces=True,
                a="nanmean_adjoint(g, a, axis, keepdims)",
                tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims) / "
                        "np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)")
     for _fn in available("trapezoid", "trapz"):
         defadjoint(_fn, "y, x=None, dx=1.0, axis=-1", view=False,
                    y="trapezoid_adjoint(g, y, x, dx, axis)", linear=True)
-    defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False", view=False,
+    defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False", view=False, reduces=True,
                only={"returned": (False,)},
                a="average_adjoint(g, a, axis, weights, keepdims)",
                weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)",
                tangent={"a": "np.average(t, axis=axis, weights=weights, keepdims=keepdims)",
                         "weights": AVERAGE_TANGENT_WEIGHTS})
-    defadjoint(np.var, VARIANCE, view=False, methods="var", only=PLAIN_VARIANCE,
+    defadjoint(np.var, VARIANCE, view=False, reduces=True, methods="var", only=PLAIN_VARIANCE,
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
-    defadjoint(np.std, VARIANCE, view=False, methods="std", only=PLAIN_VARIANCE,
+    defadjoint(np.std, VARIANCE, view=False, reduces=True, methods="std", only=PLAIN_VARIANCE,
                a="std_adjoint(g, a, ans, axis, ddof, keepdims)",
                tangent="np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / ((np.size(a) / np.size(ans) - ddof) * ans)")
@@ -513,7 +513,7 @@ with section("Reductions and statistics"):
                    a=f"quantile_weights(a, {_q}, axis) * repeat_to_match(g, a, axis, keepdims)",
                    tangent=f"np.sum(quantile_weights(a, {_q}, axis) * t, axis=axis, "
                            "keepdims=keepdims)")
-    defadjoint(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False", view=False,
+    defadjoint(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False", view=False, reduces=True,
                a="quantile_weights(a, 0.5, axis) * repeat_to_match(g, a, axis, keepdims)",
                tangent="np.sum(quantile_weights(a, 0.5, axis) * t, axis=axis, keepdims=keepdims)")
     defadjoint(np.prod, REDUCE, view=False, reduces=True, methods="prod", only={"initial": (None,)},
@@ -524,10 +524,10 @@ with section("Reductions and statistics"):
                    a="extremum_adjoint(g, a, ans, axis, keepdims)",
                    tangent=extremum_tangent(_ref))
     for _fn, _ref in ((np.nanmax, "np.nanmax"), (np.nanmin, "np.nanmin")):
-        defadjoint(_fn, EXTREMUM + ", where=True", view=False, only={"initial": (None,), "where": (True,)},
+        defadjoint(_fn, EXTREMUM + ", where=True", view=False, reduces=True, only={"initial": (None,), "where": (True,)},
                    a="extremum_adjoint(g, a, ans, axis, keepdims)",
                    tangent=extremum_tangent(_ref))
-    defadjoint(np.ptp, "a, axis=None, out=None, keepdims=False", view=False,
+    defadjoint(np.ptp, "a, axis=None, out=None, keepdims=False", view=False, reduces=True,
                a="extremum_adjoint(g, a, np.max(a, axis=axis, keepdims=keepdims), axis, keepdims)"
                  " - extremum_adjoint(g, a, np.min(a, axis=axis, keepdims=keepdims), axis, "
                  "keepdims)",
