@@ -791,6 +791,7 @@ for _fn in (np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.asarray_c
             getattr(np.linalg, "matrix_transpose", None)):
     defprimitive(_fn, view=True)
 defprimitive(np.meshgrid, view=True, copy_flag="copy")
+defprimitive(np.ndarray, view="buffer", copy_flag="buffer")   # np.ndarray(shape): new
 for _fn, _written in ((np.copyto, "dst"), (np.put, "a"), (np.place, "arr"),
                       (np.putmask, "a"), (np.fill_diagonal, "a"),
                       (np.put_along_axis, "arr"), (np.random.shuffle, "x")):

@@ -11,6 +11,8 @@ containers' methods (``dict.get``, ``list.append``) are listed here: they are
 not primitives of the registry.
 """
 
+import inspect
+
 import numpy as np
 
 from tangent_ckpt.adjoints import registry
@@ -28,6 +30,39 @@ def returns_new(fn):
     return facts.view is False
 
 
+_UNKNOWN = object()
+
+
+def leaves_copy_flag(fn, npositional, keywords):
+    """True when ``fn``'s row has a ``copy_flag=`` and this call leaves that
+    parameter at its default, so the result is new (``np.array(x)``, not
+    ``np.array(x, copy=False)``; ``np.ndarray(shape)``, not
+    ``np.ndarray(shape, buffer=b)``).  ``npositional``: the number of positional
+    arguments, None when not known (``*args``); ``keywords``: {name: the
+    constant passed, or :data:`UNKNOWN_VALUE`}."""
+    facts = registry.facts(fn)
+    if facts is None or facts.copy_flag is None or npositional is None:
+        return False
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    flag = params.get(facts.copy_flag)
+    if flag is None:
+        return False
+    if flag.kind in (flag.POSITIONAL_ONLY, flag.POSITIONAL_OR_KEYWORD) and \
+            npositional > list(params).index(facts.copy_flag):
+        return False   # passed by position: whatever it is, it may not copy
+    if facts.copy_flag not in keywords:
+        return True
+    value = keywords[facts.copy_flag]
+    return value is not _UNKNOWN and type(value) is type(flag.default) and \
+        value == flag.default
+
+
+UNKNOWN_VALUE = _UNKNOWN
+
+
 def _functions(keep):
     return [f.fn for f in registry.all_facts() if keep(f)]
 
@@ -39,7 +74,8 @@ def _methods(keep):
 # functions whose result may share memory with an argument (views, or the argument
 # itself), as their rows say; a function without a row may too (returns_new)
 VIEW_FUNCTIONS = _functions(lambda f: f.view not in (False, None))
-# functions that return a new array unless told not to copy (np.array(x, copy=False))
+# functions that return a new array unless told not to copy (np.array(x, copy=False)):
+# leaves_copy_flag says whether a call does
 COPY_FLAG_FUNCTIONS = _functions(lambda f: f.copy_flag is not None)
 # functions that write into their first argument
 WRITING_FUNCTIONS = _functions(lambda f: f.writes is not None)
