@@ -390,7 +390,7 @@ with section("Elementwise functions"):
     defadjoint(np.sinc, UNARY, view=False, x="sinc_adjoint(g, x, ans)",
                tangent="t * np.where(x == 0, 0.0, (np.cos(3.141592653589793 * x) - ans)"
                        " / np.where(x == 0, 1.0, x))")
-    defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", view="x", copy_flag="copy",
+    defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", view="x", new_unless="copy",
                x="g * np.isfinite(x)", tangent="t * np.isfinite(x)")
     defadjoint(np.real, "val", view="val", val="real_adjoint(g, val)", linear="joint")
     defadjoint(np.imag, "val", view="val", val="imag_adjoint(g, val)", linear="joint")
@@ -539,7 +539,7 @@ with section("Reductions and statistics"):
                only={"include_initial": (False,)}, x="cumsum_adjoint(g, x, axis)", linear=True)
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", view=False, methods="cumprod",
                a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
-    defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None", view="a",
+    defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None", view="a", new_unless="n",
                a="diff_adjoint(g, a, n, axis, prepend, append)",
                linear=("a", "prepend", "append"))
     defadjoint(np.gradient, "f, *varargs, axis=None, edge_order=1", view=False,
@@ -598,7 +598,7 @@ with section("Shape"):
     defadjoint(builtins.float, "x=0.0, /", name="float", view=False, x="reshape_like(g, x)",
                linear="joint")
     defadjoint(np.array, "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, "
-                         "ndmax=0, like=None", view="object", copy_flag="copy",
+                         "ndmax=0, like=None", view="object", new_unless="copy",
                object="reshape_like(g, object)", linear="joint")
     # a dtype= given at run time (np.asarray(x, dtype=dt)): the result passes the
     # derivative on only where dt is not an integer or bool dtype
@@ -714,7 +714,7 @@ with section("Signals (1-D)"):
     defadjoint(np.polyval, "p, x", view=False, p="polyval_adjoint_p(g, p, x)",
                x="g * np.polyval(np.polyder(p), x)",
                tangent={"p": "np.polyval(t, x)", "x": "t * np.polyval(np.polyder(p), x)"})
-    defadjoint(np.polyder, "p, m=1", view="p", only={"m": (1,)}, p="polyder_adjoint(g, p)",
+    defadjoint(np.polyder, "p, m=1", view="p", new_unless="m", only={"m": (1,)}, p="polyder_adjoint(g, p)",
                linear=True)
     defadjoint(np.convolve, "a, v, mode='full'", view=False, a="convolve_adjoint(g, a, v, mode)",
                v="convolve_adjoint(g, v, a, mode)", linear=True)
@@ -790,8 +790,8 @@ for _fn in (np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.asarray_c
             getattr(np, "unstack", None), getattr(np, "permute_dims", None),   # NumPy 2.x
             getattr(np.linalg, "matrix_transpose", None)):
     defprimitive(_fn, view=True)
-defprimitive(np.meshgrid, view=True, copy_flag="copy")
-defprimitive(np.ndarray, view="buffer", copy_flag="buffer")   # np.ndarray(shape): new
+defprimitive(np.meshgrid, view=True, new_unless="copy")
+defprimitive(np.ndarray, view="buffer", new_unless="buffer")   # np.ndarray(shape): new
 for _fn, _written in ((np.copyto, "dst"), (np.put, "a"), (np.place, "arr"),
                       (np.putmask, "a"), (np.fill_diagonal, "a"),
                       (np.put_along_axis, "arr"), (np.random.shuffle, "x")):

@@ -61,8 +61,9 @@ its derivative; every other table of per-function facts is derived from it
   function that is not a ufunc must say it (a missing ``view=`` raises: an
   unsaid view is a wrong gradient, not a refusal); a ufunc returns a new array.
   Elsewhere an unsaid ``view=`` is treated as a possible view.
-  ``copy_flag="copy"``: the result is new unless that parameter is passed
-  something other than ``True`` (``np.array(x, copy=False)``).
+  ``new_unless="copy"``: the result is new while that parameter is left at
+  its default (``np.array(x)``; ``np.array(x, copy=False)`` may be ``x``;
+  ``np.diff(a, 0)`` is ``a``: ``new_unless="n"``).
   ``method_views={"flatten": False}``: a method of ``methods=`` whose result
   differs from the function's (``x.flatten()`` copies, ``np.ravel`` may not).
 - ``pure=``: the call only computes its result (no writes, no random state,
@@ -142,26 +143,14 @@ class PrimitiveFacts:
     ``writes``: the parameter it writes into (``"self"`` for a method), or None.
     ``pure``: True, False, or None when not said."""
 
-    __slots__ = ("fn", "name", "view", "copy_flag", "writes", "pure", "keeps_shape",
+    __slots__ = ("fn", "name", "view", "new_unless", "writes", "pure", "keeps_shape",
                  "reduces", "fusable")
 
-    def __init__(self, fn, name, view=None, copy_flag=None, writes=None, pure=None,
+    def __init__(self, fn, name, view=None, new_unless=None, writes=None, pure=None,
                  keeps_shape=False, reduces=False, fusable=False):
-        self.fn, self.name, self.view, self.copy_flag = fn, name, view, copy_flag
+        self.fn, self.name, self.view, self.new_unless = fn, name, view, new_unless
         self.writes, self.pure = writes, pure
         self.keeps_shape, self.reduces, self.fusable = keeps_shape, reduces, fusable
-
-    @property
-    def returns_new(self):
-        """True when the result never shares memory with the arguments (a
-        ``copy_flag`` row: when the call leaves the flag at ``True``)."""
-        return self.view is False or self.copy_flag is not None
-
-    @property
-    def may_be_view(self):
-        """True when the result may share memory with an argument (or the row
-        does not say)."""
-        return self.view is not False
 
     def __repr__(self):
         return f"<PrimitiveFacts {self.name} view={self.view!r}>"
@@ -288,7 +277,7 @@ _PURE_METHODS = set()   # methods known to return a new value and change nothing
 
 def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(),
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
-               singular=False, view=UNSAID, copy_flag=None, method_views=None, pure=True,
+               singular=False, view=UNSAID, new_unless=None, method_views=None, pure=True,
                keeps_shape=False, reduces=False, fusable=False, **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
     tangent (``tangent=`` or ``linear=``), and its facts (``view=``, ``pure=``,
@@ -300,7 +289,7 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
     name = name or _default_name(fn)
     params = parse_signature(signature)
     names = {p[0] for p in params}
-    facts = _facts(fn, name, names, view=view, copy_flag=copy_flag, pure=pure,
+    facts = _facts(fn, name, names, view=view, new_unless=new_unless, pure=pure,
                    keeps_shape=keeps_shape, reduces=reduces, fusable=fusable)
     for param in (*sequence, *piecewise, *(only or {})):
         if param not in names:
@@ -330,7 +319,7 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
     return fn
 
 
-def _facts(fn, name, names, *, view=UNSAID, copy_flag=None, writes=None, pure=None,
+def _facts(fn, name, names, *, view=UNSAID, new_unless=None, writes=None, pure=None,
            keeps_shape=False, reduces=False, fusable=False):
     """The checked :class:`PrimitiveFacts` of a row (``names``: its parameters,
     None when its signature says nothing about them)."""
@@ -349,18 +338,18 @@ def _facts(fn, name, names, *, view=UNSAID, copy_flag=None, writes=None, pure=No
     elif view not in (False, True):
         view = tuple(view)
     for param in (view if isinstance(view, tuple) else ()) + \
-            tuple(p for p in (copy_flag, writes) if p is not None):
+            tuple(p for p in (new_unless, writes) if p is not None):
         if names is not None and param not in names:
-            raise ValueError(f"{name}: '{param}' (view=, copy_flag= or writes=) is not a "
+            raise ValueError(f"{name}: '{param}' (view=, new_unless= or writes=) is not a "
                              "parameter of its signature")
-    if copy_flag is not None and view in (False, None):
-        raise ValueError(f"{name}: copy_flag= needs view= (what the result shares without a copy)")
+    if new_unless is not None and view in (False, None):
+        raise ValueError(f"{name}: new_unless= needs view= (what the result may share otherwise)")
     if keeps_shape and reduces:
         raise ValueError(f"{name}: keeps_shape= and reduces= exclude each other")
     if fusable and not isinstance(fn, np.ufunc):
         raise ValueError(f"{name}: fusable= is for ufuncs (the Numba passes fuse elementwise "
                          "calls only)")
-    return PrimitiveFacts(fn, name, view=view, copy_flag=copy_flag, writes=writes, pure=pure,
+    return PrimitiveFacts(fn, name, view=view, new_unless=new_unless, writes=writes, pure=pure,
                           keeps_shape=bool(keeps_shape), reduces=bool(reduces),
                           fusable=bool(fusable))
 
@@ -413,11 +402,11 @@ def defconstant(fn, signature="*args", name=None, methods=(), *, view=UNSAID, pu
     return fn
 
 
-def defprimitive(fn, *, name=None, view=UNSAID, copy_flag=None, writes=None, pure=None,
+def defprimitive(fn, *, name=None, view=UNSAID, new_unless=None, writes=None, pure=None,
                  keeps_shape=False, reduces=False):
     """A facts-only row: a function with no derivative rule (differentiating
     through it is refused) whose memory behaviour the compiler must know
-    (``np.meshgrid``: ``view=True, copy_flag="copy"``; ``np.copyto``:
+    (``np.meshgrid``: ``view=True, new_unless="copy"``; ``np.copyto``:
     ``writes=``, the parameter it writes into).  ``fn`` None registers nothing."""
     if fn is None or facts(fn) is not None:
         return fn   # missing from this NumPy, or another name of a function with a row
@@ -428,7 +417,7 @@ def defprimitive(fn, *, name=None, view=UNSAID, copy_flag=None, writes=None, pur
         names = None
     if writes is not None and pure:
         raise ValueError(f"{name}: a function that writes into an argument is not pure")
-    _set_facts(fn, _facts(fn, name, names, view=view, copy_flag=copy_flag, writes=writes,
+    _set_facts(fn, _facts(fn, name, names, view=view, new_unless=new_unless, writes=writes,
                           pure=False if writes is not None else pure,
                           keeps_shape=keeps_shape, reduces=reduces))
     return fn

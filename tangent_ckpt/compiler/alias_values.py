@@ -16,7 +16,7 @@ from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.memory_sharing import (
-    FRESH_METHODS, UNKNOWN_VALUE, VIEW_FUNCTIONS, VIEW_METHODS, leaves_copy_flag, returns_new,
+    FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS, call_new_by_default, returns_new,
 )
 from tangent_ckpt.compiler.view_facts import resolve_dotted
 
@@ -250,9 +250,7 @@ class Origins:
         args = list(node.args) + [k.value for k in node.keywords]
         fresh = _Info({("site", id(node), 0)})
         if fn is not None:
-            if leaves_copy_flag(fn, _positional_count(node), {
-                    k.arg: k.value.value if isinstance(k.value, gast.Constant) else UNKNOWN_VALUE
-                    for k in node.keywords if k.arg is not None}):
+            if call_new_by_default(fn, node):
                 return fresh   # np.array(x): a copy (not np.array(x, copy=False))
             if fn is np.einsum and _several_einsum_operands(node):
                 return fresh
@@ -334,14 +332,6 @@ def _several_einsum_operands(node):
     args = node.args
     return len(args) >= 3 and isinstance(args[0], gast.Constant) and \
         isinstance(args[0].value, str) and not any(isinstance(a, gast.Starred) for a in args)
-
-
-def _positional_count(call):
-    """The number of positional arguments of ``call``, None with a ``*args``."""
-    if any(isinstance(a, gast.Starred) for a in call.args) or \
-            any(k.arg is None for k in call.keywords):
-        return None
-    return len(call.args)
 
 
 def _is_in(obj, objects):

@@ -16,7 +16,7 @@ import numpy as np
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.adjoints.registry import is_numpy_function
 from tangent_ckpt.compiler.memory_sharing import (
-    COPY_FLAG_FUNCTIONS, UNKNOWN_VALUE, leaves_copy_flag, returns_new,
+    COPY_FLAG_FUNCTIONS, UNKNOWN_VALUE, new_by_default, returns_new,
 )
 
 
@@ -25,7 +25,7 @@ def _makes_new_array(expr):
         return False
     fn = expr.fn
     if any(fn is f for f in COPY_FLAG_FUNCTIONS):   # np.array(x): new; np.array(x, copy=False): maybe not
-        return leaves_copy_flag(fn, len(expr.args), {
+        return new_by_default(fn, len(expr.args), {
             k: v.value if isinstance(v, ir.Const) else UNKNOWN_VALUE
             for k, v in expr.kwargs.items()})
     return returns_new(fn) and is_numpy_function(fn)

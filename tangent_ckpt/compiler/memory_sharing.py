@@ -2,7 +2,7 @@
 
 The tables the aliasing fence (``aliasing.py``, ``alias_values.py``), the view
 lowering and the in-place analyses read, derived from the rows of the rule
-registry (``adjoints/numpy_rules.py``: ``view=``, ``copy_flag=``, ``writes=``
+registry (``adjoints/numpy_rules.py``: ``view=``, ``new_unless=``, ``writes=``
 of ``defadjoint``, ``defconstant``, ``defprimitive`` and ``defmethod``), keyed
 by function object.  What a row does not say is never taken to be new:
 :func:`returns_new` is False for a function without a row (a NumPy function
@@ -13,6 +13,7 @@ not primitives of the registry.
 
 import inspect
 
+import gast
 import numpy as np
 
 from tangent_ckpt.adjoints import registry
@@ -20,9 +21,9 @@ from tangent_ckpt.adjoints import registry
 
 def returns_new(fn):
     """True when a call of ``fn`` always returns a new object that shares no
-    memory with its arguments (its row says ``view=False``; a ``copy_flag=``
-    row only when the call leaves the flag at True: check
-    :data:`COPY_FLAG_FUNCTIONS` first).  False for a function without a row,
+    memory with its arguments (its row says ``view=False``; a ``new_unless=``
+    row only where the call leaves that parameter at its default:
+    :func:`new_by_default`).  False for a function without a row,
     but for a ufunc."""
     facts = registry.facts(fn)
     if facts is None:   # a ufunc allocates its result (out= is a write, seen apart)
@@ -33,34 +34,43 @@ def returns_new(fn):
 _UNKNOWN = object()
 
 
-def leaves_copy_flag(fn, npositional, keywords):
-    """True when ``fn``'s row has a ``copy_flag=`` and this call leaves that
+def new_by_default(fn, npositional, keywords):
+    """True when ``fn``'s row has a ``new_unless=`` and this call leaves that
     parameter at its default, so the result is new (``np.array(x)``, not
-    ``np.array(x, copy=False)``; ``np.ndarray(shape)``, not
-    ``np.ndarray(shape, buffer=b)``).  ``npositional``: the number of positional
-    arguments, None when not known (``*args``); ``keywords``: {name: the
-    constant passed, or :data:`UNKNOWN_VALUE`}."""
+    ``np.array(x, copy=False)``; ``np.diff(a)``, not ``np.diff(a, 0)``;
+    ``np.ndarray(shape)``, not ``np.ndarray(shape, buffer=b)``).  ``npositional``:
+    the number of positional arguments, None when not known (``*args``);
+    ``keywords``: {name: the constant passed, or :data:`UNKNOWN_VALUE`}."""
     facts = registry.facts(fn)
-    if facts is None or facts.copy_flag is None or npositional is None:
+    if facts is None or facts.new_unless is None or npositional is None:
         return False
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    flag = params.get(facts.copy_flag)
+    flag = params.get(facts.new_unless)
     if flag is None:
         return False
     if flag.kind in (flag.POSITIONAL_ONLY, flag.POSITIONAL_OR_KEYWORD) and \
-            npositional > list(params).index(facts.copy_flag):
+            npositional > list(params).index(facts.new_unless):
         return False   # passed by position: whatever it is, it may not copy
-    if facts.copy_flag not in keywords:
+    if facts.new_unless not in keywords:
         return True
-    value = keywords[facts.copy_flag]
+    value = keywords[facts.new_unless]
     return value is not _UNKNOWN and type(value) is type(flag.default) and \
         value == flag.default
 
 
 UNKNOWN_VALUE = _UNKNOWN
+
+
+def call_new_by_default(fn, call):
+    """:func:`new_by_default` for a call written in the user's code (a gast ``Call``)."""
+    starred = any(isinstance(a, gast.Starred) for a in call.args) or \
+        any(k.arg is None for k in call.keywords)
+    return new_by_default(fn, None if starred else len(call.args), {
+        k.arg: k.value.value if isinstance(k.value, gast.Constant) else _UNKNOWN
+        for k in call.keywords if k.arg is not None})
 
 
 def _functions(keep):
@@ -74,9 +84,9 @@ def _methods(keep):
 # functions whose result may share memory with an argument (views, or the argument
 # itself), as their rows say; a function without a row may too (returns_new)
 VIEW_FUNCTIONS = _functions(lambda f: f.view not in (False, None))
-# functions that return a new array unless told not to copy (np.array(x, copy=False)):
-# leaves_copy_flag says whether a call does
-COPY_FLAG_FUNCTIONS = _functions(lambda f: f.copy_flag is not None)
+# functions whose result is new while one parameter is left at its default
+# (np.array(x), not np.array(x, copy=False)): new_by_default says whether a call does
+COPY_FLAG_FUNCTIONS = _functions(lambda f: f.new_unless is not None)
 # functions that write into their first argument
 WRITING_FUNCTIONS = _functions(lambda f: f.writes is not None)
 # builtins whose result is a new object holding no references to the arguments
