@@ -364,7 +364,8 @@ with section("Elementwise functions"):
                x2="unbroadcast(-g * x1 / (x1 * x1 + x2 * x2), x2)",
                tangent={"x1": "t * x2 / (x1 * x1 + x2 * x2)",
                         "x2": "-t * x1 / (x1 * x1 + x2 * x2)"})
-    defadjoint(np.hypot, BINARY, fusable=True, domain="nonzero", singular=unless_nonzero("x1", "x2"),
+    defadjoint(np.hypot, BINARY, domain="nonzero", singular=unless_nonzero("x1", "x2"),
+               fusable=True,
                x1="unbroadcast(g * x1 / ans, x1)",
                x2="unbroadcast(g * x2 / ans, x2)",
                tangent={"x1": "t * x1 / ans", "x2": "t * x2 / ans"})
@@ -494,7 +495,7 @@ with section("Reductions and statistics"):
                weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)",
                tangent={"a": "np.average(t, axis=axis, weights=weights, keepdims=keepdims)",
                         "weights": AVERAGE_TANGENT_WEIGHTS})
-    defadjoint(np.var, VARIANCE, view=False, reduces=True, methods="var", only=PLAIN_VARIANCE,
+    defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE, view=False, reduces=True,
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
