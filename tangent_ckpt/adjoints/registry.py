@@ -129,8 +129,14 @@ DOMAINS = {
 }
 
 
-#: ``view=`` left out of a row
-UNSAID = type("Unsaid", (), {"__repr__": lambda self: "UNSAID", "__bool__": lambda self: False})()
+class _Unsaid:
+    """The value of a fact a row leaves out (``view=``)."""
+
+    def __repr__(self):
+        return "UNSAID"
+
+
+UNSAID = _Unsaid()
 
 
 class PrimitiveFacts:
