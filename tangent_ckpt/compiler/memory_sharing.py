@@ -26,7 +26,7 @@ def returns_new(fn):
     :func:`new_by_default`).  False for a function without a row,
     but for a ufunc."""
     facts = registry.facts(fn)
-    if facts is None:   # a ufunc allocates its result (out= is a write, seen apart)
+    if facts is None:   # a ufunc allocates its result (the lowering refuses out=)
         return isinstance(fn, np.ufunc)
     return facts.view is False
 
