@@ -16,9 +16,11 @@ from tangent_ckpt.adjoints.rule_text import REQUIRED, parse_signature, template_
 @pytest.fixture
 def scratch():
     """Functions registered by a test are removed afterwards (the registry is global)."""
-    before = dict(registry._RULES), dict(registry._METHODS), set(registry._PURE_METHODS)
+    tables = (registry._RULES, registry._METHODS, registry._PURE_METHODS, registry._FACTS,
+              registry._METHOD_FACTS)
+    before = [table.copy() for table in tables]
     yield
-    for table, old in zip((registry._RULES, registry._METHODS, registry._PURE_METHODS), before):
+    for table, old in zip(tables, before):
         table.clear()
         table.update(old)
 
@@ -210,3 +212,106 @@ def test_static_and_piecewise_parameters():
 def test_unknown_domain_is_rejected(scratch):
     with pytest.raises(ValueError, match="unknown domain"):
         defadjoint(_fn, "x", domain="complex", x="g")
+
+
+# --- one row per primitive: what the compiler knows besides the derivative ---------
+
+def test_rows_carry_their_facts():
+    assert registry.facts(np.reshape).view == ("a",)
+    assert lookup(np.reshape).facts is registry.facts(np.reshape)
+    assert registry.facts(np.sum).view is False and registry.facts(np.sum).reduces
+    assert registry.facts(np.sum).pure and not registry.facts(np.sum).keeps_shape
+    assert registry.facts(np.roll).keeps_shape and not registry.facts(np.roll).reduces
+    assert registry.facts(np.exp).view is False and registry.facts(np.exp).fusable
+    assert not registry.facts(np.matmul).fusable
+    assert registry.facts(np.array).new_unless == "copy"
+    assert registry.facts(np.diff).view == ("a",) and registry.facts(np.diff).new_unless == "n"
+    assert registry.facts(np.zeros).view is False              # defconstant rows too
+    # facts-only rows: no rule, so a differentiated call is still refused
+    assert registry.facts(np.copyto).writes == "dst" and lookup(np.copyto) is None
+    assert registry.facts(np.meshgrid).view is True and lookup(np.meshgrid) is None
+    assert registry.facts(np.fft.hfft) is None
+
+
+def test_methods_take_the_facts_of_their_function_unless_the_row_says():
+    assert registry.method_facts("reshape").view == ("a",)
+    assert registry.method_facts("sum").view is False
+    assert registry.method_facts("flatten").view is False       # np.ravel's row: it copies
+    assert registry.method_facts("conj").view == ("x",)         # x itself for a real x
+    assert registry.method_facts("fill").writes == "self"
+    assert registry.method_facts("view").view is True
+
+
+def _numpy_rows():
+    return [f for f in registry.all_facts() if registry.is_numpy_function(f.fn)]
+
+
+def test_every_numpy_row_says_whether_it_returns_a_view():
+    """A NumPy function's row that left ``view=`` out would have been refused
+    when it was registered: every one says False, True or the parameters."""
+    rows = _numpy_rows()
+    assert len(rows) > 150
+    for facts in rows:
+        assert facts.view is False or facts.view is True or \
+            (isinstance(facts.view, tuple) and facts.view), facts
+
+
+# calls that return memory of an argument: each function's row must say view=
+# (and, with new_unless=, that this call does not leave the parameter at its default)
+_VIEW_CALLS = [
+    (np.reshape, lambda a: np.reshape(a, (3, 2))),
+    (np.diff, lambda a: np.diff(a, 0)),
+    (np.polyder, lambda a: np.polyder(a[0], 0)),
+    (np.nan_to_num, lambda a: np.nan_to_num(a, copy=False)),
+    (np.array, lambda a: np.array(a, copy=False)),
+    (np.asarray, lambda a: np.asarray(a)),
+    (np.squeeze, lambda a: np.squeeze(a)),
+    (np.real, lambda a: np.real(a)),
+    (np.atleast_2d, lambda a: np.atleast_2d(a)),
+    (np.einsum, lambda a: np.einsum("ij->ji", a)),
+    (np.meshgrid, lambda a: np.meshgrid(a[0], copy=False)[0]),
+    (np.ndarray, lambda a: np.ndarray((6,), buffer=a)),
+    (np.broadcast_arrays, lambda a: np.broadcast_arrays(a, a)[0]),
+    (np.trim_zeros, lambda a: np.trim_zeros(a[0])),
+    (np.lib.stride_tricks.sliding_window_view, lambda a: np.lib.stride_tricks.sliding_window_view(a[0], 2)),
+]
+
+
+@pytest.mark.parametrize("fn, call", _VIEW_CALLS, ids=[f.__name__ for f, _ in _VIEW_CALLS])
+def test_a_function_that_returns_a_view_says_so_in_its_row(fn, call):
+    a = np.arange(1.0, 7.0).reshape(2, 3)
+    assert np.shares_memory(call(a), a)        # the case does return a's memory
+    assert registry.facts(fn).view not in (False, None)
+
+
+def test_a_numpy_row_without_view_fails_loudly(scratch):
+    with pytest.raises(ValueError, match="view="):
+        defadjoint(np.resize, "a, new_shape", a="g")
+    with pytest.raises(ValueError, match="view="):
+        defconstant(np.resize, "*args, **kwargs")
+    assert lookup(np.resize) is None and registry.facts(np.resize) is None
+    with pytest.raises(ValueError, match="view="):
+        registry.defmethod("scratch_method_for_test")
+    defadjoint(np.negative, "x, /", x="-g")                  # a ufunc: new by nature
+    assert registry.facts(np.negative).view is False
+    defadjoint(_fn, "x", x="g")                              # not NumPy: a possible view
+    assert registry.facts(_fn).view is None
+
+
+@pytest.mark.parametrize("facts, message", [
+    (dict(view="b"), "not a parameter"),
+    (dict(view="a", new_unless="c"), "not a parameter"),
+    (dict(view=False, new_unless="a"), "needs view="),
+    (dict(view=False, keeps_shape=True, reduces=True), "exclude"),
+    (dict(view=False, fusable=True), "ufuncs"),
+    (dict(view="a", methods="m1", method_views={"m2": False}), "not in methods"),
+])
+def test_a_row_with_inconsistent_facts_fails_loudly(facts, message, scratch):
+    with pytest.raises(ValueError, match=message):
+        defadjoint(np.resize, "a, new_shape", a="g", **facts)
+
+
+def test_register_adjoint_keeps_a_numpy_functions_facts(scratch):
+    register_adjoint(np.reshape, lambda g, ans, a, shape: (np.reshape(g, np.shape(a)), None))
+    assert registry.facts(np.reshape).view == ("a",)
+    assert lookup(np.reshape).facts is registry.facts(np.reshape)

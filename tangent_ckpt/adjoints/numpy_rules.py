@@ -27,8 +27,8 @@ import operator
 import numpy as np
 
 from tangent_ckpt.adjoints.numpy_versions import available, numpy_function
-from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure, lookup,
-                                            registered_functions)
+from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defmethod, defprimitive,
+                                            defpure, lookup, registered_functions)
 from tangent_ckpt.runtime.array_adjoints import column_join, quantile_weights, row_join
 from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
@@ -277,7 +277,7 @@ with section("Arithmetic"):
                x1="unbroadcast(g / x2, x1)",
                x2="unbroadcast(-g * ans / x2, x2)",
                tangent={"x1": "t / x2", "x2": "-t * ans / x2"})
-    defadjoint(np.power, BINARY, domain="positive", singular=power_singular,
+    defadjoint(np.power, BINARY, fusable=True, domain="positive", singular=power_singular,
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
                tangent={"x1": "t * x2 * np.power(x1, x2 - 1)",
@@ -296,16 +296,16 @@ with section("Arithmetic"):
                x1="unbroadcast(g, x1)",
                x2="fmod_adjoint_divisor(g, x1, x2)",
                tangent={"x1": "t * np.ones_like(ans)", "x2": "-t * np.trunc(x1 / x2)"})
-    defadjoint(np.negative, UNARY, x="-g", linear="joint")
+    defadjoint(np.negative, UNARY, fusable=True, x="-g", linear="joint")
     defadjoint(np.positive, UNARY, x="g", linear="joint")
-    defadjoint(np.square, UNARY, x="g * (2 * x)", tangent="t * (2 * x)")
-    defadjoint(np.reciprocal, UNARY, domain="nonzero", singular=True, x="-g * ans * ans",
+    defadjoint(np.square, UNARY, fusable=True, x="g * (2 * x)", tangent="t * (2 * x)")
+    defadjoint(np.reciprocal, UNARY, fusable=True, domain="nonzero", singular=True, x="-g * ans * ans",
                tangent="-t * ans * ans")
-    defadjoint(np.maximum, BINARY,
+    defadjoint(np.maximum, BINARY, fusable=True,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
                x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
                tangent=SELECT_TANGENT)
-    defadjoint(np.minimum, BINARY,
+    defadjoint(np.minimum, BINARY, fusable=True,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
                x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
                tangent=SELECT_TANGENT)
@@ -317,11 +317,11 @@ with section("Arithmetic"):
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
                x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
                tangent=SELECT_TANGENT)
-    defadjoint(np.where, "condition, x=None, y=None, /", piecewise=("condition",),
+    defadjoint(np.where, "condition, x=None, y=None, /", view=False, piecewise=("condition",),
                linear="joint",
                x="unbroadcast(np.where(condition, g, 0.0), x)",
                y="unbroadcast(np.where(condition, 0.0, g), y)")
-    defadjoint(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None",
+    defadjoint(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None", view=False,
                methods="clip",
                a="clip_adjoint(g, a, a_min, a_max, min, max)",
                a_min="clip_adjoint_bound(g, a, a_min, False)",
@@ -336,15 +336,15 @@ with section("Elementwise functions"):
     defadjoint(where_nonzero, "factor, product", name="rt.where_nonzero",
                piecewise=("factor",), linear=("product",),
                product="np.where(ans == product, g, 0.0)")
-    defadjoint(np.sqrt, UNARY, domain="positive", singular=True, x="g * 0.5 / ans", tangent="t * 0.5 / ans")
-    defadjoint(np.cbrt, UNARY, domain="nonzero", singular=True, x="g / (3.0 * ans * ans)", tangent="t / (3.0 * ans * ans)")
-    defadjoint(np.exp, UNARY, x="g * ans", tangent="t * ans")
-    defadjoint(np.expm1, UNARY, x="g * (ans + 1.0)", tangent="t * (ans + 1.0)")
+    defadjoint(np.sqrt, UNARY, fusable=True, domain="positive", singular=True, x="g * 0.5 / ans", tangent="t * 0.5 / ans")
+    defadjoint(np.cbrt, UNARY, fusable=True, domain="nonzero", singular=True, x="g / (3.0 * ans * ans)", tangent="t / (3.0 * ans * ans)")
+    defadjoint(np.exp, UNARY, fusable=True, x="g * ans", tangent="t * ans")
+    defadjoint(np.expm1, UNARY, fusable=True, x="g * (ans + 1.0)", tangent="t * (ans + 1.0)")
     defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}", tangent=f"t * ans * {LOG2}")
-    defadjoint(np.log, UNARY, domain="positive", singular=True, x="g / x", tangent="t / x")
-    defadjoint(np.log1p, UNARY, domain="positive", singular=True, x="g / (1.0 + x)", tangent="t / (1.0 + x)")
-    defadjoint(np.log2, UNARY, domain="positive", singular=True, x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})")
-    defadjoint(np.log10, UNARY, domain="positive", singular=True, x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})")
+    defadjoint(np.log, UNARY, fusable=True, domain="positive", singular=True, x="g / x", tangent="t / x")
+    defadjoint(np.log1p, UNARY, fusable=True, domain="positive", singular=True, x="g / (1.0 + x)", tangent="t / (1.0 + x)")
+    defadjoint(np.log2, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})")
+    defadjoint(np.log10, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})")
     defadjoint(np.logaddexp, BINARY,
                x1="unbroadcast(g * np.exp(x1 - ans), x1)",
                x2="unbroadcast(g * np.exp(x2 - ans), x2)",
@@ -353,234 +353,238 @@ with section("Elementwise functions"):
                x1="unbroadcast(g * np.exp2(x1 - ans), x1)",
                x2="unbroadcast(g * np.exp2(x2 - ans), x2)",
                tangent={"x1": "t * np.exp2(x1 - ans)", "x2": "t * np.exp2(x2 - ans)"})
-    defadjoint(np.sin, UNARY, x="g * np.cos(x)", tangent="t * np.cos(x)")
-    defadjoint(np.cos, UNARY, x="-g * np.sin(x)", tangent="-t * np.sin(x)")
-    defadjoint(np.tan, UNARY, domain="unit", x="g * (1.0 + ans * ans)", tangent="t * (1.0 + ans * ans)")
-    defadjoint(np.arcsin, UNARY, domain="unit", singular=True, x="g / np.sqrt(1.0 - x * x)", tangent="t / np.sqrt(1.0 - x * x)")
-    defadjoint(np.arccos, UNARY, domain="unit", singular=True, x="-g / np.sqrt(1.0 - x * x)", tangent="-t / np.sqrt(1.0 - x * x)")
-    defadjoint(np.arctan, UNARY, x="g / (1.0 + x * x)", tangent="t / (1.0 + x * x)")
-    defadjoint(np.arctan2, BINARY, domain="nonzero", singular=unless_nonzero("x1", "x2"),
+    defadjoint(np.sin, UNARY, fusable=True, x="g * np.cos(x)", tangent="t * np.cos(x)")
+    defadjoint(np.cos, UNARY, fusable=True, x="-g * np.sin(x)", tangent="-t * np.sin(x)")
+    defadjoint(np.tan, UNARY, fusable=True, domain="unit", x="g * (1.0 + ans * ans)", tangent="t * (1.0 + ans * ans)")
+    defadjoint(np.arcsin, UNARY, fusable=True, domain="unit", singular=True, x="g / np.sqrt(1.0 - x * x)", tangent="t / np.sqrt(1.0 - x * x)")
+    defadjoint(np.arccos, UNARY, fusable=True, domain="unit", singular=True, x="-g / np.sqrt(1.0 - x * x)", tangent="-t / np.sqrt(1.0 - x * x)")
+    defadjoint(np.arctan, UNARY, fusable=True, x="g / (1.0 + x * x)", tangent="t / (1.0 + x * x)")
+    defadjoint(np.arctan2, BINARY, fusable=True, domain="nonzero", singular=unless_nonzero("x1", "x2"),
                x1="unbroadcast(g * x2 / (x1 * x1 + x2 * x2), x1)",
                x2="unbroadcast(-g * x1 / (x1 * x1 + x2 * x2), x2)",
                tangent={"x1": "t * x2 / (x1 * x1 + x2 * x2)",
                         "x2": "-t * x1 / (x1 * x1 + x2 * x2)"})
     defadjoint(np.hypot, BINARY, domain="nonzero", singular=unless_nonzero("x1", "x2"),
+               fusable=True,
                x1="unbroadcast(g * x1 / ans, x1)",
                x2="unbroadcast(g * x2 / ans, x2)",
                tangent={"x1": "t * x1 / ans", "x2": "t * x2 / ans"})
-    defadjoint(np.sinh, UNARY, x="g * np.cosh(x)", tangent="t * np.cosh(x)")
-    defadjoint(np.cosh, UNARY, x="g * np.sinh(x)", tangent="t * np.sinh(x)")
-    defadjoint(np.tanh, UNARY, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)")
-    defadjoint(np.arcsinh, UNARY, x="g / np.sqrt(x * x + 1.0)", tangent="t / np.sqrt(x * x + 1.0)")
+    defadjoint(np.sinh, UNARY, fusable=True, x="g * np.cosh(x)", tangent="t * np.cosh(x)")
+    defadjoint(np.cosh, UNARY, fusable=True, x="g * np.sinh(x)", tangent="t * np.sinh(x)")
+    defadjoint(np.tanh, UNARY, fusable=True, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)")
+    defadjoint(np.arcsinh, UNARY, fusable=True, x="g / np.sqrt(x * x + 1.0)", tangent="t / np.sqrt(x * x + 1.0)")
     defadjoint(np.arccosh, UNARY, domain="above_one", singular=True, x="g / np.sqrt(x * x - 1.0)", tangent="t / np.sqrt(x * x - 1.0)")
-    defadjoint(np.arctanh, UNARY, domain="unit", singular=True, x="g / (1.0 - x * x)", tangent="t / (1.0 - x * x)")
+    defadjoint(np.arctanh, UNARY, fusable=True, domain="unit", singular=True, x="g / (1.0 - x * x)", tangent="t / (1.0 - x * x)")
     for _fn in (np.deg2rad, np.radians):
         defadjoint(_fn, UNARY, x="g * 0.017453292519943295", linear="joint")            # pi / 180
     for _fn in (np.rad2deg, np.degrees):
         defadjoint(_fn, UNARY, x="g * 57.29577951308232", linear="joint")               # 180 / pi
     # abs of a complex z: d|z| = Re(conj(z) dz) / |z|; of a real x: sign(x) dx (0 at 0)
-    defadjoint(np.absolute, UNARY, domain="nonzero", x="abs_adjoint(g, x)",  # np.abs too
+    defadjoint(np.absolute, UNARY, fusable=True, domain="nonzero", x="abs_adjoint(g, x)",  # np.abs too
                tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
-    defadjoint(np.fabs, UNARY, domain="nonzero", x="g * np.sign(x)",
+    defadjoint(np.fabs, UNARY, fusable=True, domain="nonzero", x="g * np.sign(x)",
                tangent="t * np.sign(x)")
-    defadjoint(builtins.abs, UNARY, name="abs", domain="nonzero", x="abs_adjoint(g, x)",
+    defadjoint(builtins.abs, UNARY, name="abs", view=False, domain="nonzero", x="abs_adjoint(g, x)",
                tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
     defadjoint(np.heaviside, BINARY, piecewise=("x1",),
                x2="unbroadcast(g * (x1 == 0), x2)", tangent={"x2": "t * (x1 == 0)"})
-    defadjoint(np.sinc, UNARY, x="sinc_adjoint(g, x, ans)",
+    defadjoint(np.sinc, UNARY, view=False, x="sinc_adjoint(g, x, ans)",
                tangent="t * np.where(x == 0, 0.0, (np.cos(3.141592653589793 * x) - ans)"
                        " / np.where(x == 0, 1.0, x))")
-    defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None",
+    defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", view="x", new_unless="copy",
                x="g * np.isfinite(x)", tangent="t * np.isfinite(x)")
-    defadjoint(np.real, "val", val="real_adjoint(g, val)", linear="joint")
-    defadjoint(np.imag, "val", val="imag_adjoint(g, val)", linear="joint")
+    defadjoint(np.real, "val", view="val", val="real_adjoint(g, val)", linear="joint")
+    defadjoint(np.imag, "val", view="val", val="imag_adjoint(g, val)", linear="joint")
     defadjoint(np.conjugate, UNARY, methods="conj conjugate",       # np.conj too
+               method_views={"conj": "x", "conjugate": "x"},   # x.conj() of a real x is x
                x="conj_adjoint(g, x)", linear="joint")
 
 with section("Linear algebra"):
     defadjoint(np.matmul, BINARY, linear=True,
                x1="matmul_adjoint_x1(g, x1, x2)",
                x2="matmul_adjoint_x2(g, x1, x2)")
-    defadjoint(np.dot, "a, b, out=None", methods="dot", linear=True,
+    defadjoint(np.dot, "a, b, out=None", view=False, methods="dot", linear=True,
                a="dot_adjoint_a(g, a, b)",
                b="dot_adjoint_b(g, a, b)")
-    defadjoint(np.outer, "a, b, out=None", linear=True,
+    defadjoint(np.outer, "a, b, out=None", view=False, linear=True,
                a="outer_adjoint_a(g, a, b)",
                b="outer_adjoint_b(g, a, b)")
-    defadjoint(np.vdot, "a, b, /", linear=True,
+    defadjoint(np.vdot, "a, b, /", view=False, linear=True,
                a="np.reshape(g * np.ravel(b), np.shape(a))",
                b="np.reshape(g * np.ravel(a), np.shape(b))")
-    defadjoint(numpy_function("matrix_transpose"), "x, /", x="np.matrix_transpose(g)", linear=True)
-    defadjoint(np.inner, "a, b, /", linear=True,
+    defadjoint(numpy_function("matrix_transpose"), "x, /", view="x", x="np.matrix_transpose(g)", linear=True)
+    defadjoint(np.inner, "a, b, /", view=False, linear=True,
                a="inner_adjoint_a(g, a, b)",
                b="inner_adjoint_b(g, a, b)")
-    defadjoint(np.kron, "a, b", linear=True,
+    defadjoint(np.kron, "a, b", view=False, linear=True,
                a="kron_adjoint(g, a, b, True)",
                b="kron_adjoint(g, a, b, False)")
-    defadjoint(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", linear=True,
+    defadjoint(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", view=False, linear=True,
                only={"axisa": (-1,), "axisb": (-1,), "axisc": (-1,), "axis": (None, -1)},
                a="unbroadcast(np.cross(b, g), a)",
                b="unbroadcast(np.cross(g, a), b)")
-    defadjoint(np.tensordot, "a, b, axes=2", linear=True,
+    defadjoint(np.tensordot, "a, b, axes=2", view=False, linear=True,
                a="tensordot_adjoint(g, a, b, axes, True)",
                b="tensordot_adjoint(g, a, b, axes, False)")
-    defadjoint(np.einsum, "subscripts, /, *operands, out=None, optimize=False", linear=True,
+    defadjoint(np.einsum, "subscripts, /, *operands, out=None, optimize=False", view="operands", linear=True,
                sequence=("operands",),
                operands="einsum_adjoint(g, subscripts, operands, i)")
-    defadjoint(np.trace, "a, offset=0, axis1=0, axis2=1, dtype=None, out=None", methods="trace",
+    defadjoint(np.trace, "a, offset=0, axis1=0, axis2=1, dtype=None, out=None", view=False, methods="trace",
                a="trace_adjoint(g, a, offset, axis1, axis2)", linear=True)
-    defadjoint(np.diagonal, "a, offset=0, axis1=0, axis2=1", methods="diagonal",
+    defadjoint(np.diagonal, "a, offset=0, axis1=0, axis2=1", view="a", methods="diagonal",
                a="diagonal_adjoint(g, a, offset, axis1, axis2)", linear=True)
-    defadjoint(np.diag, "v, k=0", v="diag_adjoint(g, v, k)", linear=True)
-    defadjoint(np.tril, "m, k=0", m="np.tril(g, k)", linear=True)
-    defadjoint(np.triu, "m, k=0", m="np.triu(g, k)", linear=True)
-    defadjoint(np.linalg.solve, "a, b", name="np.linalg.solve",
+    defadjoint(np.diag, "v, k=0", view="v", v="diag_adjoint(g, v, k)", linear=True)
+    defadjoint(np.tril, "m, k=0", view=False, m="np.tril(g, k)", linear=True)
+    defadjoint(np.triu, "m, k=0", view=False, m="np.triu(g, k)", linear=True)
+    defadjoint(np.linalg.solve, "a, b", view=False, name="np.linalg.solve",
                a="solve_adjoint_a(g, a, b, ans)",
                b="solve_adjoint_b(g, a, b)",
                tangent={"a": SOLVE_TANGENT_A, "b": "np.linalg.solve(a, t)"})
-    defadjoint(np.linalg.inv, "a", name="np.linalg.inv", a="inv_adjoint(g, ans)",
+    defadjoint(np.linalg.inv, "a", view=False, name="np.linalg.inv", a="inv_adjoint(g, ans)",
                tangent="-(ans @ t @ ans)")
-    defadjoint(np.linalg.det, "a", name="np.linalg.det", a="det_adjoint(g, a, ans)",
+    defadjoint(np.linalg.det, "a", view=False, name="np.linalg.det", a="det_adjoint(g, a, ans)",
                tangent="ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)")
-    defadjoint(np.linalg.slogdet, "a", name="np.linalg.slogdet", a="slogdet_adjoint(g, a)",
+    defadjoint(np.linalg.slogdet, "a", view=False, name="np.linalg.slogdet", a="slogdet_adjoint(g, a)",
                tangent="(0.0 * ans[0], np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))")
-    defadjoint(np.linalg.cholesky, "a, /, *, upper=False", name="np.linalg.cholesky",
+    defadjoint(np.linalg.cholesky, "a, /, *, upper=False", view=False, name="np.linalg.cholesky",
                a="cholesky_adjoint(g, ans, upper)", tangent=cholesky_tangent)
-    defadjoint(np.linalg.eigh, "a, UPLO='L'", name="np.linalg.eigh",
+    defadjoint(np.linalg.eigh, "a, UPLO='L'", view=False, name="np.linalg.eigh",
                a="eigh_adjoint(g, ans, UPLO)", tangent=eigh_tangent)
-    defadjoint(np.linalg.eigvalsh, "a, UPLO='L'", name="np.linalg.eigvalsh",
+    defadjoint(np.linalg.eigvalsh, "a, UPLO='L'", view=False, name="np.linalg.eigvalsh",
                a="eigh_adjoint(Parts((g, 0.0)), np.linalg.eigh(a, UPLO), UPLO)",
                tangent=eigvalsh_tangent)
-    defadjoint(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False",
+    defadjoint(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False", view=False,
                name="np.linalg.svd", only={"hermitian": (False,)},
                a="svd_adjoint(g, a, ans, full_matrices, compute_uv)", tangent=svd_tangent)
-    defadjoint(np.linalg.pinv, "a, rcond=None, hermitian=False, *, rtol=None",
+    defadjoint(np.linalg.pinv, "a, rcond=None, hermitian=False, *, rtol=None", view=False,
                name="np.linalg.pinv", only={"hermitian": (False,)},
                a="pinv_adjoint(g, a, ans)", tangent=PINV_TANGENT)
-    defadjoint(np.linalg.qr, "a, mode='reduced'", name="np.linalg.qr",
+    defadjoint(np.linalg.qr, "a, mode='reduced'", view=False, name="np.linalg.qr",
                only={"mode": ("reduced",)}, a="qr_adjoint(g, a, ans)", tangent=QR_TANGENT)
-    defadjoint(np.linalg.matrix_power, "a, n", name="np.linalg.matrix_power",
+    defadjoint(np.linalg.matrix_power, "a, n", view=False, name="np.linalg.matrix_power",
                a="matrix_power_adjoint(g, a, n)", tangent=matrix_power_tangent)
-    defadjoint(numpy_function("linalg.vector_norm"), "x, /, *, axis=None, keepdims=False, ord=2",
+    defadjoint(numpy_function("linalg.vector_norm"), "x, /, *, axis=None, keepdims=False, ord=2", view=False,
                name="np.linalg.vector_norm", domain="nonzero", only={"ord": (2,)},
                x="vector_norm_adjoint(g, x, ans, axis, keepdims)", tangent=NORM_EUCLID)
     defadjoint(numpy_function("vecdot"), "x1, x2, /, *, axis=None",
                x1="unbroadcast(vecdot_adjoint(g, x2, axis), x1)",
                x2="unbroadcast(vecdot_adjoint(g, x1, axis), x2)", linear=True)
-    defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", name="np.linalg.norm",
+    defadjoint(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", view=False, reduces=True, name="np.linalg.norm",
                domain="nonzero", x="norm_adjoint(g, x, ans, ord, axis, keepdims)",
                tangent=norm_tangent)
 
 with section("Reductions and statistics"):
-    defadjoint(np.sum, REDUCE, methods="sum", a="repeat_to_match(g, a, axis, keepdims)",
+    defadjoint(np.sum, REDUCE, view=False, reduces=True, methods="sum", a="repeat_to_match(g, a, axis, keepdims)",
                linear=True)
-    defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False", methods="mean",
+    defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False", view=False,
+               reduces=True, methods="mean",
                a="mean_adjoint(g, a, axis, keepdims)", linear=True)
-    defadjoint(np.nansum, REDUCE, only={"initial": (None,)},
+    defadjoint(np.nansum, REDUCE, view=False, reduces=True, only={"initial": (None,)},
                a="np.where(np.isnan(a), 0.0, repeat_to_match(g, a, axis, keepdims))",
                tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)")
-    defadjoint(np.nanmean, "a, axis=None, dtype=None, out=None, keepdims=False",
+    defadjoint(np.nanmean, "a, axis=None, dtype=None, out=None, keepdims=False", view=False, reduces=True,
                a="nanmean_adjoint(g, a, axis, keepdims)",
                tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims) / "
                        "np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)")
     for _fn in available("trapezoid", "trapz"):
-        defadjoint(_fn, "y, x=None, dx=1.0, axis=-1",
+        defadjoint(_fn, "y, x=None, dx=1.0, axis=-1", view=False,
                    y="trapezoid_adjoint(g, y, x, dx, axis)", linear=True)
-    defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False",
+    defadjoint(np.average, "a, axis=None, weights=None, returned=False, *, keepdims=False", view=False, reduces=True,
                only={"returned": (False,)},
                a="average_adjoint(g, a, axis, weights, keepdims)",
                weights="average_adjoint_weights(g, a, ans, axis, weights, keepdims)",
                tangent={"a": "np.average(t, axis=axis, weights=weights, keepdims=keepdims)",
                         "weights": AVERAGE_TANGENT_WEIGHTS})
-    defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE,
+    defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE, view=False, reduces=True,
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
-    defadjoint(np.std, VARIANCE, methods="std", only=PLAIN_VARIANCE,
+    defadjoint(np.std, VARIANCE, view=False, reduces=True, methods="std", only=PLAIN_VARIANCE,
                a="std_adjoint(g, a, ans, axis, ddof, keepdims)",
                tangent="np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / ((np.size(a) / np.size(ans) - ddof) * ans)")
     defadjoint(np.cov, "m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, "
-                       "aweights=None, *, dtype=None",
+                       "aweights=None, *, dtype=None", view=False,
                only={"y": (None,), "ddof": (None,), "fweights": (None,), "aweights": (None,)},
                m="cov_adjoint(g, m, rowvar, bias)", tangent=COV_TANGENT)
     for _fn, _q in ((np.quantile, "q"), (np.percentile, "q / 100.0")):
         defadjoint(_fn, "a, q, axis=None, out=None, overwrite_input=False, method='linear', "
-                        "keepdims=False, *, weights=None, interpolation=None",
+                        "keepdims=False, *, weights=None, interpolation=None", view=False,
                    only={"method": ("linear",), "weights": (None,), "interpolation": (None,)},
                    a=f"quantile_weights(a, {_q}, axis) * repeat_to_match(g, a, axis, keepdims)",
                    tangent=f"np.sum(quantile_weights(a, {_q}, axis) * t, axis=axis, "
                            "keepdims=keepdims)")
-    defadjoint(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+    defadjoint(np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False", view=False, reduces=True,
                a="quantile_weights(a, 0.5, axis) * repeat_to_match(g, a, axis, keepdims)",
                tangent="np.sum(quantile_weights(a, 0.5, axis) * t, axis=axis, keepdims=keepdims)")
-    defadjoint(np.prod, REDUCE, methods="prod", only={"initial": (None,)},
+    defadjoint(np.prod, REDUCE, view=False, reduces=True, methods="prod", only={"initial": (None,)},
                a="prod_adjoint(g, a, ans, axis, keepdims)", tangent=PROD_TANGENT)
     for _fn, _method, _ref in ((np.max, "max", "np.max"), (np.min, "min", "np.min"),
                                (np.amax, "", "np.max"), (np.amin, "", "np.min")):
-        defadjoint(_fn, EXTREMUM, methods=_method, only={"initial": (None,)},
+        defadjoint(_fn, EXTREMUM, view=False, reduces=True, methods=_method, only={"initial": (None,)},
                    a="extremum_adjoint(g, a, ans, axis, keepdims)",
                    tangent=extremum_tangent(_ref))
     for _fn, _ref in ((np.nanmax, "np.nanmax"), (np.nanmin, "np.nanmin")):
-        defadjoint(_fn, EXTREMUM + ", where=True", only={"initial": (None,), "where": (True,)},
+        defadjoint(_fn, EXTREMUM + ", where=True", view=False, reduces=True, only={"initial": (None,), "where": (True,)},
                    a="extremum_adjoint(g, a, ans, axis, keepdims)",
                    tangent=extremum_tangent(_ref))
-    defadjoint(np.ptp, "a, axis=None, out=None, keepdims=False",
+    defadjoint(np.ptp, "a, axis=None, out=None, keepdims=False", view=False, reduces=True,
                a="extremum_adjoint(g, a, np.max(a, axis=axis, keepdims=keepdims), axis, keepdims)"
                  " - extremum_adjoint(g, a, np.min(a, axis=axis, keepdims=keepdims), axis, "
                  "keepdims)",
                tangent=f"({extremum_tangent('np.max')}) - ({extremum_tangent('np.min')})")
-    defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", methods="cumsum",
+    defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", view=False, methods="cumsum",
                a="cumsum_adjoint(g, a, axis)", linear=True)
     defadjoint(numpy_function("cumulative_sum"),
-               "x, /, *, axis=None, dtype=None, out=None, include_initial=False",
+               "x, /, *, axis=None, dtype=None, out=None, include_initial=False", view=False,
                only={"include_initial": (False,)}, x="cumsum_adjoint(g, x, axis)", linear=True)
-    defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", methods="cumprod",
+    defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", view=False, methods="cumprod",
                a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
-    defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None",
+    defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None", view="a", new_unless="n",
                a="diff_adjoint(g, a, n, axis, prepend, append)",
                linear=("a", "prepend", "append"))
-    defadjoint(np.gradient, "f, *varargs, axis=None, edge_order=1",
+    defadjoint(np.gradient, "f, *varargs, axis=None, edge_order=1", view=False,
                f="gradient_adjoint(g, f, varargs, axis, edge_order)", linear=True)
 
 with section("Shape"):
-    defadjoint(np.reshape, "a, /, shape, order='C', *, copy=None", varargs_methods="reshape",
+    defadjoint(np.reshape, "a, /, shape, order='C', *, copy=None", view="a", varargs_methods="reshape",
                a="reshape_like(g, a, order)", linear=True)
-    defadjoint(np.ravel, "a, order='C'", methods="ravel flatten", a="reshape_like(g, a, order)", linear=True)
-    defadjoint(np.transpose, "a, axes=None", varargs_methods="transpose",
+    defadjoint(np.ravel, "a, order='C'", view="a", methods="ravel flatten",
+               method_views={"flatten": False}, a="reshape_like(g, a, order)", linear=True)
+    defadjoint(np.transpose, "a, axes=None", view="a", varargs_methods="transpose",
                a="transpose_adjoint(g, axes)", linear=True)
-    defadjoint(np.swapaxes, "a, axis1, axis2", methods="swapaxes",
+    defadjoint(np.swapaxes, "a, axis1, axis2", view="a", methods="swapaxes",
                a="np.swapaxes(g, axis1, axis2)", linear=True)
-    defadjoint(np.moveaxis, "a, source, destination", a="np.moveaxis(g, destination, source)", linear=True)
-    defadjoint(np.rollaxis, "a, axis, start=0", a="rollaxis_adjoint(g, a, axis, start)", linear=True)
-    defadjoint(np.expand_dims, "a, axis", a="reshape_like(g, a)", linear=True)
-    defadjoint(np.squeeze, "a, axis=None", methods="squeeze", a="reshape_like(g, a)", linear=True)
+    defadjoint(np.moveaxis, "a, source, destination", view="a", a="np.moveaxis(g, destination, source)", linear=True)
+    defadjoint(np.rollaxis, "a, axis, start=0", view="a", a="rollaxis_adjoint(g, a, axis, start)", linear=True)
+    defadjoint(np.expand_dims, "a, axis", view="a", a="reshape_like(g, a)", linear=True)
+    defadjoint(np.squeeze, "a, axis=None", view="a", methods="squeeze", a="reshape_like(g, a)", linear=True)
     for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-        defadjoint(_fn, "ary, /", ary="reshape_like(g, ary)", linear=True)
-    defadjoint(np.broadcast_to, "array, shape, subok=False", array="unbroadcast(g, array)", linear=True)
-    defadjoint(np.flip, "m, axis=None", m="np.flip(g, axis)", linear=True)
-    defadjoint(np.flipud, "m", m="np.flipud(g)", linear=True)
-    defadjoint(np.fliplr, "m", m="np.fliplr(g)", linear=True)
-    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", m="np.rot90(g, -k, axes)", linear=True)
-    defadjoint(np.roll, "a, shift, axis=None",
+        defadjoint(_fn, "ary, /", view="ary", ary="reshape_like(g, ary)", linear=True)
+    defadjoint(np.broadcast_to, "array, shape, subok=False", view="array", array="unbroadcast(g, array)", linear=True)
+    defadjoint(np.flip, "m, axis=None", view="m", keeps_shape=True, m="np.flip(g, axis)", linear=True)
+    defadjoint(np.flipud, "m", view="m", m="np.flipud(g)", linear=True)
+    defadjoint(np.fliplr, "m", view="m", m="np.fliplr(g)", linear=True)
+    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", view="m", m="np.rot90(g, -k, axes)", linear=True)
+    defadjoint(np.roll, "a, shift, axis=None", view=False, keeps_shape=True,
                a="np.roll(g, np.negative(shift), axis)", linear=True)
-    defadjoint(np.repeat, "a, repeats, axis=None", methods="repeat",
+    defadjoint(np.repeat, "a, repeats, axis=None", view=False, methods="repeat",
                a="repeat_adjoint(g, a, repeats, axis)", linear=True)
-    defadjoint(np.tile, "A, reps", A="tile_adjoint(g, A, reps)", linear=True)
+    defadjoint(np.tile, "A, reps", view=False, A="tile_adjoint(g, A, reps)", linear=True)
     defadjoint(np.pad, "array, pad_width, mode='constant', *, constant_values=0, "
-                       "end_values=0, reflect_type='even', stat_length=None",
+                       "end_values=0, reflect_type='even', stat_length=None", view=False,
                only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap"),
                      "reflect_type": ("even",)},
                array="pad_adjoint(g, array, pad_width, mode)",
                tangent="np.pad(t, pad_width, mode)")
-    defadjoint(np.sort, "a, axis=-1, kind=None, order=None, *, stable=None",
+    defadjoint(np.sort, "a, axis=-1, kind=None, order=None, *, stable=None", view=False,
                only={"order": (None,)}, a="sort_adjoint(g, a, axis, kind)",
                tangent="np.take_along_axis(t, np.argsort(a, axis=axis, kind='stable'), axis=axis)")
-    defadjoint(np.partition, "a, kth, axis=-1, kind='introselect', order=None",
+    defadjoint(np.partition, "a, kth, axis=-1, kind='introselect', order=None", view=False,
                only={"order": (None,)}, a="partition_adjoint(g, a, kth, axis, kind)",
                tangent="np.take_along_axis(t, np.argpartition(a, kth, axis=axis, kind=kind), "
                        "axis=axis)")
-    defadjoint(np.take_along_axis, "arr, indices, axis=-1", linear=True,
+    defadjoint(np.take_along_axis, "arr, indices, axis=-1", view=False, linear=True,
                arr="take_along_axis_adjoint(g, arr, indices, axis)")
     defadjoint(along_last, "a, axis=None", name="rt.along_last", linear=True,
                a="from_last(g, a, axis)")
@@ -588,13 +592,14 @@ with section("Shape"):
                linear=True, x="along_last(g, axis)")
     defadjoint(weights_like, "weights, a, axis=None", name="rt.weights_like", linear=True,
                piecewise=("a",), weights="weights_like_adjoint(g, weights, axis)")
-    defadjoint(np.copy, "a, order='K', subok=False", methods="copy", a="g", linear="joint")
-    defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None",
+    defadjoint(np.copy, "a, order='K', subok=False", view=False, keeps_shape=True, methods="copy",
                a="g", linear="joint")
-    defadjoint(builtins.float, "x=0.0, /", name="float", x="reshape_like(g, x)",
+    defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None", view="a",
+               a="g", linear="joint")
+    defadjoint(builtins.float, "x=0.0, /", name="float", view=False, x="reshape_like(g, x)",
                linear="joint")
     defadjoint(np.array, "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, "
-                         "ndmax=0, like=None",
+                         "ndmax=0, like=None", view="object", new_unless="copy",
                object="reshape_like(g, object)", linear="joint")
     # a dtype= given at run time (np.asarray(x, dtype=dt)): the result passes the
     # derivative on only where dt is not an integer or bool dtype
@@ -604,20 +609,20 @@ with section("Shape"):
                linear=True)
 
 with section("Joining and splitting (sequence parameters: `i` is the element index)"):
-    defadjoint(np.concatenate, "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'",
+    defadjoint(np.concatenate, "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'", view=False,
                sequence=("arrays",),
                arrays="concatenate_adjoint(g, arrays, axis, i)", linear="joint")
-    defadjoint(np.stack, "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'",
+    defadjoint(np.stack, "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'", view=False,
                sequence=("arrays",),
                arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"), linear="joint")
     for _fn in (np.vstack, *available("row_stack")):
-        defadjoint(_fn, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
+        defadjoint(_fn, "tup, *, dtype=None, casting='same_kind'", view=False, sequence=("tup",),
                    tup="vstack_adjoint(g, tup, i)", linear="joint")
-    defadjoint(np.hstack, "tup, *, dtype=None, casting='same_kind'", sequence=("tup",),
+    defadjoint(np.hstack, "tup, *, dtype=None, casting='same_kind'", view=False, sequence=("tup",),
                tup="hstack_adjoint(g, tup, i)", linear="joint")
-    defadjoint(np.column_stack, "tup", sequence=("tup",),
+    defadjoint(np.column_stack, "tup", view=False, sequence=("tup",),
                tup="column_stack_adjoint(g, tup, i)", linear="joint")
-    defadjoint(np.append, "arr, values, axis=None",
+    defadjoint(np.append, "arr, values, axis=None", view=False,
                arr="append_adjoint(g, arr, values, axis, True)",
                values="append_adjoint(g, arr, values, axis, False)", linear="joint")
     defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
@@ -644,43 +649,43 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                t="dict_set_adjoint_value(g, key)", linear=True)
     defadjoint(dict_get_tangent, "t, key, like", name="rt.dict_get_tangent",
                t="dict_get_adjoint(g, ans, key)", piecewise=("like",), linear=("t",))
-    defadjoint(builtins.sum, "iterable, /, start=0", name="sum", sequence=("iterable",),
+    defadjoint(builtins.sum, "iterable, /, start=0", name="sum", view=False, sequence=("iterable",),
                iterable=("unbroadcast(g, iterable[i])",
                          "np.broadcast_to(g, np.shape(iterable))"),
                start="unbroadcast(g, start)", linear="joint")
-    defadjoint(np.select, "condlist, choicelist, default=0", sequence=("choicelist",),
+    defadjoint(np.select, "condlist, choicelist, default=0", view=False, sequence=("choicelist",),
                piecewise=("condlist",),
                choicelist="select_adjoint_choice(g, condlist, choicelist, i)",
                default="unbroadcast(select_adjoint_choice(g, condlist, choicelist, "
                        "len(condlist)), default)", linear="joint")
-    defadjoint(np.split, "ary, indices_or_sections, axis=0",
+    defadjoint(np.split, "ary, indices_or_sections, axis=0", view="ary",
                ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint")
-    defadjoint(np.array_split, "ary, indices_or_sections, axis=0",
+    defadjoint(np.array_split, "ary, indices_or_sections, axis=0", view="ary",
                ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint")
-    defadjoint(np.vsplit, "ary, indices_or_sections",
+    defadjoint(np.vsplit, "ary, indices_or_sections", view="ary",
                ary="split_adjoint(g, ary, indices_or_sections, 0)", linear="joint")
-    defadjoint(np.hsplit, "ary, indices_or_sections",
+    defadjoint(np.hsplit, "ary, indices_or_sections", view="ary",
                ary="split_adjoint(g, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)", linear="joint")
-    defadjoint(np.dsplit, "ary, indices_or_sections",
+    defadjoint(np.dsplit, "ary, indices_or_sections", view="ary",
                ary="split_adjoint(g, ary, indices_or_sections, 2)", linear="joint")
 
 with section("Building arrays"):
     defadjoint(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=None, "
-                            "axis=0, *, device=None",
+                            "axis=0, *, device=None", view=False,
                only={"retstep": (False,)},
                start="linspace_adjoint(g, start, stop, num, endpoint, axis)",
                stop="linspace_adjoint(g, start, stop, num, endpoint, axis, True)", linear="joint")
     defadjoint(np.arange, "start_or_stop, /, stop=None, step=1, *, dtype=None, device=None, "
-                          "like=None",
+                          "like=None", view=False,
                piecewise=("stop",),
                start_or_stop="arange_adjoint_start(g, start_or_stop, stop)",
                step="arange_adjoint_step(g)",
                tangent={"start_or_stop": "t * np.ones_like(ans) * (stop is not None)",
                         "step": "t * np.arange(np.size(ans))"})
-    defadjoint(np.full, "shape, fill_value, dtype=None, order='C', *, device=None, like=None",
+    defadjoint(np.full, "shape, fill_value, dtype=None, order='C', *, device=None, like=None", view=False,
                fill_value="sum_all(g, fill_value)", linear="joint")
     defadjoint(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None, *, "
-                             "device=None",
+                             "device=None", view=False,
                piecewise=("a",), fill_value="sum_all(g, fill_value)", linear="joint")
 
 with section("Indexing"):
@@ -689,32 +694,34 @@ with section("Indexing"):
 
 with section("Constants (no derivative)"):
     for _fn in (np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
-                np.eye, np.identity, np.shape, np.ndim, np.size, builtins.len,
-                np.sign, np.floor, np.ceil, np.rint, np.trunc,
+                np.eye, np.identity, np.shape, np.ndim, np.size, builtins.len):
+        defconstant(_fn, "*args, **kwargs", view=False)
+    defconstant(np.sign, "*args, **kwargs", view=False, fusable=True)
+    for _fn in (np.floor, np.ceil, np.rint, np.trunc,
                 np.fix, np.floor_divide, np.isnan, np.isinf, np.isfinite, np.signbit,
                 np.equal, np.not_equal, np.less, np.less_equal, np.greater,
                 np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
                 np.logical_xor, np.count_nonzero, np.argpartition, np.searchsorted,
                 np.digitize, np.isclose, np.allclose, np.array_equal):
-        defconstant(_fn, "*args, **kwargs")
+        defconstant(_fn, "*args, **kwargs", view=False)
     for _fn, _method in ((np.argmax, "argmax"), (np.argmin, "argmin"), (np.any, "any"),
                          (np.all, "all"), (np.round, "round"), (np.around, "")):
-        defconstant(_fn, "*args, **kwargs", methods=_method)
-    defconstant(np.argsort, "*args, **kwargs", methods="argsort")
+        defconstant(_fn, "*args, **kwargs", methods=_method, view=False)
+    defconstant(np.argsort, "*args, **kwargs", methods="argsort", view=False)
     defconstant(quantile_weights, "a, q, axis=None", name="rt.quantile_weights")
-    defconstant(np.nonzero, "*args, **kwargs", methods="nonzero")
+    defconstant(np.nonzero, "*args, **kwargs", methods="nonzero", view=False)
 
 with section("Signals (1-D)"):
-    defadjoint(np.polyval, "p, x", p="polyval_adjoint_p(g, p, x)",
+    defadjoint(np.polyval, "p, x", view=False, p="polyval_adjoint_p(g, p, x)",
                x="g * np.polyval(np.polyder(p), x)",
                tangent={"p": "np.polyval(t, x)", "x": "t * np.polyval(np.polyder(p), x)"})
-    defadjoint(np.polyder, "p, m=1", only={"m": (1,)}, p="polyder_adjoint(g, p)",
+    defadjoint(np.polyder, "p, m=1", view="p", new_unless="m", only={"m": (1,)}, p="polyder_adjoint(g, p)",
                linear=True)
-    defadjoint(np.convolve, "a, v, mode='full'", a="convolve_adjoint(g, a, v, mode)",
+    defadjoint(np.convolve, "a, v, mode='full'", view=False, a="convolve_adjoint(g, a, v, mode)",
                v="convolve_adjoint(g, v, a, mode)", linear=True)
-    defadjoint(np.correlate, "a, v, mode='valid'", a="correlate_adjoint_a(g, a, v, mode)",
+    defadjoint(np.correlate, "a, v, mode='valid'", view=False, a="correlate_adjoint_a(g, a, v, mode)",
                v="correlate_adjoint_v(g, a, v, mode)", linear=True)
-    defadjoint(np.interp, "x, xp, fp, left=None, right=None, period=None",
+    defadjoint(np.interp, "x, xp, fp, left=None, right=None, period=None", view=False,
                only={"left": (None,), "right": (None,), "period": (None,)},
                x="interp_adjoint_x(g, x, xp, fp)", fp="interp_adjoint_fp(g, x, xp, fp)",
                tangent={"x": "t * interp_slope(x, xp, fp)", "fp": "np.interp(x, xp, t)"})
@@ -725,30 +732,30 @@ FFT = "a, n=None, axis=-1, norm=None, out=None"
 FFTN = "a, s=None, axes=None, norm=None, out=None"
 FFT2 = "a, s=None, axes=(-2, -1), norm=None, out=None"
 with section("Fourier transforms (complex values: the adjoint of u + iv is dL/du - i dL/dv)"):
-    defadjoint(np.fft.fft, FFT, name="np.fft.fft", linear=True, a="fft_adjoint(g, a, n, axis, norm)")
-    defadjoint(np.fft.ifft, FFT, name="np.fft.ifft", linear=True,
+    defadjoint(np.fft.fft, FFT, view=False, name="np.fft.fft", linear=True, a="fft_adjoint(g, a, n, axis, norm)")
+    defadjoint(np.fft.ifft, FFT, view=False, name="np.fft.ifft", linear=True,
                a="fft_adjoint(g, a, n, axis, norm, True)")
-    defadjoint(np.fft.rfft, FFT, name="np.fft.rfft", linear=True, a="rfft_adjoint(g, a, n, axis, norm)")
-    defadjoint(np.fft.irfft, FFT, name="np.fft.irfft", linear=True,
+    defadjoint(np.fft.rfft, FFT, view=False, name="np.fft.rfft", linear=True, a="rfft_adjoint(g, a, n, axis, norm)")
+    defadjoint(np.fft.irfft, FFT, view=False, name="np.fft.irfft", linear=True,
                a="irfft_adjoint(g, a, n, axis, norm)")
-    defadjoint(np.fft.fft2, FFT2, name="np.fft.fft2", linear=True, a="fftn_adjoint(g, a, s, axes, norm)")
-    defadjoint(np.fft.ifft2, FFT2, name="np.fft.ifft2", linear=True,
+    defadjoint(np.fft.fft2, FFT2, view=False, name="np.fft.fft2", linear=True, a="fftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.ifft2, FFT2, view=False, name="np.fft.ifft2", linear=True,
                a="fftn_adjoint(g, a, s, axes, norm, True)")
-    defadjoint(np.fft.fftn, FFTN, name="np.fft.fftn", linear=True, a="fftn_adjoint(g, a, s, axes, norm)")
-    defadjoint(np.fft.ifftn, FFTN, name="np.fft.ifftn", linear=True,
+    defadjoint(np.fft.fftn, FFTN, view=False, name="np.fft.fftn", linear=True, a="fftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.ifftn, FFTN, view=False, name="np.fft.ifftn", linear=True,
                a="fftn_adjoint(g, a, s, axes, norm, True)")
-    defadjoint(np.fft.rfft2, FFT2, name="np.fft.rfft2", linear=True, a="rfftn_adjoint(g, a, s, axes, norm)")
-    defadjoint(np.fft.irfft2, FFT2, name="np.fft.irfft2", linear=True,
+    defadjoint(np.fft.rfft2, FFT2, view=False, name="np.fft.rfft2", linear=True, a="rfftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.irfft2, FFT2, view=False, name="np.fft.irfft2", linear=True,
                a="irfftn_adjoint(g, a, s, axes, norm)")
-    defadjoint(np.fft.rfftn, FFTN, name="np.fft.rfftn", linear=True, a="rfftn_adjoint(g, a, s, axes, norm)")
-    defadjoint(np.fft.irfftn, FFTN, name="np.fft.irfftn", linear=True,
+    defadjoint(np.fft.rfftn, FFTN, view=False, name="np.fft.rfftn", linear=True, a="rfftn_adjoint(g, a, s, axes, norm)")
+    defadjoint(np.fft.irfftn, FFTN, view=False, name="np.fft.irfftn", linear=True,
                a="irfftn_adjoint(g, a, s, axes, norm)")
-    defadjoint(np.fft.fftshift, "x, axes=None", name="np.fft.fftshift", linear=True,
+    defadjoint(np.fft.fftshift, "x, axes=None", view=False, name="np.fft.fftshift", linear=True,
                x="np.fft.ifftshift(g, axes)")
-    defadjoint(np.fft.ifftshift, "x, axes=None", name="np.fft.ifftshift", linear=True,
+    defadjoint(np.fft.ifftshift, "x, axes=None", view=False, name="np.fft.ifftshift", linear=True,
                x="np.fft.fftshift(g, axes)")
-    defconstant(np.fft.fftfreq, "n, d=1.0, device=None", name="np.fft.fftfreq")
-    defconstant(np.fft.rfftfreq, "n, d=1.0, device=None", name="np.fft.rfftfreq")
+    defconstant(np.fft.fftfreq, "n, d=1.0, device=None", name="np.fft.fftfreq", view=False)
+    defconstant(np.fft.rfftfreq, "n, d=1.0, device=None", name="np.fft.rfftfreq", view=False)
 
 # Python's math module: on a float each function is its NumPy twin, and so is its rule
 # (ODE right-hand sides written with math.exp, as in Hodgkin-Huxley scripts).
@@ -773,6 +780,36 @@ with section("Python's math module, max and min (floats; the rule of the NumPy f
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
 
 defpure("astype", "item")   # pure, but not rules: x.astype(float) is refused
+
+# Facts-only rows: functions and methods without a rule (a differentiated call is
+# refused) whose memory the compiler must know: the aliasing fence follows a view
+# and a write through it (docs/inplace.md).  A NumPy function with no row at all
+# is treated as a possible view.
+for _fn in (np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.asarray_chkfinite,
+            np.require, np.real_if_close, np.trim_zeros, np.broadcast_arrays, np.asmatrix,
+            np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view,
+            getattr(np, "unstack", None), getattr(np, "permute_dims", None),   # NumPy 2.x
+            getattr(np.linalg, "matrix_transpose", None)):
+    defprimitive(_fn, view=True)
+defprimitive(np.meshgrid, view=True, new_unless="copy")
+defprimitive(np.ndarray, view="buffer", new_unless="buffer")   # np.ndarray(shape): new
+for _fn, _written in ((np.copyto, "dst"), (np.put, "a"), (np.place, "arr"),
+                      (np.putmask, "a"), (np.fill_diagonal, "a"),
+                      (np.put_along_axis, "arr"), (np.random.shuffle, "x")):
+    defprimitive(_fn, view=False, writes=_written)
+# Python's builtins whose result is a new object holding no reference to the arguments
+for _fn in (int, bool, round, range, isinstance, str, print, type, complex, repr, hash, id,
+            divmod, pow):
+    defprimitive(_fn, view=False)
+# array methods that are not rules: x.view() shares x's memory, x.take(i) is new,
+# x.fill(0) writes into x (the lowering refuses it); random generators' draws are new
+defmethod("view", "__array__", "newbyteorder", view=True)
+defmethod("tolist", "searchsorted", "take", "compress", "ptp", "count", "index", view=False)
+defmethod("standard_normal", "normal", "uniform", "integers", "random", "randn", "rand",
+          "randint", "choice", "permutation", "exponential", "poisson", "binomial", "beta",
+          "gamma", "lognormal", "multivariate_normal", view=False, pure=False)
+defmethod("sort", "fill", "resize", "put", "itemset", "partition", "setfield", "byteswap",
+          "setflags", "__iadd__", writes=True)
 
 # What the table cannot say: subgradients, tie-breaking, limits.
 NOTES = {

@@ -42,11 +42,12 @@ A rule is one declaration, next to its siblings in
 <!-- generated excerpt: inspect.getsource(numpy_rules) -->
 ```python
     defadjoint(np.hypot, BINARY, domain="nonzero", singular=unless_nonzero("x1", "x2"),
+               fusable=True,
                x1="unbroadcast(g * x1 / ans, x1)",
                x2="unbroadcast(g * x2 / ans, x2)",
                tangent={{"x1": "t * x1 / ans", "x2": "t * x2 / ans"}})
 ...
-    defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE,
+    defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE, view=False, reduces=True,
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
@@ -70,9 +71,14 @@ computed as `where_nonzero(g, e)`, so an adjoint that is exactly 0, because a
 mask, `np.where` or `np.triu` discarded the value, stays 0 instead of
 `0 * inf = nan`, while a non-zero `g` at the singular point still gives inf or
 NaN; `unless_nonzero("x2")` drops the guard where `x2` is a non-zero
-constant, as in `x / 2.0`).  The compiler's method table, the tests' case tables and
-this page all read the registry.  A function that may return a view of an
-argument (`np.flip`) is also named in `compiler/memory_sharing.py`.
+constant, as in `x / 2.0`).  The row also says what the compiler knows
+besides the derivative: `view=` (False: a new array; else the parameter whose
+memory the result may share, `view="a"` for `np.reshape`; a NumPy function
+that is not a ufunc must say it), `new_unless=` (`np.array`'s `copy`),
+`pure=`, `keeps_shape=` / `reduces=` (shape analyses) and `fusable=` (the
+Numba passes).  The compiler's method table, the aliasing fence's tables
+(`compiler/memory_sharing.py`), the shape analyses, the tests' case tables
+and this page all read the registry.
 A helper longer than an expression goes in `tangent_ckpt/runtime/` (NumPy only).
 
 From user code, `tc.register_adjoint` does the same for any function, with a

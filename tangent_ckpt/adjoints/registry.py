@@ -49,6 +49,40 @@ The same row says what else the compiler and the tests need to know:
   is the adjoint when the user passes one array instead of a list
   (``np.vstack(x)``); without it the compiler stacks the items' adjoints.
 
+The row also carries what the compiler must know about the primitive besides
+its derivative; every other table of per-function facts is derived from it
+(``compiler/memory_sharing.py``, ``package/dead_primal.py``,
+``known_shapes.py``, ``scalar_output.py``, ``numba_runs.py``):
+
+- ``view=``: whether the result may share memory with an argument.  ``False``:
+  a new array (or number) every time; a parameter name (or several, separated
+  by spaces): the result may be a view of that argument, or the argument
+  itself (``np.reshape``: ``view="a"``); ``True``: of some argument.  A NumPy
+  function that is not a ufunc must say it (a missing ``view=`` raises: an
+  unsaid view is a wrong gradient, not a refusal); a ufunc returns a new array.
+  Elsewhere an unsaid ``view=`` is treated as a possible view.
+  ``new_unless="copy"``: the result is new while that parameter is left at
+  its default (``np.array(x)``; ``np.array(x, copy=False)`` may be ``x``;
+  ``np.diff(a, 0)`` is ``a``: ``new_unless="n"``).
+  ``method_views={"flatten": False}``: a method of ``methods=`` whose result
+  differs from the function's (``x.flatten()`` copies, ``np.ravel`` may not).
+- ``pure=``: the call only computes its result (no writes, no random state,
+  no output), so generated code may drop it when nothing reads it (default
+  ``True`` for a rule).
+- ``keeps_shape=True``: the result has the shape of the first argument,
+  whatever the other arguments (``np.roll``, ``np.copy``);
+  ``reduces=True``: a reduction of its first argument over ``axis=`` with
+  ``keepdims=`` (``np.sum``); with neither the analyses know the shape of a
+  ufunc's result (the broadcast of its operands) and nothing else.
+- ``fusable=True``: a ufunc that the Numba passes compile into their fused
+  loops (``runtime/numba_passes.py``).
+
+Functions and methods without a rule have facts-only rows:
+:func:`defprimitive` (``np.meshgrid``: a view unless it copies; ``np.copyto``
+writes into its first argument) and :func:`defmethod` (``x.view()``, ``x.fill(0)``).
+A call of a function without a row is refused when differentiated ("no adjoint
+rule"); the aliasing fence treats its result as a possible view.
+
 Users add rules for their own functions and black boxes with
 :func:`register_adjoint`, giving a callable ``rule(g, ans, *args, **kwargs)`` that
 returns one adjoint per positional argument (``None`` where there is none).
@@ -95,6 +129,39 @@ DOMAINS = {
 }
 
 
+class _Unsaid:
+    """The value of a fact a row leaves out (``view=``)."""
+
+    def __repr__(self):
+        return "UNSAID"
+
+
+UNSAID = _Unsaid()
+
+
+class PrimitiveFacts:
+    """What the compiler knows about one primitive (a function, or an array
+    method by name) besides its derivative; see the module docstring.
+
+    ``view``: ``False`` (a new value), ``True`` (may share memory with an
+    argument), a tuple of the parameter names it may share memory with, or
+    ``None`` when the row does not say (treated as a possible view).
+    ``writes``: the parameter it writes into (``"self"`` for a method), or None.
+    ``pure``: True, False, or None when not said."""
+
+    __slots__ = ("fn", "name", "view", "new_unless", "writes", "pure", "keeps_shape",
+                 "reduces", "fusable")
+
+    def __init__(self, fn, name, view=None, new_unless=None, writes=None, pure=None,
+                 keeps_shape=False, reduces=False, fusable=False):
+        self.fn, self.name, self.view, self.new_unless = fn, name, view, new_unless
+        self.writes, self.pure = writes, pure
+        self.keeps_shape, self.reduces, self.fusable = keeps_shape, reduces, fusable
+
+    def __repr__(self):
+        return f"<PrimitiveFacts {self.name} view={self.view!r}>"
+
+
 class AdjointRule:
     """How to differentiate one primitive.
 
@@ -122,6 +189,7 @@ class AdjointRule:
         self.linear = linear  # False, True (in each parameter) or "joint" (in all together)
         self.jvp = None  # a user's tangent callable (register_tangent)
         self.singular = singular  # False, True or a callable: see singular_for
+        self.facts = None  # PrimitiveFacts: set by defadjoint and defconstant
 
     def singular_for(self, known):
         """True when the call needs its adjoints and tangents kept 0 where ``g``
@@ -206,6 +274,8 @@ class AdjointRule:
 
 
 _RULES = {}
+_FACTS = {}             # function -> PrimitiveFacts (every row: rules and facts-only rows)
+_METHOD_FACTS = {}      # array method name -> PrimitiveFacts
 _METHODS = {}           # array method name -> the function it means
 _VARARGS_METHODS = set()  # methods whose tuple argument may be spread: x.reshape(2, 3)
 _PURE_METHODS = set()   # methods known to return a new value and change nothing
@@ -213,15 +283,20 @@ _PURE_METHODS = set()   # methods known to return a new value and change nothing
 
 def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(),
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
-               singular=False, **templates):
+               singular=False, view=UNSAID, new_unless=None, method_views=None, pure=True,
+               keeps_shape=False, reduces=False, fusable=False, **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
-    tangent (``tangent=`` or ``linear=``; see the module docstring).  ``fn`` None
-    (a function the running NumPy lacks, ``numpy_versions``) registers nothing."""
+    tangent (``tangent=`` or ``linear=``), and its facts (``view=``, ``pure=``,
+    ``keeps_shape=``, ``reduces=``, ``fusable=``; see the module docstring).
+    ``fn`` None (a function the running NumPy lacks, ``numpy_versions``)
+    registers nothing."""
     if fn is None:
         return None
     name = name or _default_name(fn)
     params = parse_signature(signature)
     names = {p[0] for p in params}
+    facts = _facts(fn, name, names, view=view, new_unless=new_unless, pure=pure,
+                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable)
     for param in (*sequence, *piecewise, *(only or {})):
         if param not in names:
             raise ValueError(f"{name}: parameter '{param}' is not in signature '{signature}'")
@@ -245,8 +320,57 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
                                    piecewise=piecewise, domain=domain, whole=whole,
                                    only=only, tangents=tangents, linear=linear,
                                    singular=singular)
-    _declare_methods(fn, methods, varargs_methods)
+    _set_facts(fn, facts)
+    _declare_methods(fn, methods, varargs_methods, facts, method_views)
     return fn
+
+
+def _facts(fn, name, names, *, view=UNSAID, new_unless=None, writes=None, pure=None,
+           keeps_shape=False, reduces=False, fusable=False):
+    """The checked :class:`PrimitiveFacts` of a row (``names``: its parameters,
+    None when its signature says nothing about them)."""
+    if view is UNSAID:
+        if isinstance(fn, np.ufunc):
+            view = False   # a ufunc allocates its result (``out=`` is refused)
+        elif is_numpy_function(fn):
+            raise ValueError(
+                f"{name}: say view= in its row: False when the result is always a new "
+                "array, else the parameter whose memory the result may share (view=\"a\"); "
+                "an unsaid view would give a wrong gradient after a write through it")
+        else:
+            view = None
+    elif isinstance(view, str):
+        view = tuple(view.split())
+    elif view not in (False, True):
+        view = tuple(view)
+    for param in (view if isinstance(view, tuple) else ()) + \
+            tuple(p for p in (new_unless, writes) if p is not None):
+        if names is not None and param not in names:
+            raise ValueError(f"{name}: '{param}' (view=, new_unless= or writes=) is not a "
+                             "parameter of its signature")
+    if new_unless is not None and view in (False, None):
+        raise ValueError(f"{name}: new_unless= needs view= (what the result may share otherwise)")
+    if keeps_shape and reduces:
+        raise ValueError(f"{name}: keeps_shape= and reduces= exclude each other")
+    if fusable and not isinstance(fn, np.ufunc):
+        raise ValueError(f"{name}: fusable= is for ufuncs (the Numba passes fuse elementwise "
+                         "calls only)")
+    return PrimitiveFacts(fn, name, view=view, new_unless=new_unless, writes=writes, pure=pure,
+                          keeps_shape=bool(keeps_shape), reduces=bool(reduces),
+                          fusable=bool(fusable))
+
+
+def _set_facts(fn, facts):
+    _FACTS[_key(fn)] = facts
+    rule = _RULES.get(_key(fn))
+    if rule is not None:
+        rule.facts = facts
+
+
+def is_numpy_function(fn):
+    """True for a function of NumPy itself (``np.reshape``, ``np.linalg.solve``)."""
+    module = getattr(fn, "__module__", None) or ""
+    return isinstance(fn, np.ufunc) or module == "numpy" or module.startswith("numpy.")
 
 
 def _tangent_templates(name, params, templates, tangent):
@@ -269,30 +393,115 @@ def _tangent_templates(name, params, templates, tangent):
     return dict(tangent)
 
 
-def defconstant(fn, signature="*args", name=None, methods=()):
-    """Register a function whose output has no derivative (shapes, constructors, indices)."""
+def defconstant(fn, signature="*args", name=None, methods=(), *, view=UNSAID, pure=True,
+                keeps_shape=False, reduces=False, fusable=False):
+    """Register a function whose output has no derivative (shapes, constructors,
+    indices), with its facts (as :func:`defadjoint`)."""
     name = name or _default_name(fn)
-    _RULES[_key(fn)] = AdjointRule(fn, name, parse_signature(signature), constant=True,
+    params = parse_signature(signature)
+    facts = _facts(fn, name, _named_params(params), view=view, pure=pure,
+                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable)
+    _RULES[_key(fn)] = AdjointRule(fn, name, params, constant=True,
                                    positional_only=positional_only(signature))
-    _declare_methods(fn, methods, ())
+    _set_facts(fn, facts)
+    _declare_methods(fn, methods, (), facts, None)
     return fn
+
+
+def defprimitive(fn, *, name=None, view=UNSAID, new_unless=None, writes=None, pure=None,
+                 keeps_shape=False, reduces=False):
+    """A facts-only row: a function with no derivative rule (differentiating
+    through it is refused) whose memory behaviour the compiler must know
+    (``np.meshgrid``: ``view=True, new_unless="copy"``; ``np.copyto``:
+    ``writes=``, the parameter it writes into).  ``fn`` None registers nothing."""
+    if fn is None or facts(fn) is not None:
+        return fn   # missing from this NumPy, or another name of a function with a row
+    name = name or _default_name(fn)
+    try:
+        names = set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = None
+    if writes is not None and pure:
+        raise ValueError(f"{name}: a function that writes into an argument is not pure")
+    _set_facts(fn, _facts(fn, name, names, view=view, new_unless=new_unless, writes=writes,
+                          pure=False if writes is not None else pure,
+                          keeps_shape=keeps_shape, reduces=reduces))
+    return fn
+
+
+def defmethod(*methods, view=UNSAID, writes=False, pure=None):
+    """Facts-only rows of array methods that are not rules: ``view=`` False (a
+    new value: ``x.take(i)``), True (may share memory with the array or the
+    arguments: ``x.view()``); ``writes=True``: writes into the array (the
+    lowering refuses them: ``x.fill(0)``); ``pure=True``: returns a new value
+    and changes nothing (generated code may drop it when unread)."""
+    if view is UNSAID and not writes:
+        raise ValueError(f"{', '.join(methods)}: say view= (False: a new value; True: may "
+                         "share memory with the array)")
+    for method in methods:
+        _METHOD_FACTS[method] = PrimitiveFacts(
+            None, method, view=None if view is UNSAID else view,
+            writes="self" if writes else None, pure=False if writes else pure)
+        if pure and not writes:
+            _PURE_METHODS.add(method)
+
+
+def _named_params(params):
+    """The parameter names of a signature, None when it takes ``*args, **kwargs``."""
+    if any(kind in ("varargs", "varkeywords") for _, _, kind in params):
+        return None
+    return {p[0] for p in params}
 
 
 def _names(spec):
     return spec.split() if isinstance(spec, str) else list(spec)
 
 
-def _declare_methods(fn, methods, varargs_methods):
-    for method in _names(methods) + _names(varargs_methods):
+def _declare_methods(fn, methods, varargs_methods, facts, method_views):
+    """The array methods that mean ``fn``: their facts are ``fn``'s, but where
+    ``method_views`` says otherwise (``x.flatten()`` copies; ``x.conj()`` of a
+    real ``x`` is ``x``)."""
+    method_views = dict(method_views or {})
+    every = _names(methods) + _names(varargs_methods)
+    for method in method_views:
+        if method not in every:
+            raise ValueError(f"{facts.name}: method_views names '{method}', not in methods=")
+    for method in every:
         _METHODS[method] = fn
         _PURE_METHODS.add(method)
+        view = method_views.get(method, facts.view)
+        view = tuple(view.split()) if isinstance(view, str) else view
+        _METHOD_FACTS[method] = PrimitiveFacts(fn, method, view=view, pure=facts.pure)
     _VARARGS_METHODS.update(_names(varargs_methods))
 
 
 def defpure(*methods):
     """Declare array methods that return a new value without being rules
     (``x.astype(float)``): generated code may drop them when unread."""
-    _PURE_METHODS.update(methods)
+    defmethod(*methods, view=False, pure=True)
+
+
+def facts(fn):
+    """The :class:`PrimitiveFacts` of ``fn`` (a rule's or a facts-only row's),
+    or None for a function without a row."""
+    try:
+        return _FACTS.get(_key(fn))
+    except TypeError:  # unhashable
+        return None
+
+
+def method_facts(method):
+    """The :class:`PrimitiveFacts` of the array method called ``method``, or None."""
+    return _METHOD_FACTS.get(method)
+
+
+def all_facts():
+    """Every function's facts (rules and facts-only rows)."""
+    return list(_FACTS.values())
+
+
+def all_method_facts():
+    return dict(_METHOD_FACTS)
 
 
 def methods():
@@ -344,6 +553,10 @@ def register_adjoint(fn, rule=None):
         params = [("args", REQUIRED, "varargs"), ("kwargs", REQUIRED, "varkeywords")]
     _RULES[_key(fn)] = AdjointRule(fn, _default_name(fn), params, vjp=rule,
                                    positional_only=positional_only)
+    if facts(fn) is None:   # a user's function says nothing about its memory: a possible view
+        _set_facts(fn, PrimitiveFacts(fn, _default_name(fn), view=None, pure=None))
+    else:
+        _set_facts(fn, facts(fn))
     return rule
 
 

@@ -2,8 +2,10 @@
 memory *origins* a value may be (``is``) and those it may hold references to
 (``holds``, for containers).  An origin is an allocation site (versioned in
 loops), a parameter or a global.  Calls are judged from the tables of
-``memory_sharing.py``: NumPy functions return new arrays unless listed as
-views; user functions may return their arguments."""
+``memory_sharing.py``, derived from the rows of the rule registry: a function
+returns a new array where its row says ``view=False``; a view function, a
+function without a row (NumPy's too) and a user function may return their
+arguments."""
 
 import builtins
 
@@ -13,7 +15,7 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
-    COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
+    FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS, call_new_by_default, returns_new,
 )
 from tangent_ckpt.compiler.static_keys import static_key
 from tangent_ckpt.compiler.view_facts import resolve_dotted
@@ -234,9 +236,7 @@ class Origins:
                 any(self.surely_not_a_sequence(o, env) for o in (node.left, node.right))
         if isinstance(node, gast.Call):
             fn = self.resolve(node.func)
-            return fn is not None and not _is_in(fn, VIEW_FUNCTIONS) and (
-                isinstance(fn, np.ufunc) or
-                str(getattr(fn, "__module__", None) or "").split(".")[0] == "numpy")
+            return fn is not None and returns_new(fn) and registry.is_numpy_function(fn)
         return False
 
     def call_info(self, node, env):
@@ -250,21 +250,13 @@ class Origins:
         args = list(node.args) + [k.value for k in node.keywords]
         fresh = _Info({("site", id(node), 0)})
         if fn is not None:
-            copies = not any(k.arg == "copy" and not (isinstance(k.value, gast.Constant)
-                                                      and k.value.value is True)
-                             for k in node.keywords)
-            if _is_in(fn, COPY_FLAG_FUNCTIONS) and copies:
-                return fresh
+            if call_new_by_default(fn, node):
+                return fresh   # np.array(x): a copy (not np.array(x, copy=False))
             if fn is np.einsum and _several_einsum_operands(node):
                 return fresh
             if _is_in(fn, VIEW_FUNCTIONS):
                 return self._union(args, env)
-            if getattr(fn, "__module__", None) and \
-                    str(fn.__module__).split(".")[0] == "numpy":
-                return fresh
-            if isinstance(fn, np.ufunc):
-                return fresh
-            if any(fn is b for b in FRESH_BUILTINS):
+            if returns_new(fn):   # its row says so; a function without a row may be a view
                 return fresh
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
                 return self._union(args, env)  # max, min, list, zip, sorted, ...

@@ -14,20 +14,21 @@ keep value semantics: copied before each write.
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.memory_sharing import VIEW_FUNCTIONS
+from tangent_ckpt.adjoints.registry import is_numpy_function
+from tangent_ckpt.compiler.memory_sharing import (
+    COPY_FLAG_FUNCTIONS, UNKNOWN_VALUE, new_by_default, returns_new,
+)
 
 
 def _makes_new_array(expr):
     if not isinstance(expr, ir.Prim) or "out" in expr.kwargs:
         return False
     fn = expr.fn
-    if isinstance(fn, np.ufunc):
-        return True
-    if fn is np.array:
-        return "copy" not in expr.kwargs
-    if any(fn is v for v in VIEW_FUNCTIONS):
-        return False
-    return (getattr(fn, "__module__", None) or "").startswith("numpy")
+    if any(fn is f for f in COPY_FLAG_FUNCTIONS):   # np.array(x): new; np.array(x, copy=False): maybe not
+        return new_by_default(fn, len(expr.args), {
+            k: v.value if isinstance(v, ir.Const) else UNKNOWN_VALUE
+            for k, v in expr.kwargs.items()})
+    return returns_new(fn) and is_numpy_function(fn)
 
 
 def owned_arrays(function):

@@ -7,8 +7,9 @@ operand's adjoint needs ``rt.unbroadcast``.  Followed here:
 
 - elementwise NumPy functions (ufuncs): the broadcast of their operands'
   shapes (a Python number has shape ``()``);
-- ``@`` (``np.matmul``), ``np.roll`` / ``np.copy`` / ``np.flip`` (the shape of
-  their array), full or constant-axis reductions (``np.sum(x)``,
+- ``@`` (``np.matmul``); the functions whose row in the rule registry says
+  ``keeps_shape=`` (``np.roll``, ``np.copy``: the shape of their array) or
+  ``reduces=`` (full or constant-axis reductions: ``np.sum(x)``,
   ``x.mean(axis=0)``);
 - subscripts by constant slices, constant integers, ``None``, ``...`` and the
   loop index (an ``int``);
@@ -27,15 +28,23 @@ added to in place, ``bk[1:-1] += g``).
 
 import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.shapes import _constant_part, _number
 
 INT = "int"  # a Python int (the loop index): shape (), and usable as an index
 _UNSET = "unset"  # not yet bound (a name first assigned inside a loop body)
 
-_SAME_SHAPE_FUNCTIONS = (np.roll, np.copy, np.flip)
-_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin)
 _MAX_PASSES = 8
+
+
+def _facts(fn):
+    """The row of ``fn`` in the rule registry (``keeps_shape=``, ``reduces=``),
+    or a row that knows nothing."""
+    return registry.facts(fn) or _NO_FACTS
+
+
+_NO_FACTS = registry.PrimitiveFacts(None, "no row")
 
 
 def argument_shapes(function, shapes, scalars=frozenset()):
@@ -136,9 +145,9 @@ def _assign(stmt, env, proved):
         return _matmul(*[_shape(_operand(a, env)) for a in expr.args])
     if expr.render == "getitem" and isinstance(expr.args[0], ir.Name):
         return _item(_shape(_get(env, expr.args[0].id)), expr.args[1], env)
-    if expr.fn in _SAME_SHAPE_FUNCTIONS and isinstance(expr.args[0], ir.Name):
+    if _facts(expr.fn).keeps_shape and expr.args and isinstance(expr.args[0], ir.Name):
         return _shape(_get(env, expr.args[0].id))
-    if expr.fn in _REDUCTIONS and len(expr.args) == 1:
+    if _facts(expr.fn).reduces and len(expr.args) == 1:
         return _reduced(_shape(_get(env, expr.args[0].id)) if isinstance(expr.args[0], ir.Name)
                         else None, expr.kwargs)
     if not isinstance(expr.fn, np.ufunc) or expr.fn.signature is not None or \

@@ -1,73 +1,111 @@
 """Which calls share memory with their arguments, and which write into them.
 
-The tables the aliasing fence (``aliasing.py``) reads: NumPy functions and array
-methods whose result may be a view of (or the same object as) an argument, the
-ones that return new objects, and the ones that write into an argument.  What
-is not listed as a view is a new array: keep the view lists complete when a
-rule for a view-making function is added.
+The tables the aliasing fence (``aliasing.py``, ``alias_values.py``), the view
+lowering and the in-place analyses read, derived from the rows of the rule
+registry (``adjoints/numpy_rules.py``: ``view=``, ``new_unless=``, ``writes=``
+of ``defadjoint``, ``defconstant``, ``defprimitive`` and ``defmethod``), keyed
+by function object.  What a row does not say is never taken to be new:
+:func:`returns_new` is False for a function without a row (a NumPy function
+too), and the fence treats its result as a possible view.  Only Python's own
+containers' methods (``dict.get``, ``list.append``) are listed here: they are
+not primitives of the registry.
 """
 
+import inspect
+
+import gast
 import numpy as np
 
-
-# NumPy functions whose result may share memory with an argument (views, or the
-# argument itself); every other NumPy function returns a new array
-_VIEW_FUNCTION_PATHS = (
-    "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite",
-    "require", "asmatrix", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to",
-    "broadcast_arrays", "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis",
-    "squeeze", "expand_dims", "diagonal", "diag", "real", "imag", "real_if_close", "flip",
-    "fliplr", "flipud", "rot90", "split", "array_split", "hsplit", "vsplit", "dsplit",
-    "unstack", "matrix_transpose", "permute_dims", "trim_zeros", "meshgrid", "nan_to_num",
-    "lib.stride_tricks.as_strided", "lib.stride_tricks.sliding_window_view",
-    "linalg.matrix_transpose", "array",
-    "einsum",   # with one operand: np.einsum('ij->ji', a) is a view of a
-)
-# functions that return a new array unless told not to copy
-_COPY_FLAG_FUNCTIONS = ("array", "nan_to_num", "meshgrid")
+from tangent_ckpt.adjoints import registry
 
 
-def _numpy_objects(paths):
-    found = []
-    for path in paths:
-        obj = np
-        for part in path.split("."):
-            obj = getattr(obj, part, None)
-            if obj is None:
-                break
-        if obj is not None:
-            found.append(obj)
-    return found
+def returns_new(fn):
+    """True when a call of ``fn`` always returns a new object that shares no
+    memory with its arguments (its row says ``view=False``; a ``new_unless=``
+    row only where the call leaves that parameter at its default:
+    :func:`new_by_default`).  False for a function without a row,
+    but for a ufunc."""
+    facts = registry.facts(fn)
+    if facts is None:   # a ufunc allocates its result (the lowering refuses out=)
+        return isinstance(fn, np.ufunc)
+    return facts.view is False
 
 
-VIEW_FUNCTIONS = _numpy_objects(_VIEW_FUNCTION_PATHS)
-COPY_FLAG_FUNCTIONS = _numpy_objects(_COPY_FLAG_FUNCTIONS)
+_UNKNOWN = object()
 
-# array methods whose result may share memory with the array (or dict/list
-# methods that hand out its elements); other methods return new objects
-VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal",
-                "conj", "conjugate",   # x itself when x is real
-                "get", "values", "items", "keys", "__array__", "setdefault", "pop",
-                "newbyteorder"}
-FRESH_METHODS = {"standard_normal", "normal", "uniform", "integers", "random", "randn",
-                 "rand", "randint", "choice", "permutation", "exponential", "poisson",
-                 "binomial", "beta", "gamma", "lognormal", "multivariate_normal",
-                 "sum", "mean", "prod", "max", "min", "dot", "copy", "cumsum", "cumprod",
-                 "clip", "flatten", "argmax", "argmin", "any", "all", "std", "var",
-                 "trace", "round", "tolist", "item", "nonzero",
-                 "argsort", "searchsorted", "repeat", "take", "compress", "ptp", "count",
-                 "index", "astype"}
-# array methods that write into the array (the lowering refuses them: lower/calls.py)
-ARRAY_WRITING_METHODS = {"sort", "fill", "resize", "put", "itemset", "partition", "setfield",
-                         "byteswap", "setflags", "__iadd__"}
-# methods that write into the object they are called on
-WRITING_METHODS = ARRAY_WRITING_METHODS | {
-    "append", "extend", "insert", "remove", "clear", "reverse", "update", "popitem",
-    "__isub__", "__imul__", "__itruediv__", "add", "discard"}
+
+def new_by_default(fn, npositional, keywords):
+    """True when ``fn``'s row has a ``new_unless=`` and this call leaves that
+    parameter at its default, so the result is new (``np.array(x)``, not
+    ``np.array(x, copy=False)``; ``np.diff(a)``, not ``np.diff(a, 0)``;
+    ``np.ndarray(shape)``, not ``np.ndarray(shape, buffer=b)``).  ``npositional``:
+    the number of positional arguments, None when not known (``*args``);
+    ``keywords``: {name: the constant passed, or :data:`UNKNOWN_VALUE`}."""
+    facts = registry.facts(fn)
+    if facts is None or facts.new_unless is None or npositional is None:
+        return False
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    flag = params.get(facts.new_unless)
+    if flag is None:
+        return False
+    if flag.kind in (flag.POSITIONAL_ONLY, flag.POSITIONAL_OR_KEYWORD) and \
+            npositional > list(params).index(facts.new_unless):
+        return False   # passed by position: whatever it is, it may not copy
+    if facts.new_unless not in keywords:
+        return True
+    value = keywords[facts.new_unless]
+    return value is not _UNKNOWN and type(value) is type(flag.default) and \
+        value == flag.default
+
+
+UNKNOWN_VALUE = _UNKNOWN
+
+
+def call_new_by_default(fn, call):
+    """:func:`new_by_default` for a call written in the user's code (a gast ``Call``)."""
+    starred = any(isinstance(a, gast.Starred) for a in call.args) or \
+        any(k.arg is None for k in call.keywords)
+    return new_by_default(fn, None if starred else len(call.args), {
+        k.arg: k.value.value if isinstance(k.value, gast.Constant) else _UNKNOWN
+        for k in call.keywords if k.arg is not None})
+
+
+def _functions(keep):
+    return [f.fn for f in registry.all_facts() if keep(f)]
+
+
+def _methods(keep):
+    return {name for name, f in registry.all_method_facts().items() if keep(f)}
+
+
+# functions whose result may share memory with an argument (views, or the argument
+# itself), as their rows say; a function without a row may too (returns_new)
+VIEW_FUNCTIONS = _functions(lambda f: f.view not in (False, None))
+# functions whose result is new while one parameter is left at its default
+# (np.array(x), not np.array(x, copy=False)): new_by_default says whether a call does
+COPY_FLAG_FUNCTIONS = _functions(lambda f: f.new_unless is not None)
 # functions that write into their first argument
-_WRITING_FUNCTION_PATHS = ("copyto", "put", "place", "putmask", "fill_diagonal",
-                           "put_along_axis", "random.shuffle")
-WRITING_FUNCTIONS = _numpy_objects(_WRITING_FUNCTION_PATHS)
+WRITING_FUNCTIONS = _functions(lambda f: f.writes is not None)
 # builtins whose result is a new object holding no references to the arguments
-FRESH_BUILTINS = {len, float, int, bool, abs, round, range, isinstance, str, print, sum,
-                  type, complex, repr, hash, id, divmod, pow}
+FRESH_BUILTINS = {f.fn for f in registry.all_facts()
+                  if f.view is False and getattr(f.fn, "__module__", None) == "builtins"}
+
+# methods of Python's dicts and lists that hand out their elements, or write into them
+_CONTAINER_VIEW_METHODS = {"get", "values", "items", "keys", "setdefault", "pop"}
+_CONTAINER_WRITING_METHODS = {"append", "extend", "insert", "remove", "clear", "reverse",
+                              "update", "popitem", "__isub__", "__imul__", "__itruediv__",
+                              "add", "discard"}
+
+# array methods whose result may share memory with the array (or dict/list methods
+# that hand out its elements); FRESH_METHODS return new objects; any other method
+# may return the array, its arguments or what they hold
+VIEW_METHODS = _methods(lambda f: f.view not in (False, None) and f.writes is None) | \
+    _CONTAINER_VIEW_METHODS
+FRESH_METHODS = _methods(lambda f: f.view is False and f.writes is None)
+# array methods that write into the array (the lowering refuses them: lower/calls.py)
+ARRAY_WRITING_METHODS = _methods(lambda f: f.writes is not None)
+# methods that write into the object they are called on
+WRITING_METHODS = ARRAY_WRITING_METHODS | _CONTAINER_WRITING_METHODS

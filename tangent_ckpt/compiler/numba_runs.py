@@ -22,10 +22,19 @@ it compiles, before its single-line fusion and kernels.
 
 import ast
 
+import numpy as np
+
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Comment, Line
 from tangent_ckpt.compiler.naming import NUMPY, RUNTIME
-from tangent_ckpt.runtime.numba_passes import UFUNCS
+
+
+def _fusable_ufunc(name):
+    """True when ``np.<name>`` is a ufunc whose row says ``fusable=`` (the
+    runtime's passes compute it element by element, real in, real out)."""
+    facts = registry.facts(getattr(np, name, None))
+    return facts is not None and facts.fusable
 
 __all__ = ["fused_runs"]
 
@@ -254,7 +263,7 @@ def _call_expr(node):
         raise _No
     args = node.args
     function = _np_function(node)
-    if function in UFUNCS:
+    if function is not None and _fusable_ufunc(function):
         return ("ufunc", function) + tuple(_expr(a) for a in args)
     if function == "roll" and len(args) in (2, 3) and (len(args) == 2 or _is_none(args[2])):
         return ("roll", _expr(args[0]), _int(args[1]))   # of a name, or of a value computed here

@@ -22,15 +22,16 @@ import numbers
 
 import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.known_shapes import INT
 
-#: functions whose result is one number when called on one array with no other argument
-_FULL_REDUCTIONS = frozenset(map(id, (
-    np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var,
-    np.median, np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod, np.nanstd,
-    np.nanvar, np.ptp, np.average, np.vdot, np.linalg.norm, float,
-)))
+def _full_reduction(fn):
+    """Whether ``fn`` returns one number when called on one array with no other
+    argument: a reduction (its row says ``reduces=``, over every axis by
+    default), or Python's ``float``."""
+    facts = registry.facts(fn)
+    return fn is float or (facts is not None and facts.reduces)
 
 
 def output_is_scalar(function, shapes=None):
@@ -73,7 +74,7 @@ def _is_scalar(expr, scalars):
         return _scalar_operand(expr.value, scalars)
     if not isinstance(expr, ir.Prim):
         return False
-    if id(expr.fn) in _FULL_REDUCTIONS:
+    if _full_reduction(expr.fn):
         return len(expr.args) == 1 and not expr.kwargs
     if isinstance(expr.fn, np.ufunc) and expr.fn.signature is None and expr.fn.nout == 1 \
             and expr.fn.nin == len(expr.args) and not expr.kwargs:

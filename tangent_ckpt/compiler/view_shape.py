@@ -14,7 +14,8 @@ import gast
 
 from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
-    FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, WRITING_FUNCTIONS, WRITING_METHODS,
+    FRESH_BUILTINS, FRESH_METHODS, WRITING_FUNCTIONS, WRITING_METHODS, call_new_by_default,
+    returns_new,
 )
 from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.view_facts import numpy_function, resolve_dotted
@@ -235,7 +236,7 @@ class FunctionShape:
             for a in args:
                 self._expr(a, escape=not method_safe)
             return
-        safe = (fn is not None and not any(fn is v for v in VIEW_FUNCTIONS)) or \
+        safe = (fn is not None and (returns_new(fn) or call_new_by_default(fn, node))) or \
             any(resolved is b for b in FRESH_BUILTINS)
         helper = isinstance(resolved, types.FunctionType) and fn is None and not escape
         for a in args:  # a helper inlined as a statement reads its plain-name arguments

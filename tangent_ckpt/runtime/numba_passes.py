@@ -36,14 +36,16 @@ statements, so the values are NumPy's (sums, added in element order, agree to
 rounding).  Pure Python: the Numba side is ``numba_twins.fused_loops``.
 """
 
-__all__ = ["fused_source", "UFUNCS"]
+import numpy as np
 
-#: NumPy functions a pass computes element by element (real in, real out)
-UFUNCS = frozenset({
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute",
-    "fabs", "negative", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
-    "tanh", "arcsinh", "arctanh", "maximum", "minimum", "arctan2", "hypot", "power",
-    "cbrt", "reciprocal", "sign"})
+__all__ = ["fused_source", "is_ufunc_name"]
+
+
+def is_ufunc_name(name):
+    """True when ``np.<name>`` is a NumPy ufunc: a pass computes it element by
+    element.  Which ufuncs a description holds, the compiler decides from the
+    ``fusable=`` of their rows (adjoints/numpy_rules.py, compiler/numba_runs.py)."""
+    return isinstance(name, str) and isinstance(getattr(np, name, None), np.ufunc)
 _BINARY = {"+", "-", "*", "/", "**"}
 
 
@@ -317,7 +319,7 @@ class _Writer:
             return ("bin", node[1], self.expr(node[2]), self.expr(node[3]))
         if head in ("neg", "pos"):
             return ("unary", "-" if head == "neg" else "+", self.expr(node[1]))
-        if head == "ufunc" and node[1] in UFUNCS:
+        if head == "ufunc" and is_ufunc_name(node[1]):
             return ("call", node[1], tuple(self.expr(a) for a in node[2:]))
         if head == "roll":
             shift = node[2]

@@ -4,9 +4,9 @@
 computes a value that neither the reverse sweep nor the return statement reads
 (its adjoint is ``bcost``, which needs no ``cost``).  Such statements go from
 the primal sweep when they are plain computations: ``name = expression`` where
-the expression is names, numbers, arithmetic operators and calls of NumPy's
-elementwise functions and reductions (``np.sum``), which change nothing but
-their result.  A call of anything else (a user function, ``np.random``, a
+the expression is names, numbers, arithmetic operators and calls of NumPy
+functions whose row in the rule registry says ``pure=`` (every rule's default:
+``np.tanh``, ``np.sum``), which change nothing but their result.  A call of anything else (a user function, ``np.random``, a
 method), a subscript and every statement that is not a plain assignment
 (tape pushes and pops, writes ``x[i] = v``, ``print``) stay.
 
@@ -26,12 +26,18 @@ import ast
 
 import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.code import Block, Line, Restore, line_reads, line_target, trees
 from tangent_ckpt.compiler.naming import NUMPY
 
-# NumPy functions besides the ufuncs whose call only computes its result
-_PURE_NUMPY = {"sum", "mean", "prod", "max", "min", "amax", "amin", "dot", "matmul",
-               "transpose", "outer", "inner", "trace"}
+
+def _pure_function(fn):
+    """Whether a call of ``fn`` only computes its result: its row says ``pure=``
+    (the rule registry); a ufunc without a row computes its result too."""
+    facts = registry.facts(fn)
+    if facts is None:
+        return isinstance(fn, np.ufunc)
+    return bool(facts.pure)
 
 
 def drop_dead_primal(items, live_after, seen=None):
@@ -228,7 +234,7 @@ def _pure(node):
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and
                 func.value.id == NUMPY):
             return False
-        if not (isinstance(getattr(np, func.attr, None), np.ufunc) or func.attr in _PURE_NUMPY):
+        if not _pure_function(getattr(np, func.attr, None)):
             return False
         return all(_pure(a) for a in node.args) and \
             all(k.arg not in (None, "out") and _pure(k.value) for k in node.keywords)
