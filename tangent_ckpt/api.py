@@ -48,8 +48,13 @@ MemoryBudget = Union[None, int, str]
 
 
 def _normalize_wrt(wrt):
+    """(``wrt`` as the user means it -- an int, or a tuple of ints --, the positions
+    as a tuple).  JAX's ``argnums`` convention: an int gives the gradient itself,
+    a tuple (or list) of ints a tuple of gradients, ``(0,)`` a 1-tuple."""
     if isinstance(wrt, (int, np.integer)) and not isinstance(wrt, bool):
-        return (int(wrt),), True
+        return int(wrt), (int(wrt),)
+    if isinstance(wrt, (str, bytes)):
+        raise WrtError(f"wrt must be an int or a tuple of ints, not {wrt!r}")
     try:
         wrt = tuple(int(k) for k in wrt)
     except (TypeError, ValueError):
@@ -58,7 +63,7 @@ def _normalize_wrt(wrt):
         raise WrtError("wrt must name at least one argument")
     if len(set(wrt)) != len(wrt):
         raise WrtError(f"wrt names an argument twice: {wrt}")
-    return wrt, len(wrt) == 1
+    return wrt, wrt
 
 
 def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
@@ -281,13 +286,13 @@ class GradientFunction:
         self.fn = fn
         self.has_aux = bool(has_aux)
         self.progress = bool(progress)
-        self.wrt, self._single = _normalize_wrt(wrt)
+        self.wrt, self._positions = _normalize_wrt(wrt)
         self.options = options
         self.return_value = return_value
         self.flat = flat
         self.given_source = source
         self._target = _Target(fn)
-        self._inner_wrt = self._target.inner_wrt(self.wrt)
+        self._inner_wrt = self._target.inner_wrt(self._positions)
         self.signature = self._target.signature
         try:
             functools.update_wrapper(self, fn)
@@ -426,7 +431,7 @@ class GradientFunction:
         names = self._target.parameters()
         user_values = [arguments[p] for p in names]
         values = container_args.flat_values(user_values, containers)
-        for user_k, k in zip(self.wrt, self._inner_wrt):
+        for user_k, k in zip(self._positions, self._inner_wrt):
             name = names[k]
             if k in containers:
                 for label, leaf in zip(container_args.leaf_labels(name, user_values[k]),
@@ -516,17 +521,19 @@ class GradientFunction:
         zero of the generated code is a Python 0.0, and so is a real zero computed
         from Python floats (``(s - s) * a[0]``): such a value flowing back to an
         array argument is widened here (found by tests/test_fuzz.py).  With
-        ``flat=True`` the gradients are raveled into one float64 vector."""
+        ``flat=True`` the gradients are raveled into one float64 vector.  An int
+        ``wrt`` gives the gradient itself, a tuple a tuple (``wrt=(0,)``: a 1-tuple)."""
         if containers:  # one gradient per wrt argument, a container's in its shape
-            grads = container_args.regroup(grads, self._inner_wrt, values, containers,
-                                           lambda g, x: _shaped_one(g, x, as_gradient))
-            grads = grads[0] if self._single else tuple(grads)
-        elif self._single:
-            grads = _shaped_one(grads, values[self._inner_wrt[0]], as_gradient)
+            grads = tuple(container_args.regroup(grads, self._inner_wrt, values, containers,
+                                                 lambda g, x: _shaped_one(g, x, as_gradient)))
+        elif len(self._inner_wrt) == 1:  # the generated code returns one gradient bare
+            grads = (_shaped_one(grads, values[self._inner_wrt[0]], as_gradient),)
         else:
             grads = tuple(_shaped_one(g, values[k], as_gradient)
                           for g, k in zip(grads, self._inner_wrt))
-        return ravel(grads)[0] if self.flat else grads
+        if self.flat:
+            return ravel(grads)[0]
+        return grads[0] if isinstance(self.wrt, int) else grads
 
     def __repr__(self):
         return f"<gradient of {getattr(self.fn, '__qualname__', self._target.label)} " \
@@ -762,7 +769,7 @@ def options_checked(api_function: F) -> F:
 
 
 @options_checked
-def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+def grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
          checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
@@ -773,9 +780,11 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
 
     ``fn`` is a def, a lambda, a bound method, a ``functools.partial`` or a
     callable object.  Returns a function with ``fn``'s signature (plus an
-    optional trailing output adjoint) that returns the gradient for one ``wrt``
-    index, or a tuple of gradients in ``wrt`` order for several.  ``df.source``
-    is the generated code.
+    optional trailing output adjoint) that returns the gradient.  ``wrt`` follows
+    JAX's ``argnums``: an int gives the gradient itself, a tuple (or list) of
+    ints a tuple of gradients in ``wrt`` order -- ``wrt=(0,)`` a 1-tuple,
+    ``wrt=0`` (the default) the array.  A gradient has its argument's shape and
+    dtype (a container's structure).  ``df.source`` is the generated code.
     """
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
@@ -787,7 +796,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
 
 
 @options_checked
-def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+def value_and_grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
                    checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
                    memory_budget: MemoryBudget = None, schedule: str = "revolve",
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
@@ -832,7 +841,7 @@ def grad_with_checkpointing(fn: None = None, *, wrt: Wrt = ...,
 
 
 @options_checked
-def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = (0,),
+def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = 0,
                             snapshots: Optional[int] = None, memory_budget: MemoryBudget = None,
                             schedule: str = "revolve", min_steps: int = 0,
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,

@@ -56,7 +56,8 @@ def _compiled_tangent(fn, wrt, return_value, source=None, has_aux=False):
 class TangentFunction:
     """A compiled tangent-linear (forward mode) function: ``jvp(*args, tangents)``
     returns ``(value, directional derivative)``.  ``tangents`` is one array per
-    ``wrt`` argument (a tuple for several; the array itself for one).  A
+    ``wrt`` argument: the array itself for an int ``wrt``, a tuple for a tuple
+    (``wrt=(0,)``: a 1-tuple), as JAX's ``argnums``.  A
     function returning a tuple or list of outputs has a directional derivative
     of the same structure; with ``has_aux=True`` it returns ``(output, aux)``
     and ``jvp`` gives ``(value, directional derivative, aux)``.
@@ -68,10 +69,10 @@ class TangentFunction:
                  has_aux: bool = False):
         self.fn = fn
         self.has_aux = bool(has_aux)
-        self.wrt, self._single = _normalize_wrt(wrt)
+        self.wrt, self._positions = _normalize_wrt(wrt)
         self.given_source = source
         self._target = _Target(fn)
-        self._inner_wrt = self._target.inner_wrt(self.wrt)
+        self._inner_wrt = self._target.inner_wrt(self._positions)
         self._libraries = {}  # (compiled, array library) -> the tangent function run there
 
     def compile(self, return_value: bool = True):
@@ -96,12 +97,19 @@ class TangentFunction:
             raise TypeError(f"{self._target.label}: pass the tangents after the arguments")
         args, tangents = args[:-1], args[-1]
         arguments = self._target.bind(args, kwargs)
-        values = [arguments[p] for p in compiled.params[:len(compiled.params) - len(self.wrt)]]
-        tangents = (tangents,) if self._single else tuple(tangents)
-        if len(tangents) != len(self.wrt):
-            raise TypeError(f"{self._target.label}: {len(self.wrt)} tangents expected "
+        count = len(self._positions)
+        values = [arguments[p] for p in compiled.params[:len(compiled.params) - count]]
+        if isinstance(self.wrt, int):
+            tangents = (tangents,)
+        elif not isinstance(tangents, (tuple, list)):
+            raise TypeError(f"{self._target.label}: wrt={self.wrt} is a tuple, so the "
+                            f"tangents are a tuple of {count} (one per wrt argument), not a "
+                            f"{type(tangents).__name__}")
+        tangents = tuple(tangents)
+        if len(tangents) != count:
+            raise TypeError(f"{self._target.label}: {count} tangents expected "
                             f"(one per wrt argument), got {len(tangents)}")
-        for user_k, k, t in zip(self.wrt, self._inner_wrt, tangents):
+        for user_k, k, t in zip(self._positions, self._inner_wrt, tangents):
             _check_wrt_value(self._target.label, compiled.params[k], user_k, values[k])
             if np.shape(t) != np.shape(values[k]):
                 raise TypeError(f"{self._target.label}: the tangent of "
@@ -148,7 +156,7 @@ class TangentFunction:
 class HessianVectorProduct:
     """``hvp(*args, v)`` -> ``H v``: the Hessian of ``fn`` (scalar output) with
     respect to the ``wrt`` arguments, applied to ``v`` (one array per ``wrt``
-    argument: a tuple for several).  Built by differentiating the tangent-linear
+    argument: the array for an int ``wrt``, a tuple for a tuple).  Built by differentiating the tangent-linear
     program in reverse mode; ``source`` shows both programs.
     """
 
@@ -156,7 +164,7 @@ class HessianVectorProduct:
         self.fn = fn
         self.options = options
         self.tangent = TangentFunction(fn, wrt, source=source)
-        self.wrt, self._single = self.tangent.wrt, self.tangent._single
+        self.wrt = self.tangent.wrt
         self._gradient = None
 
     def gradient(self) -> GradientFunction:
@@ -176,9 +184,8 @@ class HessianVectorProduct:
     def __call__(self, *args, **kwargs):
         compiled = self.tangent.compile(return_value=False)
         values, tangents = self.tangent._values(args, kwargs, compiled)
-        gradient = self.gradient()
-        result = gradient(*values, *tangents)
-        return result
+        products = self.gradient()(*values, *tangents)  # a tuple, in wrt order
+        return products[0] if isinstance(self.wrt, int) else products
 
     def __repr__(self):
         return f"<hvp of {getattr(self.fn, '__qualname__', self.fn)} wrt {self.wrt}>"
@@ -190,12 +197,12 @@ class HessianVectorProduct:
 
 
 @options_checked
-def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *, source: Optional[str] = None,
+def jvp(fn: Callable[..., Any], wrt: Wrt = 0, *, source: Optional[str] = None,
         has_aux: bool = False) -> TangentFunction:
     """Forward mode: ``jvp(fn, wrt)(*args, tangents)`` returns ``(fn(*args), J
     tangents)``, the value and its directional derivative in the direction
-    ``tangents`` of the ``wrt`` arguments (one array per argument, a tuple for
-    several).  The tangent-linear code is generated from ``fn``'s source
+    ``tangents`` of the ``wrt`` arguments (one array per argument: the array for
+    an int ``wrt``, a tuple for a tuple).  The tangent-linear code is generated from ``fn``'s source
     (``.source``); it needs no tape, so its memory does not grow with the trip
     count of ``fn``'s loops.
 
@@ -207,14 +214,15 @@ def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *, source: Optional[str] = None
 
 
 @options_checked
-def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+def hvp(fn: Callable[..., Any], wrt: Wrt = 0, *,
         checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
         memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
         disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
         costs: Any = None, snapshot_store: Any = None,
         source: Optional[str] = None) -> HessianVectorProduct:
     """Hessian-vector product: ``hvp(fn, wrt)(*args, v)`` returns ``H v`` for a
-    scalar ``fn`` (one array per ``wrt`` argument, a tuple for several).
+    scalar ``fn``: ``v`` and ``H v`` are the array for an int ``wrt`` and a tuple
+    of one array per argument for a tuple (``wrt=(0,)``: 1-tuples).
 
     Reverse over forward: the tangent-linear program of ``fn`` (:func:`jvp`) is
     differentiated in reverse mode with respect to the ``wrt`` arguments, ``v``
@@ -232,13 +240,14 @@ def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     return HessianVectorProduct(fn, wrt, options, source=source)
 
 
-def hessian(fn: Callable[..., Any], wrt: Wrt = (0,), **options: Any) -> Callable[..., Any]:
+def hessian(fn: Callable[..., Any], wrt: Wrt = 0, **options: Any) -> Callable[..., Any]:
     """The dense Hessian of a scalar ``fn``, one :func:`hvp` per input element
-    (for small inputs).  For one ``wrt`` argument ``x`` the result has shape
-    ``x.shape + x.shape``; for several, ``H[i][j]`` is the block of arguments
+    (for small inputs).  For an int ``wrt`` naming ``x`` the result has shape
+    ``x.shape + x.shape``; for a tuple, ``H[i][j]`` is the block of arguments
     ``i`` and ``j``, shaped ``x_i.shape + x_j.shape``.  ``options`` are
     :func:`hvp`'s."""
     product = hvp(fn, wrt, **options)
+    single = isinstance(product.wrt, int)
 
     def dense(*args, **kwargs):
         compiled = product.tangent.compile(return_value=False)
@@ -251,14 +260,14 @@ def hessian(fn: Callable[..., Any], wrt: Wrt = (0,), **options: Any) -> Callable
             for k in range(x.size):
                 v = [np.zeros_like(y) for y in inputs]
                 v[j].flat[k] = 1.0
-                hv = product(*args, v[0] if product._single else tuple(v), **kwargs)
-                hv = (hv,) if product._single else hv
+                hv = product(*args, v[0] if single else tuple(v), **kwargs)
+                hv = (hv,) if single else hv
                 columns.append(np.concatenate([np.ravel(h) for h in hv]))
         full = np.stack(columns, axis=1)  # rows: outputs, columns: directions
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         blocks = [[full[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]]
                    .reshape(inputs[i].shape + inputs[j].shape)
                    for j in range(len(inputs))] for i in range(len(inputs))]
-        return blocks[0][0] if product._single else tuple(tuple(row) for row in blocks)
+        return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
     dense.hvp = product
     return dense

@@ -29,16 +29,56 @@ def test_several_wrt_in_wrt_order():
     check_grad(loss, (x, W, b), wrt=(0, 1, 2))
 
 
-def test_single_wrt_gives_the_gradient_itself():
+def test_an_int_wrt_gives_the_gradient_and_a_tuple_a_tuple_as_jax_argnums():
     x, W, b = rng.standard_normal(3), rng.standard_normal((2, 3)), rng.standard_normal(2)
-    for wrt in (1, (1,)):
-        dW = tc.grad(loss, wrt=wrt)(x, W, b)
-        assert isinstance(dW, np.ndarray) and dW.shape == W.shape
+    expected = numeric_grad(loss, (x, W, b), (1,))[0]
+    for options in ({}, {"checkpoint": True}):
+        for wrt in (1, np.int64(1)):
+            dW = tc.grad(loss, wrt=wrt, **options)(x, W, b)
+            assert isinstance(dW, np.ndarray)
+            np.testing.assert_allclose(dW, expected, rtol=1e-6, atol=1e-8)
+            assert isinstance(tc.value_and_grad(loss, wrt=wrt, **options)(x, W, b)[1],
+                              np.ndarray)
+        for wrt in ((1,), [1]):
+            got = tc.grad(loss, wrt=wrt, **options)(x, W, b)
+            assert type(got) is tuple and len(got) == 1
+            np.testing.assert_allclose(got[0], expected, rtol=1e-6, atol=1e-8)
+            value, got = tc.value_and_grad(loss, wrt=wrt, **options)(x, W, b)
+            assert type(got) is tuple and len(got) == 1
+        got = tc.grad_with_checkpointing(loss, wrt=(1,))(x, W, b)
+        assert type(got) is tuple and len(got) == 1
+    assert isinstance(tc.grad(loss)(x, W, b), np.ndarray)  # the default: wrt=0
+    assert repr(tc.grad(loss, wrt=(1,))) == "<gradient of loss wrt (1,)>"
+
+
+def test_an_int_wrt_takes_and_gives_one_tangent_a_tuple_a_tuple():
+    """jvp and hvp follow grad: one tangent for an int wrt, a tuple for a tuple
+    (``tc.hvp(f, wrt=(0,))(x, W, b, (v,))`` failed with 'the tangent of 'x' has
+    shape (1, 3)')."""
+    x, W, b = rng.standard_normal(3), rng.standard_normal((2, 3)), rng.standard_normal(2)
+    v = rng.standard_normal(3)
+    hv = tc.hvp(loss)(x, W, b, v)
+    assert isinstance(hv, np.ndarray) and hv.shape == x.shape
+    (hv1,) = tc.hvp(loss, wrt=(0,))(x, W, b, (v,))
+    np.testing.assert_array_equal(hv1, hv)
+    H = tc.hessian(loss)(x, W, b)
+    np.testing.assert_allclose(H @ v, hv, rtol=1e-12, atol=1e-14)
+    ((H1,),) = tc.hessian(loss, wrt=(0,))(x, W, b)
+    np.testing.assert_array_equal(H1, H)
+    value, jv = tc.jvp(loss)(x, W, b, v)
+    assert tc.jvp(loss, wrt=(0,))(x, W, b, (v,)) == (value, jv)
+    assert jv == pytest.approx(np.dot(tc.grad(loss)(x, W, b), v), rel=1e-12)
+    with pytest.raises(TypeError, match=r"wrt=\(0,\) is a tuple, so the tangents are a tuple"):
+        tc.hvp(loss, wrt=(0,))(x, W, b, v)
+    with pytest.raises(TypeError, match="2 tangents expected"):
+        tc.jvp(loss, wrt=(0, 1))(x, W, b, (v,))
+    for wrt in (0, (0,), (0, 1)):
+        assert tc.check_grad(loss, (x, W, b), wrt=wrt, modes=("grad", "checkpoint", "jvp", "hvp")).ok
 
 
 def test_output_adjoint_argument():
     x, W, seed = rng.standard_normal(3), rng.standard_normal((4, 3)), rng.standard_normal(4)
-    df = tc.grad(vector_out, wrt=(0,))
+    df = tc.grad(vector_out, wrt=0)
     positional = df(x, W, seed)
     keyword = df(x, W, bvector_out=seed)
     np.testing.assert_allclose(positional, keyword)
@@ -57,7 +97,7 @@ def test_value_and_grad():
 
 
 def test_source_function_and_attribute():
-    df = tc.grad(loss, wrt=(1,))
+    df = tc.grad(loss, wrt=1)
     assert tc.source(df) == df.source
     assert "def dloss(" in df.source
     with pytest.raises(TypeError):
@@ -68,7 +108,7 @@ def test_repeated_grad_reuses_the_compiled_function():
     first = tc.grad(loss, wrt=(0, 1))
     second = tc.grad(loss, wrt=(0, 1))
     assert first.compile() is second.compile()
-    assert first.compile() is not tc.grad(loss, wrt=(0,)).compile()
+    assert first.compile() is not tc.grad(loss, wrt=0).compile()
 
 
 def test_float32_gradient_keeps_dtype():
@@ -133,7 +173,7 @@ def test_bound_method_wrt_its_explicit_arguments():
     ex, eW = check_grad(model.loss, (x, W), wrt=(0, 1))
     np.testing.assert_allclose(dx, ex)
     np.testing.assert_allclose(dW, eW)
-    assert repr(tc.grad(model.loss, wrt=1)) == "<gradient of Model.loss wrt (1,)>"
+    assert repr(tc.grad(model.loss, wrt=1)) == "<gradient of Model.loss wrt 1>"
 
 
 def test_bound_method_of_two_instances_share_the_compiled_gradient():
@@ -341,8 +381,9 @@ def test_a_tuple_list_or_string_output_is_refused_at_the_return_line(api, fn, wh
 
 
 def _check_pair_gradient(fn, args, wrt, got):
+    got = (got,) if isinstance(wrt, int) else got
+    wrt = (wrt,) if isinstance(wrt, int) else wrt
     expected = numeric_grad(lambda *a: fn(*a)[0], list(args), wrt)
-    got = (got,) if len(wrt) == 1 else got
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
 
@@ -371,7 +412,7 @@ def test_has_aux_gives_the_gradient_of_the_output_and_the_aux_as_computed():
     (value, aux), g = tc.value_and_grad(returns_pair, has_aux=True)(x, W)
     assert value == pytest.approx(expected_value)
     _assert_same_value(aux, expected_aux)
-    _check_pair_gradient(returns_pair, (x, W), (0,), g)
+    _check_pair_gradient(returns_pair, (x, W), 0, g)
 
 
 def test_has_aux_keeps_lists_tuples_dicts_strings_and_numbers_of_the_aux():
@@ -383,7 +424,7 @@ def test_has_aux_keeps_lists_tuples_dicts_strings_and_numbers_of_the_aux():
     x = rng.standard_normal(4)
     g, aux = tc.grad(fn, has_aux=True)(x)
     _assert_same_value(aux, fn(x)[1])
-    _check_pair_gradient(fn, (x,), (0,), g)
+    _check_pair_gradient(fn, (x,), 0, g)
 
 
 def scan_with_aux(x, n):
@@ -405,7 +446,7 @@ def test_has_aux_computed_in_a_loop_taped_or_checkpointed(options):
         assert value == pytest.approx(expected_value, rel=1e-12)
         _assert_same_value(tuple(np.round(a, 12) for a in aux),
                            tuple(np.round(a, 12) for a in expected_aux))
-        _check_pair_gradient(scan_with_aux, (x, 7), (0,), g)
+        _check_pair_gradient(scan_with_aux, (x, 7), 0, g)
         taped, _ = tc.grad(scan_with_aux, has_aux=True)(x, 7)
         np.testing.assert_allclose(g, taped, rtol=1e-12, atol=1e-14)
 

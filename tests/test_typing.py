@@ -38,7 +38,7 @@ df = tc.grad(f, wrt='a')
 flat, unravel = tc.ravel([np.ones(2)])
 count: int = flat
 dg = tc.grad(f, snapshot=3)
-dc = tc.grad_with_checkpointing(wrt=(0,), snapshots=2)(f)
+dc = tc.grad_with_checkpointing(wrt=0, snapshots=2)(f)
 dc.compile()
 dd = tc.grad_with_checkpointing(f, shedule="online")
 """
