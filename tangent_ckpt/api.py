@@ -650,6 +650,14 @@ def _check_output_adjoint(seed, output, cause=None):
 
 
 def _shaped_one(g, x, as_gradient):
+    """The gradient ``g`` of the argument ``x`` as the user receives it: an array
+    of ``x``'s shape and dtype; for a scalar ``x`` (a Python float or a NumPy
+    float scalar) a NumPy scalar of its dtype -- ``np.float64`` for a Python
+    float, a subclass of ``float`` -- whichever path computed it (a Python float,
+    a NumPy scalar or a 0-d array)."""
+    if isinstance(x, (float, np.floating)):
+        dtype = x.dtype if isinstance(x, np.floating) else np.dtype(np.float64)
+        return dtype.type(as_gradient(g, x))
     if is_array(x) and not (type(g) is type(x) and g.shape == x.shape) \
             or np.iscomplexobj(g):
         return as_gradient(g, x)
@@ -784,7 +792,8 @@ def grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
     JAX's ``argnums``: an int gives the gradient itself, a tuple (or list) of
     ints a tuple of gradients in ``wrt`` order -- ``wrt=(0,)`` a 1-tuple,
     ``wrt=0`` (the default) the array.  A gradient has its argument's shape and
-    dtype (a container's structure).  ``df.source`` is the generated code.
+    dtype (a container's structure); a float argument's is a NumPy float64
+    scalar.  ``df.source`` is the generated code.
     """
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,

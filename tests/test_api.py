@@ -3,6 +3,7 @@ the callables tc.grad accepts, its options and the output adjoint."""
 
 import functools
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -539,3 +540,64 @@ def test_array_output_of_a_loop_with_the_default_adjoint(options):
     df = tc.grad(stacked_in_a_loop, **options)
     got = check_grad(stacked_in_a_loop, (x, 6), df=df)
     np.testing.assert_allclose(got[0], tc.grad(stacked_in_a_loop)(x, 6), rtol=1e-12)
+
+
+def scale_in_numpy(x, s):
+    return np.sum(np.tanh(x * s))
+
+
+def scale_in_math(x, s):
+    return math.sin(s) * np.sum(x)
+
+
+def scale_in_a_loop(x, s, n):
+    for t in range(n):
+        s = math.tanh(s) + 0.5 * s
+        x = np.tanh(x) * s
+    return np.sum(x)
+
+
+def scale_unused(x, s):
+    return np.sum(x ** 2)
+
+
+def scale_squared(x, s):
+    return s * s
+
+
+@pytest.mark.parametrize("fn", [scale_in_numpy, scale_in_math, scale_in_a_loop, scale_unused,
+                                scale_squared], ids=lambda f: f.__name__)
+def test_a_float_arguments_gradient_is_a_numpy_scalar_of_its_dtype_on_every_path(fn):
+    """One rule: the gradient of a Python float is an ``np.float64`` (a subclass of
+    float), of an ``np.float32`` an ``np.float32`` -- never a Python float on one
+    path, a NumPy scalar on another and a 0-d array on a third (the generated code
+    returns each of these, depending on the function)."""
+    x = rng.standard_normal(3)
+    extra = (3,) if fn is scale_in_a_loop else ()
+    expected = numeric_grad(fn, (x, 0.7, *extra), (1,))[0]
+    for s, kind in ((0.7, np.float64), (np.float64(0.7), np.float64),
+                    (np.float32(0.7), np.float32)):
+        got = [tc.grad(fn, wrt=1)(x, s, *extra),
+               tc.grad(fn, wrt=1, checkpoint=True, snapshots=2)(x, s, *extra),
+               tc.value_and_grad(fn, wrt=(0, 1))(x, s, *extra)[1][1],
+               tc.value_and_grad(fn, wrt=1, checkpoint=True)(x, s, *extra)[1],
+               tc.grad(fn, wrt=(0, 1))(x, s, *extra)[1]]
+        for g in got:
+            assert type(g) is kind, (type(g), kind)
+            np.testing.assert_allclose(g, expected, rtol=1e-4 if kind is np.float32 else 1e-6,
+                                       atol=1e-6)
+        assert type(tc.hvp(fn, wrt=1)(x, s, *extra, kind(1.0))) is kind
+
+
+def scale_from_a_dict(x, p):
+    return np.sum(np.tanh(x * p["s"])) * p["t"]
+
+
+def test_a_float_leaf_of_a_container_follows_the_scalar_rule():
+    x = rng.standard_normal(3)
+    for s, kind in ((0.7, np.float64), (np.float32(0.7), np.float32)):
+        for options in ({}, {"checkpoint": True}):
+            g = tc.grad(scale_from_a_dict, wrt=1, **options)(x, {"s": s, "t": 2.0})
+            assert type(g["s"]) is kind and type(g["t"]) is np.float64
+            np.testing.assert_allclose(g["s"], 2.0 * numeric_grad(scale_in_numpy, (x, 0.7),
+                                                                  (1,))[0], rtol=1e-4)
