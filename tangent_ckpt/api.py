@@ -792,8 +792,9 @@ def grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
     JAX's ``argnums``: an int gives the gradient itself, a tuple (or list) of
     ints a tuple of gradients in ``wrt`` order -- ``wrt=(0,)`` a 1-tuple,
     ``wrt=0`` (the default) the array.  A gradient has its argument's shape and
-    dtype (a container's structure); a float argument's is a NumPy float64
-    scalar.  ``df.source`` is the generated code.
+    dtype (a container's structure); a float argument's is a NumPy scalar of its
+    dtype (``np.float64`` for a Python float, a subclass of ``float``).
+    ``df.source`` is the generated code.
     """
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
