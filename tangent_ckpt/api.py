@@ -18,9 +18,11 @@ import textwrap
 import threading
 import types
 import weakref
-from typing import Any, Callable, Optional, Sequence, TypeVar, Union, cast, overload
+from typing import (Any, Callable, Concatenate, Generic, Literal, Optional, ParamSpec, Sequence,
+                    Protocol, Tuple, TypedDict, TypeVar, Union, Unpack, cast, overload)
 
 import numpy as np
+from numpy.typing import NDArray
 
 from tangent_ckpt import container_args, display
 from tangent_ckpt.compiler.parse import forget_source, register_source
@@ -45,6 +47,43 @@ _LOCK = threading.RLock()
 
 Wrt = Union[int, Sequence[int]]
 MemoryBudget = Union[None, int, str]
+
+# What the type hints say of a gradient (the overloads of grad, value_and_grad and
+# grad_with_checkpointing): a gradient has its argument's type -- an int ``wrt``
+# of 0 or 1 gives the annotated type of that parameter (``NDArray[np.float64]``
+# for ``x: NDArray[np.float64]``, ``float`` for ``s: float``: its np.float64 is
+# one), another int ``Any``; a tuple ``wrt`` a tuple of as many; ``flat=True`` one
+# float64 vector; ``value_and_grad`` a pair (the function's return type, that).
+#: what a call of a GradientFunction returns
+Result = TypeVar("Result", covariant=True)
+Arg = TypeVar("Arg")          # the type of the differentiated parameter
+Out = TypeVar("Out")          # the function's return type
+Rest = ParamSpec("Rest")      # the other parameters
+Flat = NDArray[np.float64]
+Grads = TypeVar("Grads")   # the gradients a decorator's result returns
+
+
+class CheckpointingOptions(TypedDict, total=False):
+    """The keyword options of :func:`grad_with_checkpointing` but ``wrt``, ``flat``
+    and ``has_aux`` (which change what the gradient returns)."""
+    snapshots: Optional[int]
+    memory_budget: MemoryBudget
+    schedule: str
+    min_steps: int
+    disk_snapshots: int
+    verify: bool
+    nested: bool
+    costs: Any
+    snapshot_store: Any
+    source: Optional[str]
+    progress: bool
+    backend: str
+
+
+class GradOptions(CheckpointingOptions, total=False):
+    """The keyword options of :func:`grad` and :func:`value_and_grad` but ``wrt``,
+    ``flat`` and ``has_aux``."""
+    checkpoint: Union[bool, str, None]
 
 
 def _normalize_wrt(wrt):
@@ -262,7 +301,7 @@ def _unwrap(fn):
 _LIBRARIES = ("numpy", "scipy", "tangent_ckpt")
 
 
-class GradientFunction:
+class GradientFunction(Generic[Result]):
     """A compiled gradient: call it like the original function.
 
     An extra trailing positional argument (or the keyword named in
@@ -397,7 +436,7 @@ class GradientFunction:
     def _repr_markdown_(self):
         return self.source._repr_markdown_()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Result:
         __tracebackhide__ = True  # noqa: F841
         _refuse_foreign_arrays(self._target, args, kwargs)
         containers = self._container_arguments(args, kwargs)
@@ -551,6 +590,22 @@ class GradientFunction:
         return (_rebuild_gradient, (self.fn, self.wrt, self.options, self.return_value,
                                     self.flat, _portable_source(self.fn, self.given_source),
                                     self.progress, self.has_aux))
+
+
+#: what ``grad_with_checkpointing(wrt=..., ...)`` without a function returns
+Decorator = Callable[[Callable[..., Any]], GradientFunction[Grads]]
+
+
+class DecoratesFirst(Protocol):
+    """``grad_with_checkpointing(...)`` with ``wrt=0``: the gradient has the type of
+    the decorated function's first parameter."""
+    def __call__(self, fn: Callable[Concatenate[Arg, Rest], Any], /) -> GradientFunction[Arg]: ...
+
+
+class DecoratesSecond(Protocol):
+    """``grad_with_checkpointing(...)`` with ``wrt=1``: the type of the second parameter."""
+    def __call__(self, fn: Callable[Concatenate[Any, Arg, Rest], Any], /
+                 ) -> GradientFunction[Arg]: ...
 
 
 def _rebuild_gradient(fn, wrt, options, return_value, flat, source, progress, has_aux=False):
@@ -776,6 +831,71 @@ def options_checked(api_function: F) -> F:
     return cast(F, checked)
 
 
+@overload
+def grad(
+        fn: Callable[Concatenate[Arg, Rest], Any], wrt: Literal[0] = ..., *,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Arg]: ...
+
+
+@overload
+def grad(
+        fn: Callable[Concatenate[Any, Arg, Rest], Any], wrt: Literal[1], *,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Arg]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: int, *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Any]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Tuple[int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any]]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Tuple[int, int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any, Any]]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Tuple[int, int, int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any, Any, Any]]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Sequence[int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any, ...]]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Wrt = ..., *, flat: Literal[True],
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Flat]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Wrt = ..., *, flat: bool = ..., has_aux: bool = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Any]: ...
+
+
 @options_checked
 def grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
          checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
@@ -783,7 +903,7 @@ def grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
          costs: Any = None, snapshot_store: Any = None, flat: bool = False,
          source: Optional[str] = None, progress: bool = False,
-         backend: str = "numpy", has_aux: bool = False) -> GradientFunction:
+         backend: str = "numpy", has_aux: bool = False) -> GradientFunction[Any]:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
     ``fn`` is a def, a lambda, a bound method, a ``functools.partial`` or a
@@ -805,6 +925,71 @@ def grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
                             has_aux=has_aux)
 
 
+@overload
+def value_and_grad(
+        fn: Callable[Concatenate[Arg, Rest], Out], wrt: Literal[0] = ..., *,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Arg]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[Concatenate[Any, Arg, Rest], Out], wrt: Literal[1], *,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Arg]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: int, *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Any]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Tuple[int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Tuple[Any]]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Tuple[int, int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Tuple[Any, Any]]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Tuple[int, int, int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Tuple[Any, Any, Any]]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Sequence[int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Tuple[Any, ...]]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Wrt = ..., *, flat: Literal[True],
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Flat]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Any], wrt: Wrt = ..., *, flat: bool = ..., has_aux: bool = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any, Any]]: ...
+
+
 @options_checked
 def value_and_grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
                    checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
@@ -813,7 +998,7 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
                    nested: bool = False, costs: Any = None, snapshot_store: Any = None,
                    flat: bool = False, source: Optional[str] = None,
                    progress: bool = False, backend: str = "numpy",
-                   has_aux: bool = False) -> GradientFunction:
+                   has_aux: bool = False) -> GradientFunction[Any]:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
     With ``flat=True`` the gradient is one float64 vector, the shape
@@ -830,24 +1015,131 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
 
 
 @overload
-def grad_with_checkpointing(fn: Callable[..., Any], *, wrt: Wrt = ...,
-                            snapshots: Optional[int] = ..., memory_budget: MemoryBudget = ...,
-                            schedule: str = ..., min_steps: int = ...,
-                            disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
-                            costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
-                            source: Optional[str] = ..., progress: bool = ...,
-                            backend: str = ..., has_aux: bool = ...) -> GradientFunction: ...
+def grad_with_checkpointing(
+        fn: Callable[Concatenate[Arg, Rest], Any], *, wrt: Literal[0] = ...,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Arg]: ...
 
 
 @overload
-def grad_with_checkpointing(fn: None = None, *, wrt: Wrt = ...,
-                            snapshots: Optional[int] = ..., memory_budget: MemoryBudget = ...,
-                            schedule: str = ..., min_steps: int = ...,
-                            disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
-                            costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
-                            source: Optional[str] = ..., progress: bool = ...,
-                            backend: str = ...,
-                            has_aux: bool = ...) -> Callable[[Callable[..., Any]], GradientFunction]: ...
+def grad_with_checkpointing(
+        fn: Callable[Concatenate[Any, Arg, Rest], Any], *, wrt: Literal[1],
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Arg]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: int, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Any]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Tuple[int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Tuple[Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Tuple[int, int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Tuple[Any, Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Tuple[int, int, int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Tuple[Any, Any, Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Sequence[int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Tuple[Any, ...]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Wrt = ..., flat: Literal[True],
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Flat]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Wrt = ..., flat: bool = ..., has_aux: bool = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Any]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Literal[0] = ..., flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> DecoratesFirst: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Literal[1], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> DecoratesSecond: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: int, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Any]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Tuple[int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Tuple[Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Tuple[int, int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Tuple[Any, Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Tuple[int, int, int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Tuple[Any, Any, Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Sequence[int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Tuple[Any, ...]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Wrt = ..., flat: Literal[True], has_aux: Literal[False] = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> Decorator[Flat]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Wrt = ..., flat: bool = ..., has_aux: bool = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> Decorator[Any]: ...
 
 
 @options_checked

@@ -13,12 +13,14 @@ gradient's (``checkpoint=True``, ``snapshots=``, ``memory_budget=``).
 
 import linecache
 import weakref
-from typing import Any, Callable, Optional, Union
+from typing import (Any, Callable, Concatenate, Generic, Literal, Optional, Sequence, Tuple,
+                    TypedDict, Union, Unpack, overload)
 
 import numpy as np
 
 from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
+                              Arg, Rest, Result,
                               options_checked, remember, _stale, _Target, _check_wrt_value,
                               _without_views)
 from tangent_ckpt.compiler import run_time_errors
@@ -117,7 +119,7 @@ class TangentFunction:
                                 f"{np.shape(values[k])}")
         return values, list(tangents)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Tuple[Any, ...]:
         __tracebackhide__ = True  # noqa: F841
         compiled = self.compile()
         values, tangents = self._values(args, kwargs, compiled)
@@ -153,11 +155,12 @@ class TangentFunction:
         return (TangentFunction, (self.fn, self.wrt, self.given_source, self.has_aux))
 
 
-class HessianVectorProduct:
+class HessianVectorProduct(Generic[Result]):
     """``hvp(*args, v)`` -> ``H v``: the Hessian of ``fn`` (scalar output) with
     respect to the ``wrt`` arguments, applied to ``v`` (one array per ``wrt``
-    argument: the array for an int ``wrt``, a tuple for a tuple).  Built by differentiating the tangent-linear
-    program in reverse mode; ``source`` shows both programs.
+    argument: the array for an int ``wrt``, a tuple for a tuple).  Built by
+    differentiating the tangent-linear program in reverse mode; ``source``
+    shows both programs.
     """
 
     def __init__(self, fn, wrt, options, source=None):
@@ -181,7 +184,7 @@ class HessianVectorProduct:
         return self.tangent.compile(return_value=False).source + "\n\n" + \
             self.gradient().source
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Result:
         compiled = self.tangent.compile(return_value=False)
         values, tangents = self.tangent._values(args, kwargs, compiled)
         products = self.gradient()(*values, *tangents)  # a tuple, in wrt order
@@ -202,9 +205,9 @@ def jvp(fn: Callable[..., Any], wrt: Wrt = 0, *, source: Optional[str] = None,
     """Forward mode: ``jvp(fn, wrt)(*args, tangents)`` returns ``(fn(*args), J
     tangents)``, the value and its directional derivative in the direction
     ``tangents`` of the ``wrt`` arguments (one array per argument: the array for
-    an int ``wrt``, a tuple for a tuple).  The tangent-linear code is generated from ``fn``'s source
-    (``.source``); it needs no tape, so its memory does not grow with the trip
-    count of ``fn``'s loops.
+    an int ``wrt``, a tuple for a tuple).  The tangent-linear code is generated
+    from ``fn``'s source (``.source``); it needs no tape, so its memory does not
+    grow with the trip count of ``fn``'s loops.
 
     ``fn`` may return a tuple or list of outputs (arrays and floats): the
     directional derivative has the same structure.  With ``has_aux=True`` ``fn``
@@ -213,13 +216,44 @@ def jvp(fn: Callable[..., Any], wrt: Wrt = 0, *, source: Optional[str] = None,
     return TangentFunction(fn, wrt, source=source, has_aux=has_aux)
 
 
+class HvpOptions(TypedDict, total=False):
+    """The keyword options of :func:`hvp`."""
+    checkpoint: Union[bool, str, None]
+    snapshots: Optional[int]
+    memory_budget: MemoryBudget
+    schedule: str
+    min_steps: int
+    disk_snapshots: int
+    verify: bool
+    nested: bool
+    costs: Any
+    snapshot_store: Any
+    source: Optional[str]
+
+
+# H v has the type of its argument (tangent_ckpt/api.py: the overloads of grad)
+@overload
+def hvp(fn: Callable[Concatenate[Arg, Rest], Any], wrt: Literal[0] = ...,
+        **options: Unpack[HvpOptions]) -> HessianVectorProduct[Arg]: ...
+
+
+@overload
+def hvp(fn: Callable[..., Any], wrt: int, **options: Unpack[HvpOptions]
+        ) -> HessianVectorProduct[Any]: ...
+
+
+@overload
+def hvp(fn: Callable[..., Any], wrt: Sequence[int], **options: Unpack[HvpOptions]
+        ) -> HessianVectorProduct[Tuple[Any, ...]]: ...
+
+
 @options_checked
 def hvp(fn: Callable[..., Any], wrt: Wrt = 0, *,
         checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
         memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
         disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
         costs: Any = None, snapshot_store: Any = None,
-        source: Optional[str] = None) -> HessianVectorProduct:
+        source: Optional[str] = None) -> HessianVectorProduct[Any]:
     """Hessian-vector product: ``hvp(fn, wrt)(*args, v)`` returns ``H v`` for a
     scalar ``fn``: ``v`` and ``H v`` are the array for an int ``wrt`` and a tuple
     of one array per argument for a tuple (``wrt=(0,)``: 1-tuples).

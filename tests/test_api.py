@@ -74,7 +74,8 @@ def test_an_int_wrt_takes_and_gives_one_tangent_a_tuple_a_tuple():
     with pytest.raises(TypeError, match="2 tangents expected"):
         tc.jvp(loss, wrt=(0, 1))(x, W, b, (v,))
     for wrt in (0, (0,), (0, 1)):
-        assert tc.check_grad(loss, (x, W, b), wrt=wrt, modes=("grad", "checkpoint", "jvp", "hvp")).ok
+        assert tc.check_grad(loss, (x, W, b), wrt=wrt,
+                             modes=("grad", "checkpoint", "jvp", "hvp")).ok
 
 
 def test_output_adjoint_argument():
