@@ -4,6 +4,7 @@ the callables tc.grad accepts, its options and the output adjoint."""
 import functools
 import inspect
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -50,6 +51,12 @@ def test_an_int_wrt_gives_the_gradient_and_a_tuple_a_tuple_as_jax_argnums():
         assert type(got) is tuple and len(got) == 1
     assert isinstance(tc.grad(loss)(x, W, b), np.ndarray)  # the default: wrt=0
     assert repr(tc.grad(loss, wrt=(1,))) == "<gradient of loss wrt (1,)>"
+    for wrt, kind in ((1, np.ndarray), ((1,), tuple)):  # a pickled gradient keeps its wrt
+        for made in (tc.grad(loss, wrt=wrt), tc.hvp(loss, wrt=wrt)):
+            assert made.wrt == wrt
+            loaded = pickle.loads(pickle.dumps(made))
+            assert loaded.wrt == wrt
+        assert type(pickle.loads(pickle.dumps(tc.grad(loss, wrt=wrt)))(x, W, b)) is kind
 
 
 def test_an_int_wrt_takes_and_gives_one_tangent_a_tuple_a_tuple():
