@@ -34,7 +34,7 @@ from tangent_ckpt.flatten import ravel
 from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import as_gradient
 from tangent_ckpt.runtime import backends
-from tangent_ckpt.runtime.backends import is_array
+from tangent_ckpt.runtime.backends import is_array, is_foreign_array
 from tangent_ckpt.runtime.progress import reporting
 from tangent_ckpt.runtime.driver import CheckpointedLoop
 from tangent_ckpt.runtime import numba_backend
@@ -709,8 +709,9 @@ def _shaped_one(g, x, as_gradient):
     of ``x``'s shape and dtype; for a scalar ``x`` (a Python float or a NumPy
     float scalar) a NumPy scalar of its dtype -- ``np.float64`` for a Python
     float, a subclass of ``float`` -- whichever path computed it (a Python float,
-    a NumPy scalar or a 0-d array)."""
-    if isinstance(x, (float, np.floating)):
+    a NumPy scalar or a 0-d array).  A 0-d CuPy or Dask array stays one: making
+    it a NumPy scalar would copy it to the host or compute a lazy graph now."""
+    if isinstance(x, (float, np.floating)) and not is_foreign_array(g):
         dtype = x.dtype if isinstance(x, np.floating) else np.dtype(np.float64)
         return dtype.type(as_gradient(g, x))
     if is_array(x) and not (type(g) is type(x) and g.shape == x.shape) \
