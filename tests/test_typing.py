@@ -132,3 +132,20 @@ def test_gradients_have_the_type_of_their_argument(mypy_output, line, expected):
 
 def test_a_tuple_of_two_gradients_does_not_unpack_into_three(mypy_output):
     assert "user.py:27: error: Need more than 2 values to unpack (3 expected)" in mypy_output
+
+
+def test_the_typed_options_are_the_options_each_function_takes():
+    """The overloads take the options as TypedDicts: an option added to grad and
+    not to its TypedDict would be a type error for every user who passes it."""
+    import inspect
+
+    from tangent_ckpt import api, second_order
+
+    def options(fn):
+        return {name for name, p in inspect.signature(fn).parameters.items()
+                if p.kind == p.KEYWORD_ONLY} - {"wrt", "flat", "has_aux"}
+    assert set(api.GradOptions.__annotations__) == options(api.grad) == \
+        options(api.value_and_grad)
+    assert set(api.CheckpointingOptions.__annotations__) == \
+        options(api.grad_with_checkpointing)
+    assert set(second_order.HvpOptions.__annotations__) == options(second_order.hvp)
