@@ -96,7 +96,7 @@ def optimize_heating(minimize, hours: int, zones: int, snapshots: int, maxiter: 
     u0, T0, T_out, price, coupling, n = make_inputs(hours, zones)
     print(f"\noptimal heating: {zones} zones, {hours} hours, {u0.size} controls, "
           f"{snapshots} snapshots")
-    taped = tc.grad(yearly_cost, wrt=(0,))
+    taped = tc.grad(yearly_cost, wrt=(0,))  # a tuple in, a 1-tuple out, as check_example reads
     ckpt = tc.grad_with_checkpointing(yearly_cost, wrt=(0,), snapshots=snapshots)
     status = check_example(yearly_cost, (u0, T0, T_out, price, coupling, n), (0,), ("u",),
                            taped, ckpt, fd_checks=fd_checks, snapshots=snapshots,

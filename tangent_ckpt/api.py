@@ -18,9 +18,11 @@ import textwrap
 import threading
 import types
 import weakref
-from typing import Any, Callable, Optional, Sequence, TypeVar, Union, cast, overload
+from typing import (Any, Callable, Concatenate, Generic, Literal, Optional, ParamSpec, Sequence,
+                    Protocol, Tuple, TypedDict, TypeVar, Union, Unpack, cast, overload)
 
 import numpy as np
+from numpy.typing import NDArray
 
 from tangent_ckpt import container_args, display
 from tangent_ckpt.compiler.parse import forget_source, register_source
@@ -32,7 +34,7 @@ from tangent_ckpt.flatten import ravel
 from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import as_gradient
 from tangent_ckpt.runtime import backends
-from tangent_ckpt.runtime.backends import is_array
+from tangent_ckpt.runtime.backends import is_array, is_foreign_array
 from tangent_ckpt.runtime.progress import reporting
 from tangent_ckpt.runtime.driver import CheckpointedLoop
 from tangent_ckpt.runtime import numba_backend
@@ -46,10 +48,52 @@ _LOCK = threading.RLock()
 Wrt = Union[int, Sequence[int]]
 MemoryBudget = Union[None, int, str]
 
+# What the type hints say of a gradient (the overloads of grad, value_and_grad and
+# grad_with_checkpointing): a gradient has its argument's type -- an int ``wrt``
+# of 0 or 1 gives the annotated type of that parameter (``NDArray[np.float64]``
+# for ``x: NDArray[np.float64]``, ``float`` for ``s: float``: its np.float64 is
+# one), another int ``Any``; a tuple ``wrt`` a tuple of as many; ``flat=True`` one
+# float64 vector; ``value_and_grad`` a pair (the function's return type, that).
+#: what a call of a GradientFunction returns
+Result = TypeVar("Result", covariant=True)
+Arg = TypeVar("Arg")          # the type of the differentiated parameter
+Out = TypeVar("Out")          # the function's return type
+Rest = ParamSpec("Rest")      # the other parameters
+Flat = NDArray[np.float64]
+Grads = TypeVar("Grads")   # the gradients a decorator's result returns
+
+
+class CheckpointingOptions(TypedDict, total=False):
+    """The keyword options of :func:`grad_with_checkpointing` but ``wrt``, ``flat``
+    and ``has_aux`` (which change what the gradient returns)."""
+    snapshots: Optional[int]
+    memory_budget: MemoryBudget
+    schedule: str
+    min_steps: int
+    disk_snapshots: int
+    verify: bool
+    nested: bool
+    costs: Any
+    snapshot_store: Any
+    source: Optional[str]
+    progress: bool
+    backend: str
+
+
+class GradOptions(CheckpointingOptions, total=False):
+    """The keyword options of :func:`grad` and :func:`value_and_grad` but ``wrt``,
+    ``flat`` and ``has_aux``."""
+    checkpoint: Union[bool, str, None]
+
 
 def _normalize_wrt(wrt):
+    """(``wrt`` as the user means it -- an int, or a tuple of ints --, the positions
+    as a tuple).  JAX's ``argnums`` convention: an int gives the gradient itself,
+    a tuple (or list) of ints a tuple of gradients, ``(0,)`` a 1-tuple."""
     if isinstance(wrt, (int, np.integer)) and not isinstance(wrt, bool):
-        return (int(wrt),), True
+        return int(wrt), (int(wrt),)
+    if isinstance(wrt, (str, bytes)):
+        raise WrtError(f"wrt must be an int or a tuple of ints, not {wrt!r}")
     try:
         wrt = tuple(int(k) for k in wrt)
     except (TypeError, ValueError):
@@ -58,7 +102,7 @@ def _normalize_wrt(wrt):
         raise WrtError("wrt must name at least one argument")
     if len(set(wrt)) != len(wrt):
         raise WrtError(f"wrt names an argument twice: {wrt}")
-    return wrt, len(wrt) == 1
+    return wrt, wrt
 
 
 def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
@@ -257,7 +301,7 @@ def _unwrap(fn):
 _LIBRARIES = ("numpy", "scipy", "tangent_ckpt")
 
 
-class GradientFunction:
+class GradientFunction(Generic[Result]):
     """A compiled gradient: call it like the original function.
 
     An extra trailing positional argument (or the keyword named in
@@ -281,13 +325,13 @@ class GradientFunction:
         self.fn = fn
         self.has_aux = bool(has_aux)
         self.progress = bool(progress)
-        self.wrt, self._single = _normalize_wrt(wrt)
+        self.wrt, self._positions = _normalize_wrt(wrt)
         self.options = options
         self.return_value = return_value
         self.flat = flat
         self.given_source = source
         self._target = _Target(fn)
-        self._inner_wrt = self._target.inner_wrt(self.wrt)
+        self._inner_wrt = self._target.inner_wrt(self._positions)
         self.signature = self._target.signature
         try:
             functools.update_wrapper(self, fn)
@@ -392,7 +436,7 @@ class GradientFunction:
     def _repr_markdown_(self):
         return self.source._repr_markdown_()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Result:
         __tracebackhide__ = True  # noqa: F841
         _refuse_foreign_arrays(self._target, args, kwargs)
         containers = self._container_arguments(args, kwargs)
@@ -426,7 +470,7 @@ class GradientFunction:
         names = self._target.parameters()
         user_values = [arguments[p] for p in names]
         values = container_args.flat_values(user_values, containers)
-        for user_k, k in zip(self.wrt, self._inner_wrt):
+        for user_k, k in zip(self._positions, self._inner_wrt):
             name = names[k]
             if k in containers:
                 for label, leaf in zip(container_args.leaf_labels(name, user_values[k]),
@@ -516,17 +560,19 @@ class GradientFunction:
         zero of the generated code is a Python 0.0, and so is a real zero computed
         from Python floats (``(s - s) * a[0]``): such a value flowing back to an
         array argument is widened here (found by tests/test_fuzz.py).  With
-        ``flat=True`` the gradients are raveled into one float64 vector."""
+        ``flat=True`` the gradients are raveled into one float64 vector.  An int
+        ``wrt`` gives the gradient itself, a tuple a tuple (``wrt=(0,)``: a 1-tuple)."""
         if containers:  # one gradient per wrt argument, a container's in its shape
-            grads = container_args.regroup(grads, self._inner_wrt, values, containers,
-                                           lambda g, x: _shaped_one(g, x, as_gradient))
-            grads = grads[0] if self._single else tuple(grads)
-        elif self._single:
-            grads = _shaped_one(grads, values[self._inner_wrt[0]], as_gradient)
+            grads = tuple(container_args.regroup(grads, self._inner_wrt, values, containers,
+                                                 lambda g, x: _shaped_one(g, x, as_gradient)))
+        elif len(self._inner_wrt) == 1:  # the generated code returns one gradient bare
+            grads = (_shaped_one(grads, values[self._inner_wrt[0]], as_gradient),)
         else:
             grads = tuple(_shaped_one(g, values[k], as_gradient)
                           for g, k in zip(grads, self._inner_wrt))
-        return ravel(grads)[0] if self.flat else grads
+        if self.flat:
+            return ravel(grads)[0]
+        return grads[0] if isinstance(self.wrt, int) else grads
 
     def __repr__(self):
         return f"<gradient of {getattr(self.fn, '__qualname__', self._target.label)} " \
@@ -544,6 +590,22 @@ class GradientFunction:
         return (_rebuild_gradient, (self.fn, self.wrt, self.options, self.return_value,
                                     self.flat, _portable_source(self.fn, self.given_source),
                                     self.progress, self.has_aux))
+
+
+#: what ``grad_with_checkpointing(wrt=..., ...)`` without a function returns
+Decorator = Callable[[Callable[..., Any]], GradientFunction[Grads]]
+
+
+class DecoratesFirst(Protocol):
+    """``grad_with_checkpointing(...)`` with ``wrt=0``: the gradient has the type of
+    the decorated function's first parameter."""
+    def __call__(self, fn: Callable[Concatenate[Arg, Rest], Any], /) -> GradientFunction[Arg]: ...
+
+
+class DecoratesSecond(Protocol):
+    """``grad_with_checkpointing(...)`` with ``wrt=1``: the type of the second parameter."""
+    def __call__(self, fn: Callable[Concatenate[Any, Arg, Rest], Any], /
+                 ) -> GradientFunction[Arg]: ...
 
 
 def _rebuild_gradient(fn, wrt, options, return_value, flat, source, progress, has_aux=False):
@@ -643,6 +705,15 @@ def _check_output_adjoint(seed, output, cause=None):
 
 
 def _shaped_one(g, x, as_gradient):
+    """The gradient ``g`` of the argument ``x`` as the user receives it: an array
+    of ``x``'s shape and dtype; for a scalar ``x`` (a Python float or a NumPy
+    float scalar) a NumPy scalar of its dtype -- ``np.float64`` for a Python
+    float, a subclass of ``float`` -- whichever path computed it (a Python float,
+    a NumPy scalar or a 0-d array).  A 0-d CuPy or Dask array stays one: making
+    it a NumPy scalar would copy it to the host or compute a lazy graph now."""
+    if isinstance(x, (float, np.floating)) and not is_foreign_array(g):
+        dtype = x.dtype if isinstance(x, np.floating) else np.dtype(np.float64)
+        return dtype.type(as_gradient(g, x))
     if is_array(x) and not (type(g) is type(x) and g.shape == x.shape) \
             or np.iscomplexobj(g):
         return as_gradient(g, x)
@@ -761,21 +832,90 @@ def options_checked(api_function: F) -> F:
     return cast(F, checked)
 
 
+@overload
+def grad(
+        fn: Callable[Concatenate[Arg, Rest], Any], wrt: Literal[0] = ..., *,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Arg]: ...
+
+
+@overload
+def grad(
+        fn: Callable[Concatenate[Any, Arg, Rest], Any], wrt: Literal[1], *,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Arg]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: int, *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Any]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Tuple[int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any]]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Tuple[int, int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any, Any]]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Tuple[int, int, int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any, Any, Any]]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Sequence[int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any, ...]]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Wrt = ..., *, flat: Literal[True],
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Flat]: ...
+
+
+@overload
+def grad(
+        fn: Callable[..., Any], wrt: Wrt = ..., *, flat: bool = ..., has_aux: bool = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Any]: ...
+
+
 @options_checked
-def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+def grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
          checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
          memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
          disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
          costs: Any = None, snapshot_store: Any = None, flat: bool = False,
          source: Optional[str] = None, progress: bool = False,
-         backend: str = "numpy", has_aux: bool = False) -> GradientFunction:
+         backend: str = "numpy", has_aux: bool = False) -> GradientFunction[Any]:
     """The gradient of ``fn`` with respect to the arguments at positions ``wrt``.
 
     ``fn`` is a def, a lambda, a bound method, a ``functools.partial`` or a
     callable object.  Returns a function with ``fn``'s signature (plus an
-    optional trailing output adjoint) that returns the gradient for one ``wrt``
-    index, or a tuple of gradients in ``wrt`` order for several.  ``df.source``
-    is the generated code.
+    optional trailing output adjoint) that returns the gradient.  ``wrt`` follows
+    JAX's ``argnums``: an int gives the gradient itself, a tuple (or list) of
+    ints a tuple of gradients in ``wrt`` order -- ``wrt=(0,)`` a 1-tuple,
+    ``wrt=0`` (the default) the array.  A gradient has its argument's shape and
+    dtype (a container's structure); a float argument's is a NumPy scalar of its
+    dtype (``np.float64`` for a Python float, a subclass of ``float``).
+    ``df.source`` is the generated code.
     """
     options = CheckpointOptions(checkpoint=checkpoint, snapshots=snapshots,
                                 memory_budget=memory_budget, schedule=schedule,
@@ -786,15 +926,80 @@ def grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
                             has_aux=has_aux)
 
 
+@overload
+def value_and_grad(
+        fn: Callable[Concatenate[Arg, Rest], Out], wrt: Literal[0] = ..., *,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Arg]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[Concatenate[Any, Arg, Rest], Out], wrt: Literal[1], *,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Arg]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: int, *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Any]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Tuple[int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Tuple[Any]]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Tuple[int, int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Tuple[Any, Any]]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Tuple[int, int, int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Tuple[Any, Any, Any]]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Sequence[int], *, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Tuple[Any, ...]]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Out], wrt: Wrt = ..., *, flat: Literal[True],
+        has_aux: Literal[False] = ..., **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Out, Flat]]: ...
+
+
+@overload
+def value_and_grad(
+        fn: Callable[..., Any], wrt: Wrt = ..., *, flat: bool = ..., has_aux: bool = ...,
+        **options: Unpack[GradOptions],
+) -> GradientFunction[Tuple[Any, Any]]: ...
+
+
 @options_checked
-def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+def value_and_grad(fn: Callable[..., Any], wrt: Wrt = 0, *,
                    checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
                    memory_budget: MemoryBudget = None, schedule: str = "revolve",
                    min_steps: int = 0, disk_snapshots: int = 0, verify: bool = False,
                    nested: bool = False, costs: Any = None, snapshot_store: Any = None,
                    flat: bool = False, source: Optional[str] = None,
                    progress: bool = False, backend: str = "numpy",
-                   has_aux: bool = False) -> GradientFunction:
+                   has_aux: bool = False) -> GradientFunction[Any]:
     """Like :func:`grad`, but the gradient function returns ``(value, gradient)``.
 
     With ``flat=True`` the gradient is one float64 vector, the shape
@@ -811,28 +1016,135 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = (0,), *,
 
 
 @overload
-def grad_with_checkpointing(fn: Callable[..., Any], *, wrt: Wrt = ...,
-                            snapshots: Optional[int] = ..., memory_budget: MemoryBudget = ...,
-                            schedule: str = ..., min_steps: int = ...,
-                            disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
-                            costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
-                            source: Optional[str] = ..., progress: bool = ...,
-                            backend: str = ..., has_aux: bool = ...) -> GradientFunction: ...
+def grad_with_checkpointing(
+        fn: Callable[Concatenate[Arg, Rest], Any], *, wrt: Literal[0] = ...,
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Arg]: ...
 
 
 @overload
-def grad_with_checkpointing(fn: None = None, *, wrt: Wrt = ...,
-                            snapshots: Optional[int] = ..., memory_budget: MemoryBudget = ...,
-                            schedule: str = ..., min_steps: int = ...,
-                            disk_snapshots: int = ..., verify: bool = ..., nested: bool = ...,
-                            costs: Any = ..., snapshot_store: Any = ..., flat: bool = ...,
-                            source: Optional[str] = ..., progress: bool = ...,
-                            backend: str = ...,
-                            has_aux: bool = ...) -> Callable[[Callable[..., Any]], GradientFunction]: ...
+def grad_with_checkpointing(
+        fn: Callable[Concatenate[Any, Arg, Rest], Any], *, wrt: Literal[1],
+        flat: Literal[False] = ..., has_aux: Literal[False] = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Arg]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: int, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Any]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Tuple[int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Tuple[Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Tuple[int, int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Tuple[Any, Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Tuple[int, int, int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Tuple[Any, Any, Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Sequence[int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Tuple[Any, ...]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Wrt = ..., flat: Literal[True],
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Flat]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: Callable[..., Any], *, wrt: Wrt = ..., flat: bool = ..., has_aux: bool = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> GradientFunction[Any]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Literal[0] = ..., flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> DecoratesFirst: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Literal[1], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> DecoratesSecond: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: int, flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Any]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Tuple[int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Tuple[Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Tuple[int, int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Tuple[Any, Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Tuple[int, int, int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Tuple[Any, Any, Any]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Sequence[int], flat: Literal[False] = ...,
+        has_aux: Literal[False] = ..., **options: Unpack[CheckpointingOptions],
+) -> Decorator[Tuple[Any, ...]]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Wrt = ..., flat: Literal[True], has_aux: Literal[False] = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> Decorator[Flat]: ...
+
+
+@overload
+def grad_with_checkpointing(
+        fn: None = None, *, wrt: Wrt = ..., flat: bool = ..., has_aux: bool = ...,
+        **options: Unpack[CheckpointingOptions],
+) -> Decorator[Any]: ...
 
 
 @options_checked
-def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = (0,),
+def grad_with_checkpointing(fn: Optional[Callable[..., Any]] = None, *, wrt: Wrt = 0,
                             snapshots: Optional[int] = None, memory_budget: MemoryBudget = None,
                             schedule: str = "revolve", min_steps: int = 0,
                             disk_snapshots: int = 0, verify: bool = False, nested: bool = False,

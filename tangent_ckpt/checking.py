@@ -19,12 +19,12 @@ unchanged.
 
 import copy
 import inspect
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Union
 
 
 import numpy as np
 
-from tangent_ckpt.api import grad
+from tangent_ckpt.api import _normalize_wrt, grad
 from tangent_ckpt.container_args import leaves_of, rebuild_from, structure_of
 from tangent_ckpt.second_order import hvp, jvp
 
@@ -112,7 +112,7 @@ class GradCheckReport:
                f"/{len(self.rows)} agree>"
 
 
-def check_grad(f: Callable[..., Any], args: Sequence[Any], wrt: Union[int, Sequence[int]] = (0,),
+def check_grad(f: Callable[..., Any], args: Sequence[Any], wrt: Union[int, Sequence[int]] = 0,
                *, modes: Sequence[str] = ("grad", "checkpoint"), directions: int = 2,
                kwargs: Optional[Dict[str, Any]] = None, rtol: Optional[float] = None,
                atol: Optional[float] = None, step: Optional[float] = None, seed: int = 0,
@@ -120,7 +120,8 @@ def check_grad(f: Callable[..., Any], args: Sequence[Any], wrt: Union[int, Seque
     """Check ``f``'s derivatives at ``args`` against central finite differences.
 
     ``wrt`` are the positions of the arguments to differentiate (float arrays,
-    floats, or lists/tuples/dicts of them).  ``modes``: any of ``"grad"`` (the
+    floats, or lists/tuples/dicts of them): an int or a tuple, as in
+    :func:`tangent_ckpt.grad`.  ``modes``: any of ``"grad"`` (the
     taped gradient), ``"checkpoint"`` (the gradient with ``checkpoint=True``),
     ``"jvp"`` and ``"hvp"`` (a scalar ``f``).  Each mode is projected on
     ``directions`` random directions per ``wrt`` argument (drawn with
@@ -141,9 +142,8 @@ def check_grad(f: Callable[..., Any], args: Sequence[Any], wrt: Union[int, Seque
     if unknown:
         raise ValueError(f"check_grad: unknown mode {sorted(unknown)[0]!r}; "
                          f"modes are {', '.join(MODES)}")
-    positions: Tuple[int, ...] = (int(wrt),) if isinstance(wrt, (int, np.integer)) \
-        else tuple(int(k) for k in wrt)
-    single = len(positions) == 1
+    given, positions = _normalize_wrt(wrt)
+    single = isinstance(given, int)
     kwargs = dict(kwargs or {})
     args = list(args)
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
@@ -181,7 +181,7 @@ def check_grad(f: Callable[..., Any], args: Sequence[Any], wrt: Union[int, Seque
             if mode in ("grad", "checkpoint"):
                 gopts = taped_options if mode == "grad" else {**checkpoint_options,
                                                                "checkpoint": True}
-                df = grad(f, positions[0] if single else positions, **gopts)
+                df = grad(f, given, **gopts)
                 call_args = [*args] + ([] if value.ndim == 0 else [weight])
                 grads = df(*call_args, **kwargs)
                 grads = (grads,) if single else tuple(grads)
@@ -190,13 +190,13 @@ def check_grad(f: Callable[..., Any], args: Sequence[Any], wrt: Union[int, Seque
                     raise _Mutated(f"the gradient changed argument {changed}")
                 derivatives[mode] = _projector(dict(zip(positions, grads)))
             elif mode == "jvp":
-                derivatives[mode] = _jvp(jvp(f, positions), args, kwargs, positions,
+                derivatives[mode] = _jvp(jvp(f, given), args, kwargs, positions,
                                          weight, single)
             elif mode == "hvp":
                 if value.ndim != 0:
                     raise ValueError(f"hvp needs a scalar output; {name} returns shape "
                                      f"{value.shape}")
-                derivatives[mode] = _hvp(hvp(f, positions, **taped_options), args, kwargs,
+                derivatives[mode] = _hvp(hvp(f, given, **taped_options), args, kwargs,
                                          positions, single)
         except Exception as exc:  # reported as a failed row, named by its type
             for k in positions:

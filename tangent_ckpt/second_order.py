@@ -13,12 +13,14 @@ gradient's (``checkpoint=True``, ``snapshots=``, ``memory_budget=``).
 
 import linecache
 import weakref
-from typing import Any, Callable, Optional, Union
+from typing import (Any, Callable, Concatenate, Generic, Literal, Optional, Sequence, Tuple,
+                    TypedDict, Union, Unpack, overload)
 
 import numpy as np
 
 from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
+                              Arg, Rest, Result,
                               options_checked, remember, _stale, _Target, _check_wrt_value,
                               _without_views)
 from tangent_ckpt.compiler import run_time_errors
@@ -56,7 +58,8 @@ def _compiled_tangent(fn, wrt, return_value, source=None, has_aux=False):
 class TangentFunction:
     """A compiled tangent-linear (forward mode) function: ``jvp(*args, tangents)``
     returns ``(value, directional derivative)``.  ``tangents`` is one array per
-    ``wrt`` argument (a tuple for several; the array itself for one).  A
+    ``wrt`` argument: the array itself for an int ``wrt``, a tuple for a tuple
+    (``wrt=(0,)``: a 1-tuple), as JAX's ``argnums``.  A
     function returning a tuple or list of outputs has a directional derivative
     of the same structure; with ``has_aux=True`` it returns ``(output, aux)``
     and ``jvp`` gives ``(value, directional derivative, aux)``.
@@ -68,10 +71,10 @@ class TangentFunction:
                  has_aux: bool = False):
         self.fn = fn
         self.has_aux = bool(has_aux)
-        self.wrt, self._single = _normalize_wrt(wrt)
+        self.wrt, self._positions = _normalize_wrt(wrt)
         self.given_source = source
         self._target = _Target(fn)
-        self._inner_wrt = self._target.inner_wrt(self.wrt)
+        self._inner_wrt = self._target.inner_wrt(self._positions)
         self._libraries = {}  # (compiled, array library) -> the tangent function run there
 
     def compile(self, return_value: bool = True):
@@ -96,12 +99,19 @@ class TangentFunction:
             raise TypeError(f"{self._target.label}: pass the tangents after the arguments")
         args, tangents = args[:-1], args[-1]
         arguments = self._target.bind(args, kwargs)
-        values = [arguments[p] for p in compiled.params[:len(compiled.params) - len(self.wrt)]]
-        tangents = (tangents,) if self._single else tuple(tangents)
-        if len(tangents) != len(self.wrt):
-            raise TypeError(f"{self._target.label}: {len(self.wrt)} tangents expected "
+        count = len(self._positions)
+        values = [arguments[p] for p in compiled.params[:len(compiled.params) - count]]
+        if isinstance(self.wrt, int):
+            tangents = (tangents,)
+        elif not isinstance(tangents, (tuple, list)):
+            raise TypeError(f"{self._target.label}: wrt={self.wrt} is a tuple, so the "
+                            f"tangents are a tuple of {count} (one per wrt argument), not a "
+                            f"{type(tangents).__name__}")
+        tangents = tuple(tangents)
+        if len(tangents) != count:
+            raise TypeError(f"{self._target.label}: {count} tangents expected "
                             f"(one per wrt argument), got {len(tangents)}")
-        for user_k, k, t in zip(self.wrt, self._inner_wrt, tangents):
+        for user_k, k, t in zip(self._positions, self._inner_wrt, tangents):
             _check_wrt_value(self._target.label, compiled.params[k], user_k, values[k])
             if np.shape(t) != np.shape(values[k]):
                 raise TypeError(f"{self._target.label}: the tangent of "
@@ -109,7 +119,7 @@ class TangentFunction:
                                 f"{np.shape(values[k])}")
         return values, list(tangents)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Tuple[Any, ...]:
         __tracebackhide__ = True  # noqa: F841
         compiled = self.compile()
         values, tangents = self._values(args, kwargs, compiled)
@@ -145,18 +155,19 @@ class TangentFunction:
         return (TangentFunction, (self.fn, self.wrt, self.given_source, self.has_aux))
 
 
-class HessianVectorProduct:
+class HessianVectorProduct(Generic[Result]):
     """``hvp(*args, v)`` -> ``H v``: the Hessian of ``fn`` (scalar output) with
     respect to the ``wrt`` arguments, applied to ``v`` (one array per ``wrt``
-    argument: a tuple for several).  Built by differentiating the tangent-linear
-    program in reverse mode; ``source`` shows both programs.
+    argument: the array for an int ``wrt``, a tuple for a tuple).  Built by
+    differentiating the tangent-linear program in reverse mode; ``source``
+    shows both programs.
     """
 
     def __init__(self, fn, wrt, options, source=None):
         self.fn = fn
         self.options = options
         self.tangent = TangentFunction(fn, wrt, source=source)
-        self.wrt, self._single = self.tangent.wrt, self.tangent._single
+        self.wrt = self.tangent.wrt
         self._gradient = None
 
     def gradient(self) -> GradientFunction:
@@ -173,12 +184,11 @@ class HessianVectorProduct:
         return self.tangent.compile(return_value=False).source + "\n\n" + \
             self.gradient().source
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Result:
         compiled = self.tangent.compile(return_value=False)
         values, tangents = self.tangent._values(args, kwargs, compiled)
-        gradient = self.gradient()
-        result = gradient(*values, *tangents)
-        return result
+        products = self.gradient()(*values, *tangents)  # a tuple, in wrt order
+        return products[0] if isinstance(self.wrt, int) else products
 
     def __repr__(self):
         return f"<hvp of {getattr(self.fn, '__qualname__', self.fn)} wrt {self.wrt}>"
@@ -190,14 +200,14 @@ class HessianVectorProduct:
 
 
 @options_checked
-def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *, source: Optional[str] = None,
+def jvp(fn: Callable[..., Any], wrt: Wrt = 0, *, source: Optional[str] = None,
         has_aux: bool = False) -> TangentFunction:
     """Forward mode: ``jvp(fn, wrt)(*args, tangents)`` returns ``(fn(*args), J
     tangents)``, the value and its directional derivative in the direction
-    ``tangents`` of the ``wrt`` arguments (one array per argument, a tuple for
-    several).  The tangent-linear code is generated from ``fn``'s source
-    (``.source``); it needs no tape, so its memory does not grow with the trip
-    count of ``fn``'s loops.
+    ``tangents`` of the ``wrt`` arguments (one array per argument: the array for
+    an int ``wrt``, a tuple for a tuple).  The tangent-linear code is generated
+    from ``fn``'s source (``.source``); it needs no tape, so its memory does not
+    grow with the trip count of ``fn``'s loops.
 
     ``fn`` may return a tuple or list of outputs (arrays and floats): the
     directional derivative has the same structure.  With ``has_aux=True`` ``fn``
@@ -206,15 +216,47 @@ def jvp(fn: Callable[..., Any], wrt: Wrt = (0,), *, source: Optional[str] = None
     return TangentFunction(fn, wrt, source=source, has_aux=has_aux)
 
 
+class HvpOptions(TypedDict, total=False):
+    """The keyword options of :func:`hvp`."""
+    checkpoint: Union[bool, str, None]
+    snapshots: Optional[int]
+    memory_budget: MemoryBudget
+    schedule: str
+    min_steps: int
+    disk_snapshots: int
+    verify: bool
+    nested: bool
+    costs: Any
+    snapshot_store: Any
+    source: Optional[str]
+
+
+# H v has the type of its argument (tangent_ckpt/api.py: the overloads of grad)
+@overload
+def hvp(fn: Callable[Concatenate[Arg, Rest], Any], wrt: Literal[0] = ...,
+        **options: Unpack[HvpOptions]) -> HessianVectorProduct[Arg]: ...
+
+
+@overload
+def hvp(fn: Callable[..., Any], wrt: int, **options: Unpack[HvpOptions]
+        ) -> HessianVectorProduct[Any]: ...
+
+
+@overload
+def hvp(fn: Callable[..., Any], wrt: Sequence[int], **options: Unpack[HvpOptions]
+        ) -> HessianVectorProduct[Tuple[Any, ...]]: ...
+
+
 @options_checked
-def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
+def hvp(fn: Callable[..., Any], wrt: Wrt = 0, *,
         checkpoint: Union[bool, str, None] = None, snapshots: Optional[int] = None,
         memory_budget: MemoryBudget = None, schedule: str = "revolve", min_steps: int = 0,
         disk_snapshots: int = 0, verify: bool = False, nested: bool = False,
         costs: Any = None, snapshot_store: Any = None,
-        source: Optional[str] = None) -> HessianVectorProduct:
+        source: Optional[str] = None) -> HessianVectorProduct[Any]:
     """Hessian-vector product: ``hvp(fn, wrt)(*args, v)`` returns ``H v`` for a
-    scalar ``fn`` (one array per ``wrt`` argument, a tuple for several).
+    scalar ``fn``: ``v`` and ``H v`` are the array for an int ``wrt`` and a tuple
+    of one array per argument for a tuple (``wrt=(0,)``: 1-tuples).
 
     Reverse over forward: the tangent-linear program of ``fn`` (:func:`jvp`) is
     differentiated in reverse mode with respect to the ``wrt`` arguments, ``v``
@@ -232,13 +274,14 @@ def hvp(fn: Callable[..., Any], wrt: Wrt = (0,), *,
     return HessianVectorProduct(fn, wrt, options, source=source)
 
 
-def hessian(fn: Callable[..., Any], wrt: Wrt = (0,), **options: Any) -> Callable[..., Any]:
+def hessian(fn: Callable[..., Any], wrt: Wrt = 0, **options: Any) -> Callable[..., Any]:
     """The dense Hessian of a scalar ``fn``, one :func:`hvp` per input element
-    (for small inputs).  For one ``wrt`` argument ``x`` the result has shape
-    ``x.shape + x.shape``; for several, ``H[i][j]`` is the block of arguments
+    (for small inputs).  For an int ``wrt`` naming ``x`` the result has shape
+    ``x.shape + x.shape``; for a tuple, ``H[i][j]`` is the block of arguments
     ``i`` and ``j``, shaped ``x_i.shape + x_j.shape``.  ``options`` are
     :func:`hvp`'s."""
     product = hvp(fn, wrt, **options)
+    single = isinstance(product.wrt, int)
 
     def dense(*args, **kwargs):
         compiled = product.tangent.compile(return_value=False)
@@ -251,14 +294,14 @@ def hessian(fn: Callable[..., Any], wrt: Wrt = (0,), **options: Any) -> Callable
             for k in range(x.size):
                 v = [np.zeros_like(y) for y in inputs]
                 v[j].flat[k] = 1.0
-                hv = product(*args, v[0] if product._single else tuple(v), **kwargs)
-                hv = (hv,) if product._single else hv
+                hv = product(*args, v[0] if single else tuple(v), **kwargs)
+                hv = (hv,) if single else hv
                 columns.append(np.concatenate([np.ravel(h) for h in hv]))
         full = np.stack(columns, axis=1)  # rows: outputs, columns: directions
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         blocks = [[full[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]]
                    .reshape(inputs[i].shape + inputs[j].shape)
                    for j in range(len(inputs))] for i in range(len(inputs))]
-        return blocks[0][0] if product._single else tuple(tuple(row) for row in blocks)
+        return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
     dense.hvp = product
     return dense

@@ -89,7 +89,7 @@ def check_grad(f, args, wrt=(0,), seed=None, df=None, rtol=1e-6, atol=1e-8):
     extra = () if seed is None else (seed,)
     got = df(*args, *extra)
     assert_unchanged(before, list(args))
-    got = (got,) if len(wrt) == 1 else tuple(got)
+    got = (got,) if isinstance(df.wrt, int) else tuple(got)  # wrt=(0,): a 1-tuple
     assert len(got) == len(wrt)
     expected = numeric_grad(f, before, wrt, seed)
     for k, g, e in zip(wrt, got, expected):

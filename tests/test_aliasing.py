@@ -102,7 +102,7 @@ REFUSED = [
 @pytest.mark.parametrize("checkpoint", [False, True])
 def test_write_through_alias_is_refused(fn, args, written, other, checkpoint):
     with pytest.raises(TransformError) as info:
-        tc.grad(fn, wrt=(0,), checkpoint=checkpoint)(*args)
+        tc.grad(fn, wrt=0, checkpoint=checkpoint)(*args)
     message = str(info.value)
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
     assert f"'{written}'" in message and f"'{other}'" in message, message

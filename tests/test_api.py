@@ -3,6 +3,8 @@ the callables tc.grad accepts, its options and the output adjoint."""
 
 import functools
 import inspect
+import math
+import pickle
 
 import numpy as np
 import pytest
@@ -29,16 +31,63 @@ def test_several_wrt_in_wrt_order():
     check_grad(loss, (x, W, b), wrt=(0, 1, 2))
 
 
-def test_single_wrt_gives_the_gradient_itself():
+def test_an_int_wrt_gives_the_gradient_and_a_tuple_a_tuple_as_jax_argnums():
     x, W, b = rng.standard_normal(3), rng.standard_normal((2, 3)), rng.standard_normal(2)
-    for wrt in (1, (1,)):
-        dW = tc.grad(loss, wrt=wrt)(x, W, b)
-        assert isinstance(dW, np.ndarray) and dW.shape == W.shape
+    expected = numeric_grad(loss, (x, W, b), (1,))[0]
+    for options in ({}, {"checkpoint": True}):
+        for wrt in (1, np.int64(1)):
+            dW = tc.grad(loss, wrt=wrt, **options)(x, W, b)
+            assert isinstance(dW, np.ndarray)
+            np.testing.assert_allclose(dW, expected, rtol=1e-6, atol=1e-8)
+            assert isinstance(tc.value_and_grad(loss, wrt=wrt, **options)(x, W, b)[1],
+                              np.ndarray)
+        for wrt in ((1,), [1]):
+            got = tc.grad(loss, wrt=wrt, **options)(x, W, b)
+            assert type(got) is tuple and len(got) == 1
+            np.testing.assert_allclose(got[0], expected, rtol=1e-6, atol=1e-8)
+            value, got = tc.value_and_grad(loss, wrt=wrt, **options)(x, W, b)
+            assert type(got) is tuple and len(got) == 1
+        got = tc.grad_with_checkpointing(loss, wrt=(1,))(x, W, b)
+        assert type(got) is tuple and len(got) == 1
+    assert isinstance(tc.grad(loss)(x, W, b), np.ndarray)  # the default: wrt=0
+    assert repr(tc.grad(loss, wrt=(1,))) == "<gradient of loss wrt (1,)>"
+    for wrt, kind in ((1, np.ndarray), ((1,), tuple)):  # a pickled gradient keeps its wrt
+        for made in (tc.grad(loss, wrt=wrt), tc.hvp(loss, wrt=wrt)):
+            assert made.wrt == wrt
+            loaded = pickle.loads(pickle.dumps(made))
+            assert loaded.wrt == wrt
+        assert type(pickle.loads(pickle.dumps(tc.grad(loss, wrt=wrt)))(x, W, b)) is kind
+
+
+def test_an_int_wrt_takes_and_gives_one_tangent_a_tuple_a_tuple():
+    """jvp and hvp follow grad: one tangent for an int wrt, a tuple for a tuple
+    (``tc.hvp(f, wrt=(0,))(x, W, b, (v,))`` failed with 'the tangent of 'x' has
+    shape (1, 3)')."""
+    x, W, b = rng.standard_normal(3), rng.standard_normal((2, 3)), rng.standard_normal(2)
+    v = rng.standard_normal(3)
+    hv = tc.hvp(loss)(x, W, b, v)
+    assert isinstance(hv, np.ndarray) and hv.shape == x.shape
+    (hv1,) = tc.hvp(loss, wrt=(0,))(x, W, b, (v,))
+    np.testing.assert_array_equal(hv1, hv)
+    H = tc.hessian(loss)(x, W, b)
+    np.testing.assert_allclose(H @ v, hv, rtol=1e-12, atol=1e-14)
+    ((H1,),) = tc.hessian(loss, wrt=(0,))(x, W, b)
+    np.testing.assert_array_equal(H1, H)
+    value, jv = tc.jvp(loss)(x, W, b, v)
+    assert tc.jvp(loss, wrt=(0,))(x, W, b, (v,)) == (value, jv)
+    assert jv == pytest.approx(np.dot(tc.grad(loss)(x, W, b), v), rel=1e-12)
+    with pytest.raises(TypeError, match=r"wrt=\(0,\) is a tuple, so the tangents are a tuple"):
+        tc.hvp(loss, wrt=(0,))(x, W, b, v)
+    with pytest.raises(TypeError, match="2 tangents expected"):
+        tc.jvp(loss, wrt=(0, 1))(x, W, b, (v,))
+    for wrt in (0, (0,), (0, 1)):
+        assert tc.check_grad(loss, (x, W, b), wrt=wrt,
+                             modes=("grad", "checkpoint", "jvp", "hvp")).ok
 
 
 def test_output_adjoint_argument():
     x, W, seed = rng.standard_normal(3), rng.standard_normal((4, 3)), rng.standard_normal(4)
-    df = tc.grad(vector_out, wrt=(0,))
+    df = tc.grad(vector_out, wrt=0)
     positional = df(x, W, seed)
     keyword = df(x, W, bvector_out=seed)
     np.testing.assert_allclose(positional, keyword)
@@ -57,7 +106,7 @@ def test_value_and_grad():
 
 
 def test_source_function_and_attribute():
-    df = tc.grad(loss, wrt=(1,))
+    df = tc.grad(loss, wrt=1)
     assert tc.source(df) == df.source
     assert "def dloss(" in df.source
     with pytest.raises(TypeError):
@@ -68,7 +117,7 @@ def test_repeated_grad_reuses_the_compiled_function():
     first = tc.grad(loss, wrt=(0, 1))
     second = tc.grad(loss, wrt=(0, 1))
     assert first.compile() is second.compile()
-    assert first.compile() is not tc.grad(loss, wrt=(0,)).compile()
+    assert first.compile() is not tc.grad(loss, wrt=0).compile()
 
 
 def test_float32_gradient_keeps_dtype():
@@ -133,7 +182,7 @@ def test_bound_method_wrt_its_explicit_arguments():
     ex, eW = check_grad(model.loss, (x, W), wrt=(0, 1))
     np.testing.assert_allclose(dx, ex)
     np.testing.assert_allclose(dW, eW)
-    assert repr(tc.grad(model.loss, wrt=1)) == "<gradient of Model.loss wrt (1,)>"
+    assert repr(tc.grad(model.loss, wrt=1)) == "<gradient of Model.loss wrt 1>"
 
 
 def test_bound_method_of_two_instances_share_the_compiled_gradient():
@@ -341,8 +390,9 @@ def test_a_tuple_list_or_string_output_is_refused_at_the_return_line(api, fn, wh
 
 
 def _check_pair_gradient(fn, args, wrt, got):
+    got = (got,) if isinstance(wrt, int) else got
+    wrt = (wrt,) if isinstance(wrt, int) else wrt
     expected = numeric_grad(lambda *a: fn(*a)[0], list(args), wrt)
-    got = (got,) if len(wrt) == 1 else got
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
 
@@ -371,7 +421,7 @@ def test_has_aux_gives_the_gradient_of_the_output_and_the_aux_as_computed():
     (value, aux), g = tc.value_and_grad(returns_pair, has_aux=True)(x, W)
     assert value == pytest.approx(expected_value)
     _assert_same_value(aux, expected_aux)
-    _check_pair_gradient(returns_pair, (x, W), (0,), g)
+    _check_pair_gradient(returns_pair, (x, W), 0, g)
 
 
 def test_has_aux_keeps_lists_tuples_dicts_strings_and_numbers_of_the_aux():
@@ -383,7 +433,7 @@ def test_has_aux_keeps_lists_tuples_dicts_strings_and_numbers_of_the_aux():
     x = rng.standard_normal(4)
     g, aux = tc.grad(fn, has_aux=True)(x)
     _assert_same_value(aux, fn(x)[1])
-    _check_pair_gradient(fn, (x,), (0,), g)
+    _check_pair_gradient(fn, (x,), 0, g)
 
 
 def scan_with_aux(x, n):
@@ -405,7 +455,7 @@ def test_has_aux_computed_in_a_loop_taped_or_checkpointed(options):
         assert value == pytest.approx(expected_value, rel=1e-12)
         _assert_same_value(tuple(np.round(a, 12) for a in aux),
                            tuple(np.round(a, 12) for a in expected_aux))
-        _check_pair_gradient(scan_with_aux, (x, 7), (0,), g)
+        _check_pair_gradient(scan_with_aux, (x, 7), 0, g)
         taped, _ = tc.grad(scan_with_aux, has_aux=True)(x, 7)
         np.testing.assert_allclose(g, taped, rtol=1e-12, atol=1e-14)
 
@@ -498,3 +548,64 @@ def test_array_output_of_a_loop_with_the_default_adjoint(options):
     df = tc.grad(stacked_in_a_loop, **options)
     got = check_grad(stacked_in_a_loop, (x, 6), df=df)
     np.testing.assert_allclose(got[0], tc.grad(stacked_in_a_loop)(x, 6), rtol=1e-12)
+
+
+def scale_in_numpy(x, s):
+    return np.sum(np.tanh(x * s))
+
+
+def scale_in_math(x, s):
+    return math.sin(s) * np.sum(x)
+
+
+def scale_in_a_loop(x, s, n):
+    for t in range(n):
+        s = math.tanh(s) + 0.5 * s
+        x = np.tanh(x) * s
+    return np.sum(x)
+
+
+def scale_unused(x, s):
+    return np.sum(x ** 2)
+
+
+def scale_squared(x, s):
+    return s * s
+
+
+@pytest.mark.parametrize("fn", [scale_in_numpy, scale_in_math, scale_in_a_loop, scale_unused,
+                                scale_squared], ids=lambda f: f.__name__)
+def test_a_float_arguments_gradient_is_a_numpy_scalar_of_its_dtype_on_every_path(fn):
+    """One rule: the gradient of a Python float is an ``np.float64`` (a subclass of
+    float), of an ``np.float32`` an ``np.float32`` -- never a Python float on one
+    path, a NumPy scalar on another and a 0-d array on a third (the generated code
+    returns each of these, depending on the function)."""
+    x = rng.standard_normal(3)
+    extra = (3,) if fn is scale_in_a_loop else ()
+    expected = numeric_grad(fn, (x, 0.7, *extra), (1,))[0]
+    for s, kind in ((0.7, np.float64), (np.float64(0.7), np.float64),
+                    (np.float32(0.7), np.float32)):
+        got = [tc.grad(fn, wrt=1)(x, s, *extra),
+               tc.grad(fn, wrt=1, checkpoint=True, snapshots=2)(x, s, *extra),
+               tc.value_and_grad(fn, wrt=(0, 1))(x, s, *extra)[1][1],
+               tc.value_and_grad(fn, wrt=1, checkpoint=True)(x, s, *extra)[1],
+               tc.grad(fn, wrt=(0, 1))(x, s, *extra)[1]]
+        for g in got:
+            assert type(g) is kind, (type(g), kind)
+            np.testing.assert_allclose(g, expected, rtol=1e-4 if kind is np.float32 else 1e-6,
+                                       atol=1e-6)
+        assert type(tc.hvp(fn, wrt=1)(x, s, *extra, kind(1.0))) is kind
+
+
+def scale_from_a_dict(x, p):
+    return np.sum(np.tanh(x * p["s"])) * p["t"]
+
+
+def test_a_float_leaf_of_a_container_follows_the_scalar_rule():
+    x = rng.standard_normal(3)
+    for s, kind in ((0.7, np.float64), (np.float32(0.7), np.float32)):
+        for options in ({}, {"checkpoint": True}):
+            g = tc.grad(scale_from_a_dict, wrt=1, **options)(x, {"s": s, "t": 2.0})
+            assert type(g["s"]) is kind and type(g["t"]) is np.float64
+            np.testing.assert_allclose(g["s"], 2.0 * numeric_grad(scale_in_numpy, (x, 0.7),
+                                                                  (1,))[0], rtol=1e-4)

@@ -60,7 +60,7 @@ def test_auto_matches_and_stays_under_budget(budget):
 
 
 def test_auto_keeps_every_state_when_they_fit():
-    df = tc.grad(two_loops, wrt=(1,), checkpoint="auto", memory_budget="100MB")
+    df = tc.grad(two_loops, wrt=1, checkpoint="auto", memory_budget="100MB")
     with tc.profile() as prof:
         df(H, W, B, 30)
     for st in prof.loops.values():
@@ -69,7 +69,7 @@ def test_auto_keeps_every_state_when_they_fit():
 
 
 def test_auto_with_small_budget_recomputes_and_reports():
-    df = tc.grad(two_loops, wrt=(1,), checkpoint="auto", memory_budget="900kB")
+    df = tc.grad(two_loops, wrt=1, checkpoint="auto", memory_budget="900kB")
     with tc.profile() as prof:
         df(H, W, B, 60)
     # each loop's reverse sweep replays steps from its snapshots
@@ -79,7 +79,7 @@ def test_auto_with_small_budget_recomputes_and_reports():
 
 
 def test_choice_is_written_in_the_source():
-    src = tc.grad(two_loops, wrt=(1,), checkpoint="auto", memory_budget="1MB").source
+    src = tc.grad(two_loops, wrt=1, checkpoint="auto", memory_budget="1MB").source
     assert "# auto: memory_budget 1000000 bytes" in src
     assert "rt.MemoryPlan(1000000, loops=2)" in src and "plan=plan" in src
 
@@ -95,7 +95,7 @@ def test_segments_in_auto_mode():
 
 
 def test_budget_that_cannot_be_met_is_a_clear_error():
-    df = tc.grad(two_loops, wrt=(1,), checkpoint="auto", memory_budget="10kB")
+    df = tc.grad(two_loops, wrt=1, checkpoint="auto", memory_budget="10kB")
     with tc.profile() as prof:
         with pytest.raises(tc.CheckpointError, match="raise the budget"):
             df(H, W, B, 60)

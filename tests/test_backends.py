@@ -340,3 +340,20 @@ def test_a_method_of_an_object_holding_dask_arrays():
     assert isinstance(got, da.Array)
     want = tc.grad(Recurrent(W, b).loss, wrt=0)(h0, n)
     assert_same_gradient((got,), (want,))
+
+
+def tanh_scaled(x, s):
+    return np.sum(np.tanh(x * s))
+
+
+def test_a_float_arguments_gradient_stays_a_lazy_dask_array():
+    """A float argument's gradient is a NumPy float64 (tests/test_api.py), but
+    beside Dask arrays it stays Dask's 0-d array: a NumPy scalar would compute
+    the graph now."""
+    x = np.linspace(0.0, 1.0, 6)
+    with Computes() as computes:
+        gx, gs = tc.grad(tanh_scaled, wrt=(0, 1))(da.from_array(x, chunks=3), 0.7)
+    assert computes.count == 0 and isinstance(gs, da.Array) and gs.shape == ()
+    want = tc.grad(tanh_scaled, wrt=1)(x, 0.7)
+    assert type(want) is np.float64
+    assert abs(float(gs.compute()) - want) <= 1e-12 * abs(want)

@@ -207,18 +207,18 @@ def f_plain(x, y):
 ])
 def test_wrt_value_that_is_not_float(value, words):
     with pytest.raises(WrtError, match=words):
-        tc.grad(f_plain, wrt=(0,))(value, np.ones(3))
+        tc.grad(f_plain, wrt=0)(value, np.ones(3))
 
 
 def test_integer_array_not_in_wrt_is_fine():
     x = np.array([1, 2, 3])
-    g = tc.grad(f_plain, wrt=(1,))(x, np.ones(3))
+    g = tc.grad(f_plain, wrt=1)(x, np.ones(3))
     np.testing.assert_array_equal(g, [1.0, 2.0, 3.0])
 
 
 def test_float16_and_float32_wrt_keep_their_dtype():
     for dtype in (np.float16, np.float32):
-        g = tc.grad(f_plain, wrt=(0,))(np.ones(3, dtype=dtype), np.full(3, 2.0, dtype=dtype))
+        g = tc.grad(f_plain, wrt=0)(np.ones(3, dtype=dtype), np.full(3, 2.0, dtype=dtype))
         assert g.dtype == dtype
         np.testing.assert_allclose(g, 2.0)
 

@@ -199,7 +199,7 @@ def test_random_trip_counts_and_snapshots(n, snapshots, schedule):
 @pytest.mark.parametrize("n,s", [(1, 1), (10, 1), (50, 3), (100, 10), (1000, 10)])
 def test_forward_steps_meet_the_binomial_optimum(n, s):
     h, W, b = np.ones((1, 2)), 0.1 * np.eye(2), np.zeros(2)
-    df = tc.grad_with_checkpointing(rnn, wrt=(1,), snapshots=s)
+    df = tc.grad_with_checkpointing(rnn, wrt=1, snapshots=s)
     with tc.profile() as prof:
         df(h, W, b, n)
     r, A, T = revolve_cost(n, s)
@@ -227,7 +227,7 @@ def test_disk_snapshots_are_removed_when_a_step_raises():
         return np.sum(x)
 
     before = set(os.listdir(tempfile.gettempdir()))
-    df = tc.grad(exploding, wrt=(0,), checkpoint=True, snapshots=1, disk_snapshots=2)
+    df = tc.grad(exploding, wrt=0, checkpoint=True, snapshots=1, disk_snapshots=2)
     with np.errstate(all="raise"):
         with pytest.raises(FloatingPointError):
             df(np.array([4.0, 9.0]), -1.0, 5)

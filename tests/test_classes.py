@@ -176,7 +176,7 @@ def test_a_class_construct_is_differentiated(f, args, wrt):
 
 
 def test_the_inlined_method_is_commented_with_its_name_and_line():
-    source = tc.grad(method_on_local_object, wrt=(1,)).source
+    source = tc.grad(method_on_local_object, wrt=1).source
     assert "(in Layer.forward, line" in source
 
 
@@ -250,8 +250,8 @@ def uses_params(p, x):
 def test_an_object_argument_not_differentiated_is_read_when_the_code_runs():
     params = Params(W, B)
     expected = numeric_grad(uses_params, (params, X), wrt=(1,))[0]
-    taped = tc.grad(uses_params, wrt=(1,))(params, X)
-    checkpointed = tc.grad(uses_params, wrt=(1,), checkpoint=True, snapshots=2)(params, X)
+    taped = tc.grad(uses_params, wrt=1)(params, X)
+    checkpointed = tc.grad(uses_params, wrt=1, checkpoint=True, snapshots=2)(params, X)
     np.testing.assert_allclose(taped, expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(checkpointed, taped, rtol=1e-12)
 
@@ -259,7 +259,7 @@ def test_an_object_argument_not_differentiated_is_read_when_the_code_runs():
 def test_an_object_argument_in_wrt_matches_the_way_out():
     """wrt an object (tests/test_object_wrt.py): the same gradient as building
     the object inside a lambda, returned as an object of its class."""
-    got = tc.grad(uses_params, wrt=(0,))(Params(W, B), X)
+    got = tc.grad(uses_params, wrt=0)(Params(W, B), X)
     dW, db = tc.grad(lambda W_, b_: uses_params(Params(W_, b_), X), wrt=(0, 1))(W, B)
     assert isinstance(got, Params)
     np.testing.assert_allclose(got.W, dW, rtol=1e-12)

@@ -29,7 +29,6 @@ def check_container_grad(f, args, wrt=(0,), **options):
     """tc.grad(f, wrt) for container arguments: the gradient has each argument's
     structure, its leaves match finite differences (and autograd, when it runs f)."""
     got = tc.grad(f, wrt=wrt, **options)(*args)
-    got = (got,) if len(wrt) == 1 else got
     check_structured_leaves(f, args, wrt, got)
     oracle = autograd_gradient(f, args, wrt)
     if oracle is not None:
@@ -731,7 +730,6 @@ def test_helper_looping_over_a_rebuilt_list_of_pairs(f, wrt, options):
     params, x = layer_pairs([3, 3, 3]), vec(2, 3)
     df = tc.grad(f, wrt=wrt, **options)
     got = df(params, x)
-    got = (got,) if len(wrt) == 1 else got
     for k, g in zip(wrt, got):
         if k == 0:
             check_structured_leaves(f, (params, x), (0,), (g,))
@@ -747,10 +745,10 @@ def test_list_of_pairs_rebuilt_in_a_loop_taped_and_checkpointed(container, optio
     for wrt in ((0, 1), (1,)):
         got = tc.grad(rebuilt_in_a_loop, wrt=wrt, **options)(params, x, 3)
         taped = tc.grad(rebuilt_in_a_loop, wrt=wrt)(params, x, 3)
-        if wrt == (1,):
-            np.testing.assert_allclose(got, numeric_grad(rebuilt_in_a_loop, [params, x, 3],
-                                                         (1,))[0], rtol=1e-6, atol=1e-8)
-            np.testing.assert_allclose(got, taped, rtol=1e-12)
+        if wrt == (1,):  # a 1-tuple
+            np.testing.assert_allclose(got[0], numeric_grad(rebuilt_in_a_loop, [params, x, 3],
+                                                            (1,))[0], rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(got[0], taped[0], rtol=1e-12)
         else:
             check_structured_leaves(rebuilt_in_a_loop, (params, x, 3), (0,), (got[0],))
             for a, b in zip(leaves_of(got), leaves_of(taped)):

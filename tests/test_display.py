@@ -31,10 +31,10 @@ def test_source_is_the_same_string_with_notebook_reprs():
 
 def test_header_names_function_wrt_and_each_loop():
     line = rnn.__code__.co_firstlineno + 1
-    assert tc.grad(rnn, wrt=(1,)).source.header == \
+    assert tc.grad(rnn, wrt=1).source.header == \
         f"gradient of rnn wrt W; loop line {line}: taped"
     assert tc.value_and_grad(plain).source.header == "value and gradient of plain wrt x; no loops"
-    header = tc.grad(rnn, wrt=(1,), checkpoint=True, memory_budget="1MB").source.header
+    header = tc.grad(rnn, wrt=1, checkpoint=True, memory_budget="1MB").source.header
     assert f"loop line {line}: Revolve schedule, snapshots fitted to a 1000000-byte" in header
 
 

@@ -179,13 +179,13 @@ def test_exec_function_without_source():
 ])
 def test_wrt_bad_argument_value(value, words):
     with pytest.raises(WrtError, match=words) as info:
-        tc.grad(f_plain, wrt=(0,))(value, 2)
+        tc.grad(f_plain, wrt=0)(value, 2)
     assert "'x'" in str(info.value)
 
 
 def test_wrt_integer_argument():
     with pytest.raises(WrtError, match="integer"):
-        tc.grad(f_plain, wrt=(1,))(np.ones(2), 2)
+        tc.grad(f_plain, wrt=1)(np.ones(2), 2)
 
 
 @pytest.mark.parametrize("wrt", [(2,), (-3,), 5])

@@ -104,7 +104,7 @@ def test_jvp_matches_finite_differences(fn, wrt):
     before = [np.copy(a) for a in args]
     dirs = [rng.normal(size=np.shape(args[k])) if np.ndim(args[k]) else float(rng.normal())
             for k in wrt]
-    value, tangent = tc.jvp(fn, wrt=wrt)(*args, dirs[0] if len(wrt) == 1 else tuple(dirs))
+    value, tangent = tc.jvp(fn, wrt=wrt)(*args, tuple(dirs))
     assert value == pytest.approx(fn(*args), rel=1e-12)
     assert tangent == pytest.approx(directional_fd(fn, args, wrt, dirs), rel=1e-6, abs=1e-8)
     for a, b in zip(args, before):
@@ -249,7 +249,7 @@ def test_arange_with_a_literal_stop_has_a_tangent_without_a_warning():
     x = np.array([1.0, 2.0, 0.5, -1.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        jvp = tc.jvp(_arange_from, wrt=(0,))
+        jvp = tc.jvp(_arange_from, wrt=0)
         _, tangent = jvp(0.5, x, 1.0)
     assert "is not None" not in jvp.source
     assert tangent == pytest.approx(directional_fd(_arange_from, [0.5, x], (0,), [1.0]),
@@ -282,9 +282,8 @@ def test_dicts_written_at_run_time_keys_have_tangents(fn, wrt):
     rng = np.random.default_rng(5)
     args = [rng.normal(size=3), rng.normal(size=(3, 3)) * 0.5, 4]
     dirs = [rng.normal(size=np.shape(args[k])) for k in wrt]
-    value, tangent = tc.jvp(fn, wrt=wrt)(*args, dirs[0] if len(wrt) == 1 else tuple(dirs))
+    value, tangent = tc.jvp(fn, wrt=wrt)(*args, tuple(dirs))
     assert value == pytest.approx(fn(*args), rel=1e-12)
     assert tangent == pytest.approx(directional_fd(fn, args, wrt, dirs), rel=1e-6, abs=1e-8)
     grads = tc.grad(fn, wrt=wrt)(*args)
-    grads = grads if len(wrt) > 1 else (grads,)
     assert tangent == pytest.approx(sum(np.sum(g * d) for g, d in zip(grads, dirs)), rel=1e-10)

@@ -63,7 +63,7 @@ def digest(values):
 
 
 def _tuple(g, wrt):
-    return (g,) if len(wrt) == 1 else tuple(g)
+    return tuple(g)  # wrt is a tuple: so is the gradient
 
 
 def _close(got, want, rtol, atol, what, source):
@@ -648,7 +648,7 @@ def check_program_hvp(source, seed, n, wrt, options, draws_seed=None):
     rng = np.random.default_rng(seed + 1)
     dirs = [rng.uniform(-1, 1, np.shape(args[k])) if np.ndim(args[k]) else
             float(rng.uniform(-1, 1)) for k in wrt]
-    v = dirs[0] if len(wrt) == 1 else tuple(dirs)
+    v = tuple(dirs)
     eps = 1e-5
     with load_program(source) as f:
         generators = module_generators(f)

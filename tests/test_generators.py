@@ -48,7 +48,7 @@ def test_a_generator_with_a_loop_is_checkpointed():
     Ws = RNG.standard_normal((4, 3, 3)) * 0.5
     bs = RNG.standard_normal((4, 3))
     check_construct(deep_network, (Ws, bs, X), (0, 1, 2))
-    source = tc.grad(deep_network, wrt=(0,), checkpoint=True, snapshots=2).source
+    source = tc.grad(deep_network, wrt=0, checkpoint=True, snapshots=2).source
     assert "CheckpointedLoop" in source
 
 

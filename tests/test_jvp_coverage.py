@@ -48,7 +48,7 @@ def test_tangent_matches_finite_differences(k):
     for _ in range(2):
         dirs = [rng.standard_normal(np.shape(a)) if np.ndim(a) else float(rng.standard_normal())
                 for a in args]
-        value, tangent = jvp(*args, dirs[0] if len(args) == 1 else tuple(dirs))
+        value, tangent = jvp(*args, tuple(dirs))  # wrt is a tuple: so are the tangents
 
         def moved(t):
             return np.asarray(f(*[a + t * d for a, d in zip(args, dirs)]), dtype=float)

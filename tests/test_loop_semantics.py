@@ -139,12 +139,10 @@ def _check(f, args, wrt, options):
     value, grad = tc.value_and_grad(f, wrt=wrt, **options)(*args)
     assert_unchanged(before, args)
     assert np.isclose(value, f(*args), rtol=1e-12, atol=1e-14)
-    grad = grad if len(wrt) > 1 else (grad,)
     for g, e in zip(grad, numeric_grad(f, args, wrt)):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
     if options.get("checkpoint"):
         taped = tc.grad(f, wrt=wrt)(*args)
-        taped = taped if len(wrt) > 1 else (taped,)
         for g, e in zip(grad, taped):
             np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
     return grad

@@ -72,8 +72,8 @@ def loss(h, W, n):
 
 rng = np.random.default_rng(0)
 h, W = rng.standard_normal((2, 4)), 0.4 * rng.standard_normal((4, 4))
-taped = tc.grad(loss, wrt=(1,))(h, W, 12)
-checkpointed = tc.grad(loss, wrt=(1,), checkpoint=True, snapshots=2)(h, W, 12)
+taped = tc.grad(loss, wrt=1)(h, W, 12)
+checkpointed = tc.grad(loss, wrt=1, checkpoint=True, snapshots=2)(h, W, 12)
 assert np.allclose(taped, checkpointed, rtol=1e-12, atol=0), "checkpointed != taped"
 E = np.zeros_like(W)
 E[1, 2] = 1e-6

@@ -94,7 +94,6 @@ def check_object_grad(f, args, wrt=(0,), **options):
     are unchanged; returns the gradients."""
     before = copy.deepcopy(args)
     got = tc.grad(f, wrt=wrt, **options)(*args)
-    got = (got,) if len(wrt) == 1 else got
     check_structured_leaves(f, args, wrt, got)
     for k, g in zip(wrt, got):
         assert type(g) is type(args[k]) and g is not args[k]

@@ -160,7 +160,7 @@ def test_a_gathered_matmul_adjoint_is_never_subtracted_from():
     # line earlier in the adjoint, failed on it from the second step on
     h, W = 0.1 * rng.random((8, 256)), 0.01 * rng.random((256, 256))
     for options in ({}, dict(checkpoint=True, snapshots=3)):
-        df = tc.grad(matmul_and_negation, wrt=(1,), **options)
+        df = tc.grad(matmul_and_negation, wrt=1, **options)
         got = df(h, W, 6)
         eps = 1e-6
         dW = np.zeros_like(W)

@@ -23,7 +23,7 @@ def rnn(h, W, n):
     return np.sum(h ** 2)
 
 
-@tc.grad_with_checkpointing(wrt=(1,), snapshots=2)
+@tc.grad_with_checkpointing(wrt=1, snapshots=2)
 def decorated(h, W, n):
     for t in range(n):
         h = np.tanh(h @ W)
@@ -36,7 +36,7 @@ ARGS = (np.array([0.1, -0.2, 0.3]), np.eye(3) * 0.5 + 0.1, 6)
 @pytest.mark.parametrize("make", [
     lambda: tc.grad(rnn, wrt=(0, 1)),
     lambda: tc.grad(rnn, wrt=1, checkpoint=True, snapshots=2),
-    lambda: tc.value_and_grad(rnn, wrt=(1,), flat=True),
+    lambda: tc.value_and_grad(rnn, wrt=1, flat=True),
 ], ids=["grad", "checkpointed", "value_and_grad-flat"])
 def test_a_gradient_of_a_module_function_pickles_by_reference(make):
     df = make()
@@ -58,7 +58,7 @@ def test_a_decorated_module_gradient_pickles_by_its_name():
 
 
 def test_jvp_and_hvp_pickle_by_reference():
-    jvp, hvp = tc.jvp(rnn, wrt=(0,)), tc.hvp(rnn, wrt=(0,), checkpoint=True, snapshots=2)
+    jvp, hvp = tc.jvp(rnn, wrt=0), tc.hvp(rnn, wrt=0, checkpoint=True, snapshots=2)
     v = np.ones(3)
     for product in (jvp, hvp):
         want = product(*ARGS, v)

@@ -34,13 +34,13 @@ def plain_counter(monkeypatch):
 
 
 def test_silent_when_off(plain_counter, capsys):
-    tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)
+    tc.grad(rnn, wrt=1, checkpoint=True, snapshots=3)(*ARGS)
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out == ""
 
 
 def test_reporting_shows_both_sweeps(plain_counter, capsys):
-    df = tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)
+    df = tc.grad(rnn, wrt=1, checkpoint=True, snapshots=3)
     with progress.reporting():
         with tc.profile() as prof:
             df(*ARGS)
@@ -64,12 +64,12 @@ def test_environment_variable_turns_it_on(plain_counter, monkeypatch, capsys):
 def test_reporting_off_overrides_the_environment(plain_counter, monkeypatch, capsys):
     monkeypatch.setenv("TANGENT_CKPT_PROGRESS", "1")
     with progress.reporting(False):
-        tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)
+        tc.grad(rnn, wrt=1, checkpoint=True, snapshots=3)(*ARGS)
     assert capsys.readouterr().err == ""
 
 
 def test_progress_does_not_change_the_gradient(plain_counter, capsys):
-    df = tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)
+    df = tc.grad(rnn, wrt=1, checkpoint=True, snapshots=3)
     quiet = df(*ARGS)
     with progress.reporting():
         loud = df(*ARGS)
@@ -80,14 +80,14 @@ def test_tqdm_bar_when_installed(monkeypatch, capsys):
     pytest.importorskip("tqdm")
     monkeypatch.delenv("TANGENT_CKPT_PROGRESS", raising=False)
     with progress.reporting():
-        tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)
+        tc.grad(rnn, wrt=1, checkpoint=True, snapshots=3)(*ARGS)
     assert "step" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("make", [
-    lambda f: tc.grad(f, wrt=(1,), checkpoint=True, snapshots=3, progress=True),
-    lambda f: tc.value_and_grad(f, wrt=(1,), checkpoint=True, snapshots=3, progress=True),
-    lambda f: tc.grad_with_checkpointing(f, wrt=(1,), snapshots=3, progress=True),
+    lambda f: tc.grad(f, wrt=1, checkpoint=True, snapshots=3, progress=True),
+    lambda f: tc.value_and_grad(f, wrt=1, checkpoint=True, snapshots=3, progress=True),
+    lambda f: tc.grad_with_checkpointing(f, wrt=1, snapshots=3, progress=True),
 ], ids=["grad", "value_and_grad", "grad_with_checkpointing"])
 def test_progress_option_shows_both_sweeps_and_only_for_that_gradient(plain_counter, capsys,
                                                                       make):
@@ -95,7 +95,7 @@ def test_progress_option_shows_both_sweeps_and_only_for_that_gradient(plain_coun
     df(*ARGS)
     err = capsys.readouterr().err.replace("\r", "\n")
     assert "forward: 40/40 steps" in err and "reverse: 40/40 steps" in err, err
-    tc.grad(rnn, wrt=(1,), checkpoint=True, snapshots=3)(*ARGS)  # another gradient: silent
+    tc.grad(rnn, wrt=1, checkpoint=True, snapshots=3)(*ARGS)  # another gradient: silent
     assert capsys.readouterr().err == ""
     assert not progress.enabled()  # the option does not leak past the call
 

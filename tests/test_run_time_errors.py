@@ -85,10 +85,10 @@ def test_a_shape_mismatch_in_a_loop_step_names_the_users_line(options):
 
 def test_the_forward_mode_names_the_users_line_too():
     with pytest.raises(ValueError) as caught:
-        tc.jvp(straight, wrt=(0,))(np.ones(3), np.ones((4, 2)), np.ones(3))
+        tc.jvp(straight, wrt=0)(np.ones(3), np.ones((4, 2)), np.ones(3))
     assert f"{__file__}:{_line_of(straight, 'z = y @ W')}:" in _note_of(caught.value)
     with pytest.raises(ValueError) as caught:
-        tc.hvp(rnn, wrt=(0,))(np.ones((2, 3)), np.ones((4, 4)), np.ones(4), 2,
+        tc.hvp(rnn, wrt=0)(np.ones((2, 3)), np.ones((4, 4)), np.ones(4), 2,
                               np.ones((2, 3)))
     assert f"{__file__}:{_line_of(rnn, 'h = np.tanh')}:" in _note_of(caught.value)
 

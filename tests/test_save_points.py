@@ -172,7 +172,7 @@ def test_taped_loop_has_no_placeholder_lines(fn, options):
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
 def test_hvp_has_no_placeholder_lines(fn):
-    assert not PLACEHOLDER.findall(tc.hvp(fn, wrt=(0,)).source)
+    assert not PLACEHOLDER.findall(tc.hvp(fn, wrt=0).source)
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
@@ -225,8 +225,8 @@ def test_a_branch_of_straight_line_code_keeps_what_a_later_write_overwrites():
 def test_hvp_of_a_branchy_loop_matches_finite_differences_of_the_gradient():
     args = _args()
     v = np.array([0.3, -0.2, 0.1])
-    hv = tc.hvp(branchy, wrt=(0,))(*args, v)
-    grad = tc.grad(branchy, wrt=(0,))
+    hv = tc.hvp(branchy, wrt=0)(*args, v)
+    grad = tc.grad(branchy, wrt=0)
     eps = 1e-5
     fd = (grad(args[0] + eps * v, *args[1:]) - grad(args[0] - eps * v, *args[1:])) / (2 * eps)
     np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-7)

@@ -82,23 +82,23 @@ def test_scope_equals_plain_and_fd():
 
 
 def test_scope_named_in_source_and_profiler():
-    src = tc.grad(f_scope, wrt=(1,)).source
+    src = tc.grad(f_scope, wrt=1).source
     assert "def scope_mlp_primal(" in src and "def scope_mlp_adjoint(" in src
     assert "checkpoint scope 'mlp'" in src
     with tc.profile() as prof:
-        tc.grad(f_scope, wrt=(1,))(X, W, B)
+        tc.grad(f_scope, wrt=1)(X, W, B)
     st = prof.loops["mlp"]
     assert st.checkpoints == 1 and st.steps_recomputed == 1 and st.bytes_saved > 0
 
 
 def test_disabled_scope_is_plain_code():
-    src = tc.grad(f_off, wrt=(1,)).source
+    src = tc.grad(f_off, wrt=1).source
     assert "scope_mlp" not in src and "rt.Segment" not in src
 
 
 def test_runtime_enabled_keeps_the_record():
     with tc.profile() as prof:
-        tc.grad(f_runtime, wrt=(1,))(X, W, B, False)
+        tc.grad(f_runtime, wrt=1)(X, W, B, False)
     st = prof.loops["mlp"]
     assert st.checkpoints == 0 and st.steps_recomputed == 0 and st.bytes_held > 0
 

@@ -27,7 +27,7 @@ def gradient_fd(fn, args, wrt, dirs):
         for k, d in zip(wrt, dirs):
             moved[k] = moved[k] + s * d
         g = grad(*moved)
-        return (g,) if len(wrt) == 1 else g
+        return g
     return [(p - m) / (2 * EPS) for p, m in zip(at(EPS), at(-EPS))]
 
 
@@ -46,8 +46,7 @@ def test_hvp_matches_finite_differences_of_the_gradient(fn, wrt, options):
     args = _args(fn, rng)
     before = [np.copy(a) for a in args]
     dirs = _directions(args, wrt, rng)
-    hv = tc.hvp(fn, wrt=wrt, **options)(*args, dirs[0] if len(wrt) == 1 else tuple(dirs))
-    hv = (hv,) if len(wrt) == 1 else hv
+    hv = tc.hvp(fn, wrt=wrt, **options)(*args, tuple(dirs))
     for a, b in zip(hv, gradient_fd(fn, args, wrt, dirs)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     for a, b in zip(args, before):
@@ -64,11 +63,10 @@ def test_checkpointed_hvp_equals_taped_hvp(fn, wrt, options):
     rng = np.random.default_rng(6)
     args = _args(fn, rng)
     dirs = _directions(args, wrt, rng)
-    v = dirs[0] if len(wrt) == 1 else tuple(dirs)
+    v = tuple(dirs)
     taped = tc.hvp(fn, wrt=wrt)(*args, v)
     ckpt = tc.hvp(fn, wrt=wrt, checkpoint=True, **options)(*args, v)
-    for a, b in zip(np.atleast_1d(taped) if len(wrt) == 1 else taped,
-                    np.atleast_1d(ckpt) if len(wrt) == 1 else ckpt):
+    for a, b in zip(taped, ckpt):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
@@ -154,8 +152,7 @@ def test_tangent_rules_differentiate_again(k):
     exec(compile(source, filename, "exec"), namespace)
     g = namespace[f"weighted{k}"]
     dirs = _directions(args, wrt, rng)
-    hv = tc.hvp(g, wrt=wrt)(*args, weight, dirs[0] if len(wrt) == 1 else tuple(dirs))
-    hv = (hv,) if len(wrt) == 1 else hv
+    hv = tc.hvp(g, wrt=wrt)(*args, weight, tuple(dirs))
     expected = gradient_fd(g, [*args, weight], wrt, dirs)
     for a, b in zip(hv, expected):
         np.testing.assert_allclose(a, b, rtol=10 * case.tol, atol=1e-4 * (1 + np.max(np.abs(b))))

@@ -142,11 +142,11 @@ def test_inside_checkpointed_loop():
 
 
 def test_generated_code_reads_like_the_design():
-    src = tc.grad(f_chain, wrt=(1,)).source
+    src = tc.grad(f_chain, wrt=1).source
     assert "def segment" in src and "_primal(h1, W)" in src
     assert "segment" in src and ".forward(h1, W)" in src and ".reverse(" in src
     assert "= yield " in src  # the adjoint hands back the outputs, then reverses
-    df = tc.grad(f_chain, wrt=(1,))
+    df = tc.grad(f_chain, wrt=1)
     main = src[src.index("def df_chain"):]
     primal = main[:main.index("# reverse sweep")]
     # the primal keeps only the segment's outputs: no intermediates of block()
@@ -174,7 +174,7 @@ def lambda_free_min_bytes_plain(x, W, limit):
 
 def test_profiler_counts_checkpoints_and_recomputation():
     with tc.profile() as prof:
-        tc.grad(f_loop, wrt=(1,))(X, W, B, 5)
+        tc.grad(f_loop, wrt=1)(X, W, B, 5)
     (name, st), = [(k, v) for k, v in prof.loops.items() if k.startswith("segment")]
     assert st.runs == 5 and st.checkpoints == 5 and st.steps_recomputed == 5
     assert st.bytes_saved > 0  # the re-recorded intermediates, measured
@@ -212,9 +212,9 @@ def _peak(df, *args):
 def test_intermediates_are_not_kept():
     x = RNG.standard_normal((64, 64))
     w = RNG.standard_normal((64, 64)) * 0.1
-    plain = _peak(tc.grad(f_deep_plain, wrt=(1,)), x, w)
-    ckpt_peak = _peak(tc.grad(f_deep, wrt=(1,)), x, w)
-    close(tc.grad(f_deep, wrt=(1,))(x, w), tc.grad(f_deep_plain, wrt=(1,))(x, w))
+    plain = _peak(tc.grad(f_deep_plain, wrt=1), x, w)
+    ckpt_peak = _peak(tc.grad(f_deep, wrt=1), x, w)
+    close(tc.grad(f_deep, wrt=1)(x, w), tc.grad(f_deep_plain, wrt=1)(x, w))
     # taped: 4 * 12 iterations of intermediates; checkpointed: about one segment's
     assert ckpt_peak < 0.5 * plain, (ckpt_peak, plain)
 

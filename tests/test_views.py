@@ -483,7 +483,7 @@ def test_a_helper_writing_what_may_still_be_the_callers_array_is_refused(fn, arg
     """Only a copy made on every path before the call is private: where the name
     may still be the argument (or a view of it) the write stays refused."""
     with pytest.raises(TransformError) as info:
-        tc.grad(fn, wrt=(0,), **run)(*args)
+        tc.grad(fn, wrt=0, **run)(*args)
     assert f"{HERE}:" in str(info.value), str(info.value)
 
 
@@ -533,7 +533,7 @@ REFUSED = [
 @pytest.mark.parametrize("run", RUNS[:2], ids=RUN_IDS[:2])
 def test_what_cannot_be_followed_is_refused_with_both_names(fn, args, written, other, run):
     with pytest.raises(TransformError) as info:
-        tc.grad(fn, wrt=(0,), **run)(*args)
+        tc.grad(fn, wrt=0, **run)(*args)
     message = str(info.value)
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
     assert f"'{written}'" in message and f"'{other}'" in message, message
