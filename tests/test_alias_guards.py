@@ -160,7 +160,7 @@ def test_no_guard_where_the_write_cannot_change_what_is_read(fn):
 
 def test_forward_mode_is_guarded_too():
     a = vec(6)
-    jvp = tc.jvp(out_write, wrt=(0,))
+    jvp = tc.jvp(out_write, wrt=0)
     jvp(vec(6), vec(6, 0.1), np.ones(6))
     with pytest.raises(TransformError, match="'W' and 'b' share memory"):
         jvp(a, a, np.ones(6))
