@@ -6,6 +6,9 @@ loops), a parameter or a global.  Calls are judged from the tables of
 views; user functions may return their arguments."""
 
 import builtins
+import inspect
+import types
+import weakref
 
 import gast
 import numpy as np
@@ -13,11 +16,15 @@ import numpy as np
 from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.memory_sharing import (
-    COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
+    COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, INDEX_FUNCTIONS, VIEW_FUNCTIONS,
+    VIEW_METHODS,
 )
+from tangent_ckpt.compiler.parse import parse_function
 from tangent_ckpt.compiler.view_facts import resolve_dotted
+from tangent_ckpt.errors import TangentCkptError
 
 _NOTHING = frozenset()
+_LIBRARIES = ("numpy", "scipy", "tangent_ckpt", "builtins")
 # the operators that build a container from containers: list/tuple concatenation and
 # repetition, dict union, set operations
 _CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.BitAnd, gast.BitXor, gast.Sub)
@@ -109,14 +116,14 @@ class Origins:
         """True when every object ``info`` may be is a list, tuple, dict or set made
         in the function (a display or a comprehension): never an array, so an item
         read from it is one of the objects it holds, not a view of it."""
-        return bool(info.is_) and all(o[0] == "site" and o[1] in self.container_sites
-                                      for o in info.is_)
+        return bool(info.is_) and all(o[0] == "site" and o[1] in self.container_sites and
+                                      o[1] not in self.blurred for o in info.is_)
 
     def surely_builtin(self, info):
         """True when every object ``info`` may be was made at a site of
         ``builtin_sites``: its methods are those of lists, dicts and arrays."""
-        return bool(info.is_) and all(o[0] == "site" and o[1] in self.builtin_sites
-                                      for o in info.is_)
+        return bool(info.is_) and all(o[0] == "site" and o[1] in self.builtin_sites and
+                                      o[1] not in self.blurred for o in info.is_)
 
     def free_info(self, name):
         if name in self.locals:
@@ -136,8 +143,14 @@ class Origins:
         if isinstance(node, gast.Name):
             return env.get(node.id, self.free_info(node.id))
         if isinstance(node, gast.BinOp):
+            if isinstance(node.op, (gast.BitAnd, gast.BitOr, gast.BitXor)) and \
+                    self.index_array(node.left, env) and self.index_array(node.right, env):
+                self.index_sites.add(id(node))  # mask & mask: a mask
             return _Info({("site", id(node), 0)}, self.concatenated(node, env))
         if isinstance(node, (gast.UnaryOp, gast.Compare)):
+            if isinstance(node, gast.Compare) or isinstance(node.op, gast.Not) or \
+                    isinstance(node.op, gast.Invert) and self.index_array(node.operand, env):
+                self.index_sites.add(id(node))  # a bool or an array of bools
             return _Info({("site", id(node), 0)})  # a new number, bool or array
         if isinstance(node, (gast.Subscript, gast.Attribute)):
             base = self.info(node.value, env)
@@ -152,6 +165,9 @@ class Origins:
                 if item is not None:
                     return item  # d['a'] of {'a': A, 'b': B} is A, never B
                 return _Info(base.holds, base.holds)  # an item, never the list itself
+            if isinstance(node, gast.Subscript) and self.advanced_index(node.slice, env):
+                self.builtin_sites.add(id(node))  # F[mask, :], x[[0, 2]]: a new array
+                return _Info({("site", id(node), 0)})
             return _Info(base.everything(), base.holds)
         if isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
             elements = node.elts if not isinstance(node, gast.Dict) else \
@@ -184,6 +200,30 @@ class Origins:
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
+
+    def advanced_index(self, index, env):
+        """True when the subscript ``index`` has a part that is surely a boolean
+        mask or an array of indices, which makes NumPy's result a new array (a
+        copy, never a view): a comparison (a bool or an array of bools), ``~``,
+        ``&``, ``|``, ``^`` of masks, ``not``, a list display, NumPy's functions
+        that make masks or index arrays, or a name bound only to one of these.
+        (Lists and dicts take no such key: the lowering refuses it.)"""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        return any(self.index_array(p, env) for p in parts)
+
+    def index_array(self, node, env):
+        if isinstance(node, gast.List):
+            return True
+        info = self.info(node, env)
+        return bool(info.is_) and all(o[0] == "site" and o[1] in self.index_sites and
+                                      o[1] not in self.blurred for o in info.is_)
+
+    def array_store(self, index, env):
+        """True when ``x[index] = v`` copies ``v``'s values into an array, never
+        storing a reference to ``v`` (as a list or dict would): a key of several
+        parts (``ey[0, :]``; lists and dicts take no such key in code the lowering
+        accepts, whose keys are constants) or a mask or index array."""
+        return isinstance(index, gast.Tuple) or self.advanced_index(index, env)
 
     def _builtin(self, name):
         """Whether the free ``name`` is one of Python's builtins (``range``)."""
@@ -258,6 +298,8 @@ class Origins:
                 return fresh
             if _is_in(fn, VIEW_FUNCTIONS):
                 return self._union(args, env)
+            if _is_in(fn, INDEX_FUNCTIONS) and (fn is not np.where or len(node.args) == 1):
+                self.index_sites.add(id(node))  # np.isnan(x), np.nonzero(m): for indexing
             if getattr(fn, "__module__", None) and \
                     str(fn.__module__).split(".")[0] == "numpy":
                 return fresh
@@ -267,6 +309,9 @@ class Origins:
                 return fresh
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
                 return self._union(args, env)  # max, min, list, zip, sorted, ...
+            returned = self.helper_result(fn, node, env)
+            if returned is not None:  # what the helper returns, in the caller's origins
+                return returned
         elif isinstance(node.func, gast.Attribute):
             method = node.func.attr
             receiver = self.info(node.func.value, env)
@@ -285,6 +330,52 @@ class Origins:
         # a user function, a local function or anything unknown: it may return its
         # arguments or what they hold
         return self._union(args, env)
+
+    def helper_result(self, fn, node, env):
+        """What a call of the user's module-level function ``fn`` returns, judged
+        from its body (:func:`helper_summary`): its new objects are new objects
+        made at this call (one per allocation site of the helper, so that
+        ``a, b = pair(x)`` are two arrays), its parameters are the arguments they
+        are bound to; None when not known (no source, a generator, recursion,
+        arguments spread with ``*``/``**``)."""
+        summary = helper_summary(fn, type(self), self.analysing)
+        if summary is None:
+            return None
+        bound = _bound_arguments(fn, node)
+        if bound is None:
+            return None
+        returned, containers, builtin, index = summary
+        params = {}
+        for name, value in bound.items():
+            if isinstance(value, list):  # *args: a new tuple holding them
+                held = self._union(value, env).everything()
+                params[name] = (frozenset({("site", (id(node), "*" + name), 0)}), held)
+            elif isinstance(value, dict):  # **kwargs: a new dict holding them
+                held = self._union(list(value.values()), env).everything()
+                params[name] = (frozenset({("site", (id(node), "**" + name), 0)}), held)
+            elif value is _DEFAULT:
+                params[name] = (frozenset(), frozenset())  # a number, str or None
+            else:
+                info = self.info(value, env)
+                params[name] = (info.is_, info.holds)
+
+        def at_call(origin):
+            kind = origin[0]
+            if kind == "site":
+                key = (id(node), origin[1], origin[2])
+                if origin[1] in containers:
+                    self.container_sites.add(key)
+                if origin[1] in builtin:
+                    self.builtin_sites.add(key)
+                if origin[1] in index:
+                    self.index_sites.add(key)
+                return {("site", key, 0)}
+            if kind in ("param", "param*"):
+                is_, holds = params.get(origin[1], (frozenset(), frozenset()))
+                return is_ if kind == "param" else holds
+            return {origin}  # a global of the helper's module
+
+        return _substituted(returned, at_call)
 
     def _union(self, nodes, env):
         everything = set()
@@ -331,6 +422,96 @@ def _defined_once(fnode):
             [x for x in (args.vararg, args.kwarg) if x is not None]:
         bound[a.id] = 2
     return {name: d for name, d in defs.items() if bound.get(name) == 1}
+
+
+_DEFAULT = object()  # a parameter left at an immutable default value
+_SUMMARIES = weakref.WeakKeyDictionary()  # function -> helper_summary's answer
+_TREES = weakref.WeakKeyDictionary()
+_ANALYSING = set()  # code objects whose summary is being computed (recursion)
+
+
+def helper_summary(fn, fence_class, analysing):
+    """What the user's module-level function ``fn`` may return, in its own terms
+    (``("site", ...)`` new objects, ``("param", p)`` / ``("param*", p)`` its
+    parameter ``p`` and what it holds, globals), with the keys of its sites that
+    make containers, builtin objects and masks or index arrays; None when not
+    known."""
+    if not isinstance(fn, types.FunctionType) or \
+            (getattr(fn, "__module__", "") or "").split(".")[0] in _LIBRARIES:
+        return None
+    if fn in _SUMMARIES:
+        return _SUMMARIES[fn]  # None: not known
+    code = fn.__code__
+    if code in _ANALYSING or code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
+                                               inspect.CO_ASYNC_GENERATOR):
+        return None
+    try:
+        parsed = parse_function(fn)
+    except TangentCkptError:
+        parsed = None
+    if parsed is None or not isinstance(parsed.node, gast.FunctionDef):
+        _SUMMARIES[fn] = None
+        return None
+    _ANALYSING.add(code)
+    try:
+        inner = fence_class(parsed, parsed.node, (), checking=False, analysing=analysing)
+        inner.run()
+    finally:
+        _ANALYSING.discard(code)
+    summary = (inner.returned, frozenset(inner.container_sites - inner.blurred),
+               frozenset(inner.builtin_sites - inner.blurred),
+               frozenset(inner.index_sites - inner.blurred))
+    _SUMMARIES[fn] = summary
+    _TREES[fn] = parsed  # alive as long as the answer: its node ids name the sites
+    return summary
+
+
+def _bound_arguments(fn, node):
+    """Parameter name -> the argument node passed for it (a list for ``*args``, a
+    dict for ``**kwargs``, ``_DEFAULT`` for a parameter left at an immutable
+    default); None for arguments spread with ``*``/``**``, a binding Python would
+    refuse, or a default that is a mutable object."""
+    if any(isinstance(a, gast.Starred) for a in node.args) or \
+            any(k.arg is None for k in node.keywords):
+        return None
+    try:
+        signature = inspect.signature(fn)
+        bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+    except (TypeError, ValueError):
+        return None
+    out = {}
+    for name, parameter in signature.parameters.items():
+        if name in bound.arguments:
+            value = bound.arguments[name]
+            out[name] = list(value) if parameter.kind is parameter.VAR_POSITIONAL else \
+                dict(value) if parameter.kind is parameter.VAR_KEYWORD else value
+        elif parameter.kind is parameter.VAR_POSITIONAL:
+            out[name] = []
+        elif parameter.kind is parameter.VAR_KEYWORD:
+            out[name] = {}
+        elif isinstance(parameter.default, (int, float, complex, str, bytes, type(None))):
+            out[name] = _DEFAULT
+        else:
+            return None  # a list or array made once at the def: shared by every call
+    return out
+
+
+def _substituted(info, at_call):
+    """``info`` with each origin ``o`` replaced by the set ``at_call(o)``."""
+    is_, holds = set(), set()
+    for origin in info.is_:
+        is_ |= at_call(origin)
+    for origin in info.holds:
+        holds |= at_call(origin)
+    items = None if info.items is None else \
+        tuple((k, _substituted(i, at_call)) for k, i in info.items)
+    return _Info(is_, holds, items, info.keyed)
+
+
+def site_node(key):
+    """The id of the syntax node a site origin's key names (a helper's site,
+    ``(call id, helper site, version)``, is named by its call)."""
+    return key[0] if isinstance(key, tuple) else key
 
 
 def _several_einsum_operands(node):

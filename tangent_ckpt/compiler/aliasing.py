@@ -32,7 +32,7 @@ are allowed: value semantics compute the same numbers there.
 import gast
 
 from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
-                                                 _is_in, local_names)
+                                                 _is_in, local_names, site_node)
 from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
@@ -51,7 +51,8 @@ class AliasFence(Origins):
         self.fnode = fnode
         self.checking = checking  # False: only what the function returns (returned_info)
         self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
-        self.returned = _Info()
+        self.returned = _Info()  # what its return statements may return
+        self.returns = 0
         self.locals = local_names(fnode)
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
@@ -67,6 +68,8 @@ class AliasFence(Origins):
         self.site_cache = {}
         self.builtin_sites = set()  # sites making lists, dicts, arrays (alias_values.py)
         self.container_sites = set()  # sites making lists, tuples, dicts, sets
+        self.index_sites = set()  # sites making boolean masks or index arrays
+        self.blurred = set()  # sites whose kind is forgotten (AliasFence.relabelled)
         # names bound only to objects of user classes made here: their methods are known
         self.objects = constructed_classes(fnode, self.resolve, self.locals)
 
@@ -91,7 +94,9 @@ class AliasFence(Origins):
         if self.loop_depth:
             self.age(env, s)
         if isinstance(s, gast.Return) and s.value is not None:
-            self.returned = self.returned.join(self.info(s.value, env))
+            value = self.info(s.value, env)  # (the first return keeps its items)
+            self.returned = value if not self.returns else self.returned.join(value)
+            self.returns += 1
         self.check_calls(s, env)
         if getattr(s, "view_write_back", False):  # a write into a parent's memory
             target = s.targets[0]
@@ -136,7 +141,7 @@ class AliasFence(Origins):
         for origin in info.is_ | info.holds:
             self.holders.setdefault(origin, set()).add(name)
             if origin[0] == "site":
-                self.holders.setdefault(origin[1], set()).add(name)
+                self.holders.setdefault(site_node(origin[1]), set()).add(name)
 
     def age(self, env, s):
         """A site executed again makes a new object: what names kept from its
@@ -174,7 +179,7 @@ class AliasFence(Origins):
                 source = inner[iterated]
                 for name in bound_names(s.target):
                     self.set(inner, name, _Info(source.everything(), source.holds))
-            after = self.block(s.body, inner)
+            after = self.relabelled(self.block(s.body, inner), head, body_sites)
             # at the head, the body's latest objects are those of the last iteration:
             # what the head held from before is older
             older = dict(head)
@@ -187,6 +192,47 @@ class AliasFence(Origins):
         head.pop(iterated, None)
         return _join(head, self.block(s.orelse, dict(head)))
 
+    def relabelled(self, after, head, body_sites):
+        """``after`` (the names after one run of a loop body that started from
+        ``head``) with the objects it only exchanged between names renamed as at
+        the head: ``grid, scratch = scratch, grid`` leaves two distinct arrays,
+        each now under the other's name, and naming them so keeps them apart at
+        the head instead of joining both into both names.  Only objects made
+        before the loop, which the body never makes again, are renamed, each name
+        holding exactly one of them before and after, and only as a permutation
+        (every object renamed is renamed to another of them); the renaming is
+        applied to every name at once, so every "may share" answer is kept."""
+        renamed = {}
+        for name, before in head.items():
+            now = after.get(name)
+            if now is None or now.is_ == before.is_ or len(before.is_) != 1 or \
+                    len(now.is_) != 1:
+                continue
+            (old,), (new,) = before.is_, now.is_
+            if not (self.made_before(old, body_sites) and self.made_before(new, body_sites)):
+                continue
+            if renamed.setdefault(new, old) != old:
+                return after  # one object under two earlier names: no renaming
+        if not renamed or set(renamed) != set(renamed.values()) or \
+                any((a[1] in self.followed) != (b[1] in self.followed)
+                    for a, b in renamed.items()):
+            return after
+        if any(self.site_kind(a) != self.site_kind(b) for a, b in renamed.items()):
+            # a name of one kind of object (an array np.zeros made) may now name one
+            # of another kind (a product): what either site is known to make is
+            # forgotten, for the whole function
+            self.blurred |= {o[1] for o in renamed}
+        return {name: info.mapped(lambda o: renamed.get(o, o)) for name, info in after.items()}
+
+    def made_before(self, origin, body_sites):
+        return origin[0] == "site" and site_node(origin[1]) not in body_sites
+
+    def site_kind(self, origin):
+        """What the fence knows of the object a site makes, besides its identity."""
+        key = origin[1]
+        return (key in self.container_sites, key in self.builtin_sites,
+                key in self.index_sites)
+
     def bind(self, target, value_node, value, env, s):
         if isinstance(target, gast.Name):
             self.set(env, target.id, value)
@@ -197,6 +243,12 @@ class AliasFence(Origins):
                 parts = [self.info(e, env) for e in value_node.elts]
                 for t, e, p in zip(target.elts, value_node.elts, parts):
                     self.bind(t, e, p, env, s)
+                return
+            if value.items is not None and not value.keyed and \
+                    len(value.items) == len(target.elts) and \
+                    not any(isinstance(e, gast.Starred) for e in target.elts):
+                for t, (_, part) in zip(target.elts, value.items):  # a, b = pair(x)
+                    self.bind(t, None, part, env, s)
                 return
             element = _Info(value.everything(), value.holds)
             for t in target.elts:
@@ -212,6 +264,9 @@ class AliasFence(Origins):
             # d['a'][0] = v writes into what d['a'] may be (all of d when not known)
             self.check_write(base, self.info(target.value, env).everything() if nested
                              else written.is_, env, s, target)
+            if isinstance(target, gast.Subscript) and not nested and \
+                    self.array_store(target.slice, env):
+                return  # ey[0, :] = v copies v's values into ey's memory
             key = static_key(target.slice) if isinstance(target, gast.Subscript) and \
                 not nested else None
             self.set(env, base, written.with_item(key, value))
@@ -221,21 +276,32 @@ class AliasFence(Origins):
         if isinstance(target, gast.Name):
             current = env.get(target.id, self.free_info(target.id))
             self.check_write(target.id, current.is_, env, s, target)
-            # in place for arrays and lists, a new object for numbers and tuples
-            self.set(env, target.id,
-                     _Info(current.is_ | {("site", id(s), 0)},
-                           current.holds | self.info(s.value, env).everything()))
+            # in place for arrays and lists, a new object for numbers and tuples: a
+            # new object shares with nothing, so calling it the object it replaces
+            # over-states sharing only (and keeps grid, scratch = scratch, grid exact
+            # after scratch += v); only +, |, ^ may add references (list +=, dict or
+            # set |=, set ^=)
+            added = self.info(s.value, env).everything() if \
+                isinstance(s.op, (gast.Add, gast.BitOr, gast.BitXor)) else frozenset()
+            self.set(env, target.id, _Info(current.is_, current.holds | added))
             return
         base = _base_name(target)
         if base is not None:
             current = env.get(base, self.free_info(base))
             # x[i] += v adds in place into x's memory, or into the element x[i] holds
             # (d['a'] += v: into d and what d['a'] may be, not d['b'])
-            item = current.item(static_key(target.slice)) if \
-                isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
-                else None
-            self.check_write(base, current.is_ | item.everything() if item is not None
-                             else current.everything(), env, s, target)
+            direct = isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+            item = current.item(static_key(target.slice)) if direct else None
+            if direct and (isinstance(target.slice, gast.Slice) or
+                           self.array_store(target.slice, env)):
+                # u[1:-1] += v, ey[1:, :] -= v: into u's own memory (a list's slice
+                # is a new list: the items it holds are not added into)
+                written = current.is_
+            elif item is not None:
+                written = current.is_ | item.everything()
+            else:
+                written = current.everything()
+            self.check_write(base, written, env, s, target)
 
     def check_calls(self, s, env):
         """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
@@ -371,8 +437,8 @@ def _collect_own_nodes(s):
 
 
 def _older(origin, site):
-    if origin[0] == "site" and origin[1] == site:
-        return ("site", site, 1)
+    if origin[0] == "site" and site_node(origin[1]) == site:
+        return ("site", origin[1], 1)
     return origin
 
 

@@ -68,6 +68,14 @@ WRITING_METHODS = ARRAY_WRITING_METHODS | {
 _WRITING_FUNCTION_PATHS = ("copyto", "put", "place", "putmask", "fill_diagonal",
                            "put_along_axis", "random.shuffle")
 WRITING_FUNCTIONS = _numpy_objects(_WRITING_FUNCTION_PATHS)
+# NumPy functions whose result, used as an index, is a mask or index arrays (advanced
+# indexing: the subscript makes a copy); np.where only with one argument
+_INDEX_FUNCTION_PATHS = ("isnan", "isinf", "isfinite", "isneginf", "isposinf", "isclose",
+                         "logical_and", "logical_or", "logical_not", "logical_xor",
+                         "nonzero", "flatnonzero", "argwhere", "where", "arange", "ix_",
+                         "greater", "greater_equal", "less", "less_equal", "equal",
+                         "not_equal", "signbit", "isin")
+INDEX_FUNCTIONS = _numpy_objects(_INDEX_FUNCTION_PATHS)
 # builtins whose result is a new object holding no references to the arguments
 FRESH_BUILTINS = {len, float, int, bool, abs, round, range, isinstance, str, print, sum,
                   type, complex, repr, hash, id, divmod, pow}
