@@ -49,6 +49,9 @@ class ObjectLowering:
         parsed = self.lo.callables.parsed(init, node)
         call = gast.Call(func=node.func, args=[Lowered(obj, node)] + list(node.args),
                          keywords=list(node.keywords))
+        for fact in ("written_arguments", "in_place_if_array"):  # views.py: __init__'s writes
+            if hasattr(node, fact):
+                setattr(call, fact, getattr(node, fact))
         self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node), hint,
                                 parsed, procedure=True)
         return obj
