@@ -338,13 +338,39 @@ class Origins:
         ``a, b = pair(x)`` are two arrays), its parameters are the arguments they
         are bound to; None when not known (no source, a generator, recursion,
         arguments spread with ``*``/``**``)."""
+        call = self.helper_call(fn, node, env)
+        return None if call is None else _substituted(call[0].returned, call[1])
+
+    def helper_effects(self, node, env):
+        """After a call of a user's module-level function: each argument's object
+        may hold what the helper stored into its parameter (``lst.append(a)``,
+        ``p.x = a``), in the caller's origins."""
+        fn = self.resolve(node.func)
+        call = self.helper_call(fn, node, env) if fn is not None else None
+        if call is None:
+            return
+        summary, at_call, bound = call
+        for param, added in summary.stored.items():
+            value = bound.get(param)
+            nodes = value if isinstance(value, list) else \
+                list(value.values()) if isinstance(value, dict) else [value]
+            held = _substituted(_Info((), added), at_call).holds
+            for n in nodes:
+                base = n.id if isinstance(n, gast.Name) else _base_name(n) \
+                    if isinstance(n, (gast.Subscript, gast.Attribute)) else None
+                if base is not None and held:
+                    current = env.get(base, self.free_info(base))
+                    self.set(env, base, _Info(current.is_, current.holds | held))
+
+    def helper_call(self, fn, node, env):
+        """(summary, the map from the helper's origins to the caller's, the
+        arguments bound to its parameters) for a call of ``fn``, or None."""
         summary = helper_summary(fn, type(self), self.analysing)
         if summary is None:
             return None
         bound = _bound_arguments(fn, node)
         if bound is None:
             return None
-        returned, containers, builtin, index = summary
         params = {}
         for name, value in bound.items():
             if isinstance(value, list):  # *args: a new tuple holding them
@@ -363,11 +389,11 @@ class Origins:
             kind = origin[0]
             if kind == "site":
                 key = (id(node), origin[1], origin[2])
-                if origin[1] in containers:
+                if origin[1] in summary.containers:
                     self.container_sites.add(key)
-                if origin[1] in builtin:
+                if origin[1] in summary.builtin:
                     self.builtin_sites.add(key)
-                if origin[1] in index:
+                if origin[1] in summary.index:
                     self.index_sites.add(key)
                 return {("site", key, 0)}
             if kind in ("param", "param*"):
@@ -375,7 +401,7 @@ class Origins:
                 return is_ if kind == "param" else holds
             return {origin}  # a global of the helper's module
 
-        return _substituted(returned, at_call)
+        return summary, at_call, bound
 
     def _union(self, nodes, env):
         everything = set()
@@ -458,12 +484,39 @@ def helper_summary(fn, fence_class, analysing):
         inner.run()
     finally:
         _ANALYSING.discard(code)
-    summary = (inner.returned, frozenset(inner.container_sites - inner.blurred),
-               frozenset(inner.builtin_sites - inner.blurred),
-               frozenset(inner.index_sites - inner.blurred))
+    summary = HelperSummary(inner)
     _SUMMARIES[fn] = summary
     _TREES[fn] = parsed  # alive as long as the answer: its node ids name the sites
     return summary
+
+
+class HelperSummary:
+    """What a helper's body shows to its callers: ``returned`` (what it may
+    return), ``stored`` (parameter -> origins its object may hold when the
+    helper ends that it did not hold before: ``lst.append(a)``; a parameter the
+    helper rebinds may hold anything the helper sees), and the keys of its
+    sites that make containers, builtin objects and masks or index arrays."""
+
+    def __init__(self, fence):
+        self.returned = fence.returned
+        self.containers = frozenset(fence.container_sites - fence.blurred)
+        self.builtin = frozenset(fence.builtin_sites - fence.blurred)
+        self.index = frozenset(fence.index_sites - fence.blurred)
+        args = fence.fnode.args
+        params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs +
+                  [x for x in (args.vararg, args.kwarg) if x is not None]]
+        rebound = {n.id for n in gast.walk(fence.fnode)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        anything = set(o for p in params for o in (("param", p), ("param*", p)))
+        for info in fence.exit.values():
+            anything |= info.everything()
+        self.stored = {}
+        for p in params:
+            at_end = fence.exit.get(p)
+            added = frozenset(anything) if p in rebound or at_end is None else \
+                at_end.holds - {("param*", p)}
+            if added:
+                self.stored[p] = added
 
 
 def _bound_arguments(fn, node):

@@ -53,6 +53,7 @@ class AliasFence(Origins):
         self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
         self.returned = _Info()  # what its return statements may return
         self.returns = 0
+        self.exit = {}  # what each name may be where the function ends
         self.locals = local_names(fnode)
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
@@ -80,7 +81,7 @@ class AliasFence(Origins):
         for a in args.posonlyargs + args.args + args.kwonlyargs + \
                 [x for x in (args.vararg, args.kwarg) if x is not None]:
             self.set(env, a.id, _Info({("param", a.id)}, {("param*", a.id)}))
-        self.block(self.fnode.body, env)
+        self.exit = _join(self.exit, self.block(self.fnode.body, env))
 
     def block(self, stmts, env):
         for s in stmts:
@@ -97,6 +98,7 @@ class AliasFence(Origins):
             value = self.info(s.value, env)  # (the first return keeps its items)
             self.returned = value if not self.returns else self.returned.join(value)
             self.returns += 1
+            self.exit = _join(self.exit, env)  # (the names where a return leaves)
         self.check_calls(s, env)
         if getattr(s, "view_write_back", False):  # a write into a parent's memory
             target = s.targets[0]
@@ -308,6 +310,7 @@ class AliasFence(Origins):
         for node in _own_nodes(s):
             if not isinstance(node, gast.Call):
                 continue
+            self.helper_effects(node, env)  # store(lst, a): lst may hold a now
             for name in getattr(node, "written_arguments", {}).values():  # a helper's writes
                 info = env.get(name, self.free_info(name))
                 self.check_write(name, info.is_, env, s, node)
