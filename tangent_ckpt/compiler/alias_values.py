@@ -19,6 +19,7 @@ from tangent_ckpt.compiler.memory_sharing import (
     COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, INDEX_FUNCTIONS, VIEW_FUNCTIONS,
     VIEW_METHODS,
 )
+from tangent_ckpt.compiler.method_writes import method_of, user_class
 from tangent_ckpt.compiler.parse import parse_function
 from tangent_ckpt.compiler.view_facts import resolve_dotted
 from tangent_ckpt.errors import TangentCkptError
@@ -312,8 +313,19 @@ class Origins:
             returned = self.helper_result(fn, node, env)
             if returned is not None:  # what the helper returns, in the caller's origins
                 return returned
+            made = self.constructed(fn, node, env)
+            if made is not None:
+                return made
         elif isinstance(node.func, gast.Attribute):
             method = node.func.attr
+            methods = self.known_methods(node)
+            if methods is not None:  # opt.update(p) on opt = Adam(...): Adam.update's body
+                returned = [self.helper_result(m, node, env, node.func.value) for m in methods]
+                if all(r is not None for r in returned):
+                    out = _Info()
+                    for r in returned:
+                        out = out.join(r)
+                    return out if len(returned) != 1 else returned[0]
             receiver = self.info(node.func.value, env)
             if method == "astype" and any(k.arg == "copy" for k in node.keywords):
                 return _Info(receiver.everything(), receiver.holds)
@@ -331,14 +343,43 @@ class Origins:
         # arguments or what they hold
         return self._union(args, env)
 
-    def helper_result(self, fn, node, env):
+    def known_methods(self, node):
+        """The functions ``obj.m(...)`` runs for ``obj`` a name bound only to
+        objects of user classes made in the function, or None."""
+        func = node.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+                func.value.id in self.objects:
+            return method_of(self.objects[func.value.id], func.attr)
+        return None
+
+    def constructed(self, cls, node, env):
+        """``Adam(lr=lr)``: a new object (a user's class without its own
+        ``__new__``), holding what its ``__init__`` stores into it (or, when that
+        is not known, anything the arguments are or hold); None for anything
+        else."""
+        if not (user_class(cls) and cls.__new__ is object.__new__):
+            return None
+        made = ("site", id(node), 0)
+        init = inspect.getattr_static(cls, "__init__", None)
+        if init is object.__init__:
+            return _Info({made})
+        call = self.helper_call(init, node, env, made) if \
+            isinstance(init, types.FunctionType) else None
+        if call is None:
+            return _Info({made}, self._union(list(node.args) +
+                                              [k.value for k in node.keywords], env).everything())
+        summary, at_call, _ = call
+        me = init.__code__.co_varnames[0]
+        return _Info({made}, _substituted(_Info((), summary.stored.get(me, ())), at_call).holds)
+
+    def helper_result(self, fn, node, env, receiver=None):
         """What a call of the user's module-level function ``fn`` returns, judged
         from its body (:func:`helper_summary`): its new objects are new objects
         made at this call (one per allocation site of the helper, so that
         ``a, b = pair(x)`` are two arrays), its parameters are the arguments they
         are bound to; None when not known (no source, a generator, recursion,
         arguments spread with ``*``/``**``)."""
-        call = self.helper_call(fn, node, env)
+        call = self.helper_call(fn, node, env, receiver)
         return None if call is None else _substituted(call[0].returned, call[1])
 
     def helper_effects(self, node, env):
@@ -346,7 +387,18 @@ class Origins:
         may hold what the helper stored into its parameter (``lst.append(a)``,
         ``p.x = a``), in the caller's origins."""
         fn = self.resolve(node.func)
-        call = self.helper_call(fn, node, env) if fn is not None else None
+        methods = self.known_methods(node) if fn is None else None
+        if methods is not None:
+            for m in methods:
+                self._effects(self.helper_call(m, node, env, node.func.value), env)
+        elif fn is not None and user_class(fn) and fn.__new__ is object.__new__ and \
+                isinstance(inspect.getattr_static(fn, "__init__", None), types.FunctionType):
+            made = ("site", id(node), 0)
+            self._effects(self.helper_call(fn.__init__, node, env, made), env)
+        elif fn is not None:
+            self._effects(self.helper_call(fn, node, env), env)
+
+    def _effects(self, call, env):
         if call is None:
             return
         summary, at_call, bound = call
@@ -362,17 +414,25 @@ class Origins:
                     current = env.get(base, self.free_info(base))
                     self.set(env, base, _Info(current.is_, current.holds | held))
 
-    def helper_call(self, fn, node, env):
+    def helper_call(self, fn, node, env, receiver=None):
         """(summary, the map from the helper's origins to the caller's, the
-        arguments bound to its parameters) for a call of ``fn``, or None."""
+        arguments bound to its parameters) for a call of ``fn``, or None;
+        ``receiver``: the node (or, for a constructor, the origin of the new
+        object) bound to a method's first parameter."""
         summary = helper_summary(fn, type(self), self.analysing)
         if summary is None:
             return None
-        bound = _bound_arguments(fn, node)
+        bound = _bound_arguments(fn, node, receiver is not None)
         if bound is None:
             return None
         params = {}
         for name, value in bound.items():
+            if value is _RECEIVER:
+                if isinstance(receiver, tuple):  # the object a constructor makes
+                    params[name] = (frozenset({receiver}), frozenset())
+                    bound[name] = None
+                    continue
+                value = bound[name] = receiver
             if isinstance(value, list):  # *args: a new tuple holding them
                 held = self._union(value, env).everything()
                 params[name] = (frozenset({("site", (id(node), "*" + name), 0)}), held)
@@ -505,8 +565,11 @@ class HelperSummary:
         args = fence.fnode.args
         params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs +
                   [x for x in (args.vararg, args.kwarg) if x is not None]]
-        rebound = {n.id for n in gast.walk(fence.fnode)
-                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        augmented = {id(n.target) for n in gast.walk(fence.fnode)
+                     if isinstance(n, gast.AugAssign)}  # p += v: still p's object (or a new
+        rebound = {n.id for n in gast.walk(fence.fnode)  # one the fence calls p's)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and
+                   id(n) not in augmented}
         anything = set(o for p in params for o in (("param", p), ("param*", p)))
         for info in fence.exit.values():
             anything |= info.everything()
@@ -519,7 +582,10 @@ class HelperSummary:
                 self.stored[p] = added
 
 
-def _bound_arguments(fn, node):
+_RECEIVER = object()  # the first parameter of a method called on an object
+
+
+def _bound_arguments(fn, node, method=False):
     """Parameter name -> the argument node passed for it (a list for ``*args``, a
     dict for ``**kwargs``, ``_DEFAULT`` for a parameter left at an immutable
     default); None for arguments spread with ``*``/``**``, a binding Python would
@@ -529,7 +595,8 @@ def _bound_arguments(fn, node):
         return None
     try:
         signature = inspect.signature(fn)
-        bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        first = (_RECEIVER,) if method else ()
+        bound = signature.bind(*first, *node.args, **{k.arg: k.value for k in node.keywords})
     except (TypeError, ValueError):
         return None
     out = {}
