@@ -256,6 +256,8 @@ class Origins:
         operands = (node.left, node.right)
         if any(self.surely_not_a_sequence(o, env) for o in operands):
             return frozenset()
+        if isinstance(node.op, gast.Sub):
+            operands = (node.left,)  # s - t: a set of some of s's items (t * k - u too)
         holds = set()
         for o in operands:
             holds |= self.info(o, env).holds
@@ -542,6 +544,9 @@ def helper_summary(fn, fence_class, analysing):
     try:
         inner = fence_class(parsed, parsed.node, (), checking=False, analysing=analysing)
         inner.run()
+    except TangentCkptError:
+        _SUMMARIES[fn] = None
+        return None
     finally:
         _ANALYSING.discard(code)
     summary = HelperSummary(inner)
