@@ -294,3 +294,29 @@ def test_writes_into_memory_another_live_name_shares_are_still_refused(fn, args,
     message = str(info.value)
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
     assert f"'{written}'" in message and f"'{other}'" in message, message
+
+
+def swap_beside_a_name_kept_from_the_last_step(g):
+    grid = g * 1.0
+    scratch = np.zeros_like(grid)
+    keep = grid
+    total = 0.0
+    for i in range(3):
+        np.copyto(scratch, grid * 0.5)  # WRITE
+        total = total + np.sum(keep)
+        grid, scratch = scratch, grid
+        keep = scratch
+    return np.sum(grid) + total
+
+
+def test_a_name_kept_across_a_swap_still_shares_what_it_named():
+    """``keep`` names the array the swap hands to ``scratch``: the next step's
+    write into ``scratch`` changes it (the renaming of swapped arrays renames
+    every name, and the fence looks it up under its new name)."""
+    fn = swap_beside_a_name_kept_from_the_last_step
+    for mode in MODES.values():
+        with pytest.raises(TransformError) as info:
+            tc.grad(fn, **mode)(np.array([0.3, -0.2, 0.5]))
+        message = str(info.value)
+        assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+        assert "'scratch'" in message and "'keep'" in message, message

@@ -224,7 +224,10 @@ class AliasFence(Origins):
             # of another kind (a product): what either site is known to make is
             # forgotten, for the whole function
             self.blurred |= {o[1] for o in renamed}
-        return {name: info.mapped(lambda o: renamed.get(o, o)) for name, info in after.items()}
+        out = {}
+        for name, info in after.items():  # (set: the lookups of holders see new names)
+            self.set(out, name, info.mapped(lambda o: renamed.get(o, o)))
+        return out
 
     def made_before(self, origin, body_sites):
         return origin[0] == "site" and site_node(origin[1]) not in body_sites
