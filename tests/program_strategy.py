@@ -821,7 +821,7 @@ class _Gen:
         if form == "mask":
             index = f"{F}[:, 0] > 0.0, :"
         elif form == "fancy":
-            index = self.pick(["[1, 0]", "[0, 0], :", ":, [2, 0]"])
+            index = self.pick(["[1, 0]", "[1, 0], :", ":, [2, 0]"])  # (unique: a write)
         else:
             mask = self.fresh_name("mask")
             self.emit(indent, f"{mask} = np.abs({F}) < 0.5")
@@ -829,7 +829,8 @@ class _Gen:
         inner = indent
         if self.draw(st.booleans()):
             t = self.fresh_name("t")
-            self.emit(indent, f"for {t} in range({self.pick(['n', '2'])}):")
+            # (at least one trip: the copy is read after the loop)
+            self.emit(indent, f"for {t} in range({self.pick(['n + 1', '2'])}):")
             inner = indent + 1
         self.emit(inner, f"{b} = {F}[{index}]")
         self.emit(inner, f"{F} += 0.3 * np.tanh({F} * s)")

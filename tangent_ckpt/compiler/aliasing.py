@@ -31,8 +31,10 @@ are allowed: value semantics compute the same numbers there.
 
 import gast
 
-from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
-                                                 _is_in, local_names, site_node)
+from tangent_ckpt.compiler.alias_helpers import HelperCalls, _defined_once, local_names
+from tangent_ckpt.compiler.alias_swaps import SwapRenaming
+from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _Info, _is_in, _join,
+                                                 _older, site_node)
 from tangent_ckpt.compiler.lower.container_values import static_key
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
@@ -42,7 +44,7 @@ from tangent_ckpt.compiler.method_writes import (
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
-class AliasFence(Origins):
+class AliasFence(HelperCalls, SwapRenaming, Origins):
     """Forward pass over one function: origins of each name, checked at writes."""
 
     def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset()):
@@ -193,50 +195,6 @@ class AliasFence(Origins):
         self.loop_depth -= 1
         head.pop(iterated, None)
         return _join(head, self.block(s.orelse, dict(head)))
-
-    def relabelled(self, after, head, body_sites):
-        """``after`` (the names after one run of a loop body that started from
-        ``head``) with the objects it only exchanged between names renamed as at
-        the head: ``grid, scratch = scratch, grid`` leaves two distinct arrays,
-        each now under the other's name, and naming them so keeps them apart at
-        the head instead of joining both into both names.  Only objects made
-        before the loop, which the body never makes again, are renamed, each name
-        holding exactly one of them before and after, and only as a permutation
-        (every object renamed is renamed to another of them); the renaming is
-        applied to every name at once, so every "may share" answer is kept."""
-        renamed = {}
-        for name, before in head.items():
-            now = after.get(name)
-            if now is None or now.is_ == before.is_ or len(before.is_) != 1 or \
-                    len(now.is_) != 1:
-                continue
-            (old,), (new,) = before.is_, now.is_
-            if not (self.made_before(old, body_sites) and self.made_before(new, body_sites)):
-                continue
-            if renamed.setdefault(new, old) != old:
-                return after  # one object under two earlier names: no renaming
-        if not renamed or set(renamed) != set(renamed.values()) or \
-                any((a[1] in self.followed) != (b[1] in self.followed)
-                    for a, b in renamed.items()):
-            return after
-        if any(self.site_kind(a) != self.site_kind(b) for a, b in renamed.items()):
-            # a name of one kind of object (an array np.zeros made) may now name one
-            # of another kind (a product): what either site is known to make is
-            # forgotten, for the whole function
-            self.blurred |= {o[1] for o in renamed}
-        out = {}
-        for name, info in after.items():  # (set: the lookups of holders see new names)
-            self.set(out, name, info.mapped(lambda o: renamed.get(o, o)))
-        return out
-
-    def made_before(self, origin, body_sites):
-        return origin[0] == "site" and site_node(origin[1]) not in body_sites
-
-    def site_kind(self, origin):
-        """What the fence knows of the object a site makes, besides its identity."""
-        key = origin[1]
-        return (key in self.container_sites, key in self.builtin_sites,
-                key in self.index_sites)
 
     def bind(self, target, value_node, value, env, s):
         if isinstance(target, gast.Name):
@@ -400,22 +358,6 @@ class AliasFence(Origins):
             self.read_cache[id(node)] = cached
         return cached[1]
 
-    def returned_info(self, fdef, args, env):
-        """What a call of the local function ``fdef`` may return, or None when not
-        known: new objects only (its returns hold nothing of its parameters or of
-        names outside it, it is no generator) -> a new object at the call."""
-        known = self.returns_new.get(id(fdef))
-        if known is None:
-            known = id(fdef) not in self.analysing and \
-                not any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fdef))
-            if known:
-                inner = AliasFence(self.parsed, fdef, (), checking=False,
-                                   analysing=self.analysing)
-                inner.run()
-                known = all(o[0] == "site" for o in inner.returned.everything())
-            self.returns_new[id(fdef)] = known
-        return _Info() if known else None
-
     # --- values -----------------------------------------------------------------
 _OWN_NODES = {}
 
@@ -440,19 +382,6 @@ def _collect_own_nodes(s):
     if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try)):
         return []
     return list(gast.walk(s))
-
-
-def _older(origin, site):
-    if origin[0] == "site" and site_node(origin[1]) == site:
-        return ("site", origin[1], 1)
-    return origin
-
-
-def _join(a, b):
-    out = dict(a)
-    for name, info in b.items():
-        out[name] = out[name].join(info) if name in out else info
-    return out
 
 
 def check_writes(parsed, fnode=None, followed=()):
