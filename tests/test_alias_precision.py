@@ -320,3 +320,25 @@ def test_a_name_kept_across_a_swap_still_shares_what_it_named():
         message = str(info.value)
         assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
         assert "'scratch'" in message and "'keep'" in message, message
+
+
+def keep_through(box, a):
+    return keep_in(box, a)
+
+
+def helper_storing_through_another_helper(x):
+    a = x * 1.0
+    box = [x * 3.0]
+    y = keep_through(box, a)
+    box[1] += 1.0  # WRITE
+    return np.sum(a * y)
+
+
+def test_what_a_helper_stores_through_the_helper_it_returns_from_is_seen():
+    """``return keep_in(box, a)``: the store happens in the return statement."""
+    fn = helper_storing_through_another_helper
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert "'box'" in message and "'a'" in message, message

@@ -96,12 +96,13 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             return env  # the view lowering takes a followed view again
         if self.loop_depth:
             self.age(env, s)
-        if isinstance(s, gast.Return) and s.value is not None:
-            value = self.info(s.value, env)  # (the first return keeps its items)
-            self.returned = value if not self.returns else self.returned.join(value)
-            self.returns += 1
-            self.exit = _join(self.exit, env)  # (the names where a return leaves)
         self.check_calls(s, env)
+        if isinstance(s, gast.Return):
+            if s.value is not None:
+                value = self.info(s.value, env)  # (the first return keeps its items)
+                self.returned = value if not self.returns else self.returned.join(value)
+                self.returns += 1
+            self.exit = _join(self.exit, env)  # (the names where a return leaves)
         if getattr(s, "view_write_back", False):  # a write into a parent's memory
             target = s.targets[0]
             base = _base_name(target) if not isinstance(target, gast.Name) else target.id
