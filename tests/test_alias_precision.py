@@ -274,7 +274,16 @@ def slice_index_is_a_view(F):
     return np.sum(F) + np.sum(b)
 
 
+def copy_of_a_list_holds_its_items(x):
+    a = x * 1.0
+    lst = [a]
+    b = lst.copy()
+    b[0] += 1.0  # WRITE
+    return np.sum(a * a)
+
+
 REFUSED = [
+    (copy_of_a_list_holds_its_items, (np.array([0.3, -0.2]),), "b", "a"),
     (helper_returning_its_argument_written, (np.array([0.3, -0.2]),), "b", "a"),
     (helper_returning_a_view_written, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "U"),
     (helper_returning_a_list_of_its_arguments, (np.array([0.3, -0.2]),), "pair", "a"),

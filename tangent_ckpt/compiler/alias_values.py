@@ -323,6 +323,9 @@ class Origins:
             receiver = self.info(node.func.value, env)
             if method == "astype" and any(k.arg == "copy" for k in node.keywords):
                 return _Info(receiver.everything(), receiver.holds)
+            if method == "copy" and any(o[0] == "site" and o[1] in self.container_sites
+                                        for o in receiver.is_):
+                return _Info(fresh.is_, receiver.holds)  # lst.copy(): the same items
             if method in FRESH_METHODS:
                 return fresh
             if method in VIEW_METHODS:
