@@ -6,6 +6,7 @@ equal central finite differences.  The programs after them DO share memory
 the write changes, and must still be refused, naming both names and the line.
 """
 
+import functools
 import os
 
 import numpy as np
@@ -351,3 +352,33 @@ def test_what_a_helper_stores_through_the_helper_it_returns_from_is_seen():
     message = str(info.value)
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
     assert "'box'" in message and "'a'" in message, message
+
+
+def _logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@_logged
+def same_through_a_decorator(a):
+    return a
+
+
+def decorated_helper_returning_its_argument(x):
+    a = x * 1.0
+    b = same_through_a_decorator(a)
+    b += 1.0  # WRITE
+    return np.sum(a * b)
+
+
+def test_a_decorated_helper_is_judged_by_the_code_that_runs():
+    """``functools.wraps`` gives the wrapper the helper's signature; what runs is
+    the wrapper, which returns whatever the helper returns: ``b`` is ``a``."""
+    fn = decorated_helper_returning_its_argument
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert "'b'" in message and "'a'" in message, message

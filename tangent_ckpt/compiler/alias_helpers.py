@@ -187,8 +187,9 @@ def helper_summary(fn, fence_class, analysing):
         parsed = parse_function(fn)
     except TangentCkptError:
         parsed = None
-    if parsed is None or not isinstance(parsed.node, gast.FunctionDef):
-        _SUMMARIES[fn] = None
+    if parsed is None or not isinstance(parsed.node, gast.FunctionDef) or \
+            _parameters(parsed.node) != list(code.co_varnames[:_parameter_count(code)]):
+        _SUMMARIES[fn] = None  # (a def that is not the code that runs: not read)
         return None
     _ANALYSING.add(code)
     try:
@@ -217,9 +218,7 @@ class HelperSummary:
         self.containers = frozenset(fence.container_sites - fence.blurred)
         self.builtin = frozenset(fence.builtin_sites - fence.blurred)
         self.index = frozenset(fence.index_sites - fence.blurred)
-        args = fence.fnode.args
-        params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs +
-                  [x for x in (args.vararg, args.kwarg) if x is not None]]
+        params = _parameters(fence.fnode)
         augmented = {id(n.target) for n in gast.walk(fence.fnode)
                      if isinstance(n, gast.AugAssign)}  # p += v: still p's object (or a new
         rebound = {n.id for n in gast.walk(fence.fnode)  # one the fence calls p's)
@@ -240,6 +239,17 @@ class HelperSummary:
 _RECEIVER = object()  # the first parameter of a method called on an object
 
 
+def _parameters(fnode):
+    args = fnode.args
+    return [a.id for a in args.posonlyargs + args.args + args.kwonlyargs +
+            [x for x in (args.vararg, args.kwarg) if x is not None]]
+
+
+def _parameter_count(code):
+    return code.co_argcount + code.co_kwonlyargcount + \
+        bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+
+
 def _bound_arguments(fn, node, method=False):
     """Parameter name -> the argument node passed for it (a list for ``*args``, a
     dict for ``**kwargs``, ``_DEFAULT`` for a parameter left at an immutable
@@ -249,7 +259,7 @@ def _bound_arguments(fn, node, method=False):
             any(k.arg is None for k in node.keywords):
         return None
     try:
-        signature = inspect.signature(fn)
+        signature = inspect.signature(fn, follow_wrapped=False)  # the code that runs
         first = (_RECEIVER,) if method else ()
         bound = signature.bind(*first, *node.args, **{k.arg: k.value for k in node.keywords})
     except (TypeError, ValueError):
