@@ -382,3 +382,27 @@ def test_a_decorated_helper_is_judged_by_the_code_that_runs():
     message = str(info.value)
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
     assert "'b'" in message and "'a'" in message, message
+
+
+def keep_through_another_name(box, a):
+    held = box
+    held.append(a)
+    return a * 2.0
+
+
+def helper_storing_through_another_name(x):
+    a = x * 1.0
+    box = [x * 3.0]
+    y = keep_through_another_name(box, a)
+    box[1] += 1.0  # WRITE
+    return np.sum(a * y)
+
+
+def test_what_a_helper_stores_through_another_name_is_seen():
+    """``held = box; held.append(a)``: ``box``'s list holds ``a`` afterwards."""
+    fn = helper_storing_through_another_name
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert "'box'" in message and "'a'" in message, message

@@ -208,32 +208,23 @@ def helper_summary(fn, fence_class, analysing):
 
 class HelperSummary:
     """What a helper's body shows to its callers: ``returned`` (what it may
-    return), ``stored`` (parameter -> origins its object may hold when the
-    helper ends that it did not hold before: ``lst.append(a)``; a parameter the
-    helper rebinds may hold anything the helper sees), and the keys of its
-    sites that make containers, builtin objects and masks or index arrays."""
+    return), ``stored`` (parameter -> what stores into its object, or into an
+    object it holds, made it hold, through whichever name: ``lst.append(a)``,
+    ``q = lst; q[0].h = a``), and the keys of its sites that make containers,
+    builtin objects and masks or index arrays."""
 
     def __init__(self, fence):
         self.returned = fence.returned
         self.containers = frozenset(fence.container_sites - fence.blurred)
         self.builtin = frozenset(fence.builtin_sites - fence.blurred)
         self.index = frozenset(fence.index_sites - fence.blurred)
-        params = _parameters(fence.fnode)
-        augmented = {id(n.target) for n in gast.walk(fence.fnode)
-                     if isinstance(n, gast.AugAssign)}  # p += v: still p's object (or a new
-        rebound = {n.id for n in gast.walk(fence.fnode)  # one the fence calls p's)
-                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and
-                   id(n) not in augmented}
-        anything = set(o for p in params for o in (("param", p), ("param*", p)))
-        for info in fence.exit.values():
-            anything |= info.everything()
         self.stored = {}
-        for p in params:
-            at_end = fence.exit.get(p)
-            added = frozenset(anything) if p in rebound or at_end is None else \
-                at_end.holds - {("param*", p)}
+        for p in _parameters(fence.fnode):
+            added = set()
+            for origin in (("param", p), ("param*", p)):  # p's object, or one it holds
+                added |= fence.stored.get(origin, set())
             if added:
-                self.stored[p] = added
+                self.stored[p] = frozenset(added)
 
 
 _RECEIVER = object()  # the first parameter of a method called on an object

@@ -53,9 +53,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.fnode = fnode
         self.checking = checking  # False: only what the function returns (returned_info)
         self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
-        self.returned = _Info()  # what its return statements may return
-        self.returns = 0
-        self.exit = {}  # what each name may be where the function ends
+        self.returned, self.returns = _Info(), 0  # what its return statements may return
+        self.stored = {}  # origin -> what stores into its object made it hold
         self.locals = local_names(fnode)
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
@@ -83,7 +82,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         for a in args.posonlyargs + args.args + args.kwonlyargs + \
                 [x for x in (args.vararg, args.kwarg) if x is not None]:
             self.set(env, a.id, _Info({("param", a.id)}, {("param*", a.id)}))
-        self.exit = _join(self.exit, self.block(self.fnode.body, env))
+        self.block(self.fnode.body, env)
 
     def block(self, stmts, env):
         for s in stmts:
@@ -102,7 +101,6 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 value = self.info(s.value, env)  # (the first return keeps its items)
                 self.returned = value if not self.returns else self.returned.join(value)
                 self.returns += 1
-            self.exit = _join(self.exit, env)  # (the names where a return leaves)
         if getattr(s, "view_write_back", False):  # a write into a parent's memory
             target = s.targets[0]
             base = _base_name(target) if not isinstance(target, gast.Name) else target.id
@@ -142,6 +140,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         return env
 
     def set(self, env, name, info):
+        before = env.get(name)  # the same objects: a store into them (x.append(a), x.h = a)
+        if before is not None and before.is_ == info.is_ and info.holds - before.holds:
+            for origin in info.is_:
+                self.stored.setdefault(origin, set()).update(info.holds - before.holds)
         env[name] = info
         for origin in info.is_ | info.holds:
             self.holders.setdefault(origin, set()).add(name)
