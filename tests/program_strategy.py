@@ -92,6 +92,13 @@ REFUSED_MARK = "# refused:"
 #: mask discards (issue #28: 0 * inf = nan where the adjoint is exactly 0)
 FAMILIES |= {"masked_singular"}
 HUNTING_FAMILIES += ("masked_singular",)
+#: issue #29, what the aliasing fence proves separate: arrays a module-level helper
+#: returns (new arrays, one per allocation, beside in-place writes into its
+#: arguments' arrays), boolean-mask and fancy-index reads (copies) restored after an
+#: in-place update, two buffers swapped after np.copyto / out= writes
+ALIAS_PRECISION_FAMILIES = ("helper_results", "masked_copies", "buffer_swaps")
+FAMILIES |= set(ALIAS_PRECISION_FAMILIES)
+HUNTING_FAMILIES += ALIAS_PRECISION_FAMILIES
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -757,6 +764,104 @@ class _Gen:
         env[total] = Var((), 20.0, fresh=True)
         if p != own:
             env[p] = Var(shape, 2.0, fresh=False)
+
+    # ------------------------------------------ issue #29: what the fence proves separate
+    def family_helper_results(self, env, indent):
+        """A module-level helper whose result is a new array (arithmetic, a
+        reduction, np.zeros filled in place, a pair of new arrays), called in a
+        loop beside in-place writes into the array passed to it (a leapfrog step:
+        ``vel += acc * dt; acc = accel(pos, vel, k)``); its float argument is a
+        number, never an alias of an array."""
+        k = self.counter = self.counter + 1
+        helper = f"_accel{k}"
+        form = self.pick(["negated", "zeros_filled", "pair", "reduced"])
+        self.features.add("helper_results_" + form)
+        if form == "negated":
+            self.helpers += [f"def {helper}(x, v, rate):", "    r = -np.tanh(x)",
+                             "    r -= rate * v", "    return r"]
+        elif form == "zeros_filled":
+            self.helpers += [f"def {helper}(x, v, rate):", "    r = np.zeros(x.shape)",
+                             "    r[...] = np.sin(x)", "    r += rate * np.tanh(v)",
+                             "    return r"]
+        elif form == "pair":
+            self.helpers += [f"def {helper}(x, v, rate):",
+                             "    return -np.tanh(x) * rate, np.zeros_like(v) + 0.5 * v"]
+        else:
+            self.helpers += [f"def {helper}(x, v, rate):",
+                             "    return np.sin(x) - rate * v * np.sum(np.tanh(v) ** 2) / v.size"]
+        self.helpers += ["", ""]
+        shape = self.pick([(3,), (2, 3)])
+        x, v, acc, total = (self.fresh_name(p) for p in ("x", "vel", "acc", "v"))
+        rate = self.pick(["s", "0.3", "s * 0.5"])
+        self.emit(indent, f"{x} = {self._items(env, 1, shape)[0]} * 1.0")
+        self.emit(indent, f"{v} = np.zeros({x}.shape)")
+        call = f"{helper}({x}, {v}, {rate})"
+        take = f"{acc}, _{acc}2 = {call}" if form == "pair" else f"{acc} = {call}"
+        self.emit(indent, take)
+        index = self.fresh_name("t")
+        self.emit(indent, f"for {index} in range({self.pick(['n', '2', '3'])}):")
+        self.emit(indent + 1, f"{v} += {acc} * 0.05")
+        self.emit(indent + 1, f"{x} = {x} + {v} * 0.1")
+        self.emit(indent + 1, take)
+        if form == "pair":
+            self.emit(indent + 1, f"_{acc}2 *= 0.5")
+            self.emit(indent + 1, f"{v} += _{acc}2 * 0.01")
+        self.emit(indent + 1, f"{v} += {acc} * 0.05")
+        self.emit(indent, f"{total} = np.sum({x} ** 2) + np.sum({v} * {acc})")
+        env[total] = Var((), 20.0, fresh=True)
+
+    def family_masked_copies(self, env, indent):
+        """A boolean-mask or fancy-index read is a copy (lattice Boltzmann's
+        ``bndry = F[mask, :]``), kept across an in-place update of the array and
+        written back (``F[mask, :] = bndry``), at top level or in a loop."""
+        F, b, total = self.fresh_name("F"), self.fresh_name("bndry"), self.fresh_name()
+        self.emit(indent, f"{F} = np.tanh(B * {self._items(env, 1, ())[0]}) + 0.1 * c")
+        form = self.pick(["mask", "mask_name", "inverted", "fancy"])
+        self.features.add("masked_copies_" + form)
+        if form == "mask":
+            index = f"{F}[:, 0] > 0.0, :"
+        elif form == "fancy":
+            index = self.pick(["[1, 0]", "[1, 0], :", ":, [2, 0]"])  # (unique: a write)
+        else:
+            mask = self.fresh_name("mask")
+            self.emit(indent, f"{mask} = np.abs({F}) < 0.5")
+            index = mask if form == "mask_name" else f"~{mask}"
+        inner = indent
+        if self.draw(st.booleans()):
+            t = self.fresh_name("t")
+            # (at least one trip: the copy is read after the loop)
+            self.emit(indent, f"for {t} in range({self.pick(['n + 1', '2'])}):")
+            inner = indent + 1
+        self.emit(inner, f"{b} = {F}[{index}]")
+        self.emit(inner, f"{F} += 0.3 * np.tanh({F} * s)")
+        self.emit(inner, f"{F}[{index}] = {b} * 0.9")
+        self.emit(indent, f"{total} = np.sum({F} ** 2) + np.sum({b})")
+        env[total] = Var((), 20.0, fresh=True)
+
+    def family_buffer_swaps(self, env, indent):
+        """Two buffers swapped every step (``grid, scratch = scratch, grid``) after
+        the next state is written into the scratch one: ``np.copyto`` then a
+        stencil added in place, ``out=`` of a ufunc, or a slice assignment."""
+        grid, scratch, total = (self.fresh_name(p) for p in ("grid", "scratch", "v"))
+        self.emit(indent, f"{grid} = {self._items(env, 1, (3,))[0]} * 1.0")
+        self.emit(indent, f"{scratch} = {self.pick(['np.zeros_like', 'np.empty_like'])}({grid})")
+        t = self.fresh_name("t")
+        self.emit(indent, f"for {t} in range({self.pick(['n', '2', '3'])}):")
+        form = self.pick(["copyto", "out", "slices"])
+        self.features.add("buffer_swaps_" + form)
+        if form == "copyto":
+            self.emit(indent + 1, f"np.copyto({scratch}, {grid})")
+            self.emit(indent + 1, f"{scratch}[1:-1] += 0.2 * ({grid}[2:] - 2.0 * {grid}[1:-1] "
+                                  f"+ {grid}[:-2])")
+        elif form == "out":
+            self.emit(indent + 1, f"np.multiply({grid}, 0.8, out={scratch})")
+            self.emit(indent + 1, f"{scratch} += 0.2 * np.tanh({grid} * s)")
+        else:
+            self.emit(indent + 1, f"{scratch}[:] = {grid}[::-1] * 0.5")
+            self.emit(indent + 1, f"{scratch}[0] = {grid}[0] + 0.1 * a[0]")
+        self.emit(indent + 1, f"{grid}, {scratch} = {scratch}, {grid}")
+        self.emit(indent, f"{total} = np.sum({grid} ** 2) + np.sum({grid} * a)")
+        env[total] = Var((), 20.0, fresh=True)
 
     # ------------------------------------------------ issue #28: value families
     def _module_block(self, lines):

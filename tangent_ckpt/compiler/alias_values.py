@@ -3,9 +3,9 @@ memory *origins* a value may be (``is``) and those it may hold references to
 (``holds``, for containers).  An origin is an allocation site (versioned in
 loops), a parameter or a global.  Calls are judged from the tables of
 ``memory_sharing.py``, derived from the rows of the rule registry: a function
-returns a new array where its row says ``view=False``; a view function, a
-function without a row (NumPy's too) and a user function may return their
-arguments."""
+returns a new array where its row says ``view=False``; a view function and a
+function without a row (NumPy's too) may return their arguments; the user's
+functions return what their bodies return (``alias_helpers.py``)."""
 
 import builtins
 
@@ -15,7 +15,8 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
-    FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS, call_new_by_default, returns_new,
+    FRESH_METHODS, INDEX_FUNCTIONS, VIEW_FUNCTIONS, VIEW_METHODS, call_new_by_default,
+    returns_new,
 )
 from tangent_ckpt.compiler.static_keys import static_key
 from tangent_ckpt.compiler.view_facts import resolve_dotted
@@ -103,23 +104,27 @@ class Origins:
     """The origins of expressions in one function (mixed into the fence, which
     sets ``parsed``, ``locals``, ``local_functions`` (name -> a function defined
     once in it; ``returned_info`` reads what a call of one returns) and
-    ``followed``: the views the view lowering follows, new arrays here; and ``builtin_sites`` and ``container_sites``,
-    filled here: the ids of the sites that make a list, tuple, dict, set or NumPy
-    array, never an object of a user's class; of those that make a list, tuple,
-    dict or set)."""
+    ``followed``: the views the view lowering follows, new arrays here; and the
+    site sets filled here: ``builtin_sites`` (a list, tuple, dict, set or NumPy
+    array, never an object of a user's class), ``container_sites`` (a list,
+    tuple, dict or set), ``index_sites`` (a mask or index array), less the
+    ``blurred`` ones, whose kind the fence forgot)."""
+
+    def _made_at(self, info, sites):
+        """True when every object ``info`` may be was made at one of ``sites``."""
+        return bool(info.is_) and all(o[0] == "site" and o[1] in sites and
+                                      o[1] not in self.blurred for o in info.is_)
 
     def surely_container(self, info):
         """True when every object ``info`` may be is a list, tuple, dict or set made
         in the function (a display or a comprehension): never an array, so an item
         read from it is one of the objects it holds, not a view of it."""
-        return bool(info.is_) and all(o[0] == "site" and o[1] in self.container_sites
-                                      for o in info.is_)
+        return self._made_at(info, self.container_sites)
 
     def surely_builtin(self, info):
         """True when every object ``info`` may be was made at a site of
         ``builtin_sites``: its methods are those of lists, dicts and arrays."""
-        return bool(info.is_) and all(o[0] == "site" and o[1] in self.builtin_sites
-                                      for o in info.is_)
+        return self._made_at(info, self.builtin_sites)
 
     def free_info(self, name):
         if name in self.locals:
@@ -139,8 +144,14 @@ class Origins:
         if isinstance(node, gast.Name):
             return env.get(node.id, self.free_info(node.id))
         if isinstance(node, gast.BinOp):
+            if isinstance(node.op, (gast.BitAnd, gast.BitOr, gast.BitXor)) and \
+                    self.index_array(node.left, env) and self.index_array(node.right, env):
+                self.index_sites.add(id(node))  # mask & mask: a mask
             return _Info({("site", id(node), 0)}, self.concatenated(node, env))
         if isinstance(node, (gast.UnaryOp, gast.Compare)):
+            if isinstance(node, gast.Compare) or isinstance(node.op, gast.Not) or \
+                    isinstance(node.op, gast.Invert) and self.index_array(node.operand, env):
+                self.index_sites.add(id(node))  # a bool or an array of bools
             return _Info({("site", id(node), 0)})  # a new number, bool or array
         if isinstance(node, (gast.Subscript, gast.Attribute)):
             base = self.info(node.value, env)
@@ -155,6 +166,9 @@ class Origins:
                 if item is not None:
                     return item  # d['a'] of {'a': A, 'b': B} is A, never B
                 return _Info(base.holds, base.holds)  # an item, never the list itself
+            if isinstance(node, gast.Subscript) and self.advanced_index(node.slice, env):
+                self.builtin_sites.add(id(node))  # F[mask, :], x[[0, 2]]: a new array
+                return _Info({("site", id(node), 0)})
             return _Info(base.everything(), base.holds)
         if isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
             elements = node.elts if not isinstance(node, gast.Dict) else \
@@ -188,6 +202,25 @@ class Origins:
             self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
 
+    def advanced_index(self, index, env):
+        """True when a part of the subscript ``index`` is surely a mask or an index
+        array (a comparison, ``~``/``&``/``|``/``^`` of masks, ``not``, a list
+        display, NumPy's index makers, a name bound only to one): NumPy's result is
+        then a copy (lists and dicts take no such key: the lowering refuses it)."""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        return any(self.index_array(p, env) for p in parts)
+
+    def index_array(self, node, env):
+        if isinstance(node, gast.List):
+            return True
+        return self._made_at(self.info(node, env), self.index_sites)
+
+    def array_store(self, index, env):
+        """True when ``x[index] = v`` copies ``v``'s values into an array (a list or
+        dict would hold ``v``): a key of several parts (``ey[0, :]``), a mask or an
+        index array, which no list or dict takes where the lowering accepts it."""
+        return isinstance(index, gast.Tuple) or self.advanced_index(index, env)
+
     def _builtin(self, name):
         """Whether the free ``name`` is one of Python's builtins (``range``)."""
         if name in self.locals:
@@ -218,6 +251,8 @@ class Origins:
         operands = (node.left, node.right)
         if any(self.surely_not_a_sequence(o, env) for o in operands):
             return frozenset()
+        if isinstance(node.op, gast.Sub):
+            operands = (node.left,)  # s - t: a set of some of s's items (t * k - u too)
         holds = set()
         for o in operands:
             holds |= self.info(o, env).holds
@@ -256,15 +291,41 @@ class Origins:
                 return fresh
             if _is_in(fn, VIEW_FUNCTIONS):
                 return self._union(args, env)
+            if _is_in(fn, INDEX_FUNCTIONS) and (fn is not np.where or len(node.args) == 1):
+                self.index_sites.add(id(node))  # np.isnan(x), np.nonzero(m): for indexing
             if returns_new(fn):   # its row says so; a function without a row may be a view
                 return fresh
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
                 return self._union(args, env)  # max, min, list, zip, sorted, ...
+            if registry.lookup(fn) is not None:
+                # a black box with an adjoint rule (tc.register_adjoint), whose body is
+                # never read: its result may be an argument's memory, which only the
+                # run can tell (fence_guards.py)
+                held = self._union(args, env).everything()
+                self.guards.opaque[id(node)] = self.guards.opaque.get(id(node), set()) | held
+                return fresh
+            returned = self.helper_result(fn, node, env)
+            if returned is not None:  # what the helper returns, in the caller's origins
+                return returned
+            made = self.constructed(fn, node, env)
+            if made is not None:
+                return made
         elif isinstance(node.func, gast.Attribute):
             method = node.func.attr
+            methods = self.known_methods(node)
+            if methods is not None:  # opt.update(p) on opt = Adam(...): Adam.update's body
+                returned = [self.helper_result(m, node, env, node.func.value) for m in methods]
+                if all(r is not None for r in returned):
+                    out = _Info()
+                    for r in returned:
+                        out = out.join(r)
+                    return out if len(returned) != 1 else returned[0]
             receiver = self.info(node.func.value, env)
             if method == "astype" and any(k.arg == "copy" for k in node.keywords):
                 return _Info(receiver.everything(), receiver.holds)
+            if method == "copy" and any(o[0] == "site" and o[1] in self.container_sites
+                                        for o in receiver.is_):
+                return _Info(fresh.is_, receiver.holds)  # lst.copy(): the same items
             if method in FRESH_METHODS:
                 return fresh
             if method in VIEW_METHODS:
@@ -274,12 +335,6 @@ class Origins:
         fdef = self.local_functions.get(node.func.id) if isinstance(node.func, gast.Name) \
             else None
         if fdef is not None and self.returned_info(fdef, args, env) is not None:
-            return fresh
-        if fn is not None and registry.lookup(fn) is not None:
-            # a black box with an adjoint rule (tc.register_adjoint): its result may
-            # be an argument's memory, which only the run can tell (fence_guards.py)
-            held = self._union(args, env).everything()
-            self.guards.opaque[id(node)] = self.guards.opaque.get(id(node), set()) | held
             return fresh
         # a user function, a local function or anything unknown: it may return its
         # arguments or what they hold
@@ -296,40 +351,23 @@ class Origins:
 
 
 
-def local_names(fnode):
-    """The names a function binds: its parameters and every name it stores to."""
-    names = set()
-    args = fnode.args
-    for a in args.posonlyargs + args.args + args.kwonlyargs:
-        names.add(a.id)
-    for a in (args.vararg, args.kwarg):
-        if a is not None:
-            names.add(a.id)
-    for child in gast.walk(fnode):
-        if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
-            names.add(child.id)
-    return names
+def _older(origin, site):
+    if origin[0] == "site" and site_node(origin[1]) == site:
+        return ("site", origin[1], 1)
+    return origin
 
-def _defined_once(fnode):
-    """name -> the FunctionDef directly in ``fnode``'s body (not nested deeper) for
-    the names bound nowhere else in ``fnode``."""
-    defs, bound = {}, {}
-    for child in gast.walk(fnode):
-        if child is fnode:
-            continue
-        if isinstance(child, gast.FunctionDef):
-            bound[child.name] = bound.get(child.name, 0) + 1
-            defs[child.name] = child
-        elif isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
-            bound[child.id] = bound.get(child.id, 0) + 1
-        elif isinstance(child, (gast.Global, gast.Nonlocal)):
-            for name in child.names:
-                bound[name] = 2
-    args = fnode.args
-    for a in args.posonlyargs + args.args + args.kwonlyargs + \
-            [x for x in (args.vararg, args.kwarg) if x is not None]:
-        bound[a.id] = 2
-    return {name: d for name, d in defs.items() if bound.get(name) == 1}
+
+def _join(a, b):
+    out = dict(a)
+    for name, info in b.items():
+        out[name] = out[name].join(info) if name in out else info
+    return out
+
+
+def site_node(key):
+    """The id of the syntax node a site origin's key names (a helper's site,
+    ``(call id, helper site, version)``, is named by its call)."""
+    return key[0] if isinstance(key, tuple) else key
 
 
 def _several_einsum_operands(node):

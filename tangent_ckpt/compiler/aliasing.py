@@ -32,8 +32,10 @@ are allowed: value semantics compute the same numbers there.
 import gast
 
 from tangent_ckpt.compiler.fence_guards import GuardNotes
-from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _defined_once, _Info,
-                                                 _is_in, local_names)
+from tangent_ckpt.compiler.alias_helpers import HelperCalls, _defined_once, local_names
+from tangent_ckpt.compiler.alias_swaps import SwapRenaming
+from tangent_ckpt.compiler.alias_values import (Origins, _base_name, _Info, _is_in, _join,
+                                                 _older, site_node)
 from tangent_ckpt.compiler.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
 from tangent_ckpt.compiler.method_writes import (
@@ -44,7 +46,7 @@ from tangent_ckpt.compiler.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
-class AliasFence(Origins):
+class AliasFence(HelperCalls, SwapRenaming, Origins):
     """Forward pass over one function: origins of each name, checked at writes."""
 
     def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset()):
@@ -55,7 +57,8 @@ class AliasFence(Origins):
         self.fnode = fnode
         self.checking = checking  # False: only what the function returns (returned_info)
         self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
-        self.returned = _Info()
+        self.returned, self.returns = _Info(), 0  # what its return statements may return
+        self.stored = {}  # origin -> what stores into its object made it hold
         self.locals = local_names(fnode)
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
@@ -71,6 +74,8 @@ class AliasFence(Origins):
         self.site_cache = {}
         self.builtin_sites = set()  # sites making lists, dicts, arrays (alias_values.py)
         self.container_sites = set()  # sites making lists, tuples, dicts, sets
+        self.index_sites = set()  # sites making boolean masks or index arrays
+        self.blurred = set()  # sites whose kind is forgotten (AliasFence.relabelled)
         # names bound only to objects of user classes made here: their methods are known
         self.objects = constructed_classes(fnode, self.resolve, self.locals)
         self.guards = GuardNotes(parsed, fnode)  # what only the call decides (fence_guards.py)
@@ -96,9 +101,12 @@ class AliasFence(Origins):
             return env  # the view lowering takes a followed view again
         if self.loop_depth:
             self.age(env, s)
-        if isinstance(s, gast.Return) and s.value is not None:
-            self.returned = self.returned.join(self.info(s.value, env))
         self.check_calls(s, env)
+        if isinstance(s, gast.Return):
+            if s.value is not None:
+                value = self.info(s.value, env)  # (the first return keeps its items)
+                self.returned = value if not self.returns else self.returned.join(value)
+                self.returns += 1
         if s in self.marks.write_backs:  # a write into a parent's memory
             target = s.targets[0]
             base = _base_name(target) if not isinstance(target, gast.Name) else target.id
@@ -138,11 +146,15 @@ class AliasFence(Origins):
         return env
 
     def set(self, env, name, info):
+        before = env.get(name)  # the same objects: a store into them (x.append(a), x.h = a)
+        if before is not None and before.is_ == info.is_ and info.holds - before.holds:
+            for origin in info.is_:
+                self.stored.setdefault(origin, set()).update(info.holds - before.holds)
         env[name] = info
         for origin in info.is_ | info.holds:
             self.holders.setdefault(origin, set()).add(name)
             if origin[0] == "site":
-                self.holders.setdefault(origin[1], set()).add(name)
+                self.holders.setdefault(site_node(origin[1]), set()).add(name)
 
     def age(self, env, s):
         """A site executed again makes a new object: what names kept from its
@@ -180,7 +192,7 @@ class AliasFence(Origins):
                 source = inner[iterated]
                 for name in bound_names(s.target):
                     self.set(inner, name, _Info(source.everything(), source.holds))
-            after = self.block(s.body, inner)
+            after = self.relabelled(self.block(s.body, inner), head, body_sites)
             # at the head, the body's latest objects are those of the last iteration:
             # what the head held from before is older
             older = dict(head)
@@ -204,6 +216,12 @@ class AliasFence(Origins):
                 for t, e, p in zip(target.elts, value_node.elts, parts):
                     self.bind(t, e, p, env, s)
                 return
+            if value.items is not None and not value.keyed and \
+                    len(value.items) == len(target.elts) and \
+                    not any(isinstance(e, gast.Starred) for e in target.elts):
+                for t, (_, part) in zip(target.elts, value.items):  # a, b = pair(x)
+                    self.bind(t, None, part, env, s)
+                return
             element = _Info(value.everything(), value.holds)
             for t in target.elts:
                 self.bind(t, None, element, env, s)
@@ -218,6 +236,9 @@ class AliasFence(Origins):
             # d['a'][0] = v writes into what d['a'] may be (all of d when not known)
             self.check_write(base, self.info(target.value, env).everything() if nested
                              else written.is_, env, s, target)
+            if isinstance(target, gast.Subscript) and not nested and \
+                    self.array_store(target.slice, env):
+                return  # ey[0, :] = v copies v's values into ey's memory
             key = static_key(target.slice) if isinstance(target, gast.Subscript) and \
                 not nested else None
             self.set(env, base, written.with_item(key, value))
@@ -227,27 +248,39 @@ class AliasFence(Origins):
         if isinstance(target, gast.Name):
             current = env.get(target.id, self.free_info(target.id))
             self.check_write(target.id, current.is_, env, s, target)
-            # in place for arrays and lists, a new object for numbers and tuples
-            self.set(env, target.id,
-                     _Info(current.is_ | {("site", id(s), 0)},
-                           current.holds | self.info(s.value, env).everything()))
+            # in place for arrays and lists, a new object for numbers and tuples: a
+            # new object shares with nothing, so calling it the object it replaces
+            # over-states sharing only (and keeps grid, scratch = scratch, grid exact
+            # after scratch += v); only +, |, ^ may add references (list +=, dict or
+            # set |=, set ^=)
+            added = self.info(s.value, env).everything() if \
+                isinstance(s.op, (gast.Add, gast.BitOr, gast.BitXor)) else frozenset()
+            self.set(env, target.id, _Info(current.is_, current.holds | added))
             return
         base = _base_name(target)
         if base is not None:
             current = env.get(base, self.free_info(base))
             # x[i] += v adds in place into x's memory, or into the element x[i] holds
             # (d['a'] += v: into d and what d['a'] may be, not d['b'])
-            item = current.item(static_key(target.slice)) if \
-                isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
-                else None
-            self.check_write(base, current.is_ | item.everything() if item is not None
-                             else current.everything(), env, s, target)
+            direct = isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+            item = current.item(static_key(target.slice)) if direct else None
+            if direct and (isinstance(target.slice, gast.Slice) or
+                           self.array_store(target.slice, env)):
+                # u[1:-1] += v, ey[1:, :] -= v: into u's own memory (a list's slice
+                # is a new list: the items it holds are not added into)
+                written = current.is_
+            elif item is not None:
+                written = current.is_ | item.everything()
+            else:
+                written = current.everything()
+            self.check_write(base, written, env, s, target)
 
     def check_calls(self, s, env):
         """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
         for node in _own_nodes(s):
             if not isinstance(node, gast.Call):
                 continue
+            self.helper_effects(node, env)  # store(lst, a): lst may hold a now
             for name in self.marks.written_arguments.get(node, {}).values():  # a helper's
                 info = env.get(name, self.free_info(name))
                 self.check_write(name, info.is_, env, s, node)
@@ -335,23 +368,6 @@ class AliasFence(Origins):
             self.read_cache[id(node)] = cached
         return cached[1]
 
-    def returned_info(self, fdef, args, env):
-        """What a call of the local function ``fdef`` may return, or None when not
-        known: new objects only (its returns hold nothing of its parameters or of
-        names outside it, it is no generator) -> a new object at the call."""
-        known = self.returns_new.get(id(fdef))
-        if known is None:
-            known = id(fdef) not in self.analysing and \
-                not any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fdef))
-            if known:
-                inner = AliasFence(self.parsed, fdef, (), checking=False,
-                                   analysing=self.analysing)
-                inner.run()
-                known = all(o[0] == "site" for o in inner.returned.everything())
-            self.returns_new[id(fdef)] = known
-        return _Info() if known else None
-
-
 _OWN_NODES = {}
 
 
@@ -375,19 +391,6 @@ def _collect_own_nodes(s):
     if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try)):
         return []
     return list(gast.walk(s))
-
-
-def _older(origin, site):
-    if origin[0] == "site" and origin[1] == site:
-        return ("site", site, 1)
-    return origin
-
-
-def _join(a, b):
-    out = dict(a)
-    for name, info in b.items():
-        out[name] = out[name].join(info) if name in out else info
-    return out
 
 
 def check_writes(parsed, fnode=None, followed=()):

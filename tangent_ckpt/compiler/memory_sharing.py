@@ -89,6 +89,14 @@ VIEW_FUNCTIONS = _functions(lambda f: f.view not in (False, None))
 COPY_FLAG_FUNCTIONS = _functions(lambda f: f.new_unless is not None)
 # functions that write into their first argument
 WRITING_FUNCTIONS = _functions(lambda f: f.writes is not None)
+# NumPy functions whose result, used as an index, is a mask or index arrays (advanced
+# indexing: the subscript makes a copy); np.where only with one argument
+_INDEX_FUNCTION_NAMES = ("isnan", "isinf", "isfinite", "isneginf", "isposinf", "isclose",
+                         "logical_and", "logical_or", "logical_not", "logical_xor",
+                         "nonzero", "flatnonzero", "argwhere", "where", "arange", "ix_",
+                         "greater", "greater_equal", "less", "less_equal", "equal",
+                         "not_equal", "signbit", "isin")
+INDEX_FUNCTIONS = [getattr(np, name) for name in _INDEX_FUNCTION_NAMES if hasattr(np, name)]
 # builtins whose result is a new object holding no references to the arguments
 FRESH_BUILTINS = {f.fn for f in registry.all_facts()
                   if f.view is False and getattr(f.fn, "__module__", None) == "builtins"}

@@ -95,7 +95,8 @@ def writes_self_in_place(fn, seen=None):
             if any(k.arg == "out" for k in node.keywords):
                 return True
             func = node.func
-            if isinstance(func, gast.Attribute) and _rooted_at(func.value, me):
+            if isinstance(func, gast.Attribute) and _rooted_at(_through_fresh_calls(func.value),
+                                                               me):
                 if isinstance(func.value, gast.Name):  # self.other(...): its writes
                     other = inspect.getattr_static(_owner(fn), func.attr, None) \
                         if _owner(fn) is not None else None
@@ -108,6 +109,23 @@ def writes_self_in_place(fn, seen=None):
             elif any(_rooted_at(a, me) for a in node.args) and not _library_call(fn, func):
                 return True  # helper(self.P) may write into it
     return False
+
+
+def _through_fresh_calls(node):
+    """``self.F.dot(self.P)`` -> ``self.F``: the receiver a chain of calls of
+    methods that make new arrays or views starts from (so that
+    ``self.F.dot(self.P).dot(self.Ft)`` is judged as ``self.F.dot(...)`` is)."""
+    while True:
+        if isinstance(node, (gast.Attribute, gast.Subscript)) and \
+                isinstance(node.value, gast.Call):
+            node = node.value  # self.F.dot(x).T
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr in FRESH_METHODS | VIEW_METHODS and \
+                node.func.attr not in WRITING_METHODS and \
+                not any(k.arg == "out" for k in node.keywords):
+            node = node.func.value
+        else:
+            return node
 
 
 def _rooted_at(node, name):

@@ -8,6 +8,7 @@ of a function that may return its argument).  It also splits
 """
 
 import copy
+import inspect
 import types
 
 import gast
@@ -18,6 +19,7 @@ from tangent_ckpt.compiler.memory_sharing import (
     returns_new,
 )
 from tangent_ckpt.compiler.node_facts import ViewMarks
+from tangent_ckpt.compiler.method_writes import user_class
 from tangent_ckpt.compiler.view_facts import numpy_function, resolve_dotted
 
 LOOPS = (gast.For, gast.While)
@@ -260,11 +262,13 @@ class FunctionShape:
             if fn is not None and any(fn is w for w in WRITING_FUNCTIONS) and n.args:
                 for name in read_names(n.args[0]):
                     self.writes.append((s, name, "other"))
-            written = self.writers(fn) if isinstance(fn, types.FunctionType) else {}
+            init = _constructor(fn)  # Model(p): its __init__ may write into p
+            written = self.writers(fn) if isinstance(fn, types.FunctionType) else \
+                _without_self(init, self.writers(init)) if init is not None else {}
             if not written:
                 continue
             self.marks.writer_calls[n] = True  # the lowering inlines it even as a statement
-            bound = _bind_arguments(fn, n)
+            bound = _bind_arguments(fn, n) if init is None else _bind_arguments(init, n, 1)
             whole = (isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
                                                   isinstance(s.targets[0], gast.Name))) \
                 and s.value is n  # step(H, U) or r = step(H, U): the call is the statement
@@ -290,9 +294,25 @@ class FunctionShape:
 
 
 
-def _bind_arguments(fn, call):
+def _constructor(cls):
+    """The ``__init__`` written in Python of a user's class, or None."""
+    if not user_class(cls):
+        return None
+    init = inspect.getattr_static(cls, "__init__", None)
+    return init if isinstance(init, types.FunctionType) else None
+
+
+def _without_self(init, written):
+    code = init.__code__
+    return {p: kind for p, kind in written.items() if p != code.co_varnames[0]} \
+        if code.co_argcount else {}
+
+
+def _bind_arguments(fn, call, skip=0):
+    """Parameter name -> argument node; ``skip``: leading parameters the call
+    does not pass (``self`` of a constructor)."""
     code = fn.__code__
-    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    names = code.co_varnames[skip:code.co_argcount + code.co_kwonlyargcount]
     bound = dict(zip(names, call.args))
     for k in call.keywords:
         if k.arg is not None:

@@ -1,0 +1,408 @@
+"""compiler/aliasing.py + alias_values.py: what the aliasing fence proves
+separate (issue #29, static precision).  Each program below writes in place
+beside a name that does NOT share the written memory; the fence must let it
+through, and its gradient (taped, and checkpointed with two snapshots) must
+equal central finite differences.  The programs after them DO share memory
+the write changes, and must still be refused, naming both names and the line.
+"""
+
+import functools
+import os
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from source_lines import line_of
+from tangent_ckpt.errors import TransformError
+
+HERE = os.path.basename(__file__)
+MODES = {"taped": {}, "checkpointed": {"checkpoint": True, "snapshots": 2}}
+
+
+# --- a helper's result is what the helper returns ---------------------------------
+def get_acc(pos, vel, nu):
+    a = -pos
+    a -= nu * vel
+    return a
+
+
+def leapfrog_with_a_helper_acceleration(pos, nu, n):
+    """The #29 example: acc is a new array, never vel nor the float nu."""
+    vel = np.zeros(pos.shape)
+    acc = get_acc(pos, vel, nu)
+    for i in range(n):
+        vel += acc * 0.1 / 2
+        pos = pos + vel * 0.1
+        acc = get_acc(pos, vel, nu)
+        vel += acc * 0.1 / 2
+    return np.sum(pos ** 2) + np.sum(vel * pos)
+
+
+def diffuse(x, k):
+    return x + k * (np.roll(x, 1) - 2 * x + np.roll(x, -1))
+
+
+def step_after_an_in_place_write(x, nu, n):
+    x = x * 1.0
+    for i in range(n):
+        x += 0.01 * x ** 2
+        x = diffuse(x, nu * 0.1)
+    return np.sum(x ** 2)
+
+
+def new_pair(x):
+    return x * 2.0, np.zeros(x.shape)
+
+
+def pair_from_a_helper_written(x):
+    a, b = new_pair(x)
+    a += 1.0
+    b += a * x
+    return np.sum(a * b)
+
+
+def energy(v):
+    return 0.5 * np.sum(v ** 2)
+
+
+def reduction_from_a_helper_beside_a_write(x, n):
+    v = x * 1.0
+    e = energy(v)
+    for i in range(n):
+        v += 0.1 * np.sin(v) * e
+        e = energy(v)
+    return e + np.sum(v)
+
+
+class Momentum:
+    def __init__(self, rate):
+        self.rate = rate
+        self.t = 0
+
+    def step(self, params, grads):
+        self.t += 1  # a write into the object (an array for all the fence knows)
+        return params - self.rate * grads
+
+
+def method_result_beside_a_write_into_its_object(target, rate):
+    opt = Momentum(rate)
+    params = target * 0.0 + 1.0
+    for i in range(3):
+        grads = 2.0 * (params - target)
+        params = opt.step(params, grads)
+    return np.sum(params ** 2)
+
+
+# --- a boolean-mask or fancy-index read is a copy ------------------------------------
+def masked_copy_restored(F, w, n):
+    F = F * 1.0
+    mask = F[:, 0] > 0.5
+    for i in range(n):
+        b = F[mask, :]
+        F += w * np.tanh(F)
+        F[mask, :] = b
+    return np.sum(F ** 2)
+
+
+def fancy_rows_kept(F, w):
+    F = F * 1.0
+    kept = F[[0, 2]]
+    F *= w
+    return np.sum(F * F) + np.sum(kept * w)
+
+
+# --- buffer swaps -----------------------------------------------------------------------
+def buffer_swap_after_copyto(g, k, n):
+    grid = g * 1.0
+    scratch = np.zeros_like(grid)
+    for i in range(n):
+        np.copyto(scratch, grid)
+        scratch[1:-1] += k * (grid[2:] - 2 * grid[1:-1] + grid[:-2])
+        grid, scratch = scratch, grid
+    return np.sum(grid ** 2)
+
+
+def buffer_swap_after_out(g, k, n):
+    grid = g * 1.0
+    scratch = np.empty_like(grid)
+    for i in range(n):
+        np.multiply(grid, 1.0 - k, out=scratch)
+        scratch += k * np.tanh(grid)
+        grid, scratch = scratch, grid
+    return np.sum(grid ** 2)
+
+
+# --- a multi-part subscript store copies values ------------------------------------
+def row_stored_from_another_array(ey, src, n):
+    ey = ey * 1.0
+    for t in range(n):
+        ey[0, :] = src[t]
+        ey[1:, :] -= 0.5 * ey[:-1, :]
+    return np.sum(ey ** 2) + np.sum(src)
+
+
+# --- a constructor writing into its argument ------------------------------------------
+class Smoothed:
+    def __init__(self, pi, eps):
+        pi[pi == 0] = eps
+        self.pi = pi
+
+    def score(self, x):
+        return np.sum(np.log(self.pi) * x)
+
+
+def constructor_writes_a_local_array(x, w):
+    p = np.abs(w) * 1.0
+    p[0] = 0.0
+    m = Smoothed(p, 1e-3)
+    return m.score(x) + np.sum(p * x)
+
+
+def _vector(rng, *shape):
+    return rng.normal(size=shape)
+
+
+ACCEPTED = [
+    (leapfrog_with_a_helper_acceleration, lambda r: (_vector(r, 3, 2), 0.3, 3), (0, 1)),
+    (step_after_an_in_place_write, lambda r: (_vector(r, 5) * 0.5, 0.7, 3), (0, 1)),
+    (pair_from_a_helper_written, lambda r: (_vector(r, 3),), (0,)),
+    (reduction_from_a_helper_beside_a_write, lambda r: (_vector(r, 3), 3), (0,)),
+    (method_result_beside_a_write_into_its_object, lambda r: (_vector(r, 3), 0.2), (0, 1)),
+    (masked_copy_restored, lambda r: (r.uniform(size=(4, 3)), 0.3, 3), (0, 1)),
+    (fancy_rows_kept, lambda r: (_vector(r, 3, 2), 0.7), (0, 1)),
+    (buffer_swap_after_copyto, lambda r: (_vector(r, 6), 0.2, 3), (0, 1)),
+    (buffer_swap_after_out, lambda r: (_vector(r, 6), 0.2, 3), (0, 1)),
+    (row_stored_from_another_array, lambda r: (_vector(r, 3, 4), _vector(r, 3, 4), 3),
+     (0, 1)),
+    (constructor_writes_a_local_array, lambda r: (_vector(r, 3), _vector(r, 3)), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("fn, make, wrt", ACCEPTED, ids=[a[0].__name__ for a in ACCEPTED])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_writes_beside_memory_the_fence_proves_separate_are_differentiated(fn, make, wrt,
+                                                                            mode):
+    args = make(np.random.default_rng(3))
+    df = tc.grad(fn, wrt=wrt, **MODES[mode])
+    check_grad(fn, args, wrt=wrt, df=df, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, make, wrt", ACCEPTED[:2] + ACCEPTED[5:9],
+                         ids=[a[0].__name__ for a in ACCEPTED[:2] + ACCEPTED[5:9]])
+def test_checkpointed_gradient_equals_taped(fn, make, wrt):
+    args = make(np.random.default_rng(5))
+    taped = tc.grad(fn, wrt=wrt)(*args)
+    checkpointed = tc.grad(fn, wrt=wrt, **MODES["checkpointed"])(*args)
+    for a, b in zip(taped, checkpointed):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+# --- real sharing is still refused ------------------------------------------------------
+def same(a):
+    return a
+
+
+def helper_returning_its_argument_written(x):
+    a = x * 1.0
+    b = same(a)
+    b += 1.0  # WRITE
+    return np.sum(a * b)
+
+
+def interior(U):
+    return U[1:-1]
+
+
+def helper_returning_a_view_written(x):
+    U = x * 1.0
+    u = interior(U)
+    u *= 2.0  # WRITE
+    return np.sum(U * U) + np.sum(u)
+
+
+def both(a, b):
+    return [a, b]
+
+
+def helper_returning_a_list_of_its_arguments(x):
+    a = x * 1.0
+    pair = both(a, x * 2.0)
+    pair[0] += 1.0  # WRITE
+    return np.sum(a) + np.sum(pair[1])
+
+
+def keep_in(box, a):
+    box.append(a)
+    return a * 2.0
+
+
+def helper_storing_its_argument_into_a_list(x):
+    a = x * 1.0
+    box = [x * 3.0]
+    y = keep_in(box, a)
+    box[1] += 1.0  # WRITE
+    return np.sum(a * y)
+
+
+def swap_with_a_view(g):
+    grid = g * 1.0
+    scratch = grid[::-1]
+    for i in range(2):
+        scratch += 1.0  # WRITE
+        grid, scratch = scratch, grid
+    return np.sum(grid)
+
+
+def conditional_swap(g, n):
+    grid = g * 1.0
+    scratch = np.zeros_like(grid)
+    for i in range(n):
+        if i % 2:
+            grid, scratch = scratch, grid
+        else:
+            scratch = grid
+        scratch += 1.0  # WRITE
+    return np.sum(grid)
+
+
+def slice_index_is_a_view(F):
+    F = F * 1.0
+    rows = slice(0, 2)
+    b = F[rows, :]
+    F += 1.0  # WRITE
+    return np.sum(F) + np.sum(b)
+
+
+def copy_of_a_list_holds_its_items(x):
+    a = x * 1.0
+    lst = [a]
+    b = lst.copy()
+    b[0] += 1.0  # WRITE
+    return np.sum(a * a)
+
+
+REFUSED = [
+    (copy_of_a_list_holds_its_items, (np.array([0.3, -0.2]),), "b", "a"),
+    (helper_returning_its_argument_written, (np.array([0.3, -0.2]),), "b", "a"),
+    (helper_returning_a_view_written, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "U"),
+    (helper_returning_a_list_of_its_arguments, (np.array([0.3, -0.2]),), "pair", "a"),
+    (helper_storing_its_argument_into_a_list, (np.array([0.3, -0.2]),), "box", "a"),
+    (swap_with_a_view, (np.array([0.3, -0.2, 0.5]),), "scratch", "grid"),
+    (conditional_swap, (np.array([0.3, -0.2, 0.5]), 3), "scratch", "grid"),
+    (slice_index_is_a_view, (np.ones((3, 2)),), "F", "b"),
+]
+
+
+@pytest.mark.parametrize("fn, args, written, other", REFUSED, ids=[r[0].__name__ for r in REFUSED])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_writes_into_memory_another_live_name_shares_are_still_refused(fn, args, written,
+                                                                        other, mode):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,), **MODES[mode])(*args)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert f"'{written}'" in message and f"'{other}'" in message, message
+
+
+def swap_beside_a_name_kept_from_the_last_step(g):
+    grid = g * 1.0
+    scratch = np.zeros_like(grid)
+    keep = grid
+    total = 0.0
+    for i in range(3):
+        np.copyto(scratch, grid * 0.5)  # WRITE
+        total = total + np.sum(keep)
+        grid, scratch = scratch, grid
+        keep = scratch
+    return np.sum(grid) + total
+
+
+def test_a_name_kept_across_a_swap_still_shares_what_it_named():
+    """``keep`` names the array the swap hands to ``scratch``: the next step's
+    write into ``scratch`` changes it (the renaming of swapped arrays renames
+    every name, and the fence looks it up under its new name)."""
+    fn = swap_beside_a_name_kept_from_the_last_step
+    for mode in MODES.values():
+        with pytest.raises(TransformError) as info:
+            tc.grad(fn, **mode)(np.array([0.3, -0.2, 0.5]))
+        message = str(info.value)
+        assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+        assert "'scratch'" in message and "'keep'" in message, message
+
+
+def keep_through(box, a):
+    return keep_in(box, a)
+
+
+def helper_storing_through_another_helper(x):
+    a = x * 1.0
+    box = [x * 3.0]
+    y = keep_through(box, a)
+    box[1] += 1.0  # WRITE
+    return np.sum(a * y)
+
+
+def test_what_a_helper_stores_through_the_helper_it_returns_from_is_seen():
+    """``return keep_in(box, a)``: the store happens in the return statement."""
+    fn = helper_storing_through_another_helper
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert "'box'" in message and "'a'" in message, message
+
+
+def _logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@_logged
+def same_through_a_decorator(a):
+    return a
+
+
+def decorated_helper_returning_its_argument(x):
+    a = x * 1.0
+    b = same_through_a_decorator(a)
+    b += 1.0  # WRITE
+    return np.sum(a * b)
+
+
+def test_a_decorated_helper_is_judged_by_the_code_that_runs():
+    """``functools.wraps`` gives the wrapper the helper's signature; what runs is
+    the wrapper, which returns whatever the helper returns: ``b`` is ``a``."""
+    fn = decorated_helper_returning_its_argument
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert "'b'" in message and "'a'" in message, message
+
+
+def keep_through_another_name(box, a):
+    held = box
+    held.append(a)
+    return a * 2.0
+
+
+def helper_storing_through_another_name(x):
+    a = x * 1.0
+    box = [x * 3.0]
+    y = keep_through_another_name(box, a)
+    box[1] += 1.0  # WRITE
+    return np.sum(a * y)
+
+
+def test_what_a_helper_stores_through_another_name_is_seen():
+    """``held = box; held.append(a)``: ``box``'s list holds ``a`` afterwards."""
+    fn = helper_storing_through_another_name
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert "'box'" in message and "'a'" in message, message
