@@ -25,6 +25,7 @@ Each function comes with its *role*, how the lowering inlines it:
 import functools
 import inspect
 import types
+import weakref
 
 import gast
 
@@ -100,6 +101,9 @@ def peek(parsed, name):
     return parsed.globals.get(name, _MISSING)
 
 
+_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
+
+
 class _Finder:
     def __init__(self):
         self.found = []
@@ -127,6 +131,8 @@ class _Finder:
             self.value(base)
 
     def value(self, value):
+        if type(value) in _PROXIES:  # a weak proxy (maybe dead): what it points to is
+            return                   # never a function the code names through it
         if value is _MISSING or value is None or \
                 isinstance(value, (bool, int, float, complex, str, bytes, types.ModuleType)):
             return
