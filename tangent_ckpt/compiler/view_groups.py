@@ -33,8 +33,8 @@ class Group:
                 shape.escaping(self.names, [link.stmt for link in self.members],
                                [a for a in shape.local if self.facts.array(a) is not None]):
             return False
-        if self.root in shape.params and not shape.helper:
-            return False  # the user's function writes into its caller's array: refused
+        # a root that is an argument of the differentiated function is followed as
+        # the private copy the gradient works on (its writes never reach the caller)
         if any(kind == "other" for _, _, kind in self.writes) or not self.writes:
             return False
         first = min(shape.order[id(link.stmt)] for link in self.members)

@@ -262,9 +262,11 @@ class FunctionShape:
                 continue
             n.writes_parameters = True  # the lowering inlines it even as a statement
             bound = _bind_arguments(fn, n)
+            # step(H, U), r = step(H, U) or H, U = step(H, U): the call is the statement
+            # (it writes, then its value is bound: the inliner's write-back comes first)
             whole = (isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
-                                                  isinstance(s.targets[0], gast.Name))) \
-                and s.value is n  # step(H, U) or r = step(H, U): the call is the statement
+                                                  _plain_names(s.targets[0]))) \
+                and s.value is n
             for param, kind in written.items():
                 arg = bound.get(param)
                 if isinstance(arg, gast.Name) and arg.id in self.local:
@@ -285,6 +287,13 @@ class FunctionShape:
     def resolve(self, func):
         return resolve_dotted(func, self.parsed.resolve, self.local)
 
+
+
+def _plain_names(target):
+    """``r`` or ``(H, U, V)``: a name or a tuple or list of names."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return all(isinstance(e, gast.Name) for e in target.elts)
+    return isinstance(target, gast.Name)
 
 
 def _bind_arguments(fn, call):

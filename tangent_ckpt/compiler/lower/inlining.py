@@ -188,8 +188,9 @@ class Inlining:
                     f"an array the caller of this function also sees (the write would "
                     f"change the caller's array)", call,
                     construct=f"in-place write into the caller's '{caller_name}'",
-                    hint=f"call the enclosing function on a copy it can follow "
-                         f"(a local array made by x.copy() before the call)")
+                    hint="make each call that hands the array on a statement of its own "
+                         "(r = f(...), not inside an expression), where the original "
+                         "statement ran it: those writes are followed")
             final = scope.rename[p]
             if p not in tested:
                 self.lo.emit(ir.Assign(self.lo.assignments.store_name(caller_name),
@@ -217,12 +218,13 @@ class Inlining:
                     UnsupportedSyntaxError,
                     f"{label}() adds into its parameter '{n.target.id}' in place, which "
                     f"changes the caller's '{caller_name}' when it is an array; the compiler "
-                    f"follows that only for a call that is a whole statement, on a local "
-                    f"it can follow (not an argument of the differentiated function, not a "
+                    f"follows that only for a call that is a whole statement "
+                    f"({label}(...) or r = {label}(...)), on an array it can follow (not a "
                     f"view of an array it cannot prove is one)", call,
                     construct=f"in-place write into the caller's '{caller_name}'",
-                    hint=f"return the new value instead: {caller_name} = {label}(...) with "
-                         f"'{n.target.id} = {n.target.id} + ...' in {label}()")
+                    hint=f"make the call a statement of its own where the original "
+                         f"statement ran it (r = {label}(...)), and use r in the "
+                         f"expression")
 
 
 def _printable(node):
