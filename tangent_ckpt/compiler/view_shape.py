@@ -264,15 +264,32 @@ class FunctionShape:
             bound = _bind_arguments(fn, n)
             # step(H, U), r = step(H, U) or H, U = step(H, U): the call is the statement
             # (it writes, then its value is bound: the inliner's write-back comes first)
-            whole = (isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
-                                                  _plain_names(s.targets[0]))) \
-                and s.value is n
+            whole = ((isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
+                                                   _plain_names(s.targets[0]))) and
+                     s.value is n) or self._alone_with_locals(s, n)
             for param, kind in written.items():
                 arg = bound.get(param)
                 if isinstance(arg, gast.Name) and arg.id in self.local:
                     self.writes.append((s, arg.id, kind if whole else "other"))
                     if whole:
                         self.call_writes.setdefault(id(s), (n, {}))[1][param] = arg.id
+
+    def _alone_with_locals(self, s, call):
+        """``return np.sum(step(U) ** 2)``: the call is inside an expression, but no
+        local name is read in ``s`` outside the call (only module-level names such
+        as ``np``), and each plain-name argument is passed once: nothing in the
+        statement can see an array before the call writes it, so the call is
+        followed as if it were a statement of its own."""
+        if not isinstance(s, (gast.Expr, gast.Assign, gast.Return)):
+            return False
+        if isinstance(s, gast.Assign) and not all(_plain_names(t) for t in s.targets):
+            return False
+        inside = {id(n) for n in gast.walk(call)}
+        outside = {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and
+                   isinstance(n.ctx, gast.Load) and id(n) not in inside}
+        passed = [a.id for a in list(call.args) + [k.value for k in call.keywords]
+                  if isinstance(a, gast.Name)]
+        return not outside & self.local and len(passed) == len(set(passed))
 
     def range_counters(self):
         """Names bound only as the counter of ``for name in range(...)``: integers."""

@@ -36,6 +36,7 @@ import types
 import gast
 
 from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.view_facts import ArrayFacts, view_link
 from tangent_ckpt.compiler.view_groups import Group
 from tangent_ckpt.compiler.view_shape import FunctionShape
@@ -48,6 +49,7 @@ def follow_views(parsed, helper=False):
     (:class:`Followed`), for the fence.  ``helper``:
     ``parsed`` is inlined, so views of its parameters are followed too (their
     writes go back to the caller's arrays through the inliner)."""
+    unroll_writing_tuple_loops(parsed.node)  # for Z in (U, V): Z[0] = ... writes U, V
     shape = FunctionShape(parsed, helper, writer_parameters)
     facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local)
     links = {}
