@@ -38,12 +38,33 @@ class Group:
         if any(kind == "other" for _, _, kind in self.writes) or not self.writes:
             return False
         first = min(shape.order[id(link.stmt)] for link in self.members)
-        if any(stmt is not shape.parsed.node and shape.order[id(stmt)] >= first
+        if any(stmt is not shape.parsed.node and shape.order[id(stmt)] >= first and
+               not self._rebound_where_views_are_dead(stmt)
                for stmt, _ in shape.binders.get(self.root, [])):
             return False  # the root rebound once views of it exist
         for link in self.members:
             if not self._link_ok(link) or not self._writes_seen_by(link):
                 return False
+        return True
+
+    def _rebound_where_views_are_dead(self, stmt):
+        """``mean_theta = theta; mean_theta[b] = ...; theta = mean_theta + ...``: the
+        root is rebound (a new object) in the block where each view is taken, and no
+        later statement of that block names a view: the views are never used again
+        until they are taken again (of the new object), so the rebinding is a
+        rebinding like any other."""
+        shape = self.shape
+        at, done = shape.order[id(stmt)], shape.end[id(stmt)]
+        for link in self.members:
+            first, last = shape.region(link.stmt)
+            if shape.place[id(stmt)][0] is not shape.place[id(link.stmt)][0] or \
+                    not first <= at <= last:
+                return False
+            for _, other in shape.place.values():
+                if done < shape.order[id(other)] <= last and any(
+                        isinstance(n, gast.Name) and n.id == link.name
+                        for n in gast.walk(other)):
+                    return False
         return True
 
     def _link_ok(self, link):

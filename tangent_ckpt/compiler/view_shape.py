@@ -267,8 +267,11 @@ class FunctionShape:
             whole = ((isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
                                                    _plain_names(s.targets[0]))) and
                      s.value is n) or self._alone_with_locals(s, n)
+            passed = [a.id for a in bound.values() if isinstance(a, gast.Name)]
             for param, kind in written.items():
                 arg = bound.get(param)
+                if isinstance(arg, gast.Name) and passed.count(arg.id) > 1:
+                    whole = False  # f(U, U): two parameters, one array (the inliner refuses)
                 if isinstance(arg, gast.Name) and arg.id in self.local:
                     self.writes.append((s, arg.id, kind if whole else "other"))
                     if whole:
