@@ -105,8 +105,28 @@ def writes_self_in_place(fn, seen=None):
                 elif func.attr in WRITING_METHODS or \
                         func.attr not in FRESH_METHODS | VIEW_METHODS:
                     return True  # self.h.append(v), self.layer.step(): may write
-            elif any(_rooted_at(a, me) for a in node.args) and not _library_call(fn, func):
+            elif any(_rooted_at(a, me) for a in node.args) and \
+                    not _library_call(fn, func) and not _array_method(fn, func, me):
                 return True  # helper(self.P) may write into it
+    return False
+
+
+def _array_method(fn, func, me):
+    """``self.F.dot(self.P).dot(self.Ft)``: a method that writes nothing (``dot``,
+    ``sum``, ...) called on what such a method or a NumPy function returned from
+    the object's arrays: a new array's method, which keeps no argument."""
+    if not (isinstance(func, gast.Attribute) and func.attr in FRESH_METHODS):
+        return False
+    value = func.value
+    while isinstance(value, gast.Attribute) and value.attr == "T":
+        value = value.value
+    if not isinstance(value, gast.Call):
+        return False
+    inner = value.func
+    if _library_call(fn, inner):
+        return True
+    if isinstance(inner, gast.Attribute) and inner.attr in FRESH_METHODS:
+        return _rooted_at(inner.value, me) or _array_method(fn, inner, me)
     return False
 
 
