@@ -1789,10 +1789,10 @@ def test_gray_scott_helper_writing_its_arguments_as_a_statement(options):
 
 
 @pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
-                   reason="probe3 P3-3: `U, V = step(U, V)` where step adds into U and V in "
-                          "place and returns them: views.py follows a helper's in-place writes "
-                          "only for a call that is a whole statement ('follows that only for a "
-                          "call that is a whole statement'); `step(U, V)` alone works")
+                   reason="probe3 P3-3: `U, V = step(U, V, ..., F, ...)` where step adds into "
+                          "U and V in place and returns them: the writes are followed now "
+                          "(views.py), but the aliasing fence takes the helper's result to "
+                          "maybe alias every argument, the float F too (#29, static precision)")
 def test_gray_scott_helper_writing_and_returning_its_arguments():
     rng = np.random.default_rng(45)
     tc.grad(grayscott_clipped, wrt=(0, 1, 2))(0.5 + 0.3 * rng.random((4, 4)),
