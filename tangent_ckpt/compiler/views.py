@@ -64,11 +64,11 @@ def follow_views(parsed, helper=False):
     groups = _groups(links)
     _require_arrays_for_augmented_calls(shape, facts, set(links) | set(groups))
     followed = Followed()
-    grouped = set()
+    grouped = set()  # the names of the groups followed (their calls are marked there)
     for root, members in groups.items():
         group = Group(shape, facts, root, members)
-        grouped |= group.names
         if group.followable():
+            grouped |= group.names
             group.rewrite()
             followed |= {id(link.value) for link in members} | group.followed
             followed.groups.append(frozenset(group.names))
