@@ -803,7 +803,7 @@ class _Gen:
                                     f"{V} += 0.1 * np.tanh({V} * s)"]))
         self.emit(inner, f"for {Z} in {self.pick(['({U}, {V})', '[{U}, {V}]', '({V}, {U}, {V})'])}:".format(U=U, V=V))
         forms = [f"{Z}[0] = {Z}[1]", f"{Z}[-1] = 0.5 * {Z}[-2]",
-                 f"{Z}[..., 0] = np.tanh({Z}[..., 1] * s)", f"{Z} *= 0.95",
+                 f"{Z}[..., 0] = np.tanh({Z}[..., 1] * s)", f"{Z}[...] *= 0.95",
                  f"_reflect{k}({Z})"]
         body = self.draw(st.lists(st.sampled_from(forms), min_size=1, max_size=3))
         if f"_reflect{k}({Z})" in body:

@@ -12,7 +12,8 @@ such a loop by its body once per array, with the array's own name in place of
 
 That is the same program exactly when the loop's items are plain names, the
 body rebinds neither ``Z`` nor any of them (so ``Z`` is the object the name
-still denotes), does not leave the loop early (``break``, ``continue``) and
+still denotes; ``Z *= 0.9`` counts as a rebinding: it rebinds a number, and
+only an array is written in place; ``Z[...] *= 0.9`` is the array form), does not leave the loop early (``break``, ``continue``) and
 defines no function that could keep ``Z``.  After the loop ``Z`` names the last
 array, as in Python, when it is read later.  Any other loop is left as it is
 (the aliasing fence judges its writes).

@@ -25,6 +25,7 @@ class Group:
                 self.writes.append(w)
         self.flags = {}  # member -> the name of its "is a view" flag, when it needs one
         self.followed = set()  # ids of the view expressions the fence may treat as new
+        self.dead_after = None  # the root rebound here once no view is used again
 
     # --- when the group can be followed exactly --------------------------------------
     def followable(self):
@@ -54,6 +55,8 @@ class Group:
         until they are taken again (of the new object), so the rebinding is a
         rebinding like any other."""
         shape = self.shape
+        if self._rebound_after_every_use(stmt):
+            return True
         at, done = shape.order[id(stmt)], shape.end[id(stmt)]
         for link in self.members:
             first, last = shape.region(link.stmt)
@@ -65,6 +68,24 @@ class Group:
                         isinstance(n, gast.Name) and n.id == link.name
                         for n in gast.walk(other)):
                     return False
+        return True
+
+    def _rebound_after_every_use(self, stmt):
+        """``al = B; al[0] = ...`` in one loop, ``B = np.tanh(...)`` later: every
+        statement naming a view comes before the rebinding, and none shares a loop
+        with it (so none runs again after it).  Writes into the new object are no
+        writes into the group (``dead_after``)."""
+        shape = self.shape
+        at, around = shape.order[id(stmt)], set(map(id, shape.loops[id(stmt)]))
+        views = set(self.links)
+        for _, other in shape.place.values():
+            if other is stmt or not any(isinstance(n, gast.Name) and n.id in views
+                                        for n in gast.walk(other)):
+                continue
+            if shape.order[id(other)] >= at or around & set(map(id, shape.loops[id(other)])):
+                return False
+        done = shape.end[id(stmt)]
+        self.dead_after = done if self.dead_after is None else min(self.dead_after, done)
         return True
 
     def _link_ok(self, link):
@@ -91,7 +112,7 @@ class Group:
         loops = set(map(id, self.shape.loops[id(link.stmt)]))
         for stmt, _, _ in self.writes:
             at = self.shape.order[id(stmt)]
-            if first <= at <= last:
+            if first <= at <= last or (self.dead_after is not None and at > self.dead_after):
                 continue
             if at < bound_at and not loops & set(map(id, self.shape.loops[id(stmt)])):
                 continue

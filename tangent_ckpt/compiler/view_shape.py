@@ -218,7 +218,14 @@ class FunctionShape:
         elif isinstance(node, (gast.Slice, gast.Constant)):
             for child in gast.iter_child_nodes(node):
                 self._expr(child, escape=False)
-        else:  # containers, comprehensions, lambdas, conditional values, ...
+        elif isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+            # a display keeps its items: [np.tanh(a)] keeps a new array, [a] keeps a
+            parts = node.elts if not isinstance(node, gast.Dict) else \
+                [k for k in node.keys if k is not None] + list(node.values)
+            for part in parts:
+                self._expr(part.value if isinstance(part, gast.Starred) else part,
+                           escape=True)
+        else:  # comprehensions, lambdas, conditional values, ...
             for n in gast.walk(node):
                 if isinstance(n, gast.Name):
                     self._escape(n.id)
