@@ -30,9 +30,12 @@ class Group:
     # --- when the group can be followed exactly --------------------------------------
     def followable(self):
         shape = self.shape
-        if self.root not in shape.local or \
-                shape.escaping(self.names, [link.stmt for link in self.members],
-                               [a for a in shape.local if self.facts.array(a) is not None]):
+        arrays = [a for a in shape.local if self.facts.array(a) is not None]
+        allowed = set(map(id, [link.stmt for link in self.members])) | \
+            {("stored in", a) for a in arrays}
+        if self.root not in shape.local or not self._escapes_after_every_write(
+                {(name, where) for name in shape.escaping(self.names, [], arrays)
+                 for where in shape.escapes[name] - allowed}):
             return False
         # a root that is an argument of the differentiated function is followed as
         # the private copy the gradient works on (its writes never reach the caller)
@@ -45,6 +48,25 @@ class Group:
             return False  # the root rebound once views of it exist
         for link in self.members:
             if not self._link_ok(link) or not self._writes_seen_by(link):
+                return False
+        return True
+
+    def _escapes_after_every_write(self, escaping):
+        """Whether every place ``escaping`` names (name, statement id) where a name of
+        the group may be kept (a list
+        display, ``d = {'v': B}``) runs after every write into the group, outside any
+        loop that writes into it: what was kept sees every write already made, and
+        none is made later (a write through the container is the fence's)."""
+        shape = self.shape
+        writes = [(shape.order[id(w)], set(map(id, shape.loops[id(w)])))
+                  for w, _, _ in self.writes]
+        for _, where in escaping:
+            if not isinstance(where, int) or where not in shape.place or \
+                    isinstance(shape.place[where][1], (gast.FunctionDef, gast.ClassDef)):
+                return False  # a nested function may run (and write) anywhere later
+            at = shape.order[where]
+            around = set(map(id, shape.loops[where]))
+            if any(w >= at or loops & around for w, loops in writes):
                 return False
         return True
 

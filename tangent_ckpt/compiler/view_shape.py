@@ -240,11 +240,13 @@ class FunctionShape:
             for a in args:
                 self._expr(a, escape=not method_safe)
             return
-        safe = (fn is not None and not any(fn is v for v in VIEW_FUNCTIONS)) or \
-            any(resolved is b for b in FRESH_BUILTINS)
+        view = fn is not None and any(fn is v for v in VIEW_FUNCTIONS)
+        safe = (fn is not None and not view) or any(resolved is b for b in FRESH_BUILTINS)
         helper = isinstance(resolved, types.FunctionType) and fn is None and not escape
         for a in args:  # a helper inlined as a statement reads its plain-name arguments
-            self._expr(a, escape=not safe and not (helper and isinstance(a, gast.Name)))
+            # np.ravel(a) is kept only where its value is (np.sum(np.ravel(a)): nowhere)
+            self._expr(a, escape=(escape if view else not safe) and
+                       not (helper and isinstance(a, gast.Name)))
 
     def _calls(self, node, s):
         """Writes made by calls inside ``node``: ``out=``, in-place methods,
