@@ -95,9 +95,12 @@ HUNTING_FAMILIES += ("masked_singular",)
 #: real aliasing followed on purpose (#29): writes through the variable of a loop over
 #: a tuple of arrays (``for Z in (U, V): Z[0] = Z[1]``), and writes into the
 #: differentiated function's arguments (directly, through a view or a plain alias,
-#: through a helper that adds into its parameter)
-FAMILIES |= {"tuple_loops", "argument_writes"}
-HUNTING_FAMILIES += ("tuple_loops", "argument_writes")
+#: through a helper that adds into its parameter).  Written only on request (their
+#: own hunting runs): as fillers of other families' programs they meet the fence's
+#: static imprecision (a helper's result taken to alias its arguments, #29), which
+#: refuses a program no wrong gradient comes from
+REQUESTED_FAMILIES = ("tuple_loops", "argument_writes")
+HUNTING_FAMILIES += REQUESTED_FAMILIES
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -1432,7 +1435,8 @@ class _Gen:
 
 #: the families written as statements of their own (fft is written inside expressions),
 #: the pending ones too (a program writes them only when asked, see programs())
-STATEMENT_FAMILIES = tuple(sorted((FAMILIES | PENDING_FAMILIES) - {"fft"}))
+STATEMENT_FAMILIES = tuple(sorted((FAMILIES | PENDING_FAMILIES | set(REQUESTED_FAMILIES))
+                                   - {"fft"}))
 
 
 @st.composite
