@@ -30,12 +30,7 @@ class Group:
     # --- when the group can be followed exactly --------------------------------------
     def followable(self):
         shape = self.shape
-        arrays = [a for a in shape.local if self.facts.array(a) is not None]
-        allowed = set(map(id, [link.stmt for link in self.members])) | \
-            {("stored in", a) for a in arrays}
-        if self.root not in shape.local or not self._escapes_after_every_write(
-                {(name, where) for name in shape.escaping(self.names, [], arrays)
-                 for where in shape.escapes[name] - allowed}):
+        if self.root not in shape.local:
             return False
         # a root that is an argument of the differentiated function is followed as
         # the private copy the gradient works on (its writes never reach the caller)
@@ -46,6 +41,13 @@ class Group:
                not self._rebound_where_views_are_dead(stmt)
                for stmt, _ in shape.binders.get(self.root, [])):
             return False  # the root rebound once views of it exist
+        arrays = [a for a in shape.local if self.facts.array(a) is not None]
+        allowed = set(map(id, [link.stmt for link in self.members])) | \
+            {("stored in", a) for a in arrays}
+        if not self._escapes_after_every_write(
+                {(name, where) for name in shape.escaping(self.names, [], arrays)
+                 for where in shape.escapes[name] - allowed}):
+            return False
         for link in self.members:
             if not self._link_ok(link) or not self._writes_seen_by(link):
                 return False
@@ -58,13 +60,17 @@ class Group:
         loop that writes into it: what was kept sees every write already made, and
         none is made later (a write through the container is the fence's)."""
         shape = self.shape
+        dead = self.dead_after  # what comes after is another object (no view used)
         writes = [(shape.order[id(w)], set(map(id, shape.loops[id(w)])))
-                  for w, _, _ in self.writes]
+                  for w, _, _ in self.writes
+                  if dead is None or shape.order[id(w)] <= dead]
         for _, where in escaping:
             if not isinstance(where, int) or where not in shape.place or \
                     isinstance(shape.place[where][1], (gast.FunctionDef, gast.ClassDef)):
                 return False  # a nested function may run (and write) anywhere later
             at = shape.order[where]
+            if dead is not None and at > dead:
+                continue
             around = set(map(id, shape.loops[where]))
             if any(w >= at or loops & around for w, loops in writes):
                 return False
