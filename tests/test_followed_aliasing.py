@@ -315,3 +315,65 @@ def kalman_filter(Q, R, X0):
 def test_the_kalman_filter_class_is_differentiated(run):
     _followed(kalman_filter, (0.01 * np.eye(2), np.array([[0.5]]), np.array([0.0, 1.0])),
               (0, 1, 2), run)
+
+
+# --- when a group of views stays exact: the root rebound or kept after its last use ---
+def alias_dead_before_the_root_is_rebound(a, B, s, n):
+    for k in range(2):
+        al = B
+        al[0] = np.tanh(al[-1] * s + B[0])
+    total = np.sum(B ** 2)
+    for t in range(n):
+        B = np.tanh(B * s + a[1])
+        B[0] = np.tanh(B[1] * total)
+    return total + np.sum(B)
+
+
+def root_kept_in_containers_after_its_last_write(a, B, s):
+    w = B[0]
+    w[0] = np.tanh(w[-1] * s)
+    pairs = [(a, s), (B[0], s), (np.tanh(a), s)]
+    d = {"v": B}
+    v = 0.0
+    for p, q in pairs:
+        v = v + np.sum(np.tanh(p * q))
+    return v + np.sum(d["v"][1]) + np.sum(np.ravel(B) * a[0])
+
+
+_B = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+GROUPS = [
+    (alias_dead_before_the_root_is_rebound, (np.array([0.3, 0.2, 0.1]), _B, 0.4, 3), (0, 1, 2)),
+    (root_kept_in_containers_after_its_last_write, (np.array([0.3, 0.2, 0.1]), _B, 0.4),
+     (0, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", GROUPS, ids=[c[0].__name__ for c in GROUPS])
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_views_no_longer_used_do_not_stop_a_group_being_followed(fn, args, wrt, run):
+    _followed(fn, args, wrt, run)
+
+
+def alias_still_used_after_the_root_is_rebound(B, s, n):
+    al = B
+    for t in range(n):
+        al[0] = np.tanh(al[-1] * s)  # WRITE
+        B = B * 0.5
+    return np.sum(B) + np.sum(al)
+
+
+def root_kept_in_a_list_before_a_write(B, s):
+    keep = [B]
+    w = B[1:]
+    w *= s  # WRITE
+    return np.sum(keep[0]) + np.sum(B)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (alias_still_used_after_the_root_is_rebound, (_B, 0.4, 3)),
+    (root_kept_in_a_list_before_a_write, (np.array([0.3, 0.2, 0.1]), 0.4)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_views_used_across_a_rebinding_or_a_kept_reference_stay_refused(fn, args):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0, 1))(*args)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in str(info.value), str(info.value)
