@@ -296,6 +296,8 @@ class FunctionShape:
             return False
         if isinstance(s, gast.Assign) and not all(_plain_names(t) for t in s.targets):
             return False
+        if not _always_evaluated(s.value, call):
+            return False  # in a comprehension, a lambda, a branch or a short circuit
         inside = {id(n) for n in gast.walk(call)}
         outside = {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and
                    isinstance(n.ctx, gast.Load) and id(n) not in inside}
@@ -316,6 +318,22 @@ class FunctionShape:
     def resolve(self, func):
         return resolve_dotted(func, self.parsed.resolve, self.local)
 
+
+
+_EVALUATED_ONCE = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Attribute, gast.Subscript,
+                   gast.Tuple, gast.List, gast.keyword, gast.Starred)
+
+
+def _always_evaluated(node, call):
+    """Whether ``call`` inside ``node`` runs exactly once whenever ``node`` is
+    evaluated: every node on the way is arithmetic, a call, an attribute, a
+    subscript or a display (no comprehension, lambda, conditional value, ``and``
+    / ``or`` or chained comparison)."""
+    if node is call:
+        return True
+    if not isinstance(node, _EVALUATED_ONCE):
+        return False
+    return any(_always_evaluated(child, call) for child in gast.iter_child_nodes(node))
 
 
 def _plain_names(target):
