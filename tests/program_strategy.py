@@ -99,6 +99,15 @@ HUNTING_FAMILIES += ("masked_singular",)
 ALIAS_PRECISION_FAMILIES = ("helper_results", "masked_copies", "buffer_swaps")
 FAMILIES |= set(ALIAS_PRECISION_FAMILIES)
 HUNTING_FAMILIES += ALIAS_PRECISION_FAMILIES
+#: real aliasing followed on purpose (#29): writes through the variable of a loop over
+#: a tuple of arrays (``for Z in (U, V): Z[0] = Z[1]``), and writes into the
+#: differentiated function's arguments (directly, through a view or a plain alias,
+#: through a helper that adds into its parameter).  Written only on request (their
+#: own hunting runs): as fillers of other families' programs they meet the fence's
+#: static imprecision (a helper's result taken to alias its arguments, #29), which
+#: refuses a program no wrong gradient comes from
+REQUESTED_FAMILIES = ("tuple_loops", "argument_writes")
+HUNTING_FAMILIES += REQUESTED_FAMILIES
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -863,6 +872,99 @@ class _Gen:
         self.emit(indent, f"{total} = np.sum({grid} ** 2) + np.sum({grid} * a)")
         env[total] = Var((), 20.0, fresh=True)
 
+    def _written_argument(self, env):
+        """``a`` or ``B``, the differentiated function's array arguments (or what they
+        were rebound to: a new array of the same shape), or None."""
+        names = [k for k in ("a", "B") if k in env and env[k].shape in ((3,), (2, 3))
+                 and not env[k].index]
+        return self.pick(names) if names else None
+
+    def family_tuple_loops(self, env, indent):
+        """Boundary conditions on several fields: ``for Z in (U, V): Z[0] = Z[1]``
+        writes into ``U`` and ``V`` (the loop variable is each array), in a time
+        loop; the fields are new arrays or the function's arguments themselves."""
+        k = self.counter = self.counter + 1
+        form = self.pick(["fresh", "arguments"])
+        if form == "arguments" and all(k_ in env and not env[k_].index and
+                                       env[k_].shape == sh for k_, sh in
+                                       (("a", (3,)), ("B", (2, 3)))):
+            U, V = "a", "B"
+            self.features.add("tuple_loops_arguments")
+        else:
+            U, V = self.fresh_name("U"), self.fresh_name("V")
+            shape = self.pick([(3,), (2, 3)])
+            pu, pv = self._items(env, 2, shape)
+            self.emit(indent, f"{U} = {pu} * 1.0")
+            self.emit(indent, f"{V} = {pv} * 1.0")
+            env[U] = Var(shape, 1.0)
+            env[V] = Var(shape, 1.0)
+        for name in (U, V):
+            env[name].bound = max(env[name].bound, 1.0) + 1.0
+        index, Z, total = self.fresh_name("t"), self.fresh_name("Z"), self.fresh_name()
+        trips = self.pick(['range(n)', 'range(3)'])
+        self.emit(indent, f"for {index} in {trips}:")
+        inner = indent + 1
+        self.emit(inner, self.pick([f"{U} = 0.9 * {U} + 0.1 * np.tanh(np.sum({V}) * s)",
+                                    f"{U}[...] = 0.8 * {U} + 0.2 * np.sin({U} * s)",
+                                    f"{U} *= np.cos(s + 0.1 * {index})"]))
+        self.emit(inner, self.pick([f"{V} = {V} * np.cos(np.sum({U}) * 0.3)",
+                                    f"{V} += 0.1 * np.tanh({V} * s)"]))
+        self.emit(inner, f"for {Z} in {self.pick(['({U}, {V})', '[{U}, {V}]', '({V}, {U}, {V})'])}:".format(U=U, V=V))
+        forms = [f"{Z}[0] = {Z}[1]", f"{Z}[-1] = 0.5 * {Z}[-2]",
+                 f"{Z}[..., 0] = np.tanh({Z}[..., 1] * s)", f"{Z}[...] *= 0.95",
+                 f"_reflect{k}({Z})"]
+        body = self.draw(st.lists(st.sampled_from(forms), min_size=1, max_size=3))
+        if f"_reflect{k}({Z})" in body:
+            self.helpers += [f"def _reflect{k}(p):", "    p[..., -1] = -0.5 * p[..., -2]", "", ""]
+            self.features.add("tuple_loops_helper")
+        for text in body:
+            self.emit(inner + 1, text)
+        if trips == "range(3)" and self.draw(st.booleans()):
+            # the loop variable read after the loop (bound: the time loop ran): the last array
+            self.emit(indent, f"{total} = np.sum({U} * {U}) + np.sum({V}) + np.sum({Z}) * 0.5")
+        else:
+            self.emit(indent, f"{total} = np.sum({U} * {U}) + np.sum({V})")
+        env[total] = Var((), 12.0, fresh=True)
+
+    def family_argument_writes(self, env, indent):
+        """Writes into the differentiated function's argument ``a`` or ``B`` (polybench
+        kernels, boundary conditions): into its elements, through a view of it or a
+        plain alias (``w = a``), or by a helper that adds into its parameter, maybe in
+        a loop; the gradient works on a private copy of the argument."""
+        P = self._written_argument(env)
+        if P is None:
+            self.assign(env, indent)
+            return
+        k = self.counter = self.counter + 1
+        form = self.pick(["item", "view", "alias", "helper"])
+        self.features.add("argument_writes_" + form)
+        two = env[P].shape == (2, 3)
+        outside = indent
+        if self.draw(st.booleans()):
+            index = self.fresh_name("t")
+            self.emit(indent, f"for {index} in {self.pick(['range(n)', 'range(2)'])}:")
+            indent += 1
+        if form == "item":
+            self.emit(indent, self.pick(
+                [f"{P}[0] = np.tanh({P}[-1] * s)", f"{P}[1:] = 0.5 * {P}[1:] + 0.5 * np.sin({P}[:-1])",
+                 f"{P}[..., :1] += 0.1 * np.tanh({P}[..., 1:2] * s)"]))
+        elif form == "view":
+            w = self.fresh_name("w")
+            self.emit(indent, f"{w} = {P}{self.pick(['[1:]', '[0]'] if two else ['[1:]', '[:2]'])}")
+            self.emit(indent, self.pick([f"{w} *= np.tanh(s + 0.5)", f"{w} += 0.1 * np.sin({w} * s)",
+                                         f"{w}[0] = np.tanh({w}[-1] * s)"]))
+        elif form == "alias":
+            al = self.fresh_name("al")
+            self.emit(indent, f"{al} = {P}")
+            self.emit(indent, f"{al}[0] = np.tanh({al}[-1] * s + {P}[0])")
+        else:
+            self.helpers += [f"def _add{k}(p, q):", "    p += 0.1 * np.tanh(p * q)", "", ""]
+            self.emit(indent, f"_add{k}({P}, s)")
+        env[P].bound = max(env[P].bound, 1.0) + 0.5
+        total = self.fresh_name()
+        self.emit(outside, f"{total} = np.sum({P} ** 2)")
+        env[total] = Var((), 3.0 * (env[P].bound ** 2) * 6, fresh=True)
+
     # ------------------------------------------------ issue #28: value families
     def _module_block(self, lines):
         """Lines of the program's module, written before ``def f``."""
@@ -1438,7 +1540,8 @@ class _Gen:
 
 #: the families written as statements of their own (fft is written inside expressions),
 #: the pending ones too (a program writes them only when asked, see programs())
-STATEMENT_FAMILIES = tuple(sorted((FAMILIES | PENDING_FAMILIES) - {"fft"}))
+STATEMENT_FAMILIES = tuple(sorted((FAMILIES | PENDING_FAMILIES | set(REQUESTED_FAMILIES))
+                                   - {"fft"}))
 
 
 @st.composite

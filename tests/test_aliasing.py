@@ -39,12 +39,6 @@ def loop_over_rows(X):
     return np.sum(Y ** 2)
 
 
-def view_of_argument(x):
-    v = x[1:3]
-    v *= 2.0  # WRITE
-    return np.sum(x ** 2) + np.sum(v)
-
-
 def _interior(U):
     return U[1:-1]
 
@@ -90,7 +84,6 @@ def local_helper_returning_its_argument(x):
 REFUSED = [
     (view_in_container, (np.array([0.3, -0.2, 0.1, 0.4]),), "parts", "U"),
     (loop_over_rows, (np.ones((2, 3)),), "row", "Y"),
-    (view_of_argument, (np.array([0.3, -0.2, 0.1, 0.4]),), "v", "x"),
     (helper_returns_view, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "U"),
     (conj_of_real_is_itself, (np.array([0.3, -0.2]),), "y", "x"),
     (einsum_transpose_view, (np.ones((2, 2)),), "y", "a"),

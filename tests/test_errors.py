@@ -101,7 +101,7 @@ def mutating_helper(a):
 
 def f_mutates_caller(x):
     y = x * 1.0
-    z = 2.0 * mutating_helper(y)  # a call inside an expression: its write is not followed
+    z = mutating_helper(y) * np.sum(y)  # inside an expression that reads y: not followed
     return np.sum(z + y)
 
 

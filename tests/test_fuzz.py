@@ -18,6 +18,7 @@ Every failure the fuzzer ever found is a named regression test below, with its
 minimal program as source text.
 """
 
+import copy
 import hashlib
 import os
 import sys
@@ -165,7 +166,7 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
         generators = module_generators(program)
         states = generator_states(generators)
         f = restoring(reseeding(program, draws_seed), generators, states)
-        value = f(*args)
+        value = f(*copy.deepcopy(args))  # the program may write into its arguments
         # `return loss, aux` (the aux_output family): differentiated with has_aux
         has_aux = isinstance(value, tuple)
         if has_aux:
@@ -341,7 +342,7 @@ def check_nested_arguments(prog, layout, options):
     source = prog.source + nested_wrapper(layout)
     wrt = tuple(PARAMS.index(name) for name in NESTED_LEAVES)
     with load_program(source, "g") as g, load_program(source, "f") as f:
-        has_aux = isinstance(reseeding(f, seed)(*args), tuple)
+        has_aux = isinstance(reseeding(f, seed)(*copy.deepcopy(args)), tuple)
         plain = _tuple(reseeding(tc.grad(f, wrt=wrt, has_aux=has_aux), seed)(*args), wrt)
         if has_aux:
             plain = _tuple(plain[0], wrt)

@@ -1787,15 +1787,15 @@ def test_gray_scott_helper_writing_its_arguments_as_a_statement(options):
                   (0, 1, 2), options)
 
 
-@pytest.mark.xfail(strict=True, raises=tc.TangentCkptError,
-                   reason="probe3 P3-3: `U, V = step(U, V)` where step adds into U and V in "
-                          "place and returns them: views.py follows a helper's in-place writes "
-                          "only for a call that is a whole statement ('follows that only for a "
-                          "call that is a whole statement'); `step(U, V)` alone works")
-def test_gray_scott_helper_writing_and_returning_its_arguments():
+@pytest.mark.parametrize("options", MODES)
+def test_gray_scott_helper_writing_and_returning_its_arguments(options):
+    """probe3 P3-3, `U, V = step(U, V, ..., F, ...)` where step adds into U and V in
+    place and returns them: the writes are followed (views.py) and the fence reads
+    what step returns (its arguments, not the float F) -- #29."""
     rng = np.random.default_rng(45)
-    tc.grad(grayscott_clipped, wrt=(0, 1, 2))(0.5 + 0.3 * rng.random((4, 4)),
-                                              0.2 + 0.3 * rng.random((4, 4)), 0.037, 3)
+    check_program(grayscott_clipped, (0.5 + 0.3 * rng.random((4, 4)),
+                                      0.2 + 0.3 * rng.random((4, 4)), 0.037, 3),
+                  (0, 1, 2), options)
 
 
 # --- cs231n TwoLayerNet.loss: self.params filled key by key in __init__, ReLU, softmax

@@ -331,7 +331,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 f"a write into '{name}' may change the module-level object '{origin[1]}' "
                 f"(the two may share memory), which outlives this call",
                 node, construct=f"write into the global '{origin[1]}'",
-                hint=f"copy it into a local array first ({name} = np.array({origin[1]}))")
+                hint=f"if nothing reads '{origin[1]}' after the write, copy it into a "
+                     f"local array first ({name} = np.array({origin[1]})): the same numbers "
+                     f"then, and followed")
         candidates = set()
         for origin in written:
             candidates |= self.holders.get(origin, set())
@@ -352,8 +354,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     f".T, reshape, an item of a list or tuple, or a plain b = a), and "
                     f"'{other}' is read afterwards",
                     node, construct=f"write through an alias of '{other}'",
-                    hint=f"make an independent array first ({name} = {name}.copy() or "
-                         f"np.array(...)), or write into '{other}' directly")
+                    hint=f"if the two never share memory, make '{name}' a new array "
+                         f"where it is bound (.copy(), np.array(...)): the same numbers "
+                         f"then; if they do, a copy would drop the write into "
+                         f"'{other}': write into '{other}' itself")
         self.guards.note(self, written, env, s, node, name)
 
     def live_after(self, name):

@@ -106,7 +106,8 @@ def writes_self_in_place(fn, seen=None):
                 elif func.attr in WRITING_METHODS or \
                         func.attr not in FRESH_METHODS | VIEW_METHODS:
                     return True  # self.h.append(v), self.layer.step(): may write
-            elif any(_rooted_at(a, me) for a in node.args) and not _library_call(fn, func):
+            elif any(_rooted_at(a, me) for a in node.args) and \
+                    not _library_call(fn, func) and not _array_method(fn, func, me, fnode):
                 return True  # helper(self.P) may write into it
     return False
 
@@ -126,6 +127,40 @@ def _through_fresh_calls(node):
             node = node.func.value
         else:
             return node
+
+
+def _array_method(fn, func, me, fnode):
+    """``self.F.dot(self.P).dot(self.Ft)``, ``K.dot(self.H)`` with ``K`` made by
+    such calls: a method that writes nothing (``dot``, ``sum``, ...) called on a
+    new array (what such a method or a NumPy function returned, or arithmetic on
+    them), which keeps no argument."""
+    if not (isinstance(func, gast.Attribute) and func.attr in FRESH_METHODS):
+        return False
+    return _new_array(fn, func.value, me, fnode, set())
+
+
+def _new_array(fn, node, me, fnode, seen):
+    while isinstance(node, gast.Attribute) and node.attr == "T":
+        node = node.value
+    if isinstance(node, gast.BinOp):
+        return all(_rooted_at(v, me) or _new_array(fn, v, me, fnode, seen)
+                   for v in (node.left, node.right))
+    if isinstance(node, gast.Name) and node.id != me and node.id not in seen:
+        seen.add(node.id)  # a local bound only to new arrays
+        values = [n.value for n in gast.walk(fnode) if isinstance(n, gast.Assign) and
+                  any(isinstance(t, gast.Name) and t.id == node.id for t in n.targets)]
+        stored = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and
+                  n.id == node.id and not isinstance(n.ctx, gast.Load)]
+        return bool(values) and len(values) == len(stored) and \
+            all(_new_array(fn, v, me, fnode, seen) for v in values)
+    if not isinstance(node, gast.Call):
+        return False
+    inner = node.func
+    if _library_call(fn, inner):
+        return True
+    if isinstance(inner, gast.Attribute) and inner.attr in FRESH_METHODS:
+        return _rooted_at(inner.value, me) or _new_array(fn, inner.value, me, fnode, seen)
+    return False
 
 
 def _rooted_at(node, name):

@@ -25,25 +25,95 @@ class Group:
                 self.writes.append(w)
         self.flags = {}  # member -> the name of its "is a view" flag, when it needs one
         self.followed = set()  # ids of the view expressions the fence may treat as new
+        self.dead_after = None  # the root rebound here once no view is used again
 
     # --- when the group can be followed exactly --------------------------------------
     def followable(self):
         shape = self.shape
-        if self.root not in shape.local or \
-                shape.escaping(self.names, [link.stmt for link in self.members],
-                               [a for a in shape.local if self.facts.array(a) is not None]):
+        if self.root not in shape.local:
             return False
-        if self.root in shape.params and not shape.helper:
-            return False  # the user's function writes into its caller's array: refused
+        # a root that is an argument of the differentiated function is followed as
+        # the private copy the gradient works on (its writes never reach the caller)
         if any(kind == "other" for _, _, kind in self.writes) or not self.writes:
             return False
         first = min(shape.order[id(link.stmt)] for link in self.members)
-        if any(stmt is not shape.parsed.node and shape.order[id(stmt)] >= first
+        if any(stmt is not shape.parsed.node and shape.order[id(stmt)] >= first and
+               not self._rebound_where_views_are_dead(stmt)
                for stmt, _ in shape.binders.get(self.root, [])):
             return False  # the root rebound once views of it exist
+        arrays = [a for a in shape.local if self.facts.array(a) is not None]
+        allowed = set(map(id, [link.stmt for link in self.members])) | \
+            {("stored in", a) for a in arrays}
+        if not self._escapes_after_every_write(
+                {(name, where) for name in shape.escaping(self.names, [], arrays)
+                 for where in shape.escapes[name] - allowed}):
+            return False
         for link in self.members:
             if not self._link_ok(link) or not self._writes_seen_by(link):
                 return False
+        return True
+
+    def _escapes_after_every_write(self, escaping):
+        """Whether every place ``escaping`` names (name, statement id) where a name of
+        the group may be kept (a list
+        display, ``d = {'v': B}``) runs after every write into the group, outside any
+        loop that writes into it: what was kept sees every write already made, and
+        none is made later (a write through the container is the fence's)."""
+        shape = self.shape
+        dead = self.dead_after  # what comes after is another object (no view used)
+        writes = [(shape.order[id(w)], set(map(id, shape.loops[id(w)])))
+                  for w, _, _ in self.writes
+                  if dead is None or shape.order[id(w)] <= dead]
+        for _, where in escaping:
+            if not isinstance(where, int) or where not in shape.place or \
+                    isinstance(shape.place[where][1], (gast.FunctionDef, gast.ClassDef)):
+                return False  # a nested function may run (and write) anywhere later
+            at = shape.order[where]
+            if dead is not None and at > dead:
+                continue
+            around = set(map(id, shape.loops[where]))
+            if any(w >= at or loops & around for w, loops in writes):
+                return False
+        return True
+
+    def _rebound_where_views_are_dead(self, stmt):
+        """``mean_theta = theta; mean_theta[b] = ...; theta = mean_theta + ...``: the
+        root is rebound (a new object) in the block where each view is taken, and no
+        later statement of that block names a view: the views are never used again
+        until they are taken again (of the new object), so the rebinding is a
+        rebinding like any other."""
+        shape = self.shape
+        if self._rebound_after_every_use(stmt):
+            return True
+        at, done = shape.order[id(stmt)], shape.end[id(stmt)]
+        for link in self.members:
+            first, last = shape.region(link.stmt)
+            if shape.place[id(stmt)][0] is not shape.place[id(link.stmt)][0] or \
+                    not first <= at <= last:
+                return False
+            for _, other in shape.place.values():
+                if done < shape.order[id(other)] <= last and any(
+                        isinstance(n, gast.Name) and n.id == link.name
+                        for n in gast.walk(other)):
+                    return False
+        return True
+
+    def _rebound_after_every_use(self, stmt):
+        """``al = B; al[0] = ...`` in one loop, ``B = np.tanh(...)`` later: every
+        statement naming a view comes before the rebinding, and none shares a loop
+        with it (so none runs again after it).  Writes into the new object are no
+        writes into the group (``dead_after``)."""
+        shape = self.shape
+        at, around = shape.order[id(stmt)], set(map(id, shape.loops[id(stmt)]))
+        views = set(self.links)
+        for _, other in shape.place.values():
+            if other is stmt or not any(isinstance(n, gast.Name) and n.id in views
+                                        for n in gast.walk(other)):
+                continue
+            if shape.order[id(other)] >= at or around & set(map(id, shape.loops[id(other)])):
+                return False
+        done = shape.end[id(stmt)]
+        self.dead_after = done if self.dead_after is None else min(self.dead_after, done)
         return True
 
     def _link_ok(self, link):
@@ -70,7 +140,7 @@ class Group:
         loops = set(map(id, self.shape.loops[id(link.stmt)]))
         for stmt, _, _ in self.writes:
             at = self.shape.order[id(stmt)]
-            if first <= at <= last:
+            if first <= at <= last or (self.dead_after is not None and at > self.dead_after):
                 continue
             if at < bound_at and not loops & set(map(id, self.shape.loops[id(stmt)])):
                 continue

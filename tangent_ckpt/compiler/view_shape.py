@@ -15,7 +15,8 @@ import gast
 
 from tangent_ckpt.compiler.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
-    FRESH_BUILTINS, FRESH_METHODS, WRITING_FUNCTIONS, WRITING_METHODS, call_new_by_default,
+    FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, WRITING_FUNCTIONS, WRITING_METHODS,
+    call_new_by_default,
     returns_new,
 )
 from tangent_ckpt.compiler.node_facts import ViewMarks
@@ -223,7 +224,14 @@ class FunctionShape:
         elif isinstance(node, (gast.Slice, gast.Constant)):
             for child in gast.iter_child_nodes(node):
                 self._expr(child, escape=False)
-        else:  # containers, comprehensions, lambdas, conditional values, ...
+        elif isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+            # a display keeps its items: [np.tanh(a)] keeps a new array, [a] keeps a
+            parts = node.elts if not isinstance(node, gast.Dict) else \
+                [k for k in node.keys if k is not None] + list(node.values)
+            for part in parts:
+                self._expr(part.value if isinstance(part, gast.Starred) else part,
+                           escape=True)
+        else:  # comprehensions, lambdas, conditional values, ...
             for n in gast.walk(node):
                 if isinstance(n, gast.Name):
                     self._escape(n.id)
@@ -238,11 +246,14 @@ class FunctionShape:
             for a in args:
                 self._expr(a, escape=not method_safe)
             return
+        view = fn is not None and any(fn is v for v in VIEW_FUNCTIONS)
         safe = (fn is not None and (returns_new(fn) or call_new_by_default(fn, node))) or \
             any(resolved is b for b in FRESH_BUILTINS)
         helper = isinstance(resolved, types.FunctionType) and fn is None and not escape
         for a in args:  # a helper inlined as a statement reads its plain-name arguments
-            self._expr(a, escape=not safe and not (helper and isinstance(a, gast.Name)))
+            # np.ravel(a) is kept only where its value is (np.sum(np.ravel(a)): nowhere)
+            self._expr(a, escape=(escape if view else not safe) and
+                       not (helper and isinstance(a, gast.Name)))
 
     def _calls(self, node, s):
         """Writes made by calls inside ``node``: ``out=``, in-place methods,
@@ -269,15 +280,39 @@ class FunctionShape:
                 continue
             self.marks.writer_calls[n] = True  # the lowering inlines it even as a statement
             bound = _bind_arguments(fn, n) if init is None else _bind_arguments(init, n, 1)
-            whole = (isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
-                                                  isinstance(s.targets[0], gast.Name))) \
-                and s.value is n  # step(H, U) or r = step(H, U): the call is the statement
+            # step(H, U), r = step(H, U) or H, U = step(H, U): the call is the statement
+            # (it writes, then its value is bound: the inliner's write-back comes first)
+            whole = ((isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
+                                                   _plain_names(s.targets[0]))) and
+                     s.value is n) or self._alone_with_locals(s, n)
+            passed = [a.id for a in bound.values() if isinstance(a, gast.Name)]
             for param, kind in written.items():
                 arg = bound.get(param)
+                if isinstance(arg, gast.Name) and passed.count(arg.id) > 1:
+                    whole = False  # f(U, U): two parameters, one array (the inliner refuses)
                 if isinstance(arg, gast.Name) and arg.id in self.local:
                     self.writes.append((s, arg.id, kind if whole else "other"))
                     if whole:
                         self.call_writes.setdefault(id(s), (n, {}))[1][param] = arg.id
+
+    def _alone_with_locals(self, s, call):
+        """``return np.sum(step(U) ** 2)``: the call is inside an expression, but no
+        local name is read in ``s`` outside the call (only module-level names such
+        as ``np``), and each plain-name argument is passed once: nothing in the
+        statement can see an array before the call writes it, so the call is
+        followed as if it were a statement of its own."""
+        if not isinstance(s, (gast.Expr, gast.Assign, gast.Return)):
+            return False
+        if isinstance(s, gast.Assign) and not all(_plain_names(t) for t in s.targets):
+            return False
+        if not _always_evaluated(s.value, call):
+            return False  # in a comprehension, a lambda, a branch or a short circuit
+        inside = {id(n) for n in gast.walk(call)}
+        outside = {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and
+                   isinstance(n.ctx, gast.Load) and id(n) not in inside}
+        passed = [a.id for a in list(call.args) + [k.value for k in call.keywords]
+                  if isinstance(a, gast.Name)]
+        return not outside & self.local and len(passed) == len(set(passed))
 
     def range_counters(self):
         """Names bound only as the counter of ``for name in range(...)``: integers."""
@@ -292,6 +327,29 @@ class FunctionShape:
     def resolve(self, func):
         return resolve_dotted(func, self.parsed.resolve, self.local)
 
+
+
+_EVALUATED_ONCE = (gast.BinOp, gast.UnaryOp, gast.Call, gast.Attribute, gast.Subscript,
+                   gast.Tuple, gast.List, gast.keyword, gast.Starred)
+
+
+def _always_evaluated(node, call):
+    """Whether ``call`` inside ``node`` runs exactly once whenever ``node`` is
+    evaluated: every node on the way is arithmetic, a call, an attribute, a
+    subscript or a display (no comprehension, lambda, conditional value, ``and``
+    / ``or`` or chained comparison)."""
+    if node is call:
+        return True
+    if not isinstance(node, _EVALUATED_ONCE):
+        return False
+    return any(_always_evaluated(child, call) for child in gast.iter_child_nodes(node))
+
+
+def _plain_names(target):
+    """``r`` or ``(H, U, V)``: a name or a tuple or list of names."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return all(isinstance(e, gast.Name) for e in target.elts)
+    return isinstance(target, gast.Name)
 
 
 def _constructor(cls):

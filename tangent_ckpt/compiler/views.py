@@ -35,10 +35,10 @@ import threading
 import types
 
 import gast
-import numpy as np
 
 from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.view_facts import ArrayFacts, view_link
 from tangent_ckpt.compiler.view_groups import Group
 from tangent_ckpt.compiler.view_shape import FunctionShape
@@ -51,6 +51,7 @@ def follow_views(parsed, helper=False):
     (:class:`Followed`), for the fence.  ``helper``:
     ``parsed`` is inlined, so views of its parameters are followed too (their
     writes go back to the caller's arrays through the inliner)."""
+    unroll_writing_tuple_loops(parsed.node)  # for Z in (U, V): Z[0] = ... writes U, V
     shape = FunctionShape(parsed, helper, writer_parameters)
     facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local)
     links = {}
@@ -66,58 +67,19 @@ def follow_views(parsed, helper=False):
     _require_arrays_for_augmented_calls(shape, facts, set(links) | set(groups))
     followed = Followed()
     followed.marks = shape.marks
-    grouped = set()
+    grouped = set()  # the names of the groups followed (their calls are marked there)
     for root, members in groups.items():
         group = Group(shape, facts, root, members)
-        grouped |= group.names
         if group.followable():
+            grouped |= group.names
             group.rewrite()
             followed |= {id(link.value) for link in members} | group.followed
             followed.groups.append(frozenset(group.names))
             _note_shared_writes(parsed, group)
     for stmt, name, kind in list(shape.writes):
-        if kind.endswith("-call") and name not in grouped and \
-                (helper or name not in shape.params or _private_copy_at(shape, name, stmt)):
+        if kind.endswith("-call") and name not in grouped:
             Group(shape, facts, name, []).mark_calls()
     return followed
-
-
-_NEW_ARRAY_FUNCTIONS = (np.copy, np.zeros, np.ones, np.empty, np.full, np.zeros_like,
-                        np.ones_like, np.empty_like, np.full_like)
-
-
-def _private_copy_at(shape, param, stmt):
-    """True when the parameter ``param`` names, where ``stmt`` runs, an array the
-    function made (``u = u.copy()`` earlier in its top-level block): a helper's
-    write into it changes that copy, never the caller's array, and is followed
-    like a write into any local.  Every rebinding of the parameter must make a
-    new array (a view or alias of it would still be the caller's memory)."""
-    fnode = shape.parsed.node
-    rebinds = [(b, v) for b, v in shape.binders.get(param, ()) if b is not fnode]
-    if not rebinds or not all(isinstance(b, gast.Assign) and _makes_new_array(v, shape)
-                              for b, v in rebinds):
-        return False
-    return any(shape.place[id(b)][0] is fnode.body and shape.end[id(b)] < shape.order[id(stmt)]
-               for b, _ in rebinds)
-
-
-def _makes_new_array(value, shape):
-    """``x.copy()``, ``np.copy(x)``, ``np.array(x)``, ``np.zeros(...)`` and the
-    like, a ufunc (``np.tanh(x)``), or arithmetic: a value that is surely a new
-    object."""
-    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-        return True
-    if not isinstance(value, gast.Call):
-        return False
-    func = value.func
-    if isinstance(func, gast.Attribute) and func.attr == "copy" and not value.args:
-        return True
-    fn = shape.resolve(func)
-    if fn is np.array:
-        return not any(k.arg == "copy" for k in value.keywords)
-    if isinstance(fn, np.ufunc):  # np.tanh(B): a new array unless written out=
-        return not any(k.arg == "out" for k in value.keywords)
-    return any(fn is f for f in _NEW_ARRAY_FUNCTIONS)
 
 
 _CONTAINER_DISPLAYS = (gast.List, gast.Tuple, gast.Dict, gast.ListComp, gast.DictComp)

@@ -244,7 +244,12 @@ class AssignmentLowering:
                              f"assignment into '{user}', an array the caller also sees "
                              f"({user}[...] = ... would change the caller's array)", s,
                              construct="subscript assignment into a caller's array",
-                             hint=f"copy it first: {user} = {user}.copy()")
+                             hint=f"make the call that hands '{user}' in a statement of its own "
+                                  f"(r = f(...), not inside an expression), where the original "
+                                  f"statement ran it: those writes are followed"
+                             if user in scope.shared_arrays else
+                             f"pass '{user}' to the function as a parameter: a helper's "
+                             f"writes into its parameters are followed")
         index = self.lo.expressions.index(target.slice, target.value.id)
         if self.lo.run_time.is_rows(base) and isinstance(s, gast.Assign):
             self.lo.run_time.refuse_mutated(s.value, s)  # hs[t] = h: a reference to h

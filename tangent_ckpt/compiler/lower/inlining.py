@@ -117,6 +117,10 @@ class Inlining:
                 # write comes back here as an assignment to p (write_back), maybe in a loop
                 assigned_in_body.update(written_arguments.get(n, {}).values())
                 passed_to_writers.update(written_arguments.get(n, {}).values())
+        self._refuse_one_array_for_two_parameters(
+            label, given, subscripted_in_body | passed_to_writers |
+            {n.target.id for n in gast.walk(fnode)
+             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}, call)
         for p in params:
             if p in given:
                 static = self.lo.expressions.static_value(given[p])
@@ -172,6 +176,27 @@ class Inlining:
                 for k, v in extra_keywords.items()})
         return given
 
+    def _refuse_one_array_for_two_parameters(self, label, given, written, call):
+        """``f(U, U)`` where ``f`` writes into one of the two parameters: in NumPy the
+        write changes the other too, which the inlined body (one variable per
+        parameter) would not see."""
+        by_name = {}
+        for p, node in given.items():
+            if isinstance(node, gast.Name):
+                by_name.setdefault(node.id, []).append(p)
+        for caller_name, ps in by_name.items():
+            hit = [p for p in ps if p in written]
+            if len(ps) > 1 and hit:
+                others = [p for p in ps if p != hit[0]]
+                raise self.lo.error(
+                    UnsupportedSyntaxError,
+                    f"{label}() is given '{caller_name}' as its parameters "
+                    f"{', '.join(repr(p) for p in ps)} and writes into '{hit[0]}': in NumPy "
+                    f"the write changes '{others[0]}' too (one array), which the compiler "
+                    f"does not follow", call,
+                    construct=f"one array passed as two parameters of {label}()",
+                    hint=f"write {label}() with one parameter for the shared array")
+
     def write_back(self, fnode, call, scope, arguments, label):
         """A helper that wrote into its parameters wrote into its caller's arrays:
         views.py marked the call (``written_arguments``); ``H += ...`` changes the
@@ -189,8 +214,9 @@ class Inlining:
                     f"an array the caller of this function also sees (the write would "
                     f"change the caller's array)", call,
                     construct=f"in-place write into the caller's '{caller_name}'",
-                    hint=f"call the enclosing function on a copy it can follow "
-                         f"(a local array made by x.copy() before the call)")
+                    hint="make each call that hands the array on a statement of its own "
+                         "(r = f(...), not inside an expression), where the original "
+                         "statement ran it: those writes are followed")
             final = scope.rename[p]
             if p not in tested:
                 self.lo.emit(ir.Assign(self.lo.assignments.store_name(caller_name),
@@ -214,16 +240,30 @@ class Inlining:
                     n.target.id in {a.id for a in fnode.args.args + fnode.args.kwonlyargs
                                     + fnode.args.posonlyargs}:
                 caller_name = arguments[n.target.id].id
+                param = n.target.id
+                if any(isinstance(m, gast.Name) and m.id == param and
+                       isinstance(m.ctx, gast.Store) for m in gast.walk(fnode)):
+                    raise self.lo.error(
+                        UnsupportedSyntaxError,
+                        f"{label}() adds into its parameter '{param}' in place, which "
+                        f"changes the caller's '{caller_name}' when it is an array, and "
+                        f"also rebinds '{param}' (then a new object): what the caller's "
+                        f"array holds after the call is not followed", call,
+                        construct=f"in-place write into the caller's '{caller_name}'",
+                        hint=f"if the caller does not read '{caller_name}' after the "
+                             f"call, pass a copy ({label}({caller_name}.copy(), ...)): the "
+                             f"same numbers, and followed")
                 raise self.lo.error(
                     UnsupportedSyntaxError,
                     f"{label}() adds into its parameter '{n.target.id}' in place, which "
                     f"changes the caller's '{caller_name}' when it is an array; the compiler "
-                    f"follows that only for a call that is a whole statement, on a local "
-                    f"it can follow (not an argument of the differentiated function, not a "
+                    f"follows that only for a call that is a whole statement "
+                    f"({label}(...) or r = {label}(...)), on an array it can follow (not a "
                     f"view of an array it cannot prove is one)", call,
                     construct=f"in-place write into the caller's '{caller_name}'",
-                    hint=f"return the new value instead: {caller_name} = {label}(...) with "
-                         f"'{n.target.id} = {n.target.id} + ...' in {label}()")
+                    hint=f"make the call a statement of its own where the original "
+                         f"statement ran it (r = {label}(...)), and use r in the "
+                         f"expression")
 
 
 def _printable(node):

@@ -154,4 +154,6 @@ class RunTimeContainers:
                     target.id == node.id and isinstance(sub.ctx, gast.Store):
                 raise self.lo.containers.refuse(f"'{node.id}' is put in a list and also written in place "
                                   f"({node.id}[...] = ...)", where,
-                                  f"put a copy in the list: {node.id}.copy()")
+                                  f"if nothing reads the list's item after the write, put "
+                                  f"a copy in the list ({node.id}.copy()): the same numbers "
+                                  f"then (a copy would not see the write)")
