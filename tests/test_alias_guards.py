@@ -1,4 +1,4 @@
-"""Run-time guards of the aliasing fence (compiler/fence_guards.py,
+"""Run-time guards of the aliasing fence (compiler/fence/fence_guards.py,
 runtime/alias_guards.py): where a write into a parameter would change another
 parameter or a module-level array read afterwards if the caller gave both the
 same memory, the gradient checks the pair once when it starts.  Separate arrays

@@ -1,4 +1,4 @@
-"""compiler/aliasing.py + alias_values.py: what the aliasing fence proves
+"""compiler/fence/aliasing.py + alias_values.py: what the aliasing fence proves
 separate (issue #29, static precision).  Each program below writes in place
 beside a name that does NOT share the written memory; the fence must let it
 through, and its gradient (taped, and checkpointed with two snapshots) must

@@ -25,7 +25,7 @@ LIMIT = 400
 
 # function-level imports of the package's own modules: (module, imported) -> reason
 LAZY_IMPORTS = {
-    ("tangent_ckpt.runtime.numba_backend", "tangent_ckpt.runtime.numba_twins"):
+    ("tangent_ckpt.runtime.jit.numba_backend", "tangent_ckpt.runtime.jit.numba_twins"):
         "optional dependency: the twins import Numba, which only backend='numba' needs",
 }
 
@@ -39,12 +39,12 @@ LONG_MODULES = {
 }
 
 # every call that parses text or matches it with a regular expression, outside
-# the frontend (compiler/parse.py and its lambda_source.py): module -> (how many, reason)
+# the frontend (compiler/frontend/parse.py and its lambda_source.py): module -> (how many, reason)
 TEXT_READERS = {
     "tangent_ckpt.adjoints.rule_text": (
         2, "a rule's declaration: its signature and its expressions, parsed once (stdlib "
            "ast, as generated code is) when the rule is declared"),
-    "tangent_ckpt.compiler.deep": (
+    "tangent_ckpt.compiler.frontend.deep": (
         1, "the frontend's error path: the depth of the user's deepest expression, read "
            "with CPython's parser because gast's conversion recurses and is what overflowed"),
     "tangent_ckpt.compiler.lower.container_values": (
@@ -54,7 +54,7 @@ TEXT_READERS = {
     "tangent_ckpt.runtime.memory": (
         1, "memory_budget='64MB': a number and a unit, from the user"),
 }
-FRONTEND = {"tangent_ckpt.compiler.parse", "tangent_ckpt.compiler.lambda_source"}
+FRONTEND = {"tangent_ckpt.compiler.frontend.parse", "tangent_ckpt.compiler.frontend.lambda_source"}
 
 # the fence (views, aliases) runs once, before lowering, and hands the lowering data
 # (view_facts.py is a leaf of facts about expressions that method_writes.py shares)
@@ -67,17 +67,17 @@ LOWER = (f"{PACKAGE}.compiler.lower.",)
 # fields (node_facts.py's tables, the IR's fields), never attributes added to nodes
 UNDECLARED_ATTRIBUTES = {
     ("tangent_ckpt.compiler.code", "_reads"): "a line's cache of the names it reads",
-    ("tangent_ckpt.compiler.deep", "co_filename"): "a code object's, read defensively",
-    ("tangent_ckpt.compiler.deep", "co_firstlineno"): "a code object's, read defensively",
-    ("tangent_ckpt.compiler.emit", "_Unparser"): "the ast module's, where Python has it",
-    ("tangent_ckpt.compiler.lambda_source", "co_positions"): "a code object's (Python 3.11+)",
+    ("tangent_ckpt.compiler.frontend.deep", "co_filename"): "a code object's, read defensively",
+    ("tangent_ckpt.compiler.frontend.deep", "co_firstlineno"): "a code object's, read defensively",
+    ("tangent_ckpt.compiler.emit.rendering", "_Unparser"): "the ast module's, where Python has it",
+    ("tangent_ckpt.compiler.frontend.lambda_source", "co_positions"): "a code object's (Python 3.11+)",
     ("tangent_ckpt.compiler.lower.assignments", "aliases"): "a lowering scope's",
     ("tangent_ckpt.compiler.lower.inlining", "aliases"): "a lowering scope's",
     ("tangent_ckpt.compiler.lower.container_statements", "loops_open"): "an ObjectValue's",
     ("tangent_ckpt.compiler.lower.objects", "loops_open"): "an ObjectValue's",
     ("tangent_ckpt.compiler.lower.run_time_containers", "loops_open"): "an ObjectValue's",
-    ("tangent_ckpt.compiler.parse", "stack"): "a threading.local's",
-    ("tangent_ckpt.compiler.views", "stack"): "a threading.local's",
+    ("tangent_ckpt.compiler.frontend.parse", "stack"): "a threading.local's",
+    ("tangent_ckpt.compiler.desugar.views", "stack"): "a threading.local's",
 }
 
 
@@ -205,7 +205,7 @@ def test_only_the_frontend_parses_text(modules):
 
 
 def test_the_lowering_never_loads_the_fence(modules, edges):
-    """The fence runs once, before lowering (compiler/fence_once.py): nothing the
+    """The fence runs once, before lowering (compiler/fence/fence_once.py): nothing the
     lowering loads runs the view lowering or the aliasing analysis."""
     for name in modules:
         if name.startswith(LOWER):

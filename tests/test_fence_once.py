@@ -1,6 +1,6 @@
-"""The fence runs once, before lowering (compiler/fence_once.py): the functions
+"""The fence runs once, before lowering (compiler/fence/fence_once.py): the functions
 the lowering may inline are found from what the code names
-(compiler/reached_functions.py), each is prepared and fenced once however often
+(compiler/frontend/reached_functions.py), each is prepared and fenced once however often
 it is inlined, a refusal is raised where the lowering inlines the function, and
 the lowering never inlines a function the fence did not check."""
 
@@ -12,11 +12,11 @@ import pytest
 import tangent_ckpt as tc
 from gradcheck import check_grad
 from source_lines import line_of
-from tangent_ckpt.compiler import fence_once as fence_module
-from tangent_ckpt.compiler.fence_once import fence_once
+from tangent_ckpt.compiler.fence import fence_once as fence_module
+from tangent_ckpt.compiler.fence.fence_once import fence_once
 from tangent_ckpt.compiler.lower.normalize import normalize
-from tangent_ckpt.compiler.parse import parse_function
-from tangent_ckpt.compiler.reached_functions import (
+from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.frontend.reached_functions import (
     FUNCTION, METHOD, functions_named, functions_of_arguments,
 )
 from tangent_ckpt.container_args import structure_of

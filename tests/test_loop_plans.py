@@ -8,7 +8,7 @@ import tangent_ckpt as tc
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.package.loop_plans import plan_loops
-from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.errors import OptionError
 from tangent_ckpt.options import CheckpointOptions
 

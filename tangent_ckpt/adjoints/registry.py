@@ -75,7 +75,7 @@ its derivative; every other table of per-function facts is derived from it
   ``keepdims=`` (``np.sum``); with neither the analyses know the shape of a
   ufunc's result (the broadcast of its operands) and nothing else.
 - ``fusable=True``: a ufunc that the Numba passes compile into their fused
-  loops (``runtime/numba_passes.py``).
+  loops (``runtime/jit/numba_passes.py``).
 
 Functions and methods without a rule have facts-only rows:
 :func:`defprimitive` (``np.meshgrid``: a view unless it copies; ``np.copyto``

@@ -21,17 +21,17 @@ from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
 )
-from tangent_ckpt.compiler.method_writes import user_class
+from tangent_ckpt.compiler.fence.method_writes import user_class
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.compiler.naming import numpy_path, public_name
-from tangent_ckpt.compiler.parse import _UNRESOLVED
-from tangent_ckpt.compiler.reached_functions import FUNCTION, is_library
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
+from tangent_ckpt.compiler.frontend.reached_functions import FUNCTION, is_library
 from tangent_ckpt.errors import (
     SourceUnavailableError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
 from tangent_ckpt.runtime import random_state
-from tangent_ckpt.runtime.array_adjoints import column_join, row_join
-from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast
+from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import column_join, row_join
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast
 
 # array methods and the NumPy function each one means (declared with the rules)
 METHODS = registry.methods()

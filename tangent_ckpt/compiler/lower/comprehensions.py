@@ -23,7 +23,7 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, iteration_items,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, Scope, TupleValue, to_source, walk_no_defs
-from tangent_ckpt.compiler.static_keys import static_key
+from tangent_ckpt.compiler.frontend.static_keys import static_key
 
 
 def _targets(node):

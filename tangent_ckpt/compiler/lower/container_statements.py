@@ -15,7 +15,7 @@ from tangent_ckpt.compiler.lower.container_values import (
 )
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
-from tangent_ckpt.compiler.static_keys import static_key
+from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.keyed import dict_get
 

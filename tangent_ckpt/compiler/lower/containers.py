@@ -29,7 +29,7 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, iteration_items, key_part, text_as_tuple,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
-from tangent_ckpt.compiler.static_keys import static_key
+from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
 

@@ -1,4 +1,4 @@
-"""Lower: the aliasing fence's run-time guards (``compiler/fence_guards.py``),
+"""Lower: the aliasing fence's run-time guards (``compiler/fence/fence_guards.py``),
 one ``rt.distinct_arrays(W, b, names=('W', 'b'), line=6)`` per guarded pair,
 at the top of the function: a parameter's memory is the caller's for the whole
 call, so one check when the gradient starts covers every write, loops included.

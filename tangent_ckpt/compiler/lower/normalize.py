@@ -29,7 +29,7 @@ lowering:
 The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """
 
-from tangent_ckpt.compiler.fenced import Fenced
+from tangent_ckpt.compiler.fence.fenced import Fenced
 from tangent_ckpt.compiler.lower.assignments import AssignmentLowering
 from tangent_ckpt.compiler.lower.callables import CallableValues
 from tangent_ckpt.compiler.lower.calls import CallLowering
@@ -111,14 +111,14 @@ class Lowering:
 
 
 def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=None):
-    """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`
+    """Lower.  Takes a :class:`~tangent_ckpt.compiler.frontend.parse.ParsedFunction`
     (and the structure of the parameters given as containers, by position;
     whether one output is differentiated or a returned tuple of them, and
     whether the function returns ``(output, aux)``; what the aliasing fence found,
-    compiler/fence_guards.py); gives ``(ir.Function,
+    compiler/fence/fence_guards.py); gives ``(ir.Function,
     bindings, namer)``: the function in A-normal form, the global names its code
     reads, and the namer that made its names.  ``fenced``
-    (:func:`~tangent_ckpt.compiler.fence_once.fence_once`): the user functions
+    (:func:`~tangent_ckpt.compiler.fence.fence_once.fence_once`): the user functions
     the fence checked, the only ones it inlines."""
     lowering = Lowering(parsed, containers=containers, one_output=one_output,
                         has_aux=has_aux, fenced=fenced)

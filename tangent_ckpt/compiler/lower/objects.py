@@ -17,8 +17,8 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
 )
-from tangent_ckpt.compiler.parse import _UNRESOLVED
-from tangent_ckpt.compiler.reached_functions import user_function
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
+from tangent_ckpt.compiler.frontend.reached_functions import user_function
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 

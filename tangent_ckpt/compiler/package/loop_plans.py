@@ -13,7 +13,7 @@ run of steps too.
 """
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.fresh_arrays import owned_arrays
+from tangent_ckpt.compiler.analyze.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.package.loop_state import carried_state, header_reads, \
     target_read_after
 from tangent_ckpt.compiler.package.written_rows import rows_written_once

@@ -19,7 +19,7 @@ import re
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.analyze import upward_exposed
+from tangent_ckpt.compiler.analyze.activity import upward_exposed
 from tangent_ckpt.compiler.code import CheckpointedSegment, Comment, Line, ReversedBody, \
     SegmentCall
 
