@@ -1,7 +1,7 @@
 """The shape of the package, pinned: the import graph has no circles, the
 runtime never loads the compiler, the compiler never loads the public API, no
 function imports the package's own modules, no two modules share a file name,
-compiler modules stay under ~400 lines, only the frontend parses text, the
+modules live in the folder of their stage, only the frontend parses text, the
 fence and the lowering never import each other, and no pass hands a fact to
 another as an undeclared attribute of a node.
 
@@ -21,7 +21,6 @@ import pytest
 import architecture_facts as facts
 
 PACKAGE = facts.PACKAGE
-LIMIT = 400
 
 # function-level imports of the package's own modules: (module, imported) -> reason
 LAZY_IMPORTS = {
@@ -29,15 +28,32 @@ LAZY_IMPORTS = {
         "optional dependency: the twins import Numba, which only backend='numba' needs",
 }
 
-# compiler modules over the limit: module -> reason (the lead empties this at merge)
-LONG_MODULES = {
-    # over the limit after session 7's merges (casts, isinstance, removed names; loop
-    # variables and while tests): issue #30 splits the lowering and packaging along
-    # jobs, not line counts, and empties this table
-    "tangent_ckpt.compiler.lower.calls": "calls, methods and their refusals; #30",
-    "tangent_ckpt.compiler.lower.expressions": "expressions; #30",
+# what sits at the root of compiler/ and runtime/: the shared modules, each with its
+# reason; every other module lives in the folder of its stage or its job (#30)
+COMPILER_ROOT = {
+    "pipeline": "the list of stage calls",
+    "ir": "the lowered program every stage after lowering reads",
+    "syntax": "builders of generated statements, for every stage that generates code",
+    "code": "generated code as data (lines, blocks, saves) until emit",
+    "naming": "fresh names and how generated code spells NumPy functions",
+    "memory_sharing": "which calls return views of or write into their arguments (from the "
+                      "registry's rows): read by desugar, the fence, the lowering and the "
+                      "analysis",
+    "node_facts": "the declared tables one pass hands another about syntax-tree nodes",
 }
-
+COMPILER_STAGES = {"frontend", "desugar", "fence", "lower", "analyze", "transform",
+                   "package", "emit", "backend"}
+RUNTIME_ROOT = {
+    "backends": "array libraries beyond NumPy, for every runtime part",
+    "memory": "memory budgets, read by the options and the schedules",
+    "random_state": "random draws under recomputation, for generated code and the driver",
+    "assertions": "the user's assert statements as generated code runs them",
+    "keyed": "dicts written at run-time keys, as generated code builds them",
+    "rows": "lists built at run time, as generated code builds them",
+    "custom_rules": "users' own adjoint rules at run time",
+    "alias_guards": "the aliasing fence's run-time checks, as generated code runs them",
+}
+RUNTIME_FOLDERS = {"scheduling", "stores", "primitive_adjoints", "jit", "loops"}
 # every call that parses text or matches it with a regular expression, outside
 # the frontend (compiler/frontend/parse.py and its lambda_source.py): module -> (how many, reason)
 TEXT_READERS = {
@@ -54,12 +70,14 @@ TEXT_READERS = {
     "tangent_ckpt.runtime.memory": (
         1, "memory_budget='64MB': a number and a unit, from the user"),
 }
-FRONTEND = {"tangent_ckpt.compiler.frontend.parse", "tangent_ckpt.compiler.frontend.lambda_source"}
+FRONTEND = {"tangent_ckpt.compiler.frontend.parse",
+            "tangent_ckpt.compiler.frontend.lambda_source"}
 
 # the fence (views, aliases) runs once, before lowering, and hands the lowering data
 # (view_facts.py is a leaf of facts about expressions that method_writes.py shares)
 FENCE = {f"{PACKAGE}.compiler.{name}" for name in (
-    "aliasing", "alias_values", "views", "view_groups", "view_shape", "fence_once")}
+    "fence.aliasing", "fence.alias_values", "desugar.views", "desugar.view_groups",
+    "desugar.view_shape", "fence.fence_once")}
 LOWER = (f"{PACKAGE}.compiler.lower.",)
 
 # attributes set or read by name in compiler/ that no class declares: (module, name) ->
@@ -149,16 +167,26 @@ def test_no_two_modules_share_a_file_name(modules):
     assert facts.shared_names(modules) == {}
 
 
-def test_compiler_modules_stay_under_the_limit(modules):
-    long = {name for lines, name in facts.sizes(modules)
-            if name.startswith(f"{PACKAGE}.compiler") and lines > LIMIT}
-    assert long == set(LONG_MODULES), long ^ set(LONG_MODULES)
+def _children(modules, package):
+    """The modules and the packages directly inside ``package``."""
+    inside = [n[len(package) + 1:] for n in modules if n.startswith(package + ".")]
+    flat = {n for n in inside if "." not in n and not modules[f"{package}.{n}"].is_package}
+    folders = {n for n in inside if "." not in n and modules[f"{package}.{n}"].is_package}
+    return flat, folders
 
 
-def test_compiler_classes_stay_under_the_limit(modules):
-    long = [(lines, module, cls) for lines, module, cls in facts.classes(modules)
-            if module.startswith(f"{PACKAGE}.compiler") and lines > LIMIT]
-    assert long == []
+@pytest.mark.parametrize("package, root, folders", [
+    ("compiler", COMPILER_ROOT, COMPILER_STAGES),
+    ("runtime", RUNTIME_ROOT, RUNTIME_FOLDERS)])
+def test_folders_show_the_stages(modules, package, root, folders):
+    """A module lives in the folder of its stage (compiler) or its job (runtime);
+    only the shared modules named above sit at the root, and each folder says its
+    job in its docstring.  Modules are split where a job ends, not at a line count."""
+    flat, found = _children(modules, f"{PACKAGE}.{package}")
+    assert flat == set(root), flat ^ set(root)
+    assert found == folders, found ^ folders
+    for folder in folders:
+        assert ast.get_docstring(modules[f"{PACKAGE}.{package}.{folder}"].tree), folder
 
 
 def test_the_transform_loads_nothing_of_the_packaging(modules, edges):
