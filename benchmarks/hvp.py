@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 
 import tangent_ckpt as tc  # noqa: E402
 from rnn import loss, make_inputs, BATCH, HIDDEN  # noqa: E402
-from tangent_ckpt.runtime.schedules import revolve_cost  # noqa: E402
+from tangent_ckpt.runtime.scheduling.schedules import revolve_cost  # noqa: E402
 
 SNAPSHOTS = 10
 

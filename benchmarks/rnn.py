@@ -38,8 +38,8 @@ import common  # noqa: E402  (pins BLAS threads before NumPy loads)
 import numpy as np  # noqa: E402
 
 import tangent_ckpt as tc  # noqa: E402
-from tangent_ckpt.runtime import progress  # noqa: E402
-from tangent_ckpt.runtime.schedules import (  # noqa: E402
+from tangent_ckpt.runtime.loops import progress  # noqa: E402
+from tangent_ckpt.runtime.scheduling.schedules import (  # noqa: E402
     ADVANCE, FIRST_TURN, FREE, RESTORE, STORE, revolve, revolve_cost,
 )
 

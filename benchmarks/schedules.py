@@ -35,9 +35,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402,F401  (pins BLAS threads before NumPy loads)
 
-from tangent_ckpt.runtime.hrevolve import plan_two_level  # noqa: E402
-from tangent_ckpt.runtime.online import exact_online_limit, online_cost  # noqa: E402
-from tangent_ckpt.runtime.schedules import (  # noqa: E402
+from tangent_ckpt.runtime.scheduling.hrevolve import plan_two_level  # noqa: E402
+from tangent_ckpt.runtime.scheduling.online import exact_online_limit, online_cost  # noqa: E402
+from tangent_ckpt.runtime.scheduling.schedules import (  # noqa: E402
     action_counts, label_levels, revolve, revolve_cost,
 )
 

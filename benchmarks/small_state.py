@@ -40,7 +40,7 @@ import common  # noqa: E402  (pins BLAS threads before NumPy loads)
 
 import numpy as np  # noqa: E402
 
-from tangent_ckpt.runtime.schedules import (  # noqa: E402
+from tangent_ckpt.runtime.scheduling.schedules import (  # noqa: E402
     ADVANCE, FIRST_TURN, FREE, RESTORE, STORE, revolve,
 )
 

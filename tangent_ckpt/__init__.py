@@ -19,9 +19,9 @@ from tangent_ckpt.errors import (  # noqa: F401
     SnapshotStoreError, BackendError,
 )
 from tangent_ckpt.adjoints.registry import register_adjoint, register_tangent  # noqa: F401
-from tangent_ckpt.runtime.profiler import profile  # noqa: F401,E402
-from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
-from tangent_ckpt.runtime.savings import (  # noqa: F401,E402
+from tangent_ckpt.runtime.loops.profiler import profile  # noqa: F401,E402
+from tangent_ckpt.runtime.stores.store_io import SnapshotStore  # noqa: F401,E402
+from tangent_ckpt.runtime.scheduling.savings import (  # noqa: F401,E402
     checkpointed_loop, compute_checkpoint_positions, get_memory_savings,
     estimate_checkpoint_savings, should_checkpoint,
 )

@@ -23,9 +23,9 @@ from typing import Any, Callable, Optional, Sequence, TypeVar, Union, cast, over
 import numpy as np
 
 from tangent_ckpt import container_args, display
-from tangent_ckpt.compiler.parse import forget_source, register_source
+from tangent_ckpt.compiler.frontend.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_gradient
-from tangent_ckpt.compiler import run_time_errors
+from tangent_ckpt.compiler.emit import run_time_errors
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
                                  at_user_line, place)
 from tangent_ckpt.flatten import ravel
@@ -33,9 +33,9 @@ from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import as_gradient
 from tangent_ckpt.runtime import backends
 from tangent_ckpt.runtime.backends import is_array
-from tangent_ckpt.runtime.progress import reporting
-from tangent_ckpt.runtime.driver import CheckpointedLoop
-from tangent_ckpt.runtime import numba_backend
+from tangent_ckpt.runtime.loops.progress import reporting
+from tangent_ckpt.runtime.loops.driver import CheckpointedLoop
+from tangent_ckpt.runtime.jit import numba_backend
 
 # fn -> {(wrt, options, return_value, source): CompiledGradient}.  Weak in fn: a
 # function that is garbage (a closure made in a loop, a fuzzed module) takes its
@@ -342,7 +342,7 @@ class GradientFunction:
 
     def _argument_shapes(self, args, kwargs):
         """((parameter, shape), ...) of this call's array and number arguments: the
-        gradient is compiled for them (compiler/known_shapes.py), so that it can
+        gradient is compiled for them (compiler/analyze/known_shapes.py), so that it can
         leave out the sums over broadcast axes these shapes do not need.  None
         with containers, with ``backend="numba"``, or after ``_SHAPES_PER_GRADIENT``
         different shapes (then one general gradient serves every call)."""

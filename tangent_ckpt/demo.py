@@ -29,7 +29,7 @@ import tracemalloc
 import numpy as np
 
 import tangent_ckpt as tc
-from tangent_ckpt.runtime.schedules import revolve_cost
+from tangent_ckpt.runtime.scheduling.schedules import revolve_cost
 
 
 def loss(h, W, b, n):

@@ -8,14 +8,14 @@ checkpoint, with which schedule) and by ``tc.checkpointed_loop``'s lowering.
 import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
-from tangent_ckpt.runtime import numba_backend
-from tangent_ckpt.runtime.costs import MEASURE, as_costs
+from tangent_ckpt.runtime.jit import numba_backend
+from tangent_ckpt.runtime.scheduling.costs import MEASURE, as_costs
 from tangent_ckpt.runtime.memory import parse_memory
-from tangent_ckpt.runtime.store_io import SnapshotStore
+from tangent_ckpt.runtime.stores.store_io import SnapshotStore
 
-#: the schedules a checkpointed loop can use (runtime/schedules.py)
+#: the schedules a checkpointed loop can use (runtime/scheduling/schedules.py)
 SCHEDULES = ("revolve", "uniform", "online")
-#: what runs the generated steps: NumPy, or Numba (runtime/numba_backend.py)
+#: what runs the generated steps: NumPy, or Numba (runtime/jit/numba_backend.py)
 BACKENDS = ("numpy", "numba")
 
 

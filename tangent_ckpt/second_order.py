@@ -21,8 +21,8 @@ from tangent_ckpt import display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
                               options_checked, remember, _stale, _Target, _check_wrt_value,
                               _without_views)
-from tangent_ckpt.compiler import run_time_errors
-from tangent_ckpt.compiler.parse import forget_source, register_source
+from tangent_ckpt.compiler.emit import run_time_errors
+from tangent_ckpt.compiler.frontend.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_tangent
 from tangent_ckpt.errors import TangentCkptError, at_user_line
 from tangent_ckpt.options import CheckpointOptions

@@ -8,7 +8,7 @@ import ast
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.emit import header, unparse
+from tangent_ckpt.compiler.emit.rendering import header, unparse
 
 
 class _Helpers(ast.NodeTransformer):

@@ -18,7 +18,7 @@ from tangent_ckpt.adjoints import numpy_rules, registry
 from tangent_ckpt.adjoints.numpy_versions import VERSIONS, numpy_function
 from tangent_ckpt.adjoints.rule_text import parse_signature
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
-from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
 try:

@@ -1,4 +1,4 @@
-"""The aliasing fence (compiler/aliasing.py): a write through a name that may share
+"""The aliasing fence (compiler/fence/aliasing.py): a write through a name that may share
 memory with another name read later is refused with file:line and both names,
 taped and checkpointed; writes that cannot change another live name still work
 and agree with finite differences."""

@@ -22,7 +22,7 @@ LIMIT = 400
 
 # function-level imports of the package's own modules: (module, imported) -> reason
 LAZY_IMPORTS = {
-    ("tangent_ckpt.runtime.numba_backend", "tangent_ckpt.runtime.numba_twins"):
+    ("tangent_ckpt.runtime.jit.numba_backend", "tangent_ckpt.runtime.jit.numba_twins"):
         "optional dependency: the twins import Numba, which only backend='numba' needs",
 }
 
@@ -37,12 +37,12 @@ LONG_MODULES = {
 }
 
 # every call that parses text or matches it with a regular expression, outside
-# the frontend (compiler/parse.py and its lambda_source.py): module -> (how many, reason)
+# the frontend (compiler/frontend/parse.py and its lambda_source.py): module -> (how many, reason)
 TEXT_READERS = {
     "tangent_ckpt.adjoints.rule_text": (
         2, "a rule's declaration: its signature and its expressions, parsed once (stdlib "
            "ast, as generated code is) when the rule is declared"),
-    "tangent_ckpt.compiler.deep": (
+    "tangent_ckpt.compiler.frontend.deep": (
         1, "the frontend's error path: the depth of the user's deepest expression, read "
            "with CPython's parser because gast's conversion recurses and is what overflowed"),
     "tangent_ckpt.compiler.lower.container_values": (
@@ -52,7 +52,7 @@ TEXT_READERS = {
     "tangent_ckpt.runtime.memory": (
         1, "memory_budget='64MB': a number and a unit, from the user"),
 }
-FRONTEND = {"tangent_ckpt.compiler.parse", "tangent_ckpt.compiler.lambda_source"}
+FRONTEND = {"tangent_ckpt.compiler.frontend.parse", "tangent_ckpt.compiler.frontend.lambda_source"}
 
 
 @pytest.fixture(scope="module")

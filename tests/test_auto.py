@@ -55,7 +55,7 @@ def test_auto_matches_and_stays_under_budget(budget):
     want = tc.grad(two_loops, wrt=(1, 2))(H, W, B, 60)
     df = tc.grad(two_loops, wrt=(1, 2), checkpoint="auto", memory_budget=budget)
     close(df(H, W, B, 60), want)
-    from tangent_ckpt.runtime.driver import parse_memory
+    from tangent_ckpt.runtime.loops.driver import parse_memory
     assert _peak(df, H, W, B, 60) <= parse_memory(budget)
 
 

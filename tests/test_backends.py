@@ -17,9 +17,9 @@ import tangent_ckpt as tc  # noqa: E402
 from tangent_ckpt.errors import OptionError  # noqa: E402
 from tangent_ckpt.runtime import backends  # noqa: E402
 from tangent_ckpt.runtime.backends import BackendError, NumpyFor  # noqa: E402
-from tangent_ckpt.runtime.driver import CheckpointedLoop  # noqa: E402
-from tangent_ckpt.runtime.host_store import HostStore  # noqa: E402
-from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: E402
+from tangent_ckpt.runtime.loops.driver import CheckpointedLoop  # noqa: E402
+from tangent_ckpt.runtime.stores.host_store import HostStore  # noqa: E402
+from tangent_ckpt.runtime.stores.store_io import SnapshotStore  # noqa: E402
 from tests.backend_problems import (  # noqa: E402
     assert_same_gradient, host_values, problems, rnn_loss)
 

@@ -16,8 +16,8 @@ if not _GPUS:
     pytest.skip("no GPU for CuPy", allow_module_level=True)
 
 import tangent_ckpt as tc  # noqa: E402
-from tangent_ckpt.runtime.driver import CheckpointedLoop  # noqa: E402
-from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: E402
+from tangent_ckpt.runtime.loops.driver import CheckpointedLoop  # noqa: E402
+from tangent_ckpt.runtime.stores.store_io import SnapshotStore  # noqa: E402
 from tests.backend_problems import assert_same_gradient, problems, rnn_loss  # noqa: E402
 
 PROBLEMS = problems(np.random.default_rng(0))

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import tangent_ckpt as tc
 from gradcheck import assert_unchanged, check_grad, numeric_grad
-from tangent_ckpt.runtime.schedules import revolve_cost
+from tangent_ckpt.runtime.scheduling.schedules import revolve_cost
 
 rng = np.random.default_rng(42)
 

@@ -5,9 +5,9 @@ import pytest
 
 import tangent_ckpt
 from tangent_ckpt.cli import SUBCOMMANDS, main
-from tangent_ckpt.runtime.hrevolve import plan_two_level
-from tangent_ckpt.runtime.online import online_cost
-from tangent_ckpt.runtime.schedules import revolve_cost, uniform_cost
+from tangent_ckpt.runtime.scheduling.hrevolve import plan_two_level
+from tangent_ckpt.runtime.scheduling.online import online_cost
+from tangent_ckpt.runtime.scheduling.schedules import revolve_cost, uniform_cost
 
 
 def test_version(capsys):

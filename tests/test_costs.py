@@ -1,4 +1,4 @@
-"""The ``costs=`` option (runtime/costs.py): the forms it takes, the errors it gives,
+"""The ``costs=`` option (runtime/scheduling/costs.py): the forms it takes, the errors it gives,
 and the timing of one step and one disk snapshot."""
 
 import numpy as np
@@ -7,8 +7,8 @@ import pytest
 import tangent_ckpt as tc
 from tangent_ckpt import runtime as rt
 from tangent_ckpt.errors import CheckpointError
-from tangent_ckpt.runtime.costs import Costs, as_costs, measure_costs
-from tangent_ckpt.runtime.hrevolve import plan_two_level
+from tangent_ckpt.runtime.scheduling.costs import Costs, as_costs, measure_costs
+from tangent_ckpt.runtime.scheduling.hrevolve import plan_two_level
 
 
 def test_forms():

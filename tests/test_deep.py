@@ -1,4 +1,4 @@
-"""compiler/deep.py: programs as long and as deeply nested as CPython compiles
+"""compiler/frontend/deep.py: programs as long and as deeply nested as CPython compiles
 them are differentiated (the long sums code generators write, functions of
 thousands of lines); what is deeper still is refused naming the line."""
 
@@ -7,7 +7,7 @@ import pytest
 
 import tangent_ckpt as tc
 from gradcheck import numeric_grad
-from tangent_ckpt.compiler import deep
+from tangent_ckpt.compiler.frontend import deep
 from tangent_ckpt.errors import TangentCkptError
 
 

@@ -1,4 +1,4 @@
-"""Globals at call time (compiler/parse.py Dependencies, api cache): a gradient
+"""Globals at call time (compiler/frontend/parse.py Dependencies, api cache): a gradient
 is compiled against the objects its free names denote, checked before every
 call; a rebound global, a redefined helper or a reassigned closure variable
 makes it compile again, so the gradient is always that of the code as it is."""

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tangent_ckpt.errors import CheckpointError, SnapshotStoreError
-from tangent_ckpt.runtime.disk_store import DiskStore
-from tangent_ckpt.runtime.snapshots import tree_equal
+from tangent_ckpt.runtime.stores.disk_store import DiskStore
+from tangent_ckpt.runtime.stores.snapshots import tree_equal
 
 
 def sample():

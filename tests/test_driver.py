@@ -4,16 +4,16 @@ import stat
 import numpy as np
 import pytest
 
-import tangent_ckpt.runtime.driver as drv
+import tangent_ckpt.runtime.loops.driver as drv
 from tangent_ckpt.errors import CheckpointError, NondeterministicStepError
-from tangent_ckpt.runtime.driver import CheckpointedLoop, parse_memory, run_schedule
-from tangent_ckpt.runtime.profiler import profile
-from tangent_ckpt.runtime.hrevolve import plan_two_level
-from tangent_ckpt.runtime.online import online_actions, online_cost
-from tangent_ckpt.runtime.schedules import (
+from tangent_ckpt.runtime.loops.driver import CheckpointedLoop, parse_memory, run_schedule
+from tangent_ckpt.runtime.loops.profiler import profile
+from tangent_ckpt.runtime.scheduling.hrevolve import plan_two_level
+from tangent_ckpt.runtime.scheduling.online import online_actions, online_cost
+from tangent_ckpt.runtime.scheduling.schedules import (
     action_counts, label_levels, revolve, revolve_cost, uniform_cost,
 )
-from tangent_ckpt.runtime.store_io import SnapshotStore
+from tangent_ckpt.runtime.stores.store_io import SnapshotStore
 
 RNG = np.random.default_rng(0)
 D = 4

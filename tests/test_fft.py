@@ -1,5 +1,5 @@
-"""np.fft and complex intermediates under a real loss (runtime/fft_adjoints.py,
-runtime/complex_adjoints.py, compiler/complex_values.py): each coverage case of
+"""np.fft and complex intermediates under a real loss (runtime/primitive_adjoints/fft_adjoints.py,
+runtime/primitive_adjoints/complex_adjoints.py, compiler/analyze/complex_values.py): each coverage case of
 ``fft_cases`` against autograd running the same code, pseudo-spectral solvers
 taped and checkpointed against finite differences and autograd, and the
 convention's corner cases (a real variable whose adjoint picks up an imaginary

@@ -516,7 +516,7 @@ def f(a, B, c, s, M, n):
 # A zero-trip loop reading a NumPy scalar (v1 = a[0] * 1.5): its adjoint buffer
 # was rt.zeros_like(np.float64) == the symbolic zero 0.0, which flowed back
 # through getitem_adjoint unchanged: the gradient of the array `a` was 0.0, a
-# float.  Fixed in runtime/numpy_adjoints.py (zeros_like of a NumPy scalar is a
+# float.  Fixed in runtime/primitive_adjoints/numpy_adjoints.py (zeros_like of a NumPy scalar is a
 # 0-d buffer).
 regression("zero_trip_loop_gradient_of_array_through_numpy_scalar", """\
 import numpy as np
@@ -594,7 +594,7 @@ def f(a, B, c, s, M, n):
 # its root earlier in the same body (`u[:2] += ...; w = u[1:]; w *= ...`) was
 # refused ("a write into 'w' may also change 'u'"): the view lowering took the
 # write for one that the previous trip's view could see.  It cannot when the view
-# is read only after it is taken (compiler/view_groups.py `_read_outside`).
+# is read only after it is taken (compiler/desugar/view_groups.py `_read_outside`).
 regression("view_taken_in_a_loop_after_a_write_into_its_root", """\
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""The RAM + disk planner (runtime/hrevolve.py): its cost is the optimum of an
+"""The RAM + disk planner (runtime/scheduling/hrevolve.py): its cost is the optimum of an
 independent dynamic program over every placement of RAM and disk snapshots, its
 action streams do what its figures say, and it is never worse than RAM alone
 or than multistage."""
@@ -9,8 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from tangent_ckpt.runtime.hrevolve import multistage_depth_counts, plan_two_level
-from tangent_ckpt.runtime.schedules import (
+from tangent_ckpt.runtime.scheduling.hrevolve import multistage_depth_counts, plan_two_level
+from tangent_ckpt.runtime.scheduling.schedules import (
     ADVANCE, DISK, FIRST_TURN, FREE, RAM, RESTORE, STORE, revolve, revolve_cost,
 )
 

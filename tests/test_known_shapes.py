@@ -1,4 +1,4 @@
-"""compiler/known_shapes.py and api.py's shape key: a gradient is compiled for
+"""compiler/analyze/known_shapes.py and api.py's shape key: a gradient is compiled for
 its call's argument shapes; it leaves out rt.unbroadcast only where those
 shapes agree, keeps it where they broadcast, and a call with other shapes gets
 its own compiled code.  Every case is checked against finite differences."""
@@ -9,10 +9,10 @@ import pytest
 import tangent_ckpt as tc
 from tangent_ckpt import api
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.known_shapes import INT, argument_shapes
+from tangent_ckpt.compiler.analyze.known_shapes import INT, argument_shapes
 from tangent_ckpt.compiler.lower.normalize import normalize
-from tangent_ckpt.compiler.parse import parse_function
-from tangent_ckpt.compiler.shapes import shape_facts
+from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.analyze.shapes import shape_facts
 
 from gradcheck import check_grad
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.parse import parse_function
+from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.lower.normalize import normalize
 
 

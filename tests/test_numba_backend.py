@@ -1,4 +1,4 @@
-"""backend="numba" (runtime/numba_backend.py, runtime/numba_twins.py): the same
+"""backend="numba" (runtime/jit/numba_backend.py, runtime/jit/numba_twins.py): the same
 gradients as the NumPy backend, compiled steps, one warning per fallback,
 compile time reported and cached across processes."""
 
@@ -17,8 +17,8 @@ numba = pytest.importorskip("numba")
 import tangent_ckpt as tc  # noqa: E402
 from tangent_ckpt.cli.dump import dump_source  # noqa: E402
 from tangent_ckpt.errors import CheckpointError  # noqa: E402
-from tangent_ckpt.runtime import numba_backend  # noqa: E402
-from tangent_ckpt.runtime.numba_backend import NumbaFallbackWarning  # noqa: E402
+from tangent_ckpt.runtime.jit import numba_backend  # noqa: E402
+from tangent_ckpt.runtime.jit.numba_backend import NumbaFallbackWarning  # noqa: E402
 
 from tests import numba_problems  # noqa: E402
 from tests.numba_problems import private_cache  # noqa: E402,F401  (autouse fixture)
@@ -103,7 +103,7 @@ def test_numba_source_decorates_steps_and_keeps_the_driver_in_python():
 
 
 def test_numba_source_is_made_by_the_compiler_before_emit():
-    """The rewriting is a compiler pass on the trees (compiler/numba_code.py): the
+    """The rewriting is a compiler pass on the trees (compiler/backend/numba_code.py): the
     runtime's numba module parses no source."""
     with open(numba_backend.__file__) as fh:
         text = fh.read()
@@ -142,7 +142,7 @@ def test_dump_backend_numba_prints_decorated_module(tmp_path):
             return np.sum(u ** 2)
         """))
     text = dump_source(f"{src}:heat", wrt="0,1", snapshots=4, backend="numba")
-    assert "from tangent_ckpt.runtime.numba_backend import njit" in text
+    assert "from tangent_ckpt.runtime.jit.numba_backend import njit" in text
     assert "@njit(cache=True)\ndef loop6_step(" in text
     (tmp_path / "dumped.py").write_text(text)
     dumped, module = (_load(name, tmp_path / f"{name}.py") for name in ("dumped", "heatmod"))

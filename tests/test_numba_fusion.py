@@ -1,4 +1,4 @@
-"""compiler/numba_fusion.py: which single-use temporaries go back into their reader
+"""compiler/backend/numba_fusion.py: which single-use temporaries go back into their reader
 (so Numba computes a line in one loop), which must stay because a statement in
 between could change what they read, and which fused lines get an elementwise
 kernel.  Pure syntax: runs without Numba."""
@@ -11,9 +11,9 @@ import pytest
 
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.emit import render
+from tangent_ckpt.compiler.emit.rendering import render
 from tangent_ckpt.compiler.naming import NUMPY, RUNTIME
-from tangent_ckpt.compiler.numba_fusion import fuse, kernel_of
+from tangent_ckpt.compiler.backend.numba_fusion import fuse, kernel_of
 
 
 def _items(statements):

@@ -1,4 +1,4 @@
-"""compiler/numba_passes.py and runtime/numba_passes.py: runs of elementwise
+"""compiler/numba_passes.py and runtime/jit/numba_passes.py: runs of elementwise
 statements compiled as a few loops over the elements.  Each case runs the
 statements with NumPy and through the fused loops (called from compiled code,
 as a step calls them) and compares every result and every argument written
@@ -12,16 +12,16 @@ import pytest
 
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Line
-from tangent_ckpt.compiler.emit import render
+from tangent_ckpt.compiler.emit.rendering import render
 from tangent_ckpt.compiler.naming import NUMPY, RUNTIME, builtin
-from tangent_ckpt.compiler.numba_runs import fused_runs
-from tangent_ckpt.runtime.numba_passes import fused_source
+from tangent_ckpt.compiler.backend.numba_runs import fused_runs
+from tangent_ckpt.runtime.jit.numba_passes import fused_source
 from tests.numba_problems import private_cache  # noqa: F401  (fixture)
 
 numba = pytest.importorskip("numba")
 
 from tangent_ckpt import runtime as rt  # noqa: E402
-from tangent_ckpt.runtime.numba_backend import njit  # noqa: E402
+from tangent_ckpt.runtime.jit.numba_backend import njit  # noqa: E402
 
 
 def _passes(body, returned, may_decline=False):

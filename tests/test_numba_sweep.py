@@ -1,4 +1,4 @@
-"""runtime/numba_sweep.py and the compiled sweeps of backend="numba": the schedule as
+"""runtime/jit/numba_sweep.py and the compiled sweeps of backend="numba": the schedule as
 an integer array (exactly Revolve's actions and counts), snapshot buffers, and
 the whole sweep run compiled -- the NumPy backend's gradient and profiler counts,
 or the Python driver where the compiled sweep does not apply."""
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from tangent_ckpt.runtime import numba_sweep
-from tangent_ckpt.runtime.numba_backend import NumbaFallbackWarning
+from tangent_ckpt.runtime.jit import numba_sweep
+from tangent_ckpt.runtime.jit.numba_backend import NumbaFallbackWarning
 from tests import numba_problems
 from tests.numba_problems import private_cache  # noqa: F401  (autouse fixture)
-from tangent_ckpt.runtime.schedules import revolve_cost, revolve_peak
+from tangent_ckpt.runtime.scheduling.schedules import revolve_cost, revolve_peak
 
 COUNTED = ("forward_steps", "recorded_steps", "snapshots_stored", "peak_snapshots",
            "peak_snapshot_bytes")

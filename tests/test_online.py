@@ -1,4 +1,4 @@
-"""The online schedule (runtime/online.py): equal to the offline optimum for every
+"""The online schedule (runtime/scheduling/online.py): equal to the offline optimum for every
 trip count up to exact_online_limit(s), valid and bounded beyond, and its switch
 to the doubling stride never frees more than it stores."""
 
@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from test_schedules import simulate
-from tangent_ckpt.runtime.online import (
+from tangent_ckpt.runtime.scheduling.online import (
     OnlineSchedule, exact_online_limit, online_actions, online_cost,
 )
-from tangent_ckpt.runtime.schedules import FREE, STORE, beta, revolve_cost
+from tangent_ckpt.runtime.scheduling.schedules import FREE, STORE, beta, revolve_cost
 
 
 def test_online_equals_offline_optimum_up_to_the_limit():

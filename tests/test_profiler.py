@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import tangent_ckpt
-from tangent_ckpt.runtime.driver import CheckpointedLoop
-from tangent_ckpt.runtime.profiler import active_profilers, profile, record
-from tangent_ckpt.runtime.schedules import revolve_cost
+from tangent_ckpt.runtime.loops.driver import CheckpointedLoop
+from tangent_ckpt.runtime.loops.profiler import active_profilers, profile, record
+from tangent_ckpt.runtime.scheduling.schedules import revolve_cost
 
 
 def step(t, h):
@@ -111,5 +111,5 @@ def test_the_report_has_one_column_per_meaning_and_readable_bytes():
                                      (8000, "8.0 kB"), (368000, "368 kB"),
                                      (1_500_000, "1.5 MB"), (2 * 10 ** 9, "2.0 GB")])
 def test_readable_bytes(n, text):
-    from tangent_ckpt.runtime.profiler import readable_bytes
+    from tangent_ckpt.runtime.loops.profiler import readable_bytes
     assert readable_bytes(n) == text

@@ -1,4 +1,4 @@
-"""Progress of checkpointed loops (runtime/progress.py): off by default and then
+"""Progress of checkpointed loops (runtime/loops/progress.py): off by default and then
 silent; on through reporting() or TANGENT_CKPT_PROGRESS=1, with one line per
 sweep giving steps done, steps recomputed and snapshots held."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from tangent_ckpt.runtime import progress
+from tangent_ckpt.runtime.loops import progress
 
 
 def rnn(h, W, n):

@@ -8,7 +8,7 @@ import numpy as np
 import tangent_ckpt as tc
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.emit import render, unparse
+from tangent_ckpt.compiler.emit.rendering import render, unparse
 
 from gradcheck import check_grad
 
@@ -99,7 +99,7 @@ def f(h, W, b, n):
 
 
 def _source_printed(monkeypatch, trials):
-    from tangent_ckpt.compiler import emit
+    from tangent_ckpt.compiler.emit import rendering as emit
     monkeypatch.setitem(emit._TRIALS, "left", trials)
     namespace = {"np": np}
     exec(compile(_PRINTED_BOTH_WAYS, "<printed both ways>", "exec"), namespace)
@@ -110,7 +110,7 @@ def _source_printed(monkeypatch, trials):
 def test_the_public_printer_alone_prints_what_the_accelerator_prints(monkeypatch):
     """Python 3.12+ may change or drop CPython's private ast._Unparser: emit's public
     path (ast.unparse on plain copies) prints the same source on its own."""
-    from tangent_ckpt.compiler import emit
+    from tangent_ckpt.compiler.emit import rendering as emit
     if emit._Unparser is None:
         import pytest
         pytest.skip("this Python has no ast._Unparser: the public path is the only one")
@@ -120,7 +120,7 @@ def test_the_public_printer_alone_prints_what_the_accelerator_prints(monkeypatch
 
 
 def test_an_accelerator_that_prints_otherwise_is_turned_off(monkeypatch):
-    from tangent_ckpt.compiler import emit
+    from tangent_ckpt.compiler.emit import rendering as emit
     public = _source_printed(monkeypatch, None)
 
     class Different:

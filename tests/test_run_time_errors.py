@@ -1,5 +1,5 @@
 """Refusals raised while a gradient runs name the user's file:line
-(compiler/run_time_errors.py): a subscript write whose index names an element
+(compiler/emit/run_time_errors.py): a subscript write whose index names an element
 twice is found by the reverse sweep, taped or checkpointed."""
 
 import inspect

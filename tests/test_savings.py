@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from tangent_ckpt.runtime.schedules import ADVANCE, FIRST_TURN, REVERSE, STORE, FREE, revolve, uniform
+from tangent_ckpt.runtime.scheduling.schedules import ADVANCE, FIRST_TURN, REVERSE, STORE, FREE, revolve, uniform
 
 
 def simulate_memory(actions, n):

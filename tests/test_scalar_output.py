@@ -1,4 +1,4 @@
-"""compiler/scalar_output.py: the output proved a scalar needs no spreading of the
+"""compiler/analyze/scalar_output.py: the output proved a scalar needs no spreading of the
 output adjoint; anything else starts the reverse sweep with rt.output_adjoint."""
 
 import numpy as np

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tangent_ckpt.runtime.schedules import (
+from tangent_ckpt.runtime.scheduling.schedules import (
     ADVANCE, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, FreeSlots, beta, default_snapshots,
     repetition_number, revolve, revolve_cost, revolve_peak, uniform, uniform_cost,
 )

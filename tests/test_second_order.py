@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from tangent_ckpt.runtime.schedules import revolve_cost
+from tangent_ckpt.runtime.scheduling.schedules import revolve_cost
 from coverage_cases import all_cases
 from test_forward import CONSTRUCTS, _args, rnn
 from test_grad_coverage import arguments, straight

@@ -1,4 +1,4 @@
-"""compiler/shapes.py: rt.unbroadcast is left out only where the operand provably
+"""compiler/analyze/shapes.py: rt.unbroadcast is left out only where the operand provably
 has the result's shape; every case is checked against finite differences."""
 
 import numpy as np
@@ -6,8 +6,8 @@ import numpy as np
 import tangent_ckpt as tc
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.normalize import normalize
-from tangent_ckpt.compiler.parse import parse_function
-from tangent_ckpt.compiler.shapes import shape_facts
+from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.analyze.shapes import shape_facts
 
 from gradcheck import check_grad
 

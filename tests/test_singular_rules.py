@@ -246,7 +246,7 @@ def test_hvp_of_a_masked_singularity_matches_differences_of_the_gradient(f, args
 
 def test_where_nonzero_numba_twin_equals_the_numpy_helper():
     numba = pytest.importorskip("numba")
-    import tangent_ckpt.runtime.numba_twins  # noqa: F401  (registers the twins)
+    import tangent_ckpt.runtime.jit.numba_twins  # noqa: F401  (registers the twins)
 
     @numba.njit
     def guarded(g, product):

@@ -4,8 +4,8 @@ import os
 import numpy as np
 import pytest
 
-from tangent_ckpt.runtime.disk_store import DiskStore
-from tangent_ckpt.runtime.snapshots import (
+from tangent_ckpt.runtime.stores.disk_store import DiskStore
+from tangent_ckpt.runtime.stores.snapshots import (
     RamStore, TwoLevelStore, tree_copy, tree_equal, tree_flatten, tree_nbytes,
     tree_unflatten,
 )

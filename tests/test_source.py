@@ -118,7 +118,7 @@ def test_bytecode_without_its_source_file(tmp_path):
 def test_without_code_positions_lambdas_are_told_apart_by_their_arguments(monkeypatch):
     """Python < 3.11 has no co_positions: the lambda with the code's argument names
     is taken, and two lambdas with the same names on one line are refused."""
-    from tangent_ckpt.compiler import lambda_source as frontend
+    from tangent_ckpt.compiler.frontend import lambda_source as frontend
     monkeypatch.setattr(frontend, "_code_span", lambda code: None)
     first = lambda a: np.sum(a ** 2); second = lambda b: np.sum(b ** 3)  # noqa: E702,E731
     x = np.linspace(0.5, 1.5, 3)
@@ -139,7 +139,7 @@ MANY_LAMBDAS = [
 def test_a_file_of_many_lambdas_is_parsed_once_for_all_of_them():
     """Each lambda's gradient parsed the whole file again (quadratic in the
     number of lambdas: benchmarks/compile_time.py --lambdas)."""
-    from tangent_ckpt.compiler import lambda_source as parse
+    from tangent_ckpt.compiler.frontend import lambda_source as parse
     x = np.linspace(0.1, 1.0, 3)
     tc.grad(MANY_LAMBDAS[0]).compile()  # this file's text is parsed now, at the latest
     misses = parse._lambdas_by_line.cache_info().misses

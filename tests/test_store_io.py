@@ -11,10 +11,10 @@ import pytest
 
 import tangent_ckpt as tc
 from tangent_ckpt.errors import CheckpointError, SnapshotStoreError
-from tangent_ckpt.runtime.disk_store import DiskStore
-from tangent_ckpt.runtime.driver import CheckpointedLoop
-from tangent_ckpt.runtime.profiler import profile
-from tangent_ckpt.runtime.store_io import BufferedStore, SnapshotStore
+from tangent_ckpt.runtime.stores.disk_store import DiskStore
+from tangent_ckpt.runtime.loops.driver import CheckpointedLoop
+from tangent_ckpt.runtime.loops.profiler import profile
+from tangent_ckpt.runtime.stores.store_io import BufferedStore, SnapshotStore
 
 RNG = np.random.default_rng(3)
 W = RNG.normal(size=(6, 6)) * 0.5

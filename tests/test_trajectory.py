@@ -1,4 +1,4 @@
-"""Subscript writes keep only what they overwrite (compiler/fresh_arrays.py,
+"""Subscript writes keep only what they overwrite (compiler/analyze/fresh_arrays.py,
 transform/reverse.py, package/saves.py), and checkpointed trajectories keep
 incremental snapshots: gradients against central finite differences, taped and
 checkpointed, and the bytes the tape holds."""
@@ -198,7 +198,7 @@ def test_checkpointed_trajectory_snapshots_hold_the_rows_written_not_copies():
 
 
 def test_the_journal_undoes_writes_latest_first():
-    from tangent_ckpt.runtime.snapshots import WriteJournal
+    from tangent_ckpt.runtime.stores.snapshots import WriteJournal
     S = np.zeros((3, 2))
     journal = WriteJournal([S])
     journal.keep(S, 0)

@@ -1,4 +1,4 @@
-"""Writes through views and aliases (compiler/views.py) are differentiated as
+"""Writes through views and aliases (compiler/desugar/views.py) are differentiated as
 NumPy runs them: every example of issue #17, a Gray–Scott solver that updates
 views of its fields in its time loop, and helpers that write into their
 caller's arrays, taped and checkpointed, against central finite differences;

@@ -10,9 +10,9 @@ fsspec = pytest.importorskip("fsspec")
 
 import tangent_ckpt as tc  # noqa: E402
 from tangent_ckpt.errors import SnapshotStoreError  # noqa: E402
-from tangent_ckpt.runtime.profiler import profile  # noqa: E402
-from tangent_ckpt.runtime.snapshots import tree_equal  # noqa: E402
-from tangent_ckpt.runtime.zarr_store import ZarrStore  # noqa: E402
+from tangent_ckpt.runtime.loops.profiler import profile  # noqa: E402
+from tangent_ckpt.runtime.stores.snapshots import tree_equal  # noqa: E402
+from tangent_ckpt.runtime.stores.zarr_store import ZarrStore  # noqa: E402
 
 
 def sample():

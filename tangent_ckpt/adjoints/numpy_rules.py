@@ -29,14 +29,14 @@ import numpy as np
 from tangent_ckpt.adjoints.numpy_versions import available, numpy_function
 from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defpure, lookup,
                                             registered_functions)
-from tangent_ckpt.runtime.array_adjoints import column_join, quantile_weights, row_join
+from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import column_join, quantile_weights, row_join
 from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
-from tangent_ckpt.runtime.last_axis import along_last, from_last, weights_like
-from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast, where_nonzero
+from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast, where_nonzero
 from tangent_ckpt.runtime.rows import append_row, repeat_row
-from tangent_ckpt.runtime.signal_adjoints import interp_slope
+from tangent_ckpt.runtime.primitive_adjoints.signal_adjoints import interp_slope
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
 

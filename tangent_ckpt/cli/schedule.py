@@ -13,10 +13,10 @@ import sys
 
 from tangent_ckpt.cli.commands import CliError, positive_int, register
 
-from tangent_ckpt.runtime.hrevolve import plan_two_level
-from tangent_ckpt.runtime.online import exact_online_limit, online_actions
-from tangent_ckpt.runtime.savings import get_memory_savings
-from tangent_ckpt.runtime.schedules import (
+from tangent_ckpt.runtime.scheduling.hrevolve import plan_two_level
+from tangent_ckpt.runtime.scheduling.online import exact_online_limit, online_actions
+from tangent_ckpt.runtime.scheduling.savings import get_memory_savings
+from tangent_ckpt.runtime.scheduling.schedules import (
     ADVANCE, DISK, FIRST_TURN, RESTORE, REVERSE, STORE, action_counts, label_levels, revolve_cost,
     uniform_cost,
 )

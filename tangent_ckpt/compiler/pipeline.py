@@ -8,30 +8,30 @@ import contextlib
 import gc
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.aliasing import check_writes
-from tangent_ckpt.compiler.analyze import activity, wrt_parameters
-from tangent_ckpt.compiler.deep import on_deep_stack
-from tangent_ckpt.compiler.emit import emit
-from tangent_ckpt.compiler.known_shapes import argument_shapes
+from tangent_ckpt.compiler.fence.aliasing import check_writes
+from tangent_ckpt.compiler.analyze.activity import activity, wrt_parameters
+from tangent_ckpt.compiler.frontend.deep import on_deep_stack
+from tangent_ckpt.compiler.emit.rendering import emit
+from tangent_ckpt.compiler.analyze.known_shapes import argument_shapes
 from tangent_ckpt.compiler.lower.container_values import expand_positions
 from tangent_ckpt.compiler.lower.normalize import normalize
-from tangent_ckpt.compiler.numba_code import numba_code
+from tangent_ckpt.compiler.backend.numba_code import numba_code
 from tangent_ckpt.compiler.package.checkpointed_loops import mark_loops
 from tangent_ckpt.compiler.package.checkpointed_segments import SegmentHandler
 from tangent_ckpt.compiler.package.gradient import auto_plan, package_gradient
 from tangent_ckpt.compiler.package.tangent import package_tangent
-from tangent_ckpt.compiler.parse import parse_function, recording
-from tangent_ckpt.compiler.scalar_output import output_is_scalar
-from tangent_ckpt.compiler.shapes import shape_facts
+from tangent_ckpt.compiler.frontend.parse import parse_function, recording
+from tangent_ckpt.compiler.analyze.scalar_output import output_is_scalar
+from tangent_ckpt.compiler.analyze.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
-from tangent_ckpt.compiler.views import follow_views, recording_shared_writes
+from tangent_ckpt.compiler.desugar.views import follow_views, recording_shared_writes
 
 
 def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None,
                      has_aux=False):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
-    returns an :class:`~tangent_ckpt.compiler.emit.CompiledGradient` whose
+    returns an :class:`~tangent_ckpt.compiler.emit.rendering.CompiledGradient` whose
     ``dependencies`` are the free names it was compiled against.  Deeply nested
     expressions are compiled on a deep stack (:mod:`deep`).  ``containers``
     (position -> ``tangent_ckpt.flatten.structure_of``) names parameters given

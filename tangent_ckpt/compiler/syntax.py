@@ -1,7 +1,7 @@
 """The vocabulary of generated code: small builders of stdlib ``ast`` nodes.
 
 Every statement the compiler generates is built here as a syntax tree and stays
-one until :mod:`~tangent_ckpt.compiler.emit` prints it, once.  A string
+one until :mod:`~tangent_ckpt.compiler.emit.rendering` prints it, once.  A string
 passed where an expression is expected must be a name or a dotted path
 (``"h"``, ``"np.tanh"``, ``"rt.zeros_like"``): never a piece of code.
 

@@ -4,27 +4,28 @@ NumPy only: this package never imports the compiler, so generated source can be
 shipped with the runtime alone.
 """
 
-from tangent_ckpt.runtime.numpy_adjoints import *  # noqa: F401,F403
-from tangent_ckpt.runtime.linalg_adjoints import *  # noqa: F401,F403
-from tangent_ckpt.runtime.array_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.linalg_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.rows import *  # noqa: F401,F403
 from tangent_ckpt.runtime.keyed import *  # noqa: F401,F403
-from tangent_ckpt.runtime.complex_adjoints import *  # noqa: F401,F403
-from tangent_ckpt.runtime.fft_adjoints import *  # noqa: F401,F403
-from tangent_ckpt.runtime.signal_adjoints import *  # noqa: F401,F403
-from tangent_ckpt.runtime.last_axis import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.complex_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.fft_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.signal_adjoints import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.last_axis import *  # noqa: F401,F403
 try:  # scipy.special rules, only where SciPy is installed
-    from tangent_ckpt.runtime.special_adjoints import *  # noqa: F401,F403
+    from tangent_ckpt.runtime.primitive_adjoints.special_adjoints import *  # noqa: F401,F403
 except ImportError:  # pragma: no cover - SciPy is an optional extra
     pass
 
-from tangent_ckpt.runtime.driver import CheckpointedLoop, run_schedule  # noqa: F401,E402
+from tangent_ckpt.runtime.loops.driver import CheckpointedLoop, run_schedule  # noqa: F401,E402
 from tangent_ckpt.runtime.memory import parse_memory  # noqa: F401,E402
-from tangent_ckpt.runtime.snapshots import tree_copy, tree_nbytes  # noqa: F401,E402
-from tangent_ckpt.runtime.numba_sweep import store_snapshot, restore_snapshot  # noqa: F401,E402
-from tangent_ckpt.runtime.numba_writes import assign_at  # noqa: F401,E402
-from tangent_ckpt.runtime.store_io import SnapshotStore  # noqa: F401,E402
-from tangent_ckpt.runtime import schedules, profiler  # noqa: F401,E402
+from tangent_ckpt.runtime.stores.snapshots import tree_copy, tree_nbytes  # noqa: F401,E402
+from tangent_ckpt.runtime.jit.numba_sweep import store_snapshot, restore_snapshot  # noqa: F401,E402
+from tangent_ckpt.runtime.jit.numba_writes import assign_at  # noqa: F401,E402
+from tangent_ckpt.runtime.stores.store_io import SnapshotStore  # noqa: F401,E402
+from tangent_ckpt.runtime.scheduling import schedules  # noqa: F401,E402
+from tangent_ckpt.runtime.loops import profiler  # noqa: F401,E402
 from tangent_ckpt.runtime.custom_rules import adjoint_parts  # noqa: F401,E402
 from tangent_ckpt.runtime.assertions import check, check_out_cast  # noqa: F401,E402
-from tangent_ckpt.runtime.segments import Segment, MemoryPlan  # noqa: F401,E402
+from tangent_ckpt.runtime.loops.segments import Segment, MemoryPlan  # noqa: F401,E402

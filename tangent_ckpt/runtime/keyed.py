@@ -8,7 +8,7 @@ import numpy as np
 
 from tangent_ckpt.runtime.backends import is_array, may_share_memory
 from tangent_ckpt.errors import TransformError
-from tangent_ckpt.runtime.numpy_adjoints import is_zero
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import is_zero
 
 __all__ = ["empty_dict", "dict_set", "dict_get", "DictAdjoint", "dict_set_adjoint_dict",
            "dict_set_adjoint_value", "dict_get_adjoint", "dict_set_tangent_dict",

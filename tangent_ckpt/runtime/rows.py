@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from tangent_ckpt.runtime.backends import as_array, is_foreign_array
-from tangent_ckpt.runtime.numpy_adjoints import is_zero
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import is_zero
 
 __all__ = ["empty_rows", "append_row", "append_row_adjoint_rows", "append_row_adjoint_item",
            "repeat_row", "repeat_row_adjoint"]

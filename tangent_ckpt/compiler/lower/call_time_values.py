@@ -9,7 +9,7 @@ The shape analyses know these names hold scalars (pipeline.py).
 """
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.parse import note_call_time_value
+from tangent_ckpt.compiler.frontend.parse import note_call_time_value
 from tangent_ckpt.compiler.lower.scopes import local_names
 
 

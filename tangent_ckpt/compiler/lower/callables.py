@@ -18,13 +18,13 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.aliasing import check_writes
-from tangent_ckpt.compiler.method_writes import writes_self_in_place
+from tangent_ckpt.compiler.fence.aliasing import check_writes
+from tangent_ckpt.compiler.fence.method_writes import writes_self_in_place
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
     PartialValue, TupleValue, is_function, to_source,
 )
-from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, parse_function
 from tangent_ckpt.errors import TransformError, UnsupportedFunctionError, UnsupportedSyntaxError
 from tangent_ckpt.runtime.backends import is_foreign_array
 

@@ -14,24 +14,24 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.aliasing import check_writes
+from tangent_ckpt.compiler.fence.aliasing import check_writes
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
 )
-from tangent_ckpt.compiler.method_writes import user_class
+from tangent_ckpt.compiler.fence.method_writes import user_class
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.compiler.naming import numpy_path, public_name
-from tangent_ckpt.compiler.parse import _UNRESOLVED, parse_function
-from tangent_ckpt.compiler.views import follow_views
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, parse_function
+from tangent_ckpt.compiler.desugar.views import follow_views
 from tangent_ckpt.errors import (
     SourceUnavailableError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
 from tangent_ckpt.runtime import random_state
-from tangent_ckpt.runtime.array_adjoints import column_join, row_join
-from tangent_ckpt.runtime.numpy_adjoints import cast_result, through_cast
+from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import column_join, row_join
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast
 
 # array methods and the NumPy function each one means (declared with the rules)
 METHODS = registry.methods()

@@ -21,11 +21,11 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source, walk_no_defs
-from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.markers import checkpoint, checkpoint_scope
 from tangent_ckpt.options import CheckpointOptions
-from tangent_ckpt.runtime.savings import checkpointed_loop
+from tangent_ckpt.runtime.scheduling.savings import checkpointed_loop
 
 
 def lower_call(nz, fn, node, hint):

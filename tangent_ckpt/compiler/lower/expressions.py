@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.lower.container_values import (
 )
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
 from tangent_ckpt.compiler.lower.call_time_values import call_time_value
-from tangent_ckpt.compiler.parse import _UNRESOLVED, note_attribute
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 from tangent_ckpt.runtime import random_state
 

@@ -105,7 +105,7 @@ class Lowering:
 
 
 def normalize(parsed, containers=None, one_output=True, has_aux=False):
-    """Lower.  Takes a :class:`~tangent_ckpt.compiler.parse.ParsedFunction`
+    """Lower.  Takes a :class:`~tangent_ckpt.compiler.frontend.parse.ParsedFunction`
     (and the structure of the parameters given as containers, by position;
     whether one output is differentiated or a returned tuple of them, and
     whether the function returns ``(output, aux)``); gives ``(ir.Function,

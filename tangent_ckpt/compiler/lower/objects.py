@@ -18,7 +18,7 @@ from tangent_ckpt.compiler.lower.callables import user_function
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
 )
-from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 

@@ -16,7 +16,7 @@ import gast
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, to_source
-from tangent_ckpt.compiler.parse import _UNRESOLVED
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 # libraries whose calls only look at their arguments: logging, warnings, plotting

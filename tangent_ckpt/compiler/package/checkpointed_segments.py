@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.analyze import upward_exposed
+from tangent_ckpt.compiler.analyze.activity import upward_exposed
 from tangent_ckpt.compiler.code import Block, Comment, Line
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.package.driver_calls import random_draws

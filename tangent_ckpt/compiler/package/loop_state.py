@@ -9,11 +9,11 @@ functions take the carried state and the invariants as parameters.
 from collections import Counter
 
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.analyze import loop_exposed, loop_facts
+from tangent_ckpt.compiler.analyze.activity import loop_exposed, loop_facts
 
 
 def carried_state(function, loop, defined, bindings, header_reads):
-    """The :class:`~tangent_ckpt.compiler.analyze.LoopFacts` of a checkpointed
+    """The :class:`~tangent_ckpt.compiler.analyze.activity.LoopFacts` of a checkpointed
     ``loop`` of ``function``: its carried state and invariants.  ``defined``:
     the names bound when it starts; ``header_reads``: :func:`header_reads` of
     ``function``, made once per compile."""

@@ -4,7 +4,7 @@ A carried array the function owns (``fresh_arrays.py``) that the loop body
 changes only by subscript writes is written in place by the steps, each write
 first telling the driver's journal what it overwrites (``writes.keep(S, t)``);
 snapshots then keep the array by reference and restore it by undoing the
-journal (``runtime/snapshots.py``, ``WriteJournal``).  That is exact for any
+journal (``runtime/stores/snapshots.py``, ``WriteJournal``).  That is exact for any
 write pattern, but the journal holds every region written since the first
 snapshot, so it is chosen only where that is at most the array once: one write
 per step, at a position that moves with the loop counter (``S[t]``,

@@ -19,7 +19,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.complex_values import complex_names, refused_for_complex
+from tangent_ckpt.compiler.analyze.complex_values import complex_names, refused_for_complex
 from tangent_ckpt.compiler.ir import expr_node, operand_node, prim_node
 from tangent_ckpt.compiler.transform.reverse import error_factory
 from tangent_ckpt.compiler.transform.linear_tangents import each_linear_tangent, joint_tangent

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.analyze import assignment_counts
-from tangent_ckpt.compiler.complex_values import complex_names, refused_for_complex
+from tangent_ckpt.compiler.analyze.activity import assignment_counts
+from tangent_ckpt.compiler.analyze.complex_values import complex_names, refused_for_complex
 from tangent_ckpt.compiler.code import Block, Line
-from tangent_ckpt.compiler.fresh_arrays import owned_arrays
+from tangent_ckpt.compiler.analyze.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
 from tangent_ckpt.compiler.transform import taped_loops
 from tangent_ckpt.compiler.transform.owned_adjoints import ArrayFacts, array_facts

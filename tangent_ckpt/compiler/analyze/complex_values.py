@@ -1,0 +1,119 @@
+"""Analyze: which local names may hold complex values.
+
+A name may be complex when its value comes, directly or through any primitive,
+from a complex constant (``1j``), a complex global array, or a Fourier transform
+(``np.fft.fft``); ``np.real``, ``np.imag``, ``abs`` and ``np.fft.irfft`` give
+real values again.  The reverse transform uses it for one thing: an adjoint
+accumulated in place into the buffer of a *real* name (``bW += ...`` in a loop)
+takes the real part of a contribution that reads complex values -- the
+imaginary part is no derivative of a real value (see
+``runtime/primitive_adjoints/complex_adjoints.py``), and NumPy cannot add it into a real buffer.
+"""
+
+import builtins
+import operator
+
+import numpy as np
+
+from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler import ir
+
+COMPLEX_RESULTS = frozenset(map(id, (
+    np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.fft2, np.fft.ifft2, np.fft.fftn,
+    np.fft.ifftn, np.fft.rfft2, np.fft.rfftn)))
+REAL_RESULTS = frozenset(map(id, (
+    np.real, np.imag, np.absolute, np.fabs, builtins.abs, np.angle, np.fft.irfft,
+    np.fft.irfft2, np.fft.irfftn)))
+
+
+def complex_names(function, bindings):
+    """The local names of ``function`` that may hold complex values, and the
+    globals in ``bindings`` that do."""
+    names = {name for name, value in bindings.items() if _is_complex_value(value)}
+    assignments = [stmt for stmt in ir.walk(function.body)
+                   if isinstance(stmt, (ir.Assign, ir.SetItem))]
+    changed = True
+    while changed:                          # to a fixed point: loops carry values back
+        changed = False
+        for stmt in assignments:
+            if stmt.target not in names and _makes_complex(stmt, names):
+                names.add(stmt.target)
+                changed = True
+    return names
+
+
+def _is_complex_value(value):
+    return isinstance(value, (complex, np.complexfloating)) or \
+        (isinstance(value, np.ndarray) and value.dtype.kind == "c")
+
+
+def _makes_complex(stmt, names):
+    if isinstance(stmt, ir.SetItem):
+        return _operand_complex(stmt.value, names)
+    expr = stmt.expr
+    if isinstance(expr, ir.Copy):
+        return _operand_complex(expr.value, names)
+    if isinstance(expr, ir.Prim):
+        if id(expr.fn) in COMPLEX_RESULTS:
+            return True
+        if id(expr.fn) in REAL_RESULTS:
+            return False
+        return any(_operand_complex(a, names)
+                   for a in list(expr.args) + list(expr.kwargs.values()))
+    return False
+
+
+def _operand_complex(op, names):
+    if isinstance(op, ir.Const):
+        return isinstance(op.value, complex)
+    if isinstance(op, ir.Seq):
+        return any(_operand_complex(item, names) for item in op.items)
+    return any(name in names for name in ir.operand_names(op))
+
+
+def _functions(*names):
+    out = set()
+    for name in names:
+        obj = np
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None:
+            out.add(id(obj))
+    return frozenset(out)
+
+
+#: functions whose adjoint and tangent rules hold for complex arguments under the
+#: convention above: holomorphic ones (their rules are the real ones unchanged),
+#: linear maps with real coefficients (transposes), the Fourier transforms, and
+#: the rules written for complex values (real, imag, conj, abs).  Any other rule
+#: is written for real input: a complex differentiated value reaching it is
+#: refused (``refused_for_complex``), never differentiated as if it were real.
+COMPLEX_RULES = _functions(
+    # holomorphic arithmetic and elementwise functions
+    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",
+    "square", "reciprocal", "sqrt", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10",
+    "sin", "cos", "tan", "sinh", "cosh", "tanh", "where",
+    # bilinear and linear maps
+    "matmul", "dot", "outer", "inner", "kron", "cross", "tensordot", "einsum", "trace",
+    "diagonal", "diag", "tril", "triu", "matrix_transpose", "sum", "mean", "cumsum", "diff",
+    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "expand_dims",
+    "squeeze", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "flip", "flipud",
+    "fliplr", "rot90", "roll", "repeat", "tile", "copy", "asarray", "array", "concatenate",
+    "stack", "vstack", "row_stack", "hstack", "column_stack", "append", "split",
+    "array_split", "vsplit", "hsplit", "dsplit", "select",
+    # written for complex values
+    "real", "imag", "conjugate", "absolute",
+    "fft.fft", "fft.ifft", "fft.rfft", "fft.irfft", "fft.fft2", "fft.ifft2", "fft.fftn",
+    "fft.ifftn", "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.fftshift",
+    "fft.ifftshift") | frozenset(map(id, (builtins.abs, builtins.sum, operator.getitem)))
+
+
+def refused_for_complex(prim, varied, names):
+    """The label of ``prim`` when a differentiated operand (``varied``) may hold a
+    complex value and its rule is written for real input only; else None."""
+    if not names or id(prim.fn) in COMPLEX_RULES or not names.intersection(varied):
+        return None
+    registered = registry.lookup(prim.fn)
+    if registered is not None and registered.constant and prim.fn is not np.sign:
+        return None           # no derivative for real or complex input (floor, ...)
+    return prim.ref or getattr(prim.fn, "__name__", repr(prim.fn))

@@ -1,0 +1,1 @@
+"""Code backends after packaging: the Numba code pass."""

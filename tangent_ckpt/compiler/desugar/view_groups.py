@@ -1,0 +1,246 @@
+"""One group of names sharing memory, for the view lowering (``views.py``): a
+root array and the names that are views or aliases of it.  :class:`Group`
+checks the conditions under which value semantics plus explicit follow-ups
+compute what NumPy computes, and inserts the follow-ups."""
+
+import gast
+
+from tangent_ckpt.compiler.desugar.liveness import read_names
+from tangent_ckpt.compiler.desugar.view_shape import LOOPS, copy_node, name_node, store_node
+
+class Group:
+    """A root name and the names that are views or aliases of it (``links``,
+    parents before children)."""
+
+    def __init__(self, shape, facts, root, links):
+        self.shape, self.facts, self.root = shape, facts, root
+        self.links = {link.name: link for link in links}
+        self.members = sorted(links, key=lambda link: shape.order[id(link.stmt)])
+        self.names = {root} | set(self.links)
+        seen = set()
+        self.writes = []  # (statement, name, kind), once per statement and name
+        for w in shape.writes:
+            if w[1] in self.names and (id(w[0]), w[1]) not in seen:
+                seen.add((id(w[0]), w[1]))
+                self.writes.append(w)
+        self.flags = {}  # member -> the name of its "is a view" flag, when it needs one
+        self.followed = set()  # ids of the view expressions the fence may treat as new
+
+    # --- when the group can be followed exactly --------------------------------------
+    def followable(self):
+        shape = self.shape
+        if self.root not in shape.local or \
+                shape.escaping(self.names, [link.stmt for link in self.members],
+                               [a for a in shape.local if self.facts.array(a) is not None]):
+            return False
+        if self.root in shape.params and not shape.helper:
+            return False  # the user's function writes into its caller's array: refused
+        if any(kind == "other" for _, _, kind in self.writes) or not self.writes:
+            return False
+        first = min(shape.order[id(link.stmt)] for link in self.members)
+        if any(stmt is not shape.parsed.node and shape.order[id(stmt)] >= first
+               for stmt, _ in shape.binders.get(self.root, [])):
+            return False  # the root rebound once views of it exist
+        for link in self.members:
+            if not self._link_ok(link) or not self._writes_seen_by(link):
+                return False
+        return True
+
+    def _link_ok(self, link):
+        parent = self.facts.array(link.parent)
+        if link.kind == "reshape" and not (link.parent == self.root and parent is not None
+                                           and parent.contiguous):
+            return False  # a reshape copies a non-contiguous array
+        if link.kind == "index" and not link.basic_slices and parent is not None and \
+                parent.ndim is not None and parent.ndim <= link.integers:
+            return False  # an element, not a view
+        first, last = self.shape.region(link.stmt)
+        reads = read_names(link.value) - {link.parent}
+        for name in reads:  # the index means the same every time the view is taken again
+            if name in self.names or any(first <= self.shape.order.get(id(stmt), 0) <= last
+                                         for stmt, _ in self.shape.binders.get(name, [])):
+                return False
+        return not self.condition(link) or self.shape.numpy is not None
+
+    def _writes_seen_by(self, link):
+        """Every write into the group happens where ``link``'s name is a view taken
+        since the last write, or before it is ever taken."""
+        first, last = self.shape.region(link.stmt)
+        bound_at = self.shape.order[id(link.stmt)]
+        loops = set(map(id, self.shape.loops[id(link.stmt)]))
+        for stmt, _, _ in self.writes:
+            at = self.shape.order[id(stmt)]
+            if first <= at <= last:
+                continue
+            if at < bound_at and not loops & set(map(id, self.shape.loops[id(stmt)])):
+                continue
+            if at < bound_at and not self._read_outside(link.name, first, last):
+                # earlier in a loop that takes the view again on every trip, and the
+                # view is read only after it is taken (in its region): no read sees
+                # a view taken before the write
+                continue
+            return False
+        return True
+
+    def _read_outside(self, name, first, last):
+        """Whether a statement outside the numbers ``first``..``last`` reads ``name``
+        (a compound statement: its own test, iterable or items only)."""
+        for _, stmt in self.shape.place.values():
+            if first <= self.shape.order[id(stmt)] <= last:
+                continue
+            if isinstance(stmt, (gast.If, gast.While)):
+                own = [stmt.test]
+            elif isinstance(stmt, gast.For):
+                own = [stmt.iter]
+            elif isinstance(stmt, gast.With):
+                own = [item.context_expr for item in stmt.items]
+            elif isinstance(stmt, (gast.Try, gast.FunctionDef, gast.ClassDef)):
+                own = []  # a nested scope reading the name: it escapes (followable())
+            else:
+                own = [stmt]
+            if any(name in read_names(node) for node in own):
+                return True
+        return False
+
+    def condition(self, link):
+        """The tests under which ``link`` is a view (none: always), as trees."""
+        parent = self.facts.array(link.parent)
+        tests = []
+        if link.kind in ("index", "T", "asarray") and parent is None:
+            tests.append(self._call("isinstance", name_node(link.parent), self._numpy("ndarray")))
+        elif link.kind == "alias" and parent is None:
+            kinds = gast.Tuple(elts=[self._numpy("ndarray"), name_node("list"), name_node("dict")],
+                               ctx=gast.Load())
+            tests.append(self._call("isinstance", name_node(link.parent), kinds))
+        if link.kind == "index" and not link.basic_slices and \
+                (parent is None or parent.ndim is None):
+            ndim = self._call(self._numpy("ndim"), name_node(link.parent))
+            tests.append(gast.Compare(left=ndim, ops=[gast.Gt()],
+                                      comparators=[gast.Constant(value=link.integers, kind=None)]))
+        return tests
+
+    def _numpy(self, attribute):
+        return gast.Attribute(value=name_node(self.shape.numpy or "np"), attr=attribute,
+                              ctx=gast.Load())
+
+    @staticmethod
+    def _call(func, *args):
+        func = name_node(func) if isinstance(func, str) else func
+        return gast.Call(func=func, args=list(args), keywords=[])
+
+    # --- the follow-ups ----------------------------------------------------------------
+    def rewrite(self):
+        for link in self.members:
+            self._flag(link)
+        for stmt, name, kind in sorted(self.writes, key=lambda w: -self.shape.order[id(w[0])]):
+            self._follow_write(stmt, name)
+        self._loop_heads()
+        self.mark_calls()
+
+    def mark_calls(self):
+        """Tell the inliner which arguments of a helper it writes back (as data on the
+        call node)."""
+        for stmt, name, _ in self.writes:
+            entry = self.shape.call_writes.get(id(stmt))
+            if entry is not None:
+                call, params = entry
+                written = getattr(call, "written_arguments", {})
+                written.update({p: a for p, a in params.items() if a in self.names})
+                call.written_arguments = written
+
+    def _flag(self, link):
+        """``v_shares = <test>`` after the view is taken, when whether it is a view
+        depends on a type; each follow-up of the link is conditional on it.  (A
+        link's own test suffices: a write is carried up one link at a time.)"""
+        tests = self.condition(link)
+        if not tests:
+            return
+        flag = self._fresh(f"{link.name}_shares")
+        self.flags[link.name] = flag
+        made = [gast.Assign(targets=[store_node(flag)], value=tests[0], type_comment=None)]
+        for test in tests[1:]:  # `a and b` is not a value the lowering takes
+            made.append(gast.If(test=name_node(flag), orelse=[], body=[
+                gast.Assign(targets=[store_node(flag)], value=test, type_comment=None)]))
+        self._insert_after(link.stmt, [self._at(m, link.stmt) for m in made])
+
+    def _fresh(self, base):
+        name, k = base, 1
+        while name in self.shape.local:
+            k += 1
+            name = f"{base}{k}"
+        self.shape.local.add(name)
+        return name
+
+    def _follow_write(self, stmt, name):
+        follow, chain = [], [name]
+        while name != self.root:  # carry the write up to the root
+            link = self.links[name]
+            follow.append(self._guarded(self._write_back(link), link.name, "view_write_back"))
+            name = link.parent
+            chain.append(name)
+        at = self.shape.order[id(stmt)]
+        for link in self.members:  # take every other view again
+            first, last = self.shape.region(link.stmt)
+            if link.name not in chain and first <= at <= last:
+                follow.append(self._guarded(self._take(link), link.name, "view_take"))
+        self._insert_after(stmt, [self._at(s, stmt) for s in follow])
+
+    def _loop_heads(self):
+        """A loop that writes into the group takes the views it uses again first:
+        its carried state is then the root, not the views."""
+        written = [self.shape.order[id(stmt)] for stmt, _, _ in self.writes]
+        for loop_id, (block, loop) in list(self.shape.place.items()):
+            if not isinstance(loop, LOOPS):
+                continue
+            start, end = self.shape.order[loop_id], self.shape.end[loop_id]
+            if not any(start < w <= end for w in written):
+                continue
+            takes = []
+            for link in self.members:
+                first, last = self.shape.region(link.stmt)
+                if first <= start <= last:
+                    takes.append(self._at(self._guarded(self._take(link), link.name, "view_take"),
+                                               loop))
+            loop.body[0:0] = takes
+
+    def _write_back(self, link):
+        parent, view = name_node(link.parent), name_node(link.name)
+        if link.kind == "index":
+            target = gast.Subscript(value=name_node(link.parent), slice=copy_node(link.index),
+                                    ctx=gast.Store())
+            return gast.Assign(targets=[target], value=view, type_comment=None)
+        if link.kind == "T":
+            value = gast.Attribute(value=view, attr="T", ctx=gast.Load())
+        elif link.kind == "reshape":
+            shape = gast.Attribute(value=parent, attr="shape", ctx=gast.Load())
+            value = self._call(gast.Attribute(value=view, attr="reshape", ctx=gast.Load()), shape)
+        else:
+            value = view
+        return gast.Assign(targets=[store_node(link.parent)], value=value, type_comment=None)
+
+    def _take(self, link):
+        value = copy_node(link.value)
+        self.followed.add(id(value))
+        return gast.Assign(targets=[store_node(link.name)], value=value, type_comment=None)
+
+    def _guarded(self, stmt, member, mark):
+        """``stmt`` marked (as data for the fence: ``view_take`` or ``view_write_back``),
+        under the member's flag when it has one."""
+        setattr(stmt, mark, True)
+        flag = self.flags.get(member)
+        if flag is None:
+            return stmt
+        return gast.If(test=name_node(flag), body=[stmt], orelse=[])
+
+    @staticmethod
+    def _at(stmt, where):
+        for n in gast.walk(stmt):
+            gast.copy_location(n, where)
+            if hasattr(n, "end_lineno"):
+                n.end_lineno = getattr(where, "end_lineno", None)
+        return stmt
+
+    def _insert_after(self, stmt, stmts):
+        block, _ = self.shape.place[id(stmt)]
+        k = next(i for i, s in enumerate(block) if s is stmt)
+        block[k + 1:k + 1] = stmts

@@ -1,0 +1,322 @@
+"""One function as the view lowering (``views.py``) sees it.
+
+:class:`FunctionShape` numbers the statements in program order, and lists
+every binding, every write (and what kind), and where names *escape*: read
+where a reference to them may be kept (a container, a loop over rows, a call
+of a function that may return its argument).  It also splits
+``u, v = U[1:-1], V[1:-1]`` into one assignment per name.
+"""
+
+import copy
+import types
+
+import gast
+
+from tangent_ckpt.compiler.desugar.liveness import read_names
+from tangent_ckpt.compiler.memory_sharing import (
+    FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, WRITING_FUNCTIONS, WRITING_METHODS,
+)
+from tangent_ckpt.compiler.desugar.view_facts import numpy_function, resolve_dotted
+
+LOOPS = (gast.For, gast.While)
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+_SAFE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "T"}
+
+
+def name_node(identifier):
+    return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def store_node(identifier):
+    return gast.Name(id=identifier, ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+def copy_node(node, ctx=gast.Load):
+    node = copy.deepcopy(node)
+    for n in gast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    if hasattr(node, "ctx"):
+        node.ctx = ctx()
+    return node
+
+
+class FunctionShape:
+    """Statements in program order, bindings, writes and escaping names."""
+
+    def __init__(self, parsed, helper, writers):
+        self.parsed, self.helper, self.writers = parsed, helper, writers
+        fnode = parsed.node
+        args = fnode.args
+        self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        self.params |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        self.local = set(self.params)
+        for n in gast.walk(fnode):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                self.local.add(n.id)
+        self.numpy = next((k for k, v in parsed.globals.items()
+                           if getattr(v, "__name__", None) == "numpy"
+                           and isinstance(v, types.ModuleType)), None)
+        _split_tuple_assignments(fnode.body)
+        self.order, self.end, self.loops, self.place = {}, {}, {}, {}
+        self.block_end = {}
+        self.binders = {p: [(fnode, None)] for p in self.params}  # name -> [(stmt, value)]
+        self.bindings = {p: [None] for p in self.params}  # for ArrayFacts
+        self.writes = []  # (stmt, name, kind): kind "aug", "item", "call" or "other"
+        self.escapes = {}  # name -> ids of the statements where it escapes
+        self._statement_id = None
+        self.call_writes = {}  # id(statement) -> (call, {parameter: argument name})
+        self._count = 0
+        self._block(fnode.body, ())
+
+    # --- program order ------------------------------------------------------------
+    def _block(self, stmts, loops):
+        for k, s in enumerate(stmts):
+            self._count += 1
+            self.order[id(s)] = self._count
+            self.loops[id(s)] = loops
+            self.place[id(s)] = (stmts, s)
+            self._statement(s, loops)
+            self.end[id(s)] = self._count
+        for s in stmts:
+            self.block_end[id(s)] = self._count
+
+    def _statement(self, s, loops):
+        inner = loops + (s,) if isinstance(s, LOOPS) else loops
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(s, _SCOPES):
+                break
+            block = getattr(s, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                self._block(block, inner)
+        for handler in getattr(s, "handlers", []):
+            self._block(handler.body, inner)
+        self._record(s)
+
+    def region(self, stmt):
+        """(first, last) numbers of the statements after ``stmt`` in its block."""
+        return self.order[id(stmt)] + 1, self.block_end[id(stmt)]
+
+    # --- what each statement binds, writes and lets escape --------------------------
+    def _bind(self, name, stmt, value):
+        self.binders.setdefault(name, []).append((stmt, value))
+        self.bindings.setdefault(name, []).append(value)
+
+    def _escape(self, name):
+        self.escapes.setdefault(name, set()).add(self._statement_id)
+
+    def escaping(self, names, bindings=(), arrays=()):
+        """Those of ``names`` that escape somewhere other than in ``bindings`` or
+        into an element of one of ``arrays`` (which copies)."""
+        allowed = set(map(id, bindings)) | {("stored in", a) for a in arrays}
+        return {n for n in names if self.escapes.get(n, set()) - allowed}
+
+    def _record(self, s):
+        self._statement_id = id(s)
+        if isinstance(s, _SCOPES):
+            for n in gast.walk(s):
+                if isinstance(n, gast.Name):
+                    self._escape(n.id)
+            if isinstance(s, gast.FunctionDef):
+                self._bind(s.name, s, None)
+            return
+        if isinstance(s, (gast.Assign, gast.AnnAssign)):
+            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+            if s.value is None:
+                return
+            for t in targets:
+                self._target(t, s, s.value if isinstance(t, gast.Name) else None)
+            pairs = [(targets[0], s.value)] if len(targets) == 1 else []
+            if pairs and isinstance(s.value, gast.Tuple) and isinstance(targets[0], gast.Tuple) \
+                    and len(s.value.elts) == len(targets[0].elts):
+                pairs = list(zip(targets[0].elts, s.value.elts))  # U[0], U[-1] = U[-2], U[1]
+            if not pairs:
+                self._expr(s.value, escape=True)
+            for t, v in pairs:
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    # stored into an element: copied by an array, kept by a list or dict
+                    self._statement_id = ("stored in", t.value.id)
+                self._expr(v, escape=True)
+                self._statement_id = id(s)
+            self._calls(s.value, s)
+        elif isinstance(s, gast.AugAssign):
+            t = s.target
+            if isinstance(t, gast.Name):
+                self.writes.append((s, t.id, "aug"))
+                value = gast.BinOp(left=name_node(t.id), op=s.op, right=s.value)
+                self.bindings.setdefault(t.id, []).append(value)
+            elif isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                self.writes.append((s, t.value.id, "item"))
+                self._expr(t.slice, escape=False)
+            else:
+                self._other_write(t, s)
+            self._expr(s.value, escape=False)
+            self._calls(s.value, s)
+        elif isinstance(s, gast.For):
+            self._target(s.target, s, None)
+            self._expr(s.iter, escape=True)
+            self._calls(s.iter, s)
+        elif isinstance(s, (gast.If, gast.While)):
+            self._expr(s.test, escape=False)
+            self._calls(s.test, s)
+        elif isinstance(s, gast.Return) and s.value is not None:
+            self._expr(s.value, escape=False)
+            self._calls(s.value, s)
+        elif isinstance(s, gast.Expr):
+            self._expr(s.value, escape=False)
+            self._calls(s.value, s)
+        else:  # with, try, del, ...: anything they name may be kept or changed
+            own = [getattr(s, f) for f in ("items", "targets", "test", "exc", "msg")
+                   if getattr(s, f, None) is not None]
+            for part in own:
+                for n in gast.walk(part) if not isinstance(part, list) else \
+                        [m for p in part for m in gast.walk(p)]:
+                    if isinstance(n, gast.Name):
+                        self._escape(n.id)
+                        if isinstance(n.ctx, (gast.Store, gast.Del)):
+                            self._bind(n.id, s, None)
+
+    def _target(self, t, s, value):
+        if isinstance(t, gast.Name):
+            self._bind(t.id, s, value)
+        elif isinstance(t, (gast.Tuple, gast.List)):
+            for e in t.elts:
+                self._target(e, s, None)
+        elif isinstance(t, gast.Starred):
+            self._target(t.value, s, None)
+        elif isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+            self.writes.append((s, t.value.id, "item"))
+            self._expr(t.slice, escape=False)
+        else:
+            self._other_write(t, s)
+
+    def _other_write(self, target, s):
+        base = target
+        while isinstance(base, (gast.Subscript, gast.Attribute)):
+            base = base.value
+        if isinstance(base, gast.Name):
+            self.writes.append((s, base.id, "other"))
+        for n in gast.walk(target):
+            if isinstance(n, gast.Name):
+                self._escape(n.id)
+
+    def _expr(self, node, escape):
+        """Note the names ``node`` reads where a reference to them may be kept."""
+        if isinstance(node, gast.Name):
+            if escape:
+                self._escape(node.id)
+        elif isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.BoolOp)):
+            for child in gast.iter_child_nodes(node):
+                self._expr(child, escape=isinstance(node, gast.BoolOp) and escape)
+        elif isinstance(node, gast.Subscript):
+            self._expr(node.value, escape)
+            self._expr(node.slice, escape=False)
+        elif isinstance(node, gast.Attribute):
+            self._expr(node.value, escape and node.attr not in _SAFE_ATTRIBUTES - {"T"})
+        elif isinstance(node, gast.Call):
+            self._call_reads(node, escape)
+        elif isinstance(node, (gast.Slice, gast.Constant)):
+            for child in gast.iter_child_nodes(node):
+                self._expr(child, escape=False)
+        else:  # containers, comprehensions, lambdas, conditional values, ...
+            for n in gast.walk(node):
+                if isinstance(n, gast.Name):
+                    self._escape(n.id)
+
+    def _call_reads(self, node, escape):
+        func, args = node.func, list(node.args) + [k.value for k in node.keywords]
+        fn = numpy_function(func, self.parsed.resolve, self.local)
+        resolved = self.resolve(func)
+        if isinstance(func, gast.Attribute) and fn is None and resolved is None:
+            method_safe = func.attr in FRESH_METHODS
+            self._expr(func.value, escape=escape or not method_safe)
+            for a in args:
+                self._expr(a, escape=not method_safe)
+            return
+        safe = (fn is not None and not any(fn is v for v in VIEW_FUNCTIONS)) or \
+            any(resolved is b for b in FRESH_BUILTINS)
+        helper = isinstance(resolved, types.FunctionType) and fn is None and not escape
+        for a in args:  # a helper inlined as a statement reads its plain-name arguments
+            self._expr(a, escape=not safe and not (helper and isinstance(a, gast.Name)))
+
+    def _calls(self, node, s):
+        """Writes made by calls inside ``node``: ``out=``, in-place methods,
+        writing functions, and user helpers that write into their arguments."""
+        for n in gast.walk(node):
+            if not isinstance(n, gast.Call):
+                continue
+            for k in n.keywords:
+                if k.arg == "out":
+                    for name in read_names(k.value):
+                        self.writes.append((s, name, "other"))
+            func = n.func
+            if isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS:
+                for name in read_names(func.value):
+                    self.writes.append((s, name, "other"))
+            fn = self.resolve(func)
+            if fn is not None and any(fn is w for w in WRITING_FUNCTIONS) and n.args:
+                for name in read_names(n.args[0]):
+                    self.writes.append((s, name, "other"))
+            written = self.writers(fn) if isinstance(fn, types.FunctionType) else {}
+            if not written:
+                continue
+            n.writes_parameters = True  # the lowering inlines it even as a statement
+            bound = _bind_arguments(fn, n)
+            whole = (isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
+                                                  isinstance(s.targets[0], gast.Name))) \
+                and s.value is n  # step(H, U) or r = step(H, U): the call is the statement
+            for param, kind in written.items():
+                arg = bound.get(param)
+                if isinstance(arg, gast.Name) and arg.id in self.local:
+                    self.writes.append((s, arg.id, kind if whole else "other"))
+                    if whole:
+                        self.call_writes.setdefault(id(s), (n, {}))[1][param] = arg.id
+
+    def range_counters(self):
+        """Names bound only as the counter of ``for name in range(...)``: integers."""
+        counters = set()
+        for name, binders in self.binders.items():
+            if all(isinstance(stmt, gast.For) and isinstance(stmt.target, gast.Name) and
+                   isinstance(stmt.iter, gast.Call) and self.resolve(stmt.iter.func) is range
+                   for stmt, _ in binders):
+                counters.add(name)
+        return counters
+
+    def resolve(self, func):
+        return resolve_dotted(func, self.parsed.resolve, self.local)
+
+
+
+def _bind_arguments(fn, call):
+    code = fn.__code__
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    bound = dict(zip(names, call.args))
+    for k in call.keywords:
+        if k.arg is not None:
+            bound[k.arg] = k.value
+    return bound
+
+
+def _split_tuple_assignments(stmts):
+    """``u, v = U[1:-1], V[1:-1]`` -> one assignment per name (when no name
+    bound is read on the right, the two forms are the same program)."""
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(s, field, None)
+            if isinstance(block, list) and not isinstance(s, _SCOPES):
+                _split_tuple_assignments(block)
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                isinstance(s.targets[0], gast.Tuple) and isinstance(s.value, gast.Tuple) and \
+                len(s.targets[0].elts) == len(s.value.elts) and \
+                all(isinstance(t, gast.Name) for t in s.targets[0].elts) and \
+                not any(isinstance(e, gast.Starred) for e in s.value.elts):
+            bound = {t.id for t in s.targets[0].elts}
+            if not bound & read_names(s.value) and len(bound) == len(s.targets[0].elts):
+                parts = [gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None), s)
+                         for t, v in zip(s.targets[0].elts, s.value.elts)]
+                stmts[k:k + 1] = parts
+                k += len(parts)
+                continue
+        k += 1

@@ -1,0 +1,253 @@
+"""Lower: writes through views and aliases, made explicit before lowering.
+
+NumPy arrays are references: after ``v = V[1:3]`` a write ``v += x`` changes
+``V``.  The rest of the compiler gives each assignment a new value, so this pass
+rewrites the user's syntax tree until value semantics compute what NumPy
+computes.  For a *group* (a root array and the names that are views or aliases
+of it, each bound once by a view the pass can take again), after every write
+into one of its names:
+
+- the write is carried up to the root: ``V[1:3] = v`` (``A = At.T``,
+  ``A = B.reshape(A.shape)``, ``a = b``);
+- every other name of the group is taken again from its parent: ``w = V[2:]``;
+- a loop that writes into the group starts its body by taking the views again,
+  so that a checkpointed loop carries the root arrays only.
+
+Where whether a value is a view depends on a type the compiler cannot see
+(``b = a`` with ``a`` perhaps a float, ``row = S[1]`` with ``S`` perhaps one
+dimensional), the pass tests it once, where the view is taken
+(``b_shares = isinstance(a, np.ndarray)``), and makes each follow-up
+conditional on it: what NumPy does, for either type.
+
+A helper that writes into its parameters (``def step(H): H[1:-1] += ...``)
+changes its caller's arrays: the call is marked (``written_arguments``, data
+on the call node) and the inliner assigns the parameter's final value back to
+the caller's name, which this pass then treats as a write there.
+
+A group the pass cannot follow exactly is left as it is, and the aliasing
+fence (``aliasing.py``) refuses its writes, naming both names; docs/inplace.md
+lists those forms and why.
+"""
+
+import contextlib
+import threading
+import types
+
+import gast
+import numpy as np
+
+from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, view_link
+from tangent_ckpt.compiler.desugar.view_groups import Group
+from tangent_ckpt.compiler.desugar.view_shape import FunctionShape
+from tangent_ckpt.errors import TangentCkptError
+
+
+def follow_views(parsed, helper=False):
+    """Rewrite ``parsed.node`` in place so that writes through views and aliases
+    reach every name that shares their memory.  Returns what it follows
+    (:class:`Followed`), for the fence.  ``helper``:
+    ``parsed`` is inlined, so views of its parameters are followed too (their
+    writes go back to the caller's arrays through the inliner)."""
+    shape = FunctionShape(parsed, helper, writer_parameters)
+    facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local)
+    links = {}
+    for name, binders in shape.binders.items():
+        if len(binders) == 1 and binders[0][1] is not None:
+            stmt, value = binders[0]
+            link = view_link(name, value, stmt, parsed.resolve, shape.local,
+                             shape.range_counters())
+            if link is not None and link.parent != name and \
+                    not (link.kind == "index" and _surely_container(shape, link.parent)):
+                links[name] = link  # an item of a list, tuple or dict is no view of it
+    groups = _groups(links)
+    _require_arrays_for_augmented_calls(shape, facts, set(links) | set(groups))
+    followed = Followed()
+    grouped = set()
+    for root, members in groups.items():
+        group = Group(shape, facts, root, members)
+        grouped |= group.names
+        if group.followable():
+            group.rewrite()
+            followed |= {id(link.value) for link in members} | group.followed
+            followed.groups.append(frozenset(group.names))
+            _note_shared_writes(parsed, group)
+    for stmt, name, kind in list(shape.writes):
+        if kind.endswith("-call") and name not in grouped and \
+                (helper or name not in shape.params or _private_copy_at(shape, name, stmt)):
+            Group(shape, facts, name, []).mark_calls()
+    return followed
+
+
+_NEW_ARRAY_FUNCTIONS = (np.copy, np.zeros, np.ones, np.empty, np.full, np.zeros_like,
+                        np.ones_like, np.empty_like, np.full_like)
+
+
+def _private_copy_at(shape, param, stmt):
+    """True when the parameter ``param`` names, where ``stmt`` runs, an array the
+    function made (``u = u.copy()`` earlier in its top-level block): a helper's
+    write into it changes that copy, never the caller's array, and is followed
+    like a write into any local.  Every rebinding of the parameter must make a
+    new array (a view or alias of it would still be the caller's memory)."""
+    fnode = shape.parsed.node
+    rebinds = [(b, v) for b, v in shape.binders.get(param, ()) if b is not fnode]
+    if not rebinds or not all(isinstance(b, gast.Assign) and _makes_new_array(v, shape)
+                              for b, v in rebinds):
+        return False
+    return any(shape.place[id(b)][0] is fnode.body and shape.end[id(b)] < shape.order[id(stmt)]
+               for b, _ in rebinds)
+
+
+def _makes_new_array(value, shape):
+    """``x.copy()``, ``np.copy(x)``, ``np.array(x)``, ``np.zeros(...)`` and the
+    like, a ufunc (``np.tanh(x)``), or arithmetic: a value that is surely a new
+    object."""
+    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+        return True
+    if not isinstance(value, gast.Call):
+        return False
+    func = value.func
+    if isinstance(func, gast.Attribute) and func.attr == "copy" and not value.args:
+        return True
+    fn = shape.resolve(func)
+    if fn is np.array:
+        return not any(k.arg == "copy" for k in value.keywords)
+    if isinstance(fn, np.ufunc):  # np.tanh(B): a new array unless written out=
+        return not any(k.arg == "out" for k in value.keywords)
+    return any(fn is f for f in _NEW_ARRAY_FUNCTIONS)
+
+
+_CONTAINER_DISPLAYS = (gast.List, gast.Tuple, gast.Dict, gast.ListComp, gast.DictComp)
+
+
+def _surely_container(shape, name):
+    """Whether every binding of ``name`` is a list, tuple or dict display or
+    comprehension: ``lst[0]`` is then the object the container holds (``b =
+    lst[0]; b += y`` writes into that object, which the aliasing fence judges),
+    never a view of an array."""
+    binders = shape.binders.get(name)
+    return bool(binders) and all(isinstance(value, _CONTAINER_DISPLAYS)
+                                 for _, value in binders)
+
+
+class Followed(set):
+    """The ids of the view expressions the pass follows (the fence treats them
+    as new arrays), and ``groups``: the sets of names it keeps consistent (the
+    fence does not compare a write with the names of its own group)."""
+
+    def __init__(self):
+        super().__init__()
+        self.groups = []
+
+    def same_group(self, a, b):
+        return any(a in g and b in g for g in self.groups)
+
+
+def _require_arrays_for_augmented_calls(shape, facts, grouped):
+    """``H += ...`` in a helper changes the caller's ``H`` only if it is an array:
+    in a group, followed only when the compiler knows it is one; alone, the
+    inliner tests it (``in_place_if_array``, data on the call node)."""
+    writes = []
+    for s, name, kind in shape.writes:
+        if kind == "aug-call" and facts.array(name) is None:
+            if name in grouped:
+                kind = "other"
+            elif id(s) in shape.call_writes:
+                call, params = shape.call_writes[id(s)]
+                call.in_place_if_array = {p for p, a in params.items() if a == name}
+        writes.append((s, name, kind))
+    shape.writes = writes
+
+
+def _groups(links):
+    """root -> the links of the names that are views of it (directly or not)."""
+    groups = {}
+    for name in links:
+        root, seen = name, set()
+        while root in links and root not in seen:
+            seen.add(root)
+            root = links[root].parent
+        if root not in links:  # else a cycle: a = b; b = a
+            groups.setdefault(root, []).append(links[name])
+    return groups
+
+
+_SHARED_WRITES = threading.local()  # the lists recording_shared_writes() fills
+
+
+@contextlib.contextmanager
+def recording_shared_writes():
+    """Collect, while compiling, every write this pass carries to other names
+    that share the written memory: a list of :class:`SharedWrite`.  NumPy and
+    CuPy arrays have views, and the gradient follows them; an array library
+    without views (Dask: a slice is a copy) computes something else for such
+    code, which the caller refuses."""
+    found = []
+    stack = getattr(_SHARED_WRITES, "stack", None)
+    if stack is None:
+        stack = _SHARED_WRITES.stack = []
+    stack.append(found)
+    try:
+        yield found
+    finally:
+        stack.remove(found)
+
+
+class SharedWrite(tuple):
+    """(filename, line, names): a write at the user's line into one of
+    ``names``, which share memory (views or aliases of one array)."""
+
+    __slots__ = ()
+
+    def __new__(cls, filename, line, names):
+        return super().__new__(cls, (filename, line, tuple(sorted(names))))
+
+
+def _note_shared_writes(parsed, group):
+    for found in getattr(_SHARED_WRITES, "stack", ()):
+        stmt = min((w[0] for w in group.writes), key=lambda s: getattr(s, "lineno", 0))
+        found.append(SharedWrite(parsed.filename, getattr(stmt, "lineno", None), group.names))
+
+
+_ANALYSING = threading.local()  # the helpers being analysed by this thread (recursion)
+
+
+def writer_parameters(fn):
+    """The parameters a user helper writes into, with how: ``"item-call"`` for
+    ``H[1:-1] += ...`` or a write through a view of ``H`` (the caller's array),
+    ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array).  A
+    parameter the helper also rebinds is left out: the inliner refuses it."""
+    module = str(getattr(fn, "__module__", "") or "")
+    in_progress = _ANALYSING.__dict__.setdefault("codes", set())
+    if not isinstance(fn, types.FunctionType) or fn.__code__ in in_progress or \
+            module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt"):
+        return {}
+    in_progress.add(fn.__code__)
+    try:
+        parsed = parse_function(fn)
+        follow_views(parsed, helper=True)
+    except TangentCkptError:
+        return {}
+    finally:
+        in_progress.discard(fn.__code__)
+    args = parsed.node.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    found, rebound = {}, set()
+    for node in gast.walk(parsed.node):
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            found.setdefault(node.target.id, "aug-call")
+            continue
+        if isinstance(node, gast.Call):
+            for param in getattr(node, "written_arguments", {}).values():
+                found[param] = "item-call"
+        targets = node.targets if isinstance(node, gast.Assign) else \
+            [node.target] if isinstance(node, (gast.AugAssign, gast.For)) else []
+        for t in targets:
+            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                found[t.value.id] = "item-call"
+            elif getattr(node, "view_write_back", False) and isinstance(t, gast.Name):
+                found[t.id] = "item-call"
+            else:
+                rebound |= {n.id for n in gast.walk(t)
+                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {p: found[p] for p in params if p in found and p not in rebound}

@@ -1,0 +1,345 @@
+"""What an expression may be, for the aliasing fence (``aliasing.py``): the
+memory *origins* a value may be (``is``) and those it may hold references to
+(``holds``, for containers).  An origin is an allocation site (versioned in
+loops), a parameter or a global.  Calls are judged from the tables of
+``memory_sharing.py``: NumPy functions return new arrays unless listed as
+views; user functions may return their arguments."""
+
+import builtins
+
+import gast
+import numpy as np
+
+from tangent_ckpt.compiler.desugar.liveness import read_names
+from tangent_ckpt.compiler.lower.container_values import static_key
+from tangent_ckpt.compiler.memory_sharing import (
+    COPY_FLAG_FUNCTIONS, FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, VIEW_METHODS,
+)
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+
+_NOTHING = frozenset()
+# the operators that build a container from containers: list/tuple concatenation and
+# repetition, dict union, set operations
+_CONTAINER_OPERATORS = (gast.Add, gast.Mult, gast.BitOr, gast.BitAnd, gast.BitXor, gast.Sub)
+
+
+class _Info:
+    """What a value may be (``is``) and what it may hold references to (``holds``);
+    for a list, tuple or dict made in the function with constant keys, what each
+    item may be (``items``, ``((key, _Info), ...)``, or None when not known;
+    ``keyed``: a dict's, whose keys are not positions)."""
+
+    __slots__ = ("is_", "holds", "items", "keyed")
+
+    def __init__(self, is_=_NOTHING, holds=_NOTHING, items=None, keyed=False):
+        self.is_ = frozenset(is_)
+        self.holds = frozenset(holds)
+        self.items = items
+        self.keyed = keyed
+
+    def everything(self):
+        return self.is_ | self.holds
+
+    def join(self, other):
+        items = None
+        if self.items is not None and other.items is not None and \
+                self.keyed == other.keyed and \
+                [k for k, _ in self.items] == [k for k, _ in other.items]:
+            items = tuple((k, a.join(b)) for (k, a), (_, b) in zip(self.items, other.items))
+        return _Info(self.is_ | other.is_, self.holds | other.holds, items, self.keyed)
+
+    def item(self, key):
+        """What the item at constant ``key`` may be, or None when not known (a
+        negative index counts from the end of a list or tuple)."""
+        if self.items is None or key is None:
+            return None
+        if not self.keyed and isinstance(key, int) and key < 0:
+            key += len(self.items)
+        for k, info in self.items:
+            if k == key and type(k) is type(key):
+                return info
+        return None
+
+    def with_item(self, key, value):
+        """After ``x[key] = value``: the item replaced (or a key added to a dict)."""
+        if self.items is None or key is None:
+            return _Info(self.is_, self.holds | value.everything())
+        items = list(self.items)
+        found = self.item(key)
+        if found is None and not self.keyed:
+            items = None  # an index out of range: it raises
+        elif found is None:
+            items.append((key, value))
+        else:
+            items = [(k, value if i is found else i) for k, i in items]
+        return _Info(self.is_, self.holds | value.everything(),
+                     None if items is None else tuple(items), self.keyed)
+
+    def mapped(self, fn):
+        """The same, each origin ``o`` replaced by ``fn(o)``."""
+        return _Info({fn(o) for o in self.is_}, {fn(o) for o in self.holds},
+                     None if self.items is None else
+                     tuple((k, i.mapped(fn)) for k, i in self.items), self.keyed)
+
+    def __eq__(self, other):
+        return self.is_ == other.is_ and self.holds == other.holds and \
+            self.items == other.items and self.keyed == other.keyed
+
+    def __hash__(self):  # pragma: no cover - not used as a key
+        return hash((self.is_, self.holds))
+
+
+def _base_name(target):
+    """The name a subscript/attribute target writes into (``a`` in ``a[0].x[1]``)."""
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else None
+
+
+class Origins:
+    """The origins of expressions in one function (mixed into the fence, which
+    sets ``parsed``, ``locals``, ``local_functions`` (name -> a function defined
+    once in it; ``returned_info`` reads what a call of one returns) and
+    ``followed``: the views the view lowering follows, new arrays here; and ``builtin_sites`` and ``container_sites``,
+    filled here: the ids of the sites that make a list, tuple, dict, set or NumPy
+    array, never an object of a user's class; of those that make a list, tuple,
+    dict or set)."""
+
+    def surely_container(self, info):
+        """True when every object ``info`` may be is a list, tuple, dict or set made
+        in the function (a display or a comprehension): never an array, so an item
+        read from it is one of the objects it holds, not a view of it."""
+        return bool(info.is_) and all(o[0] == "site" and o[1] in self.container_sites
+                                      for o in info.is_)
+
+    def surely_builtin(self, info):
+        """True when every object ``info`` may be was made at a site of
+        ``builtin_sites``: its methods are those of lists, dicts and arrays."""
+        return bool(info.is_) and all(o[0] == "site" and o[1] in self.builtin_sites
+                                      for o in info.is_)
+
+    def free_info(self, name):
+        if name in self.locals:
+            return _Info()
+        return _Info({("global", name)}, {("global*", name)})
+
+    def resolve(self, func):
+        """The object a (dotted) name outside the function denotes, or None."""
+        obj = resolve_dotted(func, self.parsed.resolve, self.locals)
+        return obj if callable(obj) else None
+
+    def info(self, node, env):
+        if node is None or isinstance(node, gast.Constant):
+            return _Info()
+        if id(node) in self.followed:
+            return _Info({("site", id(node), 0)})
+        if isinstance(node, gast.Name):
+            return env.get(node.id, self.free_info(node.id))
+        if isinstance(node, gast.BinOp):
+            return _Info({("site", id(node), 0)}, self.concatenated(node, env))
+        if isinstance(node, (gast.UnaryOp, gast.Compare)):
+            return _Info({("site", id(node), 0)})  # a new number, bool or array
+        if isinstance(node, (gast.Subscript, gast.Attribute)):
+            base = self.info(node.value, env)
+            if isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size",
+                                                                   "dtype", "itemsize",
+                                                                   "nbytes"):
+                return _Info()
+            if isinstance(node, gast.Subscript) and self.surely_container(base):
+                if isinstance(node.slice, gast.Slice):  # a new list of the same items
+                    return _Info({("site", id(node), 0)}, base.holds)
+                item = base.item(static_key(node.slice))
+                if item is not None:
+                    return item  # d['a'] of {'a': A, 'b': B} is A, never B
+                return _Info(base.holds, base.holds)  # an item, never the list itself
+            return _Info(base.everything(), base.holds)
+        if isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
+            elements = node.elts if not isinstance(node, gast.Dict) else \
+                [k for k in node.keys if k is not None] + node.values
+            holds = set()
+            for e in elements:
+                holds |= self.info(e, env).everything()
+            self.builtin_sites.add(id(node))
+            self.container_sites.add(id(node))
+            return _Info({("site", id(node), 0)}, holds, self.display_items(node, env),
+                         keyed=isinstance(node, gast.Dict))
+        if isinstance(node, (gast.IfExp, gast.BoolOp)):
+            parts = [node.body, node.orelse] if isinstance(node, gast.IfExp) else node.values
+            out = _Info()
+            for p in parts:
+                out = out.join(self.info(p, env))
+            return out
+        if isinstance(node, gast.Call):
+            return self.call_info(node, env)
+        if isinstance(node, gast.Starred):
+            return self.info(node.value, env)
+        # comprehensions, lambdas, f-strings, ...: a new object that may hold
+        # anything it reads
+        holds = set()
+        for name in read_names(node):
+            if name not in env and self._builtin(name):
+                continue  # range, zip, len: no memory of the program's
+            holds |= env.get(name, self.free_info(name)).everything()
+        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp)):
+            self.builtin_sites.add(id(node))
+            self.container_sites.add(id(node))
+        return _Info({("site", id(node), 0)}, holds)
+
+    def _builtin(self, name):
+        """Whether the free ``name`` is one of Python's builtins (``range``)."""
+        if name in self.locals:
+            return False
+        obj = self.parsed.resolve(name)
+        return obj is not None and getattr(builtins, name, None) is obj
+
+    def display_items(self, node, env):
+        """The items of a list, tuple or dict display by constant key, or None."""
+        if isinstance(node, gast.Dict):
+            keys = [static_key(k) if k is not None else None for k in node.keys]
+            if any(k is None for k in keys) or len(set(keys)) != len(keys):
+                return None
+            return tuple((k, self.info(v, env)) for k, v in zip(keys, node.values))
+        if isinstance(node, (gast.List, gast.Tuple)) and \
+                not any(isinstance(e, gast.Starred) for e in node.elts):
+            return tuple((k, self.info(e, env)) for k, e in enumerate(node.elts))
+        return None
+
+    def concatenated(self, node, env):
+        """What ``a + b`` or ``a * b`` may hold: the items of ``a`` and ``b`` when it is
+        list or tuple concatenation or repetition (``[x] + ys``, ``[x] * 3``), or a
+        dict or set operation (``d | e``, ``s - t``).  Any other operator (``/``,
+        ``**``, ``@``, ...), or an operand that is surely not a container (a float
+        constant, a new NumPy array), makes a new number or array holding nothing."""
+        if not isinstance(node.op, _CONTAINER_OPERATORS):
+            return frozenset()
+        operands = (node.left, node.right)
+        if any(self.surely_not_a_sequence(o, env) for o in operands):
+            return frozenset()
+        holds = set()
+        for o in operands:
+            holds |= self.info(o, env).holds
+        return holds
+
+    def surely_not_a_sequence(self, node, env):
+        """True when ``node`` is a float or complex constant or a new NumPy array (a
+        NumPy function's result that is not a view), whose ``+``/``*`` with a list is
+        NumPy arithmetic or an error, never list concatenation."""
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (float, complex))
+        if isinstance(node, gast.UnaryOp):
+            return self.surely_not_a_sequence(node.operand, env)
+        if isinstance(node, gast.BinOp):
+            return not isinstance(node.op, _CONTAINER_OPERATORS) or \
+                any(self.surely_not_a_sequence(o, env) for o in (node.left, node.right))
+        if isinstance(node, gast.Call):
+            fn = self.resolve(node.func)
+            return fn is not None and not _is_in(fn, VIEW_FUNCTIONS) and (
+                isinstance(fn, np.ufunc) or
+                str(getattr(fn, "__module__", None) or "").split(".")[0] == "numpy")
+        return False
+
+    def call_info(self, node, env):
+        info = self._call_info(node, env)
+        if info.is_ == {("site", id(node), 0)} and self.resolve(node.func) is not None:
+            self.builtin_sites.add(id(node))  # a new NumPy array or builtin object
+        return info
+
+    def _call_info(self, node, env):
+        fn = self.resolve(node.func)
+        args = list(node.args) + [k.value for k in node.keywords]
+        fresh = _Info({("site", id(node), 0)})
+        if fn is not None:
+            copies = not any(k.arg == "copy" and not (isinstance(k.value, gast.Constant)
+                                                      and k.value.value is True)
+                             for k in node.keywords)
+            if _is_in(fn, COPY_FLAG_FUNCTIONS) and copies:
+                return fresh
+            if fn is np.einsum and _several_einsum_operands(node):
+                return fresh
+            if _is_in(fn, VIEW_FUNCTIONS):
+                return self._union(args, env)
+            if getattr(fn, "__module__", None) and \
+                    str(fn.__module__).split(".")[0] == "numpy":
+                return fresh
+            if isinstance(fn, np.ufunc):
+                return fresh
+            if any(fn is b for b in FRESH_BUILTINS):
+                return fresh
+            if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
+                return self._union(args, env)  # max, min, list, zip, sorted, ...
+        elif isinstance(node.func, gast.Attribute):
+            method = node.func.attr
+            receiver = self.info(node.func.value, env)
+            if method == "astype" and any(k.arg == "copy" for k in node.keywords):
+                return _Info(receiver.everything(), receiver.holds)
+            if method in FRESH_METHODS:
+                return fresh
+            if method in VIEW_METHODS:
+                return _Info(receiver.everything(), receiver.holds)
+            return self._union([node.func.value] + args, env)
+        # a local function whose returns are new objects (docs/inplace.md): a new object
+        fdef = self.local_functions.get(node.func.id) if isinstance(node.func, gast.Name) \
+            else None
+        if fdef is not None and self.returned_info(fdef, args, env) is not None:
+            return fresh
+        # a user function, a local function or anything unknown: it may return its
+        # arguments or what they hold
+        return self._union(args, env)
+
+    def _union(self, nodes, env):
+        everything = set()
+        holds = set()
+        for n in nodes:
+            i = self.info(n, env)
+            everything |= i.everything()
+            holds |= i.holds
+        return _Info(everything, holds)
+
+
+
+def local_names(fnode):
+    """The names a function binds: its parameters and every name it stores to."""
+    names = set()
+    args = fnode.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs:
+        names.add(a.id)
+    for a in (args.vararg, args.kwarg):
+        if a is not None:
+            names.add(a.id)
+    for child in gast.walk(fnode):
+        if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+            names.add(child.id)
+    return names
+
+def _defined_once(fnode):
+    """name -> the FunctionDef directly in ``fnode``'s body (not nested deeper) for
+    the names bound nowhere else in ``fnode``."""
+    defs, bound = {}, {}
+    for child in gast.walk(fnode):
+        if child is fnode:
+            continue
+        if isinstance(child, gast.FunctionDef):
+            bound[child.name] = bound.get(child.name, 0) + 1
+            defs[child.name] = child
+        elif isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store):
+            bound[child.id] = bound.get(child.id, 0) + 1
+        elif isinstance(child, (gast.Global, gast.Nonlocal)):
+            for name in child.names:
+                bound[name] = 2
+    args = fnode.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + \
+            [x for x in (args.vararg, args.kwarg) if x is not None]:
+        bound[a.id] = 2
+    return {name: d for name, d in defs.items() if bound.get(name) == 1}
+
+
+def _several_einsum_operands(node):
+    """``np.einsum('ij,jk->ik', a, b)``: with two operands or more the result is a
+    new array; with one (``'ij->ji'``, ``'ii->i'``) it may be a view of it."""
+    args = node.args
+    return len(args) >= 3 and isinstance(args[0], gast.Constant) and \
+        isinstance(args[0].value, str) and not any(isinstance(a, gast.Starred) for a in args)
+
+
+def _is_in(obj, objects):
+    return obj is not None and any(obj is o for o in objects)

@@ -1,0 +1,396 @@
+"""Aliasing fence: refuse writes through names that may share memory, where the
+view lowering (``views.py``) does not follow them.
+
+NumPy arrays are references.  After ``v = V[1:3]`` a write ``v += x`` changes
+``V`` too; after ``b = a`` a write ``b[0] = 1`` changes ``a``.  The compiler
+lowers user code with value semantics (every assignment makes a new value), so
+such a write would be differentiated as if the two names were independent: a
+silently wrong gradient.  The view lowering makes the writes it can follow
+explicit first; this analysis refuses the rest: a write to a name whose memory
+may be shared with another name that is read later raises a
+:class:`TransformError` naming both names and the line.
+
+The analysis works on the user's syntax tree, one function at a time (the
+differentiated function and every helper the compiler inlines):
+
+- a forward pass tracks, for each name, the memory *origins* it may be (``is``)
+  and the origins it may hold references to (``holds``, for containers).  An
+  origin is an allocation site (versioned, so that a site executed again in a
+  loop is a different array from the one kept from the previous iteration), a
+  parameter, or a global;
+- a backward pass computes which names are live (may be read again) after each
+  statement;
+- at each write (``n += ...``, ``n[...] = ...``, ``n.attr = ...``, in-place
+  methods, ``out=``), the written origins are compared with those of every other
+  live name.
+
+It is deliberately conservative: what it cannot prove separate is assumed
+shared.  Writes to a name that shares memory only with names never read again
+are allowed: value semantics compute the same numbers there.
+"""
+
+import gast
+
+from tangent_ckpt.compiler.fence.alias_values import (Origins, _base_name, _defined_once, _Info,
+                                                 _is_in, local_names)
+from tangent_ckpt.compiler.lower.container_values import static_key
+from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
+from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
+from tangent_ckpt.compiler.fence.method_writes import (
+    constructed_classes, method_of, writes_self_in_place,
+)
+from tangent_ckpt.errors import UnsupportedSyntaxError
+
+
+class AliasFence(Origins):
+    """Forward pass over one function: origins of each name, checked at writes."""
+
+    def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset()):
+        self.parsed = parsed
+        self.followed = followed  # ids of views the view lowering follows: new arrays here
+        self.fnode = fnode
+        self.checking = checking  # False: only what the function returns (returned_info)
+        self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
+        self.returned = _Info()
+        self.locals = local_names(fnode)
+        self.local_functions = _defined_once(fnode)
+        self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
+        self.always_live = set()
+        for child in gast.walk(fnode):
+            if child is not fnode and isinstance(child, (gast.FunctionDef, gast.Lambda)):
+                self.always_live |= read_names(child)
+        self.liveness = {}  # name -> ids of the statements after which it is live
+        self.read_cache = {}
+        self.loop_depth = 0
+        # origin (and site id) -> names ever bound to it: an over-estimate, for lookups
+        self.holders = {}
+        self.site_cache = {}
+        self.builtin_sites = set()  # sites making lists, dicts, arrays (alias_values.py)
+        self.container_sites = set()  # sites making lists, tuples, dicts, sets
+        # names bound only to objects of user classes made here: their methods are known
+        self.objects = constructed_classes(fnode, self.resolve, self.locals)
+
+    # --- the forward pass -------------------------------------------------------
+    def run(self):
+        env = {}
+        args = self.fnode.args
+        for a in args.posonlyargs + args.args + args.kwonlyargs + \
+                [x for x in (args.vararg, args.kwarg) if x is not None]:
+            self.set(env, a.id, _Info({("param", a.id)}, {("param*", a.id)}))
+        self.block(self.fnode.body, env)
+
+    def block(self, stmts, env):
+        for s in stmts:
+            env = self.statement(s, env)
+        return env
+
+    def statement(self, s, env):
+        """The origins after ``s``; ``env`` is updated in place where it can be."""
+        if getattr(s, "view_take", False):
+            return env  # the view lowering takes a followed view again
+        if self.loop_depth:
+            self.age(env, s)
+        if isinstance(s, gast.Return) and s.value is not None:
+            self.returned = self.returned.join(self.info(s.value, env))
+        self.check_calls(s, env)
+        if getattr(s, "view_write_back", False):  # a write into a parent's memory
+            target = s.targets[0]
+            base = _base_name(target) if not isinstance(target, gast.Name) else target.id
+            self.check_write(base, env.get(base, self.free_info(base)).is_, env, s, target)
+            return env
+        if isinstance(s, gast.Assign):
+            value = self.info(s.value, env)
+            for t in s.targets:
+                self.bind(t, s.value, value, env, s)
+            return env
+        if isinstance(s, gast.AnnAssign):
+            if s.value is not None:
+                self.bind(s.target, s.value, self.info(s.value, env), env, s)
+            return env
+        if isinstance(s, gast.AugAssign):
+            self.aug_assign(s, env)
+            return env
+        if isinstance(s, gast.If):
+            then_env = self.block(s.body, dict(env))
+            else_env = self.block(s.orelse, dict(env))
+            if self.loop_depth:
+                # a site run in one branch only: what the other branch still calls its
+                # latest object is older than the one just made
+                then_sites, else_sites = self.sites(s.body), self.sites(s.orelse)
+                self.age_sites(else_env, then_sites - else_sites)
+                self.age_sites(then_env, else_sites - then_sites)
+            return _join(then_env, else_env)
+        if isinstance(s, (gast.For, gast.While)):
+            return self.loop(s, env)
+        if isinstance(s, gast.With):
+            return self.block(s.body, env)
+        if isinstance(s, gast.Try):
+            env = self.block(s.body, env)
+            for part in [h.body for h in s.handlers] + [s.orelse, s.finalbody]:
+                env = _join(env, self.block(part, dict(env)))
+            return env
+        return env
+
+    def set(self, env, name, info):
+        env[name] = info
+        for origin in info.is_ | info.holds:
+            self.holders.setdefault(origin, set()).add(name)
+            if origin[0] == "site":
+                self.holders.setdefault(origin[1], set()).add(name)
+
+    def age(self, env, s):
+        """A site executed again makes a new object: what names kept from its
+        earlier runs becomes the site's "older" origin, distinct from the new one."""
+        self.age_sites(env, {id(node) for node in _own_nodes(s)})
+
+    def age_sites(self, env, sites):
+        for site in sites:
+            for name in self.holders.get(site, ()):
+                info = env.get(name)
+                if info is not None:
+                    self.set(env, name, info.mapped(lambda o, site=site: _older(o, site)))
+
+    def sites(self, stmts):
+        """Ids of every node in ``stmts`` (the allocation sites they may run)."""
+        key = id(stmts)
+        cached = self.site_cache.get(key)
+        if cached is None or cached[0] is not stmts:
+            ids = {id(n) for st in stmts for n in gast.walk(st)}
+            cached = self.site_cache[key] = (stmts, ids)
+        return cached[1]
+
+    def loop(self, s, env):
+        self.loop_depth += 1
+        head = dict(env)
+        iterated = f"\0iterable{id(s)}"  # a for loop's iterable, evaluated once
+        if isinstance(s, gast.For):
+            it = s.iter
+            ranged = isinstance(it, gast.Call) and self.resolve(it.func) is range
+            self.set(head, iterated, _Info() if ranged else self.info(it, env))
+        body_sites = self.sites(s.body)
+        for _ in range(50):  # origins are finite; this reaches a fixpoint in a few rounds
+            inner = dict(head)
+            if isinstance(s, gast.For):
+                source = inner[iterated]
+                for name in bound_names(s.target):
+                    self.set(inner, name, _Info(source.everything(), source.holds))
+            after = self.block(s.body, inner)
+            # at the head, the body's latest objects are those of the last iteration:
+            # what the head held from before is older
+            older = dict(head)
+            self.age_sites(older, body_sites)
+            new_head = _join(older, after)
+            if new_head == head:
+                break
+            head = new_head
+        self.loop_depth -= 1
+        head.pop(iterated, None)
+        return _join(head, self.block(s.orelse, dict(head)))
+
+    def bind(self, target, value_node, value, env, s):
+        if isinstance(target, gast.Name):
+            self.set(env, target.id, value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value_node, (gast.Tuple, gast.List)) and \
+                    len(value_node.elts) == len(target.elts) and \
+                    not any(isinstance(e, gast.Starred) for e in target.elts + value_node.elts):
+                parts = [self.info(e, env) for e in value_node.elts]
+                for t, e, p in zip(target.elts, value_node.elts, parts):
+                    self.bind(t, e, p, env, s)
+                return
+            element = _Info(value.everything(), value.holds)
+            for t in target.elts:
+                self.bind(t, None, element, env, s)
+        elif isinstance(target, gast.Starred):
+            self.bind(target.value, None, _Info(value.everything(), value.holds), env, s)
+        elif isinstance(target, (gast.Subscript, gast.Attribute)):
+            base = _base_name(target)
+            if base is None:
+                return
+            nested = isinstance(target.value, (gast.Subscript, gast.Attribute))
+            written = env.get(base, self.free_info(base))
+            # d['a'][0] = v writes into what d['a'] may be (all of d when not known)
+            self.check_write(base, self.info(target.value, env).everything() if nested
+                             else written.is_, env, s, target)
+            key = static_key(target.slice) if isinstance(target, gast.Subscript) and \
+                not nested else None
+            self.set(env, base, written.with_item(key, value))
+
+    def aug_assign(self, s, env):
+        target = s.target
+        if isinstance(target, gast.Name):
+            current = env.get(target.id, self.free_info(target.id))
+            self.check_write(target.id, current.is_, env, s, target)
+            # in place for arrays and lists, a new object for numbers and tuples
+            self.set(env, target.id,
+                     _Info(current.is_ | {("site", id(s), 0)},
+                           current.holds | self.info(s.value, env).everything()))
+            return
+        base = _base_name(target)
+        if base is not None:
+            current = env.get(base, self.free_info(base))
+            # x[i] += v adds in place into x's memory, or into the element x[i] holds
+            # (d['a'] += v: into d and what d['a'] may be, not d['b'])
+            item = current.item(static_key(target.slice)) if \
+                isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) \
+                else None
+            self.check_write(base, current.is_ | item.everything() if item is not None
+                             else current.everything(), env, s, target)
+
+    def check_calls(self, s, env):
+        """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
+        for node in _own_nodes(s):
+            if not isinstance(node, gast.Call):
+                continue
+            for name in getattr(node, "written_arguments", {}).values():  # a helper's writes
+                info = env.get(name, self.free_info(name))
+                self.check_write(name, info.is_, env, s, node)
+            for k in node.keywords:
+                if k.arg == "out":
+                    for name in read_names(k.value):  # out=y: into y's memory, as y[...] = v
+                        info = env.get(name, self.free_info(name))
+                        self.check_write(name, info.is_, env, s, node)
+            func = node.func
+            methods = method_of(self.objects[func.value.id], func.attr) if isinstance(
+                func, gast.Attribute) and isinstance(func.value, gast.Name) and \
+                func.value.id in self.objects else None
+            if methods is not None:  # kf.update(z): KalmanFilter.update, not dict.update
+                node.receiver_methods_checked = True  # (lower/callables.py reads it)
+                if any(writes_self_in_place(m) for m in methods):  # self.P += Q
+                    receiver = self.info(func.value, env)
+                    self.check_write(func.value.id, receiver.everything(), env, s, node)
+            elif isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS and \
+                    self.resolve(func) is None:
+                base = _base_name(func.value)
+                if base is not None:
+                    # a list's, dict's or array's method changes the object it is
+                    # called on (the list an append grows, the array a fill writes),
+                    # never the objects it holds: S.append(x) leaves S's rows and x
+                    # alone.  A user's object may write anything it holds.
+                    receiver = self.info(func.value, env)
+                    current = env.get(base, self.free_info(base))
+                    written = receiver.is_ if self.surely_builtin(receiver) else \
+                        current.everything()
+                    self.check_write(base, written, env, s, node)
+                    # S.append(h): S holds h now, and its items by key are not known
+                    added = self._union(list(node.args) + [k.value for k in node.keywords],
+                                        env)
+                    self.set(env, base, _Info(current.is_,
+                                              current.holds | added.everything()))
+            elif _is_in(self.resolve(func), WRITING_FUNCTIONS) and node.args:
+                base = _base_name(node.args[0])
+                if base is not None:  # np.copyto(y, v): into y's memory, as y[...] = v
+                    info = env.get(base, self.free_info(base))
+                    self.check_write(base, info.is_, env, s, node)
+
+    def check_write(self, name, written, env, s, node):
+        if not written or not self.checking:
+            return
+        for origin in sorted(o for o in written if o[0] in ("global", "global*")):
+            raise self.parsed.error(
+                UnsupportedSyntaxError,
+                f"a write into '{name}' may change the module-level object '{origin[1]}' "
+                f"(the two may share memory), which outlives this call",
+                node, construct=f"write into the global '{origin[1]}'",
+                hint=f"copy it into a local array first ({name} = np.array({origin[1]}))")
+        candidates = set()
+        for origin in written:
+            candidates |= self.holders.get(origin, set())
+        for other in sorted(candidates - {name}):
+            if other not in self.always_live and id(s) not in self.live_after(other):
+                continue
+            if getattr(self.followed, "same_group", None) and \
+                    self.followed.same_group(name, other):
+                continue  # the view lowering keeps the two consistent
+            info = env.get(other)
+            if info is None:
+                continue
+            if written & info.everything():
+                raise self.parsed.error(
+                    UnsupportedSyntaxError,
+                    f"a write into '{name}' may also change '{other}': the two names may "
+                    f"share memory (one may be a view or an alias of the other: a slice, "
+                    f".T, reshape, an item of a list or tuple, or a plain b = a), and "
+                    f"'{other}' is read afterwards",
+                    node, construct=f"write through an alias of '{other}'",
+                    hint=f"make an independent array first ({name} = {name}.copy() or "
+                         f"np.array(...)), or write into '{other}' directly")
+
+    def live_after(self, name):
+        if name not in self.liveness:
+            self.liveness[name] = NameLiveness(self.fnode, name, self.names_read).after
+        return self.liveness[name]
+
+    def names_read(self, node):
+        cached = self.read_cache.get(id(node))
+        if cached is None or cached[0] is not node:
+            cached = (node, read_names(node))
+            self.read_cache[id(node)] = cached
+        return cached[1]
+
+    def returned_info(self, fdef, args, env):
+        """What a call of the local function ``fdef`` may return, or None when not
+        known: new objects only (its returns hold nothing of its parameters or of
+        names outside it, it is no generator) -> a new object at the call."""
+        known = self.returns_new.get(id(fdef))
+        if known is None:
+            known = id(fdef) not in self.analysing and \
+                not any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fdef))
+            if known:
+                inner = AliasFence(self.parsed, fdef, (), checking=False,
+                                   analysing=self.analysing)
+                inner.run()
+                known = all(o[0] == "site" for o in inner.returned.everything())
+            self.returns_new[id(fdef)] = known
+        return _Info() if known else None
+
+    # --- values -----------------------------------------------------------------
+_OWN_NODES = {}
+
+
+def _own_nodes(s):
+    """The nodes of statement ``s`` itself, not of the statements it contains."""
+    cached = _OWN_NODES.get(id(s))
+    if cached is not None and cached[0] is s:
+        return cached[1]
+    nodes = _collect_own_nodes(s)
+    _OWN_NODES[id(s)] = (s, nodes)
+    return nodes
+
+
+def _collect_own_nodes(s):
+    if isinstance(s, (gast.If, gast.While)):
+        return list(gast.walk(s.test))
+    if isinstance(s, gast.For):
+        return list(gast.walk(s.iter))
+    if isinstance(s, gast.With):
+        return [n for item in s.items for n in gast.walk(item.context_expr)]
+    if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try)):
+        return []
+    return list(gast.walk(s))
+
+
+def _older(origin, site):
+    if origin[0] == "site" and origin[1] == site:
+        return ("site", site, 1)
+    return origin
+
+
+def _join(a, b):
+    out = dict(a)
+    for name, info in b.items():
+        out[name] = out[name].join(info) if name in out else info
+    return out
+
+
+def check_writes(parsed, fnode=None, followed=()):
+    """Refuse every write in ``fnode`` (default: the parsed function) that may
+    change another live name through shared memory; ``followed``: the ids of the
+    view expressions whose writes the view lowering (``views.py``) follows."""
+    fnode = fnode if fnode is not None else parsed.node
+    try:
+        for child in gast.walk(fnode):
+            if isinstance(child, gast.FunctionDef):
+                AliasFence(parsed, child, followed).run()
+    finally:
+        _OWN_NODES.clear()

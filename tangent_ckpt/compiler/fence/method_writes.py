@@ -1,0 +1,138 @@
+"""What a method of a user's class writes, for the aliasing fence.
+
+``kf.update(z)`` on ``kf = KalmanFilter(...)`` made in the function runs
+``KalmanFilter.update``, not ``dict.update``: the fence looks the method up
+instead of judging it by its name.  A method that only rebinds attributes
+(``self.x = self.F @ self.x``) writes no array in place; one that adds into an
+attribute (``self.P += Q``, in place for an array), writes an item
+(``self.P[0] = 1``; ``self.h['w'] = v`` too: ``h`` may be an array), calls an in-place method on one (``self.h.append(v)``),
+passes ``out=`` or hands an attribute to another user function may change the
+arrays the object holds -- which the caller may also name (``m = Model(P)``
+keeps ``P``).
+"""
+
+import builtins
+import inspect
+import types
+
+import gast
+
+from tangent_ckpt.compiler.memory_sharing import (
+    FRESH_METHODS, VIEW_METHODS, WRITING_FUNCTIONS, WRITING_METHODS,
+)
+from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.errors import TangentCkptError
+
+_LIBRARIES = ("numpy", "scipy", "tangent_ckpt", "builtins")
+
+
+def user_class(obj):
+    """A class written by the user (not a NumPy, SciPy, builtin or our class)."""
+    module = (getattr(obj, "__module__", "") or "").split(".")[0]
+    return inspect.isclass(obj) and module not in _LIBRARIES
+
+
+def constructed_classes(fnode, resolve, local_names):
+    """{local name: classes} for the names of ``fnode`` bound only by
+    ``name = Cls(...)`` with ``Cls`` a user's class (``resolve`` maps a
+    function node to the object it denotes, or None)."""
+    found, other, constructing = {}, set(), set()
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name):
+            value = node.value
+            cls = resolve(value.func) if isinstance(value, gast.Call) else None
+            if user_class(cls):
+                found.setdefault(node.targets[0].id, set()).add(cls)
+                constructing.add(id(node.targets[0]))
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
+                id(node) not in constructing:
+            other.add(node.id)  # any other binding: a value, a loop or tuple target
+    args = fnode.args
+    params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    return {name: classes for name, classes in found.items()
+            if name not in other and name not in params and name in local_names}
+
+
+def method_of(classes, name):
+    """The functions ``obj.name(...)`` runs for an object of one of ``classes``,
+    or None when one of them is not a plain method written in Python."""
+    fns = []
+    for cls in classes:
+        raw = inspect.getattr_static(cls, name, None)
+        if not isinstance(raw, types.FunctionType):
+            return None
+        fns.append(raw)
+    return fns
+
+
+def writes_self_in_place(fn, seen=None):
+    """Whether method ``fn`` may write in place into an array its object holds
+    (also through another method of the object it calls); True when unsure."""
+    seen = set() if seen is None else seen
+    if fn.__code__ in seen:
+        return False
+    seen.add(fn.__code__)
+    try:
+        fnode = parse_function(fn).node
+    except TangentCkptError:
+        return True
+    args = fnode.args.posonlyargs + fnode.args.args
+    if not args:
+        return True
+    me = args[0].id
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.AugAssign) and _rooted_at(node.target, me) and \
+                not isinstance(node.target, gast.Name):
+            return True  # self.P += Q (self.params['W'] += v: into the array the dict holds)
+        if isinstance(node, (gast.Assign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            if any(isinstance(t, gast.Subscript) and _rooted_at(t, me)
+                   for target in targets for t in gast.walk(target)):
+                return True  # self.P[0] = 1 (or self.h['w'] = v: not known to be a dict)
+        if isinstance(node, gast.Call):
+            if any(k.arg == "out" for k in node.keywords):
+                return True
+            func = node.func
+            if isinstance(func, gast.Attribute) and _rooted_at(func.value, me):
+                if isinstance(func.value, gast.Name):  # self.other(...): its writes
+                    other = inspect.getattr_static(_owner(fn), func.attr, None) \
+                        if _owner(fn) is not None else None
+                    if not isinstance(other, types.FunctionType) or \
+                            writes_self_in_place(other, seen):
+                        return True
+                elif func.attr in WRITING_METHODS or \
+                        func.attr not in FRESH_METHODS | VIEW_METHODS:
+                    return True  # self.h.append(v), self.layer.step(): may write
+            elif any(_rooted_at(a, me) for a in node.args) and not _library_call(fn, func):
+                return True  # helper(self.P) may write into it
+    return False
+
+
+def _rooted_at(node, name):
+    while isinstance(node, (gast.Attribute, gast.Subscript)):
+        node = node.value
+    return isinstance(node, gast.Name) and node.id == name
+
+
+def _owner(fn):
+    """The class whose method ``fn`` is (from its qualified name and globals)."""
+    parts = fn.__qualname__.split(".")
+    if len(parts) < 2 or "<locals>" in parts:
+        return None
+    obj = fn.__globals__.get(parts[0])
+    for part in parts[1:-1]:
+        obj = getattr(obj, part, None)
+    return obj if inspect.isclass(obj) else None
+
+
+def _library_call(fn, func):
+    """``np.linalg.inv(self.P)``: a call of a NumPy (or builtin) function, which
+    writes no argument except through ``out=`` or the functions the fence lists."""
+    obj = resolve_dotted(func, lambda name: fn.__globals__.get(name, getattr(builtins, name,
+                                                                             None)), ())
+    if obj is None or any(obj is w for w in WRITING_FUNCTIONS):  # np.copyto(self.P, v)
+        return False
+    module = getattr(obj, "__module__", None) or getattr(obj, "__name__", "") or ""
+    return module.split(".")[0] in ("numpy", "builtins")

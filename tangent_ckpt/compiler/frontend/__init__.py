@@ -1,0 +1,1 @@
+"""Frontend: a Python function -> its syntax tree, its file and lines."""

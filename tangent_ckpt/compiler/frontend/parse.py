@@ -1,0 +1,304 @@
+"""Frontend: a Python function -> its gast tree, its file and line, and a resolver
+that maps every free name to the object it denotes (globals, closures, builtins).
+
+Names are resolved to objects, never matched as strings: ``import numpy as onp``
+then ``onp.tanh`` is ``np.tanh``.
+"""
+
+import builtins
+import contextlib
+import inspect
+import linecache
+import os
+import textwrap
+import threading
+import types
+import weakref
+
+import gast
+
+from tangent_ckpt.compiler.frontend.lambda_source import lambda_as_function
+from tangent_ckpt.errors import SourceUnavailableError, UnsupportedSyntaxError
+
+_UNRESOLVED = object()
+
+
+class ParsedFunction:
+    """A user function ready for the compiler.
+
+    ``node`` is the ``gast.FunctionDef`` whose line numbers are the user's file
+    lines; ``filename`` is the file it came from.
+    """
+
+    def __init__(self, fn, node, filename, source_lines):
+        self.fn = fn
+        self.node = node
+        self.filename = filename
+        self.source_lines = source_lines  # {lineno: text} of the user's file
+        self.globals = getattr(fn, "__globals__", {})
+        self.closure = _closure_values(fn)
+        self.cells = _closure_cells(fn)
+
+    @property
+    def name(self):
+        return self.node.name
+
+    def line_text(self, lineno):
+        return self.source_lines.get(lineno, "").strip()
+
+    def resolve(self, name):
+        """The object that free name ``name`` denotes, or ``_UNRESOLVED``.
+
+        Every resolution is noted in the active :class:`Dependencies` (see
+        :func:`recording`): the compiled gradient is valid while each name still
+        denotes the same object."""
+        if name in self.closure:
+            obj = self.closure[name]
+            _note(("closure", id(self.cells[name]), name), self.cells[name], name, obj)
+            return obj
+        if name in self.globals:
+            obj = self.globals[name]
+            _note(("global", id(self.globals), name), self.globals, name, obj)
+            return obj
+        _note(("global", id(self.globals), name), self.globals, name, _UNRESOLVED)
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        return _UNRESOLVED
+
+    def error(self, cls, message, node=None, construct=None, hint=None):
+        lineno = getattr(node, "lineno", None) if node is not None else self.node.lineno
+        return cls(message, filename=self.filename, lineno=lineno,
+                   construct=construct, hint=hint)
+
+
+class Dependencies:
+    """The free names one compilation resolved, and the object each denoted.
+
+    Generated code is compiled against those objects: numbers are written into
+    it and helpers are inlined. :meth:`changed` names what no longer denotes the
+    same object (a global rebound in a notebook cell, a helper redefined, a
+    closure variable reassigned). The caller then compiles again. The check is
+    one dictionary lookup and one identity test per name.
+    """
+
+    def __init__(self):
+        self._entries = {}  # key -> (namespace dict or closure cell, name, object)
+        # key -> the generated code's global that holds a module-level float the
+        # code reads when it runs (not written into it): a new float there is
+        # copied into the generated namespace instead of compiling again
+        self._values = {}
+
+    def note(self, key, where, name, obj):
+        self._entries.setdefault(key, (where, name, obj))
+
+    def note_value(self, key, generated):
+        self._values[key] = generated
+
+    def changed(self, namespace=None):
+        """The names that now denote another object (empty while all hold).  With
+        the generated code's ``namespace``, a module-level float the code reads
+        at call time that now is another float is copied there instead (a
+        float stepped in a loop, a learning rate, used to recompile the gradient
+        on every call: 3 ms against 0.03 ms)."""
+        out = []
+        for key, (where, name, obj) in self._entries.items():
+            if isinstance(where, dict):
+                now = where.get(name, _UNRESOLVED)
+            else:
+                try:
+                    now = where.cell_contents
+                except ValueError:  # the closure variable was deleted
+                    now = _UNRESOLVED
+            if now is not obj:
+                generated = self._values.get(key)
+                if generated is not None and namespace is not None and type(now) is float:
+                    namespace[generated] = now
+                    continue
+                out.append(name)
+        return out
+
+    def __len__(self):
+        return len(self._entries)
+
+
+_recording = threading.local()
+
+
+@contextlib.contextmanager
+def recording():
+    """Note every name resolved inside this block in the :class:`Dependencies` it yields."""
+    deps = Dependencies()
+    stack = _recording.__dict__.setdefault("stack", [])
+    stack.append(deps)
+    try:
+        yield deps
+    finally:
+        stack.pop()
+
+
+def note_attribute(owner, attr, value):
+    """Note that compiled code took ``owner.attr`` to be ``value`` (``model.W``
+    of a module-level object, read when compiling): the gradient compiles again
+    once the attribute is rebound (``model.W = W_new``).  Attributes an object
+    keeps in its ``__dict__`` are noted; a module's are not (``np.tanh``)."""
+    where = getattr(owner, "__dict__", None)
+    if isinstance(owner, types.ModuleType) or not isinstance(where, dict) or attr not in where:
+        return
+    _note(("attribute", id(where), attr), where, attr, value)
+
+
+def _note(key, where, name, obj):
+    stack = getattr(_recording, "stack", None)
+    if stack:
+        stack[-1].note(key, where, name, obj)
+
+
+def note_call_time_value(globals_dict, name, generated):
+    """The module-level float ``name`` of ``globals_dict`` is read by the
+    generated code as its global ``generated`` (Dependencies.changed)."""
+    stack = getattr(_recording, "stack", None)
+    if stack:
+        stack[-1].note_value(("global", id(globals_dict), name), generated)
+
+
+def _closure_cells(fn):
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return {}
+    return dict(zip(code.co_freevars, getattr(fn, "__closure__", None) or ()))
+
+
+def _closure_values(fn):
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    values = {}
+    if code is None:
+        return values
+    for name, cell in zip(code.co_freevars, cells):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # an empty cell: a name bound later in the outer scope
+            continue
+    return values
+
+
+def parse_function(fn):
+    """Parse ``fn``'s source into a :class:`ParsedFunction`.
+
+    The source comes from :func:`register_source` (``tc.grad(f, source=...)``),
+    else from ``linecache``: a file, an IPython/Jupyter cell, or text that code
+    built with ``exec`` registered there.  Without any, a
+    :class:`SourceUnavailableError` says why (the plain prompt, ``exec``, a
+    ``.pyc`` without its ``.py``) and what to do.
+    """
+    label = getattr(fn, "__qualname__", repr(fn))
+    if isinstance(fn, (types.BuiltinFunctionType, types.BuiltinMethodType)) or \
+            not isinstance(fn, types.FunctionType):
+        raise SourceUnavailableError(
+            f"cannot differentiate {label}: it is not a Python function with source",
+            construct="function without source",
+            hint="tc.grad takes a def, a lambda, a bound method, a functools.partial or a "
+                 "callable object; give C functions an adjoint with "
+                 "tangent_ckpt.register_adjoint")
+    given = _REGISTERED.get(fn.__code__)
+    filename, lines, first = function_source(fn)
+    if fn.__name__ == "<lambda>":
+        node, lines, first = lambda_as_function(fn, filename, lines, first,
+                                                by_position=given is None)
+    else:
+        node = _first_def("".join(lines))
+        if node is None:
+            raise SourceUnavailableError(
+                f"cannot find the definition of {label} in its source",
+                filename=filename, lineno=first, construct="function without source",
+                hint="write the function as a plain def")
+        if isinstance(node, gast.AsyncFunctionDef):
+            raise UnsupportedSyntaxError("async functions cannot be differentiated",
+                                         filename=filename, lineno=first,
+                                         construct="async def")
+        _shift_lines(node, first - 1)
+    node.decorator_list = []
+    source_lines = {first + i: text.rstrip("\n") for i, text in enumerate(lines)}
+    return ParsedFunction(fn, node, filename, source_lines)
+
+
+def function_source(fn):
+    """(file name, source lines, first line number) of the Python function ``fn``:
+    the text :func:`register_source` gave, else what ``inspect`` reads."""
+    given = _REGISTERED.get(fn.__code__)
+    if given is not None:
+        return given
+    return _file_source(fn, getattr(fn, "__qualname__", repr(fn)))
+
+
+# code object -> (filename, lines, first line): source given with tc.grad(f, source=...)
+_REGISTERED = weakref.WeakKeyDictionary()
+
+
+def register_source(fn, text):
+    """Use ``text`` as the source of ``fn`` (a def or a lambda): for functions
+    whose source Python did not keep.  Its lines are numbered from 1 under the
+    name ``<source of NAME>``, which ``linecache`` also holds for tracebacks."""
+    if not isinstance(fn, types.FunctionType):  # a builtin: parse_function refuses it
+        return
+    filename = f"<source of {fn.__qualname__}>"
+    lines = textwrap.dedent(text).splitlines(True)
+    linecache.cache[filename] = (len(text), None, lines, filename)
+    _REGISTERED[fn.__code__] = (filename, lines, 1)
+
+
+def forget_source(fn):
+    """Stop using the text :func:`register_source` gave for ``fn``."""
+    if isinstance(fn, types.FunctionType):
+        _REGISTERED.pop(fn.__code__, None)
+
+
+def _file_source(fn, label):
+    code = fn.__code__
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError):
+        raise SourceUnavailableError(
+            f"cannot read the source of {label}: {_why_no_source(code.co_filename)}",
+            filename=code.co_filename, lineno=code.co_firstlineno,
+            construct="function without source", hint=NO_SOURCE_HINT) from None
+    return filename, lines, max(first, 1)
+
+
+NO_SOURCE_HINT = (
+    "ways out: define it in a .py file; or work in IPython or Jupyter, which keep each "
+    "cell's source; or give the source yourself, tc.grad(f, source='def f(x): ...'); or, for "
+    "code built with exec, compile it under a file name whose text linecache holds: "
+    "linecache.cache[name] = (len(text), None, text.splitlines(True), name)")
+
+
+def _why_no_source(filename):
+    if filename == "<stdin>":
+        return "it was typed at the plain Python prompt, which keeps no source"
+    if filename == "<string>":
+        return ("it was made by exec(), compile() or python -c from a string, "
+                "whose text Python does not keep")
+    if filename.endswith((".pyc", ".pyo")) or (not filename.startswith("<") and
+                                               not os.path.exists(filename)):
+        return f"its source file {filename} is not there (only compiled bytecode)"
+    return f"{filename} is not a file and linecache holds no text for it"
+
+
+def _first_def(text):
+    try:
+        tree = gast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return None
+    for candidate in tree.body:
+        if isinstance(candidate, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            return candidate
+    return None
+
+
+def _shift_lines(node, offset):
+    for child in gast.walk(node):
+        if hasattr(child, "lineno") and child.lineno is not None:
+            child.lineno += offset
+        if hasattr(child, "end_lineno") and getattr(child, "end_lineno", None) is not None:
+            child.end_lineno += offset

@@ -1,0 +1,1 @@
+"""``backend="numba"``: Numba twins of the runtime helpers and the compiled sweep."""

@@ -1,0 +1,1 @@
+"""Checkpointing schedules: Revolve, H-Revolve, online, their plans and what they save."""

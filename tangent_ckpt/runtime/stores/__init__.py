@@ -1,0 +1,1 @@
+"""Snapshot stores: RAM, host, disk and zarr levels, and their I/O."""
