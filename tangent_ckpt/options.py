@@ -9,12 +9,13 @@ import numpy as np
 
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime.jit import numba_backend
+from tangent_ckpt.runtime.scheduling import schedules
 from tangent_ckpt.runtime.scheduling.costs import MEASURE, as_costs
 from tangent_ckpt.runtime.memory import parse_memory
 from tangent_ckpt.runtime.stores.store_io import SnapshotStore
 
 #: the schedules a checkpointed loop can use (runtime/scheduling/schedules.py)
-SCHEDULES = ("revolve", "uniform", "online")
+SCHEDULES = schedules.NAMES
 #: what runs the generated steps: NumPy, or Numba (runtime/jit/numba_backend.py)
 BACKENDS = ("numpy", "numba")
 

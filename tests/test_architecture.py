@@ -1,7 +1,7 @@
 """The shape of the package, pinned: the import graph has no circles, the
 runtime never loads the compiler, the compiler never loads the public API, no
 function imports the package's own modules, no two modules share a file name,
-compiler modules stay under ~400 lines, and only the frontend parses text.
+modules live in the folder of their stage, and only the frontend parses text.
 
 The facts are measured from the source by ``tests/architecture_facts.py``
 (``python tests/architecture_facts.py`` prints them all).  Each allow-list
@@ -9,6 +9,7 @@ below names its entries' reasons; an entry that is no longer needed fails the
 test too, so the lists only shrink.
 """
 
+import ast
 import os
 import subprocess
 import sys
@@ -18,7 +19,6 @@ import pytest
 import architecture_facts as facts
 
 PACKAGE = facts.PACKAGE
-LIMIT = 400
 
 # function-level imports of the package's own modules: (module, imported) -> reason
 LAZY_IMPORTS = {
@@ -26,16 +26,29 @@ LAZY_IMPORTS = {
         "optional dependency: the twins import Numba, which only backend='numba' needs",
 }
 
-# compiler modules over the limit: module -> reason (the lead empties this at merge)
-LONG_MODULES = {
-    # over the limit after session 7's merges (casts, isinstance, removed names; loop
-    # variables and while tests): issue #30 splits the lowering and packaging along
-    # jobs, not line counts, and empties this table
-    "tangent_ckpt.compiler.lower.calls": "calls, methods and their refusals; #30",
-    "tangent_ckpt.compiler.lower.expressions": "expressions; #30",
-    "tangent_ckpt.compiler.package.checkpointed_loops": "a checkpointed loop's package; #30",
+# what sits at the root of compiler/ and runtime/: the shared modules, each with its
+# reason; every other module lives in the folder of its stage or its job (#30)
+COMPILER_ROOT = {
+    "pipeline": "the list of stage calls",
+    "ir": "the lowered program every stage after lowering reads",
+    "syntax": "builders of generated statements, for every stage that generates code",
+    "code": "generated code as data (lines, blocks, saves) until emit",
+    "naming": "fresh names and how generated code spells NumPy functions",
+    "memory_sharing": "which calls return views of or write into their arguments: read by "
+                      "desugar, the fence, the lowering and the analysis",
 }
-
+COMPILER_STAGES = {"frontend", "desugar", "fence", "lower", "analyze", "transform",
+                   "package", "emit", "backend"}
+RUNTIME_ROOT = {
+    "backends": "array libraries beyond NumPy, for every runtime part",
+    "memory": "memory budgets, read by the options and the schedules",
+    "random_state": "random draws under recomputation, for generated code and the driver",
+    "assertions": "the user's assert statements as generated code runs them",
+    "keyed": "dicts written at run-time keys, as generated code builds them",
+    "rows": "lists built at run time, as generated code builds them",
+    "custom_rules": "users' own adjoint rules at run time",
+}
+RUNTIME_FOLDERS = {"scheduling", "stores", "primitive_adjoints", "jit", "loops"}
 # every call that parses text or matches it with a regular expression, outside
 # the frontend (compiler/frontend/parse.py and its lambda_source.py): module -> (how many, reason)
 TEXT_READERS = {
@@ -52,7 +65,8 @@ TEXT_READERS = {
     "tangent_ckpt.runtime.memory": (
         1, "memory_budget='64MB': a number and a unit, from the user"),
 }
-FRONTEND = {"tangent_ckpt.compiler.frontend.parse", "tangent_ckpt.compiler.frontend.lambda_source"}
+FRONTEND = {"tangent_ckpt.compiler.frontend.parse",
+            "tangent_ckpt.compiler.frontend.lambda_source"}
 
 
 @pytest.fixture(scope="module")
@@ -123,16 +137,26 @@ def test_no_two_modules_share_a_file_name(modules):
     assert facts.shared_names(modules) == {}
 
 
-def test_compiler_modules_stay_under_the_limit(modules):
-    long = {name for lines, name in facts.sizes(modules)
-            if name.startswith(f"{PACKAGE}.compiler") and lines > LIMIT}
-    assert long == set(LONG_MODULES), long ^ set(LONG_MODULES)
+def _children(modules, package):
+    """The modules and the packages directly inside ``package``."""
+    inside = [n[len(package) + 1:] for n in modules if n.startswith(package + ".")]
+    flat = {n for n in inside if "." not in n and not modules[f"{package}.{n}"].is_package}
+    folders = {n for n in inside if "." not in n and modules[f"{package}.{n}"].is_package}
+    return flat, folders
 
 
-def test_compiler_classes_stay_under_the_limit(modules):
-    long = [(lines, module, cls) for lines, module, cls in facts.classes(modules)
-            if module.startswith(f"{PACKAGE}.compiler") and lines > LIMIT]
-    assert long == []
+@pytest.mark.parametrize("package, root, folders", [
+    ("compiler", COMPILER_ROOT, COMPILER_STAGES),
+    ("runtime", RUNTIME_ROOT, RUNTIME_FOLDERS)])
+def test_folders_show_the_stages(modules, package, root, folders):
+    """A module lives in the folder of its stage (compiler) or its job (runtime);
+    only the shared modules named above sit at the root, and each folder says its
+    job in its docstring.  Modules are split where a job ends, not at a line count."""
+    flat, found = _children(modules, f"{PACKAGE}.{package}")
+    assert flat == set(root), flat ^ set(root)
+    assert found == folders, found ^ folders
+    for folder in folders:
+        assert ast.get_docstring(modules[f"{PACKAGE}.{package}.{folder}"].tree), folder
 
 
 def test_only_the_frontend_parses_text(modules):

@@ -45,7 +45,7 @@ from tangent_ckpt.runtime.random_state import RandomStates, SlotRandomStates
 from tangent_ckpt.runtime.scheduling.schedule_runner import run_schedule
 from tangent_ckpt.runtime.scheduling.schedules import (
     Action, ADVANCE, DISK, FIRST_TURN, FREE, RESTORE, REVERSE, STORE, label_levels, revolve,
-    uniform,
+    uniform, NAMES as schedule_names,
 )
 from tangent_ckpt.runtime.scheduling.snapshot_sizing import DEFAULT_ONLINE_SNAPSHOTS, as_count
 from tangent_ckpt.runtime.stores.snapshots import TwoLevelStore, WriteJournal, tree_copy, tree_nbytes
@@ -125,7 +125,7 @@ class CheckpointedLoop:
     RESERVED_ARGUMENTS = sizing.RESERVED_ARGUMENTS
     ASSUMED_STEP_STATES = sizing.ASSUMED_STEP_STATES
 
-    SCHEDULES = ("revolve", "uniform", "online")
+    SCHEDULES = schedule_names
 
     def __init__(self, steps, *, schedule="revolve", snapshots=None, memory_budget=None,
                  disk_snapshots=0, disk_dir=None, snapshot_store=None, name=None, verify=False,

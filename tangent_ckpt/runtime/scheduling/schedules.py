@@ -28,10 +28,14 @@ from collections import namedtuple
 from math import comb
 
 __all__ = [
-    "Action", "ADVANCE", "STORE", "RESTORE", "FREE", "FIRST_TURN", "REVERSE", "RAM", "DISK",
+    "NAMES", "Action", "ADVANCE", "STORE", "RESTORE", "FREE", "FIRST_TURN", "REVERSE", "RAM", "DISK",
     "beta", "repetition_number", "revolve_cost", "revolve_split", "revolve_peak",
     "default_snapshots", "revolve", "uniform", "uniform_cost", "label_levels", "action_counts",
 ]
+
+# the schedules a checkpointed loop can run (``schedule=``): the driver dispatches on
+# these, the options check them; a new schedule adds its name here
+NAMES = ("revolve", "uniform", "online")
 
 ADVANCE = "advance"
 STORE = "store"
