@@ -20,7 +20,7 @@ from tangent_ckpt.compiler.memory_sharing import (
     returns_new,
 )
 from tangent_ckpt.compiler.node_facts import ViewMarks
-from tangent_ckpt.compiler.fence.method_writes import user_class
+from tangent_ckpt.compiler.frontend.reached_functions import user_class
 from tangent_ckpt.compiler.desugar.view_facts import numpy_function, resolve_dotted
 
 LOOPS = (gast.For, gast.While)

@@ -12,7 +12,8 @@ import weakref
 import gast
 
 from tangent_ckpt.compiler.fence.alias_values import _Info, _base_name
-from tangent_ckpt.compiler.fence.method_writes import method_of, user_class
+from tangent_ckpt.compiler.fence.method_writes import method_of
+from tangent_ckpt.compiler.frontend.reached_functions import user_class
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.errors import TangentCkptError
 

@@ -22,15 +22,9 @@ from tangent_ckpt.compiler.memory_sharing import (
 )
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.frontend.reached_functions import user_class
 from tangent_ckpt.errors import TangentCkptError
 
-_LIBRARIES = ("numpy", "scipy", "tangent_ckpt", "builtins")
-
-
-def user_class(obj):
-    """A class written by the user (not a NumPy, SciPy, builtin or our class)."""
-    module = (getattr(obj, "__module__", "") or "").split(".")[0]
-    return inspect.isclass(obj) and module not in _LIBRARIES
 
 
 def constructed_classes(fnode, resolve, local_names):

@@ -51,9 +51,16 @@ def user_function(fn):
     return isinstance(fn, types.FunctionType) and not is_library(fn)
 
 
-def user_class(cls):
+def _reachable_class(cls):
+    """A class whose members may be the user's functions (any but builtins' and NumPy's)."""
     return isinstance(cls, type) and \
         (getattr(cls, "__module__", "") or "").split(".")[0] not in _NOT_USER_MODULES
+
+
+def user_class(obj):
+    """A class written by the user (not a NumPy, SciPy, builtin or our class)."""
+    module = (getattr(obj, "__module__", "") or "").split(".")[0]
+    return inspect.isclass(obj) and module not in _LIBRARIES + ("builtins",)
 
 
 def functions_named(parsed):
@@ -120,7 +127,7 @@ class _Finder:
         classes (an object's attributes are all looked through by :meth:`value`)."""
         base = peek(parsed, path[0])
         for attr in path[1:]:
-            if not isinstance(base, types.ModuleType) and not user_class(base):
+            if not isinstance(base, types.ModuleType) and not _reachable_class(base):
                 return
             try:
                 base = getattr(base, attr, _MISSING)
@@ -153,7 +160,7 @@ class _Finder:
             self.expand(value, lambda: [value.func, *value.args, *value.keywords.values()])
             return
         if isinstance(value, type):
-            if user_class(value):
+            if _reachable_class(value):
                 self.expand(value, lambda: self.class_members(value))
             return
         if isinstance(value, (list, tuple, set, frozenset)):
@@ -164,7 +171,7 @@ class _Finder:
             if len(value) <= _LARGEST_CONTAINER:
                 self.expand(value, lambda: list(value.values()))
             return
-        if user_class(type(value)):  # an object: its class, and what it holds
+        if _reachable_class(type(value)):  # an object: its class, and what it holds
             self.expand(value, lambda: [type(value), *_attributes(value)])
 
     def expand(self, value, members):
@@ -179,7 +186,7 @@ class _Finder:
         ``cls`` and of its user base classes."""
         members = []
         for klass in cls.__mro__:
-            if not user_class(klass):
+            if not _reachable_class(klass):
                 continue
             for name, raw in list(vars(klass).items()):
                 if isinstance(raw, types.FunctionType):

@@ -21,7 +21,7 @@ from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
 )
-from tangent_ckpt.compiler.fence.method_writes import user_class
+from tangent_ckpt.compiler.frontend.reached_functions import user_class
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.compiler.naming import numpy_path, public_name
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
