@@ -9,6 +9,7 @@ import traceback
 import tangent_ckpt
 from tangent_ckpt.api import GradientFunction
 from tangent_ckpt.cli.commands import CliError, positive_int, register
+from tangent_ckpt.compiler.pipeline import desugared
 from tangent_ckpt.emit_module import module_source
 from tangent_ckpt.errors import TangentCkptError
 from tangent_ckpt.options import CheckpointOptions
@@ -35,6 +36,11 @@ def _dump_args(p):
                         "function (tc.jvp), which takes one tangent per --wrt argument")
     p.add_argument("--backend", choices=("numpy", "numba"), default="numpy",
                    help="numba: the steps decorated with @njit(cache=True) (the [numba] extra)")
+    p.add_argument("--stage", choices=("gradient", "desugar"), default="gradient",
+                   help="gradient: the generated module (default); desugar: the function as "
+                        "the compiler's front half leaves it for lowering (writes through "
+                        "views and aliases made explicit, loops over written tuples of "
+                        "arrays unrolled), then each helper it inlines")
     p.add_argument("-o", "--output", metavar="OUT.py", help="write the module here instead of stdout")
 
 
@@ -118,8 +124,10 @@ def _split_target(target):
 
 
 def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="revolve",
-                checkpoint=True, value=False, mode="reverse", backend="numpy"):
-    """The importable module text `tangent-ckpt dump` prints (raises CliError on user errors)."""
+                checkpoint=True, value=False, mode="reverse", backend="numpy",
+                stage="gradient"):
+    """The importable module text `tangent-ckpt dump` prints (raises CliError on user
+    errors); with ``stage="desugar"`` the user's function as the front half leaves it."""
 
     path, func = _split_target(target)
     wrt_t = _parse_wrt(wrt) if isinstance(wrt, str) else tuple(wrt)
@@ -144,6 +152,11 @@ def dump_source(target, wrt="0", snapshots=None, memory_budget=None, schedule="r
     except (OSError, TypeError):
         lineno = None
     where = f"{path}:{lineno}" if lineno else path
+    if stage == "desugar":
+        try:
+            return desugared(obj)
+        except TangentCkptError as e:
+            raise _cli_error(e, path, where) from None
     nparams = len(inspect.signature(obj).parameters)
     for k in wrt_t:
         if not -nparams <= k < nparams:
@@ -211,7 +224,7 @@ def _dump_run(args):
     text = dump_source(args.target, wrt=args.wrt, snapshots=args.snapshots,
                        memory_budget=args.memory_budget, schedule=args.schedule,
                        checkpoint=not args.no_checkpoint, value=args.value, mode=args.mode,
-                       backend=args.backend)
+                       backend=args.backend, stage=args.stage)
     if args.output:
         try:
             with open(args.output, "w") as fh:

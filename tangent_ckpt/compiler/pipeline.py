@@ -10,6 +10,7 @@ import gc
 from tangent_ckpt.compiler.analyze.activity import activity, wrt_parameters
 from tangent_ckpt.compiler.frontend.deep import on_deep_stack
 from tangent_ckpt.compiler.emit.rendering import emit
+from tangent_ckpt.compiler.emit.user_code import desugared_text
 from tangent_ckpt.compiler.fence.fence_once import fence_once
 from tangent_ckpt.compiler.analyze.known_shapes import argument_shapes
 from tangent_ckpt.compiler.lower.container_values import expand_positions
@@ -83,6 +84,20 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     if shapes:
         argument_shapes(function, shapes, scalars)
     return function, bindings, namer, wrt_names, active
+
+
+def desugared(fn, containers=None):
+    """The user's function after the stages before lowering (parse, desugar, the
+    fence), as text: what ``tangent-ckpt dump --stage desugar`` prints.  Raises
+    what those stages raise (a refused write names the user's line)."""
+    def stages():
+        parsed = parse_function(fn)
+        fenced = fence_once(parsed, containers)
+        helpers = [(f"{role} {f.__qualname__}()", prepared.parsed, prepared.error)
+                   for (role, f), prepared in fenced.functions.items()]
+        return desugared_text(parsed, helpers)
+    with _collector_paused():
+        return on_deep_stack(stages, fn)
 
 
 def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_aux=False):
