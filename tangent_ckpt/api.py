@@ -63,9 +63,9 @@ Flat = NDArray[np.float64]
 Grads = TypeVar("Grads")   # the gradients a decorator's result returns
 
 
-class CheckpointingOptions(TypedDict, total=False):
-    """The keyword options of :func:`grad_with_checkpointing` but ``wrt``, ``flat``
-    and ``has_aux`` (which change what the gradient returns)."""
+class LoopOptions(TypedDict, total=False):
+    """The options of checkpointed loops that every differentiating entry point
+    takes (``tc.hvp`` too)."""
     snapshots: Optional[int]
     memory_budget: MemoryBudget
     schedule: str
@@ -76,6 +76,11 @@ class CheckpointingOptions(TypedDict, total=False):
     costs: Any
     snapshot_store: Any
     source: Optional[str]
+
+
+class CheckpointingOptions(LoopOptions, total=False):
+    """The keyword options of :func:`grad_with_checkpointing` but ``wrt``, ``flat``
+    and ``has_aux`` (which change what the gradient returns)."""
     progress: bool
     backend: str
 

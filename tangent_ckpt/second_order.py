@@ -14,13 +14,13 @@ gradient's (``checkpoint=True``, ``snapshots=``, ``memory_budget=``).
 import linecache
 import weakref
 from typing import (Any, Callable, Concatenate, Generic, Literal, Optional, Sequence, Tuple,
-                    TypedDict, Union, Unpack, overload)
+                    Union, Unpack, overload)
 
 import numpy as np
 
 from tangent_ckpt import display
-from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, Wrt, MemoryBudget, _normalize_wrt,
-                              Arg, Rest, Result,
+from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, LoopOptions, Wrt, MemoryBudget,
+                              _normalize_wrt, Arg, Rest, Result,
                               options_checked, remember, _stale, _Target, _check_wrt_value,
                               _without_views)
 from tangent_ckpt.compiler.emit import run_time_errors
@@ -216,19 +216,9 @@ def jvp(fn: Callable[..., Any], wrt: Wrt = 0, *, source: Optional[str] = None,
     return TangentFunction(fn, wrt, source=source, has_aux=has_aux)
 
 
-class HvpOptions(TypedDict, total=False):
+class HvpOptions(LoopOptions, total=False):
     """The keyword options of :func:`hvp`."""
     checkpoint: Union[bool, str, None]
-    snapshots: Optional[int]
-    memory_budget: MemoryBudget
-    schedule: str
-    min_steps: int
-    disk_snapshots: int
-    verify: bool
-    nested: bool
-    costs: Any
-    snapshot_store: Any
-    source: Optional[str]
 
 
 # H v has the type of its argument (tangent_ckpt/api.py: the overloads of grad)
