@@ -5,6 +5,7 @@ it is inlined, a refusal is raised where the lowering inlines the function, and
 the lowering never inlines a function the fence did not check."""
 
 import functools
+import types
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from source_lines import line_of
 from tangent_ckpt.compiler.fence import fence_once as fence_module
 from tangent_ckpt.compiler.fence.fence_once import fence_once
 from tangent_ckpt.compiler.lower.normalize import normalize
+from tangent_ckpt.compiler.frontend import reached_functions as reached
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.frontend.reached_functions import (
     FUNCTION, METHOD, functions_named, functions_of_arguments,
@@ -152,3 +154,46 @@ def test_a_method_of_an_argument_is_fenced_and_differentiated():
     dW = [(names_many(x, Layer(layer.W + eps * e)) - names_many(x, Layer(layer.W - eps * e)))
           / (2 * eps) for e in np.eye(4).reshape(4, 2, 2)]
     np.testing.assert_allclose(dlayer.W.ravel(), dW, rtol=1e-6)
+
+
+def _halved(x):
+    return np.tanh(x) * 0.5
+
+
+SETTINGS = types.SimpleNamespace(act=_halved, scale=2.0)
+
+
+class _Node:
+    def __init__(self, children):
+        self.children = children
+
+
+# a module-level graph of many objects of a user's class, none holding a function
+FOREST = [_Node([_Node([]) for _ in range(30)]) for _ in range(2000)]
+
+
+def through_a_namespace(x):
+    h = x
+    for t in range(3):
+        h = SETTINGS.act(h) * SETTINGS.scale + 0.0 * len(FOREST)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+def test_a_helper_held_by_a_namespace_is_found_and_differentiated(options):
+    """CFG = SimpleNamespace(act=f): the standard library's namespace is looked
+    through (other installed libraries' objects are not), so the helper is fenced
+    and inlined."""
+    check_grad(through_a_namespace, (np.linspace(-1.0, 1.0, 4),), wrt=(0,),
+               df=tc.grad(through_a_namespace, wrt=(0,), **options))
+
+
+def test_the_objects_looked_through_are_bounded():
+    """However large the module-level object graph, one compilation looks through
+    a bounded number of objects (a function reached only past the bound is refused
+    where the lowering meets it, never inlined unchecked)."""
+    finder = reached._Finder()
+    finder.value(FOREST)
+    assert len(finder.expanded) <= reached._MOST_EXPANDED
+    assert len(finder.expanded) == reached._MOST_EXPANDED  # the forest is larger

@@ -24,6 +24,9 @@ Each function comes with its *role*, how the lowering inlines it:
 
 import functools
 import inspect
+import os
+import sys
+import sysconfig
 import types
 import weakref
 
@@ -38,6 +41,7 @@ _LIBRARIES = ("numpy", "scipy", "tangent_ckpt")
 _NOT_USER_MODULES = ("builtins", "numpy")
 _MISSING = object()
 _LARGEST_CONTAINER = 10_000  # items of a module-level list or dict looked through
+_MOST_EXPANDED = 20_000  # objects looked through for one compilation
 
 
 def is_library(fn):
@@ -52,9 +56,32 @@ def user_function(fn):
 
 
 def _reachable_class(cls):
-    """A class whose members may be the user's functions (any but builtins' and NumPy's)."""
-    return isinstance(cls, type) and \
-        (getattr(cls, "__module__", "") or "").split(".")[0] not in _NOT_USER_MODULES
+    """A class whose members may be the user's functions: any but builtins', NumPy's
+    and those of installed libraries (the standard library, site-packages), whose
+    objects can hold large graphs of their own (a test runner's, a plotting
+    library's) and no function of the user's the code could name."""
+    if not isinstance(cls, type):
+        return False
+    if cls is types.SimpleNamespace:  # CFG = SimpleNamespace(act=my_act): the user's
+        return True
+    module = getattr(cls, "__module__", "") or ""
+    return module.split(".")[0] not in _NOT_USER_MODULES and not _installed(module)
+
+
+@functools.lru_cache(maxsize=None)
+def _installed(module_name):
+    """True when the module was loaded from the interpreter's standard library or
+    site-packages (not from the user's own files)."""
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None)
+    if module is None or path is None:
+        return module_name.split(".")[0] in sys.builtin_module_names
+    path = os.path.realpath(path)
+    return any(path.startswith(root + os.sep) for root in _LIBRARY_ROOTS)
+
+
+_LIBRARY_ROOTS = tuple(sorted({os.path.realpath(p) for key, p in sysconfig.get_paths().items()
+                               if key in ("stdlib", "platstdlib", "purelib", "platlib")}))
 
 
 def user_class(obj):
@@ -175,9 +202,9 @@ class _Finder:
             self.expand(value, lambda: [type(value), *_attributes(value)])
 
     def expand(self, value, members):
-        if id(value) in self.expanded:
-            return
-        self.expanded[id(value)] = value
+        if id(value) in self.expanded or len(self.expanded) >= _MOST_EXPANDED:
+            return  # past the budget a function reached only further is refused
+        self.expanded[id(value)] = value  # where the lowering meets it, never inlined unchecked
         for member in members():
             self.value(member)
 
