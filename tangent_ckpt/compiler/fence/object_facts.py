@@ -92,7 +92,15 @@ def numeric_attributes(cls, codes):
     empty set when the class or the code allows no such fact."""
     if not _plain_class(cls) or any(_reflects(code.fnode) for code in codes):
         return frozenset()
-    stores = [(code, attr, value) for code in codes for attr, value in _stores(code.fnode)]
+    stores = []
+    for code in codes:
+        alone = Code(code.fnode, code.resolve)  # the same code, self.x proving nothing
+        for target, attr, value in _stores(code.fnode):
+            # only a store into the method's own object may read its facts: in
+            # other.v = self.w, self may be an object made elsewhere
+            own = code.me is not None and isinstance(target, gast.Name) and \
+                target.id == code.me
+            stores.append((code if own else alone, attr, value))
     facts = {attr for code, attr, _ in stores if code.me is not None}
     facts -= _class_names(cls)
     changed = True
@@ -195,26 +203,26 @@ def _only_values(fnode, name):
 
 
 def _stores(fnode):
-    """(attribute, value or None) for every store into an attribute in ``fnode``:
-    ``x.a = v`` gives ``v``, ``x.a += v`` gives ``v`` (an arithmetic update of an
-    array or number is one), any other store (a tuple target, a loop target,
-    ``del``) gives None."""
+    """(the object written, attribute, value or None) for every store into an
+    attribute in ``fnode``: ``x.a = v`` gives ``v``, ``x.a += v`` gives ``v`` (an
+    arithmetic update of an array or number is one), any other store (a tuple
+    target, a loop target, ``del``) gives None."""
     for node in gast.walk(fnode):
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 if isinstance(target, gast.Attribute):
-                    yield target.attr, node.value
+                    yield target.value, target.attr, node.value
                 else:
                     for t in gast.walk(target):
                         if isinstance(t, gast.Attribute) and not isinstance(t.ctx, gast.Load):
-                            yield t.attr, None
+                            yield t.value, t.attr, None
         elif isinstance(node, (gast.AugAssign, gast.AnnAssign)) and \
                 isinstance(node.target, gast.Attribute):
             if node.value is not None:
-                yield node.target.attr, node.value
+                yield node.target.value, node.target.attr, node.value
         elif isinstance(node, gast.Attribute) and not isinstance(node.ctx, gast.Load) and \
                 not _assigned_directly(fnode, node):
-            yield node.attr, None
+            yield node.value, node.attr, None
 
 
 def _assigned_directly(fnode, target):
