@@ -108,3 +108,23 @@ def copy_from_elsewhere(given):
 
 def test_a_store_into_another_object_does_not_read_self_facts():
     assert _facts(copy_from_elsewhere, Copier) == frozenset()
+
+
+class Split:
+    def __init__(self, x):
+        self.whole = np.cos(x) ** 4
+        self.pair = np.divmod(x, 2.0)  # a tuple of two arrays
+        self.picked = np.where(x > 0.0)  # one argument: a tuple of index arrays
+
+    def step(self):
+        self.whole = np.where(self.whole > 0.5, self.whole, 0.0)
+
+
+def made_split(x):
+    s = Split(x)
+    s.step()
+    return s.whole
+
+
+def test_a_numpy_function_returning_a_tuple_proves_no_array():
+    assert _facts(made_split, Split) == {"whole"}

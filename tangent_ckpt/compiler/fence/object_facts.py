@@ -42,6 +42,7 @@ import inspect
 import types
 
 import gast
+import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
@@ -58,6 +59,17 @@ _NUMERIC_METHODS = frozenset({"copy", "astype", "sum", "mean", "prod", "max", "m
                               "round", "trace", "conj", "conjugate", "transpose", "reshape",
                               "ravel", "squeeze"})
 _NUMERIC_ATTRIBUTES = frozenset({"T", "real", "imag"})
+# NumPy functions that return one array or scalar, never a list or tuple of them (not
+# meshgrid, split, gradient, linalg.eig, divmod, where with one argument, ...); with
+# every ufunc of one output
+_ARRAY_FUNCTIONS = frozenset({
+    "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+    "array", "copy", "linspace", "arange", "logspace", "eye", "identity", "diag",
+    "sum", "mean", "prod", "std", "var", "amax", "amin", "max", "min", "cumsum", "cumprod",
+    "dot", "matmul", "outer", "inner", "tensordot", "kron", "cross", "trace",
+    "roll", "concatenate", "stack", "vstack", "hstack", "tile", "repeat", "clip", "diff",
+    "tanh", "exp", "log", "sqrt", "sin", "cos", "abs", "power", "interp", "convolve",
+})
 
 
 class Code:
@@ -167,7 +179,7 @@ def surely_numeric(node, code, facts, seen):
             return False
         fn = resolve_dotted(func, code.resolve, code.locals)
         if fn is not None:
-            return callable(fn) and registry.is_numpy_function(fn) and returns_new(fn)
+            return _array_function(fn, node)
         return isinstance(func, gast.Attribute) and func.attr in _NUMERIC_METHODS and \
             surely_numeric(func.value, code, facts, seen)
     if isinstance(node, gast.Name):
@@ -181,6 +193,18 @@ def surely_numeric(node, code, facts, seen):
         finally:
             seen.discard(node.id)
     return False
+
+
+def _array_function(fn, call):
+    """``np.full(n, v0)``, ``np.cos(x) ** 4``: a NumPy function that returns one new
+    array or scalar."""
+    if not callable(fn) or not registry.is_numpy_function(fn) or not returns_new(fn):
+        return False
+    if isinstance(fn, np.ufunc):
+        return fn.nout == 1
+    if fn is np.where:
+        return len(call.args) == 3
+    return getattr(fn, "__name__", None) in _ARRAY_FUNCTIONS
 
 
 def _only_values(fnode, name):
