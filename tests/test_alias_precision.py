@@ -565,3 +565,37 @@ def test_a_method_read_alone_still_refuses_arithmetic_it_cannot_prove():
     with pytest.raises(TransformError) as info:
         check_writes(parse_function(Scaled.step))
     assert "'grown'" in str(info.value)
+
+
+def damped(v, rate):
+    return v * rate
+
+
+class Leaky:
+    def __init__(self, v0):
+        self.v = v0 * 1.0
+        self.rate = 0.9
+
+    def step(self, drive):
+        kept = damped(self.v, self.rate) + drive
+        leak = self.rate * (self.v - kept)
+        self.v += 0.1 * kept  # WRITE (leak is read below)
+        return leak
+
+
+def leaky_through_a_helper_only_its_method_calls(v0, drive):
+    cell = Leaky(v0)
+    total = 0.0
+    for t in range(3):
+        total = total + np.sum(cell.step(drive))
+    return total + np.sum(cell.v ** 2)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_helper_only_a_refused_method_calls_is_fenced_for_its_object(mode):
+    """``damped`` is named only in ``Leaky.step``, which the fence refuses when read
+    alone: it is fenced too, so the version for an object made here inlines it."""
+    fn = leaky_through_a_helper_only_its_method_calls
+    args = (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.2, -0.1]))
+    check_grad(fn, args, wrt=(0, 1), df=tc.grad(fn, wrt=(0, 1), **MODES[mode]),
+               rtol=1e-5, atol=1e-7)

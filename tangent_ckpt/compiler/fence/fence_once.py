@@ -48,8 +48,8 @@ def fence_once(parsed, containers=None):
         if (role, fn) in fenced.functions:
             continue
         prepared = fenced.functions[(role, fn)] = _prepared(role, fn, fenced)
-        if prepared.error is None:
-            pending.extend(functions_named(prepared.parsed))
+        if prepared.parsed is not None:  # (a refused method may be fenced again for
+            pending.extend(functions_named(prepared.parsed))  # its object: its helpers too)
     _fence_for_receivers(parsed, fenced)
     return fenced
 
