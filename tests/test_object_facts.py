@@ -128,3 +128,15 @@ def made_split(x):
 
 def test_a_numpy_function_returning_a_tuple_proves_no_array():
     assert _facts(made_split, Split) == {"whole"}
+
+
+def test_an_attribute_named_like_a_method_shadows_it():
+    from tangent_ckpt.compiler.fence.object_facts import shadows_a_method
+
+    def replaces_step(x):
+        b = Body(x, 2)
+        b.step = print
+        return b.x
+
+    assert shadows_a_method(Body, [_code(replaces_step)])
+    assert not shadows_a_method(Body, [_code(made_here)])

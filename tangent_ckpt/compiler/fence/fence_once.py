@@ -23,6 +23,7 @@ from tangent_ckpt.compiler.fence.fenced import Fenced, FencedFunction
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.fence.object_facts import (
     Code, numeric_attributes, object_parameter, receiver_classes, runs_method,
+    shadows_a_method,
 )
 from tangent_ckpt.compiler.frontend.reached_functions import (
     FUNCTION, METHOD, functions_named, functions_of_arguments,
@@ -78,6 +79,8 @@ def _fence_for_receivers(parsed, fenced):
                 (FUNCTION, fn) not in fenced.functions
             codes.append(Code(tree.node, tree.resolve,
                               object_parameter(tree.node) if own else None))
+        if shadows_a_method(cls, codes):
+            continue  # self.step = f: self.step() may not run the class's step
         receiver = (cls, numeric_attributes(cls, codes))
         for fn in methods:
             fenced.receiver_methods[(fn, cls)] = _prepared(METHOD, fn, fenced, receiver)

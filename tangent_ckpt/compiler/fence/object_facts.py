@@ -126,6 +126,16 @@ def numeric_attributes(cls, codes):
     return frozenset(facts)
 
 
+def shadows_a_method(cls, codes):
+    """True when the code stores an attribute named like a method of ``cls``
+    (``self.step = f``): the instance's value then hides the method, so
+    ``self.step()`` is not known to run the class's ``step``."""
+    names = {name for klass in cls.__mro__ if klass is not object
+             for name, raw in vars(klass).items() if callable(raw) or
+             isinstance(raw, (staticmethod, classmethod, property))}
+    return any(attr in names for code in codes for _, attr, _ in _stores(code.fnode))
+
+
 def object_parameter(fnode):
     """The first parameter of a method's tree, when it is never rebound."""
     args = fnode.args.posonlyargs + fnode.args.args
