@@ -406,3 +406,196 @@ def test_what_a_helper_stores_through_another_name_is_seen():
     message = str(info.value)
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
     assert "'box'" in message and "'a'" in message, message
+
+
+# --- a method's arithmetic on the attributes of an object made in the function ----------
+# (compiler/fence/object_facts.py) read alone, ``self.gain * (...)`` might be a list
+# repeated, holding the object's arrays; for an object made here whose every attribute
+# store binds an array or a number, it is NumPy arithmetic: a new array.
+class Cells:
+    """Two coupled state vectors updated in place (a neuron model's shape)."""
+
+    def __init__(self, gain, leak, v0, n=3):
+        self.gain = gain
+        self.leak = leak
+        self.v = np.full(n, v0)
+        self.w = np.zeros(n) + 0.1
+
+    def step(self, drive, dt):
+        dv = 0.5 * self.v - self.w * self.v + drive
+        dw = self.gain * (self.leak * self.v - self.w)
+        self.v += dv * dt  # WRITE (dw is read below)
+        self.w += dw * dt
+        return self.v > 10.0
+
+
+def cells_updated_in_place(drive, gain):
+    cells = Cells(gain, 0.3, 0.2)
+    for t in range(4):
+        cells.step(drive, 0.05)
+    return np.sum(cells.v ** 2) + np.sum(cells.w)
+
+
+class Ring:
+    """A ring of oscillators advanced by Runge-Kutta through a method's results."""
+
+    def __init__(self, forcing, x0, damping=0.4, dt=0.05):
+        self.forcing = forcing
+        self.damping = damping
+        self.dt = dt
+        self.x = x0 * 1.0
+        self.weights = np.cos(np.linspace(0.0, np.pi, x0.shape[-1])) ** 2
+
+    def rate(self):
+        left = np.roll(self.x, 1, axis=-1)
+        right = np.roll(self.x, -1, axis=-1)
+        return (right - left) * self.x - self.damping * self.weights * self.x + self.forcing
+
+    def advance(self):
+        h = self.dt
+        half = 0.5 * h
+        x = self.x
+        k1 = self.rate()
+        self.x = x + half * k1  # WRITE (k1 and x are read below)
+        k2 = self.rate()
+        self.x = x + half * k2
+        k3 = self.rate()
+        self.x = x + h * k3
+        k4 = self.rate()
+        self.x = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+
+def ring_advanced_by_runge_kutta(x0, forcing):
+    ring = Ring(forcing, x0)
+    for t in range(3):
+        ring.advance()
+    return np.sum(ring.x ** 2)
+
+
+class Scaled:
+    def __init__(self, a):
+        self.a = a * 1.0
+        self.k = 2.0
+        self.p = a * 3.0
+
+    def step(self):
+        grown = self.a * self.k
+        self.p += 1.0  # WRITE
+        return grown
+
+
+def scaled_by_a_number(x):
+    s = Scaled(x)
+    g = s.step()
+    return np.sum(g * g) + np.sum(s.p * x)
+
+
+def scaled_list_set_outside(x):
+    """``s.a`` and ``s.k`` replaced by a list holding ``s.p`` and an int:
+    ``self.a * self.k`` repeats the list, so the write into ``self.p`` changes
+    ``grown[0]`` and ``grown[2]``."""
+    s = Scaled(x)
+    s.a = [s.p, x * 1.0]
+    s.k = 2
+    g = s.step()
+    return np.sum(g[0]) + np.sum(g[2])
+
+
+class Repeated:
+    def __init__(self, a, k):
+        self.p = a * 1.0
+        self.parts = [self.p, a * 2.0]  # a list: self.parts * self.k repeats it
+        self.k = k
+
+    def step(self):
+        grown = self.parts * self.k
+        self.p += 1.0  # WRITE
+        return grown
+
+
+def list_attribute_repeated(x):
+    r = Repeated(x, 2)
+    g = r.step()
+    return np.sum(g[0]) + np.sum(g[2])
+
+
+OBJECTS = [
+    (cells_updated_in_place, lambda r: (_vector(r, 3), 0.7), (0, 1)),
+    (ring_advanced_by_runge_kutta, lambda r: (_vector(r, 2, 5), 0.8), (0, 1)),
+    (scaled_by_a_number, lambda r: (_vector(r, 3),), (0,)),
+]
+
+
+@pytest.mark.parametrize("fn, make, wrt", OBJECTS, ids=[a[0].__name__ for a in OBJECTS])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_method_arithmetic_on_attributes_of_an_object_made_here_is_differentiated(
+        fn, make, wrt, mode):
+    args = make(np.random.default_rng(7))
+    df = tc.grad(fn, wrt=wrt, **MODES[mode])
+    check_grad(fn, args, wrt=wrt, df=df, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, make, wrt", OBJECTS[:2], ids=[a[0].__name__ for a in OBJECTS[:2]])
+def test_checkpointed_object_loop_equals_taped(fn, make, wrt):
+    args = make(np.random.default_rng(9))
+    taped = tc.grad(fn, wrt=wrt)(*args)
+    checkpointed = tc.grad(fn, wrt=wrt, **MODES["checkpointed"])(*args)
+    for a, b in zip(taped, checkpointed):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn, method, other", [
+    (scaled_list_set_outside, Scaled.step, "grown"),
+    (list_attribute_repeated, Repeated.step, "grown"),
+], ids=["attribute_set_to_a_list_outside", "attribute_that_is_a_list"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_list_attribute_repeated_by_a_method_is_still_refused(fn, method, other, mode):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, **MODES[mode])(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(method, '# WRITE')}:" in message, message
+    assert "'self'" in message and f"'{other}'" in message, message
+
+
+def test_a_method_read_alone_still_refuses_arithmetic_it_cannot_prove():
+    """The same method reached without an object made here (the fence reads it
+    alone) keeps the refusal: only the object's own stores prove its attributes."""
+    from tangent_ckpt.compiler.fence.aliasing import check_writes
+    from tangent_ckpt.compiler.frontend.parse import parse_function
+    with pytest.raises(TransformError) as info:
+        check_writes(parse_function(Scaled.step))
+    assert "'grown'" in str(info.value)
+
+
+def damped(v, rate):
+    return v * rate
+
+
+class Leaky:
+    def __init__(self, v0):
+        self.v = v0 * 1.0
+        self.rate = 0.9
+
+    def step(self, drive):
+        kept = damped(self.v, self.rate) + drive
+        leak = self.rate * (self.v - kept)
+        self.v += 0.1 * kept  # WRITE (leak is read below)
+        return leak
+
+
+def leaky_through_a_helper_only_its_method_calls(v0, drive):
+    cell = Leaky(v0)
+    total = 0.0
+    for t in range(3):
+        total = total + np.sum(cell.step(drive))
+    return total + np.sum(cell.v ** 2)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_helper_only_a_refused_method_calls_is_fenced_for_its_object(mode):
+    """``damped`` is named only in ``Leaky.step``, which the fence refuses when read
+    alone: it is fenced too, so the version for an object made here inlines it."""
+    fn = leaky_through_a_helper_only_its_method_calls
+    args = (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.2, -0.1]))
+    check_grad(fn, args, wrt=(0, 1), df=tc.grad(fn, wrt=(0, 1), **MODES[mode]),
+               rtol=1e-5, atol=1e-7)

@@ -118,7 +118,12 @@ class HelperCalls:
         arguments bound to its parameters) for a call of ``fn``, or None;
         ``receiver``: the node (or, for a constructor, the origin of the new
         object) bound to a method's first parameter."""
-        summary = helper_summary(fn, type(self), self.analysing)
+        # self.m() in a method fenced for an object made in the code: m reads the
+        # same object, with the same facts (object_facts.py)
+        same_object = isinstance(receiver, gast.Name) and receiver.id == self.me and \
+            self.me is not None
+        summary = helper_summary(fn, type(self), self.analysing,
+                                 self.receiver if same_object else None)
         if summary is None:
             return None
         bound = _bound_arguments(fn, node, receiver is not None)
@@ -164,22 +169,25 @@ class HelperCalls:
 
 
 _DEFAULT = object()  # a parameter left at an immutable default value
-_SUMMARIES = weakref.WeakKeyDictionary()  # function -> helper_summary's answer
+# function -> {receiver: helper_summary's answer} (receiver None: read alone)
+_SUMMARIES = weakref.WeakKeyDictionary()
 _TREES = weakref.WeakKeyDictionary()
 _ANALYSING = set()  # code objects whose summary is being computed (recursion)
 
 
-def helper_summary(fn, fence_class, analysing):
+def helper_summary(fn, fence_class, analysing, receiver=None):
     """What the user's module-level function ``fn`` may return, in its own terms
     (``("site", ...)`` new objects, ``("param", p)`` / ``("param*", p)`` its
     parameter ``p`` and what it holds, globals), with the keys of its sites that
     make containers, builtin objects and masks or index arrays; None when not
-    known."""
+    known.  ``receiver``: for a method called on an object made in the code,
+    what the fence knows of it (``AliasFence``'s ``receiver``)."""
     if not isinstance(fn, types.FunctionType) or \
             (getattr(fn, "__module__", "") or "").split(".")[0] in _LIBRARIES:
         return None
-    if fn in _SUMMARIES:
-        return _SUMMARIES[fn]  # None: not known
+    known = _SUMMARIES.get(fn)
+    if known is not None and receiver in known:
+        return known[receiver]  # None: not known
     code = fn.__code__
     if code in _ANALYSING or code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
                                                inspect.CO_ASYNC_GENERATOR):
@@ -188,22 +196,25 @@ def helper_summary(fn, fence_class, analysing):
         parsed = parse_function(fn)
     except TangentCkptError:
         parsed = None
+    answers = _SUMMARIES.setdefault(fn, {})
     if parsed is None or not isinstance(parsed.node, gast.FunctionDef) or \
             _parameters(parsed.node) != list(code.co_varnames[:_parameter_count(code)]):
-        _SUMMARIES[fn] = None  # (a def that is not the code that runs: not read)
+        answers[receiver] = None  # (a def that is not the code that runs: not read)
         return None
     _ANALYSING.add(code)
     try:
-        inner = fence_class(parsed, parsed.node, (), checking=False, analysing=analysing)
+        inner = fence_class(parsed, parsed.node, (), checking=False, analysing=analysing,
+                            receiver=receiver)
         inner.run()
     except TangentCkptError:
-        _SUMMARIES[fn] = None
+        answers[receiver] = None
         return None
     finally:
         _ANALYSING.discard(code)
     summary = HelperSummary(inner)
-    _SUMMARIES[fn] = summary
-    _TREES[fn] = parsed  # alive as long as the answer: its node ids name the sites
+    answers[receiver] = summary
+    # alive as long as the answers: the node ids of the trees name the sites
+    _TREES.setdefault(fn, []).append(parsed)
     return summary
 
 

@@ -18,6 +18,7 @@ from tangent_ckpt.compiler.memory_sharing import (
     FRESH_METHODS, INDEX_FUNCTIONS, VIEW_FUNCTIONS, VIEW_METHODS, call_new_by_default,
     returns_new,
 )
+from tangent_ckpt.compiler.fence.object_facts import plain_instance_attribute, surely_numeric
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 
@@ -159,6 +160,8 @@ class Origins:
                                                                    "dtype", "itemsize",
                                                                    "nbytes"):
                 return _Info()
+            if isinstance(node, gast.Attribute) and self.own_attribute(node):
+                return _Info(base.holds, base.holds)  # self.x: what self holds, not self
             if isinstance(node, gast.Subscript) and self.surely_container(base):
                 if isinstance(node.slice, gast.Slice):  # a new list of the same items
                     return _Info({("site", id(node), 0)}, base.holds)
@@ -261,7 +264,12 @@ class Origins:
     def surely_not_a_sequence(self, node, env):
         """True when ``node`` is a float or complex constant or a new NumPy array (a
         NumPy function's result that is not a view), whose ``+``/``*`` with a list is
-        NumPy arithmetic or an error, never list concatenation."""
+        NumPy arithmetic or an error, never list concatenation (in a method fenced
+        for an object made in the code, also what object_facts.py proves: an
+        attribute it holds only as an array or number, a name bound only to one)."""
+        if self.receiver_code is not None and \
+                surely_numeric(node, self.receiver_code, self.receiver[1], set()):
+            return True
         if isinstance(node, gast.Constant):
             return isinstance(node.value, (float, complex))
         if isinstance(node, gast.UnaryOp):
@@ -273,6 +281,13 @@ class Origins:
             fn = self.resolve(node.func)
             return fn is not None and returns_new(fn) and registry.is_numpy_function(fn)
         return False
+
+    def own_attribute(self, node):
+        """``self.x`` in a method fenced for an object of a plain class made in the
+        code, ``x`` named by no class of it: an item the object holds in its
+        ``__dict__``, never the object itself (which is no array)."""
+        return self.me is not None and isinstance(node.value, gast.Name) and \
+            node.value.id == self.me and plain_instance_attribute(self.receiver[0], node.attr)
 
     def call_info(self, node, env):
         info = self._call_info(node, env)

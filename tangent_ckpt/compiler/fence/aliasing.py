@@ -41,6 +41,7 @@ from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METH
 from tangent_ckpt.compiler.fence.method_writes import (
     constructed_classes, method_of, writes_self_in_place,
 )
+from tangent_ckpt.compiler.fence.object_facts import Code, object_parameter
 from tangent_ckpt.compiler.node_facts import NodeFacts, ViewMarks
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -49,7 +50,8 @@ from tangent_ckpt.errors import UnsupportedSyntaxError
 class AliasFence(HelperCalls, SwapRenaming, Origins):
     """Forward pass over one function: origins of each name, checked at writes."""
 
-    def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset()):
+    def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset(),
+                 receiver=None):
         self.parsed = parsed
         self.followed = followed  # ids of views the view lowering follows: new arrays here
         self.marks = getattr(followed, "marks", None) or ViewMarks()  # views.py declared
@@ -78,6 +80,15 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.blurred = set()  # sites whose kind is forgotten (AliasFence.relabelled)
         # names bound only to objects of user classes made here: their methods are known
         self.objects = constructed_classes(fnode, self.resolve, self.locals)
+        # a method fenced for an object its class makes in the code (object_facts.py):
+        # (class, the attributes it holds only as arrays or numbers), and the code's
+        # own terms for them; None for a method read alone
+        self.receiver, self.me, self.receiver_code = None, None, None
+        me = object_parameter(fnode) if receiver is not None else None
+        if me is not None:
+            self.receiver, self.me = receiver, me
+            self.receiver_code = Code(fnode, parsed.resolve, me)
+            self.objects[me] = {receiver[0]}
         self.guards = GuardNotes(parsed, fnode)  # what only the call decides (fence_guards.py)
 
     # --- the forward pass -------------------------------------------------------
@@ -397,13 +408,17 @@ def _collect_own_nodes(s):
     return list(gast.walk(s))
 
 
-def check_writes(parsed, fnode=None, followed=()):
+def check_writes(parsed, fnode=None, followed=(), receiver=None):
     """Refuse every write in ``fnode`` (default: the parsed function) that may change
-    another live name through shared memory (``followed``: what views.py follows);
+    another live name through shared memory (``followed``: what views.py follows;
+    ``receiver``: for a method called on an object its class makes in the code,
+    (class, the attributes it holds only as arrays or numbers), object_facts.py);
     returns the calls on objects whose methods it checked and its FenceFindings
     (compiler/fence/fence_guards.py)."""
     fnode = fnode if fnode is not None else parsed.node
-    fences = [AliasFence(parsed, child, followed) for child in gast.walk(fnode)
+    fences = [AliasFence(parsed, child, followed,
+                         receiver=receiver if child is fnode else None)
+              for child in gast.walk(fnode)
               if isinstance(child, gast.FunctionDef)]  # fnode's own first
     receivers = NodeFacts()
     try:

@@ -9,6 +9,11 @@ function called by name as a helper (its views followed, then fenced), a method
 or generator as written (fenced).  What preparing one raises is kept, and the
 lowering raises it where it inlines that function (``fenced.py``): a helper that
 is named but never inlined refuses nothing, as before.
+
+A method the fence refuses when read alone is fenced again for each user class
+the code constructs that runs it, knowing what every store into such an
+object's attributes binds (``object_facts.py``); the lowering uses that version
+only on an object its class makes in the code (``Fenced.receiver_methods``).
 """
 
 import collections
@@ -16,8 +21,12 @@ import collections
 from tangent_ckpt.compiler.fence.aliasing import check_writes
 from tangent_ckpt.compiler.fence.fenced import Fenced, FencedFunction
 from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.fence.object_facts import (
+    Code, numeric_attributes, object_parameter, receiver_classes, runs_method,
+    shadows_a_method,
+)
 from tangent_ckpt.compiler.frontend.reached_functions import (
-    FUNCTION, functions_named, functions_of_arguments,
+    FUNCTION, METHOD, functions_named, functions_of_arguments,
 )
 from tangent_ckpt.compiler.desugar.views import follow_views
 
@@ -40,12 +49,44 @@ def fence_once(parsed, containers=None):
         if (role, fn) in fenced.functions:
             continue
         prepared = fenced.functions[(role, fn)] = _prepared(role, fn, fenced)
-        if prepared.error is None:
-            pending.extend(functions_named(prepared.parsed))
+        if prepared.parsed is not None:  # (a refused method may be fenced again for
+            pending.extend(functions_named(prepared.parsed))  # its object: its helpers too)
+    _fence_for_receivers(parsed, fenced)
     return fenced
 
 
-def _prepared(role, fn, fenced):
+def _fence_for_receivers(parsed, fenced):
+    """Fence again, for each class the code constructs, the methods of it that
+    the fence refused when read alone, knowing which attributes of an object
+    that class makes hold only arrays or numbers (``object_facts.py``)."""
+    refused = [fn for (role, fn), prepared in fenced.functions.items()
+               if role == METHOD and prepared.parsed is not None and
+               prepared.error is not None]
+    if not refused:
+        return
+    trees = [(None, None, parsed)] + [(role, fn, prepared.parsed) for (role, fn), prepared
+                                      in fenced.functions.items()
+                                      if prepared.parsed is not None]
+    for cls in receiver_classes([Code(tree.node, tree.resolve) for _, _, tree in trees]):
+        methods = [fn for fn in refused if runs_method(cls, fn)]
+        if not methods:
+            continue
+        codes = []
+        for role, fn, tree in trees:
+            # self.x proves something only in a method called on the object
+            # (Cls.m(other) reaches m as a plain function too)
+            own = role == METHOD and runs_method(cls, fn) and \
+                (FUNCTION, fn) not in fenced.functions
+            codes.append(Code(tree.node, tree.resolve,
+                              object_parameter(tree.node) if own else None))
+        if shadows_a_method(cls, codes):
+            continue  # self.step = f: self.step() may not run the class's step
+        receiver = (cls, numeric_attributes(cls, codes))
+        for fn in methods:
+            fenced.receiver_methods[(fn, cls)] = _prepared(METHOD, fn, fenced, receiver)
+
+
+def _prepared(role, fn, fenced, receiver=None):
     try:
         parsed = parse_function(fn)
     except Exception as error:  # raised again where the lowering inlines fn
@@ -56,7 +97,7 @@ def _prepared(role, fn, fenced):
             receivers, findings = check_writes(parsed, followed=followed)
             fenced.marks.update(followed.marks)
         else:
-            receivers, findings = check_writes(parsed)
+            receivers, findings = check_writes(parsed, receiver=receiver)
     except Exception as error:
         return FencedFunction(parsed, error)
     fenced.checked_receivers.update(receivers)

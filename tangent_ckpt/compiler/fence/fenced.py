@@ -38,12 +38,16 @@ class Fenced:
     calls on objects whose methods the fence checked, where the call is made;
     ``findings``: what the differentiated function's fence found (its run-time
     guards, fence_guards.FenceFindings); ``index``: the findings of every fenced
-    function, looked up by node (fence_guards.FenceIndex)."""
+    function, looked up by node (fence_guards.FenceIndex); ``receiver_methods``:
+    (method, class) -> :class:`FencedFunction`, a method refused when read alone,
+    fenced again for an object of that class made in the code (object_facts.py)."""
 
-    __slots__ = ("functions", "marks", "checked_receivers", "findings", "index")
+    __slots__ = ("functions", "marks", "checked_receivers", "findings", "index",
+                 "receiver_methods")
 
     def __init__(self):
         self.functions = {}
+        self.receiver_methods = {}
         self.marks = ViewMarks()
         self.checked_receivers = NodeFacts()
         self.findings = None

@@ -175,7 +175,7 @@ class CallableValues:
             return self.lo.calls.call(gast.copy_location(call, node), hint)
         if isinstance(value, MethodValue) and not value.is_property:
             self.check_in_place_method(value, node)
-            prepared = self.method(value.fn, node)
+            prepared = self.method_on(value, node)
             parsed = prepared.checked()
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
@@ -217,6 +217,17 @@ class CallableValues:
     def parsed(self, fn, node):
         """A method (or a generator) of the user's, as the fence checked it."""
         return self.method(fn, node).checked()
+
+    def method_on(self, value, node):
+        """The method of ``value`` (a MethodValue) as the fence prepared it: on an
+        object its class makes in the code, the version fenced knowing that
+        object's attributes, where the fence made one (fence_once.py)."""
+        owner = value.owner
+        if isinstance(owner, ObjectValue) and not owner.given:
+            prepared = self.lo.fenced.receiver_methods.get((value.fn, owner.cls))
+            if prepared is not None and user_function(value.fn):
+                return prepared
+        return self.method(value.fn, node)
 
     def method(self, fn, node):
         """A method (or a generator) of the user's as the fence prepared it: its

@@ -1,0 +1,307 @@
+"""Which attributes of an object the differentiated code makes are surely NumPy
+arrays or numbers, for the aliasing fence (``aliasing.py``).
+
+A method read alone cannot tell ``self.a * x`` (NumPy arithmetic, a new array)
+from list repetition (a list holding the arrays ``self.a`` holds): ``self`` is
+a parameter, and the caller may hand any object.  An object of a user's class
+made in the differentiated code by ``Cls(...)`` (the lowering's ``ObjectValue``,
+never given by the caller) is different: every store into its attributes is in
+the code the fence reads -- ``__init__``, the class's methods, the functions the
+code reaches -- so an attribute that every such store binds to an array or a
+number (``self.v = np.full(n, v0)``, ``self.v += dv * dt``,
+``self.x = x + h * k``) is one at every moment.  The fence then fences the
+class's methods for such a receiver with these facts (``fence_once.py``); the
+lowering uses that version only for a receiver made in the code.
+
+What the facts assume, and where that is checked:
+
+- no reflection in the code the fence reads (``setattr``, ``delattr``,
+  ``vars``, ``__dict__``, ``__class__``, ``__setattr__``): none, else no facts;
+- the class and its bases define no attribute hooks (``__getattr__``,
+  ``__getattribute__``, ``__setattr__``, ``__delattr__``), no ``__new__`` of
+  their own, and are no dataclass (whose fields are bound without a store the
+  fence could read); an attribute also named in a class (a default, a
+  property, a method) gets no fact;
+- every store of an attribute of that name, on any object, anywhere in the
+  code read, binds a value proved numeric (:func:`surely_numeric`) -- read as a
+  greatest fixpoint: each store is checked assuming the facts hold before it,
+  which is an induction over the run;
+- ``self.attr`` reads count as numeric only in a method of the class called on
+  its object (a method also reached as a plain function, ``Cls.m(other)``, may
+  get another object: there ``self.attr`` proves nothing).
+
+"Numeric" follows ``Origins.surely_not_a_sequence``: an operator with one
+operand proved an array or a number is NumPy (or Python number) arithmetic.
+The one way that could be list repetition -- ``lst * k`` with ``k`` a NumPy
+integer scalar -- needs a repetition count known only at run time, which the
+lowering refuses on its own (``lower/containers.py``).
+"""
+
+import dataclasses
+import inspect
+import types
+
+import gast
+import numpy as np
+
+from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.frontend.reached_functions import user_class
+from tangent_ckpt.compiler.memory_sharing import returns_new
+
+_HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__")
+_REFLECTING_NAMES = frozenset({"setattr", "delattr", "vars"})
+_REFLECTING_ATTRIBUTES = frozenset({"__dict__", "__class__", "__setattr__", "__delattr__"})
+# methods of an array that return a new array or NumPy scalar (never a list: not
+# tolist, nonzero, item)
+_NUMERIC_METHODS = frozenset({"copy", "astype", "sum", "mean", "prod", "max", "min",
+                              "std", "var", "dot", "cumsum", "cumprod", "clip", "flatten",
+                              "round", "trace", "conj", "conjugate", "transpose", "reshape",
+                              "ravel", "squeeze"})
+_NUMERIC_ATTRIBUTES = frozenset({"T", "real", "imag"})
+# NumPy functions that return one array or scalar, never a list or tuple of them (not
+# meshgrid, split, gradient, linalg.eig, divmod, where with one argument, ...); with
+# every ufunc of one output
+_ARRAY_FUNCTIONS = frozenset({
+    "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+    "array", "copy", "linspace", "arange", "logspace", "eye", "identity", "diag",
+    "sum", "mean", "prod", "std", "var", "amax", "amin", "max", "min", "cumsum", "cumprod",
+    "dot", "matmul", "outer", "inner", "tensordot", "kron", "cross", "trace",
+    "roll", "concatenate", "stack", "vstack", "hstack", "tile", "repeat", "clip", "diff",
+    "tanh", "exp", "log", "sqrt", "sin", "cos", "abs", "power", "interp", "convolve",
+})
+
+
+class Code:
+    """One function the fence reads: its tree, how it resolves free names, and
+    the name of its object parameter where it is a method of the class under
+    study called on that class's object (else None)."""
+
+    __slots__ = ("fnode", "resolve", "me", "locals")
+
+    def __init__(self, fnode, resolve, me=None):
+        self.fnode = fnode
+        self.resolve = resolve
+        self.me = me
+        self.locals = _bound_names(fnode)
+
+
+def receiver_classes(codes):
+    """The user classes the code constructs by name (``Model(...)``)."""
+    found = []
+    for code in codes:
+        for node in gast.walk(code.fnode):
+            if isinstance(node, gast.Call):
+                obj = resolve_dotted(node.func, code.resolve, code.locals)
+                if user_class(obj) and obj not in found:
+                    found.append(obj)
+    return found
+
+
+def numeric_attributes(cls, codes):
+    """The attributes every object of ``cls`` made in the code holds only as NumPy
+    arrays or numbers, given ``codes`` (every function the code may run); an
+    empty set when the class or the code allows no such fact."""
+    if not _plain_class(cls) or any(_reflects(code.fnode) for code in codes):
+        return frozenset()
+    stores = []
+    for code in codes:
+        alone = Code(code.fnode, code.resolve)  # the same code, self.x proving nothing
+        for target, attr, value in _stores(code.fnode):
+            # only a store into the method's own object may read its facts: in
+            # other.v = self.w, self may be an object made elsewhere
+            own = code.me is not None and isinstance(target, gast.Name) and \
+                target.id == code.me
+            stores.append((code if own else alone, attr, value))
+    facts = {attr for code, attr, _ in stores if code.me is not None}
+    facts -= _class_names(cls)
+    changed = True
+    while changed:
+        changed = False
+        for code, attr, value in stores:
+            if attr in facts and (value is None or
+                                  not surely_numeric(value, code, facts, set())):
+                facts.discard(attr)
+                changed = True
+    return frozenset(facts)
+
+
+def shadows_a_method(cls, codes):
+    """True when the code stores an attribute named like a method of ``cls``
+    (``self.step = f``): the instance's value then hides the method, so
+    ``self.step()`` is not known to run the class's ``step``."""
+    names = {name for klass in cls.__mro__ if klass is not object
+             for name, raw in vars(klass).items() if callable(raw) or
+             isinstance(raw, (staticmethod, classmethod, property))}
+    return any(attr in names for code in codes for _, attr, _ in _stores(code.fnode))
+
+
+def object_parameter(fnode):
+    """The first parameter of a method's tree, when it is never rebound."""
+    args = fnode.args.posonlyargs + fnode.args.args
+    if not args:
+        return None
+    me = args[0].id
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Name) and node.id == me and \
+                not isinstance(node.ctx, gast.Load) and node is not args[0]:
+            return None
+        if isinstance(node, (gast.Global, gast.Nonlocal)) and me in node.names:
+            return None
+    return me
+
+
+def runs_method(cls, fn):
+    """True when an object of ``cls`` runs ``fn`` for one of its methods."""
+    return any(vars(klass).get(fn.__name__) is fn for klass in cls.__mro__)
+
+
+def plain_instance_attribute(cls, attr):
+    """True when ``obj.attr`` on an object of ``cls`` (a plain class) reads what
+    the object holds in its ``__dict__``: no class of its MRO names ``attr``."""
+    return _plain_class(cls) and attr not in _class_names(cls)
+
+
+def surely_numeric(node, code, facts, seen):
+    """True when ``node`` (in ``code``) is surely a NumPy array or a number, never
+    a list, tuple, dict or other container (``facts``: the attributes of
+    ``code.me`` known numeric)."""
+    if isinstance(node, gast.Constant):
+        return isinstance(node.value, (float, complex))
+    if isinstance(node, gast.UnaryOp):
+        return isinstance(node.op, (gast.USub, gast.UAdd)) and \
+            surely_numeric(node.operand, code, facts, seen)
+    if isinstance(node, gast.BinOp):
+        return any(surely_numeric(o, code, facts, seen) for o in (node.left, node.right))
+    if isinstance(node, gast.IfExp):
+        return all(surely_numeric(o, code, facts, seen) for o in (node.body, node.orelse))
+    if isinstance(node, gast.Subscript):  # a view or a scalar of an array
+        return surely_numeric(node.value, code, facts, seen)
+    if isinstance(node, gast.Attribute):
+        if isinstance(node.value, gast.Name) and node.value.id == code.me and \
+                code.me is not None:
+            return node.attr in facts
+        return node.attr in _NUMERIC_ATTRIBUTES and surely_numeric(node.value, code, facts,
+                                                                   seen)
+    if isinstance(node, gast.Call):
+        func = node.func
+        if any(k.arg == "out" for k in node.keywords):
+            return False
+        fn = resolve_dotted(func, code.resolve, code.locals)
+        if fn is not None:
+            return _array_function(fn, node)
+        return isinstance(func, gast.Attribute) and func.attr in _NUMERIC_METHODS and \
+            surely_numeric(func.value, code, facts, seen)
+    if isinstance(node, gast.Name):
+        if node.id == code.me or node.id in seen or node.id not in code.locals:
+            return False
+        seen.add(node.id)
+        try:
+            values = _only_values(code.fnode, node.id)
+            return values is not None and \
+                all(surely_numeric(v, code, facts, seen) for v in values)
+        finally:
+            seen.discard(node.id)
+    return False
+
+
+def _array_function(fn, call):
+    """``np.full(n, v0)``, ``np.cos(x) ** 4``: a NumPy function that returns one new
+    array or scalar."""
+    if not callable(fn) or not registry.is_numpy_function(fn) or not returns_new(fn):
+        return False
+    if isinstance(fn, np.ufunc):
+        return fn.nout == 1
+    if fn is np.where:
+        return len(call.args) == 3
+    return getattr(fn, "__name__", None) in _ARRAY_FUNCTIONS
+
+
+def _only_values(fnode, name):
+    """The values of the ``name = value`` statements binding ``name``, when those
+    are its only bindings in ``fnode`` (no parameter, loop or tuple target,
+    augmented assignment, nested scope); else None."""
+    values, stores = [], 0
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name) and \
+                    node.targets[0].id == name:
+                values.append(node.value)
+        elif isinstance(node, gast.Name) and node.id == name and \
+                not isinstance(node.ctx, gast.Load):
+            stores += 1
+        elif isinstance(node, (gast.Global, gast.Nonlocal)) and name in node.names:
+            return None
+    # every store (parameters are Param-context names) is one of the assignments
+    return values if values and stores == len(values) else None
+
+
+def _stores(fnode):
+    """(the object written, attribute, value or None) for every store into an
+    attribute in ``fnode``: ``x.a = v`` gives ``v``, ``x.a += v`` gives ``v`` (an
+    arithmetic update of an array or number is one), any other store (a tuple
+    target, a loop target, ``del``) gives None."""
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Assign):
+            for target in node.targets:
+                if isinstance(target, gast.Attribute):
+                    yield target.value, target.attr, node.value
+                else:
+                    for t in gast.walk(target):
+                        if isinstance(t, gast.Attribute) and not isinstance(t.ctx, gast.Load):
+                            yield t.value, t.attr, None
+        elif isinstance(node, (gast.AugAssign, gast.AnnAssign)) and \
+                isinstance(node.target, gast.Attribute):
+            if node.value is not None:
+                yield node.target.value, node.target.attr, node.value
+        elif isinstance(node, gast.Attribute) and not isinstance(node.ctx, gast.Load) and \
+                not _assigned_directly(fnode, node):
+            yield node.value, node.attr, None
+
+
+def _assigned_directly(fnode, target):
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Assign) and any(t is target for t in node.targets):
+            return True
+        if isinstance(node, (gast.AugAssign, gast.AnnAssign)) and node.target is target:
+            return True
+    return False
+
+
+def _reflects(fnode):
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Name) and node.id in _REFLECTING_NAMES:
+            return True
+        if isinstance(node, gast.Attribute) and node.attr in _REFLECTING_ATTRIBUTES:
+            return True
+    return False
+
+
+def _plain_class(cls):
+    if not inspect.isclass(cls) or dataclasses.is_dataclass(cls) or \
+            cls.__new__ is not object.__new__:
+        return False
+    return all(inspect.getattr_static(cls, hook, None) is getattr(object, hook, None)
+               for hook in _HOOKS)
+
+
+def _class_names(cls):
+    names = set()
+    for klass in cls.__mro__:
+        if klass is not object:
+            names.update(vars(klass))
+    return names
+
+
+def _bound_names(fnode):
+    names = set()
+    args = fnode.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + \
+            [x for x in (args.vararg, args.kwarg) if x is not None]:
+        names.add(a.id)
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+            names.add(node.id)
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+            names.add(node.name)
+    return names

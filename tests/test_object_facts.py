@@ -1,0 +1,142 @@
+"""compiler/fence/object_facts.py: which attributes of an object made in the
+differentiated code are surely arrays or numbers -- proved from every store into
+an attribute of that name in the code the fence reads, never assumed."""
+
+import numpy as np
+
+from tangent_ckpt.compiler.fence.object_facts import (
+    Code, numeric_attributes, object_parameter, receiver_classes,
+)
+from tangent_ckpt.compiler.frontend.parse import parse_function
+
+
+def _code(fn, method=False):
+    parsed = parse_function(fn)
+    return Code(parsed.node, parsed.resolve, object_parameter(parsed.node) if method else None)
+
+
+class Body:
+    def __init__(self, x, k):
+        self.x = x * 1.0
+        self.v = np.zeros(3)
+        self.k = k
+        self.items = [x]
+        self.y = np.zeros(3)
+
+    def step(self, dt):
+        rate = 0.5 * self.v
+        self.v += rate * dt
+        self.x = self.x + dt * self.v
+        self.y = self.v * dt
+
+
+def made_here(x):
+    b = Body(x, 2)
+    b.step(0.1)
+    return b.x
+
+
+def made_here_then_replaced(x):
+    b = Body(x, 2)
+    b.v = [x]
+    b.step(0.1)
+    return b.x
+
+
+def _facts(fn, cls=Body):
+    codes = [_code(fn)] + [_code(m, method=True) for m in (cls.__init__, cls.step)]
+    return numeric_attributes(cls, codes)
+
+
+def test_attributes_bound_only_to_arrays_and_numbers_are_numeric():
+    # k is a parameter (any value), items a list: no fact for either
+    assert _facts(made_here) == {"x", "v", "y"}
+
+
+def test_a_store_of_a_list_anywhere_removes_the_fact_and_what_relied_on_it():
+    # y = v * dt relied on v (dt is a parameter); x = x + dt * v holds by x alone
+    assert _facts(made_here_then_replaced) == {"x"}
+
+
+def test_the_classes_the_code_constructs_are_found_by_what_names_resolve_to():
+    assert receiver_classes([_code(made_here)]) == [Body]
+
+
+class WithDefault:
+    v = None  # a class attribute: reading self.v before a store gives it
+
+    def __init__(self):
+        self.v = np.zeros(2)
+        self.w = np.ones(2)
+
+    def step(self):
+        self.w = self.w * 2.0
+
+
+def made_with_default():
+    o = WithDefault()
+    o.step()
+    return o.w
+
+
+def test_an_attribute_the_class_names_gets_no_fact():
+    assert _facts(made_with_default, WithDefault) == {"w"}
+
+
+class Reflective(WithDefault):
+    def step(self):
+        setattr(self, "w", [1.0])
+
+
+def test_reflection_anywhere_gives_no_facts():
+    assert _facts(made_with_default, Reflective) == frozenset()
+
+
+class Copier:
+    def __init__(self):
+        self.w = np.ones(2)
+
+    def step(self, other):
+        other.w = self.w  # other is made here, self may not be: proves nothing
+
+
+def copy_from_elsewhere(given):
+    o = Copier()
+    given.step(o)
+    return o.w
+
+
+def test_a_store_into_another_object_does_not_read_self_facts():
+    assert _facts(copy_from_elsewhere, Copier) == frozenset()
+
+
+class Split:
+    def __init__(self, x):
+        self.whole = np.cos(x) ** 4
+        self.pair = np.divmod(x, 2.0)  # a tuple of two arrays
+        self.picked = np.where(x > 0.0)  # one argument: a tuple of index arrays
+
+    def step(self):
+        self.whole = np.where(self.whole > 0.5, self.whole, 0.0)
+
+
+def made_split(x):
+    s = Split(x)
+    s.step()
+    return s.whole
+
+
+def test_a_numpy_function_returning_a_tuple_proves_no_array():
+    assert _facts(made_split, Split) == {"whole"}
+
+
+def test_an_attribute_named_like_a_method_shadows_it():
+    from tangent_ckpt.compiler.fence.object_facts import shadows_a_method
+
+    def replaces_step(x):
+        b = Body(x, 2)
+        b.step = print
+        return b.x
+
+    assert shadows_a_method(Body, [_code(replaces_step)])
+    assert not shadows_a_method(Body, [_code(made_here)])
