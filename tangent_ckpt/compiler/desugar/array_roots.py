@@ -63,7 +63,9 @@ def _parameters_deciding(shape, facts, name, seen):
     seen.add(name)
     binders = shape.binders.get(name, [])
     if binders == [(shape.parsed.node, None)]:
-        return {name}
+        args = shape.parsed.node.args  # *args is a tuple, **kwargs a dict: never checked
+        return {name} if name in {a.id for a in args.posonlyargs + args.args +
+                                  args.kwonlyargs} else None
     found = set()
     for stmt, value in binders:
         if not (isinstance(stmt, gast.Assign) and isinstance(value, gast.Call) and
@@ -88,7 +90,10 @@ def check_parameters(shape, first, groups):
     its root."""
     checks = [_check(shape, param, root, _first_view(shape, groups[root]))
               for param, root in sorted(first.items())]
-    shape.parsed.node.body[0:0] = checks
+    body = shape.parsed.node.body
+    at = 1 if body and isinstance(body[0], gast.Expr) and \
+        isinstance(body[0].value, gast.Constant) and isinstance(body[0].value.value, str) else 0
+    body[at:at] = checks  # after the docstring
 
 
 def _check(shape, param, root, link):
