@@ -58,9 +58,9 @@ def _parameters_deciding(shape, facts, name, seen):
     itself when it is a parameter never bound again, those of ``U0`` when every
     binding of ``name`` is ``U0.copy()``; None when some binding is anything
     else (or ``name`` is an array already: nothing to decide)."""
-    if facts.array(name) is not None or name in seen:
+    if facts.array(name) is not None or name in seen:  # seen: U = V.copy(); V = U.copy()
         return None
-    seen.add(name)
+    seen = seen | {name}
     binders = shape.binders.get(name, [])
     if binders == [(shape.parsed.node, None)]:
         args = shape.parsed.node.args  # *args is a tuple, **kwargs a dict: never checked

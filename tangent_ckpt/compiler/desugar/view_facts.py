@@ -165,7 +165,7 @@ class ArrayFacts:
     def __init__(self, bindings, resolve, local, assumed=()):
         """``bindings``: name -> list of value nodes (None: a value not known);
         ``assumed``: names taken to be arrays whatever they are bound to (the
-        view lowering checks each at run time, ``views.py``)."""
+        view lowering checks each at run time, ``array_roots.py``)."""
         self.resolve, self.local = resolve, local
         self.assumed = frozenset(assumed)
         self.facts = {name: _TOP for name in bindings}
