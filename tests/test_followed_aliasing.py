@@ -420,11 +420,25 @@ def rows_kept_of_an_argument(U, s, n):
     return np.sum(U[0] * U[1]) + np.sum(U[2])
 
 
+def field_copied_on_either_branch(U0, s, k):
+    if k > 0:
+        U = U0.copy()
+    else:
+        U = U0.copy()
+        U[2] = 0.5
+    u = U[1:-1]  # VIEW
+    for t in range(3):
+        u *= s
+        U[0] = U[1]
+    return np.sum(U ** 2)
+
+
 _FIELDS = (1.0 - 0.2 * _rng.random((6, 6)), 0.25 * _rng.random((6, 6)))
 UNKNOWN_FIELDS = [
     (gray_scott_on_argument_fields, (*_FIELDS, 0.04, 3), (0, 1, 2)),
     (gray_scott_on_copied_fields, (*_FIELDS, 0.04, 3), (0, 1, 2)),
     (rows_kept_of_an_argument, (_rng.random((4, 3)), 0.6, 3), (0, 1)),
+    (field_copied_on_either_branch, (_rng.random(5), 0.8, -1), (0, 1)),
 ]
 
 
