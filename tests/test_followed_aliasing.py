@@ -376,3 +376,121 @@ def test_views_used_across_a_rebinding_or_a_kept_reference_stay_refused(fn, args
     with pytest.raises(TransformError) as info:
         tc.grad(fn, wrt=(0, 1))(*args)
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in str(info.value), str(info.value)
+
+
+# --- fields of unknown type: followed as arrays, checked to be arrays when the gradient starts
+def _laplacian(Z):
+    return Z[:-2, 1:-1] + Z[1:-1, :-2] - 4 * Z[1:-1, 1:-1] + Z[1:-1, 2:] + Z[2:, 1:-1]
+
+
+def gray_scott_on_argument_fields(U, V, F, n):
+    """Rougier's form: views of the caller's fields, boundaries written on both."""
+    u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]  # VIEW
+    for i in range(n):
+        uvv = u * v * v
+        u += 0.1 * (0.16 * _laplacian(U) - uvv + F * (1 - u))
+        v += 0.1 * (0.08 * _laplacian(V) + uvv - (F + 0.06) * v)
+        for Z in (U, V):
+            Z[0, :] = Z[1, :]
+            Z[-1, :] = Z[-2, :]
+    return np.sum(V ** 2)
+
+
+def gray_scott_on_copied_fields(U0, V0, F, n):
+    U = U0.copy(); V = V0.copy()
+    u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]  # VIEW
+    for i in range(n):
+        uvv = u * v * v
+        u += 0.1 * (0.16 * _laplacian(U) - uvv + F * (1 - u))
+        v += 0.1 * (0.08 * _laplacian(V) + uvv - (F + 0.06) * v)
+        for Z in (U, V):
+            Z[0, :] = Z[1, :]
+            Z[-1, :] = Z[-2, :]
+            Z[:, 0] = Z[:, 1]
+    return np.sum(V ** 2) + np.sum(U * V)
+
+
+def rows_kept_of_an_argument(U, s, n):
+    """Means something else for a list of rows: ``u`` is then a new list, and
+    ``U[0] = U[1]`` makes two items one object."""
+    u = U[1:3]  # VIEW
+    for t in range(n):
+        u[0] = u[0] * s
+        U[0] = U[1]
+    return np.sum(U[0] * U[1]) + np.sum(U[2])
+
+
+def field_copied_on_either_branch(U0, s, k):
+    if k > 0:
+        U = U0.copy()
+    else:
+        U = U0.copy()
+        U[2] = 0.5
+    u = U[1:-1]  # VIEW
+    for t in range(3):
+        u *= s
+        U[0] = U[1]
+    return np.sum(U ** 2)
+
+
+_FIELDS = (1.0 - 0.2 * _rng.random((6, 6)), 0.25 * _rng.random((6, 6)))
+UNKNOWN_FIELDS = [
+    (gray_scott_on_argument_fields, (*_FIELDS, 0.04, 3), (0, 1, 2)),
+    (gray_scott_on_copied_fields, (*_FIELDS, 0.04, 3), (0, 1, 2)),
+    (rows_kept_of_an_argument, (_rng.random((4, 3)), 0.6, 3), (0, 1)),
+    (field_copied_on_either_branch, (_rng.random(5), 0.8, -1), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", UNKNOWN_FIELDS,
+                         ids=[c[0].__name__ for c in UNKNOWN_FIELDS])
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_views_of_a_field_of_unknown_type_are_followed_as_an_array(fn, args, wrt, run):
+    """Once ``U[0, :] = U[1, :]`` copies a row (``U`` an array), the group of
+    ``U``'s views is followed; check_grad also checks that the caller's fields
+    are unchanged."""
+    _followed(fn, args, wrt, run)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_the_callers_fields_are_unchanged_by_the_gray_scott_gradient(run):
+    U, V = (f.copy() for f in _FIELDS)
+    tc.grad(gray_scott_on_argument_fields, wrt=(0, 1, 2), **run)(U, V, 0.04, 3)
+    np.testing.assert_array_equal(U, _FIELDS[0])
+    np.testing.assert_array_equal(V, _FIELDS[1])
+
+
+def test_the_field_is_checked_once_when_the_gradient_starts():
+    df = tc.grad(gray_scott_on_copied_fields, wrt=(2,))
+    df(*_FIELDS, 0.04, 3)
+    checks = [line.strip() for line in df.source.splitlines() if "rt.require_array" in line]
+    assert len(checks) == 2 and "(U0, name='U0'" in checks[0] and "V0" in checks[1], df.source
+    assert df.source.index("rt.require_array") < df.source.index("for i in range(n)")
+
+
+@pytest.mark.parametrize("fn, args, name", [
+    (gray_scott_on_argument_fields, (_FIELDS[0].tolist(), _FIELDS[1], 0.04, 3), "U"),
+    (gray_scott_on_copied_fields, (_FIELDS[0], [list(r) for r in _FIELDS[1]], 0.04, 3), "V0"),
+    (rows_kept_of_an_argument, ([r.copy() for r in _rng.random((4, 3))], 0.6, 3), "U"),
+], ids=lambda v: getattr(v, "__name__", None))
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_a_list_given_for_a_field_followed_as_an_array_stops_the_gradient(fn, args, name, run):
+    """The gradient is compiled for an array there; a list would make the same
+    code another program (for ``rows_kept_of_an_argument`` it runs, with another
+    value): the gradient stops, naming the parameter and the view's line."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(len(args) - 2,), **run)(*args)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# VIEW')}:" in message, message
+    assert f"'{name}' is given a list, not a NumPy array" in message, message
+
+
+def test_the_tangent_of_gray_scott_on_argument_fields_matches_finite_differences():
+    """Forward mode goes through the same view lowering and the same check."""
+    U, V = (f.copy() for f in _FIELDS)
+    _, tangent = tc.jvp(gray_scott_on_argument_fields, wrt=2)(U, V, 0.04, 3, 1.0)
+    eps = 1e-6
+    hi = gray_scott_on_argument_fields(U.copy(), V.copy(), 0.04 + eps, 3)
+    lo = gray_scott_on_argument_fields(U.copy(), V.copy(), 0.04 - eps, 3)
+    np.testing.assert_allclose(tangent, (hi - lo) / (2 * eps), rtol=1e-6)
+    np.testing.assert_array_equal(U, _FIELDS[0])

@@ -48,10 +48,14 @@ class ViewMarks:
     - ``in_place_if_array``: such calls -> the parameters written by ``H += ...``,
       which change the caller's ``H`` only when it is an array (tested at run time);
     - ``writer_calls``: calls of helpers that write into their parameters (the
-      lowering inlines them even as a statement whose value is discarded)."""
+      lowering inlines them even as a statement whose value is discarded);
+    - ``array_checks``: ``assert isinstance(U0, np.ndarray)`` statements it
+      added where it follows a parameter as an array -> (the parameter, the view
+      taken at the statement's line, the array it is a view of); the lowering
+      runs them as ``rt.require_array``."""
 
     __slots__ = ("takes", "write_backs", "written_arguments", "in_place_if_array",
-                 "writer_calls")
+                 "writer_calls", "array_checks")
 
     def __init__(self):
         self.takes = NodeFacts()
@@ -59,6 +63,7 @@ class ViewMarks:
         self.written_arguments = NodeFacts()
         self.in_place_if_array = NodeFacts()
         self.writer_calls = NodeFacts()
+        self.array_checks = NodeFacts()
 
     def update(self, other):
         for field in self.__slots__:

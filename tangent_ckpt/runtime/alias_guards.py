@@ -1,4 +1,5 @@
-"""Run-time guards of the aliasing fence (``rt.distinct_arrays``, ``rt.not_a_view``).
+"""Run-time guards of the aliasing fence (``rt.distinct_arrays``, ``rt.not_a_view``)
+and of the view lowering (``rt.require_array``).
 
 Two parameters of a differentiated function, or a parameter and a module-level
 array, are separate arrays for the compiler: nothing in the function can say
@@ -71,3 +72,24 @@ def not_a_view(argument, array, names, function, line=None):
             f"the gradient does not follow through a call (have {function}() return the new "
             f"value and assign it: '{param} = {param} + ...' in {function}(), then write the "
             f"result into '{name}')")
+
+
+def require_array(value, name, view, of=None, line=None):
+    """Refuse ``value``, given for the parameter ``name``, unless it is a NumPy
+    array.  The view lowering follows ``name`` as an array though the compiler
+    cannot see its type (``compiler/desugar/array_roots.py``): the user's
+    ``line`` takes ``view`` as a view of ``of`` (``name`` itself, or a copy of
+    it), and writes into ``of`` itself (``U[0] = U[1]`` copies a row of an
+    array; for a list it makes two items one object).  Anything else stops
+    the gradient before it computes anything."""
+    if isinstance(value, np.ndarray):
+        return
+    kind = type(value).__name__
+    where = f" at line {line}" if line is not None else ""
+    of = name if of is None else of
+    array = f"'{of}'" if of == name else f"'{of}' (a copy of '{name}')"
+    raise TangentCkptError(
+        f"'{name}' is given a {kind}, not a NumPy array: the gradient follows '{view}'"
+        f"{where} as a view of {array} and the writes through it as NumPy runs them for "
+        f"an array; for a {kind} the same code means something else, which this gradient "
+        f"does not compute (call it with a NumPy array for '{name}')")

@@ -162,13 +162,19 @@ def view_link(name, value, stmt, resolve, local, integer_names=()):
 class ArrayFacts:
     """Which locals surely hold arrays (:class:`Array`), from every binding."""
 
-    def __init__(self, bindings, resolve, local):
-        """``bindings``: name -> list of value nodes (None: a value not known)."""
+    def __init__(self, bindings, resolve, local, assumed=()):
+        """``bindings``: name -> list of value nodes (None: a value not known);
+        ``assumed``: names taken to be arrays whatever they are bound to (the
+        view lowering checks each at run time, ``array_roots.py``)."""
         self.resolve, self.local = resolve, local
+        self.assumed = frozenset(assumed)
         self.facts = {name: _TOP for name in bindings}
         for _ in range(20):  # each round can only lose facts; a few rounds suffice
             changed = False
             for name, values in bindings.items():
+                if name in self.assumed:
+                    self.facts[name] = Array()
+                    continue
                 fact = _TOP
                 for value in values:
                     fact = _meet(fact, self.of(value) if value is not None else None)

@@ -17,7 +17,10 @@ Where whether a value is a view depends on a type the compiler cannot see
 (``b = a`` with ``a`` perhaps a float, ``row = S[1]`` with ``S`` perhaps one
 dimensional), the pass tests it once, where the view is taken
 (``b_shares = isinstance(a, np.ndarray)``), and makes each follow-up
-conditional on it: what NumPy does, for either type.
+conditional on it: what NumPy does, for either type.  Where the type alone
+stops a group (``U[0, :] = U[1, :]`` with ``U`` a parameter: an array copies
+the row, a list keeps a reference), the root is followed as an array and
+checked to be one when the function starts (``array_roots.py``).
 
 A helper that writes into its parameters (``def step(H): H[1:-1] += ...``)
 changes its caller's arrays: the call is marked (``written_arguments`` of the
@@ -38,6 +41,7 @@ import gast
 
 from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, view_link
 from tangent_ckpt.compiler.desugar.view_groups import Group
@@ -65,6 +69,7 @@ def follow_views(parsed, helper=False):
                 links[name] = link  # an item of a list, tuple or dict is no view of it
     groups = _groups(links)
     _require_arrays_for_augmented_calls(shape, facts, set(links) | set(groups))
+    checked, facts = roots_taken_as_arrays(shape, facts, groups)  # U[0] = U[1], U a parameter
     followed = Followed()
     followed.marks = shape.marks
     grouped = set()  # the names of the groups followed (their calls are marked there)
@@ -79,6 +84,7 @@ def follow_views(parsed, helper=False):
     for stmt, name, kind in list(shape.writes):
         if kind.endswith("-call") and name not in grouped:
             Group(shape, facts, name, []).mark_calls()
+    check_parameters(shape, checked, groups)
     return followed
 
 

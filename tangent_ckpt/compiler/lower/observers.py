@@ -58,7 +58,20 @@ def observe_call(lo, stmt):
 
 
 def observe_assert(lo, stmt):
-    """``assert test, message``: ``rt.check(test, message)`` in the forward sweep."""
+    """``assert test, message``: ``rt.check(test, message)`` in the forward sweep;
+    the view lowering's check that a name it follows as an array is one:
+    ``rt.require_array(U0, name='U0', view='u', of='U', line=8)`` (``of``: the
+    array the view is taken of, when it is not the parameter itself)."""
+    checked = lo.fenced.marks.array_checks.get(stmt)
+    if checked is not None:
+        name, view, of = checked
+        value = lo.expressions.nondiff(stmt.test.args[0])  # isinstance(U0, np.ndarray)
+        named = dict(name=sx.const(name), view=sx.const(view))
+        if of != name:
+            named["of"] = sx.const(of)
+        check = sx.rt("require_array", value.node, **named, line=sx.const(stmt.lineno))
+        emit_observation(lo, check, value.names, stmt.lineno)
+        return
     parts = [stmt.test] + ([stmt.msg] if stmt.msg is not None else [])
     value = lo.expressions.nondiff(gast.Tuple(elts=parts, ctx=gast.Load()))
     emit_observation(lo, sx.rt("check", *value.node.elts), value.names, stmt.lineno)
