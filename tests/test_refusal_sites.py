@@ -17,7 +17,7 @@ REFUSALS = {"TransformError", "UnsupportedSyntaxError", "UnsupportedFunctionErro
 
 # (module, function): refusals there without construct= (the message stands for it)
 CONSTRUCT_BY_MESSAGE = collections.Counter({
-    ("emit.py", "emit"): 1,
+    ("emit/rendering.py", "emit"): 1,
     ("lower/expressions.py", "_branch_value"): 1, ("lower/expressions.py", "nondiff"): 1,
     ("lower/expressions.py", "subscript"): 1,
     ("lower/loop_statements.py", "for_"): 5, ("lower/loop_statements.py", "while_"): 1,
@@ -27,7 +27,7 @@ CONSTRUCT_BY_MESSAGE = collections.Counter({
 })
 # refusals with no user line: the generated code failing to compile (a compiler
 # bug, reported with the generated text) and a callable that is not a Python function
-NO_USER_LINE = {("emit.py", "emit"), ("parse.py", "parse_function")}
+NO_USER_LINE = {("emit/rendering.py", "emit"), ("frontend/parse.py", "parse_function")}
 
 
 def refusal_sites():

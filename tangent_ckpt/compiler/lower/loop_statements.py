@@ -27,6 +27,7 @@ class LoopLowering:
     def __init__(self, lowering):
         self.lo = lowering
         self.open = 0  # loops being lowered, also around an inlined helper's body
+        self.bound_names = {}  # id(function node) -> (node, names bound other than as indices)
 
     def loop_body(self, stmts, loop):
         saved = self.lo.ctx["loop"]
@@ -167,16 +168,22 @@ class LoopLowering:
     def bound_elsewhere(self, name, loop):
         """Whether the function binds ``name`` other than as the variable of a loop
         over a range or ``enumerate`` (which bind integers), ``loop`` included."""
-        index_loops = [n for n in gast.walk(self.lo.current_scope.parsed.node)
+        fnode = self.lo.current_scope.parsed.node
+        known = self.bound_names.get(id(fnode))
+        if known is None or known[0] is not fnode:  # once per function: a walk each loop
+            known = self.bound_names[id(fnode)] = (fnode, self._bound_names(fnode))
+        return name in known[1]
+
+    def _bound_names(self, fnode):
+        index_loops = [n for n in gast.walk(fnode)
                        if isinstance(n, gast.For) and isinstance(n.iter, gast.Call) and
                        self.lo.expressions.static_value(n.iter.func) in (range, enumerate)]
         indices = {id(n.target if isinstance(n.target, gast.Name) else n.target.elts[0])
                    for n in index_loops
                    if isinstance(n.target, gast.Name) or (isinstance(n.target, gast.Tuple)
                                                           and n.target.elts)}
-        return any(isinstance(n, gast.Name) and n.id == name and
-                   isinstance(n.ctx, gast.Store) and id(n) not in indices
-                   for n in gast.walk(self.lo.current_scope.parsed.node))
+        return {n.id for n in gast.walk(fnode) if isinstance(n, gast.Name) and
+                isinstance(n.ctx, gast.Store) and id(n) not in indices}
 
     def reversed_rows(self, node):
         """``xs[::-1]`` for ``reversed(xs)`` (not of a range), else None."""

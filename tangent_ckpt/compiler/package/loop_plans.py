@@ -39,7 +39,9 @@ def plan_loops(function, options, plan=None):
         chosen = _marked(marked, options.nested)
     reads = header_reads(function) if chosen else None
     owned = owned_arrays(function) if chosen else set()
-    return {id(loop): _plan(function, loop, options, plan, reads, owned) for loop in chosen}
+    read_anywhere = set(ir.read_names(function.body)) if chosen else set()
+    return {id(loop): _plan(function, loop, options, plan, reads, owned, read_anywhere)
+            for loop in chosen}
 
 
 def _outermost(body, nested, inside_loop=False):
@@ -70,7 +72,7 @@ def _marked(marked, nested):
     return [loop for loop in marked if id(loop) not in inner]
 
 
-def _plan(function, loop, options, plan, reads, owned):
+def _plan(function, loop, options, plan, reads, owned, read_anywhere):
     everything = set(ir.read_names([loop]))
     facts = carried_state(function, loop, everything, {}, reads)
     o = loop.options or options
@@ -78,7 +80,11 @@ def _plan(function, loop, options, plan, reads, owned):
                      o.schedule == "online")
     return ir.LoopPlan(
         carried=list(facts.carried), invariants=list(facts.invariants),
-        target_read_after=target_read_after(function, loop),
+        # a loop variable the function never reads is read after no loop (one pass
+        # over the function instead of one per loop: compile time stays linear)
+        target_read_after=isinstance(loop, ir.For) and (
+            loop.target == function.result or loop.target in read_anywhere) and
+        target_read_after(function, loop),
         journal=rows_written_once(loop, facts.carried, owned) if journaled else [],
         taped_segment=options.memory_budget is not None and isinstance(loop, ir.For)
         and not loop.break_flag and options.schedule == "revolve")

@@ -139,6 +139,7 @@ class Reverser:
         self.in_place = set(in_place)
         self.saves = SavePoints(namer, self.counts, self.reads)
         self.maybe_scalar_zero = set()
+        self.read_outside = {}  # loop variable -> read outside its loops (taped_loops.py)
         self.owned = set()  # adjoints that are private accumulators: updated in place
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
         self.recording = False  # see nested()

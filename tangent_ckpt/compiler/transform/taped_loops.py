@@ -30,7 +30,7 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
         defined.add(counter)
         possibly.add(counter)
     loop.record.target_save = None
-    if isinstance(loop, ir.For) and read_outside_its_loops(rev.function.body, loop.target):
+    if isinstance(loop, ir.For) and _read_outside(rev, loop.target):
         # the reverse loop runs the loop variable down to the first index: the
         # code before the loop gets back the value it had
         loop.record.target_save = ir.Assign(loop.target, ir.Copy(ir.Const(None)), loop.line)
@@ -68,6 +68,14 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
     out.append(Block(header, body, loop.line))
     possibly |= inner_possibly
     return out
+
+
+def _read_outside(rev, name):
+    """:func:`read_outside_its_loops` over the function, once per loop variable (a
+    walk of the whole function for every loop made compile time quadratic)."""
+    if name not in rev.read_outside:
+        rev.read_outside[name] = read_outside_its_loops(rev.function.body, name)
+    return rev.read_outside[name]
 
 
 def read_outside_its_loops(body, name):
