@@ -23,7 +23,7 @@ import gast
 
 from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts
 from tangent_ckpt.compiler.desugar.view_groups import Group
-from tangent_ckpt.compiler.desugar.view_shape import name_node
+from tangent_ckpt.compiler.desugar.view_shape import located, name_node
 
 
 def roots_taken_as_arrays(shape, facts, groups):
@@ -101,10 +101,6 @@ def _check(shape, param, root, link):
     ndarray = gast.Attribute(value=name_node(shape.numpy), attr="ndarray", ctx=gast.Load())
     test = gast.Call(func=name_node("isinstance"), args=[name_node(param), ndarray],
                      keywords=[])
-    check = gast.Assert(test=test, msg=None)
-    for n in gast.walk(check):
-        gast.copy_location(n, link.stmt)
-        if hasattr(n, "end_lineno"):
-            n.end_lineno = getattr(link.stmt, "end_lineno", None)
+    check = located(gast.Assert(test=test, msg=None), link.stmt)
     shape.marks.array_checks[check] = (param, link.name, root)
     return check

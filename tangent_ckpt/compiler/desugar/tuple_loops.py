@@ -23,6 +23,8 @@ import copy
 
 import gast
 
+from tangent_ckpt.compiler.desugar.view_shape import located
+
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 
 
@@ -80,7 +82,7 @@ def _unrolled(s, reads):
                                               type_comment=None)],
                            value=gast.Name(id=items[-1], ctx=gast.Load(), annotation=None,
                                            type_comment=None), type_comment=None)
-        out.append(_located(last, s))
+        out.append(located(last, s))
     return out
 
 
@@ -113,14 +115,6 @@ def _renamed(stmt, var, item):
     for node in gast.walk(stmt):
         if isinstance(node, gast.Name) and node.id == var:
             node.id = item
-    return stmt
-
-
-def _located(stmt, where):
-    for n in gast.walk(stmt):
-        gast.copy_location(n, where)
-        if hasattr(n, "end_lineno"):
-            n.end_lineno = getattr(where, "end_lineno", None)
     return stmt
 
 

@@ -6,7 +6,8 @@ compute what NumPy computes, and inserts the follow-ups."""
 import gast
 
 from tangent_ckpt.compiler.desugar.liveness import read_names
-from tangent_ckpt.compiler.desugar.view_shape import LOOPS, copy_node, name_node, store_node
+from tangent_ckpt.compiler.desugar.view_shape import (LOOPS, copy_node, located, name_node,
+                                                      store_node)
 
 class Group:
     """A root name and the names that are views or aliases of it (``links``,
@@ -232,7 +233,7 @@ class Group:
         for test in tests[1:]:  # `a and b` is not a value the lowering takes
             made.append(gast.If(test=name_node(flag), orelse=[], body=[
                 gast.Assign(targets=[store_node(flag)], value=test, type_comment=None)]))
-        self._insert_after(link.stmt, [self._at(m, link.stmt) for m in made])
+        self._insert_after(link.stmt, [located(m, link.stmt) for m in made])
 
     def _fresh(self, base):
         name, k = base, 1
@@ -256,7 +257,7 @@ class Group:
             if link.name not in chain and first <= at <= last:
                 follow.append(self._guarded(self._take(link), link.name,
                                               self.shape.marks.takes))
-        self._insert_after(stmt, [self._at(s, stmt) for s in follow])
+        self._insert_after(stmt, [located(s, stmt) for s in follow])
 
     def _loop_heads(self):
         """A loop that writes into the group takes the views it uses again first:
@@ -272,7 +273,7 @@ class Group:
             for link in self.members:
                 first, last = self.shape.region(link.stmt)
                 if first <= start <= last:
-                    takes.append(self._at(self._guarded(self._take(link), link.name,
+                    takes.append(located(self._guarded(self._take(link), link.name,
                                                      self.shape.marks.takes), loop))
             loop.body[0:0] = takes
 
@@ -304,14 +305,6 @@ class Group:
         if flag is None:
             return stmt
         return gast.If(test=name_node(flag), body=[stmt], orelse=[])
-
-    @staticmethod
-    def _at(stmt, where):
-        for n in gast.walk(stmt):
-            gast.copy_location(n, where)
-            if hasattr(n, "end_lineno"):
-                n.end_lineno = getattr(where, "end_lineno", None)
-        return stmt
 
     def _insert_after(self, stmt, stmts):
         block, _ = self.shape.place[id(stmt)]

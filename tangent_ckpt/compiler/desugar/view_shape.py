@@ -36,6 +36,16 @@ def store_node(identifier):
     return gast.Name(id=identifier, ctx=gast.Store(), annotation=None, type_comment=None)
 
 
+def located(stmt, where):
+    """``stmt``, every node of it placed at the user's statement ``where`` (a
+    statement desugar adds reports the line of the one it comes from)."""
+    for n in gast.walk(stmt):
+        gast.copy_location(n, where)
+        if hasattr(n, "end_lineno"):
+            n.end_lineno = getattr(where, "end_lineno", None)
+    return stmt
+
+
 def copy_node(node, ctx=gast.Load):
     node = copy.deepcopy(node)
     for n in gast.walk(node):
