@@ -27,6 +27,7 @@ import types
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -376,6 +377,95 @@ def test_random_programs_with_nested_container_arguments(request):
         note(repr(prog))
         note(f"layout={layout!r} options={options}")
         check_nested_arguments(prog, layout, options)
+    run()
+
+
+#: arguments that share memory, as callers pass them: (the view's parameter, the
+#: base's parameter, the view of the base).  Shapes follow make_inputs.
+SHARED_LAYOUTS = (
+    ("a", "M", lambda M: M[1]),           # a row of the matrix
+    ("a", "B", lambda B: B[0]),
+    ("c", "B", lambda B: B[1:2]),         # a (1, 3) slice
+    ("a", "c", lambda c: c[0]),
+    ("c", "M", lambda M: M[2:3]),
+)
+
+
+def shared_inputs(seed, n, layout):
+    """make_inputs with one argument made a view of another (fresh arrays each call)."""
+    view, base, make = layout
+    args = make_inputs(seed, n)
+    args[PARAMS.index(view)] = make(args[PARAMS.index(base)])
+    return args
+
+
+def check_shared_arguments(prog, layout, options):
+    """``f(a, B, ...)`` called with ``a`` a view of ``M`` (and the like): NumPy runs it
+    with the sharing.  A gradient returned must be the gradient NumPy's run has:
+    when the sharing is unobservable (the same value as with separate copies) it is
+    the gradient at separate copies; when the sharing changes the value, the only
+    right answer is a refusal (TangentCkptError), since no per-argument derivative
+    describes a write into one argument seen through another.  The arguments are
+    never mutated."""
+    seed = draws_seed(prog)
+    source = prog.source
+    with load_program(source) as program:
+        generators = module_generators(program)
+        states = generator_states(generators)
+        run = restoring(reseeding(program, seed), generators, states)
+        shared_value = run(*shared_inputs(prog.seed, prog.n, layout))
+        separate = [copy.deepcopy(a) for a in shared_inputs(prog.seed, prog.n, layout)]
+        separate_value = run(*copy.deepcopy(separate))
+        has_aux = isinstance(shared_value, tuple)
+        if has_aux:
+            shared_value, separate_value = shared_value[0], separate_value[0]
+        observable = not np.allclose(shared_value, separate_value, rtol=1e-12, atol=1e-14)
+        for opts in ({}, dict(checkpoint=True, **options)):
+            gradient = restoring(reseeding(tc.value_and_grad(program, wrt=prog.wrt,
+                                                             has_aux=has_aux, **opts), seed),
+                                 generators, states)
+            args = shared_inputs(prog.seed, prog.n, layout)
+            before = digest(args)
+            try:
+                value, got = gradient(*args)
+            except CheckpointError as exc:
+                if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
+                    raise
+                continue
+            except tc.TangentCkptError as exc:
+                assert "share memory" in str(exc) or "shares memory" in str(exc), \
+                    f"{exc}\n{source}"
+                continue
+            finally:
+                assert digest(args) == before, f"the gradient ({opts}) mutated its inputs"
+            value = value[0] if has_aux else value
+            assert not observable, (f"a gradient ({opts}) for a program whose value "
+                                    f"depends on {layout[0]} sharing {layout[1]}'s memory "
+                                    f"(it must be refused)\n{source}")
+            _close(value, shared_value, 1e-12, 1e-14, f"value ({opts}) with shared arguments",
+                   source)
+            want = tc.grad(program, wrt=prog.wrt, has_aux=has_aux)
+            want = restoring(reseeding(want, seed), generators, states)(*separate)
+            want = want[0] if has_aux else want
+            for k, gs, ge in zip(prog.wrt, _tuple(got, prog.wrt), _tuple(want, prog.wrt)):
+                _close(gs, ge, 1e-10, 1e-14, f"gradient of {PARAMS[k]} ({opts}) with "
+                       f"{layout[0]} a view of {layout[1]} != at separate copies", source)
+
+
+def test_random_programs_given_arguments_that_share_memory(request):
+    """The caller passes one argument as a view of another (``f(M[1], B, c, s, M)``):
+    every gradient returned is right, or the call is refused naming both names,
+    and the caller's arrays are never changed."""
+    @settings(max_examples=_examples(request, 12), deadline=None, database=None,
+              derandomize=not request.config.getoption("--fuzz-long"),
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.filter_too_much])
+    @given(programs(max_statements=4).filter(lambda p: REFUSED_MARK not in p.source),
+           st.sampled_from(range(len(SHARED_LAYOUTS))), checkpoint_options())
+    def run(prog, which, options):
+        note(repr(prog))
+        note(f"layout={SHARED_LAYOUTS[which][:2]} options={options}")
+        check_shared_arguments(prog, SHARED_LAYOUTS[which], options)
     run()
 
 
