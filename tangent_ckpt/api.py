@@ -18,8 +18,9 @@ import textwrap
 import threading
 import types
 import weakref
-from typing import (Any, Callable, Concatenate, Generic, Literal, Optional, ParamSpec, Sequence,
-                    Protocol, Tuple, TypedDict, TypeVar, Union, Unpack, cast, overload)
+from typing import (Any, Callable, Concatenate, Generic, Literal, NamedTuple, Optional, ParamSpec,
+                    Protocol, Sequence, Tuple, TypedDict, TypeVar, Union, Unpack, cast,
+                    overload)
 
 import numpy as np
 from numpy.typing import NDArray
@@ -132,8 +133,10 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
             try:
                 compiled = compile_gradient(fn, wrt, options, return_value=return_value,
                                             containers=containers,
-                                            shapes=dict(shapes) if shapes else None,
-                                            has_aux=has_aux)
+                                            shapes=dict(shapes.shapes) if shapes and
+                                            shapes.shapes else None,
+                                            has_aux=has_aux,
+                                            inexact=shapes.inexact if shapes else ())
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -390,17 +393,20 @@ class GradientFunction(Generic[Result]):
         return compiled, None
 
     def _argument_shapes(self, args, kwargs):
-        """((parameter, shape), ...) of this call's array and number arguments: the
-        gradient is compiled for them (compiler/analyze/known_shapes.py), so that it can
-        leave out the sums over broadcast axes these shapes do not need.  None
-        with containers, with ``backend="numba"``, or after ``_SHAPES_PER_GRADIENT``
-        different shapes (then one general gradient serves every call)."""
-        if self.options.backend == "numba":
-            return None
+        """The :class:`ArgumentFacts` of this call's arguments: their shapes
+        ((parameter, shape), ...) and which hold floats; the gradient is compiled
+        for them (compiler/analyze/known_shapes.py), so that it can
+        leave out the sums over broadcast axes these shapes do not need, and
+        skip the dtype checks of subscript writes into float arrays
+        (compiler/analyze/inexact_arrays.py).  No shapes with
+        ``backend="numba"``; None with containers, or after
+        ``_SHAPES_PER_GRADIENT`` different ones (then one general gradient serves
+        every call)."""
         if len(args) == self._target.positional + 1:
             args = args[:-1]  # the output adjoint
-        signature = (tuple(map(_shape_key, args)),
-                     tuple((k, _shape_key(v)) for k, v in kwargs.items()) if kwargs else ())
+        signature = (tuple(map(_shape_key, args)), tuple(map(_inexact_argument, args)),
+                     tuple((k, _shape_key(v), _inexact_argument(v)) for k, v in kwargs.items())
+                     if kwargs else ())
         shapes = self._shapes_met.get(signature, False)
         if shapes is not False:
             return shapes
@@ -411,10 +417,14 @@ class GradientFunction(Generic[Result]):
                                                  if k in self._target.signature.parameters})
         except TypeError:
             return None  # the call itself will say what is wrong
-        shapes = tuple(sorted((name, _shape_key(value)) for name, value in arguments.items()
-                              if _shape_key(value) is not None)) or None
-        self._shapes_met[signature] = shapes
-        return shapes
+        shapes = None if self.options.backend == "numba" else tuple(sorted(
+            (name, _shape_key(value)) for name, value in arguments.items()
+            if _shape_key(value) is not None)) or None
+        inexact = tuple(sorted(name for name, value in arguments.items()
+                               if _inexact_argument(value)))
+        facts = ArgumentFacts(shapes, inexact) if shapes or inexact else None
+        self._shapes_met[signature] = facts
+        return facts
 
     @property
     def source(self) -> "display.GeneratedSource":
@@ -677,6 +687,21 @@ def _leaves_or_nothing(value):
         return container_args.leaves_of(value)
     except WrtError:
         return []
+
+
+class ArgumentFacts(NamedTuple):
+    """What a gradient is compiled for, of one call's arguments: ``shapes``
+    ((parameter, ``_shape_key``), ...) and ``inexact`` (the parameters given float
+    or complex arrays or numbers)."""
+    shapes: Optional[tuple]
+    inexact: tuple
+
+
+def _inexact_argument(value):
+    """Does ``value`` surely hold floats (a float or complex array or number)?"""
+    if type(value) is np.ndarray:
+        return value.dtype.kind in "fc"
+    return type(value) is float or isinstance(value, (np.floating, np.complexfloating))
 
 
 def _shape_key(value):

@@ -77,7 +77,7 @@ FAMILIES = frozenset({"random", "trajectory", "slices", "fft", "views", "contain
                       "boolean_tests"} | set(OUTPUT_FAMILIES))
 #: issue #28's value classes: casts to integer dtypes, generators reached without
 #: being passed, items of containers bound to names (see the family_* methods)
-VALUE_FAMILIES = ("dtype_casts", "reached_generators", "container_items")
+VALUE_FAMILIES = ("dtype_casts", "reached_generators", "container_items", "integer_stores")
 FAMILIES = FAMILIES | frozenset(VALUE_FAMILIES)
 #: the families added to hunt wrong gradients the older ones never wrote
 #: (tests/test_fuzz.py runs each of them on its own)
@@ -1001,6 +1001,34 @@ class _Gen:
         self.emit(indent, f"{scale} = {cast}")
         self.emit(indent, f"{name} = np.tanh({u}) * (1.0 + 0.1 * {scale})")
         env[name] = Var((3,), 2.5, fresh=True)
+
+    def family_integer_stores(self, env, indent):
+        """A float stored into an integer or boolean array: NumPy truncates it (a
+        step function, derivative 0), whether the array is made from integer
+        literals, ``np.arange``, ``np.zeros_like`` of an integer array, ``np.full``
+        of an int or ``dtype=bool``; at top level, augmented, or in a loop."""
+        t, _ = self.expr_of(env, (), 1)
+        level = f"np.tanh({t}) * 2.5"
+        Z, total = self.fresh_name("Z"), self.fresh_name()
+        form = self.pick(["literal", "arange", "zeros_like", "full", "bool", "float"])
+        self.features.add("integer_stores_" + form)
+        self.emit(indent, f"{Z} = " + {
+            "literal": "np.array([1, 2, 3])", "arange": "np.arange(3)",
+            "zeros_like": "np.zeros_like(np.arange(3))", "full": "np.full(3, 2)",
+            "bool": "np.zeros(3, dtype=bool)", "float": "np.zeros(3)"}[form])
+        write = self.pick(["store", "augmented", "slice", "loop"])
+        if write == "store":
+            self.emit(indent, f"{Z}[{self.pick(['0', '2', '-1'])}] = {level}")
+        elif write == "augmented":
+            self.emit(indent, f"{Z}[1] += {level}")
+        elif write == "slice":
+            self.emit(indent, f"{Z}[1:] = np.array([{level}, 0.5 * {level}])")
+        else:
+            k = self.fresh_name("t")
+            self.emit(indent, f"for {k} in range({self.pick(['n', '3'])}):")
+            self.emit(indent + 1, f"{Z}[{k} % 3] = {Z}[({k} + 1) % 3] * 0.5 + {level}")
+        self.emit(indent, f"{total} = np.sum({Z} * a) + np.sum({Z}) * {level}")
+        env[total] = Var((), 20.0, fresh=True)
 
     #: reached_generators: how the generator is reached -> (module lines, the draw)
     #: with {g}: a fresh module name, {seed}, {size}, {t}: the loop index

@@ -194,6 +194,9 @@ class Function:
     # analyze (scalar_output.py): the output is a scalar on every path, so the output
     # adjoint needs no spreading over its shape (rt.output_adjoint)
     scalar_output: bool = False
+    # analyze (from the call's arguments): parameters this call passes as float or
+    # complex arrays or numbers (inexact_arrays.py)
+    inexact_params: frozenset = frozenset()
 
 
 def output_names(function):

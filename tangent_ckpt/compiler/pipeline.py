@@ -29,7 +29,7 @@ from tangent_ckpt.compiler.desugar.views import recording_shared_writes
 
 
 def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None,
-                     has_aux=False):
+                     has_aux=False, inexact=()):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
     returns an :class:`~tangent_ckpt.compiler.emit.rendering.CompiledGradient` whose
     ``dependencies`` are the free names it was compiled against.  Deeply nested
@@ -40,10 +40,13 @@ def compile_gradient(fn, wrt, options, return_value=False, containers=None, shap
     ({parameter name: shape}, :mod:`known_shapes`): the gradient is compiled for
     arguments of these shapes only (the caller keys its cache by them).  With
     ``has_aux`` ``fn`` returns ``(output, aux)``: ``output`` is differentiated and
-    the gradient function returns ``aux`` as computed, after the gradients."""
+    the gradient function returns ``aux`` as computed, after the gradients.
+    ``inexact``: the parameters given float or complex values (the caller keys its
+    cache by them too): a subscript write into them needs no check for truncation
+    (:mod:`inexact_arrays`)."""
     with _collector_paused():
         return on_deep_stack(lambda: _stages(fn, wrt, options, return_value, containers,
-                                             shapes, has_aux), fn)
+                                             shapes, has_aux, inexact), fn)
 
 
 @contextlib.contextmanager
@@ -61,7 +64,8 @@ def _collector_paused():
             gc.enable()
 
 
-def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=False):
+def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=False,
+              inexact=()):
     """The stages both modes share: parse, the fence (views and aliases, once, on the
     function and every helper it may inline), lower, analyze.
     ``containers``: the structure of container arguments (``wrt`` positions are
@@ -79,6 +83,7 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
     function.scalar_output = output_is_scalar(function, shapes)
+    function.inexact_params = frozenset(inexact) & set(function.params)
     scalars = frozenset(name for name, value in bindings.items() if type(value) is float)
     shape_facts(function, scalars)
     if shapes:
@@ -100,10 +105,12 @@ def desugared(fn, containers=None):
         return on_deep_stack(stages, fn)
 
 
-def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_aux=False):
+def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_aux=False,
+            inexact=()):
     with recording() as dependencies, recording_shared_writes() as shared_writes:
         function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers, shapes,
-                                                                 has_aux=has_aux)
+                                                                 has_aux=has_aux,
+                                                                 inexact=inexact)
         plan = auto_plan(options, namer)
         loop_plans = plan_loops(function, options, plan)            # which loops, how
         sweeps = reverse_function(function, active, namer, bindings,  # transform

@@ -20,6 +20,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.analyze.complex_values import complex_names, refused_for_complex
+from tangent_ckpt.compiler.analyze.inexact_arrays import surely_inexact
 from tangent_ckpt.compiler.ir import expr_node, operand_node, prim_node
 from tangent_ckpt.compiler.transform.reverse import error_factory
 from tangent_ckpt.compiler.transform.linear_tangents import each_linear_tangent, joint_tangent
@@ -68,6 +69,7 @@ class Forwarder:
         self.tan = tan
         self.error = error_factory(function)
         self.complex_values = frozenset(complex_names(function, bindings))  # complex_values.py
+        self.inexact = surely_inexact(function, bindings)  # inexact_arrays.py
 
     def body(self, body, nonzero, defined):
         """Code for ``body``.  ``nonzero``: variables whose tangent may be nonzero;
@@ -139,6 +141,8 @@ class Forwarder:
         else:
             out.append(Line(sx.assign(dy, sx.method(dy, "copy")), stmt.line))
         dvalue = sx.name(self.tan(value[0])) if value else sx.const(0.0)
+        if value and stmt.target not in self.inexact:  # maybe an integer array, which
+            dvalue = sx.rt("stored_tangent", dvalue, stmt.target)  # truncates what it stores
         out.append(Line(sx.assign(sx.subscript(dy, sx.copy_tree(stmt.index.node)), dvalue),
                         stmt.line))
         nonzero.add(stmt.target)

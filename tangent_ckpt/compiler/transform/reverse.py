@@ -19,6 +19,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze.activity import assignment_counts
 from tangent_ckpt.compiler.analyze.complex_values import complex_names, refused_for_complex
+from tangent_ckpt.compiler.analyze.inexact_arrays import surely_inexact
 from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.analyze.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
@@ -118,8 +119,11 @@ class Reverser:
 
     def __init__(self, function, active, namer, adj, bindings, parsed_error,
                  checkpointed=None, segments=None, counts=None, primal_names=None, top=False,
-                 in_place=frozenset(), complex_values=None, reads=None):
+                 in_place=frozenset(), complex_values=None, reads=None, inexact=None):
         self.function = function
+        # names surely holding floats: a write into any other checks its dtype
+        # for truncation (inexact_arrays.py)
+        self.inexact = inexact if inexact is not None else surely_inexact(function, bindings)
         # names that may hold complex values, and their adjoints (complex_values.py)
         self.complex_values = complex_values if complex_values is not None else \
             _with_adjoints(complex_names(function, bindings), adj)
@@ -153,7 +157,8 @@ class Reverser:
         sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
                        self.error, checkpointed=checkpointed, segments=self.segments,
                        counts=self.counts, primal_names=self.primal_names,
-                       complex_values=self.complex_values, reads=self.reads)
+                       complex_values=self.complex_values, reads=self.reads,
+                       inexact=self.inexact)
         sub.recording = recording
         sub.facts = self.facts
         return sub
@@ -385,7 +390,11 @@ class Reverser:
             def region():
                 return sx.subscript(g, sx.copy_tree(stmt.index.node))
             if isinstance(value, ir.Name) and value.id in self.active:
-                if g in self.owned and stmt.value_fits:  # a private array: bS[t], copied
+                if stmt.target not in self.inexact:  # maybe an integer array: it
+                    # truncates what it stores, and the helper checks (inexact_arrays.py)
+                    part = sx.rt("setitem_adjoint_value", g, stmt.index.value(), value.id,
+                                 stmt.target)
+                elif g in self.owned and stmt.value_fits:  # a private array: bS[t], copied
                     # when it becomes the value's adjoint (bS[t] is zeroed next)
                     part = region() if self.adj(value.id) in nonzero else \
                         sx.method(region(), "copy")

@@ -261,14 +261,23 @@ def _accumulate_at(acc, x, index, g):
 
 
 @_twin("setitem_adjoint_value")
-def _setitem_adjoint_value(g, index, value):
-    if isinstance(g, types.Array) and _basic(index):
+def _setitem_adjoint_value(g, index, value, target=None):
+    if isinstance(target, types.Array) and isinstance(target.dtype, (types.Integer,
+                                                                      types.Boolean)):
+        # an integer target truncates the value it stores: no derivative
+        if _is_number(value):
+            return lambda g, index, value, target=None: 0.0
+        if _is_shape(value):
+            return lambda g, index, value, target=None: np.zeros(value)
+        if isinstance(value, types.Array):
+            return lambda g, index, value, target=None: np.zeros(value.shape)
+    elif isinstance(g, types.Array) and _basic(index):
         if _selects_element(g, index):   # a number: nothing to share
-            return lambda g, index, value: rt.unbroadcast(g[index], value)
+            return lambda g, index, value, target=None: rt.unbroadcast(g[index], value)
         # a copy, never a view, as in NumPy's version: the caller then zeroes
         # g[index], in place when it owns g (bu[1:-1] = 0.0)
-        return lambda g, index, value: rt.unbroadcast(g[index].copy(), value)
-    _refuse("setitem_adjoint_value", g, index, value)
+        return lambda g, index, value, target=None: rt.unbroadcast(g[index].copy(), value)
+    _refuse("setitem_adjoint_value", g, index, value, target)
 
 
 @_twin("setitem_adjoint_array")

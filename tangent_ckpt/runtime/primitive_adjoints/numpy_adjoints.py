@@ -43,6 +43,7 @@ __all__ = [
     # indexing and subscript assignment
     "is_basic_index", "getitem_adjoint", "accumulate_at",
     "setitem_adjoint_value", "setitem_adjoint_array", "overwritten", "stand_in",
+    "truncates_stores", "stored_tangent",
 ]
 
 
@@ -847,15 +848,22 @@ def accumulate_at(acc, x, index, g):
     return acc
 
 
-def setitem_adjoint_value(g, index, value):
+def setitem_adjoint_value(g, index, value, target=None):
     """Adjoint of ``value`` in ``x[index] = value``: a copy of ``g[index]`` summed
     down to ``value``'s shape (``value`` may be broadcast, e.g. a scalar).
+
+    ``target``: ``x`` itself, given when the compiler could not prove it holds
+    floats (compiler/analyze/inexact_arrays.py).  An integer or boolean ``x``
+    stores ``value`` truncated, a step function of it: its adjoint is zero.
 
     A copy, never a view of ``g``: the caller then zeroes ``g[index]``, in place
     for an array written in place (``bS[t] = 0.0``).  An integer-array index
     that names one element twice (``x[[0, 0]] = v``, also in ``x[[0, 0]] += v``)
     is refused: NumPy does not specify which of the values the element keeps.
     """
+    if target is not None and truncates_stores(target):
+        shape = _shape(value)
+        return np.zeros(shape) if shape else 0.0
     if is_zero(g):
         return g
     if type(index) is slice and type(g) is np.ndarray:   # the common case: nothing repeats
@@ -866,6 +874,20 @@ def setitem_adjoint_value(g, index, value):
             "does not specify which value it keeps, so its gradient is not defined; "
             "make the indices unique (np.unique), or write one element at a time in a loop")
     return unbroadcast(copy_array(g[index]), value)
+
+
+def truncates_stores(target):
+    """Does a subscript write into ``target`` truncate a float it stores (an
+    integer or boolean array: ``np.zeros_like(np.arange(4))``)?  A list or an
+    object array keeps the value as it is."""
+    dtype = getattr(target, "dtype", None)
+    return isinstance(dtype, np.dtype) and truncates(dtype)
+
+
+def stored_tangent(tangent, target):
+    """The tangent of ``x[index] = value`` written into ``x``'s tangent: the
+    value's tangent, or zero when ``x`` truncates what it stores."""
+    return 0.0 if truncates_stores(target) else tangent
 
 
 def stand_in(x):
