@@ -48,6 +48,7 @@ A rule is one declaration, next to its siblings in
                tangent={{"x1": "t * x1 / ans", "x2": "t * x2 / ans"}})
 ...
     defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE, view=False, reduces=True,
+               returns="array or scalar",
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
@@ -75,8 +76,11 @@ constant, as in `x / 2.0`).  The row also says what the compiler knows
 besides the derivative: `view=` (False: a new array; else the parameter whose
 memory the result may share, `view="a"` for `np.reshape`; a NumPy function
 that is not a ufunc must say it), `new_unless=` (`np.array`'s `copy`),
-`pure=`, `keeps_shape=` / `reduces=` (shape analyses) and `fusable=` (the
-Numba passes).  The compiler's method table, the aliasing fence's tables
+`pure=`, `keeps_shape=` / `reduces=` (shape analyses), `fusable=` (the
+Numba passes), `returns=` (`"array"`: always one array; `"array or scalar"`:
+never a list or tuple), `ndim=` (the view lowering), `advanced_index=` (a mask
+or index arrays: a subscript by it is a copy) and `complex_result=` (always
+complex, or always real).  The compiler's method table, the aliasing fence's tables
 (`compiler/memory_sharing.py`), the shape analyses, the tests' case tables
 and this page all read the registry.
 A helper longer than an expression goes in `tangent_ckpt/runtime/` (NumPy only).

@@ -76,6 +76,31 @@ its derivative; every other table of per-function facts is derived from it
   ufunc's result (the broadcast of its operands) and nothing else.
 - ``fusable=True``: a ufunc that the Numba passes compile into their fused
   loops (``runtime/jit/numba_passes.py``).
+- ``returns="array"``: the result is always one NumPy array, whatever the
+  arguments the call accepts (``np.zeros``, ``np.concatenate``; private
+  adjoints are added to in place: ``transform/owned_adjoints.py``);
+  ``returns="array or scalar"``: one array or one number, never a list or a
+  tuple (``np.sum``; the fence's facts about objects' attributes,
+  ``fence/object_facts.py``).  Unsaid: the result may be anything.  A ufunc
+  with one output needs neither.
+- ``ndim=``: the result's number of dimensions, for the view lowering
+  (``desugar/view_facts.py``: ``S[1]`` of a 2-d ``S`` is a view): an int
+  (``np.arange``: 1, ``np.eye``: 2), ``"shape"`` (the first argument is the
+  result's shape: ``np.zeros((n, m))``) or ``"like"`` (the first argument's,
+  when that is an array: ``np.zeros_like``, ``np.copy``).  Needs
+  ``returns="array"``.
+- ``advanced_index=True``: the result is a boolean mask or integer index
+  arrays (``np.isnan``, ``np.nonzero``, ``np.arange``), so a subscript by it
+  is advanced indexing, a copy and never a view (``fence/alias_values.py``).
+  Needs ``view=False``.
+- ``complex_result=True``: the result is complex whatever the arguments
+  (``np.fft.fft``); ``False``: real whatever the arguments (``np.real``,
+  ``abs``, ``np.fft.irfft``); unsaid: complex when an argument is
+  (``analyze/complex_values.py``).
+
+Each of these four defaults to what the analyses may always assume: a row
+that leaves one out loses a fact (a run-time test, a guard, a copy, an
+adjoint added out of place), never a gradient.
 
 Functions and methods without a rule have facts-only rows:
 :func:`defprimitive` (``np.meshgrid``: a view unless it copies; ``np.copyto``
@@ -138,6 +163,9 @@ class _Unsaid:
 
 UNSAID = _Unsaid()
 
+#: the values of ``returns=`` (None: unsaid, the result may be anything)
+RETURNS = (None, "array", "array or scalar")
+
 
 class PrimitiveFacts:
     """What the compiler knows about one primitive (a function, or an array
@@ -150,13 +178,16 @@ class PrimitiveFacts:
     ``pure``: True, False, or None when not said."""
 
     __slots__ = ("fn", "name", "view", "new_unless", "writes", "pure", "keeps_shape",
-                 "reduces", "fusable")
+                 "reduces", "fusable", "returns", "ndim", "advanced_index", "complex_result")
 
     def __init__(self, fn, name, view=None, new_unless=None, writes=None, pure=None,
-                 keeps_shape=False, reduces=False, fusable=False):
+                 keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
+                 advanced_index=False, complex_result=None):
         self.fn, self.name, self.view, self.new_unless = fn, name, view, new_unless
         self.writes, self.pure = writes, pure
         self.keeps_shape, self.reduces, self.fusable = keeps_shape, reduces, fusable
+        self.returns, self.ndim = returns, ndim
+        self.advanced_index, self.complex_result = advanced_index, complex_result
 
     def __repr__(self):
         return f"<PrimitiveFacts {self.name} view={self.view!r}>"
@@ -284,10 +315,12 @@ _PURE_METHODS = set()   # methods known to return a new value and change nothing
 def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(),
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
                singular=False, view=UNSAID, new_unless=None, method_views=None, pure=True,
-               keeps_shape=False, reduces=False, fusable=False, **templates):
+               keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
+               advanced_index=False, complex_result=None, **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
     tangent (``tangent=`` or ``linear=``), and its facts (``view=``, ``pure=``,
-    ``keeps_shape=``, ``reduces=``, ``fusable=``; see the module docstring).
+    ``keeps_shape=``, ``reduces=``, ``fusable=``, ``returns=``, ``ndim=``,
+    ``advanced_index=``, ``complex_result=``; see the module docstring).
     ``fn`` None (a function the running NumPy lacks, ``numpy_versions``)
     registers nothing."""
     if fn is None:
@@ -296,7 +329,8 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
     params = parse_signature(signature)
     names = {p[0] for p in params}
     facts = _facts(fn, name, names, view=view, new_unless=new_unless, pure=pure,
-                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable)
+                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable, returns=returns,
+                   ndim=ndim, advanced_index=advanced_index, complex_result=complex_result)
     for param in (*sequence, *piecewise, *(only or {})):
         if param not in names:
             raise ValueError(f"{name}: parameter '{param}' is not in signature '{signature}'")
@@ -326,7 +360,8 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
 
 
 def _facts(fn, name, names, *, view=UNSAID, new_unless=None, writes=None, pure=None,
-           keeps_shape=False, reduces=False, fusable=False):
+           keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
+           advanced_index=False, complex_result=None):
     """The checked :class:`PrimitiveFacts` of a row (``names``: its parameters,
     None when its signature says nothing about them)."""
     if view is UNSAID:
@@ -355,9 +390,20 @@ def _facts(fn, name, names, *, view=UNSAID, new_unless=None, writes=None, pure=N
     if fusable and not isinstance(fn, np.ufunc):
         raise ValueError(f"{name}: fusable= is for ufuncs (the Numba passes fuse elementwise "
                          "calls only)")
+    if returns not in RETURNS:
+        raise ValueError(f"{name}: returns= is one of {RETURNS}")
+    if ndim is not None and (returns != "array" or not (
+            ndim in ("shape", "like") or (type(ndim) is int and ndim >= 0))):
+        raise ValueError(f"{name}: ndim= (an int, \"shape\" or \"like\") needs returns=\"array\"")
+    if advanced_index and view is not False:
+        raise ValueError(f"{name}: advanced_index= needs view=False (a mask or index arrays "
+                         "are new)")
+    if complex_result not in (None, True, False):
+        raise ValueError(f"{name}: complex_result= is True, False or unsaid")
     return PrimitiveFacts(fn, name, view=view, new_unless=new_unless, writes=writes, pure=pure,
                           keeps_shape=bool(keeps_shape), reduces=bool(reduces),
-                          fusable=bool(fusable))
+                          fusable=bool(fusable), returns=returns, ndim=ndim,
+                          advanced_index=bool(advanced_index), complex_result=complex_result)
 
 
 def _set_facts(fn, facts):
@@ -394,13 +440,15 @@ def _tangent_templates(name, params, templates, tangent):
 
 
 def defconstant(fn, signature="*args", name=None, methods=(), *, view=UNSAID, pure=True,
-                keeps_shape=False, reduces=False, fusable=False):
+                keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
+                advanced_index=False, complex_result=None):
     """Register a function whose output has no derivative (shapes, constructors,
     indices), with its facts (as :func:`defadjoint`)."""
     name = name or _default_name(fn)
     params = parse_signature(signature)
     facts = _facts(fn, name, _named_params(params), view=view, pure=pure,
-                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable)
+                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable, returns=returns,
+                   ndim=ndim, advanced_index=advanced_index, complex_result=complex_result)
     _RULES[_key(fn)] = AdjointRule(fn, name, params, constant=True,
                                    positional_only=positional_only(signature))
     _set_facts(fn, facts)
@@ -409,7 +457,8 @@ def defconstant(fn, signature="*args", name=None, methods=(), *, view=UNSAID, pu
 
 
 def defprimitive(fn, *, name=None, view=UNSAID, new_unless=None, writes=None, pure=None,
-                 keeps_shape=False, reduces=False):
+                 keeps_shape=False, reduces=False, returns=None, ndim=None,
+                 advanced_index=False, complex_result=None):
     """A facts-only row: a function with no derivative rule (differentiating
     through it is refused) whose memory behaviour the compiler must know
     (``np.meshgrid``: ``view=True, new_unless="copy"``; ``np.copyto``:
@@ -425,7 +474,8 @@ def defprimitive(fn, *, name=None, view=UNSAID, new_unless=None, writes=None, pu
         raise ValueError(f"{name}: a function that writes into an argument is not pure")
     _set_facts(fn, _facts(fn, name, names, view=view, new_unless=new_unless, writes=writes,
                           pure=False if writes is not None else pure,
-                          keeps_shape=keeps_shape, reduces=reduces))
+                          keeps_shape=keeps_shape, reduces=reduces, returns=returns, ndim=ndim,
+                          advanced_index=advanced_index, complex_result=complex_result))
     return fn
 
 

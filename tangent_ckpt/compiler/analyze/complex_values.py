@@ -18,12 +18,10 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 
-COMPLEX_RESULTS = frozenset(map(id, (
-    np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.fft2, np.fft.ifft2, np.fft.fftn,
-    np.fft.ifftn, np.fft.rfft2, np.fft.rfftn)))
-REAL_RESULTS = frozenset(map(id, (
-    np.real, np.imag, np.absolute, np.fabs, builtins.abs, np.angle, np.fft.irfft,
-    np.fft.irfft2, np.fft.irfftn)))
+#: functions whose result is complex (``np.fft.fft``), or real (``np.real``, ``abs``,
+#: ``np.fft.irfft``), whatever their arguments, as their rows say (``complex_result=``)
+COMPLEX_RESULTS = frozenset(id(f.fn) for f in registry.all_facts() if f.complex_result is True)
+REAL_RESULTS = frozenset(id(f.fn) for f in registry.all_facts() if f.complex_result is False)
 
 
 def complex_names(function, bindings):

@@ -59,17 +59,6 @@ _NUMERIC_METHODS = frozenset({"copy", "astype", "sum", "mean", "prod", "max", "m
                               "round", "trace", "conj", "conjugate", "transpose", "reshape",
                               "ravel", "squeeze"})
 _NUMERIC_ATTRIBUTES = frozenset({"T", "real", "imag"})
-# NumPy functions that return one array or scalar, never a list or tuple of them (not
-# meshgrid, split, gradient, linalg.eig, divmod, where with one argument, ...); with
-# every ufunc of one output
-_ARRAY_FUNCTIONS = frozenset({
-    "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
-    "array", "copy", "linspace", "arange", "logspace", "eye", "identity", "diag",
-    "sum", "mean", "prod", "std", "var", "amax", "amin", "max", "min", "cumsum", "cumprod",
-    "dot", "matmul", "outer", "inner", "tensordot", "kron", "cross", "trace",
-    "roll", "concatenate", "stack", "vstack", "hstack", "tile", "repeat", "clip", "diff",
-    "tanh", "exp", "log", "sqrt", "sin", "cos", "abs", "power", "interp", "convolve",
-})
 
 
 class Code:
@@ -207,14 +196,16 @@ def surely_numeric(node, code, facts, seen):
 
 def _array_function(fn, call):
     """``np.full(n, v0)``, ``np.cos(x) ** 4``: a NumPy function that returns one new
-    array or scalar."""
+    array or scalar: a ufunc of one output, or a function whose row in the rule
+    registry says ``returns=`` (never a list or tuple: not ``np.meshgrid``,
+    ``np.split``, ``np.linalg.eig``, ``np.where`` with one argument)."""
     if not callable(fn) or not registry.is_numpy_function(fn) or not returns_new(fn):
         return False
     if isinstance(fn, np.ufunc):
         return fn.nout == 1
     if fn is np.where:
         return len(call.args) == 3
-    return getattr(fn, "__name__", None) in _ARRAY_FUNCTIONS
+    return registry.facts(fn).returns is not None
 
 
 def _only_values(fnode, name):
