@@ -231,6 +231,10 @@ def test_rows_carry_their_facts():
     assert registry.facts(np.copyto).writes == "dst" and lookup(np.copyto) is None
     assert registry.facts(np.meshgrid).view is True and lookup(np.meshgrid) is None
     assert registry.facts(np.fft.hfft) is None
+    # whether the row's expressions hold for complex arguments (else refused for them)
+    assert lookup(np.exp).complex_input and lookup(np.fft.fft).complex_input
+    assert lookup(np.conjugate).complex_input and lookup(np.atleast_2d).complex_input
+    assert not lookup(np.arctan2).complex_input and not lookup(np.maximum).complex_input
 
 
 def test_methods_take_the_facts_of_their_function_unless_the_row_says():

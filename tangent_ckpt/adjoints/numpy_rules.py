@@ -265,23 +265,23 @@ def power_singular(x2=None, **_):
 with section("Arithmetic"):
     defadjoint(np.add, BINARY, linear="joint",
                x1="unbroadcast(g, x1)",
-               x2="unbroadcast(g, x2)")
+               x2="unbroadcast(g, x2)", complex_input=True)
     defadjoint(np.subtract, BINARY, linear="joint",
                x1="unbroadcast(g, x1)",
-               x2="unbroadcast(-g, x2)")
+               x2="unbroadcast(-g, x2)", complex_input=True)
     defadjoint(np.multiply, BINARY, linear=True,
                x1="unbroadcast(g * x2, x1)",
-               x2="unbroadcast(g * x1, x2)")
+               x2="unbroadcast(g * x1, x2)", complex_input=True)
     defadjoint(np.divide, BINARY, domain="nonzero",      # np.true_divide is np.divide
                singular=unless_nonzero("x2"),
                x1="unbroadcast(g / x2, x1)",
                x2="unbroadcast(-g * ans / x2, x2)",
-               tangent={"x1": "t / x2", "x2": "-t * ans / x2"})
+               tangent={"x1": "t / x2", "x2": "-t * ans / x2"}, complex_input=True)
     defadjoint(np.power, BINARY, fusable=True, domain="positive", singular=power_singular,
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
                tangent={"x1": "t * x2 * np.power(x1, x2 - 1)",
-                        "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
+                        "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"}, complex_input=True)
     defadjoint(np.float_power, BINARY, domain="positive", singular=power_singular,
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
@@ -296,11 +296,12 @@ with section("Arithmetic"):
                x1="unbroadcast(g, x1)",
                x2="fmod_adjoint_divisor(g, x1, x2)",
                tangent={"x1": "t * np.ones_like(ans)", "x2": "-t * np.trunc(x1 / x2)"})
-    defadjoint(np.negative, UNARY, fusable=True, x="-g", linear="joint")
-    defadjoint(np.positive, UNARY, x="g", linear="joint")
-    defadjoint(np.square, UNARY, fusable=True, x="g * (2 * x)", tangent="t * (2 * x)")
+    defadjoint(np.negative, UNARY, fusable=True, x="-g", linear="joint", complex_input=True)
+    defadjoint(np.positive, UNARY, x="g", linear="joint", complex_input=True)
+    defadjoint(np.square, UNARY, fusable=True, x="g * (2 * x)", tangent="t * (2 * x)",
+               complex_input=True)
     defadjoint(np.reciprocal, UNARY, fusable=True, domain="nonzero", singular=True, x="-g * ans * ans",
-               tangent="-t * ans * ans")
+               tangent="-t * ans * ans", complex_input=True)
     defadjoint(np.maximum, BINARY, fusable=True,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
                x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
@@ -321,7 +322,7 @@ with section("Arithmetic"):
                advanced_index=True,
                linear="joint",
                x="unbroadcast(np.where(condition, g, 0.0), x)",
-               y="unbroadcast(np.where(condition, 0.0, g), y)")
+               y="unbroadcast(np.where(condition, 0.0, g), y)", complex_input=True)
     defadjoint(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None", view=False,
                returns="array or scalar", methods="clip",
                a="clip_adjoint(g, a, a_min, a_max, min, max)",
@@ -337,15 +338,22 @@ with section("Elementwise functions"):
     defadjoint(where_nonzero, "factor, product", name="rt.where_nonzero",
                piecewise=("factor",), linear=("product",),
                product="np.where(ans == product, g, 0.0)")
-    defadjoint(np.sqrt, UNARY, fusable=True, domain="positive", singular=True, x="g * 0.5 / ans", tangent="t * 0.5 / ans")
+    defadjoint(np.sqrt, UNARY, fusable=True, domain="positive", singular=True, x="g * 0.5 / ans", tangent="t * 0.5 / ans",
+               complex_input=True)
     defadjoint(np.cbrt, UNARY, fusable=True, domain="nonzero", singular=True, x="g / (3.0 * ans * ans)", tangent="t / (3.0 * ans * ans)")
-    defadjoint(np.exp, UNARY, fusable=True, x="g * ans", tangent="t * ans")
-    defadjoint(np.expm1, UNARY, fusable=True, x="g * (ans + 1.0)", tangent="t * (ans + 1.0)")
-    defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}", tangent=f"t * ans * {LOG2}")
-    defadjoint(np.log, UNARY, fusable=True, domain="positive", singular=True, x="g / x", tangent="t / x")
-    defadjoint(np.log1p, UNARY, fusable=True, domain="positive", singular=True, x="g / (1.0 + x)", tangent="t / (1.0 + x)")
-    defadjoint(np.log2, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})")
-    defadjoint(np.log10, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})")
+    defadjoint(np.exp, UNARY, fusable=True, x="g * ans", tangent="t * ans", complex_input=True)
+    defadjoint(np.expm1, UNARY, fusable=True, x="g * (ans + 1.0)", tangent="t * (ans + 1.0)",
+               complex_input=True)
+    defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}", tangent=f"t * ans * {LOG2}",
+               complex_input=True)
+    defadjoint(np.log, UNARY, fusable=True, domain="positive", singular=True, x="g / x", tangent="t / x",
+               complex_input=True)
+    defadjoint(np.log1p, UNARY, fusable=True, domain="positive", singular=True, x="g / (1.0 + x)", tangent="t / (1.0 + x)",
+               complex_input=True)
+    defadjoint(np.log2, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})",
+               complex_input=True)
+    defadjoint(np.log10, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})",
+               complex_input=True)
     defadjoint(np.logaddexp, BINARY,
                x1="unbroadcast(g * np.exp(x1 - ans), x1)",
                x2="unbroadcast(g * np.exp(x2 - ans), x2)",
@@ -354,9 +362,12 @@ with section("Elementwise functions"):
                x1="unbroadcast(g * np.exp2(x1 - ans), x1)",
                x2="unbroadcast(g * np.exp2(x2 - ans), x2)",
                tangent={"x1": "t * np.exp2(x1 - ans)", "x2": "t * np.exp2(x2 - ans)"})
-    defadjoint(np.sin, UNARY, fusable=True, x="g * np.cos(x)", tangent="t * np.cos(x)")
-    defadjoint(np.cos, UNARY, fusable=True, x="-g * np.sin(x)", tangent="-t * np.sin(x)")
-    defadjoint(np.tan, UNARY, fusable=True, domain="unit", x="g * (1.0 + ans * ans)", tangent="t * (1.0 + ans * ans)")
+    defadjoint(np.sin, UNARY, fusable=True, x="g * np.cos(x)", tangent="t * np.cos(x)",
+               complex_input=True)
+    defadjoint(np.cos, UNARY, fusable=True, x="-g * np.sin(x)", tangent="-t * np.sin(x)",
+               complex_input=True)
+    defadjoint(np.tan, UNARY, fusable=True, domain="unit", x="g * (1.0 + ans * ans)", tangent="t * (1.0 + ans * ans)",
+               complex_input=True)
     defadjoint(np.arcsin, UNARY, fusable=True, domain="unit", singular=True, x="g / np.sqrt(1.0 - x * x)", tangent="t / np.sqrt(1.0 - x * x)")
     defadjoint(np.arccos, UNARY, fusable=True, domain="unit", singular=True, x="-g / np.sqrt(1.0 - x * x)", tangent="-t / np.sqrt(1.0 - x * x)")
     defadjoint(np.arctan, UNARY, fusable=True, x="g / (1.0 + x * x)", tangent="t / (1.0 + x * x)")
@@ -370,9 +381,12 @@ with section("Elementwise functions"):
                x1="unbroadcast(g * x1 / ans, x1)",
                x2="unbroadcast(g * x2 / ans, x2)",
                tangent={"x1": "t * x1 / ans", "x2": "t * x2 / ans"})
-    defadjoint(np.sinh, UNARY, fusable=True, x="g * np.cosh(x)", tangent="t * np.cosh(x)")
-    defadjoint(np.cosh, UNARY, fusable=True, x="g * np.sinh(x)", tangent="t * np.sinh(x)")
-    defadjoint(np.tanh, UNARY, fusable=True, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)")
+    defadjoint(np.sinh, UNARY, fusable=True, x="g * np.cosh(x)", tangent="t * np.cosh(x)",
+               complex_input=True)
+    defadjoint(np.cosh, UNARY, fusable=True, x="g * np.sinh(x)", tangent="t * np.sinh(x)",
+               complex_input=True)
+    defadjoint(np.tanh, UNARY, fusable=True, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)",
+               complex_input=True)
     defadjoint(np.arcsinh, UNARY, fusable=True, x="g / np.sqrt(x * x + 1.0)", tangent="t / np.sqrt(x * x + 1.0)")
     defadjoint(np.arccosh, UNARY, domain="above_one", singular=True, x="g / np.sqrt(x * x - 1.0)", tangent="t / np.sqrt(x * x - 1.0)")
     defadjoint(np.arctanh, UNARY, fusable=True, domain="unit", singular=True, x="g / (1.0 - x * x)", tangent="t / (1.0 - x * x)")
@@ -383,13 +397,13 @@ with section("Elementwise functions"):
     # abs of a complex z: d|z| = Re(conj(z) dz) / |z|; of a real x: sign(x) dx (0 at 0)
     defadjoint(np.absolute, UNARY, fusable=True, domain="nonzero", x="abs_adjoint(g, x)",  # np.abs too
                complex_result=False,
-               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
+               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)", complex_input=True)
     defadjoint(np.fabs, UNARY, fusable=True, domain="nonzero", x="g * np.sign(x)",
                complex_result=False,
                tangent="t * np.sign(x)")
     defadjoint(builtins.abs, UNARY, name="abs", view=False, domain="nonzero", x="abs_adjoint(g, x)",
                complex_result=False,
-               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
+               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)", complex_input=True)
     defadjoint(np.heaviside, BINARY, piecewise=("x1",),
                x2="unbroadcast(g * (x1 == 0), x2)", tangent={"x2": "t * (x1 == 0)"})
     defadjoint(np.sinc, UNARY, view=False, x="sinc_adjoint(g, x, ans)",
@@ -398,53 +412,55 @@ with section("Elementwise functions"):
     defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", view="x", new_unless="copy",
                x="g * np.isfinite(x)", tangent="t * np.isfinite(x)")
     defadjoint(np.real, "val", view="val", complex_result=False, val="real_adjoint(g, val)",
-               linear="joint")
+               linear="joint", complex_input=True)
     defadjoint(np.imag, "val", view="val", complex_result=False, val="imag_adjoint(g, val)",
-               linear="joint")
+               linear="joint", complex_input=True)
     defadjoint(np.conjugate, UNARY, methods="conj conjugate",       # np.conj too
                method_views={"conj": "x", "conjugate": "x"},   # x.conj() of a real x is x
-               x="conj_adjoint(g, x)", linear="joint")
+               x="conj_adjoint(g, x)", linear="joint", complex_input=True)
 
 with section("Linear algebra"):
     defadjoint(np.matmul, BINARY, linear=True,
                x1="matmul_adjoint_x1(g, x1, x2)",
-               x2="matmul_adjoint_x2(g, x1, x2)")
+               x2="matmul_adjoint_x2(g, x1, x2)", complex_input=True)
     defadjoint(np.dot, "a, b, out=None", view=False, methods="dot", linear=True,
                returns="array or scalar",
                a="dot_adjoint_a(g, a, b)",
-               b="dot_adjoint_b(g, a, b)")
+               b="dot_adjoint_b(g, a, b)", complex_input=True)
     defadjoint(np.outer, "a, b, out=None", view=False, returns="array or scalar", linear=True,
                a="outer_adjoint_a(g, a, b)",
-               b="outer_adjoint_b(g, a, b)")
+               b="outer_adjoint_b(g, a, b)", complex_input=True)
     defadjoint(np.vdot, "a, b, /", view=False, linear=True,
                a="np.reshape(g * np.ravel(b), np.shape(a))",
                b="np.reshape(g * np.ravel(a), np.shape(b))")
-    defadjoint(numpy_function("matrix_transpose"), "x, /", view="x", x="np.matrix_transpose(g)", linear=True)
+    defadjoint(numpy_function("matrix_transpose"), "x, /", view="x", x="np.matrix_transpose(g)", linear=True,
+               complex_input=True)
     defadjoint(np.inner, "a, b, /", view=False, returns="array or scalar", linear=True,
                a="inner_adjoint_a(g, a, b)",
-               b="inner_adjoint_b(g, a, b)")
+               b="inner_adjoint_b(g, a, b)", complex_input=True)
     defadjoint(np.kron, "a, b", view=False, returns="array or scalar", linear=True,
                a="kron_adjoint(g, a, b, True)",
-               b="kron_adjoint(g, a, b, False)")
+               b="kron_adjoint(g, a, b, False)", complex_input=True)
     defadjoint(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", view=False, linear=True,
                returns="array or scalar",
                only={"axisa": (-1,), "axisb": (-1,), "axisc": (-1,), "axis": (None, -1)},
                a="unbroadcast(np.cross(b, g), a)",
-               b="unbroadcast(np.cross(g, a), b)")
+               b="unbroadcast(np.cross(g, a), b)", complex_input=True)
     defadjoint(np.tensordot, "a, b, axes=2", view=False, returns="array or scalar", linear=True,
                a="tensordot_adjoint(g, a, b, axes, True)",
-               b="tensordot_adjoint(g, a, b, axes, False)")
+               b="tensordot_adjoint(g, a, b, axes, False)", complex_input=True)
     defadjoint(np.einsum, "subscripts, /, *operands, out=None, optimize=False", view="operands", linear=True,
                sequence=("operands",),
-               operands="einsum_adjoint(g, subscripts, operands, i)")
+               operands="einsum_adjoint(g, subscripts, operands, i)", complex_input=True)
     defadjoint(np.trace, "a, offset=0, axis1=0, axis2=1, dtype=None, out=None", view=False, methods="trace",
                returns="array or scalar",
-               a="trace_adjoint(g, a, offset, axis1, axis2)", linear=True)
+               a="trace_adjoint(g, a, offset, axis1, axis2)", linear=True, complex_input=True)
     defadjoint(np.diagonal, "a, offset=0, axis1=0, axis2=1", view="a", methods="diagonal",
-               a="diagonal_adjoint(g, a, offset, axis1, axis2)", linear=True)
-    defadjoint(np.diag, "v, k=0", view="v", v="diag_adjoint(g, v, k)", linear=True)
-    defadjoint(np.tril, "m, k=0", view=False, m="np.tril(g, k)", linear=True)
-    defadjoint(np.triu, "m, k=0", view=False, m="np.triu(g, k)", linear=True)
+               a="diagonal_adjoint(g, a, offset, axis1, axis2)", linear=True, complex_input=True)
+    defadjoint(np.diag, "v, k=0", view="v", v="diag_adjoint(g, v, k)", linear=True,
+               complex_input=True)
+    defadjoint(np.tril, "m, k=0", view=False, m="np.tril(g, k)", linear=True, complex_input=True)
+    defadjoint(np.triu, "m, k=0", view=False, m="np.triu(g, k)", linear=True, complex_input=True)
     defadjoint(np.linalg.solve, "a, b", view=False, name="np.linalg.solve",
                a="solve_adjoint_a(g, a, b, ans)",
                b="solve_adjoint_b(g, a, b)",
@@ -485,11 +501,11 @@ with section("Linear algebra"):
 with section("Reductions and statistics"):
     defadjoint(np.sum, REDUCE, view=False, reduces=True, methods="sum", a="repeat_to_match(g, a, axis, keepdims)",
                returns="array or scalar",
-               linear=True)
+               linear=True, complex_input=True)
     defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False", view=False,
                returns="array or scalar",
                reduces=True, methods="mean",
-               a="mean_adjoint(g, a, axis, keepdims)", linear=True)
+               a="mean_adjoint(g, a, axis, keepdims)", linear=True, complex_input=True)
     defadjoint(np.nansum, REDUCE, view=False, reduces=True, only={"initial": (None,)},
                a="np.where(np.isnan(a), 0.0, repeat_to_match(g, a, axis, keepdims))",
                tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)")
@@ -550,7 +566,7 @@ with section("Reductions and statistics"):
                tangent=f"({extremum_tangent('np.max')}) - ({extremum_tangent('np.min')})")
     defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", view=False, methods="cumsum",
                returns="array or scalar",
-               a="cumsum_adjoint(g, a, axis)", linear=True)
+               a="cumsum_adjoint(g, a, axis)", linear=True, complex_input=True)
     defadjoint(numpy_function("cumulative_sum"),
                "x, /, *, axis=None, dtype=None, out=None, include_initial=False", view=False,
                only={"include_initial": (False,)}, x="cumsum_adjoint(g, x, axis)", linear=True)
@@ -559,38 +575,47 @@ with section("Reductions and statistics"):
                a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None", view="a", new_unless="n",
                a="diff_adjoint(g, a, n, axis, prepend, append)",
-               linear=("a", "prepend", "append"))
+               linear=("a", "prepend", "append"), complex_input=True)
     defadjoint(np.gradient, "f, *varargs, axis=None, edge_order=1", view=False,
                f="gradient_adjoint(g, f, varargs, axis, edge_order)", linear=True)
 
 with section("Shape"):
     defadjoint(np.reshape, "a, /, shape, order='C', *, copy=None", view="a", varargs_methods="reshape",
-               a="reshape_like(g, a, order)", linear=True)
+               a="reshape_like(g, a, order)", linear=True, complex_input=True)
     defadjoint(np.ravel, "a, order='C'", view="a", methods="ravel flatten",
-               method_views={"flatten": False}, a="reshape_like(g, a, order)", linear=True)
+               method_views={"flatten": False}, a="reshape_like(g, a, order)", linear=True,
+               complex_input=True)
     defadjoint(np.transpose, "a, axes=None", view="a", varargs_methods="transpose",
-               a="transpose_adjoint(g, axes)", linear=True)
+               a="transpose_adjoint(g, axes)", linear=True, complex_input=True)
     defadjoint(np.swapaxes, "a, axis1, axis2", view="a", methods="swapaxes",
-               a="np.swapaxes(g, axis1, axis2)", linear=True)
-    defadjoint(np.moveaxis, "a, source, destination", view="a", a="np.moveaxis(g, destination, source)", linear=True)
-    defadjoint(np.rollaxis, "a, axis, start=0", view="a", a="rollaxis_adjoint(g, a, axis, start)", linear=True)
-    defadjoint(np.expand_dims, "a, axis", view="a", a="reshape_like(g, a)", linear=True)
-    defadjoint(np.squeeze, "a, axis=None", view="a", methods="squeeze", a="reshape_like(g, a)", linear=True)
+               a="np.swapaxes(g, axis1, axis2)", linear=True, complex_input=True)
+    defadjoint(np.moveaxis, "a, source, destination", view="a", a="np.moveaxis(g, destination, source)", linear=True,
+               complex_input=True)
+    defadjoint(np.rollaxis, "a, axis, start=0", view="a", a="rollaxis_adjoint(g, a, axis, start)", linear=True,
+               complex_input=True)
+    defadjoint(np.expand_dims, "a, axis", view="a", a="reshape_like(g, a)", linear=True,
+               complex_input=True)
+    defadjoint(np.squeeze, "a, axis=None", view="a", methods="squeeze", a="reshape_like(g, a)", linear=True,
+               complex_input=True)
     for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-        defadjoint(_fn, "ary, /", view="ary", ary="reshape_like(g, ary)", linear=True)
-    defadjoint(np.broadcast_to, "array, shape, subok=False", view="array", array="unbroadcast(g, array)", linear=True)
-    defadjoint(np.flip, "m, axis=None", view="m", keeps_shape=True, m="np.flip(g, axis)", linear=True)
-    defadjoint(np.flipud, "m", view="m", m="np.flipud(g)", linear=True)
-    defadjoint(np.fliplr, "m", view="m", m="np.fliplr(g)", linear=True)
-    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", view="m", m="np.rot90(g, -k, axes)", linear=True)
+        defadjoint(_fn, "ary, /", view="ary", ary="reshape_like(g, ary)", linear=True,
+                   complex_input=True)
+    defadjoint(np.broadcast_to, "array, shape, subok=False", view="array", array="unbroadcast(g, array)", linear=True,
+               complex_input=True)
+    defadjoint(np.flip, "m, axis=None", view="m", keeps_shape=True, m="np.flip(g, axis)", linear=True,
+               complex_input=True)
+    defadjoint(np.flipud, "m", view="m", m="np.flipud(g)", linear=True, complex_input=True)
+    defadjoint(np.fliplr, "m", view="m", m="np.fliplr(g)", linear=True, complex_input=True)
+    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", view="m", m="np.rot90(g, -k, axes)", linear=True,
+               complex_input=True)
     defadjoint(np.roll, "a, shift, axis=None", view=False, keeps_shape=True,
                returns="array or scalar",
-               a="np.roll(g, np.negative(shift), axis)", linear=True)
+               a="np.roll(g, np.negative(shift), axis)", linear=True, complex_input=True)
     defadjoint(np.repeat, "a, repeats, axis=None", view=False, methods="repeat",
                returns="array or scalar",
-               a="repeat_adjoint(g, a, repeats, axis)", linear=True)
+               a="repeat_adjoint(g, a, repeats, axis)", linear=True, complex_input=True)
     defadjoint(np.tile, "A, reps", view=False, returns="array or scalar",
-               A="tile_adjoint(g, A, reps)", linear=True)
+               A="tile_adjoint(g, A, reps)", linear=True, complex_input=True)
     defadjoint(np.pad, "array, pad_width, mode='constant', *, constant_values=0, "
                        "end_values=0, reflect_type='even', stat_length=None", view=False,
                only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap"),
@@ -614,15 +639,15 @@ with section("Shape"):
                piecewise=("a",), weights="weights_like_adjoint(g, weights, axis)")
     defadjoint(np.copy, "a, order='K', subok=False", view=False, keeps_shape=True, methods="copy",
                returns="array", ndim="like",
-               a="g", linear="joint")
+               a="g", linear="joint", complex_input=True)
     defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None", view="a",
-               a="g", linear="joint")
+               a="g", linear="joint", complex_input=True)
     defadjoint(builtins.float, "x=0.0, /", name="float", view=False, x="reshape_like(g, x)",
                linear="joint")
     defadjoint(np.array, "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, "
                          "ndmax=0, like=None", view="object", new_unless="copy",
                returns="array", ndim="like",
-               object="reshape_like(g, object)", linear="joint")
+               object="reshape_like(g, object)", linear="joint", complex_input=True)
     # a dtype= given at run time (np.asarray(x, dtype=dt)): the result passes the
     # derivative on only where dt is not an integer or bool dtype
     defadjoint(cast_result, "x, dtype", name="rt.cast_result", x="through_cast(g, dtype)",
@@ -634,23 +659,25 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     defadjoint(np.concatenate, "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'", view=False,
                returns="array",
                sequence=("arrays",),
-               arrays="concatenate_adjoint(g, arrays, axis, i)", linear="joint")
+               arrays="concatenate_adjoint(g, arrays, axis, i)", linear="joint", complex_input=True)
     defadjoint(np.stack, "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'", view=False,
                returns="array",
                sequence=("arrays",),
-               arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"), linear="joint")
+               arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"), linear="joint",
+               complex_input=True)
     for _fn in (np.vstack, *available("row_stack")):
         defadjoint(_fn, "tup, *, dtype=None, casting='same_kind'", view=False, sequence=("tup",),
                    returns="array",
-                   tup="vstack_adjoint(g, tup, i)", linear="joint")
+                   tup="vstack_adjoint(g, tup, i)", linear="joint", complex_input=True)
     defadjoint(np.hstack, "tup, *, dtype=None, casting='same_kind'", view=False, sequence=("tup",),
                returns="array",
-               tup="hstack_adjoint(g, tup, i)", linear="joint")
+               tup="hstack_adjoint(g, tup, i)", linear="joint", complex_input=True)
     defadjoint(np.column_stack, "tup", view=False, sequence=("tup",),
-               tup="column_stack_adjoint(g, tup, i)", linear="joint")
+               tup="column_stack_adjoint(g, tup, i)", linear="joint", complex_input=True)
     defadjoint(np.append, "arr, values, axis=None", view=False,
                arr="append_adjoint(g, arr, values, axis, True)",
-               values="append_adjoint(g, arr, values, axis, False)", linear="joint")
+               values="append_adjoint(g, arr, values, axis, False)", linear="joint",
+               complex_input=True)
     defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
                items="row_join_adjoint(g, items, i)", linear="joint")
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
@@ -678,22 +705,27 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     defadjoint(builtins.sum, "iterable, /, start=0", name="sum", view=False, sequence=("iterable",),
                iterable=("unbroadcast(g, iterable[i])",
                          "np.broadcast_to(g, np.shape(iterable))"),
-               start="unbroadcast(g, start)", linear="joint")
+               start="unbroadcast(g, start)", linear="joint", complex_input=True)
     defadjoint(np.select, "condlist, choicelist, default=0", view=False, sequence=("choicelist",),
                piecewise=("condlist",),
                choicelist="select_adjoint_choice(g, condlist, choicelist, i)",
                default="unbroadcast(select_adjoint_choice(g, condlist, choicelist, "
-                       "len(condlist)), default)", linear="joint")
+                       "len(condlist)), default)", linear="joint", complex_input=True)
     defadjoint(np.split, "ary, indices_or_sections, axis=0", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint",
+               complex_input=True)
     defadjoint(np.array_split, "ary, indices_or_sections, axis=0", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint",
+               complex_input=True)
     defadjoint(np.vsplit, "ary, indices_or_sections", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, 0)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, 0)", linear="joint",
+               complex_input=True)
     defadjoint(np.hsplit, "ary, indices_or_sections", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)", linear="joint",
+               complex_input=True)
     defadjoint(np.dsplit, "ary, indices_or_sections", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, 2)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, 2)", linear="joint",
+               complex_input=True)
 
 with section("Building arrays"):
     defadjoint(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=None, "
@@ -717,7 +749,7 @@ with section("Building arrays"):
 
 with section("Indexing"):
     defadjoint(operator.getitem, "a, index, /", name="getitem",
-               a="getitem_adjoint(g, a, index)", linear="joint")
+               a="getitem_adjoint(g, a, index)", linear="joint", complex_input=True)
 
 with section("Constants (no derivative)"):
     for _fn, _ndim in ((np.zeros, "shape"), (np.ones, "shape"), (np.empty, "shape"),
@@ -769,38 +801,38 @@ FFTN = "a, s=None, axes=None, norm=None, out=None"
 FFT2 = "a, s=None, axes=(-2, -1), norm=None, out=None"
 with section("Fourier transforms (complex values: the adjoint of u + iv is dL/du - i dL/dv)"):
     defadjoint(np.fft.fft, FFT, view=False, complex_result=True, name="np.fft.fft", linear=True,
-               a="fft_adjoint(g, a, n, axis, norm)")
+               a="fft_adjoint(g, a, n, axis, norm)", complex_input=True)
     defadjoint(np.fft.ifft, FFT, view=False, complex_result=True, name="np.fft.ifft", linear=True,
-               a="fft_adjoint(g, a, n, axis, norm, True)")
+               a="fft_adjoint(g, a, n, axis, norm, True)", complex_input=True)
     defadjoint(np.fft.rfft, FFT, view=False, complex_result=True, name="np.fft.rfft", linear=True,
-               a="rfft_adjoint(g, a, n, axis, norm)")
+               a="rfft_adjoint(g, a, n, axis, norm)", complex_input=True)
     defadjoint(np.fft.irfft, FFT, view=False, name="np.fft.irfft", linear=True,
                complex_result=False,
-               a="irfft_adjoint(g, a, n, axis, norm)")
+               a="irfft_adjoint(g, a, n, axis, norm)", complex_input=True)
     defadjoint(np.fft.fft2, FFT2, view=False, complex_result=True, name="np.fft.fft2", linear=True,
-               a="fftn_adjoint(g, a, s, axes, norm)")
+               a="fftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.ifft2, FFT2, view=False, name="np.fft.ifft2", linear=True,
                complex_result=True,
-               a="fftn_adjoint(g, a, s, axes, norm, True)")
+               a="fftn_adjoint(g, a, s, axes, norm, True)", complex_input=True)
     defadjoint(np.fft.fftn, FFTN, view=False, complex_result=True, name="np.fft.fftn", linear=True,
-               a="fftn_adjoint(g, a, s, axes, norm)")
+               a="fftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.ifftn, FFTN, view=False, name="np.fft.ifftn", linear=True,
                complex_result=True,
-               a="fftn_adjoint(g, a, s, axes, norm, True)")
+               a="fftn_adjoint(g, a, s, axes, norm, True)", complex_input=True)
     defadjoint(np.fft.rfft2, FFT2, view=False, complex_result=True, name="np.fft.rfft2", linear=True,
-               a="rfftn_adjoint(g, a, s, axes, norm)")
+               a="rfftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.irfft2, FFT2, view=False, name="np.fft.irfft2", linear=True,
                complex_result=False,
-               a="irfftn_adjoint(g, a, s, axes, norm)")
+               a="irfftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.rfftn, FFTN, view=False, complex_result=True, name="np.fft.rfftn", linear=True,
-               a="rfftn_adjoint(g, a, s, axes, norm)")
+               a="rfftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.irfftn, FFTN, view=False, name="np.fft.irfftn", linear=True,
                complex_result=False,
-               a="irfftn_adjoint(g, a, s, axes, norm)")
+               a="irfftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.fftshift, "x, axes=None", view=False, name="np.fft.fftshift", linear=True,
-               x="np.fft.ifftshift(g, axes)")
+               x="np.fft.ifftshift(g, axes)", complex_input=True)
     defadjoint(np.fft.ifftshift, "x, axes=None", view=False, name="np.fft.ifftshift", linear=True,
-               x="np.fft.fftshift(g, axes)")
+               x="np.fft.fftshift(g, axes)", complex_input=True)
     defconstant(np.fft.fftfreq, "n, d=1.0, device=None", name="np.fft.fftfreq", view=False)
     defconstant(np.fft.rfftfreq, "n, d=1.0, device=None", name="np.fft.rfftfreq", view=False)
 

@@ -80,7 +80,8 @@ that is not a ufunc must say it), `new_unless=` (`np.array`'s `copy`),
 Numba passes), `returns=` (`"array"`: always one array; `"array or scalar"`:
 never a list or tuple), `ndim=` (the view lowering), `advanced_index=` (a mask
 or index arrays: a subscript by it is a copy) and `complex_result=` (always
-complex, or always real).  The compiler's method table, the aliasing fence's tables
+complex, or always real); `complex_input=True` says its expressions hold for
+complex arguments (else a complex differentiated value is refused).  The compiler's method table, the aliasing fence's tables
 (`compiler/memory_sharing.py`), the shape analyses, the tests' case tables
 and this page all read the registry.
 A helper longer than an expression goes in `tangent_ckpt/runtime/` (NumPy only).

@@ -112,6 +112,16 @@ Users add rules for their own functions and black boxes with
 :func:`register_adjoint`, giving a callable ``rule(g, ans, *args, **kwargs)`` that
 returns one adjoint per positional argument (``None`` where there is none).
 
+``complex_input=True`` says the row's expressions (adjoint and tangent) hold for
+complex arguments under the convention of
+``runtime/primitive_adjoints/complex_adjoints.py`` (the adjoint of ``u + iv`` is
+``dL/du - i dL/dv``): holomorphic functions (their real rules unchanged), linear
+maps with real coefficients, the Fourier transforms and the rules written for
+complex values (``np.real``, ``np.conjugate``, ``abs``).  A differentiated
+complex value reaching any other rule is refused (``analyze/complex_values.py``),
+never differentiated as if it were real; so a row that leaves it out is refused
+for complex input, which is safe.
+
 Forward mode (tangents, ``tc.jvp``) reads the same row.  ``tangent=`` gives, for
 each differentiable parameter, the contribution of its tangent ``t`` to the
 tangent of the output, as an expression of ``t``, ``ans`` and the parameters
@@ -203,7 +213,7 @@ class AdjointRule:
     def __init__(self, fn, name, params, templates=None, sequence_params=(),
                  vjp=None, constant=False, positional_only=(), piecewise=(),
                  domain="real", whole=None, only=None, tangents=None, linear=False,
-                 singular=False):
+                 singular=False, complex_input=False):
         self.fn = fn
         self.name = name
         self.params = params  # list of (name, default or REQUIRED, kind)
@@ -221,6 +231,7 @@ class AdjointRule:
         self.jvp = None  # a user's tangent callable (register_tangent)
         self.singular = singular  # False, True or a callable: see singular_for
         self.facts = None  # PrimitiveFacts: set by defadjoint and defconstant
+        self.complex_input = complex_input  # its expressions hold for complex arguments
 
     def singular_for(self, known):
         """True when the call needs its adjoints and tangents kept 0 where ``g``
@@ -316,11 +327,12 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
                singular=False, view=UNSAID, new_unless=None, method_views=None, pure=True,
                keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
-               advanced_index=False, complex_result=None, **templates):
+               advanced_index=False, complex_result=None, complex_input=False, **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
     tangent (``tangent=`` or ``linear=``), and its facts (``view=``, ``pure=``,
     ``keeps_shape=``, ``reduces=``, ``fusable=``, ``returns=``, ``ndim=``,
-    ``advanced_index=``, ``complex_result=``; see the module docstring).
+    ``advanced_index=``, ``complex_result=``; see the module docstring), and
+    whether its expressions hold for complex arguments (``complex_input=``).
     ``fn`` None (a function the running NumPy lacks, ``numpy_versions``)
     registers nothing."""
     if fn is None:
@@ -353,7 +365,7 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
                                    positional_only=positional_only(signature),
                                    piecewise=piecewise, domain=domain, whole=whole,
                                    only=only, tangents=tangents, linear=linear,
-                                   singular=singular)
+                                   singular=singular, complex_input=bool(complex_input))
     _set_facts(fn, facts)
     _declare_methods(fn, methods, varargs_methods, facts, method_views)
     return fn
