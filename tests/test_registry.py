@@ -244,6 +244,9 @@ def test_methods_take_the_facts_of_their_function_unless_the_row_says():
     assert registry.method_facts("conj").view == ("x",)         # x itself for a real x
     assert registry.method_facts("fill").writes == "self"
     assert registry.method_facts("view").view is True
+    assert registry.method_facts("sum").returns == "array or scalar"   # np.sum's
+    assert registry.method_facts("astype").returns == "array or scalar"
+    assert registry.method_facts("tolist").returns is None          # a list
 
 
 def _numpy_rows():
@@ -368,6 +371,10 @@ _SAMPLE_CALLS = {
     np.isposinf: lambda: np.isposinf(_A), np.flatnonzero: lambda: np.flatnonzero(_A > 2),
     np.argwhere: lambda: np.argwhere(_A > 2), np.ix_: lambda: np.ix_([0, 1], [0, 2]),
     np.isin: lambda: np.isin(_A, [2.0, 3.0]),
+    np.round: lambda: np.round(_A), np.around: lambda: np.around(_A),
+    np.conjugate: lambda: np.conjugate(_Z), np.reshape: lambda: np.reshape(_A, 6),
+    np.ravel: lambda: np.ravel(_A), np.transpose: lambda: np.transpose(_A),
+    np.squeeze: lambda: np.squeeze(_A),
     np.fft.fft: lambda: np.fft.fft(_A), np.fft.ifft: lambda: np.fft.ifft(_A),
     np.fft.rfft: lambda: np.fft.rfft(_A), np.fft.fft2: lambda: np.fft.fft2(_A),
     np.fft.ifft2: lambda: np.fft.ifft2(_A), np.fft.fftn: lambda: np.fft.fftn(_A),

@@ -416,6 +416,7 @@ with section("Elementwise functions"):
     defadjoint(np.imag, "val", view="val", complex_result=False, val="imag_adjoint(g, val)",
                linear="joint", complex_input=True)
     defadjoint(np.conjugate, UNARY, methods="conj conjugate",       # np.conj too
+               returns="array or scalar",
                method_views={"conj": "x", "conjugate": "x"},   # x.conj() of a real x is x
                x="conj_adjoint(g, x)", linear="joint", complex_input=True)
 
@@ -581,11 +582,12 @@ with section("Reductions and statistics"):
 
 with section("Shape"):
     defadjoint(np.reshape, "a, /, shape, order='C', *, copy=None", view="a", varargs_methods="reshape",
-               a="reshape_like(g, a, order)", linear=True, complex_input=True)
-    defadjoint(np.ravel, "a, order='C'", view="a", methods="ravel flatten",
+               returns="array or scalar", a="reshape_like(g, a, order)", linear=True, complex_input=True)
+    defadjoint(np.ravel, "a, order='C'", view="a", methods="ravel flatten", returns="array or scalar",
                method_views={"flatten": False}, a="reshape_like(g, a, order)", linear=True,
                complex_input=True)
     defadjoint(np.transpose, "a, axes=None", view="a", varargs_methods="transpose",
+               returns="array or scalar",
                a="transpose_adjoint(g, axes)", linear=True, complex_input=True)
     defadjoint(np.swapaxes, "a, axis1, axis2", view="a", methods="swapaxes",
                a="np.swapaxes(g, axis1, axis2)", linear=True, complex_input=True)
@@ -596,7 +598,7 @@ with section("Shape"):
     defadjoint(np.expand_dims, "a, axis", view="a", a="reshape_like(g, a)", linear=True,
                complex_input=True)
     defadjoint(np.squeeze, "a, axis=None", view="a", methods="squeeze", a="reshape_like(g, a)", linear=True,
-               complex_input=True)
+               returns="array or scalar", complex_input=True)
     for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
         defadjoint(_fn, "ary, /", view="ary", ary="reshape_like(g, ary)", linear=True,
                    complex_input=True)
@@ -771,8 +773,11 @@ with section("Constants (no derivative)"):
                 np.digitize, np.isclose, np.allclose, np.array_equal):
         defconstant(_fn, "*args, **kwargs", view=False, advanced_index=_fn in _MASKS)
     for _fn, _method in ((np.argmax, "argmax"), (np.argmin, "argmin"), (np.any, "any"),
-                         (np.all, "all"), (np.round, "round"), (np.around, "")):
+                         (np.all, "all")):
         defconstant(_fn, "*args, **kwargs", methods=_method, view=False)
+    for _fn, _method in ((np.round, "round"), (np.around, "")):
+        defconstant(_fn, "*args, **kwargs", methods=_method, view=False,
+                    returns="array or scalar")
     defconstant(np.argsort, "*args, **kwargs", methods="argsort", view=False)
     defconstant(quantile_weights, "a, q, axis=None", name="rt.quantile_weights")
     defconstant(np.nonzero, "*args, **kwargs", methods="nonzero", view=False, advanced_index=True)
@@ -858,7 +863,9 @@ with section("Python's math module, max and min (floats; the rule of the NumPy f
         _rule = lookup(_twin)
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
 
-defpure("astype", "item")   # pure, but not rules: x.astype(float) is refused
+# pure, but not rules: x.astype(float) is refused
+defmethod("astype", view=False, pure=True, returns="array or scalar")
+defpure("item")
 
 # Facts-only rows: functions and methods without a rule (a differentiated call is
 # refused) whose memory the compiler must know: the aliasing fence follows a view

@@ -491,19 +491,23 @@ def defprimitive(fn, *, name=None, view=UNSAID, new_unless=None, writes=None, pu
     return fn
 
 
-def defmethod(*methods, view=UNSAID, writes=False, pure=None):
+def defmethod(*methods, view=UNSAID, writes=False, pure=None, returns=None):
     """Facts-only rows of array methods that are not rules: ``view=`` False (a
     new value: ``x.take(i)``), True (may share memory with the array or the
     arguments: ``x.view()``); ``writes=True``: writes into the array (the
     lowering refuses them: ``x.fill(0)``); ``pure=True``: returns a new value
-    and changes nothing (generated code may drop it when unread)."""
+    and changes nothing (generated code may drop it when unread); ``returns=``
+    as a function's row (``x.astype(float)``: ``"array or scalar"``)."""
+    if returns not in RETURNS:
+        raise ValueError(f"{', '.join(methods)}: returns= is one of {RETURNS}")
     if view is UNSAID and not writes:
         raise ValueError(f"{', '.join(methods)}: say view= (False: a new value; True: may "
                          "share memory with the array)")
     for method in methods:
         _METHOD_FACTS[method] = PrimitiveFacts(
             None, method, view=None if view is UNSAID else view,
-            writes="self" if writes else None, pure=False if writes else pure)
+            writes="self" if writes else None, pure=False if writes else pure,
+            returns=returns)
         if pure and not writes:
             _PURE_METHODS.add(method)
 
@@ -520,8 +524,8 @@ def _names(spec):
 
 
 def _declare_methods(fn, methods, varargs_methods, facts, method_views):
-    """The array methods that mean ``fn``: their facts are ``fn``'s, but where
-    ``method_views`` says otherwise (``x.flatten()`` copies; ``x.conj()`` of a
+    """The array methods that mean ``fn``: their facts (``view=``, ``pure=``,
+    ``returns=``) are ``fn``'s, but where ``method_views`` says otherwise (``x.flatten()`` copies; ``x.conj()`` of a
     real ``x`` is ``x``)."""
     method_views = dict(method_views or {})
     every = _names(methods) + _names(varargs_methods)
@@ -533,7 +537,8 @@ def _declare_methods(fn, methods, varargs_methods, facts, method_views):
         _PURE_METHODS.add(method)
         view = method_views.get(method, facts.view)
         view = tuple(view.split()) if isinstance(view, str) else view
-        _METHOD_FACTS[method] = PrimitiveFacts(fn, method, view=view, pure=facts.pure)
+        _METHOD_FACTS[method] = PrimitiveFacts(fn, method, view=view, pure=facts.pure,
+                                               returns=facts.returns)
     _VARARGS_METHODS.update(_names(varargs_methods))
 
 

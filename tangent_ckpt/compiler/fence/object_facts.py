@@ -52,12 +52,6 @@ from tangent_ckpt.compiler.memory_sharing import returns_new
 _HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__")
 _REFLECTING_NAMES = frozenset({"setattr", "delattr", "vars"})
 _REFLECTING_ATTRIBUTES = frozenset({"__dict__", "__class__", "__setattr__", "__delattr__"})
-# methods of an array that return a new array or NumPy scalar (never a list: not
-# tolist, nonzero, item)
-_NUMERIC_METHODS = frozenset({"copy", "astype", "sum", "mean", "prod", "max", "min",
-                              "std", "var", "dot", "cumsum", "cumprod", "clip", "flatten",
-                              "round", "trace", "conj", "conjugate", "transpose", "reshape",
-                              "ravel", "squeeze"})
 _NUMERIC_ATTRIBUTES = frozenset({"T", "real", "imag"})
 
 
@@ -179,7 +173,7 @@ def surely_numeric(node, code, facts, seen):
         fn = resolve_dotted(func, code.resolve, code.locals)
         if fn is not None:
             return _array_function(fn, node)
-        return isinstance(func, gast.Attribute) and func.attr in _NUMERIC_METHODS and \
+        return isinstance(func, gast.Attribute) and _numeric_method(func.attr) and \
             surely_numeric(func.value, code, facts, seen)
     if isinstance(node, gast.Name):
         if node.id == code.me or node.id in seen or node.id not in code.locals:
@@ -206,6 +200,13 @@ def _array_function(fn, call):
     if fn is np.where:
         return len(call.args) == 3
     return registry.facts(fn).returns is not None
+
+
+def _numeric_method(name):
+    """``x.sum()``, ``x.astype(float)``: a method whose row says ``returns=`` (one
+    array or number, never a list: not ``tolist``, ``nonzero``)."""
+    facts = registry.method_facts(name)
+    return facts is not None and facts.returns is not None
 
 
 def _only_values(fnode, name):
