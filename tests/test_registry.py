@@ -17,7 +17,7 @@ from tangent_ckpt.adjoints.rule_text import REQUIRED, parse_signature, template_
 def scratch():
     """Functions registered by a test are removed afterwards (the registry is global)."""
     tables = (registry._RULES, registry._METHODS, registry._PURE_METHODS, registry._FACTS,
-              registry._METHOD_FACTS)
+              registry._METHOD_FACTS, registry._ATTRIBUTES)
     before = [table.copy() for table in tables]
     yield
     for table, old in zip(tables, before):
@@ -247,6 +247,7 @@ def test_methods_take_the_facts_of_their_function_unless_the_row_says():
     assert registry.method_facts("sum").returns == "array or scalar"   # np.sum's
     assert registry.method_facts("astype").returns == "array or scalar"
     assert registry.method_facts("tolist").returns is None          # a list
+    assert registry.attribute_functions() == {"real": np.real, "imag": np.imag}   # x.real
 
 
 def _numpy_rows():

@@ -411,10 +411,10 @@ with section("Elementwise functions"):
                        " / np.where(x == 0, 1.0, x))")
     defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", view="x", new_unless="copy",
                x="g * np.isfinite(x)", tangent="t * np.isfinite(x)")
-    defadjoint(np.real, "val", view="val", complex_result=False, val="real_adjoint(g, val)",
-               linear="joint", complex_input=True)
-    defadjoint(np.imag, "val", view="val", complex_result=False, val="imag_adjoint(g, val)",
-               linear="joint", complex_input=True)
+    defadjoint(np.real, "val", view="val", attributes="real", complex_result=False,
+               val="real_adjoint(g, val)", linear="joint", complex_input=True)
+    defadjoint(np.imag, "val", view="val", attributes="imag", complex_result=False,
+               val="imag_adjoint(g, val)", linear="joint", complex_input=True)
     defadjoint(np.conjugate, UNARY, methods="conj conjugate",       # np.conj too
                returns="array or scalar",
                method_views={"conj": "x", "conjugate": "x"},   # x.conj() of a real x is x

@@ -61,7 +61,8 @@ a parameter's tangent `t` to the output's tangent (a dict for several
 parameters); `linear=True` (linear in each parameter: `np.matmul`) or
 `linear="joint"` (in all together: `np.add`, `np.concatenate`) stands for it.
 Options: `methods=` (array methods that mean the function: `x.var(axis=0)` is
-`np.var(x, axis=0)`; `varargs_methods=` for `x.reshape(2, 3)`), `sequence=` (a
+`np.var(x, axis=0)`; `varargs_methods=` for `x.reshape(2, 3)`; `attributes=`
+for `x.real`), `sequence=` (a
 list parameter: the expression is the adjoint of element `i`), `piecewise=`
 (parameters the output is locally constant in, such as `np.where`'s
 condition), `only=` (values a parameter must take:

@@ -32,6 +32,8 @@ The same row says what else the compiler and the tests need to know:
   is ``np.sum(x, axis=0)``); ``varargs_methods="reshape"`` also take their
   tuple argument spread out (``x.reshape(2, 3)``).  Every method of a rule
   returns a new value (in-place methods are never rules).
+  ``attributes="real"``: array attributes that mean this function of the
+  array (``x.real`` is ``np.real(x)``).
 - ``domain="positive"``: where the tests draw inputs from (see ``DOMAINS``).
 - ``singular=True``: the derivative is infinite or NaN somewhere (``sqrt``
   and ``log`` at 0, ``arcsin`` at 1, a division by 0): each elementwise
@@ -320,6 +322,7 @@ _FACTS = {}             # function -> PrimitiveFacts (every row: rules and facts
 _METHOD_FACTS = {}      # array method name -> PrimitiveFacts
 _METHODS = {}           # array method name -> the function it means
 _VARARGS_METHODS = set()  # methods whose tuple argument may be spread: x.reshape(2, 3)
+_ATTRIBUTES = {}        # array attribute name -> the function of the array it means
 _PURE_METHODS = set()   # methods known to return a new value and change nothing
 
 
@@ -327,7 +330,8 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
                singular=False, view=UNSAID, new_unless=None, method_views=None, pure=True,
                keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
-               advanced_index=False, complex_result=None, complex_input=False, **templates):
+               advanced_index=False, complex_result=None, complex_input=False, attributes=(),
+               **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
     tangent (``tangent=`` or ``linear=``), and its facts (``view=``, ``pure=``,
     ``keeps_shape=``, ``reduces=``, ``fusable=``, ``returns=``, ``ndim=``,
@@ -368,6 +372,8 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
                                    singular=singular, complex_input=bool(complex_input))
     _set_facts(fn, facts)
     _declare_methods(fn, methods, varargs_methods, facts, method_views)
+    for attribute in _names(attributes):
+        _ATTRIBUTES[attribute] = fn
     return fn
 
 
@@ -574,6 +580,11 @@ def all_method_facts():
 def methods():
     """``{method name: function}``: ``x.sum(...)`` means ``np.sum(x, ...)``."""
     return _METHODS
+
+
+def attribute_functions():
+    """``{attribute name: function}``: ``x.real`` means ``np.real(x)``."""
+    return _ATTRIBUTES
 
 
 def varargs_methods():
