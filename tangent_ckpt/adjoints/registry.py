@@ -54,7 +54,9 @@ The same row says what else the compiler and the tests need to know:
 The row also carries what the compiler must know about the primitive besides
 its derivative; every other table of per-function facts is derived from it
 (``compiler/memory_sharing.py``, ``package/dead_primal.py``,
-``known_shapes.py``, ``scalar_output.py``, ``numba_runs.py``):
+``known_shapes.py``, ``scalar_output.py``, ``numba_runs.py``, ``view_facts.py``,
+``owned_adjoints.py``, ``object_facts.py``, ``complex_values.py``; the
+architecture tests fail on a literal table of NumPy functions in the compiler):
 
 - ``view=``: whether the result may share memory with an argument.  ``False``:
   a new array (or number) every time; a parameter name (or several, separated
@@ -104,16 +106,6 @@ Each of these four defaults to what the analyses may always assume: a row
 that leaves one out loses a fact (a run-time test, a guard, a copy, an
 adjoint added out of place), never a gradient.
 
-Functions and methods without a rule have facts-only rows:
-:func:`defprimitive` (``np.meshgrid``: a view unless it copies; ``np.copyto``
-writes into its first argument) and :func:`defmethod` (``x.view()``, ``x.fill(0)``).
-A call of a function without a row is refused when differentiated ("no adjoint
-rule"); the aliasing fence treats its result as a possible view.
-
-Users add rules for their own functions and black boxes with
-:func:`register_adjoint`, giving a callable ``rule(g, ans, *args, **kwargs)`` that
-returns one adjoint per positional argument (``None`` where there is none).
-
 ``complex_input=True`` says the row's expressions (adjoint and tangent) hold for
 complex arguments under the convention of
 ``runtime/primitive_adjoints/complex_adjoints.py`` (the adjoint of ``u + iv`` is
@@ -123,6 +115,16 @@ complex values (``np.real``, ``np.conjugate``, ``abs``).  A differentiated
 complex value reaching any other rule is refused (``analyze/complex_values.py``),
 never differentiated as if it were real; so a row that leaves it out is refused
 for complex input, which is safe.
+
+Functions and methods without a rule have facts-only rows:
+:func:`defprimitive` (``np.meshgrid``: a view unless it copies; ``np.copyto``
+writes into its first argument) and :func:`defmethod` (``x.view()``, ``x.fill(0)``).
+A call of a function without a row is refused when differentiated ("no adjoint
+rule"); the aliasing fence treats its result as a possible view.
+
+Users add rules for their own functions and black boxes with
+:func:`register_adjoint`, giving a callable ``rule(g, ans, *args, **kwargs)`` that
+returns one adjoint per positional argument (``None`` where there is none).
 
 Forward mode (tangents, ``tc.jvp``) reads the same row.  ``tangent=`` gives, for
 each differentiable parameter, the contribution of its tangent ``t`` to the
