@@ -234,6 +234,8 @@ class ArrayFacts:
             return Array(ndim, ndim == 1 or not ordered)
         if ndim == "like" and node.args:
             base = self.of(node.args[0])
+            if any(k.arg in ("shape", "ndmin") for k in node.keywords):
+                return Array()   # np.zeros_like(a, shape=(3, 3)), np.array(a, ndmin=2)
             return Array(base.ndim) if isinstance(base, Array) else (base if base is _TOP else
                                                                       Array())
         if isinstance(fn, np.ufunc) and name and not node.keywords:
