@@ -3,8 +3,8 @@
 The tables the aliasing fence (``aliasing.py``, ``alias_values.py``), the view
 lowering and the in-place analyses read, derived from the rows of the rule
 registry (``adjoints/numpy_rules.py``: ``view=``, ``new_unless=``, ``writes=``,
-``advanced_index=`` of ``defadjoint``, ``defconstant``, ``defprimitive`` and ``defmethod``), keyed
-by function object.  What a row does not say is never taken to be new:
+``advanced_index=`` of ``defadjoint``, ``defconstant``, ``defprimitive`` and
+``defmethod``), keyed by function object.  What a row does not say is never taken to be new:
 :func:`returns_new` is False for a function without a row (a NumPy function
 too), and the fence treats its result as a possible view.  Only Python's own
 containers' methods (``dict.get``, ``list.append``) are listed here: they are

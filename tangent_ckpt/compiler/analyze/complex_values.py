@@ -10,9 +10,6 @@ imaginary part is no derivative of a real value (see
 ``runtime/primitive_adjoints/complex_adjoints.py``), and NumPy cannot add it into a real buffer.
 """
 
-import builtins
-import operator
-
 import numpy as np
 
 from tangent_ckpt.adjoints import registry

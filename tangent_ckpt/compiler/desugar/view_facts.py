@@ -46,7 +46,6 @@ class Link:
     basic_slices: bool = False  # "index": some position is a slice, ``...`` or None
 
 
-
 def _dotted(node):
     parts = []
     while isinstance(node, gast.Attribute):
