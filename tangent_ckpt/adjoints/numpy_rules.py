@@ -750,8 +750,8 @@ with section("Building arrays"):
                piecewise=("a",), fill_value="sum_all(g, fill_value)", linear="joint")
 
 with section("Indexing"):
-    defadjoint(operator.getitem, "a, index, /", name="getitem",
-               a="getitem_adjoint(g, a, index)", linear="joint", complex_input=True)
+    defadjoint(operator.getitem, "a, index, /", name="getitem", complex_input=True,
+               a="getitem_adjoint(g, a, index)", linear="joint")
 
 with section("Constants (no derivative)"):
     for _fn, _ndim in ((np.zeros, "shape"), (np.ones, "shape"), (np.empty, "shape"),

@@ -89,7 +89,7 @@ VIEW_FUNCTIONS = _functions(lambda f: f.view not in (False, None))
 COPY_FLAG_FUNCTIONS = _functions(lambda f: f.new_unless is not None)
 # functions that write into their first argument
 WRITING_FUNCTIONS = _functions(lambda f: f.writes is not None)
-# functions whose result, used as an index, is a mask or index arrays (advanced
+# NumPy functions whose result, used as an index, is a mask or index arrays (advanced
 # indexing: the subscript makes a copy), as their rows say (advanced_index=); np.where
 # only with one argument
 INDEX_FUNCTIONS = _functions(lambda f: f.advanced_index)
