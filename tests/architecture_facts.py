@@ -1,11 +1,13 @@
-"""The package's structure, measured from its source text (nothing is imported).
+"""The package's structure, measured from its source text (nothing of the package is
+imported; NumPy is, to tell its functions from its types).
 
 ``python tests/architecture_facts.py [ROOT]`` prints the report (ROOT is a
 checkout, by default this one): the import graph (module -> the package's
 modules it imports when it is loaded), its circles, the imports of the
 package's own modules made inside functions, the largest modules and classes,
-modules sharing a file name, and the places that parse text or match it with
-regular expressions.  ``tests/test_architecture.py`` pins the same facts.
+modules sharing a file name, the places that parse text or match it with
+regular expressions, and the literal tables of NumPy functions in the compiler.
+``tests/test_architecture.py`` pins the same facts.
 
 Terms:
 
@@ -353,6 +355,89 @@ def undeclared_attributes(mods, prefix=PACKAGE + ".compiler"):
     return sorted(out)
 
 
+NumpyTable = collections.namedtuple("NumpyTable", "module line owner members")
+"""A literal collection at ``line`` of ``module``, in the function or assignment
+``owner``, that lists NumPy functions (``members``: ``np.add`` for an attribute,
+``'reshape'`` for a name)."""
+
+
+def _numpy_function(name):
+    """The NumPy function (or ufunc) ``name`` (``"fft.fft"``) names, or None; a type
+    (``np.ndarray``, ``np.random.Generator``) is no function."""
+    import warnings
+
+    import numpy  # the array library the package works on (not the package)
+    obj = numpy
+    for part in name.split("."):
+        try:
+            with warnings.catch_warnings():   # np.object, np.bytes: deprecated aliases
+                warnings.simplefilter("ignore")
+                obj = getattr(obj, part, None)
+        except Exception:   # noqa: BLE001 - an alias that raises is no function either
+            return None
+    return obj if callable(obj) and not isinstance(obj, type) else None
+
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in ("np", "numpy"):
+        return ".".join(reversed(parts))
+    return None
+
+
+def _owners(tree):
+    """{id(node): the name of the function or assigned variable it sits in}."""
+    owner = {}
+
+    def visit(node, name):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = node.name
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and name == "<module>":
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            name = ",".join(ast.unparse(t) for t in targets)
+        owner[id(node)] = name
+        for child in ast.iter_child_nodes(node):
+            visit(child, name)
+    visit(tree, "<module>")
+    return owner
+
+
+def numpy_tables(mods, prefix=PACKAGE + ".compiler"):
+    """Literal tables of NumPy functions in the modules under ``prefix``: a set,
+    tuple, list or dict (keys and values), or the positional arguments of one call,
+    holding two NumPy functions as attributes (``(np.add, np.subtract)``), or at
+    least three names of NumPy functions that are most (4 in 5) of its strings
+    (``{"sum", "mean", "prod"}``).  Facts about a primitive belong in its row of
+    the rule registry (``adjoints/``), from which such tables are derived."""
+    out = []
+    for module in mods.values():
+        if not module.name.startswith(prefix):
+            continue
+        owners = _owners(module.tree)
+        for node in ast.walk(module.tree):
+            if isinstance(node, (ast.Set, ast.Tuple, ast.List)):
+                items = node.elts
+            elif isinstance(node, ast.Dict):
+                items = [k for k in node.keys if k is not None] + node.values
+            elif isinstance(node, ast.Call):
+                items = node.args
+            else:
+                continue
+            attributes = [d for d in map(_dotted, items) if d and _numpy_function(d)]
+            strings = [i.value for i in items
+                       if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+            names = [n for n in strings if not n.startswith("__")
+                     and _numpy_function(n) is not None]
+            if len(attributes) >= 2 or (len(names) >= 3 and 5 * len(names) >= 4 * len(strings)):
+                members = tuple(sorted([f"np.{d}" for d in attributes] +
+                                       [repr(n) for n in names]))
+                out.append(NumpyTable(module.name, node.lineno, owners[id(node)], members))
+    return sorted(out)
+
+
 def crossings(edges, sources, targets):
     """The imports (``edges``) from a module of ``sources`` to one of ``targets``
     (each a collection of module names, or of package prefixes ending in '.')."""
@@ -402,6 +487,9 @@ def report(root=ROOT):
     out += ["", f"## attributes set or read by name that no class declares (compiler): "
                 f"{len(attributes)}"]
     out += [f"  {a.module}:{a.line} {a.how} {a.name}" for a in attributes]
+    tables = numpy_tables(mods)
+    out += ["", f"## literal tables of NumPy functions (compiler): {len(tables)}"]
+    out += [f"  {t.module}:{t.line} {t.owner}: {', '.join(t.members)}" for t in tables]
     return "\n".join(out)
 
 

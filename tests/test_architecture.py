@@ -2,8 +2,9 @@
 runtime never loads the compiler, the compiler never loads the public API, no
 function imports the package's own modules, no two modules share a file name,
 modules live in the folder of their stage, only the frontend parses text, the
-fence and the lowering never import each other, and no pass hands a fact to
-another as an undeclared attribute of a node.
+fence and the lowering never import each other, no pass hands a fact to
+another as an undeclared attribute of a node, and no compiler module keeps a
+table of NumPy functions beside the rule registry's rows.
 
 The facts are measured from the source by ``tests/architecture_facts.py``
 (``python tests/architecture_facts.py`` prints them all).  Each allow-list
@@ -96,6 +97,26 @@ UNDECLARED_ATTRIBUTES = {
     ("tangent_ckpt.compiler.lower.run_time_containers", "loops_open"): "an ObjectValue's",
     ("tangent_ckpt.compiler.frontend.parse", "stack"): "a threading.local's",
     ("tangent_ckpt.compiler.desugar.views", "stack"): "a threading.local's",
+}
+
+# literal tables of NumPy functions in compiler/ (architecture_facts.numpy_tables):
+# (module, where) -> (its members, reason).  What a primitive does is one row of the
+# rule registry (adjoints/numpy_rules.py), and every table of such facts is derived
+# from the rows (#30); what is listed here recognises one construct, not a fact
+NUMPY_TABLES = {
+    ("tangent_ckpt.compiler.desugar.view_facts", "view_link"): (
+        ("np.ravel", "np.reshape"),
+        "the views the view lowering knows how to derive again (a reshape of its "
+        "parent); which calls are views at all is their rows' view="),
+    ("tangent_ckpt.compiler.lower.calls", "primitive"): (
+        ("np.array", "np.asarray"),
+        "np.array([x, y]) of a list literal is lowered as np.stack (a rewrite of syntax)"),
+    ("tangent_ckpt.compiler.package.written_rows", "_counter_names"): (
+        ("np.add", "np.subtract"),
+        "a loop counter moved by a constant: i + 1, i - 1 (arithmetic, not a table)"),
+    ("tangent_ckpt.compiler.transform.linear_tangents", "joint_tangent"): (
+        ("np.add", "np.subtract"),
+        "the tangent of a + b written as ta + tb (the operators themselves)"),
 }
 
 
@@ -251,3 +272,32 @@ def test_no_pass_hands_facts_on_in_undeclared_node_attributes(modules):
     a field nobody declared; the tables of node_facts.py are declared instead."""
     found = {(a.module, a.name) for a in facts.undeclared_attributes(modules)}
     assert found == set(UNDECLARED_ATTRIBUTES), found ^ set(UNDECLARED_ATTRIBUTES)
+
+
+def test_facts_about_numpy_functions_are_rows_of_the_registry(modules):
+    """A literal set, tuple, list or dict of NumPy functions (``(np.isnan, np.isinf,
+    ...)``, ``{"zeros", "ones", ...}``) in compiler/ is a table of facts outside the
+    rows: add a keyword to the row declaration instead (``adjoints/registry.py``:
+    ``view=``, ``returns=``, ``advanced_index=``, ...) and derive the table from
+    ``registry.all_facts()``.  The allowed ones recognise a construct, not a fact."""
+    found = {}
+    for table in facts.numpy_tables(modules):
+        key = (table.module, table.owner)
+        found[key] = tuple(sorted(set(found.get(key, ())) | set(table.members)))
+    assert found == {key: members for key, (members, _) in NUMPY_TABLES.items()}
+
+
+def test_the_table_finder_sees_a_table_of_numpy_functions(tmp_path):
+    """The measurement itself: what it would have found before #30."""
+    package = tmp_path / PACKAGE / "compiler"
+    package.mkdir(parents=True)
+    (package / "tables.py").write_text(
+        "import numpy as np\n"
+        "MAKERS = (np.zeros, np.ones, np.copy)\n"
+        "NAMES = {'isnan', 'isinf', 'nonzero', 'where'}\n"
+        "TYPES = (np.ndarray, np.generic)\n"           # types, not functions
+        "ATTRIBUTES = {'shape', 'ndim', 'size', 'dtype', 'itemsize', 'T'}\n"
+        "def f(fn):\n"
+        "    return fn is np.where\n")
+    found = facts.numpy_tables(facts.modules(str(tmp_path)))
+    assert [(t.owner, len(t.members)) for t in found] == [("MAKERS", 3), ("NAMES", 4)]

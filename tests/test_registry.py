@@ -17,7 +17,7 @@ from tangent_ckpt.adjoints.rule_text import REQUIRED, parse_signature, template_
 def scratch():
     """Functions registered by a test are removed afterwards (the registry is global)."""
     tables = (registry._RULES, registry._METHODS, registry._PURE_METHODS, registry._FACTS,
-              registry._METHOD_FACTS)
+              registry._METHOD_FACTS, registry._ATTRIBUTES)
     before = [table.copy() for table in tables]
     yield
     for table, old in zip(tables, before):
@@ -231,6 +231,10 @@ def test_rows_carry_their_facts():
     assert registry.facts(np.copyto).writes == "dst" and lookup(np.copyto) is None
     assert registry.facts(np.meshgrid).view is True and lookup(np.meshgrid) is None
     assert registry.facts(np.fft.hfft) is None
+    # whether the row's expressions hold for complex arguments (else refused for them)
+    assert lookup(np.exp).complex_input and lookup(np.fft.fft).complex_input
+    assert lookup(np.conjugate).complex_input and lookup(np.atleast_2d).complex_input
+    assert not lookup(np.arctan2).complex_input and not lookup(np.maximum).complex_input
 
 
 def test_methods_take_the_facts_of_their_function_unless_the_row_says():
@@ -240,6 +244,10 @@ def test_methods_take_the_facts_of_their_function_unless_the_row_says():
     assert registry.method_facts("conj").view == ("x",)         # x itself for a real x
     assert registry.method_facts("fill").writes == "self"
     assert registry.method_facts("view").view is True
+    assert registry.method_facts("sum").returns == "array or scalar"   # np.sum's
+    assert registry.method_facts("astype").returns == "array or scalar"
+    assert registry.method_facts("tolist").returns is None          # a list
+    assert registry.attribute_functions() == {"real": np.real, "imag": np.imag}   # x.real
 
 
 def _numpy_rows():
@@ -305,6 +313,11 @@ def test_a_numpy_row_without_view_fails_loudly(scratch):
     (dict(view=False, keeps_shape=True, reduces=True), "exclude"),
     (dict(view=False, fusable=True), "ufuncs"),
     (dict(view="a", methods="m1", method_views={"m2": False}), "not in methods"),
+    (dict(view=False, returns="list"), "returns="),
+    (dict(view=False, ndim=1), "ndim="),                   # ndim= needs returns="array"
+    (dict(view=False, returns="array", ndim="a"), "ndim="),
+    (dict(view="a", advanced_index=True), "advanced_index="),  # a mask is new
+    (dict(view=False, complex_result="yes"), "complex_result="),
 ])
 def test_a_row_with_inconsistent_facts_fails_loudly(facts, message, scratch):
     with pytest.raises(ValueError, match=message):
@@ -315,3 +328,111 @@ def test_register_adjoint_keeps_a_numpy_functions_facts(scratch):
     register_adjoint(np.reshape, lambda g, ans, a, shape: (np.reshape(g, np.shape(a)), None))
     assert registry.facts(np.reshape).view == ("a",)
     assert lookup(np.reshape).facts is registry.facts(np.reshape)
+
+
+# --- what a row says about its result (returns=, ndim=, advanced_index=, complex_result=)
+
+_A = np.arange(1.0, 7.0).reshape(2, 3)
+_Z = _A + 1j   # complex
+# one call of each function whose row says something about its result: every such row
+# needs one here, so that NumPy itself checks what the row says
+_SAMPLE_CALLS = {
+    np.copy: lambda: np.copy(_A), np.array: lambda: np.array(_A),
+    np.zeros: lambda: np.zeros((2, 3)), np.ones: lambda: np.ones((2, 3)),
+    np.empty: lambda: np.empty((2, 3)), np.full: lambda: np.full((2, 3), 1.0),
+    np.zeros_like: lambda: np.zeros_like(_A), np.ones_like: lambda: np.ones_like(_A),
+    np.empty_like: lambda: np.empty_like(_A), np.full_like: lambda: np.full_like(_A, 1.0),
+    np.arange: lambda: np.arange(3), np.linspace: lambda: np.linspace(0.0, 1.0, 3),
+    np.logspace: lambda: np.logspace(0.0, 1.0, 3), np.geomspace: lambda: np.geomspace(1.0, 2.0, 3),
+    np.eye: lambda: np.eye(3), np.identity: lambda: np.identity(3),
+    np.concatenate: lambda: np.concatenate([_A, _A]), np.stack: lambda: np.stack([_A, _A]),
+    np.vstack: lambda: np.vstack([_A, _A]), np.hstack: lambda: np.hstack([_A, _A]),
+    np.sum: lambda: np.sum(_A), np.mean: lambda: np.mean(_A), np.var: lambda: np.var(_A),
+    np.std: lambda: np.std(_A), np.prod: lambda: np.prod(_A), np.max: lambda: np.max(_A),
+    np.min: lambda: np.min(_A), np.amax: lambda: np.amax(_A), np.amin: lambda: np.amin(_A),
+    np.cumsum: lambda: np.cumsum(_A), np.cumprod: lambda: np.cumprod(_A),
+    np.clip: lambda: np.clip(_A, 2.0, 3.0), np.dot: lambda: np.dot(_A, _A.T),
+    np.outer: lambda: np.outer(_A[0], _A[1]), np.inner: lambda: np.inner(_A[0], _A[1]),
+    np.kron: lambda: np.kron(_A, _A), np.cross: lambda: np.cross(_A[0], _A[1]),
+    np.tensordot: lambda: np.tensordot(_A, _A.T, 1), np.trace: lambda: np.trace(_A),
+    np.roll: lambda: np.roll(_A, 1), np.repeat: lambda: np.repeat(_A, 2),
+    np.tile: lambda: np.tile(_A, 2), np.convolve: lambda: np.convolve(_A[0], _A[1]),
+    np.interp: lambda: np.interp(1.5, [1.0, 2.0], [3.0, 4.0]),
+    np.isnan: lambda: np.isnan(_A), np.isinf: lambda: np.isinf(_A),
+    np.isfinite: lambda: np.isfinite(_A), np.signbit: lambda: np.signbit(_A),
+    np.equal: lambda: np.equal(_A, 2.0), np.not_equal: lambda: np.not_equal(_A, 2.0),
+    np.less: lambda: np.less(_A, 2.0), np.less_equal: lambda: np.less_equal(_A, 2.0),
+    np.greater: lambda: np.greater(_A, 2.0), np.greater_equal: lambda: np.greater_equal(_A, 2.0),
+    np.logical_and: lambda: np.logical_and(_A > 1, _A < 4),
+    np.logical_or: lambda: np.logical_or(_A > 1, _A < 4),
+    np.logical_not: lambda: np.logical_not(_A > 1),
+    np.logical_xor: lambda: np.logical_xor(_A > 1, _A < 4),
+    np.isclose: lambda: np.isclose(_A, 2.0), np.nonzero: lambda: np.nonzero(_A > 2),
+    np.where: lambda: np.where(_A > 2), np.isneginf: lambda: np.isneginf(_A),
+    np.isposinf: lambda: np.isposinf(_A), np.flatnonzero: lambda: np.flatnonzero(_A > 2),
+    np.argwhere: lambda: np.argwhere(_A > 2), np.ix_: lambda: np.ix_([0, 1], [0, 2]),
+    np.isin: lambda: np.isin(_A, [2.0, 3.0]),
+    np.round: lambda: np.round(_A), np.around: lambda: np.around(_A),
+    np.conjugate: lambda: np.conjugate(_Z), np.reshape: lambda: np.reshape(_A, 6),
+    np.ravel: lambda: np.ravel(_A), np.transpose: lambda: np.transpose(_A),
+    np.squeeze: lambda: np.squeeze(_A),
+    np.fft.fft: lambda: np.fft.fft(_A), np.fft.ifft: lambda: np.fft.ifft(_A),
+    np.fft.rfft: lambda: np.fft.rfft(_A), np.fft.fft2: lambda: np.fft.fft2(_A),
+    np.fft.ifft2: lambda: np.fft.ifft2(_A), np.fft.fftn: lambda: np.fft.fftn(_A),
+    np.fft.ifftn: lambda: np.fft.ifftn(_A), np.fft.rfft2: lambda: np.fft.rfft2(_A),
+    np.fft.rfftn: lambda: np.fft.rfftn(_A),
+    np.real: lambda: np.real(_Z), np.imag: lambda: np.imag(_Z),
+    np.absolute: lambda: np.absolute(_Z), np.fabs: lambda: np.fabs(_A), abs: lambda: abs(_Z),
+    np.angle: lambda: np.angle(_Z), np.fft.irfft: lambda: np.fft.irfft(_Z),
+    np.fft.irfft2: lambda: np.fft.irfft2(_Z), np.fft.irfftn: lambda: np.fft.irfftn(_Z),
+}
+for _name in ("row_stack",):   # only some NumPy releases
+    if registry.facts(getattr(np, _name, None)) is not None:
+        _SAMPLE_CALLS[getattr(np, _name)] = lambda: np.vstack([_A, _A])
+
+
+def _saying_rows():
+    return [f for f in registry.all_facts() if f.returns or f.ndim is not None or
+            f.advanced_index or f.complex_result is not None]
+
+
+def test_every_row_that_says_what_it_returns_is_checked_against_numpy():
+    missing = [f.name for f in _saying_rows() if f.fn not in _SAMPLE_CALLS]
+    assert missing == []
+    assert len(_saying_rows()) > 70
+
+
+@pytest.mark.parametrize("facts", _saying_rows(), ids=lambda f: f.name)
+def test_a_row_says_what_numpy_returns(facts):
+    with np.errstate(all="ignore"):
+        result = _SAMPLE_CALLS[facts.fn]()
+    if facts.returns == "array":
+        assert isinstance(result, np.ndarray)
+    elif facts.returns == "array or scalar":
+        assert isinstance(result, (np.ndarray, np.generic, float, int))
+    if isinstance(facts.ndim, int):
+        assert result.ndim == facts.ndim
+    elif facts.ndim == "shape":
+        assert result.shape == (2, 3)
+    elif facts.ndim == "like":
+        assert result.ndim == _A.ndim
+    if facts.advanced_index:   # a mask or integer index arrays: x[result] is a copy
+        parts = result if isinstance(result, tuple) else (result,)
+        assert all(p.dtype == bool or np.issubdtype(p.dtype, np.integer) for p in parts)
+    if facts.complex_result is not None:
+        assert np.iscomplexobj(result) is facts.complex_result
+
+
+def test_a_function_without_a_row_says_nothing_about_its_result():
+    """Each fact's absence is the safe side: not known to be an array, a mask, real."""
+    from tangent_ckpt.compiler import ir
+    from tangent_ckpt.compiler.analyze import complex_values
+    from tangent_ckpt.compiler.memory_sharing import INDEX_FUNCTIONS
+    from tangent_ckpt.compiler.transform import owned_adjoints
+    assert registry.facts(np.unique) is None
+    assert not any(f is np.unique for f in INDEX_FUNCTIONS)
+    assert id(np.unique) not in complex_values.REAL_RESULTS
+    unique = ir.Prim(np.unique, [ir.Name("x")], {}, "np.unique({0})")
+    zeros = ir.Prim(np.zeros, [ir.Const(3)], {}, "np.zeros({0})")
+    assert not owned_adjoints._makes_an_array(unique)
+    assert owned_adjoints._makes_an_array(zeros)

@@ -265,23 +265,23 @@ def power_singular(x2=None, **_):
 with section("Arithmetic"):
     defadjoint(np.add, BINARY, linear="joint",
                x1="unbroadcast(g, x1)",
-               x2="unbroadcast(g, x2)")
+               x2="unbroadcast(g, x2)", complex_input=True)
     defadjoint(np.subtract, BINARY, linear="joint",
                x1="unbroadcast(g, x1)",
-               x2="unbroadcast(-g, x2)")
+               x2="unbroadcast(-g, x2)", complex_input=True)
     defadjoint(np.multiply, BINARY, linear=True,
                x1="unbroadcast(g * x2, x1)",
-               x2="unbroadcast(g * x1, x2)")
+               x2="unbroadcast(g * x1, x2)", complex_input=True)
     defadjoint(np.divide, BINARY, domain="nonzero",      # np.true_divide is np.divide
                singular=unless_nonzero("x2"),
                x1="unbroadcast(g / x2, x1)",
                x2="unbroadcast(-g * ans / x2, x2)",
-               tangent={"x1": "t / x2", "x2": "-t * ans / x2"})
+               tangent={"x1": "t / x2", "x2": "-t * ans / x2"}, complex_input=True)
     defadjoint(np.power, BINARY, fusable=True, domain="positive", singular=power_singular,
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
                tangent={"x1": "t * x2 * np.power(x1, x2 - 1)",
-                        "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"})
+                        "x2": "t * ans * np.log(np.where(x1 > 0, x1, 1.0))"}, complex_input=True)
     defadjoint(np.float_power, BINARY, domain="positive", singular=power_singular,
                x1="unbroadcast(power_adjoint_base(g, x1, x2), x1)",
                x2="unbroadcast(power_adjoint_exponent(g, ans, x1), x2)",
@@ -296,11 +296,12 @@ with section("Arithmetic"):
                x1="unbroadcast(g, x1)",
                x2="fmod_adjoint_divisor(g, x1, x2)",
                tangent={"x1": "t * np.ones_like(ans)", "x2": "-t * np.trunc(x1 / x2)"})
-    defadjoint(np.negative, UNARY, fusable=True, x="-g", linear="joint")
-    defadjoint(np.positive, UNARY, x="g", linear="joint")
-    defadjoint(np.square, UNARY, fusable=True, x="g * (2 * x)", tangent="t * (2 * x)")
+    defadjoint(np.negative, UNARY, fusable=True, x="-g", linear="joint", complex_input=True)
+    defadjoint(np.positive, UNARY, x="g", linear="joint", complex_input=True)
+    defadjoint(np.square, UNARY, fusable=True, x="g * (2 * x)", tangent="t * (2 * x)",
+               complex_input=True)
     defadjoint(np.reciprocal, UNARY, fusable=True, domain="nonzero", singular=True, x="-g * ans * ans",
-               tangent="-t * ans * ans")
+               tangent="-t * ans * ans", complex_input=True)
     defadjoint(np.maximum, BINARY, fusable=True,
                x1="unbroadcast(select_adjoint(g, x1, ans, x2), x1)",
                x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
@@ -318,11 +319,12 @@ with section("Arithmetic"):
                x2="unbroadcast(select_adjoint(g, x2, ans, x1), x2)",
                tangent=SELECT_TANGENT)
     defadjoint(np.where, "condition, x=None, y=None, /", view=False, piecewise=("condition",),
+               advanced_index=True,
                linear="joint",
                x="unbroadcast(np.where(condition, g, 0.0), x)",
-               y="unbroadcast(np.where(condition, 0.0, g), y)")
+               y="unbroadcast(np.where(condition, 0.0, g), y)", complex_input=True)
     defadjoint(np.clip, "a, a_min=None, a_max=None, out=None, *, min=None, max=None", view=False,
-               methods="clip",
+               returns="array or scalar", methods="clip",
                a="clip_adjoint(g, a, a_min, a_max, min, max)",
                a_min="clip_adjoint_bound(g, a, a_min, False)",
                a_max="clip_adjoint_bound(g, a, a_max, True)",
@@ -336,15 +338,22 @@ with section("Elementwise functions"):
     defadjoint(where_nonzero, "factor, product", name="rt.where_nonzero",
                piecewise=("factor",), linear=("product",),
                product="np.where(ans == product, g, 0.0)")
-    defadjoint(np.sqrt, UNARY, fusable=True, domain="positive", singular=True, x="g * 0.5 / ans", tangent="t * 0.5 / ans")
+    defadjoint(np.sqrt, UNARY, fusable=True, domain="positive", singular=True, x="g * 0.5 / ans", tangent="t * 0.5 / ans",
+               complex_input=True)
     defadjoint(np.cbrt, UNARY, fusable=True, domain="nonzero", singular=True, x="g / (3.0 * ans * ans)", tangent="t / (3.0 * ans * ans)")
-    defadjoint(np.exp, UNARY, fusable=True, x="g * ans", tangent="t * ans")
-    defadjoint(np.expm1, UNARY, fusable=True, x="g * (ans + 1.0)", tangent="t * (ans + 1.0)")
-    defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}", tangent=f"t * ans * {LOG2}")
-    defadjoint(np.log, UNARY, fusable=True, domain="positive", singular=True, x="g / x", tangent="t / x")
-    defadjoint(np.log1p, UNARY, fusable=True, domain="positive", singular=True, x="g / (1.0 + x)", tangent="t / (1.0 + x)")
-    defadjoint(np.log2, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})")
-    defadjoint(np.log10, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})")
+    defadjoint(np.exp, UNARY, fusable=True, x="g * ans", tangent="t * ans", complex_input=True)
+    defadjoint(np.expm1, UNARY, fusable=True, x="g * (ans + 1.0)", tangent="t * (ans + 1.0)",
+               complex_input=True)
+    defadjoint(np.exp2, UNARY, x=f"g * ans * {LOG2}", tangent=f"t * ans * {LOG2}",
+               complex_input=True)
+    defadjoint(np.log, UNARY, fusable=True, domain="positive", singular=True, x="g / x", tangent="t / x",
+               complex_input=True)
+    defadjoint(np.log1p, UNARY, fusable=True, domain="positive", singular=True, x="g / (1.0 + x)", tangent="t / (1.0 + x)",
+               complex_input=True)
+    defadjoint(np.log2, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG2})", tangent=f"t / (x * {LOG2})",
+               complex_input=True)
+    defadjoint(np.log10, UNARY, fusable=True, domain="positive", singular=True, x=f"g / (x * {LOG10})", tangent=f"t / (x * {LOG10})",
+               complex_input=True)
     defadjoint(np.logaddexp, BINARY,
                x1="unbroadcast(g * np.exp(x1 - ans), x1)",
                x2="unbroadcast(g * np.exp(x2 - ans), x2)",
@@ -353,9 +362,12 @@ with section("Elementwise functions"):
                x1="unbroadcast(g * np.exp2(x1 - ans), x1)",
                x2="unbroadcast(g * np.exp2(x2 - ans), x2)",
                tangent={"x1": "t * np.exp2(x1 - ans)", "x2": "t * np.exp2(x2 - ans)"})
-    defadjoint(np.sin, UNARY, fusable=True, x="g * np.cos(x)", tangent="t * np.cos(x)")
-    defadjoint(np.cos, UNARY, fusable=True, x="-g * np.sin(x)", tangent="-t * np.sin(x)")
-    defadjoint(np.tan, UNARY, fusable=True, domain="unit", x="g * (1.0 + ans * ans)", tangent="t * (1.0 + ans * ans)")
+    defadjoint(np.sin, UNARY, fusable=True, x="g * np.cos(x)", tangent="t * np.cos(x)",
+               complex_input=True)
+    defadjoint(np.cos, UNARY, fusable=True, x="-g * np.sin(x)", tangent="-t * np.sin(x)",
+               complex_input=True)
+    defadjoint(np.tan, UNARY, fusable=True, domain="unit", x="g * (1.0 + ans * ans)", tangent="t * (1.0 + ans * ans)",
+               complex_input=True)
     defadjoint(np.arcsin, UNARY, fusable=True, domain="unit", singular=True, x="g / np.sqrt(1.0 - x * x)", tangent="t / np.sqrt(1.0 - x * x)")
     defadjoint(np.arccos, UNARY, fusable=True, domain="unit", singular=True, x="-g / np.sqrt(1.0 - x * x)", tangent="-t / np.sqrt(1.0 - x * x)")
     defadjoint(np.arctan, UNARY, fusable=True, x="g / (1.0 + x * x)", tangent="t / (1.0 + x * x)")
@@ -369,9 +381,12 @@ with section("Elementwise functions"):
                x1="unbroadcast(g * x1 / ans, x1)",
                x2="unbroadcast(g * x2 / ans, x2)",
                tangent={"x1": "t * x1 / ans", "x2": "t * x2 / ans"})
-    defadjoint(np.sinh, UNARY, fusable=True, x="g * np.cosh(x)", tangent="t * np.cosh(x)")
-    defadjoint(np.cosh, UNARY, fusable=True, x="g * np.sinh(x)", tangent="t * np.sinh(x)")
-    defadjoint(np.tanh, UNARY, fusable=True, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)")
+    defadjoint(np.sinh, UNARY, fusable=True, x="g * np.cosh(x)", tangent="t * np.cosh(x)",
+               complex_input=True)
+    defadjoint(np.cosh, UNARY, fusable=True, x="g * np.sinh(x)", tangent="t * np.sinh(x)",
+               complex_input=True)
+    defadjoint(np.tanh, UNARY, fusable=True, x="g * (1.0 - ans * ans)", tangent="t * (1.0 - ans * ans)",
+               complex_input=True)
     defadjoint(np.arcsinh, UNARY, fusable=True, x="g / np.sqrt(x * x + 1.0)", tangent="t / np.sqrt(x * x + 1.0)")
     defadjoint(np.arccosh, UNARY, domain="above_one", singular=True, x="g / np.sqrt(x * x - 1.0)", tangent="t / np.sqrt(x * x - 1.0)")
     defadjoint(np.arctanh, UNARY, fusable=True, domain="unit", singular=True, x="g / (1.0 - x * x)", tangent="t / (1.0 - x * x)")
@@ -381,11 +396,14 @@ with section("Elementwise functions"):
         defadjoint(_fn, UNARY, x="g * 57.29577951308232", linear="joint")               # 180 / pi
     # abs of a complex z: d|z| = Re(conj(z) dz) / |z|; of a real x: sign(x) dx (0 at 0)
     defadjoint(np.absolute, UNARY, fusable=True, domain="nonzero", x="abs_adjoint(g, x)",  # np.abs too
-               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
+               complex_result=False,
+               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)", complex_input=True)
     defadjoint(np.fabs, UNARY, fusable=True, domain="nonzero", x="g * np.sign(x)",
+               complex_result=False,
                tangent="t * np.sign(x)")
     defadjoint(builtins.abs, UNARY, name="abs", view=False, domain="nonzero", x="abs_adjoint(g, x)",
-               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)")
+               complex_result=False,
+               tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)", complex_input=True)
     defadjoint(np.heaviside, BINARY, piecewise=("x1",),
                x2="unbroadcast(g * (x1 == 0), x2)", tangent={"x2": "t * (x1 == 0)"})
     defadjoint(np.sinc, UNARY, view=False, x="sinc_adjoint(g, x, ans)",
@@ -393,49 +411,57 @@ with section("Elementwise functions"):
                        " / np.where(x == 0, 1.0, x))")
     defadjoint(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", view="x", new_unless="copy",
                x="g * np.isfinite(x)", tangent="t * np.isfinite(x)")
-    defadjoint(np.real, "val", view="val", val="real_adjoint(g, val)", linear="joint")
-    defadjoint(np.imag, "val", view="val", val="imag_adjoint(g, val)", linear="joint")
+    defadjoint(np.real, "val", view="val", attributes="real", complex_result=False,
+               val="real_adjoint(g, val)", linear="joint", complex_input=True)
+    defadjoint(np.imag, "val", view="val", attributes="imag", complex_result=False,
+               val="imag_adjoint(g, val)", linear="joint", complex_input=True)
     defadjoint(np.conjugate, UNARY, methods="conj conjugate",       # np.conj too
+               returns="array or scalar",
                method_views={"conj": "x", "conjugate": "x"},   # x.conj() of a real x is x
-               x="conj_adjoint(g, x)", linear="joint")
+               x="conj_adjoint(g, x)", linear="joint", complex_input=True)
 
 with section("Linear algebra"):
     defadjoint(np.matmul, BINARY, linear=True,
                x1="matmul_adjoint_x1(g, x1, x2)",
-               x2="matmul_adjoint_x2(g, x1, x2)")
+               x2="matmul_adjoint_x2(g, x1, x2)", complex_input=True)
     defadjoint(np.dot, "a, b, out=None", view=False, methods="dot", linear=True,
+               returns="array or scalar",
                a="dot_adjoint_a(g, a, b)",
-               b="dot_adjoint_b(g, a, b)")
-    defadjoint(np.outer, "a, b, out=None", view=False, linear=True,
+               b="dot_adjoint_b(g, a, b)", complex_input=True)
+    defadjoint(np.outer, "a, b, out=None", view=False, returns="array or scalar", linear=True,
                a="outer_adjoint_a(g, a, b)",
-               b="outer_adjoint_b(g, a, b)")
+               b="outer_adjoint_b(g, a, b)", complex_input=True)
     defadjoint(np.vdot, "a, b, /", view=False, linear=True,
                a="np.reshape(g * np.ravel(b), np.shape(a))",
                b="np.reshape(g * np.ravel(a), np.shape(b))")
-    defadjoint(numpy_function("matrix_transpose"), "x, /", view="x", x="np.matrix_transpose(g)", linear=True)
-    defadjoint(np.inner, "a, b, /", view=False, linear=True,
+    defadjoint(numpy_function("matrix_transpose"), "x, /", view="x", x="np.matrix_transpose(g)", linear=True,
+               complex_input=True)
+    defadjoint(np.inner, "a, b, /", view=False, returns="array or scalar", linear=True,
                a="inner_adjoint_a(g, a, b)",
-               b="inner_adjoint_b(g, a, b)")
-    defadjoint(np.kron, "a, b", view=False, linear=True,
+               b="inner_adjoint_b(g, a, b)", complex_input=True)
+    defadjoint(np.kron, "a, b", view=False, returns="array or scalar", linear=True,
                a="kron_adjoint(g, a, b, True)",
-               b="kron_adjoint(g, a, b, False)")
+               b="kron_adjoint(g, a, b, False)", complex_input=True)
     defadjoint(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", view=False, linear=True,
+               returns="array or scalar",
                only={"axisa": (-1,), "axisb": (-1,), "axisc": (-1,), "axis": (None, -1)},
                a="unbroadcast(np.cross(b, g), a)",
-               b="unbroadcast(np.cross(g, a), b)")
-    defadjoint(np.tensordot, "a, b, axes=2", view=False, linear=True,
+               b="unbroadcast(np.cross(g, a), b)", complex_input=True)
+    defadjoint(np.tensordot, "a, b, axes=2", view=False, returns="array or scalar", linear=True,
                a="tensordot_adjoint(g, a, b, axes, True)",
-               b="tensordot_adjoint(g, a, b, axes, False)")
+               b="tensordot_adjoint(g, a, b, axes, False)", complex_input=True)
     defadjoint(np.einsum, "subscripts, /, *operands, out=None, optimize=False", view="operands", linear=True,
                sequence=("operands",),
-               operands="einsum_adjoint(g, subscripts, operands, i)")
+               operands="einsum_adjoint(g, subscripts, operands, i)", complex_input=True)
     defadjoint(np.trace, "a, offset=0, axis1=0, axis2=1, dtype=None, out=None", view=False, methods="trace",
-               a="trace_adjoint(g, a, offset, axis1, axis2)", linear=True)
+               returns="array or scalar",
+               a="trace_adjoint(g, a, offset, axis1, axis2)", linear=True, complex_input=True)
     defadjoint(np.diagonal, "a, offset=0, axis1=0, axis2=1", view="a", methods="diagonal",
-               a="diagonal_adjoint(g, a, offset, axis1, axis2)", linear=True)
-    defadjoint(np.diag, "v, k=0", view="v", v="diag_adjoint(g, v, k)", linear=True)
-    defadjoint(np.tril, "m, k=0", view=False, m="np.tril(g, k)", linear=True)
-    defadjoint(np.triu, "m, k=0", view=False, m="np.triu(g, k)", linear=True)
+               a="diagonal_adjoint(g, a, offset, axis1, axis2)", linear=True, complex_input=True)
+    defadjoint(np.diag, "v, k=0", view="v", v="diag_adjoint(g, v, k)", linear=True,
+               complex_input=True)
+    defadjoint(np.tril, "m, k=0", view=False, m="np.tril(g, k)", linear=True, complex_input=True)
+    defadjoint(np.triu, "m, k=0", view=False, m="np.triu(g, k)", linear=True, complex_input=True)
     defadjoint(np.linalg.solve, "a, b", view=False, name="np.linalg.solve",
                a="solve_adjoint_a(g, a, b, ans)",
                b="solve_adjoint_b(g, a, b)",
@@ -475,10 +501,12 @@ with section("Linear algebra"):
 
 with section("Reductions and statistics"):
     defadjoint(np.sum, REDUCE, view=False, reduces=True, methods="sum", a="repeat_to_match(g, a, axis, keepdims)",
-               linear=True)
+               returns="array or scalar",
+               linear=True, complex_input=True)
     defadjoint(np.mean, "a, axis=None, dtype=None, out=None, keepdims=False", view=False,
+               returns="array or scalar",
                reduces=True, methods="mean",
-               a="mean_adjoint(g, a, axis, keepdims)", linear=True)
+               a="mean_adjoint(g, a, axis, keepdims)", linear=True, complex_input=True)
     defadjoint(np.nansum, REDUCE, view=False, reduces=True, only={"initial": (None,)},
                a="np.where(np.isnan(a), 0.0, repeat_to_match(g, a, axis, keepdims))",
                tangent="np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)")
@@ -496,10 +524,12 @@ with section("Reductions and statistics"):
                tangent={"a": "np.average(t, axis=axis, weights=weights, keepdims=keepdims)",
                         "weights": AVERAGE_TANGENT_WEIGHTS})
     defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE, view=False, reduces=True,
+               returns="array or scalar",
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
     defadjoint(np.std, VARIANCE, view=False, reduces=True, methods="std", only=PLAIN_VARIANCE,
+               returns="array or scalar",
                a="std_adjoint(g, a, ans, axis, ddof, keepdims)",
                tangent="np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / ((np.size(a) / np.size(ans) - ddof) * ans)")
@@ -518,10 +548,12 @@ with section("Reductions and statistics"):
                a="quantile_weights(a, 0.5, axis) * repeat_to_match(g, a, axis, keepdims)",
                tangent="np.sum(quantile_weights(a, 0.5, axis) * t, axis=axis, keepdims=keepdims)")
     defadjoint(np.prod, REDUCE, view=False, reduces=True, methods="prod", only={"initial": (None,)},
+               returns="array or scalar",
                a="prod_adjoint(g, a, ans, axis, keepdims)", tangent=PROD_TANGENT)
     for _fn, _method, _ref in ((np.max, "max", "np.max"), (np.min, "min", "np.min"),
                                (np.amax, "", "np.max"), (np.amin, "", "np.min")):
         defadjoint(_fn, EXTREMUM, view=False, reduces=True, methods=_method, only={"initial": (None,)},
+                   returns="array or scalar",
                    a="extremum_adjoint(g, a, ans, axis, keepdims)",
                    tangent=extremum_tangent(_ref))
     for _fn, _ref in ((np.nanmax, "np.nanmax"), (np.nanmin, "np.nanmin")):
@@ -534,43 +566,58 @@ with section("Reductions and statistics"):
                  "keepdims)",
                tangent=f"({extremum_tangent('np.max')}) - ({extremum_tangent('np.min')})")
     defadjoint(np.cumsum, "a, axis=None, dtype=None, out=None", view=False, methods="cumsum",
-               a="cumsum_adjoint(g, a, axis)", linear=True)
+               returns="array or scalar",
+               a="cumsum_adjoint(g, a, axis)", linear=True, complex_input=True)
     defadjoint(numpy_function("cumulative_sum"),
                "x, /, *, axis=None, dtype=None, out=None, include_initial=False", view=False,
                only={"include_initial": (False,)}, x="cumsum_adjoint(g, x, axis)", linear=True)
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", view=False, methods="cumprod",
+               returns="array or scalar",
                a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None", view="a", new_unless="n",
                a="diff_adjoint(g, a, n, axis, prepend, append)",
-               linear=("a", "prepend", "append"))
+               linear=("a", "prepend", "append"), complex_input=True)
     defadjoint(np.gradient, "f, *varargs, axis=None, edge_order=1", view=False,
                f="gradient_adjoint(g, f, varargs, axis, edge_order)", linear=True)
 
 with section("Shape"):
     defadjoint(np.reshape, "a, /, shape, order='C', *, copy=None", view="a", varargs_methods="reshape",
-               a="reshape_like(g, a, order)", linear=True)
-    defadjoint(np.ravel, "a, order='C'", view="a", methods="ravel flatten",
-               method_views={"flatten": False}, a="reshape_like(g, a, order)", linear=True)
+               returns="array or scalar", a="reshape_like(g, a, order)", linear=True, complex_input=True)
+    defadjoint(np.ravel, "a, order='C'", view="a", methods="ravel flatten", returns="array or scalar",
+               method_views={"flatten": False}, a="reshape_like(g, a, order)", linear=True,
+               complex_input=True)
     defadjoint(np.transpose, "a, axes=None", view="a", varargs_methods="transpose",
-               a="transpose_adjoint(g, axes)", linear=True)
+               returns="array or scalar",
+               a="transpose_adjoint(g, axes)", linear=True, complex_input=True)
     defadjoint(np.swapaxes, "a, axis1, axis2", view="a", methods="swapaxes",
-               a="np.swapaxes(g, axis1, axis2)", linear=True)
-    defadjoint(np.moveaxis, "a, source, destination", view="a", a="np.moveaxis(g, destination, source)", linear=True)
-    defadjoint(np.rollaxis, "a, axis, start=0", view="a", a="rollaxis_adjoint(g, a, axis, start)", linear=True)
-    defadjoint(np.expand_dims, "a, axis", view="a", a="reshape_like(g, a)", linear=True)
-    defadjoint(np.squeeze, "a, axis=None", view="a", methods="squeeze", a="reshape_like(g, a)", linear=True)
+               a="np.swapaxes(g, axis1, axis2)", linear=True, complex_input=True)
+    defadjoint(np.moveaxis, "a, source, destination", view="a", a="np.moveaxis(g, destination, source)", linear=True,
+               complex_input=True)
+    defadjoint(np.rollaxis, "a, axis, start=0", view="a", a="rollaxis_adjoint(g, a, axis, start)", linear=True,
+               complex_input=True)
+    defadjoint(np.expand_dims, "a, axis", view="a", a="reshape_like(g, a)", linear=True,
+               complex_input=True)
+    defadjoint(np.squeeze, "a, axis=None", view="a", methods="squeeze", a="reshape_like(g, a)", linear=True,
+               returns="array or scalar", complex_input=True)
     for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-        defadjoint(_fn, "ary, /", view="ary", ary="reshape_like(g, ary)", linear=True)
-    defadjoint(np.broadcast_to, "array, shape, subok=False", view="array", array="unbroadcast(g, array)", linear=True)
-    defadjoint(np.flip, "m, axis=None", view="m", keeps_shape=True, m="np.flip(g, axis)", linear=True)
-    defadjoint(np.flipud, "m", view="m", m="np.flipud(g)", linear=True)
-    defadjoint(np.fliplr, "m", view="m", m="np.fliplr(g)", linear=True)
-    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", view="m", m="np.rot90(g, -k, axes)", linear=True)
+        defadjoint(_fn, "ary, /", view="ary", ary="reshape_like(g, ary)", linear=True,
+                   complex_input=True)
+    defadjoint(np.broadcast_to, "array, shape, subok=False", view="array", array="unbroadcast(g, array)", linear=True,
+               complex_input=True)
+    defadjoint(np.flip, "m, axis=None", view="m", keeps_shape=True, m="np.flip(g, axis)", linear=True,
+               complex_input=True)
+    defadjoint(np.flipud, "m", view="m", m="np.flipud(g)", linear=True, complex_input=True)
+    defadjoint(np.fliplr, "m", view="m", m="np.fliplr(g)", linear=True, complex_input=True)
+    defadjoint(np.rot90, "m, k=1, axes=(0, 1)", view="m", m="np.rot90(g, -k, axes)", linear=True,
+               complex_input=True)
     defadjoint(np.roll, "a, shift, axis=None", view=False, keeps_shape=True,
-               a="np.roll(g, np.negative(shift), axis)", linear=True)
+               returns="array or scalar",
+               a="np.roll(g, np.negative(shift), axis)", linear=True, complex_input=True)
     defadjoint(np.repeat, "a, repeats, axis=None", view=False, methods="repeat",
-               a="repeat_adjoint(g, a, repeats, axis)", linear=True)
-    defadjoint(np.tile, "A, reps", view=False, A="tile_adjoint(g, A, reps)", linear=True)
+               returns="array or scalar",
+               a="repeat_adjoint(g, a, repeats, axis)", linear=True, complex_input=True)
+    defadjoint(np.tile, "A, reps", view=False, returns="array or scalar",
+               A="tile_adjoint(g, A, reps)", linear=True, complex_input=True)
     defadjoint(np.pad, "array, pad_width, mode='constant', *, constant_values=0, "
                        "end_values=0, reflect_type='even', stat_length=None", view=False,
                only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap"),
@@ -593,14 +640,16 @@ with section("Shape"):
     defadjoint(weights_like, "weights, a, axis=None", name="rt.weights_like", linear=True,
                piecewise=("a",), weights="weights_like_adjoint(g, weights, axis)")
     defadjoint(np.copy, "a, order='K', subok=False", view=False, keeps_shape=True, methods="copy",
-               a="g", linear="joint")
+               returns="array", ndim="like",
+               a="g", linear="joint", complex_input=True)
     defadjoint(np.asarray, "a, dtype=None, order=None, *, device=None, copy=None, like=None", view="a",
-               a="g", linear="joint")
+               a="g", linear="joint", complex_input=True)
     defadjoint(builtins.float, "x=0.0, /", name="float", view=False, x="reshape_like(g, x)",
                linear="joint")
     defadjoint(np.array, "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, "
                          "ndmax=0, like=None", view="object", new_unless="copy",
-               object="reshape_like(g, object)", linear="joint")
+               returns="array", ndim="like",
+               object="reshape_like(g, object)", linear="joint", complex_input=True)
     # a dtype= given at run time (np.asarray(x, dtype=dt)): the result passes the
     # derivative on only where dt is not an integer or bool dtype
     defadjoint(cast_result, "x, dtype", name="rt.cast_result", x="through_cast(g, dtype)",
@@ -610,21 +659,27 @@ with section("Shape"):
 
 with section("Joining and splitting (sequence parameters: `i` is the element index)"):
     defadjoint(np.concatenate, "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'", view=False,
+               returns="array",
                sequence=("arrays",),
-               arrays="concatenate_adjoint(g, arrays, axis, i)", linear="joint")
+               arrays="concatenate_adjoint(g, arrays, axis, i)", linear="joint", complex_input=True)
     defadjoint(np.stack, "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'", view=False,
+               returns="array",
                sequence=("arrays",),
-               arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"), linear="joint")
+               arrays=("stack_adjoint(g, axis, i)", "np.moveaxis(g, axis, 0)"), linear="joint",
+               complex_input=True)
     for _fn in (np.vstack, *available("row_stack")):
         defadjoint(_fn, "tup, *, dtype=None, casting='same_kind'", view=False, sequence=("tup",),
-                   tup="vstack_adjoint(g, tup, i)", linear="joint")
+                   returns="array",
+                   tup="vstack_adjoint(g, tup, i)", linear="joint", complex_input=True)
     defadjoint(np.hstack, "tup, *, dtype=None, casting='same_kind'", view=False, sequence=("tup",),
-               tup="hstack_adjoint(g, tup, i)", linear="joint")
+               returns="array",
+               tup="hstack_adjoint(g, tup, i)", linear="joint", complex_input=True)
     defadjoint(np.column_stack, "tup", view=False, sequence=("tup",),
-               tup="column_stack_adjoint(g, tup, i)", linear="joint")
+               tup="column_stack_adjoint(g, tup, i)", linear="joint", complex_input=True)
     defadjoint(np.append, "arr, values, axis=None", view=False,
                arr="append_adjoint(g, arr, values, axis, True)",
-               values="append_adjoint(g, arr, values, axis, False)", linear="joint")
+               values="append_adjoint(g, arr, values, axis, False)", linear="joint",
+               complex_input=True)
     defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
                items="row_join_adjoint(g, items, i)", linear="joint")
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
@@ -652,64 +707,80 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     defadjoint(builtins.sum, "iterable, /, start=0", name="sum", view=False, sequence=("iterable",),
                iterable=("unbroadcast(g, iterable[i])",
                          "np.broadcast_to(g, np.shape(iterable))"),
-               start="unbroadcast(g, start)", linear="joint")
+               start="unbroadcast(g, start)", linear="joint", complex_input=True)
     defadjoint(np.select, "condlist, choicelist, default=0", view=False, sequence=("choicelist",),
                piecewise=("condlist",),
                choicelist="select_adjoint_choice(g, condlist, choicelist, i)",
                default="unbroadcast(select_adjoint_choice(g, condlist, choicelist, "
-                       "len(condlist)), default)", linear="joint")
+                       "len(condlist)), default)", linear="joint", complex_input=True)
     defadjoint(np.split, "ary, indices_or_sections, axis=0", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint",
+               complex_input=True)
     defadjoint(np.array_split, "ary, indices_or_sections, axis=0", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, axis)", linear="joint",
+               complex_input=True)
     defadjoint(np.vsplit, "ary, indices_or_sections", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, 0)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, 0)", linear="joint",
+               complex_input=True)
     defadjoint(np.hsplit, "ary, indices_or_sections", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)", linear="joint",
+               complex_input=True)
     defadjoint(np.dsplit, "ary, indices_or_sections", view="ary",
-               ary="split_adjoint(g, ary, indices_or_sections, 2)", linear="joint")
+               ary="split_adjoint(g, ary, indices_or_sections, 2)", linear="joint",
+               complex_input=True)
 
 with section("Building arrays"):
     defadjoint(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=None, "
-                            "axis=0, *, device=None", view=False,
+                            "axis=0, *, device=None", view=False, returns="array", ndim=1,
                only={"retstep": (False,)},
                start="linspace_adjoint(g, start, stop, num, endpoint, axis)",
                stop="linspace_adjoint(g, start, stop, num, endpoint, axis, True)", linear="joint")
     defadjoint(np.arange, "start_or_stop, /, stop=None, step=1, *, dtype=None, device=None, "
-                          "like=None", view=False,
+                          "like=None", view=False, returns="array", ndim=1, advanced_index=True,
                piecewise=("stop",),
                start_or_stop="arange_adjoint_start(g, start_or_stop, stop)",
                step="arange_adjoint_step(g)",
                tangent={"start_or_stop": "t * np.ones_like(ans) * (stop is not None)",
                         "step": "t * np.arange(np.size(ans))"})
     defadjoint(np.full, "shape, fill_value, dtype=None, order='C', *, device=None, like=None", view=False,
+               returns="array", ndim="shape",
                fill_value="sum_all(g, fill_value)", linear="joint")
     defadjoint(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None, *, "
-                             "device=None", view=False,
+                             "device=None", view=False, returns="array", ndim="like",
                piecewise=("a",), fill_value="sum_all(g, fill_value)", linear="joint")
 
 with section("Indexing"):
-    defadjoint(operator.getitem, "a, index, /", name="getitem",
+    defadjoint(operator.getitem, "a, index, /", name="getitem", complex_input=True,
                a="getitem_adjoint(g, a, index)", linear="joint")
 
 with section("Constants (no derivative)"):
-    for _fn in (np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
-                np.eye, np.identity, np.shape, np.ndim, np.size, builtins.len):
+    for _fn, _ndim in ((np.zeros, "shape"), (np.ones, "shape"), (np.empty, "shape"),
+                       (np.zeros_like, "like"), (np.ones_like, "like"), (np.empty_like, "like"),
+                       (np.eye, 2), (np.identity, 2)):
+        defconstant(_fn, "*args, **kwargs", view=False, returns="array", ndim=_ndim)
+    for _fn in (np.shape, np.ndim, np.size, builtins.len):
         defconstant(_fn, "*args, **kwargs", view=False)
     defconstant(np.sign, "*args, **kwargs", view=False, fusable=True)
+    # masks (advanced_index: x[np.isnan(x)] is a copy)
+    _MASKS = (np.isnan, np.isinf, np.isfinite, np.signbit, np.equal, np.not_equal, np.less,
+              np.less_equal, np.greater, np.greater_equal, np.logical_and, np.logical_or,
+              np.logical_not, np.logical_xor, np.isclose)
     for _fn in (np.floor, np.ceil, np.rint, np.trunc,
                 np.fix, np.floor_divide, np.isnan, np.isinf, np.isfinite, np.signbit,
                 np.equal, np.not_equal, np.less, np.less_equal, np.greater,
                 np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
                 np.logical_xor, np.count_nonzero, np.argpartition, np.searchsorted,
                 np.digitize, np.isclose, np.allclose, np.array_equal):
-        defconstant(_fn, "*args, **kwargs", view=False)
+        defconstant(_fn, "*args, **kwargs", view=False, advanced_index=_fn in _MASKS)
     for _fn, _method in ((np.argmax, "argmax"), (np.argmin, "argmin"), (np.any, "any"),
-                         (np.all, "all"), (np.round, "round"), (np.around, "")):
+                         (np.all, "all")):
         defconstant(_fn, "*args, **kwargs", methods=_method, view=False)
+    for _fn, _method in ((np.round, "round"), (np.around, "")):
+        defconstant(_fn, "*args, **kwargs", methods=_method, view=False,
+                    returns="array or scalar")
     defconstant(np.argsort, "*args, **kwargs", methods="argsort", view=False)
     defconstant(quantile_weights, "a, q, axis=None", name="rt.quantile_weights")
-    defconstant(np.nonzero, "*args, **kwargs", methods="nonzero", view=False)
+    defconstant(np.nonzero, "*args, **kwargs", methods="nonzero", view=False, advanced_index=True)
 
 with section("Signals (1-D)"):
     defadjoint(np.polyval, "p, x", view=False, p="polyval_adjoint_p(g, p, x)",
@@ -718,10 +789,12 @@ with section("Signals (1-D)"):
     defadjoint(np.polyder, "p, m=1", view="p", new_unless="m", only={"m": (1,)}, p="polyder_adjoint(g, p)",
                linear=True)
     defadjoint(np.convolve, "a, v, mode='full'", view=False, a="convolve_adjoint(g, a, v, mode)",
+               returns="array or scalar",
                v="convolve_adjoint(g, v, a, mode)", linear=True)
     defadjoint(np.correlate, "a, v, mode='valid'", view=False, a="correlate_adjoint_a(g, a, v, mode)",
                v="correlate_adjoint_v(g, a, v, mode)", linear=True)
     defadjoint(np.interp, "x, xp, fp, left=None, right=None, period=None", view=False,
+               returns="array or scalar",
                only={"left": (None,), "right": (None,), "period": (None,)},
                x="interp_adjoint_x(g, x, xp, fp)", fp="interp_adjoint_fp(g, x, xp, fp)",
                tangent={"x": "t * interp_slope(x, xp, fp)", "fp": "np.interp(x, xp, t)"})
@@ -732,28 +805,39 @@ FFT = "a, n=None, axis=-1, norm=None, out=None"
 FFTN = "a, s=None, axes=None, norm=None, out=None"
 FFT2 = "a, s=None, axes=(-2, -1), norm=None, out=None"
 with section("Fourier transforms (complex values: the adjoint of u + iv is dL/du - i dL/dv)"):
-    defadjoint(np.fft.fft, FFT, view=False, name="np.fft.fft", linear=True, a="fft_adjoint(g, a, n, axis, norm)")
-    defadjoint(np.fft.ifft, FFT, view=False, name="np.fft.ifft", linear=True,
-               a="fft_adjoint(g, a, n, axis, norm, True)")
-    defadjoint(np.fft.rfft, FFT, view=False, name="np.fft.rfft", linear=True, a="rfft_adjoint(g, a, n, axis, norm)")
+    defadjoint(np.fft.fft, FFT, view=False, complex_result=True, name="np.fft.fft", linear=True,
+               a="fft_adjoint(g, a, n, axis, norm)", complex_input=True)
+    defadjoint(np.fft.ifft, FFT, view=False, complex_result=True, name="np.fft.ifft", linear=True,
+               a="fft_adjoint(g, a, n, axis, norm, True)", complex_input=True)
+    defadjoint(np.fft.rfft, FFT, view=False, complex_result=True, name="np.fft.rfft", linear=True,
+               a="rfft_adjoint(g, a, n, axis, norm)", complex_input=True)
     defadjoint(np.fft.irfft, FFT, view=False, name="np.fft.irfft", linear=True,
-               a="irfft_adjoint(g, a, n, axis, norm)")
-    defadjoint(np.fft.fft2, FFT2, view=False, name="np.fft.fft2", linear=True, a="fftn_adjoint(g, a, s, axes, norm)")
+               complex_result=False,
+               a="irfft_adjoint(g, a, n, axis, norm)", complex_input=True)
+    defadjoint(np.fft.fft2, FFT2, view=False, complex_result=True, name="np.fft.fft2", linear=True,
+               a="fftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.ifft2, FFT2, view=False, name="np.fft.ifft2", linear=True,
-               a="fftn_adjoint(g, a, s, axes, norm, True)")
-    defadjoint(np.fft.fftn, FFTN, view=False, name="np.fft.fftn", linear=True, a="fftn_adjoint(g, a, s, axes, norm)")
+               complex_result=True,
+               a="fftn_adjoint(g, a, s, axes, norm, True)", complex_input=True)
+    defadjoint(np.fft.fftn, FFTN, view=False, complex_result=True, name="np.fft.fftn", linear=True,
+               a="fftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.ifftn, FFTN, view=False, name="np.fft.ifftn", linear=True,
-               a="fftn_adjoint(g, a, s, axes, norm, True)")
-    defadjoint(np.fft.rfft2, FFT2, view=False, name="np.fft.rfft2", linear=True, a="rfftn_adjoint(g, a, s, axes, norm)")
+               complex_result=True,
+               a="fftn_adjoint(g, a, s, axes, norm, True)", complex_input=True)
+    defadjoint(np.fft.rfft2, FFT2, view=False, complex_result=True, name="np.fft.rfft2", linear=True,
+               a="rfftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.irfft2, FFT2, view=False, name="np.fft.irfft2", linear=True,
-               a="irfftn_adjoint(g, a, s, axes, norm)")
-    defadjoint(np.fft.rfftn, FFTN, view=False, name="np.fft.rfftn", linear=True, a="rfftn_adjoint(g, a, s, axes, norm)")
+               complex_result=False,
+               a="irfftn_adjoint(g, a, s, axes, norm)", complex_input=True)
+    defadjoint(np.fft.rfftn, FFTN, view=False, complex_result=True, name="np.fft.rfftn", linear=True,
+               a="rfftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.irfftn, FFTN, view=False, name="np.fft.irfftn", linear=True,
-               a="irfftn_adjoint(g, a, s, axes, norm)")
+               complex_result=False,
+               a="irfftn_adjoint(g, a, s, axes, norm)", complex_input=True)
     defadjoint(np.fft.fftshift, "x, axes=None", view=False, name="np.fft.fftshift", linear=True,
-               x="np.fft.ifftshift(g, axes)")
+               x="np.fft.ifftshift(g, axes)", complex_input=True)
     defadjoint(np.fft.ifftshift, "x, axes=None", view=False, name="np.fft.ifftshift", linear=True,
-               x="np.fft.fftshift(g, axes)")
+               x="np.fft.fftshift(g, axes)", complex_input=True)
     defconstant(np.fft.fftfreq, "n, d=1.0, device=None", name="np.fft.fftfreq", view=False)
     defconstant(np.fft.rfftfreq, "n, d=1.0, device=None", name="np.fft.rfftfreq", view=False)
 
@@ -779,7 +863,9 @@ with section("Python's math module, max and min (floats; the rule of the NumPy f
         _rule = lookup(_twin)
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
 
-defpure("astype", "item")   # pure, but not rules: x.astype(float) is refused
+# pure, but not rules: x.astype(float) is refused
+defmethod("astype", view=False, pure=True, returns="array or scalar")
+defpure("item")
 
 # Facts-only rows: functions and methods without a rule (a differentiated call is
 # refused) whose memory the compiler must know: the aliasing fence follows a view
@@ -792,6 +878,11 @@ for _fn in (np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.asarray_c
             getattr(np.linalg, "matrix_transpose", None)):
     defprimitive(_fn, view=True)
 defprimitive(np.meshgrid, view=True, new_unless="copy")
+for _fn in (np.logspace, np.geomspace):
+    defprimitive(_fn, view=False, returns="array", ndim=1)
+for _fn in (np.isneginf, np.isposinf, np.flatnonzero, np.argwhere, np.ix_, np.isin):
+    defprimitive(_fn, view=False, advanced_index=True)    # masks and index arrays
+defprimitive(np.angle, view=False, complex_result=False)
 defprimitive(np.ndarray, view="buffer", new_unless="buffer")   # np.ndarray(shape): new
 for _fn, _written in ((np.copyto, "dst"), (np.put, "a"), (np.place, "arr"),
                       (np.putmask, "a"), (np.fill_diagonal, "a"),

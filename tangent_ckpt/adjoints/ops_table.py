@@ -48,6 +48,7 @@ A rule is one declaration, next to its siblings in
                tangent={{"x1": "t * x1 / ans", "x2": "t * x2 / ans"}})
 ...
     defadjoint(np.var, VARIANCE, methods="var", only=PLAIN_VARIANCE, view=False, reduces=True,
+               returns="array or scalar",
                a="var_adjoint(g, a, axis, ddof, keepdims)",
                tangent="2.0 * np.sum((a - np.mean(a, axis=axis, keepdims=True)) * t, axis=axis, "
                        "keepdims=keepdims) / (np.size(a) / np.size(ans) - ddof)")
@@ -60,7 +61,8 @@ a parameter's tangent `t` to the output's tangent (a dict for several
 parameters); `linear=True` (linear in each parameter: `np.matmul`) or
 `linear="joint"` (in all together: `np.add`, `np.concatenate`) stands for it.
 Options: `methods=` (array methods that mean the function: `x.var(axis=0)` is
-`np.var(x, axis=0)`; `varargs_methods=` for `x.reshape(2, 3)`), `sequence=` (a
+`np.var(x, axis=0)`; `varargs_methods=` for `x.reshape(2, 3)`; `attributes=`
+for `x.real`), `sequence=` (a
 list parameter: the expression is the adjoint of element `i`), `piecewise=`
 (parameters the output is locally constant in, such as `np.where`'s
 condition), `only=` (values a parameter must take:
@@ -75,8 +77,12 @@ constant, as in `x / 2.0`).  The row also says what the compiler knows
 besides the derivative: `view=` (False: a new array; else the parameter whose
 memory the result may share, `view="a"` for `np.reshape`; a NumPy function
 that is not a ufunc must say it), `new_unless=` (`np.array`'s `copy`),
-`pure=`, `keeps_shape=` / `reduces=` (shape analyses) and `fusable=` (the
-Numba passes).  The compiler's method table, the aliasing fence's tables
+`pure=`, `keeps_shape=` / `reduces=` (shape analyses), `fusable=` (the
+Numba passes), `returns=` (`"array"`: always one array; `"array or scalar"`:
+never a list or tuple), `ndim=` (the view lowering), `advanced_index=` (a mask
+or index arrays: a subscript by it is a copy) and `complex_result=` (always
+complex, or always real); `complex_input=True` says its expressions hold for
+complex arguments (else a complex differentiated value is refused).  The compiler's method table, the aliasing fence's tables
 (`compiler/memory_sharing.py`), the shape analyses, the tests' case tables
 and this page all read the registry.
 A helper longer than an expression goes in `tangent_ckpt/runtime/` (NumPy only).

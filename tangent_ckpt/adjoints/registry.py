@@ -32,6 +32,8 @@ The same row says what else the compiler and the tests need to know:
   is ``np.sum(x, axis=0)``); ``varargs_methods="reshape"`` also take their
   tuple argument spread out (``x.reshape(2, 3)``).  Every method of a rule
   returns a new value (in-place methods are never rules).
+  ``attributes="real"``: array attributes that mean this function of the
+  array (``x.real`` is ``np.real(x)``).
 - ``domain="positive"``: where the tests draw inputs from (see ``DOMAINS``).
 - ``singular=True``: the derivative is infinite or NaN somewhere (``sqrt``
   and ``log`` at 0, ``arcsin`` at 1, a division by 0): each elementwise
@@ -52,7 +54,9 @@ The same row says what else the compiler and the tests need to know:
 The row also carries what the compiler must know about the primitive besides
 its derivative; every other table of per-function facts is derived from it
 (``compiler/memory_sharing.py``, ``package/dead_primal.py``,
-``known_shapes.py``, ``scalar_output.py``, ``numba_runs.py``):
+``known_shapes.py``, ``scalar_output.py``, ``numba_runs.py``, ``view_facts.py``,
+``owned_adjoints.py``, ``object_facts.py``, ``complex_values.py``; the
+architecture tests fail on a literal table of NumPy functions in the compiler):
 
 - ``view=``: whether the result may share memory with an argument.  ``False``:
   a new array (or number) every time; a parameter name (or several, separated
@@ -76,6 +80,41 @@ its derivative; every other table of per-function facts is derived from it
   ufunc's result (the broadcast of its operands) and nothing else.
 - ``fusable=True``: a ufunc that the Numba passes compile into their fused
   loops (``runtime/jit/numba_passes.py``).
+- ``returns="array"``: the result is always one NumPy array, whatever the
+  arguments the call accepts (``np.zeros``, ``np.concatenate``; private
+  adjoints are added to in place: ``transform/owned_adjoints.py``);
+  ``returns="array or scalar"``: one array or one number, never a list or a
+  tuple (``np.sum``; the fence's facts about objects' attributes,
+  ``fence/object_facts.py``).  Unsaid: the result may be anything.  A ufunc
+  with one output needs neither.
+- ``ndim=``: the result's number of dimensions, for the view lowering
+  (``desugar/view_facts.py``: ``S[1]`` of a 2-d ``S`` is a view): an int
+  (``np.arange``: 1, ``np.eye``: 2), ``"shape"`` (the first argument is the
+  result's shape: ``np.zeros((n, m))``) or ``"like"`` (the first argument's,
+  when that is an array: ``np.zeros_like``, ``np.copy``).  Needs
+  ``returns="array"``.
+- ``advanced_index=True``: the result is a boolean mask or integer index
+  arrays (``np.isnan``, ``np.nonzero``, ``np.arange``), so a subscript by it
+  is advanced indexing, a copy and never a view (``fence/alias_values.py``).
+  Needs ``view=False``.
+- ``complex_result=True``: the result is complex whatever the arguments
+  (``np.fft.fft``); ``False``: real whatever the arguments (``np.real``,
+  ``abs``, ``np.fft.irfft``); unsaid: complex when an argument is
+  (``analyze/complex_values.py``).
+
+Each of these four defaults to what the analyses may always assume: a row
+that leaves one out loses a fact (a run-time test, a guard, a copy, an
+adjoint added out of place), never a gradient.
+
+``complex_input=True`` says the row's expressions (adjoint and tangent) hold for
+complex arguments under the convention of
+``runtime/primitive_adjoints/complex_adjoints.py`` (the adjoint of ``u + iv`` is
+``dL/du - i dL/dv``): holomorphic functions (their real rules unchanged), linear
+maps with real coefficients, the Fourier transforms and the rules written for
+complex values (``np.real``, ``np.conjugate``, ``abs``).  A differentiated
+complex value reaching any other rule is refused (``analyze/complex_values.py``),
+never differentiated as if it were real; so a row that leaves it out is refused
+for complex input, which is safe.
 
 Functions and methods without a rule have facts-only rows:
 :func:`defprimitive` (``np.meshgrid``: a view unless it copies; ``np.copyto``
@@ -138,6 +177,9 @@ class _Unsaid:
 
 UNSAID = _Unsaid()
 
+#: the values of ``returns=`` (None: unsaid, the result may be anything)
+RETURNS = (None, "array", "array or scalar")
+
 
 class PrimitiveFacts:
     """What the compiler knows about one primitive (a function, or an array
@@ -150,13 +192,16 @@ class PrimitiveFacts:
     ``pure``: True, False, or None when not said."""
 
     __slots__ = ("fn", "name", "view", "new_unless", "writes", "pure", "keeps_shape",
-                 "reduces", "fusable")
+                 "reduces", "fusable", "returns", "ndim", "advanced_index", "complex_result")
 
     def __init__(self, fn, name, view=None, new_unless=None, writes=None, pure=None,
-                 keeps_shape=False, reduces=False, fusable=False):
+                 keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
+                 advanced_index=False, complex_result=None):
         self.fn, self.name, self.view, self.new_unless = fn, name, view, new_unless
         self.writes, self.pure = writes, pure
         self.keeps_shape, self.reduces, self.fusable = keeps_shape, reduces, fusable
+        self.returns, self.ndim = returns, ndim
+        self.advanced_index, self.complex_result = advanced_index, complex_result
 
     def __repr__(self):
         return f"<PrimitiveFacts {self.name} view={self.view!r}>"
@@ -172,7 +217,7 @@ class AdjointRule:
     def __init__(self, fn, name, params, templates=None, sequence_params=(),
                  vjp=None, constant=False, positional_only=(), piecewise=(),
                  domain="real", whole=None, only=None, tangents=None, linear=False,
-                 singular=False):
+                 singular=False, complex_input=False):
         self.fn = fn
         self.name = name
         self.params = params  # list of (name, default or REQUIRED, kind)
@@ -190,6 +235,7 @@ class AdjointRule:
         self.jvp = None  # a user's tangent callable (register_tangent)
         self.singular = singular  # False, True or a callable: see singular_for
         self.facts = None  # PrimitiveFacts: set by defadjoint and defconstant
+        self.complex_input = complex_input  # its expressions hold for complex arguments
 
     def singular_for(self, known):
         """True when the call needs its adjoints and tangents kept 0 where ``g``
@@ -278,16 +324,21 @@ _FACTS = {}             # function -> PrimitiveFacts (every row: rules and facts
 _METHOD_FACTS = {}      # array method name -> PrimitiveFacts
 _METHODS = {}           # array method name -> the function it means
 _VARARGS_METHODS = set()  # methods whose tuple argument may be spread: x.reshape(2, 3)
+_ATTRIBUTES = {}        # array attribute name -> the function of the array it means
 _PURE_METHODS = set()   # methods known to return a new value and change nothing
 
 
 def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(),
                varargs_methods=(), domain="real", only=None, tangent=None, linear=False,
                singular=False, view=UNSAID, new_unless=None, method_views=None, pure=True,
-               keeps_shape=False, reduces=False, fusable=False, **templates):
+               keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
+               advanced_index=False, complex_result=None, complex_input=False, attributes=(),
+               **templates):
     """Register the inlined adjoint expressions of a NumPy primitive, and its
     tangent (``tangent=`` or ``linear=``), and its facts (``view=``, ``pure=``,
-    ``keeps_shape=``, ``reduces=``, ``fusable=``; see the module docstring).
+    ``keeps_shape=``, ``reduces=``, ``fusable=``, ``returns=``, ``ndim=``,
+    ``advanced_index=``, ``complex_result=``; see the module docstring), and
+    whether its expressions hold for complex arguments (``complex_input=``).
     ``fn`` None (a function the running NumPy lacks, ``numpy_versions``)
     registers nothing."""
     if fn is None:
@@ -296,7 +347,8 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
     params = parse_signature(signature)
     names = {p[0] for p in params}
     facts = _facts(fn, name, names, view=view, new_unless=new_unless, pure=pure,
-                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable)
+                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable, returns=returns,
+                   ndim=ndim, advanced_index=advanced_index, complex_result=complex_result)
     for param in (*sequence, *piecewise, *(only or {})):
         if param not in names:
             raise ValueError(f"{name}: parameter '{param}' is not in signature '{signature}'")
@@ -319,14 +371,17 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
                                    positional_only=positional_only(signature),
                                    piecewise=piecewise, domain=domain, whole=whole,
                                    only=only, tangents=tangents, linear=linear,
-                                   singular=singular)
+                                   singular=singular, complex_input=bool(complex_input))
     _set_facts(fn, facts)
     _declare_methods(fn, methods, varargs_methods, facts, method_views)
+    for attribute in _names(attributes):
+        _ATTRIBUTES[attribute] = fn
     return fn
 
 
 def _facts(fn, name, names, *, view=UNSAID, new_unless=None, writes=None, pure=None,
-           keeps_shape=False, reduces=False, fusable=False):
+           keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
+           advanced_index=False, complex_result=None):
     """The checked :class:`PrimitiveFacts` of a row (``names``: its parameters,
     None when its signature says nothing about them)."""
     if view is UNSAID:
@@ -355,9 +410,20 @@ def _facts(fn, name, names, *, view=UNSAID, new_unless=None, writes=None, pure=N
     if fusable and not isinstance(fn, np.ufunc):
         raise ValueError(f"{name}: fusable= is for ufuncs (the Numba passes fuse elementwise "
                          "calls only)")
+    if returns not in RETURNS:
+        raise ValueError(f"{name}: returns= is one of {RETURNS}")
+    if ndim is not None and (returns != "array" or not (
+            ndim in ("shape", "like") or (type(ndim) is int and ndim >= 0))):
+        raise ValueError(f"{name}: ndim= (an int, \"shape\" or \"like\") needs returns=\"array\"")
+    if advanced_index and view is not False:
+        raise ValueError(f"{name}: advanced_index= needs view=False (a mask or index arrays "
+                         "are new)")
+    if complex_result not in (None, True, False):
+        raise ValueError(f"{name}: complex_result= is True, False or unsaid")
     return PrimitiveFacts(fn, name, view=view, new_unless=new_unless, writes=writes, pure=pure,
                           keeps_shape=bool(keeps_shape), reduces=bool(reduces),
-                          fusable=bool(fusable))
+                          fusable=bool(fusable), returns=returns, ndim=ndim,
+                          advanced_index=bool(advanced_index), complex_result=complex_result)
 
 
 def _set_facts(fn, facts):
@@ -394,13 +460,15 @@ def _tangent_templates(name, params, templates, tangent):
 
 
 def defconstant(fn, signature="*args", name=None, methods=(), *, view=UNSAID, pure=True,
-                keeps_shape=False, reduces=False, fusable=False):
+                keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
+                advanced_index=False, complex_result=None):
     """Register a function whose output has no derivative (shapes, constructors,
     indices), with its facts (as :func:`defadjoint`)."""
     name = name or _default_name(fn)
     params = parse_signature(signature)
     facts = _facts(fn, name, _named_params(params), view=view, pure=pure,
-                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable)
+                   keeps_shape=keeps_shape, reduces=reduces, fusable=fusable, returns=returns,
+                   ndim=ndim, advanced_index=advanced_index, complex_result=complex_result)
     _RULES[_key(fn)] = AdjointRule(fn, name, params, constant=True,
                                    positional_only=positional_only(signature))
     _set_facts(fn, facts)
@@ -409,7 +477,8 @@ def defconstant(fn, signature="*args", name=None, methods=(), *, view=UNSAID, pu
 
 
 def defprimitive(fn, *, name=None, view=UNSAID, new_unless=None, writes=None, pure=None,
-                 keeps_shape=False, reduces=False):
+                 keeps_shape=False, reduces=False, returns=None, ndim=None,
+                 advanced_index=False, complex_result=None):
     """A facts-only row: a function with no derivative rule (differentiating
     through it is refused) whose memory behaviour the compiler must know
     (``np.meshgrid``: ``view=True, new_unless="copy"``; ``np.copyto``:
@@ -425,23 +494,28 @@ def defprimitive(fn, *, name=None, view=UNSAID, new_unless=None, writes=None, pu
         raise ValueError(f"{name}: a function that writes into an argument is not pure")
     _set_facts(fn, _facts(fn, name, names, view=view, new_unless=new_unless, writes=writes,
                           pure=False if writes is not None else pure,
-                          keeps_shape=keeps_shape, reduces=reduces))
+                          keeps_shape=keeps_shape, reduces=reduces, returns=returns, ndim=ndim,
+                          advanced_index=advanced_index, complex_result=complex_result))
     return fn
 
 
-def defmethod(*methods, view=UNSAID, writes=False, pure=None):
+def defmethod(*methods, view=UNSAID, writes=False, pure=None, returns=None):
     """Facts-only rows of array methods that are not rules: ``view=`` False (a
     new value: ``x.take(i)``), True (may share memory with the array or the
     arguments: ``x.view()``); ``writes=True``: writes into the array (the
     lowering refuses them: ``x.fill(0)``); ``pure=True``: returns a new value
-    and changes nothing (generated code may drop it when unread)."""
+    and changes nothing (generated code may drop it when unread); ``returns=``
+    as a function's row (``x.astype(float)``: ``"array or scalar"``)."""
+    if returns not in RETURNS:
+        raise ValueError(f"{', '.join(methods)}: returns= is one of {RETURNS}")
     if view is UNSAID and not writes:
         raise ValueError(f"{', '.join(methods)}: say view= (False: a new value; True: may "
                          "share memory with the array)")
     for method in methods:
         _METHOD_FACTS[method] = PrimitiveFacts(
             None, method, view=None if view is UNSAID else view,
-            writes="self" if writes else None, pure=False if writes else pure)
+            writes="self" if writes else None, pure=False if writes else pure,
+            returns=returns)
         if pure and not writes:
             _PURE_METHODS.add(method)
 
@@ -458,8 +532,8 @@ def _names(spec):
 
 
 def _declare_methods(fn, methods, varargs_methods, facts, method_views):
-    """The array methods that mean ``fn``: their facts are ``fn``'s, but where
-    ``method_views`` says otherwise (``x.flatten()`` copies; ``x.conj()`` of a
+    """The array methods that mean ``fn``: their facts (``view=``, ``pure=``,
+    ``returns=``) are ``fn``'s, but where ``method_views`` says otherwise (``x.flatten()`` copies; ``x.conj()`` of a
     real ``x`` is ``x``)."""
     method_views = dict(method_views or {})
     every = _names(methods) + _names(varargs_methods)
@@ -471,7 +545,8 @@ def _declare_methods(fn, methods, varargs_methods, facts, method_views):
         _PURE_METHODS.add(method)
         view = method_views.get(method, facts.view)
         view = tuple(view.split()) if isinstance(view, str) else view
-        _METHOD_FACTS[method] = PrimitiveFacts(fn, method, view=view, pure=facts.pure)
+        _METHOD_FACTS[method] = PrimitiveFacts(fn, method, view=view, pure=facts.pure,
+                                               returns=facts.returns)
     _VARARGS_METHODS.update(_names(varargs_methods))
 
 
@@ -507,6 +582,11 @@ def all_method_facts():
 def methods():
     """``{method name: function}``: ``x.sum(...)`` means ``np.sum(x, ...)``."""
     return _METHODS
+
+
+def attribute_functions():
+    """``{attribute name: function}``: ``x.real`` means ``np.real(x)``."""
+    return _ATTRIBUTES
 
 
 def varargs_methods():

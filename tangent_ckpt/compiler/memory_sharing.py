@@ -2,9 +2,9 @@
 
 The tables the aliasing fence (``aliasing.py``, ``alias_values.py``), the view
 lowering and the in-place analyses read, derived from the rows of the rule
-registry (``adjoints/numpy_rules.py``: ``view=``, ``new_unless=``, ``writes=``
-of ``defadjoint``, ``defconstant``, ``defprimitive`` and ``defmethod``), keyed
-by function object.  What a row does not say is never taken to be new:
+registry (``adjoints/numpy_rules.py``: ``view=``, ``new_unless=``, ``writes=``,
+``advanced_index=`` of ``defadjoint``, ``defconstant``, ``defprimitive`` and
+``defmethod``), keyed by function object.  What a row does not say is never taken to be new:
 :func:`returns_new` is False for a function without a row (a NumPy function
 too), and the fence treats its result as a possible view.  Only Python's own
 containers' methods (``dict.get``, ``list.append``) are listed here: they are
@@ -90,13 +90,9 @@ COPY_FLAG_FUNCTIONS = _functions(lambda f: f.new_unless is not None)
 # functions that write into their first argument
 WRITING_FUNCTIONS = _functions(lambda f: f.writes is not None)
 # NumPy functions whose result, used as an index, is a mask or index arrays (advanced
-# indexing: the subscript makes a copy); np.where only with one argument
-_INDEX_FUNCTION_NAMES = ("isnan", "isinf", "isfinite", "isneginf", "isposinf", "isclose",
-                         "logical_and", "logical_or", "logical_not", "logical_xor",
-                         "nonzero", "flatnonzero", "argwhere", "where", "arange", "ix_",
-                         "greater", "greater_equal", "less", "less_equal", "equal",
-                         "not_equal", "signbit", "isin")
-INDEX_FUNCTIONS = [getattr(np, name) for name in _INDEX_FUNCTION_NAMES if hasattr(np, name)]
+# indexing: the subscript makes a copy), as their rows say (advanced_index=); np.where
+# only with one argument
+INDEX_FUNCTIONS = _functions(lambda f: f.advanced_index)
 # builtins whose result is a new object holding no references to the arguments
 FRESH_BUILTINS = {f.fn for f in registry.all_facts()
                   if f.view is False and getattr(f.fn, "__module__", None) == "builtins"}

@@ -10,20 +10,15 @@ imaginary part is no derivative of a real value (see
 ``runtime/primitive_adjoints/complex_adjoints.py``), and NumPy cannot add it into a real buffer.
 """
 
-import builtins
-import operator
-
 import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 
-COMPLEX_RESULTS = frozenset(map(id, (
-    np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.fft2, np.fft.ifft2, np.fft.fftn,
-    np.fft.ifftn, np.fft.rfft2, np.fft.rfftn)))
-REAL_RESULTS = frozenset(map(id, (
-    np.real, np.imag, np.absolute, np.fabs, builtins.abs, np.angle, np.fft.irfft,
-    np.fft.irfft2, np.fft.irfftn)))
+#: functions whose result is complex (``np.fft.fft``), or real (``np.real``, ``abs``,
+#: ``np.fft.irfft``), whatever their arguments, as their rows say (``complex_result=``)
+COMPLEX_RESULTS = frozenset(id(f.fn) for f in registry.all_facts() if f.complex_result is True)
+REAL_RESULTS = frozenset(id(f.fn) for f in registry.all_facts() if f.complex_result is False)
 
 
 def complex_names(function, bindings):
@@ -71,41 +66,13 @@ def _operand_complex(op, names):
     return any(name in names for name in ir.operand_names(op))
 
 
-def _functions(*names):
-    out = set()
-    for name in names:
-        obj = np
-        for part in name.split("."):
-            obj = getattr(obj, part, None)
-        if obj is not None:
-            out.add(id(obj))
-    return frozenset(out)
-
-
 #: functions whose adjoint and tangent rules hold for complex arguments under the
-#: convention above: holomorphic ones (their rules are the real ones unchanged),
-#: linear maps with real coefficients (transposes), the Fourier transforms, and
-#: the rules written for complex values (real, imag, conj, abs).  Any other rule
-#: is written for real input: a complex differentiated value reaching it is
-#: refused (``refused_for_complex``), never differentiated as if it were real.
-COMPLEX_RULES = _functions(
-    # holomorphic arithmetic and elementwise functions
-    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",
-    "square", "reciprocal", "sqrt", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10",
-    "sin", "cos", "tan", "sinh", "cosh", "tanh", "where",
-    # bilinear and linear maps
-    "matmul", "dot", "outer", "inner", "kron", "cross", "tensordot", "einsum", "trace",
-    "diagonal", "diag", "tril", "triu", "matrix_transpose", "sum", "mean", "cumsum", "diff",
-    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "expand_dims",
-    "squeeze", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "flip", "flipud",
-    "fliplr", "rot90", "roll", "repeat", "tile", "copy", "asarray", "array", "concatenate",
-    "stack", "vstack", "row_stack", "hstack", "column_stack", "append", "split",
-    "array_split", "vsplit", "hsplit", "dsplit", "select",
-    # written for complex values
-    "real", "imag", "conjugate", "absolute",
-    "fft.fft", "fft.ifft", "fft.rfft", "fft.irfft", "fft.fft2", "fft.ifft2", "fft.fftn",
-    "fft.ifftn", "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.fftshift",
-    "fft.ifftshift") | frozenset(map(id, (builtins.abs, builtins.sum, operator.getitem)))
+#: convention above, as their rows say (``complex_input=True``: holomorphic ones,
+#: linear maps with real coefficients, the Fourier transforms, and the rules
+#: written for complex values: real, imag, conj, abs).  Any other rule is written
+#: for real input: a complex differentiated value reaching it is refused
+#: (``refused_for_complex``), never differentiated as if it were real.
+COMPLEX_RULES = frozenset(id(rule.fn) for rule in registry.all_rules() if rule.complex_input)
 
 
 def refused_for_complex(prim, varied, names):

@@ -7,6 +7,8 @@ read from its syntax tree before lowering:
 - :class:`ArrayFacts`: which names surely hold NumPy arrays, of which number of
   dimensions and whether C-contiguous, so that a view needs no run-time test
   (``row = S[1]`` is a view when ``S`` has two dimensions, a copy when one).
+  What a NumPy call makes is read from its row in the rule registry (``ndim=``:
+  ``np.zeros((n, m))`` is 2-d, ``np.arange(n)`` 1-d, ``np.copy(S)`` as ``S``).
 
 Facts are a greatest fixpoint over every binding of each name: a name is an
 array when every value it is ever bound to is one, assuming the same of the
@@ -18,6 +20,8 @@ from typing import Optional
 
 import gast
 import numpy as np
+
+from tangent_ckpt.adjoints import registry
 
 _TOP = "unconstrained"  # a name none of whose bindings has been seen yet
 
@@ -40,12 +44,6 @@ class Link:
     index: gast.expr = None  # "index": the subscript
     integers: int = 0  # "index": how many integer positions (the rest are slices, ...)
     basic_slices: bool = False  # "index": some position is a slice, ``...`` or None
-
-
-_CONSTRUCTORS = ("zeros", "ones", "empty", "full")
-_LIKE = ("zeros_like", "ones_like", "empty_like", "full_like", "array", "copy")
-_VECTORS = ("arange", "linspace", "logspace", "geomspace")
-_MATRICES = ("eye", "identity")
 
 
 def _dotted(node):
@@ -223,24 +221,32 @@ class ArrayFacts:
             return None
         ordered = any(k.arg == "order" for k in node.keywords)
         name = getattr(fn, "__name__", "")
-        if any(fn is getattr(np, n) for n in _CONSTRUCTORS) and node.args:
+        ndim = _result_ndim(fn)   # from the function's row in the rule registry
+        if ndim == "shape" and node.args:
             shape = node.args[0]
             if isinstance(shape, (gast.Tuple, gast.List)):
                 return Array(len(shape.elts), not ordered)
             if _integer(shape):
                 return Array(1, not ordered)
             return Array(None, not ordered)
-        if any(fn is getattr(np, n) for n in _VECTORS):
-            return Array(1, True)
-        if any(fn is getattr(np, n) for n in _MATRICES):
-            return Array(2, not ordered)
-        if any(fn is getattr(np, n) for n in _LIKE) and node.args:
+        if isinstance(ndim, int):   # a new 1-d array is contiguous in either order
+            return Array(ndim, ndim == 1 or not ordered)
+        if ndim == "like" and node.args:
             base = self.of(node.args[0])
+            if any(k.arg in ("shape", "ndmin") for k in node.keywords):
+                return Array()   # np.zeros_like(a, shape=(3, 3)), np.array(a, ndmin=2)
             return Array(base.ndim) if isinstance(base, Array) else (base if base is _TOP else
                                                                       Array())
         if isinstance(fn, np.ufunc) and name and not node.keywords:
             return _elementwise([self.of(a) for a in node.args], node.args)
         return None
+
+
+def _result_ndim(fn):
+    """The ``ndim=`` of ``fn``'s row (an int, ``"shape"`` or ``"like"``), or None
+    (no row, or a row that does not say: the result is not known to be an array)."""
+    facts = registry.facts(fn)
+    return None if facts is None else facts.ndim
 
 
 def _elementwise(facts, operands):

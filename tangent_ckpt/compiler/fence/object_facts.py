@@ -52,24 +52,7 @@ from tangent_ckpt.compiler.memory_sharing import returns_new
 _HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__")
 _REFLECTING_NAMES = frozenset({"setattr", "delattr", "vars"})
 _REFLECTING_ATTRIBUTES = frozenset({"__dict__", "__class__", "__setattr__", "__delattr__"})
-# methods of an array that return a new array or NumPy scalar (never a list: not
-# tolist, nonzero, item)
-_NUMERIC_METHODS = frozenset({"copy", "astype", "sum", "mean", "prod", "max", "min",
-                              "std", "var", "dot", "cumsum", "cumprod", "clip", "flatten",
-                              "round", "trace", "conj", "conjugate", "transpose", "reshape",
-                              "ravel", "squeeze"})
 _NUMERIC_ATTRIBUTES = frozenset({"T", "real", "imag"})
-# NumPy functions that return one array or scalar, never a list or tuple of them (not
-# meshgrid, split, gradient, linalg.eig, divmod, where with one argument, ...); with
-# every ufunc of one output
-_ARRAY_FUNCTIONS = frozenset({
-    "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
-    "array", "copy", "linspace", "arange", "logspace", "eye", "identity", "diag",
-    "sum", "mean", "prod", "std", "var", "amax", "amin", "max", "min", "cumsum", "cumprod",
-    "dot", "matmul", "outer", "inner", "tensordot", "kron", "cross", "trace",
-    "roll", "concatenate", "stack", "vstack", "hstack", "tile", "repeat", "clip", "diff",
-    "tanh", "exp", "log", "sqrt", "sin", "cos", "abs", "power", "interp", "convolve",
-})
 
 
 class Code:
@@ -190,7 +173,7 @@ def surely_numeric(node, code, facts, seen):
         fn = resolve_dotted(func, code.resolve, code.locals)
         if fn is not None:
             return _array_function(fn, node)
-        return isinstance(func, gast.Attribute) and func.attr in _NUMERIC_METHODS and \
+        return isinstance(func, gast.Attribute) and _numeric_method(func.attr) and \
             surely_numeric(func.value, code, facts, seen)
     if isinstance(node, gast.Name):
         if node.id == code.me or node.id in seen or node.id not in code.locals:
@@ -207,14 +190,23 @@ def surely_numeric(node, code, facts, seen):
 
 def _array_function(fn, call):
     """``np.full(n, v0)``, ``np.cos(x) ** 4``: a NumPy function that returns one new
-    array or scalar."""
+    array or scalar: a ufunc of one output, or a function whose row in the rule
+    registry says ``returns=`` (never a list or tuple: not ``np.meshgrid``,
+    ``np.split``, ``np.linalg.eig``, ``np.where`` with one argument)."""
     if not callable(fn) or not registry.is_numpy_function(fn) or not returns_new(fn):
         return False
     if isinstance(fn, np.ufunc):
         return fn.nout == 1
     if fn is np.where:
         return len(call.args) == 3
-    return getattr(fn, "__name__", None) in _ARRAY_FUNCTIONS
+    return registry.facts(fn).returns is not None
+
+
+def _numeric_method(name):
+    """``x.sum()``, ``x.astype(float)``: a method whose row says ``returns=`` (one
+    array or number, never a list: not ``tolist``, ``nonzero``)."""
+    facts = registry.method_facts(name)
+    return facts is not None and facts.returns is not None
 
 
 def _only_values(fnode, name):

@@ -43,8 +43,9 @@ VARARGS_METHODS = registry.varargs_methods()  # x.reshape(2, 3) == np.reshape(x,
 NONDIFF_CALLS = (range, int, bool, isinstance, str, type,
                  round, math.floor, math.ceil, math.trunc)  # piecewise constant: derivative 0
 
-# array attributes that are functions of the array: x.real is np.real(x)
-ATTRIBUTE_FUNCTIONS = {"real": np.real, "imag": np.imag}
+# array attributes that are functions of the array: x.real is np.real(x) (declared with
+# the rules)
+ATTRIBUTE_FUNCTIONS = registry.attribute_functions()
 
 # np.r_[...] and np.c_[...] and the runtime functions they mean
 INDEX_JOINS = {id(np.r_): row_join, id(np.c_): column_join}

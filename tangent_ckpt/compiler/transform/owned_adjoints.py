@@ -12,9 +12,10 @@ forms need more than privacy, and are decided here from the function as a whole:
   an integer array with a repeated index adds once; ``rt.accumulate_at`` uses
   ``np.add.at``) and takes at least one axis (an integer, a slice or a loop
   counter: ``k`` has one, so it is no NumPy scalar).  ``bk`` is an array when
-  ``k`` is one (:func:`array_facts`: results of ufuncs and of the functions that
-  make arrays, ``np.copy``, ``np.zeros``..., and parameters passed as arrays
-  for this call; not the lists of ``np.array_split``).
+  ``k`` is one (:func:`array_facts`: results of ufuncs and of the functions
+  whose row in the rule registry says ``returns="array"``, ``np.copy``,
+  ``np.zeros``..., and parameters passed as arrays for this call; not the lists
+  of ``np.array_split``).
 - ``bW -= x`` needs ``bW`` not to become an ``rt.ProductSum`` at a later line
   of the same loop body (it would be one at this line in the next iteration).
   Only the adjoint of the right operand of ``@`` is ever gathered so; it is
@@ -29,11 +30,6 @@ import numpy as np
 from tangent_ckpt import runtime
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-
-# functions whose result is always a NumPy array (given what their call needs)
-_ARRAY_MAKERS = (np.copy, np.array, np.zeros, np.ones, np.empty, np.full, np.zeros_like,
-                 np.ones_like, np.empty_like, np.full_like, np.arange, np.linspace, np.eye,
-                 np.identity, np.concatenate, np.stack, np.vstack, np.hstack)
 
 
 @dataclass(frozen=True)
@@ -64,7 +60,10 @@ def array_facts(function):
 def _makes_an_array(expr):
     if not isinstance(expr, ir.Prim) or "out" in expr.kwargs:
         return False
-    return isinstance(expr.fn, np.ufunc) or any(expr.fn is f for f in _ARRAY_MAKERS)
+    if isinstance(expr.fn, np.ufunc):
+        return True
+    facts = registry.facts(expr.fn)   # a function without a row may return anything
+    return facts is not None and facts.returns == "array"
 
 
 def _matmul_right_operands(prim):

@@ -1,0 +1,64 @@
+"""compiler/desugar/view_facts.py: which names surely hold arrays, of which number
+of dimensions, with what a NumPy call makes read from its row in the rule registry
+(``ndim=``); a call without a row is not known to make an array."""
+
+import gast
+import numpy as np
+import pytest
+
+from gradcheck import check_grad
+from tangent_ckpt.compiler.desugar.view_facts import Array, ArrayFacts
+
+
+def _fact(source, bindings=None):
+    """The fact of ``source``'s expression, ``bindings``: {local name: its source}."""
+    bound = {name: [gast.parse(text).body[0].value] for name, text in (bindings or {}).items()}
+    facts = ArrayFacts(bound, {"np": np}.get, set(bound) | {"n"})
+    return facts.of(gast.parse(source).body[0].value)
+
+
+@pytest.mark.parametrize("source, fact", [
+    ("np.zeros((2, 3))", Array(2, True)),
+    ("np.full((2, 3, 4), 1.0)", Array(3, True)),
+    ("np.ones(5)", Array(1, True)),
+    ("np.empty(n)", Array(None, True)),
+    ("np.zeros((2, 3), order='F')", Array(2, False)),
+    ("np.arange(n)", Array(1, True)),
+    ("np.logspace(0.0, 1.0, n)", Array(1, True)),
+    ("np.eye(n)", Array(2, True)),
+    ("np.identity(n, order='F')", Array(2, False)),
+    ("np.zeros_like(S)", Array(2)),
+    ("np.zeros_like(v)", Array(1)),
+    ("np.copy(S)", Array(2)),
+    ("np.zeros_like(S, shape=(4,))", Array()),      # not the shape of S
+    ("np.array(S, ndmin=3)", Array()),
+])
+def test_a_call_makes_the_array_its_row_says(source, fact):
+    assert _fact(source, {"S": "np.zeros((2, 3))", "v": "np.arange(4)"}) == fact
+
+
+@pytest.mark.parametrize("source", ["np.unique(S)", "np.frombuffer(S)", "np.zeros()"])
+def test_a_call_without_a_row_or_its_arguments_is_not_known_to_make_an_array(source):
+    assert _fact(source, {"S": "np.zeros((2, 3))"}) is None
+
+
+def _row_of_a_reshaped_like(x):
+    v = np.zeros(3)
+    S = np.zeros_like(v, shape=(3, 3))    # 2-d, whatever v's shape
+    row = S[1]                            # a view of S
+    row[0] = x[0] * 2.0
+    return np.sum(S * S) + np.sum(x * v)
+
+
+def _row_of_an_array_with_ndmin(x):
+    S = np.array(np.zeros(3), ndmin=2)    # 2-d
+    row = S[0]
+    row[1] = x[1] * 3.0
+    return np.sum(S * S)
+
+
+@pytest.mark.parametrize("f", [_row_of_a_reshaped_like, _row_of_an_array_with_ndmin])
+def test_a_write_through_a_row_of_an_array_shaped_by_a_keyword_is_differentiated(f):
+    """``shape=`` and ``ndmin=`` make an array whose dimensions are not its first
+    argument's: its row is a view, followed like any other."""
+    check_grad(f, (np.array([1.0, 2.0, 3.0]),))
