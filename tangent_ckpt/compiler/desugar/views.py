@@ -43,7 +43,8 @@ from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
-from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, view_link
+from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, resolve_dotted, view_link
+from tangent_ckpt.compiler.memory_sharing import unbuffered_target, unbuffered_write
 from tangent_ckpt.compiler.desugar.view_groups import Group
 from tangent_ckpt.compiler.desugar.view_shape import FunctionShape
 from tangent_ckpt.errors import TangentCkptError
@@ -215,6 +216,11 @@ def writer_parameters(fn):
         if isinstance(node, gast.Call):
             for param in marks.written_arguments.get(node, {}).values():
                 found[param] = "item-call"
+        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
+                unbuffered_write(resolve_dotted(node.value.func, parsed.resolve, params)):
+            written = unbuffered_target(node.value, node)   # np.add.at(H, i, v)
+            if written is not None:
+                found[written] = "item-call"
         targets = node.targets if isinstance(node, gast.Assign) else \
             [node.target] if isinstance(node, (gast.AugAssign, gast.For)) else []
         for t in targets:
