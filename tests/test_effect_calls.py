@@ -345,3 +345,18 @@ def test_add_at_whose_value_is_used_is_refused():
     with pytest.raises(tc.UnsupportedSyntaxError,
                        match=r"test_effect_calls.py:\d+: .*in place, inside an expression"):
         tc.grad(value_of_add_at)(np.ones(2))
+
+
+def by_dimension(pos, k):
+    ci, cj = np.array([0, 0, 2]), np.array([1, 2, 1])
+    acc = np.zeros(pos.shape)
+    f = -k * (pos[ci] - pos[cj])
+    for d in range(pos.shape[1]):         # acc[:, d]: a view, d a range counter
+        np.add.at(acc[:, d], ci, f[:, d])
+        np.subtract.at(acc[:, d], cj, f[:, d])
+    return np.sum(np.tanh(pos + acc) ** 2)
+
+
+def test_add_at_into_a_column_chosen_by_a_loop_counter():
+    rng = np.random.default_rng(9)
+    check_construct(by_dimension, (rng.normal(size=(3, 2)), 0.6), wrt=(0, 1), autograd=False)

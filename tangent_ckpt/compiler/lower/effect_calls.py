@@ -76,7 +76,7 @@ def _ufunc_at(lo, call, ufunc, stmt):
     if isinstance(target, gast.Name):
         written = _subscript(target, gast.Constant(value=Ellipsis, kind=None), stmt)
     elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and \
-            _surely_a_view(target.slice):
+            (_surely_a_view(target.slice) or call in lo.fenced.marks.unbuffered_views):
         written = gast.copy_location(gast.Subscript(value=target.value, slice=target.slice,
                                                     ctx=gast.Store()), stmt)
     else:
