@@ -74,7 +74,10 @@ def _ufunc_at(lo, call, ufunc, stmt):
                        f"{ufunc.__name__}.at(a, idx, v)")
     target, indices, values = call.args
     if isinstance(target, gast.Name):
-        written = _subscript(target, gast.Constant(value=Ellipsis, kind=None), stmt)
+        # the whole array: after desugar (views and aliases followed, the rest
+        # fenced) rebinding the name computes what the write into it does
+        written = gast.copy_location(gast.Name(id=target.id, ctx=gast.Store(),
+                                               annotation=None, type_comment=None), stmt)
     elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and \
             (_surely_a_view(target.slice) or call in lo.fenced.marks.unbuffered_views):
         written = gast.copy_location(gast.Subscript(value=target.value, slice=target.slice,

@@ -24,6 +24,8 @@ __all__ = ["add_at", "subtract_at", "gathered_at", "scattered_at"]
 
 
 def _applied(ufunc, a, indices, b):
+    if isinstance(a, np.ndarray) and not a.flags.writeable:
+        raise ValueError("assignment destination is read-only")   # as NumPy's at
     out = a.copy() if isinstance(a, np.ndarray) else a   # not an array: NumPy's error
     ufunc.at(out, indices, b)
     return out
