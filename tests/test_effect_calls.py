@@ -331,9 +331,24 @@ def add_at_by_keyword(x):
     return np.sum(y)
 
 
+class Springs:
+    def __init__(self):
+        self.F = np.zeros(3)
+
+    def add(self, idx, f):
+        np.add.at(self.F, idx, f)
+        return self.F
+
+
+def into_an_attribute(x):
+    springs = Springs()
+    return np.sum(springs.add([0, 0], x))
+
+
 @pytest.mark.parametrize("f, args, message", [
     (into_a_copy, (np.ones((2, 2)), 1.0), r"a\[\[0, 1\]\].*not surely a view.*col = x\[:, 0\]"),
     (into_a_row, (np.ones((2, 2)), 1.0, 1), r"a\[i\].*not surely a view"),
+    (into_an_attribute, (1.0,), r"self.F.*not a local array.*np.add.at\(acc, idx, v\)"),
     (add_at_by_keyword, (np.ones(2),), r"three positional arguments"),
 ])
 def test_add_at_forms_not_followed_are_refused_naming_the_line(f, args, message):

@@ -692,7 +692,7 @@ with section("Building arrays"):
 with section("Indexing"):
     defadjoint(operator.getitem, "a, index, /", name="getitem",
                a="getitem_adjoint(g, a, index)", linear="joint")
-    # np.add.at(a, indices, b) is the write a[...] = rt.add_at(a, indices, b)
+    # np.add.at(a, indices, b) is the write a = rt.add_at(a, indices, b)
     # (lower/effect_calls.py): every occurrence of a repeated index adds once
     for _fn, _sign in ((add_at, ""), (subtract_at, "-")):
         defadjoint(_fn, "a, indices, b, /", name=f"np.{_fn.__name__.replace('_', '.')}",
@@ -948,7 +948,7 @@ NOTES = {
     np.fft.ifftn: "`s` pads or cuts the input along `axes`",
     np.fft.rfftn: "real input; the half spectrum along the last of `axes`",
     np.fft.irfftn: "the half spectrum along the last of `axes`",
-    add_at: "`np.add.at(a, indices, b)`, the write `a[...] = rt.add_at(a, indices, b)`: "
+    add_at: "`np.add.at(a, indices, b)`, the write `a = rt.add_at(a, indices, b)`: "
             "every occurrence of a repeated index adds; into an integer or bool `a` "
             "`b` has no derivative (docs/inplace.md)",
     subtract_at: "`np.subtract.at(a, indices, b)`: as np.add.at",

@@ -285,7 +285,7 @@ class FunctionShape:
                     self.writes.append((s, name, "other"))
             if unbuffered_write(fn) and n.args:
                 # np.add.at(a, i, v) alone, into a or a[:, 0]: the lowering writes
-                # a[...] = rt.add_at(a, i, v), followed like any subscript write
+                # a = rt.add_at(a, i, v), followed like any subscript write
                 base = unbuffered_target(n, s)
                 for name in [base] if base is not None else read_names(n.args[0]):
                     self.writes.append((s, name, "item" if base is not None else "other"))

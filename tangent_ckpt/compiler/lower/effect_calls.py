@@ -2,7 +2,7 @@
 subscript writes they are -- ``f(x, out=y)`` is ``y[...] = f(x)`` (with
 NumPy's check that ``y`` can hold the result), ``np.fill_diagonal(a, v)`` is ``a[i, i] = v``
 with ``i = np.arange(min(a.shape))``, ``np.copyto(a, b)`` is ``a[...] = b``,
-``np.add.at(a, i, v)`` is ``a[...] = rt.add_at(a, i, v)`` (``np.subtract.at``
+``np.add.at(a, i, v)`` is ``a = rt.add_at(a, i, v)`` (``np.subtract.at``
 likewise; into a view ``x[1:, 0]`` of an array, ``x[1:, 0] = rt.add_at(x[1:, 0],
 i, v)``) -- so the in-place write support differentiates them.  ``np.put``,
 the other ``ufunc.at`` and the other writing functions stay refused, with what
@@ -24,7 +24,7 @@ from tangent_ckpt.compiler.lower.scopes import Lowered, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 # np.add.at(a, idx, v) and its siblings: ufunc.at is unbuffered (repeats accumulate);
-# those with a primitive are the write a[...] = primitive(a, idx, v)
+# those with a primitive are the write a = primitive(a, idx, v)
 _AT_PRIMITIVES = {np.add: runtime.add_at, np.subtract: runtime.subtract_at}
 
 
@@ -54,7 +54,7 @@ def as_subscript_write(lo, call, stmt):
 
 
 def _ufunc_at(lo, call, ufunc, stmt):
-    """``np.add.at(a, idx, v)``: ``a[...] = rt.add_at(a, idx, v)``, or into the
+    """``np.add.at(a, idx, v)``: ``a = rt.add_at(a, idx, v)``, or into the
     view it names, ``x[1:, 0] = rt.add_at(x[1:, 0], idx, v)``."""
     spelled = to_source(call)
     primitive = _AT_PRIMITIVES.get(ufunc)
@@ -82,13 +82,20 @@ def _ufunc_at(lo, call, ufunc, stmt):
             (_surely_a_view(target.slice) or call in lo.fenced.marks.unbuffered_views):
         written = gast.copy_location(gast.Subscript(value=target.value, slice=target.slice,
                                                     ctx=gast.Store()), stmt)
-    else:
+    elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
         raise lo.error(UnsupportedSyntaxError,
                        f"`{spelled}` writes into `{to_source(target)}`, which is not "
                        "surely a view of an array (a copy would take the update and be "
                        "thrown away)", stmt, construct=f"np.{ufunc.__name__}.at",
                        hint="name the array or a view with a slice in it: "
                             "`col = x[:, 0]`, then np.add.at(col, idx, v)")
+    else:
+        raise lo.error(UnsupportedSyntaxError,
+                       f"`{spelled}` writes into `{to_source(target)}`, which is not a "
+                       "local array or a view of one", stmt,
+                       construct=f"np.{ufunc.__name__}.at",
+                       hint="add into a local array, then use it: `acc = np.zeros(n); "
+                            "np.add.at(acc, idx, v); self.F = self.F + acc`")
     hint = _base(target).id
     args = [_argument(lo, node, hint) for node in (_read(target), indices, values)]
     value = ir.Prim(primitive, args, {}, "call", ref=f"rt.{primitive.__name__}")

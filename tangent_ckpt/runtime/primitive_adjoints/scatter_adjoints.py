@@ -3,10 +3,10 @@ as the functional primitives the compiler differentiates.
 
 ``np.add.at`` writes into ``a`` in place and applies a repeated index once per
 occurrence (``a[[0, 0]] += 1`` adds 1 once, ``np.add.at(a, [0, 0], 1)`` twice).
-The compiler writes the call as ``a[...] = rt.add_at(a, indices, b)``: the
-primitive returns the new value and never changes ``a``, so that the in-place
-write is one subscript assignment like any other (views, the aliasing fence,
-tapes and checkpoints follow it).  NumPy does the work (and raises its own
+The compiler writes the call as ``a = rt.add_at(a, indices, b)`` (into a view,
+``x[:, 0] = rt.add_at(x[:, 0], indices, b)``): the primitive returns the new
+value and never changes ``a``, so that the in-place write is one assignment
+like any other (views, the aliasing fence, tapes and checkpoints follow it).  NumPy does the work (and raises its own
 errors): the result is what ``np.add.at`` leaves in a copy of ``a``, in ``a``'s
 dtype (NumPy casts ``b`` to it, unsafely).
 
