@@ -339,6 +339,16 @@ def shape_cases():
              covers=(repeat_row,)),
         Case("d = {0: x}\nd[len(x)] = np.sin(x) * y\nd[0] + d[len(x)] * d[0]",
              {"x": ((3,), r), "y": ((), r)}, covers=(dict_set, dict_get)),
+        # np.add.at / np.subtract.at: unbuffered, a repeated index adds once per occurrence
+        # (tests/test_effect_calls.py); into a copy of x (x is the user's), a view, broadcast
+        Case("a = x * 1.0\nnp.add.at(a, [0, 2, 0, 0], y)\na * x",
+             {"x": ((3,), r), "y": ((4,), r)}),
+        Case("a = x * y\nnp.subtract.at(a[:, 1], np.array([1, 1, 0]), z)\na ** 2",
+             {"x": ((2, 3), r), "y": ((3,), r), "z": ((), r)}),
+        Case("a = np.zeros((3, 2))\nnp.add.at(a, (np.array([2, 2, 0]), np.array([1, 1, 0])), "
+             "x * y)\nnp.subtract.at(a, x > 0.0, y[0])\na * y[1]",
+             {"x": ((3,), r), "y": ((3,), r)}),
+        Case("rt.scattered_at(x * y, np.zeros(4), [1, 3, 1])", {"x": ((3,), r), "y": ((), r)}),
         # forward mode's tangents of those (what tc.hvp differentiates)
         Case("t = rt.dict_set_tangent_value(x, 0) + rt.dict_set_tangent_value(x * y, 1)\n"
              "rt.dict_get_tangent(rt.dict_set_tangent_dict(t, 0), 1, x) * "

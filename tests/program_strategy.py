@@ -108,6 +108,11 @@ HUNTING_FAMILIES += ALIAS_PRECISION_FAMILIES
 #: refuses a program no wrong gradient comes from
 REQUESTED_FAMILIES = ("tuple_loops", "argument_writes")
 HUNTING_FAMILIES += REQUESTED_FAMILIES
+#: unbuffered scatter-adds, as particle and mesh codes accumulate (np.add.at,
+#: np.subtract.at): random indices that repeat, into a fresh array, a column of it
+#: or a named view, in a loop or not (tests/test_effect_calls.py)
+FAMILIES |= {"scatter_adds"}
+HUNTING_FAMILIES += ("scatter_adds",)
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -701,6 +706,53 @@ class _Gen:
             self.features.add("loop_views_view")
         self.emit(indent, f"{total} = np.sum({u} ** 2)")
         env[total] = Var((), 6.0, fresh=True)
+
+    def family_scatter_adds(self, env, indent):
+        """``np.add.at(u, idx, v)`` / ``np.subtract.at`` with random indices that
+        repeat (each occurrence adds once), into a fresh array, a column
+        ``u[:, j]``, a named view of one, one element per axis (a tuple of index
+        arrays) or under a boolean mask, the values a scalar, one per index or
+        broadcast along a row; in a loop that carries ``u`` or not."""
+        u, total = self.fresh_name("u"), self.fresh_name()
+        shape = self.pick([(3,), (2, 3)])
+        self.emit(indent, f"{u} = {self._items(env, 1, shape)[0]} * 1.0")
+        inner = indent
+        if self.draw(st.booleans()):
+            index = self.fresh_name("t")
+            self.emit(indent, f"for {index} in {self.pick(['range(n)', 'range(3)'])}:")
+            inner = indent + 1
+            self.features.add("scatter_adds_loop")
+
+        def indices(high):
+            return repr(self.draw(st.lists(st.integers(0, high - 1), min_size=3, max_size=3)))
+        for _ in range(self.draw(st.integers(1, 2))):
+            ufunc = self.pick(["add", "subtract"])
+            form = self.pick(["whole", "column", "named", "pairs", "mask"] if shape == (2, 3)
+                             else ["whole", "named", "pairs", "mask"])
+            self.features.add("scatter_adds_" + form)
+            written = self.pick([(), (3,)])   # u[idx] has 3 rows or 3 entries: both broadcast
+            if form == "whole":
+                target, idx = u, indices(shape[0])
+            elif form == "column":
+                target, idx = f"{u}[:, {self.pick([0, 1, -1])}]", indices(2)
+            elif form == "named":
+                target = self.fresh_name("w")
+                part = self.pick(["[:, 1]", "[1:]"] if shape == (2, 3) else ["[1:]", "[::2]"])
+                self.emit(inner, f"{target} = {u}{part}")
+                idx = indices({"[:, 1]": 2, "[1:]": shape[0] - 1, "[::2]": 2}[part])
+            elif form == "mask":  # every entry where the mask is True, once
+                target, written = u, ()
+                mask = self.draw(st.lists(st.booleans(), min_size=_size(shape),
+                                          max_size=_size(shape)))
+                idx = f"np.array({mask}).reshape({shape!r})"
+            else:  # one index array per axis, written as a tuple
+                target = u
+                arrays = [f"np.array({indices(n)})" for n in shape]
+                idx = f"({arrays[0]},)" if len(arrays) == 1 else f"({', '.join(arrays)})"
+            value, _ = self.expr_of(env, written, self.draw(st.integers(1, 2)))
+            self.emit(inner, f"np.{ufunc}.at({target}, {idx}, 0.1 * np.tanh({value}))")
+        self.emit(indent, f"{total} = np.sum(np.tanh({u}) ** 2)")
+        env[total] = Var((), float(_size(shape)), fresh=True)
 
     def family_carried_tuples(self, env, indent):
         """Loops carrying state through tuple assignment (a swap), conditional

@@ -36,6 +36,7 @@ from tangent_ckpt.runtime.keyed import (
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast, where_nonzero
 from tangent_ckpt.runtime.rows import append_row, repeat_row
+from tangent_ckpt.runtime.primitive_adjoints.scatter_adjoints import add_at, scattered_at, subtract_at
 from tangent_ckpt.runtime.primitive_adjoints.signal_adjoints import interp_slope
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
@@ -752,6 +753,16 @@ with section("Building arrays"):
 with section("Indexing"):
     defadjoint(operator.getitem, "a, index, /", name="getitem", complex_input=True,
                a="getitem_adjoint(g, a, index)", linear="joint")
+    # np.add.at(a, indices, b) is the write a = rt.add_at(a, indices, b)
+    # (lower/effect_calls.py): every occurrence of a repeated index adds once
+    for _fn, _sign in ((add_at, ""), (subtract_at, "-")):
+        defadjoint(_fn, "a, indices, b, /", name=f"np.{_fn.__name__.replace('_', '.')}",
+                   view=False, keeps_shape=True, piecewise=("indices",), a="g",
+                   b=f"{_sign}unbroadcast(gathered_at(g, ans, indices), b)",
+                   tangent={"a": "t", "b": f"{_sign}scattered_at(t, ans, indices)"})
+    defadjoint(scattered_at, "t, like, indices", name="rt.scattered_at", view=False,
+               piecewise=("like", "indices"),
+               t="unbroadcast(gathered_at(g, like, indices), t)", linear=("t",))
 
 with section("Constants (no derivative)"):
     for _fn, _ndim in ((np.zeros, "shape"), (np.ones, "shape"), (np.empty, "shape"),
@@ -1028,6 +1039,12 @@ NOTES = {
     np.fft.ifftn: "`s` pads or cuts the input along `axes`",
     np.fft.rfftn: "real input; the half spectrum along the last of `axes`",
     np.fft.irfftn: "the half spectrum along the last of `axes`",
+    add_at: "`np.add.at(a, indices, b)`, the write `a = rt.add_at(a, indices, b)`: "
+            "every occurrence of a repeated index adds; into an integer or bool `a` "
+            "`b` has no derivative (docs/inplace.md)",
+    subtract_at: "`np.subtract.at(a, indices, b)`: as np.add.at",
+    scattered_at: "forward mode's tangent of np.add.at's values (what `tc.hvp` "
+                  "differentiates)",
     operator.getitem: "repeated integer indices accumulate (np.add.at); "
                       "in loops prefer `accumulate_at`",
 }

@@ -89,6 +89,27 @@ VIEW_FUNCTIONS = _functions(lambda f: f.view not in (False, None))
 COPY_FLAG_FUNCTIONS = _functions(lambda f: f.new_unless is not None)
 # functions that write into their first argument
 WRITING_FUNCTIONS = _functions(lambda f: f.writes is not None)
+
+
+def unbuffered_write(fn):
+    """Whether ``fn`` is a ufunc's ``at`` (``np.add.at``: a new bound method at
+    every lookup, so no table can hold it), which writes into its first argument."""
+    return getattr(fn, "__name__", None) == "at" and \
+        isinstance(getattr(fn, "__self__", None), np.ufunc)
+
+
+def unbuffered_target(call, stmt):
+    """The name an unbuffered write ``call`` (``np.add.at(a, i, v)``) writes
+    into when it is the statement ``stmt`` itself and its array is a name or a
+    subscript of one (``a``, ``a[:, 0]``: the lowering makes it a subscript
+    write), else None."""
+    target = call.args[0] if call.args else None
+    if isinstance(target, gast.Subscript):
+        target = target.value
+    alone = isinstance(stmt, gast.Expr) and stmt.value is call
+    return target.id if alone and isinstance(target, gast.Name) else None
+
+
 # NumPy functions whose result, used as an index, is a mask or index arrays (advanced
 # indexing: the subscript makes a copy), as their rows say (advanced_index=); np.where
 # only with one argument

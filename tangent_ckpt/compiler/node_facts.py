@@ -52,10 +52,13 @@ class ViewMarks:
     - ``array_checks``: ``assert isinstance(U0, np.ndarray)`` statements it
       added where it follows a parameter as an array -> (the parameter, the view
       taken at the statement's line, the array it is a view of); the lowering
-      runs them as ``rt.require_array``."""
+      runs them as ``rt.require_array``;
+    - ``unbuffered_views``: ``np.add.at(U[:, d], i, v)`` statements whose array is
+      surely a view (basic indexing with a slice, constants and ``range`` loop
+      counters): the lowering writes them into that view."""
 
     __slots__ = ("takes", "write_backs", "written_arguments", "in_place_if_array",
-                 "writer_calls", "array_checks")
+                 "writer_calls", "array_checks", "unbuffered_views")
 
     def __init__(self):
         self.takes = NodeFacts()
@@ -64,6 +67,7 @@ class ViewMarks:
         self.in_place_if_array = NodeFacts()
         self.writer_calls = NodeFacts()
         self.array_checks = NodeFacts()
+        self.unbuffered_views = NodeFacts()
 
     def update(self, other):
         for field in self.__slots__:

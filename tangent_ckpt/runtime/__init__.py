@@ -9,6 +9,7 @@ from tangent_ckpt.runtime.primitive_adjoints.linalg_adjoints import *  # noqa: F
 from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.rows import *  # noqa: F401,F403
 from tangent_ckpt.runtime.keyed import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.scatter_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.primitive_adjoints.complex_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.primitive_adjoints.fft_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.primitive_adjoints.signal_adjoints import *  # noqa: F401,F403

@@ -17,7 +17,7 @@ from tangent_ckpt.compiler.desugar.liveness import read_names
 from tangent_ckpt.compiler.memory_sharing import (
     FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, WRITING_FUNCTIONS, WRITING_METHODS,
     call_new_by_default,
-    returns_new,
+    returns_new, unbuffered_target, unbuffered_write,
 )
 from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
@@ -258,7 +258,7 @@ class FunctionShape:
             return
         view = fn is not None and any(fn is v for v in VIEW_FUNCTIONS)
         safe = (fn is not None and (returns_new(fn) or call_new_by_default(fn, node))) or \
-            any(resolved is b for b in FRESH_BUILTINS)
+            any(resolved is b for b in FRESH_BUILTINS) or unbuffered_write(resolved)  # None
         helper = isinstance(resolved, types.FunctionType) and fn is None and not escape
         for a in args:  # a helper inlined as a statement reads its plain-name arguments
             # np.ravel(a) is kept only where its value is (np.sum(np.ravel(a)): nowhere)
@@ -283,6 +283,12 @@ class FunctionShape:
             if fn is not None and any(fn is w for w in WRITING_FUNCTIONS) and n.args:
                 for name in read_names(n.args[0]):
                     self.writes.append((s, name, "other"))
+            if unbuffered_write(fn) and n.args:
+                # np.add.at(a, i, v) alone, into a or a[:, 0]: the lowering writes
+                # a = rt.add_at(a, i, v), followed like any subscript write
+                base = unbuffered_target(n, s)
+                for name in [base] if base is not None else read_names(n.args[0]):
+                    self.writes.append((s, name, "item" if base is not None else "other"))
             init = _constructor(fn)  # Model(p): its __init__ may write into p
             written = self.writers(fn) if isinstance(fn, types.FunctionType) else \
                 _without_self(init, self.writers(init)) if init is not None else {}

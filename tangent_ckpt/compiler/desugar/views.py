@@ -43,7 +43,9 @@ from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
-from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, view_link
+from tangent_ckpt.compiler.desugar.view_facts import (ArrayFacts, basic_index, resolve_dotted,
+                                                     view_link)
+from tangent_ckpt.compiler.memory_sharing import unbuffered_target, unbuffered_write
 from tangent_ckpt.compiler.desugar.view_groups import Group
 from tangent_ckpt.compiler.desugar.view_shape import FunctionShape
 from tangent_ckpt.errors import TangentCkptError
@@ -57,6 +59,7 @@ def follow_views(parsed, helper=False):
     writes go back to the caller's arrays through the inliner)."""
     unroll_writing_tuple_loops(parsed.node)  # for Z in (U, V): Z[0] = ... writes U, V
     shape = FunctionShape(parsed, helper, writer_parameters)
+    _mark_unbuffered_views(shape)
     facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local)
     links = {}
     for name, binders in shape.binders.items():
@@ -89,6 +92,23 @@ def follow_views(parsed, helper=False):
 
 
 _CONTAINER_DISPLAYS = (gast.List, gast.Tuple, gast.Dict, gast.ListComp, gast.DictComp)
+
+
+def _mark_unbuffered_views(shape):
+    """``np.add.at(U[:, d], i, v)`` with ``d`` a ``range`` counter: a view of ``U``
+    whatever ``d`` is (an integer), which the lowering writes into
+    (``ViewMarks.unbuffered_views``)."""
+    counters = None
+    for stmt, _, kind in shape.writes:
+        call = stmt.value if isinstance(stmt, gast.Expr) else None
+        if kind != "item" or not isinstance(call, gast.Call) or \
+                not isinstance(call.args[0], gast.Subscript) or \
+                not unbuffered_write(shape.resolve(call.func)):
+            continue
+        counters = shape.range_counters() if counters is None else counters
+        basic = basic_index(call.args[0].slice, counters)
+        if basic is not None and basic[1]:
+            shape.marks.unbuffered_views[call] = True
 
 
 def _surely_container(shape, name):
@@ -215,6 +235,11 @@ def writer_parameters(fn):
         if isinstance(node, gast.Call):
             for param in marks.written_arguments.get(node, {}).values():
                 found[param] = "item-call"
+        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
+                unbuffered_write(resolve_dotted(node.value.func, parsed.resolve, params)):
+            written = unbuffered_target(node.value, node)   # np.add.at(H, i, v)
+            if written is not None:
+                found[written] = "item-call"
         targets = node.targets if isinstance(node, gast.Assign) else \
             [node.target] if isinstance(node, (gast.AugAssign, gast.For)) else []
         for t in targets:

@@ -37,7 +37,8 @@ from tangent_ckpt.compiler.fence.alias_swaps import SwapRenaming
 from tangent_ckpt.compiler.fence.alias_values import (Origins, _base_name, _Info, _is_in, _join,
                                                  _older, site_node)
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
-from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, WRITING_METHODS
+from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_METHODS,
+                                                  unbuffered_write)
 from tangent_ckpt.compiler.fence.method_writes import (
     constructed_classes, method_of, writes_self_in_place,
 )
@@ -327,7 +328,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                                         env)
                     self.set(env, base, _Info(current.is_,
                                               current.holds | added.everything()))
-            elif _is_in(self.resolve(func), WRITING_FUNCTIONS) and node.args:
+            elif (_is_in(self.resolve(func), WRITING_FUNCTIONS) or
+                  unbuffered_write(self.resolve(func))) and node.args:
                 base = _base_name(node.args[0])
                 if base is not None:  # np.copyto(y, v): into y's memory, as y[...] = v
                     info = env.get(base, self.free_info(base))

@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.lower.scopes import (
     to_source,
 )
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
-from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
+from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS, unbuffered_write
 from tangent_ckpt.compiler.naming import numpy_path, public_name
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.compiler.frontend.reached_functions import FUNCTION, is_library
@@ -136,6 +136,12 @@ class CallLowering:
         if isinstance(fn, LocalFunction):
             check_local_call(self.lo, fn.node, node)
             return self.lo.inlining.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
+        if unbuffered_write(fn):  # a statement of its own is a write (effect_calls.py)
+            raise self.lo.error(UnsupportedSyntaxError, f"`{to_source(node)}` writes into its "
+                                "first argument in place, inside an expression", node,
+                                construct=f"{to_source(func)} in an expression",
+                                hint=f"call {to_source(func)}(a, idx, v) as a statement of "
+                                     "its own (it returns None)")
         lowered = lower_call(self.lo, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
         if lowered is not None:
             return lowered

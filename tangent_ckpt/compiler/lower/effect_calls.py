@@ -2,26 +2,30 @@
 subscript writes they are -- ``f(x, out=y)`` is ``y[...] = f(x)`` (with
 NumPy's check that ``y`` can hold the result), ``np.fill_diagonal(a, v)`` is ``a[i, i] = v``
 with ``i = np.arange(min(a.shape))``, ``np.copyto(a, b)`` is ``a[...] = b``,
-``np.put(a, ind, v)`` is ``a.flat[ind] = v`` for a 1-D ``a`` -- so the
-in-place write support differentiates them.  ``np.add.at`` and the other
-writing functions stay refused, with what to write instead."""
+``np.add.at(a, i, v)`` is ``a = rt.add_at(a, i, v)`` (``np.subtract.at``
+likewise; into a view ``x[1:, 0]`` of an array, ``x[1:, 0] = rt.add_at(x[1:, 0],
+i, v)``) -- so the in-place write support differentiates them.  ``np.put``,
+the other ``ufunc.at`` and the other writing functions stay refused, with what
+to write instead."""
+
+import copy
 
 import gast
 import numpy as np
 
+from tangent_ckpt import runtime
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 
 from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler.lower.container_values import is_container
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import Lowered, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
-# np.add.at(a, idx, v) and its siblings: ufunc.at is unbuffered (repeats accumulate)
-_AT_HINTS = {
-    np.add: "a = a + np.bincount(idx, weights=v, minlength=len(a)) for a 1-D a, "
-            "or a loop `for k in range(len(idx)): a[idx[k]] += v[k]`",
-}
+# np.add.at(a, idx, v) and its siblings: ufunc.at is unbuffered (repeats accumulate);
+# those with a primitive are the write a = primitive(a, idx, v)
+_AT_PRIMITIVES = {np.add: runtime.add_at, np.subtract: runtime.subtract_at}
 
 
 def _constant_false(node):
@@ -45,14 +49,104 @@ def as_subscript_write(lo, call, stmt):
     if isinstance(call.func, gast.Attribute) and call.func.attr == "at":
         ufunc = lo.expressions.static_value(call.func.value)
         if isinstance(ufunc, np.ufunc):
-            spelled = to_source(call)
-            raise lo.error(UnsupportedSyntaxError,
-                           f"`{spelled}` adds into an array in place, unbuffered (a repeated "
-                           "index applies its update once per occurrence)", stmt,
-                           construct=f"np.{ufunc.__name__}.at",
-                           hint="write the update as a value: " + _AT_HINTS.get(
-                               ufunc, "a loop over the indices, one subscript write each"))
+            return _ufunc_at(lo, call, ufunc, stmt)
     return None
+
+
+def _ufunc_at(lo, call, ufunc, stmt):
+    """``np.add.at(a, idx, v)``: ``a = rt.add_at(a, idx, v)``, or into the
+    view it names, ``x[1:, 0] = rt.add_at(x[1:, 0], idx, v)``."""
+    spelled = to_source(call)
+    primitive = _AT_PRIMITIVES.get(ufunc)
+    if primitive is None:
+        raise lo.error(UnsupportedSyntaxError,
+                       f"`{spelled}` applies np.{ufunc.__name__} into an array in place, "
+                       "unbuffered (a repeated index applies its update once per "
+                       "occurrence); only np.add.at and np.subtract.at are differentiated",
+                       stmt, construct=f"np.{ufunc.__name__}.at",
+                       hint="a loop over the indices, one subscript write each: `for k in "
+                            f"range(len(idx)): a[idx[k]] = np.{ufunc.__name__}(a[idx[k]], v[k])`")
+    if len(call.args) != 3 or call.keywords or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        raise lo.error(UnsupportedSyntaxError, f"`{spelled}`: np.{ufunc.__name__}.at takes "
+                       "three positional arguments here (array, indices, values)", stmt,
+                       construct=f"np.{ufunc.__name__}.at", hint="write np."
+                       f"{ufunc.__name__}.at(a, idx, v)")
+    target, indices, values = call.args
+    if isinstance(target, gast.Name):
+        # the whole array: after desugar (views and aliases followed, the rest
+        # fenced) rebinding the name computes what the write into it does
+        written = gast.copy_location(gast.Name(id=target.id, ctx=gast.Store(),
+                                               annotation=None, type_comment=None), stmt)
+    elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and \
+            (_surely_a_view(target.slice) or call in lo.fenced.marks.unbuffered_views):
+        written = gast.copy_location(gast.Subscript(value=target.value, slice=target.slice,
+                                                    ctx=gast.Store()), stmt)
+    elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+        raise lo.error(UnsupportedSyntaxError,
+                       f"`{spelled}` writes into `{to_source(target)}`, which is not "
+                       "surely a view of an array (a copy would take the update and be "
+                       "thrown away)", stmt, construct=f"np.{ufunc.__name__}.at",
+                       hint="name the array or a view with a slice in it: "
+                            "`col = x[:, 0]`, then np.add.at(col, idx, v)")
+    else:
+        raise lo.error(UnsupportedSyntaxError,
+                       f"`{spelled}` writes into `{to_source(target)}`, which is not a "
+                       "local array or a view of one", stmt,
+                       construct=f"np.{ufunc.__name__}.at",
+                       hint="add into a local array, then use it: `acc = np.zeros(n); "
+                            "np.add.at(acc, idx, v); self.F = self.F + acc`")
+    hint = _base(target).id
+    args = [_argument(lo, node, hint) for node in (_read(target), indices, values)]
+    value = ir.Prim(primitive, args, {}, "call", ref=f"rt.{primitive.__name__}")
+    return written, Lowered(value, stmt)
+
+
+def _base(node):
+    return node.value if isinstance(node, gast.Subscript) else node
+
+
+def _argument(lo, node, hint):
+    """An argument of ``rt.add_at`` as NumPy reads it: a tuple is one index per
+    axis, a list (written, or held in a name) one index array."""
+    if isinstance(node, (gast.Tuple, gast.List)):
+        return lo.calls.sequence_argument(node, hint)
+    value = lo.expressions.value(node, hint)
+    if not is_container(value):
+        return lo.expressions.atomize(value, hint)
+    sequence = lo.containers.as_sequence(value, hint)
+    return ir.Seq(sequence.items, "list") if getattr(value, "is_list", False) else sequence
+
+
+def _surely_a_view(index):
+    """Whether subscripting an array with ``index`` surely gives a view: basic
+    indexing written with slices, ``...``, ``None`` and integer constants, one
+    of them no integer (``x[:, 0]``; ``x[i]`` may be a copy if ``i`` is an array)."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    sliced = False
+    for part in parts:
+        if isinstance(part, gast.Slice) or (isinstance(part, gast.Constant) and
+                                            (part.value is Ellipsis or part.value is None)):
+            sliced = True
+        elif isinstance(part, gast.UnaryOp) and isinstance(part.op, gast.USub):
+            if not _integer_constant(part.operand):
+                return False
+        elif not _integer_constant(part):
+            return False
+    return sliced
+
+
+def _integer_constant(node):
+    return isinstance(node, gast.Constant) and type(node.value) is int
+
+
+def _read(node):
+    """A copy of the target expression ``node`` that reads it."""
+    node = copy.deepcopy(node)
+    for n in gast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return node
 
 
 def _arguments(lo, call, stmt, names):
