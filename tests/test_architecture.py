@@ -117,6 +117,10 @@ NUMPY_TABLES = {
     ("tangent_ckpt.compiler.transform.linear_tangents", "joint_tangent"): (
         ("np.add", "np.subtract"),
         "the tangent of a + b written as ta + tb (the operators themselves)"),
+    ("tangent_ckpt.compiler.lower.effect_calls", "_AT_PRIMITIVES"): (
+        ("np.add", "np.subtract"),
+        "np.add.at(a, i, v) spelled as the primitive rt.add_at: a lowering of syntax "
+        "(ufunc.at), whose facts are the primitive's own row"),
 }
 
 

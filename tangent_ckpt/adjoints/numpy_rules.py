@@ -768,7 +768,8 @@ with section("Constants (no derivative)"):
     for _fn, _ndim in ((np.zeros, "shape"), (np.ones, "shape"), (np.empty, "shape"),
                        (np.zeros_like, "like"), (np.ones_like, "like"), (np.empty_like, "like"),
                        (np.eye, 2), (np.identity, 2)):
-        defconstant(_fn, "*args, **kwargs", view=False, returns="array", ndim=_ndim)
+        defconstant(_fn, "*args, **kwargs", view=False, returns="array", ndim=_ndim,
+                    result_dtype="like" if _ndim == "like" else "float64")
     for _fn in (np.shape, np.ndim, np.size, builtins.len):
         defconstant(_fn, "*args, **kwargs", view=False)
     defconstant(np.sign, "*args, **kwargs", view=False, fusable=True)

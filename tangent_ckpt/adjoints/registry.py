@@ -97,6 +97,11 @@ architecture tests fail on a literal table of NumPy functions in the compiler):
   arrays (``np.isnan``, ``np.nonzero``, ``np.arange``), so a subscript by it
   is advanced indexing, a copy and never a view (``fence/alias_values.py``).
   Needs ``view=False``.
+- ``result_dtype=`` (constructors without a derivative): ``"float64"``, the
+  result is float64 unless a ``dtype`` is given (``np.zeros``); ``"like"``, it
+  has its first argument's dtype unless one is given (``np.zeros_like``).
+  Unsaid: unknown, except for a row with a derivative, whose result holds
+  floats when a differentiated argument does (``analyze/inexact_arrays.py``).
 - ``complex_result=True``: the result is complex whatever the arguments
   (``np.fft.fft``); ``False``: real whatever the arguments (``np.real``,
   ``abs``, ``np.fft.irfft``); unsaid: complex when an argument is
@@ -179,6 +184,8 @@ UNSAID = _Unsaid()
 
 #: the values of ``returns=`` (None: unsaid, the result may be anything)
 RETURNS = (None, "array", "array or scalar")
+#: the values of ``result_dtype=`` (None: unsaid; see the module docstring)
+RESULT_DTYPES = (None, "float64", "like")
 
 
 class PrimitiveFacts:
@@ -192,16 +199,18 @@ class PrimitiveFacts:
     ``pure``: True, False, or None when not said."""
 
     __slots__ = ("fn", "name", "view", "new_unless", "writes", "pure", "keeps_shape",
-                 "reduces", "fusable", "returns", "ndim", "advanced_index", "complex_result")
+                 "reduces", "fusable", "returns", "ndim", "advanced_index", "complex_result",
+                 "result_dtype")
 
     def __init__(self, fn, name, view=None, new_unless=None, writes=None, pure=None,
                  keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
-                 advanced_index=False, complex_result=None):
+                 advanced_index=False, complex_result=None, result_dtype=None):
         self.fn, self.name, self.view, self.new_unless = fn, name, view, new_unless
         self.writes, self.pure = writes, pure
         self.keeps_shape, self.reduces, self.fusable = keeps_shape, reduces, fusable
         self.returns, self.ndim = returns, ndim
         self.advanced_index, self.complex_result = advanced_index, complex_result
+        self.result_dtype = result_dtype
 
     def __repr__(self):
         return f"<PrimitiveFacts {self.name} view={self.view!r}>"
@@ -381,7 +390,7 @@ def defadjoint(fn, signature, *, name=None, sequence=(), piecewise=(), methods=(
 
 def _facts(fn, name, names, *, view=UNSAID, new_unless=None, writes=None, pure=None,
            keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
-           advanced_index=False, complex_result=None):
+           advanced_index=False, complex_result=None, result_dtype=None):
     """The checked :class:`PrimitiveFacts` of a row (``names``: its parameters,
     None when its signature says nothing about them)."""
     if view is UNSAID:
@@ -420,10 +429,13 @@ def _facts(fn, name, names, *, view=UNSAID, new_unless=None, writes=None, pure=N
                          "are new)")
     if complex_result not in (None, True, False):
         raise ValueError(f"{name}: complex_result= is True, False or unsaid")
+    if result_dtype not in RESULT_DTYPES:
+        raise ValueError(f"{name}: result_dtype= is one of {RESULT_DTYPES}")
     return PrimitiveFacts(fn, name, view=view, new_unless=new_unless, writes=writes, pure=pure,
                           keeps_shape=bool(keeps_shape), reduces=bool(reduces),
                           fusable=bool(fusable), returns=returns, ndim=ndim,
-                          advanced_index=bool(advanced_index), complex_result=complex_result)
+                          advanced_index=bool(advanced_index), complex_result=complex_result,
+                          result_dtype=result_dtype)
 
 
 def _set_facts(fn, facts):
@@ -461,14 +473,15 @@ def _tangent_templates(name, params, templates, tangent):
 
 def defconstant(fn, signature="*args", name=None, methods=(), *, view=UNSAID, pure=True,
                 keeps_shape=False, reduces=False, fusable=False, returns=None, ndim=None,
-                advanced_index=False, complex_result=None):
+                advanced_index=False, complex_result=None, result_dtype=None):
     """Register a function whose output has no derivative (shapes, constructors,
     indices), with its facts (as :func:`defadjoint`)."""
     name = name or _default_name(fn)
     params = parse_signature(signature)
     facts = _facts(fn, name, _named_params(params), view=view, pure=pure,
                    keeps_shape=keeps_shape, reduces=reduces, fusable=fusable, returns=returns,
-                   ndim=ndim, advanced_index=advanced_index, complex_result=complex_result)
+                   ndim=ndim, advanced_index=advanced_index, complex_result=complex_result,
+                   result_dtype=result_dtype)
     _RULES[_key(fn)] = AdjointRule(fn, name, params, constant=True,
                                    positional_only=positional_only(signature))
     _set_facts(fn, facts)

@@ -5,9 +5,12 @@ integer or boolean array NumPy truncates it (``y = np.zeros_like(np.arange(4));
 y[1] = 0.7 * x`` stores 0), so no derivative flows from ``v`` through the write.
 The transforms give such a write a derivative that checks ``y``'s dtype at run
 time (``rt.setitem_adjoint_value(..., y)``, ``rt.stored_tangent``) unless ``y``
-surely holds floats, which this analysis proves for the usual cases: arrays made
-by ``np.zeros((n, 3))``, arithmetic with a float, transcendental functions, and
-copies, slices and reductions of such arrays.
+surely holds floats, which this analysis proves from what NumPy and the registry
+rows say: a ufunc's own loops (``np.sqrt`` has no integer output, ``np.add``
+gives floats for floats), ``result_dtype=`` of a constructor's row
+(``np.zeros((n, 3))``), a ``dtype=`` given, and for any other row with a
+derivative the dtype of its first differentiated argument (``a[1:]``,
+``np.sum(a)``, ``a.copy()``).
 
 It is a must-analysis: a name is in the set only when every assignment to it
 gives an inexact value.  A parameter is when the call gives it a float array or
@@ -16,53 +19,30 @@ number (the gradient is compiled per argument dtype kind, ``function.inexact_par
 """
 
 import builtins
-import operator
 
 import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 
-
-def _ids(*objects):
-    return frozenset(id(obj) for obj in objects)
+_INEXACT_KINDS = "fc"
 
 
-#: a floating-point result whatever the operands (integers are promoted)
-ALWAYS_INEXACT = _ids(
-    np.true_divide, operator.truediv, np.sqrt, np.cbrt, np.exp, np.exp2, np.expm1, np.log,
-    np.log1p, np.log2, np.log10, np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan,
-    np.arctan2, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.hypot,
-    np.mean, np.average, np.var, np.std, np.linspace, np.logspace, np.deg2rad, np.rad2deg,
-    np.radians, np.degrees, np.random.rand, np.random.randn, np.random.random,
-    np.random.uniform, np.random.normal, np.random.standard_normal)
+def _output_kind(code):
+    return np.dtype(code.split("->")[1][0]).kind
 
-#: floats unless a dtype is given (``np.zeros((n, 3))``; ``np.zeros(n, int)``)
-MADE_AS_FLOATS = {id(np.zeros): 1, id(np.ones): 1, id(np.empty): 1, id(np.eye): 3,
-                  id(np.identity): 1}
 
-#: the dtype of their first operand unless a dtype is given (``np.zeros_like(h)``)
-MADE_LIKE = {id(np.zeros_like): 1, id(np.ones_like): 1, id(np.empty_like): 1,
-             id(np.full_like): 2, id(np.copy): 99, id(np.array): 1, id(np.asarray): 1,
-             id(np.ascontiguousarray): 1}
-
-#: the dtype of their first operand (``a[1:]``, ``np.sum(a, axis=0)``)
-FIRST_OPERAND = _ids(
-    operator.getitem, np.sum, np.cumsum, np.prod, np.cumprod, np.max, np.min, np.amax, np.amin,
-    np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze, np.expand_dims,
-    np.broadcast_to, np.flip, np.roll, np.tile, np.repeat, np.diff, np.atleast_1d,
-    np.atleast_2d, np.real, np.imag, np.conjugate, np.abs, np.absolute, np.negative,
-    np.positive, operator.neg, operator.pos, np.square, np.floor, np.ceil, np.round,
-    np.around, np.rint, np.trunc, np.sign, np.diagonal, np.diag, np.tril, np.triu, np.trace,
-    builtins.abs)
-
-#: promoted: a floating-point result when any operand is one (``a * 1.5``)
-PROMOTING = _ids(
-    np.add, np.subtract, np.multiply, np.power, np.maximum, np.minimum, np.fmax, np.fmin,
-    np.matmul, np.dot, np.outer, np.inner, np.tensordot, np.einsum, np.kron, np.cross,
-    np.where, np.clip, np.concatenate, np.stack, np.vstack, np.hstack, np.column_stack,
-    np.append, operator.add, operator.sub, operator.mul, operator.pow, operator.matmul,
-    np.floor_divide, np.mod, np.remainder, operator.floordiv, operator.mod, builtins.sum,
-    builtins.max, builtins.min)
+def _ufunc_facts(ufunc):
+    """(always inexact, inexact on float input) from the ufunc's own loops: np.sqrt
+    has no integer output at all; np.add gives floats for floats; np.greater
+    gives booleans."""
+    kinds = [_output_kind(code) for code in ufunc.types  # objects, dates: not ours
+             if not set(code) & set("OmM")]
+    always = bool(kinds) and all(kind in _INEXACT_KINDS for kind in kinds)
+    float_loop = "d" * ufunc.nin + "->"
+    on_floats = any(code.startswith(float_loop) and _output_kind(code) in _INEXACT_KINDS
+                    for code in ufunc.types)
+    return always, on_floats
 
 
 def surely_inexact(function, bindings):
@@ -94,25 +74,41 @@ def _inexact_expr(expr, names, bindings):
         return _inexact_operand(expr.value, names, bindings)
     if not isinstance(expr, ir.Prim):
         return False  # NonDiff (int(x), comparisons), or unknown
-    fn = id(expr.fn)
     args = list(expr.args)
-    if fn in ALWAYS_INEXACT:
-        return True
-    if fn in MADE_AS_FLOATS:
-        dtype = expr.kwargs.get("dtype", args[MADE_AS_FLOATS[fn]]
-                                if len(args) > MADE_AS_FLOATS[fn] else None)
-        return dtype is None or _inexact_dtype(dtype, bindings)
-    if fn in MADE_LIKE:
-        position = MADE_LIKE[fn]
-        dtype = expr.kwargs.get("dtype", args[position] if len(args) > position else None)
-        if dtype is not None:
-            return _inexact_dtype(dtype, bindings)
-        return bool(args) and _inexact_operand(args[0], names, bindings)
-    if fn in FIRST_OPERAND:
-        return bool(args) and _inexact_operand(args[0], names, bindings)
-    if fn in PROMOTING:
-        return any(_inexact_operand(a, names, bindings) for a in args)
-    return False
+    known = lambda op: _inexact_operand(op, names, bindings)  # noqa: E731
+    if "dtype" in expr.kwargs:                       # np.sum(x, dtype=int)
+        return _inexact_dtype(expr.kwargs["dtype"], bindings)
+    if isinstance(expr.fn, np.ufunc):                # its loops say
+        always, on_floats = _ufunc_facts(expr.fn)
+        return always or (on_floats and any(known(a) for a in args))
+    facts = registry.facts(expr.fn)
+    made = facts.result_dtype if facts is not None else None
+    if made == "float64":                            # np.zeros((n, 3)); not np.zeros(n, int)
+        return len(args) <= 1
+    if made == "like":                               # np.zeros_like(h)
+        return len(args) == 1 and known(args[0])
+    rule = registry.lookup(expr.fn)
+    if rule is None or not rule.templates:
+        return False
+    if any(name == "dtype" for name, _, _ in rule.params[:len(args)]):
+        return False                                 # a dtype given by position
+    operand = _first_differentiated(rule, args, expr.kwargs)
+    return operand is not None and known(operand)
+
+
+def _first_differentiated(rule, args, kwargs):
+    """The operand of the first parameter the row differentiates (``a`` of
+    ``np.sum``, ``x`` of ``np.where``): promotion never turns its floats into
+    integers, and a row that stores into it (``rt.add_at``) keeps its dtype."""
+    for position, (name, _, kind) in enumerate(rule.params):
+        if name not in rule.templates:
+            continue
+        if kind == "varargs":
+            return ir.Seq(tuple(args[position:])) if len(args) > position else None
+        if kind == "positional" and position < len(args):
+            return args[position]
+        return kwargs.get(name)
+    return None
 
 
 def _inexact_operand(op, names, bindings):
