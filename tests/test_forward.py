@@ -120,6 +120,30 @@ def test_jvp_equals_gradient_dotted_with_the_direction():
     assert tangent == pytest.approx(np.sum(gW * dW) + np.sum(gb * db), rel=1e-10)
 
 
+def rebound_after_a_branch(x, M, n):
+    y = np.tanh(x)
+    if np.sum(x) > -10.0:              # always, but not known when compiling
+        t = np.sum(x) * 0.5            # t has a tangent here ...
+        y = y * (1.0 + t)
+    for t in M[:n]:                    # ... and none once a row of M is bound
+        y = 0.9 * y + 0.1 * np.tanh(y * t)
+    return np.sum(y) * np.sum(t)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_tangent_the_body_zeroes_is_zero_after_the_loop(n):
+    """``t``, bound before the loop on one path only, is rebound to a constant row
+    by the body: after the loop its tangent is zero, not the one from before the
+    loop (the zero is written at the body's end, shaped like the row)."""
+    rng = np.random.default_rng(4)
+    x, M, v = rng.normal(size=3), rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)
+    _, tangent = tc.jvp(rebound_after_a_branch)(x, M, n, v)
+    assert tangent == pytest.approx(directional_fd(rebound_after_a_branch, [x, M, n], (0,),
+                                                   [v]), rel=1e-6, abs=1e-8)
+    gradient = tc.grad(rebound_after_a_branch)(x, M, n)
+    assert tangent == pytest.approx(np.sum(gradient * v), rel=1e-10)
+
+
 def test_source_reads_like_the_users_code():
     text = str(tc.jvp(rnn, wrt=(1, 2)).source)
     assert "def jvp_rnn(h, W, b, n, dW, db):" in text

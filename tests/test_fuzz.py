@@ -700,6 +700,27 @@ def f(a, B, c, s, M, n):
 """, seed=832, n=5, wrt=(0, 3), snapshots=2)
 
 
+# Found by the loop_variables family (a wrong gradient, taped only): `t = 0.5 * s`
+# then `for t in M` with `t` read after the loop.  The taped reverse loop zeroed
+# `bt` at the end of each reversed iteration like the row `t` held there, not like
+# the value `t` had before that iteration, so after the loop the adjoint of the
+# scalar `t = 0.5 * s` was a (3,) zero, the scalar contribution broadcast to it,
+# and ds summed it three times.  Fixed in compiler/transform/taped_loops.py
+# (`_zeroed_at_head`): the reverse loop puts back the value from before each
+# iteration (`t = t_old`), as a checkpointed loop's step does.
+regression("loop_variable_adjoint_zeroed_like_the_row_not_the_value_before_the_loop", """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    t = 0.5 * s
+    x = a * (1.0 + t)
+    for t in M:
+        x = x + np.sum(t)
+    return np.sum(x) * np.sum(t)
+""", seed=115, n=0, wrt=(3, 0))
+
+
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 @pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
 def test_regression(name, schedule):

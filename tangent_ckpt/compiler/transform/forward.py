@@ -179,8 +179,11 @@ class Forwarder:
                 break
             head |= inner
         # a tangent needs a value at the loop's head only where its variable has one
-        # (bound before the loop): the others are assigned before they are read
-        code += self.zeros((head - inner) & defined, inner_defined, loop.line)
+        # there (bound at the body's end, the value the next step or the code after
+        # the loop reads): the others are assigned before they are read.  A name
+        # bound before the loop in one branch only, that the body rebinds with a
+        # zero tangent, is one of them: its tangent from before the loop is stale
+        code += self.zeros((head - inner) & inner_defined, inner_defined, loop.line)
         code += self.body(tail, inner, inner_defined)
         out += self.zeros((head - nonzero) & defined, defined, loop.line)
         if isinstance(loop, ir.For):

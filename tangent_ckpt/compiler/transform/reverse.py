@@ -144,6 +144,7 @@ class Reverser:
         self.saves = SavePoints(namer, self.counts, self.reads)
         self.maybe_scalar_zero = set()
         self.read_outside = {}  # loop variable -> read outside its loops (taped_loops.py)
+        self.live_after = None  # id(loop) -> names live after it (taped_loops.py)
         self.owned = set()  # adjoints that are private accumulators: updated in place
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
         self.recording = False  # see nested()
@@ -164,14 +165,17 @@ class Reverser:
         return sub
 
     # --- primal -----------------------------------------------------------------
-    def primal(self, body, defined, possibly, in_loop=False, read_after=False):
+    def primal(self, body, defined, possibly, in_loop=False, read_after=False,
+               restored=frozenset()):
         """Primal code for ``body``; ``defined``/``possibly`` are the names surely /
         possibly holding a value (updated in place).  ``in_loop``: ``body`` runs in a
         taped loop (its values go on the tape); ``read_after``: it is the body of a
-        taped loop no other loop encloses, whose values may be read after it."""
+        taped loop no other loop encloses, whose values may be read after it;
+        ``restored``: names it rebinds whose value from before each run the reverse
+        needs back (``SavePoints.block_record``)."""
         out = []
         saves = self.saves
-        record = saves.block_record(body, read_after) if in_loop else None
+        record = saves.block_record(body, read_after, restored) if in_loop else None
         for k, stmt in enumerate(body):
             if record is not None and isinstance(stmt, ir.Break):
                 out.append(record)  # pushed before the loop may stop
@@ -305,8 +309,9 @@ class Reverser:
         """How to write a zero adjoint: shaped like the variable's value at this point.
 
         The reverse sweep has restored the variable there, so the zero has the
-        right shape even when the variable changes shape across assignments; a
-        scalar ``0.0`` would break adjoints such as ``np.swapaxes(g, 0, 1)``."""
+        right shape even when the variable changes shape across assignments (at
+        a taped loop's head too: ``taped_loops._zeroed_at_head``); a scalar
+        ``0.0`` would break adjoints such as ``np.swapaxes(g, 0, 1)``."""
         var = self.primal_of(adjoint_name)
         if var is not None:
             return sx.rt("zeros_like", var)

@@ -62,16 +62,18 @@ class SavePoints:
         return self.tape
 
     # --- the primal side ---------------------------------------------------------
-    def block_record(self, body, read_after=False):
+    def block_record(self, body, read_after=False, restored=frozenset()):
         """The TapeRecord of a block that runs inside a taped loop (a loop body, a
         branch): first the names the block's top level assigns before anything in
         it reads or assigns them, that nothing outside the block reads or assigns
         -- or, for the body of a loop no other loop encloses (``read_after``), that
         the code before and after the loop may read and assign too
-        (:meth:`keep_before_loop`).  Each run of the block makes them afresh, so
-        the block pushes their values once, at its end, and its reverse pops them
-        first (the block's later writes of them are saved as usual); the slots of
-        :meth:`save_to_record` join."""
+        (:meth:`keep_before_loop`), except the names of ``restored``, whose value
+        from before each run the reverse needs back (``taped_loops.py``).  Each
+        run of the block makes them afresh, so the block pushes their values
+        once, at its end, and its reverse pops them first (the block's later
+        writes of them are saved as usual); the slots of :meth:`save_to_record`
+        join."""
         inside = Counter(ir.read_names(body))
         writes = Counter(ir.assigned_names(body))
         seen, names = set(), []  # seen: the names read or assigned so far
@@ -81,8 +83,9 @@ class SavePoints:
             seen.update(ir.read_names([stmt]))
             target = getattr(stmt, "target", None)
             if isinstance(stmt, ir.Assign) and not stmt.observes and target not in seen and \
-                    (read_after or (self.counts.get(target) == writes[target] and
-                                    self.reads.get(target, 0) == inside[target])):
+                    ((read_after and target not in restored) or
+                     (self.counts.get(target) == writes[target] and
+                      self.reads.get(target, 0) == inside[target])):
                 names.append(target)
                 self.first_writes.add(id(stmt))
             seen.update(ir.assigned_names([stmt]))

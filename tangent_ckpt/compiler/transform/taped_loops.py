@@ -42,7 +42,8 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
         inner_possibly.add(loop.target)
     read_after = rev.top and not in_loop
     body = rev.primal(loop.body, inner_defined, inner_possibly, in_loop=True,
-                      read_after=read_after)
+                      read_after=read_after,
+                      restored=_zeroed_at_head(rev, loop, possibly) if read_after else ())
     if read_after:
         rev.saves.keep_before_loop(loop, out, defined, possibly)
     else:
@@ -68,6 +69,60 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
     out.append(Block(header, body, loop.line))
     possibly |= inner_possibly
     return out
+
+
+def _zeroed_at_head(rev, loop, possibly):
+    """Names that may hold a value before ``loop`` (``possibly``), that its body
+    rebinds and the code after it reads (before it rebinds them): their
+    adjoints may reach the loop's head, where the reverse loop writes a zero
+    shaped like the value the name had before the iteration, which after the
+    last reversed iteration is the value from before the loop, of any shape
+    (``t = 0.5 * s`` then ``for t in M``).  The reverse must put that value
+    back, as a checkpointed loop's step does (``t = t_old``), not leave the one
+    the iteration made."""
+    if rev.live_after is None:
+        rev.live_after = live_after_loops(rev.function.body, ir.returned_names(rev.function))
+    live = rev.live_after.get(id(loop), rev.reads)  # (every loop outside loops is found)
+    return frozenset(name for name in set(ir.assigned_names(loop.body))
+                     if name in possibly and name in rev.active and name in live)
+
+
+def live_after_loops(body, live):
+    """{id(loop): the names live after it} for the loops of ``body`` outside
+    every loop (``live``: the names live after ``body``): the names some path
+    reads before it rebinds them.  One backward walk of the function; a loop's
+    body is walked until the names live at its head settle."""
+    found = {}
+    _live_before(body, set(live), found, True)
+    return found
+
+
+def _live_before(body, live, found, outer):
+    live = set(live)
+    for stmt in reversed(body):
+        if isinstance(stmt, ir.Assign):
+            live.discard(stmt.target)
+            live.update(ir.expr_reads(stmt.expr))
+        elif isinstance(stmt, (ir.For, ir.While)):
+            if outer:
+                found[id(stmt)] = frozenset(live)
+            head = live | set(ir.read_names([_header(stmt)]))  # it may run no step
+            while True:
+                start = _live_before(stmt.body, head, found, False)
+                if isinstance(stmt, ir.For):
+                    start.discard(stmt.target)
+                if start <= head:
+                    break
+                head |= start
+            live = head
+        elif isinstance(stmt, ir.If):
+            live = _live_before(stmt.body, live, found, outer) | \
+                _live_before(stmt.orelse, live, found, outer) | {stmt.test}
+        elif isinstance(stmt, ir.Segment):
+            live = _live_before(stmt.body, live, found, outer)
+        else:  # a subscript write, a break: read, rebind nothing
+            live.update(ir.read_names([stmt]))
+    return live
 
 
 def _read_outside(rev, name):
