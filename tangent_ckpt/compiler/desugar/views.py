@@ -190,8 +190,11 @@ _ANALYSING = threading.local()  # the helpers being analysed by this thread (rec
 def writer_parameters(fn):
     """The parameters a user helper writes into, with how: ``"item-call"`` for
     ``H[1:-1] += ...`` or a write through a view of ``H`` (the caller's array),
-    ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array).  A
-    parameter the helper also rebinds is left out: the inliner refuses it."""
+    ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array),
+    ``"rebound-call"`` for a parameter the helper also rebinds, or hands to a
+    helper whose write into it is not followed: what the caller's array holds
+    after the call is then not known here (followed only where the caller never
+    reads it again, ``ViewMarks.unobserved_arguments``)."""
     module = str(getattr(fn, "__module__", "") or "")
     in_progress = _ANALYSING.__dict__.setdefault("codes", set())
     if not isinstance(fn, types.FunctionType) or fn.__code__ in in_progress or \
@@ -207,7 +210,7 @@ def writer_parameters(fn):
         in_progress.discard(fn.__code__)
     args = parsed.node.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    found, rebound = {}, set()
+    found, rebound, unfollowed = {}, set(), set()
     for node in gast.walk(parsed.node):
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             found.setdefault(node.target.id, "aug-call")
@@ -215,6 +218,9 @@ def writer_parameters(fn):
         if isinstance(node, gast.Call):
             for param in marks.written_arguments.get(node, {}).values():
                 found[param] = "item-call"
+            for param in marks.rebound_arguments.get(node, {}).values():
+                if param is not None:
+                    unfollowed.add(param)  # an inner helper's write nobody follows
         targets = node.targets if isinstance(node, gast.Assign) else \
             [node.target] if isinstance(node, (gast.AugAssign, gast.For)) else []
         for t in targets:
@@ -225,4 +231,5 @@ def writer_parameters(fn):
             else:
                 rebound |= {n.id for n in gast.walk(t)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    return {p: found[p] for p in params if p in found and p not in rebound}
+    return {p: "rebound-call" if p in rebound | unfollowed else found.get(p, "rebound-call")
+            for p in params if p in found or p in unfollowed}

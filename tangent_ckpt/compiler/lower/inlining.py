@@ -43,6 +43,7 @@ class Inlining:
                       alias_candidates=function_alias_candidates(fnode))
         scope.aliases = set()
         given = self.bind_parameters(fnode, scope, call, parsed, parent_scope is None)
+        self._refuse_unfollowed_writes(call, scope, label)
         if parsed.filename == self.lo.parsed.filename:  # comments quote the helper's lines too
             self.lo.inlined_lines.update(_annotated_lines(parsed, fnode))
         result = self.lo.namer.fresh(f"{label}_result")
@@ -105,7 +106,8 @@ class Inlining:
         assigned_in_body = set()
         subscripted_in_body = set()
         passed_to_writers = set()  # inner(p): p written by a helper it is passed to
-        written_arguments = self.lo.fenced.marks.written_arguments
+        marks = self.lo.fenced.marks
+        written_arguments = marks.written_arguments
         for n in gast.walk(fnode):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 assigned_in_body.add(n.id)
@@ -117,6 +119,8 @@ class Inlining:
                 # write comes back here as an assignment to p (write_back), maybe in a loop
                 assigned_in_body.update(written_arguments.get(n, {}).values())
                 passed_to_writers.update(written_arguments.get(n, {}).values())
+                passed_to_writers.update(  # inner(p) writes into p and rebinds it
+                    p for p in marks.rebound_arguments.get(n, {}).values() if p is not None)
         self._refuse_one_array_for_two_parameters(
             label, given, subscripted_in_body | passed_to_writers |
             {n.target.id for n in gast.walk(fnode)
@@ -152,7 +156,8 @@ class Inlining:
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.lo.expressions.atomize(v, p)
-            written_back = p in written_arguments.get(call, {})
+            written_back = p in written_arguments.get(call, {}) or \
+                p in marks.unobserved_arguments.get(call, {})  # the caller's, or unread
             computed = isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # a new array
             if (p in subscripted_in_body or p in passed_to_writers) and \
                     isinstance(v, ir.Name) and not written_back and not computed:
@@ -201,9 +206,11 @@ class Inlining:
         """A helper that wrote into its parameters wrote into its caller's arrays:
         views.py marked the call (``written_arguments``); ``H += ...`` changes the
         caller's ``H`` only when it is an array (``in_place_if_array``: tested)."""
-        written = self.lo.fenced.marks.written_arguments.get(call, {})
-        tested = self.lo.fenced.marks.in_place_if_array.get(call, set())
-        for p, caller_name in written.items():
+        marks = self.lo.fenced.marks
+        written = marks.written_arguments.get(call, {})
+        tested = marks.in_place_if_array.get(call, set())
+        unobserved = marks.unobserved_arguments.get(call, {})
+        for p, caller_name in list(written.items()) + list(unobserved.items()):
             if p in scope.tuples:  # a container: its writes went to the caller's elements
                 continue
             if caller_name in self.lo.current_scope.shared_arrays:
@@ -217,6 +224,8 @@ class Inlining:
                     hint="make each call that hands the array on a statement of its own "
                          "(r = f(...), not inside an expression), where the original "
                          "statement ran it: those writes are followed")
+            if p in unobserved and p not in written:
+                continue  # the caller never reads its array again: nothing to carry back
             final = scope.rename[p]
             if p not in tested:
                 self.lo.emit(ir.Assign(self.lo.assignments.store_name(caller_name),
@@ -236,13 +245,16 @@ class Inlining:
         for n in gast.walk(fnode):  # H += ... into a caller's array nobody follows
             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and \
                     isinstance(arguments.get(n.target.id), gast.Name) and \
-                    n.target.id not in written and \
+                    n.target.id not in written and n.target.id not in unobserved and \
                     n.target.id in {a.id for a in fnode.args.args + fnode.args.kwonlyargs
                                     + fnode.args.posonlyargs}:
                 caller_name = arguments[n.target.id].id
                 param = n.target.id
+                added_into = {id(m.target) for m in gast.walk(fnode)
+                              if isinstance(m, gast.AugAssign)}  # x += v binds no new x
                 if any(isinstance(m, gast.Name) and m.id == param and
-                       isinstance(m.ctx, gast.Store) for m in gast.walk(fnode)):
+                       isinstance(m.ctx, gast.Store) and id(m) not in added_into
+                       for m in gast.walk(fnode)):
                     raise self.lo.error(
                         UnsupportedSyntaxError,
                         f"{label}() adds into its parameter '{param}' in place, which "
@@ -264,6 +276,29 @@ class Inlining:
                     hint=f"make the call a statement of its own where the original "
                          f"statement ran it (r = {label}(...)), and use r in the "
                          f"expression")
+
+
+    def _refuse_unfollowed_writes(self, call, scope, label):
+        """A parameter the helper writes into in place and also rebinds
+        (``x += v; x = x % L``): the caller's array holds what the helper wrote
+        before the rebinding, which is not followed -- refused unless the
+        caller never reads that array again (``unobserved_arguments``)."""
+        unobserved = self.lo.fenced.marks.unobserved_arguments.get(call, {})
+        rebound = self.lo.fenced.marks.rebound_arguments.get(call, {})
+        for p, caller_name in rebound.items():
+            if p in unobserved or p in scope.tuples:
+                continue
+            given = f"'{caller_name}'" if caller_name is not None else "its argument"
+            raise self.lo.error(
+                UnsupportedSyntaxError,
+                f"{label}() writes into its parameter '{p}' in place, which changes the "
+                f"caller's {given} when it is an array, and also rebinds '{p}' (or hands "
+                f"it to a helper that does): what the caller's array holds after the call "
+                f"is not followed, and the caller reads it afterwards", call,
+                construct=f"in-place write into the caller's {given}",
+                hint=f"if {label}() is meant to change the caller's array, give the new "
+                     f"array a name of its own in {label}() and return it; the call is "
+                     f"followed as it is where the caller reads {given} no more after it")
 
 
 def _printable(node):
