@@ -76,6 +76,17 @@ def check_helper_call(lo, fenced, fnode, call, site=None):
                               line=sx.const(guard.line), function=sx.const(fnode.name))
                 emit_observation(lo, check, tuple(dict.fromkeys(
                     a.id for a in arrays if a.id not in lo.bindings)), lo.line)
+        elif isinstance(written, gast.Name) and _view_root(other) is not None:
+            # step(y, y[1:]): the write into y changes the view the helper reads
+            array = lo.expressions.load_name(written.id, written)
+            value = lo.expressions.nondiff(other)
+            if isinstance(array, ir.Name):
+                check = sx.rt("distinct_arrays", ir.operand_node(array), value.node,
+                              names=sx.const((guard.written, guard.other)),
+                              line=sx.const(guard.line), function=sx.const(fnode.name))
+                emit_observation(lo, check, tuple(dict.fromkeys(
+                    [n for n in value.names] +
+                    ([array.id] if array.id not in lo.bindings else []))), lo.line)
     followed = lo.fenced.marks.written_arguments.get(call, {})  # written back by the inliner
     for param, line in fenced.written.items():
         argument = given.get(param)
