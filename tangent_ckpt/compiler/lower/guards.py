@@ -130,10 +130,33 @@ def _view_root(node):
 
 def check_local_call(lo, fnode, call):
     """``check_helper_call`` for a function defined in the differentiated one
-    (or in a helper): the enclosing function's fence fenced it."""
+    (or in a helper): the enclosing function's fence fenced it.  Such a
+    function's writes into its parameters are not followed back to the caller
+    (the view lowering reads module-level helpers and methods only): one given
+    a caller's array for a parameter it writes into in place (``m = th; m[0] =
+    v``) is refused, as its item and augmented writes are where they are
+    lowered."""
     fenced = lo.fenced.index.get("local", fnode)
-    if fenced is not None:
-        check_helper_call(lo, fenced, fnode, call)
+    if fenced is None:
+        return
+    check_helper_call(lo, fenced, fnode, call)
+    given = _arguments(fnode, call)
+    for param, line in fenced.written.items():
+        argument = given.get(param)
+        if not isinstance(argument, gast.Name):
+            continue
+        value = lo.expressions.load_name(argument.id, argument)
+        if not isinstance(value, ir.Name) or lo.run_time.is_rows(value) or \
+                lo.run_time.is_dict(value):
+            continue  # a container's items are the caller's variables already
+        raise lo.error(UnsupportedSyntaxError,
+                       f"{fnode.name}() writes into its parameter '{param}' in place (its "
+                       f"line {line}), which changes the caller's '{argument.id}': a "
+                       f"function defined inside another has its writes into its "
+                       f"parameters not followed back to the caller", call,
+                       construct=f"in-place write into the caller's '{argument.id}'",
+                       hint=f"define {fnode.name}() at module level, where a helper's "
+                            f"writes into its parameters are followed")
 
 
 def emit_checks_before(lo, stmt):
