@@ -11,6 +11,7 @@ method); a class that makes its own attribute lookup is not followed.
 """
 
 import dis
+import functools
 import types
 
 import gast
@@ -58,6 +59,7 @@ def _own_lookup(cls):
                for name in ("__getattribute__", "__getattr__", "__setattr__", "__slots__"))
 
 
+@functools.lru_cache(maxsize=256)  # read once per class (its methods' bytecode)
 def _stored_attributes(cls):
     """The attribute names any function of ``cls`` stores (``self.x = ...``);
     ``_EVERY`` among them where one stores by a computed name (``setattr``)."""
@@ -72,7 +74,7 @@ def _stored_attributes(cls):
             for fn in parts:
                 if isinstance(fn, types.FunctionType):
                     names |= _stores(fn.__code__)
-    return names
+    return frozenset(names)
 
 
 def _stores(code):
@@ -85,7 +87,7 @@ def _stores(code):
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names |= _stores(const)
-    return names
+    return frozenset(names)
 
 
 _EVERY = object()  # the code stores attributes by a computed name: any of them
