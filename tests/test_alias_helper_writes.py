@@ -332,3 +332,23 @@ def test_a_local_functions_write_into_the_callers_array_is_refused(run):
     message = str(info.value)
     assert f":{line_of(local_function_writes_through_an_alias, '# WRITE')}:" in message
     assert "'theta'" in message and "'th'" in message, message
+
+
+def _bump(u):
+    u += 1.0
+    return 0.0
+
+
+def helper_adds_into_an_array_the_expression_reads(x):
+    y = x * 1.0
+    r = _bump(y) * np.sum(y)  # WRITE
+    return np.sum(y ** 2) + r
+
+
+def test_an_augmented_assignment_is_no_rebinding_in_the_refusal():
+    """``u += 1.0`` writes into ``u``; the refusal (the call sits inside an
+    expression that reads ``y``) once said the helper "also rebinds 'u'"."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(helper_adds_into_an_array_the_expression_reads)(np.ones(3))
+    message = str(info.value)
+    assert "adds into its parameter 'u'" in message and "rebinds" not in message, message
