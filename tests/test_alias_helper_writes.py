@@ -352,3 +352,30 @@ def test_an_augmented_assignment_is_no_rebinding_in_the_refusal():
         tc.grad(helper_adds_into_an_array_the_expression_reads)(np.ones(3))
     message = str(info.value)
     assert "adds into its parameter 'u'" in message and "rebinds" not in message, message
+
+
+def _mean_into_alias_renamed(theta):
+    mean = theta
+    mean[0] = 0.5 * (mean[1] + mean[2])
+    theta2 = mean + 0.1
+    return np.sum(np.sin(theta2))
+
+
+def renamed_as_the_refusal_advises(x):
+    th = np.tanh(x)
+    r = _mean_into_alias_renamed(th)
+    return r + np.sum(th ** 2)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_the_refusals_advice_gives_the_same_program_followed(run):
+    """The refusal of ``alias_write_and_rebinding_read_by_the_caller`` advises a
+    name of its own for the new array: the same numbers, and the write into the
+    caller's ``th`` is followed."""
+    x = np.array([0.3, -0.2, 0.5])
+    assert renamed_as_the_refusal_advises(x.copy()) == \
+        alias_write_and_rebinding_read_by_the_caller(x.copy())
+    with pytest.raises(TransformError, match="'theta2 = ...'"):
+        tc.grad(alias_write_and_rebinding_read_by_the_caller)(x)
+    check_grad(renamed_as_the_refusal_advises, (x,),
+               df=tc.grad(renamed_as_the_refusal_advises, **run))

@@ -277,7 +277,6 @@ class Inlining:
                          f"statement ran it (r = {label}(...)), and use r in the "
                          f"expression")
 
-
     def _refuse_unfollowed_writes(self, call, scope, label):
         """A parameter the helper writes into in place and also rebinds
         (``x += v; x = x % L``): the caller's array holds what the helper wrote
@@ -288,17 +287,20 @@ class Inlining:
         for p, caller_name in rebound.items():
             if p in unobserved or p in scope.tuples:
                 continue
-            given = f"'{caller_name}'" if caller_name is not None else "its argument"
+            given = f"'{caller_name}'" if caller_name is not None else "array given for it"
             raise self.lo.error(
                 UnsupportedSyntaxError,
                 f"{label}() writes into its parameter '{p}' in place, which changes the "
                 f"caller's {given} when it is an array, and also rebinds '{p}' (or hands "
                 f"it to a helper that does): what the caller's array holds after the call "
-                f"is not followed, and the caller reads it afterwards", call,
+                f"is not followed, which the compiler needs only where the caller never "
+                f"reads that array again -- here it may (after the call, in a later round "
+                f"of a loop, or elsewhere in the call's statement)", call,
                 construct=f"in-place write into the caller's {given}",
-                hint=f"if {label}() is meant to change the caller's array, give the new "
-                     f"array a name of its own in {label}() and return it; the call is "
-                     f"followed as it is where the caller reads {given} no more after it")
+                hint=f"give the new array a name of its own where '{p}' is rebound (in "
+                     f"{label}(), or in the helper it hands '{p}' to): '{p}2 = ...', and "
+                     f"'{p}2' wherever that new array is read -- the same program, whose "
+                     f"write into the caller's array is followed")
 
 
 def _printable(node):
