@@ -379,3 +379,32 @@ def test_the_refusals_advice_gives_the_same_program_followed(run):
         tc.grad(alias_write_and_rebinding_read_by_the_caller)(x)
     check_grad(renamed_as_the_refusal_advises, (x,),
                df=tc.grad(renamed_as_the_refusal_advises, **run))
+
+
+def rebinding_helper_given_a_new_array(x, v):
+    return _drift(np.tanh(x), v, 2) + np.sum(x)
+
+
+def rebinding_helper_writing_only_its_own_array(x, v):
+    y = x * 1.0
+    r = _own_array_writer(y, v)
+    return r + np.sum(y ** 2)
+
+
+def _own_array_writer(p, q):
+    for i in range(2):
+        p = p * 0.5 + q
+        p += np.sin(q)  # into the new array made the line above
+    return np.sum(p)
+
+
+@pytest.mark.parametrize("fn", [rebinding_helper_given_a_new_array,
+                                rebinding_helper_writing_only_its_own_array],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_a_write_that_cannot_reach_the_callers_array_is_not_refused(fn, run):
+    """A new array handed over (``np.tanh(x)``), or a write made only after the
+    helper surely bound its parameter anew in the same block: nothing of the
+    caller's is written, whatever the caller reads later."""
+    args = (np.array([0.3, 1.2, 2.5]), np.array([0.4, -0.1, 0.8]))
+    check_grad(fn, args, wrt=(0, 1), df=tc.grad(fn, wrt=(0, 1), **run))

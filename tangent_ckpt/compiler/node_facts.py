@@ -51,8 +51,8 @@ class ViewMarks:
       lowering inlines them even as a statement whose value is discarded);
     - ``rebound_arguments``: calls of helpers that write into a parameter in
       place and also rebind it (``x += v; x = x % L``), or hand it to a helper
-      that does, -> {parameter: the caller's name, or None}: what the caller's
-      array holds after the call is not followed;
+      that does, given a name of the caller -> {parameter: that name}: what the
+      caller's array holds after the call is not followed;
     - ``unobserved_arguments``: of those, the parameters whose caller's name is
       never read after the call (nor kept by a nested function) -> {parameter:
       the caller's name}: nothing needs the array's new contents, so the

@@ -318,12 +318,13 @@ class FunctionShape:
         """A helper writes into ``param`` and rebinds it: the caller's array changes
         in a way the inliner does not follow.  Nothing needs to follow it where the
         call is the statement (or alone with locals in it) and the caller's name is
-        not read after it: ``return loss(x, ...)``, ``x = step(x)``."""
-        name = arg.id if isinstance(arg, gast.Name) else None
-        marks = self.marks
-        marks.rebound_arguments[call] = {**marks.rebound_arguments.get(call, {}), param: name}
-        if name is None:
+        not read after it: ``return loss(x, ...)``, ``x = step(x)``.  (An argument
+        that is no name is a new array, or a view or an item the lowering checks
+        at the call: ``rt.not_a_view``.)"""
+        if not isinstance(arg, gast.Name):
             return
+        name, marks = arg.id, self.marks
+        marks.rebound_arguments[call] = {**marks.rebound_arguments.get(call, {}), param: name}
         self.writes.append((s, name, "other"))  # no group of it is followed
         if whole and name in self.local and self.dead_after(name, s):
             marks.unobserved_arguments[call] = {**marks.unobserved_arguments.get(call, {}),

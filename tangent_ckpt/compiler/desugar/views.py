@@ -41,6 +41,7 @@ import gast
 
 from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, view_link
@@ -210,26 +211,11 @@ def writer_parameters(fn):
         in_progress.discard(fn.__code__)
     args = parsed.node.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    found, rebound, unfollowed = {}, set(), set()
-    for node in gast.walk(parsed.node):
-        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-            found.setdefault(node.target.id, "aug-call")
-            continue
-        if isinstance(node, gast.Call):
-            for param in marks.written_arguments.get(node, {}).values():
-                found[param] = "item-call"
-            for param in marks.rebound_arguments.get(node, {}).values():
-                if param is not None:
-                    unfollowed.add(param)  # an inner helper's write nobody follows
-        targets = node.targets if isinstance(node, gast.Assign) else \
-            [node.target] if isinstance(node, (gast.AugAssign, gast.For)) else []
-        for t in targets:
-            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
-                found[t.value.id] = "item-call"
-            elif node in marks.write_backs and isinstance(t, gast.Name):
-                found[t.id] = "item-call"
-            else:
-                rebound |= {n.id for n in gast.walk(t)
-                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    return {p: "rebound-call" if p in rebound | unfollowed else found.get(p, "rebound-call")
+    found, unfollowed, rebound = {}, set(), set()
+    for param, kind in ParameterWrites(parsed.node, marks, rebound).writes:
+        if kind == "unfollowed":
+            unfollowed.add(param)
+        elif kind == "item-call" or param not in found:
+            found[param] = kind
+    return {p: "rebound-call" if p in rebound | unfollowed else found[p]
             for p in params if p in found or p in unfollowed}

@@ -12,6 +12,7 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.lower.callables import is_compile_time
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, Lowered, Scope, TupleValue, always_exits,
@@ -119,8 +120,8 @@ class Inlining:
                 # write comes back here as an assignment to p (write_back), maybe in a loop
                 assigned_in_body.update(written_arguments.get(n, {}).values())
                 passed_to_writers.update(written_arguments.get(n, {}).values())
-                passed_to_writers.update(  # inner(p) writes into p and rebinds it
-                    p for p in marks.rebound_arguments.get(n, {}).values() if p is not None)
+                # inner(p) writes into p and rebinds it
+                passed_to_writers.update(marks.rebound_arguments.get(n, {}).values())
         self._refuse_one_array_for_two_parameters(
             label, given, subscripted_in_body | passed_to_writers |
             {n.target.id for n in gast.walk(fnode)
@@ -242,19 +243,16 @@ class Inlining:
                 self.lo.emit(ir.Assign(name, ir.Copy(before), call.lineno))
             self.lo.emit(ir.If(test, [ir.Assign(name, ir.Copy(final), call.lineno)], [],
                                call.lineno))
-        for n in gast.walk(fnode):  # H += ... into a caller's array nobody follows
-            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and \
-                    isinstance(arguments.get(n.target.id), gast.Name) and \
-                    n.target.id not in written and n.target.id not in unobserved and \
-                    n.target.id in {a.id for a in fnode.args.args + fnode.args.kwonlyargs
-                                    + fnode.args.posonlyargs}:
-                caller_name = arguments[n.target.id].id
-                param = n.target.id
-                added_into = {id(m.target) for m in gast.walk(fnode)
-                              if isinstance(m, gast.AugAssign)}  # x += v binds no new x
-                if any(isinstance(m, gast.Name) and m.id == param and
-                       isinstance(m.ctx, gast.Store) and id(m) not in added_into
-                       for m in gast.walk(fnode)):
+        # H += ... into a caller's array nobody follows (before H is surely bound anew)
+        rebound = set()
+        added = [name for name, kind in ParameterWrites(fnode, marks, rebound).writes
+                 if kind == "aug-call"]
+        params = {a.id for a in fnode.args.args + fnode.args.kwonlyargs + fnode.args.posonlyargs}
+        for param in dict.fromkeys(added):
+            if isinstance(arguments.get(param), gast.Name) and param in params and \
+                    param not in written and param not in unobserved:
+                caller_name = arguments[param].id
+                if param in rebound:
                     raise self.lo.error(
                         UnsupportedSyntaxError,
                         f"{label}() adds into its parameter '{param}' in place, which "
@@ -267,7 +265,7 @@ class Inlining:
                              f"same numbers, and followed")
                 raise self.lo.error(
                     UnsupportedSyntaxError,
-                    f"{label}() adds into its parameter '{n.target.id}' in place, which "
+                    f"{label}() adds into its parameter '{param}' in place, which "
                     f"changes the caller's '{caller_name}' when it is an array; the compiler "
                     f"follows that only for a call that is a whole statement "
                     f"({label}(...) or r = {label}(...)), on an array it can follow (not a "
@@ -287,16 +285,15 @@ class Inlining:
         for p, caller_name in rebound.items():
             if p in unobserved or p in scope.tuples:
                 continue
-            given = f"'{caller_name}'" if caller_name is not None else "array given for it"
             raise self.lo.error(
                 UnsupportedSyntaxError,
                 f"{label}() writes into its parameter '{p}' in place, which changes the "
-                f"caller's {given} when it is an array, and also rebinds '{p}' (or hands "
+                f"caller's '{caller_name}' when it is an array, and also rebinds '{p}' (or hands "
                 f"it to a helper that does): what the caller's array holds after the call "
                 f"is not followed, which the compiler needs only where the caller never "
                 f"reads that array again -- here it may (after the call, in a later round "
                 f"of a loop, or elsewhere in the call's statement)", call,
-                construct=f"in-place write into the caller's {given}",
+                construct=f"in-place write into the caller's '{caller_name}'",
                 hint=f"give the new array a name of its own where '{p}' is rebound (in "
                      f"{label}(), or in the helper it hands '{p}' to): '{p}2 = ...', and "
                      f"'{p}2' wherever that new array is read -- the same program, whose "
