@@ -113,7 +113,8 @@ def casts_to_a_dtype(f):
 
 def updates_in_place(f, _seen=None):
     """Whether ``f``, or a function of its module that it calls (a helper writing
-    into its parameters), has an augmented assignment or an assignment into a
+    into its parameters, or a method of a class of its module it constructs:
+    ``opt.update(p, g)``), has an augmented assignment or an assignment into a
     subscript of an array.  Writes into a list or dict the function builds
     (``L[1] = x``, ``d['q'] = x``, ``L += [x]``) do not count: autograd follows
     Python containers."""
@@ -126,9 +127,12 @@ def updates_in_place(f, _seen=None):
               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     for name in sorted(called):
         helper = f.__globals__.get(name)
-        if isinstance(helper, types.FunctionType) and helper.__code__ not in seen and \
-                helper.__module__ == f.__module__ and updates_in_place(helper, seen):
-            return True
+        helpers = [m for m in vars(helper).values() if isinstance(m, types.FunctionType)] \
+            if isinstance(helper, type) else [helper]
+        for helper in helpers:
+            if isinstance(helper, types.FunctionType) and helper.__code__ not in seen and \
+                    helper.__module__ == f.__module__ and updates_in_place(helper, seen):
+                return True
     return False
 
 

@@ -981,17 +981,23 @@ class _Gen:
     def family_argument_writes(self, env, indent):
         """Writes into the differentiated function's argument ``a`` or ``B`` (polybench
         kernels, boundary conditions): into its elements, through a view of it or a
-        plain alias (``w = a``), or by a helper that adds into its parameter, maybe in
-        a loop; the gradient works on a private copy of the argument."""
+        plain alias (``w = a``), by a helper that adds into its parameter, by a
+        method of an object made here (``a = opt.update(a, s)``: ``p -= ...; return
+        p``), by a helper that writes into its parameter and then rebinds it where
+        the caller's array is read no more after the call (``a = drift(a, s)``, or a
+        copy handed over and dropped), or two levels down (``a = sim(a, s, 2)``, whose
+        loop rebinds ``p = step(p, q)`` with ``step`` writing into ``p``), maybe in a
+        loop; the gradient works on a private copy of the argument."""
         P = self._written_argument(env)
         if P is None:
             self.assign(env, indent)
             return
         k = self.counter = self.counter + 1
-        form = self.pick(["item", "view", "alias", "helper"])
+        form = self.pick(["item", "view", "alias", "helper", "method", "dead", "two_levels"])
         self.features.add("argument_writes_" + form)
         two = env[P].shape == (2, 3)
         outside = indent
+        opt = self._object_with_a_writing_method(k, indent) if form == "method" else None
         if self.draw(st.booleans()):
             index = self.fresh_name("t")
             self.emit(indent, f"for {index} in {self.pick(['range(n)', 'range(2)'])}:")
@@ -1009,13 +1015,60 @@ class _Gen:
             al = self.fresh_name("al")
             self.emit(indent, f"{al} = {P}")
             self.emit(indent, f"{al}[0] = np.tanh({al}[-1] * s + {P}[0])")
-        else:
+        elif form == "helper":
             self.helpers += [f"def _add{k}(p, q):", "    p += 0.1 * np.tanh(p * q)", "", ""]
             self.emit(indent, f"_add{k}({P}, s)")
+        elif form == "method":  # the array written back, its value used or not
+            self.emit(indent, self.pick([f"{P} = {opt}.update({P}, s)", f"{opt}.update({P}, s)"]))
+        elif form == "dead":
+            self._argument_written_and_rebound_by_a_helper(P, k, indent)
+        else:
+            self._argument_written_two_levels_down(P, k, indent)
         env[P].bound = max(env[P].bound, 1.0) + 0.5
         total = self.fresh_name()
         self.emit(outside, f"{total} = np.sum({P} ** 2)")
         env[total] = Var((), 3.0 * (env[P].bound ** 2) * 6, fresh=True)
+
+    def _object_with_a_writing_method(self, k, indent):
+        """``opt = _Opt(rate)``, made once (before any loop), whose ``update`` adds
+        into its parameter and returns it (``P = opt.update(P, s)``)."""
+        op = self.pick(["-=", "+=", "*="])
+        change = "0.1 * np.tanh(p * q) * self.rate" if op != "*=" else \
+            "1.0 - 0.1 * np.tanh(p * q) * self.rate"
+        self.helpers += [f"class _Opt{k}:", "    def __init__(self, rate):",
+                         "        self.rate = rate", "        self.t = 0", "",
+                         "    def update(self, p, q):", "        self.t = self.t + 1",
+                         f"        p {op} {change}", "        return p", "", ""]
+        opt = self.fresh_name("opt")
+        self.emit(indent, f"{opt} = _Opt{k}({self.pick(['0.5', 's', '0.3 * s'])})")
+        return opt
+
+    def _argument_written_and_rebound_by_a_helper(self, P, k, indent):
+        """A helper adds into its parameter, then rebinds it: what the caller's array
+        holds after the call is not followed, and needs not be: the caller binds
+        its name anew in the call's statement, or hands over a copy it drops."""
+        self.helpers += [f"def _drift{k}(p, q):", "    p += 0.1 * np.tanh(p * q)",
+                         "    p = 0.9 * p + 0.05 * np.sin(q)", "    p[..., :1] *= 0.5",
+                         "    return p", "", ""]
+        if self.draw(st.booleans()):
+            self.emit(indent, f"{P} = _drift{k}({P}, s)")
+            self.features.add("argument_writes_dead_rebound")
+        else:
+            c, total = self.fresh_name("c"), self.fresh_name()
+            self.emit(indent, f"{c} = {P} * 1.0")
+            self.emit(indent, f"{total} = np.sum(_drift{k}({c}, s) ** 2)")
+            self.emit(indent, f"{P} = {P} * (1.0 + 0.05 * np.tanh({total}))")
+            self.features.add("argument_writes_dead_copy")
+
+    def _argument_written_two_levels_down(self, P, k, indent):
+        """``P = _sim(P, s, 2)``: its loop rebinds ``p = _step(p, q)``, and ``_step``
+        writes into ``p`` (boundary and interior) and returns it."""
+        self.helpers += [f"def _step{k}(p, q):", "    p[..., :1] = p[..., 1:2] * 0.5",
+                         "    p[..., 1:] -= 0.1 * np.tanh(p[..., :-1] * q)", "    return p",
+                         "", "", f"def _sim{k}(p, q, m):", "    for j in range(m):",
+                         f"        p = _step{k}(p, q)", "    return p", "", ""]
+        self.features.add("argument_writes_two_levels")
+        self.emit(indent, f"{P} = _sim{k}({P}, s, {self.pick(['2', 'n'])})")
 
     # ------------------------------------------------ issue #28: value families
     def _module_block(self, lines):

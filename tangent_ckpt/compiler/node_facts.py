@@ -49,6 +49,15 @@ class ViewMarks:
       which change the caller's ``H`` only when it is an array (tested at run time);
     - ``writer_calls``: calls of helpers that write into their parameters (the
       lowering inlines them even as a statement whose value is discarded);
+    - ``rebound_arguments``: calls of helpers that write into a parameter in
+      place and also rebind it (``x += v; x = x % L``), or hand it to a helper
+      that does, given a name of the caller -> {parameter: that name}: what the
+      caller's array holds after the call is not followed;
+    - ``unobserved_arguments``: of those, the parameters whose caller's name is
+      never read after the call (nor kept by a nested function) -> {parameter:
+      the caller's name}: nothing needs the array's new contents, so the
+      inliner writes nothing back, and the fence judges the call as a write
+      into that name (no other live name may share its memory);
     - ``array_checks``: ``assert isinstance(U0, np.ndarray)`` statements it
       added where it follows a parameter as an array -> (the parameter, the view
       taken at the statement's line, the array it is a view of); the lowering
@@ -58,7 +67,8 @@ class ViewMarks:
       counters): the lowering writes them into that view."""
 
     __slots__ = ("takes", "write_backs", "written_arguments", "in_place_if_array",
-                 "writer_calls", "array_checks", "unbuffered_views")
+                 "writer_calls", "rebound_arguments", "unobserved_arguments", "array_checks",
+                 "unbuffered_views")
 
     def __init__(self):
         self.takes = NodeFacts()
@@ -66,8 +76,18 @@ class ViewMarks:
         self.written_arguments = NodeFacts()
         self.in_place_if_array = NodeFacts()
         self.writer_calls = NodeFacts()
+        self.rebound_arguments = NodeFacts()
+        self.unobserved_arguments = NodeFacts()
         self.array_checks = NodeFacts()
         self.unbuffered_views = NodeFacts()
+
+    def same_call(self, call, inlined):
+        """``inlined`` is the call the inliner sees for the user's ``call`` (a
+        method's or constructor's, its receiver first): the same facts."""
+        for facts in (self.written_arguments, self.in_place_if_array,
+                      self.rebound_arguments, self.unobserved_arguments):
+            if call in facts:
+                facts[inlined] = facts.get(call)
 
     def update(self, other):
         for field in self.__slots__:

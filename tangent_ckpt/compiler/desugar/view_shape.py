@@ -13,7 +13,8 @@ import types
 
 import gast
 
-from tangent_ckpt.compiler.desugar.liveness import read_names
+from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
+from tangent_ckpt.compiler.desugar.method_calls import MethodCalls
 from tangent_ckpt.compiler.memory_sharing import (
     FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, WRITING_FUNCTIONS, WRITING_METHODS,
     call_new_by_default,
@@ -82,6 +83,8 @@ class FunctionShape:
         self._statement_id = None
         self.call_writes = {}  # id(statement) -> (call, {parameter: argument name})
         self.marks = ViewMarks()  # what the rewrite declares for the fence and the lowering
+        self.methods = MethodCalls(fnode, self.resolve, self.local)  # opt.update(p)
+        self._liveness, self._read_cache, self._kept = {}, {}, None
         self._count = 0
         self._block(fnode.body, ())
 
@@ -289,13 +292,16 @@ class FunctionShape:
                 base = unbuffered_target(n, s)
                 for name in [base] if base is not None else read_names(n.args[0]):
                     self.writes.append((s, name, "item" if base is not None else "other"))
+            method = self.methods.method(func) if fn is None else None
             init = _constructor(fn)  # Model(p): its __init__ may write into p
             written = self.writers(fn) if isinstance(fn, types.FunctionType) else \
-                _without_self(init, self.writers(init)) if init is not None else {}
+                _without_self(init, self.writers(init)) if init is not None else \
+                _without_self(method, self.writers(method)) if method is not None else {}
             if not written:
                 continue
             self.marks.writer_calls[n] = True  # the lowering inlines it even as a statement
-            bound = _bind_arguments(fn, n) if init is None else _bind_arguments(init, n, 1)
+            bound = _bind_arguments(fn, n) if init is None and method is None else \
+                _bind_arguments(init or method, n, 1)  # opt.update(p): self is opt
             # step(H, U), r = step(H, U) or H, U = step(H, U): the call is the statement
             # (it writes, then its value is bound: the inliner's write-back comes first)
             whole = ((isinstance(s, gast.Expr) or (isinstance(s, gast.Assign) and
@@ -306,10 +312,59 @@ class FunctionShape:
                 arg = bound.get(param)
                 if isinstance(arg, gast.Name) and passed.count(arg.id) > 1:
                     whole = False  # f(U, U): two parameters, one array (the inliner refuses)
+                if kind == "rebound-call":  # what the array holds after is not followed
+                    self._unfollowed_write(s, n, param, arg, whole)
+                    continue
                 if isinstance(arg, gast.Name) and arg.id in self.local:
                     self.writes.append((s, arg.id, kind if whole else "other"))
                     if whole:
                         self.call_writes.setdefault(id(s), (n, {}))[1][param] = arg.id
+
+    def _unfollowed_write(self, s, call, param, arg, whole):
+        """A helper writes into ``param`` and rebinds it: the caller's array changes
+        in a way the inliner does not follow.  Nothing needs to follow it where the
+        call is the statement (or alone with locals in it) and the caller's name is
+        not read after it: ``return loss(x, ...)``, ``x = step(x)``.  (An argument
+        that is no name is a new array, or a view or an item the lowering checks
+        at the call: ``rt.not_a_view``.)"""
+        if not isinstance(arg, gast.Name):
+            return
+        name, marks = arg.id, self.marks
+        marks.rebound_arguments[call] = {**marks.rebound_arguments.get(call, {}), param: name}
+        self.writes.append((s, name, "other"))  # no group of it is followed
+        if whole and name in self.local and self.dead_after(name, s):
+            marks.unobserved_arguments[call] = {**marks.unobserved_arguments.get(call, {}),
+                                                param: name}
+
+    def dead_after(self, name, s):
+        """Whether the object ``name`` holds when statement ``s`` runs is never read
+        through ``name`` afterwards: ``s`` binds ``name`` anew, or nothing reads
+        it after ``s`` (later rounds of a loop included); never for a name a
+        nested function or lambda reads, or one declared global or nonlocal."""
+        if name in self._kept_names():
+            return False
+        targets = s.targets if isinstance(s, gast.Assign) else []
+        if any(name in bound_names(t) for t in targets):
+            return True
+        if name not in self._liveness:
+            self._liveness[name] = NameLiveness(self.parsed.node, name, self._names_read).after
+        return id(s) not in self._liveness[name]
+
+    def _kept_names(self):
+        if self._kept is None:
+            self._kept = set()
+            for node in gast.walk(self.parsed.node):
+                if node is not self.parsed.node and isinstance(node, _SCOPES):
+                    self._kept |= {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+                elif isinstance(node, (gast.Global, gast.Nonlocal)):
+                    self._kept |= set(node.names)
+        return self._kept
+
+    def _names_read(self, node):
+        cached = self._read_cache.get(id(node))
+        if cached is None or cached[0] is not node:
+            cached = self._read_cache[id(node)] = (node, read_names(node))
+        return cached[1]
 
     def _alone_with_locals(self, s, call):
         """``return np.sum(step(U) ** 2)``: the call is inside an expression, but no

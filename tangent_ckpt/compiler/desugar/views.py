@@ -41,6 +41,7 @@ import gast
 
 from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import (ArrayFacts, basic_index, resolve_dotted,
@@ -210,8 +211,11 @@ _ANALYSING = threading.local()  # the helpers being analysed by this thread (rec
 def writer_parameters(fn):
     """The parameters a user helper writes into, with how: ``"item-call"`` for
     ``H[1:-1] += ...`` or a write through a view of ``H`` (the caller's array),
-    ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array).  A
-    parameter the helper also rebinds is left out: the inliner refuses it."""
+    ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array),
+    ``"rebound-call"`` for a parameter the helper also rebinds, or hands to a
+    helper whose write into it is not followed: what the caller's array holds
+    after the call is then not known here (followed only where the caller never
+    reads it again, ``ViewMarks.unobserved_arguments``)."""
     module = str(getattr(fn, "__module__", "") or "")
     in_progress = _ANALYSING.__dict__.setdefault("codes", set())
     if not isinstance(fn, types.FunctionType) or fn.__code__ in in_progress or \
@@ -227,27 +231,16 @@ def writer_parameters(fn):
         in_progress.discard(fn.__code__)
     args = parsed.node.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    found, rebound = {}, set()
-    for node in gast.walk(parsed.node):
-        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-            found.setdefault(node.target.id, "aug-call")
-            continue
-        if isinstance(node, gast.Call):
-            for param in marks.written_arguments.get(node, {}).values():
-                found[param] = "item-call"
+    def unbuffered(node):   # np.add.at(H, i, v) writes into H
         if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
                 unbuffered_write(resolve_dotted(node.value.func, parsed.resolve, params)):
-            written = unbuffered_target(node.value, node)   # np.add.at(H, i, v)
-            if written is not None:
-                found[written] = "item-call"
-        targets = node.targets if isinstance(node, gast.Assign) else \
-            [node.target] if isinstance(node, (gast.AugAssign, gast.For)) else []
-        for t in targets:
-            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
-                found[t.value.id] = "item-call"
-            elif node in marks.write_backs and isinstance(t, gast.Name):
-                found[t.id] = "item-call"
-            else:
-                rebound |= {n.id for n in gast.walk(t)
-                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    return {p: found[p] for p in params if p in found and p not in rebound}
+            return unbuffered_target(node.value, node)
+        return None
+    found, unfollowed, rebound = {}, set(), set()
+    for param, kind in ParameterWrites(parsed.node, marks, rebound, unbuffered).writes:
+        if kind == "unfollowed":
+            unfollowed.add(param)
+        elif kind == "item-call" or param not in found:
+            found[param] = kind
+    return {p: "rebound-call" if p in rebound | unfollowed else found[p]
+            for p in params if p in found or p in unfollowed}

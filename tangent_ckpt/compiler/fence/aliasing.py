@@ -293,7 +293,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             if not isinstance(node, gast.Call):
                 continue
             self.helper_effects(node, env)  # store(lst, a): lst may hold a now
-            for name in self.marks.written_arguments.get(node, {}).values():  # a helper's
+            # a helper's writes into its arguments: written back, or never read again
+            # through that name (then no other live name may share the memory)
+            for name in list(self.marks.written_arguments.get(node, {}).values()) + \
+                    list(self.marks.unobserved_arguments.get(node, {}).values()):
                 info = env.get(name, self.free_info(name))
                 self.check_write(name, info.is_, env, s, node)
             for k in node.keywords:

@@ -4,11 +4,12 @@ the differentiated function and on every user function it may inline.
 For the differentiated function, ``views.py`` makes the writes through views it
 can follow explicit and ``aliasing.py`` refuses the rest, at once.  The helpers,
 methods and lambdas the lowering may inline are found from what the code names
-(``reached_functions.py``) and prepared the way the lowering inlines them: a
-function called by name as a helper (its views followed, then fenced), a method
-or generator as written (fenced).  What preparing one raises is kept, and the
-lowering raises it where it inlines that function (``fenced.py``): a helper that
-is named but never inlined refuses nothing, as before.
+(``reached_functions.py``) and prepared the way the lowering inlines them, a
+helper and a method alike: its writes through views of its parameters followed
+back to them (the inliner hands them to the caller), then fenced.  What
+preparing one raises is kept, and the lowering raises it where it inlines that
+function (``fenced.py``): a helper that is named but never inlined refuses
+nothing, as before.
 
 A method the fence refuses when read alone is fenced again for each user class
 the code constructs that runs it, knowing what every store into such an
@@ -92,12 +93,11 @@ def _prepared(role, fn, fenced, receiver=None):
     except Exception as error:  # raised again where the lowering inlines fn
         return FencedFunction(None, error)
     try:
-        if role == FUNCTION:
-            followed = follow_views(parsed, helper=True)
-            receivers, findings = check_writes(parsed, followed=followed)
-            fenced.marks.update(followed.marks)
-        else:
-            receivers, findings = check_writes(parsed, receiver=receiver)
+        # a helper's, and a method's, writes through views of its parameters are
+        # followed back to the parameters (the inliner hands them to the caller)
+        followed = follow_views(parsed, helper=True)
+        receivers, findings = check_writes(parsed, followed=followed, receiver=receiver)
+        fenced.marks.update(followed.marks)
     except Exception as error:
         return FencedFunction(parsed, error)
     fenced.checked_receivers.update(receivers)

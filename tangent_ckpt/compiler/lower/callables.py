@@ -179,6 +179,7 @@ class CallableValues:
             parsed = prepared.checked()
             call = gast.Call(func=node.func, args=[Lowered(value.owner, node)] + list(node.args),
                              keywords=list(node.keywords))
+            self.lo.fenced.marks.same_call(node, call)  # views.py: its writes into arguments
             if node in self.lo.discarded_calls:  # m.decay(0.9)
                 self.lo.discarded_calls[call] = True
             check_helper_call(self.lo, prepared.findings, parsed.node, call, site=node)

@@ -76,6 +76,17 @@ def check_helper_call(lo, fenced, fnode, call, site=None):
                               line=sx.const(guard.line), function=sx.const(fnode.name))
                 emit_observation(lo, check, tuple(dict.fromkeys(
                     a.id for a in arrays if a.id not in lo.bindings)), lo.line)
+        elif isinstance(written, gast.Name) and _view_root(other) is not None:
+            # step(y, y[1:]): the write into y changes the view the helper reads
+            array = lo.expressions.load_name(written.id, written)
+            value = lo.expressions.nondiff(other)
+            if isinstance(array, ir.Name):
+                check = sx.rt("distinct_arrays", ir.operand_node(array), value.node,
+                              names=sx.const((guard.written, guard.other)),
+                              line=sx.const(guard.line), function=sx.const(fnode.name))
+                emit_observation(lo, check, tuple(dict.fromkeys(
+                    [n for n in value.names] +
+                    ([array.id] if array.id not in lo.bindings else []))), lo.line)
     followed = lo.fenced.marks.written_arguments.get(call, {})  # written back by the inliner
     for param, line in fenced.written.items():
         argument = given.get(param)
@@ -119,10 +130,33 @@ def _view_root(node):
 
 def check_local_call(lo, fnode, call):
     """``check_helper_call`` for a function defined in the differentiated one
-    (or in a helper): the enclosing function's fence fenced it."""
+    (or in a helper): the enclosing function's fence fenced it.  Such a
+    function's writes into its parameters are not followed back to the caller
+    (the view lowering reads module-level helpers and methods only): one given
+    a caller's array for a parameter it writes into in place (``m = th; m[0] =
+    v``) is refused, as its item and augmented writes are where they are
+    lowered."""
     fenced = lo.fenced.index.get("local", fnode)
-    if fenced is not None:
-        check_helper_call(lo, fenced, fnode, call)
+    if fenced is None:
+        return
+    check_helper_call(lo, fenced, fnode, call)
+    given = _arguments(fnode, call)
+    for param, line in fenced.written.items():
+        argument = given.get(param)
+        if not isinstance(argument, gast.Name):
+            continue
+        value = lo.expressions.load_name(argument.id, argument)
+        if not isinstance(value, ir.Name) or lo.run_time.is_rows(value) or \
+                lo.run_time.is_dict(value):
+            continue  # a container's items are the caller's variables already
+        raise lo.error(UnsupportedSyntaxError,
+                       f"{fnode.name}() writes into its parameter '{param}' in place (its "
+                       f"line {line}), which changes the caller's '{argument.id}': a "
+                       f"function defined inside another has its writes into its "
+                       f"parameters not followed back to the caller", call,
+                       construct=f"in-place write into the caller's '{argument.id}'",
+                       hint=f"define {fnode.name}() at module level, where a helper's "
+                            f"writes into its parameters are followed")
 
 
 def emit_checks_before(lo, stmt):

@@ -12,6 +12,7 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.lower.callables import is_compile_time
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, Lowered, Scope, TupleValue, always_exits,
@@ -43,6 +44,7 @@ class Inlining:
                       alias_candidates=function_alias_candidates(fnode))
         scope.aliases = set()
         given = self.bind_parameters(fnode, scope, call, parsed, parent_scope is None)
+        self._refuse_unfollowed_writes(call, scope, label)
         if parsed.filename == self.lo.parsed.filename:  # comments quote the helper's lines too
             self.lo.inlined_lines.update(_annotated_lines(parsed, fnode))
         result = self.lo.namer.fresh(f"{label}_result")
@@ -105,7 +107,8 @@ class Inlining:
         assigned_in_body = set()
         subscripted_in_body = set()
         passed_to_writers = set()  # inner(p): p written by a helper it is passed to
-        written_arguments = self.lo.fenced.marks.written_arguments
+        marks = self.lo.fenced.marks
+        written_arguments = marks.written_arguments
         for n in gast.walk(fnode):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 assigned_in_body.add(n.id)
@@ -117,6 +120,8 @@ class Inlining:
                 # write comes back here as an assignment to p (write_back), maybe in a loop
                 assigned_in_body.update(written_arguments.get(n, {}).values())
                 passed_to_writers.update(written_arguments.get(n, {}).values())
+                # inner(p) writes into p and rebinds it
+                passed_to_writers.update(marks.rebound_arguments.get(n, {}).values())
         self._refuse_one_array_for_two_parameters(
             label, given, subscripted_in_body | passed_to_writers |
             {n.target.id for n in gast.walk(fnode)
@@ -152,7 +157,8 @@ class Inlining:
                 continue
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.lo.expressions.atomize(v, p)
-            written_back = p in written_arguments.get(call, {})
+            written_back = p in written_arguments.get(call, {}) or \
+                p in marks.unobserved_arguments.get(call, {})  # the caller's, or unread
             computed = isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # a new array
             if (p in subscripted_in_body or p in passed_to_writers) and \
                     isinstance(v, ir.Name) and not written_back and not computed:
@@ -201,9 +207,11 @@ class Inlining:
         """A helper that wrote into its parameters wrote into its caller's arrays:
         views.py marked the call (``written_arguments``); ``H += ...`` changes the
         caller's ``H`` only when it is an array (``in_place_if_array``: tested)."""
-        written = self.lo.fenced.marks.written_arguments.get(call, {})
-        tested = self.lo.fenced.marks.in_place_if_array.get(call, set())
-        for p, caller_name in written.items():
+        marks = self.lo.fenced.marks
+        written = marks.written_arguments.get(call, {})
+        tested = marks.in_place_if_array.get(call, set())
+        unobserved = marks.unobserved_arguments.get(call, {})
+        for p, caller_name in list(written.items()) + list(unobserved.items()):
             if p in scope.tuples:  # a container: its writes went to the caller's elements
                 continue
             if caller_name in self.lo.current_scope.shared_arrays:
@@ -217,6 +225,8 @@ class Inlining:
                     hint="make each call that hands the array on a statement of its own "
                          "(r = f(...), not inside an expression), where the original "
                          "statement ran it: those writes are followed")
+            if p in unobserved and p not in written:
+                continue  # the caller never reads its array again: nothing to carry back
             final = scope.rename[p]
             if p not in tested:
                 self.lo.emit(ir.Assign(self.lo.assignments.store_name(caller_name),
@@ -233,16 +243,16 @@ class Inlining:
                 self.lo.emit(ir.Assign(name, ir.Copy(before), call.lineno))
             self.lo.emit(ir.If(test, [ir.Assign(name, ir.Copy(final), call.lineno)], [],
                                call.lineno))
-        for n in gast.walk(fnode):  # H += ... into a caller's array nobody follows
-            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and \
-                    isinstance(arguments.get(n.target.id), gast.Name) and \
-                    n.target.id not in written and \
-                    n.target.id in {a.id for a in fnode.args.args + fnode.args.kwonlyargs
-                                    + fnode.args.posonlyargs}:
-                caller_name = arguments[n.target.id].id
-                param = n.target.id
-                if any(isinstance(m, gast.Name) and m.id == param and
-                       isinstance(m.ctx, gast.Store) for m in gast.walk(fnode)):
+        # H += ... into a caller's array nobody follows (before H is surely bound anew)
+        rebound = set()
+        added = [name for name, kind in ParameterWrites(fnode, marks, rebound).writes
+                 if kind == "aug-call"]
+        params = {a.id for a in fnode.args.args + fnode.args.kwonlyargs + fnode.args.posonlyargs}
+        for param in dict.fromkeys(added):
+            if isinstance(arguments.get(param), gast.Name) and param in params and \
+                    param not in written and param not in unobserved:
+                caller_name = arguments[param].id
+                if param in rebound:
                     raise self.lo.error(
                         UnsupportedSyntaxError,
                         f"{label}() adds into its parameter '{param}' in place, which "
@@ -255,7 +265,7 @@ class Inlining:
                              f"same numbers, and followed")
                 raise self.lo.error(
                     UnsupportedSyntaxError,
-                    f"{label}() adds into its parameter '{n.target.id}' in place, which "
+                    f"{label}() adds into its parameter '{param}' in place, which "
                     f"changes the caller's '{caller_name}' when it is an array; the compiler "
                     f"follows that only for a call that is a whole statement "
                     f"({label}(...) or r = {label}(...)), on an array it can follow (not a "
@@ -264,6 +274,30 @@ class Inlining:
                     hint=f"make the call a statement of its own where the original "
                          f"statement ran it (r = {label}(...)), and use r in the "
                          f"expression")
+
+    def _refuse_unfollowed_writes(self, call, scope, label):
+        """A parameter the helper writes into in place and also rebinds
+        (``x += v; x = x % L``): the caller's array holds what the helper wrote
+        before the rebinding, which is not followed -- refused unless the
+        caller never reads that array again (``unobserved_arguments``)."""
+        unobserved = self.lo.fenced.marks.unobserved_arguments.get(call, {})
+        rebound = self.lo.fenced.marks.rebound_arguments.get(call, {})
+        for p, caller_name in rebound.items():
+            if p in unobserved or p in scope.tuples:
+                continue
+            raise self.lo.error(
+                UnsupportedSyntaxError,
+                f"{label}() writes into its parameter '{p}' in place, which changes the "
+                f"caller's '{caller_name}' when it is an array, and also rebinds '{p}' (or hands "
+                f"it to a helper that does): what the caller's array holds after the call "
+                f"is not followed, which the compiler needs only where the caller never "
+                f"reads that array again -- here it may (after the call, in a later round "
+                f"of a loop, or elsewhere in the call's statement)", call,
+                construct=f"in-place write into the caller's '{caller_name}'",
+                hint=f"give the new array a name of its own where '{p}' is rebound (in "
+                     f"{label}(), or in the helper it hands '{p}' to): '{p}2 = ...', and "
+                     f"'{p}2' wherever that new array is read -- the same program, whose "
+                     f"write into the caller's array is followed")
 
 
 def _printable(node):

@@ -49,10 +49,7 @@ class ObjectLowering:
         parsed = self.lo.callables.parsed(init, node)
         call = gast.Call(func=node.func, args=[Lowered(obj, node)] + list(node.args),
                          keywords=list(node.keywords))
-        marks = self.lo.fenced.marks  # views.py: __init__'s writes into its arguments
-        for facts in (marks.written_arguments, marks.in_place_if_array):
-            if node in facts:
-                facts[call] = facts.get(node)  # the call the inliner sees, receiver first
+        self.lo.fenced.marks.same_call(node, call)  # views.py: __init__'s writes
         self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node), hint,
                                 parsed, procedure=True)
         return obj
