@@ -305,7 +305,9 @@ def _with_runs(source):
     head = sx.def_(tree.name, [a.arg for a in tree.args.args])
     blocks = [block for _, block in emitted.values()] + [Block(head, body)]
     namespace = {"np": np, "rt": rt, "njit": lambda **options: (lambda f: f)}
-    exec(render(blocks), namespace)
+    text = render(blocks)
+    exec(text, namespace)
+    namespace[tree.name].source = text
     plain = {"np": np, "rt": rt}
     exec(textwrap.dedent(source), plain)
     return plain[tree.name], namespace[tree.name]
@@ -425,24 +427,28 @@ def test_loop_carried_values_give_the_numpy_backends_gradient(fn, args, checkpoi
 
 # ----------------------------------------------------------------- random programs
 
-def _program(rng):
+def _program(rng, carried=False):
     """A random run of statements over arguments ``u``, ``v`` (26 elements):
     slices of length 24 at three offsets, temporaries of that length, stores
-    and adds into slices, rolls and copies of whole arguments."""
+    and adds into slices, rolls and copies of whole arguments; with ``carried``
+    also over ``z`` (made before the loop the statements are the body of, read
+    by no statement after it) and with ``u``, ``v`` or ``z`` rebound to a new
+    value computed from it, which the next iteration reads."""
+    names = "uvz" if carried else "uv"
     slices = ["[:-2]", "[1:-1]", "[2:]"]
     temps, lines = [], []
 
     def operand():
         if temps and rng.random() < 0.4:
             return temps[rng.integers(len(temps))]
-        return "uv"[rng.integers(2)] + slices[rng.integers(3)]
+        return names[rng.integers(len(names))] + slices[rng.integers(3)]
 
     def target():
-        return "uv"[rng.integers(2)] + slices[rng.integers(3)]
+        return names[rng.integers(len(names))] + slices[rng.integers(3)]
 
     c = lambda: f"{rng.uniform(-2, 2):.3f}"  # noqa: E731
     for k in range(int(rng.integers(3, 9))):
-        kind = int(rng.integers(8))
+        kind = int(rng.integers(10 if carried else 8))
         if kind == 0:
             lines.append(f"t{k} = {operand()} * {c()} + {operand()}")
             temps.append(f"t{k}")
@@ -458,10 +464,15 @@ def _program(rng):
         elif kind == 5:
             lines.append(f"{target()} = {c()}")
         elif kind == 6:
-            lines.append(f"w{k} = np.roll({'uv'[rng.integers(2)]}, {int(rng.integers(-60, 60))}) "
+            lines.append(f"w{k} = np.roll({names[rng.integers(len(names))]}, "
+                         f"{int(rng.integers(-60, 60))}) "
                          f"* {c()}")
-        else:
+        elif kind == 7:
             lines.append(f"u = u.copy()")
+        else:
+            x = names[rng.integers(3)]
+            lines.append(f"{x} = {x} * {c()} + np.roll({names[rng.integers(3)]}, "
+                         f"{int(rng.integers(-3, 4))}) * {c()}")
     return lines
 
 
@@ -477,3 +488,31 @@ def test_random_runs_of_statements_equal_numpy(request, seed):
         _check("\n".join(lines) + "\n", returned,
                {"u": rng.standard_normal(26), "v": rng.standard_normal(26)},
                may_decline=long)   # a long run meets programs left unfused (u = u.copy() twice)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_runs_inside_a_loop_equal_numpy(request, seed):
+    # the run is the body of a loop: what it carries to the next iteration (u, v, z
+    # rebound) must come back out of it; compiled with Numba (2-6 s a program):
+    # 4 by default (draws 4 and 6 lost z before), 100 with --fuzz-long
+    long = request.config.getoption("--fuzz-long")
+    for drawn in range(seed, 100, 4) if long else [4 + seed]:
+        rng = np.random.default_rng(1000 + drawn)
+        lines = _program(rng, carried=True)
+        body = "\n".join("        " + line for line in lines)
+        source = (f"def f(u, v, n):\n    z = v * 0.5\n    for it in range(n):\n{body}\n"
+                  "    return u, v\n")
+        try:
+            plain, with_runs = _with_runs(source)
+        except AssertionError:
+            assert long   # a long run meets programs left unfused
+            continue
+        u, v = rng.standard_normal(26), rng.standard_normal(26)
+        want = plain(u.copy(), v.copy(), 3)
+        assert all(np.array_equal(g, w) for g, w in zip(with_runs(u.copy(), v.copy(), 3), want))
+        namespace = {"np": np, "rt": rt, "njit": njit}
+        exec(with_runs.source, namespace)
+        compiled = numba.njit(namespace["f"])
+        got = compiled(u.copy(), v.copy(), 3)
+        for g, w in zip(got, want):
+            assert np.allclose(g, w, rtol=1e-12, atol=1e-12), source
