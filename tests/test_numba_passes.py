@@ -11,15 +11,17 @@ import numpy as np
 import pytest
 
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.code import Line
+from tangent_ckpt.compiler.code import Block, Line
 from tangent_ckpt.compiler.emit.rendering import render
 from tangent_ckpt.compiler.naming import NUMPY, RUNTIME, builtin
 from tangent_ckpt.compiler.backend.numba_runs import fused_runs
 from tangent_ckpt.runtime.jit.numba_passes import fused_source
+from tests.gradcheck import numeric_grad
 from tests.numba_problems import private_cache  # noqa: F401  (fixture)
 
 numba = pytest.importorskip("numba")
 
+import tangent_ckpt as tc  # noqa: E402
 from tangent_ckpt import runtime as rt  # noqa: E402
 from tangent_ckpt.runtime.jit.numba_backend import njit  # noqa: E402
 
@@ -275,26 +277,178 @@ def test_ufuncs_and_division_by_zero_follow_numpy():
             """, "a, b", {"u": U, "v": V})
 
 
+# ----------------------------------------------------------------- runs inside loops
+
+def _items(statements):
+    """Code items of parsed statements: a loop or an ``if`` a block of its own."""
+    renames = {"np": NUMPY, "rt": RUNTIME, "slice": builtin("slice")}
+    items = []
+    for stmt in statements:
+        if isinstance(stmt, (ast.For, ast.While, ast.If)):
+            head = sx.renamed(stmt, renames)
+            head.body, head.orelse = [ast.Pass()], []   # a block's head holds no body
+            items.append(Block(head, _items(stmt.body)))
+            if getattr(stmt, "orelse", None):
+                items.append(Block(None, _items(stmt.orelse)))
+        else:
+            items.append(Line(sx.renamed(stmt, renames)))
+    return items
+
+
+def _with_runs(source):
+    """(the function ``source`` defines, the same with its runs moved into
+    functions as the compiler does, run by NumPy: ``njit`` leaves them as they are)."""
+    tree = ast.parse(textwrap.dedent(source)).body[0]
+    emitted = {}
+    body = fused_runs(_items(tree.body), "case", set(), emitted)
+    assert emitted, "no run was put into a function"
+    head = sx.def_(tree.name, [a.arg for a in tree.args.args])
+    blocks = [block for _, block in emitted.values()] + [Block(head, body)]
+    namespace = {"np": np, "rt": rt, "njit": lambda **options: (lambda f: f)}
+    text = render(blocks)
+    exec(text, namespace)
+    namespace[tree.name].source = text
+    plain = {"np": np, "rt": rt}
+    exec(textwrap.dedent(source), plain)
+    return plain[tree.name], namespace[tree.name]
+
+
+@pytest.mark.parametrize("source", [
+    # v is read only by the run, before the run rebinds it: the next iteration reads it
+    """\
+    def f(u, a, n):
+        v = u * 0.0
+        for t in range(n):
+            v = v * 0.9 + u * a
+            u = u + 0.1 * v
+        return u
+    """,
+    """\
+    def f(u, a, n):
+        v = u * 0.0
+        t = 0
+        while t < n:
+            v = v * 0.9 + np.tanh(u) * a
+            u = u + 0.1 * v
+            t = t + 1
+        return u
+    """,
+    """\
+    def f(u, a, n):
+        v = u * 0.0
+        for t in range(n):
+            if t % 2 == 0:
+                v = v * 0.9 + u * a
+                u = u + 0.1 * v
+        return u
+    """,
+    # a taped reverse loop: bv is the loop-carried adjoint
+    """\
+    def f(bu, a, n):
+        bv = bu * 0.0
+        for t in range(n):
+            bv = bv + bu * 0.05
+            bv_add = bv
+            bv = rt.unbroadcast(bv_add, bu)
+            bu = bu + bv * a
+        return bu
+    """,
+], ids=["for", "while", "if_in_for", "taped_reverse_loop"])
+def test_a_run_inside_a_loop_returns_what_it_reads_before_rebinding(source):
+    # such a value stayed at its value before the loop: a silent wrong gradient with
+    # backend="numba", taped and checkpointed (a step's inner loop)
+    plain, with_runs = _with_runs(source)
+    u = RNG.standard_normal(6)
+    want = plain(u.copy(), 0.7, 4)
+    got = with_runs(u.copy(), 0.7, 4)
+    assert np.array_equal(got, want)
+
+
+def leapfrog_loss(x, a, n):
+    v = np.zeros_like(x)
+    for _ in range(n):
+        v = v + 0.1 * np.sin(x) * a
+        x = x + 0.1 * v
+    return np.sum(x ** 2)
+
+
+def damped_while_loss(x, a, n):
+    v = np.zeros_like(x)
+    t = 0
+    while t < n:
+        v = v * 0.9 + 0.1 * np.tanh(x) * a
+        x = x + 0.1 * v
+        t = t + 1
+    return np.sum(x ** 2)
+
+
+def inner_loop_loss(x, a, n):
+    for _ in range(n):
+        v = np.zeros_like(x)
+        for j in range(3):
+            v = v * 0.9 + np.sin(x) * a
+            x = x + 0.1 * v
+    return np.sum(x ** 2)
+
+
+def springs_cumsum_loss(pos, k, n):
+    # the report's chain_e: 2-D state, a cumsum between two runs
+    ci, cj = np.array([0, 0, 1, 2]), np.array([1, 2, 2, 3])
+    vel = np.zeros_like(pos)
+    for _ in range(n):
+        f = -k * (pos[ci] - pos[cj])
+        acc = np.cumsum(f, axis=0)
+        vel = vel + 0.05 * acc
+        pos = pos + 0.05 * vel
+    return np.sum(pos ** 2)
+
+
+CARRIED = [
+    (leapfrog_loss, (RNG.random(8), 0.7, 3)),
+    (damped_while_loss, (RNG.random(8), 0.7, 3)),
+    (inner_loop_loss, (RNG.random(8), 0.7, 3)),
+    (springs_cumsum_loss, (np.random.RandomState(0).rand(4, 2), 1.3, 3)),
+]
+
+
+@pytest.mark.parametrize("checkpoint", [False, True], ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("fn, args", CARRIED, ids=[c[0].__name__ for c in CARRIED])
+def test_loop_carried_values_give_the_numpy_backends_gradient(fn, args, checkpoint):
+    options = dict(wrt=(0, 1), checkpoint=checkpoint)
+    if checkpoint:
+        options["snapshots"] = 2
+    want = tc.value_and_grad(fn, **options)(*args)
+    got = tc.value_and_grad(fn, backend="numba", **options)(*args)
+    assert np.isclose(got[0], want[0], rtol=1e-12, atol=0)
+    for g, w, n in zip(got[1], want[1], numeric_grad(fn, args, wrt=(0, 1))):
+        assert np.allclose(g, w, rtol=1e-12, atol=1e-12)
+        assert np.allclose(g, n, rtol=1e-6, atol=1e-8)
+
+
 # ----------------------------------------------------------------- random programs
 
-def _program(rng):
+def _program(rng, carried=False):
     """A random run of statements over arguments ``u``, ``v`` (26 elements):
     slices of length 24 at three offsets, temporaries of that length, stores
-    and adds into slices, rolls and copies of whole arguments."""
+    and adds into slices, rolls and copies of whole arguments; with ``carried``
+    also over ``z`` (made before the loop the statements are the body of, read
+    by no statement after it) and with ``u``, ``v`` or ``z`` rebound to a new
+    value computed from it, which the next iteration reads."""
+    names = "uvz" if carried else "uv"
     slices = ["[:-2]", "[1:-1]", "[2:]"]
     temps, lines = [], []
 
     def operand():
         if temps and rng.random() < 0.4:
             return temps[rng.integers(len(temps))]
-        return "uv"[rng.integers(2)] + slices[rng.integers(3)]
+        return names[rng.integers(len(names))] + slices[rng.integers(3)]
 
     def target():
-        return "uv"[rng.integers(2)] + slices[rng.integers(3)]
+        return names[rng.integers(len(names))] + slices[rng.integers(3)]
 
     c = lambda: f"{rng.uniform(-2, 2):.3f}"  # noqa: E731
     for k in range(int(rng.integers(3, 9))):
-        kind = int(rng.integers(8))
+        kind = int(rng.integers(10 if carried else 8))
         if kind == 0:
             lines.append(f"t{k} = {operand()} * {c()} + {operand()}")
             temps.append(f"t{k}")
@@ -310,10 +464,15 @@ def _program(rng):
         elif kind == 5:
             lines.append(f"{target()} = {c()}")
         elif kind == 6:
-            lines.append(f"w{k} = np.roll({'uv'[rng.integers(2)]}, {int(rng.integers(-60, 60))}) "
+            lines.append(f"w{k} = np.roll({names[rng.integers(len(names))]}, "
+                         f"{int(rng.integers(-60, 60))}) "
                          f"* {c()}")
-        else:
+        elif kind == 7:
             lines.append(f"u = u.copy()")
+        else:
+            x = names[rng.integers(3)]
+            lines.append(f"{x} = {x} * {c()} + np.roll({names[rng.integers(3)]}, "
+                         f"{int(rng.integers(-3, 4))}) * {c()}")
     return lines
 
 
@@ -329,3 +488,31 @@ def test_random_runs_of_statements_equal_numpy(request, seed):
         _check("\n".join(lines) + "\n", returned,
                {"u": rng.standard_normal(26), "v": rng.standard_normal(26)},
                may_decline=long)   # a long run meets programs left unfused (u = u.copy() twice)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_runs_inside_a_loop_equal_numpy(request, seed):
+    # the run is the body of a loop: what it carries to the next iteration (u, v, z
+    # rebound) must come back out of it; compiled with Numba (2-6 s a program):
+    # 4 by default (draws 4 and 6 lost z before), 100 with --fuzz-long
+    long = request.config.getoption("--fuzz-long")
+    for drawn in range(seed, 100, 4) if long else [4 + seed]:
+        rng = np.random.default_rng(1000 + drawn)
+        lines = _program(rng, carried=True)
+        body = "\n".join("        " + line for line in lines)
+        source = (f"def f(u, v, n):\n    z = v * 0.5\n    for it in range(n):\n{body}\n"
+                  "    return u, v\n")
+        try:
+            plain, with_runs = _with_runs(source)
+        except AssertionError:
+            assert long   # a long run meets programs left unfused
+            continue
+        u, v = rng.standard_normal(26), rng.standard_normal(26)
+        want = plain(u.copy(), v.copy(), 3)
+        assert all(np.array_equal(g, w) for g, w in zip(with_runs(u.copy(), v.copy(), 3), want))
+        namespace = {"np": np, "rt": rt, "njit": njit}
+        exec(with_runs.source, namespace)
+        compiled = numba.njit(namespace["f"])
+        got = compiled(u.copy(), v.copy(), 3)
+        for g, w in zip(got, want):
+            assert np.allclose(g, w, rtol=1e-12, atol=1e-12), source

@@ -53,10 +53,10 @@ def fused_runs(items, owner, taken, emitted):
     by a call of a new function; ``emitted`` collects those functions' blocks
     (decorated), ``taken`` the names in use."""
     loads = _load_counts(items)
-    return _runs(items, owner, taken, emitted, loads)
+    return _runs(items, owner, taken, emitted, loads, in_loop=False)
 
 
-def _runs(items, owner, taken, emitted, loads):
+def _runs(items, owner, taken, emitted, loads, in_loop):
     out, run = [], []
 
     def close():
@@ -66,7 +66,7 @@ def _runs(items, owner, taken, emitted, loads):
         work = sum(1 for i in statements if _describe(i.stmt)[0] in _WORK or
                    _computes(i.stmt))
         if len(statements) >= 2 and work >= 2:
-            out.extend(_call(run, owner, taken, emitted, loads))
+            out.extend(_call(run, owner, taken, emitted, loads, in_loop))
         else:
             out.extend(run)
         run.clear()
@@ -80,7 +80,8 @@ def _runs(items, owner, taken, emitted, loads):
             continue
         close()
         if isinstance(item, Block):
-            item = item.with_body(_runs(item.body, owner, taken, emitted, loads))
+            loop = in_loop or isinstance(item.head, (ast.For, ast.While))
+            item = item.with_body(_runs(item.body, owner, taken, emitted, loads, loop))
         out.append(item)
     close()
     return out
@@ -101,9 +102,12 @@ def _computes(stmt):
         (isinstance(value, ast.Call) and _np_function(value) is not None)
 
 
-def _call(run, owner, taken, emitted, loads):
+def _call(run, owner, taken, emitted, loads, in_loop):
     """The items replacing ``run``: a comment and the call of its new function
-    (whose block goes to ``emitted``)."""
+    (whose block goes to ``emitted``).  It returns each name it binds that is
+    read outside it (more loads in the function than in the run) and, when
+    ``in_loop``, each name it binds after reading it: the run of the next
+    iteration reads that value."""
     statements = [i.stmt for i in run if isinstance(i, Line) and i.stmt is not None]
     params, assigned, inside = [], [], {}
     for stmt in statements:
@@ -115,7 +119,8 @@ def _call(run, owner, taken, emitted, loads):
                 assigned.append(name)
         for name in sx.loads(stmt):
             inside[name] = inside.get(name, 0) + 1
-    outs = [n for n in assigned if loads.get(n, 0) > inside.get(n, 0)]
+    outs = [n for n in assigned if loads.get(n, 0) > inside.get(n, 0) or
+            (in_loop and n in params)]
     k = 1
     while f"{owner}_passes{k}" in taken:
         k += 1
