@@ -34,7 +34,8 @@ from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
-from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast, where_nonzero
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, stored_tangent,
+                                                                   through_cast, where_nonzero)
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 from tangent_ckpt.runtime.primitive_adjoints.scatter_adjoints import add_at, scattered_at, subtract_at
 from tangent_ckpt.runtime.primitive_adjoints.signal_adjoints import interp_slope
@@ -657,6 +658,9 @@ with section("Shape"):
                tangent="through_cast(t, dtype)")
     defadjoint(through_cast, "x, dtype", name="rt.through_cast", x="through_cast(g, dtype)",
                linear=True)
+    # a subscript write's tangent into an array of unknown dtype (inexact_arrays.py)
+    defadjoint(stored_tangent, "t, target", name="rt.stored_tangent", view="t",
+               piecewise=("target",), t="stored_tangent(g, target)", linear=("t",))
 
 with section("Joining and splitting (sequence parameters: `i` is the element index)"):
     defadjoint(np.concatenate, "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'", view=False,
@@ -1029,6 +1033,8 @@ NOTES = {
                 "`dtype=`: decided at compile time, else at run time by `rt.cast_result`)",
     cast_result: "a result given `dtype=` at run time: derivative 0 where it truncates",
     through_cast: "the adjoint and tangent of `rt.cast_result`",
+    stored_tangent: "forward mode's tangent of a subscript write into an array of unknown "
+                    "dtype: zero into an integer or bool array (docs/inplace.md)",
     np.array: "identity up to `ndmin`; a (nested) list of arrays becomes np.stack",
     builtins.float: "of a number or 0-d array",
     np.fft.fft: "`n` pads or cuts the input; every `norm`",

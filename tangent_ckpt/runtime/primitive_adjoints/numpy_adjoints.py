@@ -884,10 +884,10 @@ def truncates_stores(target):
     return isinstance(dtype, np.dtype) and truncates(dtype)
 
 
-def stored_tangent(tangent, target):
+def stored_tangent(t, target):
     """The tangent of ``x[index] = value`` written into ``x``'s tangent: the
-    value's tangent, or zero when ``x`` truncates what it stores."""
-    return 0.0 if truncates_stores(target) else tangent
+    value's tangent ``t``, or zero when ``x`` truncates what it stores."""
+    return 0.0 if truncates_stores(target) else t
 
 
 def stand_in(x):
