@@ -18,7 +18,8 @@ from tangent_ckpt.adjoints import numpy_rules, registry
 from tangent_ckpt.adjoints.numpy_versions import VERSIONS, numpy_function
 from tangent_ckpt.adjoints.rule_text import parse_signature
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
-from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, stored_tangent,
+                                                                   through_cast)
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 
 try:
@@ -391,6 +392,10 @@ def shape_cases():
         Case("np.asarray(x * 2.0, dtype=y.dtype) * y + np.asarray(x, dtype=(y > 9.0).dtype)",
              {"x": ((3,), r), "y": ((3,), r)}, covers=(cast_result, through_cast)),
         Case("np.nan_to_num(x, posinf=5.0)", {"x": ((3,), r)}),
+        # forward mode's tangent of a write into an array of unknown dtype: the value's
+        # into a float array (y), none into an integer one
+        Case("rt.stored_tangent(x * y, y) + rt.stored_tangent(x, np.arange(3))",
+             {"x": ((3,), r), "y": ((3,), r)}, covers=(stored_tangent,)),
     ]
 
 
