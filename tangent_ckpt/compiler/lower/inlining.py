@@ -12,6 +12,7 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.memory_sharing import returns_new
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.lower.callables import is_compile_time
 from tangent_ckpt.compiler.lower.scopes import (
@@ -155,11 +156,14 @@ class Inlining:
             if isinstance(v, TupleValue):
                 scope.tuples[p] = v
                 continue
+            # a new array no caller's name holds: f(U.copy(), ...) writes into its own
+            fresh = isinstance(v, ir.Prim) and not isinstance(given.get(p), gast.Name) and \
+                returns_new(v.fn)
             if isinstance(v, (ir.Prim, ir.NonDiff)):
                 v = self.lo.expressions.atomize(v, p)
             written_back = p in written_arguments.get(call, {}) or \
                 p in marks.unobserved_arguments.get(call, {})  # the caller's, or unread
-            computed = isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # a new array
+            computed = fresh or isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # new
             if (p in subscripted_in_body or p in passed_to_writers) and \
                     isinstance(v, ir.Name) and not written_back and not computed:
                 scope.shared_arrays.add(p)
