@@ -34,6 +34,9 @@ import autograd_oracle  # noqa: E402
 def pytest_addoption(parser):
     parser.addoption("--fuzz-long", action="store_true", default=False,
                      help="run the random-program fuzzer with thousands of examples")
+    parser.addoption("--fuzz-examples", type=int, default=None,
+                     help="with --fuzz-long: this many examples per fuzz test instead of "
+                          "4000 (a long run bounded to fit a time slot)")
 
 
 def pytest_terminal_summary(terminalreporter):

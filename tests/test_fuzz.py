@@ -244,7 +244,9 @@ def _same_aux(got, want, what, source):
 
 
 def _examples(request, default):
-    return 4000 if request.config.getoption("--fuzz-long") else default
+    if not request.config.getoption("--fuzz-long"):
+        return default
+    return request.config.getoption("--fuzz-examples") or 4000
 
 
 @pytest.fixture
