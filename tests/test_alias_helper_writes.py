@@ -446,3 +446,36 @@ def test_a_possible_view_given_to_a_writing_helper_stays_refused():
     rng = np.random.RandomState(4)
     with pytest.raises(TangentCkptError, match="'U'"):
         tc.grad(a_possible_view_to_a_writing_helper, wrt=(0, 1))(rng.rand(6), rng.rand(6))
+
+
+# --- a write after the parameter is rebound in the same loop body ---------------------
+def _rebinds_then_writes(a, c):
+    for t in range(2):
+        c = c * np.cos(np.mean(a))          # c is the helper's own array from here on
+        c[0] = np.tanh(np.sum(c + c[0]))
+    return np.sum(c * a)
+
+
+def container_items_to_a_rebinding_helper(P):
+    return _rebinds_then_writes(P[0], P[1])
+
+
+def caller_reads_after_a_rebinding_helper(a, c):
+    return _rebinds_then_writes(a, c) + np.sum(c)
+
+
+@pytest.mark.parametrize("options", RUNS, ids=RUN_IDS)
+def test_a_write_after_a_rebinding_in_the_loop_body_is_the_helpers_own(options):
+    """``c = c * k; c[0] = ...`` in one loop body: the write is into the new array,
+    never the caller's, even for an item of a container argument (found by the
+    nested-container fuzz test's long run, which was refused)."""
+    rng = np.random.RandomState(7)
+    a, c = rng.rand(3), rng.rand(3)
+    check_grad(caller_reads_after_a_rebinding_helper, (a, c), wrt=(0, 1),
+               df=tc.grad(caller_reads_after_a_rebinding_helper, wrt=(0, 1), **options))
+    P = [a, c]
+    got = tc.grad(container_items_to_a_rebinding_helper, **options)(P)
+    want = tc.grad(_rebinds_then_writes, wrt=(0, 1))(a, c)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert np.array_equal(P[1], c) and P[1] is c

@@ -123,6 +123,9 @@ class Inlining:
                 passed_to_writers.update(written_arguments.get(n, {}).values())
                 # inner(p) writes into p and rebinds it
                 passed_to_writers.update(marks.rebound_arguments.get(n, {}).values())
+        # writes made before the name is surely bound anew (c = c * 2; c[0] = 1 in one
+        # block writes the helper's own array): only those reach the caller's array
+        reaches_caller = {name for name, _ in ParameterWrites(fnode, marks, set()).writes}
         self._refuse_one_array_for_two_parameters(
             label, given, subscripted_in_body | passed_to_writers |
             {n.target.id for n in gast.walk(fnode)
@@ -164,7 +167,7 @@ class Inlining:
             written_back = p in written_arguments.get(call, {}) or \
                 p in marks.unobserved_arguments.get(call, {})  # the caller's, or unread
             computed = fresh or isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # new
-            if (p in subscripted_in_body or p in passed_to_writers) and \
+            if (p in subscripted_in_body or p in passed_to_writers) and p in reaches_caller and \
                     isinstance(v, ir.Name) and not written_back and not computed:
                 scope.shared_arrays.add(p)
             if p in assigned_in_body:
