@@ -20,7 +20,7 @@ from tangent_ckpt.compiler.memory_sharing import (
 )
 from tangent_ckpt.compiler.fence.object_facts import plain_instance_attribute, surely_numeric
 from tangent_ckpt.compiler.frontend.static_keys import static_key
-from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.view_facts import basic_index, resolve_dotted
 
 _NOTHING = frozenset()
 # the operators that build a container from containers: list/tuple concatenation and
@@ -169,6 +169,8 @@ class Origins:
                 if item is not None:
                     return item  # d['a'] of {'a': A, 'b': B} is A, never B
                 return _Info(base.holds, base.holds)  # an item, never the list itself
+            if isinstance(node, gast.Subscript) and self.array_element(node):
+                return _Info(base.holds, base.holds)  # a number, never a view of the array
             if isinstance(node, gast.Subscript) and self.advanced_index(node.slice, env):
                 self.builtin_sites.add(id(node))  # F[mask, :], x[[0, 2]]: a new array
                 return _Info({("site", id(node), 0)})
@@ -204,6 +206,26 @@ class Origins:
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
+
+    def array_element(self, node):
+        """``r[0]``, ``S[i, j]`` (``i`` a ``range`` counter) of a name surely bound to
+        an array with as many dimensions as the subscript has integers (no slice,
+        ``...`` or None): one element, a new NumPy number (in an array of objects,
+        an object the array holds), never a view; ``S[i]`` of a 2-d ``S`` is a row,
+        a view (``array_facts``, ``counters``, ``comprehended``: set by the fence)."""
+        array = self.surely_array(node.value)
+        if array is None or array.ndim is None:
+            return False
+        basic = basic_index(node.slice, self.counters)
+        return basic is not None and not basic[1] and basic[0] >= array.ndim
+
+    def surely_array(self, node):
+        """The :class:`~.view_facts.Array` fact when ``node`` is a name every
+        binding of which makes it a NumPy array, else None."""
+        if self.array_facts is None or not isinstance(node, gast.Name) or \
+                node.id in self.comprehended:
+            return None
+        return self.array_facts.array(node.id)
 
     def advanced_index(self, index, env):
         """True when a part of the subscript ``index`` is surely a mask or an index
