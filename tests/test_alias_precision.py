@@ -721,3 +721,84 @@ def test_a_view_or_object_an_element_read_gives_is_still_refused(fn, args, writt
     message = str(info.value)
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
     assert f"'{written}'" in message and f"'{other}'" in message, message
+
+
+# --- a method's writes into an array it makes itself change nothing the caller holds -----
+OBSERVED = [0, 1, 1]  # module-level: the object holds it, nothing writes it
+
+
+class Tally:
+    def __init__(self, w, obs):
+        self.w = w
+        self.obs = obs
+
+    def run(self, scale):
+        self.acc = np.zeros(self.w.shape)  # a new array, made by the method itself
+        for j in range(len(self.obs)):
+            self.acc += self.w[self.obs[j]] * scale * self.acc[j]  # WRITE
+            self.acc += self.w * scale
+
+
+def tally_of_a_module_level_list(w, n):
+    total = 0.0
+    m = Tally(w, OBSERVED)
+    for t in range(n):
+        m.run(0.5 + 0.1 * t)  # a new self.acc each time
+        total = total + np.sum(m.acc * m.acc)
+    return total
+
+
+def tally_of_a_copied_module_level_list(w):
+    m = Tally(w, list(OBSERVED))
+    m.run(2.0)
+    return np.sum(np.sin(m.acc))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (tally_of_a_module_level_list, (np.array([0.3, -0.2, 0.5]), 3)),
+    (tally_of_a_copied_module_level_list, (np.array([0.3, -0.2, 0.5]),)),
+], ids=["module_level_list", "copied_module_level_list"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_method_writing_into_an_array_it_made_is_differentiated(fn, args, mode):
+    """The object holds the module-level OBSERVED, but Tally.run writes only into
+    the array it binds to self.acc just before: no memory the caller can name."""
+    check_grad(fn, args, df=tc.grad(fn, **MODES[mode]), rtol=1e-5, atol=1e-7)
+    if mode == "checkpointed":
+        np.testing.assert_allclose(tc.grad(fn, **MODES[mode])(*args), tc.grad(fn)(*args),
+                                   rtol=1e-10, atol=1e-12)
+
+
+class KeptTally(Tally):
+    def run(self, scale, kept):
+        self.acc = np.zeros(self.w.shape)
+        kept.append(self.acc)  # the caller's list holds the new array
+        for j in range(len(self.obs)):
+            self.acc += self.w * scale  # WRITE
+
+
+def tally_kept_by_the_caller(w):
+    kept = []
+    m = KeptTally(w, OBSERVED)
+    m.run(2.0, kept)
+    return np.sum(kept[0])
+
+
+class CopiedFirstTally(Tally):
+    def run(self, scale):
+        self.acc = self.w  # no new array: the caller's w
+        for j in range(len(self.obs)):
+            self.acc += self.w * scale  # WRITE
+
+
+def tally_into_an_argument(w):
+    v = w * 1.0
+    m = CopiedFirstTally(v, OBSERVED)
+    m.run(2.0)
+    return np.sum(v)
+
+
+@pytest.mark.parametrize("fn", [tally_kept_by_the_caller, tally_into_an_argument])
+def test_a_method_writing_into_an_array_the_caller_may_hold_is_still_refused(fn):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2, 0.5]))
+    assert "'m'" in str(info.value), str(info.value)
