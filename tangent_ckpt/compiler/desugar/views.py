@@ -77,6 +77,7 @@ def follow_views(parsed, helper=False):
     followed = Followed()
     followed.marks = shape.marks
     followed.facts, followed.counters = facts, shape.range_counters()
+    followed.bindings = shape.bindings
     grouped = set()  # the names of the groups followed (their calls are marked there)
     for root, members in groups.items():
         group = Group(shape, facts, root, members)
@@ -129,14 +130,15 @@ class Followed(set):
     fence does not compare a write with the names of its own group), and
     ``marks``: what it declares about the statements and calls of the tree
     (:class:`~.node_facts.ViewMarks`); ``facts``: which names surely hold arrays
-    (:class:`~.view_facts.ArrayFacts`) and ``counters``: the names bound only as
-    ``range`` counters (the fence tells an element ``r[0]`` from a view by them)."""
+    (:class:`~.view_facts.ArrayFacts`), ``bindings``: what each name is bound to
+    and ``counters``: the names bound only as ``range`` counters (the fence tells
+    an element ``r[0]`` from a view by them)."""
 
     def __init__(self):
         super().__init__()
         self.groups = []
         self.marks = ViewMarks()
-        self.facts, self.counters = None, frozenset()
+        self.facts, self.counters, self.bindings = None, frozenset(), {}
 
     def same_group(self, a, b):
         return any(a in g and b in g for g in self.groups)

@@ -20,7 +20,7 @@ from tangent_ckpt.compiler.memory_sharing import (
 )
 from tangent_ckpt.compiler.fence.object_facts import plain_instance_attribute, surely_numeric
 from tangent_ckpt.compiler.frontend.static_keys import static_key
-from tangent_ckpt.compiler.desugar.view_facts import basic_index, resolve_dotted
+from tangent_ckpt.compiler.desugar.view_facts import Array, _number, basic_index, resolve_dotted
 
 _NOTHING = frozenset()
 # the operators that build a container from containers: list/tuple concatenation and
@@ -214,10 +214,58 @@ class Origins:
         an object the array holds), never a view; ``S[i]`` of a 2-d ``S`` is a row,
         a view (``array_facts``, ``counters``, ``comprehended``: set by the fence)."""
         array = self.surely_array(node.value)
-        if array is None or array.ndim is None:
+        if array is None or array.ndim is None or not self.numbers(node.value.id, set()):
             return False
         basic = basic_index(node.slice, self.counters)
         return basic is not None and not basic[1] and basic[0] >= array.ndim
+
+    def numbers(self, name, seen):
+        """Whether every binding of the array ``name`` makes an array of numbers
+        (an element of a structured array is a view of its record, one of an array
+        of objects the object it holds): made from a shape (``np.zeros(n)``) or a
+        display (``np.array([a, 0.0])``) with no dtype or a numeric one, arithmetic
+        on such arrays and numbers, or an in-place update of it."""
+        if name in self.numeric:
+            return self.numeric[name]
+        if name in seen:
+            return True  # by induction over the run, as the facts themselves
+        seen.add(name)
+        values = self.bindings.get(name, [None])
+        found = bool(values) and all(self.number_values(v, seen) for v in values)
+        if len(seen) == 1:
+            self.numeric[name] = found
+        seen.discard(name)
+        return found
+
+    def number_values(self, node, seen):
+        facts = self.array_facts
+        if isinstance(node, gast.AugAssign):
+            return not isinstance(node.op, gast.MatMult) or self.number_values(
+                gast.BinOp(left=node.target, op=node.op, right=node.value), seen)
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (bool, int, float, complex))
+        if isinstance(node, gast.Name):
+            return node.id not in self.comprehended and facts.array(node.id) is not None and \
+                self.numbers(node.id, seen)
+        if isinstance(node, gast.BinOp):
+            return self.number_values(node.left, seen) and self.number_values(node.right, seen)
+        if isinstance(node, gast.UnaryOp):
+            return self.number_values(node.operand, seen)
+        if not isinstance(node, gast.Call):
+            return False
+        fn = self.resolve(node.func)
+        position = next((p for f, p in _DTYPE_POSITIONS.items() if f is fn), None)
+        if position is None or not isinstance(facts.of(node), Array) or fn is np.array and \
+                not (node.args and isinstance(node.args[0], (gast.List, gast.Tuple))):
+            return False
+        dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        if dtype is None and len(node.args) > position:
+            dtype = node.args[position]
+        if dtype is not None:
+            return facts.numeric_dtype(dtype)
+        if fn is np.array:  # np.array([a, 0.0]): items that are numbers, or raises
+            return any(_number(e) for e in node.args[0].elts)
+        return True
 
     def surely_array(self, node):
         """The :class:`~.view_facts.Array` fact when ``node`` is a name every
@@ -386,6 +434,12 @@ class Origins:
             holds |= i.holds
         return _Info(everything, holds)
 
+
+
+# the NumPy functions making a new array from a shape or a display, and where each
+# takes its dtype among its positional arguments
+_DTYPE_POSITIONS = {np.zeros: 1, np.ones: 1, np.empty: 1, np.full: 2, np.arange: 3,
+                    np.linspace: 5, np.logspace: 5, np.eye: 3, np.identity: 1, np.array: 1}
 
 
 def _older(origin, site):

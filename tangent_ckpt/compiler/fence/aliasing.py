@@ -96,6 +96,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         # a name a comprehension binds too
         self.array_facts = getattr(followed, "facts", None) if fnode is parsed.node else None
         self.counters = getattr(followed, "counters", frozenset())
+        self.bindings = getattr(followed, "bindings", {})
+        self.numeric = {}  # name -> whether its arrays surely hold numbers (alias_values.py)
         self.comprehended = {n.id for c in gast.walk(fnode) if isinstance(c, gast.comprehension)
                              for n in gast.walk(c.target) if isinstance(n, gast.Name)}
 
