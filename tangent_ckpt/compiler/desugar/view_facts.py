@@ -268,7 +268,7 @@ class ArrayFacts:
         items = node.args[0].elts
         if not items or any(isinstance(e, gast.Starred) for e in items):
             return None
-        if any(_number(e) for e in items):
+        if any(number_constant(e) for e in items):
             return 1
         facts = [self.of(e) for e in items]
         ndims = {f.ndim if isinstance(f, Array) else None for f in facts}
@@ -294,7 +294,7 @@ class ArrayFacts:
 _RAGGED_DISPLAYS_RAISE = np.lib.NumpyVersion(np.__version__) >= "1.24.0"
 
 
-def _number(node):
+def number_constant(node):
     """A number written as a constant (``0.0``, ``-1``, ``True``)."""
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
         node = node.operand

@@ -20,7 +20,8 @@ from tangent_ckpt.compiler.memory_sharing import (
 )
 from tangent_ckpt.compiler.fence.object_facts import plain_instance_attribute, surely_numeric
 from tangent_ckpt.compiler.frontend.static_keys import static_key
-from tangent_ckpt.compiler.desugar.view_facts import Array, _number, basic_index, resolve_dotted
+from tangent_ckpt.compiler.desugar.view_facts import (Array, basic_index, number_constant,
+                                                     resolve_dotted)
 
 _NOTHING = frozenset()
 # the operators that build a container from containers: list/tuple concatenation and
@@ -264,7 +265,7 @@ class Origins:
         if dtype is not None:
             return facts.numeric_dtype(dtype)
         if fn is np.array:  # np.array([a, 0.0]): items that are numbers, or raises
-            return any(_number(e) for e in node.args[0].elts)
+            return any(number_constant(e) for e in node.args[0].elts)
         return True
 
     def surely_array(self, node):
