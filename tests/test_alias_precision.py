@@ -718,12 +718,22 @@ def element_of_a_structured_array_kept(x):
     return keep[0][0] * 1.0
 
 
+def element_of_a_structured_array_kept_dtype_in_place(x):
+    r = np.full(2, 0.0, PAIR)  # dtype given positionally
+    keep = [r[1]]
+    r[1] = (x[0], x[1])  # WRITE
+    return keep[0][1] * 1.0
+
+
 @pytest.mark.parametrize("fn, args, written, other", [
     (row_of_a_matrix_kept, (np.array([0.3, -0.2]),), "S", "keep"),
     (element_of_a_structured_array_kept, (np.array([0.3, -0.2]),), "r", "keep"),
+    (element_of_a_structured_array_kept_dtype_in_place, (np.array([0.3, -0.2]),), "r",
+     "keep"),
     (item_of_an_array_of_unknown_ndim_kept, (np.ones((2, 2)),), "r", "keep"),
     (item_of_an_array_of_objects_kept, (np.array([0.3, -0.2]),), "a", "kept"),
-], ids=["row_of_a_matrix", "structured", "unknown_ndim", "array_of_objects"])
+], ids=["row_of_a_matrix", "structured", "structured_positional", "unknown_ndim",
+        "array_of_objects"])
 @pytest.mark.parametrize("mode", list(MODES))
 def test_a_view_or_object_an_element_read_gives_is_still_refused(fn, args, written, other,
                                                                  mode):

@@ -8,6 +8,7 @@ function without a row (NumPy's too) may return their arguments; the user's
 functions return what their bodies return (``alias_helpers.py``)."""
 
 import builtins
+import inspect
 
 import gast
 import numpy as np
@@ -255,12 +256,17 @@ class Origins:
         if not isinstance(node, gast.Call):
             return False
         fn = self.resolve(node.func)
-        position = next((p for f, p in _DTYPE_POSITIONS.items() if f is fn), None)
-        if position is None or not isinstance(facts.of(node), Array) or fn is np.array and \
-                not (node.args and isinstance(node.args[0], (gast.List, gast.Tuple))):
-            return False
+        row = registry.facts(fn) if fn is not None else None
+        display = fn is np.array and bool(node.args) and \
+            isinstance(node.args[0], (gast.List, gast.Tuple))
+        if not isinstance(facts.of(node), Array) or not display and \
+                (row is None or not (row.ndim == "shape" or isinstance(row.ndim, int))):
+            return False  # a new array from a shape (its row says so) or a display
         dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
-        if dtype is None and len(node.args) > position:
+        position = _dtype_position(fn)
+        if position is None and len(node.args) > 1:
+            return False  # a positional dtype may be among them
+        if dtype is None and position is not None and len(node.args) > position:
             dtype = node.args[position]
         if dtype is not None:
             return facts.numeric_dtype(dtype)
@@ -437,10 +443,15 @@ class Origins:
 
 
 
-# the NumPy functions making a new array from a shape or a display, and where each
-# takes its dtype among its positional arguments
-_DTYPE_POSITIONS = {np.zeros: 1, np.ones: 1, np.empty: 1, np.full: 2, np.arange: 3,
-                    np.linspace: 5, np.logspace: 5, np.eye: 3, np.identity: 1, np.array: 1}
+def _dtype_position(fn):
+    """Where ``fn`` takes ``dtype`` among its positional arguments (``np.full(shape,
+    fill, dtype)``: 2), from its signature; None when it has none or does not say."""
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return None
+    return names.index("dtype") if "dtype" in names else None
 
 
 def _older(origin, site):
