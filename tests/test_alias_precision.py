@@ -599,3 +599,227 @@ def test_a_helper_only_a_refused_method_calls_is_fenced_for_its_object(mode):
     args = (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.2, -0.1]))
     check_grad(fn, args, wrt=(0, 1), df=tc.grad(fn, wrt=(0, 1), **MODES[mode]),
                rtol=1e-5, atol=1e-7)
+
+
+# --- an element of an array is a number, never a view (issue #29) -----------------------
+def _rates(r, t):
+    return np.array([r[1], -np.sin(r[0]) * t])
+
+
+def elements_kept_in_lists_while_the_array_is_updated(x):
+    """r[0] of the 1-d r (np.array of a display with a number in it) is a NumPy
+    scalar, a copy: the in-place r += ... changes no item of the lists (an RK-style
+    loop with a helper, as the outside program p20)."""
+    r = np.array([x[0], 0.5], float)
+    first, second = [], []
+    for t in range(4):
+        first.append(r[0])
+        second.append(r[1])
+        r += 0.1 * _rates(r, t * 0.5)  # r stays the 1-d array it was
+    for i in range(len(first)):
+        first[i] *= 2.0
+    return first[2] + second[-1] + np.sum(np.array(first)) * 0.1
+
+
+def euler(x, v, dt):
+    x += v * dt
+    v -= x * dt
+    return x, v
+
+
+def elements_kept_while_a_helper_writes_in_place(v0):
+    """The outside program p38: positions kept, the arrays written by a helper."""
+    x = np.zeros(2)
+    v = np.array([v0[0], v0[1]])
+    xs, ys = [], []
+    for t in range(3):
+        xs.append(x[0])
+        ys.append(x[1])
+        euler(x, v, 0.1)
+    return xs[-1] + ys[-1] + sum(ys) * 0.5
+
+
+def element_bound_to_a_name_then_written_beside(x):
+    r = np.zeros(3)
+    r[1:] = x
+    a = r[1]
+    r += np.array([1.0, r[2], 0.0])
+    return a * r[1]
+
+
+def elements_of_a_matrix_by_loop_counters(x):
+    S = np.zeros((2, 2))
+    S[0], S[1] = x[:2], x[2:]
+    kept = []
+    for i in range(2):
+        for j in range(2):
+            kept.append(S[i, j])
+            S *= 1.5
+    return kept[1] * kept[3] + np.sum(S)
+
+
+ELEMENTS = [
+    (elements_kept_in_lists_while_the_array_is_updated, lambda r: (_vector(r, 2),), (0,)),
+    (elements_kept_while_a_helper_writes_in_place, lambda r: (_vector(r, 2),), (0,)),
+    (element_bound_to_a_name_then_written_beside, lambda r: (_vector(r, 2),), (0,)),
+    (elements_of_a_matrix_by_loop_counters, lambda r: (_vector(r, 4),), (0,)),
+]
+
+
+@pytest.mark.parametrize("fn, make, wrt", ELEMENTS, ids=[a[0].__name__ for a in ELEMENTS])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_an_element_kept_beside_a_write_into_its_array_is_differentiated(fn, make, wrt, mode):
+    args = make(np.random.default_rng(7))
+    check_grad(fn, args, wrt=wrt, df=tc.grad(fn, wrt=wrt, **MODES[mode]), rtol=1e-5,
+               atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, make, wrt", ELEMENTS, ids=[a[0].__name__ for a in ELEMENTS])
+def test_checkpointed_element_loop_equals_taped(fn, make, wrt):
+    args = make(np.random.default_rng(8))
+    taped = tc.grad(fn, wrt=wrt)(*args)
+    checkpointed = tc.grad(fn, wrt=wrt, **MODES["checkpointed"])(*args)
+    np.testing.assert_allclose(checkpointed, taped, rtol=1e-10, atol=1e-12)
+
+
+def row_of_a_matrix_kept(x):
+    S = np.zeros((2, 2))
+    S[0] = x
+    keep = []
+    for t in range(2):
+        keep.append(S[0])  # a row: a view of S
+        S += 1.0  # WRITE
+    return np.sum(keep[0] * keep[1])
+
+
+def item_of_an_array_of_unknown_ndim_kept(x):
+    r = x * 1.0  # 1-d or 2-d: only the call decides
+    keep = [r[0]]
+    r += 1.0  # WRITE
+    return np.sum(keep[0])
+
+
+def item_of_an_array_of_objects_kept(x):
+    a = x * 1.0
+    box = np.empty(2, dtype=object)
+    box[0] = a
+    kept = box[0]  # the object box holds: a itself
+    a += 1.0  # WRITE
+    return np.sum(kept)
+
+
+PAIR = np.dtype([("a", float), ("b", float)])
+
+
+def element_of_a_structured_array_kept(x):
+    r = np.zeros(2, dtype=PAIR)
+    keep = [r[0]]  # a NumPy void: a view of r's first record
+    r[0] = (x[0], x[1])  # WRITE
+    return keep[0][0] * 1.0
+
+
+def element_of_a_structured_array_kept_dtype_in_place(x):
+    r = np.full(2, 0.0, PAIR)  # dtype given positionally
+    keep = [r[1]]
+    r[1] = (x[0], x[1])  # WRITE
+    return keep[0][1] * 1.0
+
+
+@pytest.mark.parametrize("fn, args, written, other", [
+    (row_of_a_matrix_kept, (np.array([0.3, -0.2]),), "S", "keep"),
+    (element_of_a_structured_array_kept, (np.array([0.3, -0.2]),), "r", "keep"),
+    (element_of_a_structured_array_kept_dtype_in_place, (np.array([0.3, -0.2]),), "r",
+     "keep"),
+    (item_of_an_array_of_unknown_ndim_kept, (np.ones((2, 2)),), "r", "keep"),
+    (item_of_an_array_of_objects_kept, (np.array([0.3, -0.2]),), "a", "kept"),
+], ids=["row_of_a_matrix", "structured", "structured_positional", "unknown_ndim",
+        "array_of_objects"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_view_or_object_an_element_read_gives_is_still_refused(fn, args, written, other,
+                                                                 mode):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,), **MODES[mode])(*args)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert f"'{written}'" in message and f"'{other}'" in message, message
+
+
+# --- a method's writes into an array it makes itself change nothing the caller holds -----
+OBSERVED = [0, 1, 1]  # module-level: the object holds it, nothing writes it
+
+
+class Tally:
+    def __init__(self, w, obs):
+        self.w = w
+        self.obs = obs
+
+    def run(self, scale):
+        self.acc = np.zeros(self.w.shape)  # a new array, made by the method itself
+        for j in range(len(self.obs)):
+            self.acc += self.w[self.obs[j]] * scale * self.acc[j]  # WRITE
+            self.acc += self.w * scale
+
+
+def tally_of_a_module_level_list(w, n):
+    total = 0.0
+    m = Tally(w, OBSERVED)
+    for t in range(n):
+        m.run(0.5 + 0.1 * t)  # a new self.acc each time
+        total = total + np.sum(m.acc * m.acc)
+    return total
+
+
+def tally_of_a_copied_module_level_list(w):
+    m = Tally(w, list(OBSERVED))
+    m.run(2.0)
+    return np.sum(np.sin(m.acc))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (tally_of_a_module_level_list, (np.array([0.3, -0.2, 0.5]), 3)),
+    (tally_of_a_copied_module_level_list, (np.array([0.3, -0.2, 0.5]),)),
+], ids=["module_level_list", "copied_module_level_list"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_method_writing_into_an_array_it_made_is_differentiated(fn, args, mode):
+    """The object holds the module-level OBSERVED, but Tally.run writes only into
+    the array it binds to self.acc just before: no memory the caller can name."""
+    check_grad(fn, args, df=tc.grad(fn, **MODES[mode]), rtol=1e-5, atol=1e-7)
+    if mode == "checkpointed":
+        np.testing.assert_allclose(tc.grad(fn, **MODES[mode])(*args), tc.grad(fn)(*args),
+                                   rtol=1e-10, atol=1e-12)
+
+
+class KeptTally(Tally):
+    def run(self, scale, kept):
+        self.acc = np.zeros(self.w.shape)
+        kept.append(self.acc)  # the caller's list holds the new array
+        for j in range(len(self.obs)):
+            self.acc += self.w * scale  # WRITE
+
+
+def tally_kept_by_the_caller(w):
+    kept = []
+    m = KeptTally(w, OBSERVED)
+    m.run(2.0, kept)
+    return np.sum(kept[0])
+
+
+class CopiedFirstTally(Tally):
+    def run(self, scale):
+        self.acc = self.w  # no new array: the caller's w
+        for j in range(len(self.obs)):
+            self.acc += self.w * scale  # WRITE
+
+
+def tally_into_an_argument(w):
+    v = w * 1.0
+    m = CopiedFirstTally(v, OBSERVED)
+    m.run(2.0)
+    return np.sum(v)
+
+
+@pytest.mark.parametrize("fn", [tally_kept_by_the_caller, tally_into_an_argument])
+def test_a_method_writing_into_an_array_the_caller_may_hold_is_still_refused(fn):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn)(np.array([0.3, -0.2, 0.5]))
+    assert "'m'" in str(info.value), str(info.value)

@@ -104,3 +104,43 @@ def test_what_counts_as_writing_in_place():
     assert writes_self_in_place(Bumper.bump_twice)  # through self.bump
     assert not writes_self_in_place(Filter.update)  # rebinds self.P only
     assert not writes_self_in_place(Bumper.__init__)
+
+
+class Made:
+    def __init__(self, w):
+        self.w = w
+
+    def fill(self):
+        self.acc = np.zeros(3)  # a new array the method itself makes
+        for j in range(3):
+            self.acc[j] = self.w[j] * 2.0 + np.sum(self.acc[:j])
+        self.acc += self.w
+
+    def fill_a_view(self):
+        self.acc = np.asarray(self.w)  # the object's own w, not a new array
+        self.acc += 1.0
+
+    def fill_and_keep(self):
+        self.acc = np.zeros(3)
+        self.last = self.acc  # a second name for it: the caller reads last
+        self.acc += 1.0
+
+    def fill_and_hand_on(self, sink):
+        self.acc = np.zeros(3)
+        sink(self)  # may keep self.acc
+        self.acc += 1.0
+
+    def fill_twice(self, other):
+        self.acc = np.zeros(3)
+        self.acc = other
+        self.acc += 1.0
+
+
+def test_writes_into_an_array_the_method_made_before_do_not_count():
+    """Writes into ``self.acc`` right after ``self.acc = np.zeros(3)`` change an
+    array nothing outside the call holds; any other binding or use that may
+    keep it keeps them counting."""
+    assert not writes_self_in_place(Made.fill)
+    for method in (Made.fill_a_view, Made.fill_and_keep, Made.fill_and_hand_on,
+                   Made.fill_twice):
+        assert writes_self_in_place(method), method.__name__

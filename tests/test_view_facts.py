@@ -62,3 +62,33 @@ def test_a_write_through_a_row_of_an_array_shaped_by_a_keyword_is_differentiated
     """``shape=`` and ``ndmin=`` make an array whose dimensions are not its first
     argument's: its row is a view, followed like any other."""
     check_grad(f, (np.array([1.0, 2.0, 3.0]),))
+
+
+@pytest.mark.parametrize("source, fact", [
+    ("np.array([x, 0.0])", Array(1, True)),          # 1-d, or NumPy raises (ragged)
+    ("np.array((-1, x, y), np.float64)", Array(1, True)),
+    ("np.array([x, 0.0], dtype='f8')", Array(1, True)),
+    ("np.array([v, v])", Array(2, True)),            # items of one known ndim
+    ("np.array([v, S])", Array()),                   # ragged: not known
+    ("np.array([x, y])", Array()),                   # items not known
+    ("np.array([x, 0.0], dtype=object)", Array()),   # an array holding the items as they are
+    ("np.array([x, 0.0], ndmin=2)", Array()),
+])
+def test_an_array_made_from_a_display_has_the_ndim_its_items_give(source, fact):
+    assert _fact(source, {"S": "np.zeros((2, 3))", "v": "np.arange(4)", "x": "g(1)",
+                          "y": "g(2)"}) == fact
+
+
+def test_an_augmented_assignment_keeps_an_arrays_ndim():
+    """``r += f(r)`` writes into ``r`` in place: whatever ``f`` returns (unknown
+    here), ``r`` stays the 1-d array it was; ``r = r + f(r)`` may broadcast."""
+    made = gast.parse("np.zeros(2)").body[0].value
+    in_place = gast.parse("r += f(r)").body[0]
+    rebound = gast.parse("r = r + f(r)").body[0].value
+    at_matmul = gast.parse("r @= f(r)").body[0]  # NumPy before 1.25: r = r @ f(r)
+    local = {"r", "f"}
+    assert ArrayFacts({"r": [made, in_place]}, {"np": np}.get, local).array("r") == \
+        Array(1, True)
+    for other in (rebound, at_matmul):
+        assert ArrayFacts({"r": [made, other]}, {"np": np}.get, local).array("r") in \
+            (None, Array())

@@ -161,7 +161,8 @@ class ArrayFacts:
     """Which locals surely hold arrays (:class:`Array`), from every binding."""
 
     def __init__(self, bindings, resolve, local, assumed=()):
-        """``bindings``: name -> list of value nodes (None: a value not known);
+        """``bindings``: name -> list of value nodes (None: a value not known; an
+        ``AugAssign`` statement: ``x += v``, in place when ``x`` is an array);
         ``assumed``: names taken to be arrays whatever they are bound to (the
         view lowering checks each at run time, ``array_roots.py``)."""
         self.resolve, self.local = resolve, local
@@ -189,6 +190,11 @@ class ArrayFacts:
         """The fact of an expression: an :class:`Array`, ``_TOP`` or None."""
         if isinstance(node, gast.Name):
             return self.facts.get(node.id) if node.id in self.local else None
+        if isinstance(node, gast.AugAssign):  # a binding: x += v
+            target = self.of(node.target)
+            if isinstance(target, Array) and not isinstance(node.op, gast.MatMult):
+                return target  # in place: the same array (NumPy before 1.25 has no @=)
+            node = gast.BinOp(left=node.target, op=node.op, right=node.value)
         if isinstance(node, (gast.BinOp, gast.UnaryOp)):
             operands = [node.left, node.right] if isinstance(node, gast.BinOp) else [node.operand]
             return _elementwise([self.of(o) for o in operands], operands)
@@ -229,6 +235,11 @@ class ArrayFacts:
             if _integer(shape):
                 return Array(1, not ordered)
             return Array(None, not ordered)
+        if fn is np.array and node.args and isinstance(node.args[0], (gast.List, gast.Tuple)) \
+                and not any(k.arg in ("ndmin", "like") for k in node.keywords):
+            made = self.display(node)   # np.array([theta, 0.0]): a new 1-d array
+            if made is not None:
+                return Array(made, made == 1 or not ordered)
         if isinstance(ndim, int):   # a new 1-d array is contiguous in either order
             return Array(ndim, ndim == 1 or not ordered)
         if ndim == "like" and node.args:
@@ -240,6 +251,55 @@ class ArrayFacts:
         if isinstance(fn, np.ufunc) and name and not node.keywords:
             return _elementwise([self.of(a) for a in node.args], node.args)
         return None
+
+
+    def display(self, node):
+        """The ``ndim`` of ``np.array([a, b, ...])`` (a list or tuple display of
+        numbers or arrays), or None.  NumPy (since 1.24, and always with a numeric
+        ``dtype``) refuses a display whose items differ in shape, so an item that
+        is a number makes every item a number (``np.array([theta, 0.0])`` is 1-d
+        or raises), and items that are arrays of one known ``ndim`` make one more.
+        With ``dtype=object`` the items are kept as they are: not known."""
+        dtype = node.args[1] if len(node.args) > 1 else next(
+            (k.value for k in node.keywords if k.arg == "dtype"), None)
+        if dtype is None and not _RAGGED_DISPLAYS_RAISE or \
+                dtype is not None and not self.numeric_dtype(dtype):
+            return None
+        items = node.args[0].elts
+        if not items or any(isinstance(e, gast.Starred) for e in items):
+            return None
+        if any(number_constant(e) for e in items):
+            return 1
+        facts = [self.of(e) for e in items]
+        ndims = {f.ndim if isinstance(f, Array) else None for f in facts}
+        if len(ndims) == 1 and None not in ndims:
+            return ndims.pop() + 1
+        return None
+
+    def numeric_dtype(self, node):
+        """Whether ``node`` surely names a numeric dtype (``float``, ``np.float64``,
+        ``'f8'``): never ``object``."""
+        value = node.value if isinstance(node, gast.Constant) and \
+            isinstance(node.value, str) else resolve_dotted(node, self.resolve, self.local)
+        if value is None:
+            return False
+        try:
+            return np.dtype(value).kind in "biufc"
+        except Exception:  # noqa: BLE001 - anything np.dtype refuses: not known
+            return False
+
+
+# NumPy 1.24 turned a display of items of different shapes into an error (before, a
+# warning and an array of objects holding the items)
+_RAGGED_DISPLAYS_RAISE = np.lib.NumpyVersion(np.__version__) >= "1.24.0"
+
+
+def number_constant(node):
+    """A number written as a constant (``0.0``, ``-1``, ``True``)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and \
+        isinstance(node.value, (bool, int, float, complex))
 
 
 def _result_ndim(fn):

@@ -162,8 +162,7 @@ class FunctionShape:
             t = s.target
             if isinstance(t, gast.Name):
                 self.writes.append((s, t.id, "aug"))
-                value = gast.BinOp(left=name_node(t.id), op=s.op, right=s.value)
-                self.bindings.setdefault(t.id, []).append(value)
+                self.bindings.setdefault(t.id, []).append(s)  # (view_facts.py reads it)
             elif isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                 self.writes.append((s, t.value.id, "item"))
                 self._expr(t.slice, escape=False)

@@ -76,6 +76,8 @@ def follow_views(parsed, helper=False):
     checked, facts = roots_taken_as_arrays(shape, facts, groups)  # U[0] = U[1], U a parameter
     followed = Followed()
     followed.marks = shape.marks
+    followed.facts, followed.counters = facts, shape.range_counters()
+    followed.bindings = shape.bindings
     grouped = set()  # the names of the groups followed (their calls are marked there)
     for root, members in groups.items():
         group = Group(shape, facts, root, members)
@@ -127,12 +129,16 @@ class Followed(set):
     as new arrays), ``groups``: the sets of names it keeps consistent (the
     fence does not compare a write with the names of its own group), and
     ``marks``: what it declares about the statements and calls of the tree
-    (:class:`~.node_facts.ViewMarks`)."""
+    (:class:`~.node_facts.ViewMarks`); ``facts``: which names surely hold arrays
+    (:class:`~.view_facts.ArrayFacts`), ``bindings``: what each name is bound to
+    and ``counters``: the names bound only as ``range`` counters (the fence tells
+    an element ``r[0]`` from a view by them)."""
 
     def __init__(self):
         super().__init__()
         self.groups = []
         self.marks = ViewMarks()
+        self.facts, self.counters, self.bindings = None, frozenset(), {}
 
     def same_group(self, a, b):
         return any(a in g and b in g for g in self.groups)

@@ -8,6 +8,7 @@ function without a row (NumPy's too) may return their arguments; the user's
 functions return what their bodies return (``alias_helpers.py``)."""
 
 import builtins
+import inspect
 
 import gast
 import numpy as np
@@ -20,7 +21,8 @@ from tangent_ckpt.compiler.memory_sharing import (
 )
 from tangent_ckpt.compiler.fence.object_facts import plain_instance_attribute, surely_numeric
 from tangent_ckpt.compiler.frontend.static_keys import static_key
-from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.view_facts import (Array, basic_index, number_constant,
+                                                     resolve_dotted)
 
 _NOTHING = frozenset()
 # the operators that build a container from containers: list/tuple concatenation and
@@ -169,6 +171,8 @@ class Origins:
                 if item is not None:
                     return item  # d['a'] of {'a': A, 'b': B} is A, never B
                 return _Info(base.holds, base.holds)  # an item, never the list itself
+            if isinstance(node, gast.Subscript) and self.array_element(node):
+                return _Info(base.holds, base.holds)  # a number, never a view of the array
             if isinstance(node, gast.Subscript) and self.advanced_index(node.slice, env):
                 self.builtin_sites.add(id(node))  # F[mask, :], x[[0, 2]]: a new array
                 return _Info({("site", id(node), 0)})
@@ -204,6 +208,79 @@ class Origins:
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
+
+    def array_element(self, node):
+        """``r[0]``, ``S[i, j]`` (``i`` a ``range`` counter) of a name surely bound to
+        an array with as many dimensions as the subscript has integers (no slice,
+        ``...`` or None): one element, a new NumPy number (in an array of objects,
+        an object the array holds), never a view; ``S[i]`` of a 2-d ``S`` is a row,
+        a view (``array_facts``, ``counters``, ``comprehended``: set by the fence)."""
+        array = self.surely_array(node.value)
+        if array is None or array.ndim is None or not self.numbers(node.value.id, set()):
+            return False
+        basic = basic_index(node.slice, self.counters)
+        return basic is not None and not basic[1] and basic[0] >= array.ndim
+
+    def numbers(self, name, seen):
+        """Whether every binding of the array ``name`` makes an array of numbers
+        (an element of a structured array is a view of its record, one of an array
+        of objects the object it holds): made from a shape (``np.zeros(n)``) or a
+        display (``np.array([a, 0.0])``) with no dtype or a numeric one, arithmetic
+        on such arrays and numbers, or an in-place update of it."""
+        if name in self.numeric:
+            return self.numeric[name]
+        if name in seen:
+            return True  # by induction over the run, as the facts themselves
+        seen.add(name)
+        values = self.bindings.get(name, [None])
+        found = bool(values) and all(self.number_values(v, seen) for v in values)
+        if len(seen) == 1:
+            self.numeric[name] = found
+        seen.discard(name)
+        return found
+
+    def number_values(self, node, seen):
+        facts = self.array_facts
+        if isinstance(node, gast.AugAssign):
+            return not isinstance(node.op, gast.MatMult) or self.number_values(
+                gast.BinOp(left=node.target, op=node.op, right=node.value), seen)
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (bool, int, float, complex))
+        if isinstance(node, gast.Name):
+            return node.id not in self.comprehended and facts.array(node.id) is not None and \
+                self.numbers(node.id, seen)
+        if isinstance(node, gast.BinOp):
+            return self.number_values(node.left, seen) and self.number_values(node.right, seen)
+        if isinstance(node, gast.UnaryOp):
+            return self.number_values(node.operand, seen)
+        if not isinstance(node, gast.Call):
+            return False
+        fn = self.resolve(node.func)
+        row = registry.facts(fn) if fn is not None else None
+        display = fn is np.array and bool(node.args) and \
+            isinstance(node.args[0], (gast.List, gast.Tuple))
+        if not isinstance(facts.of(node), Array) or not display and \
+                (row is None or not (row.ndim == "shape" or isinstance(row.ndim, int))):
+            return False  # a new array from a shape (its row says so) or a display
+        dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        position = _dtype_position(fn)
+        if position is None and len(node.args) > 1:
+            return False  # a positional dtype may be among them
+        if dtype is None and position is not None and len(node.args) > position:
+            dtype = node.args[position]
+        if dtype is not None:
+            return facts.numeric_dtype(dtype)
+        if fn is np.array:  # np.array([a, 0.0]): items that are numbers, or raises
+            return any(number_constant(e) for e in node.args[0].elts)
+        return True
+
+    def surely_array(self, node):
+        """The :class:`~.view_facts.Array` fact when ``node`` is a name every
+        binding of which makes it a NumPy array, else None."""
+        if self.array_facts is None or not isinstance(node, gast.Name) or \
+                node.id in self.comprehended:
+            return None
+        return self.array_facts.array(node.id)
 
     def advanced_index(self, index, env):
         """True when a part of the subscript ``index`` is surely a mask or an index
@@ -364,6 +441,17 @@ class Origins:
             holds |= i.holds
         return _Info(everything, holds)
 
+
+
+def _dtype_position(fn):
+    """Where ``fn`` takes ``dtype`` among its positional arguments (``np.full(shape,
+    fill, dtype)``: 2), from its signature; None when it has none or does not say."""
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return None
+    return names.index("dtype") if "dtype" in names else None
 
 
 def _older(origin, site):

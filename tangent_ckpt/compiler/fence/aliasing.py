@@ -91,6 +91,15 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             self.receiver_code = Code(fnode, parsed.resolve, me)
             self.objects[me] = {receiver[0]}
         self.guards = GuardNotes(parsed, fnode)  # what only the call decides (fence_guards.py)
+        # which names surely hold arrays, and of what ndim (view_facts.py): read from
+        # the function's own bindings, so not in a function defined inside it, nor for
+        # a name a comprehension binds too
+        self.array_facts = getattr(followed, "facts", None) if fnode is parsed.node else None
+        self.counters = getattr(followed, "counters", frozenset())
+        self.bindings = getattr(followed, "bindings", {})
+        self.numeric = {}  # name -> whether its arrays surely hold numbers (alias_values.py)
+        self.comprehended = {n.id for c in gast.walk(fnode) if isinstance(c, gast.comprehension)
+                             for n in gast.walk(c.target) if isinstance(n, gast.Name)}
 
     # --- the forward pass -------------------------------------------------------
     def run(self):
@@ -264,9 +273,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             # new object shares with nothing, so calling it the object it replaces
             # over-states sharing only (and keeps grid, scratch = scratch, grid exact
             # after scratch += v); only +, |, ^ may add references (list +=, dict or
-            # set |=, set ^=)
-            added = self.info(s.value, env).everything() if \
-                isinstance(s.op, (gast.Add, gast.BitOr, gast.BitXor)) else frozenset()
+            # set |=, set ^=); an array's elements become r[k] + v[k]: new numbers, or
+            # in an array of objects, objects that may hold what v's items hold
+            added = frozenset()
+            if isinstance(s.op, (gast.Add, gast.BitOr, gast.BitXor)):
+                value = self.info(s.value, env)
+                added = value.holds if self.surely_array(target) else value.everything()
             self.set(env, target.id, _Info(current.is_, current.holds | added))
             return
         base = _base_name(target)

@@ -18,7 +18,8 @@ import types
 import gast
 
 from tangent_ckpt.compiler.memory_sharing import (
-    FRESH_METHODS, VIEW_METHODS, WRITING_FUNCTIONS, WRITING_METHODS,
+    FRESH_METHODS, VIEW_METHODS, WRITING_FUNCTIONS, WRITING_METHODS, call_new_by_default,
+    returns_new,
 )
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
@@ -76,13 +77,16 @@ def writes_self_in_place(fn, seen=None):
     if not args:
         return True
     me = args[0].id
+    fresh = _fresh_attributes(fn, fnode, me)
     for node in gast.walk(fnode):
         if isinstance(node, gast.AugAssign) and _rooted_at(node.target, me) and \
-                not isinstance(node.target, gast.Name):
+                not isinstance(node.target, gast.Name) and \
+                not _into_fresh(node.target, me, fresh):
             return True  # self.P += Q (self.params['W'] += v: into the array the dict holds)
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            if any(isinstance(t, gast.Subscript) and _rooted_at(t, me)
+            if any(isinstance(t, gast.Subscript) and _rooted_at(t, me) and
+                   not _into_fresh(t, me, fresh)
                    for target in targets for t in gast.walk(target)):
                 return True  # self.P[0] = 1 (or self.h['w'] = v: not known to be a dict)
         if isinstance(node, gast.Call):
@@ -104,6 +108,82 @@ def writes_self_in_place(fn, seen=None):
                     not _library_call(fn, func) and not _array_method(fn, func, me, fnode):
                 return True  # helper(self.P) may write into it
     return False
+
+
+def _fresh_attributes(fn, fnode, me):
+    """The attributes ``x`` that method ``fn`` makes a new array of itself
+    (``self.acc = np.zeros(n)``, its one binding of ``self.x``, a statement of its
+    own body) before any other statement names ``self.x``, and afterwards only
+    writes into (``self.acc[j] = v``, ``self.acc += v``) or reads into arithmetic
+    (``self.acc[j - 1] * a``, ``np.sum(self.acc)``): its writes change only that new
+    array, which nothing outside the call can hold yet.  None where ``self`` itself
+    is handed on, another method is called on it, or the method yields."""
+    if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fnode)):
+        return frozenset()
+    parents, own = {}, (fnode.args.posonlyargs + fnode.args.args)[0]
+    for node in gast.walk(fnode):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    uses, inner = {}, set()  # attribute -> its nodes; those inside a nested function
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Name) and node.id == me and node is not own:
+            parent = parents.get(node)
+            if not isinstance(parent, gast.Attribute) or parent.attr == "__dict__" or \
+                    isinstance(parents.get(parent), gast.Call) and parents[parent].func is parent:
+                return frozenset()  # self handed on, or self.step(): may keep self.x
+            uses.setdefault(parent.attr, []).append(parent)
+        if node is not fnode and isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            inner |= {a.attr for a in gast.walk(node) if isinstance(a, gast.Attribute)}
+    fresh = set()
+    for attr, nodes in uses.items():
+        stores = [n for n in nodes if isinstance(n.ctx, gast.Store) and
+                  not isinstance(parents.get(n), gast.AugAssign)]
+        if attr in inner or len(stores) != 1:
+            continue
+        made = next((k for k, s in enumerate(fnode.body) if isinstance(s, gast.Assign) and
+                     s.targets == [stores[0]]), None)
+        if made is None or not _new_array_call(fn, fnode.body[made].value):
+            continue
+        later = {id(n) for s in fnode.body[made + 1:] for n in gast.walk(s)}
+        if all(n is stores[0] or (id(n) in later and _only_written_or_read(fn, n, parents))
+               for n in nodes):
+            fresh.add(attr)
+    return frozenset(fresh)
+
+
+def _new_array_call(fn, node):
+    """A call of a NumPy function that always makes a new array (``np.zeros(n)``,
+    ``np.array(x)``, not ``np.asarray(x)``)."""
+    if not isinstance(node, gast.Call) or not _library_call(fn, node.func):
+        return False
+    obj = _resolved(fn, node.func)
+    return call_new_by_default(obj, node) or returns_new(obj)
+
+
+def _only_written_or_read(fn, node, parents):
+    """``self.x`` where its array is written into (``self.x[j] = v``, ``self.x +=
+    v``) or read into a new value (arithmetic, a comparison, a NumPy function
+    that makes a new array), never kept (a plain binding, a container, a call)."""
+    parent = parents.get(node)
+    if isinstance(parent, gast.AugAssign) and parent.target is node:
+        return True
+    if isinstance(parent, gast.Subscript) and parent.value is node:
+        if isinstance(parent.ctx, gast.Store):
+            return True  # self.x[j] = v, self.x[j] += v
+        node, parent = parent, parents.get(parent)
+    if isinstance(parent, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+        return True
+    return isinstance(parent, gast.Call) and node in parent.args and \
+        _new_array_call(fn, parent)
+
+
+def _into_fresh(target, me, fresh):
+    """Whether the write target ``target`` is ``self.x`` or ``self.x[...]`` with ``x``
+    one of the ``fresh`` attributes (:func:`_fresh_attributes`)."""
+    if isinstance(target, gast.Subscript):
+        target = target.value
+    return isinstance(target, gast.Attribute) and target.attr in fresh and \
+        isinstance(target.value, gast.Name) and target.value.id == me
 
 
 def _through_fresh_calls(node):
@@ -174,11 +254,15 @@ def _owner(fn):
     return obj if inspect.isclass(obj) else None
 
 
+def _resolved(fn, func):
+    return resolve_dotted(func, lambda name: fn.__globals__.get(name, getattr(builtins, name,
+                                                                              None)), ())
+
+
 def _library_call(fn, func):
     """``np.linalg.inv(self.P)``: a call of a NumPy (or builtin) function, which
     writes no argument except through ``out=`` or the functions the fence lists."""
-    obj = resolve_dotted(func, lambda name: fn.__globals__.get(name, getattr(builtins, name,
-                                                                             None)), ())
+    obj = _resolved(fn, func)
     if obj is None or any(obj is w for w in WRITING_FUNCTIONS):  # np.copyto(self.P, v)
         return False
     module = getattr(obj, "__module__", None) or getattr(obj, "__name__", "") or ""
