@@ -10,7 +10,7 @@ import pytest
 
 import tangent_ckpt as tc
 from construct_check import check_construct
-from gradcheck import numeric_grad
+from gradcheck import check_grad, numeric_grad
 from tangent_ckpt.errors import TangentCkptError
 
 RNG = np.random.default_rng(5)
@@ -312,3 +312,41 @@ def test_a_list_of_objects_made_inside_is_unrolled_taped_and_checkpointed():
                     autograd=False)
     check_construct(layers_indexed_by_position, (W1, b1, W2, b2, x), wrt=(0, 1, 2, 3, 4),
                     autograd=False)
+
+
+# --- one array under two names of an object (a plain assignment) ---------------------
+class _Accumulator:
+    def __init__(self, w, step):
+        self.acc = w * 1.0
+        self.last = self.acc          # the same array under two names
+        self.t = step
+        self.first = self.t           # a number: += rebinds, nothing is shared
+
+    def run(self, w):
+        self.acc += w * 2.0           # NumPy changes self.last too
+        self.t += 1.0
+
+
+def _last_after_in_place(w):
+    m = _Accumulator(w, 0.5)
+    m.run(w)
+    return np.sum(m.last * m.last)
+
+
+def _numbers_shared(w):
+    m = _Accumulator(w, 0.5)
+    m.t += 2.0                        # rebinds m.t; m.first keeps 0.5
+    return np.sum(m.acc * w) * m.first
+
+
+def test_an_in_place_update_of_an_array_two_attributes_hold_is_refused():
+    """``self.last = self.acc; self.acc += ...``: NumPy changes both names, the
+    lowering keeps two variables; it gave [2, 4, 6] against finite differences
+    [18, 36, 54].  Now the gradient stops at the update, naming both."""
+    with pytest.raises(tc.TangentCkptError, match=r"'self.acc \+= \.\.\.'.*'self.last'"):
+        tc.grad(_last_after_in_place)(np.array([1.0, 2.0, 3.0]))
+
+
+def test_an_in_place_update_of_a_number_two_attributes_hold_passes():
+    w = np.array([1.0, 2.0, 3.0])
+    check_grad(_numbers_shared, (w,))
