@@ -345,15 +345,22 @@ def check_nested_arguments(prog, layout, options):
     source = prog.source + nested_wrapper(layout)
     wrt = tuple(PARAMS.index(name) for name in NESTED_LEAVES)
     with load_program(source, "g") as g, load_program(source, "f") as f:
-        has_aux = isinstance(reseeding(f, seed)(*copy.deepcopy(args)), tuple)
-        plain = _tuple(reseeding(tc.grad(f, wrt=wrt, has_aux=has_aux), seed)(*args), wrt)
+        # every evaluation draws the same numbers: the legacy np.random reseeded, and
+        # generators the modules hold (reached_generators) put back in their first state
+        generators = module_generators(f) + module_generators(g)
+        states = generator_states(generators)
+
+        def same_draws(function):
+            return restoring(reseeding(function, seed), generators, states)
+        has_aux = isinstance(same_draws(f)(*copy.deepcopy(args)), tuple)
+        plain = _tuple(same_draws(tc.grad(f, wrt=wrt, has_aux=has_aux))(*args), wrt)
         if has_aux:
             plain = _tuple(plain[0], wrt)
         by_name = dict(zip(NESTED_LEAVES, plain))
         order = [name for name in leaves_of(layout)]
         for opts in ({}, dict(checkpoint=True, **options)):
             try:
-                got = reseeding(tc.grad(g, wrt=0, has_aux=has_aux, **opts), seed)(P, prog.n)
+                got = same_draws(tc.grad(g, wrt=0, has_aux=has_aux, **opts))(P, prog.n)
             except CheckpointError as exc:
                 if not any(text in str(exc) for text in DOCUMENTED_REFUSALS):
                     raise
