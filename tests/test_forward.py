@@ -311,3 +311,24 @@ def test_dicts_written_at_run_time_keys_have_tangents(fn, wrt):
     assert tangent == pytest.approx(directional_fd(fn, args, wrt, dirs), rel=1e-6, abs=1e-8)
     grads = tc.grad(fn, wrt=wrt)(*args)
     assert tangent == pytest.approx(sum(np.sum(g * d) for g, d in zip(grads, dirs)), rel=1e-10)
+
+
+def _bound_in_a_branch_then_loop(s, M, n):
+    if s > -5:
+        t = 0.5 * s                  # t bound on one path only, with no tangent along M
+    for t in M[:n]:                  # may run no step: t is then the branch's value
+        s = s + np.sum(t)
+    return s * np.sum(t)
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_loop_that_may_not_run_after_a_name_bound_in_one_branch(n):
+    """The tangent of t before the loop is a zero where a branch may have bound t:
+    with n = 0 the jvp read a tangent never written (UnboundLocalError)."""
+    M, direction = np.arange(6.0).reshape(3, 2), np.ones((3, 2))
+    value, tangent = tc.jvp(_bound_in_a_branch_then_loop, wrt=1)(0.3, M, n, direction)
+    eps = 1e-6
+    expected = (_bound_in_a_branch_then_loop(0.3, M + eps * direction, n) -
+                _bound_in_a_branch_then_loop(0.3, M - eps * direction, n)) / (2 * eps)
+    assert value == pytest.approx(_bound_in_a_branch_then_loop(0.3, M, n))
+    assert tangent == pytest.approx(expected, rel=1e-6, abs=1e-9)

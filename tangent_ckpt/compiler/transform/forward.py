@@ -70,12 +70,15 @@ class Forwarder:
         self.error = error_factory(function)
         self.complex_values = frozenset(complex_names(function, bindings))  # complex_values.py
         self.inexact = surely_inexact(function, bindings)  # inexact_arrays.py
+        self.bound = set()  # names bound by the statements written so far (on some path)
 
     def body(self, body, nonzero, defined):
         """Code for ``body``.  ``nonzero``: variables whose tangent may be nonzero;
         ``defined``: variables surely bound (both updated in place)."""
         out = []
         for stmt in body:
+            if isinstance(stmt, (ir.Assign, ir.SetItem)):
+                self.bound.add(stmt.target)
             if isinstance(stmt, ir.Assign):
                 self._assign(stmt, nonzero, out)
                 defined.add(stmt.target)
@@ -170,6 +173,7 @@ class Forwarder:
         body = list(loop.body)
         tail = [body.pop()] if body and isinstance(body[-1], ir.Break) else []
         head = set(nonzero)
+        bound_before = set(self.bound)  # maybe bound at the loop's entry (in one branch)
         while True:
             inner, inner_defined = set(head), set(defined)
             if isinstance(loop, ir.For):
@@ -185,7 +189,10 @@ class Forwarder:
         # zero tangent, is one of them: its tangent from before the loop is stale
         code += self.zeros((head - inner) & inner_defined, inner_defined, loop.line)
         code += self.body(tail, inner, inner_defined)
-        out += self.zeros((head - nonzero) & defined, defined, loop.line)
+        # a zero before the loop for each tangent it may carry out: dt = np.zeros_like(t)
+        # where t is surely bound, 0.0 where a branch may have bound it (a loop that
+        # runs no step leaves t as that branch made it)
+        out += self.zeros((head - nonzero) & (defined | bound_before), defined, loop.line)
         if isinstance(loop, ir.For):
             header = sx.for_(loop.target,
                              sx.builtin_call("range", *[operand_node(b) for b in loop.bounds]))
