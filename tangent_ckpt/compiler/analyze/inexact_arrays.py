@@ -19,6 +19,7 @@ number (the gradient is compiled per argument dtype kind, ``function.inexact_par
 """
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -32,6 +33,7 @@ def _output_kind(code):
     return np.dtype(code.split("->")[1][0]).kind
 
 
+@functools.lru_cache(maxsize=None)
 def _ufunc_facts(ufunc):
     """(always inexact, inexact on float input) from the ufunc's own loops: np.sqrt
     has no integer output at all; np.add gives floats for floats; np.greater
@@ -126,7 +128,7 @@ def _inexact_operand(op, names, bindings):
 def _inexact_value(value):
     if isinstance(value, (float, complex, np.floating, np.complexfloating)):
         return True
-    return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
+    return isinstance(value, np.ndarray) and value.dtype.kind in _INEXACT_KINDS
 
 
 def _inexact_dtype(op, bindings):
@@ -138,6 +140,6 @@ def _inexact_dtype(op, bindings):
     else:
         return False
     try:
-        return value is not None and np.dtype(value).kind in "fc"
+        return value is not None and np.dtype(value).kind in _INEXACT_KINDS
     except TypeError:
         return False

@@ -78,9 +78,9 @@ class ObjectLowering:
         stored = owner.attributes.get(target.attr)
         if isinstance(value_node, (gast.Name, gast.Attribute)) and \
                 isinstance(value, ir.Name) and isinstance(stored, ir.Name):
-            # one object under two names, which the lowering keeps as two variables
-            # a plain name holds it while its function runs (self.vel = vel in
-            # __init__: vel is gone when a method updates self.vel); an attribute always
+            # one object under two names, which the lowering keeps as two variables.  A
+            # plain name holds it while its function runs (self.vel = vel in __init__:
+            # vel is gone when a method updates self.vel); an attribute always does
             here, there = to_source(target), to_source(value_node)
             scope = self.lo.current_scope if isinstance(value_node, gast.Name) else None
             self.lo.attribute_aliases[stored.id] = (here, there, scope)
