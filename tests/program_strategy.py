@@ -113,6 +113,12 @@ HUNTING_FAMILIES += REQUESTED_FAMILIES
 #: or a named view, in a loop or not (tests/test_effect_calls.py)
 FAMILIES |= {"scatter_adds"}
 HUNTING_FAMILIES += ("scatter_adds",)
+#: statements that name a value twice though Python evaluates it once: ``a = b = e``
+#: (one object under two names, one draw) and ``u[rng.integers(k)] op= e`` (one
+#: index drawn, the item read and written there), in a loop or not
+#: (tests/test_evaluate_once.py)
+FAMILIES |= {"evaluated_once"}
+HUNTING_FAMILIES += ("evaluated_once",)
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -706,6 +712,46 @@ class _Gen:
             self.features.add("loop_views_view")
         self.emit(indent, f"{total} = np.sum({u} ** 2)")
         env[total] = Var((), 6.0, fresh=True)
+
+    def family_evaluated_once(self, env, indent):
+        """``a = b = <value>`` with a random draw in the value, or a fresh array then
+        written through one name and read through the other; ``u[<drawn index>] op=
+        <value>`` with the index an int, a slice start or a column, drawn from a
+        generator made in the function; in a loop that carries ``u`` or not."""
+        rng, u, total = self.fresh_name("rng"), self.fresh_name("u"), self.fresh_name()
+        self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
+        shape = self.pick([(3,), (2, 3)])
+        value, _ = self.expr_of(env, shape, self.draw(st.integers(1, 2)))
+        self.emit(indent, f"{u} = np.tanh({value}) * 1.0")
+        inner = indent
+        if self.draw(st.booleans()):
+            index = self.fresh_name("t")
+            self.emit(indent, f"for {index} in {self.pick(['range(n)', 'range(3)'])}:")
+            inner = indent + 1
+            self.features.add("evaluated_once_loop")
+        form = self.pick(["names_draw", "names_write", "index"])
+        self.features.add("evaluated_once_" + form)
+        a, b = self.fresh_name("a"), self.fresh_name("b")
+        if form == "names_draw":
+            size = shape[0] if len(shape) == 1 else shape
+            self.emit(inner, f"{a} = {b} = np.tanh({u}) * {rng}.normal(0.0, 0.5, size={size!r})")
+            self.emit(inner, f"{u} = {a} * {b} + {a}")
+        elif form == "names_write":
+            self.emit(inner, f"{a} = {b} = np.zeros({shape!r})")
+            self.emit(inner, f"{a}[{self.pick(['0', '-1', '1:'])}] = np.tanh({u})[0]")
+            self.emit(inner, f"{u} = {b} * 0.5 + {a} * {u}")
+        else:
+            op = self.pick(["+=", "-=", "*="])
+            place = self.pick([f"{rng}.integers({shape[0]})", f"{rng}.integers({shape[0]}):"] +
+                              ([f":, {rng}.integers(3)"] if shape == (2, 3) else []))
+            part = self.pick(["0.5", f"np.tanh({self.expr_of(env, (), 1)[0]})"])
+            if place.endswith(":") or self.draw(st.booleans()):  # (two drawn slices
+                self.emit(inner, f"{u}[{place}] {op} {part}")    # may differ in length)
+            else:  # the value's draw comes first, then the place's
+                self.features.add("evaluated_once_value_first")
+                self.emit(inner, f"{u}[{place}] = {u}[{place}] {op[0]} {part}")
+        self.emit(indent, f"{total} = np.sum(np.tanh({u}) ** 2)")
+        env[total] = Var((), float(_size(shape)), fresh=True)
 
     def family_scatter_adds(self, env, indent):
         """``np.add.at(u, idx, v)`` / ``np.subtract.at`` with random indices that

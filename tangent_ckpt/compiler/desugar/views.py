@@ -43,6 +43,7 @@ from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
+from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import (ArrayFacts, basic_index, resolve_dotted,
                                                      view_link)
@@ -58,6 +59,7 @@ def follow_views(parsed, helper=False):
     (:class:`Followed`), for the fence.  ``helper``:
     ``parsed`` is inlined, so views of its parameters are followed too (their
     writes go back to the caller's arrays through the inliner)."""
+    evaluate_once(parsed.node)  # a = b = e, v[draw()] += x: each part evaluated once
     unroll_writing_tuple_loops(parsed.node)  # for Z in (U, V): Z[0] = ... writes U, V
     shape = FunctionShape(parsed, helper, writer_parameters)
     _mark_unbuffered_views(shape)

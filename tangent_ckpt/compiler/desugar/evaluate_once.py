@@ -1,0 +1,186 @@
+"""Desugar: statements that name a value twice but that Python evaluates once.
+
+Two statement forms read as if a part were written twice, though Python
+evaluates it once:
+
+- ``a = b = x * rng.normal(size=3)``: the value is computed once and both names
+  are bound to that one object;
+- ``v[rng.integers(4)] += x``: the index is computed once, the item read there and
+  written back there.
+
+The lowering takes each target with the statement's value (``a = <value>``,
+``b = <value>``) and an augmented assignment as ``v[i] = v[i] + x``, so a part
+that draws a random number, or calls anything, would run twice: two draws, two
+arrays where Python has one.  This pass, run first by the view lowering
+(``views.py``), writes such a statement so that every part of it that Python
+evaluates once is evaluated once::
+
+    a = b = e          ->   a = e               (the first target a plain name
+                            b = a                that no other target names)
+    x[0] = y[0] = e    ->   x_value = e
+                            x[0] = x_value
+                            y[0] = x_value
+    v[f(t):] += x      ->   v_start = f(t)
+                            v[v_start:] += x
+    v[f(t)] = e        ->   v_value = e         (Python computes the value first,
+                            v_index = f(t)       then the place it goes)
+                            v[v_index] = v_value
+
+A part of a target is taken out only where it holds a call (or another
+expression that may act: ``:=``, ``yield``, ``await``), in the order Python
+evaluates it; names and arithmetic of names stay where they are.  ``b = a``
+then tells the view lowering that both names share one object, as Python has
+it.  The added names are new to the function and carry the user's line.
+"""
+
+import gast
+
+from tangent_ckpt.compiler.desugar.view_shape import located, name_node, store_node
+
+_ACTING = (gast.Call, gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await)
+_BLOCKS = ("body", "orelse", "finalbody")
+_PLACES = (gast.Subscript, gast.Attribute)
+
+
+def evaluate_once(fnode):
+    """Rewrite, in place, every such statement of ``fnode`` (nested blocks and
+    nested functions included)."""
+    taken = _names(fnode)
+    _block(fnode.body, taken)
+
+
+def _names(fnode):
+    names = set()
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(n.name)
+    return names
+
+
+def _fresh(stem, taken):
+    name, k = stem, 2
+    while name in taken:
+        name, k = f"{stem}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def _block(stmts, taken):
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        for field in _BLOCKS:
+            block = getattr(s, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                _block(block, taken)
+        for handler in getattr(s, "handlers", []):
+            _block(handler.body, taken)
+        written = _once(s, taken)
+        if written is None:
+            k += 1
+            continue
+        stmts[k:k + 1] = written  # looked at again: a = v[f()] = e is split, then pinned
+
+
+def _once(s, taken):
+    """The statements replacing ``s``, or None when it stays as it is."""
+    if isinstance(s, gast.Assign) and len(s.targets) > 1:
+        return _one_value(s, taken)
+    if isinstance(s, gast.Assign) and isinstance(s.targets[0], _PLACES) and \
+            _acts(s.targets[0]):
+        return _value_then_place(s, taken)
+    if isinstance(s, gast.AugAssign) and _acts(s.target):
+        before = []
+        target = _pinned_place(s.target, before, taken)
+        return before + [gast.copy_location(gast.AugAssign(target=target, op=s.op,
+                                                           value=s.value), s)]
+    return None
+
+
+def _one_value(s, taken):
+    """``a = b = e``: ``e`` once, every target bound to it, left to right."""
+    first, rest = s.targets[0], s.targets[1:]
+    if isinstance(first, gast.Name) and not any(
+            isinstance(n, gast.Name) and n.id == first.id
+            for t in rest for n in gast.walk(t)):
+        held, out = first.id, [_assign(first, s.value, s)]
+    else:
+        held = _fresh(f"{_root_name(first)}_value", taken)
+        out = [_assign(store_node(held), s.value, s)]
+        rest = s.targets
+    out.extend(_assign(t, name_node(held), s) for t in rest)
+    return [located(stmt, s) if stmt is not out[0] else stmt for stmt in out]
+
+
+def _value_then_place(s, taken):
+    """``v[f()] = e``: Python computes ``e`` first, then the place it stores into."""
+    target, before = s.targets[0], []
+    value = s.value
+    if not isinstance(value, (gast.Name, gast.Constant)):
+        name = _fresh(f"{_root_name(target)}_value", taken)
+        before.append(_assign(store_node(name), value, s))
+        value = located(name_node(name), s)
+    place = _pinned_place(target, before, taken)
+    return before + [located(_assign(place, value, s), s)]
+
+
+def _assign(target, value, where):
+    return gast.copy_location(gast.Assign(targets=[target], value=value, type_comment=None),
+                              where)
+
+
+def _root_name(target):
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    if isinstance(target, gast.Name):
+        return target.id
+    return "value"
+
+
+def _acts(node):
+    return any(isinstance(n, _ACTING) for n in gast.walk(node))
+
+
+def _pinned_place(target, before, taken):
+    """``target`` (a subscript or attribute place) with each part that acts
+    computed first, into a new name, in Python's order: the object, then the
+    index."""
+    if not _acts(target):
+        return target
+    if isinstance(target, gast.Subscript):
+        value = _pinned_place(target.value, before, taken) \
+            if isinstance(target.value, (gast.Subscript, gast.Attribute)) else \
+            _pinned(target.value, "array", before, taken, target)
+        index = _pinned_index(target.slice, _root_name(target), before, taken, target)
+        return gast.copy_location(gast.Subscript(value=value, slice=index, ctx=target.ctx),
+                                  target)
+    if isinstance(target, gast.Attribute):
+        value = _pinned_place(target.value, before, taken) \
+            if isinstance(target.value, (gast.Subscript, gast.Attribute)) else \
+            _pinned(target.value, "owner", before, taken, target)
+        return gast.copy_location(gast.Attribute(value=value, attr=target.attr,
+                                                 ctx=target.ctx), target)
+    return target
+
+
+def _pinned_index(index, root, before, taken, where):
+    if isinstance(index, gast.Tuple):
+        return gast.copy_location(gast.Tuple(
+            elts=[_pinned_index(e, root, before, taken, where) for e in index.elts],
+            ctx=index.ctx), index)
+    if isinstance(index, gast.Slice):
+        parts = {field: _pinned(getattr(index, field), f"{root}_{word}", before, taken, where)
+                 for field, word in (("lower", "start"), ("upper", "stop"), ("step", "step"))}
+        return gast.copy_location(gast.Slice(**parts), index)
+    return _pinned(index, f"{root}_index", before, taken, where)
+
+
+def _pinned(expr, stem, before, taken, where):
+    """``expr`` itself when it does not act, else a new name bound to it first."""
+    if expr is None or not _acts(expr):
+        return expr
+    name = _fresh(stem, taken)
+    before.append(located(_assign(store_node(name), expr, where), where))
+    return gast.copy_location(name_node(name), expr)
