@@ -123,10 +123,8 @@ class StatementLowering:
 
     def statement(self, s):
         if isinstance(s, gast.Assign):
-            if len(s.targets) != 1:
-                for t in s.targets:  # a = b = expr
-                    self.lo.assignments.assign(t, s.value, s)
-                return
+            # (a = b = e is one assignment per target by now: desugar/evaluate_once.py)
+            assert len(s.targets) == 1, "desugar leaves one target per assignment"
             if _writes_its_out(s):  # y = np.clip(y, lo, hi, out=y)
                 self.expression_statement(gast.copy_location(gast.Expr(value=s.value), s))
                 return
