@@ -128,6 +128,14 @@ def reduction_cases():
                   for n in (1, 2)]
         cases += [Case(f"scipy.special.{f}(x, axis={axis!r})", {"x": (shape, "real")})
                   for f in ("softmax", "log_softmax") for shape, axes in AXES for axis in axes]
+        # every mode and boundary; a kernel larger than the image (SciPy swaps them in 'valid')
+        cases += [Case(f"scipy.signal.convolve2d(x, y, {mode!r}, {boundary!r}, z)",
+                       {"x": (image, "real"), "y": (kernel, "real"), "z": ((), "real")})
+                  for mode in ("full", "same", "valid") for boundary in ("fill", "wrap", "symm")
+                  for image, kernel in (((4, 5), (2, 3)), ((2, 3), (3, 4)))]
+        cases += [Case(f"scipy.spatial.distance_matrix(x, y, {p})",
+                       {"x": ((4, 3), "real"), "y": ((2, 3), "real")})
+                  for p in (1, 2, 3, "np.inf")]
     cases += [Case(f"np.{f}(x, axis={a})", {"x": (s, "positive")})
               for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
                                                           ((2, 3, 2), -1), ((2, 3), None)]]
