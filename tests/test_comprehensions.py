@@ -129,8 +129,18 @@ def outer_name_after_a_comprehension(p0):
     return q[0] + q[1] * p0[i]  # Python 3: p0[2], not the comprehension's last i
 
 
+def comprehension_inside_the_loop(p0):
+    obs = [0, 2, 1]
+    total = 0.0
+    for i in range(len(obs)):
+        q = [p0[i] * E[i, 0] for i in range(3)]  # leaves the loop's i as it was
+        total = total + q[2] * E[obs[i], i] * p0[obs[i]]
+    return total
+
+
 @pytest.mark.parametrize("fn", [forward_algorithm, comprehension_after_the_loop,
-                                outer_name_after_a_comprehension], ids=lambda f: f.__name__)
+                                outer_name_after_a_comprehension, comprehension_inside_the_loop],
+                         ids=lambda f: f.__name__)
 @pytest.mark.parametrize("options", [{}, {"checkpoint": True}])
 def test_a_comprehension_variable_does_not_bind_a_loop_variable_of_the_same_name(fn, options):
     """p11 (an HMM's forward algorithm): ``[... for i in range(3)]`` then ``for i in
