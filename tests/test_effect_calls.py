@@ -1,8 +1,8 @@
 """NumPy calls made for their effect (compiler/lower/effect_calls.py):
 ``np.fill_diagonal``, ``np.copyto``, ``np.add.at``, ``np.subtract.at``,
-``np.multiply.at`` and ``np.divide.at`` differentiated as the subscript writes they are, inside loops, taped and
-checkpointed; ``np.put`` and the other ``ufunc.at`` refused with what to
-write instead."""
+``np.multiply.at`` and ``np.divide.at`` differentiated as the subscript writes
+they are, inside loops, taped and checkpointed; ``np.put`` and the other
+``ufunc.at`` refused with what to write instead."""
 
 import numpy as np
 import pytest

@@ -4,9 +4,9 @@ NumPy's check that ``y`` can hold the result), ``np.fill_diagonal(a, v)`` is ``a
 with ``i = np.arange(min(a.shape))``, ``np.copyto(a, b)`` is ``a[...] = b``,
 ``np.add.at(a, i, v)`` is ``a = rt.add_at(a, i, v)`` (``np.subtract.at``,
 ``np.multiply.at``, ``np.divide.at`` likewise; into a view ``x[1:, 0]`` of an
-array, ``x[1:, 0] = rt.add_at(x[1:, 0], i, v)``) -- so the in-place write support differentiates them.  ``np.put``,
-the other ``ufunc.at`` and the other writing functions stay refused, with what
-to write instead."""
+array, ``x[1:, 0] = rt.add_at(x[1:, 0], i, v)``) -- so the in-place write
+support differentiates them.  ``np.put``, the other ``ufunc.at`` and the other
+writing functions stay refused, with what to write instead."""
 
 import copy
 
