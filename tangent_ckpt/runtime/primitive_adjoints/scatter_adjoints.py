@@ -104,7 +104,7 @@ def _flat(g, like):
 def _products(a, indices, b):
     """The product of the values ``np.multiply.at(a, indices, b)`` multiplies
     each element of ``a`` by (1 where its index does not occur)."""
-    out = np.ones(np.shape(a), dtype=np.result_type(a, b, 1.0))
+    out = np.ones(np.shape(a), dtype=np.result_type(a, 1.0))   # as the update: in a's dtype
     np.multiply.at(out, indices, b)
     return out
 
