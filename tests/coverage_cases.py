@@ -128,6 +128,14 @@ def reduction_cases():
                   for n in (1, 2)]
         cases += [Case(f"scipy.special.{f}(x, axis={axis!r})", {"x": (shape, "real")})
                   for f in ("softmax", "log_softmax") for shape, axes in AXES for axis in axes]
+        # every mode and boundary; a kernel larger than the image (SciPy swaps them in 'valid')
+        cases += [Case(f"scipy.signal.convolve2d(x, y, {mode!r}, {boundary!r}, z)",
+                       {"x": (image, "real"), "y": (kernel, "real"), "z": ((), "real")})
+                  for mode in ("full", "same", "valid") for boundary in ("fill", "wrap", "symm")
+                  for image, kernel in (((4, 5), (2, 3)), ((2, 3), (3, 4)))]
+        cases += [Case(f"scipy.spatial.distance_matrix(x, y, {p})",
+                       {"x": ((4, 3), "real"), "y": ((2, 3), "real")})
+                  for p in (1, 2, 3, "np.inf")]
     cases += [Case(f"np.{f}(x, axis={a})", {"x": (s, "positive")})
               for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
                                                           ((2, 3, 2), -1), ((2, 3), None)]]
@@ -350,6 +358,20 @@ def shape_cases():
              "x * y)\nnp.subtract.at(a, x > 0.0, y[0])\na * y[1]",
              {"x": ((3,), r), "y": ((3,), r)}),
         Case("rt.scattered_at(x * y, np.zeros(4), [1, 3, 1])", {"x": ((3,), r), "y": ((), r)}),
+        # np.multiply.at / np.divide.at: a repeated index multiplies (divides) once per occurrence
+        Case("a = x * 1.0\nnp.multiply.at(a, [0, 2, 0, 0], y)\na * x",
+             {"x": ((3,), r), "y": ((4,), r)}),
+        Case("a = x * y\nnp.multiply.at(a[:, 1], np.array([1, 1, 0]), z)\na ** 2",
+             {"x": ((2, 3), r), "y": ((3,), r), "z": ((), r)}),
+        Case("a = x * 1.0\nnp.divide.at(a, (np.array([1, 1]), np.array([2, 2])), y * y + 1.0)\n"
+             "a * x", {"x": ((2, 3), r), "y": ((2,), r)}),
+        Case("rt.multiplied_at(x * 2.0, np.zeros(4), [1, 3, 1], y)",
+             {"x": ((4,), r), "y": ((3,), r)}),
+        Case("rt.factor_tangent_at(y, x, [1, 3, 1], y * 2.0)", {"x": ((4,), r), "y": ((3,), r)}),
+        Case("rt.divided_at(x, np.zeros(4), [1, 3, 1], y * y + 1.0)",
+             {"x": ((4,), r), "y": ((3,), r)}),
+        Case("rt.divisor_tangent_at(y, x, [1, 3, 1], y * y + 1.0)",
+             {"x": ((4,), r), "y": ((3,), r)}),
         # forward mode's tangents of those (what tc.hvp differentiates)
         Case("t = rt.dict_set_tangent_value(x, 0) + rt.dict_set_tangent_value(x * y, 1)\n"
              "rt.dict_get_tangent(rt.dict_set_tangent_dict(t, 0), 1, x) * "

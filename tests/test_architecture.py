@@ -118,7 +118,7 @@ NUMPY_TABLES = {
         ("np.add", "np.subtract"),
         "the tangent of a + b written as ta + tb (the operators themselves)"),
     ("tangent_ckpt.compiler.lower.effect_calls", "_AT_PRIMITIVES"): (
-        ("np.add", "np.subtract"),
+        ("np.add", "np.divide", "np.multiply", "np.subtract"),
         "np.add.at(a, i, v) spelled as the primitive rt.add_at: a lowering of syntax "
         "(ufunc.at), whose facts are the primitive's own row"),
 }

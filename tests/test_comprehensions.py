@@ -104,6 +104,66 @@ def test_generated_code_is_a_loop_with_the_users_names():
     assert "np.dot(w" in source
 
 
+E = np.arange(9.0).reshape(3, 3) / 10 + 1
+
+
+def forward_algorithm(p0):
+    obs = [0, 1, 2, 1]
+    p = np.array([p0[i] * E[i, obs[0]] for i in range(3)])
+    for i in range(1, len(obs)):  # the comprehension's i is not this loop's
+        p = p * E[:, obs[i]]
+    return np.sum(p)
+
+
+def comprehension_after_the_loop(p0):
+    obs = [0, 1, 2, 1]
+    p = p0 * 1.0
+    for i in range(1, len(obs)):
+        p = p * E[:, obs[i]]
+    return np.sum(np.array([p[i] * E[i, obs[i]] for i in range(3)]))
+
+
+def outer_name_after_a_comprehension(p0):
+    i = 2
+    q = [p0[i] * 2.0 for i in range(3)]
+    return q[0] + q[1] * p0[i]  # Python 3: p0[2], not the comprehension's last i
+
+
+def comprehension_inside_the_loop(p0):
+    obs = [0, 2, 1]
+    total = 0.0
+    for i in range(len(obs)):
+        q = [p0[i] * E[i, 0] for i in range(3)]  # leaves the loop's i as it was
+        total = total + q[2] * E[obs[i], i] * p0[obs[i]]
+    return total
+
+
+@pytest.mark.parametrize("fn", [forward_algorithm, comprehension_after_the_loop,
+                                outer_name_after_a_comprehension, comprehension_inside_the_loop],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True}])
+def test_a_comprehension_variable_does_not_bind_a_loop_variable_of_the_same_name(fn, options):
+    """p11 (an HMM's forward algorithm): ``[... for i in range(3)]`` then ``for i in
+    range(1, len(obs)): ... obs[i]`` was refused ('a list or tuple indexed by a value
+    known only at run time'): the comprehension's ``i`` counted as a second binding of
+    the function's ``i``, so the loop over constants was not unrolled."""
+    check(fn, (np.array([1.3, 0.7, 1.1]),), (0,), **options)
+
+
+def run_time_loop_over_a_constant_list(p0, n):
+    obs = [0, 1, 2, 1]
+    p = np.array([p0[i] for i in range(3)])
+    for i in range(1, n):
+        p = p * E[:, obs[i]]
+    return np.sum(p)
+
+
+def test_a_constant_list_indexed_by_a_run_time_loop_variable_stays_refused():
+    with pytest.raises(TransformError, match=r"indexed by a value known only at run time "
+                                             r"\(obs\[i\]\)"):
+        tc.grad(run_time_loop_over_a_constant_list)(np.ones(3), 4)
+
+
 def items_named_as_they_are(a, b):
     ws = [a * 1.0, b * 2.0]
     same = [w for w in ws]

@@ -1,8 +1,8 @@
 """NumPy calls made for their effect (compiler/lower/effect_calls.py):
-``np.fill_diagonal``, ``np.copyto``, ``np.add.at`` and ``np.subtract.at``
-differentiated as the subscript writes they are, inside loops, taped and
-checkpointed; ``np.put`` and the other ``ufunc.at`` refused with what to
-write instead."""
+``np.fill_diagonal``, ``np.copyto``, ``np.add.at``, ``np.subtract.at``,
+``np.multiply.at`` and ``np.divide.at`` differentiated as the subscript writes
+they are, inside loops, taped and checkpointed; ``np.put`` and the other
+``ufunc.at`` refused with what to write instead."""
 
 import numpy as np
 import pytest
@@ -68,17 +68,58 @@ def test_copyto_is_a_whole_array_write_taped_and_checkpointed():
                     autograd=False)
 
 
-def multiply_at(x):
+def maximum_at(x):
     y = x.copy()
-    np.multiply.at(y, [0, 0, 2], x[1])
+    np.maximum.at(y, [0, 0, 2], x[1])
     return np.sum(y ** 2)
 
 
-def test_multiply_at_is_refused_saying_what_to_write():
+def test_another_ufunc_at_is_refused_saying_what_to_write():
     with pytest.raises(tc.UnsupportedSyntaxError,
-                       match=r"test_effect_calls.py:\d+: .*np.multiply into an array in place, "
-                             r"unbuffered.*a\[idx\[k\]\] = np.multiply\(a\[idx\[k\]\], v\[k\]\)"):
-        tc.grad(multiply_at)(np.ones(3))
+                       match=r"test_effect_calls.py:\d+: .*np.maximum into an array in place, "
+                             r"unbuffered.*a\[idx\[k\]\] = np.maximum\(a\[idx\[k\]\], v\[k\]\)"):
+        tc.grad(maximum_at)(np.ones(3))
+
+
+def products_at_repeated_indices(x, v, steps):
+    """np.multiply.at multiplies once per occurrence of an index (row 0 three times,
+    a zero factor among them when v[1] is 0), np.divide.at divides once per occurrence."""
+    a = x * 1.0
+    for _ in range(steps):
+        np.multiply.at(a, [0, 0, 2, 0], v[:, None])
+        np.divide.at(a[:, 1], np.array([1, 1, 0]), v[:3] ** 2 + 1.0)
+        np.multiply.at(a, (np.array([1, 1]), np.array([0, 0])), v[2:] * a[0, 1])
+        a = np.tanh(a)
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize("v1", [0.7, 0.0])
+def test_multiply_and_divide_at_with_repeated_indices_taped_and_checkpointed(v1):
+    rng = np.random.default_rng(9)
+    x, v = rng.normal(size=(3, 2)), rng.uniform(0.5, 1.5, size=4)
+    v[1] = v1
+    check_construct(products_at_repeated_indices, (x, v, 3), wrt=(0, 1), autograd=False)
+
+
+def product_energy(x, v):
+    a = np.ones(4) + x * 0.5
+    np.multiply.at(a, [0, 3, 0, 1, 0], x[[0, 1, 2, 3, 0]] * v)
+    np.divide.at(a, [2, 2], x[:2] ** 2 + 1.0)
+    return np.sum(a ** 2)
+
+
+def test_forward_mode_and_hessian_vector_products_of_multiply_and_divide_at():
+    rng = np.random.default_rng(10)
+    x, v, d = rng.normal(size=4), rng.normal(size=5), rng.normal(size=4)
+    value, tangent = tc.jvp(product_energy, wrt=0)(x, v, d)
+    eps = 1e-6
+    numeric = (product_energy(x + eps * d, v) - product_energy(x - eps * d, v)) / (2 * eps)
+    assert value == pytest.approx(product_energy(x, v), rel=1e-12)
+    assert tangent == pytest.approx(numeric, rel=1e-6)
+    grad = tc.grad(product_energy, wrt=0)
+    numeric_hv = (grad(x + eps * d, v) - grad(x - eps * d, v)) / (2 * eps)
+    np.testing.assert_allclose(tc.hvp(product_energy, wrt=0)(x, v, d), numeric_hv,
+                               rtol=1e-5, atol=1e-8)
 
 
 def put(x):

@@ -190,3 +190,63 @@ def test_quantile_of_several_q_is_refused_when_the_gradient_runs():
 def test_median_of_an_even_count_shares_the_adjoint_between_the_middle_two():
     g = tc.grad(lambda x: np.median(x))(np.array([4.0, 1.0, 3.0, 2.0]))
     np.testing.assert_array_equal(g, [0.0, 0.0, 0.5, 0.5])
+
+
+# methods of an array known at compile time (a module-level constant, an attribute of a
+# module-level object) are their rows' functions, as for any array: A.dot(w) is np.dot(A, w)
+CONST_A = np.linspace(0.5, 3.0, 6).reshape(3, 2)
+
+
+class _Model:
+    def __init__(self):
+        self.W = np.linspace(-1.0, 1.0, 4).reshape(2, 2)
+
+
+MODEL = _Model()
+
+
+def c_dot(w): return np.sum(np.sin(CONST_A.dot(w)))                     # noqa: E704
+def c_transposed_dot(w): return np.sum(CONST_A.T.dot(CONST_A.dot(w)) ** 2)  # noqa: E704
+def c_object_dot(w): return np.sum(np.tanh(MODEL.W.dot(w)))              # noqa: E704
+def c_clip(w): return np.sum(CONST_A.clip(w[0], w[1]) * w[0])            # noqa: E704
+def c_sum(w): return CONST_A.sum(axis=0) @ (w * w)                       # noqa: E704
+def c_reshape(w): return np.sum(CONST_A.reshape(2, 3) @ np.concatenate([w, w[:1]]))  # noqa: E704
+
+
+@pytest.mark.parametrize("fn", [c_dot, c_transposed_dot, c_object_dot, c_clip, c_sum,
+                                c_reshape], ids=lambda f: f.__name__)
+def test_method_of_a_module_level_array_is_its_rule(fn):
+    """``A.dot(w)`` with ``A`` a module-level array was 'no adjoint rule for dot' (the
+    call was the bound method ``A.dot``, which has no row); np.dot(A, w) passed."""
+    check_grad(fn, (np.array([1.2, 2.1]),))
+
+
+def test_method_of_a_module_level_array_reads_as_the_numpy_function():
+    df = tc.grad(c_sum)
+    df(np.array([1.2, 2.1]))
+    assert "np.sum(CONST_A, axis=0)" in df.source
+
+
+def c_loop(h, n):
+    for t in range(n):
+        h = np.tanh(MODEL.W.dot(h) + 0.1)
+    return np.sum(h * h)
+
+
+def test_method_of_a_module_level_array_in_a_checkpointed_loop():
+    h0 = np.array([0.3, -0.7])
+    taped = check_grad(c_loop, (h0, 5))
+    checkpointed = check_grad(c_loop, (h0, 5),
+                              df=tc.grad_with_checkpointing(c_loop, snapshots=2))
+    np.testing.assert_allclose(checkpointed[0], taped[0], rtol=1e-12)
+
+
+CONST_V = np.linspace(0.5, 3.0, 6)
+
+
+def c_take(w): return np.sum(CONST_V.take([0, 2]) * w)  # noqa: E704
+
+
+def test_method_of_a_module_level_array_without_a_row_is_still_a_constant_call():
+    """A method without a function of its own (``take``) keeps its old path."""
+    check_grad(c_take, (np.array([1.2, 2.1]),))

@@ -37,7 +37,9 @@ from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_l
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, stored_tangent,
                                                                    through_cast, where_nonzero)
 from tangent_ckpt.runtime.rows import append_row, repeat_row
-from tangent_ckpt.runtime.primitive_adjoints.scatter_adjoints import add_at, scattered_at, subtract_at
+from tangent_ckpt.runtime.primitive_adjoints.scatter_adjoints import (
+    add_at, divide_at, divided_at, divisor_tangent_at, factor_tangent_at, multiplied_at,
+    multiply_at, scattered_at, subtract_at)
 from tangent_ckpt.runtime.primitive_adjoints.signal_adjoints import interp_slope
 
 SECTIONS = {}  # title -> functions registered under it, in order (for the docs table)
@@ -764,6 +766,35 @@ with section("Indexing"):
                    view=False, keeps_shape=True, piecewise=("indices",), a="g",
                    b=f"{_sign}unbroadcast(gathered_at(g, ans, indices), b)",
                    tangent={"a": "t", "b": f"{_sign}scattered_at(t, ans, indices)"})
+    # np.multiply.at / np.divide.at: a repeated index multiplies (divides) once per
+    # occurrence; a value's adjoint is the product of the others, formed without division
+    defadjoint(multiply_at, "a, indices, b, /", name="np.multiply.at", view=False,
+               keeps_shape=True, piecewise=("indices",), a="multiplied_at(g, a, indices, b)",
+               b="unbroadcast(factor_adjoint_at(g, a, indices, b), b)",
+               tangent={"a": "multiplied_at(t, a, indices, b)",
+                        "b": "factor_tangent_at(t, a, indices, b)"})
+    defadjoint(divide_at, "a, indices, b, /", name="np.divide.at", view=False,
+               keeps_shape=True, piecewise=("indices",), a="divided_at(g, a, indices, b)",
+               b="unbroadcast(divisor_adjoint_at(g, ans, indices, b), b)",
+               tangent={"a": "divided_at(t, a, indices, b)",
+                        "b": "divisor_tangent_at(t, ans, indices, b)"})
+    # their helpers in forward mode's tangents (what tc.hvp differentiates)
+    defadjoint(multiplied_at, "t, a, indices, b", name="rt.multiplied_at", view=False,
+               piecewise=("a", "indices"), t="multiplied_at(g, a, indices, b)",
+               b="unbroadcast(factor_adjoint_at(g, t, indices, b), b)")
+    defadjoint(factor_tangent_at, "t, a, indices, b", name="rt.factor_tangent_at",
+               view=False, piecewise=("indices",),
+               t="unbroadcast(factor_adjoint_at(g, a, indices, b), t)",
+               a="g * factor_tangent_at(t, np.ones_like(a), indices, b)",
+               b="unbroadcast(factor_tangent_adjoint_at(g, t, a, indices, b), b)")
+    defadjoint(divided_at, "t, a, indices, b", name="rt.divided_at", view=False,
+               piecewise=("a", "indices"), t="divided_at(g, a, indices, b)",
+               b="unbroadcast(divisor_adjoint_at(g, ans, indices, b), b)")
+    defadjoint(divisor_tangent_at, "t, quotient, indices, b", name="rt.divisor_tangent_at",
+               view=False, piecewise=("indices",),
+               t="unbroadcast(divisor_adjoint_at(g, quotient, indices, b), t)",
+               quotient="g * divisor_tangent_at(t, np.ones_like(quotient), indices, b)",
+               b="unbroadcast(divisor_tangent_adjoint_at(g, t, quotient, indices, b), b)")
     defadjoint(scattered_at, "t, like, indices", name="rt.scattered_at", view=False,
                piecewise=("like", "indices"),
                t="unbroadcast(gathered_at(g, like, indices), t)", linear=("t",))
@@ -1050,6 +1081,15 @@ NOTES = {
             "every occurrence of a repeated index adds; into an integer or bool `a` "
             "`b` has no derivative (docs/inplace.md)",
     subtract_at: "`np.subtract.at(a, indices, b)`: as np.add.at",
+    multiply_at: "`np.multiply.at(a, indices, b)`: every occurrence of a repeated index "
+                 "multiplies; a value's adjoint is the product of the others (zeros "
+                 "included)",
+    divide_at: "`np.divide.at(a, indices, b)`: every occurrence of a repeated index divides",
+    multiplied_at: "forward mode's tangent of np.multiply.at's array (what `tc.hvp` "
+                   "differentiates)",
+    factor_tangent_at: "forward mode's tangent of np.multiply.at's values",
+    divided_at: "forward mode's tangent of np.divide.at's array",
+    divisor_tangent_at: "forward mode's tangent of np.divide.at's values",
     scattered_at: "forward mode's tangent of np.add.at's values (what `tc.hvp` "
                   "differentiates)",
     operator.getitem: "repeated integer indices accumulate (np.add.at); "

@@ -1,7 +1,9 @@
-"""Adjoint rules of ``scipy.special``, registered only where SciPy is installed
+"""Adjoint rules of ``scipy.special``, ``scipy.signal.convolve2d`` and
+``scipy.spatial.distance_matrix``, registered only where SciPy is installed
 (``pip install scipy``, or ``pip install -e .[scipy]`` in the checkout); the core never needs SciPy."""
 
-from scipy import special
+import numpy as np
+from scipy import signal, spatial, special
 
 from tangent_ckpt.adjoints.numpy_rules import NOTES, UNARY, BINARY, section
 from tangent_ckpt.adjoints.registry import defadjoint
@@ -39,7 +41,48 @@ with section("scipy.special (where SciPy is installed)"):
                x="log_softmax_adjoint(g, ans, axis)",
                tangent="t - np.sum(np.exp(ans) * t, axis=axis, keepdims=True)")
 
+
+def distance_tangent(points):
+    """``distance_matrix``'s tangent along the tangent of ``x`` or ``y``
+    (``points``), for the call's ``p``: the norm's along the differences."""
+    moved = "t[:, None, :]" if points == "x" else "-t[None, :, :]"
+    difference = "(x[:, None, :] - y[None, :, :])"
+    safe = "np.where(ans == 0.0, 1.0, ans)"
+
+    def choose(p=2, **_):
+        if p == 2:
+            return f"np.sum({difference} * {moved}, axis=-1) / {safe}"
+        if p == np.inf:
+            hit = f"(np.abs({difference}) == ans[..., None])"
+            return (f"np.sum(np.where({hit}, np.sign({difference}) * {moved}, 0.0), axis=-1) / "
+                    f"np.sum({hit}, axis=-1)")
+        if isinstance(p, (int, float)) and p >= 1:
+            return (f"np.sum(np.sign({difference}) * (np.abs({difference}) / {safe}[..., None]) "
+                    f"** (p - 1.0) * {moved}, axis=-1)")
+        return None
+    return choose
+
+
+with section("scipy.signal and scipy.spatial (where SciPy is installed)"):
+    defadjoint(signal.convolve2d, "in1, in2, mode='full', boundary='fill', fillvalue=0",
+               name="scipy.signal.convolve2d", view=False,
+               in1="convolve2d_in1_adjoint(g, in1, in2, mode, boundary)",
+               in2="convolve2d_in2_adjoint(g, in1, in2, mode, boundary, fillvalue)",
+               fillvalue="convolve2d_fillvalue_adjoint(g, in1, in2, mode, boundary)",
+               tangent={"in1": "convolve2d(t, in2, mode, boundary, 0)",
+                        "in2": "convolve2d(in1, t, mode, boundary, fillvalue)",
+                        "fillvalue": "t * convolve2d(np.zeros_like(in1), in2, mode, boundary, 1)"})
+    defadjoint(spatial.distance_matrix, "x, y, p=2, threshold=1000000",
+               name="scipy.spatial.distance_matrix", view=False,
+               x="distance_matrix_x_adjoint(g, x, y, ans, p)",
+               y="distance_matrix_y_adjoint(g, x, y, ans, p)",
+               tangent={"x": distance_tangent("x"), "y": distance_tangent("y")})
+
 NOTES.update({
+    signal.convolve2d: "every mode ('full', 'same', 'valid') and boundary ('fill' with any "
+                       "`fillvalue`, 'wrap', 'symm'); real inputs",
+    spatial.distance_matrix: "any `p` >= 1 and inf; a distance of 0 passes 0 (a subgradient; "
+                             "`distance_matrix(x, x)`'s diagonal is exactly 0)",
     special.logsumexp: "axis and keepdims; `b=` and `return_sign=` are refused",
     special.xlogy: "d/dx1 = log(x2) also at x1 = 0",
     special.polygamma: "of `x`; the order `n` is an integer constant",

@@ -95,6 +95,15 @@ def _generator_hint(func):
     return "rng"
 
 
+def _constant_array_method(fn):
+    """``A.dot``, ``A.T.sum`` of an array known at compile time (a module-level
+    constant, an attribute of a module-level object): a method with a row in the
+    registry is that row's function of the array (``np.dot(A, w)``), as for any
+    array; a method without one stays a call of the bound method."""
+    return isinstance(getattr(fn, "__self__", None), np.ndarray) and \
+        getattr(fn, "__name__", None) in METHODS
+
+
 def _integer_type(fn):
     """NumPy's integer and bool scalar types (``np.int64(x)``): a truncation."""
     return isinstance(fn, type) and issubclass(fn, (np.integer, np.bool_))
@@ -120,8 +129,8 @@ class CallLowering:
         special = self.lo.callables.special_call(fn, node, hint)  # map, partial, a class, a bound method
         if special is not None:
             return special
-        if fn is _UNRESOLVED and isinstance(func, gast.Attribute):
-            return self.method_call(node, hint)
+        if isinstance(func, gast.Attribute) and (fn is _UNRESOLVED or _constant_array_method(fn)):
+            return self.method_call(node, hint)  # x.sum(), and A.dot(w) of a module-level A
         generator = random_state.generator_of(fn)
         if generator is not None and fn.__name__ in random_state.DRAWS:
             # RS.randn(3), self.rng.normal(), a closure's rs.uniform(): a draw from a

@@ -43,9 +43,16 @@ def _loop_target_stores(node, name):
 
 
 def _stores(node, name):
-    """How many times ``node`` binds ``name``."""
+    """How many times ``node`` binds ``name`` in its own scope: a comprehension's
+    variables are local to the comprehension (Python 3), so ``[p[i] for i in
+    range(3)]`` does not bind the ``i`` of a later ``for i in ...``."""
+    own = {id(n) for c in gast.walk(node) if isinstance(c, _COMPREHENSIONS)
+           for g in c.generators for n in gast.walk(g.target)}
     return sum(1 for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == name and
-               isinstance(n.ctx, gast.Store))
+               isinstance(n.ctx, gast.Store) and id(n) not in own)
+
+
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
 class ComprehensionLowering:

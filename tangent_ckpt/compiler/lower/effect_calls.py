@@ -2,11 +2,11 @@
 subscript writes they are -- ``f(x, out=y)`` is ``y[...] = f(x)`` (with
 NumPy's check that ``y`` can hold the result), ``np.fill_diagonal(a, v)`` is ``a[i, i] = v``
 with ``i = np.arange(min(a.shape))``, ``np.copyto(a, b)`` is ``a[...] = b``,
-``np.add.at(a, i, v)`` is ``a = rt.add_at(a, i, v)`` (``np.subtract.at``
-likewise; into a view ``x[1:, 0]`` of an array, ``x[1:, 0] = rt.add_at(x[1:, 0],
-i, v)``) -- so the in-place write support differentiates them.  ``np.put``,
-the other ``ufunc.at`` and the other writing functions stay refused, with what
-to write instead."""
+``np.add.at(a, i, v)`` is ``a = rt.add_at(a, i, v)`` (``np.subtract.at``,
+``np.multiply.at``, ``np.divide.at`` likewise; into a view ``x[1:, 0]`` of an
+array, ``x[1:, 0] = rt.add_at(x[1:, 0], i, v)``) -- so the in-place write
+support differentiates them.  ``np.put``, the other ``ufunc.at`` and the other
+writing functions stay refused, with what to write instead."""
 
 import copy
 
@@ -25,7 +25,8 @@ from tangent_ckpt.errors import UnsupportedSyntaxError
 
 # np.add.at(a, idx, v) and its siblings: ufunc.at is unbuffered (repeats accumulate);
 # those with a primitive are the write a = primitive(a, idx, v)
-_AT_PRIMITIVES = {np.add: runtime.add_at, np.subtract: runtime.subtract_at}
+_AT_PRIMITIVES = {np.add: runtime.add_at, np.subtract: runtime.subtract_at,
+                  np.multiply: runtime.multiply_at, np.divide: runtime.divide_at}
 
 
 def _constant_false(node):
@@ -62,7 +63,8 @@ def _ufunc_at(lo, call, ufunc, stmt):
         raise lo.error(UnsupportedSyntaxError,
                        f"`{spelled}` applies np.{ufunc.__name__} into an array in place, "
                        "unbuffered (a repeated index applies its update once per "
-                       "occurrence); only np.add.at and np.subtract.at are differentiated",
+                       "occurrence); only np.add.at, np.subtract.at, np.multiply.at and "
+                       "np.divide.at are differentiated",
                        stmt, construct=f"np.{ufunc.__name__}.at",
                        hint="a loop over the indices, one subscript write each: `for k in "
                             f"range(len(idx)): a[idx[k]] = np.{ufunc.__name__}(a[idx[k]], v[k])`")
