@@ -715,7 +715,9 @@ class _Gen:
 
     def family_evaluated_once(self, env, indent):
         """``a = b = <value>`` with a random draw in the value, or a fresh array then
-        written through one name and read through the other; ``u[<drawn index>] op=
+        written through one name and read through the other; a tuple of rows or
+        slices stored from views of each other (``u[0], u[1] = u[1], u[0]``: NumPy
+        copies one row into both); ``u[<drawn index>] op=
         <value>`` with the index an int, a slice start or a column, drawn from a
         generator made in the function; in a loop that carries ``u`` or not."""
         rng, u, total = self.fresh_name("rng"), self.fresh_name("u"), self.fresh_name()
@@ -729,7 +731,7 @@ class _Gen:
             self.emit(indent, f"for {index} in {self.pick(['range(n)', 'range(3)'])}:")
             inner = indent + 1
             self.features.add("evaluated_once_loop")
-        form = self.pick(["names_draw", "names_write", "index"])
+        form = self.pick(["names_draw", "names_write", "index", "tuple_store"])
         self.features.add("evaluated_once_" + form)
         a, b = self.fresh_name("a"), self.fresh_name("b")
         if form == "names_draw":
@@ -740,6 +742,11 @@ class _Gen:
             self.emit(inner, f"{a} = {b} = np.zeros({shape!r})")
             self.emit(inner, f"{a}[{self.pick(['0', '-1', '1:'])}] = np.tanh({u})[0]")
             self.emit(inner, f"{u} = {b} * 0.5 + {a} * {u}")
+        elif form == "tuple_store":  # the values are views of rows the stores write
+            first, second = self.pick([("[0]", "[1]"), ("[1]", "[0]")]) if shape == (2, 3) \
+                else self.pick([("[:1]", "[1:2]"), ("[0]", "[2]"), ("[1:]", "[:-1]")])
+            scale = self.pick(["", " * 0.5", ".copy()"])
+            self.emit(inner, f"{u}{first}, {u}{second} = {u}{second}{scale}, {u}{first}")
         else:
             op = self.pick(["+=", "-=", "*="])
             place = self.pick([f"{rng}.integers({shape[0]})", f"{rng}.integers({shape[0]}):"] +

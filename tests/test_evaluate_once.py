@@ -171,3 +171,112 @@ def test_a_helper_and_a_method_evaluate_once_too():
 
     for options in OPTIONS.values():
         check_grad(f, (1.1,), df=_gradient(f, options))
+
+
+# a tuple of places stored from a tuple of values that read them: NumPy builds the
+# tuple of values first (views of the rows, not copies), then stores left to right,
+# so ``a[0], a[1] = a[1], a[0]`` copies row 1 into both rows, a true swap needs
+# .copy(); the gradient must be that of what NumPy computes (q37, q38w)
+W = np.arange(6.0).reshape(2, 3) + 1.0
+
+
+def row_swap_through_views(x):
+    a = np.arange(6.0).reshape(2, 3) * x
+    a[0], a[1] = a[1], a[0]
+    return np.sum(a * W)
+
+
+def column_swap_through_views(x):
+    a = np.arange(6.0).reshape(2, 3) * x
+    a[:, 0], a[:, 2] = a[:, 2], a[:, 0]
+    return np.sum(a * W)
+
+
+def halves_rotated(x):
+    y = np.arange(4.0) * x
+    y[:2], y[2:] = y[2:], y[:2]
+    return np.sum(y * np.arange(4.0))
+
+
+def ring_buffer_in_a_loop(x):
+    b = np.arange(6.0).reshape(3, 2) * x
+    for t in range(3):
+        b[1:], b[0] = b[:-1], b[-1] * x
+    return np.sum(b * W.reshape(3, 2))
+
+
+def one_row_copied(x):
+    a = np.arange(6.0).reshape(2, 3) * x
+    a[0], a[1] = a[1].copy(), a[0]
+    return np.sum(a * W)
+
+
+def true_swap(x):
+    a = np.arange(6.0).reshape(2, 3) * x
+    a[0], a[1] = a[1].copy(), a[0].copy()
+    return np.sum(a * W)
+
+
+def pivoting_elimination(A0):
+    A = np.array(A0, dtype=float)
+    for i in range(A.shape[0]):
+        p = i + int(np.argmax(np.abs(A[i:, i])))
+        A[i], A[p] = A[p], A[i]
+        A[i + 1:] = A[i + 1:] - np.outer(A[i + 1:, i] / A[i, i], A[i])
+    return np.sum(A * A)
+
+
+@pytest.mark.parametrize("mode", sorted(OPTIONS))
+@pytest.mark.parametrize("f", [row_swap_through_views, column_swap_through_views,
+                               halves_rotated, ring_buffer_in_a_loop, one_row_copied,
+                               true_swap])
+def test_tuple_store_sees_the_rows_it_already_wrote(f, mode):
+    check_grad(f, (1.3,), df=_gradient(f, OPTIONS[mode]))
+
+
+def test_row_swap_through_views_copies_one_row_into_both_as_numpy_does():
+    a = np.arange(6.0).reshape(2, 3)
+    a[0], a[1] = a[1], a[0]
+    assert np.array_equal(a[0], a[1])  # NumPy's own result, which the gradient follows
+    # d/dx sum(a * W) with both rows x * [3, 4, 5]: [3, 4, 5] . (W[0] + W[1])
+    expected = np.dot([3.0, 4.0, 5.0], W[0] + W[1])
+    assert tc.grad(row_swap_through_views)(1.3) == pytest.approx(expected, rel=1e-12)
+
+
+def pivoting_on_a_rebound_parameter(A):
+    A = A.copy()   # a list's copy is a list: whether A[i] is a view is not known here
+    for i in range(A.shape[0]):
+        p = i + int(np.argmax(np.abs(A[i:, i])))
+        A[i], A[p] = A[p], A[i]
+    return np.sum(A * A)
+
+
+def test_a_row_swap_on_what_may_be_a_list_is_refused_not_taken_for_a_swap():
+    with pytest.raises(tc.TangentCkptError, match="may also change 'A_item_2'"):
+        tc.grad(pivoting_on_a_rebound_parameter)(np.eye(3) + 1.0)
+
+
+@pytest.mark.parametrize("mode", sorted(OPTIONS))
+def test_partial_pivoting_swap_rows_by_a_computed_index(mode):
+    A = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.5], [7.0, 8.2, 10.0]])
+    check_grad(pivoting_elimination, (A,), df=_gradient(pivoting_elimination, OPTIONS[mode]))
+
+
+def test_desugar_takes_the_items_before_the_stores():
+    text = desugared(row_swap_through_views)
+    lines = [line.strip() for line in text.splitlines()]
+    order = [lines.index(line) for line in ("a_item = a[1]", "a_item_2 = a[0]",
+                                            "a[0] = a_item", "a[1] = a_item_2")]
+    assert order == sorted(order)
+    # the second item, a view of row 0, is taken again after row 0 is written
+    assert "a_item_2 = a[0]" in lines[order[2]:order[3]]
+
+
+def test_a_swap_of_names_is_left_to_the_lowering():
+    def names(x):
+        u = np.arange(3.0) * x
+        v = np.ones(3) * x * x
+        u, v = v, u
+        return np.sum(u * np.arange(3.0)) + np.sum(v)
+    assert "u, v = (v, u)" in desugared(names)
+    check_grad(names, (0.8,))

@@ -91,6 +91,8 @@ def _once(s, taken):
     if isinstance(s, gast.Assign) and isinstance(s.targets[0], _PLACES) and \
             _acts(s.targets[0]):
         return _value_then_place(s, taken)
+    if isinstance(s, gast.Assign) and _stores_what_it_reads(s):
+        return _items_then_stores(s, taken)
     if isinstance(s, gast.AugAssign) and _acts(s.target):
         before = []
         target = _pinned_place(s.target, before, taken)
@@ -112,6 +114,42 @@ def _one_value(s, taken):
         rest = s.targets
     out.extend(_assign(t, name_node(held), s) for t in rest)
     return [located(stmt, s) if stmt is not out[0] else stmt for stmt in out]
+
+
+def _stores_what_it_reads(s):
+    """``a[0], a[1] = a[1], a[0]``: a tuple of places stored from a tuple of values,
+    some value reading, other than by its bare name, an array a place writes into
+    (``a[1]`` may be a view of ``a``: NumPy stores ``a[1]`` into ``a[0]`` first, and
+    the second item, a view of ``a[0]``, then holds the new row)."""
+    target, value = s.targets[0], s.value
+    if not (isinstance(target, (gast.Tuple, gast.List)) and
+            isinstance(value, (gast.Tuple, gast.List)) and
+            len(target.elts) == len(value.elts) and
+            not any(isinstance(e, gast.Starred) for e in target.elts + value.elts)):
+        return False
+    written = {_root_name(t) for t in target.elts if isinstance(t, _PLACES)}
+    return any(isinstance(n, gast.Name) and n.id in written
+               for item in value.elts if not isinstance(item, gast.Name)
+               for n in gast.walk(item))
+
+
+def _items_then_stores(s, taken):
+    """The items first, each into a name of its own (a name no target rebinds stays
+    as it is), then each store, left to right, as Python runs the statement."""
+    target, value = s.targets[0], s.value
+    rebound = {n.id for t in target.elts for n in gast.walk(t)
+               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    out, items = [], []
+    for place, item in zip(target.elts, value.elts):
+        if isinstance(item, gast.Constant) or (isinstance(item, gast.Name) and
+                                                item.id not in rebound):
+            items.append(item)
+            continue
+        name = _fresh(f"{_root_name(place)}_item", taken)
+        out.append(located(_assign(store_node(name), item, s), s))
+        items.append(located(name_node(name), s))
+    out.extend(located(_assign(place, item, s), s) for place, item in zip(target.elts, items))
+    return out
 
 
 def _value_then_place(s, taken):

@@ -222,6 +222,10 @@ class ArrayFacts:
                 not node.keywords:
             base = self.of(func.value)
             return Array(base.ndim, True) if isinstance(base, Array) else base
+        if isinstance(func, gast.Attribute) and func.attr in _SHAPING_METHODS:
+            base = self.of(func.value)
+            if isinstance(base, Array):
+                return _shaped(func.attr, base, node)
         fn = numpy_function(func, self.resolve, self.local)
         if fn is None:
             return None
@@ -307,6 +311,29 @@ def _result_ndim(fn):
     (no row, or a row that does not say: the result is not known to be an array)."""
     facts = registry.facts(fn)
     return None if facts is None else facts.ndim
+
+
+# array methods that give an array of the array (a view or a copy): ndim and layout
+# follow from the call (np.arange(6.0).reshape(2, 3) is a C-contiguous 2-d array)
+_SHAPING_METHODS = {"reshape", "ravel", "flatten", "transpose", "swapaxes", "astype"}
+
+
+def _shaped(method, base, node):
+    ordered = any(k.arg == "order" for k in node.keywords)
+    if method == "reshape":
+        shape = node.args[0] if len(node.args) == 1 else None
+        if isinstance(shape, (gast.Tuple, gast.List)):
+            return Array(len(shape.elts), not ordered)
+        if shape is not None and _integer(shape) or \
+                node.args and all(_integer(a) for a in node.args):
+            return Array(1 if shape is not None else len(node.args), not ordered)
+        return Array(None, not ordered)
+    if method in ("ravel", "flatten"):
+        return Array(1, not ordered)
+    if method == "astype":
+        return Array(base.ndim)
+    return Array(base.ndim if method == "transpose" and not node.args or
+                 method == "swapaxes" else None)
 
 
 def _elementwise(facts, operands):

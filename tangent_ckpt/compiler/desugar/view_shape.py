@@ -254,7 +254,8 @@ class FunctionShape:
         resolved = self.resolve(func)
         if isinstance(func, gast.Attribute) and fn is None and resolved is None:
             method_safe = func.attr in FRESH_METHODS
-            self._expr(func.value, escape=escape or not method_safe)
+            # a[1].copy() keeps nothing of a: only a method that may return a view does
+            self._expr(func.value, escape=not method_safe)
             for a in args:
                 self._expr(a, escape=not method_safe)
             return
@@ -384,15 +385,43 @@ class FunctionShape:
                   if isinstance(a, gast.Name)]
         return not outside & self.local and len(passed) == len(set(passed))
 
-    def range_counters(self):
-        """Names bound only as the counter of ``for name in range(...)``: integers."""
-        counters = set()
+    def integer_names(self):
+        """Names surely bound to Python integers: counters of ``for name in
+        range(...)``, and names every binding of which is an integer made of those,
+        integer constants, ``int(...)`` and ``len(...)`` with ``+ - * // %``
+        (``p = i + int(np.argmax(col))``), never updated in place."""
+        updated = {name for _, name, kind in self.writes if kind == "aug"}
+        names = set()
         for name, binders in self.binders.items():
             if all(isinstance(stmt, gast.For) and isinstance(stmt.target, gast.Name) and
                    isinstance(stmt.iter, gast.Call) and self.resolve(stmt.iter.func) is range
                    for stmt, _ in binders):
-                counters.add(name)
-        return counters
+                names.add(name)
+        grown = True
+        while grown:
+            grown = False
+            for name, binders in self.binders.items():
+                if name in names or name in updated:
+                    continue
+                if all(isinstance(stmt, gast.Assign) and value is not None and
+                       self._integer(value, names) for stmt, value in binders):
+                    names.add(name)
+                    grown = True
+        return names
+
+    def _integer(self, node, names):
+        if isinstance(node, gast.Constant):
+            return type(node.value) is int
+        if isinstance(node, gast.Name):
+            return node.id in names
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            return self._integer(node.operand, names)
+        if isinstance(node, gast.BinOp) and isinstance(
+                node.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)):
+            return self._integer(node.left, names) and self._integer(node.right, names)
+        if isinstance(node, gast.Call) and not node.keywords and len(node.args) == 1:
+            return self.resolve(node.func) in (int, len)
+        return False
 
     def resolve(self, func):
         return resolve_dotted(func, self.parsed.resolve, self.local)

@@ -69,7 +69,7 @@ def follow_views(parsed, helper=False):
         if len(binders) == 1 and binders[0][1] is not None:
             stmt, value = binders[0]
             link = view_link(name, value, stmt, parsed.resolve, shape.local,
-                             shape.range_counters())
+                             shape.integer_names())
             if link is not None and link.parent != name and \
                     not (link.kind == "index" and _surely_container(shape, link.parent)):
                 links[name] = link  # an item of a list, tuple or dict is no view of it
@@ -78,7 +78,7 @@ def follow_views(parsed, helper=False):
     checked, facts = roots_taken_as_arrays(shape, facts, groups)  # U[0] = U[1], U a parameter
     followed = Followed()
     followed.marks = shape.marks
-    followed.facts, followed.counters = facts, shape.range_counters()
+    followed.facts, followed.counters = facts, shape.integer_names()
     followed.bindings = shape.bindings
     grouped = set()  # the names of the groups followed (their calls are marked there)
     for root, members in groups.items():
@@ -110,7 +110,7 @@ def _mark_unbuffered_views(shape):
                 not isinstance(call.args[0], gast.Subscript) or \
                 not unbuffered_write(shape.resolve(call.func)):
             continue
-        counters = shape.range_counters() if counters is None else counters
+        counters = shape.integer_names() if counters is None else counters
         basic = basic_index(call.args[0].slice, counters)
         if basic is not None and basic[1]:
             shape.marks.unbuffered_views[call] = True
@@ -133,8 +133,9 @@ class Followed(set):
     ``marks``: what it declares about the statements and calls of the tree
     (:class:`~.node_facts.ViewMarks`); ``facts``: which names surely hold arrays
     (:class:`~.view_facts.ArrayFacts`), ``bindings``: what each name is bound to
-    and ``counters``: the names bound only as ``range`` counters (the fence tells
-    an element ``r[0]`` from a view by them)."""
+    and ``counters``: the names surely bound to integers (``range`` counters,
+    ``p = i + int(...)``: ``view_shape.integer_names``; the fence tells an element
+    ``r[0]`` from a view by them)."""
 
     def __init__(self):
         super().__init__()
