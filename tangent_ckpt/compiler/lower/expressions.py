@@ -62,7 +62,7 @@ class ExpressionLowering:
                 right = right if is_container(right) else self.atomize(right, hint)
                 if is_container(left) or is_container(right) or \
                         self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
-                    return self.lo.containers.binop(left, right, node)
+                    return self.lo.containers.binop(left, right, node, hint)
                 return ir.Prim(fn, [left, right], {}, f"binop:{symbol}")
             return self.nondiff(node)
         if isinstance(node, gast.UnaryOp):
