@@ -11,6 +11,9 @@ checkpoint's snapshot holds them.  A list of static length becomes one of these
 at the loop that grows it (:meth:`RunTimeContainers.prepare_loop`).
 """
 
+import ast
+import operator
+
 import gast
 import numpy as np
 
@@ -30,6 +33,7 @@ class RunTimeContainers:
     def __init__(self, lowering):
         self.lo = lowering
         self.rows = set()  # variables holding a list built at run time, as its rows
+        self.nested = {}  # those whose items are lists of one length: variable -> length
         self.dicts = set()  # variables holding a dict written at run-time keys
 
     def is_rows(self, value):
@@ -37,6 +41,71 @@ class RunTimeContainers:
 
     def is_dict(self, value):
         return isinstance(value, ir.Name) and value.id in self.dicts
+
+    def is_nested(self, value):
+        """A list of lists built at run time (``rows.append([v, m])``), held as
+        the array of its rows: NumPy reads it as that array (``np.asarray(rows)``),
+        but an item is a list in Python, which no row of an array is."""
+        return isinstance(value, ir.Name) and value.id in self.nested
+
+    def refuse_nested(self, value, what, node):
+        """Refuse ``what`` done to ``value`` when it is a list of lists built at
+        run time: only NumPy functions, ``len`` and ``rows[k][j]`` read it as
+        Python does."""
+        if self.is_nested(value):
+            raise self.lo.containers.refuse(
+                f"{what} of a list of lists built at run time ({to_source(node)})", node,
+                "its items are lists in Python, held here as the rows of an array: read "
+                "it with a NumPy function (np.asarray(rows), np.stack(rows)), len(rows), "
+                "rows[k], rows[k][j] or a for loop")
+
+    def nested_item(self, node, hint):
+        """``rows[k][j]`` of a list of lists built at run time, or None for any
+        other subscript: element ``j`` of item ``k`` is ``rows[k, j]`` of its
+        array, a number or an array as in Python (``j`` known only at run time
+        too)."""
+        inner = node.value
+        if not (isinstance(inner, gast.Subscript) and isinstance(inner.value, gast.Name)):
+            return None
+        rows = self.lo.expressions.load_name(inner.value.id, inner.value)
+        if not self.is_nested(rows) or any(
+                isinstance(part, (gast.Slice, gast.Tuple, gast.List)) or
+                isinstance(part, gast.Constant) and not isinstance(part.value, int)
+                for part in (inner.slice, node.slice)):
+            return None  # rows[k][1:], rows[1:][0]: read item by item (self.item)
+        index = self.lo.expressions.index(
+            gast.Tuple(elts=[inner.slice, node.slice], ctx=gast.Load()), hint)
+        return ir.Prim(operator.getitem, [rows, index], {}, "getitem")
+
+    def item(self, rows, node, hint):
+        """``rows[k]`` of a list of lists built at run time: a list in Python, so
+        the list of its elements ``rows[k, 0]``, ``rows[k, 1]``, ... (a list of
+        static length, each element a variable: ``v, m = rows[-1]``,
+        ``rows[k] + [x]`` are Python's).  ``rows[1:]`` is a list of lists too:
+        the rows it keeps."""
+        if isinstance(node.slice, gast.Slice):
+            part = self.lo.expressions.atomize(ir.Prim(operator.getitem, [
+                rows, self.lo.expressions.index(node.slice, hint)], {}, "getitem"), hint)
+            self.rows.add(part.id)
+            self.nested[part.id] = self.nested[rows.id]
+            return part
+        if isinstance(node.slice, (gast.Tuple, gast.List)) or \
+                isinstance(node.slice, gast.Constant) and not isinstance(node.slice.value, int):
+            raise self.lo.containers.refuse(f"a list indexed by a tuple or list "
+                                            f"({to_source(node)})", node,
+                                            "index it with an integer")
+        return self.row_items(rows, self.lo.expressions.index(node.slice, hint), hint)
+
+    def row_items(self, rows, index, hint):
+        """The elements of item ``index`` (an ``ir.Index`` of one integer) of the
+        list of lists ``rows``, as a list of static length."""
+        items = []
+        for j in range(self.nested[rows.id]):
+            at = ir.Index(ast.Tuple(elts=[sx.copy_tree(index.node), ast.Constant(value=j)],
+                                    ctx=ast.Load()), index.names, plain=False)
+            items.append(self.lo.expressions.atomize(
+                ir.Prim(operator.getitem, [rows, at], {}, "getitem"), f"{hint}_{j}"))
+        return TupleValue(items, is_list=True)
 
     def note_binding(self, name, value):
         """``name`` now holds ``value``: a list built at run time, a dict written at
@@ -47,6 +116,10 @@ class RunTimeContainers:
                 kind.add(name)
             else:
                 kind.discard(name)
+        if self.is_nested(value):
+            self.nested[name] = self.nested[value.id]
+        else:
+            self.nested.pop(name, None)
 
     def to_dict(self, user, node):
         """A dict of known keys -> a dict written at run-time keys (``hs[t] = ...``)."""
@@ -111,11 +184,16 @@ class RunTimeContainers:
 
     def to_rows(self, user, node):
         value = self.lo.expressions.load_name(user, node)
-        if isinstance(value, DictValue) or any(is_container(v) for v in value.items):
+        length = self.item_length(user, value, node)
+        if isinstance(value, DictValue) or (length is None and any(
+                is_container(v) for v in value.items)):
             raise self.lo.containers.refuse(f"{user}.{node.func.attr}() in a loop, on a list of lists or "
-                              "a dict", node, "append arrays or numbers to a flat list")
+                              "a dict", node, "append arrays or numbers to a flat list, or "
+                              "lists of one length ([v, m, h]) to a list of such lists")
         if value.items:
-            expr = ir.Prim(np.stack, [ir.Seq(tuple(value.items), "list")], {}, "call",
+            items = value.items if length is None else \
+                [self.lo.containers.as_array(item, node, user) for item in value.items]
+            expr = ir.Prim(np.stack, [ir.Seq(tuple(items), "list")], {}, "call",
                            ref="np.stack")
         else:
             expr = ir.NonDiff(sx.rt("empty_rows"), ())
@@ -123,15 +201,44 @@ class RunTimeContainers:
         self.lo.current_scope.tuples.pop(user, None)
         self.lo.emit(ir.Assign(name, expr, self.lo.line))
         self.rows.add(name)
+        if length is not None:
+            self.nested[name] = length
+
+    def item_length(self, user, value, node):
+        """The length of the lists a list of lists holds (``[[v, m]]``, or ``[]``
+        appended a list display in the loop, ``rows.append([v, m])``): each is
+        one row of its array.  None for a list of arrays or numbers; refused
+        where the lists differ in length or hold lists themselves (each
+        item must be a row)."""
+        lengths = {len(v.items) for v in value.items if is_container(v)}
+        appended = node.args[0] if node.func.attr == "append" and node.args else None
+        if not value.items and isinstance(appended, (gast.List, gast.Tuple)):
+            lengths.add(len(appended.elts))
+        if not lengths:
+            return None
+        flat = all(is_container(v) and not isinstance(v, DictValue) and
+                   not any(is_container(x) for x in v.items) for v in value.items)
+        if len(lengths) > 1 or not flat:
+            raise self.lo.containers.refuse(
+                f"{user}.{node.func.attr}() in a loop, on a list whose items are not lists of "
+                "one length", node, "append lists of one length ([v, m, h]) of numbers or "
+                "arrays, or arrays")
+        return lengths.pop()
 
     def append(self, name, call, hint):
         """``hs.append(x)`` / ``hs.extend([...])`` on a list built at run time."""
         if call.func.attr == "append":
             self.refuse_mutated(call.args[0], call)
-            items = [self.lo.expressions.atomize(self.lo.expressions.value(call.args[0], hint),
-                                                 hint)]
+            item = self.lo.expressions.value(call.args[0], hint)
+            if self.is_nested(name) or is_container(item):
+                item = self.nested_row(name, item, call, hint)
+            items = [self.lo.expressions.atomize(item, hint)]
         else:
             other = self.lo.expressions.value(call.args[0], hint)
+            if self.is_nested(name):
+                raise self.lo.containers.refuse(f"{to_source(call)} on a list of lists built "
+                                                "at run time", call,
+                                                "append the lists one by one")
             if not is_container(other) or any(is_container(v) for v in other.items):
                 raise self.lo.containers.refuse(f"{to_source(call)}: extend a list built at run time with "
                                   "a list of known length", call, "append the items one by one")
@@ -139,6 +246,22 @@ class RunTimeContainers:
         for item in items:
             self.lo.assignments.emit_value(name.id, ir.Prim(append_row, [name, item], {}, "call",
                                                           ref="rt.append_row"), self.lo.line)
+
+    def nested_row(self, rows, item, call, hint):
+        """``rows.append([v, m, h])`` on a list of lists: the row
+        ``np.stack((v, m, h))`` (what ``np.asarray(rows)`` makes of the list)."""
+        length = self.nested.get(rows.id)
+        if not is_container(item) or isinstance(item, DictValue) or \
+                len(item.items) != length or any(is_container(x) for x in item.items) or \
+                not isinstance(call.args[0], (gast.List, gast.Tuple)):
+            spelled = "lists of one length" if length is None else f"lists of length {length}"
+            raise self.lo.containers.refuse(
+                f"{to_source(call)}: a list built at run time holds {spelled} only when "
+                "each is appended as a list display of numbers or arrays", call,
+                "append [a, b, ...] of one length each time (or arrays to a list of arrays)")
+        for element in call.args[0].elts:
+            self.refuse_mutated(element, call)  # the list holds a reference to it
+        return self.lo.containers.as_array(item, call, hint)
 
     def refuse_mutated(self, node, where):
         """A list holds references: an array appended (or repeated) and later written
