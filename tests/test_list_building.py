@@ -335,35 +335,44 @@ def test_a_list_of_lists_appended_in_a_loop_is_the_array_numpy_makes(options):
         np.testing.assert_allclose(df(0.8, -0.4, 6), taped, rtol=1e-12, atol=1e-14)
 
 
-def items_of_a_list_of_lists(x, n):
-    rows = []
-    for t in range(n):
-        x = np.tanh(1.3 * x)
-        rows.append([x, x * x])
-    v, w = rows[-1]              # an item is a list: unpacked, concatenated, repeated
-    joined = rows[0] + [v * w]
-    total = 0.0
-    for a, b in rows:            # a loop over the items
-        total = total + a * b
-    return (total + np.sum(np.array(joined * 2)) + rows[1][0] * len(rows[1])
-            + np.sum(np.stack(rows[1:])) + np.sum(np.array(rows[2][:1])))
-
-
-@pytest.mark.parametrize("options", CHECKPOINTED)
-def test_the_items_of_a_list_of_lists_are_lists(options):
-    check(items_of_a_list_of_lists, (np.array([0.4, -0.7]), 4), (0,), **options)
-
-
 def rows_of_arrays(x, n):
     rows = [[x, 2.0 * x]]
+    y = x
     for t in range(n):
-        rows.append([np.sin(rows[-1][0]), rows[t][1] * 0.5])
-    return np.sum(np.asarray(rows) ** 2) + np.sum(rows[n][1])
+        y = np.sin(y) * 1.2
+        rows.append([y, y * y])
+    return np.sum(np.asarray(rows)[:, 1] ** 2) + np.sum(np.stack(rows)[-1, 0]) * len(rows)
 
 
 @pytest.mark.parametrize("options", CHECKPOINTED)
 def test_a_list_of_lists_of_arrays_built_in_a_loop(options):
     check(rows_of_arrays, (vec(3), 4), (0,), **options)
+
+
+def last_item_unpacked(x, n):
+    rows = []
+    for t in range(n):
+        x = np.tanh(1.3 * x)
+        rows.append([x, x * x])
+    v, w = rows[-1]
+    return v * w
+
+
+def looped_over(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x * t, x])
+    total = 0.0
+    for a, b in rows:
+        total = total + a * b
+    return total
+
+
+def item_of_an_item(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x * t, x])
+    return rows[1][0]
 
 
 def summed_rows(x, n):
@@ -411,6 +420,9 @@ def list_of_lists_extended(x, n):
 
 
 @pytest.mark.parametrize("fn, marker, construct", [
+    (last_item_unpacked, "rows[-1]", "an item of a list of lists built at run time"),
+    (looped_over, "for a, b in rows", "a loop over the items of a list of lists"),
+    (item_of_an_item, "rows[1][0]", "an item of a list of lists built at run time"),
     (summed_rows, "sum(rows)", "sum() of a list of lists built at run time"),
     (copied_rows, "list(rows)", "list() of a list of lists built at run time"),
     (lists_of_two_lengths, "rows.append([x, x, x])", "holds lists of length 2 only"),
@@ -419,8 +431,10 @@ def list_of_lists_extended(x, n):
     (list_of_lists_extended, "rows.extend", "on a list of lists built at run time"),
 ])
 def test_a_list_of_lists_read_other_than_as_python_reads_it_is_refused(fn, marker, construct):
-    """sum(rows) raises in Python, list(rows) would lose what the items are, ragged or
-    nested items are no rows of one array."""
+    """The list is held as the array NumPy makes of it: read whole by NumPy, or len.
+    An item is a list in Python, no row (and a list of (W, b) pairs read item by item
+    would fail where Python's does not); sum(rows) raises in Python, list(rows) would
+    lose what the items are; ragged or nested items are no rows of one array."""
     with pytest.raises(TransformError) as info:
         tc.grad(fn).compile()
     assert f"{HERE}:{line_of(fn, marker)}:" in str(info.value), str(info.value)

@@ -165,6 +165,7 @@ class AssignmentLowering:
         return ir.Name(tmp)
 
     def getitem_value(self, source, k, line):
+        self.lo.run_time.refuse_nested(source, "unpacking the items", None)
         return ir.Prim(operator.getitem, [source, ir.Index(sx.const(k), (), plain=True)], {}, "getitem")
 
     def emit_value(self, name, value, line):

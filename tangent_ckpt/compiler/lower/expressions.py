@@ -305,9 +305,6 @@ class ExpressionLowering:
         joined = INDEX_JOINS.get(id(self.static_value(node.value)))
         if joined is not None:       # np.r_[a, b] and np.c_[a, b]: calls in disguise
             return self.lo.calls.index_join(joined, node, hint)
-        item = self.lo.run_time.nested_item(node, hint)  # rows[k][j], rows a list of lists
-        if item is not None:
-            return item
         base = self.value(node.value, hint)
         if isinstance(base, KeywordsValue):  # kwargs["lr"]
             return self.lo.callables.keyword_item(base, node)
@@ -315,8 +312,7 @@ class ExpressionLowering:
             return self.lo.containers.subscript(base, node, hint)
         if self.lo.run_time.is_dict(base):
             return self.lo.run_time.dict_get(base, node, hint)
-        if self.lo.run_time.is_nested(base):  # rows[k]: a list of its elements
-            return self.lo.run_time.item(base, node, hint)
+        self.lo.run_time.refuse_nested(base, "an item", node)  # rows[k]: a list in Python
         base = self.atomize(base, hint)
         index = self.index(node.slice, hint)
         return ir.Prim(operator.getitem, [base, index], {}, "getitem")

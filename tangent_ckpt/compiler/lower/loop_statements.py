@@ -153,10 +153,7 @@ class LoopLowering:
             if seq is None:  # the loop variable itself
                 self.lo.assignments.assign_operand(target, ir.Name(index), s)
                 continue
-            if self.lo.run_time.is_nested(seq):  # for v, m in rows: each item a list
-                self.lo.assignments.assign_operand(target, self.lo.run_time.row_items(
-                    seq, ir.Index(sx.name(index), (index,), plain=True), "row"), s)
-                continue
+            self.lo.run_time.refuse_nested(seq, "a loop over the items", s.iter)
             self.lo.assignments.assign_operand(target, ir.Prim(operator.getitem,
                                                 [seq, ir.Index(sx.name(index), (index,), plain=True)], {},
                                                 "getitem"), s)

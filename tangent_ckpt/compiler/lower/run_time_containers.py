@@ -11,9 +11,6 @@ checkpoint's snapshot holds them.  A list of static length becomes one of these
 at the loop that grows it (:meth:`RunTimeContainers.prepare_loop`).
 """
 
-import ast
-import operator
-
 import gast
 import numpy as np
 
@@ -44,68 +41,23 @@ class RunTimeContainers:
 
     def is_nested(self, value):
         """A list of lists built at run time (``rows.append([v, m])``), held as
-        the array of its rows: NumPy reads it as that array (``np.asarray(rows)``),
-        but an item is a list in Python, which no row of an array is."""
+        the array of its rows, which is what NumPy makes of it."""
         return isinstance(value, ir.Name) and value.id in self.nested
 
     def refuse_nested(self, value, what, node):
         """Refuse ``what`` done to ``value`` when it is a list of lists built at
-        run time: only NumPy functions, ``len`` and ``rows[k][j]`` read it as
-        Python does."""
+        run time.  Read whole by a NumPy function (``np.asarray(rows)``) or by
+        ``len``, it is the array of its rows exactly: NumPy converts the lists
+        (and refuses lists of arrays of different shapes, as the appends do).
+        Its items are lists in Python, which no row is; and such a list of
+        ``(W, b)`` pairs, read item by item, would fail when the code runs
+        where Python's does not."""
         if self.is_nested(value):
+            spelled = f" ({to_source(node)})" if node is not None else ""
             raise self.lo.containers.refuse(
-                f"{what} of a list of lists built at run time ({to_source(node)})", node,
-                "its items are lists in Python, held here as the rows of an array: read "
-                "it with a NumPy function (np.asarray(rows), np.stack(rows)), len(rows), "
-                "rows[k], rows[k][j] or a for loop")
-
-    def nested_item(self, node, hint):
-        """``rows[k][j]`` of a list of lists built at run time, or None for any
-        other subscript: element ``j`` of item ``k`` is ``rows[k, j]`` of its
-        array, a number or an array as in Python (``j`` known only at run time
-        too)."""
-        inner = node.value
-        if not (isinstance(inner, gast.Subscript) and isinstance(inner.value, gast.Name)):
-            return None
-        rows = self.lo.expressions.load_name(inner.value.id, inner.value)
-        if not self.is_nested(rows) or any(
-                isinstance(part, (gast.Slice, gast.Tuple, gast.List)) or
-                isinstance(part, gast.Constant) and not isinstance(part.value, int)
-                for part in (inner.slice, node.slice)):
-            return None  # rows[k][1:], rows[1:][0]: read item by item (self.item)
-        index = self.lo.expressions.index(
-            gast.Tuple(elts=[inner.slice, node.slice], ctx=gast.Load()), hint)
-        return ir.Prim(operator.getitem, [rows, index], {}, "getitem")
-
-    def item(self, rows, node, hint):
-        """``rows[k]`` of a list of lists built at run time: a list in Python, so
-        the list of its elements ``rows[k, 0]``, ``rows[k, 1]``, ... (a list of
-        static length, each element a variable: ``v, m = rows[-1]``,
-        ``rows[k] + [x]`` are Python's).  ``rows[1:]`` is a list of lists too:
-        the rows it keeps."""
-        if isinstance(node.slice, gast.Slice):
-            part = self.lo.expressions.atomize(ir.Prim(operator.getitem, [
-                rows, self.lo.expressions.index(node.slice, hint)], {}, "getitem"), hint)
-            self.rows.add(part.id)
-            self.nested[part.id] = self.nested[rows.id]
-            return part
-        if isinstance(node.slice, (gast.Tuple, gast.List)) or \
-                isinstance(node.slice, gast.Constant) and not isinstance(node.slice.value, int):
-            raise self.lo.containers.refuse(f"a list indexed by a tuple or list "
-                                            f"({to_source(node)})", node,
-                                            "index it with an integer")
-        return self.row_items(rows, self.lo.expressions.index(node.slice, hint), hint)
-
-    def row_items(self, rows, index, hint):
-        """The elements of item ``index`` (an ``ir.Index`` of one integer) of the
-        list of lists ``rows``, as a list of static length."""
-        items = []
-        for j in range(self.nested[rows.id]):
-            at = ir.Index(ast.Tuple(elts=[sx.copy_tree(index.node), ast.Constant(value=j)],
-                                    ctx=ast.Load()), index.names, plain=False)
-            items.append(self.lo.expressions.atomize(
-                ir.Prim(operator.getitem, [rows, at], {}, "getitem"), f"{hint}_{j}"))
-        return TupleValue(items, is_list=True)
+                f"{what} of a list of lists built at run time{spelled}", node,
+                "it is held as the array NumPy makes of it: read it whole with a NumPy "
+                "function (np.asarray(rows)[k, j], np.stack(rows)) or len(rows)")
 
     def note_binding(self, name, value):
         """``name`` now holds ``value``: a list built at run time, a dict written at
