@@ -843,7 +843,6 @@ def test_a_tuple_or_list_stored_into_an_array_is_its_array(options):
     if options:
         assert "CheckpointedLoop(" in df.source
     assert "np.array((5, 5, 5))" in df.source  # numbers stay a constant NumPy converts
-    assert "rt.require_numpy_operand(xyz, '=', line=" in df.source
 
 
 def list_into_an_int_array(x):
@@ -885,7 +884,6 @@ def test_a_list_added_into_an_array_row_in_a_loop(options):
     df = tc.grad(added_in_place_per_row, **options)
     got = check_grad(added_in_place_per_row, (0.9, 5), df=df)
     np.testing.assert_allclose(got[0], tc.grad(added_in_place_per_row)(0.9, 5), rtol=1e-12)
-    assert "rt.require_numpy_operand(" in df.source
     if options:
         assert "CheckpointedLoop(" in df.source
 

@@ -30,7 +30,6 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, iteration_items, key_part, leaves, text_as_tuple,
 )
 from tangent_ckpt.compiler.lower.expressions import BINOPS
-from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -261,13 +260,16 @@ class ContainerLowering:
     def require_numpy(self, operand, operator, line):
         """Run ``rt.require_numpy_operand`` on ``operand`` (a name) in the forward
         sweep: the list it meets is read as an array only when it is a NumPy
-        array (runtime/assertions.py)."""
+        array (runtime/assertions.py).  An observation (as observers.py emits
+        them) that the analysis drops where it proves the operand an array
+        (analyze/numpy_operands.py)."""
         if not isinstance(operand, ir.Name):
             return
         check = sx.rt("require_numpy_operand", sx.name(operand.id), sx.const(operator),
                       line=sx.const(line))
         local = () if operand.id in self.lo.bindings else (operand.id,)
-        emit_observation(self.lo, check, local, line)
+        self.lo.emit(ir.Assign(self.lo.namer.fresh("observed"), ir.NonDiff(check, local), line,
+                               observes=True, numpy_operand=(operand.id, operator)))
 
     def operand(self, node, hint):
         """An argument of a NumPy function: an operand, or a container as the
