@@ -961,3 +961,22 @@ def test_a_tuple_of_arrays_of_different_shapes_fails_as_numpy_does():
         arrays_of_two_shapes(vec(3))
     with pytest.raises(ValueError):
         tc.grad(arrays_of_two_shapes)(vec(3))
+
+
+def lists_read_as_arrays_in_every_mode(w, x):
+    a = np.zeros((3, 3))
+    a[0] = (1, 2, 0.5)
+    for i in range(3):
+        a[i] += [x * w[i], 0.5, w[i] * w[i]]
+    return np.sum(a * a) + np.sum(w * [1.0, x, 2.0]) ** 2 + np.sum([x, 1.0, w[0]] * np.tanh(w))
+
+
+def test_lists_read_as_arrays_in_forward_mode_and_hessian_vector_products():
+    w, x, v = vec(3), 0.7, vec(3)
+    grad = tc.grad(lists_read_as_arrays_in_every_mode)
+    _, tangent = tc.jvp(lists_read_as_arrays_in_every_mode)(w, x, v)
+    np.testing.assert_allclose(tangent, np.sum(grad(w, x) * v), rtol=1e-10)
+    eps = 1e-6
+    numeric = (grad(w + eps * v, x) - grad(w - eps * v, x)) / (2 * eps)
+    np.testing.assert_allclose(tc.hvp(lists_read_as_arrays_in_every_mode)(w, x, v), numeric,
+                               rtol=1e-6, atol=1e-8)
