@@ -62,3 +62,19 @@ def test_an_argument_not_known_to_be_an_array_is_checked_when_it_runs():
     assert df(np.array([0.5, 0.5]), 2.0) == 1.0
     with pytest.raises(tc.errors.TangentCkptError, match=r"meets a list in `x \+ \[\.\.\.\]`"):
         df([0.5, 0.5], 2.0)
+
+
+OFFSETS = np.arange(3.0)
+
+
+def plus_a_module_array(x):
+    return np.sum((OFFSETS + [x, 1.0, 2.0]) ** 2)
+
+
+def test_a_module_level_array_needs_no_check_and_a_rebound_list_is_refused(monkeypatch):
+    df = tc.grad(plus_a_module_array)
+    check_grad(plus_a_module_array, (0.5,), df=df)
+    assert CHECK not in df.source
+    monkeypatch.setitem(globals(), "OFFSETS", [0.0, 1.0, 2.0])  # the gradient compiles again
+    with pytest.raises(tc.errors.TangentCkptError, match=r"meets a list in `x \+ \[\.\.\.\]`"):
+        df(0.5)

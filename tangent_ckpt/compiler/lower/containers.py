@@ -265,6 +265,8 @@ class ContainerLowering:
         (analyze/numpy_operands.py)."""
         if not isinstance(operand, ir.Name):
             return
+        if type(self.lo.bindings.get(operand.id)) is np.ndarray:
+            return  # a module-level array (rebound, the gradient is compiled again)
         check = sx.rt("require_numpy_operand", sx.name(operand.id), sx.const(operator),
                       line=sx.const(line))
         local = () if operand.id in self.lo.bindings else (operand.id,)
