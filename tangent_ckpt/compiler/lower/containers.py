@@ -231,11 +231,11 @@ class ContainerLowering:
 
     def as_array(self, value, node, hint):
         """A list or tuple where NumPy takes an array (``a[i] = (x, 0.0)``,
-        ``a + [x, y]``): the array ``np.asarray`` makes of it -- the constant
-        itself when every item is a number (NumPy converts it), else
-        ``np.stack`` of its items, as ``np.array([x, y])`` is lowered (a nested
-        list: ``np.stack`` of each inner one).  Items of different shapes fail
-        when the code runs, as they do in NumPy."""
+        ``a + [x, y]``): the array ``np.asarray`` makes of it -- ``np.array`` of
+        the constant when every item is a number, else ``np.stack`` of its
+        items, as ``np.array([x, y])`` is lowered (a nested list: ``np.stack`` of
+        each inner one).  Items of different shapes fail when the code runs, as
+        they do in NumPy."""
         if isinstance(value, DictValue) or any(
                 isinstance(x, DictValue) for x in _nested(value)):
             raise self.refuse("a dict used where an array is expected", node,
@@ -244,8 +244,8 @@ class ContainerLowering:
         if held:
             raise self.refuse("a list or tuple holding an object used where an array is "
                               "expected", node, "put arrays or numbers in it")
-        numbers = all(isinstance(x, ir.Const) and isinstance(x.value, (bool, int, float))
-                      for x in leaves(value))
+        numbers = all(isinstance(x, ir.Const) and
+                      isinstance(x.value, (bool, int, float, complex)) for x in leaves(value))
         if numbers:
             made = ir.Prim(np.array, [ir.Const(_as_tuples(value))], {}, "call", ref="np.array")
             return self.lo.expressions.atomize(made, hint)
