@@ -980,3 +980,19 @@ def test_lists_read_as_arrays_in_forward_mode_and_hessian_vector_products():
     numeric = (grad(w + eps * v, x) - grad(w - eps * v, x)) / (2 * eps)
     np.testing.assert_allclose(tc.hvp(lists_read_as_arrays_in_every_mode)(w, x, v), numeric,
                                rtol=1e-6, atol=1e-8)
+
+
+def dtypes_as_numpy_gives_them(w, x):
+    y = w + [1, 2, 3]          # float32 + Python ints: float64 (NumPy 2 promotes so)
+    z = [x, 1, 2] * w
+    k = np.zeros(3, dtype=np.float32)
+    k[:] = (x, 0.1, 1.0 / 3.0)  # rounded to float32 on store
+    return np.sum(y * z) + np.sum(k.astype(np.float64) * 1e3)
+
+
+def test_a_list_read_as_an_array_has_numpys_dtype():
+    """The value the gradient computes on the way is the function's, bit for bit."""
+    w = np.array([0.5, 1.5, 2.5], dtype=np.float32)
+    value, _ = tc.value_and_grad(dtypes_as_numpy_gives_them, wrt=1)(w, 0.7)
+    assert value == dtypes_as_numpy_gives_them(w, 0.7)
+    check_grad(dtypes_as_numpy_gives_them, (w.astype(np.float64), 0.7), wrt=(0, 1))
