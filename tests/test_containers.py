@@ -995,4 +995,6 @@ def test_a_list_read_as_an_array_has_numpys_dtype():
     w = np.array([0.5, 1.5, 2.5], dtype=np.float32)
     value, _ = tc.value_and_grad(dtypes_as_numpy_gives_them, wrt=1)(w, 0.7)
     assert value == dtypes_as_numpy_gives_them(w, 0.7)
-    check_grad(dtypes_as_numpy_gives_them, (w.astype(np.float64), 0.7), wrt=(0, 1))
+    # (w's gradient only: x's passes through a float32 store, which finite
+    # differences of step 1e-6 cannot resolve)
+    check_grad(dtypes_as_numpy_gives_them, (w.astype(np.float64), 0.7), wrt=(0,))
