@@ -920,7 +920,7 @@ def test_a_list_meeting_no_numpy_array_is_refused_when_it_runs(f, args, operator
     float: never read as NumPy arithmetic."""
     line = line_of(f, "return")
     with pytest.raises(tc.errors.TangentCkptError,
-                       match=rf"a list or tuple at line {line} meets a (list|int|float) in "
+                       match=rf"a list or tuple at line {line} meets an? (list|int|float) in "
                              rf"`x {operator} \[\.\.\.\]`"):
         tc.grad(f)(*args)
 

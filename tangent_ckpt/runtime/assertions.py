@@ -43,6 +43,7 @@ def require_numpy_operand(value, operator, line=None):
                             (operator != "*" and isinstance(value, np.generic))):
         return
     kind = type(value).__name__
+    kind = ("an " if kind[0] in "aeiou" else "a ") + kind
     where = f" at line {line}" if line is not None else ""
     spelled = "x[...] = [...]" if operator == "=" else f"x {operator} [...]"
     if isinstance(value, (list, tuple)):
@@ -52,8 +53,8 @@ def require_numpy_operand(value, operator, line=None):
     else:
         meaning = "Python gives it another meaning or raises"
     raise TangentCkptError(
-        f"a list or tuple{where} meets a {kind} in `{spelled}`: the gradient reads the "
+        f"a list or tuple{where} meets {kind} in `{spelled}`: the gradient reads the "
         f"list as the NumPy array np.asarray makes of it, which is what Python does only "
-        f"when the other operand is a NumPy array; for a {kind} {meaning}, which this "
+        f"when the other operand is a NumPy array; for {kind} {meaning}, which this "
         f"gradient does not compute (pass a NumPy array, or write np.array([...]) if "
         f"arithmetic is meant)")
