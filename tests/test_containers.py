@@ -998,3 +998,15 @@ def test_a_list_read_as_an_array_has_numpys_dtype():
     # (w's gradient only: x's passes through a float32 store, which finite
     # differences of step 1e-6 cannot resolve)
     check_grad(dtypes_as_numpy_gives_them, (w.astype(np.float64), 0.7), wrt=(0,))
+
+
+def zero_d_arrays_in_lists(x, w):
+    z = np.asarray(x * 2.0)  # a 0-d array
+    a = np.zeros((2, 3))
+    a[0] = [z, 1.0, np.reshape(w[0], ())]
+    a[1] = w + [z, 1.0, 2.0]
+    return np.sum(a ** 2)
+
+
+def test_zero_d_arrays_in_a_list_read_as_an_array():
+    check_grad(zero_d_arrays_in_lists, (np.array(0.3), vec(3)), wrt=(0, 1))
