@@ -119,6 +119,11 @@ HUNTING_FAMILIES += ("scatter_adds",)
 #: (tests/test_evaluate_once.py)
 FAMILIES |= {"evaluated_once"}
 HUNTING_FAMILIES += ("evaluated_once",)
+#: lists and tuples where NumPy takes an array (np.asarray of them): stored into
+#: rows, an operand of an array's operator (augmented too, in a loop or not), a list
+#: of lists appended in a loop and read whole by NumPy (session 9's p22, p23, p25)
+FAMILIES |= {"lists_as_arrays"}
+HUNTING_FAMILIES += ("lists_as_arrays",)
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -806,6 +811,47 @@ class _Gen:
             self.emit(inner, f"np.{ufunc}.at({target}, {idx}, 0.1 * np.tanh({value}))")
         self.emit(indent, f"{total} = np.sum(np.tanh({u}) ** 2)")
         env[total] = Var((), float(_size(shape)), fresh=True)
+
+    def family_lists_as_arrays(self, env, indent):
+        """A list or tuple of numbers and scalar expressions where NumPy takes an
+        array: stored into a row (``Z[0] = (1, 2, 3)``), added into one
+        (``Z[t % 3] += [x, 2.0 * y, z]``), an operand of an array's operator
+        (``a + [x, 1, y]``, ``[x, 0.5, y] * a``); or a list of lists appended in a
+        loop, read whole (``np.asarray(rows)[:, 0]``)."""
+        Z, total = self.fresh_name("Z"), self.fresh_name()
+        x, y, z = self._items(env, 3, ())
+        form = self.pick(["store", "added", "operator", "rows"])
+        self.features.add("lists_as_arrays_" + form)
+        loop = self.draw(st.booleans())
+        k = self.fresh_name("t")
+        inner = indent + 1 if loop else indent
+        if form == "rows":
+            e = self.fresh_name("e")
+            self.emit(indent, f"{e} = {x}")
+            self.emit(indent, f"{Z} = [[{e}, {y}, 1]]")
+            self.emit(indent, f"for {k} in range({self.pick(['n', '3'])}):")
+            self.emit(indent + 1, f"{e} = np.tanh({e} * s + {z})")
+            self.emit(indent + 1, f"{Z}.append({self.pick([f'[{e}, {e} * {e}, {k}]', f'({e}, 0.5, {y} * {e})'])})")
+            self.emit(indent, f"{total} = np.sum(np.asarray({Z})[:, {self.pick([0, 1, -1])}] ** 2) "
+                              f"+ np.sum(np.array({Z})) * 0.1")
+            env[total] = Var((), 30.0, fresh=True)
+            return
+        self.emit(indent, f"{Z} = np.zeros((3, 3))")
+        if loop:
+            self.emit(indent, f"for {k} in range({self.pick(['n', '3'])}):")
+        row = f"{k} % 3" if loop else self.pick(["0", "-1"])
+        if form == "store":
+            self.emit(inner, f"{Z}[{row}] = {self.pick([f'({x}, 2, {y})', f'[{x}, {y} * {z}, 0.5]', '(1, 2, 3)'])}")
+            self.emit(inner, f"{Z}[1] = {Z}[1] * 0.5 + {Z}[{row}] * {z}")
+        elif form == "added":
+            self.emit(inner, f"{Z}[{row}] {self.pick(['+=', '-=', '*='])} [{x}, 2.0 * {y}, {z}]")
+            self.emit(inner, f"{Z}[{row}] += (0.1, {x}, 1)")
+        else:
+            left = self.pick([f"a + [{x}, 1, {y}]", f"[{x}, 0.5, {y}] * a",
+                              f"(a * {z}) - ({y}, {x}, 2)", f"a / [2.0, 1.5 + {x}, 3]"])
+            self.emit(inner, f"{Z}[{row}] = np.tanh({left})")
+        self.emit(indent, f"{total} = np.sum({Z} * {Z})")
+        env[total] = Var((), 90.0, fresh=True)
 
     def family_carried_tuples(self, env, indent):
         """Loops carrying state through tuple assignment (a swap), conditional

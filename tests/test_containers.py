@@ -391,7 +391,7 @@ def dict_key_not_constant(x, name):
 
 
 def list_repeated_at_run_time(x, n):
-    hs = [x, x * 2.0] * n
+    hs = [x, x * 2.0] * len(n)  # an int: repeated (`* n` could be an array: checked as it runs)
     return np.sum(hs[0])
 
 
@@ -425,7 +425,7 @@ def missing_key(x):
     (list_indexed_by_a_variable, "xs[k]", "xs[k]"),
     (list_changing_length_in_a_loop, "pair = (x, pair[0])", "pair"),
     (dict_key_not_constant, "{name: x}", "{name: x}"),
-    (list_repeated_at_run_time, "[x, x * 2.0] * n", "[x, x * 2.0] * n"),
+    (list_repeated_at_run_time, "[x, x * 2.0] * len(n)", "[x, x * 2.0] * len(n)"),
     (missing_key, "d['b']", "d['b']"),
     (structure_per_branch, "if c > 0", "if (p)"),
 ])
@@ -816,3 +816,197 @@ def test_loop_over_an_item_chosen_by_an_unrolled_constant(f):
     # found by the nested_containers fuzz family: `for W, b in layers[name]` inside
     # `for name in ('enc', 'dec')` was refused as a run-time loop over a list
     check_grad(f, (0.5 * vec(3, 3), vec(3)), wrt=(0, 1))
+
+
+# --- lists and tuples where NumPy takes an array ------------------------------------
+def tuple_stored_into_rows(s, v, n):
+    xyz = np.empty((n + 1, 3))
+    xyz[0] = (5, 5, 5)  # Python ints into a float array: cast on store
+    for i in range(n):
+        xyz[i + 1] = (xyz[i, 1] * s, xyz[i, 2] - s, 0.5 * xyz[i, 0])
+    pair = np.zeros((3, 3))
+    pair[1:] = [v, 2.0 * v]  # same-shape arrays: np.asarray makes rows of them
+    pair[0] = [np.sum(v), s, np.float64(1.0)]  # a 0-d result, a number and a NumPy scalar
+    return np.sum(np.tanh(xyz)) + np.sum(pair * pair)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_tuple_or_list_stored_into_an_array_is_its_array(options):
+    """``a[0] = (5, 5, 5)`` stores np.asarray of the tuple (cast to a's dtype): the
+    checkpointed loop stores a tuple of numbers each step; equal to the taped gradient."""
+    args = (0.3, vec(3), 4)
+    df = tc.grad(tuple_stored_into_rows, wrt=(0, 1), **options)
+    got = check_grad(tuple_stored_into_rows, args, wrt=(0, 1), df=df)
+    taped = tc.grad(tuple_stored_into_rows, wrt=(0, 1))(*args)
+    for g, t in zip(got, taped):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+    if options:
+        assert "CheckpointedLoop(" in df.source
+    assert "np.array((5, 5, 5))" in df.source  # numbers stay a constant NumPy converts
+
+
+def list_into_an_int_array(x):
+    k = np.zeros(3, dtype=int)
+    k[:] = [1.7, -2.2, 3.9]  # NumPy truncates on store
+    return np.sum(k * x)
+
+
+def test_a_list_stored_into_an_int_array_is_cast_as_numpy_casts_it():
+    got, = check_grad(list_into_an_int_array, (vec(3),))
+    np.testing.assert_array_equal(got, [1.0, -2.0, 3.0])
+
+
+def arithmetic_with_lists(x, w):
+    a = w + [1, 2, 3]          # Python ints added to a float array
+    b = [x, 2.0 * x, 0.5] * a  # the list on the left
+    c = (x, 1.0, -x) - b / [2.0, x, 4.0]
+    d = np.abs(w) ** [1.0, 2.0, 0.5]
+    return np.sum(c * d) + np.sum(w @ [x, 1.0, 2.0])
+
+
+def test_an_operator_between_an_array_and_a_list_is_numpys():
+    check_grad(arithmetic_with_lists, (0.7, vec(3)), wrt=(0, 1))
+
+
+def added_in_place_per_row(x, n):
+    a = np.zeros((n, 3))
+    for i in range(n):
+        a[i] += [x, 2 * x, 3 * x]
+        if i > 0:
+            a[i] *= (1.0, a[i - 1, 0], 0.5)
+    return np.sum(a * a)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_list_added_into_an_array_row_in_a_loop(options):
+    """p23's ``a[i] += [-temp_x / mass[i], ...]``: taped and checkpointed (the list
+    op inside the checkpointed loop), equal to the taped gradient."""
+    df = tc.grad(added_in_place_per_row, **options)
+    got = check_grad(added_in_place_per_row, (0.9, 5), df=df)
+    np.testing.assert_allclose(got[0], tc.grad(added_in_place_per_row)(0.9, 5), rtol=1e-12)
+    if options:
+        assert "CheckpointedLoop(" in df.source
+
+
+def lists_joined_and_repeated(x, y):
+    z = [x, y] + [x]  # both lists: concatenation, never arithmetic
+    r = (x,) * 2
+    return np.sum(np.array(z) * np.array([1.0, 2.0, 3.0])) + np.sum(np.array(r + tuple(z)) ** 2)
+
+
+def test_an_operator_between_two_lists_keeps_its_python_meaning():
+    check_grad(lists_joined_and_repeated, (0.4, -1.1), wrt=(0, 1))
+
+
+def list_plus_a_list_argument(x, xs):
+    return np.sum(np.array(xs + [x]))
+
+
+def list_times_an_int_argument(x, k):
+    return np.sum(np.array([x, 2.0 * x] * k))
+
+
+def list_added_to_a_float(x, y):
+    return np.sum([x, 1.0] + y)
+
+
+@pytest.mark.parametrize("f, args, operator", [
+    (list_plus_a_list_argument, (0.5, [1.0, 2.0]), r"\+"),
+    (list_times_an_int_argument, (0.5, 2), r"\*"),
+    (list_added_to_a_float, (0.5, 2.0), r"\+"),
+])
+def test_a_list_meeting_no_numpy_array_is_refused_when_it_runs(f, args, operator):
+    """Python concatenates a list argument, repeats for an int and raises for a
+    float: never read as NumPy arithmetic."""
+    line = line_of(f, "return")
+    with pytest.raises(tc.errors.TangentCkptError,
+                       match=rf"a list or tuple at line {line} meets an? (list|int|float) in "
+                             rf"`x {operator} \[\.\.\.\]`"):
+        tc.grad(f)(*args)
+
+
+def list_times_a_loop_counter(x, n):
+    s = 0.0
+    for t in range(n):
+        s = s + np.sum(np.array([x, x] * t))
+    return s
+
+
+def list_times_a_float(x):
+    return np.sum(2.0 * [x, x])
+
+
+def dict_plus_an_array(x):
+    return np.sum(x + {"a": x})
+
+
+@pytest.mark.parametrize("f, message", [
+    (list_times_a_loop_counter, "a list repeated a number of times known only at run time"),
+    (list_times_a_float, r"a list or tuple in arithmetic \(2.0 \* \[x, x\]\)"),
+    (dict_plus_an_array, "a dict used where an array is expected"),
+])
+def test_lists_that_are_no_arrays_stay_refused(f, message):
+    with pytest.raises(TransformError, match=rf"{HERE}:\d+: {message}"):
+        tc.grad(f)(*((0.5, 3) if f is list_times_a_loop_counter else (vec(2),)))
+
+
+def arrays_of_two_shapes(x):
+    a = np.zeros((2, 3))
+    a[0] = (x, x[:2])  # NumPy: an inhomogeneous shape
+    return np.sum(a)
+
+
+def test_a_tuple_of_arrays_of_different_shapes_fails_as_numpy_does():
+    with pytest.raises(ValueError):
+        arrays_of_two_shapes(vec(3))
+    with pytest.raises(ValueError):
+        tc.grad(arrays_of_two_shapes)(vec(3))
+
+
+def lists_read_as_arrays_in_every_mode(w, x):
+    a = np.zeros((3, 3))
+    a[0] = (1, 2, 0.5)
+    for i in range(3):
+        a[i] += [x * w[i], 0.5, w[i] * w[i]]
+    return np.sum(a * a) + np.sum(w * [1.0, x, 2.0]) ** 2 + np.sum([x, 1.0, w[0]] * np.tanh(w))
+
+
+def test_lists_read_as_arrays_in_forward_mode_and_hessian_vector_products():
+    w, x, v = vec(3), 0.7, vec(3)
+    grad = tc.grad(lists_read_as_arrays_in_every_mode)
+    _, tangent = tc.jvp(lists_read_as_arrays_in_every_mode)(w, x, v)
+    np.testing.assert_allclose(tangent, np.sum(grad(w, x) * v), rtol=1e-10)
+    eps = 1e-6
+    numeric = (grad(w + eps * v, x) - grad(w - eps * v, x)) / (2 * eps)
+    np.testing.assert_allclose(tc.hvp(lists_read_as_arrays_in_every_mode)(w, x, v), numeric,
+                               rtol=1e-6, atol=1e-8)
+
+
+def dtypes_as_numpy_gives_them(w, x):
+    y = w + [1, 2, 3]          # float32 + Python ints: float64 (NumPy 2 promotes so)
+    z = [x, 1, 2] * w
+    k = np.zeros(3, dtype=np.float32)
+    k[:] = (x, 0.1, 1.0 / 3.0)  # rounded to float32 on store
+    return np.sum(y * z) + np.sum(k.astype(np.float64) * 1e3)
+
+
+def test_a_list_read_as_an_array_has_numpys_dtype():
+    """The value the gradient computes on the way is the function's, bit for bit."""
+    w = np.array([0.5, 1.5, 2.5], dtype=np.float32)
+    value, _ = tc.value_and_grad(dtypes_as_numpy_gives_them, wrt=1)(w, 0.7)
+    assert value == dtypes_as_numpy_gives_them(w, 0.7)
+    # (w's gradient only: x's passes through a float32 store, which finite
+    # differences of step 1e-6 cannot resolve)
+    check_grad(dtypes_as_numpy_gives_them, (w.astype(np.float64), 0.7), wrt=(0,))
+
+
+def zero_d_arrays_in_lists(x, w):
+    z = np.asarray(x * 2.0)  # a 0-d array
+    a = np.zeros((2, 3))
+    a[0] = [z, 1.0, np.reshape(w[0], ())]
+    a[1] = w + [z, 1.0, 2.0]
+    return np.sum(a ** 2)
+
+
+def test_zero_d_arrays_in_a_list_read_as_an_array():
+    check_grad(zero_d_arrays_in_lists, (np.array(0.3), vec(3)), wrt=(0, 1))

@@ -308,3 +308,134 @@ def test_an_array_inside_a_dict_of_constant_keys_written_in_place_says_how_to_bu
     line = line_of(item_of_a_constant_key_dict_written_in_place, "xs['a'][1] = 1")
     assert f"{HERE}:{line}:" in message
     assert "x[1] = ...; xs['a'] = x" in message and "x['a', 1]" not in message, message
+
+
+# --- a list of lists built in a loop (p22, Hodgkin-Huxley's all_vars) ----------------
+def euler_trajectory(v0, m0, n):
+    """Each step appends [v, m, t]: a list of lists, read as NumPy's array of it."""
+    v, m = v0, m0
+    all_vars = [[v, m, 0]]
+    for t in range(n):
+        dv = -0.5 * v + np.sin(m)
+        dm = 0.3 * v * m
+        v = v + 0.1 * dv
+        m = m + 0.1 * dm
+        all_vars.append([v, m, t + 1])
+    variables = np.asarray(all_vars)
+    return variables[-1, 0] + np.sum(variables[:, 1] ** 2) + np.sum(np.array(all_vars)[:, 2])
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_a_list_of_lists_appended_in_a_loop_is_the_array_numpy_makes(options):
+    df = check(euler_trajectory, (0.8, -0.4, 6), (0, 1), **options)
+    assert "np.stack((v, m, " in df.source  # one row per appended list
+    if options:
+        assert "CheckpointedLoop(" in df.source
+        taped = tc.grad(euler_trajectory, wrt=(0, 1))(0.8, -0.4, 6)
+        np.testing.assert_allclose(df(0.8, -0.4, 6), taped, rtol=1e-12, atol=1e-14)
+
+
+def rows_of_arrays(x, n):
+    rows = [[x, 2.0 * x]]
+    y = x
+    for t in range(n):
+        y = np.sin(y) * 1.2
+        rows.append([y, y * y])
+    return np.sum(np.asarray(rows)[:, 1] ** 2) + np.sum(np.stack(rows)[-1, 0]) * len(rows)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_a_list_of_lists_of_arrays_built_in_a_loop(options):
+    check(rows_of_arrays, (vec(3), 4), (0,), **options)
+
+
+def last_item_unpacked(x, n):
+    rows = []
+    for t in range(n):
+        x = np.tanh(1.3 * x)
+        rows.append([x, x * x])
+    v, w = rows[-1]
+    return v * w
+
+
+def looped_over(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x * t, x])
+    total = 0.0
+    for a, b in rows:
+        total = total + a * b
+    return total
+
+
+def item_of_an_item(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x * t, x])
+    return rows[1][0]
+
+
+def summed_rows(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x, x])
+    return np.sum(sum(rows))
+
+
+def copied_rows(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x, x])
+    return np.sum(np.asarray(list(rows)))
+
+
+def lists_of_two_lengths(x, n):
+    rows = [[x, x]]
+    for t in range(n):
+        rows.append([x, x, x])
+    return np.sum(np.asarray(rows))
+
+
+def lists_and_numbers(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x, x])
+        rows.append(x)
+    return np.sum(np.asarray(rows))
+
+
+def lists_of_lists_appended(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x, [x, x]])
+    return np.sum(np.asarray(rows))
+
+
+def list_of_lists_extended(x, n):
+    rows = []
+    for t in range(n):
+        rows.append([x, x])
+    rows.extend([[x, x]])
+    return np.sum(np.asarray(rows))
+
+
+@pytest.mark.parametrize("fn, marker, construct", [
+    (last_item_unpacked, "rows[-1]", "an item of a list of lists built at run time"),
+    (looped_over, "for a, b in rows", "a loop over the items of a list of lists"),
+    (item_of_an_item, "rows[1][0]", "an item of a list of lists built at run time"),
+    (summed_rows, "sum(rows)", "sum() of a list of lists built at run time"),
+    (copied_rows, "list(rows)", "list() of a list of lists built at run time"),
+    (lists_of_two_lengths, "rows.append([x, x, x])", "holds lists of length 2 only"),
+    (lists_and_numbers, "rows.append(x)", "holds lists of length 2 only"),
+    (lists_of_lists_appended, "rows.append([x, [x, x]])", "holds lists of length 2 only"),
+    (list_of_lists_extended, "rows.extend", "on a list of lists built at run time"),
+])
+def test_a_list_of_lists_read_other_than_as_python_reads_it_is_refused(fn, marker, construct):
+    """The list is held as the array NumPy makes of it: read whole by NumPy, or len.
+    An item is a list in Python, no row (and a list of (W, b) pairs read item by item
+    would fail where Python's does not); sum(rows) raises in Python, list(rows) would
+    lose what the items are; ragged or nested items are no rows of one array."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn).compile()
+    assert f"{HERE}:{line_of(fn, marker)}:" in str(info.value), str(info.value)
+    assert construct in str(info.value), str(info.value)

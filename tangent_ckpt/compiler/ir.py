@@ -87,6 +87,9 @@ class Assign:
     # lower (observers.py): a statement that only observes (print, logging, assert):
     # it runs in the forward sweep, is never saved, and recordings leave it out
     observes: bool = False
+    # lower (containers.py): an observation ``rt.require_numpy_operand(name, op)``:
+    # (name, op); analyze (numpy_operands.py) drops it where it is proved to pass
+    numpy_operand: tuple = ()
 
 
 @dataclass

@@ -13,6 +13,7 @@ from tangent_ckpt.compiler.emit.rendering import emit
 from tangent_ckpt.compiler.emit.user_code import desugared_text
 from tangent_ckpt.compiler.fence.fence_once import fence_once
 from tangent_ckpt.compiler.analyze.known_shapes import argument_shapes
+from tangent_ckpt.compiler.analyze.numpy_operands import drop_proved_checks
 from tangent_ckpt.compiler.lower.container_values import expand_positions
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.backend.numba_code import numba_code
@@ -88,6 +89,7 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     shape_facts(function, scalars)
     if shapes:
         argument_shapes(function, shapes, scalars)
+    drop_proved_checks(function)
     return function, bindings, namer, wrt_names, active
 
 

@@ -1,10 +1,11 @@
 """The user's `assert` statements, as generated code runs them (`rt.check`),
-and the checks NumPy makes of a call the gradient writes another way
-(`rt.check_out_cast`)."""
+the checks NumPy makes of a call the gradient writes another way
+(`rt.check_out_cast`), and the check that a list or tuple the gradient reads
+as an array meets a NumPy array (`rt.require_numpy_operand`)."""
 
 import numpy as np
 
-from tangent_ckpt.errors import TransformError
+from tangent_ckpt.errors import TangentCkptError, TransformError
 
 
 def check(condition, message=None):
@@ -25,3 +26,35 @@ def check_out_cast(result, out, ufunc, filename, lineno):
     raise TransformError(f"out= of dtype {want} cannot hold the result of dtype {have}",
                          filename=filename, lineno=lineno, construct="out= argument",
                          hint="assign the result instead: y = f(...)")
+
+
+def require_numpy_operand(value, operator, line=None):
+    """``value`` meets a list or tuple in the user's ``value <operator> [...]``
+    (either side; ``operator`` ``"="``: ``value[...] = [...]``).  The gradient
+    reads the list as NumPy does, ``np.asarray`` of it, which is what Python
+    runs only when ``value`` is a NumPy array -- or, for an operator other than
+    ``*``, a NumPy scalar (``np.float64 * [..]`` raises, ``np.int64 * [..]``
+    repeats the list).  Anything else means something else (a list
+    concatenates, an int repeats, a number raises), which this gradient does not
+    compute: refused before it computes anything."""
+    if operator == "=" and isinstance(value, np.ndarray):
+        return
+    if operator != "=" and (type(value) is np.ndarray or
+                            (operator != "*" and isinstance(value, np.generic))):
+        return
+    kind = type(value).__name__
+    kind = ("an " if kind[0] in "aeiou" else "a ") + kind
+    where = f" at line {line}" if line is not None else ""
+    spelled = "x[...] = [...]" if operator == "=" else f"x {operator} [...]"
+    if isinstance(value, (list, tuple)):
+        meaning = "Python joins the two sequences" if operator == "+" else "Python raises"
+    elif isinstance(value, (int, np.integer)) and operator == "*":
+        meaning = "Python repeats the list"
+    else:
+        meaning = "Python gives it another meaning or raises"
+    raise TangentCkptError(
+        f"a list or tuple{where} meets {kind} in `{spelled}`: the gradient reads the "
+        f"list as the NumPy array np.asarray makes of it, which is what Python does only "
+        f"when the other operand is a NumPy array; for {kind} {meaning}, which this "
+        f"gradient does not compute (pass a NumPy array, or write np.array([...]) if "
+        f"arithmetic is meant)")

@@ -165,6 +165,7 @@ class AssignmentLowering:
         return ir.Name(tmp)
 
     def getitem_value(self, source, k, line):
+        self.lo.run_time.refuse_nested(source, "unpacking the items", None)
         return ir.Prim(operator.getitem, [source, ir.Index(sx.const(k), (), plain=True)], {}, "getitem")
 
     def emit_value(self, name, value, line):
@@ -253,7 +254,16 @@ class AssignmentLowering:
         index = self.lo.expressions.index(target.slice, target.value.id)
         if self.lo.run_time.is_rows(base) and isinstance(s, gast.Assign):
             self.lo.run_time.refuse_mutated(s.value, s)  # hs[t] = h: a reference to h
-        value = self.lo.expressions.atomize(value(), target.value.id + "_value")
+        value = value()
+        if is_container(value):  # a[0] = (5, 5, 5): NumPy stores np.asarray of it
+            if self.lo.run_time.is_rows(base):
+                raise self.lo.error(UnsupportedSyntaxError, "a list or tuple stored as an item "
+                                    "of a list built at run time", s,
+                                    construct=f"{to_source(target)} = ...",
+                                    hint="store an array: np.array([...])")
+            value = self.lo.containers.as_array(value, s, target.value.id + "_value")
+            self.lo.containers.require_numpy(base, "=", s.lineno)
+        value = self.lo.expressions.atomize(value, target.value.id + "_value")
         name = self.store_name(target.value.id)
         if name != base.id:  # an inlined parameter bound to the caller's array
             self.lo.emit(ir.Assign(name, ir.Copy(base), s.lineno))

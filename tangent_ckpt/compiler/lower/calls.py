@@ -244,6 +244,9 @@ class CallLowering:
             else:
                 kwargs[k.arg] = self.lo.containers.operand(v, base_hint)
         args, kwargs = self.stack_array_lists(fn, args, kwargs, hint)
+        if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:  # sum(rows), list(rows)
+            for a in args:
+                self.lo.run_time.refuse_nested(a, f"{fn.__name__}()", node)
         ref = numpy_path(fn)
         if ref is None:
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
@@ -417,6 +420,7 @@ class CallLowering:
                                   "adjoint; for an object passed in, call the method on an "
                                   "object made inside the function or at module level")
         base = self.lo.expressions.atomize(self.lo.expressions.value(func.value, hint), hint)
+        self.lo.run_time.refuse_nested(base, f"method .{method}()", node)
         fn = METHODS[method]
         args = node.args
         if method in VARARGS_METHODS and len(args) > 1:

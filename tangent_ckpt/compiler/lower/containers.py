@@ -25,9 +25,11 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.container_values import (
-    DictValue, is_container, iteration_items, key_part, text_as_tuple,
+    DictValue, is_container, iteration_items, key_part, leaves, text_as_tuple,
 )
+from tangent_ckpt.compiler.lower.expressions import BINOPS
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -227,6 +229,50 @@ class ContainerLowering:
         return ir.Seq(tuple(items), "tuple")
 
 
+    def as_array(self, value, node, hint):
+        """A list or tuple where NumPy takes an array (``a[i] = (x, 0.0)``,
+        ``a + [x, y]``): the array ``np.asarray`` makes of it -- ``np.array`` of
+        the constant when every item is a number, else ``np.stack`` of its
+        items, as ``np.array([x, y])`` is lowered (a nested list: ``np.stack`` of
+        each inner one).  Items of different shapes fail when the code runs, as
+        they do in NumPy."""
+        if isinstance(value, DictValue) or any(
+                isinstance(x, DictValue) for x in _nested(value)):
+            raise self.refuse("a dict used where an array is expected", node,
+                              "pass d['key'] or np.stack(list(d.values()))")
+        held = [x for x in leaves(value) if not isinstance(x, (ir.Name, ir.Const))]
+        if held:
+            raise self.refuse("a list or tuple holding an object used where an array is "
+                              "expected", node, "put arrays or numbers in it")
+        numbers = all(isinstance(x, ir.Const) and
+                      isinstance(x.value, (bool, int, float, complex)) for x in leaves(value))
+        if numbers:
+            made = ir.Prim(np.array, [ir.Const(_as_tuples(value))], {}, "call", ref="np.array")
+            return self.lo.expressions.atomize(made, hint)
+        if any(isinstance(x, ir.Const) and not isinstance(x.value, (bool, int, float, complex))
+               for x in leaves(value)):
+            raise self.refuse("a list or tuple of other values than numbers and arrays "
+                              "used where an array is expected", node,
+                              "put arrays or numbers in it")
+        stacked = ir.Prim(np.stack, [self.as_sequence(value, hint)], {}, "call", ref="np.stack")
+        return self.lo.expressions.atomize(stacked, hint)
+
+    def require_numpy(self, operand, operator, line):
+        """Run ``rt.require_numpy_operand`` on ``operand`` (a name) in the forward
+        sweep: the list it meets is read as an array only when it is a NumPy
+        array (runtime/assertions.py).  An observation (as observers.py emits
+        them) that the analysis drops where it proves the operand an array
+        (analyze/numpy_operands.py)."""
+        if not isinstance(operand, ir.Name):
+            return
+        if type(self.lo.bindings.get(operand.id)) is np.ndarray:
+            return  # a module-level array (rebound, the gradient is compiled again)
+        check = sx.rt("require_numpy_operand", sx.name(operand.id), sx.const(operator),
+                      line=sx.const(line))
+        local = () if operand.id in self.lo.bindings else (operand.id,)
+        self.lo.emit(ir.Assign(self.lo.namer.fresh("observed"), ir.NonDiff(check, local), line,
+                               observes=True, numpy_operand=(operand.id, operator)))
+
     def operand(self, node, hint):
         """An argument of a NumPy function: an operand, or a container as the
         sequence NumPy sees (``np.zeros(shape)`` with ``shape = (n,)``)."""
@@ -235,15 +281,17 @@ class ContainerLowering:
             return self.as_sequence(value, hint)
         return self.lo.expressions.atomize(value, hint)
 
-    def binop(self, left, right, node):
+    def binop(self, left, right, node, hint="value"):
         """``a + b`` of sequences, ``[x] * k`` with a constant ``k`` (or ``[x] * n``:
-        rows)."""
+        rows); a sequence and a variable (``a + [x, y]``): NumPy's operator."""
         if self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
             raise self.refuse(f"`{to_source(node)}` on a list built at run time", node,
                               "build the list with append in the loop; for arithmetic on "
                               "its items use np.stack(...) explicitly")
         if isinstance(node.op, gast.Add) and is_container(left) and is_container(right):
             return self.concatenate(left, right, node)
+        variable = is_container(left) != is_container(right) and \
+            isinstance(left if is_container(right) else right, ir.Name)
         if isinstance(node.op, gast.Mult):
             seq, times = (left, right) if is_container(left) else (right, left)
             if isinstance(times, ir.Const) and not isinstance(times.value, int):
@@ -254,12 +302,39 @@ class ContainerLowering:
                 repeated = self.repeat(seq, times, node)
                 if repeated is not None:
                     return repeated
+                written = node.right if is_container(left) else node.left
+                if variable and not self.surely_int(written):
+                    return self.with_array(left, right, node, hint)  # [x, y] * a
                 raise self.refuse("a list repeated a number of times known only at run time "
                                   f"({to_source(node)})", node,
                                   "build an array instead: np.zeros((n, ...)) or "
                                   "np.repeat(x[None], n, axis=0), then write rows x[t] = ...")
+        elif variable:
+            return self.with_array(left, right, node, hint)
         raise self.refuse(f"operator on a list, tuple or dict ({to_source(node)})", node,
                           "for element-wise arithmetic use arrays (np.stack(...))")
+
+    def surely_int(self, node):
+        """A loop counter of ``range`` or ``len(...)``: ``[x, y] * n`` repeats."""
+        if isinstance(node, gast.Name):
+            return node.id in self.loop_indices
+        return isinstance(node, gast.Call) and \
+            self.lo.expressions.static_value(node.func) in (len, int)
+
+    def with_array(self, left, right, node, hint):
+        """``a + [x, y]``, ``[x, y] * a``: an operator between a variable and a
+        list or tuple is NumPy's when the variable holds a NumPy array: the list
+        becomes the array np.asarray makes of it (dtype and broadcasting as NumPy
+        gives them).  Python gives it another meaning for a list (``+``
+        concatenates), an int (``*`` repeats) or a number (an error), so the
+        variable is checked when the code runs (``rt.require_numpy_operand``)."""
+        fn, symbol, _ = BINOPS[type(node.op)]
+        if is_container(left):
+            other, left = right, self.as_array(left, node, hint)
+        else:
+            other, right = left, self.as_array(right, node, hint)
+        self.require_numpy(other, symbol, getattr(node, "lineno", self.lo.line))
+        return ir.Prim(fn, [left, right], {}, f"binop:{symbol}")
 
     def call(self, node, hint):
         """Builtins and methods that act on containers; None for any other call."""
@@ -394,3 +469,16 @@ class ContainerLowering:
             if isinstance(owner, ObjectValue) and is_container(owner.attributes.get(node.attr)):
                 return owner.attributes[node.attr]
         return None
+
+
+def _nested(value):
+    """``value`` and every container inside it."""
+    yield value
+    for item in value.items:
+        if is_container(item):
+            yield from _nested(item)
+
+
+def _as_tuples(value):
+    """A container of constants as nested tuples of their values."""
+    return tuple(_as_tuples(x) if is_container(x) else x.value for x in value.items)

@@ -62,7 +62,7 @@ class ExpressionLowering:
                 right = right if is_container(right) else self.atomize(right, hint)
                 if is_container(left) or is_container(right) or \
                         self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
-                    return self.lo.containers.binop(left, right, node)
+                    return self.lo.containers.binop(left, right, node, hint)
                 return ir.Prim(fn, [left, right], {}, f"binop:{symbol}")
             return self.nondiff(node)
         if isinstance(node, gast.UnaryOp):
@@ -312,6 +312,7 @@ class ExpressionLowering:
             return self.lo.containers.subscript(base, node, hint)
         if self.lo.run_time.is_dict(base):
             return self.lo.run_time.dict_get(base, node, hint)
+        self.lo.run_time.refuse_nested(base, "an item", node)  # rows[k]: a list in Python
         base = self.atomize(base, hint)
         index = self.index(node.slice, hint)
         return ir.Prim(operator.getitem, [base, index], {}, "getitem")

@@ -173,6 +173,7 @@ class Inlining:
             if p in assigned_in_body:
                 name = self.lo.namer.fresh(p)
                 self.lo.emit(ir.Assign(name, ir.Copy(v), call.lineno))
+                self.lo.run_time.note_binding(name, v)  # a list built at run time stays one
                 scope.rename[p] = ir.Name(name)
             else:
                 scope.rename[p] = v

@@ -153,6 +153,7 @@ class LoopLowering:
             if seq is None:  # the loop variable itself
                 self.lo.assignments.assign_operand(target, ir.Name(index), s)
                 continue
+            self.lo.run_time.refuse_nested(seq, "a loop over the items", s.iter)
             self.lo.assignments.assign_operand(target, ir.Prim(operator.getitem,
                                                 [seq, ir.Index(sx.name(index), (index,), plain=True)], {},
                                                 "getitem"), s)

@@ -30,6 +30,7 @@ class RunTimeContainers:
     def __init__(self, lowering):
         self.lo = lowering
         self.rows = set()  # variables holding a list built at run time, as its rows
+        self.nested = {}  # those whose items are lists of one length: variable -> length
         self.dicts = set()  # variables holding a dict written at run-time keys
 
     def is_rows(self, value):
@@ -37,6 +38,26 @@ class RunTimeContainers:
 
     def is_dict(self, value):
         return isinstance(value, ir.Name) and value.id in self.dicts
+
+    def is_nested(self, value):
+        """A list of lists built at run time (``rows.append([v, m])``), held as
+        the array of its rows, which is what NumPy makes of it."""
+        return isinstance(value, ir.Name) and value.id in self.nested
+
+    def refuse_nested(self, value, what, node):
+        """Refuse ``what`` done to ``value`` when it is a list of lists built at
+        run time.  Read whole by a NumPy function (``np.asarray(rows)``) or by
+        ``len``, it is the array of its rows exactly: NumPy converts the lists
+        (and refuses lists of arrays of different shapes, as the appends do).
+        Its items are lists in Python, which no row is; and such a list of
+        ``(W, b)`` pairs, read item by item, would fail when the code runs
+        where Python's does not."""
+        if self.is_nested(value):
+            spelled = f" ({to_source(node)})" if node is not None else ""
+            raise self.lo.containers.refuse(
+                f"{what} of a list of lists built at run time{spelled}", node,
+                "it is held as the array NumPy makes of it: read it whole with a NumPy "
+                "function (np.asarray(rows)[k, j], np.stack(rows)) or len(rows)")
 
     def note_binding(self, name, value):
         """``name`` now holds ``value``: a list built at run time, a dict written at
@@ -47,6 +68,10 @@ class RunTimeContainers:
                 kind.add(name)
             else:
                 kind.discard(name)
+        if self.is_nested(value):
+            self.nested[name] = self.nested[value.id]
+        else:
+            self.nested.pop(name, None)
 
     def to_dict(self, user, node):
         """A dict of known keys -> a dict written at run-time keys (``hs[t] = ...``)."""
@@ -111,11 +136,16 @@ class RunTimeContainers:
 
     def to_rows(self, user, node):
         value = self.lo.expressions.load_name(user, node)
-        if isinstance(value, DictValue) or any(is_container(v) for v in value.items):
+        length = self.item_length(user, value, node)
+        if isinstance(value, DictValue) or (length is None and any(
+                is_container(v) for v in value.items)):
             raise self.lo.containers.refuse(f"{user}.{node.func.attr}() in a loop, on a list of lists or "
-                              "a dict", node, "append arrays or numbers to a flat list")
+                              "a dict", node, "append arrays or numbers to a flat list, or "
+                              "lists of one length ([v, m, h]) to a list of such lists")
         if value.items:
-            expr = ir.Prim(np.stack, [ir.Seq(tuple(value.items), "list")], {}, "call",
+            items = value.items if length is None else \
+                [self.lo.containers.as_array(item, node, user) for item in value.items]
+            expr = ir.Prim(np.stack, [ir.Seq(tuple(items), "list")], {}, "call",
                            ref="np.stack")
         else:
             expr = ir.NonDiff(sx.rt("empty_rows"), ())
@@ -123,15 +153,44 @@ class RunTimeContainers:
         self.lo.current_scope.tuples.pop(user, None)
         self.lo.emit(ir.Assign(name, expr, self.lo.line))
         self.rows.add(name)
+        if length is not None:
+            self.nested[name] = length
+
+    def item_length(self, user, value, node):
+        """The length of the lists a list of lists holds (``[[v, m]]``, or ``[]``
+        appended a list display in the loop, ``rows.append([v, m])``): each is
+        one row of its array.  None for a list of arrays or numbers; refused
+        where the lists differ in length or hold lists themselves (each
+        item must be a row)."""
+        lengths = {len(v.items) for v in value.items if is_container(v)}
+        appended = node.args[0] if node.func.attr == "append" and node.args else None
+        if not value.items and isinstance(appended, (gast.List, gast.Tuple)):
+            lengths.add(len(appended.elts))
+        if not lengths:
+            return None
+        flat = all(is_container(v) and not isinstance(v, DictValue) and
+                   not any(is_container(x) for x in v.items) for v in value.items)
+        if len(lengths) > 1 or not flat:
+            raise self.lo.containers.refuse(
+                f"{user}.{node.func.attr}() in a loop, on a list whose items are not lists of "
+                "one length", node, "append lists of one length ([v, m, h]) of numbers or "
+                "arrays, or arrays")
+        return lengths.pop()
 
     def append(self, name, call, hint):
         """``hs.append(x)`` / ``hs.extend([...])`` on a list built at run time."""
         if call.func.attr == "append":
             self.refuse_mutated(call.args[0], call)
-            items = [self.lo.expressions.atomize(self.lo.expressions.value(call.args[0], hint),
-                                                 hint)]
+            item = self.lo.expressions.value(call.args[0], hint)
+            if self.is_nested(name) or is_container(item):
+                item = self.nested_row(name, item, call, hint)
+            items = [self.lo.expressions.atomize(item, hint)]
         else:
             other = self.lo.expressions.value(call.args[0], hint)
+            if self.is_nested(name):
+                raise self.lo.containers.refuse(f"{to_source(call)} on a list of lists built "
+                                                "at run time", call,
+                                                "append the lists one by one")
             if not is_container(other) or any(is_container(v) for v in other.items):
                 raise self.lo.containers.refuse(f"{to_source(call)}: extend a list built at run time with "
                                   "a list of known length", call, "append the items one by one")
@@ -139,6 +198,22 @@ class RunTimeContainers:
         for item in items:
             self.lo.assignments.emit_value(name.id, ir.Prim(append_row, [name, item], {}, "call",
                                                           ref="rt.append_row"), self.lo.line)
+
+    def nested_row(self, rows, item, call, hint):
+        """``rows.append([v, m, h])`` on a list of lists: the row
+        ``np.stack((v, m, h))`` (what ``np.asarray(rows)`` makes of the list)."""
+        length = self.nested.get(rows.id)
+        if not is_container(item) or isinstance(item, DictValue) or \
+                len(item.items) != length or any(is_container(x) for x in item.items) or \
+                not isinstance(call.args[0], (gast.List, gast.Tuple)):
+            spelled = "lists of one length" if length is None else f"lists of length {length}"
+            raise self.lo.containers.refuse(
+                f"{to_source(call)}: a list built at run time holds {spelled} only when "
+                "each is appended as a list display of numbers or arrays", call,
+                "append [a, b, ...] of one length each time (or arrays to a list of arrays)")
+        for element in call.args[0].elts:
+            self.refuse_mutated(element, call)  # the list holds a reference to it
+        return self.lo.containers.as_array(item, call, hint)
 
     def refuse_mutated(self, node, where):
         """A list holds references: an array appended (or repeated) and later written
