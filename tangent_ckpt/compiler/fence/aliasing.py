@@ -42,7 +42,9 @@ from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_MET
 from tangent_ckpt.compiler.fence.method_writes import (
     constructed_classes, method_of, writes_self_in_place,
 )
-from tangent_ckpt.compiler.fence.object_facts import Code, object_parameter
+from tangent_ckpt.compiler.fence.object_facts import Code, object_parameter, plain_attribute_store
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.frontend.reached_functions import user_class
 from tangent_ckpt.compiler.node_facts import NodeFacts, ViewMarks
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -254,15 +256,27 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 return
             nested = isinstance(target.value, (gast.Subscript, gast.Attribute))
             written = env.get(base, self.free_info(base))
-            # d['a'][0] = v writes into what d['a'] may be (all of d when not known)
-            self.check_write(base, self.info(target.value, env).everything() if nested
-                             else written.is_, env, s, target)
+            # d['a'][0] = v writes into what d['a'] may be (all of d when not known);
+            # CELL.h = v rebinds an attribute of a user's object made outside the
+            # code, which the lowering follows (lower/outside_objects.py)
+            if not self.outside_attribute(target):
+                self.check_write(base, self.info(target.value, env).everything() if nested
+                                 else written.is_, env, s, target)
             if isinstance(target, gast.Subscript) and not nested and \
                     self.array_store(target.slice, env):
                 return  # ey[0, :] = v copies v's values into ey's memory
             key = static_key(target.slice) if isinstance(target, gast.Subscript) and \
                 not nested else None
             self.set(env, base, written.with_item(key, value))
+
+    def outside_attribute(self, target):
+        """``CELL.h`` (or ``CELL.act.h``) where ``CELL`` is a module-level object of a
+        user's class: storing into it rebinds the attribute, it writes no array."""
+        if not isinstance(target, gast.Attribute) or _base_name(target) in self.locals:
+            return False
+        owner = resolve_dotted(target.value, self.parsed.resolve, self.locals)
+        return owner is not None and user_class(type(owner)) and \
+            plain_attribute_store(type(owner), target.attr)
 
     def aug_assign(self, s, env):
         target = s.target

@@ -145,6 +145,18 @@ def plain_instance_attribute(cls, attr):
     return _plain_class(cls) and attr not in _class_names(cls)
 
 
+def plain_attribute_store(cls, attr):
+    """True when ``obj.attr = v`` on an object of ``cls`` only binds ``v`` in the
+    object's ``__dict__``: no attribute hooks (``__setattr__``, ``__getattr__``,
+    ...) and no data descriptor named ``attr`` (a property's setter, a
+    ``__slots__`` member) in its MRO."""
+    if any(inspect.getattr_static(cls, hook, None) is not getattr(object, hook, None)
+           for hook in _HOOKS):
+        return False
+    raw = inspect.getattr_static(cls, attr, None)
+    return not (hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__"))
+
+
 def surely_numeric(node, code, facts, seen):
     """True when ``node`` (in ``code``) is surely a NumPy array or a number, never
     a list, tuple, dict or other container (``facts``: the attributes of

@@ -40,6 +40,7 @@ from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
 from tangent_ckpt.compiler.lower.inlining import Inlining
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
 from tangent_ckpt.compiler.lower.objects import ObjectLowering
+from tangent_ckpt.compiler.lower.outside_objects import LowerAgain
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.scopes import ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
@@ -124,7 +125,15 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
     reads, and the namer that made its names.  ``fenced``
     (:func:`~tangent_ckpt.compiler.fence.fence_once.fence_once`): the user functions
     the fence checked, the only ones it inlines."""
-    lowering = Lowering(parsed, containers=containers, one_output=one_output,
-                        has_aux=has_aux, fenced=fenced)
-    function = lowering.statements.run(fenced.findings.guards if fenced is not None else ())
-    return function, lowering.bindings, lowering.namer
+    early = frozenset()  # attributes of objects made outside, variables from the top on
+    while True:
+        lowering = Lowering(parsed, containers=containers, one_output=one_output,
+                            has_aux=has_aux, fenced=fenced)
+        lowering.objects.outside.early = early
+        try:
+            function = lowering.statements.run(fenced.findings.guards if fenced is not None
+                                               else ())
+        except LowerAgain as again:  # a loop reads CELL.t before it assigns it
+            early = early | {again.key}
+            continue
+        return function, lowering.bindings, lowering.namer

@@ -17,6 +17,7 @@ from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.expressions import is_boolean
 from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
 from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
+from tangent_ckpt.compiler.lower.outside_objects import outside_method
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
     always_exits, function_alias_candidates, load_context, local_names, may_exit,
@@ -78,6 +79,8 @@ class StatementLowering:
         out = []
         self.lo.out = out
         scope.top_block = out
+        if top:
+            self.lo.root_block = out  # outside_objects.py binds attributes' variables here
         emit_guards(self.lo, guards, self.lo.parsed.node)
         self.block(stmts)
         if top and not always_exits(stmts):
@@ -175,11 +178,13 @@ class StatementLowering:
                          hint=hint, construct=name)
 
     def object_method(self, func):
-        """Whether ``func`` is a method of an object made in the function (called
-        as a statement, it is inlined: it may set the object's attributes)."""
+        """Whether ``func`` is a method of an object made in the function, or of a
+        user's object made outside it (called as a statement, it is inlined: it may
+        set the object's attributes)."""
         method = self.lo.expressions.static_value(func) if isinstance(func, gast.Attribute) \
             else None
-        return isinstance(method, MethodValue) and isinstance(method.owner, ObjectValue)
+        return isinstance(method, MethodValue) and isinstance(method.owner, ObjectValue) or \
+            outside_method(method)
 
     def expression_statement(self, s):
         value = s.value
