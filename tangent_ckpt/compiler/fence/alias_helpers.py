@@ -13,7 +13,7 @@ import gast
 
 from tangent_ckpt.compiler.fence.alias_values import _Info, _base_name
 from tangent_ckpt.compiler.fence.method_writes import method_of
-from tangent_ckpt.compiler.frontend.reached_functions import user_class
+from tangent_ckpt.compiler.frontend.reached_functions import user_class, user_object
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.errors import TangentCkptError
 
@@ -176,7 +176,7 @@ def _unbound(fn, node):
     code: its function and the node of the object it is bound to (its first
     parameter); ``fn`` itself and None for anything else."""
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) and \
-            user_class(type(fn.__self__)) and isinstance(node.func, gast.Attribute):
+            user_object(fn.__self__) and isinstance(node.func, gast.Attribute):
         return fn.__func__, node.func.value
     return fn, None
 

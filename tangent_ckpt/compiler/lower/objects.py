@@ -119,6 +119,14 @@ class ObjectLowering:
                       line=sx.const(stmt.lineno))
         emit_observation(self.lo, check, (current.id,), stmt.lineno)
 
+    def made_here(self, node):
+        """Whether ``node`` (``self.acc``, ``m.acc``) is an attribute of an object
+        made in the differentiated code, whose attributes are its variables: a
+        write into the array it holds is a write into that variable (the fence
+        judged what else may hold the array)."""
+        owner = self.lo.expressions.static_value(node.value)
+        return isinstance(owner, ObjectValue) and not owner.given
+
     def set_attribute_value(self, target, value, stmt):
         """``self.m, self.v = m, v``: one item of an unpacked value, already lowered."""
         outside = self.outside.owner(target.value)

@@ -111,3 +111,43 @@ def _reads_variables(lo, call):
                                                       ObjectValue)):  # its attributes are
             return True                                                # variables
     return False
+
+
+# builtins that compute a value from their arguments and change nothing
+_COMPUTING_BUILTINS = frozenset({"abs", "bool", "float", "format", "int", "len", "max", "min",
+                                 "repr", "round", "str", "sum"})
+
+
+def only_computes(lo, node):
+    """Whether evaluating ``node`` changes nothing the code could see: numbers,
+    names, attributes that are no properties, operators, f-strings, a string's
+    ``.format``, the builtins above and NumPy functions without ``out=``.  The
+    value of a method called as a statement (``h.forward()`` returning a
+    report string) then needs no lowering at all."""
+    for sub in gast.walk(node):
+        if isinstance(sub, (gast.Lambda, gast.NamedExpr, gast.Yield, gast.YieldFrom,
+                            gast.Await, gast.ListComp, gast.GeneratorExp, gast.DictComp,
+                            gast.SetComp)):
+            return False
+        if isinstance(sub, gast.Attribute) and \
+                getattr(lo.expressions.static_value(sub), "is_property", False):
+            return False  # a property's getter is the user's code
+        if not isinstance(sub, gast.Call):
+            continue
+        if any(k.arg == "out" or k.arg is None for k in sub.keywords) or \
+                any(isinstance(a, gast.Starred) for a in sub.args):
+            return False
+        func = sub.func
+        if isinstance(func, gast.Attribute) and func.attr == "format" and \
+                isinstance(func.value, gast.Constant) and isinstance(func.value.value, str):
+            continue
+        fn = lo.expressions.static_value(func)
+        if getattr(builtins, getattr(fn, "__name__", ""), None) is fn and \
+                fn.__name__ in _COMPUTING_BUILTINS:
+            continue
+        module = (getattr(fn, "__module__", None) or "").split(".")[0]
+        if module == "numpy" and callable(fn) and \
+                not (isinstance(fn, type) or getattr(fn, "__self__", None) is not None):
+            continue
+        return False
+    return True

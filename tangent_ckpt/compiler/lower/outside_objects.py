@@ -35,7 +35,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.fence.object_facts import plain_attribute_store
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
-from tangent_ckpt.compiler.frontend.reached_functions import user_class, user_function
+from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
 from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import CompileTimeValue, ObjectValue, to_source
@@ -73,8 +73,7 @@ class OutsideAttributes:
         obj = self.lo.expressions.static_value(node)
         if isinstance(obj, ObjectValue):
             return obj if obj.given else None
-        if obj is _UNRESOLVED or isinstance(obj, CompileTimeValue) or \
-                not user_class(type(obj)):
+        if obj is _UNRESOLVED or isinstance(obj, CompileTimeValue) or not user_object(obj):
             return None
         return obj
 
@@ -271,4 +270,4 @@ def outside_method(value):
     (``CELL.forward``): called as a statement, it is inlined like a method of an
     object made in the function."""
     return isinstance(value, types.MethodType) and user_function(value.__func__) and \
-        user_class(type(value.__self__))
+        user_object(value.__self__)

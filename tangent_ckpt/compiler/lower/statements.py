@@ -16,7 +16,7 @@ from tangent_ckpt.compiler.lower.container_values import (
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.expressions import is_boolean
 from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
-from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
+from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call, only_computes
 from tangent_ckpt.compiler.lower.outside_objects import outside_method
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
@@ -69,13 +69,14 @@ class StatementLowering:
                            outputs=self.outputs, aux=self.aux)
 
     def function_body(self, stmts, scope, result, top=False, hint=None, yield_to=None,
-                      guards=()):
+                      guards=(), discarded=False):
         saved = (self.lo.out, self.lo.current_scope, self.lo.ctx)
         self.lo.current_scope = scope
         # temporaries of a return expression are named after `hint`: the caller's
         # variable for an inlined helper (k1 = rhs(x) gives k1_roll, not rhs_result_roll)
         self.lo.ctx = {"result": result, "loop": None, "result_items": None,
-                    "hint": hint or result, "yield_to": yield_to, "top": top}
+                    "hint": hint or result, "yield_to": yield_to, "top": top,
+                    "discarded": discarded}
         out = []
         self.lo.out = out
         scope.top_block = out
@@ -243,6 +244,8 @@ class StatementLowering:
         if s.value is None:
             raise self.lo.error(TransformError, "return without a value", s,
                              construct="return", hint="return the value to differentiate")
+        if self.lo.ctx.get("discarded") and only_computes(self.lo, s.value):
+            return  # m.forward() as a statement returning a report string: nothing to do
         value = self.lo.expressions.value(s.value, self.lo.ctx["hint"])
         result = self.lo.ctx["result"]
         if isinstance(value, CompileTimeValue):  # a factory's `return loss`
@@ -298,6 +301,8 @@ class StatementLowering:
                      "pass has_aux=True: the gradient function then returns the aux value "
                      "as computed, next to the gradient")
         for leaf in leaves(value):
+            if isinstance(leaf, ObjectValue):  # return y, keep with keep = [opt]
+                raise self.lo.object_as_value(leaf, s.lineno)
             if isinstance(leaf, ir.Const) and not _is_number(leaf.value):
                 raise self.lo.error(
                     TransformError, f"the function returns {leaf.value!r} "
