@@ -13,7 +13,9 @@ import builtins
 
 import gast
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, returns_new, unbuffered_write
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, to_source
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
@@ -121,7 +123,8 @@ _COMPUTING_BUILTINS = frozenset({"abs", "bool", "float", "format", "int", "len",
 def only_computes(lo, node):
     """Whether evaluating ``node`` changes nothing the code could see: numbers,
     names, attributes that are no properties, operators, f-strings, a string's
-    ``.format``, the builtins above and NumPy functions without ``out=``.  The
+    ``.format``, the builtins above and NumPy functions with an adjoint rule that return a new
+    value and write no argument (no ``out=``).  The
     value of a method called as a statement (``h.forward()`` returning a
     report string) then needs no lowering at all."""
     for sub in gast.walk(node):
@@ -145,9 +148,8 @@ def only_computes(lo, node):
         if getattr(builtins, getattr(fn, "__name__", ""), None) is fn and \
                 fn.__name__ in _COMPUTING_BUILTINS:
             continue
-        module = (getattr(fn, "__module__", None) or "").split(".")[0]
-        if module == "numpy" and callable(fn) and \
-                not (isinstance(fn, type) or getattr(fn, "__self__", None) is not None):
-            continue
+        if callable(fn) and registry.lookup(fn) is not None and returns_new(fn) and \
+                not any(fn is w for w in WRITING_FUNCTIONS) and not unbuffered_write(fn):
+            continue  # np.sum(x), np.tanh(x): a new value, no argument written
         return False
     return True
