@@ -405,7 +405,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     f".T, reshape, an item of a list or tuple, or a plain b = a), and "
                     f"'{other}' is read afterwards",
                     node, construct=f"write through an alias of '{other}'",
-                    hint=self.alias_hint(name, other))
+                    hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
 
     def global_hint(self, name, other):
@@ -419,11 +419,15 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         return (f"if nothing reads '{other}' after the write, copy it into a local array "
                 f"first ({name} = np.array({other})): the same numbers then, and followed")
 
-    def alias_hint(self, name, other):
+    def alias_hint(self, name, other, node):
         """What to do about a write into ``name`` that may change ``other``: for an
         array, a copy where it is bound; for an object of a user's class (whose
-        method writes into what it holds), copies of the arrays it is made from."""
-        if name in self.objects or (name == self.me and self.me is not None):
+        method writes into what it holds, or written through its attribute:
+        ``self.n += 1``, ``self.acc[0] = v``), copies of the arrays it is made from."""
+        through_attribute = isinstance(node, gast.Attribute) or \
+            isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute)
+        if name in self.objects or (name == self.me and self.me is not None) or \
+                through_attribute:
             classes = self.objects.get(name, ())
             made = f"{next(iter(classes)).__name__}(...)" if len(classes) == 1 else \
                 "Class(...)"
