@@ -666,3 +666,18 @@ def test_a_list_holding_an_object_is_exact_or_refused_never_a_crash(f, mode):
         check_grad(f, (x,), df=tc.grad(f, **options))
     except TangentCkptError as error:
         assert "test_classes.py:" in str(error), str(error)
+
+
+def test_the_gradient_reads_an_attributes_value_only_where_a_read_may_see_it():
+    """``CELL_h = CELL.h`` starts the gradient where a read may come before any
+    store (a branch that may not run); where every path stores first (the loop
+    body caches ``self.h`` before reading it, and nothing after the loop reads
+    it), the gradient reads nothing of the object."""
+    CELL.__init__()
+    branch = tc.grad(cached_in_a_branch)
+    branch(H0, True)
+    assert "CELL_h = CELL.h" in branch.source, branch.source
+    cached = tc.grad(counted_in_a_loop)
+    cached(H0)
+    assert "CELL.h" not in cached.source and "CELL.out" not in cached.source, cached.source
+    assert "CELL.t" in cached.source  # self.t += 1 reads it first

@@ -40,7 +40,7 @@ from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
 from tangent_ckpt.compiler.lower.inlining import Inlining
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
 from tangent_ckpt.compiler.lower.objects import ObjectLowering
-from tangent_ckpt.compiler.lower.outside_objects import LowerAgain
+from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, drop_unread_first_values
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.scopes import ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
@@ -136,4 +136,5 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
         except LowerAgain as again:  # a loop reads CELL.t before it assigns it
             early = early | {again.key}
             continue
+        drop_unread_first_values(function, lowering.objects.outside)
         return function, lowering.bindings, lowering.namer

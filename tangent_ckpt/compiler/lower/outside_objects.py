@@ -271,3 +271,58 @@ def outside_method(value):
     object made in the function."""
     return isinstance(value, types.MethodType) and user_function(value.__func__) and \
         user_object(value.__self__)
+
+
+def drop_unread_first_values(function, outside):
+    """Leave out the first bindings (``cell_h = CELL.h``) that no read can see:
+    every path stores into the attribute before it reads it (p19's cell caches
+    ``self.x`` before any read), so the gradient reads nothing it does not need."""
+    initial = set(outside.initial.values())
+    body = function.body
+    for k in reversed(range(min(outside.initial_at, len(body)))):
+        stmt = body[k]
+        if isinstance(stmt, ir.Assign) and stmt.target in initial and \
+                not _read_first(body[k + 1:], stmt.target)[0]:
+            del body[k]
+
+
+def _read_first(body, name):
+    """(whether some path through ``body`` may read ``name`` before writing it,
+    whether every path writes it)."""
+    for stmt in body:
+        if isinstance(stmt, ir.Assign):
+            if name in ir.expr_reads(stmt.expr):
+                return True, False
+            if stmt.target == name:
+                return False, True
+        elif isinstance(stmt, ir.SetItem):
+            if name == stmt.target or name in stmt.index.names or \
+                    name in ir.operand_names(stmt.value):
+                return True, False
+        elif isinstance(stmt, ir.If):
+            if stmt.test == name:
+                return True, False
+            then_read, then_written = _read_first(stmt.body, name)
+            else_read, else_written = _read_first(stmt.orelse, name)
+            if then_read or else_read:
+                return True, False
+            if then_written and else_written:
+                return False, True
+        elif isinstance(stmt, (ir.For, ir.While)):
+            bounds = [n for b in stmt.bounds for n in ir.operand_names(b)] \
+                if isinstance(stmt, ir.For) else list(stmt.test.names)
+            if name in bounds or _read_first(stmt.body, name)[0]:
+                return True, False  # (a loop may run no step: it surely writes nothing)
+        elif isinstance(stmt, ir.Segment):
+            read, written = _read_first(stmt.body, name)
+            if read or name in ir.operand_names(stmt.min_bytes) or \
+                    name in ir.operand_names(stmt.enabled):
+                return True, False
+            if written:
+                return False, True
+        elif isinstance(stmt, ir.Break):
+            if stmt.flag == name:
+                return True, False
+        else:
+            return True, False  # a statement not known here: it may read anything
+    return False, False
