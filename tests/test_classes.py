@@ -237,6 +237,13 @@ def counted_in_a_loop(h0):
     return np.sum(h) * CELL.t
 
 
+def counted_directly(x):
+    for t in range(3):
+        CELL.t += 1  # not in a method: the fence let no module-level object be added to
+        x = np.tanh(x) * CELL.t
+    return np.sum(x)
+
+
 def attribute_read_before_its_store_in_a_loop(x):
     for t in range(3):
         y = CELL.h * x
@@ -256,6 +263,7 @@ def _from_a_fresh_cell(f):
     (cached_in_a_branch, (H0, True)),
     (cached_in_a_branch, (H0, False)),  # CELL.h read where no store ran: its value
     (counted_in_a_loop, (H0,)),  # self.t read in the loop before its store
+    (counted_directly, (H0,)),
     (attribute_read_before_its_store_in_a_loop, (H0,)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_method_assigning_attributes_of_an_object_made_outside_is_differentiated(f, args):

@@ -305,6 +305,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 added = value.holds if self.surely_array(target) else value.everything()
             self.set(env, target.id, _Info(current.is_, current.holds | added))
             return
+        if self.outside_attribute(target):
+            return  # CELL.t += 1: the lowering rebinds a number, refuses an array
         base = _base_name(target)
         if base is not None:
             current = env.get(base, self.free_info(base))
