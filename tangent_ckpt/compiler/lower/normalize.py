@@ -16,7 +16,9 @@ lowering:
 - ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
 - ``callables`` (:mod:`.callables`): functions as values (``map``, ``partial``,
   lambdas, bound methods, ``*args``/``**kwargs`` spreads);
-- ``objects`` (:mod:`.objects`): objects of user classes, one variable per attribute;
+- ``objects`` (:mod:`.objects`): objects of user classes, one variable per attribute
+  (and through :mod:`.outside_objects` the attributes the code assigns on objects
+  made outside it);
 - ``containers`` (:mod:`.containers`): lists, tuples and dicts of static structure
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
@@ -69,6 +71,7 @@ class Lowering:
         self.bindings = {}  # generated global name -> object
         self.binding_names = {}  # id(obj) -> generated name
         self.out = None  # the statement list being written
+        self.root_block = None  # the differentiated function's own statements (the top)
         self.current_scope = None  # the scope of the function being lowered
         self.ctx = None  # that function's result name, enclosing loop, ...
         self.inline_stack = []  # helpers being inlined (recursion check)
