@@ -587,13 +587,13 @@ def items_written_by_a_method_of_an_outside_object(x):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_items_written_into_an_array_an_object_made_outside_holds_are_refused(f, words):
     """The object's array would change, and other names may hold it; the hint
-    keeps to objects (a new array for the attribute, not ``np.array(CELL)``)."""
+    keeps to objects (assign a new array to the attribute, not ``np.array(CELL)``)."""
     with pytest.raises(TangentCkptError) as info:
         tc.grad(f)(0.5)
     text = str(info.value)
     where = f if f is items_written_into_an_outside_objects_array else _Holding.put
     assert f"test_classes.py:{_line_of(where, '# ITEM')}:" in text and words in text, text
-    assert ".copy()" in text and "np.array(" not in text, text
+    assert "assign it to the attribute" in text and "np.array(" not in text, text
 
 
 # --- a list holding an object made in the function: exact or refused, never a crash -----

@@ -415,9 +415,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         ``other``: a local copy of an array; for an object of a user's class, a new
         array bound to its attribute (which the gradient follows as a variable)."""
         if user_object(self.parsed.resolve(other)):
-            return (f"'{other}' is an object: bind the attribute to a new array before "
-                    f"writing into it ({other}.x = {other}.x.copy(), or self.x = "
-                    f"self.x.copy() in its method), or make the object inside the function")
+            return (f"'{other}' is an object: compute the new array and assign it to "
+                    f"the attribute ({other}.x = ..., or self.x = ... in its method) "
+                    f"instead of writing into the array it holds, or make the object inside "
+                    f"the function")
         return (f"if nothing reads '{other}' after the write, copy it into a local array "
                 f"first ({name} = np.array({other})): the same numbers then, and followed")
 

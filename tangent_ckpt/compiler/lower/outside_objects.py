@@ -53,7 +53,8 @@ class LowerAgain(Exception):
 
 
 class OutsideAttributes:
-    """The attributes the code assigns on objects it did not make (``lo.outside``)."""
+    """The attributes the code assigns on objects it did not make
+    (``lo.objects.outside``)."""
 
     def __init__(self, lowering):
         self.lo = lowering
@@ -181,9 +182,9 @@ class OutsideAttributes:
         raise self.lo.error(UnsupportedSyntaxError, "assignment into an array an object made "
                             "outside the differentiated function holds", stmt,
                             construct=f"{to_source(target)} = ...",
-                            hint=f"assign a new array to the attribute ({to_source(node)} = "
-                                 f"{to_source(node)}.copy() first), or build the object "
-                                 "inside the function")
+                            hint=f"compute the new array and assign it to the attribute "
+                                 f"({to_source(node)} = ...), or build the object inside "
+                                 "the function")
 
     def _in_place_refusal(self, target, stmt):
         return self.lo.error(UnsupportedSyntaxError, "in-place update of an array an object "
