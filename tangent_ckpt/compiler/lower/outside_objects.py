@@ -5,26 +5,30 @@ computed (``self.h = h; self.out = np.tanh(self.W @ self.h)``) is differentiated
 as the code runs: each attribute the code assigns becomes a variable of the
 gradient (``cell_h``), so that a read after the store sees the new value; an
 attribute never assigned is read as before (a module-level object's arrays are
-constants, an object in ``wrt`` has its parameters).  The variable starts as the
-attribute's value when the gradient is called (``cell_h = CELL.h``, at the top
-of the function), so that a read on a path where no store ran (a branch not
-taken, a loop that ran no step) sees the object's value, as Python does.
+constants, an object in ``wrt`` has its parameters).  Where a read may come
+before any store (a branch not taken, a loop that ran no step), the variable
+starts as the attribute's value when the gradient is called (``CELL_h =
+CELL.h``, at the top of the function), so that the read sees the object's
+value, as Python does; a loop that reads the attribute before it assigns it
+(``self.t += 1``) is lowered again with the variable bound at the top from the
+start (:class:`LowerAgain`), so each step reads what the step before stored.
 
 The gradient never changes the object: like a write into an argument
 (docs/inplace.md), the side effect of the function on the caller's object is
 not reproduced.  What could not be exact that way is refused:
 
-- a read of the attribute inside a loop, before that loop's first store into it
-  (the next step would read the store of the step before, which the read
-  compiled as the object's value does not see): assign it before the loop;
 - the object used as a value by code that runs when the gradient runs
   (``print(CELL)``, handing it to a function the compiler does not inline): that
   code would see the object's attributes unchanged;
 - ``self.h += v`` where the value is an array or list (checked when it runs):
   NumPy adds in place into an array other names may hold; a number is rebound;
+- item writes ``self.acc[j] = v`` into an array such an object holds;
 - an attribute written through a data descriptor (a property's setter,
-  ``__slots__``) or on a class with ``__setattr__``/``__getattr__`` hooks, and
-  item writes ``self.acc[j] = v`` into such an attribute.
+  ``__slots__``) or on a class with ``__setattr__``/``__getattr__`` hooks.
+
+A write into an array after a method stored it (``CELL.forward(h)`` with
+``self.h = h``, then ``h += 1``) is the aliasing fence's: it reads what a bound
+method stores into its object (``fence/alias_helpers.py``).
 """
 
 import types
