@@ -507,3 +507,57 @@ def test_an_item_rebound_in_a_checkpointed_loop_equals_taped(options):
     taped = tc.grad(item_rebound_in_a_loop, wrt=(0, 1))(a, y, 5)
     for g, t in zip(got, taped):
         np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+
+
+# --- objects: the hint keeps to what an object is; stores through a bound method ------
+class _Summing:
+    def __init__(self, v):
+        self.v = v  # the caller's array
+
+    def add(self, x):
+        self.v += x  # in place: into the caller's v
+        return self.v
+
+
+def object_adding_into_its_argument(x, v):
+    acc = _Summing(v)
+    y = acc.add(x)  # WRITE
+    return np.sum(y * v)
+
+
+def test_a_write_by_an_objects_method_gets_a_hint_for_objects():
+    """Not "make 'acc' a new array (.copy())", meaningless for an object: the copy
+    goes to what the object is made from."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(object_adding_into_its_argument)(np.ones(3), np.ones(3))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(object_adding_into_its_argument, '# WRITE')}:" in message
+    assert "_Summing(...)" in message and "v.copy()" in message, message
+    assert "make 'acc' a new array" not in message, message
+
+
+class _Caching:
+    def keep(self, h):
+        self.h = h
+        return h
+
+
+CACHE = _Caching()
+
+
+def cached_then_written(x):
+    h = x * 1.0
+    CACHE.keep(h)  # CACHE.h is h from here on
+    h += 1.0  # WRITE
+    return np.sum(CACHE.h * x)
+
+
+def test_what_a_method_of_a_module_level_object_stores_is_followed():
+    """``CACHE.keep(h)`` stores ``h`` into the module-level object (the fence reads
+    the bound method's body): writing into ``h`` afterwards may change
+    ``CACHE.h``, which is read -- refused, never differentiated as two arrays."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(cached_then_written)(np.array([0.3, -0.2]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(cached_then_written, '# WRITE')}:" in message, message
+    assert "'CACHE'" in message, message

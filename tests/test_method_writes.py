@@ -144,3 +144,57 @@ def test_writes_into_an_array_the_method_made_before_do_not_count():
     for method in (Made.fill_a_view, Made.fill_and_keep, Made.fill_and_hand_on,
                    Made.fill_twice):
         assert writes_self_in_place(method), method.__name__
+
+
+# --- a counter attribute (self.t += 1) is a number, rebound: it writes no array ---------
+class Counter:
+    def __init__(self, lr, decay):
+        self.lr = lr
+        self.decay = decay  # the caller's array, read after the calls
+        self.t = 0
+
+    def step(self, p, g):
+        self.t += 1
+        return p - self.lr * g / self.t * self.decay
+
+
+def counted_steps(x, decay):
+    opt = Counter(0.1, decay)
+    for i in range(3):
+        x = opt.step(x, 2 * x)
+    return np.sum(x * decay)
+
+
+class CounterFromAnArgument:
+    def __init__(self, t0):
+        self.t = t0  # maybe the caller's array: += writes into it
+
+    def tick(self):
+        self.t += 1.0
+        return self.t
+
+
+def ticks_an_argument(x, t0):
+    c = CounterFromAnArgument(t0)
+    y = c.tick()  # WRITE
+    return np.sum(y * x * t0)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 1}],
+                         ids=["taped", "checkpointed"])
+def test_a_counter_attribute_added_to_is_no_write_into_the_objects_arrays(options):
+    """``self.t += 1`` where every store of ``t`` binds a number: NumPy rebinds it, so
+    the constructor argument ``decay`` the caller reads later is not written (it was
+    refused as "a write into 'opt' may also change 'decay'")."""
+    x, decay = np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.7, 0.9])
+    check_grad(counted_steps, (x, decay), wrt=(0, 1),
+               df=tc.grad(counted_steps, wrt=(0, 1), **options))
+
+
+def test_an_attribute_bound_to_an_argument_and_added_to_is_still_a_write():
+    with pytest.raises(TransformError) as info:
+        tc.grad(ticks_an_argument)(np.ones(3), np.ones(3))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(ticks_an_argument, '# WRITE')}:" in message, message
+    assert "'t0'" in message and "CounterFromAnArgument(...)" in message, message
+    assert ".copy()" in message and "new array" not in message, message  # an object's hint

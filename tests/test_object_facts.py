@@ -140,3 +140,46 @@ def test_an_attribute_named_like_a_method_shadows_it():
 
     assert shadows_a_method(Body, [_code(replaces_step)])
     assert not shadows_a_method(Body, [_code(made_here)])
+
+
+# --- attributes that surely hold a number (self.t += 1 rebinds them) -------------------
+class Counted:
+    def __init__(self, lr, state):
+        self.lr = lr
+        self.state = state  # a constructor argument: maybe the caller's array
+        self.t = 0
+        self.scale = 1.0
+
+    def step(self, g):
+        self.t += 1
+        self.scale = self.scale * 0.5 + self.t
+        self.state += g  # in place: no number
+        return self.lr * g / self.t
+
+
+def counts(g, lr, s):
+    opt = Counted(lr, s)
+    return opt.step(g)
+
+
+def counts_then_replaces(g, lr, s):
+    opt = Counted(lr, s)
+    opt.t = s  # an array from here on: t is no number
+    return opt.step(g)
+
+
+def hands_the_object_on(g, lr, s):
+    opt = Counted(lr, s)
+    keep = [opt]  # whatever holds keep may store into it
+    return opt.step(g) + len(keep)
+
+
+def test_attributes_every_store_binds_a_number_to_are_numbers():
+    from tangent_ckpt.compiler.fence.object_facts import number_attributes
+    assert number_attributes(Counted, parse_function(counts).node, "opt") == {"t", "scale"}
+    # a store of an array anywhere (and scale, computed from t), or the object
+    # handed on: no fact
+    assert number_attributes(Counted, parse_function(counts_then_replaces).node,
+                             "opt") == frozenset()
+    assert number_attributes(Counted, parse_function(hands_the_object_on).node,
+                             "opt") == frozenset()

@@ -102,3 +102,41 @@ def test_print_of_an_f_string_with_format_specs_and_numpy_calls(capsys, checkpoi
     fd = [(f_string_report(x + eps * e, 2) - f_string_report(x - eps * e, 2)) / (2 * eps)
           for e in np.eye(2)]
     np.testing.assert_allclose(dx, fd, rtol=1e-6)
+
+
+class _Reporting:
+    def __init__(self, w):
+        self.w = w
+
+    def run(self, x):
+        self.y = np.tanh(self.w * x)
+        return "total {:.3f} of {}".format(np.sum(self.y), len(self.y))  # read by nobody
+
+    def run_and_keep(self, x):
+        return self.keep(np.tanh(self.w * x))  # a method storing an attribute: it runs
+
+    def keep(self, y):
+        self.y = y
+        return y
+
+
+def report_discarded(x, w):
+    m = _Reporting(w)
+    m.run(x)
+    return np.sum(m.y ** 2)
+
+
+def effect_in_a_discarded_return(x, w):
+    m = _Reporting(w)
+    m.run_and_keep(x)
+    return np.sum(m.y ** 2)
+
+
+@pytest.mark.parametrize("f", [report_discarded, effect_in_a_discarded_return],
+                         ids=lambda f: f.__name__)
+def test_the_value_a_method_called_as_a_statement_returns(f):
+    """A method called as a statement whose return only computes (a report
+    string: NumPy functions, builtins, ``str.format``) has its return left out
+    (``.format`` was refused as an unsupported method); a return that calls the
+    user's code is lowered, so what it stores is followed."""
+    check_construct(f, (X, 0.7), (0, 1), autograd=False)

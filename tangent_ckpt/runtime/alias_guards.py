@@ -109,3 +109,19 @@ def require_array(value, name, view, of=None, line=None):
         f"{where} as a view of {array} and the writes through it as NumPy runs them for "
         f"an array; for a {kind} the same code means something else, which this gradient "
         f"does not compute (call it with a NumPy array for '{name}')")
+
+
+def refuse_outside_in_place(value, written, line=None):
+    """Refuse ``written += ...`` on an attribute of an object made outside the
+    differentiated function when ``value`` (what it holds) changes in place (an
+    array, a list): the gradient follows the attribute as a variable and never
+    changes the object, so another name holding the array would not see the
+    change.  A number is rebound by ``+=`` and passes."""
+    if not hasattr(type(value), "__iadd__"):
+        return
+    where = f" at line {line}" if line is not None else ""
+    raise TangentCkptError(
+        f"'{written} += ...'{where} changes a {type(value).__name__} in place that an "
+        f"object made outside the differentiated function holds: NumPy changes it under "
+        f"every name that holds it, which this gradient does not follow (rebind the "
+        f"attribute instead: {written} = {written} + ...)")

@@ -13,7 +13,7 @@ import gast
 
 from tangent_ckpt.compiler.fence.alias_values import _Info, _base_name
 from tangent_ckpt.compiler.fence.method_writes import method_of
-from tangent_ckpt.compiler.frontend.reached_functions import user_class
+from tangent_ckpt.compiler.frontend.reached_functions import user_class, user_object
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.errors import TangentCkptError
 
@@ -78,6 +78,8 @@ class HelperCalls:
         ``a, b = pair(x)`` are two arrays), its parameters are the arguments they
         are bound to; None when not known (no source, a generator, recursion,
         arguments spread with ``*``/``**``)."""
+        if receiver is None:
+            fn, receiver = _unbound(fn, node)
         call = self.helper_call(fn, node, env, receiver)
         return None if call is None else _substituted(call[0].returned, call[1])
 
@@ -95,7 +97,8 @@ class HelperCalls:
             made = ("site", id(node), 0)
             self._effects(self.helper_call(fn.__init__, node, env, made), env)
         elif fn is not None:
-            self._effects(self.helper_call(fn, node, env), env)
+            fn, receiver = _unbound(fn, node)  # CELL.forward(h): stores into CELL
+            self._effects(self.helper_call(fn, node, env, receiver), env)
 
     def _effects(self, call, env):
         if call is None:
@@ -166,6 +169,16 @@ class HelperCalls:
             return {origin}  # a global of the helper's module
 
         return summary, at_call, bound
+
+
+def _unbound(fn, node):
+    """``CELL.forward(h)``, a user's method bound to an object made outside the
+    code: its function and the node of the object it is bound to (its first
+    parameter); ``fn`` itself and None for anything else."""
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) and \
+            user_object(fn.__self__) and isinstance(node.func, gast.Attribute):
+        return fn.__func__, node.func.value
+    return fn, None
 
 
 _DEFAULT = object()  # a parameter left at an immutable default value

@@ -42,7 +42,11 @@ from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_MET
 from tangent_ckpt.compiler.fence.method_writes import (
     constructed_classes, method_of, writes_self_in_place,
 )
-from tangent_ckpt.compiler.fence.object_facts import Code, object_parameter
+from tangent_ckpt.compiler.fence.object_facts import (
+    Code, number_attributes, object_parameter, plain_attribute_store,
+)
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.frontend.reached_functions import user_object
 from tangent_ckpt.compiler.node_facts import NodeFacts, ViewMarks
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -254,15 +258,35 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 return
             nested = isinstance(target.value, (gast.Subscript, gast.Attribute))
             written = env.get(base, self.free_info(base))
-            # d['a'][0] = v writes into what d['a'] may be (all of d when not known)
-            self.check_write(base, self.info(target.value, env).everything() if nested
-                             else written.is_, env, s, target)
+            # d['a'][0] = v writes into what d['a'] may be (all of d when not known);
+            # CELL.h = v rebinds an attribute of a user's object made outside the
+            # code, which the lowering follows (lower/outside_objects.py)
+            if not self.outside_attribute(target):
+                self.check_write(base, self.info(target.value, env).everything() if nested
+                                 else written.is_, env, s, target)
             if isinstance(target, gast.Subscript) and not nested and \
                     self.array_store(target.slice, env):
                 return  # ey[0, :] = v copies v's values into ey's memory
             key = static_key(target.slice) if isinstance(target, gast.Subscript) and \
                 not nested else None
             self.set(env, base, written.with_item(key, value))
+
+    def number_attributes(self, name):
+        """The attributes of ``name`` (an object made here, of one class) that
+        surely hold numbers (object_facts.number_attributes)."""
+        classes = self.objects.get(name, ())
+        if len(classes) != 1 or name == self.me:
+            return frozenset()
+        return number_attributes(next(iter(classes)), self.fnode, name)
+
+    def outside_attribute(self, target):
+        """``CELL.h`` (or ``CELL.act.h``) where ``CELL`` is a module-level object of a
+        user's class: storing into it rebinds the attribute, it writes no array."""
+        if not isinstance(target, gast.Attribute) or _base_name(target) in self.locals:
+            return False
+        owner = resolve_dotted(target.value, self.parsed.resolve, self.locals)
+        return owner is not None and user_object(owner) and \
+            plain_attribute_store(type(owner), target.attr)
 
     def aug_assign(self, s, env):
         target = s.target
@@ -281,6 +305,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 added = value.holds if self.surely_array(target) else value.everything()
             self.set(env, target.id, _Info(current.is_, current.holds | added))
             return
+        if self.outside_attribute(target):
+            return  # CELL.t += 1: the lowering rebinds a number, refuses an array
         base = _base_name(target)
         if base is not None:
             current = env.get(base, self.free_info(base))
@@ -322,7 +348,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 func.value.id in self.objects else None
             if methods is not None:  # kf.update(z): KalmanFilter.update, not dict.update
                 self.receivers[node] = True  # (lower/callables.py reads it)
-                if any(writes_self_in_place(m) for m in methods):  # self.P += Q
+                numbers = self.number_attributes(func.value.id)  # self.t += 1 rebinds t
+                if any(writes_self_in_place(m, numbers=numbers) for m in methods):  # self.P += Q
                     receiver = self.info(func.value, env)
                     self.check_write(func.value.id, receiver.everything(), env, s, node)
             elif isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS and \
@@ -359,9 +386,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 f"a write into '{name}' may change the module-level object '{origin[1]}' "
                 f"(the two may share memory), which outlives this call",
                 node, construct=f"write into the global '{origin[1]}'",
-                hint=f"if nothing reads '{origin[1]}' after the write, copy it into a "
-                     f"local array first ({name} = np.array({origin[1]})): the same numbers "
-                     f"then, and followed")
+                hint=self.global_hint(name, origin[1]))
         candidates = set()
         for origin in written:
             candidates |= self.holders.get(origin, set())
@@ -382,11 +407,41 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     f".T, reshape, an item of a list or tuple, or a plain b = a), and "
                     f"'{other}' is read afterwards",
                     node, construct=f"write through an alias of '{other}'",
-                    hint=f"if the two never share memory, make '{name}' a new array "
-                         f"where it is bound (.copy(), np.array(...)): the same numbers "
-                         f"then; if they do, a copy would drop the write into "
-                         f"'{other}': write into '{other}' itself")
+                    hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
+
+    def global_hint(self, name, other):
+        """What to do about a write into ``name`` that may change the global
+        ``other``: a local copy of an array; for an object of a user's class, a new
+        array bound to its attribute (which the gradient follows as a variable)."""
+        if user_object(self.parsed.resolve(other)):
+            return (f"'{other}' is an object: compute the new array and assign it to "
+                    f"the attribute ({other}.x = ..., or self.x = ... in its method) "
+                    f"instead of writing into the array it holds, or make the object inside "
+                    f"the function")
+        return (f"if nothing reads '{other}' after the write, copy it into a local array "
+                f"first ({name} = np.array({other})): the same numbers then, and followed")
+
+    def alias_hint(self, name, other, node):
+        """What to do about a write into ``name`` that may change ``other``: for an
+        array, a copy where it is bound; for an object of a user's class (whose
+        method writes into what it holds, or written through its attribute:
+        ``self.n += 1``, ``self.acc[0] = v``), copies of the arrays it is made from."""
+        through_attribute = isinstance(node, gast.Attribute) or \
+            isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute)
+        if name in self.objects or (name == self.me and self.me is not None) or \
+                through_attribute:
+            classes = self.objects.get(name, ())
+            made = f"{next(iter(classes)).__name__}(...)" if len(classes) == 1 else \
+                "Class(...)"
+            return (f"'{name}' is an object that may hold '{other}' (or an array sharing "
+                    f"its memory), e.g. given to {made}: if the write should not change "
+                    f"'{other}', give the object a copy of it ({other}.copy()) where it is "
+                    f"made; if it should, read the new values through the object's "
+                    f"attribute instead of '{other}'")
+        return (f"if the two never share memory, make '{name}' a new array where it is "
+                f"bound (.copy(), np.array(...)): the same numbers then; if they do, a copy "
+                f"would drop the write into '{other}': write into '{other}' itself")
 
     def live_after(self, name):
         if name not in self.liveness:

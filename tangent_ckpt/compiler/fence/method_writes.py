@@ -62,9 +62,11 @@ def method_of(classes, name):
     return fns
 
 
-def writes_self_in_place(fn, seen=None):
+def writes_self_in_place(fn, seen=None, numbers=frozenset()):
     """Whether method ``fn`` may write in place into an array its object holds
-    (also through another method of the object it calls); True when unsure."""
+    (also through another method of the object it calls); True when unsure.
+    ``numbers``: attributes known to hold a number (``self.t += 1`` rebinds them,
+    object_facts.number_attributes)."""
     seen = set() if seen is None else seen
     if fn.__code__ in seen:
         return False
@@ -81,7 +83,8 @@ def writes_self_in_place(fn, seen=None):
     for node in gast.walk(fnode):
         if isinstance(node, gast.AugAssign) and _rooted_at(node.target, me) and \
                 not isinstance(node.target, gast.Name) and \
-                not _into_fresh(node.target, me, fresh):
+                not _into_fresh(node.target, me, fresh) and \
+                not _a_number(node.target, me, numbers):
             return True  # self.P += Q (self.params['W'] += v: into the array the dict holds)
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
@@ -99,7 +102,7 @@ def writes_self_in_place(fn, seen=None):
                     other = inspect.getattr_static(_owner(fn), func.attr, None) \
                         if _owner(fn) is not None else None
                     if not isinstance(other, types.FunctionType) or \
-                            writes_self_in_place(other, seen):
+                            writes_self_in_place(other, seen, numbers):
                         return True
                 elif func.attr in WRITING_METHODS or \
                         func.attr not in FRESH_METHODS | VIEW_METHODS:
@@ -108,6 +111,12 @@ def writes_self_in_place(fn, seen=None):
                     not _library_call(fn, func) and not _array_method(fn, func, me, fnode):
                 return True  # helper(self.P) may write into it
     return False
+
+
+def _a_number(target, me, numbers):
+    """``self.t``, an attribute known to hold a number: ``self.t += 1`` rebinds it."""
+    return isinstance(target, gast.Attribute) and target.attr in numbers and \
+        isinstance(target.value, gast.Name) and target.value.id == me
 
 
 def _fresh_attributes(fn, fnode, me):

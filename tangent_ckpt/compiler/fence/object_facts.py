@@ -47,7 +47,9 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
+from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.memory_sharing import returns_new
+from tangent_ckpt.errors import TangentCkptError
 
 _HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__")
 _REFLECTING_NAMES = frozenset({"setattr", "delattr", "vars"})
@@ -143,6 +145,87 @@ def plain_instance_attribute(cls, attr):
     """True when ``obj.attr`` on an object of ``cls`` (a plain class) reads what
     the object holds in its ``__dict__``: no class of its MRO names ``attr``."""
     return _plain_class(cls) and attr not in _class_names(cls)
+
+
+def number_attributes(cls, fnode, name):
+    """The attributes of the object ``name`` (bound by ``name = cls(...)`` in
+    ``fnode``) that surely hold a Python number at every moment, so that
+    ``self.t += 1`` rebinds them and writes no array: every store of an
+    attribute of that name, in ``fnode`` and in every function of ``cls``, binds
+    a number constant or arithmetic of numbers and of such attributes
+    (``self.t = 0``, ``self.t += 1``, ``self.t = self.t * 2``).  Empty where the
+    object may be stored into elsewhere: ``name`` or a method's ``self`` handed
+    on as a value, reflection, attribute hooks."""
+    if not _plain_class(cls) or not _kept_to_itself(fnode, name):
+        return frozenset()
+    trees = [(fnode, name)]
+    for klass in cls.__mro__:
+        for raw in vars(klass).values():
+            fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+            if isinstance(fn, types.FunctionType):
+                try:
+                    tree = parse_function(fn).node
+                except TangentCkptError:
+                    return frozenset()
+                me = object_parameter(tree)
+                if me is None or not _kept_to_itself(tree, me):
+                    return frozenset()
+                trees.append((tree, me))
+    if any(_reflects(tree) for tree, _ in trees):
+        return frozenset()
+    stores = [(attr, value, me) for tree, me in trees for _, attr, value in _stores(tree)]
+    numbers = {attr for attr, _, _ in stores} - _class_names(cls)
+    changed = True
+    while changed:
+        changed = False
+        for attr, value, me in stores:
+            if attr in numbers and (value is None or not _surely_number(value, numbers, me)):
+                numbers.discard(attr)
+                changed = True
+    return frozenset(numbers)
+
+
+def _kept_to_itself(fnode, name):
+    """Whether ``name`` is used in ``fnode`` only as ``name.attr`` (read, stored,
+    or a method called on it), never as a value handed anywhere."""
+    parents = {}
+    for node in gast.walk(fnode):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Name) and node.id == name and \
+                isinstance(node.ctx, gast.Load) and \
+                not isinstance(parents.get(node), gast.Attribute):
+            return False
+    return True
+
+
+def _surely_number(node, numbers, me):
+    """``0``, ``-1.5``, ``self.t + 1``, ``2 * self.t``: a number, given that the
+    attributes ``numbers`` of the object ``me`` names hold numbers."""
+    if isinstance(node, gast.Constant):
+        return isinstance(node.value, (int, float, complex))
+    if isinstance(node, gast.UnaryOp):
+        return _surely_number(node.operand, numbers, me)
+    if isinstance(node, gast.BinOp):
+        return _surely_number(node.left, numbers, me) and \
+            _surely_number(node.right, numbers, me)
+    if isinstance(node, gast.Attribute):
+        return node.attr in numbers and isinstance(node.value, gast.Name) and \
+            node.value.id == me
+    return False
+
+
+def plain_attribute_store(cls, attr):
+    """True when ``obj.attr = v`` on an object of ``cls`` only binds ``v`` in the
+    object's ``__dict__``: no attribute hooks (``__setattr__``, ``__getattr__``,
+    ...) and no data descriptor named ``attr`` (a property's setter, a
+    ``__slots__`` member) in its MRO."""
+    if any(inspect.getattr_static(cls, hook, None) is not getattr(object, hook, None)
+           for hook in _HOOKS):
+        return False
+    raw = inspect.getattr_static(cls, attr, None)
+    return not (hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__"))
 
 
 def surely_numeric(node, code, facts, seen):

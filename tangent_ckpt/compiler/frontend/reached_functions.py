@@ -55,6 +55,12 @@ def user_function(fn):
     return isinstance(fn, types.FunctionType) and not is_library(fn)
 
 
+def user_object(obj):
+    """An object of a class written by the user (not a library's, the standard
+    library's or an installed package's), whose methods the fence reaches."""
+    return user_class(type(obj)) and _reachable_class(type(obj))
+
+
 def _reachable_class(cls):
     """A class whose members may be the user's functions: any but builtins', NumPy's
     and those of installed libraries (the standard library, site-packages), whose

@@ -228,6 +228,14 @@ class AssignmentLowering:
         if self.lo.containers.holds_container(target.value):  # d['w'] = v, params[0] = v
             self.lo.container_statements.store_in_container(target, value(), s)
             return
+        if isinstance(target.value, gast.Attribute):  # self.acc[j] = v
+            self.lo.objects.outside.refuse_subscript_store(target, s)
+            held = self.lo.expressions.object_attribute_value(target.value)
+            if isinstance(held, ir.Name) and self.lo.objects.made_here(target.value):
+                index = self.lo.expressions.index(target.slice, held.id)
+                item = self.lo.expressions.atomize(value(), held.id + "_value")
+                self.lo.emit(ir.SetItem(held.id, index, item, s.lineno))
+                return
         if not isinstance(target.value, gast.Name):
             raise self.lo.error(UnsupportedSyntaxError, "assignment into a nested subscript", s,
                              construct=f"{to_source(target)} = ...",

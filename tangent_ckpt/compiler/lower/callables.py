@@ -156,8 +156,9 @@ class CallableValues:
             return self.lo.objects.construct(fn, node, hint)
         if isinstance(fn, types.MethodType) and user_function(fn.__func__):
             return self.call_value(MethodValue(fn.__func__, fn.__self__), node, hint)
-        if fn is not _UNRESOLVED and not is_function(fn) and is_compile_time(fn) and \
-                user_function(getattr(type(fn), "__call__", None)):
+        if fn is not _UNRESOLVED and is_compile_time(fn) and \
+                user_function(getattr(type(fn), "__call__", None)) and \
+                registry.lookup(fn) is None:  # ACT(x), a module-level object: its __call__
             return self.call_value(MethodValue(type(fn).__call__, fn), node, hint)
         return None
 

@@ -190,6 +190,7 @@ class ExpressionLowering:
         """A global name under which generated code sees ``obj``."""
         if obj is np:
             return ir.Name(NUMPY)
+        self.lo.objects.outside.refuse_as_value(obj)  # CELL.h = h in the code, print(CELL)
         key = id(obj)
         if key in self.lo.binding_names:
             return ir.Name(self.lo.binding_names[key])
@@ -225,9 +226,13 @@ class ExpressionLowering:
                 return self.lo.objects.class_attribute(base, node.attr)
             if base is _UNRESOLVED or isinstance(base, CompileTimeValue):
                 return _UNRESOLVED
+            assigned = self.lo.objects.outside.attribute_of(base, node.attr)
+            if assigned is not None:  # CELL.h = h in the code: a variable from there on
+                return assigned if isinstance(assigned, CompileTimeValue) else _UNRESOLVED
             prop = self.lo.objects.static_property(base, node.attr)
             if prop is not None:  # MODEL.scaled_W: its getter is inlined
                 return prop
+            self.lo.objects.outside.note_read(base, node.attr)
             value = getattr(base, node.attr, _UNRESOLVED)
             note_attribute(base, node.attr, value)  # MODEL.W rebound: compile again
             return value
@@ -268,6 +273,9 @@ class ExpressionLowering:
         """The value held by ``obj.attr`` (or ``obj.part.attr``) where ``obj`` is an
         object made in the function, whose attributes are variables; None for
         anything else (a property, a global, an argument's attribute)."""
+        assigned = self.lo.objects.outside.value_of(node)
+        if assigned is not None:  # CELL.h, assigned in the code on an object made outside
+            return assigned
         if isinstance(node.value, gast.Name):
             if not isinstance(node.value.ctx, gast.Load):
                 return None
@@ -286,6 +294,9 @@ class ExpressionLowering:
             return self.lo.objects.read_property(obj, node, hint)
         if obj is not _UNRESOLVED:
             return obj if isinstance(obj, CompileTimeValue) else self.constant(obj, node.attr)
+        assigned = self.lo.objects.outside.value_of(node)
+        if assigned is not None:  # CELL.h, assigned in the code on an object made outside
+            return assigned
         base = self.value(node.value, hint)
         if isinstance(base, ObjectValue):  # model.W, a property
             return self.lo.objects.object_attribute(base, node, hint)

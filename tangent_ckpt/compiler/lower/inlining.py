@@ -52,8 +52,9 @@ class Inlining:
         self.lo.inline_stack.append(identity)
         line = self.lo.line  # the caller's statement goes on after the call
         try:
-            out, value = self.lo.statements.function_body(fnode.body, scope, result, hint=hint,
-                                                          yield_to=yield_to)
+            out, value = self.lo.statements.function_body(
+                fnode.body, scope, result, hint=hint, yield_to=yield_to,
+                discarded=procedure or call in self.lo.discarded_calls)
         finally:
             self.lo.inline_stack.pop()
             self.lo.line = line

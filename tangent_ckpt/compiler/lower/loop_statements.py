@@ -27,16 +27,21 @@ class LoopLowering:
     def __init__(self, lowering):
         self.lo = lowering
         self.open = 0  # loops being lowered, also around an inlined helper's body
+        self.serials = []  # a number per loop being lowered, unique in the function
+        self.started = 0
         self.bound_names = {}  # id(function node) -> (node, names bound other than as indices)
 
     def loop_body(self, stmts, loop):
         saved = self.lo.ctx["loop"]
         self.lo.ctx["loop"] = loop
         self.open += 1
+        self.started += 1
+        self.serials.append(self.started)
         try:
             body = self.lo.statements.sub_block(stmts)
         finally:
             self.open -= 1
+            self.serials.pop()
         self.lo.ctx["loop"] = saved
         return body
 

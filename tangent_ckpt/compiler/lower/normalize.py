@@ -16,7 +16,9 @@ lowering:
 - ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
 - ``callables`` (:mod:`.callables`): functions as values (``map``, ``partial``,
   lambdas, bound methods, ``*args``/``**kwargs`` spreads);
-- ``objects`` (:mod:`.objects`): objects of user classes, one variable per attribute;
+- ``objects`` (:mod:`.objects`): objects of user classes, one variable per attribute
+  (and through :mod:`.outside_objects` the attributes the code assigns on objects
+  made outside it);
 - ``containers`` (:mod:`.containers`): lists, tuples and dicts of static structure
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
@@ -40,6 +42,7 @@ from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
 from tangent_ckpt.compiler.lower.inlining import Inlining
 from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
 from tangent_ckpt.compiler.lower.objects import ObjectLowering
+from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, drop_unread_first_values
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.scopes import ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
@@ -68,6 +71,7 @@ class Lowering:
         self.bindings = {}  # generated global name -> object
         self.binding_names = {}  # id(obj) -> generated name
         self.out = None  # the statement list being written
+        self.root_block = None  # the differentiated function's own statements (the top)
         self.current_scope = None  # the scope of the function being lowered
         self.ctx = None  # that function's result name, enclosing loop, ...
         self.inline_stack = []  # helpers being inlined (recursion check)
@@ -124,7 +128,16 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
     reads, and the namer that made its names.  ``fenced``
     (:func:`~tangent_ckpt.compiler.fence.fence_once.fence_once`): the user functions
     the fence checked, the only ones it inlines."""
-    lowering = Lowering(parsed, containers=containers, one_output=one_output,
-                        has_aux=has_aux, fenced=fenced)
-    function = lowering.statements.run(fenced.findings.guards if fenced is not None else ())
-    return function, lowering.bindings, lowering.namer
+    early = frozenset()  # attributes of objects made outside, variables from the top on
+    while True:
+        lowering = Lowering(parsed, containers=containers, one_output=one_output,
+                            has_aux=has_aux, fenced=fenced)
+        lowering.objects.outside.early = early
+        try:
+            function = lowering.statements.run(fenced.findings.guards if fenced is not None
+                                               else ())
+        except LowerAgain as again:  # a loop reads CELL.t before it assigns it
+            early = early | {again.key}
+            continue
+        drop_unread_first_values(function, lowering.objects.outside)
+        return function, lowering.bindings, lowering.namer

@@ -16,6 +16,7 @@ import gast
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.observers import emit_observation
+from tangent_ckpt.compiler.lower.outside_objects import OutsideAttributes
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
 )
@@ -29,6 +30,7 @@ class ObjectLowering:
 
     def __init__(self, lowering):
         self.lo = lowering
+        self.outside = OutsideAttributes(lowering)  # attributes assigned on objects made outside
 
     def construct(self, cls, node, hint):
         """``Model(W)``: an object with one variable per attribute; ``__init__``
@@ -72,6 +74,13 @@ class ObjectLowering:
 
     def set_attribute(self, target, value_node, stmt):
         """``self.W = W`` on an object made in the differentiated code."""
+        outside = self.outside.owner(target.value)
+        if outside is not None:  # CELL.h = h, params.b = b: outside_objects.py
+            label = outside.label if isinstance(outside, ObjectValue) else \
+                self.outside.label(outside)
+            value = self.lo.callables.operand(value_node, f"{label}_{target.attr}")
+            self.outside.store(outside, target, value, stmt)
+            return
         owner = self.writable_owner(target, stmt)
         value = self.lo.callables.operand(value_node, f"{owner.label}_{target.attr}")
         self.store_attribute(owner, target.attr, value, stmt.lineno)
@@ -90,6 +99,8 @@ class ObjectLowering:
         """``x += v`` where ``x`` shares its object with an attribute bound by a
         plain assignment: a run-time check that it holds no array (a number is
         rebound, an array changed under both names)."""
+        if self.outside.check_in_place(target, stmt):
+            return
         if isinstance(target, gast.Attribute):
             owner = self.lo.expressions.value(target.value, "owner")
             current = owner.attributes.get(target.attr) \
@@ -108,8 +119,20 @@ class ObjectLowering:
                       line=sx.const(stmt.lineno))
         emit_observation(self.lo, check, (current.id,), stmt.lineno)
 
+    def made_here(self, node):
+        """Whether ``node`` (``self.acc``, ``m.acc``) is an attribute of an object
+        made in the differentiated code, whose attributes are its variables: a
+        write into the array it holds is a write into that variable (the fence
+        judged what else may hold the array)."""
+        owner = self.lo.expressions.static_value(node.value)
+        return isinstance(owner, ObjectValue) and not owner.given
+
     def set_attribute_value(self, target, value, stmt):
         """``self.m, self.v = m, v``: one item of an unpacked value, already lowered."""
+        outside = self.outside.owner(target.value)
+        if outside is not None:
+            self.outside.store(outside, target, value, stmt)
+            return
         owner = self.writable_owner(target, stmt)
         self.store_attribute(owner, target.attr, value, stmt.lineno)
 
@@ -180,6 +203,8 @@ class ObjectLowering:
         its getter inlined)."""
         attr = node.attr
         if attr in owner.attributes:
+            if owner.given:  # params.t, a constant unless the code assigns it
+                return self.outside.given_attribute(owner, attr)
             return owner.attributes[attr]
         raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
                             f"attribute '{attr}' here", node, construct=to_source(node),

@@ -16,7 +16,8 @@ from tangent_ckpt.compiler.lower.container_values import (
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.expressions import is_boolean
 from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
-from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call
+from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call, only_computes
+from tangent_ckpt.compiler.lower.outside_objects import outside_method
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
     always_exits, function_alias_candidates, load_context, local_names, may_exit,
@@ -68,16 +69,19 @@ class StatementLowering:
                            outputs=self.outputs, aux=self.aux)
 
     def function_body(self, stmts, scope, result, top=False, hint=None, yield_to=None,
-                      guards=()):
+                      guards=(), discarded=False):
         saved = (self.lo.out, self.lo.current_scope, self.lo.ctx)
         self.lo.current_scope = scope
         # temporaries of a return expression are named after `hint`: the caller's
         # variable for an inlined helper (k1 = rhs(x) gives k1_roll, not rhs_result_roll)
         self.lo.ctx = {"result": result, "loop": None, "result_items": None,
-                    "hint": hint or result, "yield_to": yield_to, "top": top}
+                    "hint": hint or result, "yield_to": yield_to, "top": top,
+                    "discarded": discarded}
         out = []
         self.lo.out = out
         scope.top_block = out
+        if top:
+            self.lo.root_block = out  # outside_objects.py binds attributes' variables here
         emit_guards(self.lo, guards, self.lo.parsed.node)
         self.block(stmts)
         if top and not always_exits(stmts):
@@ -173,11 +177,13 @@ class StatementLowering:
                          hint=hint, construct=name)
 
     def object_method(self, func):
-        """Whether ``func`` is a method of an object made in the function (called
-        as a statement, it is inlined: it may set the object's attributes)."""
+        """Whether ``func`` is a method of an object made in the function, or of a
+        user's object made outside it (called as a statement, it is inlined: it may
+        set the object's attributes)."""
         method = self.lo.expressions.static_value(func) if isinstance(func, gast.Attribute) \
             else None
-        return isinstance(method, MethodValue) and isinstance(method.owner, ObjectValue)
+        return isinstance(method, MethodValue) and isinstance(method.owner, ObjectValue) or \
+            outside_method(method)
 
     def expression_statement(self, s):
         value = s.value
@@ -236,6 +242,8 @@ class StatementLowering:
         if s.value is None:
             raise self.lo.error(TransformError, "return without a value", s,
                              construct="return", hint="return the value to differentiate")
+        if self.lo.ctx.get("discarded") and only_computes(self.lo, s.value):
+            return  # m.forward() as a statement returning a report string: nothing to do
         value = self.lo.expressions.value(s.value, self.lo.ctx["hint"])
         result = self.lo.ctx["result"]
         if isinstance(value, CompileTimeValue):  # a factory's `return loss`
@@ -291,6 +299,8 @@ class StatementLowering:
                      "pass has_aux=True: the gradient function then returns the aux value "
                      "as computed, next to the gradient")
         for leaf in leaves(value):
+            if isinstance(leaf, ObjectValue):  # return y, keep with keep = [opt]
+                raise self.lo.object_as_value(leaf, s.lineno)
             if isinstance(leaf, ir.Const) and not _is_number(leaf.value):
                 raise self.lo.error(
                     TransformError, f"the function returns {leaf.value!r} "
