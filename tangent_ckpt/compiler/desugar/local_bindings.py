@@ -1,0 +1,66 @@
+"""Desugar: what each local name of a function may be bound to, read from its
+syntax tree before any rewrite, for the passes that turn a write spelled as a
+method or a chain of subscripts into an explicit subscript write
+(``fill_calls.py``, ``chained_subscripts.py``).
+
+Deliberately coarse: every name bound anywhere in the function's tree (in a
+nested function, a comprehension, by ``:=``, ``with ... as``, ``except ... as``,
+``del``) counts as a binding to a value not known, unless it is the whole
+target of a plain assignment (its value) or of an augmented one (the
+statement, which :class:`~.view_facts.ArrayFacts` reads as in place).  A name
+is then an array, or a ``range`` counter, only when every binding says so.
+"""
+
+import gast
+
+from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, resolve_dotted
+
+
+class LocalBindings:
+    """The local names of ``fnode`` and the values each may be bound to."""
+
+    def __init__(self, fnode, resolve):
+        self.fnode, self.resolve_global = fnode, resolve
+        args = fnode.args
+        params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+        params += [a.id for a in (args.vararg, args.kwarg) if a is not None]
+        self.values = {p: [None] for p in params}  # name -> [value node, or None]
+        self.counted = {}  # name -> the For statements binding it as their counter
+        known = set()  # ids of the Name nodes whose binding is read below
+        for node in gast.walk(fnode):
+            if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, gast.Name):
+                        self.values.setdefault(t.id, []).append(node.value)
+                        known.add(id(t))
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+                self.values.setdefault(node.target.id, []).append(node)
+                known.add(id(node.target))
+            elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+                self.values.setdefault(node.target.id, []).append(None)
+                self.counted.setdefault(node.target.id, []).append(node)
+                known.add(id(node.target))
+        for node in gast.walk(fnode):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)) \
+                    and id(node) not in known:
+                self.values.setdefault(node.id, []).append(None)
+        self.local = set(self.values)
+        self._facts = None
+
+    def resolve(self, node):
+        """The object a dotted name outside the function denotes, or None."""
+        return resolve_dotted(node, self.resolve_global, self.local)
+
+    def facts(self):
+        """Which names surely hold NumPy arrays (:class:`~.view_facts.ArrayFacts`)."""
+        if self._facts is None:
+            self._facts = ArrayFacts(self.values, self.resolve_global, self.local)
+        return self._facts
+
+    def range_counters(self):
+        """Names bound only as the counter of ``for name in range(...)``: integers."""
+        return {name for name, loops in self.counted.items()
+                if len(loops) == len(self.values[name]) and
+                all(isinstance(s.iter, gast.Call) and self.resolve(s.iter.func) is range
+                    for s in loops)}
