@@ -15,7 +15,7 @@ is the path it does not take:
 - ``if c: ...; return r`` followed by ``...; raise E`` (``return r`` on one path,
   an error on every other) -> ``if not c: ...; raise E`` then ``...; return r``.
 
-Applied to every block, again to what it hoists (an ``elif`` chain whose last
+Applied to every block (of nested functions too), again to what it hoists (an ``elif`` chain whose last
 ``else`` raises unrolls into checks).  A bare ``raise`` (re-raise) has no
 exception outside ``except``: the lowering refuses it.
 """
@@ -27,7 +27,7 @@ _SWAPPED = {gast.Eq: gast.NotEq, gast.NotEq: gast.Eq, gast.Is: gast.IsNot,
 
 
 def hoist_raising_branches(fnode):
-    """Rewrite every block of ``fnode`` (outside nested functions) in place."""
+    """Rewrite every block of ``fnode`` in place."""
     _block(fnode.body)
 
 
@@ -49,10 +49,8 @@ def _block(stmts):
                 s.test = _negated(s.test)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(s, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], gast.stmt) and \
-                    not isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef,
-                                       gast.ClassDef)):
-                _block(block)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                _block(block)  # (a nested function's too: the lowering may inline it)
         for handler in getattr(s, "handlers", []):
             _block(handler.body)
         k += 1
