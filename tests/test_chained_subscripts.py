@@ -102,6 +102,14 @@ def slice_then_index(L):
     return np.sum(U)
 
 
+def counter_rebound_to_an_index_array(L):
+    U = np.zeros((3, 4))
+    for t in range(3):
+        t = np.array([t])               # no longer a range counter: U[t] is a copy
+        U[t][0] = L                     # CHAINED: the write is lost in NumPy
+    return np.sum(U) + L
+
+
 def a_one_dimensional_element(L):
     u = np.zeros(3)
     u[1][...] = L                       # CHAINED: u[1] is a number, not a view
@@ -112,6 +120,7 @@ def a_one_dimensional_element(L):
     (through_an_index_list, (0.5,)),
     (index_of_unknown_type, (0.5, 2)),
     (slice_then_index, (0.5,)),
+    (counter_rebound_to_an_index_array, (0.5,)),
     (a_one_dimensional_element, (0.5,)),
 ])
 def test_a_chain_not_proven_one_write_stays_refused(fn, args):

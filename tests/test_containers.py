@@ -816,3 +816,24 @@ def test_loop_over_an_item_chosen_by_an_unrolled_constant(f):
     # found by the nested_containers fuzz family: `for W, b in layers[name]` inside
     # `for name in ('enc', 'dec')` was refused as a run-time loop over a list
     check_grad(f, (0.5 * vec(3, 3), vec(3)), wrt=(0, 1))
+
+
+# --- xs[t][i] = v: t an integer only while it is the range counter ---------------
+def counter_rebound_to_an_index_array(L, X):
+    U = X * 1.0
+    for t in range(3):
+        t = np.array([t])               # U[t] is now a copy: the write below is lost
+        U[t][0] = 0.0
+    return np.sum(U * L)
+
+
+def test_a_counter_rebound_in_the_body_is_no_integer_index():
+    """``U[t][0] = 0.0`` was written ``U[t, 0] = 0.0`` because ``t`` had been a
+    ``range`` counter, though the body rebinds it to an index array: NumPy writes
+    into a copy and U keeps its ones, the gradient saw zeros (9.0 for 12.0)."""
+    X = np.ones((3, 4))
+    assert counter_rebound_to_an_index_array(0.5, X) == 6.0
+    with pytest.raises(TransformError, match="nested subscript") as raised:
+        tc.grad(counter_rebound_to_an_index_array)(0.5, X)
+    assert f"{HERE}:{line_of(counter_rebound_to_an_index_array, 'U[t][0]')}:" in \
+        str(raised.value)

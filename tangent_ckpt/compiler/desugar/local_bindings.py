@@ -59,8 +59,14 @@ class LocalBindings:
         return self._facts
 
     def range_counters(self):
-        """Names bound only as the counter of ``for name in range(...)``: integers."""
+        """Names bound only as the counter of ``for name in range(...)`` (or
+        ``reversed(range(...))``): integers."""
         return {name for name, loops in self.counted.items()
                 if len(loops) == len(self.values[name]) and
-                all(isinstance(s.iter, gast.Call) and self.resolve(s.iter.func) is range
-                    for s in loops)}
+                all(self._over_a_range(s.iter) for s in loops)}
+
+    def _over_a_range(self, it):
+        if isinstance(it, gast.Call) and self.resolve(it.func) is reversed and \
+                len(it.args) == 1 and not it.keywords:
+            it = it.args[0]
+        return isinstance(it, gast.Call) and self.resolve(it.func) is range

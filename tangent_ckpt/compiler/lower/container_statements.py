@@ -10,6 +10,7 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, key_part, leaf_paths, structure, value_of_structure,
 )
@@ -25,6 +26,7 @@ class ContainerStatements:
 
     def __init__(self, lowering):
         self.lo = lowering
+        self._counters = {}  # id(function node) -> (the node, its range counters)
 
     def parameters(self, params, scope):
         """A parameter given as a list, tuple or dict (``self.lo.containers_given``:
@@ -187,7 +189,19 @@ class ContainerStatements:
             return all(self.integer_index(e) for e in node.elts)
         if static_key(node) is not None:
             return isinstance(static_key(node), int)
-        return isinstance(node, gast.Name) and node.id in self.lo.containers.loop_indices
+        return isinstance(node, gast.Name) and node.id in self.lo.containers.loop_indices and \
+            node.id in self.range_counters()
+
+    def range_counters(self):
+        """The names the function being lowered binds only as ``range`` counters:
+        ``t`` of ``for t in range(n)`` rebound in the body (``t = np.array([t])``,
+        an index array: ``xs[t]`` is a copy) is none."""
+        parsed = self.lo.current_scope.parsed
+        cached = self._counters.get(id(parsed.node))
+        if cached is None or cached[0] is not parsed.node:
+            counters = LocalBindings(parsed.node, parsed.resolve).range_counters()
+            cached = self._counters[id(parsed.node)] = (parsed.node, counters)
+        return cached[1]
 
     def store_in_container(self, target, value, s):
         key = self.lo.containers.key_value(target.slice, "key")
