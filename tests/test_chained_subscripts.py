@@ -58,9 +58,18 @@ def tuple_of_chained_targets(x):
     return np.sum(A * A)
 
 
+def counter_named_as_a_comprehension_variable(L):
+    U = np.zeros((3, 4))
+    w = np.array([i * 2.0 for i in range(3)])   # this i is the comprehension's own
+    for i in range(3):
+        U[i][1] = w[i] * L + i
+    return np.sum(U * U)
+
+
 @pytest.mark.parametrize("options", RUNS, ids=RUN_IDS)
 @pytest.mark.parametrize("fn, args", [
     (row_recurrence, (0.5,)),
+    (counter_named_as_a_comprehension_variable, (0.5,)),
     (string_simulation, (0.345678,)),
     (augmented_and_sliced, (np.array([0.3, -0.7]),)),
     (tuple_of_chained_targets, (np.array([0.4, 1.1]),)),

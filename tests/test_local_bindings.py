@@ -1,7 +1,7 @@
 """compiler/desugar/local_bindings.py: a name is a range counter, or surely an
 array, only when every binding anywhere in the function's tree says so (a
-rebinding in the body, a comprehension, a nested function, ``with ... as`` all
-count)."""
+rebinding in the body, a nested function, ``with ... as`` all count; a
+comprehension's variable is the comprehension's own)."""
 
 import textwrap
 
@@ -32,7 +32,7 @@ def test_range_counters_are_names_bound_only_by_range_loops():
                 pass
             return x
     """)
-    assert b.range_counters() == {"t", "k"}
+    assert b.range_counters() == {"t", "k", "t2"}   # (a comprehension's t2 is its own)
 
 
 def test_an_array_is_a_name_every_binding_of_which_makes_one():

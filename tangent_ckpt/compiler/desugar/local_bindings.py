@@ -4,10 +4,12 @@ method or a chain of subscripts into an explicit subscript write
 (``fill_calls.py``, ``chained_subscripts.py``).
 
 Deliberately coarse: every name bound anywhere in the function's tree (in a
-nested function, a comprehension, by ``:=``, ``with ... as``, ``except ... as``,
-``del``) counts as a binding to a value not known, unless it is the whole
-target of a plain assignment (its value) or of an augmented one (the
-statement, which :class:`~.view_facts.ArrayFacts` reads as in place).  A name
+nested function, which ``nonlocal`` may let rebind it, by ``:=``, ``with ... as``,
+``except ... as``, ``del``) counts as a binding to a value not known, unless it
+is the whole target of a plain assignment (its value) or of an augmented one
+(the statement, which :class:`~.view_facts.ArrayFacts` reads as in place).  A
+comprehension's variable lives in the comprehension's own scope, and binds
+none of the function's names.  A name
 is then an array, or a ``range`` counter, only when every binding says so.
 """
 
@@ -37,6 +39,8 @@ class LocalBindings:
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
                 self.values.setdefault(node.target.id, []).append(node)
                 known.add(id(node.target))
+            elif isinstance(node, gast.comprehension):  # its own scope (Python 3)
+                known |= {id(n) for n in gast.walk(node.target)}
             elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
                 self.values.setdefault(node.target.id, []).append(None)
                 self.counted.setdefault(node.target.id, []).append(node)
