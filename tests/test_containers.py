@@ -837,3 +837,23 @@ def test_a_counter_rebound_in_the_body_is_no_integer_index():
         tc.grad(counter_rebound_to_an_index_array)(0.5, X)
     assert f"{HERE}:{line_of(counter_rebound_to_an_index_array, 'U[t][0]')}:" in \
         str(raised.value)
+
+
+def _set_row(U, t, v):
+    U[t][0] = v                         # t: the caller's loop index, or a constant
+    return U
+
+
+def row_set_by_a_helper(L, X):
+    U = X * 1.0
+    for t in range(3):
+        U = _set_row(U, t, L * t)
+    U = _set_row(U, 2, U[2][0] * L)
+    return np.sum(U * U)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_a_helpers_parameter_bound_to_the_callers_loop_index_is_an_integer_index(checkpoint):
+    df = tc.grad(row_set_by_a_helper, wrt=(0, 1), checkpoint=checkpoint)
+    check_grad(row_set_by_a_helper, (0.5, np.arange(12.0).reshape(3, 4) / 10), wrt=(0, 1),
+               df=df)
