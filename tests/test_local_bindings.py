@@ -30,6 +30,9 @@ def test_range_counters_are_names_bound_only_by_range_loops():
             ys = [t2 for t2 in range(3)]
             for t2 in range(3):
                 pass
+            for m in range(3):
+                pass
+            g = lambda m: m * 2.0               # a parameter named m: not surely an int
             return x
     """)
     assert b.range_counters() == {"t", "k", "t2"}   # (a comprehension's t2 is its own)

@@ -1,16 +1,18 @@
 """Desugar: what each local name of a function may be bound to, read from its
-syntax tree before any rewrite, for the passes that turn a write spelled as a
-method or a chain of subscripts into an explicit subscript write
-(``fill_calls.py``, ``chained_subscripts.py``).
+syntax tree, for the passes that turn a write spelled as a method or a chain of
+subscripts into an explicit subscript write (``fill_calls.py``,
+``chained_subscripts.py``) and for the lowering's test of an integer index
+(``lower/container_statements.py``).
 
-Deliberately coarse: every name bound anywhere in the function's tree (in a
-nested function, which ``nonlocal`` may let rebind it, by ``:=``, ``with ... as``,
-``except ... as``, ``del``) counts as a binding to a value not known, unless it
-is the whole target of a plain assignment (its value) or of an augmented one
-(the statement, which :class:`~.view_facts.ArrayFacts` reads as in place).  A
-comprehension's variable lives in the comprehension's own scope, and binds
-none of the function's names.  A name
-is then an array, or a ``range`` counter, only when every binding says so.
+Deliberately coarse: every name bound anywhere in the function's tree counts
+as a binding to a value not known -- in a nested function (which ``nonlocal``
+may let rebind it) or as its parameter (one tree holds both), by ``:=``,
+``with ... as``, ``except ... as``, ``del`` -- unless it is the whole target of
+a plain assignment (its value) or of an augmented one (the statement, which
+:class:`~.view_facts.ArrayFacts` reads as in place).  A comprehension's
+variable lives in the comprehension's own scope, and binds none of the
+function's names.  A name is then an array, or a ``range`` counter, only when
+every binding says so.
 """
 
 import gast
@@ -45,9 +47,10 @@ class LocalBindings:
                 self.values.setdefault(node.target.id, []).append(None)
                 self.counted.setdefault(node.target.id, []).append(node)
                 known.add(id(node.target))
-        for node in gast.walk(fnode):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)) \
-                    and id(node) not in known:
+        own = {id(a) for a in args.posonlyargs + args.args + args.kwonlyargs}
+        for node in gast.walk(fnode):  # a nested function's or lambda's parameter too
+            if isinstance(node, gast.Name) and id(node) not in known | own and \
+                    isinstance(node.ctx, (gast.Store, gast.Del, gast.Param)):
                 self.values.setdefault(node.id, []).append(None)
         self.local = set(self.values)
         self._facts = None
