@@ -125,6 +125,12 @@ HUNTING_FAMILIES += ("evaluated_once",)
 FAMILIES |= {"lists_as_arrays"}
 HUNTING_FAMILIES += ("lists_as_arrays",)
 
+#: writes spelled another way, which desugar makes explicit (``compiler/desugar/``):
+#: ``G.fill(v)``, chains of subscripts ``G[k][k + 1] = ...``, and an input check that
+#: raises (never firing here)
+FAMILIES |= {"spelled_writes"}
+HUNTING_FAMILIES += ("spelled_writes",)
+
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
 #: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
@@ -852,6 +858,32 @@ class _Gen:
             self.emit(inner, f"{Z}[{row}] = np.tanh({left})")
         self.emit(indent, f"{total} = np.sum({Z} * {Z})")
         env[total] = Var((), 90.0, fresh=True)
+
+    def family_spelled_writes(self, env, indent):
+        """A fresh 2-d array filled (``G.fill(v)``, ``G[1].fill(v)``: a write of every
+        element), written through chains of subscripts with ``range`` counters
+        (``G[k][k + 1] = ...``, ``G[1 - k][0] += ...``, ``G[k][1:] *= ...``: the one
+        subscript write ``G[k, k + 1]``), and checked by a ``raise`` that never fires
+        here, before the loop or in it (``compiler/desugar/fill_calls.py``,
+        ``chained_subscripts.py``, ``raising_branches.py``)."""
+        G, k, total = self.fresh_name("G"), self.fresh_name("k"), self.fresh_name()
+        x, y = self._items(env, 2, ())
+        self.emit(indent, f"{G} = np.zeros((2, 3))")
+        fill = self.pick(["0.5", "-1", x])
+        self.emit(indent, self.pick([f"{G}.fill({fill})", f"{G}[1].fill({fill})"]))
+        if self.draw(st.booleans()):
+            self.emit(indent, f"if np.any(np.abs({G}) > 100.0):")
+            self.emit(indent + 1, f"raise ValueError(f'{G} too large: {{np.max({G})}}')")
+        self.emit(indent, f"for {k} in range(2):")
+        self.emit(indent + 1, self.pick([f"{G}[{k}][{k} + 1] = {G}[{k}][{k}] * {y} + 0.5",
+                                         f"{G}[1 - {k}][0] += 0.5 * {y}",
+                                         f"{G}[{k}][1:] *= np.tanh({y} + {k})"]))
+        if self.draw(st.booleans()):
+            self.emit(indent + 1, f"if {G}[{k}][0] > 100.0:")
+            self.emit(indent + 2, f"raise FloatingPointError('diverged at step ' + str({k}))")
+            self.emit(indent + 1, f"{G}[{k}][2] = np.sin({G}[{k}][0])")
+        self.emit(indent, f"{total} = np.sum({G} * {G})")
+        env[total] = Var((), 24.0, fresh=True)
 
     def family_carried_tuples(self, env, indent):
         """Loops carrying state through tuple assignment (a swap), conditional

@@ -561,3 +561,22 @@ def test_what_a_method_of_a_module_level_object_stores_is_followed():
     message = str(info.value)
     assert f"{HERE}:{line_of(cached_then_written, '# WRITE')}:" in message, message
     assert "'CACHE'" in message, message
+
+
+def nested_write_of_a_product(L, k, w):
+    U = np.zeros((3, 4))
+    for t in range(3):
+        U[1][k] = U[1][k] * L + w       # NESTED: k's type is not known
+    return np.sum(U) + np.sum(w)
+
+
+def test_a_store_into_an_array_of_numbers_holds_nothing_of_its_value():
+    """``U[1][k] = U[1][k] * L + w`` copies numbers into U: a later write into U
+    changes neither L nor w (the fence once blamed them: `*` of a list repeats
+    it, and a list would hold the result); what refuses it is the lowering,
+    for the nested subscript, at the user's line."""
+    with pytest.raises(TransformError) as raised:
+        tc.grad(nested_write_of_a_product)(0.5, 2, np.ones(4))
+    message = str(raised.value)
+    assert f":{line_of(nested_write_of_a_product, '# NESTED')}:" in message
+    assert "nested subscript" in message and "'L'" not in message and "'w'" not in message

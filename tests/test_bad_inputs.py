@@ -80,7 +80,7 @@ def f_del(x):
 
 def f_raise(x):
     if np.sum(x) > 100:
-        raise ValueError("big")
+        raise  # a bare raise: no exception to re-raise (raise ValueError(...) is kept)
     return np.sum(x)
 
 
@@ -141,7 +141,7 @@ def f_with_lock(x):
     (f_list_append, "ys.append", ".append()"),
     (f_ufunc_out, "out=(y,)", "out="),
     (f_del, "del y", "del"),
-    (f_raise, "raise ValueError", "raise"),
+    (f_raise, "raise  #", "bare raise"),
     (f_import, "import math", "import"),
     (f_class, "class A", "class"),
     (f_starred, "a, *rest", "starred"),

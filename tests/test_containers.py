@@ -1010,3 +1010,44 @@ def zero_d_arrays_in_lists(x, w):
 
 def test_zero_d_arrays_in_a_list_read_as_an_array():
     check_grad(zero_d_arrays_in_lists, (np.array(0.3), vec(3)), wrt=(0, 1))
+
+
+# --- xs[t][i] = v: t an integer only while it is the range counter ---------------
+def counter_rebound_to_an_index_array(L, X):
+    U = X * 1.0
+    for t in range(3):
+        t = np.array([t])               # U[t] is now a copy: the write below is lost
+        U[t][0] = 0.0
+    return np.sum(U * L)
+
+
+def test_a_counter_rebound_in_the_body_is_no_integer_index():
+    """``U[t][0] = 0.0`` was written ``U[t, 0] = 0.0`` because ``t`` had been a
+    ``range`` counter, though the body rebinds it to an index array: NumPy writes
+    into a copy and U keeps its ones, the gradient saw zeros (9.0 for 12.0)."""
+    X = np.ones((3, 4))
+    assert counter_rebound_to_an_index_array(0.5, X) == 6.0
+    with pytest.raises(TransformError, match="nested subscript") as raised:
+        tc.grad(counter_rebound_to_an_index_array)(0.5, X)
+    assert f"{HERE}:{line_of(counter_rebound_to_an_index_array, 'U[t][0]')}:" in \
+        str(raised.value)
+
+
+def _set_row(U, t, v):
+    U[t][0] = v                         # t: the caller's loop index, or a constant
+    return U
+
+
+def row_set_by_a_helper(L, X):
+    U = X * 1.0
+    for t in range(3):
+        U = _set_row(U, t, L * t)
+    U = _set_row(U, 2, U[2][0] * L)
+    return np.sum(U * U)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_a_helpers_parameter_bound_to_the_callers_loop_index_is_an_integer_index(checkpoint):
+    df = tc.grad(row_set_by_a_helper, wrt=(0, 1), checkpoint=checkpoint)
+    check_grad(row_set_by_a_helper, (0.5, np.arange(12.0).reshape(3, 4) / 10), wrt=(0, 1),
+               df=df)

@@ -1,5 +1,5 @@
 """lower/observers.py: statements that only observe (print, logging, a plot,
-assert) run in the forward sweep and are left out of the reverse sweep; a
+assert, raise) run in the forward sweep and are left out of the reverse sweep; a
 discarded call that may change an array is refused with its line."""
 
 import logging
@@ -45,6 +45,22 @@ def failing_assert(x):
 def test_an_assert_is_checked_in_the_forward_sweep():
     with pytest.raises(AssertionError, match="negative"):
         tc.grad(failing_assert)(X)
+
+
+def checked_loop(x, n):
+    for t in range(n):
+        if np.any(np.abs(x) > 10.0):
+            raise FloatingPointError(f"diverged at step {t}")
+        x = np.sin(x) * 2.0
+    return np.sum(x ** 2)
+
+
+def test_a_raise_is_kept_in_the_forward_step_and_left_out_of_the_adjoint():
+    source = tc.grad(checked_loop, checkpoint=True, snapshots=2).source
+    step, adjoint = source.split("def loop")[1:3]
+    assert "rt.raise_error(FloatingPointError(f'diverged at step {t}'))" in step
+    assert "raise_error" not in adjoint
+    check_construct(checked_loop, (X, 4), (0,), autograd=False)
 
 
 def mutates(x):

@@ -1,7 +1,7 @@
-"""The user's `assert` statements, as generated code runs them (`rt.check`),
-the checks NumPy makes of a call the gradient writes another way
-(`rt.check_out_cast`), and the check that a list or tuple the gradient reads
-as an array meets a NumPy array (`rt.require_numpy_operand`)."""
+"""The user's `assert` and `raise` statements, as generated code runs them
+(`rt.check`, `rt.raise_error`), the checks NumPy makes of a call the gradient
+writes another way (`rt.check_out_cast`), and the check that a list or tuple the
+gradient reads as an array meets a NumPy array (`rt.require_numpy_operand`)."""
 
 import numpy as np
 
@@ -13,6 +13,18 @@ def check(condition, message=None):
     (also under ``python -O``: it is part of the program the gradient follows)."""
     if not condition:
         raise AssertionError(message) if message is not None else AssertionError()
+
+
+_NO_CAUSE = object()
+
+
+def raise_error(error, cause=_NO_CAUSE):
+    """The user's ``raise error`` (``raise error from cause``), run where the
+    user raised it: generated code calls it only on the path that raises, so
+    ``error`` is built only there, as in the user's code."""
+    if cause is _NO_CAUSE:
+        raise error
+    raise error from cause
 
 
 def check_out_cast(result, out, ufunc, filename, lineno):

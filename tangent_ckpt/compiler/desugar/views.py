@@ -42,6 +42,9 @@ import gast
 from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
+from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
+from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
+from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
 from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
@@ -60,7 +63,10 @@ def follow_views(parsed, helper=False):
     ``parsed`` is inlined, so views of its parameters are followed too (their
     writes go back to the caller's arrays through the inliner)."""
     evaluate_once(parsed.node)  # a = b = e, v[draw()] += x: each part evaluated once
+    hoist_raising_branches(parsed.node)  # if c: raise E / else: rest -> check, then rest
     unroll_writing_tuple_loops(parsed.node)  # for Z in (U, V): Z[0] = ... writes U, V
+    bindings = rewrite_fill_calls(parsed)  # a.fill(v): a[...] = v
+    join_chained_subscripts(parsed, bindings)  # U[i][j] = v: U[i, j] = v
     shape = FunctionShape(parsed, helper, writer_parameters)
     _mark_unbuffered_views(shape)
     facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local)

@@ -264,9 +264,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             if not self.outside_attribute(target):
                 self.check_write(base, self.info(target.value, env).everything() if nested
                                  else written.is_, env, s, target)
-            if isinstance(target, gast.Subscript) and not nested and \
-                    self.array_store(target.slice, env):
-                return  # ey[0, :] = v copies v's values into ey's memory
+            if isinstance(target, gast.Subscript) and (
+                    not nested and self.array_store(target.slice, env) or
+                    self.into_numbers(target)):
+                return  # ey[0, :] = v, U[1][k] = v copy v's values into the array's memory
             key = static_key(target.slice) if isinstance(target, gast.Subscript) and \
                 not nested else None
             self.set(env, base, written.with_item(key, value))
@@ -287,6 +288,16 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         owner = resolve_dotted(target.value, self.parsed.resolve, self.locals)
         return owner is not None and user_object(owner) and \
             plain_attribute_store(type(owner), target.attr)
+
+    def into_numbers(self, target):
+        """Whether the subscript ``target`` (``U[k]``, ``U[1][k]``) is into a name
+        surely bound to an array of numbers: a store copies the value's numbers,
+        and holds no reference to it (a list would)."""
+        root = target
+        while isinstance(root, gast.Subscript):
+            root = root.value
+        return isinstance(root, gast.Name) and self.surely_array(root) is not None and \
+            self.numbers(root.id, set())
 
     def aug_assign(self, s, env):
         target = s.target

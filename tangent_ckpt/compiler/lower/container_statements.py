@@ -10,6 +10,7 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, key_part, leaf_paths, structure, value_of_structure,
 )
@@ -25,6 +26,7 @@ class ContainerStatements:
 
     def __init__(self, lowering):
         self.lo = lowering
+        self._counters = {}  # id(function node) -> (the node, its range counters)
 
     def parameters(self, params, scope):
         """A parameter given as a list, tuple or dict (``self.lo.containers_given``:
@@ -183,11 +185,32 @@ class ContainerStatements:
             self.lo.expressions.load_name(held, inner)), s)
 
     def integer_index(self, node):
+        """Whether ``node`` surely is an integer (never a bool, an index array or a
+        tuple): an integer constant; a name the function being lowered binds only
+        as a ``range`` counter; a name bound to a loop index nothing else binds,
+        or to an integer constant (a helper's parameter given one).  A name that
+        was a ``range`` counter but is bound again (``t = np.array([t])``, an
+        index array: ``xs[t]`` is a copy) is none."""
         if isinstance(node, gast.Tuple):
             return all(self.integer_index(e) for e in node.elts)
         if static_key(node) is not None:
-            return isinstance(static_key(node), int)
-        return isinstance(node, gast.Name) and node.id in self.lo.containers.loop_indices
+            return type(static_key(node)) is int
+        if not isinstance(node, gast.Name):
+            return False
+        if node.id in self.range_counters():
+            return True
+        value = self.lo.expressions.load_name(node.id, node)
+        return isinstance(value, ir.Name) and value.id in self.lo.loops.integer_indices or \
+            isinstance(value, ir.Const) and type(value.value) is int
+
+    def range_counters(self):
+        """The names the function being lowered binds only as ``range`` counters."""
+        parsed = self.lo.current_scope.parsed
+        cached = self._counters.get(id(parsed.node))
+        if cached is None or cached[0] is not parsed.node:
+            counters = LocalBindings(parsed.node, parsed.resolve).range_counters()
+            cached = self._counters[id(parsed.node)] = (parsed.node, counters)
+        return cached[1]
 
     def store_in_container(self, target, value, s):
         key = self.lo.containers.key_value(target.slice, "key")

@@ -30,6 +30,9 @@ class LoopLowering:
         self.serials = []  # a number per loop being lowered, unique in the function
         self.started = 0
         self.bound_names = {}  # id(function node) -> (node, names bound other than as indices)
+        # the generated names of loop indices over a range or enumerate that nothing else
+        # binds: integers wherever they are read (a helper's parameter may be one)
+        self.integer_indices = set()
 
     def loop_body(self, stmts, loop):
         saved = self.lo.ctx["loop"]
@@ -151,6 +154,7 @@ class LoopLowering:
             index = self.lo.namer.fresh("i")
         else:
             index = self.lo.assignments.store_name(index_target)
+            self.integer_indices.add(index)
         loop = {"break_flag": None}
         saved = self.lo.out
         self.lo.out = []

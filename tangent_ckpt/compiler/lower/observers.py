@@ -1,5 +1,5 @@
 """Lower: statements that only observe -- ``print(...)``, ``logger.info(...)``,
-a plotting call, ``assert``.
+a plotting call, ``assert``, ``raise``.
 
 They run in the forward sweep where the user wrote them, each as a
 nondifferentiable assignment of a name nothing reads; the reverse sweep leaves
@@ -77,6 +77,20 @@ def observe_assert(lo, stmt):
     parts = [stmt.test] + ([stmt.msg] if stmt.msg is not None else [])
     value = lo.expressions.nondiff(gast.Tuple(elts=parts, ctx=gast.Load()))
     emit_observation(lo, sx.rt("check", *value.node.elts), value.names, stmt.lineno)
+
+
+def observe_raise(lo, stmt):
+    """``raise E(message)`` (``from cause``): ``rt.raise_error(E(message))`` in
+    the forward sweep, on the path that raises (desugar's
+    ``raising_branches.py`` has made the rest of the function the other path);
+    the exception is built there only, as Python builds it.  A bare ``raise``
+    re-raises the exception an ``except`` block handles: there is none here."""
+    if stmt.exc is None:
+        raise lo.error(UnsupportedSyntaxError, "a bare raise outside an except block", stmt,
+                       construct="raise", hint="raise an exception: raise ValueError(...)")
+    parts = [stmt.exc] + ([stmt.cause] if stmt.cause is not None else [])
+    value = lo.expressions.nondiff(gast.Tuple(elts=parts, ctx=gast.Load()))
+    emit_observation(lo, sx.rt("raise_error", *value.node.elts), value.names, stmt.lineno)
 
 
 def emit_observation(lo, node, names, line):

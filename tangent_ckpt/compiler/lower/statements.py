@@ -16,7 +16,9 @@ from tangent_ckpt.compiler.lower.container_values import (
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.expressions import is_boolean
 from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
-from tangent_ckpt.compiler.lower.observers import observe_assert, observe_call, only_computes
+from tangent_ckpt.compiler.lower.observers import (
+    observe_assert, observe_call, observe_raise, only_computes,
+)
 from tangent_ckpt.compiler.lower.outside_objects import outside_method
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
@@ -155,6 +157,8 @@ class StatementLowering:
             self.expression_statement(s)
         elif isinstance(s, gast.Assert):
             observe_assert(self.lo, s)  # run in the forward sweep
+        elif isinstance(s, gast.Raise):
+            observe_raise(self.lo, s)  # on the path that raises (desugar/raising_branches.py)
         elif isinstance(s, gast.With):  # only `with tc.checkpoint_scope(...)`
             lower_with(self.lo, s)
         else:
@@ -167,7 +171,6 @@ class StatementLowering:
             gast.Global: ("global", "pass values in as arguments and return them"),
             gast.Nonlocal: ("nonlocal", "pass values in as arguments and return them"),
             gast.Delete: ("del", "remove the del statement"),
-            gast.Raise: ("raise", "check inputs before calling the gradient"),
             gast.ClassDef: ("class definition", "define classes outside the function"),
             gast.Import: ("import", "import at module level"),
             gast.ImportFrom: ("import", "import at module level"),
