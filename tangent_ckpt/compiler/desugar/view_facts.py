@@ -222,10 +222,10 @@ class ArrayFacts:
                 not node.keywords:
             base = self.of(func.value)
             return Array(base.ndim, True) if isinstance(base, Array) else base
-        if isinstance(func, gast.Attribute) and func.attr in _SHAPING_METHODS:
+        if isinstance(func, gast.Attribute) and _returns_its_array(func.attr):
             base = self.of(func.value)
-            if isinstance(base, Array):
-                return _shaped(func.attr, base, node)
+            if isinstance(base, Array):  # a.reshape(2, 3), a.T.ravel(): a view (or copy)
+                return _reshaped(node) if func.attr == "reshape" else Array()
         fn = numpy_function(func, self.resolve, self.local)
         if fn is None:
             return None
@@ -313,27 +313,23 @@ def _result_ndim(fn):
     return None if facts is None else facts.ndim
 
 
-# array methods that give an array of the array (a view or a copy): ndim and layout
-# follow from the call (np.arange(6.0).reshape(2, 3) is a C-contiguous 2-d array)
-_SHAPING_METHODS = {"reshape", "ravel", "flatten", "transpose", "swapaxes", "astype"}
+def _returns_its_array(method):
+    """An array method whose row says its result shares the array's memory (a view,
+    as ``reshape``, ``ravel``, ``transpose``, ``squeeze``): on an array, an array."""
+    facts = registry.method_facts(method)
+    return facts is not None and facts.view not in (False, None)
 
 
-def _shaped(method, base, node):
+def _reshaped(node):
+    """``a.reshape(2, 3)`` / ``a.reshape((2, 3))``: C-contiguous (a view of a
+    contiguous array, else a copy), of as many dimensions as the shape has."""
     ordered = any(k.arg == "order" for k in node.keywords)
-    if method == "reshape":
-        shape = node.args[0] if len(node.args) == 1 else None
-        if isinstance(shape, (gast.Tuple, gast.List)):
-            return Array(len(shape.elts), not ordered)
-        if shape is not None and _integer(shape) or \
-                node.args and all(_integer(a) for a in node.args):
-            return Array(1 if shape is not None else len(node.args), not ordered)
-        return Array(None, not ordered)
-    if method in ("ravel", "flatten"):
-        return Array(1, not ordered)
-    if method == "astype":
-        return Array(base.ndim)
-    return Array(base.ndim if method == "transpose" and not node.args or
-                 method == "swapaxes" else None)
+    shape = node.args[0] if len(node.args) == 1 else None
+    if isinstance(shape, (gast.Tuple, gast.List)):
+        return Array(len(shape.elts), not ordered)
+    if node.args and all(_integer(a) for a in node.args):
+        return Array(len(node.args), not ordered)
+    return Array(None, not ordered)
 
 
 def _elementwise(facts, operands):
