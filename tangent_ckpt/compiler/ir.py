@@ -134,6 +134,9 @@ class For:
     checkpoint: bool = False  # lower: tc.checkpointed_loop marks it
     options: Any = None  # lower: tc.checkpointed_loop's own CheckpointOptions
     steps_name: Optional[str] = None  # transform: a taped run iterates ``for t in steps``
+    # analyze (known_shapes.py): names the body assigns whose shape, for the call's
+    # arguments, is the same at the end of every step
+    steady_shapes: frozenset = frozenset()
     record: LoopRecord = field(default_factory=LoopRecord)
 
 
@@ -146,6 +149,7 @@ class While:
     break_flag: Optional[str] = None
     checkpoint: bool = False
     options: Any = None
+    steady_shapes: frozenset = frozenset()  # as For's
     record: LoopRecord = field(default_factory=LoopRecord)
 
 

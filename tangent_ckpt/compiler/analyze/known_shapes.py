@@ -15,7 +15,10 @@ operand's adjoint needs ``rt.unbroadcast``.  Followed here:
   loop index (an ``int``);
 - a loop: the shapes at the top of its body are joined with those at its end
   until they no longer change (a carried ``T`` that keeps its shape stays
-  known; one that grows becomes unknown); a branch joins its two arms.
+  known; one that grows becomes unknown); a branch joins its two arms.  The
+  names the body assigns that keep one shape at the end of every step are the
+  loop's ``steady_shapes`` (a taped loop then zeroes their adjoints like the
+  step's own value, ``transform/taped_loops.py``).
 
 Anything else (a computed index, a call this module does not know, a global
 array, a container) is unknown, and what depends on it keeps the general code.
@@ -129,6 +132,8 @@ def _loop(stmt, env, proved):
     else:
         top.update(dict.fromkeys(assigned))
         _body(stmt.body, dict(top), proved)
+    stmt.steady_shapes = frozenset(name for name in assigned
+                                   if top[name] is not None and top[name] != _UNSET)
     env.update(top)
 
 

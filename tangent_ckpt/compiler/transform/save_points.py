@@ -127,10 +127,13 @@ class SavePoints:
             code.append(Save(name, slot, False))
             self.branch_restores.setdefault(id(branch), []).append(Restore(name, slot, False))
 
-    def keep_before_loop(self, loop, out, defined, possibly):
+    def keep_before_loop(self, loop, out, defined, possibly, unbound=frozenset()):
         """The names the body of an outermost taped loop records that are bound
         before the loop: kept in a local before it, put back after its reverse
-        (``loop.record.restores``)."""
+        (``loop.record.restores``).  ``unbound``: names the body saves before
+        each write that may be unbound before the loop: bound to None on entry
+        (what the first step saves)."""
+        self.predeclare.extend((name, name) for name in sorted(unbound))
         record = self.records[id(loop.body)]
         loop.record.restores = []
         for name in record.names:
