@@ -336,10 +336,20 @@ def body_value_rebound_with_another_shape(x, n):
     return np.sum(x) + np.sum(t)
 
 
+def one_shape_at_the_end_of_every_step(x, n):
+    for i in range(n):
+        t = x[:, None] * x * 0.1       # (3, 3): the shapes are known for the call,
+        x = x + t @ x * 0.1            # but the step's first value of t is not
+        t = x * 2.0                    # the (3,) the next step sees
+        x = x + 0.2 * t
+    return np.sum(x) + np.sum(t)
+
+
 CHANGES_SHAPE_EVERY_STEP = [
     growing_body_value, shrinking_body_value, body_value_in_one_branch,
     body_value_in_the_return_expression, while_body_value_that_grows,
-    two_body_values_that_grow, body_value_rebound_with_another_shape]
+    two_body_values_that_grow, body_value_rebound_with_another_shape,
+    one_shape_at_the_end_of_every_step]
 
 
 # Not bound before the loop, `t` has another shape at each step: the taped reverse
