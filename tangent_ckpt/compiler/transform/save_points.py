@@ -55,6 +55,7 @@ class SavePoints:
         self.recorded = set()  # slots a TapeRecord keeps
         self.first_writes = set()  # id(stmt): writes whose value a TapeRecord keeps, unsaved
         self.branch_restores = {}  # id(branch body) -> Restores at its reverse's start
+        self.carried = {}  # record key -> Saves after its push (carry_to_record)
 
     def tape_name(self):
         if self.tape is None:
@@ -106,6 +107,29 @@ class SavePoints:
         record.slots[slot] = None if in_place else stmt.target  # None: always kept
         self.recorded.add(slot)
 
+    def carry_to_record(self, stmt, record):
+        """The first write in a loop body of a name unbound before the loop
+        whose value from before each run the reverse needs back
+        (``taped_loops.py``): the run's TapeRecord pushes the previous run's
+        value, which a local slot carries from the end of each run to the next
+        (``t_old = t`` after the push; ``t_old = None`` before the loop, where
+        ``t`` itself stays unbound, as Python leaves it when the loop runs no
+        step); it comes back as the other slots do (``t = t_old``).  Returns
+        the slot."""
+        slot = self.namer.fresh(f"{stmt.target}_old")
+        self.slots[id(stmt)] = (slot, False)
+        record.names.append(slot)
+        record.slots[slot] = stmt.target
+        self.recorded.add(slot)
+        self.carried.setdefault(record.key, []).append(
+            Save(stmt.target, slot, False, None, recorded=True))  # (after the push)
+        return slot
+
+    def carried_after(self, record):
+        """What follows the push of ``record``: the slots :meth:`carry_to_record`
+        made take the run's values (``t_old = t``)."""
+        return list(self.carried.get(record.key, ()))
+
     def keep_branch_values(self, branch, code, bound, other, before, following):
         """A name only this branch binds (``bound``; not bound ``before`` the
         ``if``, nor possibly by the ``other`` branch) that the code after the
@@ -127,13 +151,10 @@ class SavePoints:
             code.append(Save(name, slot, False))
             self.branch_restores.setdefault(id(branch), []).append(Restore(name, slot, False))
 
-    def keep_before_loop(self, loop, out, defined, possibly, unbound=frozenset()):
+    def keep_before_loop(self, loop, out, defined, possibly):
         """The names the body of an outermost taped loop records that are bound
         before the loop: kept in a local before it, put back after its reverse
-        (``loop.record.restores``).  ``unbound``: names the body saves before
-        each write that may be unbound before the loop: bound to None on entry
-        (what the first step saves)."""
-        self.predeclare.extend((name, name) for name in sorted(unbound))
+        (``loop.record.restores``)."""
         record = self.records[id(loop.body)]
         loop.record.restores = []
         for name in record.names:

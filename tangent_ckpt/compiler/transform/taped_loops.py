@@ -42,13 +42,13 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
         inner_possibly.add(loop.target)
     read_after = rev.top and not in_loop
     restored = _zeroed_at_head(rev, loop) if read_after else frozenset()
-    unbound = restored - possibly  # None before the first step: what it saves
-    inner_defined |= unbound
-    inner_possibly |= unbound
     body = rev.primal(loop.body, inner_defined, inner_possibly, in_loop=True,
                       read_after=read_after, restored=restored)
+    for save in rev.saves.carried_after(rev.saves.records[id(loop.body)]) if read_after else ():
+        # what the first step's entry keeps of a name unbound before the loop
+        out.append(Line(sx.assign(save.slot, sx.const(None)), loop.line))
     if read_after:
-        rev.saves.keep_before_loop(loop, out, defined, possibly, unbound)
+        rev.saves.keep_before_loop(loop, out, defined, possibly)
     else:
         loop.record.restores = []
     if counter:
@@ -82,12 +82,12 @@ def _zeroed_at_head(rev, loop):
     (``t = rows[:i + 1] * x``: one row more each step), or after the last
     reversed iteration the value from before the loop, of any shape (``t = 0.5
     * s`` then ``for t in M``).  The reverse must put that value back, as a
-    checkpointed loop's step does (``t = t_old``; None before the first step
-    where the name was unbound), not leave the one the iteration made, whose
-    shape a zero added to the previous step's adjoint would broadcast to.  A
-    name that keeps one shape at the end of every step, that of its value
-    before the loop too (``known_shapes.py``, for the call's arguments), needs
-    none of it."""
+    checkpointed loop's step does (``t = t_old``; None where the name was
+    unbound before the loop: ``SavePoints.carry_to_record``), not leave the
+    one the iteration made, whose shape a zero added to the previous step's
+    adjoint would broadcast to.  A name to which every assignment of the body
+    gives the shape it has at the loop's top (``known_shapes.py``, for the
+    call's arguments: the loop's ``steady_shapes``) needs none of it."""
     if rev.live_after is None:
         rev.live_after = live_after_loops(rev.function.body, ir.returned_names(rev.function))
     live = rev.live_after.get(id(loop), rev.reads)  # (every loop outside loops is found)
