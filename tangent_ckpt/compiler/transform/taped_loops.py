@@ -44,10 +44,10 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
     restored = _zeroed_at_head(rev, loop) if read_after else frozenset()
     body = rev.primal(loop.body, inner_defined, inner_possibly, in_loop=True,
                       read_after=read_after, restored=restored)
-    for save in rev.saves.carried_after(rev.saves.records[id(loop.body)]) if read_after else ():
-        # what the first step's entry keeps of a name unbound before the loop
-        out.append(Line(sx.assign(save.slot, sx.const(None)), loop.line))
     if read_after:
+        for save in rev.saves.carried_after(rev.saves.records[id(loop.body)]):
+            # what the first step's tape entry keeps of a name unbound before the loop
+            out.append(Line(sx.assign(save.slot, sx.const(None)), loop.line))
         rev.saves.keep_before_loop(loop, out, defined, possibly)
     else:
         loop.record.restores = []
