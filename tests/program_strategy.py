@@ -130,6 +130,9 @@ HUNTING_FAMILIES += ("lists_as_arrays",)
 #: raises (never firing here)
 FAMILIES |= {"spelled_writes"}
 HUNTING_FAMILIES += ("spelled_writes",)
+#: a loop body's value read after the loop, whose shape changes from step to step
+FAMILIES |= {"body_value_shapes"}
+HUNTING_FAMILIES += ("body_value_shapes",)
 
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
@@ -1601,6 +1604,90 @@ class _Gen:
             self.emit(inner, step.format(i=index))
             self.emit(inner, f"{index} = {index} + 1")
         self.emit(indent, f"{total} = np.sum({x}) * {after}")
+        env[total] = Var((), 12.0, fresh=True)
+
+    #: body_value_shapes: a value the loop body makes, by its shape from step to step
+    #: (``{x}`` the carried value, ``{i}`` the loop index, ``{k}`` = ``{i} % 3 + 1``)
+    BODY_VALUE_SHAPES = {
+        "grow": "np.tanh(M[:{k}] * {x})",                # (1, 3), (2, 3), (3, 3), (1, 3)...
+        "shrink": "np.tanh(M[{i} % 3:] * ({x} + 0.5))",  # (3, 3), (2, 3), (1, 3), (3, 3)...
+        "transposed": "np.tanh(M[:{k}] * {x}).T",        # (3, 1), (3, 2), (3, 3)...
+        "same": "np.tanh(M * {x} + 0.1 * {i})",          # (3, 3) every step
+    }
+
+    def family_body_value_shapes(self, env, indent):
+        """A value the loop body makes afresh each step and the code after the
+        loop reads, whose shape changes from step to step: one row of ``M`` more
+        or fewer each step, transposed, another shape every other step (an
+        ``if``), made only on some steps, or first of another shape in the step
+        than the one it ends with; one that keeps its shape too.  Sometimes bound
+        (and read) before the loop; a ``for``, ``while``, ``break`` or inner loop.
+        (The taped reverse loop zeroed its adjoint at the loop head like the
+        step's own value, not the previous step's: the previous step's
+        contribution was broadcast to the larger shape and summed again, a
+        wrong gradient, taped only.)"""
+        x, v, total = self.fresh_name("x"), self.fresh_name("w"), self.fresh_name()
+        i = self.fresh_name("t")
+        shape = self.pick([(3,), ()])
+        form = self.pick(sorted(self.BODY_VALUE_SHAPES) + ["alternate", "sometimes",
+                                                           "first_other"])
+        loop = self.pick(["for", "while", "break", "inner"])
+        prior = self.pick(["none", "float", "row"])
+        self.features.add("body_value_" + form)
+        self.emit(indent, f"{x} = {self._items(env, 1, shape)[0]}")
+        if prior == "float":   # read before the loop: its adjoint must stop at the loop
+            self.emit(indent, f"{v} = 0.5 * s")
+            self.emit(indent, f"{x} = {x} * (1.0 + {v})")
+        elif prior == "row":
+            self.emit(indent, f"{v} = M[0] * s")
+            self.emit(indent, f"{x} = {x} + 0.1 * np.sum({v})")
+        # a loop that may run no step only where the value is bound before it
+        bound = self.pick(["n + 1", "3"] if prior == "none" else ["n", "n + 1", "2"])
+        if loop == "inner":
+            outer = self.fresh_name("u")
+            self.emit(indent, f"for {outer} in range(2):")
+            indent += 1
+        if loop == "while":
+            self.emit(indent, f"{i} = 0")
+            self.emit(indent, f"while {i} < {bound}:")
+        else:
+            self.emit(indent, f"for {i} in range({bound}):")
+        inner = indent + 1
+        fields = dict(x=x, i=i, k=f"{i} % 3 + 1")
+        row_sum = f"np.sum({v}, axis=0)" if shape == (3,) else f"np.sum({v})"
+        step = f"{x} = 0.9 * {x} + 0.1 * np.tanh({{red}} * s + 0.1 * {i})"
+        if form in self.BODY_VALUE_SHAPES:
+            self.emit(inner, f"{v} = " + self.BODY_VALUE_SHAPES[form].format(**fields))
+            red = row_sum if form in ("grow", "shrink") else f"np.sum({v})"
+            self.emit(inner, step.format(red=red))
+        elif form == "alternate":   # (2, 3) on even steps, x's shape on odd ones
+            self.emit(inner, f"if {i} % 2 == 0:")
+            self.emit(inner + 1, f"{v} = np.tanh(B * {x})")
+            self.emit(inner, "else:")
+            self.emit(inner + 1, f"{v} = np.tanh({x} * s + 0.2)")
+            self.emit(inner, step.format(red=f"np.sum({v})"))
+        elif form == "sometimes":   # made on even steps only (the first step is one)
+            self.emit(inner, f"if {i} % 2 == 0:")
+            self.emit(inner + 1, f"{v} = " + self.BODY_VALUE_SHAPES["grow"].format(**fields))
+            self.emit(inner + 1, step.format(red=row_sum))
+            self.emit(inner, f"{x} = np.tanh({x} * 1.1)")
+        else:                       # (3, 3) first in the step, x's shape at its end
+            self.emit(inner, f"{v} = np.tanh(M * {x})")
+            self.emit(inner, step.format(red=f"np.sum({v})"))
+            self.emit(inner, f"{v} = np.tanh({x} * s + 0.1 * {i})")
+            self.emit(inner, f"{x} = {x} + 0.1 * {v}")
+        if loop == "while":
+            self.emit(inner, f"{i} = {i} + 1")
+        elif loop == "break":
+            self.emit(inner, self.pick([f"if {i} >= 1:", f"if np.sum({x}) > 0.3:"]))
+            self.emit(inner + 1, "break")
+        elif loop == "inner":
+            self.emit(indent, f"{x} = {x} * (1.0 - 0.1 * np.tanh(np.sum({v})))")
+            indent -= 1
+        self.emit(indent, f"{total} = " + self.pick([
+            f"np.sum({x}) * (1.0 + 0.1 * np.sum({v}))",
+            f"np.sum({x}) + 0.5 * np.sum({v} * {v})",
+            f"np.sum({x} * np.sum({v})) * 0.3 + np.sum(np.sin({v}))"]))
         env[total] = Var((), 12.0, fresh=True)
 
     def family_converging_while(self, env, indent):

@@ -730,6 +730,26 @@ def f(a, B, c, s, M, n):
 """, seed=115, n=0, wrt=(3, 0))
 
 
+# Found by the body_value_shapes family (taped only): a value the loop body makes,
+# read after the loop, one row of M more each step.  The taped reverse loop zeroed
+# `bw` at the end of each reversed step like that step's (t + 1, 3) value, not the
+# previous step's: the previous step's (1, 3) contribution was broadcast to two
+# rows and summed twice (checkpointed != taped; with a third step, a broadcast
+# error).  Fixed in compiler/transform/taped_loops.py (`_zeroed_at_head`): such a
+# value is saved before each step and put back (`w = w_old`).
+regression("body_value_zeroed_like_its_own_step_not_the_one_before", """\
+import numpy as np
+
+
+def f(a, B, c, s, M, n):
+    x = np.tanh(a * 0.5)
+    for t in range(n + 1):
+        w = np.tanh(M[:t % 3 + 1] * (x + 0.5))
+        x = 0.9 * x + 0.1 * np.tanh(np.sum(w, axis=0) * s + 0.1 * t)
+    return np.sum(x) * (1.0 + 0.1 * np.sum(w)) + np.sum(B)
+""", seed=7, n=1, wrt=(4, 3, 0))
+
+
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 @pytest.mark.parametrize("schedule", ["revolve", "uniform", "online"])
 def test_regression(name, schedule):

@@ -124,3 +124,26 @@ def test_after_several_shapes_one_general_gradient_serves(monkeypatch):
                                         (np.float32(2.0), ()), (True, None), ([1.0], None)])
 def test_what_the_cache_key_assumes_of_an_argument(value, key):
     assert api._shape_key(value) == key
+
+
+def readout(h, W, n):
+    for t in range(n):
+        z = np.tanh(W @ h)          # (4,) every step
+        h = 0.5 * h + 0.5 * z
+        w = h[:t + 1]               # a computed slice: unknown
+        u = h[:, None] * h          # (4, 4) ...
+        u = np.sum(u, axis=0)       # ... then (4,): the step's first value has another shape
+    return np.sum(z) + np.sum(w) + np.sum(u)
+
+
+def steady_shapes(fn, shapes):
+    function, _, _ = normalize(parse_function(fn))
+    shape_facts(function)
+    argument_shapes(function, shapes)
+    return next(s for s in function.body if isinstance(s, ir.For)).steady_shapes
+
+
+def test_a_loop_knows_the_values_that_keep_one_shape_at_every_assignment():
+    steady = steady_shapes(readout, {"h": (4,), "W": (4, 4), "n": INT})
+    assert {"z", "h"} <= steady and not {"w", "u"} & steady, steady
+    assert not steady_shapes(readout, {"h": None, "W": (4, 4), "n": INT}) & {"z", "h"}

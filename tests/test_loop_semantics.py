@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
+from tangent_ckpt import api
 from gradcheck import assert_unchanged, numeric_grad
 
 OPTIONS = {
@@ -280,18 +281,158 @@ def growing_body_value(x, n):
     return np.sum(x) + np.sum(t)
 
 
+def shrinking_body_value(x, n):
+    rows = np.ones((n, 3))
+    for i in range(n):
+        t = rows[i:] * x               # (n, 3), then (n - 1, 3)
+        x = x * 0.5 + np.sum(np.sin(t), axis=0)
+    return np.sum(x) + np.sum(t * t)
+
+
+def body_value_in_one_branch(x, n):
+    rows = np.ones((n, 3))
+    for i in range(n):
+        if i % 2 == 0:                 # every other step: (1, 3), (3, 3)
+            t = rows[:i + 1] * x
+            x = x + 0.3 * np.sum(t, axis=0)
+        x = np.tanh(x)
+    return np.sum(x) + np.sum(t)
+
+
+def body_value_in_the_return_expression(x, n):
+    rows = np.arange(1.0, 3 * n + 1).reshape(n, 3)
+    for i in range(n):
+        t = np.tanh(rows[:i + 1] * x)
+        x = x * 0.9 + np.sum(t, axis=0) * 0.1
+    return np.sum(x * np.sum(t, axis=0)) + np.sum(t ** 2)
+
+
+def while_body_value_that_grows(x, n):
+    rows = np.ones((n, 3))
+    i = 0
+    while i < n:
+        t = rows[:i + 1] * x
+        x = x + np.sum(t, axis=0)
+        i = i + 1
+    return np.sum(x) + np.sum(t)
+
+
+def two_body_values_that_grow(x, n):
+    rows = np.ones((n, 3))
+    for i in range(n):
+        t = rows[:i + 1] * x           # (i + 1, 3)
+        u = t.T                        # (3, i + 1): read after the loop too
+        x = x + np.sum(u, axis=1)
+    return np.sum(x) + np.sum(u @ t)
+
+
+def body_value_rebound_with_another_shape(x, n):
+    rows = np.ones((n, 3))
+    for i in range(n):
+        t = np.outer(x, x) * 0.1       # (3, 3), then (i + 1, 3): the step's first
+        x = x + t @ x * 0.1            # value is not the one the next step sees
+        t = rows[:i + 1] * x
+        x = x + 0.2 * np.sum(t, axis=0)
+    return np.sum(x) + np.sum(t)
+
+
+def one_shape_at_the_end_of_every_step(x, n):
+    for i in range(n):
+        t = x[:, None] * x * 0.1       # (3, 3): the shapes are known for the call,
+        x = x + t @ x * 0.1            # but the step's first value of t is not
+        t = x * 2.0                    # the (3,) the next step sees
+        x = x + 0.2 * t
+    return np.sum(x) + np.sum(t)
+
+
+CHANGES_SHAPE_EVERY_STEP = [
+    growing_body_value, shrinking_body_value, body_value_in_one_branch,
+    body_value_in_the_return_expression, while_body_value_that_grows,
+    two_body_values_that_grow, body_value_rebound_with_another_shape,
+    one_shape_at_the_end_of_every_step]
+
+
 # Not bound before the loop, `t` has another shape at each step: the taped reverse
-# loop zeroes `bt` at the end of reversed step 1 like that step's (2, 3) value,
-# step 0 adds its (1, 3) contribution to it, broadcast to two rows, and
-# `rt.unbroadcast(..., x)` sums both (15 where the checkpointed gradient and finite
-# differences give 10).  Saving each step's value before it is overwritten (as for
-# a name bound before the loop) fixes it, at the price of a `t = None` line and a
-# separate push per step in the common case (the same shape every step), which
-# the compiler cannot tell apart without the call's shapes.
-@pytest.mark.xfail(strict=True, reason="a body value that changes shape every step, "
-                   "unbound before the loop, read after it (taped only)")
-def test_a_body_value_that_changes_shape_every_step():
-    _check(growing_body_value, (np.array([1.2, 0.7, -0.4]), 2), (0,), OPTIONS["taped"])
+# loop zeroed `bt` at the end of reversed step 1 like that step's (2, 3) value, step
+# 0 added its (1, 3) contribution to it, broadcast to two rows, and
+# `rt.unbroadcast(..., x)` summed both (15 where finite differences give 10).  Such
+# a value is now saved before each step overwrites it and put back (t = t_old),
+# as one bound before the loop is.
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f", CHANGES_SHAPE_EVERY_STEP, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_a_body_value_that_changes_shape_every_step(f, n, options):
+    _check(f, (np.array([1.2, 0.7, -0.4]), n), (0,), OPTIONS[options])
+
+
+@pytest.mark.parametrize("f", CHANGES_SHAPE_EVERY_STEP, ids=lambda f: f.__name__)
+def test_forward_mode_follows_a_body_value_that_changes_shape_every_step(f):
+    x = np.array([1.2, 0.7, -0.4])
+    expected = numeric_grad(f, (x, 3), (0,))[0]
+    jvp = tc.jvp(f, wrt=0)
+    got = [jvp(x, 3, v)[1] for v in np.eye(3)]
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [growing_body_value, shrinking_body_value,
+                               while_body_value_that_grows, one_shape_at_the_end_of_every_step],
+                         ids=lambda f: f.__name__)
+def test_a_body_value_unbound_after_a_loop_that_ran_no_step_raises_as_python_does(f):
+    x = np.array([1.2, 0.7, -0.4])
+    with pytest.raises(NameError) as python:  # UnboundLocalError is a NameError
+        f(x, 0)
+    for gradient in (tc.grad(f), tc.value_and_grad(f)):
+        with pytest.raises(type(python.value)):
+            gradient(x, 0)
+
+
+# A checkpointed loop starts the values its steps first bind as None: after no
+# step the gradient reads None where Python raises (a TypeError from the value,
+# the gradient without one), as it did before body values were carried this way.
+@pytest.mark.xfail(strict=True, reason="a checkpointed loop's state starts None "
+                   "(compiler/transform/checkpointed_bodies.py)")
+def test_a_checkpointed_body_value_unbound_after_no_step_raises_as_python_does():
+    x = np.array([1.2, 0.7, -0.4])
+    with pytest.raises(NameError):
+        tc.grad(growing_body_value, checkpoint=True)(x, 0)
+
+
+# Where the body first binds the value in a branch, the taped loop saves it before
+# that write, and binds the name to None on entry for the first save: after no
+# step the gradient reads None where Python raises, as the checkpointed loop does.
+@pytest.mark.xfail(strict=True, reason="a name first bound in a branch of a taped "
+                   "loop's body is bound to None on entry (transform/save_points.py save)")
+def test_a_body_value_first_bound_in_a_branch_unbound_after_no_step_raises():
+    x = np.array([1.2, 0.7, -0.4])
+    with pytest.raises(NameError):
+        tc.grad(body_value_in_one_branch)(x, 0)
+
+
+def rnn_output_after_the_loop(x, W, n):
+    for i in range(n):
+        y = np.tanh(W @ x)             # the same shape every step
+        x = x * 0.5 + y
+    return np.sum(x) + np.sum(y * y)
+
+
+def test_a_body_value_of_one_shape_is_kept_once_per_step_when_the_shapes_are_known(
+        monkeypatch):
+    """For the call's shapes every step's ``y`` is (3,): the reverse zeroes ``by``
+    like the step's own value, with no ``y_old`` per step.  Without them (before a
+    call, or once a gradient has met too many shapes) it puts back the previous
+    step's value; both are right."""
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=3), rng.normal(size=(3, 3)), 4)
+    expected = numeric_grad(rnn_output_after_the_loop, args, (0,))[0]
+    df = tc.grad(rnn_output_after_the_loop)
+    assert "    y_old = None\n    for i in range(n):\n" in df.source   # y itself stays unbound
+    assert "x_old))\n        y_old = y\n" in df.source and "        y = y_old\n" in df.source
+    np.testing.assert_allclose(df(*args), expected, rtol=1e-6, atol=1e-8)
+    assert "y_old" not in df.source and "y = None" not in df.source, df.source
+    monkeypatch.setattr(api, "_SHAPES_PER_GRADIENT", 0)
+    general = tc.grad(rnn_output_after_the_loop)
+    np.testing.assert_allclose(general(*args), expected, rtol=1e-6, atol=1e-8)
+    assert "y_old = y" in general.source
 
 
 def test_the_taped_reverse_loop_puts_back_the_value_before_the_iteration():

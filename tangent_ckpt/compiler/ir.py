@@ -137,6 +137,9 @@ class For:
     checkpoint: bool = False  # lower: tc.checkpointed_loop marks it
     options: Any = None  # lower: tc.checkpointed_loop's own CheckpointOptions
     steps_name: Optional[str] = None  # transform: a taped run iterates ``for t in steps``
+    # analyze (known_shapes.py): names to which, for the call's arguments, every
+    # assignment of the body gives the one shape they have at its top
+    steady_shapes: frozenset = frozenset()
     record: LoopRecord = field(default_factory=LoopRecord)
 
 
@@ -149,6 +152,7 @@ class While:
     break_flag: Optional[str] = None
     checkpoint: bool = False
     options: Any = None
+    steady_shapes: frozenset = frozenset()  # as For's
     record: LoopRecord = field(default_factory=LoopRecord)
 
 

@@ -15,7 +15,10 @@ operand's adjoint needs ``rt.unbroadcast``.  Followed here:
   loop index (an ``int``);
 - a loop: the shapes at the top of its body are joined with those at its end
   until they no longer change (a carried ``T`` that keeps its shape stays
-  known; one that grows becomes unknown); a branch joins its two arms.
+  known; one that grows becomes unknown); a branch joins its two arms.  The
+  names to which every assignment of the body gives the one shape they have
+  at its top are the loop's ``steady_shapes`` (a taped loop then zeroes
+  their adjoints like the step's own value, ``transform/taped_loops.py``).
 
 Anything else (a computed index, a call this module does not know, a global
 array, a container) is unknown, and what depends on it keeps the general code.
@@ -57,7 +60,7 @@ def argument_shapes(function, shapes, scalars=frozenset()):
     env = dict.fromkeys(scalars, ())
     env.update({p: shapes.get(p) for p in function.params})
     proved = {}  # id(stmt) -> (stmt, finding): the last pass over a loop body wins
-    _body(function.body, env, proved)
+    _body(function.body, env, proved, {})
     for stmt, found in proved.values():
         if isinstance(stmt, ir.SetItem):
             stmt.value_fits = stmt.value_fits or found
@@ -86,33 +89,37 @@ def _get(env, name):
     return None if value == _UNSET else value
 
 
-def _body(body, env, proved):
+def _body(body, env, proved, made):
+    """``made``: id(assignment) -> the shape of its value (the last pass wins)."""
     for stmt in body:
         if isinstance(stmt, ir.Assign):
-            env[stmt.target] = _assign(stmt, env, proved)
+            env[stmt.target] = made[id(stmt)] = _assign(stmt, env, proved)
         elif isinstance(stmt, ir.SetItem):  # a write into x[i] leaves x's shape (or fails)
             value = _operand(stmt.value, env) if isinstance(stmt.value, ir.Name) else None
             item = _item(_shape(_get(env, stmt.target)), stmt.index, env)
             proved[id(stmt)] = (stmt, value is not None and _shape(value) == item)
         elif isinstance(stmt, ir.If):
             then, orelse = dict(env), dict(env)
-            _body(stmt.body, then, proved)
-            _body(stmt.orelse, orelse, proved)
+            _body(stmt.body, then, proved, made)
+            _body(stmt.orelse, orelse, proved, made)
             for name in set(then) | set(orelse):
                 env[name] = _join(then.get(name, _UNSET), orelse.get(name, _UNSET))
         elif isinstance(stmt, (ir.For, ir.While)):
-            _loop(stmt, env, proved)
+            _loop(stmt, env, proved, made)
         elif isinstance(stmt, ir.Segment):
-            _body(stmt.body, env, proved)
+            _body(stmt.body, env, proved, made)
         else:  # Break reads a flag; anything new assigns nothing we could know
             for name in ir.assigned_names([stmt]):
                 env[name] = None
 
 
-def _loop(stmt, env, proved):
+def _loop(stmt, env, proved, made):
     """Join the shapes at the top of the body with those at its end until they
     agree (at most a few passes, then every name the body assigns is unknown);
-    the last pass, the one whose shapes hold, decides ``same_shape``."""
+    the last pass, the one whose shapes hold, decides ``same_shape`` and the
+    loop's ``steady_shapes``: the names every assignment of the body gives the
+    shape they have at its top (the previous step's, or the one from before
+    the loop)."""
     assigned = set(ir.assigned_names(stmt.body))
     top = dict(env)
     for name in assigned:
@@ -121,14 +128,23 @@ def _loop(stmt, env, proved):
         top[stmt.target] = INT
     for _ in range(_MAX_PASSES):
         end = dict(top)
-        _body(stmt.body, end, proved)
+        _body(stmt.body, end, proved, made)
         joined = {name: _join(top[name], end.get(name, _UNSET)) for name in assigned}
         if all(joined[name] == top[name] for name in assigned):
             break
         top.update(joined)
     else:
         top.update(dict.fromkeys(assigned))
-        _body(stmt.body, dict(top), proved)
+        _body(stmt.body, dict(top), proved, made)
+    writes = {}  # name -> the shapes the body's assignments give it (None: another binding)
+    for inner in ir.walk(stmt.body):
+        if isinstance(inner, ir.Assign):
+            writes.setdefault(inner.target, set()).add(made.get(id(inner)))
+        elif isinstance(inner, ir.For):
+            writes.setdefault(inner.target, set()).add(None)
+    stmt.steady_shapes = frozenset(
+        name for name in assigned
+        if top[name] not in (None, _UNSET) and writes.get(name, set()) <= {top[name]})
     env.update(top)
 
 

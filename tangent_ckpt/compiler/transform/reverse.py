@@ -172,13 +172,14 @@ class Reverser:
         taped loop (its values go on the tape); ``read_after``: it is the body of a
         taped loop no other loop encloses, whose values may be read after it;
         ``restored``: names it rebinds whose value from before each run the reverse
-        needs back (``SavePoints.block_record``)."""
+        needs back (``SavePoints.block_record``, ``carry_to_record``)."""
         out = []
         saves = self.saves
         record = saves.block_record(body, read_after, restored) if in_loop else None
         for k, stmt in enumerate(body):
             if record is not None and isinstance(stmt, ir.Break):
                 out.append(record)  # pushed before the loop may stop
+                out.extend(saves.carried_after(record))
                 record = None
             if isinstance(stmt, ir.Assign) and stmt.observes:
                 if not self.recording:  # print(...), assert: forward sweep only
@@ -188,6 +189,9 @@ class Reverser:
                     pass  # a value its block makes afresh: the block's TapeRecord keeps it
                 elif record is not None and stmt.target in defined:
                     saves.save_to_record(out, stmt, record, self.writes_in_place(stmt))
+                elif record is not None and stmt.target in restored and \
+                        stmt.target not in possibly:  # unbound before the loop
+                    saves.carry_to_record(stmt, record)
                 else:
                     self.save(out, stmt, stmt.target, defined, possibly, in_loop)
                 out.extend(self._primal_statement(stmt))
@@ -217,6 +221,7 @@ class Reverser:
                 out.extend(segment_bodies.forward(self, stmt, defined, possibly, in_loop))
         if record is not None:
             out.append(record)
+            out.extend(saves.carried_after(record))
         return out
 
     def save(self, out, stmt, target, defined, possibly, in_loop):

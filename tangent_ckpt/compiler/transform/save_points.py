@@ -55,6 +55,7 @@ class SavePoints:
         self.recorded = set()  # slots a TapeRecord keeps
         self.first_writes = set()  # id(stmt): writes whose value a TapeRecord keeps, unsaved
         self.branch_restores = {}  # id(branch body) -> Restores at its reverse's start
+        self.carried = {}  # record key -> Saves after its push (carry_to_record)
 
     def tape_name(self):
         if self.tape is None:
@@ -105,6 +106,29 @@ class SavePoints:
         record.names.append(slot)
         record.slots[slot] = None if in_place else stmt.target  # None: always kept
         self.recorded.add(slot)
+
+    def carry_to_record(self, stmt, record):
+        """The first write in a loop body of a name unbound before the loop
+        whose value from before each run the reverse needs back
+        (``taped_loops.py``): the run's TapeRecord pushes the previous run's
+        value, which a local slot carries from the end of each run to the next
+        (``t_old = t`` after the push; ``t_old = None`` before the loop, where
+        ``t`` itself stays unbound, as Python leaves it when the loop runs no
+        step); it comes back as the other slots do (``t = t_old``).  Returns
+        the slot."""
+        slot = self.namer.fresh(f"{stmt.target}_old")
+        self.slots[id(stmt)] = (slot, False)
+        record.names.append(slot)
+        record.slots[slot] = stmt.target
+        self.recorded.add(slot)
+        self.carried.setdefault(record.key, []).append(
+            Save(stmt.target, slot, False, None, recorded=True))  # (after the push)
+        return slot
+
+    def carried_after(self, record):
+        """What follows the push of ``record``: the slots :meth:`carry_to_record`
+        made take the run's values (``t_old = t``)."""
+        return list(self.carried.get(record.key, ()))
 
     def keep_branch_values(self, branch, code, bound, other, before, following):
         """A name only this branch binds (``bound``; not bound ``before`` the

@@ -41,10 +41,13 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
         inner_defined.add(loop.target)
         inner_possibly.add(loop.target)
     read_after = rev.top and not in_loop
+    restored = _zeroed_at_head(rev, loop) if read_after else frozenset()
     body = rev.primal(loop.body, inner_defined, inner_possibly, in_loop=True,
-                      read_after=read_after,
-                      restored=_zeroed_at_head(rev, loop, possibly) if read_after else ())
+                      read_after=read_after, restored=restored)
     if read_after:
+        for save in rev.saves.carried_after(rev.saves.records[id(loop.body)]):
+            # what the first step's tape entry keeps of a name unbound before the loop
+            out.append(Line(sx.assign(save.slot, sx.const(None)), loop.line))
         rev.saves.keep_before_loop(loop, out, defined, possibly)
     else:
         loop.record.restores = []
@@ -71,20 +74,26 @@ def primal_loop(rev, loop, defined, possibly, in_loop):
     return out
 
 
-def _zeroed_at_head(rev, loop, possibly):
-    """Names that may hold a value before ``loop`` (``possibly``), that its body
-    rebinds and the code after it reads (before it rebinds them): their
-    adjoints may reach the loop's head, where the reverse loop writes a zero
-    shaped like the value the name had before the iteration, which after the
-    last reversed iteration is the value from before the loop, of any shape
-    (``t = 0.5 * s`` then ``for t in M``).  The reverse must put that value
-    back, as a checkpointed loop's step does (``t = t_old``), not leave the one
-    the iteration made."""
+def _zeroed_at_head(rev, loop):
+    """Names ``loop``'s body rebinds that the code after it reads (before it
+    rebinds them), whose shape may differ from one step to the next: their
+    adjoints reach the loop's head, where the reverse loop writes a zero shaped
+    like the value the name had before the iteration -- the previous step's
+    (``t = rows[:i + 1] * x``: one row more each step), or after the last
+    reversed iteration the value from before the loop, of any shape (``t = 0.5
+    * s`` then ``for t in M``).  The reverse must put that value back, as a
+    checkpointed loop's step does (``t = t_old``; None where the name was
+    unbound before the loop: ``SavePoints.carry_to_record``), not leave the
+    one the iteration made, whose shape a zero added to the previous step's
+    adjoint would broadcast to.  A name to which every assignment of the body
+    gives the shape it has at the loop's top (``known_shapes.py``, for the
+    call's arguments: the loop's ``steady_shapes``) needs none of it."""
     if rev.live_after is None:
         rev.live_after = live_after_loops(rev.function.body, ir.returned_names(rev.function))
     live = rev.live_after.get(id(loop), rev.reads)  # (every loop outside loops is found)
     return frozenset(name for name in set(ir.assigned_names(loop.body))
-                     if name in possibly and name in rev.active and name in live)
+                     if name in rev.active and name in live and
+                     name not in loop.steady_shapes)
 
 
 def live_after_loops(body, live):
