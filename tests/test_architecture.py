@@ -175,6 +175,33 @@ def test_the_public_names_load_on_first_use():
     assert out.stdout.strip() == "ok", out.stdout + out.stderr
 
 
+#: the compiler's stages in the order the pipeline runs them (compiler/pipeline.py)
+STAGE_ORDER = ("frontend", "desugar", "fence", "lower", "analyze", "transform", "package",
+               "backend", "emit")
+
+
+def test_no_stage_imports_a_later_one(modules, edges):
+    """Data flows one way: a stage's module imports the shared modules and earlier
+    stages only (a fact about user methods that desugar, the fence and the lowering
+    all read lives in desugar, the first of them)."""
+    assert set(STAGE_ORDER) == COMPILER_STAGES
+    back = []
+    for source, targets in edges.items():
+        stage = _stage_of(source)
+        for target in targets:
+            later = _stage_of(target)
+            if stage and later and STAGE_ORDER.index(later) > STAGE_ORDER.index(stage):
+                back.append((source, target))
+    assert back == []
+
+
+def _stage_of(name):
+    parts = name.split(".")
+    if len(parts) > 3 and parts[1] == "compiler" and parts[2] in STAGE_ORDER:
+        return parts[2]
+    return None
+
+
 def test_the_compiler_never_imports_the_public_api(modules, edges):
     for name in modules:
         if name.startswith(f"{PACKAGE}.compiler"):

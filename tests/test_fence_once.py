@@ -14,6 +14,7 @@ import tangent_ckpt as tc
 from gradcheck import check_grad
 from source_lines import line_of
 from tangent_ckpt.compiler.fence import fence_once as fence_module
+from tangent_ckpt.compiler.desugar.passes import desugar
 from tangent_ckpt.compiler.fence.fence_once import fence_once
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.frontend import reached_functions as reached
@@ -66,7 +67,8 @@ def never_inlined(x, step=aliased_write):  # named as a default, never called
 
 
 def test_a_helper_named_but_never_inlined_refuses_nothing():
-    fenced = fence_once(parse_function(never_inlined))
+    parsed = parse_function(never_inlined)
+    fenced = fence_once(parsed, desugar(parsed))
     assert "may also change 'd'" in str(fenced.functions[(FUNCTION, aliased_write)].error)
     x = np.array([1.0, 2.0])
     check_grad(never_inlined, (x,), df=tc.grad(never_inlined))
@@ -92,7 +94,7 @@ def test_the_lowering_never_inlines_a_function_the_fence_did_not_check():
 
 def test_the_lowering_inlines_what_the_fence_prepared():
     parsed = parse_function(twice_smoothed)
-    function, _, _ = normalize(parsed, fenced=fence_once(parsed))
+    function, _, _ = normalize(parsed, fenced=fence_once(parsed, desugar(parsed)))
     assert function.body
 
 

@@ -1,4 +1,4 @@
-"""What a user's method writes (compiler/fence/method_writes.py), as the aliasing fence
+"""What a user's method writes (compiler/desugar/method_writes.py), as the aliasing fence
 and the lowering use it: a method named like a builtin's (``kf.update(z)``) is the
 user's own; a method adding into an attribute in place (``self.P += Q``) changes
 the array the caller may also name -- refused then, differentiated otherwise."""
@@ -9,7 +9,7 @@ import pytest
 import tangent_ckpt as tc
 from gradcheck import check_grad
 from source_lines import line_of
-from tangent_ckpt.compiler.fence.method_writes import writes_self_in_place
+from tangent_ckpt.compiler.desugar.method_writes import writes_self_in_place
 from tangent_ckpt.errors import TransformError
 
 HERE = "test_method_writes.py"

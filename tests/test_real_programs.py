@@ -1653,7 +1653,7 @@ def kalman_negative_log_likelihood(q, r, x0, zs):
 @pytest.mark.parametrize("options", MODES)
 def test_kalman_filter_class_with_update_method_gradient_matches_finite_differences(options):
     """`kf.update(z)` was judged by its name (dict.update: it writes what kf holds) and
-    refused; the fence now looks the method up (compiler/fence/method_writes.py)."""
+    refused; the fence now looks the method up (compiler/desugar/method_writes.py)."""
     zs = np.cumsum(np.random.default_rng(41).standard_normal((6, 1)) * 0.3, axis=0)
     check_program(kalman_negative_log_likelihood, (0.05, 0.2, np.array([0.0, 1.0]), zs),
                   (0, 1, 2), options, oracle=True)

@@ -1,4 +1,5 @@
-"""The compiler, one way: parse -> fence -> lower -> analyze -> transform -> package -> emit.
+"""The compiler, one way: parse -> desugar -> fence -> lower -> analyze -> transform ->
+package -> emit.
 
 Each stage is one call below, a function from one representation to the next
 (its docstring says what it takes and gives); docs/design.md is the map.
@@ -26,6 +27,7 @@ from tangent_ckpt.compiler.analyze.scalar_output import output_is_scalar
 from tangent_ckpt.compiler.analyze.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
+from tangent_ckpt.compiler.desugar.passes import desugar
 from tangent_ckpt.compiler.desugar.views import recording_shared_writes
 
 
@@ -67,14 +69,15 @@ def _collector_paused():
 
 def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=False,
               inexact=()):
-    """The stages both modes share: parse, the fence (views and aliases, once, on the
-    function and every helper it may inline), lower, analyze.
+    """The stages both modes share: parse, desugar, the fence (aliases, once, on the
+    function and every helper it may inline, each desugared first), lower, analyze.
     ``containers``: the structure of container arguments (``wrt`` positions are
     expanded to their leaves); ``shapes``: the arguments' shapes, when known;
     ``one_output``: a returned tuple or list of outputs is refused; ``has_aux``:
     ``fn`` returns ``(output, aux)``."""
     parsed = parse_function(fn)                                     # parse
-    fenced = fence_once(parsed, containers)                         # views, aliasing fence
+    followed = desugar(parsed)                                      # desugar (+ views)
+    fenced = fence_once(parsed, followed, containers)               # aliasing fence
     function, bindings, namer = normalize(parsed, containers,       # lower
                                           one_output, has_aux, fenced)
     if containers:
@@ -99,7 +102,7 @@ def desugared(fn, containers=None):
     what those stages raise (a refused write names the user's line)."""
     def stages():
         parsed = parse_function(fn)
-        fenced = fence_once(parsed, containers)
+        fenced = fence_once(parsed, desugar(parsed), containers)
         helpers = [(f"{role} {f.__qualname__}()", prepared.parsed, prepared.error)
                    for (role, f), prepared in fenced.functions.items()]
         return desugared_text(parsed, helpers)

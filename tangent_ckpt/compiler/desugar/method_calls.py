@@ -16,7 +16,7 @@ import types
 
 import gast
 
-from tangent_ckpt.compiler.fence.method_writes import constructed_classes, method_of
+from tangent_ckpt.compiler.desugar.method_writes import constructed_classes, method_of
 
 
 class MethodCalls:

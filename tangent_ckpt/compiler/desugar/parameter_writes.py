@@ -4,7 +4,7 @@ its caller's arrays.
 A parameter is its caller's array until the body binds it anew; a write after a
 statement of its block (or of an enclosing block, earlier) that surely bound the
 name anew (``u = u * 2.0; u[0] = 1.0``) is into the function's own new array.
-Read by the view lowering (``views.writer_parameters``: what a helper writes
+Read by the view lowering (``passes.writer_parameters``: what a helper writes
 into its caller's arrays) and by the inliner (what an unmarked call may write).
 """
 

@@ -1,4 +1,4 @@
-"""Lower: writes through views and aliases, made explicit before lowering.
+"""Desugar: writes through views and aliases, made explicit before lowering.
 
 NumPy arrays are references: after ``v = V[1:3]`` a write ``v += x`` changes
 ``V``.  The rest of the compiler gives each assignment a new value, so this pass
@@ -35,39 +35,26 @@ lists those forms and why.
 
 import contextlib
 import threading
-import types
 
 import gast
 
 from tangent_ckpt.compiler.node_facts import ViewMarks
-from tangent_ckpt.compiler.frontend.parse import parse_function
-from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
-from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
-from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
-from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
 from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
-from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
-from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
-from tangent_ckpt.compiler.desugar.view_facts import (ArrayFacts, basic_index, resolve_dotted,
-                                                     view_link)
-from tangent_ckpt.compiler.memory_sharing import unbuffered_target, unbuffered_write
+from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, basic_index, view_link
+from tangent_ckpt.compiler.memory_sharing import unbuffered_write
 from tangent_ckpt.compiler.desugar.view_groups import Group
 from tangent_ckpt.compiler.desugar.view_shape import FunctionShape
-from tangent_ckpt.errors import TangentCkptError
 
 
-def follow_views(parsed, helper=False):
+def follow_views(parsed, helper, writers):
     """Rewrite ``parsed.node`` in place so that writes through views and aliases
     reach every name that shares their memory.  Returns what it follows
     (:class:`Followed`), for the fence.  ``helper``:
     ``parsed`` is inlined, so views of its parameters are followed too (their
-    writes go back to the caller's arrays through the inliner)."""
-    evaluate_once(parsed.node)  # a = b = e, v[draw()] += x: each part evaluated once
-    hoist_raising_branches(parsed.node)  # if c: raise E / else: rest -> check, then rest
-    unroll_writing_tuple_loops(parsed.node)  # for Z in (U, V): Z[0] = ... writes U, V
-    bindings = rewrite_fill_calls(parsed)  # a.fill(v): a[...] = v
-    join_chained_subscripts(parsed, bindings)  # U[i][j] = v: U[i, j] = v
-    shape = FunctionShape(parsed, helper, writer_parameters)
+    writes go back to the caller's arrays through the inliner); ``writers``:
+    ``fn -> {parameter: how}``, the parameters a user helper writes into
+    (``passes.writer_parameters``)."""
+    shape = FunctionShape(parsed, helper, writers)
     _mark_unbuffered_views(shape)
     facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local)
     links = {}
@@ -218,44 +205,3 @@ def _note_shared_writes(parsed, group):
     for found in getattr(_SHARED_WRITES, "stack", ()):
         stmt = min((w[0] for w in group.writes), key=lambda s: getattr(s, "lineno", 0))
         found.append(SharedWrite(parsed.filename, getattr(stmt, "lineno", None), group.names))
-
-
-_ANALYSING = threading.local()  # the helpers being analysed by this thread (recursion)
-
-
-def writer_parameters(fn):
-    """The parameters a user helper writes into, with how: ``"item-call"`` for
-    ``H[1:-1] += ...`` or a write through a view of ``H`` (the caller's array),
-    ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array),
-    ``"rebound-call"`` for a parameter the helper also rebinds, or hands to a
-    helper whose write into it is not followed: what the caller's array holds
-    after the call is then not known here (followed only where the caller never
-    reads it again, ``ViewMarks.unobserved_arguments``)."""
-    module = str(getattr(fn, "__module__", "") or "")
-    in_progress = _ANALYSING.__dict__.setdefault("codes", set())
-    if not isinstance(fn, types.FunctionType) or fn.__code__ in in_progress or \
-            module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt"):
-        return {}
-    in_progress.add(fn.__code__)
-    try:
-        parsed = parse_function(fn)
-        marks = follow_views(parsed, helper=True).marks
-    except TangentCkptError:
-        return {}
-    finally:
-        in_progress.discard(fn.__code__)
-    args = parsed.node.args
-    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    def unbuffered(node):   # np.add.at(H, i, v) writes into H
-        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
-                unbuffered_write(resolve_dotted(node.value.func, parsed.resolve, params)):
-            return unbuffered_target(node.value, node)
-        return None
-    found, unfollowed, rebound = {}, set(), set()
-    for param, kind in ParameterWrites(parsed.node, marks, rebound, unbuffered).writes:
-        if kind == "unfollowed":
-            unfollowed.add(param)
-        elif kind == "item-call" or param not in found:
-            found[param] = kind
-    return {p: "rebound-call" if p in rebound | unfollowed else found[p]
-            for p in params if p in found or p in unfollowed}

@@ -12,7 +12,7 @@ import weakref
 import gast
 
 from tangent_ckpt.compiler.fence.alias_values import _Info, _base_name
-from tangent_ckpt.compiler.fence.method_writes import method_of
+from tangent_ckpt.compiler.desugar.method_writes import method_of
 from tangent_ckpt.compiler.frontend.reached_functions import user_class, user_object
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.errors import TangentCkptError

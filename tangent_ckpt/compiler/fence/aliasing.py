@@ -39,7 +39,7 @@ from tangent_ckpt.compiler.fence.alias_values import (Origins, _base_name, _Info
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_METHODS,
                                                   unbuffered_write)
-from tangent_ckpt.compiler.fence.method_writes import (
+from tangent_ckpt.compiler.desugar.method_writes import (
     constructed_classes, method_of, writes_self_in_place,
 )
 from tangent_ckpt.compiler.fence.object_facts import (

@@ -1,8 +1,9 @@
-"""Fence: the view lowering and the aliasing fence, run once before lowering on
-the differentiated function and on every user function it may inline.
+"""Fence: the aliasing fence, run once before lowering on the differentiated
+function (desugared by the pipeline) and on every user function it may inline.
 
-For the differentiated function, ``views.py`` makes the writes through views it
-can follow explicit and ``aliasing.py`` refuses the rest, at once.  The helpers,
+For the differentiated function, desugar (``desugar/passes.py``; its last pass,
+``views.py``, makes the writes through views it can follow explicit) has run, and
+``aliasing.py`` refuses the writes it could not follow.  The helpers,
 methods and lambdas the lowering may inline are found from what the code names
 (``reached_functions.py``) and prepared the way the lowering inlines them, a
 helper and a method alike: its writes through views of its parameters followed
@@ -29,16 +30,16 @@ from tangent_ckpt.compiler.fence.object_facts import (
 from tangent_ckpt.compiler.frontend.reached_functions import (
     FUNCTION, METHOD, functions_named, functions_of_arguments,
 )
-from tangent_ckpt.compiler.desugar.views import follow_views
+from tangent_ckpt.compiler.desugar.passes import desugar
 
 
-def fence_once(parsed, containers=None):
-    """Follow the views of ``parsed`` (rewriting its tree in place) and fence its
-    writes, then prepare every function it may inline; returns the
-    :class:`~.fenced.Fenced` the lowering reads.  ``containers``: the structures
-    of the arguments given as containers or objects (their classes' methods)."""
+def fence_once(parsed, followed, containers=None):
+    """Fence the writes of ``parsed`` (desugared: ``followed`` is what its view pass
+    followed, ``desugar/passes.py``), then prepare every function it may inline
+    (desugared and fenced the same way); returns the :class:`~.fenced.Fenced` the
+    lowering reads.  ``containers``: the structures of the arguments given as
+    containers or objects (their classes' methods)."""
     fenced = Fenced()
-    followed = follow_views(parsed)
     receivers, fenced.findings = check_writes(parsed, followed=followed)
     fenced.checked_receivers.update(receivers)
     fenced.index.add(fenced.findings)
@@ -95,7 +96,7 @@ def _prepared(role, fn, fenced, receiver=None):
     try:
         # a helper's, and a method's, writes through views of its parameters are
         # followed back to the parameters (the inliner hands them to the caller)
-        followed = follow_views(parsed, helper=True)
+        followed = desugar(parsed, helper=True)
         receivers, findings = check_writes(parsed, followed=followed, receiver=receiver)
         fenced.marks.update(followed.marks)
     except Exception as error:

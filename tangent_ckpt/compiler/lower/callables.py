@@ -18,7 +18,7 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.fence.method_writes import writes_self_in_place
+from tangent_ckpt.compiler.desugar.method_writes import writes_self_in_place
 from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,

@@ -1,0 +1,92 @@
+"""Desugar: the user's function, rewritten (gast -> gast, in place) into the forms
+the rest of the compiler knows, one pass after another.
+
+Each pass rewrites a form of Python into one the next stages already handle,
+keeping what the code computes exactly; the order matters where one pass's output
+is another's input.  For the differentiated function and every helper the
+lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
+
+1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
+   each part evaluated once and in Python's order;
+2. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
+   function the other path;
+3. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
+4. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
+5. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (4 and
+   5 read ``local_bindings.py``);
+6. ``views.py``: writes through views and aliases carried to every name sharing
+   the memory (the fence refuses what it cannot follow).
+
+``tangent-ckpt dump FILE.py:FUNC --stage desugar`` prints the result.
+"""
+
+import threading
+import types
+
+import gast
+
+from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
+from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
+from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
+from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
+from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
+from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.views import follow_views
+from tangent_ckpt.compiler.frontend.parse import parse_function
+from tangent_ckpt.compiler.memory_sharing import unbuffered_target, unbuffered_write
+from tangent_ckpt.errors import TangentCkptError
+
+
+def desugar(parsed, helper=False):
+    """Run the passes on ``parsed.node`` in place; returns what the view pass
+    follows (:class:`~.views.Followed`), for the fence.  ``helper``: ``parsed``
+    is a function the lowering may inline (views of its parameters are followed
+    back to the caller's arrays)."""
+    evaluate_once(parsed.node)
+    hoist_raising_branches(parsed.node)
+    unroll_writing_tuple_loops(parsed.node)
+    bindings = rewrite_fill_calls(parsed)
+    join_chained_subscripts(parsed, bindings)
+    return follow_views(parsed, helper, writer_parameters)
+
+
+_ANALYSING = threading.local()  # the helpers being analysed by this thread (recursion)
+
+
+def writer_parameters(fn):
+    """The parameters a user helper writes into, with how: ``"item-call"`` for
+    ``H[1:-1] += ...`` or a write through a view of ``H`` (the caller's array),
+    ``"aug-call"`` for ``H += ...`` (the caller's array when it is an array),
+    ``"rebound-call"`` for a parameter the helper also rebinds, or hands to a
+    helper whose write into it is not followed: what the caller's array holds
+    after the call is then not known here (followed only where the caller never
+    reads it again, ``ViewMarks.unobserved_arguments``)."""
+    module = str(getattr(fn, "__module__", "") or "")
+    in_progress = _ANALYSING.__dict__.setdefault("codes", set())
+    if not isinstance(fn, types.FunctionType) or fn.__code__ in in_progress or \
+            module.split(".")[0] in ("numpy", "scipy", "tangent_ckpt"):
+        return {}
+    in_progress.add(fn.__code__)
+    try:
+        parsed = parse_function(fn)
+        marks = desugar(parsed, helper=True).marks
+    except TangentCkptError:
+        return {}
+    finally:
+        in_progress.discard(fn.__code__)
+    args = parsed.node.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    def unbuffered(node):   # np.add.at(H, i, v) writes into H
+        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
+                unbuffered_write(resolve_dotted(node.value.func, parsed.resolve, params)):
+            return unbuffered_target(node.value, node)
+        return None
+    found, unfollowed, rebound = {}, set(), set()
+    for param, kind in ParameterWrites(parsed.node, marks, rebound, unbuffered).writes:
+        if kind == "unfollowed":
+            unfollowed.add(param)
+        elif kind == "item-call" or param not in found:
+            found[param] = kind
+    return {p: "rebound-call" if p in rebound | unfollowed else found[p]
+            for p in params if p in found or p in unfollowed}
