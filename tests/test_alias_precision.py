@@ -949,3 +949,108 @@ def test_an_index_that_may_be_one_integer_is_still_refused(fn, args, written, ot
     assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
     assert f"'{written}'" in message and f"'{other}'" in message, message
     assert "'np'" not in message, message
+
+
+# --- what a function passed in returns (a Newton step, outside program q29) ---------------
+def damped_newton(F, step, x0):
+    """x -= s with s returned by the function given for ``step``: a new array when
+    that function returns one, which each call of damped_newton checks."""
+    x = np.copy(x0)
+    k = 0
+    while True:
+        s = step(x, F(x))
+        x -= s  # WRITE
+        k += 1
+        if np.linalg.norm(s) < 1e-12 or k == 3:
+            break
+    return x
+
+
+def half_newton_step(x, f):
+    return 0.5 * np.linalg.solve(np.diag(3.0 * x ** 2), f)
+
+
+def newton_with_module_level_callables(x0, a):
+    def F(x):
+        return x ** 3 - a
+    return np.sum(damped_newton(F, half_newton_step, x0) ** 2)
+
+
+def newton_with_local_callables(x0, a):
+    def F(x):
+        return x ** 3 - a
+
+    def step(x, f):
+        J = np.diag(3.0 * x ** 2)
+        return 0.5 * np.linalg.solve(J, f)
+    return np.sum(damped_newton(F, step, x0) * np.array([1.0, 2.0]))
+
+
+CALLABLES = [
+    (newton_with_module_level_callables,
+     lambda r: (np.array([1.2, 0.9]) + 0.1 * _vector(r, 2), np.array([2.0, 0.5])), (0, 1)),
+    (newton_with_local_callables,
+     lambda r: (np.array([1.2, 0.9]) + 0.1 * _vector(r, 2), np.array([2.0, 0.5])), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("fn, make, wrt", CALLABLES, ids=[a[0].__name__ for a in CALLABLES])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_write_beside_what_a_function_passed_in_returns_new_is_differentiated(fn, make,
+                                                                                 wrt, mode):
+    args = make(np.random.default_rng(13))
+    check_grad(fn, args, wrt=wrt, df=tc.grad(fn, wrt=wrt, **MODES[mode]), rtol=1e-5,
+               atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, make, wrt", CALLABLES, ids=[a[0].__name__ for a in CALLABLES])
+def test_checkpointed_newton_loop_equals_taped(fn, make, wrt):
+    args = make(np.random.default_rng(14))
+    taped = tc.grad(fn, wrt=wrt)(*args)
+    checkpointed = tc.grad(fn, wrt=wrt, **MODES["checkpointed"])(*args)
+    for a, b in zip(taped, checkpointed):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+def step_returning_its_argument(x, f):
+    return f
+
+
+STEP = np.array([0.01, 0.02])
+
+
+def step_returning_a_module_array(x, f):
+    return STEP
+
+
+def newton_given_its_residual_as_the_step(x0, a):
+    def F(x):
+        return x ** 3 - a
+    return np.sum(damped_newton(F, step_returning_its_argument, x0))
+
+
+def newton_given_a_module_array_as_the_step(x0, a):
+    def F(x):
+        return x ** 3 - a
+    return np.sum(damped_newton(F, step_returning_a_module_array, x0))
+
+
+def newton_given_a_local_step_returning_the_iterate(x0, a):
+    def F(x):
+        return x ** 3 - a
+
+    def step(x, f):
+        return x
+    return np.sum(damped_newton(F, step, x0))
+
+
+@pytest.mark.parametrize("fn", [newton_given_its_residual_as_the_step,
+                                newton_given_a_module_array_as_the_step,
+                                newton_given_a_local_step_returning_the_iterate])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_function_passed_in_that_may_return_old_memory_is_still_refused(fn, mode):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,), **MODES[mode])(np.array([1.2, 0.9]), np.array([2.0, 0.5]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(damped_newton, '# WRITE')}:" in message, message
+    assert "'x'" in message and "'s'" in message, message

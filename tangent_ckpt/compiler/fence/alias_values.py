@@ -463,6 +463,10 @@ class Origins:
             else None
         if fdef is not None and self.returned_info(fdef, args, env) is not None:
             return fresh
+        if self.callables_new and isinstance(node.func, gast.Name) and \
+                node.func.id in self.fixed_parameters:
+            self.called.add(node.func.id)  # step(x), step given by the caller: checked
+            return fresh                   # there to return new objects (aliasing.py)
         # a user function, a local function or anything unknown: it may return its
         # arguments or what they hold
         return self._union(args, env)
