@@ -7,6 +7,7 @@ the write changes, and must still be refused, naming both names and the line.
 """
 
 import functools
+import math
 import os
 
 import numpy as np
@@ -1054,3 +1055,19 @@ def test_a_function_passed_in_that_may_return_old_memory_is_still_refused(fn, mo
     message = str(info.value)
     assert f"{HERE}:{line_of(damped_newton, '# WRITE')}:" in message, message
     assert "'x'" in message and "'s'" in message, message
+
+
+def list_of_arrays_scaled_by_module_constants(x):
+    """np.pi, math.e: numbers, so rows holds two new arrays and nothing of np or
+    math (the fence named 'np' as what the write may change)."""
+    rows = [x * np.pi for _ in range(2)] + [x * math.e]
+    rows[0] += 1.0
+    rows[2] *= rows[1]
+    return np.sum(rows[0] * rows[1]) + np.sum(rows[2])
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_module_constants_hold_no_memory_of_their_module(mode):
+    fn = list_of_arrays_scaled_by_module_constants
+    check_grad(fn, (np.array([0.3, -0.7]),), df=tc.grad(fn, **MODES[mode]), rtol=1e-5,
+               atol=1e-7)

@@ -9,6 +9,7 @@ functions return what their bodies return (``alias_helpers.py``)."""
 
 import builtins
 import inspect
+import types
 
 import gast
 import numpy as np
@@ -157,6 +158,8 @@ class Origins:
                     isinstance(node.op, gast.Invert) and self.index_array(node.operand, env):
                 self.index_sites.add(id(node))  # a bool or an array of bools
             return _Info({("site", id(node), 0)})  # a new number, bool or array
+        if isinstance(node, gast.Attribute) and self.module_constant(node):
+            return _Info()  # np.pi, math.e: a number, no memory of the program's
         if isinstance(node, (gast.Subscript, gast.Attribute)):
             base = self.info(node.value, env)
             if isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size",
@@ -228,6 +231,18 @@ class Origins:
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
+
+    def module_constant(self, node):
+        """``np.pi``, ``math.e``: an attribute of a module (not of a local) that is a
+        number or a string."""
+        root = node
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in self.locals or \
+                not isinstance(self.parsed.resolve(root.id), types.ModuleType):
+            return False
+        value = resolve_dotted(node, self.parsed.resolve, self.locals)
+        return isinstance(value, (bool, int, float, complex, str, bytes))
 
     def array_element(self, node):
         """``r[0]``, ``S[i, j]`` (``i`` a ``range`` counter) of a name surely bound to
