@@ -1071,3 +1071,44 @@ def test_module_constants_hold_no_memory_of_their_module(mode):
     fn = list_of_arrays_scaled_by_module_constants
     check_grad(fn, (np.array([0.3, -0.7]),), df=tc.grad(fn, **MODES[mode]), rtol=1e-5,
                atol=1e-7)
+
+
+def resampled_in_a_closure(X, n):
+    """The particle filter's resampling (outside program q07): size=N with N the
+    particles' count, in a function defined inside the differentiated one."""
+    def resample(particles, rs):
+        N = particles.shape[0]
+        idx = rs.choice(np.arange(N), size=N)
+        new = particles[idx]
+        new += 0.1 * rs.standard_normal(new.shape)
+        return new
+    rs = np.random.RandomState(2)
+    for t in range(n):
+        X = 0.5 * resample(X, rs) + 0.5 * X
+    return np.sum(X ** 2)
+
+
+def row_by_a_draw_sized_by_an_attribute_written(X, cfg):
+    rs = np.random.RandomState(0)
+    r = X[rs.choice(3, size=cfg.size)]  # cfg.size may be None: one integer, a row
+    r *= 2.0  # WRITE
+    return np.sum(X)
+
+
+class _Config:
+    size = None
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_copy_by_a_draw_sized_by_a_length_in_a_closure_is_differentiated(mode):
+    fn = resampled_in_a_closure
+    check_grad(fn, (_vector(np.random.default_rng(15), 4, 2), 3), df=tc.grad(fn, **MODES[mode]),
+               rtol=1e-5, atol=1e-7)
+
+
+def test_a_draw_sized_by_any_attribute_is_still_refused():
+    with pytest.raises(TransformError) as info:
+        tc.grad(row_by_a_draw_sized_by_an_attribute_written)(np.ones((3, 2)), _Config())
+    message = str(info.value)
+    assert f"{HERE}:{line_of(row_by_a_draw_sized_by_an_attribute_written, '# WRITE')}:" in \
+        message, message

@@ -537,15 +537,58 @@ class Origins:
         methods = {getattr(c, func.attr, None) for c in classes}
         return next(iter(methods)) if len(methods) == 1 and None not in methods else None
 
-    def surely_integer(self, node):
-        """``3``, a name the function binds only to integers (``view_shape.integer_names``:
-        range counters, integer arithmetic), ``len(...)``."""
+    def surely_integer(self, node, seen=frozenset()):
+        """``3``, ``len(...)``, ``int(...)``, ``a.shape[0]``, integer arithmetic of
+        those, a name the function binds only to integers (``view_shape.integer_names``:
+        range counters, ``p = i + int(...)``) or, in its own body, only to such
+        expressions (``N = particles.shape[0]``)."""
         if isinstance(node, gast.Constant):
             return type(node.value) is int
         if isinstance(node, gast.Name):
-            return node.id in self.counters
-        return isinstance(node, gast.Call) and self.resolve(node.func) is len and \
+            if node.id in self.counters:
+                return True
+            if node.id in seen or node.id not in self.locals:
+                return False
+            values = self.own_bindings().get(node.id)
+            return bool(values) and all(v is not None and
+                                        self.surely_integer(v, seen | {node.id})
+                                        for v in values)
+        if isinstance(node, gast.BinOp) and isinstance(
+                node.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)):
+            return self.surely_integer(node.left, seen) and self.surely_integer(node.right, seen)
+        if isinstance(node, gast.Subscript):  # a.shape[0]: an array's length, never None
+            return isinstance(node.value, gast.Attribute) and node.value.attr == "shape" and \
+                isinstance(node.slice, gast.Constant) and type(node.slice.value) is int
+        return isinstance(node, gast.Call) and self.resolve(node.func) in (len, int) and \
             len(node.args) == 1 and not node.keywords
+
+    def own_bindings(self):
+        """name -> the values its plain assignments in this function's own body bind
+        it to (None for any other binding: a loop target, a tuple's item, ``+=``, a
+        parameter), not counting functions defined inside it."""
+        if self.bound_values is None:
+            self.bound_values = {}
+            args = self.fnode.args
+            for a in args.posonlyargs + args.args + args.kwonlyargs + \
+                    [x for x in (args.vararg, args.kwarg) if x is not None]:
+                self.bound_values.setdefault(a.id, []).append(None)
+            todo = list(self.fnode.body)
+            while todo:
+                n = todo.pop()
+                if isinstance(n, (gast.FunctionDef, gast.ClassDef, gast.Lambda)):
+                    continue
+                if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                        isinstance(n.targets[0], gast.Name):
+                    self.bound_values.setdefault(n.targets[0].id, []).append(n.value)
+                    todo.append(n.value)
+                    continue
+                for child in gast.iter_child_nodes(n):
+                    if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store,
+                                                                               gast.Del)):
+                        self.bound_values.setdefault(child.id, []).append(None)
+                    else:
+                        todo.append(child)
+        return self.bound_values
 
     def _union(self, nodes, env):
         everything = set()

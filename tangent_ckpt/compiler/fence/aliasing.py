@@ -62,6 +62,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         # caller) taken to return new objects: each call site of the function checks
         # what it gives (lower/guards.py check_callable_arguments); ``called``: those
         self.callables_new, self.called = callables_new, set()
+        self.bound_values = None  # alias_values.py own_bindings
         stored = {n.id for n in gast.walk(fnode) if isinstance(n, gast.Name) and
                   isinstance(n.ctx, (gast.Store, gast.Del))}
         self.fixed_parameters = {a.id for a in fnode.args.posonlyargs + fnode.args.args +
