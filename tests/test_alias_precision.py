@@ -1055,6 +1055,7 @@ def test_a_function_passed_in_that_may_return_old_memory_is_still_refused(fn, mo
     message = str(info.value)
     assert f"{HERE}:{line_of(damped_newton, '# WRITE')}:" in message, message
     assert "'x'" in message and "'s'" in message, message
+    assert "the function given for 'step' here" in message, message
 
 
 def list_of_arrays_scaled_by_module_constants(x):

@@ -15,9 +15,9 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.frontend.reached_functions import is_library
-from tangent_ckpt.compiler.lower.scopes import LocalFunction, TupleValue
+from tangent_ckpt.compiler.lower.scopes import LocalFunction, TupleValue, to_source
 from tangent_ckpt.compiler.memory_sharing import returns_new
-from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
 def emit_guards(lo, guards, node):
@@ -131,7 +131,20 @@ def check_callable_arguments(lo, prepared, fnode, call):
         else:
             new = value is not None and callable(value) and returns_new(value)
         if not new:
-            raise prepared.unless
+            raise _refusal_naming(prepared.unless, param, argument)
+
+
+def _refusal_naming(refusal, param, argument):
+    """The helper's refusal, saying which function the call gives for ``param``."""
+    if not isinstance(refusal, TransformError):
+        return refusal
+    given = to_source(argument) if argument is not None else "nothing"
+    return type(refusal)(
+        f"{refusal.message}; the function given for '{param}' here ({given}) may "
+        f"return memory another name holds", refusal.filename, refusal.lineno, refusal.construct,
+        hint=f"make {given} return a new array (np.array(...), .copy(), or a NumPy "
+             f"function's result), or make the write's target a new array where it is "
+             f"bound")
 
 
 def _arguments(fnode, call):
