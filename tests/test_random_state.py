@@ -4,6 +4,8 @@ taped = finite differences with the same seed, and the generators are left as
 the forward sweep left them."""
 
 import pickle
+import random
+from random import gauss, seed
 
 import numpy as np
 import pytest
@@ -400,10 +402,6 @@ def test_checkpointed_segment_draws_again_what_it_drew(fn):
 
 
 # --- the standard library's random module: draws from its own global state ---------------
-import random  # noqa: E402
-from random import gauss, seed  # noqa: E402
-
-
 def stdlib_noise(x, n):
     """random.gauss / random.random inside a loop, seeded in the function (a pure
     Python Monte Carlo path, the outside program q16): the module's functions draw
