@@ -94,9 +94,11 @@ FAMILIES |= {"masked_singular"}
 HUNTING_FAMILIES += ("masked_singular",)
 #: issue #29, what the aliasing fence proves separate: arrays a module-level helper
 #: returns (new arrays, one per allocation, beside in-place writes into its
-#: arguments' arrays), boolean-mask and fancy-index reads (copies) restored after an
-#: in-place update, two buffers swapped after np.copyto / out= writes
-ALIAS_PRECISION_FAMILIES = ("helper_results", "masked_copies", "buffer_swaps")
+#: arguments' arrays), boolean-mask and fancy-index reads (copies: lists, index arrays,
+#: np.argsort, a drawn permutation) written and restored after an in-place update, two
+#: buffers swapped after np.copyto / out= writes, a comprehension's new arrays updated
+ALIAS_PRECISION_FAMILIES = ("helper_results", "masked_copies", "buffer_swaps",
+                            "comprehended_arrays")
 FAMILIES |= set(ALIAS_PRECISION_FAMILIES)
 HUNTING_FAMILIES += ALIAS_PRECISION_FAMILIES
 #: real aliasing followed on purpose (#29): writes through the variable of a loop over
@@ -1011,12 +1013,19 @@ class _Gen:
         written back (``F[mask, :] = bndry``), at top level or in a loop."""
         F, b, total = self.fresh_name("F"), self.fresh_name("bndry"), self.fresh_name()
         self.emit(indent, f"{F} = np.tanh(B * {self._items(env, 1, ())[0]}) + 0.1 * c")
-        form = self.pick(["mask", "mask_name", "inverted", "fancy"])
+        form = self.pick(["mask", "mask_name", "inverted", "fancy", "index_array", "argsort",
+                          "permutation"])
         self.features.add("masked_copies_" + form)
         if form == "mask":
             index = f"{F}[:, 0] > 0.0, :"
         elif form == "fancy":
             index = self.pick(["[1, 0]", "[1, 0], :", ":, [2, 0]"])  # (unique: a write)
+        elif form == "index_array":
+            index = self.pick(["np.array([1, 0])", "np.array([1, 0]), :", ":, np.array([2, 0])"])
+        elif form == "argsort":
+            index = f"np.argsort({F}[:, 0])"
+        elif form == "permutation":
+            index = f"np.random.RandomState({self.draw(st.integers(0, 9))}).permutation(2)"
         else:
             mask = self.fresh_name("mask")
             self.emit(indent, f"{mask} = np.abs({F}) < 0.5")
@@ -1028,9 +1037,30 @@ class _Gen:
             self.emit(indent, f"for {t} in range({self.pick(['n + 1', '2'])}):")
             inner = indent + 1
         self.emit(inner, f"{b} = {F}[{index}]")
+        if self.draw(st.booleans()):  # the copy written: F stays as it was
+            self.emit(inner, f"{b} *= 0.5 + 0.1 * s")
         self.emit(inner, f"{F} += 0.3 * np.tanh({F} * s)")
         self.emit(inner, f"{F}[{index}] = {b} * 0.9")
         self.emit(indent, f"{total} = np.sum({F} ** 2) + np.sum({b})")
+        env[total] = Var((), 20.0, fresh=True)
+
+    def family_comprehended_arrays(self, env, indent):
+        """A list of new arrays made by a comprehension (``[np.zeros(3) for _ in
+        range(2)]``: two arrays, holding nothing of ``np``), its items updated in
+        place, at top level or in a loop."""
+        rows, total = self.fresh_name("rows"), self.fresh_name()
+        item = self._items(env, 1, (3,))[0]
+        self.emit(indent, f"{rows} = [{self.pick(['np.zeros(3)', 'np.ones(3) * 0.5'])} "
+                          f"for _ in range(2)]")
+        inner = indent
+        if self.draw(st.booleans()):
+            t = self.fresh_name("t")
+            self.emit(indent, f"for {t} in range({self.pick(['n', '2'])}):")
+            inner = indent + 1
+        self.emit(inner, f"{rows}[0] += 0.5 * np.tanh({item})")
+        self.emit(inner, f"{rows}[1] *= 0.9")
+        self.emit(inner, f"{rows}[1] += {rows}[0] * s")
+        self.emit(indent, f"{total} = np.sum({rows}[0] ** 2) + np.sum({rows}[1])")
         env[total] = Var((), 20.0, fresh=True)
 
     def family_buffer_swaps(self, env, indent):

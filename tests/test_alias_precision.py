@@ -7,6 +7,7 @@ the write changes, and must still be refused, naming both names and the line.
 """
 
 import functools
+import math
 import os
 
 import numpy as np
@@ -823,3 +824,292 @@ def test_a_method_writing_into_an_array_the_caller_may_hold_is_still_refused(fn)
     with pytest.raises(TransformError) as info:
         tc.grad(fn)(np.array([0.3, -0.2, 0.5]))
     assert "'m'" in str(info.value), str(info.value)
+
+
+# --- an advanced index makes a copy (outside programs q02, q07) ---------------------------
+def rows_by_an_index_array_written(X, n):
+    """X[np.array([0, 2])]: integer index arrays, a copy of two rows; writing into
+    it leaves X as it was (k-means' centres picked from the data)."""
+    C = X[np.array([0, 2])]
+    for t in range(n):
+        C[0] = C[0] * 0.5 + X[1] * 0.5
+        C += 0.1 * X[2]
+    return np.sum(C ** 2) + np.sum(X * C[1])
+
+
+def rows_by_argsort_written(X):
+    order = np.argsort(X[:, 0])
+    S = X[order]
+    S[1:] -= S[:-1] * 0.5
+    return np.sum(S ** 2) + np.sum(X ** 3)
+
+
+def rows_by_a_drawn_index_written(X, n):
+    """np.random.choice(n, size=k): an array of k integers (a particle filter's
+    resampling), X[idx] a copy."""
+    rs = np.random.RandomState(4)
+    for t in range(n):
+        idx = rs.choice(3, size=4)
+        Y = X[idx]
+        Y += 0.1 * rs.standard_normal(Y.shape)
+        X = X * 0.5 + np.mean(Y, axis=0)
+    return np.sum(X ** 2)
+
+
+def rows_by_a_permutation_written_in_a_closure(X):
+    def shuffled(P):
+        new = P[np.random.RandomState(1).permutation(3)]
+        new *= 2.0
+        return new
+    return np.sum(shuffled(X) * X)
+
+
+def list_of_fresh_arrays_updated(x, n):
+    """[np.zeros(2) for _ in range(k)]: k new arrays (the comprehension reads np
+    only to call np.zeros: the list holds nothing of the module)."""
+    rows = [np.zeros(2) for _ in range(3)]
+    for t in range(n):
+        rows[2] += x * (t + 1.0)
+        rows[0] *= 0.9
+        rows[0] += rows[2] * x
+    return np.sum(rows[1] * np.array([1.0, 3.0])) + np.sum(rows[0] ** 2) + np.sum(rows[2])
+
+
+ADVANCED = [
+    (rows_by_an_index_array_written, lambda r: (_vector(r, 3, 2), 3), (0,)),
+    (rows_by_argsort_written, lambda r: (_vector(r, 4, 2),), (0,)),
+    (rows_by_a_drawn_index_written, lambda r: (_vector(r, 3, 2), 3), (0,)),
+    (rows_by_a_permutation_written_in_a_closure, lambda r: (_vector(r, 3, 2),), (0,)),
+    (list_of_fresh_arrays_updated, lambda r: (_vector(r, 2), 4), (0,)),
+]
+
+
+@pytest.mark.parametrize("fn, make, wrt", ADVANCED, ids=[a[0].__name__ for a in ADVANCED])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_copy_made_by_advanced_indexing_written_is_differentiated(fn, make, wrt, mode):
+    args = make(np.random.default_rng(11))
+    check_grad(fn, args, wrt=wrt, df=tc.grad(fn, wrt=wrt, **MODES[mode]), rtol=1e-5,
+               atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, make, wrt", ADVANCED, ids=[a[0].__name__ for a in ADVANCED])
+def test_checkpointed_advanced_index_loop_equals_taped(fn, make, wrt):
+    args = make(np.random.default_rng(12))
+    taped = tc.grad(fn, wrt=wrt)(*args)
+    checkpointed = tc.grad(fn, wrt=wrt, **MODES["checkpointed"])(*args)
+    np.testing.assert_allclose(checkpointed, taped, rtol=1e-10, atol=1e-12)
+
+
+def row_by_one_drawn_integer_written(X):
+    rs = np.random.RandomState(0)
+    r = X[rs.choice(3)]  # no size: one integer, r a row of X (a view)
+    r += 1.0  # WRITE
+    return np.sum(X)
+
+
+def row_by_argmax_written(X):
+    r = X[np.argmax(X[:, 0])]  # one integer: a row, a view
+    r *= 2.0  # WRITE
+    return np.sum(X)
+
+
+def row_by_a_draw_of_unknown_size_written(X, k):
+    r = X[np.random.RandomState(0).choice(3, size=k)]  # k may be None: one integer
+    r *= 2.0  # WRITE
+    return np.sum(X)
+
+
+def list_repeating_one_array_by_comprehension(x):
+    a = x * 1.0
+    rows = [a for _ in range(2)]
+    rows[0] += 1.0  # WRITE
+    return np.sum(a)
+
+
+GRID = np.ones(2)
+
+
+def list_of_a_module_array_by_comprehension(x):
+    rows = [GRID for _ in range(2)]
+    rows[0] += x  # WRITE
+    return np.sum(rows[1])
+
+
+@pytest.mark.parametrize("fn, args, written, other", [
+    (row_by_one_drawn_integer_written, (np.ones((3, 2)),), "r", "X"),
+    (row_by_argmax_written, (np.ones((3, 2)),), "r", "X"),
+    (row_by_a_draw_of_unknown_size_written, (np.ones((3, 2)), None), "r", "X"),
+    (list_repeating_one_array_by_comprehension, (np.ones(2),), "rows", "a"),
+    (list_of_a_module_array_by_comprehension, (np.ones(2),), "rows", "GRID"),
+], ids=["one_draw", "argmax", "unknown_size", "repeated", "module_array"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_an_index_that_may_be_one_integer_is_still_refused(fn, args, written, other, mode):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,), **MODES[mode])(*args)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert f"'{written}'" in message and f"'{other}'" in message, message
+    assert "'np'" not in message, message
+
+
+# --- what a function passed in returns (a Newton step, outside program q29) ---------------
+def damped_newton(F, step, x0):
+    """x -= s with s returned by the function given for ``step``: a new array when
+    that function returns one, which each call of damped_newton checks."""
+    x = np.copy(x0)
+    k = 0
+    while True:
+        s = step(x, F(x))
+        x -= s  # WRITE
+        k += 1
+        if np.linalg.norm(s) < 1e-12 or k == 3:
+            break
+    return x
+
+
+def half_newton_step(x, f):
+    return 0.5 * np.linalg.solve(np.diag(3.0 * x ** 2), f)
+
+
+def newton_with_module_level_callables(x0, a):
+    def F(x):
+        return x ** 3 - a
+    return np.sum(damped_newton(F, half_newton_step, x0) ** 2)
+
+
+def newton_with_local_callables(x0, a):
+    def F(x):
+        return x ** 3 - a
+
+    def step(x, f):
+        J = np.diag(3.0 * x ** 2)
+        return 0.5 * np.linalg.solve(J, f)
+    return np.sum(damped_newton(F, step, x0) * np.array([1.0, 2.0]))
+
+
+CALLABLES = [
+    (newton_with_module_level_callables,
+     lambda r: (np.array([1.2, 0.9]) + 0.1 * _vector(r, 2), np.array([2.0, 0.5])), (0, 1)),
+    (newton_with_local_callables,
+     lambda r: (np.array([1.2, 0.9]) + 0.1 * _vector(r, 2), np.array([2.0, 0.5])), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("fn, make, wrt", CALLABLES, ids=[a[0].__name__ for a in CALLABLES])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_write_beside_what_a_function_passed_in_returns_new_is_differentiated(fn, make,
+                                                                                 wrt, mode):
+    args = make(np.random.default_rng(13))
+    check_grad(fn, args, wrt=wrt, df=tc.grad(fn, wrt=wrt, **MODES[mode]), rtol=1e-5,
+               atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, make, wrt", CALLABLES, ids=[a[0].__name__ for a in CALLABLES])
+def test_checkpointed_newton_loop_equals_taped(fn, make, wrt):
+    args = make(np.random.default_rng(14))
+    taped = tc.grad(fn, wrt=wrt)(*args)
+    checkpointed = tc.grad(fn, wrt=wrt, **MODES["checkpointed"])(*args)
+    for a, b in zip(taped, checkpointed):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+def step_returning_its_argument(x, f):
+    return f
+
+
+STEP = np.array([0.01, 0.02])
+
+
+def step_returning_a_module_array(x, f):
+    return STEP
+
+
+def newton_given_its_residual_as_the_step(x0, a):
+    def F(x):
+        return x ** 3 - a
+    return np.sum(damped_newton(F, step_returning_its_argument, x0))
+
+
+def newton_given_a_module_array_as_the_step(x0, a):
+    def F(x):
+        return x ** 3 - a
+    return np.sum(damped_newton(F, step_returning_a_module_array, x0))
+
+
+def newton_given_a_local_step_returning_the_iterate(x0, a):
+    def F(x):
+        return x ** 3 - a
+
+    def step(x, f):
+        return x
+    return np.sum(damped_newton(F, step, x0))
+
+
+@pytest.mark.parametrize("fn", [newton_given_its_residual_as_the_step,
+                                newton_given_a_module_array_as_the_step,
+                                newton_given_a_local_step_returning_the_iterate])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_function_passed_in_that_may_return_old_memory_is_still_refused(fn, mode):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,), **MODES[mode])(np.array([1.2, 0.9]), np.array([2.0, 0.5]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(damped_newton, '# WRITE')}:" in message, message
+    assert "'x'" in message and "'s'" in message, message
+    assert "the function given for 'step' here" in message, message
+
+
+def list_of_arrays_scaled_by_module_constants(x):
+    """np.pi, math.e: numbers, so rows holds two new arrays and nothing of np or
+    math (the fence named 'np' as what the write may change)."""
+    rows = [x * np.pi for _ in range(2)] + [x * math.e]
+    rows[0] += 1.0
+    rows[2] *= rows[1]
+    return np.sum(rows[0] * rows[1]) + np.sum(rows[2])
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_module_constants_hold_no_memory_of_their_module(mode):
+    fn = list_of_arrays_scaled_by_module_constants
+    check_grad(fn, (np.array([0.3, -0.7]),), df=tc.grad(fn, **MODES[mode]), rtol=1e-5,
+               atol=1e-7)
+
+
+def resampled_in_a_closure(X, n):
+    """The particle filter's resampling (outside program q07): size=N with N the
+    particles' count, in a function defined inside the differentiated one."""
+    def resample(particles, rs):
+        N = particles.shape[0]
+        idx = rs.choice(np.arange(N), size=N)
+        new = particles[idx]
+        new += 0.1 * rs.standard_normal(new.shape)
+        return new
+    rs = np.random.RandomState(2)
+    for t in range(n):
+        X = 0.5 * resample(X, rs) + 0.5 * X
+    return np.sum(X ** 2)
+
+
+def row_by_a_draw_sized_by_an_attribute_written(X, cfg):
+    rs = np.random.RandomState(0)
+    r = X[rs.choice(3, size=cfg.size)]  # cfg.size may be None: one integer, a row
+    r *= 2.0  # WRITE
+    return np.sum(X)
+
+
+class _Config:
+    size = None
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_copy_by_a_draw_sized_by_a_length_in_a_closure_is_differentiated(mode):
+    fn = resampled_in_a_closure
+    check_grad(fn, (_vector(np.random.default_rng(15), 4, 2), 3), df=tc.grad(fn, **MODES[mode]),
+               rtol=1e-5, atol=1e-7)
+
+
+def test_a_draw_sized_by_any_attribute_is_still_refused():
+    with pytest.raises(TransformError) as info:
+        tc.grad(row_by_a_draw_sized_by_an_attribute_written)(np.ones((3, 2)), _Config())
+    message = str(info.value)
+    assert f"{HERE}:{line_of(row_by_a_draw_sized_by_an_attribute_written, '# WRITE')}:" in \
+        message, message

@@ -4,6 +4,8 @@ taped = finite differences with the same seed, and the generators are left as
 the forward sweep left them."""
 
 import pickle
+import random
+from random import gauss, seed
 
 import numpy as np
 import pytest
@@ -397,3 +399,75 @@ def test_checkpointed_segment_draws_again_what_it_drew(fn):
     expected = numeric_grad(lambda x: (_restore(start), fn(x))[1], (x,))[0]
     _restore(start)
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+# --- the standard library's random module: draws from its own global state ---------------
+def stdlib_noise(x, n):
+    """random.gauss / random.random inside a loop, seeded in the function (a pure
+    Python Monte Carlo path, the outside program q16): the module's functions draw
+    from one hidden random.Random, never inlined as the user's code."""
+    seed(20000)
+    for t in range(n):
+        z = gauss(0.0, 1.0)
+        x = x * np.exp(0.1 * z - 0.02) + 0.01 * random.random()
+    return np.sum(x ** 2)
+
+
+def stdlib_while_noise(x, n):
+    random.seed(4)
+    t = 0
+    while t < n and random.random() < 0.97:
+        x = np.tanh(x + 0.2 * random.gauss(0.0, 1.0))
+        t += 1
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_stdlib_random_draws_are_replayed(options):
+    x = np.array([0.3, -0.5, 0.8])
+    got = tc.grad(stdlib_noise, **options)(x, 12)
+    expected = numeric_grad(stdlib_noise, (x, 12))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("options", [dict(checkpoint=True, snapshots=2), dict(checkpoint=False)],
+                         ids=["snapshots=2", "taped"])
+def test_stdlib_draws_of_a_while_test_are_replayed(options):
+    x = np.array([0.3, -0.5, 0.8])
+    got = tc.grad(stdlib_while_noise, **options)(x, 12)
+    expected = numeric_grad(stdlib_while_noise, (x, 12))[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_stdlib_random_checkpointed_equals_taped():
+    x = np.array([0.3, -0.5, 0.8])
+    taped = tc.grad(stdlib_noise)(x, 20)
+    checkpointed = tc.grad(stdlib_noise, checkpoint=True, snapshots=3)(x, 20)
+    np.testing.assert_allclose(checkpointed, taped, rtol=1e-12, atol=1e-14)
+    assert "random_state=True" in tc.grad(stdlib_noise, checkpoint=True).source
+
+
+def test_stdlib_state_after_the_gradient_is_the_functions():
+    x = np.array([0.3, -0.5, 0.8])
+    stdlib_noise(x, 10)
+    after_function = random.random()
+    tc.grad(stdlib_noise, checkpoint=True, snapshots=2)(x, 10)
+    assert random.random() == after_function
+
+
+def stdlib_choice_of_active_arrays(x):
+    return np.sum(random.choice([x, 2.0 * x]))
+
+
+def stdlib_uniform_with_active_bounds(x):
+    return random.uniform(x, x + 1.0)
+
+
+@pytest.mark.parametrize("fn, args, named", [
+    (stdlib_choice_of_active_arrays, (np.ones(2),), "random.choice"),
+    (stdlib_uniform_with_active_bounds, (0.5,), "random.uniform"),
+])
+def test_stdlib_draw_of_active_values_is_refused(fn, args, named):
+    with pytest.raises(TransformError, match=named) as info:
+        tc.grad(fn)(*args)
+    assert "random.py" not in str(info.value)  # the user's line, never the library's

@@ -825,7 +825,8 @@ with section("Constants (no derivative)"):
     for _fn, _method in ((np.round, "round"), (np.around, "")):
         defconstant(_fn, "*args, **kwargs", methods=_method, view=False,
                     returns="array or scalar")
-    defconstant(np.argsort, "*args, **kwargs", methods="argsort", view=False)
+    defconstant(np.argsort, "*args, **kwargs", methods="argsort", view=False,
+                advanced_index=True)   # at least 1-d, even for a 0-d array
     defconstant(quantile_weights, "a, q, axis=None", name="rt.quantile_weights")
     defconstant(np.nonzero, "*args, **kwargs", methods="nonzero", view=False, advanced_index=True)
 

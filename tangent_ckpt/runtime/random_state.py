@@ -8,8 +8,10 @@ differentiates a different trajectory from the one the forward sweep computed.
 :class:`RandomStates` captures and restores the states of the random number
 generators a loop's steps use:
 
-- NumPy's legacy global state (``np.random.randn`` and friends), when the
-  compiler saw such a call in the loop;
+- NumPy's legacy global state (``np.random.randn`` and friends) and the
+  standard library's (``random.gauss``, ``random.random``: the module's functions
+  draw from one hidden ``random.Random``), when the compiler saw such a call in
+  the loop;
 - every ``np.random.Generator`` or ``np.random.RandomState`` passed to the steps,
   or reached by them through a module global, a closure or an object attribute
   (the compiler names those: ``CheckpointedLoop(..., generators=[RS])``).
@@ -28,6 +30,7 @@ are how generated code spells a draw from a generator object. Each one is
 an ordinary call, with no derivative.
 """
 
+import random
 import sys
 
 import numpy as np
@@ -49,6 +52,9 @@ DRAW_METHODS = (
 )
 
 _GLOBAL = np.random.mtrand._rand
+# the random.Random whose bound methods the standard library's random module
+# exports as its functions (random.gauss is _STDLIB.gauss)
+_STDLIB = random.random.__self__
 
 
 def _draw_function(method):
@@ -67,8 +73,11 @@ for _method, _fn in DRAWS.items():
 
 
 def uses_global_state(fn):
-    """Whether calling ``fn`` draws from (or reseeds) NumPy's legacy global state."""
-    return getattr(fn, "__self__", None) is _GLOBAL
+    """Whether calling ``fn`` draws from (or reseeds) a global random state: NumPy's
+    legacy one (``np.random.randn``) or the standard library's (``random.gauss``,
+    ``random.seed``)."""
+    owner = getattr(fn, "__self__", None)
+    return owner is _GLOBAL or owner is _STDLIB
 
 
 def is_generator(value):
@@ -128,7 +137,8 @@ class RandomStates:
         return self.global_state or bool(self.generators)
 
     def capture(self):
-        states = [np.random.get_state() if self.global_state else None]
+        states = [np.random.get_state() if self.global_state else None,
+                  _STDLIB.getstate() if self.global_state else None]
         for g in self.generators:
             states.append(g.bit_generator.state if isinstance(g, np.random.Generator)
                           else g.get_state())
@@ -137,7 +147,8 @@ class RandomStates:
     def restore(self, states):
         if self.global_state:
             np.random.set_state(states[0])
-        for g, state in zip(self.generators, states[1:]):
+            _STDLIB.setstate(states[1])
+        for g, state in zip(self.generators, states[2:]):
             if isinstance(g, np.random.Generator):
                 g.bit_generator.state = state
             else:

@@ -9,6 +9,7 @@ functions return what their bodies return (``alias_helpers.py``)."""
 
 import builtins
 import inspect
+import types
 
 import gast
 import numpy as np
@@ -23,6 +24,7 @@ from tangent_ckpt.compiler.fence.object_facts import plain_instance_attribute, s
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.compiler.desugar.view_facts import (Array, basic_index, number_constant,
                                                      resolve_dotted)
+from tangent_ckpt.runtime.random_state import DRAW_METHODS
 
 _NOTHING = frozenset()
 # the operators that build a container from containers: list/tuple concatenation and
@@ -156,6 +158,8 @@ class Origins:
                     isinstance(node.op, gast.Invert) and self.index_array(node.operand, env):
                 self.index_sites.add(id(node))  # a bool or an array of bools
             return _Info({("site", id(node), 0)})  # a new number, bool or array
+        if isinstance(node, gast.Attribute) and self.module_constant(node):
+            return _Info()  # np.pi, math.e: a number, no memory of the program's
         if isinstance(node, (gast.Subscript, gast.Attribute)):
             base = self.info(node.value, env)
             if isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size",
@@ -197,17 +201,48 @@ class Origins:
             return self.call_info(node, env)
         if isinstance(node, gast.Starred):
             return self.info(node.value, env)
-        # comprehensions, lambdas, f-strings, ...: a new object that may hold
-        # anything it reads
+        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            return self.comprehension_info(node, env)
+        # lambdas, f-strings, ...: a new object that may hold anything it reads
         holds = set()
         for name in read_names(node):
             if name not in env and self._builtin(name):
                 continue  # range, zip, len: no memory of the program's
             holds |= env.get(name, self.free_info(name)).everything()
-        if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp)):
+        return _Info({("site", id(node), 0)}, holds)
+
+    def comprehension_info(self, node, env):
+        """``[np.zeros(2) for _ in range(k)]``: a new container holding what its
+        element may be, each loop target bound to what an item of its iterable may
+        be (a row of an array is a view of it: all the iterable may be); names it
+        reads only to call a function (``np``) hold nothing of it."""
+        inner = dict(env)
+        for generator in node.generators:
+            iterated = self.info(generator.iter, inner)
+            item = _Info(iterated.everything(), iterated.holds)
+            for target in gast.walk(generator.target):
+                if isinstance(target, gast.Name):
+                    inner[target.id] = item
+        parts = [node.key, node.value] if isinstance(node, gast.DictComp) else [node.elt]
+        holds = set()
+        for part in parts:
+            holds |= self.info(part, inner).everything()
+        if not isinstance(node, gast.GeneratorExp):
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds)
+
+    def module_constant(self, node):
+        """``np.pi``, ``math.e``: an attribute of a module (not of a local) that is a
+        number or a string."""
+        root = node
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in self.locals or \
+                not isinstance(self.parsed.resolve(root.id), types.ModuleType):
+            return False
+        value = resolve_dotted(node, self.parsed.resolve, self.locals)
+        return isinstance(value, (bool, int, float, complex, str, bytes))
 
     def array_element(self, node):
         """``r[0]``, ``S[i, j]`` (``i`` a ``range`` counter) of a name surely bound to
@@ -377,8 +412,16 @@ class Origins:
         args = list(node.args) + [k.value for k in node.keywords]
         fresh = _Info({("site", id(node), 0)})
         if fn is not None:
+            if fn is np.array and node.args and isinstance(node.args[0], (gast.List, gast.Tuple)):
+                self.index_sites.add(id(node))  # np.array([0, 2]): at least 1-d, indexes
             if call_new_by_default(fn, node):
                 return fresh   # np.array(x): a copy (not np.array(x, copy=False))
+            if random_draw(fn):  # np.random.choice(n, size=k), RS.normal(): a new array
+                if self.index_draw(fn, node):
+                    self.index_sites.add(id(node))
+                if fn.__name__ in ("choice", "permutation"):  # of an array of objects:
+                    return _Info(fresh.is_, self._union(args, env).holds)  # the same objects
+                return fresh
             if fn is np.einsum and _several_einsum_operands(node):
                 return fresh
             if _is_in(fn, VIEW_FUNCTIONS):
@@ -418,6 +461,13 @@ class Origins:
             if method == "copy" and any(o[0] == "site" and o[1] in self.container_sites
                                         for o in receiver.is_):
                 return _Info(fresh.is_, receiver.holds)  # lst.copy(): the same items
+            drawn = self.generator_method(node.func)
+            if drawn is not None:  # rng.choice(n, size=k) of rng = np.random.default_rng(0)
+                if self.index_draw(drawn, node):
+                    self.index_sites.add(id(node))
+                if method in ("choice", "permutation"):
+                    return _Info(fresh.is_, self._union(args, env).holds)
+                return fresh
             if method in FRESH_METHODS:
                 return fresh
             if method in VIEW_METHODS:
@@ -428,9 +478,117 @@ class Origins:
             else None
         if fdef is not None and self.returned_info(fdef, args, env) is not None:
             return fresh
+        if self.callables_new and isinstance(node.func, gast.Name) and \
+                node.func.id in self.fixed_parameters:
+            self.called.add(node.func.id)  # step(x), step given by the caller: checked
+            return fresh                   # there to return new objects (aliasing.py)
         # a user function, a local function or anything unknown: it may return its
         # arguments or what they hold
         return self._union(args, env)
+
+    def index_draw(self, fn, node):
+        """Whether the draw ``node`` (of ``fn``, :func:`random_draw`) surely makes an
+        integer array of at least one dimension, which indexes by copying:
+        ``permutation`` always; ``choice``, ``integers``, ``randint`` given a
+        ``size`` that is an integer (a constant, a name bound only to integers,
+        ``len(...)``) or a tuple display of one or more parts (no size, or a size
+        of None, draws one number: ``X[i]`` of a 2-d ``X`` is then a view)."""
+        if fn.__name__ == "permutation":
+            return True
+        if fn.__name__ not in ("choice", "integers", "randint"):
+            return False
+        size = next((k.value for k in node.keywords if k.arg == "size"), None)
+        if size is None:
+            try:
+                params = [p for p in inspect.signature(fn).parameters if p != "self"]
+                position = params.index("size")
+            except (TypeError, ValueError):
+                return False
+            size = node.args[position] if len(node.args) > position else None
+        if isinstance(size, gast.Tuple):
+            return bool(size.elts) and not any(isinstance(e, gast.Starred) for e in size.elts)
+        return size is not None and self.surely_integer(size)
+
+    def generator_method(self, func):
+        """The method of NumPy's generator classes ``func`` (``rng.choice``) calls
+        when ``rng`` is a new generator (``np.random.default_rng(0)``,
+        ``np.random.RandomState(4)``) or a name the function binds only to such, and
+        the method draws, else None."""
+        receiver = func.value
+        if func.attr not in DRAW_METHODS:
+            return None
+        if isinstance(receiver, gast.Call):
+            values = [receiver]  # np.random.RandomState(1).permutation(3)
+        elif isinstance(receiver, gast.Name) and receiver.id not in self.comprehended:
+            values = self.bindings.get(receiver.id)
+        else:
+            return None
+        if not values:
+            return None
+        classes = set()
+        for value in values:
+            made = self.resolve(value.func) if isinstance(value, gast.Call) else None
+            if made is np.random.default_rng or made is np.random.Generator:
+                classes.add(np.random.Generator)
+            elif made is np.random.RandomState:
+                classes.add(np.random.RandomState)
+            else:
+                return None
+        methods = {getattr(c, func.attr, None) for c in classes}
+        return next(iter(methods)) if len(methods) == 1 and None not in methods else None
+
+    def surely_integer(self, node, seen=frozenset()):
+        """``3``, ``len(...)``, ``int(...)``, ``a.shape[0]``, integer arithmetic of
+        those, a name the function binds only to integers (``view_shape.integer_names``:
+        range counters, ``p = i + int(...)``) or, in its own body, only to such
+        expressions (``N = particles.shape[0]``)."""
+        if isinstance(node, gast.Constant):
+            return type(node.value) is int
+        if isinstance(node, gast.Name):
+            if node.id in self.counters:
+                return True
+            if node.id in seen or node.id not in self.locals:
+                return False
+            values = self.own_bindings().get(node.id)
+            return bool(values) and all(v is not None and
+                                        self.surely_integer(v, seen | {node.id})
+                                        for v in values)
+        if isinstance(node, gast.BinOp) and isinstance(
+                node.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)):
+            return self.surely_integer(node.left, seen) and self.surely_integer(node.right, seen)
+        if isinstance(node, gast.Subscript):  # a.shape[0]: an array's length, never None
+            return isinstance(node.value, gast.Attribute) and node.value.attr == "shape" and \
+                isinstance(node.slice, gast.Constant) and type(node.slice.value) is int
+        return isinstance(node, gast.Call) and self.resolve(node.func) in (len, int) and \
+            len(node.args) == 1 and not node.keywords
+
+    def own_bindings(self):
+        """name -> the values its plain assignments in this function's own body bind
+        it to (None for any other binding: a loop target, a tuple's item, ``+=``, a
+        parameter), not counting functions defined inside it."""
+        if self.bound_values is None:
+            self.bound_values = {}
+            args = self.fnode.args
+            for a in args.posonlyargs + args.args + args.kwonlyargs + \
+                    [x for x in (args.vararg, args.kwarg) if x is not None]:
+                self.bound_values.setdefault(a.id, []).append(None)
+            todo = list(self.fnode.body)
+            while todo:
+                n = todo.pop()
+                if isinstance(n, (gast.FunctionDef, gast.ClassDef, gast.Lambda)):
+                    continue
+                if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                        isinstance(n.targets[0], gast.Name):
+                    self.bound_values.setdefault(n.targets[0].id, []).append(n.value)
+                    todo.append(n.value)
+                    continue
+                for child in gast.iter_child_nodes(n):
+                    if isinstance(child, gast.Name) and isinstance(child.ctx, (gast.Store,
+                                                                               gast.Del)):
+                        self.bound_values.setdefault(child.id, []).append(None)
+                    else:
+                        todo.append(child)
+        return self.bound_values
 
     def _union(self, nodes, env):
         everything = set()
@@ -441,6 +599,15 @@ class Origins:
             holds |= i.holds
         return _Info(everything, holds)
 
+
+
+def random_draw(fn):
+    """Whether ``fn`` is a draw of NumPy's random generators (``np.random.choice``,
+    ``RS.normal`` of a ``RandomState`` or ``Generator``): its result is new numbers,
+    holding nothing of its arguments."""
+    owner = getattr(fn, "__self__", None)
+    return isinstance(owner, (np.random.Generator, np.random.RandomState)) and \
+        getattr(fn, "__name__", None) in DRAW_METHODS
 
 
 def _dtype_position(fn):

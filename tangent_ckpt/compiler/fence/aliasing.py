@@ -49,15 +49,24 @@ from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.frontend.reached_functions import user_object
 from tangent_ckpt.compiler.node_facts import NodeFacts, ViewMarks
 from tangent_ckpt.compiler.frontend.static_keys import static_key
-from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.errors import TangentCkptError, UnsupportedSyntaxError
 
 
 class AliasFence(HelperCalls, SwapRenaming, Origins):
     """Forward pass over one function: origins of each name, checked at writes."""
 
     def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset(),
-                 receiver=None):
+                 receiver=None, callables_new=False):
         self.parsed = parsed
+        # a call of a parameter never rebound (``s = step(x)``, ``step`` given by the
+        # caller) taken to return new objects: each call site of the function checks
+        # what it gives (lower/guards.py check_callable_arguments); ``called``: those
+        self.callables_new, self.called = callables_new, set()
+        self.bound_values = None  # alias_values.py own_bindings
+        stored = {n.id for n in gast.walk(fnode) if isinstance(n, gast.Name) and
+                  isinstance(n.ctx, (gast.Store, gast.Del))}
+        self.fixed_parameters = {a.id for a in fnode.args.posonlyargs + fnode.args.args +
+                                 fnode.args.kwonlyargs} - stored
         self.followed = followed  # ids of views the view lowering follows: new arrays here
         self.marks = getattr(followed, "marks", None) or ViewMarks()  # views.py declared
         self.receivers = NodeFacts()  # calls on objects whose methods were checked here
@@ -491,16 +500,19 @@ def _collect_own_nodes(s):
     return list(gast.walk(s))
 
 
-def check_writes(parsed, fnode=None, followed=(), receiver=None):
+def check_writes(parsed, fnode=None, followed=(), receiver=None, callables_new=False):
     """Refuse every write in ``fnode`` (default: the parsed function) that may change
     another live name through shared memory (``followed``: what views.py follows;
     ``receiver``: for a method called on an object its class makes in the code,
     (class, the attributes it holds only as arrays or numbers), object_facts.py);
     returns the calls on objects whose methods it checked and its FenceFindings
-    (compiler/fence/fence_guards.py)."""
+    (compiler/fence/fence_guards.py).  ``callables_new``: a call of one of
+    ``fnode``'s parameters returns new objects (the findings' ``assumed_new``
+    names those called, for the lowering to check at each call)."""
     fnode = fnode if fnode is not None else parsed.node
     fences = [AliasFence(parsed, child, followed,
-                         receiver=receiver if child is fnode else None)
+                         receiver=receiver if child is fnode else None,
+                         callables_new=callables_new and child is fnode)
               for child in gast.walk(fnode)
               if isinstance(child, gast.FunctionDef)]  # fnode's own first
     receivers = NodeFacts()
@@ -509,4 +521,22 @@ def check_writes(parsed, fnode=None, followed=(), receiver=None):
             receivers.update(fence.run())
     finally:
         _OWN_NODES.clear()
-    return receivers, fences[0].guards.findings(fences[1:])
+    findings = fences[0].guards.findings(fences[1:])
+    return receivers, findings._replace(assumed_new=frozenset(fences[0].called))
+
+
+def returns_new_objects(parsed, fdef):
+    """Whether every return of the function ``fdef`` (in ``parsed``'s tree) is a new
+    object holding nothing of its parameters, of the names it closes over or of
+    the module's (``return np.linalg.solve(J, f)``): a caller may write into what
+    it returns while reading anything else."""
+    if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fdef)):
+        return False
+    fence = AliasFence(parsed, fdef, (), checking=False)
+    try:
+        fence.run()
+    except TangentCkptError:
+        return False
+    finally:
+        _OWN_NODES.clear()
+    return all(o[0] == "site" for o in fence.returned.everything())

@@ -43,6 +43,9 @@ class FenceFindings(NamedTuple):
     # id(statement) -> (statement, ((written name, other name, line), ...)): the
     # checks made right before a write (a black box's result and its argument)
     before: dict
+    # the parameters whose calls the fence took to return new objects (only where it
+    # refused otherwise: fence_once.py): each call site must give such functions
+    assumed_new: frozenset = frozenset()
 
 
 class FenceIndex:

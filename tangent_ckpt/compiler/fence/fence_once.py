@@ -20,7 +20,9 @@ only on an object its class makes in the code (``Fenced.receiver_methods``).
 
 import collections
 
-from tangent_ckpt.compiler.fence.aliasing import check_writes
+import gast
+
+from tangent_ckpt.compiler.fence.aliasing import check_writes, returns_new_objects
 from tangent_ckpt.compiler.fence.fenced import Fenced, FencedFunction
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.fence.object_facts import (
@@ -31,6 +33,7 @@ from tangent_ckpt.compiler.frontend.reached_functions import (
     FUNCTION, METHOD, functions_named, functions_of_arguments,
 )
 from tangent_ckpt.compiler.desugar.passes import desugar
+from tangent_ckpt.errors import TangentCkptError
 
 
 def fence_once(parsed, followed, containers=None):
@@ -54,6 +57,8 @@ def fence_once(parsed, followed, containers=None):
         if prepared.parsed is not None:  # (a refused method may be fenced again for
             pending.extend(functions_named(prepared.parsed))  # its object: its helpers too)
     _fence_for_receivers(parsed, fenced)
+    _note_functions_returning_new(fenced, [parsed] + [
+        p.parsed for p in fenced.functions.values() if p.parsed is not None])
     return fenced
 
 
@@ -63,7 +68,7 @@ def _fence_for_receivers(parsed, fenced):
     that class makes hold only arrays or numbers (``object_facts.py``)."""
     refused = [fn for (role, fn), prepared in fenced.functions.items()
                if role == METHOD and prepared.parsed is not None and
-               prepared.error is not None]
+               (prepared.error is not None or prepared.unless is not None)]
     if not refused:
         return
     trees = [(None, None, parsed)] + [(role, fn, prepared.parsed) for (role, fn), prepared
@@ -97,10 +102,41 @@ def _prepared(role, fn, fenced, receiver=None):
         # a helper's, and a method's, writes through views of its parameters are
         # followed back to the parameters (the inliner hands them to the caller)
         followed = desugar(parsed, helper=True)
-        receivers, findings = check_writes(parsed, followed=followed, receiver=receiver)
-        fenced.marks.update(followed.marks)
     except Exception as error:
         return FencedFunction(parsed, error)
+    refusal = None
+    try:
+        receivers, findings = check_writes(parsed, followed=followed, receiver=receiver)
+    except TangentCkptError as error:
+        # s = step(x); x -= s with step a parameter: fenced again taking what its
+        # parameters return to be new objects, which each call then checks
+        # (lower/guards.py check_callable_arguments); refused as before otherwise
+        try:
+            receivers, findings = check_writes(parsed, followed=followed, receiver=receiver,
+                                               callables_new=True)
+        except Exception:
+            return FencedFunction(parsed, error)
+        if not findings.assumed_new:
+            return FencedFunction(parsed, error)
+        refusal = error
+    except Exception as error:
+        return FencedFunction(parsed, error)
+    fenced.marks.update(followed.marks)
     fenced.checked_receivers.update(receivers)
     fenced.index.add(findings)
-    return FencedFunction(parsed, findings=findings)
+    return FencedFunction(parsed, findings=findings, unless=refusal)
+
+
+def _note_functions_returning_new(fenced, trees):
+    """Whether each function the code defines or reaches returns new objects only
+    (``Fenced.returns_new``), where a fenced helper takes what a parameter of its
+    returns to be new: the lowering checks what each call gives for it."""
+    if not any(p.unless is not None for p in fenced.functions.values()):
+        return
+    for (role, fn), prepared in fenced.functions.items():
+        if role == FUNCTION and prepared.parsed is not None and prepared.error is None:
+            fenced.returns_new[fn] = returns_new_objects(prepared.parsed, prepared.parsed.node)
+    for tree in trees:
+        for node in gast.walk(tree.node):
+            if isinstance(node, gast.FunctionDef) and node is not tree.node:
+                fenced.returns_new[id(node)] = (node, returns_new_objects(tree, node))

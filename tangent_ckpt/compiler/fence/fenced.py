@@ -17,17 +17,24 @@ class FencedFunction:
     the view lowering for the ``FUNCTION`` role), or None when it could not be
     parsed; ``error``: what parsing it (``parsed`` None) or fencing it raised."""
 
-    __slots__ = ("parsed", "error", "findings")
+    __slots__ = ("parsed", "error", "findings", "unless")
 
-    def __init__(self, parsed, error=None, findings=None):
+    def __init__(self, parsed, error=None, findings=None, unless=None):
         self.parsed = parsed
         self.error = error
         self.findings = findings  # what its fence found (fence_guards.FenceFindings)
+        # the refusal a call raises unless each function it gives for a parameter of
+        # ``findings.assumed_new`` returns new objects (lower/guards.py)
+        self.unless = unless
 
-    def checked(self):
-        """The parsed function, whose writes the fence accepted; else the refusal."""
+    def checked(self, callables_checked=False):
+        """The parsed function, whose writes the fence accepted; else the refusal
+        (``unless`` too, but where the caller checked what the call gives for the
+        parameters the fence took to return new objects: ``callables_checked``)."""
         if self.error is not None:
             raise self.error
+        if self.unless is not None and not callables_checked:
+            raise self.unless
         return self.parsed
 
 
@@ -40,10 +47,11 @@ class Fenced:
     guards, fence_guards.FenceFindings); ``index``: the findings of every fenced
     function, looked up by node (fence_guards.FenceIndex); ``receiver_methods``:
     (method, class) -> :class:`FencedFunction`, a method refused when read alone,
-    fenced again for an object of that class made in the code (object_facts.py)."""
+    fenced again for an object of that class made in the code (object_facts.py);
+    ``returns_new``: which functions return new objects only (fence_once.py)."""
 
     __slots__ = ("functions", "marks", "checked_receivers", "findings", "index",
-                 "receiver_methods")
+                 "receiver_methods", "returns_new")
 
     def __init__(self):
         self.functions = {}
@@ -52,3 +60,7 @@ class Fenced:
         self.checked_receivers = NodeFacts()
         self.findings = None
         self.index = FenceIndex()
+        # whether a function returns new objects only: a module-level helper by its
+        # object, a def in the code by id (-> (def, answer)); filled only where a
+        # helper's fence assumed it of a parameter (FencedFunction.unless)
+        self.returns_new = {}

@@ -45,9 +45,11 @@ _MOST_EXPANDED = 20_000  # objects looked through for one compilation
 
 
 def is_library(fn):
-    """A function of NumPy, SciPy or this package (never inlined)."""
+    """A function of NumPy, SciPy, this package, the standard library or an
+    installed package (never inlined: ``random.gauss`` is a draw, not code of
+    the user's to differentiate)."""
     module = getattr(fn, "__module__", "") or ""
-    return module.split(".")[0] in _LIBRARIES
+    return module.split(".")[0] in _LIBRARIES or _installed(module)
 
 
 def user_function(fn):

@@ -16,7 +16,8 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
-from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
+from tangent_ckpt.compiler.lower.guards import (check_callable_arguments, check_helper_call,
+                                                 check_local_call)
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
@@ -171,7 +172,9 @@ class CallLowering:
             prepared = self.lo.callables.fenced(FUNCTION, fn, node)
             if prepared.parsed is not None or \
                     not isinstance(prepared.error, SourceUnavailableError):
-                parsed = prepared.checked()
+                if prepared.unless is not None:  # newton(F, DFinv, x0): F, DFinv new
+                    check_callable_arguments(self.lo, prepared, prepared.parsed.node, node)
+                parsed = prepared.checked(callables_checked=True)
                 check_helper_call(self.lo, prepared.findings, parsed.node, node)
                 return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
         return self.primitive(fn, node.args, node.keywords, hint, node)

@@ -7,14 +7,17 @@ of the write it protects (the line table places its error there).  A helper's
 call is checked before it is inlined (``check_helper_call``)."""
 
 import copy
+import types
 
 import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.observers import emit_observation
-from tangent_ckpt.compiler.lower.scopes import TupleValue
-from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.compiler.frontend.reached_functions import is_library
+from tangent_ckpt.compiler.lower.scopes import LocalFunction, TupleValue, to_source
+from tangent_ckpt.compiler.memory_sharing import returns_new
+from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
 def emit_guards(lo, guards, node):
@@ -106,6 +109,42 @@ def check_helper_call(lo, fenced, fnode, call, site=None):
         check = sx.rt("not_a_view", value.node, whole, names=sx.const((param, root)),
                       function=sx.const(fnode.name), line=sx.const(line))
         emit_observation(lo, check, tuple(dict.fromkeys(names)), lo.line)
+
+
+def check_callable_arguments(lo, prepared, fnode, call):
+    """The call ``call`` of the helper ``fnode`` whose fence took what some of its
+    parameters return to be new objects (``s = step(x); x -= s`` with ``step`` a
+    parameter: fence_once.py): each function given for one must return new
+    objects only (a def of the user's whose returns hold nothing old, a NumPy
+    function whose row says its result is new), else the helper's refusal."""
+    if prepared.unless is None:
+        return
+    given = _arguments(fnode, call)
+    for param in sorted(prepared.findings.assumed_new):
+        argument = given.get(param)
+        value = lo.expressions.static_value(argument) if argument is not None else None
+        if isinstance(value, LocalFunction):
+            known = lo.fenced.returns_new.get(id(value.node))
+            new = known is not None and known[0] is value.node and known[1]
+        elif isinstance(value, types.FunctionType) and not is_library(value):
+            new = lo.fenced.returns_new.get(value, False)
+        else:
+            new = value is not None and callable(value) and returns_new(value)
+        if not new:
+            raise _refusal_naming(prepared.unless, param, argument)
+
+
+def _refusal_naming(refusal, param, argument):
+    """The helper's refusal, saying which function the call gives for ``param``."""
+    if not isinstance(refusal, TransformError):
+        return refusal
+    given = to_source(argument) if argument is not None else "nothing"
+    return type(refusal)(
+        f"{refusal.message}; the function given for '{param}' here ({given}) may "
+        f"return memory another name holds", refusal.filename, refusal.lineno, refusal.construct,
+        hint=f"make {given} return a new array (np.array(...), .copy(), or a NumPy "
+             f"function's result), or make the write's target a new array where it is "
+             f"bound")
 
 
 def _arguments(fnode, call):
