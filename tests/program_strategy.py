@@ -1723,7 +1723,8 @@ class _Gen:
     def family_converging_while(self, env, indent):
         """A loop that runs until a value its body computes says stop -- the usual
         convergence loop ``while err > tol`` -- with a step cap on either side of
-        ``and``, a flag, ``or``, a ``break`` out of ``while True`` or of a ``for``;
+        ``and``, a flag, ``or``, a ``break`` out of ``while True`` or of a ``for``, a
+        test that draws a random number (``rng.random() < 0.9``);
         what the test reads is read after the loop too, sometimes.  (The test's
         variables were dropped from a checkpointed loop's state: a NameError.)"""
         x, new, err, k = (self.fresh_name("x"), self.fresh_name("x_new"),
@@ -1734,10 +1735,10 @@ class _Gen:
         drive = self._items(env, 1, shape)[0]
         tol = self.pick(["1e-2", "1e-3"])
         form = self.pick(["err", "err_and_cap", "cap_and_err", "flag", "or", "while_true",
-                          "for_break"])
+                          "for_break", "drawn_test"])
         self.features.add("converging_" + form)
         inner = indent + 1
-        counted = form in ("err_and_cap", "cap_and_err", "or", "flag")
+        counted = form in ("err_and_cap", "cap_and_err", "or", "flag", "drawn_test")
         if form != "for_break":
             self.emit(indent, f"{err} = 1.0")
         if counted:
@@ -1756,6 +1757,10 @@ class _Gen:
             self.emit(indent, f"while not {done}:")
         elif form == "while_true":
             self.emit(indent, "while True:")
+        elif form == "drawn_test":  # the test draws: a budget's probe must not draw again
+            rng = self.fresh_name("rng")
+            self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
+            self.emit(indent, f"while {k} < 30 and {rng}.random() < 0.9:")
         else:
             self.emit(indent, f"for {k} in range(40):")
         # a contraction (rate <= 0.75): every form stops within 30 steps

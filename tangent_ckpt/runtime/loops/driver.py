@@ -647,9 +647,16 @@ class CheckpointedLoop:
         self.last_stats = {}
         disk = self.disk_snapshots  # the online schedule's slots below this are on disk
         idx = self._index
-        # a budget measures step 0 first: only if the loop runs it
-        runs = (limit is None or limit > 0) and (self.memory_budget is None and self.plan is None
-                                                 or cond(idx(0), state, *args))
+        # a budget measures step 0 first: only if the loop runs it; asking the
+        # condition draws what it draws (while np.random.random() < p) once more than
+        # the loop, so the generators are put back as they were
+        runs = limit is None or limit > 0
+        if runs and (self.memory_budget is not None or self.plan is not None):
+            random = RandomStates(args, self.random_state, self.generators) or None
+            entry = random.capture() if random is not None else None
+            runs = cond(idx(0), state, *args)
+            if entry is not None:
+                random.restore(entry)
         s = self._begin(step, args, state, limit, probe=runs)
         self._cond = cond
         self._show_progress("forward", limit)
