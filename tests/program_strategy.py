@@ -740,7 +740,8 @@ class _Gen:
         self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
         shape = self.pick([(3,), (2, 3)])
         value, _ = self.expr_of(env, shape, self.draw(st.integers(1, 2)))
-        self.emit(indent, f"{u} = np.tanh({value}) * 1.0")
+        # surely an array: a tuple store of views of what may be a list is refused
+        self.emit(indent, f"{u} = np.zeros({shape!r}) + np.tanh({value})")
         inner = indent
         if self.draw(st.booleans()):
             index = self.fresh_name("t")

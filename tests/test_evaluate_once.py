@@ -228,8 +228,7 @@ def pivoting_elimination(A0):
 
 @pytest.mark.parametrize("mode", sorted(OPTIONS))
 @pytest.mark.parametrize("f", [row_swap_through_views, column_swap_through_views,
-                               halves_rotated, ring_buffer_in_a_loop, one_row_copied,
-                               true_swap])
+                               halves_rotated, ring_buffer_in_a_loop, true_swap])
 def test_tuple_store_sees_the_rows_it_already_wrote(f, mode):
     check_grad(f, (1.3,), df=_gradient(f, OPTIONS[mode]))
 
@@ -249,6 +248,14 @@ def pivoting_on_a_rebound_parameter(A):
         p = i + int(np.argmax(np.abs(A[i:, i])))
         A[i], A[p] = A[p], A[i]
     return np.sum(A * A)
+
+
+def test_a_row_copied_beside_a_view_of_the_other_is_refused_not_taken_for_a_swap():
+    # a[1].copy() is taken to keep a (the view pass does not follow a group whose
+    # root escapes); following it made the fence follow groups of generated tangent
+    # code too, which tc.hvp then refused on Dask arrays (tests/test_backends.py)
+    with pytest.raises(tc.TangentCkptError, match="may also change 'a_item_2'"):
+        tc.grad(one_row_copied)(1.3)
 
 
 def test_a_row_swap_on_what_may_be_a_list_is_refused_not_taken_for_a_swap():

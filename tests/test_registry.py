@@ -371,6 +371,7 @@ _SAMPLE_CALLS = {
     np.where: lambda: np.where(_A > 2), np.isneginf: lambda: np.isneginf(_A),
     np.isposinf: lambda: np.isposinf(_A), np.flatnonzero: lambda: np.flatnonzero(_A > 2),
     np.argwhere: lambda: np.argwhere(_A > 2), np.ix_: lambda: np.ix_([0, 1], [0, 2]),
+    np.argsort: lambda: np.argsort(_A),
     np.isin: lambda: np.isin(_A, [2.0, 3.0]),
     np.round: lambda: np.round(_A), np.around: lambda: np.around(_A),
     np.conjugate: lambda: np.conjugate(_Z), np.reshape: lambda: np.reshape(_A, 6),

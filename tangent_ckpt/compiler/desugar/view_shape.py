@@ -254,8 +254,7 @@ class FunctionShape:
         resolved = self.resolve(func)
         if isinstance(func, gast.Attribute) and fn is None and resolved is None:
             method_safe = func.attr in FRESH_METHODS
-            # a[1].copy() keeps nothing of a: only a method that may return a view does
-            self._expr(func.value, escape=not method_safe)
+            self._expr(func.value, escape=escape or not method_safe)
             for a in args:
                 self._expr(a, escape=not method_safe)
             return
