@@ -689,3 +689,115 @@ def test_the_gradient_reads_an_attributes_value_only_where_a_read_may_see_it():
     cached(H0)
     assert "CELL.h" not in cached.source and "CELL.out" not in cached.source, cached.source
     assert "CELL.t" in cached.source  # self.t += 1 reads it first
+
+
+# --- super(): the base class's method, found in the object's class's MRO (q32, joelnet) ----
+class _Base:
+    def __init__(self, W):
+        super().__init__()            # object.__init__: does nothing
+        self.W = W
+        self.scale = 1.5
+
+    def forward(self, x):
+        return np.tanh(self.W @ x) * self.scale
+
+
+class _Shifted(_Base):
+    def __init__(self, W, b):
+        super().__init__(W)
+        self.b = b
+
+    def forward(self, x):
+        return super().forward(x) + self.b
+
+
+class _Doubled(_Shifted):
+    def __init__(self, W, b):
+        super(_Doubled, self).__init__(W * 2.0, b)
+
+    def forward(self, x):
+        return super().forward(x) * 0.5
+
+
+class _Root:
+    def __init__(self, x):
+        self.total = x * 0.0
+
+
+class _Left(_Root):
+    def __init__(self, x):
+        super().__init__(x)           # on a _Both: _Right.__init__, not _Root's
+        self.total = self.total + np.sin(x)
+
+
+class _Right(_Root):
+    def __init__(self, x):
+        super().__init__(x)
+        self.total = self.total * 3.0 + x ** 2
+
+
+class _Both(_Left, _Right):
+    def __init__(self, x):
+        super().__init__(x)
+
+
+class _Grows(_Base):
+    def grow(self):
+        self.W += 1.0                 # in place into the array the object holds
+
+
+class _GrowsThroughSuper(_Grows):
+    def grow(self):
+        super().grow()
+
+
+def super_init_and_method(x, W, b):
+    layer = _Shifted(W, b)
+    return np.sum(layer.forward(x) ** 2)
+
+
+def super_two_levels_in_a_loop(x, W, b):
+    layer = _Doubled(W, b)
+    h = x
+    for _ in range(3):
+        h = layer.forward(h)
+    return np.sum(h ** 2)
+
+
+def super_follows_the_mro(x):
+    return np.sum(_Both(x).total)
+
+
+def super_method_writing_in_place_on_a_fresh_array(x, W):
+    layer = _GrowsThroughSuper(W * 1.0)
+    layer.grow()
+    return np.sum(layer.forward(x) * W)
+
+
+def super_method_writing_in_place_into_the_callers_array(x, W):
+    V = W * 1.0
+    layer = _GrowsThroughSuper(V)
+    layer.grow()                      # NumPy changes V too
+    return np.sum(layer.forward(x) * V)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (super_init_and_method, (X, W, B), (0, 1, 2)),
+    (super_two_levels_in_a_loop, (X, W, B), (0, 1, 2)),
+    (super_follows_the_mro, (X,), (0,)),
+    (super_method_writing_in_place_on_a_fresh_array, (X, W), (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_super_calls_the_base_classes_method_taped_and_checkpointed(f, args, wrt):
+    """``super().__init__(...)``, ``super().forward(x)``, ``super(Cls, self)``: the
+    next class after the one defining the method in the object's class's MRO
+    (a diamond's sibling comes before the common base), inlined with the same
+    object; refused before as "cannot resolve the function super().__init__"."""
+    check_construct(f, args, wrt)
+
+
+def test_a_write_in_place_through_super_into_an_array_the_caller_holds_is_refused():
+    """``super().grow()`` adding into ``self.W``, which is the caller's ``V``: the
+    fence looks through ``super()`` (it used to see no write there, and the
+    gradient left out that V changes: a wrong gradient)."""
+    with pytest.raises(TangentCkptError, match=r"a write into 'layer' may also change 'V'"):
+        tc.grad(super_method_writing_in_place_into_the_callers_array, wrt=(0, 1))(X, W)

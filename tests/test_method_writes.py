@@ -198,3 +198,48 @@ def test_an_attribute_bound_to_an_argument_and_added_to_is_still_a_write():
     assert f"{HERE}:{line_of(ticks_an_argument, '# WRITE')}:" in message, message
     assert "'t0'" in message and "CounterFromAnArgument(...)" in message, message
     assert ".copy()" in message and "new array" not in message, message  # an object's hint
+
+
+class _Quiet:
+    def __init__(self, w):
+        super().__init__()  # object.__init__
+        self.w = w
+
+    def step(self):
+        self.w = self.w * 0.5
+
+    def helper(self):
+        self.w = self.w + 1.0
+
+    def calls_helper(self):
+        self.helper()
+
+
+class _Loud(_Quiet):
+    def step(self):
+        self.w += 1.0
+
+    def helper(self):
+        self.w *= 2.0
+
+
+class _Middle(_Quiet):
+    def step(self):
+        super().step()
+
+
+class _Diamond(_Middle, _Loud):
+    pass
+
+
+def test_super_and_overridden_methods_are_judged_for_the_objects_class():
+    """``super().step()`` runs the next ``step`` in the MRO of the object's class
+    (on a ``_Diamond``, ``_Middle.step`` reaches ``_Loud.step``, which writes in
+    place); ``self.helper()`` runs the subclass's override.  Without the class,
+    a ``super()`` call is a write (unsure)."""
+    assert not writes_self_in_place(_Quiet.__init__, cls=_Quiet)
+    assert not writes_self_in_place(_Middle.step, cls=_Middle)
+    assert writes_self_in_place(_Middle.step, cls=_Diamond)
+    assert writes_self_in_place(_Middle.step)
+    assert not writes_self_in_place(_Quiet.calls_helper, cls=_Quiet)
+    assert writes_self_in_place(_Quiet.calls_helper, cls=_Loud)

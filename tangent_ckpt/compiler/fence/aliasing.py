@@ -360,7 +360,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             if methods is not None:  # kf.update(z): KalmanFilter.update, not dict.update
                 self.receivers[node] = True  # (lower/callables.py reads it)
                 numbers = self.number_attributes(func.value.id)  # self.t += 1 rebinds t
-                if any(writes_self_in_place(m, numbers=numbers) for m in methods):  # self.P += Q
+                if any(writes_self_in_place(method_of([c], func.attr)[0], numbers=numbers,
+                                            cls=c)
+                       for c in self.objects[func.value.id]):  # self.P += Q
                     receiver = self.info(func.value, env)
                     self.check_write(func.value.id, receiver.everything(), env, s, node)
             elif isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS and \

@@ -62,11 +62,14 @@ def method_of(classes, name):
     return fns
 
 
-def writes_self_in_place(fn, seen=None, numbers=frozenset()):
+def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None):
     """Whether method ``fn`` may write in place into an array its object holds
-    (also through another method of the object it calls); True when unsure.
+    (also through another method of the object it calls, ``self.other()`` or
+    ``super().other()``); True when unsure.
     ``numbers``: attributes known to hold a number (``self.t += 1`` rebinds them,
-    object_facts.number_attributes)."""
+    object_facts.number_attributes); ``cls``: the object's class where known (the
+    methods ``self.other()`` and ``super().other()`` run are its: a subclass may
+    override them, and ``super()`` follows its method resolution order)."""
     seen = set() if seen is None else seen
     if fn.__code__ in seen:
         return False
@@ -96,13 +99,22 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset()):
             if any(k.arg == "out" for k in node.keywords):
                 return True
             func = node.func
-            if isinstance(func, gast.Attribute) and _rooted_at(_through_fresh_calls(func.value),
-                                                               me):
+            if isinstance(func, gast.Attribute) and _is_super(func.value, me):
+                other = _super_method(fn, cls, func.attr)  # super().grow(): its writes
+                if other is object.__init__ and not node.args:
+                    continue  # the end of a chain of __init__s: does nothing
+                if not isinstance(other, types.FunctionType) or \
+                        writes_self_in_place(other, seen, numbers, cls) or \
+                        any(_rooted_at(a, me) for a in node.args):
+                    return True
+            elif isinstance(func, gast.Attribute) and \
+                    _rooted_at(_through_fresh_calls(func.value), me):
                 if isinstance(func.value, gast.Name):  # self.other(...): its writes
-                    other = inspect.getattr_static(_owner(fn), func.attr, None) \
-                        if _owner(fn) is not None else None
+                    owner = cls if cls is not None else _owner(fn)
+                    other = inspect.getattr_static(owner, func.attr, None) \
+                        if owner is not None else None
                     if not isinstance(other, types.FunctionType) or \
-                            writes_self_in_place(other, seen, numbers):
+                            writes_self_in_place(other, seen, numbers, cls):
                         return True
                 elif func.attr in WRITING_METHODS or \
                         func.attr not in FRESH_METHODS | VIEW_METHODS:
@@ -250,6 +262,31 @@ def _rooted_at(node, name):
     while isinstance(node, (gast.Attribute, gast.Subscript)):
         node = node.value
     return isinstance(node, gast.Name) and node.id == name
+
+
+def _is_super(node, me):
+    """``super()`` (in a method) or ``super(Cls, self)``."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        node.func.id == "super" and not node.keywords and \
+        (not node.args or len(node.args) == 2 and _rooted_at(node.args[1], me) and
+         isinstance(node.args[1], gast.Name))
+
+
+def _super_method(fn, cls, name):
+    """The function ``super().name`` runs in method ``fn`` on an object of class
+    ``cls``: the next definition after ``fn``'s class in ``cls``'s method
+    resolution order (another base may come between them), or ``object.__init__``;
+    None when unknown (``cls`` not given, or not a plain function)."""
+    defining = _owner(fn)
+    if cls is None or defining is None or defining not in cls.__mro__:
+        return None
+    mro = cls.__mro__
+    for klass in mro[mro.index(defining) + 1:]:
+        if name in vars(klass):
+            raw = vars(klass)[name]
+            return raw if isinstance(raw, types.FunctionType) or raw is object.__init__ \
+                else None
+    return None
 
 
 def _owner(fn):

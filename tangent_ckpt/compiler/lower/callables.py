@@ -174,6 +174,11 @@ class CallableValues:
                              keywords=[gast.keyword(arg=k, value=Lowered(v, node))
                                        for k, v in value.keywords.items()] + list(node.keywords))
             return self.lo.calls.call(gast.copy_location(call, node), hint)
+        if isinstance(value, MethodValue) and value.fn is object.__init__:
+            if node.args or node.keywords:  # super().__init__() reaching object
+                raise self.lo.error(TransformError, "object.__init__() takes no arguments",
+                                    node, construct=_spelled(node))
+            return ir.Const(None)
         if isinstance(value, MethodValue) and not value.is_property:
             self.check_in_place_method(value, node)
             prepared = self.method_on(value, node)
@@ -207,7 +212,7 @@ class CallableValues:
         if not isinstance(owner, ObjectValue) or owner.given or \
                 node in self.lo.fenced.checked_receivers or \
                 any(o is owner for o in self.checked_owners) or \
-                not writes_self_in_place(value.fn):
+                not writes_self_in_place(value.fn, cls=owner.cls):
             return
         raise self.lo.error(UnsupportedSyntaxError, f"{value.fn.__qualname__}() writes in place "
                             "into an array its object holds (self.x += ..., self.x[i] = ...)",

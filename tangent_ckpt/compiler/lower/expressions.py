@@ -13,7 +13,8 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import ATTRIBUTE_FUNCTIONS, INDEX_JOINS
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
+    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, SuperValue,
+    TupleValue,
     clone,
     local_names, to_source,
 )
@@ -220,10 +221,15 @@ class ExpressionLowering:
             return self.lo.current_scope.parsed.resolve(node.id)
         if isinstance(node, gast.Subscript):  # layers[0] of a wrt list of objects
             return self._object_item(node)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "super":
+            return self.lo.objects.super_value(node)
         if isinstance(node, gast.Attribute):
             base = self.static_value(node.value)
             if isinstance(base, ObjectValue):
                 return self.lo.objects.class_attribute(base, node.attr)
+            if isinstance(base, SuperValue):  # super().__init__
+                return self.lo.objects.super_attribute(base, node.attr)
             if base is _UNRESOLVED or isinstance(base, CompileTimeValue):
                 return _UNRESOLVED
             assigned = self.lo.objects.outside.attribute_of(base, node.attr)

@@ -18,10 +18,10 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.outside_objects import OutsideAttributes
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
+    CompileTimeValue, Lowered, MethodValue, ObjectValue, SuperValue, TupleValue, to_source,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
-from tangent_ckpt.compiler.frontend.reached_functions import user_function
+from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
@@ -183,6 +183,56 @@ class ObjectLowering:
         if raw is _UNRESOLVED or isinstance(raw, (property, classmethod)):
             return _UNRESOLVED
         return getattr(owner.cls, attr)
+
+    def super_value(self, node):
+        """``super()`` (in a method of a class, whose ``__class__`` cell Python
+        fills with that class) or ``super(Cls, obj)``: a SuperValue; _UNRESOLVED for
+        any other call, or a ``super()`` whose object is not known when compiling."""
+        static = self.lo.expressions.static_value
+        if static(node.func) is not super or node.keywords:
+            return _UNRESOLVED
+        if len(node.args) == 2:
+            after, owner = static(node.args[0]), static(node.args[1])
+        elif not node.args:
+            scope = self.lo.current_scope
+            fnode = scope.parsed.node
+            params = fnode.args.posonlyargs + fnode.args.args
+            if scope.parent is not None or not params:
+                return _UNRESOLVED  # a nested def or lambda: no __class__ cell of its own
+            after = scope.parsed.closure.get("__class__", _UNRESOLVED)
+            owner = scope.functions.get(params[0].id, _UNRESOLVED)
+        else:
+            return _UNRESOLVED
+        cls = owner.cls if isinstance(owner, ObjectValue) else type(owner)
+        if not isinstance(after, type) or owner is _UNRESOLVED or \
+                after not in cls.__mro__ or \
+                not (isinstance(owner, ObjectValue) or user_object(owner)):
+            return _UNRESOLVED
+        return SuperValue(owner, after)
+
+    def super_attribute(self, sup, attr):
+        """``super().attr``: found in the classes after ``sup.after`` in the
+        method resolution order of the object's class, as Python finds it."""
+        owner = sup.owner
+        if not isinstance(owner, ObjectValue):  # a user's object made outside the code
+            return getattr(super(sup.after, owner), attr, _UNRESOLVED)
+        mro = owner.cls.__mro__
+        for klass in mro[mro.index(sup.after) + 1:]:
+            if attr not in vars(klass):
+                continue
+            raw = vars(klass)[attr]
+            if raw is object.__init__:
+                return MethodValue(raw, owner)  # does nothing (callables.call_value)
+            if isinstance(raw, property) and raw.fget is not None:
+                return MethodValue(raw.fget, owner, is_property=True)
+            if isinstance(raw, staticmethod):
+                return raw.__func__
+            if isinstance(raw, types.FunctionType):
+                return MethodValue(raw, owner)
+            if isinstance(raw, (property, classmethod)):
+                return _UNRESOLVED
+            return getattr(klass, attr)
+        return _UNRESOLVED
 
     def static_property(self, obj, attr):
         """``MODEL.scaled_W`` of a module-level object whose class makes it a
