@@ -801,3 +801,104 @@ def test_a_write_in_place_through_super_into_an_array_the_caller_holds_is_refuse
     gradient left out that V changes: a wrong gradient)."""
     with pytest.raises(TangentCkptError, match=r"a write into 'layer' may also change 'V'"):
         tc.grad(super_method_writing_in_place_into_the_callers_array, wrt=(0, 1))(X, W)
+
+
+# --- a function called as a statement for what it does to an object (q32: train(net, ...)) --
+class _Net:
+    def __init__(self, W):
+        self.W = W
+        self.steps = 0
+
+    def forward(self, x):
+        return np.tanh(self.W @ x)
+
+    def nudge(self, lr):
+        self.W -= lr * self.W ** 3    # in place into the array the object holds
+
+
+class _SubNet(_Net):
+    def __init__(self, W, b):
+        _Net.__init__(self, W)        # the base's __init__ called by name
+        self.b = b
+
+    def forward(self, x):
+        return _Net.forward(self, x) + self.b
+
+
+def _train(net, x, lr):
+    y = net.forward(x)
+    net.W = net.W - lr * np.outer(y, x)
+    net.steps = net.steps + 1
+
+
+def _nudge_twice(net, lr):
+    net.nudge(lr)
+    net.W -= lr * net.W               # in place, in the function itself
+    net.nudge(lr)
+
+
+def trained_by_a_procedure(x, W):
+    net = _Net(W)
+    _train(net, x, 0.1)
+    return np.sum(net.forward(x) ** 2)
+
+
+def trained_by_a_procedure_in_a_loop(x, W):
+    net = _Net(W)
+    for _ in range(4):
+        _train(net, x, 0.05)
+    return np.sum(net.forward(x) ** 2) * net.steps
+
+
+def base_init_called_by_name(x, W, b):
+    net = _SubNet(W, b)
+    _train(net, x, 0.1)
+    return np.sum(net.forward(x) ** 2)
+
+
+def nudged_in_place_on_a_fresh_array(x, W):
+    net = _Net(W * 1.0)
+    for _ in range(2):
+        _nudge_twice(net, 0.1)
+    return np.sum(net.forward(x) ** 2)
+
+
+def nudged_in_place_into_the_callers_array(x, W):
+    net = _Net(W)
+    _nudge_twice(net, 0.1)            # NumPy changes W too
+    return np.sum(net.forward(x) ** 2) + np.sum(W)
+
+
+def nudged_by_a_function_defined_inside(x, W):
+    def nudge(n):
+        n.W -= 0.1 * n.W ** 3
+    net = _Net(W * 1.0)
+    nudge(net)
+    return np.sum(net.forward(x) ** 2) + np.sum(W)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (trained_by_a_procedure, (X, W), (0, 1)),
+    (trained_by_a_procedure_in_a_loop, (X, W), (0, 1)),
+    (base_init_called_by_name, (X, W, B), (0, 1, 2)),
+    (nudged_in_place_on_a_fresh_array, (X, W), (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_function_called_for_its_effect_on_an_object_is_differentiated(f, args, wrt):
+    """``train(net, x, lr)`` as a statement: the attributes it rebinds (or writes
+    in place, on an array only the object holds) are the object's variables
+    after the call; refused before as "called for its effect, and may change
+    the arrays it is given"."""
+    check_construct(f, args, wrt)
+
+
+@pytest.mark.parametrize("f, words", [
+    # the fence sees the function's in-place write into net.W, which is the caller's W
+    # (a value-returning call of it gave a wrong gradient before: nothing looked)
+    (nudged_in_place_into_the_callers_array, r"a write into 'net' may also change 'W'"),
+    (nudged_by_a_function_defined_inside,
+     r"nudge\(\) may write in place into an array the object it gets as 'n' holds"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_function_writing_in_place_into_an_objects_arrays_is_refused_where_not_followed(
+        f, words):
+    with pytest.raises(TangentCkptError, match=words):
+        tc.grad(f, wrt=(0, 1))(X, W)

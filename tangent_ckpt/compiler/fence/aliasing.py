@@ -29,6 +29,8 @@ shared.  Writes to a name that shares memory only with names never read again
 are allowed: value semantics compute the same numbers there.
 """
 
+import inspect
+
 import gast
 
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
@@ -46,7 +48,7 @@ from tangent_ckpt.compiler.fence.object_facts import (
     Code, number_attributes, object_parameter, plain_attribute_store,
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
-from tangent_ckpt.compiler.frontend.reached_functions import user_object
+from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
 from tangent_ckpt.compiler.node_facts import NodeFacts, ViewMarks
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -354,6 +356,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                         info = env.get(name, self.free_info(name))
                         self.check_write(name, info.is_, env, s, node)
             func = node.func
+            self.object_arguments(node, env, s)  # train(net, lr): net.W -= ... in train
             methods = method_of(self.objects[func.value.id], func.attr) if isinstance(
                 func, gast.Attribute) and isinstance(func.value, gast.Name) and \
                 func.value.id in self.objects else None
@@ -389,6 +392,31 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 if base is not None:  # np.copyto(y, v): into y's memory, as y[...] = v
                     info = env.get(base, self.free_info(base))
                     self.check_write(base, info.is_, env, s, node)
+
+    def object_arguments(self, node, env, s):
+        """``train(net, lr)``, ``Base.__init__(self)``: a function of the user's
+        handed an object made here (``net = Net(W)``) may write in place into the
+        arrays the object holds (``net.W -= ...``), which other names may share
+        (``Net(W)`` keeps ``W``): a write into the object, as for its methods."""
+        fn = self.resolve(node.func)
+        if not user_function(fn) or not self.objects:
+            return
+        try:
+            params = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            return
+        handed = [(p, a) for p, a in zip(params, node.args)] + \
+            [(k.arg, k.value) for k in node.keywords if k.arg in params]
+        checked = set()
+        for param, arg in handed:
+            if not (isinstance(arg, gast.Name) and arg.id in self.objects):
+                continue
+            checked.add(param)  # the parameters whose objects were checked here
+            self.receivers[node] = frozenset(checked)  # (lower/callables.py reads it)
+            numbers = self.number_attributes(arg.id)
+            if any(writes_self_in_place(fn, numbers=numbers, cls=c, me=param)
+                   for c in self.objects[arg.id]):
+                self.check_write(arg.id, self.info(arg, env).everything(), env, s, node)
 
     def check_write(self, name, written, env, s, node):
         if not written or not self.checking:

@@ -62,18 +62,20 @@ def method_of(classes, name):
     return fns
 
 
-def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None):
+def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None, me=None):
     """Whether method ``fn`` may write in place into an array its object holds
     (also through another method of the object it calls, ``self.other()`` or
     ``super().other()``); True when unsure.
     ``numbers``: attributes known to hold a number (``self.t += 1`` rebinds them,
     object_facts.number_attributes); ``cls``: the object's class where known (the
     methods ``self.other()`` and ``super().other()`` run are its: a subclass may
-    override them, and ``super()`` follows its method resolution order)."""
+    override them, and ``super()`` follows its method resolution order); ``me``: the
+    parameter holding the object, for a function handed one (``train(net, lr)``
+    writing ``net.W -= ...``), else the method's first."""
     seen = set() if seen is None else seen
-    if fn.__code__ in seen:
+    if (fn.__code__, me) in seen:
         return False
-    seen.add(fn.__code__)
+    seen.add((fn.__code__, me))
     try:
         fnode = parse_function(fn).node
     except TangentCkptError:
@@ -81,7 +83,10 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None):
     args = fnode.args.posonlyargs + fnode.args.args
     if not args:
         return True
-    me = args[0].id
+    if me is None:
+        me = args[0].id
+    elif me not in {a.id for a in args + fnode.args.kwonlyargs}:
+        return True
     fresh = _fresh_attributes(fn, fnode, me)
     for node in gast.walk(fnode):
         if isinstance(node, gast.AugAssign) and _rooted_at(node.target, me) and \
@@ -100,7 +105,7 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None):
                 return True
             func = node.func
             if isinstance(func, gast.Attribute) and _is_super(func.value, me):
-                other = _super_method(fn, cls, func.attr)  # super().grow(): its writes
+                other = _super_method(fn, cls, func.attr, func.value)  # super().grow()
                 if other is object.__init__ and not node.args:
                     continue  # the end of a chain of __init__s: does nothing
                 if not isinstance(other, types.FunctionType) or \
@@ -141,7 +146,9 @@ def _fresh_attributes(fn, fnode, me):
     is handed on, another method is called on it, or the method yields."""
     if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fnode)):
         return frozenset()
-    parents, own = {}, (fnode.args.posonlyargs + fnode.args.args)[0]
+    parents = {}
+    own = next(a for a in fnode.args.posonlyargs + fnode.args.args + fnode.args.kwonlyargs
+               if a.id == me)
     for node in gast.walk(fnode):
         for child in gast.iter_child_nodes(node):
             parents[child] = node
@@ -272,12 +279,12 @@ def _is_super(node, me):
          isinstance(node.args[1], gast.Name))
 
 
-def _super_method(fn, cls, name):
+def _super_method(fn, cls, name, call):
     """The function ``super().name`` runs in method ``fn`` on an object of class
     ``cls``: the next definition after ``fn``'s class in ``cls``'s method
     resolution order (another base may come between them), or ``object.__init__``;
     None when unknown (``cls`` not given, or not a plain function)."""
-    defining = _owner(fn)
+    defining = _resolved(fn, call.args[0]) if call.args else _owner(fn)
     if cls is None or defining is None or defining not in cls.__mro__:
         return None
     mro = cls.__mro__

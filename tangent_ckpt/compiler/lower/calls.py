@@ -144,6 +144,7 @@ class CallLowering:
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
             check_local_call(self.lo, fn.node, node)
+            self.lo.callables.check_object_arguments(fn, node)  # step(net): net.W -= ...
             return self.lo.inlining.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
         if unbuffered_write(fn):  # a statement of its own is a write (effect_calls.py)
             raise self.lo.error(UnsupportedSyntaxError, f"`{to_source(node)}` writes into its "
@@ -173,7 +174,13 @@ class CallLowering:
                     not isinstance(prepared.error, SourceUnavailableError):
                 parsed = prepared.checked()
                 check_helper_call(self.lo, prepared.findings, parsed.node, node)
-                return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
+                owners = self.lo.callables.check_object_arguments(fn, node)  # train(net, lr)
+                checked = self.lo.callables.checked_owners
+                checked.extend(owners)
+                try:
+                    return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
+                finally:
+                    del checked[len(checked) - len(owners):]
         return self.primitive(fn, node.args, node.keywords, hint, node)
 
     def static_isinstance(self, node):
