@@ -360,8 +360,10 @@ class ExpressionLowering:
         plain = simple or (len(names) == 1 and isinstance(tree, ast.Name) and tree.id == names[0])
         return ir.Index(tree, tuple(names), plain)
 
-    def nondiff(self, node):
-        """Keep ``node`` as written, with local names renamed and globals bound."""
+    def nondiff(self, node, where="a condition"):
+        """Keep ``node`` as written, with local names renamed and globals bound
+        (``where``: what the expression is, for a refusal's message); an already
+        lowered operand in it (``Lowered``) is read from its variable."""
         for sub in gast.walk(node):  # `if (y := f(x)) > 0:` would bind y behind our back
             if isinstance(sub, gast.NamedExpr):
                 raise self.lo.error(UnsupportedSyntaxError, "unsupported expression: assignment "
@@ -387,9 +389,14 @@ class ExpressionLowering:
                     return gast.ast_to_gast(container_node(v))
                 if isinstance(v, LocalFunction):
                     raise self.lo.error(UnsupportedSyntaxError,
-                                        "a nested function used in a condition", n,
+                                        f"a function defined inside another, named in {where} "
+                                        "where it may not run (a short-circuit, a conditional "
+                                        "expression, a comprehension)" if where != "a condition"
+                                        else "a nested function used in a condition", n,
                                         construct=to_source(n).strip(),
-                                        hint="call it and test its result")
+                                        hint="call it on a line of its own (v = f(x)) and use v"
+                                        if where != "a condition" else
+                                        "call it and test its result")
                 if isinstance(v, ir.Name):
                     names.append(v.id)
                     return gast.Name(id=v.id, ctx=gast.Load(), annotation=None, type_comment=None)
@@ -411,6 +418,9 @@ class ExpressionLowering:
                     return inner.operand(held, n)
                 inner.generic_visit(n)
                 return n
+
+            def visit_Lowered(inner, n):  # noqa: N805
+                return inner.operand(n.value, n)
 
             def visit_Lambda(inner, n):  # noqa: N805
                 raise self.lo.error(UnsupportedSyntaxError, "unsupported expression: lambda", n,

@@ -99,6 +99,9 @@ class Lowered(gast.expr):
         if like is not None:
             gast.copy_location(self, like)
 
+    def __deepcopy__(self, memo):  # a copied tree reads the same lowered value
+        return Lowered(self.value, self)
+
 
 class Scope:
     """The variables of one (possibly inlined) user function."""
