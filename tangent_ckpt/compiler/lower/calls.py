@@ -14,6 +14,9 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.builtin_extremes import (
+    extreme_of_one_iterable, is_extreme_of_one_iterable,
+)
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
@@ -165,6 +168,8 @@ class CallLowering:
             decided = self.static_isinstance(node)
             if decided is not None:
                 return decided
+        if is_extreme_of_one_iterable(fn, node):  # max(abs(u)): an item of u
+            return extreme_of_one_iterable(self.lo, fn, node, hint)
         if fn in NONDIFF_CALLS or _integer_type(fn):
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
