@@ -3,7 +3,9 @@
 ``@property`` -- on objects made inside the differentiated function (one
 variable per attribute) and on module-level objects (their arrays constants)."""
 
+import collections
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -902,3 +904,79 @@ def test_a_function_writing_in_place_into_an_objects_arrays_is_refused_where_not
         f, words):
     with pytest.raises(TangentCkptError, match=words):
         tc.grad(f, wrt=(0, 1))(X, W)
+
+
+# --- named tuples made in the code (q05: a GaussianMixture NamedTuple carried by EM) ---------
+class _Mixture(NamedTuple):
+    mu: np.ndarray
+    var: np.ndarray
+    scale: float = 2.0
+
+    def spread(self):
+        return np.sum(self.var * self.mu) * self.scale
+
+    @property
+    def ratio(self):
+        return self.mu / self.var
+
+
+_State = collections.namedtuple("_State", ["x", "v"], defaults=[None])
+
+
+class _Particle(_State):
+    def energy(self):
+        return np.sum(self.v ** 2) + np.sum(np.cos(self.x))
+
+
+def named_tuple_read_by_name_index_and_unpacking(x):
+    m = _Mixture(x * 2.0, var=x ** 2 + 1.0)
+    mu, var, scale = m
+    return m.spread() + np.sum(m.ratio) + np.sum(m[1] * mu) * scale + len(m)
+
+
+def named_tuple_carried_by_a_loop(x, n):
+    s = _State(x, x * 0.0)
+    for _ in range(n):
+        s = _State(s.x + 0.1 * s.v, s.v - 0.1 * np.sin(s.x))
+    return np.sum(s.x ** 2) + np.sum(s[1])
+
+
+def _em_step(m):
+    return _Mixture(m.mu - 0.1 * m.mu / m.var, m.var * 0.9 + 0.1, m.scale)
+
+
+def named_tuple_returned_by_a_helper(x):
+    m = _Mixture(x, np.ones(3))
+    for _ in range(3):
+        m = _em_step(m)
+    return m.spread() * isinstance(m, _Mixture)
+
+
+def namedtuple_subclass_method(x):
+    p = _Particle(x, v=np.sin(x))
+    return p.energy()
+
+
+@pytest.mark.parametrize("f, args", [
+    (named_tuple_read_by_name_index_and_unpacking, (X,)),
+    (named_tuple_carried_by_a_loop, (X, 4)),
+    (named_tuple_returned_by_a_helper, (X,)),
+    (namedtuple_subclass_method, (X,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_named_tuple_made_in_the_code_is_a_tuple_with_field_names(f, args):
+    """``typing.NamedTuple`` and ``collections.namedtuple`` classes (defaults,
+    keywords, methods and properties of the class, a subclass): a tuple of
+    variables, read by name, position and unpacking; refused before with the
+    wrong "_Mixture() takes no arguments"."""
+    check_construct(f, args, (0,))
+
+
+def named_tuple_replaced(x):
+    m = _Mixture(x, x)
+    return np.sum(m._replace(mu=x * 2.0).mu)
+
+
+def test_what_a_named_tuple_does_beyond_its_fields_is_refused_saying_so():
+    with pytest.raises(TangentCkptError, match=r"'_replace' of a named tuple of _Mixture "
+                                               r"\(only its fields are read: mu, var, scale\)"):
+        tc.grad(named_tuple_replaced)(X)

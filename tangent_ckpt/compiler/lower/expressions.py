@@ -230,6 +230,10 @@ class ExpressionLowering:
                 return self.lo.objects.class_attribute(base, node.attr)
             if isinstance(base, SuperValue):  # super().__init__
                 return self.lo.objects.super_attribute(base, node.attr)
+            if base is _UNRESOLVED and isinstance(node.value, gast.Name):
+                held = self._held_tuple(node.value.id)
+                if isinstance(held, TupleValue) and held.cls is not None:  # pair.total()
+                    return self.lo.objects.named_tuple_method(held, node.attr)
             if base is _UNRESOLVED or isinstance(base, CompileTimeValue):
                 return _UNRESOLVED
             assigned = self.lo.objects.outside.attribute_of(base, node.attr)
@@ -243,6 +247,18 @@ class ExpressionLowering:
             note_attribute(base, node.attr, value)  # MODEL.W rebound: compile again
             return value
         return _UNRESOLVED
+
+    def _held_tuple(self, user_name):
+        """The container a name holds (a TupleValue, DictValue), or None."""
+        scope = self.lo.current_scope
+        while scope is not None:
+            if user_name in scope.tuples:
+                return scope.tuples[user_name]
+            if user_name in scope.rename or user_name in scope.functions or \
+                    user_name in scope.locals:
+                return None
+            scope = scope.parent
+        return None
 
     def _object_item(self, node):
         """The object ``layers[0]`` (a constant index into a container of
@@ -306,6 +322,8 @@ class ExpressionLowering:
         base = self.value(node.value, hint)
         if isinstance(base, ObjectValue):  # model.W, a property
             return self.lo.objects.object_attribute(base, node, hint)
+        if isinstance(base, TupleValue) and base.cls is not None:  # mixture.mu
+            return self.lo.objects.named_field(base, node)
         base = self.atomize(base, hint)
         if node.attr == "T":
             return ir.Prim(np.transpose, [base], {}, "attr:T")

@@ -21,7 +21,7 @@ from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, Lowered, MethodValue, ObjectValue, SuperValue, TupleValue, to_source,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
-from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
+from tangent_ckpt.compiler.frontend.reached_functions import _installed, user_function, user_object
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
@@ -35,6 +35,8 @@ class ObjectLowering:
     def construct(self, cls, node, hint):
         """``Model(W)``: an object with one variable per attribute; ``__init__``
         is inlined, a ``@dataclass``'s fields are bound from the arguments."""
+        if namedtuple_class(cls):  # Pair(a, b): a tuple whose items have names
+            return self.named_tuple(cls, node, hint)
         label = hint if hint.isidentifier() else cls.__name__.lower()
         obj = ObjectValue(cls, label)
         obj.loops_open = self.lo.loops.open  # a loop opened later repeats what changes it
@@ -57,6 +59,70 @@ class ObjectLowering:
         self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node), hint,
                                 parsed, procedure=True)
         return obj
+
+    def named_tuple(self, cls, node, hint):
+        """``Pair(a, b)``, ``Pair(b=v, a=u)`` of a ``typing.NamedTuple`` or
+        ``collections.namedtuple`` class: the tuple of its fields' values (defaults
+        filled in), which reads by name (``p.a``), position and unpacking.  A class
+        that makes its tuples another way (its own ``__new__`` or ``__init__``)
+        is refused."""
+        generated = next(k for k in cls.__mro__ if "_fields" in vars(k))
+        own = [k.__name__ for k in cls.__mro__[:cls.__mro__.index(generated)]
+               if "__new__" in vars(k) or "__init__" in vars(k)]
+        if own:
+            raise self.lo.error(UnsupportedSyntaxError, f"{cls.__name__}() of a named tuple "
+                                f"class whose {own[0]} defines __new__ or __init__", node,
+                                construct=to_source(node),
+                                hint="build the tuple with the fields' values directly")
+        fields = cls._fields
+        if len(node.args) > len(fields):
+            raise self.lo.error(TransformError, f"{cls.__name__}() takes {len(fields)} "
+                                f"arguments, {len(node.args)} given", node,
+                                construct=to_source(node))
+        given = dict(zip(fields, node.args))
+        for k in node.keywords:
+            if k.arg not in fields or k.arg in given:
+                raise self.lo.error(TransformError, f"{cls.__name__}() got an unexpected or "
+                                    f"repeated argument '{k.arg}'", node,
+                                    construct=to_source(node))
+            given[k.arg] = k.value
+        defaults = getattr(cls, "_field_defaults", {})
+        items = []
+        for f in fields:
+            if f in given:
+                items.append(self.lo.callables.operand(given[f], f"{hint}_{f}"))
+            elif f in defaults:
+                items.append(self.lo.expressions.constant(defaults[f], f))
+            else:
+                raise self.lo.error(TransformError, f"{cls.__name__}() missing argument "
+                                    f"'{f}'", node, construct=to_source(node))
+        return TupleValue(items, cls=cls)
+
+    def named_tuple_method(self, value, attr):
+        """``pair.total`` of a named tuple whose class (a subclass, or the
+        ``typing.NamedTuple`` body) defines ``total`` in Python: the method, to
+        inline with the tuple as ``self``; _UNRESOLVED for a field or anything
+        else (``_replace``, ``count``: the standard library's)."""
+        if attr in value.cls._fields:
+            return _UNRESOLVED
+        raw = inspect.getattr_static(value.cls, attr, _UNRESOLVED)
+        if isinstance(raw, property) and _own_function(raw.fget):
+            return MethodValue(raw.fget, value, is_property=True)
+        if isinstance(raw, types.FunctionType) and _own_function(raw):
+            return MethodValue(raw, value)
+        return _UNRESOLVED
+
+    def named_field(self, value, node):
+        """``p.mu`` of a named tuple (``value``, a TupleValue of its class): the
+        item; any other attribute (``p._replace``, a method) is refused."""
+        fields = getattr(value.cls, "_fields", ())
+        if node.attr in fields:
+            return value.items[fields.index(node.attr)]
+        raise self.lo.error(UnsupportedSyntaxError, f"'{node.attr}' of a named tuple of "
+                            f"{value.cls.__name__} (only its fields are read: "
+                            f"{', '.join(fields)})", node, construct=to_source(node),
+                            hint="read the fields, and build a new tuple with "
+                                 f"{value.cls.__name__}(...) where the code replaces one")
 
     def dataclass_fields(self, obj, node, hint):
         fields = [f for f in dataclasses.fields(obj.cls) if f.init]
@@ -259,6 +325,18 @@ class ObjectLowering:
         raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
                             f"attribute '{attr}' here", node, construct=to_source(node),
                             hint="set the attribute in __init__ before reading it")
+
+
+def _own_function(fn):
+    """A function of the user's own (not one ``collections.namedtuple`` makes)."""
+    return user_function(fn) and not _installed(fn.__module__ or "")
+
+
+def namedtuple_class(cls):
+    """A class ``typing.NamedTuple`` or ``collections.namedtuple`` made (or a
+    subclass of one): a tuple whose items have the names ``cls._fields``."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and \
+        isinstance(getattr(cls, "_fields", None), tuple)
 
 
 def _bare_call(node):
