@@ -980,3 +980,59 @@ def test_what_a_named_tuple_does_beyond_its_fields_is_refused_saying_so():
     with pytest.raises(TangentCkptError, match=r"'_replace' of a named tuple of _Mixture "
                                                r"\(only its fields are read: mu, var, scale\)"):
         tc.grad(named_tuple_replaced)(X)
+
+
+# --- objects made in a comprehension or held by a dict (optimisers per layer) ----------------
+class _Momentum:
+    def __init__(self, w, lr):
+        self.w = w
+        self.lr = lr
+        self.v = 0.0 * w
+
+    def step(self, g):
+        self.v = 0.9 * self.v + g
+        self.w = self.w - self.lr * self.v
+
+
+def optimisers_from_a_comprehension(x, W):
+    opts = [_Momentum(p, lr) for p, lr in ((x, 0.1), (W, 0.05))]
+    for _ in range(3):
+        for o in opts:
+            o.step(np.sin(o.w))
+    return np.sum(opts[0].w ** 2) + np.sum(opts[1].w @ opts[0].w)
+
+
+def optimisers_over_a_range(x, W):
+    opts = [_Momentum(x * (k + 1.0), 0.1) for k in range(2)]
+    for o in opts:
+        o.step(W @ o.w)
+    return np.sum(opts[0].w * opts[1].w)
+
+
+def optimiser_in_a_dict(x, W):
+    opt = _Momentum(W @ x, 0.1)
+    held = {"o": opt, "scale": 2.0}
+    held["o"].step(np.tanh(opt.w))
+    return np.sum(opt.w ** 2) * held["scale"]
+
+
+def written_in_place_through_a_comprehension(x, W):
+    y = x * 1.0
+    opts = [_Momentum(v, 0.1) for v in [y]]
+    opts[0].w *= 2.0                  # NumPy changes y too
+    return np.sum(opts[0].w * y)
+
+
+@pytest.mark.parametrize("f", [optimisers_from_a_comprehension, optimisers_over_a_range,
+                               optimiser_in_a_dict], ids=lambda f: f.__name__)
+def test_objects_made_in_a_comprehension_or_held_by_a_dict_are_differentiated(f):
+    """``[Opt(p) for p in params]`` (over a container or a constant range) and
+    ``{"o": opt}``: the comprehension is unrolled, each item an object whose
+    attributes are variables (refused before as "the object opts used as a
+    value"); the dict holds the same object as the name."""
+    check_construct(f, (X, W), (0, 1))
+
+
+def test_a_write_in_place_into_an_array_an_object_in_a_comprehension_holds_is_refused():
+    with pytest.raises(TangentCkptError, match=r"a write into 'opts' may"):
+        tc.grad(written_in_place_through_a_comprehension, wrt=(0, 1))(X, W)

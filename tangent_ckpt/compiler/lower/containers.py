@@ -113,8 +113,13 @@ class ContainerLowering:
             items.append(item)
 
     def element(self, node, hint):
+        """An item of a container built in the code: a container or an object made
+        in the code (``[Opt(w) for w in ws]``, ``{"opt": opt}``) is held as it is
+        (its attributes stay variables), any other value in a variable."""
         value = self.lo.expressions.value(node, hint)
-        return value if is_container(value) else self.lo.expressions.atomize(value, hint)
+        if is_container(value) or isinstance(value, ObjectValue) and not value.given:
+            return value
+        return self.lo.expressions.atomize(value, hint)
 
     def concatenate(self, left, right, node):
         if isinstance(left, DictValue) or isinstance(right, DictValue):
