@@ -29,7 +29,6 @@ shared.  Writes to a name that shares memory only with names never read again
 are allowed: value semantics compute the same numbers there.
 """
 
-import inspect
 import types
 
 import gast
@@ -43,7 +42,7 @@ from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, re
 from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_METHODS,
                                                   unbuffered_write)
 from tangent_ckpt.compiler.fence.method_writes import (
-    constructed_classes, method_of, writes_self_in_place,
+    constructed_classes, handed_parameters, method_of, writes_self_in_place,
 )
 from tangent_ckpt.compiler.fence.object_facts import (
     Code, number_attributes, object_parameter, plain_attribute_store,
@@ -402,12 +401,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         fn = self.resolve(node.func)
         if not user_function(fn) or not self.objects:
             return
-        try:
-            params = list(inspect.signature(fn).parameters)
-        except (TypeError, ValueError):
-            return
-        handed = [(p, a) for p, a in zip(params, node.args)] + \
-            [(k.arg, k.value) for k in node.keywords if k.arg in params]
+        handed = handed_parameters(fn, node)
         checked = set()
         for param, arg in handed:
             if not (isinstance(arg, gast.Name) and arg.id in self.objects):

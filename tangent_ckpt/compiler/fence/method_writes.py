@@ -85,7 +85,7 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None, me=None):
         return True
     if me is None:
         me = args[0].id
-    elif me not in {a.id for a in args + fnode.args.kwonlyargs}:
+    elif me not in {a.id for a in _parameters(fnode)}:
         return True
     fresh = _fresh_attributes(fn, fnode, me)
     for node in gast.walk(fnode):
@@ -147,8 +147,7 @@ def _fresh_attributes(fn, fnode, me):
     if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fnode)):
         return frozenset()
     parents = {}
-    own = next(a for a in fnode.args.posonlyargs + fnode.args.args + fnode.args.kwonlyargs
-               if a.id == me)
+    own = next(a for a in _parameters(fnode) if a.id == me)
     for node in gast.walk(fnode):
         for child in gast.iter_child_nodes(node):
             parents[child] = node
@@ -269,6 +268,43 @@ def _rooted_at(node, name):
     while isinstance(node, (gast.Attribute, gast.Subscript)):
         node = node.value
     return isinstance(node, gast.Name) and node.id == name
+
+
+def _parameters(fnode):
+    """Every parameter of ``fnode``, ``*args`` and ``**kwargs`` included."""
+    args = fnode.args
+    return args.posonlyargs + args.args + args.kwonlyargs + \
+        [a for a in (args.vararg, args.kwarg) if a is not None]
+
+
+def handed_parameters(fn, call):
+    """(parameter, argument node) for each argument of ``call`` to ``fn``: an
+    argument past the positional parameters goes to ``*args``, an unnamed keyword
+    to ``**kwargs`` (an object in them: the function writes through that name);
+    a spread (``*xs``) ends the mapping."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    kinds = inspect.Parameter
+    positional = [p.name for p in params
+                  if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    named = [p.name for p in params
+             if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)]
+    vararg = next((p.name for p in params if p.kind is kinds.VAR_POSITIONAL), None)
+    kwarg = next((p.name for p in params if p.kind is kinds.VAR_KEYWORD), None)
+    handed = []
+    for k, arg in enumerate(call.args):
+        if isinstance(arg, gast.Starred):
+            break
+        name = positional[k] if k < len(positional) else vararg
+        if name is not None:
+            handed.append((name, arg))
+    for keyword in call.keywords:
+        name = keyword.arg if keyword.arg in named else kwarg
+        if keyword.arg is not None and name is not None:
+            handed.append((name, keyword.value))
+    return handed
 
 
 def _is_super(node, me):

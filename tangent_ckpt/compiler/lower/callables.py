@@ -11,7 +11,6 @@ spread into plain arguments here too.
 """
 
 import functools
-import inspect
 import types
 
 import gast
@@ -19,7 +18,7 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.fence.method_writes import writes_self_in_place
+from tangent_ckpt.compiler.fence.method_writes import handed_parameters, writes_self_in_place
 from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
@@ -244,12 +243,7 @@ class CallableValues:
         if isinstance(fn, LocalFunction):
             self.check_local_object_arguments(fn, node)
             return []
-        try:
-            params = list(inspect.signature(fn).parameters)
-        except (TypeError, ValueError):
-            return []
-        handed = list(zip(params, node.args)) + \
-            [(k.arg, k.value) for k in node.keywords if k.arg in params]
+        handed = handed_parameters(fn, node)
         checked = self.lo.fenced.checked_receivers.get(node, ())
         owners = []
         for param, arg in handed:
@@ -278,13 +272,17 @@ class CallableValues:
         (``n.w = n.w - ...``), nothing that may write into the arrays it holds."""
         args = fn.node.args
         params = [a.id for a in args.posonlyargs + args.args]
-        handed = list(zip(params, node.args)) + \
-            [(k.arg, k.value) for k in node.keywords]
+        vararg = args.vararg.id if args.vararg is not None else None
+        kwarg = args.kwarg.id if args.kwarg is not None else None
+        named = set(params) | {a.id for a in args.kwonlyargs}
+        handed = [(params[k] if k < len(params) else vararg, a)
+                  for k, a in enumerate(node.args)] + \
+            [(k.arg if k.arg in named else kwarg, k.value) for k in node.keywords]
         for param, arg in handed:
             owner = self.lo.expressions.static_value(arg)
             if not isinstance(owner, ObjectValue) or owner.given:
                 continue
-            writes = _writes_through(fn.node, param)
+            writes = _writes_through(fn.node, param) if param is not None else None
             if writes is None:
                 continue
             raise self.lo.error(UnsupportedSyntaxError,
