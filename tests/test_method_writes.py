@@ -243,3 +243,37 @@ def test_super_and_overridden_methods_are_judged_for_the_objects_class():
     assert writes_self_in_place(_Middle.step)
     assert not writes_self_in_place(_Quiet.calls_helper, cls=_Quiet)
     assert writes_self_in_place(_Quiet.calls_helper, cls=_Loud)
+
+
+def _rebind(obj):
+    obj.w = obj.w * 2.0
+
+
+def _bump(obj):
+    obj.w += 1.0
+
+
+def _fill(a):
+    a[0] = 1.0
+
+
+class _HandsItselfOn(_Quiet):
+    def __init__(self, w):
+        _Quiet.__init__(self, w)      # the base's __init__ by name: rebinds only
+        _rebind(self)
+
+    def bump(self):
+        _bump(self)
+
+    def fill(self):
+        _fill(self.w)
+
+
+def test_an_object_handed_to_a_function_by_name_is_followed_into_it():
+    """``Base.__init__(self)``, ``helper(self)``: the function's writes through the
+    parameter that gets the object (it was always "unsure", so q32v's
+    ``Activation.__init__`` calling ``Layer.__init__(self)`` was taken for a
+    write); an attribute handed on (``fill(self.w)``) may still be written."""
+    assert not writes_self_in_place(_HandsItselfOn.__init__, cls=_HandsItselfOn)
+    assert writes_self_in_place(_HandsItselfOn.bump, cls=_HandsItselfOn)
+    assert writes_self_in_place(_HandsItselfOn.fill, cls=_HandsItselfOn)

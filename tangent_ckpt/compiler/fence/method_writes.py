@@ -125,7 +125,8 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None, me=None):
                         func.attr not in FRESH_METHODS | VIEW_METHODS:
                     return True  # self.h.append(v), self.layer.step(): may write
             elif any(_rooted_at(a, me) for a in node.args) and \
-                    not _library_call(fn, func) and not _array_method(fn, func, me, fnode):
+                    not _library_call(fn, func) and not _array_method(fn, func, me, fnode) and \
+                    _hands_on_writing(fn, node, me, seen, numbers, cls):
                 return True  # helper(self.P) may write into it
     return False
 
@@ -268,6 +269,27 @@ def _rooted_at(node, name):
     while isinstance(node, (gast.Attribute, gast.Subscript)):
         node = node.value
     return isinstance(node, gast.Name) and node.id == name
+
+
+def _hands_on_writing(fn, call, me, seen, numbers, cls):
+    """Whether ``call``, which hands on the object (``Base.__init__(self)``,
+    ``train(self, lr)``) or what it holds (``helper(self.P)``), may write into its
+    arrays: the object itself handed to a user function by name is followed
+    into that function; anything else may."""
+    target = _resolved(fn, call.func)
+    if not isinstance(target, types.FunctionType) or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return True
+    handed = handed_parameters(target, call)
+    if len(handed) != len(call.args) + len(call.keywords):
+        return True
+    for param, arg in handed:
+        if not _rooted_at(arg, me):
+            continue
+        if not (isinstance(arg, gast.Name) and arg.id == me) or \
+                writes_self_in_place(target, seen, numbers, cls, me=param):
+            return True
+    return False
 
 
 def _parameters(fnode):
