@@ -1036,3 +1036,28 @@ def test_objects_made_in_a_comprehension_or_held_by_a_dict_are_differentiated(f)
 def test_a_write_in_place_into_an_array_an_object_in_a_comprehension_holds_is_refused():
     with pytest.raises(TangentCkptError, match=r"a write into 'opts' may"):
         tc.grad(written_in_place_through_a_comprehension, wrt=(0, 1))(X, W)
+
+
+class _HoldsAFunction:
+    def __init__(self, f):
+        self.f = f
+
+    def forward(self, x):
+        return self.f(x)
+
+
+def _squash(v):
+    return np.tanh(v)
+
+
+def function_held_by_an_attribute(x, W):
+    act = _HoldsAFunction(_squash)
+    return np.sum(act.forward(W @ x))
+
+
+def test_a_call_of_a_function_an_attribute_holds_is_refused_saying_so():
+    """``self.f(x)`` with ``self.f = f`` (joelnet's Activation): refused as "the
+    object act used as a value" before, which named no cause."""
+    with pytest.raises(TangentCkptError, match=r"a call of the value the attribute self.f "
+                                               r"holds"):
+        tc.grad(function_held_by_an_attribute, wrt=(0, 1))(X, W)

@@ -132,6 +132,16 @@ class CallLowering:
         special = self.lo.callables.special_call(fn, node, hint)  # map, partial, a class, a bound method
         if special is not None:
             return special
+        if isinstance(func, gast.Attribute) and fn is _UNRESOLVED:
+            owner = self.lo.expressions.static_value(func.value)
+            if isinstance(owner, ObjectValue) and func.attr in owner.attributes:
+                raise self.lo.error(  # self.f(x) with self.f = f: a value, not a method
+                    UnsupportedFunctionError, f"a call of the value the attribute "
+                    f"{to_source(func)} holds (a function stored on an object made in the "
+                    "code is kept as a value, which is not inlined)", node,
+                    construct=to_source(node),
+                    hint="call the function by its name, or pass it to the method as an "
+                         "argument")
         if isinstance(func, gast.Attribute) and (fn is _UNRESOLVED or _constant_array_method(fn)):
             return self.method_call(node, hint)  # x.sum(), and A.dot(w) of a module-level A
         generator = random_state.generator_of(fn)
