@@ -19,6 +19,8 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.fence.method_writes import handed_parameters, writes_self_in_place
+from tangent_ckpt.compiler.lower.container_values import DictValue
+from tangent_ckpt.compiler.lower.objects import plain_function
 from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
@@ -212,7 +214,11 @@ class CallableValues:
         if not isinstance(owner, ObjectValue) or owner.given or \
                 node in self.lo.fenced.checked_receivers or \
                 any(o is owner for o in self.checked_owners) or \
-                not writes_self_in_place(value.fn, cls=owner.cls):
+                not writes_self_in_place(
+                    value.fn, cls=owner.cls,
+                    held={a: v for a, v in owner.attributes.items() if plain_function(v)},
+                    dicts=frozenset(a for a, v in owner.attributes.items()
+                                    if isinstance(v, DictValue))):
             return
         raise self.lo.error(UnsupportedSyntaxError, f"{value.fn.__qualname__}() writes in place "
                             "into an array its object holds (self.x += ..., self.x[i] = ...)",

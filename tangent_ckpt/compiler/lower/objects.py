@@ -12,7 +12,9 @@ import inspect
 import types
 
 import gast
+import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.observers import emit_observation
@@ -148,6 +150,10 @@ class ObjectLowering:
             self.outside.store(outside, target, value, stmt)
             return
         owner = self.writable_owner(target, stmt)
+        function = self.lo.expressions.static_value(value_node)
+        if plain_function(function):  # self.f = f: the function, to call (self.f(x))
+            self.store_function(owner, target.attr, function, stmt)
+            return
         value = self.lo.callables.operand(value_node, f"{owner.label}_{target.attr}")
         self.store_attribute(owner, target.attr, value, stmt.lineno)
         stored = owner.attributes.get(target.attr)
@@ -219,7 +225,29 @@ class ObjectLowering:
                                      "object inside the function")
         return owner
 
+    def store_function(self, owner, attr, function, stmt):
+        """``self.f = f`` with ``f`` a function known when compiling (a module-level
+        function without a closure, a NumPy function): the attribute denotes it,
+        so ``self.f(x)`` is inlined (or is the NumPy call).  Binding it anew to
+        another value is refused: in a branch or a loop, which function a later
+        call runs would be decided when the code runs."""
+        current = owner.attributes.get(attr)
+        if current is not None and current is not function:
+            raise self.lo.error(UnsupportedSyntaxError, f"the attribute {owner.label}.{attr}, "
+                                "which holds a function, bound again to another value",
+                                stmt, construct=to_source(stmt).strip(),
+                                hint="bind an attribute holding a function once (in "
+                                     "__init__), or pass the function as an argument")
+        owner.attributes[attr] = function
+
     def store_attribute(self, owner, attr, value, line):
+        if plain_function(owner.attributes.get(attr)):
+            raise self.lo.error(UnsupportedSyntaxError, f"the attribute {owner.label}.{attr}, "
+                                "which holds a function, bound again to another value",
+                                types.SimpleNamespace(lineno=line),
+                                construct=f"{owner.label}.{attr} = ...",
+                                hint="bind an attribute holding a function once (in "
+                                     "__init__), or pass the function as an argument")
         if isinstance(value, CompileTimeValue):
             owner.attributes[attr] = value
             return
@@ -238,7 +266,8 @@ class ObjectLowering:
         property (read by :meth:`object_attribute`)."""
         if attr in owner.attributes:
             value = owner.attributes[attr]
-            return value if isinstance(value, CompileTimeValue) else _UNRESOLVED
+            return value if isinstance(value, CompileTimeValue) or plain_function(value) \
+                else _UNRESOLVED
         raw = inspect.getattr_static(owner.cls, attr, _UNRESOLVED)
         if isinstance(raw, property) and raw.fget is not None:
             return MethodValue(raw.fget, owner, is_property=True)
@@ -325,6 +354,17 @@ class ObjectLowering:
         raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
                             f"attribute '{attr}' here", node, construct=to_source(node),
                             hint="set the attribute in __init__ before reading it")
+
+
+def plain_function(value):
+    """A function an object made in the code may hold as a compile-time value: a
+    Python function without a closure (its globals hold no object made in the
+    code), a NumPy function or ufunc, a builtin."""
+    if isinstance(value, types.FunctionType):
+        return value.__closure__ is None
+    return isinstance(value, (np.ufunc, types.BuiltinFunctionType)) or \
+        (callable(value) and not isinstance(value, type) and registry.lookup(value) is not None
+         and not isinstance(value, CompileTimeValue))
 
 
 def _own_function(fn):
