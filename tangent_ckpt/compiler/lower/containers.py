@@ -30,7 +30,7 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, iteration_items, key_part, leaves, text_as_tuple,
 )
 from tangent_ckpt.compiler.lower.expressions import BINOPS
-from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
+from tangent_ckpt.compiler.lower.scopes import MethodValue, ObjectValue, TupleValue, to_source
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
@@ -113,8 +113,13 @@ class ContainerLowering:
             items.append(item)
 
     def element(self, node, hint):
+        """An item of a container built in the code: a container or an object made
+        in the code (``[Opt(w) for w in ws]``, ``{"opt": opt}``) is held as it is
+        (its attributes stay variables), any other value in a variable."""
         value = self.lo.expressions.value(node, hint)
-        return value if is_container(value) else self.lo.expressions.atomize(value, hint)
+        if is_container(value) or isinstance(value, ObjectValue) and not value.given:
+            return value
+        return self.lo.expressions.atomize(value, hint)
 
     def concatenate(self, left, right, node):
         if isinstance(left, DictValue) or isinstance(right, DictValue):
@@ -343,6 +348,10 @@ class ContainerLowering:
             if not self.holds_container(func.value) or isinstance(func.value, gast.Constant):
                 return None
             base = self.lo.expressions.value(func.value, hint)
+            if getattr(base, "cls", None) is not None:  # a named tuple's
+                if isinstance(self.lo.expressions.static_value(func), MethodValue):
+                    return None  # pair.total(): a method of its class, inlined
+                self.lo.objects.named_field(base, func)  # pair._replace(): refused
             return self.method(base, node, hint)
         fn = self.lo.expressions.static_value(func)
         if fn is dict:

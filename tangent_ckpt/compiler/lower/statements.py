@@ -225,8 +225,10 @@ class StatementLowering:
                                  hint=f"use the functional form, e.g. x = np.{value.func.attr}(x)"
                                  if value.func.attr == "sort" else "assign a new value instead")
         if isinstance(value, gast.Call):
-            if value in self.lo.fenced.marks.writer_calls or self.object_method(value.func):
-                # a helper writing its arguments, model.decay(0.9) writing model's attributes
+            if value in self.lo.fenced.marks.writer_calls or self.object_method(value.func) or \
+                    self.lo.callables.hands_object(value):
+                # a helper writing its arguments, model.decay(0.9) writing model's attributes,
+                # train(net, lr) rebinding net's
                 self.lo.discarded_calls[value] = True  # it may end without a return
                 self.lo.expressions.value(value, "result")
                 return
