@@ -437,6 +437,114 @@ def test_refusals_name_the_line_and_the_construct(fn, marker, construct):
     assert construct in str(err) or construct in (err.construct or ""), str(err)
 
 
+# --- a dict of known keys written at run-time keys inside a helper -------------------
+def scale_each(p, lr, n):
+    for i in range(n):
+        key = "W" + str(i)
+        p[key] = p[key] * lr
+    return p
+
+
+def scaled_by_a_helper_then_read_at_constant_keys(W0, W1, n):
+    """The outside hunt's crash: the helper turns p into a dict written at run-time
+    keys and returns it; p["W0"] afterwards was read as an array subscript, whose
+    adjoint failed inside np.add.at."""
+    p = {"W0": W0, "W1": W1}
+    p = scale_each(p, 0.5, n)
+    return np.sum(p["W0"] ** 2) + 3.0 * np.sum(p["W1"])
+
+
+def scale_each_in_place(p, lr, n):
+    for i in range(n):
+        key = "W" + str(i)
+        p[key] = p[key] * lr
+
+
+def scaled_in_place_by_a_procedure(W0, W1, n):
+    """The helper returns nothing: its writes are the caller's dict's (the caller's
+    p was left as it was: a silent wrong gradient)."""
+    p = {"W0": W0, "W1": W1}
+    scale_each_in_place(p, 0.5, n)
+    return np.sum(p["W0"] ** 2) + 3.0 * np.sum(p["W1"])
+
+
+def old_name_after_the_helper(W0, W1, n):
+    p = {"W0": W0, "W1": W1}
+    q = scale_each(p, 0.5, n)  # p is q: the helper wrote into the caller's dict
+    return np.sum(p["W0"] ** 2) + 3.0 * np.sum(q["W1"])
+
+
+def returned_as_a_tuple_item(W0, W1, n):
+    p = {"W0": W0, "W1": W1}
+    s = (scale_each(p, 0.5, n), 2.0)
+    return np.sum(s[0]["W0"] ** 2) * s[1] + 3.0 * np.sum(s[0]["W1"])
+
+
+def scaled_unless(W0, W1, c, n):
+    p = {"W0": W0, "W1": W1}
+    if c > 0:
+        return np.sum(scale_each(p, 0.5, n)["W0"])
+    return np.sum(p["W0"] * p["W1"])
+
+
+@pytest.mark.parametrize("f", [scaled_by_a_helper_then_read_at_constant_keys,
+                               scaled_in_place_by_a_procedure, old_name_after_the_helper,
+                               returned_as_a_tuple_item])
+@pytest.mark.parametrize("n", [1, 2])
+def test_a_dict_a_helper_writes_at_run_time_keys_is_the_callers(f, n):
+    check_grad(f, (vec(2), vec(2), n), wrt=(0, 1))
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_helper_writing_a_dict_on_one_path_that_returns(c):
+    check_grad(scaled_unless, (vec(2), vec(2), c, 2), wrt=(0, 1))
+
+
+def scaled_on_one_path(W0, W1, c, n):
+    p = {"W0": W0, "W1": W1}
+    if c > 0:
+        scale_each_in_place(p, 0.5, n)
+    return np.sum(p["W0"] ** 2)
+
+
+def scaled_in_a_loop(W0, W1, n):
+    p = {"W0": W0, "W1": W1}
+    for t in range(3):
+        p = scale_each(p, 0.5, n)
+    return np.sum(p["W0"] ** 2)
+
+
+def array_on_one_path(x, c):
+    p = (x, x * 3.0)
+    if c > 0:
+        p = x * 2.0
+    return np.sum(p[0])
+
+
+@pytest.mark.parametrize("fn, marker, construct", [
+    (scaled_on_one_path, "if c > 0", "if (p)"),
+    (array_on_one_path, "if c > 0", "if (p)"),
+    (scaled_in_a_loop, "p = scale_each(p, 0.5, n)", "scale_each(p, 0.5, n)"),
+])
+def test_a_dict_made_run_time_where_the_caller_cannot_follow_is_refused(fn, marker, construct):
+    """One path of an if (the other path's reads met an unbound variable), or a
+    loop whose body was lowered with the dict's keys known (a wrong gradient)."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn).compile()
+    err = info.value
+    assert HERE in str(err) and f":{line_of(fn, marker)}:" in str(err), str(err)
+    assert construct in str(err) or construct in (err.construct or ""), str(err)
+
+
+def test_a_dict_read_as_an_array_in_the_adjoint_is_a_clear_error():
+    """The runtime's safety net: were a dict ever read as an array subscript, its
+    adjoint refuses (placed at the user's line) instead of failing in np.add.at."""
+    from tangent_ckpt.errors import TangentCkptError
+    from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import getitem_adjoint
+    with pytest.raises(TangentCkptError, match="a dict read at key 'W0'"):
+        getitem_adjoint(np.ones(2), {"W0": np.zeros(2)}, "W0")
+
+
 # --- a container held by an attribute of an object made in the function ------------
 
 class DictModel:
