@@ -545,6 +545,92 @@ def test_a_dict_read_as_an_array_in_the_adjoint_is_a_clear_error():
         getitem_adjoint(np.ones(2), {"W0": np.zeros(2)}, "W0")
 
 
+# --- loops over a constant range indexing a container: unrolled --------------------
+def halved_over_a_length(W0, W1):
+    ps = [W0, W1]
+    n = len(ps)  # bound once to a constant: range(n) is a constant range
+    for i in range(n):
+        ps[i] = ps[i] * 0.5
+    for i in range(len(ps)):
+        ps[i] = ps[i] + 1.0
+    return np.sum(ps[0] ** 2) + 3.0 * np.sum(ps[1])
+
+
+def test_a_loop_over_the_length_of_a_static_list_is_unrolled():
+    check_container_grad(halved_over_a_length, (vec(2), vec(3)), wrt=(0, 1))
+
+
+def init_velocity(parameters):
+    L = len(parameters) // 2
+    v = {}
+    for l in range(L):
+        v["dW" + str(l + 1)] = np.zeros(parameters["W" + str(l + 1)].shape)
+        v["db" + str(l + 1)] = np.zeros(parameters["b" + str(l + 1)].shape)
+    return v
+
+
+def momentum_update(parameters, grads, v, beta, learning_rate):
+    L = len(parameters) // 2
+    for l in range(L):
+        v["dW" + str(l + 1)] = beta * v["dW" + str(l + 1)] + (1 - beta) * grads["dW" + str(l + 1)]
+        v["db" + str(l + 1)] = beta * v["db" + str(l + 1)] + (1 - beta) * grads["db" + str(l + 1)]
+        parameters["W" + str(l + 1)] = parameters["W" + str(l + 1)] - learning_rate * v["dW" + str(l + 1)]
+        parameters["b" + str(l + 1)] = parameters["b" + str(l + 1)] - learning_rate * v["db" + str(l + 1)]
+    return parameters, v
+
+
+def momentum_on_string_keys(W1, b1, W2, b2, beta, n):
+    """The outside hunt's q35 (a momentum optimiser over a dict keyed "W" + str(l + 1),
+    l over range(len(parameters) // 2), in helpers): the key loops have a constant
+    trip count, so they are unrolled and every key is a constant."""
+    parameters = {"W1": W1, "b1": b1, "W2": W2, "b2": b2}
+    v = init_velocity(parameters)
+    for it in range(n):
+        grads = {"dW1": parameters["W1"] + 1.0, "db1": np.sin(parameters["b1"]),
+                 "dW2": parameters["W2"] * parameters["W2"], "db2": parameters["b2"]}
+        parameters, v = momentum_update(parameters, grads, v, beta, 0.1)
+    return sum(np.sum(p ** 2) for p in parameters.values())
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_string_keys_built_in_a_constant_loop_are_constants(options):
+    args = (vec(3, 2), vec(3, 1), vec(1, 3), vec(1, 1), 0.9, 4)
+    check_container_grad(momentum_on_string_keys, args, wrt=(0, 1, 2, 3, 4), **options)
+    if options:
+        taped = tc.grad(momentum_on_string_keys, wrt=(0, 1, 2, 3, 4))(*args)
+        ckpt = tc.grad(momentum_on_string_keys, wrt=(0, 1, 2, 3, 4), **options)(*args)
+        for t, c in zip(taped, ckpt):
+            np.testing.assert_allclose(c, t, rtol=1e-12, atol=1e-14)
+
+
+def length_rebound_on_one_path(a, b, c, n):
+    ps = [a, b, a * b]
+    if c > 0:
+        n = 2  # a parameter bound again on one path: n is no constant
+    total = 0.0
+    for i in range(n):
+        total = total + np.sum(ps[i])
+    return total
+
+
+def count_bound_twice(a, b, c):
+    ps = [a, b, a * b]
+    n = 3
+    if c > 0:
+        n = 2
+    total = 0.0
+    for i in range(n):
+        total = total + np.sum(ps[i])
+    return total
+
+
+@pytest.mark.parametrize("fn", [length_rebound_on_one_path, count_bound_twice])
+def test_a_name_bound_more_than_once_is_no_constant_range(fn):
+    with pytest.raises(TransformError, match=r"indexed by a value known only at run time "
+                                             r"\(ps\[i\]\)"):
+        tc.grad(fn).compile()
+
+
 # --- a container held by an attribute of an object made in the function ------------
 
 class DictModel:

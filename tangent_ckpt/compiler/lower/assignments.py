@@ -173,6 +173,7 @@ class AssignmentLowering:
         """``name = value``; a list or dict built at run time stays one under
         its new name (``p = helper_result``)."""
         self.lo.run_time.note_binding(name, value)
+        self.lo.containers.note_constant(name, value)  # n = len(ps): range(n) is known
         if isinstance(value, ir.Prim) and name in ir.expr_reads(value):
             value = self.lo.expressions.atomize(value, name)
         if isinstance(value, (ir.Prim, ir.NonDiff)):

@@ -23,7 +23,6 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, iteration_items,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, Scope, TupleValue, to_source, walk_no_defs
-from tangent_ckpt.compiler.frontend.static_keys import static_key
 
 
 def _targets(node):
@@ -71,25 +70,18 @@ class ComprehensionLowering:
         if not (isinstance(node, gast.Call) and not node.keywords and
                 self.lo.expressions.static_value(node.func) is range):
             return None
-        bounds = []
-        for a in node.args:
-            if static_key(a) is not None:
-                bounds.append(static_key(a))
-            elif isinstance(a, gast.Call) and not a.keywords and len(a.args) == 1 and \
-                    self.lo.expressions.static_value(a.func) is len and \
-                    self.lo.containers.holds_container(a.args[0]):
-                bounds.append(self.lo.expressions.value(a, "n").value)
-            else:
-                return None
+        bounds = [self.lo.containers.static_scalar(a) for a in node.args]
         return [ir.Const(k) for k in range(*bounds)] if all(
-            isinstance(b, int) for b in bounds) else None
+            type(b) is int for b in bounds) else None
 
     def indexes_a_container(self, s):
-        """Does the body of ``for i in ...`` index a container with ``i``?"""
+        """Does the body of ``for i in ...`` index a container with ``i`` (``ps[i]``,
+        ``obs[i - 1]``, ``p["W" + str(i + 1)]``)?"""
         if not isinstance(s.target, gast.Name):
             return False
-        return any(isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name) and
-                   n.slice.id == s.target.id and self.lo.containers.holds_container(n.value)
+        return any(isinstance(n, gast.Subscript) and self.lo.containers.holds_container(n.value)
+                   and any(isinstance(k, gast.Name) and k.id == s.target.id
+                           for k in gast.walk(n.slice))
                    for n in gast.walk(s))
 
     def unrolled_for(self, s, items=None):
@@ -181,13 +173,12 @@ class ComprehensionLowering:
                                                     for g in node.generators)
 
     def _static_range(self, node):
-        return isinstance(node, gast.Call) and \
-            self.lo.expressions.static_value(node.func) is range and \
-            all(static_key(a) is not None for a in node.args) and not node.keywords
+        return self.static_range(node) is not None
 
     def _items(self, it, hint):
-        if self._static_range(it):
-            return [ir.Const(k) for k in range(*[static_key(a) for a in it.args])]
+        items = self.static_range(it)
+        if items is not None:
+            return items
         return iteration_items(self.lo.expressions.value(it, hint))
 
     def _unroll(self, node, generators, hint, results, bound):
