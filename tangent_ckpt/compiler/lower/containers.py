@@ -295,6 +295,11 @@ class ContainerLowering:
     def binop(self, left, right, node, hint="value"):
         """``a + b`` of sequences, ``[x] * k`` with a constant ``k`` (or ``[x] * n``:
         rows); a sequence and a variable (``a + [x, y]``): NumPy's operator."""
+        if self.lo.run_time.is_rows(left) and isinstance(node.op, gast.Add) and \
+                isinstance(right, TupleValue) and not isinstance(right, DictValue) and \
+                right.is_list and not any(is_container(v) for v in right.items) and \
+                not self.lo.run_time.is_nested(left):
+            return self.lo.run_time.concatenated(left, right.items, hint)  # errs + [e]
         if self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
             raise self.refuse(f"`{to_source(node)}` on a list built at run time", node,
                               "build the list with append in the loop; for arithmetic on "

@@ -167,10 +167,27 @@ class RunTimeContainers:
                 self.lo.current_scope.tuples[holder] = owner.attributes[attr]
                 self.to_rows(holder, sub)
                 owner.attributes[attr] = self.lo.expressions.load_name(holder, sub)
+            grown = _grown_by_concatenation(sub)
+            if grown is not None and self.lo.containers.holds_container(grown.targets[0]):
+                # errs = errs + [e]: as errs.append(e), a list built at run time
+                extended = gast.Call(func=gast.Attribute(value=grown.value.left, attr="extend",
+                                                         ctx=gast.Load()),
+                                     args=[grown.value.right], keywords=[])
+                self.to_rows(grown.targets[0].id, gast.copy_location(extended, grown))
             if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and \
                     isinstance(sub.value, gast.Name) and static_key(sub.slice) is None and \
                     isinstance(self.lo.containers.peek(sub.value), DictValue):
                 self.to_dict(sub.value.id, sub)  # hs[t] = ...: keys known at run time
+
+    def concatenated(self, rows, items, hint):
+        """``rows + [a, b]`` on a list built at run time: a new list, the rows with
+        ``a`` and ``b`` appended (``rt.append_row`` leaves ``rows`` as it was)."""
+        value = rows
+        for k, item in enumerate(items):
+            if k:
+                value = self.lo.expressions.atomize(value, hint)
+            value = ir.Prim(append_row, [value, item], {}, "call", ref="rt.append_row")
+        return value
 
     def to_rows(self, user, node):
         value = self.lo.expressions.load_name(user, node)
@@ -270,3 +287,14 @@ class RunTimeContainers:
                                   f"if nothing reads the list's item after the write, put "
                                   f"a copy in the list ({node.id}.copy()): the same numbers "
                                   f"then (a copy would not see the write)")
+
+
+def _grown_by_concatenation(node):
+    """``node`` when it is ``xs = xs + [...]`` (a list display added to the name
+    itself), else None."""
+    if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+            isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.BinOp) and \
+            isinstance(node.value.op, gast.Add) and isinstance(node.value.right, gast.List) and \
+            isinstance(node.value.left, gast.Name) and node.value.left.id == node.targets[0].id:
+        return node
+    return None
