@@ -487,6 +487,42 @@ def scaled_unless(W0, W1, c, n):
     return np.sum(p["W0"] * p["W1"])
 
 
+def scale_all(p, lr):
+    n = len(p)
+    for i in range(n):
+        key = "W" + str(i)
+        p[key] = p[key] * lr
+    return p
+
+
+def crash_form_of_the_outside_hunt(W0, W1):
+    """repros3/crash_dict_runtime_keys_after_helper.py as found: n = len(p) is a
+    constant, so the loop (whose key is computed from its counter) is unrolled."""
+    p = {"W0": W0, "W1": W1}
+    p = scale_all(p, 0.5)
+    return np.sum(p["W0"] ** 2) + 3 * np.sum(p["W1"])
+
+
+def test_the_crash_form_of_a_dict_written_by_a_helper_is_exact():
+    check_container_grad(crash_form_of_the_outside_hunt, (vec(2), vec(2)), wrt=(0, 1))
+
+
+def indexed_every_other_step(x):
+    ws = [x, 2.0 * x]
+    for t in range(1000):
+        x = np.sin(x) * ws[t % 2][0]
+    return np.sum(x)
+
+
+def test_a_long_constant_loop_indexing_by_its_counters_arithmetic_stays_a_loop():
+    """ws[t % 2] over range(1000) would be 1000 copies of the body: the loop stays a
+    loop, and the index known only at run time is refused (not unrolled silently,
+    losing the loop's checkpointing)."""
+    with pytest.raises(TransformError, match=r"indexed by a value known only at run time "
+                                             r"\(ws\[t % 2\]\)"):
+        tc.grad(indexed_every_other_step).compile()
+
+
 @pytest.mark.parametrize("f", [scaled_by_a_helper_then_read_at_constant_keys,
                                scaled_in_place_by_a_procedure, old_name_after_the_helper,
                                returned_as_a_tuple_item])

@@ -224,7 +224,18 @@ def lists_concatenated_in_a_loop(x, n):
     return np.sum(np.asarray(rows))
 
 
+def grown_on_one_path(x, c, n):
+    hs = [x]
+    if c > 0:
+        for t in range(n):
+            hs.append(np.sin(hs[-1]))
+    return np.sum(np.stack(hs))
+
+
 @pytest.mark.parametrize("fn, marker, construct", [
+    # built at run time on one path only: the other path's reads met a variable it
+    # never bound (UnboundLocalError when the gradient ran)
+    (grown_on_one_path, "if c > 0", "'hs' is a list, tuple or dict on one path"),
     (prepended_in_a_loop, "errs = [np.sum(x)] + errs", "errs"),
     (lists_concatenated_in_a_loop, "rows = rows + [[np.sum(x), x[0]]]", "rows"),
 ])

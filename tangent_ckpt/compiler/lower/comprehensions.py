@@ -54,6 +54,14 @@ def _stores(node, name):
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
+#: the most copies of a loop's body unrolled for an index computed from its counter
+_MOST_COPIES = 256
+
+
+def _mentions(node, names):
+    return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(node))
+
+
 class ComprehensionLowering:
     """List, dict and generator comprehensions; ``for`` over containers."""
 
@@ -76,13 +84,29 @@ class ComprehensionLowering:
 
     def indexes_a_container(self, s):
         """Does the body of ``for i in ...`` index a container with ``i`` (``ps[i]``,
-        ``obs[i - 1]``, ``p["W" + str(i + 1)]``)?"""
+        ``obs[i - 1]``, ``p["W" + str(i + 1)]``), or with a name the body binds
+        from ``i`` (``key = "W" + str(i); p[key]``)?"""
         if not isinstance(s.target, gast.Name):
             return False
+        if any(isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name) and
+               n.slice.id == s.target.id and self.lo.containers.holds_container(n.value)
+               for n in gast.walk(s)):
+            return True  # ps[i]: at most one copy per item
+        items = self.static_range(s.iter)
+        if items is not None and len(items) > _MOST_COPIES:
+            return False  # ps[i % 2] in range(1000): left a loop (refused at ps[i % 2])
+        counters = {s.target.id}
+        bindings = [n for n in gast.walk(s) if isinstance(n, gast.Assign) and
+                    len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)]
+        grown = True
+        while grown:  # names computed from the counter, through names computed from it
+            grown = False
+            for b in bindings:
+                if b.targets[0].id not in counters and _mentions(b.value, counters):
+                    counters.add(b.targets[0].id)
+                    grown = True
         return any(isinstance(n, gast.Subscript) and self.lo.containers.holds_container(n.value)
-                   and any(isinstance(k, gast.Name) and k.id == s.target.id
-                           for k in gast.walk(n.slice))
-                   for n in gast.walk(s))
+                   and _mentions(n.slice, counters) for n in gast.walk(s))
 
     def unrolled_for(self, s, items=None):
         """``for target in container:`` -- the body once per element (``items``:
