@@ -507,6 +507,47 @@ def test_the_crash_form_of_a_dict_written_by_a_helper_is_exact():
     check_container_grad(crash_form_of_the_outside_hunt, (vec(2), vec(2)), wrt=(0, 1))
 
 
+def nested_helper_sharing_a_name(a, s, n):
+    """The helper's i and key are its own: the caller's i (bound again in a loop)
+    does not keep them from being the unrolled loop's constants (the fuzzer's
+    run_time_containers family found the refusal)."""
+    def scale(q, m):
+        for i in range(m):
+            key = "k" + str(i % 2)
+            q[key] = np.tanh(q[key] * s + q["k" + str(1 - i % 2)])
+        return q
+    p = {"k0": np.sin(a), "k1": np.cos(a)}
+    p = scale(p, len(p))
+    v = p["k0"] + p["k1"]
+    for t in range(n):
+        i = np.sum(a)
+        v = v * i
+    return np.sum(v)
+
+
+def key_bound_on_one_path(a, s):
+    def scale(q, m):
+        key = "k0"
+        for i in range(m):
+            if s > 0:
+                key = "k" + str(i % 2)  # bound twice: no constant
+            q[key] = np.tanh(q[key] * s)
+        return q
+    p = {"k0": np.sin(a), "k1": np.cos(a)}
+    p = scale(p, 2)
+    return np.sum(p["k0"] + 2.0 * p["k1"])
+
+
+def test_a_nested_helpers_counter_is_a_constant_beside_a_callers_name():
+    check_grad(nested_helper_sharing_a_name, (vec(3), 0.7, 2), wrt=(0, 1))
+
+
+def test_a_key_bound_twice_is_no_constant():
+    with pytest.raises(TransformError, match=r"indexed by a value known only at run time "
+                                             r"\(q\[key\]\)"):
+        tc.grad(key_bound_on_one_path).compile()
+
+
 def indexed_every_other_step(x):
     ws = [x, 2.0 * x]
     for t in range(1000):

@@ -467,13 +467,25 @@ class ContainerLowering:
                         not isinstance(value.value, bool):
                     return value.value
                 if isinstance(value, ir.Name) and value.id in self.constant_variables and \
-                        _bound_once(scope.parsed.node, node.id):
+                        _bound_once(self._function_node(scope), node.id):
                     return self.constant_variables[value.id]
                 return None
             if node.id in scope.locals:
                 return None
             scope = scope.parent
         return None
+
+    def _function_node(self, scope):
+        """The syntax of the function whose variables ``scope`` holds: a nested
+        ``def`` being inlined, else its parse's function (which holds any nested
+        ``def``: counting bindings there over-counts, never under-counts)."""
+        innermost = self.lo.current_scope
+        while innermost is not None and innermost.top_block is None:  # comprehensions
+            innermost = innermost.parent
+        if scope is innermost and self.lo.inline_stack and \
+                isinstance(self.lo.inline_stack[-1], gast.FunctionDef):
+            return self.lo.inline_stack[-1]
+        return scope.parsed.node
 
     def static_scalar(self, node):
         """The int or str ``node`` surely is when the function is lowered: a
