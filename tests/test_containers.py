@@ -572,6 +572,21 @@ def test_a_dict_a_helper_writes_at_run_time_keys_is_the_callers(f, n):
     check_grad(f, (vec(2), vec(2), n), wrt=(0, 1))
 
 
+def halved_in_its_own_dict(x, n):
+    d = {"W0": x, "W1": 2.0 * x}
+    for i in range(n):
+        d["W" + str(i % 2)] = d["W" + str(i % 2)] * 0.5
+    return d["W0"] + d["W1"]
+
+
+def helper_with_a_dict_of_its_own(x, n):
+    return np.sum(halved_in_its_own_dict(x, n) ** 2)
+
+
+def test_a_helpers_own_dict_written_at_run_time_keys_is_no_callers():
+    check_grad(helper_with_a_dict_of_its_own, (vec(2), 3))
+
+
 @pytest.mark.parametrize("c", [1.0, -1.0])
 def test_a_helper_writing_a_dict_on_one_path_that_returns(c):
     check_grad(scaled_unless, (vec(2), vec(2), c, 2), wrt=(0, 1))

@@ -103,7 +103,11 @@ class RunTimeContainers:
         the caller's variable holding that dict, or the call is inside a loop
         (the loop's body was lowered with the dict's keys known)."""
         converted = self.converted.pop(scope, {})
+        args = fnode.args
+        params = {a.id for a in args.args + args.kwonlyargs + args.posonlyargs}
         for p, given in converted.items():
+            if p not in params or p not in arguments:
+                continue  # the helper's own dict (or a default value): no caller's
             final = scope.rename.get(p)
             node = arguments.get(p)
             rebound = any(isinstance(n, gast.Name) and n.id == p and
