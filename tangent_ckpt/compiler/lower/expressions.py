@@ -55,6 +55,9 @@ class ExpressionLowering:
         if isinstance(node, gast.Name):
             return self.load_name(node.id, node)
         if isinstance(node, gast.BinOp):
+            folded = self.lo.containers.static_scalar(node)  # i - 1, "W" + str(l + 1)
+            if folded is not None:
+                return ir.Const(folded)
             if type(node.op) in BINOPS:
                 fn, symbol, opname = BINOPS[type(node.op)]
                 left = self.value(node.left, hint)
