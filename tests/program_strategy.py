@@ -127,6 +127,15 @@ HUNTING_FAMILIES += ("evaluated_once",)
 FAMILIES |= {"lists_as_arrays"}
 HUNTING_FAMILIES += ("lists_as_arrays",)
 
+#: lists and dicts whose items are reached at run time, or look so (session 10's
+#: outside hunt, q10 q12 q35): a list grown by concatenation in a loop
+#: (``hs = hs + [h]``), a helper writing a dict at keys built at run time
+#: (``p["k" + str(i % 2)] = ...``, returned or not), a loop over a constant range
+#: reading a static list at ``ps[i - 1]`` (``m = len(ps)``), a local ragged list of
+#: lists read at ``A[i][j]`` in a comprehension over ``range(i)`` (a Butcher tableau)
+FAMILIES |= {"run_time_containers"}
+HUNTING_FAMILIES += ("run_time_containers",)
+
 #: writes spelled another way, which desugar makes explicit (``compiler/desugar/``):
 #: ``G.fill(v)``, chains of subscripts ``G[k][k + 1] = ...``, and an input check that
 #: raises (never firing here)
@@ -864,6 +873,61 @@ class _Gen:
             self.emit(inner, f"{Z}[{row}] = np.tanh({left})")
         self.emit(indent, f"{total} = np.sum({Z} * {Z})")
         env[total] = Var((), 90.0, fresh=True)
+
+    def family_run_time_containers(self, env, indent):
+        """Lists and dicts reached at run time, or seemingly (the FAMILIES entry
+        run_time_containers): ``hs = hs + [h]`` in a loop; a helper writing a dict at
+        ``"k" + str(i % 2)``; ``ps[t - 1]`` in a loop over ``range(1, len(ps))``; a
+        local ragged tableau ``A[t][j]`` in a comprehension over ``range(t)``."""
+        x, y, z = self._items(env, 3)
+        total = self.fresh_name()
+        form = self.pick(["concatenated", "keys_in_a_helper", "constant_loop", "tableau"])
+        self.features.add("run_time_containers_" + form)
+        t = self.fresh_name("t")
+        if form == "concatenated":
+            hs = self.fresh_name("hs")
+            self.emit(indent, f"{hs} = {self.pick([f'[{x}]', '[]'])}")
+            self.emit(indent, f"{hs} = {hs} + [{y} * 0.5]")  # before the loop: known length
+            self.emit(indent, f"for {t} in range({self.pick(['n', '3'])}):")
+            self.emit(indent + 1, f"{hs} = {hs} + {self.pick([f'[np.tanh({hs}[-1] * s + {z})]', f'[np.sin({hs}[-1]), {z} * {hs}[0]]'])}")
+            self.emit(indent, f"{total} = np.sum(np.stack({hs}), axis=0) / len({hs})")
+            env[total] = Var((3,), 1.0, fresh=True)
+            return
+        if form == "keys_in_a_helper":
+            helper, p = self.fresh_name("scale"), self.fresh_name("p")
+            # a nested helper called for its effect alone is refused by the fence (it
+            # may write the arrays it is given): tests/test_containers.py has that
+            # form with a module-level helper
+            returns = True
+            self.emit(indent, f"def {helper}(q, m):")
+            self.emit(indent + 1, "for i in range(m):")
+            self.emit(indent + 2, 'key = "k" + str(i % 2)')
+            self.emit(indent + 2, "q[key] = np.tanh(q[key] * s + q['k' + str(1 - i % 2)])")
+            if returns:
+                self.emit(indent + 1, "return q")
+            self.emit(indent, f"{p} = {{'k0': {x}, 'k1': {y}}}")
+            call = f"{helper}({p}, {self.pick(['n', '2', 'len(' + p + ')'])})"
+            self.emit(indent, f"{p} = {call}" if returns else call)
+            self.emit(indent, f"{total} = {p}['k0'] * {z} + {p}['k1']")
+            env[total] = Var((3,), 2.0, fresh=True)
+            return
+        if form == "constant_loop":
+            ps, m = self.fresh_name("ps"), self.fresh_name("m")
+            self.emit(indent, f"{ps} = [{x}, {y}, {z}]")
+            self.emit(indent, f"{m} = len({ps})")
+            self.emit(indent, f"for {t} in range(1, {m}):")
+            self.emit(indent + 1, f"{ps}[{t}] = np.tanh({ps}[{t}] * s + {ps}[{t} - 1])")
+            self.emit(indent, f"{total} = {ps}[{m} - 1] + {ps}[0] * 0.5")
+            env[total] = Var((3,), 1.5, fresh=True)
+            return
+        A, k = self.fresh_name("A"), self.fresh_name("k")
+        self.emit(indent, f"{A} = [[], [0.5], [0.25, {self.pick(['0.5', '-0.5'])}]]")
+        self.emit(indent, f"{k} = []")
+        self.emit(indent, f"for {t} in range(3):")
+        self.emit(indent + 1, f"{k}.append(np.tanh({x} + s * sum([{A}[{t}][j] * {k}[j] "
+                              f"for j in range({t})])))")
+        self.emit(indent, f"{total} = {k}[2] - {k}[1] * {y}")
+        env[total] = Var((3,), 2.0, fresh=True)
 
     def family_spelled_writes(self, env, indent):
         """A fresh 2-d array filled (``G.fill(v)``, ``G[1].fill(v)``: a write of every

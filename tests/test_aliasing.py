@@ -580,3 +580,48 @@ def test_a_store_into_an_array_of_numbers_holds_nothing_of_its_value():
     message = str(raised.value)
     assert f":{line_of(nested_write_of_a_product, '# NESTED')}:" in message
     assert "nested subscript" in message and "'L'" not in message and "'w'" not in message
+
+
+# --- an object holding a module-level function, written in place (joelnet's Activation) ----
+def _activation(x):
+    return np.tanh(x)
+
+
+_SCALES = [np.ones(2)]
+
+
+def _scaled(x, scales=_SCALES):  # holds a module-level array through its default
+    return x * scales[0]
+
+
+class _FunctionHolder:
+    def __init__(self, W, f):
+        self.W = W
+        self.f = f
+
+
+def _nudge(holder, lr):
+    holder.W -= lr * holder.W ** 3
+
+
+def holder_of_a_plain_function_nudged(x, W):
+    holder = _FunctionHolder(W * 1.0, _activation)
+    _nudge(holder, 0.1)
+    return np.sum(_activation(holder.W @ x))
+
+
+def holder_of_a_function_with_an_array_default_nudged(x, W):
+    holder = _FunctionHolder(W * 1.0, _scaled)
+    _nudge(holder, 0.1)
+    return np.sum(np.tanh(holder.W @ x))
+
+
+def test_a_write_into_an_object_holding_a_plain_function_is_not_a_write_into_the_function():
+    """A NumPy write cannot change a function without defaults, closure or
+    attributes (it was refused as "a write into 'holder' may change the
+    module-level object '_activation'"); one whose default holds a module-level
+    array stays refused."""
+    x, W = np.array([0.3, 0.7]), np.array([[0.5, -0.2], [0.1, 0.4]])
+    check_grad(holder_of_a_plain_function_nudged, (x, W), wrt=(0, 1))
+    with pytest.raises(tc.TangentCkptError, match=r"module-level object '_scaled'"):
+        tc.grad(holder_of_a_function_with_an_array_default_nudged, wrt=(0, 1))(x, W)

@@ -3,7 +3,9 @@
 ``@property`` -- on objects made inside the differentiated function (one
 variable per attribute) and on module-level objects (their arrays constants)."""
 
+import collections
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -689,3 +691,447 @@ def test_the_gradient_reads_an_attributes_value_only_where_a_read_may_see_it():
     cached(H0)
     assert "CELL.h" not in cached.source and "CELL.out" not in cached.source, cached.source
     assert "CELL.t" in cached.source  # self.t += 1 reads it first
+
+
+# --- super(): the base class's method, found in the object's class's MRO (q32, joelnet) ----
+class _Base:
+    def __init__(self, W):
+        super().__init__()            # object.__init__: does nothing
+        self.W = W
+        self.scale = 1.5
+
+    def forward(self, x):
+        return np.tanh(self.W @ x) * self.scale
+
+
+class _Shifted(_Base):
+    def __init__(self, W, b):
+        super().__init__(W)
+        self.b = b
+
+    def forward(self, x):
+        return super().forward(x) + self.b
+
+
+class _Doubled(_Shifted):
+    def __init__(self, W, b):
+        super(_Doubled, self).__init__(W * 2.0, b)
+
+    def forward(self, x):
+        return super().forward(x) * 0.5
+
+
+class _Root:
+    def __init__(self, x):
+        self.total = x * 0.0
+
+
+class _Left(_Root):
+    def __init__(self, x):
+        super().__init__(x)           # on a _Both: _Right.__init__, not _Root's
+        self.total = self.total + np.sin(x)
+
+
+class _Right(_Root):
+    def __init__(self, x):
+        super().__init__(x)
+        self.total = self.total * 3.0 + x ** 2
+
+
+class _Both(_Left, _Right):
+    def __init__(self, x):
+        super().__init__(x)
+
+
+class _Grows(_Base):
+    def grow(self):
+        self.W += 1.0                 # in place into the array the object holds
+
+
+class _GrowsThroughSuper(_Grows):
+    def grow(self):
+        super().grow()
+
+
+def super_init_and_method(x, W, b):
+    layer = _Shifted(W, b)
+    return np.sum(layer.forward(x) ** 2)
+
+
+def super_two_levels_in_a_loop(x, W, b):
+    layer = _Doubled(W, b)
+    h = x
+    for _ in range(3):
+        h = layer.forward(h)
+    return np.sum(h ** 2)
+
+
+def super_follows_the_mro(x):
+    return np.sum(_Both(x).total)
+
+
+def super_method_writing_in_place_on_a_fresh_array(x, W):
+    layer = _GrowsThroughSuper(W * 1.0)
+    layer.grow()
+    return np.sum(layer.forward(x) * W)
+
+
+def super_method_writing_in_place_into_the_callers_array(x, W):
+    V = W * 1.0
+    layer = _GrowsThroughSuper(V)
+    layer.grow()                      # NumPy changes V too
+    return np.sum(layer.forward(x) * V)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (super_init_and_method, (X, W, B), (0, 1, 2)),
+    (super_two_levels_in_a_loop, (X, W, B), (0, 1, 2)),
+    (super_follows_the_mro, (X,), (0,)),
+    (super_method_writing_in_place_on_a_fresh_array, (X, W), (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_super_calls_the_base_classes_method_taped_and_checkpointed(f, args, wrt):
+    """``super().__init__(...)``, ``super().forward(x)``, ``super(Cls, self)``: the
+    next class after the one defining the method in the object's class's MRO
+    (a diamond's sibling comes before the common base), inlined with the same
+    object; refused before as "cannot resolve the function super().__init__"."""
+    check_construct(f, args, wrt)
+
+
+def test_a_write_in_place_through_super_into_an_array_the_caller_holds_is_refused():
+    """``super().grow()`` adding into ``self.W``, which is the caller's ``V``: the
+    fence looks through ``super()`` (it used to see no write there, and the
+    gradient left out that V changes: a wrong gradient)."""
+    with pytest.raises(TangentCkptError, match=r"a write into 'layer' may also change 'V'"):
+        tc.grad(super_method_writing_in_place_into_the_callers_array, wrt=(0, 1))(X, W)
+
+
+# --- a function called as a statement for what it does to an object (q32: train(net, ...)) --
+class _Net:
+    def __init__(self, W):
+        self.W = W
+        self.steps = 0
+
+    def forward(self, x):
+        return np.tanh(self.W @ x)
+
+    def nudge(self, lr):
+        self.W -= lr * self.W ** 3    # in place into the array the object holds
+
+
+class _SubNet(_Net):
+    def __init__(self, W, b):
+        _Net.__init__(self, W)        # the base's __init__ called by name
+        self.b = b
+
+    def forward(self, x):
+        return _Net.forward(self, x) + self.b
+
+
+def _train(net, x, lr):
+    y = net.forward(x)
+    net.W = net.W - lr * np.outer(y, x)
+    net.steps = net.steps + 1
+
+
+def _nudge_twice(net, lr):
+    net.nudge(lr)
+    net.W -= lr * net.W               # in place, in the function itself
+    net.nudge(lr)
+
+
+def trained_by_a_procedure(x, W):
+    net = _Net(W)
+    _train(net, x, 0.1)
+    return np.sum(net.forward(x) ** 2)
+
+
+def trained_by_a_procedure_in_a_loop(x, W):
+    net = _Net(W)
+    for _ in range(4):
+        _train(net, x, 0.05)
+    return np.sum(net.forward(x) ** 2) * net.steps
+
+
+def base_init_called_by_name(x, W, b):
+    net = _SubNet(W, b)
+    _train(net, x, 0.1)
+    return np.sum(net.forward(x) ** 2)
+
+
+def nudged_in_place_on_a_fresh_array(x, W):
+    net = _Net(W * 1.0)
+    for _ in range(2):
+        _nudge_twice(net, 0.1)
+    return np.sum(net.forward(x) ** 2)
+
+
+def nudged_in_place_into_the_callers_array(x, W):
+    net = _Net(W)
+    _nudge_twice(net, 0.1)            # NumPy changes W too
+    return np.sum(net.forward(x) ** 2) + np.sum(W)
+
+
+def nudged_by_a_function_defined_inside(x, W):
+    def nudge(n):
+        n.W -= 0.1 * n.W ** 3
+    net = _Net(W * 1.0)
+    nudge(net)
+    return np.sum(net.forward(x) ** 2) + np.sum(W)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (trained_by_a_procedure, (X, W), (0, 1)),
+    (trained_by_a_procedure_in_a_loop, (X, W), (0, 1)),
+    (base_init_called_by_name, (X, W, B), (0, 1, 2)),
+    (nudged_in_place_on_a_fresh_array, (X, W), (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_function_called_for_its_effect_on_an_object_is_differentiated(f, args, wrt):
+    """``train(net, x, lr)`` as a statement: the attributes it rebinds (or writes
+    in place, on an array only the object holds) are the object's variables
+    after the call; refused before as "called for its effect, and may change
+    the arrays it is given"."""
+    check_construct(f, args, wrt)
+
+
+@pytest.mark.parametrize("f, words", [
+    # the fence sees the function's in-place write into net.W, which is the caller's W
+    # (a value-returning call of it gave a wrong gradient before: nothing looked)
+    (nudged_in_place_into_the_callers_array, r"a write into 'net' may also change 'W'"),
+    (nudged_by_a_function_defined_inside,
+     r"nudge\(\) may write in place into an array the object it gets as 'n' holds"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_function_writing_in_place_into_an_objects_arrays_is_refused_where_not_followed(
+        f, words):
+    with pytest.raises(TangentCkptError, match=words):
+        tc.grad(f, wrt=(0, 1))(X, W)
+
+
+# --- named tuples made in the code (q05: a GaussianMixture NamedTuple carried by EM) ---------
+class _Mixture(NamedTuple):
+    mu: np.ndarray
+    var: np.ndarray
+    scale: float = 2.0
+
+    def spread(self):
+        return np.sum(self.var * self.mu) * self.scale
+
+    @property
+    def ratio(self):
+        return self.mu / self.var
+
+
+_State = collections.namedtuple("_State", ["x", "v"], defaults=[None])
+
+
+class _Particle(_State):
+    def energy(self):
+        return np.sum(self.v ** 2) + np.sum(np.cos(self.x))
+
+
+def named_tuple_read_by_name_index_and_unpacking(x):
+    m = _Mixture(x * 2.0, var=x ** 2 + 1.0)
+    mu, var, scale = m
+    return m.spread() + np.sum(m.ratio) + np.sum(m[1] * mu) * scale + len(m)
+
+
+def named_tuple_carried_by_a_loop(x, n):
+    s = _State(x, x * 0.0)
+    for _ in range(n):
+        s = _State(s.x + 0.1 * s.v, s.v - 0.1 * np.sin(s.x))
+    return np.sum(s.x ** 2) + np.sum(s[1])
+
+
+def _em_step(m):
+    return _Mixture(m.mu - 0.1 * m.mu / m.var, m.var * 0.9 + 0.1, m.scale)
+
+
+def named_tuple_returned_by_a_helper(x):
+    m = _Mixture(x, np.ones(3))
+    for _ in range(3):
+        m = _em_step(m)
+    return m.spread() * isinstance(m, _Mixture)
+
+
+def namedtuple_subclass_method(x):
+    p = _Particle(x, v=np.sin(x))
+    return p.energy()
+
+
+@pytest.mark.parametrize("f, args", [
+    (named_tuple_read_by_name_index_and_unpacking, (X,)),
+    (named_tuple_carried_by_a_loop, (X, 4)),
+    (named_tuple_returned_by_a_helper, (X,)),
+    (namedtuple_subclass_method, (X,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_named_tuple_made_in_the_code_is_a_tuple_with_field_names(f, args):
+    """``typing.NamedTuple`` and ``collections.namedtuple`` classes (defaults,
+    keywords, methods and properties of the class, a subclass): a tuple of
+    variables, read by name, position and unpacking; refused before with the
+    wrong "_Mixture() takes no arguments"."""
+    check_construct(f, args, (0,))
+
+
+def named_tuple_replaced(x):
+    m = _Mixture(x, x)
+    return np.sum(m._replace(mu=x * 2.0).mu)
+
+
+def test_what_a_named_tuple_does_beyond_its_fields_is_refused_saying_so():
+    with pytest.raises(TangentCkptError, match=r"'_replace' of a named tuple of _Mixture "
+                                               r"\(only its fields are read: mu, var, scale\)"):
+        tc.grad(named_tuple_replaced)(X)
+
+
+# --- objects made in a comprehension or held by a dict (optimisers per layer) ----------------
+class _Momentum:
+    def __init__(self, w, lr):
+        self.w = w
+        self.lr = lr
+        self.v = 0.0 * w
+
+    def step(self, g):
+        self.v = 0.9 * self.v + g
+        self.w = self.w - self.lr * self.v
+
+
+def optimisers_from_a_comprehension(x, W):
+    opts = [_Momentum(p, lr) for p, lr in ((x, 0.1), (W, 0.05))]
+    for _ in range(3):
+        for o in opts:
+            o.step(np.sin(o.w))
+    return np.sum(opts[0].w ** 2) + np.sum(opts[1].w @ opts[0].w)
+
+
+def optimisers_over_a_range(x, W):
+    opts = [_Momentum(x * (k + 1.0), 0.1) for k in range(2)]
+    for o in opts:
+        o.step(W @ o.w)
+    return np.sum(opts[0].w * opts[1].w)
+
+
+def optimiser_in_a_dict(x, W):
+    opt = _Momentum(W @ x, 0.1)
+    held = {"o": opt, "scale": 2.0}
+    held["o"].step(np.tanh(opt.w))
+    return np.sum(opt.w ** 2) * held["scale"]
+
+
+def written_in_place_through_a_comprehension(x, W):
+    y = x * 1.0
+    opts = [_Momentum(v, 0.1) for v in [y]]
+    opts[0].w *= 2.0                  # NumPy changes y too
+    return np.sum(opts[0].w * y)
+
+
+@pytest.mark.parametrize("f", [optimisers_from_a_comprehension, optimisers_over_a_range,
+                               optimiser_in_a_dict], ids=lambda f: f.__name__)
+def test_objects_made_in_a_comprehension_or_held_by_a_dict_are_differentiated(f):
+    """``[Opt(p) for p in params]`` (over a container or a constant range) and
+    ``{"o": opt}``: the comprehension is unrolled, each item an object whose
+    attributes are variables (refused before as "the object opts used as a
+    value"); the dict holds the same object as the name."""
+    check_construct(f, (X, W), (0, 1))
+
+
+def test_a_write_in_place_into_an_array_an_object_in_a_comprehension_holds_is_refused():
+    with pytest.raises(TangentCkptError, match=r"a write into 'opts' may"):
+        tc.grad(written_in_place_through_a_comprehension, wrt=(0, 1))(X, W)
+
+
+class _HoldsAFunction:
+    def __init__(self, f):
+        self.f = f
+
+    def forward(self, x):
+        return self.f(x)
+
+
+def _squash(v):
+    return np.tanh(v)
+
+
+def function_held_by_an_attribute(x, W):
+    act = _HoldsAFunction(_squash)
+    return np.sum(act.forward(W @ x))
+
+
+def test_a_call_of_a_function_an_attribute_holds_is_inlined():
+    """``self.f(x)`` with ``self.f = f`` (joelnet's Activation): refused before as
+    "the object act used as a value", which named no cause."""
+    check_construct(function_held_by_an_attribute, (X, W), (0, 1))
+
+
+# --- joelnet's layers: a function held by an attribute, gradients kept in a dict -----------
+class _Layer:
+    def __init__(self):
+        self.params = {}
+        self.grads = {}
+
+    def update(self, lr):
+        for name in self.params:
+            self.params[name] = self.params[name] - lr * self.grads[name]
+
+
+class _Dense(_Layer):
+    def __init__(self, W):
+        super().__init__()
+        self.params["w"] = W
+        self.grads["w"] = 0.0 * W
+
+    def forward(self, x):
+        self.inputs = x
+        return self.params["w"] @ x
+
+    def backward(self, g):
+        self.grads["w"] = np.outer(g, self.inputs)   # an entry bound anew: no array written
+        return self.params["w"].T @ g
+
+
+class _Activation(_Layer):
+    def __init__(self, f, f_prime):
+        super().__init__()
+        self.f = f
+        self.f_prime = f_prime
+
+    def forward(self, x):
+        self.inputs = x
+        return self.f(x)
+
+    def backward(self, g):
+        return self.f_prime(self.inputs) * g
+
+
+def hand_written_backprop_step(x, W):
+    layers = [_Dense(W), _Activation(np.sin, np.cos), _Dense(W.T * 0.5)]
+    h = x
+    for layer in layers:
+        h = layer.forward(h)
+    g = h - 1.0
+    for layer in reversed(layers):
+        g = layer.backward(g)
+    return np.sum(h ** 2) + np.sum(layers[0].grads["w"] * layers[2].grads["w"]) + np.sum(g)
+
+
+def test_layers_holding_functions_and_dicts_of_gradients_are_differentiated():
+    """``self.f = f`` then ``self.f(x)`` (the function is the attribute's value when
+    compiling; was "the object used as a value"), and ``self.grads['w'] = ...``
+    binding a dict entry (no array written: it was taken for an in-place write),
+    in a list of layers run forward and backward by hand."""
+    check_construct(hand_written_backprop_step, (X, W), (0, 1))
+
+
+def _wave(v):
+    return np.sin(v)
+
+
+def _rebound_function(x, W, flip):
+    act = _HoldsAFunction(_squash)
+    if flip:
+        act.f = _wave
+    return np.sum(act.forward(W @ x))
+
+
+def test_an_attribute_holding_a_function_bound_again_is_refused():
+    """Which function a later call runs would be decided when the code runs."""
+    with pytest.raises(TangentCkptError, match=r"which holds a function, bound again"):
+        tc.grad(_rebound_function, wrt=(0, 1))(X, W, True)

@@ -180,6 +180,48 @@ def test_an_item_that_is_the_loop_variable_keeps_its_own_value(options):
     check(items_named_as_they_are, (vec(3), vec(3)), (0, 1), **options)
 
 
+def ragged_tableau_steps(y, h, n):
+    """An explicit Runge-Kutta step whose Butcher tableau is a LOCAL ragged list of
+    lists, read at a[i][j] in a comprehension over range(i) inside a loop over a
+    constant range (the outside hunt's q10: refused as "indexed by a value known
+    only at run time"; the tableau at module level passed): the constant loop and
+    the comprehension are unrolled, i and j are constants in each copy."""
+    a = [[], [0.5], [0.0, 0.75], [0.25, 0.0, 0.5]]
+    b = [0.2, 0.3, 0.1, 0.4]
+    for t in range(n):
+        k = []
+        for i in range(4):
+            stage = y + h * sum([a[i][j] * k[j] for j in range(i)])
+            k.append(np.sin(stage) - 0.5 * stage)
+        y = y + h * sum([b[i] * k[i] for i in range(4)])
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_local_ragged_list_read_by_the_counters_of_constant_loops(options):
+    check(ragged_tableau_steps, (vec(3), 0.1, 4), (0, 1), **options)
+
+
+def test_a_local_ragged_list_checkpointed_equals_taped():
+    args = (vec(3), 0.1, 5)
+    taped = tc.grad(ragged_tableau_steps, wrt=(0, 1))(*args)
+    ckpt = tc.grad(ragged_tableau_steps, wrt=(0, 1), checkpoint=True, snapshots=2)(*args)
+    for t, c in zip(taped, ckpt):
+        np.testing.assert_allclose(c, t, rtol=1e-12, atol=1e-14)
+
+
+def neighbours_in_a_constant_loop(x):
+    obs = [x, 2.0 * x, np.sin(x)]
+    total = 0.0
+    for i in range(1, 3):
+        total = total + np.sum(obs[i] * obs[i - 1])  # i - 1: folded to a constant
+    return total + np.sum(obs[len(obs) - 1])
+
+
+def test_arithmetic_of_an_unrolled_counter_is_a_constant_index():
+    check(neighbours_in_a_constant_loop, (vec(3),), (0,))
+
+
 def keys_from_a_string_and_a_range(a, b):
     ws = [a * 1.0, b * 2.0]
     named = {k: w for k, w in zip("ab", ws)}

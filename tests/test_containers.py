@@ -437,6 +437,292 @@ def test_refusals_name_the_line_and_the_construct(fn, marker, construct):
     assert construct in str(err) or construct in (err.construct or ""), str(err)
 
 
+# --- a dict of known keys written at run-time keys inside a helper -------------------
+def scale_each(p, lr, n):
+    for i in range(n):
+        key = "W" + str(i)
+        p[key] = p[key] * lr
+    return p
+
+
+def scaled_by_a_helper_then_read_at_constant_keys(W0, W1, n):
+    """The outside hunt's crash: the helper turns p into a dict written at run-time
+    keys and returns it; p["W0"] afterwards was read as an array subscript, whose
+    adjoint failed inside np.add.at."""
+    p = {"W0": W0, "W1": W1}
+    p = scale_each(p, 0.5, n)
+    return np.sum(p["W0"] ** 2) + 3.0 * np.sum(p["W1"])
+
+
+def scale_each_in_place(p, lr, n):
+    for i in range(n):
+        key = "W" + str(i)
+        p[key] = p[key] * lr
+
+
+def scaled_in_place_by_a_procedure(W0, W1, n):
+    """The helper returns nothing: its writes are the caller's dict's (the caller's
+    p was left as it was: a silent wrong gradient)."""
+    p = {"W0": W0, "W1": W1}
+    scale_each_in_place(p, 0.5, n)
+    return np.sum(p["W0"] ** 2) + 3.0 * np.sum(p["W1"])
+
+
+def old_name_after_the_helper(W0, W1, n):
+    p = {"W0": W0, "W1": W1}
+    q = scale_each(p, 0.5, n)  # p is q: the helper wrote into the caller's dict
+    return np.sum(p["W0"] ** 2) + 3.0 * np.sum(q["W1"])
+
+
+def returned_as_a_tuple_item(W0, W1, n):
+    p = {"W0": W0, "W1": W1}
+    s = (scale_each(p, 0.5, n), 2.0)
+    return np.sum(s[0]["W0"] ** 2) * s[1] + 3.0 * np.sum(s[0]["W1"])
+
+
+def scaled_unless(W0, W1, c, n):
+    p = {"W0": W0, "W1": W1}
+    if c > 0:
+        return np.sum(scale_each(p, 0.5, n)["W0"])
+    return np.sum(p["W0"] * p["W1"])
+
+
+def scale_all(p, lr):
+    n = len(p)
+    for i in range(n):
+        key = "W" + str(i)
+        p[key] = p[key] * lr
+    return p
+
+
+def crash_form_of_the_outside_hunt(W0, W1):
+    """repros3/crash_dict_runtime_keys_after_helper.py as found: n = len(p) is a
+    constant, so the loop (whose key is computed from its counter) is unrolled."""
+    p = {"W0": W0, "W1": W1}
+    p = scale_all(p, 0.5)
+    return np.sum(p["W0"] ** 2) + 3 * np.sum(p["W1"])
+
+
+def test_the_crash_form_of_a_dict_written_by_a_helper_is_exact():
+    check_container_grad(crash_form_of_the_outside_hunt, (vec(2), vec(2)), wrt=(0, 1))
+
+
+def nested_helper_sharing_a_name(a, s, n):
+    """The helper's i and key are its own: the caller's i (bound again in a loop)
+    does not keep them from being the unrolled loop's constants (the fuzzer's
+    run_time_containers family found the refusal)."""
+    def scale(q, m):
+        for i in range(m):
+            key = "k" + str(i % 2)
+            q[key] = np.tanh(q[key] * s + q["k" + str(1 - i % 2)])
+        return q
+    p = {"k0": np.sin(a), "k1": np.cos(a)}
+    p = scale(p, len(p))
+    v = p["k0"] + p["k1"]
+    for t in range(n):
+        i = np.sum(a)
+        v = v * i
+    return np.sum(v)
+
+
+def key_bound_on_one_path(a, s):
+    def scale(q, m):
+        key = "k0"
+        for i in range(m):
+            if s > 0:
+                key = "k" + str(i % 2)  # bound twice: no constant
+            q[key] = np.tanh(q[key] * s)
+        return q
+    p = {"k0": np.sin(a), "k1": np.cos(a)}
+    p = scale(p, 2)
+    return np.sum(p["k0"] + 2.0 * p["k1"])
+
+
+def test_a_nested_helpers_counter_is_a_constant_beside_a_callers_name():
+    check_grad(nested_helper_sharing_a_name, (vec(3), 0.7, 2), wrt=(0, 1))
+
+
+def test_a_key_bound_twice_is_no_constant():
+    with pytest.raises(TransformError, match=r"indexed by a value known only at run time "
+                                             r"\(q\[key\]\)"):
+        tc.grad(key_bound_on_one_path).compile()
+
+
+def indexed_every_other_step(x):
+    ws = [x, 2.0 * x]
+    for t in range(1000):
+        x = np.sin(x) * ws[t % 2][0]
+    return np.sum(x)
+
+
+def test_a_long_constant_loop_indexing_by_its_counters_arithmetic_stays_a_loop():
+    """ws[t % 2] over range(1000) would be 1000 copies of the body: the loop stays a
+    loop, and the index known only at run time is refused (not unrolled silently,
+    losing the loop's checkpointing)."""
+    with pytest.raises(TransformError, match=r"indexed by a value known only at run time "
+                                             r"\(ws\[t % 2\]\)"):
+        tc.grad(indexed_every_other_step).compile()
+
+
+@pytest.mark.parametrize("f", [scaled_by_a_helper_then_read_at_constant_keys,
+                               scaled_in_place_by_a_procedure, old_name_after_the_helper,
+                               returned_as_a_tuple_item])
+@pytest.mark.parametrize("n", [1, 2])
+def test_a_dict_a_helper_writes_at_run_time_keys_is_the_callers(f, n):
+    check_grad(f, (vec(2), vec(2), n), wrt=(0, 1))
+
+
+def halved_in_its_own_dict(x, n):
+    d = {"W0": x, "W1": 2.0 * x}
+    for i in range(n):
+        d["W" + str(i % 2)] = d["W" + str(i % 2)] * 0.5
+    return d["W0"] + d["W1"]
+
+
+def helper_with_a_dict_of_its_own(x, n):
+    return np.sum(halved_in_its_own_dict(x, n) ** 2)
+
+
+def test_a_helpers_own_dict_written_at_run_time_keys_is_no_callers():
+    check_grad(helper_with_a_dict_of_its_own, (vec(2), 3))
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_helper_writing_a_dict_on_one_path_that_returns(c):
+    check_grad(scaled_unless, (vec(2), vec(2), c, 2), wrt=(0, 1))
+
+
+def scaled_on_one_path(W0, W1, c, n):
+    p = {"W0": W0, "W1": W1}
+    if c > 0:
+        scale_each_in_place(p, 0.5, n)
+    return np.sum(p["W0"] ** 2)
+
+
+def scaled_in_a_loop(W0, W1, n):
+    p = {"W0": W0, "W1": W1}
+    for t in range(3):
+        p = scale_each(p, 0.5, n)
+    return np.sum(p["W0"] ** 2)
+
+
+def array_on_one_path(x, c):
+    p = (x, x * 3.0)
+    if c > 0:
+        p = x * 2.0
+    return np.sum(p[0])
+
+
+@pytest.mark.parametrize("fn, marker, construct", [
+    (scaled_on_one_path, "if c > 0", "if (p)"),
+    (array_on_one_path, "if c > 0", "if (p)"),
+    (scaled_in_a_loop, "p = scale_each(p, 0.5, n)", "scale_each(p, 0.5, n)"),
+])
+def test_a_dict_made_run_time_where_the_caller_cannot_follow_is_refused(fn, marker, construct):
+    """One path of an if (the other path's reads met an unbound variable), or a
+    loop whose body was lowered with the dict's keys known (a wrong gradient)."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn).compile()
+    err = info.value
+    assert HERE in str(err) and f":{line_of(fn, marker)}:" in str(err), str(err)
+    assert construct in str(err) or construct in (err.construct or ""), str(err)
+
+
+def test_a_dict_read_as_an_array_in_the_adjoint_is_a_clear_error():
+    """The runtime's safety net: were a dict ever read as an array subscript, its
+    adjoint refuses (placed at the user's line) instead of failing in np.add.at."""
+    from tangent_ckpt.errors import TangentCkptError
+    from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import getitem_adjoint
+    with pytest.raises(TangentCkptError, match="a dict read at key 'W0'"):
+        getitem_adjoint(np.ones(2), {"W0": np.zeros(2)}, "W0")
+
+
+# --- loops over a constant range indexing a container: unrolled --------------------
+def halved_over_a_length(W0, W1):
+    ps = [W0, W1]
+    n = len(ps)  # bound once to a constant: range(n) is a constant range
+    for i in range(n):
+        ps[i] = ps[i] * 0.5
+    for i in range(len(ps)):
+        ps[i] = ps[i] + 1.0
+    return np.sum(ps[0] ** 2) + 3.0 * np.sum(ps[1])
+
+
+def test_a_loop_over_the_length_of_a_static_list_is_unrolled():
+    check_container_grad(halved_over_a_length, (vec(2), vec(3)), wrt=(0, 1))
+
+
+def init_velocity(parameters):
+    L = len(parameters) // 2
+    v = {}
+    for l in range(L):
+        v["dW" + str(l + 1)] = np.zeros(parameters["W" + str(l + 1)].shape)
+        v["db" + str(l + 1)] = np.zeros(parameters["b" + str(l + 1)].shape)
+    return v
+
+
+def momentum_update(parameters, grads, v, beta, learning_rate):
+    L = len(parameters) // 2
+    for l in range(L):
+        v["dW" + str(l + 1)] = beta * v["dW" + str(l + 1)] + (1 - beta) * grads["dW" + str(l + 1)]
+        v["db" + str(l + 1)] = beta * v["db" + str(l + 1)] + (1 - beta) * grads["db" + str(l + 1)]
+        parameters["W" + str(l + 1)] = parameters["W" + str(l + 1)] - learning_rate * v["dW" + str(l + 1)]
+        parameters["b" + str(l + 1)] = parameters["b" + str(l + 1)] - learning_rate * v["db" + str(l + 1)]
+    return parameters, v
+
+
+def momentum_on_string_keys(W1, b1, W2, b2, beta, n):
+    """The outside hunt's q35 (a momentum optimiser over a dict keyed "W" + str(l + 1),
+    l over range(len(parameters) // 2), in helpers): the key loops have a constant
+    trip count, so they are unrolled and every key is a constant."""
+    parameters = {"W1": W1, "b1": b1, "W2": W2, "b2": b2}
+    v = init_velocity(parameters)
+    for it in range(n):
+        grads = {"dW1": parameters["W1"] + 1.0, "db1": np.sin(parameters["b1"]),
+                 "dW2": parameters["W2"] * parameters["W2"], "db2": parameters["b2"]}
+        parameters, v = momentum_update(parameters, grads, v, beta, 0.1)
+    return sum(np.sum(p ** 2) for p in parameters.values())
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_string_keys_built_in_a_constant_loop_are_constants(options):
+    args = (vec(3, 2), vec(3, 1), vec(1, 3), vec(1, 1), 0.9, 4)
+    check_container_grad(momentum_on_string_keys, args, wrt=(0, 1, 2, 3, 4), **options)
+    if options:
+        taped = tc.grad(momentum_on_string_keys, wrt=(0, 1, 2, 3, 4))(*args)
+        ckpt = tc.grad(momentum_on_string_keys, wrt=(0, 1, 2, 3, 4), **options)(*args)
+        for t, c in zip(taped, ckpt):
+            np.testing.assert_allclose(c, t, rtol=1e-12, atol=1e-14)
+
+
+def length_rebound_on_one_path(a, b, c, n):
+    ps = [a, b, a * b]
+    if c > 0:
+        n = 2  # a parameter bound again on one path: n is no constant
+    total = 0.0
+    for i in range(n):
+        total = total + np.sum(ps[i])
+    return total
+
+
+def count_bound_twice(a, b, c):
+    ps = [a, b, a * b]
+    n = 3
+    if c > 0:
+        n = 2
+    total = 0.0
+    for i in range(n):
+        total = total + np.sum(ps[i])
+    return total
+
+
+@pytest.mark.parametrize("fn", [length_rebound_on_one_path, count_bound_twice])
+def test_a_name_bound_more_than_once_is_no_constant_range(fn):
+    with pytest.raises(TransformError, match=r"indexed by a value known only at run time "
+                                             r"\(ps\[i\]\)"):
+        tc.grad(fn).compile()
+
+
 # --- a container held by an attribute of an object made in the function ------------
 
 class DictModel:

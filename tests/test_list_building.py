@@ -164,6 +164,88 @@ def test_refusals_name_the_line_and_the_construct(fn, marker, construct):
     assert construct in str(info.value), str(info.value)
 
 
+def sinkhorn_errors_by_concatenation(a, K, n):
+    """The outside hunt's q12 (numerical tours' Sinkhorn): error lists grown by
+    ``err = err + [norm]`` in the loop, as ``.append`` grows them (refused as "changes
+    its length inside a loop")."""
+    v = np.ones_like(a)
+    err_p, err_q = [], [np.sum(a)]
+    for t in range(n):
+        u = a / (K @ v)
+        err_q = err_q + [np.sum(np.abs(v * (K.T @ u) - a))]
+        v = a / (K.T @ u)
+        err_p = err_p + [np.sum(u * v), np.sum(u) * 0.5]
+    return np.sum(u * (K @ v)) + err_q[-1] + np.sum(np.stack(err_p) ** 2) + len(err_p)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_a_list_grown_by_concatenation_in_a_loop_is_built_at_run_time(options):
+    K = np.exp(-np.abs(vec(4, 4)))
+    check(sinkhorn_errors_by_concatenation, (np.abs(vec(4)) + 0.5, K, 4), (0, 1), **options)
+
+
+def test_a_list_grown_by_concatenation_checkpointed_equals_taped():
+    args = (np.abs(vec(4)) + 0.5, np.exp(-np.abs(vec(4, 4))), 5)
+    taped = tc.grad(sinkhorn_errors_by_concatenation, wrt=(0, 1))(*args)
+    ckpt = tc.grad(sinkhorn_errors_by_concatenation, wrt=(0, 1), checkpoint=True,
+                   snapshots=2)(*args)
+    for t, c in zip(taped, ckpt):
+        np.testing.assert_allclose(c, t, rtol=1e-12, atol=1e-14)
+
+
+def concatenated_in_a_while_loop_keeping_the_old_list(x):
+    errs, old = [], []
+    k = 0
+    while k < 3:
+        x = np.sin(x)
+        old = errs
+        errs = errs + [x * 2.0]  # a new list: old keeps the items before
+        k = k + 1
+    return np.sum(errs[-1] * old[-1]) + np.sum(np.stack(old))
+
+
+def test_a_concatenation_leaves_the_list_before_as_it_was():
+    check(concatenated_in_a_while_loop_keeping_the_old_list, (vec(3),), (0,))
+
+
+def prepended_in_a_loop(x, n):
+    errs = []
+    for t in range(n):
+        x = x * 0.5
+        errs = [np.sum(x)] + errs
+    return errs[-1]
+
+
+def lists_concatenated_in_a_loop(x, n):
+    rows = []
+    for t in range(n):
+        x = x * 0.5
+        rows = rows + [[np.sum(x), x[0]]]
+    return np.sum(np.asarray(rows))
+
+
+def grown_on_one_path(x, c, n):
+    hs = [x]
+    if c > 0:
+        for t in range(n):
+            hs.append(np.sin(hs[-1]))
+    return np.sum(np.stack(hs))
+
+
+@pytest.mark.parametrize("fn, marker, construct", [
+    # built at run time on one path only: the other path's reads met a variable it
+    # never bound (UnboundLocalError when the gradient ran)
+    (grown_on_one_path, "if c > 0", "'hs' is a list, tuple or dict on one path"),
+    (prepended_in_a_loop, "errs = [np.sum(x)] + errs", "errs"),
+    (lists_concatenated_in_a_loop, "rows = rows + [[np.sum(x), x[0]]]", "rows"),
+])
+def test_other_concatenations_in_a_loop_stay_refused(fn, marker, construct):
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn).compile()
+    assert f"{HERE}:{line_of(fn, marker)}:" in str(info.value), str(info.value)
+    assert construct in str(info.value), str(info.value)
+
+
 def aliased_list(a, b):
     xs = [a * 2.0]
     ys = xs

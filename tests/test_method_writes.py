@@ -198,3 +198,82 @@ def test_an_attribute_bound_to_an_argument_and_added_to_is_still_a_write():
     assert f"{HERE}:{line_of(ticks_an_argument, '# WRITE')}:" in message, message
     assert "'t0'" in message and "CounterFromAnArgument(...)" in message, message
     assert ".copy()" in message and "new array" not in message, message  # an object's hint
+
+
+class _Quiet:
+    def __init__(self, w):
+        super().__init__()  # object.__init__
+        self.w = w
+
+    def step(self):
+        self.w = self.w * 0.5
+
+    def helper(self):
+        self.w = self.w + 1.0
+
+    def calls_helper(self):
+        self.helper()
+
+
+class _Loud(_Quiet):
+    def step(self):
+        self.w += 1.0
+
+    def helper(self):
+        self.w *= 2.0
+
+
+class _Middle(_Quiet):
+    def step(self):
+        super().step()
+
+
+class _Diamond(_Middle, _Loud):
+    pass
+
+
+def test_super_and_overridden_methods_are_judged_for_the_objects_class():
+    """``super().step()`` runs the next ``step`` in the MRO of the object's class
+    (on a ``_Diamond``, ``_Middle.step`` reaches ``_Loud.step``, which writes in
+    place); ``self.helper()`` runs the subclass's override.  Without the class,
+    a ``super()`` call is a write (unsure)."""
+    assert not writes_self_in_place(_Quiet.__init__, cls=_Quiet)
+    assert not writes_self_in_place(_Middle.step, cls=_Middle)
+    assert writes_self_in_place(_Middle.step, cls=_Diamond)
+    assert writes_self_in_place(_Middle.step)
+    assert not writes_self_in_place(_Quiet.calls_helper, cls=_Quiet)
+    assert writes_self_in_place(_Quiet.calls_helper, cls=_Loud)
+
+
+def _rebind(obj):
+    obj.w = obj.w * 2.0
+
+
+def _bump(obj):
+    obj.w += 1.0
+
+
+def _fill(a):
+    a[0] = 1.0
+
+
+class _HandsItselfOn(_Quiet):
+    def __init__(self, w):
+        _Quiet.__init__(self, w)      # the base's __init__ by name: rebinds only
+        _rebind(self)
+
+    def bump(self):
+        _bump(self)
+
+    def fill(self):
+        _fill(self.w)
+
+
+def test_an_object_handed_to_a_function_by_name_is_followed_into_it():
+    """``Base.__init__(self)``, ``helper(self)``: the function's writes through the
+    parameter that gets the object (it was always "unsure", so q32v's
+    ``Activation.__init__`` calling ``Layer.__init__(self)`` was taken for a
+    write); an attribute handed on (``fill(self.w)``) may still be written."""
+    assert not writes_self_in_place(_HandsItselfOn.__init__, cls=_HandsItselfOn)
+    assert writes_self_in_place(_HandsItselfOn.bump, cls=_HandsItselfOn)
+    assert writes_self_in_place(_HandsItselfOn.fill, cls=_HandsItselfOn)

@@ -156,3 +156,50 @@ def test_the_value_a_method_called_as_a_statement_returns(f):
     (``.format`` was refused as an unsupported method); a return that calls the
     user's code is lowered, so what it stores is followed."""
     check_construct(f, (X, 0.7), (0, 1), autograd=False)
+
+
+# --- a print whose f-string calls a function defined in the code (q28, Newton's norm) -------
+def _newton(F, J, x0, n):
+    print(f"0: norm = {np.linalg.norm(F(x0)):.1e}")
+    for k in range(n):
+        x = x0 - np.linalg.solve(J(x0), F(x0))
+        print(f"{k + 1}: x = {x}, norm = {np.linalg.norm(F(x)):.1e}")
+        x0 = x
+    return x0
+
+
+def newton_with_printed_norms(x0, p):
+    def F(x):
+        return np.array([x[0] ** 2 - p, x[1] ** 3 + x[0] - 2.0 * p])
+
+    def J(x):
+        return np.array([[2.0 * x[0], 0.0], [1.0, 3.0 * x[1] ** 2]])
+
+    return np.sum(_newton(F, J, x0, 4) ** 2)
+
+
+def printed_in_a_conditional_expression(x):
+    def F(v):
+        return v * v - 2.0
+    print(f"{F(x) if x > 0 else 0.0}")
+    return F(x)
+
+
+def test_a_print_calling_a_function_defined_in_the_code_runs_it_in_the_forward_sweep(capsys):
+    """``print(f'{norm(F(x)):.1e}')`` with ``F`` a nested def (passed down as a
+    value): the call is lowered before the print, which reads its variable; it was
+    refused as "a nested function used in a condition" (there is none).  Taped,
+    checkpointed and central differences agree, and the forward sweep prints
+    each line once."""
+    x0 = np.array([1.3, 1.1])
+    check_construct(newton_with_printed_norms, (x0, 2.0), (0, 1), autograd=False)
+    capsys.readouterr()
+    tc.grad(newton_with_printed_norms, wrt=(0, 1))(x0, 2.0)
+    out = capsys.readouterr().out
+    assert out.count("norm = ") == 5, out
+
+
+def test_a_call_python_may_skip_in_a_print_is_refused_with_what_it_is():
+    with pytest.raises(TangentCkptError, match=r"a function defined inside another, named in "
+                                               r"the arguments of print"):
+        tc.grad(printed_in_a_conditional_expression)(1.5)

@@ -984,10 +984,12 @@ NOTES = {
     np.correlate: "every mode; real input",
     np.interp: "`x` and `fp` (`xp` constant); at an inner knot the slope of the interval on "
                "its right, 0 outside [xp[0], xp[-1]]; `left`, `right`, `period` refused",
-    builtins.max: "of two numbers (as np.maximum: ties split `g` half/half); of a list or "
-                  "more arguments: refused",
-    builtins.min: "of two numbers (as np.minimum: ties split `g` half/half); of a list or "
-                  "more arguments: refused",
+    builtins.max: "of two numbers (as np.maximum: ties split `g` half/half); of one array "
+                  "(`max(u)`): the item Python returns, `u[k]` (lower/builtin_extremes.py); of a "
+                  "list or more arguments, `key=`, `default=`: refused",
+    builtins.min: "of two numbers (as np.minimum: ties split `g` half/half); of one array "
+                  "(`min(u)`): the item Python returns, `u[k]` (lower/builtin_extremes.py); of a "
+                  "list or more arguments, `key=`, `default=`: refused",
     math.log: "natural logarithm; `math.log(x, base)` is refused (write math.log(x) / math.log(base))",
     np.expm1: "needs `ans`",
     np.exp2: "needs `ans`",

@@ -16,6 +16,7 @@ import inspect
 import types
 
 import gast
+import numpy as np
 
 from tangent_ckpt.compiler.memory_sharing import (
     FRESH_METHODS, VIEW_METHODS, WRITING_FUNCTIONS, WRITING_METHODS, call_new_by_default,
@@ -62,15 +63,25 @@ def method_of(classes, name):
     return fns
 
 
-def writes_self_in_place(fn, seen=None, numbers=frozenset()):
+def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None, me=None,
+                         held=None, dicts=frozenset()):
     """Whether method ``fn`` may write in place into an array its object holds
-    (also through another method of the object it calls); True when unsure.
+    (also through another method of the object it calls, ``self.other()`` or
+    ``super().other()``); True when unsure.
     ``numbers``: attributes known to hold a number (``self.t += 1`` rebinds them,
-    object_facts.number_attributes)."""
+    object_facts.number_attributes); ``cls``: the object's class where known (the
+    methods ``self.other()`` and ``super().other()`` run are its: a subclass may
+    override them, and ``super()`` follows its method resolution order); ``me``: the
+    parameter holding the object, for a function handed one (``train(net, lr)``
+    writing ``net.W -= ...``), else the method's first; ``held``: the attributes
+    the object is known to hold a plain function in (``self.f = np.tanh``: the
+    lowering knows), whose call ``self.f(x)`` writes only what it is handed;
+    ``held`` maps each to its function; ``dicts``: the attributes known to hold a dict (``self.grads['b'] = v`` binds
+    an entry, it writes no array)."""
     seen = set() if seen is None else seen
-    if fn.__code__ in seen:
+    if (fn.__code__, me) in seen:
         return False
-    seen.add(fn.__code__)
+    seen.add((fn.__code__, me))
     try:
         fnode = parse_function(fn).node
     except TangentCkptError:
@@ -78,7 +89,10 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset()):
     args = fnode.args.posonlyargs + fnode.args.args
     if not args:
         return True
-    me = args[0].id
+    if me is None:
+        me = args[0].id
+    elif me not in {a.id for a in _parameters(fnode)}:
+        return True
     fresh = _fresh_attributes(fn, fnode, me)
     for node in gast.walk(fnode):
         if isinstance(node, gast.AugAssign) and _rooted_at(node.target, me) and \
@@ -89,28 +103,57 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset()):
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             if any(isinstance(t, gast.Subscript) and _rooted_at(t, me) and
-                   not _into_fresh(t, me, fresh)
+                   not _into_fresh(t, me, fresh) and
+                   not (isinstance(node, gast.Assign) and _into_dict(t, me, dicts))
                    for target in targets for t in gast.walk(target)):
                 return True  # self.P[0] = 1 (or self.h['w'] = v: not known to be a dict)
         if isinstance(node, gast.Call):
             if any(k.arg == "out" for k in node.keywords):
                 return True
             func = node.func
-            if isinstance(func, gast.Attribute) and _rooted_at(_through_fresh_calls(func.value),
-                                                               me):
+            if isinstance(func, gast.Attribute) and _is_super(func.value, me):
+                other = _super_method(fn, cls, func.attr, func.value)  # super().grow()
+                if other is object.__init__ and not node.args:
+                    continue  # the end of a chain of __init__s: does nothing
+                if not isinstance(other, types.FunctionType) or \
+                        writes_self_in_place(other, seen, numbers, cls, held=held, dicts=dicts) or \
+                        any(_rooted_at(a, me) for a in node.args):
+                    return True
+            elif isinstance(func, gast.Attribute) and \
+                    _rooted_at(_through_fresh_calls(func.value), me):
+                if isinstance(func.value, gast.Name) and func.attr in (held or {}) and (
+                        _numpy_function(held[func.attr]) or
+                        not any(_rooted_at(a, me) for a in node.args) and
+                        not any(_rooted_at(k.value, me) for k in node.keywords)):
+                    continue  # self.f(x), f a function the object holds: x only
                 if isinstance(func.value, gast.Name):  # self.other(...): its writes
-                    other = inspect.getattr_static(_owner(fn), func.attr, None) \
-                        if _owner(fn) is not None else None
+                    owner = cls if cls is not None else _owner(fn)
+                    other = inspect.getattr_static(owner, func.attr, None) \
+                        if owner is not None else None
                     if not isinstance(other, types.FunctionType) or \
-                            writes_self_in_place(other, seen, numbers):
+                            writes_self_in_place(other, seen, numbers, cls, held=held, dicts=dicts):
                         return True
                 elif func.attr in WRITING_METHODS or \
                         func.attr not in FRESH_METHODS | VIEW_METHODS:
                     return True  # self.h.append(v), self.layer.step(): may write
             elif any(_rooted_at(a, me) for a in node.args) and \
-                    not _library_call(fn, func) and not _array_method(fn, func, me, fnode):
+                    not _library_call(fn, func) and not _array_method(fn, func, me, fnode) and \
+                    _hands_on_writing(fn, node, me, seen, numbers, cls):
                 return True  # helper(self.P) may write into it
     return False
+
+
+def _numpy_function(fn):
+    """A NumPy (or builtin) function that writes none of its arguments."""
+    module = getattr(fn, "__module__", None) or ""
+    return (isinstance(fn, np.ufunc) or module.split(".")[0] in ("numpy", "builtins")) and \
+        not any(fn is w for w in WRITING_FUNCTIONS)
+
+
+def _into_dict(target, me, dicts):
+    """``self.h['w']`` (the store's own subscript) with ``h`` one of ``dicts``."""
+    return isinstance(target.value, gast.Attribute) and target.value.attr in dicts and \
+        isinstance(target.value.value, gast.Name) and target.value.value.id == me
 
 
 def _a_number(target, me, numbers):
@@ -129,7 +172,8 @@ def _fresh_attributes(fn, fnode, me):
     is handed on, another method is called on it, or the method yields."""
     if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in gast.walk(fnode)):
         return frozenset()
-    parents, own = {}, (fnode.args.posonlyargs + fnode.args.args)[0]
+    parents = {}
+    own = next(a for a in _parameters(fnode) if a.id == me)
     for node in gast.walk(fnode):
         for child in gast.iter_child_nodes(node):
             parents[child] = node
@@ -250,6 +294,89 @@ def _rooted_at(node, name):
     while isinstance(node, (gast.Attribute, gast.Subscript)):
         node = node.value
     return isinstance(node, gast.Name) and node.id == name
+
+
+def _hands_on_writing(fn, call, me, seen, numbers, cls):
+    """Whether ``call``, which hands on the object (``Base.__init__(self)``,
+    ``train(self, lr)``) or what it holds (``helper(self.P)``), may write into its
+    arrays: the object itself handed to a user function by name is followed
+    into that function; anything else may."""
+    target = _resolved(fn, call.func)
+    if not isinstance(target, types.FunctionType) or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return True
+    handed = handed_parameters(target, call)
+    if len(handed) != len(call.args) + len(call.keywords):
+        return True
+    for param, arg in handed:
+        if not _rooted_at(arg, me):
+            continue
+        if not (isinstance(arg, gast.Name) and arg.id == me) or \
+                writes_self_in_place(target, seen, numbers, cls, me=param):
+            return True
+    return False
+
+
+def _parameters(fnode):
+    """Every parameter of ``fnode``, ``*args`` and ``**kwargs`` included."""
+    args = fnode.args
+    return args.posonlyargs + args.args + args.kwonlyargs + \
+        [a for a in (args.vararg, args.kwarg) if a is not None]
+
+
+def handed_parameters(fn, call):
+    """(parameter, argument node) for each argument of ``call`` to ``fn``: an
+    argument past the positional parameters goes to ``*args``, an unnamed keyword
+    to ``**kwargs`` (an object in them: the function writes through that name);
+    a spread (``*xs``) ends the mapping."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    kinds = inspect.Parameter
+    positional = [p.name for p in params
+                  if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    named = [p.name for p in params
+             if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)]
+    vararg = next((p.name for p in params if p.kind is kinds.VAR_POSITIONAL), None)
+    kwarg = next((p.name for p in params if p.kind is kinds.VAR_KEYWORD), None)
+    handed = []
+    for k, arg in enumerate(call.args):
+        if isinstance(arg, gast.Starred):
+            break
+        name = positional[k] if k < len(positional) else vararg
+        if name is not None:
+            handed.append((name, arg))
+    for keyword in call.keywords:
+        name = keyword.arg if keyword.arg in named else kwarg
+        if keyword.arg is not None and name is not None:
+            handed.append((name, keyword.value))
+    return handed
+
+
+def _is_super(node, me):
+    """``super()`` (in a method) or ``super(Cls, self)``."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        node.func.id == "super" and not node.keywords and \
+        (not node.args or len(node.args) == 2 and _rooted_at(node.args[1], me) and
+         isinstance(node.args[1], gast.Name))
+
+
+def _super_method(fn, cls, name, call):
+    """The function ``super().name`` runs in method ``fn`` on an object of class
+    ``cls``: the next definition after ``fn``'s class in ``cls``'s method
+    resolution order (another base may come between them), or ``object.__init__``;
+    None when unknown (``cls`` not given, or not a plain function)."""
+    defining = _resolved(fn, call.args[0]) if call.args else _owner(fn)
+    if cls is None or defining is None or defining not in cls.__mro__:
+        return None
+    mro = cls.__mro__
+    for klass in mro[mro.index(defining) + 1:]:
+        if name in vars(klass):
+            raw = vars(klass)[name]
+            return raw if isinstance(raw, types.FunctionType) or raw is object.__init__ \
+                else None
+    return None
 
 
 def _owner(fn):

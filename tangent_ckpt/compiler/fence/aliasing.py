@@ -29,6 +29,8 @@ shared.  Writes to a name that shares memory only with names never read again
 are allowed: value semantics compute the same numbers there.
 """
 
+import types
+
 import gast
 
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
@@ -40,13 +42,13 @@ from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, re
 from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_METHODS,
                                                   unbuffered_write)
 from tangent_ckpt.compiler.desugar.method_writes import (
-    constructed_classes, method_of, writes_self_in_place,
+    constructed_classes, handed_parameters, method_of, writes_self_in_place,
 )
 from tangent_ckpt.compiler.fence.object_facts import (
     Code, number_attributes, object_parameter, plain_attribute_store,
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
-from tangent_ckpt.compiler.frontend.reached_functions import user_object
+from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
 from tangent_ckpt.compiler.node_facts import NodeFacts, ViewMarks
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import TangentCkptError, UnsupportedSyntaxError
@@ -363,13 +365,16 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                         info = env.get(name, self.free_info(name))
                         self.check_write(name, info.is_, env, s, node)
             func = node.func
+            self.object_arguments(node, env, s)  # train(net, lr): net.W -= ... in train
             methods = method_of(self.objects[func.value.id], func.attr) if isinstance(
                 func, gast.Attribute) and isinstance(func.value, gast.Name) and \
                 func.value.id in self.objects else None
             if methods is not None:  # kf.update(z): KalmanFilter.update, not dict.update
                 self.receivers[node] = True  # (lower/callables.py reads it)
                 numbers = self.number_attributes(func.value.id)  # self.t += 1 rebinds t
-                if any(writes_self_in_place(m, numbers=numbers) for m in methods):  # self.P += Q
+                if any(writes_self_in_place(method_of([c], func.attr)[0], numbers=numbers,
+                                            cls=c)
+                       for c in self.objects[func.value.id]):  # self.P += Q
                     receiver = self.info(func.value, env)
                     self.check_write(func.value.id, receiver.everything(), env, s, node)
             elif isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS and \
@@ -397,10 +402,32 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     info = env.get(base, self.free_info(base))
                     self.check_write(base, info.is_, env, s, node)
 
+    def object_arguments(self, node, env, s):
+        """``train(net, lr)``, ``Base.__init__(self)``: a function of the user's
+        handed an object made here (``net = Net(W)``) may write in place into the
+        arrays the object holds (``net.W -= ...``), which other names may share
+        (``Net(W)`` keeps ``W``): a write into the object, as for its methods."""
+        fn = self.resolve(node.func)
+        if not user_function(fn) or not self.objects:
+            return
+        handed = handed_parameters(fn, node)
+        checked = set()
+        for param, arg in handed:
+            if not (isinstance(arg, gast.Name) and arg.id in self.objects):
+                continue
+            checked.add(param)  # the parameters whose objects were checked here
+            self.receivers[node] = frozenset(checked)  # (lower/callables.py reads it)
+            numbers = self.number_attributes(arg.id)
+            if any(writes_self_in_place(fn, numbers=numbers, cls=c, me=param)
+                   for c in self.objects[arg.id]):
+                self.check_write(arg.id, self.info(arg, env).everything(), env, s, node)
+
     def check_write(self, name, written, env, s, node):
         if not written or not self.checking:
             return
         for origin in sorted(o for o in written if o[0] in ("global", "global*")):
+            if _holds_no_array(self.parsed.resolve(origin[1])):
+                continue  # a layer holding the module's tanh: no write can change it
             raise self.parsed.error(
                 UnsupportedSyntaxError,
                 f"a write into '{name}' may change the module-level object '{origin[1]}' "
@@ -498,6 +525,13 @@ def _collect_own_nodes(s):
     if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try)):
         return []
     return list(gast.walk(s))
+
+
+def _holds_no_array(value):
+    """A function of the user's with no defaults, closure or attributes: no
+    NumPy write can change it or anything it holds."""
+    return isinstance(value, types.FunctionType) and not value.__defaults__ and \
+        not value.__kwdefaults__ and not value.__closure__ and not vars(value)
 
 
 def check_writes(parsed, fnode=None, followed=(), receiver=None, callables_new=False):

@@ -141,6 +141,7 @@ class AssignmentLowering:
             if not isinstance(item, ObjectValue):
                 self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
                     item, (ir.Prim, ir.NonDiff)) else item, line))
+                self.lo.run_time.note_binding(element.id, item)
         self.lo.current_scope.tuples[user_name] = rebuild(value, iter(names))
 
     def _unclobbered(self, items, targets):
@@ -169,6 +170,10 @@ class AssignmentLowering:
         return ir.Prim(operator.getitem, [source, ir.Index(sx.const(k), (), plain=True)], {}, "getitem")
 
     def emit_value(self, name, value, line):
+        """``name = value``; a list or dict built at run time stays one under
+        its new name (``p = helper_result``)."""
+        self.lo.run_time.note_binding(name, value)
+        self.lo.containers.note_constant(name, value)  # n = len(ps): range(n) is known
         if isinstance(value, ir.Prim) and name in ir.expr_reads(value):
             value = self.lo.expressions.atomize(value, name)
         if isinstance(value, (ir.Prim, ir.NonDiff)):

@@ -18,7 +18,9 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.desugar.method_writes import writes_self_in_place
+from tangent_ckpt.compiler.desugar.method_writes import handed_parameters, writes_self_in_place
+from tangent_ckpt.compiler.lower.container_values import DictValue
+from tangent_ckpt.compiler.lower.objects import plain_function
 from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
@@ -174,6 +176,11 @@ class CallableValues:
                              keywords=[gast.keyword(arg=k, value=Lowered(v, node))
                                        for k, v in value.keywords.items()] + list(node.keywords))
             return self.lo.calls.call(gast.copy_location(call, node), hint)
+        if isinstance(value, MethodValue) and value.fn is object.__init__:
+            if node.args or node.keywords:  # super().__init__() reaching object
+                raise self.lo.error(TransformError, "object.__init__() takes no arguments",
+                                    node, construct=_spelled(node))
+            return ir.Const(None)
         if isinstance(value, MethodValue) and not value.is_property:
             self.check_in_place_method(value, node)
             prepared = self.method_on(value, node)
@@ -207,7 +214,11 @@ class CallableValues:
         if not isinstance(owner, ObjectValue) or owner.given or \
                 node in self.lo.fenced.checked_receivers or \
                 any(o is owner for o in self.checked_owners) or \
-                not writes_self_in_place(value.fn):
+                not writes_self_in_place(
+                    value.fn, cls=owner.cls,
+                    held={a: v for a, v in owner.attributes.items() if plain_function(v)},
+                    dicts=frozenset(a for a, v in owner.attributes.items()
+                                    if isinstance(v, DictValue))):
             return
         raise self.lo.error(UnsupportedSyntaxError, f"{value.fn.__qualname__}() writes in place "
                             "into an array its object holds (self.x += ..., self.x[i] = ...)",
@@ -215,6 +226,79 @@ class CallableValues:
                             hint="make the object in this function (obj = Class(...)) and call "
                                  "the method on that name, or rebind the attribute instead: "
                                  "self.x = self.x + ...")
+
+    def hands_object(self, node):
+        """Whether call ``node`` hands one of the user's functions an object made in
+        the differentiated code (``train(net, lr)``, ``Layer.__init__(self)``):
+        called as a statement, it is inlined for what it does to the object (the
+        attributes it rebinds are the object's variables after the call)."""
+        fn = self.lo.expressions.static_value(node.func)
+        if not (isinstance(fn, LocalFunction) or user_function(fn)):
+            return False
+        return any(isinstance(self.lo.expressions.static_value(a), ObjectValue)
+                   for a in list(node.args) + [k.value for k in node.keywords])
+
+    def check_object_arguments(self, fn, node):
+        """A function of the user's writing in place into an array an object it is
+        handed holds (``net.W -= lr * g`` in ``train(net, lr)``) is followed only
+        where the aliasing fence checked that object at the call (a name bound by
+        ``net = Net(...)``, or the object whose method is being inlined): elsewhere
+        another name may hold the same array (``Net(W)`` keeps ``W``).  Returns the
+        objects the fence checked there (their methods' calls in ``fn`` are checked
+        with this one)."""
+        if isinstance(fn, LocalFunction):
+            self.check_local_object_arguments(fn, node)
+            return []
+        handed = handed_parameters(fn, node)
+        checked = self.lo.fenced.checked_receivers.get(node, ())
+        owners = []
+        for param, arg in handed:
+            owner = self.lo.expressions.static_value(arg)
+            if not isinstance(owner, ObjectValue) or owner.given:
+                continue
+            if isinstance(checked, frozenset) and param in checked:
+                owners.append(owner)  # its methods' calls in fn: checked with this one
+                continue
+            if any(o is owner for o in self.checked_owners) or \
+                    not writes_self_in_place(fn, cls=owner.cls, me=param):
+                continue
+            raise self.lo.error(UnsupportedSyntaxError,
+                                f"{fn.__qualname__}() writes in place into an array the "
+                                f"object it gets as '{param}' holds ({param}.x += ..., "
+                                f"{param}.x[i] = ...), and the object here is not one the "
+                                "compiler can follow", node, construct=_spelled(node),
+                                hint="make the object in this function (obj = Class(...)) "
+                                     "and pass that name, or rebind the attribute instead: "
+                                     f"{param}.x = {param}.x + ...")
+        return owners
+
+    def check_local_object_arguments(self, fn, node):
+        """The same for a function defined inside another (the fence does not check
+        its call sites): one handed an object may read and rebind its attributes
+        (``n.w = n.w - ...``), nothing that may write into the arrays it holds."""
+        args = fn.node.args
+        params = [a.id for a in args.posonlyargs + args.args]
+        vararg = args.vararg.id if args.vararg is not None else None
+        kwarg = args.kwarg.id if args.kwarg is not None else None
+        named = set(params) | {a.id for a in args.kwonlyargs}
+        handed = [(params[k] if k < len(params) else vararg, a)
+                  for k, a in enumerate(node.args)] + \
+            [(k.arg if k.arg in named else kwarg, k.value) for k in node.keywords]
+        for param, arg in handed:
+            owner = self.lo.expressions.static_value(arg)
+            if not isinstance(owner, ObjectValue) or owner.given:
+                continue
+            writes = _writes_through(fn.node, param) if param is not None else None
+            if writes is None:
+                continue
+            raise self.lo.error(UnsupportedSyntaxError,
+                                f"{fn.node.name}() may write in place into an array the "
+                                f"object it gets as '{param}' holds (line {writes.lineno}): "
+                                "the writes of a function defined inside another are not "
+                                "followed into an object it is handed", node,
+                                construct=_spelled(node),
+                                hint=f"define {fn.node.name}() at module level, or rebind "
+                                     f"the attribute instead: {param}.x = {param}.x + ...")
 
     def parsed(self, fn, node):
         """A method (or a generator) of the user's, as the fence checked it."""
@@ -351,6 +435,32 @@ class CallableValues:
         if len(node.args) == 2:
             return self.lo.expressions.value(node.args[1], hint)
         return ir.Const(None)
+
+
+def _writes_through(fnode, param):
+    """The first statement of ``fnode`` that may write into what its parameter
+    ``param`` (an object) holds: ``param.x += v``, ``param.x[i] = v``, a method
+    called on it or on what it holds, ``param`` handed to a call; None if none."""
+    for stmt in gast.walk(fnode):
+        if not isinstance(stmt, gast.stmt):
+            continue
+        for sub in gast.walk(stmt):
+            if isinstance(sub, gast.AugAssign) and not isinstance(sub.target, gast.Name) and \
+                    _rooted(sub.target, param) or \
+                    isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and \
+                    _rooted(sub, param) or \
+                    isinstance(sub, gast.Call) and (
+                        _rooted(sub.func, param) and isinstance(sub.func, gast.Attribute) or
+                        any(isinstance(a, gast.Name) and a.id == param for a in sub.args) or
+                        any(k.arg == "out" for k in sub.keywords)):
+                return stmt
+    return None
+
+
+def _rooted(node, name):
+    while isinstance(node, (gast.Attribute, gast.Subscript)):
+        node = node.value
+    return isinstance(node, gast.Name) and node.id == name
 
 
 def _spelled(node):

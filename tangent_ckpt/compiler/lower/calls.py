@@ -14,6 +14,9 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.builtin_extremes import (
+    extreme_of_one_iterable, is_extreme_of_one_iterable,
+)
 from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.guards import (check_callable_arguments, check_helper_call,
@@ -130,6 +133,16 @@ class CallLowering:
         special = self.lo.callables.special_call(fn, node, hint)  # map, partial, a class, a bound method
         if special is not None:
             return special
+        if isinstance(func, gast.Attribute) and fn is _UNRESOLVED:
+            owner = self.lo.expressions.static_value(func.value)
+            if isinstance(owner, ObjectValue) and func.attr in owner.attributes:
+                raise self.lo.error(  # self.f(x) with self.f = f: a value, not a method
+                    UnsupportedFunctionError, f"a call of the value the attribute "
+                    f"{to_source(func)} holds (a function stored on an object made in the "
+                    "code is kept as a value, which is not inlined)", node,
+                    construct=to_source(node),
+                    hint="call the function by its name, or pass it to the method as an "
+                         "argument")
         if isinstance(func, gast.Attribute) and (fn is _UNRESOLVED or _constant_array_method(fn)):
             return self.method_call(node, hint)  # x.sum(), and A.dot(w) of a module-level A
         generator = random_state.generator_of(fn)
@@ -145,6 +158,7 @@ class CallLowering:
                              hint="call a function defined at module level or in this function")
         if isinstance(fn, LocalFunction):
             check_local_call(self.lo, fn.node, node)
+            self.lo.callables.check_object_arguments(fn, node)  # step(net): net.W -= ...
             return self.lo.inlining.inline(fn.node, fn.scope, node, hint, fn.scope.parsed)
         if unbuffered_write(fn):  # a statement of its own is a write (effect_calls.py)
             raise self.lo.error(UnsupportedSyntaxError, f"`{to_source(node)}` writes into its "
@@ -165,6 +179,8 @@ class CallLowering:
             decided = self.static_isinstance(node)
             if decided is not None:
                 return decided
+        if is_extreme_of_one_iterable(fn, node):  # max(abs(u)): an item of u
+            return extreme_of_one_iterable(self.lo, fn, node, hint)
         if fn in NONDIFF_CALLS or _integer_type(fn):
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
@@ -176,7 +192,13 @@ class CallLowering:
                     check_callable_arguments(self.lo, prepared, prepared.parsed.node, node)
                 parsed = prepared.checked(callables_checked=True)
                 check_helper_call(self.lo, prepared.findings, parsed.node, node)
-                return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
+                owners = self.lo.callables.check_object_arguments(fn, node)  # train(net, lr)
+                checked = self.lo.callables.checked_owners
+                checked.extend(owners)
+                try:
+                    return self.lo.inlining.inline(parsed.node, None, node, hint, parsed)
+                finally:
+                    del checked[len(checked) - len(owners):]
         return self.primitive(fn, node.args, node.keywords, hint, node)
 
     def static_isinstance(self, node):

@@ -23,7 +23,6 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, iteration_items,
 )
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, Scope, TupleValue, to_source, walk_no_defs
-from tangent_ckpt.compiler.frontend.static_keys import static_key
 
 
 def _targets(node):
@@ -55,6 +54,14 @@ def _stores(node, name):
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
+#: the most copies of a loop's body unrolled for an index computed from its counter
+_MOST_COPIES = 256
+
+
+def _mentions(node, names):
+    return any(isinstance(n, gast.Name) and n.id in names for n in gast.walk(node))
+
+
 class ComprehensionLowering:
     """List, dict and generator comprehensions; ``for`` over containers."""
 
@@ -71,26 +78,35 @@ class ComprehensionLowering:
         if not (isinstance(node, gast.Call) and not node.keywords and
                 self.lo.expressions.static_value(node.func) is range):
             return None
-        bounds = []
-        for a in node.args:
-            if static_key(a) is not None:
-                bounds.append(static_key(a))
-            elif isinstance(a, gast.Call) and not a.keywords and len(a.args) == 1 and \
-                    self.lo.expressions.static_value(a.func) is len and \
-                    self.lo.containers.holds_container(a.args[0]):
-                bounds.append(self.lo.expressions.value(a, "n").value)
-            else:
-                return None
+        bounds = [self.lo.containers.static_scalar(a) for a in node.args]
         return [ir.Const(k) for k in range(*bounds)] if all(
-            isinstance(b, int) for b in bounds) else None
+            type(b) is int for b in bounds) else None
 
     def indexes_a_container(self, s):
-        """Does the body of ``for i in ...`` index a container with ``i``?"""
+        """Does the body of ``for i in ...`` index a container with ``i`` (``ps[i]``,
+        ``obs[i - 1]``, ``p["W" + str(i + 1)]``), or with a name the body binds
+        from ``i`` (``key = "W" + str(i); p[key]``)?"""
         if not isinstance(s.target, gast.Name):
             return False
-        return any(isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name) and
-                   n.slice.id == s.target.id and self.lo.containers.holds_container(n.value)
-                   for n in gast.walk(s))
+        if any(isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name) and
+               n.slice.id == s.target.id and self.lo.containers.holds_container(n.value)
+               for n in gast.walk(s)):
+            return True  # ps[i]: at most one copy per item
+        items = self.static_range(s.iter)
+        if items is not None and len(items) > _MOST_COPIES:
+            return False  # ps[i % 2] in range(1000): left a loop (refused at ps[i % 2])
+        counters = {s.target.id}
+        bindings = [n for n in gast.walk(s) if isinstance(n, gast.Assign) and
+                    len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)]
+        grown = True
+        while grown:  # names computed from the counter, through names computed from it
+            grown = False
+            for b in bindings:
+                if b.targets[0].id not in counters and _mentions(b.value, counters):
+                    counters.add(b.targets[0].id)
+                    grown = True
+        return any(isinstance(n, gast.Subscript) and self.lo.containers.holds_container(n.value)
+                   and _mentions(n.slice, counters) for n in gast.walk(s))
 
     def unrolled_for(self, s, items=None):
         """``for target in container:`` -- the body once per element (``items``:
@@ -181,13 +197,12 @@ class ComprehensionLowering:
                                                     for g in node.generators)
 
     def _static_range(self, node):
-        return isinstance(node, gast.Call) and \
-            self.lo.expressions.static_value(node.func) is range and \
-            all(static_key(a) is not None for a in node.args) and not node.keywords
+        return self.static_range(node) is not None
 
     def _items(self, it, hint):
-        if self._static_range(it):
-            return [ir.Const(k) for k in range(*[static_key(a) for a in it.args])]
+        items = self.static_range(it)
+        if items is not None:
+            return items
         return iteration_items(self.lo.expressions.value(it, hint))
 
     def _unroll(self, node, generators, hint, results, bound):

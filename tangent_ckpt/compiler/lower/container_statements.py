@@ -15,7 +15,7 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, key_part, leaf_paths, structure, value_of_structure,
 )
 from tangent_ckpt.compiler.lower.observers import emit_observation
-from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
+from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, always_exits, to_source
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.keyed import dict_get
@@ -273,9 +273,29 @@ class ContainerStatements:
                 f"loop", node, "give it its final keys before the loop, or append to it in "
                 "a loop of the same function (its rows are then built at run time)")
 
-    def same_structures(self, s, before, after_body, after_else):
+    def same_structures(self, s, before, after_body, after_else, extra=()):
         """A container has one structure after an ``if``, whichever path ran (its
-        element variables are shared by the two paths only then)."""
+        element variables are shared by the two paths only then).  A container
+        that one path rebinds to an array, or turns into a dict written at
+        run-time keys (``p["W" + str(i)] = ...``), is no container on that
+        path only: refused (the other path's reads would meet a variable it never
+        bound)."""
+        # where both paths return, no read after the if meets the merged names
+        exits = always_exits(list(s.body) + list(extra)) and \
+            always_exits(list(s.orelse) + list(extra))
+        else_binds = {n.id for st in list(s.orelse) + list(extra) for n in gast.walk(st)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        for name in before:
+            kept = (name in after_body, name in after_else)
+            if exits or kept == (False, False) and name in else_binds or kept == (True, True):
+                continue
+            raise self.lo.error(UnsupportedSyntaxError,
+                                f"'{name}' is a list, tuple or dict on one path of this if "
+                                "and not on the other (rebound to another value, or written "
+                                "at a key known only at run time, on one path only)", s,
+                                construct=f"if ({name})",
+                                hint="give it one kind on both paths: rebind it on both, or "
+                                     "use another name for the new value")
         for name, value in after_body.items():
             # the path through the body has `value`; the other path has what the
             # else branch bound, or (if it bound nothing) what was there before

@@ -21,6 +21,8 @@ and names) are in ``container_values.py``.
 """
 
 
+import operator
+
 import gast
 import numpy as np
 
@@ -30,10 +32,14 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, iteration_items, key_part, leaves, text_as_tuple,
 )
 from tangent_ckpt.compiler.lower.expressions import BINOPS
-from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, to_source
+from tangent_ckpt.compiler.lower.scopes import MethodValue, ObjectValue, TupleValue, to_source
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
+
+# integer arithmetic (and str + str) folded when every operand is known
+_FOLDED = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+           gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod}
 
 
 class UserLine:
@@ -49,6 +55,7 @@ class ContainerLowering:
     def __init__(self, lowering):
         self.lo = lowering
         self.loop_indices = set()  # user names bound by `for t in range(...)`: integers
+        self.constant_variables = {}  # variable -> the int or str constant it was last bound to
 
     # --- errors -------------------------------------------------------------------
     def refuse(self, what, node, hint):
@@ -57,8 +64,12 @@ class ContainerLowering:
         return self.lo.error(UnsupportedSyntaxError, what, at, hint=hint, construct=construct)
 
     def key_value(self, node, hint):
-        """A constant key: a literal, or a name bound to a constant (an unrolled loop's key)."""
+        """A constant key: a literal, or a name bound to a constant (an unrolled loop's key),
+        or arithmetic of those (``obs[i - 1]``, ``p["W" + str(l + 1)]``)."""
         key = static_key(node)
+        if key is not None:
+            return key
+        key = self.static_scalar(node)
         if key is not None:
             return key
         value = self.lo.expressions.value(node, hint)
@@ -113,8 +124,13 @@ class ContainerLowering:
             items.append(item)
 
     def element(self, node, hint):
+        """An item of a container built in the code: a container or an object made
+        in the code (``[Opt(w) for w in ws]``, ``{"opt": opt}``) is held as it is
+        (its attributes stay variables), any other value in a variable."""
         value = self.lo.expressions.value(node, hint)
-        return value if is_container(value) else self.lo.expressions.atomize(value, hint)
+        if is_container(value) or isinstance(value, ObjectValue) and not value.given:
+            return value
+        return self.lo.expressions.atomize(value, hint)
 
     def concatenate(self, left, right, node):
         if isinstance(left, DictValue) or isinstance(right, DictValue):
@@ -284,6 +300,11 @@ class ContainerLowering:
     def binop(self, left, right, node, hint="value"):
         """``a + b`` of sequences, ``[x] * k`` with a constant ``k`` (or ``[x] * n``:
         rows); a sequence and a variable (``a + [x, y]``): NumPy's operator."""
+        if self.lo.run_time.is_rows(left) and isinstance(node.op, gast.Add) and \
+                isinstance(right, TupleValue) and not isinstance(right, DictValue) and \
+                right.is_list and not any(is_container(v) for v in right.items) and \
+                not self.lo.run_time.is_nested(left):
+            return self.lo.run_time.concatenated(left, right.items, hint)  # errs + [e]
         if self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
             raise self.refuse(f"`{to_source(node)}` on a list built at run time", node,
                               "build the list with append in the loop; for arithmetic on "
@@ -343,6 +364,10 @@ class ContainerLowering:
             if not self.holds_container(func.value) or isinstance(func.value, gast.Constant):
                 return None
             base = self.lo.expressions.value(func.value, hint)
+            if getattr(base, "cls", None) is not None:  # a named tuple's
+                if isinstance(self.lo.expressions.static_value(func), MethodValue):
+                    return None  # pair.total(): a method of its class, inlined
+                self.lo.objects.named_field(base, func)  # pair._replace(): refused
             return self.method(base, node, hint)
         fn = self.lo.expressions.static_value(func)
         if fn is dict:
@@ -429,10 +454,18 @@ class ContainerLowering:
             return TupleValue([ir.Const(k) for k in range(*[static_key(a) for a in node.args])])
         return None
 
+    def note_constant(self, name, value):
+        """Variable ``name`` is now bound to ``value``: an int or str constant is kept."""
+        if isinstance(value, ir.Const) and type(value.value) in (int, str):
+            self.constant_variables[name] = value.value
+        else:
+            self.constant_variables.pop(name, None)
+
     def constant_of_name(self, node):
         """The int or str constant a name is bound to while a loop over a constant
-        container is unrolled (``for name in ('enc', 'dec'): layers[name]``), else
-        None.  Emits nothing."""
+        container is unrolled (``for name in ('enc', 'dec'): layers[name]``), or that
+        a name bound once in its function (not a parameter) was bound to (``n =
+        len(ps)``, ``L = len(parameters) // 2``), else None.  Emits nothing."""
         if not isinstance(node, gast.Name):
             return None
         scope = self.lo.current_scope
@@ -442,10 +475,56 @@ class ContainerLowering:
                 if isinstance(value, ir.Const) and isinstance(value.value, (int, str)) and \
                         not isinstance(value.value, bool):
                     return value.value
+                if isinstance(value, ir.Name) and value.id in self.constant_variables and \
+                        _bound_once(self._function_node(scope), node.id):
+                    return self.constant_variables[value.id]
                 return None
             if node.id in scope.locals:
                 return None
             scope = scope.parent
+        return None
+
+    def _function_node(self, scope):
+        """The syntax of the function whose variables ``scope`` holds: a nested
+        ``def`` being inlined, else its parse's function (which holds any nested
+        ``def``: counting bindings there over-counts, never under-counts)."""
+        innermost = self.lo.current_scope
+        while innermost is not None and innermost.top_block is None:  # comprehensions
+            innermost = innermost.parent
+        if scope is innermost and self.lo.inline_stack and \
+                isinstance(self.lo.inline_stack[-1], gast.FunctionDef):
+            return self.lo.inline_stack[-1]
+        return scope.parsed.node
+
+    def static_scalar(self, node):
+        """The int or str ``node`` surely is when the function is lowered: a
+        constant, a name bound to one (:meth:`constant_of_name`), ``len`` of a
+        container, and ``+ - * // %`` (``+`` also of strings), ``-x``, ``str(x)``
+        and ``int(x)`` of those (``obs[i - 1]``, ``"W" + str(l + 1)`` in a loop
+        over a constant range, unrolled); None otherwise.  Emits nothing."""
+        if isinstance(node, gast.Constant):
+            return node.value if type(node.value) in (int, str) else None
+        if isinstance(node, gast.Name):
+            return self.constant_of_name(node)
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            operand = self.static_scalar(node.operand)
+            return -operand if type(operand) is int else None
+        if isinstance(node, gast.BinOp) and type(node.op) in _FOLDED:
+            left, right = self.static_scalar(node.left), self.static_scalar(node.right)
+            if left is None or right is None or (type(left) is str) != (type(right) is str):
+                return None
+            if type(left) is str and not isinstance(node.op, gast.Add) or \
+                    isinstance(node.op, (gast.FloorDiv, gast.Mod)) and right == 0:
+                return None
+            return _FOLDED[type(node.op)](left, right)
+        if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords:
+            fn = self.lo.expressions.static_value(node.func)
+            if fn is len:
+                held = self.peek(node.args[0])
+                return len(held.items) if is_container(held) else None
+            if fn in (str, int):
+                arg = self.static_scalar(node.args[0])
+                return fn(arg) if type(arg) is int or fn is str and type(arg) is str else None
         return None
 
     def peek(self, node):
@@ -455,7 +534,7 @@ class ContainerLowering:
             base = self.peek(node.value)
             key = static_key(node.slice)
             if key is None:
-                key = self.constant_of_name(node.slice)
+                key = self.static_scalar(node.slice)
             if not is_container(base) or key is None:
                 return None
             if isinstance(base, DictValue):
@@ -482,3 +561,20 @@ def _nested(value):
 def _as_tuples(value):
     """A container of constants as nested tuples of their values."""
     return tuple(_as_tuples(x) if is_container(x) else x.value for x in value.items)
+
+
+def _bound_once(fnode, name):
+    """Whether ``fnode`` binds ``name`` in exactly one place and not as a parameter."""
+    args = fnode.args
+    if name in {a.id for a in args.args + args.kwonlyargs + args.posonlyargs} or \
+            args.vararg is not None and args.vararg.id == name or \
+            args.kwarg is not None and args.kwarg.id == name:
+        return False
+    stores = 0
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, (gast.Store,
+                                                                         gast.Del)):
+            stores += 1
+        elif isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
+            return False
+    return stores == 1

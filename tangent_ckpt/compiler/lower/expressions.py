@@ -13,7 +13,8 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import ATTRIBUTE_FUNCTIONS, INDEX_JOINS
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
+    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, SuperValue,
+    TupleValue,
     clone,
     local_names, to_source,
 )
@@ -54,6 +55,9 @@ class ExpressionLowering:
         if isinstance(node, gast.Name):
             return self.load_name(node.id, node)
         if isinstance(node, gast.BinOp):
+            folded = self.lo.containers.static_scalar(node)  # i - 1, "W" + str(l + 1)
+            if folded is not None:
+                return ir.Const(folded)
             if type(node.op) in BINOPS:
                 fn, symbol, opname = BINOPS[type(node.op)]
                 left = self.value(node.left, hint)
@@ -220,10 +224,19 @@ class ExpressionLowering:
             return self.lo.current_scope.parsed.resolve(node.id)
         if isinstance(node, gast.Subscript):  # layers[0] of a wrt list of objects
             return self._object_item(node)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "super":
+            return self.lo.objects.super_value(node)
         if isinstance(node, gast.Attribute):
             base = self.static_value(node.value)
             if isinstance(base, ObjectValue):
                 return self.lo.objects.class_attribute(base, node.attr)
+            if isinstance(base, SuperValue):  # super().__init__
+                return self.lo.objects.super_attribute(base, node.attr)
+            if base is _UNRESOLVED and isinstance(node.value, gast.Name):
+                held = self._held_tuple(node.value.id)
+                if isinstance(held, TupleValue) and held.cls is not None:  # pair.total()
+                    return self.lo.objects.named_tuple_method(held, node.attr)
             if base is _UNRESOLVED or isinstance(base, CompileTimeValue):
                 return _UNRESOLVED
             assigned = self.lo.objects.outside.attribute_of(base, node.attr)
@@ -237,6 +250,18 @@ class ExpressionLowering:
             note_attribute(base, node.attr, value)  # MODEL.W rebound: compile again
             return value
         return _UNRESOLVED
+
+    def _held_tuple(self, user_name):
+        """The container a name holds (a TupleValue, DictValue), or None."""
+        scope = self.lo.current_scope
+        while scope is not None:
+            if user_name in scope.tuples:
+                return scope.tuples[user_name]
+            if user_name in scope.rename or user_name in scope.functions or \
+                    user_name in scope.locals:
+                return None
+            scope = scope.parent
+        return None
 
     def _object_item(self, node):
         """The object ``layers[0]`` (a constant index into a container of
@@ -300,6 +325,8 @@ class ExpressionLowering:
         base = self.value(node.value, hint)
         if isinstance(base, ObjectValue):  # model.W, a property
             return self.lo.objects.object_attribute(base, node, hint)
+        if isinstance(base, TupleValue) and base.cls is not None:  # mixture.mu
+            return self.lo.objects.named_field(base, node)
         base = self.atomize(base, hint)
         if node.attr == "T":
             return ir.Prim(np.transpose, [base], {}, "attr:T")
@@ -354,8 +381,10 @@ class ExpressionLowering:
         plain = simple or (len(names) == 1 and isinstance(tree, ast.Name) and tree.id == names[0])
         return ir.Index(tree, tuple(names), plain)
 
-    def nondiff(self, node):
-        """Keep ``node`` as written, with local names renamed and globals bound."""
+    def nondiff(self, node, where="a condition"):
+        """Keep ``node`` as written, with local names renamed and globals bound
+        (``where``: what the expression is, for a refusal's message); an already
+        lowered operand in it (``Lowered``) is read from its variable."""
         for sub in gast.walk(node):  # `if (y := f(x)) > 0:` would bind y behind our back
             if isinstance(sub, gast.NamedExpr):
                 raise self.lo.error(UnsupportedSyntaxError, "unsupported expression: assignment "
@@ -381,9 +410,14 @@ class ExpressionLowering:
                     return gast.ast_to_gast(container_node(v))
                 if isinstance(v, LocalFunction):
                     raise self.lo.error(UnsupportedSyntaxError,
-                                        "a nested function used in a condition", n,
+                                        f"a function defined inside another, named in {where} "
+                                        "where it may not run (a short-circuit, a conditional "
+                                        "expression, a comprehension)" if where != "a condition"
+                                        else "a nested function used in a condition", n,
                                         construct=to_source(n).strip(),
-                                        hint="call it and test its result")
+                                        hint="call it on a line of its own (v = f(x)) and use v"
+                                        if where != "a condition" else
+                                        "call it and test its result")
                 if isinstance(v, ir.Name):
                     names.append(v.id)
                     return gast.Name(id=v.id, ctx=gast.Load(), annotation=None, type_comment=None)
@@ -405,6 +439,9 @@ class ExpressionLowering:
                     return inner.operand(held, n)
                 inner.generic_visit(n)
                 return n
+
+            def visit_Lowered(inner, n):  # noqa: N805
+                return inner.operand(n.value, n)
 
             def visit_Lambda(inner, n):  # noqa: N805
                 raise self.lo.error(UnsupportedSyntaxError, "unsupported expression: lambda", n,

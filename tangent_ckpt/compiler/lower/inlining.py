@@ -65,6 +65,7 @@ class Inlining:
                              hint="end every path with a return statement")
         self.lo.out.extend(out)
         self.write_back(fnode, call, scope, given, label)
+        self.lo.run_time.carry_back(fnode, call, scope, given, label)  # p[f"W{i}"] = ...
         if isinstance(value, CompileTimeValue):
             return value
         if isinstance(value, TupleValue):  # a container: its element variables

@@ -12,16 +12,18 @@ import inspect
 import types
 
 import gast
+import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.outside_objects import OutsideAttributes
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
+    CompileTimeValue, Lowered, MethodValue, ObjectValue, SuperValue, TupleValue, to_source,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
-from tangent_ckpt.compiler.frontend.reached_functions import user_function
+from tangent_ckpt.compiler.frontend.reached_functions import _installed, user_function, user_object
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
@@ -35,6 +37,8 @@ class ObjectLowering:
     def construct(self, cls, node, hint):
         """``Model(W)``: an object with one variable per attribute; ``__init__``
         is inlined, a ``@dataclass``'s fields are bound from the arguments."""
+        if namedtuple_class(cls):  # Pair(a, b): a tuple whose items have names
+            return self.named_tuple(cls, node, hint)
         label = hint if hint.isidentifier() else cls.__name__.lower()
         obj = ObjectValue(cls, label)
         obj.loops_open = self.lo.loops.open  # a loop opened later repeats what changes it
@@ -57,6 +61,70 @@ class ObjectLowering:
         self.lo.inlining.inline(parsed.node, None, gast.copy_location(call, node), hint,
                                 parsed, procedure=True)
         return obj
+
+    def named_tuple(self, cls, node, hint):
+        """``Pair(a, b)``, ``Pair(b=v, a=u)`` of a ``typing.NamedTuple`` or
+        ``collections.namedtuple`` class: the tuple of its fields' values (defaults
+        filled in), which reads by name (``p.a``), position and unpacking.  A class
+        that makes its tuples another way (its own ``__new__`` or ``__init__``)
+        is refused."""
+        generated = next(k for k in cls.__mro__ if "_fields" in vars(k))
+        own = [k.__name__ for k in cls.__mro__[:cls.__mro__.index(generated)]
+               if "__new__" in vars(k) or "__init__" in vars(k)]
+        if own:
+            raise self.lo.error(UnsupportedSyntaxError, f"{cls.__name__}() of a named tuple "
+                                f"class whose {own[0]} defines __new__ or __init__", node,
+                                construct=to_source(node),
+                                hint="build the tuple with the fields' values directly")
+        fields = cls._fields
+        if len(node.args) > len(fields):
+            raise self.lo.error(TransformError, f"{cls.__name__}() takes {len(fields)} "
+                                f"arguments, {len(node.args)} given", node,
+                                construct=to_source(node))
+        given = dict(zip(fields, node.args))
+        for k in node.keywords:
+            if k.arg not in fields or k.arg in given:
+                raise self.lo.error(TransformError, f"{cls.__name__}() got an unexpected or "
+                                    f"repeated argument '{k.arg}'", node,
+                                    construct=to_source(node))
+            given[k.arg] = k.value
+        defaults = getattr(cls, "_field_defaults", {})
+        items = []
+        for f in fields:
+            if f in given:
+                items.append(self.lo.callables.operand(given[f], f"{hint}_{f}"))
+            elif f in defaults:
+                items.append(self.lo.expressions.constant(defaults[f], f))
+            else:
+                raise self.lo.error(TransformError, f"{cls.__name__}() missing argument "
+                                    f"'{f}'", node, construct=to_source(node))
+        return TupleValue(items, cls=cls)
+
+    def named_tuple_method(self, value, attr):
+        """``pair.total`` of a named tuple whose class (a subclass, or the
+        ``typing.NamedTuple`` body) defines ``total`` in Python: the method, to
+        inline with the tuple as ``self``; _UNRESOLVED for a field or anything
+        else (``_replace``, ``count``: the standard library's)."""
+        if attr in value.cls._fields:
+            return _UNRESOLVED
+        raw = inspect.getattr_static(value.cls, attr, _UNRESOLVED)
+        if isinstance(raw, property) and _own_function(raw.fget):
+            return MethodValue(raw.fget, value, is_property=True)
+        if isinstance(raw, types.FunctionType) and _own_function(raw):
+            return MethodValue(raw, value)
+        return _UNRESOLVED
+
+    def named_field(self, value, node):
+        """``p.mu`` of a named tuple (``value``, a TupleValue of its class): the
+        item; any other attribute (``p._replace``, a method) is refused."""
+        fields = getattr(value.cls, "_fields", ())
+        if node.attr in fields:
+            return value.items[fields.index(node.attr)]
+        raise self.lo.error(UnsupportedSyntaxError, f"'{node.attr}' of a named tuple of "
+                            f"{value.cls.__name__} (only its fields are read: "
+                            f"{', '.join(fields)})", node, construct=to_source(node),
+                            hint="read the fields, and build a new tuple with "
+                                 f"{value.cls.__name__}(...) where the code replaces one")
 
     def dataclass_fields(self, obj, node, hint):
         fields = [f for f in dataclasses.fields(obj.cls) if f.init]
@@ -82,6 +150,10 @@ class ObjectLowering:
             self.outside.store(outside, target, value, stmt)
             return
         owner = self.writable_owner(target, stmt)
+        function = self.lo.expressions.static_value(value_node)
+        if plain_function(function):  # self.f = f: the function, to call (self.f(x))
+            self.store_function(owner, target.attr, function, stmt)
+            return
         value = self.lo.callables.operand(value_node, f"{owner.label}_{target.attr}")
         self.store_attribute(owner, target.attr, value, stmt.lineno)
         stored = owner.attributes.get(target.attr)
@@ -153,7 +225,29 @@ class ObjectLowering:
                                      "object inside the function")
         return owner
 
+    def store_function(self, owner, attr, function, stmt):
+        """``self.f = f`` with ``f`` a function known when compiling (a module-level
+        function without a closure, a NumPy function): the attribute denotes it,
+        so ``self.f(x)`` is inlined (or is the NumPy call).  Binding it anew to
+        another value is refused: in a branch or a loop, which function a later
+        call runs would be decided when the code runs."""
+        current = owner.attributes.get(attr)
+        if current is not None and current is not function:
+            raise self.lo.error(UnsupportedSyntaxError, f"the attribute {owner.label}.{attr}, "
+                                "which holds a function, bound again to another value",
+                                stmt, construct=to_source(stmt).strip(),
+                                hint="bind an attribute holding a function once (in "
+                                     "__init__), or pass the function as an argument")
+        owner.attributes[attr] = function
+
     def store_attribute(self, owner, attr, value, line):
+        if plain_function(owner.attributes.get(attr)):
+            raise self.lo.error(UnsupportedSyntaxError, f"the attribute {owner.label}.{attr}, "
+                                "which holds a function, bound again to another value",
+                                types.SimpleNamespace(lineno=line),
+                                construct=f"{owner.label}.{attr} = ...",
+                                hint="bind an attribute holding a function once (in "
+                                     "__init__), or pass the function as an argument")
         if isinstance(value, CompileTimeValue):
             owner.attributes[attr] = value
             return
@@ -172,7 +266,8 @@ class ObjectLowering:
         property (read by :meth:`object_attribute`)."""
         if attr in owner.attributes:
             value = owner.attributes[attr]
-            return value if isinstance(value, CompileTimeValue) else _UNRESOLVED
+            return value if isinstance(value, CompileTimeValue) or plain_function(value) \
+                else _UNRESOLVED
         raw = inspect.getattr_static(owner.cls, attr, _UNRESOLVED)
         if isinstance(raw, property) and raw.fget is not None:
             return MethodValue(raw.fget, owner, is_property=True)
@@ -183,6 +278,56 @@ class ObjectLowering:
         if raw is _UNRESOLVED or isinstance(raw, (property, classmethod)):
             return _UNRESOLVED
         return getattr(owner.cls, attr)
+
+    def super_value(self, node):
+        """``super()`` (in a method of a class, whose ``__class__`` cell Python
+        fills with that class) or ``super(Cls, obj)``: a SuperValue; _UNRESOLVED for
+        any other call, or a ``super()`` whose object is not known when compiling."""
+        static = self.lo.expressions.static_value
+        if static(node.func) is not super or node.keywords:
+            return _UNRESOLVED
+        if len(node.args) == 2:
+            after, owner = static(node.args[0]), static(node.args[1])
+        elif not node.args:
+            scope = self.lo.current_scope
+            fnode = scope.parsed.node
+            params = fnode.args.posonlyargs + fnode.args.args
+            if scope.parent is not None or not params:
+                return _UNRESOLVED  # a nested def or lambda: no __class__ cell of its own
+            after = scope.parsed.closure.get("__class__", _UNRESOLVED)
+            owner = scope.functions.get(params[0].id, _UNRESOLVED)
+        else:
+            return _UNRESOLVED
+        cls = owner.cls if isinstance(owner, ObjectValue) else type(owner)
+        if not isinstance(after, type) or owner is _UNRESOLVED or \
+                after not in cls.__mro__ or \
+                not (isinstance(owner, ObjectValue) or user_object(owner)):
+            return _UNRESOLVED
+        return SuperValue(owner, after)
+
+    def super_attribute(self, sup, attr):
+        """``super().attr``: found in the classes after ``sup.after`` in the
+        method resolution order of the object's class, as Python finds it."""
+        owner = sup.owner
+        if not isinstance(owner, ObjectValue):  # a user's object made outside the code
+            return getattr(super(sup.after, owner), attr, _UNRESOLVED)
+        mro = owner.cls.__mro__
+        for klass in mro[mro.index(sup.after) + 1:]:
+            if attr not in vars(klass):
+                continue
+            raw = vars(klass)[attr]
+            if raw is object.__init__:
+                return MethodValue(raw, owner)  # does nothing (callables.call_value)
+            if isinstance(raw, property) and raw.fget is not None:
+                return MethodValue(raw.fget, owner, is_property=True)
+            if isinstance(raw, staticmethod):
+                return raw.__func__
+            if isinstance(raw, types.FunctionType):
+                return MethodValue(raw, owner)
+            if isinstance(raw, (property, classmethod)):
+                return _UNRESOLVED
+            return getattr(klass, attr)
+        return _UNRESOLVED
 
     def static_property(self, obj, attr):
         """``MODEL.scaled_W`` of a module-level object whose class makes it a
@@ -209,6 +354,29 @@ class ObjectLowering:
         raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
                             f"attribute '{attr}' here", node, construct=to_source(node),
                             hint="set the attribute in __init__ before reading it")
+
+
+def plain_function(value):
+    """A function an object made in the code may hold as a compile-time value: a
+    Python function without a closure (its globals hold no object made in the
+    code), a NumPy function or ufunc, a builtin."""
+    if isinstance(value, types.FunctionType):
+        return value.__closure__ is None
+    return isinstance(value, (np.ufunc, types.BuiltinFunctionType)) or \
+        (callable(value) and not isinstance(value, type) and registry.lookup(value) is not None
+         and not isinstance(value, CompileTimeValue))
+
+
+def _own_function(fn):
+    """A function of the user's own (not one ``collections.namedtuple`` makes)."""
+    return user_function(fn) and not _installed(fn.__module__ or "")
+
+
+def namedtuple_class(cls):
+    """A class ``typing.NamedTuple`` or ``collections.namedtuple`` made (or a
+    subclass of one): a tuple whose items have the names ``cls._fields``."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and \
+        isinstance(getattr(cls, "_fields", None), tuple)
 
 
 def _bare_call(node):

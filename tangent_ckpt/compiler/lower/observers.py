@@ -17,7 +17,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, returns_new, unbuffered_write
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.scopes import ObjectValue, to_source
+from tangent_ckpt.compiler.lower.scopes import LocalFunction, Lowered, ObjectValue, clone, to_source
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
@@ -49,10 +49,12 @@ def observe_call(lo, stmt):
                        hint="assign its value (y = f(x)) if it computes one; only print, "
                             "logging, warnings and matplotlib calls are kept as observers")
     func = _function_node(lo, call.func, fn)
-    args = lo.expressions.nondiff(gast.Tuple(elts=list(call.args), ctx=gast.Load()))
+    where = f"the arguments of {spelled}"
+    arguments = [_inlined_calls(lo, a) for a in call.args]
+    args = lo.expressions.nondiff(gast.Tuple(elts=arguments, ctx=gast.Load()), where)
     keywords, names = [], list(args.names)
     for k in call.keywords:
-        value = lo.expressions.nondiff(k.value)
+        value = lo.expressions.nondiff(_inlined_calls(lo, k.value), where)
         keywords.append(ast.keyword(arg=k.arg, value=value.node))
         names.extend(value.names)
     node = ast.Call(func=func, args=list(args.node.elts), keywords=keywords)
@@ -91,6 +93,35 @@ def observe_raise(lo, stmt):
     parts = [stmt.exc] + ([stmt.cause] if stmt.cause is not None else [])
     value = lo.expressions.nondiff(gast.Tuple(elts=parts, ctx=gast.Load()))
     emit_observation(lo, sx.rt("raise_error", *value.node.elts), value.names, stmt.lineno)
+
+
+def _inlined_calls(lo, node):
+    """``node`` (an observer's argument) with each call of a function defined in
+    the differentiated code (``print(f'{norm(F(x)):.1e}')``, ``F`` a nested def or
+    one passed down as a value) lowered first, in Python's order of evaluation,
+    and read from its variable: such a function has no object the printed
+    expression could call.  A call that Python may not run (in a short-circuit,
+    a conditional expression, a comprehension, a lambda) is left in place (and
+    refused by ``nondiff``)."""
+    node = clone(node)
+    maybe_skipped = set()
+    for sub in gast.walk(node):
+        if isinstance(sub, (gast.BoolOp, gast.IfExp, gast.ListComp, gast.SetComp,
+                            gast.DictComp, gast.GeneratorExp, gast.Lambda)):
+            maybe_skipped.update(id(n) for n in gast.walk(sub) if n is not sub)
+
+    class Inliner(gast.NodeTransformer):
+        def visit_Call(self, n):  # noqa: N802
+            self.generic_visit(n)  # its arguments' calls first, as Python runs them
+            if id(n) in maybe_skipped or \
+                    not isinstance(lo.expressions.static_value(n.func), LocalFunction):
+                return n
+            value = lo.expressions.value(n, "observed")
+            if not isinstance(value, ir.Name):
+                value = lo.expressions.atomize(value, "observed")
+            return Lowered(value, n)
+
+    return Inliner().visit(node)
 
 
 def emit_observation(lo, node, names, line):

@@ -32,6 +32,10 @@ class RunTimeContainers:
         self.rows = set()  # variables holding a list built at run time, as its rows
         self.nested = {}  # those whose items are lists of one length: variable -> length
         self.dicts = set()  # variables holding a dict written at run-time keys
+        # scope -> {user name: the dict of known keys it held before a write at a
+        # run-time key made it one of `dicts`}: a helper's parameter so converted
+        # is the caller's dict, written in place (carry_back)
+        self.converted = {}
 
     def is_rows(self, value):
         return isinstance(value, ir.Name) and value.id in self.rows
@@ -68,6 +72,8 @@ class RunTimeContainers:
                 kind.add(name)
             else:
                 kind.discard(name)
+        if fn is append_row:  # rows = rt.append_row(rows, row): still a list of lists
+            value = value.args[0]
         if self.is_nested(value):
             self.nested[name] = self.nested[value.id]
         else:
@@ -81,11 +87,47 @@ class RunTimeContainers:
                               f"({to_source(node)})", node, "keep arrays or numbers in it")
         name = self.lo.assignments.store_name(user)
         self.lo.current_scope.tuples.pop(user, None)
+        self.converted.setdefault(self.lo.current_scope, {})[user] = value
         self.lo.emit(ir.Assign(name, ir.NonDiff(sx.rt("empty_dict"), ()), self.lo.line))
         for key, item in zip(value.keys, value.items):
             self.lo.assignments.emit_value(name, self.dict_set(ir.Name(name), ir.Const(key),
                                                               item), self.lo.line)
         self.dicts.add(name)
+
+    def carry_back(self, fnode, call, scope, arguments, label):
+        """After an inlined helper: a dict parameter it wrote at a run-time key
+        (``p["W" + str(i)] = ...``) is the caller's dict, changed in place, as a
+        written array is.  The caller's variable is bound to the helper's final
+        dict (made one of ``dicts`` in the caller too).  Refused where the caller
+        could not follow: the helper rebinds the parameter, the argument is not
+        the caller's variable holding that dict, or the call is inside a loop
+        (the loop's body was lowered with the dict's keys known)."""
+        converted = self.converted.pop(scope, {})
+        args = fnode.args
+        params = {a.id for a in args.args + args.kwonlyargs + args.posonlyargs}
+        for p, given in converted.items():
+            if p not in params or p not in arguments:
+                continue  # the helper's own dict (or a default value): no caller's
+            final = scope.rename.get(p)
+            node = arguments.get(p)
+            rebound = any(isinstance(n, gast.Name) and n.id == p and
+                          isinstance(n.ctx, gast.Store) for n in gast.walk(fnode))
+            caller = self.lo.current_scope
+            holds = isinstance(node, gast.Name) and caller.tuples.get(node.id) is given
+            if rebound or not holds or not self.is_dict(final) or p in scope.tuples or \
+                    self.lo.ctx["loop"] is not None:  # (in tuples: on one path only)
+                spelled = to_source(node) if isinstance(node, gast.expr) else p
+                raise self.lo.containers.refuse(
+                    f"{label}() writes its dict parameter '{p}' ({spelled}) at a key known "
+                    "only at run time" + (" inside a loop of the caller"
+                                          if self.lo.ctx["loop"] is not None else ""), call,
+                    "write the keys as constants (a loop over a constant range is unrolled: "
+                    "for i in range(2): p['W' + str(i)] = ...), or return the dict and "
+                    "assign it (p = f(p)) outside loops")
+            caller.tuples.pop(node.id)
+            name = self.lo.assignments.store_name(node.id)
+            self.lo.assignments.emit_value(name, final, call.lineno)
+            self.converted.setdefault(caller, {})[node.id] = given
 
     @staticmethod
     def dict_set(base, key, item):
@@ -129,10 +171,27 @@ class RunTimeContainers:
                 self.lo.current_scope.tuples[holder] = owner.attributes[attr]
                 self.to_rows(holder, sub)
                 owner.attributes[attr] = self.lo.expressions.load_name(holder, sub)
+            grown = _grown_by_concatenation(sub)
+            if grown is not None and self.lo.containers.holds_container(grown.targets[0]):
+                # errs = errs + [e]: as errs.append(e), a list built at run time
+                extended = gast.Call(func=gast.Attribute(value=grown.value.left, attr="extend",
+                                                         ctx=gast.Load()),
+                                     args=[grown.value.right], keywords=[])
+                self.to_rows(grown.targets[0].id, gast.copy_location(extended, grown))
             if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and \
                     isinstance(sub.value, gast.Name) and static_key(sub.slice) is None and \
                     isinstance(self.lo.containers.peek(sub.value), DictValue):
                 self.to_dict(sub.value.id, sub)  # hs[t] = ...: keys known at run time
+
+    def concatenated(self, rows, items, hint):
+        """``rows + [a, b]`` on a list built at run time: a new list, the rows with
+        ``a`` and ``b`` appended (``rt.append_row`` leaves ``rows`` as it was)."""
+        value = rows
+        for k, item in enumerate(items):
+            if k:
+                value = self.lo.expressions.atomize(value, hint)
+            value = ir.Prim(append_row, [value, item], {}, "call", ref="rt.append_row")
+        return value
 
     def to_rows(self, user, node):
         value = self.lo.expressions.load_name(user, node)
@@ -232,3 +291,14 @@ class RunTimeContainers:
                                   f"if nothing reads the list's item after the write, put "
                                   f"a copy in the list ({node.id}.copy()): the same numbers "
                                   f"then (a copy would not see the write)")
+
+
+def _grown_by_concatenation(node):
+    """``node`` when it is ``xs = xs + [...]`` (a list display added to the name
+    itself), else None."""
+    if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+            isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.BinOp) and \
+            isinstance(node.value.op, gast.Add) and isinstance(node.value.right, gast.List) and \
+            isinstance(node.value.left, gast.Name) and node.value.left.id == node.targets[0].id:
+        return node
+    return None

@@ -76,6 +76,17 @@ class MethodValue(CompileTimeValue):
         self.is_property = is_property  # a @property's getter: read, not called
 
 
+class SuperValue(CompileTimeValue):
+    """``super()`` in a method: the object (an ObjectValue, or a user's object
+    made outside the code) and the class after which the object's class's method
+    resolution order is searched -- the class that defines the method, not the
+    object's own class."""
+
+    def __init__(self, owner, after):
+        self.owner = owner
+        self.after = after
+
+
 class Lowered(gast.expr):
     """An argument that is already lowered (an item of a spread ``*args``, a
     value bound by ``functools.partial``), placed where a call expects a node."""
@@ -87,6 +98,9 @@ class Lowered(gast.expr):
         self.value = value
         if like is not None:
             gast.copy_location(self, like)
+
+    def __deepcopy__(self, memo):  # a copied tree reads the same lowered value
+        return Lowered(self.value, self)
 
 
 class Scope:

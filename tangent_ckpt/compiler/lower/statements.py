@@ -225,8 +225,10 @@ class StatementLowering:
                                  hint=f"use the functional form, e.g. x = np.{value.func.attr}(x)"
                                  if value.func.attr == "sort" else "assign a new value instead")
         if isinstance(value, gast.Call):
-            if value in self.lo.fenced.marks.writer_calls or self.object_method(value.func):
-                # a helper writing its arguments, model.decay(0.9) writing model's attributes
+            if value in self.lo.fenced.marks.writer_calls or self.object_method(value.func) or \
+                    self.lo.callables.hands_object(value):
+                # a helper writing its arguments, model.decay(0.9) writing model's attributes,
+                # train(net, lr) rebinding net's
                 self.lo.discarded_calls[value] = True  # it may end without a return
                 self.lo.expressions.value(value, "result")
                 return
@@ -268,6 +270,7 @@ class StatementLowering:
                     self.outputs = container_node(items)
             for name, item in zip(leaves(items), leaves(value)):
                 self.lo.emit(ir.Assign(name.id, ir.Copy(item), s.lineno))
+                self.lo.run_time.note_binding(name.id, item)  # a dict built at run time
             return
         if self.lo.ctx["result_items"] not in (None, "single"):
             raise self.lo.error(UnsupportedSyntaxError, "returns of different kinds (tuple and value)",
@@ -360,8 +363,10 @@ class StatementLowering:
         before = dict(tuples)
         body = self.sub_block(list(s.body) + list(extra))
         after_body = dict(tuples)
+        for name in before.keys() - after_body.keys():  # rebound on the body's path only
+            tuples[name] = before[name]
         orelse = self.sub_block(list(s.orelse) + list(extra))
-        self.lo.container_statements.same_structures(s, before, after_body, tuples)
+        self.lo.container_statements.same_structures(s, before, after_body, tuples, extra)
         self.lo.emit(ir.If(cond, body, orelse, s.lineno))
 
     def condition(self, test, line):

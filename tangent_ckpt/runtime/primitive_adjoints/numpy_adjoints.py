@@ -800,6 +800,9 @@ def getitem_adjoint(g, x, index):
     """
     if is_zero(g):
         return g
+    if isinstance(x, dict):  # lowered as rt.dict_get, with its own adjoint, when followed
+        raise TangentCkptError(f"a dict read at key {index!r} where the gradient expected an "
+                               "array (the compiler did not follow how the dict was built)")
     if isinstance(x, (tuple, list)) and isinstance(index, (int, np.integer)):
         n = len(x)
         return Parts(g if j == index % n else 0.0 for j in range(n))
