@@ -306,7 +306,12 @@ def _substituted(info, at_call):
         holds |= at_call(origin)
     items = None if info.items is None else \
         tuple((k, _substituted(i, at_call)) for k, i in info.items)
-    return _Info(is_, holds, items, info.keyed)
+    repeats = None
+    if info.repeats is not None:
+        repeats = set()
+        for origin in info.repeats:
+            repeats |= at_call(origin)
+    return _Info(is_, holds, items, info.keyed, repeats)
 
 
 def local_names(fnode):

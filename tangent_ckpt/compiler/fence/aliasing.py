@@ -29,6 +29,8 @@ shared.  Writes to a name that shares memory only with names never read again
 are allowed: value semantics compute the same numbers there.
 """
 
+import ast
+
 import gast
 
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
@@ -310,11 +312,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             # after scratch += v); only +, |, ^ may add references (list +=, dict or
             # set |=, set ^=); an array's elements become r[k] + v[k]: new numbers, or
             # in an array of objects, objects that may hold what v's items hold
-            added = frozenset()
+            added, repeats = frozenset(), frozenset()
             if isinstance(s.op, (gast.Add, gast.BitOr, gast.BitXor)):
                 value = self.info(s.value, env)
                 added = value.holds if self.surely_array(target) else value.everything()
-            self.set(env, target.id, _Info(current.is_, current.holds | added))
+                repeats = value.repeated()
+            self.set(env, target.id, current.with_held(added, repeats))
             return
         if self.outside_attribute(target):
             return  # CELL.t += 1: the lowering rebinds a number, refuses an array
@@ -335,6 +338,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             else:
                 written = current.everything()
             self.check_write(base, written, env, s, target)
+            if direct and self.surely_container(current):
+                self.check_repeated_item(base, current, item, env, s, target)
 
     def check_calls(self, s, env):
         """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
@@ -377,10 +382,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                         current.everything()
                     self.check_write(base, written, env, s, node)
                     # S.append(h): S holds h now, and its items by key are not known
-                    added = self._union(list(node.args) + [k.value for k in node.keywords],
-                                        env)
-                    self.set(env, base, _Info(current.is_,
-                                              current.holds | added.everything()))
+                    args = list(node.args) + [k.value for k in node.keywords]
+                    added = self._union(args, env)
+                    repeats = frozenset()
+                    for arg in args:  # lst.extend(other): other's items, twice maybe
+                        repeats |= self.info(arg, env).repeated()
+                    self.set(env, base, current.with_held(added.everything(), repeats))
             elif (_is_in(self.resolve(func), WRITING_FUNCTIONS) or
                   unbuffered_write(self.resolve(func))) and node.args:
                 base = _base_name(node.args[0])
@@ -420,6 +427,29 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
+
+    def check_repeated_item(self, name, current, item, env, s, target):
+        """``lst[k] += v`` adds into the object at ``lst[k]`` in place (an array), so
+        every place of ``lst`` holding the same object changes too, which the
+        lowering, reading each place as a value of its own, would miss: refused
+        where another place may hold it (``[a] * 3``, ``[a, a]``, ``a`` appended
+        twice) and ``name`` is read afterwards."""
+        objects = item.is_ if item is not None else current.holds
+        shared = objects & current.repeated()
+        if not shared or (name not in self.always_live and
+                          id(s) not in self.live_after(name)):
+            return
+        place = ast.unparse(gast.gast_to_ast(target))  # the user's words, for the message
+        raise self.parsed.error(
+            UnsupportedSyntaxError,
+            f"an in-place update of '{place}' may also change another item of '{name}': "
+            f"'{name}' may hold the same array at two places ([a] * k, [a, a], "
+            f"{{'p': a, 'q': a}}, one array appended twice), and '{name}' is read "
+            f"afterwards",
+            target, construct=f"in-place update of a repeated item of '{name}'",
+            hint=(f"if each place should be its own array, make them so "
+                  f"([np.zeros(n) for _ in range(k)], or a.copy() at each place); "
+                  f"to update one place only, rebind it ({place} = {place} + v)"))
 
     def global_hint(self, name, other):
         """What to do about a write into ``name`` that may change the global
