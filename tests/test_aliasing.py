@@ -655,9 +655,56 @@ def concatenated_lists_sharing_an_array(x, n):
     return np.sum(lst[2] * WEIGHTS)
 
 
+def dict_call_of_one_array(x, n):
+    w = x * 1.0
+    d = dict(p=w, q=w)
+    for t in range(n):
+        d["p"] += x  # WRITE
+    return np.sum(d["q"] * WEIGHTS)
+
+
+def list_of_a_repeated_tuple(x, n):
+    w = x * 1.0
+    lst = list((w, w))
+    for t in range(n):
+        lst[0] += x  # WRITE
+    return np.sum(lst[1] * WEIGHTS)
+
+
+def copy_of_a_repeated_list(x, n):
+    a = x * 1.0
+    lst = [a, a]
+    again = lst.copy()
+    for t in range(n):
+        again[0] += x  # WRITE
+    return np.sum(again[1] * WEIGHTS)
+
+
+def one_place_stored_into_another(x, n):
+    lst = [x * 1.0, x * 2.0]
+    lst[1] = lst[0]
+    for t in range(n):
+        lst[0] *= 1.5  # WRITE
+    return np.sum(lst[1] * WEIGHTS)
+
+
+def add_into_first(lst, x):
+    lst[0] += x
+
+
+def helper_adds_into_a_repeated_list(x, n):
+    lst = [x * 1.0] * 2
+    for t in range(n):
+        add_into_first(lst, x)  # WRITE
+    return np.sum(lst[1] * WEIGHTS)
+
+
 REPEATED = [repeated_zeros, one_name_at_two_places, momentum_velocities,
             one_array_under_two_keys, one_array_appended_twice, a_parameter_repeated,
-            comprehension_of_one_name, concatenated_lists_sharing_an_array]
+            comprehension_of_one_name, concatenated_lists_sharing_an_array,
+            dict_call_of_one_array, list_of_a_repeated_tuple, copy_of_a_repeated_list,
+            one_place_stored_into_another,
+            helper_adds_into_a_repeated_list]
 
 
 @pytest.mark.parametrize("fn", REPEATED, ids=[f.__name__ for f in REPEATED])
@@ -741,9 +788,26 @@ def distinct_arrays_under_two_keys(x, n):
     return np.sum(d["b"] * WEIGHTS) + np.sum(d["a"] ** 2)
 
 
+def distinct_arrays_from_calls(x, n):
+    d = dict(p=x * 1.0, q=x * 3.0)
+    lst = list((x * 2.0, x * 0.5))
+    for t in range(n):
+        d["p"] += lst[1] * x
+        lst[0] *= 0.9
+    return np.sum(d["q"] * d["p"]) + np.sum(lst[0] * lst[1])
+
+
+def helper_adds_into_a_list_of_distinct_arrays(x, n):
+    lst = [x * 1.0, x * 2.0]
+    for t in range(n):
+        add_into_first(lst, x)
+    return np.sum(lst[1] * lst[0])
+
+
 DISTINCT = [fresh_arrays_from_a_comprehension, fresh_arrays_from_a_display,
             repeated_then_rebound, new_arrays_appended, momentum_with_own_velocities,
-            distinct_arrays_under_two_keys]
+            distinct_arrays_under_two_keys, distinct_arrays_from_calls,
+            helper_adds_into_a_list_of_distinct_arrays]
 
 
 @pytest.mark.parametrize("fn", DISTINCT, ids=[f.__name__ for f in DISTINCT])

@@ -197,6 +197,8 @@ class Origins:
                 return _Info(base.holds, base.holds)  # self.x: what self holds, not self
             if isinstance(node, gast.Subscript) and self.surely_container(base):
                 if isinstance(node.slice, gast.Slice):  # a new list of the same items
+                    self.builtin_sites.add(id(node))
+                    self.container_sites.add(id(node))
                     return _Info({("site", id(node), 0)}, base.holds, repeats=base.repeated())
                 item = base.item(static_key(node.slice))
                 if item is not None:
@@ -220,7 +222,8 @@ class Origins:
             values = node.values if isinstance(node, gast.Dict) else node.elts
             return _Info({("site", id(node), 0)}, holds, self.display_items(node, infos),
                          keyed=isinstance(node, gast.Dict),
-                         repeats=repeated_items(infos[id(v)] for v in values))
+                         repeats=None if any(isinstance(v, gast.Starred) for v in values)
+                         else repeated_items(infos[id(v)] for v in values))
         if isinstance(node, (gast.IfExp, gast.BoolOp)):
             parts = [node.body, node.orelse] if isinstance(node, gast.IfExp) else node.values
             out = _Info()
@@ -452,6 +455,9 @@ class Origins:
                 self.index_sites.add(id(node))  # np.isnan(x), np.nonzero(m): for indexing
             if returns_new(fn):   # its row says so; a function without a row may be a view
                 return fresh
+            built = self.built_container(fn, node, env)
+            if built is not None:
+                return built
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
                 return self._union(args, env)  # max, min, list, zip, sorted, ...
             if registry.lookup(fn) is not None:
@@ -480,10 +486,14 @@ class Origins:
             receiver = self.info(node.func.value, env)
             if method == "astype" and any(k.arg == "copy" for k in node.keywords):
                 return _Info(receiver.everything(), receiver.holds)
-            if method == "copy" and any(o[0] == "site" and o[1] in self.container_sites
-                                        for o in receiver.is_):
+            if method == "copy" and self.surely_container(receiver):
+                self.builtin_sites.add(id(node))
+                self.container_sites.add(id(node))
                 # lst.copy(): the same items
                 return _Info(fresh.is_, receiver.holds, repeats=receiver.repeated())
+            if method == "copy" and any(o[0] == "site" and o[1] in self.container_sites
+                                        for o in receiver.is_):
+                return _Info(fresh.is_, receiver.holds)  # maybe a list's copy, maybe not
             if method in FRESH_METHODS:
                 return fresh
             if method in VIEW_METHODS:
@@ -497,6 +507,30 @@ class Origins:
         # a user function, a local function or anything unknown: it may return its
         # arguments or what they hold
         return self._union(args, env)
+
+    def built_container(self, fn, node, env):
+        """``dict(p=a, q=b)``, and ``list(xs)`` or ``tuple(xs)`` of a container made
+        here: a new container, its places known as a display's (``dict(p=w, q=w)``
+        holds one array twice), or as the container's it copies; else None."""
+        if fn is dict and not node.args and all(k.arg is not None for k in node.keywords):
+            infos = [self.info(k.value, env) for k in node.keywords]
+            holds = set()
+            for info in infos:
+                holds |= info.everything()
+            made = _Info({("site", id(node), 0)}, holds,
+                         tuple((k.arg, i) for k, i in zip(node.keywords, infos)), True,
+                         repeated_items(infos))
+        elif fn in (list, tuple) and len(node.args) == 1 and not node.keywords and \
+                not isinstance(node.args[0], gast.Starred):
+            source = self.info(node.args[0], env)
+            if not self.surely_container(source):
+                return None  # list(X) of an array: its rows, views of X
+            made = _Info({("site", id(node), 0)}, source.holds, repeats=source.repeated())
+        else:
+            return None
+        self.builtin_sites.add(id(node))
+        self.container_sites.add(id(node))
+        return made
 
     def _union(self, nodes, env):
         everything = set()

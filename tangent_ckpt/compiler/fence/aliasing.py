@@ -353,6 +353,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     list(self.marks.unobserved_arguments.get(node, {}).values()):
                 info = env.get(name, self.free_info(name))
                 self.check_write(name, info.is_, env, s, node)
+                if self.surely_container(info):  # fill(lst, x) may do lst[0] += x
+                    self.check_repeated_item(name, info, None, env, s, node)
             for k in node.keywords:
                 if k.arg == "out":
                     for name in read_names(k.value):  # out=y: into y's memory, as y[...] = v
@@ -433,16 +435,22 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         every place of ``lst`` holding the same object changes too, which the
         lowering, reading each place as a value of its own, would miss: refused
         where another place may hold it (``[a] * 3``, ``[a, a]``, ``a`` appended
-        twice) and ``name`` is read afterwards."""
+        twice) and ``name`` is read afterwards.  ``item``: what the place written
+        may be, None when not known (``lst[i]``; ``target`` a call of a helper
+        that writes into the list it is given)."""
         objects = item.is_ if item is not None else current.holds
         shared = objects & current.repeated()
         if not shared or (name not in self.always_live and
                           id(s) not in self.live_after(name)):
             return
         place = ast.unparse(gast.gast_to_ast(target))  # the user's words, for the message
+        what = f"an in-place update of '{place}'"
+        if isinstance(target, gast.Call):  # a helper's write into its list parameter
+            what = f"'{place}', which writes into the places of '{name}',"
+            place = f"{name}[k]"
         raise self.parsed.error(
             UnsupportedSyntaxError,
-            f"an in-place update of '{place}' may also change another item of '{name}': "
+            f"{what} may also change another item of '{name}': "
             f"'{name}' may hold the same array at two places ([a] * k, [a, a], "
             f"{{'p': a, 'q': a}}, one array appended twice), and '{name}' is read "
             f"afterwards",
