@@ -688,6 +688,13 @@ def one_place_stored_into_another(x, n):
     return np.sum(lst[1] * WEIGHTS)
 
 
+def repeated_a_run_time_number_of_times(x, n):
+    vel = [np.zeros_like(x)] * n
+    for i in range(n):
+        vel[i] += x * (i + 1.0)  # WRITE
+    return np.sum(vel[0] * WEIGHTS)
+
+
 def add_into_first(lst, x):
     lst[0] += x
 
@@ -703,7 +710,7 @@ REPEATED = [repeated_zeros, one_name_at_two_places, momentum_velocities,
             one_array_under_two_keys, one_array_appended_twice, a_parameter_repeated,
             comprehension_of_one_name, concatenated_lists_sharing_an_array,
             dict_call_of_one_array, list_of_a_repeated_tuple, copy_of_a_repeated_list,
-            one_place_stored_into_another,
+            one_place_stored_into_another, repeated_a_run_time_number_of_times,
             helper_adds_into_a_repeated_list]
 
 
