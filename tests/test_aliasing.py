@@ -811,7 +811,18 @@ def helper_adds_into_a_list_of_distinct_arrays(x, n):
     return np.sum(lst[1] * lst[0])
 
 
-DISTINCT = [fresh_arrays_from_a_comprehension, fresh_arrays_from_a_display,
+def products_by_integers_appended(x, n):
+    lst = []
+    lst.append(np.sin(x))
+    lst.append(x * 2)  # (x * 2 would repeat x's items were x a list)
+    lst.extend([x * 3, x * 1])
+    for t in range(n):
+        lst[1] += lst[0] * 0.5
+        lst[3] *= 0.5
+    return np.sum(lst[1] * lst[0]) + np.sum(lst[2] * lst[3])
+
+
+DISTINCT = [products_by_integers_appended, fresh_arrays_from_a_comprehension, fresh_arrays_from_a_display,
             repeated_then_rebound, new_arrays_appended, momentum_with_own_velocities,
             distinct_arrays_under_two_keys, distinct_arrays_from_calls,
             helper_adds_into_a_list_of_distinct_arrays]

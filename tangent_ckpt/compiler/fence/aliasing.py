@@ -387,8 +387,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     args = list(node.args) + [k.value for k in node.keywords]
                     added = self._union(args, env)
                     repeats = frozenset()
-                    for arg in args:  # lst.extend(other): other's items, twice maybe
-                        repeats |= self.info(arg, env).repeated()
+                    if func.attr not in ("append", "insert"):
+                        for arg in args:  # lst.extend(other): other's items, twice maybe
+                            repeats |= self.info(arg, env).repeated()
                     self.set(env, base, current.with_held(added.everything(), repeats))
             elif (_is_in(self.resolve(func), WRITING_FUNCTIONS) or
                   unbuffered_write(self.resolve(func))) and node.args:
@@ -439,7 +440,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         may be, None when not known (``lst[i]``; ``target`` a call of a helper
         that writes into the list it is given)."""
         objects = item.is_ if item is not None else current.holds
-        shared = objects & current.repeated()
+        # ("param*", x): what a parameter may hold, were it a list; what is at two
+        # places is one of the objects themselves (x, a site), never only that
+        shared = {o for o in objects & current.repeated() if not o[0].endswith("*")}
         if not shared or (name not in self.always_live and
                           id(s) not in self.live_after(name)):
             return
