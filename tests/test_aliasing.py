@@ -804,6 +804,17 @@ def distinct_arrays_from_calls(x, n):
     return np.sum(d["q"] * d["p"]) + np.sum(lst[0] * lst[1])
 
 
+def rebind_first(lst, x):
+    lst[0] = lst[0] * 0.9 + x
+
+
+def helper_rebinds_a_place_of_a_repeated_list(x, n):
+    lst = [x * 1.0] * 2
+    for t in range(n):
+        rebind_first(lst, x)
+    return np.sum(lst[1] * WEIGHTS) + np.sum(lst[0] ** 2)
+
+
 def helper_adds_into_a_list_of_distinct_arrays(x, n):
     lst = [x * 1.0, x * 2.0]
     for t in range(n):
@@ -825,7 +836,8 @@ def products_by_integers_appended(x, n):
 DISTINCT = [products_by_integers_appended, fresh_arrays_from_a_comprehension, fresh_arrays_from_a_display,
             repeated_then_rebound, new_arrays_appended, momentum_with_own_velocities,
             distinct_arrays_under_two_keys, distinct_arrays_from_calls,
-            helper_adds_into_a_list_of_distinct_arrays]
+            helper_adds_into_a_list_of_distinct_arrays,
+            helper_rebinds_a_place_of_a_repeated_list]
 
 
 @pytest.mark.parametrize("fn", DISTINCT, ids=[f.__name__ for f in DISTINCT])

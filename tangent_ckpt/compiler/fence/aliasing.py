@@ -34,7 +34,8 @@ import ast
 import gast
 
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
-from tangent_ckpt.compiler.fence.alias_helpers import HelperCalls, _defined_once, local_names
+from tangent_ckpt.compiler.fence.alias_helpers import (HelperCalls, _defined_once, helper_summary,
+                                                      local_names)
 from tangent_ckpt.compiler.fence.alias_swaps import SwapRenaming
 from tangent_ckpt.compiler.fence.alias_values import (Origins, _base_name, _Info, _is_in, _join,
                                                  _older, site_node)
@@ -68,6 +69,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
         self.returned, self.returns = _Info(), 0  # what its return statements may return
         self.stored = {}  # origin -> what stores into its object made it hold
+        self.updated_places = set()  # origins of containers a place of which is updated in place
         self.locals = local_names(fnode)
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
@@ -338,8 +340,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             else:
                 written = current.everything()
             self.check_write(base, written, env, s, target)
-            if direct and self.surely_container(current):
-                self.check_repeated_item(base, current, item, env, s, target)
+            if direct:
+                self.updated_places |= current.is_
+                if self.surely_container(current):
+                    self.check_repeated_item(base, current, item, env, s, target)
 
     def check_calls(self, s, env):
         """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
@@ -349,12 +353,14 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             self.helper_effects(node, env)  # store(lst, a): lst may hold a now
             # a helper's writes into its arguments: written back, or never read again
             # through that name (then no other live name may share the memory)
-            for name in list(self.marks.written_arguments.get(node, {}).values()) + \
-                    list(self.marks.unobserved_arguments.get(node, {}).values()):
+            for parameter, name in list(self.marks.written_arguments.get(node, {}).items()) + \
+                    list(self.marks.unobserved_arguments.get(node, {}).items()):
                 info = env.get(name, self.free_info(name))
                 self.check_write(name, info.is_, env, s, node)
-                if self.surely_container(info):  # fill(lst, x) may do lst[0] += x
-                    self.check_repeated_item(name, info, None, env, s, node)
+                if self.updates_places(node, parameter):  # fill(lst, x) does lst[0] += x
+                    self.updated_places |= info.is_
+                    if self.surely_container(info):
+                        self.check_repeated_item(name, info, None, env, s, node)
             for k in node.keywords:
                 if k.arg == "out":
                     for name in read_names(k.value):  # out=y: into y's memory, as y[...] = v
@@ -430,6 +436,14 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
+
+    def updates_places(self, call, parameter):
+        """Whether the helper ``call`` calls may update a place of what it is given
+        for ``parameter`` in place (``lst[0] += x``), as its body shows; a helper
+        the fence cannot read may."""
+        fn = self.resolve(call.func)
+        summary = helper_summary(fn, type(self), self.analysing) if fn is not None else None
+        return summary is None or parameter in summary.updated_places
 
     def check_repeated_item(self, name, current, item, env, s, target):
         """``lst[k] += v`` adds into the object at ``lst[k]`` in place (an array), so
