@@ -1867,8 +1867,8 @@ class _Gen:
 
 #: the families written as statements of their own (fft is written inside expressions),
 #: the pending ones too (a program writes them only when asked, see programs())
-STATEMENT_FAMILIES = tuple(sorted((FAMILIES | PENDING_FAMILIES | set(REQUESTED_FAMILIES))
-                                   - {"fft"}))
+STATEMENT_FAMILIES = tuple(sorted((FAMILIES | PENDING_FAMILIES | set(REQUESTED_FAMILIES) |
+                                    {"repeated_items"}) - {"fft"}))
 
 
 @st.composite
