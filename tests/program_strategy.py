@@ -145,6 +145,34 @@ HUNTING_FAMILIES += ("spelled_writes",)
 FAMILIES |= {"body_value_shapes"}
 HUNTING_FAMILIES += ("body_value_shapes",)
 
+#: a list or dict holding one array at two places (``[a] * 2``, ``[a, a]``, ``{'p': a,
+#: 'q': a}``, one array appended twice), one place updated in place (``L[0] += v``:
+#: NumPy changes every place) and the container read after it, which the aliasing
+#: fence must refuse; beside places that are each their own array (a comprehension
+#: or display of new arrays, appends of new arrays) updated in place, and a repeated
+#: place rebound (``L[k] = L[k] * 0.9 + v``), which are differentiated.  Written on
+#: its own hunting runs only, as REQUESTED_FAMILIES: a filler of every program, it
+#: would redraw the other families' derandomized examples
+HUNTING_FAMILIES += ("repeated_items",)
+
+
+#: repeated_items: form -> (the statements making the container ``L`` (``w``: an
+#: array bound first, ``x``, ``y``: new arrays), whether one array is at two places)
+REPEATED_ITEMS = {
+    "times": ("{L} = [{w}] * 2", True),
+    "display": ("{L} = [{w}, {w}]", True),
+    "dict": ("{L} = {{'p': {w}, 'q': {w}}}", True),
+    "appended": ("{L} = []; {L}.append({w}); {L}.append({w})", True),
+    "comprehension": ("{L} = [{w} for _ in range(2)]", True),
+    "concatenated": ("{L} = [{w}] + [{w}]", True),
+    "rebound": ("{L} = [{w}] * 2", True),
+    "fresh_display": ("{L} = [{x}, {y}]", False),
+    "fresh_comprehension": ("{L} = [np.zeros(3) + {x} * j for j in range(2)]", False),
+    "fresh_appended": ("{L} = []; {L}.append({x}); {L}.append({w} * 0.5)", False),
+    "fresh_times": ("{L} = [{x} * 1.0 for _ in range(2)]", False),
+    "dict_fresh": ("{L} = {{'p': {x}, 'q': {y}}}", False),
+}
+
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
 #: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
@@ -1471,6 +1499,41 @@ class _Gen:
                     self.emit(indent, f"{total} = {item} * 0.5")
         env[total] = Var((3,), 2.5, fresh=True)
 
+    def family_repeated_items(self, env, indent):
+        """One array at two places of a list or dict, one place updated in place
+        while the container is read after (refused: REFUSED_MARK), or places that
+        are each their own array updated in place, or a repeated place rebound
+        (differentiated); in a loop of ``n`` steps or not (see REPEATED_ITEMS)."""
+        x, y = self._items(env, 2)
+        L, shared, total = self.fresh_name("L"), self.fresh_name("w"), self.fresh_name()
+        form = self.pick(sorted(REPEATED_ITEMS))
+        self.features.add("repeated_" + form)
+        made, repeated = REPEATED_ITEMS[form]
+        keyed = form.startswith("dict")
+        keys = ["'p'", "'q'"] if keyed else ["0", self.pick(["1", "-1"])]
+        step, _ = self.expr_of(env, (3,), 1)
+        if "{w}" in made:
+            self.emit(indent, f"{shared} = {self.pick([x, 'a'])}" if repeated else
+                      f"{shared} = {x}")
+        for line in made.format(L=L, w=shared, x=x, y=y).split("; "):
+            self.emit(indent, line)
+        body = indent
+        if self.draw(st.booleans()):
+            self.emit(indent, f"for {self.fresh_name('t')} in range(n):")
+            body = indent + 1
+        k = self.pick(keys)
+        if form == "rebound":
+            self.emit(body, f"{L}[{k}] = {L}[{k}] * 0.9 + 0.1 * np.tanh({step})")
+        else:
+            mark = f"  {REFUSED_MARK} repeated item" if repeated else ""
+            self.emit(body, self.pick([f"{L}[{k}] += 0.1 * np.tanh({step}){mark}",
+                                       f"{L}[{k}] *= 0.9{mark}"]))
+            if not repeated and self.draw(st.booleans()):
+                other = keys[1] if k == keys[0] else keys[0]
+                self.emit(body, f"{L}[{other}] -= 0.1 * np.tanh({L}[{k}])")
+        self.emit(indent, f"{total} = {L}[{keys[0]}] * {L}[{keys[1]}]")
+        env[total] = Var((3,), 4.0, fresh=True)
+
     # ------------------------------------------------------------ output families
     def family_vector_output(self, env, indent):
         """An array output (``np.stack`` of scalars, a vector, a matrix): the
@@ -1991,8 +2054,8 @@ class _Gen:
 
 #: the families written as statements of their own (fft is written inside expressions),
 #: the pending ones too (a program writes them only when asked, see programs())
-STATEMENT_FAMILIES = tuple(sorted((FAMILIES | PENDING_FAMILIES | set(REQUESTED_FAMILIES))
-                                   - {"fft"}))
+STATEMENT_FAMILIES = tuple(sorted((FAMILIES | PENDING_FAMILIES | set(REQUESTED_FAMILIES) |
+                                    {"repeated_items"}) - {"fft"}))
 
 
 @st.composite

@@ -236,10 +236,13 @@ class HelperSummary:
     return), ``stored`` (parameter -> what stores into its object, or into an
     object it holds, made it hold, through whichever name: ``lst.append(a)``,
     ``q = lst; q[0].h = a``), and the keys of its sites that make containers,
-    builtin objects and masks or index arrays."""
+    builtin objects and masks or index arrays; ``updated_places``: the
+    parameters a place of which it updates in place (``lst[0] += x``)."""
 
     def __init__(self, fence):
         self.returned = fence.returned
+        self.updated_places = frozenset(p for p in _parameters(fence.fnode)
+                                        if ("param", p) in fence.updated_places)
         self.containers = frozenset(fence.container_sites - fence.blurred)
         self.builtin = frozenset(fence.builtin_sites - fence.blurred)
         self.index = frozenset(fence.index_sites - fence.blurred)
@@ -306,7 +309,12 @@ def _substituted(info, at_call):
         holds |= at_call(origin)
     items = None if info.items is None else \
         tuple((k, _substituted(i, at_call)) for k, i in info.items)
-    return _Info(is_, holds, items, info.keyed)
+    repeats = None
+    if info.repeats is not None:
+        repeats = set()
+        for origin in info.repeats:
+            repeats |= at_call(origin)
+    return _Info(is_, holds, items, info.keyed, repeats)
 
 
 def local_names(fnode):

@@ -36,18 +36,26 @@ class _Info:
     """What a value may be (``is``) and what it may hold references to (``holds``);
     for a list, tuple or dict made in the function with constant keys, what each
     item may be (``items``, ``((key, _Info), ...)``, or None when not known;
-    ``keyed``: a dict's, whose keys are not positions)."""
+    ``keyed``: a dict's, whose keys are not positions); ``repeats``: the held
+    origins that may be the same object at two of its places (``[a] * 3``,
+    ``[a, a]``, ``a`` appended twice), None when not known (then every held
+    origin may be)."""
 
-    __slots__ = ("is_", "holds", "items", "keyed")
+    __slots__ = ("is_", "holds", "items", "keyed", "repeats")
 
-    def __init__(self, is_=_NOTHING, holds=_NOTHING, items=None, keyed=False):
+    def __init__(self, is_=_NOTHING, holds=_NOTHING, items=None, keyed=False, repeats=None):
         self.is_ = frozenset(is_)
         self.holds = frozenset(holds)
         self.items = items
         self.keyed = keyed
+        self.repeats = None if repeats is None else frozenset(repeats) & self.holds
 
     def everything(self):
         return self.is_ | self.holds
+
+    def repeated(self):
+        """The held origins that may be one object at two places of this container."""
+        return self.holds if self.repeats is None else self.repeats
 
     def join(self, other):
         items = None
@@ -55,7 +63,8 @@ class _Info:
                 self.keyed == other.keyed and \
                 [k for k, _ in self.items] == [k for k, _ in other.items]:
             items = tuple((k, a.join(b)) for (k, a), (_, b) in zip(self.items, other.items))
-        return _Info(self.is_ | other.is_, self.holds | other.holds, items, self.keyed)
+        return _Info(self.is_ | other.is_, self.holds | other.holds, items, self.keyed,
+                     self.repeated() | other.repeated())
 
     def item(self, key):
         """What the item at constant ``key`` may be, or None when not known (a
@@ -72,7 +81,9 @@ class _Info:
     def with_item(self, key, value):
         """After ``x[key] = value``: the item replaced (or a key added to a dict)."""
         if self.items is None or key is None:
-            return _Info(self.is_, self.holds | value.everything())
+            # the new item may be an object held at another place already
+            return _Info(self.is_, self.holds | value.everything(),
+                         repeats=self.repeated() | (value.everything() & self.holds))
         items = list(self.items)
         found = self.item(key)
         if found is None and not self.keyed:
@@ -81,21 +92,41 @@ class _Info:
             items.append((key, value))
         else:
             items = [(k, value if i is found else i) for k, i in items]
-        return _Info(self.is_, self.holds | value.everything(),
-                     None if items is None else tuple(items), self.keyed)
+        if items is None:
+            return _Info(self.is_, self.holds | value.everything())
+        return _Info(self.is_, self.holds | value.everything(), tuple(items), self.keyed,
+                     repeated_items(i for _, i in items))
+
+    def with_held(self, added, repeats=_NOTHING):
+        """After a store of objects ``added`` at new places (``x.append(a)``, ``x +=
+        [a]``): one already held, or ``repeats``, may now be at two places."""
+        return _Info(self.is_, self.holds | added,
+                     repeats=self.repeated() | (added & self.holds) | repeats)
 
     def mapped(self, fn):
         """The same, each origin ``o`` replaced by ``fn(o)``."""
         return _Info({fn(o) for o in self.is_}, {fn(o) for o in self.holds},
                      None if self.items is None else
-                     tuple((k, i.mapped(fn)) for k, i in self.items), self.keyed)
+                     tuple((k, i.mapped(fn)) for k, i in self.items), self.keyed,
+                     None if self.repeats is None else {fn(o) for o in self.repeats})
 
     def __eq__(self, other):
         return self.is_ == other.is_ and self.holds == other.holds and \
-            self.items == other.items and self.keyed == other.keyed
+            self.items == other.items and self.keyed == other.keyed and \
+            self.repeated() == other.repeated()
 
     def __hash__(self):  # pragma: no cover - not used as a key
         return hash((self.is_, self.holds))
+
+
+def repeated_items(items):
+    """The origins that may be one object at two of ``items``' places (each an
+    :class:`_Info`)."""
+    seen, repeats = set(), set()
+    for info in items:
+        repeats |= info.everything() & seen
+        seen |= info.everything()
+    return repeats
 
 
 def _base_name(target):
@@ -152,7 +183,7 @@ class Origins:
             if isinstance(node.op, (gast.BitAnd, gast.BitOr, gast.BitXor)) and \
                     self.index_array(node.left, env) and self.index_array(node.right, env):
                 self.index_sites.add(id(node))  # mask & mask: a mask
-            return _Info({("site", id(node), 0)}, self.concatenated(node, env))
+            return self.concatenation(node, env)
         if isinstance(node, (gast.UnaryOp, gast.Compare)):
             if isinstance(node, gast.Compare) or isinstance(node.op, gast.Not) or \
                     isinstance(node.op, gast.Invert) and self.index_array(node.operand, env):
@@ -170,7 +201,9 @@ class Origins:
                 return _Info(base.holds, base.holds)  # self.x: what self holds, not self
             if isinstance(node, gast.Subscript) and self.surely_container(base):
                 if isinstance(node.slice, gast.Slice):  # a new list of the same items
-                    return _Info({("site", id(node), 0)}, base.holds)
+                    self.builtin_sites.add(id(node))
+                    self.container_sites.add(id(node))
+                    return _Info({("site", id(node), 0)}, base.holds, repeats=base.repeated())
                 item = base.item(static_key(node.slice))
                 if item is not None:
                     return item  # d['a'] of {'a': A, 'b': B} is A, never B
@@ -184,13 +217,17 @@ class Origins:
         if isinstance(node, (gast.Tuple, gast.List, gast.Set, gast.Dict)):
             elements = node.elts if not isinstance(node, gast.Dict) else \
                 [k for k in node.keys if k is not None] + node.values
+            infos = {id(e): self.info(e, env) for e in elements}  # each read once
             holds = set()
             for e in elements:
-                holds |= self.info(e, env).everything()
+                holds |= infos[id(e)].everything()
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
-            return _Info({("site", id(node), 0)}, holds, self.display_items(node, env),
-                         keyed=isinstance(node, gast.Dict))
+            values = node.values if isinstance(node, gast.Dict) else node.elts
+            return _Info({("site", id(node), 0)}, holds, self.display_items(node, infos),
+                         keyed=isinstance(node, gast.Dict),
+                         repeats=None if any(isinstance(v, gast.Starred) for v in values)
+                         else repeated_items(infos[id(v)] for v in values))
         if isinstance(node, (gast.IfExp, gast.BoolOp)):
             parts = [node.body, node.orelse] if isinstance(node, gast.IfExp) else node.values
             out = _Info()
@@ -202,7 +239,7 @@ class Origins:
         if isinstance(node, gast.Starred):
             return self.info(node.value, env)
         if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
-            return self.comprehension_info(node, env)
+            return self.comprehension(node, env)
         # lambdas, f-strings, ...: a new object that may hold anything it reads
         holds = set()
         for name in read_names(node):
@@ -211,26 +248,30 @@ class Origins:
             holds |= env.get(name, self.free_info(name)).everything()
         return _Info({("site", id(node), 0)}, holds)
 
-    def comprehension_info(self, node, env):
-        """``[np.zeros(2) for _ in range(k)]``: a new container holding what its
-        element may be, each loop target bound to what an item of its iterable may
-        be (a row of an array is a view of it: all the iterable may be); names it
-        reads only to call a function (``np``) hold nothing of it."""
-        inner = dict(env)
+    def comprehension(self, node, env):
+        """A list, set or dict comprehension (or a generator) holds what its element
+        may be, each target bound to an item of what it iterates (a row, a view, of
+        an array).  Where the element is an object its own expression makes
+        (``np.zeros(2)``, ``x * k``), each item is a new object: none is held twice;
+        else (``[w for _ in range(3)]``) one object may be at every place."""
+        inner = dict(env)  # the targets are the comprehension's own names
         for generator in node.generators:
-            iterated = self.info(generator.iter, inner)
-            item = _Info(iterated.everything(), iterated.holds)
+            source = self.info(generator.iter, inner)
             for target in gast.walk(generator.target):
                 if isinstance(target, gast.Name):
-                    inner[target.id] = item
+                    inner[target.id] = _Info(source.everything(), source.holds)
         parts = [node.key, node.value] if isinstance(node, gast.DictComp) else [node.elt]
-        holds = set()
+        holds, repeats = set(), set()
         for part in parts:
-            holds |= self.info(part, inner).everything()
+            info = self.info(part, inner)
+            holds |= info.everything()
+            made_here = {id(n) for n in gast.walk(part)}
+            if not all(o[0] == "site" and site_node(o[1]) in made_here for o in info.is_):
+                repeats |= info.is_
         if not isinstance(node, gast.GeneratorExp):
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
-        return _Info({("site", id(node), 0)}, holds)
+        return _Info({("site", id(node), 0)}, holds, repeats=repeats)
 
     def module_constant(self, node):
         """``np.pi``, ``math.e``: an attribute of a module (not of a local) that is a
@@ -343,35 +384,43 @@ class Origins:
         obj = self.parsed.resolve(name)
         return obj is not None and getattr(builtins, name, None) is obj
 
-    def display_items(self, node, env):
-        """The items of a list, tuple or dict display by constant key, or None."""
+    def display_items(self, node, infos):
+        """The items of a list, tuple or dict display by constant key, or None
+        (``infos``: each element's, by its id)."""
         if isinstance(node, gast.Dict):
             keys = [static_key(k) if k is not None else None for k in node.keys]
             if any(k is None for k in keys) or len(set(keys)) != len(keys):
                 return None
-            return tuple((k, self.info(v, env)) for k, v in zip(keys, node.values))
+            return tuple((k, infos[id(v)]) for k, v in zip(keys, node.values))
         if isinstance(node, (gast.List, gast.Tuple)) and \
                 not any(isinstance(e, gast.Starred) for e in node.elts):
-            return tuple((k, self.info(e, env)) for k, e in enumerate(node.elts))
+            return tuple((k, infos[id(e)]) for k, e in enumerate(node.elts))
         return None
 
-    def concatenated(self, node, env):
-        """What ``a + b`` or ``a * b`` may hold: the items of ``a`` and ``b`` when it is
-        list or tuple concatenation or repetition (``[x] + ys``, ``[x] * 3``), or a
-        dict or set operation (``d | e``, ``s - t``).  Any other operator (``/``,
-        ``**``, ``@``, ...), or an operand that is surely not a container (a float
-        constant, a new NumPy array), makes a new number or array holding nothing."""
-        if not isinstance(node.op, _CONTAINER_OPERATORS):
-            return frozenset()
-        operands = (node.left, node.right)
-        if any(self.surely_not_a_sequence(o, env) for o in operands):
-            return frozenset()
-        if isinstance(node.op, gast.Sub):
-            operands = (node.left,)  # s - t: a set of some of s's items (t * k - u too)
-        holds = set()
-        for o in operands:
-            holds |= self.info(o, env).holds
-        return holds
+    def concatenation(self, node, env):
+        """``a + b`` or ``a * b``: a new object, which holds the items of ``a`` and
+        ``b`` when it is list or tuple concatenation or repetition (``[x] + ys``,
+        ``[x] * 3``), or a dict or set operation (``d | e``, ``s - t``).  Any other
+        operator (``/``, ``**``, ``@``, ...), or an operand that is surely not a
+        container (a float constant, a new NumPy array), makes a new number or
+        array holding nothing.  A list or tuple repeated holds each of its items at
+        several places; one concatenated, what both hold at once."""
+        made = {("site", id(node), 0)}
+        if not isinstance(node.op, _CONTAINER_OPERATORS) or \
+                any(self.surely_not_a_sequence(o, env) for o in (node.left, node.right)):
+            return _Info(made)
+        left = self.info(node.left, env)
+        if isinstance(node.op, gast.Sub):  # s - t: a set of some of s's items (t * k - u too)
+            return _Info(made, left.holds)
+        right = self.info(node.right, env)
+        if isinstance(node.op, (gast.Add, gast.Mult)) and \
+                (self.surely_container(left) or self.surely_container(right)):
+            self.builtin_sites.add(id(node))
+            self.container_sites.add(id(node))  # a list or tuple: [a] * 3, xs + [a]
+        repeats = None  # * k: every item may be at k places
+        if isinstance(node.op, gast.Add):
+            repeats = left.repeated() | right.repeated() | (left.holds & right.holds)
+        return _Info(made, left.holds | right.holds, repeats=repeats)
 
     def surely_not_a_sequence(self, node, env):
         """True when ``node`` is a float or complex constant or a new NumPy array (a
@@ -430,6 +479,9 @@ class Origins:
                 self.index_sites.add(id(node))  # np.isnan(x), np.nonzero(m): for indexing
             if returns_new(fn):   # its row says so; a function without a row may be a view
                 return fresh
+            built = self.built_container(fn, node, env)
+            if built is not None:
+                return built
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
                 return self._union(args, env)  # max, min, list, zip, sorted, ...
             if registry.lookup(fn) is not None:
@@ -458,9 +510,14 @@ class Origins:
             receiver = self.info(node.func.value, env)
             if method == "astype" and any(k.arg == "copy" for k in node.keywords):
                 return _Info(receiver.everything(), receiver.holds)
+            if method == "copy" and self.surely_container(receiver):
+                self.builtin_sites.add(id(node))
+                self.container_sites.add(id(node))
+                # lst.copy(): the same items
+                return _Info(fresh.is_, receiver.holds, repeats=receiver.repeated())
             if method == "copy" and any(o[0] == "site" and o[1] in self.container_sites
                                         for o in receiver.is_):
-                return _Info(fresh.is_, receiver.holds)  # lst.copy(): the same items
+                return _Info(fresh.is_, receiver.holds)  # maybe a list's copy, maybe not
             drawn = self.generator_method(node.func)
             if drawn is not None:  # rng.choice(n, size=k) of rng = np.random.default_rng(0)
                 if self.index_draw(drawn, node):
@@ -589,6 +646,30 @@ class Origins:
                     else:
                         todo.append(child)
         return self.bound_values
+
+    def built_container(self, fn, node, env):
+        """``dict(p=a, q=b)``, and ``list(xs)`` or ``tuple(xs)`` of a container made
+        here: a new container, its places known as a display's (``dict(p=w, q=w)``
+        holds one array twice), or as the container's it copies; else None."""
+        if fn is dict and not node.args and all(k.arg is not None for k in node.keywords):
+            infos = [self.info(k.value, env) for k in node.keywords]
+            holds = set()
+            for info in infos:
+                holds |= info.everything()
+            made = _Info({("site", id(node), 0)}, holds,
+                         tuple((k.arg, i) for k, i in zip(node.keywords, infos)), True,
+                         repeated_items(infos))
+        elif fn in (list, tuple) and len(node.args) == 1 and not node.keywords and \
+                not isinstance(node.args[0], gast.Starred):
+            source = self.info(node.args[0], env)
+            if not self.surely_container(source):
+                return None  # list(X) of an array: its rows, views of X
+            made = _Info({("site", id(node), 0)}, source.holds, repeats=source.repeated())
+        else:
+            return None
+        self.builtin_sites.add(id(node))
+        self.container_sites.add(id(node))
+        return made
 
     def _union(self, nodes, env):
         everything = set()

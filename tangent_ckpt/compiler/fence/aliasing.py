@@ -29,12 +29,14 @@ shared.  Writes to a name that shares memory only with names never read again
 are allowed: value semantics compute the same numbers there.
 """
 
+import ast
 import types
 
 import gast
 
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
-from tangent_ckpt.compiler.fence.alias_helpers import HelperCalls, _defined_once, local_names
+from tangent_ckpt.compiler.fence.alias_helpers import (HelperCalls, _defined_once, helper_summary,
+                                                      local_names)
 from tangent_ckpt.compiler.fence.alias_swaps import SwapRenaming
 from tangent_ckpt.compiler.fence.alias_values import (Origins, _base_name, _Info, _is_in, _join,
                                                  _older, site_node)
@@ -77,6 +79,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.analysing = analysing | {id(fnode)}  # functions whose returns are being read
         self.returned, self.returns = _Info(), 0  # what its return statements may return
         self.stored = {}  # origin -> what stores into its object made it hold
+        self.updated_places = set()  # origins of containers a place of which is updated in place
         self.locals = local_names(fnode)
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
@@ -321,11 +324,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             # after scratch += v); only +, |, ^ may add references (list +=, dict or
             # set |=, set ^=); an array's elements become r[k] + v[k]: new numbers, or
             # in an array of objects, objects that may hold what v's items hold
-            added = frozenset()
+            added, repeats = frozenset(), frozenset()
             if isinstance(s.op, (gast.Add, gast.BitOr, gast.BitXor)):
                 value = self.info(s.value, env)
                 added = value.holds if self.surely_array(target) else value.everything()
-            self.set(env, target.id, _Info(current.is_, current.holds | added))
+                repeats = value.repeated()
+            self.set(env, target.id, current.with_held(added, repeats))
             return
         if self.outside_attribute(target):
             return  # CELL.t += 1: the lowering rebinds a number, refuses an array
@@ -346,6 +350,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             else:
                 written = current.everything()
             self.check_write(base, written, env, s, target)
+            if direct:
+                self.updated_places |= current.is_
+                if self.surely_container(current):
+                    self.check_repeated_item(base, current, item, env, s, target)
 
     def check_calls(self, s, env):
         """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
@@ -355,10 +363,14 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             self.helper_effects(node, env)  # store(lst, a): lst may hold a now
             # a helper's writes into its arguments: written back, or never read again
             # through that name (then no other live name may share the memory)
-            for name in list(self.marks.written_arguments.get(node, {}).values()) + \
-                    list(self.marks.unobserved_arguments.get(node, {}).values()):
+            for parameter, name in list(self.marks.written_arguments.get(node, {}).items()) + \
+                    list(self.marks.unobserved_arguments.get(node, {}).items()):
                 info = env.get(name, self.free_info(name))
                 self.check_write(name, info.is_, env, s, node)
+                if self.updates_places(node, parameter):  # fill(lst, x) does lst[0] += x
+                    self.updated_places |= info.is_
+                    if self.surely_container(info):
+                        self.check_repeated_item(name, info, None, env, s, node)
             for k in node.keywords:
                 if k.arg == "out":
                     for name in read_names(k.value):  # out=y: into y's memory, as y[...] = v
@@ -391,10 +403,13 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                         current.everything()
                     self.check_write(base, written, env, s, node)
                     # S.append(h): S holds h now, and its items by key are not known
-                    added = self._union(list(node.args) + [k.value for k in node.keywords],
-                                        env)
-                    self.set(env, base, _Info(current.is_,
-                                              current.holds | added.everything()))
+                    args = list(node.args) + [k.value for k in node.keywords]
+                    added = self._union(args, env)
+                    repeats = frozenset()
+                    if func.attr not in ("append", "insert"):
+                        for arg in args:  # lst.extend(other): other's items, twice maybe
+                            repeats |= self.info(arg, env).repeated()
+                    self.set(env, base, current.with_held(added.everything(), repeats))
             elif (_is_in(self.resolve(func), WRITING_FUNCTIONS) or
                   unbuffered_write(self.resolve(func))) and node.args:
                 base = _base_name(node.args[0])
@@ -456,6 +471,45 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
+
+    def updates_places(self, call, parameter):
+        """Whether the helper ``call`` calls may update a place of what it is given
+        for ``parameter`` in place (``lst[0] += x``), as its body shows; a helper
+        the fence cannot read may."""
+        fn = self.resolve(call.func)
+        summary = helper_summary(fn, type(self), self.analysing) if fn is not None else None
+        return summary is None or parameter in summary.updated_places
+
+    def check_repeated_item(self, name, current, item, env, s, target):
+        """``lst[k] += v`` adds into the object at ``lst[k]`` in place (an array), so
+        every place of ``lst`` holding the same object changes too, which the
+        lowering, reading each place as a value of its own, would miss: refused
+        where another place may hold it (``[a] * 3``, ``[a, a]``, ``a`` appended
+        twice) and ``name`` is read afterwards.  ``item``: what the place written
+        may be, None when not known (``lst[i]``; ``target`` a call of a helper
+        that writes into the list it is given)."""
+        objects = item.is_ if item is not None else current.holds
+        # ("param*", x): what a parameter may hold, were it a list; what is at two
+        # places is one of the objects themselves (x, a site), never only that
+        shared = {o for o in objects & current.repeated() if not o[0].endswith("*")}
+        if not shared or (name not in self.always_live and
+                          id(s) not in self.live_after(name)):
+            return
+        place = ast.unparse(gast.gast_to_ast(target))  # the user's words, for the message
+        what = f"an in-place update of '{place}'"
+        if isinstance(target, gast.Call):  # a helper's write into its list parameter
+            what = f"'{place}', which writes into the places of '{name}',"
+            place = f"{name}[k]"
+        raise self.parsed.error(
+            UnsupportedSyntaxError,
+            f"{what} may also change another item of '{name}': "
+            f"'{name}' may hold the same array at two places ([a] * k, [a, a], "
+            f"{{'p': a, 'q': a}}, one array appended twice), and '{name}' is read "
+            f"afterwards",
+            target, construct=f"in-place update of a repeated item of '{name}'",
+            hint=(f"if each place should be its own array, make them so "
+                  f"([np.zeros(n) for _ in range(k)], or a.copy() at each place); "
+                  f"to update one place only, rebind it ({place} = {place} + v)"))
 
     def global_hint(self, name, other):
         """What to do about a write into ``name`` that may change the global
