@@ -47,6 +47,7 @@ from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
 from tangent_ckpt.compiler.desugar.array_roots import check_parameters, roots_taken_as_arrays
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
+from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import (ArrayFacts, basic_index, resolve_dotted,
                                                      view_link)
@@ -62,6 +63,7 @@ def follow_views(parsed, helper=False):
     (:class:`Followed`), for the fence.  ``helper``:
     ``parsed`` is inlined, so views of its parameters are followed too (their
     writes go back to the caller's arrays through the inliner)."""
+    desugar_loop_exits(parsed.node)  # for/while-else, return in a loop: flags and break
     evaluate_once(parsed.node)  # a = b = e, v[draw()] += x: each part evaluated once
     hoist_raising_branches(parsed.node)  # if c: raise E / else: rest -> check, then rest
     unroll_writing_tuple_loops(parsed.node)  # for Z in (U, V): Z[0] = ... writes U, V
