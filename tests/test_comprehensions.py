@@ -232,6 +232,7 @@ def test_break_in_an_unrolled_loop_is_refused_not_taken_for_the_outer_loops():
     once set the flag of the loop around it, which then ended too: a wrong
     gradient, without a word.  Its check looked at the loop's own statements as
     nested in a loop.  It is refused, at the break."""
-    with pytest.raises(TransformError, match=r"break inside a loop over a list") as info:
+    with pytest.raises(TransformError,
+                       match=r"break \(or return\) inside a loop over a list") as info:
         tc.grad(break_in_unrolled_loop_in_a_loop)(vec(3), np.eye(3), np.eye(3))
     assert f"{HERE}:{line_of(break_in_unrolled_loop_in_a_loop, 'break  #')}" in str(info.value)

@@ -60,7 +60,7 @@ def desugar_loop_exits(fnode):
                  if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef))]
     for function in functions:
         _without_else(function.body, taken)
-        function.body = _Returns(function, taken).block(function.body, 0)
+        function.body = _Returns(function, taken).block(function.body, 0, ends=True)
 
 
 # --- for/while ... else ----------------------------------------------------------
@@ -138,26 +138,28 @@ class _Returns:
         # a value to return (a bare `return` among them returns None, as in Python)
         self.valued = any(r.value is not None for r in _returns_in_loops(function.body))
 
-    def block(self, stmts, depth):
-        """``stmts`` rewritten; ``depth``: how many loops of the function hold them."""
+    def block(self, stmts, depth, ends=False):
+        """``stmts`` rewritten; ``depth``: how many loops of the function hold them;
+        ``ends``: ``stmts`` is the function's body."""
         out = []
         for s in stmts:
             if isinstance(s, gast.Return) and depth:
                 out.extend(self.leave(s))
             elif isinstance(s, _LOOPS) and _returns_inside(s):
                 only_by_return = _ends_only_by_return(s)
-                if not depth:  # (a loop left only by its own returns needs no flag)
-                    self.flagged = not only_by_return or any(
+                # a bare `return` at the function's end is its end (a generator's too)
+                falls_off = ends and s is stmts[-1] and not self.valued
+                if not depth:  # a loop left only by its own returns needs no flag
+                    self.flagged = not (only_by_return or falls_off) or any(
                         isinstance(n, _LOOPS) and _returns_inside(n)
                         for n in _walk_function(s) if n is not s)
                 s.body = self.block(s.body, depth + 1)
                 s.orelse = self.block(s.orelse, depth)
                 if depth:  # the loop around this one ends too
                     out += [s, _if(name_node(self.flag), [located(gast.Break(), s)], s)]
-                elif self.flagged:
-                    out += [_set(self.flag, False, s), s, self.returned_after(s, only_by_return)]
                 else:
-                    out += [s, self.returned_after(s, only_by_return)]
+                    out += [_set(self.flag, False, s)] if self.flagged else []
+                    out += [s] if falls_off else [s, self.returned_after(s, only_by_return)]
             else:
                 if not isinstance(s, _SCOPES):
                     _in_blocks(s, lambda block: self.replace(block, depth))
