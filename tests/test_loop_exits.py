@@ -135,9 +135,67 @@ def while_true_newton(x, W, limit):
         r = new
 
 
+def return_in_loop_over_rows(x, W, limit):
+    for i, (r, q) in enumerate(zip(W, W.T)):
+        x = np.tanh(r * x + q) + 0.9 * x
+        if np.sum(x * x) > limit and i > 0:
+            return np.sum(x ** 2) * i + 100.0
+    return np.sum(x)
+
+
+def return_after_continue(x, W, limit):
+    for t in range(6):
+        x = np.tanh(W @ x) + 0.9 * x
+        if t % 2 == 0:
+            continue
+        if np.sum(x * x) > limit:
+            return np.sum(x ** 2) + 100.0
+    return np.sum(x)
+
+
+def loop_in_an_if(x, W, limit):
+    if limit > 0.0:
+        for t in range(6):
+            x = np.tanh(W @ x) + 0.9 * x
+            if np.sum(x * x) > limit:
+                return np.sum(x ** 2) + 100.0
+        x = x * 2.0
+    return np.sum(x)
+
+
+class Iteration:
+    def __init__(self, W):
+        self.W = W
+
+    def run(self, x, limit):
+        for t in range(6):
+            x = np.tanh(self.W @ x) + 0.9 * x
+            if np.sum(x * x) > limit:
+                return x * 2.0, 100.0
+        return x, 0.0
+
+
+def method_returns_in_loop(x, W, limit):
+    y, bonus = Iteration(W).run(x, limit)
+    return np.sum(y ** 2) + bonus
+
+
+def local_function_returns_in_loop(x, W, limit):
+    def run(y):
+        for t in range(6):
+            y = np.tanh(W @ y) + 0.9 * y
+            if np.sum(y * y) > limit:
+                return y * 2.0, 100.0
+        return y, 0.0
+    y, bonus = run(x)
+    return np.sum(y ** 2) + bonus
+
+
 RETURNS = [return_in_range_loop, return_in_while_loop, return_in_nested_loops,
            return_in_while_in_for, two_returns_in_if_else, inlined_helper_returns_in_loop,
-           helper_called_in_a_loop, helper_returns_a_pair_in_loop, while_true_newton]
+           helper_called_in_a_loop, helper_returns_a_pair_in_loop, while_true_newton,
+           return_in_loop_over_rows, return_after_continue, loop_in_an_if,
+           method_returns_in_loop, local_function_returns_in_loop]
 
 
 def _check(f, args, wrt, options):
@@ -181,6 +239,37 @@ def test_forward_mode_through_a_return_inside_a_loop():
               return_in_nested_loops(X - eps * dx, W, limit)) / (2 * eps)
         assert np.isclose(value, return_in_nested_loops(X, W, limit), rtol=1e-12)
         np.testing.assert_allclose(tangent, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_hessian_vector_product_through_a_return_inside_a_loop():
+    v = np.array([0.2, -0.1, 0.4])
+    eps = 1e-5
+    for limit in (EARLY, LATE):
+        def gradient(x):
+            return np.asarray(tc.grad(return_in_nested_loops)(x, W, limit))
+        fd = (gradient(X + eps * v) - gradient(X - eps * v)) / (2 * eps)
+        for checkpoint in (False, True):
+            hv = tc.hvp(return_in_nested_loops, wrt=(0,), checkpoint=checkpoint)(
+                X, W, limit, (v,))
+            np.testing.assert_allclose(np.asarray(hv).ravel(), fd, rtol=1e-5, atol=1e-7)
+
+
+def test_return_with_an_aux_value_inside_a_loop():
+    def steps_taken(x, W, limit):
+        for t in range(6):
+            x = np.tanh(W @ x) + 0.9 * x
+            if np.sum(x * x) > limit:
+                return np.sum(x ** 2), t
+        return np.sum(x), -1
+    for limit, steps in ((EARLY, 0), (10.0, 3), (LATE, -1)):
+        assert steps_taken(X, W, limit)[1] == steps
+        for checkpoint in (False, True):
+            (dx,), aux = tc.grad(steps_taken, wrt=(0,), has_aux=True,
+                                 checkpoint=checkpoint)(X, W, limit)
+            assert aux == steps
+            np.testing.assert_allclose(
+                dx, numeric_grad(lambda *a: steps_taken(*a)[0], (X, W, limit), (0,))[0],
+                rtol=1e-6, atol=1e-8)
 
 
 # --- for ... else and while ... else --------------------------------------------
