@@ -10,16 +10,21 @@ the program's, its gradient central finite differences, the checkpointed
 gradient the taped one.
 """
 
+import ast
+import inspect
 import os
 import subprocess
 import sys
+import textwrap
 
+import gast
 import numpy as np
 import pytest
 
 import tangent_ckpt as tc
 from gradcheck import assert_unchanged, numeric_grad
 from source_lines import line_of
+from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.errors import TransformError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -426,3 +431,89 @@ def test_return_in_an_unrolled_loop_is_refused_at_the_return():
         tc.grad(return_in_a_loop_over_a_list)(X, W, EARLY)
     line = line_of(return_in_a_loop_over_a_list, "return np.sum(x)  #")
     assert f"test_loop_exits.py:{line}" in str(info.value)
+
+
+# --- the rewrite alone keeps Python's meaning (plain Python, no gradient) ----------
+# Each function logs the path it takes into `trace`; the desugared function, run by
+# CPython, must return the same value and log the same path for every input.
+def _paths_nested(n, key, trace):
+    for i in range(n):
+        for j in range(n):
+            trace.append((i, j))
+            if i * n + j == key:
+                return i * 10 + j
+            if j == (i + key) % 3:
+                break
+        else:
+            trace.append("inner else")
+            if i == key - 2:
+                return -1
+            continue
+        trace.append("after break")
+        if (i + key) % 4 == 3:
+            break
+    else:
+        trace.append("outer else")
+        return -2
+    trace.append("end")
+    return -3
+
+
+def _paths_while(n, key, trace):
+    k = 0
+    while k < n:
+        k += 1
+        while True:
+            trace.append(k)
+            if k % 4 == key % 4:
+                return k
+            break
+        if k == key:
+            break
+    else:
+        trace.append("else")
+        return -1
+    return -k
+
+
+def _paths_generator(n, key, trace):
+    for i in range(n):
+        if i == key:
+            trace.append("stop")
+            return
+        yield i
+    trace.append("exhausted")
+
+
+def _paths_bare_and_valued(n, key, trace):
+    for i in range(n):
+        trace.append(i)
+        if key % 3 == 0 and i == key // 3:
+            return
+        if key % 3 == 1 and i == key // 3:
+            return i * n
+    return -1
+
+
+@pytest.mark.parametrize("f", [_paths_nested, _paths_while, _paths_generator,
+                               _paths_bare_and_valued], ids=lambda f: f.__name__)
+def test_desugared_function_takes_the_same_paths(f):
+    tree = gast.parse(textwrap.dedent(inspect.getsource(f)))
+    desugar_loop_exits(tree.body[0])
+    loops = [n for n in gast.walk(tree) if isinstance(n, (gast.For, gast.While))]
+    assert loops and not any(loop.orelse for loop in loops)
+    assert not any(isinstance(n, gast.Return) for loop in loops for n in gast.walk(loop))
+    namespace = {}
+    exec(compile(ast.fix_missing_locations(gast.gast_to_ast(tree)), "<desugared>", "exec"),
+         namespace)
+    g = namespace[f.__name__]
+    values = set()
+    for n in range(6):
+        for key in range(12):
+            want, got = [], []
+            a, b = f(n, key, want), g(n, key, got)
+            if inspect.isgenerator(a):
+                a, b = list(a), list(b)
+            assert (a, want) == (b, got), (n, key, ast.unparse(gast.gast_to_ast(tree)))
+            values.add(repr(a))
+    assert len(values) >= 4, values  # the inputs take the loops' several ways out
