@@ -196,11 +196,23 @@ def local_function_returns_in_loop(x, W, limit):
     return np.sum(y ** 2) + bonus
 
 
+def return_in_a_loop_writing_through_its_variable(x, W, limit):
+    # unrolled per array first (desugar/tuple_loops.py): the return stays a return
+    U = np.tanh(W @ x)
+    V = x * 2.0
+    for Z in (U, V):
+        Z[0] = Z[1] * 3.0
+        if np.sum(Z * Z) > limit:
+            return np.sum(U * V) + 100.0
+    return np.sum(U * V)
+
+
 RETURNS = [return_in_range_loop, return_in_while_loop, return_in_nested_loops,
            return_in_while_in_for, two_returns_in_if_else, inlined_helper_returns_in_loop,
            helper_called_in_a_loop, helper_returns_a_pair_in_loop, while_true_newton,
            return_in_loop_over_rows, return_after_continue, loop_in_an_if,
-           method_returns_in_loop, local_function_returns_in_loop]
+           method_returns_in_loop, local_function_returns_in_loop,
+           return_in_a_loop_writing_through_its_variable]
 
 
 def _check(f, args, wrt, options):

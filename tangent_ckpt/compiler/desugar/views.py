@@ -63,10 +63,10 @@ def follow_views(parsed, helper=False):
     (:class:`Followed`), for the fence.  ``helper``:
     ``parsed`` is inlined, so views of its parameters are followed too (their
     writes go back to the caller's arrays through the inliner)."""
-    desugar_loop_exits(parsed.node)  # for/while-else, return in a loop: flags and break
     evaluate_once(parsed.node)  # a = b = e, v[draw()] += x: each part evaluated once
     hoist_raising_branches(parsed.node)  # if c: raise E / else: rest -> check, then rest
     unroll_writing_tuple_loops(parsed.node)  # for Z in (U, V): Z[0] = ... writes U, V
+    desugar_loop_exits(parsed.node)  # for/while-else, return in a loop: flags and break
     bindings = rewrite_fill_calls(parsed)  # a.fill(v): a[...] = v
     join_chained_subscripts(parsed, bindings)  # U[i][j] = v: U[i, j] = v
     shape = FunctionShape(parsed, helper, writer_parameters)
