@@ -38,10 +38,10 @@ the function gives the same value and has the same effects as written.  A
 ``return result`` follows it unconditionally (the function still always returns).
 A ``break`` makes a loop a while-like loop: it is checkpointed with the online
 schedule (docs/loops.md).  It runs after ``tuple_loops.py``, which unrolls a loop
-over a tuple of arrays with its returns as they are.  Each function of the tree (nested ones too, which the
-lowering may inline) is rewritten on its own; the ``else`` bodies first, inner
-loops before outer ones, so a ``break`` or ``continue`` in an ``else`` body belongs
-to the loop around it, as in Python.
+over a tuple of arrays with its returns as they are.  Each function of the tree
+(nested ones too, which the lowering may inline) is rewritten on its own; the
+``else`` bodies first, inner loops before outer ones, so a ``break`` or
+``continue`` in an ``else`` body belongs to the loop around it, as in Python.
 """
 
 import gast
