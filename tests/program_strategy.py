@@ -173,6 +173,17 @@ REPEATED_ITEMS = {
     "dict_fresh": ("{L} = {{'p': {x}, 'q': {y}}}", False),
 }
 
+#: ways out of a loop that desugar writes as flags and ``break``
+#: (``compiler/desugar/loop_exits.py``): ``return`` inside a loop of a helper (a
+#: ``for``, a ``while``, ``while True``, nested loops, two returns in an ``if``), and
+#: ``for``/``while ... else`` (with a ``break``, and the inner loop's ``else`` that
+#: continues the outer loop).  Written on request (its own hunting runs), like
+#: REQUESTED_FAMILIES, so that the other families' derandomized samples stay as
+#: they were (moving it into FAMILIES is a one-line change, for a merge with time
+#: to rerun the whole of test_fuzz.py)
+REQUESTED_FAMILIES += ("loop_exits",)
+HUNTING_FAMILIES += ("loop_exits",)
+
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
 #: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
@@ -1907,6 +1918,67 @@ class _Gen:
                                               form == "for_break" else []))
         self.emit(indent, f"{total} = np.sum({x}){read}")
         env[total] = Var((), 8.0, fresh=True)
+
+    def family_loop_exits(self, env, indent):
+        """A module-level helper iterating a contraction until it settles, left by
+        a ``return`` inside its loop, or by a ``break`` that skips the loop's
+        ``else`` body, called once or in a loop of ``f``.  (Both were refused.)"""
+        k = self.counter = self.counter + 1
+        helper = f"_settle{k}"
+        form = self.pick(["for_return", "while_return", "while_true_return", "nested_return",
+                          "two_returns", "for_else", "while_else", "else_continue"])
+        self.features.add("loop_exits_" + form)
+        cap = self.pick(["m", "m", "3"])
+        tol = self.pick(["1e-2", "1e-3"])
+        step = ["    new = 0.5 * x + 0.25 * np.tanh(x * s + d)",  # in the loop
+                self.pick(["    err = np.max(np.abs(new - x))",
+                           "    err = np.sqrt(np.sum((new - x) ** 2))"])]
+        body = {
+            "for_return": [f"for i in range({cap}):", *step,
+                           f"    if err < {tol}:", "        return new * (1.0 + 0.01 * i)",
+                           "    x = new", "return x * 0.5"],
+            "while_return": ["i = 0", f"while i < {cap}:", *step, "    i = i + 1",
+                             f"    if err < {tol}:", "        return new + 0.1 * err",
+                             "    x = new", "return x"],
+            "while_true_return": ["while True:", *step, f"    if err < {tol}:",
+                                  "        return new", "    x = new"],
+            "nested_return": ["for j in range(2):", f"    for i in range({cap}):",
+                              *["    " + line for line in step],
+                              f"        if err < {tol}:",
+                              "            return new * (1.0 + 0.1 * j)",
+                              "        x = new", "    x = 0.9 * x", "return x"],
+            "two_returns": [f"for i in range({cap}):", *step, f"    if err < {tol}:",
+                            "        if np.sum(new) > 0.0:", "            return new",
+                            "        else:", "            return -new", "    x = new",
+                            "return x"],
+            "for_else": [f"for i in range({cap}):", *step, "    x = new",
+                         f"    if err < {tol}:", "        break", "else:",
+                         "    x = x * 0.5", "return x"],
+            "while_else": ["i = 0", f"while i < {cap}:", *step, "    x = new", "    i = i + 1",
+                           f"    if err < {tol}:", "        break", "else:",
+                           "    x = np.tanh(x)", "return x"],
+            "else_continue": ["for j in range(2):", f"    for i in range({cap}):",
+                              *["    " + line for line in step], "        x = new",
+                              f"        if err < {tol}:", "            break",
+                              "    else:", "        x = 0.9 * x", "        continue",
+                              "    x = x + 0.1", "    break", "return x"],
+        }[form]
+        self.helpers.append(f"def {helper}(x, d, s, m):")
+        self.helpers += ["    " + line for line in body]
+        self.helpers += ["", ""]
+        shape = self.pick([(3,), ()])
+        x, total = self.fresh_name("x"), self.fresh_name()
+        start, drive = self._items(env, 1, shape)[0], self._items(env, 1, shape)[0]
+        trips = self.pick(["n", "40"])
+        if self.draw(st.booleans()):  # called in a loop of f
+            q = self.fresh_name("q")
+            self.emit(indent, f"{x} = {start}")
+            self.emit(indent, f"for {q} in range(2):")
+            self.emit(indent + 1, f"{x} = {helper}({x}, {drive}, s, {trips})")
+        else:
+            self.emit(indent, f"{x} = {helper}({start}, {drive}, s, {trips})")
+        self.emit(indent, f"{total} = np.sum({x})")
+        env[total] = Var((), 3.0, fresh=True)
 
     def family_boolean_tests(self, env, indent):
         """``and``/``or``/``not`` in ``if`` and ``while`` tests and in conditional

@@ -659,7 +659,7 @@ def momentum_velocities(x, n):
     return np.sum(vel[0] * WEIGHTS)
 
 
-def one_array_under_two_keys(x, n):
+def one_array_under_two_keys_in_a_loop(x, n):
     w = x * 1.0
     d = {"a": w, "b": w}
     for t in range(n):
@@ -752,7 +752,7 @@ def helper_adds_into_a_repeated_list(x, n):
 
 
 REPEATED = [repeated_zeros, one_name_at_two_places, momentum_velocities,
-            one_array_under_two_keys, one_array_appended_twice, a_parameter_repeated,
+            one_array_under_two_keys_in_a_loop, one_array_appended_twice, a_parameter_repeated,
             comprehension_of_one_name, concatenated_lists_sharing_an_array,
             dict_call_of_one_array, list_of_a_repeated_tuple, copy_of_a_repeated_list,
             one_place_stored_into_another, repeated_a_run_time_number_of_times,

@@ -257,3 +257,24 @@ def test_refusals_name_the_line_and_the_construct(fn, marker, construct):
         tc.grad(fn).compile()
     assert f"{HERE}:{line_of(fn, marker)}:" in str(info.value), str(info.value)
     assert construct in str(info.value), str(info.value)
+
+
+def break_in_unrolled_loop_in_a_loop(x, a, b):
+    for t in range(3):
+        for w in [a, b]:
+            x = np.tanh(w @ x) + x
+            if np.sum(x) > 1.0:
+                break  # ends the loop over [a, b], not the loop over t
+        x = x * 1.5
+    return np.sum(x)
+
+
+def test_break_in_an_unrolled_loop_is_refused_not_taken_for_the_outer_loops():
+    """A ``break`` in the body of a loop over a list (unrolled, one copy per item)
+    once set the flag of the loop around it, which then ended too: a wrong
+    gradient, without a word.  Its check looked at the loop's own statements as
+    nested in a loop.  It is refused, at the break."""
+    with pytest.raises(TransformError,
+                       match=r"break \(or return\) inside a loop over a list") as info:
+        tc.grad(break_in_unrolled_loop_in_a_loop)(vec(3), np.eye(3), np.eye(3))
+    assert f"{HERE}:{line_of(break_in_unrolled_loop_in_a_loop, 'break  #')}" in str(info.value)

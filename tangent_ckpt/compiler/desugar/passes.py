@@ -11,10 +11,12 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 2. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
 3. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
-4. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
-5. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (4 and
-   5 read ``local_bindings.py``);
-6. ``views.py``: writes through views and aliases carried to every name sharing
+4. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
+   flags and ``break`` (after 3: a return in an unrolled tuple loop stays a return);
+5. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
+6. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (5 and
+   6 read ``local_bindings.py``);
+7. ``views.py``: writes through views and aliases carried to every name sharing
    the memory (the fence refuses what it cannot follow).
 
 ``tangent-ckpt dump FILE.py:FUNC --stage desugar`` prints the result.
@@ -28,6 +30,7 @@ import gast
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
+from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
@@ -46,6 +49,7 @@ def desugar(parsed, helper=False):
     evaluate_once(parsed.node)
     hoist_raising_branches(parsed.node)
     unroll_writing_tuple_loops(parsed.node)
+    desugar_loop_exits(parsed.node)
     bindings = rewrite_fill_calls(parsed)
     join_chained_subscripts(parsed, bindings)
     return follow_views(parsed, helper, writer_parameters)

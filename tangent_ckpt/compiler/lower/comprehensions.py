@@ -111,11 +111,10 @@ class ComprehensionLowering:
     def unrolled_for(self, s, items=None):
         """``for target in container:`` -- the body once per element (``items``:
         the elements, when the loop is over a range of constants)."""
-        for sub, in_loop in walk_no_defs(s):
-            if sub is s:
-                continue
+        for sub, in_loop in (pair for stmt in s.body for pair in walk_no_defs(stmt)):
             if isinstance(sub, gast.Return) or (isinstance(sub, gast.Break) and not in_loop):
-                word = "return" if isinstance(sub, gast.Return) else "break"
+                # (a return in the loop is a break by now: desugar/loop_exits.py)
+                word = "return" if isinstance(sub, gast.Return) else "break (or return)"
                 raise self.refuse(f"{word} inside a loop over a list, tuple or dict", sub,
                                   "the loop is unrolled (one copy per element): set a flag "
                                   "and skip the rest of the body with if")
