@@ -1,4 +1,4 @@
-"""lower/builtin_extremes.py and runtime/builtin_extremes.py: Python's ``max(u)``
+"""lower/builtin_extremes.py and runtime/primitive_adjoints/extreme_positions.py: Python's ``max(u)``
 and ``min(u)`` of one iterable -- the item Python returns, read as ``u[k]`` --
 taped, checkpointed and forward, against central differences; the position is
 Python's own choice (first of ties, NaN items as Python compares them)."""
@@ -9,7 +9,7 @@ import pytest
 import tangent_ckpt as tc
 from construct_check import check_construct
 from tangent_ckpt.errors import TangentCkptError
-from tangent_ckpt.runtime.builtin_extremes import max_position, min_position
+from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import max_position, min_position
 
 U = np.array([1.0, -3.0, 2.0, 0.5])
 
