@@ -1113,3 +1113,31 @@ def test_a_draw_sized_by_any_attribute_is_still_refused():
     message = str(info.value)
     assert f"{HERE}:{line_of(row_by_a_draw_sized_by_an_attribute_written, '# WRITE')}:" in \
         message, message
+
+
+# --- items unpacked from an index array are integers: x[i, :] is a view -------------
+def _rows_unpacked_from_a_display(x0):
+    x = x0 * 1.0
+    i, j = np.array([0, 2])
+    v = x[i, :]  # a view of row 0
+    x[i, :] = x[j, :] * 2.0  # WRITE: v sees it
+    return np.sum(v * np.arange(2.0)) + np.sum(x)
+
+
+def _rows_unpacked_from_a_draw(x0):
+    x = x0 * 1.0
+    rng = np.random.default_rng(0)
+    i, j = rng.choice(3, 2, replace=False)
+    k = i
+    v = x[k, :]
+    x[i, :] = x[j, :] * 2.0  # WRITE
+    return np.sum(v * np.arange(2.0)) + np.sum(x)
+
+
+@pytest.mark.parametrize("f", [_rows_unpacked_from_a_display, _rows_unpacked_from_a_draw])
+def test_an_item_unpacked_from_an_index_array_indexes_a_view(f):
+    """``i, j = np.array([0, 2])`` (or a draw of two indices): ``x[i, :]`` is a row,
+    a view; taken for an index array's copy, the write through ``x`` was missed
+    (a silent wrong gradient on the session-10 merge, q37's chain swap): refused."""
+    with pytest.raises(tc.TangentCkptError, match="may also change 'v'"):
+        tc.grad(f)(np.random.default_rng(1).normal(size=(3, 2)))

@@ -146,6 +146,8 @@ class Origins:
     tuple, dict or set), ``index_sites`` (a mask or index array), less the
     ``blurred`` ones, whose kind the fence forgot)."""
 
+    _unpacked = None  # unpacked_names(), found once per function
+
     def _made_at(self, info, sites):
         """True when every object ``info`` may be was made at one of ``sites``."""
         return bool(info.is_) and all(o[0] == "site" and o[1] in sites and
@@ -369,7 +371,37 @@ class Origins:
     def index_array(self, node, env):
         if isinstance(node, gast.List):
             return True
+        if isinstance(node, gast.Name) and node.id in self.unpacked_names():
+            return False  # i, j = rng.choice(3, 2): items of an index array, ints
         return self._made_at(self.info(node, env), self.index_sites)
+
+    def unpacked_names(self):
+        """Names bound by unpacking a value that is no display (``i, j =
+        np.array([0, 2])``), or copied from one (``k = i``): an item of an index
+        array is an integer (``x[i, :]`` a view), never taken for an index array."""
+        if self._unpacked is None:
+            unpacked, copies = set(), []
+            for n in gast.walk(self.fnode):
+                if isinstance(n, (gast.Assign, gast.For)):
+                    targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+                    value = n.value if isinstance(n, gast.Assign) else n.iter
+                    for t in targets:
+                        if isinstance(t, (gast.Tuple, gast.List)) and \
+                                not isinstance(value, (gast.Tuple, gast.List)):
+                            unpacked |= {e.id for e in gast.walk(t) if isinstance(e, gast.Name)}
+                        elif isinstance(t, gast.Name) and isinstance(value, gast.Name):
+                            copies.append((t.id, value.id))
+                        elif isinstance(n, gast.For) and isinstance(t, gast.Name):
+                            unpacked.add(t.id)  # for i in np.array([0, 2]): an int
+            grown = True
+            while grown:
+                grown = False
+                for target, source in copies:
+                    if source in unpacked and target not in unpacked:
+                        unpacked.add(target)
+                        grown = True
+            self._unpacked = frozenset(unpacked)
+        return self._unpacked
 
     def array_store(self, index, env):
         """True when ``x[index] = v`` copies ``v``'s values into an array (a list or
