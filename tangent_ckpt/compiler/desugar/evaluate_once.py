@@ -35,7 +35,9 @@ it.  The added names are new to the function and carry the user's line.
 
 import gast
 
-from tangent_ckpt.compiler.desugar.view_shape import located, name_node, store_node
+from tangent_ckpt.compiler.desugar.view_shape import (
+    fresh_name, located, name_node, names_taken, store_node,
+)
 
 _ACTING = (gast.Call, gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await)
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -45,26 +47,8 @@ _PLACES = (gast.Subscript, gast.Attribute)
 def evaluate_once(fnode):
     """Rewrite, in place, every such statement of ``fnode`` (nested blocks and
     nested functions included)."""
-    taken = _names(fnode)
+    taken = names_taken(fnode)
     _block(fnode.body, taken)
-
-
-def _names(fnode):
-    names = set()
-    for n in gast.walk(fnode):
-        if isinstance(n, gast.Name):
-            names.add(n.id)
-        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            names.add(n.name)
-    return names
-
-
-def _fresh(stem, taken):
-    name, k = stem, 2
-    while name in taken:
-        name, k = f"{stem}_{k}", k + 1
-    taken.add(name)
-    return name
 
 
 def _block(stmts, taken):
@@ -109,7 +93,7 @@ def _one_value(s, taken):
             for t in rest for n in gast.walk(t)):
         held, out = first.id, [_assign(first, s.value, s)]
     else:
-        held = _fresh(f"{_root_name(first)}_value", taken)
+        held = fresh_name(f"{_root_name(first)}_value", taken)
         out = [_assign(store_node(held), s.value, s)]
         rest = s.targets
     out.extend(_assign(t, name_node(held), s) for t in rest)
@@ -145,7 +129,7 @@ def _items_then_stores(s, taken):
                                                 item.id not in rebound):
             items.append(item)
             continue
-        name = _fresh(f"{_root_name(place)}_item", taken)
+        name = fresh_name(f"{_root_name(place)}_item", taken)
         out.append(located(_assign(store_node(name), item, s), s))
         items.append(located(name_node(name), s))
     out.extend(located(_assign(place, item, s), s) for place, item in zip(target.elts, items))
@@ -157,7 +141,7 @@ def _value_then_place(s, taken):
     target, before = s.targets[0], []
     value = s.value
     if not isinstance(value, (gast.Name, gast.Constant)):
-        name = _fresh(f"{_root_name(target)}_value", taken)
+        name = fresh_name(f"{_root_name(target)}_value", taken)
         before.append(_assign(store_node(name), value, s))
         value = located(name_node(name), s)
     place = _pinned_place(target, before, taken)
@@ -219,6 +203,6 @@ def _pinned(expr, stem, before, taken, where):
     """``expr`` itself when it does not act, else a new name bound to it first."""
     if expr is None or not _acts(expr):
         return expr
-    name = _fresh(stem, taken)
+    name = fresh_name(stem, taken)
     before.append(located(_assign(store_node(name), expr, where), where))
     return gast.copy_location(name_node(name), expr)

@@ -46,7 +46,9 @@ over a tuple of arrays with its returns as they are.  Each function of the tree
 
 import gast
 
-from tangent_ckpt.compiler.desugar.view_shape import located, name_node, store_node
+from tangent_ckpt.compiler.desugar.view_shape import (
+    fresh_name, located, name_node, names_taken, store_node,
+)
 
 _BLOCKS = ("body", "orelse", "finalbody")
 _LOOPS = (gast.For, gast.While)
@@ -56,7 +58,7 @@ _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 def desugar_loop_exits(fnode):
     """Rewrite, in place, every ``for``/``while ... else`` and every ``return``
     inside a loop of ``fnode`` and of the functions defined in it."""
-    taken = _names(fnode)
+    taken = names_taken(fnode)
     functions = [n for n in gast.walk(fnode)
                  if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef))]
     for function in functions:
@@ -84,7 +86,7 @@ def _else_after(loop, taken):
     rest, loop.orelse = loop.orelse, []
     if not _own_breaks(loop.body):
         return [loop] + rest  # no break: the else body always runs
-    flag = _fresh("broke_out", taken)
+    flag = fresh_name("broke_out", taken)
     _flag_breaks(loop.body, flag)
     test = gast.UnaryOp(op=gast.Not(), operand=name_node(flag))
     return [_set(flag, False, loop), loop, _if(test, rest, loop)]
@@ -175,7 +177,7 @@ class _Returns:
         leave = []
         if self.valued:
             if self.result is None:
-                self.result = _fresh("result", self.taken)
+                self.result = fresh_name("result", self.taken)
             value = ret.value if ret.value is not None else \
                 located(gast.Constant(value=None, kind=None), ret)
             assign = gast.Assign(targets=[located(store_node(self.result), ret)], value=value,
@@ -183,7 +185,7 @@ class _Returns:
             leave.append(gast.copy_location(assign, ret))
         if self.flagged:
             if self.flag is None:
-                self.flag = _fresh("returned", self.taken)
+                self.flag = fresh_name("returned", self.taken)
             leave.append(_set(self.flag, True, ret))
         return leave + [located(gast.Break(), ret)]
 
@@ -244,21 +246,3 @@ def _set(flag, value, where):
     return located(gast.Assign(targets=[store_node(flag)],
                                value=gast.Constant(value=value, kind=None),
                                type_comment=None), where)
-
-
-def _names(fnode):
-    names = set()
-    for n in gast.walk(fnode):
-        if isinstance(n, gast.Name):
-            names.add(n.id)
-        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            names.add(n.name)
-    return names
-
-
-def _fresh(stem, taken):
-    name, k = stem, 2
-    while name in taken:
-        name, k = f"{stem}_{k}", k + 1
-    taken.add(name)
-    return name

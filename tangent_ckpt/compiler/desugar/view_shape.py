@@ -29,6 +29,27 @@ _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 _SAFE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "T"}
 
 
+def names_taken(fnode):
+    """Every name ``fnode`` binds or reads, its nested functions' and classes' too:
+    what a name a desugar pass adds must not be (see :func:`fresh_name`)."""
+    names = set()
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(n.name)
+    return names
+
+
+def fresh_name(stem, taken):
+    """``stem``, or ``stem_2``, ``stem_3``...: the first not in ``taken`` (then added)."""
+    name, k = stem, 2
+    while name in taken:
+        name, k = f"{stem}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
 def name_node(identifier):
     return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
 
