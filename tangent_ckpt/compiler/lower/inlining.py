@@ -132,6 +132,7 @@ class Inlining:
             label, given, subscripted_in_body | passed_to_writers |
             {n.target.id for n in gast.walk(fnode)
              if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}, call)
+        closed_over = _read_by_nested_functions(fnode)
         for p in params:
             if p in given:
                 static = self.lo.expressions.static_value(given[p])
@@ -172,7 +173,9 @@ class Inlining:
             if (p in subscripted_in_body or p in passed_to_writers) and p in reaches_caller and \
                     isinstance(v, ir.Name) and not written_back and not computed:
                 scope.shared_arrays.add(p)
-            if p in assigned_in_body:
+            # a parameter a nested def or lambda reads keeps this call's binding (the
+            # closure may be called after the caller rebinds the name it was given)
+            if p in assigned_in_body or p in closed_over:
                 name = self.lo.namer.fresh(p)
                 self.lo.emit(ir.Assign(name, ir.Copy(v), call.lineno))
                 self.lo.run_time.note_binding(name, v)  # a list built at run time stays one
@@ -308,6 +311,19 @@ class Inlining:
                      f"{label}(), or in the helper it hands '{p}' to): '{p}2 = ...', and "
                      f"'{p}2' wherever that new array is read -- the same program, whose "
                      f"write into the caller's array is followed")
+
+
+def _read_by_nested_functions(fnode):
+    """The names a ``def`` or ``lambda`` nested in ``fnode`` reads from it."""
+    found = set()
+    for n in gast.walk(fnode):
+        if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                             gast.Lambda)):
+            own = {m.id for m in gast.walk(n) if isinstance(m, gast.Name) and
+                   isinstance(m.ctx, (gast.Store, gast.Del, gast.Param))}
+            found |= {m.id for m in gast.walk(n) if isinstance(m, gast.Name) and
+                      isinstance(m.ctx, gast.Load) and m.id not in own}
+    return found
 
 
 def _printable(node):
