@@ -470,17 +470,26 @@ class Origins:
         if isinstance(node, gast.BinOp):
             return not isinstance(node.op, _CONTAINER_OPERATORS) or \
                 any(self.surely_not_a_sequence(o, env) for o in (node.left, node.right))
-        if isinstance(node, gast.Call):
+        if isinstance(node, gast.Call):  # a new array, or an array at all (np.array(...))
             fn = self.resolve(node.func)
-            return fn is not None and returns_new(fn) and registry.is_numpy_function(fn)
+            row = registry.facts(fn) if fn is not None else None
+            return fn is not None and registry.is_numpy_function(fn) and (
+                returns_new(fn) or row is not None and row.returns in ("array", "array or scalar"))
         return False
 
     def own_attribute(self, node):
         """``self.x`` in a method fenced for an object of a plain class made in the
-        code, ``x`` named by no class of it: an item the object holds in its
-        ``__dict__``, never the object itself (which is no array)."""
-        return self.me is not None and isinstance(node.value, gast.Name) and \
-            node.value.id == self.me and plain_instance_attribute(self.receiver[0], node.attr)
+        code, or ``obj.x`` of such an object bound in the function, ``x`` named by
+        no class of it: an item the object holds in its ``__dict__``, never the
+        object itself (which is no array)."""
+        if not isinstance(node.value, gast.Name):
+            return False
+        if self.me is not None and node.value.id == self.me:
+            return plain_instance_attribute(self.receiver[0], node.attr)
+        # obj.x of an object of a plain class made in the function (bound only to
+        # Cls(...)): desugar inlines its methods here, as ``obj.x``
+        classes = self.objects.get(node.value.id, ())
+        return len(classes) == 1 and plain_instance_attribute(next(iter(classes)), node.attr)
 
     def call_info(self, node, env):
         info = self._call_info(node, env)

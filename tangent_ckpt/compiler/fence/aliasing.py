@@ -310,8 +310,31 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         root = target
         while isinstance(root, gast.Subscript):
             root = root.value
-        return isinstance(root, gast.Name) and self.surely_array(root) is not None and \
-            self.numbers(root.id, set())
+        return isinstance(root, gast.Name) and (
+            self.surely_array(root) is not None and self.numbers(root.id, set()) or
+            self.float_arithmetic(root.id, set()))
+
+    def float_arithmetic(self, name, seen):
+        """Whether every binding of ``name`` is arithmetic with a float or complex
+        constant (``U = X * 1.0``), or an in-place update of it: a number (which
+        takes no subscript store) or an array of numbers -- never a list or tuple
+        (``[a] * 1.0`` raises), whatever ``X`` is."""
+        if name in seen:
+            return True
+        seen.add(name)
+        values = self.bindings.get(name, [None])
+        return bool(values) and all(self._float_arithmetic_value(v, seen) for v in values)
+
+    def _float_arithmetic_value(self, node, seen):
+        if isinstance(node, gast.AugAssign):
+            return True  # x op= v keeps what x is (checked at x's other bindings)
+        if isinstance(node, gast.UnaryOp):
+            return self._float_arithmetic_value(node.operand, seen)
+        if not isinstance(node, gast.BinOp) or isinstance(node.op, gast.MatMult):
+            return False
+        return any(isinstance(o, gast.Constant) and type(o.value) in (float, complex) or
+                   isinstance(o, gast.Name) and o.id in self.locals and
+                   self.float_arithmetic(o.id, seen) for o in (node.left, node.right))
 
     def aug_assign(self, s, env):
         target = s.target
