@@ -55,7 +55,7 @@ _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp
 
 
 #: the most copies of a loop's body unrolled for an index computed from its counter
-_MOST_COPIES = 256
+MOST_UNROLLED_COPIES = 256
 
 
 def _mentions(node, names):
@@ -93,7 +93,7 @@ class ComprehensionLowering:
                for n in gast.walk(s)):
             return True  # ps[i]: at most one copy per item
         items = self.static_range(s.iter)
-        if items is not None and len(items) > _MOST_COPIES:
+        if items is not None and len(items) > MOST_UNROLLED_COPIES:
             return False  # ps[i % 2] in range(1000): left a loop (refused at ps[i % 2])
         counters = {s.target.id}
         bindings = [n for n in gast.walk(s) if isinstance(n, gast.Assign) and

@@ -17,6 +17,7 @@ import numpy as np
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.container_values import DictValue, is_container
+from tangent_ckpt.compiler.lower.comprehensions import MOST_UNROLLED_COPIES
 from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source, walk_no_defs
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
@@ -152,6 +153,7 @@ class RunTimeContainers:
     def prepare_loop(self, s):
         """Before a loop whose body appends to a list of static length: the list
         becomes the array of its rows (its length will depend on the trip count)."""
+        unrolled = self.unrolled_counters(s)
         for sub, _ in walk_no_defs(s):
             if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Attribute) and \
                     sub.func.attr in ("append", "extend") and \
@@ -180,8 +182,65 @@ class RunTimeContainers:
                 self.to_rows(grown.targets[0].id, gast.copy_location(extended, grown))
             if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and \
                     isinstance(sub.value, gast.Name) and static_key(sub.slice) is None and \
+                    not (_names(sub.slice) and _names(sub.slice) <= unrolled | _BUILTIN_CASTS) and \
                     isinstance(self.lo.containers.peek(sub.value), DictValue):
                 self.to_dict(sub.value.id, sub)  # hs[t] = ...: keys known at run time
+
+    def unrolled_counters(self, s):
+        """The names bound in ``s`` only as the variable of ``for`` loops the lowering
+        unrolls -- over a container of static structure (``for key in params``) or
+        a range of constants (``for l in range(L)``, ``L = len(params) // 2`` bound
+        in ``s``) -- and the names bound from those: each copy of the body reads a
+        constant there (``p["W" + str(l + 1)]``)."""
+        loops, stores, values = {}, {}, {}
+        for sub, _ in walk_no_defs(s):
+            if isinstance(sub, gast.Name) and isinstance(sub.ctx, (gast.Store, gast.Del)):
+                stores[sub.id] = stores.get(sub.id, 0) + 1
+            if isinstance(sub, gast.Assign) and len(sub.targets) == 1 and \
+                    isinstance(sub.targets[0], gast.Name):
+                values[sub.targets[0].id] = sub.value
+        for sub, _ in walk_no_defs(s):
+            if isinstance(sub, gast.For) and isinstance(sub.target, gast.Name) and (
+                    isinstance(self.lo.containers.peek(sub.iter), (DictValue, TupleValue)) or
+                    self.constant_trip_count(sub.iter, values, stores)):
+                loops[sub.target.id] = loops.get(sub.target.id, 0) + 1
+        counters = {name for name, count in loops.items() if stores.get(name) == count}
+        grown = True
+        while grown:  # key = "W" + str(l): computed from a counter
+            grown = False
+            for name, value in values.items():
+                if name not in counters and stores.get(name) == 1 and \
+                        any(isinstance(n, gast.Name) and n.id in counters
+                            for n in gast.walk(value)):
+                    counters.add(name)
+                    grown = True
+        return counters
+
+    def constant_trip_count(self, it, values, stores):
+        """Is ``it`` ``range(...)`` of bounds known when lowering (constants, lengths
+        of containers, names bound once in the loop to those), short enough for
+        the lowering to unroll?"""
+        if not (isinstance(it, gast.Call) and not it.keywords and
+                self.lo.expressions.static_value(it.func) is range):
+            return False
+        def bound(node, depth=0):
+            known = self.lo.containers.static_scalar(node)
+            if known is not None or depth > 8:
+                return known
+            if isinstance(node, gast.Name) and stores.get(node.id) == 1 and node.id in values:
+                return bound(values[node.id], depth + 1)
+            if isinstance(node, gast.BinOp) and isinstance(
+                    node.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv)):
+                left, right = bound(node.left, depth + 1), bound(node.right, depth + 1)
+                if type(left) is int and type(right) is int:
+                    if isinstance(node.op, gast.FloorDiv):
+                        return left // right if right else None
+                    return {gast.Add: left + right, gast.Sub: left - right,
+                            gast.Mult: left * right}[type(node.op)]
+            return None
+        bounds = [bound(a) for a in it.args]
+        return all(type(b) is int for b in bounds) and \
+            len(range(*bounds)) <= MOST_UNROLLED_COPIES
 
     def concatenated(self, rows, items, hint):
         """``rows + [a, b]`` on a list built at run time: a new list, the rows with
@@ -291,6 +350,13 @@ class RunTimeContainers:
                                   f"if nothing reads the list's item after the write, put "
                                   f"a copy in the list ({node.id}.copy()): the same numbers "
                                   f"then (a copy would not see the write)")
+
+
+_BUILTIN_CASTS = frozenset({"str", "int"})
+
+
+def _names(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
 def _grown_by_concatenation(node):
