@@ -184,6 +184,16 @@ REPEATED_ITEMS = {
 REQUESTED_FAMILIES += ("loop_exits",)
 HUNTING_FAMILIES += ("loop_exits",)
 
+#: calls of the user's functions that desugar writes into the caller
+#: (``compiler/desugar/inline_functions.py``): inside an expression that reads or
+#: draws before the call (what Python evaluates first stays first), a helper writing
+#: into its parameter (the caller's array), a helper returning early from a branch,
+#: a ``for`` over a user generator whose arguments the loop body rebinds, a closure
+#: factory whose argument the caller rebinds before calling the closure (the
+#: lowering once read the rebound name); in a loop or not.  Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("inlined_calls",)
+HUNTING_FAMILIES += ("inlined_calls",)
+
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
 #: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
@@ -1920,6 +1930,55 @@ class _Gen:
                                               form == "for_break" else []))
         self.emit(indent, f"{total} = np.sum({x}){read}")
         env[total] = Var((), 8.0, fresh=True)
+
+    def family_inlined_calls(self, env, indent):
+        """One of four call forms desugar inlines (see the comment at
+        ``REQUESTED_FAMILIES += ("inlined_calls",)``)."""
+        k = self.counter = self.counter + 1
+        shape = self.pick([(3,), (2, 3)])
+        u, total = self.fresh_name("u"), self.fresh_name()
+        self.emit(indent, f"{u} = np.zeros({shape!r}) + np.tanh({self._items(env, 1, shape)[0]})")
+        form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
+                          "closure_factory"])
+        self.features.add("inlined_calls_" + form)
+        if form == "draw_before":
+            rng = self.fresh_name("rng")
+            self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
+        inner = indent
+        # (a closure bound in a loop is refused by the lowering: bound once, before)
+        if form != "closure_factory" and self.draw(st.booleans()):
+            self.emit(indent, f"for {self.fresh_name('t')} in {self.pick(['range(n)', 'range(2)'])}:")
+            inner = indent + 1
+            self.features.add("inlined_calls_loop")
+        if form == "draw_before":
+            self.helpers += [f"def _noisy{k}(g, a):", "    return a * g.normal(0.0, 0.5)", "", ""]
+            self.emit(inner, f"{u} = {rng}.normal(0.0, 0.5) + _noisy{k}({rng}, {u})")
+        elif form == "write_after_read":  # v[0] is read before the helper writes it
+            self.helpers += [f"def _bump{k}(v, c):", "    v[0] += c", "    return c * 2.0",
+                             "", ""]
+            self.emit(inner, f"{u} = {u} * 0.5 + 0.1 * {u}[0] * _bump{k}({u}, np.sum(np.tanh({u})))")
+        elif form == "early_return":
+            self.helpers += [f"def _clip{k}(v, limit):", "    if np.max(np.abs(v)) > limit:",
+                             "        return v * (limit / np.max(np.abs(v)))",
+                             "    v = v + 0.0", "    return v * 1.5", "", ""]
+            self.emit(inner, f"{u} = np.tanh(_clip{k}({u}, {self.pick(['0.5', '2.0'])}))")
+        elif form == "closure_factory":  # the closure keeps what its factory was given
+            scale = self.fresh_name("k")
+            self.helpers += [f"def _make{k}(c):", "    def scaled(v):",
+                             "        return c * np.tanh(v)", "    return scaled", "", ""]
+            self.emit(inner, f"{scale} = np.sum({u}) * 0.1")
+            self.emit(inner, f"_f{k} = _make{k}({scale})")
+            self.emit(inner, f"{scale} = {scale} + 1.0")
+            self.emit(inner, f"{u} = _f{k}({u}) + {scale}")
+        else:  # the body rebinds what the generator was given: it keeps the first
+            other = self.fresh_name("w")
+            self.helpers += [f"def _pairs{k}(a, b, m):", "    for j in range(m):",
+                             "        yield b, a * 0.5", "", ""]
+            self.emit(inner, f"{other} = np.sin({u})")
+            self.emit(inner, f"for {u}, {other} in _pairs{k}({u}, {other}, 2):")
+            self.emit(inner + 1, f"{other} = {other} + 0.1 * {u}")
+        self.emit(indent, f"{total} = np.sum(np.tanh({u}) ** 2)")
+        env[total] = Var((), float(_size(shape)), fresh=True)
 
     def family_loop_exits(self, env, indent):
         """A module-level helper iterating a contraction until it settles, left by

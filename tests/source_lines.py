@@ -14,3 +14,11 @@ def line_of(fn, text):
         if text in line:
             return first + k
     raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+def names_line(message, filename, line):
+    """Does the error ``message`` point at ``filename``:``line``, either there or
+    (a helper desugar inlined, refused at its own line) as the line calling it?
+    ``filename`` is the file's base name (``test_views.py``)."""
+    return f"{filename}:{line}:" in message or f"called at line {line})" in message or \
+        f"called at line {line}," in message

@@ -268,7 +268,10 @@ def test_a_write_a_live_name_would_see_is_refused(fn, name, run):
     with pytest.raises(TransformError) as info:
         tc.grad(fn, **run)(*args)
     message = str(info.value)
-    assert f"{__name__.split('.')[-1]}.py:{line_of(fn, '# WRITE')}:" in message, message
+    call = line_of(fn, '# WRITE')
+    # at the call, or (the helper inlined by desugar) at the helper's write, naming the call
+    assert f"{__name__.split('.')[-1]}.py:{call}:" in message or \
+        f"called at line {call})" in message, message
     assert f"'{name}'" in message, message
 
 
@@ -304,10 +307,11 @@ def helper_given_an_array_and_a_view_of_another(x):
     return r + np.sum(b)
 
 
-def test_a_helper_given_an_array_and_a_view_of_it_is_stopped():
-    """It gave [2, 8, 1] against finite differences [0, 44, 1]."""
-    with pytest.raises(TangentCkptError, match="'p' and 'q'"):
-        tc.grad(helper_given_an_array_and_its_view)(np.array([1.0, 2.0, 3.0]))
+def test_a_helper_given_an_array_and_a_view_of_it_is_exact():
+    """It gave [2, 8, 1] against finite differences [0, 44, 1], then was stopped at
+    the call; inlined by desugar, 'q' is the caller's view of 'b', which the view
+    pass follows."""
+    check_grad(helper_given_an_array_and_its_view, (np.array([1.0, 2.0, 3.0]),))
     check_grad(helper_given_an_array_and_a_view_of_another, (np.array([1.0, 2.0, 3.0]),))
 
 
@@ -330,7 +334,8 @@ def test_a_local_functions_write_into_the_callers_array_is_refused(run):
     with pytest.raises(TransformError) as info:
         tc.grad(local_function_writes_through_an_alias, **run)(np.array([0.3, -0.2, 0.5]))
     message = str(info.value)
-    assert f":{line_of(local_function_writes_through_an_alias, '# WRITE')}:" in message
+    assert f":{line_of(local_function_writes_through_an_alias, '# WRITE')}:" in message or \
+        f":{line_of(local_function_writes_through_an_alias, 'mean[0] =')}:" in message, message
     assert "'theta'" in message and "'th'" in message, message
 
 
@@ -369,13 +374,13 @@ def renamed_as_the_refusal_advises(x):
 
 @pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
 def test_the_refusals_advice_gives_the_same_program_followed(run):
-    """The refusal of ``alias_write_and_rebinding_read_by_the_caller`` advises a
-    name of its own for the new array: the same numbers, and the write into the
-    caller's ``th`` is followed."""
+    """``alias_write_and_rebinding_read_by_the_caller`` is refused at the helper's
+    write; a name of its own for the new array (``theta2``) gives the same numbers,
+    and the write into the caller's ``th`` is followed."""
     x = np.array([0.3, -0.2, 0.5])
     assert renamed_as_the_refusal_advises(x.copy()) == \
         alias_write_and_rebinding_read_by_the_caller(x.copy())
-    with pytest.raises(TransformError, match="'theta2 = ...'"):
+    with pytest.raises(TransformError, match="'theta'"):
         tc.grad(alias_write_and_rebinding_read_by_the_caller)(x)
     check_grad(renamed_as_the_refusal_advises, (x,),
                df=tc.grad(renamed_as_the_refusal_advises, **run))
@@ -440,12 +445,12 @@ def test_a_new_array_given_to_a_writing_helper_is_the_helpers_own(options):
                df=tc.grad(fresh_copies_to_a_writing_helper, wrt=(0, 1), **options))
 
 
-def test_a_possible_view_given_to_a_writing_helper_stays_refused():
+def test_a_possible_view_given_to_a_writing_helper_is_followed():
     """np.asarray(U) returns U itself: the helper's writes change the caller's U,
-    which it reads afterwards."""
+    which it reads afterwards -- refused while the helper was inlined by the
+    lowering; inlined by desugar, the view pass follows the writes into U."""
     rng = np.random.RandomState(4)
-    with pytest.raises(TangentCkptError, match="'U'"):
-        tc.grad(a_possible_view_to_a_writing_helper, wrt=(0, 1))(rng.rand(6), rng.rand(6))
+    check_grad(a_possible_view_to_a_writing_helper, (rng.rand(6), rng.rand(6)), wrt=(0, 1))
 
 
 # --- a write after the parameter is rebound in the same loop body ---------------------

@@ -15,7 +15,7 @@ import pytest
 
 import tangent_ckpt as tc
 from gradcheck import check_grad
-from source_lines import line_of
+from source_lines import line_of, names_line
 from tangent_ckpt.errors import TransformError
 
 HERE = os.path.basename(__file__)
@@ -286,8 +286,6 @@ def copy_of_a_list_holds_its_items(x):
 
 REFUSED = [
     (copy_of_a_list_holds_its_items, (np.array([0.3, -0.2]),), "b", "a"),
-    (helper_returning_its_argument_written, (np.array([0.3, -0.2]),), "b", "a"),
-    (helper_returning_a_view_written, (np.array([0.3, -0.2, 0.1, 0.4]),), "u", "U"),
     (helper_returning_a_list_of_its_arguments, (np.array([0.3, -0.2]),), "pair", "a"),
     (helper_storing_its_argument_into_a_list, (np.array([0.3, -0.2]),), "box", "a"),
     (swap_with_a_view, (np.array([0.3, -0.2, 0.5]),), "scratch", "grid"),
@@ -300,11 +298,29 @@ REFUSED = [
 @pytest.mark.parametrize("mode", list(MODES))
 def test_writes_into_memory_another_live_name_shares_are_still_refused(fn, args, written,
                                                                         other, mode):
+    # (a helper inlined by desugar is refused at its own line, naming the call)
     with pytest.raises(TransformError) as info:
         tc.grad(fn, wrt=(0,), **MODES[mode])(*args)
     message = str(info.value)
-    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert names_line(message, HERE, line_of(fn, '# WRITE')), message
     assert f"'{written}'" in message and f"'{other}'" in message, message
+
+
+FOLLOWED_THROUGH_HELPERS = [
+    (helper_returning_its_argument_written, (np.array([0.3, -0.2]),)),
+    (helper_returning_a_view_written, (np.array([0.3, -0.2, 0.1, 0.4]),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", FOLLOWED_THROUGH_HELPERS,
+                         ids=[r[0].__name__ for r in FOLLOWED_THROUGH_HELPERS])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_write_through_what_a_helper_returns_is_followed(fn, args, mode):
+    """``b = same(a); b += 1.0`` and ``u = interior(U); u *= 2.0``: refused while the
+    lowering inlined the helper (what it returned was a value of its own);
+    inlined by desugar, ``b`` is ``a`` and ``u`` a view of ``U``, which the view
+    pass follows."""
+    check_grad(fn, args, df=tc.grad(fn, wrt=(0,), **MODES[mode]))
 
 
 def swap_beside_a_name_kept_from_the_last_step(g):
@@ -405,8 +421,9 @@ def test_what_a_helper_stores_through_another_name_is_seen():
     with pytest.raises(TransformError) as info:
         tc.grad(fn)(np.array([0.3, -0.2]))
     message = str(info.value)
-    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
-    assert "'box'" in message and "'a'" in message, message
+    assert names_line(message, HERE, line_of(fn, '# WRITE')) or \
+        names_line(message, HERE, line_of(keep_through_another_name, 'held.append')), message
+    assert "'box'" in message, message
 
 
 # --- a method's arithmetic on the attributes of an object made in the function ----------
@@ -741,7 +758,7 @@ def test_a_view_or_object_an_element_read_gives_is_still_refused(fn, args, writt
     with pytest.raises(TransformError) as info:
         tc.grad(fn, wrt=(0,), **MODES[mode])(*args)
     message = str(info.value)
-    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert names_line(message, HERE, line_of(fn, '# WRITE')), message
     assert f"'{written}'" in message and f"'{other}'" in message, message
 
 
@@ -947,7 +964,7 @@ def test_an_index_that_may_be_one_integer_is_still_refused(fn, args, written, ot
     with pytest.raises(TransformError) as info:
         tc.grad(fn, wrt=(0,), **MODES[mode])(*args)
     message = str(info.value)
-    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert names_line(message, HERE, line_of(fn, '# WRITE')), message
     assert f"'{written}'" in message and f"'{other}'" in message, message
     assert "'np'" not in message, message
 
@@ -1049,13 +1066,12 @@ def newton_given_a_local_step_returning_the_iterate(x0, a):
                                 newton_given_a_module_array_as_the_step,
                                 newton_given_a_local_step_returning_the_iterate])
 @pytest.mark.parametrize("mode", list(MODES))
-def test_a_function_passed_in_that_may_return_old_memory_is_still_refused(fn, mode):
-    with pytest.raises(TransformError) as info:
-        tc.grad(fn, wrt=(0,), **MODES[mode])(np.array([1.2, 0.9]), np.array([2.0, 0.5]))
-    message = str(info.value)
-    assert f"{HERE}:{line_of(damped_newton, '# WRITE')}:" in message, message
-    assert "'x'" in message and "'s'" in message, message
-    assert "the function given for 'step' here" in message, message
+def test_a_function_passed_in_that_may_return_old_memory_is_followed(fn, mode):
+    """Refused while the lowering inlined damped_newton (what ``step`` returns might
+    be ``x`` itself); inlined by desugar, ``s = x`` is an alias the view pass
+    follows (``x -= s`` zeroes both)."""
+    check_grad(fn, (np.array([1.2, 0.9]), np.array([2.0, 0.5])),
+               df=tc.grad(fn, wrt=(0,), **MODES[mode]))
 
 
 def list_of_arrays_scaled_by_module_constants(x):

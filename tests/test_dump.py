@@ -225,7 +225,10 @@ def test_desugar_stage_prints_the_writes_made_explicit(tmp_path, capsys):
     assert "U[1:-1, 1:-1] = u" in lines  # the write through the view, carried to its root
     assert "U[0, :] = U[1, :]" in lines and "V[0, :] = V[1, :]" in lines  # for Z in (U, V)
     assert not any(line.startswith("for Z in") for line in lines)
-    assert "# function laplacian(), as the lowering inlines it" in lines
+    # laplacian(U) inside the expression: inlined before the statement, in Python's order
+    assert "laplacian_result = U[:-2, 1:-1] + U[1:-1, :-2] - 4 * U[1:-1, 1:-1] + " \
+        "U[1:-1, 2:] + U[2:, 1:-1]" in lines
+    assert not any("laplacian(" in line for line in lines)
     compile(out, "desugared", "exec")  # plain Python a person can read and run
 
 

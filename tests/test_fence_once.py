@@ -41,7 +41,7 @@ def twice_smoothed(x):
     return np.sum(a * a)
 
 
-def test_a_helper_inlined_twice_is_fenced_once(monkeypatch):
+def test_a_helper_inlined_twice_is_fenced_once_with_its_caller(monkeypatch):
     fenced = []
     real = fence_module.check_writes
 
@@ -52,7 +52,8 @@ def test_a_helper_inlined_twice_is_fenced_once(monkeypatch):
     monkeypatch.setattr(fence_module, "check_writes", counting)
     df = tc.grad(twice_smoothed)
     check_grad(twice_smoothed, (np.array([0.5, -1.0, 2.0]),), df=df)
-    assert fenced.count(smooth) == 1
+    # desugar inlined both calls: the fence runs once, on the one function
+    assert fenced == [twice_smoothed]
 
 
 def aliased_write(a):

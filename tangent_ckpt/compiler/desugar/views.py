@@ -204,4 +204,5 @@ class SharedWrite(tuple):
 def _note_shared_writes(parsed, group):
     for found in getattr(_SHARED_WRITES, "stack", ()):
         stmt = min((w[0] for w in group.writes), key=lambda s: getattr(s, "lineno", 0))
-        found.append(SharedWrite(parsed.filename, getattr(stmt, "lineno", None), group.names))
+        found.append(SharedWrite(parsed.origin(stmt).filename, getattr(stmt, "lineno", None),
+                                 group.names))

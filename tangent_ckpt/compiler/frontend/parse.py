@@ -10,6 +10,7 @@ import contextlib
 import inspect
 import linecache
 import os
+import re
 import textwrap
 import threading
 import types
@@ -18,6 +19,7 @@ import weakref
 import gast
 
 from tangent_ckpt.compiler.frontend.lambda_source import lambda_as_function
+from tangent_ckpt.compiler.node_facts import NodeFacts
 from tangent_ckpt.errors import SourceUnavailableError, UnsupportedSyntaxError
 
 _UNRESOLVED = object()
@@ -38,10 +40,57 @@ class ParsedFunction:
         self.globals = getattr(fn, "__globals__", {})
         self.closure = _closure_values(fn)
         self.cells = _closure_cells(fn)
+        # what desugar's inlining of the user's helpers adds (desugar/inline_functions.py):
+        # a name it gave a name a helper reads from its own module -> (that helper's
+        # ParsedFunction, the name there); each node it copied from a helper -> the
+        # helper (a refusal names the helper's file); the helpers' lines from this
+        # file, for the comments of the generated code
+        self.inlined_names = {}
+        self.origins = NodeFacts()
+        # each such node -> (the helper's name, its call's line, that line's own site)
+        self.call_sites = NodeFacts()
+        # (line, column, end line, end column) of each such node -> (helper, call
+        # site), None where a node of this function's own has that place too: a node
+        # a later pass makes at an inlined node's place comes from the helper as well
+        self.inlined_places = {}
+        self.inlined_lines = {}
+        self.spellings = {}  # a name it gave a helper's local -> the local's own name
 
     @property
     def name(self):
         return self.node.name
+
+    def origin(self, node):
+        """The function whose file ``node`` comes from: a helper inlined into this
+        one, or this one."""
+        return self._inlined(node)[0] or self
+
+    def _inlined(self, node):
+        """(helper or None, call site or None) of ``node``."""
+        if node is None:
+            return None, None
+        helper, site = self.origins.get(node), self.call_sites.get(node)
+        if helper is None and site is None:
+            return self.inlined_places.get(place_of(node)) or (None, None)
+        return helper, site
+
+    def located(self, cls, message, node, construct=None, hint=None):
+        """An error of class ``cls`` at ``node``: in the file it comes from, and,
+        for a node of a helper desugar inlined, saying where the helper is called."""
+        for given, own in self.spellings.items():  # a helper's names as its code spells them
+            word = re.compile(rf"\b{re.escape(given)}\b")
+            message = word.sub(own, message)
+            hint = word.sub(own, hint) if hint else hint
+        site = self._inlined(node)[1]
+        if site is not None:
+            chain = []
+            while site is not None:
+                chain.append(f"in {site[0]}(), called at line {site[1]}")
+                site = site[2]
+            message = f"{message} ({', '.join(chain)})"
+        lineno = getattr(node, "lineno", None) if node is not None else self.node.lineno
+        return cls(message, filename=self.origin(node).filename, lineno=lineno,
+                   construct=construct, hint=hint)
 
     def line_text(self, lineno):
         return self.source_lines.get(lineno, "").strip()
@@ -52,6 +101,9 @@ class ParsedFunction:
         Every resolution is noted in the active :class:`Dependencies` (see
         :func:`recording`): the compiled gradient is valid while each name still
         denotes the same object."""
+        if name in self.inlined_names:
+            helper, original = self.inlined_names[name]
+            return helper.resolve(original)
         if name in self.closure:
             obj = self.closure[name]
             _note(("closure", id(self.cells[name]), name), self.cells[name], name, obj)
@@ -66,9 +118,13 @@ class ParsedFunction:
         return _UNRESOLVED
 
     def error(self, cls, message, node=None, construct=None, hint=None):
-        lineno = getattr(node, "lineno", None) if node is not None else self.node.lineno
-        return cls(message, filename=self.filename, lineno=lineno,
-                   construct=construct, hint=hint)
+        return self.located(cls, message, node, construct, hint)
+
+
+def place_of(node):
+    """Where ``node`` is written: (line, column, end line, end column)."""
+    return tuple(getattr(node, f, None) for f in ("lineno", "col_offset", "end_lineno",
+                                                   "end_col_offset"))
 
 
 class Dependencies:

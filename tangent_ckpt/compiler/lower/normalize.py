@@ -75,7 +75,8 @@ class Lowering:
         self.current_scope = None  # the scope of the function being lowered
         self.ctx = None  # that function's result name, enclosing loop, ...
         self.inline_stack = []  # helpers being inlined (recursion check)
-        self.inlined_lines = {}  # source lines of helpers from the same file
+        # source lines of helpers from the same file (desugar inlined some)
+        self.inlined_lines = dict(parsed.inlined_lines)
         # variables an attribute was bound to by a plain assignment (self.last =
         # self.acc, self.last = acc): variable -> the other name, for the run-time
         # check of an in-place update of either (objects.py)
@@ -97,8 +98,7 @@ class Lowering:
     def error(self, cls, what, node, hint=None, construct=None, parsed=None):
         """An error of class ``cls`` naming the user's file and line."""
         parsed = parsed or (self.current_scope.parsed if self.current_scope else self.parsed)
-        return cls(what, filename=parsed.filename, lineno=getattr(node, "lineno", None),
-                   construct=construct or what, hint=hint)
+        return parsed.located(cls, what, node, construct=construct or what, hint=hint)
 
     def emit(self, stmt):
         expr = getattr(stmt, "expr", None)

@@ -1,0 +1,802 @@
+"""Desugar: calls of the user's plain functions, inlined as statements.
+
+``h = step(h, x)`` where ``step`` is a ``def`` of the user's (module level or a
+closure's, not a method, a generator or a function with a rule) becomes the
+statements of ``step``'s body, in the caller's function:
+
+- each parameter is the caller's argument: a name or a constant it is given
+  stands for the parameter wherever the body reads it (the parameter is never
+  rebound there), anything else is evaluated once, in order, into a fresh name
+  (``lr_2 = 0.1 * scale``) -- Python's binding of arguments, so a write into a
+  parameter is a write into the caller's array, which the view pass and the
+  fence then see as the caller's own code;
+- the body's local names get names the caller does not use (``a`` stays ``a``
+  where it is free, else ``a_2``); a name the body reads from its own module
+  keeps its name when the caller's function sees the same object there, else
+  gets a fresh one, which the caller's :class:`ParsedFunction` resolves in the
+  helper's namespace (``ParsedFunction.inlined_names``);
+- every ``return value`` becomes ``target = value`` as the last statement of its
+  path (the statements after a branch that returns go into its other path).
+
+The call must be the whole value of its statement (``f(x)``, ``y = f(x)``,
+``a, b = f(x)``, ``return f(x)``); a call elsewhere, and a function this pass
+cannot write as statements (``*args``, a ``return`` inside a loop, ``global``,
+a ``yield``, a default that is not a constant, an argument that is a
+``lambda``, recursion), is left as it is, for the lowering to inline where it
+stands.  Every node the pass copies from a helper is noted in
+``ParsedFunction.origins`` with the helper it came from, so a refusal names the
+helper's file and line, and comments quote the helper's lines
+(``ParsedFunction.inlined_lines``).
+"""
+
+import copy
+import inspect
+import types
+from collections import Counter
+
+import gast
+
+from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
+from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
+from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.view_shape import fresh_name, name_node, names_taken, store_node
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, parse_function, place_of
+from tangent_ckpt.compiler.frontend.reached_functions import user_function
+
+#: the most statements one function may grow to by inlining (then calls stay calls)
+_MOST_STATEMENTS = 20_000
+_SIMPLE_CONSTANTS = (int, float, complex, bool, str, type(None))
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+
+
+class _Value:
+    """A default argument's object, which a name the pass adds denotes."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def resolve(self, name):
+        return self.obj
+
+
+def _kept_default(obj):
+    """A default the helper reads but cannot change: a function, class or module,
+    or a tuple of numbers."""
+    return callable(obj) or isinstance(obj, types.ModuleType) or \
+        isinstance(obj, tuple) and all(isinstance(v, _SIMPLE_CONSTANTS) for v in obj)
+
+
+class _Callee:
+    """A function this pass may inline: ``identity`` (its object, or its ``def``
+    node in the caller: recursion is a call of one being inlined), ``name``,
+    ``helper`` (the ParsedFunction whose namespace its free names are read in),
+    ``template`` (its ``def``, after the passes before this one), ``defaults``
+    ({parameter: object}), ``closure`` (a def of the caller's own: its free names
+    are the caller's), ``generator``."""
+
+    __slots__ = ("identity", "name", "helper", "template", "defaults", "closure",
+                 "generator")
+
+    def __init__(self, identity, name, helper, template, defaults, closure, generator):
+        self.identity, self.name, self.helper = identity, name, helper
+        self.template, self.defaults = template, defaults
+        self.closure, self.generator = closure, generator
+
+
+def _prepared(fnode):
+    """``fnode`` without its docstring, after the passes that run before this one,
+    and with its returns inside loops written as flags (desugar/loop_exits.py)."""
+    body = fnode.body
+    if len(body) > 1 and isinstance(body[0], gast.Expr) and \
+            isinstance(body[0].value, gast.Constant) and isinstance(body[0].value.value, str):
+        fnode.body = body[1:]
+    evaluate_once(fnode)
+    desugar_loop_exits(fnode)
+    return fnode
+
+
+def _positional(fnode):
+    return [a.id for a in fnode.args.posonlyargs + fnode.args.args]
+
+
+def _local_functions(fnode):
+    """{name: node}: the ``def`` statements, and ``name = lambda ...`` assignments,
+    at the top level of ``fnode``'s body, whose name nothing else binds."""
+    found = {}
+    for stmt in fnode.body:
+        if isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list:
+            found[stmt.name] = stmt
+        elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Lambda):
+            found[stmt.targets[0].id] = stmt
+    bindings = Counter(n.id for n in gast.walk(fnode) if isinstance(n, gast.Name) and
+                       isinstance(n.ctx, (gast.Store, gast.Del, gast.Param)))
+    bindings.update(n.name for n in gast.walk(fnode)
+                    if isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not fnode)
+    return {name: node for name, node in found.items() if bindings[name] == 1}
+
+
+def _statement_yields(fnode):
+    return {id(s.value) for s in fnode.body for s in _own_nodes(s)
+            if isinstance(s, gast.Expr) and isinstance(s.value, gast.Yield)}
+
+
+def _exits_loop(stmts):
+    """Does a ``break`` or ``continue`` in ``stmts`` leave (or go on with) the loop
+    they are the body of (not one nested in them)?"""
+    stack = list(stmts)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, (gast.Break, gast.Continue)):
+            return True
+        if isinstance(s, (gast.For, gast.While, gast.AsyncFor)) or isinstance(s, _SCOPES):
+            stack.extend(s.orelse if isinstance(s, (gast.For, gast.While, gast.AsyncFor))
+                         else ())
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(s, field, None) or ())
+        for handler in getattr(s, "handlers", ()) or ():
+            stack.extend(handler.body)
+    return False
+
+
+class _NotInlined(Exception):
+    """This call stays a call (the lowering inlines it, or refuses it, as before)."""
+
+
+def inline_functions(parsed):
+    """Inline, in place, every call of a plain user function in ``parsed`` that
+    is the whole value of its statement (see the module's docstring)."""
+    _Inliner(parsed).block(parsed.node.body, ())
+
+
+def _own_nodes(node):
+    """The nodes of ``node`` that belong to its own scope (not to a nested
+    ``def``, ``class`` or ``lambda``, whose names are their own)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        for child in gast.iter_child_nodes(n):
+            if not isinstance(child, _SCOPES):
+                stack.append(child)
+
+
+def _stored_names(fnode):
+    """Every name ``fnode``'s body binds, in its own scope or a nested one."""
+    names = set()
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param)):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)) and \
+                n is not fnode:
+            names.add(n.name)
+    return names
+
+
+def _nested_scope_names(fnode):
+    """The names bound in the scopes nested in ``fnode`` (a ``lambda``'s or inner
+    ``def``'s parameters and locals, a comprehension's variables)."""
+    names = set()
+    for n in gast.walk(fnode):
+        if n is fnode:
+            continue
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            names |= {m.id for m in gast.walk(n) if isinstance(m, gast.Name) and
+                      isinstance(m.ctx, (gast.Store, gast.Del, gast.Param))}
+        elif isinstance(n, gast.comprehension):
+            names |= {m.id for m in gast.walk(n.target) if isinstance(m, gast.Name)}
+    return names
+
+
+def _closes_over_its_names(fnode):
+    """Does a ``def`` or ``lambda`` nested in ``fnode`` read a name of ``fnode``'s
+    own (a parameter or local)?  Such a closure keeps the bindings of that one
+    call, which the caller's names standing for them would not."""
+    own = _local_names(fnode)
+    for n in gast.walk(fnode):
+        if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                             gast.Lambda)):
+            inner = {m.id for m in gast.walk(n) if isinstance(m, gast.Name) and
+                     isinstance(m.ctx, (gast.Store, gast.Del, gast.Param))}
+            if any(isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load) and
+                   m.id in own and m.id not in inner for m in gast.walk(n)):
+                return True
+    return False
+
+
+def _local_names(fnode):
+    """The names of ``fnode``'s own scope: its parameters and what its body binds."""
+    args = fnode.args
+    names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    names |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    for stmt in fnode.body:
+        for n in _own_nodes(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                names.add(n.id)
+            elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                names.add(n.name)
+    return names
+
+
+def _has(stmts, kinds):
+    return any(isinstance(n, kinds) for s in stmts for n in _own_nodes(s))
+
+
+def _always_returns(stmts):
+    """Does every path through ``stmts`` end in a ``return`` or a ``raise``?"""
+    for s in stmts:
+        if isinstance(s, (gast.Return, gast.Raise)):
+            return True
+        if isinstance(s, gast.If) and _always_returns(s.body) and _always_returns(s.orelse):
+            return True
+    return False
+
+
+def _count(stmts):
+    return sum(1 for s in stmts for n in gast.walk(s) if isinstance(n, gast.stmt))
+
+
+class _Inliner:
+    def __init__(self, parsed):
+        self.parsed = parsed
+        self.taken = names_taken(parsed.node)
+        self.locals = _local_names(parsed.node)
+        self.statements = _count(parsed.node.body)
+        self.callees = {}  # function object, or def node -> _Callee (None: not inlined)
+        self.local_functions = _local_functions(parsed.node)
+        # where the caller's own nodes are written (see ParsedFunction.inlined_places)
+        self.own_places = {place_of(n) for n in gast.walk(parsed.node)}
+
+    # --- walking the caller's statements ---------------------------------------------
+    def block(self, stmts, stack):
+        """Inline the calls of ``stmts`` (a statement list, rewritten in place)."""
+        i = 0
+        while i < len(stmts):
+            stmt = stmts[i]
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and not isinstance(stmt, _SCOPES):
+                    self.block(inner, stack)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                self.block(handler.body, stack)
+            # hoisting rewrites the statement's own expression: kept, to put back
+            kept = {field: self.copy(getattr(stmt, field)) for field in ("value", "test")
+                    if isinstance(getattr(stmt, field, None), gast.AST)}
+            try:
+                replacement = self.statement(stmt, stack)
+            except _NotInlined:  # (a call found inlinable may still not be: as it was)
+                for field in ("value", "test"):
+                    if field in kept:
+                        setattr(stmt, field, kept[field])
+                replacement = None
+            if replacement is None:
+                i += 1
+                continue
+            stmts[i:i + 1] = replacement
+            i += len(replacement)
+
+    def statement(self, stmt, stack):
+        """The statements that replace ``stmt``, or None."""
+        value = getattr(stmt, "value", None)
+        if isinstance(stmt, gast.Expr) and self.inlinable(value, stack):
+            return self.inline(value, None, stack)
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Name) and self.inlinable(value, stack):
+            return self.inline(value, stmt.targets[0].id, stack)
+        if isinstance(stmt, (gast.Expr, gast.Assign)) or \
+                isinstance(stmt, gast.Return) and value is not None and not stack or \
+                isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            before, stmt.value = self.hoist(value, stack)
+        elif isinstance(stmt, gast.If):
+            before, stmt.test = self.hoist(stmt.test, stack)
+        elif isinstance(stmt, gast.For):
+            return self.generator_loop(stmt, stack)
+        else:
+            return None
+        return before + [stmt] if before else None
+
+    # --- calls inside expressions -----------------------------------------------------
+    def hoist(self, node, stack):
+        """``(statements, node')``: the inlinable calls in ``node`` inlined before it,
+        into fresh names, with every part Python evaluates before such a call
+        evaluated before it too (``value = a[0]`` before ``f_result = f(a)``);
+        what ``node'`` still computes comes after them all, as in Python."""
+        if not self.calls_in(node, stack):
+            return [], node
+        if isinstance(node, gast.Call) and self.inlinable(node, stack):
+            before, node = self.hoist_children(node, stack)
+            result = fresh_name(f"{self.prepare(node, stack).name}_result", self.taken)
+            self.locals.add(result)
+            return before + self.inline(node, result, stack), \
+                gast.copy_location(name_node(result), node)
+        return self.hoist_children(node, stack)
+
+    def hoist_children(self, node, stack):
+        children = _evaluated_in_order(node)
+        holding = [k for k, child in enumerate(children) if self.calls_in(child, stack)]
+        if not holding:
+            return [], node
+        last = holding[-1]
+        before = []
+        for k, child in enumerate(children[:last + 1]):
+            statements, new = self.hoist(child, stack)
+            before += statements
+            if k < last and not self.stands_for_itself(new) and \
+                    not (isinstance(node, gast.Call) and child is node.func):
+                operand = fresh_name("operand", self.taken)
+                self.locals.add(operand)
+                before.append(gast.copy_location(
+                    gast.Assign(targets=[store_node(operand)], value=new,
+                                type_comment=None), new))
+                new = gast.copy_location(name_node(operand), new)
+            if new is not child:
+                _ReplaceChild(child, new).generic_visit(node)
+        return before, node
+
+    def calls_in(self, node, stack):
+        """Does ``node`` hold a call this pass inlines, where it can hoist it (not
+        inside a branch of ``a if c else b``, ``and``/``or``, a ``lambda`` or a
+        comprehension, which may not run it)?"""
+        if isinstance(node, gast.Call) and self.inlinable(node, stack):
+            return True
+        return isinstance(node, _IN_ORDER) and \
+            any(self.calls_in(child, stack) for child in _evaluated_in_order(node))
+
+    # --- one call ----------------------------------------------------------------------
+    def inlinable(self, call, stack):
+        try:
+            self.prepare(call, stack)
+        except _NotInlined:
+            return False
+        return True
+
+    def prepare(self, call, stack, generator=False):
+        """The :class:`_Callee` ``call`` calls, when this pass can inline the call
+        (``generator``: a generator function, for a ``for`` loop over it); else
+        raises ``_NotInlined``."""
+        if not isinstance(call, gast.Call) or \
+                not isinstance(call.func, (gast.Name, gast.Attribute)):
+            raise _NotInlined
+        if any(isinstance(a, gast.Starred) for a in call.args) or \
+                any(k.arg is None for k in call.keywords) or \
+                any(isinstance(n, (gast.Lambda, gast.NamedExpr)) for n in gast.walk(call)):
+            raise _NotInlined
+        if isinstance(call.func, gast.Name) and call.func.id in self.local_functions:
+            callee = self.local_callee(call.func.id)
+        else:
+            fn = resolve_dotted(call.func, self.parsed.resolve, self.locals)
+            if fn is None or fn is _UNRESOLVED or not user_function(fn) or \
+                    registry.lookup(fn) is not None or hasattr(fn, "__wrapped__") or \
+                    inspect.iscoroutinefunction(fn):
+                raise _NotInlined
+            callee = self.module_callee(fn)
+        if callee is None or callee.generator != generator or \
+                any(callee.identity is f for f in stack):
+            raise _NotInlined
+        args = callee.template.args
+        body = callee.template.body
+        if _closes_over_its_names(callee.template):
+            raise _NotInlined  # its closures keep the call's own bindings (the lowering's)
+        if args.vararg is not None or args.kwarg is not None or \
+                _has(body, (gast.Global, gast.Nonlocal, gast.YieldFrom, gast.Await)) or \
+                not generator and _has(body, (gast.Yield,)) or \
+                generator and _has(body, (gast.Return,)) or \
+                any(_has(s.body + s.orelse, (gast.Return,))
+                    for s in body for s in _own_nodes(s)
+                    if isinstance(s, (gast.For, gast.While, gast.AsyncFor))) or \
+                any(_has([s], (gast.Return,)) for s in body for s in _own_nodes(s)
+                    if isinstance(s, (gast.With, gast.AsyncWith, gast.Try))):
+            raise _NotInlined
+        if self.statements + _count(body) > _MOST_STATEMENTS:
+            raise _NotInlined
+        return callee
+
+    def module_callee(self, fn):
+        if fn not in self.callees:
+            try:
+                helper = parse_function(fn)
+            except Exception:  # noqa: BLE001 - the lowering reports it where it inlines
+                self.callees[fn] = None
+            else:
+                defaults = dict(zip(_positional(helper.node)[
+                    len(_positional(helper.node)) - len(fn.__defaults__ or ()):],
+                    fn.__defaults__ or ()))
+                defaults.update(fn.__kwdefaults__ or {})
+                name = fn.__name__ if fn.__name__.isidentifier() else "lambda"
+                self.callees[fn] = _Callee(fn, name, helper, _prepared(helper.node),
+                                           defaults, closure=False,
+                                           generator=inspect.isgeneratorfunction(fn))
+        return self.callees[fn]
+
+    def local_callee(self, name):
+        """A ``def`` (or ``name = lambda ...``) of the caller's own body: its names
+        other than its own are the caller's (a closure), read where it is called."""
+        node = self.local_functions[name]
+        if node not in self.callees:
+            if isinstance(node, gast.Assign):  # sq = lambda v: ...
+                lam = node.value
+                fnode = gast.FunctionDef(**{f: None for f in gast.FunctionDef._fields})
+                fnode.name, fnode.args = name, copy.deepcopy(lam.args)
+                fnode.body = [gast.copy_location(
+                    gast.Return(value=copy.deepcopy(lam.body)), lam)]
+                fnode.decorator_list = []
+                if "type_params" in gast.FunctionDef._fields:
+                    fnode.type_params = []
+                gast.copy_location(fnode, node)
+                fnode.end_lineno = getattr(node, "end_lineno", node.lineno)
+            else:
+                fnode = copy.deepcopy(node)
+            args = fnode.args
+            positional = _positional(fnode)
+            defaults = dict(zip(positional[len(positional) - len(args.defaults):],
+                                args.defaults))
+            defaults.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
+                             if d is not None})
+            if any(not isinstance(d, gast.Constant) for d in defaults.values()):
+                self.callees[node] = None  # evaluated where the def ran, not here
+            else:
+                self.callees[node] = _Callee(
+                    node, name, self.parsed, _prepared(fnode),
+                    {p: d.value for p, d in defaults.items()}, closure=True,
+                    generator=_has(fnode.body, (gast.Yield,)))
+        return self.callees[node]
+
+    def inline(self, call, target, stack):
+        """The statements of the called function's body, for ``target = call``
+        (``target`` None: its value is not used)."""
+        callee = self.prepare(call, stack)
+        if target is not None and not _always_returns(callee.template.body):
+            raise _NotInlined  # the lowering says it can end without returning a value
+        prelude, fnode = self.instantiate(callee, call)
+        body = _single_exit(fnode.body, target)
+        self.note_origin(callee, body, call)
+        self.statements += _count(body)
+        self.block(prelude, stack)
+        self.block(body, stack + (callee.identity,))
+        return prelude + body
+
+    def generator_loop(self, loop, stack):
+        """``for target in gen(...): body`` over a user generator: the generator's
+        statements, each ``yield value`` written ``target = value`` and the body."""
+        if loop.orelse or not isinstance(loop.iter, gast.Call) or \
+                _has(loop.body, (gast.Return,)) or _exits_loop(loop.body):
+            raise _NotInlined
+        callee = self.prepare(loop.iter, stack, generator=True)
+        if any(isinstance(n, gast.Yield) and (n.value is None or id(n) not in _statement_yields(
+                callee.template)) for s in callee.template.body for n in _own_nodes(s)):
+            raise _NotInlined  # a yield used as a value, or a bare yield
+        # the body rebinds the caller's names while the generator runs: an argument
+        # naming one is the object it named when the loop began
+        rebound = {n.id for s in loop.body + [loop.target] for n in gast.walk(s)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+        prelude, fnode = self.instantiate(callee, loop.iter, rebound)
+        self.note_origin(callee, fnode.body, loop.iter)
+
+        def at_yields(stmts):
+            out = []
+            for s in stmts:
+                if isinstance(s, gast.Expr) and isinstance(s.value, gast.Yield):
+                    out.append(gast.copy_location(gast.Assign(
+                        targets=[self.copy(loop.target)], value=s.value.value,
+                        type_comment=None), s))
+                    out.extend(self.copy(b) for b in loop.body)
+                    continue
+                for field in ("body", "orelse", "finalbody"):
+                    inner = getattr(s, field, None)
+                    if isinstance(inner, list) and not isinstance(s, _SCOPES):
+                        setattr(s, field, at_yields(inner))
+                for handler in getattr(s, "handlers", ()) or ():
+                    handler.body = at_yields(handler.body)
+                out.append(s)
+            return out
+        body = at_yields(fnode.body)
+        self.statements += _count(body)
+        self.block(prelude, stack)
+        self.block(body, stack + (callee.identity,))
+        return prelude + body
+
+    def instantiate(self, callee, call, rebound=frozenset()):
+        """``(prelude, fnode)``: the statements binding the parameters that need a
+        name of their own, and a copy of the callee with its names renamed and its
+        parameters replaced by the caller's names that stand for them."""
+        fnode = copy.deepcopy(callee.template)
+        prelude, substituted, rename = self.parameters(callee, fnode, call, rebound)
+        rename.update(self.locals_of(fnode, set(rename) | set(substituted)))
+        if not callee.closure:
+            rename.update(self.free_names(callee.helper, fnode, set(rename) | set(substituted)))
+        self.parsed.spellings.update((new, old) for old, new in rename.items() if new != old)
+        for n in gast.walk(fnode):
+            if isinstance(n, gast.Name) and n.id in rename:
+                n.id = rename[n.id]
+            elif isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not fnode and \
+                    n.name in rename:
+                n.name = rename[n.name]
+        fnode.body = [_substitute(s, substituted) for s in fnode.body]
+        origin = self.parsed.origins.get(call)
+        if origin is not None:
+            for s in prelude:
+                for n in gast.walk(s):
+                    if self.parsed.origins.get(n) is None:
+                        self.parsed.origins[n] = origin
+        return prelude, fnode
+
+    def copy(self, node):
+        """A deep copy of ``node`` whose nodes keep the origins and call sites of
+        the originals."""
+        memo = {}
+        copied = copy.deepcopy(node, memo)
+        for table in (self.parsed.origins, self.parsed.call_sites):
+            for n in gast.walk(node):
+                fact = table.get(n)
+                if fact is not None and id(n) in memo:
+                    table[memo[id(n)]] = fact
+        return copied
+
+    def parameters(self, callee, fnode, call, rebound):
+        """The statements binding the parameters that need a name of their own,
+        {parameter: the caller's node standing for it} and {parameter: its new
+        name}."""
+        args = fnode.args
+        positional = _positional(fnode)
+        keyword_only = [a.id for a in args.kwonlyargs]
+        if len(call.args) > len(positional):
+            raise _NotInlined
+        given = dict(zip(positional, call.args))
+        for k in call.keywords:
+            if k.arg not in positional[len(args.posonlyargs):] + keyword_only or k.arg in given:
+                raise _NotInlined
+            given[k.arg] = k.value
+        defaults = callee.defaults
+        stored = _stored_names_in_body(fnode)
+        added_into = _added_into(fnode)  # p += v: in place when p is an array
+        nested = _nested_scope_names(fnode)  # a caller's name read there is captured
+        prelude, substituted, rename = [], {}, {}
+        # the arguments are evaluated in the order the call writes them, then the defaults
+        order = {id(node): k for k, node in enumerate(list(call.args) +
+                                                      [k.value for k in call.keywords])}
+        params = sorted(positional + keyword_only,
+                        key=lambda p: order.get(id(given.get(p)), len(order)))
+        for p in params:
+            if p in given:
+                value = given[p]
+            elif p in defaults and isinstance(defaults[p], _SIMPLE_CONSTANTS):
+                value = gast.copy_location(gast.Constant(value=defaults[p], kind=None), call)
+            elif p in defaults and _kept_default(defaults[p]):  # act=np.tanh
+                name = fresh_name(f"{p}_default", self.taken)
+                self.parsed.inlined_names[name] = (_Value(defaults[p]), name)
+                value = gast.copy_location(name_node(name), call)
+            else:
+                raise _NotInlined  # a missing argument, or a default the helper may change
+            if p in added_into and isinstance(value, gast.Name):
+                # in place into the caller's array only when it is one (else a
+                # rebinding of the helper's own name): decided here when it surely
+                # is one, at run time by the lowering otherwise
+                if not self.surely_an_array(value.id):
+                    raise _NotInlined
+                if value.id in nested | rebound:
+                    raise _NotInlined
+                substituted[p] = value
+                continue
+            if p not in stored and self.stands_for_itself(value) and \
+                    not any(isinstance(n, gast.Name) and n.id in nested | rebound
+                            for n in gast.walk(value)):
+                substituted[p] = value
+                continue
+            name = fresh_name(p, self.taken)
+            self.locals.add(name)
+            prelude.append(gast.copy_location(
+                gast.Assign(targets=[store_node(name)], value=value, type_comment=None),
+                call))
+            rename[p] = name
+        return prelude, substituted, rename
+
+    def surely_an_array(self, name):
+        """Is the caller's local ``name`` an array on every binding (so ``p += v``
+        on a parameter bound to it writes into it)?"""
+        return name in self.locals and \
+            LocalBindings(self.parsed.node, self.parsed.resolve).facts().array(name) is not None
+
+    def stands_for_itself(self, node):
+        """May ``node`` be read anew wherever the parameter is read?  A name of
+        the caller (the parameter is never rebound: the same object), a constant,
+        or a dotted name of a module (``np.tanh``)."""
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return True
+        if isinstance(node, gast.Attribute):
+            root = node
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            return isinstance(root, gast.Name) and root.id not in self.locals and \
+                isinstance(self.parsed.resolve(root.id), types.ModuleType)
+        return False
+
+    def locals_of(self, fnode, done):
+        """The helper's own names, each a name the caller does not use."""
+        found = {}
+        for name in sorted(_local_names(fnode) - done):
+            found[name] = fresh_name(name, self.taken)
+            self.locals.add(found[name])
+        return found
+
+    def free_names(self, helper, fnode, done):
+        """The names the helper reads from outside it: kept where the caller's
+        function sees the same object under that name, else a fresh name the
+        caller's function resolves in the helper's namespace."""
+        bound = _stored_names(fnode) | done
+        found = {}
+        for n in gast.walk(fnode):
+            if not isinstance(n, gast.Name) or n.id in bound or n.id in found:
+                continue
+            obj = helper.resolve(n.id)
+            if obj is _UNRESOLVED:
+                raise _NotInlined  # the lowering names it where it inlines the helper
+            if n.id not in self.locals and self.parsed.resolve(n.id) is obj:
+                self.taken.add(n.id)  # no local of a later helper may take it
+                continue
+            name = n.id if n.id not in self.taken and n.id not in self.locals else \
+                fresh_name(n.id, self.taken)
+            if self.parsed.resolve(name) is not _UNRESOLVED and name not in \
+                    self.parsed.inlined_names:
+                name = fresh_name(n.id, self.taken | {name})
+            self.taken.add(name)
+            self.parsed.inlined_names[name] = (helper, n.id)
+            found[n.id] = name
+        return found
+
+    def note_origin(self, callee, body, call):
+        """Note, for each node of the inlined ``body``, the helper it comes from and
+        the line of the ``call`` it was inlined for (refusals name both)."""
+        helper = callee.helper
+        if helper is not self.parsed and helper.filename == self.parsed.filename:
+            self.parsed.inlined_lines.update(annotated_lines(helper, helper.node))
+        # the helper, the line calling it, and where that line was inlined from
+        site = (callee.name, getattr(call, "lineno", None), self.parsed.call_sites.get(call))
+        places = self.parsed.inlined_places
+        for stmt in body:
+            for n in gast.walk(stmt):
+                if self.parsed.call_sites.get(n) is None:
+                    self.parsed.call_sites[n] = site
+                if helper is not self.parsed and self.parsed.origins.get(n) is None:
+                    self.parsed.origins[n] = helper
+                where = place_of(n)
+                if where[0] is None:
+                    continue
+                fact = (helper if helper is not self.parsed else None,
+                        self.parsed.call_sites.get(n))
+                known = places.get(where, fact)
+                if where in self.own_places or known is None or known[0] is not fact[0]:
+                    places[where] = None  # two files' nodes at one place: not told apart
+                elif known != fact:
+                    places[where] = (fact[0], None)  # one helper called at two places
+                else:
+                    places[where] = fact
+
+
+
+#: the expressions whose parts Python evaluates in the order of their fields
+_IN_ORDER = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Subscript,
+             gast.Attribute, gast.Tuple, gast.List, gast.Slice, gast.keyword)
+
+
+def _evaluated_in_order(node):
+    """The expressions ``node`` evaluates, in order (its fields' order)."""
+    children = []
+    for _, value in gast.iter_fields(node):
+        if isinstance(value, (gast.expr, gast.keyword)):
+            children.append(value)
+        elif isinstance(value, list):
+            children.extend(item for item in value if isinstance(item, (gast.expr, gast.keyword)))
+    return children
+
+
+class _ReplaceChild(gast.NodeTransformer):
+    """``.generic_visit(parent)``: ``old``, a child of ``parent``, replaced by ``new``."""
+
+    def __init__(self, old, new):
+        self.old, self.new = old, new
+
+    def visit(self, node):
+        return self.new if node is self.old else node
+
+
+def _added_into(fnode):
+    """The parameters of ``fnode`` its body binds only by ``p += v`` (not ``@=``)."""
+    params = set(_positional(fnode)) | {a.id for a in fnode.args.kwonlyargs}
+    added, other = set(), set()
+    for stmt in fnode.body:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                (other if isinstance(n.op, gast.MatMult) else added).add(n.target.id)
+    for stmt in fnode.body:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)) and \
+                    not _is_aug_target(n, stmt):
+                other.add(n.id)
+    return (added - other) & params
+
+
+def _is_aug_target(name, stmt):
+    return any(isinstance(n, gast.AugAssign) and n.target is name for n in gast.walk(stmt))
+
+
+def _stored_names_in_body(fnode):
+    names = set()
+    for stmt in fnode.body:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                names.add(n.id)
+    return names
+
+
+def _substitute(node, values):
+    """``node`` with each Name (read) of ``values`` replaced by a copy of its node."""
+    if not values:
+        return node
+
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, name):
+            if name.id in values and isinstance(name.ctx, gast.Load):
+                return gast.copy_location(copy.deepcopy(values[name.id]), name)
+            return name
+    return Substitute().visit(node)
+
+
+def _returns_in(stmt):
+    return any(isinstance(n, gast.Return) for n in _own_nodes(stmt))
+
+
+def _single_exit(stmts, target):
+    """``stmts`` with each ``return value`` written ``target = value`` as the last
+    statement of its path (``target`` None: the value is evaluated for its effects
+    when it is a call, else dropped)."""
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.Return):
+            return stmts[:i] + _result(s, target)
+        if isinstance(s, gast.If) and _returns_in(s):
+            rest = stmts[i + 1:]
+            s.body = _single_exit(s.body + copy.deepcopy(rest), target) or [_pass(s)]
+            s.orelse = _single_exit(s.orelse + copy.deepcopy(rest), target)
+            return stmts[:i] + [s]
+    return stmts
+
+
+def _result(ret, target):
+    value = ret.value
+    if target is None:
+        if value is not None and any(isinstance(n, gast.Call) for n in gast.walk(value)):
+            return [gast.copy_location(gast.Expr(value=value), ret)]
+        return []
+    if value is None:
+        value = gast.Constant(value=None, kind=None)
+    if isinstance(value, gast.Name) and value.id == target:
+        return []  # `return u` of the caller's u into u: nothing to do
+    return [gast.copy_location(gast.Assign(targets=[store_node(target)], value=value,
+                                           type_comment=None), ret)]
+
+
+def _pass(at):
+    return gast.copy_location(gast.Pass(), at)
+
+
+def annotated_lines(parsed, fnode):
+    """The helper's source lines for the comments of the inlined block, each
+    naming the function (or method) it belongs to and the line of its ``def``:
+    ``return np.tanh(self.W @ x)  (in Model.forward, line 12)``; a line of a
+    ``def`` nested in it names that one."""
+    qualname = getattr(parsed.fn, "__qualname__", fnode.name) \
+        if parsed.node is fnode else fnode.name
+    if fnode.name == "lambda_fn":
+        qualname = "lambda"
+    found = {}
+    defs = [(fnode, qualname)] + [(n, n.name) for n in gast.walk(fnode)
+                                  if isinstance(n, gast.FunctionDef) and n is not fnode]
+    for node, name in defs:  # outer ones first: a nested def's lines name it
+        last = getattr(node, "end_lineno", None) or max(parsed.source_lines,
+                                                         default=node.lineno)
+        for line, text in parsed.source_lines.items():
+            if node.lineno < line <= last and text.strip():
+                found[line] = f"{text.strip()}  (in {name}, line {node.lineno})"
+    return found
