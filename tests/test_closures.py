@@ -185,3 +185,21 @@ def test_a_closure_keeps_the_object_its_factory_was_given():
     value, _ = tc.value_and_grad(closure_called_after_its_argument_is_rebound)(x)
     assert value == pytest.approx(closure_called_after_its_argument_is_rebound(x))
     check_grad(closure_called_after_its_argument_is_rebound, (x,))
+
+
+def default_read_where_the_def_runs(x):
+    s = 2.0 * x
+    def scaled(v, k=s):  # k is the s of this line
+        return k * v
+    s = 5.0 * x
+    return np.sum(scaled(x)) + np.sum(s)
+
+
+def test_a_nested_defs_default_is_the_value_when_the_def_ran():
+    """Once a silent wrong gradient (4.75 computed for 4.0 at x = [0.3, 0.4]): the
+    default was read where the function was called, after s was rebound
+    (desugar/def_defaults.py)."""
+    x = np.array([0.3, 0.4])
+    value, _ = tc.value_and_grad(default_read_where_the_def_runs)(x)
+    assert value == pytest.approx(default_read_where_the_def_runs(x))
+    check_grad(default_read_where_the_def_runs, (x,))

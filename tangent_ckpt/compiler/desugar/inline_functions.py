@@ -435,12 +435,15 @@ class _Inliner:
                                 args.defaults))
             defaults.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
                              if d is not None})
-            if any(not isinstance(d, gast.Constant) for d in defaults.values()):
+            # a name read by a default is never rebound after the def (def_defaults.py
+            # bound the function's own names where the def runs): read at the call
+            if any(not isinstance(d, (gast.Constant, gast.Name)) for d in defaults.values()):
                 self.callees[node] = None  # evaluated where the def ran, not here
             else:
                 self.callees[node] = _Callee(
                     node, name, self.parsed, _prepared(fnode),
-                    {p: d.value for p, d in defaults.items()}, closure=True,
+                    {p: d.value if isinstance(d, gast.Constant) else d
+                     for p, d in defaults.items()}, closure=True,
                     generator=_has(fnode.body, (gast.Yield,)))
         return self.callees[node]
 
@@ -562,6 +565,8 @@ class _Inliner:
         for p in params:
             if p in given:
                 value = given[p]
+            elif p in defaults and isinstance(defaults[p], gast.Name):  # def g(v, k=g_k)
+                value = gast.copy_location(name_node(defaults[p].id), call)
             elif p in defaults and isinstance(defaults[p], _SIMPLE_CONSTANTS):
                 value = gast.copy_location(gast.Constant(value=defaults[p], kind=None), call)
             elif p in defaults and _kept_default(defaults[p]):  # act=np.tanh

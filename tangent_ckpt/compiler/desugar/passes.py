@@ -8,17 +8,19 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
-2. ``inline_functions.py``: calls of the user's plain functions that are the whole
+2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
+   where the ``def`` runs;
+3. ``inline_functions.py``: calls of the user's plain functions that are the whole
    value of a statement, inlined (after 1: ``a = b = f(x)`` is one call);
-3. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
+4. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
-4. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
-5. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
-   flags and ``break`` (after 4: a return in an unrolled tuple loop stays a return);
-6. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
-7. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (6 and
-   7 read ``local_bindings.py``);
-8. ``views.py``: writes through views and aliases carried to every name sharing
+5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
+6. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
+   flags and ``break`` (after 5: a return in an unrolled tuple loop stays a return);
+7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
+8. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (7 and
+   8 read ``local_bindings.py``);
+9. ``views.py``: writes through views and aliases carried to every name sharing
    the memory (the fence refuses what it cannot follow).
 
 ``tangent-ckpt dump FILE.py:FUNC --stage desugar`` prints the result.
@@ -30,6 +32,7 @@ import types
 import gast
 
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
+from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.inline_functions import inline_functions
@@ -50,6 +53,7 @@ def desugar(parsed, helper=False):
     is a function the lowering may inline (views of its parameters are followed
     back to the caller's arrays)."""
     evaluate_once(parsed.node)
+    bind_def_defaults(parsed.node)
     inline_functions(parsed)
     hoist_raising_branches(parsed.node)
     unroll_writing_tuple_loops(parsed.node)
