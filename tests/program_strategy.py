@@ -190,8 +190,9 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: into its parameter (the caller's array), a helper returning early from a branch,
 #: a ``for`` over a user generator whose arguments the loop body rebinds, a closure
 #: factory whose argument the caller rebinds before calling the closure, a nested
-#: ``def`` whose default reads a name rebound before the call (both once read the
-#: rebound name: silent wrong gradients); in a loop or not.  Written on request, like ``loop_exits``
+#: ``def`` whose default reads a name rebound before the call, a
+#: ``functools.partial`` of such a name (all three once read the rebound name:
+#: silent wrong gradients); in a loop or not.  Written on request, like ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
 HUNTING_FAMILIES += ("inlined_calls",)
 
@@ -1940,14 +1941,15 @@ class _Gen:
         u, total = self.fresh_name("u"), self.fresh_name()
         self.emit(indent, f"{u} = np.zeros({shape!r}) + np.tanh({self._items(env, 1, shape)[0]})")
         form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
-                          "closure_factory", "def_default"])
+                          "closure_factory", "def_default", "partial"])
         self.features.add("inlined_calls_" + form)
         if form == "draw_before":
             rng = self.fresh_name("rng")
             self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
         inner = indent
         # (a closure bound in a loop is refused by the lowering: bound once, before)
-        if form not in ("closure_factory", "def_default") and self.draw(st.booleans()):
+        if form not in ("closure_factory", "def_default", "partial") and \
+                self.draw(st.booleans()):
             self.emit(indent, f"for {self.fresh_name('t')} in {self.pick(['range(n)', 'range(2)'])}:")
             inner = indent + 1
             self.features.add("inlined_calls_loop")
@@ -1963,6 +1965,14 @@ class _Gen:
                              "        return v * (limit / np.max(np.abs(v)))",
                              "    v = v + 0.0", "    return v * 1.5", "", ""]
             self.emit(inner, f"{u} = np.tanh(_clip{k}({u}, {self.pick(['0.5', '2.0'])}))")
+        elif form == "partial":  # functools.partial binds the object the name holds now
+            scale = self.fresh_name("k")
+            self.helpers += ["import functools", "", "", f"def _scaled{k}(c, v):",
+                             "    return c * np.tanh(v)", "", ""]
+            self.emit(inner, f"{scale} = np.sum({u}) * 0.1")
+            self.emit(inner, f"_h{k} = functools.partial(_scaled{k}, {scale})")
+            self.emit(inner, f"{scale} = {scale} + 1.0")
+            self.emit(inner, f"{u} = _h{k}({u}) + {scale}")
         elif form == "def_default":  # the default is the value when the def ran
             scale = self.fresh_name("k")
             self.emit(inner, f"{scale} = np.sum({u}) * 0.1")

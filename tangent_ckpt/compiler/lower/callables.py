@@ -146,8 +146,8 @@ class CallableValues:
                 raise self.lo.error(TransformError, "functools.partial() without a function",
                                     node, construct=to_source(node))
             target = self.function_of(node.args[0], node)
-            args = [self.operand(a, hint) for a in node.args[1:]]
-            keywords = {k.arg: self.operand(k.value, k.arg) for k in node.keywords}
+            args = [self.bound_operand(a, hint) for a in node.args[1:]]
+            keywords = {k.arg: self.bound_operand(k.value, k.arg) for k in node.keywords}
             return PartialValue(target, args, keywords)
         if isinstance(fn, functools.partial):
             return self.call_value(PartialValue(
@@ -352,6 +352,17 @@ class CallableValues:
         if isinstance(value, (CompileTimeValue, TupleValue)):
             return value
         return self.lo.expressions.atomize(value, hint)
+
+    def bound_operand(self, node, hint):
+        """An argument ``functools.partial`` binds: the object it is now, in a
+        variable of its own (the caller may rebind the name it was read from
+        before the partial is called)."""
+        value = self.operand(node, hint)
+        if not isinstance(value, ir.Name):
+            return value
+        name = self.lo.namer.fresh(hint)
+        self.lo.emit(ir.Assign(name, ir.Copy(value), getattr(node, "lineno", self.lo.line)))
+        return ir.Name(name)
 
     def map_(self, node, hint):
         """``map(f, xs, ...)`` over tuples or lists known when compiling: one call
