@@ -118,18 +118,36 @@ def _local_functions(fnode):
     return {name: node for name, node in found.items() if bindings[name] == 1}
 
 
+def _breaks_as_returns(stmt):
+    """``stmt`` (of a loop's body) with each ``break`` of that loop a ``return``."""
+    if isinstance(stmt, gast.Break):
+        return gast.copy_location(gast.Return(value=None), stmt)
+    if isinstance(stmt, _SCOPES):
+        return stmt
+    if isinstance(stmt, (gast.For, gast.While, gast.AsyncFor)):
+        stmt.orelse = [_breaks_as_returns(s) for s in stmt.orelse]
+        return stmt  # the breaks of its body are its own
+    for field in ("body", "orelse", "finalbody"):
+        inner = getattr(stmt, field, None)
+        if isinstance(inner, list):
+            inner[:] = [_breaks_as_returns(s) for s in inner]
+    for handler in getattr(stmt, "handlers", ()) or ():
+        handler.body = [_breaks_as_returns(s) for s in handler.body]
+    return stmt
+
+
 def _statement_yields(fnode):
     return {id(s.value) for s in fnode.body for s in _own_nodes(s)
             if isinstance(s, gast.Expr) and isinstance(s.value, gast.Yield)}
 
 
-def _exits_loop(stmts):
-    """Does a ``break`` or ``continue`` in ``stmts`` leave (or go on with) the loop
-    they are the body of (not one nested in them)?"""
+def _own_exits(stmts, kind):
+    """Is there a ``break`` (or ``continue``: ``kind``) in ``stmts`` that leaves (or
+    goes on with) the loop they are the body of, not one nested in them?"""
     stack = list(stmts)
     while stack:
         s = stack.pop()
-        if isinstance(s, (gast.Break, gast.Continue)):
+        if isinstance(s, kind):
             return True
         if isinstance(s, (gast.For, gast.While, gast.AsyncFor)) or isinstance(s, _SCOPES):
             stack.extend(s.orelse if isinstance(s, (gast.For, gast.While, gast.AsyncFor))
@@ -465,7 +483,7 @@ class _Inliner:
         """``for target in gen(...): body`` over a user generator: the generator's
         statements, each ``yield value`` written ``target = value`` and the body."""
         if loop.orelse or not isinstance(loop.iter, gast.Call) or \
-                _has(loop.body, (gast.Return,)) or _exits_loop(loop.body):
+                _has(loop.body, (gast.Return,)) or _own_exits(loop.body, gast.Continue):
             raise _NotInlined
         callee = self.prepare(loop.iter, stack, generator=True)
         if any(isinstance(n, gast.Yield) and (n.value is None or id(n) not in _statement_yields(
@@ -485,7 +503,7 @@ class _Inliner:
                     out.append(gast.copy_location(gast.Assign(
                         targets=[self.copy(loop.target)], value=s.value.value,
                         type_comment=None), s))
-                    out.extend(self.copy(b) for b in loop.body)
+                    out.extend(_breaks_as_returns(self.copy(b)) for b in loop.body)
                     continue
                 for field in ("body", "orelse", "finalbody"):
                     inner = getattr(s, field, None)
@@ -496,6 +514,13 @@ class _Inliner:
                 out.append(s)
             return out
         body = at_yields(fnode.body)
+        if _own_exits(loop.body, gast.Break):
+            # a break ends the generator where it stands: a return of the generator's
+            # body, written as flags and breaks out of its loops, then the rest of
+            # its body in the other path of each return
+            fnode.body = body
+            desugar_loop_exits(fnode, self.taken)
+            body = _single_exit(fnode.body, None)
         self.statements += _count(body)
         self.block(prelude, stack)
         self.block(body, stack + (callee.identity,))
@@ -762,16 +787,26 @@ def _single_exit(stmts, target):
             return stmts[:i] + _result(s, target)
         if isinstance(s, gast.If) and _returns_in(s):
             rest = stmts[i + 1:]
-            s.body = _single_exit(s.body + copy.deepcopy(rest), target) or [_pass(s)]
+            s.body = _single_exit(s.body + copy.deepcopy(rest), target)
             s.orelse = _single_exit(s.orelse + copy.deepcopy(rest), target)
+            if not s.body and not s.orelse:
+                return stmts[:i] + ([gast.copy_location(gast.Expr(value=s.test), s)]
+                                    if _calls(s.test) else [])
+            if not s.body:  # if returned: (nothing) else: rest -> if not returned: rest
+                s.test = gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=s.test), s.test)
+                s.body, s.orelse = s.orelse, []
             return stmts[:i] + [s]
     return stmts
+
+
+def _calls(node):
+    return any(isinstance(n, gast.Call) for n in gast.walk(node))
 
 
 def _result(ret, target):
     value = ret.value
     if target is None:
-        if value is not None and any(isinstance(n, gast.Call) for n in gast.walk(value)):
+        if value is not None and _calls(value):
             return [gast.copy_location(gast.Expr(value=value), ret)]
         return []
     if value is None:
@@ -780,10 +815,6 @@ def _result(ret, target):
         return []  # `return u` of the caller's u into u: nothing to do
     return [gast.copy_location(gast.Assign(targets=[store_node(target)], value=value,
                                            type_comment=None), ret)]
-
-
-def _pass(at):
-    return gast.copy_location(gast.Pass(), at)
 
 
 def annotated_lines(parsed, fnode):

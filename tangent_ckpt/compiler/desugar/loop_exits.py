@@ -55,15 +55,21 @@ _LOOPS = (gast.For, gast.While)
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 
 
-def desugar_loop_exits(fnode):
+def desugar_loop_exits(fnode, taken=None):
     """Rewrite, in place, every ``for``/``while ... else`` and every ``return``
-    inside a loop of ``fnode`` and of the functions defined in it."""
-    taken = names_taken(fnode)
+    inside a loop of ``fnode`` and of the functions defined in it.  ``taken``: the
+    names the flags must not be, besides ``fnode``'s own (updated in place)."""
+    taken = names_taken(fnode) if taken is None else _with_names_of(fnode, taken)
     functions = [n for n in gast.walk(fnode)
                  if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef))]
     for function in functions:
         _without_else(function.body, taken)
         function.body = _Returns(function, taken).block(function.body, 0, ends=True)
+
+
+def _with_names_of(fnode, taken):
+    taken |= names_taken(fnode)
+    return taken
 
 
 # --- for/while ... else ----------------------------------------------------------
