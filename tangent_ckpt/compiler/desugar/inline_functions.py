@@ -681,7 +681,7 @@ class _Inliner:
         the line of the ``call`` it was inlined for (refusals name both)."""
         helper = callee.helper
         if helper is not self.parsed and helper.filename == self.parsed.filename:
-            self.parsed.inlined_lines.update(annotated_lines(helper, helper.node))
+            self.parsed.inlined_lines.update(helper.annotated_lines(helper.node))
         # the helper, the line calling it, and where that line was inlined from
         site = (callee.name, getattr(call, "lineno", None), self.parsed.call_sites.get(call))
         places = self.parsed.inlined_places
@@ -815,24 +815,3 @@ def _result(ret, target):
         return []  # `return u` of the caller's u into u: nothing to do
     return [gast.copy_location(gast.Assign(targets=[store_node(target)], value=value,
                                            type_comment=None), ret)]
-
-
-def annotated_lines(parsed, fnode):
-    """The helper's source lines for the comments of the inlined block, each
-    naming the function (or method) it belongs to and the line of its ``def``:
-    ``return np.tanh(self.W @ x)  (in Model.forward, line 12)``; a line of a
-    ``def`` nested in it names that one."""
-    qualname = getattr(parsed.fn, "__qualname__", fnode.name) \
-        if parsed.node is fnode else fnode.name
-    if fnode.name == "lambda_fn":
-        qualname = "lambda"
-    found = {}
-    defs = [(fnode, qualname)] + [(n, n.name) for n in gast.walk(fnode)
-                                  if isinstance(n, gast.FunctionDef) and n is not fnode]
-    for node, name in defs:  # outer ones first: a nested def's lines name it
-        last = getattr(node, "end_lineno", None) or max(parsed.source_lines,
-                                                         default=node.lineno)
-        for line, text in parsed.source_lines.items():
-            if node.lineno < line <= last and text.strip():
-                found[line] = f"{text.strip()}  (in {name}, line {node.lineno})"
-    return found

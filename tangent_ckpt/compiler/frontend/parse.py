@@ -92,6 +92,27 @@ class ParsedFunction:
         return cls(message, filename=self.origin(node).filename, lineno=lineno,
                    construct=construct, hint=hint)
 
+    def annotated_lines(self, fnode):
+        """The source lines of ``fnode`` (this function's tree, or a ``def`` in it)
+        for the comments of code inlined from it, each naming the function (or
+        method) it belongs to and the line of its ``def``: ``return np.tanh(self.W @
+        x)  (in Model.forward, line 12)``; a line of a ``def`` nested in it names
+        that one."""
+        qualname = getattr(self.fn, "__qualname__", fnode.name) \
+            if self.node is fnode else fnode.name
+        if fnode.name == "lambda_fn":
+            qualname = "lambda"
+        found = {}
+        defs = [(fnode, qualname)] + [(n, n.name) for n in gast.walk(fnode)
+                                      if isinstance(n, gast.FunctionDef) and n is not fnode]
+        for node, name in defs:  # outer ones first: a nested def's lines name it
+            last = getattr(node, "end_lineno", None) or max(self.source_lines,
+                                                             default=node.lineno)
+            for line, text in self.source_lines.items():
+                if node.lineno < line <= last and text.strip():
+                    found[line] = f"{text.strip()}  (in {name}, line {node.lineno})"
+        return found
+
     def line_text(self, lineno):
         return self.source_lines.get(lineno, "").strip()
 

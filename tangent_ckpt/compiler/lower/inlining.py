@@ -47,7 +47,7 @@ class Inlining:
         given = self.bind_parameters(fnode, scope, call, parsed, parent_scope is None)
         self._refuse_unfollowed_writes(call, scope, label)
         if parsed.filename == self.lo.parsed.filename:  # comments quote the helper's lines too
-            self.lo.inlined_lines.update(_annotated_lines(parsed, fnode))
+            self.lo.inlined_lines.update(parsed.annotated_lines(fnode))
         result = self.lo.namer.fresh(f"{label}_result")
         self.lo.inline_stack.append(identity)
         line = self.lo.line  # the caller's statement goes on after the call
@@ -332,17 +332,3 @@ def _printable(node):
 
 def _spelled(call):
     return to_source(call) if _printable(call) else "call"
-
-
-def _annotated_lines(parsed, fnode):
-    """The helper's source lines for the comments of the inlined block, each
-    naming the function (or method) it belongs to and the line of its ``def``:
-    ``return np.tanh(self.W @ x)  (in Model.forward, line 12)``."""
-    qualname = getattr(parsed.fn, "__qualname__", fnode.name) \
-        if parsed.node is fnode else fnode.name
-    if fnode.name == "lambda_fn":
-        qualname = "lambda"
-    last = getattr(fnode, "end_lineno", None) or max(parsed.source_lines, default=fnode.lineno)
-    return {line: f"{text.strip()}  (in {qualname}, line {fnode.lineno})"
-            for line, text in parsed.source_lines.items()
-            if fnode.lineno < line <= last and text.strip()}
