@@ -327,3 +327,26 @@ def test_a_call_left_to_the_lowering_keeps_its_arguments_as_written():
     text = desugared(euler_trajectory)
     assert "euler_step(x, v, 0.1, mass, gravity_force(mass))" in text
     check_grad(euler_trajectory, [6.0, 2.0], wrt=(0, 1), rtol=1e-5)
+
+
+def shifted(A, *offsets):
+    for i in range(len(offsets)):
+        A = np.roll(A, offsets[i], axis=i)
+    return A
+
+
+def with_options(x, **options):
+    return options["scale"] * x + options.get("shift", 0.0)
+
+
+def variadic_helpers(x):
+    A = np.outer(x, x)
+    r = shifted(A, 1, -1) - shifted(A, -1, 1)
+    return np.sum(r * A) + np.sum(with_options(x, scale=3.0) * with_options(x, scale=2.0,
+                                                                            shift=1.0))
+
+
+def test_star_args_and_keywords_are_a_tuple_and_a_dict_of_the_call():
+    text = desugared(variadic_helpers)
+    assert "offsets = (1, -1)" in text and "options = {'scale': 3.0}" in text
+    check_grad(variadic_helpers, [np.array([0.3, 0.4, 0.5])])

@@ -102,5 +102,7 @@ def calls_keyword_pop(x):
 
 
 def test_a_kwargs_method_other_than_get_is_refused_with_its_line():
-    with pytest.raises(TangentCkptError, match=r"test_variadic.py:\d+: method .pop\(\) of \*\*kwargs"):
+    # (inlined by desugar, **options is the dict of the call's other keywords)
+    with pytest.raises(TangentCkptError,
+                       match=r"test_variadic.py:\d+: method .pop\(\) of (\*\*kwargs|a dict)"):
         tc.grad(calls_keyword_pop)(X)

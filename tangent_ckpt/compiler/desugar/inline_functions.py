@@ -398,8 +398,11 @@ class _Inliner:
         body = callee.template.body
         if _closes_over_its_names(callee.template):
             raise _NotInlined  # its closures keep the call's own bindings (the lowering's)
-        if args.vararg is not None or args.kwarg is not None or \
-                _has(body, (gast.Global, gast.Nonlocal, gast.YieldFrom, gast.Await)) or \
+        if args.kwarg is not None and any(
+                isinstance(n, gast.keyword) and n.arg is None and isinstance(n.value, gast.Name)
+                and n.value.id == args.kwarg.id for n in gast.walk(callee.template)):
+            raise _NotInlined  # g(**kwargs) handed on: the lowering's KeywordsValue
+        if _has(body, (gast.Global, gast.Nonlocal, gast.YieldFrom, gast.Await)) or \
                 not generator and _has(body, (gast.Yield,)) or \
                 generator and _has(body, (gast.Return,)) or \
                 any(_has(s.body + s.orelse, (gast.Return,))
@@ -570,13 +573,28 @@ class _Inliner:
         args = fnode.args
         positional = _positional(fnode)
         keyword_only = [a.id for a in args.kwonlyargs]
-        if len(call.args) > len(positional):
+        if len(call.args) > len(positional) and args.vararg is None:
             raise _NotInlined
         given = dict(zip(positional, call.args))
+        extra = list(call.args[len(positional):])  # def f(*args): a tuple of them
+        if args.vararg is not None:
+            given[args.vararg.id] = gast.copy_location(
+                gast.Tuple(elts=extra, ctx=gast.Load()), extra[0] if extra else call)
+        keywords = []  # def f(**kwargs): a dict of the other keywords
         for k in call.keywords:
-            if k.arg not in positional[len(args.posonlyargs):] + keyword_only or k.arg in given:
+            if k.arg in given or k.arg in positional[:len(args.posonlyargs)]:
                 raise _NotInlined
+            if k.arg not in positional + keyword_only:
+                if args.kwarg is None:
+                    raise _NotInlined
+                keywords.append(k)
+                continue
             given[k.arg] = k.value
+        if args.kwarg is not None:
+            given[args.kwarg.id] = gast.copy_location(gast.Dict(
+                keys=[gast.Constant(value=k.arg, kind=None) for k in keywords],
+                values=[k.value for k in keywords]), keywords[0].value if keywords else call)
+        gathered = {a.id for a in (args.vararg, args.kwarg) if a is not None}
         defaults = callee.defaults
         stored = _stored_names_in_body(fnode)
         added_into = _added_into(fnode)  # p += v: in place when p is an array
@@ -585,8 +603,15 @@ class _Inliner:
         # the arguments are evaluated in the order the call writes them, then the defaults
         order = {id(node): k for k, node in enumerate(list(call.args) +
                                                       [k.value for k in call.keywords])}
-        params = sorted(positional + keyword_only,
-                        key=lambda p: order.get(id(given.get(p)), len(order)))
+
+        def first_evaluated(p):
+            node = given.get(p)
+            if isinstance(node, gast.Tuple) and p in gathered:
+                node = node.elts[0] if node.elts else None
+            elif isinstance(node, gast.Dict) and p in gathered:
+                node = node.values[0] if node.values else None
+            return order.get(id(node), len(order))
+        params = sorted(positional + keyword_only + sorted(gathered), key=first_evaluated)
         for p in params:
             if p in given:
                 value = given[p]
