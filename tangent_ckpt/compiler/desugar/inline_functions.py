@@ -1,31 +1,45 @@
-"""Desugar: calls of the user's plain functions, inlined as statements.
+"""Desugar: calls of the user's functions, inlined as statements.
 
-``h = step(h, x)`` where ``step`` is a ``def`` of the user's (module level or a
-closure's, not a method, a generator or a function with a rule) becomes the
-statements of ``step``'s body, in the caller's function:
+``h = step(h, x)`` where ``step`` is a ``def`` of the user's (module level, a
+closure's, or a ``def`` / ``name = lambda`` at the top of the caller's body; not a
+method or a function with a rule) becomes the statements of ``step``'s body, in
+the caller's function:
 
 - each parameter is the caller's argument: a name or a constant it is given
   stands for the parameter wherever the body reads it (the parameter is never
-  rebound there), anything else is evaluated once, in order, into a fresh name
-  (``lr_2 = 0.1 * scale``) -- Python's binding of arguments, so a write into a
-  parameter is a write into the caller's array, which the view pass and the
-  fence then see as the caller's own code;
+  rebound there; ``p += v`` only where the name is surely an array), anything
+  else is evaluated once, in the order the call writes it, into a fresh name
+  (``lr_2 = 0.1 * scale``); ``*args`` is a tuple display of the extra arguments,
+  ``**kwargs`` a dict display of the other keywords -- Python's binding of
+  arguments, so a write into a parameter is a write into the caller's array,
+  which the view pass and the fence then see as the caller's own code;
 - the body's local names get names the caller does not use (``a`` stays ``a``
   where it is free, else ``a_2``); a name the body reads from its own module
   keeps its name when the caller's function sees the same object there, else
   gets a fresh one, which the caller's :class:`ParsedFunction` resolves in the
   helper's namespace (``ParsedFunction.inlined_names``);
 - every ``return value`` becomes ``target = value`` as the last statement of its
-  path (the statements after a branch that returns go into its other path).
+  path (the statements after a branch that returns go into its other path; a
+  return inside a loop is first a flag, ``loop_exits.py``).
 
-The call must be the whole value of its statement (``f(x)``, ``y = f(x)``,
-``a, b = f(x)``, ``return f(x)``); a call elsewhere, and a function this pass
-cannot write as statements (``*args``, a ``return`` inside a loop, ``global``,
-a ``yield``, a default that is not a constant, an argument that is a
-``lambda``, recursion), is left as it is, for the lowering to inline where it
-stands.  Every node the pass copies from a helper is noted in
-``ParsedFunction.origins`` with the helper it came from, so a refusal names the
-helper's file and line, and comments quote the helper's lines
+The call is the whole value of its statement (``f(x)``, ``y = f(x)``, ``a, b =
+f(x)``, ``return f(x)``), or sits in an expression Python evaluates in order
+(``loss += sq(h) + sq(h[0] * x)``, an ``if`` test): then it is inlined before the
+statement, with whatever Python evaluates before it (``operand = rng.normal()``).
+``for target in gen(...)`` over a user generator is the generator's statements
+with the loop body at each ``yield`` (a ``break`` ends the generator there); the
+generator's arguments are the objects they named when the loop began.
+
+What this pass cannot write as statements is left as it is, for the lowering to
+inline where it stands: a method, a call inside ``a if c else b``, ``and``/``or``,
+a comprehension or a ``while`` test, a helper whose nested ``def`` or ``lambda``
+reads its own names (the closure keeps that call's bindings), ``**kwargs``
+handed on, a ``return`` inside ``try`` or ``with``, ``global``, a default the
+helper may change, an argument that is a ``lambda``, ``continue`` in a generator
+loop, recursion.  Every node the pass copies is noted with the helper it came
+from and the line calling it (``ParsedFunction.origins``, ``call_sites``,
+``inlined_places``), so a refusal names the helper's file and line and the call,
+in the helper's own names (``spellings``); comments quote the helper's lines
 (``ParsedFunction.inlined_lines``).
 """
 

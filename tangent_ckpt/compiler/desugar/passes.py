@@ -10,8 +10,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    each part evaluated once and in Python's order;
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
    where the ``def`` runs;
-3. ``inline_functions.py``: calls of the user's plain functions that are the whole
-   value of a statement, inlined (after 1: ``a = b = f(x)`` is one call);
+3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
+   the user's generators) written as the statements of their bodies, in Python's
+   order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name);
 4. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
 5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
