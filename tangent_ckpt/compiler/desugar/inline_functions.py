@@ -272,6 +272,9 @@ def _count(stmts):
 
 
 class _Inliner:
+    """The inlining of one function's calls: the names taken in it, its locals,
+    the callees met (parsed once each), its own ``def``\ s."""
+
     def __init__(self, parsed):
         self.parsed = parsed
         self.taken = names_taken(parsed.node)
