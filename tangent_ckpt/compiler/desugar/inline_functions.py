@@ -273,7 +273,7 @@ def _count(stmts):
 
 class _Inliner:
     """The inlining of one function's calls: the names taken in it, its locals,
-    the callees met (parsed once each), its own ``def``\ s."""
+    the callees met (parsed once each), its own ``def`` statements."""
 
     def __init__(self, parsed):
         self.parsed = parsed
