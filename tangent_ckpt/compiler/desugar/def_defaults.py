@@ -19,9 +19,9 @@ as written: nothing in the function can rebind those.
 
 import gast
 
-from tangent_ckpt.compiler.desugar.view_shape import fresh_name, name_node, names_taken, store_node
-
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+from tangent_ckpt.compiler.desugar.view_shape import (
+    fresh_name, name_node, names_taken, statement_blocks, store_node,
+)
 
 
 def bind_def_defaults(fnode):
@@ -40,12 +40,8 @@ class _Defaults:
         i = 0
         while i < len(stmts):
             stmt = stmts[i]
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(stmt, field, None)
-                if isinstance(inner, list):
-                    self.block(inner)
-            for handler in getattr(stmt, "handlers", ()) or ():
-                self.block(handler.body)
+            for block in statement_blocks(stmt, into_defs=True):  # defs in defs too
+                self.block(block)
             bindings = self.bound_first(stmt)
             stmts[i:i] = bindings
             i += len(bindings) + 1

@@ -55,14 +55,15 @@ from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
-from tangent_ckpt.compiler.desugar.view_shape import fresh_name, name_node, names_taken, store_node
+from tangent_ckpt.compiler.desugar.view_shape import (
+    SCOPES, fresh_name, name_node, names_taken, statement_blocks, store_node,
+)
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, parse_function, place_of
 from tangent_ckpt.compiler.frontend.reached_functions import user_function
 
 #: the most statements one function may grow to by inlining (then calls stay calls)
 _MOST_STATEMENTS = 20_000
 _SIMPLE_CONSTANTS = (int, float, complex, bool, str, type(None))
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 
 
 class _Value:
@@ -87,16 +88,39 @@ class _Callee:
     node in the caller: recursion is a call of one being inlined), ``name``,
     ``helper`` (the ParsedFunction whose namespace its free names are read in),
     ``template`` (its ``def``, after the passes before this one), ``defaults``
-    ({parameter: object}), ``closure`` (a def of the caller's own: its free names
-    are the caller's), ``generator``."""
+    ({parameter: object, or a name node}), ``closure`` (a def of the caller's own:
+    its free names are the caller's), ``generator``, ``size`` (its statements)."""
 
     __slots__ = ("identity", "name", "helper", "template", "defaults", "closure",
-                 "generator")
+                 "generator", "size")
 
     def __init__(self, identity, name, helper, template, defaults, closure, generator):
         self.identity, self.name, self.helper = identity, name, helper
         self.template, self.defaults = template, defaults
         self.closure, self.generator = closure, generator
+        self.size = _count(template.body)  # statements, for the growth limit
+
+
+def _writable(callee):
+    """``callee``, or None where its body is not one this pass writes into a caller
+    (the lowering's, then): looked at once per function."""
+    template, args, body = callee.template, callee.template.args, callee.template.body
+    if _closes_over_its_names(template):
+        return None  # its closures keep the call's own bindings (the lowering's)
+    if args.kwarg is not None and any(
+            isinstance(n, gast.keyword) and n.arg is None and isinstance(n.value, gast.Name)
+            and n.value.id == args.kwarg.id for n in gast.walk(template)):
+        return None  # g(**kwargs) handed on: the lowering's KeywordsValue
+    if _has(body, (gast.Global, gast.Nonlocal, gast.YieldFrom, gast.Await)) or \
+            not callee.generator and _has(body, (gast.Yield,)) or \
+            callee.generator and _has(body, (gast.Return,)) or \
+            any(_has(s.body + s.orelse, (gast.Return,))
+                for s in body for s in _own_nodes(s)
+                if isinstance(s, (gast.For, gast.While, gast.AsyncFor))) or \
+            any(_has([s], (gast.Return,)) for s in body for s in _own_nodes(s)
+                if isinstance(s, (gast.With, gast.AsyncWith, gast.Try))):
+        return None
+    return callee
 
 
 def _prepared(fnode):
@@ -136,17 +160,13 @@ def _breaks_as_returns(stmt):
     """``stmt`` (of a loop's body) with each ``break`` of that loop a ``return``."""
     if isinstance(stmt, gast.Break):
         return gast.copy_location(gast.Return(value=None), stmt)
-    if isinstance(stmt, _SCOPES):
+    if isinstance(stmt, SCOPES):
         return stmt
     if isinstance(stmt, (gast.For, gast.While, gast.AsyncFor)):
         stmt.orelse = [_breaks_as_returns(s) for s in stmt.orelse]
         return stmt  # the breaks of its body are its own
-    for field in ("body", "orelse", "finalbody"):
-        inner = getattr(stmt, field, None)
-        if isinstance(inner, list):
-            inner[:] = [_breaks_as_returns(s) for s in inner]
-    for handler in getattr(stmt, "handlers", ()) or ():
-        handler.body = [_breaks_as_returns(s) for s in handler.body]
+    for block in statement_blocks(stmt):
+        block[:] = [_breaks_as_returns(s) for s in block]
     return stmt
 
 
@@ -163,14 +183,11 @@ def _own_exits(stmts, kind):
         s = stack.pop()
         if isinstance(s, kind):
             return True
-        if isinstance(s, (gast.For, gast.While, gast.AsyncFor)) or isinstance(s, _SCOPES):
-            stack.extend(s.orelse if isinstance(s, (gast.For, gast.While, gast.AsyncFor))
-                         else ())
+        if isinstance(s, (gast.For, gast.While, gast.AsyncFor)):
+            stack.extend(s.orelse)  # the exits of its body are its own
             continue
-        for field in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(s, field, None) or ())
-        for handler in getattr(s, "handlers", ()) or ():
-            stack.extend(handler.body)
+        for block in statement_blocks(s):
+            stack.extend(block)
     return False
 
 
@@ -192,7 +209,7 @@ def _own_nodes(node):
         n = stack.pop()
         yield n
         for child in gast.iter_child_nodes(n):
-            if not isinstance(child, _SCOPES):
+            if not isinstance(child, SCOPES):
                 stack.append(child)
 
 
@@ -291,12 +308,8 @@ class _Inliner:
         i = 0
         while i < len(stmts):
             stmt = stmts[i]
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(stmt, field, None)
-                if isinstance(inner, list) and not isinstance(stmt, _SCOPES):
-                    self.block(inner, stack)
-            for handler in getattr(stmt, "handlers", ()) or ():
-                self.block(handler.body, stack)
+            for block in statement_blocks(stmt):
+                self.block(block, stack)
             # hoisting rewrites the statement's own expression: kept, to put back
             kept = {field: self.copy(getattr(stmt, field)) for field in ("value", "test")
                     if isinstance(getattr(stmt, field, None), gast.AST)}
@@ -411,24 +424,7 @@ class _Inliner:
         if callee is None or callee.generator != generator or \
                 any(callee.identity is f for f in stack):
             raise _NotInlined
-        args = callee.template.args
-        body = callee.template.body
-        if _closes_over_its_names(callee.template):
-            raise _NotInlined  # its closures keep the call's own bindings (the lowering's)
-        if args.kwarg is not None and any(
-                isinstance(n, gast.keyword) and n.arg is None and isinstance(n.value, gast.Name)
-                and n.value.id == args.kwarg.id for n in gast.walk(callee.template)):
-            raise _NotInlined  # g(**kwargs) handed on: the lowering's KeywordsValue
-        if _has(body, (gast.Global, gast.Nonlocal, gast.YieldFrom, gast.Await)) or \
-                not generator and _has(body, (gast.Yield,)) or \
-                generator and _has(body, (gast.Return,)) or \
-                any(_has(s.body + s.orelse, (gast.Return,))
-                    for s in body for s in _own_nodes(s)
-                    if isinstance(s, (gast.For, gast.While, gast.AsyncFor))) or \
-                any(_has([s], (gast.Return,)) for s in body for s in _own_nodes(s)
-                    if isinstance(s, (gast.With, gast.AsyncWith, gast.Try))):
-            raise _NotInlined
-        if self.statements + _count(body) > _MOST_STATEMENTS:
+        if self.statements + callee.size > _MOST_STATEMENTS:
             raise _NotInlined
         return callee
 
@@ -444,9 +440,9 @@ class _Inliner:
                     fn.__defaults__ or ()))
                 defaults.update(fn.__kwdefaults__ or {})
                 name = fn.__name__ if fn.__name__.isidentifier() else "lambda"
-                self.callees[fn] = _Callee(fn, name, helper, _prepared(helper.node),
-                                           defaults, closure=False,
-                                           generator=inspect.isgeneratorfunction(fn))
+                self.callees[fn] = _writable(_Callee(
+                    fn, name, helper, _prepared(helper.node), defaults, closure=False,
+                    generator=inspect.isgeneratorfunction(fn)))
         return self.callees[fn]
 
     def local_callee(self, name):
@@ -478,11 +474,11 @@ class _Inliner:
             if any(not isinstance(d, (gast.Constant, gast.Name)) for d in defaults.values()):
                 self.callees[node] = None  # evaluated where the def ran, not here
             else:
-                self.callees[node] = _Callee(
+                self.callees[node] = _writable(_Callee(
                     node, name, self.parsed, _prepared(fnode),
                     {p: d.value if isinstance(d, gast.Constant) else d
                      for p, d in defaults.items()}, closure=True,
-                    generator=_has(fnode.body, (gast.Yield,)))
+                    generator=_has(fnode.body, (gast.Yield,))))
         return self.callees[node]
 
     def inline(self, call, target, stack):
@@ -525,12 +521,8 @@ class _Inliner:
                         type_comment=None), s))
                     out.extend(_breaks_as_returns(self.copy(b)) for b in loop.body)
                     continue
-                for field in ("body", "orelse", "finalbody"):
-                    inner = getattr(s, field, None)
-                    if isinstance(inner, list) and not isinstance(s, _SCOPES):
-                        setattr(s, field, at_yields(inner))
-                for handler in getattr(s, "handlers", ()) or ():
-                    handler.body = at_yields(handler.body)
+                for block in statement_blocks(s):
+                    block[:] = at_yields(block)
                 out.append(s)
             return out
         body = at_yields(fnode.body)

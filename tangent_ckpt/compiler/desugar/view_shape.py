@@ -25,8 +25,21 @@ from tangent_ckpt.compiler.frontend.reached_functions import user_class
 from tangent_ckpt.compiler.desugar.view_facts import numpy_function, resolve_dotted
 
 LOOPS = (gast.For, gast.While)
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+#: what opens a scope of its own (its names are not the enclosing function's)
+SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+_SCOPES = SCOPES
 _SAFE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "T"}
+
+
+def statement_blocks(stmt, into_defs=False):
+    """The statement lists directly inside ``stmt``: its body, ``else`` and
+    ``finally`` blocks and its handlers' bodies (edited in place, they edit
+    ``stmt``); none of a ``def`` or ``class`` unless ``into_defs``."""
+    if isinstance(stmt, SCOPES) and not into_defs:
+        return []
+    blocks = [getattr(stmt, field) for field in ("body", "orelse", "finalbody")
+              if isinstance(getattr(stmt, field, None), list)]
+    return blocks + [handler.body for handler in getattr(stmt, "handlers", ()) or ()]
 
 
 def names_taken(fnode):

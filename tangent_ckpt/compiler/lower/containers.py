@@ -38,7 +38,8 @@ from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
 
 # integer arithmetic (and str + str) folded when every operand is known
-_FOLDED = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+#: the integer and string operations folded when their operands are known
+FOLDED = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
            gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod}
 
 
@@ -509,14 +510,14 @@ class ContainerLowering:
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
             operand = self.static_scalar(node.operand)
             return -operand if type(operand) is int else None
-        if isinstance(node, gast.BinOp) and type(node.op) in _FOLDED:
+        if isinstance(node, gast.BinOp) and type(node.op) in FOLDED:
             left, right = self.static_scalar(node.left), self.static_scalar(node.right)
             if left is None or right is None or (type(left) is str) != (type(right) is str):
                 return None
             if type(left) is str and not isinstance(node.op, gast.Add) or \
                     isinstance(node.op, (gast.FloorDiv, gast.Mod)) and right == 0:
                 return None
-            return _FOLDED[type(node.op)](left, right)
+            return FOLDED[type(node.op)](left, right)
         if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords:
             fn = self.lo.expressions.static_value(node.func)
             if fn is len:

@@ -17,6 +17,7 @@ import numpy as np
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.container_values import DictValue, is_container
+from tangent_ckpt.compiler.lower.containers import FOLDED
 from tangent_ckpt.compiler.lower.comprehensions import MOST_UNROLLED_COPIES
 from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source, walk_no_defs
 from tangent_ckpt.compiler.frontend.static_keys import static_key
@@ -229,14 +230,11 @@ class RunTimeContainers:
                 return known
             if isinstance(node, gast.Name) and stores.get(node.id) == 1 and node.id in values:
                 return bound(values[node.id], depth + 1)
-            if isinstance(node, gast.BinOp) and isinstance(
-                    node.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv)):
+            if isinstance(node, gast.BinOp) and type(node.op) in FOLDED:
                 left, right = bound(node.left, depth + 1), bound(node.right, depth + 1)
-                if type(left) is int and type(right) is int:
-                    if isinstance(node.op, gast.FloorDiv):
-                        return left // right if right else None
-                    return {gast.Add: left + right, gast.Sub: left - right,
-                            gast.Mult: left * right}[type(node.op)]
+                if type(left) is int and type(right) is int and not (
+                        isinstance(node.op, (gast.FloorDiv, gast.Mod)) and right == 0):
+                    return FOLDED[type(node.op)](left, right)
             return None
         bounds = [bound(a) for a in it.args]
         return all(type(b) is int for b in bounds) and \
