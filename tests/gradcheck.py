@@ -81,13 +81,14 @@ def _same(b, a):
     return a == b or (a != a and b != b)
 
 
-def check_value_and_grad(f, args, rel=1e-6):
+def check_value_and_grad(f, args, rel=1e-6, wrt=(0,)):
     """The compiled value of ``f`` (``tc.value_and_grad``) is what ``f`` computes
-    when run as written, to ``rel``, and its gradient matches central differences
-    (``check_grad``): a program the compiler rewrote still computes the same."""
-    value, _ = tc.value_and_grad(f)(*args)
+    when run as written, to ``rel``, and its gradient with respect to ``wrt``
+    matches central differences (``check_grad``): a program the compiler rewrote
+    still computes the same."""
+    value, _ = tc.value_and_grad(f, wrt=tuple(wrt))(*args)
     assert abs(value - f(*copy.deepcopy(list(args)))) <= rel * abs(value) + 1e-12, value
-    check_grad(f, args)
+    check_grad(f, args, wrt=wrt)
 
 
 def check_grad(f, args, wrt=(0,), seed=None, df=None, rtol=1e-6, atol=1e-8):

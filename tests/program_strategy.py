@@ -192,7 +192,10 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: factory whose argument the caller rebinds before calling the closure, a nested
 #: ``def`` whose default reads a name rebound before the call, a
 #: ``functools.partial`` of such a name (all three once read the rebound name:
-#: silent wrong gradients); in a loop or not.  Written on request, like ``loop_exits``
+#: silent wrong gradients), an object of a class with a ``super().__init__``, a
+#: class default it adds to and a method writing into (or rebinding) the caller's
+#: array it holds (``scalar_objects.py``: one name per attribute); in a loop or
+#: not.  Written on request, like ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
 HUNTING_FAMILIES += ("inlined_calls",)
 
@@ -1941,14 +1944,31 @@ class _Gen:
         u, total = self.fresh_name("u"), self.fresh_name()
         self.emit(indent, f"{u} = np.zeros({shape!r}) + np.tanh({self._items(env, 1, shape)[0]})")
         form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
-                          "closure_factory", "def_default", "partial"])
+                          "closure_factory", "def_default", "partial", "object_methods"])
         self.features.add("inlined_calls_" + form)
+        in_place = False
+        if form == "object_methods":  # made before any loop; holds the caller's array
+            obj = self.fresh_name("acc")
+            # (in place in a loop that rebinds u is refused: acc.v is then the old u)
+            in_place = self.draw(st.booleans())
+            self.features.add("inlined_calls_object_in_place" if in_place else
+                              "inlined_calls_object_rebinding")
+            update = "self.v += self.rate * np.tanh(c)" if in_place else \
+                "self.v = self.v + self.rate * np.tanh(c)"
+            self.helpers += [f"class _Rated{k}:", "    def __init__(self, rate):",
+                             "        self.rate = rate", "", "",
+                             f"class _Acc{k}(_Rated{k}):", "    count = 0", "",
+                             "    def __init__(self, v, rate):",
+                             "        super().__init__(rate)", "        self.v = v", "",
+                             "    def push(self, c):", f"        {update}",
+                             "        self.count += 1", "        return self.v * 1.0", "", ""]
+            self.emit(indent, f"{obj} = _Acc{k}({u}, {self.pick(['0.3', '-0.2'])})")
         if form == "draw_before":
             rng = self.fresh_name("rng")
             self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
         inner = indent
         # (a closure bound in a loop is refused by the lowering: bound once, before)
-        if form not in ("closure_factory", "def_default", "partial") and \
+        if form not in ("closure_factory", "def_default", "partial") and not in_place and \
                 self.draw(st.booleans()):
             self.emit(indent, f"for {self.fresh_name('t')} in {self.pick(['range(n)', 'range(2)'])}:")
             inner = indent + 1
@@ -1988,6 +2008,8 @@ class _Gen:
             self.emit(inner, f"_f{k} = _make{k}({scale})")
             self.emit(inner, f"{scale} = {scale} + 1.0")
             self.emit(inner, f"{u} = _f{k}({u}) + {scale}")
+        elif form == "object_methods":  # in place: the caller's u changes too
+            self.emit(inner, f"{u} = {obj}.push({u}) + {u} * {obj}.count")
         else:  # the body rebinds what the generator was given: it keeps the first
             other = self.fresh_name("w")
             self.helpers += [f"def _pairs{k}(a, b, m):", "    for j in range(m):",

@@ -54,9 +54,13 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
+from tangent_ckpt.compiler.desugar.pure_values import only_computes
+from tangent_ckpt.compiler.desugar.scalar_objects import (
+    Constructed, method_function, next_method, replace_objects, replaceable_class,
+)
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
-    SCOPES, fresh_name, name_node, names_taken, statement_blocks, store_node,
+    SCOPES, DenotedObject, fresh_name, name_node, names_taken, statement_blocks, store_node,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, parse_function, place_of
 from tangent_ckpt.compiler.frontend.reached_functions import user_function
@@ -64,16 +68,6 @@ from tangent_ckpt.compiler.frontend.reached_functions import user_function
 #: the most statements one function may grow to by inlining (then calls stay calls)
 _MOST_STATEMENTS = 20_000
 _SIMPLE_CONSTANTS = (int, float, complex, bool, str, type(None))
-
-
-class _Value:
-    """A default argument's object, which a name the pass adds denotes."""
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def resolve(self, name):
-        return self.obj
 
 
 def _kept_default(obj):
@@ -191,14 +185,89 @@ def _own_exits(stmts, kind):
     return False
 
 
+def _plain_user_function(fn):
+    """A function of the user's that this pass may inline (no rule of ours, not a
+    wrapper or a coroutine)."""
+    return fn is not None and fn is not _UNRESOLVED and user_function(fn) and \
+        registry.lookup(fn) is None and not hasattr(fn, "__wrapped__") and \
+        not inspect.iscoroutinefunction(fn)
+
+
+def _super_call(node):
+    """``super().name(...)``."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        isinstance(node.func.value, gast.Call) and \
+        isinstance(node.func.value.func, gast.Name) and node.func.value.func.id == "super" \
+        and not node.func.value.args and not node.func.value.keywords
+
+
+def _statement_lists(fnode):
+    """Every statement list of ``fnode``'s own scope."""
+    stack = [fnode.body]
+    while stack:
+        block = stack.pop()
+        yield block
+        for stmt in block:
+            stack.extend(statement_blocks(stmt))
+
+
 class _NotInlined(Exception):
     """This call stays a call (the lowering inlines it, or refuses it, as before)."""
 
 
+#: rounds of inlining after objects were replaced (an object's attribute is an object)
+_MOST_OBJECT_ROUNDS = 4
+
+
 def inline_functions(parsed):
-    """Inline, in place, every call of a plain user function in ``parsed`` that
-    is the whole value of its statement (see the module's docstring)."""
-    _Inliner(parsed).block(parsed.node.body, ())
+    """Inline, in place, the calls of the user's functions and of the methods of
+    the objects ``parsed`` makes (see the module's docstring); each such object
+    becomes one name per attribute (``scalar_objects.py``).
+
+    A round inlines into a copy of the function; where an object it made proves
+    to be more than its attributes (handed on, a method left a call), the round
+    is done again without making that one, which stays for the lowering."""
+    own_places = {place_of(n) for n in gast.walk(parsed.node)}
+    excluded, rounds = set(), 0
+    while rounds < _MOST_OBJECT_ROUNDS:
+        trial = copied(parsed, parsed.node)
+        inliner = _Inliner(parsed, trial, own_places, excluded)
+        inliner.block(trial.body, ())
+        made = inliner.constructed
+        failed = replace_objects(parsed, trial, made, inliner.taken) if made else set()
+        if failed:
+            excluded |= failed
+            continue
+        parsed.node.body = trial.body
+        rounds += 1
+        if not made or not _constructions(parsed, trial, excluded):
+            break
+
+
+def _constructions(parsed, fnode, excluded):
+    """Is any name of ``fnode`` (not in ``excluded``) bound to a new object of a
+    user's class, which another round may replace (``model_cell = Cell(n)``)?"""
+    local = _local_names(fnode)
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name) and \
+                node.targets[0].id not in excluded and isinstance(node.value, gast.Call) and \
+                replaceable_class(resolve_dotted(node.value.func, parsed.resolve, local)):
+            return True
+    return False
+
+
+def copied(parsed, node):
+    """A deep copy of ``node`` whose nodes keep the origins and call sites of the
+    originals."""
+    memo = {}
+    copy_ = copy.deepcopy(node, memo)
+    for table in (parsed.origins, parsed.call_sites):
+        for n in gast.walk(node):
+            fact = table.get(n)
+            if fact is not None and id(n) in memo:
+                table[memo[id(n)]] = fact
+    return copy_
 
 
 def _own_nodes(node):
@@ -292,15 +361,19 @@ class _Inliner:
     """The inlining of one function's calls: the names taken in it, its locals,
     the callees met (parsed once each), its own ``def`` statements."""
 
-    def __init__(self, parsed):
-        self.parsed = parsed
-        self.taken = names_taken(parsed.node)
-        self.locals = _local_names(parsed.node)
-        self.statements = _count(parsed.node.body)
+    def __init__(self, parsed, fnode, own_places, excluded):
+        self.parsed, self.fnode = parsed, fnode  # fnode: a copy of parsed.node
+        self.taken = names_taken(fnode)
+        self.locals = _local_names(fnode)
+        self.statements = _count(fnode.body)
         self.callees = {}  # function object, or def node -> _Callee (None: not inlined)
-        self.local_functions = _local_functions(parsed.node)
+        self.local_functions = _local_functions(fnode)
         # where the caller's own nodes are written (see ParsedFunction.inlined_places)
-        self.own_places = {place_of(n) for n in gast.walk(parsed.node)}
+        self.own_places = own_places
+        # objects made here whose __init__ and methods are inlined: name -> classes;
+        # ``excluded``: names whose objects stay (a round found them more than attributes)
+        self.constructed, self.excluded = {}, excluded
+        self.super_methods = {}  # the name given super().f in a method -> the object's class
 
     # --- walking the caller's statements ---------------------------------------------
     def block(self, stmts, stack):
@@ -329,6 +402,9 @@ class _Inliner:
     def statement(self, stmt, stack):
         """The statements that replace ``stmt``, or None."""
         value = getattr(stmt, "value", None)
+        made = self.construction(stmt)
+        if made is not None:
+            return self.construct(stmt, made, stack)
         if isinstance(stmt, gast.Expr) and self.inlinable(value, stack):
             return self.inline(value, None, stack)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
@@ -412,13 +488,14 @@ class _Inliner:
                 any(k.arg is None for k in call.keywords) or \
                 any(isinstance(n, (gast.Lambda, gast.NamedExpr)) for n in gast.walk(call)):
             raise _NotInlined
-        if isinstance(call.func, gast.Name) and call.func.id in self.local_functions:
+        method = self.method_call(call)
+        if method is not None:
+            callee = self.module_callee(method[0])
+        elif isinstance(call.func, gast.Name) and call.func.id in self.local_functions:
             callee = self.local_callee(call.func.id)
         else:
             fn = resolve_dotted(call.func, self.parsed.resolve, self.locals)
-            if fn is None or fn is _UNRESOLVED or not user_function(fn) or \
-                    registry.lookup(fn) is not None or hasattr(fn, "__wrapped__") or \
-                    inspect.iscoroutinefunction(fn):
+            if not _plain_user_function(fn):
                 raise _NotInlined
             callee = self.module_callee(fn)
         if callee is None or callee.generator != generator or \
@@ -427,6 +504,81 @@ class _Inliner:
         if self.statements + callee.size > _MOST_STATEMENTS:
             raise _NotInlined
         return callee
+
+    def method_call(self, call):
+        """``(function, receiver class or None)`` for ``obj.name(...)`` on an object
+        this pass made (``None`` class: a static method, called without the
+        object), or None for any other call."""
+        func = call.func
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+            return None
+        classes = self.constructed.get(func.value.id, ())
+        if len(classes) != 1:
+            return None
+        cls = next(iter(classes))
+        found = method_function(cls, func.attr)
+        if found is None or not _plain_user_function(found[0]):
+            raise _NotInlined
+        return found[0], cls if found[1] else None
+
+    def with_receiver(self, call):
+        """``call``, with the object as the first argument where it calls a method
+        of an object this pass made; and the object's class (None for a plain
+        call)."""
+        if isinstance(call.func, gast.Name) and call.func.id in self.super_methods:
+            return call, self.super_methods[call.func.id]  # super().f(...): self is first
+        method = self.method_call(call)
+        if method is None or method[1] is None:
+            return call, None
+        return gast.copy_location(gast.Call(
+            func=call.func, args=[gast.copy_location(name_node(call.func.value.id),
+                                                     call.func.value)] + list(call.args),
+            keywords=list(call.keywords)), call), method[1]
+
+    # --- objects made here -------------------------------------------------------------
+    def construction(self, stmt):
+        """The class of ``name = Cls(...)`` where this pass makes the object (its
+        ``__init__`` inlined, its attributes names), else None."""
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)):
+            return None
+        name, call = stmt.targets[0].id, stmt.value
+        if name not in self.locals or name in self.excluded or \
+                any(isinstance(a, gast.Starred) for a in call.args) or \
+                any(k.arg is None for k in call.keywords):
+            return None
+        cls = resolve_dotted(call.func, self.parsed.resolve, self.locals)
+        return cls if replaceable_class(cls) else None
+
+    def construct(self, stmt, cls, stack):
+        """``name = cls(...)``: the statements of ``cls.__init__`` with ``self`` the
+        name, after a marker where the object is made (``scalar_objects.py``)."""
+        name, call = stmt.targets[0].id, stmt.value
+        marker = gast.copy_location(gast.Expr(value=gast.Constant(
+            value=Constructed(name, cls), kind=None)), stmt)
+        init = inspect.getattr_static(cls, "__init__")
+        if init is object.__init__:
+            if call.args or call.keywords:
+                raise _NotInlined  # TypeError: the lowering's to tell
+            self.constructed.setdefault(name, set()).add(cls)
+            return [marker]
+        if not _plain_user_function(init):
+            raise _NotInlined
+        callee = self.module_callee(init)
+        if callee is None or callee.generator or any(callee.identity is f for f in stack) or \
+                self.statements + callee.size > _MOST_STATEMENTS:
+            raise _NotInlined
+        bound = gast.copy_location(gast.Call(
+            func=call.func, args=[gast.copy_location(name_node(name), stmt.targets[0])] +
+            list(call.args), keywords=list(call.keywords)), call)
+        prelude, fnode = self.instantiate(callee, bound, receiver=cls)
+        body = _single_exit(fnode.body, None, self.effects)
+        self.note_origin(callee, body, call)
+        self.statements += _count(body)
+        self.constructed.setdefault(name, set()).add(cls)
+        self.block(prelude, stack)
+        self.block(body, stack + (callee.identity,))
+        return prelude + [marker] + body
 
     def module_callee(self, fn):
         if fn not in self.callees:
@@ -487,8 +639,9 @@ class _Inliner:
         callee = self.prepare(call, stack)
         if target is not None and not _always_returns(callee.template.body):
             raise _NotInlined  # the lowering says it can end without returning a value
-        prelude, fnode = self.instantiate(callee, call)
-        body = _single_exit(fnode.body, target)
+        call, receiver = self.with_receiver(call)
+        prelude, fnode = self.instantiate(callee, call, receiver=receiver)
+        body = _single_exit(fnode.body, target, self.effects)
         self.note_origin(callee, body, call)
         self.statements += _count(body)
         self.block(prelude, stack)
@@ -509,7 +662,8 @@ class _Inliner:
         # naming one is the object it named when the loop began
         rebound = {n.id for s in loop.body + [loop.target] for n in gast.walk(s)
                    if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
-        prelude, fnode = self.instantiate(callee, loop.iter, rebound)
+        iterated, receiver = self.with_receiver(loop.iter)
+        prelude, fnode = self.instantiate(callee, iterated, rebound, receiver)
         self.note_origin(callee, fnode.body, loop.iter)
 
         def at_yields(stmts):
@@ -538,15 +692,19 @@ class _Inliner:
         self.block(body, stack + (callee.identity,))
         return prelude + body
 
-    def instantiate(self, callee, call, rebound=frozenset()):
+    def instantiate(self, callee, call, rebound=frozenset(), receiver=None):
         """``(prelude, fnode)``: the statements binding the parameters that need a
         name of their own, and a copy of the callee with its names renamed and its
-        parameters replaced by the caller's names that stand for them."""
+        parameters replaced by the caller's names that stand for them
+        (``receiver``: the class of the object a method is called on)."""
         fnode = copy.deepcopy(callee.template)
+        resolved = self.resolve_super(callee, fnode, receiver) if receiver is not None \
+            else set()
         prelude, substituted, rename = self.parameters(callee, fnode, call, rebound)
         rename.update(self.locals_of(fnode, set(rename) | set(substituted)))
         if not callee.closure:
-            rename.update(self.free_names(callee.helper, fnode, set(rename) | set(substituted)))
+            rename.update(self.free_names(callee.helper, fnode,
+                                          set(rename) | set(substituted) | resolved))
         self.parsed.spellings.update((new, old) for old, new in rename.items() if new != old)
         for n in gast.walk(fnode):
             if isinstance(n, gast.Name) and n.id in rename:
@@ -563,17 +721,45 @@ class _Inliner:
                         self.parsed.origins[n] = origin
         return prelude, fnode
 
+    def resolve_super(self, callee, fnode, receiver):
+        """Write each ``super().name(...)`` of the method ``fnode`` (a copy of
+        ``callee``'s) as a call of the function it runs for an object of class
+        ``receiver``, with ``self`` first; ``super().__init__()`` reaching
+        ``object`` is dropped.  Returns the names given those functions."""
+        args = _positional(fnode)
+        if not args or not isinstance(callee.identity, types.FunctionType):
+            raise _NotInlined
+        me, names = args[0], set()
+        for block in reversed(list(_statement_lists(fnode))):  # inner blocks first
+            for stmt in list(block):
+                for node in gast.walk(stmt):
+                    if not _super_call(node):
+                        continue
+                    fn = next_method(receiver, callee.identity, node.func.attr)
+                    if fn is object.__init__ and not node.args and not node.keywords and \
+                            isinstance(stmt, gast.Expr) and stmt.value is node:
+                        block.remove(stmt)  # object.__init__(self) does nothing
+                        if not block:
+                            block.append(gast.copy_location(gast.Pass(), stmt))
+                        break
+                    if not _plain_user_function(fn):
+                        raise _NotInlined  # the lowering's SuperValue reads it
+                    name = fresh_name(f"{fn.__name__}_of_{fn.__qualname__.split('.')[0]}",
+                                      self.taken)
+                    self.taken.add(name)
+                    self.parsed.inlined_names[name] = (DenotedObject(fn), name)
+                    names.add(name)
+                    self.super_methods[name] = receiver
+                    node.func = gast.copy_location(name_node(name), node.func)
+                    node.args = [gast.copy_location(name_node(me), node)] + node.args
+        if any(isinstance(n, gast.Name) and n.id == "super" for n in gast.walk(fnode)):
+            raise _NotInlined  # super(Cls, self), a super object kept
+        return names
+
     def copy(self, node):
         """A deep copy of ``node`` whose nodes keep the origins and call sites of
         the originals."""
-        memo = {}
-        copied = copy.deepcopy(node, memo)
-        for table in (self.parsed.origins, self.parsed.call_sites):
-            for n in gast.walk(node):
-                fact = table.get(n)
-                if fact is not None and id(n) in memo:
-                    table[memo[id(n)]] = fact
-        return copied
+        return copied(self.parsed, node)
 
     def parameters(self, callee, fnode, call, rebound):
         """The statements binding the parameters that need a name of their own,
@@ -630,7 +816,7 @@ class _Inliner:
                 value = gast.copy_location(gast.Constant(value=defaults[p], kind=None), call)
             elif p in defaults and _kept_default(defaults[p]):  # act=np.tanh
                 name = fresh_name(f"{p}_default", self.taken)
-                self.parsed.inlined_names[name] = (_Value(defaults[p]), name)
+                self.parsed.inlined_names[name] = (DenotedObject(defaults[p]), name)
                 value = gast.copy_location(name_node(name), call)
             else:
                 raise _NotInlined  # a missing argument, or a default the helper may change
@@ -657,11 +843,16 @@ class _Inliner:
             rename[p] = name
         return prelude, substituted, rename
 
+    def effects(self, value):
+        """May evaluating ``value`` (a returned value nobody reads) change anything?"""
+        return _calls(value) and not only_computes(
+            value, lambda n: resolve_dotted(n, self.parsed.resolve, self.locals))
+
     def surely_an_array(self, name):
         """Is the caller's local ``name`` an array on every binding (so ``p += v``
         on a parameter bound to it writes into it)?"""
         return name in self.locals and \
-            LocalBindings(self.parsed.node, self.parsed.resolve).facts().array(name) is not None
+            LocalBindings(self.fnode, self.parsed.resolve).facts().array(name) is not None
 
     def stands_for_itself(self, node):
         """May ``node`` be read anew wherever the parameter is read?  A name of
@@ -812,20 +1003,21 @@ def _returns_in(stmt):
     return any(isinstance(n, gast.Return) for n in _own_nodes(stmt))
 
 
-def _single_exit(stmts, target):
+def _single_exit(stmts, target, effects=None):
     """``stmts`` with each ``return value`` written ``target = value`` as the last
     statement of its path (``target`` None: the value is evaluated for its effects
-    when it is a call, else dropped)."""
+    when ``effects(value)`` says it may have some, else dropped)."""
+    effects = effects or _calls
     for i, s in enumerate(stmts):
         if isinstance(s, gast.Return):
-            return stmts[:i] + _result(s, target)
+            return stmts[:i] + _result(s, target, effects)
         if isinstance(s, gast.If) and _returns_in(s):
             rest = stmts[i + 1:]
-            s.body = _single_exit(s.body + copy.deepcopy(rest), target)
-            s.orelse = _single_exit(s.orelse + copy.deepcopy(rest), target)
+            s.body = _single_exit(s.body + copy.deepcopy(rest), target, effects)
+            s.orelse = _single_exit(s.orelse + copy.deepcopy(rest), target, effects)
             if not s.body and not s.orelse:
                 return stmts[:i] + ([gast.copy_location(gast.Expr(value=s.test), s)]
-                                    if _calls(s.test) else [])
+                                    if effects(s.test) else [])
             if not s.body:  # if returned: (nothing) else: rest -> if not returned: rest
                 s.test = gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=s.test), s.test)
                 s.body, s.orelse = s.orelse, []
@@ -837,10 +1029,10 @@ def _calls(node):
     return any(isinstance(n, gast.Call) for n in gast.walk(node))
 
 
-def _result(ret, target):
+def _result(ret, target, effects):
     value = ret.value
     if target is None:
-        if value is not None and _calls(value):
+        if value is not None and effects(value):
             return [gast.copy_location(gast.Expr(value=value), ret)]
         return []
     if value is None:

@@ -63,6 +63,17 @@ def fresh_name(stem, taken):
     return name
 
 
+class DenotedObject:
+    """The object a name desugar adds denotes (``ParsedFunction.inlined_names``
+    maps the name to ``(DenotedObject(obj), name)``): a helper's default, a class."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def resolve(self, name):
+        return self.obj
+
+
 def name_node(identifier):
     return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
 

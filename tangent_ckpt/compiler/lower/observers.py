@@ -13,9 +13,7 @@ import builtins
 
 import gast
 
-from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, returns_new, unbuffered_write
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.scopes import LocalFunction, Lowered, ObjectValue, clone, to_source
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
@@ -158,43 +156,3 @@ def _reads_variables(lo, call):
                                                       ObjectValue)):  # its attributes are
             return True                                                # variables
     return False
-
-
-# builtins that compute a value from their arguments and change nothing
-_COMPUTING_BUILTINS = frozenset({"abs", "bool", "float", "format", "int", "len", "max", "min",
-                                 "repr", "round", "str", "sum"})
-
-
-def only_computes(lo, node):
-    """Whether evaluating ``node`` changes nothing the code could see: numbers,
-    names, attributes that are no properties, operators, f-strings, a string's
-    ``.format``, the builtins above and NumPy functions with an adjoint rule that return a new
-    value and write no argument (no ``out=``).  The
-    value of a method called as a statement (``h.forward()`` returning a
-    report string) then needs no lowering at all."""
-    for sub in gast.walk(node):
-        if isinstance(sub, (gast.Lambda, gast.NamedExpr, gast.Yield, gast.YieldFrom,
-                            gast.Await, gast.ListComp, gast.GeneratorExp, gast.DictComp,
-                            gast.SetComp)):
-            return False
-        if isinstance(sub, gast.Attribute) and \
-                getattr(lo.expressions.static_value(sub), "is_property", False):
-            return False  # a property's getter is the user's code
-        if not isinstance(sub, gast.Call):
-            continue
-        if any(k.arg == "out" or k.arg is None for k in sub.keywords) or \
-                any(isinstance(a, gast.Starred) for a in sub.args):
-            return False
-        func = sub.func
-        if isinstance(func, gast.Attribute) and func.attr == "format" and \
-                isinstance(func.value, gast.Constant) and isinstance(func.value.value, str):
-            continue
-        fn = lo.expressions.static_value(func)
-        if getattr(builtins, getattr(fn, "__name__", ""), None) is fn and \
-                fn.__name__ in _COMPUTING_BUILTINS:
-            continue
-        if callable(fn) and registry.lookup(fn) is not None and returns_new(fn) and \
-                not any(fn is w for w in WRITING_FUNCTIONS) and not unbuffered_write(fn):
-            continue  # np.sum(x), np.tanh(x): a new value, no argument written
-        return False
-    return True

@@ -16,8 +16,9 @@ from tangent_ckpt.compiler.lower.container_values import (
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.expressions import is_boolean
 from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
+from tangent_ckpt.compiler.desugar.pure_values import only_computes
 from tangent_ckpt.compiler.lower.observers import (
-    observe_assert, observe_call, observe_raise, only_computes,
+    observe_assert, observe_call, observe_raise,
 )
 from tangent_ckpt.compiler.lower.outside_objects import outside_method
 from tangent_ckpt.compiler.lower.scopes import (
@@ -247,7 +248,7 @@ class StatementLowering:
         if s.value is None:
             raise self.lo.error(TransformError, "return without a value", s,
                              construct="return", hint="return the value to differentiate")
-        if self.lo.ctx.get("discarded") and only_computes(self.lo, s.value):
+        if self.lo.ctx.get("discarded") and only_computes(s.value, self.lo.expressions.static_value):
             return  # m.forward() as a statement returning a report string: nothing to do
         value = self.lo.expressions.value(s.value, self.lo.ctx["hint"])
         result = self.lo.ctx["result"]

@@ -1,0 +1,235 @@
+"""Desugar: objects of the user's classes made in the function, one name per
+attribute.
+
+``model = Model(W)`` (its ``__init__`` inlined by ``inline_functions.py``, with
+``self`` standing for ``model``) leaves stores and reads of ``model.W``: each
+becomes the name ``model_W``, and the object is gone.  An attribute the code
+reads but never stores is the class's (``model.dt`` is ``Model.dt``'s number); one
+the class holds a default of is bound to that default where the object is made.
+
+Only where the object is surely nothing but its attributes: the name is bound
+by constructions of one class alone and used only as ``model.attr`` (never
+handed on, stored, returned or deleted; its methods' calls all inlined), the
+class makes no lookup of its own (``__getattr__``, ``__setattr__``, slots,
+properties or methods in the place of an attribute the code uses), and a
+class default is a number, string or tuple of them.  Any other object is left
+as it was, to the lowering.
+"""
+
+import inspect
+import types
+
+import gast
+
+from tangent_ckpt.compiler.desugar.method_calls import _own_lookup
+from tangent_ckpt.compiler.desugar.view_shape import (
+    SCOPES, fresh_name, statement_blocks,
+)
+from tangent_ckpt.compiler.frontend.reached_functions import user_class
+
+_PLAIN_DEFAULTS = (int, float, complex, bool, str, bytes, type(None))
+
+
+class Constructed:
+    """Where desugar's inlining made an object: ``name = cls(...)`` (the marker
+    statement ``Expr(Constant(Constructed))`` stands there until
+    :func:`replace_objects` writes the class's defaults in its place)."""
+
+    def __init__(self, name, cls):
+        self.name, self.cls = name, cls
+
+
+def replaceable_class(cls):
+    """May an object of ``cls`` be written as one name per attribute?  A plain
+    class of the user's: made by ``type``, every base the user's, no lookup of
+    its own."""
+    return isinstance(cls, type) and type(cls) is type and user_class(cls) and \
+        all(k is object or user_class(k) for k in cls.__mro__) and not _own_lookup(cls) and \
+        not hasattr(cls, "__dataclass_fields__")
+
+
+def method_function(cls, name):
+    """``(function, takes_self)`` that ``obj.name(...)`` runs for an object of
+    ``cls``, or None where that is not a function written in Python (or a static
+    method of one)."""
+    raw = inspect.getattr_static(cls, name, None)
+    if isinstance(raw, types.FunctionType):
+        return raw, True
+    if isinstance(raw, staticmethod) and isinstance(raw.__func__, types.FunctionType):
+        return raw.__func__, False
+    return None
+
+
+def next_method(cls, fn, name):
+    """The function ``super().name`` denotes in ``fn``, a method of ``cls``'s
+    class hierarchy (the class after the one defining ``fn``, in ``cls``'s method
+    resolution order), or None."""
+    mro = cls.__mro__
+    owner = next((k for k in mro if vars(k).get(fn.__name__) is fn), None)
+    if owner is None:
+        return None
+    for klass in mro[mro.index(owner) + 1:]:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
+
+
+def _class_default(cls, attr):
+    """``(found, value)`` of ``attr`` on ``cls`` (not on an instance)."""
+    raw = inspect.getattr_static(cls, attr, _MISSING)
+    return raw is not _MISSING, raw
+
+
+_MISSING = object()
+
+
+def _plain_default(value):
+    return isinstance(value, _PLAIN_DEFAULTS) or \
+        isinstance(value, tuple) and all(isinstance(v, _PLAIN_DEFAULTS) for v in value)
+
+
+def replace_objects(parsed, fnode, constructed, taken):
+    """Write each object of ``constructed`` ({name: {classes}}: the names desugar
+    bound by constructions it inlined in ``fnode``) as one name per attribute.
+    Returns the names that cannot be (``fnode`` is then left as it is), else an
+    empty set once they all are."""
+    failed = set()
+    uses = {}
+    for name, classes in constructed.items():
+        found = _attribute_uses(fnode, name) if len(classes) == 1 else None
+        if found is None or not _plain_attributes(next(iter(classes)), found):
+            failed.add(name)
+        uses[name] = found
+    if failed:
+        return failed
+    for name, classes in constructed.items():
+        cls = next(iter(classes))
+        stored = {n.attr for n in uses[name] if not isinstance(n.ctx, gast.Load)}
+        names = {}
+        for attr in sorted({n.attr for n in uses[name]}):
+            if attr in stored:
+                names[attr] = fresh_name(f"{name}_{attr}", taken)
+                taken.add(names[attr])
+                parsed.spellings[names[attr]] = f"{parsed.spellings.get(name, name)}.{attr}"
+        replaced = {}
+        for node in uses[name]:
+            if node.attr in names:
+                new = gast.Name(id=names[node.attr], ctx=node.ctx, annotation=None,
+                                type_comment=None)
+            else:  # never stored: the class's attribute
+                new = _constant(_class_default(cls, node.attr)[1])
+            replaced[id(node)] = gast.copy_location(new, node)
+        _Replace(replaced).visit(fnode)
+        _defaults_where_made(fnode, name, cls, names)
+    return set()
+
+
+def _attribute_uses(fnode, name):
+    """The ``name.attr`` nodes of ``fnode``, or None where ``name`` is used any
+    other way (bound, handed on, deleted, an attribute stored in a nested
+    function, a dunder attribute)."""
+    found = []
+    parents = {}
+    for node in gast.walk(fnode):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    nested_stores = set()
+    for scope in gast.walk(fnode):
+        if scope is not fnode and isinstance(scope, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                                     gast.Lambda, gast.ClassDef)):
+            nested_stores |= {id(n) for n in gast.walk(scope) if isinstance(n, gast.Attribute)
+                              and not isinstance(n.ctx, gast.Load)}
+    for node in gast.walk(fnode):
+        if not (isinstance(node, gast.Name) and node.id == name):
+            continue
+        parent = parents.get(node)
+        if not isinstance(parent, gast.Attribute) or parent.value is not node or \
+                not isinstance(node.ctx, gast.Load) or parent.attr.startswith("__") or \
+                isinstance(parent.ctx, gast.Del) or id(parent) in nested_stores:
+            return None
+        found.append(parent)
+    return found
+
+
+class _Replace(gast.NodeTransformer):
+    """Each attribute node of ``replaced`` ({id: new node}) replaced."""
+
+    def __init__(self, replaced):
+        self.replaced = replaced
+
+    def visit_Attribute(self, node):
+        new = self.replaced.get(id(node))
+        return new if new is not None else self.generic_visit(node)
+
+
+def _plain_attributes(cls, uses):
+    """Are the attributes ``uses`` reads and stores plain data of the object (or
+    numbers and strings of its class)?"""
+    stored = {n.attr for n in uses if not isinstance(n.ctx, gast.Load)}
+    for attr in {n.attr for n in uses}:
+        found, value = _class_default(cls, attr)
+        if not found:
+            if attr not in stored:
+                return False  # read, never stored: an AttributeError (the lowering's to tell)
+            continue
+        if not _plain_default(value):
+            return False  # a method, property, descriptor or a mutable class attribute
+    return True
+
+
+def _constant(value):
+    """The expression of a class default (a number, string or tuple of them)."""
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[_constant(v) for v in value], ctx=gast.Load())
+    return gast.Constant(value=value, kind=None)
+
+
+def _defaults_where_made(fnode, name, cls, names):
+    """Replace the markers where ``name``'s objects were made by the bindings of
+    the class defaults of its stored attributes (``model_count = Model.count``),
+    where a read may come before the object's own store."""
+    for block in _blocks(fnode):
+        k = 0
+        while k < len(block):
+            stmt = block[k]
+            if not _is_marker(stmt, name):
+                k += 1
+                continue
+            bindings = []
+            for attr, new in sorted(names.items()):
+                found, value = _class_default(cls, attr)
+                if found and not _stored_before_read(block[k + 1:], new):
+                    bindings.append(gast.copy_location(gast.Assign(
+                        targets=[gast.Name(id=new, ctx=gast.Store(), annotation=None,
+                                           type_comment=None)],
+                        value=_constant(value), type_comment=None), stmt))
+            block[k:k + 1] = bindings
+            k += len(bindings)
+
+
+def _blocks(fnode):
+    stack = [fnode.body]
+    while stack:
+        block = stack.pop()
+        yield block
+        for stmt in block:
+            if not isinstance(stmt, SCOPES):
+                stack.extend(statement_blocks(stmt))
+
+
+def _is_marker(stmt, name):
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and \
+        isinstance(stmt.value.value, Constructed) and stmt.value.value.name == name
+
+
+def _stored_before_read(stmts, name):
+    """Is ``name`` surely bound by the first of ``stmts`` that touches it, without
+    reading it there?"""
+    for stmt in stmts:
+        touched = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+        if not touched:
+            continue
+        return isinstance(stmt, gast.Assign) and \
+            all(not isinstance(n.ctx, gast.Load) for n in touched) and \
+            any(isinstance(t, gast.Name) and t.id == name for t in stmt.targets)
+    return False

@@ -1,0 +1,181 @@
+"""desugar/scalar_objects.py (with inline_functions.py): an object of the user's
+class made in the function is written as one name per attribute, its
+``__init__`` and methods inlined with ``self`` standing for it; an object that
+is more than its attributes stays an object, for the lowering."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad, check_value_and_grad
+from tangent_ckpt.compiler.pipeline import desugared
+
+RNG = np.random.default_rng(7)
+W0 = RNG.normal(size=(3, 3)) * 0.5
+XS = RNG.normal(size=(5, 3))
+
+
+class _Base:
+    def __init__(self, n):
+        super().__init__()            # object.__init__: nothing
+        self.n = n
+
+
+class _Cell(_Base):
+    steps = 0                         # a class default the object adds to
+    dt = 0.5                          # read only: the class's number
+
+    def __init__(self, W, n=3):
+        super().__init__(n)
+        self.W = W
+        self.h = np.zeros(n)
+
+    def step(self, x):
+        self.h = np.tanh(self.W @ self.h + x) * self.dt + self.h * (1 - self.dt)
+        self.steps += 1
+        return self.h
+
+
+def cell_over_inputs(W, xs):
+    cell = _Cell(W)
+    total = 0.0
+    for x in xs:
+        total = total + np.sum(cell.step(x) ** 2)
+    return total * cell.steps
+
+
+def test_an_object_made_here_is_one_name_per_attribute():
+    text = desugared(cell_over_inputs)
+    assert "cell." not in text and "_Cell" not in text and "super" not in text, text
+    assert "cell_steps = 0" in text and "cell_steps += 1" in text, text
+    assert "cell_h = np.tanh(cell_W @ cell_h + x) * 0.5" in text, text  # dt is the class's
+    check_value_and_grad(cell_over_inputs, (W0, XS), wrt=(0, 1))
+
+
+@pytest.mark.parametrize("options", [{"checkpoint": True, "snapshots": 2}])
+def test_an_objects_names_are_checkpointed_like_written_out(options):
+    check_grad(cell_over_inputs, (W0, XS), wrt=(0, 1),
+               df=tc.grad(cell_over_inputs, wrt=(0, 1), **options))
+
+
+class _Layer:
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        return np.tanh(self.W @ x)
+
+
+class _Net:
+    def __init__(self, W):
+        self.first = _Layer(W)        # an object in an attribute: a later round's
+        self.second = _Layer(W.T * 0.5)
+
+    def forward(self, x):
+        return self.second.forward(self.first.forward(x))
+
+
+def net_of_layers(W, x):
+    net = _Net(W)
+    return np.sum(net.forward(x) ** 2)
+
+
+def test_objects_held_in_attributes_are_names_too():
+    text = desugared(net_of_layers)
+    assert "net_first_W = W" in text and "." not in text.replace("np.", "").replace(
+        "0.5", "").replace(".T", ""), text
+    check_value_and_grad(net_of_layers, (W0, XS[0]), wrt=(0, 1))
+
+
+def _norm(layer):
+    return np.sum(layer.W ** 2)
+
+
+def handed_to_a_helper(W, x):
+    layer = _Layer(W)
+    return np.sum(layer.forward(x)) + _norm(layer)   # the helper is inlined: still names
+
+
+def kept_in_a_list(W, x):
+    layer = _Layer(W)
+    layers = [layer]                  # more than its attributes: the lowering's object
+    return np.sum(layers[0].forward(x) * layer.forward(x))
+
+
+def test_an_object_handed_to_an_inlined_helper_is_names_one_kept_in_a_list_stays():
+    assert "layer." not in desugared(handed_to_a_helper)
+    assert "layer = _Layer(W)" in desugared(kept_in_a_list)
+    for f in (handed_to_a_helper, kept_in_a_list):
+        check_value_and_grad(f, (W0, XS[0]), wrt=(0, 1))
+
+
+class _Scaled:
+    def __init__(self, W):
+        self.W = W
+
+    @property
+    def half(self):
+        return self.W * 0.5
+
+    @staticmethod
+    def squash(v):
+        return np.tanh(v)
+
+    def pairs(self, xs):
+        for x in xs:
+            yield self.W @ x
+
+
+def static_and_generator(W, xs):
+    m = _Scaled(W)
+    total = 0.0
+    for y in m.pairs(xs):             # a generator method: its body at each yield
+        total = total + np.sum(m.squash(y))
+    return total
+
+
+def read_through_a_property(W, xs):
+    m = _Scaled(W)
+    return np.sum(m.squash(m.W @ xs[0])) + np.sum(m.half)  # the lowering's object, as before
+
+
+def test_static_methods_generator_methods_and_properties_keep_their_meaning():
+    assert "m." not in desugared(static_and_generator)
+    assert "m = _Scaled(W)" in desugared(read_through_a_property)
+    for f in (static_and_generator, read_through_a_property):
+        check_value_and_grad(f, (W0, XS), wrt=(0, 1))
+
+
+def made_in_each_iteration(W, xs):
+    total = 0.0
+    for x in xs:
+        cell = _Cell(W)               # a new object each time: its steps start at 0
+        cell.step(x)
+        total = total + np.sum(cell.step(x)) * cell.steps
+    return total
+
+
+def test_an_object_made_in_a_loop_starts_from_its_class_defaults_each_time():
+    text = desugared(made_in_each_iteration)
+    assert text.count("cell_steps = 0") == 1 and "cell." not in text, text
+    check_value_and_grad(made_in_each_iteration, (W0, XS), wrt=(0, 1))
+
+
+class _Shared:
+    history = []                      # a class's list: every object appends to it
+
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        self.history.append(1)
+        return self.W @ x
+
+
+def a_mutable_class_attribute(W, x):
+    m = _Shared(W)
+    return np.sum(m.forward(x))
+
+
+def test_an_object_whose_class_holds_a_list_stays_an_object():
+    assert "m = _Shared(W)" in desugared(a_mutable_class_attribute)
