@@ -2,8 +2,13 @@
 
 ``h = step(h, x)`` where ``step`` is a ``def`` of the user's (module level, a
 closure's, or a ``def`` / ``name = lambda`` at the top of the caller's body; not a
-method or a function with a rule) becomes the statements of ``step``'s body, in
-the caller's function:
+function with a rule) becomes the statements of ``step``'s body, in the caller's
+function.  So do ``obj = Cls(...)`` (``Cls.__init__``) and ``obj.method(...)``
+where the function makes ``obj`` (``self`` is ``obj``; ``super().f(...)`` the
+function Python's method resolution finds for ``obj``'s class), when
+``scalar_objects.py`` can then write ``obj`` as one name per attribute (a round
+that finds an object more than its attributes is done again without it).  The
+statements are written so:
 
 - each parameter is the caller's argument: a name or a constant it is given
   stands for the parameter wherever the body reads it (the parameter is never
@@ -31,7 +36,8 @@ with the loop body at each ``yield`` (a ``break`` ends the generator there); the
 generator's arguments are the objects they named when the loop began.
 
 What this pass cannot write as statements is left as it is, for the lowering to
-inline where it stands: a method, a call inside ``a if c else b``, ``and``/``or``,
+inline where it stands: a method of an object made elsewhere, or of one that is
+more than its attributes, a call inside ``a if c else b``, ``and``/``or``,
 a comprehension or a ``while`` test, a helper whose nested ``def`` or ``lambda``
 reads its own names (the closure keeps that call's bindings), ``**kwargs``
 handed on, a ``return`` inside ``try`` or ``with``, ``global``, a default the

@@ -13,6 +13,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
    the user's generators) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name);
+   with it ``scalar_objects.py``: each object of a user's class the function
+   makes, its ``__init__`` and methods inlined, written as one name per attribute;
 4. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
 5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
