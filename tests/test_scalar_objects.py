@@ -179,3 +179,26 @@ def a_mutable_class_attribute(W, x):
 
 def test_an_object_whose_class_holds_a_list_stays_an_object():
     assert "m = _Shared(W)" in desugared(a_mutable_class_attribute)
+
+
+class _Falling:
+    G = np.array([0.0, -9.8])         # the class's array, only read
+
+    def __init__(self, v):
+        self.v = v
+
+    def step(self, dt):
+        self.v = self.v + self.G * dt
+
+
+def falling(v0, n):
+    body = _Falling(v0)
+    for _ in range(n):
+        body.step(0.1)
+    return np.sum(body.v ** 2)
+
+
+def test_an_array_of_the_class_the_code_only_reads_is_the_classs():
+    text = desugared(falling)
+    assert "body_v = body_v + _Falling.G * 0.1" in text, text
+    check_value_and_grad(falling, (np.array([1.0, 2.0]), 3))

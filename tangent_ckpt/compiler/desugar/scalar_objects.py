@@ -4,15 +4,16 @@ attribute.
 ``model = Model(W)`` (its ``__init__`` inlined by ``inline_functions.py``, with
 ``self`` standing for ``model``) leaves stores and reads of ``model.W``: each
 becomes the name ``model_W``, and the object is gone.  An attribute the code
-reads but never stores is the class's (``model.dt`` is ``Model.dt``'s number); one
-the class holds a default of is bound to that default where the object is made.
+reads but never stores is the class's (``model.dt`` is ``Model.dt``'s number, or
+``Model.G`` where that is an array); one the class holds a default of is bound to
+that default where the object is made.
 
 Only where the object is surely nothing but its attributes: the name is bound
 by constructions of one class alone and used only as ``model.attr`` (never
 handed on, stored, returned or deleted; its methods' calls all inlined), the
 class makes no lookup of its own (``__getattr__``, ``__setattr__``, slots,
 properties or methods in the place of an attribute the code uses), and a
-class default is a number, string or tuple of them.  Any other object is left
+class default the object stores over is a number, string or tuple of them.  Any other object is left
 as it was, to the lowering.
 """
 
@@ -20,10 +21,11 @@ import inspect
 import types
 
 import gast
+import numpy as np
 
 from tangent_ckpt.compiler.desugar.method_calls import _own_lookup
 from tangent_ckpt.compiler.desugar.view_shape import (
-    SCOPES, fresh_name, statement_blocks,
+    SCOPES, DenotedObject, fresh_name, name_node, statement_blocks,
 )
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
 
@@ -116,8 +118,11 @@ def replace_objects(parsed, fnode, constructed, taken):
             if node.attr in names:
                 new = gast.Name(id=names[node.attr], ctx=node.ctx, annotation=None,
                                 type_comment=None)
-            else:  # never stored: the class's attribute
+            elif _plain_default(_class_default(cls, node.attr)[1]):  # the class's number
                 new = _constant(_class_default(cls, node.attr)[1])
+            else:  # the class's array (``Collider.G``): a module-level object's, as written
+                new = gast.Attribute(value=name_node(_class_name(parsed, fnode, cls, taken)),
+                                     attr=node.attr, ctx=gast.Load())
             replaced[id(node)] = gast.copy_location(new, node)
         _Replace(replaced).visit(fnode)
         _defaults_where_made(fnode, name, cls, names)
@@ -164,7 +169,7 @@ class _Replace(gast.NodeTransformer):
 
 def _plain_attributes(cls, uses):
     """Are the attributes ``uses`` reads and stores plain data of the object (or
-    numbers and strings of its class)?"""
+    numbers and strings of its class, or data of its class the code only reads)?"""
     stored = {n.attr for n in uses if not isinstance(n.ctx, gast.Load)}
     for attr in {n.attr for n in uses}:
         found, value = _class_default(cls, attr)
@@ -172,9 +177,27 @@ def _plain_attributes(cls, uses):
             if attr not in stored:
                 return False  # read, never stored: an AttributeError (the lowering's to tell)
             continue
-        if not _plain_default(value):
-            return False  # a method, property, descriptor or a mutable class attribute
+        if _plain_default(value):
+            continue
+        if attr in stored or not isinstance(value, np.ndarray):
+            return False  # a method, property or descriptor, a class's list or array stored over
     return True
+
+
+def _class_name(parsed, fnode, cls, taken):
+    """A name denoting ``cls`` in ``fnode``: its own name where that is no local
+    and denotes it, else one added (``ParsedFunction.inlined_names``)."""
+    if parsed.resolve(cls.__name__) is cls and not any(
+            isinstance(n, gast.Name) and n.id == cls.__name__ and
+            not isinstance(n.ctx, gast.Load) for n in gast.walk(fnode)):
+        return cls.__name__
+    for name, (helper, original) in parsed.inlined_names.items():
+        if isinstance(helper, DenotedObject) and helper.obj is cls:
+            return name
+    name = fresh_name(cls.__name__, taken | set(parsed.globals) | set(parsed.closure))
+    taken.add(name)
+    parsed.inlined_names[name] = (DenotedObject(cls), name)
+    return name
 
 
 def _constant(value):
