@@ -342,3 +342,42 @@ def test_star_args_and_keywords_are_a_tuple_and_a_dict_of_the_call():
     text = desugared(variadic_helpers)
     assert "offsets = (1, -1)" in text and "options = {'scale': 3.0}" in text
     check_grad(variadic_helpers, [np.array([0.3, 0.4, 0.5])])
+
+
+class _Cached:
+    """A module-level object whose method caches what it computed."""
+
+    def __init__(self):
+        self.W = W * 0.5
+        self.h = np.zeros(3)
+
+    def reset(self):
+        self.h = np.zeros(3)
+
+    def forward(self, x):
+        self.h = np.tanh(self.W @ self.h + x)
+        return self.h
+
+
+CACHED = _Cached()
+
+
+def through_a_module_level_object(x):
+    CACHED.reset()
+    y = CACHED.forward(x)
+    y = CACHED.forward(y * 0.5)
+    return np.sum(y ** 2) + np.sum(CACHED.h)
+
+
+def test_a_method_of_a_module_level_object_is_inlined_with_the_objects_name():
+    """``CACHED.forward(x)``: the class is known when compiling, so desugar inlines
+    the method with ``self`` standing for ``CACHED``; its attribute stores are the
+    caller's ``CACHED.h = ...`` (followed as written, the object never changed by
+    the gradient)."""
+    text = desugared(through_a_module_level_object)
+    assert "CACHED.forward(" not in text and "CACHED.reset(" not in text, text
+    assert "CACHED.h = np.tanh(CACHED.W @ CACHED.h + x)" in text, text
+    check_value_and_grad(through_a_module_level_object, (np.array([0.1, -0.2, 0.3]),))
+    before = CACHED.h.copy()  # what the last run of f as written left
+    tc.grad(through_a_module_level_object)(np.array([0.4, 0.2, 0.3]))
+    np.testing.assert_array_equal(CACHED.h, before)

@@ -62,14 +62,15 @@ from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.pure_values import only_computes
 from tangent_ckpt.compiler.desugar.scalar_objects import (
-    Constructed, method_function, next_method, replace_objects, replaceable_class,
+    Constructed, method_function, next_method, outside_receiver, replace_objects,
+    replaceable_class,
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
     SCOPES, DenotedObject, fresh_name, name_node, names_taken, statement_blocks, store_node,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, parse_function, place_of
-from tangent_ckpt.compiler.frontend.reached_functions import user_function
+from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
 
 #: the most statements one function may grow to by inlining (then calls stay calls)
 _MOST_STATEMENTS = 20_000
@@ -513,15 +514,24 @@ class _Inliner:
 
     def method_call(self, call):
         """``(function, receiver class or None)`` for ``obj.name(...)`` on an object
-        this pass made (``None`` class: a static method, called without the
-        object), or None for any other call."""
+        this pass made, or on a user's object the function reads from its module
+        or closure (``CELL.forward(h)``: its class is known when compiling), or
+        None for any other call (``None`` class: a static method, called without
+        the object)."""
         func = call.func
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
             return None
         classes = self.constructed.get(func.value.id, ())
-        if len(classes) != 1:
+        if len(classes) == 1:
+            cls = next(iter(classes))
+        elif not classes and func.value.id not in self.locals:
+            obj = self.parsed.resolve(func.value.id)
+            cls = type(obj)
+            if obj is _UNRESOLVED or not user_object(obj) or not outside_receiver(obj) or \
+                    func.attr in getattr(obj, "__dict__", {}):
+                return None  # (an attribute of the object's own may hold a function)
+        else:
             return None
-        cls = next(iter(classes))
         found = method_function(cls, func.attr)
         if found is None or not _plain_user_function(found[0]):
             raise _NotInlined

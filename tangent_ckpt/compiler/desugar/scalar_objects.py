@@ -50,6 +50,15 @@ def replaceable_class(cls):
         not hasattr(cls, "__dataclass_fields__")
 
 
+def outside_receiver(obj):
+    """May a method of ``obj``, a user's object made outside the function, be
+    inlined with ``self`` standing for the name reading it?  Its class makes no
+    lookup of its own."""
+    cls = type(obj)
+    return type(cls) is type and not _own_lookup(cls) and \
+        all(k is object or user_class(k) for k in cls.__mro__)
+
+
 def method_function(cls, name):
     """``(function, takes_self)`` that ``obj.name(...)`` runs for an object of
     ``cls``, or None where that is not a function written in Python (or a static

@@ -466,10 +466,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         for origin in sorted(o for o in written if o[0] in ("global", "global*")):
             if _holds_no_array(self.parsed.resolve(origin[1])):
                 continue  # a layer holding the module's tanh: no write can change it
+            message = f"a write into an array the module-level object '{name}' holds, " \
+                "which outlives this call" if name == origin[1] else \
+                f"a write into '{name}' may change the module-level object '{origin[1]}' " \
+                "(the two may share memory), which outlives this call"
             raise self.parsed.error(
-                UnsupportedSyntaxError,
-                f"a write into '{name}' may change the module-level object '{origin[1]}' "
-                f"(the two may share memory), which outlives this call",
+                UnsupportedSyntaxError, message,
                 node, construct=f"write into the global '{origin[1]}'",
                 hint=self.global_hint(name, origin[1]))
         candidates = set()
