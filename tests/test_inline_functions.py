@@ -381,3 +381,21 @@ def test_a_method_of_a_module_level_object_is_inlined_with_the_objects_name():
     before = CACHED.h.copy()  # what the last run of f as written left
     tc.grad(through_a_module_level_object)(np.array([0.4, 0.2, 0.3]))
     np.testing.assert_array_equal(CACHED.h, before)
+
+
+def _integrate(f, y, n, dt):
+    for _ in range(n):
+        y = y + dt * f(y)
+    return y
+
+
+def decay_given_as_a_lambda(y0, k):
+    return np.sum(_integrate(lambda y: -k * y ** 3, y0, 4, 0.1) ** 2)
+
+
+def test_a_lambda_given_to_a_helper_is_inlined_where_the_helper_calls_it():
+    """The lambda is the helper's parameter: each call of it in the helper's body is
+    its body, reading the caller's ``k`` (the lowering did this before)."""
+    text = desugared(decay_given_as_a_lambda)
+    assert "= lambda" not in text and "f_result = -k * y_2 ** 3" in text, text
+    check_grad(decay_given_as_a_lambda, (np.array([0.5, -0.7]), 1.3), wrt=(0, 1))

@@ -491,10 +491,12 @@ class _Inliner:
         if not isinstance(call, gast.Call) or \
                 not isinstance(call.func, (gast.Name, gast.Attribute)):
             raise _NotInlined
+        given = {id(a) for a in call.args} | {id(k.value) for k in call.keywords}
         if any(isinstance(a, gast.Starred) for a in call.args) or \
                 any(k.arg is None for k in call.keywords) or \
-                any(isinstance(n, (gast.Lambda, gast.NamedExpr)) for n in gast.walk(call)):
-            raise _NotInlined
+                any(isinstance(n, gast.NamedExpr) or isinstance(n, gast.Lambda) and
+                    id(n) not in given for n in gast.walk(call)):
+            raise _NotInlined  # (a lambda given as an argument is the parameter's function)
         method = self.method_call(call)
         if method is not None:
             callee = self.module_callee(method[0])
@@ -594,7 +596,7 @@ class _Inliner:
         self.constructed.setdefault(name, set()).add(cls)
         self.block(prelude, stack)
         self.block(body, stack + (callee.identity,))
-        return prelude + [marker] + body
+        return self.without_given_lambdas(prelude, body) + [marker] + body
 
     def module_callee(self, fn):
         if fn not in self.callees:
@@ -662,7 +664,21 @@ class _Inliner:
         self.statements += _count(body)
         self.block(prelude, stack)
         self.block(body, stack + (callee.identity,))
-        return prelude + body
+        return self.without_given_lambdas(prelude, body) + body
+
+    def without_given_lambdas(self, prelude, body):
+        """``prelude`` without its ``f_2 = lambda ...`` bindings of lambdas given as
+        arguments, once every call of them is inlined; where one is not (a call the
+        lowering inlines), the whole call stays the lowering's, which keeps the
+        lambda as the parameter's value (a lambda bound in a loop it refuses)."""
+        read = {n.id for s in prelude + body for n in gast.walk(s)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        given = [s for s in prelude if isinstance(s, gast.Assign) and
+                 isinstance(s.value, gast.Lambda) and
+                 self.local_functions.get(s.targets[0].id) is s]
+        if any(s.targets[0].id in read for s in given):
+            raise _NotInlined
+        return [s for s in prelude if s not in given]
 
     def generator_loop(self, loop, stack):
         """``for target in gen(...): body`` over a user generator: the generator's
@@ -706,7 +722,7 @@ class _Inliner:
         self.statements += _count(body)
         self.block(prelude, stack)
         self.block(body, stack + (callee.identity,))
-        return prelude + body
+        return self.without_given_lambdas(prelude, body) + body
 
     def instantiate(self, callee, call, rebound=frozenset(), receiver=None):
         """``(prelude, fnode)``: the statements binding the parameters that need a
@@ -856,6 +872,8 @@ class _Inliner:
             prelude.append(gast.copy_location(
                 gast.Assign(targets=[store_node(name)], value=value, type_comment=None),
                 call))
+            if isinstance(value, gast.Lambda) and p not in stored:
+                self.local_functions[name] = prelude[-1]  # f_2 = lambda y: ...: inlined too
             rename[p] = name
         return prelude, substituted, rename
 
