@@ -202,3 +202,30 @@ def test_an_array_of_the_class_the_code_only_reads_is_the_classs():
     text = desugared(falling)
     assert "body_v = body_v + _Falling.G * 0.1" in text, text
     check_value_and_grad(falling, (np.array([1.0, 2.0]), 3))
+
+
+class _Cached:
+    """Made once: ``_Cached(W)`` returns the first object again (its own ``__new__``)."""
+    made = None
+
+    def __new__(cls, W):
+        if cls.made is None:
+            cls.made = super().__new__(cls)
+            cls.made.calls = 0
+        return cls.made
+
+    def __init__(self, W):
+        self.W = W
+        self.calls += 1
+
+
+def made_by_its_own_new(W, x):
+    a = _Cached(W)
+    b = _Cached(W * 2.0)
+    return np.sum(a.W @ x) * a.calls + np.sum(b.W @ x)
+
+
+def test_a_class_with_its_own_new_stays_an_object():
+    """``a`` and ``b`` are one object: one name per attribute for each would give
+    ``a.W`` the value ``W`` where Python reads ``W * 2.0``."""
+    assert "a = _Cached(W)" in desugared(made_by_its_own_new)

@@ -43,11 +43,12 @@ class Constructed:
 
 def replaceable_class(cls):
     """May an object of ``cls`` be written as one name per attribute?  A plain
-    class of the user's: made by ``type``, every base the user's, no lookup of
-    its own."""
+    class of the user's: made by ``type``, every base the user's, no lookup or
+    ``__new__`` of its own (``Cls(...)`` then makes a new object and runs
+    ``__init__`` on it)."""
     return isinstance(cls, type) and type(cls) is type and user_class(cls) and \
         all(k is object or user_class(k) for k in cls.__mro__) and not _own_lookup(cls) and \
-        not hasattr(cls, "__dataclass_fields__")
+        not hasattr(cls, "__dataclass_fields__") and cls.__new__ is object.__new__
 
 
 def outside_receiver(obj):
