@@ -33,6 +33,7 @@ import ast
 import types
 
 import gast
+import numpy as np
 
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
 from tangent_ckpt.compiler.fence.alias_helpers import (HelperCalls, _defined_once, helper_summary,
@@ -466,10 +467,15 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         for origin in sorted(o for o in written if o[0] in ("global", "global*")):
             if _holds_no_array(self.parsed.resolve(origin[1])):
                 continue  # a layer holding the module's tanh: no write can change it
-            message = f"a write into an array the module-level object '{name}' holds, " \
-                "which outlives this call" if name == origin[1] else \
-                f"a write into '{name}' may change the module-level object '{origin[1]}' " \
-                "(the two may share memory), which outlives this call"
+            if name != origin[1]:
+                message = f"a write into '{name}' may change the module-level object " \
+                    f"'{origin[1]}' (the two may share memory), which outlives this call"
+            elif isinstance(self.parsed.resolve(name), np.ndarray):
+                message = f"a write into the module-level array '{name}', which outlives " \
+                    "this call"
+            else:
+                message = f"a write into an array the module-level object '{name}' holds, " \
+                    "which outlives this call"
             raise self.parsed.error(
                 UnsupportedSyntaxError, message,
                 node, construct=f"write into the global '{origin[1]}'",
