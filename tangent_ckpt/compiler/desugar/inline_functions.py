@@ -58,6 +58,7 @@ import gast
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
+from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
 from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.pure_values import only_computes
@@ -233,7 +234,10 @@ def inline_functions(parsed):
 
     A round inlines into a copy of the function; where an object it made proves
     to be more than its attributes (handed on, a method left a call), the round
-    is done again without making that one, which stays for the lowering."""
+    is done again without making that one, which stays for the lowering.  After
+    a round, a local that surely names one function is called by that function's
+    name (``function_names.py``), and another round inlines what that and the
+    objects' attributes (an object held by an object) made inlinable."""
     own_places = {place_of(n) for n in gast.walk(parsed.node)}
     excluded, rounds = set(), 0
     while rounds < _MOST_OBJECT_ROUNDS:
@@ -245,9 +249,10 @@ def inline_functions(parsed):
         if failed:
             excluded |= failed
             continue
+        resolved = resolve_function_names(parsed, trial)  # f = self.f: calls of f are rhs's
         parsed.node.body = trial.body
         rounds += 1
-        if not made or not _constructions(parsed, trial, excluded):
+        if not resolved and not (made and _constructions(parsed, trial, excluded)):
             break
 
 

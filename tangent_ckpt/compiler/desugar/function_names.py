@@ -1,0 +1,105 @@
+"""Desugar: a local name that surely denotes one function, called by that
+function's own name.
+
+Once objects are names (``scalar_objects.py``), ``self.f = f`` given ``rhs``
+leaves ``integ_f = rhs``, and a method's ``dt, f = self.dt, self.f`` leaves
+``dt, f = integ_dt, integ_f``: where every binding of a local name is a name of
+the same function of the user's -- a module-level (or closure) name, or another
+such local -- a call ``f(t, y)`` becomes ``rhs(t, y)``, which the next round of
+inlining writes out.  A local with any other binding (a parameter, a loop or
+``with`` target, a computed value, two functions) keeps its calls as written.
+"""
+
+import types
+
+import gast
+
+from tangent_ckpt.compiler.desugar.view_shape import SCOPES, name_node
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
+
+
+def resolve_function_names(parsed, fnode):
+    """Rewrite, in ``fnode`` (``parsed``'s tree), each call of a local name that
+    surely denotes one user function as a call of the name the function has in
+    ``parsed``'s namespace.  Returns whether any call was rewritten."""
+    bindings, unknown = _bindings(fnode)
+    known = {}
+    changed = True
+    while changed:  # a local bound to a local bound to a function
+        changed = False
+        for name, values in bindings.items():
+            if name in known or name in unknown:
+                continue
+            found = {id(f): f for f in (_denoted(parsed, v, bindings, known, unknown)
+                                        for v in values)}
+            if len(found) == 1 and None not in found.values():
+                known[name] = next(iter(found.values()))
+                changed = True
+    spelled = {}
+    for name, fn in known.items():
+        global_name = fn.__name__
+        if global_name not in bindings and global_name not in unknown and \
+                parsed.resolve(global_name) is fn:
+            spelled[name] = global_name
+    rewritten = False
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in spelled:
+            node.func = gast.copy_location(name_node(spelled[node.func.id]), node.func)
+            rewritten = True
+    return rewritten
+
+
+def _denoted(parsed, value, bindings, known, unknown):
+    """The user function ``value`` (a name) surely denotes, or None."""
+    if not isinstance(value, gast.Name):
+        return None
+    if value.id in bindings or value.id in unknown:
+        return known.get(value.id)
+    fn = parsed.resolve(value.id)
+    return fn if isinstance(fn, types.FunctionType) and fn is not _UNRESOLVED else None
+
+
+def _bindings(fnode):
+    """``({local: [value nodes]}, {locals bound some other way})`` over
+    ``fnode``'s own scope (a nested scope's names are its own)."""
+    bindings, unknown = {}, set()
+    args = fnode.args
+    unknown |= {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    unknown |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    paired = set()
+    stack = list(fnode.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, gast.Assign):
+            for target in node.targets:
+                _pair(target, node.value, bindings, paired)
+        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            unknown.add(node.name)
+            continue
+        elif isinstance(node, (gast.Import, gast.ImportFrom)):
+            unknown |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (gast.Global, gast.Nonlocal)):
+            unknown |= set(node.names)
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) and \
+                id(node) not in paired:
+            unknown.add(node.id)
+        for child in gast.iter_child_nodes(node):
+            if not isinstance(child, SCOPES) and not isinstance(child, gast.comprehension):
+                stack.append(child)
+            elif isinstance(child, gast.comprehension):  # its target is its own
+                stack.extend([child.iter] + list(child.ifs))
+    return bindings, unknown
+
+
+def _pair(target, value, bindings, paired):
+    """Note ``target = value`` (``a, b = u, v`` item by item)."""
+    if isinstance(target, gast.Name):
+        bindings.setdefault(target.id, []).append(value)
+        paired.add(id(target))
+    elif isinstance(target, (gast.Tuple, gast.List)) and \
+            isinstance(value, (gast.Tuple, gast.List)) and \
+            len(target.elts) == len(value.elts) and \
+            not any(isinstance(e, gast.Starred) for e in target.elts + value.elts):
+        for t, v in zip(target.elts, value.elts):
+            _pair(t, v, bindings, paired)

@@ -1,0 +1,66 @@
+"""desugar/function_names.py: a local name that surely denotes one function of
+the user's is called by that function's own name, so that inlining writes the
+call out; a local that may denote two functions keeps its calls."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_value_and_grad
+from tangent_ckpt.compiler.pipeline import desugared
+from tangent_ckpt.errors import TangentCkptError
+
+
+def pendulum(t, y):
+    return np.array([y[1], -np.sin(y[0])])
+
+
+def damped(t, y):
+    return np.array([y[1], -np.sin(y[0]) - 0.3 * y[1]])
+
+
+class _Stepper:
+    def __init__(self, f, dt):
+        self.f = f
+        self.dt = dt
+        self.t = 0.0
+
+    def step(self, y):
+        dt, f = self.dt, self.f          # a local bound to the attribute's function
+        k1 = f(self.t, y)
+        k2 = f(self.t + dt, y + dt * k1)
+        self.t += dt
+        return y + dt / 2 * (k1 + k2)
+
+
+def stepped_by_an_object(y0):
+    stepper = _Stepper(pendulum, 0.1)
+    y = y0
+    for _ in range(8):
+        y = stepper.step(y)
+    return y[0] ** 2 + stepper.t * y[1]
+
+
+def test_a_function_held_by_an_object_and_unpacked_is_called_by_its_name():
+    text = desugared(stepped_by_an_object)
+    assert "f(" not in text.replace("def ", "") and "-np.sin(y[0])" in text, text
+    check_value_and_grad(stepped_by_an_object, (np.array([0.5, 0.1]),))
+
+
+def chosen_in_a_branch(y0, c):
+    rhs = pendulum
+    if c > 0:
+        rhs = damped                      # two functions: the name keeps its calls
+    y = y0
+    for _ in range(4):
+        y = y + 0.1 * rhs(0.0, y)
+    return np.sum(y ** 2)
+
+
+def test_a_local_that_may_denote_two_functions_keeps_its_calls():
+    """Which function runs is decided when the code runs: the call stays, and the
+    lowering refuses it with the line (never the first function silently)."""
+    assert "rhs(0.0, y)" in desugared(chosen_in_a_branch)
+    with pytest.raises(TangentCkptError, match=r"test_function_names.py:\d+: cannot resolve "
+                                               r"the function rhs"):
+        tc.grad(chosen_in_a_branch)(np.array([0.5, 0.1]), 1.0)
