@@ -68,7 +68,8 @@ from tangent_ckpt.compiler.desugar.scalar_objects import (
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
-    SCOPES, DenotedObject, fresh_name, name_node, names_taken, statement_blocks, store_node,
+    SCOPES, DenotedObject, fresh_name, name_node, names_taken, statement_blocks, statement_lists,
+    store_node,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, parse_function, place_of
 from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
@@ -207,16 +208,6 @@ def _super_call(node):
         isinstance(node.func.value, gast.Call) and \
         isinstance(node.func.value.func, gast.Name) and node.func.value.func.id == "super" \
         and not node.func.value.args and not node.func.value.keywords
-
-
-def _statement_lists(fnode):
-    """Every statement list of ``fnode``'s own scope."""
-    stack = [fnode.body]
-    while stack:
-        block = stack.pop()
-        yield block
-        for stmt in block:
-            stack.extend(statement_blocks(stmt))
 
 
 class _NotInlined(Exception):
@@ -767,7 +758,7 @@ class _Inliner:
         if not args or not isinstance(callee.identity, types.FunctionType):
             raise _NotInlined
         me, names = args[0], set()
-        for block in reversed(list(_statement_lists(fnode))):  # inner blocks first
+        for block in reversed(list(statement_lists(fnode))):  # inner blocks first
             for stmt in list(block):
                 for node in gast.walk(stmt):
                     if not _super_call(node):

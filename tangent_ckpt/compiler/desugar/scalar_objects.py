@@ -25,7 +25,7 @@ import numpy as np
 
 from tangent_ckpt.compiler.desugar.method_calls import _own_lookup
 from tangent_ckpt.compiler.desugar.view_shape import (
-    SCOPES, DenotedObject, fresh_name, name_node, statement_blocks,
+    DenotedObject, fresh_name, name_node, statement_lists,
 )
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
 
@@ -221,7 +221,7 @@ def _defaults_where_made(fnode, name, cls, names):
     """Replace the markers where ``name``'s objects were made by the bindings of
     the class defaults of its stored attributes (``model_count = Model.count``),
     where a read may come before the object's own store."""
-    for block in _blocks(fnode):
+    for block in statement_lists(fnode):
         k = 0
         while k < len(block):
             stmt = block[k]
@@ -238,16 +238,6 @@ def _defaults_where_made(fnode, name, cls, names):
                         value=_constant(value), type_comment=None), stmt))
             block[k:k + 1] = bindings
             k += len(bindings)
-
-
-def _blocks(fnode):
-    stack = [fnode.body]
-    while stack:
-        block = stack.pop()
-        yield block
-        for stmt in block:
-            if not isinstance(stmt, SCOPES):
-                stack.extend(statement_blocks(stmt))
 
 
 def _is_marker(stmt, name):

@@ -42,6 +42,17 @@ def statement_blocks(stmt, into_defs=False):
     return blocks + [handler.body for handler in getattr(stmt, "handlers", ()) or ()]
 
 
+def statement_lists(fnode):
+    """Every statement list of ``fnode``'s own scope, outer lists first (edited in
+    place, they edit ``fnode``)."""
+    stack = [fnode.body]
+    while stack:
+        block = stack.pop()
+        yield block
+        for stmt in block:
+            stack.extend(statement_blocks(stmt))
+
+
 def names_taken(fnode):
     """Every name ``fnode`` binds or reads, its nested functions' and classes' too:
     what a name a desugar pass adds must not be (see :func:`fresh_name`)."""
