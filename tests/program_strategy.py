@@ -193,8 +193,9 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: ``def`` whose default reads a name rebound before the call, a
 #: ``functools.partial`` of such a name (all three once read the rebound name:
 #: silent wrong gradients), an object of a class with a ``super().__init__``, a
-#: class default it adds to and a method writing into (or rebinding) the caller's
-#: array it holds (``scalar_objects.py``: one name per attribute); in a loop or
+#: class default it adds to, a moment it makes in its first call (``if self.m is
+#: None``) and a method writing into (or rebinding) the caller's array it holds
+#: (``scalar_objects.py``: one name per attribute; ``first_iterations.py``); in a loop or
 #: not.  Written on request, like ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
 HUNTING_FAMILIES += ("inlined_calls",)
@@ -1959,9 +1960,13 @@ class _Gen:
                              "        self.rate = rate", "", "",
                              f"class _Acc{k}(_Rated{k}):", "    count = 0", "",
                              "    def __init__(self, v, rate):",
-                             "        super().__init__(rate)", "        self.v = v", "",
-                             "    def push(self, c):", f"        {update}",
-                             "        self.count += 1", "        return self.v * 1.0", "", ""]
+                             "        super().__init__(rate)", "        self.v = v",
+                             "        self.m = None", "",
+                             "    def push(self, c):", "        if self.m is None:",
+                             "            self.m = np.zeros_like(c)",
+                             "        self.m = 0.5 * self.m + np.sin(c)", f"        {update}",
+                             "        self.count += 1",
+                             "        return self.v * 1.0 + 0.1 * self.m", "", ""]
             self.emit(indent, f"{obj} = _Acc{k}({u}, {self.pick(['0.3', '-0.2'])})")
         if form == "draw_before":
             rng = self.fresh_name("rng")

@@ -14,7 +14,11 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    the user's generators) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name);
    with it ``scalar_objects.py``: each object of a user's class the function
-   makes, its ``__init__`` and methods inlined, written as one name per attribute;
+   makes, its ``__init__`` and methods inlined, written as one name per attribute,
+   and ``function_names.py``: a local surely naming one function, called by its name;
+3b. ``first_iterations.py``: a ``range`` loop whose first iteration binds a name
+   that was None (``if opt_m is None: opt_m = {}``), peeled (after 3: an
+   optimiser's ``update`` is the loop's own code);
 4. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
 5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
@@ -38,7 +42,8 @@ from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscr
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
-from tangent_ckpt.compiler.desugar.inline_functions import inline_functions
+from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
+from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
@@ -58,6 +63,7 @@ def desugar(parsed, helper=False):
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
     inline_functions(parsed)
+    peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)
     unroll_writing_tuple_loops(parsed.node)
     desugar_loop_exits(parsed.node)
