@@ -25,6 +25,7 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 6. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
    flags and ``break`` (after 5: a return in an unrolled tuple loop stays a return);
 7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
+   ``dict_keys.py``: ``for k in d.keys()`` over a dict, ``for k in d``;
 8. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (7 and
    8 read ``local_bindings.py``);
 9. ``views.py``: writes through views and aliases carried to every name sharing
@@ -40,6 +41,7 @@ import gast
 
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
+from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
@@ -68,6 +70,7 @@ def desugar(parsed, helper=False):
     unroll_writing_tuple_loops(parsed.node)
     desugar_loop_exits(parsed.node)
     bindings = rewrite_fill_calls(parsed)
+    iterate_dicts_directly(parsed.node)
     join_chained_subscripts(parsed, bindings)
     return follow_views(parsed, helper, writer_parameters)
 
