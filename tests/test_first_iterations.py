@@ -69,3 +69,19 @@ def skipped_before_the_test(x):
 def test_a_loop_that_may_skip_the_test_is_not_peeled():
     assert "if m is None" in desugared(skipped_before_the_test)
     check_grad(skipped_before_the_test, (np.array([0.3, -0.4]),))
+
+
+def loop_variable_checked(x):
+    m = None
+    total = 0.0
+    for m in range(3):                    # m is 0, 1, 2: never None
+        if m is None:
+            m = 7
+        total = total + np.sum(x * m)
+    return total
+
+
+def test_a_test_of_the_loop_variable_is_not_peeled():
+    """Peeling it would take the branch in the first iteration (8.0 for 2.4)."""
+    assert "if m is None" in desugared(loop_variable_checked)
+    check_value_and_grad(loop_variable_checked, (np.array([0.3, 0.5]),))

@@ -64,3 +64,24 @@ def test_a_local_that_may_denote_two_functions_keeps_its_calls():
     with pytest.raises(TangentCkptError, match=r"test_function_names.py:\d+: cannot resolve "
                                                r"the function rhs"):
         tc.grad(chosen_in_a_branch)(np.array([0.5, 0.1]), 1.0)
+
+
+def _negated(y):
+    return -y
+
+
+def _squared(y):
+    return y * y
+
+
+def with_a_nested_def_of_its_own_f(x):
+    f = _negated
+    def twice(f, v):                      # this f is twice's parameter
+        return f(f(v))
+    return np.sum(f(x)) + np.sum(twice(_squared, x))
+
+
+def test_a_nested_defs_own_name_is_not_taken_for_the_local():
+    text = desugared(with_a_nested_def_of_its_own_f)
+    assert "return f(f(v))" in text, text
+    check_value_and_grad(with_a_nested_def_of_its_own_f, (np.array([0.3, 0.5]),))

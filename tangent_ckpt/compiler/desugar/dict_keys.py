@@ -1,4 +1,4 @@
-"""Desugar: ``for key in d.keys()`` over a name surely bound to a dict, as ``for key
+"""Desugar: ``for key in d.keys()`` over a local surely bound to a dict, as ``for key
 in d``.
 
 Iterating a dict is iterating its keys, in the same order; the rest of the
@@ -10,14 +10,27 @@ parameter, or any other value, may be an object whose ``keys`` is its own).
 
 import gast
 
+from tangent_ckpt.compiler.desugar.view_shape import SCOPES
+
 
 def iterate_dicts_directly(fnode):
-    """Rewrite, in place, each ``for`` loop and comprehension of ``fnode`` over
-    ``d.keys()`` with ``d`` surely a dict."""
+    """Rewrite, in place, each ``for`` loop of ``fnode``'s own scope over
+    ``d.keys()`` with ``d`` a local surely bound to a dict."""
     dicts = _surely_dicts(fnode)
-    for node in gast.walk(fnode):
-        if isinstance(node, (gast.For, gast.comprehension)) and _keys_call(node.iter, dicts):
+    for node in _own_scope(fnode):
+        if isinstance(node, gast.For) and _keys_call(node.iter, dicts):
             node.iter = node.iter.func.value
+
+
+def _own_scope(fnode):
+    """The nodes of ``fnode``'s own scope (a nested ``def`` or ``lambda`` has its
+    own names)."""
+    stack = list(fnode.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            stack.extend(gast.iter_child_nodes(node))
 
 
 def _keys_call(node, dicts):
@@ -27,11 +40,12 @@ def _keys_call(node, dicts):
 
 
 def _surely_dicts(fnode):
-    """The names every binding of which (in ``fnode`` and the scopes in it) is a
-    dict display or a dict comprehension."""
+    """The locals of ``fnode`` every binding of which is a dict display or a dict
+    comprehension (a binding in a nested scope counts as another: it may be a
+    ``nonlocal``'s)."""
     displays, other = set(), set()
     paired = set()
-    for node in gast.walk(fnode):
+    for node in _own_scope(fnode):
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
             paired.add(id(node.targets[0]))

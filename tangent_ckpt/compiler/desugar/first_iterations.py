@@ -19,8 +19,8 @@ here, which a loop cannot change from ``None``).
 
 Only where that is surely what the code does: the loop runs over a ``range`` of
 constant bounds with at least one iteration, has no ``else``, ``break`` or
-``continue``; the ``if`` is a statement of the
-loop's own body testing ``name is None`` (or ``is not None``); before the loop,
+``continue``; the ``if`` is a statement of the loop's own body testing ``name
+is None`` (or ``is not None``), ``name`` not the loop's variable; before the loop,
 in the same block, ``name``'s last binding is ``name = None``; in the loop the
 name is bound only in that branch, whose own statements bind it to a value that
 is never None (a display, arithmetic, a number, a NumPy call).  Any other loop
@@ -76,7 +76,8 @@ def _peeled(resolve, stmts, k, copied):
     tests = {}  # position in the loop's body -> (name, whether the test is `is None`)
     for i, s in enumerate(loop.body):
         found = _none_test(s)
-        if found is not None and _first_binding_is_none(stmts[:k], found[0]) and \
+        if found is not None and found[0] != loop.target.id and \
+                _first_binding_is_none(stmts[:k], found[0]) and \
                 _bound_only_in(loop.body, s, found[0]) and \
                 _binds_never_none(resolve, s.body if found[1] else s.orelse, found[0]):
             tests[i] = found

@@ -15,7 +15,6 @@ import types
 import gast
 
 from tangent_ckpt.compiler.desugar.view_shape import SCOPES, name_node
-from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 
 
 def resolve_function_names(parsed, fnode):
@@ -42,12 +41,26 @@ def resolve_function_names(parsed, fnode):
                 parsed.resolve(global_name) is fn:
             spelled[name] = global_name
     rewritten = False
-    for node in gast.walk(fnode):
+    for node in _own_scope(fnode):  # a nested def's or lambda's `f` may be its own
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in spelled:
             node.func = gast.copy_location(name_node(spelled[node.func.id]), node.func)
             rewritten = True
     return rewritten
+
+
+def _own_scope(fnode):
+    """The nodes of ``fnode``'s own scope: not those of a ``def``, ``lambda``,
+    ``class`` or comprehension in it, whose names may be their own."""
+    stack = list(fnode.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, SCOPES + _COMPREHENSIONS):
+            stack.extend(gast.iter_child_nodes(node))
+
+
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
 def _denoted(parsed, value, bindings, known, unknown):
@@ -57,7 +70,7 @@ def _denoted(parsed, value, bindings, known, unknown):
     if value.id in bindings or value.id in unknown:
         return known.get(value.id)
     fn = parsed.resolve(value.id)
-    return fn if isinstance(fn, types.FunctionType) and fn is not _UNRESOLVED else None
+    return fn if isinstance(fn, types.FunctionType) else None
 
 
 def _bindings(fnode):
@@ -68,15 +81,12 @@ def _bindings(fnode):
     unknown |= {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
     unknown |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
     paired = set()
-    stack = list(fnode.body)
-    while stack:
-        node = stack.pop()
+    for node in _own_scope(fnode):
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 _pair(target, node.value, bindings, paired)
         elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             unknown.add(node.name)
-            continue
         elif isinstance(node, (gast.Import, gast.ImportFrom)):
             unknown |= {(a.asname or a.name).split(".")[0] for a in node.names}
         elif isinstance(node, (gast.Global, gast.Nonlocal)):
@@ -84,11 +94,7 @@ def _bindings(fnode):
         if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) and \
                 id(node) not in paired:
             unknown.add(node.id)
-        for child in gast.iter_child_nodes(node):
-            if not isinstance(child, SCOPES) and not isinstance(child, gast.comprehension):
-                stack.append(child)
-            elif isinstance(child, gast.comprehension):  # its target is its own
-                stack.extend([child.iter] + list(child.ifs))
+    unknown |= {n.target.id for n in gast.walk(fnode) if isinstance(n, gast.NamedExpr)}
     return bindings, unknown
 
 

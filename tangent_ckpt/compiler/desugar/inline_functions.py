@@ -496,6 +496,10 @@ class _Inliner:
         method = self.method_call(call)
         if method is not None:
             callee = self.module_callee(method[0])
+            if callee is not None and method[1] is not None and \
+                    _positional(callee.template)[:1] and \
+                    _positional(callee.template)[0] in _stored_names_in_body(callee.template):
+                raise _NotInlined  # `self = ...`: a local alias of the object (the lowering's)
         elif isinstance(call.func, gast.Name) and call.func.id in self.local_functions:
             callee = self.local_callee(call.func.id)
         else:
