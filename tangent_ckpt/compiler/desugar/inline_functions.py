@@ -231,9 +231,10 @@ def inline_functions(parsed):
     objects' attributes (an object held by an object) made inlinable."""
     own_places = {place_of(n) for n in gast.walk(parsed.node)}
     excluded, rounds = set(), 0
+    callees = {}  # parsed once for every round (each round copies what it inlines)
     while rounds < _MOST_OBJECT_ROUNDS:
         trial = copied(parsed, parsed.node)
-        inliner = _Inliner(parsed, trial, own_places, excluded)
+        inliner = _Inliner(parsed, trial, own_places, excluded, callees)
         inliner.block(trial.body, ())
         made = inliner.constructed
         failed = replace_objects(parsed, trial, made, inliner.taken) if made else set()
@@ -364,12 +365,12 @@ class _Inliner:
     """The inlining of one function's calls: the names taken in it, its locals,
     the callees met (parsed once each), its own ``def`` statements."""
 
-    def __init__(self, parsed, fnode, own_places, excluded):
+    def __init__(self, parsed, fnode, own_places, excluded, callees):
         self.parsed, self.fnode = parsed, fnode  # fnode: a copy of parsed.node
         self.taken = names_taken(fnode)
         self.locals = _local_names(fnode)
         self.statements = _count(fnode.body)
-        self.callees = {}  # function object, or def node -> _Callee (None: not inlined)
+        self.callees = callees  # function object, or def node -> _Callee (None: not inlined)
         self.local_functions = _local_functions(fnode)
         # where the caller's own nodes are written (see ParsedFunction.inlined_places)
         self.own_places = own_places

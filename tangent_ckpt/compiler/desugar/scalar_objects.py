@@ -106,12 +106,11 @@ def replace_objects(parsed, fnode, constructed, taken):
     Returns the names that cannot be (``fnode`` is then left as it is), else an
     empty set once they all are."""
     failed = set()
-    uses = {}
+    uses = _attribute_uses(fnode, set(constructed))
     for name, classes in constructed.items():
-        found = _attribute_uses(fnode, name) if len(classes) == 1 else None
+        found = uses[name] if len(classes) == 1 else None
         if found is None or not _plain_attributes(next(iter(classes)), found):
             failed.add(name)
-        uses[name] = found
     if failed:
         return failed
     for name, classes in constructed.items():
@@ -139,11 +138,11 @@ def replace_objects(parsed, fnode, constructed, taken):
     return set()
 
 
-def _attribute_uses(fnode, name):
-    """The ``name.attr`` nodes of ``fnode``, or None where ``name`` is used any
-    other way (bound, handed on, deleted, an attribute stored in a nested
-    function, a dunder attribute)."""
-    found = []
+def _attribute_uses(fnode, names):
+    """{name: the ``name.attr`` nodes of ``fnode``, or None where ``name`` is used
+    any other way (bound, handed on, deleted, an attribute stored in a nested
+    function, a dunder attribute)} for each of ``names``."""
+    found = {name: [] for name in names}
     parents = {}
     for node in gast.walk(fnode):
         for child in gast.iter_child_nodes(node):
@@ -155,14 +154,15 @@ def _attribute_uses(fnode, name):
             nested_stores |= {id(n) for n in gast.walk(scope) if isinstance(n, gast.Attribute)
                               and not isinstance(n.ctx, gast.Load)}
     for node in gast.walk(fnode):
-        if not (isinstance(node, gast.Name) and node.id == name):
+        if not (isinstance(node, gast.Name) and found.get(node.id) is not None):
             continue
         parent = parents.get(node)
         if not isinstance(parent, gast.Attribute) or parent.value is not node or \
                 not isinstance(node.ctx, gast.Load) or parent.attr.startswith("__") or \
                 isinstance(parent.ctx, gast.Del) or id(parent) in nested_stores:
-            return None
-        found.append(parent)
+            found[node.id] = None
+        else:
+            found[node.id].append(parent)
     return found
 
 
