@@ -2032,7 +2032,8 @@ class _Gen:
         k = self.counter = self.counter + 1
         helper = f"_settle{k}"
         form = self.pick(["for_return", "while_return", "while_true_return", "nested_return",
-                          "two_returns", "for_else", "while_else", "else_continue"])
+                          "two_returns", "for_else", "while_else", "else_continue",
+                          "in_place_return", "in_place_break"])
         self.features.add("loop_exits_" + form)
         cap = self.pick(["m", "m", "3"])
         tol = self.pick(["1e-2", "1e-3"])
@@ -2068,6 +2069,14 @@ class _Gen:
                               f"        if err < {tol}:", "            break",
                               "    else:", "        x = 0.9 * x", "        continue",
                               "    x = x + 0.1", "    break", "return x"],
+            # updated in place, left with the array itself: no alias of it lives on
+            # into the next iteration (the fence refused NumCSE's Newton iteration)
+            "in_place_return": ["x = np.copy(x)", "while True:", *step, "    x -= x - new",
+                                f"    if err < {tol}:", "        return x"],
+            "in_place_break": ["x = x * 1.0", f"for i in range({cap}):", *step,
+                               "    x *= 0.0", "    x += new", f"    if err < {tol}:",
+                               "        out = x", "        break", "else:",
+                               "    out = x * 0.5", "return out + 0.1 * x"],
         }[form]
         self.helpers.append(f"def {helper}(x, d, s, m):")
         self.helpers += ["    " + line for line in body]

@@ -1166,3 +1166,83 @@ def test_an_item_unpacked_from_an_index_array_indexes_a_view(f):
     (a silent wrong gradient on the session-10 merge, q37's chain swap): refused."""
     with pytest.raises(tc.TangentCkptError, match="may also change 'v'"):
         tc.grad(f)(np.random.default_rng(1).normal(size=(3, 2)))
+
+
+# --- what leaves a loop by break, continue or return ------------------------------
+def _iterate_until(x0, rate, n):
+    """Returns from inside ``while True`` (desugar: ``result = x; break``)."""
+    x = np.copy(x0)
+    steps = 0
+    while True:
+        s = rate * np.sin(x)
+        x -= s
+        steps += 1
+        if steps >= n:
+            return x
+
+
+def alias_made_just_before_a_return_in_a_loop(x0, rate):
+    x = _iterate_until(x0, rate, 4)
+    return np.sum(x ** 2) + np.sum(x0 * x)
+
+
+def alias_made_just_before_a_break(x, n):
+    y = x * 1.0
+    i = 0
+    while True:
+        y -= 0.1 * np.sin(y)
+        i += 1
+        if i >= n:
+            result = y
+            break
+    return np.sum(result ** 2) + np.sum(y)
+
+
+def alias_carried_by_a_continue(x, n):
+    y = x * 1.0
+    kept = x * 0.0
+    for i in range(n):
+        if i == 0:
+            kept = y
+            continue
+        y -= 0.1 * np.sin(y)  # WRITE
+    return np.sum(kept * y)
+
+
+def alias_leaving_by_a_break_then_written(x, n):
+    y = x * 1.0
+    kept = x * 0.0
+    for i in range(n):
+        y = y + 0.1 * np.sin(y)
+        if i == 1:
+            kept = y
+            break
+    y += 1.0  # WRITE
+    return np.sum(kept * y)
+
+
+@pytest.mark.parametrize("fn, args, wrt", [
+    (alias_made_just_before_a_return_in_a_loop, (np.array([0.3, -0.2, 0.9]), 0.2), (0, 1)),
+    (alias_made_just_before_a_break, (np.array([0.3, -0.2, 0.9]), 3), (0,)),
+], ids=["return", "break"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_an_alias_made_as_a_loop_is_left_is_not_carried_around_it(fn, args, wrt, mode):
+    """``result = x; break`` (or ``return x`` inside ``while True``, which desugar
+    writes so): the alias exists only after the loop, so the next iteration's
+    ``x -= s`` changes no name read later (NumCSE's Newton iteration was refused)."""
+    check_grad(fn, args, wrt=wrt, df=tc.grad(fn, wrt=wrt, **MODES[mode]), rtol=1e-5,
+               atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (alias_carried_by_a_continue, (np.array([0.3, -0.2]), 3)),
+    (alias_leaving_by_a_break_then_written, (np.array([0.3, -0.2]), 3)),
+], ids=["continue", "break"])
+def test_an_alias_a_continue_or_break_carries_is_still_refused(fn, args):
+    """A ``continue`` hands its aliases to the next iteration, a ``break`` to the
+    code after the loop: a write there still changes both names."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=(0,))(*args)
+    message = str(info.value)
+    assert names_line(message, HERE, line_of(fn, '# WRITE')), message
+    assert "'y'" in message and "'kept'" in message, message

@@ -91,6 +91,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.liveness = {}  # name -> ids of the statements after which it is live
         self.read_cache = {}
         self.loop_depth = 0
+        self.loop_exits = []  # per open loop: the origins at its breaks and continues
         # origin (and site id) -> names ever bound to it: an over-estimate, for lookups
         self.holders = {}
         self.site_cache = {}
@@ -131,12 +132,26 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         return self.receivers
 
     def block(self, stmts, env):
+        """The origins after ``stmts``; None where no path runs past them (each
+        ended in ``break``, ``continue``, ``return`` or ``raise``)."""
         for s in stmts:
+            if env is None:
+                return None  # unreachable: what it binds flows nowhere
             env = self.statement(s, env)
         return env
 
     def statement(self, s, env):
-        """The origins after ``s``; ``env`` is updated in place where it can be."""
+        """The origins after ``s``; ``env`` is updated in place where it can be.
+        A ``break`` hands its origins to the loop's exit and a ``continue`` to the
+        loop's next iteration, so an alias made just before leaving a loop
+        (``result = x; break``) is not carried around it."""
+        if isinstance(s, (gast.Break, gast.Continue)) and self.loop_exits:
+            breaks, continues = self.loop_exits[-1]
+            (breaks if isinstance(s, gast.Break) else continues).append(env)
+            return None
+        if isinstance(s, gast.Raise):
+            self.check_calls(s, env)
+            return None
         if s in self.marks.takes:
             return env  # the view lowering takes a followed view again
         if self.loop_depth:
@@ -147,6 +162,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 value = self.info(s.value, env)  # (the first return keeps its items)
                 self.returned = value if not self.returns else self.returned.join(value)
                 self.returns += 1
+            return None
         if s in self.marks.write_backs:  # a write into a parent's memory
             target = s.targets[0]
             base = _base_name(target) if not isinstance(target, gast.Name) else target.id
@@ -167,6 +183,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         if isinstance(s, gast.If):
             then_env = self.block(s.body, dict(env))
             else_env = self.block(s.orelse, dict(env))
+            if then_env is None or else_env is None:
+                return then_env if else_env is None else else_env
             if self.loop_depth:
                 # a site run in one branch only: what the other branch still calls its
                 # latest object is older than the one just made
@@ -179,9 +197,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         if isinstance(s, gast.With):
             return self.block(s.body, env)
         if isinstance(s, gast.Try):
+            # a handler may start anywhere in the body: from what held before or after it
+            before = dict(env)
             env = self.block(s.body, env)
+            start = before if env is None else _join(before, env)
             for part in [h.body for h in s.handlers] + [s.orelse, s.finalbody]:
-                env = _join(env, self.block(part, dict(env)))
+                env = _joined(env, self.block(part, dict(start)))
             return env
         return env
 
@@ -232,18 +253,32 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 source = inner[iterated]
                 for name in bound_names(s.target):
                     self.set(inner, name, _Info(source.everything(), source.holds))
-            after = self.relabelled(self.block(s.body, inner), head, body_sites)
+            breaks, continues = [], []
+            self.loop_exits.append((breaks, continues))
+            try:
+                after = self.block(s.body, inner)
+            finally:
+                self.loop_exits.pop()
+            for env_at in continues:
+                after = _joined(after, env_at)
             # at the head, the body's latest objects are those of the last iteration:
             # what the head held from before is older
             older = dict(head)
             self.age_sites(older, body_sites)
-            new_head = _join(older, after)
+            if after is None:  # every iteration leaves the loop
+                new_head = older
+            else:
+                new_head = _join(older, self.relabelled(after, head, body_sites))
             if new_head == head:
                 break
             head = new_head
         self.loop_depth -= 1
         head.pop(iterated, None)
-        return _join(head, self.block(s.orelse, dict(head)))
+        out = self.block(s.orelse, dict(head))  # the else runs when no break left the loop
+        for env_at in breaks:
+            env_at.pop(iterated, None)
+            out = _joined(out, env_at)
+        return out
 
     def bind(self, target, value_node, value, env, s):
         if isinstance(target, gast.Name):
@@ -610,6 +645,13 @@ def _collect_own_nodes(s):
     if isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try)):
         return []
     return list(gast.walk(s))
+
+
+def _joined(a, b):
+    """``_join`` where either side may be None (no path reaches it)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return _join(a, b)
 
 
 def _holds_no_array(value):
