@@ -172,6 +172,14 @@ def reduction_cases():
         "inf", "np.inf"), {"x": ((2, 3, 3), "real")}) for o in ("nuc", 2, 1, np.inf)]
     cases += [Case(f"np.linalg.norm(x, ord={o!r}, axis=0)".replace("inf", "np.inf"),
                    {"x": ((4, 3), "nonzero")}) for o in (1, 3, np.inf)]
+    if HAVE_SCIPY:  # NumPy's norm under SciPy's name, check_finite too
+        cases += [Case(f"scipy.linalg.norm(x, {o!r}{kw})".replace("inf", "np.inf"),
+                       {"x": (shape, "nonzero")})
+                  for shape, o, kw in [((5,), None, ""), ((3, 4), None, ", axis=1"),
+                                       ((5,), 1, ", axis=0"), ((3, 4), "fro", ""),
+                                       ((3, 4), "nuc", ", axis=(0, 1)"),
+                                       ((3, 4), np.inf, ", axis=(0, 1), check_finite=False"),
+                                       ((3, 4), 2, ", axis=(0, 1), keepdims=True")]]
     return cases
 
 
@@ -186,6 +194,9 @@ def linalg_cases():
         Case("np.linalg.solve(a, b)", {"a": ((2, 3, 3), "square"), "b": ((2, 3, 2), "real")}),
         Case("np.linalg.solve(a, b)", {"a": ((2, 3, 3), "square"), "b": ((3,), "real")},
              min_numpy="2.0.0"),   # a 1-D b is a vector for a stack of matrices since 2.0
+        *([Case("scipy.linalg.solve(a, b)", {"a": ((3, 3), "square"), "b": ((3,), "real")}),
+           Case("scipy.linalg.solve(a, b, check_finite=False, assume_a='gen')",
+                {"a": ((3, 3), "square"), "b": ((3, 2), "real")})] if HAVE_SCIPY else []),
         Case("np.linalg.inv(a)", sq), Case("np.linalg.inv(a)", batch),
         Case("np.linalg.det(a)", sq), Case("np.linalg.det(a)", batch),
         Case("sign, logdet = np.linalg.slogdet(a)\nlogdet * sign", sq),

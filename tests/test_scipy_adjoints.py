@@ -1,8 +1,9 @@
 """runtime/primitive_adjoints/scipy_adjoints.py: the adjoints of
 ``scipy.signal.convolve2d`` (every mode and boundary, the kernel and ``fillvalue``
 too) and ``scipy.spatial.distance_matrix`` (every ``p``) against central finite
-differences, and in programs: a Cahn-Hilliard step taped and checkpointed, and
-pairwise distances of one set of points."""
+differences, and in programs: a Cahn-Hilliard step taped and checkpointed,
+pairwise distances of one set of points, and a Newton iteration through
+``scipy.linalg.solve`` and ``scipy.linalg.norm``."""
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from gradcheck import check_grad
 
 scipy_signal = pytest.importorskip("scipy.signal")
 scipy_spatial = pytest.importorskip("scipy.spatial")
+scipy_linalg = pytest.importorskip("scipy.linalg")
 from tangent_ckpt import runtime as rt  # noqa: E402
 
 convolve2d = scipy_signal.convolve2d
@@ -138,3 +140,58 @@ def test_forward_mode_with_a_p_known_only_at_run_time_is_refused():
     with pytest.raises(tc.TangentCkptError, match=r"distance_matrix: no tangent rule for "
                                                   r"these arguments \(p=<variable>"):
         tc.jvp(with_a_variable_p, wrt=0)(np.ones((2, 2)), 2, np.ones((2, 2)))
+
+
+def _newton(F, DFinv, x0, rtol, atol):
+    """NumCSE's Newton iteration: ``x -= s`` on a copy, left by a ``return`` from
+    inside ``while True`` once the step is small."""
+    x = np.copy(x0)
+    while True:
+        s = DFinv(x, F(x))
+        x -= s
+        sn = scipy_linalg.norm(s)
+        if sn <= rtol * scipy_linalg.norm(x) or sn <= atol:
+            return x
+
+
+def _intersection(x0, c):
+    def F(x):
+        return np.array([x[0] ** 2 - 2 * x[0] - x[1] + c, x[0] ** 2 + x[1] ** 2 - 1])
+
+    def DFinv(x, f):
+        J = np.array([[2 * x[0] - 2, -1.0], [2 * x[0], 2 * x[1]]])
+        return scipy_linalg.solve(J, f)
+
+    x = _newton(F, DFinv, x0, 1e-10, 1e-12)
+    return x[0] + 3 * x[1]
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+def test_newton_through_scipy_solve_and_norm(options):
+    """The root moves with ``c``; the start ``x0`` changes nothing once converged,
+    which the unrolled iteration reproduces to rounding."""
+    args = (np.array([2.0, 3.0]), 0.7)
+    check_grad(_intersection, args, wrt=(0, 1),
+               df=tc.grad(_intersection, wrt=(0, 1), **options), rtol=1e-5, atol=1e-7)
+
+
+def _solve_assuming_symmetry(a, b):
+    return np.sum(scipy_linalg.solve(a, b, assume_a="sym"))
+
+
+def _solve_overwriting_b(a, b):
+    return np.sum(scipy_linalg.solve(a, b, overwrite_b=True))
+
+
+def _solve_transposed(a, b):
+    return np.sum(scipy_linalg.solve(a, b, transposed=True))
+
+
+@pytest.mark.parametrize("f", [_solve_assuming_symmetry, _solve_overwriting_b,
+                               _solve_transposed], ids=lambda f: f.__name__)
+def test_solve_options_its_rule_does_not_cover_are_refused(f):
+    """SciPy reads one triangle for 'sym', may write into b, or solves a.T x = b:
+    the rule is written for none of them."""
+    with pytest.raises(tc.UnsupportedFunctionError, match="scipy.linalg.solve"):
+        tc.grad(f, wrt=(0, 1))(np.eye(3) * 2.0, np.ones(3))

@@ -1,11 +1,13 @@
-"""Adjoint rules of ``scipy.special``, ``scipy.signal.convolve2d`` and
-``scipy.spatial.distance_matrix``, registered only where SciPy is installed
+"""Adjoint rules of ``scipy.special``, ``scipy.signal.convolve2d``,
+``scipy.spatial.distance_matrix`` and ``scipy.linalg.solve`` / ``norm``, registered only where SciPy is installed
 (``pip install scipy``, or ``pip install -e .[scipy]`` in the checkout); the core never needs SciPy."""
 
 import numpy as np
-from scipy import signal, spatial, special
+from scipy import linalg, signal, spatial, special
 
-from tangent_ckpt.adjoints.numpy_rules import NOTES, UNARY, BINARY, section
+from tangent_ckpt.adjoints.numpy_rules import (
+    BINARY, NOTES, SOLVE_TANGENT_A, UNARY, norm_tangent, section,
+)
 from tangent_ckpt.adjoints.registry import defadjoint
 
 with section("scipy.special (where SciPy is installed)"):
@@ -78,7 +80,25 @@ with section("scipy.signal and scipy.spatial (where SciPy is installed)"):
                y="distance_matrix_y_adjoint(g, x, y, ans, p)",
                tangent={"x": distance_tangent("x"), "y": distance_tangent("y")})
 
+with section("scipy.linalg (where SciPy is installed)"):
+    # for a general matrix (assume_a None or 'gen') SciPy's solve is NumPy's: b is a
+    # vector only where it is 1-D, a stack of matrices broadcasts
+    defadjoint(linalg.solve, "a, b, lower=False, overwrite_a=False, overwrite_b=False, "
+               "check_finite=True, assume_a=None, transposed=False",
+               name="scipy.linalg.solve", view=False,
+               only={"overwrite_a": (False,), "overwrite_b": (False,),
+                     "assume_a": (None, "gen", "general"), "transposed": (False,)},
+               a="solve_adjoint_a(g, a, b, ans)", b="solve_adjoint_b(g, a, b)",
+               tangent={"a": SOLVE_TANGENT_A, "b": "np.linalg.solve(a, t)"})
+    # NumPy's norm plus check_finite (its rule names the array x: pass it by position)
+    defadjoint(linalg.norm, "x, /, ord=None, axis=None, keepdims=False, check_finite=True",
+               name="scipy.linalg.norm", view=False, reduces=True, domain="nonzero",
+               x="norm_adjoint(g, x, ans, ord, axis, keepdims)", tangent=norm_tangent)
+
 NOTES.update({
+    linalg.solve: "a general matrix (`assume_a` None or 'gen'); `overwrite_a`, "
+                  "`overwrite_b`, `transposed` and the other `assume_a` are refused",
+    linalg.norm: "as np.linalg.norm: every ord of vectors and matrices; 0 at the zero vector",
     signal.convolve2d: "every mode ('full', 'same', 'valid') and boundary ('fill' with any "
                        "`fillvalue`, 'wrap', 'symm'); real inputs",
     spatial.distance_matrix: "any `p` >= 1 and inf; a distance of 0 passes 0 (a subgradient; "
