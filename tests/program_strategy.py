@@ -1002,9 +1002,15 @@ class _Gen:
             self.emit(indent, f"if np.any(np.abs({G}) > 100.0):")
             self.emit(indent + 1, f"raise ValueError(f'{G} too large: {{np.max({G})}}')")
         self.emit(indent, f"for {k} in range(2):")
-        self.emit(indent + 1, self.pick([f"{G}[{k}][{k} + 1] = {G}[{k}][{k}] * {y} + 0.5",
-                                         f"{G}[1 - {k}][0] += 0.5 * {y}",
-                                         f"{G}[{k}][1:] *= np.tanh({y} + {k})"]))
+        i = self.fresh_name("i")  # an index made by int(): an int, as a counter is
+        write = self.pick([f"{G}[{k}][{k} + 1] = {G}[{k}][{k}] * {y} + 0.5",
+                           f"{G}[1 - {k}][0] += 0.5 * {y}",
+                           f"{G}[{k}][1:] *= np.tanh({y} + {k})",
+                           f"{G}[{i}][({i} + {k}) % 3] = {G}[{i}][{k}] * {y} + 0.5"])
+        if i in write:
+            self.features.add("spelled_int_index")
+            self.emit(indent + 1, f"{i} = int(np.abs({x}) * 3.0 + {k}) % 2")
+        self.emit(indent + 1, write)
         if self.draw(st.booleans()):
             self.emit(indent + 1, f"if {G}[{k}][0] > 100.0:")
             self.emit(indent + 2, f"raise FloatingPointError('diverged at step ' + str({k}))")

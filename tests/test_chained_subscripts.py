@@ -66,8 +66,25 @@ def counter_named_as_a_comprehension_variable(L):
     return np.sum(U * U)
 
 
+N_COLUMNS = 4
+
+
+def indices_made_by_int_and_len(L):
+    """The Ising lattice's ``a = int(random() * N); A[a][b] = -A[a][b]`` (FergusFettes'
+    Lattice was refused): names bound only to ints, a module-level int."""
+    U = np.ones((3, N_COLUMNS))
+    rows = [0, 1, 2]
+    for t in range(5):
+        a = int(t * 1.7) % 3
+        b = (a + len(rows)) % N_COLUMNS
+        b += 1
+        U[a][b % N_COLUMNS] = U[a][b % N_COLUMNS] * 0.5 + L * t
+    return np.sum(U * U)
+
+
 @pytest.mark.parametrize("options", RUNS, ids=RUN_IDS)
 @pytest.mark.parametrize("fn, args", [
+    (indices_made_by_int_and_len, (0.5,)),
     (row_recurrence, (0.5,)),
     (counter_named_as_a_comprehension_variable, (0.5,)),
     (string_simulation, (0.345678,)),
@@ -89,6 +106,7 @@ def test_desugar_writes_the_chain_as_one_subscript():
     text = desugared(row_recurrence)
     assert "U[1, 0] = 1.0" in text
     assert "U[1, t + 1] = U[1][t] * L" in text   # reads stay as written
+    assert "U[a, b % N_COLUMNS] = U[a][b % N_COLUMNS]" in desugared(indices_made_by_int_and_len)
 
 
 def through_an_index_list(L):
@@ -119,6 +137,16 @@ def counter_rebound_to_an_index_array(L):
     return np.sum(U) + L
 
 
+def index_an_int_or_an_array(L, flag):
+    U = np.zeros((3, 4))
+    if flag:
+        a = int(L * 2)
+    else:
+        a = np.array([0])
+    U[a][1] = L                         # CHAINED: an index array in one branch
+    return np.sum(U)
+
+
 def a_one_dimensional_element(L):
     u = np.zeros(3)
     u[1][...] = L                       # CHAINED: u[1] is a number, not a view
@@ -131,6 +159,7 @@ def a_one_dimensional_element(L):
     (slice_then_index, (0.5,)),
     (counter_rebound_to_an_index_array, (0.5,)),
     (a_one_dimensional_element, (0.5,)),
+    (index_an_int_or_an_array, (0.5, True)),
 ])
 def test_a_chain_not_proven_one_write_stays_refused(fn, args):
     with pytest.raises(TangentCkptError) as raised:

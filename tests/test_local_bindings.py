@@ -13,7 +13,8 @@ from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 
 def _bindings(source):
     fnode = gast.parse(textwrap.dedent(source)).body[0]
-    return LocalBindings(fnode, {"np": np, "range": range, "reversed": reversed}.get)
+    return LocalBindings(fnode, {"np": np, "range": range, "reversed": reversed, "int": int,
+                                 "len": len, "N": 6, "FLAG": True}.get)
 
 
 def test_range_counters_are_names_bound_only_by_range_loops():
@@ -56,3 +57,27 @@ def test_an_array_is_a_name_every_binding_of_which_makes_one():
     assert facts.array("U").ndim == 2
     assert facts.array("V") is None and facts.array("W") is None
     assert facts.array("x") is None          # a parameter may be anything
+
+
+def test_integer_names_are_bound_only_to_integer_expressions():
+    b = _bindings("""
+        def f(x, n, xs):
+            a = int(x * 3)
+            k = len(xs) - 1
+            k += 1
+            m = a % n                           # n a parameter: not surely an int
+            c = 0
+            for t in range(3):
+                c = c + t * a
+            s = a * N                           # N a module-level int
+            z = 2
+            z = x                               # and then an array
+            h = a // 2
+            h /= 2                              # a float now
+            f = FLAG + 1                        # a bool is no int here
+            def g():
+                w = 1
+                return w
+            return w
+    """)
+    assert b.integer_names() == {"a", "k", "c", "t", "s"}   # (w is g's own)

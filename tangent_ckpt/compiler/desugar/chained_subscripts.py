@@ -8,7 +8,9 @@ dimensions) is a view: writing into it writes into ``U``, exactly where
 the write is lost; so does one in ``j`` (``U[1][:, k]`` with ``k`` an array is
 not ``U[1, :, k]``: NumPy moves the dimensions of separated index arrays
 first).  So the chain is joined only where every index is proven basic: an
-integer constant, a ``range`` counter, ``+ - * // %`` of those, a slice,
+integer constant, a ``range`` counter, a name bound only to integers (``a =
+int(r * N)``, ``len(xs)``; :meth:`~.local_bindings.LocalBindings.integer_names`),
+a module-level ``int``, ``+ - * // %`` of those, a slice,
 ``...`` or ``None`` (the last only in the final subscript), and ``U`` is surely
 an array of known dimensions (:class:`~.view_facts.ArrayFacts`).  ``X[...] =
 v`` of a view ``X = U[k]`` (basic ``k``: ``U[1:3].fill(v)``, ``fill_calls.py``)
@@ -20,9 +22,7 @@ into an array it cannot join, and treats lists of arrays as it always has.
 
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
-
-_INTEGER_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings, integer_valued
 
 
 def join_chained_subscripts(parsed, bindings=None):
@@ -35,14 +35,14 @@ def join_chained_subscripts(parsed, bindings=None):
     if not targets:
         return
     bindings = bindings or LocalBindings(parsed.node, parsed.resolve)
-    counters = bindings.range_counters()
+    integers = bindings.integer_names()
     for target in targets:
-        joined = joined_subscript(target, bindings.facts(), counters)
+        joined = joined_subscript(target, bindings.facts(), integers, bindings.resolve)
         if joined is not None:
             target.value, target.slice = joined
 
 
-def joined_subscript(target, facts, counters):
+def joined_subscript(target, facts, integers, resolve=None):
     """(array name node, index) of the one subscript the chain ``target`` writes
     through, or None when it is not surely one."""
     chain, base = [], target
@@ -56,7 +56,7 @@ def joined_subscript(target, facts, counters):
     if array is None or array.ndim is None:
         return None
     *prefix, last = chain
-    kinds = [_basic_parts(index, counters) for index in chain]
+    kinds = [_basic_parts(index, integers, resolve) for index in chain]
     if any(k is None for k in kinds):
         return None
     integers = sum(k[0] for k in kinds[:-1])
@@ -82,12 +82,12 @@ def _lone_ellipsis(index):
     return isinstance(index, gast.Constant) and index.value is Ellipsis
 
 
-def _basic_parts(index, counters):
+def _basic_parts(index, integer_names, resolve):
     """(how many integers, whether a slice, ``...`` or None) when every position
     of ``index`` is proven basic, else None."""
     integers, other = 0, False
     for part in _parts(index):
-        if integer_valued(part, counters):
+        if integer_valued(part, integer_names, resolve):
             integers += 1
         elif isinstance(part, gast.Slice) or \
                 isinstance(part, gast.Constant) and (part.value is Ellipsis or part.value is None):
@@ -95,23 +95,6 @@ def _basic_parts(index, counters):
         else:
             return None
     return integers, other
-
-
-def integer_valued(node, counters):
-    """Whether ``node`` surely evaluates to a Python ``int`` (never a bool, an
-    array or a float): an integer constant, a ``range`` counter, or ``+ - * //
-    %`` and unary ``-``/``+`` of such values."""
-    if isinstance(node, gast.Constant):
-        return type(node.value) is int
-    if isinstance(node, gast.Name):
-        return node.id in counters
-    if isinstance(node, gast.UnaryOp):
-        return isinstance(node.op, (gast.USub, gast.UAdd)) and \
-            integer_valued(node.operand, counters)
-    if isinstance(node, gast.BinOp):
-        return isinstance(node.op, _INTEGER_OPERATORS) and \
-            integer_valued(node.left, counters) and integer_valued(node.right, counters)
-    return False
 
 
 def _store_targets(fnode):

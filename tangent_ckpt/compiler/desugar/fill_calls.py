@@ -71,7 +71,8 @@ def _surely_array(target, bindings):
     receiver = target.value
     if isinstance(receiver, gast.Name):
         return bindings.facts().array(receiver.id) is not None
-    return joined_subscript(target, bindings.facts(), bindings.range_counters()) is not None
+    return joined_subscript(target, bindings.facts(), bindings.integer_names(),
+                            bindings.resolve) is not None
 
 
 def _number(value, bindings):

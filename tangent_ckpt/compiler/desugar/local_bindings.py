@@ -54,6 +54,7 @@ class LocalBindings:
                 self.values.setdefault(node.id, []).append(None)
         self.local = set(self.values)
         self._facts = None
+        self._integers = None
 
     def resolve(self, node):
         """The object a dotted name outside the function denotes, or None."""
@@ -72,8 +73,76 @@ class LocalBindings:
                 if len(loops) == len(self.values[name]) and
                 all(self._over_a_range(s.iter) for s in loops)}
 
+    def integer_names(self):
+        """Names that surely hold a Python ``int``: ``range`` counters, and names
+        every binding of which is an integer expression (:func:`integer_valued`:
+        ``a = int(r * n)``, ``k = len(xs) - 1``, ``i += 1``), to a fixpoint."""
+        if self._integers is not None:
+            return self._integers
+        counters = self.range_counters()
+        own = _own_scope_stores(self.fnode)  # not a global a nested def binds for itself
+        names = counters | {name for name, values in self.values.items()
+                            if name in own and all(v is not None for v in values) and
+                            name not in self.counted}
+        while True:
+            kept = counters | {name for name in names - counters
+                               if all(self._integer_binding(v, names)
+                                      for v in self.values[name])}
+            if kept == names:
+                break
+            names = kept
+        self._integers = names
+        return names
+
+    def _integer_binding(self, value, names):
+        if isinstance(value, gast.AugAssign):
+            return isinstance(value.op, INTEGER_OPERATORS) and \
+                integer_valued(value.value, names, self.resolve)
+        return integer_valued(value, names, self.resolve)
+
     def _over_a_range(self, it):
         if isinstance(it, gast.Call) and self.resolve(it.func) is reversed and \
                 len(it.args) == 1 and not it.keywords:
             it = it.args[0]
         return isinstance(it, gast.Call) and self.resolve(it.func) is range
+
+
+INTEGER_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+
+
+def integer_valued(node, names, resolve=None):
+    """Whether ``node`` surely evaluates to a Python ``int`` (never a bool, an
+    array or a float): an integer constant, one of ``names``, a module-level or
+    closure name that holds an ``int`` (``resolve``: a change of it compiles the
+    gradient again), ``int(...)`` or ``len(...)``, and ``+ - * // %`` and unary
+    ``-``/``+`` of such values."""
+    if isinstance(node, gast.Constant):
+        return type(node.value) is int
+    if isinstance(node, gast.Name):
+        return node.id in names or resolve is not None and type(resolve(node)) is int
+    if isinstance(node, gast.Call):
+        return resolve is not None and not node.keywords and len(node.args) == 1 and \
+            not isinstance(node.args[0], gast.Starred) and resolve(node.func) in (int, len)
+    if isinstance(node, gast.UnaryOp):
+        return isinstance(node.op, (gast.USub, gast.UAdd)) and \
+            integer_valued(node.operand, names, resolve)
+    if isinstance(node, gast.BinOp):
+        return isinstance(node.op, INTEGER_OPERATORS) and \
+            integer_valued(node.left, names, resolve) and \
+            integer_valued(node.right, names, resolve)
+    return False
+
+
+def _own_scope_stores(fnode):
+    """The names a statement of ``fnode`` itself binds (not one of a function,
+    class or comprehension inside it)."""
+    found, stack = set(), list(fnode.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
+                             gast.Lambda, gast.comprehension)):
+            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            found.add(node.id)
+        stack.extend(gast.iter_child_nodes(node))
+    return found
