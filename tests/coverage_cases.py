@@ -509,9 +509,27 @@ def in_this_numpy(case):
                    for name in VERSIONS)
 
 
+def draw_cases():
+    """Each draw whose parameters are differentiated (numpy_rules.DRAW_RULES), from a
+    generator made in the body and from NumPy's global state seeded there: the
+    same numbers on every call, so finite differences see the same draws."""
+    parameters = {"uniform": "x, x + y", "exponential": "y", "lognormal": "x * 0.3, y"}
+    cases = []
+    for family in numpy_rules.DRAW_RULES:
+        given = parameters.get(family, "x, y")
+        args = {"x": ((3,), "real"), "y": ((), "positive")}
+        if family == "exponential":
+            args = {"y": ((3,), "positive")}
+        cases += [Case(f"rng = np.random.default_rng(3)\nrng.{family}({given}, size=(2, 3))",
+                       args),
+                  Case(f"np.random.seed(3)\nnp.random.{family}({given})", args)]
+    return cases
+
+
 def all_cases():
     cases = (unary_cases() + binary_cases() + reduction_cases() + linalg_cases()
-             + shape_cases() + fft_cases() + math_cases() + vecdot_cases() + signal_cases())
+             + shape_cases() + fft_cases() + math_cases() + vecdot_cases() + signal_cases()
+             + draw_cases())
     return [case for case in cases if in_this_numpy(case)]
 
 

@@ -36,6 +36,7 @@ from tangent_ckpt.runtime.keyed import (
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, stored_tangent,
                                                                    through_cast, where_nonzero)
+from tangent_ckpt.runtime import random_state
 from tangent_ckpt.runtime.rows import append_row, repeat_row
 from tangent_ckpt.runtime.primitive_adjoints.scatter_adjoints import (
     add_at, divide_at, divided_at, divisor_tangent_at, factor_tangent_at, multiplied_at,
@@ -910,6 +911,37 @@ with section("Python's math module, max and min (floats; the rule of the NumPy f
     for _fn, _twin in ((builtins.max, np.maximum), (builtins.min, np.minimum)):   # of two numbers
         _rule = lookup(_twin)
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
+
+# rng.normal(loc, scale) draws z and returns loc + scale * z, so with the draw replayed
+# d/dloc = 1 and d/dscale = z = (ans - loc) / scale; likewise each location-scale family,
+# uniform (low + (high - low) * u), exponential (scale * e), lognormal (exp(mean + sigma z))
+_LOCATION_SCALE = dict(loc="unbroadcast(g, loc)",
+                       scale="unbroadcast(g * (ans - loc) / scale, scale)",
+                       tangent={"loc": "t + 0.0 * ans", "scale": "t * (ans - loc) / scale"})
+DRAW_RULES = {
+    **{family: ("loc=0.0, scale=1.0, size=None", _LOCATION_SCALE)
+       for family in ("normal", "laplace", "logistic", "gumbel")},
+    "uniform": ("low=0.0, high=1.0, size=None", dict(
+        low="unbroadcast(g * (high - ans) / (high - low), low)",
+        high="unbroadcast(g * (ans - low) / (high - low), high)",
+        tangent={"low": "t * (high - ans) / (high - low)",
+                 "high": "t * (ans - low) / (high - low)"})),
+    "exponential": ("scale=1.0, size=None", dict(
+        scale="unbroadcast(g * ans / scale, scale)", tangent="t * ans / scale")),
+    "lognormal": ("mean=0.0, sigma=1.0, size=None", dict(
+        mean="unbroadcast(g * ans, mean)",
+        sigma="unbroadcast(g * ans * (np.log(ans) - mean) / sigma, sigma)",
+        tangent={"mean": "t * ans", "sigma": "t * ans * (np.log(ans) - mean) / sigma"})),
+}
+with section("Random draws (the numbers drawn kept: the pathwise derivative in the parameters)"):
+    # rng.normal(...) of a generator object is spelled normal(rng, ...) in generated
+    # code; np.random.normal(...) draws from NumPy's global state.  A draw changes
+    # its generator: never pure, so never dropped as dead
+    for _draw, (_signature, _templates) in DRAW_RULES.items():
+        defadjoint(random_state.DRAWS[_draw], "generator, " + _signature, name=f"rng.{_draw}",
+                   view=False, pure=False, domain="positive", **_templates)
+        defadjoint(getattr(np.random, _draw), _signature, name=f"np.random.{_draw}",
+                   view=False, pure=False, domain="positive", **_templates)
 
 # pure, but not rules: x.astype(float) is refused
 defmethod("astype", view=False, pure=True, returns="array or scalar")

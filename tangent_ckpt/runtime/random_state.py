@@ -72,12 +72,18 @@ for _method, _fn in DRAWS.items():
     setattr(_module, _method, _fn)
 
 
+# NumPy's functions that set its legacy global state (module functions, not methods
+# of the global RandomState, in NumPy 2)
+_GLOBAL_SETTERS = tuple(f for f in (getattr(np.random, "seed", None),
+                                    getattr(np.random, "set_state", None)) if f is not None)
+
+
 def uses_global_state(fn):
     """Whether calling ``fn`` draws from (or reseeds) a global random state: NumPy's
-    legacy one (``np.random.randn``) or the standard library's (``random.gauss``,
-    ``random.seed``)."""
+    legacy one (``np.random.randn``, ``np.random.seed``) or the standard library's
+    (``random.gauss``, ``random.seed``)."""
     owner = getattr(fn, "__self__", None)
-    return owner is _GLOBAL or owner is _STDLIB
+    return owner is _GLOBAL or owner is _STDLIB or any(fn is f for f in _GLOBAL_SETTERS)
 
 
 def is_generator(value):

@@ -18,6 +18,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.scopes import LocalFunction, Lowered, ObjectValue, clone, to_source
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.runtime import random_state
 
 # libraries whose calls only look at their arguments: logging, warnings, plotting
 OBSERVER_MODULES = ("logging", "warnings", "_warnings", "matplotlib", "pprint")
@@ -40,7 +41,13 @@ def observe_call(lo, stmt):
     call = stmt.value
     fn = lo.expressions.static_value(call.func)
     spelled = to_source(call)
-    if not is_observer(fn) and _reads_variables(lo, call):
+    # np.random.seed(3), random.seed(t), RS.seed(1), a draw whose numbers are dropped:
+    # the draws after it read the state it leaves, so a recording that draws again
+    # (a checkpointed loop's adjoint step) must run it again -- an ordinary
+    # statement, not an observation.  A seed only reads its arguments
+    random = random_state.uses_global_state(fn) or random_state.generator_of(fn) is not None
+    seeds = random and getattr(fn, "__name__", None) in ("seed", "set_state", "setstate")
+    if not is_observer(fn) and not seeds and _reads_variables(lo, call):
         raise lo.error(UnsupportedSyntaxError,
                        f"`{spelled}` is called for its effect, and may change the "
                        "arrays it is given", stmt, construct=spelled,
@@ -56,7 +63,7 @@ def observe_call(lo, stmt):
         keywords.append(ast.keyword(arg=k.arg, value=value.node))
         names.extend(value.names)
     node = ast.Call(func=func, args=list(args.node.elts), keywords=keywords)
-    emit_observation(lo, node, names, stmt.lineno)
+    emit_observation(lo, node, names, stmt.lineno, observes=not random)
 
 
 def observe_assert(lo, stmt):
@@ -122,11 +129,12 @@ def _inlined_calls(lo, node):
     return Inliner().visit(node)
 
 
-def emit_observation(lo, node, names, line):
-    """``node`` run in the forward sweep for its check or output, its value unused."""
+def emit_observation(lo, node, names, line, observes=True):
+    """``node`` run in the forward sweep for its check or output, its value unused
+    (``observes`` False: run wherever the statements around it run again)."""
     target = lo.namer.fresh("observed")
     lo.emit(ir.Assign(target, ir.NonDiff(node, tuple(dict.fromkeys(names))), line,
-                      observes=True))
+                      observes=observes))
 
 
 def _function_node(lo, func, fn):
