@@ -535,18 +535,29 @@ class _Gen:
         size = "" if shape == () else repr(shape if len(shape) > 1 else shape[0])
         if self.draw(st.booleans()):
             self.features.add("legacy_random")
+            # a differentiated scale (the pathwise derivative, the draw kept)
+            scale = "(0.2 + 0.1 * np.tanh(s))"
             draw = self.pick([f"np.random.randn({', '.join(map(str, shape))})",
                               f"np.random.normal(0.0, 0.3, size={size or None})",
                               f"np.random.uniform(0.5, 1.5, size={size or None})",
-                              f"np.random.standard_normal({size})"])
+                              f"np.random.standard_normal({size})",
+                              f"np.random.normal(0.0, {scale}, size={size or None})",
+                              f"np.random.uniform(0.5, 0.5 + {scale}, size={size or None})"])
+            if scale in draw:
+                self.features.add("random_differentiated_parameter")
         else:
             rng = self.fresh_name("rng")
             self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
             draw = self.pick([f"{rng}.standard_normal({size})",
                               f"{rng}.normal(0.0, 0.3, size={size or None})",
-                              f"{rng}.uniform(0.5, 1.5, size={size or None})"])
+                              f"{rng}.uniform(0.5, 1.5, size={size or None})",
+                              f"{rng}.normal(0.1 * s, 0.3, size={size or None})",
+                              f"{rng}.laplace(0.0, 0.2 + 0.1 * np.tanh(s), size={size or None})"])
         index = self.fresh_name("t")
         self.emit(indent, f"for {index} in range(n):")
+        if "np.random." in draw and self.draw(st.booleans()):  # reseeded in each step
+            self.features.add("random_seeded_in_loop")
+            self.emit(indent + 1, f"np.random.seed({self.pick(['7', index, f'{index} + 11'])})")
         self.emit(indent + 1, self.pick([f"{k} = np.tanh({k} * 0.9 + 0.1 * {draw})",
                                          f"{k} = np.sin({k}) * {draw} * 0.5",
                                          f"{k} = {k} * 0.5 + np.tanh({k} + {draw})"]))

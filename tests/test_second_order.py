@@ -209,3 +209,18 @@ def test_hvp_of_a_tuple_output_is_refused_at_the_return_line():
     with pytest.raises(tc.TangentCkptError, match="tuple of 2 items") as info:
         tc.hvp(several_outputs)(np.ones(2), 2, np.ones(2))
     assert "test_second_order.py:" in str(info.value)
+
+
+def checked_cube(x):
+    if np.any(np.abs(x) > 100.0):
+        raise ValueError(f"x too large: {np.max(np.abs(x)):.3g}")
+    return np.sum(x ** 3)
+
+
+def test_a_raise_with_an_f_string_is_differentiated_twice():
+    """The generated tangent keeps ``rt.raise_error(ValueError(f'...'))``; reversing
+    it refused the f-string (``tc.hvp`` of any function checking its input so)."""
+    x, v = np.array([0.3, -0.2, 0.5]), np.array([1.0, 2.0, -1.0])
+    np.testing.assert_allclose(tc.hvp(checked_cube)(x, v), 6.0 * x * v, rtol=1e-12)
+    with pytest.raises(ValueError, match="x too large: 200"):
+        tc.hvp(checked_cube)(np.array([200.0, 0.0, 0.0]), v)

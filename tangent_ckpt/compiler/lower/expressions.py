@@ -85,6 +85,8 @@ class ExpressionLowering:
                                      "an if statement")
         if isinstance(node, (gast.Compare, gast.BoolOp)):
             return self.nondiff(node)
+        if isinstance(node, gast.JoinedStr):  # a str (a message): no derivative, as written
+            return self.nondiff(node, "an f-string")
         if isinstance(node, gast.IfExp):
             target = self.lo.namer.fresh(hint if hint not in self.lo.current_scope.locals else
                                       f"{hint}_choice")
