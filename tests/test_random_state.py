@@ -12,6 +12,7 @@ import pytest
 
 import tangent_ckpt as tc
 from gradcheck import numeric_grad
+from source_lines import line_of
 from tangent_ckpt.errors import TransformError
 
 
@@ -573,3 +574,46 @@ def test_stdlib_draw_of_active_values_is_refused(fn, args, named):
     with pytest.raises(TransformError, match=named) as info:
         tc.grad(fn)(*args)
     assert "random.py" not in str(info.value)  # the user's line, never the library's
+
+
+# --- an iterator's position is no state a snapshot keeps ---------------------------
+def batches_from_an_iterator(w, batches, n):
+    it = iter(batches)
+    for t in range(n):
+        x = next(it)  # NEXT
+        w = w - 0.1 * np.tanh(w * x)
+    return np.sum(w ** 2)
+
+
+def iterator_made_in_each_step(w, rows, n):
+    for t in range(n):
+        it = iter(rows)
+        x = next(it)
+        y = next(it)
+        w = w - 0.1 * np.tanh(w * x + y)
+    return np.sum(w ** 2)
+
+
+_BATCHES = [np.array([0.5, -1.0, 2.0]) * (k + 1) for k in range(40)]
+
+
+def test_next_of_an_outside_iterator_in_a_checkpointed_loop_is_refused():
+    """The adjoint step re-ran ``x = next(it)`` and took the next batch: with more
+    batches than steps the checkpointed gradient was silently wrong."""
+    w = np.array([0.3, 0.2, -0.4])
+    with pytest.raises(TransformError) as info:
+        tc.grad(batches_from_an_iterator, checkpoint=True, snapshots=2)(w, _BATCHES, 6)
+    message = str(info.value)
+    assert "next(it) in the checkpointed loop" in message and "batches[t]" in message
+    assert f"test_random_state.py:{line_of(batches_from_an_iterator, '# NEXT')}:" in message
+    taped = tc.grad(batches_from_an_iterator)(w, _BATCHES, 6)   # taped: each step runs once
+    np.testing.assert_allclose(taped, numeric_grad(batches_from_an_iterator,
+                                                   (w, _BATCHES, 6))[0], rtol=1e-6, atol=1e-8)
+
+
+def test_an_iterator_the_step_makes_is_replayed_with_it():
+    w, rows = np.array([0.3, 0.2, -0.4]), [np.array([0.5, -1.0, 2.0]), np.array([0.1, 0.2, 0.3])]
+    got = tc.grad(iterator_made_in_each_step, checkpoint=True, snapshots=2)(w, rows, 5)
+    np.testing.assert_allclose(got, numeric_grad(iterator_made_in_each_step, (w, rows, 5))[0],
+                               rtol=1e-6, atol=1e-8)
+

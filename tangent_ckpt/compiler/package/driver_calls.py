@@ -102,7 +102,9 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop", test=N
     being passed them -- a module global, a closure's variable, an object's
     attribute (a generator passed in is found among the steps' arguments).
     A draw from a generator the body picks itself (``rng = gens[k]``) is refused
-    (``filename`` names the user's file): no snapshot could put it back.  ``test``:
+    (``filename`` names the user's file): no snapshot could put it back; so is
+    ``next(it)`` of an iterator made outside the body (``x = next(batches)``): a
+    recomputed step would read the items after the ones it read.  ``test``:
     a ``while`` loop's test (``while np.random.rand() < p``), which draws too."""
     global_state = test is not None and test.draws
     generators = []
@@ -113,6 +115,9 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop", test=N
         expr = getattr(stmt, "expr", None)
         if isinstance(expr, ir.NonDiff):  # if rng.uniform() < p: a draw kept as written
             global_state |= expr.draws
+            for call, iterator in _advanced_iterators(expr.node, bindings):
+                _refuse_an_outside_iterator(call, iterator, made, line, stmt.line, filename,
+                                            what)
             for node in ast.walk(expr.node):
                 if _is_numpy_random(node):
                     global_state = True
@@ -128,6 +133,11 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop", test=N
             continue
         if not isinstance(expr, ir.Prim):
             continue
+        if expr.fn is next and expr.args:  # x = next(it)
+            iterator = operand_node(expr.args[0])
+            call = ast.Call(func=ast.Name(id="next", ctx=ast.Load()),
+                            args=[operand_node(a) for a in expr.args], keywords=[])
+            _refuse_an_outside_iterator(call, iterator, made, line, stmt.line, filename, what)
         if random_state.uses_global_state(expr.fn):
             global_state = True
             continue
@@ -151,6 +161,38 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop", test=N
 
 _DRAWS = frozenset(random_state.DRAWS.values())
 _SEEDED = (np.random.default_rng, np.random.RandomState, np.random.Generator)
+
+
+def _advanced_iterators(node, bindings):
+    """``(call, iterator)`` for each ``next(it)`` / ``it.__next__()`` in the
+    expression ``node``."""
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Name) and func.id == "next" and call.args and \
+                bindings.get("next", next) is next:
+            yield call, call.args[0]
+        elif isinstance(func, ast.Attribute) and func.attr == "__next__":
+            yield call, func.value
+
+
+def _refuse_an_outside_iterator(call, iterator, made, line, at, filename, what):
+    """Refuse ``call`` (``next(it)``, in the body of the checkpointed loop or segment
+    at ``line``) where ``it`` is not made in the body: the driver restores arrays
+    and random states, never an iterator's position, so the step recomputed for
+    the reverse sweep would take other items (a silently wrong gradient before
+    this check)."""
+    if isinstance(iterator, ast.Name) and iterator.id in made:
+        return  # an iterator the step makes afresh each time
+    spelled = ast.unparse(call)
+    raise TransformError(
+        f"{spelled} in the checkpointed {what} at line {line} advances an iterator made "
+        "outside it: a step recomputed for the reverse sweep would read the items after "
+        "the ones it read the first time",
+        filename=filename, lineno=at, construct=spelled,
+        hint="index the items (batches[t]) or loop over them (for x in batches), or "
+             f"leave this {what} taped (no checkpoint=)")
 
 
 def _generators_made(body):
