@@ -523,6 +523,11 @@ def draw_cases():
         cases += [Case(f"rng = np.random.default_rng(3)\nrng.{family}({given}, size=(2, 3))",
                        args),
                   Case(f"np.random.seed(3)\nnp.random.{family}({given})", args)]
+    # the standard library's draws, of floats
+    cases += [Case(f"random.seed(3)\n{call}", {"x": ((), "real"), "y": ((), "positive")})
+              for call in ("random.gauss(x, y)", "random.normalvariate(x, y)",
+                           "random.uniform(x, x + y)", "random.expovariate(y) + x",
+                           "random.lognormvariate(x * 0.3, y)")]
     return cases
 
 

@@ -5,6 +5,7 @@ against the plain gradient and finite differences."""
 
 import linecache
 import math
+import random
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ def compile_source(name, source):
     """A function from ``source`` that ``inspect`` can read back (as a user's would be)."""
     filename = f"<coverage {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"np": np, "math": math, **CONSTANTS}
+    namespace = {"np": np, "math": math, "random": random, **CONSTANTS}
     try:
         import scipy.special  # noqa: F401
         namespace["scipy"] = scipy

@@ -562,13 +562,30 @@ def stdlib_choice_of_active_arrays(x):
     return np.sum(random.choice([x, 2.0 * x]))
 
 
-def stdlib_uniform_with_active_bounds(x):
-    return random.uniform(x, x + 1.0)
+def stdlib_beta_with_an_active_shape(x):
+    return random.betavariate(x, 2.0)   # the shape changes the draw itself: no rule
+
+
+def stdlib_location_scale_draws(x, mu, n):
+    random.seed(2)
+    for t in range(n):
+        x = x * random.uniform(0.5, 0.5 + mu) + random.gauss(mu, 0.1 + 0.5 * mu) + \
+            random.expovariate(1.0 + mu)
+    return x ** 2
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+def test_stdlib_draw_parameters_are_differentiated(options):
+    args = (0.3, 0.4, 6)
+    got = tc.grad(stdlib_location_scale_draws, wrt=(0, 1), **options)(*args)
+    expected = numeric_grad(stdlib_location_scale_draws, args, wrt=(0, 1))
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("fn, args, named", [
     (stdlib_choice_of_active_arrays, (np.ones(2),), "random.choice"),
-    (stdlib_uniform_with_active_bounds, (0.5,), "random.uniform"),
+    (stdlib_beta_with_an_active_shape, (0.5,), "betavariate"),
 ])
 def test_stdlib_draw_of_active_values_is_refused(fn, args, named):
     with pytest.raises(TransformError, match=named) as info:

@@ -23,6 +23,7 @@ import builtins
 import contextlib
 import math
 import operator
+import random
 
 import numpy as np
 
@@ -942,6 +943,21 @@ with section("Random draws (the numbers drawn kept: the pathwise derivative in t
                    view=False, pure=False, domain="positive", **_templates)
         defadjoint(getattr(np.random, _draw), _signature, name=f"np.random.{_draw}",
                    view=False, pure=False, domain="positive", **_templates)
+    # the standard library's (random.gauss draws from the module's hidden Random)
+    for _fn in (random.gauss, random.normalvariate):
+        defadjoint(_fn, "mu=0.0, sigma=1.0", name=f"random.{_fn.__name__}", view=False,
+                   pure=False, domain="positive", mu="g", sigma="g * (ans - mu) / sigma",
+                   tangent={"mu": "t", "sigma": "t * (ans - mu) / sigma"})
+    defadjoint(random.uniform, "a, b", name="random.uniform", view=False, pure=False,
+               domain="positive", a="g * (b - ans) / (b - a)", b="g * (ans - a) / (b - a)",
+               tangent={"a": "t * (b - ans) / (b - a)", "b": "t * (ans - a) / (b - a)"})
+    defadjoint(random.expovariate, "lambd=1.0", name="random.expovariate", view=False,
+               pure=False, domain="positive", lambd="-g * ans / lambd",
+               tangent="-t * ans / lambd")
+    defadjoint(random.lognormvariate, "mu, sigma", name="random.lognormvariate", view=False,
+               pure=False, domain="positive", mu="g * ans",
+               sigma="g * ans * (np.log(ans) - mu) / sigma",
+               tangent={"mu": "t * ans", "sigma": "t * ans * (np.log(ans) - mu) / sigma"})
 
 # pure, but not rules: x.astype(float) is refused
 defmethod("astype", view=False, pure=True, returns="array or scalar")
