@@ -508,3 +508,34 @@ def test_gradient_never_mutates_inputs_even_when_the_function_would(options):
 
 def test_check_grad_helper_on_nan_free_inputs_still_works():
     check_grad(elementwise, (np.array([0.1, 0.2]), 3))
+
+
+# ---------------------------------------------------------------- state outside the call
+LOSSES = []
+
+
+def f_logs_into_a_module_list(x, n):
+    for t in range(n):
+        x = np.tanh(x * 1.1 + 0.1)
+        LOSSES.append(float(np.sum(x)))   # LOG
+    return np.sum(x ** 2)
+
+
+def f_returns_its_log(x, n):
+    log = []
+    for t in range(n):
+        x = np.tanh(x * 1.1 + 0.1)
+        log.append(float(np.sum(x)))
+    return np.sum(x ** 2), np.array(log)
+
+
+def test_a_module_list_grown_in_the_loop_is_refused_with_the_has_aux_way_out():
+    """It read "in-place method .append() changes an array": LOSSES is no array."""
+    err = expect(f_logs_into_a_module_list, "# LOG", "changes the list 'LOSSES'",
+                 UnsupportedSyntaxError)
+    assert "has_aux=True" in err.hint
+    x = np.array([0.3, -0.2])
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        grad, log = tc.grad(f_returns_its_log, has_aux=True, **options)(x, 6)
+        np.testing.assert_allclose(log, f_returns_its_log(x, 6)[1], rtol=0, atol=0)
+    assert LOSSES == []

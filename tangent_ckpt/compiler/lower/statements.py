@@ -23,7 +23,7 @@ from tangent_ckpt.compiler.lower.observers import (
 from tangent_ckpt.compiler.lower.outside_objects import outside_method
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
-    always_exits, function_alias_candidates, load_context, local_names, may_exit,
+    always_exits, function_alias_candidates, load_context, local_names, may_exit, to_source,
 )
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -219,6 +219,17 @@ class StatementLowering:
             self.lo.container_statements.grow_attribute(value, s)  # self.hs.append(h)
             return
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+            outside = self.lo.expressions.static_value(value.func.value) \
+                if isinstance(value.func.value, gast.Name) else None
+            if isinstance(outside, (list, dict, set)):  # HISTORY.append(loss) of the module's
+                kind = type(outside).__name__
+                raise self.lo.error(
+                    UnsupportedSyntaxError, f"{to_source(value)} changes the {kind} "
+                    f"'{value.func.value.id}' of the module or an enclosing function, which "
+                    "outlives this call", s, construct=f"write into an outside {kind}",
+                    hint="collect the values in a local list and return np.array(values) "
+                         "beside the output (tc.grad(f, has_aux=True) hands it back), or "
+                         "print them")
             if value.func.attr in ARRAY_WRITING_METHODS or value.func.attr in ("append", "extend"):
                 raise self.lo.error(UnsupportedSyntaxError,
                                  f"in-place method .{value.func.attr}() changes an array",
