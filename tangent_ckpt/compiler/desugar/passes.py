@@ -25,6 +25,7 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 6. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
    flags and ``break`` (after 5: a return in an unrolled tuple loop stays a return);
 7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
+   ``shuffle_calls.py``: ``np.random.shuffle(a)``, ``a[...] = np.random.permutation(a)``;
    ``dict_keys.py``: ``for k in d.keys()`` over a dict, ``for k in d``;
 8. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (7 and
    8 read ``local_bindings.py``);
@@ -49,6 +50,7 @@ from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functi
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
+from tangent_ckpt.compiler.desugar.shuffle_calls import rewrite_shuffle_calls
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.views import follow_views
@@ -70,6 +72,7 @@ def desugar(parsed, helper=False):
     unroll_writing_tuple_loops(parsed.node)
     desugar_loop_exits(parsed.node)
     bindings = rewrite_fill_calls(parsed)
+    bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)
     join_chained_subscripts(parsed, bindings)
     return follow_views(parsed, helper, writer_parameters)
