@@ -7,6 +7,7 @@ import ast
 import importlib
 import math
 import os
+import random
 import warnings
 
 import numpy as np
@@ -359,7 +360,8 @@ def _calls_returning_views(case):
     """The functions that one coverage case calls whose result shares memory
     with an array they were given (each line run as written, one at a time)."""
     rng = np.random.default_rng(0)
-    namespace = {"np": np, "math": math, "c": np.ones((4, 4)), "rt": tc.runtime}
+    namespace = {"np": np, "math": math, "random": random, "c": np.ones((4, 4)),
+                 "rt": tc.runtime}
     if HAVE_SCIPY:
         namespace["scipy"] = importlib.import_module("scipy")
     namespace.update({p: draw(rng, shape, kind) for p, (shape, kind) in case.args.items()})

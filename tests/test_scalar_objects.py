@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from gradcheck import check_grad, check_value_and_grad
+from gradcheck import check_grad, check_value_and_grad, numeric_grad
 from tangent_ckpt.compiler.pipeline import desugared
 
 RNG = np.random.default_rng(7)
@@ -229,3 +229,94 @@ def test_a_class_with_its_own_new_stays_an_object():
     """``a`` and ``b`` are one object: one name per attribute for each would give
     ``a.W`` the value ``W`` where Python reads ``W * 2.0``."""
     assert "a = _Cached(W)" in desugared(made_by_its_own_new)
+
+
+# --- objects the call gives: one parameter per attribute -------------------------
+class _GivenLayer:
+    scale = 2.0                       # the class's number, read only
+
+    def __init__(self, W, b, steps):
+        self.W, self.b, self.steps = W, b, steps
+        self.calls = 0
+
+    def forward(self, h):
+        self.calls += 1               # a constant of the object's own, stored over
+        return np.tanh(self.W @ h + self.b) * self.scale
+
+    def loss(self, x):
+        h = x
+        for t in range(self.steps):
+            h = self.forward(h)
+        return np.sum(h ** 2) + 0.01 * self.calls
+
+
+def layer_loss(layer, x):
+    return layer.loss(x)
+
+
+def test_a_bound_self_is_one_parameter_per_attribute():
+    """``tc.grad(layer.loss)``: ``self`` is given; its arrays become parameters,
+    its int a constant, and its methods are inlined by desugar."""
+    layer = _GivenLayer(W0, RNG.normal(size=3), 3)
+    from tangent_ckpt.container_args import structure_of
+    text = desugared(_GivenLayer.loss, {0: structure_of(layer)})
+    assert text.splitlines()[0] == "def loss(self_W, self_b, x):", text
+    assert "self." not in text and "range(3)" in text and "* 2.0" in text, text
+    assert "self_calls = 0" in text and "self_calls += 1" in text, text
+    x = RNG.normal(size=3)
+    # each evaluation of a fresh object: the primal counts its calls on the object
+    expected = numeric_grad(lambda x: _GivenLayer(layer.W, layer.b, 3).loss(x), (x,))[0]
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        np.testing.assert_allclose(tc.grad(layer.loss, **options)(x), expected, rtol=1e-6,
+                                   atol=1e-8)
+    assert layer.calls == 0           # the gradient never changes the object
+
+
+def test_an_object_in_wrt_is_one_parameter_per_attribute_and_its_gradient_an_object():
+    layer = _GivenLayer(W0, RNG.normal(size=3), 2)
+    x = RNG.normal(size=3)
+    got = tc.grad(layer_loss, wrt=0)(layer, x)
+    assert type(got) is _GivenLayer and got.steps == 2
+    eps = 1e-6
+    for attr in ("W", "b"):
+        value = getattr(layer, attr)
+        numeric = np.zeros_like(value)
+        for i in np.ndindex(value.shape):
+            for sign in (1, -1):
+                moved = value.copy()
+                moved[i] += sign * eps
+                other = _GivenLayer(*(moved if a == attr else getattr(layer, a)
+                                 for a in ("W", "b")), 2)
+                numeric[i] += sign * layer_loss(other, x) / (2 * eps)
+        np.testing.assert_allclose(getattr(got, attr), numeric, rtol=1e-6, atol=1e-8)
+
+
+class _GivenHolder:
+    def __init__(self, parts):
+        self.parts = parts            # a list: the lowering lays it out
+
+
+def holder_loss(holder, x):
+    return np.sum((holder.parts[0] @ x) ** 2)
+
+
+def handed_on(layer, x):
+    return _apart(layer) * np.sum(x)
+
+
+def _apart(obj):
+    return np.sum(getattr(obj, "W"))
+
+
+def test_an_object_that_is_more_than_leaves_stays_the_lowerings():
+    from tangent_ckpt.container_args import structure_of
+    holder = _GivenHolder([W0])
+    text = desugared(holder_loss, {0: structure_of(holder)})
+    assert text.splitlines()[0] == "def holder_loss(holder, x):", text
+    x = RNG.normal(size=3)
+    np.testing.assert_allclose(tc.grad(holder_loss, wrt=1)(holder, x),
+                               numeric_grad(holder_loss, (holder, x), wrt=(1,))[0],
+                               rtol=1e-6, atol=1e-8)
+    layer = _GivenLayer(W0, RNG.normal(size=3), 2)
+    assert desugared(handed_on, {0: structure_of(layer)}).splitlines()[0] == \
+        "def handed_on(layer, x):"

@@ -27,7 +27,7 @@ from tangent_ckpt.compiler.analyze.scalar_output import output_is_scalar
 from tangent_ckpt.compiler.analyze.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
-from tangent_ckpt.compiler.desugar.passes import desugar
+from tangent_ckpt.compiler.desugar.passes import containers_left, desugar, given_objects
 from tangent_ckpt.compiler.desugar.views import recording_shared_writes
 
 
@@ -76,14 +76,14 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     ``one_output``: a returned tuple or list of outputs is refused; ``has_aux``:
     ``fn`` returns ``(output, aux)``."""
     parsed = parse_function(fn)                                     # parse
-    followed = desugar(parsed)                                      # desugar (+ views)
-    fenced = fence_once(parsed, followed, containers)               # aliasing fence
-    function, bindings, namer = normalize(parsed, containers,       # lower
+    parameters = _parameters(parsed)
+    followed = desugar(parsed, given=given_objects(parsed, containers))  # desugar (+ views)
+    left = containers_left(parsed, containers, parameters)  # objects desugar did not flatten
+    fenced = fence_once(parsed, followed, left)                     # aliasing fence
+    function, bindings, namer = normalize(parsed, left,             # lower
                                           one_output, has_aux, fenced)
     if containers:
-        wrt = expand_positions(wrt, containers, len(parsed.node.args.posonlyargs +
-                                                    parsed.node.args.args +
-                                                    parsed.node.args.kwonlyargs))
+        wrt = expand_positions(wrt, containers, len(parameters))
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
     function.scalar_output = output_is_scalar(function, shapes)
@@ -96,13 +96,21 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     return function, bindings, namer, wrt_names, active
 
 
+def _parameters(parsed):
+    """The names of the function's parameters, in the order calls give them."""
+    args = parsed.node.args
+    return [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+
+
 def desugared(fn, containers=None):
     """The user's function after the stages before lowering (parse, desugar, the
     fence), as text: what ``tangent-ckpt dump --stage desugar`` prints.  Raises
     what those stages raise (a refused write names the user's line)."""
     def stages():
         parsed = parse_function(fn)
-        fenced = fence_once(parsed, desugar(parsed), containers)
+        parameters = _parameters(parsed)
+        followed = desugar(parsed, given=given_objects(parsed, containers))
+        fenced = fence_once(parsed, followed, containers_left(parsed, containers, parameters))
         helpers = [(f"{role} {f.__qualname__}()", prepared.parsed, prepared.error)
                    for (role, f), prepared in fenced.functions.items()]
         return desugared_text(parsed, helpers)

@@ -218,7 +218,7 @@ class _NotInlined(Exception):
 _MOST_OBJECT_ROUNDS = 4
 
 
-def inline_functions(parsed):
+def inline_functions(parsed, given=None):
     """Inline, in place, the calls of the user's functions and of the methods of
     the objects ``parsed`` makes (see the module's docstring); each such object
     becomes one name per attribute (``scalar_objects.py``).
@@ -228,21 +228,35 @@ def inline_functions(parsed):
     is done again without making that one, which stays for the lowering.  After
     a round, a local that surely names one function is called by that function's
     name (``function_names.py``), and another round inlines what that and the
-    objects' attributes (an object held by an object) made inlinable."""
+    objects' attributes (an object held by an object) made inlinable.
+
+    ``given``: {parameter: the structure of the object the call gives it}
+    (``scalar_objects.given_object``); each such parameter is tried as an object
+    made here, and where it is nothing but its attributes it becomes one
+    parameter per leaf attribute (``parsed.flattened_parameters``)."""
     own_places = {place_of(n) for n in gast.walk(parsed.node)}
     excluded, rounds = set(), 0
+    given = dict(given or {})
     callees = {}  # parsed once for every round (each round copies what it inlines)
     while rounds < _MOST_OBJECT_ROUNDS:
         trial = copied(parsed, parsed.node)
         inliner = _Inliner(parsed, trial, own_places, excluded, callees)
+        trying = {name: structure for name, structure in given.items()
+                  if name not in excluded}
+        for name, structure in trying.items():
+            inliner.constructed[name] = {structure[1]}
         inliner.block(trial.body, ())
         made = inliner.constructed
-        failed = replace_objects(parsed, trial, made, inliner.taken) if made else set()
+        failed = replace_objects(parsed, trial, made, inliner.taken, trying) if made \
+            else set()
         if failed:
             excluded |= failed
             continue
+        for name in trying:
+            given.pop(name)
         resolved = resolve_function_names(parsed, trial)  # f = self.f: calls of f are rhs's
         parsed.node.body = trial.body
+        parsed.node.args = trial.args
         rounds += 1
         if not resolved and not (made and _constructions(parsed, trial, excluded)):
             break

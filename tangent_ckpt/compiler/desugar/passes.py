@@ -50,6 +50,7 @@ from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functi
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
+from tangent_ckpt.compiler.desugar.scalar_objects import given_object
 from tangent_ckpt.compiler.desugar.shuffle_calls import rewrite_shuffle_calls
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
@@ -59,14 +60,15 @@ from tangent_ckpt.compiler.memory_sharing import unbuffered_target, unbuffered_w
 from tangent_ckpt.errors import TangentCkptError
 
 
-def desugar(parsed, helper=False):
+def desugar(parsed, helper=False, given=None):
     """Run the passes on ``parsed.node`` in place; returns what the view pass
     follows (:class:`~.views.Followed`), for the fence.  ``helper``: ``parsed``
     is a function the lowering may inline (views of its parameters are followed
-    back to the caller's arrays)."""
+    back to the caller's arrays).  ``given``: {parameter: structure} of the
+    objects the call gives (:func:`given_objects`)."""
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
-    inline_functions(parsed)
+    inline_functions(parsed, given)
     peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)
     unroll_writing_tuple_loops(parsed.node)
@@ -76,6 +78,30 @@ def desugar(parsed, helper=False):
     iterate_dicts_directly(parsed.node)
     join_chained_subscripts(parsed, bindings)
     return follow_views(parsed, helper, writer_parameters)
+
+
+def given_objects(parsed, containers):
+    """{parameter: structure} of the parameters ``containers`` (position ->
+    ``container_args.structure_of``) says are given objects that desugar may write
+    as one parameter per attribute: positional, without a default."""
+    args = parsed.node.args
+    positional = args.posonlyargs + args.args
+    defaulted = len(args.defaults)
+    return {positional[k].id: structure for k, structure in (containers or {}).items()
+            if 0 <= k < len(positional) - defaulted and given_object(structure)}
+
+
+def containers_left(parsed, containers, parameters):
+    """``containers`` (by position among ``parameters``, the names the function
+    had) once desugar flattened some into one parameter per leaf: the others, by
+    their positions now."""
+    left, shift = {}, 0
+    for k, name in enumerate(parameters):
+        if name in parsed.flattened_parameters:
+            shift += len(parsed.flattened_parameters[name]) - 1
+        elif k in (containers or {}):
+            left[k + shift] = containers[k]
+    return left
 
 
 _ANALYSING = threading.local()  # the helpers being analysed by this thread (recursion)

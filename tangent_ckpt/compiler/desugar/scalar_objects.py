@@ -100,20 +100,45 @@ def _plain_default(value):
         isinstance(value, tuple) and all(isinstance(v, _PLAIN_DEFAULTS) for v in value)
 
 
-def replace_objects(parsed, fnode, constructed, taken):
+def given_object(structure):
+    """May a parameter given this object (``structure``: its
+    ``container_args.structure_of``) be written as one parameter per attribute?
+    An object of a plain class of the user's (a dataclass too: its ``__init__``
+    does not run here) whose attributes are arrays and numbers (leaves) or
+    constants (ints, strings, None): one holding lists, dicts or objects stays
+    the lowering's, which lays them out."""
+    if not (isinstance(structure, tuple) and structure[0] == "object"):
+        return False
+    cls, kinds = structure[1], structure[3]
+    return isinstance(cls, type) and type(cls) is type and user_class(cls) and \
+        all(k is object or user_class(k) for k in cls.__mro__) and not _own_lookup(cls) and \
+        all(kind == "leaf" or kind[0] == "const" and _plain_default(kind[1]) for kind in kinds)
+
+
+def replace_objects(parsed, fnode, constructed, taken, given=None):
     """Write each object of ``constructed`` ({name: {classes}}: the names desugar
-    bound by constructions it inlined in ``fnode``) as one name per attribute.
+    bound by constructions it inlined in ``fnode``, and the parameters ``given``
+    objects: {name: structure}) as one name per attribute, a given object's
+    leaves as parameters in its place (``parsed.flattened_parameters``).
     Returns the names that cannot be (``fnode`` is then left as it is), else an
     empty set once they all are."""
+    given = given or {}
     failed = set()
-    uses = _attribute_uses(fnode, set(constructed))
+    uses = _attribute_uses(fnode, set(constructed), set(given))
     for name, classes in constructed.items():
         found = uses[name] if len(classes) == 1 else None
-        if found is None or not _plain_attributes(next(iter(classes)), found):
+        if name in given:
+            plain = found is not None and _given_attributes(given[name], found)
+        else:
+            plain = found is not None and _plain_attributes(next(iter(classes)), found)
+        if not plain:
             failed.add(name)
     if failed:
         return failed
     for name, classes in constructed.items():
+        if name in given:
+            _replace_given(parsed, fnode, name, given[name], uses[name], taken)
+            continue
         cls = next(iter(classes))
         stored = {n.attr for n in uses[name] if not isinstance(n.ctx, gast.Load)}
         names = {}
@@ -138,11 +163,14 @@ def replace_objects(parsed, fnode, constructed, taken):
     return set()
 
 
-def _attribute_uses(fnode, names):
+def _attribute_uses(fnode, names, parameters=frozenset()):
     """{name: the ``name.attr`` nodes of ``fnode``, or None where ``name`` is used
     any other way (bound, handed on, deleted, an attribute stored in a nested
-    function, a dunder attribute)} for each of ``names``."""
+    function, a dunder attribute)} for each of ``names``; the declaration of a
+    name of ``parameters`` is no use."""
     found = {name: [] for name in names}
+    declared = {id(a) for a in fnode.args.posonlyargs + fnode.args.args
+                if a.id in parameters}
     parents = {}
     for node in gast.walk(fnode):
         for child in gast.iter_child_nodes(node):
@@ -154,7 +182,8 @@ def _attribute_uses(fnode, names):
             nested_stores |= {id(n) for n in gast.walk(scope) if isinstance(n, gast.Attribute)
                               and not isinstance(n.ctx, gast.Load)}
     for node in gast.walk(fnode):
-        if not (isinstance(node, gast.Name) and found.get(node.id) is not None):
+        if not (isinstance(node, gast.Name) and found.get(node.id) is not None) or \
+                id(node) in declared:
             continue
         parent = parents.get(node)
         if not isinstance(parent, gast.Attribute) or parent.value is not node or \
@@ -192,6 +221,81 @@ def _plain_attributes(cls, uses):
         if attr in stored or not isinstance(value, np.ndarray):
             return False  # a method, property or descriptor, a class's list or array stored over
     return True
+
+
+def _given_attributes(structure, uses):
+    """Are the attributes ``uses`` reads and stores, of a parameter given an object
+    of ``structure``, its own leaves and constants, or plain data of its class?"""
+    cls, own = structure[1], dict(zip(structure[2], structure[3]))
+    for attr in {n.attr for n in uses}:
+        found, value = _class_default(cls, attr)
+        if attr in own:
+            if found and hasattr(type(value), "__set__"):
+                return False  # a property with a setter: the class's lookup, not the dict's
+            continue
+        if not _plain_attributes(cls, [n for n in uses if n.attr == attr]):
+            return False
+    return True
+
+
+def _replace_given(parsed, fnode, name, structure, uses, taken):
+    """The parameter ``name``, given an object of ``structure``, as one parameter
+    per leaf attribute (in the object's order: the caller hands them so), its
+    constants as numbers, its class's data as :func:`replace_objects` writes a
+    made object's; an attribute the code stores starts as the object's constant
+    or the class default, bound first."""
+    cls, own = structure[1], dict(zip(structure[2], structure[3]))
+    stored = {n.attr for n in uses if not isinstance(n.ctx, gast.Load)}
+    names, leaves = {}, []
+    spelled = parsed.spellings.get(name, name)
+    for attr, kind in own.items():
+        if kind == "leaf" or attr in stored:
+            names[attr] = fresh_name(f"{name}_{attr}", taken)
+            taken.add(names[attr])
+            parsed.spellings[names[attr]] = f"{spelled}.{attr}"
+            if kind == "leaf":
+                leaves.append(names[attr])
+    for attr in sorted(stored - set(own)):
+        names[attr] = fresh_name(f"{name}_{attr}", taken)
+        taken.add(names[attr])
+        parsed.spellings[names[attr]] = f"{spelled}.{attr}"
+    replaced = {}
+    for node in uses:
+        if node.attr in names:
+            new = gast.Name(id=names[node.attr], ctx=node.ctx, annotation=None,
+                            type_comment=None)
+        elif node.attr in own:  # a constant of the object's own (an int, a string)
+            new = _constant(own[node.attr][1])
+        elif _plain_default(_class_default(cls, node.attr)[1]):
+            new = _constant(_class_default(cls, node.attr)[1])
+        else:
+            new = gast.Attribute(value=name_node(_class_name(parsed, fnode, cls, taken)),
+                                 attr=node.attr, ctx=gast.Load())
+        replaced[id(node)] = gast.copy_location(new, node)
+    _Replace(replaced).visit(fnode)
+    first = []  # a stored constant, or class default, read before the code stores it
+    for attr in sorted(names):
+        if own.get(attr) == "leaf" or _stored_before_read(fnode.body, names[attr]):
+            continue
+        value = own[attr][1] if attr in own else _class_default(cls, attr)
+        if attr in own or value[0]:
+            first.append(gast.Assign(targets=[gast.Name(id=names[attr], ctx=gast.Store(),
+                                                        annotation=None, type_comment=None)],
+                                     value=_constant(value if attr in own else value[1]),
+                                     type_comment=None))
+    for stmt in first:
+        gast.copy_location(stmt, fnode.body[0])
+    fnode.body[0:0] = first
+    args = fnode.args
+    for field in ("posonlyargs", "args"):
+        params = getattr(args, field)
+        for k, a in enumerate(params):
+            if a.id == name:
+                params[k:k + 1] = [gast.copy_location(gast.Name(
+                    id=leaf, ctx=gast.Param(), annotation=None, type_comment=None), a)
+                    for leaf in leaves]
+                parsed.flattened_parameters[name] = tuple(leaves)
+                return
 
 
 def _class_name(parsed, fnode, cls, taken):

@@ -55,6 +55,9 @@ class ParsedFunction:
         self.inlined_places = {}
         self.inlined_lines = {}
         self.spellings = {}  # a name it gave a helper's local -> the local's own name
+        # a parameter desugar wrote as one parameter per leaf attribute of the object
+        # it is given (desugar/scalar_objects.py) -> those parameters, in order
+        self.flattened_parameters = {}
 
     @property
     def name(self):
