@@ -801,6 +801,14 @@ class _Gen:
             self.emit(inner, self.pick([f"{w} *= np.tanh(s + 0.5)", f"{w} += 0.1 * np.sin(s)",
                                         f"{w}[0] = np.tanh({w}[-1] * s)"]))
             self.features.add("loop_views_view")
+        if shape == (2, 3) and self.draw(st.booleans()):  # written through its own rows
+            row, k = self.fresh_name("row"), self.fresh_name("k")
+            header = self.pick([f"for {row} in {u}:", f"for {k}, {row} in enumerate({u}):"])
+            self.emit(inner, header)
+            self.emit(inner + 1, self.pick([f"{row} *= np.cos(s * 0.5)",
+                                            f"{row}[1:] += 0.1 * np.tanh({row}[:-1] + s)",
+                                            f"{row}[:] = np.sin({row} * s)"]))
+            self.features.add("loop_views_rows")
         self.emit(indent, f"{total} = np.sum({u} ** 2)")
         env[total] = Var((), 6.0, fresh=True)
 

@@ -24,6 +24,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
 6. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
    flags and ``break`` (after 5: a return in an unrolled tuple loop stays a return);
+6b. ``row_loops.py``: ``for row in X`` writing into ``row``, as ``for k in
+   range(len(X)): row = X[k]`` (a view the view pass follows);
 7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
    ``shuffle_calls.py``: ``np.random.shuffle(a)``, ``a[...] = np.random.permutation(a)``;
    ``dict_keys.py``: ``for k in d.keys()`` over a dict, ``for k in d``;
@@ -50,6 +52,7 @@ from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functi
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
+from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
 from tangent_ckpt.compiler.desugar.scalar_objects import given_object
 from tangent_ckpt.compiler.desugar.shuffle_calls import rewrite_shuffle_calls
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
@@ -73,6 +76,7 @@ def desugar(parsed, helper=False, given=None):
     hoist_raising_branches(parsed.node)
     unroll_writing_tuple_loops(parsed.node)
     desugar_loop_exits(parsed.node)
+    index_row_loops(parsed)
     bindings = rewrite_fill_calls(parsed)
     bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)
