@@ -12,14 +12,17 @@ The two loops are the same: iterating an array (a list, a tuple) yields
 loop's ``else``, ``break`` and ``continue`` keep their meaning.  Only where the
 body writes into the row in place (``row *= s``, ``row[...] = v``), ``X`` is a
 name the body never rebinds (the iterator would keep the old object, an index
-the new), and the loop variable is one name (the row) or ``i, row`` of
-``enumerate(X)`` with no start; any other loop is left as written.
+the new) and surely no dict (iterating one yields its keys: the value reaching
+the loop is arithmetic, a NumPy call's result or a slice), and the loop variable
+is one name (the row) or ``i, row`` of ``enumerate(X)`` with no start; any other
+loop is left as written.
 """
 
 import gast
 
+from tangent_ckpt.compiler.desugar.view_facts import numpy_function
 from tangent_ckpt.compiler.desugar.view_shape import (
-    fresh_name, located, name_node, names_taken, statement_lists, store_node,
+    fresh_name, located, name_node, names_taken, statement_blocks, store_node,
 )
 
 
@@ -31,25 +34,22 @@ def index_row_loops(parsed):
                not isinstance(n.ctx, gast.Load) and n.id in ("len", "range", "enumerate")}
     if rebound:
         return  # len, range or enumerate a local: not the builtins
-    for block in statement_lists(parsed.node):
-        for loop in block:
-            if not isinstance(loop, gast.For):
-                continue
-            found = _rows_of(loop, parsed.resolve)
-            if found is None:
-                continue
-            counter, row, rows = found
-            if taken is None:
-                taken = names_taken(parsed.node)
-            index = counter or fresh_name(f"{row}_index", taken)
-            length = gast.Call(func=name_node("len"), args=[name_node(rows)], keywords=[])
-            loop.iter = located(gast.Call(func=name_node("range"), args=[length],
-                                          keywords=[]), loop.iter)
-            loop.target = located(store_node(index), loop.target)
-            take = gast.Assign(targets=[store_node(row)], value=gast.Subscript(
-                value=name_node(rows), slice=name_node(index), ctx=gast.Load()),
-                type_comment=None)
-            loop.body.insert(0, located(take, loop))
+    for loop, ancestors in _loops(parsed.node.body, ()):
+        found = _rows_of(loop, parsed.resolve)
+        if found is None or not _never_a_dict_at(found[2], ancestors, parsed.resolve):
+            continue
+        counter, row, rows = found
+        if taken is None:
+            taken = names_taken(parsed.node)
+        index = counter or fresh_name(f"{row}_index", taken)
+        length = gast.Call(func=name_node("len"), args=[name_node(rows)], keywords=[])
+        loop.iter = located(gast.Call(func=name_node("range"), args=[length], keywords=[]),
+                            loop.iter)
+        loop.target = located(store_node(index), loop.target)
+        take = gast.Assign(targets=[store_node(row)], value=gast.Subscript(
+            value=name_node(rows), slice=name_node(index), ctx=gast.Load()),
+            type_comment=None)
+        loop.body.insert(0, located(take, loop))
 
 
 def _rows_of(loop, resolve):
@@ -90,4 +90,56 @@ def _writes_into(body, name):
                     t = t.value
                     if isinstance(t, gast.Name) and t.id == name:
                         return True
+    return False
+
+
+def _loops(block, ancestors):
+    """``(loop, ancestors)`` for each ``for`` of ``block`` and the blocks inside it
+    (not in nested functions); ``ancestors``: ``(block, position)`` pairs from the
+    loop's own block outwards."""
+    for k, stmt in enumerate(block):
+        here = ((block, k),) + ancestors
+        if isinstance(stmt, gast.For):
+            yield stmt, here
+        if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        for inner in statement_blocks(stmt):
+            yield from _loops(inner, here)
+
+
+def _never_a_dict_at(name, ancestors, resolve):
+    """Is ``name`` surely no dict where the loop starts?  (Iterating a dict yields
+    its keys, not ``d[k]``.)  The assignment that reaches the loop, found by
+    walking back through the statements before it (out of an ``if``, never back
+    around a loop that binds ``name``), makes an arithmetic result, a NumPy
+    call's result or a slice of something: no dict.  A parameter, or any other
+    value, may be one."""
+    for level, (block, k) in enumerate(ancestors):
+        if level and isinstance(block[k], (gast.For, gast.While)) and _binds(block[k], name):
+            return False  # a value bound later in an enclosing loop comes round again
+        for stmt in reversed(block[:k]):
+            if _binds(stmt, name):
+                return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], gast.Name) and \
+                    stmt.targets[0].id == name and _no_dict(stmt.value, resolve)
+    return False
+
+
+def _binds(stmt, name):
+    return any(isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
+               for n in gast.walk(stmt))
+
+
+def _no_dict(value, resolve):
+    """Does ``value`` surely make no dict: arithmetic (not ``|``, a dict union), a
+    NumPy function's result, or a subscript with a slice (no dict has one)?"""
+    if isinstance(value, gast.BinOp):
+        return not isinstance(value.op, gast.BitOr)
+    if isinstance(value, gast.UnaryOp):
+        return True
+    if isinstance(value, gast.Call):
+        return numpy_function(value.func, resolve, frozenset()) is not None
+    if isinstance(value, gast.Subscript):
+        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        return any(isinstance(p, gast.Slice) for p in parts)
     return False
