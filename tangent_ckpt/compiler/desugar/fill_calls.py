@@ -23,7 +23,9 @@ import gast
 from tangent_ckpt.compiler.desugar.chained_subscripts import joined_subscript
 from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 from tangent_ckpt.compiler.desugar.view_facts import number_constant
-from tangent_ckpt.compiler.desugar.view_shape import copy_node, located, name_node
+from tangent_ckpt.compiler.desugar.view_shape import (
+    copy_node, located, method_statement, name_node,
+)
 
 
 def rewrite_fill_calls(parsed, bindings=None):
@@ -32,7 +34,7 @@ def rewrite_fill_calls(parsed, bindings=None):
     them (they still hold for the rewritten tree: a subscript write binds no
     name)."""
     calls = [(block, k) for block, k in _statements(parsed.node.body)
-             if _fill_call(block[k]) is not None]
+             if method_statement(block[k], "fill") is not None]
     if not calls:
         return bindings
     bindings = bindings or LocalBindings(parsed.node, parsed.resolve)
@@ -40,7 +42,7 @@ def rewrite_fill_calls(parsed, bindings=None):
                   if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
     for block, k in calls:
         stmt = block[k]
-        receiver, value = _fill_call(stmt)
+        receiver, value = method_statement(stmt, "fill")
         target = gast.Subscript(value=copy_node(receiver), slice=gast.Constant(
             value=Ellipsis, kind=None), ctx=gast.Store())
         if not _surely_array(target, bindings):
@@ -52,16 +54,6 @@ def rewrite_fill_calls(parsed, bindings=None):
             value = gast.Call(func=full, args=[gast.Tuple(elts=[], ctx=gast.Load()), value],
                               keywords=[])
         block[k] = located(gast.Assign(targets=[target], value=value, type_comment=None), stmt)
-
-
-def _fill_call(stmt):
-    """(receiver, value) of a statement ``receiver.fill(value)``, else None."""
-    call = stmt.value if isinstance(stmt, gast.Expr) else None
-    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
-            call.func.attr == "fill" and len(call.args) == 1 and not call.keywords and \
-            not isinstance(call.args[0], gast.Starred):
-        return call.func.value, call.args[0]
-    return None
 
 
 def _surely_array(target, bindings):

@@ -21,7 +21,9 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
-from tangent_ckpt.compiler.desugar.view_shape import copy_node, located, statement_lists
+from tangent_ckpt.compiler.desugar.view_shape import (
+    copy_node, located, method_statement, statement_lists,
+)
 from tangent_ckpt.runtime.random_state import is_generator
 
 _MAKERS = (np.random.default_rng, np.random.RandomState, np.random.Generator)
@@ -32,13 +34,13 @@ def rewrite_shuffle_calls(parsed, bindings=None):
     ``a[...] = G.permutation(a)``; returns the function's :class:`LocalBindings`
     when it read them (a subscript write binds no name: they still hold)."""
     calls = [(block, k) for block in statement_lists(parsed.node)
-             for k in range(len(block)) if _shuffle_call(block[k]) is not None]
+             for k in range(len(block)) if method_statement(block[k], "shuffle") is not None]
     if not calls:
         return bindings
     bindings = bindings or LocalBindings(parsed.node, parsed.resolve)
     for block, k in calls:
         stmt = block[k]
-        owner, array = _shuffle_call(stmt)
+        owner, array = method_statement(stmt, "shuffle")
         if not isinstance(array, gast.Name) or bindings.facts().array(array.id) is None or \
                 not _draws_like_numpy(owner, bindings):
             continue
@@ -50,16 +52,6 @@ def rewrite_shuffle_calls(parsed, bindings=None):
         block[k] = located(gast.Assign(targets=[target], value=permutation, type_comment=None),
                            stmt)
     return bindings
-
-
-def _shuffle_call(stmt):
-    """(owner, argument) of a statement ``owner.shuffle(argument)``, else None."""
-    call = stmt.value if isinstance(stmt, gast.Expr) else None
-    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
-            call.func.attr == "shuffle" and len(call.args) == 1 and not call.keywords and \
-            not isinstance(call.args[0], gast.Starred):
-        return call.func.value, call.args[0]
-    return None
 
 
 def _draws_like_numpy(owner, bindings):

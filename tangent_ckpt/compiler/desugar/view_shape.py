@@ -555,3 +555,14 @@ def _split_tuple_assignments(stmts):
                 k += len(parts)
                 continue
         k += 1
+
+
+def method_statement(stmt, method):
+    """``(receiver, argument)`` of a statement ``receiver.method(argument)`` (one
+    positional argument, no keywords), else None."""
+    call = stmt.value if isinstance(stmt, gast.Expr) else None
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+            call.func.attr == method and len(call.args) == 1 and not call.keywords and \
+            not isinstance(call.args[0], gast.Starred):
+        return call.func.value, call.args[0]
+    return None
