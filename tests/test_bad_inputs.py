@@ -539,3 +539,33 @@ def test_a_module_list_grown_in_the_loop_is_refused_with_the_has_aux_way_out():
         grad, log = tc.grad(f_returns_its_log, has_aux=True, **options)(x, 6)
         np.testing.assert_allclose(log, f_returns_its_log(x, 6)[1], rtol=0, atol=0)
     assert LOSSES == []
+
+
+class _CountedCell:
+    calls = 0
+
+    def __init__(self, W):
+        self.W = W
+
+    def step(self, h):
+        _CountedCell.calls += 1   # COUNT
+        return np.tanh(self.W @ h)
+
+
+def f_counts_on_its_class(W, h):
+    cell = _CountedCell(W)
+    for t in range(3):
+        h = cell.step(h)
+    return np.sum(h ** 2)
+
+
+def test_a_class_attribute_rebound_is_refused_as_what_it_is():
+    """It read "a write into an array the module-level object '_CountedCell' holds",
+    with the hint to copy an array."""
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        tc.grad(f_counts_on_its_class).compile()
+    message, hint = str(info.value), info.value.hint
+    assert f"{HERE}:{line_of(_CountedCell.step, '# COUNT')}:" in message, message
+    assert "the attribute '_CountedCell.calls'" in message, message
+    assert "local variable" in hint and "np.array" not in hint, hint
+    assert _CountedCell.calls == 0

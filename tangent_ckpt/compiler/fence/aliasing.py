@@ -505,6 +505,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             if name != origin[1]:
                 message = f"a write into '{name}' may change the module-level object " \
                     f"'{origin[1]}' (the two may share memory), which outlives this call"
+            elif isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
+                # Cell.calls += 1: a class's (or module object's) attribute rebound
+                message = f"a write into the attribute '{name}.{node.attr}' of the " \
+                    f"module-level object '{name}', which outlives this call"
             elif isinstance(self.parsed.resolve(name), np.ndarray):
                 message = f"a write into the module-level array '{name}', which outlives " \
                     "this call"
@@ -514,7 +518,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             raise self.parsed.error(
                 UnsupportedSyntaxError, message,
                 node, construct=f"write into the global '{origin[1]}'",
-                hint=self.global_hint(name, origin[1]))
+                hint=self.global_hint(name, origin[1], node))
         candidates = set()
         for origin in written:
             candidates |= self.holders.get(origin, set())
@@ -577,10 +581,15 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                   f"([np.zeros(n) for _ in range(k)], or a.copy() at each place); "
                   f"to update one place only, rebind it ({place} = {place} + v)"))
 
-    def global_hint(self, name, other):
+    def global_hint(self, name, other, node=None):
         """What to do about a write into ``name`` that may change the global
         ``other``: a local copy of an array; for an object of a user's class, a new
-        array bound to its attribute (which the gradient follows as a variable)."""
+        array bound to its attribute (which the gradient follows as a variable); for
+        an attribute of a class or module object rebound (a counter), a local."""
+        if isinstance(node, gast.Attribute) and name == other and \
+                not user_object(self.parsed.resolve(other)):
+            return ("keep the value in a local variable (or in an attribute of an object "
+                    "the function makes) and return it if the caller needs it")
         if user_object(self.parsed.resolve(other)):
             return (f"'{other}' is an object: compute the new array and assign it to "
                     f"the attribute ({other}.x = ..., or self.x = ... in its method) "
