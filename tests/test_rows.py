@@ -111,3 +111,24 @@ def test_buffers_are_forgotten_when_freed():
     del versions
     gc.collect()
     assert len(rt_rows._filled) == before
+
+
+def complex_trajectory(w, n):
+    """A split-step-like loop keeping its complex states (physicsHackathon's
+    Schroedinger stepper): the list's rule was written for real rows only."""
+    psi = np.exp(-w * np.linspace(-1.0, 1.0, 5) ** 2) + 0.0j
+    states = []
+    for t in range(n):
+        psi = psi + 0.1j * np.roll(psi, 1) - 0.05 * w * psi
+        states.append(psi)
+    return np.sum(np.abs(np.array(states)) ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+def test_complex_rows_appended_in_a_loop_are_differentiated(options):
+    import tangent_ckpt as tc
+    from gradcheck import numeric_grad
+    got = tc.grad(complex_trajectory, **options)(0.7, 4)
+    np.testing.assert_allclose(got, numeric_grad(complex_trajectory, (0.7, 4))[0],
+                               rtol=1e-6, atol=1e-9)

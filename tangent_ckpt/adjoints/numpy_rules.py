@@ -695,9 +695,9 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                items="column_join_adjoint(g, items, i)", linear="joint")
     defadjoint(append_row, "rows, item", name="list.append",
                rows="append_row_adjoint_rows(g)", item="append_row_adjoint_item(g)",
-               linear="joint")
+               linear="joint", complex_input=True)
     defadjoint(repeat_row, "item, times", name="[item] * n", item="repeat_row_adjoint(g, item)",
-               linear=("item",))
+               linear=("item",), complex_input=True)
     # a dict's tangent holds the tangents of its keys that have one (a missing key
     # is a zero, as in its adjoint): the two contributions add key by key
     defadjoint(dict_set, "d, key, value", name="d[key] = value",
