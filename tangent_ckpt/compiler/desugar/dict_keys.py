@@ -10,27 +10,16 @@ parameter, or any other value, may be an object whose ``keys`` is its own).
 
 import gast
 
-from tangent_ckpt.compiler.desugar.view_shape import SCOPES
+from tangent_ckpt.compiler.desugar.local_bindings import own_scope_nodes
 
 
 def iterate_dicts_directly(fnode):
     """Rewrite, in place, each ``for`` loop of ``fnode``'s own scope over
     ``d.keys()`` with ``d`` a local surely bound to a dict."""
     dicts = _surely_dicts(fnode)
-    for node in _own_scope(fnode):
+    for node in own_scope_nodes(fnode):
         if isinstance(node, gast.For) and _keys_call(node.iter, dicts):
             node.iter = node.iter.func.value
-
-
-def _own_scope(fnode):
-    """The nodes of ``fnode``'s own scope (a nested ``def`` or ``lambda`` has its
-    own names)."""
-    stack = list(fnode.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, SCOPES):
-            stack.extend(gast.iter_child_nodes(node))
 
 
 def _keys_call(node, dicts):
@@ -45,7 +34,7 @@ def _surely_dicts(fnode):
     ``nonlocal``'s)."""
     displays, other = set(), set()
     paired = set()
-    for node in _own_scope(fnode):
+    for node in own_scope_nodes(fnode):
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name):
             paired.add(id(node.targets[0]))

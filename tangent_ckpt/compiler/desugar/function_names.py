@@ -14,7 +14,8 @@ import types
 
 import gast
 
-from tangent_ckpt.compiler.desugar.view_shape import SCOPES, name_node
+from tangent_ckpt.compiler.desugar.local_bindings import own_scope_nodes
+from tangent_ckpt.compiler.desugar.view_shape import name_node
 
 
 def resolve_function_names(parsed, fnode):
@@ -41,26 +42,13 @@ def resolve_function_names(parsed, fnode):
                 parsed.resolve(global_name) is fn:
             spelled[name] = global_name
     rewritten = False
-    for node in _own_scope(fnode):  # a nested def's or lambda's `f` may be its own
+    # a nested def's or lambda's `f` may be its own
+    for node in own_scope_nodes(fnode, comprehensions=False):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in spelled:
             node.func = gast.copy_location(name_node(spelled[node.func.id]), node.func)
             rewritten = True
     return rewritten
-
-
-def _own_scope(fnode):
-    """The nodes of ``fnode``'s own scope: not those of a ``def``, ``lambda``,
-    ``class`` or comprehension in it, whose names may be their own."""
-    stack = list(fnode.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, SCOPES + _COMPREHENSIONS):
-            stack.extend(gast.iter_child_nodes(node))
-
-
-_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
 def _denoted(parsed, value, bindings, known, unknown):
@@ -81,7 +69,7 @@ def _bindings(fnode):
     unknown |= {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
     unknown |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
     paired = set()
-    for node in _own_scope(fnode):
+    for node in own_scope_nodes(fnode, comprehensions=False):
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 _pair(target, node.value, bindings, paired)

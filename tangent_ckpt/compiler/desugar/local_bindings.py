@@ -19,6 +19,24 @@ import gast
 
 from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, resolve_dotted
 
+#: the nodes whose names are their own, not the enclosing function's
+SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def own_scope_nodes(fnode, comprehensions=True):
+    """The nodes of ``fnode``'s own scope: not those of a ``def``, ``lambda`` or
+    ``class`` in it, whose names are their own; nor, without ``comprehensions``,
+    those of a comprehension (its variables are its own; a ``:=`` in it binds the
+    function's name, which a caller treats apart)."""
+    stop = SCOPES if comprehensions else SCOPES + COMPREHENSIONS
+    stack = list(fnode.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, stop):
+            stack.extend(gast.iter_child_nodes(node))
+
 
 class LocalBindings:
     """The local names of ``fnode`` and the values each may be bound to."""
@@ -80,7 +98,9 @@ class LocalBindings:
         if self._integers is not None:
             return self._integers
         counters = self.range_counters()
-        own = _own_scope_stores(self.fnode)  # not a global a nested def binds for itself
+        # names the function itself binds: not a global a nested def binds for itself
+        own = {n.id for n in own_scope_nodes(self.fnode, comprehensions=False)
+               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         names = counters | {name for name, values in self.values.items()
                             if name in own and all(v is not None for v in values) and
                             name not in self.counted}
@@ -132,17 +152,3 @@ def integer_valued(node, names, resolve=None):
             integer_valued(node.right, names, resolve)
     return False
 
-
-def _own_scope_stores(fnode):
-    """The names a statement of ``fnode`` itself binds (not one of a function,
-    class or comprehension inside it)."""
-    found, stack = set(), list(fnode.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
-                             gast.Lambda, gast.comprehension)):
-            continue
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            found.add(node.id)
-        stack.extend(gast.iter_child_nodes(node))
-    return found

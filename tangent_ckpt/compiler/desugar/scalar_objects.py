@@ -46,18 +46,22 @@ def replaceable_class(cls):
     class of the user's: made by ``type``, every base the user's, no lookup or
     ``__new__`` of its own (``Cls(...)`` then makes a new object and runs
     ``__init__`` on it)."""
-    return isinstance(cls, type) and type(cls) is type and user_class(cls) and \
-        all(k is object or user_class(k) for k in cls.__mro__) and not _own_lookup(cls) and \
-        not hasattr(cls, "__dataclass_fields__") and cls.__new__ is object.__new__
+    return _plain_hierarchy(cls) and not hasattr(cls, "__dataclass_fields__") and \
+        cls.__new__ is object.__new__
+
+
+def _plain_hierarchy(cls):
+    """``cls`` a class made by ``type``, every class of its MRO the user's (or
+    ``object``), none with a lookup of its own (``__getattr__``, slots...)."""
+    return isinstance(cls, type) and type(cls) is type and \
+        all(k is object or user_class(k) for k in cls.__mro__) and not _own_lookup(cls)
 
 
 def outside_receiver(obj):
     """May a method of ``obj``, a user's object made outside the function, be
     inlined with ``self`` standing for the name reading it?  Its class makes no
     lookup of its own."""
-    cls = type(obj)
-    return type(cls) is type and not _own_lookup(cls) and \
-        all(k is object or user_class(k) for k in cls.__mro__)
+    return _plain_hierarchy(type(obj))
 
 
 def method_function(cls, name):
@@ -109,10 +113,9 @@ def given_object(structure):
     the lowering's, which lays them out."""
     if not (isinstance(structure, tuple) and structure[0] == "object"):
         return False
-    cls, kinds = structure[1], structure[3]
-    return isinstance(cls, type) and type(cls) is type and user_class(cls) and \
-        all(k is object or user_class(k) for k in cls.__mro__) and not _own_lookup(cls) and \
-        all(kind == "leaf" or kind[0] == "const" and _plain_default(kind[1]) for kind in kinds)
+    return _plain_hierarchy(structure[1]) and user_class(structure[1]) and \
+        all(kind == "leaf" or kind[0] == "const" and _plain_default(kind[1])
+            for kind in structure[3])
 
 
 def replace_objects(parsed, fnode, constructed, taken, given=None):
@@ -141,26 +144,39 @@ def replace_objects(parsed, fnode, constructed, taken, given=None):
             continue
         cls = next(iter(classes))
         stored = {n.attr for n in uses[name] if not isinstance(n.ctx, gast.Load)}
-        names = {}
-        for attr in sorted({n.attr for n in uses[name]}):
-            if attr in stored:
-                names[attr] = fresh_name(f"{name}_{attr}", taken)
-                taken.add(names[attr])
-                parsed.spellings[names[attr]] = f"{parsed.spellings.get(name, name)}.{attr}"
-        replaced = {}
-        for node in uses[name]:
-            if node.attr in names:
-                new = gast.Name(id=names[node.attr], ctx=node.ctx, annotation=None,
-                                type_comment=None)
-            elif _plain_default(_class_default(cls, node.attr)[1]):  # the class's number
-                new = _constant(_class_default(cls, node.attr)[1])
-            else:  # the class's array (``Collider.G``): a module-level object's, as written
-                new = gast.Attribute(value=name_node(_class_name(parsed, fnode, cls, taken)),
-                                     attr=node.attr, ctx=gast.Load())
-            replaced[id(node)] = gast.copy_location(new, node)
-        _Replace(replaced).visit(fnode)
+        names = {attr: _attribute_name(parsed, taken, name, attr) for attr in sorted(stored)}
+        _replace_uses(parsed, fnode, cls, uses[name], names, taken)
         _defaults_where_made(fnode, name, cls, names)
     return set()
+
+
+def _attribute_name(parsed, taken, name, attr):
+    """The name ``name.attr`` is written as (``cell_h``); messages spell it so."""
+    new = fresh_name(f"{name}_{attr}", taken)
+    parsed.spellings[new] = f"{parsed.spellings.get(name, name)}.{attr}"
+    return new
+
+
+def _replace_uses(parsed, fnode, cls, uses, names, taken, own=None):
+    """Each ``obj.attr`` of ``uses`` (an object of ``cls``) as its name in
+    ``names``, else the object's own constant (``own``: a given object's
+    {attribute: kind}), else the class's number, else the class's array as
+    written (``Collider.G``, read as a module-level object's)."""
+    own = own or {}
+    replaced = {}
+    for node in uses:
+        if node.attr in names:
+            new = gast.Name(id=names[node.attr], ctx=node.ctx, annotation=None,
+                            type_comment=None)
+        elif node.attr in own:
+            new = _constant(own[node.attr][1])
+        elif _plain_default(_class_default(cls, node.attr)[1]):
+            new = _constant(_class_default(cls, node.attr)[1])
+        else:
+            new = gast.Attribute(value=name_node(_class_name(parsed, fnode, cls, taken)),
+                                 attr=node.attr, ctx=gast.Load())
+        replaced[id(node)] = gast.copy_location(new, node)
+    _Replace(replaced).visit(fnode)
 
 
 def _attribute_uses(fnode, names, parameters=frozenset()):
@@ -246,45 +262,19 @@ def _replace_given(parsed, fnode, name, structure, uses, taken):
     or the class default, bound first."""
     cls, own = structure[1], dict(zip(structure[2], structure[3]))
     stored = {n.attr for n in uses if not isinstance(n.ctx, gast.Load)}
-    names, leaves = {}, []
-    spelled = parsed.spellings.get(name, name)
-    for attr, kind in own.items():
-        if kind == "leaf" or attr in stored:
-            names[attr] = fresh_name(f"{name}_{attr}", taken)
-            taken.add(names[attr])
-            parsed.spellings[names[attr]] = f"{spelled}.{attr}"
-            if kind == "leaf":
-                leaves.append(names[attr])
-    for attr in sorted(stored - set(own)):
-        names[attr] = fresh_name(f"{name}_{attr}", taken)
-        taken.add(names[attr])
-        parsed.spellings[names[attr]] = f"{spelled}.{attr}"
-    replaced = {}
-    for node in uses:
-        if node.attr in names:
-            new = gast.Name(id=names[node.attr], ctx=node.ctx, annotation=None,
-                            type_comment=None)
-        elif node.attr in own:  # a constant of the object's own (an int, a string)
-            new = _constant(own[node.attr][1])
-        elif _plain_default(_class_default(cls, node.attr)[1]):
-            new = _constant(_class_default(cls, node.attr)[1])
-        else:
-            new = gast.Attribute(value=name_node(_class_name(parsed, fnode, cls, taken)),
-                                 attr=node.attr, ctx=gast.Load())
-        replaced[id(node)] = gast.copy_location(new, node)
-    _Replace(replaced).visit(fnode)
+    names = {attr: _attribute_name(parsed, taken, name, attr) for attr, kind in own.items()
+             if kind == "leaf" or attr in stored}
+    leaves = [names[attr] for attr, kind in own.items() if kind == "leaf"]
+    names.update((attr, _attribute_name(parsed, taken, name, attr))
+                 for attr in sorted(stored - set(own)))
+    _replace_uses(parsed, fnode, cls, uses, names, taken, own)
     first = []  # a stored constant, or class default, read before the code stores it
-    for attr in sorted(names):
-        if own.get(attr) == "leaf" or _stored_before_read(fnode.body, names[attr]):
+    for attr, new in sorted(names.items()):
+        if own.get(attr) == "leaf" or _stored_before_read(fnode.body, new):
             continue
-        value = own[attr][1] if attr in own else _class_default(cls, attr)
-        if attr in own or value[0]:
-            first.append(gast.Assign(targets=[gast.Name(id=names[attr], ctx=gast.Store(),
-                                                        annotation=None, type_comment=None)],
-                                     value=_constant(value if attr in own else value[1]),
-                                     type_comment=None))
-    for stmt in first:
-        gast.copy_location(stmt, fnode.body[0])
+        found, value = (True, own[attr][1]) if attr in own else _class_default(cls, attr)
+        if found:
+            first.append(_binding(new, value, fnode.body[0]))
     fnode.body[0:0] = first
     args = fnode.args
     for field in ("posonlyargs", "args"):
@@ -336,12 +326,16 @@ def _defaults_where_made(fnode, name, cls, names):
             for attr, new in sorted(names.items()):
                 found, value = _class_default(cls, attr)
                 if found and not _stored_before_read(block[k + 1:], new):
-                    bindings.append(gast.copy_location(gast.Assign(
-                        targets=[gast.Name(id=new, ctx=gast.Store(), annotation=None,
-                                           type_comment=None)],
-                        value=_constant(value), type_comment=None), stmt))
+                    bindings.append(_binding(new, value, stmt))
             block[k:k + 1] = bindings
             k += len(bindings)
+
+
+def _binding(name, value, where):
+    """``name = value`` (a plain default), placed at the statement ``where``."""
+    return gast.copy_location(gast.Assign(
+        targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)],
+        value=_constant(value), type_comment=None), where)
 
 
 def _is_marker(stmt, name):

@@ -14,6 +14,7 @@ import types
 import gast
 
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
+from tangent_ckpt.compiler.desugar.local_bindings import SCOPES  # noqa: F401 (its users')
 from tangent_ckpt.compiler.desugar.method_calls import MethodCalls
 from tangent_ckpt.compiler.memory_sharing import (
     FRESH_BUILTINS, FRESH_METHODS, VIEW_FUNCTIONS, WRITING_FUNCTIONS, WRITING_METHODS,
@@ -26,7 +27,6 @@ from tangent_ckpt.compiler.desugar.view_facts import numpy_function, resolve_dot
 
 LOOPS = (gast.For, gast.While)
 #: what opens a scope of its own (its names are not the enclosing function's)
-SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 _SCOPES = SCOPES
 _SAFE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "T"}
 
@@ -566,3 +566,4 @@ def method_statement(stmt, method):
             not isinstance(call.args[0], gast.Starred):
         return call.func.value, call.args[0]
     return None
+

@@ -45,8 +45,10 @@ def observe_call(lo, stmt):
     # the draws after it read the state it leaves, so a recording that draws again
     # (a checkpointed loop's adjoint step) must run it again -- an ordinary
     # statement, not an observation.  A seed only reads its arguments
-    random = random_state.uses_global_state(fn) or random_state.generator_of(fn) is not None
-    seeds = random and getattr(fn, "__name__", None) in ("seed", "set_state", "setstate")
+    draws_or_seeds = random_state.uses_global_state(fn) or \
+        random_state.generator_of(fn) is not None
+    seeds = draws_or_seeds and getattr(fn, "__name__", None) in ("seed", "set_state",
+                                                                  "setstate")
     if not is_observer(fn) and not seeds and _reads_variables(lo, call):
         raise lo.error(UnsupportedSyntaxError,
                        f"`{spelled}` is called for its effect, and may change the "
@@ -63,7 +65,7 @@ def observe_call(lo, stmt):
         keywords.append(ast.keyword(arg=k.arg, value=value.node))
         names.extend(value.names)
     node = ast.Call(func=func, args=list(args.node.elts), keywords=keywords)
-    emit_observation(lo, node, names, stmt.lineno, observes=not random)
+    emit_observation(lo, node, names, stmt.lineno, observes=not draws_or_seeds)
 
 
 def observe_assert(lo, stmt):

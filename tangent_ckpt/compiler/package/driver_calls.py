@@ -115,9 +115,9 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop", test=N
         expr = getattr(stmt, "expr", None)
         if isinstance(expr, ir.NonDiff):  # if rng.uniform() < p: a draw kept as written
             global_state |= expr.draws
-            for call, iterator in _advanced_iterators(expr.node, bindings):
-                _refuse_an_outside_iterator(call, iterator, made, line, stmt.line, filename,
-                                            what)
+            for call in _next_calls(expr.node, bindings):  # if next(it) > 0: ...
+                _refuse_an_outside_iterator(ast.unparse(call), call.args[0], made, line,
+                                            stmt.line, filename, what)
             for node in ast.walk(expr.node):
                 if _is_numpy_random(node):
                     global_state = True
@@ -134,10 +134,9 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop", test=N
         if not isinstance(expr, ir.Prim):
             continue
         if expr.fn is next and expr.args:  # x = next(it)
-            iterator = operand_node(expr.args[0])
-            call = ast.Call(func=ast.Name(id="next", ctx=ast.Load()),
-                            args=[operand_node(a) for a in expr.args], keywords=[])
-            _refuse_an_outside_iterator(call, iterator, made, line, stmt.line, filename, what)
+            spelled = f"next({', '.join(ast.unparse(operand_node(a)) for a in expr.args)})"
+            _refuse_an_outside_iterator(spelled, operand_node(expr.args[0]), made, line,
+                                        stmt.line, filename, what)
         if random_state.uses_global_state(expr.fn):
             global_state = True
             continue
@@ -163,29 +162,21 @@ _DRAWS = frozenset(random_state.DRAWS.values())
 _SEEDED = (np.random.default_rng, np.random.RandomState, np.random.Generator)
 
 
-def _advanced_iterators(node, bindings):
-    """``(call, iterator)`` for each ``next(it)`` / ``it.__next__()`` in the
-    expression ``node``."""
-    for call in ast.walk(node):
-        if not isinstance(call, ast.Call):
-            continue
-        func = call.func
-        if isinstance(func, ast.Name) and func.id == "next" and call.args and \
-                bindings.get("next", next) is next:
-            yield call, call.args[0]
-        elif isinstance(func, ast.Attribute) and func.attr == "__next__":
-            yield call, func.value
+def _next_calls(node, bindings):
+    """The calls ``next(it, ...)`` of the builtin in the expression ``node``."""
+    return [call for call in ast.walk(node) if isinstance(call, ast.Call) and
+            isinstance(call.func, ast.Name) and call.func.id == "next" and call.args and
+            bindings.get("next", next) is next]
 
 
-def _refuse_an_outside_iterator(call, iterator, made, line, at, filename, what):
-    """Refuse ``call`` (``next(it)``, in the body of the checkpointed loop or segment
-    at ``line``) where ``it`` is not made in the body: the driver restores arrays
-    and random states, never an iterator's position, so the step recomputed for
-    the reverse sweep would take other items (a silently wrong gradient before
+def _refuse_an_outside_iterator(spelled, iterator, made, line, at, filename, what):
+    """Refuse ``next(it)`` (``spelled``; in the body of the checkpointed loop or
+    segment at ``line``) where ``it`` is not made in the body: the driver restores
+    arrays and random states, never an iterator's position, so the step recomputed
+    for the reverse sweep would take other items (a silently wrong gradient before
     this check)."""
     if isinstance(iterator, ast.Name) and iterator.id in made:
         return  # an iterator the step makes afresh each time
-    spelled = ast.unparse(call)
     raise TransformError(
         f"{spelled} in the checkpointed {what} at line {line} advances an iterator made "
         "outside it: a step recomputed for the reverse sweep would read the items after "
