@@ -195,8 +195,11 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: silent wrong gradients), an object of a class with a ``super().__init__``, a
 #: class default it adds to, a moment it makes in its first call (``if self.m is
 #: None``) and a method writing into (or rebinding) the caller's array it holds
-#: (``scalar_objects.py``: one name per attribute; ``first_iterations.py``); in a loop or
-#: not.  Written on request, like ``loop_exits``
+#: (``scalar_objects.py``: one name per attribute; ``first_iterations.py``), a nested
+#: ``def`` and a ``lambda`` whose own parameter has the helper's parameter's name (the
+#: caller's argument once replaced theirs: a silent wrong gradient), a helper rebinding
+#: its number parameter by ``x -= ...``; in a loop or not.  Written on request, like
+#: ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
 HUNTING_FAMILIES += ("inlined_calls",)
 
@@ -1970,7 +1973,8 @@ class _Gen:
         u, total = self.fresh_name("u"), self.fresh_name()
         self.emit(indent, f"{u} = np.zeros({shape!r}) + np.tanh({self._items(env, 1, shape)[0]})")
         form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
-                          "closure_factory", "def_default", "partial", "object_methods"])
+                          "closure_factory", "def_default", "partial", "object_methods",
+                          "shadowed_parameters", "scalar_descent"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2040,6 +2044,20 @@ class _Gen:
             self.emit(inner, f"{u} = _f{k}({u}) + {scale}")
         elif form == "object_methods":  # in place: the caller's u changes too
             self.emit(inner, f"{u} = {obj}.push({u}) + {u} * {obj}.count")
+        elif form == "shadowed_parameters":  # inner's a and the lambda's a are their own
+            other = self.fresh_name("w")
+            self.helpers += [f"def _mix{k}(a, x):", "    def inner(a, y):",
+                             "        return a * np.tanh(y)",
+                             "    half = lambda a: 0.5 * a",
+                             "    return inner(x, a) + half(x) + inner(a=a, y=x)", "", ""]
+            self.emit(inner, f"{other} = np.sin({u})")
+            self.emit(inner, f"{u} = _mix{k}({u}, {other})")
+        elif form == "scalar_descent":  # x -= ... on a number rebinds the helper's x
+            scale = self.fresh_name("k")
+            self.helpers += [f"def _descend{k}(x, g, lr):", "    x -= lr * g",
+                             "    x *= 0.9", "    return x", "", ""]
+            self.emit(inner, f"{scale} = float(np.sum({u})) * 0.1")
+            self.emit(inner, f"{u} = {u} * _descend{k}({scale}, np.tanh({scale}), 0.3) + {scale}")
         else:  # the body rebinds what the generator was given: it keeps the first
             other = self.fresh_name("w")
             self.helpers += [f"def _pairs{k}(a, b, m):", "    for j in range(m):",

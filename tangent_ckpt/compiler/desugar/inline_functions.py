@@ -59,7 +59,7 @@ import gast
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
-from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
+from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, LocalBindings, own_scope_nodes
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.pure_values import only_computes
 from tangent_ckpt.compiler.desugar.scalar_objects import (
@@ -142,11 +142,12 @@ def _positional(fnode):
     return [a.id for a in fnode.args.posonlyargs + fnode.args.args]
 
 
-def _local_functions(fnode):
+def _local_functions(fnode, stmts=None):
     """{name: node}: the ``def`` statements, and ``name = lambda ...`` assignments,
-    at the top level of ``fnode``'s body, whose name nothing else binds."""
+    at the top level of ``fnode``'s body (or of ``stmts`` in it), whose name
+    nothing else binds."""
     found = {}
-    for stmt in fnode.body:
+    for stmt in fnode.body if stmts is None else stmts:
         if isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list:
             found[stmt.name] = stmt
         elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
@@ -260,6 +261,38 @@ def inline_functions(parsed, given=None):
         rounds += 1
         if not resolved and not (made and _constructions(parsed, trial, excluded)):
             break
+    _drop_unread_functions(parsed.node)
+
+
+def _drop_unread_functions(fnode):
+    """Remove the ``def`` statements and ``name = lambda ...`` bindings whose
+    function nothing reads any more (every call of it inlined): binding such a
+    function computes nothing but its defaults, kept where they may do more
+    than read a name or a constant (and a decorated ``def`` is kept)."""
+    while True:
+        read = {n.id for n in gast.walk(fnode)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Load, gast.Del))}
+        dropped = False
+        for block in statement_lists(fnode):
+            for stmt in list(block):
+                if isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list:
+                    name, args = stmt.name, stmt.args
+                elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                        isinstance(stmt.targets[0], gast.Name) and \
+                        isinstance(stmt.value, gast.Lambda):
+                    name, args = stmt.targets[0].id, stmt.value.args
+                else:
+                    continue
+                defaults = args.defaults + [d for d in args.kw_defaults if d is not None]
+                if name in read or not all(isinstance(d, (gast.Constant, gast.Name))
+                                           for d in defaults):
+                    continue
+                block.remove(stmt)
+                if not block:
+                    block.append(gast.copy_location(gast.Pass(), stmt))
+                dropped = True
+        if not dropped:
+            return
 
 
 def _constructions(parsed, fnode, excluded):
@@ -312,19 +345,28 @@ def _stored_names(fnode):
     return names
 
 
-def _nested_scope_names(fnode):
-    """The names bound in the scopes nested in ``fnode`` (a ``lambda``'s or inner
-    ``def``'s parameters and locals, a comprehension's variables)."""
-    names = set()
+def _nested_scopes(fnode):
+    """[(scope, the names it binds itself)] for each ``def``, ``lambda`` and
+    comprehension nested in ``fnode``."""
+    scopes = []
     for n in gast.walk(fnode):
         if n is fnode:
             continue
         if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
-            names |= {m.id for m in gast.walk(n) if isinstance(m, gast.Name) and
-                      isinstance(m.ctx, (gast.Store, gast.Del, gast.Param))}
-        elif isinstance(n, gast.comprehension):
-            names |= {m.id for m in gast.walk(n.target) if isinstance(m, gast.Name)}
-    return names
+            scopes.append((n, _bound_in_scope(n)))
+        elif isinstance(n, COMPREHENSIONS):
+            scopes.append((n, {m.id for g in n.generators for m in gast.walk(g.target)
+                               if isinstance(m, gast.Name)}))
+    return scopes
+
+
+def _captured(scopes, parameter, value):
+    """Would the caller's names in ``value``, written for ``parameter`` where the
+    helper reads it, be taken by a nested scope for a binding of its own?"""
+    names = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+    return any(bound & names and parameter not in bound and
+               any(isinstance(m, gast.Name) and m.id == parameter for m in gast.walk(scope))
+               for scope, bound in scopes)
 
 
 def _closes_over_its_names(fnode):
@@ -386,6 +428,14 @@ class _Inliner:
         self.statements = _count(fnode.body)
         self.callees = callees  # function object, or def node -> _Callee (None: not inlined)
         self.local_functions = _local_functions(fnode)
+        # the caller's names the view pass does not follow as arrays through a
+        # binding p_2 = name: parameters bound again (a = a.copy()) and names bound
+        # by unpacking (U, V = U0.copy(), V0.copy())
+        self.unfollowed_names = set(_positional(fnode)) & _stored_names_in_body(fnode)
+        self.unfollowed_names |= {
+            n.id for stmt in gast.walk(fnode) if isinstance(stmt, gast.Assign)
+            for t in stmt.targets if isinstance(t, (gast.Tuple, gast.List))
+            for n in gast.walk(t) if isinstance(n, gast.Name)}
         # where the caller's own nodes are written (see ParsedFunction.inlined_places)
         self.own_places = own_places
         # objects made here whose __init__ and methods are inlined: name -> classes;
@@ -677,6 +727,8 @@ class _Inliner:
         body = _single_exit(fnode.body, target, self.effects)
         self.note_origin(callee, body, call)
         self.statements += _count(body)
+        # the helper's own defs, renamed apart: called in its body, inlined there
+        self.local_functions.update(_local_functions(fnode, body))
         self.block(prelude, stack)
         self.block(body, stack + (callee.identity,))
         return self.without_given_lambdas(prelude, body) + body
@@ -753,10 +805,11 @@ class _Inliner:
             rename.update(self.free_names(callee.helper, fnode,
                                           set(rename) | set(substituted) | resolved))
         self.parsed.spellings.update((new, old) for old, new in rename.items() if new != old)
-        for n in gast.walk(fnode):
-            if isinstance(n, gast.Name) and n.id in rename:
+        for n in _names_of_the_scope([fnode.args] + fnode.body):
+            if n.id in rename:
                 n.id = rename[n.id]
-            elif isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not fnode and \
+        for n in gast.walk(fnode):
+            if isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not fnode and \
                     n.name in rename:
                 n.name = rename[n.name]
         fnode.body = [_substitute(s, substituted) for s in fnode.body]
@@ -840,7 +893,7 @@ class _Inliner:
         defaults = callee.defaults
         stored = _stored_names_in_body(fnode)
         added_into = _added_into(fnode)  # p += v: in place when p is an array
-        nested = _nested_scope_names(fnode)  # a caller's name read there is captured
+        nested = _nested_scopes(fnode)  # a caller's name read there may be captured
         prelude, substituted, rename = [], {}, {}
         # the arguments are evaluated in the order the call writes them, then the defaults
         order = {id(node): k for k, node in enumerate(list(call.args) +
@@ -867,19 +920,20 @@ class _Inliner:
                 value = gast.copy_location(name_node(name), call)
             else:
                 raise _NotInlined  # a missing argument, or a default the helper may change
-            if p in added_into and isinstance(value, gast.Name):
-                # in place into the caller's array only when it is one (else a
-                # rebinding of the helper's own name): decided here when it surely
-                # is one, at run time by the lowering otherwise
-                if not self.surely_an_array(value.id):
-                    raise _NotInlined
-                if value.id in nested | rebound:
-                    raise _NotInlined
-                substituted[p] = value
+            if p in added_into and isinstance(value, gast.Name) and \
+                    self.surely_an_array(value.id) and value.id not in rebound and \
+                    not _captured(nested, p, value):
+                substituted[p] = value  # p += v writes into the caller's array
                 continue
+            if p in added_into and isinstance(value, gast.Name) and \
+                    value.id in self.unfollowed_names:
+                raise _NotInlined  # (`a = a.copy()`: the view pass cannot follow p_2 = a)
+            # else `p_2 = value` as Python binds a parameter: `p_2 += v` then writes
+            # into the caller's array when it is one (the view pass follows it), and
+            # rebinds p_2 when not
             if p not in stored and self.stands_for_itself(value) and \
-                    not any(isinstance(n, gast.Name) and n.id in nested | rebound
-                            for n in gast.walk(value)):
+                    not any(isinstance(n, gast.Name) and n.id in rebound
+                            for n in gast.walk(value)) and not _captured(nested, p, value):
                 substituted[p] = value
                 continue
             name = fresh_name(p, self.taken)
@@ -1036,16 +1090,66 @@ def _stored_names_in_body(fnode):
 
 
 def _substitute(node, values):
-    """``node`` with each Name (read) of ``values`` replaced by a copy of its node."""
+    """``node`` with each Name (read) of ``values`` replaced by a copy of its node
+    (not where a nested ``def`` or ``lambda`` binds that name itself)."""
     if not values:
         return node
+    # p += v on a parameter given the caller's array: into that array, by its name
+    added = {id(n.target) for n in gast.walk(node) if isinstance(n, gast.AugAssign)}
+    replaced = {id(n) for n in _names_of_the_scope([node])
+                if n.id in values and (isinstance(n.ctx, gast.Load) or id(n) in added and
+                                       isinstance(values[n.id], gast.Name))}
 
     class Substitute(gast.NodeTransformer):
         def visit_Name(self, name):
-            if name.id in values and isinstance(name.ctx, gast.Load):
-                return gast.copy_location(copy.deepcopy(values[name.id]), name)
-            return name
+            if id(name) not in replaced:
+                return name
+            if isinstance(name.ctx, gast.Store):
+                return gast.copy_location(store_node(values[name.id].id), name)
+            return gast.copy_location(copy.deepcopy(values[name.id]), name)
     return Substitute().visit(node)
+
+
+def _names_of_the_scope(nodes):
+    """The Name nodes in ``nodes`` that name a binding of the scope they are in,
+    not those of a nested ``def`` or ``lambda`` that binds the same name itself
+    (its parameter ``a`` is not the helper's ``a``).  Its defaults and decorators
+    are the enclosing scope's."""
+    stack = [(n, frozenset()) for n in nodes]
+    while stack:
+        n, hidden = stack.pop()
+        if isinstance(n, gast.Name):
+            if n.id not in hidden:
+                yield n
+            continue
+        if isinstance(n, SCOPES[:2] + (gast.Lambda,)):
+            args = n.args
+            stack.extend((d, hidden) for d in args.defaults + [
+                d for d in args.kw_defaults if d is not None] + getattr(n, "decorator_list", []))
+            inner = hidden | _bound_in_scope(n)
+            body = n.body if isinstance(n.body, list) else [n.body]
+            stack.extend((c, inner) for c in [args] + body)
+            continue
+        stack.extend((c, hidden) for c in gast.iter_child_nodes(n))
+
+
+def _bound_in_scope(scope):
+    """The names a nested ``def`` or ``lambda`` binds itself: its parameters and
+    its locals, less those it declares ``nonlocal`` or ``global``."""
+    args = scope.args
+    names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    names |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    if isinstance(scope, gast.Lambda):
+        return names
+    declared = set()
+    for n in own_scope_nodes(scope):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, (gast.Nonlocal, gast.Global)):
+            declared.update(n.names)
+    return names - declared
 
 
 def _returns_in(stmt):
