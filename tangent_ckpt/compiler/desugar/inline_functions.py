@@ -59,7 +59,9 @@ import gast
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
-from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, LocalBindings, own_scope_nodes
+from tangent_ckpt.compiler.desugar.local_bindings import (
+    COMPREHENSIONS, LocalBindings, own_scope_nodes,
+)
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.pure_values import only_computes
 from tangent_ckpt.compiler.desugar.scalar_objects import (
@@ -390,12 +392,11 @@ def _local_names(fnode):
     args = fnode.args
     names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
     names |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
-    for stmt in fnode.body:
-        for n in _own_nodes(stmt):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
-                names.add(n.id)
-            elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-                names.add(n.name)
+    for n in own_scope_nodes(fnode):  # (a def in a branch is a local too)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(n.name)
     return names
 
 
@@ -1122,7 +1123,7 @@ def _names_of_the_scope(nodes):
             if n.id not in hidden:
                 yield n
             continue
-        if isinstance(n, SCOPES[:2] + (gast.Lambda,)):
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
             args = n.args
             stack.extend((d, hidden) for d in args.defaults + [
                 d for d in args.kw_defaults if d is not None] + getattr(n, "decorator_list", []))
@@ -1136,20 +1137,13 @@ def _names_of_the_scope(nodes):
 def _bound_in_scope(scope):
     """The names a nested ``def`` or ``lambda`` binds itself: its parameters and
     its locals, less those it declares ``nonlocal`` or ``global``."""
-    args = scope.args
-    names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-    names |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
     if isinstance(scope, gast.Lambda):
-        return names
-    declared = set()
-    for n in own_scope_nodes(scope):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
-            names.add(n.id)
-        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            names.add(n.name)
-        elif isinstance(n, (gast.Nonlocal, gast.Global)):
-            declared.update(n.names)
-    return names - declared
+        args = scope.args
+        return {a.id for a in args.posonlyargs + args.args + args.kwonlyargs} | \
+            {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    declared = {name for n in own_scope_nodes(scope)
+                if isinstance(n, (gast.Nonlocal, gast.Global)) for name in n.names}
+    return _local_names(scope) - declared
 
 
 def _returns_in(stmt):
