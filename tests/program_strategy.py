@@ -198,7 +198,9 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: (``scalar_objects.py``: one name per attribute; ``first_iterations.py``), a nested
 #: ``def`` and a ``lambda`` whose own parameter has the helper's parameter's name (the
 #: caller's argument once replaced theirs: a silent wrong gradient), a helper rebinding
-#: its number parameter by ``x -= ...``; in a loop or not.  Written on request, like
+#: its number parameter by ``x -= ...``, a ``continue`` (and a ``break``) in a loop
+#: over a user generator (once left to the lowering); in a loop or not.  Written on
+#: request, like
 #: ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
 HUNTING_FAMILIES += ("inlined_calls",)
@@ -1966,7 +1968,7 @@ class _Gen:
         env[total] = Var((), 8.0, fresh=True)
 
     def family_inlined_calls(self, env, indent):
-        """One of four call forms desugar inlines (see the comment at
+        """One of the call forms desugar inlines (see the comment at
         ``REQUESTED_FAMILIES += ("inlined_calls",)``)."""
         k = self.counter = self.counter + 1
         shape = self.pick([(3,), (2, 3)])
@@ -1974,7 +1976,7 @@ class _Gen:
         self.emit(indent, f"{u} = np.zeros({shape!r}) + np.tanh({self._items(env, 1, shape)[0]})")
         form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
                           "closure_factory", "def_default", "partial", "object_methods",
-                          "shadowed_parameters", "scalar_descent"])
+                          "shadowed_parameters", "scalar_descent", "generator_continue"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2058,6 +2060,17 @@ class _Gen:
                              "    x *= 0.9", "    return x", "", ""]
             self.emit(inner, f"{scale} = float(np.sum({u})) * 0.1")
             self.emit(inner, f"{u} = {u} * _descend{k}({scale}, np.tanh({scale}), 0.3) + {scale}")
+        elif form == "generator_continue":  # the rest of the body skipped, then a break
+            other = self.fresh_name("w")
+            self.helpers += [f"def _rows{k}(a, m):", "    for j in range(m):",
+                             "        yield a * (0.5 - 0.3 * j)", "", ""]
+            self.emit(inner, f"for {other} in _rows{k}({u}, 3):")
+            self.emit(inner + 1, f"if np.sum({other}) > {self.pick(['0.0', '0.2'])}:")
+            self.emit(inner + 2, "continue")
+            self.emit(inner + 1, f"{u} = {u} * 0.9 + 0.2 * np.tanh({other})")
+            if self.pick([False, True]):
+                self.emit(inner + 1, f"if np.max({u}) > 1.5:")
+                self.emit(inner + 2, "break")
         else:  # the body rebinds what the generator was given: it keeps the first
             other = self.fresh_name("w")
             self.helpers += [f"def _pairs{k}(a, b, m):", "    for j in range(m):",

@@ -162,18 +162,28 @@ def _local_functions(fnode, stmts=None):
     return {name: node for name, node in found.items() if bindings[name] == 1}
 
 
-def _breaks_as_returns(stmt):
-    """``stmt`` (of a loop's body) with each ``break`` of that loop a ``return``."""
-    if isinstance(stmt, gast.Break):
+def _breaks_as_returns(stmt, kind=gast.Break):
+    """``stmt`` (of a loop's body) with each ``break`` (or ``continue``: ``kind``)
+    of that loop a ``return``."""
+    if isinstance(stmt, kind):
         return gast.copy_location(gast.Return(value=None), stmt)
     if isinstance(stmt, SCOPES):
         return stmt
     if isinstance(stmt, (gast.For, gast.While, gast.AsyncFor)):
-        stmt.orelse = [_breaks_as_returns(s) for s in stmt.orelse]
-        return stmt  # the breaks of its body are its own
+        stmt.orelse = [_breaks_as_returns(s, kind) for s in stmt.orelse]
+        return stmt  # the exits of its body are its own
     for block in statement_blocks(stmt):
-        block[:] = [_breaks_as_returns(s) for s in block]
+        block[:] = [_breaks_as_returns(s, kind) for s in block]
     return stmt
+
+
+def _continues_as_paths(stmts):
+    """``stmts`` (a loop's body, without a ``return``) with each ``continue`` of
+    that loop the end of its path: what follows it runs in the other path of each
+    ``if`` around it (``if c: continue`` + rest -> ``if not c: rest``); None where
+    a ``continue`` stands elsewhere (a loop's ``else``, a ``with``)."""
+    stmts = _single_exit([_breaks_as_returns(s, gast.Continue) for s in stmts], None)
+    return None if any(_returns_in(s) for s in stmts) else stmts
 
 
 def _statement_yields(fnode):
@@ -751,8 +761,13 @@ class _Inliner:
     def generator_loop(self, loop, stack):
         """``for target in gen(...): body`` over a user generator: the generator's
         statements, each ``yield value`` written ``target = value`` and the body."""
+        continues = _own_exits(loop.body, gast.Continue)
+        breaks = _own_exits(loop.body, gast.Break)
+        # a return in the body returns from the caller (the generator's body has none,
+        # _writable); the breaks and continues are written as returns of the body
         if loop.orelse or not isinstance(loop.iter, gast.Call) or \
-                _has(loop.body, (gast.Return,)) or _own_exits(loop.body, gast.Continue):
+                (breaks or continues) and _has(loop.body, (gast.Return,)) or \
+                continues and _continues_as_paths(copy.deepcopy(loop.body)) is None:
             raise _NotInlined
         callee = self.prepare(loop.iter, stack, generator=True)
         if any(isinstance(n, gast.Yield) and (n.value is None or id(n) not in _statement_yields(
@@ -773,14 +788,17 @@ class _Inliner:
                     out.append(gast.copy_location(gast.Assign(
                         targets=[self.copy(loop.target)], value=s.value.value,
                         type_comment=None), s))
-                    out.extend(_breaks_as_returns(self.copy(b)) for b in loop.body)
+                    at_yield = [self.copy(b) for b in loop.body]
+                    if continues:  # the rest of the body skipped, the generator goes on
+                        at_yield = _continues_as_paths(at_yield)
+                    out.extend(_breaks_as_returns(b) for b in at_yield)
                     continue
                 for block in statement_blocks(s):
                     block[:] = at_yields(block)
                 out.append(s)
             return out
         body = at_yields(fnode.body)
-        if _own_exits(loop.body, gast.Break):
+        if breaks:
             # a break ends the generator where it stands: a return of the generator's
             # body, written as flags and breaks out of its loops, then the rest of
             # its body in the other path of each return

@@ -28,13 +28,12 @@ class Inlining:
     def __init__(self, lowering):
         self.lo = lowering
 
-    def inline(self, fnode, parent_scope, call, hint, parsed, yield_to=None, procedure=False):
+    def inline(self, fnode, parent_scope, call, hint, parsed, procedure=False):
         """Inline a user function at this call site; returns its result operand.
 
         ``parent_scope``: the scope a nested ``def`` or ``lambda`` closes over
         (None for a module-level function, whose object is ``parsed.fn``).
-        ``yield_to``: a generator's body, lowered with each ``yield`` handed to
-        it; ``procedure``: the function's value is not used (``__init__``)."""
+        ``procedure``: the function's value is not used (``__init__``)."""
         label = fnode.name
         identity = fnode if parent_scope is not None else parsed.fn
         if any(identity is active for active in self.lo.inline_stack):
@@ -53,13 +52,13 @@ class Inlining:
         line = self.lo.line  # the caller's statement goes on after the call
         try:
             out, value = self.lo.statements.function_body(
-                fnode.body, scope, result, hint=hint, yield_to=yield_to,
+                fnode.body, scope, result, hint=hint,
                 discarded=procedure or call in self.lo.discarded_calls)
         finally:
             self.lo.inline_stack.pop()
             self.lo.line = line
         procedure = procedure or call in self.lo.discarded_calls
-        if not procedure and yield_to is None and not always_exits(fnode.body):
+        if not procedure and not always_exits(fnode.body):
             raise self.lo.error(TransformError, f"{label}() can end without returning a value",
                              fnode, parsed=parsed, construct="missing return",
                              hint="end every path with a return statement")

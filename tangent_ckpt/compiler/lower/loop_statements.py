@@ -10,7 +10,9 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.generators import generator_function, generator_loop
+from tangent_ckpt.compiler.lower.generator_refusals import (
+    generator_function, refuse_generator_loop,
+)
 from tangent_ckpt.compiler.lower.scopes import rebinds, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
@@ -113,9 +115,8 @@ class LoopLowering:
             elif fn is zip:
                 bounds, pairs = self.zipped_rows(it, s.target, s)
                 prologue.extend(pairs)
-            elif generator_function(fn):  # for W, b in unpack_layers(weights)
-                generator_loop(self.lo, s, fn)
-                return
+            elif generator_function(fn):  # desugar inlines the ones it can
+                raise refuse_generator_loop(self.lo, s, fn)
             elif not builtin_iterator(fn):   # for Xb in np.array_split(X, k): its rows
                 seq = self.lo.expressions.atomize(self.lo.expressions.value(it, "rows"), "rows")
                 bounds = [self.length(seq, s.lineno)]

@@ -71,14 +71,14 @@ class StatementLowering:
                            line_texts={**self.lo.inlined_lines, **self.lo.parsed.source_lines},
                            outputs=self.outputs, aux=self.aux)
 
-    def function_body(self, stmts, scope, result, top=False, hint=None, yield_to=None,
-                      guards=(), discarded=False):
+    def function_body(self, stmts, scope, result, top=False, hint=None, guards=(),
+                      discarded=False):
         saved = (self.lo.out, self.lo.current_scope, self.lo.ctx)
         self.lo.current_scope = scope
         # temporaries of a return expression are named after `hint`: the caller's
         # variable for an inlined helper (k1 = rhs(x) gives k1_roll, not rhs_result_roll)
         self.lo.ctx = {"result": result, "loop": None, "result_items": None,
-                    "hint": hint or result, "yield_to": yield_to, "top": top,
+                    "hint": hint or result, "top": top,
                     "discarded": discarded}
         out = []
         self.lo.out = out
@@ -193,9 +193,6 @@ class StatementLowering:
         value = s.value
         if isinstance(value, gast.Constant):
             return  # docstring
-        if isinstance(value, gast.Yield) and self.lo.ctx.get("yield_to"):
-            self.lo.ctx["yield_to"](value)  # a generator inlined into a loop
-            return
         if isinstance(value, (gast.Yield, gast.YieldFrom, gast.Await)):
             raise self.lo.error(UnsupportedSyntaxError, "generators (yield) cannot be differentiated",
                              s, construct="yield", hint="return a value instead")
