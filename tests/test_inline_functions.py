@@ -457,3 +457,37 @@ def test_a_helper_adding_into_its_parameter_writes_the_callers_array():
         x = np.array([0.3, -0.2, 0.5])
         value, _ = tc.value_and_grad(helper_writes_into_an_array_named_otherwise, **run)(x)
         assert np.isclose(value, helper_writes_into_an_array_named_otherwise(x))
+
+
+def _doubled_sine(v):
+    return np.sin(v) * 2.0
+
+
+def _bump_then_total(v):
+    v += 1.0
+    return np.sum(v)
+
+
+def prints_helper_values_in_fstrings(x):
+    counts = np.zeros(2)
+    for k in range(2):
+        print(f"{k}: {counts[0]:.1f} {np.linalg.norm(_doubled_sine(x)):.3e} "
+              f"{_bump_then_total(counts):.1f}")
+        x = x - 0.1 * _doubled_sine(x)
+    return np.sum(x ** 2)
+
+
+def test_a_helper_called_in_an_f_string_is_inlined_and_the_text_is_pythons(capsys):
+    """The call is written before the ``print``; the f-string's parts before it are
+    formatted first, where Python formats them (``counts[0]`` before the helper
+    adds 1 into ``counts``), so the text printed is Python's, taped and
+    checkpointed."""
+    x = np.array([0.3, -0.5])
+    prints_helper_values_in_fstrings(x.copy())
+    expected = capsys.readouterr().out
+    for options in ({}, {"checkpoint": True, "snapshots": 1}):
+        tc.grad(prints_helper_values_in_fstrings, **options)(x.copy())
+        assert capsys.readouterr().out == expected
+    check_grad(prints_helper_values_in_fstrings, [x])
+    text = desugared(prints_helper_values_in_fstrings)
+    assert "as the lowering inlines it" not in text and "_doubled_sine(" not in text

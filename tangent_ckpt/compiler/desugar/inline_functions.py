@@ -527,14 +527,20 @@ class _Inliner:
         for k, child in enumerate(children[:last + 1]):
             statements, new = self.hoist(child, stack)
             before += statements
-            if k < last and not self.stands_for_itself(new) and \
-                    not (isinstance(node, gast.Call) and child is node.func):
-                operand = fresh_name("operand", self.taken)
+            formatted = isinstance(new, gast.FormattedValue)
+            if k < last and not self.stands_for_itself(new.value if formatted else new) and \
+                    not (isinstance(node, gast.Call) and child is node.func) or \
+                    k < last and formatted and not isinstance(new.value, gast.Constant):
+                # (an f-string's part is formatted where it stands: before the call)
+                operand = fresh_name("text" if formatted else "operand", self.taken)
                 self.locals.add(operand)
-                before.append(gast.copy_location(
-                    gast.Assign(targets=[store_node(operand)], value=new,
-                                type_comment=None), new))
+                before.append(gast.copy_location(gast.Assign(
+                    targets=[store_node(operand)], type_comment=None,
+                    value=gast.JoinedStr(values=[new]) if formatted else new), new))
                 new = gast.copy_location(name_node(operand), new)
+                if formatted:
+                    new = gast.copy_location(gast.FormattedValue(
+                        value=new, conversion=-1, format_spec=None), new)
             if new is not child:
                 _ReplaceChild(child, new).generic_visit(node)
         return before, node
@@ -1055,7 +1061,8 @@ class _Inliner:
 
 #: the expressions whose parts Python evaluates in the order of their fields
 _IN_ORDER = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Subscript,
-             gast.Attribute, gast.Tuple, gast.List, gast.Slice, gast.keyword)
+             gast.Attribute, gast.Tuple, gast.List, gast.Slice, gast.keyword,
+             gast.JoinedStr, gast.FormattedValue)
 
 
 def _evaluated_in_order(node):

@@ -242,7 +242,9 @@ class Origins:
             return self.info(node.value, env)
         if isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
             return self.comprehension(node, env)
-        # lambdas, f-strings, ...: a new object that may hold anything it reads
+        if isinstance(node, gast.JoinedStr):
+            return _Info({("site", id(node), 0)})  # an f-string: a new str, holding nothing
+        # lambdas, ...: a new object that may hold anything it reads
         holds = set()
         for name in read_names(node):
             if name not in env and self._builtin(name):
