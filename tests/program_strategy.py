@@ -199,7 +199,8 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: ``def`` and a ``lambda`` whose own parameter has the helper's parameter's name (the
 #: caller's argument once replaced theirs: a silent wrong gradient), a helper rebinding
 #: its number parameter by ``x -= ...``, a ``continue`` (and a ``break``) in a loop
-#: over a user generator (once left to the lowering); in a loop or not.  Written on
+#: over a user generator, ``u[0] += f(u)`` by a helper writing nothing (both once
+#: left to the lowering); in a loop or not.  Written on
 #: request, like
 #: ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
@@ -1976,7 +1977,8 @@ class _Gen:
         self.emit(indent, f"{u} = np.zeros({shape!r}) + np.tanh({self._items(env, 1, shape)[0]})")
         form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
                           "closure_factory", "def_default", "partial", "object_methods",
-                          "shadowed_parameters", "scalar_descent", "generator_continue"])
+                          "shadowed_parameters", "scalar_descent", "generator_continue",
+                          "item_added_call"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2060,6 +2062,11 @@ class _Gen:
                              "    x *= 0.9", "    return x", "", ""]
             self.emit(inner, f"{scale} = float(np.sum({u})) * 0.1")
             self.emit(inner, f"{u} = {u} * _descend{k}({scale}, np.tanh({scale}), 0.3) + {scale}")
+        elif form == "item_added_call":  # u[0] is read before the call, which writes nothing
+            self.helpers += [f"def _pull{k}(a, j):", "    d = a - a[j]",
+                             "    return np.sum(np.tanh(d) * 0.5, axis=0)", "", ""]
+            self.emit(inner, f"{u}[0] += _pull{k}({u}, {self.pick(['0', '1'])})")
+            self.emit(inner, f"{u}[1] *= 1.0 + _pull{k}(np.sin({u}), 0)")
         elif form == "generator_continue":  # the rest of the body skipped, then a break
             other = self.fresh_name("w")
             self.helpers += [f"def _rows{k}(a, m):", "    for j in range(m):",

@@ -491,3 +491,49 @@ def test_a_helper_called_in_an_f_string_is_inlined_and_the_text_is_pythons(capsy
     check_grad(prints_helper_values_in_fstrings, [x])
     text = desugared(prints_helper_values_in_fstrings)
     assert "as the lowering inlines it" not in text and "_doubled_sine(" not in text
+
+
+def _pair_forces(k, x):
+    d = x - x[k]
+    return np.sum(np.tanh(d) * np.exp(-d ** 2), axis=0)
+
+
+def _scaled_row_after_bump(k, V):
+    V[k] += 1.0
+    return V[k] * 2.0
+
+
+def accumulates_pair_forces(x):
+    f = np.zeros_like(x)
+    for k in range(x.shape[0]):
+        f[k] += _pair_forces(k, x)
+    f[0] *= _pair_forces(1, x) + 1.0
+    return np.sum(f ** 2)
+
+
+def adds_what_a_writing_helper_returns(x):
+    V = np.zeros(x.shape) + x
+    for k in range(x.shape[0]):
+        V[k] += _scaled_row_after_bump(k, V)
+    return np.sum(V ** 2)
+
+
+def test_an_item_augmented_by_a_helper_that_writes_nothing_is_inlined():
+    """``f[k] += F(k, x)``: Python reads ``f[k]`` before the call; desugar writes the
+    helper's body before the statement only where the helper writes nothing."""
+    x = np.random.default_rng(5).standard_normal((4, 2))
+    check_grad(accumulates_pair_forces, [x])
+    tc_grad = tc.grad(accumulates_pair_forces, checkpoint=True, snapshots=2)(x)
+    np.testing.assert_allclose(tc_grad, tc.grad(accumulates_pair_forces)(x), rtol=1e-12)
+    text = desugared(accumulates_pair_forces)
+    assert "as the lowering inlines it" not in text and "_pair_forces(k" not in text
+
+
+def test_an_item_augmented_by_a_helper_that_writes_stays_the_lowerings():
+    """The helper writes the very item the statement read first: left to the
+    lowering, which refuses the write into the caller's array inside an
+    expression (Python would add the bumped item to the item read before)."""
+    x = np.random.default_rng(5).standard_normal((3, 2))
+    assert "as the lowering inlines it" in desugared(adds_what_a_writing_helper_returns)
+    with pytest.raises(TangentCkptError, match="an array the caller also sees"):
+        tc.grad(adds_what_a_writing_helper_returns)(x)

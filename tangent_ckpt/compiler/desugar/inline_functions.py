@@ -186,6 +186,19 @@ def _continues_as_paths(stmts):
     return None if any(_returns_in(s) for s in stmts) else stmts
 
 
+def _writes_nothing(stmts, static_value):
+    """Do ``stmts`` (a helper's body) only bind names and compute values?"""
+    for s in stmts:
+        for n in _own_nodes(s):
+            if isinstance(n, SCOPES + (gast.AugAssign, gast.Delete, gast.Global,
+                                       gast.Nonlocal, gast.Yield, gast.YieldFrom)) or \
+                    isinstance(n, (gast.Subscript, gast.Attribute, gast.Starred)) and \
+                    isinstance(n.ctx, gast.Store) or \
+                    isinstance(n, gast.Call) and not only_computes(n, static_value):
+                return False
+    return True
+
+
 def _statement_yields(fnode):
     return {id(s.value) for s in fnode.body for s in _own_nodes(s)
             if isinstance(s, gast.Expr) and isinstance(s.value, gast.Yield)}
@@ -491,7 +504,10 @@ class _Inliner:
             return self.inline(value, stmt.targets[0].id, stack)
         if isinstance(stmt, (gast.Expr, gast.Assign)) or \
                 isinstance(stmt, gast.Return) and value is not None and not stack or \
-                isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) or \
+                isinstance(stmt, gast.AugAssign) and self.calls_write_nothing(value, stack):
+            # (`a[i] += f(x)`: Python reads a[i] before the call, which must then not
+            # write anything a[i] could be)
             before, stmt.value = self.hoist(value, stack)
         elif isinstance(stmt, gast.If):
             before, stmt.test = self.hoist(stmt.test, stack)
@@ -553,6 +569,20 @@ class _Inliner:
             return True
         return isinstance(node, _IN_ORDER) and \
             any(self.calls_in(child, stack) for child in _evaluated_in_order(node))
+
+    def calls_write_nothing(self, node, stack):
+        """Do the calls in ``node`` this pass would inline all run helpers that
+        write nothing (no item, attribute or augmented assignment, only calls that
+        compute a value: :func:`only_computes`)?"""
+        for n in gast.walk(node):
+            if isinstance(n, gast.Call) and self.inlinable(n, stack):
+                callee = self.prepare(n, stack)
+                resolve = callee.helper.resolve
+                local = _local_names(callee.template)
+                if not _writes_nothing(callee.template.body, lambda f: resolve_dotted(
+                        f, resolve, local)):
+                    return False
+        return True
 
     # --- one call ----------------------------------------------------------------------
     def inlinable(self, call, stack):
