@@ -199,8 +199,9 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: ``def`` and a ``lambda`` whose own parameter has the helper's parameter's name (the
 #: caller's argument once replaced theirs: a silent wrong gradient), a helper rebinding
 #: its number parameter by ``x -= ...``, a ``continue`` (and a ``break``) in a loop
-#: over a user generator, ``u[0] += f(u)`` by a helper writing nothing (both once
-#: left to the lowering); in a loop or not.  Written on
+#: over a user generator, ``u[0] += f(u)`` by a helper writing nothing, a closure
+#: factory called in a loop whose closure reads a local the factory changes after
+#: the ``def`` (all once left to the lowering); in a loop or not.  Written on
 #: request, like
 #: ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
@@ -1978,7 +1979,7 @@ class _Gen:
         form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
                           "closure_factory", "def_default", "partial", "object_methods",
                           "shadowed_parameters", "scalar_descent", "generator_continue",
-                          "item_added_call"])
+                          "item_added_call", "closure_over_a_local"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2048,6 +2049,14 @@ class _Gen:
             self.emit(inner, f"{u} = _f{k}({u}) + {scale}")
         elif form == "object_methods":  # in place: the caller's u changes too
             self.emit(inner, f"{u} = {obj}.push({u}) + {u} * {obj}.count")
+        elif form == "closure_over_a_local":  # the closure reads acc after the +=
+            self.helpers += [f"def _make_acc{k}(a):", "    acc = a * 0.5",
+                             "    def pulled(v):", "        return np.tanh(v) * acc",
+                             "    acc += 0.1", "    return pulled", "", ""]
+            self.emit(inner, f"for _j{k} in range(2):")
+            self.emit(inner + 1, f"_g{k} = _make_acc{k}(np.sin({u}))")
+            self.emit(inner + 1, f"{u} = _g{k}({u}) + 0.5 * {u}")
+            self.emit(inner, f"{u} = {u} + _make_acc{k}({u})({u})")
         elif form == "shadowed_parameters":  # inner's a and the lambda's a are their own
             other = self.fresh_name("w")
             self.helpers += [f"def _mix{k}(a, x):", "    def inner(a, y):",

@@ -12,6 +12,7 @@ import pytest
 import tangent_ckpt as tc
 from construct_check import check_construct
 from gradcheck import check_grad, check_value_and_grad
+from tangent_ckpt.compiler.pipeline import desugared
 from tangent_ckpt.errors import TangentCkptError
 
 RNG = np.random.default_rng(18)
@@ -217,3 +218,80 @@ def test_a_partial_keeps_the_objects_it_bound():
     partial read the caller's rebound name where it was called."""
     x = np.array([0.3, 0.4])
     check_value_and_grad(partial_called_after_its_argument_is_rebound, (x,))
+
+
+def make_counter_scaled(c):
+    acc = np.zeros(2) + c
+
+    def scaled(v):
+        return acc * v   # reads acc when called: after the += below
+    acc += 1.0
+    return scaled
+
+
+def closure_over_a_local_changed_after_the_def(x):
+    f = make_counter_scaled(x[0])
+    g = make_counter_scaled(x[1] * 2.0)
+    return np.sum(f(x[:2]) * g(x[2:]))
+
+
+def closure_made_again_in_a_loop(x):
+    f = make_scaled(x[0])
+    total = 0.0
+    for k in range(3):
+        y = f(x)
+        total = total + np.sum(y)
+        if k < 2:
+            f = make_scaled(x[k + 1] + 0.1 * y[0])
+    return total
+
+
+def closure_made_in_each_trip(x):
+    total = 0.0
+    for k in range(3):
+        if k > 0:
+            total = total + np.sum(f(x[:2]) ** 2)   # the closure the trip before made
+        f = make_counter_scaled(x[k] + 0.1 * total)
+        total = total + np.sum(f(x[1:3]))
+    return total
+
+
+def closure_kept_from_an_earlier_trip(x):
+    first = None
+    total = 0.0
+    for k in range(3):
+        f = make_scaled(x[k])
+        if k == 0:
+            first = f
+        total = total + np.sum(f(x) * first(x))   # first keeps trip 0's k
+    return total
+
+
+@pytest.mark.parametrize("f", [closure_called_after_its_argument_is_rebound,
+                               closure_over_a_local_changed_after_the_def,
+                               closure_made_in_each_trip, loss, factory_in_loop])
+def test_a_closure_factory_keeps_each_calls_bindings(f):
+    """A factory called where it runs once is written into the caller by desugar
+    (its closure's names are fresh names of the caller, bound once), and so is one
+    called in a loop whose closure one name holds and only calls: each call then
+    reads the bindings of the factory's last run, the ones that closure keeps."""
+    x = np.array([0.3, 0.4, -0.2, 0.5])
+    args = (x, W) if f is factory_in_loop else (x,)
+    check_value_and_grad(f, args, wrt=tuple(range(len(args))))
+    checkpointed = tc.grad(f, wrt=tuple(range(len(args))), checkpoint=True, snapshots=1)(*args)
+    taped = tc.grad(f, wrt=tuple(range(len(args))))(*args)
+    for a, b in zip(np.atleast_1d(taped) if len(args) == 1 else taped,
+                    np.atleast_1d(checkpointed) if len(args) == 1 else checkpointed):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-14)
+    assert "as the lowering inlines it" not in desugared(f)
+
+
+@pytest.mark.parametrize("f", [closure_made_again_in_a_loop, closure_kept_from_an_earlier_trip])
+def test_a_closure_made_in_a_loop_and_held_otherwise_is_refused(f):
+    """A closure of an earlier trip reachable after the factory ran again (``first``
+    holds trip 0's; ``f`` bound at two places) is left to the lowering, which
+    refuses a name bound to functions more than once or in a loop: never one
+    name read for every trip's bindings."""
+    assert "as the lowering inlines it" in desugared(f)
+    with pytest.raises(TangentCkptError, match="bound to a function or object more than once"):
+        tc.grad(f)(np.array([0.3, 0.4, -0.2, 0.5]))

@@ -53,9 +53,24 @@ def f_global_write(x):
 
 
 def f_lambda(x):
-    for k in range(2):  # a function bound in a loop: which one a later call means is not known
+    sq = lambda v: v * v  # noqa: E731
+    for k in range(2):  # a name bound to two functions: which one a call means is not known
+        x = sq(x)
+        sq = lambda v: v * k  # noqa: E731
+    return np.sum(x)
+
+
+def lambda_bound_in_a_loop(x):
+    for k in range(2):
         sq = lambda v: v * v * k  # noqa: E731
     return np.sum(sq(x))
+
+
+def test_a_lambda_bound_in_a_loop_is_the_last_one_made():
+    """Once refused (which one a later call means); the name holds the lambda the
+    last trip made, which reads ``k`` when it is called: desugar writes the call
+    as the lambda's body where it stands."""
+    check_grad(lambda_bound_in_a_loop, [np.array([0.3, -0.4])])
 
 
 def f_listcomp(x):

@@ -4,13 +4,16 @@ function's own name.
 Once objects are names (``scalar_objects.py``), ``self.f = f`` given ``rhs``
 leaves ``integ_f = rhs``, and a method's ``dt, f = self.dt, self.f`` leaves
 ``dt, f = integ_dt, integ_f``: where every binding of a local name is a name of
-the same function of the user's -- a module-level (or closure) name, or another
-such local -- a call ``f(t, y)`` becomes ``rhs(t, y)``, which the next round of
-inlining writes out.  A local with any other binding (a parameter, a loop or
-``with`` target, a computed value, two functions) keeps its calls as written.
+the same function of the user's -- a module-level (or closure) name, a ``def``
+of the function's own that nothing else binds (a closure factory inlined leaves
+``inner = loss_2`` after its ``def loss_2``), or another such local -- a call
+``f(t, y)`` becomes ``rhs(t, y)``, which the next round of inlining writes out.
+A local with any other binding (a parameter, a loop or ``with`` target, a
+computed value, two functions) keeps its calls as written.
 """
 
 import types
+from collections import Counter
 
 import gast
 
@@ -23,7 +26,7 @@ def resolve_function_names(parsed, fnode):
     surely denotes one user function as a call of the name the function has in
     ``parsed``'s namespace.  Returns whether any call was rewritten."""
     bindings, unknown = _bindings(fnode)
-    known = {}
+    known = _own_defs(fnode, bindings)
     changed = True
     while changed:  # a local bound to a local bound to a function
         changed = False
@@ -37,6 +40,10 @@ def resolve_function_names(parsed, fnode):
                 changed = True
     spelled = {}
     for name, fn in known.items():
+        if isinstance(fn, gast.FunctionDef):  # a def of the function's own
+            if name != fn.name:
+                spelled[name] = fn.name
+            continue
         global_name = fn.__name__
         if global_name not in bindings and global_name not in unknown and \
                 parsed.resolve(global_name) is fn:
@@ -49,6 +56,28 @@ def resolve_function_names(parsed, fnode):
             node.func = gast.copy_location(name_node(spelled[node.func.id]), node.func)
             rewritten = True
     return rewritten
+
+
+def _own_defs(fnode, bindings):
+    """{name: def node} for the names of ``fnode``'s own scope bound by one ``def``
+    alone (no other binding, no decorator)."""
+    defs = [node for node in own_scope_nodes(fnode, comprehensions=False)
+            if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef))]
+    times = Counter(node.name for node in defs)
+    stored = {node.id for node in own_scope_nodes(fnode, comprehensions=False)
+              if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
+    declared = _declared(fnode)
+    return {node.name: node for node in defs
+            if isinstance(node, gast.FunctionDef) and not node.decorator_list and
+            times[node.name] == 1 and node.name not in bindings and
+            node.name not in stored and node.name not in declared}
+
+
+def _declared(fnode):
+    """The names ``fnode`` declares ``global`` or ``nonlocal``, or a nested scope
+    declares ``nonlocal`` (which may rebind them)."""
+    return {name for node in gast.walk(fnode) if isinstance(node, (gast.Global, gast.Nonlocal))
+            for name in node.names}
 
 
 def _denoted(parsed, value, bindings, known, unknown):

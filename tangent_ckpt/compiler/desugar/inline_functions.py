@@ -97,21 +97,21 @@ class _Callee:
     its free names are the caller's), ``generator``, ``size`` (its statements)."""
 
     __slots__ = ("identity", "name", "helper", "template", "defaults", "closure",
-                 "generator", "size")
+                 "generator", "size", "closes_over")
 
     def __init__(self, identity, name, helper, template, defaults, closure, generator):
         self.identity, self.name, self.helper = identity, name, helper
         self.template, self.defaults = template, defaults
         self.closure, self.generator = closure, generator
         self.size = _count(template.body)  # statements, for the growth limit
+        # a def or lambda nested in it reads its own names: a closure factory
+        self.closes_over = _closes_over_its_names(template)
 
 
 def _writable(callee):
     """``callee``, or None where its body is not one this pass writes into a caller
     (the lowering's, then): looked at once per function."""
     template, args, body = callee.template, callee.template.args, callee.template.body
-    if _closes_over_its_names(template):
-        return None  # its closures keep the call's own bindings (the lowering's)
     if args.kwarg is not None and any(
             isinstance(n, gast.keyword) and n.arg is None and isinstance(n.value, gast.Name)
             and n.value.id == args.kwarg.id for n in gast.walk(template)):
@@ -146,10 +146,12 @@ def _positional(fnode):
 
 def _local_functions(fnode, stmts=None):
     """{name: node}: the ``def`` statements, and ``name = lambda ...`` assignments,
-    at the top level of ``fnode``'s body (or of ``stmts`` in it), whose name
-    nothing else binds."""
+    of ``fnode``'s own scope (or among ``stmts`` in it), whose name nothing else
+    binds.  One in a branch or a loop is called where its call is: a closure reads
+    the names it shares with the caller when it runs, as the inlined body does, and
+    its defaults are names bound where the ``def`` ran (``def_defaults.py``)."""
     found = {}
-    for stmt in fnode.body if stmts is None else stmts:
+    for stmt in own_scope_nodes(fnode, comprehensions=False) if stmts is None else stmts:
         if isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list:
             found[stmt.name] = stmt
         elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
@@ -297,10 +299,16 @@ def _drop_unread_functions(fnode):
     while True:
         read = {n.id for n in gast.walk(fnode)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Load, gast.Del))}
+        functions = set(_local_functions(fnode))
         dropped = False
         for block in statement_lists(fnode):
             for stmt in list(block):
-                if isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list:
+                if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                        isinstance(stmt.targets[0], gast.Name) and \
+                        stmt.targets[0].id not in read and \
+                        isinstance(stmt.value, gast.Name) and stmt.value.id in functions:
+                    name, args = stmt.targets[0].id, None  # inner = loss_2, never read
+                elif isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list:
                     name, args = stmt.name, stmt.args
                 elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                         isinstance(stmt.targets[0], gast.Name) and \
@@ -308,7 +316,8 @@ def _drop_unread_functions(fnode):
                     name, args = stmt.targets[0].id, stmt.value.args
                 else:
                     continue
-                defaults = args.defaults + [d for d in args.kw_defaults if d is not None]
+                defaults = [] if args is None else \
+                    args.defaults + [d for d in args.kw_defaults if d is not None]
                 if name in read or not all(isinstance(d, (gast.Constant, gast.Name))
                                            for d in defaults):
                     continue
@@ -386,10 +395,14 @@ def _nested_scopes(fnode):
 
 
 def _captured(scopes, parameter, value):
-    """Would the caller's names in ``value``, written for ``parameter`` where the
-    helper reads it, be taken by a nested scope for a binding of its own?"""
-    names = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
-    return any(bound & names and parameter not in bound and
+    """Does a nested scope read ``parameter`` (not binding it for its own) while
+    ``value`` reads a caller's name?  Written there, that name would be read when
+    the closure runs, perhaps after the caller rebound it (a closure the helper
+    returns), or taken by the scope's own binding of it: the parameter then needs
+    a name of its own."""
+    if not any(isinstance(n, gast.Name) for n in gast.walk(value)):
+        return False
+    return any(parameter not in bound and
                any(isinstance(m, gast.Name) and m.id == parameter for m in gast.walk(scope))
                for scope, bound in scopes)
 
@@ -397,7 +410,8 @@ def _captured(scopes, parameter, value):
 def _closes_over_its_names(fnode):
     """Does a ``def`` or ``lambda`` nested in ``fnode`` read a name of ``fnode``'s
     own (a parameter or local)?  Such a closure keeps the bindings of that one
-    call, which the caller's names standing for them would not."""
+    call: the caller's names standing for them do so only where the call runs
+    once (outside any loop, :meth:`_Inliner.prepare`)."""
     own = _local_names(fnode)
     for n in gast.walk(fnode):
         if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
@@ -447,6 +461,9 @@ class _Inliner:
 
     def __init__(self, parsed, fnode, own_places, excluded, callees):
         self.parsed, self.fnode = parsed, fnode  # fnode: a copy of parsed.node
+        self.loops = 0  # the loops around the statements being inlined into
+        # the factory call bound to a name read only by calls (only_called)
+        self.sole_closure_call = None
         self.taken = names_taken(fnode)
         self.locals = _local_names(fnode)
         self.statements = _count(fnode.body)
@@ -473,8 +490,13 @@ class _Inliner:
         i = 0
         while i < len(stmts):
             stmt = stmts[i]
-            for block in statement_blocks(stmt):
-                self.block(block, stack)
+            looping = isinstance(stmt, (gast.For, gast.While, gast.AsyncFor))
+            self.loops += looping
+            try:
+                for block in statement_blocks(stmt):
+                    self.block(block, stack)
+            finally:
+                self.loops -= looping
             # hoisting rewrites the statement's own expression: kept, to put back
             kept = {field: self.copy(getattr(stmt, field)) for field in ("value", "test")
                     if isinstance(getattr(stmt, field, None), gast.AST)}
@@ -500,8 +522,13 @@ class _Inliner:
         if isinstance(stmt, gast.Expr) and self.inlinable(value, stack):
             return self.inline(value, None, stack)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-                isinstance(stmt.targets[0], gast.Name) and self.inlinable(value, stack):
-            return self.inline(value, stmt.targets[0].id, stack)
+                isinstance(stmt.targets[0], gast.Name):
+            self.sole_closure_call = value if self.only_called(stmt.targets[0].id) else None
+            try:
+                if self.inlinable(value, stack):
+                    return self.inline(value, stmt.targets[0].id, stack)
+            finally:
+                self.sole_closure_call = None
         if isinstance(stmt, (gast.Expr, gast.Assign)) or \
                 isinstance(stmt, gast.Return) and value is not None and not stack or \
                 isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) or \
@@ -570,6 +597,27 @@ class _Inliner:
         return isinstance(node, _IN_ORDER) and \
             any(self.calls_in(child, stack) for child in _evaluated_in_order(node))
 
+    def only_called(self, name):
+        """Is ``name`` bound by one statement alone and read only as ``name(...)``?
+        A closure a factory makes in a loop may then be written into the loop: each
+        call reads the bindings of the factory's last run, which made the closure
+        ``name`` holds then."""
+        stores, calls, loads = 0, set(), []
+        for n in gast.walk(self.fnode):
+            if isinstance(n, gast.Name) and n.id == name:
+                if isinstance(n.ctx, gast.Load):
+                    loads.append(id(n))
+                else:
+                    stores += 1
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                    n.func.id == name:
+                calls.add(id(n.func))
+            elif isinstance(n, (gast.FunctionDef, gast.ClassDef, gast.Global,
+                                gast.Nonlocal)) and n is not self.fnode and \
+                    name in ([n.name] if hasattr(n, "name") else n.names):
+                stores += 1
+        return stores == 1 and all(k in calls for k in loads)
+
     def calls_write_nothing(self, node, stack):
         """Do the calls in ``node`` this pass would inline all run helpers that
         write nothing (no item, attribute or augmented assignment, only calls that
@@ -621,6 +669,10 @@ class _Inliner:
             callee = self.module_callee(fn)
         if callee is None or callee.generator != generator or \
                 any(callee.identity is f for f in stack):
+            raise _NotInlined
+        if callee.closes_over and self.loops and call is not self.sole_closure_call:
+            # each closure keeps the bindings of its own call: written into a loop,
+            # one name would stand for the bindings of every trip (the lowering's)
             raise _NotInlined
         if self.statements + callee.size > _MOST_STATEMENTS:
             raise _NotInlined
