@@ -1979,7 +1979,7 @@ class _Gen:
         form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
                           "closure_factory", "def_default", "partial", "object_methods",
                           "shadowed_parameters", "scalar_descent", "generator_continue",
-                          "item_added_call", "closure_over_a_local"])
+                          "item_added_call", "closure_over_a_local", "view_written_in_a_branch"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2049,6 +2049,15 @@ class _Gen:
             self.emit(inner, f"{u} = _f{k}({u}) + {scale}")
         elif form == "object_methods":  # in place: the caller's u changes too
             self.emit(inner, f"{u} = {obj}.push({u}) + {u} * {obj}.count")
+        elif form == "view_written_in_a_branch":  # the lowering's call: refused
+            # (a view of the caller's u, through an index of a type not known in the
+            # helper, written where the lowering inlines it: once a lost write)
+            view = "a[j]" if len(shape) == 2 else "a[j:]"
+            self.helpers += [f"def _bump_row{k}(a, j):", f"    row = {view}",
+                             f"    row[0] = row[0] * 1.5  {REFUSED_MARK} view of a parameter",
+                             "    return np.sum(row)", "", ""]
+            self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0")
+            self.emit(inner, f"{u} = {u} + 0.1 * {total}_b")
         elif form == "closure_over_a_local":  # the closure reads acc after the +=
             self.helpers += [f"def _make_acc{k}(a):", "    acc = a * 0.5",
                              "    def pulled(v):", "        return np.tanh(v) * acc",

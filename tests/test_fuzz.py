@@ -143,7 +143,8 @@ def check_refused(source, wrt, options):
     line = next(k for k, text in enumerate(source.splitlines(), 1) if REFUSED_MARK in text)
     # (a repeated item of a parameter, [a] * 2, may be refused first for 'a' itself)
     reasons = {"item alias": ("an item of a list or tuple",),
-               "repeated item": ("may also change another item of", "may also change 'a'")}[
+               "repeated item": ("may also change another item of", "may also change 'a'"),
+               "view of a parameter": ("the caller reads its array after the call",)}[
         source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()]
     with load_program(source) as program:
         for gradient in (tc.grad(program, wrt=wrt),

@@ -503,6 +503,39 @@ def _scaled_row_after_bump(k, V):
     return V[k] * 2.0
 
 
+def _pair_distance(a, b):
+    return np.sqrt(np.sum((a - b) ** 2, axis=-1))
+
+
+def _masked_pull(k, x):
+    rel = np.zeros_like(x)      # made here: writing its items writes nothing else
+    for i in range(x.shape[0]):
+        rel[i] = x[k] - x[i]
+    near = _pair_distance(x[k], x) < 1.5
+    near[k] = False
+    return np.sum(np.tanh(rel[near]), axis=0)
+
+
+def _pull_through_a_view(k, x):
+    row = x[k]                  # a view of the caller's array: a write into it is one
+    row[0] = row[0] * 2.0
+    return row * 0.5
+
+
+def accumulates_masked_pulls(x):
+    f = np.zeros_like(x)
+    for k in range(x.shape[0]):
+        f[k] += _masked_pull(k, x)
+    return np.sum(f ** 2)
+
+
+def adds_a_pull_written_through_a_view(x):
+    V = np.zeros(x.shape) + x
+    for k in range(x.shape[0]):
+        V[k] += _pull_through_a_view(k, V)
+    return np.sum(V ** 2)
+
+
 def accumulates_pair_forces(x):
     f = np.zeros_like(x)
     for k in range(x.shape[0]):
@@ -527,6 +560,55 @@ def test_an_item_augmented_by_a_helper_that_writes_nothing_is_inlined():
     np.testing.assert_allclose(tc_grad, tc.grad(accumulates_pair_forces)(x), rtol=1e-12)
     text = desugared(accumulates_pair_forces)
     assert "as the lowering inlines it" not in text and "_pair_forces(k" not in text
+
+
+def test_a_helper_writing_only_arrays_it_makes_and_calling_such_helpers_writes_nothing():
+    """``rel = np.zeros_like(x)`` and ``near = d < 1.5`` are the helper's own new
+    arrays, and ``_pair_distance`` writes nothing: ``f[k] += _masked_pull(k, x)``
+    is written out by desugar (q25's ``f1[:, k] += F_i(k, x0)``)."""
+    x = np.random.default_rng(6).standard_normal((4, 2))
+    check_grad(accumulates_masked_pulls, [x])
+    np.testing.assert_allclose(
+        tc.grad(accumulates_masked_pulls, checkpoint=True, snapshots=2)(x),
+        tc.grad(accumulates_masked_pulls)(x), rtol=1e-12)
+    assert "as the lowering inlines it" not in desugared(accumulates_masked_pulls)
+
+
+def _pull_row_by_default(k, x, scale=np.array([0.5])):
+    row = x[k]                  # (an array default: the call stays the lowering's)
+    row[0] = row[0] * 2.0
+    return np.sum(row * scale[0])
+
+
+def conditional_pull_written_through_a_view(x):
+    V = np.zeros(x.shape) + x
+    t = 0.0
+    for k in range(x.shape[0]):
+        t = t + (np.sum(_pull_through_a_view(k, V)) if k > 0 else 0.0)
+    return t + np.sum(V ** 2)
+
+
+def defaulted_pull_written_through_a_view(x):
+    V = np.zeros(x.shape) + x
+    t = 0.0
+    for k in range(x.shape[0]):
+        t = t + _pull_row_by_default(k, V)
+    return t + np.sum(V ** 2)
+
+
+@pytest.mark.parametrize("f", [adds_a_pull_written_through_a_view,
+                               conditional_pull_written_through_a_view,
+                               defaulted_pull_written_through_a_view])
+def test_a_helper_the_lowering_inlines_writing_through_a_view_of_its_parameter_is_refused(f):
+    """Once a silent wrong value and gradient (45.9 for Python's 89.2): a helper
+    the lowering inlines (inside ``V[k] += ...``, ``a if c else b``, or with an
+    array default) wrote through ``row = x[k]`` -- a view of the caller's ``V``
+    that the view pass cannot follow, ``k`` being of unknown type -- and the write
+    was lost.  The fence now reads a helper's parameters as live to its end."""
+    x = np.random.default_rng(6).standard_normal((3, 2))
+    with pytest.raises(TangentCkptError, match="a write into 'row' may also change 'x'.*"
+                                               "the caller reads its array after the call"):
+        tc.value_and_grad(f)(x)
 
 
 def test_an_item_augmented_by_a_helper_that_writes_stays_the_lowerings():

@@ -63,7 +63,9 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
     COMPREHENSIONS, LocalBindings, own_scope_nodes,
 )
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
-from tangent_ckpt.compiler.desugar.pure_values import only_computes
+from tangent_ckpt.compiler.desugar.pure_values import (
+    computing_call, only_computes, reads_a_property,
+)
 from tangent_ckpt.compiler.desugar.scalar_objects import (
     Constructed, method_function, next_method, outside_receiver, replace_objects,
     replaceable_class,
@@ -75,6 +77,7 @@ from tangent_ckpt.compiler.desugar.view_shape import (
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, parse_function, place_of
 from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
+from tangent_ckpt.compiler.memory_sharing import returns_new
 
 #: the most statements one function may grow to by inlining (then calls stay calls)
 _MOST_STATEMENTS = 20_000
@@ -188,17 +191,61 @@ def _continues_as_paths(stmts):
     return None if any(_returns_in(s) for s in stmts) else stmts
 
 
-def _writes_nothing(stmts, static_value):
-    """Do ``stmts`` (a helper's body) only bind names and compute values?"""
-    for s in stmts:
+def _writes_nothing(fnode, static_value, computes):
+    """Does ``fnode`` (a helper) write nothing but arrays it makes itself: bind
+    names, compute values (``computes(call)``), and write items of (or add into)
+    locals every binding of which is a new value (``x = np.zeros_like(x0)``,
+    ``mask = r < a``)?"""
+    made = _made_locals(fnode, static_value)
+    for s in fnode.body:
         for n in _own_nodes(s):
-            if isinstance(n, SCOPES + (gast.AugAssign, gast.Delete, gast.Global,
-                                       gast.Nonlocal, gast.Yield, gast.YieldFrom)) or \
-                    isinstance(n, (gast.Subscript, gast.Attribute, gast.Starred)) and \
-                    isinstance(n.ctx, gast.Store) or \
-                    isinstance(n, gast.Call) and not only_computes(n, static_value):
+            if isinstance(n, gast.AugAssign):
+                if _root_name(n.target) not in made:
+                    return False
+            elif isinstance(n, (gast.Subscript, gast.Attribute, gast.Starred)) and \
+                    isinstance(n.ctx, gast.Store):
+                if not isinstance(n, gast.Subscript) or _root_name(n) not in made:
+                    return False
+            elif isinstance(n, SCOPES + (gast.Delete, gast.Global, gast.Nonlocal,
+                                         gast.Yield, gast.YieldFrom)) or \
+                    isinstance(n, gast.Call) and not computes(n) or \
+                    reads_a_property(n, static_value):
                 return False
     return True
+
+
+def _root_name(target):
+    """The name ``a`` of ``a``, ``a[i]``, ``a[i][j]`` (None for anything else)."""
+    while isinstance(target, gast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else None
+
+
+def _made_locals(fnode, static_value):
+    """The locals of ``fnode`` (not its parameters) bound only by plain
+    assignments of new values: an arithmetic result, a comparison, a constant, or
+    a call of a NumPy function that returns a new array (``memory_sharing``); an
+    augmented assignment keeps such a local new."""
+    def new(value):
+        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Constant)):
+            return True
+        return isinstance(value, gast.Call) and returns_new(static_value(value.func)) and \
+            only_computes(value, static_value)
+    values, plain = {}, set()
+    for n in own_scope_nodes(fnode):
+        if isinstance(n, gast.Assign) and all(isinstance(t, gast.Name) for t in n.targets):
+            for t in n.targets:
+                values.setdefault(t.id, []).append(n.value)
+                plain.add(id(t))
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            plain.add(id(n.target))
+    args = fnode.args
+    other = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    other |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    other |= {n.id for n in own_scope_nodes(fnode) if isinstance(n, gast.Name) and
+              isinstance(n.ctx, (gast.Store, gast.Del)) and id(n) not in plain}
+    return {name for name, vs in values.items()
+            if name not in other and all(new(v) for v in vs)}
 
 
 def _statement_yields(fnode):
@@ -622,15 +669,29 @@ class _Inliner:
         """Do the calls in ``node`` this pass would inline all run helpers that
         write nothing (no item, attribute or augmented assignment, only calls that
         compute a value: :func:`only_computes`)?"""
-        for n in gast.walk(node):
-            if isinstance(n, gast.Call) and self.inlinable(n, stack):
-                callee = self.prepare(n, stack)
-                resolve = callee.helper.resolve
-                local = _local_names(callee.template)
-                if not _writes_nothing(callee.template.body, lambda f: resolve_dotted(
-                        f, resolve, local)):
-                    return False
-        return True
+        return all(self.writes_nothing(self.prepare(n, stack))
+                   for n in gast.walk(node)
+                   if isinstance(n, gast.Call) and self.inlinable(n, stack))
+
+    def writes_nothing(self, callee, seen=()):
+        """:func:`_writes_nothing` for ``callee``'s body, where a call of a
+        module-level function of the user's counts as computing when that
+        function's body writes nothing either."""
+        if callee is None or callee.identity in seen:
+            return False
+        resolve, local = callee.helper.resolve, _local_names(callee.template)
+
+        def static_value(node):
+            return resolve_dotted(node, resolve, local)
+
+        def computes(call):  # (its arguments are calls _writes_nothing looks at too)
+            fn = static_value(call.func)
+            return computing_call(call, static_value, views=True) or \
+                _plain_user_function(fn) and not inspect.isgeneratorfunction(fn) and \
+                not any(isinstance(a, gast.Starred) for a in call.args) and \
+                all(k.arg is not None for k in call.keywords) and \
+                self.writes_nothing(self.module_callee(fn), seen + (callee.identity,))
+        return _writes_nothing(callee.template, static_value, computes)
 
     # --- one call ----------------------------------------------------------------------
     def inlinable(self, call, stack):

@@ -10,8 +10,9 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.memory_sharing import WRITING_FUNCTIONS, returns_new, unbuffered_write
 
 # builtins that compute a value from their arguments and change nothing
-_COMPUTING_BUILTINS = frozenset({"abs", "bool", "float", "format", "int", "len", "max", "min",
-                                 "repr", "round", "str", "sum"})
+_COMPUTING_BUILTINS = frozenset({"abs", "bool", "enumerate", "float", "format", "int",
+                                 "isinstance", "len", "max", "min", "range", "repr",
+                                 "reversed", "round", "str", "sum", "zip"})
 
 
 def only_computes(node, static_value):
@@ -27,27 +28,37 @@ def only_computes(node, static_value):
                             gast.Await, gast.ListComp, gast.GeneratorExp, gast.DictComp,
                             gast.SetComp)):
             return False
-        if isinstance(sub, gast.Attribute) and \
-                _property(static_value(sub)):
+        if reads_a_property(sub, static_value):
             return False  # a property's getter is the user's code
-        if not isinstance(sub, gast.Call):
-            continue
-        if any(k.arg == "out" or k.arg is None for k in sub.keywords) or \
-                any(isinstance(a, gast.Starred) for a in sub.args):
+        if isinstance(sub, gast.Call) and not computing_call(sub, static_value):
             return False
-        func = sub.func
-        if isinstance(func, gast.Attribute) and func.attr == "format" and \
-                isinstance(func.value, gast.Constant) and isinstance(func.value.value, str):
-            continue
-        fn = static_value(func)
-        if fn is not None and getattr(builtins, getattr(fn, "__name__", ""), None) is fn and \
-                fn.__name__ in _COMPUTING_BUILTINS:
-            continue
-        if callable(fn) and registry.lookup(fn) is not None and returns_new(fn) and \
-                not any(fn is w for w in WRITING_FUNCTIONS) and not unbuffered_write(fn):
-            continue  # np.sum(x), np.tanh(x): a new value, no argument written
-        return False
     return True
+
+
+def computing_call(call, static_value, views=False):
+    """Whether the call ``call`` itself (its arguments apart) computes a value and
+    changes nothing: a string's ``.format``, a builtin above, a NumPy function
+    with an adjoint rule returning a new value (or, with ``views``, any value: a
+    view of an argument writes nothing either), without ``out=``."""
+    if any(k.arg == "out" or k.arg is None for k in call.keywords) or \
+            any(isinstance(a, gast.Starred) for a in call.args):
+        return False
+    func = call.func
+    if isinstance(func, gast.Attribute) and func.attr == "format" and \
+            isinstance(func.value, gast.Constant) and isinstance(func.value.value, str):
+        return True
+    fn = static_value(func)
+    if fn is not None and getattr(builtins, getattr(fn, "__name__", ""), None) is fn and \
+            fn.__name__ in _COMPUTING_BUILTINS:
+        return True
+    # np.sum(x), np.tanh(x): a new value, no argument written
+    return callable(fn) and registry.lookup(fn) is not None and (views or returns_new(fn)) \
+        and not any(fn is w for w in WRITING_FUNCTIONS) and not unbuffered_write(fn)
+
+
+def reads_a_property(node, static_value):
+    """Whether ``node`` (an attribute) reads a property: its getter is user code."""
+    return isinstance(node, gast.Attribute) and _property(static_value(node))
 
 
 def _property(value):

@@ -61,7 +61,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
     """Forward pass over one function: origins of each name, checked at writes."""
 
     def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset(),
-                 receiver=None, callables_new=False):
+                 receiver=None, callables_new=False, parameters_live=False):
         self.parsed = parsed
         # a call of a parameter never rebound (``s = step(x)``, ``step`` given by the
         # caller) taken to return new objects: each call site of the function checks
@@ -85,6 +85,15 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
         self.always_live = set()
+        # a helper's parameters: its caller's arrays, read after it returns, so a write
+        # into a local that may share one's memory (row = x[k]; row[0] = v) changes
+        # what the caller reads (a write into the parameter itself is the inliner's)
+        self.live_parameters = set()
+        if parameters_live:
+            args = fnode.args
+            self.live_parameters = {a.id for a in args.posonlyargs + args.args +
+                                    args.kwonlyargs}
+            self.live_parameters |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
         for child in gast.walk(fnode):
             if child is not fnode and isinstance(child, (gast.FunctionDef, gast.Lambda)):
                 self.always_live |= read_names(child)
@@ -523,7 +532,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         for origin in written:
             candidates |= self.holders.get(origin, set())
         for other in sorted(candidates - {name}):
-            if other not in self.always_live and id(s) not in self.live_after(other):
+            if other not in self.always_live and id(s) not in self.live_after(other) and \
+                    not (other in self.live_parameters and name not in self.live_parameters):
                 continue
             if getattr(self.followed, "same_group", None) and \
                     self.followed.same_group(name, other):
@@ -537,7 +547,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     f"a write into '{name}' may also change '{other}': the two names may "
                     f"share memory (one may be a view or an alias of the other: a slice, "
                     f".T, reshape, an item of a list or tuple, or a plain b = a), and "
-                    f"'{other}' is read afterwards",
+                    f"'{other}' is read afterwards" +
+                    (f" (a parameter: the caller reads its array after the call)"
+                     if other in self.live_parameters else ""),
                     node, construct=f"write through an alias of '{other}'",
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
@@ -670,7 +682,8 @@ def _holds_no_array(value):
         not value.__kwdefaults__ and not value.__closure__ and not vars(value)
 
 
-def check_writes(parsed, fnode=None, followed=(), receiver=None, callables_new=False):
+def check_writes(parsed, fnode=None, followed=(), receiver=None, callables_new=False,
+                 helper=False):
     """Refuse every write in ``fnode`` (default: the parsed function) that may change
     another live name through shared memory (``followed``: what views.py follows;
     ``receiver``: for a method called on an object its class makes in the code,
@@ -678,11 +691,15 @@ def check_writes(parsed, fnode=None, followed=(), receiver=None, callables_new=F
     returns the calls on objects whose methods it checked and its FenceFindings
     (compiler/fence/fence_guards.py).  ``callables_new``: a call of one of
     ``fnode``'s parameters returns new objects (the findings' ``assumed_new``
-    names those called, for the lowering to check at each call)."""
+    names those called, for the lowering to check at each call).  ``helper``:
+    ``fnode`` is inlined into a caller that reads its arguments after the call, so
+    its parameters are live to its end (a write through ``row = x[k]`` that
+    views.py cannot follow changes the caller's array)."""
     fnode = fnode if fnode is not None else parsed.node
     fences = [AliasFence(parsed, child, followed,
                          receiver=receiver if child is fnode else None,
-                         callables_new=callables_new and child is fnode)
+                         callables_new=callables_new and child is fnode,
+                         parameters_live=helper and child is fnode)
               for child in gast.walk(fnode)
               if isinstance(child, gast.FunctionDef)]  # fnode's own first
     receivers = NodeFacts()

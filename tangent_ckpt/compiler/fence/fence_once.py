@@ -106,14 +106,15 @@ def _prepared(role, fn, fenced, receiver=None):
         return FencedFunction(parsed, error)
     refusal = None
     try:
-        receivers, findings = check_writes(parsed, followed=followed, receiver=receiver)
+        receivers, findings = check_writes(parsed, followed=followed, receiver=receiver,
+                                           helper=True)
     except TangentCkptError as error:
         # s = step(x); x -= s with step a parameter: fenced again taking what its
         # parameters return to be new objects, which each call then checks
         # (lower/guards.py check_callable_arguments); refused as before otherwise
         try:
             receivers, findings = check_writes(parsed, followed=followed, receiver=receiver,
-                                               callables_new=True)
+                                               callables_new=True, helper=True)
         except Exception:
             return FencedFunction(parsed, error)
         if not findings.assumed_new:
