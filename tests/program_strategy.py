@@ -2052,11 +2052,20 @@ class _Gen:
         elif form == "view_written_in_a_branch":  # the lowering's call: refused
             # (a view of the caller's u, through an index of a type not known in the
             # helper, written where the lowering inlines it: once a lost write)
-            view = "a[j]" if len(shape) == 2 else "a[j:]"
-            self.helpers += [f"def _bump_row{k}(a, j):", f"    row = {view}",
-                             f"    row[0] = row[0] * 1.5  {REFUSED_MARK} view of a parameter",
-                             "    return np.sum(row)", "", ""]
-            self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0")
+            # (or through a.T, which the helper's view pass writes back as a = T.T: the
+            # caller's array changed, which only a whole-statement call carries back)
+            if len(shape) == 2 and self.pick([False, True]):
+                self.helpers += [f"def _bump_row{k}(a, j):", "    T = a.T",
+                                 "    T[0, j] = T[0, j] * 1.5", "    return np.sum(T)", "", ""]
+                mark = f"  {REFUSED_MARK} view written back"
+            else:
+                view = "a[j]" if len(shape) == 2 else "a[j:]"
+                self.helpers += [f"def _bump_row{k}(a, j):", f"    row = {view}",
+                                 f"    row[0] = row[0] * 1.5  {REFUSED_MARK} view of a parameter",
+                                 "    return np.sum(row)", "", ""]
+                mark = ""
+            self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0"
+                      + mark)
             self.emit(inner, f"{u} = {u} + 0.1 * {total}_b")
         elif form == "closure_over_a_local":  # the closure reads acc after the +=
             self.helpers += [f"def _make_acc{k}(a):", "    acc = a * 0.5",

@@ -596,6 +596,40 @@ def defaulted_pull_written_through_a_view(x):
     return t + np.sum(V ** 2)
 
 
+def _scale_through_the_transpose(k, x, scale=np.array([0.5])):
+    T = x.T                     # followed by the helper's view pass: x = T.T after it
+    T[0, k] = T[0, k] * 3.0
+    return np.sum(T * scale[0])
+
+
+def _scale_through_asarray(k, x, scale=np.array([0.5])):
+    same = np.asarray(x)        # x itself, for an array: x = same after the write
+    same[k, 0] = same[k, 0] * 3.0
+    return np.sum(same * scale[0])
+
+
+def _summing(helper):
+    def summed(x):
+        V = np.zeros(x.shape) + x
+        t = 0.0
+        for k in range(1, x.shape[0]):
+            t = t + helper(k, V)
+        return t + np.sum(V ** 2)
+    summed.__name__ = f"summing{helper.__name__}"
+    return summed
+
+
+@pytest.mark.parametrize("helper", [_scale_through_the_transpose, _scale_through_asarray])
+def test_a_helper_the_lowering_inlines_writing_back_through_a_view_is_refused(helper):
+    """Once a silent wrong value and gradient (19.9 for Python's 33.2): the helper's
+    view pass carries the write back to its parameter (``x = T.T``), which only a
+    call the caller's view pass marks (a whole statement) carries to the caller's
+    array; inside an expression the lowering lost it."""
+    x = np.random.default_rng(6).standard_normal((3, 2))
+    with pytest.raises(TangentCkptError, match=r"writes into its parameter 'x' \(through a view"):
+        tc.value_and_grad(_summing(helper))(x)
+
+
 @pytest.mark.parametrize("f", [adds_a_pull_written_through_a_view,
                                conditional_pull_written_through_a_view,
                                defaulted_pull_written_through_a_view])

@@ -257,9 +257,27 @@ class Inlining:
                                call.lineno))
         # H += ... into a caller's array nobody follows (before H is surely bound anew)
         rebound = set()
-        added = [name for name, kind in ParameterWrites(fnode, marks, rebound).writes
-                 if kind == "aug-call"]
+        writes = ParameterWrites(fnode, marks, rebound).writes
+        added = [name for name, kind in writes if kind == "aug-call"]
         params = {a.id for a in fnode.args.args + fnode.args.kwonlyargs + fnode.args.posonlyargs}
+        # a write through a view the helper's view pass carried back to the parameter
+        # (T = x.T; T[0, k] = v, then x = T.T): the caller's array changed, which only
+        # a call the caller's view pass marked (a whole statement) carries back
+        for param in dict.fromkeys(name for name, kind in writes if kind == "item-call"):
+            if isinstance(arguments.get(param), gast.Name) and param in params and \
+                    param not in written and param not in unobserved and \
+                    param not in scope.tuples:
+                caller_name = arguments[param].id
+                raise self.lo.error(
+                    UnsupportedSyntaxError,
+                    f"{label}() writes into its parameter '{param}' (through a view of "
+                    f"it), which changes the caller's '{caller_name}'; the compiler "
+                    f"follows that only for a call that is a whole statement "
+                    f"({label}(...) or r = {label}(...))", call,
+                    construct=f"in-place write into the caller's '{caller_name}'",
+                    hint=f"make the call a statement of its own where the original "
+                         f"statement ran it (r = {label}(...)), and use r in the "
+                         f"expression")
         for param in dict.fromkeys(added):
             if isinstance(arguments.get(param), gast.Name) and param in params and \
                     param not in written and param not in unobserved:
