@@ -1979,7 +1979,8 @@ class _Gen:
         form = self.pick(["draw_before", "write_after_read", "early_return", "generator",
                           "closure_factory", "def_default", "partial", "object_methods",
                           "shadowed_parameters", "scalar_descent", "generator_continue",
-                          "item_added_call", "closure_over_a_local", "view_written_in_a_branch"])
+                          "item_added_call", "closure_over_a_local", "view_written_in_a_branch",
+                          "object_in_a_list_aliased"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2067,6 +2068,17 @@ class _Gen:
             self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0"
                       + mark)
             self.emit(inner, f"{u} = {u} + 0.1 * {total}_b")
+        elif form == "object_in_a_list_aliased":  # the lowering's object: refused
+            # (a method writing through w = self.w: once the object kept its old array)
+            box = self.fresh_name("box")
+            self.helpers += [f"class _Bump{k}:", "    def __init__(self, w):",
+                             "        self.w = w * 1.0", "    def bump(self):",
+                             "        r = self.w",
+                             f"        r += 0.1  {REFUSED_MARK} alias of the object's array",
+                             "        return np.sum(r)", "", ""]
+            self.emit(inner, f"{box} = [_Bump{k}({u})]")
+            self.emit(inner, f"{total}_c = {box}[0].bump()")
+            self.emit(inner, f"{u} = {u} + 0.1 * {total}_c + {box}[0].w")
         elif form == "closure_over_a_local":  # the closure reads acc after the +=
             self.helpers += [f"def _make_acc{k}(a):", "    acc = a * 0.5",
                              "    def pulled(v):", "        return np.tanh(v) * acc",

@@ -267,9 +267,17 @@ def closure_kept_from_an_earlier_trip(x):
     return total
 
 
+def closure_called_where_it_is_made(x):
+    total = 0.0
+    for k in range(3):
+        total = total + np.sum(make_counter_scaled(x[k])(x[:2]))
+    return total
+
+
 @pytest.mark.parametrize("f", [closure_called_after_its_argument_is_rebound,
                                closure_over_a_local_changed_after_the_def,
-                               closure_made_in_each_trip, loss, factory_in_loop])
+                               closure_made_in_each_trip, closure_called_where_it_is_made,
+                               loss, factory_in_loop])
 def test_a_closure_factory_keeps_each_calls_bindings(f):
     """A factory called where it runs once is written into the caller by desugar
     (its closure's names are fresh names of the caller, bound once), and so is one

@@ -145,7 +145,8 @@ def check_refused(source, wrt, options):
     reasons = {"item alias": ("an item of a list or tuple",),
                "repeated item": ("may also change another item of", "may also change 'a'"),
                "view of a parameter": ("the caller reads its array after the call",),
-               "view written back": ("writes into its parameter 'a' (through a view",)}[
+               "view written back": ("writes into its parameter 'a' (through a view",),
+               "alias of the object's array": ("may also change 'self'",)}[
         source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()]
     with load_program(source) as program:
         for gradient in (tc.grad(program, wrt=wrt),

@@ -509,8 +509,9 @@ class _Inliner:
     def __init__(self, parsed, fnode, own_places, excluded, callees):
         self.parsed, self.fnode = parsed, fnode  # fnode: a copy of parsed.node
         self.loops = 0  # the loops around the statements being inlined into
-        # the factory call bound to a name read only by calls (only_called)
-        self.sole_closure_call = None
+        # the factory call bound to a name read only by calls (only_called), and the
+        # calls whose value is called at once (make(u)(u)): a closure one call reads
+        self.sole_closure_call, self.called_results = None, set()
         self.taken = names_taken(fnode)
         self.locals = _local_names(fnode)
         self.statements = _count(fnode.body)
@@ -537,6 +538,9 @@ class _Inliner:
         i = 0
         while i < len(stmts):
             stmt = stmts[i]
+            self.called_results.update(n.func for n in gast.walk(stmt)
+                                       if isinstance(n, gast.Call) and
+                                       isinstance(n.func, gast.Call))
             looping = isinstance(stmt, (gast.For, gast.While, gast.AsyncFor))
             self.loops += looping
             try:
@@ -731,7 +735,8 @@ class _Inliner:
         if callee is None or callee.generator != generator or \
                 any(callee.identity is f for f in stack):
             raise _NotInlined
-        if callee.closes_over and self.loops and call is not self.sole_closure_call:
+        if callee.closes_over and self.loops and call is not self.sole_closure_call and \
+                call not in self.called_results:
             # each closure keeps the bindings of its own call: written into a loop,
             # one name would stand for the bindings of every trip (the lowering's)
             raise _NotInlined
