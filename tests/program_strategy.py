@@ -1980,7 +1980,7 @@ class _Gen:
                           "closure_factory", "def_default", "partial", "object_methods",
                           "shadowed_parameters", "scalar_descent", "generator_continue",
                           "item_added_call", "closure_over_a_local", "view_written_in_a_branch",
-                          "object_in_a_list_aliased"])
+                          "object_in_a_list_aliased", "def_in_each_branch"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2068,6 +2068,15 @@ class _Gen:
             self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0"
                       + mark)
             self.emit(inner, f"{u} = {u} + 0.1 * {total}_b")
+        elif form == "def_in_each_branch":  # which def a call means: refused
+            # (once every call meant the def read last, whatever branch ran)
+            self.emit(inner, f"if np.sum({u}) > 0.0:")
+            self.emit(inner + 1, f"def _pick{k}(v):  {REFUSED_MARK} two defs")
+            self.emit(inner + 2, "return v * 0.5")
+            self.emit(inner, "else:")
+            self.emit(inner + 1, f"def _pick{k}(v):")
+            self.emit(inner + 2, "return v * 2.0")
+            self.emit(inner, f"{u} = _pick{k}({u}) + 0.1 * {u}")
         elif form == "object_in_a_list_aliased":  # the lowering's object: refused
             # (a method writing through w = self.w: once the object kept its old array)
             box = self.fresh_name("box")

@@ -144,9 +144,12 @@ def check_refused(source, wrt, options):
     # (a repeated item of a parameter, [a] * 2, may be refused first for 'a' itself)
     reasons = {"item alias": ("an item of a list or tuple",),
                "repeated item": ("may also change another item of", "may also change 'a'"),
-               "view of a parameter": ("the caller reads its array after the call",),
+               # (a[j:] the helper's view pass follows: its write back is refused)
+               "view of a parameter": ("the caller reads its array after the call",
+                                       "an array the caller also sees"),
                "view written back": ("writes into its parameter 'a' (through a view",),
-               "alias of the object's array": ("may also change 'self'",)}[
+               "alias of the object's array": ("may also change 'self'",),
+               "two defs": ("is bound more than once",)}[
         source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()]
     with load_program(source) as program:
         for gradient in (tc.grad(program, wrt=wrt),

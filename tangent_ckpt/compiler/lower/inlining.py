@@ -17,7 +17,7 @@ from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.lower.callables import is_compile_time
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, KeywordsValue, Lowered, Scope, TupleValue, always_exits,
-    function_alias_candidates, local_names, to_source,
+    defs_bound_once, function_alias_candidates, local_names, to_source,
 )
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -41,7 +41,8 @@ class Inlining:
                                 construct=f"recursion: {to_source(call)}" if _printable(call)
                                 else "recursion", hint="write the recursion as a loop")
         scope = Scope(parsed, local_names(fnode), parent=parent_scope,
-                      alias_candidates=function_alias_candidates(fnode))
+                      alias_candidates=function_alias_candidates(fnode),
+                      defs_once=defs_bound_once(fnode))
         scope.aliases = set()
         given = self.bind_parameters(fnode, scope, call, parsed, parent_scope is None)
         self._refuse_unfollowed_writes(call, scope, label)

@@ -106,11 +106,13 @@ class Lowered(gast.expr):
 class Scope:
     """The variables of one (possibly inlined) user function."""
 
-    def __init__(self, parsed, local_names, parent=None, identity=False, alias_candidates=()):
+    def __init__(self, parsed, local_names, parent=None, identity=False, alias_candidates=(),
+                 defs_once=()):
         self.parsed = parsed
         self.locals = set(local_names)
         # locals that may name a function (`act = np.tanh`): see function_alias_candidates
         self.alias_candidates = set(alias_candidates)
+        self.defs_once = set(defs_once)  # see defs_bound_once
         self.parent = parent
         self.identity = identity  # top level: user names are kept as they are
         self.rename = {}
@@ -133,13 +135,19 @@ def local_names(fnode):
     return names
 
 
-def function_alias_candidates(fnode):
-    """The locals of ``fnode`` that may name a function or an object (``sum =
-    np.sum``, ``step = helper``, ``loss = make_loss(3.0)``, ``sq = lambda z: z * z``,
-    ``model = Model(W)``, ``layer = layers[0]``): bound exactly once in the whole function, by a plain
-    ``name = value`` statement at the top level of its body (so bound before
-    any use on every path).  Whether the value is a function is decided when
-    the statement is lowered."""
+def defs_bound_once(fnode):
+    """The names of the ``def`` statements in ``fnode`` that nothing else binds
+    (one ``def``, no assignment, no parameter): a call of such a name means that
+    function wherever the ``def`` ran.  A name two ``def`` statements bind (one in
+    each branch of an ``if``) means the one whose statement ran last, which the
+    lowering, binding each as it reads it, cannot tell: refused."""
+    counts = _binding_counts(fnode)
+    return {node.name for node in gast.walk(fnode)
+            if isinstance(node, gast.FunctionDef) and node is not fnode and
+            counts[node.name] == 1}
+
+
+def _binding_counts(fnode):
     counts = Counter(a.id for a in fnode.args.args + fnode.args.kwonlyargs +
                      fnode.args.posonlyargs)
     for node in gast.walk(fnode):
@@ -149,6 +157,17 @@ def function_alias_candidates(fnode):
             counts[node.id] += 1
         elif isinstance(node, gast.FunctionDef):
             counts[node.name] += 1
+    return counts
+
+
+def function_alias_candidates(fnode):
+    """The locals of ``fnode`` that may name a function or an object (``sum =
+    np.sum``, ``step = helper``, ``loss = make_loss(3.0)``, ``sq = lambda z: z * z``,
+    ``model = Model(W)``, ``layer = layers[0]``): bound exactly once in the whole function, by a plain
+    ``name = value`` statement at the top level of its body (so bound before
+    any use on every path).  Whether the value is a function is decided when
+    the statement is lowered."""
+    counts = _binding_counts(fnode)
     found = set()
     for stmt in fnode.body:
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \

@@ -23,7 +23,8 @@ from tangent_ckpt.compiler.lower.observers import (
 from tangent_ckpt.compiler.lower.outside_objects import outside_method
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
-    always_exits, function_alias_candidates, load_context, local_names, may_exit, to_source,
+    always_exits, defs_bound_once, function_alias_candidates, load_context, local_names,
+    may_exit, to_source,
 )
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -58,7 +59,8 @@ class StatementLowering:
         if self.lo.parsed.fn.__kwdefaults__:
             defaults.update(self.lo.parsed.fn.__kwdefaults__)
         scope = Scope(self.lo.parsed, local_names(fnode), identity=True,
-                      alias_candidates=function_alias_candidates(fnode))
+                      alias_candidates=function_alias_candidates(fnode),
+                      defs_once=defs_bound_once(fnode))
         for p in params:
             scope.rename[p] = ir.Name(p)
         params = self.lo.container_statements.parameters(params, scope)
@@ -151,6 +153,12 @@ class StatementLowering:
         elif isinstance(s, gast.While):
             self.lo.loops.while_(s)
         elif isinstance(s, gast.FunctionDef):
+            if s.name not in self.lo.current_scope.defs_once:
+                raise self.lo.error(UnsupportedSyntaxError,
+                                    f"`def {s.name}`: '{s.name}' is bound more than once "
+                                    "(two def statements, or a def and an assignment)", s,
+                                    construct=f"def {s.name}",
+                                    hint="give each function a name of its own")
             self.lo.current_scope.functions[s.name] = LocalFunction(s, self.lo.current_scope)
         elif isinstance(s, gast.Pass):
             pass
