@@ -201,7 +201,11 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: its number parameter by ``x -= ...``, a ``continue`` (and a ``break``) in a loop
 #: over a user generator, ``u[0] += f(u)`` by a helper writing nothing, a closure
 #: factory called in a loop whose closure reads a local the factory changes after
-#: the ``def`` (all once left to the lowering); in a loop or not.  Written on
+#: the ``def`` (all once left to the lowering), a loop over a tuple of functions
+#: (refused before), and forms the fence or the lowering must refuse (writes
+#: through a view of a helper's parameter, or of an object's array, in a call the
+#: lowering inlines; two ``def`` of one name): once silent wrong values; in a
+#: loop or not.  Written on
 #: request, like
 #: ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
@@ -1980,7 +1984,8 @@ class _Gen:
                           "closure_factory", "def_default", "partial", "object_methods",
                           "shadowed_parameters", "scalar_descent", "generator_continue",
                           "item_added_call", "closure_over_a_local", "view_written_in_a_branch",
-                          "object_in_a_list_aliased", "def_in_each_branch"])
+                          "object_in_a_list_aliased", "def_in_each_branch",
+                          "function_tuple_loop"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2068,6 +2073,10 @@ class _Gen:
             self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0"
                       + mark)
             self.emit(inner, f"{u} = {u} + 0.1 * {total}_b")
+        elif form == "function_tuple_loop":  # each trip's call names its function
+            self.helpers += [f"def _soft{k}(v):", "    return v / (1.0 + v * v)", "", ""]
+            self.emit(inner, f"for _act{k} in (np.tanh, _soft{k}, np.sin):")
+            self.emit(inner + 1, f"{u} = 0.8 * {u} + 0.2 * _act{k}({u})")
         elif form == "def_in_each_branch":  # which def a call means: refused
             # (once every call meant the def read last, whatever branch ran)
             self.emit(inner, f"if np.sum({u}) > 0.0:")

@@ -9,7 +9,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
-   where the ``def`` runs;
+   where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
+   unrolled (each call of ``act`` then names its function);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
    the user's generators) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name);
@@ -47,6 +48,7 @@ from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
+from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
 from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
 from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
@@ -71,6 +73,7 @@ def desugar(parsed, helper=False, given=None):
     objects the call gives (:func:`given_objects`)."""
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
+    unroll_function_loops(parsed)
     inline_functions(parsed, given)
     peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)
