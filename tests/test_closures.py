@@ -340,3 +340,36 @@ def test_a_def_bound_once_in_a_loop_is_called_where_its_call_is():
     in the next trip): desugar writes each call as the body, reading ``c`` when
     the call runs, as the closure does."""
     check_value_and_grad(a_def_in_a_branch_and_a_loop, (np.array([0.3, -0.4, 0.5]),))
+
+
+def closure_writing_its_functions_array_in_a_comprehension(x):
+    acc = np.zeros(2)
+
+    def add(v):
+        acc[0] += v
+        return v * 2.0
+    ys = [add(x[k]) for k in range(3)]
+    return np.sum(acc ** 2) + ys[0]
+
+
+def closure_writing_its_functions_array_as_a_statement(x):
+    acc = np.zeros(2)
+
+    def add(v):
+        acc[0] += v
+        return v * 2.0
+    y = add(x[0])
+    y = y + add(x[1])
+    return np.sum(acc ** 2) + y
+
+
+def test_a_def_writing_its_functions_array_is_exact_as_a_statement_refused_elsewhere():
+    """Called as a statement, desugar writes the body where the call is (the
+    write is the function's own); inside a comprehension it stays a call, and
+    the refusal names the enclosing function's variable (it once said
+    "module-level object")."""
+    x = np.array([0.3, -0.4, 0.5])
+    check_value_and_grad(closure_writing_its_functions_array_as_a_statement, (x,))
+    with pytest.raises(TangentCkptError, match="may be the variable 'acc' of the function "
+                                               "that defines add"):
+        tc.grad(closure_writing_its_functions_array_in_a_comprehension)(x)

@@ -511,6 +511,19 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         for origin in sorted(o for o in written if o[0] in ("global", "global*")):
             if _holds_no_array(self.parsed.resolve(origin[1])):
                 continue  # a layer holding the module's tanh: no write can change it
+            if self.fnode is not self.parsed.node and \
+                    origin[1] in local_names(self.parsed.node):
+                # a def of the function's own writing a variable of the function
+                raise self.parsed.error(
+                    UnsupportedSyntaxError,
+                    f"a write into '{name}', which may be the variable '{origin[1]}' of the "
+                    f"function that defines {self.fnode.name}(), from inside "
+                    f"{self.fnode.name}() where it is called as a value or inside an "
+                    f"expression (a comprehension, a if c else b)", node,
+                    construct=f"write into the enclosing function's '{origin[1]}'",
+                    hint=f"call {self.fnode.name}() as a statement of its own (r = "
+                         f"{self.fnode.name}(...)), where its body is written into the "
+                         f"function, or have it return the new array")
             if name != origin[1]:
                 message = f"a write into '{name}' may change the module-level object " \
                     f"'{origin[1]}' (the two may share memory), which outlives this call"
