@@ -25,7 +25,7 @@ import gast
 import numpy as np
 
 from tangent_ckpt.adjoints import registry
-from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, own_scope_nodes
+from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, local_names
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import located, statement_lists
 
@@ -35,11 +35,7 @@ _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, np.ufunc)
 def unroll_function_loops(parsed):
     """Rewrite every such loop of ``parsed.node`` (nested blocks too), in place."""
     fnode = parsed.node
-    local = {n.id for n in own_scope_nodes(fnode) if isinstance(n, gast.Name) and
-             isinstance(n.ctx, (gast.Store, gast.Del))}
-    args = fnode.args
-    local |= {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-    local |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    local = local_names(fnode)
     for block in statement_lists(fnode):
         k = 0
         while k < len(block):

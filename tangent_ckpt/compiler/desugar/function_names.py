@@ -63,6 +63,8 @@ def _own_defs(fnode, bindings):
     alone (no other binding, no decorator)."""
     defs = [node for node in own_scope_nodes(fnode, comprehensions=False)
             if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef))]
+    if not defs:
+        return {}
     times = Counter(node.name for node in defs)
     stored = {node.id for node in own_scope_nodes(fnode, comprehensions=False)
               if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}

@@ -60,7 +60,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
 from tangent_ckpt.compiler.desugar.local_bindings import (
-    COMPREHENSIONS, LocalBindings, own_scope_nodes,
+    COMPREHENSIONS, LocalBindings, local_names, own_scope_nodes, parameter_names,
 )
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.pure_values import (
@@ -239,9 +239,7 @@ def _made_locals(fnode, static_value):
                 plain.add(id(t))
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             plain.add(id(n.target))
-    args = fnode.args
-    other = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-    other |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    other = set(parameter_names(fnode))
     other |= {n.id for n in own_scope_nodes(fnode) if isinstance(n, gast.Name) and
               isinstance(n.ctx, (gast.Store, gast.Del)) and id(n) not in plain}
     return {name for name, vs in values.items()
@@ -346,14 +344,17 @@ def _drop_unread_functions(fnode):
     while True:
         read = {n.id for n in gast.walk(fnode)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Load, gast.Del))}
-        functions = set(_local_functions(fnode))
+        functions = None  # the local functions, found when a binding may name one
         dropped = False
         for block in statement_lists(fnode):
             for stmt in list(block):
                 if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                         isinstance(stmt.targets[0], gast.Name) and \
-                        stmt.targets[0].id not in read and \
-                        isinstance(stmt.value, gast.Name) and stmt.value.id in functions:
+                        stmt.targets[0].id not in read and isinstance(stmt.value, gast.Name):
+                    if functions is None:
+                        functions = set(_local_functions(fnode))
+                    if stmt.value.id not in functions:
+                        continue
                     name, args = stmt.targets[0].id, None  # inner = loss_2, never read
                 elif isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list:
                     name, args = stmt.name, stmt.args
@@ -379,7 +380,7 @@ def _drop_unread_functions(fnode):
 def _constructions(parsed, fnode, excluded):
     """Is any name of ``fnode`` (not in ``excluded``) bound to a new object of a
     user's class, which another round may replace (``model_cell = Cell(n)``)?"""
-    local = _local_names(fnode)
+    local = local_names(fnode)
     for node in gast.walk(fnode):
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name) and \
@@ -459,7 +460,7 @@ def _closes_over_its_names(fnode):
     own (a parameter or local)?  Such a closure keeps the bindings of that one
     call: the caller's names standing for them do so only where the call runs
     once (outside any loop, :meth:`_Inliner.prepare`)."""
-    own = _local_names(fnode)
+    own = local_names(fnode)
     for n in gast.walk(fnode):
         if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
                                              gast.Lambda)):
@@ -469,19 +470,6 @@ def _closes_over_its_names(fnode):
                    m.id in own and m.id not in inner for m in gast.walk(n)):
                 return True
     return False
-
-
-def _local_names(fnode):
-    """The names of ``fnode``'s own scope: its parameters and what its body binds."""
-    args = fnode.args
-    names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-    names |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
-    for n in own_scope_nodes(fnode):  # (a def in a branch is a local too)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
-            names.add(n.id)
-        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            names.add(n.name)
-    return names
 
 
 def _has(stmts, kinds):
@@ -509,11 +497,12 @@ class _Inliner:
     def __init__(self, parsed, fnode, own_places, excluded, callees):
         self.parsed, self.fnode = parsed, fnode  # fnode: a copy of parsed.node
         self.loops = 0  # the loops around the statements being inlined into
-        # the factory call bound to a name read only by calls (only_called), and the
-        # calls whose value is called at once (make(u)(u)): a closure one call reads
-        self.sole_closure_call, self.called_results = None, set()
+        # (call, name) of the statement `name = call` being inlined (a closure factory
+        # there may be written into a loop: only_called), and the calls whose value is
+        # called at once (make(u)(u)): a closure one call reads
+        self.closure_binding, self.called_results = None, set()
         self.taken = names_taken(fnode)
-        self.locals = _local_names(fnode)
+        self.locals = local_names(fnode)
         self.statements = _count(fnode.body)
         self.callees = callees  # function object, or def node -> _Callee (None: not inlined)
         self.local_functions = _local_functions(fnode)
@@ -538,9 +527,6 @@ class _Inliner:
         i = 0
         while i < len(stmts):
             stmt = stmts[i]
-            self.called_results.update(n.func for n in gast.walk(stmt)
-                                       if isinstance(n, gast.Call) and
-                                       isinstance(n.func, gast.Call))
             looping = isinstance(stmt, (gast.For, gast.While, gast.AsyncFor))
             self.loops += looping
             try:
@@ -567,6 +553,11 @@ class _Inliner:
     def statement(self, stmt, stack):
         """The statements that replace ``stmt``, or None."""
         value = getattr(stmt, "value", None)
+        for field in ("value", "test"):  # what prepare may be asked about below
+            if isinstance(getattr(stmt, field, None), gast.expr):
+                self.called_results.update(
+                    n.func for n in gast.walk(getattr(stmt, field))
+                    if isinstance(n, gast.Call) and isinstance(n.func, gast.Call))
         made = self.construction(stmt)
         if made is not None:
             return self.construct(stmt, made, stack)
@@ -574,12 +565,12 @@ class _Inliner:
             return self.inline(value, None, stack)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], gast.Name):
-            self.sole_closure_call = value if self.only_called(stmt.targets[0].id) else None
+            self.closure_binding = (value, stmt.targets[0].id)
             try:
                 if self.inlinable(value, stack):
                     return self.inline(value, stmt.targets[0].id, stack)
             finally:
-                self.sole_closure_call = None
+                self.closure_binding = None
         if isinstance(stmt, (gast.Expr, gast.Assign)) or \
                 isinstance(stmt, gast.Return) and value is not None and not stack or \
                 isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) or \
@@ -683,7 +674,7 @@ class _Inliner:
         function's body writes nothing either."""
         if callee is None or callee.identity in seen:
             return False
-        resolve, local = callee.helper.resolve, _local_names(callee.template)
+        resolve, local = callee.helper.resolve, local_names(callee.template)
 
         def static_value(node):
             return resolve_dotted(node, resolve, local)
@@ -735,8 +726,9 @@ class _Inliner:
         if callee is None or callee.generator != generator or \
                 any(callee.identity is f for f in stack):
             raise _NotInlined
-        if callee.closes_over and self.loops and call is not self.sole_closure_call and \
-                call not in self.called_results:
+        if callee.closes_over and self.loops and call not in self.called_results and \
+                not (self.closure_binding and call is self.closure_binding[0] and
+                     self.only_called(self.closure_binding[1])):
             # each closure keeps the bindings of its own call: written into a loop,
             # one name would stand for the bindings of every trip (the lowering's)
             raise _NotInlined
@@ -1147,7 +1139,7 @@ class _Inliner:
     def locals_of(self, fnode, done):
         """The helper's own names, each a name the caller does not use."""
         found = {}
-        for name in sorted(_local_names(fnode) - done):
+        for name in sorted(local_names(fnode) - done):
             found[name] = fresh_name(name, self.taken)
             self.locals.add(found[name])
         return found
@@ -1311,12 +1303,10 @@ def _bound_in_scope(scope):
     """The names a nested ``def`` or ``lambda`` binds itself: its parameters and
     its locals, less those it declares ``nonlocal`` or ``global``."""
     if isinstance(scope, gast.Lambda):
-        args = scope.args
-        return {a.id for a in args.posonlyargs + args.args + args.kwonlyargs} | \
-            {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        return set(parameter_names(scope))
     declared = {name for n in own_scope_nodes(scope)
                 if isinstance(n, (gast.Nonlocal, gast.Global)) for name in n.names}
-    return _local_names(scope) - declared
+    return local_names(scope) - declared
 
 
 def _returns_in(stmt):

@@ -38,6 +38,25 @@ def own_scope_nodes(fnode, comprehensions=True):
             stack.extend(gast.iter_child_nodes(node))
 
 
+def parameter_names(fnode):
+    """The names of ``fnode``'s parameters, ``*args`` and ``**kwargs`` included."""
+    args = fnode.args
+    return [a.id for a in args.posonlyargs + args.args + args.kwonlyargs +
+            [a for a in (args.vararg, args.kwarg) if a is not None]]
+
+
+def local_names(fnode):
+    """The names of ``fnode``'s own scope: its parameters, what its body binds, and
+    the ``def`` and ``class`` statements in it (one in a branch is a local too)."""
+    names = set(parameter_names(fnode))
+    for n in own_scope_nodes(fnode):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(n.name)
+    return names
+
+
 class LocalBindings:
     """The local names of ``fnode`` and the values each may be bound to."""
 

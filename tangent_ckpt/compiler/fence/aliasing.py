@@ -36,8 +36,8 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
-from tangent_ckpt.compiler.fence.alias_helpers import (HelperCalls, _defined_once, helper_summary,
-                                                      local_names)
+from tangent_ckpt.compiler.fence.alias_helpers import (HelperCalls, _defined_once, _parameters,
+                                                      helper_summary, local_names)
 from tangent_ckpt.compiler.fence.alias_swaps import SwapRenaming
 from tangent_ckpt.compiler.fence.alias_values import (Origins, _base_name, _Info, _is_in, _join,
                                                  _older, site_node)
@@ -88,12 +88,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         # a helper's parameters: its caller's arrays, read after it returns, so a write
         # into a local that may share one's memory (row = x[k]; row[0] = v) changes
         # what the caller reads (a write into the parameter itself is the inliner's)
-        self.live_parameters = set()
-        if parameters_live:
-            args = fnode.args
-            self.live_parameters = {a.id for a in args.posonlyargs + args.args +
-                                    args.kwonlyargs}
-            self.live_parameters |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        self.live_parameters = set(_parameters(fnode)) if parameters_live else set()
         for child in gast.walk(fnode):
             if child is not fnode and isinstance(child, (gast.FunctionDef, gast.Lambda)):
                 self.always_live |= read_names(child)
