@@ -20,7 +20,7 @@ from tangent_ckpt.adjoints.rule_text import parse_signature
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, stored_tangent,
                                                                    through_cast)
-from tangent_ckpt.runtime.rows import append_row, repeat_row
+from tangent_ckpt.runtime.rows import append_row, repeat_row, rows_holding
 
 try:
     import scipy.special  # noqa: F401
@@ -356,7 +356,9 @@ def shape_cases():
         Case("np.stack([np.sin(v) * y for v in x]) + sum(v * y for v in x)",
              {"x": ((2, 3), r), "y": ((3,), r)}, covers=(append_row,)),
         Case("hs = [x] * len(y)\nhs[1] = x * y\nnp.stack(hs)", {"x": ((3,), r), "y": ((3,), r)},
-             covers=(repeat_row,)),
+             covers=(repeat_row, rows_holding)),
+        Case("hs = [0] * len(y)\nhs[1] = np.sum(x * y)\nhs[0] = 2.0 * hs[1]\nsum(hs) * x",
+             {"x": ((3,), r), "y": ((3,), r)}, covers=(rows_holding,)),
         Case("d = {0: x}\nd[len(x)] = np.sin(x) * y\nd[0] + d[len(x)] * d[0]",
              {"x": ((3,), r), "y": ((), r)}, covers=(dict_set, dict_get)),
         # np.add.at / np.subtract.at: unbuffered, a repeated index adds once per occurrence

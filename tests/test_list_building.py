@@ -526,3 +526,116 @@ def test_a_list_of_lists_read_other_than_as_python_reads_it_is_refused(fn, marke
         tc.grad(fn).compile()
     assert f"{HERE}:{line_of(fn, marker)}:" in str(info.value), str(info.value)
     assert construct in str(info.value), str(info.value)
+
+
+# --- item writes into a list made of other values: the list holds each item itself --
+def losses_from_int_zeros(x, n):
+    losses = [0] * n
+    for t in range(n):
+        losses[t] = x * (t + 0.5)
+    return sum(losses)
+
+
+def trajectory_from_int_zeros(a, n):
+    xs = [0] * (n + 1)
+    xs[0] = 1.0
+    for t in range(n):
+        xs[t + 1] = xs[t] * a
+    return xs[-1]
+
+
+def filled_comprehension_of_ints(x, n):
+    out = [0 for _ in range(n)]
+    for t in range(n):
+        out[t] = np.sin(x * t)
+    return sum(out)
+
+
+def appended_ints_then_floats(x, n):
+    hs = []
+    for t in range(n):
+        hs.append(0)
+    for t in range(n):
+        hs[t] = x * t
+    return sum(hs)
+
+
+def truth_values_then_floats(x, n):
+    flags = [False] * n
+    for t in range(n):
+        flags[t] = np.tanh(x + t)
+    return sum(flags)
+
+
+def int_arrays_then_floats(x, n):
+    hs = [np.zeros(2, dtype=int)] * (n + 1)
+    hs[0] = x
+    for t in range(n):
+        hs[t + 1] = np.tanh(hs[t] * 1.5)
+    return np.sum(np.stack(hs))
+
+
+def float32_arrays_then_float64(x, n):
+    hs = [np.zeros(2, np.float32)] * n
+    for t in range(n):
+        hs[t] = x * (t + 1.0) / 3.0
+    return np.sum(np.stack(hs))
+
+
+def complex_into_floats(x, n):
+    zs = [0.0] * n
+    for t in range(n):
+        zs[t] = np.exp(1j * x * t)
+    total = sum(zs)
+    return np.real(total) + np.imag(total)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+@pytest.mark.parametrize("f, x", [
+    (losses_from_int_zeros, 0.7), (trajectory_from_int_zeros, 0.9),
+    (filled_comprehension_of_ints, 0.7), (appended_ints_then_floats, 0.7),
+    (truth_values_then_floats, 0.3), (int_arrays_then_floats, np.array([0.3, -0.6])),
+    (float32_arrays_then_float64, np.array([0.3, 0.6])), (complex_into_floats, 0.7),
+])
+def test_an_item_written_into_a_list_of_other_values_is_held_as_written(f, x, options):
+    """``[0] * n`` filled with floats holds the floats: the rows take a dtype that
+    holds each item written (they kept the first items' dtype, so ints truncated
+    every float: a wrong value and a zero gradient; a complex item lost its
+    imaginary part; float32 rows rounded float64 items)."""
+    value, (g,) = tc.value_and_grad(f, wrt=(0,), **options)(x, 4)
+    expected = f(x, 4)
+    assert np.asarray(value).dtype == np.asarray(expected).dtype
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    check(f, (x, 4), **options)
+
+
+def arrays_into_a_list_of_nones(x, n):
+    hs = [None] * n
+    for t in range(n):
+        hs[t] = x * t
+    return np.sum(np.stack(hs))
+
+
+def numbers_into_a_list_of_arrays(x, n):
+    hs = [np.zeros(3)] * n
+    for t in range(n):
+        hs[t] = np.sum(x) * t
+    return sum(np.sum(h) for h in hs)
+
+
+@pytest.mark.parametrize("f, marker, shapes", [
+    (arrays_into_a_list_of_nones, "hs[t] = x * t", "of shape (2,) written into a list whose "
+                                                    "items have shape ()"),
+    (numbers_into_a_list_of_arrays, "hs[t] = np.sum(x) * t", "of shape () written into a "
+                                                             "list whose items have shape (3,)"),
+])
+def test_an_item_of_another_shape_than_the_lists_items_is_refused_at_its_line(f, marker,
+                                                                             shapes):
+    """One array of rows cannot hold items of two shapes, and NumPy would broadcast a
+    number over a row (``sum`` of the list then counted it three times): refused
+    when the item is written, naming the line, where Python runs."""
+    x = np.array([0.3, 0.6, 0.1])[:2 if f is arrays_into_a_list_of_nones else 3]
+    with pytest.raises(TransformError) as info:
+        tc.grad(f)(x, 3)
+    assert f"{HERE}:{line_of(f, marker)}:" in str(info.value), str(info.value)
+    assert shapes in str(info.value), str(info.value)

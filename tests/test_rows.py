@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from tangent_ckpt.runtime import rows as rt_rows
+from tangent_ckpt.errors import TangentCkptError
 from tangent_ckpt.runtime.rows import (
-    append_row, append_row_adjoint_item, append_row_adjoint_rows, empty_rows,
+    append_row, append_row_adjoint_item, append_row_adjoint_rows, empty_rows, rows_holding,
+    rows_holding_adjoint,
 )
 
 
@@ -132,3 +134,39 @@ def test_complex_rows_appended_in_a_loop_are_differentiated(options):
     got = tc.grad(complex_trajectory, **options)(0.7, 4)
     np.testing.assert_allclose(got, numeric_grad(complex_trajectory, (0.7, 4))[0],
                                rtol=1e-6, atol=1e-9)
+
+
+def test_rows_holding_keeps_rows_whose_dtype_holds_the_item():
+    rows = np.zeros((3, 2))
+    assert rows_holding(rows, np.ones(2, dtype=int)) is rows
+    assert rows_holding(rows, np.float32(1.0) * np.ones(2, np.float32)) is rows
+
+
+@pytest.mark.parametrize("rows, item, dtype", [
+    (np.zeros(3, dtype=int), 0.5, np.float64),
+    (np.zeros(3, dtype=bool), 2, np.int64),
+    (np.zeros((3, 2), np.float32), np.ones(2), np.float64),
+    (np.zeros(3), 1j, np.complex128),
+])
+def test_rows_holding_widens_the_rows_to_hold_the_item_unchanged(rows, item, dtype):
+    widened = rows_holding(rows, item)
+    assert widened.dtype == dtype and widened.shape == rows.shape
+    assert np.array_equal(widened, rows) and rows.dtype != dtype  # rows left as they were
+    widened[1] = item
+    assert widened[1].tolist() == np.asarray(item).tolist()
+
+
+@pytest.mark.parametrize("rows, item", [(np.zeros(3), np.ones(2)),
+                                        (np.zeros((3, 2)), 1.0),
+                                        (np.zeros((3, 2)), np.ones(3))])
+def test_rows_holding_refuses_an_item_of_another_shape_than_a_row(rows, item):
+    with pytest.raises(TangentCkptError, match="needs items of one shape"):
+        rows_holding(rows, item)
+
+
+def test_rows_holding_adjoint_is_real_for_real_rows():
+    g = np.array([1.0 + 2.0j, 3.0 - 1.0j])
+    assert np.array_equal(rows_holding_adjoint(g, np.zeros(2)), [1.0, 3.0])
+    assert rows_holding_adjoint(g, np.zeros(2, complex)) is g
+    real = np.ones(2)
+    assert rows_holding_adjoint(real, np.zeros(2, dtype=int)) is real

@@ -38,7 +38,7 @@ from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_l
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, stored_tangent,
                                                                    through_cast, where_nonzero)
 from tangent_ckpt.runtime import random_state
-from tangent_ckpt.runtime.rows import append_row, repeat_row
+from tangent_ckpt.runtime.rows import append_row, repeat_row, rows_holding
 from tangent_ckpt.runtime.primitive_adjoints.scatter_adjoints import (
     add_at, divide_at, divided_at, divisor_tangent_at, factor_tangent_at, multiplied_at,
     multiply_at, scattered_at, subtract_at)
@@ -698,6 +698,10 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                linear="joint", complex_input=True)
     defadjoint(repeat_row, "item, times", name="[item] * n", item="repeat_row_adjoint(g, item)",
                linear=("item",), complex_input=True)
+    # the item only sets the dtype: the output is locally constant in it
+    defadjoint(rows_holding, "rows, item", name="hs[t] = item", piecewise=("item",),
+               rows="rows_holding_adjoint(g, rows)", view="rows", keeps_shape=True,
+               linear=("rows",), complex_input=True)
     # a dict's tangent holds the tangents of its keys that have one (a missing key
     # is a zero, as in its adjoint): the two contributions add key by key
     defadjoint(dict_set, "d, key, value", name="d[key] = value",
@@ -1105,6 +1109,8 @@ NOTES = {
     append_row: "`hs.append(h)` on a list built in a loop, held as its rows "
                 "(docs/python_support.md)",
     repeat_row: "`[h0] * n` with a run-time `n`, written row by row",
+    rows_holding: "before `hs[t] = h` on such a list: its rows in a dtype that holds `h` "
+                  "(`[0] * n` filled with floats)",
     dict_set: "`hs[t] = h` on a dict written at run-time keys (docs/python_support.md)",
     dict_get: "`hs[t]` on a dict written at run-time keys",
     dict_set_tangent_dict: "forward mode's tangent of `d[key] = value` (what `tc.hvp` "

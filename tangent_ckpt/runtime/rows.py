@@ -19,11 +19,12 @@ import weakref
 
 import numpy as np
 
+from tangent_ckpt.errors import TangentCkptError
 from tangent_ckpt.runtime.backends import as_array, is_foreign_array
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import is_zero
 
 __all__ = ["empty_rows", "append_row", "append_row_adjoint_rows", "append_row_adjoint_item",
-           "repeat_row", "repeat_row_adjoint"]
+           "repeat_row", "repeat_row_adjoint", "rows_holding", "rows_holding_adjoint"]
 
 #: id(buffer) -> [weak reference to the buffer, rows the longest view of it shows,
 #: weak reference to that view, the buffer's strides and address] (see ``_entry``)
@@ -141,3 +142,32 @@ def repeat_row(item, times):
 
 def repeat_row_adjoint(g, item):
     return g if is_zero(g) else np.sum(g, axis=0).reshape(np.shape(item))
+
+
+def rows_holding(rows, item):
+    """``rows`` in a dtype that holds ``item`` too, before ``hs[t] = item`` writes
+    it as a row: a list stores the object itself (``[0] * n`` filled with floats
+    holds floats; the int rows would truncate them), so the rows take the dtype
+    NumPy gives both (``rows`` itself where it already holds it).  An item of
+    another shape than the rows' (an array into a list of numbers, a number into
+    a list of arrays) is refused: one array cannot hold it, and NumPy would
+    broadcast a number over the row."""
+    rows = as_array(rows)
+    shape = np.shape(item)
+    if shape != rows.shape[1:]:
+        raise TangentCkptError(
+            f"an item of shape {shape} written into a list whose items have shape "
+            f"{rows.shape[1:]}: the gradient holds a list built at run time as one array of "
+            f"its rows, which needs items of one shape (make the list with items of the "
+            f"shape it will hold, np.zeros((n,) + shape) or [np.zeros(shape)] * n, or "
+            f"append the items instead)")
+    dtype = np.result_type(rows.dtype, np.asarray(item).dtype)
+    return rows if dtype == rows.dtype else rows.astype(dtype)
+
+
+def rows_holding_adjoint(g, rows):
+    """The adjoint of the rows before :func:`rows_holding`: ``g``, real where the
+    rows were real (a complex item made them complex)."""
+    if is_zero(g) or np.iscomplexobj(rows) or not np.iscomplexobj(g):
+        return g
+    return np.real(g)

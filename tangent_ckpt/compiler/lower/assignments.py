@@ -278,7 +278,12 @@ class AssignmentLowering:
             self.lo.containers.require_numpy(base, "=", s.lineno)
         value = self.lo.expressions.atomize(value, target.value.id + "_value")
         name = self.store_name(target.value.id)
-        if name != base.id:  # an inlined parameter bound to the caller's array
+        if self.lo.run_time.is_rows(base):  # a list holds the item itself: rows that hold it
+            held = self.lo.expressions.atomize(
+                self.lo.run_time.holding(base, value), target.value.id)
+            self.lo.emit(ir.Assign(name, ir.Copy(held), s.lineno))
+            self.lo.run_time.note_binding(name, base)
+        elif name != base.id:  # an inlined parameter bound to the caller's array
             self.lo.emit(ir.Assign(name, ir.Copy(base), s.lineno))
         self.lo.emit(ir.SetItem(name, index, value, s.lineno))
 

@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.lower.comprehensions import MOST_UNROLLED_COPIES
 from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source, walk_no_defs
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
-from tangent_ckpt.runtime.rows import append_row, repeat_row
+from tangent_ckpt.runtime.rows import append_row, repeat_row, rows_holding
 
 
 class RunTimeContainers:
@@ -292,6 +292,13 @@ class RunTimeContainers:
                 "one length", node, "append lists of one length ([v, m, h]) of numbers or "
                 "arrays, or arrays")
         return lengths.pop()
+
+    def holding(self, rows, item):
+        """``hs[t] = item`` on a list built at run time writes the object itself:
+        the rows, in a dtype that holds ``item`` too (``[0] * n`` filled with
+        floats), before the row is written (runtime/rows.py)."""
+        return ir.Prim(rows_holding, [rows, item], {}, "call",
+                       ref="rt.rows_holding")
 
     def append(self, name, call, hint):
         """``hs.append(x)`` / ``hs.extend([...])`` on a list built at run time."""
