@@ -968,9 +968,29 @@ class _Gen:
         local ragged tableau ``A[t][j]`` in a comprehension over ``range(t)``."""
         x, y, z = self._items(env, 3)
         total = self.fresh_name()
-        form = self.pick(["concatenated", "keys_in_a_helper", "constant_loop", "tableau"])
+        form = self.pick(["concatenated", "keys_in_a_helper", "constant_loop", "tableau",
+                          "preallocated"])
         self.features.add("run_time_containers_" + form)
         t = self.fresh_name("t")
+        if form == "preallocated":
+            # a list made of ints (or bools, or int arrays) then filled with floats:
+            # a list holds each item itself (the rows, of the first items' dtype,
+            # truncated them: a wrong value and a zero gradient)
+            hs = self.fresh_name("hs")
+            vector = self.draw(st.booleans())
+            start = self.pick(["[np.zeros(3, dtype=int)] * (n + 1)", "[np.ones(3, dtype=bool)]"
+                               " * (n + 1)", "[np.zeros(3)] * (n + 1)"] if vector else
+                              ["[0] * (n + 1)", "[0 for _ in range(n + 1)]", "[False] * (n + 1)",
+                               "[0.0] * (n + 1)"])
+            self.emit(indent, f"{hs} = {start}")
+            self.emit(indent, f"{hs}[0] = {x if vector else f'np.sum({x}) * 0.5'}")
+            self.emit(indent, f"for {t} in range(n):")
+            self.emit(indent + 1, f"{hs}[{t} + 1] = np.tanh({hs}[{t}] * s + "
+                                  f"{y if vector else f'np.sum({y})'})")
+            self.emit(indent, f"{total} = " + (f"np.sum(np.stack({hs}), axis=0)" if vector
+                                               else f"sum({hs}) * {z}"))
+            env[total] = Var((3,), 20.0, fresh=True)
+            return
         if form == "concatenated":
             hs = self.fresh_name("hs")
             self.emit(indent, f"{hs} = {self.pick([f'[{x}]', '[]'])}")
@@ -1777,7 +1797,7 @@ class _Gen:
         self.emit(indent, f"{x} = {self._items(env, 1, shape)[0]}")
         index = self.fresh_name("t")
         form = self.pick(["range", "range3", "enumerate", "rows", "break", "rebound",
-                          "nested", "while"])
+                          "nested", "while", "rebound_sequence"])
         prior = self.pick(["none", "int", "float"])
         self.features.add("loop_variable_" + form)
         inner = indent + 1
@@ -1816,6 +1836,20 @@ class _Gen:
             self.emit(inner, step.format(i=index))
             self.emit(inner, f"{x} = {x} + 0.1 * np.sum(np.tanh({row} * s))")
             after = f"(1.0 + 0.1 * {index}) + 0.1 * np.sum({row})"
+        elif form == "rebound_sequence":
+            # the body rebinds the array it loops over: Python goes on over the
+            # array bound when the loop began (enumerate and zip read the new one:
+            # a wrong value and gradient, taped and checkpointed)
+            seq, row = self.fresh_name("Q"), self.fresh_name("row")
+            self.emit(indent, f"{seq} = {self.pick(['B', 'M'])} * 1.0")
+            head = self.pick([f"{row} in {seq}", f"{index}, {row} in enumerate({seq})",
+                              f"{row}, _ in zip({seq}, M)", f"_, {row} in zip(M, {seq})",
+                              f"{index}, ({row}, _) in enumerate(zip({seq}, M))",
+                              f"{row} in reversed({seq})"])
+            self.emit(indent, f"for {head}:")
+            self.emit(inner, f"{seq} = {seq} * 0.5 + 0.1 * s")
+            self.emit(inner, f"{x} = 0.9 * {x} + 0.1 * np.tanh({x} * s + np.sum({row}))")
+            after = f"(1.0 + 0.1 * np.sum({row})) + np.sum({seq})"
         elif form == "rows":
             self.emit(indent, f"for {index} in {self.pick(['B', 'M'])}:")
             self.emit(inner, f"{x} = 0.9 * {x} + 0.1 * np.tanh({x} * s + np.sum({index}))")

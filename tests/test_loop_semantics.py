@@ -156,6 +156,51 @@ def test_loop_variable_read_after_the_loop_is_its_last_value(f, n, options):
     _check(f, (np.array([1.2, 0.7, -0.4]), n), (0,), OPTIONS[options])
 
 
+# --- the body rebinds the array the loop goes over ------------------------------
+def enumerate_over_a_rebound_array(X, Y):
+    s = 0.0
+    for i, x in enumerate(X):
+        X = X * 2.0
+        s = s + np.sum(np.tanh(x)) * (i + 1)
+    return s + np.sum(X)
+
+
+def zip_over_a_rebound_array(X, Y):
+    s = 0.0
+    for x, y in zip(X, Y):
+        Y = Y * 2.0 + np.sum(x)
+        s = s + np.sum(x * y)
+    return s
+
+
+def zip_over_swapped_arrays(X, Y):
+    s = 0.0
+    for x, y in zip(X, Y):
+        X, Y = Y, X
+        s = s + np.sum(x * np.sin(y))
+    return s
+
+
+def enumerate_zip_over_a_rebound_array(X, Y):
+    s = 0.0
+    for i, (x, y) in enumerate(zip(X, Y)):
+        X = X + 1.0
+        s = s + np.sum(x * y) * (i + 1)
+    return s
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f", [enumerate_over_a_rebound_array, zip_over_a_rebound_array,
+                               zip_over_swapped_arrays, enumerate_zip_over_a_rebound_array],
+                         ids=lambda f: f.__name__)
+def test_enumerate_and_zip_go_over_the_arrays_bound_when_the_loop_began(f, options):
+    """Python's ``enumerate(X)`` and ``zip(X, Y)`` hold the arrays they were given:
+    rebinding ``X`` in the body changes nothing they yield (the rows were read
+    from the rebound name: 17.0 for Python's 6.0, taped and checkpointed)."""
+    X = np.array([[0.5, -0.2], [0.3, 0.8], [-0.7, 0.1]])
+    _check(f, (X, X[::-1] * 0.5), (0, 1), OPTIONS[options])
+
+
 @pytest.mark.parametrize("options", sorted(OPTIONS))
 @pytest.mark.parametrize("f", [range_variable_bound_before, descending_range_variable,
                                variable_read_before_and_after, body_rebinds_the_variable,

@@ -109,7 +109,7 @@ class LoopLowering:
                     prologue.extend(pairs)
                 else:
                     inner = self.reversed_rows(inner) or inner   # enumerate(reversed(xs))
-                    seq = self.lo.expressions.atomize(self.lo.expressions.value(inner, "rows"), "rows")
+                    seq = self.rows_of(inner, s)
                     bounds = [self.length(seq, s.lineno)]
                     prologue.append((second, seq))
             elif fn is zip:
@@ -131,13 +131,7 @@ class LoopLowering:
                     np.stack, [self.lo.calls.sequence_argument(it, "rows")], {}, "call",
                     ref="np.stack"), "rows")
             else:
-                seq = self.lo.expressions.atomize(self.lo.expressions.value(it, "rows"), "rows")
-            if isinstance(it, gast.Name) and rebinds(s.body, it.id):
-                # Python iterates over the array bound at loop entry, even if the
-                # body rebinds the name: pin it (found by tests/test_fuzz.py)
-                pinned = self.lo.namer.fresh(f"{it.id}_rows")
-                self.lo.emit(ir.Assign(pinned, ir.Copy(seq), s.lineno))
-                seq = ir.Name(pinned)
+                seq = self.rows_of(it, s)
             bounds = [self.length(seq, s.lineno)]
             prologue.append((s.target, seq))
         if index_target is not None and (rebinds(s.body, index_target) or
@@ -196,6 +190,18 @@ class LoopLowering:
         return {n.id for n in gast.walk(fnode) if isinstance(n, gast.Name) and
                 isinstance(n.ctx, gast.Store) and id(n) not in indices}
 
+    def rows_of(self, node, s):
+        """The operand whose rows the loop ``s`` visits, ``node`` evaluated once
+        where the loop starts.  Python iterates over the array bound then, even
+        where the body rebinds the name (``for i, x in enumerate(X): X = X * 2``):
+        the array is pinned to a name of its own (found by tests/test_fuzz.py)."""
+        seq = self.lo.expressions.atomize(self.lo.expressions.value(node, "rows"), "rows")
+        if isinstance(node, gast.Name) and rebinds(s.body, node.id):
+            pinned = self.lo.namer.fresh(f"{node.id}_rows")
+            self.lo.emit(ir.Assign(pinned, ir.Copy(seq), s.lineno))
+            seq = ir.Name(pinned)
+        return seq
+
     def reversed_rows(self, node):
         """``xs[::-1]`` for ``reversed(xs)`` (not of a range), else None."""
         if not (isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords
@@ -211,8 +217,7 @@ class LoopLowering:
     def zipped_rows(self, call, target, s):
         """The bound (the shortest length) and the (target, rows) pairs of
         ``zip(xs, ys, ...)`` looped over with the tuple ``target``."""
-        seqs = [self.lo.expressions.atomize(self.lo.expressions.value(a, "rows"), "rows")
-                for a in call.args]
+        seqs = [self.rows_of(a, s) for a in call.args]
         if not (isinstance(target, gast.Tuple) and len(target.elts) == len(seqs)):
             raise self.lo.error(UnsupportedSyntaxError, "zip needs one target per sequence", s,
                                 construct="zip with another number of targets")
