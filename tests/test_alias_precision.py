@@ -162,6 +162,25 @@ def constructor_writes_a_local_array(x, w):
     return m.score(x) + np.sum(p * x)
 
 
+def copied_into_a_buffer_made_like_the_state(u0, s, n):
+    """Copy-and-update with a preallocated buffer (un[:] = u copies u's numbers)."""
+    u = u0 * 1.0
+    un = np.empty_like(u)
+    for t in range(n):
+        un[:] = u
+        u[1:-1] = un[1:-1] + s * (un[2:] - 2.0 * un[1:-1] + un[:-2])
+    return np.sum(u ** 2)
+
+
+def copied_into_a_float_buffer_like_the_state(u0, s, n):
+    u = u0 * 1.0
+    prev = np.zeros_like(u, dtype=float)
+    for t in range(n):
+        prev[...] = u
+        u *= np.tanh(prev * s)
+    return np.sum(u + prev)
+
+
 def _vector(rng, *shape):
     return rng.normal(size=shape)
 
@@ -179,6 +198,8 @@ ACCEPTED = [
     (row_stored_from_another_array, lambda r: (_vector(r, 3, 4), _vector(r, 3, 4), 3),
      (0, 1)),
     (constructor_writes_a_local_array, lambda r: (_vector(r, 3), _vector(r, 3)), (0, 1)),
+    (copied_into_a_buffer_made_like_the_state, lambda r: (_vector(r, 6), 0.2, 3), (0, 1)),
+    (copied_into_a_float_buffer_like_the_state, lambda r: (_vector(r, 4), 0.7, 3), (0, 1)),
 ]
 
 
@@ -285,7 +306,16 @@ def copy_of_a_list_holds_its_items(x):
     return np.sum(a * a)
 
 
+def buffer_of_objects_holds_what_is_stored(x):
+    a = x * 1.0
+    box = np.empty_like(a, dtype=object)
+    box[0] = a
+    a += 1.0  # WRITE
+    return np.sum(box[0] * a)
+
+
 REFUSED = [
+    (buffer_of_objects_holds_what_is_stored, (np.array([0.3, -0.2]),), "a", "box"),
     (copy_of_a_list_holds_its_items, (np.array([0.3, -0.2]),), "b", "a"),
     (helper_returning_a_list_of_its_arguments, (np.array([0.3, -0.2]),), "pair", "a"),
     (helper_storing_its_argument_into_a_list, (np.array([0.3, -0.2]),), "box", "a"),

@@ -35,6 +35,7 @@ import types
 import gast
 import numpy as np
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
 from tangent_ckpt.compiler.fence.alias_helpers import (HelperCalls, _defined_once, _parameters,
                                                       helper_summary, local_names)
@@ -43,7 +44,7 @@ from tangent_ckpt.compiler.fence.alias_values import (Origins, _base_name, _Info
                                                  _older, site_node)
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_METHODS,
-                                                  unbuffered_write)
+                                                  returns_new, unbuffered_write)
 from tangent_ckpt.compiler.desugar.method_writes import (
     constructed_classes, handed_parameters, method_of, writes_self_in_place,
 )
@@ -352,7 +353,33 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             root = root.value
         return isinstance(root, gast.Name) and (
             self.surely_array(root) is not None and self.numbers(root.id, set()) or
-            self.float_arithmetic(root.id, set()))
+            self.float_arithmetic(root.id, set()) or self.made_like_numbers(root.id))
+
+    def made_like_numbers(self, name):
+        """Whether every binding of ``name`` is a new array shaped like an array of
+        numbers (``un = np.empty_like(u)`` of ``u = u0 * 1.0``; a ``*_like`` row,
+        ``ndim="like"``, with no dtype or a numeric one): its elements are numbers
+        too, so ``un[:] = u`` copies ``u``'s numbers."""
+        values = self.bindings.get(name, [None])
+        return bool(values) and all(self._like_numbers(v) for v in values)
+
+    def _like_numbers(self, node):
+        if isinstance(node, gast.AugAssign):
+            return True  # x op= v keeps what x is (checked at x's other bindings)
+        if not (isinstance(node, gast.Call) and node.args and
+                isinstance(node.args[0], gast.Name)):
+            return False
+        fn = self.resolve(node.func)
+        row = registry.facts(fn) if fn is not None else None
+        if row is None or row.ndim != "like" or not returns_new(fn) or len(node.args) > 1:
+            return False  # (a second positional argument may be a dtype)
+        dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        if dtype is not None and (self.array_facts is None or
+                                  not self.array_facts.numeric_dtype(dtype)):
+            return False
+        like = node.args[0].id
+        return self.float_arithmetic(like, set()) or \
+            self.surely_array(node.args[0]) is not None and self.numbers(like, set())
 
     def float_arithmetic(self, name, seen):
         """Whether every binding of ``name`` is arithmetic with a float or complex
