@@ -1129,6 +1129,42 @@ def test_module_constants_hold_no_memory_of_their_module(mode):
                atol=1e-7)
 
 
+DTYPE = np.float64
+
+
+def buffer_of_the_module_dtype(x):
+    """A dtype (float, np.float64, a module-level name for one) given to a call
+    that may return its argument holds no memory: buf is a new array."""
+    buf = np.asarray(x * 1.0, dtype=DTYPE)
+    buf[0] = 2.0 * buf[1] + np.float32(0.5)
+    total = np.asarray(buf * x, float)
+    total *= 3.0
+    return np.sum(total)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_dtype_given_to_a_call_holds_no_memory(mode):
+    fn = buffer_of_the_module_dtype
+    check_grad(fn, (np.array([0.3, -0.7, 0.2]),), df=tc.grad(fn, **MODES[mode]), rtol=1e-5,
+               atol=1e-7)
+
+
+def asarray_with_a_dtype_written(y, x):
+    z = np.asarray(y, dtype=float)
+    z += x  # WRITE
+    return np.sum(z * y)
+
+
+def test_a_write_through_asarray_names_the_array_not_the_dtype():
+    """np.asarray(y, dtype=float) may be y itself: refused, naming y (it named
+    the module-level object 'float')."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(asarray_with_a_dtype_written)(np.ones(2), np.ones(2))
+    message = str(info.value)
+    assert names_line(message, HERE, line_of(asarray_with_a_dtype_written, "# WRITE")), message
+    assert "'y'" in message and "float" not in message, message
+
+
 def resampled_in_a_closure(X, n):
     """The particle filter's resampling (outside program q07): size=N with N the
     particles' count, in a function defined inside the differentiated one."""

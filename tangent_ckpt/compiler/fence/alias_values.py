@@ -165,8 +165,8 @@ class Origins:
         return self._made_at(info, self.builtin_sites)
 
     def free_info(self, name):
-        if name in self.locals:
-            return _Info()
+        if name in self.locals or _holds_no_memory(self.parsed.resolve(name)):
+            return _Info()  # (float, np.float32: a dtype given to a call)
         return _Info({("global", name)}, {("global*", name)})
 
     def resolve(self, func):
@@ -286,8 +286,7 @@ class Origins:
         if not isinstance(root, gast.Name) or root.id in self.locals or \
                 not isinstance(self.parsed.resolve(root.id), types.ModuleType):
             return False
-        value = resolve_dotted(node, self.parsed.resolve, self.locals)
-        return isinstance(value, (bool, int, float, complex, str, bytes))
+        return _holds_no_memory(resolve_dotted(node, self.parsed.resolve, self.locals))
 
     def array_element(self, node):
         """``r[0]``, ``S[i, j]`` (``i`` a ``range`` counter) of a name surely bound to
@@ -723,6 +722,17 @@ class Origins:
             holds |= i.holds
         return _Info(everything, holds)
 
+
+
+_SCALARS = (bool, int, float, complex, str, bytes)
+
+
+def _holds_no_memory(value):
+    """A number or string, a scalar type (``float``, ``np.float32``) or a dtype: a
+    value that is no array and refers to none."""
+    return isinstance(value, _SCALARS + (np.dtype,)) or \
+        isinstance(value, type) and (issubclass(value, np.generic) or
+                                     any(value is t for t in _SCALARS))
 
 
 def random_draw(fn):
