@@ -93,6 +93,35 @@ def nested_write_through_a_slice(x):
     return np.sum(xs)
 
 
+def row_stored_from_a_row_vector(v, W, n):
+    """theta_history[it, :] = theta.T (a (1, k) value into a (k,) row: NumPy drops
+    the leading axis of length 1), an RNN's H[t] = h with h of shape (1, k)."""
+    H = np.zeros((n, 2))
+    h = v
+    for t in range(n):
+        h = np.tanh(h @ W)
+        H[t] = h
+        H[t, :] = h * 0.5 + H[t]
+    return np.sum(H * np.array([1.0, 2.0]))
+
+
+def column_stored_into_a_row(theta):
+    history = np.zeros((3, 2))
+    history[0, :] = theta.T
+    history[1] = theta.reshape(1, 2) * 3.0
+    return np.sum(history * np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_a_value_with_leading_axes_of_length_one_stored_into_a_row(options):
+    """The adjoint of such a value summed along its axis of length 1 ([3, 3] for
+    [1, 2]: a wrong gradient), or the adjoint of its reshape raised."""
+    check_grad(row_stored_from_a_row_vector, (vec(1, 2), vec(2, 2), 3), wrt=(0, 1),
+               df=tc.grad(row_stored_from_a_row_vector, wrt=(0, 1), **options))
+    check_grad(column_stored_into_a_row, (vec(2, 1),),
+               df=tc.grad(column_stored_into_a_row, **options))
+
+
 def test_nested_write_through_a_slice_is_refused():
     with pytest.raises(TransformError) as info:
         tc.grad(nested_write_through_a_slice).compile()

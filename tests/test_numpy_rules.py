@@ -640,6 +640,22 @@ def test_unbroadcast_sums_to_every_broadcastable_shape(shapes):
             np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("g_shape, x_shape", [((2,), (1, 2)), ((2,), (1, 1, 2)),
+                                              ((3, 2), (1, 3, 2)), ((), (1, 1)),
+                                              ((3,), (1, 1)), ((2, 3), (1, 2, 1))])
+def test_unbroadcast_gives_the_leading_axes_of_length_one_g_lacks(g_shape, x_shape):
+    """``x[t] = v`` with ``v`` of shape (1, k) into a row of shape (k,): NumPy
+    drops ``v``'s leading axes of length 1, so the adjoint of the row is ``v``'s
+    reshaped (it summed along the wrong axis: [3, 3] for [1, 2])."""
+    g = np.arange(1.0, 1.0 + np.prod(g_shape)).reshape(g_shape)
+    got = rt.unbroadcast(g, np.zeros(x_shape))
+    assert got.shape == x_shape
+    # g with x's leading ones, summed over the axes x was broadcast along
+    aligned = g.reshape((1,) * (len(x_shape) - len(g_shape)) + g_shape)
+    axes = tuple(i for i, (n, m) in enumerate(zip(x_shape, aligned.shape)) if n == 1 != m)
+    np.testing.assert_array_equal(got, aligned.sum(axis=axes, keepdims=True))
+
+
 @settings(max_examples=60, deadline=None)
 @given(mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3))
 def test_broadcast_shape_is_the_shape_of_an_elementwise_result(shapes):

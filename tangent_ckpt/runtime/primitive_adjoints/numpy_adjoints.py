@@ -42,7 +42,7 @@ __all__ = [
     "hstack_adjoint", "vstack_adjoint",
     # indexing and subscript assignment
     "is_basic_index", "getitem_adjoint", "accumulate_at",
-    "setitem_adjoint_value", "setitem_adjoint_array", "overwritten", "stand_in",
+    "setitem_adjoint_value", "setitem_adjoint_array", "overwritten", "stand_in", "returned",
     "truncates_stores", "stored_tangent",
 ]
 
@@ -145,8 +145,6 @@ def unbroadcast(g, x):
     if type(g) is float:
         return g   # a Python number never widens a shape
     gshape = g.shape if type(g) is np.ndarray or isinstance(g, np.generic) else np.shape(g)
-    if not gshape:
-        return g
     shape = x.shape if type(x) is ShapeOf or type(x) is np.ndarray else np.shape(x)
     if gshape == shape:
         return g
@@ -156,6 +154,13 @@ def unbroadcast(g, x):
         # the method, not np.sum: its Python wrapper costs microseconds per step
         g = g.sum(axis=axis) if type(g) is np.ndarray else np.sum(g, axis=axis)
         gshape = gshape[extra:]
+    elif extra < 0:
+        if not all(n == 1 for n in shape[:-extra]):
+            return g  # (no shape of g's broadcasts to x's: left as it is)
+        # x has leading axes of length 1 that g lacks: x[t] = v with v of shape
+        # (1, k) stored into a row of shape (k,) (NumPy drops them)
+        g = np.reshape(g, (1,) * -extra + gshape)
+        gshape = g.shape
     if 1 in shape:
         axes = tuple(i for i, (n, m) in enumerate(zip(shape, gshape)) if n == 1 and m != 1)
         if axes:
@@ -901,6 +906,14 @@ def stand_in(x):
     if type(x) is np.ndarray and x.size > _SMALL:
         return np.broadcast_to(_zero_of(x.dtype), x.shape)
     return x
+
+
+def returned(x):
+    """``x`` as the gradient function returns it (the value of ``value_and_grad``,
+    an aux): a copy of an array, whose memory the reverse sweep may write into
+    as it puts back what the function's in-place writes overwrote."""
+    return x.copy() if hasattr(x, "__array__") and hasattr(x, "copy") and \
+        not isinstance(x, np.generic) else x
 
 
 def overwritten(region):
