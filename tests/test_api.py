@@ -412,6 +412,51 @@ def _assert_same_value(got, expected):
         np.testing.assert_array_equal(got, expected)
 
 
+def trajectory_returned(x, n):
+    traj = np.zeros((n, 2))
+    for t in range(n):
+        x = np.sin(x)
+        traj[t] = x
+    return traj
+
+
+def trajectory_as_aux(x, n):
+    traj = np.zeros((n, 2))
+    for t in range(n):
+        x = np.sin(x)
+        traj[t] = x
+    return np.sum(traj ** 2), {"traj": traj, "last": traj[-1], "first": traj[0, 0]}
+
+
+def written_once(x, n):
+    y = x * 1.0
+    y[0] = y[1] * 2.0
+    return np.sum(y), y[::-1]
+
+
+def _leaves(value):
+    return [value[k] for k in sorted(value)] if isinstance(value, dict) else [value]
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True}, {"checkpoint": True,
+                                                               "snapshots": 2}])
+def test_a_returned_value_written_in_place_is_returned_as_computed(options):
+    """The value of value_and_grad and an aux are the arrays the forward sweep
+    wrote into; the reverse sweep puts back what each write overwrote, in the
+    same memory: they came back as before the writes (a trajectory of zeros)."""
+    x = np.array([1.0, 2.0])
+    value, _ = tc.value_and_grad(trajectory_returned, **options)(x, 3)
+    np.testing.assert_array_equal(value, trajectory_returned(x, 3))
+    for f in (trajectory_as_aux, written_once):
+        expected = _leaves(f(x, 3)[1])
+        _, aux = tc.grad(f, has_aux=True, **options)(x, 3)
+        (_, aux_too), _ = tc.value_and_grad(f, has_aux=True, **options)(x, 3)
+        for got in (_leaves(aux), _leaves(aux_too)):
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected):
+                np.testing.assert_array_equal(g, e)
+
+
 def test_has_aux_gives_the_gradient_of_the_output_and_the_aux_as_computed():
     x, W = rng.standard_normal(3), rng.standard_normal((2, 3))
     expected_value, expected_aux = returns_pair(x, W)

@@ -94,6 +94,11 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
     if kept_as_shapes:
         body += [Comment("only the shapes of these are read back: their memory is freed")]
         body += [Line(sx.assign(n, sx.rt("stand_in", n))) for n in kept_as_shapes]
+    copied = _returned_values(function, return_value, aux)
+    if copied:
+        body += [Comment("returned as computed: the reverse sweep puts back what the "
+                         "writes in place overwrote")]
+        body += [Line(sx.assign(n, sx.rt("returned", n))) for n in copied]
     body += [Blank(), Comment("reverse sweep")] + adjoint + [ret]
     gradient = [Block(sx.def_(name, params, defaults), body)]
     definitions = list(helpers) + [gradient]
@@ -101,6 +106,19 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
         if isinstance(item, Block):
             fold_negations(item)
     return GradientCode(name, list(function.params), sweeps.seed, definitions)
+
+
+def _returned_values(function, return_value, aux):
+    """The names of the values the gradient function returns besides the
+    gradients (the output with ``return_value``, the leaves of an aux), where the
+    function writes into arrays in place: the reverse sweep writes back into such
+    an array what each write overwrote, and a returned value may be (or view) one."""
+    if not any(isinstance(s, ir.SetItem) for s in ir.walk(function.body)):
+        return []
+    names = [function.result] if return_value else []
+    if aux is not None:
+        names += [n.id for n in ast.walk(aux) if isinstance(n, ast.Name)]
+    return list(dict.fromkeys(names))
 
 
 def _default_node(value, bindings, namer, name):
