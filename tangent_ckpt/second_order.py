@@ -29,6 +29,7 @@ from tangent_ckpt.compiler.pipeline import compile_tangent
 from tangent_ckpt.errors import TangentCkptError, at_user_line
 from tangent_ckpt.options import CheckpointOptions
 from tangent_ckpt.runtime import backends
+from tangent_ckpt.runtime.random_state import RandomStates
 
 
 def _compiled_tangent(fn, wrt, return_value, source=None, has_aux=False):
@@ -264,6 +265,17 @@ def hvp(fn: Callable[..., Any], wrt: Wrt = 0, *,
     return HessianVectorProduct(fn, wrt, options, source=source)
 
 
+def _random_states(args, kwargs, namespace):
+    """The generators a call of the compiled code may draw from: NumPy's legacy
+    global state and the standard library's, and every generator among the
+    arguments, the objects the code was compiled against (a module-level or
+    closure generator) and their attributes (``self.rng``)."""
+    values = list(args) + list(kwargs.values()) + list(namespace.values())
+    held = [v for value in values if not isinstance(value, type)
+            for v in getattr(value, "__dict__", {}).values()]
+    return RandomStates((), True, values + held)
+
+
 def hessian(fn: Callable[..., Any], wrt: Wrt = 0, **options: Any) -> Callable[..., Any]:
     """The dense Hessian of a scalar ``fn``, one :func:`hvp` per input element
     (for small inputs).  For an int ``wrt`` naming ``x`` the result has shape
@@ -279,9 +291,14 @@ def hessian(fn: Callable[..., Any], wrt: Wrt = 0, **options: Any) -> Callable[..
         inputs = [np.asarray(arguments[compiled.params[k]], dtype=float)
                   for k in product.tangent._inner_wrt]
         sizes = [x.size for x in inputs]
+        # every column draws the numbers one call of fn draws: the generators fn
+        # may reach are put back before each (and left as one call leaves them)
+        random = _random_states(args, kwargs, compiled.namespace)
+        before = random.capture()
         columns = []
         for j, x in enumerate(inputs):
             for k in range(x.size):
+                random.restore(before)
                 v = [np.zeros_like(y) for y in inputs]
                 v[j].flat[k] = 1.0
                 hv = product(*args, v[0] if single else tuple(v), **kwargs)

@@ -103,6 +103,44 @@ def test_hessian_blocks_of_several_arguments():
                                blocks[1][0].reshape(b.size, W.size).T, rtol=1e-10, atol=1e-12)
 
 
+def noisy_given(x, rng):
+    z = rng.standard_normal(x.shape)
+    return np.sum(z * x ** 2)
+
+
+MODULE_RNG = np.random.default_rng(3)
+
+
+def noisy_from_the_module(x):
+    return np.sum(MODULE_RNG.standard_normal(x.shape) * x ** 2)
+
+
+def noisy_from_the_global_state(x):
+    return np.sum(np.random.randn(*x.shape) * x ** 2)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["taped", "checkpointed"])
+def test_hessian_of_a_function_drawing_numbers_draws_them_once(options):
+    """One Hessian-vector product per column, each drawing as one call of fn
+    draws: column k used the k-th call's numbers (diag(2 z) came out with other
+    z's), and the caller's generator ended n calls further on."""
+    x = np.ones(3)
+    z = np.random.default_rng(0).standard_normal(3)
+    rng = np.random.default_rng(0)
+    np.testing.assert_allclose(tc.hessian(noisy_given, **options)(x, rng), np.diag(2 * z))
+    once = np.random.default_rng(0)
+    noisy_given(x, once)
+    assert rng.bit_generator.state == once.bit_generator.state
+    MODULE_RNG.bit_generator.state = np.random.default_rng(3).bit_generator.state
+    z = np.random.default_rng(3).standard_normal(3)
+    np.testing.assert_allclose(tc.hessian(noisy_from_the_module, **options)(x), np.diag(2 * z))
+    np.random.seed(5)
+    z = np.random.randn(3)
+    np.random.seed(5)
+    np.testing.assert_allclose(tc.hessian(noisy_from_the_global_state, **options)(x),
+                               np.diag(2 * z))
+
+
 @pytest.mark.parametrize("n, s", [(20, 3), (57, 4)])
 def test_checkpointed_hvp_replays_the_revolve_optimum_for_the_doubled_state(n, s):
     rng = np.random.default_rng(4)
