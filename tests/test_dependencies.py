@@ -6,6 +6,7 @@ makes it compile again, so the gradient is always that of the code as it is."""
 import numpy as np
 import pytest
 
+import stepping_settings
 import tangent_ckpt as tc
 from gradcheck import numeric_grad
 
@@ -191,3 +192,73 @@ def test_forward_mode_and_hvp_read_the_new_float_too():
             np.testing.assert_allclose(hv, want, rtol=1e-5)
     finally:
         RATE = 0.5
+
+
+# --- attributes of the user's classes and modules --------------------------------
+class Config:
+    dt = 0.1
+    steps = 2
+
+
+class Base:
+    rate = 0.5
+
+    def step(self, x):
+        return np.sin(x) * self.rate
+
+
+class Stepper(Base):
+    def __init__(self, k):
+        self.k = k
+
+
+def uses_class_attributes(x):
+    for t in range(Config.steps):
+        x = x * Config.dt + np.sin(x)
+    return np.sum(x)
+
+
+def uses_an_inherited_attribute_and_method(x):
+    s = Stepper(2.0)
+    return np.sum(s.step(x) * s.k)
+
+
+def uses_module_attributes(x):
+    for t in range(stepping_settings.STEPS):
+        x = x + stepping_settings.DT * np.sin(x)
+    return np.sum(x)
+
+
+@pytest.fixture
+def restore_attributes():
+    saved = (Config.dt, Config.steps, Base.rate, Base.step, stepping_settings.DT,
+             stepping_settings.STEPS)
+    yield
+    Config.dt, Config.steps, Base.rate, Base.step = saved[:4]
+    if "rate" in vars(Stepper):
+        del Stepper.rate
+    stepping_settings.DT, stepping_settings.STEPS = saved[4:]
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_a_rebound_attribute_of_a_users_class_or_module_compiles_again(restore_attributes,
+                                                                        checkpoint):
+    """Config.dt = 0.5 (a class's number, or a base class's method replaced, or
+    stepping_settings.DT of a module of the user's) was read once, at the first
+    compile: every later gradient, even a new tc.grad, kept the old number."""
+    x = np.array([0.3, -0.4, 0.5])
+    cases = [(uses_class_attributes, lambda: setattr(Config, "dt", 0.5)),
+             (uses_class_attributes, lambda: setattr(Config, "steps", 4)),
+             (uses_an_inherited_attribute_and_method, lambda: setattr(Base, "rate", 3.0)),
+             (uses_an_inherited_attribute_and_method,
+              lambda: setattr(Base, "step", lambda self, x: np.cos(x) * self.rate)),
+             (uses_an_inherited_attribute_and_method, lambda: setattr(Stepper, "rate", 1.5)),
+             (uses_module_attributes, lambda: setattr(stepping_settings, "DT", 0.7)),
+             (uses_module_attributes, lambda: setattr(stepping_settings, "STEPS", 1))]
+    for fn, change in cases:
+        df = tc.grad(fn, checkpoint=checkpoint)
+        _check(fn, df, x)
+        change()
+        _check(fn, df, x)
+        _check(fn, tc.grad(fn, checkpoint=checkpoint), x)
+        assert df.compile() is df.compile()  # compiled once more, then reused

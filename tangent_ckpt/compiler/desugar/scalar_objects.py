@@ -27,6 +27,7 @@ from tangent_ckpt.compiler.desugar.method_calls import _own_lookup
 from tangent_ckpt.compiler.desugar.view_shape import (
     DenotedObject, fresh_name, name_node, statement_lists,
 )
+from tangent_ckpt.compiler.frontend.parse import class_attribute
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
 
 _PLAIN_DEFAULTS = (int, float, complex, bool, str, bytes, type(None))
@@ -68,7 +69,7 @@ def method_function(cls, name):
     """``(function, takes_self)`` that ``obj.name(...)`` runs for an object of
     ``cls``, or None where that is not a function written in Python (or a static
     method of one)."""
-    raw = inspect.getattr_static(cls, name, None)
+    raw = class_attribute(cls, name, None)
     if isinstance(raw, types.FunctionType):
         return raw, True
     if isinstance(raw, staticmethod) and isinstance(raw.__func__, types.FunctionType):
@@ -92,7 +93,7 @@ def next_method(cls, fn, name):
 
 def _class_default(cls, attr):
     """``(found, value)`` of ``attr`` on ``cls`` (not on an instance)."""
-    raw = inspect.getattr_static(cls, attr, _MISSING)
+    raw = class_attribute(cls, attr, _MISSING)
     return raw is not _MISSING, raw
 
 

@@ -19,6 +19,7 @@ import weakref
 import gast
 
 from tangent_ckpt.compiler.frontend.lambda_source import lambda_as_function
+from tangent_ckpt.compiler.frontend.reached_functions import _installed, user_class
 from tangent_ckpt.compiler.node_facts import NodeFacts
 from tangent_ckpt.errors import SourceUnavailableError, UnsupportedSyntaxError
 
@@ -184,6 +185,8 @@ class Dependencies:
         for key, (where, name, obj) in self._entries.items():
             if isinstance(where, dict):
                 now = where.get(name, _UNRESOLVED)
+            elif isinstance(where, type):  # a class's attribute, maybe inherited
+                now = inspect.getattr_static(where, name, _UNRESOLVED)
             else:
                 try:
                     now = where.cell_contents
@@ -218,13 +221,37 @@ def recording():
 
 def note_attribute(owner, attr, value):
     """Note that compiled code took ``owner.attr`` to be ``value`` (``model.W``
-    of a module-level object, read when compiling): the gradient compiles again
-    once the attribute is rebound (``model.W = W_new``).  Attributes an object
-    keeps in its ``__dict__`` are noted; a module's are not (``np.tanh``)."""
+    of a module-level object, ``Config.dt`` of a class, ``cfg.DT`` of a module of
+    the user's, read when compiling): the gradient compiles again once the
+    attribute is rebound (``model.W = W_new``, ``Config.dt = 0.5``).  A
+    library's modules and classes are not noted (``np.tanh``)."""
+    if isinstance(owner, type):
+        class_attribute(owner, attr)
+        return
+    if isinstance(owner, types.ModuleType) and _library_module(owner):
+        return
     where = getattr(owner, "__dict__", None)
-    if isinstance(owner, types.ModuleType) or not isinstance(where, dict) or attr not in where:
+    if not isinstance(where, dict) or attr not in where:
         return
     _note(("attribute", id(where), attr), where, attr, value)
+
+
+def class_attribute(cls, attr, default=_UNRESOLVED):
+    """``inspect.getattr_static(cls, attr, default)`` (the attribute as the class
+    or a base holds it: a function, a property, a number), noted for a class of
+    the user's like :func:`note_attribute`: the gradient compiles again once a
+    class attribute the compile read is rebound (``Config.dt = 0.5``, a method
+    replaced)."""
+    raw = inspect.getattr_static(cls, attr, _UNRESOLVED)
+    if user_class(cls):
+        _note(("class attribute", id(cls), attr), cls, attr, raw)
+    return default if raw is _UNRESOLVED else raw
+
+
+def _library_module(module):
+    """NumPy's, the standard library's, an installed package's, or ours."""
+    name = module.__name__.split(".")[0]
+    return name in ("numpy", "scipy", "tangent_ckpt") or _installed(module.__name__)
 
 
 def _note(key, where, name, obj):

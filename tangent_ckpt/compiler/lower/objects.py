@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.lower.outside_objects import OutsideAttributes
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, Lowered, MethodValue, ObjectValue, SuperValue, TupleValue, to_source,
 )
-from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
+from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, class_attribute
 from tangent_ckpt.compiler.frontend.reached_functions import _installed, user_function, user_object
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
@@ -268,7 +268,7 @@ class ObjectLowering:
             value = owner.attributes[attr]
             return value if isinstance(value, CompileTimeValue) or plain_function(value) \
                 else _UNRESOLVED
-        raw = inspect.getattr_static(owner.cls, attr, _UNRESOLVED)
+        raw = class_attribute(owner.cls, attr, _UNRESOLVED)
         if isinstance(raw, property) and raw.fget is not None:
             return MethodValue(raw.fget, owner, is_property=True)
         if isinstance(raw, staticmethod):
