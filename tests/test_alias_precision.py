@@ -181,6 +181,20 @@ def copied_into_a_float_buffer_like_the_state(u0, s, n):
     return np.sum(u + prev)
 
 
+def batchnorm_reading_its_settings_with_get(x, gamma, bn_param):
+    """cs231n's batchnorm_forward: d.get(key, default) is an item of d or the
+    default, never d, so a later d[key] = v changes nothing read before (the
+    fence took eps for bn_param itself)."""
+    eps = bn_param.get("eps", 1e-5)
+    momentum = bn_param.get("momentum", 0.9)
+    running_mean = bn_param.get("running_mean", np.zeros(x.shape[1]))
+    mu = np.mean(x, axis=0)
+    xhat = (x - mu) / np.sqrt(np.var(x, axis=0) + eps)
+    cache = (xhat, gamma, eps)
+    bn_param["running_mean"] = momentum * running_mean + (1 - momentum) * mu
+    return np.sum((cache[1] * cache[0]) ** 2) + np.sum(bn_param["running_mean"])
+
+
 def _vector(rng, *shape):
     return rng.normal(size=shape)
 
@@ -200,6 +214,8 @@ ACCEPTED = [
     (constructor_writes_a_local_array, lambda r: (_vector(r, 3), _vector(r, 3)), (0, 1)),
     (copied_into_a_buffer_made_like_the_state, lambda r: (_vector(r, 6), 0.2, 3), (0, 1)),
     (copied_into_a_float_buffer_like_the_state, lambda r: (_vector(r, 4), 0.7, 3), (0, 1)),
+    (batchnorm_reading_its_settings_with_get,
+     lambda r: (_vector(r, 4, 3), _vector(r, 3), {"mode": "train"}), (0, 1)),
 ]
 
 
@@ -314,7 +330,15 @@ def buffer_of_objects_holds_what_is_stored(x):
     return np.sum(box[0] * a)
 
 
+def item_got_from_a_dict_written(x):
+    d = {"w": x * 1.0, "b": x * 2.0}
+    w = d.get("w", None)
+    w += 1.0  # WRITE
+    return np.sum(d["w"] * d["b"])
+
+
 REFUSED = [
+    (item_got_from_a_dict_written, (np.array([0.3, -0.2]),), "w", "d"),
     (buffer_of_objects_holds_what_is_stored, (np.array([0.3, -0.2]),), "a", "box"),
     (copy_of_a_list_holds_its_items, (np.array([0.3, -0.2]),), "b", "a"),
     (helper_returning_a_list_of_its_arguments, (np.array([0.3, -0.2]),), "pair", "a"),

@@ -569,6 +569,14 @@ class Origins:
                 return fresh
             if method in FRESH_METHODS:
                 return fresh
+            if method == "get" and 1 <= len(node.args) <= 2 and not node.keywords and \
+                    methods is None:
+                # d.get(key, default): an item of the dict (the one at key where it is
+                # known) or the default, never the dict itself
+                item = receiver.item(static_key(node.args[0]))
+                got = item if item is not None else _Info(receiver.holds, receiver.holds)
+                return got.join(self.info(node.args[1], env)) if len(node.args) == 2 \
+                    else got
             if method in VIEW_METHODS:
                 return _Info(receiver.everything(), receiver.holds)
             return self._union([node.func.value] + args, env)
