@@ -122,6 +122,34 @@ def test_a_value_with_leading_axes_of_length_one_stored_into_a_row(options):
                df=tc.grad(column_stored_into_a_row, **options))
 
 
+def tuple_items_of_a_tuple_target(x):
+    S = np.zeros((3, 2))
+    cache = [0.0, 0.0]
+    S[0], S[1] = (x[1], x[0] * 2.0), x * 3.0
+    cache[0], cache[1] = (x[1], x[0]), x[0]
+    return np.sum(S ** 2) + np.sum(np.asarray(cache[0]) ** 2) * cache[1]
+
+
+def caches_in_dicts_at_run_time_keys(x, n):
+    hs, ps = {}, {}
+    for i in range(n):
+        hs[i], ps[i] = np.tanh(x), (x, x * 3.0)  # STORE
+        x = hs[i]
+    return np.sum(x)
+
+
+def test_a_tuple_item_of_a_tuple_target_is_stored_as_a_plain_store_stores_it():
+    """S[0], S[1] = (a, b), v: the row gets np.asarray((a, b)), as S[0] = (a, b)
+    does, and a list's item the tuple (refused as 'a tuple stored into an array
+    element', also where the base was a list or a dict)."""
+    check_grad(tuple_items_of_a_tuple_target, (vec(2),))
+    with pytest.raises(TransformError) as info:
+        tc.grad(caches_in_dicts_at_run_time_keys)(vec(2), 3)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(caches_in_dicts_at_run_time_keys, '# STORE')}:" in message
+    assert "a list, tuple or dict stored in a dict at a run-time key" in message, message
+
+
 def test_nested_write_through_a_slice_is_refused():
     with pytest.raises(TransformError) as info:
         tc.grad(nested_write_through_a_slice).compile()

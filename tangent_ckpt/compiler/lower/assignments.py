@@ -105,11 +105,7 @@ class AssignmentLowering:
                 for k, elt in enumerate(target.elts):
                     self.assign_operand(elt, self.getitem_value(source, k, s.lineno), s)
         elif isinstance(target, gast.Subscript):  # S[0], I[0] = S0, I0
-            if is_container(value):
-                raise self.lo.error(UnsupportedSyntaxError, "a tuple stored into an array "
-                                    "element", s, construct=to_source(target),
-                                    hint="store arrays or numbers: x[i] = np.stack(...)")
-            self.store_item(target, lambda: value, s)
+            self.store_item(target, lambda: value, s)  # (an item that is a tuple too)
         elif isinstance(target, gast.Attribute):  # self.m, self.v = {}, {}
             self.lo.objects.set_attribute_value(target, value, s)
         else:

@@ -146,8 +146,8 @@ class RunTimeContainers:
                                           f"{hint}_key")
         item = value()
         if is_container(item):
-            raise self.lo.containers.refuse("a list or dict stored in a dict at a run-time key", target,
-                              "store arrays or numbers")
+            raise self.lo.containers.refuse("a list, tuple or dict stored in a dict at a "
+                                            "run-time key", target, "store arrays or numbers")
         item = self.lo.expressions.atomize(item, hint)
         self.lo.assignments.emit_value(base.id, self.dict_set(base, key, item), self.lo.line)
 
