@@ -1643,10 +1643,23 @@ class _Gen:
         """``return loss, aux`` (JAX's has_aux habit): aux a dict, list or tuple of
         arrays, numbers and strings, returned as computed next to the gradient."""
         aux = self.fresh_name("aux")
-        x, y = self._items(env, 2, self.pick([(3,), ()]))
-        form = self.pick(["dict", "list", "tuple", "array"])
+        shape = self.pick([(3,), ()])
+        x, y = self._items(env, 2, shape)
+        form = self.pick(["dict", "list", "tuple", "array", "written"])
         self.features.add("aux_output_" + form)
-        if form == "dict":
+        if form == "written":
+            # a trajectory written row by row, returned as the aux and read by the
+            # loss: the reverse sweep puts back what each write overwrote, in its
+            # memory (the aux came back as zeros); a row stored from a (1, 3) value
+            # (its adjoint was summed along the axis of length 1)
+            t = self.fresh_name("t")
+            self.emit(indent, f"{aux} = np.zeros({(3,) + shape})")
+            self.emit(indent, f"{aux}[0] = {x}")
+            self.emit(indent, f"for {t} in range(2):")
+            row = self.pick(["[None]", ""]) if shape else ""
+            self.emit(indent + 1, f"{aux}[{t} + 1] = np.tanh({aux}[{t}] * s + {y}){row}")
+            env[aux] = Var((3,) + shape, 1.0, fresh=True)
+        elif form == "dict":
             self.emit(indent, f"{aux} = {{'norm': np.sum({x} ** 2), 'tag': 'step', "
                               f"'parts': [{y}, ({x}, 3)]}}")
         elif form == "list":
