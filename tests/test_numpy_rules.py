@@ -192,6 +192,23 @@ def test_maximum_minimum_ties_split_evenly():
     np.testing.assert_allclose(evaluate(np.maximum, "x2", g, np.maximum(x, 2.0), [x, 2.0]), 1.5)
 
 
+@pytest.mark.parametrize("fn, args, param", [
+    (np.maximum, lambda x: [x, 0.0], "x1"), (np.minimum, lambda x: [-x, 0.0], "x1"),
+    (np.fmax, lambda x: [x, 0.0], "x1"), (np.maximum, lambda x: [0.0, x], "x2"),
+    (np.clip, lambda x: [x, 0.0, None], "a"), (np.clip, lambda x: [x, 0.0, 1.5], "a"),
+])
+def test_an_infinite_adjoint_reaches_no_argument_that_was_not_selected(fn, args, param):
+    """sqrt(maximum(x, 0)) at x < 0: the max gives 0, sqrt's adjoint there is
+    infinite, and g * mask made 0 * inf = nan where the function is constant in x
+    (its derivative 0, as np.where(x > 0, x, 0) gave)."""
+    x = np.array([-1.0, 0.5, -2.0, 1.2])
+    ans = fn(*args(x))
+    g = np.where(ans == 0.0, np.inf, 1.0)
+    got = evaluate(fn, param, g, ans, args(x))
+    selected = ans != 0.0
+    np.testing.assert_array_equal(got, np.where(selected, g, 0.0))
+
+
 # --- elementwise -----------------------------------------------------------------
 
 UNARY = [

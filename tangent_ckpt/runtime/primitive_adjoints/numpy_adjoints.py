@@ -408,9 +408,11 @@ def select_adjoint(g, x, ans, other):
         return g
     won = x == ans
     tie = won & (x == other)
+    # np.where, not g * won: an infinite g (sqrt of the 0 a max selected) is 0 for
+    # the argument not selected, where the function is constant in it
     if np.any(tie):
-        return np.where(tie, 0.5 * g, g * won)
-    return g * won
+        return np.where(tie, 0.5 * g, np.where(won, g, 0.0))
+    return np.where(won, g, 0.0)
 
 
 def _clip_bounds(a_min, a_max, min, max):
@@ -434,7 +436,7 @@ def clip_adjoint(g, a, a_min=None, a_max=None, min=None, max=None):
         inside = a >= lo
     if hi is not None:
         inside = inside & (a <= hi)
-    return unbroadcast(g * inside, a)
+    return unbroadcast(np.where(inside, g, 0.0), a)  # (an infinite g too, as select_adjoint)
 
 
 def clip_adjoint_bound(g, a, bound, upper):
@@ -443,7 +445,7 @@ def clip_adjoint_bound(g, a, bound, upper):
     if is_zero(g) or bound is None:
         return 0.0
     active = (a > bound) if upper else (a < bound)
-    return unbroadcast(g * active, bound)
+    return unbroadcast(np.where(active, g, 0.0), bound)
 
 
 # --- linear algebra ------------------------------------------------------------
