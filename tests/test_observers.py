@@ -37,6 +37,38 @@ def test_print_runs_once_per_forward_step_and_not_in_the_reverse_sweep(capsys):
     assert "print(" not in adjoint and "rt.check(" not in adjoint
 
 
+def observed_nested_loops(x, n):
+    for t in range(n):
+        for k in range(3):
+            x = np.sin(x) * 1.05
+        print("outer", t)
+        LOG.warning("after %d", t)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("options", [
+    {"checkpoint": True, "snapshots": 2}, {"checkpoint": True, "snapshots": 1},
+    {"checkpoint": True, "snapshots": 2, "verify": True},
+    {"checkpoint": True, "snapshots": 2, "nested": True},
+    {"checkpoint": True, "snapshots": 2, "disk_snapshots": 1, "costs": "measure"},
+])
+def test_a_print_in_a_checkpointed_step_prints_once_per_step(capsys, caplog, options):
+    """The reverse sweep runs steps again from snapshots (and a cost measurement
+    or a verification runs one more): their prints and log lines were printed
+    again ('step 0 .. step 4, step 0, step 1').  A step's observation now runs
+    only when the step first runs (rt.replaying())."""
+    for f, n in ((observed_loop, 6), (observed_nested_loops, 5)):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger=LOG.name):
+            g = tc.grad(f, **options)(X, n)
+        out = capsys.readouterr().out
+        assert out.count("step" if f is observed_loop else "outer") == n, out
+        assert len(caplog.records) == n
+        np.testing.assert_allclose(g, tc.grad(f)(X, n), rtol=1e-12)
+        capsys.readouterr()
+    assert "if not rt.replaying():" in tc.grad(observed_loop, **options).source
+
+
 def failing_assert(x):
     assert np.all(x < 0), "x must be negative"
     return np.sum(x)

@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - SciPy is an optional extra
     pass
 
 from tangent_ckpt.runtime.loops.driver import CheckpointedLoop, run_schedule  # noqa: F401,E402
+from tangent_ckpt.runtime.loops.replays import replaying  # noqa: F401,E402
 from tangent_ckpt.runtime.memory import parse_memory  # noqa: F401,E402
 from tangent_ckpt.runtime.stores.snapshots import tree_copy, tree_nbytes  # noqa: F401,E402
 from tangent_ckpt.runtime.jit.numba_sweep import store_snapshot, restore_snapshot  # noqa: F401,E402

@@ -171,6 +171,10 @@ def _rewritten(items):
     for item in items:
         if isinstance(item, Line) and item.stmt is not None:
             item = dataclasses.replace(item, stmt=_store(_Slices().visit(sx.copy_tree(item.stmt))))
+        elif isinstance(item, Block) and _asks_replaying(item.head):
+            # compiled code cannot ask: a print in a compiled step runs when it runs
+            out.extend(_rewritten(item.body))
+            continue
         elif isinstance(item, Block):
             head = item.head
             if isinstance(head, (ast.If, ast.While, ast.For)):
@@ -178,6 +182,13 @@ def _rewritten(items):
             item = Block(head, _rewritten(item.body), item.line, item.adjoint)
         out.append(item)
     return out
+
+
+def _asks_replaying(head):
+    """``if not rt.replaying():`` around an observation in a loop's step."""
+    test = head.test if isinstance(head, ast.If) else None
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and \
+        isinstance(test.operand, ast.Call) and is_rt(test.operand.func, ("replaying",))
 
 
 def _compiled_function(block, taken, kernels):

@@ -86,7 +86,7 @@ def forward(rev, loop, defined, possibly, in_loop):
     in_place = list(plan.journal) if rev.top and not in_loop else []
     private = private_carried(loop, active_carried, rev.facts)
     inputs = set(carried) | set(args) | set(rev.bindings)
-    sub = rev.nested()
+    sub = rev.nested(replayed=True)
     sub.in_place = set(in_place)
     step = sub.primal(body, inputs | {index}, inputs | {index})
     adjoint_step = _reversed(rev, loops, body, inputs | {index}, active_carried,

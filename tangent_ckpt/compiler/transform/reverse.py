@@ -12,6 +12,7 @@ assignment (``bW = ...``) and later ones accumulate (``bW = bW + ...``); a zero
 is written out (``bW = 0.0``) only where control flow needs a value.
 """
 
+import ast
 from dataclasses import dataclass
 
 from tangent_ckpt import runtime
@@ -65,6 +66,13 @@ def reverse_function(function, active, namer, bindings, loop_plans=None):
     adjoint, nonzero = rev.adjoint(function.body, {seed})
     return Sweeps(primal, adjoint, nonzero, seed, adj, rev, loops.nodes if loops else [],
                   segments.nodes)
+
+
+def _users_call(expr):
+    """An observation that is a call of the user's (``print``, logging), not one of
+    the runtime's checks (an ``assert``'s ``rt.check``, which may well run again)."""
+    return isinstance(expr, ir.NonDiff) and isinstance(expr.node, ast.Call) and \
+        not isinstance(expr.node, sx.HelperCall)
 
 
 def _with_adjoints(names, adj):
@@ -148,19 +156,35 @@ class Reverser:
         self.owned = set()  # adjoints that are private accumulators: updated in place
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
         self.recording = False  # see nested()
+        self.replayed = False  # see nested()
         self.fresh = set()  # adjoints holding an array only they refer to (rules.track_fresh)
         self.facts = ArrayFacts()  # arrays, matmul operands, counters (owned_adjoints.py)
 
-    def nested(self, checkpointed=None, recording=False):
+    def _observation(self, stmt):
+        """A statement that only observes; in a step the driver may run again,
+        run only when the step first runs (a print is printed once)."""
+        lines = self._primal_statement(stmt)
+        if not self.replayed or not _users_call(stmt.expr):
+            return lines
+        inside = [Line(item.stmt, None, item.adjoint, item.comment) if isinstance(item, Line)
+                  else item for item in lines]  # (the line's comment goes above the if)
+        return [Block(sx.if_(ast.UnaryOp(op=ast.Not(), operand=sx.rt("replaying"))), inside,
+                      stmt.line)]
+
+    def nested(self, checkpointed=None, recording=False, replayed=False):
         """A Reverser for another generated function (a loop step, a segment);
         ``recording``: it recomputes a step for its reverse sweep, where the
-        statements that only observe (``print``, ``assert``) are left out."""
+        statements that only observe (``print``, ``assert``) are left out;
+        ``replayed``: a checkpointed loop's step, which the driver may run again
+        (or code inside one), where they run only the first time
+        (``rt.replaying()``)."""
         sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
                        self.error, checkpointed=checkpointed, segments=self.segments,
                        counts=self.counts, primal_names=self.primal_names,
                        complex_values=self.complex_values, reads=self.reads,
                        inexact=self.inexact)
         sub.recording = recording
+        sub.replayed = replayed or self.replayed
         sub.facts = self.facts
         return sub
 
@@ -183,7 +207,7 @@ class Reverser:
                 record = None
             if isinstance(stmt, ir.Assign) and stmt.observes:
                 if not self.recording:  # print(...), assert: forward sweep only
-                    out.extend(self._primal_statement(stmt))
+                    out.extend(self._observation(stmt))
             elif isinstance(stmt, (ir.Assign, ir.SetItem)):
                 if id(stmt) in saves.first_writes:
                     pass  # a value its block makes afresh: the block's TapeRecord keeps it

@@ -38,6 +38,7 @@ from tangent_ckpt.runtime.loops import sweep_counts
 from tangent_ckpt.runtime.scheduling import sweep_planning as planning
 from tangent_ckpt.runtime.scheduling.costs import MEASURE, as_costs
 from tangent_ckpt.runtime.loops.determinism import ReplayCheck, not_reproduced, state_digest
+from tangent_ckpt.runtime.loops.replays import replayed_steps
 from tangent_ckpt.runtime.memory import parse_memory, peak_of
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import settled
 from tangent_ckpt.runtime.scheduling.online import OnlineSchedule
@@ -579,8 +580,9 @@ class CheckpointedLoop:
         if costs == MEASURE and n >= 2:
             entry = self._random.capture() if self._random is not None else None
             try:  # slot 0 is on disk and free before the sweep
-                costs = planning.measured_costs(lambda: self._step(self._index(0), state, *args),
-                                                state, self._store, 0)
+                with replayed_steps():
+                    costs = planning.measured_costs(
+                        lambda: self._step(self._index(0), state, *args), state, self._store, 0)
             except BaseException:
                 self.close()  # nothing left behind
                 raise
@@ -705,7 +707,8 @@ class CheckpointedLoop:
         entry = self._random.capture() if self._random is not None else None
         self._show_progress("reverse", self.n)
         try:
-            return self._reverse(adjoint_step, bstate, args)
+            with replayed_steps():  # a print in a step ran when the step first ran
+                return self._reverse(adjoint_step, bstate, args)
         finally:
             if entry is not None:
                 self._random.restore(entry)  # as the forward sweep left them
