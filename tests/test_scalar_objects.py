@@ -52,6 +52,48 @@ def test_an_object_made_here_is_one_name_per_attribute():
     check_value_and_grad(cell_over_inputs, (W0, XS), wrt=(0, 1))
 
 
+class _CountingCell:
+    """A layer called as a function, counting its calls (cs231n-style modules)."""
+
+    def __init__(self, W):
+        self.W = W
+        self.calls = 0
+
+    def __call__(self, h):
+        self.calls += 1
+        return np.tanh(self.W @ h)
+
+
+COUNTING = _CountingCell(np.array([[0.5, 0.1], [0.2, 0.4]]))
+
+
+def called_object_made_here(W, h, n):
+    cell = _CountingCell(W)
+    for t in range(n):
+        h = cell(h)
+    return np.sum(h) * cell.calls
+
+
+def called_object_of_the_module(h, n):
+    for t in range(n):
+        h = COUNTING(h) * 0.5
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_an_object_called_as_a_function_runs_its_call_method_inlined(options):
+    """cell(h) is type(cell).__call__(cell, h): written cell.__call__(h), inlined
+    like cell.forward(h) (a __call__ counting its calls in place was refused,
+    'writes in place into an array its object holds', where forward was not)."""
+    text = desugared(called_object_made_here)
+    assert "cell_calls += 1" in text and "cell(" not in text, text
+    h = np.array([0.3, 0.5])
+    check_grad(called_object_made_here, (W0[:2, :2], h, 3), wrt=(0, 1),
+               df=tc.grad(called_object_made_here, wrt=(0, 1), **options))
+    check_grad(called_object_of_the_module, (h, 3),
+               df=tc.grad(called_object_of_the_module, **options))
+
+
 @pytest.mark.parametrize("options", [{"checkpoint": True, "snapshots": 2}])
 def test_an_objects_names_are_checkpointed_like_written_out(options):
     check_grad(cell_over_inputs, (W0, XS), wrt=(0, 1),

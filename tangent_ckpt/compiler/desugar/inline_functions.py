@@ -709,6 +709,7 @@ class _Inliner:
                 any(isinstance(n, gast.NamedExpr) or isinstance(n, gast.Lambda) and
                     id(n) not in given for n in gast.walk(call)):
             raise _NotInlined  # (a lambda given as an argument is the parameter's function)
+        self.spell_call_method(call)
         method = self.method_call(call)
         if method is not None:
             callee = self.module_callee(method[0])
@@ -735,6 +736,30 @@ class _Inliner:
         if self.statements + callee.size > _MOST_STATEMENTS:
             raise _NotInlined
         return callee
+
+    def spell_call_method(self, call):
+        """``c(h)`` where ``c`` is an object whose class defines ``__call__`` in
+        Python (one this pass made, or a user's object of the module): written
+        ``c.__call__(h)``, the method Python runs, which this pass inlines like
+        any other method (in place: the two calls are the same)."""
+        func = call.func
+        if not isinstance(func, gast.Name) or func.id in self.local_functions:
+            return
+        classes = self.constructed.get(func.id, ())
+        if len(classes) == 1:
+            cls = next(iter(classes))
+        elif not classes and func.id not in self.locals:
+            obj = self.parsed.resolve(func.id)
+            if obj is _UNRESOLVED or not user_object(obj) or not outside_receiver(obj) or \
+                    "__call__" in getattr(obj, "__dict__", {}):
+                return  # (c.__call__ would then be the object's own attribute)
+            cls = type(obj)
+        else:
+            return
+        found = method_function(cls, "__call__")
+        if found is not None and found[1] and _plain_user_function(found[0]):
+            call.func = gast.copy_location(gast.Attribute(value=func, attr="__call__",
+                                                          ctx=gast.Load()), func)
 
     def method_call(self, call):
         """``(function, receiver class or None)`` for ``obj.name(...)`` on an object
