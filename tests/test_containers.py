@@ -1349,3 +1349,35 @@ def test_a_helpers_parameter_bound_to_the_callers_loop_index_is_an_integer_index
     df = tc.grad(row_set_by_a_helper, wrt=(0, 1), checkpoint=checkpoint)
     check_grad(row_set_by_a_helper, (0.5, np.arange(12.0).reshape(3, 4) / 10), wrt=(0, 1),
                df=df)
+
+
+# --- a list or tuple held by a name, used as an index -----------------------------
+def assembled_stiffness(k, n):
+    """A 1-D finite-element assembly: each element's degrees of freedom in a list."""
+    K = np.eye(n + 1) * 1e-3
+    for e in range(n):
+        dofs = [e, e + 1]
+        K[np.ix_(dofs, dofs)] += k[e] * np.array([[1.0, -1.0], [-1.0, 1.0]])
+        K[:, dofs] *= 1.0 + 0.1 * e
+    u = np.linalg.solve(K[1:, 1:], np.ones(n))
+    return np.sum(u ** 2)
+
+
+def indexed_by_held_lists_and_tuples(x):
+    picked = [2, 0]
+    corner = (1, 0)
+    z = x * 1.0
+    z[picked] += x[picked] * 2.0
+    M = np.outer(x, z)
+    return np.sum(z ** 2) + M[corner] + np.sum(M[:, picked])
+
+
+@pytest.mark.parametrize("f, args", [
+    (assembled_stiffness, (np.array([1.0, 2.0, 3.0]), 3)),
+    (indexed_by_held_lists_and_tuples, (np.array([0.3, 0.5, 0.7]),)),
+])
+def test_a_list_or_tuple_held_by_a_name_indexes_as_python_indexes(f, args):
+    """K[:, dofs] with dofs = [e, e + 1] is a fancy index, M[corner] with corner =
+    (1, 0) one index per axis, as written in place of the name (refused: 'a
+    tuple or list used where an array is expected')."""
+    check_grad(f, args, rtol=1e-5, atol=1e-7)

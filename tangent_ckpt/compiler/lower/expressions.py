@@ -372,7 +372,13 @@ class ExpressionLowering:
                 return ast.Constant(value=n.value)
             if isinstance(n, gast.List):     # fancy indexing with a list: x[[0, 2]]
                 return ast.List(elts=[part(e) for e in n.elts], ctx=ast.Load())
-            v = self.atomize(self.value(n, f"{hint}_index"), f"{hint}_index")
+            v = self.value(n, f"{hint}_index")
+            if _index_display(v):  # r = [e, e + 1]; K[:, r] (t = (0, 1); M[t]): as written
+                names.extend(i.id for i in v.items if isinstance(i, ir.Name))
+                elts = [ir.operand_node(i) for i in v.items]
+                return ast.List(elts=elts, ctx=ast.Load()) if v.is_list else \
+                    ast.Tuple(elts=elts, ctx=ast.Load())
+            v = self.atomize(v, f"{hint}_index")
             if isinstance(v, ir.Name):
                 names.append(v.id)
             return ir.operand_node(v)
@@ -481,3 +487,13 @@ def _prim_suffix(prim):
     if prim.render.startswith("attr:"):
         return prim.render[len("attr:"):]
     return getattr(prim.fn, "__name__", "call")
+
+
+def _index_display(value):
+    """A list or tuple the lowering holds (``r = [e, e + 1]``) of names and integer
+    constants: written as the display in a subscript, it indexes as Python's
+    object does (a list: one fancy index; a tuple: one index per axis)."""
+    return isinstance(value, TupleValue) and not isinstance(value, DictValue) and \
+        bool(value.items) and all(
+            isinstance(i, ir.Name) or isinstance(i, ir.Const) and type(i.value) in (int, bool)
+            for i in value.items)
