@@ -195,6 +195,24 @@ def batchnorm_reading_its_settings_with_get(x, gamma, bn_param):
     return np.sum((cache[1] * cache[0]) ** 2) + np.sum(bn_param["running_mean"])
 
 
+def dict_written_while_its_keys_are_iterated(x):
+    """for k in d: the keys, never d itself (the fence took k for d: 'a write into
+    d may also change k')."""
+    d = {"a": x * 1.0, "b": x * 2.0}
+    for k in d:
+        d["b"] = d["b"] + d[k]
+    return np.sum(d["b"] ** 2)
+
+
+def list_item_rebound_while_it_is_iterated(x):
+    lst = [x * 1.0, x * 2.0]
+    total = 0.0
+    for item in lst:
+        lst[1] = item * 3.0  # (the loop then reads the new item, as Python's does)
+        total = total + np.sum(item)
+    return total + np.sum(lst[1])
+
+
 def _vector(rng, *shape):
     return rng.normal(size=shape)
 
@@ -214,6 +232,8 @@ ACCEPTED = [
     (constructor_writes_a_local_array, lambda r: (_vector(r, 3), _vector(r, 3)), (0, 1)),
     (copied_into_a_buffer_made_like_the_state, lambda r: (_vector(r, 6), 0.2, 3), (0, 1)),
     (copied_into_a_float_buffer_like_the_state, lambda r: (_vector(r, 4), 0.7, 3), (0, 1)),
+    (dict_written_while_its_keys_are_iterated, lambda r: (_vector(r, 3),), (0,)),
+    (list_item_rebound_while_it_is_iterated, lambda r: (_vector(r, 3),), (0,)),
     (batchnorm_reading_its_settings_with_get,
      lambda r: (_vector(r, 4, 3), _vector(r, 3), {"mode": "train"}), (0, 1)),
 ]

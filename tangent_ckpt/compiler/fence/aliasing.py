@@ -256,8 +256,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             inner = dict(head)
             if isinstance(s, gast.For):
                 source = inner[iterated]
+                # the rows of an array are views of it; a list's items (a dict's keys)
+                # are what it holds, never the list itself
+                item = _Info(source.holds, source.holds) if self.surely_container(source) \
+                    else _Info(source.everything(), source.holds)
                 for name in bound_names(s.target):
-                    self.set(inner, name, _Info(source.everything(), source.holds))
+                    self.set(inner, name, item)
             breaks, continues = [], []
             self.loop_exits.append((breaks, continues))
             try:
