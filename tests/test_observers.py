@@ -51,6 +51,7 @@ def observed_nested_loops(x, n):
     {"checkpoint": True, "snapshots": 2, "verify": True},
     {"checkpoint": True, "snapshots": 2, "nested": True},
     {"checkpoint": True, "snapshots": 2, "disk_snapshots": 1, "costs": "measure"},
+    {"checkpoint": True, "memory_budget": "2kB"},
 ])
 def test_a_print_in_a_checkpointed_step_prints_once_per_step(capsys, caplog, options):
     """The reverse sweep runs steps again from snapshots (and a cost measurement

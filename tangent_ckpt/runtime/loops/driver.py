@@ -204,8 +204,9 @@ class CheckpointedLoop:
         before anything is planned; the results are thrown away and counted as
         ``probe_steps``, the generators left as they were."""
         entry = self._random.capture() if self._random is not None else None
-        forward_bytes, adjoint_bytes, probes = sizing.measure_step_bytes(
-            self._step, self._index(0), state, args, self.adjoint_probe)
+        with replayed_steps():  # (its prints ran, or will run, with the step itself)
+            forward_bytes, adjoint_bytes, probes = sizing.measure_step_bytes(
+                self._step, self._index(0), state, args, self.adjoint_probe)
         self._c["probe_steps"] += probes
         if entry is not None:
             self._random.restore(entry)  # the measured steps drew numbers the loop draws
