@@ -229,3 +229,42 @@ def test_errors_are_clear():
         return np.sum(tc.checkpoint(block, x, W, mode=1))
     with pytest.raises(tc.UnsupportedSyntaxError, match="keyword"):
         tc.grad(bad_kw)(X)
+
+
+def _checked_block(x):
+    y = np.sin(x)
+    print("block runs")
+    if np.max(y) > 0.9:
+        raise ValueError("too big (block)")
+    return y
+
+
+def segment_kept_below_min_bytes(x):
+    return np.sum(tc.checkpoint(_checked_block, x, min_bytes=10 ** 9))
+
+
+def scope_switched_at_run_time(x, flag):
+    with tc.checkpoint_scope("checked", enabled=flag):
+        y = np.sin(x)
+        print("scope runs")
+        assert np.max(y) < 0.9, "too big (scope)"
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f, extra, printed", [
+    (segment_kept_below_min_bytes, (), "block runs"),
+    (scope_switched_at_run_time, (False,), "scope runs"),
+    (scope_switched_at_run_time, (True,), "scope runs"),
+])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": "auto", "memory_budget": "1MB"}])
+def test_a_segment_whose_record_is_kept_checks_and_prints_as_python_does(capsys, f, extra,
+                                                                         printed, options):
+    """A kept record runs the re-recording function alone, which left out the
+    segment's raise, assert and print: the gradient came back where Python
+    raises, and nothing was printed.  Each now runs once, as written."""
+    small, large = np.array([0.5, 0.7]), np.array([0.5, 1.4])
+    g = tc.grad(f, **options)(small, *extra)
+    np.testing.assert_allclose(g, np.cos(small), rtol=1e-12)
+    assert capsys.readouterr().out.count(printed) == 1
+    with pytest.raises((ValueError, AssertionError), match="too big"):
+        tc.grad(f, **options)(large, *extra)

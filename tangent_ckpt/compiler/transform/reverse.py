@@ -157,6 +157,7 @@ class Reverser:
         self.batched = set()  # owned adjoints that may be an rt.ProductSum until settled
         self.recording = False  # see nested()
         self.replayed = False  # see nested()
+        self.observing = False  # see nested()
         self.fresh = set()  # adjoints holding an array only they refer to (rules.track_fresh)
         self.facts = ArrayFacts()  # arrays, matmul operands, counters (owned_adjoints.py)
 
@@ -164,20 +165,21 @@ class Reverser:
         """A statement that only observes; in a step the driver may run again,
         run only when the step first runs (a print is printed once)."""
         lines = self._primal_statement(stmt)
-        if not self.replayed or not _users_call(stmt.expr):
+        if not (self.replayed or self.observing) or not _users_call(stmt.expr):
             return lines
         inside = [Line(item.stmt, None, item.adjoint, item.comment) if isinstance(item, Line)
                   else item for item in lines]  # (the line's comment goes above the if)
         return [Block(sx.if_(ast.UnaryOp(op=ast.Not(), operand=sx.rt("replaying"))), inside,
                       stmt.line)]
 
-    def nested(self, checkpointed=None, recording=False, replayed=False):
+    def nested(self, checkpointed=None, recording=False, replayed=False, observing=False):
         """A Reverser for another generated function (a loop step, a segment);
         ``recording``: it recomputes a step for its reverse sweep, where the
         statements that only observe (``print``, ``assert``) are left out;
         ``replayed``: a checkpointed loop's step, which the driver may run again
         (or code inside one), where they run only the first time
-        (``rt.replaying()``)."""
+        (``rt.replaying()``); ``observing``: a recording that may be the only run
+        (a segment whose record is kept), which keeps them, as a replayed one."""
         sub = Reverser(self.function, self.active, self.namer, self.adj, self.bindings,
                        self.error, checkpointed=checkpointed, segments=self.segments,
                        counts=self.counts, primal_names=self.primal_names,
@@ -185,6 +187,7 @@ class Reverser:
                        inexact=self.inexact)
         sub.recording = recording
         sub.replayed = replayed or self.replayed
+        sub.observing = observing
         sub.facts = self.facts
         return sub
 
@@ -206,7 +209,7 @@ class Reverser:
                 out.extend(saves.carried_after(record))
                 record = None
             if isinstance(stmt, ir.Assign) and stmt.observes:
-                if not self.recording:  # print(...), assert: forward sweep only
+                if not self.recording or self.observing:  # print(...), assert: forward only
                     out.extend(self._observation(stmt))
             elif isinstance(stmt, (ir.Assign, ir.SetItem)):
                 if id(stmt) in saves.first_writes:

@@ -72,7 +72,7 @@ def _primal_body(rev, node):
 def _adjoint_body(rev, node):
     """The adjoint function's body: the block re-recorded, then reversed from the
     adjoints of its outputs."""
-    sub = rev.nested(recording=True)
+    sub = rev.nested(recording=True, observing=True)  # (the only run when kept)
     defined = set(node.inputs) | set(rev.bindings)
     primal = sub.primal(node.segment.body, set(defined), set(defined))
     seeds = [rev.adj(o) for o in node.active_outputs]

@@ -26,6 +26,7 @@ segments of one gradient call (``grad(f, checkpoint="auto", memory_budget=...)``
 import numpy as np
 
 from tangent_ckpt.runtime.backends import is_array
+from tangent_ckpt.runtime.loops.replays import replayed_steps
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime.loops import profiler as _profiler
 from tangent_ckpt.runtime.memory import parse_memory
@@ -121,14 +122,15 @@ class Segment:
         record, self._record = self._record, None
         if record is None:
             record = self.adjoint(*inputs)
-            if self._random is not None:  # the re-run draws the numbers forward drew
-                random, before = self._random
-                now = random.capture()
-                random.restore(before)
-                outputs = next(record)
-                random.restore(now)
-            else:
-                outputs = next(record)
+            with replayed_steps():  # a print in it ran in the forward sweep
+                if self._random is not None:  # the re-run draws the numbers forward drew
+                    random, before = self._random
+                    now = random.capture()
+                    random.restore(before)
+                    outputs = next(record)
+                    random.restore(now)
+                else:
+                    outputs = next(record)
             saved = frame_nbytes(record, exclude=(inputs, outputs)) \
                 if _profiler.active_profilers() else None
             _profiler.record(self.name, steps_recomputed=1, bytes_saved=saved)
