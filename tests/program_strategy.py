@@ -1653,12 +1653,13 @@ class _Gen:
             # memory (the aux came back as zeros); a row stored from a (1, 3) value
             # (its adjoint was summed along the axis of length 1)
             t = self.fresh_name("t")
-            self.emit(indent, f"{aux} = np.zeros({(3,) + shape})")
+            rows = 2 if shape else 3  # (2, 3) or (3,): shapes the other statements write
+            self.emit(indent, f"{aux} = np.zeros({(rows,) + shape})")
             self.emit(indent, f"{aux}[0] = {x}")
-            self.emit(indent, f"for {t} in range(2):")
+            self.emit(indent, f"for {t} in range({rows - 1}):")
             row = self.pick(["[None]", ""]) if shape else ""
             self.emit(indent + 1, f"{aux}[{t} + 1] = np.tanh({aux}[{t}] * s + {y}){row}")
-            env[aux] = Var((3,) + shape, 1.0, fresh=True)
+            env[aux] = Var((rows,) + shape, 1.0, fresh=True)
         elif form == "dict":
             self.emit(indent, f"{aux} = {{'norm': np.sum({x} ** 2), 'tag': 'step', "
                               f"'parts': [{y}, ({x}, 3)]}}")
