@@ -87,3 +87,36 @@ def test_a_nested_defs_own_name_is_not_taken_for_the_local():
     text = desugared(with_a_nested_def_of_its_own_f).split("\n\n\n")[0]
     assert "twice_result = y * y" in text and "-y" not in text, text
     check_value_and_grad(with_a_nested_def_of_its_own_f, (np.array([0.3, 0.5]),))
+
+
+def numpy_under_a_local_name(x, c):
+    m = np
+    return np.sum(np.tanh(x)) * m.max(c) + m.sum(x * m.sin(x))
+
+
+class _Sampler:
+    """racecar's HMC: NumPy kept on the object (self.np = np)."""
+
+    def __init__(self, scale):
+        self.np = np
+        self.scale = scale
+
+    def energy(self, q):
+        return self.np.sum(q * q) * self.scale + self.np.log(1.0 + self.np.sum(q ** 4))
+
+
+def numpy_held_by_an_object(q, scale):
+    sampler = _Sampler(scale)
+    return sampler.energy(q)
+
+
+@pytest.mark.parametrize("f, args", [
+    (numpy_under_a_local_name, (np.array([0.3, 0.5]), np.array([1.0, 2.0]))),
+    (numpy_held_by_an_object, (np.array([0.3, -0.5]), 0.7)),
+])
+def test_numpy_under_another_local_name_is_read_as_numpy(f, args):
+    """m = np; m.max(c) is np.max(c): it was taken for the method of an array m,
+    np.max(m, c), which raised a TypeError in the generated code."""
+    text = desugared(f)
+    assert "m.max" not in text and "m.sin" not in text and "sampler_np." not in text, text
+    check_value_and_grad(f, args, wrt=(0,))

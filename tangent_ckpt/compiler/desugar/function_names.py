@@ -1,5 +1,6 @@
 """Desugar: a local name that surely denotes one function, called by that
-function's own name.
+function's own name (and one that surely denotes a module, ``m = np``, read by
+the module's own name: ``m.max(c)`` is ``np.max(c)``).
 
 Once objects are names (``scalar_objects.py``), ``self.f = f`` given ``rhs``
 leaves ``integ_f = rhs``, and a method's ``dt, f = self.dt, self.f`` leaves
@@ -38,11 +39,16 @@ def resolve_function_names(parsed, fnode):
             if len(found) == 1 and None not in found.values():
                 known[name] = next(iter(found.values()))
                 changed = True
-    spelled = {}
+    spelled, modules = {}, {}
     for name, fn in known.items():
         if isinstance(fn, gast.FunctionDef):  # a def of the function's own
             if name != fn.name:
                 spelled[name] = fn.name
+            continue
+        if isinstance(fn, types.ModuleType):  # m = np: m.max(c) is np.max(c)
+            global_name = _module_name(parsed, fn, bindings[name], bindings, unknown)
+            if global_name is not None:
+                modules[name] = global_name
             continue
         global_name = fn.__name__
         if global_name not in bindings and global_name not in unknown and \
@@ -55,7 +61,21 @@ def resolve_function_names(parsed, fnode):
                 node.func.id in spelled:
             node.func = gast.copy_location(name_node(spelled[node.func.id]), node.func)
             rewritten = True
+        elif isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
+                isinstance(node.value.ctx, gast.Load) and node.value.id in modules:
+            node.value = gast.copy_location(name_node(modules[node.value.id]), node.value)
+            rewritten = True
     return rewritten
+
+
+def _module_name(parsed, module, values, bindings, unknown):
+    """The module-level name a local bound only to ``module`` (``m = np``) may be
+    spelled with: one of the names it is bound to that denotes it there."""
+    for value in values:
+        if isinstance(value, gast.Name) and value.id not in bindings and \
+                value.id not in unknown and parsed.resolve(value.id) is module:
+            return value.id
+    return None
 
 
 def _own_defs(fnode, bindings):
@@ -89,7 +109,7 @@ def _denoted(parsed, value, bindings, known, unknown):
     if value.id in bindings or value.id in unknown:
         return known.get(value.id)
     fn = parsed.resolve(value.id)
-    return fn if isinstance(fn, types.FunctionType) else None
+    return fn if isinstance(fn, (types.FunctionType, types.ModuleType)) else None
 
 
 def _bindings(fnode):
