@@ -12,6 +12,7 @@ gradient's (``checkpoint=True``, ``snapshots=``, ``memory_budget=``).
 """
 
 import linecache
+import types
 import weakref
 from typing import (Any, Callable, Concatenate, Generic, Literal, Optional, Sequence, Tuple,
                     Union, Unpack, overload)
@@ -271,8 +272,8 @@ def _random_states(args, kwargs, namespace):
     arguments, the objects the code was compiled against (a module-level or
     closure generator) and their attributes (``self.rng``)."""
     values = list(args) + list(kwargs.values()) + list(namespace.values())
-    held = [v for value in values if not isinstance(value, type)
-            for v in getattr(value, "__dict__", {}).values()]
+    held = [v for value in values if not isinstance(value, (type, types.ModuleType))
+            for v in getattr(value, "__dict__", {}).values()]  # (not a module's names)
     return RandomStates((), True, values + held)
 
 

@@ -83,6 +83,9 @@ class ShapeOf:
         return f"ShapeOf({self.shape})"
 
 
+_SHAPED = (np.ndarray, ShapeOf)  # what unbroadcast reads a shape from directly
+
+
 _SHAPES = {}  # shape -> its one ShapeOf: a tape of n steps holds n references, not n objects
 
 
@@ -145,6 +148,10 @@ def unbroadcast(g, x):
     if type(g) is float:
         return g   # a Python number never widens a shape
     gshape = g.shape if type(g) is np.ndarray or isinstance(g, np.generic) else np.shape(g)
+    if not gshape:  # a number's adjoint: x's shape only where x is an array of one element
+        if type(x) not in _SHAPED or not x.shape or any(n != 1 for n in x.shape):
+            return g
+        return np.reshape(g, x.shape)
     shape = x.shape if type(x) is ShapeOf or type(x) is np.ndarray else np.shape(x)
     if gshape == shape:
         return g
