@@ -250,3 +250,14 @@ def c_take(w): return np.sum(CONST_V.take([0, 2]) * w)  # noqa: E704
 def test_method_of_a_module_level_array_without_a_row_is_still_a_constant_call():
     """A method without a function of its own (``take``) keeps its old path."""
     check_grad(c_take, (np.array([1.2, 2.1]),))
+
+
+def m_clip_below(x): return np.sum(x.clip(-0.1) ** 2)                   # noqa: E704
+def m_clip_above(x): return np.sum(x.clip(max=0.5) ** 2)                # noqa: E704
+
+
+@pytest.mark.parametrize("fn", [m_clip_below, m_clip_above], ids=lambda f: f.__name__)
+def test_clip_method_with_one_bound(fn):
+    """``x.clip(-0.1)`` leaves the upper bound at None; read as ``np.clip(x, -0.1)``
+    it was NumPy's TypeError 'missing a_max' from the generated code."""
+    check_grad(fn, (np.array([-0.5, 0.3, 1.2]),))

@@ -450,6 +450,9 @@ class CallLowering:
         args = node.args
         if method in VARARGS_METHODS and len(args) > 1:
             args = [gast.Tuple(elts=list(args), ctx=gast.Load())]
+        if method == "clip" and len(args) == 1 and \
+                not any(k.arg in ("max", "a_max") for k in node.keywords):
+            args = [*args, gast.Constant(value=None, kind=None)]  # x.clip(0): no upper bound
         return self.primitive(fn, args, node.keywords, hint, node, leading=(base,))
 
     def rewritten_method(self, node, hint):
