@@ -410,3 +410,35 @@ def test_carried_state_bound_on_some_paths_only(m):
     x, b = np.linspace(0.1, 1.0, 4), np.linspace(0.2, 0.5, 4)
     df = tc.grad_with_checkpointing(index_seen_by_two_loops, wrt=0, snapshots=2)
     check_grad(index_seen_by_two_loops, (x, b, m, 3), df=df)
+
+
+def _damped(h):
+    return np.tanh(0.9 * h + 0.1)
+
+
+def marker_loop_in_taped_loop(h, n, m):
+    for k in range(m):
+        h, _ = tc.checkpointed_loop(_damped, h, n, 2)
+        h = h * 1.1
+    return np.sum(h ** 2)
+
+
+def marker_loop_in_taped_while(h, n):
+    k = 0
+    while k < 3:
+        h, _ = tc.checkpointed_loop(_damped, h, n)
+        k += 1
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [(marker_loop_in_taped_loop, (5, 3)),
+                                      (marker_loop_in_taped_while, (4,))],
+                         ids=["for", "while"])
+def test_checkpointed_loop_marker_inside_a_taped_loop(fn, args):
+    """``tc.checkpointed_loop`` in a loop the gradient tapes makes one driver per
+    trip; each trip's reverse needs its own (before, every trip reversed the last
+    one's: a CheckpointError from the second)."""
+    h0 = np.array([0.3, -0.2, 0.5])
+    taped = check_grad(fn, (h0, *args))
+    checkpointed = check_grad(fn, (h0, *args), df=tc.grad(fn, checkpoint=True, snapshots=2))
+    np.testing.assert_allclose(taped, checkpointed, rtol=1e-12)

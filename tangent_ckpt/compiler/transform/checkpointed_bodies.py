@@ -80,6 +80,9 @@ def forward(rev, loop, defined, possibly, in_loop):
             rev.saves.unbound.append(c)  # bound on some paths only: None on entry
     # the values the loop overwrites are kept for the code before it (reverse order)
     carried_saves = []
+    if in_loop:  # a driver per trip of a taped loop (tc.checkpointed_loop in a for):
+        # each trip's reverse needs its own, so the previous one goes on the tape
+        carried_saves.append(_save(rev, enter, name, loop.line, defined, possibly, in_loop))
     for c in carried:
         if c not in empty:
             carried_saves.append(_save(rev, enter, c, loop.line, defined, possibly, in_loop))
