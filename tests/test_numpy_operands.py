@@ -78,3 +78,18 @@ def test_a_module_level_array_needs_no_check_and_a_rebound_list_is_refused(monke
     monkeypatch.setitem(globals(), "OFFSETS", [0.0, 1.0, 2.0])  # the gradient compiles again
     with pytest.raises(tc.errors.TangentCkptError, match=r"meets a list in `x \+ \[\.\.\.\]`"):
         df(0.5)
+
+
+def shape_named_then_joined(x, k):
+    s = np.shape(x)
+    return np.sum(np.ones(s + (k,))) * np.sum(x)
+
+
+def test_a_shape_tuple_is_no_numpy_value():
+    """``np.shape(x)`` makes a new value, but a tuple: the check of ``s + (k,)``
+    stays, and stops the gradient where Python joins the tuples (it was proved
+    to pass and left out: ``np.ones`` of the elementwise sum, 14.7 for 25.2)."""
+    df = tc.grad(shape_named_then_joined)
+    with pytest.raises(tc.TangentCkptError, match="Python joins the two sequences"):
+        df(np.array([0.5, -0.3, 1.2, 0.7]), 3)
+    assert CHECK in df.source

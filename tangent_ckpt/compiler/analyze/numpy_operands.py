@@ -32,12 +32,12 @@ def drop_proved_checks(function):
     the ``rt.require_numpy_operand`` observations that surely pass."""
     if not any(isinstance(s, ir.Assign) and s.numpy_operand for s in ir.walk(function.body)):
         return
-    numpy_values = owned_arrays(function) | set(function.array_params)
     assignments = {}
     for stmt in ir.walk(function.body):
         if isinstance(stmt, (ir.Assign, ir.For)):
             assignments.setdefault(stmt.target, []).append(
                 stmt.expr if isinstance(stmt, ir.Assign) else None)
+    numpy_values = _numpy_values(assignments, owned_arrays(function), function.array_params)
     arrays = {name for name, exprs in assignments.items()
               if all(_returns_an_array(e) for e in exprs)}
     arrays |= _elementwise_of_arguments(assignments, function.array_params)
@@ -69,6 +69,33 @@ def _elementwise_of_arguments(assignments, params):
                 found.add(name)
                 grown = True
     return found
+
+
+def _numpy_values(assignments, owned, params):
+    """The parameters given arrays and the owned names every assignment of which
+    makes a NumPy value: a row saying ``returns="array"`` or ``"array or
+    scalar"``, a ufunc called by name, or an operator with such a name as an
+    operand.  Owned alone is not enough: ``np.shape(x)`` is new, and a tuple."""
+    found, grown = set(params), True
+    while grown:
+        grown = False
+        for name, exprs in assignments.items():
+            if name in owned and name not in found and \
+                    all(_makes_numpy_value(e, found) for e in exprs):
+                found.add(name)
+                grown = True
+    return found
+
+
+def _makes_numpy_value(expr, found):
+    if not isinstance(expr, ir.Prim) or "out" in expr.kwargs:
+        return False
+    if isinstance(expr.fn, np.ufunc) and expr.render == "call":
+        return True  # np.tanh(w), np.add(a, b): NumPy's result, whatever the operands
+    if isinstance(expr.fn, np.ufunc):  # a + b: Python's operator on what a and b hold
+        return any(isinstance(a, ir.Name) and a.id in found for a in expr.args)
+    facts = registry.facts(expr.fn)
+    return facts is not None and facts.returns in ("array", "array or scalar")
 
 
 def _returns_an_array(expr):
