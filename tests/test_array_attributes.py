@@ -67,3 +67,36 @@ def test_a_cast_to_complex_numbers_is_refused_with_its_line():
     with pytest.raises(TangentCkptError) as info:
         tc.grad(complex_cast)(X)
     assert "test_array_attributes.py:" in str(info.value) and "astype" in str(info.value)
+
+
+def joined_shape(x, k):
+    return np.sum(np.ones(x.shape + (k,)) * x[:, None]) + np.sum(np.ones((k,) + x.shape) * x)
+
+
+def joined_shape_function(x):
+    return np.sum(np.ones(np.shape(x) + (1,))) * np.sum(x)
+
+
+def joined_shape_slice(x, k):
+    return np.sum(np.ones(np.shape(x)[:1] + (2, k))) * np.sum(x)
+
+
+def repeated_shape(x):
+    return np.sum(np.zeros(x.shape * 2)) + np.sum(x) * len(x.shape * 3)
+
+
+@pytest.mark.parametrize("f, args", [
+    (joined_shape, (np.array([0.5, -0.3, 1.2, 0.7]), 3)),
+    (joined_shape_function, (np.array([0.5, -0.3, 1.2, 0.7]),)),
+    (joined_shape_slice, (np.array([0.5, -0.3, 1.2, 0.7]), 3)),
+    (repeated_shape, (np.array([0.5, -0.3, 1.2]),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_shape_is_a_tuple_that_plus_joins(f, args):
+    """``x.shape + (k,)`` and ``np.shape(x) + (1,)`` join tuples, as Python runs
+    them: ``np.shape(x) + (1,)`` was the elementwise sum, ``np.ones((5,))`` for
+    ``np.ones((4, 1))`` (10.5 where Python gives 8.4), and ``x.shape + (k,)`` was
+    refused as a list meeting a tuple."""
+    value, _ = tc.value_and_grad(f)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    check_grad(f, args)
+    check_grad(f, args, df=tc.grad(f, checkpoint=True, snapshots=2))

@@ -5,6 +5,7 @@ functions written ``np.<name>``, other objects bound as globals)."""
 
 import ast
 import operator
+import types
 
 import gast
 import numpy as np
@@ -58,6 +59,9 @@ class ExpressionLowering:
             folded = self.lo.containers.static_scalar(node)  # i - 1, "W" + str(l + 1)
             if folded is not None:
                 return ir.Const(folded)
+            if isinstance(node.op, (gast.Add, gast.Mult)) and (
+                    self.shape_tuple(node.left) or self.shape_tuple(node.right)):
+                return self.nondiff(node, "a shape")  # x.shape + (k,): Python's tuples
             if type(node.op) in BINOPS:
                 fn, symbol, opname = BINOPS[type(node.op)]
                 left = self.value(node.left, hint)
@@ -126,6 +130,17 @@ class ExpressionLowering:
         name = kinds.get(type(node), type(node).__name__)
         raise self.lo.error(UnsupportedSyntaxError, f"unsupported expression: {name}", node,
                          construct=name, hint="rewrite it with loops and NumPy calls")
+
+    def shape_tuple(self, node):
+        """Is ``node`` written as an array's shape, or a slice of one (``x.shape``,
+        ``np.shape(x)[1:]``): a tuple of ints, which ``+`` joins and ``*``
+        repeats?"""
+        if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
+            node = node.value
+        if isinstance(node, gast.Attribute):
+            return node.attr == "shape" and not isinstance(
+                self.static_value(node.value), types.ModuleType)
+        return isinstance(node, gast.Call) and self.static_value(node.func) is np.shape
 
     def _branch_value(self, node, target, hint, line):
         saved = self.lo.out
