@@ -156,3 +156,91 @@ def test_nested_write_through_a_slice_is_refused():
     assert f"{HERE}:{line_of(nested_write_through_a_slice, 'xs[1:][0] = x')}:" in \
         str(info.value)
     assert "xs[1:][0]" in str(info.value) or "xs[1:][0]" in info.value.construct
+
+
+# --- a op= b on an array keeps the array's dtype and shape, or raises (rt.in_place_result)
+def float32_state_scaled(x, n):
+    y = np.ones(3, dtype=np.float32)
+    for t in range(n):
+        y *= x
+        y += 0.5
+    return np.sum(y)
+
+
+def test_an_in_place_operator_keeps_a_float32_array_float32():
+    """``y *= x`` on a float32 array stays float32 in Python; read as ``y = y * x``
+    the value came back in float64, with other numbers."""
+    x = np.array([1.1, 0.7, 1.3])
+    for options in CHECKPOINTED:
+        value, grad = tc.value_and_grad(float32_state_scaled, **options)(x, 3)
+        expected = float32_state_scaled(x, 3)
+        assert type(value) is type(expected) and value == expected
+        assert grad.dtype == np.float64  # the argument's dtype
+        # the derivative of the float64 program, to float32's precision
+        np.testing.assert_allclose(grad, tc.grad(float64_state_scaled)(x, 3), rtol=1e-6)
+    check_grad(float64_state_scaled, (x, 3))
+
+
+def float64_state_scaled(x, n):
+    y = np.ones(3)
+    for t in range(n):
+        y *= x
+        y += 0.5
+    return np.sum(y)
+
+
+def int_array_plus_half(x):
+    a = np.arange(3)
+    a += 0.5 * x
+    return np.sum(a)
+
+
+def int_slice_plus_half(x):
+    a = np.zeros(3, dtype=int)
+    a[0:2] += 1.5
+    return np.sum(a) * np.sum(x)
+
+
+def widened_by_broadcasting(x):
+    a = np.zeros(3)
+    a += np.ones((2, 3)) * x
+    return np.sum(a)
+
+
+def widened_in_a_loop(x, n):
+    h = x * 1.0
+    for t in range(n):
+        h += np.outer(x, x)[:, :1]
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("f, args, error", [
+    (int_array_plus_half, (np.array([0.1, 0.2, 0.3]),), TypeError),
+    (int_slice_plus_half, (np.array([0.1, 0.2, 0.3]),), TypeError),
+    (widened_by_broadcasting, (np.array([0.1, 0.2, 0.3]),), ValueError),
+    (widened_in_a_loop, (np.array([0.1, 0.2, 0.3]), 3), ValueError),
+], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=["taped", "checkpointed"])
+def test_an_in_place_operator_raises_where_numpy_raises(f, args, error, options):
+    """NumPy raises for an int array ``+= 0.5`` (same_kind casting) and for a
+    result of another shape than the target; the gradient returned a number."""
+    with pytest.raises(error):
+        f(*args)
+    with pytest.raises(error, match="in-place operator"):
+        tc.grad(f, **options)(*args)
+
+
+def numbers_and_arrays_updated(x, n):
+    s = 0.0
+    h = np.zeros_like(x)
+    for t in range(n):
+        s += np.sum(x * t)
+        h -= 0.1 * np.tanh(h + x)
+        h[0] *= 1.01
+    return s + np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=["taped", "checkpointed"])
+def test_in_place_operators_on_numbers_and_arrays_differentiate(options):
+    check_grad(numbers_and_arrays_updated, (np.array([0.3, -0.2, 0.5]), 4),
+               df=tc.grad(numbers_and_arrays_updated, **options))

@@ -35,7 +35,7 @@ from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
-from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, stored_tangent,
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, in_place_result, stored_tangent,
                                                                    through_cast, where_nonzero)
 from tangent_ckpt.runtime import random_state
 from tangent_ckpt.runtime.rows import append_row, repeat_row, rows_holding
@@ -662,6 +662,10 @@ with section("Shape"):
                tangent="through_cast(t, dtype)")
     defadjoint(through_cast, "x, dtype", name="rt.through_cast", x="through_cast(g, dtype)",
                linear=True)
+    # `a op= b` on an array keeps a's dtype and shape (or raises): a's value reaches
+    # the result through `a op b`; a itself only gives the dtype
+    defadjoint(in_place_result, "result, target", name="rt.in_place_result", view="result",
+               piecewise=("target",), result="g", tangent="t")
     # a subscript write's tangent into an array of unknown dtype (inexact_arrays.py)
     defadjoint(stored_tangent, "t, target", name="rt.stored_tangent", view="t",
                piecewise=("target",), t="stored_tangent(g, target)", linear=("t",))
@@ -1121,6 +1125,8 @@ NOTES = {
                 "`dtype=`: decided at compile time, else at run time by `rt.cast_result`)",
     cast_result: "a result given `dtype=` at run time: derivative 0 where it truncates",
     through_cast: "the adjoint and tangent of `rt.cast_result`",
+    in_place_result: "`a op= b` on an array: the result in `a`'s dtype and shape, or NumPy's "
+                     "error (an int array `+= 0.5`, a result of another shape)",
     stored_tangent: "forward mode's tangent of a subscript write into an array of unknown "
                     "dtype: zero into an integer or bool array (docs/inplace.md)",
     np.array: "identity up to `ndmin`; a (nested) list of arrays becomes np.stack",

@@ -15,8 +15,10 @@ from tangent_ckpt.compiler.lower.container_values import (
 )
 from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, LocalFunction, ObjectValue, TupleValue, is_function, to_source,
+    CompileTimeValue, LocalFunction, Lowered, ObjectValue, TupleValue, is_function, load_context,
+    to_source,
 )
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import in_place_result
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
@@ -25,6 +27,25 @@ class AssignmentLowering:
 
     def __init__(self, lowering):
         self.lo = lowering
+
+    def augmented(self, s):
+        """``a op= b``: ``a = a op b``, where an array ``a`` keeps its dtype and shape
+        as NumPy's in-place operator keeps them (``rt.in_place_result``: a float32
+        ``a`` stays float32; an int ``a += 0.5`` or a result of another shape
+        raises).  ``a`` is read once, before ``b``, as Python reads it."""
+        hint = s.target.id if isinstance(s.target, gast.Name) else "item"
+        current = self.lo.expressions.value(load_context(s.target), hint)
+        if is_container(current) or isinstance(current, CompileTimeValue) or \
+                self.lo.run_time.is_rows(current) or self.lo.run_time.is_dict(current):
+            op_value = gast.BinOp(left=Lowered(current, s.target), op=s.op, right=s.value)
+            self.assign(s.target, gast.copy_location(op_value, s), s)  # lists, tuples
+            return
+        current = self.lo.expressions.atomize(current, hint)
+        op_value = gast.copy_location(
+            gast.BinOp(left=Lowered(current, s.target), op=s.op, right=s.value), s)
+        result = self.lo.expressions.atomize(self.lo.expressions.value(op_value, hint), hint)
+        kept = ir.Prim(in_place_result, [result, current], {}, "call", ref="rt.in_place_result")
+        self.assign(s.target, Lowered(kept, s), s)
 
     def assign(self, target, value_node, s):
         line = s.lineno

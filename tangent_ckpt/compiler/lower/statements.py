@@ -143,9 +143,7 @@ class StatementLowering:
                 self.lo.assignments.assign(s.target, s.value, s)
         elif isinstance(s, gast.AugAssign):
             self.lo.objects.check_in_place(s.target, s)
-            op_value = gast.BinOp(left=load_context(s.target), op=s.op, right=s.value)
-            gast.copy_location(op_value, s)
-            self.lo.assignments.assign(s.target, op_value, s)
+            self.lo.assignments.augmented(s)
         elif isinstance(s, gast.If):
             self.if_(s)
         elif isinstance(s, gast.For):

@@ -33,7 +33,8 @@ from tangent_ckpt.runtime.jit.numba_passes import fused_source
 TWINS = ("unbroadcast", "shape_of", "broadcast_shape", "matmul_shape", "zeros_like",
          "getitem_adjoint", "accumulate_at", "setitem_adjoint_value", "setitem_adjoint_array",
          "repeat_to_match", "where_nonzero", "power_adjoint_base", "matmul_adjoint_x1", "matmul_adjoint_x2",
-         "accumulate_matmul_adjoint_x2", "as_gradient", "store_snapshot", "restore_snapshot", "assign_at")
+         "accumulate_matmul_adjoint_x2", "as_gradient", "store_snapshot", "restore_snapshot", "assign_at",
+         "in_place_result")
 
 
 def _twin(name):
@@ -192,6 +193,26 @@ def _as_gradient(g, x):
             return lambda g, x: float(np.sum(g))
         return lambda g, x: float(g)
     _refuse("as_gradient", g, x)
+
+
+@_twin("in_place_result")
+def _in_place_result(result, target):
+    if not isinstance(target, types.Array):
+        return lambda result, target: result  # a number: `a op= b` makes a new one
+    if not (isinstance(result, types.Array) and result.ndim == target.ndim):
+        _refuse("in_place_result", result, target)
+    same = result.dtype == target.dtype
+    if not same and not np.can_cast(numpy_support.as_dtype(result.dtype),
+                                    numpy_support.as_dtype(target.dtype), casting="same_kind"):
+        _refuse("in_place_result", result, target)  # NumPy's error, raised by NumPy
+    dtype = target.dtype
+
+    def kept(result, target):
+        if result.shape != target.shape:
+            raise ValueError("non-broadcastable output operand (an in-place operator "
+                             "writes into its target's memory)")
+        return result if same else result.astype(dtype)
+    return kept
 
 
 def _basic(index):

@@ -29,7 +29,7 @@ __all__ = [
     "is_zero", "Parts", "unbroadcast", "ShapeOf", "shape_of", "broadcast_shape", "matmul_shape", "as_gradient", "output_adjoint", "zeros_like", "private_adjoint", "reshape_like",
     # arithmetic and elementwise
     "where_nonzero", "power_adjoint_base", "power_adjoint_exponent", "select_adjoint",
-    "clip_adjoint", "clip_adjoint_bound", "cast_result", "through_cast",
+    "clip_adjoint", "clip_adjoint_bound", "cast_result", "through_cast", "in_place_result",
     # linear algebra
     "matmul_adjoint_x1", "matmul_adjoint_x2", "dot_adjoint_a", "dot_adjoint_b",
     "ProductSum", "accumulate_matmul_adjoint_x2", "settled", "transposed",
@@ -308,6 +308,32 @@ def cast_result(x, dtype):
     unchanged; the derivative passes through only where ``dtype`` keeps a
     continuum of values (see ``through_cast``)."""
     return x
+
+
+def in_place_result(result, target):
+    """What ``target op= value`` leaves in ``target``, given ``result``, the value
+    of ``target op value``.  On a NumPy array the operator writes into the
+    array's own memory, so the result keeps its shape and dtype: NumPy raises
+    where the result broadcasts to another shape or casts only unsafely
+    (``same_kind``: an int array ``+= 0.5``), and a float32 array stays float32.
+    On anything else (numbers, NumPy scalars) it is ``result``, a new object."""
+    if type(target) is not np.ndarray:
+        return result
+    if type(result) is np.ndarray and result.dtype is target.dtype and \
+            result.shape == target.shape:
+        return result  # the common case, first: 0.2 us
+    shape = np.shape(result)
+    if shape != target.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {target.shape} "
+                         f"doesn't match the broadcast shape {shape} (an in-place operator "
+                         "writes into its target's memory)")
+    dtype = np.result_type(result)
+    if dtype == target.dtype and type(result) is np.ndarray:
+        return result
+    if not np.can_cast(dtype, target.dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast an in-place operator's output from {dtype!r} to "
+                        f"{target.dtype!r} with casting rule 'same_kind'")
+    return np.asarray(result, dtype=target.dtype)
 
 
 def through_cast(g, dtype):
