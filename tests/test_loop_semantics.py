@@ -700,3 +700,30 @@ def test_numba_backend_rebinds_the_loop_variable_too(f):
         got = tc.value_and_grad(f, checkpoint=True, backend="numba")(x, 4)
     assert np.isclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def rows_updated_in_place(x):
+    y = x * 1.0
+    for v in y:
+        y += v
+    return np.sum(y ** 2)
+
+
+def rows_scaled_in_place(x, n):
+    Y = np.outer(x, x[:2])
+    for t in range(n):
+        for r in Y:
+            Y *= 0.5 + 0.1 * np.sum(r)
+    return np.sum(Y)
+
+
+@pytest.mark.parametrize("f, args", [(rows_updated_in_place, ()), (rows_scaled_in_place, (2,))],
+                         ids=["+=", "*="])
+def test_a_loop_over_an_array_its_body_updates_in_place_sees_the_updates(f, args):
+    """``for v in y: y += v`` writes into y's memory, which the rows still to come
+    show; the loop read the rows of the array from before it (24 for 39)."""
+    x = np.array([1.0, 2.0, 3.0])
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        value, grad = tc.value_and_grad(f, **options)(x, *args)
+        assert value == pytest.approx(f(x, *args), rel=1e-12)
+        np.testing.assert_allclose(grad, numeric_grad(f, [x, *args], (0,))[0], rtol=1e-6)

@@ -196,7 +196,8 @@ class LoopLowering:
         where the body rebinds the name (``for i, x in enumerate(X): X = X * 2``):
         the array is pinned to a name of its own (found by tests/test_fuzz.py)."""
         seq = self.lo.expressions.atomize(self.lo.expressions.value(node, "rows"), "rows")
-        if isinstance(node, gast.Name) and rebinds(s.body, node.id):
+        if isinstance(node, gast.Name) and rebinds(s.body, node.id) and \
+                not _updates_only_in_place(s.body, node.id):
             pinned = self.lo.namer.fresh(f"{node.id}_rows")
             self.lo.emit(ir.Assign(pinned, ir.Copy(seq), s.lineno))
             seq = ir.Name(pinned)
@@ -265,3 +266,16 @@ class LoopLowering:
             self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
             body.append(ir.Break(flag, s.lineno))
         self.lo.emit(ir.While(test, body, s.lineno, header=header, break_flag=flag))
+
+
+def _updates_only_in_place(body, name):
+    """Is every binding of ``name`` in ``body`` an augmented assignment (``X += d``)?
+    On the array a loop visits, that writes into its memory, which the rows
+    still to come show (Python's iterator reads them there), as reading the
+    current ``X`` does; a plain ``X = ...`` binds a new array the loop never
+    sees, and a loop mixing both is refused."""
+    stores = [n for s in body for n in gast.walk(s)
+              if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)]
+    updates = {id(n.target) for s in body for n in gast.walk(s) if isinstance(n, gast.AugAssign)}
+    in_place = [n for n in stores if id(n) in updates]
+    return bool(in_place) and len(in_place) == len(stores)
