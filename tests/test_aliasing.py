@@ -909,3 +909,64 @@ def test_in_place_updates_of_items_that_are_distinct_arrays_stay_differentiable(
     updated in place: the gradient equals central differences, taped and
     checkpointed (the comprehension was refused, naming the module 'np')."""
     check_grad(fn, (np.array([0.7, -0.4]), 3), df=tc.grad(fn, wrt=0, **options))
+
+
+# --- a loop over a view of an array its body writes into ---------------------------
+def reversed_rows_written(x):
+    y = x * 1.0
+    for v in reversed(y):
+        y[0] = y[0] * v  # WRITE
+    return y[0]
+
+
+def sliced_rows_written(x):
+    y = x * 1.0
+    for k, v in enumerate(y[:-1]):
+        y[k + 1] = y[k + 1] - 0.5 * v  # WRITE
+    return np.sum(y ** 2)
+
+
+def named_view_rows_written(x):
+    Y = x * 1.0
+    Z = Y[1:]
+    for r in Z:
+        Y[0] = Y[0] * r  # WRITE
+    return Y[0]
+
+
+@pytest.mark.parametrize("f", [reversed_rows_written, sliced_rows_written,
+                               named_view_rows_written], ids=lambda f: f.__name__)
+def test_a_write_into_the_rows_a_loop_still_visits_is_refused(f):
+    """Python's iterator reads each row of ``reversed(y)``, ``y[:-1]`` or a view ``Z``
+    from the array's memory when it reaches it, so a write in the body shows in
+    later rows; the gradient read the rows as they were when the loop started
+    (36 where Python gives 36 for the value but a wrong gradient taped, 6 and a
+    wrong gradient checkpointed)."""
+    with pytest.raises(TransformError) as info:
+        tc.grad(f)(np.array([1.0, 2.0, 3.0]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(f, '# WRITE')}:" in message, message
+    assert "may change the rows it has still to visit" in message, message
+
+
+def rows_of_itself_written(x):
+    Y = x * 1.0
+    for r in Y:
+        Y[0] = Y[0] * r
+    return Y[0]
+
+
+def items_of_a_list_written(x):
+    params = [x * 1.0, x * 2.0]
+    total = 0.0
+    for k, W in enumerate(params):
+        total = total + np.sum(W * W) * (k + 1)
+    return total
+
+
+@pytest.mark.parametrize("f", [rows_of_itself_written, items_of_a_list_written],
+                         ids=lambda f: f.__name__)
+def test_a_loop_over_the_array_it_writes_by_name_is_followed(f):
+    x = np.array([1.0, 2.0, 3.0])
+    check_grad(f, (x,))
+    check_grad(f, (x,), df=tc.grad(f, checkpoint=True, snapshots=2))

@@ -86,6 +86,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
         self.always_live = set()
+        # a for loop's iterable while its body runs -> the loop: Python's iterator reads
+        # each row from the iterable's memory when it reaches it
+        self.iterating = {}
         # a helper's parameters: its caller's arrays, read after it returns, so a write
         # into a local that may share one's memory (row = x[k]; row[0] = v) changes
         # what the caller reads (a write into the parameter itself is the inliner's)
@@ -252,6 +255,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             ranged = isinstance(it, gast.Call) and self.resolve(it.func) is range
             self.set(head, iterated, _Info() if ranged else self.info(it, env))
         body_sites = self.sites(s.body)
+        if isinstance(s, gast.For) and not ranged:
+            self.iterating[iterated] = s
         for _ in range(50):  # origins are finite; this reaches a fixpoint in a few rounds
             inner = dict(head)
             if isinstance(s, gast.For):
@@ -282,6 +287,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 break
             head = new_head
         self.loop_depth -= 1
+        self.iterating.pop(iterated, None)
         head.pop(iterated, None)
         out = self.block(s.orelse, dict(head))  # the else runs when no break left the loop
         for env_at in breaks:
@@ -571,6 +577,28 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         for origin in written:
             candidates |= self.holders.get(origin, set())
         for other in sorted(candidates - {name}):
+            if other in self.iterating:
+                # for v in reversed(y), y[1:], Y.T, Z (= Y[1:]): the rows of a view read
+                # as the loop goes; a write into Y itself in `for r in Y` is followed
+                # (the lowering reads Y's current rows)
+                loop = self.iterating[other]
+                itself = isinstance(loop.iter, gast.Name) and loop.iter.id == name
+                info = env.get(other)
+                # (a list's or tuple's items are its objects, written by their own names)
+                if not itself and info is not None and not self.visits_items(loop.iter, env) \
+                        and written & info.everything():
+                    place = ast.unparse(gast.gast_to_ast(loop.iter))
+                    raise self.parsed.error(
+                        UnsupportedSyntaxError,
+                        f"a write into '{name}' inside the loop over {place} (line "
+                        f"{loop.lineno}) may change the rows it has still to visit: Python "
+                        "reads each row from that memory when the loop reaches it",
+                        node, construct=f"write into the rows of {place} while looping",
+                        hint="to visit the rows as they were before the loop, loop over "
+                             "a copy of the array (np.copy(...)); to see the writes, loop "
+                             "over the indices (for k in range(len(...))) and read each "
+                             "row when it is needed")
+                continue
             if other not in self.always_live and id(s) not in self.live_after(other) and \
                     not (other in self.live_parameters and name not in self.live_parameters):
                 continue
@@ -592,6 +620,15 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
+
+    def visits_items(self, iterable, env):
+        """Does a loop over ``iterable`` visit the objects a list, tuple or dict
+        holds (directly, or through zip, enumerate, reversed), rather than the rows
+        of an array's memory?"""
+        if isinstance(iterable, gast.Call) and self.resolve(iterable.func) in (
+                zip, enumerate, reversed) and iterable.args:
+            return all(self.visits_items(a, env) for a in iterable.args)
+        return self.surely_container(self.info(iterable, env))
 
     def updates_places(self, call, parameter):
         """Whether the helper ``call`` calls may update a place of what it is given
