@@ -744,8 +744,8 @@ def _shaped_one(g, x, as_gradient):
     if isinstance(x, (float, np.floating)) and not is_foreign_array(g):
         dtype = x.dtype if isinstance(x, np.floating) else np.dtype(np.float64)
         return dtype.type(as_gradient(g, x))
-    if is_array(x) and not (type(g) is type(x) and g.shape == x.shape) \
-            or np.iscomplexobj(g):
+    if is_array(x) and not (type(g) is type(x) and g.shape == x.shape and
+                            g.dtype == x.dtype) or np.iscomplexobj(g):
         return as_gradient(g, x)
     return g
 
