@@ -422,3 +422,41 @@ def by_dimension(pos, k):
 def test_add_at_into_a_column_chosen_by_a_loop_counter():
     rng = np.random.default_rng(9)
     check_construct(by_dimension, (rng.normal(size=(3, 2)), 0.6), wrt=(0, 1), autograd=False)
+
+
+def diagonal_shorter(x):
+    A = np.ones((3, 3))
+    np.fill_diagonal(A, x[:2])
+    return np.sum(A @ A * x[:3])
+
+
+def diagonal_longer(x):
+    A = np.ones((3, 3))
+    np.fill_diagonal(A, x)
+    return np.sum(A @ A)
+
+
+def diagonal_column(x):
+    A = np.ones((3, 3))
+    np.fill_diagonal(A, x[:3, None])
+    return np.sum(A @ A * x[:3])
+
+
+def diagonal_refilled_in_a_loop(x, n):
+    A = np.outer(x[:3], x[:3])
+    for t in range(n):
+        np.fill_diagonal(A, np.diag(A)[:2] * 0.5)
+        A = np.tanh(A)
+    return np.sum(A)
+
+
+@pytest.mark.parametrize("f, args", [(diagonal_shorter, ()), (diagonal_longer, ()),
+                                     (diagonal_column, ()), (diagonal_refilled_in_a_loop, (3,))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_fill_diagonal_repeats_or_cuts_values_as_numpy_does(f, args):
+    """NumPy writes ``val`` through ``a.flat``: repeated when shorter than the
+    diagonal, cut when longer, flattened when 2-d; as ``A[i, i] = val`` each was
+    NumPy's bare ValueError from the generated code."""
+    x = np.array([0.3, -0.4, 0.7, 1.1, 0.2, 0.5])
+    check_grad(f, (x, *args))
+    check_grad(f, (x, *args), df=tc.grad(f, checkpoint=True, snapshots=2))

@@ -30,7 +30,8 @@ import numpy as np
 from tangent_ckpt.adjoints.numpy_versions import available, numpy_function
 from tangent_ckpt.adjoints.registry import (defadjoint, defconstant, defmethod, defprimitive,
                                             defpure, lookup, registered_functions)
-from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import column_join, quantile_weights, row_join
+from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import (column_join, diagonal_values,
+                                                                   quantile_weights, row_join)
 from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
@@ -702,6 +703,10 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                items="row_join_adjoint(g, items, i)", linear="joint")
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
                items="column_join_adjoint(g, items, i)", linear="joint")
+    # the array only gives the diagonal's length
+    defadjoint(diagonal_values, "val, a", name="rt.diagonal_values", view="val",
+               piecewise=("a",), val="diagonal_values_adjoint(g, val, a)",
+               tangent="diagonal_values(t, a)")
     defadjoint(append_row, "rows, item", name="list.append",
                rows="append_row_adjoint_rows(g)", item="append_row_adjoint_item(g)",
                linear="joint", complex_input=True)
@@ -1115,6 +1120,8 @@ NOTES = {
     np.column_stack: "sequence parameter `tup`",
     row_join: "`np.r_[a, b, ...]` of arrays and numbers (no slices or string directives)",
     column_join: "`np.c_[a, b, ...]` of arrays and numbers",
+    diagonal_values: "`np.fill_diagonal(a, val)`'s values: `val` repeated or cut to the "
+                     "diagonal's length, as NumPy writes them",
     append_row: "`hs.append(h)` on a list built in a loop, held as its rows "
                 "(docs/python_support.md)",
     repeat_row: "`[h0] * n` with a run-time `n`, written row by row",

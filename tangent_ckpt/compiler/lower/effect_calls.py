@@ -22,6 +22,7 @@ from tangent_ckpt.compiler.lower.container_values import is_container
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import Lowered, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import diagonal_values
 
 # np.add.at(a, idx, v) and its siblings: ufunc.at is unbuffered (repeats accumulate);
 # those with a primitive are the write a = primitive(a, idx, v)
@@ -177,7 +178,12 @@ def _fill_diagonal(lo, call, stmt):
     array = lo.expressions.atomize(lo.expressions.value(a, "diagonal"), "diagonal")
     index = ir.NonDiff(sx.rt("diagonal_index", ir.operand_node(array)),
                        ir.operand_names(array))
-    return _subscript(a, Lowered(index, stmt), stmt), bound["val"]
+    val = lo.expressions.value(bound["val"], "val")
+    if is_container(val):  # [1.0, 2.0]: stored as the array it makes
+        return _subscript(a, Lowered(index, stmt), stmt), Lowered(val, stmt)
+    val = lo.expressions.atomize(val, "val")
+    values = ir.Prim(diagonal_values, [val, array], {}, "call", ref="rt.diagonal_values")
+    return _subscript(a, Lowered(index, stmt), stmt), Lowered(values, stmt)
 
 
 def _copyto(lo, call, stmt):

@@ -27,6 +27,7 @@ __all__ = [
     "column_stack_adjoint", "rollaxis_adjoint", "sort_adjoint", "partition_adjoint",
     "select_adjoint_choice", "linspace_adjoint", "arange_adjoint_start", "arange_adjoint_step", "row_join",
     "column_join", "row_join_adjoint", "column_join_adjoint", "sum_all", "diagonal_index",
+    "diagonal_values", "diagonal_values_adjoint",
 ]
 
 
@@ -499,6 +500,27 @@ def column_join_adjoint(g, items, i):
     if is_zero(g):
         return g
     return reshape_like(concatenate_adjoint(g, _join_pieces(items, True), -1, i), items[i])
+
+
+def diagonal_values(val, a):
+    """The values ``np.fill_diagonal(a, val)`` writes on ``a``'s diagonal: ``val``
+    itself when it is a number or one value per entry, else its values in order,
+    repeated or cut to the diagonal's length (NumPy writes through ``a.flat``)."""
+    n = min(np.shape(a))
+    if np.ndim(val) == 0 or np.shape(val) == (n,):
+        return val
+    return np.resize(np.ravel(val), n)
+
+
+def diagonal_values_adjoint(g, val, a):
+    """The adjoint of :func:`diagonal_values`: each value of ``val`` receives the
+    adjoints of the entries it was written on."""
+    n = min(np.shape(a))
+    if np.ndim(val) == 0 or np.shape(val) == (n,):
+        return g
+    out = np.zeros(np.size(val), dtype=np.result_type(g, 0.0))
+    np.add.at(out, np.arange(n) % np.size(val), g)
+    return np.reshape(out, np.shape(val))
 
 
 def diagonal_index(a):
