@@ -23,6 +23,7 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 4. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
 5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
+   ``ndindex_loops.py``: ``for i, j in np.ndindex(n, m)``, nested ``range`` loops;
 6. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
    flags and ``break`` (after 5: a return in an unrolled tuple loop stays a return);
 6b. ``row_loops.py``: ``for row in X`` writing into ``row``, as ``for k in
@@ -52,6 +53,7 @@ from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
 from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
 from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
+from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
 from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
@@ -78,6 +80,7 @@ def desugar(parsed, helper=False, given=None):
     peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)
     unroll_writing_tuple_loops(parsed.node)
+    nest_ndindex_loops(parsed)
     desugar_loop_exits(parsed.node)
     index_row_loops(parsed)
     bindings = rewrite_fill_calls(parsed)
