@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from gradcheck import check_grad_and_autograd
+from gradcheck import check_grad, check_grad_and_autograd
 from source_lines import line_of
 from tangent_ckpt.errors import TransformError
 
@@ -639,3 +639,31 @@ def test_an_item_of_another_shape_than_the_lists_items_is_refused_at_its_line(f,
         tc.grad(f)(x, 3)
     assert f"{HERE}:{line_of(f, marker)}:" in str(info.value), str(info.value)
     assert shapes in str(info.value), str(info.value)
+
+
+def lists_made_by_calling_list(h, n):
+    hs = list()
+    us = list()
+    for t in range(n):
+        h = np.tanh(h * 1.1)
+        hs.append(h)
+        us.append(h * 2.0)
+    return np.sum(np.stack(hs) * np.stack(us))
+
+
+def containers_made_by_calling_their_types(h):
+    d = dict()
+    d["a"] = h * 2.0
+    t = tuple()
+    return np.sum(d["a"]) + len(t)
+
+
+@pytest.mark.parametrize("f, args", [(lists_made_by_calling_list, (3,)),
+                                     (containers_made_by_calling_their_types, ())],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_list_dict_and_tuple_called_empty_are_their_displays(f, args):
+    """``hs = list()`` (desugar/empty_displays.py): its append was refused as an
+    array's in-place method, and two such lists were taken for one object."""
+    x = np.array([0.3, -0.4, 0.7])
+    check_grad(f, (x, *args))
+    check_grad(f, (x, *args), df=tc.grad(f, checkpoint=True, snapshots=2))

@@ -6,6 +6,7 @@ keeping what the code computes exactly; the order matters where one pass's outpu
 is another's input.  For the differentiated function and every helper the
 lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 
+0. ``empty_displays.py``: ``list()``, ``dict()``, ``tuple()`` as ``[]``, ``{}``, ``()``;
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
@@ -47,6 +48,7 @@ import gast
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
+from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
@@ -73,6 +75,7 @@ def desugar(parsed, helper=False, given=None):
     is a function the lowering may inline (views of its parameters are followed
     back to the caller's arrays).  ``given``: {parameter: structure} of the
     objects the call gives (:func:`given_objects`)."""
+    write_empty_displays(parsed)
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
     unroll_function_loops(parsed)
