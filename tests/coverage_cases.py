@@ -18,8 +18,9 @@ from tangent_ckpt.adjoints import numpy_rules, registry
 from tangent_ckpt.adjoints.numpy_versions import VERSIONS, numpy_function
 from tangent_ckpt.adjoints.rule_text import parse_signature
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
-from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, stored_tangent,
-                                                                   through_cast)
+from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import diagonal_values
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, in_place_result,
+                                                                   stored_tangent, through_cast)
 from tangent_ckpt.runtime.rows import append_row, repeat_row, rows_holding
 
 try:
@@ -427,6 +428,16 @@ def shape_cases():
         Case("np.asarray(x * 2.0, dtype=y.dtype) * y + np.asarray(x, dtype=(y > 9.0).dtype)",
              {"x": ((3,), r), "y": ((3,), r)}, covers=(cast_result, through_cast)),
         Case("np.nan_to_num(x, posinf=5.0)", {"x": ((3,), r)}),
+        # NumPy's float types as casts (float32: finite differences see its rounding)
+        Case("np.float64(x[0]) * y + np.float64(x * y) + np.longdouble(x) * y",
+             {"x": ((3,), r), "y": ((3,), r)}),
+        Case("np.float32(x) * y", {"x": ((3,), r), "y": ((3,), r)}, tol=0.05),
+        # an in-place operator on an array keeps its dtype and shape (rt.in_place_result)
+        Case("z = x * 1.0\nz += y * x\nz *= y\nz", {"x": ((3,), r), "y": ((3,), r)},
+             covers=(in_place_result,)),
+        # np.fill_diagonal's values repeated to the diagonal's length (rt.diagonal_values)
+        Case("A = np.outer(x, x)\nnp.fill_diagonal(A, y * 2.0)\nA", {"x": ((3,), r), "y": ((2,), r)},
+             covers=(diagonal_values,)),
         # forward mode's tangent of a write into an array of unknown dtype: the value's
         # into a float array (y), none into an integer one
         Case("rt.stored_tangent(x * y, y) + rt.stored_tangent(x, np.arange(3))",

@@ -1811,7 +1811,7 @@ class _Gen:
         self.emit(indent, f"{x} = {self._items(env, 1, shape)[0]}")
         index = self.fresh_name("t")
         form = self.pick(["range", "range3", "enumerate", "rows", "break", "rebound",
-                          "nested", "while", "rebound_sequence"])
+                          "nested", "while", "rebound_sequence", "updated_sequence"])
         prior = self.pick(["none", "int", "float"])
         self.features.add("loop_variable_" + form)
         inner = indent + 1
@@ -1864,6 +1864,22 @@ class _Gen:
             self.emit(inner, f"{seq} = {seq} * 0.5 + 0.1 * s")
             self.emit(inner, f"{x} = 0.9 * {x} + 0.1 * np.tanh({x} * s + np.sum({row}))")
             after = f"(1.0 + 0.1 * np.sum({row})) + np.sum({seq})"
+        elif form == "updated_sequence":
+            # the body updates the array it loops over in place: Python's iterator
+            # reads each row when it reaches it, so later rows show the update (the
+            # rows were pinned to the array from before the loop: a wrong value)
+            seq, row = self.fresh_name("Q"), self.fresh_name("row")
+            self.emit(indent, f"{seq} = {self.pick(['B', 'M'])} * 1.0")
+            head = self.pick([f"{row} in {seq}", f"{index}, {row} in enumerate({seq})",
+                              f"{row}, _ in zip({seq}, M)"])
+            self.emit(indent, f"for {head}:")
+            # (the row, a view of the array, is read before the update only: read
+            # after it, the fence refuses the write)
+            self.emit(inner, f"{x} = 0.9 * {x} + 0.1 * np.tanh({x} * s + np.sum({row}))")
+            self.emit(inner, self.pick([f"{seq} += 0.1 * s * {row}",
+                                        f"{seq} *= 0.5 + 0.1 * np.sum({row} * s)",
+                                        f"{seq}[0] = {seq}[0] * 0.5 + {row} * s"]))
+            after = f"(1.0 + 0.1 * np.sum({seq}))"
         elif form == "rows":
             self.emit(indent, f"for {index} in {self.pick(['B', 'M'])}:")
             self.emit(inner, f"{x} = 0.9 * {x} + 0.1 * np.tanh({x} * s + np.sum({index}))")

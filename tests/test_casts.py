@@ -137,7 +137,7 @@ def float64_of_an_item(x):
 
 
 def float32_of_an_array(x):
-    return np.sum(np.float32(x) * 2.0) + np.float16(x[2]) * 1.0
+    return np.sum(np.float32(x) * 2.0) + np.longdouble(x[2]) * 1.0
 
 
 def float64_accumulated(x, n):

@@ -582,7 +582,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 # as the loop goes; a write into Y itself in `for r in Y` is followed
                 # (the lowering reads Y's current rows)
                 loop = self.iterating[other]
-                itself = isinstance(loop.iter, gast.Name) and loop.iter.id == name
+                itself = name in self.iterated_names(loop.iter)
                 info = env.get(other)
                 # (a list's or tuple's items are its objects, written by their own names)
                 if not itself and info is not None and not self.visits_items(loop.iter, env) \
@@ -620,6 +620,16 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
+
+    def iterated_names(self, iterable):
+        """The names whose rows a loop over ``iterable`` reads by name as it goes
+        (``Y`` in ``for r in Y``, ``enumerate(Y)``, ``zip(Y, M)``), which the
+        lowering reads from the current array."""
+        if isinstance(iterable, gast.Name):
+            return {iterable.id}
+        if isinstance(iterable, gast.Call) and self.resolve(iterable.func) in (zip, enumerate):
+            return {a.id for a in iterable.args if isinstance(a, gast.Name)}
+        return set()
 
     def visits_items(self, iterable, env):
         """Does a loop over ``iterable`` visit the objects a list, tuple or dict
