@@ -489,6 +489,42 @@ def test_a_list_of_objects_made_inside_is_unrolled_taped_and_checkpointed():
                     autograd=False)
 
 
+class _OneWeight:
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        return np.tanh(self.W @ x)
+
+
+class _NoWeight:
+    def forward(self, x):
+        return np.tanh(x)
+
+
+def layers_with_and_without_attributes(W, x):
+    layers = [_OneWeight(W), _NoWeight()]
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(x)
+
+
+def layers_without_and_with_attributes(W, x):
+    layers = [_NoWeight(), _OneWeight(W), _NoWeight(), _OneWeight(W.T)]
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f", [layers_with_and_without_attributes,
+                               layers_without_and_with_attributes], ids=lambda f: f.__name__)
+def test_a_list_of_objects_holding_fewer_attributes_than_objects_is_differentiated(f):
+    """Each object of the list is one item, whatever it holds (the names of the
+    list's items were counted by the objects' attributes: a list of an object
+    with one attribute and one with none raised StopIteration)."""
+    check_construct(f, (W, X), wrt=(0, 1), autograd=False)
+
+
 # --- one array under two names of an object (a plain assignment) ---------------------
 class _Accumulator:
     def __init__(self, w, step):

@@ -153,7 +153,8 @@ class AssignmentLowering:
             # attributes are variables already), unrolled by `for layer in layers`
             items = leaves(value)
             names = [item if isinstance(item, ObjectValue) else ir.Name(self.lo.namer.fresh(path))
-                     for item, path in zip(items, leaf_paths(value, user_name))]
+                     for item, path in zip(items, leaf_paths(value, user_name,
+                                                             into_objects=False))]
         for element, item in zip(names, items):
             if not isinstance(item, ObjectValue):
                 self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(

@@ -43,17 +43,19 @@ def leaves(value):
     return [value]
 
 
-def leaf_paths(value, prefix):
-    """Names for the leaves of ``value``: ``prefix_0_1``, ``prefix_w``."""
+def leaf_paths(value, prefix, into_objects=True):
+    """Names for the leaves of ``value``: ``prefix_0_1``, ``prefix_w``; an object's
+    attributes are leaves too, unless ``into_objects`` is False (each object one
+    leaf, as :func:`leaves` counts them)."""
     if isinstance(value, DictValue):
         return [p for key, item in zip(value.keys, value.items)
-                for p in leaf_paths(item, f"{prefix}_{key_part(key)}")]
+                for p in leaf_paths(item, f"{prefix}_{key_part(key)}", into_objects)]
     if isinstance(value, TupleValue):
         return [p for k, item in enumerate(value.items)
-                for p in leaf_paths(item, f"{prefix}_{k}")]
-    if isinstance(value, ObjectValue):  # a wrt object: its constants are no leaves
-        return [p for k, item in value.attributes.items() if not isinstance(item, ir.Const)
-                for p in leaf_paths(item, f"{prefix}_{k}")]
+                for p in leaf_paths(item, f"{prefix}_{k}", into_objects)]
+    if isinstance(value, ObjectValue) and into_objects:  # a wrt object: its constants
+        return [p for k, item in value.attributes.items()  # are no leaves
+                if not isinstance(item, ir.Const) for p in leaf_paths(item, f"{prefix}_{k}")]
     return [prefix]
 
 
