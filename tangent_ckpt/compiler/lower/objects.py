@@ -18,7 +18,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.observers import emit_observation
-from tangent_ckpt.compiler.lower.outside_objects import OutsideAttributes
+from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, OutsideAttributes
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, Lowered, MethodValue, ObjectValue, SuperValue, TupleValue, to_source,
 )
@@ -33,6 +33,7 @@ class ObjectLowering:
     def __init__(self, lowering):
         self.lo = lowering
         self.outside = OutsideAttributes(lowering)  # attributes assigned on objects made outside
+        self.made = 0  # objects made so far (ObjectValue.serial)
 
     def construct(self, cls, node, hint):
         """``Model(W)``: an object with one variable per attribute; ``__init__``
@@ -42,6 +43,9 @@ class ObjectLowering:
         label = hint if hint.isidentifier() else cls.__name__.lower()
         obj = ObjectValue(cls, label)
         obj.loops_open = self.lo.loops.open  # a loop opened later repeats what changes it
+        obj.serial = self.made = self.made + 1  # the same object in a lowering run again
+        obj.home = self.lo.out  # the block it is made in
+        self.bind_defaults_read_first(obj, node)
         if dataclasses.is_dataclass(cls):
             self.dataclass_fields(obj, node, hint)
             post = getattr(cls, "__post_init__", None)
@@ -127,6 +131,10 @@ class ObjectLowering:
                                  f"{value.cls.__name__}(...) where the code replaces one")
 
     def dataclass_fields(self, obj, node, hint):
+        for f in dataclasses.fields(obj.cls):  # field(default=0, init=False): __init__
+            if not f.init and f.default is not dataclasses.MISSING:  # binds it too
+                self.store_attribute(obj, f.name, self.lo.expressions.constant(
+                    f.default, f.name), node.lineno)
         fields = [f for f in dataclasses.fields(obj.cls) if f.init]
         given = dict(zip((f.name for f in fields), node.args))
         given.update({k.arg: k.value for k in node.keywords})
@@ -177,6 +185,15 @@ class ObjectLowering:
             owner = self.lo.expressions.value(target.value, "owner")
             current = owner.attributes.get(target.attr) \
                 if isinstance(owner, ObjectValue) else None
+            if isinstance(owner, ObjectValue) and target.attr not in owner.attributes and \
+                    hasattr(type(class_attribute(owner.cls, target.attr, None)), "__iadd__"):
+                raise self.lo.error(UnsupportedSyntaxError, "in-place update of an array "
+                                    f"the class {owner.cls.__name__} holds (every object of "
+                                    "the class shares it)", stmt,
+                                    construct=f"{to_source(target)} += ...",
+                                    hint=f"rebind the attribute: {to_source(target)} = "
+                                         f"{to_source(target)} + ..., or give each object "
+                                         "its own array in __init__")
         elif isinstance(target, gast.Name):
             current = self.lo.current_scope.rename.get(target.id)
         else:
@@ -240,7 +257,65 @@ class ObjectLowering:
                                      "__init__), or pass the function as an argument")
         owner.attributes[attr] = function
 
+    def bind_defaults_read_first(self, obj, node):
+        """``p_t = 0`` where ``p = P()`` is made, for each class default (``t = 0``
+        in the class body) that a loop read before it stored over it in a lowering
+        run before (:class:`LowerAgain`): each step then reads what the step
+        before stored, the class's value only until the first store."""
+        for key in sorted(k for k in self.outside.early if k[:2] == ("made", obj.serial)):
+            attr = key[2]
+            default = getattr(obj.cls, attr)
+            self.store_attribute(obj, attr, self.lo.expressions.constant(default, attr),
+                                 node.lineno)
+            if hasattr(type(default), "__iadd__"):  # the class's array, until rebound
+                self.lo.attribute_aliases[obj.attributes[attr].id] = (
+                    f"{obj.label}.{attr}", f"{obj.cls.__name__}.{attr}", None)
+
+    def default_key(self, owner, attr):
+        """The key of ``owner.attr`` among the attributes read as class defaults in
+        loops (``outside.read_in_loops``), the same in a lowering run again."""
+        return self.outside.key(owner, attr) if owner.given else \
+            ("made", owner.serial, attr)
+
+    def class_default(self, owner, attr, value):
+        """``p.t`` of an object that holds no ``t`` yet, read as its class's value
+        ``value``; the loops open here are noted, so that a store into ``p.t`` in
+        one of them lowers the function again with ``p.t`` a variable from where
+        the object is (:meth:`store_attribute`).  An object in ``wrt`` whose
+        attribute is such a variable binds it at the top of the function."""
+        key = self.default_key(owner, attr)
+        if owner.given and key in self.outside.early:
+            name = self.lo.namer.fresh(f"{owner.label}_{attr}")
+            self.outside.bind_first(owner, attr, name,
+                                     ir.Copy(self.lo.expressions.constant(value, attr)))
+            owner.attributes[attr] = ir.Name(name)
+            return _UNRESOLVED  # read as the attribute's variable (object_attribute)
+        if self.lo.loops.serials:
+            self.outside.read_in_loops.setdefault(key, set()).update(self.lo.loops.serials)
+        return value
+
+    def first_store_over_default(self, owner, attr):
+        """Before the first store into ``owner.attr`` where its class holds a
+        default: a store in a loop that read the default first, or in a block
+        other than the object's own (a branch, a loop body), lowers the function
+        again with the attribute a variable from where the object is (an object
+        in ``wrt``: from the top), bound to the default; a later read then sees
+        the default on every path no store ran, the stored value after one."""
+        default = class_attribute(owner.cls, attr, _UNRESOLVED)
+        if attr in owner.attributes or not isinstance(default, _DEFAULTS):
+            return
+        key = self.default_key(owner, attr)
+        if key in self.outside.early:
+            if owner.given:
+                self.class_default(owner, attr, getattr(owner.cls, attr))
+            return
+        read = self.outside.read_in_loops.get(key, set())
+        home = self.lo.root_block if owner.given else owner.home
+        if read & set(self.lo.loops.serials) or self.lo.out is not home:
+            raise LowerAgain(key)  # p.t = p.t + 1 in a loop, t a class default
+
     def store_attribute(self, owner, attr, value, line):
+        self.first_store_over_default(owner, attr)
         if plain_function(owner.attributes.get(attr)):
             raise self.lo.error(UnsupportedSyntaxError, f"the attribute {owner.label}.{attr}, "
                                 "which holds a function, bound again to another value",
@@ -277,7 +352,7 @@ class ObjectLowering:
             return MethodValue(raw, owner)
         if raw is _UNRESOLVED or isinstance(raw, (property, classmethod)):
             return _UNRESOLVED
-        return getattr(owner.cls, attr)
+        return self.class_default(owner, attr, getattr(owner.cls, attr))
 
     def super_value(self, node):
         """``super()`` (in a method of a class, whose ``__class__`` cell Python
@@ -354,6 +429,10 @@ class ObjectLowering:
         raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
                             f"attribute '{attr}' here", node, construct=to_source(node),
                             hint="set the attribute in __init__ before reading it")
+
+
+# class defaults an object's own attribute may start from (``t = 0``, ``mem = np.zeros(2)``)
+_DEFAULTS = (bool, int, float, complex, str, type(None), tuple, np.ndarray, np.generic)
 
 
 def plain_function(value):

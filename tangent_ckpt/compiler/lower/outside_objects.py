@@ -97,7 +97,7 @@ class OutsideAttributes:
         if (held is None or held[0] is not obj or attr not in held[1]) and \
                 (id(obj), attr) in self.early:
             name = self.lo.namer.fresh(f"{self.label(obj)}_{attr}")
-            self._bind_first(obj, attr, name, self._read_when_called(obj, attr))
+            self.bind_first(obj, attr, name, self._read_when_called(obj, attr))
             self.assigned.setdefault(id(obj), (obj, {}))[1][attr] = ir.Name(name)
             held = self.assigned[id(obj)]
         return None if held is None or held[0] is not obj else held[1].get(attr)
@@ -108,9 +108,9 @@ class OutsideAttributes:
         value = owner.attributes[attr]
         if isinstance(value, ir.Name) or isinstance(value, CompileTimeValue):
             return value
-        if self._key(owner, attr) in self.early:
+        if self.key(owner, attr) in self.early:
             name = self.lo.namer.fresh(f"{owner.label}_{attr}")
-            self._bind_first(owner, attr, name, ir.Copy(value))
+            self.bind_first(owner, attr, name, ir.Copy(value))
             owner.attributes[attr] = value = ir.Name(name)
         else:
             self.note_read(owner, attr)  # a constant of the gradient
@@ -127,7 +127,7 @@ class OutsideAttributes:
     def note_read(self, obj, attr):
         """``obj.attr`` read as the object's value (a constant of the gradient)."""
         if self.lo.loops.serials:
-            key = self._key(obj, attr)
+            key = self.key(obj, attr)
             self.read_in_loops.setdefault(key, set()).update(self.lo.loops.serials)
 
     # --- stores -----------------------------------------------------------------------
@@ -141,7 +141,7 @@ class OutsideAttributes:
             if not isinstance(owner.attributes.get(attr), ir.Name) and \
                     not isinstance(value, CompileTimeValue) and attr in owner.attributes:
                 name = self.lo.namer.fresh(f"{owner.label}_{attr}")
-                self._bind_first(owner, attr, name, ir.Copy(owner.attributes[attr]))
+                self.bind_first(owner, attr, name, ir.Copy(owner.attributes[attr]))
                 owner.attributes[attr] = ir.Name(name)
             self.lo.objects.store_attribute(owner, attr, value, stmt.lineno)
             return
@@ -149,7 +149,7 @@ class OutsideAttributes:
         if not isinstance(current, ir.Name) and not isinstance(value, CompileTimeValue):
             name = self.lo.namer.fresh(f"{self.label(owner)}_{attr}")
             if hasattr(owner, attr):  # read where no store ran: the object's value
-                self._bind_first(owner, attr, name, self._read_when_called(owner, attr))
+                self.bind_first(owner, attr, name, self._read_when_called(owner, attr))
             current = ir.Name(name)
         _, attributes = self.assigned.setdefault(id(owner), (owner, {}))
         if isinstance(value, CompileTimeValue):
@@ -198,16 +198,16 @@ class OutsideAttributes:
                                   f"{to_source(target)} + ...")
 
     # --- helpers ----------------------------------------------------------------------
-    def _bind_first(self, owner, attr, name, value):
+    def bind_first(self, owner, attr, name, value):
         """``name = value`` at the top of the differentiated function."""
         line = self.lo.parsed.node.lineno
         at = self.initial_at
         self.lo.root_block.insert(at, ir.Assign(name, value, line))
         self.initial_at = at + 1
-        self.initial[self._key(owner, attr)] = name
+        self.initial[self.key(owner, attr)] = name
 
     @staticmethod
-    def _key(owner, attr):
+    def key(owner, attr):
         """The same attribute in a lowering run again (an object in wrt is made
         anew each time: its parameter's name)."""
         return ("wrt", owner.label, attr) if isinstance(owner, ObjectValue) else \
@@ -239,7 +239,7 @@ class OutsideAttributes:
                                      "inside the function")
 
     def _lower_again_if_read_earlier_in_loop(self, owner, attr, target, stmt):
-        key = self._key(owner, attr)
+        key = self.key(owner, attr)
         if key in self.initial or isinstance(owner, ObjectValue) and \
                 isinstance(owner.attributes.get(attr), ir.Name):
             return  # a variable already: every read after its binding reads it

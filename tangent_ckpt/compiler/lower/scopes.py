@@ -65,6 +65,8 @@ class ObjectValue(CompileTimeValue):
         self.label = label
         self.attributes = {}  # attribute -> ir.Name, or a CompileTimeValue
         self.given = given  # an argument named in wrt: its attributes are read only
+        self.serial = 0  # the how-manieth object the lowering made (objects.py)
+        self.home = None  # the block of the lowering's output it was made in
 
 
 class MethodValue(CompileTimeValue):
