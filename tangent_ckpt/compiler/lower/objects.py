@@ -229,6 +229,13 @@ class ObjectLowering:
         """The object made in the differentiated code whose attribute ``target``
         names; a refusal for any other owner."""
         owner = self.lo.expressions.value(target.value, "owner")
+        if isinstance(owner, ObjectValue) and not plain_store(owner.cls, target.attr):
+            raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
+                                f"object whose class {owner.cls.__name__} controls its "
+                                "attributes (a property setter, __setattr__, a descriptor)",
+                                stmt, construct=to_source(target),
+                                hint="assign the attribute the setter would store into "
+                                     "(self._x = ...), or keep the value in a variable")
         if not isinstance(owner, ObjectValue):
             raise self.lo.error(UnsupportedSyntaxError, "assignment to an attribute of an "
                                 "object made outside the differentiated function", stmt,
@@ -433,6 +440,21 @@ class ObjectLowering:
 
 # class defaults an object's own attribute may start from (``t = 0``, ``mem = np.zeros(2)``)
 _DEFAULTS = (bool, int, float, complex, str, type(None), tuple, np.ndarray, np.generic)
+
+
+def plain_store(cls, attr):
+    """True when ``obj.attr = v`` on an object of ``cls`` binds ``v`` as the object's
+    own attribute (in its ``__dict__``, or a ``__slots__`` member): no hook of the
+    class's (``__setattr__``...) and no other data descriptor (a property's setter)."""
+    if any(inspect.getattr_static(cls, hook, None) is not getattr(object, hook)
+           for hook in _STORE_HOOKS):
+        return False
+    raw = inspect.getattr_static(cls, attr, None)
+    return isinstance(raw, types.MemberDescriptorType) or \
+        not (hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__"))
+
+
+_STORE_HOOKS = ("__setattr__", "__delattr__", "__getattribute__")
 
 
 def plain_function(value):
