@@ -6,6 +6,7 @@ variable per attribute) and on module-level objects (their arrays constants)."""
 import collections
 import copy
 import dataclasses
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -1447,3 +1448,62 @@ def slotted_dataclass_storing_its_field(W, x):
 
 def test_a_store_into_a_slot_of_an_object_made_here_is_differentiated():
     check_construct(slotted_dataclass_storing_its_field, (W, X), (0, 1), autograd=False)
+
+
+# --- descriptors the compiler does not follow -----------------------------------------
+class _Gram:
+    def __init__(self, W):
+        self.W = W
+
+    @functools.cached_property
+    def G(self):
+        return self.W.T @ self.W
+
+
+def cached_property_of_an_object_made_here(W, x):
+    c = _Gram(W)
+    return np.sum(c.G @ x)
+
+
+def cached_property_of_an_object_in_wrt(c, x):
+    return np.sum(c.G @ x)
+
+
+class _TenTimes:
+    def __get__(self, obj, typ=None):
+        return obj._v * 10.0
+
+    def __set__(self, obj, v):
+        obj._v = v / 10.0
+
+
+class _Scaled:
+    v = _TenTimes()
+
+    def __init__(self, x):
+        self._v = x
+
+
+def descriptor_read_on_a_named_object(x):
+    h = _Scaled(x)
+    return h.v
+
+
+def descriptor_read_on_a_new_object(x):
+    return _Scaled(x).v
+
+
+@pytest.mark.parametrize("f, args", [
+    (cached_property_of_an_object_made_here, (W, X)),
+    (cached_property_of_an_object_in_wrt, (_Gram(W), X)),
+    (descriptor_read_on_a_named_object, (1.5,)),
+    (descriptor_read_on_a_new_object, (1.5,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_descriptor_the_compiler_does_not_follow_is_refused(f, args):
+    """Once an all-zero gradient (the cached_property object itself was a constant
+    of the gradient) or an AttributeError from the user's __get__, called with no
+    object while compiling."""
+    for df in (tc.grad(f), tc.value_and_grad(f)):
+        with pytest.raises(TangentCkptError, match="descriptor") as error:
+            df(*args)
+        assert "test_classes.py:" in str(error.value)

@@ -17,6 +17,7 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, OutsideAttributes
 from tangent_ckpt.compiler.lower.scopes import (
@@ -359,7 +360,24 @@ class ObjectLowering:
             return MethodValue(raw, owner)
         if raw is _UNRESOLVED or isinstance(raw, (property, classmethod)):
             return _UNRESOLVED
+        self.refuse_descriptor(owner.cls, attr, raw)
         return self.class_default(owner, attr, getattr(owner.cls, attr))
+
+    def refuse_descriptor(self, cls, attr, raw, node=None):
+        """Refuse ``obj.attr`` where the class holds a descriptor other than a
+        function, property or static method (``functools.cached_property``, a class
+        with ``__get__``): what it gives an object is computed when the code runs,
+        which the lowering does not follow (read through the class, it is the
+        descriptor itself, or the user's ``__get__`` run without an object)."""
+        if isinstance(raw, types.MemberDescriptorType) or not hasattr(type(raw), "__get__"):
+            return  # a __slots__ member (the object's own), or plain data
+        kind = type(raw).__qualname__
+        raise self.lo.error(UnsupportedSyntaxError, f"'{attr}' of an object of "
+                            f"{cls.__name__}, whose class makes it a descriptor ({kind}) the "
+                            "compiler does not follow", node or UserLine(self.lo.line),
+                            construct=f".{attr}",
+                            hint="make it a @property (computed on each read), or compute "
+                                 "the value in a method and call it")
 
     def super_value(self, node):
         """``super()`` (in a method of a class, whose ``__class__`` cell Python
@@ -408,6 +426,7 @@ class ObjectLowering:
                 return MethodValue(raw, owner)
             if isinstance(raw, (property, classmethod)):
                 return _UNRESOLVED
+            self.refuse_descriptor(owner.cls, attr, raw)
             return getattr(klass, attr)
         return _UNRESOLVED
 
@@ -433,6 +452,7 @@ class ObjectLowering:
             if owner.given:  # params.t, a constant unless the code assigns it
                 return self.outside.given_attribute(owner, attr)
             return owner.attributes[attr]
+        self.refuse_descriptor(owner.cls, attr, class_attribute(owner.cls, attr, None), node)
         raise self.lo.error(UnsupportedSyntaxError, f"{owner.cls.__name__} object has no "
                             f"attribute '{attr}' here", node, construct=to_source(node),
                             hint="set the attribute in __init__ before reading it")
