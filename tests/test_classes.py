@@ -1507,3 +1507,54 @@ def test_a_descriptor_the_compiler_does_not_follow_is_refused(f, args):
         with pytest.raises(TangentCkptError, match="descriptor") as error:
             df(*args)
         assert "test_classes.py:" in str(error.value)
+
+
+# --- a class as a value: the cls of a classmethod -------------------------------------
+class _Scale:
+    factor = 2.0
+
+    def __init__(self, W, s):
+        self.W = W
+        self.s = s
+
+    @classmethod
+    def apply(cls, x):
+        return x * cls.factor
+
+    @classmethod
+    def half(cls, W):
+        return cls(W, 0.5)
+
+    def forward(self, x):
+        return np.tanh(self.W @ x) * self.s
+
+
+def classmethod_reading_its_class(x):
+    return _Scale.apply(x) * x
+
+
+def classmethod_making_an_object(W, x):
+    layer = _Scale.half(W)
+    return np.sum(layer.forward(x))
+
+
+def build(cls, W):
+    return cls(W, 2.0)
+
+
+def class_handed_to_a_helper(W, x):
+    layer = build(_Scale, W)
+    return np.sum(layer.forward(x))
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (classmethod_reading_its_class, (1.5,), (0,)),
+    (classmethod_making_an_object, (W, X), (0, 1)),
+    (class_handed_to_a_helper, (W, X), (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_class_given_as_a_value_is_known_when_compiling(f, args, wrt):
+    """``cls.factor`` in a classmethod raised a TypeError from inside the compiler
+    (the class was an operand of the generated code), and ``cls(W, 0.5)`` was
+    refused ("cannot resolve the function cls"): a user's class handed on is now
+    a compile-time value, like a function."""
+    check_construct(f, args, wrt, autograd=False)

@@ -27,7 +27,7 @@ from tangent_ckpt.compiler.lower.scopes import (
     PartialValue, TupleValue, is_function, to_source,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
-from tangent_ckpt.compiler.frontend.reached_functions import METHOD, user_function
+from tangent_ckpt.compiler.frontend.reached_functions import METHOD, user_class, user_function
 from tangent_ckpt.errors import TransformError, UnsupportedFunctionError, UnsupportedSyntaxError
 from tangent_ckpt.runtime.backends import is_foreign_array
 
@@ -48,8 +48,9 @@ def is_compile_time(obj):
         return False
     if is_function(obj):
         return True
-    return not isinstance(obj, type) and type(obj).__module__.split(".")[0] not in (
-        "builtins", "numpy")
+    if isinstance(obj, type):  # a user's class: cls of a classmethod, Layer handed on
+        return user_class(obj)
+    return type(obj).__module__.split(".")[0] not in ("builtins", "numpy")
 
 
 class CallableValues:
