@@ -1558,3 +1558,28 @@ def test_a_class_given_as_a_value_is_known_when_compiling(f, args, wrt):
     refused ("cannot resolve the function cls"): a user's class handed on is now
     a compile-time value, like a function."""
     check_construct(f, args, wrt, autograd=False)
+
+
+# --- a number counter of objects kept in a list ---------------------------------------
+class _CountingLayer:
+    def __init__(self, W):
+        self.W = W
+        self.t = 0
+
+    def __call__(self, x):
+        self.t += 1
+        return np.tanh(self.W @ x) * self.t
+
+
+def counters_of_layers_in_a_list(W, x):
+    layers = [_CountingLayer(W), _CountingLayer(W.T)]
+    for _ in range(2):
+        for layer in layers:
+            x = layer(x)
+    return np.sum(x)
+
+
+def test_a_number_counter_of_an_object_in_a_list_is_differentiated():
+    """``self.t += 1`` on an attribute every store binds a number was refused as
+    a write in place into an array, for an object reached through a list."""
+    check_construct(counters_of_layers_in_a_list, (W, X), (0, 1), autograd=False)

@@ -158,7 +158,24 @@ def number_attributes(cls, fnode, name):
     on as a value, reflection, attribute hooks."""
     if not _plain_class(cls) or not _kept_to_itself(fnode, name):
         return frozenset()
-    trees = [(fnode, name)]
+    return _numbers_stored(cls, [(fnode, name)])
+
+
+def number_attributes_of_class(cls, fnodes):
+    """The attributes every object of ``cls`` surely holds a Python number in, at
+    every moment, wherever it is kept (a list, a dict): every store of an
+    attribute of that name, in each of ``fnodes`` (every function the code may
+    run, on any object) and in every function of ``cls``, binds a number constant
+    or arithmetic of numbers and of such attributes of ``self``."""
+    if not _plain_class(cls):
+        return frozenset()
+    return _numbers_stored(cls, [(fnode, None) for fnode in fnodes])
+
+
+def _numbers_stored(cls, trees):
+    """:func:`number_attributes` for ``trees`` ((tree, the name of the object in
+    it)) and the functions of ``cls``."""
+    trees = list(trees)
     for klass in cls.__mro__:
         for raw in vars(klass).values():
             fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw

@@ -19,6 +19,7 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.desugar.method_writes import handed_parameters, writes_self_in_place
+from tangent_ckpt.compiler.fence.object_facts import number_attributes_of_class
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.objects import plain_function
 from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
@@ -60,6 +61,7 @@ class CallableValues:
     def __init__(self, lowering):
         self.lo = lowering
         self.checked_owners = []  # objects whose method the fence checked, being inlined
+        self.numbers = {}  # class -> the attributes its objects surely hold numbers in
 
     # --- spreading *args and **kwargs ------------------------------------------
     def spread(self, node, hint):
@@ -216,7 +218,7 @@ class CallableValues:
                 node in self.lo.fenced.checked_receivers or \
                 any(o is owner for o in self.checked_owners) or \
                 not writes_self_in_place(
-                    value.fn, cls=owner.cls,
+                    value.fn, cls=owner.cls, numbers=self.number_attributes(owner.cls),
                     held={a: v for a, v in owner.attributes.items() if plain_function(v)},
                     dicts=frozenset(a for a, v in owner.attributes.items()
                                     if isinstance(v, DictValue))):
@@ -227,6 +229,16 @@ class CallableValues:
                             hint="make the object in this function (obj = Class(...)) and call "
                                  "the method on that name, or rebind the attribute instead: "
                                  "self.x = self.x + ...")
+
+    def number_attributes(self, cls):
+        """The attributes every object of ``cls`` holds a number in (``self.t += 1``
+        rebinds them), read off every function the lowering may inline."""
+        if cls not in self.numbers:
+            trees = [self.lo.parsed.node] + [p.parsed.node for p in
+                                             self.lo.fenced.functions.values()
+                                             if p.parsed is not None]
+            self.numbers[cls] = number_attributes_of_class(cls, trees)
+        return self.numbers[cls]
 
     def hands_object(self, node):
         """Whether call ``node`` hands one of the user's functions an object made in
