@@ -112,13 +112,14 @@ def _normalize_wrt(wrt):
 
 
 def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
-              library=None, has_aux=False):
+              library=None, has_aux=False, complex_params=()):
     """The gradient of ``fn``, compiled once per key; ``library``: the array
     library of the arguments when it is not NumPy ("cupy", "dask"): the same code
-    runs with NumPy's functions dispatched there (runtime/backends.py)."""
+    runs with NumPy's functions dispatched there (runtime/backends.py);
+    ``complex_params``: the parameters given complex values (``_complex_parameters``)."""
     containers = containers or {}
     key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes,
-           library, has_aux)
+           library, has_aux, complex_params)
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -136,7 +137,8 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
                                             shapes=dict(shapes.shapes) if shapes and
                                             shapes.shapes else None,
                                             has_aux=has_aux,
-                                            inexact=shapes.inexact if shapes else ())
+                                            inexact=shapes.inexact if shapes else (),
+                                            complex_params=complex_params)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -353,6 +355,8 @@ class GradientFunction(Generic[Result]):
         # and the shapes already met: {cheap signature of a call: its shapes}
         self._last_shapes = None
         self._compiled_shapes = None
+        # the parameters the last call gave complex values, and the compiled gradient's
+        self._last_complex = self._compiled_complex = ()
         self._last_library = self._compiled_library = None   # "cupy", "dask": not NumPy's
         self._shapes_met = {}
         # structures of run-time lists of tuples this gradient is compiled for
@@ -375,20 +379,23 @@ class GradientFunction(Generic[Result]):
         value = self.return_value if return_value is None else return_value
         containers = self._last_containers if containers is None else containers
         shapes = self._last_shapes if shapes is False else shapes
+        complex_params = self._last_complex
         if value == self.return_value and self._compiled is not None and \
                 not containers and shapes == self._compiled_shapes and \
+                complex_params == self._compiled_complex and \
                 self._last_library == self._compiled_library and \
                 not _stale(self._compiled, self.options):
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
                                  self.given_source, containers, shapes, self._last_library,
-                                 self.has_aux)
+                                 self.has_aux, complex_params)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
         if value == self.return_value and not containers:
             self._compiled, self._compiled_shapes = compiled, shapes
+            self._compiled_complex = complex_params
             self._compiled_library = self._last_library
         return compiled, None
 
@@ -460,6 +467,7 @@ class GradientFunction(Generic[Result]):
             containers = {**containers, **nested}
         shapes = None if containers else self._argument_shapes(args, kwargs)
         self._last_containers, self._last_shapes = containers, shapes
+        self._last_complex = self._complex_parameters(args, kwargs, containers)
         self._last_library = _array_library((*self._target.args, *args), kwargs)
         compiled, error = self._compile(containers=containers, shapes=shapes)
         if error is not None and set(containers) - set(self._inner_wrt) - set(nested):
@@ -467,15 +475,20 @@ class GradientFunction(Generic[Result]):
             containers = {k: s for k, s in containers.items()
                           if k in self._inner_wrt or k in nested}
             self._last_containers = containers
+            self._last_complex = self._complex_parameters(args, kwargs, containers)
             compiled, error = self._compile(containers=containers, shapes=shapes)
         if error is not None and nested and not set(nested) <= set(containers):
             # refused with run-time lists of tuples: compiled for their structure instead
             trial = {**containers, **nested}
+            before, self._last_complex = \
+                self._last_complex, self._complex_parameters(args, kwargs, trial)
             retried, second = self._compile(containers=trial, shapes=None)
             if second is None:
                 self._nested_needed.add(tuple(sorted(nested.items())))
                 compiled, error, containers = retried, None, trial
                 self._last_containers, self._last_shapes = containers, None
+            else:
+                self._last_complex = before
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
@@ -531,6 +544,19 @@ class GradientFunction(Generic[Result]):
         if self.return_value:
             return ((value, aux) if self.has_aux else value), grads
         return (grads, aux) if self.has_aux else grads
+
+    def _complex_parameters(self, args, kwargs, containers):
+        """Where this call's arguments hold complex values, as paths into the
+        gradient's parameters (``container_args.complex_paths``, ``containers``
+        given as their leaves): the gradient is compiled for them, so that what
+        they make is known to be complex (compiler/analyze/complex_values.py)."""
+        given = (*self._target.args, *args, *self._target.kwargs.values(), *kwargs.values())
+        if not container_args.complex_paths(given):
+            return ()
+        values = self._argument_values(args, kwargs)
+        if values is None:
+            return ()  # the call itself will say what is wrong
+        return container_args.complex_paths(container_args.flat_values(values, containers))
 
     def _container_arguments(self, args, kwargs):
         """{position: structure} of the ``wrt`` arguments of this call that are

@@ -22,7 +22,7 @@ import copy
 import functools
 import dataclasses
 import types
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
@@ -231,6 +231,47 @@ def flat_values(values, containers) -> List[Any]:
         else:
             flat.append(value)
     return flat
+
+
+def complex_paths(values) -> Tuple[tuple, ...]:
+    """Where ``values`` (the arguments, in order) hold complex numbers: ``(k,)``
+    for the k-th when it is a complex array or number, or a list, tuple or dict
+    holding one; ``(k, "c")`` for an attribute ``c`` of an object of a user class
+    that is (``(k, "a", "c")`` nested).  The gradient is compiled for them: what
+    they make is complex (compiler/analyze/complex_values.py)."""
+    return tuple(path for k, value in enumerate(values)
+                 for path in _complex_paths(value, (k,), frozenset()))
+
+
+def _complex_paths(value, path, seen):
+    if holds_complex(value):
+        return [path]
+    if type(value) is np.ndarray or not is_user_object(value) or id(value) in seen:
+        return []
+    seen = seen | {id(value)}
+    try:
+        attributes = attributes_of(value)
+    except WrtError:  # __slots__
+        attributes = {name: getattr(value, name) for cls in type(value).__mro__
+                      for name in getattr(cls, "__slots__", ()) if hasattr(value, name)}
+    return [found for name, item in attributes.items()
+            for found in _complex_paths(item, path + (name,), seen)]
+
+
+def holds_complex(value: Any) -> bool:
+    """Is ``value`` a complex array or number, or a list, tuple or dict holding one?"""
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.dtype.kind == "c"
+    if kind is float or kind is int or kind is bool:
+        return False
+    if kind is complex or isinstance(value, np.complexfloating):
+        return True
+    if kind is list or kind is tuple:
+        return any(map(holds_complex, value))
+    if kind is dict:
+        return any(map(holds_complex, value.values()))
+    return is_foreign_array(value) and value.dtype.kind == "c"  # CuPy, Dask
 
 
 def leaf_labels(name, value) -> List[str]:

@@ -19,7 +19,7 @@ from typing import (Any, Callable, Concatenate, Generic, Literal, Optional, Sequ
 
 import numpy as np
 
-from tangent_ckpt import display
+from tangent_ckpt import container_args, display
 from tangent_ckpt.api import (_CACHE, _LOCK, GradientFunction, LoopOptions, Wrt, MemoryBudget,
                               _normalize_wrt, Arg, Rest, Result,
                               options_checked, remember, _stale, _Target, _check_wrt_value,
@@ -33,8 +33,8 @@ from tangent_ckpt.runtime import backends
 from tangent_ckpt.runtime.random_state import RandomStates
 
 
-def _compiled_tangent(fn, wrt, return_value, source=None, has_aux=False):
-    key = ("forward", wrt, return_value, source, has_aux)
+def _compiled_tangent(fn, wrt, return_value, source=None, has_aux=False, complex_params=()):
+    key = ("forward", wrt, return_value, source, has_aux, complex_params)
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -47,7 +47,8 @@ def _compiled_tangent(fn, wrt, return_value, source=None, has_aux=False):
             if source is not None:
                 register_source(fn, source)
             try:
-                compiled = compile_tangent(fn, wrt, return_value=return_value, has_aux=has_aux)
+                compiled = compile_tangent(fn, wrt, return_value=return_value, has_aux=has_aux,
+                                           complex_params=complex_params)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -79,12 +80,14 @@ class TangentFunction:
         self._inner_wrt = self._target.inner_wrt(self._positions)
         self._libraries = {}  # (compiled, array library) -> the tangent function run there
 
-    def compile(self, return_value: bool = True):
-        """Compile now (else on the first call); cached per function and wrt."""
+    def compile(self, return_value: bool = True, complex_params: Tuple[tuple, ...] = ()):
+        """Compile now (else on the first call); cached per function and wrt, and the
+        places its arguments hold complex values (``complex_parameters``)."""
         __tracebackhide__ = True  # noqa: F841
         try:
             return _compiled_tangent(self._target.function, self._inner_wrt, return_value,
-                                     self.given_source, self.has_aux and return_value)
+                                     self.given_source, self.has_aux and return_value,
+                                     complex_params)
         except TangentCkptError as exc:
             raise at_user_line(exc, getattr(self._target.function, "__name__", "<module>"))
 
@@ -95,6 +98,21 @@ class TangentFunction:
         return display.GeneratedSource(compiled.source,
                                        f"tangent of {self._target.label} in the direction of "
                                        f"{', '.join(compiled.wrt_names)}")
+
+    def complex_parameters(self, args, kwargs):
+        """Where the call ``(*args, tangents, **kwargs)`` gives complex values, as paths
+        into the parameters (``container_args.complex_paths``): the tangent function
+        is compiled for them (compiler/analyze/complex_values.py)."""
+        args = args[:-1]
+        given = (*self._target.args, *args, *self._target.kwargs.values(), *kwargs.values())
+        if not container_args.complex_paths(given):
+            return ()
+        try:
+            arguments = self._target.bind(args, kwargs)
+        except TypeError:
+            return ()  # the call itself will say what is wrong
+        return container_args.complex_paths([arguments.get(p)
+                                             for p in self._target.parameters()])
 
     def _values(self, args, kwargs, compiled):
         if not args:
@@ -123,7 +141,7 @@ class TangentFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Tuple[Any, ...]:
         __tracebackhide__ = True  # noqa: F841
-        compiled = self.compile()
+        compiled = self.compile(complex_params=self.complex_parameters(args, kwargs))
         values, tangents = self._values(args, kwargs, compiled)
         library = backends.array_library(values + tangents)
         function = compiled.function if library is None else self._on(library, compiled)
@@ -187,7 +205,9 @@ class HessianVectorProduct(Generic[Result]):
             self.gradient().source
 
     def __call__(self, *args: Any, **kwargs: Any) -> Result:
-        compiled = self.tangent.compile(return_value=False)
+        compiled = self.tangent.compile(return_value=False,
+                                        complex_params=self.tangent.complex_parameters(args,
+                                                                                       kwargs))
         values, tangents = self.tangent._values(args, kwargs, compiled)
         products = self.gradient()(*values, *tangents)  # a tuple, in wrt order
         return products[0] if isinstance(self.wrt, int) else products

@@ -204,6 +204,10 @@ class Function:
     # analyze (from the call's arguments): parameters this call passes as float or
     # complex arrays or numbers (inexact_arrays.py)
     inexact_params: frozenset = frozenset()
+    # analyze (from the call's arguments): parameters this call passes complex arrays or
+    # numbers, or containers holding one, and attributes of object parameters that
+    # are, as ``m.c`` (complex_values.py)
+    complex_params: frozenset = frozenset()
 
 
 def output_names(function):

@@ -32,7 +32,7 @@ from tangent_ckpt.compiler.desugar.views import recording_shared_writes
 
 
 def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None,
-                     has_aux=False, inexact=()):
+                     has_aux=False, inexact=(), complex_params=()):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
     returns an :class:`~tangent_ckpt.compiler.emit.rendering.CompiledGradient` whose
     ``dependencies`` are the free names it was compiled against.  Deeply nested
@@ -46,10 +46,12 @@ def compile_gradient(fn, wrt, options, return_value=False, containers=None, shap
     the gradient function returns ``aux`` as computed, after the gradients.
     ``inexact``: the parameters given float or complex values (the caller keys its
     cache by them too): a subscript write into them needs no check for truncation
-    (:mod:`inexact_arrays`)."""
+    (:mod:`inexact_arrays`).  ``complex_params``: where the arguments hold complex
+    values, (position, attribute, ...) paths (keyed too): what they make is complex
+    (:mod:`complex_values`)."""
     with _collector_paused():
         return on_deep_stack(lambda: _stages(fn, wrt, options, return_value, containers,
-                                             shapes, has_aux, inexact), fn)
+                                             shapes, has_aux, inexact, complex_params), fn)
 
 
 @contextlib.contextmanager
@@ -68,13 +70,14 @@ def _collector_paused():
 
 
 def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=False,
-              inexact=()):
+              inexact=(), complex_params=()):
     """The stages both modes share: parse, desugar, the fence (aliases, once, on the
     function and every helper it may inline, each desugared first), lower, analyze.
     ``containers``: the structure of container arguments (``wrt`` positions are
     expanded to their leaves); ``shapes``: the arguments' shapes, when known;
     ``one_output``: a returned tuple or list of outputs is refused; ``has_aux``:
-    ``fn`` returns ``(output, aux)``."""
+    ``fn`` returns ``(output, aux)``; ``inexact``: the parameters the call gives float
+    or complex values; ``complex_params``: where it gives complex ones (paths)."""
     parsed = parse_function(fn)                                     # parse
     parameters = _parameters(parsed)
     followed = desugar(parsed, given=given_objects(parsed, containers))  # desugar (+ views)
@@ -88,12 +91,22 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     active = activity(function, wrt_names)
     function.scalar_output = output_is_scalar(function, shapes)
     function.inexact_params = frozenset(inexact) & set(function.params)
+    function.complex_params = _complex_parameters(function, complex_params, wrt_names)
     scalars = frozenset(name for name, value in bindings.items() if type(value) is float)
     shape_facts(function, scalars)
     if shapes:
         argument_shapes(function, shapes, scalars)
     drop_proved_checks(function)
     return function, bindings, namer, wrt_names, active
+
+
+def _complex_parameters(function, paths, wrt_names):
+    """``paths`` (``container_args.complex_paths``: (position, attribute, ...)) as
+    names: ``z`` for a parameter, ``m.c`` for an attribute of one.  A complex
+    ``wrt`` argument is refused when called (WrtError), not here."""
+    return frozenset(".".join((function.params[path[0]],) + path[1:]) for path in paths
+                     if path[0] < len(function.params) and
+                     (len(path) > 1 or function.params[path[0]] not in wrt_names))
 
 
 def _parameters(parsed):
@@ -119,11 +132,11 @@ def desugared(fn, containers=None):
 
 
 def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_aux=False,
-            inexact=()):
+            inexact=(), complex_params=()):
     with recording() as dependencies, recording_shared_writes() as shared_writes:
-        function, bindings, namer, wrt_names, active = _analyzed(fn, wrt, containers, shapes,
-                                                                 has_aux=has_aux,
-                                                                 inexact=inexact)
+        function, bindings, namer, wrt_names, active = _analyzed(
+            fn, wrt, containers, shapes, has_aux=has_aux, inexact=inexact,
+            complex_params=complex_params)
         plan = auto_plan(options, namer)
         loop_plans = plan_loops(function, options, plan)            # which loops, how
         sweeps = reverse_function(function, active, namer, bindings,  # transform
@@ -142,7 +155,7 @@ def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_au
     return compiled
 
 
-def compile_tangent(fn, wrt, return_value=True, has_aux=False):
+def compile_tangent(fn, wrt, return_value=True, has_aux=False, complex_params=()):
     """Compile the tangent-linear (forward mode) function of ``fn`` in the
     direction of the parameters at positions ``wrt``: it takes ``fn``'s
     parameters and one tangent per ``wrt`` parameter, and returns ``(value,
@@ -150,15 +163,19 @@ def compile_tangent(fn, wrt, return_value=True, has_aux=False):
     function ``tc.hvp`` differentiates again: then ``fn`` must return one
     output).  A returned tuple or list of outputs has a tangent of the same
     structure; with ``has_aux`` ``fn`` returns ``(output, aux)`` and the tangent
-    function ``(value, tangent, aux)``."""
+    function ``(value, tangent, aux)``.  ``complex_params``: where the arguments hold
+    complex values, paths as for :func:`compile_gradient` (the caller keys its cache
+    by them)."""
     with _collector_paused():
-        return on_deep_stack(lambda: _forward_stages(fn, wrt, return_value, has_aux), fn)
+        return on_deep_stack(lambda: _forward_stages(fn, wrt, return_value, has_aux,
+                                                     complex_params), fn)
 
 
-def _forward_stages(fn, wrt, return_value, has_aux=False):
+def _forward_stages(fn, wrt, return_value, has_aux=False, complex_params=()):
     with recording() as dependencies, recording_shared_writes() as shared_writes:
         function, bindings, namer, wrt_names, active = _analyzed(
-            fn, wrt, one_output=not return_value, has_aux=has_aux)
+            fn, wrt, one_output=not return_value, has_aux=has_aux,
+            complex_params=complex_params)
         body, tan, nonzero = tangent_function(function, active, namer,  # transform
                                               bindings, wrt_names)
         code = package_tangent(function, body, tan, nonzero, wrt_names,  # package

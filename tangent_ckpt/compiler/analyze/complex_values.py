@@ -1,9 +1,11 @@
 """Analyze: which local names may hold complex values.
 
 A name may be complex when its value comes, directly or through any primitive,
-from a complex constant (``1j``), a complex global array, or a Fourier transform
-(``np.fft.fft``); ``np.real``, ``np.imag``, ``abs`` and ``np.fft.irfft`` give
-real values again.  The reverse transform uses it for one thing: an adjoint
+from a complex constant (``1j``), a complex global array, an argument the call
+gives a complex value (``function.complex_params``: the gradient is compiled per
+set of complex arguments), or a Fourier transform (``np.fft.fft``);
+``np.real``, ``np.imag``, ``abs`` and ``np.fft.irfft`` give real values again.
+The reverse transform uses it for one thing: an adjoint
 accumulated in place into the buffer of a *real* name (``bW += ...`` in a loop)
 takes the real part of a contribution that reads complex values -- the
 imaginary part is no derivative of a real value (see
@@ -25,16 +27,37 @@ def complex_names(function, bindings):
     """The local names of ``function`` that may hold complex values, and the
     globals in ``bindings`` that do."""
     names = {name for name, value in bindings.items() if _is_complex_value(value)}
+    given = function.complex_params        # the call's complex arguments
+    names |= {path for path in given if "." not in path}
+    attributes = {path for path in given if "." in path}   # m.c: an attribute of m is
+    held = {path.split(".")[0]: path.split(".")[0] for path in attributes}  # name -> path
     assignments = [stmt for stmt in ir.walk(function.body)
                    if isinstance(stmt, (ir.Assign, ir.SetItem))]
     changed = True
     while changed:                          # to a fixed point: loops carry values back
         changed = False
         for stmt in assignments:
-            if stmt.target not in names and _makes_complex(stmt, names):
+            if stmt.target in names or stmt.target in held:
+                continue
+            path = _attribute_read(stmt, held)
+            if path in attributes or path is None and _makes_complex(stmt, names):
                 names.add(stmt.target)
                 changed = True
+            elif path is not None and any(a.startswith(path + ".") for a in attributes):
+                held[stmt.target] = path    # m.sub, whose attribute m.sub.c is complex
+                changed = True
     return names
+
+
+def _attribute_read(stmt, held):
+    """``m.c`` when ``stmt`` reads the attribute ``c`` of a name holding the
+    object ``m`` (one of the call's arguments, or an attribute of one); else None."""
+    expr = getattr(stmt, "expr", None)
+    if isinstance(expr, ir.Prim) and expr.fn is getattr and len(expr.args) == 1 and \
+            isinstance(expr.args[0], ir.Name) and expr.args[0].id in held and \
+            expr.render.startswith("attr:"):
+        return f"{held[expr.args[0].id]}.{expr.render[len('attr:'):]}"
+    return None
 
 
 def _is_complex_value(value):
