@@ -1,17 +1,22 @@
 """Analyze: which local names may hold complex values.
 
 A name may be complex when its value comes, directly or through any primitive,
-from a complex constant (``1j``), a complex global array, an argument the call
-gives a complex value (``function.complex_params``: the gradient is compiled per
-set of complex arguments), or a Fourier transform (``np.fft.fft``);
-``np.real``, ``np.imag``, ``abs`` and ``np.fft.irfft`` give real values again.
-The reverse transform uses it for one thing: an adjoint
+from a complex constant (``1j``), a complex global array, a complex ``dtype``
+(``np.zeros(n, dtype=complex)``, ``np.asarray(x, np.complex128)``,
+``dtype=z.dtype``), an argument the call gives a complex value
+(``function.complex_params``: the gradient is compiled per set of complex
+arguments), or a Fourier transform (``np.fft.fft``); ``np.real``, ``np.imag``,
+``abs`` and ``np.fft.irfft`` give real values again.  The reverse transform uses it for one thing: an adjoint
 accumulated in place into the buffer of a *real* name (``bW += ...`` in a loop)
 takes the real part of a contribution that reads complex values -- the
 imaginary part is no derivative of a real value (see
 ``runtime/primitive_adjoints/complex_adjoints.py``), and NumPy cannot add it into a real buffer.
 """
 
+import ast
+import builtins
+
+import gast
 import numpy as np
 
 from tangent_ckpt.adjoints import registry
@@ -40,7 +45,7 @@ def complex_names(function, bindings):
             if stmt.target in names or stmt.target in held:
                 continue
             path = _attribute_read(stmt, held)
-            if path in attributes or path is None and _makes_complex(stmt, names):
+            if path in attributes or path is None and _makes_complex(stmt, names, bindings):
                 names.add(stmt.target)
                 changed = True
             elif path is not None and any(a.startswith(path + ".") for a in attributes):
@@ -65,20 +70,51 @@ def _is_complex_value(value):
         (isinstance(value, np.ndarray) and value.dtype.kind == "c")
 
 
-def _makes_complex(stmt, names):
+def _makes_complex(stmt, names, bindings):
     if isinstance(stmt, ir.SetItem):
         return _operand_complex(stmt.value, names)
     expr = stmt.expr
     if isinstance(expr, ir.Copy):
         return _operand_complex(expr.value, names)
+    if isinstance(expr, ir.NonDiff):  # z.dtype: a complex type, for dtype=
+        return _dtype_of(expr.node) and not names.isdisjoint(expr.names)
     if isinstance(expr, ir.Prim):
         if id(expr.fn) in COMPLEX_RESULTS:
             return True
         if id(expr.fn) in REAL_RESULTS:
             return False
+        if "dtype" in expr.kwargs and _complex_dtype(expr.kwargs["dtype"], names, bindings) or \
+                any(_complex_dtype(a, names, bindings, positional=True) for a in expr.args):
+            return True
         return any(_operand_complex(a, names)
                    for a in list(expr.args) + list(expr.kwargs.values()))
     return False
+
+
+def _dtype_of(node):
+    return isinstance(node, (ast.Attribute, gast.Attribute)) and node.attr == "dtype"
+
+
+def _complex_dtype(op, names, bindings, positional=False):
+    """Does the operand name a complex type: ``complex``, ``np.complex128``,
+    ``"complex64"``, or a local name holding ``z.dtype`` of a complex ``z``?  A
+    positional string of one letter is an ``order`` ("F"), not a dtype."""
+    if isinstance(op, ir.Name):
+        if op.id in names:
+            return True   # z.dtype, or a complex value (which makes the result complex)
+        value = bindings.get(op.id, getattr(builtins, op.id, None))
+    elif isinstance(op, ir.Const):
+        value = op.value
+        if positional and isinstance(value, str) and len(value) < 2:
+            return False
+    else:
+        return False
+    if not isinstance(value, (type, str, np.dtype)):
+        return False
+    try:
+        return np.dtype(value).kind == "c"
+    except (TypeError, ValueError):
+        return False
 
 
 def _operand_complex(op, names):
