@@ -259,7 +259,8 @@ def _complex_paths(value, path, seen):
 
 
 def holds_complex(value: Any) -> bool:
-    """Is ``value`` a complex array or number, or a list, tuple or dict holding one?"""
+    """Is ``value`` a complex array, number or type (``dtype=complex``), or a list,
+    tuple or dict holding one?"""
     kind = type(value)
     if kind is np.ndarray:
         return value.dtype.kind == "c"
@@ -267,6 +268,11 @@ def holds_complex(value: Any) -> bool:
         return False
     if kind is complex or isinstance(value, np.complexfloating):
         return True
+    if kind is type or kind is np.dtype or isinstance(value, np.dtype):  # dtype=dt
+        try:
+            return np.dtype(value).kind == "c"
+        except (TypeError, ValueError):
+            return False
     if kind is list or kind is tuple:
         return any(map(holds_complex, value))
     if kind is dict:

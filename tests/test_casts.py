@@ -2,8 +2,10 @@
 ``rt.cast_result``): a result of integers or truth values is piecewise constant
 in its input, so its derivative is 0, whichever way the cast is spelled
 (``dtype=`` of any rule, ``x.astype``, ``int(...)``, ``np.int64(...)``,
-``round``); a floating or complex dtype keeps the derivative; a dtype known only
-at run time is decided when the gradient runs."""
+``round``); a floating or complex dtype keeps the derivative (a real floating one
+of a complex value its real part: analyze/complex_values.py ``takes_real_part``,
+``rt.setitem_adjoint_value``); a dtype known only at run time is decided when the
+gradient runs."""
 
 import math
 import warnings
@@ -163,3 +165,93 @@ def test_numpy_float_scalar_types_are_casts_that_keep_the_derivative(f, args):
 
 def float64_twin(x):
     return np.sum(x * 2.0) + x[2] * 1.0
+
+
+# complex to real: the cast keeps the real part, so the complex value's adjoint is
+# the real part of the real result's (which may carry an imaginary part that is no
+# derivative, when the real result then multiplies a complex value)
+
+_Z = np.array([1.0 + 2.0j, -0.5 + 0.3j, 0.2 - 1.0j])
+
+
+def _phases_of(r):
+    return np.sum(np.real(np.exp(1j * r))) + np.sum(np.imag(r * _Z))
+
+
+def _complex_to_real_casts():
+    def setitem(x):
+        r = np.zeros(3)
+        r[:] = x * (1 + 1j)
+        return _phases_of(r)
+
+    def setitem_elements(x):
+        w = x * (1 + 1j)
+        r = np.zeros(3)
+        r[0] = w[0]
+        r[1:] = w[1:]
+        return _phases_of(r)
+    return {
+        "astype_float": lambda x: _phases_of((x * (1 + 1j)).astype(float)),
+        "asarray_dtype_float": lambda x: _phases_of(np.asarray(x * (1 + 1j), dtype=float)),
+        "asarray_positional_float": lambda x: _phases_of(np.asarray(x * (1 + 1j), float)),
+        "array_dtype_float64": lambda x: _phases_of(np.array(x * (1 + 1j), dtype=np.float64)),
+        "asarray_run_time_dtype": lambda x, dt=float: _phases_of(
+            np.asarray(x * (1 + 1j), dtype=dt)),
+        "sum_dtype_float": lambda x: np.real(np.exp(1j * np.sum(x * (1 + 1j), dtype=float))),
+        "times_a_complex_constant": lambda x: np.sum(np.imag(
+            np.asarray(x * _Z, dtype=np.float64) * _Z)),
+        "setitem": setitem,
+        "setitem_elements": setitem_elements,
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_complex_to_real_casts()))
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+def test_a_complex_to_real_cast_passes_on_the_real_part_of_the_adjoint(name, options):
+    """Found by the dtypes hunt: ``w.astype(float)``, ``np.asarray(w, dtype=float)``,
+    ``np.array(w, dtype=float)`` and ``r[:] = w`` passed the real result's adjoint to
+    ``w`` unchanged, imaginary part and all: the gradient was wrong (2x finite
+    differences) wherever the real result later multiplied a complex value."""
+    f = _complex_to_real_casts()[name]
+    check_grad(f, (X,), df=tc.grad(f, **options))
+    v = np.array([0.3, -1.0, 2.0])
+    _, tangent = tc.jvp(f)(X, v)
+    eps = 1e-6
+    np.testing.assert_allclose(tangent, (f(X + eps * v) - f(X - eps * v)) / (2 * eps),
+                               rtol=1e-6, atol=1e-8)
+
+
+def _real_buffer_in_a_loop(x, n):
+    r = np.zeros(3)
+    s = 0.0
+    for t in range(n):
+        r[:] = x * (1 + 1j) * (t + 1)
+        s = s + _phases_of(r)
+    return s
+
+
+def _cast_in_a_loop(x, n):
+    s = 0.0
+    for t in range(n):
+        s = s + _phases_of((x * (1 + 1j) * (t + 1)).astype(float))
+    return s
+
+
+@pytest.mark.parametrize("f", [_real_buffer_in_a_loop, _cast_in_a_loop])
+@pytest.mark.parametrize("options", LOOP_OPTIONS,
+                         ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()) or "taped")
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+def test_a_complex_to_real_cast_in_a_loop(f, options):
+    """The real buffer ``r`` written with complex values in a loop: its adjoint
+    stays real (UFuncTypeError adding a complex contribution into it before)."""
+    check_grad(f, (X, 3), df=tc.grad(f, **options))
+
+
+def test_a_real_cast_makes_a_real_value_for_the_rules_written_for_real_input():
+    """``np.asarray(w, dtype=float)`` is real: np.linalg.norm of it is no complex
+    value (it was refused)."""
+    f = lambda x: np.linalg.norm(np.asarray(x * (1 + 1j), dtype=float))  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)
+        check_grad(f, (X,))

@@ -415,3 +415,26 @@ def test_complex_dtype_values_under_a_real_loss_match_finite_differences(f, extr
     """The loop's adjoint of x, a real buffer, adds the real part of contributions
     read from dtype=complex values (UFuncTypeError before)."""
     check_grad(f, (_X, *extra), df=tc.grad(f, **options))
+
+
+def _norm_of_buffer_of_dtype(x, dt):
+    w = np.zeros(3, dtype=dt)
+    w[:] = x
+    return np.linalg.norm(np.sqrt(np.abs(w) + w))
+
+
+def _norm_of_buffer_of_result_type(x, z):
+    w = np.zeros(3, dtype=np.result_type(x, z))
+    w[:] = x
+    return np.linalg.norm(np.sqrt(np.abs(w) + w))
+
+
+def test_a_buffer_of_a_complex_dtype_given_at_run_time_is_complex():
+    """A subscript write keeps its target's dtype, so the dtype decides: a complex
+    type passed as an argument (dt=complex) or np.result_type of a complex value."""
+    with pytest.raises(tc.UnsupportedFunctionError, match="of a differentiated complex value"):
+        tc.grad(_norm_of_buffer_of_dtype)(_X, complex)
+    with pytest.raises(tc.UnsupportedFunctionError, match="of a differentiated complex value"):
+        tc.grad(_norm_of_buffer_of_result_type)(_X, _C)
+    check_grad(_norm_of_buffer_of_dtype, (np.abs(_X), float))
+    check_grad(_norm_of_buffer_of_result_type, (np.abs(_X), np.ones(3)))

@@ -664,10 +664,12 @@ with section("Shape"):
                object="reshape_like(g, object)", linear="joint", complex_input=True)
     # a dtype= given at run time (np.asarray(x, dtype=dt)): the result passes the
     # derivative on only where dt is not an integer or bool dtype
+    # (a real floating dt keeps the real part of a complex x: through_cast takes the
+    # real part of its adjoint and tangent)
     defadjoint(cast_result, "x, dtype", name="rt.cast_result", x="through_cast(g, dtype)",
-               tangent="through_cast(t, dtype)")
+               tangent="through_cast(t, dtype)", complex_input=True)
     defadjoint(through_cast, "x, dtype", name="rt.through_cast", x="through_cast(g, dtype)",
-               linear=True)
+               linear=True, complex_input=True)
     # `a op= b` on an array keeps a's dtype and shape (or raises): a's value reaches
     # the result through `a op b`; a itself only gives the dtype
     defadjoint(in_place_result, "result, target", name="rt.in_place_result", view="result",

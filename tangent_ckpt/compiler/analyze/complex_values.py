@@ -36,8 +36,11 @@ def complex_names(function, bindings):
     names |= {path for path in given if "." not in path}
     attributes = {path for path in given if "." in path}   # m.c: an attribute of m is
     held = {path.split(".")[0]: path.split(".")[0] for path in attributes}  # name -> path
-    assignments = [stmt for stmt in ir.walk(function.body)
-                   if isinstance(stmt, (ir.Assign, ir.SetItem))]
+    assignments = [stmt for stmt in ir.walk(function.body) if isinstance(stmt, ir.Assign)]
+    computed = {}                           # name -> what the expressions assigning it read
+    for stmt in assignments:
+        if isinstance(stmt.expr, ir.NonDiff):
+            computed.setdefault(stmt.target, set()).update(stmt.expr.names)
     changed = True
     while changed:                          # to a fixed point: loops carry values back
         changed = False
@@ -45,7 +48,8 @@ def complex_names(function, bindings):
             if stmt.target in names or stmt.target in held:
                 continue
             path = _attribute_read(stmt, held)
-            if path in attributes or path is None and _makes_complex(stmt, names, bindings):
+            if path in attributes or path is None and \
+                    _makes_complex(stmt, names, bindings, computed):
                 names.add(stmt.target)
                 changed = True
             elif path is not None and any(a.startswith(path + ".") for a in attributes):
@@ -70,28 +74,33 @@ def _is_complex_value(value):
         (isinstance(value, np.ndarray) and value.dtype.kind == "c")
 
 
-def _makes_complex(stmt, names, bindings):
-    if isinstance(stmt, ir.SetItem):
-        return _operand_complex(stmt.value, names)
+def _makes_complex(stmt, names, bindings, computed):
+    # a subscript write (x[i] = v) keeps x's dtype: a real x stores the real part of
+    # a complex v (setitem_adjoint_value takes the real part of v's adjoint)
     expr = stmt.expr
     if isinstance(expr, ir.Copy):
         return _operand_complex(expr.value, names)
-    if isinstance(expr, ir.NonDiff):  # z.dtype: a complex type, for dtype=
+    if isinstance(expr, ir.NonDiff):  # z.dtype: a complex type
         return _dtype_of(expr.node) and not names.isdisjoint(expr.names)
     if isinstance(expr, ir.Prim):
         if id(expr.fn) in COMPLEX_RESULTS:
             return True
         if id(expr.fn) in REAL_RESULTS:
             return False
-        if "dtype" in expr.kwargs and _complex_dtype(expr.kwargs["dtype"], names, bindings) or \
-                any(_complex_dtype(a, names, bindings, positional=True) for a in expr.args):
+        dtype = expr.kwargs.get("dtype")
+        if isinstance(dtype, ir.Name) and not names.isdisjoint(computed.get(dtype.id, ())):
+            return True   # dtype=np.result_type(x, z) of a complex z
+        if dtype is not None and _complex_dtype(dtype, names, bindings):
             return True
-        return any(_operand_complex(a, names)
-                   for a in list(expr.args) + list(expr.kwargs.values()))
+        if not any(_operand_complex(a, names)
+                   for a in list(expr.args) + list(expr.kwargs.values())):
+            return any(_complex_dtype(a, names, bindings, positional=True) for a in expr.args)
+        return not _real_dtype(expr, bindings)  # w.astype(float), np.sum(w, dtype=float)
     return False
 
 
 def _dtype_of(node):
+    """Does the syntax tree read a dtype (``z.dtype``)?"""
     return isinstance(node, (ast.Attribute, gast.Attribute)) and node.attr == "dtype"
 
 
@@ -115,6 +124,43 @@ def _complex_dtype(op, names, bindings, positional=False):
         return np.dtype(value).kind == "c"
     except (TypeError, ValueError):
         return False
+
+
+def _real_dtype(prim, bindings):
+    """Is ``prim`` given a real floating ``dtype`` known when compiling, as its
+    rule's ``dtype`` parameter (``np.asarray(w, dtype=float)``, ``w.astype(np.float32)``,
+    ``np.sum(w, dtype=float)``)?  Its result is real: a complex argument loses its
+    imaginary part (:func:`takes_real_part`)."""
+    rule = registry.lookup(prim.fn)
+    if rule is None or rule.constant or "dtype" not in rule.param_names:
+        return False
+    try:
+        op = rule.bind(prim.args, prim.kwargs).get("dtype")
+    except TypeError:
+        return False
+    if isinstance(op, ir.Const):
+        value = op.value
+    elif isinstance(op, ir.Name) and (op.id in bindings or hasattr(builtins, op.id)):
+        value = bindings.get(op.id, getattr(builtins, op.id, None))
+    else:
+        return False
+    if not isinstance(value, (type, str, np.dtype)):
+        return False
+    try:
+        return np.dtype(value).kind == "f"
+    except (TypeError, ValueError):
+        return False
+
+
+def takes_real_part(prim, operand, names, bindings):
+    """Does the adjoint of the complex ``operand`` of ``prim`` take the real part
+    of its contribution?  Where ``prim`` is given a real ``dtype=``
+    (``w.astype(float)``, ``np.asarray(w, dtype=float)``, ``np.sum(w,
+    dtype=float)``): its result keeps the real part of a complex argument, so the
+    argument's adjoint is the real part of what the rule gives (the result's
+    adjoint may carry an imaginary part that is no derivative).  The rules that
+    take a ``dtype=`` and complex values are linear with real coefficients."""
+    return operand in names and _real_dtype(prim, bindings)
 
 
 def _operand_complex(op, names):

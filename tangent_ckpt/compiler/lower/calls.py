@@ -284,9 +284,10 @@ class CallLowering:
         """A call given ``dtype=`` (``np.asarray(x, dtype=int)``, ``np.sum(x,
         dtype=np.int32)``): a result of integers or truth values is piecewise
         constant in the arguments, with derivative 0, so it is kept as written
-        without one; a floating or complex dtype keeps the derivative; a dtype
-        known only at run time passes the result through ``rt.cast_result``,
-        whose adjoint decides when it runs."""
+        without one; a floating or complex dtype keeps the derivative (a real one
+        of a complex value its real part: analyze/complex_values.py
+        ``takes_real_part``); a dtype known only at run time passes the result
+        through ``rt.cast_result``, whose adjoint decides when it runs."""
         dtype = self.bound_dtype(prim)
         if dtype is None:
             return prim

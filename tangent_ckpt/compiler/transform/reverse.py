@@ -427,8 +427,10 @@ class Reverser:
             def region():
                 return sx.subscript(g, sx.copy_tree(stmt.index.node))
             if isinstance(value, ir.Name) and value.id in self.active:
-                if stmt.target not in self.inexact:  # maybe an integer array: it
-                    # truncates what it stores, and the helper checks (inexact_arrays.py)
+                if stmt.target not in self.inexact or value.id in self.complex_values:
+                    # maybe an integer array: it truncates what it stores, and the helper
+                    # checks (inexact_arrays.py); or a complex value: a real array keeps
+                    # its real part, and the helper takes the real part of its adjoint
                     part = sx.rt("setitem_adjoint_value", g, stmt.index.value(), value.id,
                                  stmt.target)
                 elif g in self.owned and stmt.value_fits:  # a private array: bS[t], copied

@@ -17,6 +17,7 @@ from tangent_ckpt.adjoints.rule_text import guarded_expression, rule_expression
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Line
+from tangent_ckpt.compiler.analyze.complex_values import takes_real_part
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.transform.owned_adjoints import basic_index
 from tangent_ckpt.compiler.naming import NUMPY, builtin
@@ -158,6 +159,8 @@ def adjoint_of_primitive(rev, stmt, prim, g, out, nonzero):
         elif isinstance(op, ir.Name) and op.id in rev.active:
             contribution = _folded(_squared_base(
                 _without_unbroadcast(instantiate(expression, mapping, guard), op.id, stmt)))
+            if takes_real_part(prim, op.id, rev.complex_values, rev.bindings):
+                contribution = sx.rt("real_part", contribution)  # w.astype(float)
             rev.accumulate(op.id, contribution, out, nonzero, stmt.line)
         elif isinstance(op, ir.Seq):
             if any(n in rev.active for n in ir.operand_names(op)):

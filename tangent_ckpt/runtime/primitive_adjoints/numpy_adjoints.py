@@ -338,10 +338,13 @@ def in_place_result(result, target):
 
 def through_cast(g, dtype):
     """The adjoint (or tangent) ``g`` of a result cast to ``dtype``: ``g``
-    itself for a floating or complex dtype, zero for an integer or bool one
+    itself for a complex dtype, its real part for a real floating one (the cast
+    keeps the real part of a complex value), zero for an integer or bool one
     (a truncation is piecewise constant)."""
-    if dtype is None or not truncates(dtype):
+    if dtype is None:
         return g
+    if not truncates(dtype):
+        return g.real if np.iscomplexobj(g) and np.dtype(dtype).kind == "f" else g
     if type(g) in (float, int, complex):
         return 0.0
     return np.zeros(np.shape(g), dtype=np.result_type(g, 0.0))
@@ -896,8 +899,10 @@ def setitem_adjoint_value(g, index, value, target=None):
     down to ``value``'s shape (``value`` may be broadcast, e.g. a scalar).
 
     ``target``: ``x`` itself, given when the compiler could not prove it holds
-    floats (compiler/analyze/inexact_arrays.py).  An integer or boolean ``x``
-    stores ``value`` truncated, a step function of it: its adjoint is zero.
+    floats (compiler/analyze/inexact_arrays.py), or ``value`` may be complex.  An
+    integer or boolean ``x`` stores ``value`` truncated, a step function of it:
+    its adjoint is zero.  A real ``x`` stores the real part of a complex
+    ``value``: its adjoint is the real part of ``g[index]``.
 
     A copy, never a view of ``g``: the caller then zeroes ``g[index]``, in place
     for an array written in place (``bS[t] = 0.0``).  An integer-array index
@@ -909,6 +914,9 @@ def setitem_adjoint_value(g, index, value, target=None):
         return np.zeros(shape) if shape else 0.0
     if is_zero(g):
         return g
+    if target is not None and np.iscomplexobj(g) and np.iscomplexobj(value) and \
+            not np.iscomplexobj(target):
+        g = g.real
     if type(index) is slice and type(g) is np.ndarray:   # the common case: nothing repeats
         return unbroadcast(g[index].copy(), value)
     if _repeats_an_element(np.shape(g), index):
