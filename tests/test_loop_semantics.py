@@ -431,11 +431,9 @@ def test_a_body_value_unbound_after_a_loop_that_ran_no_step_raises_as_python_doe
             gradient(x, 0)
 
 
-# A checkpointed loop starts the values its steps first bind as None: after no
-# step the gradient reads None where Python raises (a TypeError from the value,
-# the gradient without one), as it did before body values were carried this way.
-@pytest.mark.xfail(strict=True, reason="a checkpointed loop's state starts None "
-                   "(compiler/transform/checkpointed_bodies.py)")
+# A checkpointed loop starts the values its steps first bind as rt.UNBOUND, which
+# the reads after it check (it started them as None: after no step the gradient
+# read None where Python raises, a TypeError from the value, none without one).
 def test_a_checkpointed_body_value_unbound_after_no_step_raises_as_python_does():
     x = np.array([1.2, 0.7, -0.4])
     with pytest.raises(NameError):
@@ -443,10 +441,8 @@ def test_a_checkpointed_body_value_unbound_after_no_step_raises_as_python_does()
 
 
 # Where the body first binds the value in a branch, the taped loop saves it before
-# that write, and binds the name to None on entry for the first save: after no
-# step the gradient reads None where Python raises, as the checkpointed loop does.
-@pytest.mark.xfail(strict=True, reason="a name first bound in a branch of a taped "
-                   "loop's body is bound to None on entry (transform/save_points.py save)")
+# that write, and binds the name to rt.UNBOUND on entry for the first save, which
+# the reads after the loop check (with None the gradient read None).
 def test_a_body_value_first_bound_in_a_branch_unbound_after_no_step_raises():
     x = np.array([1.2, 0.7, -0.4])
     with pytest.raises(NameError):
@@ -727,3 +723,109 @@ def test_a_loop_over_an_array_its_body_updates_in_place_sees_the_updates(f, args
         value, grad = tc.value_and_grad(f, **options)(x, *args)
         assert value == pytest.approx(f(x, *args), rel=1e-12)
         np.testing.assert_allclose(grad, numeric_grad(f, [x, *args], (0,))[0], rtol=1e-6)
+
+
+# --- a read of a name no path bound: Python's UnboundLocalError -----------------
+# Where a path may leave a name unbound, the gradient binds it on entry (a save, a
+# zero adjoint, a checkpointed loop's state need a value) to rt.UNBOUND -- it was
+# None, and a read after a loop that ran no step, or a branch not taken, gave the
+# value None and a zero gradient, or a TypeError.  Each such read checks it.
+def bound_in_a_branch_of_the_body(x, n):
+    for t in range(n):
+        x = np.tanh(x * 1.6)
+        if np.sum(x) > 1.0:
+            best = x * t
+    return np.sum(best)
+
+
+def bound_in_the_body(x, n):
+    for t in range(n):
+        y = np.sin(x) * t
+        x = x + y
+    return np.sum(y)
+
+
+def bound_in_the_body_then_added(x, n):
+    for t in range(n):
+        y = np.sin(x) * t
+        x = x + y
+    return np.sum(y) + np.sum(x)
+
+
+def row_variable_after_no_row(x, A):
+    for row in A:
+        x = x + np.sin(row)
+    return np.sum(x * row)
+
+
+def break_before_the_first_binding(x, n):
+    for t in range(n):
+        x = np.tanh(x)
+        if t == 0:
+            break
+        y = x * 2.0
+    return np.sum(y)
+
+
+def _loop_variable_of_an_empty_loop(x, n):
+    for t in range(n):
+        x = x * 1.1
+    return x * t
+
+
+def helper_reads_its_empty_loops_variable(x, m):
+    for k in range(m):
+        x = _loop_variable_of_an_empty_loop(x, 0) + x
+    return np.sum(x)
+
+
+def bound_in_a_branch_not_taken(x, c):
+    if c > 0:
+        z = x * 2.0
+    return np.sum(z)
+
+
+_X3 = np.array([0.3, 0.7, 0.2])
+READS_OF_UNBOUND_NAMES = [
+    (bound_in_a_branch_of_the_body, (_X3 * 0.01, 5)), (bound_in_the_body, (_X3, 0)),
+    (bound_in_the_body_then_added, (_X3, 0)), (row_variable_after_no_row, (_X3, np.zeros((0, 3)))),
+    (break_before_the_first_binding, (_X3, 3)), (helper_reads_its_empty_loops_variable, (_X3, 2)),
+    (bound_in_a_branch_not_taken, (_X3, -1.0))]
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f, args", READS_OF_UNBOUND_NAMES,
+                         ids=lambda a: a.__name__ if callable(a) else "")
+def test_a_read_of_a_name_no_path_bound_raises_as_python_does(f, args, options):
+    with pytest.raises(NameError) as python:  # UnboundLocalError is a NameError
+        f(*args)
+    for gradient in (tc.grad, tc.value_and_grad):
+        with pytest.raises(type(python.value), match=str(python.value).split("'")[1]):
+            gradient(f, **OPTIONS[options])(*args)
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f, args", [(bound_in_a_branch_of_the_body, (_X3, 5)),
+                                     (bound_in_the_body, (_X3, 3)),
+                                     (row_variable_after_no_row, (_X3, np.ones((2, 3)))),
+                                     (bound_in_a_branch_not_taken, (_X3, 1.0))],
+                         ids=lambda a: a.__name__ if callable(a) else "")
+def test_a_checked_read_of_a_bound_name_gives_the_gradient(f, args, options):
+    _check(f, args, (0,), OPTIONS[options])
+
+
+def test_only_reads_of_names_bound_in_advance_are_checked():
+    """A name surely bound where it is read, or that nothing binds in advance
+    (a taped loop keeps a body value read after it in a slot of its own), needs
+    no check: its read raises by itself; the code is as before."""
+    for f, options in [(range_variable_bound_before, {}),
+                       (range_variable_bound_before, dict(checkpoint=True)),
+                       (rnn_output_after_the_loop, {})]:
+        source = tc.grad(f, **options).source
+        assert "check_bound" not in source and "UNBOUND" not in source, source
+    source = tc.grad(bound_in_a_branch_of_the_body).source
+    assert "    best = rt.UNBOUND\n" in source, source
+    assert "rt.check_bound(best, 'best')" in source, source
+    # a checkpointed loop's state starts rt.UNBOUND: the read after it checks
+    source = tc.grad(rnn_output_after_the_loop, checkpoint=True).source
+    assert "(rt.UNBOUND, x)" in source and "rt.check_bound(y, 'y')" in source, source

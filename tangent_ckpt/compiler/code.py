@@ -32,6 +32,14 @@ class Line:
 
 
 @dataclass
+class BoundCheck(Line):
+    """``rt.check_bound(x, 'x')`` before a read of ``name`` that a path may reach
+    unbound; packaging keeps it only where the function binds ``name`` to
+    ``rt.UNBOUND`` on entry (elsewhere Python raises by itself)."""
+    name: str = ""
+
+
+@dataclass
 class Block:
     """A compound statement: ``head`` is an ``ast.If``/``For``/``While``/
     ``FunctionDef`` whose own body is unused (``body`` holds the items), or
@@ -235,11 +243,11 @@ class CheckpointedLoop:
     invariants: list
     active_carried: list
     active_invariants: list
-    empty: set  # carried names first bound inside the loop: the state starts as None
+    empty: set  # carried names first bound inside the loop: the state starts rt.UNBOUND
     in_place: list  # carried arrays the steps write in place (the driver's journal)
     private: list  # carried arrays whose adjoints stay one private buffer
     steps: Any  # what the driver iterates over (a tree), None: the loop's own range
-    enter: list  # before the driver is made: None for names first bound, saves
+    enter: list  # before the driver is made: rt.UNBOUND for names first bound, saves
     step: list  # the primal step's body (no tape)
     adjoint_step: ReversedBody
     taped_segment: Optional[ReversedBody]  # the plan's taped run of steps, or None
@@ -248,6 +256,9 @@ class CheckpointedLoop:
     adjoint_names: list  # the adjoints ``loopN.reverse`` takes and gives back
     carried_saves: list = field(default_factory=list)  # the saves ``enter`` and
     # ``target_saves`` made, put back after the reverse call
+    # carried names unbound before the loop: the primal step checks its reads of
+    # them before it binds them (code.BoundCheck)
+    unsure: frozenset = frozenset()
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """The user's `assert` and `raise` statements, as generated code runs them
-(`rt.check`, `rt.raise_error`), the checks NumPy makes of a call the gradient
+(`rt.check`, `rt.raise_error`), a read of a name no path bound (`rt.check_bound`
+of `rt.UNBOUND`), the checks NumPy makes of a call the gradient
 writes another way (`rt.check_out_cast`), and the check that a list or tuple the
 gradient reads as an array meets a NumPy array (`rt.require_numpy_operand`)."""
 
@@ -13,6 +14,32 @@ def check(condition, message=None):
     (also under ``python -O``: it is part of the program the gradient follows)."""
     if not condition:
         raise AssertionError(message) if message is not None else AssertionError()
+
+
+class _Unbound:
+    """What generated code binds a name to on entry where a path of the user's
+    function may leave it unbound (its save, the zero of its adjoint, a
+    checkpointed loop's state need a value): ``rt.UNBOUND``, one object, that
+    no user value is.  Where the user's code reads such a name, ``check_bound``
+    raises what Python raises."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "rt.UNBOUND"
+
+    def __reduce__(self):
+        return "UNBOUND"  # pickled (a disk snapshot of a loop's state): the one object
+
+
+UNBOUND = _Unbound()
+
+
+def check_bound(value, name):
+    """The user's read of ``name``, which a path may have left unbound: Python's
+    UnboundLocalError where it holds ``rt.UNBOUND``."""
+    if value is UNBOUND:
+        raise UnboundLocalError(f"cannot access local variable '{name}' where it is not "
+                                "associated with a value")
 
 
 _NO_CAUSE = object()

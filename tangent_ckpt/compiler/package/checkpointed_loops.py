@@ -42,7 +42,8 @@ from tangent_ckpt.compiler.package.driver_calls import budgeted, driver_construc
     random_draws, schedule_text
 from tangent_ckpt.compiler.package.hoist import transpose_invariants
 from tangent_ckpt.compiler.package.next_state import drop_idle_saves, use_next_state
-from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, resolve_saves
+from tangent_ckpt.compiler.package.saves import finish_saves, journal_saves, \
+    keep_bound_checks, resolve_saves
 
 
 def package_loops(function, sweeps, options, plan, bindings, namer):
@@ -145,7 +146,7 @@ class LoopPackage:
                                   steps=node.steps,
                                   next_state=self._packaged[id(node)].next_state)
         out.append(Line(sx.assign(name, ctor), loop.line))
-        state = sx.pack([sx.const(None) if c in node.empty else c for c in carried])
+        state = sx.pack([sx.dotted("rt.UNBOUND") if c in node.empty else c for c in carried])
         if isinstance(loop, ir.While) or loop.break_flag:
             call = sx.method(name, "forward_while", f"{name}_cond", f"{name}_step", state, *args)
         else:
@@ -207,7 +208,7 @@ class LoopPackage:
         if node.in_place:
             code = journal_saves(code, node.params["writes"])
             args = list(args) + [node.params["writes"]]
-        code = resolve_saves(code, set())
+        code = keep_bound_checks(resolve_saves(code, set()), node.unsure)
         lines = [Comment(f"one iteration of the loop at line {node.loop.line}, no tape")]
         lines += self._unpack_state(node)
         lines += code
@@ -305,6 +306,7 @@ class LoopPackage:
         ret = Line(sx.return_(body.results))
         primal, adjoint, needed = finish_saves(self.expand(body.primal),
                                                self.expand(body.adjoint), ret)
+        primal = keep_bound_checks(primal, body.saves.maybe_unbound(needed))
         adjoint = transpose_invariants(adjoint, node.invariants, transposes, self.namer.fresh,
                                        grow)
         after = {}

@@ -37,7 +37,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Block, Comment, Line, SegmentCall
 from tangent_ckpt.compiler.ir import operand_node
 from tangent_ckpt.compiler.package.driver_calls import random_draws
-from tangent_ckpt.compiler.package.saves import finish_saves, resolve_saves
+from tangent_ckpt.compiler.package.saves import finish_saves, keep_bound_checks, resolve_saves
 from tangent_ckpt.compiler.transform.segment_bodies import describe
 
 
@@ -77,7 +77,7 @@ class SegmentPackage:
 
     # --- the two generated functions ----------------------------------------------
     def _primal_function(self, node):
-        code = resolve_saves(self.expand(node.primal_body), set())
+        code = keep_bound_checks(resolve_saves(self.expand(node.primal_body), set()), ())
         lines = [Comment(t) for t in describe(node)]
         lines.append(Comment("run without keeping intermediates"))
         lines += code
@@ -89,6 +89,7 @@ class SegmentPackage:
         ret = Line(sx.return_(body.results))
         primal, adjoint, needed = finish_saves(self.expand(body.primal),
                                                self.expand(body.adjoint), ret)
+        primal = keep_bound_checks(primal, body.saves.maybe_unbound(needed))
         lines = [Comment(t) for t in describe(node)]
         lines.append(Comment("re-record it, hand back its outputs, then reverse it with their "
                              "adjoints"))

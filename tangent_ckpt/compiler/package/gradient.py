@@ -16,7 +16,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import Blank, Block, Comment, Line, names_read
 from tangent_ckpt.compiler.package.dead_primal import drop_dead_primal, drop_dead_state
 from tangent_ckpt.compiler.package.negations import fold_negations
-from tangent_ckpt.compiler.package.saves import finish_saves, stand_ins
+from tangent_ckpt.compiler.package.saves import finish_saves, keep_bound_checks, stand_ins
 from tangent_ckpt.errors import CheckpointError
 
 
@@ -75,6 +75,7 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
         sweep = [Line(sx.assign(sweeps.seed, sx.rt("output_adjoint", sweeps.seed,
                                                    function.result)))] + sweep
     primal, adjoint, needed = finish_saves(sweeps.primal, sweep, ret)
+    primal = keep_bound_checks(primal, rev.saves.maybe_unbound(needed))
     primal = drop_dead_primal(primal, names_read(adjoint + [ret]))
     helpers = drop_dead_state(primal, helpers, names_read(adjoint + [ret]))
 

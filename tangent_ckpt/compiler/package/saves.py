@@ -13,8 +13,8 @@ import bisect
 from tangent_ckpt import runtime
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.code import (
-    Blank, Block, Comment, Line, Restore, Save, TapeRecord, all_names, flat_lines, line_reads,
-    line_target, names_read, renamed, trees, uses_tape,
+    Blank, Block, BoundCheck, Comment, Line, Restore, Save, TapeRecord, all_names, flat_lines,
+    line_reads, line_target, names_read, renamed, trees, uses_tape,
 )
 
 
@@ -157,6 +157,22 @@ def resolve_saves(items, needed, live_slots=None, shapes=frozenset(), records=No
         elif isinstance(item, Block):
             out.append(item.with_body(resolve_saves(item.body, needed, live_slots, shapes,
                                                     records)))
+        else:
+            out.append(item)
+    return out
+
+
+def keep_bound_checks(items, maybe_unbound):
+    """``items`` with the ``code.BoundCheck`` lines of the names of
+    ``maybe_unbound`` only (those the function binds to ``rt.UNBOUND``): where
+    nothing binds a name in advance, its read raises by itself."""
+    out = []
+    for item in items:
+        if isinstance(item, BoundCheck):
+            if item.name in maybe_unbound:
+                out.append(item)
+        elif isinstance(item, Block):
+            out.append(item.with_body(keep_bound_checks(item.body, maybe_unbound)))
         else:
             out.append(item)
     return out

@@ -52,7 +52,8 @@ def forward(rev, loop, defined, possibly, in_loop):
     loops = rev.checkpointed
     plan = loops.plans[id(loop)]
     carried = plan.carried
-    args = [v for v in plan.invariants if v in defined and v not in rev.bindings]
+    args = [v for v in plan.invariants if (v in defined or v in rev.held) and
+            v not in rev.bindings]
     active_carried = [c for c in carried if c in rev.active]
     active_invariants = [v for v in args if v in rev.active]
     if not carried or (not active_carried and not active_invariants):
@@ -68,16 +69,21 @@ def forward(rev, loop, defined, possibly, in_loop):
     name = rev.namer.fresh_family(f"loop{loop.line}", LOOP_FUNCTIONS)
     index = loop.target if isinstance(loop, ir.For) else rev.namer.fresh("k")
     body = [s for s in loop.body if not isinstance(s, ir.Break)]
-    enter, empty = [], set()  # empty: first assigned inside the loop: the state starts None
+    unsure = frozenset(c for c in carried if c not in defined)  # bound if a step ran
+    rev.unsure |= unsure
+    enter, empty = [], set()  # empty: first assigned inside the loop: the state starts
+    # rt.UNBOUND, which the reads after the loop check (SavePoints.maybe_unbound)
     for c in carried:
         if c not in possibly and not in_loop:
-            empty.add(c)  # passed as None; nothing before the loop reads it: no save
-        elif c not in possibly:  # in a loop its tape save needs a value: None
-            enter.append(Line(sx.assign(c, sx.const(None)), loop.line))
+            empty.add(c)  # passed as rt.UNBOUND; nothing before the loop reads it: no save
+            rev.saves.started_unbound.add(c)
+        elif c not in possibly:  # in a loop its tape save needs a value: rt.UNBOUND
+            enter.append(Line(sx.assign(c, sx.dotted("rt.UNBOUND")), loop.line))
+            rev.saves.started_unbound.add(c)
             defined.add(c)
             possibly.add(c)
         elif c not in defined and c not in rev.saves.unbound:
-            rev.saves.unbound.append(c)  # bound on some paths only: None on entry
+            rev.saves.unbound.append(c)  # bound on some paths only: rt.UNBOUND on entry
     # the values the loop overwrites are kept for the code before it (reverse order)
     carried_saves = []
     if in_loop:  # a driver per trip of a taped loop (tc.checkpointed_loop in a for):
@@ -91,7 +97,8 @@ def forward(rev, loop, defined, possibly, in_loop):
     inputs = set(carried) | set(args) | set(rev.bindings)
     sub = rev.nested(replayed=True)
     sub.in_place = set(in_place)
-    step = sub.primal(body, inputs | {index}, inputs | {index})
+    sub.held = unsure  # (its reads of them check rt.UNBOUND until it binds them)
+    step = sub.primal(body, (inputs - unsure) | {index}, inputs | {index})
     adjoint_step = _reversed(rev, loops, body, inputs | {index}, active_carried,
                              active_invariants, in_place, private)
     taped = None
@@ -107,7 +114,7 @@ def forward(rev, loop, defined, possibly, in_loop):
         empty, in_place, private, steps, enter, step, adjoint_step, taped, [],
         plan.target_read_after,
         [rev.adj(c) for c in active_carried] + [rev.adj(v) for v in active_invariants],
-        carried_saves)
+        carried_saves, unsure)
     defined.update(carried)
     possibly.update(carried)
     if plan.target_read_after:  # its value from before, for the reverse of the code before

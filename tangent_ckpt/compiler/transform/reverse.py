@@ -21,7 +21,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.analyze.activity import assignment_counts
 from tangent_ckpt.compiler.analyze.complex_values import complex_names, refused_for_complex
 from tangent_ckpt.compiler.analyze.inexact_arrays import surely_inexact
-from tangent_ckpt.compiler.code import Block, Line
+from tangent_ckpt.compiler.code import Block, BoundCheck, Line
 from tangent_ckpt.compiler.analyze.fresh_arrays import owned_arrays
 from tangent_ckpt.compiler.ir import expr_node, operand_node
 from tangent_ckpt.compiler.transform import checkpointed_bodies, segment_bodies, taped_loops
@@ -60,7 +60,9 @@ def reverse_function(function, active, namer, bindings, loop_plans=None):
                    in_place=owned_arrays(function), reads=read_counts(function))
     rev.facts = array_facts(function)
     defined = set(function.params) | set(bindings)
-    primal = rev.primal(function.body, set(defined), set(defined))
+    bound = set(defined)
+    primal = rev.primal(function.body, bound, set(defined))
+    primal += rev.bound_checks(None, bound, sorted(ir.returned_names(function)))
     seed = adj(function.result)
     namer.reserve({seed})
     adjoint, nonzero = rev.adjoint(function.body, {seed})
@@ -151,6 +153,10 @@ class Reverser:
         self.in_place = set(in_place)
         self.saves = SavePoints(namer, self.counts, self.reads)
         self.maybe_scalar_zero = set()
+        # names a checkpointed loop carries that were unbound before it: ``defined``
+        # after it, and maybe rt.UNBOUND (checkpointed_bodies.forward)
+        self.unsure = set()
+        self.held = frozenset()  # a loop step's state that may start rt.UNBOUND
         self.read_outside = {}  # loop variable -> read outside its loops (taped_loops.py)
         self.live_after = None  # id(loop) -> names live after it (taped_loops.py)
         self.owned = set()  # adjoints that are private accumulators: updated in place
@@ -208,6 +214,9 @@ class Reverser:
                 out.append(record)  # pushed before the loop may stop
                 out.extend(saves.carried_after(record))
                 record = None
+            if isinstance(stmt, (ir.Assign, ir.SetItem)) and \
+                    (not self.recording or self.observing):  # (a recording ran them)
+                out.extend(self.bound_checks(stmt, defined))
             if isinstance(stmt, ir.Assign) and stmt.observes:
                 if not self.recording or self.observing:  # print(...), assert: forward only
                     out.extend(self._observation(stmt))
@@ -250,6 +259,17 @@ class Reverser:
             out.append(record)
             out.extend(saves.carried_after(record))
         return out
+
+    def bound_checks(self, stmt, defined, names=None):
+        """``rt.check_bound(x, 'x')`` for each name ``stmt`` reads (or ``names``)
+        that is not surely bound (not in ``defined``): where the function binds
+        it to ``rt.UNBOUND`` on entry, the read raises Python's UnboundLocalError,
+        not the placeholder's value (packaging drops the other checks)."""
+        reads = ir.read_names([stmt]) if names is None else names
+        unsure = [n for n in dict.fromkeys(reads) if n not in defined or n in self.unsure]
+        line = stmt.line if stmt is not None else None
+        return [BoundCheck(sx.statement(sx.rt("check_bound", n, sx.const(n))), line, name=n)
+                for n in unsure]
 
     def save(self, out, stmt, target, defined, possibly, in_loop):
         """Keep the value of ``target`` that ``stmt`` overwrites (SavePoints.save)."""

@@ -8,7 +8,7 @@ tape, at its end, and its reverse takes it back first (``code.TapeRecord``):
 - the values the block makes afresh each run (assigned at its top level before
   any read: the A-normal form's temporaries, a step's new state) go in as they
   are -- the reverse reads the same values, and nothing needs a value before
-  the first run, so no ``x = None`` placeholder;
+  the first run, so no ``x = rt.UNBOUND`` placeholder;
 - what its other top-level writes overwrite goes to a local slot first
   (``T_old = T`` before ``T = ...``), which joins the same entry.
 
@@ -41,7 +41,8 @@ class SavePoints:
     each name.  After the transform ran, ``tape`` (the tape's name, or None) and
     ``entry_lines(needed)`` say what the generated function sets up on entry;
     ``unbound`` lists the names a checkpointed loop carries that may be unbound
-    when it starts (``checkpointed_bodies.py`` appends to it)."""
+    when it starts (``checkpointed_bodies.py`` appends to it); ``maybe_unbound``,
+    the names bound to ``rt.UNBOUND`` whose reads check it."""
 
     def __init__(self, namer, counts, reads):
         self.namer = namer
@@ -49,6 +50,7 @@ class SavePoints:
         self.reads = reads
         self.tape = None
         self.unbound = []
+        self.started_unbound = set()  # carried from rt.UNBOUND by a checkpointed loop
         self.slots = {}  # id(stmt) -> (slot name, is tape)
         self.predeclare = []  # (name, slot): saved where it may be unbound (None if kept)
         self.records = {}  # id(block body) -> its TapeRecord (block_record)
@@ -136,7 +138,7 @@ class SavePoints:
         ``if`` (``following``) next assigns before any mention: its value is kept
         at the branch's end (``code``) and put back at the start of the branch's
         reverse, where it is surely bound, instead of being saved where the later
-        write overwrites it (which needs ``x = None`` for the paths that did not
+        write overwrites it (which needs ``x = rt.UNBOUND`` for the paths that did not
         bind it)."""
         for name in sorted(bound - before - other):
             write = _next_write(following, name)
@@ -206,17 +208,26 @@ class SavePoints:
         out.extend(self.branch_restores.get(id(body), ()))
         return out
 
-    def entry_lines(self, needed):
-        """``x = None`` for the names the generated function must bind on entry: the
-        ones saved where they may be unbound whose save is kept (``needed``: the
-        names and slots ``finish_saves`` keeps) and the ones a checkpointed loop
-        carries that may still be unbound when it starts."""
+    def entry_names(self, needed):
+        """The names the generated function must bind on entry: the ones saved
+        where they may be unbound whose save is kept (``needed``: the names and
+        slots ``finish_saves`` keeps) and the ones a checkpointed loop carries
+        that may still be unbound when it starts."""
         names = []
         for v, slot in self.predeclare:
             if v in needed and slot in needed and v not in names:
                 names.append(v)
-        names += [v for v in self.unbound if v not in names]
-        return [Line(sx.assign(v, sx.const(None))) for v in names]
+        return names + [v for v in self.unbound if v not in names]
+
+    def entry_lines(self, needed):
+        """``x = rt.UNBOUND`` for the :meth:`entry_names`."""
+        return [Line(sx.assign(v, sx.dotted("rt.UNBOUND"))) for v in self.entry_names(needed)]
+
+    def maybe_unbound(self, needed):
+        """The names that may hold ``rt.UNBOUND`` where the user's code reads them
+        (the ``code.BoundCheck`` packaging keeps): the :meth:`entry_names` and the
+        ones a checkpointed loop's state starts with it (``started_unbound``)."""
+        return set(self.entry_names(needed)) | self.started_unbound
 
 
 def _next_write(following, name):
