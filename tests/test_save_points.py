@@ -279,3 +279,82 @@ def _outer_loop_with_a_breaking_inner_loop(a, B, n):
 def test_an_inner_loops_trip_count_needs_no_placeholder():
     text = tc.grad(_outer_loop_with_a_breaking_inner_loop, wrt=(0,)).source
     assert not re.findall(r"^\s*steps(?:_\d+)? = (?:None|rt\.UNBOUND)\s*$", text, re.M), text
+
+
+# --- a zero adjoint of a name an earlier branch or loop may not have bound -------
+# The reverse of a branch that does not touch an adjoint writes a zero shaped like
+# its variable (``breg = rt.zeros_like(reg)``); where an earlier ``if`` or a loop's
+# body bound that variable, the path that did not bind it read an unbound name
+# (UnboundLocalError) where Python runs the program.  It is bound to rt.UNBOUND on
+# entry, which the reads of it check.
+def optional_regulariser(w, lam):
+    data = np.sum(w ** 2)
+    if lam > 0:
+        reg = lam * np.sum(np.abs(w))
+    total = data
+    if lam > 0:
+        total = total + reg
+    return total
+
+
+def read_after_a_loop_in_a_branch(x, n):
+    for t in range(n):
+        y = np.sin(x) * t
+        x = x + y
+    if n > 0:
+        return np.sum(y)
+    return np.sum(x)
+
+
+def read_after_a_while_in_a_branch(x, tol):
+    err = np.max(np.abs(x))
+    while err > tol:
+        y = x * 0.5
+        err = np.max(np.abs(y))
+        x = y
+    if err < 0.1:
+        return np.sum(x ** 2)
+    return np.sum(y)
+
+
+def branch_value_after_a_while(x, flag):
+    k = 0
+    while k < 3:
+        x = np.tanh(x * 1.1)
+        k += 1
+    if flag > 0:
+        r = np.sum(x ** 2)
+    out = np.sum(x)
+    if flag > 0:
+        out = out + r
+    return out
+
+
+_X = np.array([0.3, 0.7, 0.2])
+BOUND_ON_SOME_PATHS = [
+    (optional_regulariser, (_X, 0.0)), (optional_regulariser, (_X, 0.5)),
+    (read_after_a_loop_in_a_branch, (_X, 0)), (read_after_a_loop_in_a_branch, (_X, 3)),
+    (read_after_a_while_in_a_branch, (_X * 0.01, 0.1)),
+    (read_after_a_while_in_a_branch, (_X, 0.1)),
+    (branch_value_after_a_while, (_X, -1.0)), (branch_value_after_a_while, (_X, 1.0))]
+
+
+@pytest.mark.parametrize("fn, args", BOUND_ON_SOME_PATHS,
+                         ids=lambda a: a.__name__ if callable(a) else str(a[1]))
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+def test_a_zero_adjoint_of_a_name_bound_on_some_paths_only(fn, args, options):
+    value, (grad,) = tc.value_and_grad(fn, wrt=(0,), **options)(*args)
+    assert value == pytest.approx(fn(*args), rel=1e-12)
+    np.testing.assert_allclose(grad, numeric_grad(fn, args, wrt=(0,))[0],
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5])
+def test_hvp_of_a_name_bound_in_one_branch_and_read_in_a_later_one(lam):
+    v = np.array([0.3, -0.2, 0.1])
+    hv = tc.hvp(optional_regulariser, wrt=0)(_X, lam, v)
+    grad = tc.grad(optional_regulariser, wrt=0)
+    eps = 1e-5
+    fd = (grad(_X + eps * v, lam) - grad(_X - eps * v, lam)) / (2 * eps)
+    np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-7)

@@ -153,6 +153,7 @@ class Reverser:
         self.in_place = set(in_place)
         self.saves = SavePoints(namer, self.counts, self.reads)
         self.maybe_scalar_zero = set()
+        self.bound_before = {}  # id(ir.If) -> the names surely bound before it
         # names a checkpointed loop carries that were unbound before it: ``defined``
         # after it, and maybe rt.UNBOUND (checkpointed_bodies.forward)
         self.unsure = set()
@@ -234,6 +235,7 @@ class Reverser:
                 defined.add(stmt.target)
                 possibly.add(stmt.target)
             elif isinstance(stmt, ir.If):
+                self.bound_before[id(stmt)] = frozenset(defined)  # (for materialize)
                 d1, d2 = set(defined), set(defined)
                 p1, p2 = set(possibly), set(possibly)
                 body1 = self.primal(stmt.body, d1, p1, in_loop)
@@ -331,8 +333,9 @@ class Reverser:
                 code1, n1 = self.adjoint(stmt.body, nonzero)
                 code2, n2 = self.adjoint(stmt.orelse, nonzero)
                 merged = n1 | n2
-                code1 += self.materialize(merged - n1, stmt.line)
-                code2 += self.materialize(merged - n2, stmt.line)
+                bound = self.bound_before.get(id(stmt))
+                code1 += self.materialize(merged - n1, stmt.line, bound)
+                code2 += self.materialize(merged - n2, stmt.line, bound)
                 if code1 or code2:
                     out.append(Block(sx.if_(stmt.test), code1, stmt.line, True))
                     if code2:
@@ -351,9 +354,19 @@ class Reverser:
             self.fresh = set()
         return out, nonzero
 
-    def materialize(self, names, line):
+    def materialize(self, names, line, bound=None):
+        """Zero adjoints for ``names`` (the reverse of a path that did not touch
+        them).  ``bound``: the names surely bound at that point of the primal,
+        where known; a variable outside it (bound by one branch of an earlier
+        ``if``, or by a loop's body) is bound to ``rt.UNBOUND`` on entry, so that
+        its zero reads a value on the paths that never bound it (a scalar zero
+        that no later adjoint reads there, as no earlier statement mentions the
+        variable on such a path)."""
         code = []
         for b in sorted(names):
+            var = self.primal_of(b)
+            if bound is not None and var is not None and var not in bound:
+                self.saves.bind_on_entry(var)
             code.append(Line(sx.assign(b, self.zero_of(b)), line, True))
         return code
 

@@ -167,6 +167,11 @@ class SavePoints:
                     self.predeclare.append((name, slot))
                 loop.record.restores.append(Restore(name, slot, False, loop.line))
 
+    def bind_on_entry(self, name):
+        """``name = rt.UNBOUND`` on entry, where the reverse sweep reads it (a zero
+        shaped like it) on paths that may not have bound it."""
+        self.predeclare.append((name, name))
+
     def save(self, out, stmt, target, defined, possibly, in_loop, in_place=False):
         """Keep the value of ``target`` that ``stmt`` overwrites: on the tape in a
         loop, else in a local where ``target`` may hold a value; ``in_place``: a
