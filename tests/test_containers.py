@@ -15,7 +15,7 @@ from autograd_oracle import autograd_gradient
 from gradcheck import check_grad, check_structured_leaves, numeric_grad
 from source_lines import line_of
 from tangent_ckpt.container_args import leaves_of, structure_of
-from tangent_ckpt.errors import TransformError, WrtError
+from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError, WrtError
 
 HERE = os.path.basename(__file__)
 rng = np.random.default_rng(18)
@@ -1381,3 +1381,86 @@ def test_a_list_or_tuple_held_by_a_name_indexes_as_python_indexes(f, args):
     (1, 0) one index per axis, as written in place of the name (refused: 'a
     tuple or list used where an array is expected')."""
     check_grad(f, args, rtol=1e-5, atol=1e-7)
+
+
+def strided_net(X, Ws, strides):
+    h = X
+    for W, s in zip(Ws, strides):
+        if isinstance(s, int):
+            s = (s, s)
+        h = h[::s[0], ::s[1]] * W
+    return np.sum(h)
+
+
+def strided(X, stride):
+    if isinstance(stride, int):
+        stride = (stride, stride)
+    sh, sw = stride
+    return np.sum(X[::sh, ::sw] ** 2)
+
+
+def strided_else_first(X, stride):
+    if isinstance(stride, tuple):
+        first = stride[0]
+    else:
+        stride = (stride, stride)
+        first = 1
+    return np.sum(X[::stride[0], ::stride[1]] ** 2) * first
+
+
+def strided_unread(X, pad):
+    if isinstance(pad, int):
+        pad = (pad, pad)
+        y = X[::pad[0]]
+    else:
+        y = X
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_stride_made_a_pair_on_one_path_is_unpacked_on_the_other(options):
+    """``if isinstance(s, int): s = (s, s)`` with ``s`` already a pair: the other
+    path binds the pair's variables from the run-time tuple (it bound nothing:
+    the loop read the previous trip's pair, 240.0 for 88.0; without a loop an
+    UnboundLocalError)."""
+    X = np.arange(16.0).reshape(4, 4) / 10
+    args = (X, [1.0, 2.0], [1, (2, 1)])
+    vg = tc.value_and_grad(strided_net, **options)
+    assert vg(*args)[0] == pytest.approx(strided_net(*args))
+    check_grad(strided_net, args, df=tc.grad(strided_net, **options))
+    for f in (strided, strided_else_first):
+        for stride in ((1, 3), 2):
+            assert tc.value_and_grad(f)(X, stride)[0] == pytest.approx(f(X, stride))
+            check_grad(f, (X, stride))
+    for pad in ("same", 2):  # read on its own path only: nothing to unpack
+        check_grad(strided_unread, (X, pad))
+
+
+def test_a_value_of_another_structure_on_the_other_path_is_refused_when_it_runs():
+    X = np.arange(16.0).reshape(4, 4)
+    with pytest.raises(TransformError, match="'stride' is read after this if as the tuple "
+                                             "of 2 items.*a tuple of 3 items"):
+        tc.grad(strided)(X, (1, 2, 3))
+    with pytest.raises(TransformError, match="on the other path it is a list"):
+        tc.grad(strided)(X, [1, 2])
+
+
+def stride_normalised_in_the_loop(X, first, n):
+    tot = 0.0
+    stride = first
+    for i in range(n):
+        if isinstance(stride, int):
+            stride = (stride, stride + 1)
+        else:
+            stride = (stride[1], stride[0])
+        tot = tot + np.sum(X[::stride[0], ::stride[1]] ** 2)
+    return tot
+
+
+def test_a_name_a_loop_makes_a_tuple_that_the_next_trip_reads_is_refused():
+    """The next trip read the value before the loop, not the tuple (15.0 in
+    Python, 16.8 from the gradient's value)."""
+    X = np.arange(16.0).reshape(4, 4) / 10
+    with pytest.raises(UnsupportedSyntaxError, match="'stride' becomes a list, tuple or dict "
+                                                     "inside this loop"):
+        tc.grad(stride_normalised_in_the_loop)(X, 1, 3)

@@ -32,6 +32,7 @@ from tangent_ckpt.runtime.loops import profiler  # noqa: F401,E402
 from tangent_ckpt.runtime.custom_rules import adjoint_parts  # noqa: F401,E402
 from tangent_ckpt.runtime.assertions import check, check_out_cast, raise_error  # noqa: F401,E402
 from tangent_ckpt.runtime.assertions import UNBOUND, check_bound  # noqa: F401,E402
+from tangent_ckpt.runtime.assertions import check_structure  # noqa: F401,E402
 from tangent_ckpt.runtime.assertions import require_numpy_operand  # noqa: F401,E402
 from tangent_ckpt.runtime.loops.segments import Segment, MemoryPlan  # noqa: F401,E402
 from tangent_ckpt.runtime.alias_guards import distinct_arrays, not_a_view  # noqa: F401,E402

@@ -97,3 +97,45 @@ def require_numpy_operand(value, operator, line=None):
         f"when the other operand is a NumPy array; for {kind} {meaning}, which this "
         f"gradient does not compute (pass a NumPy array, or write np.array([...]) if "
         f"arithmetic is meant)")
+
+
+def check_structure(value, kinds, name, filename, lineno):
+    """Where one path of an ``if`` made ``name`` a list, tuple or dict (``if
+    isinstance(s, int): s = (s, s)``) and the other left a value of the caller's,
+    the code after the ``if`` reads its items one by one: refuse a value that is
+    not a container of the same kind, length (or keys) and nesting."""
+    problem = _structure_problem(value, kinds)
+    if problem is not None:
+        raise TransformError(f"'{name}' is read after this if as the {_shown(kinds)} one "
+                             f"path makes, but on the other path it is {problem}",
+                             filename=filename, lineno=lineno, construct=f"if ({name})",
+                             hint="give it the same structure on both paths (for example "
+                                  f"{name} = tuple({name}) on the other path), or pass a "
+                                  "value of that structure")
+
+
+def _structure_problem(value, kinds):
+    if kinds is None:
+        return None
+    kind = kinds[0]
+    if not isinstance(value, {"tuple": tuple, "list": list, "dict": dict}[kind]):
+        return "None" if value is None else f"a {type(value).__name__}"
+    if kind == "dict":
+        if list(value.keys()) != list(kinds[1]):
+            return f"a dict with keys {list(value.keys())!r}"
+        items = [value[k] for k in kinds[1]]
+    else:
+        if len(value) != kinds[1]:
+            return f"a {kind} of {len(value)} items"
+        items = list(value)
+    for item, inner in zip(items, kinds[2]):
+        problem = _structure_problem(item, inner)
+        if problem is not None:
+            return f"a {kind} holding {problem}"
+    return None
+
+
+def _shown(kinds):
+    if kinds[0] == "dict":
+        return f"dict with keys {list(kinds[1])!r}"
+    return f"{kinds[0]} of {kinds[1]} items"

@@ -22,6 +22,9 @@ class NameLiveness:
         self.name = name
         self.reads = reads  # statement or expression -> names it reads (memoised)
         self.after = set()  # ids of the statements after which ``name`` is live
+        # ids of the loops at whose head ``name`` is live (read by the next trip, the
+        # test or after the loop) and that do not bind it as their ``for`` target
+        self.heads = set()
         self.block(fnode.body, False, (False, False))
 
     def read(self, node):
@@ -54,6 +57,8 @@ class NameLiveness:
                 if new_head == head:
                     break
                 head = new_head
+            if head and not rebound:
+                self.heads.add(id(s))
             return head or (isinstance(s, gast.For) and self.read(s.iter))
         if isinstance(s, gast.If):
             return (self.read(s.test) | self.block(s.body, live, jumps)

@@ -138,8 +138,11 @@ class AssignmentLowering:
         like any variable."""
         old = self.lo.current_scope.tuples.get(user_name)
         objects = any(isinstance(item, ObjectValue) for item in leaves(value))
-        if old is not None and structure(old) == structure(value) and not objects:
-            names = leaves(old)
+        # a name the other path of an if made a container of the same structure: its variables
+        shared = old if old is not None else \
+            self.lo.current_scope.other_path_tuples.get(user_name)
+        if shared is not None and structure(shared) == structure(value) and not objects:
+            names = leaves(shared)
             items = self._unclobbered(leaves(value), [n.id for n in names])
         else:
             if old is not None and self.lo.ctx["loop"] is not None:

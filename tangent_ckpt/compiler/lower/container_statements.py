@@ -4,15 +4,17 @@ container (one parameter per element), ``xs.append(x)`` / ``xs.extend(ys)``,
 the check that a container has one structure after an ``if``."""
 
 import itertools
+import operator
 
 import gast
 import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.liveness import NameLiveness, read_names
 from tangent_ckpt.compiler.desugar.local_bindings import LocalBindings
 from tangent_ckpt.compiler.lower.container_values import (
-    DictValue, is_container, key_part, leaf_paths, structure, value_of_structure,
+    DictValue, is_container, key_part, leaf_paths, leaves, structure, value_of_structure,
 )
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.scopes import ObjectValue, TupleValue, always_exits, to_source
@@ -273,6 +275,110 @@ class ContainerStatements:
                 f"loop", node, "give it its final keys before the loop, or append to it in "
                 "a loop of the same function (its rows are then built at run time)")
 
+    def unpack_on_the_other_path(self, s, extra, start, body_path, else_path):
+        """A name one path of an ``if`` makes a list, tuple or dict (``if
+        isinstance(s, int): s = (s, s)``) and the other path leaves a value known
+        only at run time: after the ``if`` it is read through the container's
+        element variables, which the other path binds too -- from the run-time
+        value's items (``s_0, s_1 = s[0], s[1]``), once ``rt.check_structure`` has
+        made sure it is a container of the same kind and length (else a clear
+        error).  ``start``: (containers, names bound) before the ``if``;
+        ``body_path``: (containers after the body, its block, its names);
+        ``else_path``: (containers after the else branch, its block).
+        Where no read follows, or the other path leaves the name unbound, nothing
+        is bound; a value known when compiling is refused."""
+        before, bound = start
+        after_body, body, body_names = body_path
+        after_else, orelse = else_path
+        tuples = self.lo.current_scope.tuples
+        paths = [(after_body, orelse, after_else, s.orelse, self.lo.current_scope.rename),
+                 (after_else, body, after_body, s.body, body_names)]
+        for made, block, other, stmts, names in paths:
+            for name, value in made.items():
+                if name in before or name in other or not is_container(value):
+                    continue
+                tuples[name] = value  # after the if: the container, on both paths
+                path = list(stmts) + list(extra)
+                binds = name in bound or any(
+                    isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
+                    for st in path for n in gast.walk(st))
+                if not binds or always_exits(path) or not self.read_after(s, extra, name):
+                    continue
+                self.unpack(name, value, names.get(name), block, s)
+
+    def loop_start(self):
+        """What :meth:`refuse_made_in_loop` compares a loop's body with: the
+        containers, and the names bound, where the body starts."""
+        return dict(self.lo.current_scope.tuples), set(self.lo.current_scope.rename)
+
+    def refuse_made_in_loop(self, loop, start):
+        """A name a loop's body makes a list, tuple or dict while it is another
+        value bound where the body starts (``if isinstance(s, int): s = (s, s)``
+        in the loop, ``s`` bound before it): the next trip (or the code after a
+        loop of no trips) would read the value the name had before the loop,
+        where Python reads the container -- refused where it is read there."""
+        before, bound = start
+        fnode = self.lo.current_scope.parsed.node
+        found = any(n is loop for n in gast.walk(fnode))
+        for name, value in self.lo.current_scope.tuples.items():
+            if name in before or name not in bound or not is_container(value):
+                continue
+            if found and id(loop) not in NameLiveness(fnode, name, read_names).heads:
+                continue
+            raise self.lo.error(UnsupportedSyntaxError,
+                                f"'{name}' becomes a list, tuple or dict inside this loop and "
+                                "is another value where the loop starts (read by the next "
+                                "trip or after the loop)", loop, construct=f"loop ({name})",
+                                hint=f"make '{name}' a container before the loop (for "
+                                     f"example if isinstance({name}, int): {name} = ({name}, "
+                                     f"{name})), or use another name inside the loop")
+
+    def read_after(self, s, extra, name):
+        """Whether ``name`` may be read after the ``if`` ``s`` (and ``extra``, the
+        statements lowered inside both of its paths); when ``s`` is not found in
+        the function being lowered, it may."""
+        fnode = self.lo.current_scope.parsed.node
+        last = list(extra)[-1] if extra else s
+        if not any(n is last for n in gast.walk(fnode)):
+            return True
+        return id(last) in NameLiveness(fnode, name, read_names).after
+
+    def unpack(self, name, value, source, block, s):
+        """Bind the leaves of ``value`` in ``block`` from the run-time ``source``."""
+        targets = leaves(value)
+        if not isinstance(source, ir.Name) or type(source) is not ir.Name or \
+                self.lo.run_time.is_rows(source) or self.lo.run_time.is_dict(source) or \
+                not all(type(t) is ir.Name for t in targets):
+            shown = f" and {to_source(ir.operand_node(source))} on the other" \
+                if isinstance(source, ir.Const) else " and not on the other"
+            raise self.lo.error(UnsupportedSyntaxError,
+                                f"'{name}' is a list, tuple or dict on one path of this if"
+                                f"{shown}, and is read after the if", s,
+                                construct=f"if ({name})",
+                                hint="give it one kind on both paths: bind it on both, or "
+                                     "use another name for the container")
+        saved, self.lo.out = self.lo.out, block
+        try:
+            emit_observation(self.lo, sx.rt("check_structure", ir.operand_node(source),
+                                            sx.const(_kinds(value)), sx.const(name),
+                                            sx.const(self.lo.current_scope.parsed.filename),
+                                            sx.const(s.lineno)),
+                             [source.id], s.lineno)
+            self._bind_items(value, source, s.lineno)
+        finally:
+            self.lo.out = saved
+
+    def _bind_items(self, value, source, line):
+        keys = value.keys if isinstance(value, DictValue) else range(len(value.items))
+        for key, item in zip(keys, value.items):
+            read = ir.Prim(operator.getitem, [source, ir.Index(sx.const(key), (), plain=True)],
+                           {}, "getitem")
+            if is_container(item):
+                self._bind_items(item, self.lo.expressions.atomize(read, f"{source.id}_item"),
+                                 line)
+            else:
+                self.lo.emit(ir.Assign(item.id, read, line))
+
     def same_structures(self, s, before, after_body, after_else, extra=()):
         """A container has one structure after an ``if``, whichever path ran (its
         element variables are shared by the two paths only then).  A container
@@ -308,6 +414,17 @@ class ContainerStatements:
                                         "length or keys on the two paths of this if", s,
                                         construct=f"if ({name})",
                                         hint="give it the same structure on both paths")
+
+
+def _kinds(value):
+    """What ``rt.check_structure`` checks a run-time value against: ``None`` for a
+    leaf, else (kind, keys or length, the items' kinds)."""
+    if isinstance(value, DictValue):
+        return ("dict", tuple(value.keys), tuple(_kinds(v) for v in value.items))
+    if isinstance(value, TupleValue):
+        return ("list" if value.is_list else "tuple", len(value.items),
+                tuple(_kinds(v) for v in value.items))
+    return None
 
 
 def _name(user, ctx):

@@ -163,7 +163,9 @@ class LoopLowering:
                                                 "getitem"), s)
         head = self.lo.out
         self.lo.out = saved
+        start = self.lo.container_statements.loop_start()
         body = head + self.loop_body(s.body, loop)
+        self.lo.container_statements.refuse_made_in_loop(s, start)
         flag = loop["break_flag"]
         if flag:
             self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
@@ -260,7 +262,9 @@ class LoopLowering:
         header = f"while {to_source(s.test)}"
         test = self.lo.expressions.nondiff(s.test)
         loop = {"break_flag": None}
+        start = self.lo.container_statements.loop_start()
         body = self.loop_body(s.body, loop)
+        self.lo.container_statements.refuse_made_in_loop(s, start)
         flag = loop["break_flag"]
         if flag:
             self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))

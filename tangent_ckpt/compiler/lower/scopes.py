@@ -120,6 +120,9 @@ class Scope:
         self.rename = {}
         self.functions = {}
         self.tuples = {}
+        # containers the other path of an enclosing ``if`` made of names that are
+        # none on this path: their element variables, for this path to bind too
+        self.other_path_tuples = {}
         self.shared_arrays = set()  # parameters still bound to the caller's array
         self.top_block = None  # the statement list of the function body itself
 

@@ -376,11 +376,22 @@ class StatementLowering:
         cond = self.condition(s.test, s.lineno)
         tuples = self.lo.current_scope.tuples
         before = dict(tuples)
+        bound = set(self.lo.current_scope.rename)  # the names bound before the if
         body = self.sub_block(list(s.body) + list(extra))
         after_body = dict(tuples)
+        body_names = dict(self.lo.current_scope.rename)  # what the body's path leaves
         for name in before.keys() - after_body.keys():  # rebound on the body's path only
             tuples[name] = before[name]
-        orelse = self.sub_block(list(s.orelse) + list(extra))
+        made = {name: tuples.pop(name) for name in after_body.keys() - before.keys()}
+        scope = self.lo.current_scope  # the else path reads what was there before the if
+        saved, scope.other_path_tuples = scope.other_path_tuples, {
+            **scope.other_path_tuples, **made}
+        try:
+            orelse = self.sub_block(list(s.orelse) + list(extra))
+        finally:
+            scope.other_path_tuples = saved
+        self.lo.container_statements.unpack_on_the_other_path(
+            s, extra, (before, bound), (after_body, body, body_names), (dict(tuples), orelse))
         self.lo.container_statements.same_structures(s, before, after_body, tuples, extra)
         self.lo.emit(ir.If(cond, body, orelse, s.lineno))
 
