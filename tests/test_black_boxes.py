@@ -61,6 +61,34 @@ def test_a_solver_without_a_rule_is_refused_by_name_at_its_line(fn, text, said, 
     assert "LocalFunction" not in message and "sol.y" not in message
 
 
+class Labeller:
+    def __init__(self, centres):
+        self.centres = centres
+
+    def compute_label(self, x):
+        return np.sum((self.centres - x) ** 2)
+
+    def predict(self, X):
+        return np.apply_along_axis(self.compute_label, 1, X)
+
+
+def labels_by_a_method(X):
+    return np.sum(Labeller(X[0] * 2.0).predict(X))
+
+
+def test_a_bound_method_passed_to_a_library_call_is_refused_as_a_function_is():
+    """``np.apply_along_axis(self.compute_label, 1, X)`` (a k-means ``predict``):
+    the bound method reached the reverse transform as an operand, a bare
+    TypeError about ``MethodValue``."""
+    with pytest.raises(tc.UnsupportedFunctionError) as caught:
+        tc.grad(labels_by_a_method)(np.arange(6.0).reshape(3, 2))
+    message = str(caught.value)
+    line = _line_of(Labeller.predict, "apply_along_axis")
+    assert f"{__file__}:{line}: no adjoint rule for numpy.apply_along_axis" in message
+    assert "calls the method self.compute_label passed to it" in message
+    assert "MethodValue" not in message
+
+
 class Series:
     """A stand-in for pandas.Series (pandas is not always installed): an
     array-like of another library, with __array__ and no __array_function__."""

@@ -322,19 +322,24 @@ class CallLowering:
             return _UNRESOLVED
 
     def refuse_functions_passed_to_black_box(self, fn, arg_nodes, node):
-        """A function of the user's code (a lambda, a nested def) passed to a
+        """A function of the user's code (a lambda, a nested def, a bound method
+        ``self.compute_label``) passed to a
         library call with no adjoint rule (``solve_ivp(lambda t, y: -k * y, ...)``):
         the library calls it where the compiler cannot see, and the call itself
         has no rule."""
         if registry.lookup(fn) is not None:
             return
         passed = [a for a in arg_nodes if isinstance(a, gast.Lambda) or
-                  isinstance(self.lo.expressions.static_value(a), LocalFunction)]
+                  isinstance(self.lo.expressions.static_value(a), (LocalFunction, MethodValue))]
         if not passed:
             return
         name = public_name(fn) or to_source(node.func)
-        kind = "lambda" if isinstance(passed[0], gast.Lambda) else \
-            f"function {to_source(passed[0])}"
+        if isinstance(passed[0], gast.Lambda):
+            kind = "lambda"
+        elif isinstance(self.lo.expressions.static_value(passed[0]), MethodValue):
+            kind = f"method {to_source(passed[0])}"
+        else:
+            kind = f"function {to_source(passed[0])}"
         raise self.lo.error(UnsupportedFunctionError, f"no adjoint rule for {name}", node,
                             construct=name,
                             hint=f"it calls the {kind} passed to it, inside the library; "
