@@ -1464,3 +1464,55 @@ def test_a_name_a_loop_makes_a_tuple_that_the_next_trip_reads_is_refused():
     with pytest.raises(UnsupportedSyntaxError, match="'stride' becomes a list, tuple or dict "
                                                      "inside this loop"):
         tc.grad(stride_normalised_in_the_loop)(X, 1, 3)
+
+
+def cache_of_a_step(h, W):
+    h2 = np.tanh(W @ h)
+    cache = {}
+    cache['h'] = h2
+    return h2, cache
+
+
+def steps_keeping_their_caches(h, W, n):
+    for t in range(n):
+        h, cache = cache_of_a_step(h, W)
+    return np.sum(h) + np.sum(cache['h'])
+
+
+def cache_filled_in_the_body(h, W, n):
+    tot = 0.0
+    for t in range(n):
+        cache = {}
+        cache['h'] = np.tanh(W @ h)
+        cache['c'] = cache['h'] * 2.0
+        h = cache['h']
+        tot = tot + np.sum(cache['c'])
+    return tot + np.sum(h)
+
+
+def cache_counted_after_the_loop(h, W, n):
+    cache = {}
+    for t in range(n):
+        cache = {}
+        cache['h'] = np.tanh(W @ h)
+        h = cache['h']
+    return np.sum(h) * len(cache)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_dict_made_empty_in_each_trip_may_gain_keys_in_it(options):
+    """``cache = {}; cache['h'] = h`` (cs231n layers, Karpathy's LSTM step) in a
+    loop's body or a helper it calls: the dict is made afresh in each trip (was
+    refused: "'cache' changes its length or keys inside a loop")."""
+    args = (vec(3), vec(3, 3) * 0.5, 4)
+    for f in (steps_keeping_their_caches, cache_filled_in_the_body):
+        df = tc.grad(f, wrt=(0, 1), **options)
+        check_grad(f, args, wrt=(0, 1), df=df)
+        assert tc.value_and_grad(f, wrt=(0, 1), **options)(*args)[0] == pytest.approx(f(*args))
+
+
+def test_a_dict_made_in_each_trip_with_other_keys_than_before_the_loop_is_refused():
+    """After a loop of no trips ``cache`` is the empty dict made before it."""
+    with pytest.raises(UnsupportedSyntaxError, match="'cache' is made again inside this loop "
+                                                     "with other keys"):
+        tc.grad(cache_counted_after_the_loop)(vec(3), vec(3, 3), 2)

@@ -59,6 +59,7 @@ class AssignmentLowering:
                 return
             if isinstance(value, TupleValue):
                 self.bind_tuple(target.id, value, line)
+                self.made_in_this_trip(target.id)
                 return
             self.lo.current_scope.tuples.pop(target.id, None)
             self.emit_value(name, value, line)
@@ -111,6 +112,7 @@ class AssignmentLowering:
             name = self.store_name(target.id)
             if isinstance(value, TupleValue):
                 self.bind_tuple(target.id, value, s.lineno)
+                self.made_in_this_trip(target.id)
                 return
             self.lo.current_scope.tuples.pop(target.id, None)
             self.emit_value(name, value, s.lineno)
@@ -145,7 +147,9 @@ class AssignmentLowering:
             names = leaves(shared)
             items = self._unclobbered(leaves(value), [n.id for n in names])
         else:
-            if old is not None and self.lo.ctx["loop"] is not None:
+            loop = self.lo.ctx["loop"]
+            if old is not None and loop is not None and \
+                    (self.lo.current_scope, user_name) not in loop.setdefault("made", set()):
                 raise self.lo.error(UnsupportedSyntaxError,
                                     f"'{user_name}' changes its length or keys inside a loop",
                                     UserLine(line), construct=f"{user_name} rebound in a loop",
@@ -164,6 +168,14 @@ class AssignmentLowering:
                     item, (ir.Prim, ir.NonDiff)) else item, line))
                 self.lo.run_time.note_binding(element.id, item)
         self.lo.current_scope.tuples[user_name] = rebuild(value, iter(names))
+
+    def made_in_this_trip(self, user_name):
+        """``cache = {}`` in a loop's body: a container made afresh in each trip,
+        whose keys the trip may add (``cache['h'] = h``) as straight-line code
+        does; a container carried from the trip before may not change them."""
+        loop = self.lo.ctx["loop"]
+        if loop is not None:
+            loop.setdefault("made", set()).add((self.lo.current_scope, user_name))
 
     def _unclobbered(self, items, targets):
         """``items`` assigned to ``targets`` in order: an item reading a target

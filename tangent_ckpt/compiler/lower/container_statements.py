@@ -311,20 +311,34 @@ class ContainerStatements:
         containers, and the names bound, where the body starts."""
         return dict(self.lo.current_scope.tuples), set(self.lo.current_scope.rename)
 
-    def refuse_made_in_loop(self, loop, start):
+    def refuse_made_in_loop(self, loop, start, made):
         """A name a loop's body makes a list, tuple or dict while it is another
         value bound where the body starts (``if isinstance(s, int): s = (s, s)``
-        in the loop, ``s`` bound before it): the next trip (or the code after a
-        loop of no trips) would read the value the name had before the loop,
-        where Python reads the container -- refused where it is read there."""
+        in the loop, ``s`` bound before it), or makes afresh (``made``: (scope,
+        name) pairs, ``cache = {}; cache['h'] = h``) with other keys or element
+        variables than it has there: the next trip (or the code after a loop of
+        no trips) would read the value the name had before the loop, where
+        Python reads what the body left -- refused where it is read there."""
         before, bound = start
         fnode = self.lo.current_scope.parsed.node
         found = any(n is loop for n in gast.walk(fnode))
         for name, value in self.lo.current_scope.tuples.items():
-            if name in before or name not in bound or not is_container(value):
+            if name not in bound or not is_container(value):
+                continue
+            if name in before and ((self.lo.current_scope, name) not in made or _same_variables(
+                    before[name], value)):
                 continue
             if found and id(loop) not in NameLiveness(fnode, name, read_names).heads:
                 continue
+            if name in before:
+                raise self.lo.error(UnsupportedSyntaxError,
+                                    f"'{name}' is made again inside this loop with other keys "
+                                    "or items than it has where the loop starts (read by the "
+                                    "next trip or after the loop)", loop,
+                                    construct=f"loop ({name})",
+                                    hint="give it the same keys and items before the loop and "
+                                         "at the end of each trip, or use another name inside "
+                                         "the loop")
             raise self.lo.error(UnsupportedSyntaxError,
                                 f"'{name}' becomes a list, tuple or dict inside this loop and "
                                 "is another value where the loop starts (read by the next "
@@ -414,6 +428,13 @@ class ContainerStatements:
                                         "length or keys on the two paths of this if", s,
                                         construct=f"if ({name})",
                                         hint="give it the same structure on both paths")
+
+
+def _same_variables(a, b):
+    """Whether two containers have one structure and the same element variables."""
+    return structure(a) == structure(b) and all(
+        x is y or isinstance(x, ir.Name) and isinstance(y, ir.Name) and x.id == y.id
+        for x, y in zip(leaves(a), leaves(b)))
 
 
 def _kinds(value):

@@ -165,7 +165,8 @@ class LoopLowering:
         self.lo.out = saved
         start = self.lo.container_statements.loop_start()
         body = head + self.loop_body(s.body, loop)
-        self.lo.container_statements.refuse_made_in_loop(s, start)
+        self.lo.container_statements.refuse_made_in_loop(s, start,
+                                                          loop.get("made", ()))
         flag = loop["break_flag"]
         if flag:
             self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
@@ -264,7 +265,8 @@ class LoopLowering:
         loop = {"break_flag": None}
         start = self.lo.container_statements.loop_start()
         body = self.loop_body(s.body, loop)
-        self.lo.container_statements.refuse_made_in_loop(s, start)
+        self.lo.container_statements.refuse_made_in_loop(s, start,
+                                                          loop.get("made", ()))
         flag = loop["break_flag"]
         if flag:
             self.lo.emit(ir.Assign(flag, ir.Copy(ir.Const(False)), s.lineno))
