@@ -1356,3 +1356,30 @@ def test_an_alias_a_continue_or_break_carries_is_still_refused(fn, args):
     message = str(info.value)
     assert names_line(message, HERE, line_of(fn, '# WRITE')), message
     assert "'y'" in message and "'kept'" in message, message
+
+
+def accumulated_then_written(x, n):
+    y = x * 1.0
+    for t in range(n):
+        y += x
+        y[0] += y[1]
+    return np.sum(y)
+
+
+def scaled_copy_updated_by_rows(x, n):
+    v = x * 0.5
+    for t in range(n):
+        v -= 0.1 * np.tanh(v) * x
+        v[1:] += 0.2 * v[:-1]
+    return np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f", [accumulated_then_written, scaled_copy_updated_by_rows],
+                         ids=lambda f: f.__name__)
+def test_an_array_of_float_arithmetic_updated_by_an_argument_holds_nothing_of_it(f, mode):
+    """``y = x * 1.0; y += x; y[0] += y[1]``: ``y`` is a number or an array of
+    numbers (float arithmetic), so ``y += x`` adds numbers into it, no objects
+    of ``x``; ``y[0] += ...`` was refused as a write that 'may also change x'."""
+    x = np.array([1.1, 2.2, 3.3])
+    check_grad(f, (x, 3), df=tc.grad(f, **MODES[mode]))

@@ -428,6 +428,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             if isinstance(s.op, (gast.Add, gast.BitOr, gast.BitXor)):
                 value = self.info(s.value, env)
                 added = value.holds if self.surely_array(target) else value.everything()
+                if self.float_arithmetic(target.id, set()):
+                    # y = x * 1.0: a number or an array of numbers, whose elements
+                    # become numbers (never a list that would hold v's objects)
+                    added = frozenset()
                 repeats = value.repeated()
             self.set(env, target.id, current.with_held(added, repeats))
             return
@@ -441,7 +445,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             direct = isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
             item = current.item(static_key(target.slice)) if direct else None
             if direct and (isinstance(target.slice, gast.Slice) or
-                           self.array_store(target.slice, env)):
+                           self.array_store(target.slice, env) or
+                           self.float_arithmetic(base, set())):
                 # u[1:-1] += v, ey[1:, :] -= v: into u's own memory (a list's slice
                 # is a new list: the items it holds are not added into)
                 written = current.is_
