@@ -224,6 +224,30 @@ def test_steps_reading_a_global_array_stay_numpy_and_see_changes_in_place():
         DIFFUSIVITY[:] = saved
 
 
+PARAMETERS = (np.full(6, 0.2), 0.5)
+
+
+def _global_tuple_loss(u, n):
+    for t in range(n):
+        u = u + PARAMETERS[0] * np.sin(u) * PARAMETERS[1]
+    return np.sum(u ** 2)
+
+
+def test_steps_reading_a_global_tuple_holding_an_array_stay_numpy():
+    # the tuple's array, like a global array, would be frozen into the machine code
+    # (the gradient kept the old values after PARAMETERS[0][:] = 0.3)
+    u = np.linspace(0.1, 1.0, 6)
+    df = tc.grad(_global_tuple_loss, checkpoint=True, snapshots=3, backend="numba")
+    with pytest.warns(NumbaFallbackWarning, match="holding an array 'PARAMETERS'"):
+        df.compile()
+    saved = PARAMETERS[0].copy()
+    try:
+        PARAMETERS[0][:] = 0.3
+        _close(df(u, 10), tc.grad(_global_tuple_loss, checkpoint=True, snapshots=3)(u, 10))
+    finally:
+        PARAMETERS[0][:] = saved
+
+
 @pytest.mark.parametrize("index", [slice(1, None), slice(None, -1), slice(2, 5)])
 def test_compiled_slice_store_equals_numpys_also_when_the_value_overlaps_the_target(index):
     numba_backend._numba()  # the twins

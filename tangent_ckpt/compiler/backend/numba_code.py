@@ -99,11 +99,20 @@ def _names_kept_in_python(bindings):
         if isinstance(value, (np.random.Generator, np.random.RandomState)):
             kept[name] = (f"it draws from the generator {name!r}, whose state the driver keeps "
                           "with the snapshots (compiled code would not share it)")
-        if isinstance(value, np.ndarray):
-            kept[name] = (f"it reads the global array {name!r}, which Numba would freeze at its "
-                          "first compile (a later change in place would not be seen): pass it "
-                          "as an argument to compile this function")
+        if _holds_an_array(value):
+            what = "array" if isinstance(value, np.ndarray) else "tuple or list holding an array"
+            kept[name] = (f"it reads the global {what} {name!r}, which Numba would freeze at "
+                          "its first compile (a later change in place would not be seen): pass "
+                          "it as an argument to compile this function")
     return kept
+
+
+def _holds_an_array(value, depth=0):
+    """An array, or a tuple or list holding one (``PARAMS = (W, 0.5)``)."""
+    if isinstance(value, np.ndarray):
+        return True
+    return isinstance(value, (tuple, list)) and depth < 8 and \
+        any(_holds_an_array(item, depth + 1) for item in value)
 
 
 def _kept_reason(function, kept):
