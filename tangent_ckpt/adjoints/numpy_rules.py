@@ -673,7 +673,7 @@ with section("Shape"):
     # `a op= b` on an array keeps a's dtype and shape (or raises): a's value reaches
     # the result through `a op b`; a itself only gives the dtype
     defadjoint(in_place_result, "result, target", name="rt.in_place_result", view="result",
-               piecewise=("target",), result="g", tangent="t")
+               piecewise=("target",), result="g", tangent="t", complex_input=True)
     # a subscript write's tangent into an array of unknown dtype (inexact_arrays.py)
     defadjoint(stored_tangent, "t, target", name="rt.stored_tangent", view="t",
                piecewise=("target",), t="stored_tangent(g, target)", linear=("t",))
