@@ -17,6 +17,7 @@ numba = pytest.importorskip("numba")
 import tangent_ckpt as tc  # noqa: E402
 from tangent_ckpt.cli.dump import dump_source  # noqa: E402
 from tangent_ckpt.errors import CheckpointError  # noqa: E402
+from tests.gradcheck import numeric_grad  # noqa: E402
 from tangent_ckpt.runtime.jit import numba_backend  # noqa: E402
 from tangent_ckpt.runtime.jit.numba_backend import NumbaFallbackWarning  # noqa: E402
 
@@ -293,3 +294,39 @@ def test_an_owned_adjoint_zeroed_in_place_keeps_the_value_adjoint_it_handed_out(
                   backend="numba")(u0, 0.07, 30)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-12)
+
+
+def _accumulated_from_a_number(x, n):
+    acc = 0.0
+    for t in range(n):
+        acc = acc + np.tanh(x * t)
+    return np.sum(acc ** 2)
+
+
+def _turned_complex(V, n):
+    psi = np.ones(3)
+    for t in range(n):
+        psi = psi * np.exp(-1j * V * 0.1)
+    return np.sum(np.abs(psi + 0.3 * V) ** 2)
+
+
+def _grown_to_a_batch(h, n):
+    for t in range(n):
+        h = np.tanh(h + np.zeros((4, 1)) + 0.1 * t)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("f", [_accumulated_from_a_number, _turned_complex, _grown_to_a_batch],
+                         ids=lambda f: f.__name__)
+def test_a_state_whose_layout_the_first_step_changes_is_swept_without_buffers(f):
+    """The compiled sweep's snapshot buffers were made from the state before the
+    first step: a float accumulator becoming an array, or a state growing to a
+    batch, was NumPy's ValueError; a real state becoming complex was kept in real
+    buffers, its imaginary part dropped (a wrong gradient, a ComplexWarning)."""
+    x = np.array([0.3, 0.4, 0.5])
+    want = tc.grad(f, checkpoint=True, snapshots=2)(x, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaFallbackWarning)
+        got = tc.grad(f, checkpoint=True, snapshots=2, backend="numba")(x, 6)
+    _close(got, want)
+    np.testing.assert_allclose(want, numeric_grad(f, [x, 6], (0,))[0], rtol=1e-6)

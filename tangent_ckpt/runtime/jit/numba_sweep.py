@@ -100,7 +100,7 @@ def sweep_plan(schedule, n, snapshots):
 
 
 def _leaf_fits(x):
-    if isinstance(x, np.ndarray):
+    if type(x) is np.ndarray:
         return x.dtype == np.float64 and x.ndim >= 1
     return type(x) is float or isinstance(x, np.float64)
 
@@ -122,9 +122,20 @@ def snapshot_buffers(state, slots):
     return tuple(np.empty((slots,) + np.shape(x), dtype=np.float64) for x in _leaves(state))
 
 
+class LayoutChanged(Exception):
+    """A step changed its state's shape or dtype (``acc = 0.0`` becoming an array, a
+    real state becoming complex): the buffers made from the state before the first
+    step cannot hold it, and the driver runs the sweep without them."""
+
+
 def store_snapshot(buffers, slot, state):
-    """Copy ``state`` into row ``slot`` of its buffers."""
-    for buf, x in zip(buffers, _leaves(state)):
+    """Copy ``state`` into row ``slot`` of its buffers (:class:`LayoutChanged`
+    where it no longer fits them)."""
+    leaves = _leaves(state)
+    if len(leaves) != len(buffers) or not all(
+            _leaf_fits(x) and np.shape(x) == buf.shape[1:] for buf, x in zip(buffers, leaves)):
+        raise LayoutChanged
+    for buf, x in zip(buffers, leaves):
         buf[slot] = x
 
 

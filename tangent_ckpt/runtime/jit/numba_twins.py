@@ -28,6 +28,7 @@ from numba.np import numpy_support
 
 from tangent_ckpt import runtime as rt
 from tangent_ckpt.runtime.jit.numba_passes import fused_source
+from tangent_ckpt.runtime.jit.numba_sweep import LayoutChanged
 
 #: the rt helpers given a compiled twin here
 TWINS = ("unbroadcast", "shape_of", "broadcast_shape", "matmul_shape", "zeros_like",
@@ -435,12 +436,26 @@ def _store_snapshot(buffers, slot, state):
     count = _buffers_of(buffers)
     if count is None:
         _refuse("store_snapshot", buffers, slot, state)
-    if isinstance(state, types.BaseTuple):
-        if len(state) != count:
-            _refuse("store_snapshot", buffers, slot, state)
-        return _unrolled("buffers, slot, state",
-                         [f"buffers[{i}][slot] = state[{i}]" for i in range(count)])
-    return _unrolled("buffers, slot, state", ["buffers[0][slot] = state"])
+    leaves = tuple(state) if isinstance(state, types.BaseTuple) else (state,)
+    if len(leaves) != count or not all(_fits_buffer(x, b) for x, b in zip(leaves, buffers)):
+        _refuse("store_snapshot", buffers, slot, state)  # run by NumPy: LayoutChanged
+    spelled = [f"state[{i}]" for i in range(count)] if isinstance(state, types.BaseTuple) \
+        else ["state"]
+    lines = []
+    for i, (x, leaf) in enumerate(zip(leaves, spelled)):
+        if isinstance(x, types.Array):  # a shape of the same rank may still differ
+            lines += [f"if {leaf}.shape != buffers[{i}][slot].shape:",
+                      "    raise LayoutChanged('a step changed the shape of the state')"]
+        lines.append(f"buffers[{i}][slot] = {leaf}")
+    return _unrolled("buffers, slot, state", lines, LayoutChanged=LayoutChanged)
+
+
+def _fits_buffer(x, buffer):
+    """Does a leaf of type ``x`` go into a row of ``buffer`` unchanged (float64, as
+    many dimensions as a row)?"""
+    if isinstance(x, types.Array):
+        return x.dtype == types.float64 and x.ndim == buffer.ndim - 1
+    return x in (types.float64,) and buffer.ndim == 1
 
 
 @_twin("restore_snapshot")

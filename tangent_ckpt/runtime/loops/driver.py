@@ -179,6 +179,7 @@ class CheckpointedLoop:
         self._segments = None
         self._store = None
         self._compiled = None   # numba_sweep.CompiledSweep of a forward sweep run compiled
+        self._layout_changes = False  # the steps change the state's layout: no buffers
         self._it = None
         self._prev = None
         self._last = None
@@ -489,7 +490,11 @@ class CheckpointedLoop:
             return self._forward_segments(step, state, args, n, k)
         sweep = self._compiled_sweep(step, state, n, s)
         if sweep is not None:
-            return self._forward_compiled(step, sweep, state, args, n)
+            try:
+                return self._forward_compiled(step, sweep, state, args, n)
+            except numba_sweep.LayoutChanged:  # the steps change the state's shape or dtype
+                self._layout_changes = True
+                return self.forward(step, state, *args)
         if self.schedule == "uniform":
             if self.disk_snapshots:
                 raise CheckpointError("disk_snapshots are only supported by the revolve and online schedules")
@@ -536,6 +541,7 @@ class CheckpointedLoop:
         verification, a progress bar, indices that are not a range, or a state
         that is not a float array, a float or a flat tuple of them."""
         if getattr(step, "sweep", None) is None or n < 2 or self.schedule == "online" or \
+                self._layout_changes or \
                 self.disk_snapshots or self.memory_budget is not None or self.plan is not None \
                 or self.writes is not None or self.verify or self._random is not None or \
                 self._progress is not None or not (self.steps is None or
