@@ -66,3 +66,49 @@ def test_an_ndindex_loop_that_cannot_be_nested_is_refused_at_its_line(f):
     with pytest.raises(tc.UnsupportedSyntaxError, match="np.ndindex") as info:
         tc.grad(f)(np.array([0.3, -0.4, 0.7]))
     assert f":{line_of(f, '# LOOP')}:" in str(info.value)
+
+
+def skipping_the_diagonal(x):
+    A = np.outer(x, x)
+    s = 0.0
+    for i, j in np.ndindex(*A.shape):
+        if i == j:
+            continue
+        s = s + A[i, j] * (i + 1)
+    return s
+
+
+def test_continue_goes_on_to_the_next_index():
+    x = np.array([0.3, -0.4, 0.7])
+    check_grad(skipping_the_diagonal, (x,))
+
+
+def index_tuples(x):
+    A = np.outer(x, x)
+    s = 0.0
+    for idx in np.ndindex(A.shape):  # LOOP
+        s = s + A[idx]
+    return s
+
+
+def shape_of_another_rank(x):
+    A = np.outer(x, x)[:, :, None]
+    s = 0.0
+    for i, j in np.ndindex(A.shape):
+        s = s + A[i, j, 0]
+    return s
+
+
+def test_one_name_for_the_index_tuple_is_refused():
+    """``for idx in np.ndindex(A.shape)`` was written ``for idx in range(A.shape[0])``:
+    a loop over the rows, a wrong value."""
+    with pytest.raises(tc.UnsupportedSyntaxError, match="one name per dimension") as info:
+        tc.grad(index_tuples)(np.array([0.3, -0.4, 0.7]))
+    assert f":{line_of(index_tuples, '# LOOP')}:" in str(info.value)
+
+
+def test_a_shape_of_another_rank_than_the_names_raises_as_python_does():
+    with pytest.raises(ValueError):
+        shape_of_another_rank(np.array([0.3, -0.4, 0.7]))
+    with pytest.raises(AssertionError, match="np.ndindex"):
+        tc.grad(shape_of_another_rank)(np.array([0.3, -0.4, 0.7]))
