@@ -934,14 +934,33 @@ def named_view_rows_written(x):
     return Y[0]
 
 
-@pytest.mark.parametrize("f", [reversed_rows_written, sliced_rows_written,
-                               named_view_rows_written], ids=lambda f: f.__name__)
+def view_updated_and_rebound(x):
+    y = x * 1.0
+    for v in y:
+        y += v  # WRITE
+        y = y * 2.0
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [reversed_rows_written, sliced_rows_written],
+                         ids=lambda f: f.__name__)
+def test_a_loop_over_a_view_of_an_array_its_body_writes_reads_the_current_rows(f):
+    """Python's iterator reads each row of ``reversed(y)`` or ``y[:-1]`` from the
+    array's memory when it reaches it, so a write in the body shows in later rows;
+    the gradient read them as they were when the loop started (Python's 36 for the
+    value but a wrong gradient taped; 6 and a wrong gradient checkpointed).  The
+    view is now made again of the current ``y`` in each step."""
+    x = np.array([1.0, 2.0, 3.0])
+    check_grad(f, (x,))
+    check_grad(f, (x,), df=tc.grad(f, checkpoint=True, snapshots=2))
+
+
+@pytest.mark.parametrize("f", [named_view_rows_written, view_updated_and_rebound],
+                         ids=lambda f: f.__name__)
 def test_a_write_into_the_rows_a_loop_still_visits_is_refused(f):
-    """Python's iterator reads each row of ``reversed(y)``, ``y[:-1]`` or a view ``Z``
-    from the array's memory when it reaches it, so a write in the body shows in
-    later rows; the gradient read the rows as they were when the loop started
-    (36 where Python gives 36 for the value but a wrong gradient taped, 6 and a
-    wrong gradient checkpointed)."""
+    """A view under another name (``Z = Y[1:]; for r in Z``), or an array both
+    updated in place and rebound in the body: the rows still to come would show
+    the writes, which the gradient cannot follow."""
     with pytest.raises(TransformError) as info:
         tc.grad(f)(np.array([1.0, 2.0, 3.0]))
     message = str(info.value)

@@ -713,8 +713,40 @@ def rows_scaled_in_place(x, n):
     return np.sum(Y)
 
 
-@pytest.mark.parametrize("f, args", [(rows_updated_in_place, ()), (rows_scaled_in_place, (2,))],
-                         ids=["+=", "*="])
+def rows_of_a_slice_written_elsewhere(x):
+    y = x * 1.0
+    for v in y[1:]:
+        y[0] += v
+    return np.sum(y ** 2)
+
+
+def forward_difference_in_place(x):
+    y = x * 1.0
+    for i, v in enumerate(y[1:]):
+        y[i] = v - y[i]
+    return np.sum(y ** 2)
+
+
+def columns_written_while_visited(x):
+    Y = np.outer(x, x)
+    for c in Y.T:
+        Y[0] = Y[0] * 0.5 + c
+    return np.sum(Y ** 2)
+
+
+def pairs_of_neighbours_written(x):
+    y = x * 1.0
+    for a, b in zip(y, y[1:]):
+        y[1] = y[1] + a * b
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f, args", [(rows_updated_in_place, ()), (rows_scaled_in_place, (2,)),
+                                     (rows_of_a_slice_written_elsewhere, ()),
+                                     (forward_difference_in_place, ()),
+                                     (columns_written_while_visited, ()),
+                                     (pairs_of_neighbours_written, ())],
+                         ids=["+=", "*=", "slice", "forward difference", ".T", "zip"])
 def test_a_loop_over_an_array_its_body_updates_in_place_sees_the_updates(f, args):
     """``for v in y: y += v`` writes into y's memory, which the rows still to come
     show; the loop read the rows of the array from before it (24 for 39)."""

@@ -36,6 +36,7 @@ import gast
 import numpy as np
 
 from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler.desugar.live_rows import live_root, plainly_rebinds
 from tangent_ckpt.compiler.fence.fence_guards import GuardNotes
 from tangent_ckpt.compiler.fence.alias_helpers import (HelperCalls, _defined_once, _parameters,
                                                       helper_summary, local_names)
@@ -587,7 +588,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 # as the loop goes; a write into Y itself in `for r in Y` is followed
                 # (the lowering reads Y's current rows)
                 loop = self.iterating[other]
-                itself = name in self.iterated_names(loop.iter)
+                itself = name in self.iterated_names(loop)
                 info = env.get(other)
                 # (a list's or tuple's items are its objects, written by their own names)
                 if not itself and info is not None and not self.visits_items(loop.iter, env) \
@@ -626,15 +627,23 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
 
-    def iterated_names(self, iterable):
-        """The names whose rows a loop over ``iterable`` reads by name as it goes
-        (``Y`` in ``for r in Y``, ``enumerate(Y)``, ``zip(Y, M)``), which the
-        lowering reads from the current array."""
-        if isinstance(iterable, gast.Name):
-            return {iterable.id}
-        if isinstance(iterable, gast.Call) and self.resolve(iterable.func) in (zip, enumerate):
-            return {a.id for a in iterable.args if isinstance(a, gast.Name)}
-        return set()
+    def iterated_names(self, loop):
+        """The names whose current array a loop reads its rows from as it goes
+        (``Y`` in ``for r in Y``, ``enumerate(Y)``, ``zip(Y, M)``; ``y`` in
+        ``reversed(y)`` or ``y[1:]`` where the body never rebinds it:
+        ``desugar/live_rows.py``), as the lowering does."""
+        iterable = loop.iter
+        parts = [iterable]
+        if isinstance(iterable, gast.Call) and self.resolve(iterable.func) in (
+                zip, enumerate, reversed):
+            parts = iterable.args
+        found = set()
+        for part in parts:
+            if isinstance(part, gast.Name) and not plainly_rebinds(loop.body, part.id):
+                found.add(part.id)
+            elif live_root(part, loop.body) is not None:
+                found.add(live_root(part, loop.body))
+        return found
 
     def visits_items(self, iterable, env):
         """Does a loop over ``iterable`` visit the objects a list, tuple or dict

@@ -3,6 +3,7 @@
 all become ``ir.For`` over a range or ``ir.While``."""
 
 import ast
+import copy
 import operator
 
 import gast
@@ -13,7 +14,8 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.generator_refusals import (
     generator_function, refuse_generator_loop,
 )
-from tangent_ckpt.compiler.lower.scopes import rebinds, to_source
+from tangent_ckpt.compiler.desugar.live_rows import live_root, plainly_rebinds, updates
+from tangent_ckpt.compiler.lower.scopes import Lowered, rebinds, to_source
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
@@ -81,8 +83,7 @@ class LoopLowering:
                 index_target = s.target.id
                 self.lo.containers.loop_indices.add(index_target)
             elif self.reversed_rows(it) is not None:   # for x in reversed(xs)
-                seq = self.lo.expressions.atomize(self.lo.expressions.value(
-                    self.reversed_rows(it), "rows"), "rows")
+                seq = self.rows_of(self.reversed_rows(it), s)
                 bounds = [self.length(seq, s.lineno)]
                 prologue.append((s.target, seq))
             elif fn is range:
@@ -157,6 +158,9 @@ class LoopLowering:
             if seq is None:  # the loop variable itself
                 self.lo.assignments.assign_operand(target, ir.Name(index), s)
                 continue
+            if isinstance(seq, LiveView):  # the view of the current array, each step
+                seq = self.lo.expressions.atomize(self.lo.expressions.value(
+                    copy.deepcopy(seq.node), "rows"), "rows")
             self.lo.run_time.refuse_nested(seq, "a loop over the items", s.iter)
             self.lo.assignments.assign_operand(target, ir.Prim(operator.getitem,
                                                 [seq, ir.Index(sx.name(index), (index,), plain=True)], {},
@@ -198,13 +202,43 @@ class LoopLowering:
         where the loop starts.  Python iterates over the array bound then, even
         where the body rebinds the name (``for i, x in enumerate(X): X = X * 2``):
         the array is pinned to a name of its own (found by tests/test_fuzz.py)."""
+        if not isinstance(node, gast.Name) and live_root(node, s.body) is not None:
+            return self.live_view(node, s)
         seq = self.lo.expressions.atomize(self.lo.expressions.value(node, "rows"), "rows")
-        if isinstance(node, gast.Name) and rebinds(s.body, node.id) and \
-                not _updates_only_in_place(s.body, node.id):
+        if isinstance(node, gast.Name) and plainly_rebinds(s.body, node.id):
+            if updates(s.body, node.id):  # in place (rows to come) and another object
+                raise self.lo.error(UnsupportedSyntaxError, f"the body of this loop over "
+                                    f"'{node.id}' both updates it in place ({node.id} op= v) "
+                                    f"and binds it to another array", s,
+                                    construct=f"loop over {node.id}, updated and rebound",
+                                    hint="loop over a copy (np.copy(...)), or over the "
+                                         "indices reading each row when it is needed")
             pinned = self.lo.namer.fresh(f"{node.id}_rows")
             self.lo.emit(ir.Assign(pinned, ir.Copy(seq), s.lineno))
             seq = ir.Name(pinned)
         return seq
+
+    def live_view(self, node, s):
+        """``y[1:]``, ``y[::-1]`` (``reversed(y)``), ``Y.T`` of an array the body
+        writes into in place: Python reads each row from ``y``'s memory when the
+        loop reaches it, so the rows still to come show the writes.  The view's
+        bounds are computed where the loop starts, and the view itself again in
+        each step, of the current ``y``.  Returns a :class:`LiveView`."""
+        bounds = {}
+
+        class Bounds(gast.NodeTransformer):
+            def visit_Slice(inner, part):  # noqa: N805
+                for field in ("lower", "upper", "step"):
+                    e = getattr(part, field)
+                    if e is not None and not isinstance(e, gast.Constant):
+                        operand = self.lo.expressions.atomize(
+                            self.lo.expressions.value(e, "bound"), "bound")
+                        setattr(part, field, Lowered(operand, e))
+                return part
+        fixed = Bounds().visit(copy.deepcopy(node))
+        length = self.length(self.lo.expressions.atomize(
+            self.lo.expressions.value(copy.deepcopy(fixed), "rows"), "rows"), s.lineno)
+        return LiveView(fixed, length)
 
     def reversed_rows(self, node):
         """``xs[::-1]`` for ``reversed(xs)`` (not of a range), else None."""
@@ -251,6 +285,8 @@ class LoopLowering:
         return bounds
 
     def length(self, seq, line):
+        if isinstance(seq, LiveView):
+            return seq.length
         n = self.lo.namer.fresh("n")
         self.lo.emit(ir.Assign(n, ir.NonDiff(sx.builtin_call("len", ir.operand_node(seq)),
                                           ir.operand_names(seq)), line))
@@ -274,14 +310,12 @@ class LoopLowering:
         self.lo.emit(ir.While(test, body, s.lineno, header=header, break_flag=flag))
 
 
-def _updates_only_in_place(body, name):
-    """Is every binding of ``name`` in ``body`` an augmented assignment (``X += d``)?
-    On the array a loop visits, that writes into its memory, which the rows
-    still to come show (Python's iterator reads them there), as reading the
-    current ``X`` does; a plain ``X = ...`` binds a new array the loop never
-    sees, and a loop mixing both is refused."""
-    stores = [n for s in body for n in gast.walk(s)
-              if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)]
-    updates = {id(n.target) for s in body for n in gast.walk(s) if isinstance(n, gast.AugAssign)}
-    in_place = [n for n in stores if id(n) in updates]
-    return bool(in_place) and len(in_place) == len(stores)
+class LiveView:
+    """A loop's rows read from a view of an array the body writes into:
+    ``node`` the view (its bounds computed once), made again each step;
+    ``length`` its number of rows, known where the loop starts."""
+
+    def __init__(self, node, length):
+        self.node = node
+        self.length = length
+
