@@ -268,7 +268,8 @@ class Reverser:
         it to ``rt.UNBOUND`` on entry, the read raises Python's UnboundLocalError,
         not the placeholder's value (packaging drops the other checks)."""
         reads = ir.read_names([stmt]) if names is None else names
-        unsure = [n for n in dict.fromkeys(reads) if n not in defined or n in self.unsure]
+        unsure = [n for n in dict.fromkeys(reads) if n.isidentifier() and
+                  (n not in defined or n in self.unsure)]  # ('<np>': NumPy, no variable)
         line = stmt.line if stmt is not None else None
         return [BoundCheck(sx.statement(sx.rt("check_bound", n, sx.const(n))), line, name=n)
                 for n in unsure]
