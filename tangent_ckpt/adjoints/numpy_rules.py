@@ -655,8 +655,10 @@ with section("Shape"):
                linear="joint")
     # np.float64(x), np.float32(s): a float scalar, or an array of x's values in that
     # dtype (x itself when it has it already)
-    for _type in (np.float64, np.float32, np.longdouble):
-        defadjoint(_type, "x=0.0, /", name=f"np.{_type.__name__}", view="x",
+    # (named as spelled: np.longdouble's __name__ is float128 on some NumPy releases)
+    for _type, _name in ((np.float64, "float64"), (np.float32, "float32"),
+                         (np.longdouble, "longdouble")):
+        defadjoint(_type, "x=0.0, /", name=f"np.{_name}", view="x",
                    x="reshape_like(g, x)", linear="joint")
     defadjoint(np.array, "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, "
                          "ndmax=0, like=None", view="object", new_unless="copy",

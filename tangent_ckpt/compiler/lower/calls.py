@@ -108,6 +108,21 @@ def _constant_array_method(fn):
         getattr(fn, "__name__", None) in METHODS
 
 
+def _clip_bounds(args, keywords):
+    """``x.clip(min, max)`` as ``np.clip(x, a_min, a_max)``'s positional bounds:
+    the method leaves either at None, and takes them as ``min=``/``max=``, which
+    NumPy's function takes only from 2.1 on."""
+    bounds = list(args) + [None] * (2 - len(args))
+    rest = []
+    for k in keywords:
+        if k.arg in ("min", "max") and len(args) <= ("min", "max").index(k.arg):
+            bounds[("min", "max").index(k.arg)] = k.value
+        else:
+            rest.append(k)
+    none = gast.Constant(value=None, kind=None)
+    return [none if b is None else b for b in bounds[:2]] + list(args[2:]), rest
+
+
 def _integer_type(fn):
     """NumPy's integer and bool scalar types (``np.int64(x)``): a truncation."""
     return isinstance(fn, type) and issubclass(fn, (np.integer, np.bool_))
@@ -456,10 +471,10 @@ class CallLowering:
         args = node.args
         if method in VARARGS_METHODS and len(args) > 1:
             args = [gast.Tuple(elts=list(args), ctx=gast.Load())]
-        if method == "clip" and len(args) == 1 and \
-                not any(k.arg in ("max", "a_max") for k in node.keywords):
-            args = [*args, gast.Constant(value=None, kind=None)]  # x.clip(0): no upper bound
-        return self.primitive(fn, args, node.keywords, hint, node, leading=(base,))
+        keywords = node.keywords
+        if method == "clip":  # x.clip(lo), x.clip(max=hi): the bounds ndarray.clip takes
+            args, keywords = _clip_bounds(args, keywords)
+        return self.primitive(fn, args, keywords, hint, node, leading=(base,))
 
     def rewritten_method(self, node, hint):
         """Array methods that are other primitives: ``x.astype(float)`` is
