@@ -87,7 +87,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.local_functions = _defined_once(fnode)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
         self.always_live = set()
-        # a for loop's iterable while its body runs -> the loop: Python's iterator reads
+        # a for loop's iterable while its body runs -> (the loop, the names whose current
+        # rows it reads, whether it visits a container's items): Python's iterator reads
         # each row from the iterable's memory when it reaches it
         self.iterating = {}
         # a helper's parameters: its caller's arrays, read after it returns, so a write
@@ -256,8 +257,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             ranged = isinstance(it, gast.Call) and self.resolve(it.func) is range
             self.set(head, iterated, _Info() if ranged else self.info(it, env))
         body_sites = self.sites(s.body)
-        if isinstance(s, gast.For) and not ranged:
-            self.iterating[iterated] = s
+        if isinstance(s, gast.For) and not ranged:  # (decided once, where the loop starts)
+            self.iterating[iterated] = (s, self.iterated_names(s),
+                                        self.visits_items(s.iter, head))
         for _ in range(50):  # origins are finite; this reaches a fixpoint in a few rounds
             inner = dict(head)
             if isinstance(s, gast.For):
@@ -587,11 +589,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 # for v in reversed(y), y[1:], Y.T, Z (= Y[1:]): the rows of a view read
                 # as the loop goes; a write into Y itself in `for r in Y` is followed
                 # (the lowering reads Y's current rows)
-                loop = self.iterating[other]
-                itself = name in self.iterated_names(loop)
+                loop, read_by_name, visits_items = self.iterating[other]
                 info = env.get(other)
                 # (a list's or tuple's items are its objects, written by their own names)
-                if not itself and info is not None and not self.visits_items(loop.iter, env) \
+                if name not in read_by_name and info is not None and not visits_items \
                         and written & info.everything():
                     place = ast.unparse(gast.gast_to_ast(loop.iter))
                     raise self.parsed.error(

@@ -112,15 +112,16 @@ def _clip_bounds(args, keywords):
     """``x.clip(min, max)`` as ``np.clip(x, a_min, a_max)``'s positional bounds:
     the method leaves either at None, and takes them as ``min=``/``max=``, which
     NumPy's function takes only from 2.1 on."""
-    bounds = list(args) + [None] * (2 - len(args))
+    none = gast.Constant(value=None, kind=None)
+    bounds = (list(args[:2]) + [none, none])[:2]
     rest = []
     for k in keywords:
-        if k.arg in ("min", "max") and len(args) <= ("min", "max").index(k.arg):
-            bounds[("min", "max").index(k.arg)] = k.value
+        position = {"min": 0, "max": 1}.get(k.arg)
+        if position is not None and position >= len(args):
+            bounds[position] = k.value
         else:
             rest.append(k)
-    none = gast.Constant(value=None, kind=None)
-    return [none if b is None else b for b in bounds[:2]] + list(args[2:]), rest
+    return bounds + list(args[2:]), rest
 
 
 def _integer_type(fn):

@@ -224,7 +224,6 @@ class LoopLowering:
         loop reaches it, so the rows still to come show the writes.  The view's
         bounds are computed where the loop starts, and the view itself again in
         each step, of the current ``y``.  Returns a :class:`LiveView`."""
-        bounds = {}
 
         class Bounds(gast.NodeTransformer):
             def visit_Slice(inner, part):  # noqa: N805
