@@ -1870,8 +1870,10 @@ class _Gen:
             # rows were pinned to the array from before the loop: a wrong value)
             seq, row = self.fresh_name("Q"), self.fresh_name("row")
             self.emit(indent, f"{seq} = {self.pick(['B', 'M'])} * 1.0")
+            # (or over a view of it: each step's row read from the current array)
             head = self.pick([f"{row} in {seq}", f"{index}, {row} in enumerate({seq})",
-                              f"{row}, _ in zip({seq}, M)"])
+                              f"{row}, _ in zip({seq}, M)", f"{row} in reversed({seq})",
+                              f"{row} in {seq}[1:]", f"{index}, {row} in enumerate({seq}[:-1])"])
             self.emit(indent, f"for {head}:")
             # (the row, a view of the array, is read before the update only: read
             # after it, the fence refuses the write)
