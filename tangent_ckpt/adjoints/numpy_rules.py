@@ -640,6 +640,20 @@ with section("Shape"):
                        "axis=axis)")
     defadjoint(np.take_along_axis, "arr, indices, axis=-1", view=False, linear=True,
                arr="take_along_axis_adjoint(g, arr, indices, axis)")
+    defadjoint(np.take, "a, indices, axis=None, out=None, mode='raise'", view=False,
+               methods="take", piecewise=("indices",), only={"out": (None,)},
+               a="take_adjoint(g, a, indices, axis, mode)", linear=True, complex_input=True)
+    defadjoint(np.compress, "condition, a, axis=None, out=None", view=False,
+               piecewise=("condition",), only={"out": (None,)},
+               a="compress_adjoint(g, condition, a, axis)", linear=True, complex_input=True)
+    defadjoint(np.extract, "condition, arr", view=False, piecewise=("condition",),
+               arr="compress_adjoint(g, np.ravel(condition), arr)", linear=True,
+               complex_input=True)
+    defadjoint(np.choose, "a, choices, out=None, mode='raise'", view=False,
+               sequence=("choices",), piecewise=("a",), only={"out": (None,)},
+               choices=("choose_adjoint(g, a, choices, i, mode)",
+                        "choose_adjoint_all(g, a, choices, mode)"),
+               linear="joint", complex_input=True)
     defadjoint(along_last, "a, axis=None", name="rt.along_last", linear=True,
                a="from_last(g, a, axis)")
     defadjoint(from_last, "x, like, axis=None", name="rt.from_last", piecewise=("like",),

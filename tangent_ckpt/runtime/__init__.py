@@ -14,6 +14,7 @@ from tangent_ckpt.runtime.primitive_adjoints.complex_adjoints import *  # noqa: 
 from tangent_ckpt.runtime.primitive_adjoints.fft_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.primitive_adjoints.signal_adjoints import *  # noqa: F401,F403
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import *  # noqa: F401,F403
+from tangent_ckpt.runtime.primitive_adjoints.selection_adjoints import *  # noqa: F401,F403
 try:  # scipy.special, scipy.signal and scipy.spatial rules, only where SciPy is installed
     from tangent_ckpt.runtime.primitive_adjoints.special_adjoints import *  # noqa: F401,F403
     from tangent_ckpt.runtime.primitive_adjoints.scipy_adjoints import *  # noqa: F401,F403
