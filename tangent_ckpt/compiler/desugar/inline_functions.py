@@ -63,6 +63,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
     COMPREHENSIONS, LocalBindings, local_names, own_scope_nodes, parameter_names,
 )
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
+from tangent_ckpt.compiler.desugar import records
 from tangent_ckpt.compiler.desugar.pure_values import (
     computing_call, only_computes, reads_a_property,
 )
@@ -320,8 +321,8 @@ def inline_functions(parsed, given=None):
             inliner.constructed[name] = {structure[1]}
         inliner.block(trial.body, ())
         made = inliner.constructed
-        failed = replace_objects(parsed, trial, made, inliner.taken, trying) if made \
-            else set()
+        failed = replace_objects(parsed, trial, made, inliner.taken, trying,
+                                 inliner.constructor_stores) if made else set()
         if failed:
             excluded |= failed
             continue
@@ -385,9 +386,15 @@ def _constructions(parsed, fnode, excluded):
         if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name) and \
                 node.targets[0].id not in excluded and isinstance(node.value, gast.Call) and \
-                replaceable_class(resolve_dotted(node.value.func, parsed.resolve, local)):
+                _made_class(resolve_dotted(node.value.func, parsed.resolve, local)):
             return True
     return False
+
+
+def _made_class(cls):
+    """May an object ``cls(...)`` makes be written as one name per attribute
+    (``scalar_objects.py``), its constructor inlined or written (``records.py``)?"""
+    return replaceable_class(cls) or records.record_class(cls)
 
 
 def copied(parsed, node):
@@ -519,6 +526,9 @@ class _Inliner:
         # objects made here whose __init__ and methods are inlined: name -> classes;
         # ``excluded``: names whose objects stay (a round found them more than attributes)
         self.constructed, self.excluded = {}, excluded
+        # the ids of the field stores of the records' constructors (records.py): the
+        # only stores a named tuple or frozen dataclass takes
+        self.constructor_stores = set()
         self.super_methods = {}  # the name given super().f in a method -> the object's class
 
     # --- walking the caller's statements ---------------------------------------------
@@ -813,7 +823,7 @@ class _Inliner:
                 any(k.arg is None for k in call.keywords):
             return None
         cls = resolve_dotted(call.func, self.parsed.resolve, self.locals)
-        return cls if replaceable_class(cls) else None
+        return cls if _made_class(cls) else None
 
     def construct(self, stmt, cls, stack):
         """``name = cls(...)``: the statements of ``cls.__init__`` with ``self`` the
@@ -821,6 +831,8 @@ class _Inliner:
         name, call = stmt.targets[0].id, stmt.value
         marker = gast.copy_location(gast.Expr(value=gast.Constant(
             value=Constructed(name, cls), kind=None)), stmt)
+        if records.record_class(cls):
+            return self.construct_record(stmt, cls, marker, stack)
         init = inspect.getattr_static(cls, "__init__")
         if init is object.__init__:
             if call.args or call.keywords:
@@ -844,6 +856,40 @@ class _Inliner:
         self.block(prelude, stack)
         self.block(body, stack + (callee.identity,))
         return self.without_given_lambdas(prelude, body) + [marker] + body
+
+    def construct_record(self, stmt, cls, marker, stack):
+        """``name = cls(...)`` of a named tuple or dataclass class: the statements of
+        the constructor Python runs (``records.constructor``), with ``self`` the
+        name, after the marker where the object is made."""
+        name, call = stmt.targets[0].id, stmt.value
+        made = records.constructor(cls, call, self.denote)
+        if made is None or cls in stack:
+            raise _NotInlined  # (a TypeError: the lowering's to tell)
+        template, defaults = made
+        callee = _Callee(cls, cls.__name__, self.parsed, template, defaults, closure=True,
+                         generator=False)
+        if self.statements + callee.size > _MOST_STATEMENTS:
+            raise _NotInlined
+        bound = gast.copy_location(gast.Call(
+            func=call.func, args=[gast.copy_location(name_node(name), stmt.targets[0])] +
+            list(call.args), keywords=list(call.keywords)), call)
+        prelude, fnode = self.instantiate(callee, bound)
+        body = fnode.body
+        self.constructor_stores.update(id(s.targets[0]) for s in body
+                                       if isinstance(s, gast.Assign))
+        self.note_origin(callee, body, call)
+        self.statements += _count(body)
+        self.constructed.setdefault(name, set()).add(cls)
+        self.block(prelude, stack)
+        self.block(body, stack + (cls,))
+        return self.without_given_lambdas(prelude, body) + [marker] + body
+
+    def denote(self, obj, stem):
+        """A fresh name the function reads ``obj`` by (a record's default factory)."""
+        name = fresh_name(stem, self.taken)
+        self.taken.add(name)
+        self.parsed.inlined_names[name] = (DenotedObject(obj), name)
+        return name
 
     def module_callee(self, fn):
         if fn not in self.callees:

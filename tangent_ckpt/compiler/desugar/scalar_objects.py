@@ -23,6 +23,8 @@ import types
 import gast
 import numpy as np
 
+from tangent_ckpt.compiler.desugar import records
+from tangent_ckpt.compiler.desugar.local_bindings import local_names
 from tangent_ckpt.compiler.desugar.method_calls import _own_lookup
 from tangent_ckpt.compiler.desugar.view_shape import (
     DenotedObject, fresh_name, name_node, statement_lists,
@@ -46,8 +48,9 @@ def replaceable_class(cls):
     """May an object of ``cls`` be written as one name per attribute?  A plain
     class of the user's: made by ``type``, every base the user's, no lookup or
     ``__new__`` of its own (``Cls(...)`` then makes a new object and runs
-    ``__init__`` on it)."""
-    return _plain_hierarchy(cls) and not hasattr(cls, "__dataclass_fields__") and \
+    ``__init__`` on it), an ``__init__`` with source (a dataclass's generated one
+    is ``records.py``'s)."""
+    return _plain_hierarchy(cls) and not records.generated_init(cls) and \
         cls.__new__ is object.__new__
 
 
@@ -119,22 +122,33 @@ def given_object(structure):
             for kind in structure[3])
 
 
-def replace_objects(parsed, fnode, constructed, taken, given=None):
+def replace_objects(parsed, fnode, constructed, taken, given=None, constructor_stores=()):
     """Write each object of ``constructed`` ({name: {classes}}: the names desugar
     bound by constructions it inlined in ``fnode``, and the parameters ``given``
     objects: {name: structure}) as one name per attribute, a given object's
     leaves as parameters in its place (``parsed.flattened_parameters``).
-    Returns the names that cannot be (``fnode`` is then left as it is), else an
-    empty set once they all are."""
+    ``constructor_stores``: the ids of the field stores ``records.py`` wrote for
+    named tuples and dataclasses (a frozen one takes no other).  Returns the
+    names that cannot be (``fnode`` is then left as it is, but for the tuple
+    forms of named tuples written as field reads), else an empty set once they
+    all are."""
     given = given or {}
     failed = set()
+    local = None
+    for name, classes in constructed.items():
+        if len(classes) == 1 and records.namedtuple_class(next(iter(classes))) and \
+                name not in given:
+            local = local_names(fnode) if local is None else local
+            records.write_tuple_forms(fnode, name, next(iter(classes)), parsed.resolve, local)
     uses = _attribute_uses(fnode, set(constructed), set(given))
     for name, classes in constructed.items():
         found = uses[name] if len(classes) == 1 else None
         if name in given:
             plain = found is not None and _given_attributes(given[name], found)
         else:
-            plain = found is not None and _plain_attributes(next(iter(classes)), found)
+            cls = next(iter(classes))
+            plain = found is not None and _plain_attributes(cls, found) and \
+                not records.immutable_stores(found, cls, constructor_stores)
         if not plain:
             failed.add(name)
     if failed:
@@ -227,7 +241,10 @@ def _plain_attributes(cls, uses):
     """Are the attributes ``uses`` reads and stores plain data of the object (or
     numbers and strings of its class, or data of its class the code only reads)?"""
     stored = {n.attr for n in uses if not isinstance(n.ctx, gast.Load)}
+    fields = records.fields(cls) if records.record_class(cls) else ()
     for attr in {n.attr for n in uses}:
+        if attr in fields and attr in stored:
+            continue  # a field of a named tuple or dataclass (its class's default, if any)
         found, value = _class_default(cls, attr)
         if not found:
             if attr not in stored:

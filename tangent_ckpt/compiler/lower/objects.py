@@ -17,6 +17,7 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.records import generated_init
 from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, OutsideAttributes
@@ -47,7 +48,7 @@ class ObjectLowering:
         obj.serial = self.made = self.made + 1  # the same object in a lowering run again
         obj.home = self.lo.out  # the block it is made in
         self.bind_defaults_read_first(obj, node)
-        if dataclasses.is_dataclass(cls):
+        if generated_init(cls):  # (a dataclass with an __init__ of its own runs that)
             self.dataclass_fields(obj, node, hint)
             post = getattr(cls, "__post_init__", None)
             if post is not None:
