@@ -36,7 +36,6 @@ import inspect
 import gast
 
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
-from tangent_ckpt.compiler.desugar.view_shape import name_node
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
 
 _DISPLAYS = {list: gast.List, dict: gast.Dict}  # default_factory=list: []
@@ -155,6 +154,11 @@ def constructor(cls, call, denote):
         if hasattr(node, "lineno") and node is not fnode:
             gast.copy_location(node, where)
     return fnode, defaults
+
+
+def name_node(identifier):
+    """A name read (``view_shape.name_node``, which the lowering does not load)."""
+    return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
 def _param(name):
