@@ -571,6 +571,9 @@ class _Inliner:
         made = self.construction(stmt)
         if made is not None:
             return self.construct(stmt, made, stack)
+        for field in ("value", "test"):
+            if isinstance(getattr(stmt, field, None), gast.expr):
+                setattr(stmt, field, self.property_reads(getattr(stmt, field)))
         if isinstance(stmt, gast.Expr) and self.inlinable(value, stack):
             return self.inline(value, None, stack)
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
@@ -883,6 +886,33 @@ class _Inliner:
         self.block(prelude, stack)
         self.block(body, stack + (cls,))
         return self.without_given_lambdas(prelude, body) + [marker] + body
+
+    def property_reads(self, node):
+        """``node`` with each ``m.ratio`` where ``m`` is a named tuple or dataclass
+        this pass made and ``ratio`` a property of its class whose getter is the
+        user's written as the getter's call ``ratio_of_Mixture(m)`` (inlined then
+        like a method; where it is not, ``m`` is handed on and stays the lowering's)."""
+        inliner = self
+
+        class Reads(gast.NodeTransformer):
+            def visit_Attribute(self, attr):
+                self.generic_visit(attr)
+                classes = inliner.constructed.get(getattr(attr.value, "id", None), ())
+                if not (isinstance(attr.value, gast.Name) and isinstance(attr.ctx, gast.Load)
+                        and len(classes) == 1 and records.record_class(next(iter(classes)))):
+                    return attr
+                cls = next(iter(classes))
+                raw = inspect.getattr_static(cls, attr.attr, None)
+                if attr.attr in records.fields(cls) or \
+                        not (isinstance(raw, property) and _plain_user_function(raw.fget)):
+                    return attr
+                name = inliner.denote(raw.fget, f"{attr.attr}_of_{cls.__name__}")
+                inliner.super_methods[name] = cls
+                return gast.copy_location(gast.Call(
+                    func=gast.copy_location(name_node(name), attr),
+                    args=[attr.value], keywords=[]), attr)
+
+        return Reads().visit(node)
 
     def denote(self, obj, stem):
         """A fresh name the function reads ``obj`` by (a record's default factory)."""

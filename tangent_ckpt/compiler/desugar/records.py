@@ -71,7 +71,7 @@ def record_class(cls):
     if not (generated_init(cls) and cls.__new__ is object.__new__):
         return False
     if any(k is not object and (not user_class(k) or any(
-            name in vars(k) for name in ("__getattr__", "__getattribute__", "__slots__")))
+            name in vars(k) for name in ("__getattr__", "__getattribute__")))
             for k in cls.__mro__):
         return False
     if inspect.getattr_static(cls, "__setattr__") is not object.__setattr__ and \
@@ -258,10 +258,25 @@ def write_tuple_forms(fnode, name, cls, resolve, local):
     Forms().visit(fnode)
 
 
-def immutable_stores(uses, cls, own):
-    """Does any store of ``uses`` (``name.field`` nodes of an object of ``cls``)
-    other than the constructor's (``own``: their ids) raise in Python, the
-    class's objects being frozen?"""
-    return frozen(cls) and any(not isinstance(n.ctx, gast.Load) and id(n) not in own
-                               for n in uses)
+def raising_stores(uses, cls, own):
+    """Does any store of ``uses`` (``name.attr`` nodes of an object of ``cls``, a
+    record class) raise in Python: one other than the constructor's (``own``:
+    their ids) where the class's objects are frozen, or into an attribute that
+    is no field where they have no ``__dict__`` (``@dataclass(slots=True)``)?"""
+    stores = [n for n in uses if not isinstance(n.ctx, gast.Load)]
+    if frozen(cls):
+        return any(id(n) not in own for n in stores)
+    return not _has_dict(cls) and any(n.attr not in fields(cls) for n in stores)
+
+
+def _has_dict(cls):
+    """Do the objects of ``cls`` have a ``__dict__`` (a class of the hierarchy
+    without ``__slots__``, or with ``__dict__`` among them)?"""
+    for k in cls.__mro__:
+        if k is object:
+            continue
+        slots = vars(k).get("__slots__", None)
+        if slots is None or "__dict__" in ((slots,) if isinstance(slots, str) else slots):
+            return True
+    return False
 

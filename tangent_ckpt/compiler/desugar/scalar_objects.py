@@ -148,7 +148,7 @@ def replace_objects(parsed, fnode, constructed, taken, given=None, constructor_s
         else:
             cls = next(iter(classes))
             plain = found is not None and _plain_attributes(cls, found) and \
-                not records.immutable_stores(found, cls, constructor_stores)
+                not records.raising_stores(found, cls, constructor_stores)
         if not plain:
             failed.add(name)
     if failed:
