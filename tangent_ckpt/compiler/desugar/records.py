@@ -209,13 +209,12 @@ def write_tuple_forms(fnode, name, cls, resolve, local):
             if not mine(node.value) or not isinstance(node.ctx, gast.Load):
                 return node
             index = node.slice
-            if isinstance(index, gast.Constant) and type(index.value) is int and \
-                    -len(names) <= index.value < len(names):
-                return read(index.value % len(names), node)
+            if _integer(index) is not None and -len(names) <= _integer(index) < len(names):
+                return read(_integer(index) % len(names), node)
             if isinstance(index, gast.Slice) and all(
-                    part is None or isinstance(part, gast.Constant) and
-                    type(part.value) is int for part in (index.lower, index.upper, index.step)):
-                bounds = slice(*(None if part is None else part.value
+                    part is None or _integer(part) is not None
+                    for part in (index.lower, index.upper, index.step)):
+                bounds = slice(*(None if part is None else _integer(part)
                                  for part in (index.lower, index.upper, index.step)))
                 if bounds.step == 0:
                     return node  # ValueError: Python's to raise
@@ -256,6 +255,16 @@ def write_tuple_forms(fnode, name, cls, resolve, local):
             return node
 
     Forms().visit(fnode)
+
+
+def _integer(node):
+    """The int ``node`` writes (``2``, ``-2``), or None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        value = _integer(node.operand)
+        return None if value is None else -value
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def raising_stores(uses, cls, own):
