@@ -97,7 +97,6 @@ UNDECLARED_ATTRIBUTES = {
     ("tangent_ckpt.compiler.lower.run_time_containers", "loops_open"): "an ObjectValue's",
     ("tangent_ckpt.compiler.frontend.parse", "stack"): "a threading.local's",
     ("tangent_ckpt.compiler.desugar.views", "stack"): "a threading.local's",
-    ("tangent_ckpt.compiler.lower.objects", "_field_defaults"): "a named tuple class's",
 }
 
 # literal tables of NumPy functions in compiler/ (architecture_facts.numpy_tables):

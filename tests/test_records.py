@@ -198,3 +198,26 @@ def named_tuple_as_a_tuple(x):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_an_object_more_than_its_fields_stays_the_lowerings(f, args, wrt):
     check_grad(f, args, wrt=wrt)
+
+
+def listed_keywords_in_another_order(x):
+    draws = np.random.default_rng(0)
+    pairs = [_Pair(b=x * draws.normal(), a=x * draws.normal())]   # in a list: the lowering's
+    return sum(np.sum(p.a - 2.0 * p.b) for p in pairs)
+
+
+def test_the_lowering_evaluates_a_records_arguments_in_the_order_the_call_writes_them():
+    """Once a wrong value and gradient: the lowering evaluated the arguments in the
+    order of the fields, so ``a``'s draw came first."""
+    check_value_and_grad(listed_keywords_in_another_order, (X0,))
+
+
+def listed_dataclass_with_a_factory(W, x):
+    layers = [_Layer(W)]
+    return np.sum(layers[0](x))
+
+
+def test_a_field_left_to_its_default_factory_in_the_lowering_is_refused_saying_so():
+    with pytest.raises(TangentCkptError, match=r"_Layer\(\) leaves 'seen' to its "
+                                               r"default_factory"):
+        tc.grad(listed_dataclass_with_a_factory)(W0, X0)

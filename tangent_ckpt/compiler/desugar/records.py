@@ -161,6 +161,45 @@ def name_node(identifier):
     return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
+def bound_fields(cls, call):
+    """What ``call`` (``Cls(...)`` of a named tuple class, or of a dataclass whose
+    ``__init__`` is the generated one) binds each field to, in the order of the
+    fields: ``[(field, kind, value)]`` with ``kind`` ``"argument"`` (``value``: the
+    call's node), ``"default"`` (the default object) or ``"factory"`` (the
+    ``default_factory`` to call); a field the constructor leaves unbound is not
+    listed.  A string, the message of Python's TypeError, where the call does
+    not bind (too many arguments, an unknown or repeated keyword, a missing one)."""
+    if namedtuple_class(cls):
+        positional, keyword_only = list(cls._fields), []
+        own = [(f, True, cls._field_defaults.get(f, dataclasses.MISSING), None)
+               for f in cls._fields]
+    else:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+        keyword_only = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+        own = [(f.name, f.init, f.default, None if f.default_factory is dataclasses.MISSING
+                else f.default_factory) for f in dataclasses.fields(cls)]
+    if len(call.args) > len(positional):
+        return f"{cls.__name__}() takes {len(positional)} positional arguments, " \
+            f"{len(call.args)} given"
+    given = dict(zip(positional, call.args))
+    for k in call.keywords:
+        if k.arg not in positional + keyword_only or k.arg in given:
+            return f"{cls.__name__}() got an unexpected or repeated argument '{k.arg}'"
+        given[k.arg] = k.value
+    bound = []
+    for name, init, default, factory in own:
+        if init and name in given:
+            bound.append((name, "argument", given[name]))
+        elif factory is not None:
+            bound.append((name, "factory", factory))
+        elif default is not dataclasses.MISSING:
+            bound.append((name, "default", default))
+        elif init:
+            return f"{cls.__name__}() missing argument '{name}'"
+    return bound
+
+
 def _param(name):
     return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
 

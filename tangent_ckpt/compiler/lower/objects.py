@@ -7,7 +7,6 @@ attribute of an object made outside the function, or named in ``wrt``, is
 refused: the primal would change the caller's object.
 """
 
-import dataclasses
 import inspect
 import types
 
@@ -17,7 +16,9 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.desugar.records import generated_init
+from tangent_ckpt.compiler.desugar.records import (
+    bound_fields, generated_init, namedtuple_class,
+)
 from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, OutsideAttributes
@@ -41,7 +42,7 @@ class ObjectLowering:
         """``Model(W)``: an object with one variable per attribute; ``__init__``
         is inlined, a ``@dataclass``'s fields are bound from the arguments."""
         if namedtuple_class(cls):  # Pair(a, b): a tuple whose items have names
-            return self.named_tuple(cls, node, hint)
+            return TupleValue([v for _, v in self.record_fields(cls, node, hint)], cls=cls)
         label = hint if hint.isidentifier() else cls.__name__.lower()
         obj = ObjectValue(cls, label)
         obj.loops_open = self.lo.loops.open  # a loop opened later repeats what changes it
@@ -49,7 +50,8 @@ class ObjectLowering:
         obj.home = self.lo.out  # the block it is made in
         self.bind_defaults_read_first(obj, node)
         if generated_init(cls):  # (a dataclass with an __init__ of its own runs that)
-            self.dataclass_fields(obj, node, hint)
+            for field, value in self.record_fields(cls, node, label):
+                self.store_attribute(obj, field, value, node.lineno)
             post = getattr(cls, "__post_init__", None)
             if post is not None:
                 self.lo.callables.call_value(MethodValue(post, obj), _bare_call(node), hint)
@@ -68,43 +70,36 @@ class ObjectLowering:
                                 parsed, procedure=True)
         return obj
 
-    def named_tuple(self, cls, node, hint):
-        """``Pair(a, b)``, ``Pair(b=v, a=u)`` of a ``typing.NamedTuple`` or
-        ``collections.namedtuple`` class: the tuple of its fields' values (defaults
-        filled in), which reads by name (``p.a``), position and unpacking.  A class
-        that makes its tuples another way (its own ``__new__`` or ``__init__``)
-        is refused."""
-        generated = next(k for k in cls.__mro__ if "_fields" in vars(k))
-        own = [k.__name__ for k in cls.__mro__[:cls.__mro__.index(generated)]
-               if "__new__" in vars(k) or "__init__" in vars(k)]
-        if own:
-            raise self.lo.error(UnsupportedSyntaxError, f"{cls.__name__}() of a named tuple "
-                                f"class whose {own[0]} defines __new__ or __init__", node,
-                                construct=to_source(node),
-                                hint="build the tuple with the fields' values directly")
-        fields = cls._fields
-        if len(node.args) > len(fields):
-            raise self.lo.error(TransformError, f"{cls.__name__}() takes {len(fields)} "
-                                f"arguments, {len(node.args)} given", node,
-                                construct=to_source(node))
-        given = dict(zip(fields, node.args))
-        for k in node.keywords:
-            if k.arg not in fields or k.arg in given:
-                raise self.lo.error(TransformError, f"{cls.__name__}() got an unexpected or "
-                                    f"repeated argument '{k.arg}'", node,
-                                    construct=to_source(node))
-            given[k.arg] = k.value
-        defaults = getattr(cls, "_field_defaults", {})
-        items = []
-        for f in fields:
-            if f in given:
-                items.append(self.lo.callables.operand(given[f], f"{hint}_{f}"))
-            elif f in defaults:
-                items.append(self.lo.expressions.constant(defaults[f], f))
-            else:
-                raise self.lo.error(TransformError, f"{cls.__name__}() missing argument "
-                                    f"'{f}'", node, construct=to_source(node))
-        return TupleValue(items, cls=cls)
+    def record_fields(self, cls, node, hint):
+        """``[(field, operand)]``: the values ``Pair(b=v, a=u)`` of a named tuple or
+        dataclass class binds its fields to (``records.bound_fields``), the
+        arguments evaluated in the order the call writes them.  A named tuple class
+        that makes its tuples another way (its own ``__new__`` or ``__init__``),
+        and a field left to its ``default_factory``, are refused."""
+        if namedtuple_class(cls):
+            generated = next(k for k in cls.__mro__ if "_fields" in vars(k))
+            own = [k.__name__ for k in cls.__mro__[:cls.__mro__.index(generated)]
+                   if "__new__" in vars(k) or "__init__" in vars(k)]
+            if own:
+                raise self.lo.error(UnsupportedSyntaxError, f"{cls.__name__}() of a named "
+                                    f"tuple class whose {own[0]} defines __new__ or __init__",
+                                    node, construct=to_source(node),
+                                    hint="build the tuple with the fields' values directly")
+        bound = bound_fields(cls, node)
+        if isinstance(bound, str):
+            raise self.lo.error(TransformError, bound, node, construct=to_source(node))
+        written = list(node.args) + [k.value for k in node.keywords]
+        order = {id(a): k for k, a in enumerate(written)}
+        values = {}
+        for field, kind, value in sorted(bound, key=lambda b: order.get(id(b[2]), len(order))):
+            if kind == "factory":
+                raise self.lo.error(UnsupportedSyntaxError, f"{cls.__name__}() leaves "
+                                    f"'{field}' to its default_factory", node,
+                                    construct=to_source(node),
+                                    hint=f"give {field} in the call")
+            values[field] = self.lo.callables.operand(value, f"{hint}_{field}") \
+                if kind == "argument" else self.lo.expressions.constant(value, field)
+        return [(field, values[field]) for field, _, _ in bound]
 
     def named_tuple_method(self, value, attr):
         """``pair.total`` of a named tuple whose class (a subclass, or the
@@ -131,24 +126,6 @@ class ObjectLowering:
                             f"{', '.join(fields)})", node, construct=to_source(node),
                             hint="read the fields, and build a new tuple with "
                                  f"{value.cls.__name__}(...) where the code replaces one")
-
-    def dataclass_fields(self, obj, node, hint):
-        for f in dataclasses.fields(obj.cls):  # field(default=0, init=False): __init__
-            if not f.init and f.default is not dataclasses.MISSING:  # binds it too
-                self.store_attribute(obj, f.name, self.lo.expressions.constant(
-                    f.default, f.name), node.lineno)
-        fields = [f for f in dataclasses.fields(obj.cls) if f.init]
-        given = dict(zip((f.name for f in fields), node.args))
-        given.update({k.arg: k.value for k in node.keywords})
-        for f in fields:
-            if f.name in given:
-                value = self.lo.callables.operand(given[f.name], f"{obj.label}_{f.name}")
-            elif f.default is not dataclasses.MISSING:
-                value = self.lo.expressions.constant(f.default, f.name)
-            else:
-                raise self.lo.error(TransformError, f"{obj.cls.__name__}() missing argument "
-                                    f"'{f.name}'", node, construct=to_source(node))
-            self.store_attribute(obj, f.name, value, node.lineno)
 
     def set_attribute(self, target, value_node, stmt):
         """``self.W = W`` on an object made in the differentiated code."""
@@ -492,13 +469,6 @@ def plain_function(value):
 def _own_function(fn):
     """A function of the user's own (not one ``collections.namedtuple`` makes)."""
     return user_function(fn) and not _installed(fn.__module__ or "")
-
-
-def namedtuple_class(cls):
-    """A class ``typing.NamedTuple`` or ``collections.namedtuple`` made (or a
-    subclass of one): a tuple whose items have the names ``cls._fields``."""
-    return isinstance(cls, type) and issubclass(cls, tuple) and \
-        isinstance(getattr(cls, "_fields", None), tuple)
 
 
 def _bare_call(node):
