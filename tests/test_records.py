@@ -103,6 +103,20 @@ def test_a_named_tuple_is_its_fields_read_by_name_position_and_unpacking():
                df=tc.grad(named_tuple_forms, checkpoint=True, snapshots=2))
 
 
+def named_tuple_replaced_and_as_a_dict(x):
+    g = _Gauss(x, x)
+    h = g._replace(var=x * 3.0)
+    d = h._asdict()
+    return np.sum(h.mu * h.var) + np.sum(d["var"]) + h.scale
+
+
+def test_replace_and_asdict_of_a_named_tuple_are_its_fields():
+    text = desugared(named_tuple_replaced_and_as_a_dict)
+    assert "h_var = var" in text and "h_mu = g_mu" in text, text
+    assert "d = {'mu': h_mu, 'var': h_var, 'scale': h_scale}" in text, text
+    check_value_and_grad(named_tuple_replaced_and_as_a_dict, (X0,))
+
+
 def named_tuple_carried(x, n):
     p = _Pair(x, 0.0 * x)
     for _ in range(n):

@@ -222,12 +222,16 @@ def _called(factory, field, denote, where):
                      keywords=[])
 
 
-def write_tuple_forms(fnode, name, cls, resolve, local):
+def write_tuple_forms(fnode, name, cls, resolve, local, class_name):
     """Write, in ``fnode``, each use of ``name`` (a named tuple of ``cls`` alone)
     as a tuple as the reads of its fields it is: ``name[k]`` and ``name[i:j]``
     with constant bounds, ``a, b = name``, ``len(name)``, ``isinstance(name, C)``
-    (``C`` a class known when compiling) and ``for v in name``.  ``resolve``,
-    ``local``: how a name of ``fnode`` resolves (``resolve_dotted``)."""
+    (``C`` a class known when compiling) and ``for v in name``; and its standard
+    methods: ``name._asdict()`` as the dict display of its fields,
+    ``name._replace(mu=v)`` as ``Cls(mu=v, var=name.var)`` (the keywords
+    evaluated first, as the call does; ``class_name()``: a name of ``cls`` in
+    ``fnode``).  ``resolve``, ``local``: how a name of ``fnode`` resolves
+    (``resolve_dotted``)."""
     names = fields(cls)
 
     def read(k, node):
@@ -241,6 +245,25 @@ def write_tuple_forms(fnode, name, cls, resolve, local):
     def mine(node):
         return isinstance(node, gast.Name) and node.id == name and \
             isinstance(node.ctx, gast.Load)
+
+    def standard_method(node):
+        """``name._asdict()``, ``name._replace(...)`` written out; any other call as
+        it is."""
+        method = node.func.attr
+        if method == "_asdict" and not node.args and not node.keywords:
+            return gast.copy_location(gast.Dict(
+                keys=[gast.Constant(value=f, kind=None) for f in names],
+                values=[read(k, node) for k in range(len(names))]), node)
+        given = [k.arg for k in node.keywords]
+        if method != "_replace" or node.args or len(set(given)) != len(given) or \
+                not set(given) <= set(names):
+            return node  # (a ValueError or TypeError: Python's to raise)
+        keywords = list(node.keywords) + [
+            gast.keyword(arg=f, value=read(k, node)) for k, f in enumerate(names)
+            if f not in given]
+        return gast.copy_location(gast.Call(
+            func=gast.copy_location(name_node(class_name()), node.func), args=[],
+            keywords=keywords), node)
 
     class Forms(gast.NodeTransformer):
         def visit_Subscript(self, node):
@@ -264,6 +287,8 @@ def write_tuple_forms(fnode, name, cls, resolve, local):
 
         def visit_Call(self, node):
             self.generic_visit(node)
+            if isinstance(node.func, gast.Attribute) and mine(node.func.value):
+                return standard_method(node)
             func = resolve_dotted(node.func, resolve, local)
             if node.keywords or not node.args or not mine(node.args[0]):
                 return node

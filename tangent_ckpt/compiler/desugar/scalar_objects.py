@@ -139,7 +139,9 @@ def replace_objects(parsed, fnode, constructed, taken, given=None, constructor_s
         if len(classes) == 1 and records.namedtuple_class(next(iter(classes))) and \
                 name not in given:
             local = local_names(fnode) if local is None else local
-            records.write_tuple_forms(fnode, name, next(iter(classes)), parsed.resolve, local)
+            cls = next(iter(classes))
+            records.write_tuple_forms(fnode, name, cls, parsed.resolve, local,
+                                      lambda cls=cls: _class_name(parsed, fnode, cls, taken))
     uses = _attribute_uses(fnode, set(constructed), set(given))
     for name, classes in constructed.items():
         found = uses[name] if len(classes) == 1 else None
