@@ -16,7 +16,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    the user's generators) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name);
    with it ``scalar_objects.py``: each object of a user's class the function
-   makes, its ``__init__`` and methods inlined, written as one name per attribute,
+   makes, its ``__init__`` and methods inlined, written as one name per attribute
+   (``records.py``: a named tuple's or dataclass's generated constructor written
+   as its field stores, a named tuple's tuple forms as field reads),
    and ``function_names.py``: a local surely naming one function, called by its name;
 3b. ``first_iterations.py``: a ``range`` loop whose first iteration binds a name
    that was None (``if opt_m is None: opt_m = {}``), peeled (after 3: an

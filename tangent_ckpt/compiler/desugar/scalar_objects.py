@@ -1,7 +1,8 @@
 """Desugar: objects of the user's classes made in the function, one name per
 attribute.
 
-``model = Model(W)`` (its ``__init__`` inlined by ``inline_functions.py``, with
+``model = Model(W)`` (its ``__init__`` inlined by ``inline_functions.py``, or a
+named tuple's or dataclass's generated constructor written by ``records.py``, with
 ``self`` standing for ``model``) leaves stores and reads of ``model.W``: each
 becomes the name ``model_W``, and the object is gone.  An attribute the code
 reads but never stores is the class's (``model.dt`` is ``Model.dt``'s number, or

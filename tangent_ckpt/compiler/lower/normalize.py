@@ -16,9 +16,12 @@ lowering:
 - ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
 - ``callables`` (:mod:`.callables`): functions as values (``map``, ``partial``,
   lambdas, bound methods, ``*args``/``**kwargs`` spreads);
-- ``objects`` (:mod:`.objects`): objects of user classes, one variable per attribute
-  (and through :mod:`.outside_objects` the attributes the code assigns on objects
-  made outside it);
+- ``objects`` (:mod:`.objects`): objects of user classes desugar left (more than
+  their attributes: in a container, returned, handed on), one variable per
+  attribute, named tuples and dataclasses among them (their fields bound as
+  ``desugar/records.py`` says; the others desugar writes as names), and through
+  :mod:`.outside_objects` the attributes the code assigns on objects made
+  outside it;
 - ``containers`` (:mod:`.containers`): lists, tuples and dicts of static structure
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run

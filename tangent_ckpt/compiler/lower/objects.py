@@ -1,8 +1,11 @@
 """Lower: objects of user classes made in the differentiated code.
 
-``Model(W)`` (its ``__init__`` inlined) or a ``@dataclass`` holds one variable
-per attribute: ``model.W`` is the variable ``model_W``; methods and
-``@property`` getters are inlined with the object as ``self``.  Assigning an
+Objects desugar left (more than their attributes: in a list, returned, handed
+on).  ``Model(W)`` (its ``__init__`` inlined) or a ``@dataclass`` (its fields
+bound as ``desugar/records.py`` ``bound_fields`` says) holds one variable per
+attribute: ``model.W`` is the variable ``model_W``; a named tuple is the tuple
+of its fields' values.  Methods and ``@property`` getters are inlined with the
+object as ``self``.  Assigning an
 attribute of an object made outside the function, or named in ``wrt``, is
 refused: the primal would change the caller's object.
 """
