@@ -235,3 +235,19 @@ def test_a_field_left_to_its_default_factory_in_the_lowering_is_refused_saying_s
     with pytest.raises(TangentCkptError, match=r"_Layer\(\) leaves 'seen' to its "
                                                r"default_factory"):
         tc.grad(listed_dataclass_with_a_factory)(W0, X0)
+
+
+class _Shadowed(_Pair):
+    def a(self):                # in the place of the field a: p.a is the method
+        return 5.0
+
+
+def field_shadowed_by_a_method(x):
+    pairs = [_Shadowed(x, 2.0 * x)]
+    return sum(np.sum(p.a() * p.b) for p in pairs)
+
+
+def test_a_method_in_the_place_of_a_field_is_the_method():
+    """The lowering read ``p.a`` as the field (refused before as a method of a
+    tuple; read as a value, the field's array: a wrong value)."""
+    check_value_and_grad(field_shadowed_by_a_method, (X0,))

@@ -31,7 +31,9 @@ handed on, ``m._replace(...)``); the lowering then lays it out or refuses it.
 """
 
 import dataclasses
+import functools
 import inspect
+import types
 
 import gast
 
@@ -46,6 +48,13 @@ def namedtuple_class(cls):
     subclass of one): a tuple whose items have the names ``cls._fields``."""
     return isinstance(cls, type) and issubclass(cls, tuple) and \
         isinstance(getattr(cls, "_fields", None), tuple)
+
+
+def tuple_field(cls, attr):
+    """Does ``obj.attr`` read a field of ``obj``, a named tuple of ``cls`` (no
+    subclass's method or property in the field's place)?"""
+    generated = next(k for k in cls.__mro__ if "_fields" in vars(k))
+    return attr in cls._fields and inspect.getattr_static(cls, attr) is vars(generated).get(attr)
 
 
 def generated_init(cls):
@@ -67,7 +76,8 @@ def record_class(cls):
         return all(user_class(k) for k in mine) and not any(
             name in vars(k) for k in mine for name in
             ("__new__", "__init__", "__getattr__", "__getattribute__", "__setattr__",
-             "__slots__")) and cls.__mro__[cls.__mro__.index(generated) + 1:] == (tuple, object)
+             "__slots__")) and cls.__mro__[cls.__mro__.index(generated) + 1:] == (tuple, object) \
+            and all(map(functools.partial(tuple_field, cls), cls._fields))
     if not (generated_init(cls) and cls.__new__ is object.__new__):
         return False
     if any(k is not object and (not user_class(k) or any(
@@ -78,7 +88,17 @@ def record_class(cls):
             not frozen(cls):
         return False
     params = list(inspect.signature(cls.__init__).parameters)[1:]
-    return params == [f.name for f in dataclasses.fields(cls) if f.init]  # no InitVar
+    return params == [f.name for f in dataclasses.fields(cls) if f.init] and \
+        not any(_data_descriptor(inspect.getattr_static(cls, f.name, None))
+                for f in dataclasses.fields(cls))  # no InitVar, no property in a field's place
+
+
+def _data_descriptor(raw):
+    """Does ``raw``, an attribute of a class, take the place of the object's own
+    attribute of its name (a property, a descriptor with ``__set__``; not a
+    ``__slots__`` member)?"""
+    return not isinstance(raw, types.MemberDescriptorType) and \
+        (hasattr(type(raw), "__set__") or hasattr(type(raw), "__delete__"))
 
 
 def frozen(cls):

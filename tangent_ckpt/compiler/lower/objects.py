@@ -20,7 +20,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.desugar.records import (
-    bound_fields, generated_init, namedtuple_class,
+    bound_fields, generated_init, namedtuple_class, tuple_field,
 )
 from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.observers import emit_observation
@@ -109,7 +109,7 @@ class ObjectLowering:
         ``typing.NamedTuple`` body) defines ``total`` in Python: the method, to
         inline with the tuple as ``self``; _UNRESOLVED for a field or anything
         else (``_replace``, ``count``: the standard library's)."""
-        if attr in value.cls._fields:
+        if tuple_field(value.cls, attr):
             return _UNRESOLVED
         raw = inspect.getattr_static(value.cls, attr, _UNRESOLVED)
         if isinstance(raw, property) and _own_function(raw.fget):
@@ -122,7 +122,7 @@ class ObjectLowering:
         """``p.mu`` of a named tuple (``value``, a TupleValue of its class): the
         item; any other attribute (``p._replace``, a method) is refused."""
         fields = getattr(value.cls, "_fields", ())
-        if node.attr in fields:
+        if tuple_field(value.cls, node.attr):
             return value.items[fields.index(node.attr)]
         raise self.lo.error(UnsupportedSyntaxError, f"'{node.attr}' of a named tuple of "
                             f"{value.cls.__name__} (only its fields are read: "
