@@ -248,6 +248,6 @@ def field_shadowed_by_a_method(x):
 
 
 def test_a_method_in_the_place_of_a_field_is_the_method():
-    """The lowering read ``p.a`` as the field (refused before as a method of a
-    tuple; read as a value, the field's array: a wrong value)."""
+    """The lowering read ``p.a`` as the field (so ``p.a()`` was refused as a
+    method of a tuple)."""
     check_value_and_grad(field_shadowed_by_a_method, (X0,))
