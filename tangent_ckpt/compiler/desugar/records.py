@@ -40,9 +40,6 @@ import gast
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
 
-_DISPLAYS = {list: gast.List, dict: gast.Dict}  # default_factory=list: []
-
-
 def namedtuple_class(cls):
     """A class ``typing.NamedTuple`` or ``collections.namedtuple`` made (or a
     subclass of one): a tuple whose items have the names ``cls._fields``."""
@@ -121,7 +118,7 @@ def constructor(cls, call, denote):
     and {parameter: default object}; None where the call does not bind as the
     class's constructor does (the lowering's to tell).  ``denote(obj, stem)``: a
     name the caller's function reads ``obj`` by (a ``default_factory``)."""
-    where = call
+    where = call  # every node of the constructor is placed at the call
     if namedtuple_class(cls):
         positional = list(cls._fields)
         keyword_only, defaults = [], dict(cls._field_defaults)
