@@ -6,6 +6,7 @@ import pytest
 
 import tangent_ckpt as tc
 from tangent_ckpt.compiler import ir
+from tangent_ckpt.compiler.desugar.passes import desugar
 from tangent_ckpt.compiler.lower.normalize import normalize
 from tangent_ckpt.compiler.package.loop_plans import plan_loops
 from tangent_ckpt.compiler.frontend.parse import parse_function
@@ -38,7 +39,9 @@ def rows(x, n):
 
 
 def _loops(fn):
-    function = normalize(parse_function(fn))[0]
+    parsed = parse_function(fn)
+    desugar(parsed)  # (tc.checkpointed_loop is written as its loop there)
+    function = normalize(parsed)[0]
     loops = [s for s in ir.walk(function.body) if isinstance(s, (ir.For, ir.While))]
     return function, loops
 

@@ -57,6 +57,7 @@ from collections import Counter
 import gast
 
 from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
 from tangent_ckpt.compiler.desugar.local_bindings import (
@@ -132,14 +133,18 @@ def _writable(callee):
     return callee
 
 
-def _prepared(fnode):
-    """``fnode`` without its docstring, after the passes that run before this one,
+def _prepared(fnode, helper=None):
+    """``fnode`` without its docstring, after the passes that run before this one
+    (``helper``: the ParsedFunction of a module-level one, whose checkpoint markers
+    are written here, ``checkpoint_calls.py``; a local one's were with its caller's),
     and with its returns inside loops written as flags (desugar/loop_exits.py)."""
     body = fnode.body
     if len(body) > 1 and isinstance(body[0], gast.Expr) and \
             isinstance(body[0].value, gast.Constant) and isinstance(body[0].value.value, str):
         fnode.body = body[1:]
     evaluate_once(fnode)
+    if helper is not None:
+        write_checkpoint_calls(helper, fnode)
     desugar_loop_exits(fnode)
     return fnode
 
@@ -934,7 +939,7 @@ class _Inliner:
                 defaults.update(fn.__kwdefaults__ or {})
                 name = fn.__name__ if fn.__name__.isidentifier() else "lambda"
                 self.callees[fn] = _writable(_Callee(
-                    fn, name, helper, _prepared(helper.node), defaults, closure=False,
+                    fn, name, helper, _prepared(helper.node, helper), defaults, closure=False,
                     generator=inspect.isgeneratorfunction(fn)))
         return self.callees[fn]
 

@@ -12,6 +12,11 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
    where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
    unrolled (each call of ``act`` then names its function);
+2b. ``checkpoint_calls.py``: ``tc.checkpoint(fn, *args)`` as ``fn``'s call in a
+   ``with`` on a segment marker, ``tc.checkpointed_loop(step, x0, n, s)`` as ``for k
+   in range(n): state = step(state)`` in a ``with`` on a loop marker (the lowering
+   makes the markers an ``ir.Segment`` and a checkpointed ``ir.For``; before 3, so
+   the calls they leave are inlined like any other);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
    the user's generators) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name);
@@ -48,6 +53,7 @@ import types
 import gast
 
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
+from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
@@ -81,6 +87,7 @@ def desugar(parsed, helper=False, given=None):
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
     unroll_function_loops(parsed)
+    write_checkpoint_calls(parsed)
     inline_functions(parsed, given)
     peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)

@@ -17,7 +17,6 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.builtin_extremes import (
     extreme_of_one_iterable, is_extreme_of_one_iterable,
 )
-from tangent_ckpt.compiler.lower.checkpoint_markers import lower_call
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.guards import (check_callable_arguments, check_helper_call,
                                                  check_local_call)
@@ -33,9 +32,11 @@ from tangent_ckpt.compiler.frontend.reached_functions import FUNCTION, is_librar
 from tangent_ckpt.errors import (
     SourceUnavailableError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
+from tangent_ckpt.markers import checkpoint, checkpoint_scope
 from tangent_ckpt.runtime import random_state
 from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import column_join, row_join
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast
+from tangent_ckpt.runtime.scheduling.savings import checkpointed_loop
 
 # array methods and the NumPy function each one means (declared with the rules)
 METHODS = registry.methods()
@@ -182,9 +183,8 @@ class CallLowering:
                                 construct=f"{to_source(func)} in an expression",
                                 hint=f"call {to_source(func)}(a, idx, v) as a statement of "
                                      "its own (it returns None)")
-        lowered = lower_call(self.lo, fn, node, hint)  # tc.checkpoint, tc.checkpointed_loop
-        if lowered is not None:
-            return lowered
+        if fn in (checkpoint, checkpointed_loop, checkpoint_scope):
+            raise self.marker_error(fn, node)
         if fn in (len,):
             arg = self.lo.expressions.value(node.args[0], hint)
             if isinstance(arg, TupleValue):  # len(args) of a *args tuple
@@ -216,6 +216,20 @@ class CallLowering:
                 finally:
                     del checked[len(checked) - len(owners):]
         return self.primitive(fn, node.args, node.keywords, hint, node)
+
+    def marker_error(self, fn, node):
+        """A checkpoint marker reached as a call: ``checkpoint_scope`` outside a
+        ``with``, or ``tc.checkpoint`` / ``tc.checkpointed_loop`` under a name
+        ``desugar/checkpoint_calls.py`` did not see as theirs (a local alias)."""
+        if fn is checkpoint_scope:
+            return self.lo.error(UnsupportedSyntaxError, "checkpoint_scope() outside a with "
+                                 "statement", node, construct="checkpoint_scope",
+                                 hint='write `with tangent_ckpt.checkpoint_scope("name"):` '
+                                      "around a block")
+        return self.lo.error(UnsupportedSyntaxError, f"{fn.__name__}() called by a name the "
+                             "function binds", node, construct=fn.__name__,
+                             hint=f"call tangent_ckpt.{fn.__name__}(...) by a module-level "
+                                  "name (tc.checkpoint, or an alias imported at module level)")
 
     def static_isinstance(self, node):
         """``isinstance(v, T)`` of a variable holding a list, tuple, dict or object
