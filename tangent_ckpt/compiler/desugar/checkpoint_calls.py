@@ -4,7 +4,7 @@ lowering (``lower/statements.py``) turns into an ``ir.Segment`` or a checkpointe
 ``ir.For``.
 
 Both are recognized by object identity, under any alias (``tc.checkpoint``,
-``from tangent_ckpt import checkpoint as ckpt``).  For
+``from tangent_ckpt import checkpoint as ckpt``, a local bound once to one).  For
 
     y = tc.checkpoint(block, x @ V, W, min_bytes=m)
     h, _ = tc.checkpointed_loop(step, h0, n, 3)
@@ -41,6 +41,7 @@ that is not a constant int) is refused here, at the call's line.
 import ast
 import inspect
 import types
+from collections import Counter
 
 import gast
 
@@ -102,15 +103,32 @@ class _Writer:
         self.local = local_names(fnode)
         self.defs = {n.name: n for n in gast.walk(fnode) if isinstance(n, gast.FunctionDef)}
         self.marker_names = {}
+        self.aliases = self.local_aliases()
         self.new_defs = []  # the defs written for calls in the function being rewritten
 
     def any_marker(self):
         return any(self.marker(n) is not None for n in gast.walk(self.fnode))
 
+    def local_aliases(self):
+        """{name: marker} of the locals bound once, to a marker (``ck = tc.checkpoint``)."""
+        bound = Counter(n.id for n in gast.walk(self.fnode) if isinstance(n, gast.Name) and
+                        not isinstance(n.ctx, gast.Load))
+        bound.update(n.name for n in gast.walk(self.fnode)
+                     if isinstance(n, (gast.FunctionDef, gast.ClassDef)))
+        found = {}
+        for n in gast.walk(self.fnode):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                    isinstance(n.targets[0], gast.Name) and bound[n.targets[0].id] == 1:
+                fn = _static(n.value, self.parsed.resolve, self.local - {n.targets[0].id})
+                found.update((n.targets[0].id, m) for m in _MARKERS if fn is m)
+        return found
+
     def marker(self, node):
         """``checkpoint`` or ``checkpointed_loop`` when ``node`` calls one, else None."""
         if not isinstance(node, gast.Call):
             return None
+        if isinstance(node.func, gast.Name) and node.func.id in self.aliases:
+            return self.aliases[node.func.id]
         fn = _static(node.func, self.parsed.resolve, self.local)
         return next((m for m in _MARKERS if fn is m), None)
 
