@@ -131,8 +131,8 @@ def _integer_type(fn):
 
 
 class CallLowering:
-    """The lowering's part for calls (``lo.calls``): primitives, methods,
-    checkpoint markers; user functions go to ``lo.inlining``, calls of values
+    """The lowering's part for calls (``lo.calls``): primitives, methods (the
+    checkpoint markers are desugar's, ``checkpoint_calls.py``); user functions go to ``lo.inlining``, calls of values
     (partials, bound methods, ``map``, classes) to ``lo.callables`` and
     ``lo.objects``."""
 
@@ -219,17 +219,18 @@ class CallLowering:
 
     def marker_error(self, fn, node):
         """A checkpoint marker reached as a call: ``checkpoint_scope`` outside a
-        ``with``, or ``tc.checkpoint`` / ``tc.checkpointed_loop`` under a name
-        ``desugar/checkpoint_calls.py`` did not see as theirs (a local alias)."""
+        ``with``, or ``tc.checkpoint`` / ``tc.checkpointed_loop`` called through a
+        value ``desugar/checkpoint_calls.py`` does not follow (a name bound more than
+        once, an attribute holding it, a partial of it)."""
         if fn is checkpoint_scope:
             return self.lo.error(UnsupportedSyntaxError, "checkpoint_scope() outside a with "
                                  "statement", node, construct="checkpoint_scope",
                                  hint='write `with tangent_ckpt.checkpoint_scope("name"):` '
                                       "around a block")
-        return self.lo.error(UnsupportedSyntaxError, f"{fn.__name__}() called by a name the "
-                             "function binds", node, construct=fn.__name__,
-                             hint=f"call tangent_ckpt.{fn.__name__}(...) by a module-level "
-                                  "name (tc.checkpoint, or an alias imported at module level)")
+        return self.lo.error(UnsupportedSyntaxError, f"{fn.__name__}() called through a "
+                             "value", node, construct=fn.__name__,
+                             hint=f"call tangent_ckpt.{fn.__name__}(...) by its name, or by "
+                                  "an alias imported or bound once")
 
     def static_isinstance(self, node):
         """``isinstance(v, T)`` of a variable holding a list, tuple, dict or object

@@ -6,13 +6,13 @@ its parts, each a class of its own module that reaches the others through the
 lowering:
 
 - ``statements`` (:mod:`.statements`): blocks, ``if``, ``return``, expression
-  statements;
+  statements, ``with tc.checkpoint_scope(...)`` and the checkpoint markers
+  ``desugar/checkpoint_calls.py`` writes (an ``ir.Segment``, a checkpointed ``ir.For``);
 - ``assignments`` (:mod:`.assignments`): assignments to names, tuples,
   subscripts and attributes;
 - ``loops`` (:mod:`.loop_statements`): ``for`` and ``while``;
 - ``expressions`` (:mod:`.expressions`): expressions to operands, names, constants;
-- ``calls`` (:mod:`.calls`): primitives, methods, and through
-  :mod:`.checkpoint_markers` the user's checkpoint markers;
+- ``calls`` (:mod:`.calls`): primitives, methods;
 - ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
 - ``callables`` (:mod:`.callables`): functions as values (``map``, ``partial``,
   lambdas, bound methods, ``*args``/``**kwargs`` spreads);

@@ -1,0 +1,132 @@
+"""compiler/desugar/checkpoint_calls.py: ``tc.checkpoint(fn, *args)`` is ``fn``'s call
+inside ``with checkpointed_segment(...)``, its arguments evaluated before it by the
+caller; ``tc.checkpointed_loop(step, x0, n, s)`` is ``for k in range(n): state =
+step(state)`` inside ``with checkpointed_steps(...)``; a call where it cannot be
+written before its statement is a call of a ``def`` of that form.  The lowering
+turns the markers into a segment and a checkpointed loop: the gradients equal
+central finite differences, taped and checkpointed, and a bad use is refused at
+its line."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from tangent_ckpt.compiler.pipeline import desugared
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal((3, 4))
+W = RNG.standard_normal((4, 4)) * 0.5
+RUNS = [{}, {"checkpoint": True, "snapshots": 2}]
+
+
+def block(x, W):
+    a = np.tanh(x @ W)
+    return x + a * 0.5
+
+
+def step(h):
+    return np.tanh(h) * 0.9 + 0.1
+
+
+def segments(x, W, V):
+    h = tc.checkpoint(block, x, W)
+    g = np.sum(h * h) + np.sum(tc.checkpoint(block, h @ V, W, min_bytes=10))
+    return g
+
+
+def loop(x, n):
+    h, _ = tc.checkpointed_loop(step, x, n, 2)
+    return np.sum(h * h)
+
+
+def ternary(x, W, c):
+    y = x if c > 3 else tc.checkpoint(block, x, W)
+    return np.sum(y * y)
+
+
+def aliased(x, W):
+    ck = tc.checkpoint
+    y = ck(block, x, W)
+    return np.sum(y * y)
+
+
+def test_desugar_writes_the_segments_and_the_loop():
+    assert desugared(segments) == '''\
+def segments(x, W, V):
+    with checkpointed_segment('block', 'tc.checkpoint(block, x, W)', None):
+        a = np.tanh(x @ W)
+        h = x + a * 0.5
+    operand = np.sum(h * h)
+    x_2 = h @ V
+    with checkpointed_segment('block', 'tc.checkpoint(block, h @ V, W, min_bytes=10)', 10):
+        a_2 = np.tanh(x_2 @ W)
+        block_result = x_2 + a_2 * 0.5
+    g = operand + np.sum(block_result)
+    return g
+'''
+    assert desugared(loop) == '''\
+def loop(x, n):
+    state = x
+    with checkpointed_steps(2, 'for k in range(...): state = step(state)'):
+        for k in range(n):
+            state = np.tanh(state) * 0.9 + 0.1
+    h = state
+    _ = None
+    return np.sum(h * h)
+'''
+
+
+def test_a_call_in_a_branch_of_a_conditional_is_a_call_of_a_def():
+    text = desugared(ternary)
+    assert '''\
+    def checkpoint_block(fn, x_2, W_2):
+        with checkpointed_segment('block', 'tc.checkpoint(block, x, W)', None):
+            fn_result = fn(x_2, W_2)
+        return fn_result
+    y = x if c > 3 else checkpoint_block(block, x, W)''' in text
+
+
+@pytest.mark.parametrize("options", RUNS, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("fn, args, wrt", [
+    (segments, (X, W, W.T), (0, 1, 2)), (loop, (X, 5), (0,)), (ternary, (X, W, 1), (0, 1)),
+    (ternary, (X, W, 5), (0, 1)), (aliased, (X, W), (0, 1)),
+], ids=["segments", "loop", "ternary-segment", "ternary-plain", "aliased"])
+def test_gradients_equal_finite_differences(fn, args, wrt, options):
+    check_grad(fn, args, wrt=wrt, df=tc.grad(fn, wrt=wrt, **options))
+
+
+def test_the_segments_are_in_the_generated_code():
+    src = tc.grad(segments, wrt=1).source
+    first = segments.__code__.co_firstlineno
+    assert f"segment{first + 1} = rt.Segment(" in src
+    assert f"segment{first + 2} = rt.Segment(" in src
+    assert "# checkpointed segment at line" in src and "`tc.checkpoint(block, x, W)`" in src
+    assert "h = segment" in src  # the segment's output is the user's variable
+    src = tc.grad(loop).source
+    assert "snapshots=2" in src and "state = step(state)` is checkpointed" in src
+
+
+def no_function(x):
+    return np.sum(tc.checkpoint())
+
+
+def unknown_keyword(x):
+    return np.sum(tc.checkpoint(block, x, W, mode=1))
+
+
+def computed_snapshots(h, n, s):
+    out, _ = tc.checkpointed_loop(step, h, n, s)
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("fn, args, message", [
+    (no_function, (X,), "checkpoint() needs the function to run"),
+    (unknown_keyword, (X,), "checkpoint() got keyword 'mode'"),
+    (computed_snapshots, (X, 3, 2), "num_checkpoints must be a constant int"),
+])
+def test_a_bad_use_is_refused_at_its_line(fn, args, message):
+    with pytest.raises(tc.UnsupportedSyntaxError) as info:
+        tc.grad(fn)(*args)
+    assert message in str(info.value)
+    assert f"test_checkpoint_calls.py:{fn.__code__.co_firstlineno + 1}:" in str(info.value)
