@@ -1,7 +1,8 @@
 """Desugar: ``tc.checkpoint(fn, *args)`` and ``tc.checkpointed_loop(step, x0, n, s)``
 written as the statements they run, inside a ``with`` on a marker that the
 lowering (``lower/statements.py``) turns into an ``ir.Segment`` or a checkpointed
-``ir.For``.
+``ir.For``; ``with tc.checkpoint_scope(name, enabled=e):`` checked and written on
+the scope's marker (the plain block where ``e`` is false when compiling).
 
 Both are recognized by object identity, under any alias (``tc.checkpoint``,
 ``from tangent_ckpt import checkpoint as ckpt``, a local bound once to one).  For
@@ -35,7 +36,8 @@ stands).  The markers' names denote ``segment_markers.py``'s
 ``checkpointed_segment`` and ``checkpointed_steps`` (``ParsedFunction.inlined_names``); their arguments are
 the segment's and the loop's options, constants but for ``min_bytes``, decided at
 run time.  A bad use (no function, an unknown keyword, a ``num_checkpoints``
-that is not a constant int) is refused here, at the call's line.
+that is not a constant int, a scope without a literal name or left by ``return``
+/ ``break``, ``checkpoint_scope()`` outside a ``with``) is refused here, at its line.
 """
 
 import ast
@@ -46,13 +48,15 @@ from collections import Counter
 import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import local_names
-from tangent_ckpt.compiler.desugar.segment_markers import checkpointed_segment, checkpointed_steps
+from tangent_ckpt.compiler.desugar.segment_markers import (
+    checkpointed_scope, checkpointed_segment, checkpointed_steps,
+)
 from tangent_ckpt.compiler.desugar.view_shape import (
     DenotedObject, copy_node, fresh_name, name_node, names_taken, statement_lists, store_node,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.errors import UnsupportedSyntaxError
-from tangent_ckpt.markers import checkpoint
+from tangent_ckpt.markers import checkpoint, checkpoint_scope
 from tangent_ckpt.runtime.scheduling.savings import checkpointed_loop
 
 
@@ -103,11 +107,11 @@ class _Writer:
         self.local = local_names(fnode)
         self.defs = {n.name: n for n in gast.walk(fnode) if isinstance(n, gast.FunctionDef)}
         self.marker_names = {}
-        self.aliases = self.local_aliases()
+        self.alias_markers = self.local_aliases()
         self.new_defs = []  # the defs written for calls in the function being rewritten
 
     def any_marker(self):
-        return any(self.marker(n) is not None for n in gast.walk(self.fnode))
+        return any(self.called(n) is not None for n in gast.walk(self.fnode))
 
     def local_aliases(self):
         """{name: marker} of the locals bound once, to a marker (``ck = tc.checkpoint``)."""
@@ -125,19 +129,57 @@ class _Writer:
 
     def marker(self, node):
         """``checkpoint`` or ``checkpointed_loop`` when ``node`` calls one, else None."""
+        fn = self.called(node)
+        return next((m for m in _MARKERS if fn is m), None)
+
+    def called(self, node):
+        """The marker ``node`` calls (``checkpoint_scope`` too), else None."""
         if not isinstance(node, gast.Call):
             return None
-        if isinstance(node.func, gast.Name) and node.func.id in self.aliases:
-            return self.aliases[node.func.id]
+        if isinstance(node.func, gast.Name) and node.func.id in self.alias_markers:
+            return self.alias_markers[node.func.id]
         fn = _static(node.func, self.parsed.resolve, self.local)
-        return next((m for m in _MARKERS if fn is m), None)
+        return next((m for m in _MARKERS + (checkpoint_scope,) if fn is m), None)
+
+    def scope(self, stmt):
+        """``with tc.checkpoint_scope(name, enabled=e):`` -> ``with checkpointed_scope(
+        name, label, e):``, or the plain block where ``e`` is false when compiling."""
+        call = stmt.items[0].context_expr
+        args = dict(zip(("name", "enabled"), call.args))
+        for k in call.keywords:
+            if k.arg not in ("name", "enabled"):
+                raise self.error(f"checkpoint_scope() got keyword '{k.arg or '**'}'", stmt,
+                                 "checkpoint_scope")
+            args[k.arg] = k.value
+        name = args.get("name")
+        if not (isinstance(name, gast.Constant) and isinstance(name.value, str) and name.value):
+            raise self.error("checkpoint_scope() needs a literal name", stmt,
+                             "checkpoint_scope", 'write checkpoint_scope("attention"): the '
+                             "name appears in the generated code and the profiler")
+        exit_node, what = _exits(stmt.body)
+        if exit_node is not None:
+            raise self.error(f"{what} inside a checkpoint_scope block", exit_node,
+                             f"{what} in checkpoint_scope",
+                             "leave the with block normally; return/break after it")
+        enabled = args.get("enabled", gast.Constant(value=None, kind=None))
+        static = enabled.value if isinstance(enabled, gast.Constant) else \
+            _static(enabled, self.parsed.resolve, self.local) \
+            if isinstance(enabled, gast.Name) or self.stands_for_itself(enabled) else _UNRESOLVED
+        if static is not _UNRESOLVED and isinstance(static, (bool, int, type(None))):
+            if not static and "enabled" in args:
+                return stmt.body  # switched off: the plain block
+            enabled = gast.Constant(value=None, kind=None)
+        label = f"with {_source(call)}"
+        stmt.items[0].context_expr = self.marker_call(checkpointed_scope, call, name.value,
+                                                      label, enabled)
+        return [stmt]
 
     def function(self, fdef, enclosing):
         """Rewrite the calls of ``fdef``'s own scope, then of its nested defs."""
         saved, self.local = self.local, set(enclosing) | local_names(fdef)
         saved_defs, self.new_defs = self.new_defs, []
         nested = []
-        for block in list(statement_lists(fdef)):
+        for block in reversed(list(statement_lists(fdef))):  # (inner blocks first)
             i = 0
             while i < len(block):
                 stmt = block[i]
@@ -159,7 +201,19 @@ class _Writer:
 
     def statement(self, stmt):
         """The statements that replace ``stmt``, or None."""
-        if isinstance(stmt, (gast.FunctionDef, gast.ClassDef)) or not any(
+        if isinstance(stmt, (gast.FunctionDef, gast.ClassDef)):
+            return None
+        if isinstance(stmt, gast.With) and len(stmt.items) == 1 and \
+                stmt.items[0].optional_vars is None and \
+                self.called(stmt.items[0].context_expr) is checkpoint_scope:
+            return self.scope(stmt)
+        scope_call = next((n for e in _own_expressions(stmt) for n in gast.walk(e)
+                           if self.called(n) is checkpoint_scope), None)
+        if scope_call is not None and not isinstance(stmt, gast.With):
+            raise self.error("checkpoint_scope() outside a with statement", scope_call,
+                             "checkpoint_scope", 'write `with tangent_ckpt.checkpoint_scope('
+                             '"name"):` around a block')
+        if not any(
                 self.marker(n) is not None for e in _own_expressions(stmt)
                 for n in gast.walk(e)):
             return None
@@ -509,3 +563,21 @@ def _located(node, where):
                 n.end_lineno = where.end_lineno
                 n.end_col_offset = getattr(where, "end_col_offset", None)
     return node
+
+
+def _exits(stmts):
+    """The first ``return``, or ``break`` / ``continue`` leaving ``stmts``, and its kind."""
+    for stmt in stmts:
+        todo = [(stmt, False)]
+        while todo:
+            n, in_loop = todo.pop()
+            if isinstance(n, gast.Return):
+                return n, "return"
+            if isinstance(n, (gast.Break, gast.Continue)) and not in_loop:
+                return n, "break" if isinstance(n, gast.Break) else "continue"
+            if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
+                              gast.Lambda)):
+                continue
+            inner = in_loop or isinstance(n, (gast.For, gast.While, gast.AsyncFor))
+            todo.extend(reversed([(c, inner) for c in gast.iter_child_nodes(n)]))
+    return None, None

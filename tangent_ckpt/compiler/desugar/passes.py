@@ -13,10 +13,11 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
    unrolled (each call of ``act`` then names its function);
 2b. ``checkpoint_calls.py``: ``tc.checkpoint(fn, *args)`` as ``fn``'s call in a
-   ``with`` on a segment marker, ``tc.checkpointed_loop(step, x0, n, s)`` as ``for k
-   in range(n): state = step(state)`` in a ``with`` on a loop marker (the lowering
-   makes the markers an ``ir.Segment`` and a checkpointed ``ir.For``; before 3, so
-   the calls they leave are inlined like any other);
+   ``with`` on a segment marker, ``with tc.checkpoint_scope(...)`` on a scope marker,
+   ``tc.checkpointed_loop(step, x0, n, s)`` as ``for k in range(n): state =
+   step(state)`` in a ``with`` on a loop marker (``segment_markers.py``; the lowering
+   makes them an ``ir.Segment`` and a checkpointed ``ir.For``; before 3, so the calls
+   they leave are inlined like any other);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
    the user's generators) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name);

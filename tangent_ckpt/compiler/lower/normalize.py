@@ -6,8 +6,8 @@ its parts, each a class of its own module that reaches the others through the
 lowering:
 
 - ``statements`` (:mod:`.statements`): blocks, ``if``, ``return``, expression
-  statements, ``with tc.checkpoint_scope(...)`` and the checkpoint markers
-  ``desugar/checkpoint_calls.py`` writes (an ``ir.Segment``, a checkpointed ``ir.For``);
+  statements, the ``with`` on a checkpoint marker ``desugar/checkpoint_calls.py``
+  writes (an ``ir.Segment``, a checkpointed ``ir.For``);
 - ``assignments`` (:mod:`.assignments`): assignments to names, tuples,
   subscripts and attributes;
 - ``loops`` (:mod:`.loop_statements`): ``for`` and ``while``;

@@ -15,9 +15,10 @@ from tangent_ckpt.compiler.lower.container_values import (
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
 from tangent_ckpt.compiler.lower.expressions import is_boolean
 from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
-from tangent_ckpt.compiler.desugar.segment_markers import checkpointed_segment, checkpointed_steps
+from tangent_ckpt.compiler.desugar.segment_markers import (
+    checkpointed_scope, checkpointed_segment, checkpointed_steps,
+)
 from tangent_ckpt.compiler.desugar.pure_values import only_computes
-from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.compiler.lower.observers import (
     observe_assert, observe_call, observe_raise,
 )
@@ -25,11 +26,10 @@ from tangent_ckpt.compiler.lower.outside_objects import outside_method
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, MethodValue, ObjectValue, Scope, TupleValue, all_names,
     always_exits, defs_bound_once, function_alias_candidates, load_context, local_names,
-    may_exit, to_source, walk_no_defs,
+    may_exit, to_source,
 )
 from tangent_ckpt.compiler.memory_sharing import ARRAY_WRITING_METHODS
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
-from tangent_ckpt.markers import checkpoint_scope
 from tangent_ckpt.options import CheckpointOptions
 
 
@@ -169,28 +169,33 @@ class StatementLowering:
             observe_assert(self.lo, s)  # run in the forward sweep
         elif isinstance(s, gast.Raise):
             observe_raise(self.lo, s)  # on the path that raises (desugar/raising_branches.py)
-        elif isinstance(s, gast.With):  # tc.checkpoint_scope, desugar's checkpoint markers
+        elif isinstance(s, gast.With):  # desugar's checkpoint markers
             self.with_(s)
         else:
             self.unsupported_statement(s)
 
     def with_(self, s):
-        """``with tc.checkpoint_scope(name, enabled=...):`` -> an ``ir.Segment`` of the
-        block (``enabled`` false when compiling: the plain block); the markers
-        ``desugar/checkpoint_calls.py`` writes -> a segment of ``tc.checkpoint``'s call,
-        the checkpointed loop of ``tc.checkpointed_loop``.  No other ``with``."""
-        item = s.items[0] if len(s.items) == 1 else None
-        ctx = item.context_expr if item is not None else None
-        marker = self.lo.expressions.static_value(ctx.func) \
-            if item is not None and item.optional_vars is None and isinstance(ctx, gast.Call) \
+        """The markers ``desugar/checkpoint_calls.py`` writes: a segment of
+        ``tc.checkpoint``'s call or of ``tc.checkpoint_scope``'s block (an
+        ``ir.Segment``), the checkpointed loop of ``tc.checkpointed_loop``.  No
+        other ``with``."""
+        ctx = s.items[0].context_expr if len(s.items) == 1 else None
+        marker = self.lo.expressions.static_value(ctx.func) if isinstance(ctx, gast.Call) \
             else None
-        if marker is checkpointed_segment:  # (name, label, min_bytes): constants but the last
-            min_bytes = self.lo.expressions.atomize(
-                self.lo.expressions.value(ctx.args[2], "min_bytes"), "min_bytes")
-            if isinstance(min_bytes, ir.Const) and min_bytes.value is None:
-                min_bytes = None
-            self.lo.emit(ir.Segment("checkpoint", ctx.args[0].value, self.sub_block(s.body),
-                                    s.lineno, label=ctx.args[1].value, min_bytes=min_bytes))
+        if marker in (checkpointed_segment, checkpointed_scope):
+            # (name, label, min_bytes or enabled): constants but the last
+            hint = "min_bytes" if marker is checkpointed_segment else "enabled"
+            option = self.lo.expressions.atomize(self.lo.expressions.value(ctx.args[2], hint),
+                                                 hint)
+            option = None if isinstance(option, ir.Const) and option.value is None else option
+            segment = ir.Segment("checkpoint" if marker is checkpointed_segment else "scope",
+                                 ctx.args[0].value, self.sub_block(s.body), s.lineno,
+                                 label=ctx.args[1].value)
+            if marker is checkpointed_segment:
+                segment.min_bytes = option
+            else:
+                segment.enabled = option
+            self.lo.emit(segment)
         elif marker is checkpointed_steps:  # (num_checkpoints, header), around one loop
             start = len(self.lo.out)
             self.block(s.body)
@@ -201,46 +206,8 @@ class StatementLowering:
                                     "loop once lowered", s, construct="checkpointed_loop")
             loop.checkpoint, loop.header = True, ctx.args[1].value
             loop.options = CheckpointOptions(checkpoint=True, snapshots=ctx.args[0].value)
-        elif marker is checkpoint_scope:
-            self.scope(s, ctx)
         else:
             self.unsupported_statement(s)
-
-    def scope(self, s, ctx):
-        """``with tc.checkpoint_scope(name, enabled=...):``."""
-        args = dict(zip(("name", "enabled"), ctx.args))
-        for k in ctx.keywords:
-            if k.arg not in ("name", "enabled"):
-                raise self.lo.error(UnsupportedSyntaxError,
-                                    f"checkpoint_scope() got keyword '{k.arg}'", s,
-                                    construct="checkpoint_scope")
-            args[k.arg] = k.value
-        name_node = args.get("name")
-        if not (isinstance(name_node, gast.Constant) and isinstance(name_node.value, str)
-                and name_node.value):
-            raise self.lo.error(UnsupportedSyntaxError, "checkpoint_scope() needs a literal name",
-                                s, construct="checkpoint_scope",
-                                hint='write checkpoint_scope("attention"): the name appears in '
-                                     "the generated code and the profiler")
-        exit_node, what = _exits(s.body)
-        if exit_node is not None:
-            raise self.lo.error(UnsupportedSyntaxError, f"{what} inside a checkpoint_scope block",
-                                exit_node, construct=f"{what} in checkpoint_scope",
-                                hint="leave the with block normally; return/break after it")
-        enabled = None
-        if "enabled" in args:
-            e = args["enabled"]
-            static = e.value if isinstance(e, gast.Constant) else \
-                self.lo.expressions.static_value(e)
-            if static is not _UNRESOLVED and isinstance(static, (bool, int, type(None))):
-                if not static:
-                    self.block(s.body)  # switched off: the plain block
-                    return
-            else:
-                enabled = self.lo.expressions.atomize(
-                    self.lo.expressions.value(e, "enabled"), "enabled")
-        self.lo.emit(ir.Segment("scope", name_node.value, self.sub_block(s.body), s.lineno,
-                                label=f"with {to_source(ctx)}", enabled=enabled))
 
     def unsupported_statement(self, s):
         kinds = {
@@ -490,14 +457,3 @@ def _writes_its_out(s):
         k.arg == "out" and isinstance(k.value, gast.Name) and k.value.id == target.id
         for k in s.value.keywords)
 
-
-def _exits(stmts):
-    """The first ``return``, or ``break`` / ``continue`` leaving ``stmts``, and its kind."""
-    for stmt in stmts:
-        for n, in_loop in walk_no_defs(stmt):
-            if isinstance(n, gast.Return):
-                return n, "return"
-            if isinstance(n, (gast.Break, gast.Continue)) and not in_loop and \
-                    not isinstance(stmt, (gast.For, gast.While)):
-                return n, "break" if isinstance(n, gast.Break) else "continue"
-    return None, None
