@@ -222,15 +222,13 @@ class CallLowering:
         ``with``, or ``tc.checkpoint`` / ``tc.checkpointed_loop`` called through a
         value ``desugar/checkpoint_calls.py`` does not follow (a name bound more than
         once, an attribute holding it, a partial of it)."""
-        if fn is checkpoint_scope:
-            return self.lo.error(UnsupportedSyntaxError, "checkpoint_scope() outside a with "
-                                 "statement", node, construct="checkpoint_scope",
-                                 hint='write `with tangent_ckpt.checkpoint_scope("name"):` '
-                                      "around a block")
-        return self.lo.error(UnsupportedSyntaxError, f"{fn.__name__}() called through a "
-                             "value", node, construct=fn.__name__,
-                             hint=f"call tangent_ckpt.{fn.__name__}(...) by its name, or by "
-                                  "an alias imported or bound once")
+        scope = fn is checkpoint_scope
+        return self.lo.error(
+            UnsupportedSyntaxError, "checkpoint_scope() outside a with statement" if scope
+            else f"{fn.__name__}() called through a value", node, construct=fn.__name__,
+            hint='write `with tangent_ckpt.checkpoint_scope("name"):` around a block' if scope
+            else f"call tangent_ckpt.{fn.__name__}(...) by its name, or by an alias imported "
+                 "or bound once")
 
     def static_isinstance(self, node):
         """``isinstance(v, T)`` of a variable holding a list, tuple, dict or object
