@@ -32,10 +32,9 @@ cannot be (a branch of ``a if c else b``, ``and``/``or``, a comprehension, a
 ``lambda``, a ``while`` test...), the call becomes a call of a ``def`` written at
 the top of the enclosing function, whose body is the form above (its parameters
 the arguments: inlined by ``inline_functions.py`` or the lowering where the call
-stands).  The markers' names denote ``segment_markers.py``'s
-``checkpointed_segment`` and ``checkpointed_steps`` (``ParsedFunction.inlined_names``); their arguments are
-the segment's and the loop's options, constants but for ``min_bytes``, decided at
-run time.  A bad use (no function, an unknown keyword, a ``num_checkpoints``
+stands).  The markers' names denote ``segment_markers.py``'s context managers
+(``ParsedFunction.inlined_names``); their arguments are the segment's and the loop's
+options, constants but for ``min_bytes`` and ``enabled``, decided at run time.  A bad use (no function, an unknown keyword, a ``num_checkpoints``
 that is not a constant int, a scope without a literal name or left by ``return``
 / ``break``, ``checkpoint_scope()`` outside a ``with``) is refused here, at its line.
 """
@@ -276,7 +275,8 @@ class _Writer:
             statements, new = self.hoist(part)
             before += statements
             if k < holding[-1] and not self.stands_for_itself(new) and \
-                    not (isinstance(node, gast.Call) and child is node.func):
+                    not (isinstance(node, gast.Call) and child is node.func and _dotted(new)):
+                # (a method is looked up on its object when called: h.dot(...))
                 before.append(self.bind("operand", new))
                 new = gast.copy_location(name_node(before[-1].targets[0].id), new)
             if isinstance(child, gast.keyword):
@@ -521,6 +521,13 @@ def _static(node, resolve, local):
         except Exception:  # noqa: BLE001 - any failure means "not known"
             return _UNRESOLVED
     return obj
+
+
+def _dotted(node):
+    """Is ``node`` a name, or a chain of attributes of one?"""
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name)
 
 
 def _borrow_lines(parsed, fn):

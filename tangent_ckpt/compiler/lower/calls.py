@@ -132,9 +132,9 @@ def _integer_type(fn):
 
 class CallLowering:
     """The lowering's part for calls (``lo.calls``): primitives, methods (the
-    checkpoint markers are desugar's, ``checkpoint_calls.py``); user functions go to ``lo.inlining``, calls of values
-    (partials, bound methods, ``map``, classes) to ``lo.callables`` and
-    ``lo.objects``."""
+    checkpoint markers are desugar's, ``checkpoint_calls.py``); user functions go to
+    ``lo.inlining``, calls of values (partials, bound methods, ``map``, classes) to
+    ``lo.callables`` and ``lo.objects``."""
 
     def __init__(self, lowering):
         self.lo = lowering
