@@ -54,12 +54,12 @@ class LoopLowering:
 
     def for_(self, s):
         if self.lo.containers.holds_container(s.iter):  # for W, b in params: unrolled
-            self.lo.comprehensions.unrolled_for(s)
+            self.lo.container_loops.unrolled_for(s)
             return
-        if self.lo.comprehensions.indexes_a_container(s):  # params[l] in the body
-            items = self.lo.comprehensions.static_range(s.iter)
+        if self.lo.container_loops.indexes_a_container(s):  # params[l] in the body
+            items = self.lo.container_loops.static_range(s.iter)
             if items is not None:  # for l in range(len(params)): unrolled too
-                self.lo.comprehensions.unrolled_for(s, items)
+                self.lo.container_loops.unrolled_for(s, items)
                 return
         self.lo.run_time.prepare_loop(s)
         if s.orelse:

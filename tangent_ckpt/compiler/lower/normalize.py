@@ -26,8 +26,10 @@ lowering:
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
   time;
-- ``comprehensions`` (:mod:`.comprehensions`): comprehensions, and ``for`` loops
-  over containers (unrolled);
+- ``comprehensions`` (:mod:`.comprehensions`): comprehensions and generator
+  expressions;
+- ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
+  ranges of constants (unrolled), and conditions of constants;
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
   ``append``/``extend``, writes into containers.
 
@@ -39,6 +41,7 @@ from tangent_ckpt.compiler.lower.assignments import AssignmentLowering
 from tangent_ckpt.compiler.lower.callables import CallableValues
 from tangent_ckpt.compiler.lower.calls import CallLowering
 from tangent_ckpt.compiler.lower.comprehensions import ComprehensionLowering
+from tangent_ckpt.compiler.lower.container_loops import ContainerLoops
 from tangent_ckpt.compiler.lower.container_statements import ContainerStatements
 from tangent_ckpt.compiler.lower.containers import ContainerLowering
 from tangent_ckpt.compiler.lower.expressions import ExpressionLowering
@@ -96,6 +99,7 @@ class Lowering:
         self.containers = ContainerLowering(self)
         self.run_time = RunTimeContainers(self)
         self.comprehensions = ComprehensionLowering(self)
+        self.container_loops = ContainerLoops(self)
         self.container_statements = ContainerStatements(self)
 
     def error(self, cls, what, node, hint=None, construct=None, parsed=None):

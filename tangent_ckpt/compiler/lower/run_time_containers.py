@@ -18,7 +18,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.container_values import DictValue, is_container
 from tangent_ckpt.compiler.lower.containers import FOLDED
-from tangent_ckpt.compiler.lower.comprehensions import MOST_UNROLLED_COPIES
+from tangent_ckpt.compiler.lower.container_loops import MOST_UNROLLED_COPIES
 from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source, walk_no_defs
 from tangent_ckpt.compiler.frontend.static_keys import static_key
 from tangent_ckpt.runtime.keyed import dict_get, dict_set

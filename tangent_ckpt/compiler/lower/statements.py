@@ -407,7 +407,7 @@ class StatementLowering:
         return output
 
     def if_(self, s, extra=()):
-        truth = self.lo.comprehensions.static_truth(s.test)
+        truth = self.lo.container_loops.static_truth(s.test)
         if truth is not None:  # a condition of constants: only the path that runs
             self.block(list(s.body if truth else s.orelse) + list(extra))
             return
