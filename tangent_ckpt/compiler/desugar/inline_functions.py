@@ -65,6 +65,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 )
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar import records
+from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
 from tangent_ckpt.compiler.desugar.pure_values import (
     computing_call, only_computes, reads_a_property,
 )
@@ -334,6 +335,7 @@ def inline_functions(parsed, given=None):
         for name in trying:
             given.pop(name)
         resolved = resolve_function_names(parsed, trial)  # f = self.f: calls of f are rhs's
+        resolved = bind_partials(trial, parsed.resolve) or resolved  # an inlined partial
         parsed.node.body = trial.body
         parsed.node.args = trial.args
         rounds += 1

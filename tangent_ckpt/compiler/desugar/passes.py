@@ -11,7 +11,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    each part evaluated once and in Python's order;
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
    where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
-   unrolled (each call of ``act`` then names its function);
+   unrolled (each call of ``act`` then names its function); ``partial_calls.py``:
+   ``p = functools.partial(f, a)`` bound once, each ``p(x)`` written ``f(a_2, x)``
+   (``a`` evaluated where ``partial`` ran; inlining does it again after each round);
 2b. ``checkpoint_calls.py``: ``tc.checkpoint(fn, *args)`` as ``fn``'s call in a
    ``with`` on a segment marker, ``with tc.checkpoint_scope(...)`` on a scope marker,
    ``tc.checkpointed_loop(step, x0, n, s)`` as ``for k in range(n): state =
@@ -66,6 +68,7 @@ from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functi
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
+from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
 from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
 from tangent_ckpt.compiler.desugar.scalar_objects import given_object
@@ -88,6 +91,7 @@ def desugar(parsed, helper=False, given=None):
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
     unroll_function_loops(parsed)
+    bind_partials(parsed.node, parsed.resolve)
     write_checkpoint_calls(parsed)
     inline_functions(parsed, given)
     peel_first_iterations(parsed, copied)
