@@ -65,10 +65,12 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 )
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar import records
+from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
 from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
 from tangent_ckpt.compiler.desugar.pure_values import (
     computing_call, only_computes, reads_a_property,
 )
+from tangent_ckpt.compiler.desugar.spread_arguments import write_spread_arguments
 from tangent_ckpt.compiler.desugar.scalar_objects import (
     Constructed, method_function, next_method, outside_receiver, replace_objects,
     replaceable_class,
@@ -335,7 +337,9 @@ def inline_functions(parsed, given=None):
         for name in trying:
             given.pop(name)
         resolved = resolve_function_names(parsed, trial)  # f = self.f: calls of f are rhs's
-        resolved = bind_partials(trial, parsed.resolve) or resolved  # an inlined partial
+        resolved = write_map_calls(trial, parsed.resolve) | \
+            bind_partials(trial, parsed.resolve) | write_spread_arguments(trial) | \
+            resolved  # an inlined map, partial, or g(*args) of a helper's *args
         parsed.node.body = trial.body
         parsed.node.args = trial.args
         rounds += 1

@@ -11,9 +11,13 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    each part evaluated once and in Python's order;
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
    where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
-   unrolled (each call of ``act`` then names its function); ``partial_calls.py``:
+   unrolled (each call of ``act`` then names its function); ``map_calls.py``:
+   ``a, b = map(f, xs)``, ``list(map(f, xs))``, ``for h in map(f, xs)`` as the
+   comprehension or loop they are; ``partial_calls.py``:
    ``p = functools.partial(f, a)`` bound once, each ``p(x)`` written ``f(a_2, x)``
-   (``a`` evaluated where ``partial`` ran; inlining does it again after each round);
+   (``a`` evaluated where ``partial`` ran); ``spread_arguments.py``: ``g(*(a, b))``,
+   ``g(**{"k": v})`` and spreads of a name bound once to such a display, as
+   ``g(a, b, k=v)`` (inlining runs these three again after each round);
 2b. ``checkpoint_calls.py``: ``tc.checkpoint(fn, *args)`` as ``fn``'s call in a
    ``with`` on a segment marker, ``with tc.checkpoint_scope(...)`` on a scope marker,
    ``tc.checkpointed_loop(step, x0, n, s)`` as ``for k in range(n): state =
@@ -66,6 +70,7 @@ from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
 from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
 from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
+from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
@@ -73,6 +78,7 @@ from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branche
 from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
 from tangent_ckpt.compiler.desugar.scalar_objects import given_object
 from tangent_ckpt.compiler.desugar.shuffle_calls import rewrite_shuffle_calls
+from tangent_ckpt.compiler.desugar.spread_arguments import write_spread_arguments
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.views import follow_views
@@ -91,7 +97,9 @@ def desugar(parsed, helper=False, given=None):
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
     unroll_function_loops(parsed)
+    write_map_calls(parsed.node, parsed.resolve)
     bind_partials(parsed.node, parsed.resolve)
+    write_spread_arguments(parsed.node)
     write_checkpoint_calls(parsed)
     inline_functions(parsed, given)
     peel_first_iterations(parsed, copied)
