@@ -39,8 +39,7 @@ What this pass cannot write as statements is left as it is, for the lowering to
 inline where it stands: a method of an object made elsewhere, or of one that is
 more than its attributes, a call inside ``a if c else b``, ``and``/``or``,
 a comprehension or a ``while`` test, a helper whose nested ``def`` or ``lambda``
-reads its own names (the closure keeps that call's bindings), ``**kwargs``
-handed on, a ``return`` inside ``try`` or ``with``, ``global``, a default the
+reads its own names (the closure keeps that call's bindings), a ``return`` inside ``try`` or ``with``, ``global``, a default the
 helper may change, an argument that is a ``lambda``, ``continue`` in a generator
 loop, recursion.  Every node the pass copies is noted with the helper it came
 from and the line calling it (``ParsedFunction.origins``, ``call_sites``,
@@ -119,11 +118,7 @@ class _Callee:
 def _writable(callee):
     """``callee``, or None where its body is not one this pass writes into a caller
     (the lowering's, then): looked at once per function."""
-    template, args, body = callee.template, callee.template.args, callee.template.body
-    if args.kwarg is not None and any(
-            isinstance(n, gast.keyword) and n.arg is None and isinstance(n.value, gast.Name)
-            and n.value.id == args.kwarg.id for n in gast.walk(template)):
-        return None  # g(**kwargs) handed on: the lowering's KeywordsValue
+    body = callee.template.body
     if _has(body, (gast.Global, gast.Nonlocal, gast.YieldFrom, gast.Await)) or \
             not callee.generator and _has(body, (gast.Yield,)) or \
             callee.generator and _has(body, (gast.Return,)) or \

@@ -24,7 +24,7 @@ from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.objects import plain_function
 from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue,
+    CompileTimeValue, LocalFunction, Lowered, MethodValue, ObjectValue,
     PartialValue, TupleValue, is_function, to_source,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
@@ -67,7 +67,8 @@ class CallableValues:
     def spread(self, node, hint):
         """``g(*args, **opts)`` as ``g(a, b, k=v)``: a spread tuple (``*args`` of
         an inlined function, a tuple of variables or constants) gives its items,
-        a spread ``**kwargs`` or dict literal its keywords.  A spread of unknown
+        a spread dict of known string keys (``**kwargs`` of an inlined function)
+        its keywords (desugar/spread_arguments.py writes out spreads of displays).  A spread of unknown
         length is accepted where a single tuple means the same:
         ``rng.randn(*x.shape)`` is ``rng.standard_normal(x.shape)``,
         ``x.reshape(*shape)`` is ``x.reshape(shape)``."""
@@ -92,20 +93,15 @@ class CallableValues:
             if k.arg is not None:
                 keywords.append(k)
                 continue
-            v = k.value
-            if isinstance(v, gast.Dict) and all(isinstance(key, gast.Constant) and
-                                                isinstance(key.value, str) for key in v.keys):
-                keywords.extend(gast.keyword(arg=key.value, value=value)
-                                for key, value in zip(v.keys, v.values))
-                continue
-            value = self.lo.expressions.value(v, hint)
-            if not isinstance(value, KeywordsValue):
-                raise self.lo.error(UnsupportedSyntaxError, "** of a value that is not the "
-                                    "**kwargs of a function or a dict literal", node,
-                                    construct=f"**{to_source(v)}",
+            value = self.lo.expressions.value(k.value, hint)  # the **kwargs of a function
+            if not (isinstance(value, DictValue) and all(isinstance(key, str)
+                                                         for key in value.keys)):
+                raise self.lo.error(UnsupportedSyntaxError, "** of a value that is not a dict "
+                                    "of string keys known when compiling", node,
+                                    construct=f"**{to_source(k.value)}",
                                     hint="pass the keywords by name")
             keywords.extend(gast.keyword(arg=name, value=Lowered(item, node))
-                            for name, item in value.items.items())
+                            for name, item in zip(value.keys, value.items))
         spread = gast.Call(func=node.func, args=args, keywords=keywords)
         return gast.copy_location(spread, node)
 
@@ -434,31 +430,6 @@ class CallableValues:
                                 "objects", stmt, construct=to_source(stmt).strip(),
                                 hint="return one function from the factory")
         ctx["result_value"] = value
-
-    def keyword_item(self, keywords, node):
-        """``kwargs["lr"]`` of a ``**kwargs`` parameter."""
-        key = node.slice
-        if not (isinstance(key, gast.Constant) and key.value in keywords.items):
-            raise self.lo.error(UnsupportedSyntaxError, "a keyword that the call does not "
-                                "pass", node, construct=to_source(node),
-                                hint="pass it, or name it as a parameter with a default")
-        return keywords.items[key.value]
-
-    def keyword_method(self, keywords, node, hint):
-        """``kwargs.get("lr", default)`` of a ``**kwargs`` parameter: the keyword
-        the call passes, else the default (None without one)."""
-        key = node.args[0] if node.args else None
-        if node.func.attr != "get" or not isinstance(key, gast.Constant) \
-                or len(node.args) > 2 or node.keywords:
-            raise self.lo.error(UnsupportedFunctionError, f"method .{node.func.attr}() of "
-                                "**kwargs", node, construct=_spelled(node),
-                                hint="read a keyword by a constant key: kwargs['lr'] or "
-                                     "kwargs.get('lr', default)")
-        if key.value in keywords.items:
-            return keywords.items[key.value]
-        if len(node.args) == 2:
-            return self.lo.expressions.value(node.args[1], hint)
-        return ir.Const(None)
 
 
 def _writes_through(fnode, param):

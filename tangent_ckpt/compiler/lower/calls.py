@@ -21,7 +21,7 @@ from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.guards import (check_callable_arguments, check_helper_call,
                                                  check_local_call)
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
+    CompileTimeValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     to_source,
 )
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
@@ -449,9 +449,6 @@ class CallLowering:
                                     hint="name the object first: obj = Class(...); "
                                          f"obj.{method}(...)")
             return self.lo.callables.call_value(bound, node, hint)
-        keywords = self.lo.expressions.static_value(func.value)
-        if isinstance(keywords, KeywordsValue):  # kwargs.get("scale", 1.0)
-            return self.lo.callables.keyword_method(keywords, node, hint)
         if method in ARRAY_WRITING_METHODS:
             raise self.lo.error(UnsupportedSyntaxError,
                              f"in-place method .{method}() changes an array", node,

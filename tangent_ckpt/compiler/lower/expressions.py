@@ -14,7 +14,7 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.calls import ATTRIBUTE_FUNCTIONS, INDEX_JOINS
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, LocalFunction, Lowered, MethodValue, ObjectValue, SuperValue,
+    CompileTimeValue, LocalFunction, Lowered, MethodValue, ObjectValue, SuperValue,
     TupleValue,
     clone,
     local_names, to_source,
@@ -361,8 +361,6 @@ class ExpressionLowering:
         if joined is not None:       # np.r_[a, b] and np.c_[a, b]: calls in disguise
             return self.lo.calls.index_join(joined, node, hint)
         base = self.value(node.value, hint)
-        if isinstance(base, KeywordsValue):  # kwargs["lr"]
-            return self.lo.callables.keyword_item(base, node)
         if isinstance(base, TupleValue):
             return self.lo.containers.subscript(base, node, hint)
         if self.lo.run_time.is_dict(base):

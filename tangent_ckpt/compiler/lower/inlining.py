@@ -15,8 +15,9 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.memory_sharing import returns_new
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.lower.callables import is_compile_time
+from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, KeywordsValue, Lowered, Scope, TupleValue, always_exits,
+    CompileTimeValue, Lowered, Scope, TupleValue, always_exits,
     defs_bound_once, function_alias_candidates, local_names, to_source,
 )
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
@@ -75,7 +76,7 @@ class Inlining:
     def bind_parameters(self, fnode, scope, call, parsed, module_level):
         """The call's arguments as the inlined function's parameters: functions
         and objects are compile-time values, ``*args`` a tuple, ``**kwargs`` a
-        KeywordsValue; a parameter the body assigns gets a variable of its own.
+        dict; a parameter the body assigns gets a variable of its own.
         Returns the parameters' argument nodes."""
         label = fnode.name
         args = fnode.args
@@ -189,10 +190,11 @@ class Inlining:
             scope.tuples[args.vararg.id] = TupleValue([
                 v if isinstance(v, TupleValue) else self.lo.expressions.atomize(v, args.vararg.id)
                 for v in items])
-        if args.kwarg:  # def f(**kwargs): the extra keywords
-            scope.functions[args.kwarg.id] = KeywordsValue({
-                k: self.lo.expressions.atomize(self.lo.expressions.value(v, k), k)
-                for k, v in extra_keywords.items()})
+        if args.kwarg:  # def f(**kwargs): the extra keywords, a dict
+            items = [self.lo.expressions.value(v, k) for k, v in extra_keywords.items()]
+            scope.tuples[args.kwarg.id] = DictValue(list(extra_keywords), [
+                v if isinstance(v, TupleValue) else self.lo.expressions.atomize(v, k)
+                for k, v in zip(extra_keywords, items)])
         return given
 
     def _refuse_one_array_for_two_parameters(self, label, given, written, call):

@@ -49,13 +49,6 @@ class PartialValue(CompileTimeValue):
         self.keywords = dict(keywords)
 
 
-class KeywordsValue(CompileTimeValue):
-    """The ``**kwargs`` of an inlined function: ``{keyword: operand}``."""
-
-    def __init__(self, items):
-        self.items = dict(items)
-
-
 class ObjectValue(CompileTimeValue):
     """An object of a user class made inside the differentiated code: its class,
     and per attribute the variable holding it (``model.W`` is ``model_W``)."""
