@@ -6,8 +6,13 @@ A function passed as an argument (``fixed_point(f, x0)``), a default argument
 a compile-time value (:class:`~.scopes.CompileTimeValue`) that the lowering
 holds itself, so that calling it inlines the right code.  A function is known
 by its object (or, for a nested ``def``, its syntax tree), never by its name.
-Objects of user classes are :mod:`.objects`'s.  Variadic calls (``g(*args)``, ``g(**opts)``, ``rng.randn(*x.shape)``) are
-spread into plain arguments here too.
+Objects of user classes are :mod:`.objects`'s.  Variadic calls (``g(*args)``,
+``g(**kwargs)``, ``rng.randn(*x.shape)``) are spread into plain arguments here
+too.  Desugar writes the plain forms before: a ``map`` consumed at once
+(``desugar/map_calls.py``), a ``partial`` bound once (``partial_calls.py``),
+spreads of displays (``spread_arguments.py``); what reaches this module is what
+those passes leave (a map kept as a value, a partial handed on or bound in a
+branch, a spread of a tuple whose items are rebound).
 """
 
 import functools

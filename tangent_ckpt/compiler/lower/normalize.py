@@ -14,8 +14,11 @@ lowering:
 - ``expressions`` (:mod:`.expressions`): expressions to operands, names, constants;
 - ``calls`` (:mod:`.calls`): primitives, methods;
 - ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
-- ``callables`` (:mod:`.callables`): functions as values (``map``, ``partial``,
-  lambdas, bound methods, ``*args``/``**kwargs`` spreads);
+- ``callables`` (:mod:`.callables`): functions as values (``map`` kept as a value,
+  ``partial`` handed on or bound in a branch, lambdas, bound methods, spreads of
+  values: desugar writes ``map`` consumed at once, ``partial`` bound once and
+  spreads of displays as plain calls, ``map_calls.py``, ``partial_calls.py``,
+  ``spread_arguments.py``);
 - ``objects`` (:mod:`.objects`): objects of user classes desugar left (more than
   their attributes: in a container, returned, handed on), one variable per
   attribute, named tuples and dataclasses among them (their fields bound as
