@@ -200,3 +200,25 @@ def test_the_objects_looked_through_are_bounded():
     finder.value(FOREST)
     assert len(finder.expanded) <= reached._MOST_EXPANDED
     assert len(finder.expanded) == reached._MOST_EXPANDED  # the forest is larger
+
+
+def _helper_elsewhere_leaving_a_call(x, c):
+    return _scaled_sin(x) if c else x
+
+
+def _scaled_sin(x):
+    return 2.0 * np.sin(x)
+
+
+def _in_another_module(x):
+    return np.sum(helper(x, True) ** 2)  # noqa: F821 - run in a namespace of its own
+
+
+def test_a_call_desugar_left_in_code_it_inlined_from_another_module_is_fenced():
+    """Code inlined from another module names that module's functions
+    (``ParsedFunction.inlined_names``): the fence finds them there (it once
+    looked in the caller's module only, and the lowering refused the call as
+    one the fence did not foresee)."""
+    elsewhere = types.FunctionType(_in_another_module.__code__, {
+        "np": np, "helper": _helper_elsewhere_leaving_a_call})  # _scaled_sin not there
+    check_grad(elsewhere, (np.array([0.3, 0.4]),))

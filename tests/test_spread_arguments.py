@@ -61,3 +61,26 @@ def spread_list_also_read(x, y):
 def test_a_list_something_else_reads_is_left():
     assert "weighted(*items)" in desugared(spread_list_also_read)
     check_construct(spread_list_also_read, (X, Y), (0, 1))
+
+
+def writes_out(x, out, scale=1.0):
+    out[0] = out[0] + scale * np.sin(x[0])
+    return x * 2.0
+
+
+def hands_keywords_on(x, **kw):
+    return writes_out(x, **kw)
+
+
+def keywords_handed_to_a_writer(x):
+    buf = np.zeros(3) + x
+    y = hands_keywords_on(x, out=buf, scale=2.0)
+    return np.sum(y * buf)
+
+
+def test_keywords_handed_on_to_a_helper_writing_into_one_are_followed():
+    """``**kw`` handed on is the dict of the call's keywords (inlining), whose
+    spread is the keywords: the helper's write into ``buf`` is the caller's."""
+    text = desugared(keywords_handed_to_a_writer)
+    assert "**" not in text and "buf[0] = buf[0] + 2.0 * np.sin(x[0])" in text, text
+    check_construct(keywords_handed_to_a_writer, (X[:3],))

@@ -106,3 +106,17 @@ def test_a_kwargs_method_other_than_get_is_refused_with_its_line():
     with pytest.raises(TangentCkptError,
                        match=r"test_variadic.py:\d+: method .pop\(\) of (\*\*kwargs|a dict)"):
         tc.grad(calls_keyword_pop)(X)
+
+
+def computed_and_handed_on(x, y):
+    # desugar inlines forward_all (its *args and **kwargs computed displays, left
+    # spread): the lowering spreads the dict of the keywords it is handed
+    t = 0.0
+    for _ in range(2):
+        t = t + np.sum(forward_all(x * 2.0, y, scale=np.sum(y) * 0.5, shift=x))
+        x = x * 0.9
+    return t
+
+
+def test_keywords_handed_on_as_a_computed_dict_are_spread_by_the_lowering():
+    check_construct(computed_and_handed_on, (X, Y), (0, 1))

@@ -7,7 +7,8 @@ order, so writing them out changes nothing.  The same holds for a name bound
 once, at the top level of the function's body, to a tuple display (or to a
 list or dict display that nothing but a spread reads) whose items are
 constants or names nothing rebinds (a parameter the function never assigns, a
-name of its module): its spreads after the binding are its items::
+name of its module, a name bound once before, at the top level): its spreads
+after the binding are its items::
 
     pair = (x, y)                 ->   product(x, y)
     product(*pair)
@@ -105,14 +106,20 @@ def _bound_displays(fnode):
             declared |= {(a.asname or a.name).split(".")[0] for a in n.names}
     own = {a.id for a in fnode.args.posonlyargs + fnode.args.args + fnode.args.kwonlyargs}
 
-    def fixed(item):
+    def fixed(item, k):
+        """Does ``item`` (of the display bound by ``fnode.body[k]``) hold the same
+        object wherever the name bound to the display is read after it?"""
         if isinstance(item, gast.Constant):
             return True
         if isinstance(item, gast.Starred):
-            return fixed(item.value)
+            return fixed(item.value, k)
         times = counts.get(item.id, 0) if isinstance(item, gast.Name) else None
-        return times is not None and item.id not in declared and \
-            (times == 0 or times == 1 and item.id in own)
+        if times is None or item.id in declared:
+            return False
+        return times == 0 or times == 1 and (item.id in own or any(
+            isinstance(s, gast.Assign) and any(isinstance(t, gast.Name) and t.id == item.id
+                                               for t in s.targets)
+            for s in fnode.body[:k]))  # bound once, before, at the top level
 
     found, bindings = {}, set()
     for k, stmt in enumerate(fnode.body):
@@ -122,7 +129,8 @@ def _bound_displays(fnode):
             continue
         name, display = stmt.targets[0].id, stmt.value
         values = display.values if isinstance(display, gast.Dict) else display.elts
-        if counts.get(name) != 1 or name in declared or not all(map(fixed, values)) or \
+        if counts.get(name) != 1 or name in declared or \
+                not all(fixed(v, k) for v in values) or \
                 isinstance(display, gast.Dict) and not all(
                     isinstance(key, gast.Constant) for key in display.keys):
             continue

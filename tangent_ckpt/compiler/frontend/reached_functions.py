@@ -137,7 +137,13 @@ def functions_of_arguments(containers):
 
 def peek(parsed, name):
     """What the free name ``name`` denotes, as ``parsed.resolve`` says, without
-    noting it as a dependency of the gradient (the lowering notes what it uses)."""
+    noting it as a dependency of the gradient (the lowering notes what it uses).
+    A name desugar gave code it inlined from a helper is the helper's name
+    (``ParsedFunction.inlined_names``)."""
+    if name in getattr(parsed, "inlined_names", {}):
+        helper, original = parsed.inlined_names[name]
+        return peek(helper, original) if hasattr(helper, "globals") else \
+            helper.resolve(original)
     if name in parsed.closure:
         return parsed.closure[name]
     return parsed.globals.get(name, _MISSING)
