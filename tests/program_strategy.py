@@ -127,6 +127,14 @@ HUNTING_FAMILIES += ("evaluated_once",)
 FAMILIES |= {"lists_as_arrays"}
 HUNTING_FAMILIES += ("lists_as_arrays",)
 
+#: iterators bound to a name (map, zip, enumerate, a generator
+#: expression): read once (summed, looped over, unpacked, in a comprehension, made
+#: and read in each trip of a loop), or read twice, which is refused at the second
+#: read (the compiler held them as the tuple of their items: a second read saw the
+#: items again where Python sees none; tests/test_one_shot_iterators.py)
+FAMILIES |= {"one_shot_iterators"}
+HUNTING_FAMILIES += ("one_shot_iterators",)
+
 #: lists and dicts whose items are reached at run time, or look so (session 10's
 #: outside hunt, q10 q12 q35): a list grown by concatenation in a loop
 #: (``hs = hs + [h]``), a helper writing a dict at keys built at run time
@@ -1239,6 +1247,40 @@ class _Gen:
         self.emit(inner, f"{rows}[1] *= 0.9")
         self.emit(inner, f"{rows}[1] += {rows}[0] * s")
         self.emit(indent, f"{total} = np.sum({rows}[0] ** 2) + np.sum({rows}[1])")
+        env[total] = Var((), 20.0, fresh=True)
+
+    def family_one_shot_iterators(self, env, indent):
+        """An iterator over two arrays bound to a name, then read once (or read a
+        second time: refused there, REFUSED_MARK)."""
+        a, b = self._items(env, 2)
+        it, total = self.fresh_name("it"), self.fresh_name()
+        v, w = self.fresh_name("v"), self.fresh_name("w")
+        pair = f"({a}, 0.5 * {b})"
+        make = self.pick([f"map(np.tanh, {pair})", f"(np.tanh({v}) for {v} in {pair})",
+                          f"zip({pair}, ({b}, {a}))", f"enumerate({pair})"])
+        zipped, counted = make.startswith("zip"), make.startswith("enumerate")
+        read = f"np.sum({v} * {w})" if zipped else \
+            f"{v} * np.sum({w})" if counted else f"np.sum({v})"
+        target = f"{v}, {w}" if zipped or counted else v
+        form = self.pick(["sum", "loop", "trip", "twice"])
+        self.features.add("iterator_" + form)
+        if form == "trip":  # made and read in each trip
+            t = self.fresh_name("t")
+            self.emit(indent, f"{total} = 0.0")
+            self.emit(indent, f"for {t} in range({self.pick(['n', '2'])}):")
+            self.emit(indent + 1, f"{it} = {make}")
+            self.emit(indent + 1, f"{total} = {total} + 0.1 * sum({read} for {target} in {it})")
+        else:
+            self.emit(indent, f"{it} = {make}")
+            if form == "loop":
+                self.emit(indent, f"{total} = 0.0")
+                self.emit(indent, f"for {target} in {it}:")
+                self.emit(indent + 1, f"{total} = {total} + 0.1 * {read}")
+            else:
+                self.emit(indent, f"{total} = 0.1 * sum({read} for {target} in {it})")
+            if form == "twice":
+                self.emit(indent, f"{total} = {total} + len(list({it}))  "
+                                  f"{REFUSED_MARK} iterator read twice")
         env[total] = Var((), 20.0, fresh=True)
 
     def family_buffer_swaps(self, env, indent):

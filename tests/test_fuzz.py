@@ -149,7 +149,8 @@ def check_refused(source, wrt, options):
                                        "an array the caller also sees"),
                "view written back": ("writes into its parameter 'a' (through a view",),
                "alias of the object's array": ("may also change 'self'",),
-               "two defs": ("is bound more than once",)}[
+               "two defs": ("is bound more than once",),
+               "iterator read twice": ("an iterator, and is read again",)}[
         source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()]
     with load_program(source) as program:
         for gradient in (tc.grad(program, wrt=wrt),

@@ -32,6 +32,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (``records.py``: a named tuple's or dataclass's generated constructor written
    as its field stores, a named tuple's tuple forms as field reads),
    and ``function_names.py``: a local surely naming one function, called by its name;
+   then ``one_shot_iterators.py``: a name bound to an iterator (``map``, ``zip``,
+   ``enumerate``, a generator expression, ...) read twice, or in a loop, refused
+   (the rest holds it as the tuple of its items, which a second read would see again);
 3b. ``first_iterations.py``: a ``range`` loop whose first iteration binds a name
    that was None (``if opt_m is None: opt_m = {}``), peeled (after 3: an
    optimiser's ``update`` is the loop's own code);
@@ -73,6 +76,7 @@ from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
+from tangent_ckpt.compiler.desugar.one_shot_iterators import refuse_reused_iterators
 from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
 from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
@@ -102,6 +106,7 @@ def desugar(parsed, helper=False, given=None):
     write_spread_arguments(parsed.node)
     write_checkpoint_calls(parsed)
     inline_functions(parsed, given)
+    refuse_reused_iterators(parsed)
     peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)
     unroll_writing_tuple_loops(parsed.node)

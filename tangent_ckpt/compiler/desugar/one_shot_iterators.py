@@ -1,0 +1,158 @@
+"""Desugar: refuse an iterator bound to a name and read more than once.
+
+``m = map(f, xs)``, ``g = (f(v) for v in xs)``, ``z = zip(a, b)``,
+``e = enumerate(xs)``, ``r = reversed(xs)``, ``filter(...)``, ``iter(xs)``: Python
+hands out each item once, so a second pass over ``m`` sees nothing (``sum(m)``
+is 0 the second time, a second ``for`` loop runs no trip).  The rest of the
+compiler holds such a value as the tuple of its items, which a second read would
+see again: a wrong value and gradient.  So a name bound to one of these may be
+read once, and not from inside a loop, comprehension, ``lambda`` or ``def`` that
+does not also hold the binding (each trip would read it again); otherwise the
+program is refused at the second read, with the advice to make it a list.
+
+The check walks the function in the order Python runs it (an assignment's value
+before its target; a ``for`` loop's iterable once, before its body; a
+comprehension's first iterable outside it; the two paths of an ``if`` apart).  A
+name bound again starts afresh.
+"""
+
+import builtins
+
+import gast
+
+from tangent_ckpt.compiler.desugar.local_bindings import local_names
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.errors import UnsupportedSyntaxError
+
+#: the builtins whose value is an iterator, consumed as it is read
+ITERATOR_BUILTINS = (builtins.map, builtins.zip, builtins.enumerate, builtins.reversed,
+                     builtins.filter)
+
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def refuse_reused_iterators(parsed):
+    """Raise :class:`UnsupportedSyntaxError` at the first read of a name that
+    holds an iterator already read (or read again at each trip of a loop)."""
+    _IteratorReads(parsed).visit(parsed.node)
+
+
+class _IteratorReads(gast.NodeVisitor):
+
+    def __init__(self, parsed):
+        self.parsed = parsed
+        self.local = local_names(parsed.node)
+        self.repeating = []  # the loops, comprehensions and functions around the node
+        self.fresh = {}  # name -> (what it holds, the repeating nodes around its binding)
+        self.read = {}  # name -> what it holds, once read
+
+    def _iterator(self, value):
+        """What ``value`` makes, when it is an iterator (``"map(...)"``), else None."""
+        if isinstance(value, gast.GeneratorExp):
+            return "a generator expression"
+        if isinstance(value, gast.Call):
+            fn = resolve_dotted(value.func, self.parsed.resolve, self.local)
+            if any(fn is b for b in ITERATOR_BUILTINS):
+                return f"{fn.__name__}(...)"
+        return None
+
+    def _refuse(self, node, what, why):
+        return self.parsed.located(
+            UnsupportedSyntaxError,
+            f"'{node.id}' holds {what}, an iterator, and is read {why}: Python hands out "
+            f"its items once, so that read would not see them again", node, construct=node.id,
+            hint=f"make it a list where it is bound: {node.id} = list(...), or read it once")
+
+    # --- the order Python runs a function in -------------------------------------------
+    def visit_FunctionDef(self, node):
+        if node is self.parsed.node:
+            for stmt in node.body:
+                self.visit(stmt)
+            return
+        self._repeated(node, node.body)
+
+    def visit_Lambda(self, node):
+        self._repeated(node, [node.body])
+
+    def _repeated(self, node, parts, before=()):
+        for part in before:
+            self.visit(part)
+        self.repeating.append(node)
+        try:
+            for part in parts:
+                self.visit(part)
+        finally:
+            self.repeating.pop()
+
+    def visit_For(self, node):
+        self.visit(node.iter)
+        self._repeated(node, [node.target] + node.body + node.orelse)
+
+    def visit_While(self, node):
+        self._repeated(node, [node.test] + node.body + node.orelse)
+
+    def _comprehension(self, node, results):
+        first = node.generators[0]
+        self.visit(first.iter)
+        rest = [first.target] + list(first.ifs)
+        for g in node.generators[1:]:
+            rest += [g.iter, g.target] + list(g.ifs)
+        self._repeated(node, rest + results)
+
+    def visit_ListComp(self, node):
+        self._comprehension(node, [node.elt])
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node):
+        self._comprehension(node, [node.key, node.value])
+
+    def visit_If(self, node):
+        """Each path from the state before the ``if``; after it, a name is read if
+        either path read it, and fresh only if neither did."""
+        self.visit(node.test)
+        fresh, read = dict(self.fresh), dict(self.read)
+        for stmt in node.body:
+            self.visit(stmt)
+        body_fresh, body_read = self.fresh, self.read
+        self.fresh, self.read = fresh, read
+        for stmt in node.orelse:
+            self.visit(stmt)
+        self.read = {**body_read, **self.read}
+        self.fresh = {k: v for k, v in self.fresh.items()
+                      if body_fresh.get(k) == v and k not in self.read}
+
+    def visit_Assign(self, node):
+        self.visit(node.value)
+        what = self._iterator(node.value)
+        for target in node.targets:
+            self.visit(target)
+            if what is not None and isinstance(target, gast.Name):
+                self.fresh[target.id] = (what, tuple(self.repeating))
+
+    def visit_AugAssign(self, node):
+        self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, (gast.Store, gast.Del)):
+            self.fresh.pop(node.id, None)
+            self.read.pop(node.id, None)
+            return
+        if node.id in self.read:
+            raise self._refuse(node, self.read[node.id], "again")
+        if node.id in self.fresh:
+            what, around = self.fresh.pop(node.id)
+            inner = [n for n in self.repeating if n not in around]
+            if inner:
+                raise self._refuse(node, what, f"in {_repeating_kind(inner[0])} that runs "
+                                               f"it again and again")
+            self.read[node.id] = what
+
+
+def _repeating_kind(node):
+    if isinstance(node, (gast.For, gast.While)):
+        return "a loop"
+    if isinstance(node, _COMPREHENSIONS):
+        return "a comprehension"
+    return "a function" if isinstance(node, gast.FunctionDef) else "a lambda"
