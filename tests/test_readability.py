@@ -92,3 +92,34 @@ def test_no_unused_save_when_value_not_overwritten():
     source = tc.grad(simple, wrt=(0, 1)).source
     assert "_old" not in source and "tape" not in source
     assert source.count("\n") < 25
+
+
+def collected(x):
+    ys = []
+    for w in [1.0, 2.0, 3.0]:
+        ys.append(x * w)
+    return ys[0] * ys[2] + ys[1]
+
+
+APPEND_LINE = inspect.getsourcelines(collected)[1] + 3
+
+COLLECTED_FORWARD = f'''\
+    # line {APPEND_LINE}: ys.append(x * w)
+    ys_mul = x * 1.0
+    ys_0 = ys_mul
+    ys_mul_2 = x * 2.0
+    ys_1 = ys_mul_2
+    ys_mul_3 = x * 3.0
+    ys_2 = ys_mul_3
+    # line {APPEND_LINE + 1}: return ys[0] * ys[2] + ys[1]
+'''
+
+
+def test_append_to_a_list_of_static_structure_binds_only_the_new_item():
+    """An unrolled append loop names each item once: the earlier items keep their
+    variables (no ``ys_0_2 = ys_0`` copies of the whole list per append)."""
+    g = tc.grad(collected)
+    assert COLLECTED_FORWARD in g.source
+    assert not re.search(r"ys_\d+_\d+", g.source)
+    assert np.isclose(g(1.5), 3.0 * 2 * 1.5 + 2.0)
+    assert np.isclose(tc.grad(collected, checkpoint=True, snapshots=2)(1.5), 3.0 * 2 * 1.5 + 2.0)

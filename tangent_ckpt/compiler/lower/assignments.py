@@ -167,7 +167,39 @@ class AssignmentLowering:
                 self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
                     item, (ir.Prim, ir.NonDiff)) else item, line))
                 self.lo.run_time.note_binding(element.id, item)
-        self.lo.current_scope.tuples[user_name] = rebuild(value, iter(names))
+        bound = rebuild(value, iter(names))
+        self.lo.current_scope.tuples[user_name] = bound
+        self.lo.current_scope.bound_tuples[user_name] = bound
+
+    def grow_tuple(self, user_name, base, added, line):
+        """``xs.append(x)`` / ``xs.extend(ys)`` on the list ``base`` of static
+        structure: only the new items get variables of their own (``xs_3 = x``);
+        the earlier items keep theirs, where ``base`` is the list bind_tuple bound
+        ``user_name`` to here (its variables are no other name's).  Elsewhere (a
+        helper's parameter, an attribute's list, a loop, a container the other path
+        of an if made) the whole list is bound as bind_tuple binds it."""
+        scope = self.lo.current_scope
+        value = TupleValue(list(base.items) + list(added), base.is_list)
+        if not added or self.lo.ctx["loop"] is not None or \
+                scope.tuples.get(user_name) is not base or \
+                scope.bound_tuples.get(user_name) is not base or \
+                user_name in scope.other_path_tuples:
+            self.bind_tuple(user_name, value, line)
+            return
+        kept = len(leaves(base))
+        items = leaves(value)[kept:]
+        names = leaves(base) + [
+            item if isinstance(item, ObjectValue) else ir.Name(self.lo.namer.fresh(path))
+            for item, path in zip(items, leaf_paths(value, user_name,
+                                                    into_objects=False)[kept:])]
+        for element, item in zip(names[kept:], items):
+            if not isinstance(item, ObjectValue):
+                self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
+                    item, (ir.Prim, ir.NonDiff)) else item, line))
+                self.lo.run_time.note_binding(element.id, item)
+        grown = rebuild(value, iter(names))
+        scope.tuples[user_name] = grown
+        scope.bound_tuples[user_name] = grown
 
     def made_in_this_trip(self, user_name):
         """``cache = {}`` in a loop's body: a container made afresh in each trip,

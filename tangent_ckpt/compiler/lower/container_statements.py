@@ -54,8 +54,8 @@ class ContainerStatements:
 
     def grow(self, call, s):
         """``xs.append(x)`` / ``xs.extend(ys)`` on a list of static length: the
-        list is rebound with the new items (in a loop its length would change:
-        refused by bind_tuple)."""
+        new items are bound (``assignments.grow_tuple``; in a loop its length
+        would change: refused by bind_tuple)."""
         user = call.func.value.id
         if len(call.args) != 1 or call.keywords:
             raise self.lo.containers.refuse(f".{call.func.attr}() takes one argument", call,
@@ -76,7 +76,7 @@ class ContainerStatements:
                                                 "or tuple", call, "extend with a list")
             added = list(other.items)
         self.lo.assignments.store_name(user)
-        self.lo.assignments.bind_tuple(user, TupleValue(list(base.items) + added, base.is_list), s.lineno)
+        self.lo.assignments.grow_tuple(user, base, added, s.lineno)
 
     def attribute_owner(self, node):
         """(object, attribute) of ``obj.attr`` on an object made in the function

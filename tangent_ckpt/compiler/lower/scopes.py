@@ -116,6 +116,9 @@ class Scope:
         # containers the other path of an enclosing ``if`` made of names that are
         # none on this path: their element variables, for this path to bind too
         self.other_path_tuples = {}
+        # name -> the container bind_tuple bound it to: element variables of its own,
+        # which an append keeps (no other name's container holds them)
+        self.bound_tuples = {}
         self.shared_arrays = set()  # parameters still bound to the caller's array
         self.top_block = None  # the statement list of the function body itself
 
