@@ -667,3 +667,58 @@ def test_list_dict_and_tuple_called_empty_are_their_displays(f, args):
     x = np.array([0.3, -0.4, 0.7])
     check_grad(f, (x, *args))
     check_grad(f, (x, *args), df=tc.grad(f, checkpoint=True, snapshots=2))
+
+
+# --- a list made in each trip and filled by an unrolled loop -------------------------
+def decayed_pairs(W, b, n):
+    params = [(W, b), (W * 2.0, b * 3.0)]
+    for t in range(n):
+        ps = []
+        for Wk, bk in params:
+            ps.append((Wk * 0.9, bk + Wk))
+        params = ps
+    return np.sum(params[0][0] * params[1][1]) + np.sum(params[1][0])
+
+
+def three_stages(x, n):
+    h = x
+    for t in range(n):
+        hs = []
+        for w in [1.0, 2.0, 3.0]:
+            hs.append(np.sin(h * w))
+        h = hs[0] * hs[1] + hs[2]
+    return np.sum(h)
+
+
+def stages_read_after_the_loop(x, n):
+    h = x
+    hs = [x]
+    for t in range(n):
+        hs = []
+        for w in [1.0, 2.0]:
+            hs.append(np.sin(h * w))
+        h = hs[0] * hs[1]
+    return np.sum(hs[0])
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_list_made_in_a_trip_and_filled_by_an_unrolled_loop_stays_a_list(options):
+    """``ps = []`` in each trip, then ``ps.append(...)`` in a loop over a container
+    in that trip: the same length in every trip, so one variable per item (no rows,
+    which a list of pairs could not be: refused before)."""
+    x = vec(3)
+    df = check(decayed_pairs, (x, vec(3), 3), wrt=(0, 1), **options)
+    assert "append_row" not in df.source and "empty_rows" not in df.source
+    df = check(three_stages, (x, 3), **options)
+    assert "append_row" not in df.source and "empty_rows" not in df.source
+    assert "hs_0 = hs_sin\n" in df.source and "hs_2 = hs_sin_3\n" in df.source
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_list_made_in_a_trip_and_read_after_the_loop_keeps_its_rows(options):
+    """Where the list is read after the loop (or by a loop of no trips: the list
+    from before it) it stays the rows the loop carries."""
+    x = vec(3)
+    for n in (0, 3):
+        df = check(stages_read_after_the_loop, (x, n), **options)
+    assert "append_row" in df.source

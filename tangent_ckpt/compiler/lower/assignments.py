@@ -177,10 +177,12 @@ class AssignmentLowering:
         the earlier items keep theirs, where ``base`` is the list bind_tuple bound
         ``user_name`` to here (its variables are no other name's).  Elsewhere (a
         helper's parameter, an attribute's list, a loop, a container the other path
-        of an if made) the whole list is bound as bind_tuple binds it."""
+        of an if made, a loop's list not made in the trip) the whole list is bound
+        as bind_tuple binds it."""
         scope = self.lo.current_scope
         value = TupleValue(list(base.items) + list(added), base.is_list)
-        if not added or self.lo.ctx["loop"] is not None or \
+        loop = self.lo.ctx["loop"]
+        if not added or loop is not None and (scope, user_name) not in loop.get("made", ()) or \
                 scope.tuples.get(user_name) is not base or \
                 scope.bound_tuples.get(user_name) is not base or \
                 user_name in scope.other_path_tuples:

@@ -61,8 +61,8 @@ class ContainerStatements:
             raise self.lo.containers.refuse(f".{call.func.attr}() takes one argument", call,
                                             "pass one value")
         if self.lo.ctx["loop"] is not None and self.lo.containers.holds_container(
-                call.func.value):  # a list made in this iteration: its rows
-            self.lo.run_time.to_rows(user, call)
+                call.func.value) and not self.filled_in_one_trip(user):
+            self.lo.run_time.to_rows(user, call)  # a list grown in a loop: its rows
         base = self.lo.expressions.load_name(user, call.func.value)
         if self.lo.run_time.is_rows(base):
             self.lo.run_time.append(base, call, user)
@@ -77,6 +77,24 @@ class ContainerStatements:
             added = list(other.items)
         self.lo.assignments.store_name(user)
         self.lo.assignments.grow_tuple(user, base, added, s.lineno)
+
+    def filled_in_one_trip(self, user):
+        """Whether ``user``, a list of static structure appended to in a loop's trip,
+        stays one: it is made in this trip (``ps = []``), the append is in an
+        unrolled loop (over a container or a range of constants) in the trip's own
+        block (no ``if`` of a run-time condition around it), and no read after the
+        loop or in the next trip meets it (its length is then the same in every
+        trip).  Else it is held as its rows."""
+        loop = self.lo.ctx["loop"]
+        scope = self.lo.current_scope
+        if (scope, user) not in loop.get("made", ()) or self.lo.out is not loop.get("block") \
+                or self.lo.ctx.get("unrolled", 0) <= loop.get("unrolled", 0) or \
+                user not in scope.tuples:
+            return False
+        fnode = scope.parsed.node
+        node = loop.get("node")
+        return node is not None and any(n is node for n in gast.walk(fnode)) and \
+            id(node) not in NameLiveness(fnode, user, read_names).heads
 
     def attribute_owner(self, node):
         """(object, attribute) of ``obj.attr`` on an object made in the function

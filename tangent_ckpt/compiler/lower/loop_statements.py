@@ -39,14 +39,23 @@ class LoopLowering:
         self.integer_indices = set()
 
     def loop_body(self, stmts, loop):
+        """The body of one trip; ``loop`` (the lowering's ``ctx["loop"]`` while it
+        is lowered) gets ``block``, the statement list of the trip itself, and
+        ``unrolled``, how many unrolled loops are open around the loop (see
+        ``container_statements.grow``)."""
         saved = self.lo.ctx["loop"]
         self.lo.ctx["loop"] = loop
+        loop["unrolled"] = self.lo.ctx.get("unrolled", 0)
         self.open += 1
         self.started += 1
         self.serials.append(self.started)
+        saved_out = self.lo.out
         try:
-            body = self.lo.statements.sub_block(stmts)
+            self.lo.out = loop["block"] = []
+            self.lo.statements.block(stmts)
+            body = self.lo.out
         finally:
+            self.lo.out = saved_out
             self.open -= 1
             self.serials.pop()
         self.lo.ctx["loop"] = saved
@@ -151,7 +160,7 @@ class LoopLowering:
         else:
             index = self.lo.assignments.store_name(index_target)
             self.integer_indices.add(index)
-        loop = {"break_flag": None}
+        loop = {"break_flag": None, "node": s}
         saved = self.lo.out
         self.lo.out = []
         for target, seq in prologue:
@@ -297,7 +306,7 @@ class LoopLowering:
             raise self.lo.error(UnsupportedSyntaxError, "while ... else", s)
         header = f"while {to_source(s.test)}"
         test = self.lo.expressions.nondiff(s.test)
-        loop = {"break_flag": None}
+        loop = {"break_flag": None, "node": s}
         start = self.lo.container_statements.loop_start()
         body = self.loop_body(s.body, loop)
         self.lo.container_statements.refuse_made_in_loop(s, start,
