@@ -34,7 +34,9 @@ lowering:
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
   ranges of constants (unrolled), and conditions of constants;
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
-  ``append``/``extend``, writes into containers.
+  ``append``/``extend`` (on a list of static structure only the new items are
+  bound; a list made in a loop's trip and filled by an unrolled loop there stays
+  one), writes into containers.
 
 The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """
