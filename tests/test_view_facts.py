@@ -92,3 +92,26 @@ def test_an_augmented_assignment_keeps_an_arrays_ndim():
     for other in (rebound, at_matmul):
         assert ArrayFacts({"r": [made, other]}, {"np": np}.get, local).array("r") in \
             (None, Array())
+
+
+def test_read_names_denote_finds_a_function_through_any_spelling():
+    """The quick test the call-rewriting passes start with: a name bound to the
+    function, a module of its package, or an attribute spelled as it; nothing else."""
+    import builtins
+
+    import tangent_ckpt
+    from tangent_ckpt.compiler.desugar.view_facts import read_names_denote
+    from tangent_ckpt.markers import checkpoint
+
+    names = {"np": np, "tc": tangent_ckpt, "ck": checkpoint, "mp": builtins.map}
+
+    def denote(text, wanted):
+        fnode = gast.parse(text).body[0]
+        return read_names_denote(fnode, lambda name: names.get(name), wanted)
+
+    assert denote("def f(x):\n    return tc.checkpoint(g, x)", (checkpoint,))
+    assert denote("def f(x):\n    return ck(g, x)", (checkpoint,))
+    assert denote("def f(x):\n    return lib.checkpoint(g, x)", (checkpoint,))
+    assert not denote("def f(x):\n    return np.sin(x)", (checkpoint,))
+    assert denote("def f(x):\n    return sum(mp(np.sin, x))", (builtins.map,))
+    assert not denote("def f(x):\n    return sum(np.sin(x))", (builtins.map,))

@@ -50,6 +50,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import local_names
 from tangent_ckpt.compiler.desugar.segment_markers import (
     checkpointed_scope, checkpointed_segment, checkpointed_steps,
 )
+from tangent_ckpt.compiler.desugar.view_facts import read_names_denote
 from tangent_ckpt.compiler.desugar.view_shape import (
     DenotedObject, copy_node, fresh_name, name_node, names_taken, statement_lists, store_node,
 )
@@ -70,6 +71,8 @@ def write_checkpoint_calls(parsed, fnode=None):
     ``fnode`` (``parsed.node`` by default; a helper's tree, resolved in ``parsed``)
     and of the ``def`` statements nested in it (see the module's docstring)."""
     fnode = parsed.node if fnode is None else fnode
+    if not read_names_denote(fnode, parsed.resolve, _MARKERS + (checkpoint_scope,)):
+        return
     writer = _Writer(parsed, fnode)
     if writer.any_marker():
         writer.function(fnode, frozenset())

@@ -31,7 +31,7 @@ import builtins
 
 import gast
 
-from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.view_facts import read_names_denote, resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
     fresh_name, name_node, names_taken, statement_lists, store_node,
 )
@@ -43,6 +43,8 @@ _CONSUMERS = (list, tuple, sum)
 def write_map_calls(fnode, resolve):
     """Rewrite, in ``fnode`` (in place), every map consumed at once.  ``resolve``:
     a name of the function's module -> its object.  Returns whether any was."""
+    if not read_names_denote(fnode, resolve, (builtins.map,)):
+        return False
     rewritten = []
     bindings = _bindings(fnode)
     local = set(bindings)

@@ -21,7 +21,7 @@ import builtins
 import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import local_names
-from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.view_facts import read_names_denote, resolve_dotted
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 #: the builtins whose value is an iterator, consumed as it is read
@@ -34,7 +34,9 @@ _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp
 def refuse_reused_iterators(parsed):
     """Raise :class:`UnsupportedSyntaxError` at the first read of a name that
     holds an iterator already read (or read again at each trip of a loop)."""
-    _IteratorReads(parsed).visit(parsed.node)
+    if any(isinstance(n, gast.GeneratorExp) for n in gast.walk(parsed.node)) or \
+            read_names_denote(parsed.node, parsed.resolve, ITERATOR_BUILTINS):
+        _IteratorReads(parsed).visit(parsed.node)
 
 
 class _IteratorReads(gast.NodeVisitor):

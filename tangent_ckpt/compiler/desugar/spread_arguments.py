@@ -29,6 +29,9 @@ from tangent_ckpt.compiler.desugar.view_shape import copy_node
 def write_spread_arguments(fnode):
     """Rewrite, in ``fnode`` (in place), every spread of a display as its items.
     Returns whether any was rewritten."""
+    if not any(isinstance(n, gast.Starred) or isinstance(n, gast.keyword) and n.arg is None
+               for n in gast.walk(fnode)):
+        return False
     displays, bindings = _bound_displays(fnode)
     rewritten = False
     for node in gast.walk(fnode):

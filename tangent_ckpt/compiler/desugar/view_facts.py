@@ -18,6 +18,8 @@ names those values read (true by induction over the run).
 from dataclasses import dataclass
 from typing import Optional
 
+import types
+
 import gast
 import numpy as np
 
@@ -69,6 +71,29 @@ def resolve_dotted(node, resolve, local):
         except Exception:  # noqa: BLE001 - any failure means "not known"
             return None
     return obj
+
+
+def read_names_denote(fnode, resolve, wanted):
+    """Does a name ``fnode`` reads (a local too: a quick over-approximation) denote
+    one of ``wanted``, or a module of the package ``wanted`` names (``tc`` for
+    ``tc.checkpoint``), or does it read an attribute spelled as one of them?  One walk, each distinct name resolved once: passes that
+    rewrite calls of a few functions skip a function that cannot reach them."""
+    packages = {getattr(w, "__module__", None) or "" for w in wanted}
+    packages = {p.split(".")[0] for p in packages if p}
+    spelled = {getattr(w, "__name__", None) for w in wanted}
+    names = set()
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            names.add(n.id)
+        elif isinstance(n, gast.Attribute) and n.attr in spelled:
+            return True  # mylib.checkpoint: a module's re-export, an object's attribute
+    for name in names:
+        obj = resolve(name)
+        if any(obj is w for w in wanted):
+            return True
+        if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] in packages:
+            return True
+    return False
 
 
 def numpy_function(node, resolve, local):
