@@ -75,6 +75,7 @@ from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functi
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
+from tangent_ckpt.compiler.desugar.outside_attributes import write_outside_attributes
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.one_shot_iterators import refuse_reused_iterators
 from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
@@ -117,7 +118,10 @@ def desugar(parsed, helper=False, given=None):
     bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)
     join_chained_subscripts(parsed, bindings)
-    return follow_views(parsed, helper, writer_parameters)
+    followed = follow_views(parsed, helper, writer_parameters)
+    if not helper:  # (a helper's stores are seen by its caller: the lowering's)
+        write_outside_attributes(parsed)
+    return followed
 
 
 def given_objects(parsed, containers):

@@ -59,6 +59,12 @@ class ParsedFunction:
         # a parameter desugar wrote as one parameter per leaf attribute of the object
         # it is given (desugar/scalar_objects.py) -> those parameters, in order
         self.flattened_parameters = {}
+        # desugar/outside_attributes.py: each ``CELL.h`` it binds at the top
+        # (``CELL_h = CELL.h``), read when the gradient runs, not when compiling; and
+        # the objects whose stored attributes it wrote as names: id(obj) -> (obj,
+        # {attribute: name})
+        self.read_when_called = NodeFacts()
+        self.outside_written = {}
 
     @property
     def name(self):

@@ -256,6 +256,7 @@ class ExpressionLowering:
                     return self.lo.objects.named_tuple_method(held, node.attr)
             if base is _UNRESOLVED or isinstance(base, CompileTimeValue):
                 return _UNRESOLVED
+            self.lo.objects.outside.refuse_renamed(base, node.attr, node)
             assigned = self.lo.objects.outside.attribute_of(base, node.attr)
             if assigned is not None:  # CELL.h = h in the code: a variable from there on
                 return assigned if isinstance(assigned, CompileTimeValue) else _UNRESOLVED
@@ -331,6 +332,10 @@ class ExpressionLowering:
         return None
 
     def attribute(self, node, hint):
+        if node in self.lo.parsed.read_when_called:  # CELL_h = CELL.h, at the top
+            operand = self.bind(self.static_value(node.value), node.value.id)
+            return ir.Prim(getattr, [operand], {}, f"attr:{node.attr}",
+                           ref=f"{operand.id}.{node.attr}")
         obj = self.static_value(node)
         if isinstance(obj, MethodValue) and obj.is_property:
             return self.lo.objects.read_property(obj, node, hint)

@@ -123,6 +123,21 @@ class OutsideAttributes:
         if held is not None and held[0] is obj and not self.reading:
             raise self.used_as_value(obj)
 
+    def refuse_renamed(self, obj, attr, node):
+        """Refuse ``obj.attr`` met by the lowering where desugar wrote the
+        differentiated function's ``obj.attr`` as a name
+        (``desugar/outside_attributes.py``, which leaves alone a function that
+        still names one of the user's functions): the two would not be one value."""
+        held = self.lo.parsed.outside_written.get(id(obj))
+        if held is None or held[0] is not obj or attr not in held[1]:
+            return
+        where = node if getattr(node, "lineno", None) else UserLine(self.lo.line)
+        raise self.lo.error(UnsupportedSyntaxError, f"'{self.label(obj)}.{attr}', which "
+                            "the differentiated function assigns, reached where desugar "
+                            "did not write it as a name", where,
+                            construct=f"{self.label(obj)}.{attr}",
+                            hint="keep the value in a variable")
+
     # --- reads ------------------------------------------------------------------------
     def note_read(self, obj, attr):
         """``obj.attr`` read as the object's value (a constant of the gradient)."""
@@ -135,6 +150,8 @@ class OutsideAttributes:
         """``target = value`` (``owner.attr``, ``value`` lowered) on an object made
         outside the code."""
         attr = target.attr
+        if not isinstance(owner, ObjectValue):
+            self.refuse_renamed(owner, attr, stmt)
         self._refuse_hooks(owner, attr, target, stmt)
         self._lower_again_if_read_earlier_in_loop(owner, attr, target, stmt)
         if isinstance(owner, ObjectValue):  # in wrt: its attributes are variables already
