@@ -18,19 +18,28 @@ The gradient never changes the object: like a write into an argument
 reproduced.  What could not be exact that way is refused, at the user's line:
 
 - the object used as a value (``print(CELL)``, handed to a function, a method
-  not inlined) after the code may have stored into it: that code would see its
-  attributes unchanged;
+  not inlined) after the code may have stored into it, or bound to a name: that
+  code would see its attributes unchanged;
 - ``CELL.h += v`` where the object's own array (or list) may be what it holds:
   NumPy adds in place into an array other names may hold;
 - an attribute stored on a class with ``__setattr__``/``__getattr__`` hooks or
   through a data descriptor (a property's setter, ``__slots__``).
 
-A write into the object's own array through the name (``CELL_h[0] = x`` where
-``CELL_h = CELL.h``) is the aliasing fence's to refuse, as a write into an array
-a module-level object holds.  Only objects named by a plain name of the module
-or a closure are written so; an attribute of one (``MODEL.cell.h``), or one
-stored in a nested function, is left to the lowering
-(``lower/outside_objects.py``).
+A counter only its own updates read (``CELL.t += 1`` outside loops, nothing
+reading ``CELL.t`` after) is left out: it changed only the object.  A write into
+the object's own array through the name (``CELL_h[0] = x`` where ``CELL_h =
+CELL.h``) is the aliasing fence's to refuse, as a write into an array a
+module-level object holds; a write into an array the code stored is an ordinary
+write.
+
+The object is left to the lowering (``lower/outside_objects.py``) where it is
+reached another way than by its one plain name (``ALIAS``, ``MODEL.cell``), used
+as a value before any store (``print(CELL)``), an attribute of it is stored in a
+nested function or deleted, and wherever the function still names one of the
+user's functions (a helper in a comprehension, ``map(f, xs)``, a ``def``, a
+property's getter): the lowering inlines that code, which reads and stores the
+object's attributes where this pass does not see them.  Bound to a name (``c =
+CELL``) it is refused: ``c.h`` would read the object, not what the code stored.
 """
 
 import inspect
@@ -56,21 +65,26 @@ def write_outside_attributes(parsed):
     objects = _outside_objects(parsed, fnode)
     if not objects or _functions_left(parsed, fnode):
         return
+    objects = _without_aliases(parsed, fnode, objects)
     taken = names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
-    names = {}
-    for base, (obj, stored) in sorted(objects.items()):
-        for attr, node in sorted(stored.items()):
-            _refuse_hooks(parsed, obj, base, attr, node)
-            label = base if parsed.globals.get(base, _UNRESOLVED) is obj else \
-                type(obj).__name__.lower()
-            new = fresh_name(f"{label}_{attr}", taken)
-            parsed.spellings[new] = f"{base}.{attr}"
-            names[(base, attr)] = new
-    for (base, attr), new in names.items():
-        obj = objects[base][0]
-        parsed.outside_written.setdefault(id(obj), (obj, {}))[1][attr] = new
-    walk = _FirstReads(parsed, objects, names)
+    walk = _FirstReads(parsed, objects, _keys(objects))
     walk.block(fnode.body, frozenset(), frozenset())
+    if walk.value_used:  # print(CELL) before any store: the lowering's to follow
+        objects = {b: held for b, held in objects.items() if b not in walk.value_used}
+        walk = _FirstReads(parsed, objects, _keys(objects))
+        walk.block(fnode.body, frozenset(), frozenset())
+    if not objects:
+        return
+    names = {}
+    for base, attr in sorted(walk.names):
+        obj, stored = objects[base]
+        _refuse_hooks(parsed, obj, base, attr, stored[attr])
+        label = base if parsed.globals.get(base, _UNRESOLVED) is obj else \
+            type(obj).__name__.lower()
+        new = fresh_name(f"{label}_{attr}", taken)
+        parsed.spellings[new] = f"{base}.{attr}"
+        names[(base, attr)] = new
+        parsed.outside_written.setdefault(id(obj), (obj, {}))[1][attr] = new
     _Rename(names, walk.rebound).visit(fnode)
     unread = _drop_uncounted(fnode, {names[key] for key in walk.read_first})
     first = []
@@ -80,6 +94,26 @@ def write_outside_attributes(parsed):
             parsed.read_when_called[binding.value] = True
             first.append(binding)
     fnode.body[0:0] = first
+
+
+def _keys(objects):
+    return {(base, attr) for base, (_, stored) in objects.items() for attr in stored}
+
+
+def _without_aliases(parsed, fnode, objects):
+    """``objects`` but those the function also reaches another way (``ALIAS``,
+    another name of the object, or ``MODEL.cell``): the lowering follows them by
+    identity."""
+    local = local_names(fnode)
+    ids = {id(obj): base for base, (obj, _) in objects.items()}
+    aliased = set()
+    for node in gast.walk(fnode):
+        if isinstance(node, (gast.Name, gast.Attribute)) and isinstance(node.ctx, gast.Load):
+            obj = resolve_dotted(node, parsed.resolve, local)
+            base = ids.get(id(obj))
+            if base is not None and not (isinstance(node, gast.Name) and node.id == base):
+                aliased.add(base)
+    return {base: held for base, held in objects.items() if base not in aliased}
 
 
 def _drop_uncounted(fnode, candidates):
@@ -162,6 +196,13 @@ def _functions_left(parsed, fnode):
     for node in gast.walk(fnode):
         if node is not fnode and isinstance(node, SCOPES):
             return True
+        if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load):
+            owner = resolve_dotted(node.value, parsed.resolve, local)
+            raw = inspect.getattr_static(type(owner), node.attr, None) \
+                if owner is not None and user_object(owner) else None
+            if isinstance(raw, (property, staticmethod, classmethod)) or \
+                    user_function(raw):
+                return True  # CELL.scaled, a property's getter the lowering inlines
         if isinstance(node, (gast.Name, gast.Attribute)) and \
                 isinstance(node.ctx, gast.Load):
             obj = resolve_dotted(node, parsed.resolve, local)
@@ -200,6 +241,7 @@ class _FirstReads:
 
     def __init__(self, parsed, objects, names):
         self.parsed, self.objects, self.names = parsed, objects, names
+        self.value_used = set()  # objects used as a value where no store may have run
         self.read_first = set()
         self.rebound = set()  # ids of the `CELL.t += 1` to write `CELL_t = CELL_t + 1`
         self.every = frozenset(names)
@@ -251,7 +293,7 @@ class _FirstReads:
             [s.target] if isinstance(s, gast.AnnAssign) else []
         value = s.value if isinstance(s, (gast.Assign, gast.AnnAssign)) else s
         if value is not None:
-            self.reads(value, surely, maybe)
+            self.reads(value, surely, maybe, bound=bool(targets))
         stored = frozenset()
         for t in targets:
             self.reads(t, surely, maybe)  # (an index, a subscripted attribute)
@@ -268,9 +310,11 @@ class _FirstReads:
             return node.value.id, node.attr
         return None
 
-    def reads(self, node, surely, maybe, stored=True):
+    def reads(self, node, surely, maybe, stored=True, bound=False):
         """The loads in ``node``: a stored attribute read where no store surely ran;
-        the object itself used as a value where a store may have run."""
+        the object itself used as a value where a store may have run, or bound to
+        a name (``c = CELL``: ``c.h`` would read the object, not what the code
+        stored), refused."""
         parents = {}
         for n in gast.walk(node):
             for child in gast.iter_child_nodes(n):
@@ -282,8 +326,9 @@ class _FirstReads:
                 self.read_first.add(key)
             if isinstance(n, gast.Name) and n.id in self.objects and \
                     isinstance(n.ctx, gast.Load) and not self.data_read(n, parents):
-                if any(k[0] == n.id for k in maybe):
+                if bound or any(k[0] == n.id for k in maybe):
                     self.used_as_value(n)
+                self.value_used.add(n.id)
 
     def data_read(self, name, parents):
         """``CELL.W``: an attribute of the object's own data (not a method, a

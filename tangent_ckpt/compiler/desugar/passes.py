@@ -52,7 +52,12 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 8. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (7 and
    8 read ``local_bindings.py``);
 9. ``views.py``: writes through views and aliases carried to every name sharing
-   the memory (the fence refuses what it cannot follow).
+   the memory (the fence refuses what it cannot follow);
+10. ``outside_attributes.py``: the attributes the function stores on an object
+   made outside it (``CELL.h = h``, a method of a module-level object inlined by
+   3), written as names (``CELL_h``), bound at the top from the object where a
+   read may come first (after 9: the fence judges a write through ``CELL_h``,
+   bound to the object's array, as one into an array a module-level object holds).
 
 ``tangent-ckpt dump FILE.py:FUNC --stage desugar`` prints the result.
 """

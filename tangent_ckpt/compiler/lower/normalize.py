@@ -24,7 +24,9 @@ lowering:
   attribute, named tuples and dataclasses among them (their fields bound as
   ``desugar/records.py`` says; the others desugar writes as names), and through
   :mod:`.outside_objects` the attributes the code assigns on objects made
-  outside it;
+  outside it that ``desugar/outside_attributes.py`` left (an object in ``wrt``,
+  one reached by a dotted name or under two names, a function still calling a
+  helper of the user's that the lowering inlines);
 - ``containers`` (:mod:`.containers`): lists, tuples and dicts of static structure
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run

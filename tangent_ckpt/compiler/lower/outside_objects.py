@@ -1,4 +1,13 @@
-"""Lower: attributes the differentiated code assigns on an object made outside it.
+"""Lower: attributes the differentiated code assigns on an object made outside it,
+where desugar did not write them as names.
+
+``desugar/outside_attributes.py`` writes the common case as names before the
+lowering sees it (a module-level or closure object named by one plain name, in
+a function whose helpers desugar inlined).  What it leaves comes here: an object
+named in ``wrt``, one reached by a dotted name (``MODEL.cell.h``) or under two
+names, and a function that still calls one of the user's functions (in a
+comprehension, through ``map``, a nested ``def``), whose body the lowering
+inlines.  The rest of this docstring says how.
 
 ``h = CELL.forward(h)`` on a module-level object whose method caches what it
 computed (``self.h = h; self.out = np.tanh(self.W @ self.h)``) is differentiated

@@ -1,0 +1,162 @@
+"""desugar/outside_attributes.py: the attributes a function stores on an object
+made outside it (a module-level or closure object, its methods inlined by
+inline_functions.py) are written as names, bound at the top from the object
+where a read may come before any store; the gradient never changes the object."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from tangent_ckpt.compiler.pipeline import desugared
+from tangent_ckpt.errors import TangentCkptError
+
+
+class _Cell:
+    def __init__(self):
+        self.W = np.array([[0.5, 0.1], [-0.2, 0.4]])
+        self.h = np.array([1.0, 2.0])
+        self.t = 0
+
+    def step(self, x):
+        self.t += 1
+        self.h = np.tanh(self.W @ self.h + x)
+        return self.h
+
+
+CELL = _Cell()
+ALIAS = CELL
+X0 = np.array([0.3, -0.2])
+
+
+def stepped(x):
+    for k in range(3):
+        y = CELL.step(x)
+    return np.sum(y * CELL.h)
+
+
+def stored_in_a_branch(x, flag):
+    if flag:
+        CELL.h = x * 2.0
+    return np.sum(CELL.h * x)
+
+
+def counted_once(x):
+    CELL.t += 1
+    CELL.h = np.sin(x)
+    return np.sum(CELL.h)
+
+
+def read_under_another_name(x):
+    CELL.h = x * 3.0
+    return np.sum(ALIAS.h * x)
+
+
+def in_a_closure():
+    cell = _Cell()
+
+    def rolled(x):
+        cell.h = x
+        for k in range(2):
+            cell.h = np.sin(cell.h) * x
+        return np.sum(cell.h)
+    return rolled
+
+
+def _body(f):
+    return desugared(f).split("\n\n\n")[0].rstrip()
+
+
+def test_the_stored_attributes_are_names_bound_first_where_a_read_may_come_first():
+    assert _body(stepped) == (
+        "def stepped(x):\n"
+        "    CELL_h = CELL.h\n"
+        "    CELL_t = CELL.t\n"
+        "    for k in range(3):\n"
+        "        CELL_t = CELL_t + 1\n"
+        "        CELL_h = np.tanh(CELL.W @ CELL_h + x)\n"
+        "        y = CELL_h\n"
+        "    return np.sum(y * CELL_h)")
+    assert _body(stored_in_a_branch) == (
+        "def stored_in_a_branch(x, flag):\n"
+        "    CELL_h = CELL.h\n"
+        "    if flag:\n"
+        "        CELL_h = x * 2.0\n"
+        "    return np.sum(CELL_h * x)")
+
+
+def test_a_counter_nothing_reads_is_left_out():
+    assert _body(counted_once) == (
+        "def counted_once(x):\n"
+        "    CELL_h = np.sin(x)\n"
+        "    return np.sum(CELL_h)")
+
+
+def test_an_object_reached_under_another_name_is_the_lowerings():
+    assert "CELL.h = x * 3.0" in _body(read_under_another_name)
+
+
+@pytest.mark.parametrize("f, args", [
+    (stepped, (X0,)),
+    (stored_in_a_branch, (X0, True)),
+    (stored_in_a_branch, (X0, False)),
+    (counted_once, (X0,)),
+    (read_under_another_name, (X0,)),
+    (in_a_closure(), (X0,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_gradients_match_finite_differences_taped_and_checkpointed(f, args):
+    def fresh(*a):
+        CELL.__init__()
+        return f(*a)
+    CELL.__init__()
+    taped = check_grad(fresh, args, df=tc.grad(f))
+    CELL.__init__()
+    state = dict(vars(CELL))
+    checkpointed = tc.grad(f, checkpoint=True, snapshots=2)(*args)
+    np.testing.assert_allclose(checkpointed, taped[0], rtol=1e-12)
+    assert vars(CELL).keys() == state.keys() and \
+        all(vars(CELL)[k] is v for k, v in state.items())
+
+
+def test_the_first_value_is_read_when_the_gradient_runs():
+    CELL.__init__()
+    dg = tc.grad(stored_in_a_branch)
+    assert "CELL_h = CELL.h" in dg.source
+    first = dg(X0, False)
+    CELL.h[:] = [-3.0, 0.5]  # the same array, changed: no compiling again needed
+    np.testing.assert_allclose(dg(X0, False), CELL.h)
+    np.testing.assert_allclose(first, [1.0, 2.0])
+    CELL.__init__()
+
+
+def bound_to_a_name(x):
+    c = CELL  # BOUND
+    CELL.h = x * 3.0
+    return np.sum(c.h * x)
+
+
+def added_in_place_into_the_objects_array(x):
+    CELL.h += x  # IN PLACE
+    return np.sum(CELL.h)
+
+
+def handed_to_print(x):
+    CELL.h = x
+    print(CELL)  # VALUE
+    return np.sum(CELL.h)
+
+
+@pytest.mark.parametrize("f, mark, words", [
+    (bound_to_a_name, "# BOUND", "used as a value"),
+    (added_in_place_into_the_objects_array, "# IN PLACE", "CELL.h = CELL.h + ..."),
+    (handed_to_print, "# VALUE", "used as a value"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_what_would_not_be_exact_is_refused_at_its_line(f, mark, words):
+    import inspect
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(k for k, text in enumerate(lines) if mark in text)
+    CELL.__init__()
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(f)(X0)
+    text = str(info.value)
+    assert f"test_outside_attributes.py:{line}:" in text and words in text, text
