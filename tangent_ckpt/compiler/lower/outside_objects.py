@@ -138,7 +138,8 @@ class OutsideAttributes:
         (``desugar/outside_attributes.py``, which leaves alone a function that
         still names one of the user's functions): the two would not be one value."""
         held = self.lo.parsed.outside_written.get(id(obj))
-        if held is None or held[0] is not obj or attr not in held[1]:
+        if held is None or held[0] is not obj or attr not in held[1] or \
+                node in self.lo.parsed.read_when_called:  # CELL_h = CELL.h itself
             return
         where = node if getattr(node, "lineno", None) else UserLine(self.lo.line)
         raise self.lo.error(UnsupportedSyntaxError, f"'{self.label(obj)}.{attr}', which "
