@@ -160,3 +160,33 @@ def test_what_would_not_be_exact_is_refused_at_its_line(f, mark, words):
         tc.grad(f)(X0)
     text = str(info.value)
     assert f"test_outside_attributes.py:{line}:" in text and words in text, text
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+
+CLOCK = _Clock()
+
+
+def ticked(x):
+    CLOCK.t += 1.0  # TICK
+    return np.sum(x * CLOCK.t)
+
+
+def test_a_counter_updated_with_plus_equals_is_checked_to_be_a_number_when_called():
+    """``CLOCK.t += 1.0`` is written ``CLOCK_t = CLOCK_t + 1.0``: what a number does.
+    Should the object hold an array when the gradient runs, NumPy would add into it
+    in place, under every name holding it, which the gradient does not follow."""
+    x = np.array([1.0, 2.0])
+    df = tc.value_and_grad(ticked)
+    value, grad = df(x)
+    assert CLOCK.t == 0.0  # the gradient never changes the object
+    np.testing.assert_allclose([value, *grad], [3.0, 1.0, 1.0])
+    CLOCK.t = np.zeros(2)
+    try:
+        with pytest.raises(TangentCkptError, match=r"CLOCK\.t \+= \.\.\.'.*changes a ndarray"):
+            df(x)
+    finally:
+        CLOCK.t = 0.0

@@ -91,7 +91,8 @@ def write_outside_attributes(parsed):
     for base, attr in sorted(walk.read_first):
         if hasattr(objects[base][0], attr) and names[(base, attr)] not in unread:
             binding = _binding(names[(base, attr)], base, attr, fnode)
-            parsed.read_when_called[binding.value] = True
+            # True, or (spelling, line) of a `+=` that assumes a number
+            parsed.read_when_called[binding.value] = walk.numbers.get((base, attr), True)
             first.append(binding)
     fnode.body[0:0] = first
 
@@ -244,6 +245,9 @@ class _FirstReads:
         self.value_used = set()  # objects used as a value where no store may have run
         self.read_first = set()
         self.rebound = set()  # ids of the `CELL.t += 1` to write `CELL_t = CELL_t + 1`
+        # (base, attr) -> (spelling, line) of the first such update of an attribute
+        # read first: the number it held when compiling must still be one when called
+        self.numbers = {}
         self.every = frozenset(names)
 
     def block(self, stmts, surely, maybe):
@@ -349,6 +353,8 @@ class _FirstReads:
         held = getattr(self.objects[key[0]][0], key[1], None)
         if not hasattr(type(held), "__iadd__"):  # a number: += rebinds it
             self.rebound.add(id(s))
+            # (checked again where the gradient reads it: the object may hold an array then)
+            self.numbers.setdefault(key, (f"{key[0]}.{key[1]}", s.lineno))
             return
         written = f"{key[0]}.{key[1]}"
         raise self.parsed.located(

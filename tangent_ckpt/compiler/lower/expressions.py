@@ -24,6 +24,7 @@ from tangent_ckpt.compiler.lower.container_values import (
 )
 from tangent_ckpt.compiler.naming import NUMPY, numpy_path
 from tangent_ckpt.compiler.lower.call_time_values import call_time_value
+from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, note_attribute
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 from tangent_ckpt.runtime import random_state
@@ -334,6 +335,13 @@ class ExpressionLowering:
     def attribute(self, node, hint):
         if node in self.lo.parsed.read_when_called:  # CELL_h = CELL.h, at the top
             operand = self.bind(self.static_value(node.value), node.value.id)
+            number = self.lo.parsed.read_when_called.get(node)
+            if isinstance(number, tuple):  # CELL.t += 1 rebinds a number, changes an array
+                written, line = number
+                emit_observation(self.lo, sx.rt("refuse_outside_in_place",
+                                                sx.attr(sx.name(operand.id), node.attr),
+                                                written=sx.const(written), line=sx.const(line)),
+                                 (operand.id,), line)
             return ir.Prim(getattr, [operand], {}, f"attr:{node.attr}",
                            ref=f"{operand.id}.{node.attr}")
         obj = self.static_value(node)
