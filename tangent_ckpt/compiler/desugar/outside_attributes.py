@@ -132,12 +132,15 @@ def _drop_uncounted(fnode, candidates):
             update = _self_update(stmt)
             if update in candidates and id(stmt) not in inside_loops:
                 updates.setdefault(update, []).append(stmt)
-    counted = {id(n) for stmts in updates.values() for stmt in stmts
-               for n in gast.walk(stmt.value)}
+    # only the update's own left operand is the counter's own read (CELL_b = CELL_b +
+    # CELL_a reads CELL_a); an augmented update left as written reads its target
+    counted = {id(stmt.value.left) for stmts in updates.values() for stmt in stmts}
     for node in gast.walk(fnode):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
                 id(node) not in counted:
             reads[node.id] = True
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            reads[node.target.id] = True
     unread = {name for name in updates if name not in reads}
     for block in statement_lists(fnode):
         block[:] = [stmt for stmt in block if _self_update(stmt) not in unread] or \
