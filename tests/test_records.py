@@ -251,3 +251,28 @@ def test_a_method_in_the_place_of_a_field_is_the_method():
     """The lowering read ``p.a`` as the field (so ``p.a()`` was refused as a
     method of a tuple)."""
     check_value_and_grad(field_shadowed_by_a_method, (X0,))
+
+
+@dataclasses.dataclass
+class _Scale:
+    s: float = 2.0
+
+
+@dataclasses.dataclass
+class _Scaled:
+    w: np.ndarray
+    scale: _Scale = dataclasses.field(default_factory=_Scale)
+
+
+def scaled_by_a_factory_record(x):
+    o = _Scaled(x * 2.0)
+    return np.sum(o.w * o.scale.s)
+
+
+def test_a_default_factory_that_is_a_dataclass_makes_its_record():
+    """The factory's call desugar writes has the field's line (a bare AttributeError
+    from the writer before)."""
+    x = np.array([0.5, 1.5])
+    value, _ = tc.value_and_grad(scaled_by_a_factory_record)(x)
+    np.testing.assert_allclose(value, scaled_by_a_factory_record(x))
+    check_grad(scaled_by_a_factory_record, (x,))

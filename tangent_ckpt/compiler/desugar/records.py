@@ -167,8 +167,8 @@ def constructor(cls, call, denote):
         fnode.type_params = []
     gast.copy_location(fnode, where)
     fnode.end_lineno = getattr(where, "end_lineno", where.lineno)
-    for node in gast.walk(fnode):
-        if hasattr(node, "lineno") and node is not fnode:
+    for node in gast.walk(fnode):  # (a node made here may have no location at all)
+        if isinstance(node, (gast.expr, gast.stmt)) and node is not fnode:
             gast.copy_location(node, where)
     return fnode, defaults
 
