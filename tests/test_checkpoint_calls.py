@@ -130,3 +130,44 @@ def test_a_bad_use_is_refused_at_its_line(fn, args, message):
         tc.grad(fn)(*args)
     assert message in str(info.value)
     assert f"test_checkpoint_calls.py:{fn.__code__.co_firstlineno + 1}:" in str(info.value)
+
+
+def _dropout_step_maker(W, rng):
+    mask = rng.random(3) > 0.3  # one mask for the whole sequence
+    def step(h):
+        return np.tanh(W @ h) * mask
+    return step
+
+
+def steps_from_a_factory(x, W):
+    rng = np.random.default_rng(3)
+    h, _ = tc.checkpointed_loop(_dropout_step_maker(W, rng), x, 4, 2)
+    return np.sum(h * h)
+
+
+def _noisy_block_maker(rng):
+    z = rng.standard_normal(3)
+    def block(h):
+        return np.tanh(h) + z
+    return block
+
+
+def segment_from_a_factory(x):
+    rng = np.random.default_rng(5)
+    h = tc.checkpoint(_noisy_block_maker(rng), x + rng.standard_normal(3))
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("f, args", [
+    (steps_from_a_factory, (np.array([0.3, -0.2, 0.5]), np.eye(3) * 0.9 + 0.1)),
+    (segment_from_a_factory, (np.array([0.3, -0.2, 0.5]),)),
+])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_computed_function_runs_once_before_the_arguments(f, args, options):
+    """``make(W, rng)`` in ``tc.checkpointed_loop(make(W, rng), x, n)`` ran at every
+    trip (a new mask per step), and in ``tc.checkpoint(make(rng), x + draw)`` after
+    the argument's draw (the draws swapped): both are bound first now, as Python
+    evaluates a call's arguments."""
+    value, _ = tc.value_and_grad(f, **options)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    check_grad(f, args, df=tc.grad(f, **options))
