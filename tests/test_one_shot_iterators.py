@@ -67,15 +67,42 @@ def map_read_in_each_trip(x):
     return s
 
 
+def read_under_a_second_name(x):
+    m = map(np.sin, (x, 2.0 * x))
+    alias = m
+    a = sum(m)
+    b = sum(alias)  # SECOND
+    return np.sum(a) + np.sum(b)
+
+
+def bound_by_unpacking(x):
+    m, n = map(np.sin, (x, 2.0 * x)), map(np.cos, (x,))
+    a = sum(m) + sum(n)
+    b = sum(m)  # SECOND
+    return np.sum(a) + np.sum(b)
+
+
+def bound_on_one_path(x, flag):
+    if flag:
+        m = map(np.sin, (x, 2.0 * x))
+    else:
+        m = [np.sin(x), np.sin(2.0 * x)]
+    a = sum(m)
+    b = sum(m)  # SECOND
+    return np.sum(a) + np.sum(b)
+
+
 @pytest.mark.parametrize("fn", [map_summed_twice, generator_summed_twice, zip_looped_twice,
                                 enumerate_looped_then_listed, reversed_listed_twice,
-                                filter_summed_twice, map_read_in_each_trip])
+                                filter_summed_twice, map_read_in_each_trip,
+                                read_under_a_second_name, bound_by_unpacking,
+                                bound_on_one_path])
 def test_an_iterator_read_twice_is_refused_at_the_second_read(fn):
     import inspect
     lines, first = inspect.getsourcelines(fn)
     second = first + next(k for k, text in enumerate(lines) if "# SECOND" in text)
     with pytest.raises(UnsupportedSyntaxError, match="an iterator") as info:
-        tc.grad(fn)(np.array([0.3, 0.7]))
+        tc.grad(fn)(np.array([0.3, 0.7]), *([True] if fn is bound_on_one_path else []))
     assert f"test_one_shot_iterators.py:{second}:" in str(info.value)
     assert "list(...)" in str(info.value)
 
@@ -107,8 +134,25 @@ def listed_iterator_read_twice(x):
     return np.sum(sum(m)) + np.sum(sum(m))
 
 
+def rebound_in_each_trip_after_its_read(x):
+    xs = [x, 2.0 * x]
+    pairs = zip(xs, [1.0, 2.0])
+    s = 0.0
+    for t in range(2):
+        for a, w in pairs:
+            s = s + np.sum(a) * w
+        pairs = zip(xs, [3.0, 4.0])  # a new one for the next trip
+    return s
+
+
+def two_bound_by_unpacking_read_once_each(x):
+    m, n = map(np.sin, (x, 2.0 * x)), map(np.cos, (x,))
+    return np.sum(sum(m)) + np.sum(sum(n))
+
+
 @pytest.mark.parametrize("fn, args", [
     (zip_read_once, ()), (iterator_made_and_read_in_each_trip, ()),
+    (rebound_in_each_trip_after_its_read, ()), (two_bound_by_unpacking_read_once_each, ()),
     (iterator_read_on_either_path, (True,)), (iterator_read_on_either_path, (False,)),
     (listed_iterator_read_twice, ()),
 ])

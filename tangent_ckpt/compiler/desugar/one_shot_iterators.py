@@ -39,14 +39,24 @@ def refuse_reused_iterators(parsed):
         _IteratorReads(parsed).visit(parsed.node)
 
 
+class _Iterator:
+    """One iterator the function makes: what makes it, the loops (comprehensions,
+    functions) around where it is made, and whether it was read."""
+
+    def __init__(self, what, around):
+        self.what, self.around, self.read = what, around, False
+
+
+_DISPLAYS = (gast.List, gast.Tuple, gast.Set, gast.Dict)
+
+
 class _IteratorReads(gast.NodeVisitor):
 
     def __init__(self, parsed):
         self.parsed = parsed
         self.local = local_names(parsed.node)
         self.repeating = []  # the loops, comprehensions and functions around the node
-        self.fresh = {}  # name -> (what it holds, the repeating nodes around its binding)
-        self.read = {}  # name -> what it holds, once read
+        self.holds = {}  # name -> the _Iterator it holds (two names may hold one: m2 = m)
 
     def _iterator(self, value):
         """What ``value`` makes, when it is an iterator (``"map(...)"``), else None."""
@@ -110,27 +120,62 @@ class _IteratorReads(gast.NodeVisitor):
         self._comprehension(node, [node.key, node.value])
 
     def visit_If(self, node):
-        """Each path from the state before the ``if``; after it, a name is read if
-        either path read it, and fresh only if neither did."""
+        """Each path from the state before the ``if``; after it, a name holds the
+        iterator either path left in it, read if either path read it."""
         self.visit(node.test)
-        fresh, read = dict(self.fresh), dict(self.read)
+        before = dict(self.holds)
+        was_read = {it: it.read for it in before.values()}
         for stmt in node.body:
             self.visit(stmt)
-        body_fresh, body_read = self.fresh, self.read
-        self.fresh, self.read = fresh, read
+        body = self.holds
+        read_in_body = {it for it in set(body.values()) | set(before.values()) if it.read}
+        for it, flag in was_read.items():
+            it.read = flag
+        self.holds = dict(before)
         for stmt in node.orelse:
             self.visit(stmt)
-        self.read = {**body_read, **self.read}
-        self.fresh = {k: v for k, v in self.fresh.items()
-                      if body_fresh.get(k) == v and k not in self.read}
+        for it in read_in_body:
+            it.read = True
+        for name, it in body.items():
+            self.holds.setdefault(name, it)
 
     def visit_Assign(self, node):
-        self.visit(node.value)
-        what = self._iterator(node.value)
-        for target in node.targets:
+        value, targets = node.value, node.targets
+        if len(targets) == 1 and isinstance(targets[0], (gast.Tuple, gast.List)) and \
+                isinstance(value, (gast.Tuple, gast.List)) and \
+                len(targets[0].elts) == len(value.elts) and \
+                not any(isinstance(e, gast.Starred) for e in targets[0].elts + value.elts):
+            pairs = list(zip(targets[0].elts, value.elts))  # m, n = map(...), map(...)
+        else:
+            pairs = [(target, value) for target in targets]
+            if isinstance(value, _DISPLAYS):
+                self._refuse_held_in_a_display(value)
+        made = []
+        for target, part in pairs:
+            shared = self.holds.get(part.id) if isinstance(part, gast.Name) else None
+            what = self._iterator(part)
+            if shared is None:
+                self.visit(part)
+            made.append(shared or (_Iterator(what, tuple(self.repeating)) if what else None))
+        for (target, _), it in zip(pairs, made):
             self.visit(target)
-            if what is not None and isinstance(target, gast.Name):
-                self.fresh[target.id] = (what, tuple(self.repeating))
+            if it is not None and isinstance(target, gast.Name):
+                self.holds[target.id] = it
+
+    def _refuse_held_in_a_display(self, display):
+        """``d = {"k": map(...)}``, ``ms = [m]``: reads of the container's item would
+        each see the items again."""
+        parts = display.values if isinstance(display, gast.Dict) else display.elts
+        for part in parts:
+            what = self._iterator(part) or (
+                self.holds[part.id].what if isinstance(part, gast.Name) and
+                part.id in self.holds else None)
+            if what is not None:
+                raise self.parsed.located(
+                    UnsupportedSyntaxError,
+                    f"{what}, an iterator, kept in a list, tuple or dict: Python hands out "
+                    f"its items once, so a second read of the item would not see them",
+                    part, construct=what, hint="make it a list: list(...)")
 
     def visit_AugAssign(self, node):
         self.visit(node.value)
@@ -138,18 +183,25 @@ class _IteratorReads(gast.NodeVisitor):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, (gast.Store, gast.Del)):
-            self.fresh.pop(node.id, None)
-            self.read.pop(node.id, None)
+            self.holds.pop(node.id, None)
             return
-        if node.id in self.read:
-            raise self._refuse(node, self.read[node.id], "again")
-        if node.id in self.fresh:
-            what, around = self.fresh.pop(node.id)
-            inner = [n for n in self.repeating if n not in around]
-            if inner:
-                raise self._refuse(node, what, f"in {_repeating_kind(inner[0])} that runs "
-                                               f"it again and again")
-            self.read[node.id] = what
+        it = self.holds.get(node.id)
+        if it is None:
+            return
+        if it.read:
+            raise self._refuse(node, it.what, "again")
+        inner = [n for n in self.repeating if n not in it.around and
+                 not (isinstance(n, (gast.For, gast.While)) and _stores(n, node.id))]
+        if inner:  # (a loop that binds the name again reads a new one each trip)
+            raise self._refuse(node, it.what, f"in {_repeating_kind(inner[0])} that runs "
+                                              f"it again and again")
+        it.read = True
+
+
+def _stores(loop, name):
+    """Does ``loop`` bind ``name`` (in its body)?"""
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+               for stmt in loop.body for n in gast.walk(stmt))
 
 
 def _repeating_kind(node):
