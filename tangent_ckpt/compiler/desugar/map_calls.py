@@ -157,6 +157,9 @@ def _comprehension(call, taken, resolve, local):
     neither a name, a dotted name nor a plain lambda of one parameter per
     sequence."""
     f, count = call.args[0], len(call.args) - 1
+    if any(isinstance(a, gast.Call) and resolve_dotted(a.func, resolve, local) is builtins.map
+           for a in call.args[1:]):
+        return None  # map(f, map(g, xs)): the inner map stays the lowering's value
     if isinstance(f, gast.Lambda):
         args = f.args
         if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg or \
