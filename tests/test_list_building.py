@@ -722,3 +722,25 @@ def test_list_made_in_a_trip_and_read_after_the_loop_keeps_its_rows(options):
     for n in (0, 3):
         df = check(stages_read_after_the_loop, (x, n), **options)
     assert "append_row" in df.source
+
+
+def list_of_a_trip_kept_under_another_name(x):
+    h = x
+    keep = None
+    for t in range(3):
+        hs = []
+        for w in [1.0, 2.0]:
+            hs.append(np.sin(h * w))
+        keep = hs
+        h = hs[0] + hs[1]
+    return np.sum(h) + np.sum(keep[1])
+
+
+def test_a_list_of_a_trip_bound_to_another_name_is_held_as_rows():
+    """``keep = hs`` makes another name of the trip's list, None where the loop
+    starts: the list is held as its rows, as before lists of a trip stayed static
+    (this session's change refused it)."""
+    x = np.array([0.3, -0.2])
+    value, _ = tc.value_and_grad(list_of_a_trip_kept_under_another_name)(x)
+    np.testing.assert_allclose(value, list_of_a_trip_kept_under_another_name(x), rtol=1e-12)
+    check_grad(list_of_a_trip_kept_under_another_name, (x,))

@@ -93,6 +93,11 @@ class ContainerStatements:
             return False
         fnode = scope.parsed.node
         node = loop.get("node")
+        if any(isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and
+               n.value.id == user and not all(isinstance(t, gast.Name) and
+                                              t.id in scope.tuples for t in n.targets)
+               for n in gast.walk(fnode)):
+            return False  # keep = ps, keep None before: it would change kind in the loop
         return node is not None and any(n is node for n in gast.walk(fnode)) and \
             id(node) not in NameLiveness(fnode, user, read_names).heads
 
