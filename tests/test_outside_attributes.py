@@ -233,3 +233,37 @@ def test_a_counter_another_update_reads_is_kept(f):
     assert (COUNTS.a, COUNTS.b) == (0.0, 1.0)  # the gradient never changes the object
     np.testing.assert_allclose(value, from_the_start(x), rtol=1e-12)
     np.testing.assert_allclose(grad, numeric_grad(from_the_start, (x,))[0], rtol=1e-6)
+
+
+CELLS = [CELL]
+
+
+def stored_then_read_through_a_list(x):
+    CELL.h = x * 2.0
+    return np.sum(CELLS[0].h * x)  # OTHER PATH
+
+
+def stored_then_read_through_an_item_name(x):
+    CELL.h = x * 2.0
+    c = CELLS[0]
+    return np.sum(c.h * x)  # OTHER PATH
+
+
+def stored_then_read_through_a_parameter(x, cells):
+    CELL.h = x * 2.0
+    return np.sum(cells[0].h * x)  # OTHER PATH
+
+
+@pytest.mark.parametrize("f, extra", [(stored_then_read_through_a_list, ()),
+                                      (stored_then_read_through_an_item_name, ()),
+                                      (stored_then_read_through_a_parameter, ([CELL],))])
+def test_a_stored_attribute_read_through_another_path_is_refused(f, extra):
+    """``CELLS[0].h`` after ``CELL.h = ...`` read the object's old ``h`` (a wrong
+    value and gradient, on main before this session too): refused at the read."""
+    import inspect
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(k for k, text in enumerate(lines) if "# OTHER PATH" in text)
+    with pytest.raises(TangentCkptError, match="may be an object whose 'h' the function "
+                                               "stores") as info:
+        tc.grad(f)(np.array([0.3, -0.2]), *extra)
+    assert f"test_outside_attributes.py:{line}:" in str(info.value)

@@ -75,6 +75,7 @@ def write_outside_attributes(parsed):
         walk.block(fnode.body, frozenset(), frozenset())
     if not objects:
         return
+    _refuse_other_paths(parsed, fnode, objects, {attr for _, attr in walk.names})
     names = {}
     for base, attr in sorted(walk.names):
         obj, stored = objects[base]
@@ -115,6 +116,43 @@ def _without_aliases(parsed, fnode, objects):
             if base is not None and not (isinstance(node, gast.Name) and node.id == base):
                 aliased.add(base)
     return {base: held for base, held in objects.items() if base not in aliased}
+
+
+def _refuse_other_paths(parsed, fnode, objects, stored):
+    """Refuse a read of an attribute the function stores (``.h``) on something that
+    may be one of ``objects`` reached another way: an item (``CELLS[0].h``), a
+    call's value, a parameter, a loop's variable or a name bound to an item or
+    attribute (``c = CELLS[0]; c.h``).  The store is a name of the gradient now, so
+    such a read would see the object's old value."""
+    local = local_names(fnode)
+    params = {a.id for a in fnode.args.posonlyargs + fnode.args.args + fnode.args.kwonlyargs}
+    unknown = set(params)
+    for node in gast.walk(fnode):
+        if isinstance(node, (gast.For, gast.comprehension)):
+            unknown |= {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
+        elif isinstance(node, gast.Assign) and \
+                isinstance(node.value, (gast.Subscript, gast.Attribute, gast.Name, gast.Call)):
+            unknown |= {n.id for t in node.targets for n in gast.walk(t)
+                        if isinstance(n, gast.Name)}
+    for node in gast.walk(fnode):
+        if not (isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load) and
+                node.attr in stored):
+            continue
+        base = node.value
+        if isinstance(base, gast.Name):
+            reached = base.id not in objects and base.id in unknown
+        elif isinstance(base, gast.Attribute):
+            reached = resolve_dotted(base, parsed.resolve, local) in (None, _UNRESOLVED)
+        else:
+            reached = True
+        if reached:
+            written = next(f"{b}.{node.attr}" for b in sorted(objects))
+            raise parsed.located(
+                UnsupportedSyntaxError,
+                f"'.{node.attr}' read on a value that may be an object whose '{node.attr}' the "
+                f"function stores ({written}): the gradient follows that store under the "
+                f"object's own name only", node, construct=f".{node.attr}",
+                hint=f"read it as {written}, or store and read it through one name")
 
 
 def _drop_uncounted(fnode, candidates):
