@@ -59,7 +59,7 @@ def arguments(case, seed):
     return [draw(rng, shape, kind) for shape, kind in case.args.values()]
 
 
-def directional_check(f, df, args, wrt, rng, extra=(), tol=1e-5):
+def directional_check(f, df, args, wrt, rng, extra=(), tol=1e-5, eps=None):
     """``<grad, d>`` against ``(phi(eps) - phi(-eps)) / 2 eps`` for random ``d``,
     ``phi(t) = sum(seed * f(args + t d))``."""
     out = np.asarray(f(*args, *extra), dtype=float)
@@ -74,7 +74,8 @@ def directional_check(f, df, args, wrt, rng, extra=(), tol=1e-5):
                 moved[k] = moved[k] + t * d if np.ndim(d) else moved[k] + t * float(d)
             return float(np.sum(seed * np.asarray(f(*moved, *extra), dtype=float)))
 
-        numeric = (phi(EPS) - phi(-EPS)) / (2 * EPS)
+        step = eps or EPS
+        numeric = (phi(step) - phi(-step)) / (2 * step)
         analytic = sum(float(np.sum(np.asarray(g) * d)) for g, d in zip(grads, dirs))
         assert abs(analytic - numeric) <= tol * (1 + abs(numeric)), (analytic, numeric)
         for k, g in zip(wrt, grads):
@@ -89,7 +90,8 @@ def test_gradient_matches_finite_differences(k):
     args = arguments(case, k)
     wrt = tuple(range(len(args)))
     before = [np.copy(a) for a in args]
-    directional_check(f, tc.grad(f, wrt=wrt), args, wrt, np.random.default_rng(k), tol=case.tol)
+    directional_check(f, tc.grad(f, wrt=wrt), args, wrt, np.random.default_rng(k), tol=case.tol,
+                      eps=case.eps)
     for a, b in zip(args, before):
         np.testing.assert_array_equal(a, b)           # never mutates the user's arrays
 
@@ -106,9 +108,10 @@ def test_checkpointed_loop_matches_plain_gradient(k):
     wrt = tuple(range(len(args)))
     n = 5
     plain = directional_check(f, tc.grad(f, wrt=wrt), args, wrt, np.random.default_rng(k),
-                              extra=(n,), tol=case.tol)
+                              extra=(n,), tol=case.tol, eps=case.eps)
     ckpt = directional_check(f, tc.grad_with_checkpointing(f, wrt=wrt, snapshots=2), args,
-                             wrt, np.random.default_rng(k), extra=(n,), tol=case.tol)
+                             wrt, np.random.default_rng(k), extra=(n,), tol=case.tol,
+                             eps=case.eps)
     for a, b in zip(plain, ckpt):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
