@@ -78,13 +78,6 @@ def write_checkpoint_calls(parsed, fnode=None):
         writer.function(fnode, frozenset())
 
 
-def _dotted_name(node):
-    """``f``, ``np.tanh``, ``model.step``: a name or a name's attributes."""
-    while isinstance(node, gast.Attribute):
-        node = node.value
-    return isinstance(node, gast.Name)
-
-
 def _source(node):
     return ast.unparse(gast.gast_to_ast(node)).strip()
 
@@ -355,7 +348,7 @@ class _Writer:
         _borrow_lines(self.parsed, obj)
         names = self.parameter_names(fn, obj)
         before, given = [], []
-        if not _dotted_name(fn):  # block(rng) runs first, once, as Python calls it
+        if not _dotted(fn):  # block(rng) runs first, once, as Python calls it
             before.append(self.bind(f"{_stem(fn)}_fn", fn))
             fn = gast.copy_location(name_node(before[-1].targets[0].id), fn)
         for k, a in enumerate(args):
@@ -380,7 +373,7 @@ class _Writer:
         func, initial, length, snapshots = self.loop_arguments(call)
         state, index = fresh_name("state", self.taken), fresh_name("k", self.taken)
         before = []
-        if not _dotted_name(func):  # make_step(W, rng): called once, before x0, as in Python
+        if not _dotted(func):  # make_step(W, rng): called once, before x0, as in Python
             before.append(self.bind("step", func))
             func = gast.copy_location(name_node(before[-1].targets[0].id), func)
         before.append(gast.copy_location(gast.Assign(targets=[store_node(state)], value=initial,

@@ -20,15 +20,13 @@ import builtins
 
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import local_names
+from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, local_names
 from tangent_ckpt.compiler.desugar.view_facts import read_names_denote, resolve_dotted
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 #: the builtins whose value is an iterator, consumed as it is read
 ITERATOR_BUILTINS = (builtins.map, builtins.zip, builtins.enumerate, builtins.reversed,
                      builtins.filter)
-
-_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
 def refuse_reused_iterators(parsed):
@@ -86,9 +84,7 @@ class _IteratorReads(gast.NodeVisitor):
     def visit_Lambda(self, node):
         self._repeated(node, [node.body])
 
-    def _repeated(self, node, parts, before=()):
-        for part in before:
-            self.visit(part)
+    def _repeated(self, node, parts):
         self.repeating.append(node)
         try:
             for part in parts:
@@ -207,6 +203,6 @@ def _stores(loop, name):
 def _repeating_kind(node):
     if isinstance(node, (gast.For, gast.While)):
         return "a loop"
-    if isinstance(node, _COMPREHENSIONS):
+    if isinstance(node, COMPREHENSIONS):
         return "a comprehension"
     return "a function" if isinstance(node, gast.FunctionDef) else "a lambda"
