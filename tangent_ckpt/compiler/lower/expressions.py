@@ -367,6 +367,7 @@ class ExpressionLowering:
             return ir.NonDiff(sx.attr(ir.operand_node(base), node.attr), ir.operand_names(base))
         # params.W of an argument (self.W in tc.grad(model.loss)): read when the code
         # runs, without a derivative -- refused by the transform where differentiated
+        self.lo.objects.outside.note_run_time_read(node)
         return ir.Prim(getattr, [base], {}, f"attr:{node.attr}", ref=to_source(node))
 
     def subscript(self, node, hint):

@@ -32,6 +32,9 @@ not reproduced.  What could not be exact that way is refused:
 - ``self.h += v`` where the value is an array or list (checked when it runs):
   NumPy adds in place into an array other names may hold; a number is rebound;
 - item writes ``self.acc[j] = v`` into an array such an object holds;
+- a read of an attribute the code assigns (``CELL.h = ...``) on a value known
+  only when the code runs (``CELLS[0].h``, a parameter's ``cells[0].h``), before
+  or after the store: the value may be the object, read with its old ``h``;
 - an attribute written through a data descriptor (a property's setter,
   ``__slots__``) or on a class with ``__setattr__``/``__getattr__`` hooks.
 
@@ -77,6 +80,7 @@ class OutsideAttributes:
         self.initial_at = 0  # where the next first binding goes in the root block
         self.reading = False  # binding an object to read an attribute's first value
         self.early = frozenset()  # keys of attributes bound at the top (LowerAgain)
+        self.run_time_reads = {}  # attr -> the first `value.attr` read on a run-time value
 
     # --- which objects ----------------------------------------------------------------
     def owner(self, node):
@@ -155,11 +159,41 @@ class OutsideAttributes:
             key = self.key(obj, attr)
             self.read_in_loops.setdefault(key, set()).update(self.lo.loops.serials)
 
+    def note_run_time_read(self, node):
+        """``value.attr`` read on a value known only when the code runs (an item of a
+        module-level list, a parameter, a name bound to either): refused where the
+        code assigns ``attr`` on an object made outside, before or after this read,
+        for the value may be that object and would be read with its old value."""
+        self.run_time_reads.setdefault(node.attr, node)
+        stored = self._stored_outside(node.attr)
+        if stored is not None:
+            raise self._other_path_refusal(node, stored)
+
+    def _stored_outside(self, attr):
+        """``CELL.attr`` where the code (or desugar, as a name) assigns ``attr`` on
+        an object made outside; None where it assigns none."""
+        for held in (self.assigned, self.lo.parsed.outside_written):
+            for obj, attributes in held.values():
+                if attr in attributes:
+                    return f"{self.label(obj)}.{attr}"
+        return None
+
+    def _other_path_refusal(self, node, stored):
+        return self.lo.error(UnsupportedSyntaxError, f"'.{node.attr}' read on a value that "
+                             f"may be an object whose '{node.attr}' the function stores "
+                             f"({stored}): the gradient follows that store under the "
+                             "object's own name only", node, construct=f".{node.attr}",
+                             hint=f"read it as {stored}, or store and read it through one "
+                                  "name")
+
     # --- stores -----------------------------------------------------------------------
     def store(self, owner, target, value, stmt):
         """``target = value`` (``owner.attr``, ``value`` lowered) on an object made
         outside the code."""
         attr = target.attr
+        if attr in self.run_time_reads:  # CELLS[0].h read before CELL.h = ...
+            label = owner.label if isinstance(owner, ObjectValue) else self.label(owner)
+            raise self._other_path_refusal(self.run_time_reads[attr], f"{label}.{attr}")
         if not isinstance(owner, ObjectValue):
             self.refuse_renamed(owner, attr, stmt)
         self._refuse_hooks(owner, attr, target, stmt)
