@@ -347,7 +347,7 @@ def handed_on(layer, x):
 
 
 def _apart(obj):
-    return np.sum(getattr(obj, "W"))
+    return np.sum(vars(obj)["W"])  # the object handed to a builtin
 
 
 def test_an_object_that_is_more_than_leaves_stays_the_lowerings():

@@ -56,6 +56,7 @@ from collections import Counter
 import gast
 
 from tangent_ckpt.adjoints import registry
+from tangent_ckpt.compiler.desugar.attribute_calls import write_attribute_calls
 from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
@@ -142,6 +143,7 @@ def _prepared(fnode, helper=None):
         fnode.body = body[1:]
     evaluate_once(fnode)
     if helper is not None:
+        write_attribute_calls(helper, fnode)
         write_checkpoint_calls(helper, fnode)
     desugar_loop_exits(fnode)
     return fnode

@@ -7,6 +7,8 @@ is another's input.  For the differentiated function and every helper the
 lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 
 0. ``empty_displays.py``: ``list()``, ``dict()``, ``tuple()`` as ``[]``, ``{}``, ``()``;
+   ``attribute_calls.py``: ``getattr(obj, "h")`` and ``setattr(obj, "h", v)`` as
+   ``obj.h`` and ``obj.h = v`` (a helper's, as inlining copies it);
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
@@ -67,6 +69,7 @@ import types
 
 import gast
 
+from tangent_ckpt.compiler.desugar.attribute_calls import write_attribute_calls
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
@@ -104,6 +107,7 @@ def desugar(parsed, helper=False, given=None):
     back to the caller's arrays).  ``given``: {parameter: structure} of the
     objects the call gives (:func:`given_objects`)."""
     write_empty_displays(parsed)
+    write_attribute_calls(parsed)
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
     unroll_function_loops(parsed)
