@@ -525,6 +525,8 @@ def math_cases():
               for fn, twin in numpy_rules.MATH_TWINS if len(registry.lookup(fn).params) == 2]
     cases += [Case(f"{f}(x, y) * {f}(2.0 * y, x)", {"x": ((), "real"), "y": ((), "real")},
                    covers=(getattr(builtins, f),)) for f in ("max", "min")]
+    cases += [Case("pow(x, y) + pow(y, 3) * pow(x, 2.5)", {"x": ((), "positive"), "y": ((), "real")},
+                   covers=(builtins.pow,))]
     return cases + [Case("math.log(x) * math.exp(-x * x)", {"x": ((), "positive")})]
 
 

@@ -937,7 +937,7 @@ MATH_TWINS = ((math.exp, np.exp), (math.expm1, np.expm1), (math.log1p, np.log1p)
               (math.acosh, np.arccosh), (math.atanh, np.arctanh), (math.fabs, np.fabs),
               (math.degrees, np.degrees), (math.radians, np.radians),
               (math.atan2, np.arctan2), (math.pow, np.power))
-with section("Python's math module, max and min (floats; the rule of the NumPy function named)"):
+with section("Python's math module, max, min and pow (floats; the rule of the NumPy function named)"):
     for _fn, _twin in MATH_TWINS:
         _rule = lookup(_twin)
         defadjoint(_fn, UNARY if len(_rule.params) == 1 else BINARY, name=f"math.{_fn.__name__}",
@@ -948,6 +948,9 @@ with section("Python's math module, max and min (floats; the rule of the NumPy f
     for _fn, _twin in ((builtins.max, np.maximum), (builtins.min, np.minimum)):   # of two numbers
         _rule = lookup(_twin)
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
+    _rule = lookup(np.power)  # pow(a, b) is a ** b (no third, modulus, argument)
+    defadjoint(builtins.pow, BINARY, name="pow", domain=_rule.domain, singular=_rule.singular,
+               tangent=_rule.tangents, **_rule.templates)
 
 # rng.normal(loc, scale) draws z and returns loc + scale * z, so with the draw replayed
 # d/dloc = 1 and d/dscale = z = (ans - loc) / scale; likewise each location-scale family,
@@ -1074,6 +1077,7 @@ NOTES = {
     builtins.min: "of two numbers (as np.minimum: ties split `g` half/half); of one array "
                   "(`min(u)`): the item Python returns, `u[k]` (lower/builtin_extremes.py); of a "
                   "list or more arguments, `key=`, `default=`: refused",
+    builtins.pow: "as np.power (`a ** b`); the three-argument `pow(a, b, mod)` is refused",
     math.log: "natural logarithm; `math.log(x, base)` is refused (write math.log(x) / math.log(base))",
     np.expm1: "needs `ans`",
     np.exp2: "needs `ans`",
