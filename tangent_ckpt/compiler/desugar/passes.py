@@ -9,6 +9,7 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 0. ``empty_displays.py``: ``list()``, ``dict()``, ``tuple()`` as ``[]``, ``{}``, ``()``;
    ``attribute_calls.py``: ``getattr(obj, "h")`` and ``setattr(obj, "h", v)`` as
    ``obj.h`` and ``obj.h = v`` (a helper's, as inlining copies it);
+   ``error_states.py``: ``with np.errstate(divide="ignore"): body`` as ``body``;
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
@@ -75,6 +76,7 @@ from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_call
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
+from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
@@ -108,6 +110,7 @@ def desugar(parsed, helper=False, given=None):
     objects the call gives (:func:`given_objects`)."""
     write_empty_displays(parsed)
     write_attribute_calls(parsed)
+    drop_silent_error_states(parsed)
     evaluate_once(parsed.node)
     bind_def_defaults(parsed.node)
     unroll_function_loops(parsed)

@@ -212,7 +212,9 @@ class StatementLowering:
     def unsupported_statement(self, s):
         kinds = {
             gast.Try: ("try/except", "move error handling outside the differentiated function"),
-            gast.With: ("with", "only `with tangent_ckpt.checkpoint_scope(...)` is supported"),
+            gast.With: ("with", "only `with tangent_ckpt.checkpoint_scope(...)` and a "
+                                "`with np.errstate(...)` that only ignores or warns are "
+                                "supported"),
             gast.Global: ("global", "pass values in as arguments and return them"),
             gast.Nonlocal: ("nonlocal", "pass values in as arguments and return them"),
             gast.Delete: ("del", "remove the del statement"),
