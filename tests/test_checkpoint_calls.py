@@ -77,23 +77,67 @@ def loop(x, n):
 '''
 
 
-def test_a_call_in_a_branch_of_a_conditional_is_a_call_of_a_def():
-    text = desugared(ternary)
-    assert '''\
-    def checkpoint_block(fn, x_2, W_2):
+def in_a_while_test(x, W):
+    k = 0
+    while np.sum(tc.checkpoint(block, x, W)) > 0.1 * k and k < 4:
+        x = x * 0.9
+        k = k + 1
+    return np.sum(x * x)
+
+
+def in_a_short_circuit(x, W, c):
+    t = c > 2 or np.sum(tc.checkpoint(block, x, W)) > 0.0
+    return np.sum(x * x) * (2.0 if t else 1.0)
+
+
+def in_a_conditional_test(x, W):
+    y = x * 2.0 if np.sum(tc.checkpoint(block, x, W)) > 0 else x * 3.0
+    return np.sum(y * y)
+
+
+def test_a_call_in_a_branch_of_a_conditional_is_a_def_inlined_in_an_if_statement():
+    """The call is a call of a ``def`` of the segment's form, which
+    ``inline_functions.py`` inlines in the ``if`` statement the conditional
+    expression is: the segment runs only where Python runs the call."""
+    assert desugared(ternary) == '''\
+def ternary(x, W, c):
+    if c > 3:
+        y = x
+    else:
         with checkpointed_segment('block', 'tc.checkpoint(block, x, W)', None):
-            fn_result = fn(x_2, W_2)
-        return fn_result
-    y = x if c > 3 else checkpoint_block(block, x, W)''' in text
+            a = np.tanh(x @ W)
+            fn_result_2 = x + a * 0.5
+        y = fn_result_2
+    return np.sum(y * y)
+'''
+
+
+def test_a_call_in_a_while_test_or_a_short_circuit_is_a_segment_where_python_runs_it():
+    """Refused before ("a nested function used in a condition"): the ``def``
+    ``checkpoint_calls.py`` writes for a call in a ``while`` test, an
+    ``and``/``or`` or a conditional expression's test is inlined where the test
+    runs (``while True:`` / the test / ``if not ...: break``)."""
+    text = desugared(in_a_while_test)
+    assert "    while True:\n        with checkpointed_segment(" in text, text
+    assert "        if not either:\n            break\n" in text, text
+    text = desugared(in_a_short_circuit)
+    assert "    either = c > 2\n    if not either:\n        with checkpointed_segment(" in text
+    assert "def checkpoint_block" not in desugared(in_a_conditional_test)
 
 
 @pytest.mark.parametrize("options", RUNS, ids=["taped", "checkpointed"])
 @pytest.mark.parametrize("fn, args, wrt", [
     (segments, (X, W, W.T), (0, 1, 2)), (loop, (X, 5), (0,)), (ternary, (X, W, 1), (0, 1)),
     (ternary, (X, W, 5), (0, 1)), (aliased, (X, W), (0, 1)),
-], ids=["segments", "loop", "ternary-segment", "ternary-plain", "aliased"])
+    (in_a_while_test, (X, W), (0, 1)), (in_a_short_circuit, (X, W, 1), (0, 1)),
+    (in_a_short_circuit, (X, W, 3), (0, 1)), (in_a_conditional_test, (X, W), (0, 1)),
+    (in_a_conditional_test, (-X, W), (0, 1)),
+], ids=["segments", "loop", "ternary-segment", "ternary-plain", "aliased", "while-test",
+        "or-segment", "or-plain", "conditional-test", "conditional-test-negative"])
 def test_gradients_equal_finite_differences(fn, args, wrt, options):
     check_grad(fn, args, wrt=wrt, df=tc.grad(fn, wrt=wrt, **options))
+    value, _ = tc.value_and_grad(fn, wrt=wrt, **options)(*args)
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-12)
 
 
 def test_the_segments_are_in_the_generated_code():

@@ -631,12 +631,11 @@ def test_a_helper_the_lowering_inlines_writing_back_through_a_view_is_refused(he
 
 
 @pytest.mark.parametrize("f", [adds_a_pull_written_through_a_view,
-                               conditional_pull_written_through_a_view,
                                defaulted_pull_written_through_a_view])
 def test_a_helper_the_lowering_inlines_writing_through_a_view_of_its_parameter_is_refused(f):
     """Once a silent wrong value and gradient (45.9 for Python's 89.2): a helper
-    the lowering inlines (inside ``V[k] += ...``, ``a if c else b``, or with an
-    array default) wrote through ``row = x[k]`` -- a view of the caller's ``V``
+    the lowering inlines (inside ``V[k] += ...``, or with an array default;
+    ``a if c else b`` too, once) wrote through ``row = x[k]`` -- a view of the caller's ``V``
     that the view pass cannot follow, ``k`` being of unknown type -- and the write
     was lost.  The fence now reads a helper's parameters as live to its end."""
     x = np.random.default_rng(6).standard_normal((3, 2))
@@ -653,3 +652,56 @@ def test_an_item_augmented_by_a_helper_that_writes_stays_the_lowerings():
     assert "as the lowering inlines it" in desugared(adds_what_a_writing_helper_returns)
     with pytest.raises(TangentCkptError, match="an array the caller also sees"):
         tc.grad(adds_what_a_writing_helper_returns)(x)
+
+
+def test_a_helper_in_a_branch_of_a_conditional_writing_through_a_view_is_followed():
+    """Refused before (the lowering inlined the call inside ``a if c else b``):
+    the conditional expression is the ``if`` statement running the call, in
+    which the helper is inlined and its write through ``row = V[k]`` followed."""
+    x = np.random.default_rng(6).standard_normal((3, 2))
+    text = desugared(conditional_pull_written_through_a_view)
+    assert "        if k > 0:\n            row = V[k]\n" in text, text
+    assert "        else:\n            choice = 0.0\n        t = t + choice\n" in text, text
+    check_value_and_grad(conditional_pull_written_through_a_view, [x])
+    check_grad(conditional_pull_written_through_a_view, [x],
+               df=tc.grad(conditional_pull_written_through_a_view, checkpoint=True, snapshots=2))
+
+
+def chosen_steps(x, c, n):
+    def cond(v, k):
+        return np.max(np.abs(v)) < 4.0 and k < 3
+
+    def big(v):
+        return np.sum(v) > 1.0
+
+    def tenth(v):
+        return sq(v) * 0.1
+    for t in range(n):
+        x = step(x, x) if t % 2 == 0 else x * 1.1  # a call in a branch: inlined there
+        k = 0
+        while cond(x, k):  # a local function in a while test: the lowering refused it
+            x = x * 1.5
+            k = k + 1
+    if c > 5 or big(x):  # ... and in an or's second operand
+        x = x * 2.0
+    flag = c > 1 and tenth(x)  # a value of and: the operand Python stops at
+    return sq(x) + (flag if c > 1 else 0.0)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("c", [0.0, 2.0, 6.0])
+def test_calls_python_may_skip_are_inlined_where_python_runs_them(c, options):
+    """``a if c else b``, ``and``/``or`` and a ``while`` test are written as the
+    ``if`` statements that run their parts, each call inlined on its path (in a
+    test, a local function's: the lowering refused it in a condition); values
+    and gradients are Python's."""
+    x = np.array([0.3, -0.2, 0.4])
+    text = desugared(chosen_steps)
+    assert "def cond" not in text and "def big" not in text and "def tenth" not in text, text
+    assert "        while True:\n" in text and "            if not cond_result:\n" in text
+    df = tc.value_and_grad(chosen_steps, **options)
+    value, grad = df(x, c, 4)
+    np.testing.assert_allclose(value, chosen_steps(x, c, 4), rtol=1e-12)
+    np.testing.assert_allclose(grad, numeric_grad(lambda v: chosen_steps(v, c, 4), [x])[0],
+                               rtol=1e-5, atol=1e-7)

@@ -232,7 +232,14 @@ def test_a_print_calling_a_function_defined_in_the_code_runs_it_in_the_forward_s
     assert out.count("norm = ") == 5, out
 
 
-def test_a_call_python_may_skip_in_a_print_is_refused_with_what_it_is():
-    with pytest.raises(TangentCkptError, match=r"a function defined inside another, named in "
-                                               r"the arguments of print"):
-        tc.grad(printed_in_a_conditional_expression)(1.5)
+@pytest.mark.parametrize("x", [1.5, -1.5])
+def test_a_call_python_may_skip_in_a_print_runs_only_where_python_runs_it(x, capsys):
+    """Refused before ("a function defined inside another, named in the
+    arguments of print"): desugar writes the conditional expression as the ``if``
+    statement that runs ``F(x)`` on its path only, and prints what Python prints."""
+    printed_in_a_conditional_expression(x)
+    expected = capsys.readouterr().out
+    check_construct(printed_in_a_conditional_expression, (x,), (0,), autograd=False)
+    capsys.readouterr()
+    tc.grad(printed_in_a_conditional_expression)(x)
+    assert capsys.readouterr().out == expected

@@ -31,8 +31,9 @@ written before its statement, with what Python evaluates before it; where it
 cannot be (a branch of ``a if c else b``, ``and``/``or``, a comprehension, a
 ``lambda``, a ``while`` test...), the call becomes a call of a ``def`` written at
 the top of the enclosing function, whose body is the form above (its parameters
-the arguments: inlined by ``inline_functions.py`` or the lowering where the call
-stands).  The markers' names denote ``segment_markers.py``'s context managers
+the arguments), which ``inline_functions.py`` inlines where the call stands (an
+``if`` statement for a conditional expression, an ``and``/``or``, a ``while``
+test) -- the lowering in a comprehension.  The markers' names denote ``segment_markers.py``'s context managers
 (``ParsedFunction.inlined_names``); their arguments are the segment's and the loop's
 options, constants but for ``min_bytes`` and ``enabled``, decided at run time.  A bad use (no function, an unknown keyword, a ``num_checkpoints``
 that is not a constant int, a scope without a literal name or left by ``return``

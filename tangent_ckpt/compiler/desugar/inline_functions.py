@@ -31,17 +31,26 @@ The call is the whole value of its statement (``f(x)``, ``y = f(x)``, ``a, b =
 f(x)``, ``return f(x)``), or sits in an expression Python evaluates in order
 (``loss += sq(h) + sq(h[0] * x)``, an ``if`` test): then it is inlined before the
 statement, with whatever Python evaluates before it (``operand = rng.normal()``).
+An expression that may not run all its parts is written as the statements that
+run them, where one of its parts holds such a call: ``y = f(x) if c else x`` as
+``if c: y = f(x)`` / ``else: y = x``; ``x and y`` as ``either = x`` / ``if
+either: either = y`` (``or``: ``if not either``); ``while test: body`` as ``while
+True:`` / the test's statements / ``if not test': break`` / ``body`` (not with an
+``else``).  In a test -- of such an ``if``, an ``and``/``or``, a ``while`` -- only a
+call of a function defined in the caller is written so (the lowering keeps a
+test's other calls as calls, and refuses a local function's; ``tc.checkpoint``
+there is one, ``checkpoint_calls.py``).
 ``for target in gen(...)`` over a user generator is the generator's statements
 with the loop body at each ``yield`` (a ``break`` ends the generator there); the
 generator's arguments are the objects they named when the loop began.
 
 What this pass cannot write as statements is left as it is, for the lowering to
 inline where it stands: a method of an object made elsewhere, or of one that is
-more than its attributes, a call inside ``a if c else b``, ``and``/``or``,
-a comprehension or a ``while`` test, a helper whose nested ``def`` or ``lambda``
-reads its own names (the closure keeps that call's bindings), a ``return`` inside ``try`` or ``with``, ``global``, a default the
-helper may change, an argument that is a ``lambda``, ``continue`` in a generator
-loop, recursion.  Every node the pass copies is noted with the helper it came
+more than its attributes, a call inside a comprehension, a helper whose nested
+``def`` or ``lambda`` reads its own names (the closure keeps that call's
+bindings) called in a loop, a ``return`` inside ``try`` or ``with``, ``global``,
+a default the helper may change, an argument that is a ``lambda`` the helper
+hands on, ``*args`` of a name, ``continue`` in a generator loop, recursion.  Every node the pass copies is noted with the helper it came
 from and the line calling it (``ParsedFunction.origins``, ``call_sites``,
 ``inlined_places``), so a refusal names the helper's file and line and the call,
 in the helper's own names (``spellings``); comments quote the helper's lines
@@ -594,6 +603,8 @@ class _Inliner:
                     return self.inline(value, stmt.targets[0].id, stack)
             finally:
                 self.closure_binding = None
+            if isinstance(value, gast.IfExp) and self.calls_in(value, stack):
+                return self.choice(value, stmt.targets[0].id, stack)  # y = f(x) if c else x
         if isinstance(stmt, (gast.Expr, gast.Assign)) or \
                 isinstance(stmt, gast.Return) and value is not None and not stack or \
                 isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) or \
@@ -605,6 +616,9 @@ class _Inliner:
             before, stmt.test = self.hoist(stmt.test, stack)
         elif isinstance(stmt, gast.For):
             return self.generator_loop(stmt, stack)
+        elif isinstance(stmt, gast.While) and not stmt.orelse and \
+                self.refused_in_condition(stmt.test, stack):
+            return self.while_test(stmt, stack)
         else:
             return None
         return before + [stmt] if before else None
@@ -614,7 +628,10 @@ class _Inliner:
         """``(statements, node')``: the inlinable calls in ``node`` inlined before it,
         into fresh names, with every part Python evaluates before such a call
         evaluated before it too (``value = a[0]`` before ``f_result = f(a)``);
-        what ``node'`` still computes comes after them all, as in Python."""
+        what ``node'`` still computes comes after them all, as in Python.  A
+        conditional expression or ``and``/``or`` holding such a call is written as
+        the ``if`` statements that run its parts (:meth:`choice`,
+        :meth:`short_circuit`)."""
         if not self.calls_in(node, stack):
             return [], node
         if isinstance(node, gast.Call) and self.inlinable(node, stack):
@@ -623,7 +640,90 @@ class _Inliner:
             self.locals.add(result)
             return before + self.inline(node, result, stack), \
                 gast.copy_location(name_node(result), node)
+        if isinstance(node, (gast.IfExp, gast.BoolOp)):
+            result = fresh_name("choice" if isinstance(node, gast.IfExp) else "either",
+                                self.taken)
+            self.locals.add(result)
+            written = self.choice(node, result, stack) if isinstance(node, gast.IfExp) \
+                else self.short_circuit(node, result, stack)
+            return written, gast.copy_location(name_node(result), node)
         return self.hoist_children(node, stack)
+
+    def value_into(self, node, target, stack):
+        """The statements binding ``target`` to ``node``'s value, its calls inlined
+        (a call the whole value: its body's result goes to ``target`` itself)."""
+        if isinstance(node, gast.Call) and self.inlinable(node, stack):
+            before, node = self.hoist_children(node, stack)
+            return before + self.inline(node, target, stack)
+        if isinstance(node, gast.IfExp) and self.calls_in(node, stack):
+            return self.choice(node, target, stack)  # (each branch binds target last)
+        before, node = self.hoist(node, stack)
+        if isinstance(node, gast.Name) and node.id == target:
+            return before
+        return before + [gast.copy_location(gast.Assign(
+            targets=[gast.copy_location(store_node(target), node)], value=node,
+            type_comment=None), node)]
+
+    def choice(self, node, target, stack):
+        """``target = a if c else b`` as ``if c: target = a`` / ``else: target = b``,
+        the calls of each branch inlined in it (only the branch Python runs runs).
+        The test is evaluated first, once: its calls stay where they are but for a
+        call of a local function, which the lowering refuses in a condition
+        (:meth:`refused_in_condition`)."""
+        before, test = [], node.test
+        if self.refused_in_condition(test, stack):
+            before, test = self.hoist(test, stack)
+        branch = gast.If(test=test, body=self.value_into(node.body, target, stack),
+                         orelse=self.value_into(node.orelse, target, stack))
+        if not branch.body:
+            branch.body = [gast.copy_location(gast.Pass(), node)]
+        return before + [gast.copy_location(branch, node)]
+
+    def short_circuit(self, node, target, stack):
+        """``target = x and y`` as ``target = x`` / ``if target: target = y``
+        (``or``: ``if not target``): each operand evaluated only where Python
+        evaluates it, the value the operand Python stops at, its truth taken
+        once per operand as Python takes it."""
+        written = self.value_into(node.values[0], target, stack)
+        block = written
+        for operand in node.values[1:]:
+            test = gast.copy_location(name_node(target), operand)
+            if isinstance(node.op, gast.Or):
+                test = gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), operand)
+            branch = gast.copy_location(gast.If(
+                test=test, body=self.value_into(operand, target, stack), orelse=[]), operand)
+            block.append(branch)
+            block = branch.body
+        return written
+
+    def while_test(self, loop, stack):
+        """``while test: body`` whose test calls a local function (refused by the
+        lowering in a condition) as ``while True:`` / the test's statements /
+        ``if not test': break`` / ``body``: the test runs before each trip, as in
+        Python (a ``continue`` goes back to it); a loop with an ``else`` stays."""
+        self.loops += 1  # (the test runs in each trip)
+        try:
+            before, test = self.hoist(loop.test, stack)
+        finally:
+            self.loops -= 1
+        leave = gast.copy_location(gast.If(
+            test=gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), test),
+            body=[gast.copy_location(gast.Break(), loop)], orelse=[]), loop)
+        loop.body = before + [leave] + loop.body
+        loop.test = gast.copy_location(gast.Constant(value=True, kind=None), loop.test)
+        return [loop]
+
+    def refused_in_condition(self, node, stack):
+        """Does ``node`` (a test) hold, where Python evaluates it, a call this pass
+        inlines of a function defined in the caller (a ``def`` it holds, one
+        ``checkpoint_calls.py`` wrote)?  The lowering keeps a test's calls as
+        calls, and refuses one of a local function."""
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in self.local_functions and self.inlinable(node, stack):
+            return True
+        return isinstance(node, _IN_ORDER + (gast.IfExp, gast.BoolOp)) and \
+            any(self.refused_in_condition(child, stack)
+                for child in _evaluated_in_order(node))
 
     def hoist_children(self, node, stack):
         children = _evaluated_in_order(node)
@@ -654,11 +754,17 @@ class _Inliner:
         return before, node
 
     def calls_in(self, node, stack):
-        """Does ``node`` hold a call this pass inlines, where it can hoist it (not
-        inside a branch of ``a if c else b``, ``and``/``or``, a ``lambda`` or a
-        comprehension, which may not run it)?"""
+        """Does ``node`` hold a call this pass inlines, where it can hoist it or
+        write the expression holding it as statements (a branch of ``a if c else
+        b``; in its test or an ``and``/``or``, a local function's call only), not
+        in a ``lambda`` or a comprehension?"""
         if isinstance(node, gast.Call) and self.inlinable(node, stack):
             return True
+        if isinstance(node, gast.IfExp):  # a call in a branch, or a test's refused one
+            return self.calls_in(node.body, stack) or self.calls_in(node.orelse, stack) or \
+                self.refused_in_condition(node.test, stack)
+        if isinstance(node, gast.BoolOp):  # (other calls stay, as calls of a condition)
+            return self.refused_in_condition(node, stack)
         return isinstance(node, _IN_ORDER) and \
             any(self.calls_in(child, stack) for child in _evaluated_in_order(node))
 

@@ -29,7 +29,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    they leave are inlined like any other);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
    the user's generators) written as the statements of their bodies, in Python's
-   order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name);
+   order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name; a
+   call in ``a if c else b``, ``and``/``or`` or a ``while`` test with the ``if``
+   statements that run the expression's parts, after 2b: ``tc.checkpoint`` there);
    with it ``scalar_objects.py``: each object of a user's class the function
    makes, its ``__init__`` and methods inlined, written as one name per attribute
    (``records.py``: a named tuple's or dataclass's generated constructor written
