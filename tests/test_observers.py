@@ -243,3 +243,35 @@ def test_a_call_python_may_skip_in_a_print_runs_only_where_python_runs_it(x, cap
     capsys.readouterr()
     tc.grad(printed_in_a_conditional_expression)(x)
     assert capsys.readouterr().out == expected
+
+
+class _PrintingStepper:
+    def __init__(self, rate):
+        self.rate = rate
+
+    def step(self, w, fn):
+        print("loss", fn(w))
+        return w - self.rate * w
+
+
+def printed_by_a_method_the_lowering_inlines(w):
+    def sq(v):
+        return np.sum(v * v)
+    held = [_PrintingStepper(0.1)]  # (held by a list: the object stays the lowering's)
+    for t in range(3):
+        w = held[0].step(w, sq)
+    return np.sum(w * w)
+
+
+def test_a_method_the_lowering_inlines_printing_a_call_of_a_function_it_is_given(capsys):
+    """The one path left to the lowering's observer (``_inlined_calls``): desugar
+    writes an observer's calls of local functions as statements, but not in a
+    method of an object it keeps; there the lowering inlines ``fn(w)`` before the
+    print, which prints what Python prints."""
+    w = np.array([0.3, 0.5])
+    printed_by_a_method_the_lowering_inlines(w)
+    expected = capsys.readouterr().out
+    check_construct(printed_by_a_method_the_lowering_inlines, (w,), (0,), autograd=False)
+    capsys.readouterr()
+    tc.grad(printed_by_a_method_the_lowering_inlines)(w)
+    assert capsys.readouterr().out == expected
