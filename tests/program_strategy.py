@@ -212,8 +212,8 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: the ``def`` (all once left to the lowering), a loop over a tuple of functions
 #: (refused before), and forms the fence or the lowering must refuse (writes
 #: through a view of a helper's parameter, or of an object's array, in a call the
-#: lowering inlines; two ``def`` of one name): once silent wrong values; in a
-#: loop or not.  Written on
+#: lowering inlines, now desugar's in a conditional expression; two ``def`` of one
+#: name): once silent wrong values; in a loop or not.  Written on
 #: request, like
 #: ``loop_exits``
 REQUESTED_FAMILIES += ("inlined_calls",)
@@ -2163,23 +2163,23 @@ class _Gen:
             self.emit(inner, f"{u} = _f{k}({u}) + {scale}")
         elif form == "object_methods":  # in place: the caller's u changes too
             self.emit(inner, f"{u} = {obj}.push({u}) + {u} * {obj}.count")
-        elif form == "view_written_in_a_branch":  # the lowering's call: refused
-            # (a view of the caller's u, through an index of a type not known in the
-            # helper, written where the lowering inlines it: once a lost write)
-            # (or through a.T, which the helper's view pass writes back as a = T.T: the
-            # caller's array changed, which only a whole-statement call carries back)
+        elif form == "view_written_in_a_branch":  # inlined by desugar in the if
+            # statement the conditional expression is written as, where the view pass
+            # follows the write through a view of the caller's u (once the lowering's
+            # call: a lost write, then a refusal); in a loop rebinding u it does not
+            # follow it, and the fence refuses the write where the helper makes it
+            looped = inner != indent
+            mark = f"  {REFUSED_MARK} view in a loop" if looped else ""
             if len(shape) == 2 and self.pick([False, True]):
                 self.helpers += [f"def _bump_row{k}(a, j):", "    T = a.T",
-                                 "    T[0, j] = T[0, j] * 1.5", "    return np.sum(T)", "", ""]
-                mark = f"  {REFUSED_MARK} view written back"
+                                 f"    T[0, j] = T[0, j] * 1.5{mark}", "    return np.sum(T)",
+                                 "", ""]
             else:
                 view = "a[j]" if len(shape) == 2 else "a[j:]"
                 self.helpers += [f"def _bump_row{k}(a, j):", f"    row = {view}",
-                                 f"    row[0] = row[0] * 1.5  {REFUSED_MARK} view of a parameter",
+                                 f"    row[0] = row[0] * 1.5{mark}",
                                  "    return np.sum(row)", "", ""]
-                mark = ""
-            self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0"
-                      + mark)
+            self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0")
             self.emit(inner, f"{u} = {u} + 0.1 * {total}_b")
         elif form == "function_tuple_loop":  # each trip's call names its function
             self.helpers += [f"def _soft{k}(v):", "    return v / (1.0 + v * v)", "", ""]

@@ -144,10 +144,9 @@ def check_refused(source, wrt, options):
     # (a repeated item of a parameter, [a] * 2, may be refused first for 'a' itself)
     reasons = {"item alias": ("an item of a list or tuple",),
                "repeated item": ("may also change another item of", "may also change 'a'"),
-               # (a[j:] the helper's view pass follows: its write back is refused)
-               "view of a parameter": ("the caller reads its array after the call",
-                                       "an array the caller also sees"),
-               "view written back": ("writes into its parameter 'a' (through a view",),
+               # (a write through a view of u in a helper inlined in a loop rebinding u)
+               "view in a loop": ("a write into 'row' may also change",
+                                  "a write into 'T' may also change"),
                "alias of the object's array": ("may also change 'self'",),
                "two defs": ("is bound more than once",),
                "iterator read twice": ("an iterator, and is read again",)}[
