@@ -305,6 +305,33 @@ def test_a_closure_made_in_a_loop_and_held_otherwise_is_refused(f):
         tc.grad(f)(np.array([0.3, 0.4, -0.2, 0.5]))
 
 
+def _scaled_tanh(s):
+    def g(v):
+        return np.tanh(v) * s
+    return g
+
+
+def closures_in_a_list_printed(x, n=3):
+    gs = [_scaled_tanh(1.0), _scaled_tanh(2.0)]  # HELD
+    y = x
+    for t in range(n):
+        print(gs[t % 2](y))
+        y = y * 1.5
+    return np.sum(y)
+
+
+def test_closures_held_in_a_list_are_refused_with_their_line(capsys):
+    """A list of closures a factory made is no value the generated code can hold:
+    printed through a run-time index it crashed the transform with a bare
+    ``TypeError: <LocalFunction object>`` (session 19); now refused at the list."""
+    import inspect
+    lines, first = inspect.getsourcelines(closures_in_a_list_printed)
+    line = first + next(k for k, text in enumerate(lines) if "# HELD" in text)
+    with pytest.raises(TangentCkptError, match="held as a value") as info:
+        tc.grad(closures_in_a_list_printed)(np.array([0.3, 0.4]))
+    assert f"test_closures.py:{line}:" in str(info.value)
+
+
 def a_def_in_each_branch(x):
     if x[0] > 0:
         def g(v):

@@ -57,7 +57,7 @@ from tangent_ckpt.compiler.lower.loop_statements import LoopLowering
 from tangent_ckpt.compiler.lower.objects import ObjectLowering
 from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, drop_unread_first_values
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
-from tangent_ckpt.compiler.lower.scopes import ObjectValue
+from tangent_ckpt.compiler.lower.scopes import CompileTimeValue, ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
 from tangent_ckpt.compiler.naming import Namer
 from tangent_ckpt.compiler.node_facts import NodeFacts
@@ -117,9 +117,17 @@ class Lowering:
     def emit(self, stmt):
         expr = getattr(stmt, "expr", None)
         held = [a for a in ([expr] + list(getattr(expr, "args", [])))
-                if isinstance(a, ObjectValue)]
-        if held:
+                if isinstance(a, CompileTimeValue)]
+        if held and isinstance(held[0], ObjectValue):
             raise self.object_as_value(held[0], getattr(stmt, "line", None))
+        if held:  # gs = [make(1.0), make(2.0)] of closures: no value the code can keep
+            raise TransformError("a function known only when compiling (a function defined "
+                                 "inside the code, a partial, a method) held as a value",
+                                 filename=self.current_scope.parsed.filename,
+                                 lineno=getattr(stmt, "line", None) or self.line or None,
+                                 construct="function value",
+                                 hint="call the function where it is named, or hold the "
+                                      "values it returns")
         self.out.append(stmt)
 
     def object_as_value(self, obj, line=None):
