@@ -219,6 +219,15 @@ HUNTING_FAMILIES += ("loop_exits",)
 REQUESTED_FAMILIES += ("inlined_calls",)
 HUNTING_FAMILIES += ("inlined_calls",)
 
+#: generators a loop draws from, made before the loop, or from a seed in each trip
+#: before the draw, or made again in a trip and carried to later trips (``if t ==
+#: 1: rng = np.random.default_rng(9)``): a checkpointed loop refuses that last one
+#: (snapshots restore the generators the loop starts with; recomputed steps drew
+#: other numbers: a silent wrong gradient before session 19), a taped one is exact.
+#: Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("rebound_generators",)
+HUNTING_FAMILIES += ("rebound_generators",)
+
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
 #: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
@@ -1282,6 +1291,35 @@ class _Gen:
                 self.emit(indent, f"{total} = {total} + len(list({it}))  "
                                   f"{REFUSED_MARK} iterator read twice")
         env[total] = Var((), 20.0, fresh=True)
+
+    def family_rebound_generators(self, env, indent):
+        """A loop drawing from a generator made before it, made from a seed in each
+        trip, or made again in one trip and carried on (refused when checkpointed:
+        REFUSED_MARK, at the top level only, where ``checkpoint=True`` surely
+        checkpoints the loop)."""
+        k = self._carried(env)
+        shape = env[k].shape
+        size = "" if shape == () else repr(shape if len(shape) > 1 else shape[0])
+        rng, t, eps = self.fresh_name("rng"), self.fresh_name("t"), self.fresh_name("eps")
+        forms = ["kept", "each_trip"] + (["carried"] if indent == 1 else [])
+        form = self.pick(forms)
+        self.features.add("generator_" + form)
+        seed = self.draw(st.integers(0, 99))
+        if form != "each_trip":
+            self.emit(indent, f"{rng} = np.random.default_rng({seed})")
+        self.emit(indent, f"for {t} in range(n):")
+        if form == "each_trip":
+            self.emit(indent + 1, f"{rng} = np.random.default_rng({t} + {seed})")
+        self.emit(indent + 1, f"{eps} = " + self.pick([f"{rng}.standard_normal({size})",
+                                                       f"{rng}.normal(0.0, 0.3, size={size or None})"]))
+        if form == "carried":
+            self.emit(indent + 1, f"if {t} == 1:")
+            self.emit(indent + 2, f"{rng} = np.random.default_rng({seed + 1})  "
+                                  f"{REFUSED_MARK} generator carried")
+        self.emit(indent + 1, self.pick([f"{k} = np.tanh({k} * 0.9 + 0.1 * {eps})",
+                                         f"{k} = {k} * 0.5 + np.tanh({k} + {eps})"]))
+        env[k].bound = max(env[k].bound, 3.0)
+        env[k].fresh = env[k].fresh and k not in PARAMS
 
     def family_buffer_swaps(self, env, indent):
         """Two buffers swapped every step (``grid, scratch = scratch, grid``) after

@@ -139,7 +139,8 @@ class LoopPackage:
         out += node.enter
         random = random_draws(loop.body, loop.line, self.bindings, self.namer,
                               self.function.filename,
-                              test=loop.test if isinstance(loop, ir.While) else None)
+                              test=loop.test if isinstance(loop, ir.While) else None,
+                              carried=carried)
         ctor = driver_constructor(loop, name, self.options, self.plan, node.in_place,
                                   node.taped_segment is not None,
                                   budgeted(loop, self.options, self.plan), random,

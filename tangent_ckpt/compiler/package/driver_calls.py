@@ -94,7 +94,8 @@ def driver_constructor(loop, name, options, plan, in_place=(), segmented=False, 
     return sx.rt("CheckpointedLoop", steps, **kwargs)
 
 
-def random_draws(body, line, bindings, namer, filename=None, what="loop", test=None):
+def random_draws(body, line, bindings, namer, filename=None, what="loop", test=None,
+                 carried=()):
     """The random state ``body`` (of the checkpointed loop or segment at ``line``;
     ``what``: which) draws from, as ``(global_state,
     generators)``: whether it calls NumPy's legacy global random functions, and
@@ -105,10 +106,28 @@ def random_draws(body, line, bindings, namer, filename=None, what="loop", test=N
     (``filename`` names the user's file): no snapshot could put it back; so is
     ``next(it)`` of an iterator made outside the body (``x = next(batches)``): a
     recomputed step would read the items after the ones it read.  ``test``:
-    a ``while`` loop's test (``while np.random.rand() < p``), which draws too."""
+    a ``while`` loop's test (``while np.random.rand() < p``), which draws too.
+    ``carried``: the names the loop carries from one step to the next; a generator
+    the body makes from a seed and carries (``if t == 1: rng = default_rng(9)``,
+    drawn from in later steps) is refused: a snapshot restores the states of the
+    generators the loop starts with, not of one a step made, so a recomputed step
+    would draw other numbers (a silently wrong gradient before this check)."""
     global_state = test is not None and test.draws
     generators = []
     made = _generators_made(body)
+    for name in carried:
+        if _seeded(made.get(name)):
+            raise TransformError(
+                f"a random generator made in the checkpointed {what} at line {line} and "
+                f"carried to its next steps ({name} = "
+                f"{ast.unparse(ir.expr_node(made[name]))})",
+                filename=filename, lineno=next(
+                    (s.line for s in ir.walk(body) if isinstance(s, ir.Assign) and
+                     s.target == name), line),
+                construct=name,
+                hint="snapshots restore the generators the loop starts with: make every "
+                     "generator before the loop, or make it afresh in each step before "
+                     "drawing from it, or leave this loop taped (no checkpoint=)")
     for stmt in ir.walk(body):
         if isinstance(stmt, ir.While) and stmt.test.draws:  # an inner while's test
             global_state = True
@@ -212,13 +231,18 @@ def _generator_root(name, made):
         if isinstance(expr, ir.Copy) and isinstance(expr.value, ir.Name):
             name = expr.value.id
             continue
-        if isinstance(expr, ir.Prim) and expr.fn in _SEEDED and any(
-                not (isinstance(a, ir.Const) and a.value is None)
-                for a in (*expr.args, *expr.kwargs.values())):
+        if _seeded(expr):
             return None, None  # made again, from the same seed, by a recomputed step
         text = ast.unparse(ir.expr_node(expr)) if expr is not None else name
         return name, text
     return name, None
+
+
+def _seeded(expr):
+    """Whether ``expr`` makes a generator from a seed (``np.random.default_rng(3)``)."""
+    return isinstance(expr, ir.Prim) and expr.fn in _SEEDED and any(
+        not (isinstance(a, ir.Const) and a.value is None)
+        for a in (*expr.args, *expr.kwargs.values()))
 
 
 def _reached_generators(value, found, seen, depth):
