@@ -48,6 +48,26 @@ def test_append_then_stack_array_sum_and_last(options):
         "rt.append_row(hs, h)" in df.source
 
 
+def feeding_back_the_last_item_once_there_is_one(x, W, n):
+    hist = []
+    y = x
+    for t in range(n):
+        y = np.tanh(W @ y) + 0.1 * (hist[-1] if hist else 0.0)
+        if not hist or t % 2:
+            y = y * 1.1
+        hist.append(y * 1.0)
+    return np.sum(y) + np.sum(hist[0])
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_the_truth_of_a_list_built_at_run_time_is_whether_it_has_items(options):
+    """``if hist`` on a list the loop appends to: its rows are an array, whose truth
+    NumPy refuses (a bare ValueError when the gradient ran, before session 19);
+    tested as ``len(hist) > 0``."""
+    check(feeding_back_the_last_item_once_there_is_one, (vec(3), vec(3, 3) * 0.6, 5),
+          (0, 1), **options)
+
+
 def appending_from_a_start(x, W, n):
     hs = [x]
     for t in range(n):

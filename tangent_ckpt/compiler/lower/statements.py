@@ -437,7 +437,7 @@ class StatementLowering:
 
     def condition(self, test, line):
         name = self.lo.namer.fresh("cond")
-        value = self.lo.expressions.nondiff(test)
+        value = self.lo.expressions.nondiff(self._truth_of_rows(test))
         if isinstance(test, gast.BoolOp) and not is_boolean(test):
             # ``flag or t >= 2`` is one of its operands; the test uses its truth only,
             # which ``bool(...)`` makes a value of its own (also for a program made
@@ -446,6 +446,29 @@ class StatementLowering:
                                draws=value.draws)
         self.lo.emit(ir.Assign(name, value, line))
         return name
+
+
+    def _truth_of_rows(self, test):
+        """``test`` with a list built at run time (its rows, an array) tested for its
+        truth (``if hs:``, ``not hs``, ``hs and ...``) as ``len(hs) > 0``: a
+        list's truth is whether it has items, an array's is refused by NumPy."""
+        def truth(node):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                    self.lo.run_time.is_rows(self.lo.expressions.load_name(node.id, node)):
+                length = gast.Call(func=gast.Name(id="len", ctx=gast.Load(), annotation=None,
+                                                  type_comment=None), args=[node], keywords=[])
+                return gast.copy_location(gast.Compare(left=length, ops=[gast.Gt()],
+                                                       comparators=[gast.Constant(0, None)]),
+                                          node)
+            if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+                return gast.copy_location(gast.UnaryOp(op=node.op, operand=truth(node.operand)),
+                                          node)
+            if isinstance(node, gast.BoolOp):
+                return gast.copy_location(gast.BoolOp(op=node.op,
+                                                      values=[truth(v) for v in node.values]),
+                                          node)
+            return node
+        return truth(test)
 
 
 def _is_number(value):
