@@ -208,6 +208,10 @@ class Function:
     # numbers, or containers holding one, and attributes of object parameters that
     # are, as ``m.c`` (complex_values.py)
     complex_params: frozenset = frozenset()
+    # analyze (activity.varied_on_entry): id(statement) -> (the statement, the names
+    # that may hold a differentiated value when it runs); a statement not in it (or
+    # another object at that id): every active name may
+    varied_on_entry: Dict[int, tuple] = field(default_factory=dict)
 
 
 def output_names(function):

@@ -8,7 +8,7 @@ Each stage is one call below, a function from one representation to the next
 import contextlib
 import gc
 
-from tangent_ckpt.compiler.analyze.activity import activity, wrt_parameters
+from tangent_ckpt.compiler.analyze.activity import activity, varied_on_entry, wrt_parameters
 from tangent_ckpt.compiler.frontend.deep import on_deep_stack
 from tangent_ckpt.compiler.emit.rendering import emit
 from tangent_ckpt.compiler.emit.user_code import desugared_text
@@ -89,6 +89,7 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
         wrt = expand_positions(wrt, containers, len(parameters))
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
+    function.varied_on_entry = varied_on_entry(function, wrt_names)
     function.scalar_output = output_is_scalar(function, shapes)
     function.inexact_params = frozenset(inexact) & set(function.params)
     function.complex_params = _complex_parameters(function, complex_params, wrt_names)

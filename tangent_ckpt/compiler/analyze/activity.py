@@ -3,7 +3,10 @@
 Activity is computed per name over the whole function (flow-insensitive, so it
 may keep an adjoint that is always zero, never drop one that is not):
 a variable is *varied* when it depends on a ``wrt`` input, *useful* when the
-result depends on it, and *active* when both.
+result depends on it, and *active* when both.  :func:`varied_on_entry` is the
+flow-sensitive half for one question: which names may hold a varied value where
+a statement runs (a name bound to a counter, read as an index, then rebound to a
+differentiated value is active, but its value at the index is not varied).
 """
 
 from tangent_ckpt.adjoints import registry
@@ -71,6 +74,56 @@ def activity(function, wrt_names):
     varied = _reachable(set(wrt_names), edges)
     useful = _reachable(ir.output_names(function), [(dst, src) for src, dst in edges])
     return varied & useful
+
+
+def varied_on_entry(function, wrt_names):
+    """{id(statement): (the statement, the names that may hold a value depending
+    (differentiably, along the edges :func:`activity` follows) on ``wrt_names`` when
+    it runs)}, for every statement of ``function`` (``ir.Function.varied_on_entry``;
+    the statement is kept so that a reader checks it is the same object).
+
+    Flow-sensitive and over-approximating: an assignment binds its target varied
+    or not from its operands (a ``SetItem`` only adds); an ``if`` joins both
+    branches; a loop's head holds what enters it and everything any point of its
+    body may hold (so a ``break`` or a skipped rest of the body loses nothing),
+    iterated until nothing changes; a ``for`` loop's counter takes a ``range``
+    value, never varied."""
+    entry, kept = {}, {}
+
+    def block(stmts, varied):
+        for stmt in stmts:
+            varied = statement(stmt, varied)
+        return varied
+
+    def statement(stmt, varied):
+        # (joined: a statement object met twice keeps what either place may hold)
+        entry[id(stmt)] = entry.get(id(stmt), frozenset()) | varied
+        kept[id(stmt)] = stmt
+        if isinstance(stmt, ir.Assign):
+            if any(n in varied for n in _diff_operands(stmt.expr)):
+                return varied | {stmt.target}
+            return varied - {stmt.target}
+        if isinstance(stmt, ir.SetItem):
+            if any(n in varied for n in ir.operand_names(stmt.value)):
+                return varied | {stmt.target}
+            return varied
+        if isinstance(stmt, ir.If):
+            return block(stmt.body, varied) | block(stmt.orelse, varied)
+        if isinstance(stmt, ir.Segment):
+            return block(stmt.body, varied)
+        if isinstance(stmt, (ir.For, ir.While)):
+            head = varied
+            while True:
+                inside = head - {stmt.target} if isinstance(stmt, ir.For) else head
+                after = block(stmt.body, inside)
+                grown = head.union(after, *(entry[id(s)] for s in ir.walk(stmt.body)))
+                if grown == head:
+                    return head
+                head = grown
+        return varied
+
+    block(function.body, frozenset(wrt_names))
+    return {key: (kept[key], names) for key, names in entry.items()}
 
 
 def _reachable(start, edges):

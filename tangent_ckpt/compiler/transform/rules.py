@@ -192,7 +192,11 @@ def check_static(rev, stmt, rule, bound):
         names = [n for item in items if isinstance(item, (ir.Name, ir.Seq, ir.Index))
                  for n in (item.names if isinstance(item, ir.Index)
                            else ir.operand_names(item))]
-        active = [n for n in names if n in rev.active]
+        # flow-sensitive: a name rebound to a differentiated value only after this
+        # statement (j = i; a[j]; j = x * 2) holds no derivative here
+        known = rev.function.varied_on_entry.get(id(stmt))
+        varied = known[1] if known is not None and known[0] is stmt else None
+        active = [n for n in names if n in rev.active and (varied is None or n in varied)]
         if active:
             index = isinstance(op, ir.Index)
             what = "an index" if index else f"argument '{param}'"
