@@ -170,10 +170,23 @@ def runtime_list_doubled(x, n):
     return np.sum(np.stack(hs))
 
 
+def dicts_appended(x):
+    """The hunt's CTRNN forward pass (akm7289/CTRNN, RNN_Forward_pass.py): a list of
+    dicts built at run time by append (once refused as a list of "lists")."""
+    layers = []
+    s = x
+    for t in range(3):
+        prev = s
+        s = np.tanh(s)
+        layers.append({'s': s, 'prev_s': prev})
+    return np.sum(s)
+
+
 @pytest.mark.parametrize("fn, marker, construct", [
     # the fence sees the list hold h after the append (it once left that to the
     # lowering, which named the append's line)
     (mutated_after_append, "h[0] = t", "may also change 'hs'"),
+    (dicts_appended, "layers.append(", "holds no dicts"),
     (shared_rows_written, "hs[t][0] = x[t]", "hs"),
     (runtime_list_doubled, "hs = hs * 2", "hs * 2"),
 ])

@@ -330,10 +330,14 @@ class RunTimeContainers:
                 len(item.items) != length or any(is_container(x) for x in item.items) or \
                 not isinstance(call.args[0], (gast.List, gast.Tuple)):
             spelled = "lists of one length" if length is None else f"lists of length {length}"
+            what, hint = (("holds no dicts", "keep each entry in a list of its own "
+                           "(ss.append(s)), or drop the list where nothing reads it")
+                          if isinstance(item, DictValue) else
+                          (f"holds {spelled} only when each is appended as a list display "
+                           "of numbers or arrays", "append [a, b, ...] of one length each "
+                           "time (or arrays to a list of arrays)"))
             raise self.lo.containers.refuse(
-                f"{to_source(call)}: a list built at run time holds {spelled} only when "
-                "each is appended as a list display of numbers or arrays", call,
-                "append [a, b, ...] of one length each time (or arrays to a list of arrays)")
+                f"{to_source(call)}: a list built at run time {what}", call, hint)
         for element in call.args[0].elts:
             self.refuse_mutated(element, call)  # the list holds a reference to it
         return self.lo.containers.as_array(item, call, hint)
