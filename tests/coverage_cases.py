@@ -347,6 +347,8 @@ def shape_cases():
         Case("np.take(x, np.array([4, -5]), axis=0, mode='wrap')", {"x": ((3, 2), r)}),
         Case("np.take(x, np.array([7, -1]), mode='clip')", {"x": ((2, 3), r)}),
         Case("x.take(np.array([1, 1]), axis=0)", {"x": ((2, 3), r)}),
+        Case("np.bincount(np.array([2, 0, 2, 3]), x)", {"x": ((4,), r)}),
+        Case("np.bincount(np.array([1, 1, 0]), weights=x, minlength=5)", {"x": ((3,), r)}),
         Case("np.compress(np.array([True, False, True]), x, axis=1)", {"x": ((2, 3), r)}),
         Case("np.compress(np.array([False, True]), x)", {"x": ((2, 3), r)}),
         Case("np.extract(y > 0, x)", {"x": ((2, 3), r), "y": ((2, 3), r)}),

@@ -643,6 +643,10 @@ with section("Shape"):
     defadjoint(np.take, "a, indices, axis=None, out=None, mode='raise'", view=False,
                methods="take", piecewise=("indices",), only={"out": (None,)},
                a="take_adjoint(g, a, indices, axis, mode)", linear=True, complex_input=True)
+    # np.bincount(x, w, n): out[k] = sum of w where x == k, so w's adjoint is g read
+    # back at x (x is integers: no derivative, and locally constant)
+    defadjoint(np.bincount, "x, /, weights=None, minlength=0", view=False, returns="array",
+               piecewise=("x",), weights="np.take(g, x)", linear=True)
     defadjoint(np.compress, "condition, a, axis=None, out=None", view=False,
                piecewise=("condition",), only={"out": (None,)},
                a="compress_adjoint(g, condition, a, axis)", linear=True, complex_input=True)
