@@ -2112,3 +2112,121 @@ def test_adam_class_with_state_dicts():
     rng = np.random.default_rng(54)
     tc.grad(adam_least_squares, wrt=(0, 1))(0.1 * rng.standard_normal(3),
                                             rng.standard_normal((5, 3)), rng.standard_normal(5), 3)
+
+
+# --- SIR grown row by row with np.concatenate, a helper rebinding its index parameter
+# (ES2Spring2019-ComputinginEngineering/final-project-will-and-dan-final-project,
+# simulation_functions.py: update_system(pop, beta, gamma, i) reads pop[i], then binds
+# `i` to the infected fraction; run_sim binds new_pop in an `if i == 0` branch first)
+
+def sir_row_update(pop, beta, gamma, i):
+    current = pop[i]
+    s = current[0]
+    i = current[1]          # the row counter, rebound to a differentiated number
+    r = current[2]
+    rec = r + gamma * i
+    inf = i + beta * s * i - gamma * i
+    sus = s - beta * s * i
+    return np.concatenate((pop, np.array([[sus, inf, rec]])))
+
+
+def sir_rows(pop, days, beta, gamma):
+    for i in range(days):
+        if i == 0:
+            new_pop = sir_row_update(pop, beta, gamma, i)
+        else:
+            new_pop = sir_row_update(new_pop, beta, gamma, i)
+    return np.sum(new_pop[-1] ** 2) + np.sum(new_pop[:, 1])
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_sir_rows_concatenated_by_a_helper_rebinding_its_index(options):
+    args = (np.array([[0.99, 0.01, 0.0]]), 6, 1 / 3, 1 / 4)
+    check_program(sir_rows, args, (0, 2, 3), options)
+
+
+# --- Lorenz by RK4 with np.append, `while (t + dt) <= T or np.isclose(t + dt, T)`, the
+# right-hand side passed as an argument and the parameters as a tuple it unpacks
+# (master-csmi/2022-m1-lorenz, lorenz/parareal/rk4.py)
+
+def lorenz_rhs(t, X, gamma):
+    (sigma, b, r) = gamma
+    (x, y, z) = X
+    return np.array([sigma * (y - x), x * (r - z) - y, x * y - b * z])
+
+
+def lorenz_rk4_appended(X0, dt, t0, T, fct, gamma=None):
+    X = np.array([X0])
+    t = t0
+    while (t + dt) <= T or np.isclose(t + dt, T):
+        K1 = fct(t, X[-1], gamma)
+        K2 = fct(t + dt / 2., X[-1] + 1. / 2. * K1 * dt, gamma)
+        K3 = fct(t + dt / 2., X[-1] + 1. / 2. * K2 * dt, gamma)
+        K4 = fct(t + dt, X[-1] + K3 * dt, gamma)
+        X = np.append(X, [X[-1] + dt / 6. * (K1 + 2. * K2 + 2. * K3 + K4)], axis=0)
+        t += dt
+    return X
+
+
+def lorenz_appended_loss(X0, sigma, b, r):
+    sol = lorenz_rk4_appended(X0, 0.01, 0., 0.1, lorenz_rhs, (sigma, b, r))
+    return np.sum(sol[-1] ** 2) + np.sum(sol)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_lorenz_rk4_grown_by_np_append_in_a_float_while(options):
+    check_program(lorenz_appended_loss, (np.array([5., 5., 5.]), 10., 8. / 3, 28.),
+                  (0, 1, 2, 3), options)
+
+
+# --- Lorenz with local lambdas for the right-hand side and the step, three arrays written
+# by one tuple assignment `x[i], y[i], z[i] = next(x[i-1], dx), ...`
+# (BhekimpiloNdhlela/NumericalMethods, assignment_06/src/question05.py)
+
+def lorenz_lambdas(h, N, s=10.0, r=28.0, b=8.0 / 3.0):
+    empty_vector = lambda size: np.zeros((size + 1,), dtype=float)
+    lorenz_system = lambda x, y, z: (s * (y - x), x * (r - z) - y, x * y - b * z)
+    step = lambda p, d: p + (d * h)
+    x, y, z = empty_vector(N), empty_vector(N), empty_vector(N)
+    x[0], y[0], z[0] = -14.0, -15.0, 20.0
+    for i in range(1, N + 1):
+        dx, dy, dz = lorenz_system(x[i - 1], y[i - 1], z[i - 1])
+        x[i], y[i], z[i] = step(x[i - 1], dx), step(y[i - 1], dy), step(z[i - 1], dz)
+    return np.sum(x) + np.sum(y * z)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_lorenz_lambdas_and_a_tuple_of_element_writes(options):
+    check_program(lorenz_lambdas, (0.002, 20, 10., 28., 8 / 3), (0, 2, 3, 4), options)
+
+
+# --- 1-D particle-in-cell: cloud-in-cell charge deposition by np.bincount with weights
+# (the deposition module found by code search: "numpy.bincount is used to count particles
+# in cells, the weights are the fractions"), the field a cumulative sum, particles pushed
+# by a leapfrog-like update reading the field at their cells
+
+def cic_density(n_cells, dx, x_particles):
+    cells = (x_particles / dx).astype(int)
+    right = x_particles / dx - cells
+    left = 1 - right
+    to_right = np.bincount(cells + 1, right, minlength=n_cells + 1)
+    to_left = np.bincount(cells, left, minlength=n_cells + 1)
+    return to_right + to_left
+
+
+def pic_run(xp, v, dt):
+    total = 0.0
+    for step in range(4):
+        rho = cic_density(8, 1.0, xp)
+        E = np.cumsum(rho - rho.mean())[:-1]
+        v = v + dt * E[(xp / 1.0).astype(int)]
+        xp = xp + dt * v
+        total = total + np.sum(rho ** 2 * np.arange(9))
+    return total + np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_pic_deposition_by_weighted_bincount(options):
+    rng = np.random.default_rng(15)
+    args = (rng.uniform(1.1, 5.9, 6), 0.1 * rng.standard_normal(6), 0.05)
+    check_program(pic_run, args, (0, 1, 2), options)
