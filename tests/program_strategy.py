@@ -152,6 +152,12 @@ HUNTING_FAMILIES += ("spelled_writes",)
 #: a loop body's value read after the loop, whose shape changes from step to step
 FAMILIES |= {"body_value_shapes"}
 HUNTING_FAMILIES += ("body_value_shapes",)
+#: a name that indexes while it holds an int (a range counter, int() of a value, a
+#: helper's index parameter) and is rebound to a differentiated number afterwards
+#: (the hunt's SIR program: ``cur = pop[i]; i = cur[1]``): activity is per name, the
+#: index check asks where the index is read (compiler/analyze/activity.py)
+FAMILIES |= {"rebound_indices"}
+HUNTING_FAMILIES += ("rebound_indices",)
 
 #: a list or dict holding one array at two places (``[a] * 2``, ``[a, a]``, ``{'p': a,
 #: 'q': a}``, one array appended twice), one place updated in place (``L[0] += v``:
@@ -1084,6 +1090,32 @@ class _Gen:
             self.emit(indent + 1, f"{G}[{k}][2] = np.sin({G}[{k}][0])")
         self.emit(indent, f"{total} = np.sum({G} * {G})")
         env[total] = Var((), 24.0, fresh=True)
+
+    def family_rebound_indices(self, env, indent):
+        """In a ``range`` loop, a name bound to an int (the counter, or ``int()`` of
+        a value) reads an item of a vector at it, then is rebound to a
+        differentiated number read afterwards; or a helper doing the same with its
+        index parameter, called with the counter (inlined: the parameter is
+        renamed and rebound in the caller's loop)."""
+        j, w, k, total = (self.fresh_name("j"), self.fresh_name("w"), self.fresh_name("k"),
+                          self.fresh_name())
+        vec, x = self._items(env, 1, (3,))[0], self._items(env, 1, ())[0]
+        form = self.pick(["counter", "int", "helper"])
+        self.features.add("rebound_indices_" + form)
+        self.emit(indent, f"{total} = 0.0")
+        self.emit(indent, f"for {k} in range(3):")
+        if form == "helper":
+            helper = self.fresh_name("pick")
+            self.helpers += [f"def {helper}(u, i):", "    w = u[i]",
+                             "    i = np.tanh(w * 2.0) + w", "    return w * i", "", ""]
+            self.emit(indent + 1, f"{total} = {total} + {helper}({vec}, {k})")
+        else:
+            start = k if form == "counter" else f"int(np.abs({x}) * 2.0 + {k}) % 3"
+            self.emit(indent + 1, f"{j} = {start}")
+            self.emit(indent + 1, f"{w} = ({vec})[{j}]")
+            self.emit(indent + 1, f"{j} = np.tanh({w} * {x})")
+            self.emit(indent + 1, f"{total} = {total} + {w} * {j}")
+        env[total] = Var((), 6.0, fresh=True)
 
     def family_carried_tuples(self, env, indent):
         """Loops carrying state through tuple assignment (a swap), conditional
