@@ -88,17 +88,28 @@ def test_a_method_adding_into_an_array_only_the_object_holds_is_differentiated()
     check_grad(bumped_fresh, (np.array([1.0, 2.0]),))
 
 
-def bumped_from_a_list(x):
+def bumped_from_a_dict(x):
     P = x * 1.0
-    ms = [Bumper(P)]
-    ms[0].bump(x)  # WRITE: the fence does not know what ms[0] is
+    ms = {"m": Bumper(P)}
+    ms["m"].bump(x)  # WRITE: the fence does not know what ms["m"] is
     return np.sum(P * x)
 
 
 def test_a_method_writing_in_place_on_an_object_the_fence_cannot_name_is_refused():
-    with pytest.raises(TransformError, match=rf"{HERE}:{line_of(bumped_from_a_list, '# WRITE')}"
+    with pytest.raises(TransformError, match=rf"{HERE}:{line_of(bumped_from_a_dict, '# WRITE')}"
                                              r": Bumper.bump\(\) writes in place"):
-        tc.grad(bumped_from_a_list)(np.array([1.0, 2.0]))
+        tc.grad(bumped_from_a_dict)(np.array([1.0, 2.0]))
+
+
+def bumped_from_a_list(x):
+    P = x * 1.0
+    ms = [Bumper(P)]
+    ms[0].bump(x)  # a list only read: the object is the name ms_0 (object_lists.py)
+    return np.sum(P * x)
+
+
+def test_a_method_writing_in_place_on_an_object_in_a_list_is_differentiated():
+    check_grad(bumped_from_a_list, (np.array([1.0, 2.0]),))
 
 
 def test_what_counts_as_writing_in_place():

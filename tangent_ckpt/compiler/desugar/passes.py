@@ -27,6 +27,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    step(state)`` in a ``with`` on a loop marker (``segment_markers.py``; the lowering
    makes them an ``ir.Segment`` and a checkpointed ``ir.For``; before 3, so the calls
    they leave are inlined like any other);
+2c. ``object_lists.py``: ``layers = [Dense(W1, b1), Tanh()]`` only read (by a
+   number, ``len``, loops over it), one name per object (``layers_0 = Dense(W1,
+   b1)``), each loop over it unrolled; ``a, b = Dense(W, b), Tanh()``, one binding
+   per object (before 3, which makes each such object names);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
    the user's generators) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name; a
@@ -87,6 +91,7 @@ from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functi
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
+from tangent_ckpt.compiler.desugar.object_lists import split_object_lists
 from tangent_ckpt.compiler.desugar.outside_attributes import write_outside_attributes
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.one_shot_iterators import refuse_reused_iterators
@@ -120,6 +125,7 @@ def desugar(parsed, helper=False, given=None):
     bind_partials(parsed.node, parsed.resolve)
     write_spread_arguments(parsed.node)
     write_checkpoint_calls(parsed)
+    split_object_lists(parsed)
     inline_functions(parsed, given)
     refuse_reused_iterators(parsed)
     peel_first_iterations(parsed, copied)

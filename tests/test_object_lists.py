@@ -1,0 +1,190 @@
+"""desugar/object_lists.py: a list or tuple of objects the function makes, only
+read, is one name per object; a loop over it, its body once per object."""
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from construct_check import check_construct
+from gradcheck import check_value_and_grad
+from tangent_ckpt.compiler.pipeline import desugared as desugared_with_helpers
+from tangent_ckpt.errors import TangentCkptError
+
+RNG = np.random.default_rng(19)
+W = RNG.standard_normal((3, 3)) * 0.5
+B = RNG.standard_normal(3)
+X = RNG.standard_normal(3)
+
+
+def desugared(fn):
+    """The printed desugared function alone (not the helpers listed after it)."""
+    return desugared_with_helpers(fn).split("\n\n\n")[0]
+
+
+class Dense:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def forward(self, x):
+        return np.tanh(self.W @ x + self.b)
+
+
+class Tanh:
+    def forward(self, x):
+        return np.tanh(x)
+
+
+@dataclasses.dataclass
+class Plain:
+    W: np.ndarray
+    scale: float = 0.5
+
+
+class Pair(NamedTuple):
+    a: np.ndarray
+    b: np.ndarray
+
+
+def over_the_list_in_a_time_loop(W, b, x, n):
+    layers = [Dense(W, b), Tanh(), Dense(W.T, b * 0.5)]
+    for _ in range(n):
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(x ** 2) + np.sum(layers[-1].W * layers[0].b)
+
+
+def reversed_and_enumerated(W, b, x):
+    layers = (Dense(W, b), Dense(W.T, b))
+    for layer in reversed(layers):
+        x = layer.forward(x)
+    for k, layer in enumerate(layers):
+        x = layer.forward(x) * (k + 1.0)
+    return np.sum(x) * len(layers)
+
+
+def by_index(W, b, x):
+    layers = [Dense(W, b), Dense(W * 2.0, b)]
+    for i in range(len(layers)):
+        x = layers[i].forward(x) + i
+    return np.sum(x) + i
+
+
+def records_in_a_list(W, x):
+    plains = [Plain(W), Plain(W.T, scale=0.1)]
+    pairs = [Pair(x, 2.0 * x), Pair(3.0 * x, x)]
+    for p in plains:
+        x = np.tanh(p.W @ x) * p.scale
+    total = 0.0
+    for q in pairs:
+        total = total + np.sum(q.a * q.b * x)
+    return total
+
+
+def two_objects_bound_at_once(W, b, x):
+    first, act, second = Dense(W, b), Tanh(), Dense(W.T, b)
+    return np.sum(second.forward(act.forward(first.forward(x))) ** 2)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (over_the_list_in_a_time_loop, (W, B, X, 3), (0, 1, 2)),
+    (reversed_and_enumerated, (W, B, X), (0, 1, 2)),
+    (by_index, (W, B, X), (0, 1, 2)),
+    (records_in_a_list, (W, X), (0, 1)),
+    (two_objects_bound_at_once, (W, B, X), (0, 1, 2)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_list_of_objects_only_read_is_one_name_per_attribute(f, args, wrt):
+    text = desugared(f)
+    assert not any(word in text for word in (".forward", "Dense", "Tanh", "Plain", "Pair")), text
+    value, _ = tc.value_and_grad(f, wrt=wrt)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    check_construct(f, args, wrt, autograd=False)
+
+
+def test_the_loop_is_the_body_once_per_object_the_index_bound_where_read():
+    text = desugared(by_index)
+    assert "layers_0_W = W" in text and "layers_1_W" in text, text
+    assert text.count("i = 0") == 1 and text.count("i = 1") == 1, text
+    assert "i = " not in desugared(over_the_list_in_a_time_loop)
+    assert "for _ in range(n):" in desugared(over_the_list_in_a_time_loop)
+
+
+class Noisy:
+    def __init__(self, x, draws):
+        self.w = x * draws.normal()
+
+
+def drawn_in_order(x):
+    draws = np.random.default_rng(0)
+    made = [Noisy(x, draws), Noisy(2.0 * x, draws)]
+    return np.sum(made[0].w * made[1].w + made[1].w)
+
+
+def test_the_objects_are_made_in_the_order_the_list_writes_them():
+    assert "made_0_w" in desugared(drawn_in_order)
+    check_value_and_grad(drawn_in_order, (X,))
+
+
+def read_after_the_loop(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(x * layer.b)
+
+
+def left_early(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    for layer in layers:
+        x = layer.forward(x)
+        if np.sum(x) > 10.0:
+            break
+    return np.sum(x)
+
+
+def handed_on(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    return np.sum(run_all(layers, x))
+
+
+def run_all(layers, x):
+    for layer in layers:
+        x = layer.forward(x)
+    return x
+
+
+def indexed_by_a_number_the_code_computes(W, b, x, k):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    return np.sum(layers[k].forward(x))
+
+
+@pytest.mark.parametrize("f, args", [
+    (read_after_the_loop, (W, B, X)),
+    (handed_on, (W, B, X)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_list_used_any_other_way_stays_a_list(f, args):
+    """The loop's variable read after it, the list handed to a helper: the list
+    stays (for the lowering, which follows it as before)."""
+    assert "layers = [Dense(W, b), Dense(W.T, b)]" in desugared(f)
+    check_construct(f, args, (0, 1, 2), autograd=False)
+
+
+@pytest.mark.parametrize("f", [left_early, indexed_by_a_number_the_code_computes],
+                         ids=lambda f: f.__name__)
+def test_a_list_left_early_or_indexed_by_a_value_of_the_run_stays_a_list(f):
+    """(The lowering refuses both, as before, naming the line.)"""
+    assert "layers = [Dense(W, b), Dense(W.T, b)]" in desugared(f)
+    with pytest.raises(TangentCkptError, match=r"test_object_lists.py:\d+: "):
+        tc.grad(f, wrt=(0,))(W, B, X, *((1,) if f is not left_early else ()))
+
+
+def rebinding_a_name_an_item_reads(W, b, x):
+    W, layer = W.T, Dense(W, b)   # Dense reads the W before this statement
+    return np.sum(layer.forward(x) + W @ x)
+
+
+def test_a_tuple_binding_whose_items_read_its_names_stays_one_statement():
+    """(Split, ``layer = Dense(W, b)`` would read the new ``W``.)"""
+    assert "W, layer = (W.T, Dense(W, b))" in desugared(rebinding_a_name_an_item_reads)
