@@ -84,6 +84,13 @@ def records_in_a_list(W, x):
     return total
 
 
+def made_by_a_comprehension(W, b, x):
+    layers = [Dense(W * (k + 1.0), b) for k in range(2)]
+    more = [Dense(V, c) for V, c in ((W, b), (x, 0.5))]
+    hs = [layer.forward(x) for layer in layers]
+    return sum(np.sum(h) for h in hs) + sum(np.sum(m.forward(x) ** 2) for m in more)
+
+
 def two_objects_bound_at_once(W, b, x):
     first, act, second = Dense(W, b), Tanh(), Dense(W.T, b)
     return np.sum(second.forward(act.forward(first.forward(x))) ** 2)
@@ -94,6 +101,7 @@ def two_objects_bound_at_once(W, b, x):
     (reversed_and_enumerated, (W, B, X), (0, 1, 2)),
     (by_index, (W, B, X), (0, 1, 2)),
     (records_in_a_list, (W, X), (0, 1)),
+    (made_by_a_comprehension, (W, B, X), (0, 1, 2)),
     (two_objects_bound_at_once, (W, B, X), (0, 1, 2)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_list_of_objects_only_read_is_one_name_per_attribute(f, args, wrt):

@@ -2,8 +2,8 @@
 
 ``layers = [Dense(W1, b1), Tanh(), Dense(W2, b2)]`` whose items are only read
 (``layers[1]``, ``len(layers)``, ``for layer in layers``, ``reversed(layers)``,
-``enumerate(layers)``, ``for i in range(len(layers))``) is a fixed row of
-objects: each becomes a name bound where the list is made, and each loop over
+``enumerate(layers)``, ``for i in range(len(layers))``, ``[f(l) for l in
+layers]``) is a fixed row of objects: each becomes a name bound where the list is made, and each loop over
 the list its body once per object, with the object's name in place of the loop's
 variable (the index, where the loop has one, bound to its number first)::
 
@@ -12,6 +12,10 @@ variable (the index, where the loop has one, bound to its number first)::
         h = layer.forward(h)                      h = layers_0.forward(h)
                                                   h = layers_1.forward(h)
 
+A list comprehension of objects over a range of a number or a display of names
+and numbers (``[Adam(p) for p in (W, b)]``) is the list of its items written
+out first; a list comprehension over the list (or a generator of it summed,
+``sum(np.sum(p.a) for p in pairs)``), the list of its items written out.
 ``first, act = Dense(W1, b1), Tanh()`` is split the same way, into one binding
 per object, where no item reads a name the statement binds.  Each object is
 then made by ``name = Cls(...)``, which ``inline_functions.py`` (run after this
@@ -29,6 +33,7 @@ is, for the lowering.
 """
 
 import builtins
+import copy
 
 import gast
 
@@ -54,11 +59,11 @@ def split_object_lists(parsed):
     taken = names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
     _split_tuple_bindings(parsed, fnode, local)
     for stmt in [s for block in statement_lists(fnode) for s in block]:
-        name = _object_list(stmt, parsed, local)
-        if name is None or _bindings(fnode, name) != 1:
+        made = _object_list(stmt, parsed, local)
+        if made is None or _bindings(fnode, made[0]) != 1:
             continue
         trial = copied(parsed, fnode)
-        items = _split(parsed, trial, name, len(stmt.value.elts), taken, local)
+        items = _split(parsed, trial, made[0], len(made[1]), taken, local)
         if items is not None:
             fnode.body = trial.body
 
@@ -73,13 +78,85 @@ def _made(call, parsed, local):
 
 
 def _object_list(stmt, parsed, local):
-    """``name`` where ``stmt`` is ``name = [Cls(...), ...]`` (or a tuple), else None."""
+    """``(name, constructions)`` where ``stmt`` is ``name = [Cls(...), ...]`` (or a
+    tuple), or ``name = [Cls(...) for v in range(2)]`` (see :func:`_comprehended`),
+    else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
-            isinstance(stmt.targets[0], gast.Name) and
-            isinstance(stmt.value, (gast.List, gast.Tuple)) and stmt.value.elts and
-            all(_made(e, parsed, local) for e in stmt.value.elts)):
+            isinstance(stmt.targets[0], gast.Name)):
         return None
-    return stmt.targets[0].id
+    value = stmt.value
+    items = value.elts if isinstance(value, (gast.List, gast.Tuple)) else \
+        _comprehended(value, parsed, local)
+    if not items or not all(_made(e, parsed, local) for e in items):
+        return None
+    return stmt.targets[0].id, items
+
+
+def _comprehended(node, parsed, local):
+    """The items ``[Cls(k) for k in range(2)]`` makes, written out (``[Cls(0),
+    Cls(1)]``), where its one ``for`` has no ``if``, runs over ``range`` of a
+    number or over a tuple or list display of names and numbers (or of tuples
+    of them, unpacked into names), and its item reads its variables only
+    (no nested function, comprehension or ``:=``); else None."""
+    if not (isinstance(node, gast.ListComp) and len(node.generators) == 1):
+        return None
+    loop = node.generators[0]
+    if loop.ifs or loop.is_async or any(
+            isinstance(n, SCOPES + COMPREHENSIONS + (gast.NamedExpr,))
+            for n in gast.walk(node.elt)):
+        return None
+    it = loop.iter
+    if isinstance(it, gast.Call) and _builtin(it.func, "range", parsed) and \
+            len(it.args) == 1 and not it.keywords and _number(it.args[0]) is not None:
+        values = [gast.Constant(value=k, kind=None) for k in range(_number(it.args[0]))]
+    elif isinstance(it, (gast.Tuple, gast.List)) and \
+            all(_plain_item(e) for e in it.elts):
+        values = it.elts
+    else:
+        return None
+    out = []
+    for value in values:
+        bound = _unpacked(loop.target, value)
+        if bound is None:
+            return None
+        out.append(_Bound(bound).visit(copied(parsed, node.elt)))
+    return out
+
+
+def _plain_item(node):
+    """A name, a number or a tuple of them (read as written, each time)."""
+    if isinstance(node, gast.Tuple):
+        return all(_plain_item(e) for e in node.elts)
+    return isinstance(node, gast.Name) or \
+        isinstance(node, gast.Constant) and isinstance(node.value, (int, float))
+
+
+def _unpacked(target, value):
+    """{variable: expression} the comprehension's ``target`` binds to ``value``."""
+    if isinstance(target, gast.Name):
+        return {target.id: value}
+    if isinstance(target, gast.Tuple) and isinstance(value, gast.Tuple) and \
+            len(target.elts) == len(value.elts):
+        bound = {}
+        for t, v in zip(target.elts, value.elts):
+            inner = _unpacked(t, v)
+            if inner is None:
+                return None
+            bound.update(inner)
+        return bound
+    return None
+
+
+class _Bound(gast.NodeTransformer):
+    """An expression with each read of a variable of ``bound`` its value."""
+
+    def __init__(self, bound):
+        self.bound = bound
+
+    def visit_Name(self, node):
+        if node.id in self.bound and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(copy.deepcopy(self.bound[node.id]), node)
+        return node
 
 
 def _bindings(fnode, name):
@@ -112,10 +189,11 @@ def _split(parsed, fnode, name, size, taken, local):
         k = 0
         while k < len(block):
             stmt = block[k]
-            if _object_list(stmt, parsed, local) == name:
+            found = _object_list(stmt, parsed, local)
+            if found is not None and found[0] == name:
                 made = [located(gast.Assign(targets=[store_node(item)], value=None,
                                             type_comment=None), stmt) for item in items]
-                for value, where in zip(stmt.value.elts, made):
+                for value, where in zip(found[1], made):
                     where.value = value  # (the constructions keep their own places)
                 block[k:k + 1] = made
                 k += len(made)
@@ -272,7 +350,34 @@ class _Items(gast.NodeTransformer):
                 not node.keywords and isinstance(node.args[0], gast.Name) and \
                 node.args[0].id == self.name:
             return gast.copy_location(gast.Constant(value=len(self.items), kind=None), node)
+        if _builtin(node.func, "sum", self.parsed) and len(node.args) == 1 and \
+                not node.keywords and isinstance(node.args[0], gast.GeneratorExp):
+            items = self.written_out(node.args[0])  # (sum takes every item: no laziness)
+            if items is not None:
+                node.args[0] = gast.copy_location(items, node.args[0])
         return self.generic_visit(node)
+
+    def visit_ListComp(self, node):
+        items = self.written_out(node)
+        return gast.copy_location(items, node) if items is not None else \
+            self.generic_visit(node)
+
+    def written_out(self, node):
+        """``[f(p) for p in name]`` (or the generator's items) as the list display
+        ``[f(name_0), f(name_1)]``, where its one ``for`` binds a name, has no
+        ``if`` and its item holds no nested function, comprehension or ``:=``;
+        else None."""
+        if len(node.generators) != 1:
+            return None
+        loop = node.generators[0]
+        if loop.ifs or loop.is_async or not isinstance(loop.target, gast.Name) or \
+                not (isinstance(loop.iter, gast.Name) and loop.iter.id == self.name) or \
+                any(isinstance(n, SCOPES + COMPREHENSIONS + (gast.NamedExpr,))
+                    for n in gast.walk(node.elt)):
+            return None
+        elts = [self.visit(_Bound({loop.target.id: name_node(item)}).visit(
+            copied(self.parsed, node.elt))) for item in self.items]
+        return gast.List(elts=elts, ctx=gast.Load())
 
 
 def _number(node):

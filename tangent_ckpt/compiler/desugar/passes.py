@@ -27,8 +27,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    step(state)`` in a ``with`` on a loop marker (``segment_markers.py``; the lowering
    makes them an ``ir.Segment`` and a checkpointed ``ir.For``; before 3, so the calls
    they leave are inlined like any other);
-2c. ``object_lists.py``: ``layers = [Dense(W1, b1), Tanh()]`` only read (by a
-   number, ``len``, loops over it), one name per object (``layers_0 = Dense(W1,
+2c. ``object_lists.py``: ``layers = [Dense(W1, b1), Tanh()]`` (or a comprehension
+   of objects over a constant range or display) only read (by a number, ``len``,
+   loops and comprehensions over it), one name per object (``layers_0 = Dense(W1,
    b1)``), each loop over it unrolled; ``a, b = Dense(W, b), Tanh()``, one binding
    per object (before 3, which makes each such object names);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
