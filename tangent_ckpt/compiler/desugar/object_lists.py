@@ -3,9 +3,10 @@
 ``layers = [Dense(W1, b1), Tanh(), Dense(W2, b2)]`` whose items are only read
 (``layers[1]``, ``len(layers)``, ``for layer in layers``, ``reversed(layers)``,
 ``enumerate(layers)``, ``for i in range(len(layers))``, ``[f(l) for l in
-layers]``) is a fixed row of objects: each becomes a name bound where the list is made, and each loop over
-the list its body once per object, with the object's name in place of the loop's
-variable (the index, where the loop has one, bound to its number first)::
+layers]``) is a fixed row of objects: each becomes a name bound where the list
+is made, and each loop over the list its body once per object, with the
+object's name in place of the loop's variable (the index, where the loop has
+one, bound to its number first)::
 
     layers = [Dense(W1, b1), Tanh()]      ->      layers_0 = Dense(W1, b1)
     for layer in layers:                          layers_1 = Tanh()
