@@ -27,7 +27,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    step(state)`` in a ``with`` on a loop marker (``segment_markers.py``; the lowering
    makes them an ``ir.Segment`` and a checkpointed ``ir.For``; before 3, so the calls
    they leave are inlined like any other);
-2c. ``object_lists.py``: ``layers = [Dense(W1, b1), Tanh()]`` (or a comprehension
+2c. ``named_constructions.py``: ``return Model(W).loss(x)``, the object bound to a
+   name first (``model = Model(W)``) where it runs first in its statement;
+   ``object_lists.py``: ``layers = [Dense(W1, b1), Tanh()]`` (or a comprehension
    of objects over a constant range or display) only read (by a number, ``len``,
    loops and comprehensions over it), one name per object (``layers_0 = Dense(W1,
    b1)``), each loop over it unrolled; ``a, b = Dense(W, b), Tanh()``, one binding
@@ -91,6 +93,7 @@ from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
 from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
+from tangent_ckpt.compiler.desugar.named_constructions import name_constructions
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
 from tangent_ckpt.compiler.desugar.object_lists import split_object_lists
 from tangent_ckpt.compiler.desugar.outside_attributes import write_outside_attributes
@@ -126,6 +129,7 @@ def desugar(parsed, helper=False, given=None):
     bind_partials(parsed.node, parsed.resolve)
     write_spread_arguments(parsed.node)
     write_checkpoint_calls(parsed)
+    name_constructions(parsed)
     split_object_lists(parsed)
     inline_functions(parsed, given)
     refuse_reused_iterators(parsed)
