@@ -2162,7 +2162,8 @@ class _Gen:
                           "closure_factory", "def_default", "partial", "object_methods",
                           "shadowed_parameters", "scalar_descent", "generator_continue",
                           "item_added_call", "closure_over_a_local", "view_written_in_a_branch",
-                          "object_in_a_list_aliased", "def_in_each_branch",
+                          "object_in_a_dict_aliased", "object_in_a_list_aliased",
+                          "def_in_each_branch",
                           "function_tuple_loop"])
         self.features.add("inlined_calls_" + form)
         in_place = False
@@ -2264,17 +2265,23 @@ class _Gen:
             self.emit(inner + 1, f"def _pick{k}(v):")
             self.emit(inner + 2, "return v * 2.0")
             self.emit(inner, f"{u} = _pick{k}({u}) + 0.1 * {u}")
-        elif form == "object_in_a_list_aliased":  # the lowering's object: refused
-            # (a method writing through w = self.w: once the object kept its old array)
+        elif form in ("object_in_a_dict_aliased", "object_in_a_list_aliased"):
+            # a method writing through w = self.w (once the object kept its old array):
+            # refused on the lowering's object (in a dict); exact in a list only read
+            # (desugar/object_lists.py: the object is names)
             box = self.fresh_name("box")
+            mark = f"  {REFUSED_MARK} alias of the object's array" \
+                if form == "object_in_a_dict_aliased" else ""
             self.helpers += [f"class _Bump{k}:", "    def __init__(self, w):",
                              "        self.w = w * 1.0", "    def bump(self):",
-                             "        r = self.w",
-                             f"        r += 0.1  {REFUSED_MARK} alias of the object's array",
+                             "        r = self.w", f"        r += 0.1{mark}",
                              "        return np.sum(r)", "", ""]
-            self.emit(inner, f"{box} = [_Bump{k}({u})]")
-            self.emit(inner, f"{total}_c = {box}[0].bump()")
-            self.emit(inner, f"{u} = {u} + 0.1 * {total}_c + {box}[0].w")
+            key = '"b"' if form == "object_in_a_dict_aliased" else "0"
+            made = f"{{{key}: _Bump{k}({u})}}" if form == "object_in_a_dict_aliased" else \
+                f"[_Bump{k}({u})]"
+            self.emit(inner, f"{box} = {made}")
+            self.emit(inner, f"{total}_c = {box}[{key}].bump()")
+            self.emit(inner, f"{u} = {u} + 0.1 * {total}_c + {box}[{key}].w")
         elif form == "closure_over_a_local":  # the closure reads acc after the +=
             self.helpers += [f"def _make_acc{k}(a):", "    acc = a * 0.5",
                              "    def pulled(v):", "        return np.tanh(v) * acc",
