@@ -54,11 +54,12 @@ _LOOP_CALLS = ("reversed", "enumerate")
 def split_object_lists(parsed):
     """Rewrite, in place, each list or tuple of objects of ``parsed.node`` that is
     nothing but its items, and each tuple assignment of constructions (see the
-    module's docstring)."""
+    module's docstring); whether a list was."""
     fnode = parsed.node
     local = local_names(fnode)
     taken = names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
     _split_tuple_bindings(parsed, fnode, local)
+    split = False
     for stmt in [s for block in statement_lists(fnode) for s in block]:
         made = _object_list(stmt, parsed, local)
         if made is None or _bindings(fnode, made[0]) != 1:
@@ -67,6 +68,8 @@ def split_object_lists(parsed):
         items = _split(parsed, trial, made[0], len(made[1]), taken, local)
         if items is not None:
             fnode.body = trial.body
+            split = True
+    return split
 
 
 def _made(call, parsed, local):

@@ -33,7 +33,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    of objects over a constant range or display) only read (by a number, ``len``,
    loops and comprehensions over it), one name per object (``layers_0 = Dense(W1,
    b1)``), each loop over it unrolled; ``a, b = Dense(W, b), Tanh()``, one binding
-   per object (before 3, which makes each such object names);
+   per object (before 3, which makes each such object names; and again after 3,
+   for a list read in a helper's body 3 inlined, then 3 again);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
    the user's generators) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name; a
@@ -132,6 +133,8 @@ def desugar(parsed, helper=False, given=None):
     name_constructions(parsed)
     split_object_lists(parsed)
     inline_functions(parsed, given)
+    if split_object_lists(parsed):  # a list an inlined helper's body reads, by its name
+        inline_functions(parsed)
     refuse_reused_iterators(parsed)
     peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)
