@@ -91,3 +91,7 @@ def test_an_object_made_after_something_runs_or_in_a_branch_stays_where_it_is(f)
 def test_only_the_construction_that_runs_first_is_named():
     text = desugared(made_after_a_call)
     assert "model_W = W * 1.0" in text and "Model(W.T).loss(x)" in text, text
+
+
+def test_an_object_made_after_another_call_stays_the_lowerings_and_is_exact():
+    check_construct(made_after_a_call, (W, X), (0, 1), autograd=False)
