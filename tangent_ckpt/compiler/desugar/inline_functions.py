@@ -1004,9 +1004,9 @@ class _Inliner:
         return self.without_given_lambdas(prelude, body) + [marker] + body
 
     def property_reads(self, node):
-        """``node`` with each ``m.ratio`` where ``m`` is a named tuple or dataclass
-        this pass made and ``ratio`` a property of its class whose getter is the
-        user's written as the getter's call ``ratio_of_Mixture(m)`` (inlined then
+        """``node`` with each ``m.ratio`` where ``m`` is an object this pass made
+        (a named tuple, a dataclass, a plain class's) and ``ratio`` a property of
+        its class whose getter is the user's written as the getter's call ``ratio_of_Mixture(m)`` (inlined then
         like a method; where it is not, ``m`` is handed on and stays the lowering's)."""
         inliner = self
 
@@ -1015,11 +1015,11 @@ class _Inliner:
                 self.generic_visit(attr)
                 classes = inliner.constructed.get(getattr(attr.value, "id", None), ())
                 if not (isinstance(attr.value, gast.Name) and isinstance(attr.ctx, gast.Load)
-                        and len(classes) == 1 and records.record_class(next(iter(classes)))):
+                        and len(classes) == 1 and _made_class(next(iter(classes)))):
                     return attr
                 cls = next(iter(classes))
                 raw = inspect.getattr_static(cls, attr.attr, None)
-                if attr.attr in records.fields(cls) or \
+                if records.record_class(cls) and attr.attr in records.fields(cls) or \
                         not (isinstance(raw, property) and _plain_user_function(raw.fget)):
                     return attr
                 name = inliner.denote(raw.fget, f"{attr.attr}_of_{cls.__name__}")
