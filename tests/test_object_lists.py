@@ -203,3 +203,58 @@ def rebinding_a_name_an_item_reads(W, b, x):
 def test_a_tuple_binding_whose_items_read_its_names_stays_one_statement():
     """(Split, ``layer = Dense(W, b)`` would read the new ``W``.)"""
     assert "W, layer = (W.T, Dense(W, b))" in desugared(rebinding_a_name_an_item_reads)
+
+
+def appended(W, b, x):
+    layers = []
+    layers.append(Dense(W, b))
+    h = x * 2.0
+    layers.append(Tanh())
+    layers.append(Dense(W.T, b))
+    for layer in layers:
+        h = layer.forward(h)
+    return np.sum(h)
+
+
+def test_a_list_of_objects_appended_one_statement_after_another_is_one_name_per_object():
+    text = desugared(appended)
+    assert "layers" not in text.replace("layers_0_", "").replace("layers_2_", ""), text
+    check_construct(appended, (W, B, X), (0, 1, 2), autograd=False)
+
+
+def appended_on_one_path(W, b, x, flag):
+    layers = []
+    layers.append(Dense(W, b))
+    if flag:
+        layers.append(Dense(W.T, b))
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(x)
+
+
+def appended_in_a_loop(W, b, x):
+    layers = []
+    for k in range(2):
+        layers.append(Dense(W * (k + 1.0), b))
+    return np.sum(layers[0].forward(x))
+
+
+@pytest.mark.parametrize("f", [appended_on_one_path, appended_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_a_list_appended_to_in_a_branch_or_a_loop_stays_a_list(f):
+    assert "layers = []" in desugared(f)
+
+
+def made_then_appended_to(W, b, x):
+    layers = [Dense(W, b)]
+    layers.append(Dense(W.T, b))
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(x)
+
+
+def test_a_list_made_by_a_display_then_appended_to_stays_a_list():
+    """(Its appends are no items of the display: once written as the names of the
+    display's items, a wrong program.)"""
+    assert "layers = [Dense(W, b)]" in desugared(made_then_appended_to)
+    check_construct(made_then_appended_to, (W, B, X), (0, 1, 2), autograd=False)

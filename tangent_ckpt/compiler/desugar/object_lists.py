@@ -13,7 +13,10 @@ one, bound to its number first)::
         h = layer.forward(h)                      h = layers_0.forward(h)
                                                   h = layers_1.forward(h)
 
-A list comprehension of objects over a range of a number or a display of names
+A list made empty and filled by appends, each a statement of the same block
+(``layers = []``, ``layers.append(Dense(W1, b1))``, ...), nothing reading it
+before the last, is the same row: each append binds its object's name.  A list
+comprehension of objects over a range of a number or a display of names
 and numbers (``[Adam(p) for p in (W, b)]``) is the list of its items written
 out first; a list comprehension over the list (or a generator of it summed,
 ``sum(np.sum(p.a) for p in pairs)``), the list of its items written out.
@@ -60,12 +63,14 @@ def split_object_lists(parsed):
     taken = names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
     _split_tuple_bindings(parsed, fnode, local)
     split = False
-    for stmt in [s for block in statement_lists(fnode) for s in block]:
-        made = _object_list(stmt, parsed, local)
+    for block, stmt in [(b, s) for b in statement_lists(fnode) for s in b]:
+        made = _object_list(stmt, parsed, local) or \
+            _appended(fnode, block, stmt, parsed, local)
         if made is None or _bindings(fnode, made[0]) != 1:
             continue
         trial = copied(parsed, fnode)
-        items = _split(parsed, trial, made[0], len(made[1]), taken, local)
+        items = _split(parsed, trial, made[0], len(made[1]), taken, local,
+                       appends=_empty_list(stmt, made[0]))
         if items is not None:
             fnode.body = trial.body
             split = True
@@ -163,6 +168,53 @@ class _Bound(gast.NodeTransformer):
         return node
 
 
+def _appended(fnode, block, stmt, parsed, local):
+    """``(name, constructions)`` where ``stmt`` is ``name = []`` and the statements
+    after it in ``block`` append constructions to it (``name.append(Cls(...))``),
+    each a statement of its own, nothing else reading ``name`` before the last
+    (and nothing else in ``fnode`` appending to it); else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+            isinstance(stmt.targets[0], gast.Name) and _empty_list(stmt, stmt.targets[0].id)):
+        return None
+    name = stmt.targets[0].id
+    after = block[block.index(stmt) + 1:]
+    made, last = [], -1
+    for k, s in enumerate(after):
+        call = _append(s, name)
+        if call is not None:
+            if not _made(call, parsed, local):
+                return None
+            made.append(call)
+            last = k
+    reads = [n for s in after[:last + 1] for n in gast.walk(s)
+             if isinstance(n, gast.Name) and n.id == name]
+    everywhere = [n for n in gast.walk(fnode) if isinstance(n, gast.Attribute) and
+                  isinstance(n.value, gast.Name) and n.value.id == name]
+    if not made or len(reads) != len(made) or \
+            len([n for n in everywhere if n.attr == "append"]) != len(made):
+        return None  # (read between the appends, or appended to elsewhere)
+    return name, made
+
+
+def _empty_list(stmt, name):
+    """Is ``stmt`` ``name = []``?"""
+    return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+        isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name and \
+        isinstance(stmt.value, gast.List) and not stmt.value.elts
+
+
+def _append(stmt, name):
+    """The one argument of ``stmt``, ``name.append(arg)``, else None."""
+    if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
+        return None
+    call = stmt.value
+    if isinstance(call.func, gast.Attribute) and call.func.attr == "append" and \
+            isinstance(call.func.value, gast.Name) and call.func.value.id == name and \
+            len(call.args) == 1 and not call.keywords:
+        return call.args[0]
+    return None
+
+
 def _bindings(fnode, name):
     """How many times ``fnode`` binds or deletes ``name`` (a nested scope naming
     it at all counts as many)."""
@@ -183,12 +235,14 @@ def _builtin(node, name, parsed):
         parsed.resolve(name) is getattr(builtins, name)
 
 
-def _split(parsed, fnode, name, size, taken, local):
+def _split(parsed, fnode, name, size, taken, local, appends=False):
     """Rewrite ``fnode`` (a copy) with the list ``name`` of ``size`` objects as
     ``size`` names; None (``fnode`` then half written) where a use of the list is
-    none of the forms the module's docstring lists."""
+    none of the forms the module's docstring lists.  ``appends``: the list is
+    made ``name = []`` and filled by ``name.append(Cls(...))`` statements."""
     items = [fresh_name(f"{name}_{k}", set(taken)) for k in range(size)]
     indices = set()
+    appended = 0
     for block in statement_lists(fnode):
         k = 0
         while k < len(block):
@@ -201,6 +255,17 @@ def _split(parsed, fnode, name, size, taken, local):
                     where.value = value  # (the constructions keep their own places)
                 block[k:k + 1] = made
                 k += len(made)
+                continue
+            if appends and _empty_list(stmt, name):  # layers = [] before its appends
+                del block[k]
+                continue
+            if appends and _append(stmt, name) is not None:  # layers.append(Dense(W, b))
+                made = located(gast.Assign(targets=[store_node(items[appended])], value=None,
+                                           type_comment=None), stmt)
+                made.value = _append(stmt, name)
+                block[k] = made
+                appended += 1
+                k += 1
                 continue
             unrolled = _unrolled(parsed, fnode, stmt, name, items, indices)
             if unrolled is False:

@@ -30,7 +30,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 2c. ``named_constructions.py``: ``return Model(W).loss(x)``, the object bound to a
    name first (``model = Model(W)``) where it runs first in its statement;
    ``object_lists.py``: ``layers = [Dense(W1, b1), Tanh()]`` (or a comprehension
-   of objects over a constant range or display) only read (by a number, ``len``,
+   of objects over a constant range or display, or ``layers = []`` and a
+   statement ``layers.append(Dense(...))`` per object) only read (by a number, ``len``,
    loops and comprehensions over it), one name per object (``layers_0 = Dense(W1,
    b1)``), each loop over it unrolled; ``a, b = Dense(W, b), Tanh()``, one binding
    per object (before 3, which makes each such object names; and again after 3,
