@@ -258,3 +258,15 @@ def test_a_list_made_by_a_display_then_appended_to_stays_a_list():
     display's items, a wrong program.)"""
     assert "layers = [Dense(W, b)]" in desugared(made_then_appended_to)
     check_construct(made_then_appended_to, (W, B, X), (0, 1, 2), autograd=False)
+
+
+def with_a_local_len(W, b, x):
+    len = lambda seq: 1               # noqa: E731  (the function's own len)
+    layers = [Dense(W, b), Dense(W.T, b)]
+    for i in range(len(layers)):
+        x = layers[i].forward(x)
+    return np.sum(x)
+
+
+def test_a_local_named_like_a_builtin_is_not_the_builtin():
+    assert "layers = [Dense(W, b), Dense(W.T, b)]" in desugared(with_a_local_len)

@@ -232,7 +232,8 @@ def _bindings(fnode, name):
 def _builtin(node, name, parsed):
     """Is ``node`` the name of the builtin ``name`` (not a local or a global)?"""
     return isinstance(node, gast.Name) and node.id == name and \
-        parsed.resolve(name) is getattr(builtins, name)
+        parsed.resolve(name) is getattr(builtins, name) and \
+        name not in local_names(parsed.node)
 
 
 def _split(parsed, fnode, name, size, taken, local, appends=False):
