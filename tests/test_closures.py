@@ -400,3 +400,37 @@ def test_a_def_writing_its_functions_array_is_exact_as_a_statement_refused_elsew
     with pytest.raises(TangentCkptError, match="may be the variable 'acc' of the function "
                                                "that defines add"):
         tc.grad(closure_writing_its_functions_array_in_a_comprehension)(x)
+
+
+def _setter_of_an_outer_scope():
+    s = 1.0
+
+    def f(x):
+        def setter():
+            nonlocal s  # the s of the scope around f: Python rebinds it there
+            s = 5.0
+        setter()
+        return np.sum(x * s)
+    return f
+
+
+G_SCALE = 1.0
+
+
+def sets_a_global_by_a_nested_def(x):
+    def setter():
+        global G_SCALE
+        G_SCALE = 5.0
+    setter()
+    return np.sum(x * G_SCALE)
+
+
+@pytest.mark.parametrize("f, statement", [(_setter_of_an_outer_scope(), "nonlocal"),
+                                          (sets_a_global_by_a_nested_def, "global")])
+def test_a_nested_def_called_for_its_effect_is_lowered_or_refused_with_its_line(f, statement):
+    """Once a bare ``TypeError: 'LocalFunction' object is not callable`` when the
+    gradient ran: a ``def`` desugar left, called as a statement, was kept as an
+    observer's call of an object that does not exist in the generated code."""
+    with pytest.raises(TangentCkptError, match=r"test_closures.py:\d+: unsupported "
+                                               f"statement: {statement}"):
+        tc.grad(f)(X)

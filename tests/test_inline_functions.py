@@ -4,6 +4,7 @@ Python's order of evaluation; what the pass cannot write as statements stays a
 call, for the lowering."""
 
 import importlib.util
+import re
 import sys
 import textwrap
 
@@ -705,3 +706,84 @@ def test_calls_python_may_skip_are_inlined_where_python_runs_them(c, options):
     np.testing.assert_allclose(value, chosen_steps(x, c, 4), rtol=1e-12)
     np.testing.assert_allclose(grad, numeric_grad(lambda v: chosen_steps(v, c, 4), [x])[0],
                                rtol=1e-5, atol=1e-7)
+
+
+def counted_calls(x):
+    count = 0.0
+
+    def bump(v):
+        nonlocal count
+        count += 1.0
+        return v * count
+    y = count + bump(x) * count + bump(x)  # count read before, between and after
+    return np.sum(y * y)
+
+
+def rebinds_what_it_is_given(x):
+    acc = x * 1.0
+
+    def add(v):
+        nonlocal acc
+        acc = acc + 1.0
+        return v * 2.0  # v: the array acc named when add was called
+    z = add(acc)
+    return np.sum(z * acc)
+
+
+def accumulates_in_a_loop(x):
+    h = x * 1.0
+
+    def step(t):
+        nonlocal h
+        h = np.tanh(h * 0.9 + t * 0.1)
+    for t in range(6):
+        step(t)
+    return np.sum(h)
+
+
+def make_counter():
+    c = 0.0
+
+    def bump(v):
+        nonlocal c
+        c = c + 1.0
+        return v * c
+    return bump
+
+
+def through_a_counter_factory(x):
+    first, second = make_counter(), make_counter()
+    return np.sum(first(x) + first(x) + second(x))
+
+
+@pytest.mark.parametrize("f", [counted_calls, rebinds_what_it_is_given, accumulates_in_a_loop,
+                               through_a_counter_factory])
+def test_a_nested_def_rebinding_the_callers_name_by_nonlocal_is_inlined(f):
+    """``nonlocal s`` in a ``def`` of the caller's (or one a factory makes): the
+    body runs in the caller, where ``s`` is the caller's name; a name it rebinds
+    is read where Python reads it (before the call, never standing for a
+    parameter).  Taped and checkpointed, against finite differences."""
+    x = np.array([0.3, -0.5, 1.2])
+    check_value_and_grad(f, (x,), rel=1e-12)
+    taped = tc.grad(f)(x)
+    np.testing.assert_allclose(tc.grad(f, checkpoint=True, snapshots=2)(x), taped,
+                               rtol=1e-12)
+    body = desugared(f).split("\n\n# function")[0]
+    assert not re.search(r"(?<!def )\b(bump|add|step|first|second)(_2)?\(", body), body  # inlined
+
+
+def adds_to_a_name_the_call_rebinds(x):
+    s = 1.0
+
+    def bump(v):
+        nonlocal s
+        s = s * 2.0
+        return np.sum(v)
+    s += bump(x)  # Python reads s (1.0) before the call doubles it
+    return s * np.sum(x)
+
+
+def test_an_augmented_name_a_call_rebinds_stays_the_lowerings_which_refuses_it():
+    with pytest.raises(TangentCkptError, match=r"test_inline_functions.py:\d+: "
+                                               r"unsupported statement: nonlocal"):
+        tc.grad(adds_to_a_name_the_call_rebinds)(np.array([0.3, -0.5, 1.2]))

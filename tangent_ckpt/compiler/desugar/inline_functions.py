@@ -115,7 +115,7 @@ class _Callee:
     its free names are the caller's), ``generator``, ``size`` (its statements)."""
 
     __slots__ = ("identity", "name", "helper", "template", "defaults", "closure",
-                 "generator", "size", "closes_over")
+                 "generator", "size", "closes_over", "nonlocals")
 
     def __init__(self, identity, name, helper, template, defaults, closure, generator):
         self.identity, self.name, self.helper = identity, name, helper
@@ -124,13 +124,18 @@ class _Callee:
         self.size = _count(template.body)  # statements, for the growth limit
         # a def or lambda nested in it reads its own names: a closure factory
         self.closes_over = _closes_over_its_names(template)
+        # the caller's names it rebinds (``nonlocal s``: only a closure's, _writable)
+        self.nonlocals = _declared_nonlocal(template)
 
 
 def _writable(callee):
     """``callee``, or None where its body is not one this pass writes into a caller
-    (the lowering's, then): looked at once per function."""
+    (the lowering's, then): looked at once per function.  ``nonlocal`` only in a
+    ``def`` of the caller's (a closure: the names it declares are the caller's,
+    :meth:`_Inliner.prepare`)."""
     body = callee.template.body
-    if _has(body, (gast.Global, gast.Nonlocal, gast.YieldFrom, gast.Await)) or \
+    if _has(body, (gast.Global, gast.YieldFrom, gast.Await)) or \
+            not callee.closure and _declared_nonlocal(callee.template) or \
             not callee.generator and _has(body, (gast.Yield,)) or \
             callee.generator and _has(body, (gast.Return,)) or \
             any(_has(s.body + s.orelse, (gast.Return,))
@@ -549,6 +554,10 @@ class _Inliner:
         # only stores a named tuple or frozen dataclass takes
         self.constructor_stores = set()
         self.super_methods = {}  # the name given super().f in a method -> the object's class
+        # the caller's names a closure rebinds (``nonlocal s``): read where Python reads
+        # them, never standing for a parameter (a call inlined may rebind them)
+        self.closure_written = {name for n in gast.walk(fnode) if isinstance(n, gast.Nonlocal)
+                                for name in n.names}
 
     # --- walking the caller's statements ---------------------------------------------
     def block(self, stmts, stack):
@@ -607,9 +616,11 @@ class _Inliner:
                 return self.choice(value, stmt.targets[0].id, stack)  # y = f(x) if c else x
         if isinstance(stmt, (gast.Expr, gast.Assign)) or \
                 isinstance(stmt, gast.Return) and value is not None and not stack or \
-                isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) or \
+                isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) and \
+                stmt.target.id not in self.closure_written or \
                 isinstance(stmt, gast.AugAssign) and self.calls_write_nothing(value, stack):
-            # (`a[i] += f(x)`: Python reads a[i] before the call, which must then not
+            # (`s += bump(x)`, bump rebinding s: Python reads s before the call;
+            # `a[i] += f(x)`: Python reads a[i] before the call, which must then not
             # write anything a[i] could be)
             before, stmt.value = self.hoist(value, stack)
         elif isinstance(stmt, gast.If):
@@ -855,6 +866,9 @@ class _Inliner:
             callee = self.module_callee(fn)
         if callee is None or callee.generator != generator or \
                 any(callee.identity is f for f in stack):
+            raise _NotInlined
+        if not callee.nonlocals <= self.locals:
+            # (a name of a scope around the caller's: Python rebinds it there)
             raise _NotInlined
         if callee.closes_over and self.loops and call not in self.called_results and \
                 not (self.closure_binding and call is self.closure_binding[0] and
@@ -1169,6 +1183,8 @@ class _Inliner:
             desugar_loop_exits(fnode, self.taken)
             body = _single_exit(fnode.body, None)
         self.statements += _count(body)
+        # the generator's own defs, renamed apart: called in its body, inlined there
+        self.local_functions.update(_local_functions(fnode, body))
         self.block(prelude, stack)
         self.block(body, stack + (callee.identity,))
         return self.without_given_lambdas(prelude, body) + body
@@ -1182,7 +1198,9 @@ class _Inliner:
         resolved = self.resolve_super(callee, fnode, receiver) if receiver is not None \
             else set()
         prelude, substituted, rename = self.parameters(callee, fnode, call, rebound)
-        rename.update(self.locals_of(fnode, set(rename) | set(substituted)))
+        # `nonlocal s` of a closure: s is the caller's name, kept (prepare checked it)
+        fnode.body = _without_nonlocals(fnode.body)
+        rename.update(self.locals_of(fnode, set(rename) | set(substituted) | callee.nonlocals))
         if not callee.closure:
             rename.update(self.free_names(callee.helper, fnode,
                                           set(rename) | set(substituted) | resolved))
@@ -1190,6 +1208,11 @@ class _Inliner:
         for n in _names_of_the_scope([fnode.args] + fnode.body):
             if n.id in rename:
                 n.id = rename[n.id]
+        for n, hidden in _names_of_the_scope([fnode.args] + fnode.body, gast.Nonlocal):
+            n.names = [name if name in hidden else rename.get(name, name)
+                       for name in n.names]  # a nested def's
+        self.closure_written.update(name for n in gast.walk(fnode)
+                                    if isinstance(n, gast.Nonlocal) for name in n.names)
         for n in gast.walk(fnode):
             if isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not fnode and \
                     n.name in rename:
@@ -1304,7 +1327,7 @@ class _Inliner:
                 raise _NotInlined  # a missing argument, or a default the helper may change
             if p in added_into and isinstance(value, gast.Name) and \
                     self.surely_an_array(value.id) and value.id not in rebound and \
-                    not _captured(nested, p, value):
+                    value.id not in self.closure_written and not _captured(nested, p, value):
                 substituted[p] = value  # p += v writes into the caller's array
                 continue
             if p in added_into and isinstance(value, gast.Name) and \
@@ -1342,8 +1365,11 @@ class _Inliner:
     def stands_for_itself(self, node):
         """May ``node`` be read anew wherever the parameter is read?  A name of
         the caller (the parameter is never rebound: the same object), a constant,
-        or a dotted name of a module (``np.tanh``)."""
-        if isinstance(node, (gast.Name, gast.Constant)):
+        or a dotted name of a module (``np.tanh``); not a name a closure rebinds
+        (``nonlocal``)."""
+        if isinstance(node, gast.Name):
+            return node.id not in self.closure_written
+        if isinstance(node, gast.Constant):
             return True
         if isinstance(node, gast.Attribute):
             root = node
@@ -1493,17 +1519,23 @@ def _substitute(node, values):
     return Substitute().visit(node)
 
 
-def _names_of_the_scope(nodes):
+def _names_of_the_scope(nodes, kind=gast.Name):
     """The Name nodes in ``nodes`` that name a binding of the scope they are in,
     not those of a nested ``def`` or ``lambda`` that binds the same name itself
     (its parameter ``a`` is not the helper's ``a``).  Its defaults and decorators
-    are the enclosing scope's."""
+    are the enclosing scope's.  ``kind`` ``gast.Nonlocal``: ``(statement, names
+    hidden)`` for the ``nonlocal`` statements of nested ``def`` statements, whose
+    names not hidden (bound by a ``def`` between) are of the scope."""
     stack = [(n, frozenset()) for n in nodes]
     while stack:
         n, hidden = stack.pop()
         if isinstance(n, gast.Name):
-            if n.id not in hidden:
+            if kind is gast.Name and n.id not in hidden:
                 yield n
+            continue
+        if isinstance(n, gast.Nonlocal):
+            if kind is gast.Nonlocal:
+                yield n, hidden  # (the def declaring it does not hide its names)
             continue
         if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
             args = n.args
@@ -1524,6 +1556,26 @@ def _bound_in_scope(scope):
     declared = {name for n in own_scope_nodes(scope)
                 if isinstance(n, (gast.Nonlocal, gast.Global)) for name in n.names}
     return local_names(scope) - declared
+
+
+def _declared_nonlocal(fnode):
+    """The names ``fnode`` declares ``nonlocal`` in its own scope."""
+    return {name for n in own_scope_nodes(fnode) if isinstance(n, gast.Nonlocal)
+            for name in n.names}
+
+
+def _without_nonlocals(stmts):
+    """``stmts`` (a closure's body, inlined) without the ``nonlocal`` statements of
+    its own scope: the names they declare are the caller's, where the body now runs."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Nonlocal):
+            continue
+        for block in statement_blocks(s):
+            if block:
+                block[:] = _without_nonlocals(block) or [gast.copy_location(gast.Pass(), s)]
+        out.append(s)
+    return out
 
 
 def _returns_in(stmt):

@@ -281,9 +281,11 @@ class StatementLowering:
                                  if value.func.attr == "sort" else "assign a new value instead")
         if isinstance(value, gast.Call):
             if value in self.lo.fenced.marks.writer_calls or self.object_method(value.func) or \
-                    self.lo.callables.hands_object(value):
+                    self.lo.callables.hands_object(value) or \
+                    isinstance(self.lo.expressions.static_value(value.func), LocalFunction):
                 # a helper writing its arguments, model.decay(0.9) writing model's attributes,
-                # train(net, lr) rebinding net's
+                # train(net, lr) rebinding net's, a nested def desugar left (no object to
+                # call: its body is lowered, or refused where it cannot be)
                 self.lo.discarded_calls[value] = True  # it may end without a return
                 self.lo.expressions.value(value, "result")
                 return
