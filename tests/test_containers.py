@@ -12,7 +12,7 @@ import pytest
 
 import tangent_ckpt as tc
 from autograd_oracle import autograd_gradient
-from gradcheck import check_grad, check_structured_leaves, numeric_grad
+from gradcheck import check_grad, check_structured_leaves, check_value_and_grad, numeric_grad
 from source_lines import line_of
 from tangent_ckpt.container_args import leaves_of, structure_of
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError, WrtError
@@ -413,6 +413,62 @@ def same_structure_per_branch(x, c):
 @pytest.mark.parametrize("c", [1.0, -1.0])
 def test_a_container_bound_in_both_branches(c):
     check_grad(same_structure_per_branch, (vec(3), c))
+
+
+def appended_on_both_paths(x, c):
+    xs = [x]
+    if c > 0:
+        xs.append(x * 2.0)
+    else:
+        xs.append(xs[0] * len(xs))  # the else path reads the list as it was before the if
+    return np.sum(xs[0] * xs[1])
+
+
+def grown_on_one_path_rebound_on_the_other(x, c):
+    xs = [x]
+    if c > 0:
+        xs.extend([x * 3.0, np.sin(x)])
+    else:
+        xs = [np.cos(x), x * 2.0, x]
+    return np.sum(xs[0] * xs[1] + xs[2])
+
+
+def key_added_on_both_paths_in_a_loop(x, c):
+    s = 0.0
+    for t in range(3):
+        d = {"a": x * (t + 1.0)}
+        if c - t > 0:
+            d["b"] = x * 2.0
+        else:
+            d["b"] = x * 3.0
+        s = s + np.sum(d["a"] * d["b"])
+    return s
+
+
+@pytest.mark.parametrize("f", [appended_on_both_paths, grown_on_one_path_rebound_on_the_other,
+                               key_added_on_both_paths_in_a_loop])
+@pytest.mark.parametrize("c", [1.5, -1.0])
+def test_a_container_grown_on_both_paths_of_an_if_is_one_container_after_it(f, c):
+    """The else path starts from the container there was before the ``if`` (it
+    once started from the one the body's path grew: ``xs.append`` on both paths
+    was refused as two lengths, and a dict given a key on both paths in a loop
+    read the key's variable of the trip before, 21.36 for Python's 26.7); the
+    paths then share the element variables of the same structure."""
+    check_value_and_grad(f, (vec(3), c), rel=1e-12)
+    np.testing.assert_allclose(tc.grad(f, checkpoint=True, snapshots=2)(np.full(3, 0.3), c),
+                               tc.grad(f)(np.full(3, 0.3), c), rtol=1e-12)
+
+
+def grown_on_one_path_only(x, c):
+    xs = [x]
+    if c > 0:
+        xs.append(x * 2.0)
+    return np.sum(xs[0])
+
+
+def test_a_container_of_two_lengths_after_an_if_is_still_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="of a different length or keys on the two"):
+        tc.grad(grown_on_one_path_only)(vec(3), 1.0)
 
 
 def missing_key(x):

@@ -140,9 +140,11 @@ class AssignmentLowering:
         like any variable."""
         old = self.lo.current_scope.tuples.get(user_name)
         objects = any(isinstance(item, ObjectValue) for item in leaves(value))
-        # a name the other path of an if made a container of the same structure: its variables
-        shared = old if old is not None else \
-            self.lo.current_scope.other_path_tuples.get(user_name)
+        # a name the other path of an if made (or grew) a container of the same
+        # structure: its variables, which that path binds too
+        other = self.lo.current_scope.other_path_tuples.get(user_name)
+        shared = other if other is not None and structure(other) == structure(value) or \
+            old is None else old
         if shared is not None and structure(shared) == structure(value) and not objects:
             names = leaves(shared)
             items = self._unclobbered(leaves(value), [n.id for n in names])

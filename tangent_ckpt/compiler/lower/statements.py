@@ -422,10 +422,16 @@ class StatementLowering:
         body = self.sub_block(list(s.body) + list(extra))
         after_body = dict(tuples)
         body_names = dict(self.lo.current_scope.rename)  # what the body's path leaves
-        for name in before.keys() - after_body.keys():  # rebound on the body's path only
-            tuples[name] = before[name]
-        made = {name: tuples.pop(name) for name in after_body.keys() - before.keys()}
-        scope = self.lo.current_scope  # the else path reads what was there before the if
+        # the else path starts from the containers there were before the if: a
+        # container the body rebound, grew or removed is the old one there; one the
+        # body made or changed lends its element variables to the else path's binding
+        # of the same structure (assignments.bind_tuple: one variable per element
+        # after the if, whichever path ran)
+        made = {name: value for name, value in after_body.items()
+                if before.get(name) is not value}
+        tuples.clear()
+        tuples.update(before)
+        scope = self.lo.current_scope
         saved, scope.other_path_tuples = scope.other_path_tuples, {
             **scope.other_path_tuples, **made}
         try:
