@@ -629,9 +629,10 @@ def test_and_or_in_a_test_is_its_truth(f, options):
     _check(f, (np.array([1.2, 0.7, -0.4]), 5), (0,), OPTIONS[options])
 
 
-def test_and_or_as_a_value_stays_refused():
+def test_and_or_as_a_value_inside_an_expression_stays_refused():
+    """(``y = (n > 2) or x`` alone is the ``if`` it means: desugar/boolean_values.py.)"""
     def f(x, n):
-        y = (n > 2) or x
+        y = ((n > 2) or x) * 2.0
         return np.sum(y)
     with pytest.raises(tc.UnsupportedSyntaxError, match="used as a value"):
         tc.grad(f)(np.ones(2), 3)

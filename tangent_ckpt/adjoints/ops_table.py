@@ -112,7 +112,7 @@ df = tc.grad(lambda x: np.sum(softplus(x)))
 | a differentiated value passed where a rule has no adjoint (`np.sum(x, initial=y)`, `np.linspace(a, b, n)` with `n` from `x`, an index computed from `x`) | "... depends on the differentiated input, and the rule has no derivative for it" |
 | an option the rule is not written for (`np.linalg.qr(a, mode='complete')`, `np.linalg.svd(a, hermitian=True)`, `np.average(..., returned=True)`) | "the adjoint is written for mode in 'reduced' only" |
 | `np.r_`/`np.c_` with slices or string directives | build the pieces with `np.arange`/`np.linspace` and `np.concatenate` |
-| `a and b` / `a or b` as a value of arrays or numbers | "`and`/`or` used as a value": use `np.where` or an `if` |
+| `a and b` / `a or b` inside a larger expression (`(scale or 1.0) * x`; `s = scale or 1.0` alone is the `if` it means) | "`and`/`or` used as a value": bind it to a name first, or use `np.where` or an `if` |
 | `out=` arguments, in-place methods (`x.sort()`) | assign the result: `y = np.sort(x)` |
 | methods without a row (`x.astype(complex)`) | "unsupported method": call the NumPy function form |
 """

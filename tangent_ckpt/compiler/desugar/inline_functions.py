@@ -26,6 +26,11 @@ statements are written so:
 - every ``return value`` becomes ``target = value`` as the last statement of its
   path (the statements after a branch that returns go into its other path; a
   return inside a loop is first a flag, ``loop_exits.py``).
+- a ``def`` of the caller's (or one an inlined helper or factory makes) that
+  declares ``nonlocal s`` rebinds the caller's ``s`` where its body now runs (a
+  ``nonlocal`` of a scope around the caller stays a call); a name such a ``def``
+  rebinds is read where Python reads it, into ``operand`` before the call, and
+  never stands for a parameter (``s += bump(x)`` stays a call).
 
 The call is the whole value of its statement (``f(x)``, ``y = f(x)``, ``a, b =
 f(x)``, ``return f(x)``), or sits in an expression Python evaluates in order

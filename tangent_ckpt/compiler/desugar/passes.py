@@ -46,6 +46,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (``records.py``: a named tuple's or dataclass's generated constructor written
    as its field stores, a named tuple's tuple forms as field reads),
    and ``function_names.py``: a local surely naming one function, called by its name;
+   then ``boolean_values.py``: ``x = a or b`` / ``x = a and b`` as the ``if`` choosing
+   the operand (``rng = rng or np.random.default_rng(0)``: ``if not rng: rng = ...``);
    then ``one_shot_iterators.py``: a name bound to an iterator (``map``, ``zip``,
    ``enumerate``, a generator expression, ...) read twice, or in a loop, refused
    (the rest holds it as the tuple of its items, which a second read would see again);
@@ -82,6 +84,7 @@ import types
 import gast
 
 from tangent_ckpt.compiler.desugar.attribute_calls import write_attribute_calls
+from tangent_ckpt.compiler.desugar.boolean_values import write_boolean_values
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
@@ -136,6 +139,7 @@ def desugar(parsed, helper=False, given=None):
     inline_functions(parsed, given)
     if split_object_lists(parsed):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
+    write_boolean_values(parsed.node)
     refuse_reused_iterators(parsed)
     peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)

@@ -1,6 +1,7 @@
 """What an expression computes without changing anything: the value of an inlined
 function's ``return`` nobody reads is then dropped, not evaluated for its effects
-(desugar's inlining, and the lowering's)."""
+(desugar's inlining, and the lowering's); an operand of ``and``/``or`` that
+surely is a bool (desugar's ``boolean_values.py``, and the lowering's tests)."""
 
 import builtins
 
@@ -64,3 +65,16 @@ def reads_a_property(node, static_value):
 def _property(value):
     """A property of the user's class (or the lowering's value standing for one)."""
     return isinstance(value, property) or getattr(value, "is_property", False)
+
+
+def is_boolean(node):
+    """An operand of ``and``/``or`` that surely is a bool (so the result is one)."""
+    if isinstance(node, (gast.Compare, gast.BoolOp)):
+        return all(is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
+            else True
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        return True
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id in ("isinstance", "issubclass", "callable", "hasattr"):
+        return True  # builtins that return a bool
+    return isinstance(node, gast.Constant) and isinstance(node.value, bool)

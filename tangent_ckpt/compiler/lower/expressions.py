@@ -12,6 +12,7 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.pure_values import is_boolean
 from tangent_ckpt.compiler.lower.calls import ATTRIBUTE_FUNCTIONS, INDEX_JOINS
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, Lowered, MethodValue, ObjectValue, SuperValue,
@@ -86,8 +87,8 @@ class ExpressionLowering:
         if isinstance(node, gast.BoolOp) and not all(is_boolean(v) for v in node.values):
             raise self.lo.error(UnsupportedSyntaxError, "`and`/`or` used as a value", node,
                                 construct=to_source(node).strip(),
-                                hint="it returns one of its operands; write np.where(...) or "
-                                     "an if statement")
+                                hint="it returns one of its operands; bind it to a name on "
+                                     "its own line (y = a or b), or write np.where(...)")
         if isinstance(node, (gast.Compare, gast.BoolOp)):
             return self.nondiff(node)
         if isinstance(node, gast.JoinedStr):  # a str (a message): no derivative, as written
@@ -487,19 +488,6 @@ class ExpressionLowering:
                     random_state.uses_global_state(self.lo.bindings[n.id])
                     for n in ast.walk(node))
         return ir.NonDiff(node, tuple(dict.fromkeys(names)), draws=draws)
-
-
-def is_boolean(node):
-    """An operand of ``and``/``or`` that surely is a bool (so the result is one)."""
-    if isinstance(node, (gast.Compare, gast.BoolOp)):
-        return all(is_boolean(v) for v in node.values) if isinstance(node, gast.BoolOp) \
-            else True
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
-        return True
-    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
-            node.func.id in ("isinstance", "issubclass", "callable", "hasattr"):
-        return True  # builtins that return a bool
-    return isinstance(node, gast.Constant) and isinstance(node.value, bool)
 
 
 def _prim_suffix(prim):

@@ -13,12 +13,11 @@ from tangent_ckpt.compiler.lower.container_values import (
     DictValue, container_node, leaf_paths, leaves, rebuild, structure,
 )
 from tangent_ckpt.compiler.lower.effect_calls import as_subscript_write
-from tangent_ckpt.compiler.lower.expressions import is_boolean
 from tangent_ckpt.compiler.lower.guards import emit_checks_before, emit_guards
 from tangent_ckpt.compiler.desugar.segment_markers import (
     checkpointed_scope, checkpointed_segment, checkpointed_steps,
 )
-from tangent_ckpt.compiler.desugar.pure_values import only_computes
+from tangent_ckpt.compiler.desugar.pure_values import is_boolean, only_computes
 from tangent_ckpt.compiler.lower.observers import (
     observe_assert, observe_call, observe_raise,
 )
