@@ -62,6 +62,42 @@ def copy_into(x, w):
     return np.sum(y ** 2)
 
 
+def fill_diagonal_of_rows(A, v):
+    B = A * 1.0
+    np.fill_diagonal(B[1:], v)
+    return np.sum(B * A)
+
+
+def fill_diagonal_of_a_list_item(A, v):
+    mats = [A * 1.0, A * 2.0]
+    np.fill_diagonal(mats[0], v)
+    return np.sum(mats[0] * A)
+
+
+class _Box:
+    def __init__(self, W):
+        self.W = W
+
+
+def fill_diagonal_of_a_given_objects_array(A, v, box):
+    np.fill_diagonal(box.W.T, v)
+    return np.sum(box.W * A)
+
+
+@pytest.mark.parametrize("f, args, message", [
+    (fill_diagonal_of_rows, (), r"`np.fill_diagonal\(B\[1:\], v\)` fills the diagonal of B\[1:\]"),
+    (fill_diagonal_of_a_list_item, (), r".* fills the diagonal of mats\[0\]"),
+    (fill_diagonal_of_a_given_objects_array, (_Box(np.ones((4, 3))),),
+     r"assignment into a nested subscript")])
+def test_fill_diagonal_through_a_subscript_or_view_is_refused_with_file_line(f, args, message):
+    """Once an AttributeError inside the compiler (the refusal's own message
+    could not spell the diagonal's index); the hint's copy, fill and write back
+    is exact."""
+    A = np.arange(12.0).reshape(4, 3) / 7
+    with pytest.raises(tc.UnsupportedSyntaxError, match=r"test_effect_calls.py:\d+: " + message):
+        tc.grad(f)(A, 2.0, *args)
+
+
 def test_copyto_is_a_whole_array_write_taped_and_checkpointed():
     rng = np.random.default_rng(2)
     check_construct(copy_into, (rng.normal(size=4), rng.normal(size=4)), wrt=(0, 1),

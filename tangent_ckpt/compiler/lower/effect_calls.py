@@ -175,6 +175,13 @@ def _fill_diagonal(lo, call, stmt):
                        construct="np.fill_diagonal(wrap=True)",
                        hint="write the diagonal entries with a subscript: a[i, i] = v")
     a = bound["a"]
+    if isinstance(a, gast.Subscript):  # B[1:], B[0], d['W']: written through it
+        spelled = to_source(a)
+        raise lo.error(UnsupportedSyntaxError, f"`{to_source(call)}` fills the diagonal of "
+                       f"{spelled}, a part of an array or an item of a container, in place",
+                       stmt, construct="np.fill_diagonal of a subscript",
+                       hint=f"fill a named array and write it back: W = {spelled}.copy(); "
+                            f"np.fill_diagonal(W, v); {spelled} = W")
     array = lo.expressions.atomize(lo.expressions.value(a, "diagonal"), "diagonal")
     index = ir.NonDiff(sx.rt("diagonal_index", ir.operand_node(array)),
                        ir.operand_names(array))

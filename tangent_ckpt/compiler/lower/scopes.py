@@ -204,8 +204,18 @@ def all_names(fnode):
 
 
 def to_source(node):
-    """Python source of a gast expression node."""
+    """Python source of a gast expression node (an argument already lowered, a
+    :class:`Lowered`, reads as the variable holding it, or ``...``)."""
+    if any(isinstance(n, Lowered) for n in gast.walk(node)):
+        node = _Spelled().visit(copy.deepcopy(node))
     return ast.unparse(gast.gast_to_ast(node)).strip()
+
+
+class _Spelled(gast.NodeTransformer):
+    def visit_Lowered(self, node):  # noqa: N802
+        name = getattr(node.value, "id", None)
+        return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None) \
+            if isinstance(name, str) else gast.Constant(value=Ellipsis, kind=None)
 
 
 def load_context(target):
