@@ -1572,3 +1572,22 @@ def test_a_dict_made_in_each_trip_with_other_keys_than_before_the_loop_is_refuse
     with pytest.raises(UnsupportedSyntaxError, match="'cache' is made again inside this loop "
                                                      "with other keys"):
         tc.grad(cache_counted_after_the_loop)(vec(3), vec(3, 3), 2)
+
+
+def default_drawn_though_the_key_is_there(x):
+    rng = np.random.default_rng(1)
+    d = {"a": x}
+    y = d.get("a", rng.standard_normal(3))  # Python draws the default all the same
+    z = rng.standard_normal(3)
+    return np.sum(y * z)
+
+
+def test_a_default_of_dict_get_is_evaluated_even_where_the_key_is_there():
+    """Once a wrong value and gradient (0.089 for Python's -0.308): the default,
+    an argument, was not evaluated when the key was found, so its draw was
+    skipped and every later draw read another state."""
+    check_value_and_grad(default_drawn_though_the_key_is_there, (vec(3),), rel=1e-12)
+    x = vec(3)
+    np.testing.assert_allclose(
+        tc.grad(default_drawn_though_the_key_is_there, checkpoint=True, snapshots=2)(x),
+        tc.grad(default_drawn_though_the_key_is_there)(x), rtol=1e-12)

@@ -28,6 +28,7 @@ import numpy as np
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.pure_values import only_computes
 from tangent_ckpt.compiler.lower.container_values import (
     DictValue, is_container, iteration_items, key_part, leaves, text_as_tuple,
 )
@@ -207,6 +208,10 @@ class ContainerLowering:
                     raise self.refuse("dict .get() with a key known only at run time", node,
                                       "use a constant key")
                 if key in base.keys:
+                    if len(node.args) > 1 and not only_computes(
+                            node.args[1], self.lo.expressions.static_value):
+                        # an argument: Python evaluates the default (a draw) anyway
+                        self.element(node.args[1], hint)
                     return base.items[base.keys.index(key)]
                 if len(node.args) > 1:
                     return self.element(node.args[1], hint)
