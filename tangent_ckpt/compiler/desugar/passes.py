@@ -12,6 +12,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    ``error_states.py``: ``with np.errstate(divide="ignore"): body`` as ``body``;
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
+1b. ``named_expressions.py``: a ``:=`` evaluated first in its statement
+   (``while (k := k + 1) < n``, ``if (m := f(x)) > 1``) as the assignment before it
+   (and, for a ``while`` test, at the end of each trip and before each ``continue``);
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
    where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
    unrolled (each call of ``act`` then names its function); ``map_calls.py``:
@@ -98,6 +101,7 @@ from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
 from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
+from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressions
 from tangent_ckpt.compiler.desugar.named_constructions import name_constructions
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
 from tangent_ckpt.compiler.desugar.object_lists import split_object_lists
@@ -128,6 +132,7 @@ def desugar(parsed, helper=False, given=None):
     write_attribute_calls(parsed)
     drop_silent_error_states(parsed)
     evaluate_once(parsed.node)
+    write_named_expressions(parsed.node)
     bind_def_defaults(parsed.node)
     unroll_function_loops(parsed)
     write_map_calls(parsed.node, parsed.resolve)
