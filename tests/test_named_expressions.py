@@ -90,3 +90,18 @@ def test_one_evaluated_after_another_part_stays_refused():
     with pytest.raises(tc.UnsupportedSyntaxError, match=r"test_named_expressions.py:\d+: "
                                                         r"unsupported expression"):
         tc.grad(evaluated_after_a_call)(X)
+
+
+def _normalised(v):
+    if (m := np.max(np.abs(v))) > 1.0:
+        v = v / m
+    return v
+
+
+def through_a_helper(x):
+    return np.sum(_normalised(x * 3.0) * x)
+
+
+def test_a_helpers_assignment_expression_is_written_where_it_is_inlined():
+    check_value_and_grad(through_a_helper, (X,), rel=1e-12)
+    assert ":=" not in desugared(through_a_helper)

@@ -81,6 +81,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar import records
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
+from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressions
 from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
 from tangent_ckpt.compiler.desugar.pure_values import (
     computing_call, only_computes, reads_a_property,
@@ -154,14 +155,16 @@ def _writable(callee):
 
 def _prepared(fnode, helper=None):
     """``fnode`` without its docstring, after the passes that run before this one
-    (``helper``: the ParsedFunction of a module-level one, whose checkpoint markers
-    are written here, ``checkpoint_calls.py``; a local one's were with its caller's),
+    (``evaluate_once.py``, ``named_expressions.py``; ``helper``: the ParsedFunction
+    of a module-level one, whose checkpoint markers are written here,
+    ``checkpoint_calls.py``; a local one's were with its caller's),
     and with its returns inside loops written as flags (desugar/loop_exits.py)."""
     body = fnode.body
     if len(body) > 1 and isinstance(body[0], gast.Expr) and \
             isinstance(body[0].value, gast.Constant) and isinstance(body[0].value.value, str):
         fnode.body = body[1:]
     evaluate_once(fnode)
+    write_named_expressions(fnode)
     if helper is not None:
         write_attribute_calls(helper, fnode)
         drop_silent_error_states(helper, fnode)

@@ -42,18 +42,16 @@ def _block(stmts):
         stmt = stmts[k]
         for block in statement_blocks(stmt):
             _block(block)
-        field = "test" if isinstance(stmt, (gast.If, gast.While)) else "value" \
-            if isinstance(stmt, (gast.Assign, gast.Expr, gast.Return)) else None
         before = []
-        while field is not None and getattr(stmt, field) is not None:
-            named = _first_evaluated(stmt, field)
+        while True:
+            named = _first_evaluated(stmt)
             if named is None:
                 break
+            holder, node = named
             before.append(gast.copy_location(gast.Assign(
-                targets=[store_node(named[1].target.id)], value=named[1].value,
-                type_comment=None), named[1]))
-            _replace(named[0], named[1], gast.copy_location(
-                name_node(named[1].target.id), named[1]))
+                targets=[store_node(node.target.id)], value=node.value, type_comment=None),
+                node))
+            _put(holder, gast.copy_location(name_node(node.target.id), node))
         if before and isinstance(stmt, gast.While):
             again = [copy.deepcopy(s) for s in before]
             stmt.body = _before_continues(stmt.body, again) + [copy.deepcopy(s) for s in again]
@@ -61,35 +59,41 @@ def _block(stmts):
         k += len(before) + 1
 
 
-def _first_evaluated(stmt, field):
-    """``(parent, node)``: the ``:=`` Python evaluates first in ``stmt``'s ``field``
-    (``parent`` the node holding it), or None."""
-    parent, node = stmt, getattr(stmt, field)
-    while True:
-        if isinstance(node, gast.NamedExpr):
-            return (parent, node) if isinstance(node.target, gast.Name) else None
-        if isinstance(node, gast.Compare):
-            parent, node = node, node.left
+def _first_evaluated(stmt):
+    """``(holder, node)``: the ``:=`` Python evaluates first in ``stmt``'s test or
+    value, and the node holding it; or None."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        node = stmt.test
+    elif isinstance(stmt, (gast.Assign, gast.Expr, gast.Return)) and stmt.value is not None:
+        node = stmt.value
+    else:
+        return None
+    holder = stmt
+    while not isinstance(node, gast.NamedExpr):
+        holder = node
+        if isinstance(node, (gast.Compare, gast.BinOp)):
+            node = node.left
         elif isinstance(node, gast.BoolOp):
-            parent, node = node, node.values[0]
+            node = node.values[0]
         elif isinstance(node, gast.UnaryOp):
-            parent, node = node, node.operand
-        elif isinstance(node, gast.BinOp):
-            parent, node = node, node.left
+            node = node.operand
         else:
             return None
+    return (holder, node) if isinstance(node.target, gast.Name) else None
 
 
-def _replace(parent, old, new):
-    for field, value in gast.iter_fields(parent):
-        if value is old:
-            setattr(parent, field, new)
-            return
-        if isinstance(value, list):
-            for k, item in enumerate(value):
-                if item is old:
-                    value[k] = new
-                    return
+def _put(holder, new):
+    """``new`` where :func:`_first_evaluated` found the ``:=`` in ``holder``."""
+    if isinstance(holder, (gast.If, gast.While)):
+        holder.test = new
+    elif isinstance(holder, (gast.Assign, gast.Expr, gast.Return)):
+        holder.value = new
+    elif isinstance(holder, (gast.Compare, gast.BinOp)):
+        holder.left = new
+    elif isinstance(holder, gast.BoolOp):
+        holder.values[0] = new
+    else:
+        holder.operand = new
 
 
 def _before_continues(stmts, again):
