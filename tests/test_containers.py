@@ -445,15 +445,27 @@ def key_added_on_both_paths_in_a_loop(x, c):
     return s
 
 
+def length_read_on_the_other_path(x, c):
+    xs = [x]
+    if c > 0:
+        xs.append(x * 2.0)
+    else:
+        n = len(xs)  # 1: the body's append is not on this path
+        xs = [x * n, x]
+    return np.sum(xs[0] * xs[1])
+
+
 @pytest.mark.parametrize("f", [appended_on_both_paths, grown_on_one_path_rebound_on_the_other,
-                               key_added_on_both_paths_in_a_loop])
+                               key_added_on_both_paths_in_a_loop,
+                               length_read_on_the_other_path])
 @pytest.mark.parametrize("c", [1.5, -1.0])
 def test_a_container_grown_on_both_paths_of_an_if_is_one_container_after_it(f, c):
     """The else path starts from the container there was before the ``if`` (it
     once started from the one the body's path grew: ``xs.append`` on both paths
     was refused as two lengths, and a dict given a key on both paths in a loop
-    read the key's variable of the trip before, 21.36 for Python's 26.7); the
-    paths then share the element variables of the same structure."""
+    read the key's variable of the trip before, 21.36 for Python's 26.7, and
+    ``len(xs)`` there counted the body's append, 3.56 for 1.78); the paths then
+    share the element variables of the same structure."""
     check_value_and_grad(f, (vec(3), c), rel=1e-12)
     np.testing.assert_allclose(tc.grad(f, checkpoint=True, snapshots=2)(np.full(3, 0.3), c),
                                tc.grad(f)(np.full(3, 0.3), c), rtol=1e-12)
@@ -469,6 +481,25 @@ def grown_on_one_path_only(x, c):
 def test_a_container_of_two_lengths_after_an_if_is_still_refused():
     with pytest.raises(UnsupportedSyntaxError, match="of a different length or keys on the two"):
         tc.grad(grown_on_one_path_only)(vec(3), 1.0)
+
+
+def grown_on_one_path_rebuilt_in_a_loop_on_the_other(x, c):
+    xs = [x]
+    if c > 0:
+        xs.append(x * 2.0)
+    else:
+        for t in range(3):
+            xs = [xs[0] * 2.0, x * t]  # the first trip reads the list of one item
+    return np.sum(xs[0] * xs[1])
+
+
+def test_a_list_given_another_length_in_a_loop_on_the_other_path_is_refused():
+    """As the same loop is without the ``if`` ("changes its length ... inside a
+    loop").  It compiled before only because the else path started from the
+    list the body's path grew (which gave ``len(xs)`` there the wrong count)."""
+    with pytest.raises(UnsupportedSyntaxError, match=r"test_containers.py:\d+: 'xs' is made "
+                                                     "again inside this loop with other keys"):
+        tc.grad(grown_on_one_path_rebuilt_in_a_loop_on_the_other)(vec(3), -1.0)
 
 
 def missing_key(x):
