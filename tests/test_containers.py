@@ -483,6 +483,33 @@ def test_a_container_of_two_lengths_after_an_if_is_still_refused():
         tc.grad(grown_on_one_path_only)(vec(3), 1.0)
 
 
+class _Layer:
+    def __init__(self, W):
+        self.W = W
+
+    def __call__(self, h):
+        return np.tanh(self.W * h)
+
+
+def layers_rebound_on_one_path(x, c):
+    layers = [_Layer(x * 1.0)]
+    if c > 0:
+        layers = [_Layer(x * 2.0)]
+    return np.sum(layers[0](x))
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_list_of_other_objects_on_the_two_paths_is_refused(c):
+    """One structure, but other objects -- whose attributes are other variables --
+    on the two paths: no one variable per item after the ``if``.  It crashed on
+    main on the path that kept the old object (UnboundLocalError), and would have
+    read the old object's weights on the other once the else path started from
+    the list there was before the ``if``."""
+    with pytest.raises(UnsupportedSyntaxError, match=r"test_containers.py:\d+: 'layers' holds "
+                                                     "other objects on the two paths"):
+        tc.grad(layers_rebound_on_one_path)(vec(3), c)
+
+
 def grown_on_one_path_rebuilt_in_a_loop_on_the_other(x, c):
     xs = [x]
     if c > 0:

@@ -451,6 +451,16 @@ class ContainerStatements:
                                         "length or keys on the two paths of this if", s,
                                         construct=f"if ({name})",
                                         hint="give it the same structure on both paths")
+                if other is not None and not exits and not _same_variables(other, value) \
+                        and self.read_after(s, extra, name):
+                    # one structure, but the items are other objects (whose attributes
+                    # are other variables) on the two paths: no one variable per item
+                    raise self.lo.error(UnsupportedSyntaxError,
+                                        f"'{name}' holds other objects on the two paths of "
+                                        "this if", s, construct=f"if ({name})",
+                                        hint="keep the same objects and assign their "
+                                             "attributes on each path, or give the "
+                                             "container another name on one path")
 
 
 def _same_variables(a, b):
