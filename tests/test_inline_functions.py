@@ -756,8 +756,25 @@ def through_a_counter_factory(x):
     return np.sum(first(x) + first(x) + second(x))
 
 
+def _scaled_steps(v, n):
+    def grow():
+        nonlocal v
+        v = v * 1.5
+    for k in range(n):
+        grow()
+        yield v
+
+
+def through_a_generator_with_a_nonlocal_def(x):
+    s = 0.0
+    for v in _scaled_steps(x, 3):
+        s = s + np.sum(v * v)
+    return s
+
+
 @pytest.mark.parametrize("f", [counted_calls, rebinds_what_it_is_given, accumulates_in_a_loop,
-                               through_a_counter_factory])
+                               through_a_counter_factory,
+                               through_a_generator_with_a_nonlocal_def])
 def test_a_nested_def_rebinding_the_callers_name_by_nonlocal_is_inlined(f):
     """``nonlocal s`` in a ``def`` of the caller's (or one a factory makes): the
     body runs in the caller, where ``s`` is the caller's name; a name it rebinds
@@ -769,7 +786,8 @@ def test_a_nested_def_rebinding_the_callers_name_by_nonlocal_is_inlined(f):
     np.testing.assert_allclose(tc.grad(f, checkpoint=True, snapshots=2)(x), taped,
                                rtol=1e-12)
     body = desugared(f).split("\n\n# function")[0]
-    assert not re.search(r"(?<!def )\b(bump|add|step|first|second)(_2)?\(", body), body  # inlined
+    assert not re.search(r"(?<!def )\b(bump|add|step|first|second|grow)(_2)?\(", body), \
+        body  # every call inlined
 
 
 def adds_to_a_name_the_call_rebinds(x):
