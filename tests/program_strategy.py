@@ -1613,12 +1613,17 @@ class _Gen:
                       "{G}.draw({size})"),
         "global_list": (["{G} = [np.random.default_rng({seed}), np.random.RandomState({seed})]"],
                         "{G}[{t} % 2].normal(0.0, 0.3, size={size})"),
+        # the standard library's generator object (its state was no snapshot's before
+        # session 19: a silently wrong checkpointed gradient)
+        "global_stdlib": (["import random", "{G} = random.Random({seed})"],
+                          "{G}.gauss(0.0, 0.3)"),
     }
 
     def family_reached_generators(self, env, indent):
         """Random draws in a loop from a generator the function is not passed: a
-        module global, a closure's variable, a default argument, an object's
-        attribute, an item of a global list (the harness restores every generator
+        module global (NumPy's, or the standard library's ``random.Random``), a
+        closure's variable, a default argument, an object's attribute, an item of a
+        global list (the harness restores every generator
         the module holds before each evaluation)."""
         k = self._carried(env)
         shape = env[k].shape

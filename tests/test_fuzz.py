@@ -19,6 +19,7 @@ minimal program as source text.
 """
 
 import copy
+import random
 import hashlib
 import os
 import sys
@@ -96,7 +97,7 @@ def module_generators(program):
     found = []
 
     def visit(value, depth):
-        if isinstance(value, (np.random.Generator, np.random.RandomState)):
+        if isinstance(value, (np.random.Generator, np.random.RandomState, random.Random)):
             found.append(value)
         elif depth >= 2 or isinstance(value, (types.ModuleType, type)):
             return
@@ -116,7 +117,8 @@ def module_generators(program):
 
 
 def generator_states(generators):
-    return [g.bit_generator.state if isinstance(g, np.random.Generator) else g.get_state()
+    return [g.bit_generator.state if isinstance(g, np.random.Generator) else
+            g.getstate() if isinstance(g, random.Random) else g.get_state()
             for g in generators]
 
 
@@ -130,6 +132,8 @@ def restoring(function, generators, states):
         for g, state in zip(generators, states):
             if isinstance(g, np.random.Generator):
                 g.bit_generator.state = state
+            elif isinstance(g, random.Random):
+                g.setstate(state)
             else:
                 g.set_state(state)
         return function(*args, **kwargs)

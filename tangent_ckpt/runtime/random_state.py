@@ -12,7 +12,8 @@ generators a loop's steps use:
   standard library's (``random.gauss``, ``random.random``: the module's functions
   draw from one hidden ``random.Random``), when the compiler saw such a call in
   the loop;
-- every ``np.random.Generator`` or ``np.random.RandomState`` passed to the steps,
+- every ``np.random.Generator``, ``np.random.RandomState`` or ``random.Random``
+  passed to the steps,
   or reached by them through a module global, a closure or an object attribute
   (the compiler names those: ``CheckpointedLoop(..., generators=[RS])``).
 
@@ -55,6 +56,7 @@ _GLOBAL = np.random.mtrand._rand
 # the random.Random whose bound methods the standard library's random module
 # exports as its functions (random.gauss is _STDLIB.gauss)
 _STDLIB = random.random.__self__
+_RANDOM = random.Random  # (the name ``random`` is the draw function below, in this module)
 
 
 def _draw_function(method):
@@ -87,7 +89,12 @@ def uses_global_state(fn):
 
 
 def is_generator(value):
-    return isinstance(value, (np.random.Generator, np.random.RandomState))
+    """A generator whose state a snapshot can save and restore: NumPy's
+    ``Generator`` and ``RandomState``, and the standard library's ``random.Random``
+    (a module-level ``R = random.Random(4)`` drawn from by ``R.gauss(0, 1)``) but the
+    one behind the ``random`` module's functions, a global state (``uses_global_state``)."""
+    return isinstance(value, (np.random.Generator, np.random.RandomState, _RANDOM)) and \
+        value is not _STDLIB
 
 
 def is_foreign_generator(value):
@@ -147,6 +154,7 @@ class RandomStates:
                   _STDLIB.getstate() if self.global_state else None]
         for g in self.generators:
             states.append(g.bit_generator.state if isinstance(g, np.random.Generator)
+                          else g.getstate() if isinstance(g, _RANDOM)
                           else g.get_state())
         return states
 
@@ -157,6 +165,8 @@ class RandomStates:
         for g, state in zip(self.generators, states[2:]):
             if isinstance(g, np.random.Generator):
                 g.bit_generator.state = state
+            elif isinstance(g, _RANDOM):
+                g.setstate(state)
             else:
                 g.set_state(state)
 
