@@ -173,14 +173,15 @@ class AssignmentLowering:
         self.lo.current_scope.tuples[user_name] = bound
         self.lo.current_scope.bound_tuples[user_name] = bound
 
-    def grow_tuple(self, user_name, base, added, line):
+    def grow_tuple(self, user_name, base, added, line, temporaries=()):
         """``xs.append(x)`` / ``xs.extend(ys)`` on the list ``base`` of static
         structure: only the new items get variables of their own (``xs_3 = x``);
         the earlier items keep theirs, where ``base`` is the list bind_tuple bound
         ``user_name`` to here (its variables are no other name's).  Elsewhere (a
         helper's parameter, an attribute's list, a loop, a container the other path
         of an if made, a loop's list not made in the trip) the whole list is bound
-        as bind_tuple binds it."""
+        as bind_tuple binds it.  An item in one of ``temporaries`` (a variable the
+        append itself computed, ``ys_mul = x * w``) is kept in it, with no copy."""
         scope = self.lo.current_scope
         value = TupleValue(list(base.items) + list(added), base.is_list)
         loop = self.lo.ctx["loop"]
@@ -193,11 +194,12 @@ class AssignmentLowering:
         kept = len(leaves(base))
         items = leaves(value)[kept:]
         names = leaves(base) + [
-            item if isinstance(item, ObjectValue) else ir.Name(self.lo.namer.fresh(path))
+            item if isinstance(item, ObjectValue) or isinstance(item, ir.Name) and
+            item.id in temporaries else ir.Name(self.lo.namer.fresh(path))
             for item, path in zip(items, leaf_paths(value, user_name,
                                                     into_objects=False)[kept:])]
         for element, item in zip(names[kept:], items):
-            if not isinstance(item, ObjectValue):
+            if not isinstance(item, ObjectValue) and element is not item:
                 self.lo.emit(ir.Assign(element.id, ir.Copy(item) if not isinstance(
                     item, (ir.Prim, ir.NonDiff)) else item, line))
                 self.lo.run_time.note_binding(element.id, item)

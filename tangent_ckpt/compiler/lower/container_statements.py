@@ -67,6 +67,7 @@ class ContainerStatements:
         if self.lo.run_time.is_rows(base):
             self.lo.run_time.append(base, call, user)
             return
+        start = len(self.lo.out)
         if call.func.attr == "append":
             added = [self.lo.containers.element(call.args[0], user)]
         else:
@@ -76,7 +77,21 @@ class ContainerStatements:
                                                 "or tuple", call, "extend with a list")
             added = list(other.items)
         self.lo.assignments.store_name(user)
-        self.lo.assignments.grow_tuple(user, base, added, s.lineno)
+        self.lo.assignments.grow_tuple(user, base, added, s.lineno,
+                                       self._temporaries(self.lo.out[start:]))
+
+    def _temporaries(self, emitted):
+        """The variables ``emitted`` (what an append just wrote) computes that are
+        no user's variable: an item held in one is the list's own (no copy)."""
+        users = set()
+        scope = self.lo.current_scope
+        while scope is not None:
+            users |= {v.id for v in scope.rename.values() if isinstance(v, ir.Name)}
+            scope = scope.parent
+        run_time = self.lo.run_time
+        return {st.target for st in emitted if isinstance(st, ir.Assign) and
+                isinstance(st.expr, (ir.Prim, ir.NonDiff))} - users - \
+            run_time.rows - run_time.dicts
 
     def filled_in_one_trip(self, user):
         """Whether ``user``, a list of static structure appended to in a loop's trip,
