@@ -60,6 +60,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 4. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
 5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
+   ``comprehension_loops.py``: list comprehensions and generator expressions
+   consumed at once, as ``items = []`` and the loop appending to it before the
+   statement (after 3's iterator check, which reads the generator expressions;
+   after ``tuple_loops.py``, which would copy the loops it declares);
    ``ndindex_loops.py``: ``for i, j in np.ndindex(n, m)``, nested ``range`` loops;
 6. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
    flags and ``break`` (after 5: a return in an unrolled tuple loop stays a return);
@@ -90,6 +94,7 @@ from tangent_ckpt.compiler.desugar.attribute_calls import write_attribute_calls
 from tangent_ckpt.compiler.desugar.boolean_values import write_boolean_values
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
+from tangent_ckpt.compiler.desugar.comprehension_loops import write_comprehension_loops
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
@@ -149,6 +154,7 @@ def desugar(parsed, helper=False, given=None):
     peel_first_iterations(parsed, copied)
     hoist_raising_branches(parsed.node)
     unroll_writing_tuple_loops(parsed.node)
+    write_comprehension_loops(parsed)
     nest_ndindex_loops(parsed)
     desugar_loop_exits(parsed.node)
     index_row_loops(parsed)

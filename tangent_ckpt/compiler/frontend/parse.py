@@ -65,6 +65,12 @@ class ParsedFunction:
         # {attribute: name})
         self.read_when_called = NodeFacts()
         self.outside_written = {}
+        # desugar/comprehension_loops.py: each ``for`` it wrote for a comprehension's
+        # generator (-> True), each ``if`` for its condition (-> that ``for``), and
+        # each ``items.append(...)`` (-> the stem the items are named after)
+        self.comprehension_loops = NodeFacts()
+        self.comprehension_conditions = NodeFacts()
+        self.comprehension_appends = NodeFacts()
 
     @property
     def name(self):

@@ -68,8 +68,9 @@ class ContainerStatements:
             self.lo.run_time.append(base, call, user)
             return
         start = len(self.lo.out)
-        if call.func.attr == "append":
-            added = [self.lo.containers.element(call.args[0], user)]
+        if call.func.attr == "append":  # (a comprehension's, named after its statement)
+            hint = self.lo.current_scope.parsed.comprehension_appends.get(s, user)
+            added = [self.lo.containers.element(call.args[0], hint)]
         else:
             other = self.lo.expressions.value(call.args[0], user)
             if not is_container(other):

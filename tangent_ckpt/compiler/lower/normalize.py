@@ -32,14 +32,19 @@ lowering:
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
   time;
-- ``comprehensions`` (:mod:`.comprehensions`): comprehensions and generator
-  expressions;
+- ``comprehensions`` (:mod:`.comprehensions`): the comprehensions desugar left in
+  place (dict comprehensions; list comprehensions and generator expressions in
+  ``a if c else b``, a ``lambda``, after a call that may change something, a
+  generator expression bound to a name): ``desugar/comprehension_loops.py`` writes
+  the others as ``items = []`` and the loop appending to it;
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
-  ranges of constants (unrolled), and conditions of constants;
+  ranges of constants (unrolled; over a range of constants, the loops desugar
+  wrote for a comprehension, ``ParsedFunction.comprehension_loops``, or whose body
+  indexes a container), and conditions of constants;
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
   ``append``/``extend`` (on a list of static structure only the new items are
-  bound; a list made in a loop's trip and filled by an unrolled loop there stays
-  one), writes into containers.
+  bound, an item the append computed in its own variable; a list made in a loop's
+  trip and filled by an unrolled loop there stays one), writes into containers.
 
 The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """

@@ -414,6 +414,12 @@ class StatementLowering:
         if truth is not None:  # a condition of constants: only the path that runs
             self.block(list(s.body if truth else s.orelse) + list(extra))
             return
+        loop = self.lo.current_scope.parsed.comprehension_conditions.get(s)
+        if loop is not None and any(u is loop for u in self.lo.loops.unrolling):
+            raise self.lo.containers.refuse(
+                f"a condition known only at run time in a comprehension over a list or "
+                f"tuple ({to_source(s.test)})", s.test,
+                "compute the values and choose with np.where, or write the loop")
         cond = self.condition(s.test, s.lineno)
         tuples = self.lo.current_scope.tuples
         before = dict(tuples)

@@ -1,0 +1,282 @@
+"""Desugar: list comprehensions and generator expressions written as the loop
+Python runs, before the statement that reads them.
+
+``y = h * sum([a[j] * k[j] for j in range(i) if j != 2])`` becomes::
+
+    y_items = []
+    for j in range(i):
+        if j != 2:
+            y_items.append(a[j] * k[j])
+    y = h * sum(y_items)
+
+and ``ys = [f(w) for w in ws]`` (``ys`` not read inside) fills ``ys`` itself
+(``ys = []`` and the loop).  A comprehension's variables are its own (Python 3):
+one that the function also uses elsewhere gets a fresh name.  The rest of the
+compiler then sees loops and ``append`` only: the lowering unrolls a loop over a
+container, and the loops this pass wrote over a range of constants
+(``ParsedFunction.comprehension_loops``), into a list of static structure, and
+runs the others as loops filling a list held as its rows (its items named
+after the statement's target, ``ParsedFunction.comprehension_appends``).  The ``if`` of a
+comprehension's condition is declared too (``ParsedFunction.comprehension_conditions``,
+``if`` -> the loop of its generator): the lowering refuses one known only at run
+time in an unrolled loop with the comprehension's own message.
+
+A comprehension is written out only where Python evaluates it before anything
+else the statement runs that could see a difference (a call evaluated before it
+keeps it in place, unless it only computes: ``np.sum(...)``, ``len(...)``, not
+``np.random.normal()``): in the value of an assignment, augmented assignment,
+``return`` or expression statement, or a ``for`` loop's iterable.
+A generator expression only where it is consumed at once (a call's argument, a
+``for``'s iterable, unpacked): one bound to a name or returned is evaluated later
+in Python.  The rest stays for the lowering (``lower/comprehensions.py``):
+comprehensions in ``a if c else b``, ``lambda``, dict and set comprehensions; and a condition (an ``if`` or ``while`` test, a comparison, ``not``,
+``and``/``or``) keeps its comprehensions as written, a value without derivative.
+"""
+
+import gast
+import numpy as np
+
+from tangent_ckpt.compiler.desugar.local_bindings import local_names
+from tangent_ckpt.compiler.desugar.pure_values import computing_call
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.view_shape import (
+    fresh_name, located, name_node, names_taken, store_node,
+)
+
+#: the expressions whose parts Python evaluates in the order of their fields (not
+#: a comparison, ``not``, ``and``/``or``: the lowering keeps those as written, a
+#: value without derivative, comprehensions and all)
+_IN_ORDER = (gast.BinOp, gast.Call, gast.Subscript, gast.Attribute, gast.Tuple, gast.List,
+             gast.Slice, gast.keyword, gast.Dict, gast.Starred)
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def write_comprehension_loops(parsed):
+    """Write the comprehensions of ``parsed.node`` as loops (in place), declaring
+    the loops and ``if``s written on ``parsed``."""
+    fnode = parsed.node
+    if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in gast.walk(fnode)):
+        return
+    _Writer(parsed, names_taken(fnode)).block(fnode.body)
+
+
+class _Writer:
+
+    def __init__(self, parsed, taken):
+        self.parsed = parsed
+        self.fnode = parsed.node
+        self.taken = taken
+        local = local_names(parsed.node)
+        self.static_value = lambda node: resolve_dotted(node, parsed.resolve, local)
+
+    def block(self, stmts):
+        k = 0
+        while k < len(stmts):
+            s = stmts[k]
+            if isinstance(s, gast.FunctionDef):  # a nested def: its own statements
+                self.block(s.body)
+                k += 1
+                continue
+            if isinstance(s, (gast.AsyncFunctionDef, gast.ClassDef)):
+                k += 1
+                continue
+            for field in _BLOCKS:
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    self.block(inner)
+            before = []
+            if _fills_its_target(s, self.fnode):
+                self.loop(s.value, _hint(s, self.fnode), before, own=s.targets[0].id)
+                self.block(before)  # comprehensions in the element or later iterables
+                stmts[k:k + 1] = before
+                k += len(before)
+                continue
+            if _evaluated_first(s):
+                hoisting = _Hoisting(self, s, _hint(s, self.fnode), before)
+                if isinstance(s, gast.For):
+                    s.iter = hoisting.visit(s.iter)
+                else:
+                    s.value = hoisting.visit(s.value)
+            if before:
+                self.block(before)
+                stmts[k:k] = before
+                k += len(before)
+            k += 1
+
+    def only_computes(self, call):
+        """Does ``call`` compute a value and change nothing, not even the state of
+        a random generator (``np.random.normal()``: a comprehension drawing too must
+        draw after it)?"""
+        fn = self.static_value(call.func)
+        return computing_call(call, self.static_value) and \
+            not isinstance(getattr(fn, "__self__", None),
+                           (np.random.Generator, np.random.RandomState)) and \
+            not str(getattr(fn, "__module__", "") or "").startswith("numpy.random")
+
+    def loop(self, node, hint, before, own=None):
+        """``items = []`` and the loop appending to it, added to ``before``; the
+        name ``items`` to read in the comprehension's place."""
+        items = own or fresh_name(f"{hint.lstrip('_') or 'items'}_items", self.taken)
+        self._own_variables(node)
+        stmt = gast.copy_location(gast.Expr(value=gast.copy_location(gast.Call(
+            func=gast.copy_location(gast.Attribute(value=name_node(items), attr="append",
+                                                   ctx=gast.Load()), node),
+            args=[node.elt], keywords=[]), node)), node)
+        for n in gast.walk(stmt.value.func):
+            gast.copy_location(n, node)
+        self.parsed.comprehension_appends[stmt] = hint
+        conditions = []
+        for g in reversed(node.generators):
+            for test in reversed(g.ifs):
+                stmt = gast.copy_location(gast.If(test=test, body=[stmt], orelse=[]), node)
+                conditions.append(stmt)
+            stmt = gast.copy_location(gast.For(target=g.target, iter=g.iter, body=[stmt],
+                                               orelse=[], type_comment=None), node)
+            self.parsed.comprehension_loops[stmt] = True
+            for written in conditions:
+                self.parsed.comprehension_conditions[written] = stmt
+            conditions = []
+        init = located(gast.Assign(targets=[store_node(items)],
+                                   value=gast.List(elts=[], ctx=gast.Load()),
+                                   type_comment=None), node)
+        before += [init, stmt]
+        return gast.copy_location(name_node(items), node)
+
+    def _own_variables(self, node):
+        """The comprehension's variables that the function uses elsewhere, renamed
+        inside it (its first iterable is evaluated outside its scope)."""
+        inside = {id(n) for n in gast.walk(node)} - \
+            {id(n) for n in gast.walk(node.generators[0].iter)}
+        names = {n.id for g in node.generators for n in gast.walk(g.target)
+                 if isinstance(n, gast.Name)}
+        elsewhere = {n.id for n in gast.walk(self.fnode)
+                     if isinstance(n, gast.Name) and id(n) not in inside}
+        rename = {name: fresh_name(name, self.taken) for name in sorted(names & elsewhere)}
+        if not rename:
+            return
+        scoped = [node.elt] + [g.target for g in node.generators] + \
+            [c for g in node.generators for c in g.ifs] + \
+            [g.iter for g in node.generators[1:]]
+        for part in scoped:
+            for n in gast.walk(part):
+                if isinstance(n, gast.Name) and n.id in rename and \
+                        not _in_own_scope(n, part, rename):
+                    n.id = rename[n.id]
+
+
+class _Hoisting(gast.NodeTransformer):
+    """Writes out the comprehensions of one statement's part that Python evaluates
+    before anything but names, constants and the operators around them; the
+    first call that may change something (``clear`` false) ends it."""
+
+    def __init__(self, writer, stmt, hint, before):
+        self.writer, self.hint, self.before = writer, hint, before
+        self.owners = [stmt]  # the nodes around the one visited
+        self.clear = True
+
+    def visit(self, node):
+        if not self.clear or not isinstance(node, (gast.expr, gast.keyword)):
+            return node
+        if isinstance(node, gast.ListComp) or \
+                isinstance(node, gast.GeneratorExp) and _consumed_at_once(self.owners[-1]):
+            return self.writer.loop(node, self.hint, self.before)
+        if not isinstance(node, _IN_ORDER) and not (
+                isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))):
+            self.clear = _plain(node)
+            return node
+        self.owners.append(node)
+        self.generic_visit(node)
+        self.owners.pop()
+        if isinstance(node, gast.Call) and not self.writer.only_computes(node):
+            self.clear = False  # a call ran: what comes after it may see what it did
+        return node
+
+
+def _in_own_scope(name, part, rename):
+    """Is ``name`` inside a lambda or comprehension of ``part`` that binds it
+    itself (its own variable, not the outer comprehension's)?"""
+    for n in gast.walk(part):
+        if isinstance(n, gast.Lambda):
+            own = {a.id for a in n.args.args + n.args.kwonlyargs + n.args.posonlyargs}
+        elif isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            own = {t.id for g in n.generators for t in gast.walk(g.target)
+                   if isinstance(t, gast.Name)}
+        else:
+            continue
+        if name.id in own and any(c is name for c in gast.walk(n)):
+            return True
+    return False
+
+
+def _fills_its_target(s, fnode):
+    """``ys = [... for ...]`` with ``ys`` a plain name the comprehension does not read
+    and the function binds, changes or calls a method of nowhere else: the loop
+    appends to ``ys`` itself (a list changed later, ``ys[t] = ...``, keeps a list
+    of its own, which stays a constant one)."""
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.ListComp)):
+        return False
+    name = s.targets[0].id
+    if name in {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}:
+        return False
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load) \
+                and n is not s.targets[0]:
+            return False
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and \
+                not isinstance(n.ctx, gast.Load) and _base(n) == name:
+            return False
+        if isinstance(n, gast.AugAssign) and _base(n.target) == name:
+            return False
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                _base(n.func.value) == name:
+            return False
+    return True
+
+
+def _base(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute, gast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _evaluated_first(s):
+    """The fields of ``s`` that Python evaluates before the rest of it."""
+    if isinstance(s, (gast.Assign, gast.AugAssign, gast.Return, gast.Expr)) and \
+            isinstance(s.value, gast.expr):
+        return ("value",)
+    if isinstance(s, gast.For):
+        return ("iter",)
+    return ()  # (an if's test is a condition, kept as written)
+
+
+def _consumed_at_once(owner):
+    """Is a generator expression that is ``owner``'s part consumed where Python
+    makes it (a call's argument, a ``for``'s iterable, unpacked)?"""
+    return isinstance(owner, (gast.Call, gast.keyword, gast.For)) or \
+        isinstance(owner, gast.Assign) and \
+        all(isinstance(t, (gast.Tuple, gast.List)) for t in owner.targets)
+
+
+def _hint(s, fnode):
+    """The stem of a list's name: the assigned name, the function's for a return."""
+    if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
+        return s.targets[0].id
+    if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+            isinstance(s.targets[0], (gast.Tuple, gast.List)) and \
+            all(isinstance(e, gast.Name) for e in s.targets[0].elts):
+        return "_".join(e.id for e in s.targets[0].elts)  # a, b = ...: a_b's
+    if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+        return s.target.id
+    if isinstance(s, gast.Return):
+        return fnode.name
+    if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and \
+            isinstance(s.value.func, gast.Attribute) and \
+            isinstance(s.value.func.value, gast.Name):
+        return s.value.func.value.id  # ys.append([...]): ys's
+    return "items"
+
+
+def _plain(node):
+    return all(isinstance(n, (gast.Name, gast.Constant, gast.Attribute, gast.expr_context))
+               for n in gast.walk(node))

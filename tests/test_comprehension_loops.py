@@ -1,0 +1,138 @@
+"""desugar/comprehension_loops.py: list comprehensions and generator expressions
+consumed at once are written as the loop Python runs (``items = []`` and the loop
+appending to it) before their statement; the lowering unrolls the loops it wrote
+over a container or a range of constants.  Each gradient is checked against
+central finite differences (and autograd where it runs), taped and checkpointed,
+and each value against plain Python's."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad_and_autograd
+from source_lines import line_of
+from tangent_ckpt.compiler.pipeline import desugared
+from tangent_ckpt.errors import TransformError
+
+rng = np.random.default_rng(7)
+OPTIONS = [{}, {"checkpoint": True, "snapshots": 2}]
+
+
+def vec(*shape):
+    return rng.standard_normal(shape)
+
+
+def filled_in_place(x, a, b):
+    ys = [np.dot(w, x) for w in (a, b)]
+    return np.sum(ys[0] * ys[1])
+
+
+def test_a_list_bound_by_its_comprehension_is_filled_by_the_loop():
+    text = str(desugared(filled_in_place))
+    assert "ys = []\n    for w in (a, b):\n        ys.append(np.dot(w, x))\n" in text
+    for options in OPTIONS:
+        df = check_grad_and_autograd(filled_in_place, (vec(3), vec(3), vec(3)), (0, 1, 2),
+                                     **options)
+        assert "empty_rows" not in df.source  # unrolled: one variable per item
+
+
+def tableau_step(x, h):
+    a = [[0.0], [0.5, 0.5], [0.25, 0.25, 0.5]]
+    k = []
+    for i in range(3):
+        k.append(np.sin(x + h * sum([a[i - 1][j] * k[j] for j in range(i)])))
+    return np.sum(k[2] * k[1])
+
+
+def test_a_comprehension_inside_an_expression_over_a_range_of_constants_is_unrolled():
+    """``sum([a[i][j] * k[j] for j in range(i)])``: a list named for the statement,
+    filled by a loop over ``range(i)`` that the lowering unrolls (``i`` is a
+    constant in each copy of the loop around it); the items are the variables
+    the appends computed, with no copies."""
+    text = str(desugared(tableau_step))
+    assert "k_items = []\n        for j in range(i):\n" in text
+    for options in OPTIONS:
+        df = check_grad_and_autograd(tableau_step, (vec(3), 0.3), (0, 1), **options)
+        assert "empty_rows" not in df.source and "append_row" not in df.source
+        assert "k_items_0 = " not in df.source  # the items are the appends' own variables
+
+
+def drawn_before_a_comprehension(x, ws):
+    np.random.seed(0)
+    return np.sum(np.random.normal(size=3) * x + sum([np.random.normal(size=3) * w
+                                                      for w in ws]))
+
+
+def test_a_comprehension_after_a_draw_stays_after_it():
+    """``np.random.normal() + sum([np.random.normal() * w ...])``: Python draws the
+    first numbers first; written before the statement the comprehension would
+    draw them (a wrong value): it stays in place."""
+    text = str(desugared(drawn_before_a_comprehension))
+    assert "sum([np.random.normal(size=3) * w for w in ws])" in text
+    x, ws = vec(3), [vec(3), vec(3)]
+    for options in OPTIONS:
+        df = tc.grad(drawn_before_a_comprehension, wrt=(0,), **options)
+        np.random.seed(0)
+        first = np.random.normal(size=3)
+        assert np.allclose(df(x, ws), first)
+
+
+def generator_bound_to_a_name(x, ws):
+    g = (np.sin(w * x) for w in ws)
+    return np.sum(sum(g))
+
+
+def test_a_generator_bound_to_a_name_is_left_to_the_lowering():
+    """Python runs a generator expression's items where it is consumed, not where
+    it is made: one bound to a name stays as written."""
+    assert "g = (np.sin(w * x) for w in ws)" in str(desugared(generator_bound_to_a_name))
+    for options in OPTIONS:
+        check_grad_and_autograd(generator_bound_to_a_name, (vec(3), [vec(3), vec(3)]), (0,),
+                                **options)
+
+
+def comprehension_in_a_nested_def(x, ws):
+    def total(v):
+        return sum([np.sum(np.tanh(w * v)) for w in ws])
+    return total(x) + total(2.0 * x)
+
+
+def variable_named_as_outside(x, ws):
+    w = x * 2.0
+    s = sum(np.sum(w * v) for w in ws for v in (w, x))
+    return s + np.sum(w)
+
+
+def run_time_rows_with_a_condition(x, W):
+    return sum(np.sum(np.tanh(w * x)) for w in W if np.sum(w) > 0.0)
+
+
+def inside_a_run_time_loop(x, ws, n):
+    for t in range(n):
+        x = np.tanh(x + 0.1 * sum([w * x for w in ws]))
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+@pytest.mark.parametrize("fn, args, wrt", [
+    (comprehension_in_a_nested_def, (vec(3), [vec(3), vec(3)]), (0,)),
+    (variable_named_as_outside, (vec(3), [vec(3), vec(3)]), (0,)),
+    (run_time_rows_with_a_condition, (vec(3), vec(4, 3)), (0, 1)),
+    (inside_a_run_time_loop, (vec(3), [vec(3), vec(3)], 4), (0,)),
+])
+def test_comprehensions_written_as_loops_keep_their_gradients(fn, args, wrt, options):
+    check_grad_and_autograd(fn, args, wrt, **options)
+
+
+def condition_on_data(a, b):
+    return np.sum([w for w in (a, b) if np.sum(w) > 0][0])
+
+
+def test_a_run_time_condition_over_a_list_keeps_its_refusal():
+    """The ``if`` written for the condition is declared: in a loop the lowering
+    unrolls, a condition known only at run time is refused with the
+    comprehension's own message, at its line."""
+    with pytest.raises(TransformError, match=r"a condition known only at run time in a "
+                                             r"comprehension over a list or tuple") as info:
+        tc.grad(condition_on_data).compile()
+    assert f":{line_of(condition_on_data, 'if np.sum(w) > 0')}:" in str(info.value)
