@@ -70,6 +70,7 @@ class ContainerLoops:
 
     def __init__(self, lowering):
         self.lo = lowering
+        self.unrolling = []  # the loops being unrolled, innermost last
 
     def refuse(self, what, node, hint):
         return self.lo.containers.refuse(what, node, hint)
@@ -131,12 +132,14 @@ class ContainerLoops:
                      if _stores(fnode, n) == _loop_target_stores(fnode, n)}
         saved = self.lo.ctx.get("unrolled", 0)
         self.lo.ctx["unrolled"] = saved + 1  # `continue` ends this element's copy
+        self.unrolling.append(s)
         try:
             for item in items:
                 self.bind_target(s.target, item, s, only_here)
                 self.lo.statements.block(s.body)
         finally:
             self.lo.ctx["unrolled"] = saved
+            self.unrolling.pop()
 
     def _rebound_in(self, body):
         """The variables the statements ``body`` bind again by name (``b = v * 2``),

@@ -37,7 +37,6 @@ class LoopLowering:
         # the generated names of loop indices over a range or enumerate that nothing else
         # binds: integers wherever they are read (a helper's parameter may be one)
         self.integer_indices = set()
-        self.unrolling = []  # the loops being unrolled, innermost last
 
     def loop_body(self, stmts, loop):
         """The body of one trip; ``loop`` (the lowering's ``ctx["loop"]`` while it
@@ -64,12 +63,12 @@ class LoopLowering:
 
     def for_(self, s):
         if self.lo.containers.holds_container(s.iter):  # for W, b in params: unrolled
-            self.unrolled(s)
+            self.lo.container_loops.unrolled_for(s)
             return
         if s in self.lo.current_scope.parsed.comprehension_loops:
             items = self.lo.container_loops.static_range(s.iter)
             if items is not None:  # a comprehension's loop over range(3): unrolled
-                self.unrolled(s, items)
+                self.lo.container_loops.unrolled_for(s, items)
                 return
         if self.lo.container_loops.indexes_a_container(s):  # params[l] in the body
             items = self.lo.container_loops.static_range(s.iter)
@@ -281,16 +280,6 @@ class LoopLowering:
             sx.builtin_call("min", *[ir.operand_node(x) for x in lengths]),
             tuple(x.id for x in lengths if isinstance(x, ir.Name))), s.lineno))
         return [ir.Name(n)], list(zip(target.elts, seqs))
-
-    def unrolled(self, s, items=None):
-        """``for`` over a container (or the ``items`` of a range of constants),
-        unrolled; ``self.unrolling`` holds the loops desugar wrote for a
-        comprehension while they are (see :meth:`statements.if_`)."""
-        self.unrolling.append(s)
-        try:
-            self.lo.container_loops.unrolled_for(s, items)
-        finally:
-            self.unrolling.pop()
 
     def reversed_range(self, call, line):
         """The bounds of ``reversed(range(...))``: those of ``range(...)[::-1]``

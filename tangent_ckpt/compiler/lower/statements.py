@@ -415,7 +415,7 @@ class StatementLowering:
             self.block(list(s.body if truth else s.orelse) + list(extra))
             return
         loop = self.lo.current_scope.parsed.comprehension_conditions.get(s)
-        if loop is not None and any(u is loop for u in self.lo.loops.unrolling):
+        if loop is not None and any(u is loop for u in self.lo.container_loops.unrolling):
             raise self.lo.containers.refuse(
                 f"a condition known only at run time in a comprehension over a list or "
                 f"tuple ({to_source(s.test)})", s.test,
