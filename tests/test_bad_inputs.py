@@ -101,6 +101,12 @@ def f_starred(x):
 
 
 def f_walrus(x):
+    if np.sum(x) > 1.0 or (y := np.sum(x * x)) > 0:  # `:=` after another part: refused
+        return np.sum(x)
+    return y * 2.0
+
+
+def f_walrus_first(x):
     if (y := np.sum(x)) > 0:
         return y
     return y * 2.0
@@ -156,9 +162,12 @@ def test_unsupported_construct_is_a_clear_error(fn, marker, words):
 
 def test_walrus_was_a_silent_wrong_gradient():
     # regression: `if (y := ...)` kept the condition as written, so the gradient
-    # through y was silently zero; now it is refused (see test above)
-    with pytest.raises(UnsupportedSyntaxError):
-        tc.grad(f_walrus)(np.ones(3))
+    # through y was silently zero; then it was refused; since session 19 the `:=`
+    # Python evaluates first is the assignment before the if
+    # (desugar/named_expressions.py), with y's gradient
+    x = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(tc.grad(f_walrus_first)(x), np.ones(3), rtol=1e-12)
+    np.testing.assert_allclose(tc.grad(f_walrus_first)(-x), 2.0 * np.ones(3), rtol=1e-12)
 
 
 def test_lambda_without_source_through_checkpointing():

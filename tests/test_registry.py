@@ -372,6 +372,7 @@ _SAMPLE_CALLS = {
     np.isposinf: lambda: np.isposinf(_A), np.flatnonzero: lambda: np.flatnonzero(_A > 2),
     np.argwhere: lambda: np.argwhere(_A > 2), np.ix_: lambda: np.ix_([0, 1], [0, 2]),
     np.argsort: lambda: np.argsort(_A),
+    np.bincount: lambda: np.bincount(np.array([0, 2, 2]), weights=np.array([0.5, 1.0, 2.0])),
     np.isin: lambda: np.isin(_A, [2.0, 3.0]),
     np.round: lambda: np.round(_A), np.around: lambda: np.around(_A),
     np.conjugate: lambda: np.conjugate(_Z), np.reshape: lambda: np.reshape(_A, 6),

@@ -39,8 +39,7 @@ def f_average_returned(x):
 
 
 def f_and_value(x, y):
-    z = x and y
-    return z * 2.0
+    return (x and y) * 2.0  # (`z = x and y` alone is an if: desugar/boolean_values.py)
 
 
 def f_r_slice(x):
