@@ -221,8 +221,13 @@ def _generator_root(name, made):
     """Where a draw's generator comes from: ``(root, None)`` where it is a name
     the loop body does not assign (an argument of the steps or a global name,
     possibly through items: ``pair[0]``), or a generator the body makes from a
-    seed; ``(name, text)`` where the body picks it some other way (``text``: how)."""
-    while name in made:
+    seed, or one the loop carries from step to step unchanged (``g = state[1]``,
+    ``state = (y, g)``: a cycle of items and copies, the generator of the state the
+    loop starts with, which the driver keeps with its snapshots); ``(name, text)``
+    where the body picks it some other way (``text``: how)."""
+    seen = set()
+    while name in made and name not in seen:
+        seen.add(name)
         expr = made[name]
         if isinstance(expr, ir.Prim) and expr.fn is operator.getitem and \
                 isinstance(expr.args[0], ir.Name):

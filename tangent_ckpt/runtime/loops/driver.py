@@ -248,7 +248,8 @@ class CheckpointedLoop:
     def _begin(self, step, args, state, n, probe=True):
         self._step, self._args = step, args
         self._many = getattr(step, "advance", None)  # backend="numba": many steps per call
-        self._random = RandomStates(args, self.random_state, self.generators) or None
+        # (a generator in the carried state, passed on unchanged, is kept too)
+        self._random = RandomStates((*args, state), self.random_state, self.generators) or None
         self._cond = None  # forward_while's condition, replayed with the steps (_advance)
         self._random_at = SlotRandomStates(self._random)  # kept with each snapshot
         self._c = sweep_counts.fresh_counters()
