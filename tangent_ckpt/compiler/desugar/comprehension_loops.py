@@ -36,7 +36,7 @@ comprehensions in ``a if c else b``, ``lambda``, dict and set comprehensions; an
 import gast
 import numpy as np
 
-from tangent_ckpt.compiler.desugar.local_bindings import local_names
+from tangent_ckpt.compiler.desugar.local_bindings import local_names, root_name
 from tangent_ckpt.compiler.desugar.pure_values import computing_call
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
@@ -224,20 +224,14 @@ def _fills_its_target(s, fnode):
                 and n is not s.targets[0]:
             return False
         if isinstance(n, (gast.Subscript, gast.Attribute)) and \
-                not isinstance(n.ctx, gast.Load) and _base(n) == name:
+                not isinstance(n.ctx, gast.Load) and root_name(n) == name:
             return False
-        if isinstance(n, gast.AugAssign) and _base(n.target) == name:
+        if isinstance(n, gast.AugAssign) and root_name(n.target) == name:
             return False
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
-                _base(n.func.value) == name:
+                root_name(n.func.value) == name:
             return False
     return True
-
-
-def _base(node):
-    while isinstance(node, (gast.Subscript, gast.Attribute, gast.Starred)):
-        node = node.value
-    return node.id if isinstance(node, gast.Name) else None
 
 
 def _evaluated_first(s):

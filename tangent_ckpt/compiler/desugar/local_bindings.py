@@ -38,6 +38,14 @@ def own_scope_nodes(fnode, comprehensions=True):
             stack.extend(gast.iter_child_nodes(node))
 
 
+def root_name(node):
+    """The name a subscript / attribute / starred chain starts from (``a`` of
+    ``a[0].b``), or None where it starts from something else (a call)."""
+    while isinstance(node, (gast.Subscript, gast.Attribute, gast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
 def parameter_names(fnode):
     """The names of ``fnode``'s parameters, ``*args`` and ``**kwargs`` included."""
     args = fnode.args

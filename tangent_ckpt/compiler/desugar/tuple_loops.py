@@ -23,6 +23,7 @@ import copy
 
 import gast
 
+from tangent_ckpt.compiler.desugar.local_bindings import root_name
 from tangent_ckpt.compiler.desugar.view_shape import located
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
@@ -92,22 +93,16 @@ def _writes_through(body, var):
     call (a helper or ``out=`` may write into it)."""
     for node in (n for st in body for n in gast.walk(st)):
         if isinstance(node, (gast.Subscript, gast.Attribute)) and \
-                isinstance(node.ctx, gast.Store) and _base(node) == var:
+                isinstance(node.ctx, gast.Store) and root_name(node) == var:
             return True
-        if isinstance(node, gast.AugAssign) and _base(node.target) == var:
+        if isinstance(node, gast.AugAssign) and root_name(node.target) == var:
             return True
         if isinstance(node, gast.Call):
-            if isinstance(node.func, gast.Attribute) and _base(node.func.value) == var:
+            if isinstance(node.func, gast.Attribute) and root_name(node.func.value) == var:
                 return True
-            if any(_base(a) == var for a in list(node.args) + [k.value for k in node.keywords]):
+            if any(root_name(a) == var for a in list(node.args) + [k.value for k in node.keywords]):
                 return True
     return False
-
-
-def _base(node):
-    while isinstance(node, (gast.Subscript, gast.Attribute, gast.Starred)):
-        node = node.value
-    return node.id if isinstance(node, gast.Name) else None
 
 
 def _renamed(stmt, var, item):
