@@ -11,12 +11,11 @@ not mangle inside a class (no leading ``__``), ``getattr`` has no default, and
 ``setattr``'s object is a name or a dotted name (evaluating it has no effect, so
 the store's order of evaluation is the call's)."""
 
-import builtins
 import keyword
 
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import local_names
+from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant
 
 _BUILTINS = ("getattr", "setattr")
 
@@ -30,9 +29,7 @@ def write_attribute_calls(parsed, fnode=None):
              n.func.id in _BUILTINS]
     if not calls:
         return
-    local = local_names(fnode)
-    builtin = {name for name in _BUILTINS
-               if name not in local and parsed.resolve(name) is getattr(builtins, name)}
+    builtin = builtins_meant(_BUILTINS, fnode, parsed.resolve)
     if builtin:
         _Attributes(builtin).visit(fnode)
 

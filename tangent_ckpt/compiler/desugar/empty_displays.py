@@ -4,11 +4,9 @@ model was read as a call of an unknown function: its ``append`` refused as an
 array's in-place method, two such lists taken for one object).  Only where the
 name surely means the builtin (no local or global of that name)."""
 
-import builtins
-
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import local_names
+from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant
 
 _DISPLAYS = {
     "list": lambda: gast.List(elts=[], ctx=gast.Load()),
@@ -24,9 +22,7 @@ def write_empty_displays(parsed):
              n.func.id in _DISPLAYS and not n.args and not n.keywords]
     if not calls:
         return
-    local = local_names(parsed.node)
-    builtin = {name for name in _DISPLAYS
-               if name not in local and parsed.resolve(name) is getattr(builtins, name)}
+    builtin = builtins_meant(_DISPLAYS, parsed.node, parsed.resolve)
 
     class Displays(gast.NodeTransformer):
         def visit_Call(self, node):

@@ -15,6 +15,8 @@ function's names.  A name is then an array, or a ``range`` counter, only when
 every binding says so.
 """
 
+import builtins
+
 import gast
 
 from tangent_ckpt.compiler.desugar.view_facts import ArrayFacts, resolve_dotted
@@ -36,6 +38,15 @@ def own_scope_nodes(fnode, comprehensions=True):
         yield node
         if not isinstance(node, stop):
             stack.extend(gast.iter_child_nodes(node))
+
+
+def builtins_meant(names, fnode, resolve):
+    """The ``names`` that surely mean Python's builtin of that name in ``fnode``:
+    no local of the name, and ``resolve`` (the function's globals, then builtins)
+    finds the builtin itself."""
+    local = local_names(fnode)
+    return {name for name in names
+            if name not in local and resolve(name) is getattr(builtins, name, None)}
 
 
 def root_name(node):

@@ -36,13 +36,14 @@ body (or in the body of another loop binding it).  Any other list stays as it
 is, for the lowering.
 """
 
-import builtins
 import copy
 
 import gast
 
 from tangent_ckpt.compiler.desugar.inline_functions import copied
-from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, SCOPES, local_names
+from tangent_ckpt.compiler.desugar.local_bindings import (
+    COMPREHENSIONS, SCOPES, builtins_meant, local_names,
+)
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
     fresh_name, located, name_node, names_taken, statement_lists, store_node,
@@ -232,8 +233,7 @@ def _bindings(fnode, name):
 def _builtin(node, name, parsed):
     """Is ``node`` the name of the builtin ``name`` (not a local or a global)?"""
     return isinstance(node, gast.Name) and node.id == name and \
-        parsed.resolve(name) is getattr(builtins, name) and \
-        name not in local_names(parsed.node)
+        bool(builtins_meant((name,), parsed.node, parsed.resolve))
 
 
 def _split(parsed, fnode, name, size, taken, local, appends=False):
