@@ -948,7 +948,9 @@ class _Gen:
         array: stored into a row (``Z[0] = (1, 2, 3)``), added into one
         (``Z[t % 3] += [x, 2.0 * y, z]``), an operand of an array's operator
         (``a + [x, 1, y]``, ``[x, 0.5, y] * a``); or a list of lists appended in a
-        loop, read whole (``np.asarray(rows)[:, 0]``)."""
+        loop, read whole (``np.asarray(rows)[:, 0]``), its last row read in the loop where
+        the list is not empty (``np.asarray(Z)[-1, 0] if Z else 0.0``: its rows are an array, whose
+        truth the gradient once took, a bare ValueError)."""
         Z, total = self.fresh_name("Z"), self.fresh_name()
         x, y, z = self._items(env, 3, ())
         form = self.pick(["store", "added", "operator", "rows"])
@@ -962,6 +964,9 @@ class _Gen:
             self.emit(indent, f"{Z} = [[{e}, {y}, 1]]")
             self.emit(indent, f"for {k} in range({self.pick(['n', '3'])}):")
             self.emit(indent + 1, f"{e} = np.tanh({e} * s + {z})")
+            if self.draw(st.booleans()):  # the list's truth: whether it has items
+                self.features.add("lists_as_arrays_truth")
+                self.emit(indent + 1, f"{e} = {e} + (0.1 * np.asarray({Z})[-1, 0] if {Z} else 0.0)")
             self.emit(indent + 1, f"{Z}.append({self.pick([f'[{e}, {e} * {e}, {k}]', f'({e}, 0.5, {y} * {e})'])})")
             self.emit(indent, f"{total} = np.sum(np.asarray({Z})[:, {self.pick([0, 1, -1])}] ** 2) "
                               f"+ np.sum(np.array({Z})) * 0.1")
