@@ -201,6 +201,30 @@ def test_enumerate_and_zip_go_over_the_arrays_bound_when_the_loop_began(f, optio
     _check(f, (X, X[::-1] * 0.5), (0, 1), OPTIONS[options])
 
 
+def zip_with_a_list_display(X, Y):
+    s = 0.0
+    for x, c in zip(X, [0.1, -0.4, 0.2]):
+        s = s + np.sum(np.tanh(x * Y + c))
+    return s
+
+
+def enumerate_zip_with_a_tuple_display(X, Y):
+    s = 0.0
+    for i, (x, c) in enumerate(zip(X, (0.1, -0.4, 0.2))):
+        s = s + np.sum(np.tanh(x * Y * c)) * (i + 1)
+    return s
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("f", [zip_with_a_list_display, enumerate_zip_with_a_tuple_display],
+                         ids=lambda f: f.__name__)
+def test_zip_over_an_array_and_a_display_goes_over_both(f, options):
+    """``zip(X, [0.1, -0.4, 0.2])``: the display's items are the second rows
+    (the loop was refused as "a tuple or list used where an array is expected")."""
+    X = np.array([[0.5, -0.2], [0.3, 0.8], [-0.7, 0.1]])
+    _check(f, (X, np.array([0.4, -1.1])), (0, 1), OPTIONS[options])
+
+
 @pytest.mark.parametrize("options", sorted(OPTIONS))
 @pytest.mark.parametrize("f", [range_variable_bound_before, descending_range_variable,
                                variable_read_before_and_after, body_rebinds_the_variable,

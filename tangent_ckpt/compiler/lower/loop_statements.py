@@ -141,12 +141,7 @@ class LoopLowering:
                                  construct="for over an iterator",
                                  hint="loop over range(...), an array, enumerate or zip")
         else:
-            if isinstance(it, (gast.List, gast.Tuple)):   # for a in [x, y]: the rows of
-                seq = self.lo.expressions.atomize(ir.Prim(   # np.stack([x, y])
-                    np.stack, [self.lo.calls.sequence_argument(it, "rows")], {}, "call",
-                    ref="np.stack"), "rows")
-            else:
-                seq = self.rows_of(it, s)
+            seq = self.rows_of(it, s)
             bounds = [self.length(seq, s.lineno)]
             prologue.append((s.target, seq))
         if index_target is not None and (rebinds(s.body, index_target) or
@@ -215,7 +210,13 @@ class LoopLowering:
         """The operand whose rows the loop ``s`` visits, ``node`` evaluated once
         where the loop starts.  Python iterates over the array bound then, even
         where the body rebinds the name (``for i, x in enumerate(X): X = X * 2``):
-        the array is pinned to a name of its own (found by tests/test_fuzz.py)."""
+        the array is pinned to a name of its own (found by tests/test_fuzz.py).
+        A display (``for a in [x, y]``, ``zip(W, [0.1, 0.2])``) is the rows of
+        ``np.stack`` of its items."""
+        if isinstance(node, (gast.List, gast.Tuple)):
+            return self.lo.expressions.atomize(ir.Prim(
+                np.stack, [self.lo.calls.sequence_argument(node, "rows")], {}, "call",
+                ref="np.stack"), "rows")
         if not isinstance(node, gast.Name) and live_root(node, s.body) is not None:
             return self.live_view(node, s)
         seq = self.lo.expressions.atomize(self.lo.expressions.value(node, "rows"), "rows")
