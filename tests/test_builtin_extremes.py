@@ -78,13 +78,14 @@ def max_with_a_key(u):
     return max(u, key=abs)
 
 
-def max_of_a_list_of_values(u):
-    return max([u[0], u[1] * 2.0, u[2]])
+def max_of_a_named_list_of_values(u):
+    values = [u[0], u[1] * 2.0, u[2]]
+    return max(values)
 
 
 @pytest.mark.parametrize("f, words", [
     (max_with_a_key, r"max\(\) with key="),
-    (max_of_a_list_of_values, r"max\(\) of a list or tuple of values"),
+    (max_of_a_named_list_of_values, r"max\(\) of a list or tuple of values"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_what_is_not_followed_is_refused_with_what_it_is(f, words):
     with pytest.raises(TangentCkptError, match=words):

@@ -10,6 +10,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    ``attribute_calls.py``: ``getattr(obj, "h")`` and ``setattr(obj, "h", v)`` as
    ``obj.h`` and ``obj.h = v`` (a helper's, as inlining copies it);
    ``error_states.py``: ``with np.errstate(divide="ignore"): body`` as ``body``;
+   ``extreme_arguments.py``: ``max(a, b, c)``, ``min([a, b])`` as pairs
+   ``max(max(a, b), c)``;
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
 1b. ``named_expressions.py``: a ``:=`` evaluated first in its statement
@@ -99,6 +101,7 @@ from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
+from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
@@ -136,6 +139,7 @@ def desugar(parsed, helper=False, given=None):
     write_empty_displays(parsed)
     write_attribute_calls(parsed)
     drop_silent_error_states(parsed)
+    write_extreme_arguments(parsed)
     evaluate_once(parsed.node)
     write_named_expressions(parsed.node)
     bind_def_defaults(parsed.node)
