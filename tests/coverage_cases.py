@@ -10,6 +10,7 @@ equal values).  Element-wise and reduction cases are derived from the registry
 """
 
 import builtins
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -529,6 +530,8 @@ def math_cases():
                    covers=(getattr(builtins, f),)) for f in ("max", "min")]
     cases += [Case("pow(x, y) + pow(y, 3) * pow(x, 2.5)", {"x": ((), "positive"), "y": ((), "real")},
                    covers=(builtins.pow,))]
+    cases += [Case("math.erf(x) + math.erfc(2.0 * x)", {"x": ((), "real")},
+                   covers=(math.erf, math.erfc))]
     return cases + [Case("math.log(x) * math.exp(-x * x)", {"x": ((), "positive")})]
 
 

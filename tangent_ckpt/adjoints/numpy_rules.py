@@ -940,7 +940,8 @@ MATH_TWINS = ((math.exp, np.exp), (math.expm1, np.expm1), (math.log1p, np.log1p)
               (math.cosh, np.cosh), (math.tanh, np.tanh), (math.asinh, np.arcsinh),
               (math.acosh, np.arccosh), (math.atanh, np.arctanh), (math.fabs, np.fabs),
               (math.degrees, np.degrees), (math.radians, np.radians),
-              (math.atan2, np.arctan2), (math.pow, np.power))
+              (math.atan2, np.arctan2), (math.pow, np.power), (math.hypot, np.hypot),
+              (math.fmod, np.fmod), (math.exp2, np.exp2), (math.cbrt, np.cbrt))
 with section("Python's math module, max, min and pow (floats; the rule of the NumPy function named)"):
     for _fn, _twin in MATH_TWINS:
         _rule = lookup(_twin)
@@ -949,6 +950,12 @@ with section("Python's math module, max, min and pow (floats; the rule of the Nu
                    singular=_rule.singular, **_rule.templates)
     defadjoint(math.log, "x, base=None, /", name="math.log", domain="positive",
                only={"base": (None,)}, singular=True, x="g / x", tangent="t / x")
+    # d erf(x) = 2 / sqrt(pi) exp(-x^2) dx, and erfc = 1 - erf
+    defadjoint(math.erf, UNARY, name="math.erf", x="g * 1.1283791670955126 * np.exp(-x * x)",
+               tangent="t * 1.1283791670955126 * np.exp(-x * x)")
+    defadjoint(math.erfc, UNARY, name="math.erfc",
+               x="-g * 1.1283791670955126 * np.exp(-x * x)",
+               tangent="-t * 1.1283791670955126 * np.exp(-x * x)")
     for _fn, _twin in ((builtins.max, np.maximum), (builtins.min, np.minimum)):   # of two numbers
         _rule = lookup(_twin)
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
