@@ -74,6 +74,7 @@ from tangent_ckpt.compiler.desugar.attribute_calls import write_attribute_calls
 from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
+from tangent_ckpt.compiler.desugar.list_methods import write_list_methods
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
 from tangent_ckpt.compiler.desugar.local_bindings import (
@@ -170,6 +171,7 @@ def _prepared(fnode, helper=None):
         write_attribute_calls(helper, fnode)
         drop_silent_error_states(helper, fnode)
         write_extreme_arguments(helper, fnode)
+        write_list_methods(helper, fnode)
         write_checkpoint_calls(helper, fnode)
     desugar_loop_exits(fnode)
     return fnode

@@ -51,6 +51,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (``records.py``: a named tuple's or dataclass's generated constructor written
    as its field stores, a named tuple's tuple forms as field reads),
    and ``function_names.py``: a local surely naming one function, called by its name;
+   then ``list_methods.py``: ``buf.pop(0)``, ``v = buf.pop()``, ``buf.insert(k, v)``,
+   ``buf.reverse()``, ``buf.clear()``, ``del buf[k]`` on a list the function makes
+   and holds under one name, as the slices that make the same list (``buf = buf[1:]``);
    then ``boolean_values.py``: ``x = a or b`` / ``x = a and b`` as the ``if`` choosing
    the operand (``rng = rng or np.random.default_rng(0)``: ``if not rng: rng = ...``);
    then ``one_shot_iterators.py``: a name bound to an iterator (``map``, ``zip``,
@@ -107,6 +110,7 @@ from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
 from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
 from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
+from tangent_ckpt.compiler.desugar.list_methods import write_list_methods
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
 from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressions
@@ -153,6 +157,7 @@ def desugar(parsed, helper=False, given=None):
     inline_functions(parsed, given)
     if split_object_lists(parsed):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
+    write_list_methods(parsed)
     write_boolean_values(parsed.node)
     refuse_reused_iterators(parsed)
     peel_first_iterations(parsed, copied)

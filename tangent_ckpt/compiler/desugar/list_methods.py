@@ -1,0 +1,371 @@
+"""Desugar: the methods that reorder or shorten a list the function builds
+itself, as the slices and concatenations that make the same list.
+
+    buf.pop(0)              ->  buf = buf[1:]
+    v = buf.pop()           ->  v = buf[-1]; buf = buf[:-1]
+    buf.insert(k, v)        ->  buf = buf[:k] + [v] + buf[k:]
+    buf.reverse()           ->  buf = buf[::-1]
+    buf.clear()             ->  buf = []
+    del buf[k], del buf[a:b] ->  buf = buf[:k] + buf[k + 1:], buf[:a] + buf[b:]
+
+A history kept to its last few entries (``hist.append(f); if len(hist) > 3:
+hist.pop(0)``, the Adams-Bashforth multistep form) was refused as a call made
+for its effect.  Python changes the list in place and these rebind the name
+to a new list, which is the same thing wherever nothing else holds the list.
+So only a list the function itself makes is rewritten: a local name (not a
+parameter, global, nonlocal, or a name a nested function or lambda reads),
+every binding of which makes a list (a display, a list comprehension,
+``list(...)``, a slice of itself, a sum of those), and every read of which is
+an item or slice read, one of a list's methods, an iteration, a test, ``len``
+and other builtins or NumPy functions that read it, or a concatenation -- never
+the list itself stored under another name or in another container -- and not
+changed inside a loop over it, whose iterator would see it change.  The
+indices are constants (``pop(k)``, ``del buf[k]``), except ``insert``'s, a
+constant or a name, whose slices mean what ``insert`` means for any integer.  Anything else is left as
+written, for the lowering, which refuses what it cannot follow."""
+
+import copy
+
+import gast
+
+from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant, parameter_names
+
+_REWRITTEN = ("pop", "insert", "reverse", "clear")
+# methods of a list that read it or change it where it is (the lowering's own)
+_LIST_METHODS = frozenset(("append", "extend", "pop", "insert", "reverse", "clear", "index",
+                           "count", "copy"))
+# builtins that read a list given to them and keep no reference to it
+_READING_BUILTINS = ("len", "sum", "max", "min", "list", "tuple", "enumerate", "zip",
+                     "reversed", "sorted", "any", "all", "print", "map")
+
+
+def write_list_methods(parsed, fnode=None):
+    """Rewrite, in ``fnode`` (default ``parsed.node``, whose names ``parsed``
+    resolves), the methods above on the lists it makes as slices of them."""
+    fnode = parsed.node if fnode is None else fnode
+    names = {_receiver(s) for s in _own_statements(fnode)} - {None}
+    if not names:
+        return
+    builtin = builtins_meant(_READING_BUILTINS, fnode, parsed.resolve)
+    lists = {n for n in names if _made_here(n, fnode, builtin, parsed.resolve)}
+    if lists:
+        _Rewrite(lists, fnode).visit(fnode)
+
+
+def _own_statements(fnode):
+    """The statements of ``fnode``'s body, nested blocks included, not those of
+    nested functions or classes."""
+    stack = list(fnode.body)
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(s, field, None) or [])
+        for handler in getattr(s, "handlers", None) or []:
+            stack.extend(handler.body)
+
+
+def _method_call(node):
+    """``(name, method, call)`` of ``name.method(...)``, or None."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            isinstance(node.func.value, gast.Name) and node.func.attr in _REWRITTEN and \
+            not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
+        return node.func.value.id, node.func.attr, node
+    return None
+
+
+def _statement_call(s):
+    """The rewritten method call a statement makes: ``buf.pop(0)`` alone, or
+    as the whole value of an assignment to one target."""
+    if isinstance(s, gast.Expr):
+        return _method_call(s.value)
+    if isinstance(s, gast.Assign) and len(s.targets) == 1:
+        found = _method_call(s.value)
+        if found and found[1] == "pop":
+            return found
+    return None
+
+
+def _receiver(s):
+    found = _statement_call(s)
+    if found is not None and _rewrite(s, found) is not None:
+        return found[0]
+    if isinstance(s, gast.Delete) and len(s.targets) == 1 and \
+            isinstance(s.targets[0], gast.Subscript) and \
+            isinstance(s.targets[0].value, gast.Name) and _deleted(s.targets[0]) is not None:
+        return s.targets[0].value.id
+    return None
+
+
+def _int_constant(node):
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
+
+
+def _mentions(node, name):
+    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(node))
+
+
+# --- the list the function makes ------------------------------------------------
+def _made_here(name, fnode, builtin, resolve):
+    if name in parameter_names(fnode):
+        return False
+    for n in gast.walk(fnode):
+        if isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
+            return False
+        if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                             gast.Lambda, gast.ClassDef)) and \
+                _mentions(n, name):
+            return False  # a closure may hold the list itself
+    for loop in gast.walk(fnode):
+        if isinstance(loop, gast.For) and _mentions(loop.iter, name) and \
+                any(_receiver(s) == name for s in _own_statements(loop)):
+            return False  # Python's iterator sees the list shrink under it
+    parents = _parents(fnode)
+    for n in gast.walk(fnode):
+        if not (isinstance(n, gast.Name) and n.id == name):
+            continue
+        parent = parents.get(id(n))
+        if isinstance(n.ctx, gast.Store):
+            if not (isinstance(parent, gast.Assign) and parent.targets == [n] and
+                    _makes_a_list(parent.value, name, builtin) or
+                    isinstance(parent, gast.AugAssign) and isinstance(parent.op, gast.Add) and
+                    _makes_a_list(parent.value, name, builtin)):
+                return False
+        elif isinstance(n.ctx, gast.Del):
+            return False
+        elif not _reads_only(n, parent, parents, builtin, resolve):
+            return False
+    return True
+
+
+def _parents(root):
+    parents = {}
+    for parent in gast.walk(root):
+        for child in gast.iter_child_nodes(parent):
+            parents[id(child)] = parent
+    return parents
+
+
+def _makes_a_list(value, name, builtin):
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+            value.func.id == "list" and "list" in builtin:
+        return True
+    if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice) and \
+            isinstance(value.value, gast.Name) and value.value.id == name:
+        return True
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
+        sides = (value.left, value.right)
+        return all(_makes_a_list(side, name, builtin) or
+                   (isinstance(side, gast.Name) and side.id == name) for side in sides) and \
+            any(_makes_a_list(side, name, builtin) for side in sides)
+    return False
+
+
+def _reads_only(n, parent, parents, builtin, resolve):
+    """Whether the read ``n`` of the list looks at it without keeping it."""
+    if isinstance(parent, gast.Subscript) and parent.value is n:
+        return True  # an item or slice read, stored or deleted
+    if isinstance(parent, gast.Attribute) and parent.value is n:
+        call = parents.get(id(parent))
+        return parent.attr in _LIST_METHODS and isinstance(call, gast.Call) and \
+            call.func is parent
+    if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is n:
+        return True
+    if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and parent.test is n:
+        return True
+    if isinstance(parent, (gast.BoolOp, gast.UnaryOp)):
+        return isinstance(parent, gast.UnaryOp) and isinstance(parent.op, gast.Not) or \
+            _in_a_test(parent, parents)
+    if isinstance(parent, gast.Compare):
+        return True  # len(buf) > 3 reads len's value; x in buf, buf == [] compare items
+    if isinstance(parent, gast.BinOp) and isinstance(parent.op, gast.Add):
+        return True  # buf + [v]: a new list
+    if isinstance(parent, gast.Call) and n in parent.args:
+        func = parent.func
+        if isinstance(func, gast.Name) and func.id in builtin:
+            return True
+        return _numpy_function(func, resolve)
+    return False
+
+
+def _in_a_test(node, parents):
+    """``buf and ...`` whose value is only tested (an ``if``/``while`` test)."""
+    while isinstance(node, (gast.BoolOp, gast.UnaryOp)):
+        parent = parents.get(id(node))
+        if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and \
+                parent.test is node:
+            return True
+        node = parent
+    return False
+
+
+def _numpy_function(func, resolve):
+    """``np.mean`` / ``np.stack``: a function of NumPy, which copies what a list holds."""
+    parts = []
+    while isinstance(func, gast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name) or not parts:
+        return False
+    value = resolve(func.id)
+    for attr in reversed(parts):
+        value = getattr(value, attr, None)
+    module = getattr(value, "__module__", None) or ""
+    return callable(value) and (module == "numpy" or module.startswith("numpy."))
+
+
+# --- the rewrite ----------------------------------------------------------------
+def _load(name):
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _store(name):
+    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+def _slice(name, lower=None, upper=None, step=None):
+    const = lambda v: None if v is None else (  # noqa: E731
+        gast.Constant(value=v, kind=None) if not isinstance(v, gast.AST) else v)
+    return gast.Subscript(value=_load(name), slice=gast.Slice(
+        lower=const(lower), upper=const(upper), step=const(step)), ctx=gast.Load())
+
+
+def _plus(*parts):
+    acc = parts[0]
+    for part in parts[1:]:
+        acc = gast.BinOp(left=acc, op=gast.Add(), right=part)
+    return acc
+
+
+def _without(name, k):
+    """The list ``name`` without its item ``k`` (a constant)."""
+    if k == 0:
+        return _slice(name, lower=1)
+    if k == -1:
+        return _slice(name, upper=-1)
+    return _plus(_slice(name, upper=k), _slice(name, lower=k + 1))
+
+
+def _deleted(target):
+    """The list ``del target`` leaves, as a function of the name, or None."""
+    part = target.slice
+    if isinstance(part, gast.Slice):
+        if part.step is not None:
+            return None
+        lower = None if part.lower is None else _int_constant(part.lower)
+        upper = None if part.upper is None else _int_constant(part.upper)
+        if (part.lower is not None and (lower is None or lower < 0)) or \
+                (part.upper is not None and (upper is None or upper < 0)):
+            return None
+        if lower is not None and upper is not None and lower > upper:
+            return None
+        if upper is None:
+            return lambda name: _slice(name, upper=lower) if lower is not None else gast.List(
+                elts=[], ctx=gast.Load())
+        if lower is None:
+            return lambda name: _slice(name, lower=upper)
+        return lambda name: _plus(_slice(name, upper=lower), _slice(name, lower=upper))
+    k = _int_constant(part)
+    if k is None:
+        return None
+    return lambda name: _without(name, k)
+
+
+def _rewrite(s, found):
+    """The statements that do what ``s`` (which calls ``found``) does, or None."""
+    name, method, call = found
+    args = call.args
+    if any(_mentions(a, name) for a in args):
+        return None
+    if method == "pop":
+        if len(args) > 1:
+            return None
+        k = -1 if not args else _int_constant(args[0])
+        if k is None:
+            return None
+        rest = [gast.Assign(targets=[_store(name)], value=_without(name, k), type_comment=None)]
+        if isinstance(s, gast.Expr):
+            return rest
+        item = gast.Subscript(value=_load(name), slice=gast.Constant(value=k, kind=None),
+                              ctx=gast.Load())
+        target = s.targets[0]
+        if isinstance(target, gast.Name) and target.id != name:
+            return [gast.Assign(targets=[target], value=item, type_comment=None)] + rest
+        return None  # another target is evaluated after the call: left as written
+    if not isinstance(s, gast.Expr):
+        return None
+    if method == "insert" and len(args) == 2:
+        at, value = args
+        if _int_constant(at) == 0:
+            made = _plus(gast.List(elts=[value], ctx=gast.Load()), _load(name))
+        elif _int_constant(at) is not None or isinstance(at, gast.Name):  # read twice
+            made = _plus(_slice(name, upper=at), gast.List(elts=[value], ctx=gast.Load()),
+                         _slice(name, lower=copy.deepcopy(at)))
+        else:
+            return None
+        return [gast.Assign(targets=[_store(name)], value=made, type_comment=None)]
+    if method == "reverse" and not args:
+        return [gast.Assign(targets=[_store(name)], value=_slice(name, step=-1),
+                            type_comment=None)]
+    if method == "clear" and not args:
+        return [gast.Assign(targets=[_store(name)], value=gast.List(elts=[], ctx=gast.Load()),
+                            type_comment=None)]
+    return None
+
+
+class _Rewrite(gast.NodeTransformer):
+    def __init__(self, lists, root):
+        self.lists = lists
+        self.root = root
+
+    def visit_FunctionDef(self, node):
+        if node is self.root:  # a nested function's names are its own
+            self.generic_visit(node)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_ClassDef(self, node):
+        return node
+
+    def _located(self, statements, s):
+        for new in statements:
+            gast.copy_location(new, s)
+            for sub in gast.walk(new):
+                if not hasattr(sub, "lineno") and hasattr(s, "lineno"):
+                    gast.copy_location(sub, s)
+        return statements
+
+    def visit_Expr(self, node):
+        return self._statement(node)
+
+    def visit_Assign(self, node):
+        return self._statement(node)
+
+    def _statement(self, s):
+        found = _statement_call(s)
+        if found is None or found[0] not in self.lists:
+            return s
+        new = _rewrite(s, found)
+        return s if new is None else self._located(new, s)
+
+    def visit_Delete(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], gast.Subscript):
+            target = node.targets[0]
+            if isinstance(target.value, gast.Name) and target.value.id in self.lists:
+                left = _deleted(target)
+                if left is not None:
+                    name = target.value.id
+                    return self._located([gast.Assign(targets=[_store(name)], value=left(name),
+                                                      type_comment=None)], node)
+        return node
