@@ -234,6 +234,16 @@ HUNTING_FAMILIES += ("inlined_calls",)
 REQUESTED_FAMILIES += ("rebound_generators",)
 HUNTING_FAMILIES += ("rebound_generators",)
 
+#: a list the function makes changed by ``pop``, ``insert``, ``reverse``, ``clear``
+#: and ``del`` (``compiler/desugar/list_methods.py`` writes them as the slices that
+#: make the same list), a history kept to its last entries in a loop (``if
+#: len(hist) > 2: hist.pop(0)``), and the list held under a second name first or
+#: changed in a loop over it: rebinding one holder there would be a silent wrong
+#: gradient, so those lines must be refused (REFUSED_MARK).  Written on request,
+#: like ``loop_exits``
+REQUESTED_FAMILIES += ("list_methods",)
+HUNTING_FAMILIES += ("list_methods",)
+
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
 #: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
@@ -1357,6 +1367,63 @@ class _Gen:
                                          f"{k} = {k} * 0.5 + np.tanh({k} + {eps})"]))
         env[k].bound = max(env[k].bound, 3.0)
         env[k].fresh = env[k].fresh and k not in PARAMS
+
+    def family_list_methods(self, env, indent):
+        """A list made here, changed by its methods, read after (see the
+        ``list_methods`` comment above)."""
+        L, other, total = self.fresh_name("L"), self.fresh_name("alias"), self.fresh_name()
+        x, y, z, w = self._items(env, 4, self.pick([(3,), ()]))
+        form = self.pick(["straight", "straight", "history", "aliased", "iterated"])
+        self.features.add("list_methods_" + form)
+        read = f"sum(np.sum(v * (j + 1.0)) for j, v in enumerate({L})) + len({L})"
+        if form == "history":
+            t = self.fresh_name("t")
+            keep = self.draw(st.integers(1, 3))
+            self.emit(indent, f"{L} = [{x}]")
+            self.emit(indent, f"for {t} in range(n):")
+            self.emit(indent + 1, f"{L}.append(np.tanh({L}[-1] * 0.9 + {y} * ({t} + 1.0)))")
+            self.emit(indent + 1, f"if len({L}) > {keep}:")
+            self.emit(indent + 2, self.pick([f"{L}.pop(0)", f"del {L}[0]"]))
+            read = f"np.sum({L}[0]) * len({L}) + np.sum({L}[-1])"
+        else:
+            self.emit(indent, f"{L} = [{x}, 2.0 * {y}, {z}]")
+            if form == "aliased":
+                self.emit(indent, f"{other} = {L}")
+            # step -> (the length it needs, the change of length)
+            steps = {f"{L}.pop()": (1, -1), f"{L}.pop(0)": (1, -1), f"{L}.pop(1)": (2, -1),
+                     f"{L}.insert(1, {w})": (0, 1), f"{L}.insert(0, {w} * 0.5)": (0, 1),
+                     f"{L}.insert(-1, {w})": (0, 1), f"{L}.reverse()": (0, 0),
+                     f"del {L}[-1]": (1, -1), f"del {L}[1:2]": (0, None),
+                     f"{L}.append({w} * 0.5)": (0, 1)}
+            if form == "iterated":
+                acc = self.fresh_name("acc")
+                item = self.fresh_name("v")
+                self.emit(indent, f"{acc} = 0.0")
+                self.emit(indent, f"for {item} in {L}:")
+                self.emit(indent + 1, f"{acc} = {acc} + np.sum({item})")
+                self.emit(indent + 1, f"{L}.pop()  {REFUSED_MARK} changed in a loop over it")
+                read = f"{acc} + len({L})"
+            else:
+                length = 3
+                # (one step on a list held twice: the fence, which runs first, would
+                # refuse a later append before the lowering refuses an earlier pop)
+                for _ in range(1 if form == "aliased" else self.draw(st.integers(1, 3))):
+                    # keep one item at least, so that the read after has one to read
+                    step = self.pick(sorted(q for q, (need, change) in steps.items()
+                                            if length >= need and length + (change or 0) >= 1))
+                    change = steps[step][1]
+                    length += -1 if change is None and length > 1 else (change or 0)
+                    mark = f"  {REFUSED_MARK} list held twice" if form == "aliased" else ""
+                    if ".pop(" in step and not mark and self.draw(st.booleans()):
+                        got = self.fresh_name("got")
+                        self.emit(indent, f"{got} = {step}")
+                        read += f" + np.sum({got})"
+                    else:
+                        self.emit(indent, step + mark)
+                if form == "aliased":
+                    read += f" + np.sum({other}[0])"
+        self.emit(indent, f"{total} = {read}")
+        env[total] = Var((), 150.0, fresh=True)
 
     def family_buffer_swaps(self, env, indent):
         """Two buffers swapped every step (``grid, scratch = scratch, grid``) after
