@@ -39,7 +39,8 @@ def roots_taken_as_arrays(shape, facts, groups):
             doubted[root] = params
     while doubted:  # each group kept must be followed with every parameter taken
         taken = set().union(*doubted.values())
-        assumed = ArrayFacts(shape.bindings, shape.parsed.resolve, shape.local, taken)
+        assumed = ArrayFacts(shape.bindings, shape.parsed.resolve, shape.local, taken,
+                             items=shape.held)
         kept = {root: params for root, params in doubted.items()
                 if Group(shape, assumed, root, groups[root]).followable()}
         if kept == doubted:

@@ -11,32 +11,21 @@ itself, as the slices and concatenations that make the same list.
 A history kept to its last few entries (``hist.append(f); if len(hist) > 3:
 hist.pop(0)``, the Adams-Bashforth multistep form) was refused as a call made
 for its effect.  Python changes the list in place and these rebind the name
-to a new list, which is the same thing wherever nothing else holds the list.
-So only a list the function itself makes is rewritten: a local name (not a
-parameter, global, nonlocal, or a name a nested function or lambda reads),
-every binding of which makes a list (a display, a list comprehension,
-``list(...)``, a slice of itself, a sum of those), and every read of which is
-an item or slice read, one of a list's methods, an iteration, a test, ``len``
-and other builtins or NumPy functions that read it, or a concatenation -- never
-the list itself stored under another name or in another container -- and not
-changed inside a loop over it, whose iterator would see it change.  The
-indices are constants (``pop(k)``, ``del buf[k]``), except ``insert``'s, a
-constant or a name, whose slices mean what ``insert`` means for any integer.  Anything else is left as
-written, for the lowering, which refuses what it cannot follow."""
+to a new list, which is the same thing wherever nothing else holds the list:
+only a list the function makes and holds under one name (``held_lists.py``)
+is rewritten, and not where a loop over it runs while it changes (Python's
+iterator would see the change).  The indices are constants (``pop(k)``,
+``del buf[k]``), except ``insert``'s, a constant or a name, whose slices mean
+what ``insert`` means for any integer.  Anything else is left as written, for
+the lowering, which refuses what it cannot follow."""
 
 import copy
 
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant, parameter_names
+from tangent_ckpt.compiler.desugar.held_lists import held_lists, mentions
 
 _REWRITTEN = ("pop", "insert", "reverse", "clear")
-# methods of a list that read it or change it where it is (the lowering's own)
-_LIST_METHODS = frozenset(("append", "extend", "pop", "insert", "reverse", "clear", "index",
-                           "count", "copy"))
-# builtins that read a list given to them and keep no reference to it
-_READING_BUILTINS = ("len", "sum", "max", "min", "list", "tuple", "enumerate", "zip",
-                     "reversed", "sorted", "any", "all", "print", "map")
 
 
 def write_list_methods(parsed, fnode=None):
@@ -46,10 +35,17 @@ def write_list_methods(parsed, fnode=None):
     names = {_receiver(s) for s in _own_statements(fnode)} - {None}
     if not names:
         return
-    builtin = builtins_meant(_READING_BUILTINS, fnode, parsed.resolve)
-    lists = {n for n in names if _made_here(n, fnode, builtin, parsed.resolve)}
+    held = held_lists(fnode, parsed.resolve)
+    lists = {n for n in names if n in held and not _changed_in_a_loop_over_it(n, fnode)}
     if lists:
         _Rewrite(lists, fnode).visit(fnode)
+
+
+def _changed_in_a_loop_over_it(name, fnode):
+    """Python's iterator sees the list change under it (``for v in ws: ws.pop()``)."""
+    return any(isinstance(loop, gast.For) and mentions(loop.iter, name) and
+               any(_receiver(s) == name for s in _own_statements(loop))
+               for loop in gast.walk(fnode))
 
 
 def _own_statements(fnode):
@@ -106,121 +102,6 @@ def _int_constant(node):
             isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
         return -node.operand.value
     return None
-
-
-def _mentions(node, name):
-    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(node))
-
-
-# --- the list the function makes ------------------------------------------------
-def _made_here(name, fnode, builtin, resolve):
-    if name in parameter_names(fnode):
-        return False
-    for n in gast.walk(fnode):
-        if isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
-            return False
-        if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
-                                             gast.Lambda, gast.ClassDef)) and \
-                _mentions(n, name):
-            return False  # a closure may hold the list itself
-    for loop in gast.walk(fnode):
-        if isinstance(loop, gast.For) and _mentions(loop.iter, name) and \
-                any(_receiver(s) == name for s in _own_statements(loop)):
-            return False  # Python's iterator sees the list shrink under it
-    parents = _parents(fnode)
-    for n in gast.walk(fnode):
-        if not (isinstance(n, gast.Name) and n.id == name):
-            continue
-        parent = parents.get(id(n))
-        if isinstance(n.ctx, gast.Store):
-            if not (isinstance(parent, gast.Assign) and parent.targets == [n] and
-                    _makes_a_list(parent.value, name, builtin) or
-                    isinstance(parent, gast.AugAssign) and isinstance(parent.op, gast.Add) and
-                    _makes_a_list(parent.value, name, builtin)):
-                return False
-        elif isinstance(n.ctx, gast.Del):
-            return False
-        elif not _reads_only(n, parent, parents, builtin, resolve):
-            return False
-    return True
-
-
-def _parents(root):
-    parents = {}
-    for parent in gast.walk(root):
-        for child in gast.iter_child_nodes(parent):
-            parents[id(child)] = parent
-    return parents
-
-
-def _makes_a_list(value, name, builtin):
-    if isinstance(value, (gast.List, gast.ListComp)):
-        return True
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
-            value.func.id == "list" and "list" in builtin:
-        return True
-    if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice) and \
-            isinstance(value.value, gast.Name) and value.value.id == name:
-        return True
-    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
-        sides = (value.left, value.right)
-        return all(_makes_a_list(side, name, builtin) or
-                   (isinstance(side, gast.Name) and side.id == name) for side in sides) and \
-            any(_makes_a_list(side, name, builtin) for side in sides)
-    return False
-
-
-def _reads_only(n, parent, parents, builtin, resolve):
-    """Whether the read ``n`` of the list looks at it without keeping it."""
-    if isinstance(parent, gast.Subscript) and parent.value is n:
-        return True  # an item or slice read, stored or deleted
-    if isinstance(parent, gast.Attribute) and parent.value is n:
-        call = parents.get(id(parent))
-        return parent.attr in _LIST_METHODS and isinstance(call, gast.Call) and \
-            call.func is parent
-    if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is n:
-        return True
-    if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and parent.test is n:
-        return True
-    if isinstance(parent, (gast.BoolOp, gast.UnaryOp)):
-        return isinstance(parent, gast.UnaryOp) and isinstance(parent.op, gast.Not) or \
-            _in_a_test(parent, parents)
-    if isinstance(parent, gast.Compare):
-        return True  # len(buf) > 3 reads len's value; x in buf, buf == [] compare items
-    if isinstance(parent, gast.BinOp) and isinstance(parent.op, gast.Add):
-        return True  # buf + [v]: a new list
-    if isinstance(parent, gast.Call) and n in parent.args:
-        func = parent.func
-        if isinstance(func, gast.Name) and func.id in builtin:
-            return True
-        return _numpy_function(func, resolve)
-    return False
-
-
-def _in_a_test(node, parents):
-    """``buf and ...`` whose value is only tested (an ``if``/``while`` test)."""
-    while isinstance(node, (gast.BoolOp, gast.UnaryOp)):
-        parent = parents.get(id(node))
-        if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and \
-                parent.test is node:
-            return True
-        node = parent
-    return False
-
-
-def _numpy_function(func, resolve):
-    """``np.mean`` / ``np.stack``: a function of NumPy, which copies what a list holds."""
-    parts = []
-    while isinstance(func, gast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, gast.Name) or not parts:
-        return False
-    value = resolve(func.id)
-    for attr in reversed(parts):
-        value = getattr(value, attr, None)
-    module = getattr(value, "__module__", None) or ""
-    return callable(value) and (module == "numpy" or module.startswith("numpy."))
 
 
 # --- the rewrite ----------------------------------------------------------------
@@ -284,7 +165,7 @@ def _rewrite(s, found):
     """The statements that do what ``s`` (which calls ``found``) does, or None."""
     name, method, call = found
     args = call.args
-    if any(_mentions(a, name) for a in args):
+    if any(mentions(a, name) for a in args):
         return None
     if method == "pop":
         if len(args) > 1:

@@ -35,6 +35,15 @@ class Array:
     contiguous: bool = False
 
 
+@dataclass(frozen=True)
+class ItemOf:
+    """The binding of a loop variable to an item of the list ``name`` holds
+    (``for w in ws``, ``enumerate(ws)``, ``zip(ws, gs)``), where ``ws`` is a
+    list the function makes and holds under one name (``held_lists.py``): an
+    array when every value that may become one of its items is one."""
+    name: str
+
+
 @dataclass
 class Link:
     """``name = <value>`` makes ``name`` a view (or the same object) of ``parent``."""
@@ -185,13 +194,16 @@ def view_link(name, value, stmt, resolve, local, integer_names=()):
 class ArrayFacts:
     """Which locals surely hold arrays (:class:`Array`), from every binding."""
 
-    def __init__(self, bindings, resolve, local, assumed=()):
+    def __init__(self, bindings, resolve, local, assumed=(), items=None):
         """``bindings``: name -> list of value nodes (None: a value not known; an
-        ``AugAssign`` statement: ``x += v``, in place when ``x`` is an array);
-        ``assumed``: names taken to be arrays whatever they are bound to (the
-        view lowering checks each at run time, ``array_roots.py``)."""
+        ``AugAssign`` statement: ``x += v``, in place when ``x`` is an array; an
+        :class:`ItemOf`: an item of a list); ``assumed``: names taken to be arrays
+        whatever they are bound to (the view lowering checks each at run time,
+        ``array_roots.py``); ``items``: list name -> the values that may become
+        its items (``held_lists.held_lists``)."""
         self.resolve, self.local = resolve, local
         self.assumed = frozenset(assumed)
+        self.items = items or {}
         self.facts = {name: _TOP for name in bindings}
         for _ in range(20):  # each round can only lose facts; a few rounds suffice
             changed = False
@@ -213,6 +225,14 @@ class ArrayFacts:
 
     def of(self, node):
         """The fact of an expression: an :class:`Array`, ``_TOP`` or None."""
+        if isinstance(node, ItemOf):
+            values = self.items.get(node.name)
+            if values is None:
+                return None
+            fact = _TOP  # (no item ever: the loop runs no step)
+            for value in values:
+                fact = _meet(fact, self.of(value) if value is not None else None)
+            return fact
         if isinstance(node, gast.Name):
             return self.facts.get(node.id) if node.id in self.local else None
         if isinstance(node, gast.AugAssign):  # a binding: x += v

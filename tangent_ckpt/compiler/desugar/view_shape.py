@@ -13,6 +13,7 @@ import types
 
 import gast
 
+from tangent_ckpt.compiler.desugar.held_lists import held_lists
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.desugar.local_bindings import SCOPES  # noqa: F401 (its users')
 from tangent_ckpt.compiler.desugar.method_calls import MethodCalls
@@ -23,7 +24,7 @@ from tangent_ckpt.compiler.memory_sharing import (
 )
 from tangent_ckpt.compiler.node_facts import ViewMarks
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
-from tangent_ckpt.compiler.desugar.view_facts import numpy_function, resolve_dotted
+from tangent_ckpt.compiler.desugar.view_facts import ItemOf, numpy_function, resolve_dotted
 
 LOOPS = (gast.For, gast.While)
 #: what opens a scope of its own (its names are not the enclosing function's)
@@ -140,6 +141,7 @@ class FunctionShape:
         self.call_writes = {}  # id(statement) -> (call, {parameter: argument name})
         self.marks = ViewMarks()  # what the rewrite declares for the fence and the lowering
         self.methods = MethodCalls(fnode, self.resolve, self.local)  # opt.update(p)
+        self.held = held_lists(fnode, parsed.resolve)  # list -> what may be its items
         self._liveness, self._read_cache, self._kept = {}, {}, None
         self._count = 0
         self._block(fnode.body, ())
@@ -228,6 +230,8 @@ class FunctionShape:
             self._calls(s.value, s)
         elif isinstance(s, gast.For):
             self._target(s.target, s, None)
+            for target, held in self._items_bound(s):  # for w in ws: an item of ws
+                self.bindings[target][-1] = ItemOf(held)
             self._expr(s.iter, escape=True)
             self._calls(s.iter, s)
         elif isinstance(s, (gast.If, gast.While)):
@@ -249,6 +253,27 @@ class FunctionShape:
                         self._escape(n.id)
                         if isinstance(n.ctx, (gast.Store, gast.Del)):
                             self._bind(n.id, s, None)
+
+    def _items_bound(self, s):
+        """(loop variable, list) of the ``for`` loop ``s`` whose variables are
+        items of lists the function holds: ``for w in ws``, ``enumerate(ws)``,
+        ``zip(ws, gs)``, ``enumerate(zip(ws, gs))``."""
+        target, it = s.target, s.iter
+        if self._builtin_call(it, enumerate) and len(it.args) == 1 and \
+                isinstance(target, gast.Tuple) and len(target.elts) == 2:
+            target, it = target.elts[1], it.args[0]
+        if self._builtin_call(it, zip) and isinstance(target, gast.Tuple) and \
+                len(target.elts) == len(it.args):
+            pairs = list(zip(target.elts, it.args))
+        else:
+            pairs = [(target, it)]
+        return [(t.id, q.id) for t, q in pairs
+                if isinstance(t, gast.Name) and isinstance(q, gast.Name) and q.id in self.held]
+
+    def _builtin_call(self, node, fn):
+        return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id not in self.local and self.parsed.resolve(node.func.id) is fn and \
+            not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args)
 
     def _target(self, t, s, value):
         if isinstance(t, gast.Name):

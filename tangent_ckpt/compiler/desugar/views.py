@@ -56,7 +56,7 @@ def follow_views(parsed, helper, writers):
     (``passes.writer_parameters``)."""
     shape = FunctionShape(parsed, helper, writers)
     _mark_unbuffered_views(shape)
-    facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local)
+    facts = ArrayFacts(shape.bindings, parsed.resolve, shape.local, items=shape.held)
     links = {}
     for name, binders in shape.binders.items():
         if len(binders) == 1 and binders[0][1] is not None:
@@ -72,7 +72,7 @@ def follow_views(parsed, helper, writers):
     followed = Followed()
     followed.marks = shape.marks
     followed.facts, followed.counters = facts, shape.integer_names()
-    followed.bindings = shape.bindings
+    followed.bindings, followed.held = shape.bindings, shape.held
     grouped = set()  # the names of the groups followed (their calls are marked there)
     for root, members in groups.items():
         group = Group(shape, facts, root, members)
@@ -126,6 +126,8 @@ class Followed(set):
     ``marks``: what it declares about the statements and calls of the tree
     (:class:`~.node_facts.ViewMarks`); ``facts``: which names surely hold arrays
     (:class:`~.view_facts.ArrayFacts`), ``bindings``: what each name is bound to
+    (a loop variable over a list the function holds: ``view_facts.ItemOf``),
+    ``held``: those lists, with what may become their items (``held_lists.py``),
     and ``counters``: the names surely bound to integers (``range`` counters,
     ``p = i + int(...)``: ``view_shape.integer_names``; the fence tells an element
     ``r[0]`` from a view by them)."""
@@ -134,7 +136,7 @@ class Followed(set):
         super().__init__()
         self.groups = []
         self.marks = ViewMarks()
-        self.facts, self.counters, self.bindings = None, frozenset(), {}
+        self.facts, self.counters, self.bindings, self.held = None, frozenset(), {}, {}
 
     def same_group(self, a, b):
         return any(a in g and b in g for g in self.groups)

@@ -22,7 +22,7 @@ from tangent_ckpt.compiler.memory_sharing import (
 )
 from tangent_ckpt.compiler.fence.object_facts import plain_instance_attribute, surely_numeric
 from tangent_ckpt.compiler.frontend.static_keys import static_key
-from tangent_ckpt.compiler.desugar.view_facts import (Array, basic_index, number_constant,
+from tangent_ckpt.compiler.desugar.view_facts import (Array, ItemOf, basic_index, number_constant,
                                                      resolve_dotted)
 from tangent_ckpt.runtime.random_state import DRAW_METHODS
 
@@ -455,9 +455,10 @@ class Origins:
             repeats = left.repeated() | right.repeated() | (left.holds & right.holds)
         return _Info(made, left.holds | right.holds, repeats=repeats)
 
-    def surely_not_a_sequence(self, node, env):
-        """True when ``node`` is a float or complex constant or a new NumPy array (a
-        NumPy function's result that is not a view), whose ``+``/``*`` with a list is
+    def surely_not_a_sequence(self, node, env, seen=None):
+        """True when ``node`` is a float or complex constant, a new NumPy array (a
+        NumPy function's result that is not a view) or a name that surely holds an
+        array (``view_facts.ArrayFacts``), whose ``+``/``*`` with a list is
         NumPy arithmetic or an error, never list concatenation (in a method fenced
         for an object made in the code, also what object_facts.py proves: an
         attribute it holds only as an array or number, a name bound only to one)."""
@@ -466,17 +467,45 @@ class Origins:
             return True
         if isinstance(node, gast.Constant):
             return isinstance(node.value, (float, complex))
+        if isinstance(node, gast.Name):
+            return self.surely_array(node) is not None or \
+                node.id not in self.comprehended and self.float_arithmetic(node.id, set()) or \
+                self.items_not_sequences(node.id, seen)
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and \
+                not isinstance(node.slice, gast.Slice):  # ws[j] of a list the function holds
+            return self.held_items_not_sequences(node.value.id, seen)
         if isinstance(node, gast.UnaryOp):
-            return self.surely_not_a_sequence(node.operand, env)
+            return self.surely_not_a_sequence(node.operand, env, seen)
         if isinstance(node, gast.BinOp):
             return not isinstance(node.op, _CONTAINER_OPERATORS) or \
-                any(self.surely_not_a_sequence(o, env) for o in (node.left, node.right))
+                any(self.surely_not_a_sequence(o, env, seen) for o in (node.left, node.right))
         if isinstance(node, gast.Call):  # a new array, or an array at all (np.array(...))
             fn = self.resolve(node.func)
             row = registry.facts(fn) if fn is not None else None
             return fn is not None and registry.is_numpy_function(fn) and (
                 returns_new(fn) or row is not None and row.returns in ("array", "array or scalar"))
         return False
+
+    def items_not_sequences(self, name, seen=None):
+        """Whether ``name`` is bound only as the variable of loops over lists the
+        function holds (``for w in ws``: ``view_facts.ItemOf``) and every value
+        that may be an item of those lists is surely no list or tuple: ``2 * w``
+        is then NumPy arithmetic, never a list repeated."""
+        values = self.bindings.get(name) if name not in self.comprehended else None
+        return bool(values) and all(isinstance(v, ItemOf) for v in values) and \
+            all(self.held_items_not_sequences(v.name, seen) for v in values)
+
+    def held_items_not_sequences(self, name, seen=None):
+        """Whether every value that may be an item of the list the function holds
+        under ``name`` (``held_lists.py``) is surely no list or tuple."""
+        if name not in self.held:
+            return False
+        seen = set() if seen is None else seen
+        if name in seen:
+            return True  # by induction over the run, as the facts themselves
+        seen.add(name)
+        return all(item is not None and self.surely_not_a_sequence(item, None, seen)
+                   for item in self.held[name])
 
     def own_attribute(self, node):
         """``self.x`` in a method fenced for an object of a plain class made in the

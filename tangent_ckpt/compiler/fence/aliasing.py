@@ -127,6 +127,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.array_facts = getattr(followed, "facts", None) if fnode is parsed.node else None
         self.counters = getattr(followed, "counters", frozenset())
         self.bindings = getattr(followed, "bindings", {})
+        # the lists the function holds under one name, and what may be their items
+        self.held = getattr(followed, "held", {}) if fnode is parsed.node else {}
         self.numeric = {}  # name -> whether its arrays surely hold numbers (alias_values.py)
         self.comprehended = {n.id for c in gast.walk(fnode) if isinstance(c, gast.comprehension)
                              for n in gast.walk(c.target) if isinstance(n, gast.Name)}

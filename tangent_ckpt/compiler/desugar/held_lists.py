@@ -1,0 +1,192 @@
+"""Desugar: the lists a function makes and holds under one name, and what may
+become their items.
+
+A list is *held* by the name ``ws`` when ``ws`` is a local (not a parameter,
+global, nonlocal, or a name a nested function or lambda reads), every binding
+of which makes a list (a display, a list comprehension, ``list(...)``, a slice
+of itself, a sum of those), and every read of which looks at the list without
+keeping it: an item or slice read or store, one of a list's methods, an
+iteration, a test, ``len`` and other builtins or NumPy functions that read it,
+a concatenation.  No other name, container or closure then holds that list, so
+
+- ``list_methods.py`` may rebind ``ws`` to the list a method leaves
+  (``ws.pop(0)`` as ``ws = ws[1:]``), and
+- the values that may ever be its items are the ones written where it is made,
+  appended, inserted, extended by a display or stored at an index
+  (:func:`held_lists`): the view facts read a loop variable ``for w in ws`` as
+  one of them (``view_facts.ItemOf``), so ``2 * w`` of a list of arrays is
+  NumPy arithmetic, not a list repeated.
+"""
+
+import gast
+
+from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant, parameter_names
+
+# methods of a list that read it or change it where it is
+LIST_METHODS = frozenset(("append", "extend", "pop", "insert", "reverse", "clear", "index",
+                          "count", "copy", "remove", "sort"))
+# builtins that read a list given to them and keep no reference to it
+READING_BUILTINS = ("len", "sum", "max", "min", "list", "tuple", "enumerate", "zip",
+                    "reversed", "sorted", "any", "all", "print", "map")
+
+
+def held_lists(fnode, resolve):
+    """{name: the values that may become its items (None: one not known)} of
+    the lists ``fnode`` makes and holds under one name."""
+    candidates = {t.id for s in gast.walk(fnode) if isinstance(s, gast.Assign)
+                  for t in s.targets if isinstance(t, gast.Name) and
+                  isinstance(s.value, (gast.List, gast.ListComp))}
+    if not candidates:
+        return {}
+    builtin = builtins_meant(READING_BUILTINS, fnode, resolve)
+    parents = _parents(fnode)
+    held = {}
+    for name in sorted(candidates):
+        items = _held(name, fnode, parents, builtin, resolve)
+        if items is not None:
+            held[name] = items
+    return held
+
+
+def mentions(node, name):
+    """Whether ``node`` reads or binds the name ``name``."""
+    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(node))
+
+
+def _held(name, fnode, parents, builtin, resolve):
+    if name in parameter_names(fnode):
+        return None
+    for n in gast.walk(fnode):
+        if isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
+            return None
+        if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                             gast.Lambda, gast.ClassDef)) and \
+                mentions(n, name):
+            return None  # a closure may hold the list itself
+    items = []
+    for n in gast.walk(fnode):
+        if not (isinstance(n, gast.Name) and n.id == name):
+            continue
+        parent = parents.get(id(n))
+        if isinstance(n.ctx, gast.Store):
+            made = _made_items(parent.value, name, builtin) if \
+                isinstance(parent, gast.Assign) and parent.targets == [n] or \
+                isinstance(parent, gast.AugAssign) and isinstance(parent.op, gast.Add) \
+                else None
+            if made is None:
+                return None
+            items += made
+        elif isinstance(n.ctx, gast.Del):
+            return None
+        else:
+            added = _read_adds(n, parent, parents, builtin, resolve)
+            if added is None:
+                return None
+            items += added
+    return items
+
+
+def _parents(root):
+    parents = {}
+    for parent in gast.walk(root):
+        for child in gast.iter_child_nodes(parent):
+            parents[id(child)] = parent
+    return parents
+
+
+def _made_items(value, name, builtin):
+    """The items of the list ``value`` makes (None in place of one not known), or
+    None where ``value`` may make something else than a list."""
+    if isinstance(value, gast.List):
+        return [None if isinstance(e, gast.Starred) else e for e in value.elts]
+    if isinstance(value, gast.ListComp):
+        return [value.elt]
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+            value.func.id == "list" and "list" in builtin:
+        return [None]  # the items of what it is given
+    if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice) and \
+            isinstance(value.value, gast.Name) and value.value.id == name:
+        return []  # some of its own items
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
+        sides = [[] if isinstance(side, gast.Name) and side.id == name else
+                 _made_items(side, name, builtin) for side in (value.left, value.right)]
+        if None in sides or not any(_made_items(side, name, builtin) is not None
+                                    for side in (value.left, value.right)):
+            return None
+        return sides[0] + sides[1]
+    return None
+
+
+def _read_adds(n, parent, parents, builtin, resolve):
+    """What the read ``n`` of the list may make its items (a list), or None
+    where the read may keep the list itself somewhere else."""
+    if isinstance(parent, gast.Subscript) and parent.value is n:
+        if isinstance(parent.ctx, gast.Store):
+            stmt = parents.get(id(parent))
+            if isinstance(stmt, gast.Assign) and stmt.targets == [parent] and \
+                    not isinstance(parent.slice, gast.Slice):
+                return [stmt.value]  # ws[k] = v
+            if isinstance(stmt, gast.AugAssign) and stmt.target is parent:
+                return []  # ws[k] += v: an array item stays that array, in place
+            return [None]  # ws[1:3] = other, or a target among several
+        return []  # an item or slice read, an item updated in place, deleted
+    if isinstance(parent, gast.Attribute) and parent.value is n:
+        call = parents.get(id(parent))
+        if parent.attr not in LIST_METHODS or not isinstance(call, gast.Call) or \
+                call.func is not parent:
+            return None
+        if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
+            return [None]
+        if parent.attr == "append" and len(call.args) == 1:
+            return [call.args[0]]
+        if parent.attr == "insert" and len(call.args) == 2:
+            return [call.args[1]]
+        if parent.attr == "extend":
+            arg = call.args[0] if call.args else None
+            return [e for e in arg.elts] if isinstance(arg, gast.List) and \
+                not any(isinstance(e, gast.Starred) for e in arg.elts) else [None]
+        return []
+    if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is n:
+        return []
+    if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and parent.test is n:
+        return []
+    if isinstance(parent, (gast.BoolOp, gast.UnaryOp)):
+        looks = isinstance(parent, gast.UnaryOp) and isinstance(parent.op, gast.Not) or \
+            _in_a_test(parent, parents)
+        return [] if looks else None
+    if isinstance(parent, gast.Compare):
+        return []  # len(buf) > 3 reads len's value; x in buf, buf == [] compare items
+    if isinstance(parent, gast.BinOp) and isinstance(parent.op, gast.Add):
+        return []  # buf + [v]: a new list
+    if isinstance(parent, gast.Call) and n in parent.args:
+        func = parent.func
+        if isinstance(func, gast.Name) and func.id in builtin or \
+                _numpy_function(func, resolve):
+            return []
+    return None
+
+
+def _in_a_test(node, parents):
+    """``buf and ...`` whose value is only tested (an ``if``/``while`` test)."""
+    while isinstance(node, (gast.BoolOp, gast.UnaryOp)):
+        parent = parents.get(id(node))
+        if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and \
+                parent.test is node:
+            return True
+        node = parent
+    return False
+
+
+def _numpy_function(func, resolve):
+    """``np.mean`` / ``np.stack``: a function of NumPy, which copies what a list holds."""
+    parts = []
+    while isinstance(func, gast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name) or not parts:
+        return False
+    value = resolve(func.id)
+    for attr in reversed(parts):
+        value = getattr(value, attr, None)
+    module = getattr(value, "__module__", None) or ""
+    return callable(value) and (module == "numpy" or module.startswith("numpy."))
