@@ -244,6 +244,15 @@ HUNTING_FAMILIES += ("rebound_generators",)
 REQUESTED_FAMILIES += ("list_methods",)
 HUNTING_FAMILIES += ("list_methods",)
 
+#: gradient steps over a list of arrays the function holds (``held_lists.py``):
+#: ``gs = [2 * w for w in ws]`` (or appends, or ``[2 * ws[j] for j in ...]``) is new
+#: arrays, so ``ws[i] -= lr * gs[i]`` is exact (the fence once read ``2 * w`` as a
+#: list maybe repeated); beside the forms that do share, which stay refused
+#: (REFUSED_MARK): items that are lists repeated by ``2 * w``, items kept as they
+#: are.  Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("list_steps",)
+HUNTING_FAMILIES += ("list_steps",)
+
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
 #: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
@@ -1424,6 +1433,45 @@ class _Gen:
                     read += f" + np.sum({other}[0])"
         self.emit(indent, f"{total} = {read}")
         env[total] = Var((), 150.0, fresh=True)
+
+    def family_list_steps(self, env, indent):
+        """Gradient steps over a list of arrays (see the ``list_steps`` comment)."""
+        ws, gs, w, total = (self.fresh_name("ws"), self.fresh_name("gs"),
+                            self.fresh_name("w"), self.fresh_name())
+        x, y = self._items(env, 2, (3,))
+        form = self.pick(["comprehension", "appends", "indices", "nested", "kept"])
+        self.features.add("list_steps_" + form)
+        scale = self.pick(["2", "s", "2 * s", "0.5"])
+        if form == "nested":
+            self.emit(indent, f"{ws} = [[{x}], [{y}]]")
+            self.emit(indent, f"{gs} = [{scale} * {w} for {w} in {ws}]")
+            self.emit(indent, f"{ws}[0][0] += 0.1 * {x}  {REFUSED_MARK} list item shared")
+            self.emit(indent, f"{total} = np.sum({gs}[0][0]) + np.sum({ws}[1][0])")
+            env[total] = Var((), 10.0, fresh=True)
+            return
+        self.emit(indent, f"{ws} = [{x}, {y}]")
+        inner = indent
+        if self.draw(st.booleans()):
+            t = self.fresh_name("t")
+            self.emit(indent, f"for {t} in range({self.pick(['n', '2'])}):")
+            inner = indent + 1
+        if form == "appends":
+            self.emit(inner, f"{gs} = []")
+            self.emit(inner, f"for {w} in {ws}:")
+            self.emit(inner + 1, f"{gs}.append({scale} * {w})")
+        elif form == "indices":
+            j = self.fresh_name("j")
+            self.emit(inner, f"{gs} = [{scale} * {ws}[{j}] for {j} in range(2)]")
+        elif form == "kept":
+            self.emit(inner, f"{gs} = [{w} for {w} in {ws}]")
+        else:
+            self.emit(inner, f"{gs} = [{scale} * {w} for {w} in {ws}]")
+        i = self.fresh_name("i")
+        mark = f"  {REFUSED_MARK} list item shared" if form == "kept" else ""
+        self.emit(inner, f"for {i} in range(len({ws})):")
+        self.emit(inner + 1, f"{ws}[{i}] -= 0.1 * np.tanh({gs}[{i}]){mark}")
+        self.emit(indent, f"{total} = np.sum({ws}[0] * {ws}[1]) + np.sum({gs}[1])")
+        env[total] = Var((), 10.0, fresh=True)
 
     def family_buffer_swaps(self, env, indent):
         """Two buffers swapped every step (``grid, scratch = scratch, grid``) after
