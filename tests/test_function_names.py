@@ -2,11 +2,14 @@
 the user's is called by that function's own name, so that inlining writes the
 call out; a local that may denote two functions keeps its calls."""
 
+import gast
 import numpy as np
 import pytest
 
 import tangent_ckpt as tc
 from gradcheck import check_value_and_grad
+from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
+from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.pipeline import desugared
 from tangent_ckpt.errors import TangentCkptError
 
@@ -120,3 +123,101 @@ def test_numpy_under_another_local_name_is_read_as_numpy(f, args):
     text = desugared(f)
     assert "m.max" not in text and "m.sin" not in text and "sampler_np." not in text, text
     check_value_and_grad(f, args, wrt=(0,))
+
+
+# --- a local bound to one method of one object: an integrator given `model.rhs` ------
+# (the Burgers1D class of the code search, `rk4_step(model.rhs, u, t, dt)` in its time
+# loop: inlining the helper binds its parameter, `f = model.rhs`, inside the loop)
+
+def _rk4_step(f, u, t, dt):
+    k1 = f(u, t)
+    k2 = f(u + 0.5 * dt * k1, t + 0.5 * dt)
+    k3 = f(u + 0.5 * dt * k2, t + 0.5 * dt)
+    k4 = f(u + dt * k3, t + dt)
+    return u + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+class _Burgers:
+    def __init__(self, nu, dx):
+        self.nu = nu
+        self.dx = dx
+
+    def rhs(self, u, t):
+        dudx = (np.roll(u, -1) - np.roll(u, 1)) / (2 * self.dx)
+        d2udx2 = (np.roll(u, -1) - 2 * u + np.roll(u, 1)) / self.dx ** 2
+        return -u * dudx + self.nu * d2udx2
+
+    def run(self, u, n):
+        for _ in range(n):
+            u = _rk4_step(self.rhs, u, 0.0, 0.01)   # self's method, in a method's loop
+        return u
+
+
+def bound_method_in_a_loop(u, nu):
+    model = _Burgers(nu, 0.5)
+    for _ in range(4):
+        u = _rk4_step(model.rhs, u, 0.0, 0.01)
+    return np.sum(np.sin(u))
+
+
+def self_method_in_a_loop(u, nu):
+    model = _Burgers(nu, 0.5)
+    return np.sum(np.sin(model.run(u, 4)))
+
+
+U0 = 1 + 0.3 * np.sin(np.linspace(0, 6, 8))
+
+
+@pytest.mark.parametrize("f", [bound_method_in_a_loop, self_method_in_a_loop])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_local_bound_to_an_objects_method_is_called_as_the_method(f, options):
+    text = desugared(f)
+    assert "f = " not in text and ".rhs(u" in text, text
+    check_value_and_grad(f, (U0, 0.1), wrt=(0, 1))
+    df = tc.grad(f, wrt=(0, 1), **options)
+    taped = tc.grad(f, wrt=(0, 1))(U0, 0.1)
+    for g, t in zip(df(U0, 0.1), taped):
+        np.testing.assert_allclose(g, t, rtol=1e-12)
+
+
+class _Shadowed(_Burgers):
+    def shadow(self):
+        self.rhs = self.other                # an attribute of the method's name: kept
+
+    def other(self, u, t):
+        return -u
+
+
+def method_shadowed_by_an_attribute(u, nu):
+    model = _Shadowed(nu, 0.5)
+    for k in range(3):
+        f = model.rhs
+        if k == 1:
+            model.rhs = model.other
+        u = u + 0.01 * f(u, 0.0)
+    return np.sum(u)
+
+
+class _WithProperty:
+    def __init__(self, c):
+        self.c = c
+
+    @property
+    def rhs(self):                           # read again, a property may give another
+        return lambda u, t: -self.c * u
+
+
+def property_read_in_a_loop(u, c):
+    model = _WithProperty(c)
+    for _ in range(3):
+        f = model.rhs
+        u = u + 0.01 * f(u, 0.0)
+    return np.sum(u)
+
+
+@pytest.mark.parametrize("f", [method_shadowed_by_an_attribute, property_read_in_a_loop])
+def test_a_method_an_attribute_may_shadow_or_a_property_keeps_its_calls(f):
+    parsed = parse_function(f)
+    assert not resolve_function_names(parsed, parsed.node)
+    text = gast.unparse(parsed.node)
+    assert "f = model.rhs" in text and "f(u, 0.0)" in text, text

@@ -11,15 +11,27 @@ of the function's own that nothing else binds (a closure factory inlined leaves
 ``f(t, y)`` becomes ``rhs(t, y)``, which the next round of inlining writes out.
 A local with any other binding (a parameter, a loop or ``with`` target, a
 computed value, two functions) keeps its calls as written.
+
+A local bound only to one method of one object (``f = model.rhs``: an
+integrator helper given ``model.rhs``, inlined in a time loop, leaves the
+binding inside the loop) is called as that method, ``model.rhs(u, t)``, and the
+binding, then unread, is dropped: the same call, where the object is one
+object throughout (a parameter nothing rebinds, or a name bound once by a
+statement of the function's top level to a new object of a user's class), its
+class's attribute is a plain function (so reading it again makes the same
+bound method: no property) and nothing in the function stores an attribute of
+that name (which could shadow the method in the object).
 """
 
+import inspect
 import types
 from collections import Counter
 
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import own_scope_nodes
-from tangent_ckpt.compiler.desugar.view_shape import name_node
+from tangent_ckpt.compiler.desugar.local_bindings import own_scope_nodes, parameter_names
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.view_shape import name_node, statement_lists
 
 
 def resolve_function_names(parsed, fnode):
@@ -54,6 +66,7 @@ def resolve_function_names(parsed, fnode):
         if global_name not in bindings and global_name not in unknown and \
                 parsed.resolve(global_name) is fn:
             spelled[name] = global_name
+    methods = _bound_methods(parsed, fnode, bindings, unknown, known)
     rewritten = False
     # a nested def's or lambda's `f` may be its own
     for node in own_scope_nodes(fnode, comprehensions=False):
@@ -61,11 +74,104 @@ def resolve_function_names(parsed, fnode):
                 node.func.id in spelled:
             node.func = gast.copy_location(name_node(spelled[node.func.id]), node.func)
             rewritten = True
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in methods:
+            obj, attr = methods[node.func.id]
+            node.func = gast.copy_location(
+                gast.Attribute(value=name_node(obj), attr=attr, ctx=gast.Load()), node.func)
+            rewritten = True
         elif isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
                 isinstance(node.value.ctx, gast.Load) and node.value.id in modules:
             node.value = gast.copy_location(name_node(modules[node.value.id]), node.value)
             rewritten = True
+    if methods:
+        _drop_unread_bindings(fnode, methods)
     return rewritten
+
+
+def _bound_methods(parsed, fnode, bindings, unknown, known):
+    """{local: (object name, method name)} for the locals bound only to one
+    method of one object that surely stays what it was (see the module's
+    docstring)."""
+    found = {}
+    for name, values in bindings.items():
+        if name in known or name in unknown or not values:
+            continue
+        pairs = {(v.value.id, v.attr) if isinstance(v, gast.Attribute) and
+                 isinstance(v.value, gast.Name) else None for v in values}
+        if len(pairs) == 1 and None not in pairs:
+            found[name] = next(iter(pairs))
+    if not found:
+        return {}
+    stored_attrs = {n.attr for n in gast.walk(fnode)
+                    if isinstance(n, gast.Attribute) and not isinstance(n.ctx, gast.Load)}
+    stored_attrs |= {n.target.attr for n in gast.walk(fnode)
+                     if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Attribute)}
+    return {name: (obj, attr) for name, (obj, attr) in found.items()
+            if attr not in stored_attrs and
+            _plain_method(_class_of(parsed, fnode, obj, bindings, unknown), attr)}
+
+
+def _class_of(parsed, fnode, obj, bindings, unknown):
+    """The class of the object the local ``obj`` surely is throughout ``fnode``:
+    bound once, by a statement of the top level, to ``Cls(...)`` of a user's
+    class; or the first parameter of a method (``self``) nothing rebinds, its
+    class read from the method's qualified name.  None where not known."""
+    if obj in unknown:
+        params = parameter_names(fnode)
+        fn = getattr(parsed, "fn", None)
+        stored = any(isinstance(n, gast.Name) and n.id == obj and
+                     not isinstance(n.ctx, gast.Load)
+                     for stmt in fnode.body for n in gast.walk(stmt))
+        path = getattr(fn, "__qualname__", "").split(".")
+        if not params or params[0] != obj or stored or obj in bindings or \
+                len(path) != 2 or fnode.name != path[1]:
+            return None
+        cls = parsed.resolve(path[0])
+        return cls if isinstance(cls, type) and \
+            getattr(cls, path[1], None) is getattr(fn, "__func__", fn) else None
+        # (``self`` may be of a subclass: _plain_method asks each of them too)
+    values = bindings.get(obj, ())
+    if len(values) != 1 or not isinstance(values[0], gast.Call):
+        return None
+    top = [s for s in fnode.body if isinstance(s, gast.Assign) and s.value is values[0] and
+           len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)]
+    if not top:
+        return None
+    local = set(bindings) | unknown
+    cls = resolve_dotted(values[0].func, parsed.resolve, local)
+    return cls if isinstance(cls, type) and cls.__module__ not in ("builtins",) else None
+
+
+def _plain_method(cls, attr):
+    """Is ``attr`` of ``cls``, and of each of its subclasses, a plain function (a
+    method read as a bound method, the same each time it is read), set on no
+    instance by ``__slots__``?"""
+    if cls is None:
+        return False
+    try:
+        value = inspect.getattr_static(cls, attr)
+    except AttributeError:
+        return False
+    if not isinstance(value, types.FunctionType) or \
+            any(attr in getattr(c, "__slots__", ()) for c in cls.__mro__):
+        return False
+    return all(_plain_method(sub, attr) for sub in cls.__subclasses__())
+
+
+def _drop_unread_bindings(fnode, methods):
+    """Remove the bindings ``f = obj.meth`` of the ``methods`` locals no longer
+    read (reading a plain method computes nothing)."""
+    read = {n.id for n in gast.walk(fnode)
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store)}
+    for block in statement_lists(fnode):
+        for stmt in list(block):
+            if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], gast.Name) and \
+                    stmt.targets[0].id in methods and stmt.targets[0].id not in read:
+                block.remove(stmt)
+                if not block:
+                    block.append(gast.copy_location(gast.Pass(), stmt))
 
 
 def _module_name(parsed, module, values, bindings, unknown):
