@@ -85,3 +85,59 @@ def test_a_test_of_the_loop_variable_is_not_peeled():
     """Peeling it would take the branch in the first iteration (8.0 for 2.4)."""
     assert "if m is None" in desugared(loop_variable_checked)
     check_value_and_grad(loop_variable_checked, (np.array([0.3, 0.5]),))
+
+
+# --- a loop whose end is known at run time: `for epoch in range(n_epochs)` -------------
+# (the Adam of kang9kang/DL-learning cnn/my_optimizer.py, `params[key] -= ...` over
+# `params.keys()`, trained for a number of epochs given as an argument)
+
+class _DictAdam(_Adam):
+    def update(self, params, grads):
+        if self.m is None:
+            self.m, self.v = {}, {}
+            for key, val in params.items():
+                self.m[key] = np.zeros_like(val)
+                self.v[key] = np.zeros_like(val)
+        self.t += 1
+        for key in params.keys():
+            self.m[key] += (1 - self.beta1) * (grads[key] - self.m[key])
+            self.v[key] += (1 - self.beta2) * (grads[key] ** 2 - self.v[key])
+            m_hat = self.m[key] / (1 - self.beta1 ** self.t)
+            v_hat = self.v[key] / (1 - self.beta2 ** self.t)
+            params[key] -= self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
+
+
+def fitted_for_epochs(W0, b0, X, n_epochs):
+    params = {"W": W0.copy(), "b": b0.copy()}
+    opt = _DictAdam()
+    for epoch in range(n_epochs):
+        err = X @ params["W"] + params["b"] - 1.0
+        opt.update(params, {"W": X.T @ err, "b": np.sum(err, axis=0)})
+    return np.sum((X @ params["W"] + params["b"]) ** 2)
+
+
+def test_a_loop_of_run_time_length_is_peeled_under_the_test_that_it_runs():
+    """Refused before: "unsupported method .items()" (the branch left in the loop)."""
+    text = desugared(fitted_for_epochs)
+    assert "is None" not in text and "if range(n_epochs):" in text and \
+        "for epoch in range(1, n_epochs):" in text, text
+    for n in (0, 1, 3):
+        args = ARGS + (n,)
+        check_value_and_grad(fitted_for_epochs, args, wrt=(0, 1, 2))
+        check_grad(fitted_for_epochs, args, wrt=(0, 1, 2),
+                   df=tc.grad(fitted_for_epochs, wrt=(0, 1, 2), checkpoint=True, snapshots=2))
+
+
+def end_rebound_in_the_loop(x, n):
+    m = None
+    total = 0.0
+    for i in range(n):
+        if m is None:
+            m = x * 2.0
+        n = n - 1                         # the end read again would be another number
+        total = total + np.sum(m * x)
+    return total
+
+
+def test_a_loop_whose_end_it_rebinds_is_not_peeled():
+    assert "if m is None" in desugared(end_rebound_in_the_loop)

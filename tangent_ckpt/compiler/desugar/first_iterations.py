@@ -17,8 +17,20 @@ rest with the branch's ``else`` (if any) in its place; the rest of the compiler
 then sees a name that is one thing throughout each loop (a dict of known keys
 here, which a loop cannot change from ``None``).
 
-Only where that is surely what the code does: the loop runs over a ``range`` of
-constant bounds with at least one iteration, has no ``else``, ``break`` or
+A loop whose end is known only at run time (``for epoch in range(n_epochs)``) is
+peeled under the test that it runs at all, the range itself (empty: false)::
+
+    if range(0, n_epochs):
+        epoch = 0
+        opt_m = {}
+        ... (the rest of the body)
+        for epoch in range(1, n_epochs):
+            ... (the rest of the body)
+
+Only where that is surely what the code does: the loop runs over a ``range``
+whose start and step are constants and whose end is a constant (with at least
+one iteration) or arithmetic of names the loop does not bind (read again for the
+rest of the loop, the same value), has no ``else``, ``break`` or
 ``continue``; the ``if`` is a statement of the loop's own body testing ``name
 is None`` (or ``is not None``), ``name`` not the loop's variable; before the loop,
 in the same block, ``name``'s last binding is ``name = None``; in the loop the
@@ -71,7 +83,11 @@ def _peeled(resolve, stmts, k, copied):
     if bounds is None or loop.orelse or not isinstance(loop.target, gast.Name):
         return None
     start, stop, step = bounds
-    if not range(start, stop, step) or any(_skips(s) for s in loop.body):
+    if not isinstance(stop, int) and any(_binds(s, n.id) for s in loop.body
+                                         for n in gast.walk(stop) if isinstance(n, gast.Name)):
+        return None  # the end read again after the first iteration: the same names
+    if isinstance(stop, int) and not range(start, stop, step) or \
+            any(_skips(s) for s in loop.body):
         return None
     tests = {}  # position in the loop's body -> (name, whether the test is `is None`)
     for i, s in enumerate(loop.body):
@@ -97,30 +113,60 @@ def _peeled(resolve, stmts, k, copied):
     target = gast.copy_location(gast.Assign(
         targets=[copy.deepcopy(loop.target)], value=gast.copy_location(
             gast.Constant(value=start, kind=None), loop.iter), type_comment=None), loop)
+    if not isinstance(stop, int):  # the end known at run time: under `if range(...):`
+        loop.iter = _range_call(loop.iter, start + step, copy.deepcopy(stop), step, short=True)
+        loop.body = rest_body
+        guard = gast.copy_location(gast.If(
+            test=_range_call(loop.iter, start, stop, step, short=True),
+            body=[target] + first_body + ([loop] if rest_body else []), orelse=[]), loop)
+        return [guard]
     rest_range = range(start + step, stop, step)
     if not rest_range or not rest_body:
         return [target] + first_body
-    loop.iter = gast.copy_location(gast.Call(
-        func=gast.Name(id="range", ctx=gast.Load(), annotation=None, type_comment=None),
-        args=[gast.Constant(value=v, kind=None) for v in
-              (rest_range.start, rest_range.stop, rest_range.step)], keywords=[]), loop.iter)
+    loop.iter = _range_call(loop.iter, rest_range.start, rest_range.stop, rest_range.step)
     loop.body = rest_body
     return [target] + first_body + [loop]
 
 
+def _range_call(where, start, stop, step, short=False):
+    """``range(start, stop, step)`` (``stop`` an int or a node); ``short``: without
+    a step of 1 and then a start of 0 (``range(n)``, ``range(1, n)``)."""
+    def node(v):
+        return v if isinstance(v, gast.AST) else gast.Constant(value=v, kind=None)
+    args = [start, stop, step]
+    if short and step == 1:
+        args = [stop] if start == 0 else [start, stop]
+    return gast.copy_location(gast.Call(
+        func=gast.Name(id="range", ctx=gast.Load(), annotation=None, type_comment=None),
+        args=[node(a) for a in args], keywords=[]), where)
+
+
 def _constant_range(resolve, loop):
-    """``(start, stop, step)`` of ``for ... in range(<constants>)``, else None."""
+    """``(start, stop, step)`` of ``for ... in range(...)`` whose start and step
+    are int constants and whose stop is one too, or else arithmetic of names and
+    int constants (the node then), else None."""
     if not isinstance(loop, gast.For) or not isinstance(loop.iter, gast.Call) or \
             loop.iter.keywords or resolve(loop.iter.func) is not range:
         return None
     args = loop.iter.args
-    if not 1 <= len(args) <= 3 or not all(
-            isinstance(a, gast.Constant) and type(a.value) is int for a in args):
+    if not 1 <= len(args) <= 3 or not all(_int_constant(a) for k, a in enumerate(args)
+                                          if k != (0 if len(args) == 1 else 1)):
         return None
-    values = [a.value for a in args]
+    values = [a.value if _int_constant(a) else a for a in args]
     start, stop, step = (0, values[0], 1) if len(values) == 1 else \
         (values[0], values[1], values[2] if len(values) == 3 else 1)
+    if not isinstance(stop, int) and not all(
+            isinstance(n, _ARITHMETIC) or _int_constant(n) for n in gast.walk(stop)):
+        return None
     return (start, stop, step) if step else None
+
+
+#: the nodes of a range's end read twice (once for the test, once for the rest)
+_ARITHMETIC = (gast.Name, gast.Load, gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop)
+
+
+def _int_constant(node):
+    return isinstance(node, gast.Constant) and type(node.value) is int
 
 
 def _skips(stmt):

@@ -50,7 +50,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    makes, its ``__init__`` and methods inlined, written as one name per attribute
    (``records.py``: a named tuple's or dataclass's generated constructor written
    as its field stores, a named tuple's tuple forms as field reads),
-   and ``function_names.py``: a local surely naming one function, called by its name;
+   and ``function_names.py``: a local surely naming one function, called by its name
+   (one bound only to a method of one object, ``f = model.rhs``, called as the method);
    then ``list_methods.py``: ``buf.pop(0)``, ``v = buf.pop()``, ``buf.insert(k, v)``,
    ``buf.reverse()``, ``buf.clear()``, ``del buf[k]`` on a list the function makes
    and holds under one name, as the slices that make the same list (``buf = buf[1:]``);
@@ -61,7 +62,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (the rest holds it as the tuple of its items, which a second read would see again);
 3b. ``first_iterations.py``: a ``range`` loop whose first iteration binds a name
    that was None (``if opt_m is None: opt_m = {}``), peeled (after 3: an
-   optimiser's ``update`` is the loop's own code);
+   optimiser's ``update`` is the loop's own code; a loop whose end is known at run
+   time under ``if range(n):``);
 4. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
 5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
