@@ -557,6 +557,12 @@ def draw_cases():
         cases += [Case(f"rng = np.random.default_rng(3)\nrng.{family}({given}, size=(2, 3))",
                        args),
                   Case(f"np.random.seed(3)\nnp.random.{family}({given})", args)]
+    # indices drawn with probabilities `p`: locally constant in `p` (a particle
+    # filter's resampling), the gradient flows through what they index
+    args = {"x": ((3,), "real"), "y": ((3,), "positive")}
+    cases += [Case("rng = np.random.default_rng(3)\n"
+                   "x[rng.choice(3, size=5, p=y / np.sum(y))] * y[0]", args),
+              Case("np.random.seed(3)\nx[np.random.choice(3, 5, p=y / np.sum(y))] * y[0]", args)]
     # the standard library's draws, of floats
     cases += [Case(f"random.seed(3)\n{call}", {"x": ((), "real"), "y": ((), "positive")})
               for call in ("random.gauss(x, y)", "random.normalvariate(x, y)",

@@ -727,3 +727,17 @@ def test_an_iterator_the_step_makes_is_replayed_with_it():
     np.testing.assert_allclose(got, numeric_grad(iterator_made_in_each_step, (w, rows, 5))[0],
                                rtol=1e-6, atol=1e-8)
 
+
+
+def _gathered_by_choice(x, w):
+    rng = np.random.default_rng(0)
+    return np.sum(rng.choice(x, size=3, p=w / np.sum(w)) ** 2)
+
+
+def test_a_choice_among_differentiated_values_is_refused():
+    """``rng.choice(n, p=w)`` draws indices, locally constant in ``w``; a choice
+    among the items of a differentiated array would gather them: no rule follows
+    that, so it is refused, naming the argument (never a zero gradient)."""
+    with pytest.raises(TransformError, match="argument .a. depends on the differentiated"):
+        tc.grad(_gathered_by_choice, wrt=(0,))(np.array([0.3, 0.9, -0.2]),
+                                               np.array([0.2, 0.5, 0.3]))

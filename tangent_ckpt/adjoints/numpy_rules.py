@@ -993,6 +993,14 @@ with section("Random draws (the numbers drawn kept: the pathwise derivative in t
                    view=False, pure=False, domain="positive", **_templates)
         defadjoint(getattr(np.random, _draw), _signature, name=f"np.random.{_draw}",
                    view=False, pure=False, domain="positive", **_templates)
+    # rng.choice(n, size, p=w): indices drawn by inverting the cumulative sum of `p` at
+    # uniform draws -- locally constant in `p` (a particle filter's resampling); `a` an
+    # array would be a gather of its items, which no rule here follows (refused)
+    defadjoint(random_state.DRAWS["choice"],
+               "generator, a, size=None, replace=True, p=None, axis=0, shuffle=True",
+               name="rng.choice", view=False, pure=False, piecewise=("p",))
+    defadjoint(np.random.choice, "a, size=None, replace=True, p=None",
+               name="np.random.choice", view=False, pure=False, piecewise=("p",))
     # the standard library's (random.gauss draws from the module's hidden Random)
     for _fn in (random.gauss, random.normalvariate):
         defadjoint(_fn, "mu=0.0, sigma=1.0", name=f"random.{_fn.__name__}", view=False,
