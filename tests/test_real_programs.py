@@ -2230,3 +2230,141 @@ def test_pic_deposition_by_weighted_bincount(options):
     rng = np.random.default_rng(15)
     args = (rng.uniform(1.1, 5.9, 6), 0.1 * rng.standard_normal(6), 0.05)
     check_program(pic_run, args, (0, 1, 2), options)
+
+
+# --- Viscous Burgers as a class whose right-hand side is a method, stepped by a generic
+# RK4 helper given the bound method `model.rhs` inside the time loop (the Burgers1D class
+# found by code search, "rhs(self, u, t)" with np.roll differences; the helper's parameter
+# is bound to the method in each trip once inlined: desugar/function_names.py)
+
+class PeriodicBurgers:
+    def __init__(self, nu, dx):
+        self.nu = nu
+        self.dx = dx
+
+    def rhs(self, u, t):
+        dudx = (np.roll(u, -1) - np.roll(u, 1)) / (2 * self.dx)
+        d2udx2 = (np.roll(u, -1) - 2 * u + np.roll(u, 1)) / self.dx ** 2
+        return -u * dudx + self.nu * d2udx2
+
+
+def rk4_advance(f, u, t, dt):
+    k1 = f(u, t)
+    k2 = f(u + 0.5 * dt * k1, t + 0.5 * dt)
+    k3 = f(u + 0.5 * dt * k2, t + 0.5 * dt)
+    k4 = f(u + dt * k3, t + dt)
+    return u + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def burgers_bound_rhs(u, nu, n_steps):
+    model = PeriodicBurgers(nu, 0.5)
+    t = 0.0
+    for _ in range(n_steps):
+        u = rk4_advance(model.rhs, u, t, 0.01)
+        t += 0.01
+    return np.sum(np.sin(u)) + np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_burgers_rk4_given_the_models_bound_method(options):
+    u0 = 1.0 + 0.3 * np.sin(np.linspace(0.0, 2 * np.pi, 10, endpoint=False))
+    check_program(burgers_bound_rhs, (u0, 0.1, 5), (0, 1), options)
+
+
+# --- Adam whose moments are made on the first update (`if self.m is None: self.m, self.v
+# = {}, {}` over params.items()), `params[key] -= ...` over params.keys(), trained for a
+# number of epochs given as an argument (kang9kang/DL-learning, cnn/my_optimizer.py; the
+# loop is peeled under `if range(n_epochs):`: desugar/first_iterations.py)
+
+class LazyAdam:
+    def __init__(self, lr=0.001, beta1=0.9, beta2=0.999):
+        self.lr = lr
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.m = None
+        self.v = None
+        self.t = 0
+        self.eps = 1e-8
+
+    def update(self, params, grads):
+        if self.m is None:
+            self.m, self.v = {}, {}
+            for key, val in params.items():
+                self.m[key] = np.zeros_like(val)
+                self.v[key] = np.zeros_like(val)
+        self.t += 1
+        for key in params.keys():
+            self.m[key] += (1 - self.beta1) * (grads[key] - self.m[key])
+            self.v[key] += (1 - self.beta2) * (grads[key] ** 2 - self.v[key])
+            m_hat = self.m[key] / (1 - self.beta1 ** self.t)
+            v_hat = self.v[key] / (1 - self.beta2 ** self.t)
+            params[key] -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+def lazy_adam_regression(W, b, X, Y, n_epochs):
+    params = {'W': W.copy(), 'b': b.copy()}
+    opt = LazyAdam(lr=0.05)
+    for epoch in range(n_epochs):
+        r = X @ params['W'] + params['b'] - Y
+        opt.update(params, {'W': X.T @ r / len(Y), 'b': np.mean(r, axis=0)})
+    r = X @ params['W'] + params['b'] - Y
+    return np.mean(r ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_adam_with_lazily_made_moments_for_n_epochs(options):
+    rng = np.random.default_rng(20)
+    args = (rng.standard_normal((3, 2)), rng.standard_normal(2), rng.standard_normal((6, 3)),
+            rng.standard_normal((6, 2)), 4)
+    check_program(lazy_adam_regression, args, (0, 1, 2), options, rtol=1e-5)
+
+
+# --- Bootstrap particle filter resampling with np.random.choice(a=Np, p=W) when the
+# effective sample size drops, particles moved by np.random.normal around sin(dt * X)
+# (ortslil64/tangle-network-particle-filter, tnpf/particlefilter.py; the Gaussian
+# likelihood written out where the original calls scipy.stats.norm(...).pdf, which has no
+# rule; the drawn indices are locally constant in W: numpy_rules' np.random.choice)
+
+class ResamplingFilter:
+    def __init__(self, X0, P0, R, Q, Np=100):
+        self.Np = Np
+        self.R = R
+        self.Q = Q
+        self.W = np.ones(Np) / Np
+        self.X = np.random.normal(X0, P0, Np)
+
+    def predict(self, dt):
+        self.X = np.random.normal(np.sin(dt * self.X), self.Q, self.Np)
+
+    def update(self, z):
+        self.W = self.W * np.exp(-0.5 * ((self.X - z) / self.R) ** 2) / self.R
+        if np.sum(self.W) == 0:
+            self.W = np.ones(self.Np) / self.Np
+        else:
+            self.W = self.W / np.sum(self.W)
+        Neff = 1 / np.sum(np.power(self.W, 2))
+        if Neff < (2 / 3) * self.Np:
+            idxs = np.random.choice(a=self.Np, size=self.Np, p=self.W)
+            self.X = self.X[idxs]
+            self.X = np.random.normal(self.X, 0.1 * self.Q, self.Np)
+
+    def estimate(self):
+        return self.X.T.dot(self.W)
+
+
+def resampling_filter_track(X0, R, Q, zs):
+    np.random.seed(3)
+    pf = ResamplingFilter(X0, 0.5, R, Q, Np=20)
+    total = 0.0
+    for z in zs:
+        pf.predict(0.1)
+        pf.update(z)
+        total = total + pf.estimate()
+    return total
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_particle_filter_resampling_by_np_random_choice(options):
+    # R = 0.3: the weights collapse and the filter resamples in 3 of the 4 updates
+    check_program(resampling_filter_track, (0.2, 0.3, 0.3, np.array([0.1, 0.3, 0.2, 0.5])),
+                  (0, 1, 2, 3), options, rtol=1e-5)
