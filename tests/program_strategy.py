@@ -216,7 +216,9 @@ HUNTING_FAMILIES += ("loop_exits",)
 #: over a user generator, ``u[0] += f(u)`` by a helper writing nothing, a closure
 #: factory called in a loop whose closure reads a local the factory changes after
 #: the ``def`` (all once left to the lowering), a loop over a tuple of functions
-#: (refused before), and forms the fence or the lowering must refuse (writes
+#: (refused before), an object's method passed to a helper (``_advance(field.rhs,
+#: u, h)``, or ``self.rhs`` in a method's loop: the helper's ``f = field.rhs`` in the
+#: loop, refused before; ``function_names.py``), and forms the fence or the lowering must refuse (writes
 #: through a view of a helper's parameter, or of an object's array, in a call the
 #: lowering inlines, now desugar's in a conditional expression; two ``def`` of one
 #: name): once silent wrong values; in a loop or not.  Written on
@@ -2289,7 +2291,7 @@ class _Gen:
                           "item_added_call", "closure_over_a_local", "view_written_in_a_branch",
                           "object_in_a_dict_aliased", "object_in_a_list_aliased",
                           "def_in_each_branch",
-                          "function_tuple_loop"])
+                          "function_tuple_loop", "bound_method_argument"])
         self.features.add("inlined_calls_" + form)
         in_place = False
         if form == "object_methods":  # made before any loop; holds the caller's array
@@ -2312,6 +2314,17 @@ class _Gen:
                              "        self.count += 1",
                              "        return self.v * 1.0 + 0.1 * self.m", "", ""]
             self.emit(indent, f"{obj} = _Acc{k}({u}, {self.pick(['0.3', '-0.2'])})")
+        if form == "bound_method_argument":  # made before any loop; its method passed on
+            obj = self.fresh_name("field")
+            self.helpers += [f"class _Field{k}:", "    def __init__(self, c):",
+                             "        self.c = c", "",
+                             "    def rhs(self, v):", "        return -self.c * np.tanh(v)", "",
+                             "    def run(self, v, m):", "        for j in range(m):",
+                             f"            v = _advance{k}(self.rhs, v, 0.1)",
+                             "        return v", "", "",
+                             f"def _advance{k}(f, v, h):", "    a = f(v)",
+                             "    return v + h * f(v + 0.5 * h * a)", "", ""]
+            self.emit(indent, f"{obj} = _Field{k}({self.pick(['0.7', '-0.4'])})")
         if form == "draw_before":
             rng = self.fresh_name("rng")
             self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
@@ -2377,6 +2390,12 @@ class _Gen:
                                  "    return np.sum(row)", "", ""]
             self.emit(inner, f"{total}_b = _bump_row{k}({u}, int(n) % 2) if n >= 0 else 0.0")
             self.emit(inner, f"{u} = {u} + 0.1 * {total}_b")
+        elif form == "bound_method_argument":  # f = field.rhs, bound in the loop once inlined
+            if self.pick([False, True]):
+                self.features.add("inlined_calls_bound_method_of_self")
+                self.emit(inner, f"{u} = {obj}.run({u}, 2)")
+            else:
+                self.emit(inner, f"{u} = _advance{k}({obj}.rhs, {u}, 0.1) + 0.1 * {u}")
         elif form == "function_tuple_loop":  # each trip's call names its function
             self.helpers += [f"def _soft{k}(v):", "    return v / (1.0 + v * v)", "", ""]
             self.emit(inner, f"for _act{k} in (np.tanh, _soft{k}, np.sin):")
