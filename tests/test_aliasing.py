@@ -991,3 +991,26 @@ def test_a_loop_over_the_array_it_writes_by_name_is_followed(f):
     x = np.array([1.0, 2.0, 3.0])
     check_grad(f, (x,))
     check_grad(f, (x,), df=tc.grad(f, checkpoint=True, snapshots=2))
+
+
+# --- `for i, (param, grad) in enumerate(zip(params, grads))`: the count is a new int ---
+# (every-algorithm/python optimization/adam_optimizer.py: `param -= lr * ...;
+# self.params[i] = param` -- the write changes the list's item, read afterwards)
+
+def enumerated_items_updated(w, c):
+    params = [w.copy(), c.copy()]
+    grads = [np.sin(w), np.cos(c)]
+    for i, (param, grad) in enumerate(zip(params, grads)):
+        param -= 0.1 * grad
+        params[i] = param
+    return np.sum(params[0] ** 2) + np.sum(params[1] ** 3)
+
+
+def test_an_enumerate_count_shares_no_memory_with_the_items():
+    """Refused as it should be (``param`` is an item of ``params``, read after the
+    loop), but naming ``params``: the count ``i`` once stood for the items too, and
+    the message said the write "may also change 'i'"."""
+    with pytest.raises(tc.TangentCkptError) as info:
+        tc.grad(enumerated_items_updated, wrt=(0, 1))(np.array([0.3, 0.5]), np.array([0.2]))
+    message = str(info.value)
+    assert "may also change 'params'" in message and "change 'i'" not in message, message

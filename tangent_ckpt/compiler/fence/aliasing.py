@@ -270,8 +270,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 # are what it holds, never the list itself
                 item = _Info(source.holds, source.holds) if self.surely_container(source) \
                     else _Info(source.everything(), source.holds)
+                counter = self.enumerate_counter(s)
                 for name in bound_names(s.target):
-                    self.set(inner, name, item)
+                    self.set(inner, name, _Info() if name == counter else item)
             breaks, continues = [], []
             self.loop_exits.append((breaks, continues))
             try:
@@ -629,6 +630,18 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
+
+    def enumerate_counter(self, loop):
+        """The name ``for i, x in enumerate(...)`` binds to the count (a new int,
+        sharing no memory: once it stood for the items, and a write into ``x`` was
+        refused as one that "may also change 'i'"), or None."""
+        target, iterable = loop.target, loop.iter
+        if not (isinstance(iterable, gast.Call) and self.resolve(iterable.func) is enumerate
+                and isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2
+                and isinstance(target.elts[0], gast.Name)):
+            return None
+        name = target.elts[0].id
+        return None if name in bound_names(target.elts[1]) else name
 
     def iterated_names(self, loop):
         """The names whose current array a loop reads its rows from as it goes
