@@ -122,3 +122,33 @@ def test_append_to_a_list_of_static_structure_binds_only_the_new_item():
     assert not re.search(r"ys_\d+_\d+", g.source) and not re.search(r"ys_\d+ = ", g.source)
     assert np.isclose(g(1.5), 3.0 * 2 * 1.5 + 2.0)
     assert np.isclose(tc.grad(collected, checkpoint=True, snapshots=2)(1.5), 3.0 * 2 * 1.5 + 2.0)
+
+
+def stored_by_key(x):
+    d = {}
+    for k, w in zip("abc", [1.0, 2.0, 3.0]):
+        d[k] = x * w
+    return d['a'] * d['c'] + d['b']
+
+
+STORE_LINE = inspect.getsourcelines(stored_by_key)[1] + 3
+
+STORED_FORWARD = f'''\
+    # line {STORE_LINE}: d[k] = x * w
+    d_a_mul = x * 1.0
+    d_b_mul = x * 2.0
+    d_c_mul = x * 3.0
+    # line {STORE_LINE + 1}: return d['a'] * d['c'] + d['b']
+'''
+
+
+def test_a_new_key_stored_into_a_dict_of_static_structure_binds_only_its_item():
+    """The dict twin of the append: ``d[k] = v`` at a new key binds the new item
+    only (no ``d_a_2 = d_a`` copies of the other keys per store: O(n^2) copies for
+    a dict filled in an unrolled loop), in the variable the store computed it in."""
+    g = tc.grad(stored_by_key)
+    assert STORED_FORWARD in g.source, g.source
+    assert not re.search(r"d_[abc]_\d+ = |d_[abc] = ", g.source), g.source
+    assert np.isclose(g(1.5), 3.0 * 2 * 1.5 + 2.0)
+    assert np.isclose(tc.grad(stored_by_key, checkpoint=True, snapshots=2)(1.5),
+                      3.0 * 2 * 1.5 + 2.0)

@@ -182,8 +182,16 @@ class AssignmentLowering:
         of an if made, a loop's list not made in the trip) the whole list is bound
         as bind_tuple binds it.  An item in one of ``temporaries`` (a variable the
         append itself computed, ``ys_mul = x * w``) is kept in it, with no copy."""
+        self.grow_container(user_name, base, TupleValue(list(base.items) + list(added),
+                                                         base.is_list), line, temporaries)
+
+    def grow_container(self, user_name, base, value, line, temporaries=()):
+        """``user_name`` rebound from ``base`` to ``value``, whose first leaves are
+        ``base``'s and whose others are new (a list's appended items, a dict's new
+        key, ``d['c'] = v``): only the new leaves are bound, as
+        :meth:`grow_tuple` says; else the whole container, as bind_tuple binds it."""
         scope = self.lo.current_scope
-        value = TupleValue(list(base.items) + list(added), base.is_list)
+        added = leaves(value)[len(leaves(base)):]
         loop = self.lo.ctx["loop"]
         if not added or loop is not None and (scope, user_name) not in loop.get("made", ()) or \
                 scope.tuples.get(user_name) is not base or \

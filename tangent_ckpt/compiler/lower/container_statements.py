@@ -277,11 +277,16 @@ class ContainerStatements:
         base = self.lo.expressions.load_name(target.value.id, target.value)
         if isinstance(base, TupleValue) and isinstance(key, int) and base.items:
             key = key % len(base.items) if -len(base.items) <= key < 0 else key  # S[-1]
+        start = len(self.lo.out)
         item = value if is_container(value) else self.lo.expressions.atomize(
             value, f"{target.value.id}_{key_part(key)}")
         self.lo.assignments.store_name(target.value.id)
-        self.lo.assignments.bind_tuple(target.value.id, self.lo.containers.with_item(base, key, item, s),
-                        s.lineno)
+        updated = self.lo.containers.with_item(base, key, item, s)
+        if isinstance(base, DictValue) and key not in base.keys:  # d['c'] = v: a new key
+            self.lo.assignments.grow_container(target.value.id, base, updated, s.lineno,
+                                               self._temporaries(self.lo.out[start:]))
+            return
+        self.lo.assignments.bind_tuple(target.value.id, updated, s.lineno)
 
     def store_in_attribute(self, target, key, value, s):
         """``self.h['w'] = v`` (a constant key) on a container held by an attribute of
