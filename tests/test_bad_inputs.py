@@ -49,11 +49,6 @@ def f_genexp(x):
     return sum(v for v in (x, x * 2.0) if np.sum(v) > 0)
 
 
-def f_dictcomp(x):
-    d = {k: x for k in range(x.shape[0])}
-    return np.sum(d[0])
-
-
 def f_fill(x):
     y = x * 1.0
     y.fill(0.0)
@@ -142,7 +137,6 @@ def f_with_lock(x):
     (f_kwargs, "def f_kwargs", "**kwargs"),
     (f_varargs, "def f_varargs", "*args"),
     (f_genexp, "if np.sum(v) > 0", "condition known only at run time"),
-    (f_dictcomp, "for k in range(x.shape[0])}", "dict comprehension"),
     (f_fill, "y.fill", ".fill()"),
     (f_list_append, "ys.append", ".append()"),
     (f_ufunc_out, "out=(y,)", "out="),

@@ -239,17 +239,11 @@ def test_zip_with_a_constant_string_or_range_is_unrolled():
     check(keys_from_a_string_and_a_range, (vec(3), vec(3)), (0, 1))
 
 
-def dict_comprehension_at_run_time(x):
-    d = {k: x * k for k in range(x.shape[0])}
-    return np.sum(d[0])
-
-
 def condition_on_data_over_a_list(a, b):
     return np.sum([w for w in (a, b) if np.sum(w) > 0][0])
 
 
 @pytest.mark.parametrize("fn, marker, construct", [
-    (dict_comprehension_at_run_time, "{k: x * k", "dict comprehension"),
     (condition_on_data_over_a_list, "if np.sum(w) > 0", "np.sum(w) > 0"),
 ])
 def test_refusals_name_the_line_and_the_construct(fn, marker, construct):

@@ -1,5 +1,5 @@
-"""Desugar: list comprehensions and generator expressions written as the loop
-Python runs, before the statement that reads them.
+"""Desugar: list, dict comprehensions and generator expressions written as the
+loop Python runs, before the statement that reads them.
 
 ``y = h * sum([a[j] * k[j] for j in range(i) if j != 2])`` becomes::
 
@@ -10,13 +10,17 @@ Python runs, before the statement that reads them.
     y = h * sum(y_items)
 
 and ``ys = [f(w) for w in ws]`` (``ys`` not read inside) fills ``ys`` itself
-(``ys = []`` and the loop).  A comprehension's variables are its own (Python 3):
+(``ys = []`` and the loop).  A dict comprehension ``d = {k: f(v) for k, v in
+p.items()}`` is ``d = {}`` and the loop storing ``d[k] = f(v)`` (a key that is not
+a name or constant is first bound to ``d_key``: Python evaluates the key before
+the value).  A comprehension's variables are its own (Python 3):
 one that the function also uses elsewhere gets a fresh name.  The rest of the
-compiler then sees loops and ``append`` only: the lowering unrolls a loop over a
+compiler then sees loops, ``append`` and stores only: the lowering unrolls a loop over a
 container, and the loops this pass wrote over a range of constants
-(``ParsedFunction.comprehension_loops``), into a list of static structure, and
+(``ParsedFunction.comprehension_loops``), into a list or dict of static structure, and
 runs the others as loops filling a list held as its rows (its items named
-after the statement's target, ``ParsedFunction.comprehension_appends``).  The ``if`` of a
+after the statement's target, ``ParsedFunction.comprehension_appends``) or a dict
+of keys known at run time.  The ``if`` of a
 comprehension's condition is declared too (``ParsedFunction.comprehension_conditions``,
 ``if`` -> the loop of its generator): the lowering refuses one known only at run
 time in an unrolled loop with the comprehension's own message.
@@ -29,7 +33,7 @@ keeps it in place, unless it only computes: ``np.sum(...)``, ``len(...)``, not
 A generator expression only where it is consumed at once (a call's argument, a
 ``for``'s iterable, unpacked): one bound to a name or returned is evaluated later
 in Python.  The rest stays for the lowering (``lower/comprehensions.py``):
-comprehensions in ``a if c else b``, ``lambda``, dict and set comprehensions; and a condition (an ``if`` or ``while`` test, a comparison, ``not``,
+comprehensions in ``a if c else b``, ``lambda``, set comprehensions; and a condition (an ``if`` or ``while`` test, a comparison, ``not``,
 ``and``/``or``) keeps its comprehensions as written, a value without derivative.
 """
 
@@ -55,7 +59,8 @@ def write_comprehension_loops(parsed):
     """Write the comprehensions of ``parsed.node`` as loops (in place), declaring
     the loops and ``if``s written on ``parsed``."""
     fnode = parsed.node
-    if not any(isinstance(n, (gast.ListComp, gast.GeneratorExp)) for n in gast.walk(fnode)):
+    if not any(isinstance(n, (gast.ListComp, gast.DictComp, gast.GeneratorExp))
+               for n in gast.walk(fnode)):
         return
     _Writer(parsed, names_taken(fnode)).block(fnode.body)
 
@@ -114,33 +119,56 @@ class _Writer:
             not str(getattr(fn, "__module__", "") or "").startswith("numpy.random")
 
     def loop(self, node, hint, before, own=None):
-        """``items = []`` and the loop appending to it, added to ``before``; the
-        name ``items`` to read in the comprehension's place."""
+        """``items = []`` and the loop appending to it (``items = {}`` and the loop
+        storing ``items[key] = value`` for a dict comprehension), added to
+        ``before``; the name ``items`` to read in the comprehension's place."""
         items = own or fresh_name(f"{hint.lstrip('_') or 'items'}_items", self.taken)
         self._own_variables(node)
-        stmt = gast.copy_location(gast.Expr(value=gast.copy_location(gast.Call(
-            func=gast.copy_location(gast.Attribute(value=name_node(items), attr="append",
-                                                   ctx=gast.Load()), node),
-            args=[node.elt], keywords=[]), node)), node)
-        for n in gast.walk(stmt.value.func):
-            gast.copy_location(n, node)
-        self.parsed.comprehension_appends[stmt] = hint
+        if isinstance(node, gast.DictComp):
+            body = self._store(node, items)
+            empty = gast.Dict(keys=[], values=[])
+        else:
+            stmt = gast.copy_location(gast.Expr(value=gast.copy_location(gast.Call(
+                func=gast.copy_location(gast.Attribute(value=name_node(items), attr="append",
+                                                       ctx=gast.Load()), node),
+                args=[node.elt], keywords=[]), node)), node)
+            for n in gast.walk(stmt.value.func):
+                gast.copy_location(n, node)
+            self.parsed.comprehension_appends[stmt] = hint
+            body, empty = [stmt], gast.List(elts=[], ctx=gast.Load())
         conditions = []
         for g in reversed(node.generators):
             for test in reversed(g.ifs):
-                stmt = gast.copy_location(gast.If(test=test, body=[stmt], orelse=[]), node)
-                conditions.append(stmt)
-            stmt = gast.copy_location(gast.For(target=g.target, iter=g.iter, body=[stmt],
-                                               orelse=[], type_comment=None), node)
-            self.parsed.comprehension_loops[stmt] = True
+                body = [gast.copy_location(gast.If(test=test, body=body, orelse=[]), node)]
+                conditions.append(body[0])
+            body = [gast.copy_location(gast.For(target=g.target, iter=g.iter, body=body,
+                                                orelse=[], type_comment=None), node)]
+            self.parsed.comprehension_loops[body[0]] = True
             for written in conditions:
-                self.parsed.comprehension_conditions[written] = stmt
+                self.parsed.comprehension_conditions[written] = body[0]
             conditions = []
-        init = located(gast.Assign(targets=[store_node(items)],
-                                   value=gast.List(elts=[], ctx=gast.Load()),
+        init = located(gast.Assign(targets=[store_node(items)], value=empty,
                                    type_comment=None), node)
-        before += [init, stmt]
+        before += [init] + body
         return gast.copy_location(name_node(items), node)
+
+    def _store(self, node, items):
+        """``items[key] = value``: a dict comprehension's item.  Python evaluates
+        its key before its value; a key that is not a plain name or constant is
+        first bound to a variable of its own (``items_key = key``), so a value
+        computed by a call still runs after it."""
+        key = node.key
+        body = []
+        if not _plain(key):
+            name = fresh_name(f"{items}_key", self.taken)
+            body.append(_at(gast.Assign(targets=[_at(store_node(name), key)], value=key,
+                                        type_comment=None), key))
+            key = gast.copy_location(name_node(name), node)
+        target = _at(gast.Subscript(value=_at(name_node(items), node), slice=key,
+                                    ctx=gast.Store()), node)
+        body.append(_at(gast.Assign(targets=[target], value=node.value, type_comment=None),
+                        node))
+        return body
 
     def _own_variables(self, node):
         """The comprehension's variables that the function uses elsewhere, renamed
@@ -154,7 +182,8 @@ class _Writer:
         rename = {name: fresh_name(name, self.taken) for name in sorted(names & elsewhere)}
         if not rename:
             return
-        scoped = [node.elt] + [g.target for g in node.generators] + \
+        elements = [node.key, node.value] if isinstance(node, gast.DictComp) else [node.elt]
+        scoped = elements + [g.target for g in node.generators] + \
             [c for g in node.generators for c in g.ifs] + \
             [g.iter for g in node.generators[1:]]
         for part in scoped:
@@ -177,7 +206,7 @@ class _Hoisting(gast.NodeTransformer):
     def visit(self, node):
         if not self.clear or not isinstance(node, (gast.expr, gast.keyword)):
             return node
-        if isinstance(node, gast.ListComp) or \
+        if isinstance(node, (gast.ListComp, gast.DictComp)) or \
                 isinstance(node, gast.GeneratorExp) and _consumed_at_once(self.owners[-1]):
             return self.writer.loop(node, self.hint, self.before)
         if not isinstance(node, _IN_ORDER) and not (
@@ -212,13 +241,18 @@ def _fills_its_target(s, fnode):
     """``ys = [... for ...]`` with ``ys`` a plain name the comprehension does not read
     and the function binds, changes or calls a method of nowhere else: the loop
     appends to ``ys`` itself (a list changed later, ``ys[t] = ...``, keeps a list
-    of its own, which stays a constant one)."""
+    of its own, which stays a constant one).  ``d = {...: ... for ...}`` fills ``d``
+    itself wherever the comprehension does not read it (``d[k] = v`` later adds or
+    rebinds a key, as on the dict the comprehension made)."""
     if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
-            isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.ListComp)):
+            isinstance(s.targets[0], gast.Name) and
+            isinstance(s.value, (gast.ListComp, gast.DictComp))):
         return False
     name = s.targets[0].id
     if name in {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}:
         return False
+    if isinstance(s.value, gast.DictComp):
+        return True
     for n in gast.walk(fnode):
         if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load) \
                 and n is not s.targets[0]:
@@ -232,6 +266,11 @@ def _fills_its_target(s, fnode):
                 root_name(n.func.value) == name:
             return False
     return True
+
+
+def _at(new, where):
+    """``new`` placed at ``where``'s line (errors and comments quote the user's line)."""
+    return gast.copy_location(new, where)
 
 
 def _evaluated_first(s):
