@@ -67,9 +67,12 @@ def drawn_before_a_comprehension(x, ws):
 def test_a_comprehension_after_a_draw_stays_after_it():
     """``np.random.normal() + sum([np.random.normal() * w ...])``: Python draws the
     first numbers first; written before the statement the comprehension would
-    draw them (a wrong value): it stays in place."""
+    draw them (a wrong value): the draw is written before it, evaluated once."""
     text = str(desugared(drawn_before_a_comprehension))
-    assert "sum([np.random.normal(size=3) * w for w in ws])" in text
+    assert ("    drawn_before_a_comprehension_normal = np.random.normal(size=3)\n"
+            "    drawn_before_a_comprehension_items = []\n") in text
+    assert "return np.sum(drawn_before_a_comprehension_normal * x + " \
+        "sum(drawn_before_a_comprehension_items))" in text
     x, ws = vec(3), [vec(3), vec(3)]
     for options in OPTIONS:
         df = tc.grad(drawn_before_a_comprehension, wrt=(0,), **options)
@@ -83,13 +86,55 @@ def generator_bound_to_a_name(x, ws):
     return np.sum(sum(g))
 
 
-def test_a_generator_bound_to_a_name_is_left_to_the_lowering():
+def generator_read_after_a_rebinding(x, ws):
+    g = (np.sin(w * x) for w in ws)
+    x = x * 2.0  # Python's generator reads this x
+    return np.sum(sum(g))
+
+
+def generator_over_a_list_made_here(x):
+    ws = [x, 2.0 * x]
+    g = (np.sin(w * x) for w in ws[1:])
+    ws = [x, x]  # (the first iterable was evaluated where g is bound)
+    x = x * 3.0
+    return np.sum(sum(g))
+
+
+def generator_read_after_its_loop(x, ws):
+    for t in range(2):
+        g = (np.sin(w * x) for w in ws)
+    return np.sum(sum(g))
+
+
+def test_a_generator_bound_to_a_name_is_moved_to_its_read():
     """Python runs a generator expression's items where it is consumed, not where
-    it is made: one bound to a name stays as written."""
-    assert "g = (np.sin(w * x) for w in ws)" in str(desugared(generator_bound_to_a_name))
+    it is made: one bound to a name is moved to the statement that reads it."""
+    text = str(desugared(generator_bound_to_a_name))
+    assert "g = " not in text and "generator_bound_to_a_name_items.append(np.sin(w * x))" in text
     for options in OPTIONS:
         check_grad_and_autograd(generator_bound_to_a_name, (vec(3), [vec(3), vec(3)]), (0,),
                                 **options)
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+@pytest.mark.parametrize("fn, args", [
+    (generator_read_after_a_rebinding, (vec(3), [vec(3), vec(3)])),
+    (generator_over_a_list_made_here, (vec(3),)),
+])
+def test_a_generator_reads_the_names_bound_before_it_is_consumed(fn, args, options):
+    """``g = (f(w * x) ...); x = 2 * x; sum(g)``: the items read the new ``x`` (the
+    lowering computed them where ``g`` was bound: a wrong value and gradient); the
+    first iterable is the one evaluated where ``g`` is bound."""
+    check_grad_and_autograd(fn, args, (0,), **options)
+    value, _ = tc.value_and_grad(fn, **options)(*args)
+    assert np.isclose(value, fn(*args))
+
+
+def test_a_generator_read_outside_its_block_is_refused():
+    with pytest.raises(TransformError, match="a generator expression bound to 'g' that is "
+                                             "not read once by a later statement") as info:
+        tc.grad(generator_read_after_its_loop)(vec(3), [vec(3)])
+    assert f":{line_of(generator_read_after_its_loop, 'g = (')}:" in str(info.value)
 
 
 def comprehension_in_a_nested_def(x, ws):
@@ -197,3 +242,23 @@ def test_dict_comprehensions_written_as_loops_keep_their_gradients(fn, options):
     value, _ = tc.value_and_grad(fn, **options)(x)
     assert np.isclose(value, fn(x.copy()), rtol=1e-12)
     assert df is not None
+
+
+def tableau_after_a_method_call(x, B, h):
+    a = [[], [0.5], [0.25, -0.5]]
+    k = []
+    for i in range(3):
+        k.append(np.tanh(np.tanh(B.sum(axis=0)) + h * sum([a[i][j] * k[j] for j in range(i)])))
+    return np.sum(k[2] - k[1] * x)
+
+
+def test_a_call_before_a_comprehension_is_evaluated_once_before_it():
+    """``np.tanh(B.sum(axis=0)) + h * sum([...])`` (the fuzz's run_time_containers
+    tableau): ``B.sum`` may change something, so it runs before the comprehension's
+    loop, in a variable of its own (with what Python evaluated before it)."""
+    text = str(desugared(tableau_after_a_method_call))
+    assert "        k_sum = B.sum(axis=0)\n        k_items = []\n" in text
+    assert "k.append(np.tanh(np.tanh(k_sum) + h * sum(k_items)))" in text
+    for options in OPTIONS:
+        check_grad_and_autograd(tableau_after_a_method_call, (vec(3), vec(2, 3), 0.3),
+                                (0, 1, 2), **options)

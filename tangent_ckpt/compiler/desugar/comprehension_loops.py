@@ -25,27 +25,35 @@ comprehension's condition is declared too (``ParsedFunction.comprehension_condit
 ``if`` -> the loop of its generator): the lowering refuses one known only at run
 time in an unrolled loop with the comprehension's own message.
 
-A comprehension is written out only where Python evaluates it before anything
-else the statement runs that could see a difference (a call evaluated before it
-keeps it in place, unless it only computes: ``np.sum(...)``, ``len(...)``, not
-``np.random.normal()``): in the value of an assignment, augmented assignment,
-``return`` or expression statement, or a ``for`` loop's iterable.
-A generator expression only where it is consumed at once (a call's argument, a
-``for``'s iterable, unpacked): one bound to a name or returned is evaluated later
-in Python.  The rest stays for the lowering (``lower/comprehensions.py``):
-comprehensions in ``a if c else b``, ``lambda``, set comprehensions; and a condition (an ``if`` or ``while`` test, a comparison, ``not``,
-``and``/``or``) keeps its comprehensions as written, a value without derivative.
+A comprehension is written out where Python evaluates it in the value of an
+assignment, augmented assignment, ``return`` or expression statement, or a
+``for`` loop's iterable.  A call evaluated before it that may change something
+(not one that only computes: ``np.sum(...)``, ``len(...)``; ``np.random.normal()``
+draws) is first written before the statement in a variable of its own, with each
+operand Python evaluated before it (``y_step = model.step(x)``): evaluated once,
+in Python's order.
+A generator expression is written out where it is consumed at once (a call's
+argument, a ``for``'s iterable, unpacked); one bound to a name is first moved to
+the later statement of its block that reads it (Python runs its items there; its
+first iterable, evaluated where it is bound, stays there as ``g_iter = ...``
+unless it is a name not bound again before the read); read elsewhere, refused.
+The rest stays for the lowering (``lower/comprehensions.py``): comprehensions in
+``a if c else b``, ``lambda``, set comprehensions, after a call whose operands
+cannot be kept (a method of an attribute's object, a dict display); and a
+condition (an ``if`` or ``while`` test, a comparison, ``not``, ``and``/``or``)
+keeps its comprehensions as written, a value without derivative.
 """
 
 import gast
 import numpy as np
 
-from tangent_ckpt.compiler.desugar.local_bindings import local_names, root_name
+from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, local_names, root_name
 from tangent_ckpt.compiler.desugar.pure_values import computing_call
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
     fresh_name, located, name_node, names_taken, store_node,
 )
+from tangent_ckpt.errors import UnsupportedSyntaxError
 
 #: the expressions whose parts Python evaluates in the order of their fields (not
 #: a comparison, ``not``, ``and``/``or``: the lowering keeps those as written, a
@@ -89,6 +97,8 @@ class _Writer:
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
                     self.block(inner)
+            if _bound_generator(s) and self.moved_to_its_read(stmts, k):
+                continue  # (stmts[k] is now what came after it)
             before = []
             if _fills_its_target(s, self.fnode):
                 self.loop(s.value, _hint(s, self.fnode), before, own=s.targets[0].id)
@@ -107,6 +117,52 @@ class _Writer:
                 stmts[k:k] = before
                 k += len(before)
             k += 1
+
+    def moved_to_its_read(self, stmts, k):
+        """``g = (f(x) for x in xs)``: Python runs the items where ``g`` is read.  The
+        generator expression is moved there (the later statement of this block
+        that reads ``g``, once: one_shot_iterators.py refuses a second read), where
+        it reads the names it reads in Python; its first iterable, which Python
+        evaluates where ``g`` is bound, stays there (``g_iter = ...``) unless it is
+        a name not bound again before the read.  A generator read nowhere is left
+        as it is; one read elsewhere (after the block, in a loop of its own) is
+        refused: the rest of the compiler would compute its items where it is
+        bound, before what runs in between."""
+        s = stmts[k]
+        name, gen = s.targets[0].id, s.value
+        for j in range(k + 1, len(stmts)):
+            later = stmts[j]
+            loads = [n for n in gast.walk(later) if isinstance(n, gast.Name) and n.id == name
+                     and isinstance(n.ctx, gast.Load)]
+            stored = any(isinstance(n, gast.Name) and n.id == name and
+                         not isinstance(n.ctx, gast.Load) for n in gast.walk(later))
+            if not loads and stored:
+                return False  # bound again before it is read: never read
+            if not loads:
+                continue
+            if len(loads) == 1 and not stored and _read_once(later, loads[0]):
+                first = gen.generators[0]
+                if not (isinstance(first.iter, gast.Constant) or
+                        isinstance(first.iter, gast.Name) and
+                        not _stores(stmts[k + 1:j + 1], first.iter.id)):
+                    iterable = fresh_name(f"{name}_iter", self.taken)
+                    s.targets[0] = gast.copy_location(store_node(iterable), s.targets[0])
+                    s.value, first.iter = first.iter, gast.copy_location(
+                        name_node(iterable), first.iter)
+                else:
+                    del stmts[k]
+                    j -= 1
+                _replace(stmts[j], loads[0], gen)
+                return True
+            break
+        if not any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+                   for n in gast.walk(self.fnode)):
+            return False
+        raise self.parsed.error(
+            UnsupportedSyntaxError, f"a generator expression bound to '{name}' that is not "
+            f"read once by a later statement of the same block", s,
+            construct="generator expression bound to a name",
+            hint=f"write it where it is read (sum(f(x) for x in xs)), or make '{name}' a list")
 
     def only_computes(self, call):
         """Does ``call`` compute a value and change nothing, not even the state of
@@ -193,32 +249,199 @@ class _Writer:
                     n.id = rename[n.id]
 
 
-class _Hoisting(gast.NodeTransformer):
+class _Hoisting:
     """Writes out the comprehensions of one statement's part that Python evaluates
-    before anything but names, constants and the operators around them; the
-    first call that may change something (``clear`` false) ends it."""
+    before anything but names, constants and the operators around them.  A call
+    that may change something (``model.step(x)``, a draw) before a comprehension
+    the walk would still write out is first written before the statement with
+    what Python evaluated before it (``y_step = model.step(x)``, each computed
+    operand in a variable of its own: evaluated once, in Python's order); where
+    that cannot be done exactly the first such call ends the walk (``clear``
+    false) and what follows it stays in place."""
 
     def __init__(self, writer, stmt, hint, before):
         self.writer, self.hint, self.before = writer, hint, before
         self.owners = [stmt]  # the nodes around the one visited
         self.clear = True
+        self.done = []  # (owner, field, position): the parts Python has evaluated
+        self.pending = set()  # the comprehensions the walk would still write out
 
     def visit(self, node):
+        if len(self.owners) == 1:
+            self.pending = {id(n) for n in _reached(node, self.owners[0])}
+        return self._visit(node)
+
+    def _visit(self, node):
         if not self.clear or not isinstance(node, (gast.expr, gast.keyword)):
             return node
-        if isinstance(node, (gast.ListComp, gast.DictComp)) or \
-                isinstance(node, gast.GeneratorExp) and _consumed_at_once(self.owners[-1]):
+        if _written_out(node, self.owners[-1]):
+            self.pending.discard(id(node))
             return self.writer.loop(node, self.hint, self.before)
-        if not isinstance(node, _IN_ORDER) and not (
-                isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))):
-            self.clear = _plain(node)
+        if not _in_order(node):
+            self.clear = _plain(node) or _only_operators(node)
             return node
         self.owners.append(node)
-        self.generic_visit(node)
+        for field in ("func", "args", "keywords", "value", "slice", "left", "right", "operand",
+                      "elts", "keys", "values", "lower", "upper", "step"):
+            # (the fields of the kinds walked, in Python's order of evaluation)
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    value[k] = self._visit(item)
+                    self.done.append((node, field, k))
+            elif isinstance(value, (gast.expr, gast.keyword)):
+                setattr(node, field, self._visit(value))
+                self.done.append((node, field, None))
         self.owners.pop()
-        if isinstance(node, gast.Call) and not self.writer.only_computes(node):
+        if isinstance(node, gast.Call) and self.clear and not self.writer.only_computes(node):
+            if self.pending and self._evaluated_once():
+                return self._spill(node)
             self.clear = False  # a call ran: what comes after it may see what it did
         return node
+
+    def _evaluated_parts(self):
+        """The parts Python has evaluated whose owner is still being evaluated (the
+        largest ones), each with its slot."""
+        open_owners = {id(o) for o in self.owners}
+        return [(o, f, k) for o, f, k in self.done if id(o) in open_owners]
+
+    def _evaluated_once(self):
+        """Can what Python evaluated before the call be kept in variables?  Not a
+        method looked up on something other than a name (``self.opt.step(...)``:
+        the call could rebind ``self.opt``), not in a dict display (its keys and
+        values are visited out of Python's order), not in ``a[i] += ...``."""
+        if any(isinstance(o, gast.Dict) for o in self.owners):
+            return False
+        stmt = self.owners[0]
+        if isinstance(stmt, gast.AugAssign) and not isinstance(stmt.target, gast.Name):
+            return False  # a[i] += ...: Python reads a[i] before the value
+        for owner, field, k in self._evaluated_parts():
+            part = _slot(owner, field, k)
+            if isinstance(owner, gast.Call) and field == "func" and \
+                    not isinstance(part, gast.Name) and not self.writer.static_value(part) \
+                    and not (isinstance(part, gast.Attribute) and
+                             isinstance(part.value, gast.Name)):
+                return False
+        return True
+
+    def _spill(self, call):
+        for owner, field, k in self._evaluated_parts():
+            part = _slot(owner, field, k)
+            if isinstance(owner, gast.Call) and field == "func" or \
+                    isinstance(part, (gast.Name, gast.Constant)) or \
+                    isinstance(part, gast.Attribute) and self.writer.static_value(part):
+                continue
+            if isinstance(part, (gast.Starred, gast.keyword)):  # f(*xs, a=v): xs, v
+                part.value = self._kept(part.value)
+            elif isinstance(part, gast.Slice):  # a[i + 1:j]: its bounds
+                for bound in ("lower", "upper", "step"):
+                    setattr(part, bound, self._kept(getattr(part, bound)))
+            else:
+                _set_slot(owner, field, k, self._variable(part, "part"))
+        return self._variable(call, _called(call))
+
+    def _kept(self, part):
+        """``part`` in a variable of its own where it computes something."""
+        if part is None or isinstance(part, (gast.Name, gast.Constant)) or \
+                isinstance(part, gast.Attribute) and self.writer.static_value(part):
+            return part
+        return self._variable(part, "part")
+
+    def _variable(self, value, stem):
+        name = fresh_name(f"{self.hint.lstrip('_') or 'items'}_{stem}", self.writer.taken)
+        self.before.append(gast.copy_location(gast.Assign(
+            targets=[gast.copy_location(store_node(name), value)], value=value,
+            type_comment=None), value))
+        return gast.copy_location(name_node(name), value)
+
+
+def _in_order(node):
+    return isinstance(node, _IN_ORDER) or \
+        isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))
+
+
+def _written_out(node, owner):
+    return isinstance(node, (gast.ListComp, gast.DictComp)) or \
+        isinstance(node, gast.GeneratorExp) and _consumed_at_once(owner)
+
+
+def _reached(node, owner):
+    """The comprehensions of ``node`` a walk in evaluation order would write out."""
+    if _written_out(node, owner):
+        return [node]
+    if not _in_order(node):
+        return []
+    found = []
+    for field in node._fields:
+        value = getattr(node, field)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (gast.expr, gast.keyword)):
+                found += _reached(item, node)
+    return found
+
+
+def _only_operators(node):
+    """Does ``node`` (a comparison, ``not``, ``a if c else b``, ...) only apply
+    operators to names and constants (no call, comprehension, ``lambda``, ``:=``)?"""
+    return all(isinstance(n, (gast.Name, gast.Constant, gast.Attribute, gast.Subscript,
+                              gast.Slice, gast.Tuple, gast.BinOp, gast.UnaryOp, gast.BoolOp,
+                              gast.Compare, gast.IfExp, gast.expr_context, gast.operator,
+                              gast.unaryop, gast.boolop, gast.cmpop))
+               for n in gast.walk(node))
+
+
+def _slot(owner, field, k):
+    value = getattr(owner, field)
+    return value if k is None else value[k]
+
+
+def _set_slot(owner, field, k, new):
+    if k is None:
+        setattr(owner, field, new)
+    else:
+        getattr(owner, field)[k] = new
+
+
+def _called(call):
+    func = call.func
+    return func.attr if isinstance(func, gast.Attribute) else \
+        func.id if isinstance(func, gast.Name) else "value"
+
+
+def _bound_generator(s):
+    return isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+        isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.GeneratorExp)
+
+
+def _read_once(stmt, read):
+    """Does Python evaluate ``read``, a part of ``stmt``, at most once when it runs
+    ``stmt`` (not in a loop's body or test, a ``def``, ``lambda`` or comprehension)?"""
+    def within(node):
+        if node is read:
+            return True
+        for field, value in gast.iter_fields(node):
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, gast.AST) and any(c is read for c in gast.walk(child)):
+                    if isinstance(node, (gast.FunctionDef, gast.Lambda, gast.While) +
+                                  tuple(COMPREHENSIONS)) or \
+                            isinstance(node, gast.For) and field != "iter":
+                        return False
+                    return within(child)
+        return False
+    return within(stmt)
+
+
+def _stores(stmts, name):
+    return any(isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
+               for st in stmts for n in gast.walk(st))
+
+
+def _replace(tree, old, new):
+    """``tree`` with its part ``old`` replaced by ``new``."""
+    class Replacing(gast.NodeTransformer):
+        def visit(self, node):
+            return new if node is old else self.generic_visit(node)
+    Replacing().visit(tree)
 
 
 def _in_own_scope(name, part, rename):
