@@ -67,9 +67,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 4. ``raising_branches.py``: a branch that raises becomes a check, the rest of the
    function the other path;
 5. ``tuple_loops.py``: ``for Z in (U, V)`` loops writing through ``Z``, unrolled;
-   ``comprehension_loops.py``: list comprehensions and generator expressions
-   consumed at once, as ``items = []`` and the loop appending to it before the
-   statement (after 3's iterator check, which reads the generator expressions;
+   ``comprehension_loops.py``: list and dict comprehensions and generator
+   expressions consumed at once (one bound to a name moved to its read), as
+   ``items = []`` (``{}``) and the loop filling it before the statement (after 3's
+   iterator check, which reads the generator expressions;
    after ``tuple_loops.py``, which would copy the loops it declares);
    ``ndindex_loops.py``: ``for i, j in np.ndindex(n, m)``, nested ``range`` loops;
 6. ``loop_exits.py``: ``for``/``while ... else`` and ``return`` inside a loop, as
