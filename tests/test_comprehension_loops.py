@@ -262,3 +262,38 @@ def test_a_call_before_a_comprehension_is_evaluated_once_before_it():
     for options in OPTIONS:
         check_grad_and_autograd(tableau_after_a_method_call, (vec(3), vec(2, 3), 0.3),
                                 (0, 1, 2), **options)
+
+
+def chosen_by_a_condition(x, ws, c):
+    y = np.sum(x) * 2.0 + (x if c > 0 else sum([w * x for w in ws]))
+    return np.sum(y)
+
+
+def drawn_in_a_dict_display(x, ws):
+    np.random.seed(1)
+    d = {'a': np.sum(x) * 1.0, 'b': np.random.normal(), 'c': sum([w * x for w in ws])}
+    return np.sum(d['c'] * d['a']) + d['b']
+
+
+def test_a_comprehension_in_an_arm_of_a_conditional_expression_is_written_in_an_if():
+    """``a if c else sum([...])``: an ``if`` statement choosing a variable, its arm's
+    comprehension written out there (what Python evaluated before it first)."""
+    text = str(desugared(chosen_by_a_condition))
+    assert "    y_part = np.sum(x) * 2.0\n    if c > 0:\n        y_chosen = x\n" in text
+    assert "y = y_part + y_chosen" in text
+    for c in (1.0, -1.0):
+        for options in OPTIONS:
+            check_grad_and_autograd(chosen_by_a_condition, (vec(3), [vec(3), vec(3)], c),
+                                    (0,), **options)
+
+
+def test_a_dict_display_is_evaluated_key_by_key():
+    """``{'a': ..., 'b': np.random.normal(), 'c': sum([...])}``: the draw, and what
+    Python evaluated before it, run before the comprehension's loop."""
+    text = str(desugared(drawn_in_a_dict_display))
+    assert "    d_part = np.sum(x) * 1.0\n    d_normal = np.random.normal()\n    d_items = []\n" \
+        in text
+    x, ws = vec(3), [vec(3), vec(3)]
+    for options in OPTIONS:
+        value, _ = tc.value_and_grad(drawn_in_a_dict_display, **options)(x, ws)
+        assert np.isclose(value, drawn_in_a_dict_display(x, ws))

@@ -37,9 +37,12 @@ argument, a ``for``'s iterable, unpacked); one bound to a name is first moved to
 the later statement of its block that reads it (Python runs its items there; its
 first iterable, evaluated where it is bound, stays there as ``g_iter = ...``
 unless it is a name not bound again before the read); read elsewhere, refused.
+A conditional expression with a comprehension in an arm, ``a if c else [...]``,
+is written as an ``if`` statement choosing a variable (``y_chosen``), its arms'
+comprehensions written out in turn.
 The rest stays for the lowering (``lower/comprehensions.py``): comprehensions in
-``a if c else b``, ``lambda``, set comprehensions, after a call whose operands
-cannot be kept (a method of an attribute's object, a dict display); and a
+a ``lambda`` the inliner left, set comprehensions, after a call whose operands
+cannot be kept (a method of an attribute's object, ``a[i] += ...``); and a
 condition (an ``if`` or ``while`` test, a comparison, ``not``, ``and``/``or``)
 keeps its comprehensions as written, a value without derivative.
 """
@@ -277,21 +280,17 @@ class _Hoisting:
         if _written_out(node, self.owners[-1]):
             self.pending.discard(id(node))
             return self.writer.loop(node, self.hint, self.before)
+        if isinstance(node, gast.IfExp) and self.clear and self._evaluated_once() and \
+                any(isinstance(n, COMPREHENSIONS) for arm in (node.body, node.orelse)
+                    for n in gast.walk(arm)):
+            return self._written_as_if(node)
         if not _in_order(node):
             self.clear = _plain(node) or _only_operators(node)
             return node
         self.owners.append(node)
-        for field in ("func", "args", "keywords", "value", "slice", "left", "right", "operand",
-                      "elts", "keys", "values", "lower", "upper", "step"):
-            # (the fields of the kinds walked, in Python's order of evaluation)
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                for k, item in enumerate(value):
-                    value[k] = self._visit(item)
-                    self.done.append((node, field, k))
-            elif isinstance(value, (gast.expr, gast.keyword)):
-                setattr(node, field, self._visit(value))
-                self.done.append((node, field, None))
+        for field, k in _parts(node):  # in Python's order of evaluation
+            _set_slot(node, field, k, self._visit(_slot(node, field, k)))
+            self.done.append((node, field, k))
         self.owners.pop()
         if isinstance(node, gast.Call) and self.clear and not self.writer.only_computes(node):
             if self.pending and self._evaluated_once():
@@ -308,10 +307,7 @@ class _Hoisting:
     def _evaluated_once(self):
         """Can what Python evaluated before the call be kept in variables?  Not a
         method looked up on something other than a name (``self.opt.step(...)``:
-        the call could rebind ``self.opt``), not in a dict display (its keys and
-        values are visited out of Python's order), not in ``a[i] += ...``."""
-        if any(isinstance(o, gast.Dict) for o in self.owners):
-            return False
+        the call could rebind ``self.opt``), not in ``a[i] += ...``."""
         stmt = self.owners[0]
         if isinstance(stmt, gast.AugAssign) and not isinstance(stmt.target, gast.Name):
             return False  # a[i] += ...: Python reads a[i] before the value
@@ -325,6 +321,28 @@ class _Hoisting:
         return True
 
     def _spill(self, call):
+        self._keep_evaluated()
+        return self._variable(call, _called(call))
+
+    def _written_as_if(self, node):
+        """``a if c else [f(w) for w in ws]``, an arm holding a comprehension: what
+        Python evaluated before it kept in variables, then ``if c: v = a`` /
+        ``else: v = [...]`` before the statement (its arms' comprehensions are
+        written out in turn), ``v`` in its place."""
+        self._keep_evaluated()
+        name = fresh_name(f"{self.hint.lstrip('_') or 'items'}_chosen", self.writer.taken)
+
+        def arm(value):
+            return [gast.copy_location(gast.Assign(
+                targets=[gast.copy_location(store_node(name), value)], value=value,
+                type_comment=None), value)]
+        self.before.append(gast.copy_location(
+            gast.If(test=node.test, body=arm(node.body), orelse=arm(node.orelse)), node))
+        return gast.copy_location(name_node(name), node)
+
+    def _keep_evaluated(self):
+        """Each part Python evaluated so far that computes something, in a variable
+        of its own (written before the statement, in Python's order)."""
         for owner, field, k in self._evaluated_parts():
             part = _slot(owner, field, k)
             if isinstance(owner, gast.Call) and field == "func" or \
@@ -338,7 +356,6 @@ class _Hoisting:
                     setattr(part, bound, self._kept(getattr(part, bound)))
             else:
                 _set_slot(owner, field, k, self._variable(part, "part"))
-        return self._variable(call, _called(call))
 
     def _kept(self, part):
         """``part`` in a variable of its own where it computes something."""
@@ -388,6 +405,26 @@ def _only_operators(node):
                               gast.Compare, gast.IfExp, gast.expr_context, gast.operator,
                               gast.unaryop, gast.boolop, gast.cmpop))
                for n in gast.walk(node))
+
+
+def _parts(node):
+    """The (field, position) of ``node``'s parts, in the order Python evaluates them
+    (a dict display's keys and values in turn)."""
+    if isinstance(node, gast.Dict):
+        for k, key in enumerate(node.keys):
+            if key is not None:  # (``**d``)
+                yield "keys", k
+            yield "values", k
+        return
+    for field in ("func", "args", "keywords", "value", "slice", "left", "right", "operand",
+                  "elts", "lower", "upper", "step"):
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            for k, item in enumerate(value):
+                if isinstance(item, (gast.expr, gast.keyword)):
+                    yield field, k
+        elif isinstance(value, (gast.expr, gast.keyword)):
+            yield field, None
 
 
 def _slot(owner, field, k):

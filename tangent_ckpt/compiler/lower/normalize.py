@@ -33,9 +33,9 @@ lowering:
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
   time;
 - ``comprehensions`` (:mod:`.comprehensions`): the comprehensions desugar left in
-  place (in ``a if c else b``, a ``lambda``, a condition, a set comprehension,
-  after a call whose operands cannot be kept in variables: a method of an
-  attribute's object, in a dict display): ``desugar/comprehension_loops.py``
+  place (in a ``lambda`` the inliner left, a condition, after a call whose
+  operands cannot be kept in variables: a method of an attribute's object,
+  ``a[i] += ...``): ``desugar/comprehension_loops.py``
   writes the others as ``items = []`` (``items = {}``) and the loop filling it;
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
   ranges of constants (unrolled; over a range of constants, the loops desugar
