@@ -1,5 +1,6 @@
-"""Comprehensions and generator expressions (lower/comprehensions.py): over a
-list, tuple, dict or range of constants they are unrolled; over a run-time
+"""Comprehensions and generator expressions (desugar/comprehension_loops.py writes
+them as loops; the lowering unrolls those): over a list, tuple, dict or range of
+constants they are unrolled; over a run-time
 length (range(n), the rows of an array) they are the loop the user would
 write, appending to a list.  Each gradient is checked against central finite
 differences and autograd (when it runs the same code), taped and checkpointed."""

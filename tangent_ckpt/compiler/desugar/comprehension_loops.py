@@ -26,8 +26,8 @@ comprehension's condition is declared too (``ParsedFunction.comprehension_condit
 time in an unrolled loop with the comprehension's own message.
 
 A comprehension is written out where Python evaluates it in the value of an
-assignment, augmented assignment, ``return`` or expression statement, or a
-``for`` loop's iterable.  A call evaluated before it that may change something
+assignment (``y: float = ...`` too), augmented assignment, ``return`` or expression
+statement, or a ``for`` loop's iterable.  A call evaluated before it that may change something
 (not one that only computes: ``np.sum(...)``, ``len(...)``; ``np.random.normal()``
 draws) is first written before the statement in a variable of its own, with each
 operand Python evaluated before it (``y_step = model.step(x)``): evaluated once,
@@ -40,9 +40,9 @@ unless it is a name not bound again before the read); read elsewhere, refused.
 A conditional expression with a comprehension in an arm, ``a if c else [...]``,
 is written as an ``if`` statement choosing a variable (``y_chosen``), its arms'
 comprehensions written out in turn.
-The rest stays for the lowering (``lower/comprehensions.py``): comprehensions in
-a ``lambda`` the inliner left, set comprehensions, after a call whose operands
-cannot be kept (a method of an attribute's object, ``a[i] += ...``); and a
+The rest stays in place, where the lowering refuses it at its line (a
+``lambda`` the inliner left, a set comprehension, after a call whose operands
+cannot be kept: a method of an attribute's object, ``a[i] += ...``); and a
 condition (an ``if`` or ``while`` test, a comparison, ``not``, ``and``/``or``)
 keeps its comprehensions as written, a value without derivative.
 """
@@ -535,8 +535,8 @@ def _at(new, where):
 
 def _evaluated_first(s):
     """The fields of ``s`` that Python evaluates before the rest of it."""
-    if isinstance(s, (gast.Assign, gast.AugAssign, gast.Return, gast.Expr)) and \
-            isinstance(s.value, gast.expr):
+    if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr)) \
+            and isinstance(s.value, gast.expr):
         return ("value",)
     if isinstance(s, gast.For):
         return ("iter",)
@@ -559,7 +559,7 @@ def _hint(s, fnode):
             isinstance(s.targets[0], (gast.Tuple, gast.List)) and \
             all(isinstance(e, gast.Name) for e in s.targets[0].elts):
         return "_".join(e.id for e in s.targets[0].elts)  # a, b = ...: a_b's
-    if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+    if isinstance(s, (gast.AugAssign, gast.AnnAssign)) and isinstance(s.target, gast.Name):
         return s.target.id
     if isinstance(s, gast.Return):
         return fnode.name

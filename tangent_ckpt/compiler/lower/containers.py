@@ -424,8 +424,6 @@ class ContainerLowering:
             return True
         if isinstance(node, gast.Constant) and isinstance(node.value, str):
             return True  # its characters: for c in "xyz", zip("xyz", ws)
-        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
-            return self.lo.comprehensions.static(node)
         if isinstance(node, gast.Name):
             scope = self.lo.current_scope
             while scope is not None:

@@ -121,8 +121,16 @@ class ExpressionLowering:
             return value if value is not None else self.lo.calls.call(node, hint)
         if isinstance(node, gast.Dict):
             return self.lo.containers.dict_literal(node, hint)
-        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
-            return self.lo.comprehensions.value(node, hint)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp)):
+            # desugar/comprehension_loops.py writes the others as the loop Python runs
+            kind = {gast.ListComp: "a list comprehension", gast.DictComp: "a dict comprehension",
+                    gast.SetComp: "a set comprehension"}.get(type(node), "a generator expression")
+            raise self.lo.error(
+                UnsupportedSyntaxError, f"{kind} where it is not written as a loop before its "
+                f"statement (in a lambda, after a method call on an attribute's object, in "
+                f"x[i] += ...)", node, construct=kind.split(" ", 1)[1],
+                hint="compute it in a statement of its own before (items = [f(x) for x in "
+                     "xs]) and use the variable")
         kinds = {gast.Lambda: "lambda", gast.ListComp: "list comprehension",
                  gast.GeneratorExp: "generator expression", gast.DictComp: "dict comprehension",
                  gast.SetComp: "set comprehension", gast.Dict: "dict literal",

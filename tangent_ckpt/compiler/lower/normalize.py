@@ -32,11 +32,6 @@ lowering:
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
   time;
-- ``comprehensions`` (:mod:`.comprehensions`): the comprehensions desugar left in
-  place (in a ``lambda`` the inliner left, a condition, after a call whose
-  operands cannot be kept in variables: a method of an attribute's object,
-  ``a[i] += ...``): ``desugar/comprehension_loops.py``
-  writes the others as ``items = []`` (``items = {}``) and the loop filling it;
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
   ranges of constants (unrolled; over a range of constants, the loops desugar
   wrote for a comprehension, ``ParsedFunction.comprehension_loops``, or whose body
@@ -53,7 +48,6 @@ from tangent_ckpt.compiler.fence.fenced import Fenced
 from tangent_ckpt.compiler.lower.assignments import AssignmentLowering
 from tangent_ckpt.compiler.lower.callables import CallableValues
 from tangent_ckpt.compiler.lower.calls import CallLowering
-from tangent_ckpt.compiler.lower.comprehensions import ComprehensionLowering
 from tangent_ckpt.compiler.lower.container_loops import ContainerLoops
 from tangent_ckpt.compiler.lower.container_statements import ContainerStatements
 from tangent_ckpt.compiler.lower.containers import ContainerLowering
@@ -111,7 +105,6 @@ class Lowering:
         self.objects = ObjectLowering(self)
         self.containers = ContainerLowering(self)
         self.run_time = RunTimeContainers(self)
-        self.comprehensions = ComprehensionLowering(self)
         self.container_loops = ContainerLoops(self)
         self.container_statements = ContainerStatements(self)
 
