@@ -29,6 +29,7 @@ from tangent_ckpt import container_args, display
 from tangent_ckpt.compiler.frontend.parse import forget_source, register_source
 from tangent_ckpt.compiler.pipeline import compile_gradient
 from tangent_ckpt.compiler.emit import run_time_errors
+from tangent_ckpt.compiler.fence.number_arguments import argument_kind
 from tangent_ckpt.errors import (OptionError, OutputAdjointError, TangentCkptError, WrtError,
                                  at_user_line, place)
 from tangent_ckpt.flatten import ravel
@@ -112,14 +113,15 @@ def _normalize_wrt(wrt):
 
 
 def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
-              library=None, has_aux=False, complex_params=()):
+              library=None, has_aux=False, complex_params=(), numbers=()):
     """The gradient of ``fn``, compiled once per key; ``library``: the array
     library of the arguments when it is not NumPy ("cupy", "dask"): the same code
     runs with NumPy's functions dispatched there (runtime/backends.py);
-    ``complex_params``: the parameters given complex values (``_complex_parameters``)."""
+    ``complex_params``: the parameters given complex values (``_complex_parameters``);
+    ``numbers``: those given numbers (``GradientFunction._number_arguments``)."""
     containers = containers or {}
     key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes,
-           library, has_aux, complex_params)
+           library, has_aux, complex_params) + ((numbers,) if numbers else ())
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -138,7 +140,8 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
                                             shapes.shapes else None,
                                             has_aux=has_aux,
                                             inexact=shapes.inexact if shapes else (),
-                                            complex_params=complex_params)
+                                            complex_params=complex_params,
+                                            numbers=numbers)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -362,6 +365,11 @@ class GradientFunction(Generic[Result]):
         # structures of run-time lists of tuples this gradient is compiled for
         # (a refusal with them as run-time values: _nested_arguments)
         self._nested_needed = set()
+        # what calls gave the parameters where the gradient compiles only for numbers
+        # there (_number_arguments), and what the last call and the compiled gradient
+        # were given
+        self._numbers_needed = set()
+        self._last_numbers = self._compiled_numbers = ()
 
     def compile(self, return_value: Optional[bool] = None):
         """Compile now (else on the first call); cached per function, wrt and options."""
@@ -380,22 +388,25 @@ class GradientFunction(Generic[Result]):
         containers = self._last_containers if containers is None else containers
         shapes = self._last_shapes if shapes is False else shapes
         complex_params = self._last_complex
+        numbers = self._last_numbers
         if value == self.return_value and self._compiled is not None and \
                 not containers and shapes == self._compiled_shapes and \
                 complex_params == self._compiled_complex and \
+                numbers == self._compiled_numbers and \
                 self._last_library == self._compiled_library and \
                 not _stale(self._compiled, self.options):
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
                                  self.given_source, containers, shapes, self._last_library,
-                                 self.has_aux, complex_params)
+                                 self.has_aux, complex_params, numbers)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
         if value == self.return_value and not containers:
             self._compiled, self._compiled_shapes = compiled, shapes
             self._compiled_complex = complex_params
+            self._compiled_numbers = numbers
             self._compiled_library = self._last_library
         return compiled, None
 
@@ -469,6 +480,11 @@ class GradientFunction(Generic[Result]):
         self._last_containers, self._last_shapes = containers, shapes
         self._last_complex = self._complex_parameters(args, kwargs, containers)
         self._last_library = _array_library((*self._target.args, *args), kwargs)
+        self._last_numbers = ()
+        if self._numbers_needed:
+            numbers = self._number_arguments(args, kwargs)
+            if numbers in self._numbers_needed:
+                self._last_numbers = numbers
         compiled, error = self._compile(containers=containers, shapes=shapes)
         if error is not None and set(containers) - set(self._inner_wrt) - set(nested):
             # a bound self used as a value (print(self)): read it when the code runs
@@ -489,6 +505,18 @@ class GradientFunction(Generic[Result]):
                 self._last_containers, self._last_shapes = containers, None
             else:
                 self._last_complex = before
+        if error is not None and not self._last_numbers:
+            # refused (a write into a list copied from a parameter, whose items the
+            # source cannot tell are numbers): compiled for the numbers given instead
+            numbers = self._number_arguments(args, kwargs)
+            if numbers:
+                self._last_numbers = numbers
+                retried, second = self._compile(containers=containers, shapes=shapes)
+                if second is None:
+                    self._numbers_needed.add(numbers)
+                    compiled, error = retried, None
+                else:
+                    self._last_numbers = ()
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
@@ -560,6 +588,16 @@ class GradientFunction(Generic[Result]):
         if values is None:
             return ()  # the call itself will say what is wrong
         return container_args.complex_paths(container_args.flat_values(values, containers))
+
+    def _number_arguments(self, args, kwargs):
+        """((position, kind), ...) of this call's arguments that are numbers or plain
+        lists or tuples of numbers (``fence/number_arguments.py``): the aliasing
+        fence may take them to hold no memory when the gradient is compiled for them."""
+        values = self._argument_values(args, kwargs)
+        if values is None:
+            return ()
+        return tuple((k, kind) for k, kind in enumerate(map(argument_kind, values))
+                     if kind is not None)
 
     def _container_arguments(self, args, kwargs):
         """{position: structure} of the ``wrt`` arguments of this call that are

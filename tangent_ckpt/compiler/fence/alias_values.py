@@ -147,22 +147,31 @@ class Origins:
     ``blurred`` ones, whose kind the fence forgot)."""
 
     _unpacked = None  # unpacked_names(), found once per function
+    # ("param", x) of the parameters given lists or tuples of numbers that the
+    # function only reads (number_arguments.py): containers, never arrays
+    number_sequences = frozenset()
 
     def _made_at(self, info, sites):
         """True when every object ``info`` may be was made at one of ``sites``."""
         return bool(info.is_) and all(o[0] == "site" and o[1] in sites and
                                       o[1] not in self.blurred for o in info.is_)
 
+    def _listed(self, info, sites):
+        """``_made_at``, or a parameter given a list or tuple of numbers."""
+        return bool(info.is_) and all(
+            o in self.number_sequences or
+            o[0] == "site" and o[1] in sites and o[1] not in self.blurred for o in info.is_)
+
     def surely_container(self, info):
         """True when every object ``info`` may be is a list, tuple, dict or set made
         in the function (a display or a comprehension): never an array, so an item
         read from it is one of the objects it holds, not a view of it."""
-        return self._made_at(info, self.container_sites)
+        return self._listed(info, self.container_sites)
 
     def surely_builtin(self, info):
         """True when every object ``info`` may be was made at a site of
         ``builtin_sites``: its methods are those of lists, dicts and arrays."""
-        return self._made_at(info, self.builtin_sites)
+        return self._listed(info, self.builtin_sites)
 
     def free_info(self, name):
         if name in self.locals or _holds_no_memory(self.parsed.resolve(name)):

@@ -49,6 +49,7 @@ from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_MET
 from tangent_ckpt.compiler.desugar.method_writes import (
     constructed_classes, handed_parameters, method_of, writes_self_in_place,
 )
+from tangent_ckpt.compiler.fence.number_arguments import NUMBER, SEQUENCE, number_parameters
 from tangent_ckpt.compiler.fence.object_facts import (
     Code, number_attributes, object_parameter, plain_attribute_store,
 )
@@ -63,7 +64,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
     """Forward pass over one function: origins of each name, checked at writes."""
 
     def __init__(self, parsed, fnode, followed=(), checking=True, analysing=frozenset(),
-                 receiver=None, callables_new=False, parameters_live=False):
+                 receiver=None, callables_new=False, parameters_live=False, numbers=None):
         self.parsed = parsed
         # a call of a parameter never rebound (``s = step(x)``, ``step`` given by the
         # caller) taken to return new objects: each call site of the function checks
@@ -85,6 +86,11 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.updated_places = set()  # origins of containers a place of which is updated in place
         self.locals = local_names(fnode)
         self.local_functions = _defined_once(fnode)
+        # the parameters the call gives numbers, or lists or tuples of numbers that
+        # the function only reads (number_arguments.py): they hold no memory
+        self.given_numbers = number_parameters(fnode, numbers, self.parsed.resolve, self.locals)
+        self.number_sequences = frozenset(("param", name) for name, kind in
+                                          self.given_numbers.items() if kind == SEQUENCE)
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
         self.always_live = set()
         # a for loop's iterable while its body runs -> (the loop, the names whose current
@@ -139,7 +145,13 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         args = self.fnode.args
         for a in args.posonlyargs + args.args + args.kwonlyargs + \
                 [x for x in (args.vararg, args.kwarg) if x is not None]:
-            self.set(env, a.id, _Info({("param", a.id)}, {("param*", a.id)}))
+            kind = self.given_numbers.get(a.id)
+            if kind == NUMBER:
+                self.set(env, a.id, _Info())  # a number: no memory
+            elif kind == SEQUENCE:
+                self.set(env, a.id, _Info({("param", a.id)}))  # a list of numbers
+            else:
+                self.set(env, a.id, _Info({("param", a.id)}, {("param*", a.id)}))
         self.block(self.fnode.body, env)
         return self.receivers
 
@@ -799,7 +811,7 @@ def _holds_no_array(value):
 
 
 def check_writes(parsed, fnode=None, followed=(), receiver=None, callables_new=False,
-                 helper=False):
+                 helper=False, numbers=None):
     """Refuse every write in ``fnode`` (default: the parsed function) that may change
     another live name through shared memory (``followed``: what views.py follows;
     ``receiver``: for a method called on an object its class makes in the code,
@@ -810,12 +822,15 @@ def check_writes(parsed, fnode=None, followed=(), receiver=None, callables_new=F
     names those called, for the lowering to check at each call).  ``helper``:
     ``fnode`` is inlined into a caller that reads its arguments after the call, so
     its parameters are live to its end (a write through ``row = x[k]`` that
-    views.py cannot follow changes the caller's array)."""
+    views.py cannot follow changes the caller's array).  ``numbers``: {parameter:
+    ``number_arguments.NUMBER`` or ``SEQUENCE``}, what the call gives ``fnode``'s
+    parameters where it gives numbers (number_arguments.py)."""
     fnode = fnode if fnode is not None else parsed.node
     fences = [AliasFence(parsed, child, followed,
                          receiver=receiver if child is fnode else None,
                          callables_new=callables_new and child is fnode,
-                         parameters_live=helper and child is fnode)
+                         parameters_live=helper and child is fnode,
+                         numbers=numbers if child is fnode else None)
               for child in gast.walk(fnode)
               if isinstance(child, gast.FunctionDef)]  # fnode's own first
     receivers = NodeFacts()

@@ -36,14 +36,16 @@ from tangent_ckpt.compiler.desugar.passes import desugar
 from tangent_ckpt.errors import TangentCkptError
 
 
-def fence_once(parsed, followed, containers=None):
+def fence_once(parsed, followed, containers=None, numbers=None):
     """Fence the writes of ``parsed`` (desugared: ``followed`` is what its view pass
     followed, ``desugar/passes.py``), then prepare every function it may inline
     (desugared and fenced the same way); returns the :class:`~.fenced.Fenced` the
     lowering reads.  ``containers``: the structures of the arguments given as
-    containers or objects (their classes' methods)."""
+    containers or objects (their classes' methods); ``numbers``: {parameter:
+    kind} of the parameters the call gives numbers or lists of numbers
+    (``number_arguments.py``)."""
     fenced = Fenced()
-    receivers, fenced.findings = check_writes(parsed, followed=followed)
+    receivers, fenced.findings = check_writes(parsed, followed=followed, numbers=numbers)
     fenced.checked_receivers.update(receivers)
     fenced.index.add(fenced.findings)
     fenced.marks.update(followed.marks)
