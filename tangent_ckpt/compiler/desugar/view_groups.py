@@ -179,7 +179,7 @@ class Group:
         tests = []
         if link.kind in ("index", "T", "asarray") and parent is None:
             tests.append(self._call("isinstance", name_node(link.parent), self._numpy("ndarray")))
-        elif link.kind == "alias" and parent is None:
+        elif link.kind == "alias" and parent is None and not self.surely_mutable(link.parent):
             kinds = gast.Tuple(elts=[self._numpy("ndarray"), name_node("list"), name_node("dict")],
                                ctx=gast.Load())
             tests.append(self._call("isinstance", name_node(link.parent), kinds))
@@ -189,6 +189,15 @@ class Group:
             tests.append(gast.Compare(left=ndim, ops=[gast.Gt()],
                                       comparators=[gast.Constant(value=link.integers, kind=None)]))
         return tests
+
+    def surely_mutable(self, name):
+        """Whether every binding of ``name`` is a list or dict display or
+        comprehension: ``b = name`` then always shares its object (``b += [y]``
+        extends the one list both names hold), whatever the items are."""
+        binders = self.shape.binders.get(name)
+        return bool(binders) and all(isinstance(value, (gast.List, gast.ListComp, gast.Dict,
+                                                        gast.DictComp))
+                                     for _, value in binders)
 
     def _numpy(self, attribute):
         return gast.Attribute(value=name_node(self.shape.numpy or "np"), attr=attribute,

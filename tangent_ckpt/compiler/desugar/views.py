@@ -17,7 +17,8 @@ Where whether a value is a view depends on a type the compiler cannot see
 (``b = a`` with ``a`` perhaps a float, ``row = S[1]`` with ``S`` perhaps one
 dimensional), the pass tests it once, where the view is taken
 (``b_shares = isinstance(a, np.ndarray)``), and makes each follow-up
-conditional on it: what NumPy does, for either type.  Where the type alone
+conditional on it: what NumPy does, for either type (a list or dict the
+function makes always shares: ``b = a; b += [y]`` grows the one list, untested).  Where the type alone
 stops a group (``U[0, :] = U[1, :]`` with ``U`` a parameter: an array copies
 the row, a list keeps a reference), the root is followed as an array and
 checked to be one when the function starts (``array_roots.py``).
