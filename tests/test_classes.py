@@ -7,6 +7,7 @@ import collections
 import copy
 import dataclasses
 import functools
+import random
 from typing import NamedTuple
 
 import numpy as np
@@ -1661,3 +1662,42 @@ def test_a_number_counter_of_an_object_in_a_list_is_differentiated():
     """``self.t += 1`` on an attribute every store binds a number was refused as
     a write in place into an array, for an object reached through a list."""
     check_construct(counters_of_layers_in_a_list, (W, X), (0, 1), autograd=False)
+
+
+def stdlib_generator_made_here(x):
+    r = random.Random(3)
+    return x * r.random()
+
+
+def ordered_dict_made_here(x):
+    c = collections.OrderedDict()
+    c["a"] = x
+    return c["a"] * 2.0
+
+
+@pytest.mark.parametrize("fn, named, hint", [
+    (stdlib_generator_made_here, "random.Random", "np.random.default_rng(3)"),
+    (ordered_dict_made_here, "collections.OrderedDict", "pass it in"),
+])
+def test_an_object_of_a_library_class_made_here_is_refused_naming_the_class(fn, named, hint):
+    # (it said "cannot inline <function Random.__init__ at 0x...>")
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(fn)(1.5)
+    message = str(info.value)
+    assert f"test_classes.py:{fn.__code__.co_firstlineno + 1}:" in message, message
+    assert f"an object of the library class {named} made in the function" in message
+    assert hint in message and "0x" not in message, message
+
+
+def test_a_stdlib_generator_passed_in_draws_as_python_does():
+    # what the refusal above advises: the same draws, taped and checkpointed
+    def steps(x, r, n):
+        for t in range(n):
+            x = x * (1.0 + 0.1 * r.random()) + r.uniform(0.0, 0.1)
+        return x
+
+    h = 1e-6
+    fd = (steps(1.5 + h, random.Random(3), 6) - steps(1.5 - h, random.Random(3), 6)) / (2 * h)
+    for checkpoint in (False, True):
+        got = tc.grad(steps, checkpoint=checkpoint, snapshots=2)(1.5, random.Random(3), 6)
+        assert got == pytest.approx(fd, rel=1e-7)

@@ -333,7 +333,8 @@ class CallableValues:
         """A method (or a generator) of the user's as the fence prepared it: its
         tree and what its fence found (fence_guards.FenceFindings), or its refusal."""
         if not user_function(fn):
-            raise self.lo.error(UnsupportedSyntaxError, f"cannot inline {fn!r}", node,
+            message, hint = _library_method(fn)
+            raise self.lo.error(UnsupportedSyntaxError, message, node, hint=hint,
                                 construct=_spelled(node))
         return self.fenced(METHOD, fn, node)
 
@@ -461,6 +462,29 @@ def _rooted(node, name):
     while isinstance(node, (gast.Attribute, gast.Subscript)):
         node = node.value
     return isinstance(node, gast.Name) and node.id == name
+
+
+def _library_method(fn):
+    """The refusal of a library's method the lowering would inline (``__init__`` of
+    ``random.Random(3)`` made in the function): (message, hint)."""
+    cls = getattr(fn, "__objclass__", None)  # a slot wrapper: dict.__init__
+    module = getattr(fn, "__module__", None) or getattr(cls, "__module__", None) or "builtins"
+    qualname = getattr(fn, "__qualname__", None) or repr(fn)
+    owner, _, name = qualname.rpartition(".")
+    if name == "__init__" and owner:
+        message = (f"an object of the library class {module}.{owner} made in the "
+                   "function: the compiler inlines the methods of the classes of the "
+                   "user's own code only")
+    else:
+        message = (f"{module}.{qualname} is a library's method: the compiler inlines the "
+                   "methods of the classes of the user's own code only")
+    if module == "random" and owner == "Random":
+        return message, ("make it outside and pass it in (f(x, random.Random(3))): the "
+                         "draws of a random.Random given as an argument (r.random(), "
+                         "r.uniform(a, b), ...) are followed, and a checkpointed loop saves "
+                         "its state; or draw from np.random.default_rng(3) made here")
+    return message, ("make the object outside the function and pass it in, or use a class "
+                     "of your own code")
 
 
 def _spelled(node):
