@@ -12,6 +12,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    ``error_states.py``: ``with np.errstate(divide="ignore"): body`` as ``body``;
    ``extreme_arguments.py``: ``max(a, b, c)``, ``min([a, b])`` as pairs
    ``max(max(a, b), c)``;
+   ``outer_calls.py``: ``np.add.outer(a, b)`` (a binary ufunc's ``outer``) as
+   ``np.add(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)``;
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
 1b. ``named_expressions.py``: a ``:=`` evaluated first in its statement
@@ -120,6 +122,7 @@ from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressi
 from tangent_ckpt.compiler.desugar.named_constructions import name_constructions
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
 from tangent_ckpt.compiler.desugar.object_lists import split_object_lists
+from tangent_ckpt.compiler.desugar.outer_calls import write_outer_calls
 from tangent_ckpt.compiler.desugar.outside_attributes import write_outside_attributes
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.one_shot_iterators import refuse_reused_iterators
@@ -147,6 +150,7 @@ def desugar(parsed, helper=False, given=None):
     write_attribute_calls(parsed)
     drop_silent_error_states(parsed)
     write_extreme_arguments(parsed)
+    write_outer_calls(parsed)
     evaluate_once(parsed.node)
     write_named_expressions(parsed.node)
     bind_def_defaults(parsed.node)
