@@ -1,8 +1,8 @@
 """NumPy calls made for their effect (compiler/lower/effect_calls.py):
 ``np.fill_diagonal``, ``np.copyto``, ``np.add.at``, ``np.subtract.at``,
 ``np.multiply.at`` and ``np.divide.at`` differentiated as the subscript writes
-they are, inside loops, taped and checkpointed; ``np.put`` and the other
-``ufunc.at`` refused with what to write instead."""
+they are, inside loops, taped and checkpointed; ``np.put``, ``np.putmask``,
+``np.place`` and the other ``ufunc.at`` refused with what to write instead."""
 
 import numpy as np
 import pytest
@@ -167,6 +167,49 @@ def put(x):
 def test_put_is_refused_saying_what_to_write():
     with pytest.raises(tc.UnsupportedSyntaxError, match=r"test_effect_calls.py:\d+: .*a\[ind\] = v"):
         tc.grad(put)(np.ones(3))
+
+
+def putmask(x):
+    y = x.copy()
+    np.putmask(y, y > 1.5, 0.0)
+    return np.sum(y * x)
+
+
+def place(x):
+    y = x.copy()
+    np.place(y, y > 1.5, [0.0])
+    return np.sum(y * x)
+
+
+def putmask_as_advised(x):
+    y = x.copy()
+    y[...] = np.where(y > 1.5, 0.0, y)
+    return np.sum(y * x)
+
+
+def place_as_advised(x):
+    y = x.copy()
+    y[y > 1.5] = 0.0
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("fn, advice", [(putmask, "a[...] = np.where(mask, values, a)"),
+                                        (place, "a[mask] = v (v one number)")])
+def test_putmask_and_place_are_refused_saying_what_to_write(fn, advice):
+    # (they said "called for its effect ... assign its value (y = f(x))": both return None)
+    with pytest.raises(tc.UnsupportedSyntaxError) as info:
+        tc.grad(fn)(np.array([1.0, 2.0, 3.0]))
+    text = str(info.value)
+    assert f"test_effect_calls.py:{fn.__code__.co_firstlineno + 2}: " in text, text
+    assert "writes into its first argument in place" in text and advice in text, text
+
+
+@pytest.mark.parametrize("fn, advised", [(putmask, putmask_as_advised),
+                                         (place, place_as_advised)])
+def test_what_the_putmask_and_place_refusals_advise_computes_the_same(fn, advised):
+    x = np.array([1.0, 2.0, -0.5, 3.0])
+    assert advised(x) == fn(x)
+    check_construct(advised, (x,), wrt=(0,), autograd=False)
 
 
 def clip_in_place(x, lo):

@@ -5,8 +5,9 @@ with ``i = np.arange(min(a.shape))``, ``np.copyto(a, b)`` is ``a[...] = b``,
 ``np.add.at(a, i, v)`` is ``a = rt.add_at(a, i, v)`` (``np.subtract.at``,
 ``np.multiply.at``, ``np.divide.at`` likewise; into a view ``x[1:, 0]`` of an
 array, ``x[1:, 0] = rt.add_at(x[1:, 0], i, v)``) -- so the in-place write
-support differentiates them.  ``np.put``, the other ``ufunc.at`` and the other
-writing functions stay refused, with what to write instead."""
+support differentiates them.  ``np.put``, ``np.putmask``, ``np.place``, the other
+``ufunc.at`` and the other writing functions stay refused, with what to write
+instead."""
 
 import copy
 
@@ -48,6 +49,8 @@ def as_subscript_write(lo, call, stmt):
         return _copyto(lo, call, stmt)
     if fn is np.put:
         return _put(lo, call, stmt)
+    if fn is np.putmask or fn is np.place:
+        return _masked_put(lo, call, fn, stmt)
     if isinstance(call.func, gast.Attribute) and call.func.attr == "at":
         ufunc = lo.expressions.static_value(call.func.value)
         if isinstance(ufunc, np.ufunc):
@@ -206,6 +209,20 @@ def _put(lo, call, stmt):
     raise lo.error(UnsupportedSyntaxError, f"`{to_source(call)}` writes into the flattened "
                    "array in place", stmt, construct="np.put",
                    hint="write a[ind] = v (a 1-D a), or a.reshape(-1)[ind] on a copy")
+
+
+def _masked_put(lo, call, fn, stmt):
+    """``np.putmask(a, mask, values)`` and ``np.place(a, mask, vals)``: refused with
+    the subscript write each is (NumPy repeats a shorter ``values`` over the
+    flattened array, which no broadcast says)."""
+    name = fn.__name__
+    hint = ("write it as a subscript write: a[...] = np.where(mask, values, a) (values one "
+            "number, or an array of a's shape)" if fn is np.putmask else
+            "write it as a subscript write: a[mask] = v (v one number), or a[mask] = "
+            "vals[:np.count_nonzero(mask)] (as many values as the mask has True)")
+    raise lo.error(UnsupportedSyntaxError, f"`{to_source(call)}` writes into its first "
+                   f"argument in place (np.{name} repeats a shorter array of values over "
+                   "the flattened array)", stmt, construct=f"np.{name}", hint=hint)
 
 
 def _into_out(lo, call, fn, out, stmt):
