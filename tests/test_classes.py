@@ -6,6 +6,7 @@ variable per attribute) and on module-level objects (their arrays constants)."""
 import collections
 import copy
 import dataclasses
+import fractions
 import functools
 import random
 from typing import NamedTuple
@@ -1687,6 +1688,20 @@ def test_an_object_of_a_library_class_made_here_is_refused_naming_the_class(fn, 
     assert f"test_classes.py:{fn.__code__.co_firstlineno + 1}:" in message, message
     assert f"an object of the library class {named} made in the function" in message
     assert hint in message and "0x" not in message, message
+
+
+def fraction_made_here(x):
+    return x * float(fractions.Fraction(1, 3))
+
+
+def test_an_object_made_by_its_new_is_refused_saying_so():
+    # (it said "Fraction() takes no arguments")
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(fraction_made_here)(1.5)
+    message = str(info.value)
+    assert f"test_classes.py:{fraction_made_here.__code__.co_firstlineno + 1}:" in message
+    assert "fractions.Fraction made in the function: it is made by its __new__" in message
+    assert "takes no arguments" not in message, message
 
 
 def test_a_stdlib_generator_passed_in_draws_as_python_does():

@@ -62,6 +62,16 @@ class ObjectLowering:
             return obj
         init = inspect.getattr_static(cls, "__init__", None)
         if init is object.__init__:
+            if (node.args or node.keywords) and \
+                    inspect.getattr_static(cls, "__new__", None) is not object.__new__:
+                # fractions.Fraction(1, 3): made by its __new__, which is not inlined
+                raise self.lo.error(UnsupportedSyntaxError, f"an object of the class "
+                                    f"{cls.__module__}.{cls.__qualname__} made in the "
+                                    "function: it is made by its __new__, which the "
+                                    "compiler does not inline", node,
+                                    construct=to_source(node),
+                                    hint="make the object outside the function and pass "
+                                         "it in (or what it computes)")
             if node.args or node.keywords:
                 raise self.lo.error(TransformError, f"{cls.__name__}() takes no arguments",
                                     node, construct=to_source(node))
