@@ -778,3 +778,42 @@ def test_a_list_of_a_trip_bound_to_another_name_is_held_as_rows():
     value, _ = tc.value_and_grad(list_of_a_trip_kept_under_another_name)(x)
     np.testing.assert_allclose(value, list_of_a_trip_kept_under_another_name(x), rtol=1e-12)
     check_grad(list_of_a_trip_kept_under_another_name, (x,))
+
+
+def appended_to_a_dict_default(x, v):
+    d = {}
+    d.setdefault("a", []).append(x)  # GROW
+    return d["a"][0] * v
+
+
+def appended_to_a_dict_item(x, v):
+    d = {"a": [x]}
+    d["a"].append(v)  # GROW
+    return d["a"][0] * d["a"][1]
+
+
+def appended_to_a_copy_of_a_list_given(x, xs):
+    ys = list(xs)
+    ys.append(x)  # GROW
+    return sum(ys) * x
+
+
+@pytest.mark.parametrize("fn, words", [
+    (appended_to_a_dict_default, ".append() grows a list that is not bound to a name"),
+    (appended_to_a_dict_item, ".append() grows a list that is not bound to a name"),
+    (appended_to_a_copy_of_a_list_given, "grows 'ys', which the compiler does not hold as a "
+                                         "list of known length"),
+])
+def test_an_append_the_compiler_does_not_follow_says_which_list(fn, words):
+    # (they said "in-place method .append() changes an array": no array has .append)
+    with pytest.raises(tc.UnsupportedSyntaxError) as info:
+        tc.grad(fn)(1.5, [1.0, 2.0])
+    text = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# GROW')}:" in text and words in text, text
+    assert "changes an array" not in text, text
+
+
+def test_the_advice_for_a_copy_of_a_list_given_holds():
+    # differentiated with respect to the list too, its length is known
+    got = tc.grad(appended_to_a_copy_of_a_list_given, wrt=(0, 1))(1.5, [1.0, 2.0])
+    assert got[0] == pytest.approx(2 * 1.5 + 3.0) and got[1] == pytest.approx([1.5, 1.5])

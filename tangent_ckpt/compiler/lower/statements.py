@@ -272,7 +272,29 @@ class StatementLowering:
                     hint="collect the values in a local list and return np.array(values) "
                          "beside the output (tc.grad(f, has_aux=True) hands it back), or "
                          "print them")
-            if value.func.attr in ARRAY_WRITING_METHODS or value.func.attr in ("append", "extend"):
+            if value.func.attr in ("append", "extend") and \
+                    isinstance(value.func.value, gast.Name):
+                name = value.func.value.id
+                raise self.lo.error(
+                    UnsupportedSyntaxError, f"`{to_source(value)}`: .{value.func.attr}() grows "
+                    f"'{name}', which the compiler does not hold as a list of known length "
+                    "here (a list given as an argument that is not differentiated, or made "
+                    "from one, is known only when the code runs; an array has no .append)", s,
+                    construct=f"in-place .{value.func.attr}() of '{name}'",
+                    hint="grow a list the function makes (ys = []; ys.append(v)), or "
+                         "differentiate with respect to the list given (wrt=...) too, so "
+                         "that its length is known")
+            if value.func.attr in ("append", "extend"):
+                # (no array has them: a list the function holds other than by a name)
+                raise self.lo.error(
+                    UnsupportedSyntaxError, f"`{to_source(value)}`: .{value.func.attr}() grows "
+                    "a list that is not bound to a name of the function (an item of a dict "
+                    "or list, or what a call returns, like d.setdefault(k, [])), which the "
+                    "compiler does not follow", s,
+                    construct=f"in-place .{value.func.attr}() of a list",
+                    hint="grow a list bound to a name (xs = []; xs.append(v)) and store "
+                         "it where it belongs (d[k] = xs)")
+            if value.func.attr in ARRAY_WRITING_METHODS:
                 raise self.lo.error(UnsupportedSyntaxError,
                                  f"in-place method .{value.func.attr}() changes an array",
                                  s, construct=f"in-place .{value.func.attr}()",
