@@ -185,6 +185,10 @@ class CallLowering:
                                      "its own (it returns None)")
         if fn in (checkpoint, checkpointed_loop, checkpoint_scope):
             raise self.marker_error(fn, node)
+        if fn is vars and len(node.args) == 1:  # vars(CELL): the object's own attributes
+            owner = self.lo.objects.outside.owner(node.args[0])
+            if owner is not None and not isinstance(owner, ObjectValue):
+                self.lo.objects.outside.note_attribute_dict(owner, node)
         if fn in (len,):
             arg = self.lo.expressions.value(node.args[0], hint)
             if isinstance(arg, TupleValue):  # len(args) of a *args tuple

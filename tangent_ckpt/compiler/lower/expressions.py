@@ -353,6 +353,10 @@ class ExpressionLowering:
                                  (operand.id,), line)
             return ir.Prim(getattr, [operand], {}, f"attr:{node.attr}",
                            ref=f"{operand.id}.{node.attr}")
+        if node.attr == "__dict__":  # CELL.__dict__: the object's own attributes
+            owner = self.lo.objects.outside.owner(node.value)
+            if owner is not None and not isinstance(owner, ObjectValue):
+                self.lo.objects.outside.note_attribute_dict(owner, node)
         obj = self.static_value(node)
         if isinstance(obj, MethodValue) and obj.is_property:
             return self.lo.objects.read_property(obj, node, hint)

@@ -35,6 +35,9 @@ not reproduced.  What could not be exact that way is refused:
 - a read of an attribute the code assigns (``CELL.h = ...``) on a value known
   only when the code runs (``CELLS[0].h``, a parameter's ``cells[0].h``), before
   or after the store: the value may be the object, read with its old ``h``;
+- the object's attribute dict (``vars(CELL)``, ``CELL.__dict__``) where the code
+  assigns its attributes, before or after the store: the dict is the object's
+  own, which holds the attributes unchanged;
 - an attribute written through a data descriptor (a property's setter,
   ``__slots__``) or on a class with ``__setattr__``/``__getattr__`` hooks.
 
@@ -81,6 +84,7 @@ class OutsideAttributes:
         self.reading = False  # binding an object to read an attribute's first value
         self.early = frozenset()  # keys of attributes bound at the top (LowerAgain)
         self.run_time_reads = {}  # attr -> the first `value.attr` read on a run-time value
+        self.dict_reads = {}  # id(obj) -> the first vars(obj) / obj.__dict__ read
 
     # --- which objects ----------------------------------------------------------------
     def owner(self, node):
@@ -169,6 +173,25 @@ class OutsideAttributes:
         if stored is not None:
             raise self._other_path_refusal(node, stored)
 
+    def note_attribute_dict(self, obj, node):
+        """``vars(obj)`` or ``obj.__dict__`` of an object made outside: refused where
+        the code assigns the object's attributes, before or after this read (the
+        dict is the object's own, which the gradient never changes: it would hold
+        the old values)."""
+        held = self.assigned.get(id(obj))
+        if held is not None and held[0] is obj:
+            raise self._attribute_dict_refusal(obj, node)
+        self.dict_reads.setdefault(id(obj), (obj, node))
+
+    def _attribute_dict_refusal(self, obj, node):
+        return self.lo.error(UnsupportedSyntaxError, f"the attributes of {self.label(obj)} "
+                             f"({type(obj).__name__}) read as its dict, where the "
+                             "differentiated code assigns them", node,
+                             construct=to_source(node),
+                             hint="the gradient does not change the object, so its dict "
+                                  "holds its attributes unchanged: read each attribute by "
+                                  f"name ({self.label(obj)}.name)")
+
     def _stored_outside(self, attr):
         """``CELL.attr`` where the code (or desugar, as a name) assigns ``attr`` on
         an object made outside; None where it assigns none."""
@@ -196,6 +219,9 @@ class OutsideAttributes:
             raise self._other_path_refusal(self.run_time_reads[attr], f"{label}.{attr}")
         if not isinstance(owner, ObjectValue):
             self.refuse_renamed(owner, attr, stmt)
+            read = self.dict_reads.get(id(owner))
+            if read is not None and read[0] is owner:  # vars(CELL) before CELL.h = ...
+                raise self._attribute_dict_refusal(owner, read[1])
         self._refuse_hooks(owner, attr, target, stmt)
         self._lower_again_if_read_earlier_in_loop(owner, attr, target, stmt)
         if isinstance(owner, ObjectValue):  # in wrt: its attributes are variables already
