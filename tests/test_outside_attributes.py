@@ -382,3 +382,34 @@ def test_the_objects_dict_is_read_where_the_code_stores_none_of_its_attributes()
     CELL.__init__()
     x = np.array([0.3, -0.2])
     check_grad(dict_read_without_a_store_beside_a_comprehension, (x,))
+
+
+def tuple_stored_beside_a_comprehension(x):
+    y = [_squared(a) for a in (x,)]
+    CELL.pair = (np.tanh(x), 0.5)  # CONTAINER
+    h, w = CELL.pair
+    return np.sum(h * w) + np.sum(y[0])
+
+
+def dict_stored_beside_a_comprehension(x):
+    y = [_squared(a) for a in (x,)]
+    CELL.cache = {"h": np.tanh(x)}  # CONTAINER
+    return np.sum(CELL.cache["h"] * x) + np.sum(y[0])
+
+
+@pytest.mark.parametrize("f", [tuple_stored_beside_a_comprehension,
+                               dict_stored_beside_a_comprehension])
+def test_a_container_stored_on_the_object_is_refused_where_the_lowering_follows_it(f):
+    """``CELL.pair = (h, w)`` where the lowering follows the object (a helper called
+    in a comprehension) stopped the compiler with a bare TypeError (the module_state
+    fuzz family's find); desugar writes it as a name where the function calls no
+    helper it leaves.  Refused at the store, naming the line."""
+    import inspect
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(k for k, text in enumerate(lines) if "# CONTAINER" in text)
+    CELL.__init__()
+    with pytest.raises(TangentCkptError, match="a tuple, list or dict stored on an "
+                                               "attribute") as info:
+        tc.grad(f)(np.array([0.3, -0.2]))
+    assert f"test_outside_attributes.py:{line}:" in str(info.value)
+    assert not hasattr(CELL, "pair") and not hasattr(CELL, "cache")

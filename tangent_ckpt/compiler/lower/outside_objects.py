@@ -35,6 +35,8 @@ not reproduced.  What could not be exact that way is refused:
 - a read of an attribute the code assigns (``CELL.h = ...``) on a value known
   only when the code runs (``CELLS[0].h``, a parameter's ``cells[0].h``), before
   or after the store: the value may be the object, read with its old ``h``;
+- a tuple, list or dict the code builds stored on an attribute (``CELL.state =
+  (h, c)``): the attribute's variable holds one value;
 - the object's attribute dict (``vars(CELL)``, ``CELL.__dict__``) where the code
   assigns its attributes, before or after the store: the dict is the object's
   own, which holds the attributes unchanged;
@@ -242,8 +244,23 @@ class OutsideAttributes:
         if isinstance(value, CompileTimeValue):
             attributes[attr] = value
             return
+        if not isinstance(value, (ir.Prim, ir.NonDiff, ir.Name, ir.Const, ObjectValue)):
+            raise self._container_refusal(target, stmt)
         self.lo.assignments.emit_value(current.id, value, stmt.lineno)
         attributes[attr] = current
+
+    def _container_refusal(self, target, stmt):
+        """``CELL.state = (h, c)`` (a tuple, list or dict the code builds) where the
+        lowering follows the object: its variable holds one value, not a container
+        of the code's variables (desugar writes the store as a name where the
+        function calls none of the user's functions)."""
+        return self.lo.error(UnsupportedSyntaxError, "a tuple, list or dict stored on an "
+                             "attribute of an object made outside the differentiated "
+                             "function, which also calls one of the user's functions "
+                             "(in a comprehension, map, a nested def)", stmt,
+                             construct=f"{to_source(target)} = ...",
+                             hint="keep the container in a variable, or store each item on "
+                                  "an attribute of its own")
 
     def check_in_place(self, target, stmt):
         """``self.h += v`` on an object made outside: a number is rebound; an array
