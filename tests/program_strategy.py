@@ -255,6 +255,227 @@ HUNTING_FAMILIES += ("list_methods",)
 REQUESTED_FAMILIES += ("list_steps",)
 HUNTING_FAMILIES += ("list_steps",)
 
+#: state outside the function (session 20's hunt): a module-level object of the
+#: module's own class whose float and array attributes the function stores and reads
+#: back (by its name, under another module name, through ``getattr``, by a method, by
+#: a helper called in a comprehension, by a closure over it), a counter attribute,
+#: module-level generators (NumPy's and ``random.Random``) drawn from, module-level
+#: dicts and lists of arrays read; in a loop (checkpointed at the top level) or not.
+#: What would not be exact is refused at its line (REFUSED_MARK): the stored attribute
+#: read through another path (``CELLS[0].h``, a dict's item, a default parameter's
+#: ``cells[0].h``), ``CELL.h += x`` on an array, a write into a module-level dict or
+#: list, ``global``.  Each module written holds ``_reset<k>()`` functions that put its
+#: objects back as they were made: tests/test_fuzz.py calls them before every
+#: evaluation, checks the gradient leaves the objects as they were (it never changes
+#: them, docs/python_support.md) and the generators as one run of the function does.
+#: Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("module_state",)
+HUNTING_FAMILIES += ("module_state",)
+
+#: module_state: the module-level lines written once per statement ({k}: its number,
+#: {seed}); ``_Cell{k}`` objects start from ``__init__`` again in ``_reset{k}``
+MODULE_STATE_LINES = (
+    "import random", "", "",
+    "class _Sub{k}:",
+    "    def __init__(self):",
+    "        self.h = np.array([0.2, 0.1, -0.3])", "", "",
+    "class _Cell{k}:",
+    "    def __init__(self):",
+    "        self.h = np.array([0.1, -0.2, 0.3])",
+    "        self.w = 0.5",
+    "        self.t = 0",
+    "        self.sub = _Sub{k}()",
+    "        self.hist = []",
+    "        self.cache = {{'h': np.zeros(3)}}",
+    "",
+    "    @property",
+    "    def energy(self):",
+    "        return np.sum(self.h ** 2)",
+    "",
+    "    def __call__(self, x):",
+    "        self.h = np.tanh(self.h + x)",
+    "        return self.h",
+    "",
+    "    def outer(self, x):",
+    "        return self.inner(x) * 2.0",
+    "",
+    "    def inner(self, x):",
+    "        self.h = np.sin(self.h + x)",
+    "        return self.h",
+    "",
+    "    def step(self, x):",
+    "        self.t += 1",
+    "        self.h = np.tanh(self.h * 0.9 + x)",
+    "        return self.h",
+    "",
+    "    def noisy(self, x):",
+    "        self.h = np.tanh(self.h + 0.1 * RNG{k}.standard_normal(3) + x)",
+    "        return self.h", "", "",
+    "CELL{k} = _Cell{k}()",
+    "OTHER{k} = _Cell{k}()",
+    "SUB{k} = CELL{k}.sub",
+    "CELLS{k} = [CELL{k}]",
+    "PAIR{k} = (CELL{k}, OTHER{k})",
+    "ALIAS{k} = CELL{k}",
+    "STEP{k} = CELL{k}.step",
+    "GET{k} = lambda: CELL{k}.h",
+    "BOX{k} = {{'c': CELL{k}}}",
+    "RNG{k} = np.random.default_rng({seed})",
+    "RR{k} = random.Random({seed})",
+    "TABLE{k} = {{'p': np.array([0.2, 0.4, -0.1]), 'q': 0.5}}",
+    "ROWS{k} = [np.array([0.3, -0.1, 0.2]), np.array([-0.2, 0.5, 0.1])]", "", "",
+    "def _cache{k}(v):",
+    "    CELL{k}.h = CELL{k}.h * 0.5 + np.tanh(v)",
+    "    return v * CELL{k}.w", "", "",
+    "def _noise{k}(v):",
+    "    return v + 0.1 * RNG{k}.standard_normal(3)", "", "",
+    "def _gauss{k}(v):",
+    "    CELL{k}.w = CELL{k}.w * 0.5 + 0.1 * RR{k}.gauss(0.0, 1.0)",
+    "    return v * (1.0 + CELL{k}.w)", "", "",
+    "def _make{k}(cell):",
+    "    def run(v):",
+    "        cell.h = np.tanh(cell.h * 0.5 + v)",
+    "        return np.sum(cell.h) * cell.w",
+    "    return run", "", "",
+    "RUN{k} = _make{k}(CELL{k})", "", "",
+    "def _make_stepper{k}(cell):",
+    "    def stepped(v):",
+    "        return cell.step(v)",
+    "    return stepped", "", "",
+    "STEPPER{k} = _make_stepper{k}(CELL{k})",
+    "ARR{k} = np.array([0.5, 0.25, -0.5])", "", "",
+    "def _sq{k}(v):",
+    "    return v * v", "", "",
+    "def _reset{k}():",
+    "    for obj in (CELL{k}, OTHER{k}, SUB{k}):",
+    "        vars(obj).clear()",
+    "        obj.__init__()",
+    "    CELL{k}.sub = SUB{k}",
+    "    ARR{k}[:] = [0.5, 0.25, -0.5]", "", "",
+)
+
+#: module_state: form -> (statements in the loop (or alone), statements after it);
+#: {x}: a bounded (3,) expression, {C}: the object's module name, {k}, {t}: the
+#: loop index (0 outside a loop), {mark}: REFUSED_MARK for a refused form
+MODULE_STATE_FORMS = {
+    "store_read": (["{C}.h = np.tanh({C}.h * 0.5 + {x})"], "np.sum({C}.h * {x})"),
+    "float_attribute": (["{C}.w = {C}.w * 0.9 + 0.1 * np.sum(np.tanh({x}))"],
+                        "{C}.w * np.sum({x})"),
+    "counter": (["{C}.t += 1", "{C}.h = {C}.h * 0.5 + 0.1 * {C}.t * {x}"],
+                "np.sum({C}.h) * (1.0 + 0.1 * {C}.t)"),
+    "method": (["{y} = {C}.step(0.5 * {x})"], "np.sum({y} * {C}.h) + 0.1 * {C}.t"),
+    "getattr": (["{C}.h = np.tanh(getattr({C}, 'h') + {x})"],
+                "np.sum(getattr({C}, 'h') * {x})"),
+    "alias": (["{C}.h = np.tanh({C}.h * 0.5 + {x})"], "np.sum(ALIAS{k}.h * {x})"),
+    "comprehension_helper": (["{y} = [_cache{k}(v) for v in ({x}, {x} * s)]"],
+                             "np.sum({C}.h) + np.sum({y}[-1])"),
+    "closure": (["{y} = RUN{k}({x} * 0.5)"], "{y} + np.sum({C}.h)"),
+    "generator": (["{y} = np.tanh({x} + 0.1 * RNG{k}.standard_normal(3)) * "
+                   "(1.0 + 0.1 * RR{k}.gauss(0.0, 1.0))"], "np.sum({y})"),
+    "generator_helper": (["{y} = [np.sum(_noise{k}(v)) for v in ({x}, {x} * s)]"],
+                         "sum({y})"),
+    "generator_index": (["{y} = {x}[RNG{k}.integers(0, 3)] * (1.0 + 0.1 * RR{k}.random())"],
+                        "{y} * s"),
+    "generator_branch": (["if RR{k}.random() < 0.5:", "    {C}.h = np.tanh({C}.h + {x})",
+                          "else:", "    {C}.h = {C}.h * RNG{k}.uniform(0.5, 1.0, 3)"],
+                         "np.sum({C}.h * {x})"),
+    "stdlib_helper": (["{y} = [_gauss{k}(v) for v in ({x}, {x} * s)]"],
+                      "np.sum({y}[0] * {y}[-1]) + {C}.w"),
+    "table_read": (["{y} = np.tanh(TABLE{k}['p'] * {x} + ROWS{k}[{t} % 2]) * TABLE{k}['q']"],
+                   "np.sum({y})"),
+    # refused: what would read an old value or change what outlives the call
+    "list_path": (["{C}.h = np.tanh({x})"], "np.sum(CELLS{k}[0].h * {x})  {mark} other path"),
+    "dict_path": (["{C}.h = np.tanh({x})"], "np.sum(BOX{k}['c'].h * {x})  {mark} other path"),
+    "default_path": (["{C}.h = np.tanh({x})"],
+                     "np.sum(cells{k}[0].h * {x})  {mark} other path"),
+    "in_place": (["{C}.h += 0.1 * np.tanh({x})  {mark} attribute added in place"],
+                 "np.sum({C}.h)"),
+    "table_write": (["TABLE{k}['p'] = np.tanh({x})  {mark} module container"],
+                    "np.sum(TABLE{k}['p'])"),
+    "rows_write": (["ROWS{k}[0][1] = np.sum(np.tanh({x}))  {mark} module container"],
+                   "np.sum(ROWS{k}[0])"),
+    "global": (["global COUNT{k}  {mark} global", "COUNT{k} = COUNT{k} + 1"],
+               "np.sum({x}) * COUNT{k}"),
+    "counter_list": (["COUNTER{k}[0] += 1  {mark} module container"],
+                     "np.sum({x}) * COUNTER{k}[0]"),
+    # more ways to store and read back
+    "new_attribute": (["{C}.g = np.tanh({x}) * s"], "np.sum({C}.g * {x})"),
+    "branch_store": (["if np.sum({x}) > 0.0:", "    {C}.h = np.tanh({C}.h + {x})"],
+                     "np.sum({C}.h * {x})"),
+    "setattr": (["setattr({C}, 'h', np.tanh({C}.h * 0.5 + {x}))"], "np.sum({C}.h * {x})"),
+    "tuple_store": (["{C}.h, {C}.w = np.tanh({C}.h + {x}), {C}.w * 0.9 + 0.1 * s"],
+                    "np.sum({C}.h) * {C}.w"),
+    "float_augmented": (["{C}.w += 0.1 * np.sum(np.tanh({x}))"], "{C}.w * np.sum({x})"),
+    "method_in_comprehension": (["{y} = [{C}.step(0.3 * v) for v in ({x}, {x} * s)]"],
+                                "np.sum({y}[0] * {C}.h) + np.sum({y}[-1])"),
+    # the array the method stores, changed in place under the caller's name
+    "write_returned": (["{y} = {C}.step(0.5 * {x})", "{y} *= 0.5  {mark} cached array written"],
+                       "np.sum({C}.h) + np.sum({y})"),
+    "old_kept": (["{y} = {C}.h", "{C}.h = np.tanh({x})"], "np.sum({y} * {x}) + np.sum({C}.h)"),
+    "lambda": (["{C}.h = np.tanh({C}.h * 0.5 + {x})"], "np.sum(GET{k}() * {x})"),
+    "bound_method": (["{y} = STEP{k}(0.5 * {x})"], "np.sum({y} * {C}.h)"),
+    "sub_store": (["{C}.sub.h = np.tanh({C}.sub.h * 0.5 + {x})"], "np.sum(SUB{k}.h * {x})"),
+    "sub_module_store": (["SUB{k}.h = np.tanh(SUB{k}.h * 0.5 + {x})"],
+                         "np.sum({C}.sub.h * {x})"),
+    "pair_loop": (["for cell in PAIR{k}:",
+                   "    cell.h = np.tanh(cell.h + {x})  {mark} module object written"],
+                  "np.sum({C}.h) + np.sum(OTHER{k}.h)"),
+    "pair_index": (["{C}.h = np.tanh({x})"], "np.sum(PAIR{k}[0].h * {x})  {mark} other path"),
+    "dict_read": (["{C}.h = np.tanh({C}.h * 0.5 + {x})"],
+                  "np.sum({C}.__dict__['h'] * {x})  {mark} attribute dict"),
+    "vars_read": (["{y} = vars({C})  {mark} attribute dict", "{C}.h = np.tanh({x})"],
+                  "np.sum({y}['h'] * {x})"),
+    "default_store": (["cell{k}.h = np.tanh({x})  {mark} store through a parameter"],
+                      "np.sum({C}.h * {x})"),
+    "cached_then_written": (["{y} = np.tanh({x}) * 1.0", "{C}.h = {y}",
+                             "{y}[0] = 0.5  {mark} cached array written"],
+                            "np.sum({C}.h * {x})"),
+    "alias_method": (["{y} = ALIAS{k}.step(0.5 * {x})"], "np.sum({C}.h * {x}) + np.sum({y})"),
+    "method_draw": (["{y} = {C}.noisy(0.5 * {x})"], "np.sum({C}.h * {x}) + np.sum({y})"),
+    "counter_index": (["{C}.t += 1", "{C}.h = np.tanh({C}.h * 0.5 + ROWS{k}[{C}.t % 2] * {x})"],
+                      "np.sum({C}.h * {x}) + 0.1 * {C}.t"),
+    "closure_method": (["{y} = [STEPPER{k}(v) for v in ({x}, {x} * s)]"],
+                       "np.sum({C}.h * {x}) + np.sum({y}[0]) + 0.1 * {C}.t"),
+    "twice_stepped": (["{y} = {C}.step(0.5 * {x})", "{y} = {y} + {C}.step({x} * s)"],
+                      "np.sum({y} * {x}) + np.sum({C}.h)"),
+    "dict_method": (["{y} = BOX{k}['c'].step(0.5 * {x})  {mark} method on an item"],
+                    "np.sum({C}.h * {x}) + np.sum({y})"),
+    "attribute_array_written": (["{y} = {C}.h", "{y} *= 0.9  {mark} module object written"],
+                                "np.sum({C}.h * {x})"),
+    "stored_array_written": (["{C}.h = {x} * s", "{y} = {C}.h",
+                              "{y} += 0.1  {mark} cached array written"], "np.sum({C}.h * {x})"),
+    "module_array_written": (["{y} = ARR{k}[:2]", "{y} *= 0.9  {mark} module array written"],
+                             "np.sum(ARR{k} * {x})"),
+    "module_array_out": (["np.multiply({x}, 0.5, out=ARR{k})  {mark} module array written"],
+                         "np.sum(ARR{k} * {x})"),
+    "property": (["{C}.h = np.tanh({C}.h * 0.5 + {x})"], "{C}.energy * np.sum({x})"),
+    "call": (["{y} = {C}(0.5 * {x})"], "np.sum({C}.h * {x}) + np.sum({y})"),
+    "nested_method": (["{y} = {C}.outer(0.5 * {x})"], "np.sum({C}.h * {x}) + np.sum({y})"),
+    # (a container stored where the lowering follows the object: refused)
+    "tuple_attribute": (["{C}.pair = (np.tanh({x}), 0.5 * s){mark_lowering}",
+                         "{y}, {y}_w = {C}.pair"], "np.sum({y}) * {y}_w"),
+    "dict_attribute": (["{C}.cache = {{'h': np.tanh({x})}}{mark_lowering}"],
+                       "np.sum({C}.cache['h'] * {x})"),
+    "list_attribute_grown": (["{C}.hist = {C}.hist + [np.tanh({x})]  {mark} list grown"],
+                             "np.sum({C}.hist[-1])"),
+    "list_attribute_appended": (["{C}.hist.append(np.tanh({x}))  {mark} list appended"],
+                                "np.sum({C}.hist[-1])"),
+    "dict_attribute_item": (["{C}.cache['h'] = np.tanh({x})  {mark} module object written"],
+                            "np.sum({C}.cache['h'])"),
+    # another path read before the store: refused too (in a loop the next trip's read
+    # comes after a store; the lowering does not tell the first read from the others)
+    "path_read_first": (["{y} = np.sum(CELLS{k}[0].h * {x})  {mark} other path",
+                         "{C}.h = np.tanh({C}.h * 0.5 + {x})"], "{y} + np.sum({C}.h)"),
+}
+MODULE_STATE_REFUSED = ("list_path", "dict_path", "default_path", "in_place", "table_write",
+                        "rows_write", "global", "counter_list", "path_read_first",
+                        "pair_loop", "pair_index", "dict_read", "vars_read", "default_store",
+                        "cached_then_written", "write_returned", "dict_method",
+                        "attribute_array_written", "stored_array_written",
+                        "module_array_written", "module_array_out", "tuple_attribute",
+                        "dict_attribute", "list_attribute_grown", "list_attribute_appended",
+                        "dict_attribute_item")
+
 
 #: comprehension_forms: name -> (the comprehension made from the list ``ws``, what
 #: reads its items); ``i``, ``j``: item positions, ``others``: a second list's items
@@ -327,6 +548,7 @@ class _Gen:
         self.shadowing = set()
         self.vector_output = None  # vector_output: the array variable the return scales
         self.aux_output = None  # aux_output: the variable returned as the aux value
+        self.module_refused = False  # module_state: a refused form written
 
     def fresh_name(self, prefix="v"):
         """``v1``, ``v2``...; one time in four a name the generated gradient
@@ -2473,6 +2695,58 @@ class _Gen:
             self.emit(inner + 1, f"{other} = {other} + 0.1 * {u}")
         self.emit(indent, f"{total} = np.sum(np.tanh({u}) ** 2)")
         env[total] = Var((), float(_size(shape)), fresh=True)
+
+    def family_module_state(self, env, indent):
+        """Module-level state the function reads and writes (see
+        ``REQUESTED_FAMILIES += ("module_state",)``): one MODULE_STATE_FORMS form,
+        in a loop (checkpointed at the top level) or not, its value read after."""
+        k = self.counter = self.counter + 1
+        forms = sorted(MODULE_STATE_FORMS)
+        if self.module_refused:  # one refused line a program (check_refused reads one)
+            forms = [f for f in forms if f not in MODULE_STATE_REFUSED]
+        form = self.pick(forms)
+        self.features.add("module_state_" + form)
+        self.module_refused = self.module_refused or form in MODULE_STATE_REFUSED
+        lines = [line.format(k=k, seed=self.draw(st.integers(0, 99))) for line in
+                 MODULE_STATE_LINES]
+        if form == "global":
+            lines += [f"COUNT{k} = 0", "", ""]
+        if form == "counter_list":
+            lines += [f"COUNTER{k} = [0]", "", ""]
+        self._module_block(lines)
+        if form in ("default_path", "default_store"):  # a parameter reaching the object
+            at = next(i for i, line in enumerate(self.lines) if line.startswith("def f("))
+            self.lines[at] = self.lines[at][:-2] + (f", cells{k}=CELLS{k}):" if
+                                                    form == "default_path" else
+                                                    f", cell{k}=CELL{k}):")
+        x = self._items(env, 1, (3,))[0]
+        y, total = self.fresh_name("y"), self.fresh_name()
+        body, after = MODULE_STATE_FORMS[form]
+        inner, t = indent, "0"
+        squares = None
+        if self.draw(st.booleans()):  # a helper in a comprehension: the lowering's objects
+            squares = self.fresh_name("sq")
+            self.emit(indent, f"{squares} = [_sq{k}(v) for v in ({x},)]")
+            self.features.add("module_state_lowering")
+        # (a container stored on the object in a loop is refused at the loop's line)
+        if form not in ("global", "tuple_attribute", "dict_attribute") and \
+                self.draw(st.booleans()):
+            t = self.fresh_name("t")
+            # (at least one trip: what the loop binds is read after it)
+            self.emit(indent, f"for {t} in {self.pick(['range(n + 1)', 'range(2)'])}:")
+            inner = indent + 1
+            self.features.add("module_state_loop")
+        fields = dict(x=x, C=f"CELL{k}", k=k, t=t, y=y, mark=REFUSED_MARK,
+                      mark_lowering="" if squares is None else
+                      f"  {REFUSED_MARK} container stored")
+        for line in body:
+            self.emit(inner, line.format(**fields))
+        after = after.format(**fields)
+        if squares is not None:  # (before a mark, which ends the line)
+            read, _, mark = after.partition(f"  {REFUSED_MARK}")
+            after = f"{read} + np.sum({squares}[0])" + (f"  {REFUSED_MARK}{mark}" if mark else "")
+        self.emit(indent, f"{total} = {after}")
+        env[total] = Var((), 12.0, fresh=True)
 
     def family_loop_exits(self, env, indent):
         """A module-level helper iterating a contraction until it settles, left by

@@ -22,6 +22,7 @@ import copy
 import random
 import hashlib
 import os
+import pickle
 import sys
 import types
 
@@ -140,6 +141,74 @@ def restoring(function, generators, states):
     return call
 
 
+def module_resets(program):
+    """The ``_reset<k>()`` functions ``program``'s module defines (the module_state
+    family: each puts the module's objects back as they were made)."""
+    return [value for name, value in sorted(program.__globals__.items())
+            if name.startswith("_reset") and callable(value)]
+
+
+def resetting(function, resets):
+    """``function`` that first calls ``resets``, so that every evaluation starts from
+    the module state the module was loaded with."""
+    if not resets:
+        return function
+
+    def call(*args, **kwargs):
+        for reset in resets:
+            reset()
+        return function(*args, **kwargs)
+    return call
+
+
+def object_states(program):
+    """{``NAME.attr.attr``: a copy of its value} for the attributes (but generators)
+    of the module-level objects of the module's own classes, and of their attributes
+    that are such objects (``CELL.sub.h``)."""
+    def own(value):
+        return type(value).__module__ == program.__module__ and \
+            hasattr(value, "__dict__") and not isinstance(value, (type, types.FunctionType))
+
+    states = {}
+
+    def visit(path, obj, depth):
+        states[path] = sorted(vars(obj))
+        for k, v in vars(obj).items():
+            if own(v) and depth < 2:
+                visit(f"{path}.{k}", v, depth + 1)
+            elif not isinstance(v, (np.random.Generator, np.random.RandomState, random.Random)):
+                states[f"{path}.{k}"] = copy.deepcopy(v)
+    for name, value in program.__globals__.items():
+        if own(value):
+            visit(name, value, 0)
+    return states
+
+
+def _same_objects(got, want, what, source):
+    """The module's objects hold what they held (attributes and values)."""
+    assert got.keys() == want.keys(), f"{what} changed the module's objects: " \
+        f"{sorted(got.keys() ^ want.keys())}\n{source}"
+    for path, v in want.items():
+        assert _equal(got[path], v), f"{what} changed {path}: {got[path]!r}, was {v!r}\n{source}"
+
+
+def _equal(got, want):
+    """The same value: containers item by item, arrays by their numbers."""
+    if type(got) is not type(want):
+        return False
+    if isinstance(want, dict):
+        return got.keys() == want.keys() and all(_equal(got[k], want[k]) for k in want)
+    if isinstance(want, (list, tuple)):
+        return len(got) == len(want) and all(_equal(g, w) for g, w in zip(got, want))
+    return bool(np.array_equal(got, want))
+
+
+def _same_generators(got, want, what, source):
+    """Each generator in the state one run of the function leaves it."""
+    assert [pickle.dumps(g) for g in got] == [pickle.dumps(w) for w in want], \
+        f"{what} left the module's generators in another state than the function\n{source}"
+
+
 #: REFUSED_MARK reasons a taped gradient compiles (only a checkpointed loop refuses)
 CHECKPOINTED_ONLY = ("generator carried",)
 
@@ -167,7 +236,25 @@ def check_refused(source, wrt, options, seed=0, n=3):
                # (held_lists.py: an item that is a list, or kept as it is, shares)
                "list item shared": ("may also change",),
                # refused when checkpointed only (taped, exact)
-               "generator carried": ("a random generator made in the checkpointed loop",)}
+               "generator carried": ("a random generator made in the checkpointed loop",),
+               # module_state (the object's stored attribute read another way, ...)
+               "other path": ("may be an object whose 'h' the function stores",),
+               "attribute added in place": ("h = CELL",),
+               "module container": ("the module-level object",),
+               "global": ("unsupported statement: global",),
+               "module object written": ("the module-level object 'PAIR",
+                                         "the module-level object 'CELL"),
+               "module array written": ("the module-level object 'ARR",
+                                        "the module-level array 'ARR"),
+               "method on an item": ("unsupported method .step()",),
+               "container stored": ("a tuple, list or dict stored on an attribute",),
+               "list grown": ("meets a list",),
+               "list appended": ("in-place method .append()",),
+               "attribute dict": ("read as its dict", "used as a value"),
+               "store through a parameter": ("assignment to an attribute of an object made "
+                                             "outside",),
+               "cached array written": ("may also change 'CELL",
+                                        "may change the module-level object 'CELL"),}
     mark = source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()
     reasons = reasons[mark]
     with load_program(source) as program:
@@ -187,8 +274,9 @@ def check_refused(source, wrt, options, seed=0, n=3):
                     np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12, err_msg=source)
             return None
         for gradient in (taped, tc.grad(program, wrt=wrt, checkpoint=True, **options)):
-            with pytest.raises(TransformError) as info:
+            with pytest.raises(TransformError) as info:  # compiling, or when it runs
                 gradient.compile()
+                gradient(*make_inputs(seed, n))
             assert f":{line}:" in str(info.value) and \
                 any(reason in str(info.value) for reason in reasons), \
                 f"{info.value}\n{source}"
@@ -208,8 +296,11 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
     with load_program(source) as program:
         generators = module_generators(program)
         states = generator_states(generators)
-        f = restoring(reseeding(program, draws_seed), generators, states)
+        resets = module_resets(program)  # (module_state: objects the program changes)
+        objects = object_states(program)
+        f = resetting(restoring(reseeding(program, draws_seed), generators, states), resets)
         value = f(*copy.deepcopy(args))  # the program may write into its arguments
+        left = generator_states(generators)  # as one run of the function leaves them
         # `return loss, aux` (the aux_output family): differentiated with has_aux
         has_aux = isinstance(value, tuple)
         if has_aux:
@@ -219,7 +310,7 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
         ckpt = tc.value_and_grad(program, wrt=wrt, checkpoint=True, has_aux=has_aux, **options)
         taped.compile()
         ckpt.compile()
-        taped, ckpt = (restoring(reseeding(d, draws_seed), generators, states)
+        taped, ckpt = (resetting(restoring(reseeding(d, draws_seed), generators, states), resets)
                        for d in (taped, ckpt))
         assert np.all(np.isfinite(value)), "the strategy must write well-conditioned programs"
         g_taped = taped(*args)
@@ -228,6 +319,9 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
             _same_aux(aux_taped, aux, "taped", source)
         g_taped = _tuple(g_taped, wrt)
         assert digest(args) == before, "the taped gradient mutated its inputs"
+        _same_generators(generator_states(generators), left, "the taped gradient", source)
+        if resets:  # the gradient never changes the module's objects
+            _same_objects(object_states(program), objects, "the taped gradient", source)
         try:
             v_ckpt, g_ckpt = ckpt(*args)
             if has_aux:
@@ -238,6 +332,12 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
                 raise
             g_ckpt = None
         assert digest(args) == before, "the checkpointed gradient mutated its inputs"
+        if g_ckpt is not None:
+            _same_generators(generator_states(generators), left, "the checkpointed gradient",
+                             source)
+            if resets:
+                _same_objects(object_states(program), objects, "the checkpointed gradient",
+                              source)
         for k, g in zip(wrt, g_taped):
             p = args[k]
             assert np.shape(g) == np.shape(p), f"gradient of {PARAMS[k]} has shape {np.shape(g)}"
@@ -252,8 +352,8 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
             for k, gt, e in zip(wrt, g_taped, expected):
                 _close(gt, e, RTOL_FD, ATOL_FD, f"taped gradient of {PARAMS[k]} != FD", source)
         oracle = None if has_aux or np.ndim(value) else autograd_gradient(
-            program, args, wrt, before=restoring(reseeding(lambda: None, draws_seed),
-                                                 generators, states))
+            program, args, wrt, before=resetting(restoring(reseeding(lambda: None, draws_seed),
+                                                           generators, states), resets))
         if oracle is not None:
             for k, gt, e in zip(wrt, g_taped, oracle):
                 _close(gt, e, RTOL_AUTOGRAD, 1e-12,
