@@ -11,7 +11,11 @@ options) and compared:
 * the taped gradient == autograd's to 1e-10 relative, for the programs autograd
   runs (tests/autograd_oracle.py; ``pip install -e '.[oracle]'``);
 * the value returned by ``value_and_grad`` == the function's value;
-* the inputs are not mutated (hashed before and after).
+* the inputs are not mutated (hashed before and after);
+* the generators the module holds are left as one run of the function leaves
+  them; where the module defines ``_reset<k>()`` (the module_state family), every
+  evaluation starts from it and the gradient leaves the module's objects as they
+  were (it never changes them: docs/python_support.md).
 
 The default run is bounded (CI); ``pytest --fuzz-long`` runs thousands of examples.
 Every failure the fuzzer ever found is a named regression test below, with its
