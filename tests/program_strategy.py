@@ -448,6 +448,8 @@ MODULE_STATE_FORMS = {
                              "np.sum(ARR{k} * {x})"),
     "module_array_out": (["np.multiply({x}, 0.5, out=ARR{k})  {mark} module array written"],
                          "np.sum(ARR{k} * {x})"),
+    "while_counter": (["while {C}.t < 2:", "    {C}.t += 1",
+                       "    {C}.h = np.tanh({C}.h * 0.5 + {x})"], "np.sum({C}.h * {x})"),
     "property": (["{C}.h = np.tanh({C}.h * 0.5 + {x})"], "{C}.energy * np.sum({x})"),
     "call": (["{y} = {C}(0.5 * {x})"], "np.sum({C}.h * {x}) + np.sum({y})"),
     "nested_method": (["{y} = {C}.outer(0.5 * {x})"], "np.sum({C}.h * {x}) + np.sum({y})"),
