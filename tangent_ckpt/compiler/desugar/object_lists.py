@@ -1,4 +1,4 @@
-"""Desugar: a list or tuple of objects the function makes, one name per object.
+"""Desugar: a list, tuple or dict of objects the function makes, one name per object.
 
 ``layers = [Dense(W1, b1), Tanh(), Dense(W2, b2)]`` whose items are only read
 (``layers[1]``, ``len(layers)``, ``for layer in layers``, ``reversed(layers)``,
@@ -25,14 +25,26 @@ per object, where no item reads a name the statement binds.  Each object is
 then made by ``name = Cls(...)``, which ``inline_functions.py`` (run after this
 pass) inlines and ``scalar_objects.py`` writes as one name per attribute.
 
+A dict display of distinct constant keys (strings or ints), ``opts = {"W":
+Adam(W), "b": Adam(b)}``, read by those keys (``opts["W"]``), ``len`` and the
+loops and comprehensions over its keys (``for k in opts``, ``opts.keys()``,
+``reversed(opts)``, ``opts.values()``, ``opts.items()``, or a display of its
+keys, ``for k in ("W", "b")``, whose body reads ``opts[k]``), is the same row in
+the dict's order: ``opts_W = Adam(W)``, each trip binding the key first
+(``k = "W"``) where it is read; a constant it holds (``"lr": 0.1``) is read as
+itself.  An item that names an object the function makes once (``opt = Adam(W)``
+then ``keep = [opt]``, see :func:`_alias`) is that object wherever the
+container is read: it is read as ``opt``, which is then names like any other.
+
 That is the same program exactly when: every item is a construction
-``Cls(...)`` of a class whose objects desugar makes (no ``*`` spread), the list's
+``Cls(...)`` of a class whose objects desugar makes (no ``*`` spread), or such
+an object's name, or a dict's constant, the container's
 name is bound by that statement alone and read only in the forms above (a
-subscript by a number in range, or by the index of a loop over the list that
-the loop's body does not rebind), a loop over it has no ``else``, no ``break``
+subscript by a number in range or a key it has, or by the index of a loop over
+it that the loop's body does not rebind), a loop over it has no ``else``, no ``break``
 or ``continue`` and no ``def``, ``lambda`` or comprehension in its body, does
 not rebind its variables, and its object variable is read nowhere but in its
-body (or in the body of another loop binding it).  Any other list stays as it
+body (or in the body of another loop binding it).  Any other container stays as it
 is, for the lowering.
 """
 
@@ -56,26 +68,36 @@ _LOOP_CALLS = ("reversed", "enumerate")
 
 
 def split_object_lists(parsed):
-    """Rewrite, in place, each list or tuple of objects of ``parsed.node`` that is
-    nothing but its items, and each tuple assignment of constructions (see the
-    module's docstring); whether a list was."""
+    """Rewrite, in place, each list, tuple or dict of objects of ``parsed.node``
+    that is nothing but its items, and each tuple assignment of constructions (see
+    the module's docstring); whether a container was."""
     fnode = parsed.node
     local = local_names(fnode)
     taken = names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
     _split_tuple_bindings(parsed, fnode, local)
     split = False
     for block, stmt in [(b, s) for b in statement_lists(fnode) for s in b]:
-        made = _object_list(stmt, parsed, local) or \
+        row = _object_row(fnode, block, stmt, parsed, local) or \
             _appended(fnode, block, stmt, parsed, local)
-        if made is None or _bindings(fnode, made[0]) != 1:
+        if row is None or _bindings(fnode, row.name) != 1:
             continue
         trial = copied(parsed, fnode)
-        items = _split(parsed, trial, made[0], len(made[1]), taken, local,
-                       appends=_empty_list(stmt, made[0]))
-        if items is not None:
+        if _split(parsed, trial, row, taken, local):
             fnode.body = trial.body
             split = True
     return split
+
+
+class _Row:
+    """What a container of objects holds: its ``name``, the ``kinds`` of its
+    items in order (``"made"``: a construction ``Cls(...)``, bound to a new
+    name; ``"alias"``: the name of an object made once (:func:`_alias`), read
+    as that name; ``"constant"``: a constant a dict holds, read as itself), its
+    ``keys`` (the constants of a dict display; None for a list or tuple) and
+    whether it is filled by ``appends``."""
+
+    def __init__(self, name, kinds, keys=None, appends=False):
+        self.name, self.kinds, self.keys, self.appends = name, kinds, keys, appends
 
 
 def _made(call, parsed, local):
@@ -87,19 +109,93 @@ def _made(call, parsed, local):
     return replaceable_class(cls) or records.record_class(cls)
 
 
-def _object_list(stmt, parsed, local):
-    """``(name, constructions)`` where ``stmt`` is ``name = [Cls(...), ...]`` (or a
-    tuple), or ``name = [Cls(...) for v in range(2)]`` (see :func:`_comprehended`),
-    else None."""
+def _object_row(fnode, block, stmt, parsed, local):
+    """The :class:`_Row` of ``stmt``, ``name = [Cls(...), ...]`` (or a tuple, or
+    ``name = [Cls(...) for v in range(2)]``, see :func:`_comprehended`; an item
+    may also be the name of an object made once, :func:`_alias`) or ``name =
+    {"a": Cls(...), ...}`` (distinct keys, each a string or an int; a value may
+    also be a constant), else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
             isinstance(stmt.targets[0], gast.Name)):
         return None
-    value = stmt.value
-    items = value.elts if isinstance(value, (gast.List, gast.Tuple)) else \
-        _comprehended(value, parsed, local)
-    if not items or not all(_made(e, parsed, local) for e in items):
+    value, keys = stmt.value, None
+    if isinstance(value, gast.Dict):
+        keys = [_key(k) for k in value.keys]
+        if any(k is None for k in keys) or len(set(keys)) != len(keys):
+            return None
+    items = _items_of(value, parsed, local)
+    if not items:
         return None
-    return stmt.targets[0].id, items
+    kinds = []
+    for item in items:
+        if _made(item, parsed, local):
+            kinds.append("made")
+        elif _alias(fnode, block, stmt, item, parsed, local):
+            kinds.append("alias")
+        elif keys is not None and isinstance(item, gast.Constant):
+            kinds.append("constant")
+        else:
+            return None
+    if "constant" in kinds and set(kinds) == {"constant"}:
+        return None
+    return _Row(stmt.targets[0].id, kinds, [k[1] for k in keys] if keys else None)
+
+
+def _items_of(value, parsed, local):
+    """The item expressions of a display (a dict's values) or of a comprehension
+    written out, else None."""
+    if isinstance(value, (gast.List, gast.Tuple)):
+        return value.elts
+    if isinstance(value, gast.Dict):
+        return value.values
+    return _comprehended(value, parsed, local)
+
+
+def _key(node):
+    """``(type, value)`` of a dict key ``node`` that is a string or an int
+    constant (not a bool: ``True == 1``), else None."""
+    if node is None:
+        return None  # (a ``**`` spread)
+    if isinstance(node, gast.Constant) and type(node.value) is str:
+        return str, node.value
+    k = _number(node)
+    return None if k is None else (int, k)
+
+
+def _alias(fnode, block, stmt, item, parsed, local):
+    """Is ``item`` (in the container ``stmt`` makes, a statement of ``block``) the
+    name of an object that is surely the one the name holds wherever the
+    container is read?  That is: the name is bound once in ``fnode``, by
+    ``name = Cls(...)`` (a class desugar writes as names), and either that binding
+    is a statement of the function's body before the one holding ``stmt`` (it
+    runs once), or it is a statement of ``block`` before ``stmt`` with nothing
+    between that jumps, in a function with no ``try`` (each run of the binding
+    is followed by one of ``stmt``)."""
+    if not isinstance(item, gast.Name) or _bindings(fnode, item.id) != 1:
+        return False
+    for where in statement_lists(fnode):
+        for k, bound in enumerate(where):
+            if isinstance(bound, gast.Assign) and len(bound.targets) == 1 and \
+                    isinstance(bound.targets[0], gast.Name) and \
+                    bound.targets[0].id == item.id:
+                break
+        else:
+            continue
+        if not _made(bound.value, parsed, local):
+            return False
+        if where is fnode.body:
+            later = where[k + 1:]
+            return any(n is stmt for s in later for n in gast.walk(s))
+        if where is not block or stmt not in where[k + 1:]:
+            return False
+        between = where[k + 1:where.index(stmt)]
+        return not any(isinstance(n, gast.Try) for n in gast.walk(fnode)) and \
+            not any(isinstance(n, _JUMPS) for s in between for n in gast.walk(s))
+    return False
+
+
+#: statements after which the next statement of the block may not run
+_JUMPS = (gast.Break, gast.Continue, gast.Return, gast.Raise)
 
 
 def _comprehended(node, parsed, local):
@@ -170,31 +266,35 @@ class _Bound(gast.NodeTransformer):
 
 
 def _appended(fnode, block, stmt, parsed, local):
-    """``(name, constructions)`` where ``stmt`` is ``name = []`` and the statements
-    after it in ``block`` append constructions to it (``name.append(Cls(...))``),
-    each a statement of its own, nothing else reading ``name`` before the last
-    (and nothing else in ``fnode`` appending to it); else None."""
+    """The :class:`_Row` where ``stmt`` is ``name = []`` and the statements after it
+    in ``block`` append constructions (or names of objects made once,
+    :func:`_alias`) to it (``name.append(Cls(...))``), each a statement of its
+    own, nothing else reading ``name`` before the last (and nothing else in
+    ``fnode`` appending to it); else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
             isinstance(stmt.targets[0], gast.Name) and _empty_list(stmt, stmt.targets[0].id)):
         return None
     name = stmt.targets[0].id
     after = block[block.index(stmt) + 1:]
-    made, last = [], -1
+    kinds, last = [], -1
     for k, s in enumerate(after):
         call = _append(s, name)
         if call is not None:
-            if not _made(call, parsed, local):
+            if _made(call, parsed, local):
+                kinds.append("made")
+            elif _alias(fnode, block, s, call, parsed, local):
+                kinds.append("alias")
+            else:
                 return None
-            made.append(call)
             last = k
     reads = [n for s in after[:last + 1] for n in gast.walk(s)
              if isinstance(n, gast.Name) and n.id == name]
     everywhere = [n for n in gast.walk(fnode) if isinstance(n, gast.Attribute) and
                   isinstance(n.value, gast.Name) and n.value.id == name]
-    if not made or len(reads) != len(made) or \
-            len([n for n in everywhere if n.attr == "append"]) != len(made):
+    if not kinds or len(reads) != len(kinds) or \
+            len([n for n in everywhere if n.attr == "append"]) != len(kinds):
         return None  # (read between the appends, or appended to elsewhere)
-    return name, made
+    return _Row(name, kinds, appends=True)
 
 
 def _empty_list(stmt, name):
@@ -236,62 +336,94 @@ def _builtin(node, name, parsed):
         bool(builtins_meant((name,), parsed.node, parsed.resolve))
 
 
-def _split(parsed, fnode, name, size, taken, local, appends=False):
-    """Rewrite ``fnode`` (a copy) with the list ``name`` of ``size`` objects as
-    ``size`` names; None (``fnode`` then half written) where a use of the list is
-    none of the forms the module's docstring lists.  ``appends``: the list is
-    made ``name = []`` and filled by ``name.append(Cls(...))`` statements."""
-    items = [fresh_name(f"{name}_{k}", set(taken)) for k in range(size)]
+def _split(parsed, fnode, row, taken, local):
+    """Rewrite ``fnode`` (a copy) with the container ``row`` as one name (or
+    constant) per item; False (``fnode`` then half written) where a use of it is
+    none of the forms the module's docstring lists."""
+    name = row.name
+    items = []
+    for k, kind in enumerate(row.kinds):
+        key = row.keys[k] if row.keys is not None else k
+        stem = f"{name}_{key}" if str(key).isidentifier() or type(key) is int and key >= 0 \
+            else f"{name}_{k}"
+        items.append(fresh_name(stem, set(taken)) if kind == "made" else None)
+    values = []  # the items read as written (filled in before any loop is unrolled)
+    for block in statement_lists(fnode):
+        values += [_append(s, name) for s in block if row.appends and
+                   _append(s, name) is not None]
+        values += [v for s in block if not row.appends and isinstance(s, gast.Assign) and
+                   isinstance(s.targets[0], gast.Name) and s.targets[0].id == name
+                   for v in _items_of(s.value, parsed, local)]  # (the one binding of name)
+    for j, value in enumerate(values):
+        if row.kinds[j] != "made":
+            items[j] = value  # (an object's name, or a constant)
     indices = set()
     appended = 0
     for block in statement_lists(fnode):
         k = 0
         while k < len(block):
             stmt = block[k]
-            found = _object_list(stmt, parsed, local)
-            if found is not None and found[0] == name:
-                made = [located(gast.Assign(targets=[store_node(item)], value=None,
-                                            type_comment=None), stmt) for item in items]
-                for value, where in zip(found[1], made):
-                    where.value = value  # (the constructions keep their own places)
+            if not row.appends and isinstance(stmt, gast.Assign) and \
+                    isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name:
+                values = _items_of(stmt.value, parsed, local)  # (the one binding of name)
+                made = []
+                for j, value in enumerate(values):
+                    if row.kinds[j] == "made":
+                        made.append(located(gast.Assign(targets=[store_node(items[j])],
+                                                        value=None, type_comment=None), stmt))
+                        made[-1].value = value  # (the constructions keep their own places)
                 block[k:k + 1] = made
                 k += len(made)
                 continue
-            if appends and _empty_list(stmt, name):  # layers = [] before its appends
+            if row.appends and _empty_list(stmt, name):  # layers = [] before its appends
                 del block[k]
                 continue
-            if appends and _append(stmt, name) is not None:  # layers.append(Dense(W, b))
-                made = located(gast.Assign(targets=[store_node(items[appended])], value=None,
-                                           type_comment=None), stmt)
-                made.value = _append(stmt, name)
-                block[k] = made
+            if row.appends and _append(stmt, name) is not None:  # layers.append(Dense(W, b))
+                if row.kinds[appended] == "made":
+                    made = located(gast.Assign(targets=[store_node(items[appended])],
+                                               value=None, type_comment=None), stmt)
+                    made.value = _append(stmt, name)
+                    block[k] = made
+                    k += 1
+                else:
+                    del block[k]
                 appended += 1
-                k += 1
                 continue
-            unrolled = _unrolled(parsed, fnode, stmt, name, items, indices)
+            unrolled = _unrolled(parsed, fnode, stmt, row, items, indices)
             if unrolled is False:
-                return None
+                return False
             if unrolled is None:
                 k += 1
                 continue
             block[k:k + 1] = unrolled  # (its copies are visited next: nested loops)
-    if not _Items(parsed, name, items).rewrite(fnode):
-        return None
+    if not _Items(parsed, row, items).rewrite(fnode):
+        return False
     _drop_unread_indices(fnode, indices)
-    for item in items:
-        taken.add(item)
-        parsed.spellings[item] = f"{parsed.spellings.get(name, name)}[{items.index(item)}]"
-    return items
+    spelled = parsed.spellings.get(name, name)
+    for k, item in enumerate(items):
+        if row.kinds[k] == "made":
+            taken.add(item)
+            key = row.keys[k] if row.keys is not None else k
+            parsed.spellings[item] = f"{spelled}[{key!r}]"
+    return True
 
 
-def _loop_over(stmt, name, parsed):
-    """``(order, index, variable)`` of a loop ``stmt`` over the list ``name``:
-    the items' positions in the order it visits them, the name bound to each
-    position (or None) and the name bound to each object (or None); None for any
-    other statement, False for a loop over the list this pass cannot unroll."""
+def _item_node(item):
+    """A read of an item: its name (a string), or a copy of its expression."""
+    return name_node(item) if isinstance(item, str) else copy.deepcopy(item)
+
+
+def _loop_over(stmt, row, parsed):
+    """``(positions, index, variable)`` of a loop ``stmt`` over the container
+    ``row``: the items' positions in the order it visits them, the name bound
+    to each position (a list's) or key (a dict's), or None, and the name bound
+    to each object (or None); None for any other statement, False for a loop
+    over the container this pass cannot unroll."""
     if not isinstance(stmt, gast.For):
         return None
-    it, target = stmt.iter, stmt.target
+    name, it, target = row.name, stmt.iter, stmt.target
+    if row.keys is not None:
+        return _loop_over_dict(stmt, row, parsed)
     if isinstance(it, gast.Name) and it.id == name:
         kind, ok = "items", isinstance(target, gast.Name)
     elif isinstance(it, gast.Call) and len(it.args) == 1 and not it.keywords and \
@@ -310,23 +442,65 @@ def _loop_over(stmt, name, parsed):
         return None
     if not ok or stmt.orelse:
         return False
+    forward = list(range(len(row.kinds)))
     if kind == "items":
-        return "forward", None, target.id
+        return forward, None, target.id
     if kind == "reversed":
-        return "backward", None, target.id
+        return forward[::-1], None, target.id
     if kind == "enumerate":
-        return "forward", target.elts[0].id, target.elts[1].id
-    return "forward", target.id, None
+        return forward, target.elts[0].id, target.elts[1].id
+    return forward, target.id, None
 
 
-def _unrolled(parsed, fnode, stmt, name, items, indices):
-    """The statements a loop ``stmt`` over the list ``name`` unrolls to, None
+def _loop_over_dict(stmt, row, parsed):
+    """:func:`_loop_over` for a dict: ``for k in d`` (or ``d.keys()``,
+    ``reversed(d)``), ``for v in d.values()``, ``for k, v in d.items()``, and a
+    loop over a display of its keys (``for k in ("a", "b")``) whose body reads
+    ``d[k]``."""
+    name, it, target = row.name, stmt.iter, stmt.target
+    forward = list(range(len(row.kinds)))
+    method = it.func.attr if isinstance(it, gast.Call) and not it.args and \
+        not it.keywords and isinstance(it.func, gast.Attribute) and \
+        isinstance(it.func.value, gast.Name) and it.func.value.id == name else None
+    if isinstance(it, gast.Name) and it.id == name or method == "keys":
+        found = forward, target, None
+    elif method == "values":
+        found = forward, None, target
+    elif method == "items":
+        if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+            return False
+        found = forward, target.elts[0], target.elts[1]
+    elif isinstance(it, gast.Call) and _builtin(it.func, "reversed", parsed) and \
+            len(it.args) == 1 and not it.keywords and \
+            isinstance(it.args[0], gast.Name) and it.args[0].id == name:
+        found = forward[::-1], target, None
+    elif isinstance(it, (gast.Tuple, gast.List)) and isinstance(target, gast.Name) and \
+            any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and
+                n.value.id == name and isinstance(n.slice, gast.Name) and
+                n.slice.id == target.id for st in stmt.body for n in gast.walk(st)):
+        keys = [_key(e) for e in it.elts]
+        if any(k is None or k[1] not in row.keys or
+               type(k[1]) is not type(row.keys[row.keys.index(k[1])]) for k in keys):
+            return False
+        found = [row.keys.index(k[1]) for k in keys], target, None
+    elif any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(it)):
+        return False
+    else:
+        return None
+    positions, index, var = found
+    if stmt.orelse or not all(v is None or isinstance(v, gast.Name) for v in (index, var)):
+        return False
+    return positions, index and index.id, var and var.id
+
+
+def _unrolled(parsed, fnode, stmt, row, items, indices):
+    """The statements a loop ``stmt`` over the container ``row`` unrolls to, None
     where ``stmt`` is no such loop, False where it is one this pass cannot
     unroll (``indices``: the ids of the bindings of its index it adds)."""
-    loop = _loop_over(stmt, name, parsed)
+    loop = _loop_over(stmt, row, parsed)
     if not loop:
         return loop
-    order, index, var = loop
+    positions, index, var = loop
     bound = {index, var} - {None}
     for node in (n for st in stmt.body for n in gast.walk(st)):
         if isinstance(node, SCOPES + COMPREHENSIONS + (
@@ -338,18 +512,16 @@ def _unrolled(parsed, fnode, stmt, name, items, indices):
             return False
     if var is not None and _read_elsewhere(fnode, stmt, var):
         return False
-    positions = list(range(len(items)))
-    if order == "backward":
-        positions.reverse()
     out = []
     for k in positions:
         if index is not None:
+            key = row.keys[k] if row.keys is not None else k
             out.append(located(gast.Assign(targets=[store_node(index)],
-                                           value=gast.Constant(value=k, kind=None),
+                                           value=gast.Constant(value=key, kind=None),
                                            type_comment=None), stmt))
             indices.add(id(out[-1]))
         for st in stmt.body:
-            out.append(_Trip(name, index, var, k, items[k]).visit(copied(parsed, st)))
+            out.append(_Trip(row.name, index, var, items[k]).visit(copied(parsed, st)))
     return out
 
 
@@ -376,43 +548,54 @@ def _read_elsewhere(fnode, loop, var):
 
 class _Trip(gast.NodeTransformer):
     """One trip's copy of a loop's body: the object variable ``var`` read as the
-    item's name ``item``, ``name[index]`` as ``item`` too."""
+    item ``item``, ``name[index]`` as ``item`` too."""
 
-    def __init__(self, name, index, var, k, item):
-        self.name, self.index, self.var, self.k, self.item = name, index, var, k, item
+    def __init__(self, name, index, var, item):
+        self.name, self.index, self.var, self.item = name, index, var, item
 
     def visit_Name(self, node):
         if node.id == self.var and isinstance(node.ctx, gast.Load):
-            return gast.copy_location(name_node(self.item), node)
+            return gast.copy_location(_item_node(self.item), node)
         return node
 
     def visit_Subscript(self, node):
         if isinstance(node.value, gast.Name) and node.value.id == self.name and \
                 isinstance(node.slice, gast.Name) and node.slice.id == self.index and \
                 isinstance(node.ctx, gast.Load) and self.index is not None:
-            return gast.copy_location(name_node(self.item), node)
+            return gast.copy_location(_item_node(self.item), node)
         return self.generic_visit(node)
 
 
 class _Items(gast.NodeTransformer):
-    """``name[k]`` (a number in range) as the item's name, ``len(name)`` as the
-    number of items; :meth:`rewrite` says whether no other read of ``name`` is
-    left."""
+    """``name[k]`` (a number in range, or a dict's key) as the item,
+    ``len(name)`` as the number of items; :meth:`rewrite` says whether no other
+    read of ``name`` is left."""
 
-    def __init__(self, parsed, name, items):
-        self.parsed, self.name, self.items = parsed, name, items
+    def __init__(self, parsed, row, items):
+        self.parsed, self.row, self.name, self.items = parsed, row, row.name, items
 
     def rewrite(self, fnode):
         self.visit(fnode)
         return not any(isinstance(n, gast.Name) and n.id == self.name
                        for n in gast.walk(fnode))
 
+    def position(self, index):
+        """The position ``name[index]`` reads, else None."""
+        if self.row.keys is None:
+            k = _number(index)
+            return k if k is not None and -len(self.items) <= k < len(self.items) else None
+        key = _key(index)
+        for k, known in enumerate(self.row.keys):
+            if key == (type(known), known):
+                return k
+        return None
+
     def visit_Subscript(self, node):
-        k = _number(node.slice)
         if isinstance(node.value, gast.Name) and node.value.id == self.name and \
-                isinstance(node.ctx, gast.Load) and k is not None and \
-                -len(self.items) <= k < len(self.items):
-            return gast.copy_location(name_node(self.items[k]), node)
+                isinstance(node.ctx, gast.Load):
+            k = self.position(node.slice)
+            if k is not None:
+                return gast.copy_location(_item_node(self.items[k]), node)
         return self.generic_visit(node)
 
     def visit_Call(self, node):
@@ -433,21 +616,56 @@ class _Items(gast.NodeTransformer):
             self.generic_visit(node)
 
     def written_out(self, node):
-        """``[f(p) for p in name]`` (or the generator's items) as the list display
-        ``[f(name_0), f(name_1)]``, where its one ``for`` binds a name, has no
+        """``[f(p) for p in name]`` (or the generator's items; ``reversed(name)``;
+        over a dict, ``for k in d``, ``d.values()``, ``for k, v in d.items()``) as
+        the list display
+        ``[f(name_0), f(name_1)]``, where its one ``for`` binds names, has no
         ``if`` and its item holds no nested function, comprehension or ``:=``;
         else None."""
         if len(node.generators) != 1:
             return None
         loop = node.generators[0]
-        if loop.ifs or loop.is_async or not isinstance(loop.target, gast.Name) or \
-                not (isinstance(loop.iter, gast.Name) and loop.iter.id == self.name) or \
+        if loop.ifs or loop.is_async or \
                 any(isinstance(n, SCOPES + COMPREHENSIONS + (gast.NamedExpr,))
                     for n in gast.walk(node.elt)):
             return None
-        elts = [self.visit(_Bound({loop.target.id: name_node(item)}).visit(
-            copied(self.parsed, node.elt))) for item in self.items]
+        read = self.comprehended(loop)
+        if read is None:
+            return None
+        elts = [self.visit(_Bound(bound).visit(copied(self.parsed, node.elt)))
+                for bound in read]
         return gast.List(elts=elts, ctx=gast.Load())
+
+    def comprehended(self, loop):
+        """{variable: expression} a comprehension's ``loop`` over the container
+        binds, one per trip, else None."""
+        it, target = loop.iter, loop.target
+        backward = isinstance(it, gast.Call) and _builtin(it.func, "reversed", self.parsed) \
+            and len(it.args) == 1 and not it.keywords
+        read = self.forward(gast.comprehension(target=target, iter=it.args[0], ifs=[],
+                                               is_async=0) if backward else loop)
+        return read[::-1] if backward and read is not None else read
+
+    def forward(self, loop):
+        """:meth:`comprehended` of a loop over the container in its order."""
+        it, target = loop.iter, loop.target
+        whole = isinstance(it, gast.Name) and it.id == self.name
+        method = it.func.attr if isinstance(it, gast.Call) and not it.args and \
+            not it.keywords and isinstance(it.func, gast.Attribute) and \
+            isinstance(it.func.value, gast.Name) and it.func.value.id == self.name and \
+            self.row.keys is not None else None
+        keys = [gast.Constant(value=k, kind=None) for k in self.row.keys or ()]
+        objects = [_item_node(item) for item in self.items]
+        if isinstance(target, gast.Name) and (whole or method == "keys"):
+            values = objects if self.row.keys is None else keys
+            return [{target.id: v} for v in values]
+        if isinstance(target, gast.Name) and method == "values":
+            return [{target.id: v} for v in objects]
+        if method == "items" and isinstance(target, gast.Tuple) and \
+                len(target.elts) == 2 and all(isinstance(e, gast.Name) for e in target.elts):
+            return [{target.elts[0].id: k, target.elts[1].id: v}
+                    for k, v in zip(keys, objects)]
+        return None
 
 
 def _number(node):

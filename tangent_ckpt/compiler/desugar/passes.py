@@ -40,7 +40,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    of objects over a constant range or display, or ``layers = []`` and a
    statement ``layers.append(Dense(...))`` per object) only read (by a number, ``len``,
    loops and comprehensions over it), one name per object (``layers_0 = Dense(W1,
-   b1)``), each loop over it unrolled; ``a, b = Dense(W, b), Tanh()``, one binding
+   b1)``), each loop over it unrolled; ``opts = {"W": Adam(W), "b": Adam(b)}``
+   read by constant keys the same (``opts_W = Adam(W)``); an item naming an object
+   made once (``keep = [opt]``) read as that name; ``a, b = Dense(W, b), Tanh()``, one binding
    per object (before 3, which makes each such object names; and again after 3,
    for a list read in a helper's body 3 inlined, then 3 again);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
