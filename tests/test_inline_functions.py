@@ -805,3 +805,43 @@ def test_an_augmented_name_a_call_rebinds_stays_the_lowerings_which_refuses_it()
     with pytest.raises(TangentCkptError, match=r"test_inline_functions.py:\d+: "
                                                r"unsupported statement: nonlocal"):
         tc.grad(adds_to_a_name_the_call_rebinds)(np.array([0.3, -0.5, 1.2]))
+
+
+# --- super(Cls, self): the method after Cls in the object's class's order ------------
+class _Base:
+    def __init__(self, W):
+        self.W = W
+
+    def forward(self, x):
+        return np.tanh(self.W @ x)
+
+
+class _Mid(_Base):
+    def forward(self, x):
+        return super(_Mid, self).forward(x) * 2.0
+
+
+class _Top(_Mid):
+    def __init__(self, W):
+        super(_Top, self).__init__(W * 0.5)
+
+    def forward(self, x):
+        return super(_Mid, self).forward(x) + super(_Top, self).forward(x)  # _Base's, _Mid's
+
+
+def super_with_a_class_named(W, x):
+    net = _Top(W)
+    for _ in range(2):
+        x = net.forward(x)
+    return np.sum(x ** 2)
+
+
+def test_super_of_a_class_and_self_is_the_method_after_that_class():
+    """``super(_Mid, self).forward`` on a ``_Top`` is ``_Base.forward`` (skipping
+    ``_Mid``'s): inlined, the object names (once the lowering's ``SuperValue``)."""
+    text = desugared(super_with_a_class_named)
+    assert "super(" not in text and "net_W" in text and ".forward" not in text, text
+    check_value_and_grad(super_with_a_class_named, (W, np.array([0.3, -0.2, 0.5])),
+                         wrt=(0, 1))
+    check_grad(super_with_a_class_named, (W, np.array([0.3, -0.2, 0.5])), wrt=(0, 1),
+               df=tc.grad(super_with_a_class_named, wrt=(0, 1), checkpoint=True, snapshots=2))

@@ -5,7 +5,8 @@ closure's, or a ``def`` / ``name = lambda`` at the top of the caller's body; not
 function with a rule) becomes the statements of ``step``'s body, in the caller's
 function.  So do ``obj = Cls(...)`` (``Cls.__init__``) and ``obj.method(...)``
 where the function makes ``obj`` (``self`` is ``obj``; ``super().f(...)`` the
-function Python's method resolution finds for ``obj``'s class), when
+function Python's method resolution finds for ``obj``'s class, ``super(Cls,
+self).f(...)`` the one after ``Cls`` in it), when
 ``scalar_objects.py`` can then write ``obj`` as one name per attribute (a round
 that finds an object more than its attributes is done again without it).  The
 statements are written so:
@@ -309,12 +310,28 @@ def _plain_user_function(fn):
         not inspect.iscoroutinefunction(fn)
 
 
-def _super_call(node):
-    """``super().name(...)``."""
-    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-        isinstance(node.func.value, gast.Call) and \
-        isinstance(node.func.value.func, gast.Name) and node.func.value.func.id == "super" \
-        and not node.func.value.args and not node.func.value.keywords
+def _super_call(node, me=None):
+    """``super().name(...)`` (or, ``me`` given, ``super(Cls, me).name(...)``, ``me``
+    a name)."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and
+            isinstance(node.func.value, gast.Call) and
+            isinstance(node.func.value.func, gast.Name) and
+            node.func.value.func.id == "super" and not node.func.value.keywords):
+        return False
+    args = node.func.value.args
+    return not args or me is not None and len(args) == 2 and \
+        isinstance(args[1], gast.Name) and args[1].id == me and \
+        not any(isinstance(a, gast.Starred) for a in args)
+
+
+def _after(receiver, cls, name):
+    """The function ``super(cls, obj).name`` denotes for ``obj`` of class
+    ``receiver``: the next definition after ``cls`` in ``receiver``'s method
+    resolution order; None where ``cls`` is not in it or nothing defines it."""
+    if not (inspect.isclass(cls) and cls in receiver.__mro__):
+        return None
+    mro = receiver.__mro__
+    return next((vars(k)[name] for k in mro[mro.index(cls) + 1:] if name in vars(k)), None)
 
 
 class _NotInlined(Exception):
@@ -1247,12 +1264,19 @@ class _Inliner:
         if not args or not isinstance(callee.identity, types.FunctionType):
             raise _NotInlined
         me, names = args[0], set()
+        rebound = any(isinstance(n, gast.Name) and n.id == me and
+                      not isinstance(n.ctx, (gast.Load, gast.Param)) for n in gast.walk(fnode))
         for block in reversed(list(statement_lists(fnode))):  # inner blocks first
             for stmt in list(block):
                 for node in gast.walk(stmt):
-                    if not _super_call(node):
+                    if not _super_call(node, None if rebound else me):
                         continue
-                    fn = next_method(receiver, callee.identity, node.func.attr)
+                    if node.func.value.args:  # super(Cls, self): after Cls in self's order
+                        fn = _after(receiver, resolve_dotted(
+                            node.func.value.args[0], callee.helper.resolve,
+                            local_names(fnode)), node.func.attr)
+                    else:
+                        fn = next_method(receiver, callee.identity, node.func.attr)
                     if fn is object.__init__ and not node.args and not node.keywords and \
                             isinstance(stmt, gast.Expr) and stmt.value is node:
                         block.remove(stmt)  # object.__init__(self) does nothing
@@ -1270,7 +1294,7 @@ class _Inliner:
                     node.func = gast.copy_location(name_node(name), node.func)
                     node.args = [gast.copy_location(name_node(me), node)] + node.args
         if any(isinstance(n, gast.Name) and n.id == "super" for n in gast.walk(fnode)):
-            raise _NotInlined  # super(Cls, self), a super object kept
+            raise _NotInlined  # a super object kept, super(Cls, other)
         return names
 
     def copy(self, node):
