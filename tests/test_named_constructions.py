@@ -5,6 +5,7 @@ statement."""
 import numpy as np
 import pytest
 
+import tangent_ckpt as tc
 from construct_check import check_construct
 from gradcheck import check_value_and_grad
 from tangent_ckpt.compiler.pipeline import desugared as desugared_with_helpers
@@ -79,19 +80,41 @@ def made_after_a_call(W, x):
     return np.sum(Model(W).W @ x) + Model(W.T).loss(x)   # np.sum runs before the second
 
 
-@pytest.mark.parametrize("f", [drawn_after, read_after_an_item, made_in_a_branch],
+def made_by_a_method_call(W, x):
+    model = Model(W)
+    return model.loss(Model(W.T).loss(x) * x)   # model.loss is read before Model(W.T)
+
+
+def made_beside_a_lambda(W, x):
+    return np.sum(_apply(lambda v: v * 2.0, Model(W).W @ x))
+
+
+def _apply(f, v):
+    return f(v)
+
+
+@pytest.mark.parametrize("f", [made_in_a_branch, made_by_a_method_call, made_beside_a_lambda],
                          ids=lambda f: f.__name__)
-def test_an_object_made_after_something_runs_or_in_a_branch_stays_where_it_is(f):
-    """A draw or an item read comes first, or the object is made in one branch of
-    ``if ... else``: the construction stays in its statement."""
+def test_an_object_made_in_a_branch_or_after_a_method_or_a_lambda_stays_where_it_is(f):
+    """The object is made in one branch of ``if ... else``, or after the method
+    it is handed to is read (``model.loss``), or after a ``lambda`` (no value to
+    name first): the construction stays in its statement."""
+    text = desugared_with_helpers(f).split("\n\n\n")[0]
+    assert "Model(W" in text, text
+
+
+@pytest.mark.parametrize("f, args, wrt", [(drawn_after, (X,), (0,)),
+                                          (read_after_an_item, (X,), (0,)),
+                                          (made_after_a_call, (W, X), (0, 1))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_what_runs_before_the_object_is_made_is_named_first_in_its_order(f, args, wrt):
+    """A draw, an item read or a call comes first: each operand Python evaluates
+    before the construction is bound to a name first, in its order, then the
+    object (once the lowering's object, made where the statement ran)."""
     text = desugared(f)
-    assert "Noisy(x, draws).w" in text or "Model(" in text, text
-
-
-def test_only_the_construction_that_runs_first_is_named():
-    text = desugared(made_after_a_call)
-    assert "model_W = W * 1.0" in text and "Model(W.T).loss(x)" in text, text
-
-
-def test_an_object_made_after_another_call_stays_the_lowerings_and_is_exact():
-    check_construct(made_after_a_call, (W, X), (0, 1), autograd=False)
+    assert "operand = " in text and "Noisy(" not in text and "Model(" not in text, text
+    made = {drawn_after: "noisy_w = ", read_after_an_item: "model_W = "}.get(f, "model_2_W = ")
+    assert text.index("operand = ") < text.index(made), text
+    value, _ = tc.value_and_grad(f, wrt=wrt)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    check_construct(f, args, wrt, autograd=False)

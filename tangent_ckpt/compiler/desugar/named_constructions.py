@@ -10,13 +10,22 @@ it is an object ``name = Cls(...)`` like any other, which ``inline_functions.py`
 (run after this pass) inlines and ``scalar_objects.py`` writes as one name per
 attribute.
 
+Where something runs before it in its statement (``reg * np.sum(W ** 2) +
+Model(W).loss(x)``), each whole operand Python evaluates before it is bound to
+a name first, in Python's order (``operand = reg * np.sum(W ** 2)``), then the
+object.
+
 That is the same program exactly when the construction, the receiver of an
-attribute (``Cls(...).attr``), is a class desugar makes objects of, and it runs
-first in its statement (an assignment to names or subscripts, a ``return`` or
-an expression statement): what Python evaluates before it there reads only
-names, constants and modules' attributes (``np.sum``), and it sits in no branch
-of the statement (``and``, ``or``, ``if ... else``, a comparison, a
-comprehension or lambda).  Any other construction stays where it is.
+attribute (``Cls(...).attr``), is a class desugar makes objects of, in an
+assignment to names or subscripts, a ``return`` or an expression statement,
+reached through operators, items, subscripts and the arguments of calls whose
+function is a name or a module's attribute (``np.sum``): what Python evaluates
+before it there is names, constants and modules' attributes, read as before,
+and whole operands, items and positional arguments (none a ``lambda``, a
+comprehension, a ``*`` spread or a ``:=``), each evaluated once, in order,
+before it; and it sits in no branch of the statement (``and``, ``or``, ``if ...
+else``, a comparison, a comprehension or lambda).  Any other construction stays
+where it is.
 """
 
 import types
@@ -38,8 +47,15 @@ _IN_ORDER = (gast.Call, gast.Attribute, gast.Subscript, gast.BinOp, gast.UnaryOp
 _INERT = (gast.Tuple, gast.List, gast.keyword)
 
 
+#: what an operand evaluated before the construction may not hold to be bound to a
+#: name of its own first (a function or a generator made there, a binding)
+_NOT_HOISTED = (gast.Lambda, gast.GeneratorExp, gast.ListComp, gast.SetComp, gast.DictComp,
+                gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await, gast.Starred)
+
+
 def name_constructions(parsed):
-    """Bind each such construction of ``parsed.node`` to a fresh name, in place."""
+    """Bind each such construction of ``parsed.node`` to a fresh name, in place
+    (and each operand Python evaluates before it, to a name before that)."""
     fnode = parsed.node
     local = local_names(fnode)
     taken = names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
@@ -51,20 +67,29 @@ def name_constructions(parsed):
             if found is None:
                 k += 1
                 continue
-            call, cls = found
+            call, cls, before = found
+            binds = []
+            for operand in before:  # reg * np.sum(W ** 2) + Model(W).loss(x)
+                held = fresh_name("operand", taken)
+                binds.append(located(gast.Assign(targets=[store_node(held)], value=None,
+                                                 type_comment=None), stmt))
+                binds[-1].value = operand  # (the operand keeps its own places)
+                _Swap(operand, gast.copy_location(name_node(held), operand)).visit(stmt)
             name = fresh_name(cls.__name__.lower(), taken)
             bind = located(gast.Assign(targets=[store_node(name)], value=None,
                                        type_comment=None), stmt)
             bind.value = call  # (the construction keeps its own place)
             _Swap(call, gast.copy_location(name_node(name), call)).visit(stmt)
-            block[k:k] = [bind]
-            k += 1  # (the statement again: another construction may come next)
+            block[k:k] = binds + [bind]
+            k += len(binds) + 1  # (the statement again: another construction may come next)
 
 
 def _first_construction(stmt, parsed, local):
-    """``(call, cls)`` of the construction ``stmt`` runs
-    first, where it is the receiver of an attribute and only pure reads come
-    before it (see the module's docstring); else None."""
+    """``(call, cls, before)`` of the construction ``stmt`` runs first, where it
+    is the receiver of an attribute, with the operands that run before it (in
+    the order Python evaluates them:
+    each a whole operand of an operator, an item or an argument of a call whose
+    function is a name or a module's attribute); else None."""
     if isinstance(stmt, gast.Assign):
         root = stmt.value
     elif isinstance(stmt, (gast.Return, gast.Expr)) and stmt.value is not None:
@@ -72,6 +97,7 @@ def _first_construction(stmt, parsed, local):
     else:
         return None
     path = []  # (parent, field, index) from the statement down
+    before = []
 
     def visit(node):
         """The construction found under ``node``; None where none; False where
@@ -83,6 +109,7 @@ def _first_construction(stmt, parsed, local):
             return None
         if not isinstance(node, _IN_ORDER):
             return False
+        ran = []  # the operands before, in which something runs
         for field in node._fields:
             value = getattr(node, field)
             items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
@@ -92,16 +119,24 @@ def _first_construction(stmt, parsed, local):
                     continue
                 path.append((node, field, index))
                 found = visit(child)
-                if found is not None:
-                    return found
                 path.pop()
-        return None if isinstance(node, _INERT) else False  # (a call, an operator runs)
+                if found is False:
+                    if isinstance(node, gast.Attribute) or \
+                            isinstance(node, gast.Call) and field == "func" or \
+                            isinstance(child, gast.keyword) or \
+                            any(isinstance(n, _NOT_HOISTED) for n in gast.walk(child)):
+                        return False  # (obj.method(...), a lambda: not a value to name)
+                    ran.append(child)
+                elif found is not None:
+                    before[:0] = ran  # (an outer operand runs before an inner one)
+                    return found
+        return None if isinstance(node, _INERT) and not ran else False
 
     path.append((stmt, "value", None))
     found = visit(root)
     if not found:
         return None
-    return found, resolve_dotted(found.func, parsed.resolve, local)
+    return found, resolve_dotted(found.func, parsed.resolve, local), before
 
 
 class _Swap(gast.NodeTransformer):

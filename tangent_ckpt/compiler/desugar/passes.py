@@ -35,7 +35,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    makes them an ``ir.Segment`` and a checkpointed ``ir.For``; before 3, so the calls
    they leave are inlined like any other);
 2c. ``named_constructions.py``: ``return Model(W).loss(x)``, the object bound to a
-   name first (``model = Model(W)``) where it runs first in its statement;
+   name first (``model = Model(W)``), each operand evaluated before it in its
+   statement bound to a name before that (``operand = np.sum(W ** 2)``);
    ``object_lists.py``: ``layers = [Dense(W1, b1), Tanh()]`` (or a comprehension
    of objects over a constant range or display, or ``layers = []`` and a
    statement ``layers.append(Dense(...))`` per object) only read (by a number, ``len``,
