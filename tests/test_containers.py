@@ -1649,3 +1649,33 @@ def test_a_default_of_dict_get_is_evaluated_even_where_the_key_is_there():
     np.testing.assert_allclose(
         tc.grad(default_drawn_though_the_key_is_there, checkpoint=True, snapshots=2)(x),
         tc.grad(default_drawn_though_the_key_is_there)(x), rtol=1e-12)
+
+
+# --- an item of a dict an object's attribute holds, on an object the lowering keeps -------
+class _ConstantState:
+    def __init__(self, lr):
+        self.lr = lr
+        self.state = {"m": 0.0, "n": 1}
+
+    def step(self, w, g):
+        self.state["m"] = 0.9 * self.state["m"] + g   # STORE
+        self.state["k"] = self.state["n"] * 2.0         # a new key: its own variable
+        return w - self.lr * self.state["m"] * self.state["k"]
+
+
+def _stepped_and_read_after_the_loop(x):
+    opts = [_ConstantState(0.1), _ConstantState(0.2)]
+    for o in opts:
+        x = o.step(x, np.sin(x))
+    return np.sum(x ** 2) * o.lr     # o read after the loop: the list stays the lowering's
+
+
+def test_a_store_into_a_constant_item_of_an_attributes_dict_is_refused_naming_the_line():
+    """Once an AttributeError from inside the compiler ('Const' object has no
+    attribute 'id'): an item still the constant ``__init__`` wrote has no variable
+    of its own, which the lowering rebinds the items through."""
+    with pytest.raises(UnsupportedSyntaxError,
+                       match=rf"test_containers.py:{line_of(_ConstantState.step, '# STORE')}: "
+                             r"assignment into an item of a container an object's "
+                             r"attribute holds, whose items include a constant"):
+        tc.grad(_stepped_and_read_after_the_loop)(np.array([0.3, -0.2, 0.5]))

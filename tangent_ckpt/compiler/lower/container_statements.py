@@ -304,6 +304,18 @@ class ContainerStatements:
         item = value if is_container(value) else self.lo.expressions.atomize(
             value, f"{holder}_{key_part(key)}")
         updated = self.lo.containers.with_item(base, key, item, s)
+        if structure(base) == structure(updated) and \
+                not any(isinstance(v, ObjectValue) for v in leaves(updated)) and \
+                not all(isinstance(v, ir.Name) for v in leaves(base)):
+            # an item still the constant __init__ wrote ({"m": 0.0}) has no variable
+            # of its own, which the container's items rebound in place need (once an
+            # AttributeError from inside the compiler)
+            raise self.lo.containers.refuse("assignment into an item of a container an "
+                                            "object's attribute holds, whose items include a "
+                                            "constant", s,
+                                            "give each item an array or a computed value in "
+                                            "__init__ (0.0 * g), or keep the constant in an "
+                                            "attribute of its own")
         self.refuse_growing_in_a_loop(owner, attr.attr, base, updated, s)
         self.lo.assignments.bind_tuple(holder, updated, s.lineno)
         owner.attributes[attr.attr] = self.lo.current_scope.tuples.pop(holder)
