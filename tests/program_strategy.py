@@ -1670,7 +1670,8 @@ class _Gen:
         scale = self.pick(["2", "s", "2 * s", "0.5"])
         if form == "nested":
             self.emit(indent, f"{ws} = [[{x}], [{y}]]")
-            self.emit(indent, f"{gs} = [{scale} * {w} for {w} in {ws}]")
+            # (an int: a list repeated; a float times a list raises in Python)
+            self.emit(indent, f"{gs} = [2 * {w} for {w} in {ws}]")
             self.emit(indent, f"{ws}[0][0] += 0.1 * {x}  {REFUSED_MARK} list item shared")
             self.emit(indent, f"{total} = np.sum({gs}[0][0]) + np.sum({ws}[1][0])")
             env[total] = Var((), 10.0, fresh=True)
@@ -1696,7 +1697,9 @@ class _Gen:
         mark = f"  {REFUSED_MARK} list item shared" if form == "kept" else ""
         self.emit(inner, f"for {i} in range(len({ws})):")
         self.emit(inner + 1, f"{ws}[{i}] -= 0.1 * np.tanh({gs}[{i}]){mark}")
-        self.emit(indent, f"{total} = np.sum({ws}[0] * {ws}[1]) + np.sum({gs}[1])")
+        # (gs, made in a loop that may run no step, is read after it only without one)
+        read_gs = f" + np.sum({gs}[1])" if inner == indent else ""
+        self.emit(indent, f"{total} = np.sum({ws}[0] * {ws}[1]){read_gs}")
         env[total] = Var((), 10.0, fresh=True)
 
     def family_buffer_swaps(self, env, indent):
