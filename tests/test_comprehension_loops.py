@@ -130,6 +130,26 @@ def test_a_generator_reads_the_names_bound_before_it_is_consumed(fn, args, optio
     assert np.isclose(value, fn(*args))
 
 
+def generator_read_by_a_generator(x, ws):
+    total = 0.0
+    for t in range(2):
+        g = (np.tanh(w * x) for w in ws)
+        total = total + 0.1 * sum(np.sum(v) for v in g)
+        x = x * 1.5
+    return total
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_a_generator_read_as_the_first_iterable_of_another_is_read_once(options):
+    """``sum(np.sum(v) for v in g)`` evaluates ``g`` once, in the enclosing scope:
+    the read counts (it was refused as a generator "not read once by a later
+    statement of the same block"; found by the long fuzz, one_shot_iterators)."""
+    args = (vec(3), [vec(3), vec(3)])
+    check_grad_and_autograd(generator_read_by_a_generator, args, (0,), **options)
+    value, _ = tc.value_and_grad(generator_read_by_a_generator, **options)(*args)
+    assert np.isclose(value, generator_read_by_a_generator(*args))
+
+
 def test_a_generator_read_outside_its_block_is_refused():
     with pytest.raises(TransformError, match="a generator expression bound to 'g' that is "
                                              "not read once by a later statement") as info:

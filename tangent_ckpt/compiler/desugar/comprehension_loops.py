@@ -452,10 +452,15 @@ def _bound_generator(s):
 
 def _read_once(stmt, read):
     """Does Python evaluate ``read``, a part of ``stmt``, at most once when it runs
-    ``stmt`` (not in a loop's body or test, a ``def``, ``lambda`` or comprehension)?"""
+    ``stmt`` (not in a loop's body or test, a ``def``, ``lambda`` or comprehension,
+    but a comprehension's first iterable, which its enclosing scope evaluates
+    once: ``sum(np.sum(v) for v in g)``)?"""
     def within(node):
         if node is read:
             return True
+        if isinstance(node, tuple(COMPREHENSIONS)) and \
+                any(c is read for c in gast.walk(node.generators[0].iter)):
+            return within(node.generators[0].iter)
         for field, value in gast.iter_fields(node):
             for child in value if isinstance(value, list) else [value]:
                 if isinstance(child, gast.AST) and any(c is read for c in gast.walk(child)):
