@@ -1608,7 +1608,8 @@ class _Gen:
         ``list_methods`` comment above)."""
         L, other, total = self.fresh_name("L"), self.fresh_name("alias"), self.fresh_name()
         x, y, z, w = self._items(env, 4, self.pick([(3,), ()]))
-        form = self.pick(["straight", "straight", "history", "aliased", "iterated"])
+        form = self.pick(["straight", "straight", "history", "aliased", "iterated",
+                          "kept_iterator"])
         self.features.add("list_methods_" + form)
         read = f"sum(np.sum(v * (j + 1.0)) for j, v in enumerate({L})) + len({L})"
         if form == "history":
@@ -1638,6 +1639,15 @@ class _Gen:
                 self.emit(indent + 1, f"{acc} = {acc} + np.sum({item})")
                 self.emit(indent + 1, f"{L}.pop()  {REFUSED_MARK} changed in a loop over it")
                 read = f"{acc} + len({L})"
+            elif form == "kept_iterator":  # the iterator reads the list as it changes
+                it, item = self.fresh_name("it"), self.fresh_name("v")
+                made = self.pick([f"enumerate({L})", f"reversed({L})",
+                                  f"({item} * 2.0 for {item} in {L})"])
+                self.emit(indent, f"{it} = {made}")
+                self.emit(indent, self.pick([f"{L}.pop(0)", f"{L}.insert(0, {w})"]) +
+                          f"  {REFUSED_MARK} list held twice")
+                target = f"_, {item}" if made.startswith("enumerate") else item
+                read = f"sum(np.sum({item}) for {target} in {it})"
             else:
                 length = 3
                 # (one step on a list held twice: the fence, which runs first, would

@@ -25,9 +25,12 @@ from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant, paramet
 # methods of a list that read it or change it where it is
 LIST_METHODS = frozenset(("append", "extend", "pop", "insert", "reverse", "clear", "index",
                           "count", "copy", "remove", "sort"))
-# builtins that read a list given to them and keep no reference to it
-READING_BUILTINS = ("len", "sum", "max", "min", "list", "tuple", "enumerate", "zip",
-                    "reversed", "sorted", "any", "all", "print", "map")
+# builtins that read a list given to them at once and keep no reference to it
+READING_BUILTINS = ("len", "sum", "max", "min", "list", "tuple", "sorted", "any", "all",
+                    "print")
+# builtins whose iterator keeps the list and reads it as it is consumed: a read only
+# where it is consumed at once (the iterable of a loop, given to a builtin above)
+ITERATING_BUILTINS = ("enumerate", "zip", "reversed", "map")
 
 
 def held_lists(fnode, resolve):
@@ -38,7 +41,7 @@ def held_lists(fnode, resolve):
                   isinstance(s.value, (gast.List, gast.ListComp))}
     if not candidates:
         return {}
-    builtin = builtins_meant(READING_BUILTINS, fnode, resolve)
+    builtin = builtins_meant(READING_BUILTINS + ITERATING_BUILTINS, fnode, resolve)
     parents = _parents(fnode)
     held = {}
     for name in sorted(candidates):
@@ -146,8 +149,13 @@ def _read_adds(n, parent, parents, builtin, resolve):
             return [e for e in arg.elts] if isinstance(arg, gast.List) and \
                 not any(isinstance(e, gast.Starred) for e in arg.elts) else [None]
         return []
-    if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is n:
+    if isinstance(parent, gast.For) and parent.iter is n:
         return []
+    if isinstance(parent, gast.comprehension) and parent.iter is n:
+        made = parents.get(id(parent))  # a generator expression reads the list lazily
+        looks = not isinstance(made, gast.GeneratorExp) or \
+            _consumed_at_once(made, parents, builtin, resolve)
+        return [] if looks else None
     if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and parent.test is n:
         return []
     if isinstance(parent, (gast.BoolOp, gast.UnaryOp)):
@@ -160,10 +168,34 @@ def _read_adds(n, parent, parents, builtin, resolve):
         return []  # buf + [v]: a new list
     if isinstance(parent, gast.Call) and n in parent.args:
         func = parent.func
+        if isinstance(func, gast.Name) and func.id in ITERATING_BUILTINS and \
+                func.id in builtin:
+            return [] if _consumed_at_once(parent, parents, builtin, resolve) else None
         if isinstance(func, gast.Name) and func.id in builtin or \
                 _numpy_function(func, resolve):
             return []
     return None
+
+
+def _consumed_at_once(node, parents, builtin, resolve):
+    """Whether the iterator ``node`` makes (``enumerate(ws)``, a generator
+    expression) is used up where it is made: the iterable of a loop or a
+    comprehension, or given to a builtin or NumPy function that reads it whole
+    (``sum(w for w in ws)``, ``enumerate(zip(ws, gs))`` in a loop) -- never kept
+    under a name to be read after the list changes."""
+    parent = parents.get(id(node))
+    if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is node:
+        return not isinstance(parent, gast.comprehension) or \
+            not isinstance(parents.get(id(parent)), gast.GeneratorExp) or \
+            _consumed_at_once(parents.get(id(parent)), parents, builtin, resolve)
+    if isinstance(parent, gast.Call) and node in parent.args:
+        func = parent.func
+        if isinstance(func, gast.Name) and func.id in ITERATING_BUILTINS and \
+                func.id in builtin:
+            return _consumed_at_once(parent, parents, builtin, resolve)
+        return isinstance(func, gast.Name) and func.id in READING_BUILTINS and \
+            func.id in builtin or _numpy_function(func, resolve)
+    return False
 
 
 def _in_a_test(node, parents):
