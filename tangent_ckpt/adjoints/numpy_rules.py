@@ -951,11 +951,11 @@ with section("Python's math module, max, min and pow (floats; the rule of the Nu
     defadjoint(math.log, "x, base=None, /", name="math.log", domain="positive",
                only={"base": (None,)}, singular=True, x="g / x", tangent="t / x")
     # d erf(x) = 2 / sqrt(pi) exp(-x^2) dx, and erfc = 1 - erf
-    defadjoint(math.erf, UNARY, name="math.erf", x="g * 1.1283791670955126 * np.exp(-x * x)",
-               tangent="t * 1.1283791670955126 * np.exp(-x * x)")
+    defadjoint(math.erf, UNARY, name="math.erf", x="g * 2.0 / np.sqrt(np.pi) * np.exp(-x * x)",
+               tangent="t * 2.0 / np.sqrt(np.pi) * np.exp(-x * x)")
     defadjoint(math.erfc, UNARY, name="math.erfc",
-               x="-g * 1.1283791670955126 * np.exp(-x * x)",
-               tangent="-t * 1.1283791670955126 * np.exp(-x * x)")
+               x="-g * 2.0 / np.sqrt(np.pi) * np.exp(-x * x)",
+               tangent="-t * 2.0 / np.sqrt(np.pi) * np.exp(-x * x)")
     for _fn, _twin in ((builtins.max, np.maximum), (builtins.min, np.minimum)):   # of two numbers
         _rule = lookup(_twin)
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)

@@ -20,7 +20,9 @@ a concatenation.  No other name, container or closure then holds that list, so
 
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant, parameter_names
+from tangent_ckpt.compiler.desugar.local_bindings import (builtins_meant, local_names,
+                                                          parameter_names)
+from tangent_ckpt.compiler.desugar.view_facts import numpy_function
 
 # methods of a list that read it or change it where it is
 LIST_METHODS = frozenset(("append", "extend", "pop", "insert", "reverse", "clear", "index",
@@ -41,11 +43,10 @@ def held_lists(fnode, resolve):
                   isinstance(s.value, (gast.List, gast.ListComp))}
     if not candidates:
         return {}
-    builtin = builtins_meant(READING_BUILTINS + ITERATING_BUILTINS, fnode, resolve)
-    parents = _parents(fnode)
+    reads = _Reads(fnode, resolve)
     held = {}
     for name in sorted(candidates):
-        items = _held(name, fnode, parents, builtin, resolve)
+        items = reads.held(name)
         if items is not None:
             held[name] = items
     return held
@@ -56,37 +57,133 @@ def mentions(node, name):
     return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(node))
 
 
-def _held(name, fnode, parents, builtin, resolve):
-    if name in parameter_names(fnode):
+class _Reads:
+    """How ``fnode`` reads its lists: the parent of each node, the builtins its
+    names surely mean, and which calls are NumPy functions."""
+
+    def __init__(self, fnode, resolve):
+        self.fnode = fnode
+        self.parents = _parents(fnode)
+        self.builtin = builtins_meant(READING_BUILTINS + ITERATING_BUILTINS, fnode, resolve)
+        self.resolve, self.local = resolve, local_names(fnode)
+
+    def numpy_function(self, func):
+        """``np.mean``, ``np.stack``: a NumPy function, which copies what a list holds."""
+        return numpy_function(func, self.resolve, self.local) is not None
+
+    def held(self, name):
+        """The values that may become items of the list ``name``, or None where
+        it is not a list held under that name only."""
+        fnode, parents, builtin = self.fnode, self.parents, self.builtin
+        if name in parameter_names(fnode):
+            return None
+        for n in gast.walk(fnode):
+            if isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
+                return None
+            if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                                 gast.Lambda, gast.ClassDef)) and \
+                    mentions(n, name):
+                return None  # a closure may hold the list itself
+        items = []
+        for n in gast.walk(fnode):
+            if not (isinstance(n, gast.Name) and n.id == name):
+                continue
+            parent = parents.get(id(n))
+            if isinstance(n.ctx, gast.Store):
+                made = _made_items(parent.value, name, builtin) if \
+                    isinstance(parent, gast.Assign) and parent.targets == [n] or \
+                    isinstance(parent, gast.AugAssign) and isinstance(parent.op, gast.Add) \
+                    else None
+                if made is None:
+                    return None
+                items += made
+            elif isinstance(n.ctx, gast.Del):
+                return None
+            else:
+                added = self.read_adds(n, parent)
+                if added is None:
+                    return None
+                items += added
+        return items
+
+    def read_adds(self, n, parent):
+        """What the read ``n`` of the list may make its items (a list), or None
+        where the read may keep the list itself somewhere else."""
+        parents, builtin = self.parents, self.builtin
+        if isinstance(parent, gast.Subscript) and parent.value is n:
+            if isinstance(parent.ctx, gast.Store):
+                stmt = parents.get(id(parent))
+                if isinstance(stmt, gast.Assign) and stmt.targets == [parent] and \
+                        not isinstance(parent.slice, gast.Slice):
+                    return [stmt.value]  # ws[k] = v
+                if isinstance(stmt, gast.AugAssign) and stmt.target is parent:
+                    return []  # ws[k] += v: an array item stays that array, in place
+                return [None]  # ws[1:3] = other, or a target among several
+            return []  # an item or slice read, an item updated in place, deleted
+        if isinstance(parent, gast.Attribute) and parent.value is n:
+            call = parents.get(id(parent))
+            if parent.attr not in LIST_METHODS or not isinstance(call, gast.Call) or \
+                    call.func is not parent:
+                return None
+            if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
+                return [None]
+            if parent.attr == "append" and len(call.args) == 1:
+                return [call.args[0]]
+            if parent.attr == "insert" and len(call.args) == 2:
+                return [call.args[1]]
+            if parent.attr == "extend":
+                arg = call.args[0] if call.args else None
+                return [e for e in arg.elts] if isinstance(arg, gast.List) and \
+                    not any(isinstance(e, gast.Starred) for e in arg.elts) else [None]
+            return []
+        if isinstance(parent, gast.For) and parent.iter is n:
+            return []
+        if isinstance(parent, gast.comprehension) and parent.iter is n:
+            made = parents.get(id(parent))  # a generator expression reads the list lazily
+            looks = not isinstance(made, gast.GeneratorExp) or \
+                self.consumed_at_once(made)
+            return [] if looks else None
+        if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and parent.test is n:
+            return []
+        if isinstance(parent, (gast.BoolOp, gast.UnaryOp)):
+            looks = isinstance(parent, gast.UnaryOp) and isinstance(parent.op, gast.Not) or \
+                _in_a_test(parent, parents)
+            return [] if looks else None
+        if isinstance(parent, gast.Compare):
+            return []  # len(buf) > 3 reads len's value; x in buf, buf == [] compare items
+        if isinstance(parent, gast.BinOp) and isinstance(parent.op, gast.Add):
+            return []  # buf + [v]: a new list
+        if isinstance(parent, gast.Call) and n in parent.args:
+            func = parent.func
+            if isinstance(func, gast.Name) and func.id in ITERATING_BUILTINS and \
+                    func.id in builtin:
+                return [] if self.consumed_at_once(parent) else None
+            if isinstance(func, gast.Name) and func.id in builtin or \
+                    self.numpy_function(func):
+                return []
         return None
-    for n in gast.walk(fnode):
-        if isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
-            return None
-        if n is not fnode and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef,
-                                             gast.Lambda, gast.ClassDef)) and \
-                mentions(n, name):
-            return None  # a closure may hold the list itself
-    items = []
-    for n in gast.walk(fnode):
-        if not (isinstance(n, gast.Name) and n.id == name):
-            continue
-        parent = parents.get(id(n))
-        if isinstance(n.ctx, gast.Store):
-            made = _made_items(parent.value, name, builtin) if \
-                isinstance(parent, gast.Assign) and parent.targets == [n] or \
-                isinstance(parent, gast.AugAssign) and isinstance(parent.op, gast.Add) \
-                else None
-            if made is None:
-                return None
-            items += made
-        elif isinstance(n.ctx, gast.Del):
-            return None
-        else:
-            added = _read_adds(n, parent, parents, builtin, resolve)
-            if added is None:
-                return None
-            items += added
-    return items
+
+
+    def consumed_at_once(self, node):
+        """Whether the iterator ``node`` makes (``enumerate(ws)``, a generator
+        expression) is used up where it is made: the iterable of a loop or a
+        comprehension, or given to a builtin or NumPy function that reads it whole
+        (``sum(w for w in ws)``, ``enumerate(zip(ws, gs))`` in a loop) -- never kept
+        under a name to be read after the list changes."""
+        parents, builtin = self.parents, self.builtin
+        parent = parents.get(id(node))
+        if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is node:
+            return not isinstance(parent, gast.comprehension) or \
+                not isinstance(parents.get(id(parent)), gast.GeneratorExp) or \
+                self.consumed_at_once(parents.get(id(parent)))
+        if isinstance(parent, gast.Call) and node in parent.args:
+            func = parent.func
+            if isinstance(func, gast.Name) and func.id in ITERATING_BUILTINS and \
+                    func.id in builtin:
+                return self.consumed_at_once(parent)
+            return isinstance(func, gast.Name) and func.id in READING_BUILTINS and \
+                func.id in builtin or self.numpy_function(func)
+        return False
 
 
 def _parents(root):
@@ -120,84 +217,6 @@ def _made_items(value, name, builtin):
     return None
 
 
-def _read_adds(n, parent, parents, builtin, resolve):
-    """What the read ``n`` of the list may make its items (a list), or None
-    where the read may keep the list itself somewhere else."""
-    if isinstance(parent, gast.Subscript) and parent.value is n:
-        if isinstance(parent.ctx, gast.Store):
-            stmt = parents.get(id(parent))
-            if isinstance(stmt, gast.Assign) and stmt.targets == [parent] and \
-                    not isinstance(parent.slice, gast.Slice):
-                return [stmt.value]  # ws[k] = v
-            if isinstance(stmt, gast.AugAssign) and stmt.target is parent:
-                return []  # ws[k] += v: an array item stays that array, in place
-            return [None]  # ws[1:3] = other, or a target among several
-        return []  # an item or slice read, an item updated in place, deleted
-    if isinstance(parent, gast.Attribute) and parent.value is n:
-        call = parents.get(id(parent))
-        if parent.attr not in LIST_METHODS or not isinstance(call, gast.Call) or \
-                call.func is not parent:
-            return None
-        if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
-            return [None]
-        if parent.attr == "append" and len(call.args) == 1:
-            return [call.args[0]]
-        if parent.attr == "insert" and len(call.args) == 2:
-            return [call.args[1]]
-        if parent.attr == "extend":
-            arg = call.args[0] if call.args else None
-            return [e for e in arg.elts] if isinstance(arg, gast.List) and \
-                not any(isinstance(e, gast.Starred) for e in arg.elts) else [None]
-        return []
-    if isinstance(parent, gast.For) and parent.iter is n:
-        return []
-    if isinstance(parent, gast.comprehension) and parent.iter is n:
-        made = parents.get(id(parent))  # a generator expression reads the list lazily
-        looks = not isinstance(made, gast.GeneratorExp) or \
-            _consumed_at_once(made, parents, builtin, resolve)
-        return [] if looks else None
-    if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)) and parent.test is n:
-        return []
-    if isinstance(parent, (gast.BoolOp, gast.UnaryOp)):
-        looks = isinstance(parent, gast.UnaryOp) and isinstance(parent.op, gast.Not) or \
-            _in_a_test(parent, parents)
-        return [] if looks else None
-    if isinstance(parent, gast.Compare):
-        return []  # len(buf) > 3 reads len's value; x in buf, buf == [] compare items
-    if isinstance(parent, gast.BinOp) and isinstance(parent.op, gast.Add):
-        return []  # buf + [v]: a new list
-    if isinstance(parent, gast.Call) and n in parent.args:
-        func = parent.func
-        if isinstance(func, gast.Name) and func.id in ITERATING_BUILTINS and \
-                func.id in builtin:
-            return [] if _consumed_at_once(parent, parents, builtin, resolve) else None
-        if isinstance(func, gast.Name) and func.id in builtin or \
-                _numpy_function(func, resolve):
-            return []
-    return None
-
-
-def _consumed_at_once(node, parents, builtin, resolve):
-    """Whether the iterator ``node`` makes (``enumerate(ws)``, a generator
-    expression) is used up where it is made: the iterable of a loop or a
-    comprehension, or given to a builtin or NumPy function that reads it whole
-    (``sum(w for w in ws)``, ``enumerate(zip(ws, gs))`` in a loop) -- never kept
-    under a name to be read after the list changes."""
-    parent = parents.get(id(node))
-    if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is node:
-        return not isinstance(parent, gast.comprehension) or \
-            not isinstance(parents.get(id(parent)), gast.GeneratorExp) or \
-            _consumed_at_once(parents.get(id(parent)), parents, builtin, resolve)
-    if isinstance(parent, gast.Call) and node in parent.args:
-        func = parent.func
-        if isinstance(func, gast.Name) and func.id in ITERATING_BUILTINS and \
-                func.id in builtin:
-            return _consumed_at_once(parent, parents, builtin, resolve)
-        return isinstance(func, gast.Name) and func.id in READING_BUILTINS and \
-            func.id in builtin or _numpy_function(func, resolve)
-    return False
-
-
 def _in_a_test(node, parents):
     """``buf and ...`` whose value is only tested (an ``if``/``while`` test)."""
     while isinstance(node, (gast.BoolOp, gast.UnaryOp)):
@@ -207,18 +226,3 @@ def _in_a_test(node, parents):
             return True
         node = parent
     return False
-
-
-def _numpy_function(func, resolve):
-    """``np.mean`` / ``np.stack``: a function of NumPy, which copies what a list holds."""
-    parts = []
-    while isinstance(func, gast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, gast.Name) or not parts:
-        return False
-    value = resolve(func.id)
-    for attr in reversed(parts):
-        value = getattr(value, attr, None)
-    module = getattr(value, "__module__", None) or ""
-    return callable(value) and (module == "numpy" or module.startswith("numpy."))

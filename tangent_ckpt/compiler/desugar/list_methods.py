@@ -114,10 +114,15 @@ def _store(name):
 
 
 def _slice(name, lower=None, upper=None, step=None):
-    const = lambda v: None if v is None else (  # noqa: E731
-        gast.Constant(value=v, kind=None) if not isinstance(v, gast.AST) else v)
+    """``name[lower:upper:step]``; each bound an int constant, a node or None."""
     return gast.Subscript(value=_load(name), slice=gast.Slice(
-        lower=const(lower), upper=const(upper), step=const(step)), ctx=gast.Load())
+        lower=_bound(lower), upper=_bound(upper), step=_bound(step)), ctx=gast.Load())
+
+
+def _bound(value):
+    if value is None or isinstance(value, gast.AST):
+        return value
+    return gast.Constant(value=value, kind=None)
 
 
 def _plus(*parts):
