@@ -22,7 +22,7 @@ import numpy as np
 from tangent_ckpt.errors import BackendError
 
 __all__ = ["is_foreign_array", "is_array", "library_of", "Library", "array_library",
-           "to_host", "from_host", "in_library_of", "copy_array", "as_array", "like_of",
+           "on_device", "to_host", "from_host", "in_library_of", "copy_array", "as_array", "like_of",
            "may_share_memory", "NumpyFor", "run_on", "BackendError", "refuse"]
 
 
@@ -39,6 +39,12 @@ def is_foreign_array(x) -> bool:
 def is_array(x) -> bool:
     """A NumPy array or an array of a library NumPy's functions dispatch to."""
     return isinstance(x, np.ndarray) or is_foreign_array(x)
+
+
+def on_device(x) -> bool:
+    """An array in a GPU's memory (CuPy's: it has the ``__cuda_array_interface__``),
+    which host-memory measurements (tracemalloc) do not see."""
+    return hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray)
 
 
 def library_of(x) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from tangent_ckpt.errors import CheckpointError
 from tangent_ckpt.runtime.memory import peak_of
 from tangent_ckpt.runtime.scheduling.schedules import default_snapshots, uniform_cost
-from tangent_ckpt.runtime.backends import is_foreign_array
+from tangent_ckpt.runtime.backends import is_foreign_array, on_device
 from tangent_ckpt.runtime.stores.snapshots import tree_flatten, tree_nbytes
 
 __all__ = ["DEFAULT_ONLINE_SNAPSHOTS", "TAPE_STATES", "HELD_STATES", "AROUND_STATES",
@@ -80,21 +80,29 @@ def measure_step_bytes(step, index, state, args, adjoint_probe=None):
     first, unmeasured and uncounted, so that the peak is the step's and not
     Numba's compiler's.
 
-    tracemalloc sees host memory only: for a state of another library's arrays
-    (CuPy's on a GPU) a step is taken to need at least ``ASSUMED_STEP_STATES``
-    states of device memory, as when nothing is measured."""
+    tracemalloc sees host memory only.  For a state of another library's arrays a
+    step is taken to need at least ``ASSUMED_STEP_STATES`` states, as when nothing
+    is measured; for one in a GPU's memory (CuPy's) exactly that: the host peak
+    tracemalloc reports there is not device memory -- on a first call it is mostly
+    the library compiling its kernels, once -- and a budget of device memory does
+    not pay for it."""
     if getattr(step, "compile_seconds", None) is not None:
         warm = step(index, state, *args)
         if adjoint_probe is not None:
             adjoint_probe(index, state, warm, *args)
     after, forward_bytes = peak_of(lambda: step(index, state, *args))
+    leaves = tree_flatten(state)[0]
     floor = 0
-    if any(is_foreign_array(leaf) for leaf in tree_flatten(state)[0]):
-        floor = ASSUMED_STEP_STATES * tree_nbytes(state)   # not seen by tracemalloc
+    if any(is_foreign_array(leaf) for leaf in leaves):
+        floor = ASSUMED_STEP_STATES * tree_nbytes(state)
+    probes = 1 if adjoint_probe is None else 2
     if adjoint_probe is None:
-        return max(forward_bytes, floor), max(2 * forward_bytes, floor), 1
-    _, adjoint_bytes = peak_of(adjoint_probe, index, state, after, *args)
-    return max(forward_bytes, floor), max(adjoint_bytes, floor), 2
+        adjoint_bytes = 2 * forward_bytes
+    else:
+        _, adjoint_bytes = peak_of(adjoint_probe, index, state, after, *args)
+    if any(on_device(leaf) for leaf in leaves):
+        return floor, floor, probes
+    return max(forward_bytes, floor), max(adjoint_bytes, floor), probes
 
 
 def budget_refusal(name, budget, overhead, state_bytes, step_bytes=None):
