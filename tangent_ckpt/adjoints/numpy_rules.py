@@ -178,7 +178,7 @@ def eigh_tangent(UPLO="L", **_):
     if read is None:
         return None
     sandwich = f"np.swapaxes(ans[1], -1, -2) @ {read} @ ans[1]"
-    eye = "np.eye(np.shape(a)[-1])"
+    eye = "np.identity(np.shape(a)[-1], like=ans[1])"
     gaps = f"np.where({eye} > 0.5, 1.0, ans[0][..., None, :] - ans[0][..., :, None])"
     return (f"(np.diagonal({sandwich}, 0, -2, -1), "
             f"ans[1] @ (np.where({eye} > 0.5, 0.0, 1.0 / {gaps}) * ({sandwich})))")
@@ -191,7 +191,7 @@ def cholesky_tangent(upper=False, **_):
     lower = "np.swapaxes(ans, -1, -2)" if upper else "ans"
     read = _triangle_read("U" if upper else "L")
     x = f"np.linalg.solve({lower}, np.swapaxes(np.linalg.solve({lower}, {read}), -1, -2))"
-    half = f"np.tril({x}) - 0.5 * {x} * np.eye(np.shape(a)[-1])"
+    half = f"np.tril({x}) - 0.5 * {x} * np.identity(np.shape(a)[-1], like=ans)"
     out = f"{lower} @ ({half})"
     return f"np.swapaxes({out}, -1, -2)" if upper else out
 
@@ -211,8 +211,9 @@ for _choose in (eigvalsh_tangent, eigh_tangent, cholesky_tangent, matrix_power_t
 # pinv where the rank is locally constant (Golub & Pereyra): with P = pinv(a),
 # -P t P + P P^T t^T (1 - a P) + (1 - P a) t^T P^T P
 _TT, _PT = "np.swapaxes(t, -1, -2)", "np.swapaxes(ans, -1, -2)"
-PINV_TANGENT = (f"-(ans @ t @ ans) + ans @ {_PT} @ {_TT} @ (np.eye(np.shape(a)[-2]) - a @ ans) + "
-                f"(np.eye(np.shape(a)[-1]) - ans @ a) @ {_TT} @ {_PT} @ ans")
+PINV_TANGENT = (f"-(ans @ t @ ans) + ans @ {_PT} @ {_TT} @ "
+                f"(np.identity(np.shape(a)[-2], like=ans) - a @ ans) + "
+                f"(np.identity(np.shape(a)[-1], like=ans) - ans @ a) @ {_TT} @ {_PT} @ ans")
 # reduced qr, m >= n: X = Q^T t R^-1, W = X - (its strictly lower part minus that part's
 # transpose), upper triangular; dR = W R, dQ = t R^-1 - Q W
 _T_RINV = ("np.swapaxes(np.linalg.solve(np.swapaxes(ans[1], -1, -2), np.swapaxes(t, -1, -2)), "
@@ -225,7 +226,7 @@ QR_TANGENT = f"({_T_RINV} - ans[0] @ {_QW}, {_QW} @ ans[1])"
 _V = "np.swapaxes(ans[2], -1, -2)"
 _P = f"(np.swapaxes(ans[0], -1, -2) @ t @ {_V})"
 _PT = f"np.swapaxes({_P}, -1, -2)"
-_EYE_K = "np.eye(np.shape(ans[1])[-1])"
+_EYE_K = "np.identity(np.shape(ans[1])[-1], like=ans[1])"
 _F = (f"np.where({_EYE_K} > 0.5, 0.0, 1.0 / np.where({_EYE_K} > 0.5, 1.0, "
       "ans[1][..., None, :] ** 2 - ans[1][..., :, None] ** 2))")
 _ROW, _COL = "ans[1][..., None, :]", "ans[1][..., :, None]"

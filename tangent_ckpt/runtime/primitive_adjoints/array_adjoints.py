@@ -7,7 +7,7 @@ and never mutate their arguments.
 
 import numpy as np
 
-from tangent_ckpt.runtime.backends import as_array, like_of
+from tangent_ckpt.runtime.backends import as_array, in_library_of, like_of
 from tangent_ckpt.errors import TangentCkptError
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (
@@ -143,7 +143,7 @@ def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
     axis = axis % y.ndim
     n = y.shape[axis]
     if x is None:
-        widths = np.full(max(n - 1, 0), float(dx), like=like_of(y))
+        widths = np.zeros(max(n - 1, 0), like=like_of(y)) + float(dx)  # (not np.full: see fft)
     else:
         widths = np.diff(as_array(x, dtype=float), axis=-1 if np.ndim(x) == 1 else axis)
     if np.ndim(widths) > 1:
@@ -151,7 +151,7 @@ def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
     weights = np.zeros(np.shape(widths)[:-1] + (n,), like=like_of(y, widths))
     weights[..., 1:] += 0.5 * widths
     weights[..., :-1] += 0.5 * widths
-    return np.moveaxis(as_array(g)[..., None] * weights, -1, axis)
+    return np.moveaxis(in_library_of(g, weights)[..., None] * weights, -1, axis)
 
 
 def cov_adjoint(g, m, rowvar=True, bias=False):
@@ -164,7 +164,7 @@ def cov_adjoint(g, m, rowvar=True, bias=False):
     flip = not rowvar and m.ndim == 2
     X = np.atleast_2d(m.T if flip else m)
     Xc = X - np.mean(X, axis=1, keepdims=True)
-    G = np.reshape(g, (X.shape[0], X.shape[0]))
+    G = np.reshape(in_library_of(g, X), (X.shape[0], X.shape[0]))
     bX = (G + G.T) @ Xc / (X.shape[1] - 1 + bias)
     return np.reshape(bX.T if flip else bX, m.shape)
 
@@ -199,7 +199,7 @@ def polyder_adjoint(g, p):
     n = len(p)
     if n == 1:
         return np.zeros(1, like=like_of(g))
-    return np.append(as_array(g, dtype=float) * np.arange(n - 1, 0, -1), 0.0)
+    return np.append(as_array(g, dtype=float) * np.arange(n - 1, 0, -1, like=like_of(g)), 0.0)
 
 
 def polyval_adjoint_p(g, p, x):
@@ -293,7 +293,7 @@ def _gradient_adjoint_along(g, f, varargs, axis, edge_order):
     n = f.shape[axis]
     matrix = np.gradient(np.eye(n), *varargs, axis=0, edge_order=edge_order)
     gm = np.moveaxis(as_array(g), axis, -1)
-    return np.moveaxis(gm @ matrix, -1, axis)
+    return np.moveaxis(gm @ in_library_of(matrix, gm), -1, axis)
 
 
 # --- building and reshaping --------------------------------------------------------
@@ -450,6 +450,7 @@ def linspace_adjoint(g, start, stop, num=50, endpoint=True, axis=0, at_stop=Fals
     if endpoint and num == 1:
         t = np.zeros(1)
     gm = np.moveaxis(as_array(g), axis, 0)
+    t = in_library_of(t, gm)
     weight = t if at_stop else 1 - t
     summed = np.tensordot(weight, gm, axes=(0, 0))
     target = stop if at_stop else start

@@ -94,7 +94,7 @@ def irfft_adjoint(g, x, n, axis, norm):
     axis = axis % x.ndim
     n = 2 * (x.shape[axis] - 1) if n is None else n
     half = np.conj(np.fft.rfft(real_part(g), n, axis=axis, norm=_DUAL_NORM[norm]))
-    twice = np.full(n // 2 + 1, 2.0, like=like_of(g, x))
+    twice = np.zeros(n // 2 + 1, like=like_of(g, x)) + 2.0  # (np.full(like=) hands CuPy a device=)
     twice[0] = 1.0
     if n % 2 == 0:
         twice[-1] = 1.0

@@ -9,7 +9,7 @@ tuple results of ``eigh``, ``svd``, ``qr`` and ``slogdet``, ``g`` is a
 
 import numpy as np
 
-from tangent_ckpt.runtime.backends import as_array, like_of
+from tangent_ckpt.runtime.backends import as_array, in_library_of, like_of
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import _keep, _weak_like, is_zero, unbroadcast
 
 __all__ = [
@@ -68,7 +68,7 @@ def det_adjoint(g, a, ans):
     """Adjoint of ``np.linalg.det``: ``g * det(a) * inv(a).T`` (inf for a singular ``a``)."""
     if is_zero(g):
         return g
-    factor = np.asarray(g * ans)[..., None, None]
+    factor = as_array(g * ans)[..., None, None]
     return factor * _T(np.linalg.inv(a))
 
 
@@ -78,7 +78,7 @@ def slogdet_adjoint(g, a):
     _, glog = _parts(g, 2)
     if is_zero(glog):
         return 0.0
-    return as_array(glog)[..., None, None] * _T(np.linalg.inv(a))
+    return in_library_of(glog, a)[..., None, None] * _T(np.linalg.inv(a))
 
 
 def _from_symmetric(G, uplo):
@@ -86,8 +86,8 @@ def _from_symmetric(G, uplo):
     adjoint ``G`` with respect to the symmetric matrix it stands for."""
     G = 0.5 * (G + _T(G))
     if uplo.upper() == "L":
-        return np.tril(2 * G, -1) + G * np.eye(G.shape[-1], like=like_of(G))
-    return np.triu(2 * G, 1) + G * np.eye(G.shape[-1], like=like_of(G))
+        return np.tril(2 * G, -1) + G * np.identity(G.shape[-1], like=like_of(G))
+    return np.triu(2 * G, 1) + G * np.identity(G.shape[-1], like=like_of(G))
 
 
 def cholesky_adjoint(g, ans, upper=False):
@@ -100,7 +100,7 @@ def cholesky_adjoint(g, ans, upper=False):
     if upper:
         g = _T(g)
     n = L.shape[-1]
-    phi = np.tril(_T(L) @ g) * (1 - 0.5 * np.eye(n, like=like_of(L, g)))
+    phi = np.tril(_T(L) @ g) * (1 - 0.5 * np.identity(n, like=like_of(L, g)))
     Linv = np.linalg.inv(L)
     S = _T(Linv) @ phi @ Linv
     return _from_symmetric(S, "U" if upper else "L")
@@ -115,10 +115,10 @@ def eigh_adjoint(g, ans, UPLO="L"):
     n = w.shape[-1]
     inner = np.zeros(v.shape, dtype=v.dtype, like=like_of(v))
     if not is_zero(gw):
-        inner = inner + as_array(gw)[..., None] * np.eye(n, like=like_of(v))
+        inner = inner + in_library_of(gw, v)[..., None] * np.identity(n, like=like_of(v))
     if not is_zero(gv):
-        gap = w[..., None, :] - w[..., :, None] + np.eye(n, like=like_of(w))
-        F = (1 - np.eye(n, like=like_of(w))) / gap
+        gap = w[..., None, :] - w[..., :, None] + np.identity(n, like=like_of(w))
+        F = (1 - np.identity(n, like=like_of(w))) / gap
         inner = inner + F * (_T(v) @ gv)
     return _from_symmetric(v @ inner @ _T(v), UPLO)
 
@@ -132,7 +132,7 @@ def svd_adjoint(g, a, ans, full_matrices=True, compute_uv=True):
         return g
     if not compute_uv:
         U, _, Vh = np.linalg.svd(a, full_matrices=False)
-        return U @ (as_array(g)[..., None] * Vh)
+        return U @ (in_library_of(g, Vh)[..., None] * Vh)
     gU, gs, gVh = _parts(g, 3)
     U, s, Vh = ans
     m, n = a.shape[-2], a.shape[-1]
@@ -148,24 +148,24 @@ def svd_adjoint(g, a, ans, full_matrices=True, compute_uv=True):
         gU = gU if is_zero(gU) else gU[..., :, :k]
         gVh = gVh if is_zero(gVh) else gVh[..., :k, :]
     V = _T(Vh)
-    eye = np.eye(k, like=like_of(a))
+    eye = np.identity(k, like=like_of(a))
     s2 = s[..., None, :] ** 2 - s[..., :, None] ** 2      # s_j^2 - s_i^2
     F = (1 - eye) / (s2 + eye)
     S = s[..., None, :] * eye
     Sinv = (1 / s)[..., None, :] * eye
     inner = np.zeros(s.shape + (k,), dtype=np.result_type(a, float), like=like_of(a))
     if not is_zero(gs):
-        inner = inner + as_array(gs)[..., None, :] * eye
+        inner = inner + in_library_of(gs, a)[..., None, :] * eye
     out = 0.0
     if not is_zero(gU):
         J = F * (_T(U) @ gU - _T(gU) @ U)
         inner = inner + J @ S
-        out = out + (np.eye(m, like=like_of(a)) - U @ _T(U)) @ gU @ Sinv @ Vh
+        out = out + (np.identity(m, like=like_of(a)) - U @ _T(U)) @ gU @ Sinv @ Vh
     if not is_zero(gVh):
         gV = _T(gVh)
         K = F * (_T(V) @ gV - _T(gV) @ V)
         inner = inner + S @ K
-        out = out + U @ Sinv @ _T(gV) @ (np.eye(n, like=like_of(a)) - V @ Vh)
+        out = out + U @ Sinv @ _T(gV) @ (np.identity(n, like=like_of(a)) - V @ Vh)
     return U @ inner @ Vh + out
 
 
@@ -177,8 +177,8 @@ def pinv_adjoint(g, a, ans):
     X = ans
     m, n = a.shape[-2], a.shape[-1]
     return (-_T(X) @ g @ _T(X)
-            + (np.eye(m, like=like_of(a)) - a @ X) @ _T(g) @ X @ _T(X)
-            + _T(X) @ X @ _T(g) @ (np.eye(n, like=like_of(a)) - X @ a))
+            + (np.identity(m, like=like_of(a)) - a @ X) @ _T(g) @ X @ _T(X)
+            + _T(X) @ X @ _T(g) @ (np.identity(n, like=like_of(a)) - X @ a))
 
 
 def qr_adjoint(g, a, ans):
@@ -202,7 +202,7 @@ def matrix_power_adjoint(g, a, n):
         return 0.0 * a if not is_zero(g) else g
     if n < 0:
         raise ValueError("adjoint of matrix_power with a negative power: write inv() first")
-    powers = [np.broadcast_to(np.eye(a.shape[-1], like=like_of(a)), a.shape)]
+    powers = [np.broadcast_to(np.identity(a.shape[-1], like=like_of(a)), a.shape)]
     for _ in range(n - 1):
         powers.append(powers[-1] @ a)
     return sum(_T(powers[k]) @ g @ _T(powers[n - 1 - k]) for k in range(n))
@@ -289,7 +289,8 @@ def diagonal_adjoint(g, a, offset=0, axis1=0, axis2=1):
     a = as_array(a)
     out = np.zeros(a.shape, dtype=np.result_type(g, float), like=like_of(g, a))
     view = np.moveaxis(out, (axis1, axis2), (-2, -1))
-    i, j = _diagonal_index(view.shape[-2], view.shape[-1], offset)
+    i, j = (in_library_of(k, out) for k in
+            _diagonal_index(view.shape[-2], view.shape[-1], offset))
     view[..., i, j] = g
     return out
 
@@ -300,7 +301,7 @@ def trace_adjoint(g, a, offset=0, axis1=0, axis2=1):
         return g
     a = as_array(a)
     i, _ = _diagonal_index(a.shape[axis1], a.shape[axis2], offset)
-    return diagonal_adjoint(np.repeat(as_array(g)[..., None], len(i), -1), a,
+    return diagonal_adjoint(np.repeat(in_library_of(g, a)[..., None], len(i), -1), a,
                             offset, axis1, axis2)
 
 
@@ -444,7 +445,7 @@ def einsum_adjoint(g, subscripts, operands, i):
             fresh = spare.pop(0)
             letters[k] = fresh
             terms.append(c + fresh)
-            args.append(np.eye(sizes[c]))
+            args.append(np.identity(sizes[c], like=like_of(g, *operands)))
         seen.add(c)
     for j, (sub, op) in enumerate(zip(inputs, operands)):
         if j != i:
@@ -454,7 +455,7 @@ def einsum_adjoint(g, subscripts, operands, i):
     for k, c in enumerate(letters):
         if c not in present:
             terms.append(c)
-            args.append(np.ones(shape[k]))
+            args.append(np.zeros(shape[k], like=like_of(g, *operands)) + 1.0)
             present.add(c)
     spec = ",".join(terms) + "->" + "".join(letters)
     return np.reshape(np.einsum(spec, *args), shape)

@@ -374,7 +374,11 @@ def _keep(g, x, axis, keepdims):
     if keepdims or is_zero(g):
         return g
     axes = _axes(axis, np.ndim(x))
-    return np.expand_dims(g, axes) if axes else g
+    if not axes:
+        return g
+    if is_foreign_array(x) and not is_foreign_array(g):
+        g = in_library_of(g, x)  # (a seed 1.0 expanded by NumPy is a NumPy array)
+    return np.expand_dims(g, axes)
 
 
 # --- arithmetic and elementwise ------------------------------------------------
