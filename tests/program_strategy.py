@@ -255,6 +255,17 @@ HUNTING_FAMILIES += ("list_methods",)
 REQUESTED_FAMILIES += ("list_steps",)
 HUNTING_FAMILIES += ("list_steps",)
 
+#: a loop over a generator expression whose items read a variable the loop's body
+#: rebinds (``for y in (np.sum(np.tanh(s) * v) for v in range(n)): s = ...``): Python
+#: computes each item at its trip, after the body of the trip before; the compiler
+#: wrote the items out whole before the loop (a silent wrong value and gradient
+#: before session 21; ``desugar/comprehension_loops.py`` now writes the loop Python
+#: runs).  Plain, filtered, enumerated, leaving by ``break`` with an ``else``; read
+#: lazily through ``zip`` it is refused (REFUSED_MARK).  Written on request, like
+#: ``loop_exits``
+REQUESTED_FAMILIES += ("generator_loops",)
+HUNTING_FAMILIES += ("generator_loops",)
+
 #: state outside the function (session 20's hunt): a module-level object of the
 #: module's own class whose float and array attributes the function stores and reads
 #: back (by its name, under another module name, through ``getattr``, by a method, by
@@ -1601,6 +1612,32 @@ class _Gen:
         self.emit(indent + 1, self.pick([f"{k} = np.tanh({k} * 0.9 + 0.1 * {eps})",
                                          f"{k} = {k} * 0.5 + np.tanh({k} + {eps})"]))
         env[k].bound = max(env[k].bound, 3.0)
+        env[k].fresh = env[k].fresh and k not in PARAMS
+
+    def family_generator_loops(self, env, indent):
+        """A loop over a generator expression reading what the body rebinds (see the
+        ``generator_loops`` comment above)."""
+        k = self._carried(env)
+        y, v, j = self.fresh_name("y"), self.fresh_name("v"), self.fresh_name("j")
+        form = self.pick(["plain", "filtered", "enumerated", "left", "zipped"])
+        self.features.add("generator_loop_" + form)
+        item = self.pick([f"np.sum(np.tanh({k}) * ({v} + 1.0))",
+                          f"np.mean({k} * {k}) * 0.5 + {v}"])
+        gen = f"({item} for {v} in range(n){' if ' + v + ' != 1' if form == 'filtered' else ''})"
+        if form == "enumerated":
+            self.emit(indent, f"for {j}, {y} in enumerate({gen}):")
+        elif form == "zipped":
+            self.emit(indent, f"for {y}, {j} in zip({gen}, range(n)):  "
+                              f"{REFUSED_MARK} lazy generator")
+        else:
+            self.emit(indent, f"for {y} in {gen}:")
+        if form == "left":
+            self.emit(indent + 1, f"if {y} > 50.0:")
+            self.emit(indent + 2, "break")
+        self.emit(indent + 1, f"{k} = np.tanh({k} * 0.8 + 0.1 * {y})")
+        if form == "left":
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"{k} = {k} * 0.9")
         env[k].fresh = env[k].fresh and k not in PARAMS
 
     def family_list_methods(self, env, indent):

@@ -241,6 +241,9 @@ def check_refused(source, wrt, options, seed=0, n=3):
                "list item shared": ("may also change",),
                # refused when checkpointed only (taped, exact)
                "generator carried": ("a random generator made in the checkpointed loop",),
+               # (generator_loops: a generator read lazily through zip by a loop
+               # whose body rebinds what it reads)
+               "lazy generator": ("a generator expression read lazily by a for loop",),
                # module_state (the object's stored attribute read another way, ...)
                "other path": ("may be an object whose 'h' the function stores",),
                "attribute added in place": ("h = CELL",),

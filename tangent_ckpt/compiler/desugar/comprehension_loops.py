@@ -32,8 +32,12 @@ statement, or a ``for`` loop's iterable.  A call evaluated before it that may ch
 draws) is first written before the statement in a variable of its own, with each
 operand Python evaluated before it (``y_step = model.step(x)``): evaluated once,
 in Python's order.
-A generator expression is written out where it is consumed at once (a call's
-argument, a ``for``'s iterable, unpacked); one bound to a name is first moved to
+A ``for`` loop over a generator expression (or ``enumerate`` of one) is the loop
+over the generator's iterable computing the item at the top of each trip, as Python
+does (``for v in vs: y = f(s, v)``: the item reads what the trip before rebound); a
+generator another call hands a loop lazily (``zip``, ``filter``) whose body changes
+what it reads is refused.  A generator expression is written out where it is
+consumed at once (a call's argument, unpacked); one bound to a name is first moved to
 the later statement of its block that reads it (Python runs its items there; its
 first iterable, evaluated where it is bound, stays there as ``g_iter = ...``
 unless it is a name not bound again before the read); read elsewhere, refused.
@@ -96,6 +100,12 @@ class _Writer:
             if isinstance(s, (gast.AsyncFunctionDef, gast.ClassDef)):
                 k += 1
                 continue
+            if isinstance(s, gast.For):
+                fused = self.fused_loop(s)
+                if fused is not None:
+                    stmts[k] = fused
+                    continue  # (written out afresh: its iterable, its body)
+                self.refuse_lazy_items_the_body_changes(s)
             for field in _BLOCKS:
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
@@ -166,6 +176,77 @@ class _Writer:
             f"read once by a later statement of the same block", s,
             construct="generator expression bound to a name",
             hint=f"write it where it is read (sum(f(x) for x in xs)), or make '{name}' a list")
+
+    def fused_loop(self, s):
+        """``for y in (f(s, v) for v in vs if c): body`` as the loop Python runs::
+
+            for v in vs:
+                if c:
+                    y = f(s, v)
+                    body
+
+        Python computes each item when the loop asks for it, after the body of the
+        trip before: an item reads what that body rebound (``s = s + y``) and draws
+        after its draws.  Written out whole before the loop, the items would read
+        the values from before it.  Several ``for`` clauses are nested loops, so a
+        ``break`` of the body would leave only the innermost: such a loop is not
+        fused (None), nor an ``async`` one."""
+        gen, target, counted = s.iter, s.target, None
+        if _enumerated_generator(s):  # for k, y in enumerate(f(v) for v in vs)
+            gen, counted = s.iter.args[0], s.iter
+            target = s.target.elts[1]
+        if not isinstance(gen, gast.GeneratorExp) or \
+                any(getattr(g, "is_async", 0) for g in gen.generators) or \
+                len(gen.generators) > 1 and _breaks(s.body):
+            return None
+        self._own_variables(gen)
+        body = [_at(gast.Assign(targets=[target], value=gen.elt, type_comment=None),
+                    target)] + s.body
+        if counted is not None:  # for k, v in enumerate(vs): y = f(v)
+            first = gen.generators[0]
+            counted.args[0] = first.iter
+            first.iter = counted
+            first.target = _at(gast.Tuple(elts=[s.target.elts[0], first.target],
+                                          ctx=gast.Store()), s.target)
+        for g in reversed(gen.generators):
+            for test in reversed(g.ifs):
+                body = [_at(gast.If(test=test, body=body, orelse=[]), test)]
+            body = [_at(gast.For(target=g.target, iter=g.iter, body=body, orelse=[],
+                                 type_comment=None), s)]
+        body[0].orelse = s.orelse
+        return body[0]
+
+    def refuse_lazy_items_the_body_changes(self, s):
+        """``for k, y in zip(f(s, v) for v in vs, ws): s = ...``: a generator expression
+        the loop's iterable reads lazily (through ``zip``, ``enumerate``, ``filter``,
+        ``map``, ``iter``) computes each item at its trip, reading what the body
+        changed -- unless it reads nothing the body stores into, calls a method of,
+        or draws beside.  Written out whole before the loop it would not: refused
+        (``fused_loop`` writes the plain and the enumerated forms as Python runs
+        them)."""
+        body_stores = {root_name(n) for st in [s.target] + s.body for n in gast.walk(st)
+                       if isinstance(n, (gast.Name, gast.Subscript, gast.Attribute)) and
+                       isinstance(n.ctx, (gast.Store, gast.Del))}
+        body_calls = [n for st in s.body for n in gast.walk(st) if isinstance(n, gast.Call)]
+        changed = body_stores | {root_name(c.func.value) for c in body_calls
+                                 if isinstance(c.func, gast.Attribute)}
+        acting = [c for c in body_calls if not self.only_computes(c)]
+        for gen in _lazily_read(s.iter):
+            own = {n.id for g in gen.generators for n in gast.walk(g.target)
+                   if isinstance(n, gast.Name)}
+            first = {id(n) for n in gast.walk(gen.generators[0].iter)}
+            parts = [n for n in gast.walk(gen) if id(n) not in first]
+            reads = {n.id for n in parts if isinstance(n, gast.Name) and
+                     isinstance(n.ctx, gast.Load)} - own
+            draws = any(isinstance(n, gast.Call) and not self.only_computes(n) for n in parts)
+            if reads & changed or draws and acting:
+                why = ", ".join(sorted(reads & changed)) or "a call that may change something"
+                raise self.parsed.error(
+                    UnsupportedSyntaxError, "a generator expression read lazily by a for "
+                    f"loop whose body changes what it reads ({why})", s,
+                    construct="generator expression in a for loop's iterable",
+                    hint="loop over the generator's own iterable and compute the item in "
+                         "the body (for v in vs: y = f(v))")
 
     def only_computes(self, call):
         """Does ``call`` compute a value and change nothing, not even the state of
@@ -437,6 +518,51 @@ def _set_slot(owner, field, k, new):
         setattr(owner, field, new)
     else:
         getattr(owner, field)[k] = new
+
+
+#: builtins whose result reads an iterable argument as the loop asks for items
+_LAZY = ("enumerate", "zip", "filter", "map", "iter")
+
+
+def _enumerated_generator(s):
+    """``for k, y in enumerate(<generator expression>)`` (no ``start=``, no ``if``, one
+    ``for`` clause): the count is the generator's own iterable's."""
+    it = s.iter
+    return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+        it.func.id == "enumerate" and len(it.args) == 1 and not it.keywords and \
+        isinstance(it.args[0], gast.GeneratorExp) and \
+        len(it.args[0].generators) == 1 and not it.args[0].generators[0].ifs and \
+        isinstance(s.target, gast.Tuple) and len(s.target.elts) == 2
+
+
+def _lazily_read(node):
+    """The generator expressions of a loop's iterable ``node`` that it reads as the
+    loop runs: ``node`` itself, or an argument of ``zip``, ``enumerate`` ... of one."""
+    if isinstance(node, gast.GeneratorExp):
+        yield node
+    elif isinstance(node, gast.Call) and (
+            isinstance(node.func, gast.Name) and node.func.id in _LAZY or
+            isinstance(node.func, gast.Attribute) and
+            isinstance(node.func.value, gast.Name) and node.func.value.id == "itertools"):
+        for arg in node.args:
+            yield from _lazily_read(arg.value if isinstance(arg, gast.Starred) else arg)
+
+
+def _breaks(stmts):
+    """Does a ``break`` in ``stmts`` leave the loop whose body they are (not one in a
+    loop of their own, or in a ``def``)?"""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Break):
+            return True
+        if isinstance(n, (gast.For, gast.While)):
+            stack.extend(n.orelse)  # (a break in a loop's else leaves the outer loop)
+            continue
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)):
+            continue
+        stack.extend(c for c in gast.iter_child_nodes(n) if isinstance(c, gast.stmt))
+    return False
 
 
 def _called(call):
