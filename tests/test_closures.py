@@ -434,3 +434,18 @@ def test_a_nested_def_called_for_its_effect_is_lowered_or_refused_with_its_line(
     with pytest.raises(TangentCkptError, match=r"test_closures.py:\d+: unsupported "
                                                f"statement: {statement}"):
         tc.grad(f)(X)
+
+
+def lambda_chosen_at_run_time(x, c):
+    f = (lambda v: v * 2.0) if c > 0 else (lambda v: v * 3.0)
+    return np.sum(f(x))
+
+
+def test_a_lambda_chosen_by_a_conditional_expression_is_refused_with_its_line():
+    """``f = (lambda v: ...) if c else (lambda v: ...)`` chooses a function at run
+    time, which the compiler does not follow: it was a TypeError out of the
+    lowering (a function value is no operand), now a refusal naming the line."""
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(lambda_chosen_at_run_time)(X, 1.0)
+    message = str(info.value)
+    assert "test_closures.py:" in message and "chosen at run time" in message

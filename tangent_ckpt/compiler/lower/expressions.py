@@ -158,6 +158,11 @@ class ExpressionLowering:
         v = self.value(node, hint)
         if isinstance(v, TupleValue):
             raise self.lo.error(UnsupportedSyntaxError, "conditional expression of tuples", node)
+        if isinstance(v, CompileTimeValue):  # f = (lambda v: 2 * v) if c else g
+            raise self.lo.error(UnsupportedSyntaxError, "a function or object chosen at run "
+                                "time by a conditional expression", node,
+                                construct=to_source(node).strip(),
+                                hint="call each in its branch: y = f(x) if c else g(x)")
         self.lo.assignments.emit_value(target, v, line)
         result, self.lo.out = self.lo.out, saved
         return result
