@@ -120,3 +120,32 @@ def test_a_partial_of_an_inlined_helper_is_written_too():
     text = desugared(through_a_helper)
     assert "functools" not in text and "q_2 = s * 2.0" in text, text
     check_construct(through_a_helper, (X,))
+
+
+def of_a_lambda(x):
+    p = functools.partial(lambda a, b: a * np.sin(b), 2.0)
+    return np.sum(p(x))
+
+
+class Scale:
+    def __init__(self, c):
+        self.c = c
+
+    def apply(self, k, v):
+        return self.c * k * np.sin(v)
+
+
+def of_a_method(x):
+    s = Scale(3.0)
+    p = functools.partial(s.apply, 0.5)
+    return np.sum(p(x) * x)
+
+
+def test_a_partial_of_a_lambda_or_a_method_names_it_where_partial_ran():
+    """The lowering held these as a PartialValue; desugar names the function where
+    ``partial`` ran (``p_fn = lambda ...``) and the inliner writes the call out."""
+    for f in (of_a_lambda, of_a_method):
+        text = desugared(f)
+        assert "partial" not in text, text
+        check_value_and_grad(f, (X,))
+        check_construct(f, (X,), (0,))

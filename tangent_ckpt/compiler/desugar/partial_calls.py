@@ -19,11 +19,15 @@ function never assigns, a name of its module, a local bound once before it):
 then it is itself.  ``f`` is such a name too (or a dotted name of a module,
 ``np.tanh``).  The inliner then writes ``f``'s body where it is called.
 
+A partial of a ``lambda`` or of an object's method names it where ``partial``
+ran (``p_fn = lambda a, b: ...``, ``p_fn = model.step``; each call ``p_fn(a,
+x)``), which the inliner (and ``function_names.py``) then write out.
+
 Left as it is, for the lowering's ``PartialValue``: a partial bound in a
 branch or a loop, more than once, handed on as a value (``fixed_point(p, x)``,
-``return p``), of a ``lambda`` or another partial, with ``*`` or ``**`` in its
-arguments, called with ``**`` (which may repeat a bound keyword), or read
-before it is bound.
+``return p``), of another partial or a computed function, with ``*`` or ``**``
+in its arguments, called with ``**`` (which may repeat a bound keyword), or
+read before it is bound.
 """
 
 import functools
@@ -108,13 +112,16 @@ def _written(fnode, k, resolve):
     function = call.args[0]
     if not (fixed(function) or isinstance(function, gast.Attribute) and
             resolve_dotted(function, resolve, local) is not None and
-            fixed(_root(function))):
+            fixed(_root(function)) or isinstance(function, (gast.Lambda, gast.Attribute))):
         return None
     calls = _calls_of(fnode, k, name)
     if calls is None:
         return None
     taken = names_taken(fnode)
     evaluated, args, keywords = [], [], []
+    if isinstance(function, (gast.Lambda, gast.Attribute)) and \
+            resolve_dotted(function, resolve, local) is None:  # evaluated where partial ran
+        function = _bound(function, fixed, f"{name}_fn", taken, evaluated, stmt)
     for a in call.args[1:]:
         args.append(_bound(a, fixed, a.id if isinstance(a, gast.Name) else name,
                            taken, evaluated, stmt))
