@@ -449,3 +449,25 @@ def test_a_lambda_chosen_by_a_conditional_expression_is_refused_with_its_line():
         tc.grad(lambda_chosen_at_run_time)(X, 1.0)
     message = str(info.value)
     assert "test_closures.py:" in message and "chosen at run time" in message
+
+
+def map_of_a_def_made_in_a_loop(x):
+    s = 0.0
+    for k in range(2):
+        def scaled(v):
+            return v * (k + 1.0)
+        m = map(scaled, (x, 2.0 * x))
+        a, b = m
+        s = s + np.sum(a * b)
+    return s
+
+
+def test_a_map_desugar_cannot_write_is_refused_with_its_line():
+    """A map kept as a value is the generator expression desugar writes
+    (desugar/map_calls.py); one of a function that may change before the map
+    calls it (a ``def`` made in a loop) is refused naming the line -- the
+    lowering's map of tuples, which held it, is gone."""
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(map_of_a_def_made_in_a_loop)(X)
+    message = str(info.value)
+    assert "test_closures.py:" in message and "map()" in message

@@ -1,5 +1,4 @@
-"""Desugar: ``map(f, xs)`` where Python consumes it at once, as the comprehension
-or the loop it is.
+"""Desugar: ``map(f, xs)`` as the comprehension, loop or generator expression it is.
 
 ``map`` is lazy: it evaluates ``f`` and ``xs`` where it is called, and calls
 ``f`` on each item only when asked for the next one.  Where the map is consumed
@@ -24,7 +23,15 @@ parameter the function never assigns, a name of its module).
 Consumed at once means: the unpacked value of an assignment (``a, b = map(...)``),
 or the only argument of ``list``, ``tuple`` or ``sum`` (``sum``'s start too, a
 constant or a name).  A map bound to a name, handed on, or read by anything
-else is left as it is, for the lowering.
+else is the generator expression it is, ``m = (f(item) for item in xs)``
+(``comprehension_loops.py`` writes it as the loop before the statement that
+reads it), where ``f`` is a lambda or a name that holds one function wherever
+the generator may call it: one nothing rebinds, or one bound once, at the top
+of the function (``def sq(v)``; ``m, n = map(f, xs), map(g, ys)`` first as one
+binding per map).  An object's method (``map(d.apply, xs)``, the map an
+assignment's whole value) is read where the map is made, into a name of its
+own (``fn = d.apply``).  What is left (a map of a ``def`` made in a loop, of a
+computed function) the lowering refuses.
 """
 
 import builtins
@@ -56,6 +63,16 @@ def write_map_calls(fnode, resolve):
             resolve_dotted(node.func, resolve, local) is builtins.map and \
             (len(node.args) == 2 or "zip" not in local and resolve("zip") is builtins.zip)
 
+    for block in statement_lists(fnode):
+        hoisted = [(k, _function_first(stmt, block is fnode.body, is_map, resolve, local, fnode))
+                   for k, stmt in enumerate(block)]
+        for k, bind in reversed(hoisted):
+            if bind is not None:
+                block.insert(k, bind)
+                rewritten.append(bind)
+    if rewritten:
+        bindings = _bindings(fnode)
+        local = set(bindings)
     consumed = _Consumed(resolve, local, is_map, fnode)
     consumed.visit(fnode)
     rewritten.extend(consumed.rewritten)
@@ -75,7 +92,37 @@ def write_map_calls(fnode, resolve):
                 taken = taken if taken is not None else names_taken(fnode)
                 _loop(s, taken)
                 rewritten.append(s)
+    kept = _Kept(resolve, local, is_map, fnode, bindings)
+    kept.visit(fnode)
+    rewritten.extend(kept.rewritten)
     return bool(rewritten)
+
+
+def _function_first(stmt, top, is_map, resolve, local, fnode):
+    """``m = map(obj.f, xs)``, ``a, b = map(obj.f, xs)``, ``ys = list(map(obj.f, xs))``:
+    the map's function, which Python evaluates first in the statement (an
+    attribute of no module), bound to a name of its own before it (``fn =
+    obj.f``: ``function_names.py`` calls it as the method), the map then of that
+    name; None where the map is
+    not the statement's whole value (or its consumer's only argument), or is
+    bound to a name in a loop or branch (the generator reads ``fn`` when called)."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
+        return None
+    call, kept = stmt.value, isinstance(stmt.targets[0], gast.Name)
+    if isinstance(call, gast.Call) and len(call.args) == 1 and not call.keywords and \
+            resolve_dotted(call.func, resolve, local) in _CONSUMERS:
+        call, kept = call.args[0], False
+    if not is_map(call) or kept and not top:
+        return None
+    f = call.args[0]
+    if not isinstance(f, gast.Attribute) or resolve_dotted(f, resolve, local) is not None:
+        return None
+    name = fresh_name("fn", names_taken(fnode))
+    bind = gast.Assign(targets=[store_node(name)], value=f, type_comment=None)
+    call.args[0] = gast.copy_location(name_node(name), f)
+    for n in gast.walk(bind):
+        gast.copy_location(n, stmt)
+    return bind
 
 
 class _Consumed(gast.NodeTransformer):
@@ -104,6 +151,74 @@ class _Consumed(gast.NodeTransformer):
             return comprehension
         node.args[0] = comprehension
         return node
+
+
+class _Kept(gast.NodeTransformer):
+    """Every other ``map(f, xs)`` (bound to a name, handed on, a map's sequence)
+    as the generator expression it is, ``(f(item) for item in xs)``: both
+    evaluate ``xs`` (its iterator) where they are made and call ``f`` on an item
+    only when asked for the next one; ``f`` is read at each item, so it must be a
+    name nothing rebinds (or a dotted name of a module), or a plain lambda, whose
+    body is the item's value (it reads its free names when called in both)."""
+
+    def __init__(self, resolve, local, is_map, fnode, bindings):
+        self.resolve, self.local, self.is_map, self.fnode = resolve, local, is_map, fnode
+        self.bindings, self.taken, self.rewritten = bindings, None, []
+
+    def visit_Assign(self, node):
+        """``m, n = map(f, xs), map(g, ys)``: one binding per map (the names it
+        binds read by neither), each map then a generator bound to its name."""
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, gast.Tuple) and \
+                isinstance(node.value, gast.Tuple) and \
+                len(target.elts) == len(node.value.elts) and \
+                all(isinstance(t, gast.Name) for t in target.elts) and \
+                len({t.id for t in target.elts}) == len(target.elts) and \
+                any(self.is_map(v) for v in node.value.elts) and \
+                not any(isinstance(v, gast.Starred) for v in node.value.elts) and \
+                not {t.id for t in target.elts} & {
+                    n.id for n in gast.walk(node.value) if isinstance(n, gast.Name)}:
+            split = [gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None),
+                                        node) for t, v in zip(target.elts, node.value.elts)]
+            return [self.visit(s) for s in split]
+        self.generic_visit(node)
+        return node
+
+    def visit_For(self, node):
+        return self._interleaved(node)
+
+    def visit_comprehension(self, node):
+        return self._interleaved(node)
+
+    def _interleaved(self, node):
+        """A map that is a loop's (or a comprehension's) iterable stays one: each
+        item is computed at its trip, which the generator would not keep once
+        ``comprehension_loops.py`` writes it out before the loop (``_loop`` writes
+        the loops it can; the lowering refuses the others, as before)."""
+        iterable = node.iter
+        if not self.is_map(iterable):
+            self.generic_visit(node)
+            return node
+        node.iter = gast.Constant(value=None, kind=None)
+        self.generic_visit(node)
+        node.iter = iterable
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)  # map(f, map(g, xs)): the inner one first
+        f = node.args[0] if self.is_map(node) else None
+        if f is None or not isinstance(f, gast.Lambda) and \
+                not _unchanging(f, self.bindings, self.fnode, self.resolve, self.local) and \
+                not _bound_once_at_the_top(f, self.bindings, self.fnode):
+            return node
+        if self.taken is None:
+            self.taken = names_taken(self.fnode)
+        comprehension = _comprehension(node, self.taken, self.resolve, self.local)
+        if comprehension is None:
+            return node
+        self.rewritten.append(node)
+        generator = gast.GeneratorExp(elt=comprehension.elt, generators=comprehension.generators)
+        return gast.copy_location(generator, node)
 
 
 def _plain(node):
@@ -141,6 +256,18 @@ def _unchanging(f, bindings, fnode, resolve, local):
     return isinstance(f, gast.Name) or resolve_dotted(f, resolve, local) is not None
 
 
+def _bound_once_at_the_top(f, bindings, fnode):
+    """Is ``f`` a name ``fnode`` binds once, by a statement of its body's top
+    level (``def sq(v): ...``, ``act = make_act()``): where a map of it is made,
+    it holds the one value it ever holds there."""
+    if not isinstance(f, gast.Name) or bindings.get(f.id, 0) != 1:
+        return False
+    return any(isinstance(s, gast.FunctionDef) and s.name == f.id or
+               isinstance(s, gast.Assign) and len(s.targets) == 1 and
+               isinstance(s.targets[0], gast.Name) and s.targets[0].id == f.id
+               for s in fnode.body)
+
+
 def _sequences(call, items):
     """The iterable a comprehension or loop over ``call``'s sequences visits, and
     its target (``items``: one fresh name per sequence)."""
@@ -159,7 +286,7 @@ def _comprehension(call, taken, resolve, local):
     f, count = call.args[0], len(call.args) - 1
     if any(isinstance(a, gast.Call) and resolve_dotted(a.func, resolve, local) is builtins.map
            for a in call.args[1:]):
-        return None  # map(f, map(g, xs)): the inner map stays the lowering's value
+        return None  # map(f, map(g, xs)): the inner map a generator first (_Kept)
     if isinstance(f, gast.Lambda):
         args = f.args
         if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg or \

@@ -23,9 +23,11 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
    unrolled (each call of ``act`` then names its function); ``map_calls.py``:
    ``a, b = map(f, xs)``, ``list(map(f, xs))``, ``for h in map(f, xs)`` as the
-   comprehension or loop they are; ``partial_calls.py``:
-   ``p = functools.partial(f, a)`` bound once, each ``p(x)`` written ``f(a_2, x)``
-   (``a`` evaluated where ``partial`` ran); ``spread_arguments.py``: ``g(*(a, b))``,
+   comprehension or loop they are, ``m = map(f, xs)`` (and any other) as the
+   generator expression it is (before 5, which writes it as a loop);
+   ``partial_calls.py``: ``p = functools.partial(f, a)`` bound once, each ``p(x)``
+   written ``f(a_2, x)`` (``a`` evaluated where ``partial`` ran; a lambda or a
+   method ``f`` too, named there); ``spread_arguments.py``: ``g(*(a, b))``,
    ``g(**{"k": v})`` and spreads of a name bound once to such a display, as
    ``g(a, b, k=v)`` (inlining runs these three again after each round);
 2b. ``checkpoint_calls.py``: ``tc.checkpoint(fn, *args)`` as ``fn``'s call in a

@@ -2,17 +2,19 @@
 
 A function passed as an argument (``fixed_point(f, x0)``), a default argument
 (``act=np.tanh``), a closure a factory returns, a ``lambda``, a
-``functools.partial``, ``map``, a method of an object, a ``@property``: each is
+``functools.partial``, a method of an object, a ``@property``: each is
 a compile-time value (:class:`~.scopes.CompileTimeValue`) that the lowering
 holds itself, so that calling it inlines the right code.  A function is known
 by its object (or, for a nested ``def``, its syntax tree), never by its name.
 Objects of user classes are :mod:`.objects`'s.  Variadic calls (``g(*args)``,
 ``g(**kwargs)``, ``rng.randn(*x.shape)``) are spread into plain arguments here
-too.  Desugar writes the plain forms before: a ``map`` consumed at once
-(``desugar/map_calls.py``), a ``partial`` bound once (``partial_calls.py``),
-spreads of displays (``spread_arguments.py``); what reaches this module is what
-those passes leave (a map kept as a value, a partial handed on or bound in a
-branch, a spread of a tuple whose items are rebound).
+too.  Desugar writes the plain forms before: each ``map`` it can follow
+(``desugar/map_calls.py``: a comprehension, a loop or a generator expression;
+one that reaches this module is refused), a ``partial`` bound once, of a lambda
+or a method too (``partial_calls.py``), spreads of displays
+(``spread_arguments.py``); what reaches this module is what those passes leave
+(a partial handed on in a comprehension, bound in a branch, or made at module
+level; a spread of a tuple whose items are computed or rebound).
 """
 
 import functools
@@ -27,7 +29,7 @@ from tangent_ckpt.compiler.desugar.method_writes import handed_parameters, write
 from tangent_ckpt.compiler.fence.object_facts import number_attributes_of_class
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.objects import plain_function
-from tangent_ckpt.compiler.lower.guards import check_helper_call, check_local_call
+from tangent_ckpt.compiler.lower.guards import check_helper_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, Lowered, MethodValue, ObjectValue,
     PartialValue, TupleValue, is_function, to_source,
@@ -61,7 +63,7 @@ def is_compile_time(obj):
 
 class CallableValues:
     """The lowering's part for functions as values (``lo.callables``): spread
-    arguments, ``map``/``partial``/bound methods, lambdas, factories' results."""
+    arguments, ``partial``/bound methods, lambdas, factories' results."""
 
     def __init__(self, lowering):
         self.lo = lowering
@@ -128,15 +130,22 @@ class CallableValues:
 
     # --- calling compile-time values -----------------------------------------
     def special_call(self, fn, node, hint):
-        """Calls whose callee is a value rather than a primitive: ``map``,
+        """Calls whose callee is a value rather than a primitive:
         ``functools.partial``, a partial object, a user class, a method bound to
-        a module-level object; None for any other call."""
-        if fn is map:
-            return self.map_(node, hint)
+        a module-level object, ``zip`` of tuples (``map`` refused); None for any
+        other call."""
+        if fn is map:  # desugar/map_calls.py writes each map it can follow
+            raise self.lo.error(UnsupportedSyntaxError, "map() of a function the compiler cannot "
+                                "follow to where the map calls it (one made in a loop, a "
+                                "computed one)", node,
+                                construct=to_source(node),
+                                hint="map a function bound once at the top of the function "
+                                     "(or a lambda), or write a comprehension: "
+                                     "[f(x) for x in xs]")
         if fn in (list, tuple) and len(node.args) == 1 and not node.keywords and \
                 isinstance(node.args[0], gast.Call) and \
                 self.lo.expressions.static_value(node.args[0].func) in (map, zip):
-            return self.lo.calls.call(node.args[0], hint)  # tuple(map(f, xs)): the items
+            return self.lo.calls.call(node.args[0], hint)  # tuple(zip(*pairs)): the items
         if fn is zip and node.args and not node.keywords:
             sequences = [self.lo.expressions.value(a, hint) for a in node.args]
             if all(isinstance(q, TupleValue) for q in sequences):  # zip(*pairs): transposed
@@ -169,11 +178,9 @@ class CallableValues:
         return None
 
     def call_value(self, value, node, hint):
-        """Call a compile-time value with the arguments of ``node``."""
-        if isinstance(value, LocalFunction):
-            check_local_call(self.lo, value.node, node)
-            return self.lo.inlining.inline(value.node, value.scope, node, hint,
-                                           value.scope.parsed)
+        """Call a compile-time value (a partial, a method, an object with a
+        ``__call__``; a ``def`` or ``lambda`` is ``lo.calls``'s) with the
+        arguments of ``node``."""
         if isinstance(value, PartialValue):
             call = gast.Call(func=Lowered(value.fn, node),
                              args=[Lowered(a, node) for a in value.args] + list(node.args),
@@ -378,28 +385,6 @@ class CallableValues:
         name = self.lo.namer.fresh(hint)
         self.lo.emit(ir.Assign(name, ir.Copy(value), getattr(node, "lineno", self.lo.line)))
         return ir.Name(name)
-
-    def map_(self, node, hint):
-        """``map(f, xs, ...)`` over tuples or lists known when compiling: one call
-        of ``f`` per item, a tuple of the results."""
-        if len(node.args) < 2 or node.keywords:
-            raise self.lo.error(TransformError, "map() takes a function and sequences", node,
-                                construct=to_source(node))
-        fn = self.function_of(node.args[0], node)
-        sequences = [self.lo.expressions.value(a, hint) for a in node.args[1:]]
-        if not all(isinstance(q, TupleValue) for q in sequences):
-            raise self.lo.error(UnsupportedSyntaxError, "map() over an array", node,
-                                construct=to_source(node),
-                                hint="map over a list or tuple of arrays, or write a loop")
-        results = []
-        for items in zip(*(q.items for q in sequences)):
-            call = gast.copy_location(gast.Call(func=Lowered(fn, node),
-                                                args=[Lowered(x, node) for x in items],
-                                                keywords=[]), node)
-            result = self.lo.calls.call(call, hint)
-            results.append(result if isinstance(result, (TupleValue, CompileTimeValue))
-                           else self.lo.expressions.atomize(result, hint))
-        return TupleValue(results)
 
     def lambda_value(self, node):
         """A ``lambda`` as a nested function (its body is its return value)."""
