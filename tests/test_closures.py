@@ -471,3 +471,25 @@ def test_a_map_desugar_cannot_write_is_refused_with_its_line():
         tc.grad(map_of_a_def_made_in_a_loop)(X)
     message = str(info.value)
     assert "test_closures.py:" in message and "map()" in message
+
+
+def apply_once(f, v):
+    return f(v)
+
+
+def partial_handed_on_in_a_comprehension(x):
+    p = functools.partial(scaled, W=W, scale=2.0)
+    ys = [apply_once(p, v) for v in (x, 2.0 * x)]
+    return np.sum(ys[0] * ys[1])
+
+
+def test_a_partial_desugar_cannot_write_is_refused_with_its_line():
+    """desugar/partial_calls.py writes each partial bound once whose reads are its
+    calls (of a lambda or a method too); one handed on inside a comprehension
+    (which the inliner does not enter) is refused naming the line -- the
+    lowering's PartialValue of a partial() call is gone (a module-level partial
+    object keeps it)."""
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(partial_handed_on_in_a_comprehension)(X)
+    message = str(info.value)
+    assert "test_closures.py:" in message and "functools.partial()" in message

@@ -23,11 +23,13 @@ A partial of a ``lambda`` or of an object's method names it where ``partial``
 ran (``p_fn = lambda a, b: ...``, ``p_fn = model.step``; each call ``p_fn(a,
 x)``), which the inliner (and ``function_names.py``) then write out.
 
-Left as it is, for the lowering's ``PartialValue``: a partial bound in a
-branch or a loop, more than once, handed on as a value (``fixed_point(p, x)``,
-``return p``), of another partial or a computed function, with ``*`` or ``**``
-in its arguments, called with ``**`` (which may repeat a bound keyword), or
-read before it is bound.
+Left as it is, for the lowering, which refuses it naming the line: a partial
+bound in a branch or a loop, more than once, handed on as a value where the
+inliner does not write the call it is handed to (in a comprehension), of
+another partial or a computed function, with ``*`` or ``**`` in its arguments,
+called with ``**`` (which may repeat a bound keyword), or read before it is
+bound.  (A partial handed to a helper the inliner writes out, ``fixed_point(p,
+x)``, or returned by a factory it writes out, is rewritten after that round.)
 """
 
 import functools

@@ -13,8 +13,9 @@ too.  Desugar writes the plain forms before: each ``map`` it can follow
 one that reaches this module is refused), a ``partial`` bound once, of a lambda
 or a method too (``partial_calls.py``), spreads of displays
 (``spread_arguments.py``); what reaches this module is what those passes leave
-(a partial handed on in a comprehension, bound in a branch, or made at module
-level; a spread of a tuple whose items are computed or rebound).
+(a partial object made at module level; a spread of a tuple whose items are
+computed or rebound, ``zip(*pairs)`` of such a tuple); a ``map`` or a
+``functools.partial()`` call left is refused.
 """
 
 import functools
@@ -130,10 +131,10 @@ class CallableValues:
 
     # --- calling compile-time values -----------------------------------------
     def special_call(self, fn, node, hint):
-        """Calls whose callee is a value rather than a primitive:
-        ``functools.partial``, a partial object, a user class, a method bound to
-        a module-level object, ``zip`` of tuples (``map`` refused); None for any
-        other call."""
+        """Calls whose callee is a value rather than a primitive: a partial
+        object, a user class, a method bound to a module-level object, ``zip`` of
+        tuples (``map`` and ``functools.partial()`` refused); None for any other
+        call."""
         if fn is map:  # desugar/map_calls.py writes each map it can follow
             raise self.lo.error(UnsupportedSyntaxError, "map() of a function the compiler cannot "
                                 "follow to where the map calls it (one made in a loop, a "
@@ -154,14 +155,13 @@ class CallableValues:
             raise self.lo.error(UnsupportedSyntaxError, "zip() of arrays outside a for loop",
                                 node, construct=to_source(node),
                                 hint="loop over it: for a, b in zip(xs, ys)")
-        if fn is functools.partial:
-            if not node.args:
-                raise self.lo.error(TransformError, "functools.partial() without a function",
-                                    node, construct=to_source(node))
-            target = self.function_of(node.args[0], node)
-            args = [self.bound_operand(a, hint) for a in node.args[1:]]
-            keywords = {k.arg: self.bound_operand(k.value, k.arg) for k in node.keywords}
-            return PartialValue(target, args, keywords)
+        if fn is functools.partial:  # desugar/partial_calls.py writes each it can follow
+            raise self.lo.error(UnsupportedSyntaxError, "a functools.partial() the compiler "
+                                "cannot write as calls of its function (one bound in a branch "
+                                "or loop or more than once, handed on inside a comprehension, "
+                                "with * or ** in it)", node, construct=to_source(node),
+                                hint="bind it once at the top of the function and call it "
+                                     "there, or call the function with all its arguments")
         if isinstance(fn, functools.partial):
             return self.call_value(PartialValue(
                 fn.func, [self.lo.expressions.constant(a) for a in fn.args],
@@ -357,34 +357,11 @@ class CallableValues:
                                 hint="call it by its name, or pass it by name as an argument")
         return prepared
 
-    def function_of(self, node, call):
-        """The function ``node`` denotes (a def, lambda, NumPy function, partial...)."""
-        fn = self.lo.expressions.static_value(node)
-        if fn is _UNRESOLVED and isinstance(node, gast.Lambda):
-            fn = self.lambda_value(node)
-        if not (isinstance(fn, CompileTimeValue) or is_function(fn)):
-            raise self.lo.error(UnsupportedSyntaxError, "a function that is not known when "
-                                "compiling", call, construct=to_source(node),
-                                hint="pass a function defined at module level, in this "
-                                     "function, or a lambda")
-        return fn
-
     def operand(self, node, hint):
         value = self.lo.expressions.value(node, hint)
         if isinstance(value, (CompileTimeValue, TupleValue)):
             return value
         return self.lo.expressions.atomize(value, hint)
-
-    def bound_operand(self, node, hint):
-        """An argument ``functools.partial`` binds: the object it is now, in a
-        variable of its own (the caller may rebind the name it was read from
-        before the partial is called)."""
-        value = self.operand(node, hint)
-        if not isinstance(value, ir.Name):
-            return value
-        name = self.lo.namer.fresh(hint)
-        self.lo.emit(ir.Assign(name, ir.Copy(value), getattr(node, "lineno", self.lo.line)))
-        return ir.Name(name)
 
     def lambda_value(self, node):
         """A ``lambda`` as a nested function (its body is its return value)."""

@@ -14,13 +14,12 @@ lowering:
 - ``expressions`` (:mod:`.expressions`): expressions to operands, names, constants;
 - ``calls`` (:mod:`.calls`): primitives, methods;
 - ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
-- ``callables`` (:mod:`.callables`): functions as values (``partial`` handed on
-  in a comprehension, bound in a branch or made at module level, lambdas, bound
-  methods, spreads of values: desugar writes every ``map`` it can follow as a
-  comprehension, loop or generator expression, ``partial`` bound once (of a
-  lambda or a method too) and spreads of displays as plain calls,
-  ``map_calls.py``, ``partial_calls.py``, ``spread_arguments.py``; a ``map``
-  left is refused);
+- ``callables`` (:mod:`.callables`): functions as values (a ``partial`` object
+  made at module level, lambdas, bound methods, spreads of values, ``zip(*pairs)``:
+  desugar writes every ``map`` it can follow as a comprehension, loop or
+  generator expression, ``partial`` bound once (of a lambda or a method too) and
+  spreads of displays as plain calls, ``map_calls.py``, ``partial_calls.py``,
+  ``spread_arguments.py``; a ``map`` or ``functools.partial()`` left is refused);
 - ``objects`` (:mod:`.objects`): objects of user classes desugar left (more than
   their attributes: in a list or dict that is changed or handed on, returned,
   handed on; a list only read, a dict read by constant keys and a container
