@@ -103,9 +103,9 @@ def _function_first(stmt, top, is_map, resolve, local, fnode):
     the map's function, which Python evaluates first in the statement (an
     attribute of no module), bound to a name of its own before it (``fn =
     obj.f``: ``function_names.py`` calls it as the method), the map then of that
-    name; None where the map is
-    not the statement's whole value (or its consumer's only argument), or is
-    bound to a name in a loop or branch (the generator reads ``fn`` when called)."""
+    name; None where the map is not the statement's whole value (or its
+    consumer's only argument), or is bound to a name in a loop or branch (the
+    generator reads ``fn`` when called)."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1):
         return None
     call, kept = stmt.value, isinstance(stmt.targets[0], gast.Name)
@@ -167,7 +167,8 @@ class _Kept(gast.NodeTransformer):
 
     def visit_Assign(self, node):
         """``m, n = map(f, xs), map(g, ys)``: one binding per map (the names it
-        binds read by neither), each map then a generator bound to its name."""
+        binds read by neither, nor by a nested ``def`` or ``lambda`` one may
+        call), each map then a generator bound to its name."""
         target = node.targets[0]
         if len(node.targets) == 1 and isinstance(target, gast.Tuple) and \
                 isinstance(node.value, gast.Tuple) and \
@@ -176,13 +177,18 @@ class _Kept(gast.NodeTransformer):
                 len({t.id for t in target.elts}) == len(target.elts) and \
                 any(self.is_map(v) for v in node.value.elts) and \
                 not any(isinstance(v, gast.Starred) for v in node.value.elts) and \
-                not {t.id for t in target.elts} & {
-                    n.id for n in gast.walk(node.value) if isinstance(n, gast.Name)}:
+                not {t.id for t in target.elts} & (_read_names(node.value) |
+                                                   self._read_in_nested_scopes()):
             split = [gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None),
                                         node) for t, v in zip(target.elts, node.value.elts)]
             return [self.visit(s) for s in split]
         self.generic_visit(node)
         return node
+
+    def _read_in_nested_scopes(self):
+        return {name for n in gast.walk(self.fnode)
+                if isinstance(n, (gast.FunctionDef, gast.Lambda)) and n is not self.fnode
+                for name in _read_names(n)}
 
     def visit_For(self, node):
         return self._interleaved(node)
@@ -219,6 +225,11 @@ class _Kept(gast.NodeTransformer):
         self.rewritten.append(node)
         generator = gast.GeneratorExp(elt=comprehension.elt, generators=comprehension.generators)
         return gast.copy_location(generator, node)
+
+
+def _read_names(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and
+            isinstance(n.ctx, gast.Load)}
 
 
 def _plain(node):
