@@ -1664,10 +1664,18 @@ class _ConstantState:
 
 
 def _stepped_and_read_after_the_loop(x):
+    opts = [_ConstantState(0.1)]
+    opts.append(_ConstantState(0.2))  # (a display appended to: the list stays the lowering's)
+    for o in opts:
+        x = o.step(x, np.sin(x))
+    return np.sum(x ** 2) * o.lr
+
+
+def _stepped_and_read_after_the_loop_of_a_display(x):
     opts = [_ConstantState(0.1), _ConstantState(0.2)]
     for o in opts:
         x = o.step(x, np.sin(x))
-    return np.sum(x ** 2) * o.lr     # o read after the loop: the list stays the lowering's
+    return np.sum(x ** 2) * o.lr     # o read after the loop: the last optimiser's
 
 
 def test_a_store_into_a_constant_item_of_an_attributes_dict_is_refused_naming_the_line():
@@ -1679,3 +1687,12 @@ def test_a_store_into_a_constant_item_of_an_attributes_dict_is_refused_naming_th
                              r"assignment into an item of a container an object's "
                              r"attribute holds, whose items include a constant"):
         tc.grad(_stepped_and_read_after_the_loop)(np.array([0.3, -0.2, 0.5]))
+
+
+def test_a_store_into_an_attributes_dict_of_a_list_only_read_is_exact():
+    """(desugar writes each object as names, its dict as one of its own.)"""
+    x = np.array([0.3, -0.2, 0.5])
+    check_value_and_grad(_stepped_and_read_after_the_loop_of_a_display, (x,), rel=1e-12)
+    np.testing.assert_allclose(
+        tc.grad(_stepped_and_read_after_the_loop_of_a_display, checkpoint=True, snapshots=2)(x),
+        tc.grad(_stepped_and_read_after_the_loop_of_a_display)(x), rtol=1e-12)

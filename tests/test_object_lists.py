@@ -176,12 +176,43 @@ def indexed_by_a_number_the_code_computes(W, b, x, k):
     return np.sum(layers[k].forward(x))
 
 
+def read_after_the_loop_in_a_time_loop(W, b, x, n):
+    opts = {"W": Dense(W, b), "T": Dense(W.T, b * 0.5)}
+    for _ in range(n):
+        for key, layer in opts.items():
+            x = layer.forward(x)
+        x = x * np.sum(layer.b * layer.W[0]) + len(key)   # the last trip's layer and key
+    return np.sum(x ** 2)
+
+
+def test_the_loop_variable_read_after_the_loop_is_the_last_item():
+    """Python leaves the loop's variable bound to the last item (the loop has no
+    ``break``): each read after the loop, in the statements after it, is that
+    item's name."""
+    text = desugared(read_after_the_loop)
+    assert "layers = [" not in text and "np.sum(x * layers_1_b)" in text, text
+    check_construct(read_after_the_loop, (W, B, X), (0, 1, 2), autograd=False)
+    text = desugared(read_after_the_loop_in_a_time_loop)
+    assert "opts" not in text.replace("opts_", "") and \
+        "np.sum(opts_T_b * opts_T_W[0]) + len(key)" in text, text
+    check_construct(read_after_the_loop_in_a_time_loop, (W, B, X, 3), (0, 1, 2),
+                    autograd=False)
+
+
+def read_after_the_loop_in_another_block(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    if np.sum(x) > -100.0:
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(x * layer.b)   # (unbound had the branch not run)
+
+
 @pytest.mark.parametrize("f, args", [
-    (read_after_the_loop, (W, B, X)),
+    (read_after_the_loop_in_another_block, (W, B, X)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_list_used_any_other_way_stays_a_list(f, args):
-    """The loop's variable read after it: the list stays (for the lowering,
-    which follows it as before)."""
+    """The loop's variable read after the loop outside its block (unbound
+    had the block not run): the list stays (for the lowering, which follows it as before)."""
     assert "layers = [Dense(W, b), Dense(W.T, b)]" in desugared(f)
     check_construct(f, args, (0, 1, 2), autograd=False)
 

@@ -44,8 +44,11 @@ subscript by a number in range or a key it has, or by the index of a loop over
 it that the loop's body does not rebind), a loop over it has no ``else``, no ``break``
 or ``continue`` and no ``def``, ``lambda`` or comprehension in its body, does
 not rebind its variables, and its object variable is read nowhere but in its
-body (or in the body of another loop binding it).  Any other container stays as it
-is, for the lowering.
+body (or in the body of another loop binding it) or, where the loop is its one
+binding, in the statements after the loop in its block: there Python reads
+the last item (the loop has a trip and no ``break``), and so does the rewrite
+(``for o in opts: ...`` then ``return loss * o.lr`` reads ``opts_1_lr``).  Any
+other container stays as it is, for the lowering.
 """
 
 import copy
@@ -511,7 +514,12 @@ def _unrolled(parsed, fnode, stmt, row, items, indices):
                 node.id in bound:
             return False
     if var is not None and _read_elsewhere(fnode, stmt, var):
-        return False
+        after = _read_after(fnode, stmt, var)
+        if after is None:
+            return False
+        last = items[positions[-1]]  # (no break: the loop ends on its last item)
+        for st in after:
+            _Trip(None, None, var, last).visit(st)
     out = []
     for k in positions:
         if index is not None:
@@ -532,6 +540,22 @@ def _drop_unread_indices(fnode, indices):
             and isinstance(n.ctx, gast.Load)}
     for block in statement_lists(fnode):
         block[:] = [s for s in block if id(s) not in indices or s.targets[0].id in read]
+
+
+def _read_after(fnode, loop, var):
+    """The statements after ``loop`` in its block, where every read of ``var``
+    outside ``loop``'s body is in them and ``loop`` is the one binding of ``var``
+    in ``fnode``: each such read runs after the loop ran, and reads the item its
+    last trip bound; else None."""
+    if _bindings(fnode, var) != 1:
+        return None
+    block = next(b for b in statement_lists(fnode) if any(s is loop for s in b))
+    after = block[[id(s) for s in block].index(id(loop)) + 1:]
+    inside = {id(n) for st in loop.body + after for n in gast.walk(st)}
+    if any(isinstance(n, gast.Name) and n.id == var and isinstance(n.ctx, gast.Load)
+           and id(n) not in inside for n in gast.walk(fnode)):
+        return None
+    return after
 
 
 def _read_elsewhere(fnode, loop, var):
