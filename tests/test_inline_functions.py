@@ -845,3 +845,67 @@ def test_super_of_a_class_and_self_is_the_method_after_that_class():
                          wrt=(0, 1))
     check_grad(super_with_a_class_named, (W, np.array([0.3, -0.2, 0.5])), wrt=(0, 1),
                df=tc.grad(super_with_a_class_named, wrt=(0, 1), checkpoint=True, snapshots=2))
+
+
+# --- a classmethod called on its class ----------------------------------------------------
+class _Scaling:
+    factor = 2.0
+
+    def __init__(self, W, s):
+        self.W = W
+        self.s = s
+
+    @classmethod
+    def half(cls, W):
+        return cls(W, 0.5 * cls.factor)
+
+    @classmethod
+    def quarter(cls, W):
+        return cls.half(W * 0.5)   # cls.half: the classmethod of the class called on
+
+    @classmethod
+    def rebinding(cls, W):
+        cls = _Scaling
+        return cls(W, 1.0)
+
+    def forward(self, x):
+        return np.tanh(self.W @ x) * self.s
+
+
+class _Tripled(_Scaling):
+    factor = 3.0
+
+    def forward(self, x):
+        return np.sin(self.W @ x) * self.s
+
+
+def made_by_a_classmethod(W, x):
+    layer = _Scaling.half(W)
+    other = _Tripled.quarter(W.T)   # cls is _Tripled: its factor, its forward
+    return np.sum(layer.forward(x) * other.forward(x))
+
+
+def made_by_a_classmethod_rebinding_cls(W, x):
+    layer = _Scaling.rebinding(W)
+    return np.sum(layer.forward(x))
+
+
+def test_a_classmethod_called_on_its_class_is_inlined_with_cls_the_class():
+    """``Cls.half(W)`` runs ``half`` with ``cls`` the class it is called on (a
+    subclass's attributes and methods where it is a subclass): its object is
+    then names like any other."""
+    text = desugared(made_by_a_classmethod).split("\n\n\n")[0]
+    assert ".half" not in text and ".quarter" not in text and ".forward" not in text and \
+        "np.sin" in text and "_Tripled.factor" in text, text
+    x = np.array([0.3, -0.2, 0.5])
+    check_value_and_grad(made_by_a_classmethod, (W, x), wrt=(0, 1))
+    check_grad(made_by_a_classmethod, (W, x), wrt=(0, 1),
+               df=tc.grad(made_by_a_classmethod, wrt=(0, 1), checkpoint=True, snapshots=2))
+
+
+def test_a_classmethod_rebinding_cls_stays_a_call():
+    """(``cls`` would be a local alias of the class: the lowering's, which refuses
+    it naming the line, as before.)"""
+    assert "_Scaling.rebinding(W)" in desugared(made_by_a_classmethod_rebinding_cls)
+    with pytest.raises(TangentCkptError, match=r"test_inline_functions.py:\d+: "):
+        tc.grad(made_by_a_classmethod_rebinding_cls)(W, np.array([0.3, -0.2, 0.5]))

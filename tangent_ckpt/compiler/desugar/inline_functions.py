@@ -6,7 +6,9 @@ function with a rule) becomes the statements of ``step``'s body, in the caller's
 function.  So do ``obj = Cls(...)`` (``Cls.__init__``) and ``obj.method(...)``
 where the function makes ``obj`` (``self`` is ``obj``; ``super().f(...)`` the
 function Python's method resolution finds for ``obj``'s class, ``super(Cls,
-self).f(...)`` the one after ``Cls`` in it), when
+self).f(...)`` the one after ``Cls`` in it), and ``Cls.make(W)``, a
+``classmethod`` of a class the function reads by name (``cls`` is ``Cls``
+wherever the body reads it, so ``cls(W, 0.5)`` is a construction), when
 ``scalar_objects.py`` can then write ``obj`` as one name per attribute (a round
 that finds an object more than its attributes is done again without it).  The
 statements are written so:
@@ -888,6 +890,8 @@ class _Inliner:
                 raise _NotInlined  # `self = ...`: a local alias of the object (the lowering's)
         elif isinstance(call.func, gast.Name) and call.func.id in self.local_functions:
             callee = self.local_callee(call.func.id)
+        elif self.class_method(call) is not None:
+            callee = self.module_callee(self.class_method(call))
         else:
             fn = resolve_dotted(call.func, self.parsed.resolve, self.locals)
             if not _plain_user_function(fn):
@@ -958,12 +962,41 @@ class _Inliner:
             raise _NotInlined
         return found[0], cls if found[1] else None
 
+    def class_method(self, call):
+        """The function of ``Cls.name(...)``, a ``classmethod`` of a class the
+        function reads by its plain name ``Cls`` from its module or closure, where
+        the function neither reads ``super`` nor rebinds ``cls`` (it is then
+        ``Cls`` wherever the body reads it); else None."""
+        func = call.func
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)) or \
+                func.value.id in self.locals:
+            return None
+        cls = self.parsed.resolve(func.value.id)
+        if not inspect.isclass(cls):
+            return None
+        raw = next((vars(k)[func.attr] for k in cls.__mro__ if func.attr in vars(k)), None)
+        if not isinstance(raw, classmethod) or not _plain_user_function(raw.__func__):
+            return None
+        callee = self.module_callee(raw.__func__)
+        if callee is None or not _positional(callee.template) or \
+                _positional(callee.template)[0] in _stored_names_in_body(callee.template) or \
+                any(isinstance(n, gast.Name) and n.id == "super"
+                    for n in gast.walk(callee.template)):
+            return None
+        return raw.__func__
+
     def with_receiver(self, call):
         """``call``, with the object as the first argument where it calls a method
-        of an object this pass made; and the object's class (None for a plain
-        call)."""
+        of an object this pass made (the class, where it calls a ``classmethod``
+        of a class, :meth:`class_method`); and the object's class (None for a
+        plain call)."""
         if isinstance(call.func, gast.Name) and call.func.id in self.super_methods:
             return call, self.super_methods[call.func.id]  # super().f(...): self is first
+        if self.class_method(call) is not None:
+            return gast.copy_location(gast.Call(
+                func=call.func, args=[gast.copy_location(name_node(call.func.value.id),
+                                                         call.func.value)] + list(call.args),
+                keywords=list(call.keywords)), call), None
         method = self.method_call(call)
         if method is None or method[1] is None:
             return call, None

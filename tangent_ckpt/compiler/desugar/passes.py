@@ -49,7 +49,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    per object (before 3, which makes each such object names; and again after 3,
    for a list read in a helper's body 3 inlined, then 3 again);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
-   the user's generators) written as the statements of their bodies, in Python's
+   the user's generators; ``Cls.make(W)``, a ``classmethod``, with ``cls`` the
+   class) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name; a
    call in ``a if c else b``, ``and``/``or`` or a ``while`` test with the ``if``
    statements that run the expression's parts, after 2b: ``tc.checkpoint`` there);
