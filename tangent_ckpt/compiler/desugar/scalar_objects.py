@@ -14,7 +14,8 @@ by constructions of one class alone and used only as ``model.attr`` (never
 handed on, stored, returned or deleted; its methods' calls all inlined), the
 class makes no lookup of its own (``__getattr__``, ``__setattr__``, slots,
 properties or methods in the place of an attribute the code uses), and a
-class default the object stores over is a number, string or tuple of them.  Any other object is left
+class default the object stores over is a number, string or tuple of them, or an
+array (bound to ``Model.mem`` where the object is made).  Any other object is left
 as it was, to the lowering.
 """
 
@@ -164,7 +165,8 @@ def replace_objects(parsed, fnode, constructed, taken, given=None, constructor_s
         stored = {n.attr for n in uses[name] if not isinstance(n.ctx, gast.Load)}
         names = {attr: _attribute_name(parsed, taken, name, attr) for attr in sorted(stored)}
         _replace_uses(parsed, fnode, cls, uses[name], names, taken)
-        _defaults_where_made(fnode, name, cls, names)
+        _defaults_where_made(fnode, name, cls, names,
+                             lambda: name_node(_class_name(parsed, fnode, cls, taken)))
     return set()
 
 
@@ -240,9 +242,11 @@ class _Replace(gast.NodeTransformer):
         return new if new is not None else self.generic_visit(node)
 
 
-def _plain_attributes(cls, uses):
+def _plain_attributes(cls, uses, arrays_stored=True):
     """Are the attributes ``uses`` reads and stores plain data of the object (or
-    numbers and strings of its class, or data of its class the code only reads)?"""
+    numbers and strings of its class, or data of its class the code only reads,
+    or, ``arrays_stored``, an array of its class the object stores over: bound to
+    ``Cls.attr`` where the object is made)?"""
     stored = {n.attr for n in uses if not isinstance(n.ctx, gast.Load)}
     fields = records.fields(cls) if records.record_class(cls) else ()
     for attr in {n.attr for n in uses}:
@@ -255,8 +259,8 @@ def _plain_attributes(cls, uses):
             continue
         if _plain_default(value):
             continue
-        if attr in stored or not isinstance(value, np.ndarray):
-            return False  # a method, property or descriptor, a class's list or array stored over
+        if not isinstance(value, np.ndarray) or attr in stored and not arrays_stored:
+            return False  # a method, property or descriptor, a class's list stored over
     return True
 
 
@@ -270,7 +274,7 @@ def _given_attributes(structure, uses):
             if found and hasattr(type(value), "__set__"):
                 return False  # a property with a setter: the class's lookup, not the dict's
             continue
-        if not _plain_attributes(cls, [n for n in uses if n.attr == attr]):
+        if not _plain_attributes(cls, [n for n in uses if n.attr == attr], arrays_stored=False):
             return False
     return True
 
@@ -332,10 +336,13 @@ def _constant(value):
     return gast.Constant(value=value, kind=None)
 
 
-def _defaults_where_made(fnode, name, cls, names):
+def _defaults_where_made(fnode, name, cls, names, class_node):
     """Replace the markers where ``name``'s objects were made by the bindings of
-    the class defaults of its stored attributes (``model_count = Model.count``),
-    where a read may come before the object's own store."""
+    the class defaults of its stored attributes (``model_count = 0``; an array,
+    ``model_mem = Model.mem``, ``class_node()`` the read of ``cls``), where a read
+    may come before the object's own store.  (Python reads the class's array
+    itself until the object stores its own: a write into it in place is the
+    class's, which the fence refuses as a write into a module-level object.)"""
     for block in statement_lists(fnode):
         k = 0
         while k < len(block):
@@ -347,16 +354,19 @@ def _defaults_where_made(fnode, name, cls, names):
             for attr, new in sorted(names.items()):
                 found, value = _class_default(cls, attr)
                 if found and not _stored_before_read(block[k + 1:], new):
-                    bindings.append(_binding(new, value, stmt))
+                    bindings.append(_binding(new, value, stmt) if _plain_default(value)
+                                    else _binding(new, value, stmt, gast.Attribute(
+                                        value=class_node(), attr=attr, ctx=gast.Load())))
             block[k:k + 1] = bindings
             k += len(bindings)
 
 
-def _binding(name, value, where):
-    """``name = value`` (a plain default), placed at the statement ``where``."""
+def _binding(name, value, where, read=None):
+    """``name = value`` (a plain default; else ``read``, its expression), placed at
+    the statement ``where``."""
     return gast.copy_location(gast.Assign(
         targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)],
-        value=_constant(value), type_comment=None), where)
+        value=_constant(value) if read is None else read, type_comment=None), where)
 
 
 def _is_marker(stmt, name):

@@ -579,7 +579,11 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     hint=f"call {self.fnode.name}() as a statement of its own (r = "
                          f"{self.fnode.name}(...)), where its body is written into the "
                          f"function, or have it return the new array")
-            if name != origin[1]:
+            if name != origin[1] and isinstance(self.parsed.resolve(origin[1]), type):
+                # b.mem += x, b.mem read from the class until b stores its own
+                message = f"a write into '{name}' may change an array the class " \
+                    f"{origin[1]} holds (the two may share memory), which outlives this call"
+            elif name != origin[1]:
                 message = f"a write into '{name}' may change the module-level object " \
                     f"'{origin[1]}' (the two may share memory), which outlives this call"
             elif isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name):
@@ -730,6 +734,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 not user_object(self.parsed.resolve(other)):
             return ("keep the value in a local variable (or in an attribute of an object "
                     "the function makes) and return it if the caller needs it")
+        if isinstance(self.parsed.resolve(other), type) and name != other:
+            return (f"compute the new array and assign it ({name} = {name} + ...), or "
+                    f"give the object an array of its own in __init__ (self.x = "
+                    f"np.zeros(...))")
         if user_object(self.parsed.resolve(other)):
             return (f"'{other}' is an object: compute the new array and assign it to "
                     f"the attribute ({other}.x = ..., or self.x = ... in its method) "
