@@ -1664,11 +1664,10 @@ class _ConstantState:
 
 
 def _stepped_and_read_after_the_loop(x):
-    opts = [_ConstantState(0.1)]
-    opts.append(_ConstantState(0.2))  # (a display appended to: the list stays the lowering's)
+    opts = [_ConstantState(0.1), _ConstantState(0.2)]
     for o in opts:
         x = o.step(x, np.sin(x))
-    return np.sum(x ** 2) * o.lr
+    return np.sum(x ** 2) * o.lr, opts   # (returned: the list stays the lowering's)
 
 
 def _stepped_and_read_after_the_loop_of_a_display(x):

@@ -284,10 +284,13 @@ def made_then_appended_to(W, b, x):
     return np.sum(x)
 
 
-def test_a_list_made_by_a_display_then_appended_to_stays_a_list():
-    """(Its appends are no items of the display: once written as the names of the
-    display's items, a wrong program.)"""
-    assert "layers = [Dense(W, b)]" in desugared(made_then_appended_to)
+def test_a_list_made_by_a_display_then_appended_to_is_one_name_per_object():
+    """The display's items, then the appended ones, in that order (its appends
+    are items too: once written as the names of the display's items alone, a
+    wrong program)."""
+    text = desugared(made_then_appended_to)
+    assert "layers" not in text.replace("layers_", "") and \
+        text.index("layers_0_W = W") < text.index("layers_1_W = W_2"), text
     check_construct(made_then_appended_to, (W, B, X), (0, 1, 2), autograd=False)
 
 

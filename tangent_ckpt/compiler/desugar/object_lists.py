@@ -13,9 +13,10 @@ one, bound to its number first)::
         h = layer.forward(h)                      h = layers_0.forward(h)
                                                   h = layers_1.forward(h)
 
-A list made empty and filled by appends, each a statement of the same block
-(``layers = []``, ``layers.append(Dense(W1, b1))``, ...), nothing reading it
-before the last, is the same row: each append binds its object's name.  A list
+A list made empty (or by a display of such items) and filled by appends, each
+a statement of the same block (``layers = []``, ``layers.append(Dense(W1, b1))``,
+...), nothing reading it before the last, is the same row (the display's items
+first): each append binds its object's name.  A list
 comprehension of objects over a range of a number or a display of names
 and numbers (``[Adam(p) for p in (W, b)]``) is the list of its items written
 out first; a list comprehension over the list (or a generator of it summed,
@@ -80,8 +81,8 @@ def split_object_lists(parsed):
     _split_tuple_bindings(parsed, fnode, local)
     split = False
     for block, stmt in [(b, s) for b in statement_lists(fnode) for s in b]:
-        row = _object_row(fnode, block, stmt, parsed, local) or \
-            _appended(fnode, block, stmt, parsed, local)
+        row = _appended(fnode, block, stmt, parsed, local) or \
+            _object_row(fnode, block, stmt, parsed, local)
         if row is None or _bindings(fnode, row.name) != 1:
             continue
         trial = copied(parsed, fnode)
@@ -269,17 +270,26 @@ class _Bound(gast.NodeTransformer):
 
 
 def _appended(fnode, block, stmt, parsed, local):
-    """The :class:`_Row` where ``stmt`` is ``name = []`` and the statements after it
+    """The :class:`_Row` where ``stmt`` is ``name = []`` (or a list display of
+    such items, ``name = [Cls(...)]``) and the statements after it
     in ``block`` append constructions (or names of objects made once,
     :func:`_alias`) to it (``name.append(Cls(...))``), each a statement of its
     own, nothing else reading ``name`` before the last (and nothing else in
     ``fnode`` appending to it); else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
-            isinstance(stmt.targets[0], gast.Name) and _empty_list(stmt, stmt.targets[0].id)):
+            isinstance(stmt.targets[0], gast.Name) and _listed(stmt, stmt.targets[0].id)):
         return None
     name = stmt.targets[0].id
     after = block[block.index(stmt) + 1:]
     kinds, last = [], -1
+    for item in stmt.value.elts:
+        if _made(item, parsed, local):
+            kinds.append("made")
+        elif _alias(fnode, block, stmt, item, parsed, local):
+            kinds.append("alias")
+        else:
+            return None
+    shown = len(kinds)
     for k, s in enumerate(after):
         call = _append(s, name)
         if call is not None:
@@ -294,17 +304,18 @@ def _appended(fnode, block, stmt, parsed, local):
              if isinstance(n, gast.Name) and n.id == name]
     everywhere = [n for n in gast.walk(fnode) if isinstance(n, gast.Attribute) and
                   isinstance(n.value, gast.Name) and n.value.id == name]
-    if not kinds or len(reads) != len(kinds) or \
-            len([n for n in everywhere if n.attr == "append"]) != len(kinds):
+    if len(kinds) == shown or len(reads) != len(kinds) - shown or \
+            len([n for n in everywhere if n.attr == "append"]) != len(kinds) - shown:
         return None  # (read between the appends, or appended to elsewhere)
     return _Row(name, kinds, appends=True)
 
 
-def _empty_list(stmt, name):
-    """Is ``stmt`` ``name = []``?"""
+def _listed(stmt, name):
+    """Is ``stmt`` ``name = [...]``, a list display (no ``*`` spread)?"""
     return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
         isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name and \
-        isinstance(stmt.value, gast.List) and not stmt.value.elts
+        isinstance(stmt.value, gast.List) and \
+        not any(isinstance(e, gast.Starred) for e in stmt.value.elts)
 
 
 def _append(stmt, name):
@@ -352,11 +363,12 @@ def _split(parsed, fnode, row, taken, local):
         items.append(fresh_name(stem, set(taken)) if kind == "made" else None)
     values = []  # the items read as written (filled in before any loop is unrolled)
     for block in statement_lists(fnode):
-        values += [_append(s, name) for s in block if row.appends and
-                   _append(s, name) is not None]
-        values += [v for s in block if not row.appends and isinstance(s, gast.Assign) and
-                   isinstance(s.targets[0], gast.Name) and s.targets[0].id == name
-                   for v in _items_of(s.value, parsed, local)]  # (the one binding of name)
+        for s in block:
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                    s.targets[0].id == name:  # (the one binding of name)
+                values += s.value.elts if row.appends else _items_of(s.value, parsed, local)
+            elif row.appends and _append(s, name) is not None:
+                values.append(_append(s, name))
     for j, value in enumerate(values):
         if row.kinds[j] != "made":
             items[j] = value  # (an object's name, or a constant)
@@ -366,9 +378,11 @@ def _split(parsed, fnode, row, taken, local):
         k = 0
         while k < len(block):
             stmt = block[k]
-            if not row.appends and isinstance(stmt, gast.Assign) and \
+            if isinstance(stmt, gast.Assign) and \
                     isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name:
-                values = _items_of(stmt.value, parsed, local)  # (the one binding of name)
+                # (the one binding of name; a list appended to after: its display)
+                values = stmt.value.elts if row.appends else _items_of(stmt.value, parsed, local)
+                appended = len(values)
                 made = []
                 for j, value in enumerate(values):
                     if row.kinds[j] == "made":
@@ -377,9 +391,6 @@ def _split(parsed, fnode, row, taken, local):
                         made[-1].value = value  # (the constructions keep their own places)
                 block[k:k + 1] = made
                 k += len(made)
-                continue
-            if row.appends and _empty_list(stmt, name):  # layers = [] before its appends
-                del block[k]
                 continue
             if row.appends and _append(stmt, name) is not None:  # layers.append(Dense(W, b))
                 if row.kinds[appended] == "made":
