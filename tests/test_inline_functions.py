@@ -909,3 +909,42 @@ def test_a_classmethod_rebinding_cls_stays_a_call():
     assert "_Scaling.rebinding(W)" in desugared(made_by_a_classmethod_rebinding_cls)
     with pytest.raises(TangentCkptError, match=r"test_inline_functions.py:\d+: "):
         tc.grad(made_by_a_classmethod_rebinding_cls)(W, np.array([0.3, -0.2, 0.5]))
+
+
+# --- an object a helper makes, changes and returns ------------------------------------------
+class _Affine:
+    def __init__(self, W, s):
+        self.W = W
+        self.s = s
+
+    def forward(self, x):
+        return np.tanh(self.W @ x) * self.s
+
+
+def _made_and_tuned(W, s):
+    made = _Affine(W, s)
+    made.s = made.s * 0.5
+    made.W = made.W * 2.0
+    return made
+
+
+def factory_made_objects(W, x):
+    layer = _made_and_tuned(W, 1.5)
+    h = layer.forward(x)
+    layer = _made_and_tuned(W.T, 0.5)        # another object under the same name
+    for t in range(2):
+        step = _made_and_tuned(W * (t + 1.0), 0.1)
+        h = step.forward(h) + layer.forward(h)
+    return np.sum(h * layer.s)
+
+
+def test_an_object_a_helper_makes_and_returns_is_made_under_the_callers_name():
+    """``layer = make(W)`` where ``make`` ends ``return made``, ``made`` its own
+    construction: the object is made as ``layer`` (names, no ``layer = made``
+    handing it on, which kept it for the lowering)."""
+    text = desugared(factory_made_objects).split("\n\n\n")[0]
+    assert "= made" not in text and ".forward" not in text and "layer_s = layer_s * 0.5" in text, \
+        text
+    check_value_and_grad(factory_made_objects, (W, np.array([0.3, -0.2, 0.5])), wrt=(0, 1))
+    check_grad(factory_made_objects, (W, np.array([0.3, -0.2, 0.5])), wrt=(0, 1),
+               df=tc.grad(factory_made_objects, wrt=(0, 1), checkpoint=True, snapshots=2))

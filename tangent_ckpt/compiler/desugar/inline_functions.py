@@ -27,7 +27,8 @@ statements are written so:
   gets a fresh one, which the caller's :class:`ParsedFunction` resolves in the
   helper's namespace (``ParsedFunction.inlined_names``);
 - every ``return value`` becomes ``target = value`` as the last statement of its
-  path (the statements after a branch that returns go into its other path; a
+  path (a helper returning its own object, ``made = Cls(...)`` ... ``return made``,
+  makes it under the caller's name instead, ``made_as_target``) (the statements after a branch that returns go into its other path; a
   return inside a loop is first a flag, ``loop_exits.py``).
 - a ``def`` of the caller's (or one an inlined helper or factory makes) that
   declares ``nonlocal s`` rebinds the caller's ``s`` where its body now runs (a
@@ -1174,6 +1175,7 @@ class _Inliner:
             raise _NotInlined  # the lowering says it can end without returning a value
         call, receiver = self.with_receiver(call)
         prelude, fnode = self.instantiate(callee, call, receiver=receiver)
+        self.made_as_target(fnode, target)
         body = _single_exit(fnode.body, target, self.effects)
         self.note_origin(callee, body, call)
         self.statements += _count(body)
@@ -1182,6 +1184,35 @@ class _Inliner:
         self.block(prelude, stack)
         self.block(body, stack + (callee.identity,))
         return self.without_given_lambdas(prelude, body) + body
+
+    def made_as_target(self, fnode, target):
+        """``other = make(W)`` where ``make`` makes ``made = Cls(...)``, changes it
+        and ends ``return made``: the helper's ``made`` (its own local, bound once,
+        by that construction) is named ``target`` in ``fnode``, the copy inlined,
+        where ``target`` is no name of it -- the object is then made under the
+        caller's name, not handed on to it (``other = made``, an object the lowering
+        kept)."""
+        if target is None:
+            return
+        returns = [n for n in _own_nodes(fnode) if isinstance(n, gast.Return)]
+        if not returns or not all(isinstance(r.value, gast.Name) for r in returns) or \
+                len({r.value.id for r in returns}) != 1:
+            return
+        local = returns[0].value.id
+        named = [n for n in gast.walk(fnode) if isinstance(n, gast.Name)]
+        bound = [n for n in named if n.id == local and not isinstance(n.ctx, gast.Load)]
+        if local == target or any(n.id == target for n in named) or len(bound) != 1 or \
+                _nested_scopes(fnode) or any(isinstance(n, (gast.Global, gast.Nonlocal))
+                                             for n in gast.walk(fnode)):
+            return
+        made = next((st for st in fnode.body if isinstance(st, gast.Assign) and
+                     len(st.targets) == 1 and st.targets[0] is bound[0]), None)
+        if made is None or not isinstance(made.value, gast.Call) or not _made_class(
+                resolve_dotted(made.value.func, self.parsed.resolve, self.locals)):
+            return
+        for n in named:
+            if n.id == local:
+                n.id = target
 
     def without_given_lambdas(self, prelude, body):
         """``prelude`` without its ``f_2 = lambda ...`` bindings of lambdas given as
