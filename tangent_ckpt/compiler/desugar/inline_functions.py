@@ -27,9 +27,10 @@ statements are written so:
   gets a fresh one, which the caller's :class:`ParsedFunction` resolves in the
   helper's namespace (``ParsedFunction.inlined_names``);
 - every ``return value`` becomes ``target = value`` as the last statement of its
-  path (a helper returning its own object, ``made = Cls(...)`` ... ``return made``,
-  makes it under the caller's name instead, ``made_as_target``) (the statements after a branch that returns go into its other path; a
-  return inside a loop is first a flag, ``loop_exits.py``).
+  path (the statements after a branch that returns go into its other path; a
+  return inside a loop is first a flag, ``loop_exits.py``); a helper returning
+  its own object (``made = Cls(...)`` ... ``return made``) makes it under the
+  caller's name instead (``made_as_target``).
 - a ``def`` of the caller's (or one an inlined helper or factory makes) that
   declares ``nonlocal s`` rebinds the caller's ``s`` where its body now runs (a
   ``nonlocal`` of a scope around the caller stays a call); a name such a ``def``
