@@ -121,6 +121,11 @@ NUMPY_TABLES = {
         ("np.add", "np.divide", "np.multiply", "np.subtract"),
         "np.add.at(a, i, v) spelled as the primitive rt.add_at: a lowering of syntax "
         "(ufunc.at), whose facts are the primitive's own row"),
+    ("tangent_ckpt.compiler.desugar.masked_ufuncs", "MASKED_UFUNCS"): (
+        ("np.divide", "np.true_divide"),
+        "the safe-division idiom np.divide(a, b, out=np.zeros_like(a), where=b != 0) "
+        "written as a masked division (a rewrite of syntax; the out array's newness "
+        "is its row's view=)"),
 }
 
 

@@ -88,6 +88,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar import records
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
+from tangent_ckpt.compiler.desugar.masked_ufuncs import write_masked_ufuncs
 from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressions
 from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
 from tangent_ckpt.compiler.desugar.pure_values import (
@@ -176,6 +177,7 @@ def _prepared(fnode, helper=None):
         write_attribute_calls(helper, fnode)
         drop_silent_error_states(helper, fnode)
         write_extreme_arguments(helper, fnode)
+        write_masked_ufuncs(helper, fnode)
         write_list_methods(helper, fnode)
         write_checkpoint_calls(helper, fnode)
     desugar_loop_exits(fnode)

@@ -14,6 +14,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    ``max(max(a, b), c)``;
    ``outer_calls.py``: ``np.add.outer(a, b)`` (a binary ufunc's ``outer``) as
    ``np.add(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)``;
+   ``masked_ufuncs.py``: ``y = np.divide(a, b, out=np.zeros_like(a), where=b != 0)``
+   as ``y = np.zeros_like(a)``, the ufunc of operands masked to 1 where the mask is
+   false, and ``y[...] = np.where(mask, value, y)``;
 1. ``evaluate_once.py``: ``a = b = e``, ``v[f()] += x``, ``a[0], a[1] = a[1], a[0]``,
    each part evaluated once and in Python's order;
 1b. ``named_expressions.py``: a ``:=`` evaluated first in its statement
@@ -124,6 +127,7 @@ from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functi
 from tangent_ckpt.compiler.desugar.list_methods import write_list_methods
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
+from tangent_ckpt.compiler.desugar.masked_ufuncs import write_masked_ufuncs
 from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressions
 from tangent_ckpt.compiler.desugar.named_constructions import name_constructions
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
@@ -157,6 +161,7 @@ def desugar(parsed, helper=False, given=None):
     drop_silent_error_states(parsed)
     write_extreme_arguments(parsed)
     write_outer_calls(parsed)
+    write_masked_ufuncs(parsed)
     evaluate_once(parsed.node)
     write_named_expressions(parsed.node)
     bind_def_defaults(parsed.node)
