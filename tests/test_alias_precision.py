@@ -17,7 +17,7 @@ import pytest
 import tangent_ckpt as tc
 from gradcheck import check_grad
 from source_lines import line_of, names_line
-from tangent_ckpt.errors import TransformError
+from tangent_ckpt.errors import TangentCkptError, TransformError
 
 HERE = os.path.basename(__file__)
 MODES = {"taped": {}, "checkpointed": {"checkpoint": True, "snapshots": 2}}
@@ -1383,3 +1383,59 @@ def test_an_array_of_float_arithmetic_updated_by_an_argument_holds_nothing_of_it
     of ``x``; ``y[0] += ...`` was refused as a write that 'may also change x'."""
     x = np.array([1.1, 2.2, 3.3])
     check_grad(f, (x, 3), df=tc.grad(f, **MODES[mode]))
+
+
+# --- dict(d): a new dict holding d's items --------------------------------------------
+# A "scientific script" copies its parameter dict and sets a key of the copy
+# (p = dict(defaults); p["vmax"] = v): the key store changes the new dict only,
+# never d, which is read afterwards.  An array d holds is shared by the copy, and a
+# write into it still changes d.
+def traffic_flux_with_a_copied_parameter_dict(rho, v):
+    defaults = {"vmax": 1.0, "rho_max": 2.0}
+    p = dict(defaults)
+    p["vmax"] = v
+    flux = p["vmax"] * rho * (1 - rho / p["rho_max"])
+    return np.sum(flux * defaults["vmax"]) + np.sum(p["vmax"] * rho)
+
+
+def dict_copy_with_a_keyword(rho, v):
+    base = {"a": 1.5, "b": rho}
+    p = dict(base, a=v)
+    p["b"] = rho * p["a"]
+    return np.sum(p["b"] * base["b"]) + base["a"] * v
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("fn", [traffic_flux_with_a_copied_parameter_dict,
+                                dict_copy_with_a_keyword])
+def test_a_key_stored_into_a_dict_copy_leaves_the_original(fn, mode):
+    rho = np.array([0.2, 0.7, 1.1])
+    check_grad(fn, (rho, 0.8), wrt=(0, 1), df=tc.grad(fn, wrt=(0, 1), **MODES[mode]))
+
+
+def a_write_into_an_array_a_dict_copy_shares(w):
+    base = {"w": w * 1.0}
+    p = dict(base)
+    p["w"][0] = 5.0
+    return np.sum(base["w"] * w)
+
+
+def test_a_write_into_an_array_a_dict_copy_shares_is_still_refused():
+    with pytest.raises(TransformError, match=HERE):
+        tc.grad(a_write_into_an_array_a_dict_copy_shares)(np.array([1.0, 2.0]))
+
+
+MODULE_PARAMETERS = {"vmax": 1.0, "rho_max": 2.0}
+
+
+def copies_a_module_level_dict(rho, v):
+    p = dict(MODULE_PARAMETERS)
+    p["vmax"] = v
+    return np.sum(p["vmax"] * rho / p["rho_max"])
+
+
+def test_a_copy_of_a_module_level_dict_is_refused_as_a_dict_call():
+    # the fence sees a new dict (it said 'p' may change MODULE_PARAMETERS and
+    # offered np.array); the lowering does not know its keys
+    with pytest.raises(TangentCkptError, match=r"dict\(\) of a value whose keys"):
+        tc.grad(copies_a_module_level_dict)(np.array([0.2, 0.7]), 0.8)

@@ -736,9 +736,10 @@ class Origins:
         return self.bound_values
 
     def built_container(self, fn, node, env):
-        """``dict(p=a, q=b)``, and ``list(xs)`` or ``tuple(xs)`` of a container made
-        here: a new container, its places known as a display's (``dict(p=w, q=w)``
-        holds one array twice), or as the container's it copies; else None."""
+        """``dict(p=a, q=b)``, and ``list(xs)``, ``tuple(xs)`` or ``dict(d)`` of a
+        container made here: a new container, its places known as a display's
+        (``dict(p=w, q=w)`` holds one array twice), or as the container's it copies;
+        else None."""
         if fn is dict and not node.args and all(k.arg is not None for k in node.keywords):
             infos = [self.info(k.value, env) for k in node.keywords]
             holds = set()
@@ -753,6 +754,20 @@ class Origins:
             if not self.surely_container(source):
                 return None  # list(X) of an array: its rows, views of X
             made = _Info({("site", id(node), 0)}, source.holds, repeats=source.repeated())
+        elif fn is dict and len(node.args) == 1 and \
+                not isinstance(node.args[0], gast.Starred) and \
+                all(k.arg is not None for k in node.keywords):
+            # dict(d), dict(d, k=v): a new dict holding d's items (and the keywords')
+            source = self.info(node.args[0], env)
+            if self.surely_container(source):
+                holds = set(source.holds)
+            elif isinstance(resolve_dotted(node.args[0], self.parsed.resolve, self.locals), dict):
+                holds = source.everything()  # a module-level dict: whatever it holds
+            else:
+                return None
+            for k in node.keywords:
+                holds |= self.info(k.value, env).everything()
+            made = _Info({("site", id(node), 0)}, holds, repeats=source.repeated())
         else:
             return None
         self.builtin_sites.add(id(node))
