@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from gradcheck import check_value_and_grad
+from gradcheck import check_grad, check_value_and_grad
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.pipeline import desugared
@@ -221,3 +221,94 @@ def test_a_method_an_attribute_may_shadow_or_a_property_keeps_its_calls(f):
     assert not resolve_function_names(parsed, parsed.node)
     text = gast.unparse(parsed.node)
     assert "f = model.rhs" in text and "f(u, 0.0)" in text, text
+
+
+# --- a function a module-level class holds, and comparisons of functions -------------
+# An integrator given the right-hand side as a static method of a class of
+# right-hand sides (``rk4(f, t, dt, Derivatives.pend, g, L)``) and dispatching on
+# it (``if derivs == Derivatives.pend: ... elif derivs == Derivatives.double_pend``,
+# the other branch calling it with other arguments): the local denotes one
+# function, its calls are that function's, and each comparison is the constant it
+# is (functions compare by identity), so the branch not taken is never compiled.
+class Derivatives:
+    @staticmethod
+    def pend(f, t, g, length):
+        return np.array([f[1], -g / length * np.sin(f[0])])
+
+    @staticmethod
+    def spring(f, t, k, c, m):
+        return np.array([f[1], -(k * f[0] + c * f[1]) / m])
+
+
+def rk_dispatching(f, t, dt, derivs, *args):
+    if derivs == Derivatives.pend:
+        k1 = derivs(f, t, args[0], args[1]) * dt
+        k2 = derivs(f + k1 / 2, t + dt / 2, args[0], args[1]) * dt
+    elif derivs is not pendulum:
+        k1 = derivs(f, t, *args) * dt
+        k2 = derivs(f + k1 / 2, t + dt / 2, *args) * dt
+    return f + k2
+
+
+def static_method_right_hand_sides(f, length, k):
+    for i in range(4):
+        f = rk_dispatching(f, i * 0.1, 0.1, Derivatives.pend, 9.81, length)
+    y = np.array([0.3, 0.1])
+    for i in range(3):
+        y = rk_dispatching(y, i * 0.1, 0.1, Derivatives.spring, k, 0.2, 1.5)
+    return np.sum(f ** 2) + np.sum(y ** 2)
+
+
+def euler_with_a_static_method(f, length):
+    for i in range(4):
+        f = euler_step(f, 0.1, Derivatives.pend, 9.81, length)
+    return np.sum(f ** 2)
+
+
+def euler_step(f, dt, derivs, *args):
+    return f + dt * derivs(f, 0.0, *args)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f, args", [
+    (static_method_right_hand_sides, (np.array([0.4, 0.0]), 0.9, 1.2)),
+    (euler_with_a_static_method, (np.array([0.4, 0.0]), 0.9)),
+])
+def test_a_static_method_given_to_an_integrator_is_called_and_compared(f, args, options):
+    check_value_and_grad(f, args, wrt=(0, 1))
+    df = tc.grad(f, wrt=(0, 1), **options)
+    check_grad(f, args, wrt=(0, 1), df=df)
+    if options:
+        assert "CheckpointedLoop(" in df.source
+
+
+def test_a_comparison_of_functions_is_decided_and_one_of_two_locals_is_not():
+    source = desugared(static_method_right_hand_sides)
+    assert "derivs ==" not in source and "is not pendulum" not in source
+    assert "Derivatives.spring(" in source
+
+    def two(y, flag):
+        rhs = pendulum if flag else damped
+        if rhs == pendulum:
+            return np.sum(rhs(0.0, y))
+        return np.sum(y)
+
+    assert "rhs == pendulum" in desugared(two)
+
+
+class _Holder:
+    f = staticmethod(_negated)
+
+
+def stores_the_class_attribute(x):
+    _Holder.f = _squared   # the class's f is another function from here on
+    g = _Holder.f
+    return np.sum(g(x))
+
+
+def test_a_class_attribute_the_function_stores_is_not_taken_for_one_function():
+    # never called as _Holder.f's first function; the store itself is refused
+    with pytest.raises(TangentCkptError, match=r"test_function_names.py:\d+: a write into "
+                                               r"the attribute '_Holder.f'"):
+        tc.grad(stores_the_class_attribute)(np.array([0.5, 0.1]))

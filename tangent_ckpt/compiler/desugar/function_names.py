@@ -12,6 +12,14 @@ of the function's own that nothing else binds (a closure factory inlined leaves
 A local with any other binding (a parameter, a loop or ``with`` target, a
 computed value, two functions) keeps its calls as written.
 
+A local bound to a function a module-level class (or module) holds,
+``derivs = Derivatives.pend`` (a static method given to an integrator), is called
+by that dotted name, ``Derivatives.pend(f, t)``; and a comparison ``derivs ==
+Derivatives.pend`` (``!=``, ``is``, ``is not``) of two names that surely denote
+functions is the constant it is (a function compares by identity): an integrator
+dispatching on the right-hand side it is given compiles only the branch that
+runs (the other may call the function with arguments it does not take).
+
 A local bound only to one method of one object (``f = model.rhs``: an
 integrator helper given ``model.rhs``, inlined in a time loop, leaves the
 binding inside the loop) is called as that method, ``model.rhs(u, t)``, and the
@@ -31,7 +39,7 @@ import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import own_scope_nodes, parameter_names
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
-from tangent_ckpt.compiler.desugar.view_shape import name_node, statement_lists
+from tangent_ckpt.compiler.desugar.view_shape import copy_node, name_node, statement_lists
 
 
 def resolve_function_names(parsed, fnode):
@@ -39,6 +47,8 @@ def resolve_function_names(parsed, fnode):
     surely denotes one user function as a call of the name the function has in
     ``parsed``'s namespace.  Returns whether any call was rewritten."""
     bindings, unknown = _bindings(fnode)
+    stored = {n.attr for n in gast.walk(fnode)  # Cls.f = g: Cls.f is not surely one function
+              if isinstance(n, gast.Attribute) and not isinstance(n.ctx, gast.Load)}
     known = _own_defs(fnode, bindings)
     changed = True
     while changed:  # a local bound to a local bound to a function
@@ -46,7 +56,7 @@ def resolve_function_names(parsed, fnode):
         for name, values in bindings.items():
             if name in known or name in unknown:
                 continue
-            found = {id(f): f for f in (_denoted(parsed, v, bindings, known, unknown)
+            found = {id(f): f for f in (_denoted(parsed, v, bindings, known, unknown, stored)
                                         for v in values)}
             if len(found) == 1 and None not in found.values():
                 known[name] = next(iter(found.values()))
@@ -66,13 +76,21 @@ def resolve_function_names(parsed, fnode):
         if global_name not in bindings and global_name not in unknown and \
                 parsed.resolve(global_name) is fn:
             spelled[name] = global_name
+        else:  # a function a module-level class holds: Derivatives.pend
+            dotted = [v for v in bindings[name] if isinstance(v, gast.Attribute) and
+                      _denoted(parsed, v, bindings, known, unknown, stored) is fn]
+            if dotted:
+                spelled[name] = dotted[0]
     methods = _bound_methods(parsed, fnode, bindings, unknown, known)
     rewritten = False
     # a nested def's or lambda's `f` may be its own
     for node in own_scope_nodes(fnode, comprehensions=False):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in spelled:
-            node.func = gast.copy_location(name_node(spelled[node.func.id]), node.func)
+            spelling = spelled[node.func.id]
+            node.func = gast.copy_location(
+                name_node(spelling) if isinstance(spelling, str) else copy_node(spelling),
+                node.func)
             rewritten = True
         elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id in methods:
@@ -84,9 +102,53 @@ def resolve_function_names(parsed, fnode):
                 isinstance(node.value.ctx, gast.Load) and node.value.id in modules:
             node.value = gast.copy_location(name_node(modules[node.value.id]), node.value)
             rewritten = True
+    decided = _DecidedComparisons(parsed, bindings, known, unknown, stored)
+    fnode.body = [decided.visit(stmt) for stmt in fnode.body]
+    rewritten = rewritten or decided.rewritten
     if methods:
         _drop_unread_bindings(fnode, methods)
     return rewritten
+
+
+class _DecidedComparisons(gast.NodeTransformer):
+    """``derivs == pend`` (``!=``, ``is``, ``is not``) of two names that surely
+    denote functions (a local of ``known``, a module-level name, ``Cls.f``) as the
+    constant it is, a function comparing by identity (an integrator dispatching on
+    the right-hand side it is given: the branch not taken is then never compiled,
+    as it never runs).  Nested functions, lambdas and comprehensions are left as
+    they are (their names may be their own)."""
+
+    def __init__(self, parsed, bindings, known, unknown, stored):
+        self.parsed, self.bindings, self.known, self.unknown = parsed, bindings, known, unknown
+        self.stored = stored
+        self.rewritten = False
+
+    def _left(self, node):
+        return node
+
+    visit_FunctionDef = visit_Lambda = visit_ListComp = visit_SetComp = _left
+    visit_DictComp = visit_GeneratorExp = visit_ClassDef = _left
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (gast.Eq, gast.NotEq, gast.Is,
+                                                              gast.IsNot)):
+            return node
+        sides = []
+        for side in (node.left, node.comparators[0]):
+            if isinstance(side, gast.Name) and side.id in self.known:
+                fn = self.known[side.id]
+            else:
+                fn = _denoted(self.parsed, side, self.bindings, self.known, self.unknown,
+                              self.stored)
+            if not isinstance(fn, types.FunctionType):
+                return node
+            sides.append(fn)
+        same = sides[0] is sides[1]
+        self.rewritten = True
+        return gast.copy_location(gast.Constant(
+            value=same if isinstance(node.ops[0], (gast.Eq, gast.Is)) else not same,
+            kind=None), node)
 
 
 def _bound_methods(parsed, fnode, bindings, unknown, known):
@@ -208,8 +270,21 @@ def _declared(fnode):
             for name in node.names}
 
 
-def _denoted(parsed, value, bindings, known, unknown):
-    """The user function ``value`` (a name) surely denotes, or None."""
+def _denoted(parsed, value, bindings, known, unknown, stored=frozenset()):
+    """The user function ``value`` (a name, or a dotted name of a module-level
+    class or module: ``Derivatives.pend``, a static method, whose attribute the
+    function stores nowhere: ``stored``) surely denotes, or None."""
+    if isinstance(value, gast.Attribute):
+        if value.attr in stored:
+            return None
+        root = value
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in bindings or root.id in unknown or \
+                not isinstance(parsed.resolve(root.id), (type, types.ModuleType)):
+            return None
+        fn = resolve_dotted(value, parsed.resolve, set())
+        return fn if isinstance(fn, types.FunctionType) else None
     if not isinstance(value, gast.Name):
         return None
     if value.id in bindings or value.id in unknown:

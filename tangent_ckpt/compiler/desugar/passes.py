@@ -62,7 +62,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (``records.py``: a named tuple's or dataclass's generated constructor written
    as its field stores, a named tuple's tuple forms as field reads),
    and ``function_names.py``: a local surely naming one function, called by its name
-   (one bound only to a method of one object, ``f = model.rhs``, called as the method);
+   (one bound only to a method of one object, ``f = model.rhs``, called as the method;
+   ``f = Derivatives.pend`` by the dotted name; ``f == pend`` decided);
    then ``list_methods.py``: ``buf.pop(0)``, ``v = buf.pop()``, ``buf.insert(k, v)``,
    ``buf.reverse()``, ``buf.clear()``, ``del buf[k]`` on a list the function makes
    and holds under one name, as the slices that make the same list (``buf = buf[1:]``);
