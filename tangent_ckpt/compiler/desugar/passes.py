@@ -93,7 +93,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    ``shuffle_calls.py``: ``np.random.shuffle(a)``, ``a[...] = np.random.permutation(a)``;
    ``dict_keys.py``: ``for k in d.keys()`` over a dict, ``for k in d``;
 8. ``chained_subscripts.py``: ``U[i][j] = v`` on an array, ``U[i, j] = v`` (7 and
-   8 read ``local_bindings.py``);
+   8 read ``local_bindings.py``); ``transposed_targets.py``: ``D.T[:] -= x`` of an array as
+   ``D_T = D.T; D_T[:] -= x``, a view the next pass follows;
 9. ``views.py``: writes through views and aliases carried to every name sharing
    the memory (the fence refuses what it cannot follow);
 10. ``outside_attributes.py``: the attributes the function stores on an object
@@ -143,6 +144,7 @@ from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
 from tangent_ckpt.compiler.desugar.scalar_objects import given_object
 from tangent_ckpt.compiler.desugar.shuffle_calls import rewrite_shuffle_calls
 from tangent_ckpt.compiler.desugar.spread_arguments import write_spread_arguments
+from tangent_ckpt.compiler.desugar.transposed_targets import name_transposed_targets
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.views import follow_views
@@ -190,6 +192,7 @@ def desugar(parsed, helper=False, given=None):
     bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)
     join_chained_subscripts(parsed, bindings)
+    name_transposed_targets(parsed, bindings)
     followed = follow_views(parsed, helper, writer_parameters)
     if not helper:  # (a helper's stores are seen by its caller: the lowering's)
         write_outside_attributes(parsed)
