@@ -2368,3 +2368,201 @@ def test_particle_filter_resampling_by_np_random_choice(options):
     # R = 0.3: the weights collapse and the filter resamples in 3 of the 4 updates
     check_program(resampling_filter_track, (0.2, 0.3, 0.3, np.array([0.1, 0.3, 0.2, 0.5])),
                   (0, 1, 2, 3), options, rtol=1e-5)
+
+
+# --- Boids: alignment, cohesion and separation over neighbour masks, the steering
+# normalised by setMagnitude's safe division np.divide(a, m, out=np.zeros_like(a),
+# where=m != 0), update() adding acceleration and velocity in place, radii and forces
+# as module constants (code search: the pygame boids "setMagnitude(array, val)" /
+# "update(boids_pos, boids_vel, boids_acc)" scripts; needs desugar/masked_ufuncs.py)
+
+BOID_ALIGN_RADIUS = 1.5
+BOID_MAX_SPEED = 4.0
+BOID_MAX_FORCE = 0.2
+BOID_SEPARATION_RADIUS = 0.8
+
+
+def boid_set_magnitude(array, val):
+    magnitude = np.linalg.norm(array, axis=1)[:, np.newaxis]
+    array = np.divide(array, magnitude, out=np.zeros_like(array), where=(magnitude != 0))
+    return array * val
+
+
+def boid_update(boids_pos, boids_vel, boids_acc):
+    boids_vel += boids_acc
+    boids_pos += boids_vel
+
+
+def boid_steering(pos, vel):
+    diff = pos[:, None, :] - pos[None, :, :]
+    dist = np.linalg.norm(diff, axis=2)
+    near = (dist < BOID_ALIGN_RADIUS) & (dist > 0)
+    count = near.sum(axis=1)[:, None]
+    heading = (near[:, :, None] * vel[None, :, :]).sum(axis=1) / np.maximum(count, 1)
+    align = np.where(count > 0, boid_set_magnitude(heading, BOID_MAX_SPEED) - vel, 0.0)
+    centre = (near[:, :, None] * pos[None, :, :]).sum(axis=1) / np.maximum(count, 1)
+    cohere = np.where(count > 0, centre - pos, 0.0)
+    close = (dist < BOID_SEPARATION_RADIUS) & (dist > 0)
+    away = (close[:, :, None] * diff / (dist[:, :, None] ** 2 + 1e-12)).sum(axis=1)
+    return np.clip(align, -BOID_MAX_FORCE, BOID_MAX_FORCE) + 0.2 * cohere + 0.1 * away
+
+
+def boids_flight(pos0, vel0, steps):
+    pos = pos0.copy()
+    vel = vel0.copy()
+    for _ in range(steps):
+        boid_update(pos, vel, 0.1 * boid_steering(pos, vel))
+    return np.sum(pos ** 2) + np.sum(vel)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_boids_steered_by_a_safe_division(options):
+    rng = np.random.default_rng(4)
+    pos0 = rng.uniform(-1, 1, (5, 2))
+    vel0 = rng.normal(size=(5, 2)) * 0.3
+    vel0[2] = 0.0  # a boid at rest: its heading's magnitude may be 0
+    check_program(boids_flight, (pos0, vel0, 4), (0, 1), options, rtol=1e-5)
+
+
+# --- Double pendulum (and a single one) by an RK4 that dispatches on the right-hand side
+# it is given, `if derivs == Derivatives.pend: ... elif derivs == Derivatives.double_pend:`,
+# the right-hand sides static methods of a class, their parameters forwarded as *args
+# (code search: "rk4(f, t, dt, derivs, *args)" with "Derivatives.pend"; the double
+# pendulum's equations as in the "physics.py" deriv(y, params) scripts; needs
+# desugar/function_names.py's dotted names and decided comparisons)
+
+class PendulumDerivatives:
+    @staticmethod
+    def pend(f, t, g, L):
+        return np.array([f[1], -g / L * np.sin(f[0])])
+
+    @staticmethod
+    def double_pend(f, t, m1, m2, L1, L2, g):
+        t1, t2, w1, w2 = f
+        delta = t1 - t2
+        den = 2 * m1 + m2 - m2 * np.cos(2 * delta)
+        a1 = (-g * (2 * m1 + m2) * np.sin(t1) - m2 * g * np.sin(t1 - 2 * t2)
+              - 2 * np.sin(delta) * m2 * (w2 ** 2 * L2 + w1 ** 2 * L1 * np.cos(delta))) / (L1 * den)
+        a2 = (2 * np.sin(delta) * (w1 ** 2 * L1 * (m1 + m2) + g * (m1 + m2) * np.cos(t1)
+              + w2 ** 2 * L2 * m2 * np.cos(delta))) / (L2 * den)
+        return np.array([w1, w2, a1, a2])
+
+
+def pendulum_rk4(f, t, dt, derivs, *args):
+    if derivs == PendulumDerivatives.pend:
+        k1 = derivs(f, t, args[0], args[1]) * dt
+        k2 = derivs(f + k1 / 2, t + dt / 2, args[0], args[1]) * dt
+        k3 = derivs(f + k2 / 2, t + dt / 2, args[0], args[1]) * dt
+        k4 = derivs(f + k3, t + dt, args[0], args[1]) * dt
+    elif derivs == PendulumDerivatives.double_pend:
+        k1 = derivs(f, t, *args) * dt
+        k2 = derivs(f + k1 / 2, t + dt / 2, *args) * dt
+        k3 = derivs(f + k2 / 2, t + dt / 2, *args) * dt
+        k4 = derivs(f + k3, t + dt, *args) * dt
+    return f + (k1 + 2 * k2 + 2 * k3 + k4) / 6
+
+
+def pendulums_swing(f0, y0, L, m2):
+    f = f0
+    for i in range(6):
+        f = pendulum_rk4(f, i * 0.02, 0.02, PendulumDerivatives.pend, 9.81, L)
+    y = y0
+    for i in range(6):
+        y = pendulum_rk4(y, i * 0.02, 0.02, PendulumDerivatives.double_pend,
+                         1.0, m2, 1.0, 0.8, 9.81)
+    return np.sum(f ** 2) + np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_pendulums_by_an_rk4_dispatching_on_static_methods(options):
+    check_program(pendulums_swing, (np.array([0.4, 0.0]), np.array([0.4, 0.2, 0.1, -0.3]),
+                                    0.9, 1.3), (0, 1, 2, 3), options, oracle=True)
+
+
+# --- Gaussian-process regression: the covariance of 1-D inputs built as pairwise
+# differences, D[:] = x; D.T[:] -= x.T (alexis-roche/scripts stats/gaussian_process.py),
+# and the negative log marginal likelihood of an RBF kernel with a lengthscale that may be
+# a number (np.atleast_2d, np.full when ell.ndim == 0), Cholesky, solve and slogdet
+# ("Src/gp_utils.py", code search); fitted by a few gradient steps on the noise.
+# Needs desugar/transposed_targets.py.
+
+def gp_covariance(x, sigma):
+    D = np.zeros((len(x), len(x)))
+    D[:] = x
+    D.T[:] -= x.T
+    return np.exp(-.5 * D ** 2 / sigma ** 2)
+
+
+def gp_rbf_kernel(X1, X2, lengthscales, variance):
+    X1 = np.atleast_2d(X1)
+    X2 = np.atleast_2d(X2)
+    ell = np.asarray(lengthscales)
+    if ell.ndim == 0:
+        ell = np.full(X1.shape[1], ell)
+    X1_scaled = X1 / ell
+    X2_scaled = X2 / ell
+    sq_norms1 = np.sum(X1_scaled ** 2, axis=1)[:, None]
+    sq_norms2 = np.sum(X2_scaled ** 2, axis=1)[None, :]
+    sqdist = np.maximum(sq_norms1 + sq_norms2 - 2.0 * X1_scaled @ X2_scaled.T, 0.0)
+    return variance * np.exp(-0.5 * sqdist)
+
+
+def gp_negative_log_likelihood(K, y):
+    L = np.linalg.cholesky(K)
+    alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))
+    sign, logdet = np.linalg.slogdet(K)
+    return 0.5 * y @ alpha + 0.5 * logdet + 0.5 * len(y) * np.log(2 * np.pi)
+
+
+def gp_evidence(x, y, sigma, ell, noise):
+    n = len(x)
+    for step in range(3):
+        K = gp_covariance(x, sigma) + gp_rbf_kernel(x[:, None], x[:, None], ell, 0.5) + \
+            noise * np.eye(n)
+        noise = noise + 0.01 * np.tanh(gp_negative_log_likelihood(K, y))
+    return gp_negative_log_likelihood(K, y)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_gaussian_process_with_a_covariance_written_through_its_transpose(options):
+    x = np.array([0.1, 0.7, 1.5, 2.2, 2.9])
+    check_program(gp_evidence, (x, np.sin(x), 0.8, 1.1, 0.3), (0, 1, 2, 3, 4), options,
+                  rtol=1e-5)
+
+
+# --- GJR-GARCH(1,1) likelihood filling the conditional variances into the array the
+# caller passes (sigma2[t] = omega + alpha*eps[t-1]**2 + gamma*eps[t-1]**2*(eps[t-1] < 0)
+# + beta*sigma2[t-1]), a mask of negative shocks as a number, an `out=None` switch
+# returning (loglik, logliks, copy(sigma2)) (burakbayramli/books python_for_finance_yuxing
+# GARCH/GJR_GARCH.py; its `from numpy import size, log, ...` spelled np.size, np.log here)
+
+def gjr_garch_likelihood(parameters, data, sigma2, out=None):
+    mu = parameters[0]
+    omega = parameters[1]
+    alpha = parameters[2]
+    gamma = parameters[3]
+    beta = parameters[4]
+    T = np.size(data, 0)
+    eps = data - mu
+    for t in range(1, T):
+        sigma2[t] = (omega + alpha * eps[t - 1] ** 2 + gamma * eps[t - 1] ** 2 * (eps[t - 1] < 0)
+                     + beta * sigma2[t - 1])
+    logliks = 0.5 * (np.log(2 * np.pi) + np.log(sigma2) + eps ** 2 / sigma2)
+    loglik = np.sum(logliks)
+    if out is None:
+        return loglik
+    else:
+        return loglik, logliks, np.copy(sigma2)
+
+
+def gjr_garch_fit(parameters, data):
+    sigma2 = np.ones(np.size(data, 0)) * data.var()
+    loglik, logliks, variances = gjr_garch_likelihood(parameters, data, sigma2, out=True)
+    return loglik + 0.1 * np.sum(variances) + gjr_garch_likelihood(parameters, data, sigma2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_gjr_garch_likelihood_filling_the_callers_variances(options):
+    data = np.random.default_rng(2).normal(size=12) * 0.8
+    check_program(gjr_garch_fit, (np.array([0.05, 0.2, 0.1, 0.08, 0.7]), data), (0, 1),
+                  options)
