@@ -2254,7 +2254,9 @@ class _Gen:
         pair-distance matrix whose zero diagonal ``np.triu`` or a mask discards;
         at top level or in a loop carrying the variable it reads (taped,
         checkpointed).  Before singular rules kept a zero adjoint zero, each gave
-        ``0 * inf = nan``."""
+        ``0 * inf = nan``.  The zeros are also divided by NumPy's safe-division
+        idiom, ``np.divide(s, z, out=np.zeros_like(z), where=z > 0)`` (refused
+        before desugar/masked_ufuncs.py)."""
         shape = self.pick([(3,), (2, 3), ()])
         in_loop = self.draw(st.booleans())
         if in_loop:   # a carried variable of that shape, rebound through the mask
@@ -2280,13 +2282,25 @@ class _Gen:
             z = self.fresh_name("z")
             self.emit(indent, self.pick([f"{z} = ({t}) * (({t}) > 0.3)",
                                          f"{z} = np.maximum({t}, 0.3) - 0.3"]))
-            op = self.pick(self.SINGULAR_AT_ZERO).format(z=z, w="s")
-            cond = f"{z} > 0"
-            if self.draw(st.booleans()):   # a mask held in a variable, maybe inverted
-                mask = self.fresh_name("mask")
-                self.emit(indent, self.pick([f"{mask} = {z} > 0", f"{mask} = {z} == 0"]))
-                cond = mask if self.lines[-1].endswith("> 0") else f"~{mask}"
-            value = f"np.where({cond}, {op}, 0.0)"
+            if self.draw(st.booleans()):
+                # the safe-division idiom (desugar/masked_ufuncs.py): divided only
+                # where the mask holds, into a new array made first
+                q = self.fresh_name("q")
+                numerator = self.pick(["s", "1.0", f"{z} * s + 1.0"])
+                made = self.pick([f"np.zeros_like({z})", f"np.ones_like({z})",
+                                  f"np.full(np.shape({z}), s)"])
+                self.emit(indent, f"{q} = np.divide({numerator}, {z}, out={made}, "
+                                  f"where={z} > 0)")
+                self.features.add("masked_division")
+                value = q
+            else:
+                op = self.pick(self.SINGULAR_AT_ZERO).format(z=z, w="s")
+                cond = f"{z} > 0"
+                if self.draw(st.booleans()):   # a mask held in a variable, maybe inverted
+                    mask = self.fresh_name("mask")
+                    self.emit(indent, self.pick([f"{mask} = {z} > 0", f"{mask} = {z} == 0"]))
+                    cond = mask if self.lines[-1].endswith("> 0") else f"~{mask}"
+                value = f"np.where({cond}, {op}, 0.0)"
         elif form == "outside":
             op, kept = (part.format(t=f"({t})") for part in self.pick(self.SINGULAR_OUTSIDE))
             value = f"np.where({kept}, {op}, {self.pick(['0.0', '1.0'])})"
