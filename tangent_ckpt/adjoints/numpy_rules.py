@@ -778,6 +778,10 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     defadjoint(np.dsplit, "ary, indices_or_sections", view="ary",
                ary="split_adjoint(g, ary, indices_or_sections, 2)", linear="joint",
                complex_input=True)
+    defadjoint(np.meshgrid, "*xi, copy=True, sparse=False, indexing='xy'", view=False,
+               sequence=("xi",), only={"copy": (True,)},
+               xi="meshgrid_adjoint(g, xi, i, sparse, indexing)", linear="joint",
+               complex_input=True)
 
 with section("Building arrays"):
     defadjoint(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=None, "

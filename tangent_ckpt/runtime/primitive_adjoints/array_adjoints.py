@@ -23,7 +23,8 @@ __all__ = [
     "cumprod_adjoint", "diff_adjoint", "gradient_adjoint", "nanmean_adjoint",
     "trapezoid_adjoint", "cov_adjoint", "polyval_adjoint_p", "polyder_adjoint", "quantile_weights",
     # building and reshaping
-    "repeat_adjoint", "tile_adjoint", "pad_adjoint", "split_adjoint", "append_adjoint",
+    "repeat_adjoint", "tile_adjoint", "pad_adjoint", "split_adjoint", "meshgrid_adjoint",
+    "append_adjoint",
     "column_stack_adjoint", "rollaxis_adjoint", "sort_adjoint", "partition_adjoint",
     "select_adjoint_choice", "linspace_adjoint", "arange_adjoint_start", "arange_adjoint_step", "row_join",
     "column_join", "row_join_adjoint", "column_join_adjoint", "sum_all", "diagonal_index",
@@ -367,6 +368,29 @@ def split_adjoint(g, ary, indices_or_sections, axis=0):
     parts = [np.zeros(p.shape, dtype=np.result_type(p, float), like=like_of(p)) if is_zero(part)
              else np.broadcast_to(part, p.shape) for p, part in zip(pieces, g)]
     return np.concatenate(parts, axis=axis)
+
+
+def meshgrid_adjoint(g, xi, i, sparse=False, indexing="xy"):
+    """Adjoint of input ``i`` of ``np.meshgrid(*xi, sparse=, indexing=)``: output
+    ``i`` holds ``ravel(xi[i])`` along one axis (axis ``i``; with ``indexing='xy'``
+    and two inputs or more, the first two swapped), repeated along the others, so
+    its adjoint sums over the others (a zero part for an output nobody read)."""
+    if is_zero(g):
+        return g
+    x = as_array(xi[i])
+    part = g[i]
+    if is_zero(part):
+        return np.zeros(x.shape, dtype=np.result_type(x, float), like=like_of(x))
+    n = len(xi)
+    sizes = [np.size(v) for v in xi]
+    axis = i
+    if indexing == "xy" and n > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+        axis = {0: 1, 1: 0}.get(i, i)
+    shape = tuple(s if a == axis or not sparse else 1 for a, s in enumerate(sizes))
+    part = np.broadcast_to(part, shape)
+    others = tuple(a for a in range(n) if a != axis)
+    return np.reshape(np.sum(part, axis=others), x.shape)
 
 
 def append_adjoint(g, arr, values, axis, first):
