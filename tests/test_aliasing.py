@@ -1014,3 +1014,18 @@ def test_an_enumerate_count_shares_no_memory_with_the_items():
         tc.grad(enumerated_items_updated, wrt=(0, 1))(np.array([0.3, 0.5]), np.array([0.2]))
     message = str(info.value)
     assert "may also change 'params'" in message and "change 'i'" not in message, message
+
+
+# --- out= a new array: no name holds it ---------------------------------------------
+def divides_into_a_new_array(a, b):
+    r = np.divide(a, b, out=np.zeros_like(a))
+    return np.sum(r * a)
+
+
+def test_out_into_a_new_array_is_refused_as_out_not_as_a_write_into_numpy():
+    """``out=np.zeros_like(a)`` writes into an array no name holds: the fence let it
+    through to the lowering's refusal of ``out=`` (it said 'np' was an array written
+    in place and offered ``np = np.array(np)``)."""
+    with pytest.raises(TransformError, match=rf"{HERE}:\d+: np.divide\(\.\.\., out=\.\.\.\) "
+                                             r"writes into an array in place"):
+        tc.grad(divides_into_a_new_array)(np.array([1.0, 2.0]), np.array([0.5, 4.0]))

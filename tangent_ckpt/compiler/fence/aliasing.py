@@ -495,7 +495,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     if self.surely_container(info):
                         self.check_repeated_item(name, info, None, env, s, node)
             for k in node.keywords:
-                if k.arg == "out":
+                if k.arg == "out" and not (isinstance(k.value, gast.Call) and
+                                           returns_new(self.resolve(k.value.func))):
+                    # (out=np.zeros_like(a): into a new array no name holds)
                     for name in read_names(k.value):  # out=y: into y's memory, as y[...] = v
                         info = env.get(name, self.free_info(name))
                         self.check_write(name, info.is_, env, s, node)
