@@ -89,6 +89,11 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    flags and ``break`` (after 5: a return in an unrolled tuple loop stays a return);
 6b. ``row_loops.py``: ``for row in X`` writing into ``row``, as ``for k in
    range(len(X)): row = X[k]`` (a view the view pass follows);
+6c. ``display_loops.py``: ``for k, v in enumerate([a, b])``, ``for name in ("enc",
+   "dec")``, ``zip`` of displays, strings and constant ranges: the body once per
+   item, a constant variable folded into its copy (``d["enc"]``, ``if 0 == 0:``)
+   (after 5: the loops comprehensions became; after 6: a ``return`` there is a
+   ``break``, which keeps the loop);
 7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
    ``shuffle_calls.py``: ``np.random.shuffle(a)``, ``a[...] = np.random.permutation(a)``;
    ``dict_keys.py``: ``for k in d.keys()`` over a dict, ``for k in d``;
@@ -118,6 +123,7 @@ from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_call
 from tangent_ckpt.compiler.desugar.comprehension_loops import write_comprehension_loops
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
+from tangent_ckpt.compiler.desugar.display_loops import unroll_display_loops
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
@@ -188,6 +194,7 @@ def desugar(parsed, helper=False, given=None):
     nest_ndindex_loops(parsed)
     desugar_loop_exits(parsed.node)
     index_row_loops(parsed)
+    unroll_display_loops(parsed)
     bindings = rewrite_fill_calls(parsed)
     bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)

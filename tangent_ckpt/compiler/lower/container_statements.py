@@ -96,16 +96,15 @@ class ContainerStatements:
 
     def filled_in_one_trip(self, user):
         """Whether ``user``, a list of static structure appended to in a loop's trip,
-        stays one: it is made in this trip (``ps = []``), the append is in an
-        unrolled loop (over a container or a range of constants) in the trip's own
-        block (no ``if`` of a run-time condition around it), and no read after the
+        stays one: it is made in this trip (``ps = []``), the append is in the
+        trip's own block (written there, or by a loop unrolled there; no ``if`` of
+        a run-time condition around it), and no read after the
         loop or in the next trip meets it (its length is then the same in every
         trip).  Else it is held as its rows."""
         loop = self.lo.ctx["loop"]
         scope = self.lo.current_scope
         if (scope, user) not in loop.get("made", ()) or self.lo.out is not loop.get("block") \
-                or self.lo.ctx.get("unrolled", 0) <= loop.get("unrolled", 0) or \
-                user not in scope.tuples:
+                or user not in scope.tuples:
             return False
         fnode = scope.parsed.node
         node = loop.get("node")

@@ -40,12 +40,10 @@ class LoopLowering:
 
     def loop_body(self, stmts, loop):
         """The body of one trip; ``loop`` (the lowering's ``ctx["loop"]`` while it
-        is lowered) gets ``block``, the statement list of the trip itself, and
-        ``unrolled``, how many unrolled loops are open around the loop (see
+        is lowered) gets ``block``, the statement list of the trip itself (see
         ``container_statements.grow``)."""
         saved = self.lo.ctx["loop"]
         self.lo.ctx["loop"] = loop
-        loop["unrolled"] = self.lo.ctx.get("unrolled", 0)
         self.open += 1
         self.started += 1
         self.serials.append(self.started)
