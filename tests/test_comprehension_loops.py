@@ -30,7 +30,7 @@ def filled_in_place(x, a, b):
 
 def test_a_list_bound_by_its_comprehension_is_filled_by_the_loop():
     text = str(desugared(filled_in_place))
-    # (the loop over the display, unrolled by display_loops.py)
+    # (the loop over the display, unrolled by static_loops.py)
     assert "ys = []\n    w = a\n    ys.append(np.dot(w, x))\n    w = b\n" \
            "    ys.append(np.dot(w, x))\n" in text
     for options in OPTIONS:

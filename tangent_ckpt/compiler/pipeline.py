@@ -27,7 +27,8 @@ from tangent_ckpt.compiler.analyze.scalar_output import output_is_scalar
 from tangent_ckpt.compiler.analyze.shapes import shape_facts
 from tangent_ckpt.compiler.transform.forward import tangent_function
 from tangent_ckpt.compiler.transform.reverse import reverse_function
-from tangent_ckpt.compiler.desugar.passes import containers_left, desugar, given_objects
+from tangent_ckpt.compiler.desugar.passes import (containers_left, desugar, given_containers,
+                                                  given_objects)
 from tangent_ckpt.compiler.desugar.views import recording_shared_writes
 
 
@@ -84,7 +85,8 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     ``numbers``: where it gives numbers, ((position, kind), ...)."""
     parsed = parse_function(fn)                                     # parse
     parameters = _parameters(parsed)
-    followed = desugar(parsed, given=given_objects(parsed, containers))  # desugar (+ views)
+    followed = desugar(parsed, given=given_objects(parsed, containers),  # desugar (+ views)
+                       structures=given_containers(parsed, containers))
     left = containers_left(parsed, containers, parameters)  # objects desugar did not flatten
     fenced = fence_once(parsed, followed, left,                     # aliasing fence
                         {parameters[k]: kind for k, kind in numbers if k < len(parameters)})
@@ -128,7 +130,8 @@ def desugared(fn, containers=None):
     def stages():
         parsed = parse_function(fn)
         parameters = _parameters(parsed)
-        followed = desugar(parsed, given=given_objects(parsed, containers))
+        followed = desugar(parsed, given=given_objects(parsed, containers),
+                           structures=given_containers(parsed, containers))
         fenced = fence_once(parsed, followed, containers_left(parsed, containers, parameters))
         helpers = [(f"{role} {f.__qualname__}()", prepared.parsed, prepared.error)
                    for (role, f), prepared in fenced.functions.items()]

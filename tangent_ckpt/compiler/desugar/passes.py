@@ -89,9 +89,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    flags and ``break`` (after 5: a return in an unrolled tuple loop stays a return);
 6b. ``row_loops.py``: ``for row in X`` writing into ``row``, as ``for k in
    range(len(X)): row = X[k]`` (a view the view pass follows);
-6c. ``display_loops.py``: ``for k, v in enumerate([a, b])``, ``for name in ("enc",
-   "dec")``, ``zip`` of displays, strings and constant ranges: the body once per
-   item, a constant variable folded into its copy (``d["enc"]``, ``if 0 == 0:``)
+6c. ``static_loops.py``: ``for k, v in enumerate([a, b])``, ``for name in ("enc",
+   "dec")``, ``zip`` of displays, strings and constant ranges, ``for W, b in
+   params`` and ``for k, v in params.items()`` over a list, tuple or dict the call
+   gives and the function only reads: the body once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0 == 0:``)
    (after 5: the loops comprehensions became; after 6: a ``return`` there is a
    ``break``, which keeps the loop);
 7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
@@ -123,7 +124,6 @@ from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_call
 from tangent_ckpt.compiler.desugar.comprehension_loops import write_comprehension_loops
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
-from tangent_ckpt.compiler.desugar.display_loops import unroll_display_loops
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
@@ -150,6 +150,7 @@ from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
 from tangent_ckpt.compiler.desugar.scalar_objects import given_object
 from tangent_ckpt.compiler.desugar.shuffle_calls import rewrite_shuffle_calls
 from tangent_ckpt.compiler.desugar.spread_arguments import write_spread_arguments
+from tangent_ckpt.compiler.desugar.static_loops import unroll_static_loops
 from tangent_ckpt.compiler.desugar.transposed_targets import name_transposed_targets
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
@@ -159,12 +160,13 @@ from tangent_ckpt.compiler.memory_sharing import unbuffered_target, unbuffered_w
 from tangent_ckpt.errors import TangentCkptError
 
 
-def desugar(parsed, helper=False, given=None):
+def desugar(parsed, helper=False, given=None, structures=None):
     """Run the passes on ``parsed.node`` in place; returns what the view pass
     follows (:class:`~.views.Followed`), for the fence.  ``helper``: ``parsed``
     is a function the lowering may inline (views of its parameters are followed
     back to the caller's arrays).  ``given``: {parameter: structure} of the
-    objects the call gives (:func:`given_objects`)."""
+    objects the call gives (:func:`given_objects`); ``structures``: of the lists,
+    tuples and dicts it gives (:func:`given_containers`)."""
     write_empty_displays(parsed)
     write_attribute_calls(parsed)
     drop_silent_error_states(parsed)
@@ -194,7 +196,7 @@ def desugar(parsed, helper=False, given=None):
     nest_ndindex_loops(parsed)
     desugar_loop_exits(parsed.node)
     index_row_loops(parsed)
-    unroll_display_loops(parsed)
+    unroll_static_loops(parsed, structures)
     bindings = rewrite_fill_calls(parsed)
     bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)
@@ -215,6 +217,26 @@ def given_objects(parsed, containers):
     defaulted = len(args.defaults)
     return {positional[k].id: structure for k, structure in (containers or {}).items()
             if 0 <= k < len(positional) - defaulted and given_object(structure)}
+
+
+def given_containers(parsed, containers):
+    """{parameter: structure} of the parameters ``containers`` (position ->
+    ``container_args.structure_of``) says are given a list, tuple or dict of
+    arrays and numbers (nested too): positional, without a default (the compiled function is specialised to
+    these structures)."""
+    args = parsed.node.args
+    positional = args.posonlyargs + args.args
+    defaulted = len(args.defaults)
+    return {positional[k].id: structure for k, structure in (containers or {}).items()
+            if 0 <= k < len(positional) - defaulted and structure != "leaf" and
+            _of_arrays(structure)}
+
+
+def _of_arrays(structure):
+    """Is ``structure`` a leaf, or a list, tuple or dict of such (no object, no
+    named tuple, whose items the lowering binds its own way)?"""
+    return structure == "leaf" or structure[0] in ("list", "tuple", "dict") and \
+        all(_of_arrays(s) for s in structure[-1])
 
 
 def containers_left(parsed, containers, parameters):

@@ -36,9 +36,12 @@ lowering:
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
   time;
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
-  ranges of constants (unrolled; over a range of constants, the loops desugar
-  wrote for a comprehension, ``ParsedFunction.comprehension_loops``, or whose body
-  indexes a container), and conditions of constants;
+  ranges of constants that desugar left (unrolled; ``desugar/static_loops.py``
+  unrolls those over a display in the header, a comprehension's over a constant
+  range and those over a list, tuple or dict the call gives and the function only
+  reads; left here: over a container bound to a name, ``d.items()`` of one, a
+  given container the function changes, a body with ``continue``), and
+  conditions of constants;
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
   ``append``/``extend`` (on a list of static structure only the new items are
   bound, an item the append computed in its own variable; a list made in a loop's

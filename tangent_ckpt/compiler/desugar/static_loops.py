@@ -1,5 +1,5 @@
-"""Desugar: a ``for`` loop over a tuple or list display written in its header,
-unrolled.
+"""Desugar: a ``for`` loop over items known when compiling (a tuple or list
+display in its header, a container the call gives), unrolled.
 
 ``for k, v in enumerate([a, b]):``, ``for name in ("enc", "dec"):`` and
 ``for k, w in zip("abc", [1.0, 2.0, 3.0]):`` run their body once per item of a
@@ -26,11 +26,18 @@ the loop started, not what the body bound to ``b`` since.
 
 The loops ``comprehension_loops.py`` wrote for a comprehension over a ``range``
 of constants (``[f(k) for k in range(3)]``) are unrolled the same way: outer
-loops first, so that an inner ``range(i)`` is one of constants in each copy.
+loops first, so that an inner ``range(i)`` is one of constants in each copy.  So
+is a loop over a list, tuple or dict the call gives (the compiled function is
+specialised to its structure, ``passes.given_containers``) where the function
+only reads it (:func:`_only_read`: never bound again, written into, or handed
+on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies;
+``for k, v in p.items()`` with ``k`` each key and ``v = p["W"]``; ``p``,
+``p.keys()``, ``p.values()``, ``enumerate`` and ``zip`` of them; and ``for l in
+range(len(params))`` whose body indexes such a container with ``l``.
 
 That is the same program exactly when the display's items are names and
-constants (tuples of them, for a tuple target), or the ``enumerate`` (with a
-constant start) or ``zip`` of such displays, strings and ranges of
+constants (tuples of them), or the ``enumerate`` (with a constant start) or
+``zip`` of such displays, given containers, strings and ranges of
 constants (the builtins meant); the body does not leave the loop early
 (``break``, ``continue``, ``return``), changes no item's name in place
 (``b += v`` may rebind a number or write into an array), calls none of the
@@ -46,7 +53,7 @@ import copy
 import gast
 
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, read_names
-from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, builtins_meant
+from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, builtins_meant, root_name
 from tangent_ckpt.compiler.desugar.view_shape import (
     fresh_name, located, name_node, names_taken, statement_blocks, store_node,
 )
@@ -65,32 +72,84 @@ class _Constant:
         self.value = value
 
 
-def unroll_display_loops(parsed):
+def unroll_static_loops(parsed, structures=None):
     """Rewrite every such loop of ``parsed.node`` (nested blocks too), in place:
     outer loops first, each copy looked at again (an inner ``range(i)`` is one of
-    constants once the outer copy folded ``i``)."""
+    constants once the outer copy folded ``i``).  ``structures``: {parameter:
+    ``container_args.structure_of``} of the lists, tuples and dicts the call gives
+    (:func:`~.passes.given_containers`)."""
     fnode = parsed.node
-    meant = builtins_meant(("enumerate", "zip", "range"), fnode, parsed.resolve)
-    _block(parsed, fnode.body, meant, names_taken(fnode))
+    meant = builtins_meant(("enumerate", "zip", "range", "len"), fnode, parsed.resolve)
+    shapes = {name: structure for name, structure in (structures or {}).items()
+              if _only_read(fnode, name, meant)}
+    _block(_Context(parsed, meant, names_taken(fnode), shapes), fnode.body)
 
 
-def _block(parsed, stmts, meant, taken):
+class _Context:
+    """What every loop of one function is judged with: the function, the
+    builtins its names surely mean, the names taken, the parameters read only
+    -> their structures."""
+
+    def __init__(self, parsed, meant, taken, shapes):
+        self.parsed, self.meant, self.taken, self.shapes = parsed, meant, taken, shapes
+
+
+def _block(context, stmts):
     k = 0
     while k < len(stmts):
-        unrolled = _Unrolling(parsed, stmts[k], meant, taken).statements()
+        unrolled = _Unrolling(context, stmts[k]).statements()
         if unrolled is not None:
             stmts[k:k + 1] = unrolled  # and the copies are looked at in turn
             continue
         for block in statement_blocks(stmts[k]):
-            _block(parsed, block, meant, taken)
+            _block(context, block)
         k += 1
+
+
+def _only_read(fnode, name, meant):
+    """Is the parameter ``name`` only read, never bound, changed or handed on:
+    every mention an item read (``P[k]``, ``P["W"]``), ``len(P)``, or a loop's
+    iterable (``P``, ``P.items()``, ``P.values()``, ``P.keys()``, given to
+    ``enumerate`` or ``zip``)?  Then what it holds is what the call gave, from
+    the first statement to the last."""
+    allowed = set()
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                n.func.id == "len" and "len" in meant and len(n.args) == 1:
+            allowed.add(id(n.args[0]))
+        elif isinstance(n, gast.For):
+            it = n.iter
+            if isinstance(it, gast.Call) and not it.args and not it.keywords and \
+                    isinstance(it.func, gast.Attribute) and \
+                    it.func.attr in ("items", "values", "keys"):
+                it = it.func.value
+            elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                    it.func.id in ("enumerate", "zip") and it.func.id in meant:
+                allowed.update(id(a) for a in it.args)
+            allowed.add(id(it))
+    mentions = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name]
+    if not all(isinstance(n.ctx, (gast.Load, gast.Param)) and
+               (isinstance(n.ctx, gast.Param) or id(n) in allowed) for n in mentions):
+        return False
+    # nothing written into what it holds: P[0][1] = v, P[0].append(v), del P[0]
+    for n in gast.walk(fnode):
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and \
+                isinstance(n.ctx, (gast.Store, gast.Del)) and root_name(n) == name:
+            return False
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                root_name(n.func.value) == name and isinstance(n.func.value, gast.Subscript):
+            return False
+    return True
 
 
 class _Unrolling:
     """The statements replacing one loop ``s``, if it is such a loop."""
 
-    def __init__(self, parsed, s, meant, taken):
-        self.parsed, self.s, self.meant, self.taken = parsed, s, meant, taken
+    def __init__(self, context, s):
+        self.s, self.parsed, self.meant = s, context.parsed, context.meant
+        self.taken, self.shapes = context.taken, context.shapes
 
     def statements(self):
         """The loop's copies (after the items held before it), or None."""
@@ -156,8 +215,12 @@ class _Unrolling:
         row."""
         if isinstance(it, (gast.Tuple, gast.List)):
             return _display(it)
-        if self.s in self.parsed.comprehension_loops:  # [f(k) for k in range(3)]
+        if self.s in self.parsed.comprehension_loops or \
+                self._indexes_a_given_container():  # [f(k) for k in range(3)], params[l]
             return self._range(it)
+        given = self._given(it)
+        if given is not None:
+            return given
         if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
                 it.func.id in self.meant and it.func.id in ("enumerate", "zip")):
             return None
@@ -170,8 +233,8 @@ class _Unrolling:
                 if not (isinstance(c, gast.Constant) and type(c.value) is int):
                     return None
                 start = c.value
-            items = _display(it.args[0])
-            if items is None:
+            items = self._column(it.args[0])
+            if not items:
                 return None
             return [(_Constant(start + k), item) for k, item in enumerate(items)]
         if it.keywords or not it.args:
@@ -186,16 +249,66 @@ class _Unrolling:
         of constants; else None."""
         if isinstance(node, gast.Constant) and isinstance(node.value, str):
             return [_Constant(c) for c in node.value]
-        return self._range(node) or _display(node)
+        return self._range(node) or self._given(node) or _display(node)
+
+    def _given(self, node):
+        """The items of a loop over a parameter the call gives a list, tuple or
+        dict (only read: :func:`_only_read`): ``P[0]``, ``P[1]``, ... of a list or
+        tuple; the keys of a dict (``P``, ``P.keys()``), its items
+        (``P.items()``: key and ``P[key]``), its values; else None."""
+        method = None
+        if isinstance(node, gast.Call) and not node.args and not node.keywords and \
+                isinstance(node.func, gast.Attribute):
+            node, method = node.func.value, node.func.attr
+        if not isinstance(node, gast.Name) or node.id not in self.shapes:
+            return None
+        structure = self.shapes[node.id]
+        kind = structure[0]
+        if kind in ("list", "tuple") and method is None:
+            return [_item(node.id, k) for k in range(len(structure[1]))]
+        if kind != "dict" or not all(type(key) in (str, int) for key in structure[1]):
+            return None
+        keys = structure[1]
+        if method in (None, "keys"):
+            return [_Constant(key) for key in keys]
+        if method == "values":
+            return [_item(node.id, key) for key in keys]
+        if method == "items":
+            return [(_Constant(key), _item(node.id, key)) for key in keys]
+        return None
 
     def _range(self, node):
-        """The items of ``range(...)`` of constants (the builtin), else None."""
+        """The items of ``range(...)`` of constants and lengths of the given
+        containers (``range(len(params))``; the builtins), else None."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and
+                node.func.id == "range" and "range" in self.meant and not node.keywords and
+                1 <= len(node.args) <= 3):
+            return None
+        bounds = [self._integer(a) for a in node.args]
+        if any(b is None for b in bounds):
+            return None
+        return [_Constant(k) for k in range(*bounds)]
+
+    def _integer(self, node):
+        """An int constant, or ``len(P)`` of a given container ``P``; else None."""
+        if isinstance(node, gast.Constant) and type(node.value) is int:
+            return node.value
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
-                node.func.id == "range" and "range" in self.meant and not node.keywords and \
-                1 <= len(node.args) <= 3 and all(isinstance(a, gast.Constant) and
-                                                 type(a.value) is int for a in node.args):
-            return [_Constant(k) for k in range(*(a.value for a in node.args))]
+                node.func.id == "len" and "len" in self.meant and len(node.args) == 1 and \
+                not node.keywords and isinstance(node.args[0], gast.Name) and \
+                node.args[0].id in self.shapes:
+            return len(self.shapes[node.args[0].id][1])
         return None
+
+    def _indexes_a_given_container(self):
+        """Does the body index a given container with the loop's counter
+        (``params[l]``)?  (A range loop that does not stays a loop.)"""
+        target = self.s.target
+        return isinstance(target, gast.Name) and any(
+            isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and
+            n.value.id in self.shapes and
+            any(isinstance(m, gast.Name) and m.id == target.id for m in gast.walk(n.slice))
+            for st in self.s.body for n in gast.walk(st))
 
     def _bind(self, target, item, folded, held, constants, out):
         """Bind ``target`` to ``item`` for one copy: a folded name to a constant
@@ -206,6 +319,11 @@ class _Unrolling:
                 constants[target.id] = item.value
                 return True
             out.append(located(gast.Assign(targets=[store_node(target.id)],
+                                           value=self._value(item, held),
+                                           type_comment=None), self.s))
+            return True
+        if isinstance(item, (gast.Name, gast.Subscript)):  # W, b = params[0]
+            out.append(located(gast.Assign(targets=[_copy_target(target)],
                                            value=self._value(item, held),
                                            type_comment=None), self.s))
             return True
@@ -221,6 +339,8 @@ class _Unrolling:
             return _constant_node(item.value)
         if isinstance(item, gast.Name):
             return name_node(held.get(item.id, item.id))
+        if isinstance(item, gast.Subscript):
+            return copy.deepcopy(item)
         return gast.Tuple(elts=[self._value(i, held) for i in item.elts], ctx=gast.Load())
 
     def _copy(self, st, constants):
@@ -236,16 +356,20 @@ class _Unrolling:
                 if fact is not None and id(n) in memo:
                     table[memo[id(n)]] = fact
         if constants:
-            for n in gast.walk(out):
-                for field, value in gast.iter_fields(n):
-                    if isinstance(value, gast.Name) and value.id in constants:
-                        setattr(n, field, gast.copy_location(
-                            _constant_node(constants[value.id]), value))
-                    elif isinstance(value, list):
-                        value[:] = [gast.copy_location(_constant_node(constants[v.id]), v)
-                                    if isinstance(v, gast.Name) and v.id in constants else v
-                                    for v in value]
+            out = _Folding(constants).visit(out)
         return out
+
+
+class _Folding(gast.NodeTransformer):
+    """Each read of a name of ``constants`` ({name: value}) as its constant."""
+
+    def __init__(self, constants):
+        self.constants = constants
+
+    def visit_Name(self, node):
+        if node.id in self.constants and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(_constant_node(self.constants[node.id]), node)
+        return node
 
 
 def _display(node):
@@ -312,6 +436,19 @@ def _walk_exits(st):
             stack.extend(n.orelse)  # (an inner loop's else belongs to the outer one)
             continue
         stack.extend(gast.iter_child_nodes(n))
+
+
+def _item(name, key):
+    """``name[key]``, read."""
+    return gast.Subscript(value=name_node(name), slice=_constant_node(key), ctx=gast.Load())
+
+
+def _copy_target(target):
+    target = copy.deepcopy(target)
+    for n in gast.walk(target):
+        if isinstance(n, gast.Name):
+            n.ctx = gast.Store()
+    return target
 
 
 def _constant_node(value):

@@ -1,0 +1,154 @@
+"""desugar/static_loops.py: a ``for`` loop over a tuple or list display in its
+header (``enumerate`` and ``zip`` of displays, strings and constant ranges too),
+or over a list, tuple or dict the call gives and the function only reads, is its
+body once per item, a constant loop variable folded into its copy."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from tangent_ckpt.compiler.pipeline import desugared
+
+
+def keys_then_rebound(x, y):
+    d = {"enc": x, "dec": y}
+    s = 0.0
+    for k in ("enc", "dec"):
+        s = s + np.sum(d[k] ** 2)
+    k = 3.0  # bound elsewhere too: the loop's copies still read their keys
+    return s * k
+
+
+def counter_decides_a_branch(a, b):
+    s = 1.0
+    for k, v in enumerate([a, b], 1):
+        if k == 1:
+            s = s + np.sum(np.sin(v))
+        else:
+            s = s * np.sum(v * v)
+    return s * k  # the last counter after the loop, as in Python
+
+
+def zipped_key_and_weight(x):
+    d = {}
+    for k, w in zip("abc", [1.0, 2.0, 3.0]):
+        d[k] = x * w
+    return np.sum(d["a"] * d["c"]) + np.sum(d["b"])
+
+
+def item_rebound_by_the_loop_variable(a, b):
+    s = 0.0
+    for a in (b, a):  # the second item is the a of before the loop
+        s = s + np.sum(a * a) * s + np.sum(a)
+    return s
+
+
+def nested_pairs(W1, b1, W2, b2):
+    h = np.array([0.3, -0.2])
+    for W, b in ((W1, b1), (W2, b2)):
+        h = np.tanh(W @ h + b)
+    return np.sum(h)
+
+
+FUNCTIONS = [keys_then_rebound, counter_decides_a_branch, zipped_key_and_weight,
+             item_rebound_by_the_loop_variable]
+
+
+@pytest.mark.parametrize("f", FUNCTIONS)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_unrolled_copies_compute_what_python_does(f, options):
+    rng = np.random.default_rng(0)
+    args = tuple(rng.normal(size=2) for _ in range(f.__code__.co_argcount))
+    wrt = tuple(range(len(args)))
+    value, _ = tc.value_and_grad(f, wrt=wrt, **options)(*args)
+    np.testing.assert_allclose(value, f(*(a.copy() for a in args)), rtol=1e-12)
+    check_grad(f, args, wrt=wrt)
+
+
+def test_pairs_unpacked_per_copy():
+    rng = np.random.default_rng(1)
+    args = (rng.normal(size=(2, 2)), rng.normal(size=2), rng.normal(size=(2, 2)),
+            rng.normal(size=2))
+    check_grad(nested_pairs, args, wrt=(0, 1, 2, 3))
+
+
+def test_the_loop_is_gone_and_a_key_read_is_a_constant():
+    text = desugared(keys_then_rebound)
+    assert "for k in" not in text
+    assert "d['enc']" in text and "d['dec']" in text
+
+
+def test_a_loop_with_break_stays_a_loop():
+    def left_early(a, b):
+        s = 0.0
+        for v in (a, b):
+            if s > 1.0:
+                break
+            s = s + np.sum(v)
+        return s
+    assert "for v in (a, b)" in desugared(left_early)
+
+
+def layers(params, x):
+    h = x
+    for W, b in params:
+        h = np.tanh(W @ h + b)
+    for l in range(len(params)):
+        W, b = params[l]
+        if l == 0:
+            h = h * 2.0
+        h = h + W @ b
+    return np.sum(h) * np.sum(W)  # W: the last layer's, as in Python
+
+
+def by_key(p, x):
+    s = 0.0
+    for k, v in p.items():
+        s = s + np.sum(v * x) * len(k)
+    for k in p.keys():
+        s = s * np.sum(p[k])
+    for v in p.values():
+        s = s + np.sum(v)
+    return s
+
+
+def _params():
+    rng = np.random.default_rng(2)
+    return [(rng.normal(size=(2, 2)), rng.normal(size=2)) for _ in range(2)], \
+        rng.normal(size=2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_loop_over_a_given_list_or_dict_is_unrolled_per_item(options):
+    params, x = _params()
+    value, (grads,) = tc.value_and_grad(layers, wrt=(0,), **options)(params, x)
+    np.testing.assert_allclose(value, layers(params, x), rtol=1e-12)
+    eps = 1e-6
+    W = params[1][0].copy()
+    W[0, 1] += eps
+    up = layers([params[0], (W, params[1][1])], x)
+    W[0, 1] -= 2 * eps
+    down = layers([params[0], (W, params[1][1])], x)
+    np.testing.assert_allclose(grads[1][0][0, 1], (up - down) / (2 * eps), rtol=1e-6)
+    p = {"W": x * 2.0, "bias": x - 1.0}
+    value, (grads,) = tc.value_and_grad(by_key, wrt=(0,), **options)(p, x)
+    np.testing.assert_allclose(value, by_key(p, x), rtol=1e-12)
+    q = dict(p, bias=p["bias"] + np.array([eps, 0.0]))
+    r = dict(p, bias=p["bias"] - np.array([eps, 0.0]))
+    np.testing.assert_allclose(grads["bias"][0], (by_key(q, x) - by_key(r, x)) / (2 * eps),
+                               rtol=1e-6)
+
+
+def test_a_given_list_written_into_keeps_its_loop():
+    from tangent_ckpt.container_args import structure_of
+
+    def written(params, x):
+        for W, b in params:
+            x = np.tanh(W @ x + b)
+        params[0] = (params[0][0], x)
+        return np.sum(x)
+    params, x = _params()
+    assert "for W, b in params" in desugared(written, {0: structure_of(params)})
+    text = desugared(layers, {0: structure_of(params)})
+    assert "for " not in text and "W, b = params[1]" in text
