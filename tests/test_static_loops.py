@@ -152,3 +152,16 @@ def test_a_given_list_written_into_keeps_its_loop():
     assert "for W, b in params" in desugared(written, {0: structure_of(params)})
     text = desugared(layers, {0: structure_of(params)})
     assert "for " not in text and "W, b = params[1]" in text
+
+
+def test_after_the_loop_a_variable_holds_the_last_item_whatever_the_earlier_ones():
+    def mixed(x, y):
+        s = 0.0
+        for v in (0.1, x):
+            s = s + np.sum(v)
+        return s * np.sum(v * y)  # v is x here, not 0.1
+    x, y = np.array([0.3, -0.5]), np.array([1.5, 2.0])
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        value, _ = tc.value_and_grad(mixed, wrt=(0, 1), **options)(x, y)
+        np.testing.assert_allclose(value, mixed(x, y), rtol=1e-12)
+        check_grad(mixed, (x, y), wrt=(0, 1), df=tc.grad(mixed, wrt=(0, 1), **options))

@@ -186,7 +186,7 @@ class _Unrolling:
             bindings = []
             if not self._bind(s.target, row, folded, held, constants, bindings):
                 return None
-            last.update(constants)
+            last = constants  # (what the last copy folds: an earlier one may differ)
             out.extend(bindings)
             out.extend(self._copy(st, constants) for st in s.body)
         for name in sorted(last):

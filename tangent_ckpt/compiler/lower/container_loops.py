@@ -11,9 +11,10 @@ constant in its copy, so that ``d[k]`` reads a known key and ``if k == 0:``
 keeps only the path that runs (:meth:`ContainerLoops.static_truth`).
 
 ``desugar/static_loops.py`` unrolls a loop over a display in its header, a
-comprehension's loop over a constant range and a loop over a container the call
-gives and the function only reads; what reaches this module is the rest (a
-container bound to a name, one the function changes, a body with ``continue``).
+comprehension's loop over a constant range and a loop over a container of arrays
+the call gives and the function only reads; what reaches this module is the rest
+(a container bound to a name in the function, one the function changes, one
+holding objects, a body with ``continue``).
 """
 
 import ast

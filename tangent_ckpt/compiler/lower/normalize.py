@@ -38,9 +38,9 @@ lowering:
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
   ranges of constants that desugar left (unrolled; ``desugar/static_loops.py``
   unrolls those over a display in the header, a comprehension's over a constant
-  range and those over a list, tuple or dict the call gives and the function only
-  reads; left here: over a container bound to a name, ``d.items()`` of one, a
-  given container the function changes, a body with ``continue``), and
+  range and those over a list, tuple or dict of arrays the call gives and the
+  function only reads; left here: a container bound to a name in the function,
+  one the function changes, one holding objects, a body with ``continue``), and
   conditions of constants;
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
   ``append``/``extend`` (on a list of static structure only the new items are
