@@ -50,6 +50,7 @@ lowering:
 The variables of each (possibly inlined) function live in :mod:`.scopes`.
 """
 
+from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.fence.fenced import Fenced
 from tangent_ckpt.compiler.lower.assignments import AssignmentLowering
 from tangent_ckpt.compiler.lower.callables import CallableValues
@@ -167,4 +168,27 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
             early = early | {again.key}
             continue
         drop_unread_first_values(function, lowering.objects.outside)
+        _refuse_reads_nothing_binds(function, lowering.bindings, parsed)
         return function, lowering.bindings, lowering.namer
+
+
+def _refuse_reads_nothing_binds(function, bindings, parsed):
+    """Every name the lowered code reads is a parameter, a global it is given or a
+    name some statement binds.  One that is none is a variable the user's code
+    binds, at the run-time level, only to what the lowering keeps itself (an object,
+    a function): ``layer.b`` read before ``for layer in layers:`` in a later trip of
+    an outer loop, which Python reads as the last trip's object.  The code would
+    raise NameError when it runs: refused here, at the line of the read."""
+    bound = set(ir.assigned_names(function.body)) | set(function.params) | set(bindings)
+    for stmt in ir.walk(function.body):
+        inner = getattr(stmt, "body", []) + getattr(stmt, "orelse", [])
+        unbound = [n for n in set(ir.read_names([stmt])) - set(ir.read_names(inner))
+                   if n not in bound]
+        if unbound:
+            raise TransformError(
+                f"'{unbound[0]}' read where it holds what an earlier trip of a loop "
+                "bound it to (an object or a function, which the compiler follows "
+                "only where it is bound)", filename=parsed.filename,
+                lineno=getattr(stmt, "line", None) or None, construct=unbound[0],
+                hint="read it after it is bound in the same trip, or keep what you need "
+                     "of it in a variable of its own")
