@@ -491,3 +491,91 @@ def test_a_black_box_returning_its_argument_is_stopped_at_the_write(options):
     assert f"{HERE}:{line_of(black_box_passing_through, '# WRITE')}:" in message, message
     assert "'w' and 'h' share memory" in message, message
     assert "registered adjoint" in message, message
+
+
+# A list, tuple or dict argument whose items are updated in place (ws[k] -= v): the
+# caller's container may hold one array at two places, or an array also given for
+# another parameter; each place is followed as an array of its own, so such calls
+# would get the gradient of another program (a wrong gradient before these guards).
+
+def list_items_updated(ws, g):
+    for i in range(len(ws)):
+        ws[i] -= 0.1 * g  # WRITE
+    return np.sum(ws[0] ** 2) + np.sum(ws[1] ** 3)
+
+
+def list_items_updated_by_position(ws, g):
+    ws[0] -= 0.1 * g  # WRITE
+    ws[1] *= g
+    return np.sum(ws[0] ** 2) + np.sum(ws[1] ** 3) + np.sum(g ** 3)
+
+
+def dict_item_updated(ps, g):
+    ps["W"] -= 0.1 * g  # WRITE
+    return np.sum(ps["W"] ** 2) + np.sum(ps["b"] ** 3)
+
+
+ITEM_UPDATES = [
+    # fn, the container given separate arrays, the same one at two places
+    (list_items_updated, lambda a: [a, a.copy() + 0.3], lambda a: [a, a]),
+    (list_items_updated, lambda a: [a, a.copy() + 0.3], lambda a: [a, a[::-1]]),
+    (list_items_updated_by_position, lambda a: [a, a.copy() + 0.3], lambda a: [a, a]),
+    (dict_item_updated, lambda a: {"W": a, "b": a.copy() + 0.3}, lambda a: {"W": a, "b": a}),
+]
+ITEM_IDS = ["list", "views", "by-position", "dict"]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+@pytest.mark.parametrize("fn, separate, shared", ITEM_UPDATES, ids=ITEM_IDS)
+def test_items_updated_in_place_of_separate_arrays_get_the_exact_gradient(
+        fn, separate, shared, options):
+    check_grad(fn, (separate(vec(3)), vec(3, 0.5)), wrt=(1,),
+               df=tc.grad(fn, wrt=(1,), **options))
+
+
+@pytest.mark.parametrize("wrt", [(1,), (0, 1)], ids=["wrt-g", "wrt-both"])
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+@pytest.mark.parametrize("fn, separate, shared", ITEM_UPDATES, ids=ITEM_IDS)
+def test_one_array_at_two_places_of_a_container_updated_in_place_is_refused(
+        fn, separate, shared, options, wrt):
+    container = shared(vec(3))
+    with pytest.raises(TransformError) as info:
+        tc.grad(fn, wrt=wrt, **options)(container, vec(3, 0.5))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(fn, '# WRITE')}:" in message, message
+    assert "holds the same array at two places" in message, message
+
+
+def test_one_array_at_two_places_really_changes_the_value():
+    """Not vacuous: Python, running the function on a container holding one array
+    twice, computes another value than on copies (what the gradient follows)."""
+    for fn, _, shared in ITEM_UPDATES:
+        container = shared(vec(3))
+        copies = type(container)({k: v.copy() for k, v in container.items()}) \
+            if isinstance(container, dict) else type(container)(v.copy() for v in container)
+        assert not np.isclose(fn(container, vec(3, 0.5)), fn(copies, vec(3, 0.5)))
+
+
+@pytest.mark.parametrize("wrt", [(1,), (0, 1)], ids=["wrt-g", "wrt-both"])
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_an_item_that_is_also_another_argument_is_refused(options, wrt):
+    g = vec(3, 0.5)
+    with pytest.raises(TransformError) as info:
+        tc.grad(list_items_updated_by_position, wrt=wrt, **options)([g, vec(3)], g)
+    message = str(info.value)
+    line = line_of(list_items_updated_by_position, "# WRITE")
+    assert f"{HERE}:{line}:" in message, message
+    assert "'ws' and 'g' share memory" in message, message
+
+
+def test_the_runtime_item_guard_passes_arrays_numbers_and_separate_items():
+    from tangent_ckpt.runtime.alias_guards import distinct_arrays, distinct_items
+    a = vec(4)
+    for fine in (a, 3.0, [a[:2], a[2:]], {"p": a, "q": [a.copy()]}, (1.0, 1.0)):
+        distinct_items(fine, "ws")
+    for shared in ([a, a], [a[:3], a[2:]], {"p": [a], "q": (a.T,)}):
+        with pytest.raises(TangentCkptError, match="'ws' holds the same array"):
+            distinct_items(shared, "ws", line=4)
+    distinct_arrays([a[:2]], a[2:], names=("ws", "g"))
+    with pytest.raises(TangentCkptError, match="'ws' and 'g' share memory"):
+        distinct_arrays({"k": [a[1:]]}, a, names=("ws", "g"))

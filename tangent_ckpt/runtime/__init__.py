@@ -37,6 +37,7 @@ from tangent_ckpt.runtime.assertions import check_structure  # noqa: F401,E402
 from tangent_ckpt.runtime.assertions import require_numpy_operand  # noqa: F401,E402
 from tangent_ckpt.runtime.loops.segments import Segment, MemoryPlan  # noqa: F401,E402
 from tangent_ckpt.runtime.alias_guards import distinct_arrays, not_a_view  # noqa: F401,E402
+from tangent_ckpt.runtime.alias_guards import distinct_items  # noqa: F401,E402
 from tangent_ckpt.runtime.alias_guards import require_array  # noqa: F401,E402
 from tangent_ckpt.runtime.alias_guards import refuse_shared_in_place  # noqa: F401,E402
 from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import max_position, min_position  # noqa: F401,E402

@@ -1,4 +1,5 @@
-"""Run-time guards of the aliasing fence (``rt.distinct_arrays``, ``rt.not_a_view``)
+"""Run-time guards of the aliasing fence (``rt.distinct_arrays``, ``rt.distinct_items``,
+``rt.not_a_view``)
 and of the view lowering (``rt.require_array``).
 
 Two parameters of a differentiated function, or a parameter and a module-level
@@ -29,6 +30,51 @@ def distinct_arrays(written, other, names, line=None, function=None, black_box=F
     if written is other or (isinstance(written, np.ndarray) and isinstance(other, np.ndarray)
                             and np.shares_memory(written, other)):
         raise TangentCkptError(_message(names, line, function, black_box))
+    if isinstance(written, _HOLDERS) or isinstance(other, _HOLDERS):
+        # a list, tuple or dict given for one of them (ws = [g, h] and g): the arrays it
+        # holds are the ones its in-place item updates write into
+        for a in _arrays(written):
+            for b in _arrays(other):
+                if a is b or np.shares_memory(a, b):
+                    raise TangentCkptError(_message(names, line, function, black_box))
+
+
+def distinct_items(container, name, line=None):
+    """Refuse a list, tuple or dict ``container`` (given for the parameter
+    ``name``) that holds one array at two places (``[a, a]``), or two views
+    sharing memory: an in-place update of one item at the user's ``line``
+    (``ws[k] -= v``) changes the other place too, which the gradient, following
+    each place as an array of its own, does not.  An array (its rows are not
+    objects of their own), a number, or a container of separate arrays passes."""
+    if not isinstance(container, _HOLDERS):
+        return
+    seen = []
+    for a in _arrays(container):
+        if any(a is b or np.shares_memory(a, b) for b in seen):
+            where = f" at line {line}" if line is not None else ""
+            raise TangentCkptError(
+                f"'{name}' holds the same array at two places (or two views sharing "
+                f"memory) when the gradient is called: the in-place update of an item of "
+                f"'{name}'{where} also changes the other place, and the gradient is that of "
+                f"separate arrays (give '{name}' arrays that share no memory, e.g. "
+                f"[a, a.copy()]: the function then computes what its gradient "
+                f"differentiates)")
+        seen.append(a)
+
+
+_HOLDERS = (list, tuple, dict)
+
+
+def _arrays(value):
+    """The NumPy arrays ``value`` is or holds (through lists, tuples and dicts)."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _arrays(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _arrays(item)
 
 
 def _message(names, line, function, black_box):

@@ -477,6 +477,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 self.updated_places |= current.is_
                 if self.surely_container(current):
                     self.check_repeated_item(base, current, item, env, s, target)
+                elif self.checking:
+                    self.guards.note_item_update(self, current, env, s)
 
     def check_calls(self, s, env):
         """In-place methods, writing functions and ``out=`` anywhere in ``s``."""
@@ -494,6 +496,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     self.updated_places |= info.is_
                     if self.surely_container(info):
                         self.check_repeated_item(name, info, None, env, s, node)
+                    elif self.checking:
+                        self.guards.note_item_update(self, info, env, s)
             for k in node.keywords:
                 if k.arg == "out" and not (isinstance(k.value, gast.Call) and
                                            returns_new(self.resolve(k.value.func))):

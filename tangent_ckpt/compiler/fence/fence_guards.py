@@ -30,6 +30,14 @@ class Guard(NamedTuple):
     line: int
 
 
+class DistinctItems(NamedTuple):
+    """An in-place update of an item of parameter ``param`` (at the user's
+    ``line``: ``ws[k] -= v``) would change another of its places, read
+    afterwards, if the caller's list held one array at two places."""
+    param: str
+    line: int
+
+
 class FenceFindings(NamedTuple):
     """What the fence hands on about one function: its guards; the line of the
     first in-place write into each parameter's memory (a helper's caller gives
@@ -46,6 +54,10 @@ class FenceFindings(NamedTuple):
     # the parameters whose calls the fence took to return new objects (only where it
     # refused otherwise: fence_once.py): each call site must give such functions
     assumed_new: frozenset = frozenset()
+    # (DistinctItems, ...): the parameters one of whose items is updated in place
+    # (ws[k] -= v) while a place of theirs is read afterwards: the caller's list may
+    # hold one array at two places (rt.distinct_items)
+    repeated_items: tuple = ()
 
 
 class FenceIndex:
@@ -84,6 +96,7 @@ class GuardNotes:
         # a black box's result (alias_values.py): id(call) -> what its arguments may be
         self.opaque = {}
         self.before = {}  # id(statement) -> (statement, {(written, other): line})
+        self.items = {}  # parameter whose item is updated in place -> the first line
 
     def note(self, fence, written, env, s, node=None, name=None):
         """At the write ``s`` into the origins ``written`` of ``name`` (by the call
@@ -118,6 +131,20 @@ class GuardNotes:
             for other in sorted(others - {p}):
                 if (p, other) not in self.pairs and (other, p) not in self.pairs:
                     self.pairs[(p, other)] = s.lineno
+
+    def note_item_update(self, fence, current, env, s):
+        """At ``s``, an in-place update of an item of a value that may be a
+        parameter's list, tuple or dict (``ws[k] -= v``, ``current``: what the
+        updated name may be): the caller may have put one array at two of its
+        places (``[a, a]``), which only the call decides; noted for each such
+        parameter where a name that may hold its items is read afterwards."""
+        params = sorted(o[1] for o in current.holds if o[0] == "param*")
+        for p in params:
+            if p in self.items:
+                continue
+            if any(("param*", p) in info.everything() and not name.startswith("\0") and
+                   _live_after(fence, name, s) for name, info in env.items()):
+                self.items[p] = s.lineno
 
     def note_call(self, fence, call, env):
         """Which of the names ``call`` is given are new arrays made in the function
@@ -177,7 +204,9 @@ class GuardNotes:
         separate = dict(self.separate)
         before = {key: (stmt, tuple((a, b, line) for (a, b), line in pairs.items()))
                   for key, (stmt, pairs) in self.before.items()}
-        return FenceFindings(guards, dict(self.written), separate, local, before)
+        return FenceFindings(guards, dict(self.written), separate, local, before,
+                             repeated_items=tuple(DistinctItems(p, line)
+                                                  for p, line in self.items.items()))
 
     def arrays_read(self, fence):
         """The module-level (or closure) NumPy arrays the function reads by name."""

@@ -13,6 +13,8 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.fence.fence_guards import DistinctItems
+from tangent_ckpt.compiler.lower.container_values import leaves
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.frontend.reached_functions import is_library
 from tangent_ckpt.compiler.lower.scopes import LocalFunction, TupleValue, to_source
@@ -21,19 +23,42 @@ from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
 def emit_guards(lo, guards, node):
-    """Emit ``guards`` (fence_guards.Guard) into the statements being written,
-    naming the arrays as the function's first statement sees them: a parameter
-    (a container parameter is one variable per element: not an array, not
-    guarded) or the bound module-level array."""
+    """Emit ``guards`` (fence_guards.Guard, DistinctItems) into the statements being
+    written, naming the arrays as the function's first statement sees them: a
+    parameter (a container parameter followed as one variable per element: the
+    tuple of those) or the bound module-level array."""
     for guard in guards:
-        written = lo.expressions.load_name(guard.written, node)
-        other = lo.expressions.load_name(guard.other, node)
-        if not (isinstance(written, ir.Name) and isinstance(other, ir.Name)):
+        if isinstance(guard, DistinctItems):  # ws[k] -= v: no array at two places of ws
+            held = _held(lo, lo.expressions.load_name(guard.param, node))
+            if held is not None:
+                check = sx.rt("distinct_items", held[0], sx.const(guard.param),
+                              line=sx.const(guard.line))
+                emit_observation(lo, check, held[1], guard.line)
             continue
-        check = sx.rt("distinct_arrays", ir.operand_node(written), ir.operand_node(other),
+        written = _held(lo, lo.expressions.load_name(guard.written, node))
+        other = _held(lo, lo.expressions.load_name(guard.other, node))
+        if written is None or other is None:
+            continue
+        check = sx.rt("distinct_arrays", written[0], other[0],
                       names=sx.const((guard.written, guard.other)), line=sx.const(guard.line))
-        local = tuple(n.id for n in (written, other) if n.id not in lo.bindings)
-        emit_observation(lo, check, local, guard.line)
+        emit_observation(lo, check, tuple(dict.fromkeys(written[1] + other[1])), guard.line)
+
+
+def _held(lo, value):
+    """The node a guard reads for ``value`` (a variable, or the tuple of a
+    container parameter's variables), and the function's own names it reads;
+    None for anything else."""
+    if isinstance(value, ir.Name):
+        node, names = ir.operand_node(value), (value.id,)
+    elif isinstance(value, TupleValue):
+        items = [v for v in leaves(value) if isinstance(v, ir.Name)]
+        if not items:
+            return None
+        node = gast.Tuple(elts=[ir.operand_node(v) for v in items], ctx=gast.Load())
+        names = tuple(dict.fromkeys(v.id for v in items))
+    else:
+        return None
+    return node, tuple(n for n in names if n not in lo.bindings)
 
 
 def check_helper_call(lo, fenced, fnode, call, site=None):

@@ -162,8 +162,9 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
                             has_aux=has_aux, fenced=fenced)
         lowering.objects.outside.early = early
         try:
-            function = lowering.statements.run(fenced.findings.guards if fenced is not None
-                                               else ())
+            function = lowering.statements.run(
+                fenced.findings.guards + fenced.findings.repeated_items
+                if fenced is not None else ())
         except LowerAgain as again:  # a loop reads CELL.t before it assigns it
             early = early | {again.key}
             continue
