@@ -620,6 +620,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 if name not in read_by_name and info is not None and not visits_items \
                         and written & info.everything():
                     place = ast.unparse(gast.gast_to_ast(loop.iter))
+                    self.refuse_item_update(name, loop, node)
                     raise self.parsed.error(
                         UnsupportedSyntaxError,
                         f"a write into '{name}' inside the loop over {place} (line "
@@ -641,6 +642,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             if info is None:
                 continue
             if written & info.everything():
+                for loop, _, _ in self.iterating.values():
+                    if self.visited_list(loop) == other:
+                        self.refuse_item_update(name, loop, node)
                 raise self.parsed.error(
                     UnsupportedSyntaxError,
                     f"a write into '{name}' may also change '{other}': the two names may "
@@ -682,6 +686,42 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             elif live_root(part, loop.body) is not None:
                 found.add(live_root(part, loop.body))
         return found
+
+    def visited_list(self, loop):
+        """The name a loop visits the items of (``ws`` in ``for w in ws``, ``for k, w
+        in enumerate(ws)``), or None."""
+        iterable = loop.iter
+        if isinstance(iterable, gast.Call) and self.resolve(iterable.func) is enumerate \
+                and len(iterable.args) == 1 and not iterable.keywords:
+            iterable = iterable.args[0]
+        return iterable.id if isinstance(iterable, gast.Name) else None
+
+    def refuse_item_update(self, name, loop, node):
+        """``for w in ws: w -= lr * g`` (``node``: the target ``w``): an in-place
+        update of the item the loop visits, which may be a row of an array or an
+        array a list or tuple holds (the caller's, for a parameter); the loop's
+        items are followed as values of their own, so the update would not reach
+        ``ws``.  Refused, naming the index form that updates the items exactly;
+        nothing for another write."""
+        place = self.visited_list(loop)
+        item = loop.target
+        if isinstance(item, gast.Tuple) and self.enumerate_counter(loop) is not None:
+            item = item.elts[1]
+        if place is None or not isinstance(node, gast.Name) or \
+                not (isinstance(item, gast.Name) and item.id == name):
+            return
+        raise self.parsed.error(
+            UnsupportedSyntaxError,
+            f"an in-place update of '{name}', the item the loop over '{place}' (line "
+            f"{loop.lineno}) visits: it changes the object '{place}' holds (an array a "
+            f"list or tuple holds, the caller's for a parameter, or a row of an array), "
+            f"and the compiler follows the items a loop visits as values of their own, "
+            f"not as places of '{place}'",
+            node, construct=f"in-place update of the items of {place} while looping",
+            hint=f"to change the items in place, as Python does, update them by index: "
+                 f"for k in range(len({place})): {place}[k] -= ... (or *=, +=); to leave "
+                 f"'{place}' unchanged, rebind the item instead ({name} = {name} - ...) or "
+                 f"build new ones ([{name} - ... for {name} in {place}])")
 
     def visits_items(self, iterable, env):
         """Does a loop over ``iterable`` visit the objects a list, tuple or dict
