@@ -143,6 +143,11 @@ def reduction_cases():
               for f in ("cumsum", "cumprod") for s, a in [((4,), 0), ((2, 3), 1), ((2, 3), 0),
                                                           ((2, 3, 2), -1), ((2, 3), None)]]
     cases += [Case("np.cumprod(x * (x > 1.0), axis=0)", {"x": ((4, 2), "positive")})]  # zeros
+    # a ufunc's accumulate along one axis (the default 0, positional, keyword, negative)
+    cases += [Case(f"np.{u}.accumulate(x{a})", {"x": (s, "real")})
+              for u in ("add", "multiply", "maximum", "minimum")
+              for s, a in [((5,), ""), ((2, 3), ", 1"), ((3, 2), ", axis=0"), ((2, 3, 2), ", -1")]]
+    cases += [Case("np.multiply.accumulate(x * (x > 1.0), 1)", {"x": ((2, 4), "positive")})]
     cases += [Case(f"np.{f}(x{q}, axis={axis!r}, keepdims={keepdims})", {"x": (shape, "real")})
               for f, q in (("median", ""), ("quantile", ", 0.3"), ("percentile", ", 80.0"))
               for shape, axes in AXES for axis in axes for keepdims in (False, True)]
@@ -536,6 +541,15 @@ def math_cases():
                    covers=(builtins.pow,))]
     cases += [Case("math.erf(x) + math.erfc(2.0 * x)", {"x": ((), "real")},
                    covers=(math.erf, math.erfc))]
+    # math.fsum and math.prod of a list (numbers, arrays that broadcast) and of an
+    # array's rows
+    cases += [Case("math.fsum([x, x * y, 3.0])", {"x": ((), "real"), "y": ((), "real")}),
+              Case("math.fsum(x)", {"x": ((4,), "real")}),
+              Case("math.prod([x, x * y, 3.0])", {"x": ((), "real"), "y": ((), "real")}),
+              Case("math.prod([x, y, x * 0.0 + 0.5])", {"x": ((3,), "real"), "y": ((2, 1), "real")}),
+              Case("math.prod(x)", {"x": ((4,), "real")}),
+              Case("math.prod(x)", {"x": ((3, 2), "real")}),
+              Case("math.prod(x * (x > 0.0))", {"x": ((4,), "real")})]
     return cases + [Case("math.log(x) * math.exp(-x * x)", {"x": ((), "positive")})]
 
 

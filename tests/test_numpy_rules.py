@@ -7,6 +7,7 @@
 
 import builtins
 import copy
+import math
 import operator
 from pathlib import Path
 
@@ -837,3 +838,71 @@ def repeat_flat_none(x):
                                        (repeat_flat_none, (2, 3))])
 def test_np_repeat_with_empty_groups_and_empty_dimensions(fn, shape):
     check_grad(fn, (np.random.default_rng(8).normal(size=shape),))
+
+
+# A ufunc's accumulate (np.maximum.accumulate: a running maximum, a drawdown's peak),
+# math.fsum, math.prod and math.copysign: refused as 'no adjoint rule' before.
+
+def running_peak_loss(x):
+    peak = np.maximum.accumulate(x)
+    return np.sum((peak - x) ** 2)
+
+
+def running_trough_by_rows(x):
+    return np.sum(np.minimum.accumulate(x, axis=1) * np.cos(x))
+
+
+def running_sum_and_product(x):
+    return np.sum(np.add.accumulate(x, 1) * np.multiply.accumulate(x, axis=0))
+
+
+def running_peak_in_a_loop(x):
+    s = x * 0.0
+    for t in range(4):
+        s = np.maximum.accumulate(np.tanh(s + x * (t - 1.5)), axis=-1)
+    return np.sum(s ** 2)
+
+
+def math_sums_and_products(x):
+    a, b = x[0], x[1]
+    return math.fsum([a * b, a, 3.0]) * math.prod([a, b * 2.0, 0.5]) + \
+        math.copysign(a, -1.0) * math.prod(x) + math.fsum(x)
+
+
+ACCUMULATING = [(running_peak_loss, (6,)), (running_trough_by_rows, (2, 5)),
+                (running_sum_and_product, (3, 4)), (running_peak_in_a_loop, (2, 5)),
+                (math_sums_and_products, (3,))]
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("fn, shape", ACCUMULATING, ids=[f.__name__ for f, _ in ACCUMULATING])
+def test_ufunc_accumulate_and_math_sums_and_products_get_the_exact_gradient(fn, shape, options):
+    x = np.random.default_rng(9).normal(size=shape)
+    df = tc.grad(fn, **options)
+    check_grad(fn, (x,), df=df)
+
+
+def test_a_running_maximum_reads_as_numpy_in_the_generated_code():
+    df = tc.grad(running_peak_loss)
+    df(np.arange(4.0))
+    assert "np.maximum.accumulate(x)" in df.source, df.source
+    assert "rt.running_extremum_adjoint(" in df.source, df.source
+
+
+def test_accumulate_over_no_axis_or_a_scalar_raises_as_python_does():
+    for fn, x in ((lambda x: np.sum(np.add.accumulate(x, axis=None)), np.ones((2, 2))),
+                  (lambda x: np.sum(np.maximum.accumulate(x[0, 0])), np.ones((2, 2)))):
+        with pytest.raises(Exception) as python:
+            fn(x)
+        with pytest.raises(type(python.value), match=str(python.value)):
+            tc.grad(fn)(x)
+
+
+def test_the_running_extremum_adjoint_splits_a_tie_as_np_maximum_does():
+    x = np.array([1.0, 3.0, 3.0, 2.0])
+    ans = np.maximum.accumulate(x)
+    got = rt.running_extremum_adjoint(np.ones(4), x, ans, 0)
+    # ans = [1, 3, 3, 3]: step 3 keeps 3; step 2's maximum(3, 3) is a tie, half to x[2]
+    np.testing.assert_allclose(got, [1.0, 2.0, 1.0, 0.0])
+    assert np.sum(got) == 4.0

@@ -414,6 +414,11 @@ with section("Elementwise functions"):
                tangent="np.real(np.conj(x) * t) / np.where(ans == 0, 1.0, ans)", complex_input=True)
     defadjoint(np.heaviside, BINARY, piecewise=("x1",),
                x2="unbroadcast(g * (x1 == 0), x2)", tangent={"x2": "t * (x1 == 0)"})
+    # |x1| with x2's sign: sign(x1) times x2's sign bit (0 at x1 = 0, as abs); x2 only
+    # chooses the sign
+    defadjoint(np.copysign, BINARY, piecewise=("x2",),
+               x1="unbroadcast(g * np.sign(x1) * np.copysign(1.0, x2), x1)",
+               tangent={"x1": "t * np.sign(x1) * np.copysign(1.0, x2)"})
     defadjoint(np.sinc, UNARY, view=False, x="sinc_adjoint(g, x, ans)",
                tangent="t * np.where(x == 0, 0.0, (np.cos(3.141592653589793 * x) - ans)"
                        " / np.where(x == 0, 1.0, x))")
@@ -582,6 +587,18 @@ with section("Reductions and statistics"):
     defadjoint(np.cumprod, "a, axis=None, dtype=None, out=None", view=False, methods="cumprod",
                returns="array or scalar",
                a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
+    # a ufunc's accumulate along one axis (axis=None, which numpy refuses, raises as there):
+    # np.add's is np.cumsum's, np.multiply's np.cumprod's, np.maximum's and np.minimum's a
+    # running extremum, each step's maximum(ans[i - 1], a[i])
+    ACCUMULATE = "a, /, axis=0, dtype=None, out=None"
+    defadjoint(np.add.accumulate, ACCUMULATE, name="np.add.accumulate", view=False,
+               a="cumsum_adjoint(g, a, axis)", linear=True, complex_input=True)
+    defadjoint(np.multiply.accumulate, ACCUMULATE, name="np.multiply.accumulate", view=False,
+               a="cumprod_adjoint(g, a, ans, axis)", tangent=CUMPROD_TANGENT)
+    for _ufunc in (np.maximum, np.minimum):
+        defadjoint(_ufunc.accumulate, ACCUMULATE, name=f"np.{_ufunc.__name__}.accumulate",
+                   view=False, a="running_extremum_adjoint(g, a, ans, axis)",
+                   tangent="running_extremum_tangent(t, a, ans, axis)")
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None", view="a", new_unless="n",
                a="diff_adjoint(g, a, n, axis, prepend, append)",
                linear=("a", "prepend", "append"), complex_input=True)
@@ -946,13 +963,14 @@ MATH_TWINS = ((math.exp, np.exp), (math.expm1, np.expm1), (math.log1p, np.log1p)
               (math.acosh, np.arccosh), (math.atanh, np.arctanh), (math.fabs, np.fabs),
               (math.degrees, np.degrees), (math.radians, np.radians),
               (math.atan2, np.arctan2), (math.pow, np.power), (math.hypot, np.hypot),
-              (math.fmod, np.fmod), (math.exp2, np.exp2), (math.cbrt, np.cbrt))
+              (math.fmod, np.fmod), (math.exp2, np.exp2), (math.cbrt, np.cbrt),
+              (math.copysign, np.copysign))
 with section("Python's math module, max, min and pow (floats; the rule of the NumPy function named)"):
     for _fn, _twin in MATH_TWINS:
         _rule = lookup(_twin)
         defadjoint(_fn, UNARY if len(_rule.params) == 1 else BINARY, name=f"math.{_fn.__name__}",
                    domain=_rule.domain, tangent=_rule.tangents or None, linear=_rule.linear,
-                   singular=_rule.singular, **_rule.templates)
+                   singular=_rule.singular, piecewise=_rule.piecewise, **_rule.templates)
     defadjoint(math.log, "x, base=None, /", name="math.log", domain="positive",
                only={"base": (None,)}, singular=True, x="g / x", tangent="t / x")
     # d erf(x) = 2 / sqrt(pi) exp(-x^2) dx, and erfc = 1 - erf
@@ -961,6 +979,15 @@ with section("Python's math module, max, min and pow (floats; the rule of the Nu
     defadjoint(math.erfc, UNARY, name="math.erfc",
                x="-g * 2.0 / np.sqrt(np.pi) * np.exp(-x * x)",
                tangent="-t * 2.0 / np.sqrt(np.pi) * np.exp(-x * x)")
+    # math.fsum adds exactly, then rounds once: each item's derivative is 1, as in sum
+    defadjoint(math.fsum, "seq, /", name="math.fsum", view=False, sequence=("seq",),
+               seq=("np.broadcast_to(g, np.shape(seq[i]))", "np.broadcast_to(g, np.shape(seq))"),
+               linear="joint")
+    # math.prod: each item's derivative is start times the product of the others (exact
+    # where an item is 0); of an array, its rows are the items
+    defadjoint(math.prod, "iterable, /, *, start=1", name="math.prod", view=False,
+               sequence=("iterable",), only={"start": (1,)},
+               iterable=("others_product(g, iterable, i)", "others_products(g, iterable)"))
     for _fn, _twin in ((builtins.max, np.maximum), (builtins.min, np.minimum)):   # of two numbers
         _rule = lookup(_twin)
         defadjoint(_fn, BINARY, name=_fn.__name__, tangent=_rule.tangents, **_rule.templates)
@@ -1078,6 +1105,7 @@ NOTES = {
     np.exp: "needs `ans`",
     np.float_power: "as np.power",
     np.heaviside: "no adjoint for `x1`; `x2` (the value at 0) where x1 == 0",
+    np.copysign: "sign(x1) times the sign of x2 (0 at x1 = 0); no adjoint for `x2`",
     numpy_function("vecdot"): "real input",
     numpy_function("linalg.vector_norm"): "ord 2; any axes; 0 at the zero vector",
     np.nanmax: "NaN entries get 0; ties share `g` equally",
@@ -1101,6 +1129,7 @@ NOTES = {
     builtins.min: "of two numbers (as np.minimum: ties split `g` half/half); of one array "
                   "(`min(u)`): the item Python returns, `u[k]` (lower/builtin_extremes.py); of a "
                   "list or more arguments, `key=`, `default=`: refused",
+    math.prod: "`start=` other than 1 is refused",
     builtins.pow: "as np.power (`a ** b`); the three-argument `pow(a, b, mod)` is refused",
     math.log: "natural logarithm; `math.log(x, base)` is refused (write math.log(x) / math.log(base))",
     np.expm1: "needs `ans`",

@@ -62,9 +62,18 @@ def _numpy_paths():
 _NUMPY_PATHS = None
 
 
+_UFUNC_METHODS = ("accumulate", "reduce", "reduceat", "outer", "at")
+
+
 def numpy_path(obj):
-    """``'np.tanh'`` for ``np.tanh``; ``None`` for objects outside NumPy."""
+    """``'np.tanh'`` for ``np.tanh``, ``'np.maximum.accumulate'`` for a method of a
+    NumPy ufunc (a new bound method at each access); ``None`` for objects outside
+    NumPy."""
     global _NUMPY_PATHS
+    ufunc = getattr(obj, "__self__", None)
+    if isinstance(ufunc, np.ufunc) and getattr(obj, "__name__", None) in _UFUNC_METHODS:
+        path = numpy_path(ufunc)
+        return f"{path}.{obj.__name__}" if path is not None else None
     if _NUMPY_PATHS is None:
         _NUMPY_PATHS = _numpy_paths()
     path = _NUMPY_PATHS.get(id(obj))

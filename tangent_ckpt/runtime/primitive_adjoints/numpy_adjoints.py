@@ -36,7 +36,8 @@ __all__ = [
     "outer_adjoint_a", "outer_adjoint_b",
     # reductions
     "repeat_to_match", "mean_adjoint", "prod_adjoint", "extremum_adjoint",
-    "cumsum_adjoint",
+    "cumsum_adjoint", "running_extremum_adjoint", "running_extremum_tangent",
+    "others_product", "others_products",
     # shape and joining
     "transpose_adjoint", "concatenate_adjoint", "stack_adjoint",
     "hstack_adjoint", "vstack_adjoint",
@@ -762,6 +763,71 @@ def cumsum_adjoint(g, x, axis=None):
     if axis is None:
         return np.reshape(np.cumsum(g[::-1])[::-1], np.shape(x))
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def _running_choices(a, ans, axis):
+    """For ``ans = np.maximum.accumulate(a, axis)`` (or ``minimum``), moved to axis
+    0: where step ``i`` took ``a[i]`` and where it kept ``ans[i - 1]``, a tie taking
+    half of each (as :func:`select_adjoint` splits ``np.maximum``'s)."""
+    a, ans = np.moveaxis(as_array(a), axis, 0), np.moveaxis(as_array(ans), axis, 0)
+    took = a[1:] == ans[1:]
+    kept = ans[:-1] == ans[1:]
+    tie = took & kept
+    return np.where(tie, 0.5, np.where(took, 1.0, 0.0)), \
+        np.where(tie, 0.5, np.where(took, 0.0, 1.0))
+
+
+def running_extremum_adjoint(g, a, ans, axis=0):
+    """Adjoint of ``np.maximum.accumulate(a, axis)`` / ``np.minimum.accumulate``:
+    ``ans[0] = a[0]``, ``ans[i] = maximum(ans[i - 1], a[i])``, so what reaches
+    ``ans[i]`` goes to ``a[i]`` where the step took it and on to ``ans[i - 1]``
+    where it kept that (half to each on a tie), from the last step back."""
+    if is_zero(g):
+        return g
+    took, kept = _running_choices(a, ans, axis)
+    g = np.moveaxis(np.asarray(g), axis, 0)
+    out = np.empty(np.shape(g), dtype=np.result_type(g, 0.0))
+    carried = g[-1]
+    for i in range(len(g) - 1, 0, -1):
+        # np.where, not products: an infinite g is 0 where the step did not take it
+        out[i] = np.where(took[i - 1] == 0.0, 0.0, took[i - 1] * carried)
+        carried = g[i - 1] + np.where(kept[i - 1] == 0.0, 0.0, kept[i - 1] * carried)
+    out[0] = carried
+    return np.moveaxis(out, 0, axis)
+
+
+def running_extremum_tangent(t, a, ans, axis=0):
+    """Tangent of ``np.maximum.accumulate(a, axis)`` / ``np.minimum.accumulate``:
+    each step's tangent is ``a[i]``'s where it took ``a[i]``, the previous
+    step's where it kept that (their mean on a tie)."""
+    took, kept = _running_choices(a, ans, axis)
+    t = np.moveaxis(np.asarray(t), axis, 0)
+    out = np.empty(np.shape(t), dtype=np.result_type(t, 0.0))
+    out[0] = t[0]
+    for i in range(1, len(t)):
+        out[i] = took[i - 1] * t[i] + kept[i - 1] * out[i - 1]
+    return np.moveaxis(out, 0, axis)
+
+
+def others_product(g, items, i):
+    """Adjoint of item ``i`` of ``math.prod(items)``: ``g`` times every other
+    item (no division: exact where an item is 0), summed to the item's shape."""
+    if is_zero(g):
+        return g
+    out = g
+    for j, item in enumerate(items):
+        if j != i:
+            out = out * item
+    return unbroadcast(out, items[i])
+
+
+def others_products(g, rows):
+    """Adjoint of ``math.prod(rows)`` of an array: each row's :func:`others_product`."""
+    if is_zero(g):
+        return g
+    rows = as_array(rows)
+    return np.stack([others_product(g, rows, k) for k in range(len(rows))]) if len(rows) \
+        else np.zeros_like(rows, dtype=np.result_type(rows, 0.0))
 
 
 # --- shape and joining -----------------------------------------------------------
