@@ -83,9 +83,61 @@ def max_of_a_named_list_of_values(u):
     return max(values)
 
 
+def min_of_a_tuple_of_sums(u):
+    sums = (np.sum(u[:2]), np.sum(u ** 2) * 0.1, u[3] * 3.0)
+    return min(sums) * max(sums)
+
+
+def extremes_of_a_comprehension_in_a_loop(u, n):
+    s = 0.0
+    for t in range(n):
+        losses = [np.sum((u - k) ** 2) * (t + 1) for k in range(3)]
+        s = s + max(losses) - min(losses)
+    return s
+
+
+def max_of_one_value(u):
+    return max([u[1] * 2.0]) + min((u[0],))
+
+
+@pytest.mark.parametrize("f, args", [
+    (max_of_a_named_list_of_values, (U,)),
+    (min_of_a_tuple_of_sums, (U,)),
+    (extremes_of_a_comprehension_in_a_loop, (U, 3)),
+    (max_of_one_value, (U,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_max_and_min_of_a_list_held_in_a_variable_are_differentiated(f, args):
+    """``max(xs)`` of ``xs = [a, b, c]``: the pairs ``max(max(a, b), c)``, which keep
+    the first largest as Python does (refused before: "max() of a list or tuple of
+    values")."""
+    check_construct(f, args, (0,), autograd=False)
+
+
+def test_max_of_a_held_list_keeps_the_first_of_ties_and_nans_as_python():
+    def first_largest(u):
+        xs = [u[0], u[1], u[2]]
+        return max(xs) * 10.0 + min(xs)
+    for u in (np.array([2.0, 2.0, 1.0]), np.array([np.nan, 1.0, 5.0]),
+              np.array([1.0, np.nan, 5.0])):
+        df = tc.grad(first_largest)
+        np.testing.assert_equal(tc.value_and_grad(first_largest)(u)[0], first_largest(u))
+        assert np.all(np.isfinite(df(np.array([2.0, 2.0, 1.0]))))
+
+
+def max_of_an_empty_list(u):
+    xs = []
+    return max(xs) + u[0]
+
+
+def max_of_a_dict(u):
+    d = {"a": u[0], "b": u[1]}
+    return max(d)
+
+
 @pytest.mark.parametrize("f, words", [
     (max_with_a_key, r"max\(\) with key="),
-    (max_of_a_named_list_of_values, r"max\(\) of a list or tuple of values"),
+    (max_of_an_empty_list, r"max\(\) of an empty list"),
+    (max_of_a_dict, r"max\(\) of a dict"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_what_is_not_followed_is_refused_with_what_it_is(f, words):
     with pytest.raises(TangentCkptError, match=words):

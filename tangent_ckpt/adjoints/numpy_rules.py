@@ -1125,10 +1125,10 @@ NOTES = {
                "its right, 0 outside [xp[0], xp[-1]]; `left`, `right`, `period` refused",
     builtins.max: "of two numbers (as np.maximum: ties split `g` half/half); of one array "
                   "(`max(u)`): the item Python returns, `u[k]` (lower/builtin_extremes.py); of a "
-                  "list or more arguments, `key=`, `default=`: refused",
+                  "list or more arguments: the pairs max(max(a, b), c); `key=`, `default=`: refused",
     builtins.min: "of two numbers (as np.minimum: ties split `g` half/half); of one array "
                   "(`min(u)`): the item Python returns, `u[k]` (lower/builtin_extremes.py); of a "
-                  "list or more arguments, `key=`, `default=`: refused",
+                  "list or more arguments: the pairs min(min(a, b), c); `key=`, `default=`: refused",
     math.prod: "`start=` other than 1 is refused",
     builtins.pow: "as np.power (`a ** b`); the three-argument `pow(a, b, mod)` is refused",
     math.log: "natural logarithm; `math.log(x, base)` is refused (write math.log(x) / math.log(base))",

@@ -4,8 +4,10 @@
 first axis as Python iterates it and returns one of its items: the item at the
 position Python keeps (``rt.max_position``, computed when the code runs, no
 derivative), read as ``u[k]``, whose adjoint is an index's.  ``max(a, b)`` of
-two numbers is the registry's rule (as ``np.maximum``); ``key=``, ``default=``
-and a list or tuple of values known when compiling are refused, saying what
+two numbers is the registry's rule (as ``np.maximum``); of a list or tuple of
+values known when compiling (``xs = [a, b, c]; max(xs)``), the pairs
+``max(max(a, b), c)``, which keep the first largest as Python does.  ``key=``,
+``default=``, an empty list, a dict and a list of lists are refused, saying what
 to write instead.
 """
 
@@ -13,9 +15,12 @@ import ast
 import builtins
 import operator
 
+import gast
+
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.scopes import TupleValue, to_source
+from tangent_ckpt.compiler.lower.container_values import DictValue
+from tangent_ckpt.compiler.lower.scopes import Lowered, TupleValue, to_source
 from tangent_ckpt.errors import UnsupportedFunctionError
 
 EXTREMES = {builtins.max: "max_position", builtins.min: "min_position"}
@@ -34,8 +39,20 @@ def extreme_of_one_iterable(lo, fn, node, hint):
                        construct=to_source(node),
                        hint=f"write the choice out: np.arg{name}(...) and an index")
     value = lo.expressions.value(node.args[0], hint)
+    if isinstance(value, TupleValue) and not isinstance(value, DictValue) and value.items \
+            and not any(isinstance(v, TupleValue) for v in value.items):
+        # max(xs) of xs = [a, b, c]: Python keeps the first largest, as the pairs
+        # max(max(a, b), c) do (desugar/extreme_arguments.py writes a display so)
+        result = value.items[0]
+        for item in value.items[1:]:
+            pair = gast.Call(func=node.func, args=[Lowered(result, node), Lowered(item, node)],
+                             keywords=[])
+            result = lo.expressions.value(gast.copy_location(pair, node), hint)
+        return result
     if isinstance(value, TupleValue):
-        raise lo.error(UnsupportedFunctionError, f"{name}() of a list or tuple of values",
+        what = "an empty list or tuple" if not value.items else \
+            "a dict (its keys)" if isinstance(value, DictValue) else "a list of lists or tuples"
+        raise lo.error(UnsupportedFunctionError, f"{name}() of {what}",
                        node, construct=to_source(node),
                        hint=f"pass the values as arguments ({name}(a, b) of two numbers), "
                             f"or as an array: np.{name}(np.array([...]))")
