@@ -261,3 +261,79 @@ def test_an_in_place_operator_on_a_complex_array_differentiates(options):
     adjoint through (it was refused as a rule written for real input)."""
     check_grad(spectral_steps, (np.array([0.3, -0.2, 0.5, 0.1]), 3),
                df=tc.grad(spectral_steps, **options))
+
+
+# a, *rest = xs: starred unpacking of a list or tuple whose items are known when
+# compiling (refused before: "starred assignment"); the starred name is a new list.
+
+def _pair(x):
+    return x[0], x[1] * 2.0, x[2] * 3.0
+
+
+def head_and_rest(x):
+    h, *rest = _pair(x)
+    return h * rest[1] + len(rest)
+
+
+def rest_and_last_of_a_list(x):
+    *rest, last = [x[0] * 2.0, x[1], x[2]]
+    return last * rest[0] + rest[1] ** 2
+
+
+def star_takes_nothing(x):
+    h, *rest, z = (x[0], x[2])
+    return h * z + len(rest)
+
+
+def nested_and_swapping_stars(x):
+    p, q = x[0], x[1]
+    p, *q = q, p, 2.0     # q on the right is read before p is rebound
+    (u, *v), w = (x[0], x[1], x[2]), x[2]
+    return p * 10.0 + q[0] * q[1] + u * v[1] * w
+
+
+def star_in_a_loop_target_and_a_loop(x, n):
+    s = x[0]
+    for k in range(n):
+        first, *rest = (s, x[1] * k, x[2])
+        s = first * 0.5 + rest[0] * rest[1]
+    for p, *q in [(x[0], x[1], x[2]), (x[1], x[2], x[0])]:
+        s = s + p * q[1]
+    return s
+
+
+STARRED = [head_and_rest, rest_and_last_of_a_list, star_takes_nothing, nested_and_swapping_stars]
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", STARRED, ids=lambda f: f.__name__)
+def test_starred_unpacking_of_items_known_when_compiling_is_exact(f, options):
+    check_grad(f, (vec(3),), df=tc.grad(f, **options))
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=["taped", "checkpointed"])
+def test_starred_unpacking_in_loops_is_exact(options):
+    f = star_in_a_loop_target_and_a_loop
+    check_grad(f, (vec(3), 3), df=tc.grad(f, **options))
+
+
+def too_few_for_the_star(x):
+    a, b, *c = [x[0]]  # UNPACK
+    return a
+
+
+def star_of_an_array(x):
+    first, *rest = x  # UNPACK
+    return first
+
+
+@pytest.mark.parametrize("f, words", [
+    (too_few_for_the_star, "not enough values to unpack"),
+    (star_of_an_array, "length is known only when the code runs"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_starred_unpacking_refused_with_its_line(f, words):
+    with pytest.raises(TransformError) as info:
+        tc.grad(f)(vec(3))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(f, '# UNPACK')}:" in message, message
+    assert words in message, message
