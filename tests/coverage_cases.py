@@ -148,6 +148,9 @@ def reduction_cases():
               for u in ("add", "multiply", "maximum", "minimum")
               for s, a in [((5,), ""), ((2, 3), ", 1"), ((3, 2), ", axis=0"), ((2, 3, 2), ", -1")]]
     cases += [Case("np.multiply.accumulate(x * (x > 1.0), 1)", {"x": ((2, 4), "positive")})]
+    cases += [Case(f"np.add.reduceat(x, {i}{a})", {"x": (s, "real")})
+              for s, i, a in [((5,), [0, 2, 3], ""), ((2, 6), [0, 3, 1, 4], ", axis=1"),
+                              ((4, 2), "np.array([2, 0])", ""), ((3, 5), [4], ", -1")]]
     cases += [Case(f"np.{f}(x{q}, axis={axis!r}, keepdims={keepdims})", {"x": (shape, "real")})
               for f, q in (("median", ""), ("quantile", ", 0.3"), ("percentile", ", 80.0"))
               for shape, axes in AXES for axis in axes for keepdims in (False, True)]

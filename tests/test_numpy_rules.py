@@ -869,7 +869,12 @@ def math_sums_and_products(x):
         math.copysign(a, -1.0) * math.prod(x) + math.fsum(x)
 
 
-ACCUMULATING = [(running_peak_loss, (6,)), (running_trough_by_rows, (2, 5)),
+def segment_sums(x):
+    sums = np.add.reduceat(x, [0, 3, 1, 4], axis=1)   # 3 > 1: that output is x[:, 3]
+    return np.sum(sums ** 2 * np.arange(4.0))
+
+
+ACCUMULATING = [(running_peak_loss, (6,)), (running_trough_by_rows, (2, 5)), (segment_sums, (2, 6)),
                 (running_sum_and_product, (3, 4)), (running_peak_in_a_loop, (2, 5)),
                 (math_sums_and_products, (3,))]
 

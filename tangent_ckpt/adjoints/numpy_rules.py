@@ -599,6 +599,10 @@ with section("Reductions and statistics"):
         defadjoint(_ufunc.accumulate, ACCUMULATE, name=f"np.{_ufunc.__name__}.accumulate",
                    view=False, a="running_extremum_adjoint(g, a, ans, axis)",
                    tangent="running_extremum_tangent(t, a, ans, axis)")
+    # np.add.reduceat: the sums of the segments indices[j]:indices[j + 1] along one axis
+    defadjoint(np.add.reduceat, "a, indices, /, axis=0, dtype=None, out=None",
+               name="np.add.reduceat", view=False, piecewise=("indices",),
+               a="reduceat_adjoint(g, a, indices, axis)", linear=("a",))
     defadjoint(np.diff, "a, n=1, axis=-1, prepend=None, append=None", view="a", new_unless="n",
                a="diff_adjoint(g, a, n, axis, prepend, append)",
                linear=("a", "prepend", "append"), complex_input=True)

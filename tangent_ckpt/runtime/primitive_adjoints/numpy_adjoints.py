@@ -37,7 +37,7 @@ __all__ = [
     # reductions
     "repeat_to_match", "mean_adjoint", "prod_adjoint", "extremum_adjoint",
     "cumsum_adjoint", "running_extremum_adjoint", "running_extremum_tangent",
-    "others_product", "others_products",
+    "others_product", "others_products", "reduceat_adjoint",
     # shape and joining
     "transpose_adjoint", "concatenate_adjoint", "stack_adjoint",
     "hstack_adjoint", "vstack_adjoint",
@@ -806,6 +806,26 @@ def running_extremum_tangent(t, a, ans, axis=0):
     out[0] = t[0]
     for i in range(1, len(t)):
         out[i] = took[i - 1] * t[i] + kept[i - 1] * out[i - 1]
+    return np.moveaxis(out, 0, axis)
+
+
+def reduceat_adjoint(g, a, indices, axis=0):
+    """Adjoint of ``np.add.reduceat(a, indices, axis)``: output ``j`` sums ``a``
+    from ``indices[j]`` up to ``indices[j + 1]`` (the end for the last), or is
+    ``a[indices[j]]`` alone where the next index is not larger; each item of a
+    segment gets that output's ``g``."""
+    if is_zero(g):
+        return g
+    a = as_array(a)
+    g = np.moveaxis(np.asarray(g), axis, 0)
+    out = np.zeros((a.shape[axis],) + g.shape[1:], dtype=np.result_type(g, a, 0.0))
+    indices = np.asarray(indices).ravel()
+    for j, start in enumerate(indices):
+        stop = indices[j + 1] if j + 1 < len(indices) else a.shape[axis]
+        if stop > start:
+            out[start:stop] += g[j]
+        else:
+            out[start] += g[j]
     return np.moveaxis(out, 0, axis)
 
 
