@@ -148,6 +148,11 @@ def reduction_cases():
               for u in ("add", "multiply", "maximum", "minimum")
               for s, a in [((5,), ""), ((2, 3), ", 1"), ((3, 2), ", axis=0"), ((2, 3, 2), ", -1")]]
     cases += [Case("np.multiply.accumulate(x * (x > 1.0), 1)", {"x": ((2, 4), "positive")})]
+    cases += [Case(f"G = np.meshgrid({args})\nG[0] * G[1] ** 2 + G[-1]",
+                   {"x": (sx, "real"), "y": (sy, "real")})
+              for args, sx, sy in [("x, y", (4,), (3,)), ("x, y, indexing='ij'", (4,), (3,)),
+                                   ("x, y, x", (2,), (3,)), ("x, y", (2, 2), ()),
+                                   ("x * 1.0, y, copy=True, sparse=False", (3,), (2,))]]
     cases += [Case(f"np.add.reduceat(x, {i}{a})", {"x": (s, "real")})
               for s, i, a in [((5,), [0, 2, 3], ""), ((2, 6), [0, 3, 1, 4], ", axis=1"),
                               ((4, 2), "np.array([2, 0])", ""), ((3, 5), [4], ", -1")]]

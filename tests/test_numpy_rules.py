@@ -874,7 +874,14 @@ def segment_sums(x):
     return np.sum(sums ** 2 * np.arange(4.0))
 
 
+def grid_potential(x):
+    X, Y = np.meshgrid(x[:3], x * 2.0)
+    P, Q, R = np.meshgrid(x, x[1:], x[:2], indexing="ij")
+    return np.sum(np.sin(X) * Y ** 2) + np.sum(P * Q * R ** 2)
+
+
 ACCUMULATING = [(running_peak_loss, (6,)), (running_trough_by_rows, (2, 5)), (segment_sums, (2, 6)),
+                (grid_potential, (4,)),
                 (running_sum_and_product, (3, 4)), (running_peak_in_a_loop, (2, 5)),
                 (math_sums_and_products, (3,))]
 

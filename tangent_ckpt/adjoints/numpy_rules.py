@@ -743,6 +743,10 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                arr="append_adjoint(g, arr, values, axis, True)",
                values="append_adjoint(g, arr, values, axis, False)", linear="joint",
                complex_input=True)
+    # a tuple of copies, output i repeating input i along its own axis
+    defadjoint(np.meshgrid, "*xi, copy=True, sparse=False, indexing='xy'", view=False,
+               sequence=("xi",), only={"copy": (True,), "sparse": (False,)},
+               xi="meshgrid_adjoint(g, xi, i, indexing)")
     defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
                items="row_join_adjoint(g, items, i)", linear="joint")
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
