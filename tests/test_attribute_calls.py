@@ -96,3 +96,47 @@ def test_other_getattr_calls_stay_calls(f):
     assert "getattr" in desugared(f) or f is shadowed
     if f is not shadowed:
         check_grad(f, (X,))
+
+
+def read_by_a_named_constant(x):
+    key = "h"
+    cell = _Cell()
+    setattr(cell, key, x * 2.0)
+    return np.sum(getattr(cell, key) * x) + getattr(x, "shape")[0]
+
+
+def read_in_a_loop_by_a_named_constant(x):
+    name = "T"
+    s = np.sum(x)
+    for _ in range(2):
+        s = s + np.sum(getattr(x, name) * x)
+    return s
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", [read_by_a_named_constant, read_in_a_loop_by_a_named_constant])
+def test_a_name_bound_once_to_a_constant_is_that_attribute(f, options):
+    """``key = "h"; getattr(cell, key)`` was refused ("no adjoint rule for
+    builtins.getattr"): the name is the constant in every statement after it."""
+    assert "getattr" not in desugared(f) and "setattr" not in desugared(f)
+    check_grad(f, (X,), df=tc.grad(f, **options))
+
+
+def rebound_name(x):
+    key = "T"
+    if np.sum(x) > 0.0:
+        key = "real"
+    return np.sum(getattr(x, key) * x)
+
+
+def read_before_bound(x):
+    def h():
+        return getattr(x, key)
+    key = "T"
+    return np.sum(h() * x)
+
+
+@pytest.mark.parametrize("f", [rebound_name, read_before_bound])
+def test_a_name_bound_twice_or_after_its_read_stays_a_call(f):
+    assert "getattr" in desugared(f)

@@ -8,7 +8,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 
 0. ``empty_displays.py``: ``list()``, ``dict()``, ``tuple()`` as ``[]``, ``{}``, ``()``;
    ``attribute_calls.py``: ``getattr(obj, "h")`` and ``setattr(obj, "h", v)`` as
-   ``obj.h`` and ``obj.h = v`` (a helper's, as inlining copies it);
+   ``obj.h`` and ``obj.h = v`` (also with a local bound once to ``"h"`` before; a
+   helper's, as inlining copies it);
    ``error_states.py``: ``with np.errstate(divide="ignore"): body`` as ``body``;
    ``extreme_arguments.py``: ``max(a, b, c)``, ``min([a, b])`` as pairs
    ``max(max(a, b), c)``;
