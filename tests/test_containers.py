@@ -1695,3 +1695,27 @@ def test_a_store_into_an_attributes_dict_of_a_list_only_read_is_exact():
     np.testing.assert_allclose(
         tc.grad(_stepped_and_read_after_the_loop_of_a_display, checkpoint=True, snapshots=2)(x),
         tc.grad(_stepped_and_read_after_the_loop_of_a_display)(x), rtol=1e-12)
+
+
+def copy_of_a_tuple_display(a):
+    t = (1.0, a).copy()  # TUPLE COPY
+    return a * t[1]
+
+
+def copy_of_a_list_display(a):
+    t = [1.0, a].copy()
+    return a * t[1]
+
+
+def test_copy_of_a_tuple_display_raises_as_python_does():
+    """Python raises AttributeError (a tuple has no .copy()); the gradient was
+    computed as if it were a list's copy."""
+    with pytest.raises(AttributeError):
+        copy_of_a_tuple_display(2.0)
+    with pytest.raises(TransformError) as info:
+        tc.grad(copy_of_a_tuple_display)(2.0)
+    message = str(info.value)
+    line = line_of(copy_of_a_tuple_display, "# TUPLE COPY")
+    assert f"test_containers.py:{line}:" in message, message
+    assert "a tuple has no method .copy()" in message, message
+    assert tc.grad(copy_of_a_list_display)(2.0) == 4.0

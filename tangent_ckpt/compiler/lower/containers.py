@@ -35,7 +35,7 @@ from tangent_ckpt.compiler.lower.container_values import (
 from tangent_ckpt.compiler.lower.expressions import BINOPS
 from tangent_ckpt.compiler.lower.scopes import MethodValue, ObjectValue, TupleValue, to_source
 from tangent_ckpt.compiler.frontend.static_keys import static_key
-from tangent_ckpt.errors import UnsupportedSyntaxError
+from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 from tangent_ckpt.runtime.rows import repeat_row
 
 # integer arithmetic (and str + str) folded when every operand is known
@@ -193,6 +193,11 @@ class ContainerLowering:
         ``c.copy()``, ``c.index(x)`` of constants; None for other methods."""
         name = node.func.attr
         if name == "copy" and not node.args:
+            if isinstance(node.func.value, gast.Tuple):  # (1.0, 2.0).copy()
+                raise self.lo.error(TransformError, "a tuple has no method .copy(): Python "
+                                    "raises AttributeError here", node,
+                                    construct=to_source(node),
+                                    hint="a tuple never changes: use it as it is")
             return base
         if isinstance(base, DictValue):
             if name == "items":
