@@ -93,3 +93,29 @@ def test_a_shape_tuple_is_no_numpy_value():
     with pytest.raises(tc.TangentCkptError, match="Python joins the two sequences"):
         df(np.array([0.5, -0.3, 1.2, 0.7]), 3)
     assert CHECK in df.source
+
+
+class _Recorder:
+    pass
+
+
+RECORDER = _Recorder()
+RECORDER.hist = []
+
+
+def history_on_an_outside_object(x):
+    RECORDER.hist = RECORDER.hist + [x]
+    return x * 2.0
+
+
+def test_joining_a_list_read_from_outside_says_what_to_write_instead():
+    """``CELL.hist = CELL.hist + [x]`` was told to 'pass a NumPy array, or write
+    np.array([...])', which is not what it means; the hint now says which lists
+    are followed and how to build one; a list argument differentiated joins."""
+    with pytest.raises(tc.TangentCkptError, match="Python joins the two sequences") as info:
+        tc.grad(history_on_an_outside_object)(2.0)
+    message = str(info.value)
+    assert "an attribute of an object made outside" in message, message
+    assert "build the list in the function (xs = []; xs.append(v))" in message, message
+    assert RECORDER.hist == []
+    assert tc.grad(plus_a_list, wrt=(0, 1))([0.5, 0.5], 2.0)[1] == 1.0

@@ -85,8 +85,18 @@ def require_numpy_operand(value, operator, line=None):
     kind = ("an " if kind[0] in "aeiou" else "a ") + kind
     where = f" at line {line}" if line is not None else ""
     spelled = "x[...] = [...]" if operator == "=" else f"x {operator} [...]"
+    advice = "pass a NumPy array, or write np.array([...]) if arithmetic is meant"
     if isinstance(value, (list, tuple)):
         meaning = "Python joins the two sequences" if operator == "+" else "Python raises"
+        if operator == "+" and isinstance(value, list):
+            # CELL.hist = CELL.hist + [x], w + [x] of a list given: a list the function
+            # did not make is one value when the code runs, its items not followed
+            advice = ("the compiler follows the items of a list the function makes, or of "
+                      "a list argument differentiated (wrt), not of one it reads from "
+                      "outside -- a module-level list, an attribute of an object made "
+                      "outside, an argument not differentiated: to join lists, build the "
+                      "list in the function (xs = []; xs.append(v)) and return it if the "
+                      "caller needs it")
     elif isinstance(value, (int, np.integer)) and operator == "*":
         meaning = "Python repeats the list"
     else:
@@ -95,8 +105,7 @@ def require_numpy_operand(value, operator, line=None):
         f"a list or tuple{where} meets {kind} in `{spelled}`: the gradient reads the "
         f"list as the NumPy array np.asarray makes of it, which is what Python does only "
         f"when the other operand is a NumPy array; for {kind} {meaning}, which this "
-        f"gradient does not compute (pass a NumPy array, or write np.array([...]) if "
-        f"arithmetic is meant)")
+        f"gradient does not compute ({advice})")
 
 
 def check_structure(value, kinds, name, filename, lineno):
