@@ -19,6 +19,7 @@ from tangent_ckpt.adjoints import numpy_rules, registry
 from tangent_ckpt.adjoints.numpy_versions import VERSIONS, numpy_function
 from tangent_ckpt.adjoints.rule_text import parse_signature
 from tangent_ckpt.runtime.keyed import dict_get, dict_set
+from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import item_at
 from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import diagonal_values
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, in_place_result,
                                                                    stored_tangent, through_cast)
@@ -558,6 +559,11 @@ def math_cases():
               Case("math.prod(x)", {"x": ((4,), "real")}),
               Case("math.prod(x)", {"x": ((3, 2), "real")}),
               Case("math.prod(x * (x > 0.0))", {"x": ((4,), "real")})]
+    # sorted() of values known when compiling: each item read at its sorted position
+    cases += [Case("o = sorted([x, y * 2.0, 0.5])\no[0] * o[1] + o[2] ** 2",
+                   {"x": ((), "real"), "y": ((), "real")}, covers=(item_at,)),
+              Case("o = sorted((x, y, x * y), reverse=True)\no[0] + 2.0 * o[1] * o[2]",
+                   {"x": ((), "real"), "y": ((), "real")}, covers=(item_at,))]
     return cases + [Case("math.log(x) * math.exp(-x * x)", {"x": ((), "positive")})]
 
 

@@ -160,3 +160,48 @@ def test_a_list_held_elsewhere_or_iterated_is_left_as_written_and_refused(f):
 
 def test_a_parameter_is_the_callers_list_and_is_left_as_written():
     assert "ys.pop(0)" in desugared(a_parameter)
+
+
+def sorted_in_place(x):
+    ys = [x[2], x[0] * 3.0, x[1]]
+    ys.sort()
+    return ys[0] * 2.0 + ys[1] * ys[2] ** 2
+
+
+def sorted_in_place_reversed_then_grown(x):
+    s = 0.0
+    for t in range(3):
+        ys = [x[0] * t, x[1], s]
+        ys.sort(reverse=True)
+        ys.append(x[2])
+        s = s + ys[0] * ys[3] - ys[2]
+    return s
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", [sorted_in_place, sorted_in_place_reversed_then_grown])
+def test_a_held_list_sorted_in_place_is_the_sorted_list(f, options):
+    """``ys.sort()`` was refused ("in-place method .sort() changes an array"); on a
+    list held under one name it is ``ys = sorted(ys)``, whose items the lowering
+    reads at the positions Python's sort leaves them (rt.sorted_order)."""
+    assert "sorted(ys" in desugared(f) and ".sort(" not in desugared(f)
+    check_grad(f, (np.array([0.3, -1.2, 2.0]),), df=tc.grad(f, **options))
+
+
+def sorted_with_a_key(x):
+    ys = [x[2], x[0] * 3.0, x[1]]
+    ys.sort(key=abs)
+    return ys[0]
+
+
+def sorted_with_sorted_shadowed(x):
+    sorted = None  # noqa: F841
+    ys = [x[2], x[0] * 3.0, x[1]]
+    ys.sort()
+    return ys[0]
+
+
+@pytest.mark.parametrize("f", [sorted_with_a_key, sorted_with_sorted_shadowed])
+def test_a_sort_with_a_key_or_with_sorted_shadowed_is_left_as_written(f):
+    assert "ys.sort(" in desugared(f)

@@ -35,6 +35,7 @@ from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import (column_join,
 from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
+from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import item_at
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, in_place_result, stored_tangent,
                                                                    through_cast, where_nonzero)
@@ -744,7 +745,8 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                values="append_adjoint(g, arr, values, axis, False)", linear="joint",
                complex_input=True)
     # a tuple of copies, output i repeating input i along its own axis
-    defadjoint(np.meshgrid, "*xi, copy=True, sparse=False, indexing='xy'", view=False,
+    defadjoint(np.meshgrid, "*xi, copy=True, sparse=False, indexing='xy'", view=True,
+               new_unless="copy",
                sequence=("xi",), only={"copy": (True,), "sparse": (False,)},
                xi="meshgrid_adjoint(g, xi, i, indexing)")
     defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
@@ -752,6 +754,11 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
                items="column_join_adjoint(g, items, i)", linear="joint")
     # the array only gives the diagonal's length
+    # sorted(xs) of items known when compiling: item k of the sorted list, at the
+    # position rt.sorted_order found (lower/builtin_extremes.py)
+    defadjoint(item_at, "order, k, *items", name="rt.item_at", view=False,
+               sequence=("items",), piecewise=("order", "k"),
+               items="item_at_adjoint(g, order, k, i)")
     defadjoint(diagonal_values, "val, a", name="rt.diagonal_values", view="val",
                piecewise=("a",), val="diagonal_values_adjoint(g, val, a)",
                tangent="diagonal_values(t, a)")
@@ -1071,7 +1078,6 @@ for _fn in (np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.asarray_c
             getattr(np, "unstack", None), getattr(np, "permute_dims", None),   # NumPy 2.x
             getattr(np.linalg, "matrix_transpose", None)):
     defprimitive(_fn, view=True)
-defprimitive(np.meshgrid, view=True, new_unless="copy")
 for _fn in (np.logspace, np.geomspace):
     defprimitive(_fn, view=False, returns="array", ndim=1)
 for _fn in (np.isneginf, np.isposinf, np.flatnonzero, np.argwhere, np.ix_, np.isin):

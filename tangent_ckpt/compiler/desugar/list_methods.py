@@ -6,6 +6,7 @@ itself, as the slices and concatenations that make the same list.
     buf.insert(k, v)        ->  buf = buf[:k] + [v] + buf[k:]
     buf.reverse()           ->  buf = buf[::-1]
     buf.clear()             ->  buf = []
+    buf.sort(reverse=True)  ->  buf = sorted(buf, reverse=True)
     del buf[k], del buf[a:b] ->  buf = buf[:k] + buf[k + 1:], buf[:a] + buf[b:]
 
 A history kept to its last few entries (``hist.append(f); if len(hist) > 3:
@@ -24,8 +25,9 @@ import copy
 import gast
 
 from tangent_ckpt.compiler.desugar.held_lists import held_lists, mentions
+from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant
 
-_REWRITTEN = ("pop", "insert", "reverse", "clear")
+_REWRITTEN = ("pop", "insert", "reverse", "clear", "sort")
 
 
 def write_list_methods(parsed, fnode=None):
@@ -38,7 +40,8 @@ def write_list_methods(parsed, fnode=None):
     held = held_lists(fnode, parsed.resolve)
     lists = {n for n in names if n in held and not _changed_in_a_loop_over_it(n, fnode)}
     if lists:
-        _Rewrite(lists, fnode).visit(fnode)
+        sortable = bool(builtins_meant(("sorted",), fnode, parsed.resolve))
+        _Rewrite(lists, fnode, sortable).visit(fnode)
 
 
 def _changed_in_a_loop_over_it(name, fnode):
@@ -67,7 +70,10 @@ def _method_call(node):
     """``(name, method, call)`` of ``name.method(...)``, or None."""
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
             isinstance(node.func.value, gast.Name) and node.func.attr in _REWRITTEN and \
-            not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args):
+            all(node.func.attr == "sort" and k.arg == "reverse" and
+                isinstance(k.value, gast.Constant) and isinstance(k.value.value, bool)
+                for k in node.keywords) and \
+            not any(isinstance(a, gast.Starred) for a in node.args):
         return node.func.value.id, node.func.attr, node
     return None
 
@@ -205,13 +211,18 @@ def _rewrite(s, found):
     if method == "clear" and not args:
         return [gast.Assign(targets=[_store(name)], value=gast.List(elts=[], ctx=gast.Load()),
                             type_comment=None)]
+    if method == "sort" and not args:  # (reverse=True the only keyword _method_call lets by)
+        ordered = gast.Call(func=_load("sorted"), args=[_load(name)],
+                            keywords=copy.deepcopy(call.keywords))
+        return [gast.Assign(targets=[_store(name)], value=ordered, type_comment=None)]
     return None
 
 
 class _Rewrite(gast.NodeTransformer):
-    def __init__(self, lists, root):
+    def __init__(self, lists, root, sortable):
         self.lists = lists
         self.root = root
+        self.sortable = sortable  # `sorted` means the builtin here
 
     def visit_FunctionDef(self, node):
         if node is self.root:  # a nested function's names are its own
@@ -240,7 +251,8 @@ class _Rewrite(gast.NodeTransformer):
 
     def _statement(self, s):
         found = _statement_call(s)
-        if found is None or found[0] not in self.lists:
+        if found is None or found[0] not in self.lists or \
+                (found[1] == "sort" and not self.sortable):
             return s
         new = _rewrite(s, found)
         return s if new is None else self._located(new, s)

@@ -66,7 +66,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (one bound only to a method of one object, ``f = model.rhs``, called as the method;
    ``f = Derivatives.pend`` by the dotted name; ``f == pend`` decided);
    then ``list_methods.py``: ``buf.pop(0)``, ``v = buf.pop()``, ``buf.insert(k, v)``,
-   ``buf.reverse()``, ``buf.clear()``, ``del buf[k]`` on a list the function makes
+   ``buf.reverse()``, ``buf.clear()``, ``buf.sort()`` (as ``buf = sorted(buf)``),
+   ``del buf[k]`` on a list the function makes
    and holds under one name, as the slices that make the same list (``buf = buf[1:]``);
    then ``boolean_values.py``: ``x = a or b`` / ``x = a and b`` as the ``if`` choosing
    the operand (``rng = rng or np.random.default_rng(0)``: ``if not rng: rng = ...``);

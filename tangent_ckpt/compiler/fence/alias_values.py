@@ -736,10 +736,10 @@ class Origins:
         return self.bound_values
 
     def built_container(self, fn, node, env):
-        """``dict(p=a, q=b)``, and ``list(xs)``, ``tuple(xs)`` or ``dict(d)`` of a
-        container made here: a new container, its places known as a display's
-        (``dict(p=w, q=w)`` holds one array twice), or as the container's it copies;
-        else None."""
+        """``dict(p=a, q=b)``, ``list(xs)``, ``tuple(xs)`` or ``dict(d)`` of a
+        container made here, and ``sorted(xs)`` of anything: a new container, its
+        places known as a display's (``dict(p=w, q=w)`` holds one array twice), or
+        as the container's it copies; else None."""
         if fn is dict and not node.args and all(k.arg is not None for k in node.keywords):
             infos = [self.info(k.value, env) for k in node.keywords]
             holds = set()
@@ -768,6 +768,12 @@ class Origins:
             for k in node.keywords:
                 holds |= self.info(k.value, env).everything()
             made = _Info({("site", id(node), 0)}, holds, repeats=source.repeated())
+        elif fn is sorted and len(node.args) == 1 and \
+                not isinstance(node.args[0], gast.Starred):
+            # always a new list, of the items (or an array's rows, views of its memory)
+            source = self.info(node.args[0], env)
+            held = source.holds if self.surely_container(source) else source.everything()
+            made = _Info({("site", id(node), 0)}, held, repeats=source.repeated())
         else:
             return None
         self.builtin_sites.add(id(node))

@@ -15,7 +15,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.builtin_extremes import (
-    extreme_of_one_iterable, is_extreme_of_one_iterable,
+    extreme_of_one_iterable, is_extreme_of_one_iterable, is_sorted_of_one_iterable, sorted_items,
 )
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.guards import (check_callable_arguments, check_helper_call,
@@ -201,6 +201,10 @@ class CallLowering:
                 return decided
         if is_extreme_of_one_iterable(fn, node):  # max(abs(u)): an item of u
             return extreme_of_one_iterable(self.lo, fn, node, hint)
+        if is_sorted_of_one_iterable(fn, node):  # sorted([a, b, c]): its items in order
+            items = sorted_items(self.lo, node, hint)
+            if items is not None:
+                return items
         if fn in NONDIFF_CALLS or _integer_type(fn):
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)

@@ -1,7 +1,9 @@
 """Python's ``max(values)`` and ``min(values)`` of one iterable, as generated code
 differentiates them: the position of the item Python returns (``rt.max_position``,
 ``rt.min_position``), then that item (``values[k]``), whose adjoint is the
-adjoint of an index.
+adjoint of an index.  ``sorted(values)`` of items known when compiling likewise:
+the positions in Python's order (``rt.sorted_order``), then each item
+(``rt.item_at``), whose adjoint goes to the item it is.
 
 Python walks the items in order and keeps the first one that no later item beats
 (``item > best`` for max, ``item < best`` for min); with NaN items a comparison
@@ -42,3 +44,22 @@ def _position(values, beats, name):
         if beats(values[k], values[best]):  # rows of a 2-D array: ambiguous, as in Python
             best = k
     return best
+
+
+def sorted_order(values, reverse=False):
+    """The positions of ``values``' items in the order ``sorted(values,
+    reverse=reverse)`` returns them: Python's own sort of the positions keyed by
+    the items, which makes the same comparisons and keeps equal items in order
+    (so a NaN stays where ``sorted`` leaves it)."""
+    return sorted(range(len(values)), key=values.__getitem__, reverse=reverse)
+
+
+def item_at(order, k, *items):
+    """Item ``k`` of the sorted list: ``items[order[k]]``."""
+    return items[order[k]]
+
+
+def item_at_adjoint(g, order, k, i):
+    """The adjoint of ``items[i]`` in :func:`item_at`: ``g`` for the item taken,
+    zero for the others."""
+    return g if order[k] == i else 0.0 * g
