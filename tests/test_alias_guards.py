@@ -579,3 +579,18 @@ def test_the_runtime_item_guard_passes_arrays_numbers_and_separate_items():
     distinct_arrays([a[:2]], a[2:], names=("ws", "g"))
     with pytest.raises(TangentCkptError, match="'ws' and 'g' share memory"):
         distinct_arrays({"k": [a[1:]]}, a, names=("ws", "g"))
+
+
+def element_of_an_array_updated(x, y):
+    x[0] += y[1]  # WRITE
+    return np.sum(x[0] * y) + np.sum(x[1])
+
+
+def test_no_item_guard_where_the_call_gives_an_array():
+    """An array's rows are no objects of their own: ``x[0] += v`` on an array
+    argument reads as before; a list given for it is checked."""
+    df = tc.grad(element_of_an_array_updated, wrt=(1,))
+    check_grad(element_of_an_array_updated, (vec(3), vec(3, 0.5)), wrt=(1,), df=df)
+    assert "distinct_items" not in df.source, df.source
+    df([vec(3), vec(3)], vec(3, 0.5))
+    assert "rt.distinct_items(x, 'x', line=" in df.source, df.source

@@ -91,7 +91,9 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     fenced = fence_once(parsed, followed, left,                     # aliasing fence
                         {parameters[k]: kind for k, kind in numbers if k < len(parameters)})
     function, bindings, namer = normalize(parsed, left,             # lower
-                                          one_output, has_aux, fenced)
+                                          one_output, has_aux, fenced,
+                                          {p for p, shape in (shapes or {}).items()
+                                           if isinstance(shape, tuple)})
     if containers:
         wrt = expand_positions(wrt, containers, len(parameters))
     wrt_names = wrt_parameters(function, wrt)                       # analyze

@@ -29,6 +29,8 @@ def emit_guards(lo, guards, node):
     tuple of those) or the bound module-level array."""
     for guard in guards:
         if isinstance(guard, DistinctItems):  # ws[k] -= v: no array at two places of ws
+            if guard.param in lo.numbers_or_arrays:
+                continue  # the call gives an array (x[0] += v): its rows are no objects
             held = _held(lo, lo.expressions.load_name(guard.param, node))
             if held is not None:
                 check = sx.rt("distinct_items", held[0], sx.const(guard.param),

@@ -75,8 +75,11 @@ class Lowering:
     """The lowering of one function: the state its parts share, and the parts."""
 
     def __init__(self, parsed, namer=None, containers=None, one_output=True, has_aux=False,
-                 fenced=None):
+                 fenced=None, numbers_or_arrays=frozenset()):
         self.parsed = parsed
+        # the parameters this compilation's call gives NumPy arrays or numbers (their
+        # shapes known), which hold no items: no rt.distinct_items guard (guards.py)
+        self.numbers_or_arrays = frozenset(numbers_or_arrays)
         # the functions the fence checked before lowering, and what views.py marked
         self.fenced = fenced if fenced is not None else Fenced()
         self.discarded_calls = NodeFacts()  # calls whose value a statement discards
@@ -146,7 +149,8 @@ class Lowering:
                                    "named (layers[0].W, for layer in layers)")
 
 
-def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=None):
+def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=None,
+              numbers_or_arrays=frozenset()):
     """Lower.  Takes a :class:`~tangent_ckpt.compiler.frontend.parse.ParsedFunction`
     (and the structure of the parameters given as containers, by position;
     whether one output is differentiated or a returned tuple of them, and
@@ -159,7 +163,7 @@ def normalize(parsed, containers=None, one_output=True, has_aux=False, fenced=No
     early = frozenset()  # attributes of objects made outside, variables from the top on
     while True:
         lowering = Lowering(parsed, containers=containers, one_output=one_output,
-                            has_aux=has_aux, fenced=fenced)
+                            has_aux=has_aux, fenced=fenced, numbers_or_arrays=numbers_or_arrays)
         lowering.objects.outside.early = early
         try:
             function = lowering.statements.run(
