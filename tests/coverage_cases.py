@@ -149,6 +149,9 @@ def reduction_cases():
               for u in ("add", "multiply", "maximum", "minimum")
               for s, a in [((5,), ""), ((2, 3), ", 1"), ((3, 2), ", axis=0"), ((2, 3, 2), ", -1")]]
     cases += [Case("np.multiply.accumulate(x * (x > 1.0), 1)", {"x": ((2, 4), "positive")})]
+    # the running extremum's tangent, a rule of its own (tc.hvp differentiates it)
+    cases += [Case("rt.running_extremum_tangent(x, y, np.maximum.accumulate(y, 1), 1)",
+                   {"x": ((2, 4), "real"), "y": ((2, 4), "real")}, wrt=(0,))]
     cases += [Case(f"G = np.meshgrid({args})\nG[0] * G[1] ** 2 + G[-1]",
                    {"x": (sx, "real"), "y": (sy, "real")})
               for args, sx, sy in [("x, y", (4,), (3,)), ("x, y, indexing='ij'", (4,), (3,)),

@@ -206,7 +206,10 @@ def test_adjoint_without_tangent_is_refused_with_the_line():
 #: four are the helpers of np.multiply.at's and np.divide.at's tangents, rules only
 #: so that tc.hvp (reverse over forward) differentiates those tangents; forward over
 #: forward is no mode of the API, so nothing asks for their own tangents yet
-NOT_YET = {"rt.multiplied_at", "rt.divided_at", "rt.factor_tangent_at", "rt.divisor_tangent_at"}
+#: math.prod: the tangent of a sequence parameter whose items multiply (each item's
+#: product of the others) is not written yet
+NOT_YET = {"rt.multiplied_at", "rt.divided_at", "rt.factor_tangent_at", "rt.divisor_tangent_at",
+           "math.prod"}
 
 
 def test_every_rule_with_an_adjoint_has_a_tangent_but_the_listed():

@@ -37,6 +37,7 @@ from tangent_ckpt.runtime.keyed import (
 )
 from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import item_at
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
+from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import running_extremum_tangent
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, in_place_result, stored_tangent,
                                                                    through_cast, where_nonzero)
 from tangent_ckpt.runtime import random_state
@@ -600,6 +601,10 @@ with section("Reductions and statistics"):
         defadjoint(_ufunc.accumulate, ACCUMULATE, name=f"np.{_ufunc.__name__}.accumulate",
                    view=False, a="running_extremum_adjoint(g, a, ans, axis)",
                    tangent="running_extremum_tangent(t, a, ans, axis)")
+    # that tangent, linear in t (tc.hvp differentiates it): its adjoint is the transpose
+    defadjoint(running_extremum_tangent, "t, a, ans, axis=0",
+               name="rt.running_extremum_tangent", view=False, piecewise=("a", "ans"),
+               t="running_extremum_adjoint(g, a, ans, axis)", linear=("t",))
     # np.add.reduceat: the sums of the segments indices[j]:indices[j + 1] along one axis
     defadjoint(np.add.reduceat, "a, indices, /, axis=0, dtype=None, out=None",
                name="np.add.reduceat", view=False, piecewise=("indices",),
@@ -746,7 +751,7 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                complex_input=True)
     # a tuple of copies, output i repeating input i along its own axis
     defadjoint(np.meshgrid, "*xi, copy=True, sparse=False, indexing='xy'", view=True,
-               new_unless="copy",
+               new_unless="copy", linear="joint",
                sequence=("xi",), only={"copy": (True,), "sparse": (False,)},
                xi="meshgrid_adjoint(g, xi, i, indexing)")
     defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
@@ -757,7 +762,7 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     # sorted(xs) of items known when compiling: item k of the sorted list, at the
     # position rt.sorted_order found (lower/builtin_extremes.py)
     defadjoint(item_at, "order, k, *items", name="rt.item_at", view=False,
-               sequence=("items",), piecewise=("order", "k"),
+               sequence=("items",), piecewise=("order", "k"), linear=("items",),
                items="item_at_adjoint(g, order, k, i)")
     defadjoint(diagonal_values, "val, a", name="rt.diagonal_values", view="val",
                piecewise=("a",), val="diagonal_values_adjoint(g, val, a)",
