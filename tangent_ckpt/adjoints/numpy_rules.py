@@ -749,11 +749,6 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                arr="append_adjoint(g, arr, values, axis, True)",
                values="append_adjoint(g, arr, values, axis, False)", linear="joint",
                complex_input=True)
-    # a tuple of copies, output i repeating input i along its own axis
-    defadjoint(np.meshgrid, "*xi, copy=True, sparse=False, indexing='xy'", view=True,
-               new_unless="copy", linear="joint",
-               sequence=("xi",), only={"copy": (True,), "sparse": (False,)},
-               xi="meshgrid_adjoint(g, xi, i, indexing)")
     defadjoint(row_join, "*items", name="np.r_", sequence=("items",),
                items="row_join_adjoint(g, items, i)", linear="joint")
     defadjoint(column_join, "*items", name="np.c_", sequence=("items",),
@@ -815,8 +810,9 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     defadjoint(np.dsplit, "ary, indices_or_sections", view="ary",
                ary="split_adjoint(g, ary, indices_or_sections, 2)", linear="joint",
                complex_input=True)
-    defadjoint(np.meshgrid, "*xi, copy=True, sparse=False, indexing='xy'", view=False,
-               sequence=("xi",), only={"copy": (True,)},
+    # (its facts row: a view unless it copies; copy=False is refused)
+    defadjoint(np.meshgrid, "*xi, copy=True, sparse=False, indexing='xy'", view=True,
+               new_unless="copy", sequence=("xi",), only={"copy": (True,)},
                xi="meshgrid_adjoint(g, xi, i, sparse, indexing)", linear="joint",
                complex_input=True)
 

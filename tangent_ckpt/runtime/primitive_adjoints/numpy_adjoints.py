@@ -37,7 +37,7 @@ __all__ = [
     # reductions
     "repeat_to_match", "mean_adjoint", "prod_adjoint", "extremum_adjoint",
     "cumsum_adjoint", "running_extremum_adjoint", "running_extremum_tangent",
-    "others_product", "others_products", "reduceat_adjoint", "meshgrid_adjoint",
+    "others_product", "others_products", "reduceat_adjoint",
     # shape and joining
     "transpose_adjoint", "concatenate_adjoint", "stack_adjoint",
     "hstack_adjoint", "vstack_adjoint",
@@ -827,23 +827,6 @@ def reduceat_adjoint(g, a, indices, axis=0):
         else:
             out[start] += g[j]
     return np.moveaxis(out, 0, axis)
-
-
-def meshgrid_adjoint(g, xi, i, indexing="xy"):
-    """Adjoint of input ``i`` of ``np.meshgrid(*xi, indexing=indexing)``: output
-    ``i`` repeats ``xi[i]``'s items along its own axis (axis 1 for the first
-    input and 0 for the second under 'xy' indexing of two or more), so its
-    adjoint sums the others, in ``xi[i]``'s shape (meshgrid ravels it)."""
-    parts = (0.0,) * len(xi) if is_zero(g) else tuple(g)
-    gi = parts[i]
-    if is_zero(gi):
-        return gi
-    gi = np.asarray(gi)
-    own = i
-    if indexing == "xy" and len(xi) > 1 and i < 2:
-        own = 1 - i
-    others = tuple(k for k in range(gi.ndim) if k != own)
-    return np.reshape(np.sum(gi, axis=others), np.shape(xi[i]))
 
 
 def others_product(g, items, i):
