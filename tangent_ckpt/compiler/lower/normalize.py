@@ -66,7 +66,7 @@ from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, drop_unread_
 from tangent_ckpt.compiler.lower.run_time_containers import RunTimeContainers
 from tangent_ckpt.compiler.lower.scopes import CompileTimeValue, ObjectValue
 from tangent_ckpt.compiler.lower.statements import StatementLowering
-from tangent_ckpt.compiler.naming import Namer
+from tangent_ckpt.compiler.naming import Namer, is_outside
 from tangent_ckpt.compiler.node_facts import NodeFacts
 from tangent_ckpt.errors import TransformError
 
@@ -188,7 +188,7 @@ def _refuse_reads_nothing_binds(function, bindings, parsed):
     for stmt in ir.walk(function.body):
         inner = getattr(stmt, "body", []) + getattr(stmt, "orelse", [])
         unbound = [n for n in set(ir.read_names([stmt])) - set(ir.read_names(inner))
-                   if n not in bound]
+                   if n not in bound and not is_outside(n)]  # ('<np>': a module, no name)
         if unbound:
             raise TransformError(
                 f"'{unbound[0]}' read where it holds what an earlier trip of a loop "
