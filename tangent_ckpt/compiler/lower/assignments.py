@@ -125,7 +125,8 @@ class AssignmentLowering:
         if len(value.items) < len(target.elts) - 1:
             raise self.lo.error(TransformError,
                                 f"not enough values to unpack (expected at least "
-                                f"{len(target.elts) - 1}, got {len(value.items)})", s)
+                                f"{len(target.elts) - 1}, got {len(value.items)})", s,
+                                construct="starred assignment")
         middle = TupleValue(value.items[k:len(value.items) - after], is_list=True)
         elts = target.elts[:k] + [target.elts[k].value] + target.elts[k + 1:]
         items = value.items[:k] + [middle] + value.items[len(value.items) - after:]
