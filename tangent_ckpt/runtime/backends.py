@@ -60,7 +60,7 @@ def to_host(x):
     ``__array__``)."""
     if isinstance(x, np.ndarray):
         return x
-    if hasattr(x, "__cuda_array_interface__") and callable(getattr(x, "get", None)):
+    if on_device(x) and callable(getattr(x, "get", None)):
         return x.get()
     compute = getattr(x, "compute", None)
     if callable(compute):

@@ -224,6 +224,9 @@ class _Writer:
         or draws beside.  Written out whole before the loop it would not: refused
         (``fused_loop`` writes the plain and the enumerated forms as Python runs
         them)."""
+        lazy = list(_lazily_read(s.iter))
+        if not lazy:
+            return
         body_stores = {root_name(n) for st in [s.target] + s.body for n in gast.walk(st)
                        if isinstance(n, (gast.Name, gast.Subscript, gast.Attribute)) and
                        isinstance(n.ctx, (gast.Store, gast.Del))}
@@ -231,7 +234,7 @@ class _Writer:
         changed = body_stores | {root_name(c.func.value) for c in body_calls
                                  if isinstance(c.func, gast.Attribute)}
         acting = [c for c in body_calls if not self.only_computes(c)]
-        for gen in _lazily_read(s.iter):
+        for gen in lazy:
             own = {n.id for g in gen.generators for n in gast.walk(g.target)
                    if isinstance(n, gast.Name)}
             first = {id(n) for n in gast.walk(gen.generators[0].iter)}

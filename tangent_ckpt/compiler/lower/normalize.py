@@ -185,6 +185,8 @@ def _refuse_reads_nothing_binds(function, bindings, parsed):
     an outer loop, which Python reads as the last trip's object.  The code would
     raise NameError when it runs: refused here, at the line of the read."""
     bound = set(ir.assigned_names(function.body)) | set(function.params) | set(bindings)
+    if all(n in bound or is_outside(n) for n in ir.read_names(function.body)):
+        return  # (the common case: one walk; the statement is looked for only otherwise)
     for stmt in ir.walk(function.body):
         inner = getattr(stmt, "body", []) + getattr(stmt, "orelse", [])
         unbound = [n for n in set(ir.read_names([stmt])) - set(ir.read_names(inner))
