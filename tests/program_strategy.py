@@ -1821,6 +1821,14 @@ class _Gen:
             self.features.add("tuple_loops_helper")
         for text in body:
             self.emit(inner + 1, text)
+        if self.draw(st.booleans()):
+            # a display reading a name its loop's body rebinds: each copy reads the
+            # item as the display made it, before the body ran (the second copy of an
+            # unrolled ``for W in (V, U): U = ...`` read the new U before session 21)
+            self.features.add("tuple_loops_rebound")
+            W = self.fresh_name("W")
+            self.emit(inner, f"for {W} in ({V}, {U}):")
+            self.emit(inner + 1, f"{U} = 0.7 * {U} + 0.2 * np.tanh(np.sum({W}) * s)")
         if trips == "range(3)" and self.draw(st.booleans()):
             # the loop variable read after the loop (bound: the time loop ran): the last array
             self.emit(indent, f"{total} = np.sum({U} * {U}) + np.sum({V}) + np.sum({Z}) * 0.5")
