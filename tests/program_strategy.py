@@ -1821,14 +1821,15 @@ class _Gen:
             self.features.add("tuple_loops_helper")
         for text in body:
             self.emit(inner + 1, text)
-        if self.draw(st.booleans()):
-            # a display reading a name its loop's body rebinds: each copy reads the
-            # item as the display made it, before the body ran (the second copy of an
-            # unrolled ``for W in (V, U): U = ...`` read the new U before session 21)
+        if U != "a" and self.draw(st.booleans()):  # (fresh arrays: rebinding the
+            # arguments after V += ... meets the refusal of a loop that both writes
+            # into an argument and rebinds it, left as it is)
+            # a display holding the loop's own variable: each copy reads the item as
+            # the display made it (the second copy of an unrolled ``for U in (V, U)``
+            # read the U the first trip bound, V, before session 21)
             self.features.add("tuple_loops_rebound")
-            W = self.fresh_name("W")
-            self.emit(inner, f"for {W} in ({V}, {U}):")
-            self.emit(inner + 1, f"{U} = 0.7 * {U} + 0.2 * np.tanh(np.sum({W}) * s)")
+            self.emit(inner, f"for {U} in ({V}, {U}):")
+            self.emit(inner + 1, f"{V} = {V} * 0.9 + 0.1 * np.tanh(np.sum({U} * {U}) * s)")
         if trips == "range(3)" and self.draw(st.booleans()):
             # the loop variable read after the loop (bound: the time loop ran): the last array
             self.emit(indent, f"{total} = np.sum({U} * {U}) + np.sum({V}) + np.sum({Z}) * 0.5")
