@@ -817,3 +817,32 @@ def test_the_advice_for_a_copy_of_a_list_given_holds():
     # differentiated with respect to the list too, its length is known
     got = tc.grad(appended_to_a_copy_of_a_list_given, wrt=(0, 1))(1.5, [1.0, 2.0])
     assert got[0] == pytest.approx(2 * 1.5 + 3.0) and got[1] == pytest.approx([1.5, 1.5])
+
+
+def history_read_by_index(x):
+    S = []
+    for k in range(3):
+        r = x
+        for i in range(len(S)):
+            r = r + S[i] * S[i]
+        S.append(r * 0.5)
+    return np.sum(r)
+
+
+def history_read_by_iteration(x):
+    S = []
+    for k in range(3):
+        r = x
+        for s in S:
+            r = r + s * s
+        S.append(r * 0.5)
+    return np.sum(r)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED)
+@pytest.mark.parametrize("f", [history_read_by_index, history_read_by_iteration])
+def test_a_history_read_by_a_loop_before_each_append_reaches_its_empty_start(f, options):
+    # L-BFGS's two-loop recursion over its (s, y) history: the first trip's loop reads
+    # the empty list, whose adjoint met that of the rows appended later ((0,) against
+    # (0, 3): "operands could not be broadcast" in the gradient)
+    check_grad(f, (vec(3),), wrt=(0,), df=tc.grad(f, wrt=(0,), **options))

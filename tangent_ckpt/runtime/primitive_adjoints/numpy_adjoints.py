@@ -156,6 +156,10 @@ def unbroadcast(g, x):
     shape = x.shape if type(x) is ShapeOf or type(x) is np.ndarray else np.shape(x)
     if gshape == shape:
         return g
+    if 0 in shape:
+        # x holds no element, so its adjoint holds none: the empty list a loop appends
+        # to (rt.empty_rows, shape (0,)) meets the adjoint of its rows, shape (0, k)
+        return np.zeros(shape, dtype=getattr(g, "dtype", np.float64))
     extra = len(gshape) - len(shape)
     if extra > 0:
         axis = 0 if extra == 1 else tuple(range(extra))
