@@ -11,6 +11,9 @@ checkpoint's snapshot holds them.  A list of static length becomes one of these
 at the loop that grows it (:meth:`RunTimeContainers.prepare_loop`).
 """
 
+import ast
+import operator
+
 import gast
 import numpy as np
 
@@ -69,6 +72,9 @@ class RunTimeContainers:
         """``name`` now holds ``value``: a list built at run time, a dict written at
         run-time keys, or neither."""
         fn = value.fn if isinstance(value, ir.Prim) else None
+        if _row_slice(value) and self.is_rows(value.args[0]):
+            value = value.args[0]  # buf = buf[1:] (buf.pop(0), del buf[0]): rows still
+            fn = None
         for kind, makers in ((self.rows, (append_row, repeat_row)), (self.dicts, (dict_set,))):
             if (isinstance(value, ir.Name) and value.id in kind) or fn in makers:
                 kind.add(name)
@@ -377,3 +383,12 @@ def _grown_by_concatenation(node):
             isinstance(node.value.left, gast.Name) and node.value.left.id == node.targets[0].id:
         return node
     return None
+
+
+def _row_slice(value):
+    """Is ``value`` a slice of rows along the list's axis (``buf[1:]``, ``hs[-m:]``)?
+    Of a list built at run time, held as the array of its rows, it is the array of
+    the sliced list's rows: a list built at run time still."""
+    return isinstance(value, ir.Prim) and value.fn is operator.getitem and \
+        len(value.args) == 2 and isinstance(value.args[1], ir.Index) and \
+        isinstance(value.args[1].node, ast.Slice)
