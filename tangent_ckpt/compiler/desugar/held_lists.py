@@ -39,8 +39,7 @@ def held_lists(fnode, resolve):
     """{name: the values that may become its items (None: one not known)} of
     the lists ``fnode`` makes and holds under one name."""
     candidates = {t.id for s in gast.walk(fnode) if isinstance(s, gast.Assign)
-                  for t in s.targets if isinstance(t, gast.Name) and
-                  isinstance(s.value, (gast.List, gast.ListComp))}
+                  for t, v in _bound_pairs(s) if isinstance(v, (gast.List, gast.ListComp))}
     if not candidates:
         return {}
     reads = _Reads(fnode, resolve)
@@ -93,7 +92,7 @@ class _Reads:
                 made = _made_items(parent.value, name, builtin) if \
                     isinstance(parent, gast.Assign) and parent.targets == [n] or \
                     isinstance(parent, gast.AugAssign) and isinstance(parent.op, gast.Add) \
-                    else None
+                    else self.made_by_a_display(n, parent)
                 if made is None:
                     return None
                 items += made
@@ -105,6 +104,16 @@ class _Reads:
                     return None
                 items += added
         return items
+
+    def made_by_a_display(self, n, parent):
+        """The items the value bound to ``n`` by ``a, b = [], []`` makes (None where
+        ``n`` is bound otherwise): the display's item at ``n``'s place, evaluated
+        before any target is bound."""
+        stmt = self.parents.get(id(parent))
+        if not isinstance(stmt, gast.Assign):
+            return None
+        value = dict((id(t), v) for t, v in _bound_pairs(stmt)).get(id(n))
+        return None if value is None else _made_items(value, n.id, self.builtin)
 
     def read_adds(self, n, parent):
         """What the read ``n`` of the list may make its items (a list), or None
@@ -192,6 +201,23 @@ def _parents(root):
         for child in gast.iter_child_nodes(parent):
             parents[id(child)] = parent
     return parents
+
+
+def _bound_pairs(stmt):
+    """``(target, value)`` of each name ``stmt`` binds: ``ws = [...]``, or each
+    name of ``ws, gs = [...], [...]`` with the display's item at its place (a
+    tuple or list display of as many items, none starred, as one target)."""
+    if len(stmt.targets) != 1:
+        return []
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, gast.Name):
+        return [(target, value)]
+    if isinstance(target, (gast.Tuple, gast.List)) and \
+            isinstance(value, (gast.Tuple, gast.List)) and \
+            len(target.elts) == len(value.elts) and \
+            not any(isinstance(e, gast.Starred) for e in target.elts + value.elts):
+        return [(t, v) for t, v in zip(target.elts, value.elts) if isinstance(t, gast.Name)]
+    return []
 
 
 def _made_items(value, name, builtin):
