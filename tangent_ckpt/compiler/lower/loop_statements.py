@@ -267,7 +267,8 @@ class LoopLowering:
     def zipped_rows(self, call, target, s):
         """The bound (the shortest length) and the (target, rows) pairs of
         ``zip(xs, ys, ...)`` looped over with the tuple ``target``."""
-        seqs = [self.rows_of(a, s) for a in call.args]
+        # zip(reversed(xs), ys): reversed(xs) as xs[::-1], as in a loop of its own
+        seqs = [self.rows_of(self.reversed_rows(a) or a, s) for a in call.args]
         if not (isinstance(target, gast.Tuple) and len(target.elts) == len(seqs)):
             raise self.lo.error(UnsupportedSyntaxError, "zip needs one target per sequence", s,
                                 construct="zip with another number of targets")
