@@ -205,3 +205,60 @@ def sorted_with_sorted_shadowed(x):
 @pytest.mark.parametrize("f", [sorted_with_a_key, sorted_with_sorted_shadowed])
 def test_a_sort_with_a_key_or_with_sorted_shadowed_is_left_as_written(f):
     assert "ys.sort(" in desugared(f)
+
+
+def window_popped_before_the_append(u):
+    hist = []
+    for k in range(4):
+        u = np.sin(u) + 0.1 * k
+        if len(hist) >= 2:
+            hist.pop(0)
+        hist.append(u)
+    return sum(np.sum(h * h) for h in hist) + len(hist)
+
+
+def window_deleted_before_the_append(u):
+    hist = []
+    for k in range(4):
+        u = np.sin(u) + 0.1 * k
+        if len(hist) >= 2:
+            del hist[0]
+        hist.append(u)
+    return np.sum(np.stack(hist) * np.array([1.0, 2.0])[:, None])
+
+
+def histories_bound_by_one_statement(u):
+    s_hist, y_hist = [], []
+    for k in range(4):
+        u = np.sin(u) + 0.1 * k
+        s_hist.append(u)
+        y_hist.append(u * u)
+        if len(s_hist) > 2:
+            s_hist.pop(0)
+            y_hist.pop(0)
+    return sum(np.sum(s * y) for s, y in zip(s_hist, y_hist))
+
+
+@pytest.mark.parametrize("options", RUNS)
+@pytest.mark.parametrize("f", [window_popped_before_the_append, window_deleted_before_the_append,
+                               histories_bound_by_one_statement])
+def test_a_history_kept_short_before_each_append_is_differentiated(f, options):
+    # L-BFGS keeps its last m (s, y) pairs: `if len(s_list) >= m: s_list.pop(0)` then
+    # the append.  The slice the pop is left the list built at run time that it was
+    # (the append after it was refused: "not held as a list of known length"), and
+    # `s_list, y_list = [], []` makes two lists held under one name each (the pops
+    # were refused as calls made for their effect)
+    assert f(U) == pytest.approx(f(U.copy()))
+    check_grad(f, (U,), wrt=(0,), df=tc.grad(f, wrt=(0,), **options))
+
+
+def swapped_displays_of_lists(u):
+    a, b = [u], [u * 2.0]
+    a, b = b, a
+    b.pop(0)
+    return np.sum(a[0]) + len(b)
+
+
+def test_names_bound_by_a_display_of_other_names_are_left_as_written():
+    # only an item that is itself a list display makes a list held by its name
+    assert "b.pop(0)" in desugared(swapped_displays_of_lists)
