@@ -30,9 +30,16 @@ _TOP = "unconstrained"  # a name none of whose bindings has been seen yet
 
 @dataclass(frozen=True)
 class Array:
-    """A NumPy array: ``ndim`` when known, C-contiguous when ``contiguous``."""
+    """A NumPy array: ``ndim`` when known, C-contiguous when ``contiguous``;
+    where ``ndim`` is not known, ``least`` dimensions at least (``x + g`` of a 2-d
+    ``x`` and a parameter ``g``: 2 or more, never a NumPy scalar)."""
     ndim: Optional[int] = None
     contiguous: bool = False
+    least: int = 0
+
+    def lowest(self):
+        """The fewest dimensions the array may have."""
+        return self.ndim if self.ndim is not None else self.least
 
 
 @dataclass(frozen=True)
@@ -242,7 +249,12 @@ class ArrayFacts:
             node = gast.BinOp(left=node.target, op=node.op, right=node.value)
         if isinstance(node, (gast.BinOp, gast.UnaryOp)):
             operands = [node.left, node.right] if isinstance(node, gast.BinOp) else [node.operand]
-            return _elementwise([self.of(o) for o in operands], operands)
+            fact = _elementwise([self.of(o) for o in operands], operands)
+            if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult) and \
+                    isinstance(fact, Array) and fact.ndim is None:
+                # a @ v contracts an axis: one dimension fewer than a's at least
+                fact = Array(None, least=max(fact.least - 1, 0))
+            return fact
         if isinstance(node, gast.Subscript):
             base = self.of(node.value)
             basic = basic_index(node.slice)
@@ -256,7 +268,7 @@ class ArrayFacts:
             return Array(ndim) if basic[1] or ndim > 0 else None
         if isinstance(node, gast.Attribute) and node.attr == "T":
             base = self.of(node.value)
-            return Array(base.ndim) if isinstance(base, Array) else base
+            return Array(base.ndim, least=base.least) if isinstance(base, Array) else base
         if isinstance(node, gast.Call):
             return self.call(node)
         return None
@@ -266,7 +278,7 @@ class ArrayFacts:
         if isinstance(func, gast.Attribute) and func.attr == "copy" and not node.args and \
                 not node.keywords:
             base = self.of(func.value)
-            return Array(base.ndim, True) if isinstance(base, Array) else base
+            return Array(base.ndim, True, base.least) if isinstance(base, Array) else base
         if isinstance(func, gast.Attribute) and _returns_its_array(func.attr):
             base = self.of(func.value)
             if isinstance(base, Array):  # a.reshape(2, 3), a.T.ravel(): a view (or copy)
@@ -295,8 +307,9 @@ class ArrayFacts:
             base = self.of(node.args[0])
             if any(k.arg in ("shape", "ndmin") for k in node.keywords):
                 return Array()   # np.zeros_like(a, shape=(3, 3)), np.array(a, ndmin=2)
-            return Array(base.ndim) if isinstance(base, Array) else (base if base is _TOP else
-                                                                      Array())
+            if isinstance(base, Array):
+                return Array(base.ndim, least=base.least)
+            return base if base is _TOP else Array()
         if isinstance(fn, np.ufunc) and name and not node.keywords:
             return _elementwise([self.of(a) for a in node.args], node.args)
         return None
@@ -379,17 +392,21 @@ def _reshaped(node):
 
 def _elementwise(facts, operands):
     """An elementwise result is an array when one operand is an array of at
-    least one dimension (a 0-d array with a number makes a NumPy scalar)."""
+    least one dimension (a 0-d array with a number makes a NumPy scalar), of at
+    least as many dimensions as each array operand."""
     if any(f is _TOP for f in facts):
         return _TOP
     arrays = [f for f in facts if isinstance(f, Array)]
-    if not any(a.ndim for a in arrays):
+    least = max((a.lowest() for a in arrays), default=0)
+    if not least:
         return None
     numbers = all(isinstance(f, Array) or (isinstance(o, gast.Constant) and
                                            isinstance(o.value, (int, float)))
                   for f, o in zip(facts, operands))
     known = all(a.ndim is not None for a in arrays)
-    return Array(max(a.ndim for a in arrays) if numbers and known else None)
+    if numbers and known:
+        return Array(max(a.ndim for a in arrays))
+    return Array(None, least=least)
 
 
 def _meet(a, b):
@@ -399,4 +416,6 @@ def _meet(a, b):
         return a
     if a is None or b is None:
         return None
-    return Array(a.ndim if a.ndim == b.ndim else None, a.contiguous and b.contiguous)
+    if a.ndim == b.ndim:
+        return Array(a.ndim, a.contiguous and b.contiguous, min(a.least, b.least))
+    return Array(None, a.contiguous and b.contiguous, min(a.lowest(), b.lowest()))
