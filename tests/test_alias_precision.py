@@ -1439,3 +1439,36 @@ def test_a_copy_of_a_module_level_dict_is_refused_as_a_dict_call():
     # offered np.array); the lowering does not know its keys
     with pytest.raises(TangentCkptError, match=r"dict\(\) of a value whose keys"):
         tc.grad(copies_a_module_level_dict)(np.array([0.2, 0.7]), 0.8)
+
+
+# --- a new array rebinding the loop's state, written in place before it does ------
+def pinned_step(g):
+    x = np.ones((4, 3))
+    for t in range(3):
+        x_new = x + g
+        x_new[1] += 0.1 * x_new[2]
+        x = x_new
+    return np.sum(x ** 2)
+
+
+def pinned_step_by_a_parameter(x0, g):
+    x = x0 * 2.0
+    for t in range(3):
+        x_new = x * g
+        for k in range(2):
+            x_new[1] -= 0.1
+        x = x_new
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f, args", [
+    (pinned_step, (np.array([0.3, 1.0, -0.2]),)),
+    (pinned_step_by_a_parameter, (np.arange(6.0).reshape(2, 3), np.array([0.3, 1.0, -0.2]))),
+], ids=["sum", "product"])
+def test_an_array_op_a_parameter_written_in_place_in_a_loop_is_followed(f, args, mode):
+    # x_new = x + g of a 2-d x is an array (2-d or more) whatever g is, so the write
+    # x_new[1] += ... changes no 'g' ("a write into 'x_new' may also change 'g'":
+    # x_new was taken for a list that x + g might concatenate, round the loop)
+    wrt = tuple(range(len(args)))
+    check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **MODES[mode]))

@@ -423,6 +423,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
     def _float_arithmetic_value(self, node, seen):
         if isinstance(node, gast.AugAssign):
             return True  # x op= v keeps what x is (checked at x's other bindings)
+        if isinstance(node, gast.Name):  # x = x_new of x_new = x * g: what x_new is
+            return node.id in self.locals and self.float_arithmetic(node.id, seen)
         if isinstance(node, gast.UnaryOp):
             return self._float_arithmetic_value(node.operand, seen)
         if not isinstance(node, gast.BinOp) or isinstance(node.op, gast.MatMult):
