@@ -1472,3 +1472,23 @@ def test_an_array_op_a_parameter_written_in_place_in_a_loop_is_followed(f, args,
     # x_new was taken for a list that x + g might concatenate, round the loop)
     wrt = tuple(range(len(args)))
     check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **MODES[mode]))
+
+
+def rotated_verlet_state(g, damping):
+    x = np.ones((3, 2))
+    x_prev = x.copy()
+    for t in range(3):
+        x_new = x + (x - x_prev) * damping + g
+        x_new[1] += 0.1 * x_new[0]
+        x_prev, x = x, x_new
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_state_rotated_by_a_tuple_display_stays_an_array(mode):
+    # x_prev, x = x, x_new binds each name to its item of the display: x stays the
+    # 2-d array it was, so (x - x_prev) * damping is no list repeated and the write
+    # x_new[1] += ... changes no 'damping' (refused: "may also change 'damping'")
+    args = (np.array([0.3, -1.0]), 0.9)
+    check_grad(rotated_verlet_state, args, wrt=(0, 1),
+               df=tc.grad(rotated_verlet_state, wrt=(0, 1), **MODES[mode]))

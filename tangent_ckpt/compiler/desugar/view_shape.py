@@ -207,6 +207,10 @@ class FunctionShape:
             if pairs and isinstance(s.value, gast.Tuple) and isinstance(targets[0], gast.Tuple) \
                     and len(s.value.elts) == len(targets[0].elts):
                 pairs = list(zip(targets[0].elts, s.value.elts))  # U[0], U[-1] = U[-2], U[1]
+                if not any(isinstance(e, gast.Starred) for e in s.value.elts):
+                    for t, v in pairs:  # x_prev, x = x, x_new: each bound to its item
+                        if isinstance(t, gast.Name):   # (for view_facts; no view link)
+                            self.bindings[t.id][-1] = v
             if not pairs:
                 self._expr(s.value, escape=True)
             for t, v in pairs:
