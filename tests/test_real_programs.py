@@ -2566,3 +2566,209 @@ def test_gjr_garch_likelihood_filling_the_callers_variances(options):
     data = np.random.default_rng(2).normal(size=12) * 0.8
     check_program(gjr_garch_fit, (np.array([0.05, 0.2, 0.1, 0.08, 0.7]), data), (0, 1),
                   options)
+
+
+# --- L-BFGS with its (s, y, rho) history in three lists kept to the last m pairs: the
+# oldest pair popped before each append (`if len(s_list) >= m: s_list.pop(0)`), the
+# two-loop recursion over zip(reversed(s_list), reversed(y_list), reversed(rho_list))
+# and back over zip(..., reversed(alphas)) (Nocedal & Wright, Algorithm 7.4, as the
+# numpy optimisers write it: "History: three parallel lists ... s_history.pop(0)",
+# https://github.com/caryden/special skills/optimization/nodes/l-bfgs/to-python.md);
+# differentiated through the optimisation w.r.t. the start, the target and the step
+
+def lbfgs_grad_of(x, A, b):
+    return A @ x - b + 0.1 * x ** 3
+
+
+def lbfgs_two_loop(g, s_list, y_list, rho_list):
+    q = g.copy()
+    alphas = []
+    for s, y, rho in zip(reversed(s_list), reversed(y_list), reversed(rho_list)):
+        a = rho * np.dot(s, q)
+        alphas.append(a)
+        q = q - a * y
+    if len(s_list) > 0:
+        gamma = np.dot(s_list[-1], y_list[-1]) / np.dot(y_list[-1], y_list[-1])
+    else:
+        gamma = 1.0
+    r = gamma * q
+    for s, y, rho, a in zip(s_list, y_list, rho_list, reversed(alphas)):
+        beta = rho * np.dot(y, r)
+        r = r + s * (a - beta)
+    return r
+
+
+def lbfgs_minimise(x0, b, lr, iters=5, m=2):
+    A = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.2], [0.0, 0.2, 1.5]])
+    s_list, y_list, rho_list = [], [], []
+    x = x0
+    g = lbfgs_grad_of(x, A, b)
+    for k in range(iters):
+        d = -lbfgs_two_loop(g, s_list, y_list, rho_list)
+        x_new = x + lr * d
+        g_new = lbfgs_grad_of(x_new, A, b)
+        s = x_new - x
+        y = g_new - g
+        if np.dot(y, s) > 1e-10:
+            if len(s_list) >= m:
+                s_list.pop(0)
+                y_list.pop(0)
+                rho_list.pop(0)
+            s_list.append(s)
+            y_list.append(y)
+            rho_list.append(1.0 / np.dot(y, s))
+        x, g = x_new, g_new
+    return np.sum(x ** 2) + len(s_list)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_lbfgs_with_a_short_history_popped_before_each_append(options):
+    check_program(lbfgs_minimise, (np.array([1.0, -0.5, 0.3]), np.array([0.2, 0.1, -0.3]),
+                                   0.3), (0, 1, 2), options, rtol=1e-5)
+
+
+# --- Verlet rope with Jakobsen's constraint relaxation (position-based dynamics as the
+# numpy soft-body demos write it: x_new = x + (x - x_old) * damping + a dt^2, each stick
+# pulling its two ends in place, x_new[i] += corr, a pinned end, then
+# x_old, x = x, x_new; https://github.com/jsheedy/jsheedy.github.io
+# experiments/projects/10-verlet-soft-body.md, after "Advanced Character Physics")
+
+def rope_relax(x_new, sticks, rest, n_iter):
+    for _ in range(n_iter):
+        for s in range(len(sticks)):
+            i, j = sticks[s]
+            d = x_new[j] - x_new[i]
+            dist = np.sqrt(np.dot(d, d))
+            corr = 0.5 * (dist - rest[s]) / dist * d
+            x_new[i] += corr
+            x_new[j] -= corr
+    return x_new
+
+
+def verlet_rope(g, damping, steps=3, dt=0.05):
+    n = 4
+    x = np.zeros((n, 2))
+    x[:, 0] = np.arange(n) * 0.5
+    sticks = np.array([[k, k + 1] for k in range(n - 1)])
+    rest = np.full(n - 1, 0.5)
+    x_old = x.copy()
+    for t in range(steps):
+        x_new = x + (x - x_old) * damping + g * dt * dt
+        x_new = rope_relax(x_new, sticks, rest, 2)
+        x_new[0] = 0.0
+        x_old, x = x, x_new
+    return np.sum(x[:, 1]) + np.sum(x[:, 0] ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_verlet_rope_relaxed_in_place_and_rotated(options):
+    check_program(verlet_rope, (np.array([0.5, -9.8]), 0.99), (0, 1), options, rtol=1e-5)
+
+
+# --- Kalman filter and Rauch-Tung-Striebel smoother (filterpy's batch_filter and
+# rts_smoother(Xs, Ps, F, Q), https://github.com/rlabbe/filterpy: means and covariances
+# filled into preallocated arrays, the backward pass `for k in range(n - 2, -1, -1)`
+# writing x[k] += ..., P[k] += ... into copies, `from numpy import dot, zeros`)
+
+def rts_batch_filter(zs, x0, P0, F, H, Q, R):
+    n = len(zs)
+    Xs = np.zeros((n, len(x0)))
+    Ps = np.zeros((n, len(x0), len(x0)))
+    x, P = x0, P0
+    for i, z in enumerate(zs):
+        x = np.dot(F, x)
+        P = np.dot(F, P).dot(F.T) + Q
+        S = np.dot(H, P).dot(H.T) + R
+        K = np.dot(P, H.T).dot(np.linalg.inv(S))
+        x = x + np.dot(K, z - np.dot(H, x))
+        P = P - np.dot(K, H).dot(P)
+        Xs[i] = x
+        Ps[i] = P
+    return Xs, Ps
+
+
+def rts_smoother(Xs, Ps, F, Q):
+    n, dim_x = Xs.shape
+    K = np.zeros((n, dim_x, dim_x))
+    x, P = Xs.copy(), Ps.copy()
+    for k in range(n - 2, -1, -1):
+        P_pred = np.dot(F, P[k]).dot(F.T) + Q
+        K[k] = np.dot(P[k], F.T).dot(np.linalg.inv(P_pred))
+        x[k] += np.dot(K[k], x[k + 1] - np.dot(F, x[k]))
+        P[k] += np.dot(K[k], P[k + 1] - P_pred).dot(K[k].T)
+    return x, P, K
+
+
+def rts_smoothed_track(zs, q, x0):
+    dt = 0.5
+    F = np.array([[1.0, dt], [0.0, 1.0]])
+    H = np.array([[1.0, 0.0]])
+    Q = q * np.array([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
+    Xs, Ps = rts_batch_filter(zs, x0, np.eye(2), F, H, Q, np.array([[0.5]]))
+    xs, Pss, Ks = rts_smoother(Xs, Ps, F, Q)
+    return np.sum(xs[:, 0] ** 2) + np.sum(Pss[:, 0, 0]) + np.sum(Ks)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_rts_smoother_backward_pass(options):
+    zs = np.array([[0.1], [0.5], [1.2], [1.4], [2.1]])
+    check_program(rts_smoothed_track, (zs, 0.3, np.array([0.0, 1.0])), (0, 1, 2), options,
+                  rtol=1e-5)
+
+
+# --- Hamiltonian Monte Carlo as a class (c-matthews/racecar, racecar/algos/hmc.py:
+# the force function returns a dict {'llh': ..., 'grad': ...} read with .get, M
+# leapfrog steps, `if np.log(rand) < -dH:` accept -- counting in self.acc and keeping
+# the new energy and force -- or return the old copy); the chain's end differentiated
+# w.r.t. its start and the step size at fixed draws
+
+class RacecarHMC:
+    def __init__(self, ic, h, force, params):
+        self.h = h
+        self.h2 = h / 2
+        self.M = params.get('M', 5)
+        self.force = force
+        fres = self.force(ic)
+        self.v, self.f = fres.get('llh'), fres.get('grad')
+        self.acc = 0
+
+    def step(self, q, rng):
+        p = rng.standard_normal(q.shape)
+        q0 = q.copy()
+        V0 = self.v
+        K0 = -np.sum(p * p) / 2
+        f = self.f.copy()
+        for m in range(self.M):
+            p = p + self.h2 * f
+            q = q + self.h * p
+            fres = self.force(q)
+            V1, f = fres.get('llh'), fres.get('grad')
+            p = p + self.h2 * f
+        K1 = -np.sum(p * p) / 2
+        dH = (V0 - V1) + (K0 - K1)
+        if np.log(rng.uniform()) < -dH:
+            self.acc += 1
+            self.v = V1
+            self.f = f.copy()
+            return q
+        return q0
+
+
+def racecar_gaussian_force(q):
+    return {'llh': -0.5 * np.sum(q ** 2 * np.array([1.0, 3.0])),
+            'grad': -q * np.array([1.0, 3.0])}
+
+
+def racecar_chain_end(q0, h):
+    rng = np.random.default_rng(1)
+    sampler = RacecarHMC(q0, h, racecar_gaussian_force, {'M': 3})
+    q = q0
+    for k in range(4):
+        q = sampler.step(q, rng)
+    return np.sum(q ** 2) + sampler.acc
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_racecar_hmc_chain_with_accept_reject(options):
+    # h = 1.05: the second proposal is rejected, the others accepted
+    check_program(racecar_chain_end, (np.array([0.5, -0.3]), 1.05), (0, 1), options)
