@@ -241,8 +241,10 @@ HUNTING_FAMILIES += ("rebound_generators",)
 #: make the same list), a history kept to its last entries in a loop (``if
 #: len(hist) > 2: hist.pop(0)``), and the list held under a second name first or
 #: changed in a loop over it: rebinding one holder there would be a silent wrong
-#: gradient, so those lines must be refused (REFUSED_MARK).  Written on request,
-#: like ``loop_exits``
+#: gradient, so those lines must be refused (REFUSED_MARK); two histories made by one
+#: statement (``L, M = [], []``), read by a loop (``zip(reversed(L), reversed(M))``)
+#: before the oldest pair is popped and a new one appended, as L-BFGS keeps its
+#: (s, y) pairs.  Written on request, like ``loop_exits``
 REQUESTED_FAMILIES += ("list_methods",)
 HUNTING_FAMILIES += ("list_methods",)
 
@@ -1646,10 +1648,32 @@ class _Gen:
         L, other, total = self.fresh_name("L"), self.fresh_name("alias"), self.fresh_name()
         x, y, z, w = self._items(env, 4, self.pick([(3,), ()]))
         form = self.pick(["straight", "straight", "history", "aliased", "iterated",
-                          "kept_iterator"])
+                          "kept_iterator", "window"])
         self.features.add("list_methods_" + form)
         read = f"sum(np.sum(v * (j + 1.0)) for j, v in enumerate({L})) + len({L})"
-        if form == "history":
+        if form == "window":
+            # L-BFGS's history: two lists bound by one statement, read by a loop before
+            # the oldest pair is popped and the new one appended (the empty lists'
+            # adjoints crashed; the pops were refused; zip(reversed(...)) too)
+            t, M, acc = self.fresh_name("t"), self.fresh_name("M"), self.fresh_name("acc")
+            v, m = self.fresh_name("v"), self.fresh_name("m")
+            keep = self.draw(st.integers(1, 3))
+            starts = self.pick([("[]", "[]"), (f"[{x}]", f"[{y} * 0.5]")])
+            self.emit(indent, f"{L}, {M} = {starts[0]}, {starts[1]}")
+            self.emit(indent, f"for {t} in range(n):")
+            self.emit(indent + 1, f"{acc} = {y} * 0.5")
+            self.emit(indent + 1, self.pick([
+                f"for {v}, {m} in zip(reversed({L}), reversed({M})):",
+                f"for {v}, {m} in zip({L}, {M}):",
+                f"for {v} in {L}:"]))
+            self.emit(indent + 2, f"{acc} = {acc} * 0.9 + np.tanh({v}) * 0.5")
+            self.emit(indent + 1, f"if len({L}) >= {keep}:")
+            self.emit(indent + 2, self.pick([f"{L}.pop(0)", f"del {L}[0]"]))
+            self.emit(indent + 2, f"{M}.pop(0)")
+            self.emit(indent + 1, f"{L}.append(np.tanh({acc} + {z} * ({t} + 1.0)))")
+            self.emit(indent + 1, f"{M}.append({acc} * 0.5)")
+            read = f"sum(np.sum(q) for q in {L}) + sum(np.sum(q) for q in {M}) + len({L})"
+        elif form == "history":
             t = self.fresh_name("t")
             keep = self.draw(st.integers(1, 3))
             self.emit(indent, f"{L} = [{x}]")
