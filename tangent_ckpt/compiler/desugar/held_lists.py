@@ -4,7 +4,8 @@ become their items.
 A list is *held* by the name ``ws`` when ``ws`` is a local (not a parameter,
 global, nonlocal, or a name a nested function or lambda reads), every binding
 of which makes a list (a display, a list comprehension, ``list(...)``, a slice
-of itself, a sum of those), and every read of which looks at the list without
+of itself, a sum of those; or the display at its place in ``ws, gs = [], []``),
+and every read of which looks at the list without
 keeping it: an item or slice read or store, one of a list's methods, an
 iteration, a test, ``len`` and other builtins or NumPy functions that read it,
 a concatenation.  No other name, container or closure then holds that list, so

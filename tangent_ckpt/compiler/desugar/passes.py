@@ -68,7 +68,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    then ``list_methods.py``: ``buf.pop(0)``, ``v = buf.pop()``, ``buf.insert(k, v)``,
    ``buf.reverse()``, ``buf.clear()``, ``buf.sort()`` (as ``buf = sorted(buf)``),
    ``del buf[k]`` on a list the function makes
-   and holds under one name, as the slices that make the same list (``buf = buf[1:]``);
+   and holds under one name (``buf = []``, or ``bs, cs = [], []``), as the slices
+   that make the same list (``buf = buf[1:]``);
    then ``boolean_values.py``: ``x = a or b`` / ``x = a and b`` as the ``if`` choosing
    the operand (``rng = rng or np.random.default_rng(0)``: ``if not rng: rng = ...``);
    then ``one_shot_iterators.py``: a name bound to an iterator (``map``, ``zip``,
