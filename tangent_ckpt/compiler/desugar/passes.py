@@ -98,6 +98,11 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    gives and the function only reads: the body once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0 == 0:``)
    (after 5: the loops comprehensions became; after 6: a ``return`` there is a
    ``break``, which keeps the loop);
+6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
+   and read by item (``traj[t][2]``) or by loops (``for s, a, r in reversed(traj)``),
+   as one list per tuple position (``traj_2[t]``, ``zip(traj_0[::-1], ...)``), each
+   the lowering's list built at run time (after 5: a comprehension over it is a
+   loop; after 6c: a loop over a display that appended is unrolled);
 7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
    ``shuffle_calls.py``: ``np.random.shuffle(a)``, ``a[...] = np.random.permutation(a)``;
    ``dict_keys.py``: ``for k in d.keys()`` over a dict, ``for k in d``;
@@ -156,6 +161,7 @@ from tangent_ckpt.compiler.desugar.spread_arguments import write_spread_argument
 from tangent_ckpt.compiler.desugar.static_loops import unroll_static_loops
 from tangent_ckpt.compiler.desugar.transposed_targets import name_transposed_targets
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
+from tangent_ckpt.compiler.desugar.tuple_lists import split_tuple_lists
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.views import follow_views
 from tangent_ckpt.compiler.frontend.parse import parse_function
@@ -200,6 +206,7 @@ def desugar(parsed, helper=False, given=None, structures=None):
     desugar_loop_exits(parsed.node)
     index_row_loops(parsed)
     unroll_static_loops(parsed, structures)
+    split_tuple_lists(parsed)
     bindings = rewrite_fill_calls(parsed)
     bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)

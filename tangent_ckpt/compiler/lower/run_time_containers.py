@@ -67,7 +67,10 @@ class RunTimeContainers:
             raise self.lo.containers.refuse(
                 f"{what} of a list of lists built at run time{spelled}", node,
                 "it is held as the array NumPy makes of it: read it whole with a NumPy "
-                "function (np.asarray(rows)[k, j], np.stack(rows)) or len(rows)")
+                "function (np.asarray(rows)[k, j], np.stack(rows)) or len(rows); a list of "
+                "tuples appended in a loop (traj.append((s, a, r))) is read item by item "
+                "where every read is traj[t][j], traj[t], len(traj) or a for loop over "
+                "traj, reversed(traj) or enumerate(traj)")
 
     def note_binding(self, name, value):
         """``name`` now holds ``value``: a list built at run time, a dict written at

@@ -1,0 +1,341 @@
+"""Desugar: a list of tuples appended in a loop and read by item, as one list
+per tuple position (scalar replacement of the tuple structure).
+
+    traj = []                          traj_0 = []; traj_1 = []; traj_2 = []
+    for t in range(n):                 for t in range(n):
+        traj.append((s, a, r))     ->      traj_0.append(s); traj_1.append(a); traj_2.append(r)
+    for s, a, r in reversed(traj):     for s, a, r in zip(traj_0[::-1], traj_1[::-1], traj_2[::-1]):
+    for step in traj:                  for step_0, step_1, step_2 in zip(traj_0, traj_1, traj_2):
+                                           step = (step_0, step_1, step_2)
+    traj[t][2], traj[t], len(traj)     traj_2[t], (traj_0[t], traj_1[t], traj_2[t]), len(traj_0)
+
+The episode buffer of reinforcement learning code (REINFORCE's ``(s, a, r)``,
+RKF45's ``(t, y)`` steps).  The lowering holds a list appended to in a loop of
+run-time length as the array of its rows (``rt.append_row``); a row cannot be a
+tuple of an array and a number, so such a list read by item was refused.  One
+list per position holds exactly what the tuples held, in the same order, and
+reading ``traj[t][2]`` is reading ``traj_2[t]``.
+
+Rewritten only where that is all the list is: a local (not a parameter, global,
+nonlocal, nor read by a nested function) every binding of which is ``[]``, grown
+only by statements ``traj.append((e0, ..., ek))`` of tuple displays of one length
+(at least two; no ``*``, ``:=`` or ``out=``; not reading ``traj`` itself), at
+least one of them in a loop, and read only by
+
+- ``traj[i][j]`` with ``j`` an integer constant, ``traj[i]`` (``i`` a name, a
+  constant or arithmetic of those, evaluated once per position then), neither
+  written through (``traj[i][0][:] = v``) nor an attribute's owner, ``len(traj)``,
+- the iterable of a ``for`` that does not grow it: ``traj``, ``reversed(traj)``,
+  ``traj[::-1]``, ``enumerate(traj[, start])``,
+
+and at least once by an item or a loop (a list read only by ``len`` or whole, by
+``np.asarray(rows)``, is the lowering's array of rows as before).  Anything else
+is left as written, for the lowering.  Each list is appended in the order the
+tuple's items were evaluated, and every item is evaluated before the first
+append reads nothing of the list, so the lists hold what Python's tuples hold.
+"""
+
+import copy
+
+import gast
+
+from tangent_ckpt.compiler.desugar.local_bindings import (SCOPES, builtins_meant,
+                                                          parameter_names)
+from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken
+
+_SIMPLE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+
+
+def split_tuple_lists(parsed):
+    """Rewrite, in ``parsed.node``, each list of tuples described above as one
+    list per tuple position."""
+    fnode = parsed.node
+    if not any(isinstance(n, gast.Attribute) and n.attr == "append" for n in gast.walk(fnode)):
+        return
+    meant = builtins_meant(("len", "reversed", "enumerate", "zip"), fnode, parsed.resolve)
+    if "zip" not in meant:
+        return
+    parents = {}
+    for node in gast.walk(fnode):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    candidates = _candidates(fnode)
+    if not candidates:
+        return
+    taken = names_taken(fnode)
+    for name in sorted(candidates):
+        plan = _Plan(name, fnode, parents, meant).make()
+        if plan is not None:
+            names = [fresh_name(f"{name}_{j}", taken) for j in range(plan.width)]
+            _Rewrite(plan, names, taken).visit(fnode)
+
+
+def _candidates(fnode):
+    """The names bound by ``name = []`` in ``fnode``'s own body and by nothing else
+    there; none a parameter, ``global``/``nonlocal``, or mentioned in a nested scope."""
+    bound, other, nested = set(), set(), set()
+    stack = [(s, False) for s in fnode.body]
+    while stack:
+        node, inner = stack.pop()
+        if isinstance(node, (gast.Global, gast.Nonlocal)):
+            other.update(node.names)
+        if isinstance(node, gast.Name):
+            if inner:
+                nested.add(node.id)
+            elif isinstance(node.ctx, (gast.Store, gast.Del)):
+                other.add(node.id)
+        if isinstance(node, gast.Assign) and not inner and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.List) and \
+                not node.value.elts:
+            bound.add(node.targets[0].id)
+            stack.append((node.value, inner))
+            continue
+        stack.extend((c, inner or isinstance(node, SCOPES)) for c in gast.iter_child_nodes(node))
+    return bound - other - nested - set(parameter_names(fnode))
+
+
+class _Plan:
+    """The reads and writes of one candidate list, each with its rewrite, or None
+    (:meth:`make`) where one of them is not a form above."""
+
+    def __init__(self, name, fnode, parents, meant):
+        self.name, self.fnode, self.parents, self.meant = name, fnode, parents, meant
+        self.width = None
+        self.bindings, self.appends, self.items, self.lengths, self.loops = [], [], [], [], []
+        self.read = False  # by an item or a loop
+
+    def make(self):
+        for node in gast.walk(self.fnode):
+            if isinstance(node, gast.Name) and node.id == self.name and not self._take(node):
+                return None
+        in_loop = any(self._inside_loop(s) for s in self.appends)
+        grown_in_loop = any(self._grows(loop) for loop, _ in self.loops)
+        if not (self.read and in_loop and self.width) or grown_in_loop:
+            return None
+        return self
+
+    def _take(self, node):
+        parent = self.parents.get(node)
+        if isinstance(node.ctx, gast.Store):  # (only `name = []`: see _candidates)
+            self.bindings.append(parent)
+            return True
+        if isinstance(parent, gast.Attribute) and parent.attr == "append":
+            return self._append(parent)
+        if isinstance(parent, gast.Call) and node in parent.args and len(parent.args) == 1 and \
+                not parent.keywords and _called(parent, "len", self.meant):
+            self.lengths.append(parent)
+            return True
+        if isinstance(parent, gast.Subscript) and parent.value is node:
+            return self._subscript(parent)
+        if isinstance(parent, gast.For) and parent.iter is node:
+            self.loops.append((parent, "forward"))
+            self.read = True
+            return True
+        if isinstance(parent, gast.Call) and parent.args and parent.args[0] is node and \
+                not parent.keywords:
+            loop = self.parents.get(parent)
+            if isinstance(loop, gast.For) and loop.iter is parent:
+                if _called(parent, "reversed", self.meant) and len(parent.args) == 1:
+                    self.loops.append((loop, "reversed"))
+                elif _called(parent, "enumerate", self.meant) and len(parent.args) <= 2:
+                    self.loops.append((loop, "enumerate"))
+                else:
+                    return False
+                self.read = True
+                return True
+        return False
+
+    def _append(self, attribute):
+        call = self.parents.get(attribute)
+        statement = self.parents.get(call)
+        if not (isinstance(call, gast.Call) and call.func is attribute and
+                isinstance(statement, gast.Expr) and len(call.args) == 1 and
+                not call.keywords):
+            return False
+        display = call.args[0]
+        if not isinstance(display, gast.Tuple) or len(display.elts) < 2 or \
+                any(isinstance(e, gast.Starred) for e in display.elts) or \
+                any(isinstance(n, gast.Name) and n.id == self.name or
+                    isinstance(n, gast.NamedExpr) or
+                    isinstance(n, gast.keyword) and n.arg == "out" for n in gast.walk(display)):
+            return False
+        if self.width not in (None, len(display.elts)):
+            return False
+        self.width = len(display.elts)
+        self.appends.append(statement)
+        return True
+
+    def _subscript(self, subscript):
+        if not isinstance(subscript.ctx, gast.Load):
+            return False
+        loop = self.parents.get(subscript)
+        if _is_reversal(subscript.slice):  # for ... in traj[::-1]
+            if isinstance(loop, gast.For) and loop.iter is subscript:
+                self.loops.append((loop, "reversed"))
+                self.read = True
+                return True
+            return False
+        if not _simple_index(subscript.slice) or self._written_through(subscript):
+            return False
+        self.items.append(subscript)
+        self.read = True
+        return True
+
+    def _written_through(self, subscript):
+        """Is ``traj[i]`` the start of a write (``traj[i][0][:] = v``) or of an
+        attribute (``traj[i][0].fill(v)``), which may change an array it holds?"""
+        node, parent = subscript, self.parents.get(subscript)
+        while isinstance(parent, (gast.Subscript, gast.Attribute)) and parent.value is node:
+            if isinstance(parent, gast.Attribute) or not isinstance(parent.ctx, gast.Load):
+                return True
+            node, parent = parent, self.parents.get(parent)
+        return False
+
+    def _inside_loop(self, statement):
+        node = self.parents.get(statement)
+        while node is not None and node is not self.fnode:
+            if isinstance(node, (gast.For, gast.While)):
+                return True
+            node = self.parents.get(node)
+        return False
+
+    def _grows(self, loop):
+        """Does ``loop`` (over the list) append to it (Python's iterator would see that)?"""
+        inside = set(map(id, gast.walk(loop)))
+        return any(id(s) in inside for s in self.appends + self.bindings)
+
+
+class _Rewrite(gast.NodeTransformer):
+    """The rewrite of one list (:class:`_Plan`) into the lists ``names``."""
+
+    def __init__(self, plan, names, taken):
+        self.plan, self.names, self.taken = plan, names, taken
+        self.bindings = set(map(id, plan.bindings))
+        self.appends = set(map(id, plan.appends))
+        self.items = set(map(id, plan.items))
+        self.lengths = set(map(id, plan.lengths))
+        self.loops = {id(loop): kind for loop, kind in plan.loops}
+
+    def _name(self, j):
+        return gast.Name(id=self.names[j], ctx=gast.Load(), annotation=None, type_comment=None)
+
+    def visit_Assign(self, node):
+        if id(node) in self.bindings:
+            return [gast.copy_location(
+                gast.Assign(targets=[gast.Name(id=n, ctx=gast.Store(), annotation=None,
+                                               type_comment=None)],
+                            value=gast.List(elts=[], ctx=gast.Load()), type_comment=None), node)
+                for n in self.names]
+        return self.generic_visit(node)
+
+    def visit_Expr(self, node):
+        if id(node) in self.appends:
+            elts = [self.visit(e) for e in node.value.args[0].elts]
+            return [gast.copy_location(gast.Expr(value=gast.Call(
+                func=gast.Attribute(value=self._name(j), attr="append", ctx=gast.Load()),
+                args=[e], keywords=[])), node) for j, e in enumerate(elts)]
+        return self.generic_visit(node)
+
+    def visit_For(self, node):
+        kind = self.loops.get(id(node))
+        if kind is not None:
+            lists = [self._name(j) for j in range(self.plan.width)]
+            if kind == "reversed":
+                lists = [gast.Subscript(value=n, slice=gast.Slice(
+                    lower=None, upper=None, step=gast.UnaryOp(
+                        op=gast.USub(), operand=gast.Constant(value=1, kind=None))),
+                    ctx=gast.Load()) for n in lists]
+            zipped = gast.Call(func=gast.Name(id="zip", ctx=gast.Load(), annotation=None,
+                                              type_comment=None), args=lists, keywords=[])
+            if kind == "enumerate":
+                node.iter.args[0] = zipped
+            else:
+                node.iter = gast.copy_location(zipped, node.iter)
+            gast.fix_missing_locations(node.iter)
+            self._unpack_target(node, kind)
+        return self.generic_visit(node)
+
+    def _unpack_target(self, loop, kind):
+        """``for step in zip(...)`` -> ``for step_0, step_1 in zip(...): step =
+        (step_0, step_1)``: one variable per list (the tuple made again from the
+        same items, as the lowering reads a loop over ``zip``)."""
+        owner, field = (loop.target, 1) if kind == "enumerate" else (loop, None)
+        if field is not None:
+            if not (isinstance(owner, gast.Tuple) and len(owner.elts) == 2):
+                return
+            target = owner.elts[1]
+        else:
+            target = loop.target
+        if not isinstance(target, gast.Name):
+            return
+        parts = [fresh_name(f"{target.id}_{j}", self.taken) for j in range(self.plan.width)]
+        unpacked = gast.Tuple(elts=[gast.Name(id=p, ctx=gast.Store(), annotation=None,
+                                              type_comment=None) for p in parts],
+                              ctx=gast.Store())
+        if field is not None:
+            owner.elts[1] = unpacked
+        else:
+            loop.target = unpacked
+        gast.copy_location(unpacked, target)
+        bound = gast.Assign(targets=[target], value=gast.Tuple(
+            elts=[gast.Name(id=p, ctx=gast.Load(), annotation=None, type_comment=None)
+                  for p in parts], ctx=gast.Load()), type_comment=None)
+        loop.body.insert(0, gast.fix_missing_locations(gast.copy_location(bound, loop)))
+
+    def visit_Call(self, node):
+        if id(node) in self.lengths:
+            node.args = [gast.copy_location(self._name(0), node.args[0])]
+            return node
+        return self.generic_visit(node)
+
+    def visit_Subscript(self, node):
+        inner = node.value
+        if isinstance(inner, gast.Subscript) and id(inner) in self.items:
+            j = _position(node.slice, self.plan.width)
+            if j is not None and isinstance(node.ctx, gast.Load):  # traj[t][2] -> traj_2[t]
+                return gast.copy_location(gast.Subscript(
+                    value=self._name(j), slice=self.visit(inner.slice), ctx=gast.Load()), node)
+        if id(node) in self.items:  # traj[t] -> (traj_0[t], traj_1[t], ...)
+            index = self.visit(node.slice)
+            display = gast.Tuple(elts=[gast.Subscript(value=self._name(j),
+                                                      slice=copy.deepcopy(index), ctx=gast.Load())
+                                       for j in range(self.plan.width)], ctx=gast.Load())
+            return gast.fix_missing_locations(gast.copy_location(display, node))
+        return self.generic_visit(node)
+
+
+def _called(call, builtin, meant):
+    return isinstance(call.func, gast.Name) and call.func.id == builtin and builtin in meant
+
+
+def _is_reversal(index):
+    """``[::-1]``."""
+    return isinstance(index, gast.Slice) and index.lower is None and index.upper is None and \
+        isinstance(index.step, gast.UnaryOp) and isinstance(index.step.op, gast.USub) and \
+        isinstance(index.step.operand, gast.Constant) and index.step.operand.value == 1 and \
+        type(index.step.operand.value) is int
+
+
+def _simple_index(index):
+    """A name, an integer constant, or arithmetic of those: evaluated again, the
+    same value, and no effect."""
+    if isinstance(index, gast.Name):
+        return True
+    if isinstance(index, gast.Constant):
+        return type(index.value) is int
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
+        return _simple_index(index.operand)
+    if isinstance(index, gast.BinOp) and isinstance(index.op, _SIMPLE_OPS):
+        return _simple_index(index.left) and _simple_index(index.right)
+    return False
+
+
+def _position(index, width):
+    """The tuple position an integer constant ``index`` names (``-1``: the last),
+    or None."""
+    negative = isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub)
+    value = index.operand if negative else index
+    if not (isinstance(value, gast.Constant) and type(value.value) is int):
+        return None
+    j = -value.value if negative else value.value
+    return j % width if -width <= j < width else None

@@ -1,0 +1,166 @@
+"""desugar/tuple_lists.py: a list of tuples appended in a loop (``traj.append((s, a,
+r))``) and read by item or by a loop is one list per tuple position, each a list
+the lowering builds at run time; the gradient is Python's, taped and checkpointed."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from source_lines import line_of
+from tangent_ckpt.compiler.pipeline import desugared
+from tangent_ckpt.errors import TransformError
+
+HERE = os.path.basename(__file__)
+OPTIONS = [{}, {"checkpoint": True, "snapshots": 2}]
+
+
+def returns_read_backwards(W, x0, n):
+    traj = []
+    s = x0
+    for t in range(n):
+        a = np.tanh(W @ s)
+        r = np.sum(a * s)
+        traj.append((s, a, r))
+        s = s + 0.1 * a
+    G = 0.0
+    loss = 0.0
+    for s, a, r in reversed(traj):
+        G = r + 0.9 * G
+        loss = loss + G * np.sum(a)
+    return loss + traj[1][2] * traj[-1][0][1] + len(traj)
+
+
+def items_of_a_while_loop(W, x0, n):
+    traj = []
+    s = x0
+    k = 0
+    while k < n:
+        a = np.tanh(W @ s)
+        traj.append((a, 2.0 * k))
+        s = s + 0.1 * a
+        k = k + 1
+    loss = 0.0
+    for t in range(len(traj)):
+        a, c = traj[t]
+        loss = loss + c * np.sum(a ** 2)
+    for i, (a, c) in enumerate(traj):
+        loss = loss + i * np.sum(a)
+    for step in traj[::-1]:
+        loss = loss * 0.5 + np.sum(step[0]) * step[1]
+    return loss + np.sum(traj[n - 1][0])
+
+
+def read_by_a_comprehension(W, x0, n):
+    traj = []
+    s = x0
+    for t in range(n):
+        s = np.sin(W @ s)
+        traj.append((t, s))
+    return sum([np.sum(h) * t for t, h in traj])
+
+
+def episodes_reset_the_buffer(W, x0, n):
+    total = 0.0
+    s = x0
+    for episode in range(2):
+        traj = []
+        for t in range(n):
+            s = np.tanh(W @ s + 0.1 * episode)
+            traj.append((s, np.sum(s ** 2)))
+        for h, r in traj:
+            total = total + r * np.sum(h)
+    return total
+
+
+PROGRAMS = [returns_read_backwards, items_of_a_while_loop, read_by_a_comprehension,
+            episodes_reset_the_buffer]
+
+
+@pytest.mark.parametrize("f", PROGRAMS)
+@pytest.mark.parametrize("options", OPTIONS)
+def test_one_list_per_position_computes_what_python_does(f, options):
+    rng = np.random.default_rng(0)
+    W, x0 = 0.5 * rng.normal(size=(3, 3)), rng.normal(size=3)
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(W, x0, 4)
+    np.testing.assert_allclose(value, f(W.copy(), x0.copy(), 4), rtol=1e-12)
+    df = tc.grad(f, wrt=(0, 1), **options)
+    check_grad(f, (W, x0, 4), wrt=(0, 1), df=df)
+    if options:
+        taped = tc.grad(f, wrt=(0, 1))(W, x0, 4)
+        for g, t in zip(df(W, x0, 4), taped):
+            np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+
+
+def test_the_tuples_are_gone_from_the_desugared_function():
+    text = desugared(returns_read_backwards)
+    assert "traj_0.append(s)" in text and "traj_2.append(r)" in text
+    assert "zip(traj_0[::-1], traj_1[::-1], traj_2[::-1])" in text
+    assert "traj_2[1]" in text and "traj_0[-1][1]" in text and "len(traj_0)" in text
+    assert "traj.append" not in text
+
+
+def test_a_loop_variable_holding_the_tuple_is_made_again_from_the_items():
+    text = desugared(items_of_a_while_loop)
+    assert "for step_0, step_1 in zip(traj_0[::-1], traj_1[::-1]):" in text
+    assert "step = (step_0, step_1)" in text
+    assert "a = traj_0[t]" in text and "c = traj_1[t]" in text  # a, c = traj[t]
+
+
+def read_whole_by_numpy(x, n):
+    pairs = []
+    for t in range(n):
+        pairs.append((x * t, x))
+    return np.sum(np.asarray(pairs)[:, 0]) + pairs[0][1]
+
+
+def appended_tuples_of_two_lengths(x, n):
+    traj = []
+    for t in range(n):
+        traj.append((x, x))
+        traj.append((x, x, x))
+    return traj[0][1]
+
+
+def zipped_with_another_list(x, n):
+    traj = []
+    for t in range(n):
+        traj.append((x * t, x))
+    total = 0.0
+    for (a, b), w in zip(traj, [1.0] * n):
+        total = total + a * b * w
+    return total
+
+
+def appended_to_while_read(x, n):
+    traj = [(x, x)]
+    for t in range(n):
+        traj.append((x * t, x))
+    return traj[1][0]
+
+
+@pytest.mark.parametrize("fn", [read_whole_by_numpy, appended_tuples_of_two_lengths,
+                                zipped_with_another_list, appended_to_while_read])
+def test_other_reads_and_appends_are_left_to_the_lowering(fn):
+    """Read whole by NumPy (the array of its rows), tuples of two lengths, a read the
+    pass does not know, a binding other than []: no list is split."""
+    assert "_0.append(" not in desugared(fn)
+
+
+def test_a_read_the_pass_does_not_know_is_refused_with_what_is_read():
+    with pytest.raises(TransformError) as info:
+        tc.grad(zipped_with_another_list).compile()
+    message = str(info.value)
+    assert f"{HERE}:{line_of(zipped_with_another_list, 'for (a, b), w in')}:" in message
+    assert "a list of tuples appended in a loop" in message, message
+
+
+def test_tuples_of_two_lengths_are_refused_as_such():
+    with pytest.raises(TransformError) as info:
+        tc.grad(appended_tuples_of_two_lengths).compile()
+    message = str(info.value)
+    assert f"{HERE}:{line_of(appended_tuples_of_two_lengths, 'traj.append((x, x, x))')}:" \
+        in message
+    assert "holds lists of length 2 only" in message, message
