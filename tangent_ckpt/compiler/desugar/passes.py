@@ -65,6 +65,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    and ``function_names.py``: a local surely naming one function, called by its name
    (one bound only to a method of one object, ``f = model.rhs``, called as the method;
    ``f = Derivatives.pend`` by the dotted name; ``f == pend`` decided);
+   then ``prepended_lists.py``: a list grown only by ``returns.insert(0, G)``, at
+   least once in a loop, as ``returns_reversed.append(G)`` read backwards
+   (``returns_reversed[::-1]``: a list the lowering builds at run time, where the
+   slices ``list_methods.py`` writes for ``insert`` change its length in the loop);
    then ``list_methods.py``: ``buf.pop(0)``, ``v = buf.pop()``, ``buf.insert(k, v)``,
    ``buf.reverse()``, ``buf.clear()``, ``buf.sort()`` (as ``buf = sorted(buf)``),
    ``del buf[k]`` on a list the function makes
@@ -153,6 +157,7 @@ from tangent_ckpt.compiler.desugar.outside_attributes import write_outside_attri
 from tangent_ckpt.compiler.desugar.parameter_writes import ParameterWrites
 from tangent_ckpt.compiler.desugar.one_shot_iterators import refuse_reused_iterators
 from tangent_ckpt.compiler.desugar.partial_calls import bind_partials
+from tangent_ckpt.compiler.desugar.prepended_lists import append_prepended_lists
 from tangent_ckpt.compiler.desugar.raising_branches import hoist_raising_branches
 from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
 from tangent_ckpt.compiler.desugar.scalar_objects import given_object
@@ -195,6 +200,7 @@ def desugar(parsed, helper=False, given=None, structures=None):
     inline_functions(parsed, given)
     if split_object_lists(parsed):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
+    append_prepended_lists(parsed)
     write_list_methods(parsed)
     write_boolean_values(parsed.node)
     refuse_reused_iterators(parsed)
