@@ -2772,3 +2772,60 @@ def racecar_chain_end(q0, h):
 def test_racecar_hmc_chain_with_accept_reject(options):
     # h = 1.05: the second proposal is rejected, the others accepted
     check_program(racecar_chain_end, (np.array([0.5, -0.3]), 1.05), (0, 1), options)
+
+
+# --- REINFORCE with a softmax Policy class: an episode of (s, a, r) tuples appended to
+# a trajectory, actions drawn by a seeded generator (rng.choice with the policy's
+# probabilities), discounted returns inserted at the front while the trajectory is read
+# backwards, normalised, and the log-probability loss read item by item (the
+# policy-gradient loop of the common REINFORCE tutorials; the hunt of session 21)
+
+REINFORCE_MOVES = np.array([[0.3, 0.0], [-0.3, 0.1], [0.0, -0.2]])
+
+
+class SoftmaxPolicy:
+    """A softmax policy over three moves, linear in the state."""
+
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def probs(self, s):
+        z = self.W @ s + self.b
+        e = np.exp(z - np.max(z))
+        return e / np.sum(e)
+
+
+def reinforce_loss(W, b, s0, T, gamma, seed):
+    policy = SoftmaxPolicy(W, b)
+    rng = np.random.default_rng(seed)
+    traj = []
+    s = s0
+    for t in range(T):
+        p = policy.probs(s)
+        a = rng.choice(3, p=p)
+        r = -np.sum((s - 0.5) ** 2)
+        traj.append((s, a, r))
+        s = np.tanh(s + REINFORCE_MOVES[a])
+    G = 0.0
+    returns = []
+    for s, a, r in reversed(traj):
+        G = r + gamma * G
+        returns.insert(0, G)
+    returns = np.array(returns)
+    returns = (returns - returns.mean()) / (returns.std() + 1e-8)
+    loss = 0.0
+    for t in range(len(traj)):
+        s, a, r = traj[t]
+        loss = loss - np.log(policy.probs(s)[a]) * returns[t]
+    return loss / T
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_reinforce_episode_of_tuples_and_returns_inserted_at_the_front(options):
+    rng = np.random.default_rng(0)
+    W, b, s0 = rng.normal(size=(3, 2)), 0.1 * rng.normal(size=3), rng.normal(size=2)
+    args = (W, b, s0, 6, 0.9, 3)
+    value, _ = tc.value_and_grad(reinforce_loss, wrt=(0, 1, 2), **options)(*args)
+    np.testing.assert_allclose(value, reinforce_loss(*args), rtol=1e-12)
+    check_program(reinforce_loss, args, (0, 1, 2), options)
