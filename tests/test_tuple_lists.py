@@ -135,7 +135,7 @@ def zipped_with_another_list(x, n):
 
 
 def appended_to_while_read(x, n):
-    traj = [(x, x)]
+    traj = [(x, x), x]
     for t in range(n):
         traj.append((x * t, x))
     return traj[1][0]
@@ -164,3 +164,41 @@ def test_tuples_of_two_lengths_are_refused_as_such():
     assert f"{HERE}:{line_of(appended_tuples_of_two_lengths, 'traj.append((x, x, x))')}:" \
         in message
     assert "holds lists of length 2 only" in message, message
+
+
+def adaptive_steps(y0, k, t_end):
+    """RKF45's shape: (t, y) pairs from the start, one more per accepted step of a
+    while loop, the last pair's state read at the end."""
+    t, y, h = 0.0, y0, 0.1
+    res = [(t, y)]
+    while t < t_end:
+        y_half = y + 0.5 * h * (-k * y)
+        y_new = y + h * (-k * y_half)
+        err = np.sum(np.abs(y_new - y - h * (-k * y)))
+        if err < 0.05:
+            t = t + h
+            y = y_new
+            res.append((t, y))
+        h = 0.9 * h
+    return np.sum(res[-1][1] ** 2) + res[len(res) // 2][0] * np.sum(res[0][1])
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_a_list_of_pairs_from_a_display_grown_in_a_while_loop(options):
+    y0, k = np.array([1.0, -0.5]), np.array([0.8, 1.3])
+    value, _ = tc.value_and_grad(adaptive_steps, wrt=(0, 1), **options)(y0, k, 0.5)
+    np.testing.assert_allclose(value, adaptive_steps(y0.copy(), k.copy(), 0.5), rtol=1e-12)
+    check_grad(adaptive_steps, (y0, k, 0.5), wrt=(0, 1),
+               df=tc.grad(adaptive_steps, wrt=(0, 1), **options))
+    assert "res_0 = [t]" in desugared(adaptive_steps)
+
+
+def pairs_of_calls(x, n):
+    traj = [(np.sin(x), np.cos(x)), (x, x)]  # calls in a display of two: left as written
+    for t in range(n):
+        traj.append((x * t, x))
+    return traj[1][0]
+
+
+def test_a_display_of_several_pairs_of_calls_is_left_to_the_lowering():
+    assert "_0.append(" not in desugared(pairs_of_calls)

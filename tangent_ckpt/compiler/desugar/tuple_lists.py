@@ -17,13 +17,15 @@ list per position holds exactly what the tuples held, in the same order, and
 reading ``traj[t][2]`` is reading ``traj_2[t]``.
 
 Rewritten only where that is all the list is: a local (not a parameter, global,
-nonlocal, nor read by a nested function) every binding of which is ``[]``, grown
+nonlocal, nor read by a nested function) every binding of which is ``[]`` or a
+list of tuple displays (``[(t0, y0)]``; of names, constants and arithmetic of
+those where it holds more than one), grown
 only by statements ``traj.append((e0, ..., ek))`` of tuple displays of one length
 (at least two; no ``*``, ``:=`` or ``out=``; not reading ``traj`` itself), at
 least one of them in a loop, and read only by
 
 - ``traj[i][j]`` with ``j`` an integer constant, ``traj[i]`` (``i`` a name, a
-  constant or arithmetic of those, evaluated once per position then), neither
+  constant, ``len`` of a name or arithmetic of those, evaluated once per position then), neither
   written through (``traj[i][0][:] = v``) nor an attribute's owner, ``len(traj)``,
 - the iterable of a ``for`` that does not grow it: ``traj``, ``reversed(traj)``,
   ``traj[::-1]``, ``enumerate(traj[, start])``,
@@ -86,7 +88,7 @@ def _candidates(fnode):
                 other.add(node.id)
         if isinstance(node, gast.Assign) and not inner and len(node.targets) == 1 and \
                 isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.List) and \
-                not node.value.elts:
+                all(isinstance(e, gast.Tuple) for e in node.value.elts):
             bound.add(node.targets[0].id)
             stack.append((node.value, inner))
             continue
@@ -116,9 +118,10 @@ class _Plan:
 
     def _take(self, node):
         parent = self.parents.get(node)
-        if isinstance(node.ctx, gast.Store):  # (only `name = []`: see _candidates)
+        if isinstance(node.ctx, gast.Store):  # (only `name = [...]`: see _candidates)
             self.bindings.append(parent)
-            return True
+            return all(self._tuple(t, pure=len(parent.value.elts) > 1)
+                       for t in parent.value.elts)
         if isinstance(parent, gast.Attribute) and parent.attr == "append":
             return self._append(parent)
         if isinstance(parent, gast.Call) and node in parent.args and len(parent.args) == 1 and \
@@ -152,17 +155,27 @@ class _Plan:
                 isinstance(statement, gast.Expr) and len(call.args) == 1 and
                 not call.keywords):
             return False
-        display = call.args[0]
+        if not self._tuple(call.args[0]):
+            return False
+        self.appends.append(statement)
+        return True
+
+    def _tuple(self, display, pure=False):
+        """Is ``display`` a tuple display of the list's width (the first sets it),
+        of items that neither read the list nor bind or write anything (``pure``:
+        names, constants and arithmetic of those, whose order of evaluation does
+        not matter: ``[(t0, y0), (t1, y1)]`` is ``[t0, t1]`` and ``[y0, y1]``)?"""
         if not isinstance(display, gast.Tuple) or len(display.elts) < 2 or \
                 any(isinstance(e, gast.Starred) for e in display.elts) or \
                 any(isinstance(n, gast.Name) and n.id == self.name or
                     isinstance(n, gast.NamedExpr) or
                     isinstance(n, gast.keyword) and n.arg == "out" for n in gast.walk(display)):
             return False
+        if pure and not all(_pure(e) for e in display.elts):
+            return False
         if self.width not in (None, len(display.elts)):
             return False
         self.width = len(display.elts)
-        self.appends.append(statement)
         return True
 
     def _subscript(self, subscript):
@@ -175,7 +188,7 @@ class _Plan:
                 self.read = True
                 return True
             return False
-        if not _simple_index(subscript.slice) or self._written_through(subscript):
+        if not _simple_index(subscript.slice, self.meant) or self._written_through(subscript):
             return False
         self.items.append(subscript)
         self.read = True
@@ -220,12 +233,14 @@ class _Rewrite(gast.NodeTransformer):
         return gast.Name(id=self.names[j], ctx=gast.Load(), annotation=None, type_comment=None)
 
     def visit_Assign(self, node):
-        if id(node) in self.bindings:
+        if id(node) in self.bindings:  # traj = [(t0, y0)] -> traj_0 = [t0]; traj_1 = [y0]
+            tuples = [self.visit(t) for t in node.value.elts]
             return [gast.copy_location(
                 gast.Assign(targets=[gast.Name(id=n, ctx=gast.Store(), annotation=None,
                                                type_comment=None)],
-                            value=gast.List(elts=[], ctx=gast.Load()), type_comment=None), node)
-                for n in self.names]
+                            value=gast.List(elts=[t.elts[j] for t in tuples], ctx=gast.Load()),
+                            type_comment=None), node)
+                for j, n in enumerate(self.names)]
         return self.generic_visit(node)
 
     def visit_Expr(self, node):
@@ -316,17 +331,32 @@ def _is_reversal(index):
         type(index.step.operand.value) is int
 
 
-def _simple_index(index):
-    """A name, an integer constant, or arithmetic of those: evaluated again, the
-    same value, and no effect."""
+def _pure(node):
+    """A name, a constant, or arithmetic of those."""
+    if isinstance(node, (gast.Name, gast.Constant)):
+        return True
+    if isinstance(node, gast.UnaryOp):
+        return _pure(node.operand)
+    if isinstance(node, gast.BinOp):
+        return _pure(node.left) and _pure(node.right)
+    return False
+
+
+def _simple_index(index, meant):
+    """A name, an integer constant, ``len`` of a name, or arithmetic of those:
+    evaluated again, the same value, and no effect."""
     if isinstance(index, gast.Name):
+        return True
+    if isinstance(index, gast.Call) and _called(index, "len", meant) and \
+            len(index.args) == 1 and isinstance(index.args[0], gast.Name) and \
+            not index.keywords:
         return True
     if isinstance(index, gast.Constant):
         return type(index.value) is int
     if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
-        return _simple_index(index.operand)
+        return _simple_index(index.operand, meant)
     if isinstance(index, gast.BinOp) and isinstance(index.op, _SIMPLE_OPS):
-        return _simple_index(index.left) and _simple_index(index.right)
+        return _simple_index(index.left, meant) and _simple_index(index.right, meant)
     return False
 
 
