@@ -24,9 +24,10 @@ only by statements ``traj.append((e0, ..., ek))`` of tuple displays of one lengt
 (at least two; no ``*``, ``:=`` or ``out=``; not reading ``traj`` itself), at
 least one of them in a loop, and read only by
 
-- ``traj[i][j]`` with ``j`` an integer constant, ``traj[i]`` (``i`` a name, a
-  constant, ``len`` of a name or arithmetic of those, evaluated once per position then), neither
-  written through (``traj[i][0][:] = v``) nor an attribute's owner, ``len(traj)``,
+- ``traj[i][j]`` with ``j`` an integer constant, ``traj[i]`` assigned or given to a
+  call (``i`` a name, a constant, ``len`` of a name or arithmetic of those,
+  evaluated once per position then), neither written through (``traj[i][0][:] =
+  v``) nor an attribute's owner, ``len(traj)``,
 - the iterable of a ``for`` that does not grow it: ``traj``, ``reversed(traj)``,
   ``traj[::-1]``, ``enumerate(traj[, start])``,
 
@@ -190,6 +191,12 @@ class _Plan:
             return False
         if not _simple_index(subscript.slice, self.meant) or self._written_through(subscript):
             return False
+        outer = self.parents.get(subscript)
+        positioned = isinstance(outer, gast.Subscript) and outer.value is subscript and \
+            _position(outer.slice, 2 ** 30) is not None
+        if not positioned and not (isinstance(outer, gast.Assign) and outer.value is subscript or
+                                   isinstance(outer, gast.Call) and subscript in outer.args):
+            return False  # (`traj[t] is u`: the display made again is another tuple)
         self.items.append(subscript)
         self.read = True
         return True
