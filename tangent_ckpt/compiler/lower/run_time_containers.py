@@ -38,9 +38,8 @@ class RunTimeContainers:
         self.rows = set()  # variables holding a list built at run time, as its rows
         self.nested = {}  # those whose items are lists of one length: variable -> length
         self.dicts = set()  # variables holding a dict written at run-time keys
-        # scope -> {user name: the dict of known keys it held before a write at a
-        # run-time key made it one of `dicts`}: a helper's parameter so converted
-        # is the caller's dict, written in place (carry_back)
+        # scope -> the user names a write at a run-time key made one of `dicts`
+        # there: a helper's parameter so converted is refused (carry_back)
         self.converted = {}
 
     def is_rows(self, value):
@@ -99,7 +98,7 @@ class RunTimeContainers:
                               f"({to_source(node)})", node, "keep arrays or numbers in it")
         name = self.lo.assignments.store_name(user)
         self.lo.current_scope.tuples.pop(user, None)
-        self.converted.setdefault(self.lo.current_scope, {})[user] = value
+        self.converted.setdefault(self.lo.current_scope, set()).add(user)
         self.lo.emit(ir.Assign(name, ir.NonDiff(sx.rt("empty_dict"), ()), self.lo.line))
         for key, item in zip(value.keys, value.items):
             self.lo.assignments.emit_value(name, self.dict_set(ir.Name(name), ir.Const(key),
@@ -107,39 +106,25 @@ class RunTimeContainers:
         self.dicts.add(name)
 
     def carry_back(self, fnode, call, scope, arguments, label):
-        """After an inlined helper: a dict parameter it wrote at a run-time key
-        (``p["W" + str(i)] = ...``) is the caller's dict, changed in place, as a
-        written array is.  The caller's variable is bound to the helper's final
-        dict (made one of ``dicts`` in the caller too).  Refused where the caller
-        could not follow: the helper rebinds the parameter, the argument is not
-        the caller's variable holding that dict, or the call is inside a loop
-        (the loop's body was lowered with the dict's keys known)."""
-        converted = self.converted.pop(scope, {})
+        """After a helper the lowering inlined: a dict parameter it wrote at a
+        run-time key (``p["W" + str(i)] = ...``) would be the caller's dict,
+        changed in place, which the caller's lowered code does not follow:
+        refused.  Desugar inlines the user's functions, where the dict is the
+        caller's own name; the lowering inlines only what desugar leaves (methods
+        of objects it keeps), and no test or program reaches this write there."""
+        converted = self.converted.pop(scope, set())
         args = fnode.args
         params = {a.id for a in args.args + args.kwonlyargs + args.posonlyargs}
-        for p, given in converted.items():
-            if p not in params or p not in arguments:
-                continue  # the helper's own dict (or a default value): no caller's
-            final = scope.rename.get(p)
-            node = arguments.get(p)
-            rebound = any(isinstance(n, gast.Name) and n.id == p and
-                          isinstance(n.ctx, gast.Store) for n in gast.walk(fnode))
-            caller = self.lo.current_scope
-            holds = isinstance(node, gast.Name) and caller.tuples.get(node.id) is given
-            if rebound or not holds or not self.is_dict(final) or p in scope.tuples or \
-                    self.lo.ctx["loop"] is not None:  # (in tuples: on one path only)
+        for p in sorted(converted & params):
+            if p in arguments:
+                node = arguments[p]
                 spelled = to_source(node) if isinstance(node, gast.expr) else p
                 raise self.lo.containers.refuse(
                     f"{label}() writes its dict parameter '{p}' ({spelled}) at a key known "
-                    "only at run time" + (" inside a loop of the caller"
-                                          if self.lo.ctx["loop"] is not None else ""), call,
+                    "only at run time", call,
                     "write the keys as constants (a loop over a constant range is unrolled: "
-                    "for i in range(2): p['W' + str(i)] = ...), or return the dict and "
-                    "assign it (p = f(p)) outside loops")
-            caller.tuples.pop(node.id)
-            name = self.lo.assignments.store_name(node.id)
-            self.lo.assignments.emit_value(name, final, call.lineno)
-            self.converted.setdefault(caller, {})[node.id] = given
+                    "for i in range(2): p['W' + str(i)] = ...), or return the dict from a "
+                    "plain function and assign it (p = f(p))")
 
     @staticmethod
     def dict_set(base, key, item):
