@@ -202,3 +202,19 @@ def pairs_of_calls(x, n):
 
 def test_a_display_of_several_pairs_of_calls_is_left_to_the_lowering():
     assert "_0.append(" not in desugared(pairs_of_calls)
+
+
+def appended_in_a_loop_over_a_list(params, x, n):
+    new = []
+    for W, b in params:  # unrolled by the compiler: a list of known length
+        new.append((W * 0.5, b))
+    for t in range(3):  # a constant range
+        new.append((x, x))
+    for W, b in new:
+        x = np.tanh(x @ W + b)
+    return np.sum(x)
+
+
+def test_a_list_grown_only_in_loops_the_compiler_unrolls_is_left_as_written():
+    """Its items are read as written (the generated code stays what it was)."""
+    assert "new.append((W * 0.5, b))" in desugared(appended_in_a_loop_over_a_list)

@@ -18,7 +18,8 @@ item for item, the list Python's inserts made.
 Rewritten only where that is all the list is: a local (not a parameter, global,
 nonlocal, nor read by a nested function) bound to ``[]``, changed only by
 statements ``returns.insert(0, v)`` (``v`` not reading the list), at least
-one of them in a loop, and read only where the list is neither kept nor
+one of them in a loop of run-time length the list is not bound in
+(``tuple_lists.grown_across_trips``), and read only where the list is neither kept nor
 changed nor its truth or equality asked: an item read (``returns[t]``), an
 argument of ``len``, ``sum`` or a NumPy function, the iterable of a ``for``
 that does not insert into it -- up to the first statement of the function's
@@ -33,6 +34,7 @@ import numpy as np
 
 from tangent_ckpt.compiler.desugar.local_bindings import (SCOPES, builtins_meant,
                                                           parameter_names)
+from tangent_ckpt.compiler.desugar.tuple_lists import grown_across_trips
 from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken
 
 
@@ -93,7 +95,8 @@ class _Plan:
                     return None
             if final:
                 break
-        if not any(self._inside_loop(s) for s in self.inserts):
+        if not any(grown_across_trips(s, self.parents, self.fnode, self.empty)
+                   for s in self.inserts):
             return None
         for loop in gast.walk(self.fnode):  # Python's iterator would see the inserts
             if isinstance(loop, gast.For) and any(n in self.reads for n in gast.walk(loop.iter)) \
@@ -152,14 +155,6 @@ class _Plan:
             root = root.value
         return isinstance(func, gast.Attribute) and isinstance(root, gast.Name) and \
             self.resolve(root.id) is np
-
-    def _inside_loop(self, statement):
-        node = self.parents.get(statement)
-        while node is not None and node is not self.fnode:
-            if isinstance(node, (gast.For, gast.While)):
-                return True
-            node = self.parents.get(node)
-        return False
 
 
 def _empty_list(node):

@@ -22,7 +22,8 @@ list of tuple displays (``[(t0, y0)]``; of names, constants and arithmetic of
 those where it holds more than one), grown
 only by statements ``traj.append((e0, ..., ek))`` of tuple displays of one length
 (at least two; no ``*``, ``:=`` or ``out=``; not reading ``traj`` itself), at
-least one of them in a loop, and read only by
+least one of them in a loop of run-time length it is not bound in
+(:func:`grown_across_trips`), and read only by
 
 - ``traj[i][j]`` with ``j`` an integer constant, ``traj[i]`` assigned or given to a
   call (``i`` a name, a constant, ``len`` of a name or arithmetic of those,
@@ -111,7 +112,8 @@ class _Plan:
         for node in gast.walk(self.fnode):
             if isinstance(node, gast.Name) and node.id == self.name and not self._take(node):
                 return None
-        in_loop = any(self._inside_loop(s) for s in self.appends)
+        in_loop = any(grown_across_trips(s, self.parents, self.fnode, self.bindings)
+                      for s in self.appends)
         grown_in_loop = any(self._grows(loop) for loop, _ in self.loops)
         if not (self.read and in_loop and self.width) or grown_in_loop:
             return None
@@ -209,14 +211,6 @@ class _Plan:
             if isinstance(parent, gast.Attribute) or not isinstance(parent.ctx, gast.Load):
                 return True
             node, parent = parent, self.parents.get(parent)
-        return False
-
-    def _inside_loop(self, statement):
-        node = self.parents.get(statement)
-        while node is not None and node is not self.fnode:
-            if isinstance(node, (gast.For, gast.While)):
-                return True
-            node = self.parents.get(node)
         return False
 
     def _grows(self, loop):
@@ -324,6 +318,79 @@ class _Rewrite(gast.NodeTransformer):
                                        for j in range(self.plan.width)], ctx=gast.Load())
             return gast.fix_missing_locations(gast.copy_location(display, node))
         return self.generic_visit(node)
+
+
+def grown_across_trips(statement, parents, fnode, bindings, depth=0):
+    """Does ``statement`` (an append) run in a loop whose trip count is known only
+    at run time -- a ``while``; a ``for`` over ``range(...)`` of a bound read from
+    a parameter (``range(T)``, ``n = T - 1; range(n)``); a ``for`` over a list
+    grown so itself (``for r in reversed(rewards)``) -- that none of the list's
+    ``bindings`` is inside (the list grows from trip to trip)?  Only there does
+    the lowering hold the list as its rows; a list grown in a loop it unrolls
+    (over a container, a constant range) is a list of known length, which it
+    reads by item as written."""
+    loop = parents.get(statement)
+    while loop is not None and loop is not fnode and not isinstance(loop, (gast.For, gast.While)):
+        loop = parents.get(loop)
+    if loop is None or loop is fnode:
+        return False
+    inside = set(map(id, gast.walk(loop)))
+    if any(id(b) in inside for b in bindings):
+        return False
+    if isinstance(loop, gast.While):
+        return True
+    it = loop.iter
+    while isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            it.func.id in ("reversed", "enumerate") and it.args or \
+            isinstance(it, gast.Subscript) and _is_reversal(it.slice):
+        it = it.args[0] if isinstance(it, gast.Call) else it.value
+    if isinstance(it, gast.Name):
+        return depth < 3 and _grown_list(it.id, parents, fnode, depth + 1)
+    if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
+            it.func.id == "range"):
+        return False
+    params = set(parameter_names(fnode))
+    derived = {t.id for n in gast.walk(fnode) if isinstance(n, gast.Assign)
+               for t in n.targets if isinstance(t, gast.Name) and
+               _names_outside_len(n.value) & params}
+    return bool(any(_names_outside_len(a) & (params | derived) for a in it.args))
+
+
+def _grown_list(name, parents, fnode, depth):
+    """Is ``name`` a local bound only to list displays and appended to in a loop
+    of run-time length (:func:`grown_across_trips`)?"""
+    if name in parameter_names(fnode):
+        return False
+    bindings, appends = [], []
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Name) and node.id == name and \
+                isinstance(node.ctx, (gast.Store, gast.Del)):
+            owner = parents.get(node)
+            if not (isinstance(owner, gast.Assign) and owner.targets == [node] and
+                    isinstance(owner.value, gast.List)):
+                return False
+            bindings.append(owner)
+        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
+                isinstance(node.value.func, gast.Attribute) and \
+                node.value.func.attr == "append" and \
+                isinstance(node.value.func.value, gast.Name) and node.value.func.value.id == name:
+            appends.append(node)
+    return any(grown_across_trips(a, parents, fnode, bindings, depth) for a in appends)
+
+
+def _names_outside_len(node):
+    """The names ``node`` reads, those only inside a ``len(...)`` call left out (the
+    length of a list argument is known when compiling; an array's too, but left
+    out all the same: a missed split keeps the lowering's refusal)."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id == "len":
+        return set()
+    if isinstance(node, gast.Name):
+        return {node.id}
+    found = set()
+    for child in gast.iter_child_nodes(node):
+        found |= _names_outside_len(child)
+    return found
 
 
 def _called(call, builtin, meant):
