@@ -3,7 +3,9 @@
 - A list appended to in a loop (``hs.append(h)``), a run-time comprehension, and
   ``[h0] * n`` are held as the array of their rows: ``hs = rt.append_row(hs, h)``,
   ``rt.repeat_row(h0, n)`` (runtime/rows.py); a slice of one (``hs = hs[1:]``,
-  what desugar writes for ``hs.pop(0)``) is one too.
+  what desugar writes for ``hs.pop(0)``) is one too.  A list of tuples arrives as
+  one list per tuple position (desugar/tuple_lists.py); one grown at its front,
+  appended and read backwards (desugar/prepended_lists.py).
 - A dict written at a run-time key (``hs[t] = ...``) is a dict at run time:
   ``hs = rt.dict_set(hs, t, v)``, ``rt.dict_get(hs, t - 1)`` (runtime/keyed.py).
 
