@@ -1248,8 +1248,11 @@ class _Inliner:
             raise _NotInlined  # a yield used as a value, or a bare yield
         # the body rebinds the caller's names while the generator runs: an argument
         # naming one is the object it named when the loop began
+        # (an object the body makes anew, its __init__ already inlined, is its marker)
         rebound = {n.id for s in loop.body + [loop.target] for n in gast.walk(s)
                    if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))}
+        rebound |= {n.value.name for s in loop.body for n in gast.walk(s)
+                    if isinstance(n, gast.Constant) and isinstance(n.value, Constructed)}
         iterated, receiver = self.with_receiver(loop.iter)
         prelude, fnode = self.instantiate(callee, iterated, rebound, receiver)
         self.note_origin(callee, fnode.body, loop.iter)
