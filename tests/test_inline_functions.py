@@ -984,3 +984,58 @@ def test_an_object_the_generator_loop_makes_anew_is_not_the_generators_argument(
     assert "model_nu" not in desugared(a_generator_given_an_object_its_loop_makes_anew)
     with pytest.raises(TangentCkptError, match="bound to a function or object more than once"):
         tc.grad(a_generator_given_an_object_its_loop_makes_anew, wrt=(0, 1))(u, 0.1)
+
+
+# --- a method of an object made here handed to a helper (`rk4(model.rhs, u, t, dt)`):
+# the parameter stands for `model.rhs`, each call is the method inlined
+
+def _rk2(f, u, t, dt):
+    k1 = f(u, t)
+    k2 = f(u + dt * k1, t + dt)
+    return u + 0.5 * dt * (k1 + k2)
+
+
+def _rated_twice(f, obj, u):
+    a = f(u, 0.0)
+    obj.nu = obj.nu * 2.0                    # the bound method reads the object when called
+    return a + f(u, 1.0)
+
+
+def a_method_handed_to_an_integrator(u, nu):
+    model = _Decay(nu)
+    other = _Decay(3.0 * nu)
+    t = 0.0
+    for _ in range(3):
+        u = _rk2(model.rate, u, t, 0.01)
+        u = u + 0.01 * _rated_twice(other.rate, other, u)
+        t += 0.01
+    return np.sum(u ** 2)
+
+
+def test_a_method_of_an_object_made_here_handed_to_a_helper_is_inlined():
+    text = desugared(a_method_handed_to_an_integrator)
+    assert "_Decay" not in text and ".rate" not in text and "f = " not in text and \
+        "model_nu" in text and "other_nu = other_nu * 2.0" in text, text
+    u = np.array([0.3, -0.2, 0.5])
+    check_value_and_grad(a_method_handed_to_an_integrator, (u, 0.1), wrt=(0, 1), rel=1e-12)
+    check_grad(a_method_handed_to_an_integrator, (u, 0.1), wrt=(0, 1),
+               df=tc.grad(a_method_handed_to_an_integrator, wrt=(0, 1), checkpoint=True,
+                          snapshots=2))
+
+
+def _rebinding_the_method(f, u):
+    _Decay.rate = _Decay.rate                # the class's method bound anew
+    return f(u, 0.0)
+
+
+def a_helper_binding_the_method_anew(u, nu):
+    model = _Decay(nu)
+    return np.sum(_rebinding_the_method(model.rate, u))
+
+
+def test_a_method_the_function_binds_anew_on_the_class_is_refused():
+    """Reading ``model.rate`` again after ``Cls.rate = g`` would give ``g``: the
+    round keeps such an object (``_methods_stored_over``), and the fence refuses
+    the store into the class."""
+    with pytest.raises(TangentCkptError, match="write into the attribute '_Decay.rate'"):
+        tc.grad(a_helper_binding_the_method_anew, wrt=(0,))(np.array([0.3, -0.2]), 0.1)

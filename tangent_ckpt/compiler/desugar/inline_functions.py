@@ -17,7 +17,11 @@ statements are written so:
   stands for the parameter wherever the body reads it (the parameter is never
   rebound there; ``p += v`` only where the name is surely an array), anything
   else is evaluated once, in the order the call writes it, into a fresh name
-  (``lr_2 = 0.1 * scale``); ``*args`` is a tuple display of the extra arguments,
+  (``lr_2 = 0.1 * scale``); a method of an object this pass made
+  (``rk4(model.rhs, u, dt)``) stands for the parameter too, so ``f(u, t)`` is
+  ``model.rhs(u, t)``, inlined (the same bound method: the object is the caller's
+  name, and a round whose function binds ``rhs`` anew keeps the object);
+  ``*args`` is a tuple display of the extra arguments,
   ``**kwargs`` a dict display of the other keywords -- Python's binding of
   arguments, so a write into a parameter is a write into the caller's array,
   which the view pass and the fence then see as the caller's own code;
@@ -379,6 +383,7 @@ def inline_functions(parsed, given=None):
         made = inliner.constructed
         failed = replace_objects(parsed, trial, made, inliner.taken, trying,
                                  inliner.constructor_stores) if made else set()
+        failed |= _methods_stored_over(trial, inliner.bound_methods)
         if failed:
             excluded |= failed
             continue
@@ -394,6 +399,21 @@ def inline_functions(parsed, given=None):
         if not resolved and not (made and _constructions(parsed, trial, excluded)):
             break
     _drop_unread_functions(parsed.node)
+
+
+def _methods_stored_over(fnode, bound_methods):
+    """The objects of ``bound_methods`` ({(object, method)} a helper's parameter
+    stood for) whose method the function may bind anew (``Cls.rhs = g``,
+    ``setattr``): reading ``model.rhs`` again could then give another function
+    than the bound method the helper was given."""
+    if not bound_methods:
+        return set()
+    stored = {n.attr for n in gast.walk(fnode)
+              if isinstance(n, gast.Attribute) and not isinstance(n.ctx, gast.Load)}
+    if any(isinstance(n, gast.Name) and n.id in ("setattr", "delattr")
+           for n in gast.walk(fnode)):
+        return {name for name, _ in bound_methods}
+    return {name for name, attr in bound_methods if attr in stored}
 
 
 def _drop_unread_functions(fnode):
@@ -589,6 +609,9 @@ class _Inliner:
         # only stores a named tuple or frozen dataclass takes
         self.constructor_stores = set()
         self.super_methods = {}  # the name given super().f in a method -> the object's class
+        # (object, method) of the methods of objects made here a parameter stands for
+        # (made_objects_method): the object stays where the round stores such a name
+        self.bound_methods = set()
         # the caller's names a closure rebinds (``nonlocal s``): read where Python reads
         # them, never standing for a parameter (a call inlined may rebind them)
         self.closure_written = {name for n in gast.walk(fnode) if isinstance(n, gast.Nonlocal)
@@ -1442,10 +1465,11 @@ class _Inliner:
             # else `p_2 = value` as Python binds a parameter: `p_2 += v` then writes
             # into the caller's array when it is one (the view pass follows it), and
             # rebinds p_2 when not
-            if p not in stored and self.stands_for_itself(value) and \
+            if p not in stored and (self.stands_for_itself(value) or
+                                    self.made_objects_method(value)) and \
                     not any(isinstance(n, gast.Name) and n.id in rebound
                             for n in gast.walk(value)) and not _captured(nested, p, value):
-                substituted[p] = value
+                substituted[p] = value  # (model.rhs: f(u, t) is model.rhs(u, t))
                 continue
             name = fresh_name(p, self.taken)
             self.locals.add(name)
@@ -1484,6 +1508,26 @@ class _Inliner:
             return isinstance(root, gast.Name) and root.id not in self.locals and \
                 isinstance(self.parsed.resolve(root.id), types.ModuleType)
         return False
+
+    def made_objects_method(self, node):
+        """Is ``node`` ``obj.name``, a method (a plain function of the user's) of
+        an object this pass made, handed to a helper (``rk4(model.rhs, u, dt)``)?
+        The parameter may then stand for ``obj.name`` wherever the helper reads
+        it: reading it again makes the same bound method (the object is the
+        caller's name, which the helper cannot rebind; ``scalar_objects.py``
+        keeps an object whose class attribute ``name`` is stored over, and the
+        round checks the function stores no class's ``name``, ``bound_methods``).
+        A call ``f(u, t)`` is then ``model.rhs(u, t)``, inlined like any other."""
+        if not (isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name)):
+            return False
+        classes = self.constructed.get(node.value.id, ())
+        if len(classes) != 1 or node.value.id in self.closure_written:
+            return False
+        found = method_function(next(iter(classes)), node.attr)
+        if found is None or not found[1] or not _plain_user_function(found[0]):
+            return False
+        self.bound_methods.add((node.value.id, node.attr))
+        return True
 
     def locals_of(self, fnode, done):
         """The helper's own names, each a name the caller does not use."""

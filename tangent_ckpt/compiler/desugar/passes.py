@@ -64,6 +64,7 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    as its field stores, a named tuple's tuple forms as field reads),
    and ``function_names.py``: a local surely naming one function, called by its name
    (one bound only to a method of one object, ``f = model.rhs``, called as the method;
+   a helper's parameter given ``model.rhs`` stands for it, so the object is names;
    ``f = Derivatives.pend`` by the dotted name; ``f == pend`` decided);
    then ``prepended_lists.py``: a list grown only by ``returns.insert(0, G)``, at
    least once in a loop, as ``returns_reversed.append(G)`` read backwards
