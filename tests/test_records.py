@@ -313,3 +313,28 @@ def test_a_default_factory_that_is_a_dataclass_makes_its_record():
     value, _ = tc.value_and_grad(scaled_by_a_factory_record)(x)
     np.testing.assert_allclose(value, scaled_by_a_factory_record(x))
     check_grad(scaled_by_a_factory_record, (x,))
+
+
+# --- a field of a replaced named tuple read at once (`m._replace(mu=v).mu`) --------------
+
+def replaced_field_read_at_once(x):
+    p = _Pair(x, 3.0 * x)
+    return np.sum(p._replace(a=x * 2.0).a * p._replace(a=x).b)
+
+
+def replaced_field_beside_a_computed_one(x):
+    p = _Pair(x, 3.0 * x)
+    return np.sum(p._replace(a=x * 2.0, b=np.sin(x)).a)
+
+
+def test_a_field_of_a_replaced_named_tuple_read_at_once_is_its_value():
+    """``p._replace(a=v).a`` is ``v`` (and ``.b`` of it ``p.b``): no tuple made, which
+    the lowering made (its construction sat inside an expression); where the call
+    computes another value (``b=np.sin(x)``, which Python evaluates) the tuple is
+    made as before."""
+    text = desugared(replaced_field_read_at_once)
+    assert "_Pair" not in text and "np.sum(x * 2.0 * p_b)" in text, text
+    assert "_Pair(" in desugared(replaced_field_beside_a_computed_one)
+    for f in (replaced_field_read_at_once, replaced_field_beside_a_computed_one):
+        check_value_and_grad(f, (X0,))
+        check_grad(f, (X0,), df=tc.grad(f, checkpoint=True, snapshots=2))

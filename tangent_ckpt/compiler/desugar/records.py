@@ -247,8 +247,8 @@ def write_tuple_forms(fnode, name, cls, resolve, local, class_name):
     methods: ``name._asdict()`` as the dict display of its fields,
     ``name._replace(mu=v)`` as ``Cls(mu=v, var=name.var)`` (the keywords
     evaluated first, as the call does; ``class_name()``: a name of ``cls`` in
-    ``fnode``).  ``resolve``, ``local``: how a name of ``fnode`` resolves
-    (``resolve_dotted``)."""
+    ``fnode``), and a field read at once, ``name._replace(mu=v).mu``, as ``v``.
+    ``resolve``, ``local``: how a name of ``fnode`` resolves (``resolve_dotted``)."""
     names = fields(cls)
 
     def read(k, node):
@@ -278,11 +278,34 @@ def write_tuple_forms(fnode, name, cls, resolve, local, class_name):
         keywords = list(node.keywords) + [
             gast.keyword(arg=f, value=read(k, node)) for k, f in enumerate(names)
             if f not in given]
-        return gast.copy_location(gast.Call(
+        made = gast.copy_location(gast.Call(
             func=gast.copy_location(name_node(class_name()), node.func), args=[],
             keywords=keywords), node)
+        replaced.add(id(made))
+        return made
+
+    replaced = set()  # the ids of the constructions standard_method wrote for _replace
+
+    def field_of_replaced(node):
+        """``name._replace(mu=v).mu`` (its construction written): ``v``, where
+        the call evaluates nothing else than names, constants and fields of
+        ``name`` (no other value computed there to drop)."""
+        made = node.value
+        if id(made) not in replaced or not isinstance(node.ctx, gast.Load) or \
+                not tuple_field(cls, node.attr):
+            return node
+        chosen = next(k.value for k in made.keywords if k.arg == node.attr)
+        if not all(k.value is chosen or isinstance(k.value, (gast.Name, gast.Constant)) or
+                   isinstance(k.value, gast.Attribute) and mine(k.value.value)
+                   for k in made.keywords):
+            return node
+        return chosen
 
     class Forms(gast.NodeTransformer):
+        def visit_Attribute(self, node):
+            self.generic_visit(node)
+            return field_of_replaced(node)
+
         def visit_Subscript(self, node):
             self.generic_visit(node)
             if not mine(node.value) or not isinstance(node.ctx, gast.Load):
