@@ -1039,3 +1039,24 @@ def test_a_method_the_function_binds_anew_on_the_class_is_refused():
     the store into the class."""
     with pytest.raises(TangentCkptError, match="write into the attribute '_Decay.rate'"):
         tc.grad(a_helper_binding_the_method_anew, wrt=(0,))(np.array([0.3, -0.2]), 0.1)
+
+
+def a_method_bound_to_a_local(u, nu):
+    model = _Decay(nu)
+    rate = model.rate                         # bound once, called in the loop
+    for t in range(3):
+        u = u + 0.01 * rate(u, 0.1 * t)
+    return np.sum(u ** 2)
+
+
+def test_a_local_bound_to_a_method_of_an_object_made_here_is_the_method_inlined():
+    """``rate = model.rate`` at the top: its calls are the method's
+    (``function_names.py``, run before the first round too), so the object is
+    names; before, the binding kept the object for the lowering."""
+    text = desugared(a_method_bound_to_a_local)
+    assert "_Decay" not in text and "rate(" not in text and "model_nu" in text, text
+    u = np.array([0.3, -0.2, 0.5])
+    check_value_and_grad(a_method_bound_to_a_local, (u, 0.1), wrt=(0, 1), rel=1e-12)
+    check_grad(a_method_bound_to_a_local, (u, 0.1), wrt=(0, 1),
+               df=tc.grad(a_method_bound_to_a_local, wrt=(0, 1), checkpoint=True,
+                          snapshots=2))

@@ -359,10 +359,12 @@ def inline_functions(parsed, given=None):
 
     A round inlines into a copy of the function; where an object it made proves
     to be more than its attributes (handed on, a method left a call), the round
-    is done again without making that one, which stays for the lowering.  After
-    a round, a local that surely names one function is called by that function's
-    name (``function_names.py``), and another round inlines what that and the
-    objects' attributes (an object held by an object) made inlinable.
+    is done again without making that one, which stays for the lowering.  Before
+    the first round (``rate = model.rate``: its calls are the method's, so the
+    object is only its attributes) and after each, a local that surely names one
+    function is called by that function's name (``function_names.py``), and
+    another round inlines what that and the objects' attributes (an object held
+    by an object) made inlinable.
 
     ``given``: {parameter: the structure of the object the call gives it}
     (``scalar_objects.given_object``); each such parameter is tried as an object
@@ -372,6 +374,7 @@ def inline_functions(parsed, given=None):
     excluded, rounds = set(), 0
     given = dict(given or {})
     callees = {}  # parsed once for every round (each round copies what it inlines)
+    resolve_function_names(parsed, parsed.node)  # f = model.rhs: f(u) is model.rhs(u)
     while rounds < _MOST_OBJECT_ROUNDS:
         trial = copied(parsed, parsed.node)
         inliner = _Inliner(parsed, trial, own_places, excluded, callees)
