@@ -79,15 +79,71 @@ def test_the_loop_is_gone_and_a_key_read_is_a_constant():
     assert "d['enc']" in text and "d['dec']" in text
 
 
-def test_a_loop_with_break_stays_a_loop():
-    def left_early(a, b):
+def left_early(a, b, c):
+    s = 0.0
+    for k, v in enumerate((a, b, c)):
+        s = s + np.sum(v * v) * (s + 1.0)
+        if np.sum(v) > 0.0:
+            break  # the later copies run under `if not stop:`
+        s = s * 0.5
+    return s + k  # the counter of the copy that broke, as in Python
+
+
+def skipped_by_data(a, b, c):
+    s = 1.0
+    for v in (a, -b, c.T):  # -b, c.T: evaluated before the loop, as Python makes the tuple
+        if np.sum(v) > 0.0:
+            if np.sum(v) > 1.0:
+                continue
+            s = s + np.sum(np.sin(v))
+            continue
+        s = s * np.sum(np.cos(v)) + 1.0
+    return s
+
+
+def skipped_by_the_counter(a, b, c):
+    s = 1.0
+    for k, v in enumerate([a, b, c]):
+        if k == 1:
+            continue  # a condition of the copy's constant: decided when lowering
+        s = s * np.sum(np.tanh(v)) + 2.0
+    return s
+
+
+EXITS = [left_early, skipped_by_data, skipped_by_the_counter]
+
+
+@pytest.mark.parametrize("f", EXITS)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_break_and_continue_in_the_copies_compute_what_python_does(f, options):
+    for seed in range(4):  # the exits taken by some items, by others
+        rng = np.random.default_rng(seed)
+        args = tuple(rng.normal(size=(2, 2)) for _ in range(3))
+        value, _ = tc.value_and_grad(f, wrt=(0, 1, 2), **options)(*args)
+        np.testing.assert_allclose(value, f(*(a.copy() for a in args)), rtol=1e-12)
+        check_grad(f, args, wrt=(0, 1, 2))
+
+
+def test_a_loop_with_break_or_continue_is_unrolled_with_a_flag():
+    text = desugared(left_early)
+    assert "for k, v in" not in text and "stop = True" in text and "if not stop:" in text
+    assert "k = 2" in text  # (read after the loop: bound in each copy)
+    text = desugared(skipped_by_data)
+    assert "for v in" not in text and "continue" not in text
+    assert "item = -b" in text and "item_2 = c.T" in text
+
+
+def test_a_break_inside_a_try_keeps_the_loop():
+    def inside_a_try(a, b):
         s = 0.0
         for v in (a, b):
-            if s > 1.0:
-                break
-            s = s + np.sum(v)
+            try:
+                if s > 1.0:
+                    break
+            finally:
+                s = s + np.sum(v)
         return s
-    assert "for v in (a, b)" in desugared(left_early)
+    assert "for v in (a, b)" in desugared(inside_a_try)
 
 
 def layers(params, x):
@@ -165,3 +221,86 @@ def test_after_the_loop_a_variable_holds_the_last_item_whatever_the_earlier_ones
         value, _ = tc.value_and_grad(mixed, wrt=(0, 1), **options)(x, y)
         np.testing.assert_allclose(value, mixed(x, y), rtol=1e-12)
         check_grad(mixed, (x, y), wrt=(0, 1), df=tc.grad(mixed, wrt=(0, 1), **options))
+
+
+# --- a loop over a name bound once to a display ---------------------------------
+def over_a_local_list(a, b, c):
+    ws = [a, b]
+    s = 0.0
+    for k, w in enumerate(ws):
+        s = s + np.sum(w * c) * (k + 1)
+    for w in ws:
+        s = s * np.sum(np.sin(w))
+    return s + len(ws)
+
+
+def over_a_local_dict(a, b, c):
+    d = {"x": a, "y": b}
+    s = 1.0
+    for k, v in d.items():
+        s = s + np.sum(v ** 2) * (2.0 if k == "x" else 3.0)
+    for k in d:
+        s = s * np.sum(d[k])
+    for v in d.values():
+        s = s + np.sum(np.cos(v))
+    return s
+
+
+def names_in_a_time_loop(a, b, c):
+    names = ("enc", "dec")
+    p = {"enc": a, "dec": b}
+    h = c[0]
+    for t in range(3):
+        for n in names:
+            h = np.tanh(p[n] @ h)
+    return np.sum(h)
+
+
+def written_in_place_after_the_display(a, b, c):
+    ws = [a, b]
+    a[0, 0] = 3.0  # the list holds the same array: the loop sees the write
+    s = 0.0
+    for w in ws:
+        s = s + np.sum(w * w * c)
+    return s
+
+
+def indexed_by_the_counter(a, b, c):
+    ws = (a, b, c)
+    s = 0.0
+    for l in range(len(ws)):
+        s = s + np.sum(ws[l]) * l
+        if l == 1:
+            continue
+        s = s * 0.5
+    return s
+
+
+LOCAL = [over_a_local_list, over_a_local_dict, names_in_a_time_loop,
+         written_in_place_after_the_display, indexed_by_the_counter]
+
+
+@pytest.mark.parametrize("f", LOCAL)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_loops_over_a_local_display_compute_what_python_does(f, options):
+    rng = np.random.default_rng(5)
+    args = tuple(rng.normal(size=(2, 2)) for _ in range(3))
+    value, _ = tc.value_and_grad(f, wrt=(1, 2), **options)(*(a.copy() for a in args))
+    np.testing.assert_allclose(value, f(*(a.copy() for a in args)), rtol=1e-12)
+    check_grad(f, args, wrt=(1, 2))
+
+
+@pytest.mark.parametrize("f", LOCAL)
+def test_a_loop_over_a_local_display_is_unrolled(f):
+    assert "for " not in desugared(f).replace("for t in range(3)", "")
+
+
+def test_a_display_whose_name_is_bound_again_later_keeps_the_loop():
+    def rebound_after(a, b):
+        ws = [a, b]
+        a = a * 2.0  # the list holds the old a
+        s = 0.0
+        for w in ws:
+            s = s + np.sum(w * w) + np.sum(a)
+        return s
+    assert "for w in ws" in desugared(rebound_after)

@@ -100,9 +100,12 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 6c. ``static_loops.py``: ``for k, v in enumerate([a, b])``, ``for name in ("enc",
    "dec")``, ``zip`` of displays, strings and constant ranges, ``for W, b in
    params`` and ``for k, v in params.items()`` over a list, tuple or dict the call
-   gives and the function only reads: the body once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0 == 0:``)
-   (after 5: the loops comprehensions became; after 6: a ``return`` there is a
-   ``break``, which keeps the loop);
+   gives and the function only reads, and over a name bound once to a display and
+   only read (``ws = [a, b]; for w in ws``, ``d = {...}; d.items()``): the body
+   once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0
+   == 0:``), ``continue`` and ``break`` as the rest of the copy in the ``if``'s
+   other branch and a flag the later copies test (after 5: the loops
+   comprehensions became; after 6: a ``return`` there is a ``break``);
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
    and read by item (``traj[t][2]``) or by loops (``for s, a, r in reversed(traj)``),
    as one list per tuple position (``traj_2[t]``, ``zip(traj_0[::-1], ...)``), each

@@ -33,19 +33,33 @@ only reads it (:func:`_only_read`: never bound again, written into, or handed
 on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies;
 ``for k, v in p.items()`` with ``k`` each key and ``v = p["W"]``; ``p``,
 ``p.keys()``, ``p.values()``, ``enumerate`` and ``zip`` of them; and ``for l in
-range(len(params))`` whose body indexes such a container with ``l``.
+range(len(params))`` whose body indexes such a container with ``l``.  So is a
+loop over a name bound once, in the function's own block, to such a display
+(``ws = [a, b]``, ``names = ("enc", "dec")``, ``d = {"W": W, "b": b}`` with
+``d.items()``) and only read, where no later statement binds a name the display
+reads (:func:`_local_displays`).
+
+An item of a display in the header that is an expression of names and constants
+(``a.T``, ``-x``, ``2 * x``) is evaluated before the loop into a name
+(``item = a.T``), as Python makes the display first.  ``continue`` and
+``break`` of the loop (in its body or its ``if`` blocks) end the copy as Python
+runs it: the rest of the block after an ``if`` that may leave goes into both of
+its branches (as the lowering writes the rest of a trip), and ``break`` sets a
+flag (``stop = True``) that the later copies test (``if not stop:``); a loop
+variable read after a loop that may break is bound in each copy, not folded.
 
 That is the same program exactly when the display's items are names and
-constants (tuples of them), or the ``enumerate`` (with a constant start) or
-``zip`` of such displays, given containers, strings and ranges of
-constants (the builtins meant); the body does not leave the loop early
-(``break``, ``continue``, ``return``), changes no item's name in place
-(``b += v`` may rebind a number or write into an array), calls none of the
-loop's variables, holds no ``def``, ``lambda``, class, comprehension, ``yield``,
-``global`` or ``nonlocal``, and holds no condition of a comprehension's loop
-(``comprehension_loops.py``: a condition known only at run time there is the
-lowering's to judge); the loop has no ``else``.  Any other loop stays, for the
-lowering (``lower/container_loops.py``).
+constants (tuples of them, expressions of them in a header's display), or the
+``enumerate`` (with a constant start) or ``zip`` of such displays, given
+containers, strings and ranges of constants (the builtins meant); the body's
+``break`` and ``continue`` are in ``if`` blocks only (not in a ``with`` or
+``try``), changes no item's name in place (``b += v`` may rebind a number or
+write into an array), calls none of the loop's variables, holds no ``def``,
+``lambda``, class, comprehension, ``return`` (``loop_exits.py`` made it a
+``break``), ``yield``, ``global`` or ``nonlocal``, and holds no condition of a
+comprehension's loop (``comprehension_loops.py``: a condition known only at run
+time there is the lowering's to judge); the loop has no ``else``.  Any other
+loop stays, for the lowering (``lower/container_loops.py``).
 """
 
 import copy
@@ -63,6 +77,9 @@ _CONSTANTS = (int, float, complex, str, bool, type(None))
 _OPAQUE = SCOPES + (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
                     gast.Return, gast.Yield, gast.YieldFrom, gast.Global, gast.Nonlocal)
 _LOOPS = (gast.For, gast.While)
+# the nodes of a display's item evaluated before the loop (:class:`_Expression`)
+_OF_NAMES = (gast.Attribute, gast.BinOp, gast.UnaryOp, gast.Name, gast.Constant, gast.Load,
+             gast.operator, gast.unaryop)
 
 
 class _Constant:
@@ -70,6 +87,16 @@ class _Constant:
 
     def __init__(self, value):
         self.value = value
+
+
+class _Expression:
+    """An item of the display that is an expression of names and constants
+    (``a.T``, ``-x``, ``2 * x``): evaluated before the loop, as Python makes the
+    display, into a name the copies read."""
+
+    def __init__(self, node):
+        self.node = node
+        self.name = None  # the name it is bound to (:meth:`_Unrolling.statements`)
 
 
 def unroll_static_loops(parsed, structures=None):
@@ -82,7 +109,9 @@ def unroll_static_loops(parsed, structures=None):
     meant = builtins_meant(("enumerate", "zip", "range", "len"), fnode, parsed.resolve)
     shapes = {name: structure for name, structure in (structures or {}).items()
               if _only_read(fnode, name, meant)}
-    _block(_Context(parsed, meant, names_taken(fnode), shapes), fnode.body)
+    context = _Context(parsed, meant, names_taken(fnode), shapes)
+    context.displays = _local_displays(fnode, meant)
+    _block(context, fnode.body)
 
 
 class _Context:
@@ -92,6 +121,7 @@ class _Context:
 
     def __init__(self, parsed, meant, taken, shapes):
         self.parsed, self.meant, self.taken, self.shapes = parsed, meant, taken, shapes
+        self.displays = {}  # name -> the display it holds (:func:`_local_displays`)
 
 
 def _block(context, stmts):
@@ -106,7 +136,44 @@ def _block(context, stmts):
         k += 1
 
 
-def _only_read(fnode, name, meant):
+def _local_displays(fnode, meant):
+    """{name: display} of the names bound once, by a statement of the function's
+    own block (``ws = [a, b]``, ``names = ("enc", "dec")``, ``d = {"W": W, "b":
+    b}``), to a list, tuple or dict display of names and constants (tuples of
+    them; a dict's keys constants), and then only read (:func:`_only_read`),
+    where no later statement binds a name the display reads: a loop over the
+    name is then a loop over its display (the items are the objects those names
+    hold when the loop runs, as when the display ran)."""
+    params = {a.id for a in fnode.args.posonlyargs + fnode.args.args + fnode.args.kwonlyargs}
+    params |= {a.id for a in (fnode.args.vararg, fnode.args.kwarg) if a is not None}
+    out = {}
+    for k, st in enumerate(fnode.body):
+        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                isinstance(st.targets[0], gast.Name) and
+                isinstance(st.value, (gast.List, gast.Tuple, gast.Dict))):
+            continue
+        name, value = st.targets[0].id, st.value
+        if isinstance(value, gast.Dict):
+            if not value.keys or not all(isinstance(c, gast.Constant) and
+                                         type(c.value) in (str, int) for c in value.keys) or \
+                    len({c.value for c in value.keys}) != len(value.keys):
+                continue
+            items = _display(gast.Tuple(elts=value.values, ctx=gast.Load()))
+        else:
+            items = _display(value)
+        if items is None or name in params or \
+                any(isinstance(i, _Expression) for i in _leaves(tuple(items))):
+            continue
+        read = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+        if any(isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load) and n.id in read
+               for later in fnode.body[k + 1:] for n in gast.walk(later)):
+            continue
+        if _only_read(fnode, name, meant, st.targets[0]):
+            out[name] = value
+    return out
+
+
+def _only_read(fnode, name, meant, binding=None):
     """Is the parameter ``name`` only read, never bound, changed or handed on:
     every mention an item read (``P[k]``, ``P["W"]``), ``len(P)``, or a loop's
     iterable (``P``, ``P.items()``, ``P.values()``, ``P.keys()``, given to
@@ -129,7 +196,8 @@ def _only_read(fnode, name, meant):
                     it.func.id in ("enumerate", "zip") and it.func.id in meant:
                 allowed.update(id(a) for a in it.args)
             allowed.add(id(it))
-    mentions = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name]
+    mentions = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name and
+                n is not binding]
     if not all(isinstance(n.ctx, (gast.Load, gast.Param)) and
                (isinstance(n.ctx, gast.Param) or id(n) in allowed) for n in mentions):
         return False
@@ -150,6 +218,7 @@ class _Unrolling:
     def __init__(self, context, s):
         self.s, self.parsed, self.meant = s, context.parsed, context.meant
         self.taken, self.shapes = context.taken, context.shapes
+        self.displays = context.displays
 
     def statements(self):
         """The loop's copies (after the items held before it), or None."""
@@ -164,7 +233,9 @@ class _Unrolling:
             return None
         stored = _stored(s.body)
         items = [_leaf for row in rows for _leaf in _leaves(row)]
-        if any(isinstance(i, gast.Name) and i.id in stored[1] for i in items):
+        if any(isinstance(n, gast.Name) and n.id in stored[1]
+               for i in items if isinstance(i, (gast.Name, _Expression))
+               for n in gast.walk(i if isinstance(i, gast.Name) else i.node)):
             return None  # b += v: a number rebound or an array written, not known here
         if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
                n.func.id in targets for st in s.body for n in gast.walk(st)):
@@ -173,22 +244,40 @@ class _Unrolling:
         rebound = stored[0] | targets
         held, before = {}, []
         for item in items:
+            if isinstance(item, _Expression):
+                item.name = fresh_name("item", self.taken)
+                before.append(located(gast.Assign(targets=[store_node(item.name)],
+                                                  value=item.node, type_comment=None), s))
+                continue
             if isinstance(item, gast.Name) and item.id in rebound and item.id not in held:
                 held[item.id] = fresh_name(f"{item.id}_item", self.taken)
                 before.append(located(gast.Assign(targets=[store_node(held[item.id])],
                                                   value=name_node(item.id), type_comment=None),
                                       s))
         folded = {name for name in targets if name not in stored[0] | stored[1]}
+        breaks = any(isinstance(n, gast.Break) for st in s.body for n in _walk_exits(st))
+        if breaks:  # which item a variable holds after the loop is known at run time:
+            folded = {name for name in folded  # bound in each copy, not folded
+                      if id(s) not in NameLiveness(self.parsed.node, name, read_names).after}
+        stop = fresh_name("stop", self.taken) if breaks else None
+        if stop is not None:  # stop = False: no copy left the loop yet
+            before.append(located(gast.Assign(targets=[store_node(stop)],
+                                              value=_constant_node(False), type_comment=None), s))
         out = list(before)
         last = {}
-        for row in rows:
+        for k, row in enumerate(rows):
             constants = {}
             bindings = []
             if not self._bind(s.target, row, folded, held, constants, bindings):
                 return None
             last = constants  # (what the last copy folds: an earlier one may differ)
-            out.extend(bindings)
-            out.extend(self._copy(st, constants) for st in s.body)
+            body = [self._copy(st, constants) for st in s.body]
+            copied = bindings + self._ended(body, stop)
+            if stop is not None and k:  # a later copy runs only if no copy broke
+                copied = [located(gast.If(test=gast.UnaryOp(op=gast.Not(),
+                                                            operand=name_node(stop)),
+                                          body=copied, orelse=[]), s)]
+            out.extend(copied)
         for name in sorted(last):
             if id(s) in NameLiveness(self.parsed.node, name, read_names).after:
                 out.append(located(gast.Assign(targets=[store_node(name)],
@@ -200,10 +289,9 @@ class _Unrolling:
         """Does the body hold nothing that stops the unrolling (the module's
         docstring)?"""
         conditions = self.parsed.comprehension_conditions
+        if not _exits_in_ifs(self.s.body):
+            return False
         for st in self.s.body:
-            for n in _walk_exits(st):
-                if isinstance(n, (gast.Break, gast.Continue)):
-                    return False
             for n in gast.walk(st):
                 if isinstance(n, _OPAQUE) or n in conditions:
                     return False
@@ -217,7 +305,9 @@ class _Unrolling:
             return _display(it)
         if self.s in self.parsed.comprehension_loops or \
                 self._indexes_a_given_container():  # [f(k) for k in range(3)], params[l]
-            return self._range(it)
+            rows = self._range(it)
+            if rows is not None:
+                return rows
         given = self._given(it)
         if given is not None:
             return given
@@ -260,6 +350,8 @@ class _Unrolling:
         if isinstance(node, gast.Call) and not node.args and not node.keywords and \
                 isinstance(node.func, gast.Attribute):
             node, method = node.func.value, node.func.attr
+        if isinstance(node, gast.Name) and node.id in self.displays:
+            return _of_display(self.displays[node.id], method)
         if not isinstance(node, gast.Name) or node.id not in self.shapes:
             return None
         structure = self.shapes[node.id]
@@ -298,6 +390,12 @@ class _Unrolling:
                 not node.keywords and isinstance(node.args[0], gast.Name) and \
                 node.args[0].id in self.shapes:
             return len(self.shapes[node.args[0].id][1])
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "len" and "len" in self.meant and len(node.args) == 1 and \
+                not node.keywords and isinstance(node.args[0], gast.Name) and \
+                node.args[0].id in self.displays:
+            return len(_of_display(self.displays[node.args[0].id], "keys" if isinstance(
+                self.displays[node.args[0].id], gast.Dict) else None))
         return None
 
     def _indexes_a_given_container(self):
@@ -306,7 +404,7 @@ class _Unrolling:
         target = self.s.target
         return isinstance(target, gast.Name) and any(
             isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and
-            n.value.id in self.shapes and
+            (n.value.id in self.shapes or n.value.id in self.displays) and
             any(isinstance(m, gast.Name) and m.id == target.id for m in gast.walk(n.slice))
             for st in self.s.body for n in gast.walk(st))
 
@@ -337,11 +435,39 @@ class _Unrolling:
     def _value(self, item, held):
         if isinstance(item, _Constant):
             return _constant_node(item.value)
+        if isinstance(item, _Expression):
+            return name_node(item.name)
         if isinstance(item, gast.Name):
             return name_node(held.get(item.id, item.id))
         if isinstance(item, gast.Subscript):
             return copy.deepcopy(item)
         return gast.Tuple(elts=[self._value(i, held) for i in item.elts], ctx=gast.Load())
+
+    def _ended(self, stmts, stop):
+        """The statements ``stmts`` of one copy without its ``continue`` and
+        ``break`` (the loop's own, in ``if`` blocks only: :func:`_exits_in_ifs`),
+        as Python runs them: the rest of a block after an exit is dropped, the rest
+        after an ``if`` that may exit goes into both of its branches (as the
+        lowering writes the rest of a trip after such an ``if``), and ``break``
+        sets ``stop`` first (the later copies run under ``if not stop:``)."""
+        out = []
+        for k, st in enumerate(stmts):
+            if isinstance(st, gast.Continue):
+                break
+            if isinstance(st, gast.Break):
+                out.append(located(gast.Assign(targets=[store_node(stop)],
+                                               value=_constant_node(True), type_comment=None),
+                                   st))
+                break
+            if isinstance(st, gast.If) and any(
+                    isinstance(n, (gast.Break, gast.Continue)) for n in _walk_exits(st)):
+                rest = stmts[k + 1:]
+                st.body = self._ended(st.body + [self._copy(r, {}) for r in rest], stop)
+                st.orelse = self._ended(st.orelse + rest, stop) if st.orelse or rest else []
+                out.append(st)
+                break
+            out.append(st)
+        return out or [located(gast.Pass(), stmts[0] if stmts else self.s)]
 
     def _copy(self, st, constants):
         """A copy of the body's statement ``st`` (keeping the facts the earlier
@@ -372,6 +498,22 @@ class _Folding(gast.NodeTransformer):
         return node
 
 
+def _of_display(display, method):
+    """The items of a loop over a name bound to ``display`` (:func:`_local_displays`):
+    the display's items, a dict's keys, values or (key, value) items."""
+    if not isinstance(display, gast.Dict):
+        return _display(display) if method is None else None
+    keys = [_Constant(c.value) for c in display.keys]
+    values = _display(gast.Tuple(elts=display.values, ctx=gast.Load()))
+    if method in (None, "keys"):
+        return keys
+    if method == "values":
+        return values
+    if method == "items":
+        return list(zip(keys, values))
+    return None
+
+
 def _display(node):
     """The items of a tuple or list display of names and constants (tuple
     displays of them too), or None."""
@@ -385,6 +527,9 @@ def _display(node):
             items.append(e)
         elif isinstance(e, gast.Tuple) and e.elts and _display(e) is not None:
             items.append(gast.Tuple(elts=_display(e), ctx=gast.Load()))
+        elif isinstance(e, (gast.Attribute, gast.BinOp, gast.UnaryOp)) and \
+                all(isinstance(n, _OF_NAMES) for n in gast.walk(e)):
+            items.append(_Expression(e))
         else:
             return None
     return items
@@ -423,6 +568,20 @@ def _stored(body):
             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
                 changed.add(n.target.id)
     return bound, changed
+
+
+def _exits_in_ifs(stmts):
+    """Is every ``break`` and ``continue`` of the loop whose body is ``stmts`` a
+    statement of the body or of its ``if`` blocks (nested), none inside a
+    ``with``, ``try`` or ``match``?"""
+    for st in stmts:
+        if isinstance(st, gast.If):
+            if not (_exits_in_ifs(st.body) and _exits_in_ifs(st.orelse)):
+                return False
+        elif not isinstance(st, (gast.Break, gast.Continue)) and any(
+                isinstance(n, (gast.Break, gast.Continue)) for n in _walk_exits(st)):
+            return False
+    return True
 
 
 def _walk_exits(st):

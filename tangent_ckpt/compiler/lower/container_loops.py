@@ -10,11 +10,12 @@ not carry.  A loop target bound to a constant (a key, a counter) is that
 constant in its copy, so that ``d[k]`` reads a known key and ``if k == 0:``
 keeps only the path that runs (:meth:`ContainerLoops.static_truth`).
 
-``desugar/static_loops.py`` unrolls a loop over a display in its header, a
-comprehension's loop over a constant range and a loop over a container of arrays
-the call gives and the function only reads; what reaches this module is the rest
-(a container bound to a name in the function, one the function changes, one
-holding objects, a body with ``continue``).
+``desugar/static_loops.py`` unrolls a loop over a display in its header or over a
+name bound once to a display and only read, a comprehension's loop over a
+constant range and a loop over a container of arrays the call gives and the
+function only reads (with ``break`` and ``continue`` in their bodies); what
+reaches this module is the rest (a list built by appends or a comprehension, a
+container the function changes, one holding objects, one bound more than once).
 """
 
 import ast

@@ -39,11 +39,12 @@ lowering:
   time;
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
   ranges of constants that desugar left (unrolled; ``desugar/static_loops.py``
-  unrolls those over a display in the header, a comprehension's over a constant
-  range and those over a list, tuple or dict of arrays the call gives and the
-  function only reads; left here: a container bound to a name in the function,
-  one the function changes, one holding objects, a body with ``continue``), and
-  conditions of constants;
+  unrolls those over a display in the header or a name bound once to one and only
+  read, a comprehension's over a constant range and those over a list, tuple or
+  dict of arrays the call gives and the function only reads, ``break`` and
+  ``continue`` in their bodies too; left here: a list built by appends or a
+  comprehension, a container the function changes, one holding objects, one
+  bound to a name more than once), and conditions of constants;
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
   ``append``/``extend`` (on a list of static structure only the new items are
   bound, an item the append computed in its own variable; a list made in a loop's
