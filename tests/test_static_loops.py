@@ -9,6 +9,7 @@ import pytest
 import tangent_ckpt as tc
 from gradcheck import check_grad
 from tangent_ckpt.compiler.pipeline import desugared
+from tangent_ckpt.errors import TangentCkptError
 
 
 def keys_then_rebound(x, y):
@@ -295,12 +296,32 @@ def test_a_loop_over_a_local_display_is_unrolled(f):
     assert "for " not in desugared(f).replace("for t in range(3)", "")
 
 
-def test_a_display_whose_name_is_bound_again_later_keeps_the_loop():
-    def rebound_after(a, b):
-        ws = [a, b]
-        a = a * 2.0  # the list holds the old a
-        s = 0.0
+def rebound_after_the_display(a, b, c):
+    ws = [a, b * 2.0]  # b * 2.0: made here; a: the list holds the a of here
+    a = a * 2.0
+    s = 0.0
+    for w in ws:
+        s = s + np.sum(w * w * c) + np.sum(a)
+    return s
+
+
+def test_items_are_the_objects_the_display_made():
+    text = desugared(rebound_after_the_display)
+    assert "ws_0 = a\n    ws_1 = b * 2.0\n    ws = [ws_0, ws_1]\n" in text
+    assert "for w in" not in text
+    rng = np.random.default_rng(6)
+    args = tuple(rng.normal(size=(2, 2)) for _ in range(3))
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        value, _ = tc.value_and_grad(rebound_after_the_display, wrt=(0, 1, 2), **options)(*args)
+        np.testing.assert_allclose(value, rebound_after_the_display(*args), rtol=1e-12)
+    check_grad(rebound_after_the_display, args, wrt=(0, 1, 2))
+
+
+def test_a_loop_changing_its_variable_in_place_keeps_the_loop():
+    def stepped(u, g):
+        ws = [u * 1.0, u * 2.0]
         for w in ws:
-            s = s + np.sum(w * w) + np.sum(a)
-        return s
-    assert "for w in ws" in desugared(rebound_after)
+            w -= 0.1 * g  # the refusal of the loop names the form that does it
+        return np.sum(ws[0])
+    with pytest.raises(TangentCkptError, match=r"for k in range\(len\(ws\)\): ws\[k\] -="):
+        tc.grad(stepped, wrt=(1,))(np.ones(2), np.ones(2))

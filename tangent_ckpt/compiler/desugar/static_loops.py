@@ -110,7 +110,7 @@ def unroll_static_loops(parsed, structures=None):
     shapes = {name: structure for name, structure in (structures or {}).items()
               if _only_read(fnode, name, meant)}
     context = _Context(parsed, meant, names_taken(fnode), shapes)
-    context.displays = _local_displays(fnode, meant)
+    context.displays = _local_displays(fnode, meant, context.taken)
     _block(context, fnode.body)
 
 
@@ -136,20 +136,28 @@ def _block(context, stmts):
         k += 1
 
 
-def _local_displays(fnode, meant):
+def _local_displays(fnode, meant, taken):
     """{name: display} of the names bound once, by a statement of the function's
     own block (``ws = [a, b]``, ``names = ("enc", "dec")``, ``d = {"W": W, "b":
     b}``), to a list, tuple or dict display of names and constants (tuples of
-    them; a dict's keys constants), and then only read (:func:`_only_read`),
-    where no later statement binds a name the display reads: a loop over the
-    name is then a loop over its display (the items are the objects those names
-    hold when the loop runs, as when the display ran)."""
+    them, expressions of them; a dict's keys constants), then only read
+    (:func:`_only_read`) and iterated by a loop: a loop over the name is then a
+    loop over its display.  An item that is an expression (``a * 1.0``), or a
+    name a later statement binds again, is first bound to a name of its own
+    where the display runs (``ws_0 = a * 1.0``; in place, in ``fnode``), so the
+    items are the objects the display made, as in Python."""
     params = {a.id for a in fnode.args.posonlyargs + fnode.args.args + fnode.args.kwonlyargs}
     params |= {a.id for a in (fnode.args.vararg, fnode.args.kwarg) if a is not None}
-    out = {}
+    loops = [loop for loop in gast.walk(fnode) if isinstance(loop, gast.For)]
+    iterated = {n.id for loop in loops for n in gast.walk(loop.iter) if isinstance(n, gast.Name)}
+    iterated -= {n.id for loop in loops if _changes_its_variables(loop)
+                 for n in gast.walk(loop.iter) if isinstance(n, gast.Name)}
+    out, body = {}, []
     for k, st in enumerate(fnode.body):
+        body.append(st)
         if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
-                isinstance(st.targets[0], gast.Name) and
+                isinstance(st.targets[0], gast.Name) and st.targets[0].id in iterated and
+                st.targets[0].id not in params and
                 isinstance(st.value, (gast.List, gast.Tuple, gast.Dict))):
             continue
         name, value = st.targets[0].id, st.value
@@ -158,19 +166,54 @@ def _local_displays(fnode, meant):
                                          type(c.value) in (str, int) for c in value.keys) or \
                     len({c.value for c in value.keys}) != len(value.keys):
                 continue
-            items = _display(gast.Tuple(elts=value.values, ctx=gast.Load()))
+            elts = value.values
         else:
-            items = _display(value)
-        if items is None or name in params or \
-                any(isinstance(i, _Expression) for i in _leaves(tuple(items))):
+            elts = value.elts
+        if _display(gast.Tuple(elts=elts, ctx=gast.Load())) is None or \
+                not _only_read(fnode, name, meant, st.targets[0]):
             continue
-        read = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
-        if any(isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load) and n.id in read
-               for later in fnode.body[k + 1:] for n in gast.walk(later)):
-            continue
-        if _only_read(fnode, name, meant, st.targets[0]):
-            out[name] = value
+        later = {n.id for after in fnode.body[k + 1:] for n in gast.walk(after)
+                 if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+        held = []
+        _hold_items(elts, name, later, taken, held)
+        body[-1:] = [located(gast.Assign(targets=[store_node(item_name)], value=item,
+                                         type_comment=None), st)
+                     for item_name, item in held] + [st]
+        out[name] = value
+    fnode.body[:] = body
     return out
+
+
+def _changes_its_variables(loop):
+    """Does the body of ``loop`` change what a loop variable holds in place (``w -=
+    g``, ``w[0] = v``, ``w.fill(0)``)?  (An item of the list it visits: the
+    lowering's refusal names the form that does it, ``ws[k] -= g``.)"""
+    names = {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
+    for st in loop.body:
+        for n in gast.walk(st):
+            if isinstance(n, gast.AugAssign) and root_name(n.target) in names:
+                return True
+            if isinstance(n, (gast.Subscript, gast.Attribute)) and \
+                    isinstance(n.ctx, (gast.Store, gast.Del)) and root_name(n) in names:
+                return True
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    root_name(n.func.value) in names:
+                return True
+    return False
+
+
+def _hold_items(elts, stem, later, taken, held):
+    """Replace (in place) each item of ``elts`` that is an expression, or a name in
+    ``later``, by a fresh name ``stem_k`` (``stem_k_j`` in a nested tuple);
+    ``held`` gets the (name, item) bindings, in Python's order."""
+    for k, e in enumerate(elts):
+        if isinstance(e, gast.Tuple):
+            _hold_items(e.elts, f"{stem}_{k}", later, taken, held)
+        elif not isinstance(e, gast.Constant) and (
+                not isinstance(e, gast.Name) or e.id in later):
+            item_name = fresh_name(f"{stem}_{k}", taken)
+            held.append((item_name, e))
+            elts[k] = gast.copy_location(name_node(item_name), e)
 
 
 def _only_read(fnode, name, meant, binding=None):
