@@ -36,8 +36,9 @@ on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies;
 range(len(params))`` whose body indexes such a container with ``l``.  So is a
 loop over a name bound once, in the function's own block, to such a display
 (``ws = [a, b]``, ``names = ("enc", "dec")``, ``d = {"W": W, "b": b}`` with
-``d.items()``) and only read, where no later statement binds a name the display
-reads (:func:`_local_displays`).
+``d.items()``) and only read, its items that are expressions or names a later
+statement binds again first bound to names of their own where the display runs
+(``ws_0 = a * 1.0``; :func:`_local_displays`).
 
 An item of a display in the header that is an expression of names and constants
 (``a.T``, ``-x``, ``2 * x``) is evaluated before the loop into a name
