@@ -210,7 +210,7 @@ def _hold_items(elts, stem, later, taken, held):
     for k, e in enumerate(elts):
         if isinstance(e, gast.Tuple):
             _hold_items(e.elts, f"{stem}_{k}", later, taken, held)
-        elif not isinstance(e, gast.Constant) and (
+        elif _constant_item(e) is None and (
                 not isinstance(e, gast.Name) or e.id in later):
             item_name = fresh_name(f"{stem}_{k}", taken)
             held.append((item_name, e))
@@ -347,8 +347,9 @@ class _Unrolling:
         row."""
         if isinstance(it, (gast.Tuple, gast.List)):
             return _display(it)
-        if self.s in self.parsed.comprehension_loops or \
-                self._indexes_a_given_container():  # [f(k) for k in range(3)], params[l]
+        if self.s in self.parsed.comprehension_loops:  # [f(k) for k in range(3)]
+            return self._range(it)
+        if self._indexes_a_given_container():  # params[l], ws[l] of a local display
             rows = self._range(it)
             if rows is not None:
                 return rows
@@ -558,6 +559,16 @@ def _of_display(display, method):
     return None
 
 
+def _constant_item(e):
+    """The :class:`_Constant` a display's item ``e`` is (``"enc"``, ``2``, ``-1``), or None."""
+    if isinstance(e, gast.Constant) and type(e.value) in _CONSTANTS:
+        return _Constant(e.value)
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub) and \
+            isinstance(e.operand, gast.Constant) and type(e.operand.value) in (int, float):
+        return _Constant(-e.operand.value)
+    return None
+
+
 def _display(node):
     """The items of a tuple or list display of names and constants (tuple
     displays of them too), or None."""
@@ -565,8 +576,8 @@ def _display(node):
         return None
     items = []
     for e in node.elts:
-        if isinstance(e, gast.Constant) and type(e.value) in _CONSTANTS:
-            items.append(_Constant(e.value))
+        if _constant_item(e) is not None:
+            items.append(_constant_item(e))
         elif isinstance(e, gast.Name):
             items.append(e)
         elif isinstance(e, gast.Tuple) and e.elts and _display(e) is not None:
