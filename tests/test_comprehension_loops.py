@@ -238,10 +238,9 @@ def nested_dicts(x):
 
 def test_a_dict_bound_by_its_comprehension_is_filled_by_the_loop():
     """``doubled = {k: v * 2 for ...}``: ``doubled = {}`` and the loop storing each
-    key, unrolled (desugar/static_loops.py: ``d`` holds a display) into one store
-    per key, with no copies."""
+    key, unrolled by the lowering into one variable per key, with no copies."""
     text = str(desugared(doubled_by_key))
-    assert "doubled = {}\n    v = a\n    doubled['a'] = v * 2\n    v = b\n" in text
+    assert "doubled = {}\n    for k, v in d.items():\n        doubled[k] = v * 2\n" in text
     for options in OPTIONS:
         df = check_grad_and_autograd(doubled_by_key, (vec(3), vec(3)), (0, 1), **options)
         assert "doubled_a = " not in df.source and "doubled_a_2" not in df.source
