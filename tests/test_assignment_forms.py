@@ -337,3 +337,25 @@ def test_starred_unpacking_refused_with_its_line(f, words):
     message = str(info.value)
     assert f"{HERE}:{line_of(f, '# UNPACK')}:" in message, message
     assert words in message, message
+
+
+def swap_into_a_list(x):
+    p, q = x[0], x[1]
+    p, q = q, [p, 2.0]  # the list reads p before p is rebound
+    return p * 10.0 + q[0] * q[1]
+
+
+def swap_into_a_dict(x):
+    p, q = x[0], x[1]
+    p, q = q, {"a": p, "b": 2.0}
+    return p * 10.0 + q["a"] * q["b"]
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", [swap_into_a_list, swap_into_a_dict], ids=lambda f: f.__name__)
+def test_a_display_on_the_right_reads_a_name_before_the_targets_rebind_it(f, options):
+    """``p, q = q, [p, 2.0]``: the list holds the ``p`` of before the statement
+    (it read the new one: 8.4 for Python's 7.6)."""
+    x = np.array([0.3, 0.7, 1.1])
+    np.testing.assert_allclose(tc.value_and_grad(f, **options)(x)[0], f(x))
+    check_grad(f, (x,), df=tc.grad(f, **options))

@@ -111,6 +111,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    as one list per tuple position (``traj_2[t]``, ``zip(traj_0[::-1], ...)``), each
    the lowering's list built at run time (after 5: a comprehension over it is a
    loop; after 6c: a loop over a display that appended is unrolled);
+6e. ``starred_targets.py``: ``a, *rest, z = [x0, x1, x2, x3]`` (a display, a name
+   bound to one just before, a list the call gives) as ``a, rest, z = x0, [x1,
+   x2], x3``, also a ``for`` target over a display of displays; any other starred
+   target refused (after 6c, whose copies bind plain targets, and 6d);
 7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
    ``shuffle_calls.py``: ``np.random.shuffle(a)``, ``a[...] = np.random.permutation(a)``;
    ``dict_keys.py``: ``for k in d.keys()`` over a dict, ``for k in d``;
@@ -167,6 +171,7 @@ from tangent_ckpt.compiler.desugar.row_loops import index_row_loops
 from tangent_ckpt.compiler.desugar.scalar_objects import given_object
 from tangent_ckpt.compiler.desugar.shuffle_calls import rewrite_shuffle_calls
 from tangent_ckpt.compiler.desugar.spread_arguments import write_spread_arguments
+from tangent_ckpt.compiler.desugar.starred_targets import write_starred_targets
 from tangent_ckpt.compiler.desugar.static_loops import unroll_static_loops
 from tangent_ckpt.compiler.desugar.transposed_targets import name_transposed_targets
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
@@ -217,6 +222,7 @@ def desugar(parsed, helper=False, given=None, structures=None):
     index_row_loops(parsed)
     unroll_static_loops(parsed, structures)
     split_tuple_lists(parsed)
+    write_starred_targets(parsed, structures)
     bindings = rewrite_fill_calls(parsed)
     bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)

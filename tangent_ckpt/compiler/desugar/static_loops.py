@@ -29,7 +29,7 @@ of constants (``[f(k) for k in range(3)]``) are unrolled the same way: outer
 loops first, so that an inner ``range(i)`` is one of constants in each copy.  So
 is a loop over a list, tuple or dict the call gives (the compiled function is
 specialised to its structure, ``passes.given_containers``) where the function
-only reads it (:func:`_only_read`: never bound again, written into, or handed
+only reads it (:func:`only_read`: never bound again, written into, or handed
 on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies;
 ``for k, v in p.items()`` with ``k`` each key and ``v = p["W"]``; ``p``,
 ``p.keys()``, ``p.values()``, ``enumerate`` and ``zip`` of them; and ``for l in
@@ -109,7 +109,7 @@ def unroll_static_loops(parsed, structures=None):
     fnode = parsed.node
     meant = builtins_meant(("enumerate", "zip", "range", "len"), fnode, parsed.resolve)
     shapes = {name: structure for name, structure in (structures or {}).items()
-              if _only_read(fnode, name, meant)}
+              if only_read(fnode, name, meant)}
     context = _Context(parsed, meant, names_taken(fnode), shapes)
     context.displays = _local_displays(fnode, meant, context.taken)
     _block(context, fnode.body)
@@ -142,7 +142,7 @@ def _local_displays(fnode, meant, taken):
     own block (``ws = [a, b]``, ``names = ("enc", "dec")``, ``d = {"W": W, "b":
     b}``), to a list, tuple or dict display of names and constants (tuples of
     them, expressions of them; a dict's keys constants), then only read
-    (:func:`_only_read`) and iterated by a loop: a loop over the name is then a
+    (:func:`only_read`) and iterated by a loop: a loop over the name is then a
     loop over its display.  An item that is an expression (``a * 1.0``), or a
     name a later statement binds again, is first bound to a name of its own
     where the display runs (``ws_0 = a * 1.0``; in place, in ``fnode``), so the
@@ -171,7 +171,7 @@ def _local_displays(fnode, meant, taken):
         else:
             elts = value.elts
         if _display(gast.Tuple(elts=elts, ctx=gast.Load())) is None or \
-                not _only_read(fnode, name, meant, st.targets[0]):
+                not only_read(fnode, name, meant, st.targets[0]):
             continue
         later = {n.id for after in fnode.body[k + 1:] for n in gast.walk(after)
                  if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
@@ -217,13 +217,15 @@ def _hold_items(elts, stem, later, taken, held):
             elts[k] = gast.copy_location(name_node(item_name), e)
 
 
-def _only_read(fnode, name, meant, binding=None):
+def only_read(fnode, name, meant, binding=None, also=()):
     """Is the parameter ``name`` only read, never bound, changed or handed on:
-    every mention an item read (``P[k]``, ``P["W"]``), ``len(P)``, or a loop's
-    iterable (``P``, ``P.items()``, ``P.values()``, ``P.keys()``, given to
-    ``enumerate`` or ``zip``)?  Then what it holds is what the call gave, from
+    every mention (but ``binding``, the statement's target that binds it) an
+    item read (``P[k]``, ``P["W"]``), ``len(P)``, a loop's iterable (``P``,
+    ``P.items()``, ``P.values()``, ``P.keys()``, given to ``enumerate`` or
+    ``zip``) or one of the nodes ``also`` (their ids: the right side of ``a,
+    *rest = P``, read whole)?  Then what it holds is what the call gave, from
     the first statement to the last."""
-    allowed = set()
+    allowed = set(also)
     for n in gast.walk(fnode):
         if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
             allowed.add(id(n.value))
@@ -388,7 +390,7 @@ class _Unrolling:
 
     def _given(self, node):
         """The items of a loop over a parameter the call gives a list, tuple or
-        dict (only read: :func:`_only_read`): ``P[0]``, ``P[1]``, ... of a list or
+        dict (only read: :func:`only_read`): ``P[0]``, ``P[1]``, ... of a list or
         tuple; the keys of a dict (``P``, ``P.keys()``), its items
         (``P.items()``: key and ``P[key]``), its values; else None."""
         method = None

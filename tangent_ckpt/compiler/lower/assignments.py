@@ -69,9 +69,6 @@ class AssignmentLowering:
                 e.id for e in target.elts if isinstance(e, gast.Name)) or "item")
             if isinstance(value, DictValue):  # a, b = d: its keys, as in Python
                 value = TupleValue(iteration_items(value))
-            # a, *rest = ...: the starred target's items are gathered into a new list
-            is_starred = any(isinstance(e, gast.Starred) for e in gast.walk(target))
-            target, value = self.starred(target, value, s)
             if isinstance(value, TupleValue):
                 if len(value.items) != len(target.elts):
                     raise self.lo.error(TransformError, "tuple unpacking with the wrong length", s)
@@ -85,8 +82,12 @@ class AssignmentLowering:
                         tmp = self.lo.namer.fresh(item.id + "_old")
                         self.lo.emit(ir.Assign(tmp, ir.Copy(item), line))
                         return ir.Name(tmp)
-                    if isinstance(item, TupleValue) and is_starred:  # p, *q = q, p: the list
-                        return TupleValue([kept(v) for v in item.items], item.is_list, item.cls)
+                    if isinstance(item, TupleValue):  # p, q = q, [p, 2.0]: [p, 2.0] first
+                        inner = [kept(v) for v in item.items]
+                        if all(a is b for a, b in zip(inner, item.items)):
+                            return item  # (the same list: an alias stays one)
+                        return DictValue(item.keys, inner) if isinstance(item, DictValue) \
+                            else TupleValue(inner, item.is_list, item.cls)
                     return item
 
                 items = [kept(item) for item in value.items]
@@ -104,33 +105,6 @@ class AssignmentLowering:
             raise self.lo.error(UnsupportedSyntaxError,
                              f"assignment to {type(target).__name__.lower()}", s,
                              hint="assign to plain variables or array elements")
-
-    def starred(self, target, value, s):
-        """``a, *rest, z = [x0, x1, x2, x3]`` with items known when compiling: the
-        targets without the star, and the items with the starred target's share
-        gathered into the new list Python binds it to (``rest = [x1, x2]``);
-        ``target`` and ``value`` themselves without a star.  Refused where the
-        length is known only when the code runs."""
-        starred = [i for i, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
-        if not starred:
-            return target, value
-        if not isinstance(value, TupleValue):
-            raise self.lo.error(UnsupportedSyntaxError,
-                                "starred assignment of a value whose length is known only "
-                                "when the code runs (an array, a list built in a loop)", s,
-                                construct="starred assignment",
-                                hint="index it instead: a, rest = x[0], x[1:]")
-        k = starred[0]
-        after = len(target.elts) - k - 1
-        if len(value.items) < len(target.elts) - 1:
-            raise self.lo.error(TransformError,
-                                f"not enough values to unpack (expected at least "
-                                f"{len(target.elts) - 1}, got {len(value.items)})", s,
-                                construct="starred assignment")
-        middle = TupleValue(value.items[k:len(value.items) - after], is_list=True)
-        elts = target.elts[:k] + [target.elts[k].value] + target.elts[k + 1:]
-        items = value.items[:k] + [middle] + value.items[len(value.items) - after:]
-        return gast.Tuple(elts=elts, ctx=gast.Store()), TupleValue(items)
 
     def _user_name_of(self, ir_name):
         return {k for k, v in self.lo.current_scope.rename.items()
@@ -150,7 +124,6 @@ class AssignmentLowering:
         elif isinstance(target, (gast.Tuple, gast.List)):
             if isinstance(value, DictValue):  # its keys, as in Python
                 value = TupleValue(iteration_items(value))
-            target, value = self.starred(target, value, s)
             if isinstance(value, TupleValue):
                 for elt, item in zip(target.elts, value.items):
                     self.assign_operand(elt, item, s)
