@@ -35,7 +35,7 @@ from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import (column_join,
 from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
-from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import item_at
+from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import item_at, sorted_order
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import running_extremum_tangent
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, in_place_result, stored_tangent,
@@ -755,7 +755,8 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
                items="column_join_adjoint(g, items, i)", linear="joint")
     # the array only gives the diagonal's length
     # sorted(xs) of items known when compiling: item k of the sorted list, at the
-    # position rt.sorted_order found (lower/builtin_extremes.py)
+    # position rt.sorted_order found (desugar/extreme_items.py)
+    defconstant(sorted_order, "values, reverse=False", name="rt.sorted_order", view=False)
     defadjoint(item_at, "order, k, *items", name="rt.item_at", view=False,
                sequence=("items",), piecewise=("order", "k"), linear=("items",),
                items="item_at_adjoint(g, order, k, i)")

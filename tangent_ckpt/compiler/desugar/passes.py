@@ -115,6 +115,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    bound to one just before, a list the call gives) as ``a, rest, z = x0, [x1,
    x2], x3``, also a ``for`` target over a display of displays; any other starred
    target refused (after 6c, whose copies bind plain targets, and 6d);
+   ``extreme_items.py``: ``max(xs)``, ``min(xs)`` of such a list as pairs
+   ``max(max(xs[0], xs[1]), xs[2])``, ``ys = sorted(xs)`` as ``ys_order =
+   sorted_order(xs)`` and ``ys = [item_at(ys_order, 0, xs[0], ...), ...]`` (after
+   5 and 6c: the appends of a comprehension or a loop they unrolled);
 7. ``fill_calls.py``: ``a.fill(v)`` on an array, the write ``a[...] = v``;
    ``shuffle_calls.py``: ``np.random.shuffle(a)``, ``a[...] = np.random.permutation(a)``;
    ``dict_keys.py``: ``for k in d.keys()`` over a dict, ``for k in d``;
@@ -147,6 +151,7 @@ from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
+from tangent_ckpt.compiler.desugar.extreme_items import write_extreme_items
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
@@ -223,6 +228,7 @@ def desugar(parsed, helper=False, given=None, structures=None):
     unroll_static_loops(parsed, structures)
     split_tuple_lists(parsed)
     write_starred_targets(parsed, structures)
+    write_extreme_items(parsed, structures)
     bindings = rewrite_fill_calls(parsed)
     bindings = rewrite_shuffle_calls(parsed, bindings)
     iterate_dicts_directly(parsed.node)

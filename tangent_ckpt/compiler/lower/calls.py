@@ -15,7 +15,7 @@ from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.lower.builtin_extremes import (
-    extreme_of_one_iterable, is_extreme_of_one_iterable, is_sorted_of_one_iterable, sorted_items,
+    extreme_of_one_iterable, is_extreme_of_one_iterable,
 )
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.guards import (check_callable_arguments, check_helper_call,
@@ -33,6 +33,7 @@ from tangent_ckpt.errors import (
     SourceUnavailableError, UnsupportedFunctionError, UnsupportedSyntaxError,
 )
 from tangent_ckpt.markers import checkpoint, checkpoint_scope
+from tangent_ckpt import runtime
 from tangent_ckpt.runtime import random_state
 from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import column_join, row_join
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import cast_result, through_cast
@@ -201,10 +202,6 @@ class CallLowering:
                 return decided
         if is_extreme_of_one_iterable(fn, node):  # max(abs(u)): an item of u
             return extreme_of_one_iterable(self.lo, fn, node, hint)
-        if is_sorted_of_one_iterable(fn, node):  # sorted([a, b, c]): its items in order
-            items = sorted_items(self.lo, node, hint)
-            if items is not None:
-                return items
         if fn in NONDIFF_CALLS or _integer_type(fn):
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
@@ -313,6 +310,8 @@ class CallLowering:
         if ref is None:
             if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
                 ref = fn.__name__
+            elif getattr(runtime, getattr(fn, "__name__", ""), None) is fn:
+                ref = f"rt.{fn.__name__}"  # rt.item_at, a call desugar wrote
             else:
                 ref = self.lo.expressions.bind(fn, getattr(fn, "__name__", "fn")).id
         return self.cast(ir.Prim(fn, args, kwargs, "call", ref=ref), hint)
