@@ -189,10 +189,15 @@ class _Items:
 
         if fields is None:
             Hoist().visit(s)
-        for field in fields or ():
-            part = getattr(s, field)
-            setattr(s, field, [Hoist().visit(p) for p in part] if isinstance(part, list)
-                    else Hoist().visit(part))
+        elif isinstance(s, gast.Assign):
+            s.value = Hoist().visit(s.value)
+        elif isinstance(s, (gast.If, gast.For)) and fields:
+            if isinstance(s, gast.If):
+                s.test = Hoist().visit(s.test)
+            else:
+                s.iter = Hoist().visit(s.iter)
+        elif isinstance(s, gast.With):
+            s.items = [Hoist().visit(item) for item in s.items]
         return hoisted
 
     def sorted_items(self, s, around):

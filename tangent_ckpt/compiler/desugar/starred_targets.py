@@ -25,6 +25,7 @@ naming its line: the length is known only when the code runs.
 import gast
 
 from tangent_ckpt.compiler.desugar.known_items import KnownItems, display, statements
+from tangent_ckpt.compiler.desugar.view_shape import located
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
@@ -47,14 +48,14 @@ def write_starred_targets(parsed, structures=None):
                 _split(parsed, s.targets[0], gast.Tuple(elts=items, ctx=gast.Load()), s)
             if split is not None:
                 s.targets[0], s.value = split
-                _locate(s.value, s)
+                located(s.value, s)
         elif isinstance(s, gast.For) and _has_star([s.target]) and display(s.iter) and \
                 all(display(item) for item in s.iter.elts):
             splits = [_split(parsed, s.target, item, s) for item in s.iter.elts]
             if splits and all(p is not None for p in splits):
                 s.target = splits[0][0]
                 s.iter.elts = [value for _, value in splits]
-                _locate(s.iter, s)
+                located(s.iter, s)
     for n in gast.walk(fnode):  # what is left: no length known when compiling
         if isinstance(n, gast.Starred) and isinstance(n.ctx, gast.Store):
             raise parsed.located(
@@ -101,9 +102,3 @@ def _split(parsed, target, value, s):
     return (gast.Tuple(elts=[t for t, _ in pairs], ctx=gast.Store()),
             gast.copy_location(gast.Tuple(elts=[v for _, v in pairs], ctx=gast.Load()), value))
 
-
-def _locate(node, where):
-    """Every node of ``node`` without a place placed at the statement ``where``."""
-    for n in gast.walk(node):
-        if getattr(n, "lineno", None) is None and "lineno" in getattr(n, "_attributes", ()):
-            gast.copy_location(n, where)

@@ -1,0 +1,102 @@
+"""desugar/extreme_items.py: ``max(xs)``, ``min(xs)`` and ``ys = sorted(xs)`` of a
+list or tuple whose items are known when compiling (desugar/known_items.py),
+written with its items -- the pairs ``max(max(xs[0], xs[1]), xs[2])``, the
+positions of Python's own sort -- exact taped and checkpointed against central
+differences and Python's value; anything else left as written."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from tangent_ckpt.compiler.pipeline import desugared
+from tangent_ckpt.errors import TangentCkptError
+
+X = np.array([0.3, -0.7, 1.1])
+CHECKPOINTED = [{}, {"checkpoint": True, "snapshots": 2}]
+
+
+def rebound_in_a_branch(x):
+    xs = (x[0], x[1] * 2.0)
+    if x[2] > 0:
+        xs = (x[1], x[0])
+    return max(xs) * 3.0 + min(xs)
+
+
+def grown_by_appends(x):
+    xs = [x[0]]
+    xs.append(x[1] * 2.0)
+    xs.append(x[2] - 1.0)
+    ys = sorted(xs, reverse=True)
+    return ys[0] * 2.0 + ys[1] * ys[2] + max(xs)
+
+
+def sorted_inside_an_expression(x):
+    xs = [x[0], x[1] * 2.0, x[2]]
+    return sorted(xs)[0] * 2.0 + sorted(xs)[2]
+
+
+def sorted_in_a_loop_of_a_list_it_grows(x, n):
+    s = 0.0
+    for t in range(n):
+        xs = [x[0] * t, s]
+        xs.append(x[1])
+        ys = sorted(xs)
+        s = s + ys[0] * ys[2] - ys[1]
+    return s
+
+
+def item_stores_keep_the_length(x):
+    xs = [x[0], x[1], x[2]]
+    xs[1] = xs[1] * 4.0
+    return max(xs) - min(xs)
+
+
+def tuple_of_a_helper(x):
+    def pair(v):
+        return v[0] * 2.0, v[1]
+    p = pair(x)
+    return max(p) + min(p)
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f, args", [
+    (rebound_in_a_branch, (X,)), (rebound_in_a_branch, (-X,)), (grown_by_appends, (X,)),
+    (sorted_inside_an_expression, (X,)), (sorted_in_a_loop_of_a_list_it_grows, (X, 3)),
+    (item_stores_keep_the_length, (X,)), (tuple_of_a_helper, (X,)),
+], ids=lambda v: getattr(v, "__name__", "x"))
+def test_extremes_and_sorts_of_known_items_are_exact(f, args, options):
+    np.testing.assert_allclose(tc.value_and_grad(f, **options)(*args)[0], f(*args))
+    check_grad(f, args, df=tc.grad(f, **options))
+
+
+def test_the_items_are_written_out():
+    assert "max(max(xs[0], xs[1]), xs[2])" in desugared(grown_by_appends)
+    text = desugared(sorted_inside_an_expression)
+    assert "xs_sorted = [item_at(xs_sorted_order, 0, xs[0], xs[1], xs[2])" in text, text
+    assert "sorted(" not in text.replace("xs_sorted", ""), text
+
+
+def max_of_a_list_a_loop_changes(x):
+    xs = [x[0], x[1]]
+    s = 0.0
+    while max(xs) < 3.0:  # the body grows xs: left as written
+        xs.append(xs[-1] + 1.0)
+        s = s + x[2]
+    return s
+
+
+def test_a_list_the_statement_may_change_is_left_as_written():
+    assert "while max(xs) < 3.0:" in desugared(max_of_a_list_a_loop_changes)
+
+
+def max_of_a_name_bound_to_nothing(x):
+    xs = []
+    if x[0] > 0:
+        xs = []
+    return max(xs) + x[0]
+
+
+def test_max_of_an_empty_list_is_refused():
+    with pytest.raises(TangentCkptError, match=r"max\(\) of an empty list"):
+        tc.grad(max_of_a_name_bound_to_nothing)(X)
