@@ -41,9 +41,11 @@ class KnownItems:
         self.given = {name: len(structure[1]) for name, structure in self.structures.items()
                       if structure[0] in ("list", "tuple") and
                       only_read(fnode, name, meant, also=reads)}
-        # names some statement binds to a container display or comprehension
+        # names some statement binds to a container display or comprehension, and
+        # the containers the call gives
         self.holding = {t.id for n in gast.walk(fnode) if isinstance(n, gast.Assign)
-                        and _container(n.value) for t in n.targets if isinstance(t, gast.Name)}
+                        and _container(n.value) for t in n.targets if isinstance(t, gast.Name)} | \
+            {name for name, structure in self.structures.items() if structure != "leaf"}
         self.closed = {n.id for scope in gast.walk(fnode) if isinstance(scope, SCOPES)
                        and scope is not fnode for n in gast.walk(scope)
                        if isinstance(n, gast.Name)} | \
