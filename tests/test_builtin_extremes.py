@@ -1,4 +1,4 @@
-"""lower/builtin_extremes.py and runtime/primitive_adjoints/extreme_positions.py: Python's ``max(u)``
+"""desugar/extreme_items.py and runtime/primitive_adjoints/extreme_positions.py: Python's ``max(u)``
 and ``min(u)`` of one iterable -- the item Python returns, read as ``u[k]`` --
 taped, checkpointed and forward, against central differences; the position is
 Python's own choice (first of ties, NaN items as Python compares them)."""

@@ -35,7 +35,9 @@ from tangent_ckpt.runtime.primitive_adjoints.array_adjoints import (column_join,
 from tangent_ckpt.runtime.keyed import (
     dict_get, dict_get_tangent, dict_set, dict_set_tangent_dict, dict_set_tangent_value,
 )
-from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import item_at, sorted_order
+from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import (
+    item_at, max_position, min_position, sorted_order,
+)
 from tangent_ckpt.runtime.primitive_adjoints.last_axis import along_last, from_last, weights_like
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import running_extremum_tangent
 from tangent_ckpt.runtime.primitive_adjoints.numpy_adjoints import (cast_result, in_place_result, stored_tangent,
@@ -757,6 +759,10 @@ with section("Joining and splitting (sequence parameters: `i` is the element ind
     # sorted(xs) of items known when compiling: item k of the sorted list, at the
     # position rt.sorted_order found (desugar/extreme_items.py)
     defconstant(sorted_order, "values, reverse=False", name="rt.sorted_order", view=False)
+    # max(u) of an array: u[rt.max_position(u)], the item Python's max returns
+    # (desugar/extreme_items.py)
+    defconstant(max_position, "values", name="rt.max_position", view=False)
+    defconstant(min_position, "values", name="rt.min_position", view=False)
     defadjoint(item_at, "order, k, *items", name="rt.item_at", view=False,
                sequence=("items",), piecewise=("order", "k"), linear=("items",),
                items="item_at_adjoint(g, order, k, i)")
@@ -1140,10 +1146,10 @@ NOTES = {
     np.interp: "`x` and `fp` (`xp` constant); at an inner knot the slope of the interval on "
                "its right, 0 outside [xp[0], xp[-1]]; `left`, `right`, `period` refused",
     builtins.max: "of two numbers (as np.maximum: ties split `g` half/half); of one array "
-                  "(`max(u)`): the item Python returns, `u[k]` (lower/builtin_extremes.py); of a "
+                  "(`max(u)`): the item Python returns, `u[k]` (desugar/extreme_items.py); of a "
                   "list or more arguments: the pairs max(max(a, b), c); `key=`, `default=`: refused",
     builtins.min: "of two numbers (as np.minimum: ties split `g` half/half); of one array "
-                  "(`min(u)`): the item Python returns, `u[k]` (lower/builtin_extremes.py); of a "
+                  "(`min(u)`): the item Python returns, `u[k]` (desugar/extreme_items.py); of a "
                   "list or more arguments: the pairs min(min(a, b), c); `key=`, `default=`: refused",
     math.prod: "`start=` other than 1 is refused",
     builtins.pow: "as np.power (`a ** b`); the three-argument `pow(a, b, mod)` is refused",

@@ -1,5 +1,5 @@
-"""Desugar: ``max(xs)``, ``min(xs)`` and ``ys = sorted(xs)`` of a list or tuple
-whose items are known when compiling (``known_items.py``: a display, a name
+"""Desugar: Python's ``max(values)``, ``min(values)`` of one iterable, and ``ys =
+sorted(xs)`` of a list or tuple whose items are known when compiling (``known_items.py``: a display, a name
 bound to one and grown by appends, a list the call gives), written with its
 items::
 
@@ -17,12 +17,20 @@ adjoint goes to that item).  A display given to ``sorted`` is bound to the
 target first (``ys = [a, b, c]``), so that its items are evaluated once; one
 of constants is left as written (no derivative to follow).
 
-Only where the names mean the builtins, with no ``key=`` or ``default=``, with
-items that are no lists or tuples, ``sorted`` the whole value of an assignment
-to a name, and nothing else in the statement (or in a ``while`` loop whose test
-it is) that may change the list.  ``max()`` of an empty list or tuple is
-Python's ValueError, refused when compiling.  Anything else is left as written,
-for the lowering (``max(abs(u))`` of an array: ``lower/builtin_extremes.py``).
+Only where the names mean the builtins, with items that are no lists or
+tuples, ``sorted`` the whole value of an assignment to a name (or of a name,
+inside an expression, bound to a new name just before), and nothing else in the
+statement (or in a ``while`` loop whose test it is) that may change the list.
+
+``max(u)`` of anything else (an array, a list built at run time) is the item
+at the position Python's ``max`` returns (``rt.max_position``, found when the
+code runs, without a derivative), ``u[max_position(u)]``, whose adjoint is an
+index's; a value that is no name (``max(abs(u))``) is first bound to a name just
+before its statement (``dt_abs = abs(u)``), where nothing the statement
+evaluates changes anything and Python surely evaluates it (not in a branch of
+``a if c else b``, an ``and``/``or``, a ``while`` test).  Refused with the line:
+``key=``, ``default=``, an empty list or tuple (Python's ValueError), a dict, a
+list of lists; a ``max(e)`` left as written is the lowering's refusal.
 """
 
 import copy
@@ -30,12 +38,18 @@ import copy
 import gast
 
 from tangent_ckpt.compiler.desugar.known_items import KnownItems
-from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, SCOPES, builtins_meant
+from tangent_ckpt.compiler.desugar.local_bindings import (
+    COMPREHENSIONS, SCOPES, builtins_meant, local_names,
+)
+from tangent_ckpt.compiler.desugar.pure_values import only_computes
+from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
     DenotedObject, fresh_name, located, name_node, names_taken, statement_blocks, store_node,
 )
 from tangent_ckpt.errors import UnsupportedFunctionError
-from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import item_at, sorted_order
+from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import (
+    item_at, max_position, min_position, sorted_order,
+)
 
 _BUILTINS = ("max", "min", "sorted")
 # the fields of a compound statement evaluated where it stands (its blocks are
@@ -65,6 +79,21 @@ def _one_iterable(node, names):
         not isinstance(node.args[0], gast.Starred) and all(k.arg for k in node.keywords)
 
 
+def _stem(node):
+    """A word for the value ``node`` computes (``abs`` of ``abs(u)``, ``pow`` of
+    ``u ** 2``), which the name bound to it carries."""
+    if isinstance(node, gast.Call):
+        func = node.func
+        return func.attr if isinstance(func, gast.Attribute) else \
+            func.id if isinstance(func, gast.Name) else "values"
+    if isinstance(node, gast.BinOp):
+        return {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div",
+                gast.Pow: "pow", gast.MatMult: "matmul"}.get(type(node.op), "values")
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        return "neg"
+    return "values"
+
+
 def _reverse(call):
     """The keywords of ``sorted(xs, reverse=True)`` (a constant), or None for
     any other keyword."""
@@ -83,6 +112,12 @@ class _Items:
         self.parsed, self.meant, self.known = parsed, meant, known
         self.taken = names_taken(parsed.node) | set(parsed.globals) | set(parsed.closure)
         self.names = {}  # runtime function -> the name denoting it here
+        local = local_names(parsed.node)
+        self.static_value = lambda node: resolve_dotted(node, parsed.resolve, local)
+        # names some statement binds to a dict (max of a dict: its keys)
+        self.dicts = {t.id for n in gast.walk(parsed.node) if isinstance(n, gast.Assign) and
+                      isinstance(n.value, (gast.Dict, gast.DictComp)) for t in n.targets
+                      if isinstance(t, gast.Name)}
 
     def block(self, stmts, outer=()):
         k = 0
@@ -98,39 +133,96 @@ class _Items:
                 stmts[k:k + 1] = written
                 k += len(written)
                 continue
+            before = []
             if type(s) in _HEADERS:  # a while loop's test: after each trip of its body too
                 for field in _HEADERS[type(s)]:
-                    self.extremes(getattr(s, field), s if isinstance(s, gast.While)
-                                  else getattr(s, field), around)
+                    before += self.extremes(getattr(s, field), s if isinstance(s, gast.While)
+                                            else getattr(s, field), around,
+                                            hoist=not isinstance(s, gast.While))
             elif not statement_blocks(s, into_defs=True):
-                self.extremes(s, s, around)
+                before = self.extremes(s, s, around, hoist=True)
+            if before:
+                stmts[k:k] = before
+                k += len(before)
             for body in statement_blocks(s, into_defs=True):
                 self.block(body, () if isinstance(s, SCOPES) else around)
             k += 1
 
-    def extremes(self, node, s, around):
+    def extremes(self, node, s, around, hoist):
         """Write each ``max(xs)`` / ``min(xs)`` in ``node`` (a part of a statement
         evaluated where it stands; ``s``: what runs with it, which must not
-        change ``xs``) as pairs of its items."""
-        outer = self
+        change ``xs``): pairs of its items where they are known, else the item at
+        the position Python's ``max`` returns, ``u[max_position(u)]`` (an array,
+        a list built at run time), a value that is no name bound first to one
+        just before the statement where ``hoist`` and nothing the statement
+        evaluates changes anything (``dt_abs = abs(u)``); the statements to put
+        before ``s``."""
+        outer, before = self, []
 
         class Pairs(gast.NodeTransformer):
+            conditional = 0  # inside a part Python may not evaluate
+
             def generic_visit(inner, n):  # noqa: N805
                 if isinstance(n, SCOPES + COMPREHENSIONS):
                     return n  # (evaluated elsewhere, or with names of its own)
+                if isinstance(n, (gast.IfExp, gast.BoolOp)):
+                    inner.conditional += 1
+                    n = super().generic_visit(n)
+                    inner.conditional -= 1
+                    return n
                 return super().generic_visit(n)
 
             def visit_Call(inner, n):  # noqa: N805
                 inner.generic_visit(n)
-                if not (_one_iterable(n, {"max", "min"} & outer.meant) and not n.keywords):
+                if not _one_iterable(n, {"max", "min"} & outer.meant):
                     return n
+                if n.keywords:
+                    raise outer.parsed.located(
+                        UnsupportedFunctionError, f"{n.func.id}() with " + ", ".join(
+                            k.arg + "=" for k in n.keywords), n, construct=f"{n.func.id}()",
+                        hint=f"write the choice out: np.arg{n.func.id}(...) and an index")
                 pairs = outer.pairs(n, s, around)
-                return n if pairs is None else pairs
+                if pairs is not None:
+                    return pairs
+                return outer.item_at_position(n, s, before, hoist and not inner.conditional)
 
         if isinstance(node, list):
             node[:] = [Pairs().visit(n) for n in node]
         else:
             Pairs().visit(node)
+        return before
+
+    def item_at_position(self, call, s, before, hoist):
+        """``u[max_position(u)]`` for ``max(u)`` (``min_position``), ``u`` a name
+        or bound to one first (``before``); the call as it is where neither (the
+        lowering refuses it, naming the line)."""
+        arg = call.args[0]
+        if isinstance(arg, gast.Name):
+            if arg.id in self.dicts:
+                raise self.parsed.located(
+                    UnsupportedFunctionError, f"{call.func.id}() of a dict (its keys)", call,
+                    construct=f"{call.func.id}()", hint=f"pass the values as arguments "
+                    f"({call.func.id}(a, b) of two numbers), or as an array: "
+                    f"np.{call.func.id}(np.array([...]))")
+            values = arg.id  # (read twice at one moment: u[max_position(u)])
+        elif hoist and only_computes(s, self.static_value) and \
+                not isinstance(arg, (gast.List, gast.Tuple, gast.Dict, gast.Set)):
+            values = fresh_name(f"{self.hint(s)}_{_stem(arg)}", self.taken)
+            before.append(located(gast.Assign(targets=[store_node(values)], value=arg,
+                                              type_comment=None), s))
+        else:
+            return call
+        position = gast.Call(func=name_node(self.name_of(
+            max_position if call.func.id == "max" else min_position)),
+            args=[name_node(values)], keywords=[])
+        return located(gast.Subscript(value=name_node(values), slice=position,
+                                      ctx=gast.Load()), call)
+
+    def hint(self, s):
+        """The stem of a name the statement ``s`` binds for its operand."""
+        target = s.targets[0] if isinstance(s, gast.Assign) and len(s.targets) == 1 else \
+            s.target if isinstance(s, gast.AugAssign) else None
+        return target.id if isinstance(target, gast.Name) else self.parsed.node.name
 
     def pairs(self, call, s, around):
         arg = call.args[0]
@@ -139,16 +231,20 @@ class _Items:
         items = self.known.items(arg, around)
         if items is None:
             return None
+        name = call.func.id
         if not items:
             raise self.parsed.located(
-                UnsupportedFunctionError, f"{call.func.id}() of an empty list or tuple "
-                "(Python raises ValueError)", call, construct=f"{call.func.id}()",
-                hint=f"give {call.func.id}() at least one value")
+                UnsupportedFunctionError, f"{name}() of an empty list or tuple "
+                "(Python raises ValueError)", call, construct=f"{name}()",
+                hint=f"give {name}() at least one value")
         if not self.known.flat(arg, around):
-            return None
+            raise self.parsed.located(
+                UnsupportedFunctionError, f"{name}() of a list of lists or tuples", call,
+                construct=f"{name}()", hint=f"pass the values as arguments ({name}(a, b) "
+                f"of two numbers), or as an array: np.{name}(np.array([...]))")
         result = items[0]
         for item in items[1:]:
-            result = gast.copy_location(gast.Call(func=name_node(call.func.id),
+            result = gast.copy_location(gast.Call(func=name_node(name),
                                                   args=[result, item], keywords=[]), call)
         return located(result, call)
 

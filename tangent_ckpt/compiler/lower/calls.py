@@ -14,9 +14,6 @@ import numpy as np
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.lower.builtin_extremes import (
-    extreme_of_one_iterable, is_extreme_of_one_iterable,
-)
 from tangent_ckpt.compiler.lower.container_values import DictValue
 from tangent_ckpt.compiler.lower.guards import (check_callable_arguments, check_helper_call,
                                                  check_local_call)
@@ -200,8 +197,13 @@ class CallLowering:
             decided = self.static_isinstance(node)
             if decided is not None:
                 return decided
-        if is_extreme_of_one_iterable(fn, node):  # max(abs(u)): an item of u
-            return extreme_of_one_iterable(self.lo, fn, node, hint)
+        if fn in (max, min) and len(node.args) == 1:  # what desugar/extreme_items.py left
+            raise self.lo.error(UnsupportedFunctionError, f"{fn.__name__}() of one value "
+                                "computed where Python may not evaluate it (a branch of "
+                                "`a if c else b`, an `and`/`or`, a lambda) or next to a call "
+                                "that may change something", node, construct=to_source(node),
+                                hint=f"bind the value to a name first (v = ...; "
+                                     f"{fn.__name__}(v))")
         if fn in NONDIFF_CALLS or _integer_type(fn):
             return self.lo.expressions.nondiff(node)
         rule = registry.lookup(fn)
