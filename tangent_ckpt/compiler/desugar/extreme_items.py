@@ -28,7 +28,9 @@ code runs, without a derivative), ``u[max_position(u)]``, whose adjoint is an
 index's; a value that is no name (``max(abs(u))``) is first bound to a name just
 before its statement (``dt_abs = abs(u)``), where nothing the statement
 evaluates changes anything and Python surely evaluates it (not in a branch of
-``a if c else b``, an ``and``/``or``, a ``while`` test).  Refused with the line:
+``a if c else b``, an ``and``/``or``, a ``while`` test); elsewhere one that only
+computes (no draw, no call of the user's) is computed twice, the same numbers
+(``abs(u)[max_position(abs(u))]``).  Refused with the line:
 ``key=``, ``default=``, an empty list or tuple (Python's ValueError), a dict, a
 list of lists; a ``max(e)`` left as written is the lowering's refusal.
 """
@@ -194,8 +196,9 @@ class _Items:
 
     def item_at_position(self, call, s, before, hoist):
         """``u[max_position(u)]`` for ``max(u)`` (``min_position``), ``u`` a name
-        or bound to one first (``before``); the call as it is where neither (the
-        lowering refuses it, naming the line)."""
+        or bound to one first (``before``), else a value that only computes,
+        computed twice; the call as it is where none of these (the lowering
+        refuses it, naming the line)."""
         arg = call.args[0]
         if isinstance(arg, gast.Name):
             if arg.id in self.dicts:
@@ -210,13 +213,16 @@ class _Items:
             values = fresh_name(f"{self.hint(s)}_{_stem(arg)}", self.taken)
             before.append(located(gast.Assign(targets=[store_node(values)], value=arg,
                                               type_comment=None), s))
+        elif only_computes(arg, self.static_value) and \
+                not isinstance(arg, (gast.List, gast.Tuple, gast.Dict, gast.Set)):
+            values = None  # computed twice, the same numbers: abs(x)[max_position(abs(x))]
         else:
             return call
         position = gast.Call(func=name_node(self.name_of(
             max_position if call.func.id == "max" else min_position)),
-            args=[name_node(values)], keywords=[])
-        return located(gast.Subscript(value=name_node(values), slice=position,
-                                      ctx=gast.Load()), call)
+            args=[copy.deepcopy(arg) if values is None else name_node(values)], keywords=[])
+        return located(gast.Subscript(value=arg if values is None else name_node(values),
+                                      slice=position, ctx=gast.Load()), call)
 
     def hint(self, s):
         """The stem of a name the statement ``s`` binds for its operand."""
