@@ -1,7 +1,7 @@
 """Desugar: Python's ``max(values)``, ``min(values)`` of one iterable, and ``ys =
-sorted(xs)`` of a list or tuple whose items are known when compiling (``known_items.py``: a display, a name
-bound to one and grown by appends, a list the call gives), written with its
-items::
+sorted(xs)``.  Of a list or tuple whose items are known when compiling
+(``known_items.py``: a display, a name bound to one and grown by appends, a list
+the call gives), written with its items::
 
     m = max(xs)                ->  m = max(max(xs[0], xs[1]), xs[2])
     ys = sorted(xs, reverse=r) ->  ys_order = sorted_order(xs, reverse=r)
@@ -348,4 +348,3 @@ class _Items:
             self.parsed.inlined_names[name] = (DenotedObject(fn), name)
             self.names[fn] = name
         return self.names[fn]
-

@@ -7,7 +7,8 @@ length is known when compiling, written as the plain unpacking Python does::
 
 The starred target is bound to a new list of its share of the items, as in
 Python, and the right side is read whole before any target is bound
-(``p, *q = q, p`` reads ``q`` first).  The length is known (``known_items.py``) where the value is
+(``p, *q = q, p`` reads ``q`` first).  The length is known (``known_items.py``)
+where the value is
 
 - a list or tuple display (no ``*`` in it; nested targets take their share of
   nested displays), also each item of a display a ``for`` loop walks;
@@ -101,4 +102,3 @@ def _split(parsed, target, value, s):
         pairs.append((t, v))
     return (gast.Tuple(elts=[t for t, _ in pairs], ctx=gast.Store()),
             gast.copy_location(gast.Tuple(elts=[v for _, v in pairs], ctx=gast.Load()), value))
-
