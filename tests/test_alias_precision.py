@@ -1492,3 +1492,67 @@ def test_a_state_rotated_by_a_tuple_display_stays_an_array(mode):
     args = (np.array([0.3, -1.0]), 0.9)
     check_grad(rotated_verlet_state, args, wrt=(0, 1),
                df=tc.grad(rotated_verlet_state, wrt=(0, 1), **MODES[mode]))
+
+
+# --- a store keyed by a name bound to a list: an index array, the store a copy --------
+def cloth_pinned_by_a_list(g, pin_pos, damping):
+    # a Jakobsen cloth step: springs relaxed in place, then the pinned points put
+    # back, pinned = [0, 3] (a list: no list or dict takes it as a key)
+    n = 4
+    x = np.zeros((n, 2))
+    x[:, 0] = np.arange(n) * 0.5
+    x_old = x.copy()
+    pinned = [0, 3]
+    springs = [(i, i + 1, 0.5) for i in range(n - 1)]
+    for t in range(2):
+        x_new = x + (x - x_old) * damping + g * 0.0025
+        for it in range(2):
+            for i, j, rest in springs:
+                d = x_new[j] - x_new[i]
+                dist = np.sqrt(np.dot(d, d))
+                corr = 0.5 * (dist - rest) / dist * d
+                x_new[i] += corr
+                x_new[j] -= corr
+            x_new[pinned] = pin_pos
+        x_old, x = x, x_new
+    return np.sum(x[:, 1]) + np.sum(x[:, 0] ** 2)
+
+
+def pinned_by_a_comprehension(a, p):
+    x = np.zeros(4) + a
+    ends = [k * 2 for k in range(2)]
+    for t in range(2):
+        x[ends] = p
+        x[1] *= x[2]
+    return np.sum(x ** 2) * np.sum(p)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f, args", [
+    (cloth_pinned_by_a_list,
+     (np.array([0.5, -9.8]), np.array([[0.0, 0.0], [1.5, 0.1]]), 0.99)),
+    (pinned_by_a_comprehension, (np.array([0.5, -1.0, 2.0, 0.3]), np.array([0.7, 1.2]))),
+], ids=["display", "comprehension"])
+def test_a_store_keyed_by_a_list_copies_into_the_array(f, args, mode):
+    # x_new[pinned] = pin_pos with pinned bound only to a list: an index array
+    # (a list indexes no list, and no dict hashes it), so the store copies
+    # pin_pos's numbers and x_new holds no reference to it (refused: "a write into
+    # 'x_new' may also change 'pin_pos'", as x_new was taken for a list or dict)
+    wrt = tuple(k for k, a in enumerate(args) if not isinstance(a, int))
+    check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **MODES[mode]), rtol=1e-5)
+
+
+def stored_under_a_tuple_name(a, b):
+    d = {}
+    key = (0, 1)
+    d[key] = a
+    for k in range(2):
+        d[key] += b
+    return np.sum(d[key] * a)
+
+
+def test_a_store_keyed_by_a_tuple_name_still_holds_the_value():
+    # a tuple is a dict key: d[key] = a makes d hold 'a' itself
+    with pytest.raises(TangentCkptError, match="a write into 'd' may also change 'a'") as err:
+        tc.grad(stored_under_a_tuple_name, wrt=(0, 1))(np.ones(3), np.arange(3.0))
+    assert names_line(str(err.value), HERE, line_of(stored_under_a_tuple_name, "d[key] += b"))

@@ -52,4 +52,4 @@ class SwapRenaming:
         """What the fence knows of the object a site makes, besides its identity."""
         key = origin[1]
         return (key in self.container_sites, key in self.builtin_sites,
-                key in self.index_sites)
+                key in self.index_sites, key in self.list_sites)

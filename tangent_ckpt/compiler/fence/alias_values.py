@@ -143,8 +143,9 @@ class Origins:
     ``followed``: the views the view lowering follows, new arrays here; and the
     site sets filled here: ``builtin_sites`` (a list, tuple, dict, set or NumPy
     array, never an object of a user's class), ``container_sites`` (a list,
-    tuple, dict or set), ``index_sites`` (a mask or index array), less the
-    ``blurred`` ones, whose kind the fence forgot)."""
+    tuple, dict or set), ``index_sites`` (a mask or index array),
+    ``list_sites`` (a list display or comprehension), less the ``blurred``
+    ones, whose kind the fence forgot)."""
 
     _unpacked = None  # unpacked_names(), found once per function
     # ("param", x) of the parameters given lists or tuples of numbers that the
@@ -234,6 +235,8 @@ class Origins:
                 holds |= infos[id(e)].everything()
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
+            if isinstance(node, gast.List):
+                self.list_sites.add(id(node))
             values = node.values if isinstance(node, gast.Dict) else node.elts
             return _Info({("site", id(node), 0)}, holds, self.display_items(node, infos),
                          keyed=isinstance(node, gast.Dict),
@@ -284,6 +287,8 @@ class Origins:
         if not isinstance(node, gast.GeneratorExp):
             self.builtin_sites.add(id(node))
             self.container_sites.add(id(node))
+        if isinstance(node, gast.ListComp):
+            self.list_sites.add(id(node))
         return _Info({("site", id(node), 0)}, holds, repeats=repeats)
 
     def module_constant(self, node):
@@ -373,8 +378,10 @@ class Origins:
     def advanced_index(self, index, env):
         """True when a part of the subscript ``index`` is surely a mask or an index
         array (a comparison, ``~``/``&``/``|``/``^`` of masks, ``not``, a list
-        display, NumPy's index makers, a name bound only to one): NumPy's result is
-        then a copy (lists and dicts take no such key: the lowering refuses it)."""
+        display, NumPy's index makers, a name bound only to one, or only to lists
+        made here: ``pinned = [0, 3]``): NumPy's result is then a copy (lists and
+        dicts take no such key -- a list is no integer, and unhashable -- and the
+        lowering refuses it)."""
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
         return any(self.index_array(p, env) for p in parts)
 
@@ -383,7 +390,8 @@ class Origins:
             return True
         if isinstance(node, gast.Name) and node.id in self.unpacked_names():
             return False  # i, j = rng.choice(3, 2): items of an index array, ints
-        return self._made_at(self.info(node, env), self.index_sites)
+        info = self.info(node, env)
+        return self._made_at(info, self.index_sites) or self._made_at(info, self.list_sites)
 
     def unpacked_names(self):
         """Names bound by unpacking a value that is no display (``i, j =

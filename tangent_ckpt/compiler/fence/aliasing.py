@@ -114,6 +114,7 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.builtin_sites = set()  # sites making lists, dicts, arrays (alias_values.py)
         self.container_sites = set()  # sites making lists, tuples, dicts, sets
         self.index_sites = set()  # sites making boolean masks or index arrays
+        self.list_sites = set()  # sites making lists: list displays, list comprehensions
         self.blurred = set()  # sites whose kind is forgotten (AliasFence.relabelled)
         # names bound only to objects of user classes made here: their methods are known
         self.objects = constructed_classes(fnode, self.resolve, self.locals)
