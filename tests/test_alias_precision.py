@@ -1556,3 +1556,74 @@ def test_a_store_keyed_by_a_tuple_name_still_holds_the_value():
     with pytest.raises(TangentCkptError, match="a write into 'd' may also change 'a'") as err:
         tc.grad(stored_under_a_tuple_name, wrt=(0, 1))(np.ones(3), np.arange(3.0))
     assert names_line(str(err.value), HERE, line_of(stored_under_a_tuple_name, "d[key] += b"))
+
+
+# --- a loop over a list of index tuples an object holds, writing its arrays ----------
+class FactorisedRatings:
+    """Matrix factorisation by SGD as a class (the recommender tutorials' MF:
+    samples of (i, j, R[i, j]), biases and factors updated in place by row)."""
+
+    def __init__(self, R, P0, Q0, alpha, beta):
+        self.R = R
+        self.num_users, self.num_items = R.shape
+        self.alpha = alpha
+        self.beta = beta
+        self.P = P0.copy()
+        self.Q = Q0.copy()
+        self.b_u = np.zeros(self.num_users)
+        self.b_i = np.zeros(self.num_items)
+        self.b = 0.5
+        self.samples = [(i, j, self.R[i, j]) for i in range(2) for j in range(3)]
+
+    def sgd(self):
+        for i, j, r in self.samples:
+            prediction = self.b + self.b_u[i] + self.b_i[j] + self.P[i, :].dot(self.Q[j, :].T)
+            e = r - prediction
+            self.b_u[i] += self.alpha * (e - self.beta * self.b_u[i])
+            self.b_i[j] += self.alpha * (e - self.beta * self.b_i[j])
+            self.P[i, :] += self.alpha * (e * self.Q[j, :] - self.beta * self.P[i, :])
+            self.Q[j, :] += self.alpha * (e * self.P[i, :] - self.beta * self.Q[j, :])
+
+
+def factorise_ratings(P0, Q0, R):
+    mf = FactorisedRatings(R, P0, Q0, 0.1, 0.01)
+    for it in range(2):
+        mf.sgd()
+    return np.sum(mf.P ** 2) + np.sum(mf.Q) + np.sum(mf.b_u * mf.b_i[:2])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_loop_over_index_tuples_an_object_holds_is_not_changed_by_its_writes(mode):
+    # self.samples is only ever a list of (range counter, range counter, R[i, j]):
+    # the writes into self.b_u[i], self.P[i, :] change no place of it, and i, j
+    # are numbers (refused: "a write into 'self' inside the loop over
+    # self.samples may change the rows it has still to visit")
+    R = np.array([[5.0, 3.0, 0.0], [4.0, 0.0, 1.0]])
+    args = (np.full((2, 2), 0.3), np.full((3, 2), 0.2) + np.arange(6.0).reshape(3, 2) * 0.05,
+            R)
+    check_grad(factorise_ratings, args, wrt=(0, 1, 2),
+               df=tc.grad(factorise_ratings, wrt=(0, 1, 2), **MODES[mode]), rtol=1e-5)
+
+
+class RowViewPairs:
+    def __init__(self, x):
+        self.b = x * 1.0
+        self.rows = [(i, self.b[i:i + 1]) for i in range(3)]
+
+    def sweep(self, g):
+        total = 0.0
+        for i, v in self.rows:
+            self.b[i] += g
+            total = total + v[0]  # v is a view of self.b: it sees the write
+        return total
+
+
+def sweeps_row_views(x, g):
+    o = RowViewPairs(x)
+    t = o.sweep(g)
+    return t + o.sweep(g)
+
+
+def test_an_item_that_may_be_a_view_of_the_written_array_is_still_refused():
+    with pytest.raises(TangentCkptError, match="a write into 'self' may also change 'v'"):
+        tc.grad(sweeps_row_views, wrt=(0, 1))(np.array([1.0, 2.0, 3.0]), 0.5)

@@ -183,3 +183,50 @@ def test_attributes_every_store_binds_a_number_to_are_numbers():
                              "opt") == frozenset()
     assert number_attributes(Counted, parse_function(hands_the_object_on).node,
                              "opt") == frozenset()
+
+
+class Ratings:
+    def __init__(self, R, k):
+        self.R = R
+        self.P = np.zeros((2, k)) + 0.1
+        self.samples = [(i, j, R[i, j]) for i in range(2) for j in range(3)]
+        self.pairs = [(i, 0, R[i]) for i in range(2)]
+        self.kept = [(i, 1.5) for i in range(2)]
+
+    def sweep(self):
+        for i, j, r in self.samples:
+            self.P[i] += r
+        return len(self.kept)
+
+    def regrow(self):
+        self.pairs = [(i, self.P) for i in range(2)]  # another size
+        self.kept.append((3, 0.5))  # read as a value: no fact
+
+
+def rates(R):
+    m = Ratings(R, 2)
+    m.sweep()
+    return m.P
+
+
+def _numbered(*fns, cls=Ratings):
+    from tangent_ckpt.compiler.fence.object_facts import numbered_items
+    from tangent_ckpt.compiler.pipeline import desugar
+    codes = []
+    for fn in fns:
+        parsed = parse_function(fn)
+        desugar(parsed, helper=True)  # (its comprehensions written as loops, as fenced)
+        codes.append(Code(parsed.node, parsed.resolve, object_parameter(parsed.node)
+                          if fn.__qualname__.startswith(cls.__name__) else None))
+    return numbered_items(cls, codes)
+
+
+def test_a_list_of_tuples_of_range_counters_and_constants_is_numbered_at_those_places():
+    # samples: i and j are range counters (R[i, j] may be anything); pairs: i and 0
+    assert _numbered(rates, Ratings.__init__, Ratings.sweep) == {
+        "samples": {0, 1}, "pairs": {0, 1}, "kept": {0, 1}}
+
+
+def test_a_store_of_another_list_or_a_read_as_a_value_gives_no_fact():
+    assert _numbered(rates, Ratings.__init__, Ratings.sweep, Ratings.regrow) == {
+        "samples": {0, 1}}

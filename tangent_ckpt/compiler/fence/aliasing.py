@@ -51,7 +51,7 @@ from tangent_ckpt.compiler.desugar.method_writes import (
 )
 from tangent_ckpt.compiler.fence.number_arguments import NUMBER, SEQUENCE, number_parameters
 from tangent_ckpt.compiler.fence.object_facts import (
-    Code, number_attributes, object_parameter, plain_attribute_store,
+    Code, number_attributes, object_parameter, plain_attribute_store, plain_instance_attribute,
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
@@ -272,8 +272,10 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             ranged = isinstance(it, gast.Call) and self.resolve(it.func) is range
             self.set(head, iterated, _Info() if ranged else self.info(it, env))
         body_sites = self.sites(s.body)
+        numbered = self.numbered_targets(s) if isinstance(s, gast.For) else None
         if isinstance(s, gast.For) and not ranged:  # (decided once, where the loop starts)
             self.iterating[iterated] = (s, self.iterated_names(s),
+                                        numbered is not None or
                                         self.visits_items(s.iter, head))
         for _ in range(50):  # origins are finite; this reaches a fixpoint in a few rounds
             inner = dict(head)
@@ -285,7 +287,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     else _Info(source.everything(), source.holds)
                 counter = self.enumerate_counter(s)
                 for name in bound_names(s.target):
-                    self.set(inner, name, _Info() if name == counter else item)
+                    self.set(inner, name, _Info() if name == counter or
+                             name in (numbered or ()) else item)
             breaks, continues = [], []
             self.loop_exits.append((breaks, continues))
             try:
@@ -659,6 +662,26 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     node, construct=f"write through an alias of '{other}'",
                     hint=self.alias_hint(name, other, node))
         self.guards.note(self, written, env, s, node, name)
+
+    def numbered_targets(self, loop):
+        """``for i, j, r in self.samples`` in a method fenced for an object its
+        class makes in the code, ``samples`` an attribute it holds only as a list
+        of tuples with numbers at some places (object_facts.numbered_items): the
+        loop visits the list's items (a write into an array changes none of its
+        places), and the names it binds at those places (``i``, ``j``) hold no
+        memory.  Those names (a frozenset, maybe empty), or None for another loop."""
+        facts = self.receiver[2] if self.receiver is not None and \
+            len(self.receiver) > 2 else {}
+        it, target = loop.iter, loop.target
+        if not (isinstance(it, gast.Attribute) and isinstance(it.value, gast.Name) and
+                it.value.id == self.me and it.attr in facts and
+                plain_instance_attribute(self.receiver[0], it.attr)):
+            return None
+        if not isinstance(target, (gast.Tuple, gast.List)) or \
+                any(isinstance(e, gast.Starred) for e in target.elts):
+            return frozenset()
+        return frozenset(e.id for k, e in enumerate(target.elts)
+                         if k in facts[it.attr] and isinstance(e, gast.Name))
 
     def enumerate_counter(self, loop):
         """The name ``for i, x in enumerate(...)`` binds to the count (a new int,

@@ -26,7 +26,7 @@ from tangent_ckpt.compiler.fence.aliasing import check_writes, returns_new_objec
 from tangent_ckpt.compiler.fence.fenced import Fenced, FencedFunction
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.compiler.fence.object_facts import (
-    Code, numeric_attributes, object_parameter, receiver_classes, runs_method,
+    Code, numbered_items, numeric_attributes, object_parameter, receiver_classes, runs_method,
     shadows_a_method,
 )
 from tangent_ckpt.compiler.frontend.reached_functions import (
@@ -90,7 +90,7 @@ def _fence_for_receivers(parsed, fenced):
                               object_parameter(tree.node) if own else None))
         if shadows_a_method(cls, codes):
             continue  # self.step = f: self.step() may not run the class's step
-        receiver = (cls, numeric_attributes(cls, codes))
+        receiver = (cls, numeric_attributes(cls, codes), numbered_items(cls, codes))
         for fn in methods:
             fenced.receiver_methods[(fn, cls)] = _prepared(METHOD, fn, fenced, receiver)
 

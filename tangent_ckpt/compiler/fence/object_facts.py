@@ -111,6 +111,126 @@ def numeric_attributes(cls, codes):
     return frozenset(facts)
 
 
+def numbered_items(cls, codes):
+    """{attribute: positions} for the attributes every object of ``cls`` made in
+    the code holds only as a list of tuples whose items at ``positions`` are
+    numbers that hold no memory (``self.samples = [(i, j, R[i, j]) for i in
+    range(n) for j in range(m)]``: ``i`` and ``j``, a counter of a ``range``, or a
+    number constant): ``for i, j, r in self.samples`` then binds ``i`` and ``j``
+    to numbers no write can change.  Every store of an attribute of that name,
+    in ``codes`` (every function the code may run, on any object), must bind
+    such a list (``_numbered_positions``), and every read of it be a loop's (or
+    a comprehension's) iterable or ``len``'s argument: no other name ever holds
+    the list, so nothing else stores into it or replaces a tuple of it."""
+    if not _plain_class(cls) or any(_reflects(code.fnode) for code in codes):
+        return {}
+    found, refused = {}, set()
+    for code in codes:
+        for _, attr, value in _stores(code.fnode):
+            made = _numbered_positions(value, code)
+            if made is None:
+                refused.add(attr)
+                continue
+            size, known = found.setdefault(attr, made)
+            if size != made[0]:
+                refused.add(attr)
+            found[attr] = (size, known & made[1])
+    for attr in refused | _class_names(cls):
+        found.pop(attr, None)
+    for code in codes:
+        for attr in _read_otherwise(code):
+            found.pop(attr, None)
+    return {attr: positions for attr, (_, positions) in found.items() if positions}
+
+
+def _numbered_positions(value, code):
+    """(length, positions) of the tuples in the list ``value`` makes, positions
+    holding a counter of a ``range`` loop or a number constant: ``value`` a list
+    comprehension of tuple displays, or a name of ``code`` bound once to ``[]``
+    and used only to append tuple displays to and to be stored (desugar's
+    ``comprehension_loops.py`` writes the comprehension so); None otherwise."""
+    if isinstance(value, gast.ListComp):
+        counters = set()
+        for generator in value.generators:
+            target, it = generator.target, generator.iter
+            if isinstance(target, gast.Name) and isinstance(it, gast.Call) and \
+                    resolve_dotted(it.func, code.resolve, code.locals) is range:
+                counters.add(target.id)
+        bound = [n.id for g in value.generators for n in gast.walk(g.target)
+                 if isinstance(n, gast.Name)] + \
+            [n.target.id for n in gast.walk(value) if isinstance(n, gast.NamedExpr)]
+        return _tuple_positions([value.elt], {c for c in counters if bound.count(c) == 1})
+    if not isinstance(value, gast.Name) or value.id not in code.locals:
+        return None
+    parents = {}
+    for node in gast.walk(code.fnode):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    made, appended = [], []
+    for node in gast.walk(code.fnode):
+        if not (isinstance(node, gast.Name) and node.id == value.id) or node is value:
+            continue
+        parent = parents.get(node)
+        if isinstance(node.ctx, gast.Load):
+            call = parents.get(parent)
+            if isinstance(parent, gast.Attribute) and parent.attr == "append" and \
+                    isinstance(call, gast.Call) and call.func is parent and \
+                    len(call.args) == 1 and not call.keywords and \
+                    isinstance(parents.get(call), gast.Expr):
+                appended.append(call.args[0])
+                continue
+            return None  # read otherwise: another name may hold the list
+        if isinstance(parent, gast.Assign) and parent.targets == [node] and \
+                isinstance(parent.value, gast.List) and not parent.value.elts:
+            made.append(parent)
+        else:
+            return None
+    if len(made) != 1 or not appended:
+        return None
+    counters = set()
+    for node in gast.walk(code.fnode):
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name) and \
+                isinstance(node.iter, gast.Call) and \
+                resolve_dotted(node.iter.func, code.resolve, code.locals) is range:
+            counters.add(node.target.id)
+    stores = [n.id for n in gast.walk(code.fnode)
+              if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)]
+    return _tuple_positions(appended, {c for c in counters if stores.count(c) == 1})
+
+
+def _tuple_positions(elements, counters):
+    """(length, positions) where every one of ``elements`` is a tuple display of
+    that length holding a name of ``counters`` or a number constant there."""
+    if not elements or not all(isinstance(e, gast.Tuple) and
+                               not any(isinstance(i, gast.Starred) for i in e.elts)
+                               for e in elements):
+        return None
+    size = len(elements[0].elts)
+    if any(len(e.elts) != size for e in elements):
+        return None
+    return size, frozenset(
+        k for k in range(size)
+        if all(isinstance(e.elts[k], gast.Name) and e.elts[k].id in counters or
+               isinstance(e.elts[k], gast.Constant) and
+               type(e.elts[k].value) in (int, float, bool, complex) for e in elements))
+
+
+def _read_otherwise(code):
+    """The attributes ``code`` reads (``x.a``, on any object) other than as a
+    loop's or comprehension's iterable or as the argument of ``len``: another
+    name may hold the value there."""
+    allowed = set()
+    for node in gast.walk(code.fnode):
+        if isinstance(node, (gast.For, gast.comprehension)):
+            allowed.add(id(node.iter))
+        elif isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and \
+                resolve_dotted(node.func, code.resolve, code.locals) is len:
+            allowed.add(id(node.args[0]))
+    return {node.attr for node in gast.walk(code.fnode)
+            if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load) and
+            id(node) not in allowed}
+
+
 def shadows_a_method(cls, codes):
     """True when the code stores an attribute named like a method of ``cls``
     (``self.step = f``): the instance's value then hides the method, so
