@@ -1,5 +1,7 @@
 """Which attributes of an object the differentiated code makes are surely NumPy
-arrays or numbers, for the aliasing fence (``aliasing.py``).
+arrays or numbers, for the aliasing fence (``aliasing.py``); also which hold a
+list of tuples with numbers at some places (:func:`numbered_items`: ``for i, j,
+r in self.samples`` visits its items).
 
 A method read alone cannot tell ``self.a * x`` (NumPy arithmetic, a new array)
 from list repetition (a list holding the arrays ``self.a`` holds): ``self`` is
