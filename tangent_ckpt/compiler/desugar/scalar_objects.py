@@ -151,8 +151,9 @@ def replace_objects(parsed, fnode, constructed, taken, given=None, constructor_s
             plain = found is not None and _given_attributes(given[name], found)
         else:
             cls = next(iter(classes))
-            plain = found is not None and _plain_attributes(cls, found) and \
-                not records.raising_stores(found, cls, constructor_stores)
+            plain = found is not None and \
+                _plain_attributes(cls, found, read_lists=_only_read_or_iterated(fnode, found)) \
+                and not records.raising_stores(found, cls, constructor_stores)
         if not plain:
             failed.add(name)
     if failed:
@@ -242,11 +243,34 @@ class _Replace(gast.NodeTransformer):
         return new if new is not None else self.generic_visit(node)
 
 
-def _plain_attributes(cls, uses, arrays_stored=True):
+def _only_read_or_iterated(fnode, uses):
+    """The attributes of ``uses`` whose every use is read by an item
+    (``obj.cs[k]``), by ``len`` or by a loop (``for c in obj.cs``, a
+    comprehension's): what a list of the class's, read so, gives is its items,
+    which no such read changes."""
+    reading = set()
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
+            reading.add(id(n.value))
+        elif isinstance(n, (gast.For, gast.comprehension)):
+            reading.add(id(n.iter))
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                n.func.id == "len" and len(n.args) == 1 and not n.keywords:
+            reading.add(id(n.args[0]))
+    attrs = {}
+    for n in uses:
+        attrs[n.attr] = attrs.get(n.attr, True) and isinstance(n.ctx, gast.Load) and \
+            id(n) in reading
+    return {attr for attr, only in attrs.items() if only}
+
+
+def _plain_attributes(cls, uses, arrays_stored=True, read_lists=frozenset()):
     """Are the attributes ``uses`` reads and stores plain data of the object (or
     numbers and strings of its class, or data of its class the code only reads,
     or, ``arrays_stored``, an array of its class the object stores over: bound to
-    ``Cls.attr`` where the object is made)?"""
+    ``Cls.attr`` where the object is made, or a list of numbers and strings of
+    its class that ``read_lists`` says is only read by item, ``len`` or a loop:
+    ``Cls.attr`` read when the code runs)?"""
     stored = {n.attr for n in uses if not isinstance(n.ctx, gast.Load)}
     fields = records.fields(cls) if records.record_class(cls) else ()
     for attr in {n.attr for n in uses}:
@@ -258,6 +282,9 @@ def _plain_attributes(cls, uses, arrays_stored=True):
                 return False  # read, never stored: an AttributeError (the lowering's to tell)
             continue
         if _plain_default(value):
+            continue
+        if attr in read_lists and attr not in stored and type(value) is list and \
+                all(isinstance(v, _PLAIN_DEFAULTS) for v in value):
             continue
         if not isinstance(value, np.ndarray) or attr in stored and not arrays_stored:
             return False  # a method, property or descriptor, a class's list stored over
