@@ -9,7 +9,7 @@ import pytest
 
 import tangent_ckpt as tc
 from construct_check import check_construct
-from gradcheck import check_value_and_grad
+from gradcheck import check_grad, check_value_and_grad
 from tangent_ckpt.compiler.pipeline import desugared as desugared_with_helpers
 from tangent_ckpt.errors import TangentCkptError
 
@@ -461,3 +461,63 @@ def test_a_container_that_may_hold_an_earlier_object_of_the_name_stays(f):
         assert "test_object_lists.py:" in str(error), str(error)
     else:
         np.testing.assert_allclose(value, f(W, B, X), rtol=1e-12)
+
+
+class _Activated:
+    def __init__(self, W, act):
+        self.W = W
+        self.act = act                # a function stored on the object
+
+    def forward(self, h):
+        return self.act(self.W @ h)
+
+
+class _Base:
+    def __init__(self, W):
+        self.W = W
+
+
+class _Scaled(_Base):
+    scale = 1.0
+
+    def __init__(self, W, scale):
+        super().__init__(W)
+        if scale != 1.0:              # a class default stored over in a branch
+            self.scale = scale
+
+    def forward(self, h):
+        return np.tanh(self.scale * (self.W @ h))
+
+
+def layers_appended_in_a_loop_with_functions(W1, W2, x):
+    layers = []
+    for W in (W1, W2):
+        layers.append(_Activated(W, np.tanh))
+    h = x
+    for _ in range(3):
+        for layer in layers:
+            h = layer.forward(h)
+    return np.sum(h ** 2)
+
+
+def layers_appended_in_a_loop_with_super(W1, W2, x):
+    layers = []
+    for W, s in ((W1, 0.5), (W2, 1.0)):
+        layers.append(_Scaled(W, s))
+    h = x
+    for _ in range(2):
+        for layer in layers:
+            h = layer.forward(h)
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("f", [layers_appended_in_a_loop_with_functions,
+                               layers_appended_in_a_loop_with_super])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_list_of_objects_built_by_appends_keeps_their_functions_super_and_defaults(f, options):
+    # objects the lowering keeps (a list built by appends in a loop): a function
+    # stored on one, super().__init__ and a class default stored over in a branch
+    args = (W, W.T.copy(), X)
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
+    assert np.isclose(value, f(*args), rtol=1e-12)
+    check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
