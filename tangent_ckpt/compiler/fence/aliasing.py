@@ -884,8 +884,11 @@ def _joined(a, b):
 
 
 def _holds_no_array(value):
-    """A function of the user's with no defaults, closure or attributes: no
-    NumPy write can change it or anything it holds."""
+    """A function of the user's with no defaults, closure or attributes, or NumPy
+    itself (``self.act = np.tanh``: its functions and constants): no NumPy write
+    can change it or anything it holds."""
+    if value is np:
+        return True
     return isinstance(value, types.FunctionType) and not value.__defaults__ and \
         not value.__kwdefaults__ and not value.__closure__ and not vars(value)
 
