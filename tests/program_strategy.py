@@ -285,6 +285,21 @@ HUNTING_FAMILIES += ("generator_loops",)
 REQUESTED_FAMILIES += ("module_state",)
 HUNTING_FAMILIES += ("module_state",)
 
+#: an episode buffer (session 22, ``desugar/tuple_lists.py``, ``prepended_lists.py``):
+#: a list of tuples of 2 to 4 positions (arrays, floats, ints) appended in a loop of
+#: run-time length (``for t in range(n)``, ``range(m)`` of ``m = n + 1``, a ``while``,
+#: made again in each trip of an outer loop), once or twice a trip, read in the loop
+#: (``traj[-1][j]``, ``traj[t][j]``) and after it by ``for`` over ``traj``,
+#: ``reversed(traj)``, ``traj[::-1]``, ``enumerate(traj)`` (the tuple unpacked or
+#: whole), ``traj[u][j]``, ``traj[u]`` assigned or given to a helper, a helper
+#: looping over the list, a comprehension, ``len``, and discounted returns inserted at
+#: the front (``rets.insert(0, G)``) read by items, ``sum``, ``np.array``; a first read
+#: the pass does not split (``zip(traj, other)``, ``traj[u][u % 2]``,
+#: ``enumerate(traj, 1)``) refused at its line (REFUSED_MARK).  Written on request,
+#: like ``loop_exits``
+REQUESTED_FAMILIES += ("tuple_lists",)
+HUNTING_FAMILIES += ("tuple_lists",)
+
 #: module_state: the module-level lines written once per statement ({k}: its number,
 #: {seed}); ``_Cell{k}`` objects start from ``__init__`` again in ``_reset{k}``
 MODULE_STATE_LINES = (
@@ -2953,6 +2968,231 @@ class _Gen:
                 self.emit(inner, f"{x} = {grow} if {test} else {shrink}")
         self.emit(indent, f"{total} = np.sum({x})")
         env[total] = Var((), 3.0, fresh=True)
+
+    def family_tuple_lists(self, env, indent):
+        """An episode buffer (see the ``tuple_lists`` comment above): tuples of 2 to 4
+        positions (arrays, floats, ints) appended in a loop of run-time length, read
+        in it and after it, discounted returns inserted at the front; or a first
+        read the compiler does not split, refused at its line (REFUSED_MARK)."""
+        k = self.counter = self.counter + 1
+        self.shadowing.add("reversed")  # (a local named so would hide the builtin)
+        traj, h, acc = self.fresh_name("traj"), self.fresh_name("h"), self.fresh_name()
+        width = self.draw(st.integers(2, 4))
+        kinds = self.draw(st.permutations(
+            ["array"] + [self.pick(["array", "float", "int"]) for _ in range(width - 1)]))
+        arrays = [j for j, kind in enumerate(kinds) if kind == "array"]
+        refused = self.pick([None] * 5 + ["zipped", "position_variable", "enumerate_start"])
+        loop = self.pick(["range_n", "while", "range_derived", "episodes"])
+        start = self.pick(["empty", "display", "append"])
+        self.features.add(f"tuple_lists_{loop}")
+        if refused:
+            self.features.add(f"tuple_lists_refused_{refused}")
+
+        def term(parts):
+            """A bounded number from one tuple's items ``parts`` (texts)."""
+            pieces = [f"np.sum({p} * c[0])" if kind == "array" else
+                      p if kind == "float" else f"0.1 * {p}" for p, kind in zip(parts, kinds)]
+            return f"np.tanh({' + '.join(pieces)})"
+
+        def targets(prefix):
+            names = [self.fresh_name(prefix) for _ in kinds]
+            return names, ", ".join(names)
+
+        if loop == "episodes":  # the buffer made again in each trip of an outer loop
+            ep = self.fresh_name("ep")
+            self.emit(indent, f"{acc} = 0.0")
+            self.emit(indent, f"for {ep} in range(2):")
+            indent += 1
+        else:
+            self.emit(indent, f"{acc} = 0.0")
+        x0 = self._items(env, 1)[0]
+        self.emit(indent, f"{h} = {x0}")
+        first = [h if kind == "array" else "s" if kind == "float" else "0" for kind in kinds]
+        if start == "display":
+            self.emit(indent, f"{traj} = [({', '.join(first)})]")
+        else:
+            self.emit(indent, f"{traj} = []")
+            if start == "append":
+                self.emit(indent, f"{traj}.append(({', '.join(first)}))")
+        nonempty = start != "empty"
+        t = self.fresh_name("t")
+        if loop == "while":
+            self.emit(indent, f"{t} = 0")
+            self.emit(indent, f"while {t} < n:")
+        elif loop == "range_derived":
+            m = self.fresh_name("m")
+            self.emit(indent, f"{m} = {self.pick(['n + 1', 'n - 1', '2 * n'])}")
+            self.emit(indent, f"for {t} in range({m}):")
+        else:
+            self.emit(indent, f"for {t} in range(n):")
+        inner = indent + 1
+        body_env = {name: Var(v.shape, v.bound, False, v.index) for name, v in env.items()}
+        body_env[h] = Var((3,), 1.0)
+
+        def read_in_loop():
+            """``h`` updated from an item the list holds already."""
+            j = self.pick(arrays)
+            # (t: one item at least before the loop and per trip)
+            index = self.pick(["-1", f"len({traj}) - 1", t])
+            self.features.add("tuple_lists_read_in_loop")
+            self.emit(inner, f"{h} = np.tanh({h} * 0.5 + {traj}[{index}][{j}] * s)")
+
+        interleave = nonempty and not refused and self.draw(st.booleans())
+        if interleave and self.draw(st.booleans()):
+            read_in_loop()
+        self.emit(inner, f"{h} = np.tanh({h} @ M * 0.5 + {self._items(body_env, 1)[0]})")
+
+        def items():
+            out = []
+            for kind in kinds:
+                if kind == "array":
+                    out.append(self.pick([h, f"{h} * s", self._items(body_env, 1)[0]]))
+                elif kind == "float":
+                    out.append(self._items(body_env, 1, ())[0])
+                else:
+                    out.append(self.pick([t, f"{t} % 2", f"2 * {t} + 1"]))
+            return f"({', '.join(out)})"
+
+        self.emit(inner, f"{traj}.append({items()})")
+        if self.draw(st.integers(0, 2)) == 0:
+            self.features.add("tuple_lists_two_appends")
+            self.emit(inner, f"if {t} % 2 == {self.pick([0, 1])}:")
+            self.emit(inner + 1, f"{traj}.append({items()})")
+        if interleave:
+            if self.draw(st.booleans()):
+                read_in_loop()
+            else:
+                self.emit(inner, f"{acc} = {acc} * 0.9 + 0.1 * "
+                                 f"{term([f'{traj}[-1][{i}]' for i in range(width)])}")
+        if loop == "while":
+            self.emit(inner, f"{t} = {t} + 1")
+        elif self.draw(st.integers(0, 4)) == 0:
+            self.emit(inner, f"if {t} == {self.draw(st.integers(1, 3))}:")
+            self.emit(inner + 1, "break")
+        # ------------------------------------------------------------ reads after the loop
+        if refused == "zipped":
+            names, text = targets("p")
+            w = self.fresh_name("w")
+            self.emit(indent, f"for ({text}), {w} in zip({traj}, [0.5] * len({traj})):  "
+                              f"{REFUSED_MARK} tuple list read")
+            self.emit(indent + 1, f"{acc} = {acc} * 0.9 + {w} * {term(names)}")
+        elif refused == "position_variable":
+            u = self.fresh_name("u")
+            self.emit(indent, f"for {u} in range(len({traj})):")
+            self.emit(indent + 1, f"{acc} = {acc} + np.tanh(np.sum({traj}[{u}][{u} % {width}]))"
+                                  f"  {REFUSED_MARK} tuple list read")
+        elif refused == "enumerate_start":
+            names, text = targets("p")
+            i = self.fresh_name("i")
+            self.emit(indent, f"for {i}, ({text}) in enumerate({traj}, 1):  "
+                              f"{REFUSED_MARK} enumerate start")
+            self.emit(indent + 1, f"{acc} = {acc} + 0.1 * {i} * {term(names)}")
+        readers = ["forward", "reversed", "slice_reversed", "enumerate", "whole_item",
+                   "index", "assigned", "helper_list", "helper_item", "comprehension",
+                   "returns", "length"] + (["ends"] if nonempty else [])
+        for reader in self.draw(st.lists(st.sampled_from(readers), min_size=1, max_size=3,
+                                         unique=True)):
+            self.features.add(f"tuple_lists_{reader}")
+            self._tuple_list_read(reader, traj, kinds, term, targets, acc, indent, k, nonempty)
+        if loop == "episodes":
+            indent -= 1
+        total = self.fresh_name()
+        self.emit(indent, f"{total} = {acc}")
+        env[total] = Var((), 60.0, fresh=True)
+
+    def _tuple_list_read(self, reader, traj, kinds, term, targets, acc, indent, k, nonempty):
+        """One read of the tuple list ``traj`` after the loop growing it (family_tuple_lists)."""
+        width = len(kinds)
+        inner = indent + 1
+        if reader in ("forward", "reversed", "slice_reversed"):
+            names, text = targets("p")
+            iterable = {"forward": traj, "reversed": f"reversed({traj})",
+                        "slice_reversed": f"{traj}[::-1]"}[reader]
+            self.emit(indent, f"for {text} in {iterable}:")
+            self.emit(inner, f"{acc} = {acc} * 0.9 + {term(names)}")
+        elif reader == "enumerate":
+            i = self.fresh_name("i")
+            if self.draw(st.booleans()):
+                names, text = targets("p")
+                self.emit(indent, f"for {i}, ({text}) in enumerate({traj}):")
+            else:
+                step = self.fresh_name("step")
+                names = [f"{step}[{j}]" for j in range(width)]
+                self.emit(indent, f"for {i}, {step} in enumerate({traj}):")
+            self.emit(inner, f"{acc} = {acc} + 0.1 * {i} * {term(names)}")
+        elif reader == "whole_item":  # the loop variable is the tuple
+            step = self.fresh_name("step")
+            self.emit(indent, f"for {step} in {self.pick([traj, f'{traj}[::-1]', f'reversed({traj})'])}:")
+            if self.draw(st.booleans()):
+                names, text = targets("q")
+                self.emit(inner, f"{text} = {step}")
+            else:
+                names = [f"{step}[{j}]" for j in range(width)]
+            self.emit(inner, f"{acc} = {acc} * 0.9 + {term(names)}")
+        elif reader in ("index", "assigned", "helper_item"):
+            u = self.fresh_name("u")
+            self.emit(indent, f"for {u} in range({self.pick([f'len({traj})', f'len({traj}) - 1'])}):")
+            if reader == "index":
+                names = [f"{traj}[{u}][{self.pick([j, j - width])}]" for j in range(width)]
+                self.emit(inner, f"{acc} = {acc} + {term(names)}")
+            elif reader == "assigned":
+                if self.draw(st.booleans()):
+                    names, text = targets("q")
+                    self.emit(inner, f"{text} = {traj}[{u}]")
+                else:
+                    q = self.fresh_name("q")
+                    self.emit(inner, f"{q} = {traj}[{u}]")
+                    names = [f"{q}[{j}]" for j in range(width)]
+                self.emit(inner, f"{acc} = {acc} + {term(names)}")
+            else:
+                helper = f"_score{k}"
+                self.helpers += [f"def {helper}(p, c):",
+                                 f"    return {term([f'p[{j}]' for j in range(width)])}", "", ""]
+                self.emit(inner, f"{acc} = {acc} + {helper}({traj}[{u}], c)")
+        elif reader == "helper_list":
+            helper = f"_walk{k}"
+            self.helpers += [f"def {helper}(rows, c, g):", "    out = 0.0",
+                             f"    for {', '.join(f'p{j}' for j in range(width))} in rows:",
+                             f"        out = g * out + {term([f'p{j}' for j in range(width)])}",
+                             "    return out", "", ""]
+            self.emit(indent, f"{acc} = {acc} + {helper}({traj}, c, 0.9)")
+        elif reader == "comprehension":
+            names, text = targets("p")
+            self.emit(indent, f"{acc} = {acc} + sum([{term(names)} for {text} in {traj}])")
+        elif reader == "length":
+            self.emit(indent, f"{acc} = {acc} + 0.1 * len({traj})")
+        elif reader == "ends":
+            index = self.pick(["0", "-1", f"len({traj}) // 2", f"len({traj}) - 1"])
+            self.emit(indent, f"{acc} = {acc} + {term([f'{traj}[{index}][{i}]' for i in range(width)])}"
+                              f" * {term([f'{traj}[-1][{i}]' for i in range(width)])}")
+        else:  # returns: discounted, inserted at the front (REINFORCE)
+            rets, G = self.fresh_name("rets"), self.fresh_name("G")
+            names, text = targets("p")
+            self.emit(indent, f"{rets} = []")
+            self.emit(indent, f"{G} = 0.0")
+            self.emit(indent, f"for {text} in reversed({traj}):")
+            self.emit(inner, f"{G} = {term(names)} + 0.9 * {G}")
+            self.emit(inner, f"{rets}.insert(0, {G})")
+            # (the mean of no returns is nan)
+            form = self.pick(["sum", "items", "array"] +
+                             (["first", "normalised"] if nonempty else []))
+            self.features.add(f"tuple_lists_returns_{form}")
+            if form == "sum":
+                self.emit(indent, f"{acc} = {acc} + 0.1 * sum({rets}) + len({rets})")
+            elif form == "first":
+                self.emit(indent, f"{acc} = {acc} + {rets}[0] * {rets}[-1]")
+            elif form == "items":
+                u = self.fresh_name("u")
+                arrays = [j for j, kind in enumerate(kinds) if kind == "array"]
+                self.emit(indent, f"for {u} in range(len({rets})):")
+                self.emit(inner, f"{acc} = {acc} + 0.1 * {rets}[{u}] * "
+                                 f"np.sum({traj}[{u}][{self.pick(arrays)}])")
+            elif form == "array":
+                self.emit(indent, f"{acc} = {acc} + 0.1 * np.sum(np.array({rets}) ** 2)")
+            else:
+                self.emit(indent, f"{rets} = np.array({rets})")
+                self.emit(indent, f"{rets} = {rets} - np.mean({rets})")
+                self.emit(indent, f"{acc} = {acc} + np.sum({rets} * {rets}) * 0.1")
 
     def update(self, env, name, indent):
         """Rebind carried variable ``name`` keeping its shape and bound."""
