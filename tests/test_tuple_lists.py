@@ -218,3 +218,70 @@ def appended_in_a_loop_over_a_list(params, x, n):
 def test_a_list_grown_only_in_loops_the_compiler_unrolls_is_left_as_written():
     """Its items are read as written (the generated code stays what it was)."""
     assert "new.append((W * 0.5, b))" in desugared(appended_in_a_loop_over_a_list)
+
+
+def counted_from_one(W, x0, n):
+    traj = [(x0, 0.5)]
+    s = x0
+    for t in range(n):
+        s = np.tanh(W @ s)
+        traj.append((s, np.sum(s) * t))
+    loss = 0.0
+    for i, (h, r) in enumerate(traj, 1):
+        loss = loss + i * r * np.sum(h)
+    return loss + i
+
+
+def counted_from_a_name_and_a_keyword_backwards(W, x0, n):
+    traj = []
+    s = x0
+    k = 0
+    while k < n:
+        s = np.sin(W @ s)
+        traj.append((s, 2 * k, np.sum(s ** 2)))
+        k = k + 1
+    first = n - 2
+    loss = 0.0
+    for i, step in enumerate(traj, first):
+        first = first + 10  # (the start was read once, before the loop)
+        loss = loss + i * np.sum(step[0]) + step[1] * step[2]
+    for j, (h, c, r) in enumerate(reversed(traj), start=len(traj) - 1):
+        loss = loss * 0.5 + j * r + np.sum(h)
+    return loss + first
+
+
+@pytest.mark.parametrize("f", [counted_from_one,
+                               counted_from_a_name_and_a_keyword_backwards])
+@pytest.mark.parametrize("options", OPTIONS)
+def test_enumerate_from_a_start_counts_as_python_does(f, options):
+    """``enumerate(traj, start)`` (``start=``; of ``reversed(traj)`` too): the index
+    counted from 0 plus the start read once before the loop (the lowering refused
+    "enumerate(..., start)"; ``enumerate(reversed(traj))`` was left to the lowering,
+    which refused the list read by item)."""
+    rng = np.random.default_rng(1)
+    W, x0 = 0.5 * rng.normal(size=(3, 3)), rng.normal(size=3)
+    for n in (4, 1):
+        value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(W, x0, n)
+        np.testing.assert_allclose(value, f(W.copy(), x0.copy(), n), rtol=1e-12)
+        check_grad(f, (W, x0, n), wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+    text = desugared(counted_from_one)
+    assert "for i_0, (h, r) in enumerate(zip(traj_0, traj_1)):" in text, text
+    assert "i = i_0 + 1" in text, text
+
+
+def counted_from_a_float(x, n):
+    traj = []
+    for t in range(n):
+        traj.append((x * t, x))
+    total = 0.0
+    for i, (a, b) in enumerate(traj, 0.5):  # (Python raises: the start is no int)
+        total = total + i * np.sum(a * b)
+    return total
+
+
+def test_a_start_python_refuses_is_still_refused_by_the_lowering():
+    with pytest.raises(TransformError) as info:
+        tc.grad(counted_from_a_float).compile()
+    message = str(info.value)
+    assert f"{HERE}:{line_of(counted_from_a_float, 'enumerate(traj, 0.5)')}:" in message
+    assert "enumerate(..., start)" in message, message

@@ -108,7 +108,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    comprehensions became; after 6: a ``return`` there is a ``break``);
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
    and read by item (``traj[t][2]``) or by loops (``for s, a, r in reversed(traj)``),
-   as one list per tuple position (``traj_2[t]``, ``zip(traj_0[::-1], ...)``), each
+   as one list per tuple position (``traj_2[t]``, ``zip(traj_0[::-1], ...)``;
+   ``enumerate(traj, 1)`` counted from 0, ``i = i_0 + 1``), each
    the lowering's list built at run time (after 5: a comprehension over it is a
    loop; after 6c: a loop over a display that appended is unrolled);
 6e. ``starred_targets.py``: ``a, *rest, z = [x0, x1, x2, x3]`` (a display, a name

@@ -8,6 +8,8 @@ per tuple position (scalar replacement of the tuple structure).
     for step in traj:                  for step_0, step_1, step_2 in zip(traj_0, traj_1, traj_2):
                                            step = (step_0, step_1, step_2)
     traj[t][2], traj[t], len(traj)     traj_2[t], (traj_0[t], traj_1[t], traj_2[t]), len(traj_0)
+    for i, step in enumerate(traj, 1): for i_0, step in enumerate(zip(traj_0, traj_1, traj_2)):
+                                           i = i_0 + 1
 
 The episode buffer of reinforcement learning code (REINFORCE's ``(s, a, r)``,
 RKF45's ``(t, y)`` steps).  The lowering holds a list appended to in a loop of
@@ -30,7 +32,11 @@ least one of them in a loop of run-time length it is not bound in
   evaluated once per position then), neither written through (``traj[i][0][:] =
   v``) nor an attribute's owner, ``len(traj)``,
 - the iterable of a ``for`` that does not grow it: ``traj``, ``reversed(traj)``,
-  ``traj[::-1]``, ``enumerate(traj[, start])``,
+  ``traj[::-1]``, ``enumerate(traj[, start])``, ``enumerate(reversed(traj)[,
+  start])`` (a start, which the lowering does
+  not count from, added to an index counted from 0: ``i = i_0 + 1``, a start
+  other than an int constant bound to a name before the loop, where Python
+  evaluates it),
 
 and at least once by an item or a loop (a list read only by ``len`` or whole, by
 ``np.asarray(rows)``, is the lowering's array of rows as before).  Anything else
@@ -137,19 +143,33 @@ class _Plan:
             self.loops.append((parent, "forward"))
             self.read = True
             return True
-        if isinstance(parent, gast.Call) and parent.args and parent.args[0] is node and \
-                not parent.keywords:
+        if isinstance(parent, gast.Call) and parent.args and parent.args[0] is node:
             loop = self.parents.get(parent)
+            backwards = _called(parent, "reversed", self.meant) and len(parent.args) == 1 and \
+                not parent.keywords
+            if backwards and self._enumerated(loop):  # enumerate(reversed(traj))
+                self.loops.append((self.parents.get(loop), "enumerate_reversed"))
+                self.read = True
+                return True
             if isinstance(loop, gast.For) and loop.iter is parent:
-                if _called(parent, "reversed", self.meant) and len(parent.args) == 1:
+                if backwards:
                     self.loops.append((loop, "reversed"))
-                elif _called(parent, "enumerate", self.meant) and len(parent.args) <= 2:
+                elif self._enumerated(parent):
                     self.loops.append((loop, "enumerate"))
                 else:
                     return False
                 self.read = True
                 return True
         return False
+
+    def _enumerated(self, call):
+        """Is ``call`` ``enumerate(..)`` of one argument and maybe a start, the
+        iterable of a ``for``?"""
+        loop = self.parents.get(call)
+        return isinstance(call, gast.Call) and _called(call, "enumerate", self.meant) and \
+            len(call.args) + len(call.keywords) <= 2 and \
+            all(k.arg == "start" for k in call.keywords) and \
+            isinstance(loop, gast.For) and loop.iter is call
 
     def _append(self, attribute):
         call = self.parents.get(attribute)
@@ -256,26 +276,67 @@ class _Rewrite(gast.NodeTransformer):
         kind = self.loops.get(id(node))
         if kind is not None:
             lists = [self._name(j) for j in range(self.plan.width)]
-            if kind == "reversed":
+            if kind in ("reversed", "enumerate_reversed"):
                 lists = [gast.Subscript(value=n, slice=gast.Slice(
                     lower=None, upper=None, step=gast.UnaryOp(
                         op=gast.USub(), operand=gast.Constant(value=1, kind=None))),
                     ctx=gast.Load()) for n in lists]
             zipped = gast.Call(func=gast.Name(id="zip", ctx=gast.Load(), annotation=None,
                                               type_comment=None), args=lists, keywords=[])
-            if kind == "enumerate":
+            start = None
+            if kind.startswith("enumerate"):
                 node.iter.args[0] = zipped
+                start = self._counted_from_zero(node)
             else:
                 node.iter = gast.copy_location(zipped, node.iter)
             gast.fix_missing_locations(node.iter)
             self._unpack_target(node, kind)
+            if isinstance(start, gast.Assign):  # (its reads of the list rewritten too)
+                return [self.visit(start), self.generic_visit(node)]
         return self.generic_visit(node)
+
+    def _counted_from_zero(self, loop):
+        """``for i, x in enumerate(traj, start)`` -> ``for i_0, x in enumerate(...):
+        i = i_0 + start`` (the lowering counts enumerate's index from 0 only): the
+        start evaluated once, before the loop, as Python does (after ``traj``, a
+        name: nothing to evaluate); a start that is not an integer constant bound
+        to a name first (``i_start = k``), an assignment returned to go before the
+        loop.  None where there is no start, or the target is not ``name, x``
+        or the start a constant other than an int (left for the lowering's refusal);
+        True where the start is an int constant."""
+        call = loop.iter
+        starts = call.args[1:] + [k.value for k in call.keywords]
+        target = loop.target
+        if not starts or not (isinstance(target, gast.Tuple) and len(target.elts) == 2 and
+                              isinstance(target.elts[0], gast.Name)):
+            return None
+        start = starts[0]
+        if isinstance(start, gast.Constant) and type(start.value) is not int:
+            return None  # (enumerate(traj, 1.5) raises: left to the lowering's refusal)
+        index = target.elts[0]
+        call.args, call.keywords = call.args[:1], []
+        counted = fresh_name(f"{index.id}_0", self.taken)
+        target.elts[0] = gast.copy_location(
+            gast.Name(id=counted, ctx=gast.Store(), annotation=None, type_comment=None), index)
+        hoisted = None
+        if not (isinstance(start, gast.Constant) and type(start.value) is int):
+            held = fresh_name(f"{index.id}_start", self.taken)
+            hoisted = gast.copy_location(gast.Assign(
+                targets=[gast.Name(id=held, ctx=gast.Store(), annotation=None,
+                                   type_comment=None)],
+                value=start, type_comment=None), loop)
+            start = gast.Name(id=held, ctx=gast.Load(), annotation=None, type_comment=None)
+        bound = gast.Assign(targets=[index], value=gast.BinOp(
+            left=gast.Name(id=counted, ctx=gast.Load(), annotation=None, type_comment=None),
+            op=gast.Add(), right=start), type_comment=None)
+        loop.body.insert(0, gast.fix_missing_locations(gast.copy_location(bound, loop)))
+        return gast.fix_missing_locations(hoisted) if hoisted is not None else True
 
     def _unpack_target(self, loop, kind):
         """``for step in zip(...)`` -> ``for step_0, step_1 in zip(...): step =
         (step_0, step_1)``: one variable per list (the tuple made again from the
         same items, as the lowering reads a loop over ``zip``)."""
-        owner, field = (loop.target, 1) if kind == "enumerate" else (loop, None)
+        owner, field = (loop.target, 1) if kind.startswith("enumerate") else (loop, None)
         if field is not None:
             if not (isinstance(owner, gast.Tuple) and len(owner.elts) == 2):
                 return
