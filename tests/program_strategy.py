@@ -290,12 +290,12 @@ HUNTING_FAMILIES += ("module_state",)
 #: run-time length (``for t in range(n)``, ``range(m)`` of ``m = n + 1``, a ``while``,
 #: made again in each trip of an outer loop), once or twice a trip, read in the loop
 #: (``traj[-1][j]``, ``traj[t][j]``) and after it by ``for`` over ``traj``,
-#: ``reversed(traj)``, ``traj[::-1]``, ``enumerate(traj)`` (the tuple unpacked or
-#: whole), ``traj[u][j]``, ``traj[u]`` assigned or given to a helper, a helper
+#: ``reversed(traj)``, ``traj[::-1]``, ``enumerate(traj)`` (of ``reversed(traj)``,
+#: from a start; the tuple unpacked or whole), ``traj[u][j]``, ``traj[u]`` assigned or given to a helper, a helper
 #: looping over the list, a comprehension, ``len``, and discounted returns inserted at
 #: the front (``rets.insert(0, G)``) read by items, ``sum``, ``np.array``; a first read
-#: the pass does not split (``zip(traj, other)``, ``traj[u][u % 2]``,
-#: ``enumerate(traj, 1)``) refused at its line (REFUSED_MARK).  Written on request,
+#: the pass does not split (``zip(traj, other)``, ``traj[u][u % 2]``) refused at
+#: its line (REFUSED_MARK).  Written on request,
 #: like ``loop_exits``
 REQUESTED_FAMILIES += ("tuple_lists",)
 HUNTING_FAMILIES += ("tuple_lists",)
@@ -2981,7 +2981,7 @@ class _Gen:
         kinds = self.draw(st.permutations(
             ["array"] + [self.pick(["array", "float", "int"]) for _ in range(width - 1)]))
         arrays = [j for j, kind in enumerate(kinds) if kind == "array"]
-        refused = self.pick([None] * 5 + ["zipped", "position_variable", "enumerate_start"])
+        refused = self.pick([None] * 5 + ["zipped", "position_variable"])
         loop = self.pick(["range_n", "while", "range_derived", "episodes"])
         start = self.pick(["empty", "display", "append"])
         self.features.add(f"tuple_lists_{loop}")
@@ -3081,12 +3081,6 @@ class _Gen:
             self.emit(indent, f"for {u} in range(len({traj})):")
             self.emit(indent + 1, f"{acc} = {acc} + np.tanh(np.sum({traj}[{u}][{u} % {width}]))"
                                   f"  {REFUSED_MARK} tuple list read")
-        elif refused == "enumerate_start":
-            names, text = targets("p")
-            i = self.fresh_name("i")
-            self.emit(indent, f"for {i}, ({text}) in enumerate({traj}, 1):  "
-                              f"{REFUSED_MARK} enumerate start")
-            self.emit(indent + 1, f"{acc} = {acc} + 0.1 * {i} * {term(names)}")
         readers = ["forward", "reversed", "slice_reversed", "enumerate", "whole_item",
                    "index", "assigned", "helper_list", "helper_item", "comprehension",
                    "returns", "length"] + (["ends"] if nonempty else [])
@@ -3112,13 +3106,18 @@ class _Gen:
             self.emit(inner, f"{acc} = {acc} * 0.9 + {term(names)}")
         elif reader == "enumerate":
             i = self.fresh_name("i")
+            # (a start: counted from 0 by the lowering, added by desugar; read once)
+            start = self.pick(["", "", ", 1", ", start=-2", f", len({traj})", ", n - 1"])
+            of = self.pick([traj, traj, f"reversed({traj})"])
+            self.features.add("tuple_lists_enumerate" + ("_start" if start else "") +
+                              ("_reversed" if of != traj else ""))
             if self.draw(st.booleans()):
                 names, text = targets("p")
-                self.emit(indent, f"for {i}, ({text}) in enumerate({traj}):")
+                self.emit(indent, f"for {i}, ({text}) in enumerate({of}{start}):")
             else:
                 step = self.fresh_name("step")
                 names = [f"{step}[{j}]" for j in range(width)]
-                self.emit(indent, f"for {i}, {step} in enumerate({traj}):")
+                self.emit(indent, f"for {i}, {step} in enumerate({of}{start}):")
             self.emit(inner, f"{acc} = {acc} + 0.1 * {i} * {term(names)}")
         elif reader == "whole_item":  # the loop variable is the tuple
             step = self.fresh_name("step")
