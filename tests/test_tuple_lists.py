@@ -285,3 +285,28 @@ def test_a_start_python_refuses_is_still_refused_by_the_lowering():
     message = str(info.value)
     assert f"{HERE}:{line_of(counted_from_a_float, 'enumerate(traj, 0.5)')}:" in message
     assert "enumerate(..., start)" in message, message
+
+
+def counted_only(W, x0, n):
+    traj = []
+    s = x0
+    for t in range(n):
+        s = np.tanh(W @ s)
+        traj.append((s, np.sum(s) * t))
+        if t % 2 == 0:
+            traj.append((s * 0.5, 1.0))
+    return np.sum(s ** 2) * len(traj)
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_a_list_of_tuples_read_only_by_len_is_split_too(options):
+    """Read by nothing but ``len``, the list was the lowering's array of rows, each
+    tuple stacked into a row: an array and a number made "all input arrays must
+    have the same shape" when the gradient ran (the fuzzer's tuple_lists family)."""
+    rng = np.random.default_rng(2)
+    W, x0 = 0.5 * rng.normal(size=(3, 3)), rng.normal(size=3)
+    value, _ = tc.value_and_grad(counted_only, wrt=(0, 1), **options)(W, x0, 3)
+    np.testing.assert_allclose(value, counted_only(W.copy(), x0.copy(), 3), rtol=1e-12)
+    check_grad(counted_only, (W, x0, 3), wrt=(0, 1),
+               df=tc.grad(counted_only, wrt=(0, 1), **options))
+    assert "len(traj_0)" in desugared(counted_only)

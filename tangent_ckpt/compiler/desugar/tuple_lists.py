@@ -38,9 +38,10 @@ least one of them in a loop of run-time length it is not bound in
   other than an int constant bound to a name before the loop, where Python
   evaluates it),
 
-and at least once by an item or a loop (a list read only by ``len`` or whole, by
-``np.asarray(rows)``, is the lowering's array of rows as before).  Anything else
-is left as written, for the lowering.  Each list is appended in the order the
+or by nothing (a list read only by ``len`` is split too: the lowering's array of
+rows stacks each tuple, which fails where its items differ in shape, ``(s,
+r)``).  Anything else (a list read whole, by ``np.asarray(rows)``) is left as
+written, for the lowering.  Each list is appended in the order the
 tuple's items were evaluated, and every item is evaluated before the first
 append reads nothing of the list, so the lists hold what Python's tuples hold.
 """
@@ -112,7 +113,6 @@ class _Plan:
         self.name, self.fnode, self.parents, self.meant = name, fnode, parents, meant
         self.width = None
         self.bindings, self.appends, self.items, self.lengths, self.loops = [], [], [], [], []
-        self.read = False  # by an item or a loop
 
     def make(self):
         for node in gast.walk(self.fnode):
@@ -121,7 +121,7 @@ class _Plan:
         in_loop = any(grown_across_trips(s, self.parents, self.fnode, self.bindings)
                       for s in self.appends)
         grown_in_loop = any(self._grows(loop) for loop, _ in self.loops)
-        if not (self.read and in_loop and self.width) or grown_in_loop:
+        if not (in_loop and self.width) or grown_in_loop:
             return None
         return self
 
@@ -141,7 +141,6 @@ class _Plan:
             return self._subscript(parent)
         if isinstance(parent, gast.For) and parent.iter is node:
             self.loops.append((parent, "forward"))
-            self.read = True
             return True
         if isinstance(parent, gast.Call) and parent.args and parent.args[0] is node:
             loop = self.parents.get(parent)
@@ -149,7 +148,6 @@ class _Plan:
                 not parent.keywords
             if backwards and self._enumerated(loop):  # enumerate(reversed(traj))
                 self.loops.append((self.parents.get(loop), "enumerate_reversed"))
-                self.read = True
                 return True
             if isinstance(loop, gast.For) and loop.iter is parent:
                 if backwards:
@@ -158,7 +156,6 @@ class _Plan:
                     self.loops.append((loop, "enumerate"))
                 else:
                     return False
-                self.read = True
                 return True
         return False
 
@@ -208,7 +205,6 @@ class _Plan:
         if _is_reversal(subscript.slice):  # for ... in traj[::-1]
             if isinstance(loop, gast.For) and loop.iter is subscript:
                 self.loops.append((loop, "reversed"))
-                self.read = True
                 return True
             return False
         if not _simple_index(subscript.slice, self.meant) or self._written_through(subscript):
@@ -220,7 +216,6 @@ class _Plan:
                                    isinstance(outer, gast.Call) and subscript in outer.args):
             return False  # (`traj[t] is u`: the display made again is another tuple)
         self.items.append(subscript)
-        self.read = True
         return True
 
     def _written_through(self, subscript):
