@@ -294,8 +294,9 @@ HUNTING_FAMILIES += ("module_state",)
 #: from a start; the tuple unpacked or whole), ``traj[u][j]``, ``traj[u]`` assigned or given to a helper, a helper
 #: looping over the list, a comprehension, ``len``, and discounted returns inserted at
 #: the front (``rets.insert(0, G)``) read by items, ``sum``, ``np.array``; a first read
-#: the pass does not split (``zip(traj, other)``, ``traj[u][u % 2]``) refused at
-#: its line (REFUSED_MARK).  Written on request,
+#: the pass does not split (``zip(traj, other)``, ``traj[u][u % 2]``), and an array
+#: the list holds written in place (the one appended, one read from it, a loop
+#: variable over it), refused at its line (REFUSED_MARK).  Written on request,
 #: like ``loop_exits``
 REQUESTED_FAMILIES += ("tuple_lists",)
 HUNTING_FAMILIES += ("tuple_lists",)
@@ -2981,7 +2982,8 @@ class _Gen:
         kinds = self.draw(st.permutations(
             ["array"] + [self.pick(["array", "float", "int"]) for _ in range(width - 1)]))
         arrays = [j for j, kind in enumerate(kinds) if kind == "array"]
-        refused = self.pick([None] * 5 + ["zipped", "position_variable"])
+        refused = self.pick([None] * 8 + ["zipped", "position_variable", "append_written",
+                                          "item_written", "loop_variable_written"])
         loop = self.pick(["range_n", "while", "range_derived", "episodes"])
         start = self.pick(["empty", "display", "append"])
         self.features.add(f"tuple_lists_{loop}")
@@ -3037,15 +3039,19 @@ class _Gen:
             self.features.add("tuple_lists_read_in_loop")
             self.emit(inner, f"{h} = np.tanh({h} * 0.5 + {traj}[{index}][{j}] * s)")
 
-        interleave = nonempty and not refused and self.draw(st.booleans())
+        # (a read the pass does not split is refused at the list's first read)
+        interleave = nonempty and refused not in ("zipped", "position_variable") and \
+            self.draw(st.booleans())
         if interleave and self.draw(st.booleans()):
             read_in_loop()
         self.emit(inner, f"{h} = np.tanh({h} @ M * 0.5 + {self._items(body_env, 1)[0]})")
 
         def items():
             out = []
-            for kind in kinds:
-                if kind == "array":
+            for j, kind in enumerate(kinds):
+                if kind == "array" and refused == "append_written" and j == arrays[0]:
+                    out.append(h)  # (the array written after the append)
+                elif kind == "array":
                     out.append(self.pick([h, f"{h} * s", self._items(body_env, 1)[0]]))
                 elif kind == "float":
                     out.append(self._items(body_env, 1, ())[0])
@@ -3058,6 +3064,9 @@ class _Gen:
             self.features.add("tuple_lists_two_appends")
             self.emit(inner, f"if {t} % 2 == {self.pick([0, 1])}:")
             self.emit(inner + 1, f"{traj}.append({items()})")
+        if refused == "append_written":  # the array appended is the list's item: NumPy
+            # changes it there too
+            self.emit(inner, f"{h} += 0.1 * np.tanh({h})  {REFUSED_MARK} tuple item written")
         if interleave:
             if self.draw(st.booleans()):
                 read_in_loop()
@@ -3076,6 +3085,18 @@ class _Gen:
             self.emit(indent, f"for ({text}), {w} in zip({traj}, [0.5] * len({traj})):  "
                               f"{REFUSED_MARK} tuple list read")
             self.emit(indent + 1, f"{acc} = {acc} * 0.9 + {w} * {term(names)}")
+        elif refused in ("item_written", "loop_variable_written"):
+            j, x = self.pick(arrays), self.fresh_name("x")
+            if refused == "item_written":
+                u = self.fresh_name("u")
+                self.emit(indent, f"for {u} in range(len({traj})):")
+                self.emit(indent + 1, f"{x} = {traj}[{u}][{j}]")
+            else:
+                names, text = targets("p")
+                x = names[j]
+                self.emit(indent, f"for {text} in {self.pick([traj, f'reversed({traj})'])}:")
+            self.emit(indent + 1, f"{x} *= 0.5  {REFUSED_MARK} tuple item written")
+            self.emit(indent + 1, f"{acc} = {acc} + np.sum({x})")
         elif refused == "position_variable":
             u = self.fresh_name("u")
             self.emit(indent, f"for {u} in range(len({traj})):")

@@ -267,7 +267,8 @@ def check_refused(source, wrt, options, seed=0, n=3):
                                         "may change the module-level object 'CELL"),
                # (tuple_lists: a read desugar/tuple_lists.py does not split leaves the
                # list to the lowering, whose refusal names the reads it may have)
-               "tuple list read": ("a list of tuples appended in a loop",)}
+               "tuple list read": ("a list of tuples appended in a loop",),
+               "tuple item written": ("may also change",)}
     mark = source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()
     reasons = reasons[mark]
     with load_program(source) as program:
