@@ -2982,7 +2982,7 @@ class _Gen:
         kinds = self.draw(st.permutations(
             ["array"] + [self.pick(["array", "float", "int"]) for _ in range(width - 1)]))
         arrays = [j for j, kind in enumerate(kinds) if kind == "array"]
-        refused = self.pick([None] * 8 + ["zipped", "position_variable", "append_written",
+        refused = self.pick([None] * 12 + ["zipped", "position_variable", "append_written",
                                           "item_written", "loop_variable_written"])
         loop = self.pick(["range_n", "while", "range_derived", "episodes"])
         start = self.pick(["empty", "display", "append"])
