@@ -290,14 +290,14 @@ HUNTING_FAMILIES += ("module_state",)
 #: run-time length (``for t in range(n)``, ``range(m)`` of ``m = n + 1``, a ``while``,
 #: made again in each trip of an outer loop), once or twice a trip, read in the loop
 #: (``traj[-1][j]``, ``traj[t][j]``) and after it by ``for`` over ``traj``,
-#: ``reversed(traj)``, ``traj[::-1]``, ``enumerate(traj)`` (of ``reversed(traj)``,
-#: from a start; the tuple unpacked or whole), ``traj[u][j]``, ``traj[u]`` assigned or given to a helper, a helper
-#: looping over the list, a comprehension, ``len``, and discounted returns inserted at
-#: the front (``rets.insert(0, G)``) read by items, ``sum``, ``np.array``; a first read
-#: the pass does not split (``zip(traj, other)``, ``traj[u][u % 2]``), and an array
-#: the list holds written in place (the one appended, one read from it, a loop
-#: variable over it), refused at its line (REFUSED_MARK).  Written on request,
-#: like ``loop_exits``
+#: ``reversed(traj)``, ``traj[::-1]``, ``enumerate(traj)`` (of ``reversed(traj)``, from
+#: a start; the tuple unpacked or whole), ``traj[u][j]``, ``traj[u]`` assigned or given
+#: to a helper, a helper looping over the list, a comprehension, ``len``, and
+#: discounted returns inserted at the front (``rets.insert(0, G)``) read by items,
+#: ``sum``, ``np.array``; a first read the pass does not split (``zip(traj, other)``,
+#: ``traj[u][u % 2]``), and an array the list holds written in place (the one appended,
+#: one read from it, a loop variable over it), refused at its line (REFUSED_MARK).
+#: Written on request, like ``loop_exits``
 REQUESTED_FAMILIES += ("tuple_lists",)
 HUNTING_FAMILIES += ("tuple_lists",)
 
@@ -3142,7 +3142,8 @@ class _Gen:
             self.emit(inner, f"{acc} = {acc} + 0.1 * {i} * {term(names)}")
         elif reader == "whole_item":  # the loop variable is the tuple
             step = self.fresh_name("step")
-            self.emit(indent, f"for {step} in {self.pick([traj, f'{traj}[::-1]', f'reversed({traj})'])}:")
+            of = self.pick([traj, f"{traj}[::-1]", f"reversed({traj})"])
+            self.emit(indent, f"for {step} in {of}:")
             if self.draw(st.booleans()):
                 names, text = targets("q")
                 self.emit(inner, f"{text} = {step}")
@@ -3151,7 +3152,8 @@ class _Gen:
             self.emit(inner, f"{acc} = {acc} * 0.9 + {term(names)}")
         elif reader in ("index", "assigned", "helper_item"):
             u = self.fresh_name("u")
-            self.emit(indent, f"for {u} in range({self.pick([f'len({traj})', f'len({traj}) - 1'])}):")
+            stop = self.pick([f"len({traj})", f"len({traj}) - 1"])
+            self.emit(indent, f"for {u} in range({stop}):")
             if reader == "index":
                 names = [f"{traj}[{u}][{self.pick([j, j - width])}]" for j in range(width)]
                 self.emit(inner, f"{acc} = {acc} + {term(names)}")
@@ -3183,8 +3185,9 @@ class _Gen:
             self.emit(indent, f"{acc} = {acc} + 0.1 * len({traj})")
         elif reader == "ends":
             index = self.pick(["0", "-1", f"len({traj}) // 2", f"len({traj}) - 1"])
-            self.emit(indent, f"{acc} = {acc} + {term([f'{traj}[{index}][{i}]' for i in range(width)])}"
-                              f" * {term([f'{traj}[-1][{i}]' for i in range(width)])}")
+            picked = term([f"{traj}[{index}][{i}]" for i in range(width)])
+            last = term([f"{traj}[-1][{i}]" for i in range(width)])
+            self.emit(indent, f"{acc} = {acc} + {picked} * {last}")
         else:  # returns: discounted, inserted at the front (REINFORCE)
             rets, G = self.fresh_name("rets"), self.fresh_name("G")
             names, text = targets("p")
