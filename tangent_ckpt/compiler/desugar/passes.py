@@ -66,6 +66,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (one bound only to a method of one object, ``f = model.rhs``, called as the method;
    a helper's parameter given ``model.rhs`` stands for it, so the object is names;
    ``f = Derivatives.pend`` by the dotted name; ``f == pend`` decided);
+   then ``keyed_lists.py``: a dict of constant keys bound once and only indexed by
+   them, an item's method called (``log["loss"].append(l)``), as one name per key
+   (``log_loss``: a list the function holds under one name);
    then ``prepended_lists.py``: a list grown only by ``returns.insert(0, G)``, at
    least once in a loop, as ``returns_reversed.append(G)`` read backwards
    (``returns_reversed[::-1]``: a list the lowering builds at run time, where the
@@ -158,6 +161,7 @@ from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
 from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
 from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
+from tangent_ckpt.compiler.desugar.keyed_lists import split_keyed_lists
 from tangent_ckpt.compiler.desugar.list_methods import write_list_methods
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
@@ -215,6 +219,7 @@ def desugar(parsed, helper=False, given=None, structures=None):
     inline_functions(parsed, given)
     if split_object_lists(parsed):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
+    split_keyed_lists(parsed)
     append_prepended_lists(parsed)
     write_list_methods(parsed)
     write_boolean_values(parsed.node)
