@@ -301,6 +301,16 @@ HUNTING_FAMILIES += ("module_state",)
 REQUESTED_FAMILIES += ("tuple_lists",)
 HUNTING_FAMILIES += ("tuple_lists",)
 
+#: a log kept in a dict of constant keys (session 22, ``desugar/keyed_lists.py``):
+#: ``log = {"loss": [..], "w": x, "err": [..]}`` in the display's order of keys, in a
+#: loop of run-time length (``range(n)``, a ``while``) or of constants, the ``"w"`` item
+#: rebound (``log["w"] = ...``) or updated in place (``log["w"] += ...``), appended to
+#: (``log["loss"].append(...)``, arrays to ``log["err"]``), read in the loop
+#: (``log["loss"][-1]``) and after it (``sum``, ``np.stack``, ``len``, an item).
+#: Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("keyed_lists",)
+HUNTING_FAMILIES += ("keyed_lists",)
+
 #: module_state: the module-level lines written once per statement ({k}: its number,
 #: {seed}); ``_Cell{k}`` objects start from ``__init__`` again in ``_reset{k}``
 MODULE_STATE_LINES = (
@@ -2969,6 +2979,48 @@ class _Gen:
                 self.emit(inner, f"{x} = {grow} if {test} else {shrink}")
         self.emit(indent, f"{total} = np.sum({x})")
         env[total] = Var((), 3.0, fresh=True)
+
+    def family_keyed_lists(self, env, indent):
+        """A log kept in a dict of constant keys (see the ``keyed_lists`` comment above)."""
+        log, t, total = self.fresh_name("log"), self.fresh_name("t"), self.fresh_name()
+        x, y, z = self._items(env, 3)
+        entries = {"loss": self.pick(["[0.0]", f"[np.sum({x}) * 0.1]"]), "w": f"{x} * 1.0",
+                   "err": f"[{y}]"}
+        order = self.draw(st.permutations(sorted(entries)))
+        self.emit(indent, f"{log} = {{" + ", ".join(f'"{key}": {entries[key]}' for key in order)
+                  + "}")
+        loop = self.pick(["range_n", "while", "constant"])
+        self.features.add(f"keyed_lists_{loop}")
+        if loop == "while":
+            self.emit(indent, f"{t} = 0")
+            self.emit(indent, f"while {t} < n:")
+        else:
+            self.emit(indent, f"for {t} in range({'n' if loop == 'range_n' else '3'}):")
+        inner = indent + 1
+        update = self.pick(["rebound", "in_place"])
+        self.features.add(f"keyed_lists_{update}")
+        if self.draw(st.booleans()):
+            self.features.add("keyed_lists_read_in_loop")
+            self.emit(inner, f'{log}["w"] = {log}["w"] * 0.5 + 0.1 * {log}["loss"][-1]')
+        if update == "rebound":
+            self.emit(inner, f'{log}["w"] = np.tanh({log}["w"] * s + {z})')
+        else:
+            self.emit(inner, f'{log}["w"] += 0.1 * np.tanh({log}["w"] * s + {z})')
+        self.emit(inner, f'{log}["loss"].append(np.tanh(np.sum({log}["w"] * c[0])))')
+        arrays = self.draw(st.booleans())
+        if arrays:
+            self.features.add("keyed_lists_arrays")
+            self.emit(inner, f'{log}["err"].append({log}["w"] * {self.pick(["0.5", "s"])})')
+        if loop == "while":
+            self.emit(inner, f"{t} = {t} + 1")
+        read = self.pick(["sum", "item", "len"])
+        self.features.add(f"keyed_lists_{read}")
+        tail = {"sum": f'0.1 * sum({log}["loss"])', "item": f'{log}["loss"][-1] * 0.5',
+                "len": f'0.1 * len({log}["loss"]) / (len({log}["loss"]) + 1.0)'}[read]
+        errs = f' + 0.1 * np.sum(np.stack({log}["err"]), axis=0) / len({log}["err"])' \
+            if arrays else f' + {log}["err"][0] * 0.1'
+        self.emit(indent, f'{total} = {log}["w"] + {tail}{errs}')
+        env[total] = Var((3,), 3.0, fresh=True)
 
     def family_tuple_lists(self, env, indent):
         """An episode buffer (see the ``tuple_lists`` comment above): tuples of 2 to 4
