@@ -91,6 +91,28 @@ def test_the_items_are_written_out():
     assert "sorted(" not in text.replace("xs_sorted", ""), text
 
 
+def sorted_display_of_names(a, b, c):
+    ys = sorted([a, b, c])
+    return ys[0] * ys[2]
+
+
+def sorted_display_of_expressions(a, b, c):
+    ys = sorted([a * 2.0, b, c], reverse=True)
+    return ys[0] * ys[2] - ys[1]
+
+
+@pytest.mark.parametrize("options", CHECKPOINTED, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", [sorted_display_of_names, sorted_display_of_expressions])
+def test_a_display_of_names_is_sorted_as_written_one_of_expressions_bound_first(f, options):
+    args = (0.3, -0.7, 1.1)
+    check_grad(f, args, wrt=(0, 1, 2), df=tc.grad(f, wrt=(0, 1, 2), **options))
+    text = desugared(f)
+    if f is sorted_display_of_names:  # (no ys = [a, b, c] copied item by item)
+        assert "sorted_order([a, b, c])" in text and "ys = [a, b, c]" not in text, text
+    else:
+        assert "ys = [a * 2.0, b, c]" in text, text
+
+
 def max_of_a_list_a_loop_changes(x):
     xs = [x[0], x[1]]
     s = 0.0

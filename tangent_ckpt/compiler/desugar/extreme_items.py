@@ -13,9 +13,10 @@ iterable does (``extreme_arguments.py`` writes a display's items so).  The
 order is Python's own sort of the items (``rt.sorted_order``: ties and NaN where
 ``sorted`` leaves them), found when the code runs, without a derivative; item
 ``k`` of the new list is the item at position ``k`` (``rt.item_at``, whose
-adjoint goes to that item).  A display given to ``sorted`` is bound to the
-target first (``ys = [a, b, c]``), so that its items are evaluated once; one
-of constants is left as written (no derivative to follow).
+adjoint goes to that item).  A display given to ``sorted`` whose items are
+not all names and constants is bound to the target first (``ys = [a * 2, b,
+c]``), so that its items are evaluated once; one of constants is left as
+written (no derivative to follow).
 
 Only where the names mean the builtins, with items that are no lists or
 tuples, ``sorted`` the whole value of an assignment to a name (or of a name,
@@ -313,7 +314,10 @@ class _Items:
             return None
         items = self.known.items(arg, around)
         out = []
-        if not isinstance(arg, gast.Name):  # ys = [a, b, c] first: each evaluated once
+        if not isinstance(arg, gast.Name) and \
+                not all(isinstance(i, (gast.Name, gast.Constant)) for i in items):
+            # ys = [a * 2, b, c] first: each item evaluated once (a display of names
+            # and constants is read as it is: nothing else runs in the statement)
             out.append(gast.Assign(targets=[store_node(target)],
                                    value=gast.List(elts=items, ctx=gast.Load()),
                                    type_comment=None))
