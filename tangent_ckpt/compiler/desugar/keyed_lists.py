@@ -26,7 +26,7 @@ other dict is left as written, for the lowering (its items as values)."""
 
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, parameter_names
+from tangent_ckpt.compiler.desugar.local_bindings import names_seen_outside
 from tangent_ckpt.compiler.desugar.view_shape import (fresh_name, located, names_taken,
                                                       store_node)
 
@@ -41,7 +41,7 @@ def split_keyed_lists(parsed):
     bindings = _display_bindings(fnode, parents)
     if not bindings:
         return
-    excluded = _excluded(fnode)
+    excluded = names_seen_outside(fnode)
     taken = None
     for name, statement in sorted(bindings.items()):
         if name in excluded:
@@ -80,20 +80,6 @@ def _display_bindings(fnode, parents):
                     _block_of(node, parents) is not None:
                 displays[node.targets[0].id] = node
     return {name: s for name, s in displays.items() if stores.get(name) == 1}
-
-
-def _excluded(fnode):
-    """Parameters, ``global``/``nonlocal`` names and names a nested scope mentions."""
-    out = set(parameter_names(fnode))
-    stack = [(s, False) for s in fnode.body]
-    while stack:
-        node, inner = stack.pop()
-        if isinstance(node, (gast.Global, gast.Nonlocal)):
-            out.update(node.names)
-        if isinstance(node, gast.Name) and inner:
-            out.add(node.id)
-        stack.extend((c, inner or isinstance(node, SCOPES)) for c in gast.iter_child_nodes(node))
-    return out
 
 
 def _item_uses(fnode, name, statement, keys, parents):

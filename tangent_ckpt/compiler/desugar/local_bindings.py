@@ -64,6 +64,22 @@ def parameter_names(fnode):
             [a for a in (args.vararg, args.kwarg) if a is not None]]
 
 
+def names_seen_outside(fnode):
+    """The names of ``fnode`` that are not its own alone: its parameters (the
+    caller's values), ``global``/``nonlocal`` names, and names a nested function,
+    lambda or class mentions (a closure reads them when it runs)."""
+    out = set(parameter_names(fnode))
+    stack = [(s, False) for s in fnode.body]
+    while stack:
+        node, inner = stack.pop()
+        if isinstance(node, (gast.Global, gast.Nonlocal)):
+            out.update(node.names)
+        if isinstance(node, gast.Name) and inner:
+            out.add(node.id)
+        stack.extend((c, inner or isinstance(node, SCOPES)) for c in gast.iter_child_nodes(node))
+    return out
+
+
 def local_names(fnode):
     """The names of ``fnode``'s own scope: its parameters, what its body binds, and
     the ``def`` and ``class`` statements in it (one in a branch is a local too)."""

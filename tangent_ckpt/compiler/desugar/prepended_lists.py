@@ -32,8 +32,7 @@ the lowering.
 import gast
 import numpy as np
 
-from tangent_ckpt.compiler.desugar.local_bindings import (SCOPES, builtins_meant,
-                                                          parameter_names)
+from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant, names_seen_outside
 from tangent_ckpt.compiler.desugar.tuple_lists import grown_across_trips
 from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken
 
@@ -53,25 +52,11 @@ def append_prepended_lists(parsed):
     readers = {name for name in ("len", "sum") if name in builtins_meant((name,), fnode,
                                                                          parsed.resolve)}
     taken = None
-    for name in sorted(inserted - _excluded(fnode)):
+    for name in sorted(inserted - names_seen_outside(fnode)):
         plan = _Plan(name, fnode, parents, readers, parsed.resolve).make()
         if plan is not None:
             taken = names_taken(fnode) if taken is None else taken
             _Rewrite(plan, fresh_name(f"{name}_reversed", taken)).visit(fnode)
-
-
-def _excluded(fnode):
-    """Parameters, ``global``/``nonlocal`` names and names a nested scope mentions."""
-    out = set(parameter_names(fnode))
-    stack = [(s, False) for s in fnode.body]
-    while stack:
-        node, inner = stack.pop()
-        if isinstance(node, (gast.Global, gast.Nonlocal)):
-            out.update(node.names)
-        if isinstance(node, gast.Name) and inner:
-            out.add(node.id)
-        stack.extend((c, inner or isinstance(node, SCOPES)) for c in gast.iter_child_nodes(node))
-    return out
 
 
 class _Plan:
