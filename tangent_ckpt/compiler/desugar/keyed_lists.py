@@ -27,8 +27,8 @@ other dict is left as written, for the lowering (its items as values)."""
 import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import names_seen_outside
-from tangent_ckpt.compiler.desugar.view_shape import (fresh_name, located, names_taken,
-                                                      store_node)
+from tangent_ckpt.compiler.desugar.view_shape import (ReplacedNodes, fresh_name, located,
+                                                      names_taken, store_node)
 
 
 def split_keyed_lists(parsed):
@@ -55,7 +55,7 @@ def split_keyed_lists(parsed):
                                  else f"{name}_item", taken) for key in keys}
         for key, new in names.items():
             parsed.spellings[new] = f"{parsed.spellings.get(name, name)}[{key!r}]"
-        _Replace({id(use): gast.copy_location(
+        ReplacedNodes({id(use): gast.copy_location(
             gast.Name(id=names[use.slice.value], ctx=use.ctx, annotation=None,
                       type_comment=None), use) for use in uses}).visit(fnode)
         block = _block_of(statement, parents)
@@ -114,14 +114,3 @@ def _block_of(statement, parents):
         if isinstance(value, list) and any(v is statement for v in value):
             return value
     return None
-
-
-class _Replace(gast.NodeTransformer):
-    """Each subscript node of ``replaced`` ({id: new node}) replaced."""
-
-    def __init__(self, replaced):
-        self.replaced = replaced
-
-    def visit_Subscript(self, node):
-        new = self.replaced.get(id(node))
-        return new if new is not None else self.generic_visit(node)

@@ -29,7 +29,7 @@ from tangent_ckpt.compiler.desugar import records
 from tangent_ckpt.compiler.desugar.local_bindings import local_names
 from tangent_ckpt.compiler.desugar.method_calls import _own_lookup
 from tangent_ckpt.compiler.desugar.view_shape import (
-    DenotedObject, fresh_name, name_node, statement_lists,
+    DenotedObject, ReplacedNodes, fresh_name, name_node, statement_lists,
 )
 from tangent_ckpt.compiler.frontend.parse import class_attribute
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
@@ -197,7 +197,7 @@ def _replace_uses(parsed, fnode, cls, uses, names, taken, own=None):
             new = gast.Attribute(value=name_node(_class_name(parsed, fnode, cls, taken)),
                                  attr=node.attr, ctx=gast.Load())
         replaced[id(node)] = gast.copy_location(new, node)
-    _Replace(replaced).visit(fnode)
+    ReplacedNodes(replaced).visit(fnode)
 
 
 def _attribute_uses(fnode, names, parameters=frozenset()):
@@ -230,17 +230,6 @@ def _attribute_uses(fnode, names, parameters=frozenset()):
         else:
             found[node.id].append(parent)
     return found
-
-
-class _Replace(gast.NodeTransformer):
-    """Each attribute node of ``replaced`` ({id: new node}) replaced."""
-
-    def __init__(self, replaced):
-        self.replaced = replaced
-
-    def visit_Attribute(self, node):
-        new = self.replaced.get(id(node))
-        return new if new is not None else self.generic_visit(node)
 
 
 def _only_read_or_iterated(fnode, uses):

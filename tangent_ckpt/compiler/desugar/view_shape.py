@@ -86,6 +86,18 @@ class DenotedObject:
         return self.obj
 
 
+class ReplacedNodes(gast.NodeTransformer):
+    """A tree with each node of ``replaced`` ({id(node): new node}) replaced
+    (``ReplacedNodes(replaced).visit(fnode)``), the others visited in turn."""
+
+    def __init__(self, replaced):
+        self.replaced = replaced
+
+    def visit(self, node):
+        new = self.replaced.get(id(node))
+        return new if new is not None else super().visit(node)
+
+
 def name_node(identifier):
     return gast.Name(id=identifier, ctx=gast.Load(), annotation=None, type_comment=None)
 
