@@ -1681,6 +1681,10 @@ class _Gen:
             # L-BFGS's history: two lists bound by one statement, read by a loop before
             # the oldest pair is popped and the new one appended (the empty lists'
             # adjoints crashed; the pops were refused; zip(reversed(...)) too)
+            # (a local named so would hide the builtin: none after this, and no
+            # reversed() where one came before)
+            hidden = "reversed" in self.shadowing
+            self.shadowing.add("reversed")
             t, M, acc = self.fresh_name("t"), self.fresh_name("M"), self.fresh_name("acc")
             v, m = self.fresh_name("v"), self.fresh_name("m")
             keep = self.draw(st.integers(1, 3))
@@ -1688,10 +1692,9 @@ class _Gen:
             self.emit(indent, f"{L}, {M} = {starts[0]}, {starts[1]}")
             self.emit(indent, f"for {t} in range(n):")
             self.emit(indent + 1, f"{acc} = {y} * 0.5")
-            self.emit(indent + 1, self.pick([
-                f"for {v}, {m} in zip(reversed({L}), reversed({M})):",
-                f"for {v}, {m} in zip({L}, {M}):",
-                f"for {v} in {L}:"]))
+            self.emit(indent + 1, self.pick(
+                [f"for {v}, {m} in zip(reversed({L}), reversed({M})):"] * (not hidden) +
+                [f"for {v}, {m} in zip({L}, {M}):", f"for {v} in {L}:"]))
             self.emit(indent + 2, f"{acc} = {acc} * 0.9 + np.tanh({v}) * 0.5")
             self.emit(indent + 1, f"if len({L}) >= {keep}:")
             self.emit(indent + 2, self.pick([f"{L}.pop(0)", f"del {L}[0]"]))
