@@ -263,47 +263,114 @@ def appended_on_one_path(W, b, x, flag):
     return np.sum(x)
 
 
-def appended_in_a_loop(W, b, x):
+def appended_in_a_run_time_loop(W, b, x, n):
     layers = []
-    for k in range(2):
+    for k in range(n):
         layers.append(Dense(W * (k + 1.0), b))
     return np.sum(layers[0].forward(x))
 
 
-@pytest.mark.parametrize("f", [appended_on_one_path, appended_in_a_loop],
+@pytest.mark.parametrize("f", [appended_on_one_path, appended_in_a_run_time_loop],
                          ids=lambda f: f.__name__)
-def test_a_list_appended_to_in_a_branch_or_a_loop_stays_a_list(f):
+def test_a_list_appended_to_in_a_branch_or_a_loop_of_a_run_time_count_stays_a_list(f):
     assert "layers = []" in desugared(f)
 
 
-def made_then_appended_to(W, b, x):
-    layers = [Dense(W, b)]
-    layers.append(Dense(W.T, b))
+# --- a list filled by a loop of a count written out ----------------------------------
+def appended_in_a_loop(W, b, x):
+    layers = []
+    for k in range(2):
+        layers.append(Dense(W * (k + 1.0), b))
+    return np.sum(layers[0].forward(x)) + np.sum(layers[1].W) * k
+
+
+def appended_over_a_display(W, b, x):
+    layers = [Tanh()]
+    for V, c in ((W, b), (W.T, 0.5 * b)):
+        layers.append(Dense(V, c))
+    for _ in range(2):
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(x ** 2) + np.sum(V)        # (V: the last trip's)
+
+
+def appended_two_per_trip_in_range(W, b, x):
+    layers = []
+    for k in range(1, 5, 2):
+        layers.append(Dense(W * k, b))
+        layers.append(Tanh())
+    h = x
+    for layer in reversed(layers):
+        h = layer.forward(h)
+    return np.sum(h) * len(layers)
+
+
+@pytest.mark.parametrize("f", [appended_in_a_loop, appended_over_a_display,
+                               appended_two_per_trip_in_range], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_list_filled_by_a_loop_of_a_count_written_out_is_one_name_per_object(f, options):
+    """The loop is written as its trips (its target bound first, as Python binds
+    it), then the appends are those of a list filled statement after statement."""
+    text = desugared(f)
+    assert not any(w in text for w in ("layers = ", "Dense", "Tanh", ".forward")), text
+    value, _ = tc.value_and_grad(f, wrt=(0, 1, 2), **options)(W, B, X)
+    np.testing.assert_allclose(value, f(W, B, X), rtol=1e-12)
+    check_grad(f, (W, B, X), wrt=(0, 1, 2), df=tc.grad(f, wrt=(0, 1, 2), **options))
+
+
+def appended_in_a_loop_that_also_computes(W, b, x):
+    layers = []
+    for k in range(3):
+        V = W * (k + 1.0)
+        if k == 1:
+            V = V.T
+        layers.append(Dense(V, b))
+        layers.append(Tanh())
     for layer in layers:
         x = layer.forward(x)
-    return np.sum(x)
+    return np.sum(x) + np.sum(V)
 
 
-def test_a_list_made_by_a_display_then_appended_to_is_one_name_per_object():
-    """The display's items, then the appended ones, in that order (its appends
-    are items too: once written as the names of the display's items alone, a
-    wrong program)."""
-    text = desugared(made_then_appended_to)
-    assert "layers" not in text.replace("layers_", "") and \
-        text.index("layers_0_W = W") < text.index("layers_1_W = W_2"), text
-    check_construct(made_then_appended_to, (W, B, X), (0, 1, 2), autograd=False)
+def test_a_loop_filling_the_list_may_compute_what_it_appends():
+    """(Refused on the lowering's path: the object used as a value.)"""
+    text = desugared(appended_in_a_loop_that_also_computes)
+    assert "layers_4_W = V" in text and "Dense" not in text and ".forward" not in text, text
+    check_construct(appended_in_a_loop_that_also_computes, (W, B, X), (0, 1, 2),
+                    autograd=False)
+    check_grad(appended_in_a_loop_that_also_computes, (W, B, X), wrt=(0, 1, 2),
+               df=tc.grad(appended_in_a_loop_that_also_computes, wrt=(0, 1, 2),
+                          checkpoint=True, snapshots=2))
 
 
-def with_a_local_len(W, b, x):
-    len = lambda seq: 1               # noqa: E731  (the function's own len)
-    layers = [Dense(W, b), Dense(W.T, b)]
-    for i in range(len(layers)):
-        x = layers[i].forward(x)
-    return np.sum(x)
+def appended_over_a_display_naming_its_target(W, b, x):
+    layers = []
+    V = 2.0 * W
+    for W in (V, W):                  # (the display read once, before the first trip)
+        layers.append(Dense(W, b))
+    return np.sum(layers[1].forward(x))
 
 
-def test_a_local_named_like_a_builtin_is_not_the_builtin():
-    assert "layers = [Dense(W, b), Dense(W.T, b)]" in desugared(with_a_local_len)
+def appended_in_a_loop_left_early(W, b, x):
+    layers = []
+    for k in range(3):
+        if k == 2:
+            break
+        layers.append(Dense(W * (k + 1.0), b))
+    return np.sum(layers[1].forward(x))
+
+
+@pytest.mark.parametrize("f", [appended_over_a_display_naming_its_target,
+                               appended_in_a_loop_left_early], ids=lambda f: f.__name__)
+def test_a_loop_of_appends_over_its_own_target_or_left_early(f):
+    """The display read once, before the first trip (its item a name the loop binds,
+    held first); a loop left early stays a loop."""
+    assert "layers = []" not in desugared(f) or f is appended_in_a_loop_left_early
+    try:
+        value, _ = tc.value_and_grad(f, wrt=(0, 1, 2))(W, B, X)
+    except TangentCkptError as error:
+        assert "test_object_lists.py:" in str(error), str(error)
+    else:
+        np.testing.assert_allclose(value, f(W, B, X), rtol=1e-12)
 
 
 # --- a dict of objects read by constant keys ---------------------------------------

@@ -81,13 +81,16 @@ def split_object_lists(parsed):
     _split_tuple_bindings(parsed, fnode, local)
     split = False
     for block, stmt in [(b, s) for b in statement_lists(fnode) for s in b]:
-        row = _appended(fnode, block, stmt, parsed, local) or \
-            _object_row(fnode, block, stmt, parsed, local)
+        trial, row = None, _appended(fnode, block, stmt, parsed, local)
+        if row is None:  # layers = []; for k in range(3): layers.append(Dense(...))
+            trial, row = _appended_in_loops(parsed, fnode, block, stmt, local)
+        row = row or _object_row(fnode, block, stmt, parsed, local)
         if row is None or _bindings(fnode, row.name) != 1:
             continue
-        trial = copied(parsed, fnode)
+        trial = trial or copied(parsed, fnode)
         if _split(parsed, trial, row, taken, local):
             fnode.body = trial.body
+            taken |= names_taken(fnode)  # (the names a loop's display was bound to)
             split = True
     return split
 
@@ -308,6 +311,100 @@ def _appended(fnode, block, stmt, parsed, local):
             len([n for n in everywhere if n.attr == "append"]) != len(kinds) - shown:
         return None  # (read between the appends, or appended to elsewhere)
     return _Row(name, kinds, appends=True)
+
+
+def _appended_in_loops(parsed, fnode, block, stmt, local):
+    """``(trial, row)`` where ``stmt`` is ``name = []`` (or a list display) and
+    statements after it in ``block`` are loops that only append constructions to
+    it (:func:`_append_loop`): ``trial``, a copy of ``fnode`` with each such loop
+    written as its trips (``k = 0``, ``name.append(Cls(...))``, ``k = 1``, ...,
+    as Python runs them), and the :class:`_Row` :func:`_appended` finds there;
+    ``(None, None)`` otherwise."""
+    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and
+            _listed(stmt, stmt.targets[0].id)):
+        return None, None
+    name = stmt.targets[0].id
+    where = next(((j, b.index(stmt)) for j, b in enumerate(statement_lists(fnode))
+                  if any(s is stmt for s in b)), None)
+    if where is None:
+        return None, None
+    after = block[block.index(stmt) + 1:]
+    if not any(_append_loop(s, name, parsed, fnode, local) for s in after):
+        return None, None
+    trial = copied(parsed, fnode)
+    tblock = list(statement_lists(trial))[where[0]]
+    k, taken = where[1] + 1, names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
+    while k < len(tblock):
+        loop = _append_loop(tblock[k], name, parsed, fnode, local, taken)
+        if loop is None:
+            k += 1
+            continue
+        (trips, held), loop, out = loop, tblock[k], []
+        for held_name, value in held:
+            out.append(located(gast.Assign(targets=[store_node(held_name)], value=value,
+                                           type_comment=None), loop))
+        for value in trips:
+            out.append(located(gast.Assign(targets=[copy.deepcopy(loop.target)],
+                                           value=value, type_comment=None), loop))
+            out += [copied(parsed, st) for st in loop.body]
+        tblock[k:k + 1] = out
+        k += len(out)
+    row = _appended(trial, tblock, tblock[where[1]], parsed, local)
+    return (trial, row) if row is not None else (None, None)
+
+
+def _append_loop(stmt, name, parsed, fnode, local, taken=None):
+    """``(values, held)`` where ``stmt`` is a loop whose body appends
+    constructions to ``name`` (``name.append(Cls(...))``, a statement of the body;
+    its other statements are copied as they are), over ``range`` of numbers
+    written out (a trip at least) or over a tuple or list display (of tuples too,
+    no ``*``), with no ``else``, no jump out of a trip (``break``, ``continue``,
+    ``return``, ``yield``), no nested function, ``global`` or ``nonlocal``, and no
+    nested scope of ``fnode`` naming a name it reads or binds: ``values``, what
+    the target is bound to trip after trip; ``held``, the bindings to run first
+    (Python evaluates the display once, before the first trip): an item that is
+    not a name or a number, or a name the body binds, bound to a new name
+    (from ``taken``; None: the check alone, nothing named).  Else None."""
+    if not isinstance(stmt, gast.For) or stmt.orelse or not any(
+            _append(s, name) is not None and _made(_append(s, name), parsed, local)
+            for s in stmt.body):
+        return None
+    if any(isinstance(n, SCOPES + _JUMPS + (gast.Yield, gast.YieldFrom, gast.Global,
+                                            gast.Nonlocal))
+           for s in stmt.body for n in gast.walk(s)):
+        return None
+    it, held = stmt.iter, []
+    bound = {n.id for s in [stmt.target] + stmt.body for n in gast.walk(s)
+             if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    nested = {n.id for node in gast.walk(fnode) if node is not fnode and
+              isinstance(node, SCOPES) for n in gast.walk(node) if isinstance(n, gast.Name)}
+    if isinstance(it, gast.Call) and _builtin(it.func, "range", parsed) and \
+            1 <= len(it.args) <= 3 and not it.keywords and \
+            all(_number(a) is not None for a in it.args) and _number(it.args[-1]) != 0:
+        values = [gast.Constant(value=k, kind=None)
+                  for k in range(*[_number(a) for a in it.args])]
+    elif isinstance(it, (gast.Tuple, gast.List)) and not any(
+            isinstance(n, (gast.Starred, gast.NamedExpr) + SCOPES + COMPREHENSIONS)
+            for n in gast.walk(it)):
+        def item(node):  # what a trip reads for the display's item ``node``
+            if isinstance(node, gast.Tuple):
+                return gast.Tuple(elts=[item(e) for e in node.elts], ctx=gast.Load())
+            if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) or \
+                    isinstance(node, gast.Name) and node.id not in bound:
+                return copy.deepcopy(node)
+            stem = node.id if isinstance(node, gast.Name) else name
+            held.append((fresh_name(f"{stem}_item", taken) if taken is not None else stem,
+                         node))
+            return name_node(held[-1][0])
+        values = [item(e) for e in it.elts]
+    else:
+        return None
+    if not values or any(_unpacked(stmt.target, v) is None for v in values):
+        return None
+    read = {n.id for n in gast.walk(it) if isinstance(n, gast.Name)}
+    if (bound | read) & nested:
+        return None
+    return values, held
 
 
 def _listed(stmt, name):
