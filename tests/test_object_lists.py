@@ -9,7 +9,7 @@ import pytest
 
 import tangent_ckpt as tc
 from construct_check import check_construct
-from gradcheck import check_grad, check_value_and_grad
+from gradcheck import check_grad, check_structured_leaves, check_value_and_grad
 from tangent_ckpt.compiler.pipeline import desugared as desugared_with_helpers
 from tangent_ckpt.errors import TangentCkptError
 
@@ -588,3 +588,80 @@ def test_a_list_of_objects_built_by_appends_keeps_their_functions_super_and_defa
     value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
     assert np.isclose(value, f(*args), rtol=1e-12)
     check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+
+
+# --- a list filled from a list the call gives ----------------------------------------
+class _Layer(_Base):
+    scale = 1.0
+
+    def __init__(self, W, act=np.tanh, scale=1.0):
+        super().__init__(W)
+        self.act = act
+        if scale != 1.0:
+            self.scale = scale
+
+    def forward(self, h):
+        return self.act(self.scale * (self.W @ h))
+
+
+class _Network:
+    def __init__(self, Ws):
+        self.layers = []
+        for W in Ws:
+            self.layers.append(_Layer(W))
+
+    def __call__(self, h):
+        for layer in self.layers:
+            h = layer.forward(h)
+        return h
+
+
+def appended_over_the_given_list(Ws, x, n):
+    layers = []
+    for W in Ws:
+        layers.append(_Layer(W, np.sin))
+    for _ in range(n):
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(x ** 2)
+
+
+def appended_over_an_enumerated_given_list(Ws, x, n):
+    layers = []
+    for k, W in enumerate(Ws):
+        layers.append(_Layer(W, scale=0.5 + k))
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(x ** 2) * k
+
+
+def comprehended_over_the_given_list(Ws, x, n):
+    layers = [_Layer(W, scale=2.0) for W in Ws]
+    for layer in reversed(layers):
+        x = layer.forward(x)
+    return np.sum(x ** 2)
+
+
+def a_network_of_the_given_list(Ws, x, n):
+    net = _Network(Ws)
+    for _ in range(n):
+        x = net(x)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("f", [appended_over_the_given_list,
+                               appended_over_an_enumerated_given_list,
+                               comprehended_over_the_given_list,
+                               a_network_of_the_given_list], ids=lambda f: f.__name__)
+def test_a_list_filled_from_a_list_the_call_gives_is_one_name_per_object(f):
+    """(The compiled function is specialised to the given list's length.)  Each
+    object keeps its function, ``super().__init__`` and its class default."""
+    from tangent_ckpt.container_args import structure_of
+    Ws = [W, W.T.copy(), 0.5 * W]
+    text = desugared_with_helpers(f, {0: structure_of(Ws)}).split("\n\n\n")[0]
+    assert "_Layer" not in text and ".forward" not in text and "super" not in text, text
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(Ws, X, 2)
+        np.testing.assert_allclose(value, f(Ws, X, 2), rtol=1e-12)
+        check_structured_leaves(f, (Ws, X, 2), (0, 1),
+                                tc.grad(f, wrt=(0, 1), **options)(Ws, X, 2))

@@ -66,29 +66,37 @@ from tangent_ckpt.compiler.desugar.view_shape import (
 )
 from tangent_ckpt.compiler.desugar import records
 from tangent_ckpt.compiler.desugar.scalar_objects import replaceable_class
+from tangent_ckpt.compiler.desugar.static_loops import only_read, unrolled_loop
 
 #: the loops a list of objects may be unrolled in (by what their ``iter`` calls)
 _LOOP_CALLS = ("reversed", "enumerate")
 
 
-def split_object_lists(parsed):
+def split_object_lists(parsed, structures=None):
     """Rewrite, in place, each list, tuple or dict of objects of ``parsed.node``
     that is nothing but its items, and each tuple assignment of constructions (see
-    the module's docstring); whether a container was."""
+    the module's docstring); whether a container was.  ``structures``: {parameter:
+    structure} of the lists, tuples and dicts the call gives
+    (:func:`~.passes.given_containers`), which a loop filling a list may visit."""
     fnode = parsed.node
     local = local_names(fnode)
     taken = names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
     _split_tuple_bindings(parsed, fnode, local)
+    meant = builtins_meant(("enumerate", "zip", "len"), fnode, parsed.resolve)
+    iterated = [id(n.iter) for n in gast.walk(fnode) if isinstance(n, gast.comprehension)]
+    given = {name: structure for name, structure in (structures or {}).items()
+             if structure[0] in ("list", "tuple") and
+             only_read(fnode, name, meant, also=iterated)}
     split = False
     for block, stmt in [(b, s) for b in statement_lists(fnode) for s in b]:
         trial, row = None, _appended(fnode, block, stmt, parsed, local)
         if row is None:  # layers = []; for k in range(3): layers.append(Dense(...))
-            trial, row = _appended_in_loops(parsed, fnode, block, stmt, local)
-        row = row or _object_row(fnode, block, stmt, parsed, local)
+            trial, row = _appended_in_loops(parsed, fnode, block, stmt, local, structures)
+        row = row or _object_row(fnode, block, stmt, parsed, local, given)
         if row is None or _bindings(fnode, row.name) != 1:
             continue
         trial = trial or copied(parsed, fnode)
-        if _split(parsed, trial, row, taken, local):
+        if _split(parsed, trial, row, taken, local, given):
             fnode.body = trial.body
             taken |= names_taken(fnode)  # (the names a loop's display was bound to)
             split = True
@@ -116,7 +124,7 @@ def _made(call, parsed, local):
     return replaceable_class(cls) or records.record_class(cls)
 
 
-def _object_row(fnode, block, stmt, parsed, local):
+def _object_row(fnode, block, stmt, parsed, local, given):
     """The :class:`_Row` of ``stmt``, ``name = [Cls(...), ...]`` (or a tuple, or
     ``name = [Cls(...) for v in range(2)]``, see :func:`_comprehended`; an item
     may also be the name of an object made once, :func:`_alias`) or ``name =
@@ -130,7 +138,7 @@ def _object_row(fnode, block, stmt, parsed, local):
         keys = [_key(k) for k in value.keys]
         if any(k is None for k in keys) or len(set(keys)) != len(keys):
             return None
-    items = _items_of(value, parsed, local)
+    items = _items_of(value, parsed, local, given)
     if not items:
         return None
     kinds = []
@@ -148,14 +156,14 @@ def _object_row(fnode, block, stmt, parsed, local):
     return _Row(stmt.targets[0].id, kinds, [k[1] for k in keys] if keys else None)
 
 
-def _items_of(value, parsed, local):
+def _items_of(value, parsed, local, given):
     """The item expressions of a display (a dict's values) or of a comprehension
     written out, else None."""
     if isinstance(value, (gast.List, gast.Tuple)):
         return value.elts
     if isinstance(value, gast.Dict):
         return value.values
-    return _comprehended(value, parsed, local)
+    return _comprehended(value, parsed, local, given)
 
 
 def _key(node):
@@ -205,12 +213,14 @@ def _alias(fnode, block, stmt, item, parsed, local):
 _JUMPS = (gast.Break, gast.Continue, gast.Return, gast.Raise)
 
 
-def _comprehended(node, parsed, local):
+def _comprehended(node, parsed, local, given):
     """The items ``[Cls(k) for k in range(2)]`` makes, written out (``[Cls(0),
     Cls(1)]``), where its one ``for`` has no ``if``, runs over ``range`` of a
     number or over a tuple or list display of names and numbers (or of tuples
-    of them, unpacked into names), and its item reads its variables only
-    (no nested function, comprehension or ``:=``); else None."""
+    of them, unpacked into names) or over a list or tuple the call gives that
+    the function only reads (``given``: its structure; ``[Dense(W) for W in
+    Ws]`` as ``[Dense(Ws[0]), Dense(Ws[1])]``), and its item reads its variables
+    only (no nested function, comprehension or ``:=``); else None."""
     if not (isinstance(node, gast.ListComp) and len(node.generators) == 1):
         return None
     loop = node.generators[0]
@@ -225,6 +235,9 @@ def _comprehended(node, parsed, local):
     elif isinstance(it, (gast.Tuple, gast.List)) and \
             all(_plain_item(e) for e in it.elts):
         values = it.elts
+    elif isinstance(it, gast.Name) and it.id in given:  # a list the call gives, only read
+        values = [_given_item(_subscript(it.id, k), item, loop.target)
+                  for k, item in enumerate(given[it.id][1])]
     else:
         return None
     out = []
@@ -234,6 +247,26 @@ def _comprehended(node, parsed, local):
             return None
         out.append(_Bound(bound).visit(copied(parsed, node.elt)))
     return out
+
+
+def _subscript(node, k):
+    """``node[k]`` (``node``: a name, or an expression node)."""
+    value = name_node(node) if isinstance(node, str) else node
+    return gast.Subscript(value=value, slice=gast.Constant(value=k, kind=None),
+                          ctx=gast.Load())
+
+
+def _given_item(node, structure, target):
+    """What a comprehension's ``target`` is bound to from ``node``, an item (of
+    ``structure``) of a list or tuple the call gives: ``node`` itself, or where
+    ``target`` unpacks a list or tuple of its length, the tuple of its items
+    (``(params[0][0], params[0][1])``), unpacked in turn."""
+    if isinstance(target, gast.Tuple) and structure != "leaf" and \
+            structure[0] in ("list", "tuple") and len(structure[1]) == len(target.elts):
+        return gast.Tuple(elts=[_given_item(_subscript(copy.deepcopy(node), j), s, t)
+                                for j, (s, t) in enumerate(zip(structure[1], target.elts))],
+                          ctx=gast.Load())
+    return node
 
 
 def _plain_item(node):
@@ -313,98 +346,69 @@ def _appended(fnode, block, stmt, parsed, local):
     return _Row(name, kinds, appends=True)
 
 
-def _appended_in_loops(parsed, fnode, block, stmt, local):
+def _appended_in_loops(parsed, fnode, block, stmt, local, structures):
     """``(trial, row)`` where ``stmt`` is ``name = []`` (or a list display) and
-    statements after it in ``block`` are loops that only append constructions to
-    it (:func:`_append_loop`): ``trial``, a copy of ``fnode`` with each such loop
-    written as its trips (``k = 0``, ``name.append(Cls(...))``, ``k = 1``, ...,
-    as Python runs them), and the :class:`_Row` :func:`_appended` finds there;
-    ``(None, None)`` otherwise."""
+    statements after it in ``block`` are loops filling it (:func:`_fills`) that
+    ``static_loops.py`` unrolls (a ``range`` of numbers written out too, as the
+    display of its numbers; ``structures``: of the containers the call gives):
+    ``trial``, a copy of ``fnode`` with each such loop written as its trips (each
+    binding the loop's variables first, as Python runs them), and the
+    :class:`_Row` :func:`_appended` finds there; ``(None, None)`` otherwise."""
     if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name) and
-            _listed(stmt, stmt.targets[0].id)):
+            _listed(stmt, stmt.targets[0].id)) or parsed.node is not fnode:
         return None, None
     name = stmt.targets[0].id
     where = next(((j, b.index(stmt)) for j, b in enumerate(statement_lists(fnode))
                   if any(s is stmt for s in b)), None)
     if where is None:
         return None, None
-    after = block[block.index(stmt) + 1:]
-    if not any(_append_loop(s, name, parsed, fnode, local) for s in after):
+    unrolled = {}
+    for k in range(where[1] + 1, len(block)):
+        loop = block[k]
+        if not _fills(loop, name, parsed, local):
+            continue
+        it = loop.iter
+        numbers = _numbers(it, parsed)
+        if numbers is not None:  # for k in range(3): as for k in (0, 1, 2)
+            loop.iter = gast.copy_location(gast.Tuple(elts=[
+                gast.Constant(value=n, kind=None) for n in numbers], ctx=gast.Load()), it)
+        try:
+            out = unrolled_loop(parsed, loop, structures)
+        finally:
+            loop.iter = it
+        if out:
+            unrolled[k] = out
+    if not unrolled:
         return None, None
     trial = copied(parsed, fnode)
     tblock = list(statement_lists(trial))[where[0]]
-    k, taken = where[1] + 1, names_taken(fnode) | set(parsed.globals) | set(parsed.closure)
-    while k < len(tblock):
-        loop = _append_loop(tblock[k], name, parsed, fnode, local, taken)
-        if loop is None:
-            k += 1
-            continue
-        (trips, held), loop, out = loop, tblock[k], []
-        for held_name, value in held:
-            out.append(located(gast.Assign(targets=[store_node(held_name)], value=value,
-                                           type_comment=None), loop))
-        for value in trips:
-            out.append(located(gast.Assign(targets=[copy.deepcopy(loop.target)],
-                                           value=value, type_comment=None), loop))
-            out += [copied(parsed, st) for st in loop.body]
-        tblock[k:k + 1] = out
-        k += len(out)
+    for k in sorted(unrolled, reverse=True):
+        tblock[k:k + 1] = [copied(parsed, st) for st in unrolled[k]]
     row = _appended(trial, tblock, tblock[where[1]], parsed, local)
     return (trial, row) if row is not None else (None, None)
 
 
-def _append_loop(stmt, name, parsed, fnode, local, taken=None):
-    """``(values, held)`` where ``stmt`` is a loop whose body appends
-    constructions to ``name`` (``name.append(Cls(...))``, a statement of the body;
-    its other statements are copied as they are), over ``range`` of numbers
-    written out (a trip at least) or over a tuple or list display (of tuples too,
-    no ``*``), with no ``else``, no jump out of a trip (``break``, ``continue``,
-    ``return``, ``yield``), no nested function, ``global`` or ``nonlocal``, and no
-    nested scope of ``fnode`` naming a name it reads or binds: ``values``, what
-    the target is bound to trip after trip; ``held``, the bindings to run first
-    (Python evaluates the display once, before the first trip): an item that is
-    not a name or a number, or a name the body binds, bound to a new name
-    (from ``taken``; None: the check alone, nothing named).  Else None."""
-    if not isinstance(stmt, gast.For) or stmt.orelse or not any(
-            _append(s, name) is not None and _made(_append(s, name), parsed, local)
-            for s in stmt.body):
-        return None
-    if any(isinstance(n, SCOPES + _JUMPS + (gast.Yield, gast.YieldFrom, gast.Global,
-                                            gast.Nonlocal))
-           for s in stmt.body for n in gast.walk(s)):
-        return None
-    it, held = stmt.iter, []
-    bound = {n.id for s in [stmt.target] + stmt.body for n in gast.walk(s)
-             if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-    nested = {n.id for node in gast.walk(fnode) if node is not fnode and
-              isinstance(node, SCOPES) for n in gast.walk(node) if isinstance(n, gast.Name)}
+def _fills(loop, name, parsed, local):
+    """Is ``loop`` a ``for`` loop (no ``else``) whose body appends a construction
+    to ``name`` (``name.append(Cls(...))``, a statement of the body), with no
+    jump out of a trip (``break``, ``continue``, ``return``, ``yield``), nested
+    function, ``global`` or ``nonlocal``?"""
+    return isinstance(loop, gast.For) and not loop.orelse and any(
+        _append(s, name) is not None and _made(_append(s, name), parsed, local)
+        for s in loop.body) and not any(
+        isinstance(n, SCOPES + _JUMPS + (gast.Yield, gast.YieldFrom, gast.Global,
+                                         gast.Nonlocal))
+        for s in loop.body for n in gast.walk(s))
+
+
+def _numbers(it, parsed):
+    """The numbers of ``range(...)`` of numbers written out (a trip at least;
+    the builtin), else None."""
     if isinstance(it, gast.Call) and _builtin(it.func, "range", parsed) and \
             1 <= len(it.args) <= 3 and not it.keywords and \
             all(_number(a) is not None for a in it.args) and _number(it.args[-1]) != 0:
-        values = [gast.Constant(value=k, kind=None)
-                  for k in range(*[_number(a) for a in it.args])]
-    elif isinstance(it, (gast.Tuple, gast.List)) and not any(
-            isinstance(n, (gast.Starred, gast.NamedExpr) + SCOPES + COMPREHENSIONS)
-            for n in gast.walk(it)):
-        def item(node):  # what a trip reads for the display's item ``node``
-            if isinstance(node, gast.Tuple):
-                return gast.Tuple(elts=[item(e) for e in node.elts], ctx=gast.Load())
-            if isinstance(node, gast.Constant) and isinstance(node.value, (int, float)) or \
-                    isinstance(node, gast.Name) and node.id not in bound:
-                return copy.deepcopy(node)
-            stem = node.id if isinstance(node, gast.Name) else name
-            held.append((fresh_name(f"{stem}_item", taken) if taken is not None else stem,
-                         node))
-            return name_node(held[-1][0])
-        values = [item(e) for e in it.elts]
-    else:
-        return None
-    if not values or any(_unpacked(stmt.target, v) is None for v in values):
-        return None
-    read = {n.id for n in gast.walk(it) if isinstance(n, gast.Name)}
-    if (bound | read) & nested:
-        return None
-    return values, held
+        return list(range(*[_number(a) for a in it.args])) or None
+    return None
 
 
 def _listed(stmt, name):
@@ -447,7 +451,7 @@ def _builtin(node, name, parsed):
         bool(builtins_meant((name,), parsed.node, parsed.resolve))
 
 
-def _split(parsed, fnode, row, taken, local):
+def _split(parsed, fnode, row, taken, local, given):
     """Rewrite ``fnode`` (a copy) with the container ``row`` as one name (or
     constant) per item; False (``fnode`` then half written) where a use of it is
     none of the forms the module's docstring lists."""
@@ -463,7 +467,8 @@ def _split(parsed, fnode, row, taken, local):
         for s in block:
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
                     s.targets[0].id == name:  # (the one binding of name)
-                values += s.value.elts if row.appends else _items_of(s.value, parsed, local)
+                values += s.value.elts if row.appends else \
+                    _items_of(s.value, parsed, local, given)
             elif row.appends and _append(s, name) is not None:
                 values.append(_append(s, name))
     for j, value in enumerate(values):
@@ -478,7 +483,8 @@ def _split(parsed, fnode, row, taken, local):
             if isinstance(stmt, gast.Assign) and \
                     isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name:
                 # (the one binding of name; a list appended to after: its display)
-                values = stmt.value.elts if row.appends else _items_of(stmt.value, parsed, local)
+                values = stmt.value.elts if row.appends else \
+                    _items_of(stmt.value, parsed, local, given)
                 appended = len(values)
                 made = []
                 for j, value in enumerate(values):

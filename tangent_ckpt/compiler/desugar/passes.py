@@ -215,9 +215,9 @@ def desugar(parsed, helper=False, given=None, structures=None):
     write_spread_arguments(parsed.node)
     write_checkpoint_calls(parsed)
     name_constructions(parsed)
-    split_object_lists(parsed)
+    split_object_lists(parsed, structures)
     inline_functions(parsed, given)
-    if split_object_lists(parsed):  # a list an inlined helper's body reads, by its name
+    if split_object_lists(parsed, structures):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
     split_keyed_lists(parsed)
     append_prepended_lists(parsed)

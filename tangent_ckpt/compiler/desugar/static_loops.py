@@ -669,3 +669,16 @@ def _copy_target(target):
 
 def _constant_node(value):
     return gast.Constant(value=value, kind=None)
+
+
+def unrolled_loop(parsed, loop, structures=None):
+    """The statements ``loop`` (a statement of ``parsed.node``) unrolls to, judged
+    as :func:`unroll_static_loops` judges it (``structures``: of the containers
+    the call gives), else None; ``parsed.node`` is left as it is.  For
+    ``object_lists.py``, which unrolls a loop filling a list of objects before
+    the objects are inlined."""
+    fnode = parsed.node
+    meant = builtins_meant(("enumerate", "zip", "range", "len"), fnode, parsed.resolve)
+    shapes = {name: structure for name, structure in (structures or {}).items()
+              if only_read(fnode, name, meant)}
+    return _Unrolling(_Context(parsed, meant, names_taken(fnode), shapes), loop).statements()
