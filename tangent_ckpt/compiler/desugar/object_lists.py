@@ -16,9 +16,17 @@ one, bound to its number first)::
 A list made empty (or by a display of such items) and filled by appends, each
 a statement of the same block (``layers = []``, ``layers.append(Dense(W1, b1))``,
 ...), nothing reading it before the last, is the same row (the display's items
-first): each append binds its object's name.  A list
-comprehension of objects over a range of a number or a display of names
-and numbers (``[Adam(p) for p in (W, b)]``) is the list of its items written
+first): each append binds its object's name.  A loop after it in the block
+whose body appends constructions to it (``for k in range(3): layers.append(
+Dense(W * k, b))``, over a display, ``enumerate`` or ``zip`` of them, a list
+the call gives) is first written as its trips, as ``static_loops.py`` writes
+them (:func:`~.static_loops.unrolled_loop`; a ``range`` of numbers written out
+as the display of its numbers), where the list then is such a row (else the
+loop stays).  A list
+comprehension of objects over a range of a number, a display of names
+and numbers (``[Adam(p) for p in (W, b)]``) or a list or tuple the call gives
+that the function only reads (``[Dense(W) for W in Ws]``, as ``Dense(Ws[0])``,
+...) is the list of its items written
 out first; a list comprehension over the list (or a generator of it summed,
 ``sum(np.sum(p.a) for p in pairs)``), the list of its items written out.
 ``first, act = Dense(W1, b1), Tanh()`` is split the same way, into one binding

@@ -44,8 +44,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    name first (``model = Model(W)``), each operand evaluated before it in its
    statement bound to a name before that (``operand = np.sum(W ** 2)``);
    ``object_lists.py``: ``layers = [Dense(W1, b1), Tanh()]`` (or a comprehension
-   of objects over a constant range or display, or ``layers = []`` and a
-   statement ``layers.append(Dense(...))`` per object) only read (by a number, ``len``,
+   of objects over a constant range, a display or a list the call gives, or
+   ``layers = []`` and a statement ``layers.append(Dense(...))`` per object, or
+   loops appending them that ``static_loops.py`` would unroll, ``for k in
+   range(3)`` too, written as their trips first) only read (by a number, ``len``,
    loops and comprehensions over it), one name per object (``layers_0 = Dense(W1,
    b1)``), each loop over it unrolled; ``opts = {"W": Adam(W), "b": Adam(b)}``
    read by constant keys the same (``opts_W = Adam(W)``); an item naming an object

@@ -22,7 +22,8 @@ lowering:
   ``spread_arguments.py``; a ``map`` or ``functools.partial()`` left is refused);
 - ``objects`` (:mod:`.objects`): objects of user classes desugar left (more than
   their attributes: in a list or dict that is changed or handed on, returned,
-  handed on; a list only read or appended to statement after statement, a dict
+  handed on; a list only read or appended to statement after statement (or by a
+  loop of a count known when compiling), a dict
   read by constant keys and a container holding an object the function names are
   ``desugar/object_lists.py``'s), one variable per
   attribute, named tuples and dataclasses among them (their fields bound as

@@ -1,8 +1,9 @@
 """Lower: objects of user classes made in the differentiated code.
 
 Objects desugar left (more than their attributes: in a list or dict changed on
-a path or in a loop, stored into, returned, handed on; ``desugar/object_lists.py``
-writes a list only read or appended to statement after statement, or a dict read
+a path or in a loop of a count known when running, stored into, returned, handed
+on; ``desugar/object_lists.py`` writes a list only read or appended to statement
+after statement or by a loop of a count known when compiling, or a dict read
 by constant keys, as one name per object).  ``Model(W)`` (its ``__init__`` inlined) or a ``@dataclass`` (its fields
 bound as ``desugar/records.py`` ``bound_fields`` says) holds one variable per
 attribute: ``model.W`` is the variable ``model_W``; a named tuple is the tuple
