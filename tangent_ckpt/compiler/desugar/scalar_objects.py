@@ -11,7 +11,8 @@ that default where the object is made.
 
 Only where the object is surely nothing but its attributes: the name is bound
 by constructions of one class alone and used only as ``model.attr`` (never
-handed on, stored, returned or deleted; its methods' calls all inlined), the
+handed on, stored, returned or deleted; its methods' calls all inlined; a
+nested function's own variable of that name is another variable), the
 class makes no lookup of its own (``__getattr__``, ``__setattr__``, slots,
 properties or methods in the place of an attribute the code uses), and a
 class default the object stores over is a number, string or tuple of them, or an
@@ -212,15 +213,18 @@ def _attribute_uses(fnode, names, parameters=frozenset()):
     for node in gast.walk(fnode):
         for child in gast.iter_child_nodes(node):
             parents[child] = node
-    nested_stores = set()
+    nested_stores, own = set(), set()
     for scope in gast.walk(fnode):
         if scope is not fnode and isinstance(scope, (gast.FunctionDef, gast.AsyncFunctionDef,
                                                      gast.Lambda, gast.ClassDef)):
             nested_stores |= {id(n) for n in gast.walk(scope) if isinstance(n, gast.Attribute)
                               and not isinstance(n.ctx, gast.Load)}
+        if scope is not fnode and isinstance(scope, (gast.FunctionDef, gast.AsyncFunctionDef,
+                                                     gast.Lambda)):
+            own |= _own_variables(scope, set(names))
     for node in gast.walk(fnode):
         if not (isinstance(node, gast.Name) and found.get(node.id) is not None) or \
-                id(node) in declared:
+                id(node) in declared or id(node) in own:
             continue
         parent = parents.get(node)
         if not isinstance(parent, gast.Attribute) or parent.value is not node or \
@@ -230,6 +234,20 @@ def _attribute_uses(fnode, names, parameters=frozenset()):
         else:
             found[node.id].append(parent)
     return found
+
+
+def _own_variables(scope, names):
+    """The ids of the ``Name`` nodes in ``scope`` (a nested function or lambda)
+    of those ``names`` that are its own variables (bound in it, its parameters,
+    not declared ``global`` or ``nonlocal``; a function nested in it that binds
+    the name too), not the enclosing function's: ``def make(W): m = Model(W);
+    return m`` names its own ``m``.  A name it only reads stays the enclosing
+    function's."""
+    declared = {n for node in gast.walk(scope) if isinstance(node, (gast.Global, gast.Nonlocal))
+                for n in node.names}
+    local = {n.id for n in gast.walk(scope) if isinstance(n, gast.Name) and
+             not isinstance(n.ctx, gast.Load) and n.id in names} - declared
+    return {id(n) for n in gast.walk(scope) if isinstance(n, gast.Name) and n.id in local}
 
 
 def _only_read_or_iterated(fnode, uses):
