@@ -16,7 +16,6 @@ import inspect
 import types
 
 import gast
-import numpy as np
 
 from tangent_ckpt.compiler.memory_sharing import (
     FRESH_METHODS, VIEW_METHODS, WRITING_FUNCTIONS, WRITING_METHODS, call_new_by_default,
@@ -64,7 +63,7 @@ def method_of(classes, name):
 
 
 def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None, me=None,
-                         held=None, dicts=frozenset()):
+                         dicts=frozenset()):
     """Whether method ``fn`` may write in place into an array its object holds
     (also through another method of the object it calls, ``self.other()`` or
     ``super().other()``); True when unsure.
@@ -73,11 +72,9 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None, me=None,
     methods ``self.other()`` and ``super().other()`` run are its: a subclass may
     override them, and ``super()`` follows its method resolution order); ``me``: the
     parameter holding the object, for a function handed one (``train(net, lr)``
-    writing ``net.W -= ...``), else the method's first; ``held``: the attributes
-    the object is known to hold a plain function in (``self.f = np.tanh``: the
-    lowering knows), whose call ``self.f(x)`` writes only what it is handed;
-    ``held`` maps each to its function; ``dicts``: the attributes known to hold a dict (``self.grads['b'] = v`` binds
-    an entry, it writes no array)."""
+    writing ``net.W -= ...``), else the method's first; ``dicts``: the attributes
+    known to hold a dict (``self.grads['b'] = v`` binds an entry, it writes no
+    array)."""
     seen = set() if seen is None else seen
     if (fn.__code__, me) in seen:
         return False
@@ -116,22 +113,17 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None, me=None,
                 if other is object.__init__ and not node.args:
                     continue  # the end of a chain of __init__s: does nothing
                 if not isinstance(other, types.FunctionType) or \
-                        writes_self_in_place(other, seen, numbers, cls, held=held, dicts=dicts) or \
+                        writes_self_in_place(other, seen, numbers, cls, dicts=dicts) or \
                         any(_rooted_at(a, me) for a in node.args):
                     return True
             elif isinstance(func, gast.Attribute) and \
                     _rooted_at(_through_fresh_calls(func.value), me):
-                if isinstance(func.value, gast.Name) and func.attr in (held or {}) and (
-                        _numpy_function(held[func.attr]) or
-                        not any(_rooted_at(a, me) for a in node.args) and
-                        not any(_rooted_at(k.value, me) for k in node.keywords)):
-                    continue  # self.f(x), f a function the object holds: x only
                 if isinstance(func.value, gast.Name):  # self.other(...): its writes
                     owner = cls if cls is not None else _owner(fn)
                     other = inspect.getattr_static(owner, func.attr, None) \
                         if owner is not None else None
                     if not isinstance(other, types.FunctionType) or \
-                            writes_self_in_place(other, seen, numbers, cls, held=held, dicts=dicts):
+                            writes_self_in_place(other, seen, numbers, cls, dicts=dicts):
                         return True
                 elif func.attr in WRITING_METHODS or \
                         func.attr not in FRESH_METHODS | VIEW_METHODS:
@@ -141,13 +133,6 @@ def writes_self_in_place(fn, seen=None, numbers=frozenset(), cls=None, me=None,
                     _hands_on_writing(fn, node, me, seen, numbers, cls):
                 return True  # helper(self.P) may write into it
     return False
-
-
-def _numpy_function(fn):
-    """A NumPy (or builtin) function that writes none of its arguments."""
-    module = getattr(fn, "__module__", None) or ""
-    return (isinstance(fn, np.ufunc) or module.split(".")[0] in ("numpy", "builtins")) and \
-        not any(fn is w for w in WRITING_FUNCTIONS)
 
 
 def _into_dict(target, me, dicts):

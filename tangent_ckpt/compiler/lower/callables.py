@@ -29,7 +29,6 @@ from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler.desugar.method_writes import handed_parameters, writes_self_in_place
 from tangent_ckpt.compiler.fence.object_facts import number_attributes_of_class
 from tangent_ckpt.compiler.lower.container_values import DictValue
-from tangent_ckpt.compiler.lower.objects import plain_function
 from tangent_ckpt.compiler.lower.guards import check_helper_call
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, LocalFunction, Lowered, MethodValue, ObjectValue,
@@ -37,7 +36,7 @@ from tangent_ckpt.compiler.lower.scopes import (
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.compiler.frontend.reached_functions import METHOD, user_class, user_function
-from tangent_ckpt.errors import TransformError, UnsupportedFunctionError, UnsupportedSyntaxError
+from tangent_ckpt.errors import UnsupportedFunctionError, UnsupportedSyntaxError
 from tangent_ckpt.runtime.backends import is_foreign_array
 
 # rng.randn(*shape) is rng.standard_normal(shape): draws whose sizes come spread
@@ -187,11 +186,6 @@ class CallableValues:
                              keywords=[gast.keyword(arg=k, value=Lowered(v, node))
                                        for k, v in value.keywords.items()] + list(node.keywords))
             return self.lo.calls.call(gast.copy_location(call, node), hint)
-        if isinstance(value, MethodValue) and value.fn is object.__init__:
-            if node.args or node.keywords:  # super().__init__() reaching object
-                raise self.lo.error(TransformError, "object.__init__() takes no arguments",
-                                    node, construct=_spelled(node))
-            return ir.Const(None)
         if isinstance(value, MethodValue) and not value.is_property:
             self.check_in_place_method(value, node)
             prepared = self.method_on(value, node)
@@ -227,7 +221,6 @@ class CallableValues:
                 any(o is owner for o in self.checked_owners) or \
                 not writes_self_in_place(
                     value.fn, cls=owner.cls, numbers=self.number_attributes(owner.cls),
-                    held={a: v for a, v in owner.attributes.items() if plain_function(v)},
                     dicts=frozenset(a for a, v in owner.attributes.items()
                                     if isinstance(v, DictValue))):
             return

@@ -15,8 +15,7 @@ from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.desugar.pure_values import is_boolean
 from tangent_ckpt.compiler.lower.calls import ATTRIBUTE_FUNCTIONS, INDEX_JOINS
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, LocalFunction, Lowered, MethodValue, ObjectValue, SuperValue,
-    TupleValue,
+    CompileTimeValue, LocalFunction, Lowered, MethodValue, ObjectValue, TupleValue,
     clone,
     local_names, to_source,
 )
@@ -257,14 +256,17 @@ class ExpressionLowering:
         if isinstance(node, gast.Subscript):  # layers[0] of a wrt list of objects
             return self._object_item(node)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
-                node.func.id == "super":
-            return self.lo.objects.super_value(node)
+                node.func.id == "super" and self.static_value(node.func) is super:
+            raise self.lo.error(UnsupportedSyntaxError, "super() in a method that desugar "
+                                "did not inline (of an object the compiler keeps as an "
+                                "object, or called in a comprehension)", node,
+                                construct=to_source(node),
+                                hint="call the method on an object made under one name, "
+                                     "in a statement of its own")
         if isinstance(node, gast.Attribute):
             base = self.static_value(node.value)
             if isinstance(base, ObjectValue):
                 return self.lo.objects.class_attribute(base, node.attr)
-            if isinstance(base, SuperValue):  # super().__init__
-                return self.lo.objects.super_attribute(base, node.attr)
             if base is _UNRESOLVED and isinstance(node.value, gast.Name):
                 held = self._held_tuple(node.value.id)
                 if isinstance(held, TupleValue) and held.cls is not None:  # pair.total()

@@ -27,7 +27,9 @@ lowering:
   read by constant keys and a container holding an object the function names are
   ``desugar/object_lists.py``'s), one variable per
   attribute, named tuples and dataclasses among them (their fields bound as
-  ``desugar/records.py`` says; the others desugar writes as names), and through
+  ``desugar/records.py`` says; the others desugar writes as names; ``super()``, a
+  function stored on an attribute, a class default stored over in a branch or
+  loop refused), and through
   :mod:`.outside_objects` the attributes the code assigns on objects made
   outside it that ``desugar/outside_attributes.py`` left (an object in ``wrt``,
   one reached by a dotted name or under two names, a function still calling a

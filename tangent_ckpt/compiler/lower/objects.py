@@ -8,7 +8,11 @@ by constant keys, as one name per object).  ``Model(W)`` (its ``__init__`` inlin
 bound as ``desugar/records.py`` ``bound_fields`` says) holds one variable per
 attribute: ``model.W`` is the variable ``model_W``; a named tuple is the tuple
 of its fields' values.  Methods and ``@property`` getters are inlined with the
-object as ``self``.  Assigning an
+object as ``self``.  What such an object does beyond that -- ``super()``, a
+function stored on an attribute (``self.act = np.tanh``), a class default stored
+over in a loop that read it first or in a branch or loop the object was not made
+in -- is refused (:meth:`ObjectLowering.kept_object_refusal`): desugar writes
+every program of the tests that did so as names.  Assigning an
 attribute of an object made outside the function, or named in ``wrt``, is
 refused: the primal would change the caller's object.
 """
@@ -29,10 +33,10 @@ from tangent_ckpt.compiler.lower.containers import UserLine
 from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, OutsideAttributes
 from tangent_ckpt.compiler.lower.scopes import (
-    CompileTimeValue, Lowered, MethodValue, ObjectValue, SuperValue, TupleValue, to_source,
+    CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
 )
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, class_attribute
-from tangent_ckpt.compiler.frontend.reached_functions import _installed, user_function, user_object
+from tangent_ckpt.compiler.frontend.reached_functions import _installed, user_function
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
 
 
@@ -42,7 +46,6 @@ class ObjectLowering:
     def __init__(self, lowering):
         self.lo = lowering
         self.outside = OutsideAttributes(lowering)  # attributes assigned on objects made outside
-        self.made = 0  # objects made so far (ObjectValue.serial)
 
     def construct(self, cls, node, hint):
         """``Model(W)``: an object with one variable per attribute; ``__init__``
@@ -52,9 +55,7 @@ class ObjectLowering:
         label = hint if hint.isidentifier() else cls.__name__.lower()
         obj = ObjectValue(cls, label)
         obj.loops_open = self.lo.loops.open  # a loop opened later repeats what changes it
-        obj.serial = self.made = self.made + 1  # the same object in a lowering run again
         obj.home = self.lo.out  # the block it is made in
-        self.bind_defaults_read_first(obj, node)
         if generated_init(cls):  # (a dataclass with an __init__ of its own runs that)
             for field, value in self.record_fields(cls, node, label):
                 self.store_attribute(obj, field, value, node.lineno)
@@ -153,10 +154,9 @@ class ObjectLowering:
             self.outside.store(outside, target, value, stmt)
             return
         owner = self.writable_owner(target, stmt)
-        function = self.lo.expressions.static_value(value_node)
-        if plain_function(function):  # self.f = f: the function, to call (self.f(x))
-            self.store_function(owner, target.attr, function, stmt)
-            return
+        if plain_function(self.lo.expressions.static_value(value_node)):
+            raise self.kept_object_refusal(owner, f"a function stored on '{target.attr}'", stmt,
+                                           to_source(target))
         value = self.lo.callables.operand(value_node, f"{owner.label}_{target.attr}")
         self.store_attribute(owner, target.attr, value, stmt.lineno)
         stored = owner.attributes.get(target.attr)
@@ -244,47 +244,18 @@ class ObjectLowering:
                                      "object inside the function")
         return owner
 
-    def store_function(self, owner, attr, function, stmt):
-        """``self.f = f`` with ``f`` a function known when compiling (a module-level
-        function without a closure, a NumPy function): the attribute denotes it,
-        so ``self.f(x)`` is inlined (or is the NumPy call).  Binding it anew to
-        another value is refused: in a branch or a loop, which function a later
-        call runs would be decided when the code runs."""
-        current = owner.attributes.get(attr)
-        if current is not None and current is not function:
-            raise self.lo.error(UnsupportedSyntaxError, f"the attribute {owner.label}.{attr}, "
-                                "which holds a function, bound again to another value",
-                                stmt, construct=to_source(stmt).strip(),
-                                hint="bind an attribute holding a function once (in "
-                                     "__init__), or pass the function as an argument")
-        owner.attributes[attr] = function
-
-    def bind_defaults_read_first(self, obj, node):
-        """``p_t = 0`` where ``p = P()`` is made, for each class default (``t = 0``
-        in the class body) that a loop read before it stored over it in a lowering
-        run before (:class:`LowerAgain`): each step then reads what the step
-        before stored, the class's value only until the first store."""
-        for key in sorted(k for k in self.outside.early if k[:2] == ("made", obj.serial)):
-            attr = key[2]
-            default = getattr(obj.cls, attr)
-            self.store_attribute(obj, attr, self.lo.expressions.constant(default, attr),
-                                 node.lineno)
-            if hasattr(type(default), "__iadd__"):  # the class's array, until rebound
-                self.lo.attribute_aliases[obj.attributes[attr].id] = (
-                    f"{obj.label}.{attr}", f"{obj.cls.__name__}.{attr}", None)
-
     def default_key(self, owner, attr):
         """The key of ``owner.attr`` among the attributes read as class defaults in
-        loops (``outside.read_in_loops``), the same in a lowering run again."""
-        return self.outside.key(owner, attr) if owner.given else \
-            ("made", owner.serial, attr)
+        loops (``outside.read_in_loops``), the same in a lowering run again (an
+        object made here: the object itself, in this lowering run)."""
+        return self.outside.key(owner, attr) if owner.given else ("made", id(owner), attr)
 
     def class_default(self, owner, attr, value):
         """``p.t`` of an object that holds no ``t`` yet, read as its class's value
         ``value``; the loops open here are noted, so that a store into ``p.t`` in
-        one of them lowers the function again with ``p.t`` a variable from where
-        the object is (:meth:`store_attribute`).  An object in ``wrt`` whose
-        attribute is such a variable binds it at the top of the function."""
+        one of them is seen (:meth:`first_store_over_default`).  An object in
+        ``wrt`` whose attribute is such a variable binds it at the top of the
+        function."""
         key = self.default_key(owner, attr)
         if owner.given and key in self.outside.early:
             name = self.lo.namer.fresh(f"{owner.label}_{attr}")
@@ -300,31 +271,31 @@ class ObjectLowering:
         """Before the first store into ``owner.attr`` where its class holds a
         default: a store in a loop that read the default first, or in a block
         other than the object's own (a branch, a loop body), lowers the function
-        again with the attribute a variable from where the object is (an object
-        in ``wrt``: from the top), bound to the default; a later read then sees
-        the default on every path no store ran, the stored value after one."""
+        again, for an object in ``wrt``, with the attribute a variable from the
+        top, bound to the default (a later read then sees the default on every
+        path no store ran, the stored value after one); for an object made here,
+        it is refused (:meth:`kept_object_refusal`)."""
         default = class_attribute(owner.cls, attr, _UNRESOLVED)
         if attr in owner.attributes or not isinstance(default, _DEFAULTS):
             return
         key = self.default_key(owner, attr)
         if key in self.outside.early:
-            if owner.given:
-                self.class_default(owner, attr, getattr(owner.cls, attr))
+            self.class_default(owner, attr, getattr(owner.cls, attr))
             return
         read = self.outside.read_in_loops.get(key, set())
         home = self.lo.root_block if owner.given else owner.home
-        if read & set(self.lo.loops.serials) or self.lo.out is not home:
-            raise LowerAgain(key)  # p.t = p.t + 1 in a loop, t a class default
+        if not (read & set(self.lo.loops.serials) or self.lo.out is not home):
+            return
+        if not owner.given:
+            raise self.kept_object_refusal(
+                owner, f"a store over the class default '{owner.cls.__name__}.{attr}' (in "
+                "a loop that read it first, or in a branch or loop the object was not "
+                "made in)",
+                UserLine(self.lo.line), f"{owner.label}.{attr}")
+        raise LowerAgain(key)  # p.t = p.t + 1 in a loop, t a class default
 
     def store_attribute(self, owner, attr, value, line):
         self.first_store_over_default(owner, attr)
-        if plain_function(owner.attributes.get(attr)):
-            raise self.lo.error(UnsupportedSyntaxError, f"the attribute {owner.label}.{attr}, "
-                                "which holds a function, bound again to another value",
-                                types.SimpleNamespace(lineno=line),
-                                construct=f"{owner.label}.{attr} = ...",
-                                hint="bind an attribute holding a function once (in "
-                                     "__init__), or pass the function as an argument")
         if isinstance(value, CompileTimeValue):
             owner.attributes[attr] = value
             return
@@ -343,8 +314,7 @@ class ObjectLowering:
         property (read by :meth:`object_attribute`)."""
         if attr in owner.attributes:
             value = owner.attributes[attr]
-            return value if isinstance(value, CompileTimeValue) or plain_function(value) \
-                else _UNRESOLVED
+            return value if isinstance(value, CompileTimeValue) else _UNRESOLVED
         raw = class_attribute(owner.cls, attr, _UNRESOLVED)
         if isinstance(raw, property) and raw.fget is not None:
             return MethodValue(raw.fget, owner, is_property=True)
@@ -373,56 +343,18 @@ class ObjectLowering:
                             hint="make it a @property (computed on each read), or compute "
                                  "the value in a method and call it")
 
-    def super_value(self, node):
-        """``super()`` (in a method of a class, whose ``__class__`` cell Python
-        fills with that class) or ``super(Cls, obj)``: a SuperValue; _UNRESOLVED for
-        any other call, or a ``super()`` whose object is not known when compiling."""
-        static = self.lo.expressions.static_value
-        if static(node.func) is not super or node.keywords:
-            return _UNRESOLVED
-        if len(node.args) == 2:
-            after, owner = static(node.args[0]), static(node.args[1])
-        elif not node.args:
-            scope = self.lo.current_scope
-            fnode = scope.parsed.node
-            params = fnode.args.posonlyargs + fnode.args.args
-            if scope.parent is not None or not params:
-                return _UNRESOLVED  # a nested def or lambda: no __class__ cell of its own
-            after = scope.parsed.closure.get("__class__", _UNRESOLVED)
-            owner = scope.functions.get(params[0].id, _UNRESOLVED)
-        else:
-            return _UNRESOLVED
-        cls = owner.cls if isinstance(owner, ObjectValue) else type(owner)
-        if not isinstance(after, type) or owner is _UNRESOLVED or \
-                after not in cls.__mro__ or \
-                not (isinstance(owner, ObjectValue) or user_object(owner)):
-            return _UNRESOLVED
-        return SuperValue(owner, after)
-
-    def super_attribute(self, sup, attr):
-        """``super().attr``: found in the classes after ``sup.after`` in the
-        method resolution order of the object's class, as Python finds it."""
-        owner = sup.owner
-        if not isinstance(owner, ObjectValue):  # a user's object made outside the code
-            return getattr(super(sup.after, owner), attr, _UNRESOLVED)
-        mro = owner.cls.__mro__
-        for klass in mro[mro.index(sup.after) + 1:]:
-            if attr not in vars(klass):
-                continue
-            raw = vars(klass)[attr]
-            if raw is object.__init__:
-                return MethodValue(raw, owner)  # does nothing (callables.call_value)
-            if isinstance(raw, property) and raw.fget is not None:
-                return MethodValue(raw.fget, owner, is_property=True)
-            if isinstance(raw, staticmethod):
-                return raw.__func__
-            if isinstance(raw, types.FunctionType):
-                return MethodValue(raw, owner)
-            if isinstance(raw, (property, classmethod)):
-                return _UNRESOLVED
-            self.refuse_descriptor(owner.cls, attr, raw)
-            return getattr(klass, attr)
-        return _UNRESOLVED
+    def kept_object_refusal(self, owner, what, node, construct):
+        """The refusal of ``what`` on an object of a user's class that the lowering
+        keeps (desugar writes an object as one name per attribute only where it is
+        nothing but its attributes: not in a list returned or handed on, nor read
+        after a loop outside the loop's block)."""
+        return self.lo.error(UnsupportedSyntaxError, f"{what}, on an object of "
+                             f"{owner.cls.__name__} that the compiler keeps as an object "
+                             "(not only its attributes: in a list returned or handed on, "
+                             "or read after a loop outside the loop's block)", node,
+                             construct=construct,
+                             hint="keep the object under one name, made where it is used "
+                                  "(or keep the value in a variable)")
 
     def static_property(self, obj, attr):
         """``MODEL.scaled_W`` of a module-level object whose class makes it a

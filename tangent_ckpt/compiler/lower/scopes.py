@@ -58,7 +58,6 @@ class ObjectValue(CompileTimeValue):
         self.label = label
         self.attributes = {}  # attribute -> ir.Name, or a CompileTimeValue
         self.given = given  # an argument named in wrt: its attributes are read only
-        self.serial = 0  # the how-manieth object the lowering made (objects.py)
         self.home = None  # the block of the lowering's output it was made in
 
 
@@ -69,17 +68,6 @@ class MethodValue(CompileTimeValue):
         self.fn = fn
         self.owner = owner
         self.is_property = is_property  # a @property's getter: read, not called
-
-
-class SuperValue(CompileTimeValue):
-    """``super()`` in a method: the object (an ObjectValue, or a user's object
-    made outside the code) and the class after which the object's class's method
-    resolution order is searched -- the class that defines the method, not the
-    object's own class."""
-
-    def __init__(self, owner, after):
-        self.owner = owner
-        self.after = after
 
 
 class Lowered(gast.expr):
