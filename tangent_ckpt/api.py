@@ -494,7 +494,8 @@ class GradientFunction(Generic[Result]):
             self._last_complex = self._complex_parameters(args, kwargs, containers)
             compiled, error = self._compile(containers=containers, shapes=shapes)
         if error is not None and nested and not set(nested) <= set(containers):
-            # refused with run-time lists of tuples: compiled for their structure instead
+            # refused with run-time lists (of tuples, of objects made from them):
+            # compiled for their structure instead
             trial = {**containers, **nested}
             before, self._last_complex = \
                 self._last_complex, self._complex_parameters(args, kwargs, trial)
@@ -615,7 +616,7 @@ class GradientFunction(Generic[Result]):
 
     def _nested_arguments(self, args, kwargs):
         """{position: structure} of this call's arguments outside ``wrt`` that are
-        lists or tuples of lists, tuples or dicts of arrays and numbers
+        lists or tuples of arrays and numbers, or of lists, tuples or dicts of them
         (container_args.nested_sequences): compiled for their structure only
         when the gradient is refused with them as run-time values."""
         if not any(isinstance(a, (list, tuple)) for a in [*args, *kwargs.values()]):

@@ -203,16 +203,17 @@ _MOST_LEAVES = 256
 
 def nested_sequences(values, positions) -> Dict[int, Any]:
     """{position: structure} of the lists and tuples passed and not in ``wrt``
-    that hold lists, tuples or dicts of arrays and numbers (a network's ``[(W,
-    b), ...]`` when only the input is differentiated).  Such an argument is a
-    run-time value (a loop over it is a loop the gradient can checkpoint); where
-    that is refused (``[(W * 1.0, b) for W, b in params]`` builds a run-time list
-    of tuples) the gradient is compiled for its structure, like a ``wrt``
-    container's.  One of more than ``_MOST_LEAVES`` leaves is not offered."""
+    that hold arrays and numbers, or lists, tuples or dicts of them (a network's
+    ``[(W, b), ...]`` or its ``Ws`` when only the input is differentiated).  Such
+    an argument is a run-time value (a loop over it is a loop the gradient can
+    checkpoint); where that is refused (``[(W * 1.0, b) for W, b in params]``
+    builds a run-time list of tuples; ``for W, b in zip(Ws, bs):
+    layers.append(Layer(W, b))`` a run-time list of objects) the gradient is
+    compiled for its structure, like a ``wrt`` container's.  One of more than
+    ``_MOST_LEAVES`` leaves is not offered."""
     found = {}
     for k, value in enumerate(values):
-        if k in positions or not isinstance(value, (list, tuple)) or \
-                not any(isinstance(v, (list, tuple, dict)) for v in value):
+        if k in positions or not isinstance(value, (list, tuple)):
             continue
         leaves = leaves_of(value)
         if 0 < len(leaves) <= _MOST_LEAVES and all(_is_float_leaf(leaf) or isinstance(leaf, np.ndarray) or

@@ -314,3 +314,39 @@ def test_a_class_attribute_the_function_stores_is_not_taken_for_one_function():
     with pytest.raises(TangentCkptError, match=r"test_function_names.py:\d+: a write into "
                                                r"the attribute '_Holder.f'"):
         tc.grad(stores_the_class_attribute)(np.array([0.5, 0.1]))
+
+
+class _Cell:
+    def __init__(self, W, act):
+        self.W = W
+        self.act = act
+
+    def __call__(self, h):
+        return self.act(h @ self.W)
+
+
+def cell_made_each_step(x, W, n):
+    h = x
+    for t in range(n):
+        cell = _Cell(W, np.tanh)        # made anew each trip: cell_act = np.tanh in the loop
+        h = cell(h)
+    return np.sum(h)
+
+
+def norm_bound_in_a_loop(x, n):
+    for t in range(n):
+        size = np.linalg.norm           # a dispatcher object in NumPy 2, a function in NumPy 1
+        x = x / (1.0 + size(x))
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (cell_made_each_step, (np.linspace(-1, 1, 6).reshape(2, 3), np.eye(3) * 0.7 + 0.1, 4), (0, 1)),
+    (norm_bound_in_a_loop, (np.linspace(-1, 1, 5), 3), (0,)),
+], ids=["ufunc", "dispatcher"])
+def test_a_local_bound_only_to_a_numpy_function_is_called_by_its_dotted_name(f, args, wrt):
+    """``cell_act = np.tanh`` inside the loop (an object with a stored NumPy
+    function, made each trip) was refused: "cannot resolve the function cell.act"."""
+    assert "np.tanh(h @ cell_W)" in desugared(cell_made_each_step)
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **options))

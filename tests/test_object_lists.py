@@ -665,3 +665,35 @@ def test_a_list_filled_from_a_list_the_call_gives_is_one_name_per_object(f):
         np.testing.assert_allclose(value, f(Ws, X, 2), rtol=1e-12)
         check_structured_leaves(f, (Ws, X, 2), (0, 1),
                                 tc.grad(f, wrt=(0, 1), **options)(Ws, X, 2))
+
+
+class _Affine:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def __call__(self, h):
+        return np.tanh(self.W @ h + self.b)
+
+
+def zipped_from_two_given_lists(Ws, bs, x):
+    layers = []
+    for W, b in zip(Ws, bs):
+        layers.append(_Affine(W, b))
+    for layer in layers:
+        x = layer(x)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("wrt", [(2,), (0,), (0, 2)], ids=str)
+def test_a_list_of_objects_filled_from_lists_the_gradient_does_not_differentiate(wrt):
+    """``Ws``, ``bs`` given but outside ``wrt`` are run-time lists, over which the
+    objects could not be names: refused so, the gradient is compiled for their
+    structure (container_args.nested_sequences), as for a ``wrt`` list."""
+    Ws, bs = [W, W.T.copy(), 0.5 * W], [B, -B, 2.0 * B]
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        df = tc.grad(zipped_from_two_given_lists, wrt=wrt, **options)
+        check_structured_leaves(zipped_from_two_given_lists, (Ws, bs, X), wrt, df(Ws, bs, X))
+        # a second call with lists of another length compiles again, for them
+        check_structured_leaves(zipped_from_two_given_lists, (Ws[:2], bs[:2], X), wrt,
+                                df(Ws[:2], bs[:2], X))

@@ -36,6 +36,7 @@ import types
 from collections import Counter
 
 import gast
+import numpy as np
 
 from tangent_ckpt.compiler.desugar.local_bindings import own_scope_nodes, parameter_names
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
@@ -284,13 +285,26 @@ def _denoted(parsed, value, bindings, known, unknown, stored=frozenset()):
                 not isinstance(parsed.resolve(root.id), (type, types.ModuleType)):
             return None
         fn = resolve_dotted(value, parsed.resolve, set())
-        return fn if isinstance(fn, types.FunctionType) else None
+        if isinstance(fn, types.FunctionType) or \
+                isinstance(parsed.resolve(root.id), types.ModuleType) and _library_function(fn):
+            return fn
+        return None
     if not isinstance(value, gast.Name):
         return None
     if value.id in bindings or value.id in unknown:
         return known.get(value.id)
     fn = parsed.resolve(value.id)
     return fn if isinstance(fn, (types.FunctionType, types.ModuleType)) else None
+
+
+def _library_function(fn):
+    """Is ``fn`` a function of NumPy or a builtin one (``np.tanh``, a ufunc;
+    ``np.linalg.norm``, which NumPy 2 wraps in a dispatcher object and NumPy 1
+    does not; ``math.exp``), which a module's attribute surely names, so that a
+    local bound only to it (``self.act = np.tanh`` on an object made in a loop
+    leaves ``cell_act = np.tanh`` there) is called by that dotted name?"""
+    return isinstance(fn, (np.ufunc, types.BuiltinFunctionType)) or \
+        type(fn).__name__ == "_ArrayFunctionDispatcher" and type(fn).__module__ == "numpy"
 
 
 def _bindings(fnode):
