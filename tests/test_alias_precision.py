@@ -1627,3 +1627,79 @@ def sweeps_row_views(x, g):
 def test_an_item_that_may_be_a_view_of_the_written_array_is_still_refused():
     with pytest.raises(TangentCkptError, match="a write into 'self' may also change 'v'"):
         tc.grad(sweeps_row_views, wrt=(0, 1))(np.array([1.0, 2.0, 3.0]), 0.5)
+
+
+# --- a list grown by appends keeps its items by place --------------------------------
+# The tridiagonal (Thomas) solver of CFD scripts copies its four diagonals with
+# `ac, bc, cc, dc = map(np.array, (a, b, c, d))` (the TDMAsolver gist everyone
+# copies); desugar writes the map as appends to a new list, which is then unpacked.
+# Each name is its own new array, so the writes into bc and dc change no other name
+# (refused: "a write into 'bc' may also change 'ac'").
+def tdma_solve(a, b, c, d):
+    nf = len(d)
+    ac, bc, cc, dc = map(np.array, (a, b, c, d))
+    for it in range(1, nf):
+        mc = ac[it - 1] / bc[it - 1]
+        bc[it] = bc[it] - mc * cc[it - 1]
+        dc[it] = dc[it] - mc * dc[it - 1]
+    xc = bc
+    xc[-1] = dc[-1] / bc[-1]
+    for il in range(nf - 2, -1, -1):
+        xc[il] = (dc[il] - cc[il] * xc[il + 1]) / bc[il]
+    return xc
+
+
+def tdma_energy(a, b, c, d):
+    x = tdma_solve(a, b, c, d)
+    return np.sum(x ** 2)
+
+
+def comprehension_unpacked(a, b, g):
+    u, v = [np.array(w) for w in (a, b)]
+    v[0] = u[1] * g
+    v += g
+    return np.sum(u * v)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f, args", [
+    (tdma_energy, (np.array([-0.5, -0.4, -0.3]), np.array([2.0, 2.5, 2.2, 1.9]),
+                   np.array([-0.6, -0.2, -0.4]), np.array([1.0, 0.5, -0.3, 0.8]))),
+    (comprehension_unpacked, (np.array([1.0, 2.0]), np.array([0.5, -1.0]), 0.7)),
+])
+def test_names_unpacked_from_a_list_of_new_arrays_are_separate(f, args, mode):
+    wrt = tuple(range(len(args)))
+    check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **MODES[mode]))
+
+
+def same_array_appended_twice(a, g):
+    items = []
+    w = np.array(a)
+    items.append(w)
+    items.append(w)
+    u, v = items
+    v[0] = g  # u is the same array: it changes too
+    return np.sum(u * g)
+
+
+def appended_while_another_name_holds_it(a, b, g):
+    items = []
+    kept = items
+    items.append(np.array(a))
+    items.append(np.array(b))
+    u, v = kept
+    v[0] = g
+    return np.sum(u * v)
+
+
+def test_one_array_appended_twice_is_still_refused():
+    with pytest.raises(TangentCkptError, match="a write into 'v' may also change 'u'"):
+        tc.grad(same_array_appended_twice, wrt=(0, 1))(np.array([1.0, 2.0]), 0.5)
+
+
+def test_a_list_another_name_holds_is_not_followed_by_place():
+    # (refused at the append, which grows the list `kept` names too; the items are
+    # followed by place only where one name holds the list)
+    with pytest.raises(TangentCkptError, match="a write into 'items' may also change 'kept'"):
+        tc.grad(appended_while_another_name_holds_it, wrt=(0, 1, 2))(
+            np.array([1.0, 2.0]), np.array([3.0, 4.0]), 0.5)

@@ -42,7 +42,7 @@ from tangent_ckpt.compiler.fence.alias_helpers import (HelperCalls, _defined_onc
                                                       helper_summary, local_names)
 from tangent_ckpt.compiler.fence.alias_swaps import SwapRenaming
 from tangent_ckpt.compiler.fence.alias_values import (Origins, _base_name, _Info, _is_in, _join,
-                                                 _older, site_node)
+                                                 _older, repeated_items, site_node)
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_METHODS,
                                                   returns_new, unbuffered_write)
@@ -544,13 +544,37 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     if func.attr not in ("append", "insert"):
                         for arg in args:  # lst.extend(other): other's items, twice maybe
                             repeats |= self.info(arg, env).repeated()
-                    self.set(env, base, current.with_held(added.everything(), repeats))
+                    grown = self.appended(func, node, current, added)
+                    self.set(env, base, grown if grown is not None else
+                             current.with_held(added.everything(), repeats))
             elif (_is_in(self.resolve(func), WRITING_FUNCTIONS) or
                   unbuffered_write(self.resolve(func))) and node.args:
                 base = _base_name(node.args[0])
                 if base is not None:  # np.copyto(y, v): into y's memory, as y[...] = v
                     info = env.get(base, self.free_info(base))
                     self.check_write(base, info.is_, env, s, node)
+
+    def appended(self, func, call, current, added):
+        """After ``xs.append(v)`` of a list display made here whose items are
+        known by position (``xs = []``, what comprehension_loops writes for
+        ``ac, bc = map(np.array, (a, b))`` and static_loops unrolls): the same
+        items and ``v`` at the next place, so that ``ac, bc = xs`` binds each name
+        to its own item.  None where that is not known: another method, another
+        name (or container) that may hold the list too, whose items would not be
+        seen to grow.  ``added``: what the appended value may be or hold."""
+        if func.attr != "append" or len(call.args) != 1 or call.keywords or \
+                not isinstance(func.value, gast.Name) or current.items is None or \
+                current.keyed or len(current.is_) != 1:
+            return None
+        (origin,) = current.is_
+        if origin[0] != "site" or origin[1] not in self.list_sites or \
+                origin[1] in self.blurred or \
+                self.holders.get(origin, set()) - {func.value.id} or \
+                self.holders.get(site_node(origin[1]), set()) - {func.value.id}:
+            return None
+        items = current.items + ((len(current.items), added),)
+        return _Info(current.is_, current.holds | added.everything(), items, False,
+                     repeated_items(i for _, i in items))
 
     def object_arguments(self, node, env, s):
         """``train(net, lr)``, ``Base.__init__(self)``: a function of the user's
