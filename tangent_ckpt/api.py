@@ -591,9 +591,10 @@ class GradientFunction(Generic[Result]):
         return container_args.complex_paths(container_args.flat_values(values, containers))
 
     def _number_arguments(self, args, kwargs):
-        """((position, kind), ...) of this call's arguments that are numbers or plain
-        lists or tuples of numbers (``fence/number_arguments.py``): the aliasing
-        fence may take them to hold no memory when the gradient is compiled for them."""
+        """((position, kind), ...) of this call's arguments that are numbers, plain
+        lists or tuples of numbers, or NumPy arrays of numbers
+        (``fence/number_arguments.py``): the aliasing fence may take them to hold no
+        memory (an array: none but its own) when the gradient is compiled for them."""
         values = self._argument_values(args, kwargs)
         if values is None:
             return ()

@@ -12,7 +12,7 @@ import tangent_ckpt as tc
 from gradcheck import check_grad, check_structured_leaves, numeric_grad
 from tangent_ckpt.compiler.desugar.passes import desugar
 from tangent_ckpt.compiler.fence.number_arguments import (
-    NUMBER, SEQUENCE, argument_kind, number_parameters,
+    ARRAY, NUMBER, SEQUENCE, argument_kind, number_parameters,
 )
 from tangent_ckpt.compiler.frontend.parse import parse_function
 from tangent_ckpt.errors import UnsupportedSyntaxError
@@ -109,7 +109,13 @@ def test_one_gradient_given_floats_then_arrays_then_floats():
 def test_what_a_call_gives_is_a_number_or_a_list_of_numbers():
     assert argument_kind(1.5) == argument_kind(np.float32(2)) == argument_kind(3) == NUMBER
     assert argument_kind([1.0, np.float64(2.0), 3]) == argument_kind((1.0,)) == SEQUENCE
-    assert argument_kind(np.array(1.0)) is None  # a 0-d array: written in place
+    # an array (a 0-d one too) is its own memory, written in place: never a NUMBER;
+    # ARRAY says only that its elements are numbers (an array of objects holds them)
+    assert argument_kind(np.array(1.0)) == argument_kind(np.zeros((2, 3))) == ARRAY
+    assert argument_kind(np.arange(3)) == argument_kind(np.zeros(2, bool)) == ARRAY
+    assert argument_kind(np.array([np.zeros(2), 1.0], dtype=object)) is None
+    assert argument_kind(np.zeros(2, dtype=[("a", float)])) is None  # records: views
+    assert argument_kind(np.ma.masked_array([1.0])) is None  # a subclass
     assert argument_kind([np.zeros(2)]) is None
     assert argument_kind([[1.0]]) is None  # a list of lists: the inner lists are shared
     assert argument_kind("a") is None
@@ -146,3 +152,98 @@ def test_a_list_counts_as_numbers_only_where_the_function_only_reads_it():
     # may put an array there
     for fn in (appends, stores, aliases):
         assert _kinds(fn, given) == {"v": NUMBER}
+
+
+# --- arrays of numbers: buffers a simulation copies its state into ------------------
+# From the source, `u = u0.copy()` may be a list of arrays, and `u_new[:] = u` would
+# then put u's arrays into u_new (an array of objects): the fence refused the writes
+# that follow ("a write into 'u_new' may also change 'u'").  A call giving u0 a NumPy
+# array of numbers compiles for that (number_arguments.ARRAY): the store copies numbers.
+def heat_ping_pong(u0, alpha, nt):
+    u = u0.copy()
+    u_new = np.empty_like(u)
+    u_new[:] = u
+    for n in range(nt):
+        u_new[1:-1] = u[1:-1] + alpha * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u, u_new = u_new, u
+    return np.sum(u ** 2)
+
+
+def upwind_copied_state(u0, c, nt):
+    u = u0.copy()
+    u_old = np.zeros_like(u)
+    for n in range(nt):
+        u_old[:] = u
+        u[1:] = u_old[1:] - c * (u_old[1:] - u_old[:-1])
+        u[0] = u_old[-1]
+    return np.sum(u ** 3)
+
+
+def upwind_copyto(u0, c, nt):
+    u = u0.copy()
+    u_old = np.zeros_like(u)
+    for n in range(nt):
+        np.copyto(u_old, u)
+        u[1:] = u_old[1:] - c * (u_old[1:] - u_old[:-1])
+        u[0] = u_old[-1]
+    return np.sum(u ** 3)
+
+
+def interior_copy_relaxed(u0, c, nt):
+    u = u0[1:].copy()
+    v = np.empty_like(u)
+    for n in range(nt):
+        v[:] = u
+        u[1:] = v[:-1] * c + v[1:]
+        u[0] = v[-1]
+    return np.sum(u ** 2)
+
+
+def rows_exchanged(U0, V0, c, nt):
+    U = U0.copy()
+    V = V0.copy()
+    for n in range(nt):
+        for k in range(U.shape[0]):
+            V[k] = U[k] * c + V[k]
+            U[k] = V[k - 1]
+    return np.sum(U ** 2) + np.sum(V)
+
+
+def out_buffer_copied_back(u0, c, nt):
+    u = u0.copy()
+    tmp = np.empty_like(u)
+    for n in range(nt):
+        np.multiply(u, c, out=tmp)
+        tmp[1:] += u[:-1]
+        u[:] = tmp
+    return np.sum(u ** 2)
+
+
+_STATE = np.array([0.9, 1.3, 0.4, 1.1, 0.7, 1.5])
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+@pytest.mark.parametrize("f, args", [
+    (heat_ping_pong, (_STATE, 0.1, 4)),
+    (upwind_copied_state, (_STATE, 0.4, 4)),
+    (upwind_copyto, (_STATE, 0.4, 4)),
+    (interior_copy_relaxed, (_STATE, 0.7, 3)),
+    (rows_exchanged, (_STATE.reshape(3, 2), _STATE[::-1].reshape(3, 2), 0.6, 3)),
+    (out_buffer_copied_back, (_STATE, 0.7, 4)),
+])
+def test_a_state_copied_into_buffers_given_an_array_compiles_exactly(f, args, checkpoint):
+    wrt = tuple(k for k, a in enumerate(args) if not isinstance(a, int))
+    df = tc.grad(f, wrt=wrt, checkpoint=checkpoint, snapshots=2)
+    check_grad(f, args, wrt=wrt, df=df)
+    if checkpoint:
+        assert "CheckpointedLoop(" in df.source
+    value, _ = tc.value_and_grad(f, wrt=wrt)(*copy.deepcopy(args))
+    assert value == pytest.approx(f(*copy.deepcopy(args)), rel=1e-12)
+
+
+def test_a_state_given_an_array_of_objects_stays_refused():
+    # u_old[:] = u then holds u's objects: the gradient given floats is not reused
+    df = tc.grad(upwind_copied_state, wrt=1)
+    assert np.isfinite(df(_STATE, 0.4, 3))
+    with pytest.raises(UnsupportedSyntaxError, match="a write into 'u' may also change 'u_old'"):
+        df(_STATE.astype(object), 0.4, 3)

@@ -49,7 +49,7 @@ from tangent_ckpt.compiler.memory_sharing import (WRITING_FUNCTIONS, WRITING_MET
 from tangent_ckpt.compiler.desugar.method_writes import (
     constructed_classes, handed_parameters, method_of, writes_self_in_place,
 )
-from tangent_ckpt.compiler.fence.number_arguments import NUMBER, SEQUENCE, number_parameters
+from tangent_ckpt.compiler.fence.number_arguments import ARRAY, NUMBER, SEQUENCE, number_parameters
 from tangent_ckpt.compiler.fence.object_facts import (
     Code, number_attributes, object_parameter, plain_attribute_store, plain_instance_attribute,
 )
@@ -91,6 +91,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
         self.given_numbers = number_parameters(fnode, numbers, self.parsed.resolve, self.locals)
         self.number_sequences = frozenset(("param", name) for name, kind in
                                           self.given_numbers.items() if kind == SEQUENCE)
+        # the parameters the call gives NumPy arrays of numbers (numeric_array)
+        self.array_parameters = frozenset(name for name, kind in self.given_numbers.items()
+                                          if kind == ARRAY)
+        # names a function defined inside may bind (nonlocal): not the bindings seen here
+        self.rebound_inside = {name for n in gast.walk(fnode) if isinstance(n, gast.Nonlocal)
+                               for name in n.names}
         self.returns_new = {}  # id of a local FunctionDef -> whether it returns new objects
         self.always_live = set()
         # a for loop's iterable while its body runs -> (the loop, the names whose current
@@ -149,8 +155,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             kind = self.given_numbers.get(a.id)
             if kind == NUMBER:
                 self.set(env, a.id, _Info())  # a number: no memory
-            elif kind == SEQUENCE:
-                self.set(env, a.id, _Info({("param", a.id)}))  # a list of numbers
+            elif kind in (SEQUENCE, ARRAY):
+                # a list of numbers, an array of numbers: its own memory, holding none
+                self.set(env, a.id, _Info({("param", a.id)}))
             else:
                 self.set(env, a.id, _Info({("param", a.id)}, {("param*", a.id)}))
         self.block(self.fnode.body, env)
@@ -385,7 +392,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             root = root.value
         return isinstance(root, gast.Name) and (
             self.surely_array(root) is not None and self.numbers(root.id, set()) or
-            self.float_arithmetic(root.id, set()) or self.made_like_numbers(root.id))
+            self.float_arithmetic(root.id, set()) or self.made_like_numbers(root.id) or
+            self.numeric_array(root.id, set()))
 
     def made_like_numbers(self, name):
         """Whether every binding of ``name`` is a new array shaped like an array of
@@ -411,7 +419,55 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             return False
         like = node.args[0].id
         return self.float_arithmetic(like, set()) or \
-            self.surely_array(node.args[0]) is not None and self.numbers(like, set())
+            self.surely_array(node.args[0]) is not None and self.numbers(like, set()) or \
+            self.numeric_array(like, set())
+
+    def numeric_array(self, name, seen):
+        """Whether ``name`` surely holds a NumPy array of numbers, from a parameter the
+        call gives one (``number_arguments.ARRAY``): that parameter (what the call
+        gives it, and each later binding such an array too), or a local every
+        binding of which is such a name, its ``.copy()`` (or a subscript's of it,
+        ``u0[1:].copy()``; ``np.copy``, or
+        ``np.array`` of it alone), a ``*_like`` array of it with no dtype, or an
+        in-place update (``u = u0.copy(); u_new = np.empty_like(u)``, then ``u,
+        u_new = u_new, u``).  Its elements are numbers: a store into it copies."""
+        if not self.array_parameters or self.array_facts is None or \
+                name in self.comprehended or name not in self.locals or \
+                name in self.rebound_inside:
+            return False  # (array_facts: only the fence of the function compiled)
+        if name in seen:
+            return True  # by induction over the run, as numbers()
+        seen.add(name)
+        values = self.bindings.get(name, [None])
+        if name in self.array_parameters:
+            values = values[1:]  # (the first: what the call gives)
+        elif not values:
+            return False
+        found = all(self._numeric_array_value(v, seen) for v in values)
+        seen.discard(name)
+        return found
+
+    def _numeric_array_value(self, node, seen):
+        if isinstance(node, gast.AugAssign):
+            return True  # x op= v keeps what the array x is (its dtype too)
+        if isinstance(node, gast.Name):
+            return self.numeric_array(node.id, seen)
+        if not isinstance(node, gast.Call) or node.keywords or len(node.args) > 1:
+            return False
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "copy" and not node.args:
+            root = func.value  # u0.copy(), u0[1:].copy(): a new array of its numbers
+            while isinstance(root, gast.Subscript):
+                root = root.value
+            return isinstance(root, gast.Name) and self.numeric_array(root.id, seen)
+        if len(node.args) != 1 or not isinstance(node.args[0], gast.Name):
+            return False
+        fn = self.resolve(func)
+        row = registry.facts(fn) if fn is not None else None
+        if not (fn is np.copy or fn is np.array or
+                row is not None and row.ndim == "like" and returns_new(fn)):
+            return False
+        return self.numeric_array(node.args[0].id, seen)
 
     def float_arithmetic(self, name, seen):
         """Whether every binding of ``name`` is arithmetic with a float or complex

@@ -14,7 +14,12 @@ given a list or tuple of such numbers.  A number holds no memory whatever the
 function does with it.  A list holds numbers only while nothing stores into it,
 so the fence takes a ``SEQUENCE`` parameter to hold nothing only where the
 function never changes the caller's object: it only reads it
-(:func:`number_parameters`).
+(:func:`number_parameters`).  ``ARRAY`` is a parameter given a NumPy array of
+numbers (a bool, integer, float or complex dtype): its memory is the caller's,
+as any parameter's, but its elements are numbers, so ``u = u0.copy()`` is an
+array of numbers too, and ``u_new = np.empty_like(u); u_new[:] = u`` copies
+``u``'s numbers into ``u_new`` (``AliasFence.numeric_array``), where an array of
+objects would hold references to them.
 """
 
 import gast
@@ -24,6 +29,7 @@ from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 
 NUMBER = "number"
 SEQUENCE = "sequence"
+ARRAY = "array"
 
 # calls that read a list or tuple given to them and keep no reference to it that
 # the function could write through (a new list, tuple or array of its numbers, a
@@ -38,18 +44,22 @@ def is_number(value):
 
 
 def argument_kind(value):
-    """``NUMBER``, ``SEQUENCE`` (a plain list or tuple of numbers) or None."""
+    """``NUMBER``, ``SEQUENCE`` (a plain list or tuple of numbers), ``ARRAY`` (a
+    NumPy array of numbers, not a subclass) or None."""
     if is_number(value):
         return NUMBER
     if type(value) in (list, tuple) and all(map(is_number, value)):
         return SEQUENCE
+    if type(value) is np.ndarray and value.dtype.kind in "biufc":
+        return ARRAY
     return None
 
 
 def number_parameters(fnode, given, resolve, local_names=frozenset()):
-    """Of ``given`` ({parameter name: ``NUMBER`` or ``SEQUENCE``}), those the fence
-    may take to hold no memory in ``fnode``: every ``NUMBER``, and each
-    ``SEQUENCE`` the function only reads (:func:`_only_read`)."""
+    """Of ``given`` ({parameter name: ``NUMBER``, ``SEQUENCE`` or ``ARRAY``}), those
+    the fence may take to hold no memory in ``fnode`` (beyond their own, for an
+    ``ARRAY``): every ``NUMBER`` and ``ARRAY``, and each ``SEQUENCE`` the function
+    only reads (:func:`_only_read`)."""
     if not given:
         return {}
     parents = {}
@@ -57,7 +67,7 @@ def number_parameters(fnode, given, resolve, local_names=frozenset()):
         for child in gast.iter_child_nodes(node):
             parents[id(child)] = node
     return {name: kind for name, kind in given.items()
-            if kind == NUMBER or kind == SEQUENCE and
+            if kind in (NUMBER, ARRAY) or kind == SEQUENCE and
             _only_read(fnode, name, parents, resolve, local_names)}
 
 
