@@ -2829,3 +2829,187 @@ def test_reinforce_episode_of_tuples_and_returns_inserted_at_the_front(options):
     value, _ = tc.value_and_grad(reinforce_loss, wrt=(0, 1, 2), **options)(*args)
     np.testing.assert_allclose(value, reinforce_loss(*args), rtol=1e-12)
     check_program(reinforce_loss, args, (0, 1, 2), options)
+
+
+# --- Heat equation of the CSC HPC-Python course (csc-training/hpc-python,
+# heat-equation: evolve(u, u_previous, a, dt, dx2, dy2) updates the interior of u from
+# u_previous, then copies the new field back with u_previous[:] = u[:]; iterate() calls
+# it each step on field and field0 = field.copy()).  Needs the fence to know that
+# field0, a copy of the array given, holds numbers (refused before session 23: "a
+# write into 'field' may also change 'field0'").
+
+def csc_evolve(u, u_previous, a, dt, dx2, dy2):
+    u[1:-1, 1:-1] = u_previous[1:-1, 1:-1] + a * dt * (
+        (u_previous[2:, 1:-1] - 2 * u_previous[1:-1, 1:-1] + u_previous[:-2, 1:-1]) / dx2 +
+        (u_previous[1:-1, 2:] - 2 * u_previous[1:-1, 1:-1] + u_previous[1:-1, :-2]) / dy2)
+    u_previous[:] = u[:]
+
+
+def csc_iterate(field, field0, a, dx, dy, timesteps):
+    dx2 = dx ** 2
+    dy2 = dy ** 2
+    dt = dx2 * dy2 / (2 * a * (dx2 + dy2))
+    for m in range(1, timesteps + 1):
+        csc_evolve(field, field0, a, dt, dx2, dy2)
+
+
+def csc_heat(field_in, a, steps):
+    field = field_in.copy()
+    field0 = field.copy()
+    csc_iterate(field, field0, a, 0.01, 0.01, steps)
+    return np.sum(field ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_csc_heat_equation_copying_back_into_the_previous_field(options):
+    field = np.random.default_rng(23).random((5, 6))
+    check_program(csc_heat, (field, 0.5, 4), (0, 1), options)
+
+
+# --- Thomas algorithm for tridiagonal systems (the TDMAsolver gist CFD scripts copy,
+# gist.github.com/cbellei/8ab3ab8551b8dfc8b081c518ccd9ada9: the diagonals copied by
+# `ac, bc, cc, dc = map(np.array, (a, b, c, d))`, forward elimination, back substitution
+# into xc = bc), one backward-Euler step of the heat equation.  Refused before session
+# 23: "a write into 'bc' may also change 'ac'" (the four names unpacked from one list).
+
+def tdma_solver(a, b, c, d):
+    nf = len(d)
+    ac, bc, cc, dc = map(np.array, (a, b, c, d))
+    for it in range(1, nf):
+        mc = ac[it - 1] / bc[it - 1]
+        bc[it] = bc[it] - mc * cc[it - 1]
+        dc[it] = dc[it] - mc * dc[it - 1]
+    xc = bc
+    xc[-1] = dc[-1] / bc[-1]
+    for il in range(nf - 2, -1, -1):
+        xc[il] = (dc[il] - cc[il] * xc[il + 1]) / bc[il]
+    return xc
+
+
+def implicit_heat_step(u, r, source):
+    n = len(u)
+    lower = np.full(n - 1, -r)
+    diag = np.full(n, 1 + 2 * r)
+    upper = np.full(n - 1, -r)
+    u_next = tdma_solver(lower, diag, upper, u + source)
+    return np.sum(u_next ** 2) + u_next[0]
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_thomas_algorithm_backward_euler_heat_step(options):
+    u = np.sin(np.linspace(0.2, 2.8, 6))
+    check_program(implicit_heat_step, (u, 0.4, 0.1 * np.arange(6.0)), (0, 1, 2), options)
+
+
+# --- Lattice Boltzmann D2Q9 with a cylinder (pmocz/latticeboltzmann-python,
+# latticeboltzmann.py): streaming by np.roll of each population in a loop over
+# zip(idxs, cxs, cys), bounce-back by reordering the boundary populations read through
+# a boolean mask (F[cylinder, :]), BGK collision towards the equilibrium built
+# population by population.  Exact since before session 23; a kind the hunt had not
+# tried (the 3-D F written slice by slice, a mask from np.meshgrid).
+
+def lbm_cylinder(F0, tau, steps):
+    Ny, Nx, NL = F0.shape
+    idxs = np.arange(NL)
+    cxs = np.array([0, 0, 1, 1, 1, 0, -1, -1, -1])
+    cys = np.array([0, 1, 1, 0, -1, -1, -1, 0, 1])
+    weights = np.array([4 / 9, 1 / 9, 1 / 36, 1 / 9, 1 / 36, 1 / 9, 1 / 36, 1 / 9, 1 / 36])
+    X, Y = np.meshgrid(range(Nx), range(Ny))
+    cylinder = (X - Nx / 4) ** 2 + (Y - Ny / 2) ** 2 < (Ny / 4) ** 2
+    F = F0.copy()
+    for it in range(steps):
+        for i, cx, cy in zip(idxs, cxs, cys):
+            F[:, :, i] = np.roll(F[:, :, i], cx, axis=1)
+            F[:, :, i] = np.roll(F[:, :, i], cy, axis=0)
+        bndryF = F[cylinder, :]
+        bndryF = bndryF[:, [0, 5, 6, 7, 8, 1, 2, 3, 4]]
+        rho = np.sum(F, 2)
+        ux = np.sum(F * cxs, 2) / rho
+        uy = np.sum(F * cys, 2) / rho
+        Feq = np.zeros(F.shape)
+        for i, cx, cy, w in zip(idxs, cxs, cys, weights):
+            Feq[:, :, i] = rho * w * (1 + 3 * (cx * ux + cy * uy) +
+                                      9 * (cx * ux + cy * uy) ** 2 / 2 - 3 * (ux ** 2 + uy ** 2) / 2)
+        F += -(1.0 / tau) * (F - Feq)
+        F[cylinder, :] = bndryF
+    return np.sum(F[:, :, 3] ** 2)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_lattice_boltzmann_d2q9_streaming_and_bounce_back(options):
+    F0 = 1 + 0.01 * np.random.default_rng(2).random((5, 6, 9))
+    check_program(lbm_cylinder, (F0, 0.6, 3), (0, 1), options, rtol=1e-5)
+
+
+# --- Staggered LES velocities with periodic halos (qiqi/les-inwd, les_utilities.py):
+# stencil helpers returning views (ip(u) = u[2:, 1:-1, 1:-1], ...), a 4-D velocity
+# field extended by periodic copies and unpacked into its three components
+# (ux_t, uy_t, uz_t = extend_u(u_tilde)), face values written block by block.  Exact
+# since before session 23.
+
+def les_ip(u): return u[2:, 1:-1, 1:-1]
+def les_im(u): return u[:-2, 1:-1, 1:-1]
+def les_jp(u): return u[1:-1, 2:, 1:-1]
+def les_jm(u): return u[1:-1, :-2, 1:-1]
+def les_kp(u): return u[1:-1, 1:-1, 2:]
+def les_km(u): return u[1:-1, 1:-1, :-2]
+def les_i(u): return u[1:-1, 1:-1, 1:-1]
+
+
+def les_extend_p(p):
+    p_ext = np.zeros([p.shape[0] + 2, p.shape[1] + 2, p.shape[2] + 2])
+    p_ext[1:-1, 1:-1, 1:-1] = p
+    p_ext[1:-1, 1:-1, 0] = p[:, :, -1]
+    p_ext[1:-1, 1:-1, -1] = p[:, :, 0]
+    p_ext[1:-1, 0, 1:-1] = p[:, -1, :]
+    p_ext[1:-1, -1, 1:-1] = p[:, 0, :]
+    p_ext[0, 1:-1, 1:-1] = p[-1, :, :]
+    p_ext[-1, 1:-1, 1:-1] = p[0, :, :]
+    return p_ext
+
+
+def les_extend_u(u):
+    u_ext = np.zeros([u.shape[0], u.shape[1] + 2, u.shape[2] + 2, u.shape[3] + 2])
+    u_ext[:, 1:-1, 1:-1, 1:-1] = u
+    u_ext[:, 1:-1, 1:-1, 0] = u[:, :, :, -1]
+    u_ext[:, 1:-1, 1:-1, -1] = u[:, :, :, 0]
+    u_ext[:, 1:-1, 0, 1:-1] = u[:, :, -1, :]
+    u_ext[:, 1:-1, -1, 1:-1] = u[:, :, 0, :]
+    u_ext[:, 0, 1:-1, 1:-1] = u[:, -1, :, :]
+    u_ext[:, -1, 1:-1, 1:-1] = u[:, 0, :, :]
+    return u_ext
+
+
+def les_velocity_mid(u_tilde, p, dt):
+    nx, ny, nz = p.shape
+    dx, dy, dz = 2 * np.pi / nx, 0.05 / ny, 2 * np.pi / nz
+    ux_t, uy_t, uz_t = les_extend_u(u_tilde)
+    p = les_extend_p(p)
+    ux_bar = np.zeros([nx + 1, ny + 1, nz + 1])
+    uy_bar = np.zeros([nx + 1, ny + 1, nz + 1])
+    uz_bar = np.zeros([nx + 1, ny + 1, nz + 1])
+    ux_bar[1:, :-1, :-1] = (les_i(ux_t) + les_ip(ux_t)) / 2 - (les_ip(p) - les_i(p)) / dx * dt
+    ux_bar[0, :-1, :-1] = (les_i(ux_t)[0, :, :] + les_im(ux_t)[0, :, :]) / 2 + \
+        (les_im(p)[0, :, :] - les_i(p)[0, :, :]) / dx * dt
+    uy_bar[:-1, 1:, :-1] = (les_i(uy_t) + les_jp(uy_t)) / 2 - (les_jp(p) - les_i(p)) / dy * dt
+    uy_bar[:-1, 0, :-1] = (les_i(uy_t)[:, 0, :] + les_jm(uy_t)[:, 0, :]) / 2 + \
+        (les_jm(p)[:, 0, :] - les_i(p)[:, 0, :]) / dy * dt
+    uz_bar[:-1, :-1, 1:] = (les_i(uz_t) + les_kp(uz_t)) / 2 - (les_kp(p) - les_i(p)) / dz * dt
+    uz_bar[:-1, :-1, 0] = (les_i(uz_t)[:, :, 0] + les_km(uz_t)[:, :, 0]) / 2 + \
+        (les_km(p)[:, :, 0] - les_i(p)[:, :, 0]) / dz * dt
+    return np.array([ux_bar, uy_bar, uz_bar])
+
+
+def les_face_energy(u_tilde, p, dt, steps):
+    total = 0.0
+    for k in range(steps):
+        total = total + np.sum(les_velocity_mid(u_tilde, p, dt) ** 2)
+        p = 0.9 * p
+    return total
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_les_staggered_velocities_through_view_helpers(options):
+    rng = np.random.default_rng(17)
+    args = (rng.random((3, 3, 2, 3)), rng.random((3, 2, 3)), 0.05, 2)
+    check_program(les_face_energy, args, (0, 1, 2), options)
