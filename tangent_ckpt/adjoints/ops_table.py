@@ -114,7 +114,7 @@ df = tc.grad(lambda x: np.sum(softplus(x)))
 | `np.r_`/`np.c_` with slices or string directives | build the pieces with `np.arange`/`np.linspace` and `np.concatenate` |
 | `a and b` / `a or b` inside a larger expression (`(scale or 1.0) * x`; `s = scale or 1.0` alone is the `if` it means) | "`and`/`or` used as a value": bind it to a name first, or use `np.where` or an `if` |
 | `out=` arguments, in-place methods (`x.sort()`) | assign the result: `y = np.sort(x)` |
-| methods without a row (`x.astype(complex)`) | "unsupported method": call the NumPy function form |
+| methods without a row (`x.view(np.float32)`, `x.tolist()`) | "unsupported method": call the NumPy function form |
 """
 
 

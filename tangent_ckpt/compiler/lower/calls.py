@@ -500,8 +500,8 @@ class CallLowering:
         """Array methods that are other primitives: ``x.astype(float)`` is
         ``np.asarray(x, dtype=float)`` (``copy=`` changes no value); a cast to
         integers or booleans is kept as written, without a derivative; a dtype
-        known only at run time is decided then (see ``cast``); a cast to complex
-        numbers stays refused. ``x.item()`` is
+        known only at run time is decided then (see ``cast``), and so is a cast to
+        complex numbers, as ``np.asarray(x, dtype=complex)`` is. ``x.item()`` is
         ``np.reshape(x, ())[()]`` (an error for more than one element, like
         ``item``) and ``x.item(k)`` is ``np.ravel(x)[k]``."""
         method, args = node.func.attr, node.args
@@ -515,7 +515,7 @@ class CallLowering:
                 kind = None  # a dtype known at run time: rt.cast_result decides
             if kind is not None and kind in "biu":  # mask.astype(bool), (x > 0).astype(int):
                 return self.lo.expressions.nondiff(node)  # piecewise constant, like np.floor
-            if kind is None or kind == "f":
+            if kind is None or kind in "fc":
                 return self.primitive(np.asarray, [node.func.value], [
                     gast.keyword(arg="dtype", value=dtype_node)], hint, node)
         if method == "item" and len(args) <= 1 and not node.keywords:
