@@ -68,6 +68,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (one bound only to a method of one object, ``f = model.rhs``, called as the method;
    a helper's parameter given ``model.rhs`` stands for it, so the object is names;
    ``f = Derivatives.pend`` by the dotted name; ``f == pend`` decided);
+   then ``constant_flags.py``: ``if log:`` of a local bound to a constant on every
+   path to it (``log = False``, a helper's default inlining bound), as the branch
+   that runs (POT's ``if log: log = {"err": []}`` dropped);
    then ``keyed_lists.py``: a dict of constant keys bound once and only indexed by
    them, an item's method called (``log["loss"].append(l)``), as one name per key
    (``log_loss``: a list the function holds under one name);
@@ -152,6 +155,7 @@ from tangent_ckpt.compiler.desugar.boolean_values import write_boolean_values
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
 from tangent_ckpt.compiler.desugar.comprehension_loops import write_comprehension_loops
+from tangent_ckpt.compiler.desugar.constant_flags import fold_constant_flags
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
@@ -221,6 +225,7 @@ def desugar(parsed, helper=False, given=None, structures=None):
     inline_functions(parsed, given)
     if split_object_lists(parsed, structures):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
+    fold_constant_flags(parsed)
     split_keyed_lists(parsed)
     append_prepended_lists(parsed)
     write_list_methods(parsed)

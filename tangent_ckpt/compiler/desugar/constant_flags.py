@@ -1,0 +1,157 @@
+"""Desugar: an ``if`` testing a local bound to a constant (a flag), as the branch
+that runs.
+
+    log = False                       log = False
+    if log:                           for ii in range(n):
+        log = {"err": []}       ->        ...
+    for ii in range(n):
+        ...
+        if log:
+            log["err"].append(err)
+
+Inlining writes a helper's parameter as a name bound to what the call gives, so
+a flag the call leaves at its default (POT's ``sinkhorn_knopp(..., log=False)``)
+or gives as a literal (``mode="train"``) is such a name.  The branch that does
+not run may hold what the rest of the compiler refuses (a dict of lists grown
+by ``.append``), although Python never runs it.
+
+The test is decided only where the value of each name it reads is surely the
+constant: the name is bound by ``name = <constant>`` earlier on every path to
+the test, and not bound again in between -- by any statement (a loop binding it
+anywhere in its body is taken to bind it at its head and after it, a ``with``,
+``try`` or ``match`` anywhere in it after it) -- and it is a name of the function alone (not a parameter,
+``global``/``nonlocal``, nor mentioned by a nested function, lambda or class,
+which could rebind it).  A test is decided when it is such a name, a constant,
+``not`` of a decided test, a comparison of decided values (``is``/``is not``
+only beside ``None``, ``True``, ``False`` or ``...``, whose identity is their
+value), or ``and``/``or`` decided from the left as Python evaluates it, up to
+the operand that ends it.  Such a test calls nothing and binds nothing, so
+dropping it and the branch that does not run changes nothing Python would do.
+``while`` tests and conditional expressions are left as written.
+"""
+
+import operator
+
+import gast
+
+from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, names_seen_outside
+
+_UNKNOWN = object()  # a value not known here
+
+_COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+            gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+            gast.Is: operator.is_, gast.IsNot: operator.is_not}
+
+
+def fold_constant_flags(parsed):
+    """Rewrite, in ``parsed.node``, each ``if`` whose test is decided (see the
+    module's docstring) as the statements of the branch that runs."""
+    fnode = parsed.node
+    _Folder(names_seen_outside(fnode)).block(fnode.body, {})
+
+
+def _bound(node):
+    """The names a statement (or expression) binds in the function's scope, or
+    deletes (a nested scope's own names too: more is only more careful)."""
+    names = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(n.name)
+        if not isinstance(n, gast.Lambda):
+            stack.extend(gast.iter_child_nodes(n))
+    return names
+
+
+class _Folder:
+    def __init__(self, excluded):
+        self.excluded = excluded
+
+    def block(self, stmts, known):
+        """Fold the ``if`` statements of ``stmts`` (edited in place) given
+        ``known`` ({name: constant} before them); returns what is known after."""
+        k, folded = 0, False
+        while k < len(stmts):
+            s = stmts[k]
+            if isinstance(s, gast.If):
+                truth = self.truth(s.test, known)
+                if truth is not None:
+                    stmts[k:k + 1] = s.body if truth else s.orelse
+                    folded = True
+                    continue  # the branch's statements, folded in their turn
+                body, orelse = dict(known), dict(known)
+                body = self.block(s.body, body)
+                orelse = self.block(s.orelse, orelse)
+                known = {n: v for n, v in body.items() if n in orelse and orelse[n] is v}
+            elif isinstance(s, (gast.For, gast.AsyncFor, gast.While)):
+                inside = {n: v for n, v in known.items() if n not in _bound(s)}
+                self.block(s.body, dict(inside))
+                self.block(s.orelse, dict(inside))
+                known = inside
+            elif isinstance(s, (gast.With, gast.AsyncWith)):
+                # (a context manager may end its body early, swallowing an error)
+                known = {n: v for n, v in known.items() if n not in _bound(s)}
+                self.block(s.body, dict(known))
+            elif isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Constant):
+                known = {n: v for n, v in known.items() if n != s.targets[0].id}
+                if s.targets[0].id not in self.excluded:
+                    known[s.targets[0].id] = s.value.value
+            else:  # any other statement: what it binds is no longer known
+                bound = _bound(s)
+                known = {n: v for n, v in known.items() if n not in bound}
+            k += 1
+        if folded and not stmts:
+            stmts.append(gast.Pass())
+        return known
+
+    def truth(self, test, known):
+        """True/False where ``test``'s truth is decided, else None."""
+        if isinstance(test, gast.BoolOp):
+            ends = isinstance(test.op, gast.Or)  # the operand truth that ends the test
+            for operand in test.values:
+                truth = self.truth(operand, known)
+                if truth is None:
+                    return None
+                if truth == ends:
+                    return ends
+            return not ends
+        if isinstance(test, gast.UnaryOp) and isinstance(test.op, gast.Not):
+            truth = self.truth(test.operand, known)
+            return None if truth is None else not truth
+        value = self.value(test, known)
+        if value is _UNKNOWN:
+            return None
+        try:
+            return bool(value)
+        except Exception:  # (no constant's truth raises; kept as written if one did)
+            return None
+
+    def value(self, node, known):
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            return known.get(node.id, _UNKNOWN)
+        if isinstance(node, gast.Compare):
+            left = self.value(node.left, known)
+            for op, right_node in zip(node.ops, node.comparators):
+                right = self.value(right_node, known)
+                compare = _COMPARE.get(type(op))
+                if left is _UNKNOWN or right is _UNKNOWN or compare is None:
+                    return _UNKNOWN
+                if isinstance(op, (gast.Is, gast.IsNot)) and not any(
+                        v is None or v is True or v is False or v is Ellipsis
+                        for v in (left, right)):
+                    return _UNKNOWN
+                try:
+                    result = compare(left, right)
+                except Exception:  # ('a' < 1 raises in Python: left as written)
+                    return _UNKNOWN
+                if not result:
+                    return False
+                left = right
+            return True
+        return _UNKNOWN

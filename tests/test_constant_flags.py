@@ -1,0 +1,112 @@
+"""desugar/constant_flags.py: an ``if`` testing a local bound to a constant on
+every path to it (a helper's flag left at its default) is the branch that runs."""
+
+import numpy as np
+import pytest
+
+import tangent_ckpt as tc
+from gradcheck import check_grad
+from tangent_ckpt.compiler.pipeline import desugared as desugared_with_helpers
+
+X = np.array([0.3, -0.2, 0.5])
+MODES = [{}, {"checkpoint": True, "snapshots": 2}]
+
+
+def desugared(fn):
+    return desugared_with_helpers(fn).split("\n\n\n")[0]
+
+
+def scaling_iterations(a, b, K, n=6, log=False):
+    # POT's sinkhorn_knopp: a log of the errors only when asked for
+    if log:
+        log = {"err": []}
+    u = np.ones(len(a)) / len(a)
+    for ii in range(n):
+        v = b / (K.T @ u)
+        u = a / (K @ v)
+        if ii % 2 == 0:
+            err = np.sum((u * (K @ v) - a) ** 2)
+            if log:
+                log["err"].append(err)
+    if log:
+        log["u"] = u
+        return u[:, None] * K * v[None, :], log
+    else:
+        return u[:, None] * K * v[None, :]
+
+
+def transport_cost(M, a, b):
+    G = scaling_iterations(a, b, np.exp(-M / 0.5))
+    return np.sum(G * M)
+
+
+def flags_of_a_helper(x, verbose=False, mode="train", tol=None):
+    if verbose:
+        hist = {"x": []}
+    for t in range(3):
+        x = np.sin(x)
+        if mode == "train" and not verbose:
+            x = x * 1.5
+        elif mode == "eval":
+            x = x * 0.5
+        if tol is not None and verbose:
+            hist["x"].append(x)
+    return x
+
+
+def flagged(x):
+    return np.sum(flags_of_a_helper(x)) + np.sum(flags_of_a_helper(x, mode="eval"))
+
+
+def flag_set_in_the_loop(x):
+    # bound in the loop: not a constant at its test (False on the first trip only)
+    first = True
+    for t in range(3):
+        if not first:
+            x = x * 2.0
+        x = np.sin(x)
+        first = False
+    return np.sum(x)
+
+
+def flag_set_on_one_path(x):
+    scale = False
+    if np.sum(x) > 0:
+        scale = True
+    if scale:
+        x = x * 3.0
+    return np.sum(np.sin(x))
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_a_log_left_at_its_default_is_not_compiled(options):
+    M = np.array([[0.1, 0.7, 0.4], [0.5, 0.2, 0.9]])
+    a, b = np.array([0.4, 0.6]), np.array([0.3, 0.3, 0.4])
+    value, _ = tc.value_and_grad(transport_cost, **options)(M, a, b)
+    assert np.isclose(value, transport_cost(M, a, b), rtol=1e-12)
+    check_grad(transport_cost, (M, a, b), wrt=(0,),
+               df=tc.grad(transport_cost, wrt=(0,), **options), rtol=1e-5)
+
+
+def test_only_the_branch_that_runs_is_left():
+    text = desugared(transport_cost)
+    assert "log['err']" not in text and "if log" not in text
+
+
+@pytest.mark.parametrize("options", MODES)
+@pytest.mark.parametrize("f", [flagged, flag_set_in_the_loop, flag_set_on_one_path])
+def test_flags_are_decided_as_python_runs_them(f, options):
+    for x in (X, -X):
+        value, _ = tc.value_and_grad(f, **options)(x)
+        assert np.isclose(value, f(x), rtol=1e-12)
+        check_grad(f, (x,), df=tc.grad(f, **options), rtol=1e-5)
+
+
+def test_comparisons_and_not_of_constants_are_decided():
+    text = desugared(flagged)
+    assert "hist" not in text and "if " not in text
+
+
+def test_a_flag_bound_again_in_a_loop_or_on_one_path_stays_a_test():
+    assert "if not first" in desugared(flag_set_in_the_loop)
+    assert "if scale" in desugared(flag_set_on_one_path)
