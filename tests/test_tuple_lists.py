@@ -310,3 +310,48 @@ def test_a_list_of_tuples_read_only_by_len_is_split_too(options):
     check_grad(counted_only, (W, x0, 3), wrt=(0, 1),
                df=tc.grad(counted_only, wrt=(0, 1), **options))
     assert "len(traj_0)" in desugared(counted_only)
+
+
+def rollout_of_constant_length(W, x0):
+    # an episode of a fixed number of steps: range(4) is a loop the lowering runs,
+    # its list held as rows like any other
+    traj = []
+    s = x0
+    for t in range(4):
+        s = np.tanh(W @ s)
+        traj.append((s, np.sum(s ** 2)))
+    G = 0.0
+    for s_t, r in reversed(traj):
+        G = r + 0.9 * G + 0.1 * np.sum(s_t)
+    return G
+
+
+def truth_tested_traj(W, x0, n):
+    traj = []
+    s = x0
+    for t in range(n):
+        s = np.tanh(W @ s)
+        traj.append((s, np.sum(s)))
+    scale = 2.0 if traj else 1.0
+    if traj and not not traj:
+        s = s * scale
+    if not traj:
+        s = s * 3.0
+    return np.sum(s ** 2) + len(traj)
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+@pytest.mark.parametrize("f, args", [(rollout_of_constant_length, ()),
+                                     (truth_tested_traj, (3,)),
+                                     (truth_tested_traj, (0,))],
+                         ids=["constant_range", "truth", "truth_of_an_empty_list"])
+def test_a_list_of_a_constant_range_or_truth_tested_traj_is_split(f, args, options):
+    """Both stacked each tuple into a row, and an array beside a number made "all
+    input arrays must have the same shape" when the gradient ran (the loop over
+    the constant range's list was refused as a list of lists built at run time)."""
+    rng = np.random.default_rng(3)
+    W, x0 = 0.5 * rng.normal(size=(3, 3)), rng.normal(size=3)
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(W, x0, *args)
+    np.testing.assert_allclose(value, f(W.copy(), x0.copy(), *args), rtol=1e-12)
+    check_grad(f, (W, x0) + args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+    assert "traj_1" in desugared(f)

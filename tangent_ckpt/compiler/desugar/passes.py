@@ -115,7 +115,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    other branch and a flag the later copies test (after 5: the loops
    comprehensions became; after 6: a ``return`` there is a ``break``);
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
-   and read by item (``traj[t][2]``) or by loops (``for s, a, r in reversed(traj)``),
+   (a loop of run-time length, or ``range(200)``) and read by item (``traj[t][2]``),
+   its truth (``if traj:``) or by loops (``for s, a, r in reversed(traj)``),
    as one list per tuple position (``traj_2[t]``, ``zip(traj_0[::-1], ...)``;
    ``enumerate(traj, 1)`` counted from 0, ``i = i_0 + 1``), each
    the lowering's list built at run time (after 5: a comprehension over it is a

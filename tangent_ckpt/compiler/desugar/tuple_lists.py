@@ -24,13 +24,16 @@ list of tuple displays (``[(t0, y0)]``; of names, constants and arithmetic of
 those where it holds more than one), grown
 only by statements ``traj.append((e0, ..., ek))`` of tuple displays of one length
 (at least two; no ``*``, ``:=`` or ``out=``; not reading ``traj`` itself), at
-least one of them in a loop of run-time length it is not bound in
-(:func:`grown_across_trips`), and read only by
+least one of them in a loop of run-time length it is not bound in, or each in
+such a loop or one over a constant range (:func:`grown_across_trips`), and read
+only by
 
 - ``traj[i][j]`` with ``j`` an integer constant, ``traj[i]`` assigned or given to a
   call (``i`` a name, a constant, ``len`` of a name or arithmetic of those,
   evaluated once per position then), neither written through (``traj[i][0][:] =
-  v``) nor an attribute's owner, ``len(traj)``,
+  v``) nor an attribute's owner, ``len(traj)``, its truth (``if traj:``, ``not
+  traj``, an operand of ``and``/``or`` whose truth alone is used: the truth of
+  ``traj_0``, a list of the same length),
 - the iterable of a ``for`` that does not grow it: ``traj``, ``reversed(traj)``,
   ``traj[::-1]``, ``enumerate(traj[, start])``, ``enumerate(reversed(traj)[,
   start])`` (a start, which the lowering does
@@ -113,13 +116,17 @@ class _Plan:
         self.name, self.fnode, self.parents, self.meant = name, fnode, parents, meant
         self.width = None
         self.bindings, self.appends, self.items, self.lengths, self.loops = [], [], [], [], []
+        self.truths = []  # the reads whose truth alone is used (``if traj:``)
 
     def make(self):
         for node in gast.walk(self.fnode):
             if isinstance(node, gast.Name) and node.id == self.name and not self._take(node):
                 return None
         in_loop = any(grown_across_trips(s, self.parents, self.fnode, self.bindings)
-                      for s in self.appends)
+                      for s in self.appends) or \
+            bool(self.appends) and all(  # each in a range(200) or the like: rows too
+                grown_across_trips(s, self.parents, self.fnode, self.bindings, constants=True)
+                for s in self.appends)
         grown_in_loop = any(self._grows(loop) for loop, _ in self.loops)
         if not (in_loop and self.width) or grown_in_loop:
             return None
@@ -139,6 +146,9 @@ class _Plan:
             return True
         if isinstance(parent, gast.Subscript) and parent.value is node:
             return self._subscript(parent)
+        if self._tested(node):  # if traj: -- the truth of its length
+            self.truths.append(node)
+            return True
         if isinstance(parent, gast.For) and parent.iter is node:
             self.loops.append((parent, "forward"))
             return True
@@ -158,6 +168,17 @@ class _Plan:
                     return False
                 return True
         return False
+
+    def _tested(self, node):
+        """Is only ``node``'s truth used: the test of an ``if``, ``while``, ``assert``
+        or ``a if c else b``, the operand of ``not``, or an operand of ``and`` /
+        ``or`` whose own truth alone is used?"""
+        parent = self.parents.get(node)
+        if isinstance(parent, (gast.If, gast.While, gast.IfExp, gast.Assert)):
+            return parent.test is node
+        if isinstance(parent, gast.UnaryOp) and isinstance(parent.op, gast.Not):
+            return True
+        return isinstance(parent, gast.BoolOp) and self._tested(parent)
 
     def _enumerated(self, call):
         """Is ``call`` ``enumerate(..)`` of one argument and maybe a start, the
@@ -243,6 +264,7 @@ class _Rewrite(gast.NodeTransformer):
         self.appends = set(map(id, plan.appends))
         self.items = set(map(id, plan.items))
         self.lengths = set(map(id, plan.lengths))
+        self.truths = set(map(id, plan.truths))
         self.loops = {id(loop): kind for loop, kind in plan.loops}
 
     def _name(self, j):
@@ -354,6 +376,11 @@ class _Rewrite(gast.NodeTransformer):
                   for p in parts], ctx=gast.Load()), type_comment=None)
         loop.body.insert(0, gast.fix_missing_locations(gast.copy_location(bound, loop)))
 
+    def visit_Name(self, node):
+        if id(node) in self.truths:  # if traj: -> if traj_0: (the same length)
+            return gast.copy_location(self._name(0), node)
+        return node
+
     def visit_Call(self, node):
         if id(node) in self.lengths:
             node.args = [gast.copy_location(self._name(0), node.args[0])]
@@ -376,15 +403,17 @@ class _Rewrite(gast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def grown_across_trips(statement, parents, fnode, bindings, depth=0):
+def grown_across_trips(statement, parents, fnode, bindings, depth=0, constants=False):
     """Does ``statement`` (an append) run in a loop whose trip count is known only
     at run time -- a ``while``; a ``for`` over ``range(...)`` of a bound read from
-    a parameter (``range(T)``, ``n = T - 1; range(n)``); a ``for`` over a list
-    grown so itself (``for r in reversed(rewards)``) -- that none of the list's
-    ``bindings`` is inside (the list grows from trip to trip)?  Only there does
-    the lowering hold the list as its rows; a list grown in a loop it unrolls
-    (over a container, a constant range) is a list of known length, which it
-    reads by item as written."""
+    a parameter (``range(T)``, ``n = T - 1; range(n)``), with ``constants`` also
+    of constants (``range(200)``, which the lowering runs as a loop too unless
+    its body indexes a container); a ``for`` over a list grown so itself (``for
+    r in reversed(rewards)``) -- that none of the list's ``bindings`` is inside
+    (the list grows from trip to trip)?  There the lowering holds the list as
+    its rows (stacking each tuple, which fails where its items differ in shape);
+    a list grown in a loop it unrolls (over a container) is a list of known
+    length, which it reads by item as written."""
     loop = parents.get(statement)
     while loop is not None and loop is not fnode and not isinstance(loop, (gast.For, gast.While)):
         loop = parents.get(loop)
@@ -405,6 +434,8 @@ def grown_across_trips(statement, parents, fnode, bindings, depth=0):
     if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
             it.func.id == "range"):
         return False
+    if constants and all(isinstance(a, gast.Constant) for a in it.args):
+        return True  # range(200): a loop the lowering runs, its list held as rows too
     params = set(parameter_names(fnode))
     derived = {t.id for n in gast.walk(fnode) if isinstance(n, gast.Assign)
                for t in n.targets if isinstance(t, gast.Name) and
