@@ -110,3 +110,27 @@ def test_comparisons_and_not_of_constants_are_decided():
 def test_a_flag_bound_again_in_a_loop_or_on_one_path_stays_a_test():
     assert "if not first" in desugared(flag_set_in_the_loop)
     assert "if scale" in desugared(flag_set_on_one_path)
+
+
+def every_other_error(u, w, m, log=False):
+    if log:
+        log = {"err": []}
+    for it in range(m):
+        u = np.tanh(u * w + 0.1)
+        if it % 2 == 0 and log:  # the flag last: it % 2 == 0 is still evaluated
+            log["err"].append(np.sum(u))
+    return u
+
+
+def flag_after_a_run_time_test(x, w):
+    return np.sum(every_other_error(x, w, 3))
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_a_flag_after_operands_known_at_run_time_decides_the_test(options):
+    value, _ = tc.value_and_grad(flag_after_a_run_time_test, wrt=(0, 1), **options)(X, 0.7)
+    assert np.isclose(value, flag_after_a_run_time_test(X, 0.7), rtol=1e-12)
+    check_grad(flag_after_a_run_time_test, (X, 0.7), wrt=(0, 1),
+               df=tc.grad(flag_after_a_run_time_test, wrt=(0, 1), **options), rtol=1e-5)
+    text = desugared(flag_after_a_run_time_test)
+    assert "if it % 2 == 0:\n            pass" in text and "log[" not in text

@@ -27,6 +27,9 @@ only beside ``None``, ``True``, ``False`` or ``...``, whose identity is their
 value), or ``and``/``or`` decided from the left as Python evaluates it, up to
 the operand that ends it.  Such a test calls nothing and binds nothing, so
 dropping it and the branch that does not run changes nothing Python would do.
+Where operands not decided come before the one that ends an ``and`` / ``or``
+(``if it % 2 == 0 and log:``), they stay, as Python evaluates them, in a test of
+their own (``if it % 2 == 0: pass``), and the branch that runs follows it.
 ``while`` tests and conditional expressions are left as written.
 """
 
@@ -82,6 +85,13 @@ class _Folder:
                     stmts[k:k + 1] = s.body if truth else s.orelse
                     folded = True
                     continue  # the branch's statements, folded in their turn
+                truth, first = self.settled(s.test, known)
+                if truth is not None:  # if it % 2 == 0 and log: -> if it % 2 == 0: pass
+                    tested = gast.copy_location(gast.If(test=first, body=[gast.Pass()],
+                                                        orelse=[]), s)
+                    stmts[k:k + 1] = [tested] + (s.body if truth else s.orelse)
+                    k += 1
+                    continue
                 body, orelse = dict(known), dict(known)
                 body = self.block(s.body, body)
                 orelse = self.block(s.orelse, orelse)
@@ -129,6 +139,29 @@ class _Folder:
             return bool(value)
         except Exception:  # (no constant's truth raises; kept as written if one did)
             return None
+
+    def settled(self, test, known):
+        """For ``a and b and log`` (``log`` false; ``or``: true), where operands not
+        decided come before the one that ends the test: (its truth, the test of
+        those operands), whose evaluation and truth Python still takes, with its
+        short circuit, before it reaches the operand that decides (the others are
+        names and constants); else (None, None)."""
+        if not isinstance(test, gast.BoolOp) or \
+                any(isinstance(n, gast.NamedExpr) for n in gast.walk(test)):
+            return None, None
+        ends = isinstance(test.op, gast.Or)
+        pending = []
+        for operand in test.values:
+            truth = self.truth(operand, known)
+            if truth is None:
+                pending.append(operand)
+            elif truth == ends:
+                if not pending:
+                    return None, None  # (decided by truth(): not here)
+                first = pending[0] if len(pending) == 1 else gast.copy_location(
+                    gast.BoolOp(op=test.op, values=pending), test)
+                return ends, first
+        return None, None
 
     def value(self, node, known):
         if isinstance(node, gast.Constant):
