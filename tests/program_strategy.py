@@ -311,6 +311,18 @@ HUNTING_FAMILIES += ("tuple_lists",)
 REQUESTED_FAMILIES += ("keyed_lists",)
 HUNTING_FAMILIES += ("keyed_lists",)
 
+#: names and coefficients read where Python reads them (session 23): a display on
+#: the right of a tuple assignment reading a name the same statement rebinds (``p, q
+#: = q, [p, 2.0]``, a dict display too, once or carried through a loop: a silent wrong
+#: value before session 22), coefficients a module-level class holds in a *list*
+#: (``class _Coef: cs = [0.6, 0.4]``) read by a method as ``for c in self.cs``,
+#: ``self.cs[j]`` over ``range(len(self.cs))`` or ``zip(self.cs, self.ds)``, the method
+#: called twice or in a loop, and a helper's flag left at its default or given as a
+#: constant (``if log: log = {"err": []}``, ``log["err"].append(..)`` only where the
+#: flag is true: ``desugar/constant_flags.py``).  Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("coefficient_forms",)
+HUNTING_FAMILIES += ("coefficient_forms",)
+
 #: module_state: the module-level lines written once per statement ({k}: its number,
 #: {seed}); ``_Cell{k}`` objects start from ``__init__`` again in ``_reset{k}``
 MODULE_STATE_LINES = (
@@ -3024,6 +3036,86 @@ class _Gen:
             if arrays else f' + {log}["err"][0] * 0.1'
         self.emit(indent, f'{total} = {log}["w"] + {tail}{errs}')
         env[total] = Var((3,), 3.0, fresh=True)
+
+    def family_coefficient_forms(self, env, indent):
+        """Names and coefficients read where Python reads them (see the
+        ``coefficient_forms`` comment above)."""
+        k = self.counter = self.counter + 1
+        total = self.fresh_name()
+        form = self.pick(["display", "carried_display", "class_list", "flag"])
+        self.features.add(f"coefficient_forms_{form}")
+        x, y = self._items(env, 2)
+        if form == "display":  # p, q = q, [p, 2.0]: the display reads the old p
+            p, q = self.fresh_name("p"), self.fresh_name("q")
+            self.emit(indent, f"{p}, {q} = {x}, {y}")
+            if self.draw(st.booleans()):
+                self.features.add("coefficient_forms_dict")
+                self.emit(indent, f"{p}, {q} = {q}, {{'a': {p} * s, 'b': 2.0}}")
+                self.emit(indent, f"{total} = {p} * 0.5 + {q}['a'] * {q}['b']")
+            else:
+                self.emit(indent, f"{p}, {q} = {q}, [{p} * s, 2.0, {q}]")
+                self.emit(indent, f"{total} = {p} * 0.5 + {q}[0] * {q}[1] - {q}[2]")
+            env[total] = Var((3,), 3.0, fresh=True)
+            return
+        if form == "carried_display":  # a, L = f(L, a), [g(a), L[0]] in each trip
+            a, L, t = self.fresh_name("a"), self.fresh_name("L"), self.fresh_name("t")
+            self.emit(indent, f"{a}, {L} = np.sum({x}) * 0.1, [{x}, {y}]")
+            self.emit(indent, f"for {t} in range({self.pick(['n', '3'])}):")
+            self.emit(indent + 1, f"{a}, {L} = np.tanh({L}[0][0] + {a} * s), "
+                                  f"[{L}[1] * 0.9 + {a}, np.tanh({L}[0])]")
+            self.emit(indent, f"{total} = {a} + np.sum({L}[0] * {L}[1]) * 0.1")
+            env[total] = Var((), 2.0, fresh=True)
+            return
+        if form == "flag":  # a helper's log, kept only when asked for
+            helper = f"_solve{k}"
+            given = self.pick(["default", "false", "true_unread"])
+            self.features.add(f"coefficient_forms_flag_{given}")
+            self.helpers += [
+                f"def {helper}(u, w, m, log=False):",
+                "    if log:",
+                "        log = {'err': []}",
+                "    for it in range(m):",
+                "        u = np.tanh(u * w + 0.1)",
+                "        if it % 2 == 0 and log:",
+                "            log['err'].append(np.sum(u))",
+                "    if log:",
+                "        return u, log",
+                "    return u", "", ""]
+            call = {"default": f"{helper}({x}, s, n)", "false": f"{helper}({x}, s, 3, log=False)",
+                    "true_unread": f"{helper}({x}, s, 2, False)"}[given]
+            self.emit(indent, f"{total} = {call}")
+            env[total] = Var((3,), 1.0, fresh=True)
+            return
+        cls, o, u, v = f"_Coef{k}", self.fresh_name("o"), self.fresh_name("u"), self.fresh_name("v")
+        read = self.pick(["for", "indexed", "zipped"])
+        self.features.add(f"coefficient_forms_class_{read}")
+        cs = self.pick(["[0.6, 0.4]", "[0.5, 0.3, 0.2]"])
+        ds = "[1.0, 0.0]" if cs == "[0.6, 0.4]" else "[0.5, 0.5, 0.0]"
+        body = {"for": ["        for c_ in self.cs:",
+                        "            u = u + c_ * np.tanh(self.w * v)",
+                        "            v = v - c_ * 0.5 * u"],
+                "indexed": ["        for j in range(len(self.cs)):",
+                            "            u = u + self.cs[j] * np.tanh(self.w * v)",
+                            "            v = v - self.ds[j] * 0.5 * u"],
+                "zipped": ["        for c_, d_ in zip(self.cs, self.ds):",
+                           "            u = u + c_ * np.tanh(self.w * v)",
+                           "            v = v - d_ * 0.5 * u"]}[read]
+        self.helpers += [f"class {cls}:", f"    cs = {cs}", f"    ds = {ds}", "",
+                         "    def __init__(self, w):", "        self.w = w", "",
+                         "    def step(self, u, v):"] + body + ["        return u, v", "", ""]
+        self.emit(indent, f"{o} = {cls}(s)")
+        self.emit(indent, f"{u}, {v} = {x}, {y}")
+        calls = self.pick(["twice", "loop"])
+        self.features.add(f"coefficient_forms_class_{calls}")
+        if calls == "twice":
+            self.emit(indent, f"{u}, {v} = {o}.step({u}, {v})")
+            self.emit(indent, f"{u}, {v} = {o}.step({u}, {v})")
+        else:
+            t = self.fresh_name("t")
+            self.emit(indent, f"for {t} in range(n):")
+            self.emit(indent + 1, f"{u}, {v} = {o}.step({u}, {v})")
+        self.emit(indent, f"{total} = np.tanh({u}) + 0.5 * np.tanh({v})")
+        env[total] = Var((3,), 1.5, fresh=True)
 
     def family_tuple_lists(self, env, indent):
         """An episode buffer (see the ``tuple_lists`` comment above): tuples of 2 to 4
