@@ -11,6 +11,7 @@ import tangent_ckpt as tc
 from gradcheck import check_grad
 from source_lines import line_of
 from tangent_ckpt.compiler.pipeline import desugared
+from tangent_ckpt.container_args import structure_of
 from tangent_ckpt.errors import TransformError
 
 HERE = os.path.basename(__file__)
@@ -217,7 +218,9 @@ def appended_in_a_loop_over_a_list(params, x, n):
 
 def test_a_list_grown_only_in_loops_the_compiler_unrolls_is_left_as_written():
     """Its items are read as written (the generated code stays what it was)."""
-    assert "new.append((W * 0.5, b))" in desugared(appended_in_a_loop_over_a_list)
+    params = [(np.eye(3), np.zeros(3)), (np.eye(3), np.ones(3))]
+    assert "new.append((W * 0.5, b))" in desugared(appended_in_a_loop_over_a_list,
+                                                   {0: structure_of(params)})
 
 
 def counted_from_one(W, x0, n):
@@ -355,3 +358,30 @@ def test_a_list_of_a_constant_range_or_truth_tested_traj_is_split(f, args, optio
     np.testing.assert_allclose(value, f(W.copy(), x0.copy(), *args), rtol=1e-12)
     check_grad(f, (W, x0) + args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
     assert "traj_1" in desugared(f)
+
+
+def lstm_caches(Wf, Wc, xs):
+    # a cell's cache per step, over the rows of the array given (``for x in xs``:
+    # its length known when the code runs), read back by item
+    h, c = np.zeros(2), np.zeros(2)
+    cache = []
+    for x in xs:
+        z = np.concatenate([h, x])
+        f = 1.0 / (1.0 + np.exp(-(Wf @ z)))
+        c = f * c + (1 - f) * np.tanh(Wc @ z)
+        h = np.tanh(c)
+        cache.append((z, f, c, np.sum(h)))
+    return np.sum(cache[-1][2] ** 2) + cache[0][3] + 0.1 * np.sum(cache[1][0])
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_a_list_of_tuples_grown_over_the_rows_of_an_array_is_split(options):
+    """It was the lowering's array of rows, refused where read by item ("an item
+    of a list of lists built at run time")."""
+    rng = np.random.default_rng(4)
+    Wf, Wc, xs = 0.5 * rng.normal(size=(2, 4)), 0.5 * rng.normal(size=(2, 4)), rng.normal(size=(3, 2))
+    value, _ = tc.value_and_grad(lstm_caches, wrt=(0, 1, 2), **options)(Wf, Wc, xs)
+    np.testing.assert_allclose(value, lstm_caches(Wf, Wc, xs), rtol=1e-12)
+    check_grad(lstm_caches, (Wf, Wc, xs), wrt=(0, 1, 2),
+               df=tc.grad(lstm_caches, wrt=(0, 1, 2), **options))
+    assert "cache_2[-1]" in desugared(lstm_caches)

@@ -115,7 +115,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    other branch and a flag the later copies test (after 5: the loops
    comprehensions became; after 6: a ``return`` there is a ``break``);
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
-   (a loop of run-time length, or ``range(200)``) and read by item (``traj[t][2]``),
+   (a loop of run-time length, ``range(200)``, ``for x in xs`` over an array given)
+   and read by item (``traj[t][2]``),
    its truth (``if traj:``) or by loops (``for s, a, r in reversed(traj)``),
    as one list per tuple position (``traj_2[t]``, ``zip(traj_0[::-1], ...)``;
    ``enumerate(traj, 1)`` counted from 0, ``i = i_0 + 1``), each
@@ -240,7 +241,7 @@ def desugar(parsed, helper=False, given=None, structures=None):
     desugar_loop_exits(parsed.node)
     index_row_loops(parsed)
     unroll_static_loops(parsed, structures)
-    split_tuple_lists(parsed)
+    split_tuple_lists(parsed, structures)
     write_starred_targets(parsed, structures)
     write_extreme_items(parsed, structures)
     bindings = rewrite_fill_calls(parsed)

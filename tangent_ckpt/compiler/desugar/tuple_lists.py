@@ -25,8 +25,8 @@ those where it holds more than one), grown
 only by statements ``traj.append((e0, ..., ek))`` of tuple displays of one length
 (at least two; no ``*``, ``:=`` or ``out=``; not reading ``traj`` itself), at
 least one of them in a loop of run-time length it is not bound in, or each in
-such a loop or one over a constant range (:func:`grown_across_trips`), and read
-only by
+such a loop, one over a constant range or one over the rows of an array given
+(:func:`grown_across_trips`), and read only by
 
 - ``traj[i][j]`` with ``j`` an integer constant, ``traj[i]`` assigned or given to a
   call (``i`` a name, a constant, ``len`` of a name or arithmetic of those,
@@ -60,9 +60,10 @@ from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken
 _SIMPLE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
 
 
-def split_tuple_lists(parsed):
+def split_tuple_lists(parsed, structures=None):
     """Rewrite, in ``parsed.node``, each list of tuples described above as one
-    list per tuple position."""
+    list per tuple position.  ``structures``: {parameter: structure} of the
+    lists, tuples and dicts the call gives (a loop over one is no array's rows)."""
     fnode = parsed.node
     if not any(isinstance(n, gast.Attribute) and n.attr == "append" for n in gast.walk(fnode)):
         return
@@ -78,7 +79,7 @@ def split_tuple_lists(parsed):
         return
     taken = names_taken(fnode)
     for name in sorted(candidates):
-        plan = _Plan(name, fnode, parents, meant).make()
+        plan = _Plan(name, fnode, parents, meant).make(set(structures or ()))
         if plan is not None:
             names = [fresh_name(f"{name}_{j}", taken) for j in range(plan.width)]
             _Rewrite(plan, names, taken).visit(fnode)
@@ -118,14 +119,14 @@ class _Plan:
         self.bindings, self.appends, self.items, self.lengths, self.loops = [], [], [], [], []
         self.truths = []  # the reads whose truth alone is used (``if traj:``)
 
-    def make(self):
+    def make(self, given):
         for node in gast.walk(self.fnode):
             if isinstance(node, gast.Name) and node.id == self.name and not self._take(node):
                 return None
         in_loop = any(grown_across_trips(s, self.parents, self.fnode, self.bindings)
                       for s in self.appends) or \
             bool(self.appends) and all(  # each in a range(200) or the like: rows too
-                grown_across_trips(s, self.parents, self.fnode, self.bindings, constants=True)
+                grown_across_trips(s, self.parents, self.fnode, self.bindings, constants=given)
                 for s in self.appends)
         grown_in_loop = any(self._grows(loop) for loop, _ in self.loops)
         if not (in_loop and self.width) or grown_in_loop:
@@ -403,12 +404,14 @@ class _Rewrite(gast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def grown_across_trips(statement, parents, fnode, bindings, depth=0, constants=False):
+def grown_across_trips(statement, parents, fnode, bindings, depth=0, constants=None):
     """Does ``statement`` (an append) run in a loop whose trip count is known only
     at run time -- a ``while``; a ``for`` over ``range(...)`` of a bound read from
-    a parameter (``range(T)``, ``n = T - 1; range(n)``), with ``constants`` also
-    of constants (``range(200)``, which the lowering runs as a loop too unless
-    its body indexes a container); a ``for`` over a list grown so itself (``for
+    a parameter (``range(T)``, ``n = T - 1; range(n)``); with ``constants`` (the
+    parameters the call gives as lists, tuples or dicts, a set) also of constants
+    (``range(200)``, which the lowering runs as a loop too unless its body
+    indexes a container), and a ``for`` over a parameter not among those (the
+    rows of an array: ``for x in xs``); a ``for`` over a list grown so itself (``for
     r in reversed(rewards)``) -- that none of the list's ``bindings`` is inside
     (the list grows from trip to trip)?  There the lowering holds the list as
     its rows (stacking each tuple, which fails where its items differ in shape);
@@ -430,11 +433,13 @@ def grown_across_trips(statement, parents, fnode, bindings, depth=0, constants=F
             isinstance(it, gast.Subscript) and _is_reversal(it.slice):
         it = it.args[0] if isinstance(it, gast.Call) else it.value
     if isinstance(it, gast.Name):
+        if constants is not None and it.id in set(parameter_names(fnode)) - constants:
+            return True  # for x in xs: the rows of an array given
         return depth < 3 and _grown_list(it.id, parents, fnode, depth + 1)
     if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and
             it.func.id == "range"):
         return False
-    if constants and all(isinstance(a, gast.Constant) for a in it.args):
+    if constants is not None and all(isinstance(a, gast.Constant) for a in it.args):
         return True  # range(200): a loop the lowering runs, its list held as rows too
     params = set(parameter_names(fnode))
     derived = {t.id for n in gast.walk(fnode) if isinstance(n, gast.Assign)
