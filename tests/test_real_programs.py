@@ -3013,3 +3013,122 @@ def test_les_staggered_velocities_through_view_helpers(options):
     rng = np.random.default_rng(17)
     args = (rng.random((3, 3, 2, 3)), rng.random((3, 2, 3)), 0.05, 2)
     check_program(les_face_energy, args, (0, 1, 2), options)
+
+
+# --- POT's sinkhorn_knopp (PythonOT/POT ot/bregman, the NumPy backend), called as ----
+# most callers do, with log=False left at its default: the log dict is made and
+# appended to only in branches Python never runs (desugar/constant_flags.py)
+
+def sinkhorn_knopp(a, b, M, reg, numItermax=30, stopThr=1e-9, verbose=False, log=False):
+    if len(a) == 0:
+        a = np.full((M.shape[0],), 1.0 / M.shape[0])
+    if log:
+        log = {'err': []}
+    u = np.ones(len(a)) / len(a)
+    v = np.ones(len(b)) / len(b)
+    K = np.exp(M / (-reg))
+    Kp = (1 / a).reshape(-1, 1) * K
+    err = 1
+    for ii in range(numItermax):
+        uprev = u
+        vprev = v
+        KtransposeU = np.dot(K.T, u)
+        v = b / KtransposeU
+        u = 1. / np.dot(Kp, v)
+        if (np.any(KtransposeU == 0) or np.any(np.isnan(u)) or np.any(np.isnan(v))
+                or np.any(np.isinf(u)) or np.any(np.isinf(v))):
+            u = uprev
+            v = vprev
+            break
+        if ii % 10 == 0:
+            tmp2 = np.einsum('i,ij,j->j', u, K, v)
+            err = np.linalg.norm(tmp2 - b)
+            if log:
+                log['err'].append(err)
+            if err < stopThr:
+                break
+            if verbose:
+                print('{:5d}|{:8e}|'.format(ii, err))
+    if log:
+        log['u'] = u
+        log['v'] = v
+        return u.reshape((-1, 1)) * K * v.reshape((1, -1)), log
+    else:
+        return u.reshape((-1, 1)) * K * v.reshape((1, -1))
+
+
+def transport_cost(M, a, b):
+    return np.sum(sinkhorn_knopp(a, b, M, 0.5) * M)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_pot_sinkhorn_knopp_with_its_log_left_off(options):
+    rng = np.random.default_rng(5)
+    M, a, b = rng.random((3, 4)), np.full(3, 1 / 3), np.full(4, 1 / 4)
+    value, _ = tc.value_and_grad(transport_cost, wrt=(0, 1, 2), **options)(M, a, b)
+    np.testing.assert_allclose(value, transport_cost(M, a, b), rtol=1e-12)
+    check_program(transport_cost, (M, a, b), (0, 1, 2), options, rtol=1e-5)
+
+
+# --- an LSTM's forward pass keeping a cache of tuples per step (the "LSTM from -----
+# scratch in NumPy" posts' forward(xs): for x in xs, cache.append((z, f, i, c_hat,
+# c, o, h)), the loss read from cache[-1][6]); desugar/tuple_lists.py splits the
+# cache over the rows of xs
+
+def lstm_sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def lstm_many_to_one(Wf, Wi, Wc, Wo, xs, y_true):
+    H = Wf.shape[0]
+    h = np.zeros((H, 1))
+    c = np.zeros((H, 1))
+    cache = []
+    for x in xs:
+        x = x.reshape(-1, 1)
+        z = np.vstack((h, x))
+        f = lstm_sigmoid(Wf @ z)
+        i = lstm_sigmoid(Wi @ z)
+        c_hat = np.tanh(Wc @ z)
+        c = f * c + i * c_hat
+        o = lstm_sigmoid(Wo @ z)
+        h = o * np.tanh(c)
+        cache.append((z, f, i, c_hat, c, o, h))
+    return np.sum((cache[-1][6] - y_true) ** 2) + 0.1 * np.sum(cache[0][4])
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_lstm_forward_with_a_cache_of_tuples_per_step(options):
+    rng = np.random.default_rng(6)
+    Ws = [0.5 * rng.normal(size=(3, 5)) for _ in range(4)]
+    args = (*Ws, rng.normal(size=(4, 2)), rng.normal(size=(3, 1)))
+    value, _ = tc.value_and_grad(lstm_many_to_one, wrt=(0, 1, 2, 3), **options)(*args)
+    np.testing.assert_allclose(value, lstm_many_to_one(*args), rtol=1e-12)
+    check_program(lstm_many_to_one, args, (0, 1, 2, 3), options)
+
+
+# --- Lasso by coordinate descent on the residual (Alexandre Gramfort's BSD example, ----
+# lasso_coordinate_descent: w[ii] = soft threshold, R updated in place, the objective
+# appended per sweep); exact before session 23, pinned as the in-place coordinate form
+
+def lasso_coordinate_descent(X, y, alpha, maxit=4):
+    w = np.zeros(X.shape[1])
+    E = []
+    norm_cols_X = np.sum(X ** 2, axis=0)
+    R = y.copy()
+    for _ in range(maxit):
+        for ii in range(X.shape[1]):
+            w_ii = w[ii]
+            R += w_ii * X[:, ii]
+            tmp = (X[:, ii] * R).sum()
+            w[ii] = np.sign(tmp) * np.maximum(abs(tmp) - alpha, 0) / norm_cols_X[ii]
+            R -= w[ii] * X[:, ii]
+        E.append(0.5 * np.sum(R ** 2) + alpha * np.sum(np.abs(w)))
+    return E[-1] + np.sum(w)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_lasso_coordinate_descent_in_place(options):
+    rng = np.random.default_rng(7)
+    X, y = rng.normal(size=(6, 3)), rng.normal(size=6)
+    check_program(lasso_coordinate_descent, (X, y, 0.1), (0, 1), options)
