@@ -64,6 +64,8 @@ def _bound(node):
             names.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             names.add(n.name)
+        elif isinstance(n, (gast.Import, gast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in n.names)
         if not isinstance(n, gast.Lambda):
             stack.extend(gast.iter_child_nodes(n))
     return names
@@ -110,6 +112,8 @@ class _Folder:
                 known = {n: v for n, v in known.items() if n != s.targets[0].id}
                 if s.targets[0].id not in self.excluded:
                     known[s.targets[0].id] = s.value.value
+            elif isinstance(s, gast.Match):  # (its patterns bind names by strings)
+                known = {}
             else:  # any other statement: what it binds is no longer known
                 bound = _bound(s)
                 known = {n: v for n, v in known.items() if n not in bound}
