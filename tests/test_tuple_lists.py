@@ -385,3 +385,41 @@ def test_a_list_of_tuples_grown_over_the_rows_of_an_array_is_split(options):
     check_grad(lstm_caches, (Wf, Wc, xs), wrt=(0, 1, 2),
                df=tc.grad(lstm_caches, wrt=(0, 1, 2), **options))
     assert "cache_2[-1]" in desugared(lstm_caches)
+
+
+def read_through_an_alias(W, x0, n):
+    traj = []
+    s = x0
+    for t in range(n):
+        s = np.tanh(W @ s)
+        traj.append((s, np.sum(s)))
+    other = traj  # the same list under a second name
+    total = 0.0
+    for s_t, r in other:
+        total = total + np.sum(s_t) * r
+    return total * len(other)
+
+
+def alias_read_whole(W, x0, n):
+    pts = []
+    s = x0
+    for t in range(n):
+        s = np.tanh(W @ s)
+        pts.append((s[0], s[1]))
+    other = pts
+    return np.sum(np.array(other) ** 2)
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+@pytest.mark.parametrize("f", [read_through_an_alias, alias_read_whole])
+def test_a_list_of_tuples_read_through_an_alias(f, options):
+    """``other = traj`` names the one list: read as ``traj``, the list is split
+    (its loop was refused, ``len(other)`` crashed with "all input arrays must have
+    the same shape"); an alias the pass does not split after all stays as written."""
+    rng = np.random.default_rng(5)
+    W, x0 = 0.5 * rng.normal(size=(3, 3)), rng.normal(size=3)
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(W, x0, 3)
+    np.testing.assert_allclose(value, f(W.copy(), x0.copy(), 3), rtol=1e-12)
+    check_grad(f, (W, x0, 3), wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+    text = desugared(f)
+    assert ("other" not in text) == (f is read_through_an_alias), text

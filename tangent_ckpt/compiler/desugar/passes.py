@@ -117,7 +117,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
    (a loop of run-time length, ``range(200)``, ``for x in xs`` over an array given)
    and read by item (``traj[t][2]``),
-   its truth (``if traj:``) or by loops (``for s, a, r in reversed(traj)``),
+   its truth (``if traj:``) or by loops (``for s, a, r in reversed(traj)``), also
+   through an alias ``other = traj`` (read as ``traj``),
    as one list per tuple position (``traj_2[t]``, ``zip(traj_0[::-1], ...)``;
    ``enumerate(traj, 1)`` counted from 0, ``i = i_0 + 1``), each
    the lowering's list built at run time (after 5: a comprehension over it is a

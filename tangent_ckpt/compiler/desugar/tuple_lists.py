@@ -41,9 +41,11 @@ such a loop, one over a constant range or one over the rows of an array given
   other than an int constant bound to a name before the loop, where Python
   evaluates it),
 
-or by nothing (a list read only by ``len`` is split too: the lowering's array of
-rows stacks each tuple, which fails where its items differ in shape, ``(s,
-r)``).  Anything else (a list read whole, by ``np.asarray(rows)``) is left as
+also through an alias ``other = traj`` (a statement of the function's body
+binding a local nothing else binds, read only after it, ``traj`` bound by
+nothing after it: both name the one list, read as ``traj``), or by nothing (a
+list read only by ``len`` is split too: the lowering's array of rows stacks
+each tuple, which fails where its items differ in shape, ``(s, r)``).  Anything else (a list read whole, by ``np.asarray(rows)``) is left as
 written, for the lowering.  Each list is appended in the order the
 tuple's items were evaluated, and every item is evaluated before the first
 append reads nothing of the list, so the lists hold what Python's tuples hold.
@@ -54,7 +56,7 @@ import copy
 import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import (SCOPES, builtins_meant,
-                                                          parameter_names)
+                                                          names_seen_outside, parameter_names)
 from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken
 
 _SIMPLE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
@@ -78,11 +80,57 @@ def split_tuple_lists(parsed, structures=None):
     if not candidates:
         return
     taken = names_taken(fnode)
+    outside = names_seen_outside(fnode)
     for name in sorted(candidates):
+        undo = _read_through_aliases(fnode, name, outside)
         plan = _Plan(name, fnode, parents, meant).make(set(structures or ()))
         if plan is not None:
             names = [fresh_name(f"{name}_{j}", taken) for j in range(plan.width)]
             _Rewrite(plan, names, taken).visit(fnode)
+        else:
+            undo()
+
+
+def _read_through_aliases(fnode, name, outside):
+    """Read each alias ``other = traj`` of the list (a statement of the function's
+    body, binding a local nothing else binds, read only after it, with ``traj``
+    bound by no statement after it) as ``traj`` itself: from there on both names
+    are the one list Python holds.  The statement is dropped; returns what puts
+    it all back (where the list is not split after all)."""
+    body = fnode.body
+    replaced, dropped = [], []  # (a read, the alias it read), (position, statement)
+    for k, stmt in enumerate(body):
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name) and
+                stmt.value.id == name and stmt.targets[0].id != name):
+            continue
+        alias = stmt.targets[0].id
+        if alias in outside:
+            continue
+        reads, ok = [], True
+        for j, other in enumerate(body):
+            for n in gast.walk(other):
+                if not isinstance(n, gast.Name):
+                    continue
+                if n.id == alias and n is not stmt.targets[0]:
+                    ok = ok and isinstance(n.ctx, gast.Load) and j > k
+                    reads.append(n)
+                elif n.id == name and j > k and not isinstance(n.ctx, gast.Load):
+                    ok = False  # traj rebound after: the alias still names the old list
+        if ok:
+            replaced += [(n, alias) for n in reads]
+            dropped.append((k, stmt))
+    for n, _ in replaced:
+        n.id = name
+    for k, _ in reversed(dropped):
+        del body[k]
+
+    def undo():
+        for k, stmt in dropped:
+            body.insert(k, stmt)
+        for n, alias in replaced:
+            n.id = alias
+    return undo
 
 
 def _candidates(fnode):
