@@ -68,7 +68,9 @@ import copy
 import gast
 
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, read_names
-from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, builtins_meant, root_name
+from tangent_ckpt.compiler.desugar.local_bindings import (
+    COMPREHENSIONS, SCOPES, builtins_meant, root_name,
+)
 from tangent_ckpt.compiler.desugar.view_shape import (
     fresh_name, located, name_node, names_taken, statement_blocks, store_node,
 )
@@ -78,6 +80,8 @@ _CONSTANTS = (int, float, complex, str, bool, type(None))
 _OPAQUE = SCOPES + (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
                     gast.Return, gast.Yield, gast.YieldFrom, gast.Global, gast.Nonlocal)
 _LOOPS = (gast.For, gast.While)
+# the nodes that open a scope of their own (:func:`_walk_own_scope` stops there)
+_SCOPED = SCOPES + COMPREHENSIONS
 # the nodes of a display's item evaluated before the loop (:class:`_Expression`)
 _OF_NAMES = (gast.Attribute, gast.BinOp, gast.UnaryOp, gast.Name, gast.Constant, gast.Load,
              gast.operator, gast.unaryop)
@@ -123,6 +127,7 @@ class _Context:
     def __init__(self, parsed, meant, taken, shapes):
         self.parsed, self.meant, self.taken, self.shapes = parsed, meant, taken, shapes
         self.displays = {}  # name -> the display it holds (:func:`_local_displays`)
+        self.outside = None  # :func:`_declared_outside`
 
 
 def _block(context, stmts):
@@ -132,9 +137,85 @@ def _block(context, stmts):
         if unrolled is not None:
             stmts[k:k + 1] = unrolled  # and the copies are looked at in turn
             continue
+        if isinstance(stmts[k], gast.For):  # a loop left as it is: its display's items
+            held = _held_header_items(context, stmts[k])
+            stmts[k:k] = held
+            k += len(held)
         for block in statement_blocks(stmts[k]):
             _block(context, block)
         k += 1
+
+
+def _held_header_items(context, loop):
+    """The statements ``b_item = b`` holding each name that is an item of a
+    display in the header of ``loop`` (a loop left as it is, for the lowering:
+    ``for w in (np.tanh(a), b)``, ``enumerate([a, b])``, ``list((a, b))``) and
+    that its body or its own target binds again by name (``b = b * 2.0``, ``for
+    a in (np.tanh(b), a)``), never changing it in place; the display reads ``b_item`` instead (in place).  Python makes the
+    display before the loop, so a later item is the object ``b`` named then, not
+    what the body bound to ``b`` since: the name bound just before the header is
+    that object (an alias, not a copy).  Only a local name is held (none declared
+    ``global`` or ``nonlocal``): nothing the header evaluates before the item can
+    bind it again."""
+    rebound = {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
+    changed = set()
+    for st in loop.body:
+        for n in _walk_own_scope(st):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                rebound.add(n.id)
+            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                changed.add(n.target.id)
+            elif isinstance(n, (gast.Assign, gast.AugAssign)):
+                for t in (n.targets if isinstance(n, gast.Assign) else [n.target]):
+                    if isinstance(t, (gast.Subscript, gast.Attribute)):
+                        changed.add(root_name(t))
+    rebound -= changed | _declared_outside(context)
+    if not rebound:
+        return []
+    held, out = {}, []
+    for display in _walk_own_scope(loop.iter):
+        if isinstance(display, (gast.List, gast.Tuple, gast.Set)):
+            slots = [(display.elts, k) for k in range(len(display.elts))]
+        elif isinstance(display, gast.Dict):
+            slots = [(display.values, k) for k in range(len(display.values))]
+        else:
+            continue
+        for elts, k in slots:
+            item = elts[k]
+            spread = isinstance(item, gast.Starred)
+            name = item.value if spread else item
+            if not (isinstance(name, gast.Name) and name.id in rebound):
+                continue
+            if name.id not in held:
+                held[name.id] = fresh_name(f"{name.id}_item", context.taken)
+                out.append(located(gast.Assign(targets=[store_node(held[name.id])],
+                                               value=name_node(name.id), type_comment=None),
+                                   loop))
+            kept = gast.copy_location(name_node(held[name.id]), name)
+            if spread:
+                item.value = kept
+            else:
+                elts[k] = kept
+    return out
+
+
+def _walk_own_scope(node):
+    """The nodes of ``node`` outside the functions, lambdas, classes and
+    comprehensions nested in it."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, _SCOPED))
+
+
+def _declared_outside(context):
+    """The names declared ``global`` or ``nonlocal`` anywhere in the function (a
+    call may bind them again), cached on ``context``."""
+    if context.outside is None:
+        context.outside = {name for n in gast.walk(context.parsed.node)
+                           if isinstance(n, (gast.Global, gast.Nonlocal)) for name in n.names}
+    return context.outside
 
 
 def _local_displays(fnode, meant, taken):
