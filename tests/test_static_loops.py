@@ -325,3 +325,47 @@ def test_a_loop_changing_its_variable_in_place_keeps_the_loop():
         return np.sum(ws[0])
     with pytest.raises(TangentCkptError, match=r"for k in range\(len\(ws\)\): ws\[k\] -="):
         tc.grad(stepped, wrt=(1,))(np.ones(2), np.ones(2))
+
+
+def rebound_by_the_target_over_a_call(a, b):
+    s = 0.0
+    for a in (np.tanh(b), a):  # left for the lowering; the second item is the a of before
+        s = s + np.sum(a * a) * s + np.sum(a)
+    return s
+
+
+def rebound_by_the_body_over_calls(a, b, c):
+    s = 0.0
+    for k, w in enumerate([np.sin(a), b, c @ a]):
+        s = s + (k + 1.0) * np.sum(w * w)
+        b = b * 2.0  # the second item is the b of before the loop
+    return s
+
+
+def rebound_in_pairs(a, b, c):
+    s = 0.0
+    for u, v in ((a, np.cos(b)), (b, c)):
+        s = s + np.sum(u @ v)
+        a, b = b, a + c  # a and b of before the loop in the later pair
+    return s
+
+
+HELD = [rebound_by_the_target_over_a_call, rebound_by_the_body_over_calls, rebound_in_pairs]
+
+
+@pytest.mark.parametrize("f", HELD)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_rebound_item_of_a_display_left_as_a_loop_is_the_object_of_before(f, options):
+    rng = np.random.default_rng(7)
+    args = tuple(rng.normal(size=(2, 2)) for _ in range(f.__code__.co_argcount))
+    wrt = tuple(range(len(args)))
+    value, _ = tc.value_and_grad(f, wrt=wrt, **options)(*(a.copy() for a in args))
+    np.testing.assert_allclose(value, f(*(a.copy() for a in args)), rtol=1e-12)
+    check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **options))
+
+
+def test_a_rebound_item_is_held_before_the_loop_the_lowering_unrolls():
+    text = desugared(rebound_by_the_body_over_calls)
+    assert "b_item = b\n    for k, w in enumerate([np.sin(a), b_item, c @ a]):" in text
+    text = desugared(rebound_by_the_target_over_a_call)
+    assert "a_item = a\n    for a in (np.tanh(b), a_item):" in text

@@ -112,8 +112,10 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    only read (``ws = [a, b]; for w in ws``, ``d = {...}; d.items()``): the body
    once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0
    == 0:``), ``continue`` and ``break`` as the rest of the copy in the ``if``'s
-   other branch and a flag the later copies test (after 5: the loops
-   comprehensions became; after 6: a ``return`` there is a ``break``);
+   other branch and a flag the later copies test; in a loop left for the
+   lowering (``for w in (np.tanh(a), b)``) a name in the header's display that the
+   body or target binds again read from ``b_item = b`` bound before it (after 5:
+   the loops comprehensions became; after 6: a ``return`` there is a ``break``);
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
    (a loop of run-time length, ``range(200)``, ``for x in xs`` over an array given)
    and read by item (``traj[t][2]``),

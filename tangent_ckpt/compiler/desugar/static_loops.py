@@ -60,7 +60,11 @@ write into an array), calls none of the loop's variables, holds no ``def``,
 ``break``), ``yield``, ``global`` or ``nonlocal``, and holds no condition of a
 comprehension's loop (``comprehension_loops.py``: a condition known only at run
 time there is the lowering's to judge); the loop has no ``else``.  Any other
-loop stays, for the lowering (``lower/container_loops.py``).
+loop stays, for the lowering (``lower/container_loops.py``); a name that is an
+item of a display in its header (``for w in (np.tanh(a), b)``, ``enumerate([a,
+b])``) and that its body or its target binds again by name is read there from a
+name bound just before the loop (``b_item = b``: :func:`_held_header_items`), so
+the lowering's copies see the object the display held, as here.
 """
 
 import copy

@@ -15,7 +15,11 @@ name bound once to a display and only read, a comprehension's loop over a
 constant range and a loop over a container of arrays the call gives and the
 function only reads (with ``break`` and ``continue`` in their bodies); what
 reaches this module is the rest (a list built by appends or a comprehension, a
-container the function changes, one holding objects, one bound more than once).
+container the function changes, one holding objects, one bound more than once);
+a name in a display of its header that the loop binds again is read, by then,
+from a name desugar bound before the loop (``b_item = b``), and a container the
+lowering bound holds its items' own variables, so each copy reads the element
+as Python made it.
 """
 
 import ast
@@ -131,9 +135,8 @@ class ContainerLoops:
         if s.orelse:
             raise self.refuse("for ... else", s, "use a flag variable instead of the else "
                                                  "clause")
-        if items is None:
+        if items is None:  # (desugar/static_loops.py held a display's rebound names)
             items = iteration_items(self.lo.expressions.value(s.iter, "item"))
-            items = self._held(items, self._rebound_in(s.body), s)
         fnode = self.lo.current_scope.parsed.node
         only_here = {n for n in targets(s.target)
                      if _stores(fnode, n) == _loop_target_stores(fnode, n)}
@@ -147,46 +150,6 @@ class ContainerLoops:
         finally:
             self.lo.ctx["unrolled"] = saved
             self.unrolling.pop()
-
-    def _rebound_in(self, body):
-        """The variables the statements ``body`` bind again by name (``b = v * 2``),
-        never changing them in place (``b += v``, ``b[0] = v``)."""
-        rebound, changed = set(), set()
-        for stmt in body:
-            for n, _ in walk_no_defs(stmt):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                    rebound.add(n.id)
-                elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-                    changed.add(n.target.id)
-                elif isinstance(n, (gast.Assign, gast.AugAssign)):
-                    for t in (n.targets if isinstance(n, gast.Assign) else [n.target]):
-                        if not isinstance(t, (gast.Subscript, gast.Attribute)):
-                            continue
-                        while isinstance(t, (gast.Subscript, gast.Attribute)):
-                            t = t.value
-                        if isinstance(t, gast.Name):
-                            changed.add(t.id)
-        scope = self.lo.current_scope
-        held = {scope.rename.get(n, ir.Name(n)) for n in rebound - changed}
-        return {v.id for v in held if isinstance(v, ir.Name)}
-
-    def _held(self, items, rebound, node):
-        """``items`` with each variable the loop's body binds again copied first:
-        Python made the tuple (``(a, b)``) before the loop, so a later element is
-        the object ``b`` named then, not what the body bound to ``b`` since."""
-        if not rebound:
-            return items
-        held = []
-        for item in items:
-            if isinstance(item, TupleValue):
-                item = TupleValue(self._held(item.items, rebound, node), is_list=item.is_list,
-                                  cls=item.cls)
-            elif isinstance(item, ir.Name) and item.id in rebound:
-                kept = self.lo.namer.fresh(f"{item.id}_item")
-                self.lo.emit(ir.Assign(kept, ir.Copy(item), getattr(node, "lineno", 0)))
-                item = ir.Name(kept)
-            held.append(item)
-        return held
 
     def bind_target(self, target, item, node, constant_names):
         """``target = item`` for one element; a key (a constant) is bound as the
