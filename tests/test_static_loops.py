@@ -277,8 +277,29 @@ def indexed_by_the_counter(a, b, c):
     return s
 
 
+def displayed_in_a_time_loop(a, b, c):
+    s = 0.0
+    for t in range(3):
+        ws = (a, b * c)  # bound in the loop's block, read after it there
+        for w in ws:
+            s = s + np.sum(w * w) * 0.5
+            a = a * 1.5 + c  # the next copy reads the a of the display
+    return s
+
+
+def displayed_in_a_branch(a, b, c):
+    s = 0.0
+    if np.sum(c) > -100.0:
+        d = {"x": a, "y": b}
+        a = a * 2.0
+        for k, v in d.items():
+            s = s + np.sum(np.cos(v) * a)
+    return s
+
+
 LOCAL = [over_a_local_list, over_a_local_dict, names_in_a_time_loop,
-         written_in_place_after_the_display, indexed_by_the_counter]
+         written_in_place_after_the_display, indexed_by_the_counter,
+         displayed_in_a_time_loop, displayed_in_a_branch]
 
 
 @pytest.mark.parametrize("f", LOCAL)

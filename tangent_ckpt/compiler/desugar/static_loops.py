@@ -34,10 +34,11 @@ on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies;
 ``for k, v in p.items()`` with ``k`` each key and ``v = p["W"]``; ``p``,
 ``p.keys()``, ``p.values()``, ``enumerate`` and ``zip`` of them; and ``for l in
 range(len(params))`` whose body indexes such a container with ``l``.  So is a
-loop over a name bound once, in the function's own block, to such a display
-(``ws = [a, b]``, ``names = ("enc", "dec")``, ``d = {"W": W, "b": b}`` with
-``d.items()``) and only read, its items that are expressions or names a later
-statement binds again first bound to names of their own where the display runs
+loop over a name bound once, in the function's own block or in a nested block
+that holds every read of it after the binding (``for t in range(n): ws = (a, b);
+for w in ws``), to such a display (``ws = [a, b]``, ``names = ("enc", "dec")``,
+``d = {"W": W, "b": b}`` with ``d.items()``) and only read, its items that are
+expressions or names a later statement of its block binds again first bound to names of their own where the display runs
 (``ws_0 = a * 1.0``; :func:`_local_displays`).
 
 An item of a display in the header that is an expression of names and constants
@@ -76,7 +77,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
     COMPREHENSIONS, SCOPES, builtins_meant, root_name,
 )
 from tangent_ckpt.compiler.desugar.view_shape import (
-    fresh_name, located, name_node, names_taken, statement_blocks, store_node,
+    fresh_name, located, name_node, names_taken, statement_blocks, statement_lists, store_node,
 )
 
 _CONSTANTS = (int, float, complex, str, bool, type(None))
@@ -155,12 +156,12 @@ def _held_header_items(context, loop):
     display in the header of ``loop`` (a loop left as it is, for the lowering:
     ``for w in (np.tanh(a), b)``, ``enumerate([a, b])``, ``list((a, b))``) and
     that its body or its own target binds again by name (``b = b * 2.0``, ``for
-    a in (np.tanh(b), a)``), never changing it in place; the display reads ``b_item`` instead (in place).  Python makes the
-    display before the loop, so a later item is the object ``b`` named then, not
-    what the body bound to ``b`` since: the name bound just before the header is
-    that object (an alias, not a copy).  Only a local name is held (none declared
-    ``global`` or ``nonlocal``): nothing the header evaluates before the item can
-    bind it again."""
+    a in (np.tanh(b), a)``), never changing it in place; the display reads
+    ``b_item`` instead (in place).  Python makes the display before the loop, so a
+    later item is the object ``b`` named then, not what the body bound to ``b``
+    since: the name bound just before the header is that object (an alias, not a
+    copy).  Only a local name is held (none declared ``global`` or ``nonlocal``):
+    nothing the header evaluates before the item can bind it again."""
     rebound = {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
     changed = set()
     for st in loop.body:
@@ -225,12 +226,13 @@ def _declared_outside(context):
 def _local_displays(fnode, meant, taken):
     """{name: display} of the names bound once, by a statement of the function's
     own block (``ws = [a, b]``, ``names = ("enc", "dec")``, ``d = {"W": W, "b":
-    b}``), to a list, tuple or dict display of names and constants (tuples of
+    b}``) or of a nested block that holds every read of it after that statement
+    (:func:`_read_after`), to a list, tuple or dict display of names and constants (tuples of
     them, expressions of them; a dict's keys constants), then only read
     (:func:`only_read`) and iterated by a loop: a loop over the name is then a
     loop over its display.  An item that is an expression (``a * 1.0``), or a
-    name a later statement binds again, is first bound to a name of its own
-    where the display runs (``ws_0 = a * 1.0``; in place, in ``fnode``), so the
+    name a later statement of its block binds again, is first bound to a name of
+    its own where the display runs (``ws_0 = a * 1.0``; in place, in ``fnode``), so the
     items are the objects the display made, as in Python."""
     params = {a.id for a in fnode.args.posonlyargs + fnode.args.args + fnode.args.kwonlyargs}
     params |= {a.id for a in (fnode.args.vararg, fnode.args.kwarg) if a is not None}
@@ -238,36 +240,51 @@ def _local_displays(fnode, meant, taken):
     iterated = {n.id for loop in loops for n in gast.walk(loop.iter) if isinstance(n, gast.Name)}
     iterated -= {n.id for loop in loops if _changes_its_variables(loop)
                  for n in gast.walk(loop.iter) if isinstance(n, gast.Name)}
-    out, body = {}, []
-    for k, st in enumerate(fnode.body):
-        body.append(st)
-        if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
-                isinstance(st.targets[0], gast.Name) and st.targets[0].id in iterated and
-                st.targets[0].id not in params and
-                isinstance(st.value, (gast.List, gast.Tuple, gast.Dict))):
-            continue
-        name, value = st.targets[0].id, st.value
-        if isinstance(value, gast.Dict):
-            if not value.keys or not all(isinstance(c, gast.Constant) and
-                                         type(c.value) in (str, int) for c in value.keys) or \
-                    len({c.value for c in value.keys}) != len(value.keys):
+    out = {}
+    for block in list(statement_lists(fnode)):
+        k = 0
+        while k < len(block):
+            st, k = block[k], k + 1
+            if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                    isinstance(st.targets[0], gast.Name) and st.targets[0].id in iterated and
+                    st.targets[0].id not in params and
+                    isinstance(st.value, (gast.List, gast.Tuple, gast.Dict))):
                 continue
-            elts = value.values
-        else:
-            elts = value.elts
-        if _display(gast.Tuple(elts=elts, ctx=gast.Load())) is None or \
-                not only_read(fnode, name, meant, st.targets[0]):
-            continue
-        later = {n.id for after in fnode.body[k + 1:] for n in gast.walk(after)
-                 if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-        held = []
-        _hold_items(elts, name, later, taken, held)
-        body[-1:] = [located(gast.Assign(targets=[store_node(item_name)], value=item,
-                                         type_comment=None), st)
-                     for item_name, item in held] + [st]
-        out[name] = value
-    fnode.body[:] = body
+            name, value = st.targets[0].id, st.value
+            if isinstance(value, gast.Dict):
+                if not value.keys or not all(isinstance(c, gast.Constant) and
+                                             type(c.value) in (str, int) for c in value.keys) or \
+                        len({c.value for c in value.keys}) != len(value.keys):
+                    continue
+                elts = value.values
+            else:
+                elts = value.elts
+            rest = block[k:]
+            if _display(gast.Tuple(elts=elts, ctx=gast.Load())) is None or \
+                    not only_read(fnode, name, meant, st.targets[0]) or \
+                    block is not fnode.body and not _read_after(fnode, name, st, rest):
+                continue
+            later = {n.id for after in rest for n in gast.walk(after)
+                     if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+            held = []
+            _hold_items(elts, name, later, taken, held)
+            block[k - 1:k - 1] = [located(gast.Assign(targets=[store_node(item_name)], value=item,
+                                                      type_comment=None), st)
+                                  for item_name, item in held]
+            k += len(held)
+            out[name] = value
     return out
+
+
+def _read_after(fnode, name, binding, rest):
+    """Is every mention of ``name`` in ``fnode`` but the statement ``binding`` one
+    in the statements ``rest`` that follow it in its block?  (A display bound in a
+    nested block, ``for t in range(n): ws = (a, b); for w in ws: ...``: each read
+    then sees the display of the same pass through the block.)"""
+    after = {id(n) for st in rest for n in gast.walk(st)}
+    own = {id(n) for n in gast.walk(binding)}
+    return all(id(n) in after or id(n) in own for n in gast.walk(fnode)
+               if isinstance(n, gast.Name) and n.id == name)
 
 
 def _changes_its_variables(loop):
