@@ -297,9 +297,18 @@ def displayed_in_a_branch(a, b, c):
     return s
 
 
+def displayed_in_an_unrolled_loop(a, b, c):
+    s = 0.0
+    for k, v in enumerate([a, b]):
+        ws = [v, c, k]  # k: a constant in each copy of the outer loop, held there
+        for w in ws:
+            s = s + np.sum(w * v)
+    return s
+
+
 LOCAL = [over_a_local_list, over_a_local_dict, names_in_a_time_loop,
          written_in_place_after_the_display, indexed_by_the_counter,
-         displayed_in_a_time_loop, displayed_in_a_branch]
+         displayed_in_a_time_loop, displayed_in_a_branch, displayed_in_an_unrolled_loop]
 
 
 @pytest.mark.parametrize("f", LOCAL)

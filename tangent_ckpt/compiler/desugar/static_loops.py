@@ -240,6 +240,7 @@ def _local_displays(fnode, meant, taken):
     iterated = {n.id for loop in loops for n in gast.walk(loop.iter) if isinstance(n, gast.Name)}
     iterated -= {n.id for loop in loops if _changes_its_variables(loop)
                  for n in gast.walk(loop.iter) if isinstance(n, gast.Name)}
+    counters = {n.id for loop in loops for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
     out = {}
     for block in list(statement_lists(fnode)):
         k = 0
@@ -266,6 +267,8 @@ def _local_displays(fnode, meant, taken):
                 continue
             later = {n.id for after in rest for n in gast.walk(after)
                      if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+            if block is not fnode.body:  # an outer loop unrolled here may fold its
+                later |= counters  # variable in the display's copy: held there, read here
             held = []
             _hold_items(elts, name, later, taken, held)
             block[k - 1:k - 1] = [located(gast.Assign(targets=[store_node(item_name)], value=item,
