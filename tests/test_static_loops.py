@@ -399,3 +399,65 @@ def test_a_rebound_item_is_held_before_the_loop_the_lowering_unrolls():
     assert "b_item = b\n    for k, w in enumerate([np.sin(a), b_item, c @ a]):" in text
     text = desugared(rebound_by_the_target_over_a_call)
     assert "a_item = a\n    for a in (np.tanh(b), a_item):" in text
+
+
+def appended_in_straight_code(a, b, c):
+    ws = []
+    ws.append(a)
+    h = np.tanh(a * b)
+    ws.append(h)
+    ws.append(b * 2.0)  # moved to the display: no statement between
+    a = a * 3.0  # the list holds the a of its append
+    s = 0.0
+    for w in ws:
+        s = s + np.sum(w * w * c) + np.sum(a)
+    return s + len(ws)
+
+
+def appended_around_a_write(a, b, c):
+    ws = []
+    ws.append(a * 2.0)  # made before the write below: held where it is appended
+    a[0, 0] = 5.0
+    ws.append(a)  # the same array, written
+    ws.append((c, -1.0))
+    s = 0.0
+    for w in ws[:2]:
+        s = s + np.sum(w * b)
+    for k, (m, f) in enumerate(ws[2:]):
+        s = s + f * np.sum(m)
+    for w in ws[:2]:
+        s = s + np.sum(w * w)
+    return s
+
+
+def appended_in_a_time_loop(a, b, c):
+    s = 0.0
+    for t in range(3):
+        feats = []
+        feats.append(np.tanh(a))
+        feats.append((b, c))
+        for f in feats:
+            s = s + np.sum(np.sum(f, axis=0) * a)
+        a = a * 0.9
+    return s
+
+
+APPENDED = [appended_in_straight_code, appended_around_a_write, appended_in_a_time_loop]
+
+
+@pytest.mark.parametrize("f", APPENDED)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_list_built_by_appends_in_straight_code_computes_what_python_does(f, options):
+    rng = np.random.default_rng(8)
+    args = tuple(rng.normal(size=(2, 2)) for _ in range(3))
+    value, _ = tc.value_and_grad(f, wrt=(1, 2), **options)(*(a.copy() for a in args))
+    np.testing.assert_allclose(value, f(*(a.copy() for a in args)), rtol=1e-12)
+    check_grad(f, args, wrt=(1, 2), df=tc.grad(f, wrt=(1, 2), **options))
+
+
+def test_a_list_built_by_appends_in_straight_code_is_a_display():
+    text = desugared(appended_in_straight_code)
+    assert "h = np.tanh(a * b)\n    ws_0 = a\n    ws_2 = b * 2.0\n    ws = [ws_0, h, ws_2]\n" in text
+    assert "for w in" not in text
+    text = desugared(appended_around_a_write)
+    assert "ws_0 = a * 2.0\n    a[0, 0] = 5.0\n    ws = [ws_0, a, (c, -1.0)]\n" in text

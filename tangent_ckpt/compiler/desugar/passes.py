@@ -110,7 +110,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    params`` and ``for k, v in params.items()`` over a list, tuple or dict the call
    gives and the function only reads, and over a name bound once to a display and
    only read (``ws = [a, b]; for w in ws``, ``d = {...}; d.items()``; also in a
-   nested block holding its reads: ``for t: ws = (a, b); for w in ws``): the body
+   nested block holding its reads: ``for t: ws = (a, b); for w in ws``; a list
+   built by ``ws.append(e)`` statements in straight code, written as that display
+   first): the body
    once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0
    == 0:``), ``continue`` and ``break`` as the rest of the copy in the ``if``'s
    other branch and a flag the later copies test; in a loop left for the

@@ -39,7 +39,12 @@ that holds every read of it after the binding (``for t in range(n): ws = (a, b);
 for w in ws``), to such a display (``ws = [a, b]``, ``names = ("enc", "dec")``,
 ``d = {"W": W, "b": b}`` with ``d.items()``) and only read, its items that are
 expressions or names a later statement of its block binds again first bound to names of their own where the display runs
-(``ws_0 = a * 1.0``; :func:`_local_displays`).
+(``ws_0 = a * 1.0``; :func:`_local_displays`).  A list
+built by appends in straight code (``ws = []``, then ``ws.append(e)`` statements
+of the same block with nothing else between mentioning ``ws``) and then only read
+is first written as that display (``ws = [a, h, ws_2]`` after the last append;
+an item that might differ where the display is, ``ws_0 = a * 2.0`` where it was
+appended: :func:`_appends_as_display`).
 
 An item of a display in the header that is an expression of names and constants
 (``a.T``, ``-x``, ``2 * x``) is evaluated before the loop into a name
@@ -252,6 +257,10 @@ def _local_displays(fnode, meant, taken):
                     isinstance(st.value, (gast.List, gast.Tuple, gast.Dict))):
                 continue
             name, value = st.targets[0].id, st.value
+            if isinstance(value, gast.List) and not value.elts:  # ws = []; ws.append(a); ...
+                if _appends_as_display(fnode, block, k - 1, meant, taken):
+                    k = next(j for j, b in enumerate(block) if b is st)  # looked at again
+                continue
             if isinstance(value, gast.Dict):
                 if not value.keys or not all(isinstance(c, gast.Constant) and
                                              type(c.value) in (str, int) for c in value.keys) or \
@@ -277,6 +286,80 @@ def _local_displays(fnode, meant, taken):
             k += len(held)
             out[name] = value
     return out
+
+
+def _appends_as_display(fnode, block, at, meant, taken):
+    """Rewrite (in place) ``ws = []`` (``block[at]``) and the statements
+    ``ws.append(e)`` that follow it in its block, where nothing else between
+    mentions ``ws`` and it is only read after the last one, as ``ws_0 = e`` per
+    append and ``ws = [ws_0, ws_1, ...]`` after the last: the same list of the
+    same objects (each ``e`` evaluated where it was appended), which
+    :func:`_local_displays` then takes as a display.  False (nothing changed)
+    where the statements are not of that form."""
+    st = block[at]
+    name = st.targets[0].id
+    appends, last = [], None
+    for j in range(at + 1, len(block)):
+        after = block[j]
+        if not any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(after)):
+            continue
+        call = after.value if isinstance(after, gast.Expr) else None
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
+                call.func.attr == "append" and isinstance(call.func.value, gast.Name) and
+                call.func.value.id == name and len(call.args) == 1 and not call.keywords and
+                not isinstance(call.args[0], gast.Starred) and
+                not any(isinstance(n, gast.Name) and n.id == name
+                        for n in gast.walk(call.args[0]))):
+            break
+        appends.append(j)
+        last = j
+    if not appends:
+        return False
+    heads = [id(block[j].value.func.value) for j in appends]
+    if not only_read(fnode, name, meant, st.targets[0], also=heads) or \
+            block is not fnode.body and not _read_after(fnode, name, st, block[at + 1:]):
+        return False
+    items, dropped = [], []
+    for j in appends:
+        e = block[j].value.args[0]
+        if _movable(e, [block[i] for i in range(j + 1, last + 1) if i not in appends],
+                    [block[i].value.args[0] for i in appends if i > j]):
+            items.append(e)  # read where the display is, as a display written there
+            dropped.append(j)
+            continue
+        item = fresh_name(f"{name}_{len(items)}", taken)
+        block[j] = located(gast.Assign(targets=[store_node(item)], value=e,
+                                       type_comment=None), block[j])
+        items.append(name_node(item))
+    st.value = gast.List(elts=items, ctx=gast.Load())
+    block.insert(last + 1, st)
+    for j in reversed(dropped):
+        del block[j]
+    del block[at]
+    return True
+
+
+def _movable(e, between, appended):
+    """May the appended item ``e`` be evaluated after the statements ``between``
+    and the later appends' items ``appended`` instead (in a display after them)?
+    Where it is a display's item (:func:`_display`: names, constants, tuples and
+    calls-free expressions of them) none of whose names a statement between binds
+    again -- and, for an expression that makes a new value (``a * 2.0``), none of
+    whose names a statement between mentions at all (it might write into it in
+    place) and none of the later items is anything but such an item."""
+    if _display(gast.Tuple(elts=[e], ctx=gast.Load())) is None:
+        return False
+    names = {n.id for n in gast.walk(e) if isinstance(n, gast.Name)}
+    stored = {n.id for st in between for n in gast.walk(st)
+              if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    if names & stored:
+        return False
+    if all(isinstance(n, (gast.Name, gast.Constant, gast.Tuple, gast.Load))
+           for n in gast.walk(e)):
+        return True  # the same objects wherever the display reads them
+    mentioned = {n.id for st in between for n in gast.walk(st) if isinstance(n, gast.Name)}
+    return not names & mentioned and all(
+        _display(gast.Tuple(elts=[a], ctx=gast.Load())) is not None for a in appended)
 
 
 def _read_after(fnode, name, binding, rest):
