@@ -457,7 +457,8 @@ def test_a_list_built_by_appends_in_straight_code_computes_what_python_does(f, o
 
 def test_a_list_built_by_appends_in_straight_code_is_a_display():
     text = desugared(appended_in_straight_code)
-    assert "h = np.tanh(a * b)\n    ws_0 = a\n    ws_2 = b * 2.0\n    ws = [ws_0, h, ws_2]\n" in text
+    assert ("h = np.tanh(a * b)\n    ws_0 = a\n    ws_2 = b * 2.0\n"
+            "    ws = [ws_0, h, ws_2]\n") in text
     assert "for w in" not in text
     text = desugared(appended_around_a_write)
     assert "ws_0 = a * 2.0\n    a[0, 0] = 5.0\n    ws = [ws_0, a, (c, -1.0)]\n" in text

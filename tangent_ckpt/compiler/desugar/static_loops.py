@@ -26,25 +26,26 @@ the loop started, not what the body bound to ``b`` since.
 
 The loops ``comprehension_loops.py`` wrote for a comprehension over a ``range``
 of constants (``[f(k) for k in range(3)]``) are unrolled the same way: outer
-loops first, so that an inner ``range(i)`` is one of constants in each copy.  So
+loops first, so that an inner ``range(i)`` is one of constants in each copy. So
 is a loop over a list, tuple or dict the call gives (the compiled function is
 specialised to its structure, ``passes.given_containers``) where the function
 only reads it (:func:`only_read`: never bound again, written into, or handed
-on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies;
-``for k, v in p.items()`` with ``k`` each key and ``v = p["W"]``; ``p``,
-``p.keys()``, ``p.values()``, ``enumerate`` and ``zip`` of them; and ``for l in
-range(len(params))`` whose body indexes such a container with ``l``.  So is a
+on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies; ``for k,
+v in p.items()`` with ``k`` each key and ``v = p["W"]``; ``p``, ``p.keys()``,
+``p.values()``, ``enumerate`` and ``zip`` of them; and ``for l in
+range(len(params))`` whose body indexes such a container with ``l``. So is a
 loop over a name bound once, in the function's own block or in a nested block
 that holds every read of it after the binding (``for t in range(n): ws = (a, b);
 for w in ws``), to such a display (``ws = [a, b]``, ``names = ("enc", "dec")``,
 ``d = {"W": W, "b": b}`` with ``d.items()``) and only read, its items that are
-expressions or names a later statement of its block binds again first bound to names of their own where the display runs
-(``ws_0 = a * 1.0``; :func:`_local_displays`).  A list
-built by appends in straight code (``ws = []``, then ``ws.append(e)`` statements
-of the same block with nothing else between mentioning ``ws``) and then only read
-is first written as that display (``ws = [a, h, ws_2]`` after the last append;
-an item that might differ where the display is, ``ws_0 = a * 2.0`` where it was
-appended: :func:`_appends_as_display`).
+expressions or names a later statement of its block binds again first bound to
+names of their own where the display runs (``ws_0 = a * 1.0``;
+:func:`_local_displays`). A list built by appends in straight code (``ws = []``,
+then ``ws.append(e)`` statements of the same block with nothing else between
+mentioning ``ws``) and then only read is first written as that display (``ws =
+[a, h, ws_2]`` after the last append; an item that might differ where the
+display is, ``ws_0 = a * 2.0`` where it was appended:
+:func:`_appends_as_display`).
 
 An item of a display in the header that is an expression of names and constants
 (``a.T``, ``-x``, ``2 * x``) is evaluated before the loop into a name
