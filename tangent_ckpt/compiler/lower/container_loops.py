@@ -11,10 +11,11 @@ constant in its copy, so that ``d[k]`` reads a known key and ``if k == 0:``
 keeps only the path that runs (:meth:`ContainerLoops.static_truth`).
 
 ``desugar/static_loops.py`` unrolls a loop over a display in its header or over a
-name bound once to a display and only read, a comprehension's loop over a
-constant range and a loop over a container of arrays the call gives and the
-function only reads (with ``break`` and ``continue`` in their bodies); what
-reaches this module is the rest (a list built by appends or a comprehension, a
+name bound once to a display (or to the appends of straight code) and only read,
+a comprehension's loop over a constant range and a loop over a container of
+arrays the call gives and the function only reads (with ``break`` and
+``continue`` in their bodies); what reaches this module is the rest (a list built
+by appends in a loop or by a comprehension, a
 container the function changes, one holding objects, one bound more than once);
 a name in a display of its header that the loop binds again is read, by then,
 from a name desugar bound before the loop (``b_item = b``), and a container the
