@@ -44,8 +44,9 @@ lowering:
   read, a comprehension's over a constant range and those over a list, tuple or
   dict of arrays the call gives and the function only reads, ``break`` and
   ``continue`` in their bodies too, and a list built by appends in straight code;
-  left here: a list built by appends in a loop or a comprehension, a container the function changes, one holding objects, one
-  bound to a name more than once), and conditions of constants;
+  left here: a list built by appends in a loop or a comprehension, a container
+  the function changes, one holding objects, one bound to a name more than once),
+  and conditions of constants;
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
   ``append``/``extend`` (on a list of static structure only the new items are
   bound, an item the append computed in its own variable; a list made in a loop's
