@@ -442,7 +442,20 @@ def appended_in_a_time_loop(a, b, c):
     return s
 
 
-APPENDED = [appended_in_straight_code, appended_around_a_write, appended_in_a_time_loop]
+def appended_around_a_write_through_an_alias(a, b, c):
+    v = a
+    ws = []
+    ws.append(a * 2.0)  # made before the write through v: held where it is appended
+    v[0, 0] = 5.0
+    ws.append(b)
+    s = 0.0
+    for w in ws:
+        s = s + np.sum(w * w * c)
+    return s
+
+
+APPENDED = [appended_in_straight_code, appended_around_a_write, appended_in_a_time_loop,
+            appended_around_a_write_through_an_alias]
 
 
 @pytest.mark.parametrize("f", APPENDED)

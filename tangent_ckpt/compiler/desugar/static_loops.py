@@ -345,9 +345,9 @@ def _movable(e, between, appended):
     and the later appends' items ``appended`` instead (in a display after them)?
     Where it is a display's item (:func:`_display`: names, constants, tuples and
     calls-free expressions of them) none of whose names a statement between binds
-    again -- and, for an expression that makes a new value (``a * 2.0``), none of
-    whose names a statement between mentions at all (it might write into it in
-    place) and none of the later items is anything but such an item."""
+    again -- and, for an expression that makes a new value (``a * 2.0``), where no
+    statement comes between (one might write in place into what it reads, also
+    through another name) and every later item is such an item."""
     if _display(gast.Tuple(elts=[e], ctx=gast.Load())) is None:
         return False
     names = {n.id for n in gast.walk(e) if isinstance(n, gast.Name)}
@@ -358,8 +358,7 @@ def _movable(e, between, appended):
     if all(isinstance(n, (gast.Name, gast.Constant, gast.Tuple, gast.Load))
            for n in gast.walk(e)):
         return True  # the same objects wherever the display reads them
-    mentioned = {n.id for st in between for n in gast.walk(st) if isinstance(n, gast.Name)}
-    return not names & mentioned and all(
+    return not between and all(
         _display(gast.Tuple(elts=[a], ctx=gast.Load())) is not None for a in appended)
 
 
