@@ -346,6 +346,26 @@ def test_star_args_and_keywords_are_a_tuple_and_a_dict_of_the_call():
     check_grad(variadic_helpers, [np.array([0.3, 0.4, 0.5])])
 
 
+def _shifted_by_keywords(x, b=0.0, **kw):
+    return x * kw["scale"] + b - 2.0 * kw["shift"]
+
+
+def keywords_drawn_in_order(x):
+    rng = np.random.default_rng(0)
+    return np.sum(_shifted_by_keywords(x, scale=rng.normal(), b=rng.normal(),
+                                       shift=rng.normal()))
+
+
+def test_keywords_gathered_around_a_named_one_are_evaluated_in_the_calls_order():
+    """``scale`` and ``shift`` go to ``**kw``, ``b`` between them is a parameter:
+    the dict of the two was evaluated first, whole, so the draws went to other
+    arguments (a value and a gradient of another program)."""
+    x = np.array([1.0, 2.0])
+    value, _ = tc.value_and_grad(keywords_drawn_in_order)(x)
+    assert value == keywords_drawn_in_order(x)
+    check_grad(keywords_drawn_in_order, [x])
+
+
 class _Cached:
     """A module-level object whose method caches what it computed."""
 

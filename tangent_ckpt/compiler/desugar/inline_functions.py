@@ -22,7 +22,9 @@ statements are written so:
   ``model.rhs(u, t)``, inlined (the same bound method: the object is the caller's
   name, and a round whose function binds ``rhs`` anew keeps the object);
   ``*args`` is a tuple display of the extra arguments,
-  ``**kwargs`` a dict display of the other keywords -- Python's binding of
+  ``**kwargs`` a dict display of the other keywords (a keyword evaluated after a
+  named one, ``f(x, scale=s(), b=g(), shift=k())``, bound first where Python
+  evaluates it) -- Python's binding of
   arguments, so a write into a parameter is a write into the caller's array,
   which the view pass and the fence then see as the caller's own code;
 - the body's local names get names the caller does not use (``a`` stays ``a``
@@ -1444,6 +1446,27 @@ class _Inliner:
                 node = node.values[0] if node.values else None
             return order.get(id(node), len(order))
         params = sorted(positional + keyword_only + sorted(gathered), key=first_evaluated)
+        # **kwargs given f(x, scale=s(), b=g(), shift=k()): Python evaluates s(), g(),
+        # k() in that order, so an item of the dict evaluated after a named keyword
+        # is bound where it stands (shift = k()), the dict after its last item
+        keys = {p: first_evaluated(p) for p in params}
+        for p in gathered & set(given):
+            items = given[p].values if isinstance(given[p], gast.Dict) else given[p].elts
+            at = [order[id(item)] for item in items]
+            if not items or not any(at[0] < order.get(id(given[q]), -1) < at[-1]
+                       for q in given if q not in gathered):
+                continue
+            for k, (item, where) in enumerate(zip(items, at)):
+                if self.stands_for_itself(item):
+                    continue
+                stem = given[p].keys[k].value if isinstance(given[p], gast.Dict) else p
+                name = fresh_name(stem, self.taken)
+                self.locals.add(name)
+                prelude.append((where, gast.copy_location(
+                    gast.Assign(targets=[store_node(name)], value=item, type_comment=None),
+                    call)))
+                items[k] = gast.copy_location(name_node(name), item)
+            keys[p] = at[-1] + 0.5
         for p in params:
             if p in given:
                 value = given[p]
@@ -1476,12 +1499,13 @@ class _Inliner:
                 continue
             name = fresh_name(p, self.taken)
             self.locals.add(name)
-            prelude.append(gast.copy_location(
+            prelude.append((keys[p], gast.copy_location(
                 gast.Assign(targets=[store_node(name)], value=value, type_comment=None),
-                call))
+                call)))
             if isinstance(value, gast.Lambda) and p not in stored:
-                self.local_functions[name] = prelude[-1]  # f_2 = lambda y: ...: inlined too
+                self.local_functions[name] = prelude[-1][1]  # f_2 = lambda y: ...: inlined too
             rename[p] = name
+        prelude = [stmt for _, stmt in sorted(prelude, key=lambda entry: entry[0])]
         return prelude, substituted, rename
 
     def effects(self, value):
