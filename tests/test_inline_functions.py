@@ -346,6 +346,35 @@ def test_star_args_and_keywords_are_a_tuple_and_a_dict_of_the_call():
     check_grad(variadic_helpers, [np.array([0.3, 0.4, 0.5])])
 
 
+def _rk2_handing_on(f, u, dt, *args, **kwargs):
+    k1 = f(u, *args, **kwargs)
+    k2 = f(u + dt * k1, *args, **kwargs)
+    return u + 0.5 * dt * (k1 + k2)
+
+
+def _damped(u, k, c, forcing=0.0):
+    return np.array([u[1], -k * u[0] - c * u[1] + forcing])
+
+
+def handed_on_spreads(u0, k, c, n):
+    u = u0
+    for t in range(n):
+        u = _rk2_handing_on(_damped, u, 0.1, k, c, forcing=0.5)
+    return np.sum(u ** 2)
+
+
+def test_a_helper_handing_on_its_args_and_kwargs_spreads_the_calls_items():
+    """``f(u, *args, **kwargs)`` in an inlined helper is ``f(u, k, c, forcing=0.5)``:
+    the call's items, each standing for itself, spread where the helper spreads
+    them, so ``f`` is inlined too (the lowering inlined it, a spread of a name)."""
+    text = desugared(handed_on_spreads)
+    assert "_damped" not in text and "*args" not in text and "**kwargs" not in text, text
+    args = [np.array([1.0, 0.2]), 2.0, 0.3, 4]
+    check_grad(handed_on_spreads, args, wrt=(0, 1, 2))
+    check_grad(handed_on_spreads, args, wrt=(0, 1, 2),
+               df=tc.grad(handed_on_spreads, wrt=(0, 1, 2), checkpoint=True, snapshots=2))
+
+
 def _shifted_by_keywords(x, b=0.0, **kw):
     return x * kw["scale"] + b - 2.0 * kw["shift"]
 

@@ -24,7 +24,9 @@ statements are written so:
   ``*args`` is a tuple display of the extra arguments,
   ``**kwargs`` a dict display of the other keywords (a keyword evaluated after a
   named one, ``f(x, scale=s(), b=g(), shift=k())``, bound first where Python
-  evaluates it) -- Python's binding of
+  evaluates it), and the body's spreads of either (``g(u, *args, **kwargs)``) the
+  display, where each item stands for itself, so ``g`` is inlined too after the
+  round (``spread_arguments.py``) -- Python's binding of
   arguments, so a write into a parameter is a write into the caller's array,
   which the view pass and the fence then see as the caller's own code;
 - the body's local names get names the caller does not use (``a`` stays ``a``
@@ -66,7 +68,7 @@ more than its attributes, a call inside a comprehension, a helper whose nested
 ``def`` or ``lambda`` reads its own names (the closure keeps that call's
 bindings) called in a loop, a ``return`` inside ``try`` or ``with``, ``global``,
 a default the helper may change, an argument that is a ``lambda`` the helper
-hands on, ``*args`` of a name, ``continue`` in a generator loop, recursion.  Every node the pass copies is noted with the helper it came
+hands on, ``*args`` of a name (but the helper's own, above), ``continue`` in a generator loop, recursion.  Every node the pass copies is noted with the helper it came
 from and the line calling it (``ParsedFunction.origins``, ``call_sites``,
 ``inlined_places``), so a refusal names the helper's file and line and the call,
 in the helper's own names (``spellings``); comments quote the helper's lines
@@ -1324,7 +1326,7 @@ class _Inliner:
         fnode = copy.deepcopy(callee.template)
         resolved = self.resolve_super(callee, fnode, receiver) if receiver is not None \
             else set()
-        prelude, substituted, rename = self.parameters(callee, fnode, call, rebound)
+        prelude, substituted, rename, spread = self.parameters(callee, fnode, call, rebound)
         # `nonlocal s` of a closure: s is the caller's name, kept (prepare checked it)
         fnode.body = _without_nonlocals(fnode.body)
         rename.update(self.locals_of(fnode, set(rename) | set(substituted) | callee.nonlocals))
@@ -1345,6 +1347,7 @@ class _Inliner:
                     n.name in rename:
                 n.name = rename[n.name]
         fnode.body = [_substitute(s, substituted) for s in fnode.body]
+        prelude = self.spread_in_place(fnode, prelude, spread)
         origin = self.parsed.origins.get(call)
         if origin is not None:
             for s in prelude:
@@ -1400,10 +1403,43 @@ class _Inliner:
         the originals."""
         return copied(self.parsed, node)
 
+    def spread_in_place(self, fnode, prelude, spread):
+        """``prelude`` after writing, in ``fnode`` (a copy being inlined), each
+        spread of a gathered parameter ``spread`` names ({its new name: the
+        display of the call's items}) as that display: ``g(*args)`` as ``g(*(a,
+        b))``, ``g(**kwargs)`` as ``g(**{"k": v})`` -- the same objects, each item
+        standing for itself (:meth:`parameters`), which ``spread_arguments.py``
+        writes as ``g(a, b, k=v)`` after the round.  A spread in a nested
+        ``def`` or ``lambda`` keeps the name (the closure keeps the call's tuple);
+        the binding goes where nothing reads the name any more."""
+        if not spread:
+            return prelude
+        kinds = {name: gast.Dict if isinstance(display, gast.Dict) else gast.Tuple
+                 for name, display in spread.items()}
+        # (not in a comprehension either: its variable may be a name an item reads)
+        for node in own_scope_nodes(fnode, comprehensions=False):
+            if isinstance(node, gast.Starred):
+                kind = gast.Tuple
+            elif isinstance(node, gast.keyword) and node.arg is None:
+                kind = gast.Dict
+            else:
+                continue
+            value = node.value
+            if isinstance(value, gast.Name) and isinstance(value.ctx, gast.Load) and \
+                    kinds.get(value.id) is kind:
+                node.value = gast.copy_location(self.copy(spread[value.id]), value)
+        read = {n.id for n in gast.walk(fnode)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        return [s for s in prelude if not (
+            isinstance(s, gast.Assign) and s.targets[0].id in spread and
+            s.targets[0].id not in read)]
+
     def parameters(self, callee, fnode, call, rebound):
         """The statements binding the parameters that need a name of their own,
-        {parameter: the caller's node standing for it} and {parameter: its new
-        name}."""
+        {parameter: the caller's node standing for it}, {parameter: its new
+        name} and {new name: display} of the gathered parameters (``*args``,
+        ``**kwargs``) whose spreads may be written as their items
+        (:meth:`spread_in_place`)."""
         args = fnode.args
         positional = _positional(fnode)
         keyword_only = [a.id for a in args.kwonlyargs]
@@ -1433,7 +1469,7 @@ class _Inliner:
         stored = _stored_names_in_body(fnode)
         added_into = _added_into(fnode)  # p += v: in place when p is an array
         nested = _nested_scopes(fnode)  # a caller's name read there may be captured
-        prelude, substituted, rename = [], {}, {}
+        prelude, substituted, rename, spread = [], {}, {}, {}
         # the arguments are evaluated in the order the call writes them, then the defaults
         order = {id(node): k for k, node in enumerate(list(call.args) +
                                                       [k.value for k in call.keywords])}
@@ -1504,9 +1540,23 @@ class _Inliner:
                 call)))
             if isinstance(value, gast.Lambda) and p not in stored:
                 self.local_functions[name] = prelude[-1][1]  # f_2 = lambda y: ...: inlined too
+            if p in gathered and p not in stored and self.spreads_itself(value, rebound):
+                spread[name] = value  # g(*args): g(*(a, b)), the same objects
             rename[p] = name
         prelude = [stmt for _, stmt in sorted(prelude, key=lambda entry: entry[0])]
-        return prelude, substituted, rename
+        return prelude, substituted, rename, spread
+
+    def spreads_itself(self, display, rebound):
+        """Is ``display`` (the tuple of a call's extra arguments, or the dict of
+        its extra keywords) one whose items each stand for themselves
+        (:meth:`stands_for_itself`), none a name the caller rebinds while the
+        body runs (``rebound``: a generator loop's body), so that spreading the
+        display where the body spreads the parameter passes the objects the call
+        gave?"""
+        items = display.elts if isinstance(display, gast.Tuple) else display.values
+        return all(self.stands_for_itself(item) and
+                   not (isinstance(item, gast.Name) and item.id in rebound)
+                   for item in items)
 
     def effects(self, value):
         """May evaluating ``value`` (a returned value nobody reads) change anything?"""
