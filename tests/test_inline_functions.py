@@ -375,6 +375,45 @@ def test_a_helper_handing_on_its_args_and_kwargs_spreads_the_calls_items():
                df=tc.grad(handed_on_spreads, wrt=(0, 1, 2), checkpoint=True, snapshots=2))
 
 
+def _dense(x, W, act=np.tanh, scale=1.0):
+    return act(W @ x) * scale
+
+
+def _apply(layer, x, *args, **kw):
+    return layer(x, *args, **kw)
+
+
+def _inner(x, y, z=1.0):
+    return x * y + z
+
+
+def _wrapper(*args, **kwargs):
+    return _inner(*args, **kwargs)
+
+
+def layers_applied_with_keywords(x, W, n):
+    h = _apply(_dense, x, W, scale=0.5)
+    h = _apply(_dense, h, W, act=np.sin)
+    out = np.sum(_wrapper(h, x))  # no keywords: **kwargs is empty
+    for t in range(n):
+        out = out + np.sum(_wrapper(x * t, h, z=np.sum(W)))  # computed items
+        W = W * 0.9
+    return out
+
+
+def test_computed_items_and_functions_handed_on_through_args_and_kwargs_are_inlined():
+    """The computed items of ``*args`` / ``**kwargs`` are bound first, in the call's
+    order, and spread as those names; ``act=np.sin`` handed on through ``**kw``
+    (refused before: the lowering cannot resolve ``act``) is ``np.sin``."""
+    text = desugared(layers_applied_with_keywords)
+    assert "_dense" not in text and "_inner" not in text and "*" + "args" not in text, text
+    args = [np.array([0.3, -0.2, 0.5]), W, 2]
+    check_grad(layers_applied_with_keywords, args, wrt=(0, 1))
+    check_grad(layers_applied_with_keywords, args, wrt=(0, 1),
+               df=tc.grad(layers_applied_with_keywords, wrt=(0, 1), checkpoint=True,
+                          snapshots=2))
+
+
 def _shifted_by_keywords(x, b=0.0, **kw):
     return x * kw["scale"] + b - 2.0 * kw["shift"]
 

@@ -7,6 +7,7 @@ import pytest
 
 import tangent_ckpt as tc
 from construct_check import check_construct
+from tangent_ckpt.compiler.pipeline import desugared
 from tangent_ckpt.errors import TangentCkptError
 
 RNG = np.random.default_rng(2)
@@ -109,8 +110,8 @@ def test_a_kwargs_method_other_than_get_is_refused_with_its_line():
 
 
 def computed_and_handed_on(x, y):
-    # desugar inlines forward_all (its *args and **kwargs computed displays, left
-    # spread): the lowering spreads the dict of the keywords it is handed
+    # desugar inlines forward_all, each computed item of its *args and **kwargs
+    # bound first (in the call's order), then the spreads are those names
     t = 0.0
     for _ in range(2):
         t = t + np.sum(forward_all(x * 2.0, y, scale=np.sum(y) * 0.5, shift=x))
@@ -118,5 +119,7 @@ def computed_and_handed_on(x, y):
     return t
 
 
-def test_keywords_handed_on_as_a_computed_dict_are_spread_by_the_lowering():
+def test_keywords_handed_on_as_a_computed_dict_are_the_calls_items():
+    text = desugared(computed_and_handed_on)
+    assert "*args" not in text and "**kwargs" not in text and "product(" not in text, text
     check_construct(computed_and_handed_on, (X, Y), (0, 1))

@@ -25,8 +25,9 @@ statements are written so:
   ``**kwargs`` a dict display of the other keywords (a keyword evaluated after a
   named one, ``f(x, scale=s(), b=g(), shift=k())``, bound first where Python
   evaluates it), and the body's spreads of either (``g(u, *args, **kwargs)``) the
-  display, where each item stands for itself, so ``g`` is inlined too after the
-  round (``spread_arguments.py``) -- Python's binding of
+  display, each computed item of it bound first (``args_0 = x * 2.0``, in the
+  call's order), so ``g`` is inlined too after the round
+  (``spread_arguments.py``) -- Python's binding of
   arguments, so a write into a parameter is a write into the caller's array,
   which the view pass and the fence then see as the caller's own code;
 - the body's local names get names the caller does not use (``a`` stays ``a``
@@ -1408,7 +1409,8 @@ class _Inliner:
         spread of a gathered parameter ``spread`` names ({its new name: the
         display of the call's items}) as that display: ``g(*args)`` as ``g(*(a,
         b))``, ``g(**kwargs)`` as ``g(**{"k": v})`` -- the same objects, each item
-        standing for itself (:meth:`parameters`), which ``spread_arguments.py``
+        standing for itself (a computed one is bound first, :meth:`parameters`),
+        which ``spread_arguments.py``
         writes as ``g(a, b, k=v)`` after the round.  A spread in a nested
         ``def`` or ``lambda`` keeps the name (the closure keeps the call's tuple);
         the binding goes where nothing reads the name any more."""
@@ -1484,18 +1486,27 @@ class _Inliner:
         params = sorted(positional + keyword_only + sorted(gathered), key=first_evaluated)
         # **kwargs given f(x, scale=s(), b=g(), shift=k()): Python evaluates s(), g(),
         # k() in that order, so an item of the dict evaluated after a named keyword
-        # is bound where it stands (shift = k()), the dict after its last item
+        # is bound where it stands (shift = k()), the dict after its last item; so is
+        # each computed item of a display the body spreads (g(*args): its items then
+        # stand for themselves, spread_in_place)
         keys = {p: first_evaluated(p) for p in params}
+        spread_in_body = {n.value.id for n in own_scope_nodes(fnode, comprehensions=False)
+                          if (isinstance(n, gast.Starred) or
+                              isinstance(n, gast.keyword) and n.arg is None) and
+                          isinstance(n.value, gast.Name)}
         for p in gathered & set(given):
             items = given[p].values if isinstance(given[p], gast.Dict) else given[p].elts
             at = [order[id(item)] for item in items]
             if not items or not any(at[0] < order.get(id(given[q]), -1) < at[-1]
-                       for q in given if q not in gathered):
+                       for q in given if q not in gathered) and \
+                    not (p in spread_in_body and p not in stored and
+                         not _captured(nested, p, given[p])):
                 continue
             for k, (item, where) in enumerate(zip(items, at)):
                 if self.stands_for_itself(item):
                     continue
-                stem = given[p].keys[k].value if isinstance(given[p], gast.Dict) else p
+                stem = given[p].keys[k].value if isinstance(given[p], gast.Dict) else \
+                    f"{p}_{k}"
                 name = fresh_name(stem, self.taken)
                 self.locals.add(name)
                 prelude.append((where, gast.copy_location(
