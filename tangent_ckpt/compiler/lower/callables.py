@@ -12,10 +12,10 @@ too.  Desugar writes the plain forms before: each ``map`` it can follow
 (``desugar/map_calls.py``: a comprehension, a loop or a generator expression;
 one that reaches this module is refused), a ``partial`` bound once, of a lambda
 or a method too (``partial_calls.py``), spreads of displays
-(``spread_arguments.py``); what reaches this module is what those passes leave
-(a partial object made at module level; a spread of a tuple whose items are
-computed or rebound, ``zip(*pairs)`` of such a tuple); a ``map`` or a
-``functools.partial()`` call left is refused.
+(``spread_arguments.py``), a helper's spread of its own ``*args`` (``inline_functions.py``);
+what reaches this module is what those passes leave (a partial object made at module
+level; a spread of a tuple whose items are rebound, ``zip(*pairs)`` of such a tuple, the
+``*args`` of a function the lowering inlines); a ``map`` or ``partial()`` left is refused.
 """
 
 import functools
