@@ -134,13 +134,17 @@ class Inlining:
             {n.target.id for n in gast.walk(fnode)
              if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}, call)
         closed_over = _read_by_nested_functions(fnode)
+        evaluated = self._in_call_order(call, {p: given[p] for p in params if p in given},
+                                        extra_args, extra_keywords)
         for p in params:
             if p in given:
-                static = self.lo.expressions.static_value(given[p])
+                static, v, atom = evaluated.get(
+                    id(given[p]), (self.lo.expressions.static_value(given[p]), None, None))
                 if is_compile_time(static):  # fixed_point(f, x0), forward(self, x)
                     scope.functions[p] = static
                     continue
-                v = self.lo.expressions.value(given[p], p)
+                if v is None:
+                    v = self.lo.expressions.value(given[p], p)
             elif p in defaults:
                 d = defaults[p]
                 if isinstance(d, tuple) and d and d[0] == "node":
@@ -167,7 +171,8 @@ class Inlining:
             fresh = isinstance(v, ir.Prim) and not isinstance(given.get(p), gast.Name) and \
                 returns_new(v.fn)
             if isinstance(v, (ir.Prim, ir.NonDiff)):
-                v = self.lo.expressions.atomize(v, p)
+                v = atom if p in given and id(given[p]) in evaluated else \
+                    self.lo.expressions.atomize(v, p)
             written_back = p in written_arguments.get(call, {}) or \
                 p in marks.unobserved_arguments.get(call, {})  # the caller's, or unread
             computed = fresh or isinstance(given.get(p), (gast.BinOp, gast.UnaryOp))  # new
@@ -186,16 +191,50 @@ class Inlining:
                 if isinstance(v, ir.Name):
                     scope.aliases.add(v.id)
         if args.vararg:  # def f(*args): the extra positional arguments, a tuple
-            items = [self.lo.expressions.value(a, args.vararg.id) for a in extra_args]
+            items = [evaluated[id(a)][2] if id(a) in evaluated else
+                     self.lo.expressions.value(a, args.vararg.id) for a in extra_args]
             scope.tuples[args.vararg.id] = TupleValue([
                 v if isinstance(v, TupleValue) else self.lo.expressions.atomize(v, args.vararg.id)
                 for v in items])
         if args.kwarg:  # def f(**kwargs): the extra keywords, a dict
-            items = [self.lo.expressions.value(v, k) for k, v in extra_keywords.items()]
+            items = [evaluated[id(v)][2] if id(v) in evaluated else
+                     self.lo.expressions.value(v, k) for k, v in extra_keywords.items()]
             scope.tuples[args.kwarg.id] = DictValue(list(extra_keywords), [
                 v if isinstance(v, TupleValue) else self.lo.expressions.atomize(v, k)
                 for k, v in zip(extra_keywords, items)])
         return given
+
+    def _in_call_order(self, call, given, extra_args, extra_keywords):
+        """{id of an argument node: (its static value, its value, its operand)},
+        each evaluated in the order the call writes them, where binding the
+        parameters in their own order (``given``: {parameter: node}, then
+        ``*args``, then ``**kwargs``) would evaluate them in another (``f(x,
+        b=g(), a=h())``, a ``**kwargs`` item before a named keyword): Python's
+        order.  Empty where the two orders are one."""
+        written = list(call.args) + [k.value for k in call.keywords]
+        bound = list(given.values()) + extra_args + list(extra_keywords.values())
+        if [id(n) for n in bound] == [id(n) for n in written]:
+            return {}
+        hints = {id(n): p for p, n in given.items()}
+        items = {id(n): k for k, n in extra_keywords.items()}
+        items.update((id(n), "args") for n in extra_args)
+        evaluated = {}
+        for node in written:
+            if id(node) in items:  # (as the tuple or dict of them takes it)
+                v = self.lo.expressions.value(node, items[id(node)])
+                atom = v if isinstance(v, TupleValue) else \
+                    self.lo.expressions.atomize(v, items[id(node)])
+                evaluated[id(node)] = (None, v, atom)
+                continue
+            static = self.lo.expressions.static_value(node)
+            if is_compile_time(static):
+                evaluated[id(node)] = (static, None, None)
+                continue
+            v = self.lo.expressions.value(node, hints[id(node)])
+            atom = self.lo.expressions.atomize(v, hints[id(node)]) \
+                if isinstance(v, (ir.Prim, ir.NonDiff)) else v
+            evaluated[id(node)] = (static, v, atom)
+        return evaluated
 
     def _refuse_one_array_for_two_parameters(self, label, given, written, call):
         """``f(U, U)`` where ``f`` writes into one of the two parameters: in NumPy the
