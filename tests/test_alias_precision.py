@@ -1703,3 +1703,24 @@ def test_a_list_another_name_holds_is_not_followed_by_place():
     with pytest.raises(TangentCkptError, match="a write into 'items' may also change 'kept'"):
         tc.grad(appended_while_another_name_holds_it, wrt=(0, 1, 2))(
             np.array([1.0, 2.0]), np.array([3.0, 4.0]), 0.5)
+
+
+def rmsprop_over_zipped_lists(W1, W2, x, n):
+    Ws = [W1 * 1.0, W2 * 1.0]
+    cache = [np.zeros_like(W1), np.zeros_like(W2)]
+    for it in range(n):
+        grads = [np.tanh(x @ Ws[0]), np.sin(Ws[1])]
+        for W, g, c in zip(Ws, grads, cache):
+            c *= 0.9  # WRITE
+            W -= 0.01 * g
+    return np.sum(Ws[0]) + np.sum(cache[1])
+
+
+def test_a_zip_loop_target_is_an_item_of_its_own_list_alone():
+    """``c`` of ``zip(Ws, grads, cache)`` is an item of ``cache``: the refusal of
+    the write into it names ``cache`` (it said 'Ws', a list ``c`` is no item of)."""
+    with pytest.raises(tc.UnsupportedSyntaxError) as info:
+        tc.grad(rmsprop_over_zipped_lists)(np.eye(2), np.eye(2), np.ones((1, 2)), 2)
+    text = str(info.value)
+    assert "a write into 'c' may also change 'cache'" in text, text
+    assert "'Ws'" not in text.split("(")[0], text

@@ -278,6 +278,9 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             it = s.iter
             ranged = isinstance(it, gast.Call) and self.resolve(it.func) is range
             self.set(head, iterated, _Info() if ranged else self.info(it, env))
+        zipped = self.zipped_targets(s) if isinstance(s, gast.For) else None
+        for k, (_, part) in enumerate(zipped or ()):  # each list zip visits, evaluated once
+            self.set(head, f"{iterated}:{k}", self.info(part, env))
         body_sites = self.sites(s.body)
         numbered = self.numbered_targets(s) if isinstance(s, gast.For) else None
         if isinstance(s, gast.For) and not ranged:  # (decided once, where the loop starts)
@@ -296,6 +299,14 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                 for name in bound_names(s.target):
                     self.set(inner, name, _Info() if name == counter or
                              name in (numbered or ()) else item)
+                for k, (target, _) in enumerate(zipped or ()):
+                    # zip(Ws, grads, cache): 'c' is an item of cache alone
+                    part = inner[f"{iterated}:{k}"]
+                    part_item = _Info(part.holds, part.holds) if self.surely_container(part) \
+                        else _Info(part.everything(), part.holds)
+                    for name in bound_names(target):
+                        if name != counter and name not in (numbered or ()):
+                            self.set(inner, name, part_item)
             breaks, continues = [], []
             self.loop_exits.append((breaks, continues))
             try:
@@ -317,12 +328,32 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             head = new_head
         self.loop_depth -= 1
         self.iterating.pop(iterated, None)
-        head.pop(iterated, None)
+        parts = [iterated] + [f"{iterated}:{k}" for k in range(len(zipped or ()))]
+        for key in parts:
+            head.pop(key, None)
         out = self.block(s.orelse, dict(head))  # the else runs when no break left the loop
         for env_at in breaks:
-            env_at.pop(iterated, None)
+            for key in parts:
+                env_at.pop(key, None)
             out = _joined(out, env_at)
         return out
+
+    def zipped_targets(self, loop):
+        """``[(target, list), ...]`` of a loop over ``zip(a, b, ...)`` (or
+        ``enumerate(zip(...))``) unpacked into as many targets, each target bound
+        to the items of its own list only; None for any other loop."""
+        target, iterable = loop.target, loop.iter
+        if isinstance(iterable, gast.Call) and self.resolve(iterable.func) is enumerate \
+                and len(iterable.args) == 1 and not iterable.keywords and \
+                isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2:
+            target, iterable = target.elts[1], iterable.args[0]
+        if not (isinstance(iterable, gast.Call) and self.resolve(iterable.func) is zip and
+                not iterable.keywords and isinstance(target, (gast.Tuple, gast.List)) and
+                len(target.elts) == len(iterable.args) and
+                not any(isinstance(a, gast.Starred) for a in iterable.args) and
+                not any(isinstance(t, gast.Starred) for t in target.elts)):
+            return None
+        return list(zip(target.elts, iterable.args))
 
     def bind(self, target, value_node, value, env, s):
         if isinstance(target, gast.Name):
