@@ -349,9 +349,10 @@ class ObjectLowering:
         nothing but its attributes: not in a list returned or handed on, nor read
         after a loop outside the loop's block)."""
         return self.lo.error(UnsupportedSyntaxError, f"{what}, on an object of "
-                             f"{owner.cls.__name__} that the compiler keeps as an object "
-                             "(not only its attributes: in a list returned or handed on, "
-                             "or read after a loop outside the loop's block)", node,
+                             f"{owner.cls.__name__} that the compiler keeps as an object, "
+                             "not only as its attributes (as for an object in a list "
+                             "returned or handed on, read after a loop outside the loop's "
+                             "block, or whose methods change what its class holds)", node,
                              construct=construct,
                              hint="keep the object under one name, made where it is used "
                                   "(or keep the value in a variable)")
