@@ -210,17 +210,30 @@ def nested_sequences(values, positions) -> Dict[int, Any]:
     builds a run-time list of tuples; ``for W, b in zip(Ws, bs):
     layers.append(Layer(W, b))`` a run-time list of objects) the gradient is
     compiled for its structure, like a ``wrt`` container's.  One of more than
-    ``_MOST_LEAVES`` leaves is not offered."""
+    ``_MOST_LEAVES`` leaves is not offered, nor a list holding an object (``[CELL]``:
+    compiled for its structure, its attributes would be read where the call
+    gives them, not where a helper stores them)."""
     found = {}
     for k, value in enumerate(values):
         if k in positions or not isinstance(value, (list, tuple)):
             continue
         leaves = leaves_of(value)
-        if 0 < len(leaves) <= _MOST_LEAVES and all(_is_float_leaf(leaf) or isinstance(leaf, np.ndarray) or
-                          isinstance(leaf, (int, np.integer)) and not isinstance(leaf, bool)
-                          for leaf in leaves):
-            found[k] = structure_of(value)
+        structure = structure_of(value)
+        if 0 < len(leaves) <= _MOST_LEAVES and not _holds_object(structure) and \
+                all(_is_float_leaf(leaf) or isinstance(leaf, np.ndarray) or
+                    isinstance(leaf, (int, np.integer)) and not isinstance(leaf, bool)
+                    for leaf in leaves):
+            found[k] = structure
     return found
+
+
+def _holds_object(structure) -> bool:
+    """Does a container of ``structure`` hold an object (at any depth)?"""
+    if structure == "leaf" or structure[0] == "const":
+        return False
+    if structure[0] == "object":
+        return True
+    return any(_holds_object(s) for s in structure[-1])
 
 
 def flat_values(values, containers) -> List[Any]:

@@ -61,7 +61,10 @@ def test_a_local_named_max_is_not_the_builtin():
     def local_max(u):
         max = builtins.min  # noqa: A001 - a local named max
         return max(u[0], u[1], u[2])
-    assert "max(u[0], u[1], u[2])" in desugared(local_max)
+    text = desugared(local_max)
+    # not written as the builtin max's pairs; the local, surely builtins.min, is
+    # called by that name since session 23 (function_names.py)
+    assert "max(max(" not in text and "min(u[0], u[1], u[2])" in text, text
 
 
 def max_with_a_key(u):

@@ -293,6 +293,14 @@ def stored_by_a_helper_then_read_through_a_parameter(x, cells):
     return np.sum(cells[0].h * x) + np.sum(y[0])  # OTHER PATH
 
 
+def stored_by_a_helper_then_read_through_a_list_of_pairs(x, pairs):
+    # (compiled for the list's structure, the object's h was read where the call
+    # gives it: gradient [2, 2] where finite differences give [2.2, 0.2], until
+    # session 23)
+    y = [_cache_h(a) for a in (x,)]
+    return np.sum(pairs[0][0].h * x) + np.sum(y[0])  # OTHER PATH
+
+
 def _cache_h(v):
     CELL.h = v * 2.0
     return v
@@ -301,7 +309,8 @@ def _cache_h(v):
 @pytest.mark.parametrize("f, extra", [
     (stored_then_read_through_a_list_beside_a_comprehension, ()),
     (read_through_a_list_then_stored_in_a_loop, ()),
-    (stored_by_a_helper_then_read_through_a_parameter, ([CELL],))])
+    (stored_by_a_helper_then_read_through_a_parameter, ([CELL],)),
+    (stored_by_a_helper_then_read_through_a_list_of_pairs, ([(CELL, 1.0)],))])
 def test_a_stored_attribute_read_through_another_path_is_refused_where_the_lowering_follows_it(
         f, extra):
     """Where desugar leaves the object to the lowering (the function still calls a

@@ -62,6 +62,9 @@ def resolve_function_names(parsed, fnode):
             if len(found) == 1 and None not in found.values():
                 known[name] = next(iter(found.values()))
                 changed = True
+    for name in _called_before_bound(fnode, {n for n, fn in known.items()
+                                              if _library_function(fn)}):
+        del known[name]  # Python may raise UnboundLocalError there: the lowering's refusal
     spelled, modules = {}, {}
     for name, fn in known.items():
         if isinstance(fn, gast.FunctionDef):  # a def of the function's own
@@ -305,6 +308,43 @@ def _library_function(fn):
     leaves ``cell_act = np.tanh`` there) is called by that dotted name?"""
     return isinstance(fn, (np.ufunc, types.BuiltinFunctionType)) or \
         type(fn).__name__ == "_ArrayFunctionDispatcher" and type(fn).__module__ == "numpy"
+
+
+def _called_before_bound(fnode, names):
+    """The ``names`` some call of which may run before any binding of the name
+    has (a binding only in a branch: ``if c > 0: act = np.sin`` then
+    ``act(x)``): a binding counts for the statements after it in its own block
+    and in the blocks nested in those."""
+    early = set()
+
+    def calls(node, bound):
+        for n in gast.walk(node):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                    n.func.id in names and n.func.id not in bound:
+                early.add(n.func.id)
+
+    def block(stmts, bound):
+        bound = set(bound)
+        for stmt in stmts:
+            inner = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")]
+            inner = [b for b in inner if isinstance(b, list) and b and
+                     isinstance(b[0], gast.stmt)]
+            handlers = getattr(stmt, "handlers", None) or []
+            if not inner and not handlers:
+                calls(stmt, bound)
+                if isinstance(stmt, gast.Assign):
+                    bound |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}
+                continue
+            for field, value in gast.iter_fields(stmt):  # the test, the iterable, the items
+                if field not in ("body", "orelse", "finalbody", "handlers"):
+                    for part in value if isinstance(value, list) else [value]:
+                        if isinstance(part, gast.AST):
+                            calls(part, bound)
+            for body in inner + [h.body for h in handlers]:
+                block(body, bound)
+
+    block(fnode.body, set())
+    return early
 
 
 def _bindings(fnode):
