@@ -1635,18 +1635,8 @@ def test_an_item_that_may_be_a_view_of_the_written_array_is_still_refused():
 # copies); desugar writes the map as appends to a new list, which is then unpacked.
 # Each name is its own new array, so the writes into bc and dc change no other name
 # (refused: "a write into 'bc' may also change 'ac'").
-def tdma_solve(a, b, c, d):
-    nf = len(d)
-    ac, bc, cc, dc = map(np.array, (a, b, c, d))
-    for it in range(1, nf):
-        mc = ac[it - 1] / bc[it - 1]
-        bc[it] = bc[it] - mc * cc[it - 1]
-        dc[it] = dc[it] - mc * dc[it - 1]
-    xc = bc
-    xc[-1] = dc[-1] / bc[-1]
-    for il in range(nf - 2, -1, -1):
-        xc[il] = (dc[il] - cc[il] * xc[il + 1]) / bc[il]
-    return xc
+# (the solver, as tests/test_real_programs.py holds it)
+from test_real_programs import tdma_solver as tdma_solve  # noqa: E402
 
 
 def tdma_energy(a, b, c, d):
