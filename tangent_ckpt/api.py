@@ -113,15 +113,17 @@ def _normalize_wrt(wrt):
 
 
 def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
-              library=None, has_aux=False, complex_params=(), numbers=()):
+              library=None, has_aux=False, complex_params=(), numbers=(), constants=()):
     """The gradient of ``fn``, compiled once per key; ``library``: the array
     library of the arguments when it is not NumPy ("cupy", "dask"): the same code
     runs with NumPy's functions dispatched there (runtime/backends.py);
     ``complex_params``: the parameters given complex values (``_complex_parameters``);
-    ``numbers``: those given numbers (``GradientFunction._number_arguments``)."""
+    ``numbers``: those given numbers (``GradientFunction._number_arguments``);
+    ``constants``: the strings read as constants (``_constant_arguments``)."""
     containers = containers or {}
     key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes,
-           library, has_aux, complex_params) + ((numbers,) if numbers else ())
+           library, has_aux, complex_params) + ((numbers,) if numbers else ()) + \
+        ((("constants",) + constants,) if constants else ())
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -141,7 +143,7 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
                                             has_aux=has_aux,
                                             inexact=shapes.inexact if shapes else (),
                                             complex_params=complex_params,
-                                            numbers=numbers)
+                                            numbers=numbers, constants=constants)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -370,6 +372,11 @@ class GradientFunction(Generic[Result]):
         # were given
         self._numbers_needed = set()
         self._last_numbers = self._compiled_numbers = ()
+        # the string arguments (position, value) calls gave where the gradient
+        # compiles only read as constants (_constant_arguments), and the last call's
+        # and the compiled gradient's
+        self._constants_needed = set()
+        self._last_constants = self._compiled_constants = ()
 
     def compile(self, return_value: Optional[bool] = None):
         """Compile now (else on the first call); cached per function, wrt and options."""
@@ -389,17 +396,19 @@ class GradientFunction(Generic[Result]):
         shapes = self._last_shapes if shapes is False else shapes
         complex_params = self._last_complex
         numbers = self._last_numbers
+        constants = self._last_constants
         if value == self.return_value and self._compiled is not None and \
                 not containers and shapes == self._compiled_shapes and \
                 complex_params == self._compiled_complex and \
                 numbers == self._compiled_numbers and \
+                constants == self._compiled_constants and \
                 self._last_library == self._compiled_library and \
                 not _stale(self._compiled, self.options):
             return self._compiled, None
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
                                  self.given_source, containers, shapes, self._last_library,
-                                 self.has_aux, complex_params, numbers)
+                                 self.has_aux, complex_params, numbers, constants)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
@@ -407,6 +416,7 @@ class GradientFunction(Generic[Result]):
             self._compiled, self._compiled_shapes = compiled, shapes
             self._compiled_complex = complex_params
             self._compiled_numbers = numbers
+            self._compiled_constants = constants
             self._compiled_library = self._last_library
         return compiled, None
 
@@ -481,6 +491,11 @@ class GradientFunction(Generic[Result]):
         self._last_complex = self._complex_parameters(args, kwargs, containers)
         self._last_library = _array_library((*self._target.args, *args), kwargs)
         self._last_numbers = ()
+        self._last_constants = ()
+        if self._constants_needed:
+            constants = self._constant_arguments(args, kwargs)
+            if constants in self._constants_needed:
+                self._last_constants = constants
         if self._numbers_needed:
             numbers = self._number_arguments(args, kwargs)
             if numbers in self._numbers_needed:
@@ -518,6 +533,18 @@ class GradientFunction(Generic[Result]):
                     compiled, error = retried, None
                 else:
                     self._last_numbers = ()
+        if error is not None and not self._last_constants:
+            # refused (a function chosen by a string: LIMITERS[limiter]): compiled for
+            # the strings given instead, read as constants
+            constants = self._constant_arguments(args, kwargs)
+            if constants:
+                self._last_constants = constants
+                retried, second = self._compile(containers=containers)
+                if second is None:
+                    self._constants_needed.add(constants)
+                    compiled, error = retried, None
+                else:
+                    self._last_constants = ()
         if error is not None:  # its traceback is the user's line (errors.at_user_line)
             raise error
         seed = kwargs.pop(compiled.seed_name, None)
@@ -600,6 +627,17 @@ class GradientFunction(Generic[Result]):
             return ()
         return tuple((k, kind) for k, kind in enumerate(map(argument_kind, values))
                      if kind is not None)
+
+    def _constant_arguments(self, args, kwargs):
+        """((position, value), ...) of this call's string arguments outside ``wrt``
+        (a default the call leaves too): where the gradient is refused with them as
+        values of the run, it is compiled for their values, read as constants
+        (``desugar/constant_arguments.py``), one gradient per value."""
+        values = self._argument_values(args, kwargs)
+        if values is None:
+            return ()
+        return tuple((k, v) for k, v in enumerate(values)
+                     if type(v) is str and k not in self._inner_wrt)
 
     def _container_arguments(self, args, kwargs):
         """{position: structure} of the ``wrt`` arguments of this call that are

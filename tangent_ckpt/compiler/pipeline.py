@@ -33,7 +33,7 @@ from tangent_ckpt.compiler.desugar.views import recording_shared_writes
 
 
 def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None,
-                     has_aux=False, inexact=(), complex_params=(), numbers=()):
+                     has_aux=False, inexact=(), complex_params=(), numbers=(), constants=()):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
     returns an :class:`~tangent_ckpt.compiler.emit.rendering.CompiledGradient` whose
     ``dependencies`` are the free names it was compiled against.  Deeply nested
@@ -51,11 +51,13 @@ def compile_gradient(fn, wrt, options, return_value=False, containers=None, shap
     values, (position, attribute, ...) paths (keyed too): what they make is complex
     (:mod:`complex_values`).  ``numbers``: ((position, kind), ...) of the parameters
     given numbers or lists or tuples of numbers (keyed too), which the aliasing
-    fence takes to hold no memory (``fence/number_arguments.py``)."""
+    fence takes to hold no memory (``fence/number_arguments.py``).  ``constants``:
+    ((position, str), ...) of the string arguments the gradient is compiled for
+    (keyed too), read as constants (``desugar/constant_arguments.py``)."""
     with _collector_paused():
         return on_deep_stack(lambda: _stages(fn, wrt, options, return_value, containers,
                                              shapes, has_aux, inexact, complex_params,
-                                             numbers), fn)
+                                             numbers, constants), fn)
 
 
 @contextlib.contextmanager
@@ -74,7 +76,7 @@ def _collector_paused():
 
 
 def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=False,
-              inexact=(), complex_params=(), numbers=()):
+              inexact=(), complex_params=(), numbers=(), constants=()):
     """The stages both modes share: parse, desugar, the fence (aliases, once, on the
     function and every helper it may inline, each desugared first), lower, analyze.
     ``containers``: the structure of container arguments (``wrt`` positions are
@@ -82,11 +84,14 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     ``one_output``: a returned tuple or list of outputs is refused; ``has_aux``:
     ``fn`` returns ``(output, aux)``; ``inexact``: the parameters the call gives float
     or complex values; ``complex_params``: where it gives complex ones (paths);
-    ``numbers``: where it gives numbers, ((position, kind), ...)."""
+    ``numbers``: where it gives numbers, ((position, kind), ...); ``constants``:
+    where it gives strings read as constants, ((position, value), ...)."""
     parsed = parse_function(fn)                                     # parse
     parameters = _parameters(parsed)
     followed = desugar(parsed, given=given_objects(parsed, containers),  # desugar (+ views)
-                       structures=given_containers(parsed, containers))
+                       structures=given_containers(parsed, containers),
+                       constants={parameters[k]: value for k, value in constants
+                                  if k < len(parameters)})
     left = containers_left(parsed, containers, parameters)  # objects desugar did not flatten
     fenced = fence_once(parsed, followed, left,                     # aliasing fence
                         {parameters[k]: kind for k, kind in numbers if k < len(parameters)})
@@ -143,11 +148,11 @@ def desugared(fn, containers=None):
 
 
 def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_aux=False,
-            inexact=(), complex_params=(), numbers=()):
+            inexact=(), complex_params=(), numbers=(), constants=()):
     with recording() as dependencies, recording_shared_writes() as shared_writes:
         function, bindings, namer, wrt_names, active = _analyzed(
             fn, wrt, containers, shapes, has_aux=has_aux, inexact=inexact,
-            complex_params=complex_params, numbers=numbers)
+            complex_params=complex_params, numbers=numbers, constants=constants)
         plan = auto_plan(options, namer)
         loop_plans = plan_loops(function, options, plan)            # which loops, how
         sweeps = reverse_function(function, active, namer, bindings,  # transform

@@ -32,6 +32,7 @@ that name (which could shadow the method in the object).
 """
 
 import inspect
+import operator
 import types
 from collections import Counter
 
@@ -39,8 +40,10 @@ import gast
 import numpy as np
 
 from tangent_ckpt.compiler.desugar.local_bindings import own_scope_nodes, parameter_names
+from tangent_ckpt.compiler.frontend.parse import note_item
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
-from tangent_ckpt.compiler.desugar.view_shape import copy_node, name_node, statement_lists
+from tangent_ckpt.compiler.desugar.view_shape import (ReplacedNodes, copy_node, name_node,
+                                                     statement_lists)
 
 
 def resolve_function_names(parsed, fnode):
@@ -85,6 +88,10 @@ def resolve_function_names(parsed, fnode):
                       _denoted(parsed, v, bindings, known, unknown, stored) is fn]
             if dotted:
                 spelled[name] = dotted[0]
+            elif _library_function(fn):  # TABLE["tanh"] holding np.tanh: np.tanh
+                spelled_in = _module_attribute(parsed, fn, bindings, unknown)
+                if spelled_in is not None:
+                    spelled[name] = spelled_in
     methods = _bound_methods(parsed, fnode, bindings, unknown, known)
     rewritten = False
     # a nested def's or lambda's `f` may be its own
@@ -111,6 +118,18 @@ def resolve_function_names(parsed, fnode):
     rewritten = rewritten or decided.rewritten
     if methods:
         _drop_unread_bindings(fnode, methods)
+    chosen = {name for name in spelled  # lm = LIMITERS["minmod"]: a lookup, nothing else
+              if all(isinstance(v, (gast.Subscript, gast.IfExp)) for v in bindings[name])}
+    if chosen:  # handed on too (_step(u, lm)): read by the function's own name
+        reads = {id(node): gast.copy_location(
+                    name_node(spelled[node.id]) if isinstance(spelled[node.id], str)
+                    else copy_node(spelled[node.id]), node)
+                 for node in own_scope_nodes(fnode, comprehensions=False)
+                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and
+                 node.id in chosen}
+        ReplacedNodes(reads).visit(fnode)
+        rewritten = rewritten or bool(reads)
+        _drop_unread_bindings(fnode, chosen)
     return rewritten
 
 
@@ -227,7 +246,8 @@ def _plain_method(cls, attr):
 
 def _drop_unread_bindings(fnode, methods):
     """Remove the bindings ``f = obj.meth`` of the ``methods`` locals no longer
-    read (reading a plain method computes nothing)."""
+    read (reading a plain method computes nothing; nor does ``LIMITERS["minmod"]``
+    of a module-level dict holding that key, nor a choice between such values)."""
     read = {n.id for n in gast.walk(fnode)
             if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store)}
     for block in statement_lists(fnode):
@@ -292,12 +312,70 @@ def _denoted(parsed, value, bindings, known, unknown, stored=frozenset()):
                 isinstance(parsed.resolve(root.id), types.ModuleType) and _library_function(fn):
             return fn
         return None
+    if isinstance(value, gast.IfExp):  # minmod if "minmod" == "minmod" else vanleer
+        test = _constant_test(value.test)
+        if test is None:
+            return None
+        return _denoted(parsed, value.body if test else value.orelse, bindings, known,
+                        unknown, stored)
+    if isinstance(value, gast.Subscript):  # LIMITERS["minmod"], a module-level dict
+        return _table_item(parsed, value, bindings, unknown)
     if not isinstance(value, gast.Name):
         return None
     if value.id in bindings or value.id in unknown:
         return known.get(value.id)
     fn = parsed.resolve(value.id)
     return fn if isinstance(fn, (types.FunctionType, types.ModuleType)) else None
+
+
+def _module_attribute(parsed, fn, bindings, unknown):
+    """``np.tanh``: a module-level name of a module holding ``fn`` under its own
+    name, read as that attribute, else None."""
+    attr = getattr(fn, "__name__", None)
+    for name, value in sorted(parsed.globals.items()):
+        if isinstance(value, types.ModuleType) and name not in bindings and \
+                name not in unknown and attr and getattr(value, attr, None) is fn and \
+                parsed.resolve(name) is value:
+            return gast.Attribute(value=name_node(name), attr=attr, ctx=gast.Load())
+    return None
+
+
+def _constant_test(node):
+    """The truth of a test of constants alone (``"vanleer" == "minmod"``, which
+    ``constant_arguments.py`` leaves of ``limiter == "minmod"``), else None."""
+    compare = {gast.Eq: operator.eq, gast.NotEq: operator.ne}
+    if isinstance(node, gast.Constant) and isinstance(node.value, (str, bool, int)):
+        return bool(node.value)
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        inner = _constant_test(node.operand)
+        return None if inner is None else not inner
+    if isinstance(node, gast.Compare) and len(node.ops) == 1 and \
+            type(node.ops[0]) in compare and \
+            all(isinstance(n, gast.Constant) and isinstance(n.value, str)
+                for n in (node.left, node.comparators[0])):
+        return compare[type(node.ops[0])](node.left.value, node.comparators[0].value)
+    return None
+
+
+def _table_item(parsed, node, bindings, unknown):
+    """The user function (or NumPy's) ``TABLE["key"]`` is, ``TABLE`` a module-level
+    dict the function does not bind (read when compiling, as a module-level
+    function's name is), else None."""
+    table, key = node.value, node.slice
+    if not (isinstance(table, gast.Name) and isinstance(key, gast.Constant)) or \
+            table.id in bindings or table.id in unknown:
+        return None
+    found = parsed.resolve(table.id)
+    if type(found) is not dict:
+        return None
+    try:
+        fn = found[key.value]
+    except (KeyError, TypeError):
+        return None
+    if not (isinstance(fn, types.FunctionType) or _library_function(fn)):
+        return None
+    note_item(found, key.value, fn)
+    return fn
 
 
 def _library_function(fn):

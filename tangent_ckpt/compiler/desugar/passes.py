@@ -6,7 +6,10 @@ keeping what the code computes exactly; the order matters where one pass's outpu
 is another's input.  For the differentiated function and every helper the
 lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 
-0. ``empty_displays.py``: ``list()``, ``dict()``, ``tuple()`` as ``[]``, ``{}``, ``()``;
+0. ``constant_arguments.py`` (the differentiated function, compiled for the string
+   arguments the call gives, where it was refused with them as values of the run):
+   each read of such a parameter as its constant;
+   ``empty_displays.py``: ``list()``, ``dict()``, ``tuple()`` as ``[]``, ``{}``, ``()``;
    ``attribute_calls.py``: ``getattr(obj, "h")`` and ``setattr(obj, "h", v)`` as
    ``obj.h`` and ``obj.h = v`` (also with a local bound once to ``"h"`` before; a
    helper's, as inlining copies it);
@@ -183,6 +186,7 @@ from tangent_ckpt.compiler.desugar.masked_ufuncs import write_masked_ufuncs
 from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressions
 from tangent_ckpt.compiler.desugar.named_constructions import name_constructions
 from tangent_ckpt.compiler.desugar.ndindex_loops import nest_ndindex_loops
+from tangent_ckpt.compiler.desugar.constant_arguments import read_constant_arguments
 from tangent_ckpt.compiler.desugar.object_lists import split_object_lists
 from tangent_ckpt.compiler.desugar.outer_calls import write_outer_calls
 from tangent_ckpt.compiler.desugar.outside_attributes import write_outside_attributes
@@ -207,13 +211,15 @@ from tangent_ckpt.compiler.memory_sharing import unbuffered_target, unbuffered_w
 from tangent_ckpt.errors import TangentCkptError
 
 
-def desugar(parsed, helper=False, given=None, structures=None):
+def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     """Run the passes on ``parsed.node`` in place; returns what the view pass
     follows (:class:`~.views.Followed`), for the fence.  ``helper``: ``parsed``
     is a function the lowering may inline (views of its parameters are followed
     back to the caller's arrays).  ``given``: {parameter: structure} of the
     objects the call gives (:func:`given_objects`); ``structures``: of the lists,
-    tuples and dicts it gives (:func:`given_containers`)."""
+    tuples and dicts it gives (:func:`given_containers`); ``constants``:
+    {parameter: str} the gradient is compiled for (``constant_arguments.py``)."""
+    read_constant_arguments(parsed, constants)
     write_empty_displays(parsed)
     write_attribute_calls(parsed)
     drop_silent_error_states(parsed)

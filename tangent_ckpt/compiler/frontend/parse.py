@@ -266,6 +266,13 @@ def _library_module(module):
     return name in ("numpy", "scipy", "tangent_ckpt") or _installed(module.__name__)
 
 
+def note_item(table, key, value):
+    """Note that compiled code took ``table[key]`` to be ``value`` (a function a
+    module-level dict holds, ``LIMITERS["minmod"]``, read when compiling): the
+    gradient compiles again once the item is stored over or deleted."""
+    _note(("item", id(table), key), table, key, value)
+
+
 def _note(key, where, name, obj):
     stack = getattr(_recording, "stack", None)
     if stack:
