@@ -22,7 +22,9 @@ used at all).
 
 import gast
 
-from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, SCOPES, own_scope_nodes
+from tangent_ckpt.compiler.desugar.local_bindings import (COMPREHENSIONS, SCOPES,
+                                                         names_in_nested_scopes,
+                                                         own_scope_nodes)
 from tangent_ckpt.compiler.desugar.view_shape import ReplacedNodes
 
 
@@ -33,7 +35,7 @@ def read_constant_arguments(parsed, constants):
     fnode = parsed.node
     if not constants:
         return set()
-    seen_outside = _mentioned_in_nested_scopes(fnode)
+    seen_outside = names_in_nested_scopes(fnode, SCOPES + COMPREHENSIONS)
     rebound = set()
     for node in own_scope_nodes(fnode, comprehensions=False):
         if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
@@ -48,16 +50,6 @@ def read_constant_arguments(parsed, constants):
                    for node in own_scope_nodes(fnode, comprehensions=False)
                    if _read_of(node, names)}).visit(fnode)
     return names
-
-
-def _mentioned_in_nested_scopes(fnode):
-    """The names a nested function, lambda, class or comprehension of ``fnode``
-    mentions."""
-    out = set()
-    for node in own_scope_nodes(fnode, comprehensions=False):
-        if isinstance(node, SCOPES + COMPREHENSIONS):
-            out |= {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-    return out
 
 
 def _read_of(node, names):

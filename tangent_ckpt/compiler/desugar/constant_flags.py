@@ -53,6 +53,12 @@ def fold_constant_flags(parsed):
     _Folder(names_seen_outside(fnode)).block(fnode.body, {})
 
 
+def decided_truth(test):
+    """The truth of ``test`` where it reads constants alone, decided as an ``if``
+    of this pass decides it (``"vanleer" == "minmod"``), else None."""
+    return _Folder(set()).truth(test, {})
+
+
 def _bound(node):
     """The names a statement (or expression) binds in the function's scope, or
     deletes (a nested scope's own names too: more is only more careful)."""

@@ -32,13 +32,13 @@ that name (which could shadow the method in the object).
 """
 
 import inspect
-import operator
 import types
 from collections import Counter
 
 import gast
 import numpy as np
 
+from tangent_ckpt.compiler.desugar.constant_flags import decided_truth
 from tangent_ckpt.compiler.desugar.local_bindings import own_scope_nodes, parameter_names
 from tangent_ckpt.compiler.frontend.parse import note_item
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
@@ -313,7 +313,7 @@ def _denoted(parsed, value, bindings, known, unknown, stored=frozenset()):
             return fn
         return None
     if isinstance(value, gast.IfExp):  # minmod if "minmod" == "minmod" else vanleer
-        test = _constant_test(value.test)
+        test = decided_truth(value.test)
         if test is None:
             return None
         return _denoted(parsed, value.body if test else value.orelse, bindings, known,
@@ -337,23 +337,6 @@ def _module_attribute(parsed, fn, bindings, unknown):
                 name not in unknown and attr and getattr(value, attr, None) is fn and \
                 parsed.resolve(name) is value:
             return gast.Attribute(value=name_node(name), attr=attr, ctx=gast.Load())
-    return None
-
-
-def _constant_test(node):
-    """The truth of a test of constants alone (``"vanleer" == "minmod"``, which
-    ``constant_arguments.py`` leaves of ``limiter == "minmod"``), else None."""
-    compare = {gast.Eq: operator.eq, gast.NotEq: operator.ne}
-    if isinstance(node, gast.Constant) and isinstance(node.value, (str, bool, int)):
-        return bool(node.value)
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
-        inner = _constant_test(node.operand)
-        return None if inner is None else not inner
-    if isinstance(node, gast.Compare) and len(node.ops) == 1 and \
-            type(node.ops[0]) in compare and \
-            all(isinstance(n, gast.Constant) and isinstance(n.value, str)
-                for n in (node.left, node.comparators[0])):
-        return compare[type(node.ops[0])](node.left.value, node.comparators[0].value)
     return None
 
 
@@ -394,6 +377,8 @@ def _called_before_bound(fnode, names):
     ``act(x)``): a binding counts for the statements after it in its own block
     and in the blocks nested in those."""
     early = set()
+    if not names:
+        return early
 
     def calls(node, bound):
         for n in gast.walk(node):

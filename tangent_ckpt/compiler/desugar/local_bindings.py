@@ -68,15 +68,23 @@ def names_seen_outside(fnode):
     """The names of ``fnode`` that are not its own alone: its parameters (the
     caller's values), ``global``/``nonlocal`` names, and names a nested function,
     lambda or class mentions (a closure reads them when it runs)."""
-    out = set(parameter_names(fnode))
+    out = set(parameter_names(fnode)) | names_in_nested_scopes(fnode)
+    for node in gast.walk(fnode):
+        if isinstance(node, (gast.Global, gast.Nonlocal)):
+            out.update(node.names)
+    return out
+
+
+def names_in_nested_scopes(fnode, scopes=SCOPES):
+    """The names a nested function, lambda or class of ``fnode`` mentions (with
+    ``scopes=SCOPES + COMPREHENSIONS``, a comprehension's too)."""
+    out = set()
     stack = [(s, False) for s in fnode.body]
     while stack:
         node, inner = stack.pop()
-        if isinstance(node, (gast.Global, gast.Nonlocal)):
-            out.update(node.names)
         if isinstance(node, gast.Name) and inner:
             out.add(node.id)
-        stack.extend((c, inner or isinstance(node, SCOPES)) for c in gast.iter_child_nodes(node))
+        stack.extend((c, inner or isinstance(node, scopes)) for c in gast.iter_child_nodes(node))
     return out
 
 
