@@ -147,3 +147,73 @@ def test_a_parameter_rebound_or_read_by_a_nested_scope_is_left_as_written():
     assert not names and "LIMITERS[limiter]" in text, text
     names, text = _rewritten(by_a_choice, {"limiter": "minmod"})
     assert names == {"limiter"} and "'minmod' == 'minmod'" in text, text
+
+
+def normalised_name(u, n, name="MinMod"):
+    name = name.lower()  # the public flux-limiter module's first line
+    lm = LIMITERS[name]
+    for t in range(n):
+        u = _limited_step(u, lm)
+    if "vanleer" == name:
+        u = u * 1.5
+    return np.sum(u ** 2)
+
+
+def joined_name(u, n, family=" VanLeer ", part="x"):
+    family = family.strip().casefold()
+    key = family + "_" + part
+    for t in range(n):
+        if key == "vanleer_x":
+            u = _limited_step(u, vanleer)
+        else:
+            u = _limited_step(u, minmod)
+    return np.sum(u ** 2)
+
+
+def read_before_and_after(u, name="MINMOD"):
+    first = LIMITERS.get(name.lower())
+    name = name.lower()
+    return np.sum(first(u)) + np.sum(LIMITERS[name](u) ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f, calls", [
+    (normalised_name, [(3, "MINMOD"), (3,), (3, "VanLeer"), (3, "tanh")]),
+    (joined_name, [(3,), (3, "minmod "), (3, "VANLEER", "x"), (3, "vanleer", "y")]),
+], ids=["lower", "strip_casefold_concatenated"])
+def test_a_string_parameter_folded_again_in_straight_code_is_compiled_per_value(f, calls, options):
+    df = tc.grad(f, **options)
+    for rest in calls:
+        check_grad(f, (U, *rest), wrt=(0,), df=df)
+        value, _ = tc.value_and_grad(f, **options)(U, *rest)
+        assert value == pytest.approx(f(U, *rest), rel=1e-12)
+
+
+def test_a_refolded_parameter_is_read_as_each_statement_left_it():
+    names, text = _rewritten(read_before_and_after, {"name": "MINMOD"})
+    assert names == {"name"}, text
+    assert "LIMITERS.get('MINMOD'.lower())" in text and "LIMITERS['minmod']" in text, text
+    assert "name =" not in text, text  # (the binding goes: nothing reads it)
+
+
+def rebound_from_the_run(u, name="minmod"):
+    name = name.lower() if u[0] > 2.0 else "vanleer"
+    return np.sum(LIMITERS[name](u))
+
+
+def rebound_in_a_loop(u, name="minmod"):
+    for t in range(2):
+        name = name.lower()
+    return np.sum(LIMITERS[name](u))
+
+
+def rebound_by_a_method_not_folded(u, name="minmod"):
+    name = name.format(1)
+    return np.sum(LIMITERS[name](u))
+
+
+@pytest.mark.parametrize("f", [rebound_from_the_run, rebound_in_a_loop, rebound_by_a_method_not_folded],
+                         ids=lambda f: f.__name__)
+def test_a_parameter_rebound_other_than_by_folding_in_straight_code_keeps_its_reads(f):
+    names, text = _rewritten(f, {"name": "minmod"})
+    assert not names and "LIMITERS[name]" in text, text

@@ -17,7 +17,12 @@ Only a parameter the function never binds again (no assignment, ``for`` or
 ``with`` target, ``del``, ``global``/``nonlocal``) is read so, and only in the
 function's own scope: a nested function, lambda, class or comprehension that
 mentions the name keeps every read of it as written (the constant is then not
-used at all).
+used at all).  One exception, common in code that names its options: a
+parameter bound again only by assignments in the function's own straight code
+(its top-level statements) from a string it folds -- ``name = name.lower()``,
+``mode = mode.strip().casefold()``, ``key = prefix + "_" + name`` -- takes each
+such value in turn: a read sees the value of the last of those statements
+before its own, and the statements themselves go (nothing reads them).
 """
 
 import gast
@@ -42,14 +47,90 @@ def read_constant_arguments(parsed, constants):
             rebound.add(node.id)
         elif isinstance(node, (gast.Global, gast.Nonlocal)):
             rebound |= set(node.names)
-    names = {name for name, value in constants.items()
-             if isinstance(value, str) and name not in rebound and name not in seen_outside}
-    if not names:
+    strings = {name for name, value in constants.items()
+               if isinstance(value, str) and name not in seen_outside}
+    names = strings - rebound
+    refolded = _refolded_strings(fnode, constants, strings & rebound, seen_outside)
+    if not names and not refolded:
         return set()
-    ReplacedNodes({id(node): _constant(constants[node.id], node)
-                   for node in own_scope_nodes(fnode, comprehensions=False)
-                   if _read_of(node, names)}).visit(fnode)
-    return names
+    replaced = {}
+    refolded_names = {name for name, _ in refolded.values()}
+    value = {name: constants[name] for name in names | refolded_names}
+    own = {id(node) for node in own_scope_nodes(fnode, comprehensions=False)}
+    for stmt in fnode.body:
+        for node in gast.walk(stmt):
+            if id(node) in own and _read_of(node, set(value)):
+                replaced[id(node)] = _constant(value[node.id], node)
+        if id(stmt) in refolded:
+            name, new = refolded[id(stmt)]
+            value[name] = new
+            replaced[id(stmt)] = []  # (the binding: nothing reads it now)
+    ReplacedNodes(replaced).visit(fnode)
+    return names | refolded_names
+
+
+#: the methods of ``str`` that give a string from a string and constants, and
+#: nothing else (no lookup of the run's state)
+_STRING_METHODS = frozenset({
+    "lower", "upper", "casefold", "strip", "lstrip", "rstrip", "title", "capitalize",
+    "replace", "removeprefix", "removesuffix", "swapcase",
+})
+
+
+def _refolded_strings(fnode, constants, names, seen_outside):
+    """{id(statement): (name, value)}: for each of ``names`` (string parameters
+    the function binds again) whose every binding is a top-level ``name = <a
+    string folded from constants>``, those statements with the value each gives;
+    a name bound any other way is left out (its reads stay values of the run)."""
+    bindings = {}
+    for node in own_scope_nodes(fnode, comprehensions=False):
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) \
+                and node.id in names:
+            bindings.setdefault(node.id, []).append(node)
+        elif isinstance(node, (gast.Global, gast.Nonlocal)):
+            names = names - set(node.names)
+    top = {id(stmt.targets[0]): stmt for stmt in fnode.body
+           if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+           and isinstance(stmt.targets[0], gast.Name)}
+    names = {n for n in names if n not in seen_outside
+             and all(id(target) in top for target in bindings.get(n, ()))}
+    value = {n: constants[n] for n in names}
+    folded = {}
+    for stmt in fnode.body:
+        if isinstance(stmt, gast.Assign) and id(stmt.targets[0]) in top \
+                and stmt.targets[0].id in value:
+            name = stmt.targets[0].id
+            new = _folded_string(stmt.value, value)
+            if not isinstance(new, str):
+                value.pop(name)  # (a value of the run: every statement of it kept)
+                continue
+            folded[id(stmt)] = (name, new)
+            value[name] = new
+    return {key: item for key, item in folded.items() if item[0] in value}
+
+
+def _folded_string(node, value):
+    """The string ``node`` gives, read with ``value`` ({name: string}); None
+    where it is not a string folded from constants by ``_STRING_METHODS`` and
+    ``+``."""
+    if isinstance(node, gast.Constant):
+        return node.value if isinstance(node.value, (str, int)) else None
+    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+        return value.get(node.id)
+    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
+        left, right = _folded_string(node.left, value), _folded_string(node.right, value)
+        return left + right if isinstance(left, str) and isinstance(right, str) else None
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+            and node.func.attr in _STRING_METHODS and not node.keywords:
+        receiver = _folded_string(node.func.value, value)
+        args = [_folded_string(a, value) for a in node.args]
+        if isinstance(receiver, str) and all(a is not None for a in args):
+            try:
+                result = getattr(receiver, node.func.attr)(*args)
+            except (TypeError, ValueError):
+                return None
+            return result if isinstance(result, str) else None
+    return None
 
 
 def _read_of(node, names):
