@@ -629,15 +629,15 @@ class GradientFunction(Generic[Result]):
                      if kind is not None)
 
     def _constant_arguments(self, args, kwargs):
-        """((position, value), ...) of this call's string arguments outside ``wrt``
-        (a default the call leaves too): where the gradient is refused with them as
+        """((position, value), ...) of this call's string and ``None`` arguments
+        outside ``wrt`` (a default the call leaves too): where the gradient is refused with them as
         values of the run, it is compiled for their values, read as constants
         (``desugar/constant_arguments.py``), one gradient per value."""
         values = self._argument_values(args, kwargs)
         if values is None:
             return ()
         return tuple((k, v) for k, v in enumerate(values)
-                     if type(v) is str and k not in self._inner_wrt)
+                     if (type(v) is str or v is None) and k not in self._inner_wrt)
 
     def _container_arguments(self, args, kwargs):
         """{position: structure} of the ``wrt`` arguments of this call that are

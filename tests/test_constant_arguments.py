@@ -176,11 +176,35 @@ def read_before_and_after(u, name="MINMOD"):
     return np.sum(first(u)) + np.sum(LIMITERS[name](u) ** 2)
 
 
+def defaulted_by_none(u, n, limiter=None, bias=None):
+    if limiter is None:
+        limiter = "vanleer"
+    elif limiter not in LIMITERS:
+        raise ValueError(f"unknown limiter {limiter}")
+    for t in range(n):
+        u = _limited_step(u, LIMITERS[limiter])
+        if bias is not None:
+            u = u + bias
+    return np.sum(u ** 2)
+
+
+def defaulted_by_or(u, n, limiter=None):
+    limiter = limiter or "minmod"
+    if limiter == "none":
+        return np.sum(u ** 2)  # (the rest never runs for this value)
+    lm = LIMITERS[limiter]
+    for t in range(n):
+        u = _limited_step(u, lm)
+    return np.sum(u ** 2)
+
+
 @pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
 @pytest.mark.parametrize("f, calls", [
     (normalised_name, [(3, "MINMOD"), (3,), (3, "VanLeer"), (3, "tanh")]),
     (joined_name, [(3,), (3, "minmod "), (3, "VANLEER", "x"), (3, "vanleer", "y")]),
-], ids=["lower", "strip_casefold_concatenated"])
+    (defaulted_by_none, [(3,), (3, "minmod"), (3, None, 0.01 * U)]),
+    (defaulted_by_or, [(3,), (3, "vanleer"), (3, "none"), (3, "")]),
+], ids=["lower", "strip_casefold_concatenated", "none_then_default", "or_default"])
 def test_a_string_parameter_folded_again_in_straight_code_is_compiled_per_value(f, calls, options):
     df = tc.grad(f, **options)
     for rest in calls:
@@ -217,3 +241,9 @@ def rebound_by_a_method_not_folded(u, name="minmod"):
 def test_a_parameter_rebound_other_than_by_folding_in_straight_code_keeps_its_reads(f):
     names, text = _rewritten(f, {"name": "minmod"})
     assert not names and "LIMITERS[name]" in text, text
+
+
+def test_the_straight_code_after_a_decided_return_goes():
+    names, text = _rewritten(defaulted_by_or, {"limiter": "none"})
+    assert names == {"limiter"}, text
+    assert "LIMITERS" not in text and text.count("return") == 1, text

@@ -350,3 +350,49 @@ def test_a_local_bound_only_to_a_numpy_function_is_called_by_its_dotted_name(f, 
     assert "np.tanh(h @ cell_W)" in desugared(cell_made_each_step)
     for options in ({}, {"checkpoint": True, "snapshots": 2}):
         check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **options))
+
+
+STEPPERS = {"damped": damped, "pendulum": pendulum, "sin": np.sin}
+
+
+def _integrated(y, n, f):
+    for t in range(n):
+        y = y + 0.1 * f(0.0, y)
+    return y
+
+
+def table_item_called(y, n):
+    for t in range(n):
+        y = y + 0.1 * STEPPERS["damped"](0.0, y)  # called where it is looked up
+    return np.sum(y ** 2)
+
+
+def display_item_chosen(y, n):
+    f = {"damped": damped, "pendulum": pendulum}["pendulum"]
+    return np.sum(_integrated(y, n, f) ** 2)
+
+
+def display_item_called(x):
+    return np.sum({"tanh": np.tanh, "sin": np.sin}["sin"](x) ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", [table_item_called, display_item_chosen, display_item_called],
+                         ids=lambda f: f.__name__)
+def test_a_function_looked_up_by_a_constant_key_is_called_by_its_name(f, options):
+    args = (np.array([0.4, -0.2]), 3) if f is not display_item_called else (np.array([0.4, -0.2]),)
+    check_grad(f, args, df=tc.grad(f, **options))
+    value, _ = tc.value_and_grad(f, **options)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+
+
+def display_item_of_a_local(x, g):
+    h = np.tanh
+    return np.sum({"h": h, "g": g}["h"](x))
+
+
+def test_a_display_with_an_item_not_surely_a_function_is_left_as_written():
+    parsed = parse_function(display_item_of_a_local)
+    resolve_function_names(parsed, parsed.node)
+    text = __import__("ast").unparse(gast.gast_to_ast(parsed.node))
+    assert "{'h': h, 'g': g}['h'](x)" in text, text

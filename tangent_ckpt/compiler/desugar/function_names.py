@@ -79,19 +79,11 @@ def resolve_function_names(parsed, fnode):
             if global_name is not None:
                 modules[name] = global_name
             continue
-        global_name = fn.__name__
-        if global_name not in bindings and global_name not in unknown and \
-                parsed.resolve(global_name) is fn:
-            spelled[name] = global_name
-        else:  # a function a module-level class holds: Derivatives.pend
-            dotted = [v for v in bindings[name] if isinstance(v, gast.Attribute) and
-                      _denoted(parsed, v, bindings, known, unknown, stored) is fn]
-            if dotted:
-                spelled[name] = dotted[0]
-            elif _library_function(fn):  # TABLE["tanh"] holding np.tanh: np.tanh
-                spelled_in = _module_attribute(parsed, fn, bindings, unknown)
-                if spelled_in is not None:
-                    spelled[name] = spelled_in
+        dotted = [v for v in bindings[name] if isinstance(v, gast.Attribute) and
+                  _denoted(parsed, v, bindings, known, unknown, stored) is fn]
+        spelling = _spelling(parsed, fn, bindings, unknown, dotted)
+        if spelling is not None:
+            spelled[name] = spelling
     methods = _bound_methods(parsed, fnode, bindings, unknown, known)
     rewritten = False
     # a nested def's or lambda's `f` may be its own
@@ -109,6 +101,14 @@ def resolve_function_names(parsed, fnode):
             node.func = gast.copy_location(
                 gast.Attribute(value=name_node(obj), attr=attr, ctx=gast.Load()), node.func)
             rewritten = True
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Subscript):
+            # STEPPERS["heun"](u, dt), {"relu": relu, ...}["relu"](x): called by its name
+            fn = _denoted(parsed, node.func, bindings, known, unknown, stored)
+            spelling = None if fn is None else _spelling(parsed, fn, bindings, unknown, ())
+            if spelling is not None:
+                node.func = gast.copy_location(
+                    name_node(spelling) if isinstance(spelling, str) else spelling, node.func)
+                rewritten = True
         elif isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
                 isinstance(node.value.ctx, gast.Load) and node.value.id in modules:
             node.value = gast.copy_location(name_node(modules[node.value.id]), node.value)
@@ -318,6 +318,9 @@ def _denoted(parsed, value, bindings, known, unknown, stored=frozenset()):
             return None
         return _denoted(parsed, value.body if test else value.orelse, bindings, known,
                         unknown, stored)
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Dict):
+        # {"tanh": np.tanh, "relu": relu}["relu"]: the display's item of that key
+        return _display_item(parsed, value, bindings, known, unknown, stored)
     if isinstance(value, gast.Subscript):  # LIMITERS["minmod"], a module-level dict
         return _table_item(parsed, value, bindings, unknown)
     if not isinstance(value, gast.Name):
@@ -326,6 +329,39 @@ def _denoted(parsed, value, bindings, known, unknown, stored=frozenset()):
         return known.get(value.id)
     fn = parsed.resolve(value.id)
     return fn if isinstance(fn, (types.FunctionType, types.ModuleType)) else None
+
+
+def _spelling(parsed, fn, bindings, unknown, dotted):
+    """How the generated code names the function ``fn`` (a module-level name the
+    function does not bind, one of ``dotted``: ``Derivatives.pend``, or the
+    attribute of a module for NumPy's or a builtin), or None."""
+    global_name = fn.__name__
+    if global_name not in bindings and global_name not in unknown and \
+            parsed.resolve(global_name) is fn:
+        return global_name
+    if dotted:  # a function a module-level class holds: Derivatives.pend
+        return dotted[0]
+    if _library_function(fn):  # TABLE["tanh"] holding np.tanh: np.tanh
+        return _module_attribute(parsed, fn, bindings, unknown)
+    return None
+
+
+def _display_item(parsed, node, bindings, known, unknown, stored):
+    """The function ``{key: f, ...}[key]`` (a dict display of constant keys and
+    names or dotted names, each read when the display is made, which has no
+    other effect) denotes, or None."""
+    table, key = node.value, node.slice
+    if not isinstance(key, gast.Constant) or \
+            not all(isinstance(k, gast.Constant) for k in table.keys) or \
+            not all(isinstance(v, (gast.Name, gast.Attribute)) for v in table.values):
+        return None
+    chosen = [v for k, v in zip(table.keys, table.values) if k.value == key.value]
+    if not chosen:
+        return None
+    if not all(_denoted(parsed, v, bindings, known, unknown, stored) is not None
+               for v in table.values):
+        return None  # (an item Python reads may be unbound: left to the lowering)
+    return _denoted(parsed, chosen[-1], bindings, known, unknown, stored)
 
 
 def _module_attribute(parsed, fn, bindings, unknown):
