@@ -162,3 +162,71 @@ def test_a_result_that_is_a_tuple_only_under_a_flag_left_off_is_the_array(option
     assert np.isclose(value, weights_norm(w, X, y), rtol=1e-12)
     check_grad(weights_norm, (w, X, y), wrt=(0, 1),
                df=tc.grad(weights_norm, wrt=(0, 1), **options), rtol=1e-5)
+
+
+def _slope(U, kind):
+    # an option normalised, then dispatched on by membership, each branch returning
+    kind = kind.strip().lower()
+    out = np.zeros_like(U)
+    if kind == "none":
+        return out
+    left = U[1:-1] - U[:-2]
+    right = U[2:] - U[1:-1]
+    if kind in ("minmod", "mc"):
+        factor = 1.0 if "minmod" == kind else 2.0
+        out[1:-1] = np.sign(left) * np.minimum(factor * np.abs(left), np.abs(right))
+        return out
+    if kind == "centred" or kind == "central":
+        out[1:-1] = 0.5 * (left + right)
+        return out
+    raise ValueError("unknown slope %s" % kind)
+
+
+def reconstructed(U, n, kind):
+    for t in range(n):
+        U = U - 0.1 * _slope(U, kind)
+    return np.sum(U ** 2)
+
+
+def reconstructed_minmod(U, n):
+    return reconstructed(U, n, " MinMod")
+
+
+def reconstructed_mc(U, n):
+    return reconstructed(U, n, "MC ")
+
+
+def reconstructed_central(U, n):
+    return reconstructed(U, n, "Central")
+
+
+@pytest.mark.parametrize("options", MODES, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", [reconstructed_minmod, reconstructed_mc, reconstructed_central],
+                         ids=lambda f: f.__name__)
+def test_a_helpers_option_normalised_then_tested_by_membership_is_decided(f, options):
+    U = np.array([0.3, 0.9, 0.4, 1.2, 0.8, 0.1])
+    check_grad(f, (U, 3), df=tc.grad(f, **options))
+    value, _ = tc.value_and_grad(f, **options)(U, 3)
+    assert value == pytest.approx(f(U, 3), rel=1e-12)
+
+
+def test_the_normalised_option_is_bound_as_the_string_it_gives():
+    text = desugared(reconstructed_mc)
+    assert ".lower()" not in text and "'mc'" in text and "unknown slope" not in text, text
+
+
+def flag_from_an_or(x, act=None):
+    act = act or "tanh"
+    if act == "tanh":
+        return np.sum(np.tanh(x))
+    return np.sum(np.sin(x))
+
+
+def calls_with_no_activation(x):
+    return flag_from_an_or(x)
+
+
+@pytest.mark.parametrize("options", MODES, ids=["taped", "checkpointed"])
+def test_an_or_of_constants_is_the_operand_python_gives(options):
+    check_grad(calls_with_no_activation, (X,), df=tc.grad(calls_with_no_activation, **options))
+    assert "np.sin" not in desugared(calls_with_no_activation)

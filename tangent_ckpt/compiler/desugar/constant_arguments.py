@@ -28,6 +28,7 @@ used at all).
 
 import gast
 
+from tangent_ckpt.compiler.desugar.constant_flags import UNKNOWN as _UNKNOWN, folded_value
 from tangent_ckpt.compiler.desugar.local_bindings import (COMPREHENSIONS, SCOPES,
                                                          names_in_nested_scopes)
 from tangent_ckpt.compiler.desugar.view_shape import ReplacedNodes
@@ -55,17 +56,6 @@ def read_constant_arguments(parsed, constants):
     return names
 
 
-#: the methods of ``str`` that give a string from a string and constants, and
-#: nothing else (no lookup of the run's state)
-_STRING_METHODS = frozenset({
-    "lower", "upper", "casefold", "strip", "lstrip", "rstrip", "title", "capitalize",
-    "replace", "removeprefix", "removesuffix", "swapcase",
-})
-
-_COMPARISONS = {gast.Eq: lambda a, b: a == b, gast.NotEq: lambda a, b: a != b,
-                gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
-
-
 class _StraightCode:
     """The function's straight code followed with the parameters ``names`` as
     their constants: ``run`` gives its statements with each binding it follows
@@ -83,7 +73,7 @@ class _StraightCode:
         body = []
         for stmt in stmts:
             if isinstance(stmt, gast.If):
-                test = self._folded(stmt.test)
+                test = folded_value(stmt.test, self.value)
                 if test is not _UNKNOWN:  # the branch that runs, followed in turn
                     body.extend(self.run(stmt.body if test else stmt.orelse))
                     if self.ended:
@@ -91,7 +81,7 @@ class _StraightCode:
                     continue
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
                     isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in self.value:
-                new = self._folded(stmt.value)
+                new = folded_value(stmt.value, self.value)
                 if isinstance(new, str) or new is None:
                     self._read_in(stmt.value)
                     self.value[stmt.targets[0].id] = new
@@ -115,59 +105,6 @@ class _StraightCode:
                 self.reads[id(n)] = gast.copy_location(
                     gast.Constant(value=self.value[n.id], kind=None), n)
 
-    def _folded(self, node):
-        """The string, ``None``, bool or tuple of constants ``node`` gives, read
-        with the constants followed; ``_UNKNOWN`` where it is anything else."""
-        if isinstance(node, gast.Constant):
-            return node.value if isinstance(node.value, (str, int, type(None))) else _UNKNOWN
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            return self.value.get(node.id, _UNKNOWN)
-        if isinstance(node, (gast.Tuple, gast.List)):
-            items = tuple(self._folded(item) for item in node.elts)
-            return _UNKNOWN if _UNKNOWN in items else items
-        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
-            left, right = self._folded(node.left), self._folded(node.right)
-            return left + right if isinstance(left, str) and isinstance(right, str) \
-                else _UNKNOWN
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                node.func.attr in _STRING_METHODS and not node.keywords:
-            receiver = self._folded(node.func.value)
-            args = [self._folded(a) for a in node.args]
-            if isinstance(receiver, str) and _UNKNOWN not in args:
-                try:
-                    result = getattr(receiver, node.func.attr)(*args)
-                except (TypeError, ValueError):
-                    return _UNKNOWN
-                return result if isinstance(result, str) else _UNKNOWN
-            return _UNKNOWN
-        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
-            operand = self._folded(node.operand)
-            return not operand if operand is not _UNKNOWN else _UNKNOWN
-        if isinstance(node, gast.BoolOp):  # act or "tanh": every side a constant
-            sides = [self._folded(v) for v in node.values]
-            if _UNKNOWN in sides:
-                return _UNKNOWN
-            for side in sides[:-1]:  # Python's value: the first that decides
-                if bool(side) == isinstance(node.op, gast.Or):
-                    return side
-            return sides[-1]
-        if isinstance(node, gast.Compare) and len(node.ops) == 1:
-            left, right = self._folded(node.left), self._folded(node.comparators[0])
-            if _UNKNOWN in (left, right) or isinstance(left, bool) or isinstance(right, bool):
-                return _UNKNOWN
-            op = type(node.ops[0])
-            if op in (gast.Is, gast.IsNot) and (left is None or right is None):
-                return (left is right) == (op is gast.Is)  # (only None: strings by ==)
-            if op in _COMPARISONS and not (op in (gast.In, gast.NotIn) and
-                                           not isinstance(right, (str, tuple))):
-                try:
-                    return bool(_COMPARISONS[op](left, right))
-                except TypeError:
-                    return _UNKNOWN
-        return _UNKNOWN
-
-
-_UNKNOWN = object()
 
 
 def _own_nodes(node):

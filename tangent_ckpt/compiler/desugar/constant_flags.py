@@ -31,6 +31,16 @@ Where operands not decided come before the one that ends an ``and`` / ``or``
 (``if it % 2 == 0 and log:``), they stay, as Python evaluates them, in a test of
 their own (``if it % 2 == 0: pass``), and the branch that runs follows it.
 ``while`` tests and conditional expressions are left as written.
+
+An option a helper normalises before it tests it is followed too: an
+assignment ``kind = kind.strip().lower()`` (or ``act = act or "tanh"``, ``key =
+kind + "_" + part``) of a name whose value is known gives a string that is bound
+as that constant (``kind = 'minmod'``), so the tests after it -- ``kind in
+("minmod", "mc")`` among them -- are decided.  Folded are constants, known
+names, tuple and list displays of them, ``+`` of strings, the methods of a
+string that give a string from constants (:data:`STRING_METHODS`), ``not``,
+``and`` / ``or`` (the operand Python's value is) and comparisons; none calls the
+user's code or has an effect.
 """
 
 import operator
@@ -39,11 +49,20 @@ import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, names_seen_outside
 
-_UNKNOWN = object()  # a value not known here
+UNKNOWN = _UNKNOWN = object()  # a value not known here
 
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
             gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
-            gast.Is: operator.is_, gast.IsNot: operator.is_not}
+            gast.Is: operator.is_, gast.IsNot: operator.is_not,
+            gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
+
+#: the methods of ``str`` that give a string from a string and constants, and
+#: nothing else (no lookup of the run's state): an option's name normalised,
+#: ``name = name.lower()``
+STRING_METHODS = frozenset({
+    "lower", "upper", "casefold", "strip", "lstrip", "rstrip", "title", "capitalize",
+    "replace", "removeprefix", "removesuffix", "swapcase",
+})
 
 
 def fold_constant_flags(parsed):
@@ -57,6 +76,15 @@ def decided_truth(test):
     """The truth of ``test`` where it reads constants alone, decided as an ``if``
     of this pass decides it (``"vanleer" == "minmod"``), else None."""
     return _Folder(set()).truth(test, {})
+
+
+def folded_value(node, known):
+    """The constant ``node`` gives, read with ``known`` ({name: constant}) --
+    constants, those names, displays of them, ``+`` of strings, a string's
+    ``STRING_METHODS``, ``not``, ``and``/``or`` (Python's value: the operand that
+    decides), comparisons -- or ``UNKNOWN``.  Nothing it folds calls the user's
+    code or has an effect."""
+    return _Folder(set()).value(node, known)
 
 
 def _bound(node):
@@ -118,6 +146,16 @@ class _Folder:
                 known = {n: v for n, v in known.items() if n != s.targets[0].id}
                 if s.targets[0].id not in self.excluded:
                     known[s.targets[0].id] = s.value.value
+            elif isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], gast.Name) and \
+                    s.targets[0].id not in self.excluded and \
+                    isinstance(self.value(s.value, known), str):
+                # name = name.lower() of a name known: the string it gives, bound
+                # (an inlined helper's option normalised before it is tested)
+                value = self.value(s.value, known)
+                s.value = gast.copy_location(gast.Constant(value=value, kind=None), s.value)
+                known = {n: v for n, v in known.items() if n != s.targets[0].id}
+                known[s.targets[0].id] = value
             elif isinstance(s, gast.Match):  # (its patterns bind names by strings)
                 known = {}
             else:  # any other statement: what it binds is no longer known
@@ -178,6 +216,35 @@ class _Folder:
             return node.value
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             return known.get(node.id, _UNKNOWN)
+        if isinstance(node, (gast.Tuple, gast.List)) and isinstance(node.ctx, gast.Load):
+            items = tuple(self.value(item, known) for item in node.elts)
+            return _UNKNOWN if any(v is _UNKNOWN for v in items) else items
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
+            left, right = self.value(node.left, known), self.value(node.right, known)
+            return left + right if isinstance(left, str) and isinstance(right, str) \
+                else _UNKNOWN
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr in STRING_METHODS and not node.keywords:
+            receiver = self.value(node.func.value, known)
+            args = [self.value(a, known) for a in node.args]
+            if not isinstance(receiver, str) or any(a is _UNKNOWN for a in args):
+                return _UNKNOWN
+            try:
+                result = getattr(receiver, node.func.attr)(*args)
+            except (TypeError, ValueError):
+                return _UNKNOWN
+            return result if isinstance(result, str) else _UNKNOWN
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+            truth = self.truth(node.operand, known)
+            return _UNKNOWN if truth is None else not truth
+        if isinstance(node, gast.BoolOp):  # act or "tanh": Python's value
+            for operand in node.values[:-1]:
+                value = self.value(operand, known)
+                if value is _UNKNOWN:
+                    return _UNKNOWN
+                if bool(value) == isinstance(node.op, gast.Or):
+                    return value
+            return self.value(node.values[-1], known)
         if isinstance(node, gast.Compare):
             left = self.value(node.left, known)
             for op, right_node in zip(node.ops, node.comparators):
