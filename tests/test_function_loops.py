@@ -56,3 +56,93 @@ def test_a_loop_whose_body_makes_a_closure_stays_a_loop():
     """A ``lambda`` in the body reads ``act`` when it runs (the last function);
     written out, it would read its own trip's."""
     assert "for act in (np.tanh, np.sin)" in desugared(lambda_keeping_the_loop_variable)
+
+
+def _constant(t):
+    return np.ones_like(t)
+
+
+def _linear(t):
+    return t
+
+
+def _square(t):
+    return t ** 2
+
+
+BASIS = [_constant, _linear, _square]
+ACTIVATIONS = (np.tanh, _square, np.sin)
+C = np.array([0.5, -0.3, 0.2])
+T = np.linspace(0.0, 1.0, 4)
+
+
+def basis_by_enumerate(c, t):
+    y = 0.0
+    for k, phi in enumerate((_constant, _linear, _square)):
+        y = y + c[k] * phi(t)
+    return np.sum(y ** 2)
+
+
+def basis_of_the_module(c, t):
+    y = 0.0
+    for k, phi in enumerate(BASIS):
+        y = y + c[k] * phi(t)
+    return np.sum(y ** 2) + k
+
+
+def activations_of_the_module(c, t):
+    h = t
+    for act in ACTIVATIONS:
+        h = act(c[0] * h + c[1])
+    return np.sum(h) * c[2]
+
+
+def basis_of_a_local_list(c, t):
+    basis = [_constant, _linear, _square]
+    y = 0.0
+    for k, phi in enumerate(basis, start=1):
+        y = y + c[k - 1] * phi(t) / k
+    return np.sum(y ** 2) + np.sum(phi(t))
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", [basis_by_enumerate, basis_of_the_module, activations_of_the_module,
+                               basis_of_a_local_list], ids=lambda f: f.__name__)
+def test_a_list_of_functions_looped_over_is_written_out(f, options):
+    check_grad(f, (C, T), df=tc.grad(f, **options))
+    value, _ = tc.value_and_grad(f, **options)(C, T)
+    assert value == pytest.approx(f(C, T), rel=1e-12)
+    assert "for " not in desugared(f).split("\n\n\n")[0]
+
+
+def test_a_module_list_stored_into_compiles_again():
+    df = tc.grad(basis_of_the_module)
+    before = df(C, T)
+    BASIS[2] = _linear
+    try:
+        after = df(C, T)
+        check_grad(basis_of_the_module, (C, T), df=df)
+    finally:
+        BASIS[2] = _square
+    assert not np.allclose(before, after)
+    BASIS.append(_square)
+    try:
+        np.testing.assert_allclose(df(C[[0, 1, 2, 2]], T), tc.grad(basis_of_the_module)(
+            C[[0, 1, 2, 2]], T), rtol=1e-12)
+        check_grad(basis_of_the_module, (C[[0, 1, 2, 2]], T), df=df)
+    finally:
+        BASIS.pop()
+
+
+LAMBDAS = [lambda t: t, lambda t: t ** 2]
+
+
+def lambdas_of_the_module(c, t):
+    y = 0.0
+    for k, phi in enumerate(LAMBDAS):
+        y = y + c[k] * phi(t)
+    return np.sum(y)
+
+
+def test_a_module_list_of_lambdas_stays_a_loop():
+    assert "for k, phi in enumerate(LAMBDAS)" in desugared(lambdas_of_the_module)

@@ -342,7 +342,7 @@ def _spelling(parsed, fn, bindings, unknown, dotted):
     if dotted:  # a function a module-level class holds: Derivatives.pend
         return dotted[0]
     if _library_function(fn):  # TABLE["tanh"] holding np.tanh: np.tanh
-        return _module_attribute(parsed, fn, bindings, unknown)
+        return module_attribute(parsed, fn, bindings, unknown)
     return None
 
 
@@ -364,7 +364,7 @@ def _display_item(parsed, node, bindings, known, unknown, stored):
     return _denoted(parsed, chosen[-1], bindings, known, unknown, stored)
 
 
-def _module_attribute(parsed, fn, bindings, unknown):
+def module_attribute(parsed, fn, bindings, unknown):
     """``np.tanh``: a module-level name of a module holding ``fn`` under its own
     name, read as that attribute, else None."""
     attr = getattr(fn, "__name__", None)

@@ -199,6 +199,9 @@ class Dependencies:
                 now = where.get(name, _UNRESOLVED)
             elif isinstance(where, type):  # a class's attribute, maybe inherited
                 now = inspect.getattr_static(where, name, _UNRESOLVED)
+            elif isinstance(where, (list, tuple)):  # its items, all of them (note_items)
+                same = len(where) == len(obj) and all(a is b for a, b in zip(where, obj))
+                now = obj if same else _UNRESOLVED
             else:
                 try:
                     now = where.cell_contents
@@ -271,6 +274,14 @@ def note_item(table, key, value):
     module-level dict holds, ``LIMITERS["minmod"]``, read when compiling): the
     gradient compiles again once the item is stored over or deleted."""
     _note(("item", id(table), key), table, key, value)
+
+
+def note_items(sequence, label):
+    """Note that compiled code took the module-level list or tuple ``sequence``
+    (named ``label``) to hold the functions it holds now, in their order (a loop
+    over it written out, ``function_loops.py``): the gradient compiles again once
+    an item is stored over, added or removed."""
+    _note(("items", id(sequence)), sequence, label, tuple(sequence))
 
 
 def _note(key, where, name, obj):
