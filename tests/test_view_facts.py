@@ -37,6 +37,37 @@ def test_a_call_makes_the_array_its_row_says(source, fact):
     assert _fact(source, {"S": "np.zeros((2, 3))", "v": "np.arange(4)"}) == fact
 
 
+@pytest.mark.parametrize("source, fact", [
+    ("np.zeros(len(u))", Array(1, True)),
+    ("np.ones(len(u) + 2)", Array(1, True)),
+    ("np.empty(S.shape[0] * 2)", Array(1, True)),
+    ("np.zeros(u.shape[0])", Array(None, True)),    # u may be any object with a .shape
+    ("np.zeros(len(u) * n)", Array(None, True)),    # n may be a tuple
+])
+def test_a_shape_that_is_surely_an_integer_makes_a_1d_array(source, fact):
+    bound = {"S": [gast.parse("np.zeros((2, 3))").body[0].value]}
+    resolve = {"np": np, "len": len}.get
+    facts = ArrayFacts(bound, resolve, set(bound) | {"n", "u"})
+    assert facts.of(gast.parse(source).body[0].value) == fact
+
+
+def periodic_ghost_cells(u0, n):
+    u = np.zeros(len(u0)) + u0           # 1-d: u[0] is a number, no view
+    for t in range(n):
+        u[0], u[-1] = u[-2], u[1]
+        u[1:-1] = u[1:-1] - 0.3 * (u[1:-1] - u[:-2])
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+def test_elements_swapped_in_an_array_shaped_by_a_length_are_differentiated(options):
+    import tangent_ckpt as tc
+    u0 = np.sin(np.linspace(0.0, 3.0, 8))
+    check_grad(periodic_ghost_cells, (u0, 3), df=tc.grad(periodic_ghost_cells, **options))
+    value, _ = tc.value_and_grad(periodic_ghost_cells, **options)(u0, 3)
+    assert value == pytest.approx(periodic_ghost_cells(u0, 3), rel=1e-12)
+
+
 @pytest.mark.parametrize("source", ["np.unique(S)", "np.frombuffer(S)", "np.zeros()"])
 def test_a_call_without_a_row_or_its_arguments_is_not_known_to_make_an_array(source):
     assert _fact(source, {"S": "np.zeros((2, 3))"}) is None

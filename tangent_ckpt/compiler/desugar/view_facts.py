@@ -18,6 +18,7 @@ names those values read (true by induction over the run).
 from dataclasses import dataclass
 from typing import Optional
 
+import builtins
 import types
 
 import gast
@@ -293,7 +294,7 @@ class ArrayFacts:
             shape = node.args[0]
             if isinstance(shape, (gast.Tuple, gast.List)):
                 return Array(len(shape.elts), not ordered)
-            if _integer(shape):
+            if _integer(shape) or self.surely_integer(shape):
                 return Array(1, not ordered)
             return Array(None, not ordered)
         if fn is np.array and node.args and isinstance(node.args[0], (gast.List, gast.Tuple)) \
@@ -314,6 +315,23 @@ class ArrayFacts:
             return _elementwise([self.of(a) for a in node.args], node.args)
         return None
 
+
+    def surely_integer(self, node):
+        """Whether ``node`` is an integer whatever the names it reads hold:
+        Python's ``len(...)``, ``a.shape[0]`` of an array ``a``, and ``+``, ``-``,
+        ``*``, ``//`` of those and integers (``np.zeros(len(u) + 2)`` is 1-d)."""
+        if _integer(node):
+            return True
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "len" and len(node.args) == 1 and not node.keywords:
+            return node.func.id not in self.local and self.resolve("len") is builtins.len
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) and \
+                node.value.attr == "shape" and _integer(node.slice):
+            return isinstance(self.of(node.value.value), Array)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub,
+                                                                 gast.Mult, gast.FloorDiv)):
+            return self.surely_integer(node.left) and self.surely_integer(node.right)
+        return False
 
     def display(self, node):
         """The ``ndim`` of ``np.array([a, b, ...])`` (a list or tuple display of
