@@ -230,3 +230,38 @@ def calls_with_no_activation(x):
 def test_an_or_of_constants_is_the_operand_python_gives(options):
     check_grad(calls_with_no_activation, (X,), df=tc.grad(calls_with_no_activation, **options))
     assert "np.sin" not in desugared(calls_with_no_activation)
+
+
+class _Dense:
+    def __init__(self, W, act=None, scale=None):
+        self.W = W
+        self.act = act if act is not None else (lambda z: np.maximum(z, 0.0))
+        self.scale = 1.0 if scale is None else scale
+
+
+def dense_with_default_activation(W, x):
+    layer = _Dense(W)
+    return np.sum(layer.act(layer.W @ x) * layer.scale)
+
+
+def _step(u, mode="fast"):
+    dt = 0.1 if mode == "fast" else 0.01
+    return u + dt * np.sin(u)
+
+
+def stepped_by_a_chosen_size(u):
+    for t in range(3):
+        u = _step(u)
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", MODES, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", [dense_with_default_activation, stepped_by_a_chosen_size],
+                         ids=lambda f: f.__name__)
+def test_a_conditional_expression_of_a_decided_test_is_the_operand_that_runs(f, options):
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(3, 3)), X) if f is dense_with_default_activation else (X,)
+    check_grad(f, args, df=tc.grad(f, **options))
+    value, _ = tc.value_and_grad(f, **options)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    assert " if " not in desugared(f)

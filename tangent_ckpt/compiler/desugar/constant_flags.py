@@ -30,7 +30,8 @@ dropping it and the branch that does not run changes nothing Python would do.
 Where operands not decided come before the one that ends an ``and`` / ``or``
 (``if it % 2 == 0 and log:``), they stay, as Python evaluates them, in a test of
 their own (``if it % 2 == 0: pass``), and the branch that runs follows it.
-``while`` tests and conditional expressions are left as written.
+``while`` tests are left as written; a conditional expression ``a if c else b``
+in a simple statement is the operand that runs where ``c`` is decided so.
 
 An option a helper normalises before it tests it is followed too: an
 assignment ``kind = kind.strip().lower()`` (or ``act = act or "tanh"``, ``key =
@@ -50,6 +51,7 @@ import gast
 from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, names_seen_outside
 
 UNKNOWN = _UNKNOWN = object()  # a value not known here
+_A_FUNCTION = object()  # a name bound to a lambda: some function (true, not None)
 
 _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
             gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
@@ -115,6 +117,9 @@ class _Folder:
         k, folded = 0, False
         while k < len(stmts):
             s = stmts[k]
+            if isinstance(s, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr,
+                              gast.Return)):
+                self.choose(s, known)
             if isinstance(s, gast.If):
                 truth = self.truth(s.test, known)
                 if truth is not None:
@@ -147,6 +152,12 @@ class _Folder:
                 if s.targets[0].id not in self.excluded:
                     known[s.targets[0].id] = s.value.value
             elif isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda):
+                # act = lambda z: ...: a function, never None, always true
+                known = {n: v for n, v in known.items() if n != s.targets[0].id}
+                if s.targets[0].id not in self.excluded:
+                    known[s.targets[0].id] = _A_FUNCTION
+            elif isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                     isinstance(s.targets[0], gast.Name) and \
                     s.targets[0].id not in self.excluded and \
                     isinstance(self.value(s.value, known), str):
@@ -165,6 +176,28 @@ class _Folder:
         if folded and not stmts:
             stmts.append(gast.Pass())
         return known
+
+    def choose(self, stmt, known):
+        """Each ``a if c else b`` in the simple statement ``stmt`` whose ``c`` is
+        decided (an inlined ``__init__``'s ``act if act is not None else
+        relu``), as the operand that runs; not in a statement holding a ``:=``
+        (it may bind a name the test reads first) nor in a nested scope."""
+        if any(isinstance(n, gast.NamedExpr) for n in gast.walk(stmt)):
+            return
+        folder = self
+
+        class Choices(gast.NodeTransformer):
+            def visit_Lambda(self, node):
+                return node  # (its names are its own)
+
+            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+            def visit_IfExp(self, node):
+                truth = folder.truth(node.test, known)
+                if truth is None:
+                    return self.generic_visit(node)
+                return self.visit(node.body if truth else node.orelse)
+        Choices().visit(stmt)
 
     def truth(self, test, known):
         """True/False where ``test``'s truth is decided, else None."""
