@@ -38,3 +38,31 @@ def test_keywords_are_evaluated_in_the_calls_order_not_the_parameters():
         assert value == f(x), f.__name__
         check_grad(f, [x])
         check_grad(f, [x], df=tc.grad(f, checkpoint=True, snapshots=2))
+
+
+BIASED = functools.partial(_shifted, b=0.25, shift=0.5)  # keywords the call gives again
+
+
+def a_partials_keyword_given_again(x):
+    rng = np.random.default_rng(3)
+    return np.sum(BIASED(x, b=rng.normal(), a=rng.normal()))
+
+
+def a_partials_gathered_keyword_given_again(x):
+    rng = np.random.default_rng(4)
+    u = x
+    for _ in range(3):
+        u = np.tanh(BIASED(u, shift=rng.normal(), a=rng.normal(), b=rng.normal()))
+    return np.sum(u)
+
+
+def test_a_partials_keyword_the_call_gives_again_is_the_calls():
+    """``partial(f, b=0.25)(x, b=...)`` calls ``f`` with the call's ``b`` (a
+    ``**kw`` item too): the partial's keyword, left among the call's, crashed the
+    order of evaluation with a KeyError (session 23 to 24)."""
+    x = np.array([1.0, 2.0])
+    for f in (a_partials_keyword_given_again, a_partials_gathered_keyword_given_again):
+        value, _ = tc.value_and_grad(f)(x)
+        assert value == f(x), f.__name__
+        check_grad(f, [x])
+        check_grad(f, [x], df=tc.grad(f, checkpoint=True, snapshots=2))

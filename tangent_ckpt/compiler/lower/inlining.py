@@ -220,6 +220,10 @@ class Inlining:
         items.update((id(n), "args") for n in extra_args)
         evaluated = {}
         for node in written:
+            if id(node) not in hints and id(node) not in items:
+                # a partial's keyword the call gives again (``P = partial(f, b=0.25)``;
+                # ``P(x, b=...)``): the constant the partial holds, overridden, unread
+                continue
             if id(node) in items:  # (as the tuple or dict of them takes it)
                 v = self.lo.expressions.value(node, items[id(node)])
                 atom = v if isinstance(v, TupleValue) else \
