@@ -217,8 +217,11 @@ def nested_sequences(values, positions) -> Dict[int, Any]:
     for k, value in enumerate(values):
         if k in positions or not isinstance(value, (list, tuple)):
             continue
+        try:
+            structure = structure_of(value)
+        except WrtError:  # an object whose attributes cannot be followed (``.act =
+            continue      # np.tanh``): it holds an object, so it is not offered anyway
         leaves = leaves_of(value)
-        structure = structure_of(value)
         if 0 < len(leaves) <= _MOST_LEAVES and not _holds_object(structure) and \
                 all(_is_float_leaf(leaf) or isinstance(leaf, np.ndarray) or
                     isinstance(leaf, (int, np.integer)) and not isinstance(leaf, bool)

@@ -422,3 +422,63 @@ def test_a_container_stored_on_the_object_is_refused_where_the_lowering_follows_
         tc.grad(f)(np.array([0.3, -0.2]))
     assert f"test_outside_attributes.py:{line}:" in str(info.value)
     assert not hasattr(CELL, "pair") and not hasattr(CELL, "cache")
+
+
+class _Unit:
+    """A layer holding its activation (a ufunc: no attribute structure to follow)."""
+
+    def __init__(self):
+        self.h = np.array([0.1, -0.2, 0.3])
+        self.w = 0.5
+        self.act = np.tanh
+
+
+UNIT, OTHER_UNIT = _Unit(), _Unit()
+
+
+def _store_w(v):
+    UNIT.w = float(np.sum(v)) * 0.3
+    return v
+
+
+def units_read_beside_a_stored_attribute(x, units):
+    y = _store_w(x)
+    return np.sum(units[0].h * x) + np.sum(y) * UNIT.w
+
+
+def unit_read_after_its_loop_in_a_branch(x, units):
+    if np.sum(x) > -10.0:
+        for unit in units:
+            y = np.tanh(unit.h + x)
+    return np.sum(unit.h * y)
+
+
+def unit_pairs_enumerated(x, pairs):
+    acc = 0.0
+    for j, (unit, wt) in enumerate(pairs):
+        acc = acc + wt * (j + 1) * np.sum(unit.h * x)
+    return acc
+
+
+@pytest.mark.parametrize("f, extra", [
+    (units_read_beside_a_stored_attribute, [UNIT, OTHER_UNIT]),
+    (unit_read_after_its_loop_in_a_branch, [UNIT, OTHER_UNIT]),
+    (unit_pairs_enumerated, [(UNIT, 1.5), (OTHER_UNIT, 0.5)])])
+def test_a_list_of_objects_holding_a_function_passed_outside_wrt_compiles(f, extra):
+    """A list (of pairs) of objects whose ``act`` is ``np.tanh``, passed outside
+    ``wrt``: offered to be compiled for its structure, the ufunc attribute raised
+    "wrt names an object of class _Unit whose attribute .act is a ufunc" (the list
+    is not in wrt) since session 23; the first two compiled exactly before."""
+    x = np.array([0.3, -0.2, 0.5])
+
+    def fresh(function):  # each run starts from the units as they were made
+        def run(*args):
+            for unit in (UNIT, OTHER_UNIT):
+                unit.__init__()
+            return function(*args)
+        return run
+    for options in ({}, dict(checkpoint=True, snapshots=2)):
+        value, got = fresh(tc.value_and_grad(f, **options))(x, extra)
+        assert value == fresh(f)(x, extra), f.__name__
+        expected = numeric_grad(lambda v: fresh(f)(v, extra), [x])[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
