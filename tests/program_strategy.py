@@ -323,6 +323,33 @@ HUNTING_FAMILIES += ("keyed_lists",)
 REQUESTED_FAMILIES += ("coefficient_forms",)
 HUNTING_FAMILIES += ("coefficient_forms",)
 
+#: calls whose keyword arguments come out of parameter order, each drawing from a
+#: random generator (made in the function, the legacy ``np.random``, a module-level
+#: one): ``f(x, b=rng.normal(), a=rng.normal())``, ``**kwargs`` items around a named
+#: keyword, a module-level (or local) ``functools.partial``, a partial's keyword given
+#: again, a positional draw before keywords, a ``**{...}`` display, a dict built
+#: first, a method, a lambda, a call nested in an argument, a helper drawing after
+#: its arguments, ``*args`` before keywords, keyword-only parameters; in a loop or
+#: not (session 23 fixed two such silent wrong gradients: the draws went to other
+#: parameters).  Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("keyword_calls",)
+HUNTING_FAMILIES += ("keyword_calls",)
+
+#: a list of the module's objects (some holding a function, ``self.act = np.tanh``),
+#: or of (object, number) pairs, passed to ``f`` after ``n`` and never in ``wrt``
+#: (Program.extra: the harness passes the list a module-level function makes): read by items, by a
+#: loop (inside a loop of the function or not), ``enumerate``, its loop variable
+#: after the loop (the loop in a branch too), beside a helper storing another
+#: attribute or read back by the object's own name; and refused at its line
+#: (REFUSED_MARK): an attribute a helper stores read back through the list (after
+#: the store, in a loop, through the loop variable after its loop, before it) (session
+#: 23: such a read was compiled for the list's structure, the attribute as the call
+#: gave it: a silent wrong gradient; a list of objects holding a function then raised
+#: "wrt names an object" though it is not in wrt).  Written on request, like
+#: ``loop_exits``
+REQUESTED_FAMILIES += ("outside_object_lists",)
+HUNTING_FAMILIES += ("outside_object_lists",)
+
 #: module_state: the module-level lines written once per statement ({k}: its number,
 #: {seed}); ``_Cell{k}`` objects start from ``__init__`` again in ``_reset{k}``
 MODULE_STATE_LINES = (
@@ -569,9 +596,14 @@ class Program:
     n: int
     wrt: tuple
     features: set = field(default_factory=set)
+    #: module-level functions making what ``f`` takes after ``n`` (never in ``wrt``),
+    #: called once a check: the outside_object_lists family's lists of the module's
+    #: objects (a list no module name holds)
+    extra: tuple = ()
 
     def __repr__(self):  # hypothesis prints this for a failing example
-        return (f"Program(seed={self.seed}, n={self.n}, wrt={self.wrt})\n"
+        return (f"Program(seed={self.seed}, n={self.n}, wrt={self.wrt}"
+                f"{f', extra={self.extra}' if self.extra else ''})\n"
                 f"--- source ---\n{self.source}")
 
 
@@ -602,6 +634,7 @@ class _Gen:
         self.vector_output = None  # vector_output: the array variable the return scales
         self.aux_output = None  # aux_output: the variable returned as the aux value
         self.module_refused = False  # module_state: a refused form written
+        self.extra = []  # module-level functions making what f takes after n (Program.extra)
 
     def fresh_name(self, prefix="v"):
         """``v1``, ``v2``...; one time in four a name the generated gradient
@@ -3117,6 +3150,223 @@ class _Gen:
         self.emit(indent, f"{total} = np.tanh({u}) + 0.5 * np.tanh({v})")
         env[total] = Var((3,), 1.5, fresh=True)
 
+    def family_keyword_calls(self, env, indent):
+        """Calls whose keyword arguments come out of parameter order, each drawing
+        from a random generator (see the ``keyword_calls`` comment above): Python
+        evaluates the arguments in the order the call writes them, whatever order the
+        parameters take them in."""
+        k = self.counter = self.counter + 1
+        form = self.pick(["out_of_order", "kwargs_around", "module_partial", "local_partial",
+                          "keyword_partial", "positional_then_keywords", "dict_spread",
+                          "dict_built_first", "method", "lambda", "nested", "body_draws",
+                          "star_args", "keyword_only"])
+        self.features.add("keyword_calls_" + form)
+        source = self.pick(["local", "legacy", "module"])
+        self.features.add("keyword_calls_draw_" + source)
+        rng = {"local": self.fresh_name("rng"), "legacy": "np.random",
+               "module": f"RNG{k}"}[source]
+        if source == "legacy":
+            self.features.add("legacy_random")
+        if source == "module":
+            self._module_block([f"RNG{k} = np.random.default_rng({self.draw(st.integers(0, 99))})",
+                                "", ""])
+        if source == "local":
+            self.emit(indent, f"{rng} = np.random.default_rng({self.draw(st.integers(0, 99))})")
+
+        def draw():
+            return self.pick([f"{rng}.normal()", f"{rng}.uniform(-1.0, 1.0)",
+                              f"{rng}.normal(0.0, 0.5)", f"float({rng}.standard_normal())",
+                              f"{rng}.normal(0.0, 0.5, size=3)"])
+        # each parameter moves the value its own way: draws given to the wrong one
+        # change the value and the gradient
+        body = "return np.tanh(x * a + b) * (1.0 + 0.1 * np.tanh(scale)) + 0.3 * a - 0.2 * b"
+        mix = f"_mix{k}"
+        self.helpers += [f"def {mix}(x, a=0.5, b=0.0, scale=1.0):", f"    {body}", "", ""]
+        x = self._items(env, 1)[0]
+        u, total = self.fresh_name("u"), self.fresh_name()
+        self.emit(indent, f"{u} = {x}")
+        if form == "method":  # made before any loop
+            obj = self.fresh_name("m")
+            self.helpers += [f"class _Mixer{k}:", "    def __init__(self, w):",
+                             "        self.w = w", "",
+                             "    def mix(self, x, a=0.5, b=0.0):",
+                             "        return np.tanh(self.w * x * a + b) + 0.3 * a - 0.2 * b",
+                             "", ""]
+            self.emit(indent, f"{obj} = _Mixer{k}({self.pick(['0.7', '1.2'])})")
+        inner = indent
+        if form not in ("local_partial",) and self.draw(st.booleans()):
+            self.emit(indent, f"for {self.fresh_name('t')} in {self.pick(['range(n)', 'range(2)'])}:")
+            inner = indent + 1
+            self.features.add("keyword_calls_loop")
+        d1, d2, d3 = draw(), draw(), draw()
+        if form == "out_of_order":
+            call = f"{mix}({u}, b={d1}, a={d2})"
+        elif form == "kwargs_around":  # scale and shift go to **kw, b between them
+            self.helpers += [f"def _kw{k}(x, b=0.0, **kw):",
+                             "    return np.tanh(x * kw['scale'] + b) - 0.3 * kw['shift'] + 0.1 * b",
+                             "", ""]
+            call = f"_kw{k}({u}, scale={d1}, b={d2}, shift={d3})"
+        elif form == "module_partial":
+            self.helpers += ["import functools", "", "",
+                             f"SHIFTED{k} = functools.partial({mix}, scale=0.5)", "", ""]
+            call = f"SHIFTED{k}({u}, b={d1}, a={d2})"
+        elif form == "local_partial":
+            self.helpers += ["import functools", "", ""]
+            self.emit(inner, f"_p{k} = functools.partial({mix}, scale=0.5)")
+            call = f"_p{k}({u}, b={d1}, a={d2})"
+        elif form == "keyword_partial":  # the partial's keyword given again by the call
+            self.helpers += ["import functools", "", "",
+                             f"BIASED{k} = functools.partial({mix}, b=0.25)", "", ""]
+            call = f"BIASED{k}({u}, scale={d1}, b={d2}, a={d3})"
+        elif form == "positional_then_keywords":
+            call = f"{mix}({u}, {d1}, scale={d2}, b={d3})"
+        elif form == "dict_spread":
+            call = f"{mix}({u}, **{{'b': {d1}, 'a': {d2}}})"
+        elif form == "dict_built_first":
+            kw = self.fresh_name("kw")
+            self.emit(inner, f"{kw} = {{'scale': {d1}, 'b': {d2}}}")
+            call = f"{mix}({u}, a={d3}, **{kw})"
+        elif form == "method":
+            call = f"{obj}.mix({u}, b={d1}, a={d2})"
+        elif form == "lambda":
+            self.emit(inner, f"_l{k} = lambda x, a, b: np.tanh(x * a + b) + 0.3 * a - 0.2 * b")
+            call = f"_l{k}({u}, b={d1}, a={d2})"
+        elif form == "nested":  # an argument that is itself such a call
+            call = f"{mix}({u}, b=np.sum({mix}({u}, b={d1}, a={d2})) * 0.1, a={d3})"
+        elif form == "body_draws":  # the helper draws after its arguments were drawn
+            gen = rng if source != "legacy" else None
+            if gen is None:
+                self.helpers += [f"def _noisy{k}(x, a=0.5, b=0.0):",
+                                 "    return np.tanh(x * a + b + 0.1 * np.random.normal()) - 0.2 * b",
+                                 "", ""]
+                call = f"_noisy{k}({u}, b={d1}, a={d2})"
+            else:
+                self.helpers += [f"def _noisy{k}(x, g, a=0.5, b=0.0):",
+                                 "    return np.tanh(x * a + b + 0.1 * g.normal()) - 0.2 * b",
+                                 "", ""]
+                call = f"_noisy{k}({u}, b={d1}, g={gen}, a={d2})"
+        elif form == "star_args":  # *args gathered, then keywords out of order
+            self.helpers += [f"def _star{k}(x, *rest, b=0.0, a=0.5):",
+                             "    return np.tanh(x * a + b + 0.1 * sum(rest)) - 0.2 * b + 0.3 * a",
+                             "", ""]
+            call = f"_star{k}({u}, {d1}, b={d2}, a={d3})"
+        else:  # keyword_only
+            self.helpers += [f"def _only{k}(x, *, a, b):",
+                             "    return np.tanh(x * a + b) + 0.3 * a - 0.2 * b", "", ""]
+            call = f"_only{k}({u}, b={d1}, a={d2})"
+        self.emit(inner, f"{u} = np.tanh(0.5 * {u} + 0.5 * {call})")
+        self.emit(indent, f"{total} = np.sum({u} * {u})")
+        env[total] = Var((), 3.0, fresh=True)
+
+    def family_outside_object_lists(self, env, indent):
+        """A list of the module's objects, or of (object, number) pairs, passed to
+        ``f`` after ``n`` (Program.extra, never in ``wrt``), read by items, loops,
+        ``enumerate``, its loop variable after the loop (see the
+        ``outside_object_lists`` comment above)."""
+        k = self.counter = self.counter + 1
+        pairs = self.draw(st.booleans())
+        acts = self.draw(st.booleans())  # each object holds a function
+        self.features.add("outside_object_lists_" + ("pairs" if pairs else "objects"))
+        if acts:
+            self.features.add("outside_object_lists_act")
+        passed = f"_pairs{k}" if pairs else f"_units{k}"  # makes the list f is given
+        L = f"units{k}"
+        self._module_block([
+            f"class _Unit{k}:", "    def __init__(self):",
+            "        self.h = np.array([0.1, -0.2, 0.3])", "        self.w = 0.5"] +
+            (["        self.act = np.tanh"] if acts else []) + ["", "",
+            f"UNIT{k} = _Unit{k}()", f"OTHER{k} = _Unit{k}()",
+            "", "",  # (a list the module holds is refused as another path earlier)
+            f"def {passed}():", f"    return [UNIT{k}, OTHER{k}]" if not pairs else
+            f"    return [(UNIT{k}, 1.5), (OTHER{k}, 0.5)]", "", "",
+            f"def _store_h{k}(v):", f"    UNIT{k}.h = np.tanh(v) * 2.0", "    return v", "", "",
+            f"def _store_w{k}(v):", f"    UNIT{k}.w = float(np.sum(np.tanh(v))) * 0.3",
+            "    return v", "", "",
+            f"def _reset{k}():", f"    for obj in (UNIT{k}, OTHER{k}):",
+            "        vars(obj).clear()", "        obj.__init__()", "", ""])
+        at = next(i for i, line in enumerate(self.lines) if line.startswith("def f("))
+        self.lines[at] = self.lines[at][:-2] + f", {L}):"
+        self.extra.append(passed)
+
+        def item(j):  # (the object, its weight) at place j
+            return (f"{L}[{j}][0]", f"{L}[{j}][1]") if pairs else (f"{L}[{j}]", "1.0")
+        o, wt, y, z = (self.fresh_name("unit"), self.fresh_name("wt"), self.fresh_name("y"),
+                       self.fresh_name("z"))
+        header = f"for {o}, {wt} in {L}:" if pairs else f"for {o} in {L}:"
+        weight = wt if pairs else "1.0"
+        form = self.pick(["read", "loop_read", "loop_variable_after",
+                          "loop_variable_after_branch", "enumerated", "store_other_attribute",
+                          "store_read_by_name", "store_then_path", "store_in_loop_then_path",
+                          "loop_variable_after_store", "path_read_then_store",
+                          "store_w_then_path"])
+        self.features.add("outside_object_lists_" + form)
+        x = self._items(env, 1)[0]
+        mark = f"  {REFUSED_MARK} outside list path"
+        (o0, w0), (o1, w1) = item(0), item(1)
+        # a helper called in a comprehension is the lowering's (session 23's wrong
+        # gradient went that way), called alone desugar's
+        comprehended = self.draw(st.booleans())
+        if comprehended:
+            self.features.add("outside_object_lists_comprehended")
+
+        def store(attribute, arg):
+            return f"[_store_{attribute}{k}(v) for v in ({arg},)][0]" if comprehended else \
+                f"_store_{attribute}{k}({arg})"
+        inner = indent
+        if form in ("read", "loop_read", "store_other_attribute", "store_read_by_name") and \
+                self.draw(st.booleans()):
+            self.emit(indent, f"{y} = 0.0")
+            self.emit(indent, f"for {self.fresh_name('t')} in {self.pick(['range(n)', 'range(2)'])}:")
+            inner = indent + 1
+            self.features.add("outside_object_lists_loop")
+        else:
+            self.emit(indent, f"{y} = 0.0")
+        if form == "read":
+            self.emit(inner, f"{y} = {y} * 0.5 + np.sum({o0}.h * {x}) * {o1}.w * {w0}")
+        elif form == "loop_read":
+            self.emit(inner, header)
+            self.emit(inner + 1, f"{y} = {y} * 0.5 + {weight} * np.sum({o}.h * {x})")
+        elif form in ("loop_variable_after", "loop_variable_after_branch"):
+            at_ = indent
+            if form == "loop_variable_after_branch":  # (always true: |s| <= 1)
+                self.emit(indent, "if s > -2.0:")
+                at_ = indent + 1
+            self.emit(at_, header)
+            self.emit(at_ + 1, f"{z} = np.tanh({o}.h * {weight} + {x})")
+            self.emit(indent, f"{y} = np.sum({o}.h * {z}) * {weight}")
+        elif form == "enumerated":
+            target = f"j{k}, ({o}, {wt})" if pairs else f"j{k}, {o}"
+            self.emit(indent, f"for {target} in enumerate({L}):")
+            self.emit(indent + 1, f"{y} = {y} + {weight} * (j{k} + 1) * np.sum({o}.h * {x})")
+        elif form == "store_other_attribute":  # w stored, h read through the list
+            self.emit(inner, f"{z} = {store('w', x)}")
+            self.emit(inner, f"{y} = {y} * 0.5 + np.sum({o0}.h * {x}) + UNIT{k}.w * np.sum({z})")
+        elif form == "store_read_by_name":  # h stored, read by the object's own name
+            self.emit(inner, f"{z} = {store('h', x)}")
+            self.emit(inner, f"{y} = {y} * 0.5 + np.sum(UNIT{k}.h * {z}) * {o1}.w")
+        elif form == "store_then_path":  # the stored h read through the list: refused
+            self.emit(indent, f"{z} = {store('h', x)}")
+            self.emit(indent, f"{y} = np.sum({o0}.h * {x}) + np.sum({z}){mark}")
+        elif form == "store_in_loop_then_path":
+            self.emit(indent, f"for {self.fresh_name('t')} in range(2):")
+            self.emit(indent + 1, f"{z} = {store('h', x + ' * ' + w0)}")
+            self.emit(indent + 1, f"{y} = {y} + np.sum({o0}.h * {z}){mark}")
+        elif form == "loop_variable_after_store":
+            self.emit(indent, header)
+            self.emit(indent + 1, f"{z} = {store('h', x + ' * ' + weight)}")
+            self.emit(indent, f"{y} = np.sum({o}.h * {z}){mark}")
+        elif form == "path_read_then_store":  # read first, then stored: refused too
+            self.emit(indent, header)
+            self.emit(indent + 1, f"{y} = {y} + {weight} * np.sum({o}.h * {x}){mark}")
+            self.emit(indent, f"{z} = {store('h', x)}")
+            self.emit(indent, f"{y} = {y} + np.sum(UNIT{k}.h * {z})")
+        else:  # store_w_then_path
+            self.emit(indent, f"{z} = {store('w', x)}")
+            self.emit(indent, f"{y} = {o0}.w * np.sum({x}) + np.sum({z}){mark}")
+        total = self.fresh_name()
+        self.emit(indent, f"{total} = np.tanh({y})")
+        env[total] = Var((), 1.0, fresh=True)
+
     def family_tuple_lists(self, env, indent):
         """An episode buffer (see the ``tuple_lists`` comment above): tuples of 2 to 4
         positions (arrays, floats, ints) appended in a loop of run-time length, read
@@ -3535,7 +3785,7 @@ def programs(draw, max_statements=6, families=FAMILIES, require=None):
     wrt = tuple(draw(st.lists(st.sampled_from(FLOAT_PARAMS), min_size=1, max_size=3,
                               unique=True)))
     return Program(source, draw(st.integers(0, 2**16)), draw(st.integers(0, 5)), wrt,
-                   g.features)
+                   g.features, tuple(g.extra))
 
 
 @st.composite

@@ -217,10 +217,11 @@ def _same_generators(got, want, what, source):
 CHECKPOINTED_ONLY = ("generator carried",)
 
 
-def check_refused(source, wrt, options, seed=0, n=3):
+def check_refused(source, wrt, options, seed=0, n=3, extra=()):
     """A program with a line a family marks to be refused (REFUSED_MARK): taped and
     checkpointed, the compiler refuses it at that line, with the reason the mark
-    names."""
+    names.  ``extra``: module-level functions making what ``f`` takes after ``n``
+    (see check_program)."""
     line = next(k for k, text in enumerate(source.splitlines(), 1) if REFUSED_MARK in text)
     # (a repeated item of a parameter, [a] * 2, may be refused first for 'a' itself)
     reasons = {"item alias": ("an item of a list or tuple",),
@@ -246,6 +247,9 @@ def check_refused(source, wrt, options, seed=0, n=3):
                "lazy generator": ("a generator expression read lazily by a for loop",),
                # module_state (the object's stored attribute read another way, ...)
                "other path": ("may be an object whose 'h' the function stores",),
+               # (outside_object_lists: the same through a list passed after n)
+               "outside list path": ("may be an object whose 'h' the function stores",
+                                     "may be an object whose 'w' the function stores"),
                "attribute added in place": ("h = CELL",),
                "module container": ("the module-level object",),
                "global": ("unsupported statement: global",),
@@ -272,9 +276,10 @@ def check_refused(source, wrt, options, seed=0, n=3):
     mark = source.splitlines()[line - 1].split(REFUSED_MARK)[1].strip()
     reasons = reasons[mark]
     with load_program(source) as program:
+        passed = [program.__globals__[name]() for name in extra]
         taped = tc.grad(program, wrt=wrt)
         if mark in CHECKPOINTED_ONLY:  # exact taped; checkpointed, refused or the same
-            args = make_inputs(seed, n)
+            args = make_inputs(seed, n) + passed
             expected = taped(*copy.deepcopy(args))
             checkpointed = tc.grad(program, wrt=wrt, checkpoint=True, **options)
             try:
@@ -291,44 +296,53 @@ def check_refused(source, wrt, options, seed=0, n=3):
                     np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12, err_msg=source)
             return None
         for gradient in (taped, tc.grad(program, wrt=wrt, checkpoint=True, **options)):
-            with pytest.raises(TransformError) as info:  # compiling, or when it runs
-                gradient.compile()
-                gradient(*make_inputs(seed, n))
+            # compiled when called: a retry that sees the arguments (a list passed
+            # outside wrt compiled for its structure) is reached as a user reaches it
+            with pytest.raises(TransformError) as info:
+                gradient(*make_inputs(seed, n), *passed)
             assert f":{line}:" in str(info.value) and \
                 any(reason in str(info.value) for reason in reasons), \
                 f"{info.value}\n{source}"
     return None
 
 
-def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
+def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None, extra=()):
     """Compile ``source``'s ``f`` taped and checkpointed; compare them and FD.
     ``draws_seed``: seed the legacy ``np.random`` with it before every evaluation
-    (the program draws from it).
+    (the program draws from it); ``extra``: names of module-level functions making
+    what ``f`` takes after ``n`` (never in ``wrt``; the outside_object_lists family's
+    lists of the module's objects), each called once: the same objects in every
+    call, never copied.
 
     Returns the taped gradients (a tuple in ``wrt`` order)."""
     args = make_inputs(seed, n)
     before = digest(args)
     if REFUSED_MARK in source:
-        return check_refused(source, wrt, options, seed, n)
+        return check_refused(source, wrt, options, seed, n, extra)
     with load_program(source) as program:
+        passed = [program.__globals__[name]() for name in extra]
+
+        def plus(function):  # (the copies below copy make_inputs's six values only)
+            return (lambda *six: function(*six, *passed)) if passed else function
         generators = module_generators(program)
         states = generator_states(generators)
         resets = module_resets(program)  # (module_state: objects the program changes)
         objects = object_states(program)
-        f = resetting(restoring(reseeding(program, draws_seed), generators, states), resets)
+        f = resetting(restoring(reseeding(plus(program), draws_seed), generators, states),
+                      resets)
         value = f(*copy.deepcopy(args))  # the program may write into its arguments
         left = generator_states(generators)  # as one run of the function leaves them
         # `return loss, aux` (the aux_output family): differentiated with has_aux
         has_aux = isinstance(value, tuple)
         if has_aux:
             value, aux = value
-            _check_refused_without_has_aux(program, wrt, args)
+            _check_refused_without_has_aux(program, wrt, args + passed)
         taped = tc.grad(program, wrt=wrt, has_aux=has_aux)
         ckpt = tc.value_and_grad(program, wrt=wrt, checkpoint=True, has_aux=has_aux, **options)
         taped.compile()
         ckpt.compile()
-        taped, ckpt = (resetting(restoring(reseeding(d, draws_seed), generators, states), resets)
-                       for d in (taped, ckpt))
+        taped, ckpt = (resetting(restoring(reseeding(plus(d), draws_seed), generators, states),
+                                 resets) for d in (taped, ckpt))
         assert np.all(np.isfinite(value)), "the strategy must write well-conditioned programs"
         g_taped = taped(*args)
         if has_aux:
@@ -368,7 +382,7 @@ def check_program(source, seed, n, wrt, options, fd=True, draws_seed=None):
             expected = numeric_grad((lambda *a: f(*a)[0]) if has_aux else f, args, wrt)
             for k, gt, e in zip(wrt, g_taped, expected):
                 _close(gt, e, RTOL_FD, ATOL_FD, f"taped gradient of {PARAMS[k]} != FD", source)
-        oracle = None if has_aux or np.ndim(value) else autograd_gradient(
+        oracle = None if has_aux or np.ndim(value) or passed else autograd_gradient(
             program, args, wrt, before=resetting(restoring(reseeding(lambda: None, draws_seed),
                                                            generators, states), resets))
         if oracle is not None:
@@ -467,7 +481,8 @@ def test_each_statement_family_writes_programs_cpython_runs(family):
         assert family in prog.features
         with load_program(prog.source) as f:
             np.random.seed(prog.seed)
-            value = f(*make_inputs(prog.seed, prog.n))
+            value = f(*make_inputs(prog.seed, prog.n),
+                      *[f.__globals__[name]() for name in prog.extra])
             value = value[0] if isinstance(value, tuple) else value  # (output, aux)
             assert np.all(np.isfinite(value)), prog.source
     run()
@@ -489,7 +504,7 @@ def test_random_programs_of_each_hunting_family(request, family):
         note(f"options={options}")
         assert family in prog.features
         check_program(prog.source, prog.seed, prog.n, prog.wrt, options,
-                      draws_seed=draws_seed(prog))
+                      draws_seed=draws_seed(prog), extra=prog.extra)
     run()
 
 
