@@ -265,3 +265,34 @@ def test_a_conditional_expression_of_a_decided_test_is_the_operand_that_runs(f, 
     value, _ = tc.value_and_grad(f, **options)(*args)
     assert value == pytest.approx(f(*args), rel=1e-12)
     assert " if " not in desugared(f)
+
+
+def _alpha(r):
+    return np.tanh(r)
+
+
+def _beta(r):
+    return np.sin(r) * 0.5
+
+
+_TABLE = {"alpha": _alpha, "beta": _beta, "gamma": np.tanh}
+
+
+def _looked_up(u, name="Beta"):
+    key = name.strip().lower()
+    return _TABLE[key](u)
+
+
+def looked_up_by_a_normalised_key(u):
+    for t in range(2):
+        u = u + 0.1 * _looked_up(u) + 0.1 * _looked_up(u, " GAMMA")
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", MODES, ids=["taped", "checkpointed"])
+def test_a_table_read_at_a_key_the_helper_normalises_is_resolved(options):
+    f = looked_up_by_a_normalised_key
+    check_grad(f, (X,), df=tc.grad(f, **options))
+    value, _ = tc.value_and_grad(f, **options)(X)
+    assert value == pytest.approx(f(X), rel=1e-12)
+    assert "_TABLE" not in desugared(f)

@@ -69,9 +69,13 @@ STRING_METHODS = frozenset({
 
 def fold_constant_flags(parsed):
     """Rewrite, in ``parsed.node``, each ``if`` whose test is decided (see the
-    module's docstring) as the statements of the branch that runs."""
+    module's docstring) as the statements of the branch that runs.  Returns
+    whether an assignment became a string constant (``key = name.lower()``: a
+    lookup ``LIMS[key]`` may then be resolved)."""
     fnode = parsed.node
-    _Folder(names_seen_outside(fnode)).block(fnode.body, {})
+    folder = _Folder(names_seen_outside(fnode))
+    folder.block(fnode.body, {})
+    return folder.bound_strings
 
 
 def decided_truth(test):
@@ -110,6 +114,7 @@ def _bound(node):
 class _Folder:
     def __init__(self, excluded):
         self.excluded = excluded
+        self.bound_strings = False  # an assignment rewritten as a string constant
 
     def block(self, stmts, known):
         """Fold the ``if`` statements of ``stmts`` (edited in place) given
@@ -165,6 +170,7 @@ class _Folder:
                 # (an inlined helper's option normalised before it is tested)
                 value = self.value(s.value, known)
                 s.value = gast.copy_location(gast.Constant(value=value, kind=None), s.value)
+                self.bound_strings = True
                 known = {n: v for n, v in known.items() if n != s.targets[0].id}
                 known[s.targets[0].id] = value
             elif isinstance(s, gast.Match):  # (its patterns bind names by strings)

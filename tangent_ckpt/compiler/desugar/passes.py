@@ -73,7 +73,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    ``f = Derivatives.pend`` by the dotted name; ``f == pend`` decided);
    then ``constant_flags.py``: ``if log:`` of a local bound to a constant on every
    path to it (``log = False``, a helper's default inlining bound), as the branch
-   that runs (POT's ``if log: log = {"err": []}`` dropped);
+   that runs (POT's ``if log: log = {"err": []}`` dropped), an option a helper
+   normalises bound as the string it gives (``key = name.lower()``: then
+   ``function_names.py`` and 3 again, for ``LIMS[key](u)``);
    then ``keyed_lists.py``: a dict of constant keys bound once and only indexed by
    them, an item's method called (``log["loss"].append(l)``), as one name per key
    (``log_loss``: a list the function holds under one name);
@@ -176,6 +178,7 @@ from tangent_ckpt.compiler.desugar.extreme_items import write_extreme_items
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.fill_calls import rewrite_fill_calls
 from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
+from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
 from tangent_ckpt.compiler.desugar.first_iterations import peel_first_iterations
 from tangent_ckpt.compiler.desugar.inline_functions import copied, inline_functions
 from tangent_ckpt.compiler.desugar.keyed_lists import split_keyed_lists
@@ -239,7 +242,8 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     inline_functions(parsed, given)
     if split_object_lists(parsed, structures):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
-    fold_constant_flags(parsed)
+    if fold_constant_flags(parsed) and resolve_function_names(parsed, parsed.node):
+        inline_functions(parsed)  # key = "beta" normalised: LIMS[key](u) is lb(u), inlined
     split_keyed_lists(parsed)
     append_prepended_lists(parsed)
     write_list_methods(parsed)
