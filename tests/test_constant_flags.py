@@ -296,3 +296,24 @@ def test_a_table_read_at_a_key_the_helper_normalises_is_resolved(options):
     value, _ = tc.value_and_grad(f, **options)(X)
     assert value == pytest.approx(f(X), rel=1e-12)
     assert "_TABLE" not in desugared(f)
+
+
+def _checked_lookup(u, name):
+    name = name.strip().lower()  # a second binding of the helper's parameter
+    if name not in _TABLE:
+        raise KeyError(name)
+    return _TABLE[name](u) * 1.0
+
+
+def looked_up_after_a_check(u):
+    for t in range(2):
+        u = np.tanh(0.5 * u + 0.5 * _checked_lookup(u, " Gamma "))
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("options", MODES, ids=["taped", "checkpointed"])
+def test_a_table_read_at_a_parameter_normalised_again_is_resolved(options):
+    f = looked_up_after_a_check
+    check_grad(f, (X,), df=tc.grad(f, **options))
+    value, _ = tc.value_and_grad(f, **options)(X)
+    assert value == pytest.approx(f(X), rel=1e-12)

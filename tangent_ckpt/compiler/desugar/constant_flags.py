@@ -186,8 +186,10 @@ class _Folder:
     def choose(self, stmt, known):
         """Each ``a if c else b`` in the simple statement ``stmt`` whose ``c`` is
         decided (an inlined ``__init__``'s ``act if act is not None else
-        relu``), as the operand that runs; not in a statement holding a ``:=``
-        (it may bind a name the test reads first) nor in a nested scope."""
+        relu``), as the operand that runs, and each subscript at a name known to
+        hold a string (``TABLE[name]``) at that string; not in a statement
+        holding a ``:=`` (it may bind a name the test reads first) nor in a
+        nested scope."""
         if any(isinstance(n, gast.NamedExpr) for n in gast.walk(stmt)):
             return
         folder = self
@@ -203,6 +205,16 @@ class _Folder:
                 if truth is None:
                     return self.generic_visit(node)
                 return self.visit(node.body if truth else node.orelse)
+
+            def visit_Subscript(self, node):
+                self.generic_visit(node)
+                key = node.slice
+                if isinstance(key, gast.Name) and isinstance(key.ctx, gast.Load) and \
+                        isinstance(known.get(key.id), str):  # TABLE[name], name = 'gamma'
+                    node.slice = gast.copy_location(
+                        gast.Constant(value=known[key.id], kind=None), key)
+                    folder.bound_strings = True
+                return node
         Choices().visit(stmt)
 
     def truth(self, test, known):
