@@ -27,6 +27,9 @@ class Group:
         self.flags = {}  # member -> the name of its "is a view" flag, when it needs one
         self.followed = set()  # ids of the view expressions the fence may treat as new
         self.dead_after = None  # the root rebound here once no view is used again
+        # the numbers of the statements rebinding the root after which no view taken
+        # before is used again (those taken after are views of the new object)
+        self.splits = []
 
     # --- when the group can be followed exactly --------------------------------------
     def followable(self):
@@ -47,12 +50,35 @@ class Group:
             {("stored in", a) for a in arrays}
         if not self._escapes_after_every_write(
                 {(name, where) for name in shape.escaping(self.names, [], arrays)
-                 for where in shape.escapes[name] - allowed}):
+                 for where in shape.escapes[name] - allowed if not self._unpacked(where)}):
             return False
         for link in self.members:
             if not self._link_ok(link) or not self._writes_seen_by(link):
                 return False
         return True
+
+    def _unpacked(self, where):
+        """Whether the statement numbered by id ``where`` is ``r = (U_2, V_2)`` whose
+        ``r`` is read only by a rebinding of the root that starts a new group
+        (``U, V = r``, :attr:`splits`), in the same block: what ``r`` keeps is
+        never read after that rebinding (an inlined ``U, V = step(U, V)``)."""
+        shape = self.shape
+        stmt = shape.place[where][1] if isinstance(where, int) and where in shape.place \
+            else None
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], gast.Name) and
+                isinstance(stmt.value, (gast.Tuple, gast.List))):
+            return False
+        kept = stmt.targets[0].id
+        if len(shape.binders.get(kept, ())) != 1 or kept in shape.kept_names():
+            return False
+        readers = [other for _, other in shape.place.values()
+                   if other is not stmt and any(kept in read_names(node)
+                                                for node in _own_parts(other))]
+        return len(readers) == 1 and shape.order[id(readers[0])] in self.splits and \
+            isinstance(readers[0], gast.Assign) and len(readers[0].targets) == 1 and \
+            isinstance(readers[0].value, gast.Name) and \
+            shape.place[id(readers[0])][0] is shape.place[where][0]
 
     def _escapes_after_every_write(self, escaping):
         """Whether every place ``escaping`` names (name, statement id) where a name of
@@ -89,14 +115,23 @@ class Group:
         at, done = shape.order[id(stmt)], shape.end[id(stmt)]
         for link in self.members:
             first, last = shape.region(link.stmt)
-            if shape.place[id(stmt)][0] is not shape.place[id(link.stmt)][0] or \
-                    not first <= at <= last:
+            if shape.place[id(stmt)][0] is not shape.place[id(link.stmt)][0]:
                 return False
+            if first > done:  # taken after the rebinding, of the new object: read
+                if self._read_outside(link.name, first, last):  # only where taken
+                    return False
+                continue
+            if not first <= at <= last:
+                return False
+            if self._read_outside(link.name, first, last) and any(
+                    done < shape.order[id(w)] <= last for w, _, _ in self.writes):
+                return False  # read where taken before: the old view, not one taken again
             for _, other in shape.place.values():
                 if done < shape.order[id(other)] <= last and any(
                         isinstance(n, gast.Name) and n.id == link.name
                         for n in gast.walk(other)):
                     return False
+        self.splits.append(at)
         return True
 
     def _rebound_after_every_use(self, stmt):
@@ -159,17 +194,7 @@ class Group:
         for _, stmt in self.shape.place.values():
             if first <= self.shape.order[id(stmt)] <= last:
                 continue
-            if isinstance(stmt, (gast.If, gast.While)):
-                own = [stmt.test]
-            elif isinstance(stmt, gast.For):
-                own = [stmt.iter]
-            elif isinstance(stmt, gast.With):
-                own = [item.context_expr for item in stmt.items]
-            elif isinstance(stmt, (gast.Try, gast.FunctionDef, gast.ClassDef)):
-                own = []  # a nested scope reading the name: it escapes (followable())
-            else:
-                own = [stmt]
-            if any(name in read_names(node) for node in own):
+            if any(name in read_names(node) for node in _own_parts(stmt)):
                 return True
         return False
 
@@ -261,9 +286,10 @@ class Group:
             name = link.parent
             chain.append(name)
         at = self.shape.order[id(stmt)]
-        for link in self.members:  # take every other view again
-            first, last = self.shape.region(link.stmt)
-            if link.name not in chain and first <= at <= last:
+        for link in self.members:  # take every other view again (not one left
+            first, last = self.shape.region(link.stmt)  # behind by a split: unused)
+            if link.name not in chain and first <= at <= last and \
+                    not any(first <= split < at for split in self.splits):
                 follow.append(self._guarded(self._take(link), link.name,
                                               self.shape.marks.takes))
         self._insert_after(stmt, [located(s, stmt) for s in follow])
@@ -319,3 +345,18 @@ class Group:
         block, _ = self.shape.place[id(stmt)]
         k = next(i for i, s in enumerate(block) if s is stmt)
         block[k + 1:k + 1] = stmts
+
+
+def _own_parts(stmt):
+    """What statement ``stmt`` itself evaluates (of a compound statement: its
+    test, iterable or items only; none of a nested scope, whose reads are
+    escapes: ``followable()``)."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return [stmt.test]
+    if isinstance(stmt, gast.For):
+        return [stmt.iter]
+    if isinstance(stmt, gast.With):
+        return [item.context_expr for item in stmt.items]
+    if isinstance(stmt, (gast.Try, gast.FunctionDef, gast.ClassDef)):
+        return []
+    return [stmt]

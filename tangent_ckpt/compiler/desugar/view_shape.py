@@ -13,6 +13,7 @@ import types
 
 import gast
 
+from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.held_lists import held_lists
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, bound_names, read_names
 from tangent_ckpt.compiler.desugar.local_bindings import SCOPES  # noqa: F401 (its users')
@@ -360,8 +361,10 @@ class FunctionShape:
             any(resolved is b for b in FRESH_BUILTINS) or unbuffered_write(resolved)  # None
         helper = isinstance(resolved, types.FunctionType) and fn is None and not escape
         for a in args:  # a helper inlined as a statement reads its plain-name arguments
-            # np.ravel(a) is kept only where its value is (np.sum(np.ravel(a)): nowhere)
-            self._expr(a, escape=(escape if view else not safe) and
+            # np.ravel(a) is kept only where its value is (np.sum(np.ravel(a)): nowhere);
+            # np.array(a) (a copy) never, unless given a dtype (object: it keeps a's items)
+            copied = safe and not (view and any(k.arg in ("dtype", None) for k in node.keywords))
+            self._expr(a, escape=(False if copied else escape if view else not safe) and
                        not (helper and isinstance(a, gast.Name)))
 
     def _calls(self, node, s):
@@ -372,8 +375,9 @@ class FunctionShape:
                 continue
             for k in n.keywords:
                 if k.arg == "out":
+                    kind = "item" if self._into_out(s, n, k.value) else "other"
                     for name in read_names(k.value):
-                        self.writes.append((s, name, "other"))
+                        self.writes.append((s, name, kind))
             func = n.func
             if isinstance(func, gast.Attribute) and func.attr in WRITING_METHODS:
                 for name in read_names(func.value):
@@ -416,6 +420,14 @@ class FunctionShape:
                     if whole:
                         self.call_writes.setdefault(id(s), (n, {}))[1][param] = arg.id
 
+    def _into_out(self, s, call, out):
+        """``np.clip(v, 0, 1, out=v)`` as a whole statement, ``out`` a name: the
+        lowering writes it as ``v[...] = np.clip(v, 0, 1)`` (after NumPy's check of
+        the result's dtype), a write into ``v``'s items like any other."""
+        return isinstance(s, gast.Expr) and s.value is call and isinstance(out, gast.Name) \
+            and registry.lookup(self.resolve(call.func)) is not None and \
+            not any(k.arg in ("where", None) for k in call.keywords)
+
     def _unfollowed_write(self, s, call, param, arg, whole):
         """A helper writes into ``param`` and rebinds it: the caller's array changes
         in a way the inliner does not follow.  Nothing needs to follow it where the
@@ -437,7 +449,7 @@ class FunctionShape:
         through ``name`` afterwards: ``s`` binds ``name`` anew, or nothing reads
         it after ``s`` (later rounds of a loop included); never for a name a
         nested function or lambda reads, or one declared global or nonlocal."""
-        if name in self._kept_names():
+        if name in self.kept_names():
             return False
         targets = s.targets if isinstance(s, gast.Assign) else []
         if any(name in bound_names(t) for t in targets):
@@ -446,7 +458,7 @@ class FunctionShape:
             self._liveness[name] = NameLiveness(self.parsed.node, name, self._names_read).after
         return id(s) not in self._liveness[name]
 
-    def _kept_names(self):
+    def kept_names(self):
         if self._kept is None:
             self._kept = set()
             for node in gast.walk(self.parsed.node):
