@@ -300,8 +300,12 @@ def gravity_force(mass):
 
 def euler_step(x, v, dt, mass, f):
     x += v * dt  # in place only where x is an array; x is the caller's parameter
-    v += f * dt / mass  # rebound, which the view pass does not follow: the lowering's
+    v += f * dt / mass  # (the caller rebinds x and v by unpacking what this returns)
     return x, v
+
+
+def euler_step_dragged(x, v, dt, mass, f, drag=np.zeros(2)):
+    return x + v * dt, v + (f - drag) * dt / mass  # (an array default: the lowering's)
 
 
 def euler_trajectory(x, v0, mass):
@@ -314,13 +318,39 @@ def euler_trajectory(x, v0, mass):
     return np.sum(np.array(heights)) + x[0]
 
 
+def euler_trajectory_dragged(x, v0, mass):
+    x = x * 1.0
+    v = np.array([v0, v0])
+    heights = []
+    while x[1] >= 0:
+        x, v = euler_step_dragged(x, v, 0.1, mass, gravity_force(mass))
+        heights.append(x[1] * 1.0)
+    return np.sum(np.array(heights)) + x[0]
+
+
 def test_a_call_left_to_the_lowering_keeps_its_arguments_as_written():
     """The outside program p39: the inner call was hoisted out of the outer one,
     then the outer one proved not inlinable here and the hoisted statements were
     dropped (NameError 'force_result').  The statement is now put back as it was."""
+    text = desugared(euler_trajectory_dragged)
+    assert "euler_step_dragged(x, v, 0.1, mass, gravity_force(mass))" in text, text
+    check_grad(euler_trajectory_dragged, [np.array([0.0, 0.0]), 6.0, 2.0], wrt=(1, 2),
+               rtol=1e-5)
+
+
+@pytest.mark.parametrize("run", [dict(), dict(checkpoint=True, snapshots=2)],
+                         ids=["taped", "snapshots2"])
+def test_a_helper_adding_into_names_the_caller_rebinds_by_unpacking_is_inlined(run):
+    """p39's `x, v = euler_step(x, v, ...)` with `x = x * 1.0` a parameter bound
+    again: the helper's `x += ...` is followed by the view pass (was left to the
+    lowering's write-back)."""
     text = desugared(euler_trajectory)
-    assert "euler_step(x, v, 0.1, mass, gravity_force(mass))" in text, text
-    check_grad(euler_trajectory, [np.array([0.0, 0.0]), 6.0, 2.0], wrt=(1, 2), rtol=1e-5)
+    assert "euler_step(" not in text and "gravity_force_result = " in text, text
+    args = [np.array([0.0, 0.0]), 6.0, 2.0]
+    value, _ = tc.value_and_grad(euler_trajectory, wrt=(1, 2), **run)(*args)
+    assert np.isclose(value, euler_trajectory(*args), rtol=1e-12)
+    check_grad(euler_trajectory, args, wrt=(1, 2), rtol=1e-5,
+               df=tc.grad(euler_trajectory, wrt=(1, 2), **run))
 
 
 def shifted(A, *offsets):

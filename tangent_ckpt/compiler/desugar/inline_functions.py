@@ -600,14 +600,6 @@ class _Inliner:
         self.statements = _count(fnode.body)
         self.callees = callees  # function object, or def node -> _Callee (None: not inlined)
         self.local_functions = _local_functions(fnode)
-        # the caller's names the view pass does not follow as arrays through a
-        # binding p_2 = name: parameters bound again (a = a.copy()) and names bound
-        # by unpacking (U, V = U0.copy(), V0.copy())
-        self.unfollowed_names = set(_positional(fnode)) & _stored_names_in_body(fnode)
-        self.unfollowed_names |= {
-            n.id for stmt in gast.walk(fnode) if isinstance(stmt, gast.Assign)
-            for t in stmt.targets if isinstance(t, (gast.Tuple, gast.List))
-            for n in gast.walk(t) if isinstance(n, gast.Name)}
         # where the caller's own nodes are written (see ParsedFunction.inlined_places)
         self.own_places = own_places
         # objects made here whose __init__ and methods are inlined: name -> classes;
@@ -1532,9 +1524,6 @@ class _Inliner:
                     value.id not in self.closure_written and not _captured(nested, p, value):
                 substituted[p] = value  # p += v writes into the caller's array
                 continue
-            if p in added_into and isinstance(value, gast.Name) and \
-                    value.id in self.unfollowed_names:
-                raise _NotInlined  # (`a = a.copy()`: the view pass cannot follow p_2 = a)
             # else `p_2 = value` as Python binds a parameter: `p_2 += v` then writes
             # into the caller's array when it is one (the view pass follows it), and
             # rebinds p_2 when not
@@ -1725,6 +1714,7 @@ def _added_into(fnode):
 
 def _is_aug_target(name, stmt):
     return any(isinstance(n, gast.AugAssign) and n.target is name for n in gast.walk(stmt))
+
 
 
 def _stored_names_in_body(fnode):
