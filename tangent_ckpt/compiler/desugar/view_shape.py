@@ -12,6 +12,7 @@ import inspect
 import types
 
 import gast
+import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.held_lists import held_lists
@@ -421,11 +422,15 @@ class FunctionShape:
                         self.call_writes.setdefault(id(s), (n, {}))[1][param] = arg.id
 
     def _into_out(self, s, call, out):
-        """``np.clip(v, 0, 1, out=v)`` as a whole statement, ``out`` a name: the
-        lowering writes it as ``v[...] = np.clip(v, 0, 1)`` (after NumPy's check of
-        the result's dtype), a write into ``v``'s items like any other."""
+        """``np.clip(v, 0, 1, out=v)`` (a ufunc or ``np.clip``, which take any
+        strides and buffer an input that overlaps ``out``) as a whole statement,
+        ``out`` a name: the lowering writes it as ``v[...] = np.clip(v, 0, 1)``
+        (after NumPy's check of the result's dtype), a write into ``v``'s items
+        like any other."""
+        fn = self.resolve(call.func)
         return isinstance(s, gast.Expr) and s.value is call and isinstance(out, gast.Name) \
-            and registry.lookup(self.resolve(call.func)) is not None and \
+            and (isinstance(fn, np.ufunc) or fn is np.clip) and \
+            registry.lookup(fn) is not None and \
             not any(k.arg in ("where", None) for k in call.keywords)
 
     def _unfollowed_write(self, s, call, param, arg, whole):
