@@ -783,3 +783,32 @@ def test_a_view_read_in_a_later_trip_across_a_rebinding_of_its_root_is_refused()
     fn = view_taken_before_a_rebinding_and_read_in_the_next_trip
     with pytest.raises(TransformError, match="may also change"):
         tc.grad(fn)(np.linspace(0.1, 1.0, 5), 3)
+
+
+def _halve_and_add(p, v):
+    p *= 0.5
+    p += np.tanh(v * 0.5)
+
+
+def _sweeps_into(u, p, k):
+    for q in range(k):
+        _halve_and_add(p, u)
+
+
+def parameter_copied_then_swept_by_a_helper_in_a_loop(a, s):
+    """The fuzz family helper_writes: `a = a.copy()` keeps the parameter's earlier
+    array in the new one only, so the helpers' writes into `a` are followed."""
+    a = a.copy()
+    u = np.tanh(s * np.ones(3)) * 1.0
+    _sweeps_into(u, a, 2)
+    return np.sum(a ** 2) + np.sum(u)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_a_parameter_copied_where_rebound_is_followed_into_the_helpers_writes(run):
+    fn = parameter_copied_then_swept_by_a_helper_in_a_loop
+    assert "_halve_and_add(" not in desugared(fn)
+    args = (np.linspace(0.1, 1.0, 3), 0.7)
+    value, _ = tc.value_and_grad(fn, wrt=(0, 1), **run)(*args)
+    assert np.isclose(value, fn(*args), rtol=1e-12)
+    check_grad(fn, args, wrt=(0, 1), df=tc.grad(fn, wrt=(0, 1), **run))

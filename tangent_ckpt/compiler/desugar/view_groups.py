@@ -6,6 +6,8 @@ compute what NumPy computes, and inserts the follow-ups."""
 import gast
 
 from tangent_ckpt.compiler.desugar.liveness import read_names
+from tangent_ckpt.compiler.desugar.view_facts import numpy_function
+from tangent_ckpt.compiler.memory_sharing import FRESH_METHODS
 from tangent_ckpt.compiler.desugar.view_shape import (LOOPS, copy_node, located, name_node,
                                                       store_node)
 
@@ -50,12 +52,37 @@ class Group:
             {("stored in", a) for a in arrays}
         if not self._escapes_after_every_write(
                 {(name, where) for name in shape.escaping(self.names, [], arrays)
-                 for where in shape.escapes[name] - allowed if not self._unpacked(where)}):
+                 for where in shape.escapes[name] - allowed
+                 if not self._unpacked(where) and not self._copied_where_rebound(name, where)}):
             return False
         for link in self.members:
             if not self._link_ok(link) or not self._writes_seen_by(link):
                 return False
         return True
+
+    def _copied_where_rebound(self, name, where):
+        """Whether ``where`` (a statement id) is the root's own rebinding from its
+        earlier object by NumPy (``a = a.copy()``, ``H = np.asarray(H)``): the
+        earlier object is kept only by the new one (a copy, or a view NumPy makes),
+        and no name holds it after (the rebinding is accepted: ``followable``)."""
+        shape = self.shape
+        stmt = shape.place[where][1] if name == self.root and isinstance(where, int) and \
+            where in shape.place else None
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name and
+                isinstance(stmt.value, gast.Call)):
+            return False
+        call = stmt.value
+        if isinstance(call.func, gast.Attribute) and call.func.attr in FRESH_METHODS:
+            receiver, others = call.func.value, list(call.args)
+        elif numpy_function(call.func, shape.parsed.resolve, shape.local) is not None and \
+                call.args:
+            receiver, others = call.args[0], list(call.args[1:])
+        else:
+            return False
+        others += [k.value for k in call.keywords]
+        return isinstance(receiver, gast.Name) and receiver.id == name and \
+            not any(name in read_names(node) for node in others)
 
     def _unpacked(self, where):
         """Whether the statement numbered by id ``where`` is ``r = (U_2, V_2)`` whose
