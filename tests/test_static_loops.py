@@ -475,3 +475,57 @@ def test_a_list_built_by_appends_in_straight_code_is_a_display():
     assert "for w in" not in text
     text = desugared(appended_around_a_write)
     assert "ws_0 = a * 2.0\n    a[0, 0] = 5.0\n    ws = [ws_0, a, (c, -1.0)]\n" in text
+
+
+def appended_in_a_loop_over_a_given_list(params, x):
+    scaled = []
+    for W, b in params:
+        scaled.append((W * 0.5, b + 1.0))
+    outs = [np.tanh(W @ x + b) for W, b in scaled]
+    for W, b in scaled:
+        x = np.tanh(W @ x + b)
+    return np.sum(outs[0] * outs[1]) + np.sum(x)
+
+
+def appended_per_index_of_a_given_list(params, x):
+    hs = []
+    for i in range(len(params)):
+        x = np.tanh(params[i][0] @ x)
+        hs.append(x)
+    x = x * 2.0  # rebound after the appends: the list holds the x of each trip
+    return sum(np.sum(h * x) for h in hs)
+
+
+IN_UNROLLED = [appended_in_a_loop_over_a_given_list, appended_per_index_of_a_given_list]
+
+
+@pytest.mark.parametrize("f", IN_UNROLLED)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_list_appended_in_an_unrolled_loop_computes_what_python_does(f, options):
+    from gradcheck import check_structured_leaves
+
+    params, x = _params()
+    value, got = tc.value_and_grad(f, wrt=(0, 1), **options)(params, x)
+    np.testing.assert_allclose(value, f(params, x), rtol=1e-12)
+    check_structured_leaves(f, (params, x), (0, 1), got)
+
+
+def test_a_list_appended_in_an_unrolled_loop_is_a_display_its_loops_unroll():
+    from tangent_ckpt.container_args import structure_of
+
+    params, _ = _params()
+    text = desugared(appended_in_a_loop_over_a_given_list, {0: structure_of(params)})
+    assert "for " not in text
+    assert ("scaled_1_0 = W * 0.5\n    scaled_1_1 = b + 1.0\n"
+            "    scaled = [(scaled_0_0, scaled_0_1), (scaled_1_0, scaled_1_1)]\n") in text
+    text = desugared(appended_per_index_of_a_given_list, {0: structure_of(params)})
+    assert "for " not in text and "hs = [hs_0, hs_1]" in text
+
+
+def test_a_comprehension_over_a_local_display_is_unrolled():
+    def over_display(a, b, x):
+        ws = [a, b]
+        d = {"a": a, "b": b}
+        return np.sum([np.dot(w, x) for w in ws]) + sum(np.sum(v) for v in d.values())
+    text = desugared(over_display)
+    assert "for " not in text and "w = a\n" in text and "v = b\n" in text

@@ -25,7 +25,8 @@ before the loop (``b_item = b``), so a later copy sees the object ``b`` held whe
 the loop started, not what the body bound to ``b`` since.
 
 The loops ``comprehension_loops.py`` wrote for a comprehension over a ``range``
-of constants (``[f(k) for k in range(3)]``) are unrolled the same way: outer
+of constants (``[f(k) for k in range(3)]``), or over any row below (``[f(w) for w
+in ws]``, ``ws`` a display), are unrolled the same way: outer
 loops first, so that an inner ``range(i)`` is one of constants in each copy. So
 is a loop over a list, tuple or dict the call gives (the compiled function is
 specialised to its structure, ``passes.given_containers``) where the function
@@ -44,8 +45,10 @@ names of their own where the display runs (``ws_0 = a * 1.0``;
 then ``ws.append(e)`` statements of the same block with nothing else between
 mentioning ``ws``) and then only read is first written as that display (``ws =
 [a, h, ws_2]`` after the last append; an item that might differ where the
-display is, ``ws_0 = a * 2.0`` where it was appended:
-:func:`_appends_as_display`).
+display is, ``ws_0 = a * 2.0`` where it was appended, a tuple's items one by one:
+:func:`_appends_as_display`).  Such appends may be the copies of a loop unrolled
+here (``for W, b in params: new.append((W * 0.5, b))``): the displays are looked
+for again after each round that unrolled a loop, and the loops over them unrolled.
 
 An item of a display in the header that is an expression of names and constants
 (``a.T``, ``-x``, ``2 * x``) is evaluated before the loop into a name
@@ -128,6 +131,13 @@ def unroll_static_loops(parsed, structures=None):
     context = _Context(parsed, meant, names_taken(fnode), shapes)
     context.displays = _local_displays(fnode, meant, context.taken)
     _block(context, fnode.body)
+    while context.unrolled:  # the copies may hold the appends of a list a later
+        context.unrolled = False  # loop reads (``for W, b in params: new.append(...)``)
+        more = _local_displays(fnode, meant, context.taken, set(context.displays))
+        if not more:
+            break
+        context.displays.update(more)
+        _block(context, fnode.body)
 
 
 class _Context:
@@ -138,6 +148,7 @@ class _Context:
     def __init__(self, parsed, meant, taken, shapes):
         self.parsed, self.meant, self.taken, self.shapes = parsed, meant, taken, shapes
         self.displays = {}  # name -> the display it holds (:func:`_local_displays`)
+        self.unrolled = False  # has :func:`_block` unrolled a loop since this was reset?
         self.outside = None  # :func:`_declared_outside`
 
 
@@ -147,6 +158,7 @@ def _block(context, stmts):
         unrolled = _Unrolling(context, stmts[k]).statements()
         if unrolled is not None:
             stmts[k:k + 1] = unrolled  # and the copies are looked at in turn
+            context.unrolled = True
             continue
         if isinstance(stmts[k], gast.For):  # a loop left as it is: its display's items
             held = _held_header_items(context, stmts[k])
@@ -229,7 +241,7 @@ def _declared_outside(context):
     return context.outside
 
 
-def _local_displays(fnode, meant, taken):
+def _local_displays(fnode, meant, taken, known=frozenset()):
     """{name: display} of the names bound once, by a statement of the function's
     own block (``ws = [a, b]``, ``names = ("enc", "dec")``, ``d = {"W": W, "b":
     b}``) or of a nested block that holds every read of it after that statement
@@ -254,7 +266,7 @@ def _local_displays(fnode, meant, taken):
             st, k = block[k], k + 1
             if not (isinstance(st, gast.Assign) and len(st.targets) == 1 and
                     isinstance(st.targets[0], gast.Name) and st.targets[0].id in iterated and
-                    st.targets[0].id not in params and
+                    st.targets[0].id not in params and st.targets[0].id not in known and
                     isinstance(st.value, (gast.List, gast.Tuple, gast.Dict))):
                 continue
             name, value = st.targets[0].id, st.value
@@ -320,22 +332,23 @@ def _appends_as_display(fnode, block, at, meant, taken):
     if not only_read(fnode, name, meant, st.targets[0], also=heads) or \
             block is not fnode.body and not _read_after(fnode, name, st, block[at + 1:]):
         return False
-    items, dropped = [], []
-    for j in appends:
-        e = block[j].value.args[0]
-        if _movable(e, [block[i] for i in range(j + 1, last + 1) if i not in appends],
-                    [block[i].value.args[0] for i in appends if i > j]):
-            items.append(e)  # read where the display is, as a display written there
-            dropped.append(j)
-            continue
-        item = fresh_name(f"{name}_{len(items)}", taken)
-        block[j] = located(gast.Assign(targets=[store_node(item)], value=e,
-                                       type_comment=None), block[j])
-        items.append(name_node(item))
+    movable = [_movable(block[j].value.args[0],
+                        [block[i] for i in range(j + 1, last + 1) if i not in appends],
+                        [block[i].value.args[0] for i in appends if i > j]) for j in appends]
+    items, replaced = [], {}
+    for j, moved in zip(appends, movable):
+        box = [block[j].value.args[0]]
+        if not moved:  # held where it is appended, a tuple's items one by one
+            held = []  # (``ws_0_0 = W * 0.5``, ``ws_0_1 = b``)
+            _hold_items(box, name, None, taken, held, len(items))
+            replaced[j] = [located(gast.Assign(targets=[store_node(item)], value=value,
+                                               type_comment=None), block[j])
+                           for item, value in held]
+        items.append(box[0])  # else read where the display is, as a display written there
     st.value = gast.List(elts=items, ctx=gast.Load())
     block.insert(last + 1, st)
-    for j in reversed(dropped):
-        del block[j]
+    for j in reversed(appends):
+        block[j:j + 1] = replaced.get(j, [])
     del block[at]
     return True
 
@@ -391,16 +404,17 @@ def _changes_its_variables(loop):
     return False
 
 
-def _hold_items(elts, stem, later, taken, held):
+def _hold_items(elts, stem, later, taken, held, first=0):
     """Replace (in place) each item of ``elts`` that is an expression, or a name in
-    ``later``, by a fresh name ``stem_k`` (``stem_k_j`` in a nested tuple);
-    ``held`` gets the (name, item) bindings, in Python's order."""
+    ``later`` (every name where ``later`` is None), by a fresh name ``stem_k``
+    (``stem_k_j`` in a nested tuple; ``k`` counted from ``first``); ``held`` gets
+    the (name, item) bindings, in Python's order."""
     for k, e in enumerate(elts):
         if isinstance(e, gast.Tuple):
-            _hold_items(e.elts, f"{stem}_{k}", later, taken, held)
+            _hold_items(e.elts, f"{stem}_{first + k}", later, taken, held)
         elif _constant_item(e) is None and (
-                not isinstance(e, gast.Name) or e.id in later):
-            item_name = fresh_name(f"{stem}_{k}", taken)
+                not isinstance(e, gast.Name) or later is None or e.id in later):
+            item_name = fresh_name(f"{stem}_{first + k}", taken)
             held.append((item_name, e))
             elts[k] = gast.copy_location(name_node(item_name), e)
 
@@ -538,7 +552,9 @@ class _Unrolling:
         if isinstance(it, (gast.Tuple, gast.List)):
             return _display(it)
         if self.s in self.parsed.comprehension_loops:  # [f(k) for k in range(3)]
-            return self._range(it)
+            rows = self._range(it)
+            if rows is not None:
+                return rows
         if self._indexes_a_given_container():  # params[l], ws[l] of a local display
             rows = self._range(it)
             if rows is not None:
