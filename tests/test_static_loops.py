@@ -529,3 +529,92 @@ def test_a_comprehension_over_a_local_display_is_unrolled():
         return np.sum([np.dot(w, x) for w in ws]) + sum(np.sum(v) for v in d.values())
     text = desugared(over_display)
     assert "for " not in text and "w = a\n" in text and "v = b\n" in text
+
+
+def rmsprop_over_items(W, X, y):
+    params = {"W": W * 1.0}
+    cache = {"W": np.zeros_like(W)}
+    for t in range(3):
+        grads = {"W": X.T @ (X @ params["W"] - y)}
+        for name, p in params.items():  # Python reads params[name] when it gets there
+            cache[name] = 0.9 * cache[name] + 0.1 * grads[name] ** 2
+            params[name] = p - 0.01 * grads[name] / (np.sqrt(cache[name]) + 1e-6)
+    return np.sum((X @ params["W"] - y) ** 2)
+
+
+def adagrad_over_indices(W, b):
+    ps = [W * 1.0, b * 1.0]
+    acc = [np.zeros_like(W), np.zeros_like(b)]
+    for t in range(3):
+        gs = [np.sin(ps[0]), ps[1] * ps[0][0]]
+        for i in range(len(ps)):
+            acc[i] += gs[i] ** 2
+            ps[i] -= 0.1 * gs[i] / np.sqrt(acc[i] + 1e-8)
+    s = 0.0
+    for p in ps:
+        s = s + np.sum(p ** 2)
+    return s
+
+
+def momentum_over_keys(W, b, X, y):
+    params = {"W": W * 1.0, "b": b * 1.0}
+    vel = {"W": np.zeros_like(W), "b": np.zeros_like(b)}
+    for t in range(3):
+        r = X @ params["W"] + params["b"] - y
+        grads = {"W": X.T @ r, "b": np.sum(r)}
+        for k in params:
+            vel[k] = 0.9 * vel[k] - 0.05 * grads[k]
+            params[k] = params[k] + vel[k]
+    return np.sum((X @ params["W"] + params["b"] - y) ** 2)
+
+
+def _optimiser_args(f):
+    rng = np.random.default_rng(9)
+    X, y, W = rng.normal(size=(5, 3)), rng.normal(size=5), 0.1 * rng.normal(size=3)
+    if f is rmsprop_over_items:
+        return (W, X, y), (0, 1)
+    if f is adagrad_over_indices:
+        return (rng.normal(size=(3, 3)), rng.normal(size=3)), (0, 1)
+    return (W, 0.2, X, y), (0, 1, 2)
+
+
+WRITTEN = [rmsprop_over_items, adagrad_over_indices, momentum_over_keys]
+
+
+@pytest.mark.parametrize("f", WRITTEN)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_an_optimiser_over_a_local_list_or_dict_computes_what_python_does(f, options):
+    args, wrt = _optimiser_args(f)
+    value, _ = tc.value_and_grad(f, wrt=wrt, **options)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **options))
+
+
+def test_a_loop_over_a_local_container_of_fixed_structure_is_unrolled():
+    text = desugared(momentum_over_keys)
+    assert "for k in" not in text
+    assert "vel['b'] = 0.9 * vel['b'] - 0.05 * grads['b']" in text
+    text = desugared(adagrad_over_indices)
+    assert "for i in" not in text and "for p in" not in text
+    assert "ps[1] -= 0.1 * gs[1] / np.sqrt(acc[1] + 1e-08)" in text and "p = ps[1]" in text
+
+
+def test_a_container_whose_structure_may_change_keeps_its_loop():
+    def key_added(a, b):
+        d = {"a": a, "b": b}
+        d["c"] = a * b  # a new key
+        s = 0.0
+        for k in d:
+            s = s + np.sum(d[k])
+        return s
+
+    def bound_to_another_length(a, b, c):
+        ws = [a, b]
+        if c > 0:
+            ws = [a, b, a * b]
+        s = 0.0
+        for w in ws:
+            s = s + np.sum(w)
+        return s
+    assert "for k in d" in desugared(key_added)
+    assert "for w in ws" in desugared(bound_to_another_length)

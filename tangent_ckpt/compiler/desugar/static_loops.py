@@ -34,7 +34,13 @@ only reads it (:func:`only_read`: never bound again, written into, or handed
 on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies; ``for k,
 v in p.items()`` with ``k`` each key and ``v = p["W"]``; ``p``, ``p.keys()``,
 ``p.values()``, ``enumerate`` and ``zip`` of them; and ``for l in
-range(len(params))`` whose body indexes such a container with ``l``. So is a
+range(len(params))`` whose body indexes such a container with ``l`` (at most
+``MOST_UNROLLED_COPIES`` copies). A local every binding of which is a display of
+one structure, whose items the function reads and stores but whose structure it
+never changes, is such a container too (:func:`_fixed_structures`: an optimiser's
+``for k in params: params[k] -= lr * grads[k]``, ``for i in range(len(ws)):
+ws[i] -= g[i]``), where the loop's body does not bind its name again and its
+items are used as arrays (not a list of objects). So is a
 loop over a name bound once, in the function's own block or in a nested block
 that holds every read of it after the binding (``for t in range(n): ws = (a, b);
 for w in ws``), to such a display (``ws = [a, b]``, ``names = ("enc", "dec")``,
@@ -83,7 +89,7 @@ import gast
 
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, read_names
 from tangent_ckpt.compiler.desugar.local_bindings import (
-    COMPREHENSIONS, SCOPES, builtins_meant, root_name,
+    COMPREHENSIONS, SCOPES, builtins_meant, names_seen_outside, root_name,
 )
 from tangent_ckpt.compiler.desugar.view_shape import (
     fresh_name, located, name_node, names_taken, statement_blocks, statement_lists, store_node,
@@ -94,6 +100,9 @@ _CONSTANTS = (int, float, complex, str, bool, type(None))
 _OPAQUE = SCOPES + (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
                     gast.Return, gast.Yield, gast.YieldFrom, gast.Global, gast.Nonlocal)
 _LOOPS = (gast.For, gast.While)
+#: the most copies of a loop whose counter indexes a container unrolled (``for t in
+#: range(1000): ps[t % 2]`` stays a loop: the lowering's to judge)
+MOST_UNROLLED_COPIES = 256
 # the nodes that open a scope of their own (:func:`_walk_own_scope` stops there)
 _SCOPED = SCOPES + COMPREHENSIONS
 # the nodes of a display's item evaluated before the loop (:class:`_Expression`)
@@ -128,7 +137,9 @@ def unroll_static_loops(parsed, structures=None):
     meant = builtins_meant(("enumerate", "zip", "range", "len"), fnode, parsed.resolve)
     shapes = {name: structure for name, structure in (structures or {}).items()
               if only_read(fnode, name, meant)}
-    context = _Context(parsed, meant, names_taken(fnode), shapes)
+    fixed = _fixed_structures(fnode, meant)
+    context = _Context(parsed, meant, names_taken(fnode), {**fixed, **shapes})
+    context.fixed = set(fixed)
     context.displays = _local_displays(fnode, meant, context.taken)
     _block(context, fnode.body)
     while context.unrolled:  # the copies may hold the appends of a list a later
@@ -150,6 +161,7 @@ class _Context:
         self.displays = {}  # name -> the display it holds (:func:`_local_displays`)
         self.unrolled = False  # has :func:`_block` unrolled a loop since this was reset?
         self.outside = None  # :func:`_declared_outside`
+        self.fixed = set()  # the locals of :func:`_fixed_structures` (in ``shapes``)
 
 
 def _block(context, stmts):
@@ -299,6 +311,157 @@ def _local_displays(fnode, meant, taken, known=frozenset()):
             k += len(held)
             out[name] = value
     return out
+
+
+def _fixed_structures(fnode, meant):
+    """{name: structure} (as ``container_args.structure_of`` writes it: ``("list",
+    [leaf, ...])``, ``("dict", [key, ...], [leaf, ...])``) of the locals every
+    binding of which is a list, tuple or dict display of one structure (the
+    same length; the same distinct ``str``/``int`` constant keys), whose items
+    the function reads and stores but whose structure it never changes: every
+    other mention an item read (``ps[i]``, ``ps[i][0]``), an item stored
+    (``ps[i] = v``, ``ps[i] -= g``, ``ps[i][0] = v``; not a slice; in a dict, a
+    key of the display or the key variable of a loop over the dict's keys,
+    bound nowhere else), ``len(ps)`` or a loop's iterable (``ps``,
+    ``d.items()``, ``d.values()``, ``d.keys()``, given to ``enumerate`` or
+    ``zip``).  A loop over such a name is unrolled as one over a container the
+    call gives (``d["w"]`` read in each copy, where Python's iterator reads it),
+    where its body does not bind the name again (:meth:`_Unrolling.statements`):
+    an optimiser's ``for key in params: params[key] -= lr * grads[key]``, ``for
+    i in range(len(ws)): ws[i] -= 0.1 * gs[i]``."""
+    outside = names_seen_outside(fnode)
+    bindings, out = {}, {}
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            bindings.setdefault(n.id, []).append(n)
+    assigned = {}
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], gast.Name):
+            assigned[id(n.targets[0])] = n.value
+    loops = [n for n in gast.walk(fnode) if isinstance(n, gast.For)]
+    for name, stores in bindings.items():
+        if name in outside:
+            continue
+        structure = None
+        for target in stores:
+            value = assigned.get(id(target))
+            this = _display_structure(value)
+            if this is None or structure is not None and this != structure:
+                structure = None
+                break
+            structure = this
+        if structure is None:
+            continue
+        keys = set(structure[1]) if structure[0] == "dict" else None
+        key_names = set() if keys is None else {
+            t.id for loop in loops for t in [_key_target(loop, name, meant)]
+            if t is not None and len(bindings.get(t.id, ())) == 1}
+        variables = {n.id for loop in loops if _iterates(loop, name)
+                     for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
+        if any(_changes_its_variables(loop) for loop in loops if _iterates(loop, name)):
+            continue  # for w in ws: w -= g -- the lowering's refusal names the form
+        if _structure_kept(fnode, name, meant, {id(t) for t in stores}, keys, key_names) and \
+                _used_as_arrays(fnode, name, variables):
+            out[name] = structure
+    return out
+
+
+#: the attributes and methods of an array the items of such a container may be
+#: asked for (:func:`_used_as_arrays`); any other names an object's
+_ARRAY_ATTRIBUTES = frozenset((
+    "T", "shape", "ndim", "size", "dtype", "real", "imag", "copy", "sum", "mean", "reshape",
+    "dot", "astype", "max", "min", "ravel", "flatten", "transpose", "item", "conj", "std",
+    "var", "prod", "cumsum", "clip", "squeeze", "fill"))
+
+
+def _iterates(loop, name):
+    """Does ``loop``'s header iterate ``name`` (``ws``, ``d.items()``,
+    ``enumerate(ws)``, ``zip(ws, gs)``)?"""
+    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(loop.iter))
+
+
+def _used_as_arrays(fnode, name, variables):
+    """Is every item of ``name`` (``name[i]``) and every name in ``variables``
+    (the loops' variables over it) used as an array or number could be: never
+    called, and asked only for :data:`_ARRAY_ATTRIBUTES`?  (A list of objects,
+    ``layers = [Dense(W, b), ...]``, stays the lowering's, which binds a loop's
+    variable to each object.)"""
+    def item(node):
+        return isinstance(node, gast.Name) and node.id in variables or \
+            isinstance(node, gast.Subscript) and root_name(node) == name
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Call) and item(n.func):
+            return False
+        if isinstance(n, gast.Attribute) and item(n.value) and n.attr not in _ARRAY_ATTRIBUTES:
+            return False
+    return True
+
+
+def _display_structure(value):
+    """The structure of a list, tuple or dict display (``structure_of``'s form,
+    leaves only), or None."""
+    if isinstance(value, (gast.List, gast.Tuple)) and \
+            not any(isinstance(e, gast.Starred) for e in value.elts):
+        return ("list" if isinstance(value, gast.List) else "tuple", ("leaf",) * len(value.elts))
+    if isinstance(value, gast.Dict) and value.keys and all(
+            isinstance(k, gast.Constant) and type(k.value) in (str, int) for k in value.keys):
+        keys = tuple(k.value for k in value.keys)
+        if len(set(keys)) == len(keys):
+            return ("dict", keys, ("leaf",) * len(keys))
+    return None
+
+
+def _key_target(loop, name, meant):
+    """The name ``loop`` binds to each key of the dict ``name`` (``for k in d``,
+    ``d.keys()``, ``for k, v in d.items()``), or None."""
+    it, target = loop.iter, loop.target
+    method = None
+    if isinstance(it, gast.Call) and not it.args and not it.keywords and \
+            isinstance(it.func, gast.Attribute):
+        it, method = it.func.value, it.func.attr
+    if not (isinstance(it, gast.Name) and it.id == name):
+        return None
+    if method in (None, "keys") and isinstance(target, gast.Name):
+        return target
+    if method == "items" and isinstance(target, (gast.Tuple, gast.List)) and \
+            len(target.elts) == 2 and isinstance(target.elts[0], gast.Name):
+        return target.elts[0]
+    return None
+
+
+def _structure_kept(fnode, name, meant, own, keys, key_names):
+    """Is every mention of ``name`` but its bindings (ids ``own``) one of
+    :func:`_fixed_structures`' (``keys``: a dict's keys, else None;
+    ``key_names``: its loops' key variables)?"""
+    allowed = set()
+    for n in gast.walk(fnode):
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
+                n.value.id == name:
+            if isinstance(n.ctx, gast.Del) or isinstance(n.slice, gast.Slice):
+                return False
+            if isinstance(n.ctx, gast.Store) and keys is not None and not (
+                    isinstance(n.slice, gast.Constant) and n.slice.value in keys or
+                    isinstance(n.slice, gast.Name) and n.slice.id in key_names):
+                return False
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                n.func.id == "len" and "len" in meant and len(n.args) == 1 and \
+                not n.keywords:
+            allowed.add(id(n.args[0]))
+        elif isinstance(n, gast.For):
+            it = n.iter
+            if isinstance(it, gast.Call) and not it.args and not it.keywords and \
+                    isinstance(it.func, gast.Attribute) and \
+                    it.func.attr in ("items", "values", "keys"):
+                it = it.func.value
+            elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                    it.func.id in ("enumerate", "zip") and it.func.id in meant and \
+                    not it.keywords:
+                allowed.update(id(a) for a in it.args)
+            allowed.add(id(it))
+    return all(id(n) in allowed or id(n) in own for n in gast.walk(fnode)
+               if isinstance(n, gast.Name) and n.id == name)
 
 
 def _appends_as_display(fnode, block, at, meant, taken):
@@ -466,7 +629,7 @@ class _Unrolling:
     def __init__(self, context, s):
         self.s, self.parsed, self.meant = s, context.parsed, context.meant
         self.taken, self.shapes = context.taken, context.shapes
-        self.displays = context.displays
+        self.displays, self.fixed = context.displays, context.fixed
 
     def statements(self):
         """The loop's copies (after the items held before it), or None."""
@@ -488,6 +651,9 @@ class _Unrolling:
         if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
                n.func.id in targets for st in s.body for n in gast.walk(st)):
             return None  # a call of the loop's variable: function_loops.py's, or the lowering's
+        if any(isinstance(i, gast.Subscript) and i.value.id in self.fixed and
+               i.value.id in stored[0] | targets for i in items):
+            return None  # ps = [...] in the body: Python's iterator holds the old list
         # the items whose names the loop binds again: held before it
         rebound = stored[0] | targets
         held, before = {}, []
@@ -557,7 +723,7 @@ class _Unrolling:
                 return rows
         if self._indexes_a_given_container():  # params[l], ws[l] of a local display
             rows = self._range(it)
-            if rows is not None:
+            if rows is not None and len(rows) <= MOST_UNROLLED_COPIES:
                 return rows
         given = self._given(it)
         if given is not None:
