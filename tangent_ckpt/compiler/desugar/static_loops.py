@@ -80,7 +80,10 @@ loop stays, for the lowering (``lower/container_loops.py``); a name that is an
 item of a display in its header (``for w in (np.tanh(a), b)``, ``enumerate([a,
 b])``) and that its body or its target binds again by name is read there from a
 name bound just before the loop (``b_item = b``: :func:`_held_header_items`), so
-the lowering's copies see the object the display held, as here.
+the lowering's copies see the object the display held, as here; so is a
+container the loop iterates by name (``for w in ws``, ``d.items()``,
+``enumerate(ws)``) that its body binds again (``ws = [w * 2.0, w]``: ``ws_iter =
+ws`` before the loop, :func:`_held_iterables`), as Python's iterator holds it.
 """
 
 import copy
@@ -134,12 +137,13 @@ def unroll_static_loops(parsed, structures=None):
     ``container_args.structure_of``} of the lists, tuples and dicts the call gives
     (:func:`~.passes.given_containers`)."""
     fnode = parsed.node
-    meant = builtins_meant(("enumerate", "zip", "range", "len"), fnode, parsed.resolve)
+    meant = builtins_meant(("enumerate", "zip", "range", "len", "reversed"), fnode,
+                           parsed.resolve)
     shapes = {name: structure for name, structure in (structures or {}).items()
               if only_read(fnode, name, meant)}
     fixed = _fixed_structures(fnode, meant)
     context = _Context(parsed, meant, names_taken(fnode), {**fixed, **shapes})
-    context.fixed = set(fixed)
+    context.fixed, context.given = set(fixed), set(structures or ())
     context.displays = _local_displays(fnode, meant, context.taken)
     _block(context, fnode.body)
     while context.unrolled:  # the copies may hold the appends of a list a later
@@ -162,6 +166,8 @@ class _Context:
         self.unrolled = False  # has :func:`_block` unrolled a loop since this was reset?
         self.outside = None  # :func:`_declared_outside`
         self.fixed = set()  # the locals of :func:`_fixed_structures` (in ``shapes``)
+        self.given = set()  # the parameters the call gives a list, tuple or dict
+        self.containers = None  # :func:`_containers`
 
 
 def _block(context, stmts):
@@ -173,7 +179,7 @@ def _block(context, stmts):
             context.unrolled = True
             continue
         if isinstance(stmts[k], gast.For):  # a loop left as it is: its display's items
-            held = _held_header_items(context, stmts[k])
+            held = _held_iterables(context, stmts[k]) + _held_header_items(context, stmts[k])
             stmts[k:k] = held
             k += len(held)
         for block in statement_blocks(stmts[k]):
@@ -232,6 +238,73 @@ def _held_header_items(context, loop):
             else:
                 elts[k] = kept
     return out
+
+
+def _held_iterables(context, loop):
+    """The statements ``ws_iter = ws`` holding each name that ``loop`` (a loop
+    left as it is, for the lowering) iterates -- ``for w in ws``, ``d.items()``,
+    ``d.values()``, ``d.keys()``, ``enumerate(ws)``, ``zip(ws, gs)``,
+    ``reversed(ws)`` -- and that its body or its own target binds again by name
+    (``ws = [w * 2.0, w]``), never changing it in place (``y += v``, ``y[0] = v``:
+    the lowering judges such a loop as written); the header reads ``ws_iter``
+    instead (in place).
+    Python's iterator holds the object the header named, whatever the body binds
+    to the name since: the name bound just before the loop is that object (an
+    alias).  Only a local name is held (none declared ``global`` or
+    ``nonlocal``)."""
+    rebound = {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
+    changed = set()
+    for st in loop.body:
+        for n in _walk_own_scope(st):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                rebound.add(n.id)
+            if isinstance(n, gast.AugAssign):
+                changed.add(root_name(n.target))
+            elif isinstance(n, (gast.Subscript, gast.Attribute)) and \
+                    isinstance(n.ctx, (gast.Store, gast.Del)):
+                changed.add(root_name(n))
+    rebound -= changed | _declared_outside(context)
+    rebound &= _containers(context)
+    it = loop.iter
+    slots = []  # (node holding the name, field, index or None)
+    if isinstance(it, gast.Call) and not it.args and not it.keywords and \
+            isinstance(it.func, gast.Attribute) and it.func.attr in ("items", "values", "keys"):
+        slots.append((it.func, "value", None))
+    elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            it.func.id in ("enumerate", "zip", "reversed") and it.func.id in context.meant:
+        slots.extend((it, "args", k) for k in range(1 if it.func.id == "enumerate" else
+                                                      len(it.args)))
+    else:
+        slots.append((loop, "iter", None))
+    held, out = {}, []
+    for node, field, k in slots:
+        name = getattr(node, field) if k is None else getattr(node, field)[k]
+        if not (isinstance(name, gast.Name) and name.id in rebound):
+            continue
+        if name.id not in held:
+            held[name.id] = fresh_name(f"{name.id}_iter", context.taken)
+            out.append(located(gast.Assign(targets=[store_node(held[name.id])],
+                                           value=name_node(name.id), type_comment=None),
+                               loop))
+        kept = gast.copy_location(name_node(held[name.id]), name)
+        if k is None:
+            setattr(node, field, kept)
+        else:
+            getattr(node, field)[k] = kept
+    return out
+
+
+def _containers(context):
+    """The names bound to a list, tuple or dict display somewhere in the function
+    (``ws = [a, b]``, ``hs = []``) or given one by the call (``structures``; the
+    lowering unrolls a loop over such a container, reading its items), cached on
+    ``context``."""
+    if context.containers is None:
+        context.containers = set(context.given) | {
+            t.id for n in gast.walk(context.parsed.node) if isinstance(n, gast.Assign)
+            and isinstance(n.value, (gast.List, gast.Tuple, gast.Dict))
+            for t in n.targets if isinstance(t, gast.Name)}
+    return context.containers
 
 
 def _walk_own_scope(node):
@@ -1048,7 +1121,8 @@ def unrolled_loop(parsed, loop, structures=None):
     ``object_lists.py``, which unrolls a loop filling a list of objects before
     the objects are inlined."""
     fnode = parsed.node
-    meant = builtins_meant(("enumerate", "zip", "range", "len"), fnode, parsed.resolve)
+    meant = builtins_meant(("enumerate", "zip", "range", "len", "reversed"), fnode,
+                           parsed.resolve)
     shapes = {name: structure for name, structure in (structures or {}).items()
               if only_read(fnode, name, meant)}
     return _Unrolling(_Context(parsed, meant, names_taken(fnode), shapes), loop).statements()
