@@ -49,11 +49,13 @@ def tableau_step(x, h):
 
 def test_a_comprehension_inside_an_expression_over_a_range_of_constants_is_unrolled():
     """``sum([a[i][j] * k[j] for j in range(i)])``: a list named for the statement,
-    filled by a loop over ``range(i)`` that the lowering unrolls (``i`` is a
-    constant in each copy of the loop around it); the items are the variables
-    the appends computed, with no copies."""
+    filled by a loop over ``range(i)``, unrolled (``i`` is a constant in each copy
+    of the loop around it, which static_loops.py unrolls as it indexes the local
+    tableau ``a``); the items are the variables the appends computed, with no
+    copies."""
     text = str(desugared(tableau_step))
-    assert "k_items = []\n        for j in range(i):\n" in text
+    assert "    k_items = []\n    k_items.append(a[2 - 1][0] * k[0])\n" \
+           "    k_items.append(a[2 - 1][1] * k[1])\n" in text
     for options in OPTIONS:
         df = check_grad_and_autograd(tableau_step, (vec(3), 0.3), (0, 1), **options)
         assert "empty_rows" not in df.source and "append_row" not in df.source
@@ -238,9 +240,11 @@ def nested_dicts(x):
 
 def test_a_dict_bound_by_its_comprehension_is_filled_by_the_loop():
     """``doubled = {k: v * 2 for ...}``: ``doubled = {}`` and the loop storing each
-    key, unrolled by the lowering into one variable per key, with no copies."""
+    key, unrolled (static_loops.py: ``d`` is a display) into one store per key,
+    with no copies."""
     text = str(desugared(doubled_by_key))
-    assert "doubled = {}\n    for k, v in d.items():\n        doubled[k] = v * 2\n" in text
+    assert "doubled = {}\n    v = a\n    doubled['a'] = v * 2\n    v = b\n" \
+           "    doubled['b'] = v * 2\n" in text
     for options in OPTIONS:
         df = check_grad_and_autograd(doubled_by_key, (vec(3), vec(3)), (0, 1), **options)
         assert "doubled_a = " not in df.source and "doubled_a_2" not in df.source
@@ -279,7 +283,7 @@ def test_a_call_before_a_comprehension_is_evaluated_once_before_it():
     tableau): ``B.sum`` may change something, so it runs before the comprehension's
     loop, in a variable of its own (with what Python evaluated before it)."""
     text = str(desugared(tableau_after_a_method_call))
-    assert "        k_sum = B.sum(axis=0)\n        k_items = []\n" in text
+    assert "    k_sum = B.sum(axis=0)\n    k_items = []\n" in text  # (in each unrolled copy)
     assert "k.append(np.tanh(np.tanh(k_sum) + h * sum(k_items)))" in text
     for options in OPTIONS:
         check_grad_and_autograd(tableau_after_a_method_call, (vec(3), vec(2, 3), 0.3),

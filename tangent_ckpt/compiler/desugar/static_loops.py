@@ -175,6 +175,8 @@ def _block(context, stmts):
     while k < len(stmts):
         unrolled = _Unrolling(context, stmts[k]).statements()
         if unrolled is not None:
+            if not unrolled and len(stmts) == 1:  # a block of one loop of no trip
+                unrolled = [located(gast.Pass(), stmts[k])]
             stmts[k:k + 1] = unrolled  # and the copies are looked at in turn
             context.unrolled = True
             continue
@@ -710,6 +712,8 @@ class _Unrolling:
         if not isinstance(s, gast.For) or s.orelse or not self._plain_body():
             return None
         rows = self._rows(s.iter)
+        if rows == [] and self._range(s.iter) is not None:
+            return []  # for j in range(0): no trip
         if not rows:
             return None
         targets = _target_names(s.target)
