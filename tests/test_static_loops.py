@@ -683,3 +683,76 @@ def test_a_given_list_rebound_by_the_loop_over_it_is_the_one_of_before():
         value, got = tc.value_and_grad(rebound, wrt=(0, 1), **options)(ps, x)
         np.testing.assert_allclose(value, rebound(ps, x), rtol=1e-12)
         check_structured_leaves(rebound, (ps, x), (0, 1), got)
+
+
+def per_layer(params, x):
+    for layer in params:  # layer = params[0], then its loop over params[0]
+        for W, b in layer:
+            x = np.tanh(W @ x + b)
+    return np.sum(x)
+
+
+def unpacked_halves(params, x):
+    enc, dec = params
+    for W, b in enc:
+        x = np.tanh(W @ x + b)
+    for W, b in dec:
+        x = np.tanh(W.T @ x - b)
+    return np.sum(x)
+
+
+def by_key_and_index(p, x):
+    for name, layers in p.items():
+        for l in range(len(layers)):
+            for W, b in p[name][l:l + 1]:  # (a slice: left as a loop)
+                x = np.tanh(W @ x + b)
+    return np.sum(x)
+
+
+def _nested():
+    rng = np.random.default_rng(11)
+
+    def pairs(n):
+        return [(rng.normal(size=(2, 2)), rng.normal(size=2)) for _ in range(n)]
+    return [pairs(1), pairs(2)], rng.normal(size=2)
+
+
+@pytest.mark.parametrize("f", [per_layer, unpacked_halves, by_key_and_index])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_loops_over_containers_nested_in_a_given_one_compute_what_python_does(f, options):
+    from gradcheck import check_structured_leaves
+
+    params, x = _nested()
+    if f is by_key_and_index:
+        params = {"enc": params[1], "dec": params[0]}
+    value, got = tc.value_and_grad(f, wrt=(0, 1), **options)(params, x)
+    np.testing.assert_allclose(value, f(params, x), rtol=1e-12)
+    check_structured_leaves(f, (params, x), (0, 1), got)
+
+
+def test_a_loop_over_a_container_nested_in_a_given_one_is_unrolled():
+    from tangent_ckpt.container_args import structure_of
+
+    params, _ = _nested()
+    text = desugared(per_layer, {0: structure_of(params)})
+    assert "for " not in text and "W, b = params[1][1]" in text
+    text = desugared(unpacked_halves, {0: structure_of(params)})
+    assert "for " not in text and "W, b = params[1][1]" in text
+
+
+def test_a_name_bound_to_a_nested_container_and_then_to_another_keeps_its_loop():
+    from gradcheck import check_structured_leaves
+    from tangent_ckpt.container_args import structure_of
+
+    def grown(params, x):
+        enc, dec = params
+        enc = enc + [(enc[0][0] * 0.5, enc[0][1])]  # no longer the call's list
+        for W, b in enc:
+            x = np.tanh(W @ x + b)
+        return np.sum(x)
+    params, x = _nested()
+    assert "for W, b in enc" in desugared(grown, {0: structure_of(params)})
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        value, got = tc.value_and_grad(grown, wrt=(0, 1), **options)(params, x)
+        np.testing.assert_allclose(value, grown(params, x), rtol=1e-12)
+        check_structured_leaves(grown, (params, x), (0, 1), got)

@@ -33,7 +33,11 @@ specialised to its structure, ``passes.given_containers``) where the function
 only reads it (:func:`only_read`: never bound again, written into, or handed
 on): ``for W, b in params`` as ``W, b = params[0]``, ... in its copies; ``for k,
 v in p.items()`` with ``k`` each key and ``v = p["W"]``; ``p``, ``p.keys()``,
-``p.values()``, ``enumerate`` and ``zip`` of them; and ``for l in
+``p.values()``, ``enumerate`` and ``zip`` of them; a container nested in it, by a
+path of constants or by a name the last statement before the loop binds to one
+(``for W, b in params[0]``; ``layer = params[0]`` in a copy of ``for layer in
+params``; ``enc, dec = params``) where every name that may hold such a nested
+container is only read (:func:`_nested_kept`): ``W, b = params[0][1]``; and ``for l in
 range(len(params))`` whose body indexes such a container with ``l`` (at most
 ``MOST_UNROLLED_COPIES`` copies). A local every binding of which is a display of
 one structure, whose items the function reads and stores but whose structure it
@@ -139,11 +143,18 @@ def unroll_static_loops(parsed, structures=None):
     fnode = parsed.node
     meant = builtins_meant(("enumerate", "zip", "range", "len", "reversed"), fnode,
                            parsed.resolve)
+    unpacked = {id(n.value) for n in gast.walk(fnode)  # enc, dec = params: its items
+                if isinstance(n, gast.Assign) and len(n.targets) == 1 and
+                isinstance(n.targets[0], (gast.Tuple, gast.List)) and
+                all(isinstance(t, gast.Name) for t in n.targets[0].elts) and
+                isinstance(n.value, gast.Name)}
     shapes = {name: structure for name, structure in (structures or {}).items()
-              if only_read(fnode, name, meant)}
+              if only_read(fnode, name, meant, also=unpacked)}
     fixed = _fixed_structures(fnode, meant)
     context = _Context(parsed, meant, names_taken(fnode), {**fixed, **shapes})
     context.fixed, context.given = set(fixed), set(structures or ())
+    context.nested = {name for name, structure in shapes.items()
+                      if _nested_kept(fnode, name, structure, meant)}
     context.displays = _local_displays(fnode, meant, context.taken)
     _block(context, fnode.body)
     while context.unrolled:  # the copies may hold the appends of a list a later
@@ -167,13 +178,14 @@ class _Context:
         self.outside = None  # :func:`_declared_outside`
         self.fixed = set()  # the locals of :func:`_fixed_structures` (in ``shapes``)
         self.given = set()  # the parameters the call gives a list, tuple or dict
+        self.nested = set()  # those of ``shapes`` whose nested containers are kept
         self.containers = None  # :func:`_containers`
 
 
 def _block(context, stmts):
     k = 0
     while k < len(stmts):
-        unrolled = _Unrolling(context, stmts[k]).statements()
+        unrolled = _Unrolling(context, stmts[k], stmts[:k]).statements()
         if unrolled is not None:
             if not unrolled and len(stmts) == 1:  # a block of one loop of no trip
                 unrolled = [located(gast.Pass(), stmts[k])]
@@ -657,7 +669,7 @@ def _hold_items(elts, stem, later, taken, held, first=0):
             elts[k] = gast.copy_location(name_node(item_name), e)
 
 
-def only_read(fnode, name, meant, binding=None, also=()):
+def only_read(fnode, name, meant, binding=None, also=(), bindings=frozenset()):
     """Is the parameter ``name`` only read, never bound, changed or handed on:
     every mention (but ``binding``, the statement's target that binds it) an
     item read (``P[k]``, ``P["W"]``), ``len(P)``, a loop's iterable (``P``,
@@ -683,7 +695,7 @@ def only_read(fnode, name, meant, binding=None, also=()):
                 allowed.update(id(a) for a in it.args)
             allowed.add(id(it))
     mentions = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name and
-                n is not binding]
+                n is not binding and id(n) not in bindings]
     if not all(isinstance(n.ctx, (gast.Load, gast.Param)) and
                (isinstance(n.ctx, gast.Param) or id(n) in allowed) for n in mentions):
         return False
@@ -701,10 +713,12 @@ def only_read(fnode, name, meant, binding=None, also=()):
 class _Unrolling:
     """The statements replacing one loop ``s``, if it is such a loop."""
 
-    def __init__(self, context, s):
+    def __init__(self, context, s, before=()):
         self.s, self.parsed, self.meant = s, context.parsed, context.meant
+        self.before = before  # the statements before ``s`` in its block
         self.taken, self.shapes = context.taken, context.shapes
         self.displays, self.fixed = context.displays, context.fixed
+        self.nested = context.nested
 
     def statements(self):
         """The loop's copies (after the items held before it), or None."""
@@ -728,8 +742,8 @@ class _Unrolling:
         if any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and
                n.func.id in targets for st in s.body for n in gast.walk(st)):
             return None  # a call of the loop's variable: function_loops.py's, or the lowering's
-        if any(isinstance(i, gast.Subscript) and i.value.id in self.fixed and
-               i.value.id in stored[0] | targets for i in items):
+        if any(isinstance(i, gast.Subscript) and root_name(i) in self.fixed and
+               root_name(i) in stored[0] | targets for i in items):
             return None  # ps = [...] in the body: Python's iterator holds the old list
         # the items whose names the loop binds again: held before it
         rebound = stored[0] | targets
@@ -846,22 +860,88 @@ class _Unrolling:
             node, method = node.func.value, node.func.attr
         if isinstance(node, gast.Name) and node.id in self.displays:
             return _of_display(self.displays[node.id], method)
-        if not isinstance(node, gast.Name) or node.id not in self.shapes:
-            return None
-        structure = self.shapes[node.id]
+        if isinstance(node, gast.Name) and node.id in self.shapes:
+            structure, node = self.shapes[node.id], name_node(node.id)
+        else:  # params[0], or layer = params[0] before the loop
+            node = self._aliased(node)
+            structure = None if node is None else self._structure_at(node)
+            if structure is None:
+                return None
         kind = structure[0]
         if kind in ("list", "tuple") and method is None:
-            return [_item(node.id, k) for k in range(len(structure[1]))]
+            return [_item(node, k) for k in range(len(structure[1]))]
         if kind != "dict" or not all(type(key) in (str, int) for key in structure[1]):
             return None
         keys = structure[1]
         if method in (None, "keys"):
             return [_Constant(key) for key in keys]
         if method == "values":
-            return [_item(node.id, key) for key in keys]
+            return [_item(node, key) for key in keys]
         if method == "items":
-            return [(_Constant(key), _item(node.id, key)) for key in keys]
+            return [(_Constant(key), _item(node, key)) for key in keys]
         return None
+
+    def _structure_at(self, path):
+        """The structure of ``path`` (``P[0]["enc"]``: constant keys into a
+        container the call gives, only read), or None."""
+        keys = []
+        while isinstance(path, gast.Subscript) and isinstance(path.slice, gast.Constant):
+            keys.append(path.slice.value)
+            path = path.value
+        if not keys or not isinstance(path, gast.Name) or path.id not in self.nested:
+            return None
+        structure = self.shapes[path.id]
+        for key in reversed(keys):
+            if structure == "leaf" or structure[0] not in ("list", "tuple", "dict"):
+                return None
+            if structure[0] == "dict":
+                if key not in structure[1]:
+                    return None
+                structure = structure[2][structure[1].index(key)]
+            elif type(key) is int and 0 <= key < len(structure[1]):
+                structure = structure[1][key]
+            else:
+                return None
+        return structure if structure != "leaf" else None
+
+    def _aliased(self, node):
+        """``node`` itself where it is a path into a given container
+        (:meth:`_structure_at`); for a name, the path the last statement before
+        the loop binding it binds it to (``layer = params[0]``, ``enc, dec =
+        params``: ``params[0]``); else None.  (Every name so bound is only read:
+        :func:`_nested_kept`.)"""
+        if isinstance(node, gast.Subscript):
+            return node
+        if not isinstance(node, gast.Name):
+            return None
+        for st in reversed(self.before):
+            if not any(isinstance(n, gast.Name) and n.id == node.id and
+                       not isinstance(n.ctx, gast.Load) for n in gast.walk(st)):
+                continue
+            if not (isinstance(st, gast.Assign) and len(st.targets) == 1):
+                return None
+            target, whole = st.targets[0], self._whole(st.value)
+            if whole is None or whole == "leaf":
+                return None
+            if isinstance(target, gast.Name) and target.id == node.id:
+                return st.value
+            ids = [t.id for t in getattr(target, "elts", ()) if isinstance(t, gast.Name)]
+            if isinstance(target, (gast.Tuple, gast.List)) and len(ids) == len(target.elts) and \
+                    whole[0] in ("list", "tuple") and len(whole[1]) == len(ids) and \
+                    ids.count(node.id) == 1:
+                return _item(st.value, ids.index(node.id))
+            return None
+        return None
+
+    def _whole(self, path):
+        """The structure of ``path`` or of the given container it names (where
+        its nested containers are kept: :func:`_nested_kept`)."""
+        root = root_name(path)
+        if root not in self.nested:
+            return None
+        if isinstance(path, gast.Name):
+            return self.shapes[path.id]
+        return self._structure_at(path)
 
     def _range(self, node):
         """The items of ``range(...)`` of constants and lengths of the given
@@ -1102,8 +1182,110 @@ def _walk_exits(st):
 
 
 def _item(name, key):
-    """``name[key]``, read."""
-    return gast.Subscript(value=name_node(name), slice=_constant_node(key), ctx=gast.Load())
+    """``name[key]``, read (``name``: a name, or a node copied)."""
+    value = name_node(name) if isinstance(name, str) else copy.deepcopy(name)
+    return gast.Subscript(value=value, slice=_constant_node(key), ctx=gast.Load())
+
+
+def _nested_kept(fnode, name, structure, meant):
+    """Are the containers nested in the given container ``name`` (of
+    ``structure``) kept as the call gave them: every name that may be bound to
+    one of them (``layer = params[0]``, ``enc, dec = params``, ``for layer in
+    params``, and so on from those) only read, as :func:`only_read` says, but
+    for its bindings?  Then a path into it (``params[0]``) holds what the call
+    gave."""
+    kinds = {name: {structure}}  # name -> the structures it may hold (None: unknown)
+    grown = True
+    while grown:
+        grown = False
+        for n in gast.walk(fnode):
+            if isinstance(n, gast.Assign) and isinstance(n.value, (gast.Name, gast.Subscript)) \
+                    and root_name(n.value) in kinds:
+                held = _held_by(n.value, kinds)
+                pairs = [(t, held) for t in n.targets]
+            elif isinstance(n, gast.For) and _mentioned_whole(n.iter, kinds):
+                it, items, method = n.iter, {None}, None
+                if isinstance(it, gast.Call) and not it.args and not it.keywords and \
+                        isinstance(it.func, gast.Attribute) and \
+                        it.func.attr in ("values", "items"):
+                    it, method = it.func.value, it.func.attr
+                if isinstance(it, (gast.Name, gast.Subscript)) and root_name(it) in kinds:
+                    items = _items_of(_held_by(it, kinds))
+                pairs = [(n.target, items)]
+                if method == "items" and isinstance(n.target, (gast.Tuple, gast.List)) and \
+                        len(n.target.elts) == 2:  # for key, value in p.items()
+                    pairs = [(n.target.elts[0], {"leaf"}), (n.target.elts[1], items)]
+            else:
+                continue
+            for target, held in pairs:
+                for t, sub in _unpacked(target, held):
+                    if not sub <= kinds.get(t, set()):
+                        kinds[t] = kinds.get(t, set()) | sub
+                        grown = True
+    return all(_only_read_but_bindings(fnode, alias, meant) for alias, held in kinds.items()
+               if alias != name and held != {"leaf"})
+
+
+def _mentioned_whole(node, names):
+    """Does ``node`` mention one of ``names`` other than as ``len(name)``?"""
+    measured = {id(n.args[0]) for n in gast.walk(node) if isinstance(n, gast.Call) and
+                isinstance(n.func, gast.Name) and n.func.id == "len" and len(n.args) == 1}
+    return any(isinstance(m, gast.Name) and m.id in names and id(m) not in measured
+               for m in gast.walk(node))
+
+
+def _held_by(path, kinds):
+    """The structures ``path`` (a name of ``kinds``, subscripts of it) may hold."""
+    if isinstance(path, gast.Name):
+        return set(kinds[path.id])
+    held = _held_by(path.value, kinds)
+    if isinstance(path.slice, gast.Constant):
+        out = set()
+        for st in held:
+            if st is None or st == "leaf" or st[0] not in ("list", "tuple", "dict"):
+                return {None}
+            keys = list(st[1] if st[0] == "dict" else range(len(st[1])))
+            subs = st[2] if st[0] == "dict" else st[1]
+            if path.slice.value not in keys:
+                return {None}
+            out.add(subs[keys.index(path.slice.value)])
+        return out
+    return _items_of(held)
+
+
+def _items_of(held):
+    """The structures the items of containers of structures ``held`` may hold."""
+    out = set()
+    for st in held:
+        if st is None or st == "leaf" or st[0] not in ("list", "tuple", "dict"):
+            return {None}
+        out.update(st[2] if st[0] == "dict" else st[1])
+    return out or {None}
+
+
+def _unpacked(target, held):
+    """(name, structures) for each name ``target`` binds from a value of
+    structures ``held``."""
+    if isinstance(target, gast.Name):
+        return [(target.id, held)]
+    if isinstance(target, (gast.Tuple, gast.List)) and \
+            not any(isinstance(t, gast.Starred) for t in target.elts):
+        width = len(target.elts)
+        if all(st is not None and st != "leaf" and st[0] in ("list", "tuple") and
+               len(st[1]) == width for st in held):
+            return [pair for k, t in enumerate(target.elts)
+                    for pair in _unpacked(t, {st[1][k] for st in held})]
+    return [(t.id, {None}) for t in gast.walk(target) if isinstance(t, gast.Name)]
+
+
+def _only_read_but_bindings(fnode, name, meant):
+    """:func:`only_read` of ``name``, its bindings by assignments and loops (whole
+    names, not into it) aside."""
+    bindings = {id(t) for n in gast.walk(fnode) if isinstance(n, (gast.Assign, gast.For))
+                for target in (n.targets if isinstance(n, gast.Assign) else [n.target])
+                for t in gast.walk(target) if isinstance(t, gast.Name) and t.id == name and
+                (target is t or isinstance(target, (gast.Tuple, gast.List)))}
+    return only_read(fnode, name, meant, also=(), bindings=bindings)
 
 
 def _copy_target(target):
