@@ -93,6 +93,7 @@ ws`` before the loop, :func:`_held_iterables`), as Python's iterator holds it.
 import copy
 
 import gast
+import numpy as np
 
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, read_names
 from tangent_ckpt.compiler.desugar.local_bindings import (
@@ -292,7 +293,8 @@ def _held_iterables(context, loop):
         slots.append((loop, "iter", None))
     held, out = {}, []
     for node, field, k in slots:
-        name = getattr(node, field) if k is None else getattr(node, field)[k]
+        name = node.iter if field == "iter" else node.value if field == "value" else \
+            node.args[k]
         if not (isinstance(name, gast.Name) and name.id in rebound):
             continue
         if name.id not in held:
@@ -301,10 +303,12 @@ def _held_iterables(context, loop):
                                            value=name_node(name.id), type_comment=None),
                                loop))
         kept = gast.copy_location(name_node(held[name.id]), name)
-        if k is None:
-            setattr(node, field, kept)
+        if field == "iter":
+            node.iter = kept
+        elif field == "value":
+            node.value = kept
         else:
-            getattr(node, field)[k] = kept
+            node.args[k] = kept
     return out
 
 
@@ -454,14 +458,6 @@ def _fixed_structures(fnode, meant):
     return out
 
 
-#: the attributes and methods of an array the items of such a container may be
-#: asked for (:func:`_used_as_arrays`); any other names an object's
-_ARRAY_ATTRIBUTES = frozenset((
-    "T", "shape", "ndim", "size", "dtype", "real", "imag", "copy", "sum", "mean", "reshape",
-    "dot", "astype", "max", "min", "ravel", "flatten", "transpose", "item", "conj", "std",
-    "var", "prod", "cumsum", "clip", "squeeze", "fill"))
-
-
 def _iterates(loop, name):
     """Does ``loop``'s header iterate ``name`` (``ws``, ``d.items()``,
     ``enumerate(ws)``, ``zip(ws, gs)``)?"""
@@ -471,7 +467,8 @@ def _iterates(loop, name):
 def _used_as_arrays(fnode, name, variables):
     """Is every item of ``name`` (``name[i]``) and every name in ``variables``
     (the loops' variables over it) used as an array or number could be: never
-    called, and asked only for :data:`_ARRAY_ATTRIBUTES`?  (A list of objects,
+    called, and asked only for what an array has (``.T``, ``.shape``, ``.copy()``:
+    ``np.ndarray``'s attributes)?  (A list of objects,
     ``layers = [Dense(W, b), ...]``, stays the lowering's, which binds a loop's
     variable to each object.)"""
     def item(node):
@@ -480,7 +477,7 @@ def _used_as_arrays(fnode, name, variables):
     for n in gast.walk(fnode):
         if isinstance(n, gast.Call) and item(n.func):
             return False
-        if isinstance(n, gast.Attribute) and item(n.value) and n.attr not in _ARRAY_ATTRIBUTES:
+        if isinstance(n, gast.Attribute) and item(n.value) and not hasattr(np.ndarray, n.attr):
             return False
     return True
 
