@@ -113,16 +113,22 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
 6c. ``static_loops.py``: ``for k, v in enumerate([a, b])``, ``for name in ("enc",
    "dec")``, ``zip`` of displays, strings and constant ranges, ``for W, b in
    params`` and ``for k, v in params.items()`` over a list, tuple or dict the call
-   gives and the function only reads, and over a name bound once to a display and
+   gives and the function only reads (a container nested in it too: ``for W, b in
+   params[0]``, ``layer = params[0]``, ``enc, dec = params``), over a local every
+   binding of which is a display of one structure that the function reads and
+   stores items of (``for k in params: params[k] -= ...``, ``for i in
+   range(len(ws)): ws[i] -= ...``), and over a name bound once to a display and
    only read (``ws = [a, b]; for w in ws``, ``d = {...}; d.items()``; also in a
    nested block holding its reads: ``for t: ws = (a, b); for w in ws``; a list
-   built by ``ws.append(e)`` statements in straight code, written as that display
-   first): the body
+   built by ``ws.append(e)`` statements in straight code, or in the copies of a
+   loop unrolled here, written as that display first; a comprehension's loop over
+   any of these too): the body
    once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0
    == 0:``), ``continue`` and ``break`` as the rest of the copy in the ``if``'s
    other branch and a flag the later copies test; in a loop left for the
    lowering (``for w in (np.tanh(a), b)``) a name in the header's display that the
-   body or target binds again read from ``b_item = b`` bound before it (after 5:
+   body or target binds again read from ``b_item = b`` bound before it, and a
+   container it iterates by name that the body binds again from ``ws_iter = ws`` (after 5:
    the loops comprehensions became; after 6: a ``return`` there is a ``break``);
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
    (a loop of run-time length, ``range(200)``, ``for x in xs`` over an array given)

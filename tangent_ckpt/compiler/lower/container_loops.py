@@ -11,16 +11,19 @@ constant in its copy, so that ``d[k]`` reads a known key and ``if k == 0:``
 keeps only the path that runs (:meth:`ContainerLoops.static_truth`).
 
 ``desugar/static_loops.py`` unrolls a loop over a display in its header or over a
-name bound once to a display (or to the appends of straight code) and only read,
-a comprehension's loop over a constant range and a loop over a container of
-arrays the call gives and the function only reads (with ``break`` and
-``continue`` in their bodies); what reaches this module is the rest (a list built
-by appends in a loop or by a comprehension, a
-container the function changes, one holding objects, one bound more than once);
-a name in a display of its header that the loop binds again is read, by then,
-from a name desugar bound before the loop (``b_item = b``), and a container the
-lowering bound holds its items' own variables, so each copy reads the element
-as Python made it.
+name bound once to a display (or to the appends of straight code, also in the
+copies of a loop it unrolled) and only read, a comprehension's loop over a
+constant range or such a row, a loop over a container of arrays the call gives
+and the function only reads (a container nested in it too), and one over a local
+bound only to displays of one structure whose items the function stores (with
+``break`` and ``continue`` in their bodies); what reaches this module is the rest
+(a list built by appends in a loop of run-time length, a container whose
+structure the function changes, one holding objects, a local nested display, a
+comprehension with a condition known only at run time); a name in a display of
+its header that the loop binds again is read, by then, from a name desugar bound
+before the loop (``b_item = b``), as is a container the loop iterates by a name
+its body binds again (``ws_iter = ws``), and a container the lowering bound holds
+its items' own variables, so each copy reads the element as Python made it.
 """
 
 import ast

@@ -42,11 +42,13 @@ lowering:
   ranges of constants that desugar left (unrolled; ``desugar/static_loops.py``
   unrolls those over a display in the header or a name bound once to one and only
   read, a comprehension's over a constant range and those over a list, tuple or
-  dict of arrays the call gives and the function only reads, ``break`` and
-  ``continue`` in their bodies too, and a list built by appends in straight code;
-  left here: a list built by appends in a loop or a comprehension, a container
-  the function changes, one holding objects, one bound to a name more than once),
-  and conditions of constants;
+  dict of arrays the call gives and the function only reads (nested in it too),
+  those over a local bound only to displays of one structure whose items it
+  stores, ``break`` and ``continue`` in their bodies too, and a list built by
+  appends in straight code or in the copies of a loop it unrolled; left here: a
+  list built by appends in a loop of run-time length, a container whose structure
+  the function changes, one holding objects, a local nested display, a
+  comprehension with a run-time condition), and conditions of constants;
 - ``container_statements`` (:mod:`.container_statements`): container parameters,
   ``append``/``extend`` (on a list of static structure only the new items are
   bound, an item the append computed in its own variable; a list made in a loop's
