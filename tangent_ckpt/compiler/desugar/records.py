@@ -243,11 +243,14 @@ def write_tuple_forms(fnode, name, cls, resolve, local, class_name):
     """Write, in ``fnode``, each use of ``name`` (a named tuple of ``cls`` alone)
     as a tuple as the reads of its fields it is: ``name[k]`` and ``name[i:j]``
     with constant bounds, ``a, b = name``, ``len(name)``, ``isinstance(name, C)``
-    (``C`` a class known when compiling) and ``for v in name``; and its standard
+    (``C`` a class known when compiling), ``tuple(name)``, ``list(name)``,
+    ``f(*name)``, ``[*name]`` and ``for v in name``; and its standard
     methods: ``name._asdict()`` as the dict display of its fields,
     ``name._replace(mu=v)`` as ``Cls(mu=v, var=name.var)`` (the keywords
     evaluated first, as the call does; ``class_name()``: a name of ``cls`` in
-    ``fnode``), and a field read at once, ``name._replace(mu=v).mu``, as ``v``.
+    ``fnode``), and a field read at once, ``name._replace(mu=v).mu``, as ``v``
+    (as ``(v, w)[0]`` where the call computes another value ``w``, which Python
+    evaluates too).
     ``resolve``, ``local``: how a name of ``fnode`` resolves (``resolve_dotted``)."""
     names = fields(cls)
 
@@ -286,6 +289,12 @@ def write_tuple_forms(fnode, name, cls, resolve, local, class_name):
 
     replaced = set()  # the ids of the constructions standard_method wrote for _replace
 
+    def spread(items):
+        """``f(*name)``, ``[*name]``: the items as the fields' reads."""
+        return [e for item in items for e in (
+            reads(item).elts if isinstance(item, gast.Starred) and mine(item.value)
+            else [item])]
+
     def field_of_replaced(node):
         """``name._replace(mu=v).mu`` (its construction written): ``v``, where
         the call evaluates nothing else than names, constants and fields of
@@ -298,7 +307,12 @@ def write_tuple_forms(fnode, name, cls, resolve, local, class_name):
         if not all(k.value is chosen or isinstance(k.value, (gast.Name, gast.Constant)) or
                    isinstance(k.value, gast.Attribute) and mine(k.value.value)
                    for k in made.keywords):
-            return node
+            # another value computed: all of them, in the order the call writes them
+            values = gast.copy_location(gast.Tuple(
+                elts=[k.value for k in made.keywords], ctx=gast.Load()), made)
+            at = next(k for k, kw in enumerate(made.keywords) if kw.value is chosen)
+            return gast.copy_location(gast.Subscript(
+                value=values, slice=gast.Constant(value=at, kind=None), ctx=gast.Load()), node)
         return chosen
 
     class Forms(gast.NodeTransformer):
@@ -327,11 +341,17 @@ def write_tuple_forms(fnode, name, cls, resolve, local, class_name):
 
         def visit_Call(self, node):
             self.generic_visit(node)
+            node.args = spread(node.args)
             if isinstance(node.func, gast.Attribute) and mine(node.func.value):
                 return standard_method(node)
             func = resolve_dotted(node.func, resolve, local)
             if node.keywords or not node.args or not mine(node.args[0]):
                 return node
+            if func in (tuple, list) and len(node.args) == 1:
+                return gast.copy_location(gast.Tuple(elts=reads(node).elts, ctx=gast.Load())
+                                          if func is tuple else
+                                          gast.List(elts=reads(node).elts, ctx=gast.Load()),
+                                          node)
             if func is len and len(node.args) == 1:
                 return gast.copy_location(gast.Constant(value=len(names), kind=None), node)
             if func is isinstance and len(node.args) == 2:
@@ -342,6 +362,14 @@ def write_tuple_forms(fnode, name, cls, resolve, local, class_name):
                     return gast.copy_location(gast.Constant(
                         value=issubclass(cls, tuple(kinds)), kind=None), node)
             return node
+
+        def visit_Tuple(self, node):
+            self.generic_visit(node)
+            if isinstance(node.ctx, gast.Load):
+                node.elts = spread(node.elts)
+            return node
+
+        visit_List = visit_Tuple
 
         def visit_Assign(self, node):
             self.generic_visit(node)
