@@ -207,12 +207,64 @@ def read_after_the_loop_in_another_block(W, b, x):
     return np.sum(x * layer.b)   # (unbound had the branch not run)
 
 
+def read_after_the_loop_in_a_time_loop_branch(W, b, x, n):
+    layers = [Dense(W, b), Dense(W.T, b * 2.0)]
+    for t in range(n):
+        if t % 2 == 0:
+            for layer in layers:
+                x = layer.forward(x)
+        x = x * layer.b[0]   # on odd steps: the last layer of the step before
+    return np.sum(x)
+
+
 @pytest.mark.parametrize("f, args", [
     (read_after_the_loop_in_another_block, (W, B, X)),
+    (read_after_the_loop_in_a_time_loop_branch, (W, B, X, 4)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_the_loop_variable_read_outside_the_loops_block_is_the_last_items_fields(f, args):
+    """The loop's variable read after the loop outside its block (a branch): the
+    loop's block binds the last item's fields read there (``layer_b =
+    layers_1_b``) after the loop, and the reads are those names -- unbound, as
+    ``layer`` is, where the block did not run (the list went to the lowering)."""
+    text = desugared(f)
+    assert "layers = [" not in text and "layer_b = layers_1_b" in text, text
+    check_construct(f, args, (0, 1, 2), autograd=False)
+
+
+def test_the_loop_variable_read_where_the_loop_did_not_run_is_unbound_as_in_python():
+    for df in (tc.grad(read_after_the_loop_in_another_block, wrt=(0, 1, 2)),
+               tc.grad(read_after_the_loop_in_another_block, wrt=(0, 1, 2), checkpoint=True,
+                       snapshots=2)):
+        with pytest.raises(UnboundLocalError, match="layer"):
+            df(W, B, np.full(3, -100.0))
+    with pytest.raises(UnboundLocalError):
+        read_after_the_loop_in_another_block(W, B, np.full(3, -100.0))
+
+
+def method_called_after_the_loop_in_another_block(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    if np.sum(x) > -100.0:
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(layer.forward(x))
+
+
+def list_read_after_the_loop_in_another_block(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    if np.sum(x) > -100.0:
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(x * layer.b + layers[0].forward(x))
+
+
+@pytest.mark.parametrize("f, args", [
+    (method_called_after_the_loop_in_another_block, (W, B, X)),
+    (list_read_after_the_loop_in_another_block, (W, B, X)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_list_used_any_other_way_stays_a_list(f, args):
-    """The loop's variable read after the loop outside its block (unbound
-    had the block not run): the list stays (for the lowering, which follows it as before)."""
+    """The loop's variable read after the loop outside its block as more than a
+    field (a method called), or the list read after the loop: the list stays
+    (for the lowering, which follows it as before)."""
     assert "layers = [Dense(W, b), Dense(W.T, b)]" in desugared(f)
     check_construct(f, args, (0, 1, 2), autograd=False)
 

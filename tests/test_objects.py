@@ -1,6 +1,7 @@
 """lower/objects.py: an object of a user's class the lowering keeps (desugar writes
 an object as one name per attribute only where it is nothing but its attributes:
-here, the loop's variable read after the loop outside the loop's block).  What
+here, the loop's variable read after the loop outside the loop's block, its method
+called there).  What
 such an object does beyond plain attributes and methods -- ``super()``, a function
 stored on an attribute, a class default stored over in a branch or loop -- no
 test or real program reached any more, and is refused naming the line (it was
@@ -68,7 +69,7 @@ def _read_after_the_loop(cls):
         if np.sum(x) > -100.0:
             for layer in layers:
                 x = layer.forward(x)
-        return np.sum(x * layer.b)   # (unbound had the branch not run)
+        return np.sum(layer.forward(x))   # (unbound had the branch not run)
     return f
 
 

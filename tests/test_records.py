@@ -205,8 +205,20 @@ def named_tuple_as_a_tuple(x):
     return np.sum(np.multiply(*p) + a * b)
 
 
-def test_an_object_more_than_its_fields_stays_the_lowerings():
-    check_grad(named_tuple_as_a_tuple, (X0,), wrt=(0,))
+def named_tuple_spread_into_a_display(x):
+    p = _Pair(x, np.exp(x))
+    return np.sum(np.stack([*p, x]) ** 2) + np.sum(np.stack(list(p)) * x)
+
+
+@pytest.mark.parametrize("f", [named_tuple_as_a_tuple, named_tuple_spread_into_a_display],
+                         ids=lambda f: f.__name__)
+def test_a_named_tuple_made_a_tuple_or_spread_is_its_fields(f):
+    """``tuple(p)``, ``list(p)``, ``f(*p)``, ``[*p, x]``: the fields' reads (the
+    tuple went to the lowering; ``[*p, x]`` was refused as a starred expression)."""
+    text = desugared(f)
+    assert "_Pair" not in text and "p_a, p_b" in text, text
+    check_value_and_grad(f, (X0,))
+    check_grad(f, (X0,), df=tc.grad(f, checkpoint=True, snapshots=2))
 
 
 @pytest.mark.parametrize("f, args, wrt", [
@@ -330,11 +342,13 @@ def replaced_field_beside_a_computed_one(x):
 def test_a_field_of_a_replaced_named_tuple_read_at_once_is_its_value():
     """``p._replace(a=v).a`` is ``v`` (and ``.b`` of it ``p.b``): no tuple made, which
     the lowering made (its construction sat inside an expression); where the call
-    computes another value (``b=np.sin(x)``, which Python evaluates) the tuple is
-    made as before."""
+    computes another value (``b=np.sin(x)``, which Python evaluates) the field is
+    read from the display of the values the call gives, which Python evaluates too:
+    ``(x * 2.0, np.sin(x))[0]`` (the lowering made the tuple)."""
     text = desugared(replaced_field_read_at_once)
     assert "_Pair" not in text and "np.sum(x * 2.0 * p_b)" in text, text
-    assert "_Pair(" in desugared(replaced_field_beside_a_computed_one)
+    text = desugared(replaced_field_beside_a_computed_one)
+    assert "_Pair" not in text and "(x * 2.0, np.sin(x))[0]" in text, text
     for f in (replaced_field_read_at_once, replaced_field_beside_a_computed_one):
         check_value_and_grad(f, (X0,))
         check_grad(f, (X0,), df=tc.grad(f, checkpoint=True, snapshots=2))

@@ -56,7 +56,12 @@ not rebind its variables, and its object variable is read nowhere but in its
 body (or in the body of another loop binding it) or, where the loop is its one
 binding, in the statements after the loop in its block: there Python reads
 the last item (the loop has a trip and no ``break``), and so does the rewrite
-(``for o in opts: ...`` then ``return loss * o.lr`` reads ``opts_1_lr``).  Any
+(``for o in opts: ...`` then ``return loss * o.lr`` reads ``opts_1_lr``); read
+outside the loop's block (``if c: for layer in layers: ...`` then ``layer.b``)
+only as data attributes of the last item, made by a construction, that nothing
+may change after the loop, the loop's block binds those fields after the loop
+(``layer_b = layers_1.b``) and the reads are those names -- unbound where the
+block did not run, as ``layer`` is in Python (:func:`_fields_read_later`).  Any
 other container stays as it is, for the lowering.
 """
 
@@ -70,8 +75,9 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
-    fresh_name, located, name_node, names_taken, statement_lists, store_node,
+    ReplacedNodes, fresh_name, located, name_node, names_taken, statement_lists, store_node,
 )
+from tangent_ckpt.compiler.frontend.parse import class_attribute
 from tangent_ckpt.compiler.desugar import records
 from tangent_ckpt.compiler.desugar.scalar_objects import replaceable_class
 from tangent_ckpt.compiler.desugar.static_loops import only_read, unrolled_loop
@@ -482,6 +488,7 @@ def _split(parsed, fnode, row, taken, local, given):
     for j, value in enumerate(values):
         if row.kinds[j] != "made":
             items[j] = value  # (an object's name, or a constant)
+    made_by = list(values)  # (each item's construction, for a made one)
     indices = set()
     appended = 0
     for block in statement_lists(fnode):
@@ -514,7 +521,8 @@ def _split(parsed, fnode, row, taken, local, given):
                     del block[k]
                 appended += 1
                 continue
-            unrolled = _unrolled(parsed, fnode, stmt, row, items, indices)
+            unrolled = _unrolled(parsed, fnode, stmt, row, items, indices,
+                                 lambda k: _class_made(made_by[k], parsed, local), taken)
             if unrolled is False:
                 return False
             if unrolled is None:
@@ -618,10 +626,12 @@ def _loop_over_dict(stmt, row, parsed):
     return positions, index and index.id, var and var.id
 
 
-def _unrolled(parsed, fnode, stmt, row, items, indices):
+def _unrolled(parsed, fnode, stmt, row, items, indices, class_of, taken):
     """The statements a loop ``stmt`` over the container ``row`` unrolls to, None
     where ``stmt`` is no such loop, False where it is one this pass cannot
-    unroll (``indices``: the ids of the bindings of its index it adds)."""
+    unroll (``indices``: the ids of the bindings of its index it adds;
+    ``class_of(k)``: the class of the ``k``-th item, made by a construction, or
+    None; ``taken``: the names in use)."""
     loop = _loop_over(stmt, row, parsed)
     if not loop:
         return loop
@@ -635,13 +645,19 @@ def _unrolled(parsed, fnode, stmt, row, items, indices):
         if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) and \
                 node.id in bound:
             return False
+    kept = []  # [(attribute, name)] bound after the loop, read outside its block
     if var is not None and _read_elsewhere(fnode, stmt, var):
         after = _read_after(fnode, stmt, var)
-        if after is None:
-            return False
         last = items[positions[-1]]  # (no break: the loop ends on its last item)
-        for st in after:
-            _Trip(None, None, var, last).visit(st)
+        if after is not None:
+            for st in after:
+                _Trip(None, None, var, last).visit(st)
+        else:
+            kept = _fields_read_later(parsed, fnode, stmt, row, var, positions and
+                                      row.kinds[positions[-1]] == "made" and
+                                      class_of(positions[-1]), taken)
+            if kept is None:
+                return False
     out = []
     for k in positions:
         if index is not None:
@@ -652,7 +668,85 @@ def _unrolled(parsed, fnode, stmt, row, items, indices):
             indices.add(id(out[-1]))
         for st in stmt.body:
             out.append(_Trip(row.name, index, var, items[k]).visit(copied(parsed, st)))
+    out += [located(gast.Assign(targets=[store_node(new)], value=gast.Attribute(
+            value=name_node(last), attr=attr, ctx=gast.Load()), type_comment=None), stmt)
+            for attr, new in kept]
     return out
+
+
+def _fields_read_later(parsed, fnode, loop, row, var, cls, taken):
+    """``[(attr, name)]``: where ``var``, the object variable of ``loop`` (its one
+    binding), is read outside the loop's block (``if c: for layer in layers:
+    ...`` then ``layer.b``) only as data attributes of the last item (of the
+    class ``cls``, made by a construction) and nothing may change that item
+    after the loop (no use of the container ``row.name`` but the loop's own
+    that may run after it), the names the loop's block binds to those
+    attributes after the loop, each such read rewritten as its name; else
+    None.  Where the loop did not run, the name is unbound at the read, and
+    Python's ``UnboundLocalError`` is raised there as for ``var``."""
+    if not cls or _bindings(fnode, var) != 1:
+        return None
+    body = {id(n) for st in loop.body + [loop.target] for n in gast.walk(st)}
+    targets = {id(n) for node in gast.walk(fnode) for t in _targets(node)
+               for n in gast.walk(t)}
+    reads = []
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) and \
+                node.value.id == var and id(node) not in body:
+            raw = class_attribute(cls, node.attr, None)
+            if not isinstance(node.ctx, gast.Load) or id(node) in targets or \
+                    node.attr.startswith("__") or callable(raw) or \
+                    hasattr(type(raw), "__get__"):
+                return None  # a store, a method, a property: not a field read
+            reads.append(node)
+    if len(reads) != sum(isinstance(n, gast.Name) and n.id == var and id(n) not in body
+                         for n in gast.walk(fnode)):
+        return None  # var read as itself (handed on, called)
+    # the container's other uses all run before the loop, and never again after it
+    order = [n for n in _in_order(fnode)]
+    at = next(k for k, n in enumerate(order) if n is loop)
+    around = [n for n in order[:at] if isinstance(n, (gast.For, gast.While)) and
+              any(m is loop for m in gast.walk(n))]
+    own = {id(n) for n in gast.walk(loop)}
+    for k, node in enumerate(order):
+        if isinstance(node, gast.Name) and node.id == row.name and id(node) not in own:
+            if k > at or any(node in set(gast.walk(outer)) for outer in around):
+                return None
+    names = {}
+    for node in reads:
+        if node.attr not in names:
+            names[node.attr] = fresh_name(f"{var}_{node.attr}", set(taken) | names_taken(fnode))
+            taken.add(names[node.attr])
+            parsed.spellings[names[node.attr]] = f"{var}.{node.attr}"
+    replaced = {id(n): gast.copy_location(name_node(names[n.attr]), n) for n in reads}
+    ReplacedNodes(replaced).visit(fnode)
+    return sorted(names.items())
+
+
+def _targets(node):
+    """The targets a statement binds (or stores into)."""
+    if isinstance(node, gast.Assign):
+        return node.targets
+    if isinstance(node, (gast.AugAssign, gast.AnnAssign, gast.For)):
+        return [node.target]
+    if isinstance(node, gast.withitem) and node.optional_vars is not None:
+        return [node.optional_vars]
+    return []
+
+
+def _in_order(node):
+    """``node`` and the nodes under it, in the order the source writes them."""
+    yield node
+    for child in gast.iter_child_nodes(node):
+        yield from _in_order(child)
+
+
+def _class_made(value, parsed, local):
+    """The class a construction ``Cls(...)`` makes (None for anything else)."""
+    if not isinstance(value, gast.Call):
+        return None
+    cls = resolve_dotted(value.func, parsed.resolve, local)
+    return cls if isinstance(cls, type) else None
 
 
 def _drop_unread_indices(fnode, indices):
