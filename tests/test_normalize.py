@@ -72,12 +72,15 @@ def layer_read_before_its_loop_in_a_later_trip(x, W):
             x = x * np.sum(layer.b)  # the last layer of the trip before
         for layer in layers:
             x = np.tanh(layer.W @ x + layer.b)
+        x = x + layers[0].b   # (the list read after the loop: the lowering's)
     return np.sum(x)
 
 
 def test_a_name_read_where_only_an_earlier_trip_bound_an_object_to_it_is_refused():
     """The lowering follows an object where it is bound; read before its loop in a
-    later trip of an outer loop, the generated code raised NameError when it ran."""
+    later trip of an outer loop, the generated code raised NameError when it ran.
+    (Where nothing reads the list after the loop, ``layer.b`` is desugar's:
+    ``object_lists.py`` binds the last item's fields after the loop.)"""
     x, W = np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]])
     with pytest.raises(TransformError, match="'layer' read where it holds what an earlier "
                                              "trip of a loop bound it to") as info:

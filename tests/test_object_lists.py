@@ -217,9 +217,20 @@ def read_after_the_loop_in_a_time_loop_branch(W, b, x, n):
     return np.sum(x)
 
 
+def read_before_the_loop_in_a_later_trip(W, b, x, n):
+    layers = [Dense(W, b), Dense(W.T, b * 2.0)]
+    for t in range(n):
+        if t > 0:
+            x = x * np.sum(layer.b)   # the last layer of the trip before
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(x)
+
+
 @pytest.mark.parametrize("f, args", [
     (read_after_the_loop_in_another_block, (W, B, X)),
     (read_after_the_loop_in_a_time_loop_branch, (W, B, X, 4)),
+    (read_before_the_loop_in_a_later_trip, (W, B, X, 3)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_the_loop_variable_read_outside_the_loops_block_is_the_last_items_fields(f, args):
     """The loop's variable read after the loop outside its block (a branch): the
