@@ -334,6 +334,26 @@ def test_adding_in_place_into_an_array_an_object_made_outside_holds_is_refused()
     assert "test_classes.py:" in text and "CELL.h = CELL.h + ..." in text, text
 
 
+def _doubled(v):
+    return v * 2.0
+
+
+def added_in_place_beside_a_comprehension_of_a_helper(x):
+    ys = [_doubled(u) for u in (x, x * 2.0)]   # (the lowering follows CELL here)
+    return np.sum(CELL.bump(ys[0]) * x)
+
+
+def test_adding_in_place_into_an_objects_array_where_the_lowering_follows_it_is_refused():
+    """``self.h += x`` on CELL in a function the lowering follows the object in
+    (it calls a helper inside a comprehension): the gradient stops at the update
+    (``outside_objects.py``'s run-time check; without it the gradient ran and left
+    CELL.h unchanged, which Python changes in place)."""
+    CELL.__init__()
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(added_in_place_beside_a_comprehension_of_a_helper)(H0)
+    assert "CELL.h = CELL.h + ..." in str(info.value), str(info.value)
+
+
 def _line_of(f, mark):
     import inspect
     lines, first = inspect.getsourcelines(f)

@@ -39,7 +39,6 @@ from tangent_ckpt.runtime.loops.segments import Segment, MemoryPlan  # noqa: F40
 from tangent_ckpt.runtime.alias_guards import distinct_arrays, not_a_view  # noqa: F401,E402
 from tangent_ckpt.runtime.alias_guards import distinct_items  # noqa: F401,E402
 from tangent_ckpt.runtime.alias_guards import require_array  # noqa: F401,E402
-from tangent_ckpt.runtime.alias_guards import refuse_shared_in_place  # noqa: F401,E402
 from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import max_position, min_position  # noqa: F401,E402
 from tangent_ckpt.runtime.primitive_adjoints.extreme_positions import (  # noqa: F401,E402
     item_at, item_at_adjoint, sorted_order)

@@ -120,22 +120,6 @@ def not_a_view(argument, array, names, function, line=None):
             f"result into '{name}')")
 
 
-def refuse_shared_in_place(value, written, shared, line=None):
-    """Refuse ``written += ...`` when ``value`` (what ``written`` holds) is a
-    mutable array: a plain assignment made ``shared`` hold the same object
-    (``self.last = self.acc``), so NumPy changes both, which the gradient does not
-    follow.  A number is rebound by ``+=`` and passes."""
-    if not hasattr(type(value), "__iadd__"):
-        return
-    where = f" at line {line}" if line is not None else ""
-    raise TangentCkptError(
-        f"'{written} += ...'{where} changes a {type(value).__name__} in place that "
-        f"'{shared}' also holds (bound by a plain assignment of one to the other): NumPy "
-        f"changes both, which this gradient does not follow (if '{shared}' should keep the "
-        f"old values, bind it to a copy: .copy(); if it should see the change, repeat "
-        f"the update for it)")
-
-
 def require_array(value, name, view, of=None, line=None):
     """Refuse ``value``, given for the parameter ``name``, unless it is a NumPy
     array.  The view lowering follows ``name`` as an array though the compiler

@@ -107,10 +107,6 @@ class Lowering:
         self.inline_stack = []  # helpers being inlined (recursion check)
         # source lines of helpers from the same file (desugar inlined some)
         self.inlined_lines = dict(parsed.inlined_lines)
-        # variables an attribute was bound to by a plain assignment (self.last =
-        # self.acc, self.last = acc): variable -> the other name, for the run-time
-        # check of an in-place update of either (objects.py)
-        self.attribute_aliases = {}
         self.line = 0  # the user's line of the statement being lowered
         self.statements = StatementLowering(self)
         self.assignments = AssignmentLowering(self)

@@ -25,12 +25,10 @@ import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler import ir
-from tangent_ckpt.compiler import syntax as sx
 from tangent_ckpt.compiler.desugar.records import (
     bound_fields, generated_init, namedtuple_class, tuple_field,
 )
 from tangent_ckpt.compiler.lower.containers import UserLine
-from tangent_ckpt.compiler.lower.observers import emit_observation
 from tangent_ckpt.compiler.lower.outside_objects import LowerAgain, OutsideAttributes
 from tangent_ckpt.compiler.lower.scopes import (
     CompileTimeValue, Lowered, MethodValue, ObjectValue, TupleValue, to_source,
@@ -159,49 +157,6 @@ class ObjectLowering:
                                            to_source(target))
         value = self.lo.callables.operand(value_node, f"{owner.label}_{target.attr}")
         self.store_attribute(owner, target.attr, value, stmt.lineno)
-        stored = owner.attributes.get(target.attr)
-        if isinstance(value_node, (gast.Name, gast.Attribute)) and \
-                isinstance(value, ir.Name) and isinstance(stored, ir.Name):
-            # one object under two names, which the lowering keeps as two variables.  A
-            # plain name holds it while its function runs (self.vel = vel in __init__:
-            # vel is gone when a method updates self.vel); an attribute always does
-            here, there = to_source(target), to_source(value_node)
-            scope = self.lo.current_scope if isinstance(value_node, gast.Name) else None
-            self.lo.attribute_aliases[stored.id] = (here, there, scope)
-            self.lo.attribute_aliases[value.id] = (there, here, None)
-
-    def check_in_place(self, target, stmt):
-        """``x += v`` where ``x`` shares its object with an attribute bound by a
-        plain assignment: a run-time check that it holds no array (a number is
-        rebound, an array changed under both names)."""
-        if self.outside.check_in_place(target, stmt):
-            return
-        if isinstance(target, gast.Attribute):
-            owner = self.lo.expressions.value(target.value, "owner")
-            current = owner.attributes.get(target.attr) \
-                if isinstance(owner, ObjectValue) else None
-            if isinstance(owner, ObjectValue) and target.attr not in owner.attributes and \
-                    hasattr(type(class_attribute(owner.cls, target.attr, None)), "__iadd__"):
-                raise self.lo.error(UnsupportedSyntaxError, "in-place update of an array "
-                                    f"the class {owner.cls.__name__} holds (every object of "
-                                    "the class shares it)", stmt,
-                                    construct=f"{to_source(target)} += ...",
-                                    hint=f"rebind the attribute: {to_source(target)} = "
-                                         f"{to_source(target)} + ..., or give each object "
-                                         "its own array in __init__")
-        elif isinstance(target, gast.Name):
-            current = self.lo.current_scope.rename.get(target.id)
-        else:
-            return
-        if not isinstance(current, ir.Name) or current.id not in self.lo.attribute_aliases:
-            return
-        written, shared, scope = self.lo.attribute_aliases[current.id]
-        if scope is not None and scope is not self.lo.current_scope:
-            return  # the other name was a variable of a function that has returned
-        check = sx.rt("refuse_shared_in_place", sx.name(current.id),
-                      written=sx.const(to_source(target)), shared=sx.const(shared),
-                      line=sx.const(stmt.lineno))
-        emit_observation(self.lo, check, (current.id,), stmt.lineno)
 
     def made_here(self, node):
         """Whether ``node`` (``self.acc``, ``m.acc``) is an attribute of an object

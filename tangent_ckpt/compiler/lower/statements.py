@@ -144,7 +144,7 @@ class StatementLowering:
             if s.value is not None:
                 self.lo.assignments.assign(s.target, s.value, s)
         elif isinstance(s, gast.AugAssign):
-            self.lo.objects.check_in_place(s.target, s)
+            self.lo.objects.outside.check_in_place(s.target, s)  # CELL.h += v
             self.lo.assignments.augmented(s)
         elif isinstance(s, gast.If):
             self.if_(s)
