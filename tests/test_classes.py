@@ -354,6 +354,25 @@ def test_adding_in_place_into_an_objects_array_where_the_lowering_follows_it_is_
     assert "CELL.h = CELL.h + ..." in str(info.value), str(info.value)
 
 
+def handed_on_beside_a_comprehension_of_a_helper(x):
+    ys = [_doubled(u) for u in (x, x * 2.0)]   # (the lowering follows CELL here)
+    h = CELL.forward(ys[0])
+    n = id(CELL)                                # VALUE
+    return np.sum(h * x) + 0.0 * n
+
+
+def test_an_object_made_outside_handed_on_where_the_lowering_follows_it_is_refused():
+    """``id(CELL)`` (any code given the object) after the code assigned its
+    attributes, in a function the lowering follows CELL in: refused
+    (``outside_objects.py``: that code would read the attributes unchanged)."""
+    CELL.__init__()
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(handed_on_beside_a_comprehension_of_a_helper)(H0)
+    text = str(info.value)
+    line = _line_of(handed_on_beside_a_comprehension_of_a_helper, "# VALUE")
+    assert f"test_classes.py:{line}:" in text and "used as a value" in text, text
+
+
 def _line_of(f, mark):
     import inspect
     lines, first = inspect.getsourcelines(f)
