@@ -36,9 +36,12 @@ READING_BUILTINS = ("len", "sum", "max", "min", "list", "tuple", "sorted", "any"
 ITERATING_BUILTINS = ("enumerate", "zip", "reversed", "map")
 
 
-def held_lists(fnode, resolve):
+def held_lists(fnode, resolve, kept=None):
     """{name: the values that may become its items (None: one not known)} of
-    the lists ``fnode`` makes and holds under one name."""
+    the lists ``fnode`` makes and holds under one name.  ``kept(read)``, where
+    given, says a read that keeps the list (``other = ws``, ``return ws``) is one
+    the caller may let by (``concatenated_lists.py``: after the list stops
+    growing); its items are then not known (None)."""
     candidates = {t.id for s in gast.walk(fnode) if isinstance(s, gast.Assign)
                   for t, v in _bound_pairs(s) if isinstance(v, (gast.List, gast.ListComp))}
     if not candidates:
@@ -46,7 +49,7 @@ def held_lists(fnode, resolve):
     reads = _Reads(fnode, resolve)
     held = {}
     for name in sorted(candidates):
-        items = reads.held(name)
+        items = reads.held(name, kept)
         if items is not None:
             held[name] = items
     return held
@@ -71,9 +74,10 @@ class _Reads:
         """``np.mean``, ``np.stack``: a NumPy function, which copies what a list holds."""
         return numpy_function(func, self.resolve, self.local) is not None
 
-    def held(self, name):
+    def held(self, name, kept=None):
         """The values that may become items of the list ``name``, or None where
-        it is not a list held under that name only."""
+        it is not a list held under that name only (or, with ``kept``, only where
+        ``kept`` lets its reads by)."""
         fnode, parents, builtin = self.fnode, self.parents, self.builtin
         if name in parameter_names(fnode):
             return None
@@ -101,6 +105,8 @@ class _Reads:
                 return None
             else:
                 added = self.read_adds(n, parent)
+                if added is None and kept is not None and kept(n):
+                    added = [None]
                 if added is None:
                     return None
                 items += added

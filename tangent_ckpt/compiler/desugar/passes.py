@@ -88,6 +88,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    ``del buf[k]`` on a list the function makes
    and holds under one name (``buf = []``, or ``bs, cs = [], []``), as the slices
    that make the same list (``buf = buf[1:]``);
+   then ``concatenated_lists.py``: ``errs = errs + [e]``, ``errs += [a, b]`` on such a
+   list (its reads that keep it only after it stops growing) as ``errs.append(e)``,
+   ``errs.extend([a, b])``;
    then ``boolean_values.py``: ``x = a or b`` / ``x = a and b`` as the ``if`` choosing
    the operand (``rng = rng or np.random.default_rng(0)``: ``if not rng: rng = ...``);
    then ``one_shot_iterators.py``: a name bound to an iterator (``map``, ``zip``,
@@ -174,6 +177,7 @@ from tangent_ckpt.compiler.desugar.boolean_values import write_boolean_values
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
 from tangent_ckpt.compiler.desugar.comprehension_loops import write_comprehension_loops
+from tangent_ckpt.compiler.desugar.concatenated_lists import write_concatenated_lists
 from tangent_ckpt.compiler.desugar.constant_flags import fold_constant_flags
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
@@ -253,6 +257,7 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     split_keyed_lists(parsed)
     append_prepended_lists(parsed)
     write_list_methods(parsed)
+    write_concatenated_lists(parsed)
     write_boolean_values(parsed.node)
     refuse_reused_iterators(parsed)
     peel_first_iterations(parsed, copied)

@@ -5,7 +5,10 @@
   ``rt.repeat_row(h0, n)`` (runtime/rows.py); a slice of one (``hs = hs[1:]``,
   what desugar writes for ``hs.pop(0)``) is one too.  A list of tuples arrives as
   one list per tuple position (desugar/tuple_lists.py); one grown at its front,
-  appended and read backwards (desugar/prepended_lists.py).
+  appended and read backwards (desugar/prepended_lists.py); one grown by
+  ``errs = errs + [e]`` that no other name holds, appended
+  (desugar/concatenated_lists.py; where another name holds it, :meth:`prepare_loop`
+  makes it rows and each concatenation a new list).
 - A dict written at a run-time key (``hs[t] = ...``) is a dict at run time:
   ``hs = rt.dict_set(hs, t, v)``, ``rt.dict_get(hs, t - 1)`` (runtime/keyed.py).
 
@@ -173,7 +176,9 @@ class RunTimeContainers:
                 owner.attributes[attr] = self.lo.expressions.load_name(holder, sub)
             grown = _grown_by_concatenation(sub)
             if grown is not None and self.lo.containers.holds_container(grown.targets[0]):
-                # errs = errs + [e]: as errs.append(e), a list built at run time
+                # errs = errs + [e] where another name holds the list (desugar's
+                # concatenated_lists.py appends to one no other name holds): a new list,
+                # built at run time, each concatenation leaving the one before as it was
                 extended = gast.Call(func=gast.Attribute(value=grown.value.left, attr="extend",
                                                          ctx=gast.Load()),
                                      args=[grown.value.right], keywords=[])
@@ -239,7 +244,8 @@ class RunTimeContainers:
 
     def concatenated(self, rows, items, hint):
         """``rows + [a, b]`` on a list built at run time: a new list, the rows with
-        ``a`` and ``b`` appended (``rt.append_row`` leaves ``rows`` as it was)."""
+        ``a`` and ``b`` appended (``rt.append_row`` leaves ``rows`` as it was); what
+        ``rows.append(a)`` and ``rows.extend([a, b])`` bind to the name."""
         value = rows
         for k, item in enumerate(items):
             if k:
@@ -315,9 +321,8 @@ class RunTimeContainers:
                 raise self.lo.containers.refuse(f"{to_source(call)}: extend a list built at run time with "
                                   "a list of known length", call, "append the items one by one")
             items = list(other.items)
-        for item in items:
-            self.lo.assignments.emit_value(name.id, ir.Prim(append_row, [name, item], {}, "call",
-                                                          ref="rt.append_row"), self.lo.line)
+        self.lo.assignments.emit_value(name.id, self.concatenated(name, items, hint),
+                                       self.lo.line)
 
     def nested_row(self, rows, item, call, hint):
         """``rows.append([v, m, h])`` on a list of lists: the row
