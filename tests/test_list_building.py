@@ -155,6 +155,54 @@ def mutated_after_append(x, n):
     return np.sum(np.stack(hs))
 
 
+def row_built_then_appended(x, n):
+    hs = []
+    for t in range(n):
+        h = np.zeros(3)
+        h[0] = x[0] * t
+        h[1:] = np.sin(x[1:])
+        hs.append(h)
+    return np.sum(np.stack(hs) ** 2)
+
+
+def row_written_then_stored(x, n):
+    hs = [0.0 * x] * (n + 1)
+    for t in range(n):
+        h = np.sin(x) * t
+        h[0] = 3.0
+        hs[t + 1] = h
+    return np.sum(np.stack(hs) ** 2)
+
+
+def pair_written_then_appended(x, n):
+    rows = []
+    for t in range(n):
+        v = np.sin(x) * t
+        v[0] = 1.0
+        rows.append([v, v * 2.0])
+    return np.sum(np.asarray(rows) ** 2)
+
+
+def written_then_repeated(x, n):
+    h = np.sin(x)
+    h[1] = 2.0
+    hs = [h] * n
+    return np.sum(np.stack(hs) ** 2)
+
+
+@pytest.mark.parametrize("fn", [row_built_then_appended, row_written_then_stored,
+                                pair_written_then_appended, written_then_repeated])
+@pytest.mark.parametrize("options", CHECKPOINTED)
+def test_an_array_written_in_place_before_it_is_put_in_the_list_is_that_row(fn, options):
+    # was refused ("'h' is put in a list and also written in place") wherever the
+    # function wrote into the name, even before the append; a write after it is the
+    # aliasing fence's to refuse (test_refusals_name_the_line_and_the_construct)
+    x = vec(3)
+    value, _ = tc.value_and_grad(fn, **options)(x, 4)
+    np.testing.assert_allclose(value, fn(x.copy(), 4), rtol=1e-12)
+    check(fn, (x, 4), (0,), **options)
+
+
 def shared_rows_written(x, n):
     hs = [np.zeros(3)] * n
     for t in range(n):

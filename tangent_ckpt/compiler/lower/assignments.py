@@ -348,8 +348,6 @@ class AssignmentLowering:
                              f"pass '{user}' to the function as a parameter: a helper's "
                              f"writes into its parameters are followed")
         index = self.lo.expressions.index(target.slice, target.value.id)
-        if self.lo.run_time.is_rows(base) and isinstance(s, gast.Assign):
-            self.lo.run_time.refuse_mutated(s.value, s)  # hs[t] = h: a reference to h
         value = value()
         if is_container(value):  # a[0] = (5, 5, 5): NumPy stores np.asarray of it
             if self.lo.run_time.is_rows(base):

@@ -146,9 +146,6 @@ class ContainerLowering:
             if len(seq.items) != 1 or is_container(seq.items[0]):
                 return None
             # [h0] * n: n rows equal to h0, written row by row later (hs[t] = ...)
-            listed = node.left if isinstance(node.left, (gast.List, gast.Tuple)) else node.right
-            if isinstance(listed, (gast.List, gast.Tuple)):
-                self.lo.run_time.refuse_mutated(listed.elts[0], node)
             return ir.Prim(repeat_row, [seq.items[0], self.lo.expressions.atomize(times, "n")],
                            {}, "call", ref="rt.repeat_row")
         return TupleValue(list(seq.items) * max(times.value, 0))

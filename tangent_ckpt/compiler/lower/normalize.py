@@ -38,7 +38,8 @@ lowering:
   (one variable per element);
 - ``run_time`` (:mod:`.run_time_containers`): lists built and dicts written at run
   time (``errs = errs + [e]`` arrives as ``errs.append(e)``,
-  ``desugar/concatenated_lists.py``);
+  ``desugar/concatenated_lists.py``; an array appended and written in place is
+  the fence's to refuse);
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
   ranges of constants that desugar left (unrolled; ``desugar/static_loops.py``
   unrolls those over a display in the header or a name bound once to one and only

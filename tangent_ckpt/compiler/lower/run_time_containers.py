@@ -8,7 +8,9 @@
   appended and read backwards (desugar/prepended_lists.py); one grown by
   ``errs = errs + [e]`` that no other name holds, appended
   (desugar/concatenated_lists.py; where another name holds it, :meth:`prepare_loop`
-  makes it rows and each concatenation a new list).
+  makes it rows and each concatenation a new list).  An array put in
+  such a list and written in place after is refused by the fence (it shares memory
+  with the list), as for any list.
 - A dict written at a run-time key (``hs[t] = ...``) is a dict at run time:
   ``hs = rt.dict_set(hs, t, v)``, ``rt.dict_get(hs, t - 1)`` (runtime/keyed.py).
 
@@ -306,7 +308,6 @@ class RunTimeContainers:
     def append(self, name, call, hint):
         """``hs.append(x)`` / ``hs.extend([...])`` on a list built at run time."""
         if call.func.attr == "append":
-            self.refuse_mutated(call.args[0], call)
             item = self.lo.expressions.value(call.args[0], hint)
             if self.is_nested(name) or is_container(item):
                 item = self.nested_row(name, item, call, hint)
@@ -340,27 +341,7 @@ class RunTimeContainers:
                            "time (or arrays to a list of arrays)"))
             raise self.lo.containers.refuse(
                 f"{to_source(call)}: a list built at run time {what}", call, hint)
-        for element in call.args[0].elts:
-            self.refuse_mutated(element, call)  # the list holds a reference to it
         return self.lo.containers.as_array(item, call, hint)
-
-    def refuse_mutated(self, node, where):
-        """A list holds references: an array appended (or repeated) and later written
-        in place would change inside the list too.  Such writes are refused."""
-        if not isinstance(node, gast.Name):
-            return
-        fnode = self.lo.current_scope.parsed.node
-        for sub in gast.walk(fnode):
-            target = sub
-            while isinstance(target, gast.Subscript):
-                target = target.value
-            if target is not sub and isinstance(target, gast.Name) and \
-                    target.id == node.id and isinstance(sub.ctx, gast.Store):
-                raise self.lo.containers.refuse(f"'{node.id}' is put in a list and also written in place "
-                                  f"({node.id}[...] = ...)", where,
-                                  f"if nothing reads the list's item after the write, put "
-                                  f"a copy in the list ({node.id}.copy()): the same numbers "
-                                  f"then (a copy would not see the write)")
 
 
 _BUILTIN_CASTS = frozenset({"str", "int"})
