@@ -146,3 +146,29 @@ def lambdas_of_the_module(c, t):
 
 def test_a_module_list_of_lambdas_stays_a_loop():
     assert "for k, phi in enumerate(LAMBDAS)" in desugared(lambdas_of_the_module)
+
+
+def _summed_over_a_display(u):
+    out = u * 0.0
+    for phi in (_linear, np.sin, _square):
+        out = out + phi(u)
+    return out
+
+
+def _summed_by_enumerate(u):
+    out = u * 0.0
+    for k, phi in enumerate((np.tanh, _square), start=1):
+        out = out + phi(u) / k
+    return out
+
+
+def helper_loops_over_functions(c, t):
+    return np.sum((_summed_over_a_display(t * c[0]) + _summed_by_enumerate(t * c[1])) ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+def test_a_helpers_loop_over_functions_is_written_out_where_it_is_inlined(options):
+    f = helper_loops_over_functions
+    check_grad(f, (C, T), df=tc.grad(f, **options))
+    value, _ = tc.value_and_grad(f, **options)(C, T)
+    assert value == pytest.approx(f(C, T), rel=1e-12)

@@ -42,9 +42,10 @@ from tangent_ckpt.compiler.frontend.parse import note_items
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, np.ufunc)
 
 
-def unroll_function_loops(parsed):
-    """Rewrite every such loop of ``parsed.node`` (nested blocks too), in place."""
-    fnode = parsed.node
+def unroll_function_loops(parsed, fnode=None):
+    """Rewrite every such loop of ``fnode`` (by default ``parsed.node``; a
+    helper's template, ``parsed`` its module's; nested blocks too), in place."""
+    fnode = fnode if fnode is not None else parsed.node
     local = local_names(fnode)
     displays = _function_displays(fnode, parsed, local)
     for block in statement_lists(fnode):

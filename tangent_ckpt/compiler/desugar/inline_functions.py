@@ -89,6 +89,7 @@ from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_call
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
 from tangent_ckpt.compiler.desugar.list_methods import write_list_methods
+from tangent_ckpt.compiler.desugar.enumerate_starts import position_enumerate_starts
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
 from tangent_ckpt.compiler.desugar.local_bindings import (
@@ -96,6 +97,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 )
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar import records
+from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
 from tangent_ckpt.compiler.desugar.masked_ufuncs import write_masked_ufuncs
 from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressions
@@ -173,7 +175,8 @@ def _writable(callee):
 def _prepared(fnode, helper=None):
     """``fnode`` without its docstring, after the passes that run before this one
     (``evaluate_once.py``, ``named_expressions.py``; ``helper``: the ParsedFunction
-    of a module-level one, whose checkpoint markers are written here,
+    of a module-level one, whose checkpoint markers are written here, and its
+    ``enumerate`` starts and loops over functions, ``function_loops.py``,
     ``checkpoint_calls.py``; a local one's were with its caller's),
     and with its returns inside loops written as flags (desugar/loop_exits.py)."""
     body = fnode.body
@@ -189,6 +192,8 @@ def _prepared(fnode, helper=None):
         write_masked_ufuncs(helper, fnode)
         write_list_methods(helper, fnode)
         write_checkpoint_calls(helper, fnode)
+        position_enumerate_starts(helper, fnode)
+        unroll_function_loops(helper, fnode)
     desugar_loop_exits(fnode)
     return fnode
 

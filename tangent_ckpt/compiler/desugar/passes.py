@@ -10,6 +10,7 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    arguments the call gives, where it was refused with them as values of the run):
    each read of such a parameter as its constant;
    ``empty_displays.py``: ``list()``, ``dict()``, ``tuple()`` as ``[]``, ``{}``, ``()``;
+   ``enumerate_starts.py``: ``enumerate(xs, start=k)`` as ``enumerate(xs, k)``;
    ``attribute_calls.py``: ``getattr(obj, "h")`` and ``setattr(obj, "h", v)`` as
    ``obj.h`` and ``obj.h = v`` (also with a local bound once to ``"h"`` before; a
    helper's, as inlining copies it);
@@ -182,6 +183,7 @@ from tangent_ckpt.compiler.desugar.constant_flags import fold_constant_flags
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
+from tangent_ckpt.compiler.desugar.enumerate_starts import position_enumerate_starts
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
 from tangent_ckpt.compiler.desugar.extreme_items import write_extreme_items
@@ -234,6 +236,7 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     {parameter: str} the gradient is compiled for (``constant_arguments.py``)."""
     read_constant_arguments(parsed, constants)
     write_empty_displays(parsed)
+    position_enumerate_starts(parsed)
     write_attribute_calls(parsed)
     drop_silent_error_states(parsed)
     write_extreme_arguments(parsed)
