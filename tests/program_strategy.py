@@ -335,6 +335,17 @@ HUNTING_FAMILIES += ("coefficient_forms",)
 REQUESTED_FAMILIES += ("keyword_calls",)
 HUNTING_FAMILIES += ("keyword_calls",)
 
+#: options chosen by name, and functions chosen from a table (session 24): a helper
+#: given a string (a literal, a default it leaves, ``None`` then defaulted) that it
+#: normalises (``name = name.strip().lower()``, ``name = name or "alpha"``) and
+#: dispatches on (an ``if`` chain on ``==``/``in``, a conditional expression, a
+#: module-level dict of functions read at the name or at a normalised key, the item
+#: called where it is looked up), and loops over functions (``enumerate`` of a display,
+#: a module-level list of them, a local bound once to one); in a loop or not.
+#: Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("option_dispatch",)
+HUNTING_FAMILIES += ("option_dispatch",)
+
 #: a list of the module's objects (some holding a function, ``self.act = np.tanh``),
 #: or of (object, number) pairs, passed to ``f`` after ``n`` and never in ``wrt``
 #: (Program.extra: the harness passes the list a module-level function makes): read by items, by a
@@ -3255,6 +3266,84 @@ class _Gen:
                              "    return np.tanh(x * a + b) + 0.3 * a - 0.2 * b", "", ""]
             call = f"_only{k}({u}, b={d1}, a={d2})"
         self.emit(inner, f"{u} = np.tanh(0.5 * {u} + 0.5 * {call})")
+        self.emit(indent, f"{total} = np.sum({u} * {u})")
+        env[total] = Var((), 3.0, fresh=True)
+
+    def family_option_dispatch(self, env, indent):
+        """A helper choosing what it computes by a string option, or a loop over
+        functions (see the ``option_dispatch`` comment above): only the branch or
+        the functions the option names run, as in Python."""
+        k = self.counter = self.counter + 1
+        form = self.pick(["if_chain", "membership", "choice", "table", "normalised_key",
+                          "called_item", "none_default", "or_default", "enumerate_display",
+                          "module_list", "local_list"])
+        self.features.add("option_dispatch_" + form)
+        alpha, beta = f"_alpha{k}", f"_beta{k}"
+        self._module_block([
+            f"def {alpha}(r):", "    return np.tanh(r) * 0.8", "", "",
+            f"def {beta}(r):", "    return np.sin(r) * 0.5 + 0.1 * r", "", "",
+            f"TABLE{k} = {{'alpha': {alpha}, 'beta': {beta}, 'gamma': np.tanh}}",
+            f"FUNCS{k} = [{beta}, np.sin, {alpha}]", "", ""])
+        spelled = self.pick(["alpha", "Beta", " GAMMA ", "beta"])
+        name = spelled.strip().lower()
+        helper = f"_pick{k}"
+        if form == "if_chain":
+            body = ["    name = name.strip().lower()",
+                    "    if name == 'alpha':", f"        return {alpha}(u)",
+                    "    elif name == 'beta':", f"        return {beta}(u)",
+                    "    elif name == 'gamma':", "        return np.tanh(u)",
+                    "    raise ValueError('unknown ' + name)"]
+        elif form == "membership":
+            body = ["    name = name.strip().lower()", "    out = np.zeros_like(u)",
+                    "    if name in ('alpha', 'gamma'):",
+                    "        factor = 0.8 if 'alpha' == name else 1.0",
+                    "        out = out + np.tanh(u) * factor", "        return out",
+                    "    if name not in ('beta',):", "        raise ValueError(name)",
+                    f"    return out + {beta}(u)"]
+        elif form == "choice":
+            body = ["    name = name.strip().lower()",
+                    f"    fn = {alpha} if name == 'alpha' else ({beta} if name == 'beta' else np.tanh)",
+                    "    return fn(u)"]
+        elif form == "table":
+            body = ["    name = name.strip().lower()", f"    fn = TABLE{k}[name]", "    return fn(u)"]
+        elif form == "normalised_key":
+            body = ["    key = name.strip().lower()", f"    return TABLE{k}[key](u)"]
+        elif form == "called_item":
+            body = ["    name = name.strip().lower()",
+                    f"    if name not in TABLE{k}:", "        raise KeyError(name)",
+                    f"    return TABLE{k}[name](u) * 1.0"]
+        elif form == "none_default":
+            spelled = self.pick([None, spelled])
+            name = "beta" if spelled is None else name
+            body = ["    if name is None:", "        name = 'beta'",
+                    "    name = name.strip().lower()", f"    return TABLE{k}[name](u)"]
+        elif form == "or_default":
+            spelled = self.pick(["", spelled])
+            name = "alpha" if not spelled else name
+            body = ["    name = name or 'alpha'", "    name = name.strip().lower()",
+                    f"    return TABLE{k}[name](u)"]
+        elif form == "enumerate_display":
+            body = ["    out = u * 0.0",
+                    f"    for j, fn in enumerate(({alpha}, np.sin, {beta}), start=1):",
+                    "        out = out + fn(u) / j", "    return out + 0.1 * j"]
+        elif form == "module_list":
+            body = ["    out = u * 0.0", f"    for j, fn in enumerate(FUNCS{k}):",
+                    "        out = out + fn(u) * (1.0 + 0.5 * j)", "    return out"]
+        else:  # local_list
+            body = [f"    fns = [np.tanh, {alpha}, {beta}]", "    out = u * 0.0",
+                    "    for fn in fns:", "        out = np.tanh(out + fn(u))", "    return out"]
+        self.helpers += [f"def {helper}(u, name):"] + body + ["", ""]
+        if form in ("enumerate_display", "module_list", "local_list"):
+            spelled = None
+        x = self._items(env, 1)[0]
+        u, total = self.fresh_name("u"), self.fresh_name()
+        self.emit(indent, f"{u} = {x}")
+        inner = indent
+        if self.draw(st.booleans()):
+            self.emit(indent, f"for {self.fresh_name('t')} in {self.pick(['range(n)', 'range(2)'])}:")
+            inner = indent + 1
+            self.features.add("option_dispatch_loop")
+        self.emit(inner, f"{u} = np.tanh(0.5 * {u} + 0.5 * {helper}({u}, {spelled!r}))")
         self.emit(indent, f"{total} = np.sum({u} * {u})")
         env[total] = Var((), 3.0, fresh=True)
 
