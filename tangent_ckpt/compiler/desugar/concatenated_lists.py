@@ -26,6 +26,7 @@ its length inside a loop.
 import gast
 
 from tangent_ckpt.compiler.desugar.held_lists import held_lists, mentions
+from tangent_ckpt.compiler.desugar.local_bindings import own_statements
 
 
 def write_concatenated_lists(parsed, fnode=None):
@@ -34,7 +35,7 @@ def write_concatenated_lists(parsed, fnode=None):
     fnode = parsed.node if fnode is None else fnode
     grown = {}  # name -> [(index in fnode.body of the statement holding it, statement)]
     for index, top in enumerate(fnode.body):
-        for s in _own_statements([top]):
+        for s in own_statements([top]):
             name = _grown_name(s)
             if name is not None:
                 grown.setdefault(name, []).append((index, s))
@@ -65,21 +66,6 @@ def write_concatenated_lists(parsed, fnode=None):
             lists.add(name)
     if lists:
         _Rewrite(lists, fnode).visit(fnode)
-
-
-def _own_statements(body):
-    """The statements of ``body``, nested blocks included, not those of nested
-    functions or classes."""
-    stack = list(body)
-    while stack:
-        s = stack.pop()
-        yield s
-        if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(s, field, None) or [])
-        for handler in getattr(s, "handlers", None) or []:
-            stack.extend(handler.body)
 
 
 def _display(node):
@@ -116,7 +102,7 @@ def _grown_in_a_loop_over_it(name, fnode, sites):
     """Python's iterator sees the list it started with (``for v in ws: ws = ws +
     [v]``); grown in place, it would see the items added."""
     return any(isinstance(loop, gast.For) and mentions(loop.iter, name) and
-               any(id(s) in sites for s in _own_statements(loop.body + loop.orelse))
+               any(id(s) in sites for s in own_statements(loop.body + loop.orelse))
                for loop in gast.walk(fnode))
 
 

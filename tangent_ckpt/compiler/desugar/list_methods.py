@@ -25,7 +25,7 @@ import copy
 import gast
 
 from tangent_ckpt.compiler.desugar.held_lists import held_lists, mentions
-from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant
+from tangent_ckpt.compiler.desugar.local_bindings import builtins_meant, own_statements
 
 _REWRITTEN = ("pop", "insert", "reverse", "clear", "sort")
 
@@ -34,7 +34,7 @@ def write_list_methods(parsed, fnode=None):
     """Rewrite, in ``fnode`` (default ``parsed.node``, whose names ``parsed``
     resolves), the methods above on the lists it makes as slices of them."""
     fnode = parsed.node if fnode is None else fnode
-    names = {_receiver(s) for s in _own_statements(fnode)} - {None}
+    names = {_receiver(s) for s in own_statements(fnode.body)} - {None}
     if not names:
         return
     held = held_lists(fnode, parsed.resolve)
@@ -47,23 +47,8 @@ def write_list_methods(parsed, fnode=None):
 def _changed_in_a_loop_over_it(name, fnode):
     """Python's iterator sees the list change under it (``for v in ws: ws.pop()``)."""
     return any(isinstance(loop, gast.For) and mentions(loop.iter, name) and
-               any(_receiver(s) == name for s in _own_statements(loop))
+               any(_receiver(s) == name for s in own_statements(loop.body))
                for loop in gast.walk(fnode))
-
-
-def _own_statements(fnode):
-    """The statements of ``fnode``'s body, nested blocks included, not those of
-    nested functions or classes."""
-    stack = list(fnode.body)
-    while stack:
-        s = stack.pop()
-        yield s
-        if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(s, field, None) or [])
-        for handler in getattr(s, "handlers", None) or []:
-            stack.extend(handler.body)
 
 
 def _method_call(node):

@@ -40,6 +40,21 @@ def own_scope_nodes(fnode, comprehensions=True):
             stack.extend(gast.iter_child_nodes(node))
 
 
+def own_statements(stmts):
+    """The statements of ``stmts``, nested blocks included (``if``, loops,
+    ``with``, ``try`` and its handlers), not those of nested functions or classes."""
+    stack = list(stmts)
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(s, field, None) or [])
+        for handler in getattr(s, "handlers", None) or []:
+            stack.extend(handler.body)
+
+
 def builtins_meant(names, fnode, resolve):
     """The ``names`` that surely mean Python's builtin of that name in ``fnode``:
     no local of the name, and ``resolve`` (the function's globals, then builtins)

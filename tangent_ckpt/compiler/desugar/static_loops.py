@@ -242,17 +242,22 @@ def _held_header_items(context, loop):
             name = item.value if spread else item
             if not (isinstance(name, gast.Name) and name.id in rebound):
                 continue
-            if name.id not in held:
-                held[name.id] = fresh_name(f"{name.id}_item", context.taken)
-                out.append(located(gast.Assign(targets=[store_node(held[name.id])],
-                                               value=name_node(name.id), type_comment=None),
-                                   loop))
-            kept = gast.copy_location(name_node(held[name.id]), name)
+            kept = _held(name, "item", held, out, context, loop)
             if spread:
                 item.value = kept
             else:
                 elts[k] = kept
     return out
+
+
+def _held(name, suffix, held, out, context, loop):
+    """A read of the name holding ``name`` before ``loop`` (``ws_iter``, made
+    once, its binding appended to ``out``), in ``name``'s place."""
+    if name.id not in held:
+        held[name.id] = fresh_name(f"{name.id}_{suffix}", context.taken)
+        out.append(located(gast.Assign(targets=[store_node(held[name.id])],
+                                       value=name_node(name.id), type_comment=None), loop))
+    return gast.copy_location(name_node(held[name.id]), name)
 
 
 def _held_iterables(context, loop):
@@ -297,12 +302,7 @@ def _held_iterables(context, loop):
             node.args[k]
         if not (isinstance(name, gast.Name) and name.id in rebound):
             continue
-        if name.id not in held:
-            held[name.id] = fresh_name(f"{name.id}_iter", context.taken)
-            out.append(located(gast.Assign(targets=[store_node(held[name.id])],
-                                           value=name_node(name.id), type_comment=None),
-                               loop))
-        kept = gast.copy_location(name_node(held[name.id]), name)
+        kept = _held(name, "iter", held, out, context, loop)
         if field == "iter":
             node.iter = kept
         elif field == "value":
