@@ -250,6 +250,24 @@ def _held_header_items(context, loop):
     return out
 
 
+def _iterated(loop, meant, keywords):
+    """The ids of what the header of ``loop`` reads only to iterate: the
+    iterable, the dict of ``d.items()`` / ``values()`` / ``keys()``, the
+    arguments of ``enumerate`` / ``zip`` (given keywords too, where
+    ``keywords``)."""
+    it = loop.iter
+    found = set()
+    if isinstance(it, gast.Call) and not it.args and not it.keywords and \
+            isinstance(it.func, gast.Attribute) and it.func.attr in ("items", "values", "keys"):
+        it = it.func.value
+    elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            it.func.id in ("enumerate", "zip") and it.func.id in meant and \
+            (keywords or not it.keywords):
+        found.update(id(a) for a in it.args)
+    found.add(id(it))
+    return found
+
+
 def _held(name, suffix, held, out, context, loop):
     """A read of the name holding ``name`` before ``loop`` (``ws_iter``, made
     once, its binding appended to ``out``), in ``name``'s place."""
@@ -534,16 +552,7 @@ def _structure_kept(fnode, name, meant, own, keys, key_names):
                 not n.keywords:
             allowed.add(id(n.args[0]))
         elif isinstance(n, gast.For):
-            it = n.iter
-            if isinstance(it, gast.Call) and not it.args and not it.keywords and \
-                    isinstance(it.func, gast.Attribute) and \
-                    it.func.attr in ("items", "values", "keys"):
-                it = it.func.value
-            elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
-                    it.func.id in ("enumerate", "zip") and it.func.id in meant and \
-                    not it.keywords:
-                allowed.update(id(a) for a in it.args)
-            allowed.add(id(it))
+            allowed |= _iterated(n, meant, keywords=False)
     return all(id(n) in allowed or id(n) in own for n in gast.walk(fnode)
                if isinstance(n, gast.Name) and n.id == name)
 
@@ -682,15 +691,7 @@ def only_read(fnode, name, meant, binding=None, also=(), bindings=frozenset()):
                 n.func.id == "len" and "len" in meant and len(n.args) == 1:
             allowed.add(id(n.args[0]))
         elif isinstance(n, gast.For):
-            it = n.iter
-            if isinstance(it, gast.Call) and not it.args and not it.keywords and \
-                    isinstance(it.func, gast.Attribute) and \
-                    it.func.attr in ("items", "values", "keys"):
-                it = it.func.value
-            elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
-                    it.func.id in ("enumerate", "zip") and it.func.id in meant:
-                allowed.update(id(a) for a in it.args)
-            allowed.add(id(it))
+            allowed |= _iterated(n, meant, keywords=True)
     mentions = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name and
                 n is not binding and id(n) not in bindings]
     if not all(isinstance(n.ctx, (gast.Load, gast.Param)) and
