@@ -32,6 +32,9 @@ class Group:
         # the numbers of the statements rebinding the root after which no view taken
         # before is used again (those taken after are views of the new object)
         self.splits = []
+        # whether a write needed a follow-up (carried up to the root, a view taken
+        # again): only then does the code rely on views sharing memory
+        self.followed_up = False
 
     # --- when the group can be followed exactly --------------------------------------
     def followable(self):
@@ -319,6 +322,7 @@ class Group:
                     not any(first <= split < at for split in self.splits):
                 follow.append(self._guarded(self._take(link), link.name,
                                               self.shape.marks.takes))
+        self.followed_up = self.followed_up or bool(follow)
         self._insert_after(stmt, [located(s, stmt) for s in follow])
 
     def _loop_heads(self):

@@ -82,7 +82,8 @@ def follow_views(parsed, helper, writers):
             group.rewrite()
             followed |= {id(link.value) for link in members} | group.followed
             followed.groups.append(frozenset(group.names))
-            _note_shared_writes(parsed, group)
+            if group.followed_up:  # (writes into a root no view outlives share nothing)
+                _note_shared_writes(parsed, group)
     for stmt, name, kind in list(shape.writes):
         if kind.endswith("-call") and name not in grouped:
             Group(shape, facts, name, []).mark_calls()
