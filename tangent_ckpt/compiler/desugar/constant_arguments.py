@@ -28,9 +28,10 @@ used at all).
 
 import gast
 
-from tangent_ckpt.compiler.desugar.constant_flags import UNKNOWN as _UNKNOWN, folded_value
+from tangent_ckpt.compiler.desugar.constant_flags import UNKNOWN as _UNKNOWN, bound_names, folded_value
 from tangent_ckpt.compiler.desugar.local_bindings import (COMPREHENSIONS, SCOPES,
-                                                         names_in_nested_scopes)
+                                                         names_in_nested_scopes,
+                                                         own_scope_walk)
 from tangent_ckpt.compiler.desugar.view_shape import ReplacedNodes
 
 
@@ -86,12 +87,7 @@ class _StraightCode:
                     self._read_in(stmt.value)
                     self.value[stmt.targets[0].id] = new
                     continue  # (the binding: nothing reads it now)
-            bound = {node.id for node in _own_nodes(stmt)
-                     if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
-            bound |= {name for node in _own_nodes(stmt)
-                      if isinstance(node, (gast.Global, gast.Nonlocal)) for name in node.names}
-            bound |= {node.name for node in _own_nodes(stmt) if isinstance(node, SCOPES[:3])}
-            self.lost |= bound & set(self.value)
+            self.lost |= bound_names(stmt) & set(self.value)
             self._read_in(stmt)
             body.append(stmt)
             if isinstance(stmt, (gast.Return, gast.Raise)):
@@ -100,19 +96,8 @@ class _StraightCode:
         return body
 
     def _read_in(self, node):
-        for n in _own_nodes(node):
+        for n in own_scope_walk(node, comprehensions=False):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.value:
                 self.reads[id(n)] = gast.copy_location(
                     gast.Constant(value=self.value[n.id], kind=None), n)
 
-
-
-def _own_nodes(node):
-    """``node`` and its nodes in the function's own scope (not those of a nested
-    ``def``, ``lambda``, ``class`` or comprehension)."""
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, SCOPES + COMPREHENSIONS):
-            stack.extend(gast.iter_child_nodes(node))

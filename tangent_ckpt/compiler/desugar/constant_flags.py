@@ -70,8 +70,8 @@ STRING_METHODS = frozenset({
 def fold_constant_flags(parsed):
     """Rewrite, in ``parsed.node``, each ``if`` whose test is decided (see the
     module's docstring) as the statements of the branch that runs.  Returns
-    whether an assignment became a string constant (``key = name.lower()``: a
-    lookup ``LIMS[key]`` may then be resolved)."""
+    whether an assignment or a subscript's key became a string constant (``key =
+    name.lower()``, ``LIMS[key]``: the lookup may then be resolved)."""
     fnode = parsed.node
     folder = _Folder(names_seen_outside(fnode))
     folder.block(fnode.body, {})
@@ -93,7 +93,7 @@ def folded_value(node, known):
     return _Folder(set()).value(node, known)
 
 
-def _bound(node):
+def bound_names(node):
     """The names a statement (or expression) binds in the function's scope, or
     deletes (a nested scope's own names too: more is only more careful)."""
     names = set()
@@ -143,13 +143,13 @@ class _Folder:
                 orelse = self.block(s.orelse, orelse)
                 known = {n: v for n, v in body.items() if n in orelse and orelse[n] is v}
             elif isinstance(s, (gast.For, gast.AsyncFor, gast.While)):
-                inside = {n: v for n, v in known.items() if n not in _bound(s)}
+                inside = {n: v for n, v in known.items() if n not in bound_names(s)}
                 self.block(s.body, dict(inside))
                 self.block(s.orelse, dict(inside))
                 known = inside
             elif isinstance(s, (gast.With, gast.AsyncWith)):
                 # (a context manager may end its body early, swallowing an error)
-                known = {n: v for n, v in known.items() if n not in _bound(s)}
+                known = {n: v for n, v in known.items() if n not in bound_names(s)}
                 self.block(s.body, dict(known))
             elif isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                     isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Constant):
@@ -176,7 +176,7 @@ class _Folder:
             elif isinstance(s, gast.Match):  # (its patterns bind names by strings)
                 known = {}
             else:  # any other statement: what it binds is no longer known
-                bound = _bound(s)
+                bound = bound_names(s)
                 known = {n: v for n, v in known.items() if n not in bound}
             k += 1
         if folded and not stmts:
@@ -190,8 +190,11 @@ class _Folder:
         hold a string (``TABLE[name]``) at that string; not in a statement
         holding a ``:=`` (it may bind a name the test reads first) nor in a
         nested scope."""
-        if any(isinstance(n, gast.NamedExpr) for n in gast.walk(stmt)):
-            return
+        nodes = list(gast.walk(stmt))
+        if any(isinstance(n, gast.NamedExpr) for n in nodes) or not any(
+                isinstance(n, gast.IfExp) or known and isinstance(n, gast.Subscript)
+                for n in nodes):
+            return  # (nothing to choose: most statements)
         folder = self
 
         class Choices(gast.NodeTransformer):

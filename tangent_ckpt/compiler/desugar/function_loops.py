@@ -72,7 +72,8 @@ def _function_displays(fnode, parsed, local):
     loops_over = set()
     for node in gast.walk(fnode):
         if isinstance(node, gast.For):
-            iterable = _enumerated(node)[3] if _enumerated(node) else node.iter
+            enumerated = _enumerated(node)
+            iterable = enumerated[3] if enumerated else node.iter
             if isinstance(iterable, gast.Name):
                 loops_over.add(id(iterable))
     found = {}

@@ -379,14 +379,8 @@ def module_attribute(parsed, fn, bindings, unknown):
 def _table_item(parsed, node, bindings, unknown):
     """The user function (or NumPy's) ``TABLE["key"]`` is, ``TABLE`` a module-level
     dict the function does not bind (read when compiling, as a module-level
-    function's name is), else None.  The key may be a local every binding of
-    which is that one string (``key = "beta"``)."""
+    function's name is), else None."""
     table, key = node.value, node.slice
-    if isinstance(key, gast.Name) and key.id not in unknown and bindings.get(key.id) and \
-            all(isinstance(v, gast.Constant) and type(v.value) is str
-                for v in bindings[key.id]) and \
-            len({v.value for v in bindings[key.id]}) == 1:
-        key = bindings[key.id][0]  # key = "beta" (an option constant_flags normalised)
     if not (isinstance(table, gast.Name) and isinstance(key, gast.Constant)) or \
             table.id in bindings or table.id in unknown:
         return None

@@ -31,8 +31,15 @@ def own_scope_nodes(fnode, comprehensions=True):
     ``class`` in it, whose names are their own; nor, without ``comprehensions``,
     those of a comprehension (its variables are its own; a ``:=`` in it binds the
     function's name, which a caller treats apart)."""
+    for stmt in fnode.body:
+        yield from own_scope_walk(stmt, comprehensions)
+
+
+def own_scope_walk(node, comprehensions=True):
+    """``node`` and its nodes in the scope it is in, as :func:`own_scope_nodes`
+    (a nested scope's node itself is yielded, not what it holds)."""
     stop = SCOPES if comprehensions else SCOPES + COMPREHENSIONS
-    stack = list(fnode.body)
+    stack = [node]
     while stack:
         node = stack.pop()
         yield node
