@@ -13,6 +13,7 @@ import pytest
 
 import tangent_ckpt as tc
 from gradcheck import check_grad, check_value_and_grad, numeric_grad
+from source_lines import line_of
 from tangent_ckpt.compiler.pipeline import desugared
 from tangent_ckpt.errors import TangentCkptError
 
@@ -304,8 +305,8 @@ def euler_step(x, v, dt, mass, f):
     return x, v
 
 
-def euler_step_dragged(x, v, dt, mass, f, drag=np.zeros(2)):
-    return x + v * dt, v + (f - drag) * dt / mass  # (an array default: the lowering's)
+def euler_step_dragged(x, v, dt, mass, f, drag=[0.0, 0.0]):
+    return x + v * dt, v + (f - np.array(drag)) * dt / mass  # (a list default: the lowering's)
 
 
 def euler_trajectory(x, v0, mass):
@@ -694,7 +695,7 @@ def test_a_helper_writing_only_arrays_it_makes_and_calling_such_helpers_writes_n
 
 
 def _pull_row_by_default(k, x, scale=np.array([0.5])):
-    row = x[k]                  # (an array default: the call stays the lowering's)
+    row = x[k]                  # (an array default, read as the object it is)
     row[0] = row[0] * 2.0
     return np.sum(row * scale[0])
 
@@ -715,13 +716,13 @@ def defaulted_pull_written_through_a_view(x):
     return t + np.sum(V ** 2)
 
 
-def _scale_through_the_transpose(k, x, scale=np.array([0.5])):
+def _scale_through_the_transpose(k, x, scale=[0.5]):
     T = x.T                     # followed by the helper's view pass: x = T.T after it
     T[0, k] = T[0, k] * 3.0
     return np.sum(T * scale[0])
 
 
-def _scale_through_asarray(k, x, scale=np.array([0.5])):
+def _scale_through_asarray(k, x, scale=[0.5]):
     same = np.asarray(x)        # x itself, for an array: x = same after the write
     same[k, 0] = same[k, 0] * 3.0
     return np.sum(same * scale[0])
@@ -738,25 +739,66 @@ def _summing(helper):
     return summed
 
 
+def _scale_through_the_transpose_by_default(k, x, scale=np.array([0.5])):
+    T = x.T
+    T[0, k] = T[0, k] * 3.0
+    return np.sum(T * scale[0])
+
+
+def _scale_through_asarray_by_default(k, x, scale=np.array([0.5])):
+    same = np.asarray(x)
+    same[k, 0] = same[k, 0] * 3.0
+    return np.sum(same * scale[0])
+
+
 @pytest.mark.parametrize("helper", [_scale_through_the_transpose, _scale_through_asarray])
 def test_a_helper_the_lowering_inlines_writing_back_through_a_view_is_refused(helper):
     """Once a silent wrong value and gradient (19.9 for Python's 33.2): the helper's
     view pass carries the write back to its parameter (``x = T.T``), which only a
     call the caller's view pass marks (a whole statement) carries to the caller's
-    array; inside an expression the lowering lost it."""
+    array; inside an expression the lowering lost it.  (A list default keeps the
+    call the lowering's; with an array default desugar inlines it, below.)"""
     x = np.random.default_rng(6).standard_normal((3, 2))
     with pytest.raises(TangentCkptError, match=r"writes into its parameter 'x' \(through a view"):
         tc.value_and_grad(_summing(helper))(x)
 
 
-@pytest.mark.parametrize("f", [adds_a_pull_written_through_a_view,
-                               defaulted_pull_written_through_a_view])
-def test_a_helper_the_lowering_inlines_writing_through_a_view_of_its_parameter_is_refused(f):
+@pytest.mark.parametrize("helper", [_scale_through_the_transpose_by_default,
+                                    _scale_through_asarray_by_default])
+@pytest.mark.parametrize("run", [dict(), dict(checkpoint=True, snapshots=2)],
+                         ids=["taped", "snapshots2"])
+def test_a_helper_with_an_array_default_writing_back_through_a_view_is_inlined(helper, run):
+    """Refused while the array default left the call to the lowering (above):
+    desugar inlines it, the default read as the object it is, and the view pass
+    follows the write through ``x.T`` / ``np.asarray(x)`` into the caller's ``V``
+    -- Python's value, and its gradient."""
+    f = _summing(helper)
+    x = np.random.default_rng(6).standard_normal((3, 2))
+    assert "as the lowering inlines it" not in desugared(f)
+    np.testing.assert_allclose(tc.value_and_grad(f, **run)(x)[0], f(x.copy()), rtol=1e-12)
+    check_grad(f, [x], df=tc.grad(f, **run))
+
+
+@pytest.mark.parametrize("run", [dict(), dict(checkpoint=True, snapshots=2)],
+                         ids=["taped", "snapshots2"])
+def test_a_helper_with_an_array_default_writing_through_a_view_of_its_parameter_is_inlined(run):
+    """Refused while the array default left the call to the lowering (its write
+    through ``row = x[k]``, a view of the caller's ``V``, was once lost): desugar
+    inlines it and the view pass follows the write -- Python's value and gradient."""
+    f = defaulted_pull_written_through_a_view
+    x = np.random.default_rng(6).standard_normal((3, 2))
+    assert "as the lowering inlines it" not in desugared(f)
+    np.testing.assert_allclose(tc.value_and_grad(f, **run)(x)[0], f(x.copy()), rtol=1e-12)
+    check_grad(f, [x], df=tc.grad(f, **run))
+
+
+def test_a_helper_the_lowering_inlines_writing_through_a_view_of_its_parameter_is_refused():
     """Once a silent wrong value and gradient (45.9 for Python's 89.2): a helper
-    the lowering inlines (inside ``V[k] += ...``, or with an array default;
-    ``a if c else b`` too, once) wrote through ``row = x[k]`` -- a view of the caller's ``V``
+    the lowering inlines (inside ``V[k] += ...``; with an array default, or in
+    ``a if c else b``, once) wrote through ``row = x[k]`` -- a view of the caller's ``V``
     that the view pass cannot follow, ``k`` being of unknown type -- and the write
     was lost.  The fence now reads a helper's parameters as live to its end."""
+    f = adds_a_pull_written_through_a_view
     x = np.random.default_rng(6).standard_normal((3, 2))
     with pytest.raises(TangentCkptError, match="a write into 'row' may also change 'x'.*"
                                                "the caller reads its array after the call"):
@@ -1178,3 +1220,135 @@ def test_a_local_bound_to_a_method_of_an_object_made_here_is_the_method_inlined(
     check_grad(a_method_bound_to_a_local, (u, 0.1), wrt=(0, 1),
                df=tc.grad(a_method_bound_to_a_local, wrt=(0, 1), checkpoint=True,
                           snapshots=2))
+
+
+# -- helpers with array defaults: the default read as the object it is (one array,
+# made when the def ran and shared by every call); a write into it refused
+
+STENCIL = np.array([0.2, -0.1, 0.05])  # a module-level array given as a default
+
+
+def _stencil_step(u, dt, coeffs=STENCIL):
+    lap = np.roll(u, 1) - 2.0 * u + np.roll(u, -1)
+    return u + dt * (coeffs[0] * lap + coeffs[1] * u * u + coeffs[2] * np.tanh(u))
+
+
+def steps_with_a_default_stencil(u, n):
+    for t in range(n):
+        u = _stencil_step(u, 0.1)
+    return np.sum(u ** 2)
+
+
+def _ones_weighted(x, w=np.ones(3)):
+    return np.tanh(x * w)
+
+
+def dense_by_default_and_given(x):
+    return np.sum(_ones_weighted(x) ** 2) + np.sum(_ones_weighted(x, x))
+
+
+def _smoothed(v, w=np.array([0.25, 0.5, 0.25])):
+    return w[0] * np.roll(v, 1) + w[1] * v + w[2] * np.roll(v, -1)
+
+
+def smooths_twice_per_trip(x, n):
+    for t in range(n):
+        x = _smoothed(x)
+        x = np.sin(_smoothed(x))
+    return np.sum(x)
+
+
+def _picked(x, idx=np.array([0, 2])):
+    return np.sum(x[idx] ** 2)
+
+
+def picks_by_a_default_index(x):
+    return _picked(x) + _picked(x * x)
+
+
+@pytest.mark.parametrize("f, args", [
+    (steps_with_a_default_stencil, (np.array([0.1, 0.5, -0.3, 0.8]), 3)),
+    (dense_by_default_and_given, (np.array([0.3, -0.2, 0.5]),)),
+    (smooths_twice_per_trip, (np.array([0.3, -0.2, 0.5, 0.9]), 3)),
+    (picks_by_a_default_index, (np.array([0.3, -0.2, 0.5]),)),
+], ids=["stencil", "ones", "twice_per_trip", "index"])
+@pytest.mark.parametrize("run", [dict(), dict(checkpoint=True, snapshots=2)],
+                         ids=["taped", "snapshots2"])
+def test_a_helper_reading_its_array_default_is_inlined(f, args, run):
+    """``def step(u, dt, coeffs=STENCIL)``, ``def dense(x, w=np.ones(3))``: the
+    default is read as the object it is (``w_default``), as a function default
+    is, and the call is the helper's statements (was the lowering's): Python's
+    value and gradient, taped and checkpointed."""
+    text = desugared(f)
+    assert "as the lowering inlines it" not in text and "_default" in text, text
+    np.testing.assert_allclose(tc.value_and_grad(f, **run)(*args)[0], f(*args), rtol=1e-12)
+    check_grad(f, list(args), df=tc.grad(f, **run))
+
+
+def _accumulated(x, buf=np.zeros(3)):
+    buf += x                    # Python's mutable default: the sum of every call's x
+    return np.sum(buf * x)
+
+
+def accumulates_into_a_default(x):
+    return _accumulated(x) + _accumulated(x * 2.0)
+
+
+def _buffer(x, buf=np.zeros(3)):
+    return buf
+
+
+def writes_the_default_it_is_given(x):
+    b = _buffer(x)
+    b[:] = x                    # the helper's default, changed for every later call
+    return np.sum(b * x)
+
+
+def _written_out(x, buf=np.zeros(3)):
+    np.multiply(x, 2.0, out=buf)
+    return np.sum(buf * x)
+
+
+def writes_a_default_with_out(x):
+    return _written_out(x)
+
+
+def _written_through_a_view(x, s=np.array([1.0, 2.0, 3.0])):
+    v = s[:1]
+    v[0] = v[0] * 2.0
+    return np.sum(x * s)
+
+
+def writes_a_default_through_a_view(x):
+    return _written_through_a_view(x) + _written_through_a_view(x)
+
+
+def test_a_helper_writing_into_its_array_default_is_refused():
+    """``def acc(x, buf=np.zeros(3)): buf += x``: the default is ONE array, which
+    every call adds into (Python gives 2.66 here; the lowering gave 1.9, a new
+    zero array per call).  A write into it outlives the call, as one into a
+    module-level array: refused at the write, naming the default."""
+    x = np.array([0.3, -0.2, 0.5])
+    with pytest.raises(TangentCkptError) as info:
+        tc.value_and_grad(accumulates_into_a_default)(x)
+    message = str(info.value)
+    line = line_of(_accumulated, "buf += x")
+    assert f"test_inline_functions.py:{line}: a write into 'buf', which may be the default " \
+        "of _accumulated()'s parameter 'buf': one array, made when the def ran and shared " \
+        "by every call, which outlives this call" in message, message
+    assert "pass _accumulated() the array (buf=np.zeros(...)) at the call" in message, message
+
+
+@pytest.mark.parametrize("f, place, written", [
+    (writes_the_default_it_is_given, (writes_the_default_it_is_given, "b[:] = x"), "'b', which may be "),
+    (writes_a_default_with_out, (_written_out, "out=buf"), ""),
+    (writes_a_default_through_a_view, (_written_through_a_view, "v[0] ="), "'v', which may be "),
+], ids=["returned", "out", "view"])
+def test_a_write_into_an_array_default_by_any_name_is_refused(f, place, written):
+    """The default returned and written by the caller, written by ``out=``, or
+    through a view: each changes the one array every later call reads."""
+    with pytest.raises(TangentCkptError) as info:
+        tc.grad(f)(np.array([0.3, -0.2, 0.5]))
+    message = str(info.value)
+    assert f"test_inline_functions.py:{line_of(*place)}: a write into {written}the default" \
+        in message, message

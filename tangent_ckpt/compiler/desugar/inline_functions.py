@@ -21,6 +21,9 @@ statements are written so:
   (``rk4(model.rhs, u, dt)``) stands for the parameter too, so ``f(u, t)`` is
   ``model.rhs(u, t)``, inlined (the same bound method: the object is the caller's
   name, and a round whose function binds ``rhs`` anew keeps the object);
+  a default is a name or constant, or else the object it is under a fresh name
+  (``w_default``; an array default is ONE array every call shares, so the fence
+  refuses a write into it as one into a module-level array);
   ``*args`` is a tuple display of the extra arguments,
   ``**kwargs`` a dict display of the other keywords (a keyword evaluated after a
   named one, ``f(x, scale=s(), b=g(), shift=k())``, bound first where Python
@@ -68,7 +71,8 @@ inline where it stands: a method of an object made elsewhere, or of one that is
 more than its attributes, a call inside a comprehension, a helper whose nested
 ``def`` or ``lambda`` reads its own names (the closure keeps that call's
 bindings) called in a loop, a ``return`` inside ``try`` or ``with``, ``global``,
-a default the helper may change, an argument that is a ``lambda`` the helper
+a default other than a name, a constant, a function, a module, a tuple of numbers
+or an array (a list, a dict: the lowering's), an argument that is a ``lambda`` the helper
 hands on, ``*args`` of a name (but the helper's own, above), ``continue`` in a generator loop, recursion.  Every node the pass copies is noted with the helper it came
 from and the line calling it (``ParsedFunction.origins``, ``call_sites``,
 ``inlined_places``), so a refusal names the helper's file and line and the call,
@@ -82,6 +86,7 @@ import types
 from collections import Counter
 
 import gast
+import numpy as np
 
 from tangent_ckpt.adjoints import registry
 from tangent_ckpt.compiler.desugar.attribute_calls import write_attribute_calls
@@ -125,10 +130,20 @@ _SIMPLE_CONSTANTS = (int, float, complex, bool, str, type(None))
 
 
 def _kept_default(obj):
-    """A default the helper reads but cannot change: a function, class or module,
-    or a tuple of numbers."""
-    return callable(obj) or isinstance(obj, types.ModuleType) or \
+    """A default the call may read as the object it is: a function, class or
+    module, a tuple of numbers, or an array -- one object, made when the ``def``
+    ran and shared by every call (Python's mutable default), which the fence then
+    sees as it sees a module-level array: a write into it (through the parameter,
+    an alias, a view, a helper, ``out=``, or by a caller it is returned to) is
+    refused, since it outlives the call."""
+    return callable(obj) or isinstance(obj, types.ModuleType) or _default_array(obj) or \
         isinstance(obj, tuple) and all(isinstance(v, _SIMPLE_CONSTANTS) for v in obj)
+
+
+def _default_array(obj):
+    """Is ``obj`` a NumPy array of numbers or booleans (not a subclass: a matrix, a
+    masked array)?"""
+    return type(obj) is np.ndarray and obj.dtype.kind in "biufc"
 
 
 class _Callee:
@@ -1518,9 +1533,11 @@ class _Inliner:
                 value = gast.copy_location(name_node(defaults[p].id), call)
             elif p in defaults and isinstance(defaults[p], _SIMPLE_CONSTANTS):
                 value = gast.copy_location(gast.Constant(value=defaults[p], kind=None), call)
-            elif p in defaults and _kept_default(defaults[p]):  # act=np.tanh
+            elif p in defaults and _kept_default(defaults[p]):  # act=np.tanh, w=np.ones(3)
                 name = fresh_name(f"{p}_default", self.taken)
-                self.parsed.inlined_names[name] = (DenotedObject(defaults[p]), name)
+                self.parsed.inlined_names[name] = (DenotedObject(
+                    defaults[p], default_of=(callee.name, p)
+                    if _default_array(defaults[p]) else None), name)
                 value = gast.copy_location(name_node(name), call)
             else:
                 raise _NotInlined  # a missing argument, or a default the helper may change

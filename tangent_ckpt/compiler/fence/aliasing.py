@@ -54,6 +54,7 @@ from tangent_ckpt.compiler.fence.object_facts import (
     Code, number_attributes, object_parameter, plain_attribute_store, plain_instance_attribute,
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
+from tangent_ckpt.compiler.desugar.view_shape import DenotedObject
 from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
 from tangent_ckpt.compiler.node_facts import NodeFacts, ViewMarks
 from tangent_ckpt.compiler.frontend.static_keys import static_key
@@ -702,6 +703,18 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     hint=f"call {self.fnode.name}() as a statement of its own (r = "
                          f"{self.fnode.name}(...)), where its body is written into the "
                          f"function, or have it return the new array")
+            default = self.default_of(origin[1])
+            if default is not None:  # def acc(x, buf=np.zeros(3)): buf += x
+                helper, param = default
+                written = f"'{name}', which may be " if name != origin[1] else ""
+                raise self.parsed.error(
+                    UnsupportedSyntaxError,
+                    f"a write into {written}the default of {helper}()'s parameter "
+                    f"'{param}': one array, made when the def ran and shared by every "
+                    f"call, which outlives this call", node,
+                    construct=f"write into the default of '{param}'",
+                    hint=f"pass {helper}() the array ({param}=np.zeros(...)) at the call, or "
+                         f"write into a copy in {helper}() ({param} = {param}.copy() first)")
             if name != origin[1] and isinstance(self.parsed.resolve(origin[1]), type):
                 # b.mem += x, b.mem read from the class until b stores its own
                 message = f"a write into '{name}' may change an array the class " \
@@ -907,6 +920,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             hint=(f"if each place should be its own array, make them so "
                   f"([np.zeros(n) for _ in range(k)], or a.copy() at each place); "
                   f"to update one place only, rebind it ({place} = {place} + v)"))
+
+    def default_of(self, name):
+        """(helper, parameter) where ``name`` is the name desugar gave an array a
+        helper's default holds (``inline_functions.py``), else None."""
+        denoted = self.parsed.inlined_names.get(name, (None, None))[0]
+        return denoted.default_of if isinstance(denoted, DenotedObject) else None
 
     def global_hint(self, name, other, node=None):
         """What to do about a write into ``name`` that may change the global
