@@ -361,6 +361,40 @@ def test_a_helper_with_an_array_default_given_shared_memory_is_exact(options):
     check_grad(f, (vec(4), 2), df=tc.grad(f, **options))
 
 
+# a helper with a dict default stays a call for the lowering, which checks the sharing
+def _advance_front_keyed(u, f, scale={"s": 0.1}):
+    u[:3] += np.sin(f) * scale["s"]
+    u[:3] *= np.cos(f)
+
+
+def helper_with_a_dict_default_given_an_array_and_its_view(x, n):
+    y = x * 1.0
+    z = y[1:]
+    for t in range(n):
+        _advance_front_keyed(y, z)  # CALL
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=OPTION_IDS)
+def test_a_helper_the_lowering_inlines_given_shared_memory_is_stopped_at_the_call(options):
+    with pytest.raises(TransformError) as info:
+        tc.grad(helper_with_a_dict_default_given_an_array_and_its_view, **options)(vec(4), 2)
+    message = str(info.value)
+    line = line_of(helper_with_a_dict_default_given_an_array_and_its_view, "# CALL")
+    assert f"{HERE}:{line}:" in message, message
+    assert "_advance_front_keyed() is given arrays that share memory for its " \
+        "parameters 'u' and 'f'" in message, message
+
+
+def test_the_call_guard_reads_as_one_line_in_the_step():
+    source = tc.grad(helper_with_a_dict_default_given_an_array_and_its_view, checkpoint=True,
+                     snapshots=2).source
+    step = source.split("\ndef ")[0]
+    assert "observed = rt.distinct_arrays(y, z, names=('u', 'f'), " \
+        f"line={line_of(_advance_front_keyed, 'u[:3] +=')}, " \
+        "function='_advance_front_keyed')" in step, step
+
+
 def test_no_call_guard_for_new_arrays_the_fence_proved_separate():
     """y = x * 1.0 and z = x * 2.0 are new arrays: the helper's call needs no check."""
     for options in OPTIONS:

@@ -22,8 +22,8 @@ statements are written so:
   ``model.rhs(u, t)``, inlined (the same bound method: the object is the caller's
   name, and a round whose function binds ``rhs`` anew keeps the object);
   a default is a name or constant, or else the object it is under a fresh name
-  (``w_default``; an array default is ONE array every call shares, so the fence
-  refuses a write into it as one into a module-level array);
+  (``w_default``; an array or list default is ONE object every call shares, so
+  the fence refuses a write into it as one into a module-level array);
   ``*args`` is a tuple display of the extra arguments,
   ``**kwargs`` a dict display of the other keywords (a keyword evaluated after a
   named one, ``f(x, scale=s(), b=g(), shift=k())``, bound first where Python
@@ -71,8 +71,8 @@ inline where it stands: a method of an object made elsewhere, or of one that is
 more than its attributes, a call inside a comprehension, a helper whose nested
 ``def`` or ``lambda`` reads its own names (the closure keeps that call's
 bindings) called in a loop, a ``return`` inside ``try`` or ``with``, ``global``,
-a default other than a name, a constant, a function, a module, a tuple of numbers
-or an array (a list, a dict: the lowering's), an argument that is a ``lambda`` the helper
+a default other than a name, a constant, a function, a module, or numbers in an
+array, tuple or list (a dict, an object: the lowering's), an argument that is a ``lambda`` the helper
 hands on, ``*args`` of a name (but the helper's own, above), ``continue`` in a generator loop, recursion.  Every node the pass copies is noted with the helper it came
 from and the line calling it (``ParsedFunction.origins``, ``call_sites``,
 ``inlined_places``), so a refusal names the helper's file and line and the call,
@@ -131,18 +131,20 @@ _SIMPLE_CONSTANTS = (int, float, complex, bool, str, type(None))
 
 def _kept_default(obj):
     """A default the call may read as the object it is: a function, class or
-    module, a tuple of numbers, or an array -- one object, made when the ``def``
-    ran and shared by every call (Python's mutable default), which the fence then
-    sees as it sees a module-level array: a write into it (through the parameter,
-    an alias, a view, a helper, ``out=``, or by a caller it is returned to) is
-    refused, since it outlives the call."""
-    return callable(obj) or isinstance(obj, types.ModuleType) or _default_array(obj) or \
-        isinstance(obj, tuple) and all(isinstance(v, _SIMPLE_CONSTANTS) for v in obj)
+    module, or numbers (:func:`_default_numbers`)."""
+    return callable(obj) or isinstance(obj, types.ModuleType) or _default_numbers(obj)
 
 
-def _default_array(obj):
-    """Is ``obj`` a NumPy array of numbers or booleans (not a subclass: a matrix, a
-    masked array)?"""
+def _default_numbers(obj):
+    """Is ``obj`` an array of numbers or booleans (not a subclass: a matrix, a masked
+    array), or a tuple or list of numbers and such arrays?  One object, made when
+    the ``def`` ran and shared by every call (Python's mutable default), which the
+    fence sees as it sees a module-level one: a write into it (through the
+    parameter, an alias, a view, a helper, ``out=``, an append, or by a caller it
+    is returned to) is refused, since it outlives the call."""
+    if type(obj) in (tuple, list):
+        return all(isinstance(v, _SIMPLE_CONSTANTS) or _default_numbers(v) and
+                   type(v) is np.ndarray for v in obj)
     return type(obj) is np.ndarray and obj.dtype.kind in "biufc"
 
 
@@ -1537,7 +1539,7 @@ class _Inliner:
                 name = fresh_name(f"{p}_default", self.taken)
                 self.parsed.inlined_names[name] = (DenotedObject(
                     defaults[p], default_of=(callee.name, p)
-                    if _default_array(defaults[p]) else None), name)
+                    if _default_numbers(defaults[p]) else None), name)
                 value = gast.copy_location(name_node(name), call)
             else:
                 raise _NotInlined  # a missing argument, or a default the helper may change

@@ -706,11 +706,12 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
             default = self.default_of(origin[1])
             if default is not None:  # def acc(x, buf=np.zeros(3)): buf += x
                 helper, param = default
-                written = f"'{name}', which may be " if name != origin[1] else ""
+                kind = type(self.parsed.resolve(origin[1])).__name__.replace("ndarray", "array")
+                written = f"'{name}', which may change " if name != origin[1] else ""
                 raise self.parsed.error(
                     UnsupportedSyntaxError,
                     f"a write into {written}the default of {helper}()'s parameter "
-                    f"'{param}': one array, made when the def ran and shared by every "
+                    f"'{param}': one {kind}, made when the def ran and shared by every "
                     f"call, which outlives this call", node,
                     construct=f"write into the default of '{param}'",
                     hint=f"pass {helper}() the array ({param}=np.zeros(...)) at the call, or "
