@@ -1,9 +1,8 @@
-"""Lower: a user function inlined at its call site.
-
-The helper's body is lowered in a scope of its own (its locals renamed, its
-parameters bound to the caller's operands, functions and objects passed to it
-kept as compile-time values), its lines quoted in the comments of the inlined
-block; what it wrote into its parameters is written back to the caller's
+"""Lower: a user function desugar left (a dict or object default, ...) inlined at
+its call site.  The helper's body is lowered in a scope of its own (its locals
+renamed, its parameters bound to the caller's operands, functions and objects
+passed to it kept as compile-time values), its lines quoted in the comments of the
+inlined block; what it wrote into its parameters is written back to the caller's
 variables.  Recursion is refused: it would inline forever.
 """
 

@@ -13,7 +13,8 @@ lowering:
 - ``loops`` (:mod:`.loop_statements`): ``for`` and ``while``;
 - ``expressions`` (:mod:`.expressions`): expressions to operands, names, constants;
 - ``calls`` (:mod:`.calls`): primitives, methods;
-- ``inlining`` (:mod:`.inlining`): the user's functions, inlined at the call site;
+- ``inlining`` (:mod:`.inlining`): the user's functions desugar left (a dict or object
+  default, a closure called in a loop, methods of kept objects), inlined where called;
 - ``callables`` (:mod:`.callables`): functions as values (a ``partial`` object
   made at module level, lambdas, bound methods, spreads of values, ``zip(*pairs)``:
   desugar writes every ``map`` it can follow as a comprehension, loop or
