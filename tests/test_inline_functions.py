@@ -1401,7 +1401,7 @@ def test_a_helper_writing_into_its_array_default_is_refused():
     assert f"test_inline_functions.py:{line}: a write into 'buf', which may change the default " \
         "of _accumulated()'s parameter 'buf': one array, made when the def ran and shared " \
         "by every call, which outlives this call" in message, message
-    assert "pass _accumulated() the array (buf=np.zeros(...)) at the call" in message, message
+    assert "give _accumulated() its own array at each call (buf=...)" in message, message
 
 
 @pytest.mark.parametrize("f, place, written", [

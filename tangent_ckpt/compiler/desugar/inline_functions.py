@@ -71,9 +71,9 @@ inline where it stands: a method of an object made elsewhere, or of one that is
 more than its attributes, a call inside a comprehension, a helper whose nested
 ``def`` or ``lambda`` reads its own names (the closure keeps that call's
 bindings) called in a loop, a ``return`` inside ``try`` or ``with``, ``global``,
-a default other than a name, a constant, a function, a module, or numbers in an
-array, tuple or list (a dict, an object: the lowering's), an argument that is a ``lambda`` the helper
-hands on, ``*args`` of a name (but the helper's own, above), ``continue`` in a generator loop, recursion.  Every node the pass copies is noted with the helper it came
+a default other than a name, a constant, a function, a module, or constants in
+an array, tuple or list (a dict, an object: the lowering's), an argument that is
+a ``lambda`` the helper hands on, ``*args`` of a name (but the helper's own, above), ``continue`` in a generator loop, recursion.  Every node the pass copies is noted with the helper it came
 from and the line calling it (``ParsedFunction.origins``, ``call_sites``,
 ``inlined_places``), so a refusal names the helper's file and line and the call,
 in the helper's own names (``spellings``); comments quote the helper's lines
@@ -131,20 +131,20 @@ _SIMPLE_CONSTANTS = (int, float, complex, bool, str, type(None))
 
 def _kept_default(obj):
     """A default the call may read as the object it is: a function, class or
-    module, or numbers (:func:`_default_numbers`)."""
+    module, or constants (:func:`_default_numbers`)."""
     return callable(obj) or isinstance(obj, types.ModuleType) or _default_numbers(obj)
 
 
 def _default_numbers(obj):
     """Is ``obj`` an array of numbers or booleans (not a subclass: a matrix, a masked
-    array), or a tuple or list of numbers and such arrays?  One object, made when
+    array), or a tuple or list of constants and such arrays?  One object, made when
     the ``def`` ran and shared by every call (Python's mutable default), which the
     fence sees as it sees a module-level one: a write into it (through the
     parameter, an alias, a view, a helper, ``out=``, an append, or by a caller it
     is returned to) is refused, since it outlives the call."""
     if type(obj) in (tuple, list):
-        return all(isinstance(v, _SIMPLE_CONSTANTS) or _default_numbers(v) and
-                   type(v) is np.ndarray for v in obj)
+        return all(isinstance(v, _SIMPLE_CONSTANTS) or
+                   type(v) is np.ndarray and _default_numbers(v) for v in obj)
     return type(obj) is np.ndarray and obj.dtype.kind in "biufc"
 
 

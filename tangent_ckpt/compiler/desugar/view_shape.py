@@ -80,9 +80,9 @@ def fresh_name(stem, taken):
 class DenotedObject:
     """The object a name desugar adds denotes (``ParsedFunction.inlined_names``
     maps the name to ``(DenotedObject(obj), name)``): a helper's default, a class.
-    ``default_of``: (the helper's name, the parameter) for an array a helper's
-    default holds -- one object made when the ``def`` ran and shared by every call,
-    which a refusal of a write into it names so."""
+    ``default_of``: (the helper's name, the parameter) for a helper's default of
+    constants (an array, a tuple or list) -- one object made when the ``def`` ran and
+    shared by every call, which a refusal of a write into it names so."""
 
     def __init__(self, obj, default_of=None):
         self.obj = obj

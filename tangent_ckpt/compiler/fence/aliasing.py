@@ -714,8 +714,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                     f"'{param}': one {kind}, made when the def ran and shared by every "
                     f"call, which outlives this call", node,
                     construct=f"write into the default of '{param}'",
-                    hint=f"pass {helper}() the array ({param}=np.zeros(...)) at the call, or "
-                         f"write into a copy in {helper}() ({param} = {param}.copy() first)")
+                    hint=f"give {helper}() its own {kind} at each call ({param}=...), or copy "
+                         f"it in {helper}() before writing ({param} = {param}.copy())")
             if name != origin[1] and isinstance(self.parsed.resolve(origin[1]), type):
                 # b.mem += x, b.mem read from the class until b stores its own
                 message = f"a write into '{name}' may change an array the class " \
@@ -923,8 +923,8 @@ class AliasFence(HelperCalls, SwapRenaming, Origins):
                   f"to update one place only, rebind it ({place} = {place} + v)"))
 
     def default_of(self, name):
-        """(helper, parameter) where ``name`` is the name desugar gave an array a
-        helper's default holds (``inline_functions.py``), else None."""
+        """(helper, parameter) where ``name`` is the name desugar gave a helper's
+        default of constants (``inline_functions.py``), else None."""
         denoted = self.parsed.inlined_names.get(name, (None, None))[0]
         return denoted.default_of if isinstance(denoted, DenotedObject) else None
 
