@@ -199,6 +199,44 @@ def test_the_loop_variable_read_after_the_loop_is_the_last_item():
                     autograd=False)
 
 
+def summed_by_a_generator_naming_the_loops_variable(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b * 2.0)]
+    for layer in layers:
+        layer.b = layer.b + np.sum(layer.W @ x)
+    return sum(np.sum(layer.b ** 2) for layer in layers)
+
+
+def listed_by_a_comprehension_naming_it_and_read_after(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b * 2.0)]
+    for layer in layers:
+        layer.b = layer.b * 3.0
+    return sum([np.sum(layer.W @ layer.b) for layer in layers]) + np.sum(x * layer.b)
+
+
+def summed_in_a_time_loop(W, b, x, n):
+    layers = [Dense(W, b), Dense(W.T, b * 2.0)]
+    for _ in range(n):
+        for layer in layers:
+            layer.b = 0.5 * layer.b + 0.1 * layer.forward(x)
+    return sum(np.sum(layer.b * x) for layer in layers)
+
+
+@pytest.mark.parametrize("f, args", [
+    (summed_by_a_generator_naming_the_loops_variable, (W, B, X)),
+    (listed_by_a_comprehension_naming_it_and_read_after, (W, B, X)),
+    (summed_in_a_time_loop, (W, B, X, 3)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_comprehension_binding_the_loops_variable_again_reads_its_own(f, args):
+    """A comprehension's ``for layer in layers`` binds its own ``layer`` (Python
+    3 gives a comprehension its own scope): it is neither a second binding of the
+    loop's variable nor a read of the last item, so the list is still one name
+    per object, and each trip of the comprehension reads its own item (a read of
+    ``layer`` after the loop outside the comprehension is the last item)."""
+    text = desugared(f)
+    assert "layers = [" not in text and "for layer in layers" not in text, text
+    check_construct(f, args, (0, 1, 2), autograd=False)
+
+
 def read_after_the_loop_in_another_block(W, b, x):
     layers = [Dense(W, b), Dense(W.T, b)]
     if np.sum(x) > -100.0:

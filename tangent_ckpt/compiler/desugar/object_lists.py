@@ -61,7 +61,10 @@ outside the loop's block (``if c: for layer in layers: ...`` then ``layer.b``)
 only as data attributes of the last item, made by a construction, that nothing
 may change after the loop, the loop's block binds those fields after the loop
 (``layer_b = layers_1.b``) and the reads are those names -- unbound where the
-block did not run, as ``layer`` is in Python (:func:`_fields_read_later`).  Any
+block did not run, as ``layer`` is in Python (:func:`_fields_read_later`).  A
+comprehension that binds the loop's variable again (``sum(np.sum(p.pos) for p
+in parts)`` after ``for p in parts:``) binds its own, in its own scope: neither
+a binding nor a read of the loop's (:func:`_comprehensions_own`).  Any
 other container stays as it is, for the lowering.
 """
 
@@ -445,18 +448,43 @@ def _append(stmt, name):
     return None
 
 
-def _bindings(fnode, name):
+def _bindings(fnode, name, own=frozenset()):
     """How many times ``fnode`` binds or deletes ``name`` (a nested scope naming
-    it at all counts as many)."""
+    it at all counts as many), not counting the nodes ``own`` (ids: a
+    comprehension's own variable, :func:`_comprehensions_own`)."""
     count = 0
     for node in gast.walk(fnode):
         if node is not fnode and isinstance(node, SCOPES) and any(
                 isinstance(n, gast.Name) and n.id == name for n in gast.walk(node)):
             return 2
         if isinstance(node, gast.Name) and node.id == name and \
-                not isinstance(node.ctx, gast.Load):
+                not isinstance(node.ctx, gast.Load) and id(node) not in own:
             count += 1
     return count
+
+
+def _comprehensions_own(fnode, name):
+    """The ids of the nodes under ``fnode`` where ``name`` is a comprehension's
+    own variable, not the function's: in a comprehension one of whose ``for``
+    binds it (``sum(np.sum(p.pos) for p in parts)`` after ``for p in parts:``),
+    that ``for``'s target and everything evaluated after it -- its conditions,
+    the later ``for``s and the item.  The first ``for``'s iterable, and what
+    comes before the binding ``for``, are read in the function's scope (or
+    raise in Python), and stay the function's."""
+    own = set()
+    for node in gast.walk(fnode):
+        if not isinstance(node, COMPREHENSIONS):
+            continue
+        gens = node.generators
+        first = next((k for k, g in enumerate(gens) if any(
+            isinstance(n, gast.Name) and n.id == name for n in gast.walk(g.target))), None)
+        if first is None:
+            continue
+        parts = [gens[first].target] + gens[first].ifs + \
+            [part for g in gens[first + 1:] for part in [g.target, g.iter] + g.ifs] + \
+            ([node.key, node.value] if isinstance(node, gast.DictComp) else [node.elt])
+        own |= {id(n) for part in parts for n in gast.walk(part)}
+    return own
 
 
 def _builtin(node, name, parsed):
@@ -651,7 +679,7 @@ def _unrolled(parsed, fnode, stmt, row, items, indices, class_of, taken):
         last = items[positions[-1]]  # (no break: the loop ends on its last item)
         if after is not None:
             for st in after:
-                _Trip(None, None, var, last).visit(st)
+                _Trip(None, None, var, last, _comprehensions_own(fnode, var)).visit(st)
         else:
             kept = _fields_read_later(parsed, fnode, stmt, row, var, positions and
                                       row.kinds[positions[-1]] == "made" and
@@ -684,9 +712,10 @@ def _fields_read_later(parsed, fnode, loop, row, var, cls, taken):
     attributes after the loop, each such read rewritten as its name; else
     None.  Where the loop did not run, the name is unbound at the read, and
     Python's ``UnboundLocalError`` is raised there as for ``var``."""
-    if not cls or _bindings(fnode, var) != 1:
+    own = _comprehensions_own(fnode, var)
+    if not cls or _bindings(fnode, var, own) != 1:
         return None
-    body = {id(n) for st in loop.body + [loop.target] for n in gast.walk(st)}
+    body = {id(n) for st in loop.body + [loop.target] for n in gast.walk(st)} | own
     targets = {id(n) for node in gast.walk(fnode) for t in _targets(node)
                for n in gast.walk(t)}
     reads = []
@@ -763,11 +792,12 @@ def _read_after(fnode, loop, var):
     outside ``loop``'s body is in them and ``loop`` is the one binding of ``var``
     in ``fnode``: each such read runs after the loop ran, and reads the item its
     last trip bound; else None."""
-    if _bindings(fnode, var) != 1:
+    own = _comprehensions_own(fnode, var)
+    if _bindings(fnode, var, own) != 1:
         return None
     block = next(b for b in statement_lists(fnode) if any(s is loop for s in b))
     after = block[[id(s) for s in block].index(id(loop)) + 1:]
-    inside = {id(n) for st in loop.body + after for n in gast.walk(st)}
+    inside = {id(n) for st in loop.body + after for n in gast.walk(st)} | own
     if any(isinstance(n, gast.Name) and n.id == var and isinstance(n.ctx, gast.Load)
            and id(n) not in inside for n in gast.walk(fnode)):
         return None
@@ -777,7 +807,7 @@ def _read_after(fnode, loop, var):
 def _read_elsewhere(fnode, loop, var):
     """Is ``var`` read in ``fnode`` outside ``loop``'s body, other than in the body
     of another loop binding it (which reads its own binding)?"""
-    inside = set()
+    inside = _comprehensions_own(fnode, var)
     for node in gast.walk(fnode):
         if isinstance(node, gast.For) and (node is loop or any(
                 isinstance(n, gast.Name) and n.id == var for n in gast.walk(node.target))):
@@ -790,11 +820,13 @@ class _Trip(gast.NodeTransformer):
     """One trip's copy of a loop's body: the object variable ``var`` read as the
     item ``item``, ``name[index]`` as ``item`` too."""
 
-    def __init__(self, name, index, var, item):
+    def __init__(self, name, index, var, item, own=frozenset()):
         self.name, self.index, self.var, self.item = name, index, var, item
+        self.own = own  # ids of the nodes where ``var`` is a comprehension's own
 
     def visit_Name(self, node):
-        if node.id == self.var and isinstance(node.ctx, gast.Load):
+        if node.id == self.var and isinstance(node.ctx, gast.Load) and \
+                id(node) not in self.own:
             return gast.copy_location(_item_node(self.item), node)
         return node
 
