@@ -221,6 +221,23 @@ def summed_in_a_time_loop(W, b, x, n):
     return sum(np.sum(layer.b * x) for layer in layers)
 
 
+def largest_by_a_generator(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b * 2.0)]
+    for layer in layers:
+        layer.b = layer.b * np.sum(layer.W @ x)
+    return max(layer.b[0] for layer in layers) + min(np.sum(lr.b) for lr in layers)
+
+
+def built_by_appends_and_largest_by_a_generator(W, b, x, n):
+    layers = []
+    for k in range(3):
+        layers.append(Dense(W * (k + 1.0), b))
+    for _ in range(n):
+        for layer in layers:
+            layer.b = 0.5 * layer.b + 0.1 * layer.forward(x)
+    return max(np.sum(layer.b) for layer in layers) * 2.0
+
+
 @pytest.mark.parametrize("f, args", [
     (summed_by_a_generator_naming_the_loops_variable, (W, B, X)),
     (listed_by_a_comprehension_naming_it_and_read_after, (W, B, X)),
@@ -232,6 +249,19 @@ def test_a_comprehension_binding_the_loops_variable_again_reads_its_own(f, args)
     loop's variable nor a read of the last item, so the list is still one name
     per object, and each trip of the comprehension reads its own item (a read of
     ``layer`` after the loop outside the comprehension is the last item)."""
+    text = desugared(f)
+    assert "layers = [" not in text and "for layer in layers" not in text, text
+    check_construct(f, args, (0, 1, 2), autograd=False)
+
+
+@pytest.mark.parametrize("f, args", [
+    (largest_by_a_generator, (W, B, X)),
+    (built_by_appends_and_largest_by_a_generator, (W, B, X, 3)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_generator_given_to_max_or_min_is_the_list_of_its_items(f, args):
+    """``max``/``min`` (as ``sum``) take every item of a generator over the
+    list, in order: it is the list of its items written out, so the list is one
+    name per object (it was left a list, refused as an object used as a value)."""
     text = desugared(f)
     assert "layers = [" not in text and "for layer in layers" not in text, text
     check_construct(f, args, (0, 1, 2), autograd=False)

@@ -27,8 +27,9 @@ comprehension of objects over a range of a number, a display of names
 and numbers (``[Adam(p) for p in (W, b)]``) or a list or tuple the call gives
 that the function only reads (``[Dense(W) for W in Ws]``, as ``Dense(Ws[0])``,
 ...) is the list of its items written
-out first; a list comprehension over the list (or a generator of it summed,
-``sum(np.sum(p.a) for p in pairs)``), the list of its items written out.
+out first; a list comprehension over the list (or a generator of it given to
+a builtin that takes every item, ``sum(np.sum(p.a) for p in pairs)``,
+``max(p.x[0] for p in parts)``), the list of its items written out.
 ``first, act = Dense(W1, b1), Tanh()`` is split the same way, into one binding
 per object, where no item reads a name the statement binds.  Each object is
 then made by ``name = Cls(...)``, which ``inline_functions.py`` (run after this
@@ -487,6 +488,11 @@ def _comprehensions_own(fnode, name):
     return own
 
 
+#: builtins that take every item of a generator given to them, in order, so the
+#: generator may be the list of its items (``any``/``all`` stop early: not these)
+_EAGER = ("sum", "max", "min", "sorted", "list", "tuple")
+
+
 def _builtin(node, name, parsed):
     """Is ``node`` the name of the builtin ``name`` (not a local or a global)?"""
     return isinstance(node, gast.Name) and node.id == name and \
@@ -875,9 +881,9 @@ class _Items(gast.NodeTransformer):
                 not node.keywords and isinstance(node.args[0], gast.Name) and \
                 node.args[0].id == self.name:
             return gast.copy_location(gast.Constant(value=len(self.items), kind=None), node)
-        if _builtin(node.func, "sum", self.parsed) and len(node.args) == 1 and \
-                not node.keywords and isinstance(node.args[0], gast.GeneratorExp):
-            items = self.written_out(node.args[0])  # (sum takes every item: no laziness)
+        if any(_builtin(node.func, f, self.parsed) for f in _EAGER) and \
+                len(node.args) == 1 and isinstance(node.args[0], gast.GeneratorExp):
+            items = self.written_out(node.args[0])  # (it takes every item: no laziness)
             if items is not None:
                 node.args[0] = gast.copy_location(items, node.args[0])
         return self.generic_visit(node)
