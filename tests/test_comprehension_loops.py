@@ -440,3 +440,64 @@ def test_a_generator_read_lazily_through_zip_by_a_loop_changing_what_it_reads_is
     line = line_of(loop_over_a_zipped_generator_reading_what_the_body_rebinds, "for y, w in zip")
     assert f"test_comprehension_loops.py:{line}:" in str(info.value)
     check_grad_and_autograd(loop_over_a_zipped_generator, (vec(2), [0.5, 1.5, 2.0]))
+
+
+def trajectory(x, n):
+    for _ in range(n):
+        x = np.tanh(x) + 0.1
+        yield x
+
+
+def phase_pairs(x, n):
+    v = 0.0 * x
+    for _ in range(n):
+        v = v - 0.1 * x
+        x = x + 0.1 * v
+        yield x, v
+
+
+def summed_over_a_generator(x, n):
+    return sum(np.sum(s) for s in trajectory(x, n))
+
+
+def filtered_list_over_a_generator(x, n):
+    kept = [np.sum(s ** 2) for s in trajectory(x, n) if np.sum(s) > 0.5]
+    x = x * 2.0  # (the generator read x where the list was made)
+    return np.sum(kept) + np.sum(x)
+
+
+def pairs_of_a_generator(x, n):
+    return sum(np.sum(a * b) for a, b in phase_pairs(x, n))
+
+
+def over_a_nested_generator(x, n):
+    def states(y, m):
+        for _ in range(m):
+            y = np.sin(y) * 1.5
+            yield y
+    return sum(np.sum(s * t) for s in states(x, n) for t in states(s, 2))
+
+
+def draws_interleaved_with_a_generators(x, n):
+    def noisy(y, m, rng):
+        for _ in range(m):
+            y = y + 0.1 * rng.normal(size=y.shape)
+            yield y
+    rng = np.random.default_rng(3)
+    return sum(np.sum(s * rng.normal(size=s.shape)) for s in noisy(x, n, rng))
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+@pytest.mark.parametrize("fn", [summed_over_a_generator, filtered_list_over_a_generator,
+                                pairs_of_a_generator, over_a_nested_generator,
+                                draws_interleaved_with_a_generators],
+                         ids=lambda f: f.__name__)
+def test_a_comprehension_over_a_users_generator_is_its_loop_inlined(fn, options):
+    """A comprehension iterating a call of the user's generator is written as its
+    loop before inline_functions.py, which writes a loop over such a generator as
+    the generator's statements (the comprehension's item at each ``yield``, in
+    Python's order: random draws interleave as they do in Python); it was refused
+    ('a loop over a generator that could not be inlined')."""
+    x = np.array([0.3, 0.7, 1.1])
+    assert "yield" not in str(desugared(fn)).split("\n\n\n")[0]
+    check_grad_and_autograd(fn, (x, 4), (0,), **options)

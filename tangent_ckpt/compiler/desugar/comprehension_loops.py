@@ -44,6 +44,10 @@ unless it is a name not bound again before the read); read elsewhere, refused.
 A conditional expression with a comprehension in an arm, ``a if c else [...]``,
 is written as an ``if`` statement choosing a variable (``y_chosen``), its arms'
 comprehensions written out in turn.
+A comprehension whose first ``for`` iterates a call of the user's generator
+function is written so in a run of its own before ``inline_functions.py``
+(:func:`over_user_generators`), which writes the loop over the generator as the
+generator's statements, the item appended at each ``yield``.
 The rest stays in place, where the lowering refuses it at its line (a
 ``lambda`` the inliner left, a set comprehension, after a call whose operands
 cannot be kept: a method of an attribute's object, ``a[i] += ...``); and a
@@ -51,10 +55,14 @@ condition (an ``if`` or ``while`` test, a comparison, ``not``, ``and``/``or``)
 keeps its comprehensions as written, a value without derivative.
 """
 
+import inspect
+
 import gast
 import numpy as np
 
-from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, local_names, root_name
+from tangent_ckpt.compiler.desugar.local_bindings import (
+    COMPREHENSIONS, local_names, own_scope_walk, root_name,
+)
 from tangent_ckpt.compiler.desugar.pure_values import computing_call
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
@@ -70,22 +78,48 @@ _IN_ORDER = (gast.BinOp, gast.Call, gast.Subscript, gast.Attribute, gast.Tuple, 
 _BLOCKS = ("body", "orelse", "finalbody")
 
 
-def write_comprehension_loops(parsed):
+def write_comprehension_loops(parsed, chosen=None):
     """Write the comprehensions of ``parsed.node`` as loops (in place), declaring
-    the loops and ``if``s written on ``parsed``."""
+    the loops and ``if``s written on ``parsed``.  ``chosen``: a test of a
+    comprehension; where given, only those it passes are written (the rest, and
+    the ``for`` loops over generator expressions, left for a later run)."""
     fnode = parsed.node
-    if not any(isinstance(n, (gast.ListComp, gast.DictComp, gast.GeneratorExp))
-               for n in gast.walk(fnode)):
+    if not any(isinstance(n, (gast.ListComp, gast.DictComp, gast.GeneratorExp)) and
+               (chosen is None or chosen(n)) for n in gast.walk(fnode)):
         return
-    _Writer(parsed, names_taken(fnode)).block(fnode.body)
+    _Writer(parsed, names_taken(fnode), chosen).block(fnode.body)
+
+
+def over_user_generators(parsed):
+    """The test, for :func:`write_comprehension_loops`, of a comprehension whose
+    first ``for`` iterates a call of the user's generator function (module-level,
+    or a ``def`` of the function bound once): written as a loop before
+    ``inline_functions.py``, which writes a loop over such a generator as the
+    generator's statements (``sum(np.sum(s) for s in trajectory(x, n))``)."""
+    fnode = parsed.node
+    local = local_names(fnode)
+    defs = [n for n in gast.walk(fnode) if isinstance(n, gast.FunctionDef) and n is not fnode]
+    nested = {d.name for d in defs if [e.name for e in defs].count(d.name) == 1 and
+              any(isinstance(n, (gast.Yield, gast.YieldFrom)) for st in d.body
+                  for n in own_scope_walk(st))}
+
+    def chosen(node):
+        it = node.generators[0].iter
+        if not isinstance(it, gast.Call):
+            return False
+        if isinstance(it.func, gast.Name) and it.func.id in local:
+            return it.func.id in nested
+        return inspect.isgeneratorfunction(resolve_dotted(it.func, parsed.resolve, local))
+    return chosen
 
 
 class _Writer:
 
-    def __init__(self, parsed, taken):
+    def __init__(self, parsed, taken, chosen=None):
         self.parsed = parsed
         self.fnode = parsed.node
         self.taken = taken
+        self.chosen = chosen  # None: every comprehension
         local = local_names(parsed.node)
         self.static_value = lambda node: resolve_dotted(node, parsed.resolve, local)
 
@@ -100,7 +134,7 @@ class _Writer:
             if isinstance(s, (gast.AsyncFunctionDef, gast.ClassDef)):
                 k += 1
                 continue
-            if isinstance(s, gast.For):
+            if isinstance(s, gast.For) and self.chosen is None:
                 fused = self.fused_loop(s)
                 if fused is not None:
                     stmts[k] = fused
@@ -110,10 +144,10 @@ class _Writer:
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
                     self.block(inner)
-            if _bound_generator(s) and self.moved_to_its_read(stmts, k):
+            if _bound_generator(s) and self.chosen is None and self.moved_to_its_read(stmts, k):
                 continue  # (stmts[k] is now what came after it)
             before = []
-            if _fills_its_target(s, self.fnode):
+            if _fills_its_target(s, self.fnode) and self.written(s.value):
                 self.loop(s.value, _hint(s, self.fnode), before, own=s.targets[0].id)
                 self.block(before)  # comprehensions in the element or later iterables
                 stmts[k:k + 1] = before
@@ -130,6 +164,10 @@ class _Writer:
                 stmts[k:k] = before
                 k += len(before)
             k += 1
+
+    def written(self, node):
+        """Is the comprehension ``node`` one this run writes?"""
+        return self.chosen is None or self.chosen(node)
 
     def moved_to_its_read(self, stmts, k):
         """``g = (f(x) for x in xs)``: Python runs the items where ``g`` is read.  The
@@ -355,11 +393,15 @@ class _Hoisting:
 
     def visit(self, node):
         if len(self.owners) == 1:
-            self.pending = {id(n) for n in _reached(node, self.owners[0])}
+            self.pending = {id(n) for n in _reached(node, self.owners[0])
+                            if self.writer.written(n)}
         return self._visit(node)
 
     def _visit(self, node):
         if not self.clear or not isinstance(node, (gast.expr, gast.keyword)):
+            return node
+        if _written_out(node, self.owners[-1]) and not self.writer.written(node):
+            self.clear = False  # (left in place: what comes after it stays too)
             return node
         if _written_out(node, self.owners[-1]):
             self.pending.discard(id(node))

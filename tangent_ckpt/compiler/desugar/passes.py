@@ -59,7 +59,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    per object (before 3, which makes each such object names; and again after 3,
    for a list read in a helper's body 3 inlined, then 3 again);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
-   the user's generators; ``Cls.make(W)``, a ``classmethod``, with ``cls`` the
+   the user's generators, a comprehension over one written as its loop first by
+   ``comprehension_loops.py``; ``Cls.make(W)``, a ``classmethod``, with ``cls`` the
    class) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name; a
    call in ``a if c else b``, ``and``/``or`` or a ``while`` test with the ``if``
@@ -177,7 +178,9 @@ from tangent_ckpt.compiler.desugar.attribute_calls import write_attribute_calls
 from tangent_ckpt.compiler.desugar.boolean_values import write_boolean_values
 from tangent_ckpt.compiler.desugar.chained_subscripts import join_chained_subscripts
 from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_calls
-from tangent_ckpt.compiler.desugar.comprehension_loops import write_comprehension_loops
+from tangent_ckpt.compiler.desugar.comprehension_loops import (
+    over_user_generators, write_comprehension_loops,
+)
 from tangent_ckpt.compiler.desugar.concatenated_lists import write_concatenated_lists
 from tangent_ckpt.compiler.desugar.constant_flags import fold_constant_flags
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
@@ -252,6 +255,7 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     write_checkpoint_calls(parsed)
     name_constructions(parsed)
     split_object_lists(parsed, structures)
+    write_comprehension_loops(parsed, over_user_generators(parsed))
     inline_functions(parsed, given)
     if split_object_lists(parsed, structures):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
