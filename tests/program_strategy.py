@@ -361,6 +361,18 @@ HUNTING_FAMILIES += ("option_dispatch",)
 REQUESTED_FAMILIES += ("outside_object_lists",)
 HUNTING_FAMILIES += ("outside_object_lists",)
 
+#: a list of objects the function makes (a display, a comprehension over a range,
+#: appends in a loop of a constant count), their attributes updated by a loop over
+#: the list (assignments, or methods storing them; in a loop of ``n`` trips or not),
+#: then totalled by a comprehension or a generator given to ``sum``/``max``/``min``
+#: that binds the loop's variable again (its own, in its own scope), the last item
+#: read after the loop; and comprehensions over a call of a module-level generator
+#: function (session 25: the first two were refused, the comprehension's variable
+#: counted as a second binding of the loop's; the third refused as a generator loop
+#: that could not be inlined).  Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("object_totals",)
+HUNTING_FAMILIES += ("object_totals",)
+
 #: module_state: the module-level lines written once per statement ({k}: its number,
 #: {seed}); ``_Cell{k}`` objects start from ``__init__`` again in ``_reset{k}``
 MODULE_STATE_LINES = (
@@ -3346,6 +3358,85 @@ class _Gen:
         self.emit(inner, f"{u} = np.tanh(0.5 * {u} + 0.5 * {helper}({u}, {spelled!r}))")
         self.emit(indent, f"{total} = np.sum({u} * {u})")
         env[total] = Var((), 3.0, fresh=True)
+
+    def family_object_totals(self, env, indent):
+        """Objects made in a list, updated by a loop over it, totalled by a
+        comprehension naming the loop's variable again; or a comprehension over a
+        module-level generator (see the ``object_totals`` comment above)."""
+        k = self.counter = self.counter + 1
+        x, y = self._items(env, 2)
+        total = self.fresh_name()
+        if self.draw(st.booleans()):
+            form = self.pick(["sum", "listed", "filtered", "pairs", "nested"])
+            self.features.add("object_totals_generator_" + form)
+            self._module_block([
+                f"def _states{k}(u, m):", "    v = u * 0.0", "    for _ in range(m):",
+                "        v = v - 0.2 * np.tanh(u)", "        u = u + 0.2 * v",
+                "        yield u, v", "", ""])
+            m = self.pick(["n", "3"])
+            read = {
+                "sum": f"sum(np.sum(a * b) for a, b in _states{k}({x}, {m}))",
+                "listed": f"np.sum([np.sum(np.tanh(a)) for a, _ in _states{k}({x}, {m})])",
+                "filtered": f"sum([np.sum(a) for a, b in _states{k}({x}, {m}) "
+                            f"if np.sum(b) < 10.0])",
+                "pairs": f"max([np.sum(a * {y}) for a, b in _states{k}({x}, {m})] + [0.0])",
+                "nested": f"sum(np.sum(a * c) for a, _ in _states{k}({x}, 2) "
+                          f"for c, _ in _states{k}(a, 2))",
+            }[form]
+            self.emit(indent, f"{total} = {read}")
+            env[total] = Var((), 40.0, fresh=True)
+            return
+        made = self.pick(["display", "comprehension", "appended"])
+        update = self.pick(["fields", "methods"])
+        closing = self.pick(["sum_same", "sum_other", "listed", "max", "min"])
+        timed = self.draw(st.booleans())
+        last = not timed and self.draw(st.booleans())
+        self.features.update({"object_totals_" + made, "object_totals_" + update,
+                              "object_totals_" + closing})
+        cls, parts = f"_Body{k}", self.fresh_name("parts")
+        self.helpers += [f"class {cls}:", "    def __init__(self, pos, vel):",
+                         "        self.pos = pos", "        self.vel = vel", "",
+                         "    def drift(self, dt):",
+                         "        self.pos = self.pos + dt * np.tanh(self.vel)", "",
+                         "    def kick(self, dt):",
+                         "        self.vel = self.vel - dt * np.tanh(self.pos)", "",
+                         "    def energy(self):",
+                         "        return np.sum(self.vel ** 2) + 0.1 * np.sum(self.pos)", "", ""]
+        if made == "display":
+            self.emit(indent, f"{parts} = [{cls}({x}, {y}), {cls}({y} * 0.5, {x}), "
+                              f"{cls}({x} * {y}, {y})]")
+        elif made == "comprehension":
+            self.emit(indent, f"{parts} = [{cls}({x} * (j + 1.0), {y}) for j in range(3)]")
+        else:
+            j = self.fresh_name("j")
+            self.emit(indent, f"{parts} = []")
+            self.emit(indent, f"for {j} in range(3):")
+            self.emit(indent + 1, f"{parts}.append({cls}({x} - 0.5 * {j}, {y} * {j}))")
+        inner = indent
+        if timed:
+            self.emit(indent, f"for {self.fresh_name('t')} in range(n):")
+            inner = indent + 1
+        p = self.fresh_name("p")
+        self.emit(inner, f"for {p} in {parts}:")
+        if update == "fields":
+            self.emit(inner + 1, f"{p}.vel = {p}.vel - 0.2 * np.tanh({p}.pos)")
+            self.emit(inner + 1, f"{p}.pos = {p}.pos + 0.2 * np.tanh({p}.vel)")
+        else:
+            self.emit(inner + 1, f"{p}.kick(0.2)")
+            self.emit(inner + 1, f"{p}.drift(0.2)")
+        q = p if closing != "sum_other" else self.fresh_name("q")
+        read = {
+            "sum_same": f"sum(np.sum({q}.pos * {q}.vel) for {q} in {parts})",
+            "sum_other": f"sum(np.sum({q}.pos * {q}.vel) for {q} in {parts})",
+            "listed": f"np.mean([{q}.energy() for {q} in {parts}])",
+            "max": f"max({q}.energy() for {q} in {parts})",
+            "min": f"min(np.sum({q}.pos) for {q} in {parts})",
+        }[closing]
+        if last:
+            read += f" + np.sum({p}.pos)"
+            self.features.add("object_totals_last_item")
+        self.emit(indent, f"{total} = {read}")
+        env[total] = Var((), 40.0, fresh=True)
 
     def family_outside_object_lists(self, env, indent):
         """A list of the module's objects, or of (object, number) pairs, passed to
