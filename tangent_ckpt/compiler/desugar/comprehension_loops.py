@@ -55,15 +55,12 @@ condition (an ``if`` or ``while`` test, a comparison, ``not``, ``and``/``or``)
 keeps its comprehensions as written, a value without derivative.
 """
 
-import inspect
-
 import gast
 import numpy as np
 
-from tangent_ckpt.compiler.desugar.local_bindings import (
-    COMPREHENSIONS, local_names, own_scope_walk, root_name,
-)
+from tangent_ckpt.compiler.desugar.local_bindings import COMPREHENSIONS, local_names, root_name
 from tangent_ckpt.compiler.desugar.pure_values import computing_call
+from tangent_ckpt.compiler.desugar.user_generators import user_generator_call
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
     fresh_name, located, name_node, names_taken, store_node,
@@ -78,49 +75,43 @@ _IN_ORDER = (gast.BinOp, gast.Call, gast.Subscript, gast.Attribute, gast.Tuple, 
 _BLOCKS = ("body", "orelse", "finalbody")
 
 
-def write_comprehension_loops(parsed, chosen=None):
-    """Write the comprehensions of ``parsed.node`` as loops (in place), declaring
+def write_comprehension_loops(parsed, chosen=None, fnode=None):
+    """Write the comprehensions of ``fnode`` (by default ``parsed.node``; a
+    helper's template, ``parsed`` its module's) as loops (in place), declaring
     the loops and ``if``s written on ``parsed``.  ``chosen``: a test of a
     comprehension; where given, only those it passes are written (the rest, and
     the ``for`` loops over generator expressions, left for a later run)."""
-    fnode = parsed.node
+    fnode = fnode if fnode is not None else parsed.node
     if not any(isinstance(n, (gast.ListComp, gast.DictComp, gast.GeneratorExp)) and
                (chosen is None or chosen(n)) for n in gast.walk(fnode)):
         return
-    _Writer(parsed, names_taken(fnode), chosen).block(fnode.body)
+    _Writer(parsed, names_taken(fnode), chosen, fnode).block(fnode.body)
 
 
-def over_user_generators(parsed):
+def over_user_generators(parsed, fnode=None):
     """The test, for :func:`write_comprehension_loops`, of a comprehension whose
-    first ``for`` iterates a call of the user's generator function (module-level,
-    or a ``def`` of the function bound once): written as a loop before
-    ``inline_functions.py``, which writes a loop over such a generator as the
-    generator's statements (``sum(np.sum(s) for s in trajectory(x, n))``)."""
-    fnode = parsed.node
-    local = local_names(fnode)
-    defs = [n for n in gast.walk(fnode) if isinstance(n, gast.FunctionDef) and n is not fnode]
-    nested = {d.name for d in defs if [e.name for e in defs].count(d.name) == 1 and
-              any(isinstance(n, (gast.Yield, gast.YieldFrom)) for st in d.body
-                  for n in own_scope_walk(st))}
+    first ``for`` iterates a call of the user's generator function
+    (:func:`~.user_generators.user_generator_call`), or ``enumerate`` of one:
+    written as a loop before ``inline_functions.py``, which writes a loop over
+    such a generator as the generator's statements (``sum(np.sum(s) for s in
+    trajectory(x, n))``)."""
+    called = user_generator_call(parsed, fnode)
 
     def chosen(node):
         it = node.generators[0].iter
-        if not isinstance(it, gast.Call):
-            return False
-        if isinstance(it.func, gast.Name) and it.func.id in local:
-            return it.func.id in nested
-        return inspect.isgeneratorfunction(resolve_dotted(it.func, parsed.resolve, local))
+        return called(it) or isinstance(it, gast.Call) and isinstance(it.func, gast.Name) \
+            and it.func.id == "enumerate" and bool(it.args) and called(it.args[0])
     return chosen
 
 
 class _Writer:
 
-    def __init__(self, parsed, taken, chosen=None):
+    def __init__(self, parsed, taken, chosen=None, fnode=None):
         self.parsed = parsed
-        self.fnode = parsed.node
+        self.fnode = fnode if fnode is not None else parsed.node
         self.taken = taken
         self.chosen = chosen  # None: every comprehension
-        local = local_names(parsed.node)
+        local = local_names(self.fnode)
         self.static_value = lambda node: resolve_dotted(node, parsed.resolve, local)
 
     def block(self, stmts):

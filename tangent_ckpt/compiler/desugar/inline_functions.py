@@ -94,6 +94,9 @@ from tangent_ckpt.compiler.desugar.checkpoint_calls import write_checkpoint_call
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
 from tangent_ckpt.compiler.desugar.list_methods import write_list_methods
+from tangent_ckpt.compiler.desugar.comprehension_loops import (
+    over_user_generators, write_comprehension_loops,
+)
 from tangent_ckpt.compiler.desugar.enumerate_starts import position_enumerate_starts
 from tangent_ckpt.compiler.desugar.evaluate_once import evaluate_once
 from tangent_ckpt.compiler.desugar.function_names import resolve_function_names
@@ -103,6 +106,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 from tangent_ckpt.compiler.desugar.loop_exits import desugar_loop_exits
 from tangent_ckpt.compiler.desugar import records
 from tangent_ckpt.compiler.desugar.function_loops import unroll_function_loops
+from tangent_ckpt.compiler.desugar.user_generators import count_enumerated_generators
 from tangent_ckpt.compiler.desugar.map_calls import write_map_calls
 from tangent_ckpt.compiler.desugar.masked_ufuncs import write_masked_ufuncs
 from tangent_ckpt.compiler.desugar.named_expressions import write_named_expressions
@@ -194,7 +198,8 @@ def _prepared(fnode, helper=None):
     (``evaluate_once.py``, ``named_expressions.py``; ``helper``: the ParsedFunction
     of a module-level one, whose checkpoint markers are written here, and its
     ``enumerate`` starts and loops over functions, ``function_loops.py``,
-    ``checkpoint_calls.py``; a local one's were with its caller's),
+    ``checkpoint_calls.py``, comprehensions and ``enumerate`` over its own
+    generators, ``comprehension_loops.py``, ``user_generators.py``; a local one's were with its caller's),
     and with its returns inside loops written as flags (desugar/loop_exits.py)."""
     body = fnode.body
     if len(body) > 1 and isinstance(body[0], gast.Expr) and \
@@ -211,6 +216,8 @@ def _prepared(fnode, helper=None):
         write_checkpoint_calls(helper, fnode)
         position_enumerate_starts(helper, fnode)
         unroll_function_loops(helper, fnode)
+        write_comprehension_loops(helper, over_user_generators(helper, fnode), fnode)
+        count_enumerated_generators(helper, fnode)
     desugar_loop_exits(fnode)
     return fnode
 

@@ -60,7 +60,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    for a list read in a helper's body 3 inlined, then 3 again);
 3. ``inline_functions.py``: calls of the user's functions (and ``for`` loops over
    the user's generators, a comprehension over one written as its loop first by
-   ``comprehension_loops.py``; ``Cls.make(W)``, a ``classmethod``, with ``cls`` the
+   ``comprehension_loops.py`` and ``enumerate`` of one as its counted loop by
+   ``user_generators.py``; ``Cls.make(W)``, a ``classmethod``, with ``cls`` the
    class) written as the statements of their bodies, in Python's
    order (after 1: ``a = b = f(x)`` is one call; after 2: a default is a name; a
    call in ``a if c else b``, ``and``/``or`` or a ``while`` test with the ``if``
@@ -220,6 +221,7 @@ from tangent_ckpt.compiler.desugar.spread_arguments import write_spread_argument
 from tangent_ckpt.compiler.desugar.starred_targets import write_starred_targets
 from tangent_ckpt.compiler.desugar.static_loops import unroll_static_loops
 from tangent_ckpt.compiler.desugar.transposed_targets import name_transposed_targets
+from tangent_ckpt.compiler.desugar.user_generators import count_enumerated_generators
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
 from tangent_ckpt.compiler.desugar.tuple_lists import split_tuple_lists
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
@@ -256,6 +258,7 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     name_constructions(parsed)
     split_object_lists(parsed, structures)
     write_comprehension_loops(parsed, over_user_generators(parsed))
+    count_enumerated_generators(parsed)
     inline_functions(parsed, given)
     if split_object_lists(parsed, structures):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
