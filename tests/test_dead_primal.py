@@ -6,6 +6,7 @@ differences and against value_and_grad."""
 import ast
 
 import numpy as np
+import pytest
 
 import tangent_ckpt as tc
 from tangent_ckpt.compiler.code import Block, Line
@@ -139,3 +140,52 @@ def test_a_state_part_the_step_itself_reads_stays_in_the_step():
         for got, want in zip(df(x, w, 30), taped):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
         assert "t_add = t + 0.01" in df.source.split("_adjoint")[0]
+
+
+def loop_counter_read_after(x, m):
+    total = 0.0
+    for k in range(m):
+        total = total + np.sum(x ** 2) * (k + 1)
+    return total + k          # (k: no derivative; unbound where no trip ran)
+
+
+def branch_value_read_after(x, c):
+    total = np.sum(np.sin(x))
+    if c > 0:
+        extra = c * 2
+    return total + extra      # (unbound where the branch did not run)
+
+
+def test_a_dropped_read_of_a_name_a_path_leaves_unbound_still_raises():
+    """No gradient needs ``total + k``, so the sum goes from the primal sweep;
+    its read of ``k`` stays as ``rt.check_bound(k, 'k')``: where the loop made no
+    trip (or the branch did not run) the gradient raises Python's
+    UnboundLocalError as the function does, and elsewhere it is the gradient."""
+    x = np.array([0.3, -0.2, 0.5])
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        df = tc.grad(loop_counter_read_after, **options)
+        assert "rt.check_bound(k, 'k')" in df.source or options, df.source
+        with pytest.raises(UnboundLocalError):
+            df(x, 0)
+        check_grad(loop_counter_read_after, (x, 3), df=df)
+        dg = tc.grad(branch_value_read_after, **options)
+        with pytest.raises(UnboundLocalError):
+            dg(x, -1.0)
+        check_grad(branch_value_read_after, (x, 1.5), df=dg)
+    with pytest.raises(UnboundLocalError):
+        loop_counter_read_after(x, 0)
+    with pytest.raises(UnboundLocalError):
+        branch_value_read_after(x, -1.0)
+
+
+def test_a_read_that_stays_raises_by_itself_and_has_no_check():
+    """Where the read of a possibly unbound name stays in the primal sweep, it
+    raises by itself: no check is added before it."""
+    def kept(x, m):
+        total = 0.0
+        for k in range(m):
+            total = total + np.sum(x ** 2)
+        return np.sin(total * k)    # the adjoint of sin reads the product: it stays
+    assert "check_bound" not in tc.grad(kept).source
+    with pytest.raises(UnboundLocalError):
+        tc.grad(kept)(np.array([0.3, -0.2]), 0)

@@ -34,9 +34,11 @@ class Line:
 @dataclass
 class BoundCheck(Line):
     """``rt.check_bound(x, 'x')`` before a read of ``name`` that a path may reach
-    unbound; packaging keeps it only where the function binds ``name`` to
-    ``rt.UNBOUND`` on entry (elsewhere Python raises by itself)."""
+    unbound; packaging keeps it where the function binds ``name`` to
+    ``rt.UNBOUND`` on entry, and (``natural``: elsewhere Python raises by itself
+    at the read) where the read it guards is dropped as dead."""
     name: str = ""
+    natural: bool = False
 
 
 @dataclass

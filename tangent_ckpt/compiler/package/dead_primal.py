@@ -20,14 +20,23 @@ until the names live at its top no longer grow (a value read by the next
 iteration is live), and ``break``/``continue`` see what is live after the loop
 and at its top.  An ``if``/``else`` arm may not run: what is live after it
 stays live before it.
+
+A dropped line may have been the read of a name a path leaves unbound
+(``return total + k`` after ``for k in range(m)`` that made no trip): the
+``rt.check_bound(k, 'k')`` that guarded it (``code.BoundCheck``, ``natural``)
+stays in its place, so the gradient raises Python's ``UnboundLocalError``
+there as the function does; where the read stays, the check goes.
 """
 
 import ast
+import dataclasses
 
 import numpy as np
 
 from tangent_ckpt.adjoints import registry
-from tangent_ckpt.compiler.code import Block, Line, Restore, line_reads, line_target, trees
+from tangent_ckpt.compiler.code import (
+    Block, BoundCheck, Line, Restore, line_reads, line_target, trees,
+)
 from tangent_ckpt.compiler.naming import NUMPY
 
 
@@ -184,13 +193,22 @@ def _drop(items, live, jump, seen=None):
     function quadratic (benchmarks/compile_time.py)."""
     kept = []
     live = set(live)
+    dropped, read = {}, {}  # line number -> names read by the lines dropped / kept
     for item in reversed(items):
+        if isinstance(item, BoundCheck) and item.natural:
+            # kept where the read it guards was dropped, and no line kept reads it
+            if item.name not in dropped.get(item.line, ()) or \
+                    item.name in read.get(item.line, ()):
+                continue
+            item = dataclasses.replace(item, natural=False)
         if isinstance(item, Line):
             if seen is not None and _forward_call(item.stmt) is not None:
                 seen[id(item)] = set(live)
             target = line_target(item)
             if target is not None and target not in live and _pure(item.stmt.value):
+                dropped.setdefault(item.line, set()).update(line_reads(item))
                 continue
+            read.setdefault(item.line, set()).update(line_reads(item))
             if isinstance(item.stmt, (ast.Break, ast.Continue)) and jump is not None:
                 live |= jump
             if target is not None:

@@ -75,7 +75,7 @@ def package_gradient(function, sweeps, wrt_names, bindings, namer, options, plan
         sweep = [Line(sx.assign(sweeps.seed, sx.rt("output_adjoint", sweeps.seed,
                                                    function.result)))] + sweep
     primal, adjoint, needed = finish_saves(sweeps.primal, sweep, ret)
-    primal = keep_bound_checks(primal, rev.saves.maybe_unbound(needed))
+    primal = keep_bound_checks(primal, rev.saves.maybe_unbound(needed), natural=True)
     primal = drop_dead_primal(primal, names_read(adjoint + [ret]))
     helpers = drop_dead_state(primal, helpers, names_read(adjoint + [ret]))
 

@@ -8,6 +8,7 @@ branches left empty go too.
 """
 
 import ast
+import dataclasses
 import bisect
 
 from tangent_ckpt import runtime
@@ -162,17 +163,23 @@ def resolve_saves(items, needed, live_slots=None, shapes=frozenset(), records=No
     return out
 
 
-def keep_bound_checks(items, maybe_unbound):
+def keep_bound_checks(items, maybe_unbound, natural=False):
     """``items`` with the ``code.BoundCheck`` lines of the names of
     ``maybe_unbound`` only (those the function binds to ``rt.UNBOUND``): where
-    nothing binds a name in advance, its read raises by itself."""
+    nothing binds a name in advance, its read raises by itself.  ``natural``:
+    the others are kept too, marked ``natural``, for ``dead_primal.py``, which
+    keeps one only where it drops the read it guards (``return total + k``
+    after a loop that made no trip: no gradient needs the sum, but Python's
+    ``UnboundLocalError`` is raised there)."""
     out = []
     for item in items:
         if isinstance(item, BoundCheck):
             if item.name in maybe_unbound:
                 out.append(item)
+            elif natural:
+                out.append(dataclasses.replace(item, natural=True))
         elif isinstance(item, Block):
-            out.append(item.with_body(keep_bound_checks(item.body, maybe_unbound)))
+            out.append(item.with_body(keep_bound_checks(item.body, maybe_unbound, natural)))
         else:
             out.append(item)
     return out
