@@ -348,6 +348,101 @@ def test_a_list_used_any_other_way_stays_a_list(f, args):
     check_construct(f, args, (0, 1, 2), autograd=False)
 
 
+def method_called_after_a_loop_in_a_time_loop(W, b, x, n):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    for _ in range(n):
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(layer.forward(x) + layers[0].b)
+
+
+@pytest.mark.parametrize("f, args", [
+    (method_called_after_the_loop_in_another_block, (W, B, np.full(3, -100.0))),
+    (list_read_after_the_loop_in_another_block, (W, B, np.full(3, -100.0))),
+    (method_called_after_a_loop_in_a_time_loop, (W, B, X, 0)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_the_kept_lists_loop_variable_read_where_the_loop_did_not_run_is_unbound(f, args):
+    """Where the loop over a list left to the lowering did not run (its block
+    did not, or the time loop ran no trip), the read of its variable after it
+    raises Python's UnboundLocalError (the block binds ``layer_bound`` after the
+    loop, the reading statement asserts it), taped and checkpointed -- not the
+    last item's value."""
+    assert "assert layer_bound" in desugared(f)
+    with pytest.raises(UnboundLocalError):
+        f(*args)
+    for df in (tc.grad(f, wrt=(0, 1, 2)),
+               tc.grad(f, wrt=(0, 1, 2), checkpoint=True, snapshots=2)):
+        with pytest.raises(UnboundLocalError, match="layer"):
+            df(*args)
+
+
+def test_the_kept_lists_loop_variable_read_where_the_loop_ran_is_its_last_item():
+    check_construct(method_called_after_a_loop_in_a_time_loop, (W, B, X, 3), (0, 1, 2),
+                    autograd=False)
+
+
+def read_in_a_branch_of_a_conditional_expression(W, b, x, c):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    if c:
+        for layer in layers:
+            x = layer.forward(x)
+    return np.sum(layer.forward(x) if c else x)
+
+
+def test_the_loop_variable_read_after_it_where_the_statement_may_not_evaluate_it_is_refused():
+    """(Python reads ``layer`` only where ``c`` holds: a check before the
+    statement would raise where Python does not.)"""
+    with pytest.raises(TangentCkptError, match=r"test_object_lists.py:\d+: .*'layer', the "
+                                               r"variable of a loop over a list of objects"):
+        tc.grad(read_in_a_branch_of_a_conditional_expression, wrt=(0,))(W, B, X, False)
+
+
+def bound_by_loops_on_both_paths(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    if np.sum(x) > 100.0:
+        for layer in layers:
+            x = layer.forward(x)
+    else:
+        for layer in reversed(layers):
+            x = layer.forward(x) * 2.0
+    return np.sum(layer.forward(x))
+
+
+def bound_again_by_a_loop_that_may_not_run(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    for layer in layers:
+        x = layer.forward(x)
+    if np.sum(x) > 100.0:
+        for layer in reversed(layers):
+            x = layer.forward(x)
+    return np.sum(layer.b * x + layer.W @ x)
+
+
+def bound_by_two_loops_in_a_row(W, b, x):
+    layers = [Dense(W, b), Dense(W.T, b)]
+    for layer in layers:
+        x = layer.forward(x)
+    for layer in reversed(layers):
+        x = layer.forward(x)
+    return np.sum(layer.forward(x) + layers[1].b)
+
+
+@pytest.mark.parametrize("f", [bound_by_loops_on_both_paths,
+                               bound_again_by_a_loop_that_may_not_run],
+                         ids=lambda f: f.__name__)
+def test_the_loop_variable_bound_by_loops_on_different_paths_read_after_them_is_refused(f):
+    """(The lowering binds ``layer`` in the compiler as it unrolls each loop: after
+    them it read the last loop's last item whichever path ran -- a wrong
+    gradient before.)"""
+    with pytest.raises(TangentCkptError, match=r"test_object_lists.py:\d+: .*'layer', the "
+                                               r"variable of loops over a list of objects"):
+        tc.grad(f, wrt=(0,))(W, B, X)
+
+
+def test_the_loop_variable_bound_by_loops_in_a_row_read_after_them_is_the_last_ones():
+    check_construct(bound_by_two_loops_in_a_row, (W, B, X), (0, 1, 2), autograd=False)
+
+
 @pytest.mark.parametrize("f", [left_early, indexed_by_a_number_the_code_computes],
                          ids=lambda f: f.__name__)
 def test_a_list_left_early_or_indexed_by_a_value_of_the_run_stays_a_list(f):

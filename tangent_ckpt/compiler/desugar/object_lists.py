@@ -66,7 +66,13 @@ block did not run, as ``layer`` is in Python (:func:`_fields_read_later`).  A
 comprehension that binds the loop's variable again (``sum(np.sum(p.pos) for p
 in parts)`` after ``for p in parts:``) binds its own, in its own scope: neither
 a binding nor a read of the loop's (:func:`_comprehensions_own`).  Any
-other container stays as it is, for the lowering.
+other container stays as it is, for the lowering, which binds a loop's object
+variable in the compiler as it unrolls the loop: where that variable is read
+outside the loop's block, the block binds ``layer_bound = True`` after the loop
+and the reading statement asserts it first, so that the generated code raises
+Python's ``UnboundLocalError`` where the block did not run; a read of a
+variable that loops on different paths bind is refused
+(:func:`_guard_reads_outside`).
 """
 
 import copy
@@ -79,8 +85,10 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
-    ReplacedNodes, fresh_name, located, name_node, names_taken, statement_lists, store_node,
+    ReplacedNodes, fresh_name, located, name_node, names_taken, statement_blocks,
+    statement_lists, store_node,
 )
+from tangent_ckpt.errors import UnsupportedSyntaxError
 from tangent_ckpt.compiler.frontend.parse import class_attribute
 from tangent_ckpt.compiler.desugar import records
 from tangent_ckpt.compiler.desugar.scalar_objects import replaceable_class
@@ -118,6 +126,8 @@ def split_object_lists(parsed, structures=None):
             fnode.body = trial.body
             taken |= names_taken(fnode)  # (the names a loop's display was bound to)
             split = True
+        else:
+            _guard_reads_outside(parsed, fnode, row, taken)
     return split
 
 
@@ -767,6 +777,138 @@ def _targets(node):
     if isinstance(node, gast.withitem) and node.optional_vars is not None:
         return [node.optional_vars]
     return []
+
+
+def _guard_reads_outside(parsed, fnode, row, taken):
+    """For the container ``row`` left to the lowering (which binds a loop's
+    object variable to the item as it unrolls the loop, in the compiler, not in
+    the generated code): where that variable is read outside the loop's block
+    (``if c: for layer in layers: ...`` then ``return layer.forward(x)``),
+    the loop's block binds a flag after it (``layer_bound = True``, spelled
+    ``layer``) and each statement reading the variable there asserts the flag
+    first (``assert layer_bound``): where the block did not run, the flag is
+    unbound, and the generated code raises Python's ``UnboundLocalError`` at
+    that statement, as Python does at the read of ``layer``.  A read the
+    statement may not evaluate (a conditional expression's branch, the right
+    of ``and``/``or``, a comprehension, a lambda, a ``while`` test) is
+    refused, naming its line."""
+    for block in list(statement_lists(fnode)):
+        for loop in [s for s in block if isinstance(s, gast.For)]:
+            found = _loop_over(loop, row, parsed)
+            if not found or found[2] is None:
+                continue
+            var = found[2]
+            if _bindings(fnode, var, _comprehensions_own(fnode, var)) != 1:
+                _refuse_rebound_read_outside(parsed, fnode, loop, var)
+                continue
+            if not _read_elsewhere(fnode, loop, var) or _read_after(fnode, loop, var) is not None:
+                continue  # (read only in its body, or after it in its block: bound there)
+            at = [id(s) for s in block].index(id(loop))
+            following = block[at + 1] if at + 1 < len(block) else None
+            if isinstance(following, gast.Assign) and \
+                    isinstance(following.targets[0], gast.Name) and \
+                    parsed.spellings.get(following.targets[0].id) == var:
+                continue  # (guarded by the pass's first run)
+            flag = fresh_name(f"{var}_bound", set(taken) | names_taken(fnode))
+            taken.add(flag)
+            parsed.spellings[flag] = var
+            block.insert(at + 1, located(gast.Assign(
+                targets=[store_node(flag)], value=gast.Constant(value=True, kind=None),
+                type_comment=None), loop))
+            _assert_before_reads(parsed, fnode, var, flag)
+
+
+def _refuse_rebound_read_outside(parsed, fnode, loop, var):
+    """Refuse ``var``, the object variable of ``loop`` and bound elsewhere too
+    (``if c: for layer in layers: ...`` ``else: for layer in layers[::-1]:
+    ...``), read outside the bodies of the loops binding it, unless every
+    binding is a ``for`` of one block and every such read follows the last of
+    them in that block (where Python reads what the last loop bound, as the
+    lowering does): the lowering binds the variable as it unrolls each loop, in
+    the compiler, so a read after loops on different paths would read the
+    item of the last loop it unrolled whichever path ran."""
+    if not _read_elsewhere(fnode, loop, var):
+        return
+    own = _comprehensions_own(fnode, var)
+    loops = [n for n in gast.walk(fnode) if isinstance(n, gast.For) and any(
+        isinstance(t, gast.Name) and t.id == var for t in gast.walk(n.target))]
+    blocks = [b for b in statement_lists(fnode) if any(s is loops[0] for s in b)]
+    if _bindings(fnode, var, own) == len(loops) and blocks and \
+            all(any(s is n for s in blocks[0]) for n in loops):
+        block = blocks[0]
+        last = max([id(s) for s in block].index(id(n)) for n in loops)
+        after = {id(n) for st in block[last + 1:] for n in gast.walk(st)}
+        inside = {id(n) for lp in loops for st in lp.body for n in gast.walk(st)}
+        if all(id(n) in after or id(n) in inside or id(n) in own for n in gast.walk(fnode)
+               if isinstance(n, gast.Name) and n.id == var and isinstance(n.ctx, gast.Load)):
+            return
+    raise parsed.error(
+        UnsupportedSyntaxError, f"'{var}', the variable of loops over a list of objects "
+        "that may run on different paths, read outside them", loop,
+        construct=f"{var} read after its loops",
+        hint=f"read what you need of '{var}' in the block that runs its loop "
+             f"(y = {var}.forward(x) there), or index the list after the loops")
+
+
+def _assert_before_reads(parsed, fnode, var, flag):
+    """``assert flag`` before each statement of ``fnode`` that reads ``var``
+    outside the bodies of the loops binding it (see :func:`_guard_reads_outside`); a
+    comprehension's own variable of that name is none of its reads."""
+    inside = set(_comprehensions_own(fnode, var))
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.For) and any(
+                isinstance(n, gast.Name) and n.id == var for n in gast.walk(node.target)):
+            inside |= {id(n) for st in node.body for n in gast.walk(st)}
+    for block in list(statement_lists(fnode)):
+        k = 0
+        while k < len(block):
+            stmt = block[k]
+            own = _own_expressions(stmt)
+            reads = [n for e in own for n in _evaluated(e) if isinstance(n, gast.Name) and
+                     n.id == var and isinstance(n.ctx, gast.Load) and id(n) not in inside]
+            lazy = [n for e in own for n in gast.walk(e) if isinstance(n, gast.Name) and
+                    n.id == var and isinstance(n.ctx, gast.Load) and id(n) not in inside]
+            if len(lazy) != len(reads) or (reads and isinstance(stmt, gast.While)):
+                raise parsed.error(
+                    UnsupportedSyntaxError, f"'{var}', the variable of a loop over a list "
+                    "of objects, read where the loop may not have run, in a part of the "
+                    "statement that may not run", stmt, construct=f"{var} read after its loop",
+                    hint=f"bind the object to a name before the loop, or read '{var}' in a "
+                         "statement of its own")
+            if reads:
+                block.insert(k, located(gast.Assert(test=name_node(flag), msg=None), stmt))
+                k += 1
+            k += 1
+
+
+def _own_expressions(stmt):
+    """The expressions of ``stmt`` itself (not of the statements in its bodies)."""
+    blocks = set(id(b) for b in statement_blocks(stmt))
+    out = []
+    for field, value in gast.iter_fields(stmt):
+        if isinstance(value, list) and id(value) in blocks or field == "handlers":
+            continue
+        for v in (value if isinstance(value, list) else [value]):
+            if isinstance(v, gast.AST):
+                out.append(v)
+    return out
+
+
+def _evaluated(node):
+    """The nodes of ``node`` surely evaluated whenever it is (not a conditional
+    expression's branches, the operands of ``and``/``or`` after the first, a
+    comprehension's or lambda's body)."""
+    yield node
+    if isinstance(node, gast.IfExp):
+        yield from _evaluated(node.test)
+        return
+    if isinstance(node, gast.BoolOp):
+        yield from _evaluated(node.values[0])
+        return
+    if isinstance(node, COMPREHENSIONS + SCOPES):
+        return
+    for child in gast.iter_child_nodes(node):
+        yield from _evaluated(child)
 
 
 def _in_order(node):
