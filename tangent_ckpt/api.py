@@ -113,17 +113,21 @@ def _normalize_wrt(wrt):
 
 
 def _compiled(fn, wrt, options, return_value, source=None, containers=None, shapes=None,
-              library=None, has_aux=False, complex_params=(), numbers=(), constants=()):
+              library=None, has_aux=False, complex_params=(), numbers=(), constants=(),
+              outside=()):
     """The gradient of ``fn``, compiled once per key; ``library``: the array
     library of the arguments when it is not NumPy ("cupy", "dask"): the same code
     runs with NumPy's functions dispatched there (runtime/backends.py);
     ``complex_params``: the parameters given complex values (``_complex_parameters``);
     ``numbers``: those given numbers (``GradientFunction._number_arguments``);
-    ``constants``: the strings read as constants (``_constant_arguments``)."""
+    ``constants``: the strings read as constants (``_constant_arguments``);
+    ``outside``: the positions of ``containers`` that are objects (or lists of
+    them) passed outside ``wrt`` (``container_args.outside_objects``)."""
     containers = containers or {}
     key = (wrt, options.key(), return_value, source, tuple(sorted(containers.items())), shapes,
            library, has_aux, complex_params) + ((numbers,) if numbers else ()) + \
-        ((("constants",) + constants,) if constants else ())
+        ((("constants",) + constants,) if constants else ()) + \
+        ((("outside",) + outside,) if outside else ())
     with _LOCK:
         try:
             per_fn = _CACHE.setdefault(fn, {})
@@ -143,7 +147,8 @@ def _compiled(fn, wrt, options, return_value, source=None, containers=None, shap
                                             has_aux=has_aux,
                                             inexact=shapes.inexact if shapes else (),
                                             complex_params=complex_params,
-                                            numbers=numbers, constants=constants)
+                                            numbers=numbers, constants=constants,
+                                            outside=outside)
             finally:
                 if source is not None:
                     forget_source(fn)
@@ -405,10 +410,14 @@ class GradientFunction(Generic[Result]):
                 self._last_library == self._compiled_library and \
                 not _stale(self._compiled, self.options):
             return self._compiled, None
+        outside = tuple(sorted(  # objects passed outside wrt, compiled for their structure
+            k for k, structure in (containers or {}).items()
+            if k not in self._inner_wrt and k >= len(self._target.args) and
+            container_args.holds_object(structure)))
         try:
             compiled = _compiled(self._target.function, self._inner_wrt, self.options, value,
                                  self.given_source, containers, shapes, self._last_library,
-                                 self.has_aux, complex_params, numbers, constants)
+                                 self.has_aux, complex_params, numbers, constants, outside)
         except TangentCkptError as exc:
             name = getattr(self._target.function, "__name__", "<module>")
             return None, at_user_line(exc, name)
@@ -656,14 +665,18 @@ class GradientFunction(Generic[Result]):
     def _nested_arguments(self, args, kwargs):
         """{position: structure} of this call's arguments outside ``wrt`` that are
         lists or tuples of arrays and numbers, or of lists, tuples or dicts of them
-        (container_args.nested_sequences): compiled for their structure only
-        when the gradient is refused with them as run-time values."""
-        if not any(isinstance(a, (list, tuple)) for a in [*args, *kwargs.values()]):
+        (container_args.nested_sequences), or objects of the user's classes and
+        lists or tuples of them (container_args.outside_objects): compiled for
+        their structure only when the gradient is refused with them as run-time
+        values."""
+        if not any(isinstance(a, (list, tuple)) or container_args.is_user_object(a)
+                   for a in [*args, *kwargs.values()]):
             return {}
         values = self._argument_values(args, kwargs)
         if values is None:
             return {}
-        return container_args.nested_sequences(values, self._inner_wrt)
+        return {**container_args.nested_sequences(values, self._inner_wrt),
+                **container_args.outside_objects(values, self._inner_wrt)}
 
     def _argument_values(self, args, kwargs):
         """This call's argument values in the order of ``fn``'s parameters (the

@@ -30,6 +30,8 @@ from tangent_ckpt.errors import WrtError
 from tangent_ckpt.runtime.backends import is_array, is_foreign_array
 
 _CONSTANT_TYPES = (bool, int, str, type(None))
+#: an object's attribute naming a function (``self.act = np.tanh``): a constant
+_FUNCTION_TYPES = (np.ufunc, types.FunctionType, types.BuiltinFunctionType)
 
 
 def is_container(value: Any) -> bool:
@@ -87,7 +89,7 @@ def attributes_of(obj: Any) -> Dict[str, Any]:
 def _attribute_structure(obj, name, value):
     if is_structured(value) or _is_float_leaf(value):
         return structure_of(value)
-    if isinstance(value, _CONSTANT_TYPES):
+    if isinstance(value, _CONSTANT_TYPES) or isinstance(value, _FUNCTION_TYPES):
         return ("const", value)
     raise WrtError(f"wrt names an object of class {type(obj).__name__} whose attribute "
                    f".{name} is a {type(value).__name__}"
@@ -222,7 +224,7 @@ def nested_sequences(values, positions) -> Dict[int, Any]:
         except WrtError:  # an object whose attributes cannot be followed (``.act =
             continue      # np.tanh``): it holds an object, so it is not offered anyway
         leaves = leaves_of(value)
-        if 0 < len(leaves) <= _MOST_LEAVES and not _holds_object(structure) and \
+        if 0 < len(leaves) <= _MOST_LEAVES and not holds_object(structure) and \
                 all(_is_float_leaf(leaf) or isinstance(leaf, np.ndarray) or
                     isinstance(leaf, (int, np.integer)) and not isinstance(leaf, bool)
                     for leaf in leaves):
@@ -230,13 +232,32 @@ def nested_sequences(values, positions) -> Dict[int, Any]:
     return found
 
 
-def _holds_object(structure) -> bool:
+def outside_objects(values, positions) -> Dict[int, Any]:
+    """{position: structure} of the objects of the user's classes passed and not
+    in ``wrt`` (a ``model`` whose ``model.loss(x, y)`` is called), and of the
+    lists and tuples of them (``layers``): compiled for their structure only
+    when the gradient is refused with them as run-time values (a method called on
+    one), their attributes then passed as parameters (not differentiated)."""
+    found = {}
+    for k, value in enumerate(values):
+        if k in positions or not (is_user_object(value) or isinstance(value, (list, tuple))):
+            continue
+        try:
+            structure = structure_of(value)
+        except WrtError:
+            continue
+        if holds_object(structure) and 0 < len(leaves_of(value)) <= _MOST_LEAVES:
+            found[k] = structure
+    return found
+
+
+def holds_object(structure) -> bool:
     """Does a container of ``structure`` hold an object (at any depth)?"""
     if structure == "leaf" or structure[0] == "const":
         return False
     if structure[0] == "object":
         return True
-    return any(_holds_object(s) for s in structure[-1])
+    return any(holds_object(s) for s in structure[-1])
 
 
 def flat_values(values, containers) -> List[Any]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from gradcheck import check_grad, check_structured_leaves
+from gradcheck import check_grad, check_structured_leaves, numeric_grad
 from tangent_ckpt.container_args import leaves_of
 from tangent_ckpt.errors import TangentCkptError, WrtError
 
@@ -289,3 +289,125 @@ def test_a_bound_self_used_as_a_value_is_read_when_the_code_runs(capsys):
     model = Printed(RNG.standard_normal((3, 3)), 0.5)
     check_grad(model.loss, (X,))
     assert "model <" in capsys.readouterr().out
+
+
+# --- objects passed outside wrt, their methods called ---------------------------------
+class Dense:
+    """A layer as numpy MLPs write it: its activation a NumPy function it holds."""
+
+    def __init__(self, W, b, act=np.tanh):
+        self.W = W
+        self.b = b
+        self.act = act
+
+    def forward(self, x):
+        return self.act(self.W @ x + self.b)
+
+
+class Network:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+    def loss(self, x, y):
+        return np.mean((self.forward(x) - y) ** 2)
+
+
+class Cell:
+    def __init__(self, Wx, Wh):
+        self.Wx = Wx
+        self.Wh = Wh
+
+    def step(self, h, x):
+        return np.tanh(self.Wx @ x + self.Wh @ h)
+
+
+class Caching(Dense):
+    def forward(self, x):
+        self.output = self.act(self.W @ x + self.b)  # stored on the caller's object
+        return self.output
+
+
+def predict(x, layers):
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(x ** 2)
+
+
+def network_loss(x, y, net):
+    return net.loss(x, y)
+
+
+def one_layer(x, layer):
+    return np.sum(layer.forward(x) * x)
+
+
+def rnn_loss(xs, h, cell):
+    for t in range(xs.shape[0]):
+        h = cell.step(h, xs[t])
+    return np.sum(h ** 2)
+
+
+def _layers():
+    return [Dense(RNG.standard_normal((4, 3)) * 0.5, RNG.standard_normal(4)),
+            Dense(RNG.standard_normal((3, 4)) * 0.5, RNG.standard_normal(3), act=np.sin)]
+
+
+OUTSIDE = {
+    "predict": (predict, lambda: (X, _layers()), (0,)),
+    "network_loss": (network_loss, lambda: (X, RNG.standard_normal(3), Network(_layers())),
+                     (0, 1)),
+    "one_layer": (one_layer, lambda: (X, Dense(RNG.standard_normal((3, 3)), X * 0.5,
+                                               act=np.sin)), (0,)),
+    "rnn": (rnn_loss, lambda: (RNG.standard_normal((6, 3)), np.zeros(3),
+                               Cell(RNG.standard_normal((3, 3)) * 0.4,
+                                    RNG.standard_normal((3, 3)) * 0.4)), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTSIDE))
+def test_a_method_of_an_object_passed_outside_wrt_is_inlined_for_its_structure(name):
+    """``predict(x, layers)``, ``net.loss(x, y)``, ``cell.step(h, x)`` with the
+    objects passed outside ``wrt`` (their activation ``np.tanh`` held as an
+    attribute): refused as run-time values, the gradient is compiled for their
+    structure (their attributes passed as parameters, the function a constant);
+    value, taped and checkpointed gradients exact, the objects unchanged."""
+    f, make, wrt = OUTSIDE[name]
+    args = make()
+    before = copy.deepcopy(args)
+    value, _ = tc.value_and_grad(f, wrt=wrt)(*args)
+    assert value == pytest.approx(f(*copy.deepcopy(before)), rel=1e-12)
+    taped = tc.grad(f, wrt=wrt)(*args)
+    checkpointed = tc.grad(f, wrt=wrt, checkpoint=True, snapshots=2)(*args)
+    for expected, a, b in zip(numeric_grad(f, args, wrt), taped, checkpointed):
+        np.testing.assert_allclose(a, expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+    for old, new in zip(leaves_of(before), leaves_of(args)):
+        np.testing.assert_array_equal(old, new)
+
+
+def stored_on_a_passed_layer(x, layer):
+    y = layer.forward(x)
+    return np.sum(y * layer.output)
+
+
+def a_layer_listed_twice(x, layers):
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(x * layers[0].output)
+
+
+@pytest.mark.parametrize("f, given", [
+    (stored_on_a_passed_layer, lambda: Caching(np.eye(3), np.ones(3))),
+    (a_layer_listed_twice, lambda: [Caching(np.eye(3), np.ones(3))] * 2),
+], ids=["stored", "listed-twice"])
+def test_a_store_on_an_object_passed_outside_wrt_stays_refused(f, given):
+    """(Its attributes are parameters: the same object read under another name
+    -- listed twice, passed twice, held at module level -- would be read with
+    the value it had when called.)"""
+    with pytest.raises(TangentCkptError, match=r"test_object_wrt.py:\d+: "):
+        tc.grad(f, wrt=(0,))(X, given())

@@ -33,7 +33,8 @@ from tangent_ckpt.compiler.desugar.views import recording_shared_writes
 
 
 def compile_gradient(fn, wrt, options, return_value=False, containers=None, shapes=None,
-                     has_aux=False, inexact=(), complex_params=(), numbers=(), constants=()):
+                     has_aux=False, inexact=(), complex_params=(), numbers=(), constants=(),
+                     outside=()):
     """Compile the gradient of ``fn`` w.r.t. the parameters at positions ``wrt``;
     returns an :class:`~tangent_ckpt.compiler.emit.rendering.CompiledGradient` whose
     ``dependencies`` are the free names it was compiled against.  Deeply nested
@@ -53,11 +54,14 @@ def compile_gradient(fn, wrt, options, return_value=False, containers=None, shap
     given numbers or lists or tuples of numbers (keyed too), which the aliasing
     fence takes to hold no memory (``fence/number_arguments.py``).  ``constants``:
     ((position, str), ...) of the string arguments the gradient is compiled for
-    (keyed too), read as constants (``desugar/constant_arguments.py``)."""
+    (keyed too), read as constants (``desugar/constant_arguments.py``).  ``outside``:
+    the positions of ``containers`` that are objects, or lists of them, passed
+    outside ``wrt`` (keyed too): their attributes are parameters, so the code
+    may store no attribute on an object it did not make (``parsed.outside_given``)."""
     with _collector_paused():
         return on_deep_stack(lambda: _stages(fn, wrt, options, return_value, containers,
                                              shapes, has_aux, inexact, complex_params,
-                                             numbers, constants), fn)
+                                             numbers, constants, outside), fn)
 
 
 @contextlib.contextmanager
@@ -76,7 +80,7 @@ def _collector_paused():
 
 
 def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=False,
-              inexact=(), complex_params=(), numbers=(), constants=()):
+              inexact=(), complex_params=(), numbers=(), constants=(), outside=()):
     """The stages both modes share: parse, desugar, the fence (aliases, once, on the
     function and every helper it may inline, each desugared first), lower, analyze.
     ``containers``: the structure of container arguments (``wrt`` positions are
@@ -85,9 +89,11 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     ``fn`` returns ``(output, aux)``; ``inexact``: the parameters the call gives float
     or complex values; ``complex_params``: where it gives complex ones (paths);
     ``numbers``: where it gives numbers, ((position, kind), ...); ``constants``:
-    where it gives strings read as constants, ((position, value), ...)."""
+    where it gives strings read as constants, ((position, value), ...); ``outside``:
+    where it gives objects outside ``wrt`` compiled for their structure."""
     parsed = parse_function(fn)                                     # parse
     parameters = _parameters(parsed)
+    parsed.outside_given = frozenset(parameters[k] for k in outside if k < len(parameters))
     followed = desugar(parsed, given=given_objects(parsed, containers),  # desugar (+ views)
                        structures=given_containers(parsed, containers),
                        constants={parameters[k]: value for k, value in constants
@@ -148,11 +154,12 @@ def desugared(fn, containers=None):
 
 
 def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_aux=False,
-            inexact=(), complex_params=(), numbers=(), constants=()):
+            inexact=(), complex_params=(), numbers=(), constants=(), outside=()):
     with recording() as dependencies, recording_shared_writes() as shared_writes:
         function, bindings, namer, wrt_names, active = _analyzed(
             fn, wrt, containers, shapes, has_aux=has_aux, inexact=inexact,
-            complex_params=complex_params, numbers=numbers, constants=constants)
+            complex_params=complex_params, numbers=numbers, constants=constants,
+            outside=outside)
         plan = auto_plan(options, namer)
         loop_plans = plan_loops(function, options, plan)            # which loops, how
         sweeps = reverse_function(function, active, namer, bindings,  # transform

@@ -59,6 +59,12 @@ class ParsedFunction:
         # a parameter desugar wrote as one parameter per leaf attribute of the object
         # it is given (desugar/scalar_objects.py) -> those parameters, in order
         self.flattened_parameters = {}
+        # the parameters given objects (or lists of them) outside ``wrt``, compiled
+        # for their structure (``container_args.outside_objects``): their attributes
+        # are parameters read when called, so the code may store no attribute on an
+        # object it did not make (desugar/scalar_objects.py, outside_attributes.py,
+        # lower/outside_objects.py refuse it)
+        self.outside_given = frozenset()
         # desugar/outside_attributes.py: each ``CELL.h`` it binds at the top
         # (``CELL_h = CELL.h``), read when the gradient runs, not when compiling; and
         # the objects whose stored attributes it wrote as names: id(obj) -> (obj,

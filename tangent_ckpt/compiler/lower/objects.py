@@ -12,7 +12,9 @@ object as ``self``.  What such an object does beyond that -- ``super()``, a
 function stored on an attribute (``self.act = np.tanh``), a class default stored
 over in a loop that read it first or in a branch or loop the object was not made
 in -- is refused (:meth:`ObjectLowering.kept_object_refusal`): desugar writes
-every program of the tests that did so as names.  Assigning an
+every program of the tests that did so as names (an object given by the call
+holds its functions as constants of the compiled gradient, ``self.act =
+np.tanh`` called as ``np.tanh``).  Assigning an
 attribute of an object made outside the function, or named in ``wrt``, is
 refused: the primal would change the caller's object.
 """
@@ -36,6 +38,9 @@ from tangent_ckpt.compiler.lower.scopes import (
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED, class_attribute
 from tangent_ckpt.compiler.frontend.reached_functions import _installed, user_function
 from tangent_ckpt.errors import TransformError, UnsupportedSyntaxError
+
+#: what a given object's attribute may hold as a constant (``container_args``)
+_FUNCTION_TYPES = (np.ufunc, types.FunctionType, types.BuiltinFunctionType)
 
 
 class ObjectLowering:
@@ -269,6 +274,9 @@ class ObjectLowering:
         property (read by :meth:`object_attribute`)."""
         if attr in owner.attributes:
             value = owner.attributes[attr]
+            if owner.given and isinstance(value, ir.Const) and \
+                    isinstance(value.value, _FUNCTION_TYPES):
+                return value.value  # self.act = np.tanh on a given object: compiled for it
             return value if isinstance(value, CompileTimeValue) else _UNRESOLVED
         raw = class_attribute(owner.cls, attr, _UNRESOLVED)
         if isinstance(raw, property) and raw.fget is not None:

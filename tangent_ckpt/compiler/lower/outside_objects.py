@@ -54,6 +54,7 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
+from tangent_ckpt.compiler.desugar.scalar_objects import outside_store_refusal
 from tangent_ckpt.compiler.fence.object_facts import plain_attribute_store
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
@@ -216,6 +217,10 @@ class OutsideAttributes:
         """``target = value`` (``owner.attr``, ``value`` lowered) on an object made
         outside the code."""
         attr = target.attr
+        if self.lo.parsed.outside_given:
+            what, hint = outside_store_refusal(self.lo.parsed, to_source(target))
+            raise self.lo.error(UnsupportedSyntaxError, what, stmt, hint=hint,
+                                construct=to_source(target))
         if attr in self.run_time_reads:  # CELLS[0].h read before CELL.h = ...
             label = owner.label if isinstance(owner, ObjectValue) else self.label(owner)
             raise self._other_path_refusal(self.run_time_reads[attr], f"{label}.{attr}")
