@@ -563,6 +563,9 @@ class GradientFunction(Generic[Result]):
         names = self._target.parameters()
         user_values = [arguments[p] for p in names]
         values = container_args.flat_values(user_values, containers)
+        if compiled.stores_on_given and containers:
+            container_args.refuse_shared_objects(user_values, containers, names,
+                                                 compiled.dependencies)
         for user_k, k in zip(self._positions, self._inner_wrt):
             name = names[k]
             if k in containers:

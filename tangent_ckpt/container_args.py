@@ -251,6 +251,47 @@ def outside_objects(values, positions) -> Dict[int, Any]:
     return found
 
 
+def refuse_shared_objects(values, containers, names, dependencies=None):
+    """Refuse one object of the user's given twice among the arguments the
+    gradient was compiled for the structure of (``containers``: position ->
+    structure; ``values``: the arguments, ``names`` their parameters' names), or
+    given and also reached by the compiled code another way (``dependencies``,
+    ``parse.Dependencies``: a module-level ``CELL``, or a list holding it):
+    called where the code stores an attribute on an object it is given, which
+    the gradient follows as a variable per place it is given -- Python's one
+    object would see the store under both names (``cells = [c, c]``, ``f(a,
+    a)``, ``f(x, CELL)``)."""
+    seen = {}
+    if dependencies is not None:
+        for obj in dependencies.values():
+            for label, held in _objects_in("a module-level value", obj):
+                seen.setdefault(id(held), (f"{label} the code reads", held))
+    for k in sorted(containers):
+        for label, obj in _objects_in(names[k], values[k]):
+            if id(obj) in seen and seen[id(obj)][1] is obj:
+                raise WrtError(f"{seen[id(obj)][0]} and {label} are one object, and the "
+                               "function stores an attribute on an object it is given: the "
+                               "gradient holds the attributes of each argument apart, so a "
+                               "store under one name would not be seen under the other; "
+                               "pass distinct objects (copy.copy), or keep the value in a "
+                               "variable")
+            seen[id(obj)] = (label, obj)
+
+
+def _objects_in(label, value):
+    """(label, object) of each object of the user's in ``value``, depth first."""
+    if is_user_object(value):
+        yield label, value
+        for k, v in attributes_of(value).items():
+            yield from _objects_in(f"{label}.{k}", v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _objects_in(f"{label}[{k!r}]", v)
+    elif isinstance(value, (list, tuple)):
+        for k, v in enumerate(value):
+            yield from _objects_in(f"{label}[{k}]", v)
+
+
 def holds_object(structure) -> bool:
     """Does a container of ``structure`` hold an object (at any depth)?"""
     if structure == "leaf" or structure[0] == "const":

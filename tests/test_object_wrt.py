@@ -395,19 +395,86 @@ def stored_on_a_passed_layer(x, layer):
     return np.sum(y * layer.output)
 
 
-def a_layer_listed_twice(x, layers):
+def caching_layers(x, layers):
     for layer in layers:
         x = layer.forward(x)
     return np.sum(x * layers[0].output)
 
 
+def reads_the_module_level_layer(x, layer):
+    layer.forward(x)
+    return np.sum(SHARED_LAYER.output * x)
+
+
+SHARED_LAYER = Caching(np.eye(3) * 0.5, np.ones(3))
+
+
 @pytest.mark.parametrize("f, given", [
-    (stored_on_a_passed_layer, lambda: Caching(np.eye(3), np.ones(3))),
-    (a_layer_listed_twice, lambda: [Caching(np.eye(3), np.ones(3))] * 2),
-], ids=["stored", "listed-twice"])
-def test_a_store_on_an_object_passed_outside_wrt_stays_refused(f, given):
-    """(Its attributes are parameters: the same object read under another name
-    -- listed twice, passed twice, held at module level -- would be read with
-    the value it had when called.)"""
-    with pytest.raises(TangentCkptError, match=r"test_object_wrt.py:\d+: "):
+    (stored_on_a_passed_layer, lambda: Caching(np.eye(3) * 0.5, np.ones(3))),
+    (caching_layers, lambda: [Caching(np.eye(3) * 0.5, np.ones(3)),
+                              Caching(np.eye(3) * 0.3, np.ones(3), act=np.sin)]),
+], ids=["stored", "caching-list"])
+def test_a_layer_passed_outside_wrt_caching_its_output_is_exact(f, given):
+    """``self.output = ...`` in ``forward`` (as numpy MLPs write it): followed as
+    a variable; the caller's object is not changed (as for an object in wrt)."""
+    layers = given()
+    before = copy.deepcopy(layers)
+    value, (g,) = tc.value_and_grad(f, wrt=(0,))(X, layers)
+    assert value == pytest.approx(f(X, copy.deepcopy(before)), rel=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(f, (X, before), (0,))[0], rtol=1e-6, atol=1e-8)
+    for old, new in zip(leaves_of(before), leaves_of(layers)):
+        np.testing.assert_array_equal(old, new)
+
+
+@pytest.mark.parametrize("f, given", [
+    (caching_layers, lambda: [SHARED_LAYER, SHARED_LAYER]),
+    (reads_the_module_level_layer, lambda: SHARED_LAYER),
+], ids=["listed-twice", "module-level"])
+def test_a_layer_passed_outside_wrt_that_is_one_the_code_reaches_otherwise_is_refused(
+        f, given):
+    """(Its attributes are parameters, its stores variables: the same object
+    read under another name would be read as it was when called.)"""
+    with pytest.raises(WrtError, match="are one object"):
         tc.grad(f, wrt=(0,))(X, given())
+
+
+class Stepper:
+    def __init__(self, W):
+        self.W = W
+        self.h = np.zeros(3)
+
+    def step(self, x):
+        self.h = np.tanh(self.W @ self.h + x)
+        return self.h
+
+
+def steps_each(cells, x):
+    for c in cells:
+        x = c.step(x)
+    return np.sum(x)
+
+
+def steps_one_reads_the_other(a, b, x):
+    a.step(x)
+    return np.sum(b.h * x)
+
+
+@pytest.mark.parametrize("f, given", [
+    (steps_each, lambda c: ([c, c],)),
+    (steps_one_reads_the_other, lambda c: (c, c)),
+], ids=["listed-twice", "passed-twice"])
+def test_one_object_given_twice_to_code_storing_on_it_is_refused(f, given):
+    """The gradient follows ``self.h = ...`` as a variable of each argument's
+    attributes: one object given twice would be two (a wrong value before:
+    the second ``step`` started from the object's old ``h``)."""
+    W = RNG.standard_normal((3, 3)) * 0.4
+    args = given(Stepper(W)) + (X,)
+    with pytest.raises(WrtError, match=r"one object, and the function stores an attribute"):
+        tc.grad(f, wrt=tuple(range(len(args) - 1)))(*args)
+    distinct = given(Stepper(W))  # two objects: exact
+    distinct = tuple([copy.copy(o) for o in d] if isinstance(d, list) else d
+                     for d in distinct)
+    if f is steps_one_reads_the_other:
+        distinct = (Stepper(W), Stepper(W))
+    value, _ = tc.value_and_grad(f, wrt=tuple(range(len(distinct))))(*distinct, X)
+    assert value == pytest.approx(f(*copy.deepcopy(distinct), X), rel=1e-12)

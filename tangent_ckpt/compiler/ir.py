@@ -212,6 +212,9 @@ class Function:
     # that may hold a differentiated value when it runs); a statement not in it (or
     # another object at that id): every active name may
     varied_on_entry: Dict[int, tuple] = field(default_factory=dict)
+    # lower (parse.ParsedFunction.stores_on_given): the code stores an attribute on an
+    # object the call gives, followed as a variable of the gradient
+    stores_on_given: bool = False
 
 
 def output_names(function):

@@ -110,6 +110,7 @@ def _analyzed(fn, wrt, containers=None, shapes=None, one_output=True, has_aux=Fa
     wrt_names = wrt_parameters(function, wrt)                       # analyze
     active = activity(function, wrt_names)
     function.varied_on_entry = varied_on_entry(function, wrt_names)
+    function.stores_on_given = parsed.stores_on_given
     function.scalar_output = output_is_scalar(function, shapes)
     function.inexact_params = frozenset(inexact) & set(function.params)
     function.complex_params = _complex_parameters(function, complex_params, wrt_names)
@@ -175,6 +176,7 @@ def _stages(fn, wrt, options, return_value, containers=None, shapes=None, has_au
     compiled.dependencies = dependencies
     compiled.shared_writes = tuple(shared_writes)
     compiled.loops = loops.summaries(function)
+    compiled.stores_on_given = function.stores_on_given
     return compiled
 
 

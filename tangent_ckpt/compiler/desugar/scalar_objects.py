@@ -34,7 +34,6 @@ from tangent_ckpt.compiler.desugar.view_shape import (
 )
 from tangent_ckpt.compiler.frontend.parse import class_attribute
 from tangent_ckpt.compiler.frontend.reached_functions import user_class
-from tangent_ckpt.errors import UnsupportedSyntaxError
 
 _PLAIN_DEFAULTS = (int, float, complex, bool, str, bytes, type(None))
 
@@ -315,15 +314,15 @@ def _given_attributes(structure, uses):
 
 
 def outside_store_refusal(parsed, target):
-    """(message, hint) refusing a store on ``target`` (``cell.h``), an attribute
-    of an object the function did not make, where objects passed outside
-    ``wrt`` are compiled for their attributes (``parsed.outside_given``): such
-    an object may be the one stored on (passed twice, held at module level), and
-    its attribute, a parameter, would be read as it was when called."""
+    """(message, hint) refusing a store on ``target`` (``CELL.h``), an attribute
+    of an object made outside the function and not given by the call, where
+    objects passed outside ``wrt`` are compiled for their attributes
+    (``parsed.outside_given``): one of them may be that object, and its
+    attribute, a parameter, would be read as it was when called."""
     given = ", ".join(sorted(parsed.outside_given))
-    return (f"an attribute stored on an object the function did not make ({target}), "
-            f"where '{given}', passed outside wrt, is compiled for its attributes (the "
-            "same object may be read there with the value it had when called)",
+    return (f"an attribute stored on an object made outside the function ({target}), "
+            f"where '{given}', passed outside wrt, is compiled for its attributes (it "
+            "may be that object, read there with the value it had when called)",
             "keep the new value in a variable (return it), or pass the object in wrt")
 
 
@@ -335,11 +334,7 @@ def _replace_given(parsed, fnode, name, structure, uses, taken):
     or the class default, bound first."""
     cls, own = structure[1], dict(zip(structure[2], structure[3]))
     stored = {n.attr for n in uses if not isinstance(n.ctx, gast.Load)}
-    if stored and parsed.outside_given:
-        store = next(n for n in uses if not isinstance(n.ctx, gast.Load))
-        what, hint = outside_store_refusal(parsed, f"{name}.{store.attr}")
-        raise parsed.error(UnsupportedSyntaxError, what, store,
-                           construct=f"{name}.{store.attr}", hint=hint)
+    parsed.stores_on_given = parsed.stores_on_given or bool(stored)
     names = {attr: _attribute_name(parsed, taken, name, attr) for attr, kind in own.items()
              if kind == "leaf" or attr in stored}
     leaves = [names[attr] for attr, kind in own.items() if kind == "leaf"]

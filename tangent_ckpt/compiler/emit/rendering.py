@@ -46,6 +46,9 @@ class CompiledGradient:
     filename: str = ""
     user_file: str = ""
     line_table: dict = field(default_factory=dict)
+    # the code stores an attribute on an object the call gives (ir.Function): the
+    # caller refuses one object given twice (container_args.refuse_shared_objects)
+    stores_on_given: bool = False
 
 
 @dataclass(frozen=True)

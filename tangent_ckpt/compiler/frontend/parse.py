@@ -65,6 +65,10 @@ class ParsedFunction:
         # object it did not make (desugar/scalar_objects.py, outside_attributes.py,
         # lower/outside_objects.py refuse it)
         self.outside_given = frozenset()
+        # whether the code stores an attribute on an object the call gives, which
+        # desugar or the lowering follows as a variable (desugar/scalar_objects.py,
+        # lower/outside_objects.py): one object given twice would then be two
+        self.stores_on_given = False
         # desugar/outside_attributes.py: each ``CELL.h`` it binds at the top
         # (``CELL_h = CELL.h``), read when the gradient runs, not when compiling; and
         # the objects whose stored attributes it wrote as names: id(obj) -> (obj,
@@ -223,6 +227,15 @@ class Dependencies:
 
     def __len__(self):
         return len(self._entries)
+
+    def values(self):
+        """Every object a resolved name denoted, and each object an attribute
+        was read from (a module-level ``CELL`` of ``CELL.W``)."""
+        for where, _, obj in self._entries.values():
+            yield obj
+            if not isinstance(where, (dict, type, list, tuple)) and \
+                    not hasattr(where, "cell_contents"):
+                yield where
 
 
 _recording = threading.local()

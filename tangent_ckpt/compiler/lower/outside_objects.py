@@ -217,7 +217,7 @@ class OutsideAttributes:
         """``target = value`` (``owner.attr``, ``value`` lowered) on an object made
         outside the code."""
         attr = target.attr
-        if self.lo.parsed.outside_given:
+        if self.lo.parsed.outside_given and not isinstance(owner, ObjectValue):
             what, hint = outside_store_refusal(self.lo.parsed, to_source(target))
             raise self.lo.error(UnsupportedSyntaxError, what, stmt, hint=hint,
                                 construct=to_source(target))
@@ -232,6 +232,7 @@ class OutsideAttributes:
         self._refuse_hooks(owner, attr, target, stmt)
         self._lower_again_if_read_earlier_in_loop(owner, attr, target, stmt)
         if isinstance(owner, ObjectValue):  # in wrt: its attributes are variables already
+            self.lo.parsed.stores_on_given = True
             if not isinstance(owner.attributes.get(attr), ir.Name) and \
                     not isinstance(value, CompileTimeValue) and attr in owner.attributes:
                 name = self.lo.namer.fresh(f"{owner.label}_{attr}")
