@@ -47,7 +47,6 @@ import inspect
 import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import SCOPES, local_names
-from tangent_ckpt.compiler.desugar.scalar_objects import outside_store_refusal
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken, statement_lists
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
@@ -67,7 +66,7 @@ def write_outside_attributes(parsed):
     if objects and parsed.outside_given:
         base, (_, stored) = min(objects.items(), key=lambda item: item[0])
         attr, node = min(stored.items(), key=lambda item: item[0])
-        what, hint = outside_store_refusal(parsed, f"{base}.{attr}")
+        what, hint = parsed.outside_store_refusal(f"{base}.{attr}")
         raise parsed.error(UnsupportedSyntaxError, what, node, construct=f"{base}.{attr}",
                            hint=hint)
     if not objects or _functions_left(parsed, fnode):

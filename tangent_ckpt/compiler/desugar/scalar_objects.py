@@ -313,19 +313,6 @@ def _given_attributes(structure, uses):
     return True
 
 
-def outside_store_refusal(parsed, target):
-    """(message, hint) refusing a store on ``target`` (``CELL.h``), an attribute
-    of an object made outside the function and not given by the call, where
-    objects passed outside ``wrt`` are compiled for their attributes
-    (``parsed.outside_given``): one of them may be that object, and its
-    attribute, a parameter, would be read as it was when called."""
-    given = ", ".join(sorted(parsed.outside_given))
-    return (f"an attribute stored on an object made outside the function ({target}), "
-            f"where '{given}', passed outside wrt, is compiled for its attributes (it "
-            "may be that object, read there with the value it had when called)",
-            "keep the new value in a variable (return it), or pass the object in wrt")
-
-
 def _replace_given(parsed, fnode, name, structure, uses, taken):
     """The parameter ``name``, given an object of ``structure``, as one parameter
     per leaf attribute (in the object's order: the caller hands them so), its

@@ -167,6 +167,18 @@ class ParsedFunction:
     def error(self, cls, message, node=None, construct=None, hint=None):
         return self.located(cls, message, node, construct, hint)
 
+    def outside_store_refusal(self, target):
+        """(message, hint) refusing a store on ``target`` (``CELL.h``), an
+        attribute of an object made outside the function and not given by the
+        call, where objects passed outside ``wrt`` are compiled for their
+        attributes (:attr:`outside_given`): one of them may be that object, and
+        its attribute, a parameter, would be read as it was when called."""
+        given = ", ".join(sorted(self.outside_given))
+        return (f"an attribute stored on an object made outside the function ({target}), "
+                f"where '{given}', passed outside wrt, is compiled for its attributes (it "
+                "may be that object, read there with the value it had when called)",
+                "keep the new value in a variable (return it), or pass the object in wrt")
+
 
 def place_of(node):
     """Where ``node`` is written: (line, column, end line, end column)."""
@@ -233,8 +245,7 @@ class Dependencies:
         was read from (a module-level ``CELL`` of ``CELL.W``)."""
         for where, _, obj in self._entries.values():
             yield obj
-            if not isinstance(where, (dict, type, list, tuple)) and \
-                    not hasattr(where, "cell_contents"):
+            if not isinstance(where, (dict, type, list, tuple, types.CellType)):
                 yield where
 
 

@@ -54,7 +54,6 @@ import gast
 
 from tangent_ckpt.compiler import ir
 from tangent_ckpt.compiler import syntax as sx
-from tangent_ckpt.compiler.desugar.scalar_objects import outside_store_refusal
 from tangent_ckpt.compiler.fence.object_facts import plain_attribute_store
 from tangent_ckpt.compiler.frontend.parse import _UNRESOLVED
 from tangent_ckpt.compiler.frontend.reached_functions import user_function, user_object
@@ -218,7 +217,7 @@ class OutsideAttributes:
         outside the code."""
         attr = target.attr
         if self.lo.parsed.outside_given and not isinstance(owner, ObjectValue):
-            what, hint = outside_store_refusal(self.lo.parsed, to_source(target))
+            what, hint = self.lo.parsed.outside_store_refusal(to_source(target))
             raise self.lo.error(UnsupportedSyntaxError, what, stmt, hint=hint,
                                 construct=to_source(target))
         if attr in self.run_time_reads:  # CELLS[0].h read before CELL.h = ...
