@@ -812,6 +812,7 @@ def _guard_reads_outside(parsed, fnode, row, taken):
             flag = fresh_name(f"{var}_bound", set(taken) | names_taken(fnode))
             taken.add(flag)
             parsed.spellings[flag] = var
+            parsed.checked_loop_variables.add(var)
             block.insert(at + 1, located(gast.Assign(
                 targets=[store_node(flag)], value=gast.Constant(value=True, kind=None),
                 type_comment=None), loop))

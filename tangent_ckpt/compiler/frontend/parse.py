@@ -69,6 +69,10 @@ class ParsedFunction:
         # desugar or the lowering follows as a variable (desugar/scalar_objects.py,
         # lower/outside_objects.py): one object given twice would then be two
         self.stores_on_given = False
+        # desugar/object_lists.py: the variables of loops over lists of objects it
+        # left to the lowering whose reads outside the loop's block assert a flag
+        # the block binds after the loop (the lowering refuses any other such read)
+        self.checked_loop_variables = set()
         # desugar/outside_attributes.py: each ``CELL.h`` it binds at the top
         # (``CELL_h = CELL.h``), read when the gradient runs, not when compiling; and
         # the objects whose stored attributes it wrote as names: id(obj) -> (obj,

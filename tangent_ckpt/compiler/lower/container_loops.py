@@ -24,6 +24,12 @@ its header that the loop binds again is read, by then, from a name desugar bound
 before the loop (``b_item = b``), as is a container the loop iterates by a name
 its body binds again (``ws_iter = ws``), and a container the lowering bound holds
 its items' own variables, so each copy reads the element as Python made it.
+A loop variable bound to an object (the compiler's binding, not the generated
+code's) read after a loop unrolled in a branch or a loop of run-time length,
+outside the statement list holding the loop, is refused
+(:meth:`ContainerLoops.check_object_read`): where the block did not run, Python
+raises UnboundLocalError; ``desugar/object_lists.py`` asserts a flag before
+such reads of the lists it leaves here, where it can.
 """
 
 import ast
@@ -86,6 +92,10 @@ class ContainerLoops:
     def __init__(self, lowering):
         self.lo = lowering
         self.unrolling = []  # the loops being unrolled, innermost last
+        # (id(scope), name) -> (the loop, the statement list it is written into): a
+        # loop variable bound to an object by a loop in a branch or a loop of
+        # run-time length (:meth:`check_object_read`)
+        self.loop_objects = {}
 
     def refuse(self, what, node, hint):
         return self.lo.containers.refuse(what, node, hint)
@@ -171,7 +181,13 @@ class ContainerLoops:
                 scope.rename.pop(target.id, None)
                 scope.tuples.pop(target.id, None)
                 scope.functions[target.id] = item
+                if self.lo.out is not scope.top_block and \
+                        target.id not in scope.parsed.checked_loop_variables:
+                    self.loop_objects[(id(scope), target.id)] = (node, self.lo.out)
+                else:
+                    self.loop_objects.pop((id(scope), target.id), None)
                 return
+            self.loop_objects.pop((id(scope), target.id), None)
             if isinstance(scope.functions.get(target.id), ObjectValue):
                 del scope.functions[target.id]
         if isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, TupleValue) and \
@@ -180,6 +196,25 @@ class ContainerLoops:
                 self.bind_target(elt, sub, node, constant_names)
             return
         self.lo.assignments.assign_operand(target, item, node)
+    def check_object_read(self, node, scope):
+        """Refuse ``node`` (a read of a name ``scope`` binds to an object) where it
+        is the variable of a loop over a list of objects (one the call gives, or
+        one desugar left that ``object_lists.py`` does not check, its
+        ``checked_loop_variables``), unrolled in a branch or a loop of run-time
+        length, read after that loop outside the statement list it is written
+        into (``if c: for layer in layers: ...`` then ``layer.forward(x)``): the
+        compiler binds the variable as it unrolls the loop, so the read would be
+        the last item's where the block did not run -- Python raises
+        UnboundLocalError there."""
+        found = self.loop_objects.get((id(scope), node.id))
+        if found is None or found[0] in self.unrolling or self.lo.out is found[1]:
+            return
+        raise self.refuse(f"'{node.id}', the variable of a loop over a list of objects, "
+                          "read outside the block holding the loop, which may not have "
+                          "run", node,
+                          f"read what you need of '{node.id}' in that block, or index the "
+                          "list after it")
+
     def static_truth(self, test):
         """True/False for a condition of constants (``k == 0`` with ``k`` an unrolled
         loop's constant), else None.  Emits nothing."""

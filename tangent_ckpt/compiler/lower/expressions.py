@@ -248,6 +248,7 @@ class ExpressionLowering:
             scope = self.lo.current_scope
             while scope is not None:
                 if node.id in scope.functions:
+                    self.lo.container_loops.check_object_read(node, scope)
                     return scope.functions[node.id]
                 if node.id in scope.locals or node.id in scope.rename:
                     return _UNRESOLVED
