@@ -1719,3 +1719,30 @@ def test_copy_of_a_tuple_display_raises_as_python_does():
     assert f"test_containers.py:{line}:" in message, message
     assert "a tuple has no method .copy()" in message, message
     assert tc.grad(copy_of_a_list_display)(2.0) == 4.0
+
+
+def dict_of_an_enumerate_from_one(ws):
+    d = dict(enumerate(ws, 1))
+    return np.sum(d[1]) + 2.0 * np.sum(d[2] ** 2)
+
+
+def dict_of_an_enumerate_of_a_display(a, b):
+    d = dict(enumerate([a, b], 3))
+    return np.sum(d[3] * 2.0)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (dict_of_an_enumerate_from_one, ([np.array([1.0, 2.0]), np.array([0.5, -1.0])],), (0,)),
+    (dict_of_an_enumerate_of_a_display, (np.array([1.0, 2.0]), np.array([0.5, -1.0])), (0, 1)),
+], ids=["given", "display"])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}],
+                         ids=["taped", "checkpointed"])
+def test_a_container_enumerate_counts_from_its_start(f, args, wrt, options):
+    """``dict(enumerate(ws, 1))``: the keys start at 1; the lowering counted them
+    from 0, so ``d[1]`` read the second item (a silent wrong gradient)."""
+    value, got = tc.value_and_grad(f, wrt=wrt, **options)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    if isinstance(args[0], list):
+        check_structured_leaves(f, args, wrt, got)
+    else:
+        check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **options))

@@ -392,9 +392,12 @@ class ContainerLowering:
                 return TupleValue(iteration_items(first))
             if fn is reversed:
                 return TupleValue(iteration_items(first)[::-1])
-            if fn is enumerate:
-                return TupleValue([TupleValue([ir.Const(k), v])
-                                   for k, v in enumerate(iteration_items(first))])
+            if fn is enumerate:   # enumerate(ws, 1): counted from its start
+                start = values[1] if len(values) > 1 else ir.Const(0)
+                if not (isinstance(start, ir.Const) and type(start.value) is int):
+                    return None
+                return TupleValue([TupleValue([ir.Const(k), v]) for k, v in
+                                   enumerate(iteration_items(first), start.value)])
             if fn is zip:
                 if not all(is_container(v) for v in values):
                     return None
