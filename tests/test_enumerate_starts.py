@@ -58,3 +58,43 @@ def enumerate_of_the_users(x):
 
 def test_a_users_own_enumerate_is_left_as_written():
     assert "start=1" in desugared(enumerate_of_the_users)
+
+
+A = np.array([[0.2, -0.1, 0.4], [0.3, 0.5, -0.6], [-0.7, 0.1, 0.2]])
+
+
+def rows_weighted_from_one(x, A):
+    y = 0.0
+    for i, row in enumerate(A, start=1):
+        y = y + i * np.sum(np.sin(row * x))
+    return y + i      # the last trip's number, as in Python
+
+
+def rows_from_a_parameter(x, A, k):
+    s = 0.0
+    for i, row in enumerate(A, k):
+        s = s + np.tanh(i * row @ x)
+    return s
+
+
+def zipped_rows_from_one(x, A):
+    s = 0.0
+    for t, (a, b) in enumerate(zip(A, A[::-1]), 1):
+        t = t * 2      # the body rebinding the index: Python's next trip counts on
+        s = s + t * np.dot(a, b * x)
+    return s
+
+
+@pytest.mark.parametrize("options", MODES, ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f, args", [
+    (rows_weighted_from_one, (X, A)),
+    (rows_from_a_parameter, (X, A, 3)),
+    (zipped_rows_from_one, (X, A)),
+], ids=["rows", "start_given", "zip_rows"])
+def test_a_loop_over_rows_counts_from_its_start(f, args, options):
+    """``for i, row in enumerate(A, 1)`` over an array's rows: written counting
+    from 0 (``i = i_0 + 1``); it was refused ("add the start to the index")."""
+    check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    assert "i = i_0 + 1" in desugared(rows_weighted_from_one)

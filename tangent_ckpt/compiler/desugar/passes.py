@@ -145,6 +145,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    ``enumerate(traj, 1)`` counted from 0, ``i = i_0 + 1``), each
    the lowering's list built at run time (after 5: a comprehension over it is a
    loop; after 6c: a loop over a display that appended is unrolled);
+   then ``enumerate_starts.py`` again: each loop left counting from a start
+   (``for i, row in enumerate(A, 1)`` over an array's rows) as ``for i_0, row in
+   enumerate(A): i = i_0 + 1`` (the lowering counts from 0 only);
 6e. ``starred_targets.py``: ``a, *rest, z = [x0, x1, x2, x3]`` (a display, a name
    bound to one just before, a list the call gives) as ``a, rest, z = x0, [x1,
    x2], x3``, also a ``for`` target over a display of displays; any other starred
@@ -187,7 +190,8 @@ from tangent_ckpt.compiler.desugar.constant_flags import fold_constant_flags
 from tangent_ckpt.compiler.desugar.def_defaults import bind_def_defaults
 from tangent_ckpt.compiler.desugar.dict_keys import iterate_dicts_directly
 from tangent_ckpt.compiler.desugar.empty_displays import write_empty_displays
-from tangent_ckpt.compiler.desugar.enumerate_starts import position_enumerate_starts
+from tangent_ckpt.compiler.desugar.enumerate_starts import (count_enumerates_from_zero,
+                                                            position_enumerate_starts)
 from tangent_ckpt.compiler.desugar.error_states import drop_silent_error_states
 from tangent_ckpt.compiler.desugar.extreme_arguments import write_extreme_arguments
 from tangent_ckpt.compiler.desugar.extreme_items import write_extreme_items
@@ -279,6 +283,7 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     index_row_loops(parsed)
     unroll_static_loops(parsed, structures)
     split_tuple_lists(parsed, structures)
+    count_enumerates_from_zero(parsed)
     write_starred_targets(parsed, structures)
     write_extreme_items(parsed, structures)
     bindings = rewrite_fill_calls(parsed)

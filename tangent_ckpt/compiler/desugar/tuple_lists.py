@@ -55,6 +55,7 @@ import copy
 
 import gast
 
+from tangent_ckpt.compiler.desugar.enumerate_starts import counted_from_zero
 from tangent_ckpt.compiler.desugar.local_bindings import (SCOPES, builtins_meant,
                                                           names_seen_outside, parameter_names)
 from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken
@@ -363,40 +364,9 @@ class _Rewrite(gast.NodeTransformer):
 
     def _counted_from_zero(self, loop):
         """``for i, x in enumerate(traj, start)`` -> ``for i_0, x in enumerate(...):
-        i = i_0 + start`` (the lowering counts enumerate's index from 0 only): the
-        start evaluated once, before the loop, as Python does (after ``traj``, a
-        name: nothing to evaluate); a start that is not an integer constant bound
-        to a name first (``i_start = k``), an assignment returned to go before the
-        loop.  None where there is no start, or the target is not ``name, x``
-        or the start a constant other than an int (left for the lowering's refusal);
-        True where the start is an int constant."""
-        call = loop.iter
-        starts = call.args[1:] + [k.value for k in call.keywords]
-        target = loop.target
-        if not starts or not (isinstance(target, gast.Tuple) and len(target.elts) == 2 and
-                              isinstance(target.elts[0], gast.Name)):
-            return None
-        start = starts[0]
-        if isinstance(start, gast.Constant) and type(start.value) is not int:
-            return None  # (enumerate(traj, 1.5) raises: left to the lowering's refusal)
-        index = target.elts[0]
-        call.args, call.keywords = call.args[:1], []
-        counted = fresh_name(f"{index.id}_0", self.taken)
-        target.elts[0] = gast.copy_location(
-            gast.Name(id=counted, ctx=gast.Store(), annotation=None, type_comment=None), index)
-        hoisted = None
-        if not (isinstance(start, gast.Constant) and type(start.value) is int):
-            held = fresh_name(f"{index.id}_start", self.taken)
-            hoisted = gast.copy_location(gast.Assign(
-                targets=[gast.Name(id=held, ctx=gast.Store(), annotation=None,
-                                   type_comment=None)],
-                value=start, type_comment=None), loop)
-            start = gast.Name(id=held, ctx=gast.Load(), annotation=None, type_comment=None)
-        bound = gast.Assign(targets=[index], value=gast.BinOp(
-            left=gast.Name(id=counted, ctx=gast.Load(), annotation=None, type_comment=None),
-            op=gast.Add(), right=start), type_comment=None)
-        loop.body.insert(0, gast.fix_missing_locations(gast.copy_location(bound, loop)))
-        return gast.fix_missing_locations(hoisted) if hoisted is not None else True
+        i = i_0 + start`` (``enumerate_starts.counted_from_zero``; the iterable,
+        a ``zip`` of this pass's lists, is evaluated with no effect)."""
+        return counted_from_zero(loop, self.taken)
 
     def _unpack_target(self, loop, kind):
         """``for step in zip(...)`` -> ``for step_0, step_1 in zip(...): step =
