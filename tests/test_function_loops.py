@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tangent_ckpt as tc
-from gradcheck import check_grad
+from gradcheck import check_grad, check_structured_leaves
 from tangent_ckpt.compiler.pipeline import desugared
 
 X = np.array([0.3, -0.4, 0.5])
@@ -172,3 +172,118 @@ def test_a_helpers_loop_over_functions_is_written_out_where_it_is_inlined(option
     check_grad(f, (C, T), df=tc.grad(f, **options))
     value, _ = tc.value_and_grad(f, **options)(C, T)
     assert value == pytest.approx(f(C, T), rel=1e-12)
+
+
+def _relu(z):
+    return np.maximum(z, 0.0)
+
+
+W1 = np.array([[0.5, -0.2, 0.1], [0.3, 0.4, -0.6], [-0.1, 0.2, 0.7]])
+W2 = np.array([[0.2, 0.1, -0.3], [-0.5, 0.6, 0.2], [0.4, -0.1, 0.3]])
+W3 = W1.T * 0.8
+
+
+def activations_zipped_with_given_weights(x, Ws, bs):
+    h = x
+    for W, b, act in zip(Ws, bs, ACTIVATIONS):
+        h = act(W @ h + b)
+    return np.sum(h ** 2)
+
+
+def activations_zipped_with_pairs(x, params):
+    h = x
+    for (W, b), act in zip(params, (np.tanh, _square)):
+        h = act(W @ h + b)
+    return np.sum(h)
+
+
+def fewer_activations_than_weights(x, Ws):
+    h = x
+    for k, (W, act) in enumerate(zip(Ws, [np.tanh, _relu]), 1):
+        h = act(W @ h) / k
+    return np.sum(h) + np.sum(W) * k     # the last trip's W and k
+
+
+def local_lists_zipped(x, A, B):
+    Ws = [A, B]
+    acts = [_relu, np.tanh]
+    h = x
+    for W, act in zip(Ws, acts):
+        h = act(W @ h) + 0.1 * h
+    return np.sum(h)
+
+
+def display_item_rebound_in_the_body(x, A, B):
+    h = x
+    for W, act in zip((A, B), (np.tanh, np.sin)):
+        h = act(W @ h)
+        B = B * 2.0      # the display holds the B of before the loop
+    return np.sum(h) + np.sum(B)
+
+
+ZIPPED = [
+    (activations_zipped_with_given_weights, (X, [W1, W2, W3], [X, -X, 2 * X]), (0, 1, 2)),
+    (activations_zipped_with_pairs, (X, [(W1, X), (W2, -X)]), (0, 1)),
+    (fewer_activations_than_weights, (X, (W1, W2, W3)), (0, 1)),
+    (local_lists_zipped, (X, W1, W2), (0, 1, 2)),
+    (display_item_rebound_in_the_body, (X, W1, W2), (0, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f, args, wrt", ZIPPED, ids=[z[0].__name__ for z in ZIPPED])
+def test_activations_zipped_with_weights_are_written_out(f, args, wrt, options):
+    """``for W, act in zip(Ws, ACTS)`` (weights given, in a display or a local
+    list): each trip binds its weight and calls its function; it was refused
+    ("cannot resolve the function act")."""
+    value, grads = tc.value_and_grad(f, wrt=wrt, **options)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    if any(isinstance(args[k], (list, tuple)) for k in wrt):
+        check_structured_leaves(f, args, wrt, grads)
+    else:
+        check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **options))
+
+
+def lambdas_looped_over(x, a):
+    fs = [lambda t: a * t, lambda t: np.sin(t) ** 2]
+    y = 0.0
+    for f in fs:
+        y = y + f(x)
+    return np.sum(y ** 2)
+
+
+def lambdas_summed(x, a):
+    c = 1.0
+    fs = [lambda t, s=a: s * t, lambda t: c * t ** 2]
+    c = 2.0          # a closure reads c when it runs: 2.0
+    a = a * 10.0     # a default was taken where the lambda was made
+    return np.sum(sum(f(x) for f in fs)) + a
+
+
+def powers_bound_by_default(x, a):
+    fs = [lambda t, k=k: a * t ** k for k in range(3)]
+    return np.sum(np.stack([f(x) for f in fs]) ** 2)
+
+
+def powers_bound_late(x, a):
+    fs = [lambda t: a * t ** k for k in range(1, 4)]   # every lambda reads k = 3
+    total = 0.0
+    for j, f in enumerate(fs):
+        total = total + (j + 1) * np.sum(f(x))
+    return total
+
+
+LAMBDA_LISTS = [lambdas_looped_over, lambdas_summed, powers_bound_by_default, powers_bound_late]
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+@pytest.mark.parametrize("f", LAMBDA_LISTS, ids=[f.__name__ for f in LAMBDA_LISTS])
+def test_a_local_list_of_lambdas_is_written_out(f, options):
+    """``fs = [lambda t: t, ...]`` (or a comprehension of lambdas over a constant
+    range) looped over or summed: each lambda named, each call its own; Python's
+    late binding kept (a closure reads the comprehension's last value, a default
+    its own).  It was refused ("a function ... held as a value")."""
+    args = (X, 1.5)
+    check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)

@@ -29,7 +29,9 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    (and, for a ``while`` test, at the end of each trip and before each ``continue``);
 2. ``def_defaults.py``: a nested ``def``'s defaults that read local names, bound
    where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
-   unrolled (each call of ``act`` then names its function); ``map_calls.py``:
+   unrolled (each call of ``act`` then names its function; also ``zip(Ws,
+   ACTS)`` with lists of known length, a local list of lambdas, each named, and
+   ``sum(f(x) for f in fs)``); ``map_calls.py``:
    ``a, b = map(f, xs)``, ``list(map(f, xs))``, ``for h in map(f, xs)`` as the
    comprehension or loop they are, ``m = map(f, xs)`` (and any other) as the
    generator expression it is (before 5, which writes it as a loop);
@@ -254,7 +256,7 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     evaluate_once(parsed.node)
     write_named_expressions(parsed.node)
     bind_def_defaults(parsed.node)
-    unroll_function_loops(parsed)
+    unroll_function_loops(parsed, structures=structures)
     write_map_calls(parsed.node, parsed.resolve)
     bind_partials(parsed.node, parsed.resolve)
     write_spread_arguments(parsed.node)
