@@ -96,6 +96,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    then ``concatenated_lists.py``: ``errs = errs + [e]``, ``errs += [a, b]`` on such a
    list (its reads that keep it only after it stops growing) as ``errs.append(e)``,
    ``errs.extend([a, b])``;
+   then ``tuple_extensions.py``: ``t += (x,)`` on a local surely holding a tuple
+   as ``t = t + (x,)`` (a new tuple: an alias keeps the old one);
    then ``boolean_values.py``: ``x = a or b`` / ``x = a and b`` as the ``if`` choosing
    the operand (``rng = rng or np.random.default_rng(0)``: ``if not rng: rng = ...``);
    then ``one_shot_iterators.py``: a name bound to an iterator (``map``, ``zip``,
@@ -229,6 +231,7 @@ from tangent_ckpt.compiler.desugar.static_loops import unroll_static_loops
 from tangent_ckpt.compiler.desugar.transposed_targets import name_transposed_targets
 from tangent_ckpt.compiler.desugar.user_generators import count_enumerated_generators
 from tangent_ckpt.compiler.desugar.tuple_loops import unroll_writing_tuple_loops
+from tangent_ckpt.compiler.desugar.tuple_extensions import write_tuple_extensions
 from tangent_ckpt.compiler.desugar.tuple_lists import split_tuple_lists
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.views import follow_views
@@ -274,6 +277,7 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     append_prepended_lists(parsed)
     write_list_methods(parsed)
     write_concatenated_lists(parsed)
+    write_tuple_extensions(parsed.node)
     write_boolean_values(parsed.node)
     refuse_reused_iterators(parsed)
     peel_first_iterations(parsed, copied)
