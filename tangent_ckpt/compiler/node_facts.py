@@ -60,8 +60,9 @@ class ViewMarks:
       into that name (no other live name may share its memory);
     - ``array_checks``: ``assert isinstance(U0, np.ndarray)`` statements it
       added where it follows a parameter as an array -> (the parameter, the view
-      taken at the statement's line, the array it is a view of); the lowering
-      runs them as ``rt.require_array``;
+      taken at the statement's line, the array it is a view of, the fewest
+      dimensions the parameter must have); the lowering runs them as
+      ``rt.require_array``;
     - ``unbuffered_views``: ``np.add.at(U[:, d], i, v)`` statements whose array is
       surely a view (basic indexing with a slice, constants and ``range`` loop
       counters): the lowering writes them into that view."""

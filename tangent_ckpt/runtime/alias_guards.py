@@ -120,20 +120,28 @@ def not_a_view(argument, array, names, function, line=None):
             f"result into '{name}')")
 
 
-def require_array(value, name, view, of=None, line=None):
+def require_array(value, name, view, of=None, line=None, least=0):
     """Refuse ``value``, given for the parameter ``name``, unless it is a NumPy
-    array.  The view lowering follows ``name`` as an array though the compiler
-    cannot see its type (``compiler/desugar/array_roots.py``): the user's
-    ``line`` takes ``view`` as a view of ``of`` (``name`` itself, or a copy of
-    it), and writes into ``of`` itself (``U[0] = U[1]`` copies a row of an
-    array; for a list it makes two items one object).  Anything else stops
-    the gradient before it computes anything."""
-    if isinstance(value, np.ndarray):
-        return
-    kind = type(value).__name__
+    array (of at least ``least`` dimensions).  The view lowering follows
+    ``name`` as an array though the compiler cannot see its type
+    (``compiler/desugar/array_roots.py``): the user's ``line`` takes ``view`` as
+    a view of ``of`` (``name`` itself, a copy of it, or arithmetic of it and a
+    number, ``y = x * 1.0``: a NumPy scalar for a 0-d ``x``), and writes into
+    ``of`` itself (``U[0] = U[1]`` copies a row of an array; for a list it makes
+    two items one object).  Anything else stops the gradient before it computes
+    anything."""
     where = f" at line {line}" if line is not None else ""
+    if isinstance(value, np.ndarray):
+        if value.ndim >= least:
+            return
+        raise TangentCkptError(
+            f"'{name}' is given a {value.ndim}-d array: the gradient follows '{view}'{where} "
+            f"as a view of '{of}', an array computed from '{name}', which for a {value.ndim}-d "
+            f"array is a NumPy scalar that no write changes (call it with an array of at "
+            f"least {least} dimension{'s' if least > 1 else ''} for '{name}')")
+    kind = type(value).__name__
     of = name if of is None else of
-    array = f"'{of}'" if of == name else f"'{of}' (a copy of '{name}')"
+    array = f"'{of}'" if of == name else f"'{of}' (a copy of '{name}', or arithmetic of it)"
     raise TangentCkptError(
         f"'{name}' is given a {kind}, not a NumPy array: the gradient follows '{view}'"
         f"{where} as a view of {array} and the writes through it as NumPy runs them for "

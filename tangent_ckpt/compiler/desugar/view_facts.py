@@ -207,17 +207,19 @@ class ArrayFacts:
         ``AugAssign`` statement: ``x += v``, in place when ``x`` is an array; an
         :class:`ItemOf`: an item of a list); ``assumed``: names taken to be arrays
         whatever they are bound to (the view lowering checks each at run time,
-        ``array_roots.py``); ``items``: list name -> the values that may become
-        its items (``held_lists.held_lists``)."""
+        ``array_roots.py``), or {name: the fewest dimensions it is taken to
+        have}; ``items``: list name -> the values that may become its items
+        (``held_lists.held_lists``)."""
         self.resolve, self.local = resolve, local
-        self.assumed = frozenset(assumed)
+        self.least = dict(assumed) if isinstance(assumed, dict) else dict.fromkeys(assumed, 0)
+        self.assumed = frozenset(self.least)
         self.items = items or {}
         self.facts = {name: _TOP for name in bindings}
         for _ in range(20):  # each round can only lose facts; a few rounds suffice
             changed = False
             for name, values in bindings.items():
                 if name in self.assumed:
-                    self.facts[name] = Array()
+                    self.facts[name] = Array(least=self.least[name])
                     continue
                 fact = _TOP
                 for value in values:

@@ -75,11 +75,13 @@ def observe_assert(lo, stmt):
     array the view is taken of, when it is not the parameter itself)."""
     checked = lo.fenced.marks.array_checks.get(stmt)
     if checked is not None:
-        name, view, of = checked
+        name, view, of, least = checked
         value = lo.expressions.nondiff(stmt.test.args[0])  # isinstance(U0, np.ndarray)
         named = dict(name=sx.const(name), view=sx.const(view))
         if of != name:
             named["of"] = sx.const(of)
+        if least:   # y = U0 * 1.0: an array when U0 has a dimension
+            named["least"] = sx.const(least)
         check = sx.rt("require_array", value.node, **named, line=sx.const(stmt.lineno))
         emit_observation(lo, check, value.names, stmt.lineno)
         return
