@@ -287,3 +287,25 @@ def test_a_local_list_of_lambdas_is_written_out(f, options):
     check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
     value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
     assert value == pytest.approx(f(*args), rel=1e-12)
+
+
+def local_functions_looped_over(x, a):
+    def damped(t):
+        return a * t * 0.5
+
+    wave = lambda t: np.sin(t) ** 2   # noqa: E731 - a local bound once to a lambda
+    y = x
+    for f in (damped, wave, np.tanh):
+        y = f(y) + 0.1 * y
+    return np.sum(y ** 2) + np.sum(sum(g(x) for g in [damped, wave]))
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+def test_a_loop_over_local_functions_is_written_out(options):
+    """A ``def`` or a ``lambda`` bound once, before the loop, at the function's
+    top level names one function in each trip; it was refused ("a function ...
+    held as a value")."""
+    f, args = local_functions_looped_over, (X, 1.5)
+    check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)

@@ -70,8 +70,8 @@ def unroll_function_loops(parsed, fnode=None, structures=None):
     fnode = fnode if fnode is not None else parsed.node
     local = local_names(fnode)
     taken = names_taken(fnode)
-    lambdas = _name_lambdas(fnode, parsed, taken)
-    local = _Local(local, lambdas)
+    _name_lambdas(fnode, parsed, taken)
+    local = _Local(local, _local_functions(fnode))
     displays = _function_displays(fnode, parsed, local)
     _Comprehensions(parsed, fnode, local, displays).visit(fnode)
     for block in statement_lists(fnode):
@@ -387,9 +387,42 @@ def _read_after(fnode, loop, var):
                id(n) not in inside for n in gast.walk(fnode))
 
 
+def _local_functions(fnode):
+    """The locals bound once, by a statement of the function's top level, to a
+    lambda or by a ``def`` (``h = lambda t: ...``; those :func:`_name_lambdas`
+    bound), not ``global``/``nonlocal``, and read only in later statements of
+    the top level: each read names that one function (a loop over them then
+    calls it by its name, which inlining writes out)."""
+    binders = {}
+    for node in gast.walk(fnode):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            binders[node.id] = binders.get(node.id, 0) + 1
+        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)) and \
+                node is not fnode:
+            binders[node.name] = binders.get(node.name, 0) + 1
+        elif isinstance(node, (gast.Global, gast.Nonlocal)):
+            for name in node.names:
+                binders[name] = binders.get(name, 0) + 2
+    found = {}
+    for position, stmt in enumerate(fnode.body):
+        if isinstance(stmt, gast.FunctionDef) and not stmt.decorator_list:
+            found[stmt.name] = position
+        elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Lambda):
+            found[stmt.targets[0].id] = position
+    found = {name: k for name, k in found.items() if binders.get(name) == 1}
+    for position, stmt in enumerate(fnode.body):
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and n.id in found and isinstance(n.ctx, gast.Load) and \
+                    position <= found[n.id]:
+                del found[n.id]   # (read before it is bound, or in its own body)
+    return set(found)
+
+
 class _Local(frozenset):
-    """The function's local names, with ``lambdas``: those :func:`_name_lambdas`
-    bound once to a lambda (functions known when compiling)."""
+    """The function's local names, with ``lambdas``: those bound once to a
+    function of its own (:func:`_local_functions`: functions known when
+    compiling)."""
 
     def __new__(cls, names, lambdas):
         return super().__new__(cls, names)
@@ -406,8 +439,8 @@ def _name_lambdas(fnode, parsed, taken):
     for k in range(3)]``), read only as the iterable of loops and comprehensions
     (``for f in fs``, ``sum(f(x) for f in fs)``): each lambda bound to a name of
     its own first, in the display's order (``fs_0 = lambda t: t``), the display
-    made of those names; the names, returned, are functions the loops over it
-    are written out for.  A comprehension's lambda reads its variable as Python's
+    made of those names (functions, :func:`_local_functions`, the loops over it
+    are written out for).  A comprehension's lambda reads its variable as Python's
     closure does when it runs: the last item (a default ``k=k`` takes each
     trip's)."""
     loops_over = {id(n.iter) for n in gast.walk(fnode)
@@ -416,7 +449,6 @@ def _name_lambdas(fnode, parsed, taken):
         if isinstance(n, gast.For) and isinstance(n.iter, gast.Call) and \
                 isinstance(n.iter.func, gast.Name) and n.iter.func.id in ("enumerate", "zip"):
             loops_over.update(id(a) for a in n.iter.args)
-    named = set()
     body = fnode.body
     k = 0
     while k < len(body):
@@ -444,8 +476,6 @@ def _name_lambdas(fnode, parsed, taken):
             located(gast.List(elts=[name_node(n) for n in names], ctx=gast.Load()), stmt)
         body[k - 1:k - 1] = bound
         k += len(bound)
-        named.update(names)
-    return named
 
 
 def _defaults_bound(lam, name, taken, stmt):
