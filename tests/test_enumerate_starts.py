@@ -7,7 +7,9 @@ import pytest
 
 import tangent_ckpt as tc
 from gradcheck import check_grad
+from source_lines import line_of
 from tangent_ckpt.compiler.pipeline import desugared
+from tangent_ckpt.errors import UnsupportedSyntaxError
 
 X = np.array([0.3, -0.2, 0.5])
 MODES = [{}, {"checkpoint": True, "snapshots": 2}]
@@ -98,3 +100,27 @@ def test_a_loop_over_rows_counts_from_its_start(f, args, options):
     value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
     assert value == pytest.approx(f(*args), rel=1e-12)
     assert "i = i_0 + 1" in desugared(rows_weighted_from_one)
+
+
+def _draw(rng):
+    return int(rng.integers(1, 3))
+
+
+def start_and_rows_both_drawn(x, A, seed):
+    rng = np.random.default_rng(seed)
+    s = 0.0
+    for i, row in enumerate(rng.permutation(A), _draw(rng)):   # START DRAWN
+        s = s + i * np.sum(row * x)
+    return s
+
+
+def test_a_start_that_could_run_in_another_order_is_refused_at_its_line():
+    """The start and the iterable both draw from ``rng``: moving the start
+    before the loop would change which draw each gets, so the loop is refused,
+    naming its line (the lowering refused every start, with no reason)."""
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        tc.grad(start_and_rows_both_drawn)(X, A, 0)
+    message = str(info.value)
+    assert f"test_enumerate_starts.py:{line_of(start_and_rows_both_drawn, '# START DRAWN')}:" \
+        in message, message
+    assert "which runs first matters" in message, message

@@ -21,8 +21,8 @@ Python.  A start that is not an int constant is bound to a name before the
 loop (``i_start = k``), where Python evaluates it: only where evaluating it
 there cannot change what the iterable gives, or the other way round (a name,
 arithmetic of names and constants; or an iterable that is a name or a ``zip``
-of names).  Any other loop is left as written (the lowering
-refuses its start).
+of names); any other start is refused at its line (a start that is no integer,
+for which Python raises, too): the lowering counts from 0 only.
 """
 
 import gast
@@ -30,6 +30,7 @@ import gast
 from tangent_ckpt.compiler.desugar.local_bindings import (builtins_meant, local_names,
                                                           names_seen_outside, parameter_names)
 from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken
+from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
 def position_enumerate_starts(parsed, fnode=None):
@@ -63,6 +64,8 @@ def count_enumerates_from_zero(parsed):
     taken, quiet = names_taken(fnode), quiet_names(fnode, parsed.resolve)
     for loop in loops:
         hoisted = counted_from_zero(loop, taken, quiet)
+        if hoisted is None and _counted_by_name(loop):
+            raise _refused(parsed, loop)
         if isinstance(hoisted, gast.stmt):
             for block, k in _blocks_holding(fnode, loop):
                 block.insert(k, hoisted)
@@ -121,6 +124,28 @@ def counted_from_zero(loop, taken, quiet=None):
         op=gast.Add(), right=start), type_comment=None)
     loop.body.insert(0, gast.fix_missing_locations(gast.copy_location(bound, loop)))
     return gast.fix_missing_locations(hoisted) if hoisted is not None else True
+
+
+def _counted_by_name(loop):
+    """``for i, x in enumerate(xs, start)``: a name counting, and a start."""
+    call, target = loop.iter, loop.target
+    return isinstance(target, gast.Tuple) and len(target.elts) == 2 and \
+        isinstance(target.elts[0], gast.Name) and len(call.args) + len(call.keywords) == 2
+
+
+def _refused(parsed, loop):
+    """The error for a start :func:`counted_from_zero` leaves, at its line."""
+    call = loop.iter
+    start = (call.args[1:] + [k.value for k in call.keywords])[0]
+    if isinstance(start, gast.Constant):
+        return parsed.located(
+            UnsupportedSyntaxError, f"enumerate(..., start) with the start {start.value!r}, "
+            f"no integer (Python raises a TypeError)", loop, construct="enumerate(..., start)",
+            hint="start from an integer")
+    return parsed.located(
+        UnsupportedSyntaxError, "enumerate(..., start) whose start and iterable both call "
+        "something: which runs first matters", loop, construct="enumerate(..., start)",
+        hint="bind the start to a name before the loop, or add it to the index in the body")
 
 
 def _quiet(node, quiet):

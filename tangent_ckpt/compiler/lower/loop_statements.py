@@ -110,10 +110,7 @@ class LoopLowering:
                 first, second = s.target.elts
                 if not isinstance(first, gast.Name):
                     raise self.lo.error(UnsupportedSyntaxError, "enumerate index must be a name", s)
-                index_target = first.id
-                if len(it.args) > 1 or it.keywords:
-                    raise self.lo.error(UnsupportedSyntaxError, "enumerate(..., start)", s,
-                                     hint="add the start to the index in the body")
+                index_target = first.id   # (a start: desugar's enumerate_starts.py)
                 inner = it.args[0]
                 if isinstance(inner, gast.Call) and not inner.keywords and \
                         self.lo.expressions.static_value(inner.func) is zip:
