@@ -66,11 +66,17 @@ class ExpressionLowering:
             if type(node.op) in BINOPS:
                 fn, symbol, opname = BINOPS[type(node.op)]
                 left = self.value(node.left, hint)
+                made = [left]   # ([x] * n made here: rows, which `+` would not concatenate)
                 left = left if is_container(left) else self.atomize(left, hint)
                 right = self.value(node.right, hint)
+                made.append(right)
                 right = right if is_container(right) else self.atomize(right, hint)
                 if is_container(left) or is_container(right) or \
                         self.lo.run_time.is_rows(left) or self.lo.run_time.is_rows(right):
+                    if any(isinstance(v, ir.Prim) and v.ref == "rt.repeat_row" for v in made):
+                        raise self.lo.containers.refuse(
+                            f"`{to_source(node)}` on a list built at run time", node,
+                            "build the list with append, or an array with np.repeat")
                     return self.lo.containers.binop(left, right, node, hint)
                 return ir.Prim(fn, [left, right], {}, f"binop:{symbol}")
             return self.nondiff(node)
