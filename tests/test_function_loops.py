@@ -221,12 +221,21 @@ def display_item_rebound_in_the_body(x, A, B):
     return np.sum(h) + np.sum(B)
 
 
+def every_item_made_though_zip_stops_earlier(x, A, seed):
+    rng = np.random.default_rng(seed)
+    h = x
+    for W, act in zip((A, A + rng.normal(size=A.shape), A * rng.normal()), (np.tanh, _square)):
+        h = act(W @ h)
+    return np.sum(h) + rng.normal()   # the display's third draw was made before the loop
+
+
 ZIPPED = [
     (activations_zipped_with_given_weights, (X, [W1, W2, W3], [X, -X, 2 * X]), (0, 1, 2)),
     (activations_zipped_with_pairs, (X, [(W1, X), (W2, -X)]), (0, 1)),
     (fewer_activations_than_weights, (X, (W1, W2, W3)), (0, 1)),
     (local_lists_zipped, (X, W1, W2), (0, 1, 2)),
     (display_item_rebound_in_the_body, (X, W1, W2), (0, 1, 2)),
+    (every_item_made_though_zip_stops_earlier, (X, W1, 0), (0, 1)),
 ]
 
 

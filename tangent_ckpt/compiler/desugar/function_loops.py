@@ -175,9 +175,9 @@ def _unrolled(s, parsed, local, fnode, displays, structures, taken):
             functions.append((t.id, items))  # layers[0] read where layer is: an object's too
             continue
         held = []
-        for item in items[:trips]:
-            if quiet or isinstance(item, gast.Constant) or \
-                    isinstance(item, gast.Name) and item.id not in body_bound | targets_bound:
+        for item in items:   # (every item of a display: zip stops later than Python makes them)
+            if quiet or isinstance(item, gast.Constant) or isinstance(item, gast.Name) and \
+                    (item.id not in body_bound | targets_bound or len(held) >= trips):
                 held.append(item)  # (read in its trip: the same value)
                 continue
             name = fresh_name("zip_item", taken)   # evaluated before the loop, as Python does
