@@ -318,3 +318,25 @@ def test_a_loop_over_local_functions_is_written_out(options):
     check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
     value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
     assert value == pytest.approx(f(*args), rel=1e-12)
+
+
+def _forward(params, x):
+    h = x
+    for (W, b), act in zip(params, ACTIVATIONS):
+        h = act(W @ h + b)
+    return h
+
+
+def helper_zipping_the_callers_list(params, x):
+    return np.sum(_forward(params, x) ** 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}], ids=["taped", "checkpointed"])
+def test_a_helpers_zip_over_the_list_its_caller_gives_is_written_out(options):
+    """The helper's template does not know the list's length; inlined, its loop
+    reads the caller's ``params``, which the call gives: written out then (it was
+    refused, "a tuple or list used where an array is expected")."""
+    f, args = helper_zipping_the_callers_list, ([(W1, X), (W2, -X), (W3, 2 * X)], X)
+    value, grads = tc.value_and_grad(f, wrt=(0, 1), **options)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    check_structured_leaves(f, args, (0, 1), grads)

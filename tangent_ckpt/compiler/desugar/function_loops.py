@@ -66,7 +66,8 @@ def unroll_function_loops(parsed, fnode=None, structures=None):
     """Rewrite every such loop of ``fnode`` (by default ``parsed.node``; a
     helper's template, ``parsed`` its module's; nested blocks too), in place.
     ``structures``: {parameter: structure} of the lists and tuples the call gives
-    (``passes.given_containers``; their lengths), where known."""
+    (``passes.given_containers``; their lengths), where known.  Returns whether
+    a loop was written out (its calls may then be inlined)."""
     fnode = fnode if fnode is not None else parsed.node
     local = local_names(fnode)
     taken = names_taken(fnode)
@@ -74,6 +75,7 @@ def unroll_function_loops(parsed, fnode=None, structures=None):
     local = _Local(local, _local_functions(fnode))
     displays = _function_displays(fnode, parsed, local)
     _Comprehensions(parsed, fnode, local, displays).visit(fnode)
+    written = False
     for block in statement_lists(fnode):
         k = 0
         while k < len(block):
@@ -83,11 +85,13 @@ def unroll_function_loops(parsed, fnode=None, structures=None):
                 continue
             block[k:k + 1] = unrolled
             k += len(unrolled)
+            written = True
     if displays:  # (each read was a loop's: the binding is read no more)
         unread = {id(stmt) for name, stmt in displays.items()
                   if not any(isinstance(n, gast.Name) and n.id == name
                              for n in gast.walk(fnode) if n is not stmt.targets[0])}
         fnode.body = [stmt for stmt in fnode.body if id(stmt) not in unread]
+    return written
 
 
 def _function_displays(fnode, parsed, local):

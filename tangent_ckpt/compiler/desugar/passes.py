@@ -31,7 +31,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    where the ``def`` runs; ``function_loops.py``: ``for act in (np.tanh, f)``,
    unrolled (each call of ``act`` then names its function; also ``zip(Ws,
    ACTS)`` with lists of known length, a local list of lambdas, each named, and
-   ``sum(f(x) for f in fs)``); ``map_calls.py``:
+   ``sum(f(x) for f in fs)``; again after 3 where the call gives containers: a
+   helper's ``zip(params, ACTS)`` over the caller's list, then 3 again); ``map_calls.py``:
    ``a, b = map(f, xs)``, ``list(map(f, xs))``, ``for h in map(f, xs)`` as the
    comprehension or loop they are, ``m = map(f, xs)`` (and any other) as the
    generator expression it is (before 5, which writes it as a loop);
@@ -271,6 +272,8 @@ def desugar(parsed, helper=False, given=None, structures=None, constants=None):
     inline_functions(parsed, given)
     if split_object_lists(parsed, structures):  # a list an inlined helper's body reads, by its name
         inline_functions(parsed)
+    if structures and unroll_function_loops(parsed, structures=structures):
+        inline_functions(parsed)  # a helper's zip(params, ACTS) over the list the call gives
     if fold_constant_flags(parsed) and resolve_function_names(parsed, parsed.node):
         inline_functions(parsed)  # key = "beta" normalised: LIMS[key](u) is lb(u), inlined
     split_keyed_lists(parsed)
