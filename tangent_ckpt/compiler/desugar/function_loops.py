@@ -253,11 +253,9 @@ def _column(arg, parsed, local, fnode, displays, structures):
         if any(isinstance(e, gast.Starred) for e in arg.elts):
             return None
         return list(arg.elts), False
-    if isinstance(arg, gast.Call) and isinstance(arg.func, gast.Name) and arg.func.id == "range" \
-            and not arg.keywords and arg.args and \
-            all(isinstance(a, gast.Constant) and type(a.value) is int for a in arg.args) and \
-            builtins_meant({"range"}, fnode, parsed.resolve):
-        return [gast.Constant(value=k, kind=None) for k in range(*[a.value for a in arg.args])], True
+    if isinstance(arg, gast.Call):
+        constants = _constant_items(arg, parsed, fnode)   # range(1, 4)
+        return (constants, True) if constants else None
     if isinstance(arg, gast.Name):
         length = _read_only_length(arg.id, fnode, structures)
         if length is not None:
