@@ -756,3 +756,83 @@ def test_a_name_bound_to_a_nested_container_and_then_to_another_keeps_its_loop()
         value, got = tc.value_and_grad(grown, wrt=(0, 1), **options)(params, x)
         np.testing.assert_allclose(value, grown(params, x), rtol=1e-12)
         check_structured_leaves(grown, (params, x), (0, 1), got)
+
+
+def sliced_list_rebound_while_iterated(a, b):
+    ws = [a, b, a * b]
+    s = 0.0
+    for w in ws[1:]:  # Python slices the list of before the loop, once
+        s = s + np.sum(w * w)
+        ws = [w * 2.0, w * 3.0, w]
+    return s + np.sum(ws[0])
+
+
+def copied_list_rebound_while_iterated(a, b):
+    ws = [a, b]
+    s = 0.0
+    for w in list(ws):
+        s = s + np.sum(w * w)
+        ws = [w * 2.0, w * 3.0]
+    return s + np.sum(ws[1])
+
+
+def enumerated_slice_rebound_while_iterated(a, b):
+    ws = (a, b, a * b)
+    s = 0.0
+    for k, w in enumerate(ws[:2]):
+        s = s + np.sum(w * w) * (k + 1)
+        ws = (w * 2.0, w * 3.0, w)
+    return s + np.sum(ws[2])
+
+
+def zipped_slices_rebound_while_iterated(a, b):
+    ws = [a, b, a * b]
+    s = 0.0
+    for w, v in zip(ws[1:], ws[:-1]):
+        s = s + np.sum(w * v)
+        ws = [w * 2.0, w * 3.0, w]
+    return s + np.sum(ws[0])
+
+
+def listed_items_rebound_while_iterated(a, b):
+    d = {"a": a, "b": b}
+    s = 0.0
+    for k, v in list(d.items()):
+        s = s + np.sum(v * v)
+        d = {"a": v * 2.0, "b": v}
+    return s + np.sum(d["a"])
+
+
+REBOUND_IN_AN_EXPRESSION = [sliced_list_rebound_while_iterated, copied_list_rebound_while_iterated,
+                            enumerated_slice_rebound_while_iterated,
+                            zipped_slices_rebound_while_iterated,
+                            listed_items_rebound_while_iterated]
+
+
+@pytest.mark.parametrize("f", REBOUND_IN_AN_EXPRESSION)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_container_rebound_by_the_loop_over_an_expression_of_it_is_the_one_of_before(f, options):
+    """The header evaluates ``ws[1:]``, ``list(ws)``, ``zip(ws[1:], ws[:-1])`` once,
+    before the first trip.  (A wrong value and gradient before: the lowering's
+    later copies evaluated it again of the list the body bound.)"""
+    rng = np.random.default_rng(11)
+    args = tuple(rng.normal(size=(2, 2)) for _ in range(2))
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*(a.copy() for a in args))
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+
+
+def test_a_given_list_rebound_by_the_loop_over_its_slice_is_the_one_of_before():
+    from gradcheck import check_structured_leaves
+
+    def rebound(ps, x):
+        for p in ps[1:]:
+            x = np.tanh(p @ x)
+            ps = [p * 2.0, p * 3.0, p]
+        return np.sum(x) + np.sum(ps[0])
+    params, x = _params()
+    ps = [W for W, _ in params] + [params[0][0] * 0.5]  # (two trips)
+    for options in ({}, {"checkpoint": True, "snapshots": 2}):
+        value, got = tc.value_and_grad(rebound, wrt=(0, 1), **options)(ps, x)
+        np.testing.assert_allclose(value, rebound(ps, x), rtol=1e-12)
+        check_structured_leaves(rebound, (ps, x), (0, 1), got)

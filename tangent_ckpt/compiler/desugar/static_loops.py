@@ -279,10 +279,11 @@ def _held(name, suffix, held, out, context, loop):
 
 
 def _held_iterables(context, loop):
-    """The statements ``ws_iter = ws`` holding each name that ``loop`` (a loop
-    left as it is, for the lowering) iterates -- ``for w in ws``, ``d.items()``,
-    ``d.values()``, ``d.keys()``, ``enumerate(ws)``, ``zip(ws, gs)``,
-    ``reversed(ws)`` -- and that its body or its own target binds again by name
+    """The statements ``ws_iter = ws`` holding each name that the header of
+    ``loop`` (a loop left as it is, for the lowering) reads -- ``for w in ws``,
+    ``d.items()``, ``enumerate(ws)``, ``zip(ws, gs)``, ``reversed(ws)``, and any
+    expression of it Python evaluates once before the first trip: ``ws[1:]``,
+    ``list(ws)``, ``enumerate(ws[1:])``, ``list(d.items())`` -- and that its body or its own target binds again by name
     (``ws = [w * 2.0, w]``), never changing it in place (``y += v``, ``y[0] = v``:
     the lowering judges such a loop as written); the header reads ``ws_iter``
     instead (in place).
@@ -303,31 +304,31 @@ def _held_iterables(context, loop):
                 changed.add(root_name(n))
     rebound -= changed | _declared_outside(context)
     rebound &= _containers(context)
-    it = loop.iter
-    slots = []  # (node holding the name, field, index or None)
-    if isinstance(it, gast.Call) and not it.args and not it.keywords and \
-            isinstance(it.func, gast.Attribute) and it.func.attr in ("items", "values", "keys"):
-        slots.append((it.func, "value", None))
-    elif isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
-            it.func.id in ("enumerate", "zip", "reversed") and it.func.id in context.meant:
-        slots.extend((it, "args", k) for k in range(1 if it.func.id == "enumerate" else
-                                                      len(it.args)))
-    else:
-        slots.append((loop, "iter", None))
     held, out = {}, []
-    for node, field, k in slots:
-        name = node.iter if field == "iter" else node.value if field == "value" else \
-            node.args[k]
-        if not (isinstance(name, gast.Name) and name.id in rebound):
-            continue
-        kept = _held(name, "iter", held, out, context, loop)
-        if field == "iter":
-            node.iter = kept
-        elif field == "value":
-            node.value = kept
-        else:
-            node.args[k] = kept
+    if any(isinstance(n, gast.NamedExpr) for n in _walk_own_scope(loop.iter)):
+        return out  # (the header binds a name itself)
+    loop.iter = _HeldNames(rebound, held, out, context, loop).visit(loop.iter)
     return out
+
+
+class _HeldNames(gast.NodeTransformer):
+    """Each read of a name of ``rebound`` in a loop's header, outside the scopes
+    nested in it (``ws[1:]``, ``list(ws)``, ``enumerate(ws)``, ``d.items()``),
+    made a read of the name holding it (:func:`_held`)."""
+
+    def __init__(self, rebound, held, out, context, loop):
+        self.rebound, self.held, self.out = rebound, held, out
+        self.context, self.loop = context, loop
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.rebound:
+            return _held(node, "iter", self.held, self.out, self.context, self.loop)
+        return node
+
+    def generic_visit(self, node):
+        if isinstance(node, _SCOPED):
+            return node
+        return super().generic_visit(node)
 
 
 def _containers(context):
