@@ -139,7 +139,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    other branch and a flag the later copies test; in a loop left for the
    lowering (``for w in (np.tanh(a), b)``) a name in the header's display that the
    body or target binds again read from ``b_item = b`` bound before it, and a
-   container it iterates by name that the body binds again from ``ws_iter = ws`` (after 5:
+   container its header reads (``ws``, ``ws[1:]``) that the body binds again from
+   ``ws_iter = ws`` (after 5:
    the loops comprehensions became; after 6: a ``return`` there is a ``break``);
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
    (a loop of run-time length, ``range(200)``, ``for x in xs`` over an array given)

@@ -85,9 +85,10 @@ item of a display in its header (``for w in (np.tanh(a), b)``, ``enumerate([a,
 b])``) and that its body or its target binds again by name is read there from a
 name bound just before the loop (``b_item = b``: :func:`_held_header_items`), so
 the lowering's copies see the object the display held, as here; so is a
-container the loop iterates by name (``for w in ws``, ``d.items()``,
-``enumerate(ws)``) that its body binds again (``ws = [w * 2.0, w]``: ``ws_iter =
-ws`` before the loop, :func:`_held_iterables`), as Python's iterator holds it.
+container the loop's header reads (``for w in ws``, ``d.items()``,
+``enumerate(ws)``, ``ws[1:]``, ``list(ws)``) that its body binds again (``ws =
+[w * 2.0, w]``: ``ws_iter = ws`` before the loop, :func:`_held_iterables`), as
+Python evaluates the header once and its iterator holds what it gave.
 """
 
 import copy
