@@ -182,7 +182,7 @@ def _unbound(fn, node):
 
 
 _DEFAULT = object()  # a parameter left at an immutable default value
-# function -> {receiver: helper_summary's answer} (receiver None: read alone)
+# function -> {_receiver_key(receiver): helper_summary's answer} (None: read alone)
 _SUMMARIES = weakref.WeakKeyDictionary()
 _TREES = weakref.WeakKeyDictionary()
 _ANALYSING = set()  # code objects whose summary is being computed (recursion)
@@ -198,9 +198,10 @@ def helper_summary(fn, fence_class, analysing, receiver=None):
     if not isinstance(fn, types.FunctionType) or \
             (getattr(fn, "__module__", "") or "").split(".")[0] in _LIBRARIES:
         return None
+    key = _receiver_key(receiver)
     known = _SUMMARIES.get(fn)
-    if known is not None and receiver in known:
-        return known[receiver]  # None: not known
+    if known is not None and key in known:
+        return known[key]  # None: not known
     code = fn.__code__
     if code in _ANALYSING or code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
                                                inspect.CO_ASYNC_GENERATOR):
@@ -212,7 +213,7 @@ def helper_summary(fn, fence_class, analysing, receiver=None):
     answers = _SUMMARIES.setdefault(fn, {})
     if parsed is None or not isinstance(parsed.node, gast.FunctionDef) or \
             _parameters(parsed.node) != list(code.co_varnames[:_parameter_count(code)]):
-        answers[receiver] = None  # (a def that is not the code that runs: not read)
+        answers[key] = None  # (a def that is not the code that runs: not read)
         return None
     _ANALYSING.add(code)
     try:
@@ -220,15 +221,26 @@ def helper_summary(fn, fence_class, analysing, receiver=None):
                             receiver=receiver)
         inner.run()
     except TangentCkptError:
-        answers[receiver] = None
+        answers[key] = None
         return None
     finally:
         _ANALYSING.discard(code)
     summary = HelperSummary(inner)
-    answers[receiver] = summary
+    answers[key] = summary
     # alive as long as the answers: the node ids of the trees name the sites
     _TREES.setdefault(fn, []).append(parsed)
     return summary
+
+
+def _receiver_key(receiver):
+    """``receiver`` as a key of :data:`_SUMMARIES`: its dict of numbered items
+    (object_facts.numbered_items, {attribute: positions}) as the sorted pairs.
+    (The dict itself made every method's summary for an object made in the code
+    crash with "unhashable type: 'dict'", with no file or line.)"""
+    if receiver is None:
+        return None
+    return tuple(tuple(sorted(part.items())) if isinstance(part, dict) else part
+                 for part in receiver)
 
 
 class HelperSummary:
