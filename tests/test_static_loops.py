@@ -836,3 +836,82 @@ def test_a_given_list_rebound_by_the_loop_over_its_slice_is_the_one_of_before():
         value, got = tc.value_and_grad(rebound, wrt=(0, 1), **options)(ps, x)
         np.testing.assert_allclose(value, rebound(ps, x), rtol=1e-12)
         check_structured_leaves(rebound, (ps, x), (0, 1), got)
+
+
+def sliced_list_item_written_while_iterated(a, b):
+    ws = [a, b, a * b]
+    s = 0.0
+    for w in ws[:2]:  # a copy: the item written below is not the one it visits
+        s = s + np.sum(w * w)
+        ws[1] = w * 3.0
+    return s + np.sum(ws[1])
+
+
+def running_sums_over_a_slice(a, b):
+    xs = [a, b, a * b, a + b]
+    for i, x in enumerate(xs[:-1]):  # x: the item of before the loop
+        xs[i + 1] = xs[i + 1] + x
+    return np.sum(xs[-1] ** 2) + np.sum(xs[2])
+
+
+def tuple_copy_item_written_while_iterated(a, b):
+    ws = [a, b, a * b]
+    s = 0.0
+    for w in tuple(ws):
+        s = s + np.sum(w * w)
+        ws[2] = w * 3.0
+    return s + np.sum(ws[2])
+
+
+def pairs_copy_item_written_while_iterated(a, b):
+    ps = [(a, 1.0), (b, 2.0), (a * b, 3.0)]
+    s = 0.0
+    for w, c in ps[:2]:
+        s = s + c * np.sum(w * w)
+        ps[1] = (w * 2.0, c + 1.0)
+    return s + np.sum(ps[1][0]) * ps[1][1]
+
+
+def slice_item_written_in_a_time_loop(a, b):
+    ws = [a, b, a * b]
+    s = 0.0
+    for t in range(3):
+        for i, w in enumerate(ws[:-1]):
+            ws[i + 1] = np.tanh(ws[i + 1] + w)
+            s = s + np.sum(w)
+    return s + np.sum(ws[2])
+
+
+def keys_copy_of_a_dict_item_written(a, b):
+    d = {"p": a, "q": b}
+    s = 0.0
+    for k in list(d):  # its keys: an item write changes none
+        s = s + np.sum(d[k] * d[k])
+        d["q"] = d[k] * 3.0
+    return s + np.sum(d["q"])
+
+
+COPIED_WHILE_WRITTEN = [sliced_list_item_written_while_iterated, running_sums_over_a_slice,
+                        tuple_copy_item_written_while_iterated,
+                        pairs_copy_item_written_while_iterated,
+                        slice_item_written_in_a_time_loop, keys_copy_of_a_dict_item_written]
+
+
+@pytest.mark.parametrize("f", COPIED_WHILE_WRITTEN)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_copy_the_header_makes_of_a_container_the_body_writes_holds_the_old_items(f, options):
+    """``for w in ws[:2]: ws[1] = ...``: Python iterates the copy made before the
+    loop.  (A wrong value and gradient before, all but the dict's: the lowering's
+    later copies read the items as the body wrote them.)  The copy is made
+    before the loop (``ws_iter = ws[:2]``)."""
+    rng = np.random.default_rng(12)
+    args = tuple(rng.normal(size=(2, 2)) for _ in range(2))
+    value, _ = tc.value_and_grad(f, wrt=(0, 1), **options)(*(a.copy() for a in args))
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    check_grad(f, args, wrt=(0, 1), df=tc.grad(f, wrt=(0, 1), **options))
+
+
+def test_a_copy_of_a_container_the_body_writes_is_made_before_the_loop():
+    assert "ws_iter = ws[:2]\n    for w in ws_iter:" in \
+        desugared(sliced_list_item_written_while_iterated)
+    assert "for k in list(d):" in desugared(keys_copy_of_a_dict_item_written)

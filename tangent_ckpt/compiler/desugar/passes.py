@@ -140,7 +140,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    lowering (``for w in (np.tanh(a), b)``) a name in the header's display that the
    body or target binds again read from ``b_item = b`` bound before it, and a
    container its header reads (``ws``, ``ws[1:]``) that the body binds again from
-   ``ws_iter = ws`` (after 5:
+   ``ws_iter = ws``, and a copy it makes of one whose items the body writes as
+   ``ws_iter = ws[:2]`` before it (after 5:
    the loops comprehensions became; after 6: a ``return`` there is a ``break``);
 6d. ``tuple_lists.py``: ``traj = []`` grown by ``traj.append((s, a, r))`` in a loop
    (a loop of run-time length, ``range(200)``, ``for x in xs`` over an array given)

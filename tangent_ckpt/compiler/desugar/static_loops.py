@@ -88,7 +88,10 @@ the lowering's copies see the object the display held, as here; so is a
 container the loop's header reads (``for w in ws``, ``d.items()``,
 ``enumerate(ws)``, ``ws[1:]``, ``list(ws)``) that its body binds again (``ws =
 [w * 2.0, w]``: ``ws_iter = ws`` before the loop, :func:`_held_iterables`), as
-Python evaluates the header once and its iterator holds what it gave.
+Python evaluates the header once and its iterator holds what it gave; and a copy
+the header makes of a list or tuple whose items the body writes (``for w in
+ws[:2]: ws[1] = ...``, ``list(ws)``, ``tuple(ws)``) is made before the loop
+(``ws_iter = ws[:2]``), so the copies visit the items of before the loop.
 """
 
 import copy
@@ -293,38 +296,74 @@ def _held_iterables(context, loop):
     alias).  Only a local name is held (none declared ``global`` or
     ``nonlocal``)."""
     rebound = {n.id for n in gast.walk(loop.target) if isinstance(n, gast.Name)}
-    changed = set()
+    changed, items_written = set(), set()
     for st in loop.body:
         for n in _walk_own_scope(st):
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
                 rebound.add(n.id)
             if isinstance(n, gast.AugAssign):
                 changed.add(root_name(n.target))
+                if isinstance(n.target, gast.Name):  # ws += [v]: extended in place
+                    items_written.add(n.target.id)
             elif isinstance(n, (gast.Subscript, gast.Attribute)) and \
                     isinstance(n.ctx, (gast.Store, gast.Del)):
                 changed.add(root_name(n))
-    rebound -= changed | _declared_outside(context)
+                if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
+                    items_written.add(n.value.id)  # ws[1] = v, ws[k] += v, del ws[0]
+    outside = _declared_outside(context)
+    rebound -= changed | outside
     rebound &= _containers(context)
+    copied = (items_written - outside) & _containers(context)
     held, out = {}, []
     if any(isinstance(n, gast.NamedExpr) for n in _walk_own_scope(loop.iter)):
         return out  # (the header binds a name itself)
-    loop.iter = _HeldNames(rebound, held, out, context, loop).visit(loop.iter)
+    copies = builtins_meant(("list", "tuple"), context.parsed.node, context.parsed.resolve) \
+        if copied else set()
+    loop.iter = _HeldNames(rebound, held, out, context, loop, copied, copies).visit(loop.iter)
     return out
 
 
 class _HeldNames(gast.NodeTransformer):
     """Each read of a name of ``rebound`` in a loop's header, outside the scopes
     nested in it (``ws[1:]``, ``list(ws)``, ``enumerate(ws)``, ``d.items()``),
-    made a read of the name holding it (:func:`_held`)."""
+    made a read of the name holding it (:func:`_held`); and each copy the header
+    makes of a container of ``copied`` (one whose items the body writes: ``ws[1]
+    = v``) -- a slice ``ws[:2]``, ``list(ws)`` or ``tuple(ws)`` (``copies``: those
+    of the two meaning the builtin) -- made before the loop (``ws_iter = ws[:2]``)
+    and read from that name: the copy holds the items of before the loop, where the
+    lowering's copies of the loop read the container's items as the body wrote them."""
 
-    def __init__(self, rebound, held, out, context, loop):
+    def __init__(self, rebound, held, out, context, loop, copied=frozenset(), copies=()):
         self.rebound, self.held, self.out = rebound, held, out
         self.context, self.loop = context, loop
+        self.copied, self.copies = copied, copies
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.rebound:
             return _held(node, "iter", self.held, self.out, self.context, self.loop)
         return node
+
+    def visit_Subscript(self, node):
+        if isinstance(node.slice, gast.Slice) and self._copied(node.value):
+            return self._hold_copy(node, node.value.id)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if isinstance(node.func, gast.Name) and node.func.id in self.copies and \
+                len(node.args) == 1 and not node.keywords and self._copied(node.args[0]) \
+                and node.args[0].id not in _dicts(self.context):
+            return self._hold_copy(node, node.args[0].id)  # (list(d): keys, unchanged)
+        return self.generic_visit(node)
+
+    def _copied(self, node):
+        return isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+            node.id in self.copied
+
+    def _hold_copy(self, node, name):
+        held = fresh_name(f"{name}_iter", self.context.taken)
+        self.out.append(located(gast.Assign(targets=[store_node(held)], value=node,
+                                            type_comment=None), self.loop))
+        return gast.copy_location(name_node(held), node)
 
     def generic_visit(self, node):
         if isinstance(node, _SCOPED):
@@ -343,6 +382,15 @@ def _containers(context):
             and isinstance(n.value, (gast.List, gast.Tuple, gast.Dict))
             for t in n.targets if isinstance(t, gast.Name)}
     return context.containers
+
+
+def _dicts(context):
+    """The names bound to a dict display somewhere in the function, or given a
+    dict by the call."""
+    return {t.id for n in gast.walk(context.parsed.node) if isinstance(n, gast.Assign)
+            and isinstance(n.value, gast.Dict) for t in n.targets if isinstance(t, gast.Name)} | \
+        {name for name in context.given
+         if isinstance(context.shapes.get(name), tuple) and context.shapes[name][:1] == ("dict",)}
 
 
 def _walk_own_scope(node):
