@@ -88,6 +88,13 @@ PENDING_FAMILIES = frozenset()
 #: a line a family writes to be refused, which tests/test_fuzz.py checks is refused
 #: (with the reason after the mark) instead of differentiated
 REFUSED_MARK = "# refused:"
+#: a read of a name a block that may not run binds (unrun_loop_reads): where Python
+#: raises UnboundLocalError there, tests/test_fuzz.py checks both gradients raise it
+UNBOUND_MARK = "# unbound if not run"
+#: such a read the compiler is known to answer with a value where Python raises
+#: (an open wrong result, with the reason after the mark): the harness does not check
+#: the program where Python raises (test_fuzz.py pins the reproducer, strict xfail)
+OPEN_MARK = "# open:"
 #: masked singular operations: sqrt, log, a division, a negative power... at points a
 #: mask discards (issue #28: 0 * inf = nan where the adjoint is exactly 0)
 FAMILIES |= {"masked_singular"}
@@ -372,6 +379,49 @@ HUNTING_FAMILIES += ("outside_object_lists",)
 #: that could not be inlined).  Written on request, like ``loop_exits``
 REQUESTED_FAMILIES += ("object_totals",)
 HUNTING_FAMILIES += ("object_totals",)
+
+#: a loop over a container (a list, tuple or dict display of arrays) whose body
+#: binds the container's name again (session 24's wrong gradient: the lowering's
+#: later copies read the items of the container the body bound; Python's iterator
+#: keeps the one of before the loop): the header reads the name (``ws``,
+#: ``enumerate``, ``zip``, ``reversed``, ``d.items()``, ``d.values()``, ``d`` and
+#: ``d[k]``) or an expression of it Python evaluates once (``ws[1:]``, ``ws[::-1]``,
+#: ``list(ws)``, ``enumerate(ws[1:])``, ``zip(ws[1:], ws[:-1])``,
+#: ``list(d.items())``: a wrong value and gradient until session 25), the body binds
+#: it by a display (of another length too), a comprehension over it, a helper, a
+#: tuple assignment or in a branch, or writes one of its items (``ws[1] = ...``,
+#: ``d['q'] = ...``: a copy the header made keeps the old items, a wrong value and
+#: gradient until session 25), in a loop of ``n`` trips or not.  Written on
+#: request, like ``loop_exits``
+REQUESTED_FAMILIES += ("rebound_iterables",)
+HUNTING_FAMILIES += ("rebound_iterables",)
+
+#: views and aliases taken before their root is bound again in a loop (session 24:
+#: a view read in the next trip was taken again of the NEW root: 430.8 for 169.3;
+#: an alias read after its loop whose root is rebound then written: 13.02 for
+#: 12.37): the alias read after the loop, a view of the root copied
+#: (``U = U.copy()`` / ``np.array(U)``) then written, ``.T`` and ``reshape`` views,
+#: the root updated in place, a view taken in a branch, the previous array carried
+#: (``prev = theta``), a swap ``U, V = V, U``; exact.  Refused at their line
+#: (REFUSED_MARK): a view read in the next trip across its root's rebinding (``view
+#: across a rebinding``) and a root rebound by ``np.asarray`` (the same object) then
+#: written (``view kept by asarray``).  Written on request, like ``loop_exits``
+REQUESTED_FAMILIES += ("rebound_roots",)
+HUNTING_FAMILIES += ("rebound_roots",)
+
+#: a loop's variable read after the loop outside a block that may not run (``if n >
+#: k:``, a loop over ``range(n)``, the inner loop of such one in a branch on the
+#: trip): where it does not run Python raises UnboundLocalError, and both gradients
+#: must raise it too (UNBOUND_MARK on the read; session 24 fixed the field read of a
+#: list of objects: the gradient gave a value): a loop over a list of the module's
+#: objects read by field after it, a loop over a list of arrays, over ``range``, a
+#: name the body binds.  The read of the loop's object through a METHOD (or with the
+#: list read after the loop) is still open (the objects helper's): marked OPEN_MARK,
+#: the harness does not check a program that raises in Python and holds it
+#: (test_fuzz.py's strict xfail pins the reproducer).  Written on request, like
+#: ``loop_exits``
+REQUESTED_FAMILIES += ("unrun_loop_reads",)
+HUNTING_FAMILIES += ("unrun_loop_reads",)
 
 #: module_state: the module-level lines written once per statement ({k}: its number,
 #: {seed}); ``_Cell{k}`` objects start from ``__init__`` again in ``_reset{k}``
@@ -658,6 +708,9 @@ class _Gen:
         self.aux_output = None  # aux_output: the variable returned as the aux value
         self.module_refused = False  # module_state: a refused form written
         self.extra = []  # module-level functions making what f takes after n (Program.extra)
+        # names the return reads whatever else it reads (unrun_loop_reads: the read
+        # Python may raise at feeds the result, so the gradient runs it too)
+        self.read_at_return = []
 
     def fresh_name(self, prefix="v"):
         """``v1``, ``v2``...; one time in four a name the generated gradient
@@ -3547,6 +3600,256 @@ class _Gen:
         self.emit(indent, f"{total} = np.tanh({y})")
         env[total] = Var((), 1.0, fresh=True)
 
+    def family_rebound_iterables(self, env, indent):
+        """A loop over a container whose body binds the container's name again
+        (see the ``rebound_iterables`` comment above)."""
+        k = self.counter = self.counter + 1
+        x, p, q, r = self._items(env, 4)
+        ws, y, w, v, j = (self.fresh_name("ws"), self.fresh_name("y"), self.fresh_name("w"),
+                          self.fresh_name("v"), self.fresh_name("j"))
+        kind = self.pick(["list", "tuple", "dict"])
+        self.features.add(f"rebound_iterables_{kind}")
+        three = self.draw(st.booleans())
+        items = [p, q, r] if three else [p, q]
+        if kind == "dict":
+            keys = ["'p'", "'q'", "'r'"][:len(items)]
+            self.emit(indent, f"{ws} = {{{', '.join(f'{a}: {b}' for a, b in zip(keys, items))}}}")
+            header, read = self.pick([
+                (f"for {j}, {w} in {ws}.items():", w),
+                (f"for {j}, {w} in list({ws}.items()):", w),
+                (f"for {w} in {ws}.values():", w),
+                (f"for {j} in {ws}:", f"{ws}[{j}]")])
+        else:
+            opening, closing = ("[", "]") if kind == "list" else ("(", ")")
+            self.emit(indent, f"{ws} = {opening}{', '.join(items)}{closing}")
+            bare = "reversed" not in self.shadowing  # (no name bound reversed yet)
+            self.shadowing.add("reversed")  # (nor later: fresh_name skips it)
+            header, read = self.pick([
+                (f"for {w} in {ws}:", w),
+                (f"for {w} in {ws}[1:]:", w),
+                (f"for {w} in {ws}[::-1]:", w),
+                (f"for {w} in list({ws}):", w),
+                (f"for {w} in tuple({ws}):", w),
+                (f"for {w} in {ws}[:2]:", w),
+                (f"for {j}, {w} in enumerate({ws}):", f"{w} * ({j} + 1)"),
+                (f"for {j}, {w} in enumerate({ws}[:-1]):", f"{w} * ({j} + 1)"),
+                (f"for {w} in {'reversed(' + ws + ')' if bare else ws + '[::-1]'}:", w),
+                (f"for {j}, {w} in enumerate({ws}[1:]):", f"{w} * ({j} + 1)"),
+                (f"for {w}, {v} in zip({ws}, {ws}[::-1]):", f"{w} * {v}"),
+                (f"for {w}, {v} in zip({ws}[1:], {ws}[:-1]):", f"{w} * {v}"),
+                (f"for {j} in range(len({ws})):", f"{ws}[{j}]")])
+        self.features.add("rebound_iterables_header_" + header.split(" in ", 1)[1].split("(")[0]
+                          .replace(ws, "name").rstrip(":"))
+        # the body's new container: same structure or not, each item bounded
+        new = [f"np.tanh({read}) * 0.5", f"{x} * 0.9"] + ([f"np.tanh({read} + {x})"]
+                                                         if three else [])
+        how, longer = None, False
+        if kind == "dict":
+            # (a write into the dict in a loop over list(d.items()), a copy, is the
+            # lowering's refusal 'may change the rows it has still to visit')
+            how = self.pick(["display"] + (["item"] if "in list(" not in header else []))
+            rebind = f"{ws} = {{{', '.join(f'{a}: {b}' for a, b in zip(keys, new))}}}" \
+                if how == "display" else f"{ws}[{self.pick(keys)}] = {new[0]}"
+            self.features.add(f"rebound_iterables_{how}")
+        else:
+            how = self.pick(["display", "longer", "comprehension", "helper", "tuple"] +
+                            (["item"] if kind == "list" else []))
+            self.features.add(f"rebound_iterables_{how}")
+            opening, closing = ("[", "]") if kind == "list" else ("(", ")")
+            if how == "longer" and "range(len(" not in header:
+                longer = True
+                rebind = f"{ws} = {opening}{', '.join(new + [x])}{closing}"
+            elif how == "comprehension":
+                rebind = f"{ws} = {opening if kind == 'list' else 'tuple('}np.tanh(e_ * 0.8) " \
+                         f"for e_ in {ws}{closing}"
+            elif how == "helper":
+                helper = f"_renewed{k}"
+                self.helpers += [f"def {helper}(xs, z):",
+                                 f"    return {'[' if kind == 'list' else 'tuple('}"
+                                 f"np.tanh(e_ + z) for e_ in xs{']' if kind == 'list' else ')'}",
+                                 "", ""]
+                rebind = f"{ws} = {helper}({ws}, {x} * 0.1)"
+            elif how == "tuple":
+                rebind = f"{ws}, {y} = {opening}{', '.join(new)}{closing}, {y} * 0.9"
+            elif how == "item":  # the list changed in place: a copy keeps its items
+                rebind = f"{ws}[{self.pick(list(range(len(items))))}] = {new[0]}"
+            else:
+                rebind = f"{ws} = {opening}{', '.join(new)}{closing}"
+        inner = indent
+        self.emit(indent, f"{y} = 0.0")
+        # (a container changing its length in a loop of n trips or on one path of an
+        # if, and one a helper or a tuple(...) comprehension makes again on one path
+        # of an if in such a loop, are the lowering's documented refusals: 'changes its length or keys inside a
+        # loop', 'of a different length or keys on the two paths', 'on one path of
+        # this if')
+        if not longer and self.draw(st.booleans()):
+            self.features.add("rebound_iterables_time_loop")
+            self.emit(indent, f"for {self.fresh_name('t')} in range({self.pick(['n', '2'])}):")
+            inner = indent + 1
+        self.emit(inner, header)
+        self.emit(inner + 1, f"{y} = {y} * 0.5 + np.sum(np.tanh({read}) * {x})")
+        if not longer and not (how in ("helper", "comprehension") and inner > indent) and \
+                self.draw(st.booleans()):
+            self.features.add("rebound_iterables_branch")
+            self.emit(inner + 1, f"if {y} > -100.0:")  # (always: |y| < 2 * 3)
+            self.emit(inner + 2, rebind)
+        else:
+            self.emit(inner + 1, rebind)
+        total = self.fresh_name()
+        first = f"{ws}['p']" if kind == "dict" else f"{ws}[0]"
+        self.emit(indent, f"{total} = np.tanh({y}) + np.sum({first}) * 0.1")
+        env[total] = Var((), 1.5, fresh=True)
+
+    def family_rebound_roots(self, env, indent):
+        """Views and aliases taken before their root is bound again in a loop (see
+        the ``rebound_roots`` comment above)."""
+        x, z = self._items(env, 2)
+        U, u, V, y, t = (self.fresh_name("U"), self.fresh_name("u"), self.fresh_name("V"),
+                         self.fresh_name("y"), self.fresh_name("t"))
+        form = self.pick(["alias_after", "copied_root", "array_root", "transposed", "reshaped",
+                          "in_place_root", "branch_view", "carried", "swapped",
+                          "next_trip", "asarray_root"])
+        self.features.add(f"rebound_roots_{form}")
+        trips = self.pick(["n + 1", "3"])  # (at least one trip: u is read after it)
+        self.emit(indent, f"{U} = {x} * 1.0")
+        self.emit(indent, f"{y} = 0.0")
+        if form == "transposed":
+            self.emit(indent, f"{U} = np.outer({U}, {z}) * 0.5")
+        elif form == "reshaped":
+            self.emit(indent, f"{U} = np.concatenate([{U}, {z}])")
+        elif form == "carried":
+            self.emit(indent, f"{u} = {U}")
+        elif form == "swapped":
+            self.emit(indent, f"{V} = {z} * 2.0")
+        self.emit(indent, f"for {t} in range({trips}):")
+        b = indent + 1
+        if form == "alias_after":  # m = theta; m[0] *= ..; theta = m + ..; theta[1] = ..
+            self.emit(b, f"{u} = {U}")
+            self.emit(b, f"{u}[0] = {u}[0] * 0.5")
+            self.emit(b, f"{U} = np.tanh({u} + 0.1)")
+            self.emit(b, f"{U}[1] = 0.5 * s")
+            self.emit(indent, f"{y} = np.sum({u} ** 2) + np.sum({U})")
+        elif form in ("copied_root", "array_root"):
+            self.emit(b, f"{u} = {U}[:2]")
+            self.emit(b, f"{U} = {U}.copy()" if form == "copied_root" else f"{U} = np.array({U})")
+            self.emit(b, f"{U}[0] = np.tanh({U}[0] * 0.5 + s)")
+            self.emit(b, f"{y} = {y} * 0.5 + np.sum({u} * {U}[:2])")
+        elif form == "transposed":
+            self.emit(b, f"{u} = {U}.T")
+            self.emit(b, f"{U} = np.tanh({U} * 0.9)")
+            self.emit(b, f"{U}[0, 1] = 0.3 * s")
+            self.emit(b, f"{y} = {y} * 0.5 + np.sum({u} * {U})")
+        elif form == "reshaped":
+            self.emit(b, f"{u} = {U}.reshape(2, 3)")
+            self.emit(b, f"{U} = np.tanh({U} * 1.1)")
+            self.emit(b, f"{U}[0] = 0.7 * s")
+            self.emit(b, f"{u}[1, 0] = {u}[1, 0] * 0.5")
+            self.emit(b, f"{y} = {y} * 0.5 + np.sum({u} ** 2)")
+        elif form == "in_place_root":  # the view sees the root's in-place update
+            self.emit(b, f"{u} = {U}[1:]")
+            self.emit(b, f"{U} *= 0.5")
+            self.emit(b, f"{U}[0] = np.tanh({U}[0] + s)")
+            self.emit(b, f"{y} = {y} * 0.5 + np.sum({u} ** 2)")
+        elif form == "branch_view":  # the view of trip 0 read in trip 1
+            self.emit(b, f"if {t} % 2 == 0:")
+            self.emit(b + 1, f"{u} = {U}[1:]")
+            self.emit(b, f"{U} = np.tanh({U} * 1.5)")
+            self.emit(b, f"{U}[2] = 0.25 * s")
+            self.emit(b, f"{y} = {y} * 0.5 + np.sum({u} ** 2)")
+        elif form == "carried":  # the previous trip's array under another name
+            self.emit(b, f"{U} = {U} * 0.9")
+            self.emit(b, f"{U}[0] += 0.1 * s")
+            self.emit(b, f"{y} = {y} * 0.5 + np.sum({u} * {U})")
+            self.emit(b, f"{u} = {U}")
+        elif form == "swapped":
+            self.emit(b, f"{u} = {U}[1:]")
+            self.emit(b, f"{U}, {V} = {V}, {U}")
+            self.emit(b, f"{U}[1] = 0.5 * s")
+            self.emit(b, f"{y} = {y} * 0.5 + np.sum({u} ** 2) + np.sum({V}) * 0.1")
+        elif form == "next_trip":  # refused: taken again of the new root it was wrong
+            self.emit(b, f"if {t} > 0:")
+            self.emit(b + 1, f"{y} = {y} * 0.5 + np.sum({u} ** 2)")
+            self.emit(b, f"{u} = {U}[1:]")
+            self.emit(b, f"{u} += 0.5  {REFUSED_MARK} view across a rebinding")
+            self.emit(b, f"{U} = np.tanh({U} * 2.0)")
+            self.emit(b, f"{U}[0] = 0.5 * s")
+        else:  # asarray_root: np.asarray(U) is U, whose write changes the view
+            self.emit(b, f"{u} = {U}[1:]")
+            self.emit(b, f"{U} = np.asarray({U})")
+            self.emit(b, f"{U}[1] = 0.5 * s  {REFUSED_MARK} view kept by asarray")
+            self.emit(b, f"{y} = {y} * 0.5 + np.sum({u} ** 2)")
+        total = self.fresh_name()
+        self.emit(indent, f"{total} = np.tanh({y}) + np.sum({U}) * 0.1")
+        env[total] = Var((), 2.0, fresh=True)
+
+    def family_unrun_loop_reads(self, env, indent):
+        """A loop's variable read after the loop outside a block that may not run
+        (see the ``unrun_loop_reads`` comment above)."""
+        k = self.counter = self.counter + 1
+        x, p, q = self._items(env, 3)
+        y, o, L = self.fresh_name("y"), self.fresh_name("layer"), self.fresh_name("layers")
+        cls = f"_Layer{k}"
+        self.helpers += [f"class {cls}:", "    def __init__(self, w, b):",
+                         "        self.w = w", "        self.b = b", "",
+                         "    def forward(self, h):", "        return np.tanh(self.w * h + self.b)",
+                         "", "    def scale(self):", "        return self.b * 0.5", "", ""]
+        loop = self.pick(["objects", "arrays", "range", "body_name"])
+        read = self.pick(["field", "method", "list_after"]) if loop == "objects" else "plain"
+        block = self.pick(["if", "time_loop", "time_loop_branch"])
+        self.features.add(f"unrun_loop_reads_{loop}_{read}_{block}")
+        # y reads every parameter wrt may name, and the return reads y's sum: the read
+        # after the loop is needed by the gradient (the gradient does not run a read
+        # that nothing it returns needs, so that one raises nothing where Python
+        # raises: not this family's question)
+        self.emit(indent, f"{y} = np.tanh({x} + a + B[0] + c[0] + M[0] + s)")
+        if loop == "objects":
+            self.emit(indent, f"{L} = [{cls}({p}, {q}), {cls}({q} * 0.5, {p})]")
+            header = f"for {o} in {L}:"
+            body = f"{y} = {o}.forward({y})"
+            after = {"field": f"{o}.b",
+                     "method": self.pick([f"{o}.forward({y})", f"{o}.scale()"]),
+                     "list_after": f"{o}.b + {L}[0].b"}[read]
+        elif loop == "arrays":
+            self.emit(indent, f"{L} = [{p}, {q} * 0.5]")
+            header = f"for {o} in {L}:"
+            body = f"{y} = np.tanh({y} * {o} + 0.1)"
+            after = o
+        elif loop == "range":
+            header = f"for {o} in range(3):"
+            body = f"{y} = np.tanh({y} * 0.9 + {p} * {o})"
+            after = f"{o} * 0.2"
+        else:
+            header = f"for j{k} in range(2):"
+            body = f"{o} = np.tanh({y} * {p} + j{k})"
+            after = o
+        if block == "if":
+            self.emit(indent, f"if n > {self.pick([0, 1, 2])}:")
+            self.emit(indent + 1, header)
+            self.emit(indent + 2, body)
+            self.emit(indent + 2, f"{y} = np.tanh({y})")
+            line_indent = indent
+        elif block == "time_loop":
+            self.emit(indent, f"for t{k} in range(n):")
+            self.emit(indent + 1, header)
+            self.emit(indent + 2, body)
+            self.emit(indent + 2, f"{y} = np.tanh({y})")
+            line_indent = indent
+        else:  # the inner loop on even trips, read on every trip (bound in trip 0)
+            self.emit(indent, f"for t{k} in range(n):")
+            self.emit(indent + 1, f"if t{k} % 2 == 0:")
+            self.emit(indent + 2, header)
+            self.emit(indent + 3, body)
+            self.emit(indent + 3, f"{y} = np.tanh({y})")
+            line_indent = indent + 1
+        mark = f"  {UNBOUND_MARK}"
+        if read in ("method", "list_after"):
+            mark += f"  {OPEN_MARK} the loop's object read by more than a field"
+        self.emit(line_indent, f"{y} = np.tanh({y} * ({after}) + 0.1){mark}")
+        total = self.fresh_name()
+        self.emit(indent, f"{total} = np.sum({y})")
+        env[total] = Var((), 3.0, fresh=True)
+        self.read_at_return.append(total)
+
     def family_tuple_lists(self, env, indent):
         """An episode buffer (see the ``tuple_lists`` comment above): tuples of 2 to 4
         positions (arrays, floats, ints) appended in a loop of run-time length, read
@@ -3957,7 +4260,7 @@ def programs(draw, max_statements=6, families=FAMILIES, require=None):
     picks = local[-2:] if local else []
     extra = draw(st.sampled_from(sorted(k for k in env if k != "n" and k != "M")))
     terms = []
-    for k in picks + [extra]:
+    for k in picks + [extra] + [k for k in g.read_at_return if k not in picks + [extra]]:
         terms.append(f"np.sum({k})" if env[k].shape != () else k)
     g.emit(1, g.return_statement(terms))
     lines = g.lines[:3] + g.helpers + g.lines[3:]  # helpers after `import numpy as np`
