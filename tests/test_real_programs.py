@@ -3132,3 +3132,78 @@ def test_lasso_coordinate_descent_in_place(options):
     rng = np.random.default_rng(7)
     X, y = rng.normal(size=(6, 3)), rng.normal(size=6)
     check_program(lasso_coordinate_descent, (X, y, 0.1), (0, 1), options)
+
+
+# --- Pairwise accelerations over enumerate of the rows, unpacked (session 25) -------
+# (a public n-body leapfrog: for i, (x1, y1, z1) in enumerate(pos), math.sqrt of the
+# softened distance, acc[i][0] = ... per component; kick, drift, kick in place)
+
+def rows_leapfrog(pos, vel, mass, steps, dt, soft):
+    def accelerations(pos):
+        acc = np.zeros(pos.shape)
+        for i, (x1, y1, z1) in enumerate(pos):
+            for (x2, y2, z2) in pos:
+                dx, dy, dz = x2 - x1, y2 - y1, z2 - z1
+                inv = (1.0 / math.sqrt(dx ** 2 + dy ** 2 + dz ** 2 + soft)) ** 3
+                acc[i][0] = acc[i][0] + dx * inv * mass[i][0]
+                acc[i][1] = acc[i][1] + dy * inv * mass[i][0]
+                acc[i][2] = acc[i][2] + dz * inv * mass[i][0]
+        return acc
+    pos, vel = pos.copy(), vel.copy()
+    acc = accelerations(pos)
+    for _ in range(steps):
+        vel += acc * dt / 2.0
+        pos += vel * dt
+        acc = accelerations(pos)
+        vel += acc * dt / 2.0
+    return np.sum(pos ** 2) + np.sum(vel)
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_rows_leapfrog_unpacking_rows_in_enumerate(options):
+    rng = np.random.default_rng(8)
+    args = (rng.normal(size=(3, 3)), rng.normal(size=(3, 3)) * 0.1,
+            rng.uniform(0.5, 1.5, size=(3, 1)), 3, 0.05, 0.1)
+    check_program(rows_leapfrog, args, (0, 1), options)
+
+
+# --- An LSTM layer whose gates come from np.split (session 25) -----------------------
+# (a public from-scratch LSTM: z = x_t @ W + H @ U + b; i, f, g, o = np.split(z, 4,
+# axis=1); the hidden states appended when return_sequences)
+
+class SplitGateLSTM:
+    def __init__(self, W, U, b):
+        self.W, self.U, self.b = W, U, b
+        self.units = U.shape[0]
+
+    def forward(self, x, return_sequences=False):
+        batch, steps, _ = x.shape
+        H = np.zeros((batch, self.units))
+        C = np.zeros((batch, self.units))
+        outputs = []
+        for t in range(steps):
+            z = x[:, t, :] @ self.W + H @ self.U + self.b
+            i, f, g, o = np.split(z, 4, axis=1)
+            i = 1 / (1 + np.exp(-i))
+            f = 1 / (1 + np.exp(-f))
+            o = 1 / (1 + np.exp(-o))
+            C = f * C + i * np.tanh(g)
+            H = o * np.tanh(C)
+            if return_sequences:
+                outputs.append(H)
+        if return_sequences:
+            return np.stack(outputs, axis=1)
+        return H
+
+
+def split_gate_lstm_loss(W, U, b, x):
+    layer = SplitGateLSTM(W, U, b)
+    return np.sum(layer.forward(x) ** 2) + np.sum(layer.forward(x, return_sequences=True))
+
+
+@pytest.mark.parametrize("options", MODES)
+def test_split_gate_lstm_class(options):
+    rng = np.random.default_rng(9)
+    args = (rng.normal(size=(2, 12)) * 0.4, rng.normal(size=(3, 12)) * 0.4,
+            rng.normal(size=12) * 0.1, rng.normal(size=(2, 4, 2)))
+    check_program(split_gate_lstm_loss, args, (0, 1, 2, 3), options)
