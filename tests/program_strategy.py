@@ -709,7 +709,7 @@ class _Gen:
         self.module_refused = False  # module_state: a refused form written
         self.extra = []  # module-level functions making what f takes after n (Program.extra)
         # names the return reads whatever else it reads (unrun_loop_reads: the read
-        # Python may raise at feeds the result, so the gradient runs it too)
+        # Python may raise at feeds the result, a read the gradient needs)
         self.read_at_return = []
 
     def fresh_name(self, prefix="v"):
@@ -3798,9 +3798,8 @@ class _Gen:
         block = self.pick(["if", "time_loop", "time_loop_branch"])
         self.features.add(f"unrun_loop_reads_{loop}_{read}_{block}")
         # y reads every parameter wrt may name, and the return reads y's sum: the read
-        # after the loop is needed by the gradient (the gradient does not run a read
-        # that nothing it returns needs, so that one raises nothing where Python
-        # raises: not this family's question)
+        # after the loop is one the gradient needs (a read it drops keeps its check
+        # since dead_primal's a4c4c6d; that is tested where other families leave one)
         self.emit(indent, f"{y} = np.tanh({x} + a + B[0] + c[0] + M[0] + s)")
         if loop == "objects":
             self.emit(indent, f"{L} = [{cls}({p}, {q}), {cls}({q} * 0.5, {p})]")
