@@ -1002,10 +1002,9 @@ def f(a, B, c, s, M, n):
 # Found by the unrun_loop_reads family (session 25), the open half of session 24's
 # fix (desugar/object_lists.py binds the last item's FIELDS after the loop): the
 # loop's object read after its loop through a method, where the loop did not run
-# (n == 0), gives a gradient where Python raises UnboundLocalError (the list is
-# left to the lowering, which reads its last item).  The objects helper's; the
-# family marks the form OPEN_MARK until it is fixed (then this flips).
-@pytest.mark.xfail(strict=True, reason="method read of an unrun loop's object gives a value")
+# (n == 0), gave a gradient where Python raises UnboundLocalError (the list was
+# left to the lowering, which read its last item); object_lists.py now binds a
+# flag after the loop that the reading statement asserts (8f3f361).
 def test_a_method_of_the_loop_object_read_after_an_unrun_loop_raises_as_python():
     check_program("""\
 import numpy as np
