@@ -317,3 +317,16 @@ def test_a_table_read_at_a_parameter_normalised_again_is_resolved(options):
     check_grad(f, (X,), df=tc.grad(f, **options))
     value, _ = tc.value_and_grad(f, **options)(X)
     assert value == pytest.approx(f(X), rel=1e-12)
+
+
+def sized_by_a_count(x):
+    n = 4
+    if n - 1 > 2 and n // 2 * 2 == n and n % 3 == 1:
+        return np.sum(x * 2.0)
+    return np.sum(x * x.T)
+
+
+def test_integer_arithmetic_of_known_counts_is_decided():
+    text = desugared(sized_by_a_count)
+    assert "if " not in text and "return np.sum(x * 2.0)" in text
+    np.testing.assert_allclose(tc.grad(sized_by_a_count)(np.ones((2, 3))), 2.0 * np.ones((2, 3)))

@@ -38,7 +38,8 @@ assignment ``kind = kind.strip().lower()`` (or ``act = act or "tanh"``, ``key =
 kind + "_" + part``) of a name whose value is known gives a string that is bound
 as that constant (``kind = 'minmod'``), so the tests after it -- ``kind in
 ("minmod", "mc")`` among them -- are decided.  Folded are constants, known
-names, tuple and list displays of them, ``+`` of strings, the methods of a
+names, tuple and list displays of them, ``+`` of strings, ``+``, ``-``, ``*``,
+``//`` and ``%`` of ints (``n - 1 > 0``), the methods of a
 string that give a string from constants (:data:`STRING_METHODS`), ``not``,
 ``and`` / ``or`` (the operand Python's value is) and comparisons; none calls the
 user's code or has an effect.
@@ -57,6 +58,10 @@ _COMPARE = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
             gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
             gast.Is: operator.is_, gast.IsNot: operator.is_not,
             gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
+
+#: the arithmetic of two ints folded (``n - 1``, ``len_p // 2``; ``+`` too)
+_INTEGER_ARITHMETIC = {gast.Sub: operator.sub, gast.Mult: operator.mul,
+                       gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod}
 
 #: the methods of ``str`` that give a string from a string and constants, and
 #: nothing else (no lookup of the run's state): an option's name normalised,
@@ -86,7 +91,8 @@ def decided_truth(test):
 
 def folded_value(node, known):
     """The constant ``node`` gives, read with ``known`` ({name: constant}) --
-    constants, those names, displays of them, ``+`` of strings, a string's
+    constants, those names, displays of them, ``+`` of strings, ``+ - * // %``
+    of ints, a string's
     ``STRING_METHODS``, ``not``, ``and``/``or`` (Python's value: the operand that
     decides), comparisons -- or ``UNKNOWN``.  Nothing it folds calls the user's
     code or has an effect."""
@@ -275,8 +281,16 @@ class _Folder:
             return _UNKNOWN if any(v is _UNKNOWN for v in items) else items
         if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
             left, right = self.value(node.left, known), self.value(node.right, known)
+            if type(left) is int and type(right) is int:
+                return left + right
             return left + right if isinstance(left, str) and isinstance(right, str) \
                 else _UNKNOWN
+        if isinstance(node, gast.BinOp) and type(node.op) in _INTEGER_ARITHMETIC:
+            left, right = self.value(node.left, known), self.value(node.right, known)
+            if type(left) is not int or type(right) is not int or \
+                    isinstance(node.op, (gast.FloorDiv, gast.Mod)) and right == 0:
+                return _UNKNOWN  # (1 // 0 raises in Python: left as written)
+            return _INTEGER_ARITHMETIC[type(node.op)](left, right)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                 node.func.attr in STRING_METHODS and not node.keywords:
             receiver = self.value(node.func.value, known)
