@@ -915,3 +915,95 @@ def test_a_copy_of_a_container_the_body_writes_is_made_before_the_loop():
     assert "ws_iter = ws[:2]\n    for w in ws_iter:" in \
         desugared(sliced_list_item_written_while_iterated)
     assert "for k in list(d):" in desugared(keys_copy_of_a_dict_item_written)
+
+
+# --- comprehension conditions decided per copy; ranges of a local bound once -------
+def filtered_keys(x):
+    d = {str(k): x * (k + 1.0) for k in range(3) if k != 1}
+    return np.sum(d["0"] * d["2"])
+
+
+def other_pairs(a, b):
+    ws = (a, b)
+    pairs = [u * v for i, u in enumerate(ws) for j, v in enumerate(ws) if i != j]
+    return np.sum(np.stack(pairs) ** 2)
+
+
+def even_powers(a):
+    ys = [a ** k for k in range(6) if k % 2 == 0 if k > 0]
+    return np.sum(ys[0] * ys[1]) + len(ys)
+
+
+def rope_sticks(g):
+    n = 4
+    x = np.zeros((n, 2)) + g
+    sticks = np.array([[k, k + 1] for k in range(n - 1)])
+    return np.sum(x[sticks[:, 0]] * x[sticks[:, 1]])
+
+
+def layers_by_half(W1, b1, W2, b2, x):
+    params = [W1, b1, W2, b2]
+    L = len(params) // 2
+    for l in range(L):
+        x = np.tanh(params[2 * l] @ x + params[2 * l + 1])
+    return np.sum(x)
+
+
+def count_bound_in_a_branch(W0, W1, c):
+    ps = [W0, W1]
+    n = 2
+    if c > 0:
+        n = 1
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(ps[i] ** 2)
+    return s
+
+
+DECIDED = [(filtered_keys, (3,)), (other_pairs, (3, 3)), (even_powers, (3,)),
+           (rope_sticks, ((),)), (layers_by_half, ((3, 3), (3,), (2, 3), (2,), (3,)))]
+
+
+def _arguments(shapes):
+    rng = np.random.default_rng(7)
+    return [rng.normal(size=s) + 1.5 if s else 0.3 for s in shapes]
+
+
+@pytest.mark.parametrize("f, shapes", DECIDED)
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_decided_conditions_and_local_bounds_compute_what_python_does(f, shapes, options):
+    args = _arguments(shapes)
+    wrt = tuple(range(len(args)))
+    value, _ = tc.value_and_grad(f, wrt=wrt, **options)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **options))
+
+
+def test_a_comprehension_whose_conditions_each_copy_decides_is_unrolled():
+    for f in (filtered_keys, other_pairs, even_powers):
+        text = desugared(f)
+        assert "for " not in text and "if " not in text, text
+    assert "d[d_key] = x * (2 + 1.0)" in desugared(filtered_keys)
+    assert "ys.append(a ** 4)" in desugared(even_powers)
+
+
+def test_a_range_of_a_local_bound_once_to_an_int_is_unrolled():
+    text = desugared(rope_sticks)
+    assert "for " not in text and "sticks_items.append([2, 2 + 1])" in text
+    text = desugared(layers_by_half)
+    assert "for " not in text and "params[2 * 1 + 1]" in text
+
+
+def test_a_count_bound_again_in_a_branch_keeps_its_loop():
+    assert "for i in range(n):" in desugared(count_bound_in_a_branch)
+    with pytest.raises(TangentCkptError, match=r"indexed by a value known only at run time"):
+        tc.grad(count_bound_in_a_branch, wrt=(0, 1))(np.ones(2), np.ones(3), 1.0)
+
+
+def test_a_condition_known_only_at_run_time_keeps_the_comprehensions_loop():
+    def over_data(a, b):
+        ys = [a * k for k in range(3) if np.sum(b) > k]
+        return np.sum(ys[0])
+    assert "if np.sum(b) > k:" in desugared(over_data)
+    with pytest.raises(TangentCkptError, match="a condition known only at run time"):
+        tc.grad(over_data, wrt=(0, 1))(np.ones(2), np.ones(2))

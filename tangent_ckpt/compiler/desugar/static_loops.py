@@ -98,12 +98,15 @@ import copy
 
 import gast
 
+from tangent_ckpt.compiler.desugar.constant_flags import (
+    bound_names, decided_truth, folded_value,
+)
 from tangent_ckpt.compiler.desugar.fixed_structures import (
     changes_its_variables, known_structures, only_read,
 )
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, read_names
 from tangent_ckpt.compiler.desugar.local_bindings import (
-    COMPREHENSIONS, SCOPES, builtins_meant, root_name,
+    COMPREHENSIONS, SCOPES, builtins_meant, names_seen_outside, root_name,
 )
 from tangent_ckpt.compiler.desugar.view_shape import (
     fresh_name, located, name_node, names_taken, statement_blocks, statement_lists, store_node,
@@ -614,8 +617,13 @@ class _Unrolling:
             if not self._bind(s.target, row, folded, held, constants, bindings):
                 return None
             last = constants  # (what the last copy folds: an earlier one may differ)
-            body = [self._copy(st, constants) for st in s.body]
-            copied = bindings + self._ended(body, stop)
+            body = _decided([self._copy(st, constants) for st in s.body],
+                            self.parsed.comprehension_conditions, s)
+            if body is None:
+                return None  # a condition of this comprehension known only at run time
+            if not body and s in self.parsed.comprehension_loops:
+                bindings = []  # (a comprehension's variables are its own: read nowhere else)
+            copied = bindings + (self._ended(body, stop) if body else [])
             if stop is not None and k:  # a later copy runs only if no copy broke
                 copied = [located(gast.If(test=gast.UnaryOp(op=gast.Not(),
                                                             operand=name_node(stop)),
@@ -630,13 +638,18 @@ class _Unrolling:
 
     def _plain_body(self):
         """Does the body hold nothing that stops the unrolling (the module's
-        docstring)?"""
+        docstring)?  (A comprehension's condition is of this loop, decided in
+        each copy by :func:`_decided`, or of a loop in its body, whose copies
+        keep it.)"""
         conditions = self.parsed.comprehension_conditions
         if not _exits_in_ifs(self.s.body):
             return False
+        loops = {id(n) for st in self.s.body for n in gast.walk(st) if isinstance(n, gast.For)}
+        loops.add(id(self.s))
         for st in self.s.body:
             for n in gast.walk(st):
-                if isinstance(n, _OPAQUE) or n in conditions:
+                if isinstance(n, _OPAQUE) or \
+                        n in conditions and id(conditions.get(n)) not in loops:
                     return False
         return True
 
@@ -793,10 +806,24 @@ class _Unrolling:
             return None
         return [_Constant(k) for k in range(*bounds)]
 
-    def _integer(self, node):
-        """An int constant, or ``len(P)`` of a given container ``P``; else None."""
+    def _integer(self, node, at=None):
+        """An int constant, ``len(P)`` of a given container ``P`` or of a local
+        display, ``+ - * // %`` of such ints (``constant_flags``'
+        :func:`~.constant_flags.folded_value`), or a name bound once to one
+        before the loop (:func:`_bound_once_before`: ``n = 4``, ``L = len(p) //
+        2``); else None."""
         if isinstance(node, gast.Constant) and type(node.value) is int:
             return node.value
+        if isinstance(node, gast.BinOp):
+            left, right = self._integer(node.left, at), self._integer(node.right, at)
+            if left is None or right is None:
+                return None
+            value = folded_value(gast.BinOp(left=_constant_node(left), op=node.op,
+                                            right=_constant_node(right)), {})
+            return value if type(value) is int else None
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            value = _bound_once_before(self.parsed.node, node.id, at or self.s)
+            return None if value is None else self._integer(value, value)
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
                 node.func.id == "len" and "len" in self.meant and len(node.args) == 1 and \
                 not node.keywords and isinstance(node.args[0], gast.Name) and \
@@ -893,6 +920,10 @@ class _Unrolling:
                 fact = table.get(n)
                 if fact is not None and id(n) in memo:
                     table[memo[id(n)]] = fact
+        for n in gast.walk(st):  # a comprehension's condition: of the copy of its loop
+            loop = p.comprehension_conditions.get(n)  # (this loop's own: decided per copy)
+            if loop is not None and id(n) in memo:
+                p.comprehension_conditions[memo[id(n)]] = memo.get(id(loop), loop)
         if constants:
             out = _Folding(constants).visit(out)
         return out
@@ -934,6 +965,55 @@ def _constant_item(e):
             isinstance(e.operand, gast.Constant) and type(e.operand.value) in (int, float):
         return _Constant(-e.operand.value)
     return None
+
+
+def _bound_once_before(fnode, name, at):
+    """The value of ``name = value``, a statement of the function's own block
+    before the one holding ``at``, where no other statement binds ``name``
+    (:func:`~.constant_flags.bound_names`: an assignment, a loop, ``del``, an
+    import, a nested scope's own names too) and it is neither a parameter nor
+    ``global``/``nonlocal`` nor mentioned by a nested scope -- what ``name``
+    holds at ``at`` -- else None."""
+    if name in names_seen_outside(fnode):
+        return None
+    binding = None
+    for st in fnode.body:
+        if any(n is at for n in gast.walk(st)):
+            if binding is None or name in bound_names(st):
+                return None
+            return binding.value if not any(
+                name in bound_names(later) for later in fnode.body[fnode.body.index(st):]) \
+                else None
+        if name in bound_names(st):
+            if binding is not None or not (
+                    isinstance(st, gast.Assign) and len(st.targets) == 1 and
+                    isinstance(st.targets[0], gast.Name) and st.targets[0].id == name):
+                return None
+            binding = st
+    return None
+
+
+def _decided(stmts, conditions, loop):
+    """The statements ``stmts`` of one copy of ``loop`` with each ``if`` of its
+    comprehension's conditions (``conditions``: ``if`` -> its loop) as the path
+    that runs -- its body, or nothing -- where its test, the loop's variables
+    folded, reads constants alone (``if 1 != 1:``; ``constant_flags``'
+    :func:`~.constant_flags.decided_truth`: it calls nothing, so dropping it is
+    exact); None where one is known only at run time."""
+    out = []
+    for st in stmts:
+        if not (isinstance(st, gast.If) and conditions.get(st) is loop):
+            out.append(st)
+            continue
+        truth = decided_truth(st.test)
+        if truth is None:
+            return None
+        if truth:
+            kept = _decided(st.body, conditions, loop)
+            if kept is None:
+                return None
+            out.extend(kept)
+    return out
 
 
 def _display(node):
