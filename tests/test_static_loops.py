@@ -394,11 +394,71 @@ def test_a_rebound_item_of_a_display_left_as_a_loop_is_the_object_of_before(f, o
     check_grad(f, args, wrt=wrt, df=tc.grad(f, wrt=wrt, **options))
 
 
-def test_a_rebound_item_is_held_before_the_loop_the_lowering_unrolls():
+def test_a_header_display_of_calls_is_made_before_the_copies_in_its_order():
     text = desugared(rebound_by_the_body_over_calls)
-    assert "b_item = b\n    for k, w in enumerate([np.sin(a), b_item, c @ a]):" in text
+    assert "for " not in text
+    assert "item = np.sin(a)\n    b_item = b\n    item_2 = c @ a\n    w = item\n" in text
     text = desugared(rebound_by_the_target_over_a_call)
-    assert "a_item = a\n    for a in (np.tanh(b), a_item):" in text
+    assert "item = np.tanh(b)\n    a_item = a\n    a = item\n" in text
+    text = desugared(rebound_in_pairs)
+    assert "a_item = a\n    item = np.cos(b)\n    b_item = b\n    u = a_item\n" in text
+
+
+def test_a_rebound_item_is_held_before_the_loop_the_lowering_unrolls():
+    def rebound_in_a_try(a, b):
+        s = 0.0
+        for w in (np.tanh(a), b):  # (a break in a try: left as a loop)
+            try:
+                if s > 1.0:
+                    break
+            finally:
+                s = s + np.sum(w)
+            b = b * 2.0
+        return s
+    text = desugared(rebound_in_a_try)
+    assert "b_item = b\n    for w in (np.tanh(a), b_item):" in text
+
+
+def items_stored_over(x):
+    ws = [x, 2.0 * x]
+    s = 0.0
+    for w in (ws[0], ws[1]):  # made before the loop: the second is the old ws[1]
+        ws[1] = w * 3.0
+        s = s + np.sum(w * ws[1])
+    return s + np.sum(ws[1])
+
+
+def drawn_in_the_header(a):
+    rng = np.random.default_rng(3)
+    s = 0.0
+    for k, z in enumerate([rng.normal(size=3), a * 2.0, rng.normal(size=3)]):
+        s = s + np.sum(a * z) ** 2 * (k + 1.0)
+    return s
+
+
+@pytest.mark.parametrize("f", [items_stored_over, drawn_in_the_header])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_a_header_display_of_calls_and_items_computes_what_python_does(f, options):
+    x = np.array([0.3, -0.2, 0.5])
+    value, _ = tc.value_and_grad(f, **options)(x.copy())
+    np.testing.assert_allclose(value, f(x.copy()), rtol=1e-12)
+    check_grad(f, (x,), df=tc.grad(f, **options))
+
+
+class _Dense:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+    def forward(self, x):
+        return np.tanh(self.W @ x + self.b)
+
+
+def test_a_header_display_of_objects_keeps_its_loop():
+    def objects(W1, b1, W2, b2, x):
+        for layer in [_Dense(W1, b1), _Dense(W2, b2)]:
+            x = layer.forward(x)
+        return np.sum(x)
+    assert "for layer in [" in desugared(objects)
 
 
 def appended_in_straight_code(a, b, c):

@@ -121,7 +121,7 @@ def fixed_structures(fnode, meant):
         if any(changes_its_variables(loop) for loop in loops if _iterates(loop, name)):
             continue  # for w in ws: w -= g -- the lowering's refusal names the form
         if _structure_kept(fnode, name, meant, {id(t) for t in stores}, keys, key_names) and \
-                _used_as_arrays(fnode, name, variables):
+                used_as_arrays(fnode, variables, name):
             out[name] = structure
     return out
 
@@ -132,17 +132,17 @@ def _iterates(loop, name):
     return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(loop.iter))
 
 
-def _used_as_arrays(fnode, name, variables):
-    """Is every item of ``name`` (``name[i]``) and every name in ``variables``
-    (the loops' variables over it) used as an array or number could be: never
-    called, and asked only for what an array has (``.T``, ``.shape``, ``.copy()``:
-    ``np.ndarray``'s attributes)?  (A list of objects,
+def used_as_arrays(node, variables, name=None):
+    """Is every name in ``variables`` (loop variables) and every item of
+    ``name`` (``name[i]``; None: none) used in ``node`` as an array or number
+    could be: never called, and asked only for what an array has (``.T``,
+    ``.shape``, ``.copy()``: ``np.ndarray``'s attributes)?  (A list of objects,
     ``layers = [Dense(W, b), ...]``, stays the lowering's, which binds a loop's
     variable to each object.)"""
-    def item(node):
-        return isinstance(node, gast.Name) and node.id in variables or \
-            isinstance(node, gast.Subscript) and root_name(node) == name
-    for n in gast.walk(fnode):
+    def item(n):
+        return isinstance(n, gast.Name) and n.id in variables or \
+            name is not None and isinstance(n, gast.Subscript) and root_name(n) == name
+    for n in gast.walk(node):
         if isinstance(n, gast.Call) and item(n.func):
             return False
         if isinstance(n, gast.Attribute) and item(n.value) and not hasattr(np.ndarray, n.attr):

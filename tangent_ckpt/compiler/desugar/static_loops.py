@@ -102,7 +102,7 @@ from tangent_ckpt.compiler.desugar.constant_flags import (
     bound_names, decided_truth, folded_value,
 )
 from tangent_ckpt.compiler.desugar.fixed_structures import (
-    changes_its_variables, known_structures, only_read,
+    changes_its_variables, known_structures, only_read, used_as_arrays,
 )
 from tangent_ckpt.compiler.desugar.liveness import NameLiveness, read_names
 from tangent_ckpt.compiler.desugar.local_bindings import (
@@ -123,6 +123,9 @@ MOST_UNROLLED_COPIES = 256
 # the nodes that open a scope of their own (:func:`_walk_own_scope` stops there)
 _SCOPED = SCOPES + COMPREHENSIONS
 # the nodes of a display's item evaluated before the loop (:class:`_Expression`)
+# what an item of a header's display held before the loop may not hold
+_NOT_HELD = SCOPES + COMPREHENSIONS + (gast.Starred, gast.NamedExpr, gast.Yield,
+                                       gast.YieldFrom, gast.Await)
 _OF_NAMES = (gast.Attribute, gast.BinOp, gast.UnaryOp, gast.Name, gast.Constant, gast.Load,
              gast.operator, gast.unaryop)
 
@@ -136,12 +139,15 @@ class _Constant:
 
 class _Expression:
     """An item of the display that is an expression of names and constants
-    (``a.T``, ``-x``, ``2 * x``): evaluated before the loop, as Python makes the
-    display, into a name the copies read."""
+    (``a.T``, ``-x``, ``2 * x``; in a loop's header any expression, ``np.sin(a)``,
+    ``ws[0]``: :func:`_header_display`): evaluated before the loop, as Python
+    makes the display, into a name the copies read."""
 
     def __init__(self, node):
         self.node = node
         self.name = None  # the name it is bound to (:meth:`_Unrolling.statements`)
+        # only names, constants, attributes and operators (else a call, a subscript)
+        self.of_names = all(isinstance(n, _OF_NAMES) for n in gast.walk(node))
 
 
 def unroll_static_loops(parsed, structures=None):
@@ -576,6 +582,9 @@ class _Unrolling:
             return None
         stored = _stored(s.body)
         items = [_leaf for row in rows for _leaf in _leaves(row)]
+        if any(isinstance(i, _Expression) and not i.of_names for i in items) and \
+                not used_as_arrays(s, targets):
+            return None  # (Dense(W, b) in the header: objects, the lowering's)
         if any(isinstance(n, gast.Name) and n.id in stored[1]
                for i in items if isinstance(i, (gast.Name, _Expression))
                for n in gast.walk(i if isinstance(i, gast.Name) else i.node)):
@@ -658,7 +667,7 @@ class _Unrolling:
         or a tuple of them (``enumerate``, ``zip``); None where ``it`` is no such
         row."""
         if isinstance(it, (gast.Tuple, gast.List)):
-            return _display(it)
+            return _header_display(it)
         if self.s in self.parsed.comprehension_loops:  # [f(k) for k in range(3)]
             rows = self._range(it)
             if rows is not None:
@@ -682,7 +691,7 @@ class _Unrolling:
                 if not (isinstance(c, gast.Constant) and type(c.value) is int):
                     return None
                 start = c.value
-            items = self._column(it.args[0])
+            items = self._column(it.args[0]) or _header_display(it.args[0])
             if not items:
                 return None
             return [(_Constant(start + k), item) for k, item in enumerate(items)]
@@ -1031,6 +1040,34 @@ def _display(node):
             items.append(gast.Tuple(elts=_display(e), ctx=gast.Load()))
         elif isinstance(e, (gast.Attribute, gast.BinOp, gast.UnaryOp)) and \
                 all(isinstance(n, _OF_NAMES) for n in gast.walk(e)):
+            items.append(_Expression(e))
+        else:
+            return None
+    return items
+
+
+def _header_display(node):
+    """The items of a tuple or list display in a loop's header, as
+    :func:`_display` gives them, but any other expression (a call, a subscript:
+    ``for k, w in enumerate([np.sin(a), b, c @ a])``) an :class:`_Expression`
+    too -- Python makes the display once, before the loop, item after item, as
+    the names bound before the copies are, in the order of the items -- but for
+    one that binds a name, makes a function or is a starred item (``:=``,
+    ``lambda``, a comprehension, ``*rest``, ``yield``, ``await``); else None."""
+    if not isinstance(node, (gast.Tuple, gast.List)) or not node.elts:
+        return None
+    items = []
+    for e in node.elts:
+        if _constant_item(e) is not None:
+            items.append(_constant_item(e))
+        elif isinstance(e, gast.Name):
+            items.append(e)
+        elif isinstance(e, gast.Tuple) and e.elts:
+            inner = _header_display(e)
+            if inner is None:
+                return None
+            items.append(gast.Tuple(elts=inner, ctx=gast.Load()))
+        elif not any(isinstance(n, _NOT_HELD) for n in gast.walk(e)):
             items.append(_Expression(e))
         else:
             return None
