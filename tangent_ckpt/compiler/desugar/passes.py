@@ -133,11 +133,14 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    nested block holding its reads: ``for t: ws = (a, b); for w in ws``; a list
    built by ``ws.append(e)`` statements in straight code, or in the copies of a
    loop unrolled here, written as that display first; a comprehension's loop over
-   any of these too): the body
+   any of these too, its conditions decided in each copy, ``if k != 1``; a range
+   whose bound is a local bound once to an int, ``n = 4; range(n - 1)``; a header's
+   display of calls or subscripts, ``enumerate([np.sin(a), b])``, its items bound
+   first in their order; the facts of ``fixed_structures.py``): the body
    once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0
    == 0:``), ``continue`` and ``break`` as the rest of the copy in the ``if``'s
    other branch and a flag the later copies test; in a loop left for the
-   lowering (``for w in (np.tanh(a), b)``) a name in the header's display that the
+   lowering (``for w in [Dense(W, b), b]``) a name in the header's display that the
    body or target binds again read from ``b_item = b`` bound before it, and a
    container its header reads (``ws``, ``ws[1:]``) that the body binds again from
    ``ws_iter = ws``, and a copy it makes of one whose items the body writes as

@@ -26,8 +26,14 @@ the loop started, not what the body bound to ``b`` since.
 
 The loops ``comprehension_loops.py`` wrote for a comprehension over a ``range``
 of constants (``[f(k) for k in range(3)]``), or over any row below (``[f(w) for w
-in ws]``, ``ws`` a display), are unrolled the same way: outer
-loops first, so that an inner ``range(i)`` is one of constants in each copy. So
+in ws]``, ``ws`` a display), are unrolled the same way: outer loops first, so
+that an inner ``range(i)`` is one of constants in each copy; each ``if`` of the
+comprehension's own conditions is the path that runs where each copy decides it
+(``if k != 1``, ``if i != j`` once the variables are folded: :func:`_decided`),
+and an inner loop's condition stays on the inner loop's copies.  A range's bound
+may be an int constant, ``len`` of a given container or a local display, ``+ -
+* // %`` of such, or a local bound once to one before the loop (``n = 4;
+range(n - 1)``, ``L = len(ps) // 2``: :func:`_bound_once_before`). So
 is a loop over a list, tuple or dict the call gives (the compiled function is
 specialised to its structure, ``passes.given_containers``) where the function
 only reads it (:func:`~.fixed_structures.only_read`: never bound again, written
@@ -61,8 +67,14 @@ here (``for W, b in params: new.append((W * 0.5, b))``): the displays are looked
 for again after each round that unrolled a loop, and the loops over them unrolled.
 
 An item of a display in the header that is an expression of names and constants
-(``a.T``, ``-x``, ``2 * x``) is evaluated before the loop into a name
-(``item = a.T``), as Python makes the display first.  ``continue`` and
+(``a.T``, ``-x``, ``2 * x``) or any other expression but one binding a name or
+making a function (a call, a subscript: ``enumerate([np.sin(a), b])``,
+``(ws[0], ws[1])``) is evaluated before the loop into a name (``item = a.T``),
+in the display's order, as Python makes the display first (random draws in
+their order; a later write into ``ws[1]`` leaves the item of before); where
+such an item is a call or subscript, only if the body uses the loop's variables
+as arrays (:func:`~.fixed_structures.used_as_arrays`: a display of objects
+stays the lowering's).  ``continue`` and
 ``break`` of the loop (in its body or its ``if`` blocks) end the copy as Python
 runs it: the rest of the block after an ``if`` that may leave goes into both of
 its branches (as the lowering writes the rest of a trip), and ``break`` sets a
@@ -70,7 +82,7 @@ flag (``stop = True``) that the later copies test (``if not stop:``); a loop
 variable read after a loop that may break is bound in each copy, not folded.
 
 That is the same program exactly when the display's items are names and
-constants (tuples of them, expressions of them in a header's display), or the
+constants (tuples of them, expressions in a header's display), or the
 ``enumerate`` (with a constant start) or ``zip`` of such displays, given
 containers, strings and ranges of constants (the builtins meant); the body's
 ``break`` and ``continue`` are in ``if`` blocks only (not in a ``with`` or
@@ -78,10 +90,11 @@ containers, strings and ranges of constants (the builtins meant); the body's
 write into an array), calls none of the loop's variables, holds no ``def``,
 ``lambda``, class, comprehension, ``return`` (``loop_exits.py`` made it a
 ``break``), ``yield``, ``global`` or ``nonlocal``, and holds no condition of a
-comprehension's loop (``comprehension_loops.py``: a condition known only at run
-time there is the lowering's to judge); the loop has no ``else``.  Any other
+comprehension's loop that a copy does not decide (``comprehension_loops.py``: a
+condition known only at run time there is the lowering's to judge); the loop has
+no ``else``.  Any other
 loop stays, for the lowering (``lower/container_loops.py``); a name that is an
-item of a display in its header (``for w in (np.tanh(a), b)``, ``enumerate([a,
+item of a display in its header (``for w in [Dense(W, b), b]``, ``enumerate([a,
 b])``) and that its body or its target binds again by name is read there from a
 name bound just before the loop (``b_item = b``: :func:`_held_header_items`), so
 the lowering's copies see the object the display held, as here; so is a

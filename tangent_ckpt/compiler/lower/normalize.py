@@ -43,8 +43,9 @@ lowering:
   the fence's to refuse);
 - ``container_loops`` (:mod:`.container_loops`): ``for`` loops over containers and
   ranges of constants that desugar left (unrolled; ``desugar/static_loops.py``
-  unrolls those over a display in the header or a name bound once to one and only
-  read, a comprehension's over a constant range and those over a list, tuple or
+  unrolls those over a display in the header (of calls too) or a name bound once
+  to one and only read, a comprehension's over a constant range (its conditions
+  decided in each copy) or a range of a local int, and those over a list, tuple or
   dict of arrays the call gives and the function only reads (nested in it too),
   those over a local bound only to displays of one structure whose items it
   stores, ``break`` and ``continue`` in their bodies too, and a list built by
