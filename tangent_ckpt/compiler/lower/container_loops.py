@@ -10,16 +10,19 @@ not carry.  A loop target bound to a constant (a key, a counter) is that
 constant in its copy, so that ``d[k]`` reads a known key and ``if k == 0:``
 keeps only the path that runs (:meth:`ContainerLoops.static_truth`).
 
-``desugar/static_loops.py`` unrolls a loop over a display in its header or over a
-name bound once to a display (or to the appends of straight code, also in the
-copies of a loop it unrolled) and only read, a comprehension's loop over a
-constant range or such a row, a loop over a container of arrays the call gives
+``desugar/static_loops.py`` unrolls a loop over a display in its header (of calls
+too) or over a name bound once to a display (or to the appends of straight code,
+also in the copies of a loop it unrolled) and only read, a comprehension's loop
+over a constant range or such a row (its conditions decided in each copy; one over
+a range with a condition known only at run time runs as a loop filling a list,
+``run_time_containers.py``), a loop over a container of arrays the call gives
 and the function only reads (a container nested in it too), and one over a local
 bound only to displays of one structure whose items the function stores (with
 ``break`` and ``continue`` in their bodies); what reaches this module is the rest
 (a list built by appends in a loop of run-time length, a container whose
 structure the function changes, one holding objects, a local nested display, a
-comprehension with a condition known only at run time); a name in a display of
+comprehension over such a row with a condition known only at run time, refused
+at the condition); a name in a display of
 its header that the loop binds again is read, by then, from a name desugar bound
 before the loop (``b_item = b``), as is a container the loop iterates by a name
 its body binds again (``ws_iter = ws``), and a container the lowering bound holds

@@ -63,11 +63,6 @@ class LoopLowering:
         if self.lo.containers.holds_container(s.iter):  # for W, b in params: unrolled
             self.lo.container_loops.unrolled_for(s)
             return
-        if s in self.lo.current_scope.parsed.comprehension_loops:
-            items = self.lo.container_loops.static_range(s.iter)
-            if items is not None:  # a comprehension's loop over range(3): unrolled
-                self.lo.container_loops.unrolled_for(s, items)
-                return
         if self.lo.container_loops.indexes_a_container(s):  # params[l] in the body
             items = self.lo.container_loops.static_range(s.iter)
             if items is not None:  # for l in range(len(params)): unrolled too
