@@ -404,6 +404,18 @@ def test_a_header_display_of_calls_is_made_before_the_copies_in_its_order():
     assert "a_item = a\n    item = np.cos(b)\n    b_item = b\n    u = a_item\n" in text
 
 
+def test_an_item_of_a_container_the_loop_only_reads_is_read_in_each_copy():
+    def named(a, b):
+        ws = [a * 1.0, b * 2.0]
+        s = 0.0
+        for k, w in (("a", ws[0]), ("b", ws[1])):
+            s = s + np.sum(w) * (2.0 if k == "a" else 3.0)
+        return s
+    text = desugared(named)
+    assert "item" not in text and "w = ws[1]" in text
+    assert "item_2 = ws[1]" in desugared(items_halved_after_the_read)
+
+
 def test_a_rebound_item_is_held_before_the_loop_the_lowering_unrolls():
     def rebound_in_a_try(a, b):
         s = 0.0
@@ -428,6 +440,15 @@ def items_stored_over(x):
     return s + np.sum(ws[1])
 
 
+def items_halved_after_the_read(x):
+    ws = [x * 1.0, 2.0 * x]
+    s = 0.0
+    for w in (ws[0], ws[1]):  # the second is the ws[1] of before the loop
+        s = s + np.sum(w * ws[1])
+        ws[1] = ws[1] * 0.5
+    return s
+
+
 def drawn_in_the_header(a):
     rng = np.random.default_rng(3)
     s = 0.0
@@ -436,7 +457,8 @@ def drawn_in_the_header(a):
     return s
 
 
-@pytest.mark.parametrize("f", [items_stored_over, drawn_in_the_header])
+@pytest.mark.parametrize("f", [items_stored_over, items_halved_after_the_read,
+                               drawn_in_the_header])
 @pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
 def test_a_header_display_of_calls_and_items_computes_what_python_does(f, options):
     x = np.array([0.3, -0.2, 0.5])

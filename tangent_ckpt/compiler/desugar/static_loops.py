@@ -612,6 +612,8 @@ class _Unrolling:
         rebound = stored[0] | targets
         held, before = {}, []
         for item in items:
+            if isinstance(item, _Expression) and self._kept_item(item.node):
+                continue  # ws[0] of a container the loop only reads: read in each copy
             if isinstance(item, _Expression):
                 item.name = fresh_name("item", self.taken)
                 before.append(located(gast.Assign(targets=[store_node(item.name)],
@@ -897,12 +899,32 @@ class _Unrolling:
         if isinstance(item, _Constant):
             return _constant_node(item.value)
         if isinstance(item, _Expression):
-            return name_node(item.name)
+            return copy.deepcopy(item.node) if item.name is None else name_node(item.name)
         if isinstance(item, gast.Name):
             return name_node(held.get(item.id, item.id))
         if isinstance(item, gast.Subscript):
             return copy.deepcopy(item)
         return gast.Tuple(elts=[self._value(i, held) for i in item.elts], ctx=gast.Load())
+
+    def _kept_item(self, node):
+        """Is the header's item ``node`` an item at a path of constants
+        (``ws[0]``, ``p["enc"][1]``) of a container of known structure
+        (:func:`~.fixed_structures.known_structures`: never handed on or bound
+        to another name) that the loop's body only reads items of -- so that it
+        holds, in each copy, what it held when the display was made?"""
+        path = node
+        while isinstance(path, gast.Subscript) and isinstance(path.slice, gast.Constant):
+            path = path.value
+        if not (isinstance(path, gast.Name) and path is not node and path.id in self.shapes):
+            return False
+        name = path.id
+        reads = {id(n.value) for st in self.s.body for n in gast.walk(st)
+                 if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load)}
+        return all(id(n) in reads for st in self.s.body for n in gast.walk(st)
+                   if isinstance(n, gast.Name) and n.id == name) and \
+            not any(isinstance(n, (gast.Subscript, gast.Attribute)) and
+                    not isinstance(n.ctx, gast.Load) and root_name(n) == name
+                    for st in self.s.body for n in gast.walk(st))
 
     def _ended(self, stmts, stop):
         """The statements ``stmts`` of one copy without its ``continue`` and
