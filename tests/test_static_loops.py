@@ -1097,3 +1097,43 @@ def test_a_condition_known_only_at_run_time_keeps_the_comprehensions_loop(total,
     value, _ = tc.value_and_grad(over_data, wrt=(0, 1), **options)(*args)
     np.testing.assert_allclose(value, over_data(*args), rtol=1e-12)
     check_grad(over_data, args, wrt=(0, 1), df=tc.grad(over_data, wrt=(0, 1), **options))
+
+
+# --- slices of a static list in a loop's header -------------------------------------
+def over_slices(a, b, c):
+    ws = [a, b * 2.0, c]
+    s = 0.0
+    for w in ws[1:]:
+        s = s + np.sum(w * w)
+    for k, w in enumerate(ws[::-1]):
+        s = s + (k + 1.0) * np.sum(w)
+    return s
+
+
+def slice_written_while_iterated(a, b, c):
+    ws = [a, b, c]
+    s = 0.0
+    for w in ws[:2]:  # the slice is a new list: the second item is the b of before
+        ws[1] = w * 2.0
+        s = s + np.sum(w * ws[1])
+    for w, g in zip(ws[1:], [c, a]):
+        ws[2] = w * g
+        s = s + np.sum(w * g)
+    return s
+
+
+@pytest.mark.parametrize("f", [over_slices, slice_written_while_iterated])
+@pytest.mark.parametrize("options", [{}, {"checkpoint": True, "snapshots": 2}])
+def test_loops_over_slices_of_a_list_compute_what_python_does(f, options):
+    args = _arguments([(3,), (3,), (3,)])
+    value, _ = tc.value_and_grad(f, wrt=(0, 1, 2), **options)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12)
+    check_grad(f, args, wrt=(0, 1, 2), df=tc.grad(f, wrt=(0, 1, 2), **options))
+
+
+def test_a_slice_of_a_display_only_read_is_unrolled_and_one_written_is_held():
+    text = desugared(over_slices)
+    assert "for " not in text and "w = ws_1\n" in text
+    text = desugared(slice_written_while_iterated)
+    assert "ws_iter = ws[:2]\n    for w in ws_iter:" in text
+    assert "for w, g in zip(ws_iter_2, [c, a]):" in text

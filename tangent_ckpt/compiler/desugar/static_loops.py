@@ -288,7 +288,10 @@ def _held_iterables(context, loop):
     ``list(ws)``, ``enumerate(ws[1:])``, ``list(d.items())`` -- and that its body or its own target binds again by name
     (``ws = [w * 2.0, w]``), never changing it in place (``y += v``, ``y[0] = v``:
     the lowering judges such a loop as written); the header reads ``ws_iter``
-    instead (in place).
+    instead (in place).  A copy the header makes (``for w in ws[:2]``,
+    ``enumerate(ws[1:])``, ``list(ws)``) of a list whose items the body writes
+    (``ws[1] = w * 2.0``) is a new list Python makes once, before the loop
+    (``ws_iter = ws[:2]``, :class:`_HeldNames`).
     Python's iterator holds the object the header named, whatever the body binds
     to the name since: the name bound just before the loop is that object (an
     alias).  Only a local name is held (none declared ``global`` or
@@ -728,8 +731,12 @@ class _Unrolling:
         """The items of a loop over a parameter the call gives a list, tuple or
         dict (only read: :func:`only_read`): ``P[0]``, ``P[1]``, ... of a list or
         tuple; the keys of a dict (``P``, ``P.keys()``), its items
-        (``P.items()``: key and ``P[key]``), its values; else None."""
+        (``P.items()``: key and ``P[key]``), its values; of a slice of constants
+        (``P[:2]``, ``ws[1:]``) of a list or tuple never written into (a display
+        or one the call gives: :meth:`_sliced`), the items it holds; else None."""
         method = None
+        if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
+            return self._sliced(node)
         if isinstance(node, gast.Call) and not node.args and not node.keywords and \
                 isinstance(node.func, gast.Attribute):
             node, method = node.func.value, node.func.attr
@@ -755,6 +762,34 @@ class _Unrolling:
         if method == "items":
             return [(_Constant(key), _item(node, key)) for key in keys]
         return None
+
+    def _sliced(self, node):
+        """The items of ``P[a:b:c]`` (constants or none) where ``P`` is a local
+        display only read or a list or tuple the call gives and the function only
+        reads (never written into, so the items the slice copied when the loop
+        began are those ``P`` holds in each copy), or a list or tuple of
+        :func:`~.fixed_structures.fixed_structures` (``ws[k]`` as a header's item,
+        bound before the copies where the body writes into ``P``: the slice holds
+        the items of before, as in Python); else None."""
+        whole = node.value
+        if not (isinstance(whole, gast.Name) and (
+                whole.id in self.displays or whole.id in self.shapes and
+                self.shapes[whole.id][0] in ("list", "tuple"))):
+            return None
+        if isinstance(self.displays.get(whole.id), gast.Dict):
+            return None
+        bounds = []
+        for part in (node.slice.lower, node.slice.upper, node.slice.step):
+            constant = None if part is None else _constant_item(part)
+            if part is not None and (constant is None or type(constant.value) is not int):
+                return None
+            bounds.append(None if part is None else constant.value)
+        if bounds[2] == 0:
+            return None  # (raises in Python)
+        items = self._given(whole)
+        if items is not None and whole.id in self.fixed and whole.id not in self.displays:
+            items = [_Expression(item) for item in items]  # (held unless only read)
+        return None if items is None else items[slice(*bounds)]
 
     def _structure_at(self, path):
         """The structure of ``path`` (``P[0]["enc"]``: constant keys into a
