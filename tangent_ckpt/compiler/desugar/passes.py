@@ -136,7 +136,8 @@ lowering may inline (``fence/fence_once.py`` calls :func:`desugar` for each):
    any of these too, its conditions decided in each copy, ``if k != 1``; a range
    whose bound is a local bound once to an int, ``n = 4; range(n - 1)``; a header's
    display of calls or subscripts, ``enumerate([np.sin(a), b])``, its items bound
-   first in their order; the facts of ``fixed_structures.py``): the body
+   first in their order; a constant slice ``ws[1:]`` of a list only read; the facts
+   of ``fixed_structures.py``): the body
    once per item, a constant variable folded into its copy (``d["enc"]``, ``if 0
    == 0:``), ``continue`` and ``break`` as the rest of the copy in the ``if``'s
    other branch and a flag the later copies test; in a loop left for the

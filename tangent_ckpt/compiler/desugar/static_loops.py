@@ -105,6 +105,8 @@ Python evaluates the header once and its iterator holds what it gave; and a copy
 the header makes of a list or tuple whose items the body writes (``for w in
 ws[:2]: ws[1] = ...``, ``list(ws)``, ``tuple(ws)``) is made before the loop
 (``ws_iter = ws[:2]``), so the copies visit the items of before the loop.
+A constant slice of a given list only read or of a local display only read
+(``for w in ws[1:]``) is a row like the list itself (:meth:`_Unrolling._sliced`).
 """
 
 import copy
