@@ -29,7 +29,7 @@ import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import (builtins_meant, local_names,
                                                           names_seen_outside, parameter_names)
-from tangent_ckpt.compiler.desugar.view_shape import fresh_name, names_taken
+from tangent_ckpt.compiler.desugar.view_shape import block_holding, fresh_name, names_taken
 from tangent_ckpt.errors import UnsupportedSyntaxError
 
 
@@ -67,9 +67,8 @@ def count_enumerates_from_zero(parsed):
         if hoisted is None and _counted_by_name(loop):
             raise _refused(parsed, loop)
         if isinstance(hoisted, gast.stmt):
-            for block, k in _blocks_holding(fnode, loop):
-                block.insert(k, hoisted)
-                break
+            block, k = block_holding(fnode, loop)
+            block.insert(k, hoisted)
 
 
 def quiet_names(fnode, resolve):
@@ -164,14 +163,3 @@ def _quiet(node, quiet):
             node.func.id == "zip" and "zip" in quiet and not node.keywords:
         return all(_quiet(a, quiet) for a in node.args)
     return False
-
-
-def _blocks_holding(fnode, stmt):
-    """(block, position) of the statement list holding ``stmt``."""
-    for node in gast.walk(fnode):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list):
-                for k, s in enumerate(block):
-                    if s is stmt:
-                        yield block, k

@@ -22,6 +22,7 @@ the concatenation raised, as it raises written either way).
 import gast
 
 from tangent_ckpt.compiler.desugar.local_bindings import local_names, names_seen_outside
+from tangent_ckpt.compiler.desugar.view_shape import block_holding
 
 
 def write_tuple_extensions(fnode):
@@ -49,8 +50,9 @@ def write_tuple_extensions(fnode):
             value = gast.BinOp(left=gast.Name(id=s.target.id, ctx=gast.Load(), annotation=None,
                                               type_comment=None),
                                op=gast.Add(), right=s.value)
-            _replace_statement(fnode, s, gast.copy_location(gast.Assign(
-                targets=[s.target], value=gast.copy_location(value, s), type_comment=None), s))
+            block, k = block_holding(fnode, s)
+            block[k] = gast.copy_location(gast.Assign(
+                targets=[s.target], value=gast.copy_location(value, s), type_comment=None), s)
 
 
 def _binding_statements(fnode, name):
@@ -78,14 +80,3 @@ def _keeps_a_tuple(s, name):
         return True
     return isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and \
         isinstance(value.left, gast.Name) and value.left.id == name
-
-
-def _replace_statement(fnode, old, new):
-    for node in gast.walk(fnode):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list):
-                for k, s in enumerate(block):
-                    if s is old:
-                        block[k] = new
-                        return

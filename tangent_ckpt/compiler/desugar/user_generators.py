@@ -33,7 +33,7 @@ from tangent_ckpt.compiler.desugar.local_bindings import (
 )
 from tangent_ckpt.compiler.desugar.view_facts import resolve_dotted
 from tangent_ckpt.compiler.desugar.view_shape import (
-    fresh_name, located, name_node, names_taken, store_node,
+    block_holding, fresh_name, located, name_node, names_taken, store_node,
 )
 
 
@@ -85,7 +85,8 @@ def count_enumerated_generators(parsed, fnode=None):
                    right=gast.Constant(value=1, kind=None)), type_comment=None), loop)]
         loop.iter, loop.target = loop.iter.args[0], item
         loop.body[:0] = top
-        _insert_before(fnode, loop, before)
+        block, k = block_holding(fnode, loop)
+        block.insert(k, before)
 
 
 def _enumerated(loop):
@@ -98,13 +99,3 @@ def _enumerated(loop):
         (len(it.args) == 1 or isinstance(it.args[1], (gast.Constant, gast.Name))) and \
         isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2 and \
         isinstance(target.elts[0], gast.Name) and not loop.orelse
-
-
-def _insert_before(fnode, stmt, new):
-    """Put ``new`` just before ``stmt`` in the block of ``fnode`` holding it."""
-    for node in gast.walk(fnode):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and any(s is stmt for s in block):
-                block.insert(next(k for k, s in enumerate(block) if s is stmt), new)
-                return

@@ -56,6 +56,20 @@ def statement_lists(fnode):
             stack.extend(statement_blocks(stmt))
 
 
+def block_holding(tree, stmt):
+    """``(statement list, position)`` of ``stmt`` in ``tree`` (in a nested
+    ``def`` or class too), or None: where a pass puts a statement before it or in
+    its place."""
+    for node in gast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                for k, s in enumerate(block):
+                    if s is stmt:
+                        return block, k
+    return None
+
+
 def names_taken(fnode):
     """Every name ``fnode`` binds or reads, its nested functions' and classes' too:
     what a name a desugar pass adds must not be (see :func:`fresh_name`)."""
