@@ -460,10 +460,12 @@ def _name_lambdas(fnode, parsed, taken):
                 isinstance(stmt.targets[0], gast.Name)):
             continue
         lambdas = _lambda_display(stmt.value, parsed, fnode)
+        if not lambdas:
+            continue  # (most statements: the walk below only for a display of lambdas)
         name = stmt.targets[0].id
         uses = [n for n in gast.walk(fnode) if isinstance(n, gast.Name) and n.id == name and
                 n is not stmt.targets[0]]
-        if not lambdas or not uses or \
+        if not uses or \
                 not all(isinstance(n.ctx, gast.Load) and id(n) in loops_over for n in uses):
             continue
         names = [fresh_name(f"{name}_{j}", taken) for j in range(len(lambdas))]
