@@ -155,7 +155,7 @@ class _Constant:
 class _Expression:
     """An item of the display that is an expression of names and constants
     (``a.T``, ``-x``, ``2 * x``; in a loop's header any expression, ``np.sin(a)``,
-    ``ws[0]``: :func:`_header_display`): evaluated before the loop, as Python
+    ``ws[0]``: :func:`_display` of a header): evaluated before the loop, as Python
     makes the display, into a name the copies read."""
 
     def __init__(self, node):
@@ -687,7 +687,7 @@ class _Unrolling:
         or a tuple of them (``enumerate``, ``zip``); None where ``it`` is no such
         row."""
         if isinstance(it, (gast.Tuple, gast.List)):
-            return _header_display(it)
+            return _display(it, header=True)
         if self.s in self.parsed.comprehension_loops:  # [f(k) for k in range(3)]
             rows = self._range(it)
             if rows is not None:
@@ -711,7 +711,7 @@ class _Unrolling:
                 if not (isinstance(c, gast.Constant) and type(c.value) is int):
                     return None
                 start = c.value
-            items = self._column(it.args[0]) or _header_display(it.args[0])
+            items = self._column(it.args[0]) or _display(it.args[0], header=True)
             if not items:
                 return None
             return [(_Constant(start + k), item) for k, item in enumerate(items)]
@@ -1097,35 +1097,16 @@ def _decided(stmts, conditions, loop):
     return out
 
 
-def _display(node):
+def _display(node, header=False):
     """The items of a tuple or list display of names and constants (tuple
-    displays of them too), or None."""
-    if not isinstance(node, (gast.Tuple, gast.List)) or not node.elts:
-        return None
-    items = []
-    for e in node.elts:
-        if _constant_item(e) is not None:
-            items.append(_constant_item(e))
-        elif isinstance(e, gast.Name):
-            items.append(e)
-        elif isinstance(e, gast.Tuple) and e.elts and _display(e) is not None:
-            items.append(gast.Tuple(elts=_display(e), ctx=gast.Load()))
-        elif isinstance(e, (gast.Attribute, gast.BinOp, gast.UnaryOp)) and \
-                all(isinstance(n, _OF_NAMES) for n in gast.walk(e)):
-            items.append(_Expression(e))
-        else:
-            return None
-    return items
-
-
-def _header_display(node):
-    """The items of a tuple or list display in a loop's header, as
-    :func:`_display` gives them, but any other expression (a call, a subscript:
-    ``for k, w in enumerate([np.sin(a), b, c @ a])``) an :class:`_Expression`
-    too -- Python makes the display once, before the loop, item after item, as
-    the names bound before the copies are, in the order of the items -- but for
-    one that binds a name, makes a function or is a starred item (``:=``,
-    ``lambda``, a comprehension, ``*rest``, ``yield``, ``await``); else None."""
+    displays of them too), an attribute or arithmetic of names an
+    :class:`_Expression`; else None.  ``header``: a display in a loop's header,
+    any other expression (a call, a subscript: ``for k, w in
+    enumerate([np.sin(a), b, c @ a])``) an :class:`_Expression` too -- Python
+    makes the display once, before the loop, item after item, as the names bound
+    before the copies are, in the order of the items -- but for one that binds a
+    name, makes a function or is a starred item (``:=``, ``lambda``, a
+    comprehension, ``*rest``, ``yield``, ``await``)."""
     if not isinstance(node, (gast.Tuple, gast.List)) or not node.elts:
         return None
     items = []
@@ -1135,15 +1116,26 @@ def _header_display(node):
         elif isinstance(e, gast.Name):
             items.append(e)
         elif isinstance(e, gast.Tuple) and e.elts:
-            inner = _header_display(e)
+            inner = _display(e, header)
             if inner is None:
                 return None
             items.append(gast.Tuple(elts=inner, ctx=gast.Load()))
-        elif not any(isinstance(n, _NOT_HELD) for n in gast.walk(e)):
+        elif _held_item(e) if header else _item_of_names(e):
             items.append(_Expression(e))
         else:
             return None
     return items
+
+
+def _item_of_names(e):
+    """An attribute or arithmetic of names and constants (``a.T``, ``-b``)."""
+    return isinstance(e, (gast.Attribute, gast.BinOp, gast.UnaryOp)) and \
+        all(isinstance(n, _OF_NAMES) for n in gast.walk(e))
+
+
+def _held_item(e):
+    """An item a header's display may hold in a name bound before the loop."""
+    return not any(isinstance(n, _NOT_HELD) for n in gast.walk(e))
 
 
 def _leaves(item):
